@@ -1,0 +1,163 @@
+/**
+ * The `Ops` interface: the dozen operations the one forward pass (`model/transformer.ts`) is written against.
+ * Three backends implement it — the plain-TS reference (`backend/cpu`), WASM-SIMD (`backend/wasm`) and WebGPU
+ * (`backend/webgpu`) — and every one is checked against the reference.
+ *
+ * Conventions
+ * - Activations are logically f32, row-major `[rows, cols]`, allocated once at their maximum row count (the ubatch
+ *   size); each op is told how many rows `n` to process this step (n ≤ maxRows).
+ * - Weights keep ggml's layout: a matrix has `nRows` rows of `rowLength` elements, stored in GGUF blocks of its type.
+ *   `matmul` computes `out[n, nRows] = x[n, rowLength] · Wᵀ`.
+ * - A step is `beginStep` … ops … `endStep`. Ops may be recorded (WebGPU) or run at once (CPU); only `read*`,
+ *   `argmax` and `topK` return results, as promises, and they see every op issued before them.
+ * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`.
+ */
+
+import type { GgmlType } from '../gguf/types.js';
+
+/** A tensor as the model file describes it, to be uploaded. */
+export interface WeightInfo {
+  readonly name: string;
+  readonly type: GgmlType;
+  /** ggml `ne` order: shape[0] = row length. 1-D tensors (norms, biases) have one entry. */
+  readonly shape: readonly number[];
+}
+
+/** A weight living on a backend. Opaque beyond these fields. */
+export interface Weight {
+  readonly name: string;
+  readonly type: GgmlType;
+  /** Elements per row (ggml ne0; K of a matmul). */
+  readonly rowLength: number;
+  /** Number of rows (product of the other dims; N of a matmul). 1 for a vector. */
+  readonly nRows: number;
+}
+
+/** An f32 activation buffer `[maxRows, cols]` living on a backend. Opaque beyond these fields. */
+export interface Activation {
+  readonly label: string;
+  readonly maxRows: number;
+  readonly cols: number;
+}
+
+/** Static KV cache geometry, allocated once for the context length. */
+export interface KvCacheSpec {
+  readonly nLayers: number;
+  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
+  readonly nSlots: number;
+  readonly contextLength: number;
+  readonly nKvHeads: number;
+  readonly headDim: number;
+}
+
+/** Rotary position embedding parameters (llama.cpp `ggml_rope_ext`). */
+export interface RopeParams {
+  /** 'norm': rotate pairs (2i, 2i+1) (llama); 'neox': pairs (i, i + nRot/2) (qwen2, phi3, gemma …). */
+  readonly kind: 'norm' | 'neox';
+  readonly headDim: number;
+  /** Dimensions rotated per head (≤ headDim); the rest pass through (partial rotary). */
+  readonly nRot: number;
+  /** Base frequency (`rope.freq_base`). */
+  readonly theta: number;
+  /** 1 / linear scaling factor (`rope.scaling.factor`); 1 when unscaled. */
+  readonly freqScale: number;
+  /** Per-dimension frequency divisors (`rope_freqs.weight`, llama3 scaling, LongRoPE), nRot/2 entries. */
+  readonly freqFactors?: Float32Array;
+  /** YaRN parameters; omitted when the model does not use YaRN. */
+  readonly yarn?: {
+    readonly extFactor: number;
+    readonly attnFactor: number;
+    readonly betaFast: number;
+    readonly betaSlow: number;
+    readonly nCtxOrig: number;
+  };
+}
+
+/** Attention parameters of one layer. */
+export interface AttentionParams {
+  readonly nHeads: number;
+  readonly nKvHeads: number;
+  readonly headDim: number;
+  /** Multiplier of q·k (1/√headDim unless the architecture says otherwise). */
+  readonly scale: number;
+  /** Keys at positions ≤ pos − slidingWindow are masked; 0 = no window. */
+  readonly slidingWindow: number;
+  /** Attention logits become cap·tanh(s/cap) before the mask; 0 = off (gemma2). */
+  readonly softcap: number;
+}
+
+/** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */
+export interface StepBatch {
+  readonly tokens: Int32Array;
+  readonly startPos: number;
+  readonly slot: number;
+}
+
+/** Activation function of a gated FFN: SwiGLU uses 'silu', GEGLU 'gelu' (tanh approximation, as llama.cpp). */
+export type GluActivation = 'silu' | 'gelu';
+
+/** Candidates from `topK`, sorted by logit, highest first. */
+export interface TopK {
+  readonly ids: Int32Array;
+  readonly logits: Float32Array;
+}
+
+/** The operations of a forward pass. */
+export interface Ops {
+  /** 'cpu' | 'wasm' | 'webgpu'. */
+  readonly name: string;
+  /** Human-readable variant, e.g. 'webgpu f16 subgroups (lavapipe)' or 'wasm relaxed-simd ×2 threads'. */
+  readonly description: string;
+
+  /** Uploads one tensor from its raw GGUF bytes (the backend may repack or dequantize). */
+  uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
+  /** Allocates an activation buffer (done once, at plan time, never per step). */
+  createActivation(label: string, maxRows: number, cols: number): Activation;
+  /** Allocates (or reallocates) the KV cache; contents start as zeros. */
+  createKvCache(spec: KvCacheSpec): void;
+
+  /** Starts a step: makes the batch's token ids and positions visible to the ops that follow. */
+  beginStep(batch: StepBatch): void;
+  /** out[i] = row `tokens[i]` of `table`, dequantized. */
+  embed(out: Activation, table: Weight, n: number): void;
+  /**
+   * RMS-normalises each group of `groupSize` columns of each row (default: the whole row), then multiplies by
+   * `weight` (length groupSize) when given: out = x / sqrt(mean(x²) + eps) · w. `out` may be `x`.
+   */
+  rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void;
+  /** out[n, w.nRows] = x[n, w.rowLength] · wᵀ (+ bias, a vector of w.nRows). */
+  matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void;
+  /** Rotates x in place, viewed as [n, cols / headDim heads, headDim], at positions startPos + i. */
+  rope(x: Activation, n: number, params: RopeParams): void;
+  /** Writes k and v ([n, nKvHeads·headDim]) into `layer` of the step's slot at positions startPos … startPos+n−1. */
+  storeKv(layer: number, k: Activation, v: Activation, n: number): void;
+  /**
+   * Causal attention of q ([n, nHeads·headDim]) over the cached keys/values of `layer` in the step's slot, positions
+   * 0 … startPos+i for row i (within the sliding window), with GQA (head h reads kv head h / (nHeads/nKvHeads)).
+   */
+  attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void;
+  /** out = act(gate) · up, elementwise. */
+  glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void;
+  /** out = a + b, elementwise. `out` may alias `a` or `b`. */
+  add(out: Activation, a: Activation, b: Activation, n: number): void;
+  /** x *= s in place. */
+  scale(x: Activation, s: number, n: number): void;
+  /** x = cap · tanh(x / cap) in place (gemma2 final-logit soft-capping). */
+  softcap(x: Activation, cap: number, n: number): void;
+  /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
+  /** Ends the step: submits recorded work. */
+  endStep(): void;
+
+  /** Reads the first n rows of x back (n·cols floats). */
+  read(x: Activation, n: number): Promise<Float32Array>;
+  /** Index of the largest value of `row` (first one on ties). */
+  argmax(x: Activation, row: number): Promise<number>;
+  /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
+  topK(x: Activation, row: number, k: number): Promise<TopK>;
+
+  /** Copies positions 0 … nPositions−1 of every layer from one slot to another (prompt-cache reuse). */
+  copyKv(srcSlot: number, dstSlot: number, nPositions: number): void;
+  /** Releases every buffer; the object is unusable afterwards. */
+  destroy(): void;
+}

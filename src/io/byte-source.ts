@@ -1,0 +1,46 @@
+/**
+ * `ByteSource`: random access to the bytes of a model file, wherever they live (HTTP, a `File`/`Blob`, a Node path,
+ * the IndexedDB model store). The GGUF parser and the weight uploader read only through this interface, so a model is
+ * never held whole in memory.
+ */
+
+import { LlmError } from '../errors.js';
+
+/** Random-access, read-only bytes of one file. */
+export interface ByteSource {
+  /** Total size in bytes. */
+  readonly size: number;
+  /** A human-readable name for messages (URL, file name, path). */
+  readonly name: string;
+  /**
+   * Reads `length` bytes starting at `offset`. Resolves with exactly `length` bytes, or rejects with an `LlmError`
+   * (`network`, `gguf-invalid` for a range beyond `size`, `aborted`). `length` may be 0.
+   */
+  read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Releases handles (file descriptors, connections). Reads after `close` reject. Optional. */
+  close?(): Promise<void>;
+}
+
+/** A `ByteSource` over bytes already in memory (tests, small files, the writer's output). */
+export class MemoryByteSource implements ByteSource {
+  readonly size: number;
+  constructor(
+    private readonly bytes: Uint8Array,
+    readonly name = 'memory',
+  ) {
+    this.size = bytes.byteLength;
+  }
+  async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (signal?.aborted) {
+      
+      throw new LlmError('aborted', `read of ${this.name} was aborted`);
+    }
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > this.size) {
+      
+      throw new LlmError('gguf-invalid', `read of ${length} bytes at offset ${offset} is outside ${this.name} (${this.size} bytes)`, {
+        details: { offset, length, size: this.size },
+      });
+    }
+    return this.bytes.subarray(offset, offset + length);
+  }
+}
