@@ -44,3 +44,15 @@ export class MemoryByteSource implements ByteSource {
     return this.bytes.subarray(offset, offset + length);
   }
 }
+
+/**
+ * Throws the same `LlmError('gguf-invalid')` as `MemoryByteSource` when `[offset, offset + length)` is not inside a
+ * source of `size` bytes (non-integer, negative, or past the end). Shared by every `ByteSource` implementation.
+ */
+export function checkReadRange(name: string, size: number, offset: number, length: number): void {
+  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
+    throw new LlmError('gguf-invalid', `read of ${length} bytes at offset ${offset} is outside ${name} (${size} bytes)`, {
+      details: { offset, length, size },
+    });
+  }
+}

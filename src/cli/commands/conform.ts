@@ -1,12 +1,113 @@
-/** `webgguf conform` — placeholder until its issue lands. */
-import { LlmError } from '../../errors.js';
-import type { CliCommand } from '../cli-io.js';
+/**
+ * `webgguf conform`: checks a model on this machine against llama.cpp's numbers for it (a `*.reference.json`, format
+ * in shared/models/README.md): max |Δ| of every position's logits, argmax agreement where llama.cpp is decisive, and
+ * the greedy continuation. Prints one line per check and `N passed, M failed` last; exits 1 on any failure.
+ */
 
-const command: CliCommand = {
-  name: 'conform',
-  usage: 'webgguf conform (not yet available)',
-  async run() {
-    throw new LlmError('invalid-request', "'webgguf conform' is not available in this build");
-  },
-};
+import { readFile } from 'node:fs/promises';
+import { LlmError } from '../../errors.js';
+import {
+  checkConformance,
+  classifyWeights,
+  parseReferenceJson,
+  referenceTolerances,
+  type ConformanceReport,
+  type GreedyMode,
+  type Tolerances,
+} from '../../model/conformance.js';
+import { readModelConfig } from '../../model/load.js';
+import type { CliCommand, CliIo } from '../cli-io.js';
+import { backendName, loadModel, openModelFile, parseCliArgs, type BackendName } from './eval.js';
+
+const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
+
+const USAGE =
+  'webgguf conform <model.gguf> --reference <ref.json> [--backend cpu|wasm|webgpu] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+
+/**
+ * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's
+ * CPU does, so against the dequantized-F32 rows they get at least 2e-2 and at most llama.cpp's own F32-KV spread.
+ */
+function tolerancesFor(backend: BackendName, base: Tolerances): Tolerances {
+  return backend === 'cpu' ? base : { ...base, dequantF32: Math.max(base.dequantF32, 2e-2, base.kvF32) };
+}
+
+function optionalNumber(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const x = Number(v);
+  if (!(x >= 0)) throw new LlmError('invalid-request', `conform: ${name} must be a non-negative number, got '${v}'`);
+  return x;
+}
+
+function printReport(io: CliIo, report: ConformanceReport): void {
+  io.out(`positions: ${report.positions}\n`);
+  if (report.maxAbsDequantF32 !== null) io.out(`max abs error vs dequantized-F32 reference: ${report.maxAbsDequantF32.toExponential(3)}\n`);
+  io.out(`max abs error vs F32-KV reference: ${report.maxAbsKvF32.toExponential(3)} (NMSE ${report.nmseKvF32.toExponential(2)})\n`);
+  io.out(`argmax agreement: ${report.argmaxAgree}/${report.positions} positions (${report.argmaxDecisiveAgree}/${report.argmaxDecisive} decisive)\n`);
+  if (report.greedyTokens) io.out(`greedy match: ${report.greedyPrefix}/${report.greedyTokens.length} tokens\n`);
+  for (const c of report.checks) io.out(`${c.passed ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
+}
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCliArgs('conform', args, {
+    reference: { type: 'string', short: 'r' },
+    backend: { type: 'string', short: 'b' },
+    json: { type: 'boolean' },
+    greedy: { type: 'string' },
+    'max-error': { type: 'string' },
+    'max-dequant-error': { type: 'string' },
+  });
+  if (positionals.length !== 1 || values.reference === undefined) {
+    throw new LlmError('invalid-request', `conform: expected a model path and --reference; usage: ${USAGE}`);
+  }
+  const backend = backendName('conform', values.backend);
+  const greedy = (values.greedy ?? 'near-tie') as GreedyMode;
+  if (!GREEDY_MODES.includes(greedy)) {
+    throw new LlmError('invalid-request', `conform: --greedy must be one of ${GREEDY_MODES.join(', ')}, got '${greedy}'`);
+  }
+  let refText: string;
+  try {
+    refText = await readFile(values.reference, 'utf8');
+  } catch (e) {
+    throw new LlmError('invalid-request', `conform: cannot read reference ${values.reference} (${(e as { code?: string }).code ?? e})`, { cause: e });
+  }
+  const ref = parseReferenceJson(refText, values.reference);
+
+  const file = await openModelFile(positionals[0], io.signal);
+  try {
+    const config = readModelConfig(file.gguf);
+    const weights = classifyWeights(file.gguf);
+    const base = tolerancesFor(backend, referenceTolerances(weights, config.arch));
+    const tolerances: Tolerances = {
+      ...base,
+      kvF32: optionalNumber('--max-error', values['max-error']) ?? base.kvF32,
+      dequantF32: optionalNumber('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
+    };
+    const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
+    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal);
+    try {
+      const started = performance.now();
+      const report = await checkConformance(model, ref, { tolerances, greedy, signal: io.signal });
+      const elapsedMs = performance.now() - started;
+      const failed = report.checks.filter((c) => !c.passed).length;
+      if (values.json) {
+        io.out(
+          JSON.stringify({ model: file.path, reference: values.reference, backend: model.ops.description, arch: config.arch, weights, tolerances, elapsedMs, ...report }) +
+            '\n',
+        );
+      } else {
+        io.out(`model: ${file.path} (${config.arch}, ${weights} weights)\nbackend: ${model.ops.description}\n`);
+        printReport(io, report);
+      }
+      io.out(`${report.checks.length - failed} passed, ${failed} failed\n`);
+      return failed === 0 ? 0 : 1;
+    } finally {
+      model.destroy();
+    }
+  } finally {
+    await file.source.close?.();
+  }
+}
+
+const command: CliCommand = { name: 'conform', usage: USAGE, run };
 export default command;

@@ -1,0 +1,80 @@
+/**
+ * The demo's model catalogue: well-known small GGUF chat models by their public Hugging Face URLs, with download size
+ * and the memory they need (weights + a 4k-token f16 KV cache, rounded up).
+ */
+
+/** One catalogue entry. */
+export interface CatalogueModel {
+  readonly id: string;
+  readonly label: string;
+  readonly url: string;
+  /** Download size in bytes (approximate). */
+  readonly bytes: number;
+  /** Memory needed to run with a 4k context, in bytes (approximate). */
+  readonly memoryBytes: number;
+  readonly note: string;
+}
+
+const MB = 1024 * 1024;
+const hf = (repo: string, file: string) => `https://huggingface.co/${repo}/resolve/main/${file}`;
+
+/** Models offered in the picker, smallest first. */
+export const CATALOGUE: readonly CatalogueModel[] = [
+  {
+    id: 'smollm2-360m-q8',
+    label: 'SmolLM2 360M Instruct (Q8_0)',
+    url: hf('HuggingFaceTB/SmolLM2-360M-Instruct-GGUF', 'smollm2-360m-instruct-q8_0.gguf'),
+    bytes: 386 * MB,
+    memoryBytes: 520 * MB,
+    note: 'Tiny and fast; good for trying things out.',
+  },
+  {
+    id: 'qwen2.5-0.5b-q4km',
+    label: 'Qwen2.5 0.5B Instruct (Q4_K_M)',
+    url: hf('Qwen/Qwen2.5-0.5B-Instruct-GGUF', 'qwen2.5-0.5b-instruct-q4_k_m.gguf'),
+    bytes: 398 * MB,
+    memoryBytes: 560 * MB,
+    note: 'Multilingual, ChatML template.',
+  },
+  {
+    id: 'gemma3-1b-q4km',
+    label: 'Gemma 3 1B IT (Q4_K_M)',
+    url: hf('unsloth/gemma-3-1b-it-GGUF', 'gemma-3-1b-it-Q4_K_M.gguf'),
+    bytes: 806 * MB,
+    memoryBytes: 1100 * MB,
+    note: 'Sliding-window attention; strong for its size.',
+  },
+  {
+    id: 'llama3.2-1b-q4km',
+    label: 'Llama 3.2 1B Instruct (Q4_K_M)',
+    url: hf('bartowski/Llama-3.2-1B-Instruct-GGUF', 'Llama-3.2-1B-Instruct-Q4_K_M.gguf'),
+    bytes: 808 * MB,
+    memoryBytes: 1250 * MB,
+    note: 'Llama 3 template, 128k vocabulary.',
+  },
+  {
+    id: 'qwen2.5-1.5b-q4km',
+    label: 'Qwen2.5 1.5B Instruct (Q4_K_M)',
+    url: hf('Qwen/Qwen2.5-1.5B-Instruct-GGUF', 'qwen2.5-1.5b-instruct-q4_k_m.gguf'),
+    bytes: 1117 * MB,
+    memoryBytes: 1450 * MB,
+    note: 'Noticeably smarter; needs a decent GPU.',
+  },
+  {
+    id: 'phi3.5-mini-q4km',
+    label: 'Phi-3.5 mini Instruct (Q4_K_M)',
+    url: hf('bartowski/Phi-3.5-mini-instruct-GGUF', 'Phi-3.5-mini-instruct-Q4_K_M.gguf'),
+    bytes: 2390 * MB,
+    memoryBytes: 3400 * MB,
+    note: 'Largest here; desktop GPUs.',
+  },
+];
+
+/** Formats a byte count for people (1.2 GB, 386 MB). */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '?';
+  if (bytes >= 1024 * MB) return `${(bytes / (1024 * MB)).toFixed(1)} GB`;
+  if (bytes >= MB) return `${Math.round(bytes / MB)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} B`;
+}

@@ -1,0 +1,79 @@
+/**
+ * The fixture tool: makes a random-weight GGUF for any supported architecture and quant type (project GGUF writer and
+ * quantizers), then its reference JSON from real llama.cpp through the dev-only oracle package in scripts/oracle.
+ * Usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch llama --quant q4_0 --out DIR [--shape tiny|qwen2.5-0.5b|
+ *        k=v,…] [--seed N] [--prompt "…"] [--embed-type q8_0] [--no-reference] [--no-dequant]
+ *   shape keys: n_embd, n_head, n_head_kv, head_dim, n_ff, n_layer, n_vocab, tied (0/1).
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { SYNTHETIC_ARCHES, type ModelShape, type SyntheticArch } from './synthetic/arch-plan.js';
+import { parseQuant, REPO_ROOT, writeSyntheticModel } from './synthetic-model.js';
+
+const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${SYNTHETIC_ARCHES.join('|')}> --quant <q4_0|q8_0|q4_k|…|f16>
+         --out DIR [--shape tiny|qwen2.5-0.5b|llama-3.2-1b|n_embd=256,n_layer=2,…] [--seed N] [--prompt "…"]
+         [--embed-type TYPE] [--no-reference] [--no-dequant]`;
+
+const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
+  n_embd: 'nEmbd', n_head: 'nHead', n_head_kv: 'nHeadKv', head_dim: 'headDim', n_ff: 'nFf', n_layer: 'nLayer', n_vocab: 'nVocab', tied: 'tied',
+};
+
+/** Parses `--shape` (a named shape or k=v pairs). */
+export function parseShape(spec: string | undefined): Partial<ModelShape> | string | undefined {
+  if (spec === undefined || !spec.includes('=')) return spec;
+  const out: Record<string, number | boolean> = {};
+  for (const kv of spec.split(',')) {
+    const [k, v] = kv.split('=');
+    const key = SHAPE_KEYS[k!.trim()];
+    if (key === undefined || v === undefined) throw new Error(`--shape: unknown key "${k}" (keys: ${Object.keys(SHAPE_KEYS).join(', ')})`);
+    out[key] = key === 'tied' ? v === '1' || v === 'true' : Number(v);
+  }
+  return out as Partial<ModelShape>;
+}
+
+/** Runs the oracle to write `<model>.reference.json`; returns false (with a message) when the oracle is not installed. */
+export function writeReference(modelPath: string, prompt: string, dequant: boolean): boolean {
+  const oracle = path.join(REPO_ROOT, 'scripts', 'oracle');
+  if (!existsSync(path.join(oracle, 'node_modules', 'node-llama-cpp'))) {
+    console.error('fixtures: llama.cpp oracle not installed (cd scripts/oracle && npm install); skipping the reference JSON');
+    return false;
+  }
+  const args = [path.join(oracle, 'make-reference.mjs'), modelPath, '--prompt', prompt, ...(dequant ? [] : ['--no-dequant'])];
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`fixtures: oracle failed (exit ${r.status}) for ${modelPath}`);
+  return true;
+}
+
+/** CLI entry (called by scripts/run-ts.mjs). Returns the exit status. */
+export async function main(args: string[]): Promise<number> {
+  const opt = (name: string): string | undefined => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const arch = opt('--arch') as SyntheticArch | undefined;
+  const quantName = opt('--quant');
+  const outDir = opt('--out');
+  if (args.includes('--help') || arch === undefined || quantName === undefined || outDir === undefined) {
+    console.error(USAGE);
+    return args.includes('--help') ? 0 : 2;
+  }
+  const quant = parseQuant(quantName);
+  const shape = parseShape(opt('--shape'));
+  const shapeLabel = typeof shape === 'string' ? shape : shape === undefined ? 'tiny' : 'custom';
+  const seed = Number(opt('--seed') ?? 1);
+  const embed = opt('--embed-type');
+  const out = path.resolve(outDir, `${arch}-${shapeLabel}-${quantName.toLowerCase()}.gguf`);
+  const t0 = performance.now();
+  const info = await writeSyntheticModel({
+    arch, quant, out, seed, ...(shape !== undefined ? { shape } : {}), ...(embed !== undefined ? { embedType: parseQuant(embed) } : {}),
+  });
+  const secs = ((performance.now() - t0) / 1000).toFixed(1);
+  console.log(`${info.path}: ${info.arch} ${JSON.stringify(info.shape)}, ${(info.nParams / 1e6).toFixed(2)} M params, ` +
+    `${info.bytes} bytes, tensor types ${JSON.stringify(info.tensorTypes)} (${secs} s)`);
+  if (!args.includes('--no-reference')) {
+    writeReference(info.path, opt('--prompt') ?? 'Once upon a time, there was a robot.', !args.includes('--no-dequant'));
+  }
+  return 0;
+}

@@ -1,0 +1,320 @@
+/**
+ * Random-weight GGUF models for any supported architecture and quant type, written with the project's GGUF writer
+ * (header) and quantizers (data), streamed tensor by tensor to disk so no buffer ever holds the model.
+ * `writeSyntheticModel` makes one file; `makeSyntheticModel` makes and caches the benchmark models in ~/.cache/webgguf.
+ * Metadata (tokenizer, rope, norms, soft-caps, windows) starts from the arch fixture in ../shared/models/arch.
+ */
+
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LlmError, throwIfAborted } from '../src/errors.js';
+import { parseGguf } from '../src/gguf/parse.js';
+import { GgmlType, GgufValueType, type GgufFile, type GgufValue, type GgufValueTypeInfo } from '../src/gguf/types.js';
+import { writeGgufChunks, type GgufWriteTensor } from '../src/gguf/write.js';
+import { MemoryByteSource } from '../src/io/byte-source.js';
+import { getQuantType, tensorByteLength } from '../src/quant/index.js';
+import {
+  FILE_TYPE, llama3RopeFreqs, NAMED_SHAPES, planTensors, SYNTHETIC_ARCHES, TEMPLATE_FILE, tensorType,
+  type ModelShape, type SyntheticArch, type TensorPlan,
+} from './synthetic/arch-plan.js';
+
+/** Repository root and the shared fixtures folder beside it. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const SHARED_MODELS = path.resolve(REPO_ROOT, '..', 'shared', 'models');
+
+/** Options of `writeSyntheticModel`. */
+export interface SyntheticModelOptions {
+  readonly arch: SyntheticArch;
+  /** Quant of the matrices (1-D tensors stay F32). */
+  readonly quant: GgmlType;
+  /** Shape overrides over the arch fixture's dims; or a NAMED_SHAPES key. */
+  readonly shape?: Partial<ModelShape> | string;
+  /** Output file path. */
+  readonly out: string;
+  /** Seed of the weights (default 1). */
+  readonly seed?: number;
+  /** Type of token_embd/output; default: as llama.cpp picks for a mostly-`quant` file (see `defaultEmbedType`). */
+  readonly embedType?: GgmlType;
+  /** Tensors above this many elements are tiled from a pool of quantized random blocks (default 2^22). */
+  readonly poolThreshold?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** What was written. */
+export interface SyntheticModelInfo {
+  readonly path: string;
+  readonly arch: SyntheticArch;
+  readonly shape: ModelShape;
+  readonly nParams: number;
+  readonly bytes: number;
+  readonly tensorTypes: Readonly<Record<string, number>>;
+}
+
+/** Type llama.cpp gives a tied embedding in a mostly-`quant` file: Q8_0 under 0-quants, Q6_K under K/IQ quants. */
+export function defaultEmbedType(quant: GgmlType): GgmlType | undefined {
+  if (quant === GgmlType.Q4_0 || quant === GgmlType.Q4_1 || quant === GgmlType.Q5_0 || quant === GgmlType.Q5_1) return GgmlType.Q8_0;
+  if ([GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS].includes(quant)) return GgmlType.Q6_K;
+  return undefined;
+}
+
+/** Parses a quant name (`q4_0`, `Q4_K`, `f16`) into a GgmlType webgguf can quantize. */
+export function parseQuant(name: string): GgmlType {
+  const id = (GgmlType as unknown as Record<string, number>)[name.toUpperCase()];
+  if (id === undefined) throw new LlmError('invalid-request', `unknown quant type "${name}"; use e.g. q4_0, q8_0, q4_k, f16`);
+  const t = getQuantType(id);
+  if (t.quantizeRow === undefined) throw new LlmError('unsupported-type', `quant type ${t.name} has no quantizer`);
+  return id;
+}
+
+// --- randomness: deterministic per (seed, tensor name) -------------------------------------------------------------------
+
+function hashSeed(seed: number, name: string): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** mulberry32 uniform [0, 1). */
+function uniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fills `out` with N(mean, std²) samples (Box–Muller, two per draw). */
+function fillGaussian(out: Float32Array, rnd: () => number, mean: number, std: number): void {
+  for (let i = 0; i < out.length; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(1 - rnd()));
+    const th = 2 * Math.PI * rnd();
+    out[i] = mean + std * r * Math.cos(th);
+    if (i + 1 < out.length) out[i + 1] = mean + std * r * Math.sin(th);
+  }
+}
+
+// --- template metadata --------------------------------------------------------------------------------------------------
+
+async function loadTemplate(arch: SyntheticArch): Promise<GgufFile> {
+  const file = path.join(SHARED_MODELS, 'arch', TEMPLATE_FILE[arch]);
+  if (!existsSync(file)) {
+    throw new LlmError('invalid-request', `fixture template ${file} for arch ${arch} is missing; the tool needs ../shared/models/arch`);
+  }
+  return parseGguf(new MemoryByteSource(new Uint8Array(readFileSync(file)), file));
+}
+
+function num(v: GgufValue | undefined): number | undefined {
+  return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : undefined;
+}
+
+/** The template's own shape. */
+function templateShape(arch: SyntheticArch, t: GgufFile): ModelShape {
+  const m = t.metadata;
+  const k = (s: string): number | undefined => num(m[`${arch}.${s}`]);
+  const nEmbd = k('embedding_length')!;
+  const nHead = k('attention.head_count')!;
+  const tokens = m['tokenizer.ggml.tokens'];
+  return {
+    nEmbd,
+    nHead,
+    nHeadKv: k('attention.head_count_kv') ?? nHead,
+    headDim: k('attention.key_length') ?? nEmbd / nHead,
+    nFf: k('feed_forward_length')!,
+    nLayer: k('block_count')!,
+    nVocab: Array.isArray(tokens) ? tokens.length : 0,
+    tied: !t.tensors.some((x) => x.name === 'output.weight'),
+  };
+}
+
+const U32: GgufValueTypeInfo = { type: GgufValueType.UINT32 };
+
+/** Template metadata with the shape keys, name, file type and padded vocabulary replaced. */
+function buildMetadata(arch: SyntheticArch, t: GgufFile, s: ModelShape, quant: GgmlType, name: string): {
+  metadata: Record<string, GgufValue>;
+  metadataTypes: Record<string, GgufValueTypeInfo>;
+} {
+  const metadata: Record<string, GgufValue> = Object.create(null) as Record<string, GgufValue>;
+  const metadataTypes: Record<string, GgufValueTypeInfo> = Object.create(null) as Record<string, GgufValueTypeInfo>;
+  for (const key of Object.keys(t.metadata)) {
+    metadata[key] = t.metadata[key]!;
+    metadataTypes[key] = t.metadataTypes[key]!;
+  }
+  const set = (key: string, value: number): void => {
+    metadata[key] = typeof metadata[key] === 'bigint' ? BigInt(value) : value;
+    metadataTypes[key] ??= U32;
+  };
+  set(`${arch}.embedding_length`, s.nEmbd);
+  set(`${arch}.feed_forward_length`, s.nFf);
+  set(`${arch}.block_count`, s.nLayer);
+  set(`${arch}.attention.head_count`, s.nHead);
+  set(`${arch}.attention.head_count_kv`, s.nHeadKv);
+  set(`${arch}.rope.dimension_count`, s.headDim);
+  if (`${arch}.attention.key_length` in metadata || s.headDim !== s.nEmbd / s.nHead) {
+    set(`${arch}.attention.key_length`, s.headDim);
+    set(`${arch}.attention.value_length`, s.headDim);
+  }
+  metadata['general.name'] = name;
+  const ft = FILE_TYPE[quant];
+  if (ft !== undefined) set('general.file_type', ft);
+  // Pad the vocabulary with unused tokens (type 5) up to nVocab.
+  const tokens = metadata['tokenizer.ggml.tokens'] as string[];
+  if (s.nVocab > tokens.length) {
+    const n0 = tokens.length;
+    const pad = s.nVocab - n0;
+    metadata['tokenizer.ggml.tokens'] = [...tokens, ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`)];
+    const types = metadata['tokenizer.ggml.token_type'];
+    if (Array.isArray(types)) metadata['tokenizer.ggml.token_type'] = [...types, ...new Array<number>(pad).fill(5)];
+    const scores = metadata['tokenizer.ggml.scores'];
+    if (Array.isArray(scores)) metadata['tokenizer.ggml.scores'] = [...scores, ...new Array<number>(pad).fill(-1e9)];
+  } else if (s.nVocab < tokens.length) {
+    throw new LlmError('invalid-request', `n_vocab ${s.nVocab} is below the ${arch} template vocabulary (${tokens.length} tokens)`);
+  }
+  return { metadata, metadataTypes };
+}
+
+// --- tensor data ----------------------------------------------------------------------------------------------------------
+
+/** f32 values of a tensor (small tensors and non-pooled paths). */
+function tensorValues(p: TensorPlan, rnd: () => number, s: ModelShape, arch: SyntheticArch, t: GgufFile, shapeName: string): Float32Array {
+  const n = p.shape.reduce((a, b) => a * b, 1);
+  const out = new Float32Array(n); // (n) f32
+  if (p.kind === 'rope_freqs') {
+    const base = num(t.metadata[`${arch}.rope.freq_base`]) ?? 500000;
+    // Llama 3.2 scaling for the benchmark shape; the fixture's short original context (64) otherwise.
+    return shapeName === 'llama-3.2-1b' ? llama3RopeFreqs(s.headDim, base, 32, 1, 4, 8192) : llama3RopeFreqs(s.headDim, base, 8, 1, 4, 64);
+  }
+  fillGaussian(out, rnd, p.kind === 'norm' ? p.center : 0, p.std);
+  return out;
+}
+
+/** Quantized bytes of one tensor; big quantized tensors are tiled from a pool of quantized random blocks. */
+function tensorBytes(p: TensorPlan, type: GgmlType, values: () => Float32Array, rnd: () => number, poolThreshold: number): Uint8Array {
+  const qt = getQuantType(type);
+  const n = p.shape.reduce((a, b) => a * b, 1);
+  const bytes = new Uint8Array(tensorByteLength(type, p.shape)); // (n / blockElements · blockBytes)
+  const isFloat = type === GgmlType.F32 || type === GgmlType.F16 || type === GgmlType.BF16;
+  if (n <= poolThreshold || isFloat) {
+    const rows = p.shape.slice(1).reduce((a, b) => a * b, 1);
+    const rowLen = p.shape[0]!;
+    const chunkRows = Math.max(1, Math.floor((1 << 20) / rowLen));
+    const all = n <= poolThreshold ? values() : undefined;
+    const rowBytes = (rowLen / qt.blockElements) * qt.blockBytes;
+    const buf = new Float32Array(chunkRows * rowLen);
+    for (let r = 0; r < rows; r += chunkRows) {
+      const nr = Math.min(chunkRows, rows - r);
+      const src = all !== undefined ? all.subarray(r * rowLen, (r + nr) * rowLen) : buf.subarray(0, nr * rowLen);
+      if (all === undefined) fillGaussian(src, rnd, 0, p.std);
+      qt.quantizeRow!(src, bytes.subarray(r * rowBytes, (r + nr) * rowBytes));
+    }
+    return bytes;
+  }
+  const poolBlocks = Math.max(1, Math.floor((1 << 18) / qt.blockElements));
+  const poolValues = new Float32Array(poolBlocks * qt.blockElements);
+  fillGaussian(poolValues, rnd, 0, p.std);
+  const pool = new Uint8Array(poolBlocks * qt.blockBytes);
+  qt.quantizeRow!(poolValues, pool);
+  const nBlocks = n / qt.blockElements;
+  for (let b = 0; b < nBlocks; b++) {
+    const k = Math.floor(rnd() * poolBlocks);
+    bytes.set(pool.subarray(k * qt.blockBytes, (k + 1) * qt.blockBytes), b * qt.blockBytes);
+  }
+  return bytes;
+}
+
+function resolveShape(arch: SyntheticArch, t: GgufFile, shape: Partial<ModelShape> | string | undefined): { s: ModelShape; name: string } {
+  const base = templateShape(arch, t);
+  if (typeof shape === 'string') {
+    const named = NAMED_SHAPES[shape];
+    if (named === undefined) throw new LlmError('invalid-request', `unknown shape "${shape}"; named shapes: ${Object.keys(NAMED_SHAPES).join(', ')}`);
+    return { s: { ...base, ...named.shape }, name: shape };
+  }
+  return { s: { ...base, ...(shape ?? {}) }, name: shape === undefined ? 'tiny' : 'custom' };
+}
+
+/**
+ * Writes a random-weight model. The header comes from the project's `writeGgufChunks`; tensor data is generated,
+ * quantized and appended one tensor at a time in the writer's layout (packed in order, aligned).
+ */
+export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<SyntheticModelInfo> {
+  if (!SYNTHETIC_ARCHES.includes(o.arch)) {
+    throw new LlmError('unsupported-arch', `fixture tool: architecture "${o.arch}" is not one of ${SYNTHETIC_ARCHES.join(', ')}`);
+  }
+  const template = await loadTemplate(o.arch);
+  const { s, name: shapeName } = resolveShape(o.arch, template, o.shape);
+  if (s.nEmbd % s.nHead !== 0 && s.headDim === undefined) throw new LlmError('invalid-request', 'n_embd must divide by n_head');
+  const withRope = template.tensors.some((x) => x.name === 'rope_freqs.weight');
+  const plans = planTensors(o.arch, s, withRope);
+  const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
+  const types = plans.map((p) => tensorType(p, o.quant, embedType));
+  const quantName = getQuantType(o.quant).name.toLowerCase();
+  const { metadata, metadataTypes } = buildMetadata(o.arch, template, s, o.quant, `webgguf-synth-${o.arch}-${shapeName}-${quantName}`);
+  const alignment = 32;
+
+  // Header: the writer needs every tensor's byte length; zero-filled placeholders are never touched (lazy pages).
+  const placeholders: GgufWriteTensor[] = plans.map((p, i) => ({ name: p.name, type: types[i]!, shape: p.shape, data: new Uint8Array(tensorByteLength(types[i]!, p.shape)) }));
+  const header = writeGgufChunks({ metadata, metadataTypes, tensors: placeholders }).next().value as Uint8Array;
+  placeholders.length = 0;
+
+  mkdirSync(path.dirname(o.out), { recursive: true });
+  const fd = openSync(o.out, 'w');
+  let pos = 0;
+  let nParams = 0;
+  const tensorTypes: Record<string, number> = {};
+  try {
+    writeSync(fd, header);
+    pos = header.byteLength;
+    for (let i = 0; i < plans.length; i++) {
+      throwIfAborted(o.signal, 'synthetic model generation');
+      const p = plans[i]!;
+      const rnd = uniform(hashSeed(o.seed ?? 1, p.name));
+      const data = tensorBytes(p, types[i]!, () => tensorValues(p, rnd, s, o.arch, template, shapeName), rnd, o.poolThreshold ?? 1 << 22);
+      writeSync(fd, data);
+      pos += data.byteLength;
+      const pad = (alignment - (pos % alignment)) % alignment;
+      if (pad > 0 && i + 1 < plans.length) {
+        writeSync(fd, new Uint8Array(pad));
+        pos += pad;
+      }
+      nParams += p.shape.reduce((a, b) => a * b, 1);
+      const tn = getQuantType(types[i]!).name;
+      tensorTypes[tn] = (tensorTypes[tn] ?? 0) + 1;
+      await new Promise((r) => setImmediate(r)); // let aborts and other work in
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { path: o.out, arch: o.arch, shape: s, nParams, bytes: statSync(o.out).size, tensorTypes };
+}
+
+/** Where cached benchmark models live: $WEBGGUF_CACHE or ~/.cache/webgguf/synthetic. */
+export function syntheticCacheDir(): string {
+  return process.env['WEBGGUF_CACHE'] ?? path.join(homedir(), '.cache', 'webgguf', 'synthetic');
+}
+
+/**
+ * Path of a cached random-weight benchmark model, generating it first when missing (minutes for the 0.5–1 B shapes).
+ * `quant`: a GgmlType or name ('q4_0'); `arch` defaults to the shape's (qwen2 for 'qwen2.5-0.5b', llama otherwise).
+ */
+export async function makeSyntheticModel(opts: {
+  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny';
+  quant: GgmlType | string;
+  arch?: SyntheticArch;
+  seed?: number;
+  signal?: AbortSignal;
+}): Promise<string> {
+  const quant = typeof opts.quant === 'string' ? parseQuant(opts.quant) : opts.quant;
+  const named = NAMED_SHAPES[opts.shape];
+  if (named === undefined) throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
+  const arch = opts.arch ?? named.arch;
+  const file = path.join(syntheticCacheDir(), `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`);
+  if (existsSync(file)) return file;
+  const tmp = `${file}.partial-${process.pid}`;
+  await writeSyntheticModel({ arch, quant, shape: opts.shape, out: tmp, seed: opts.seed ?? 1, ...(opts.signal ? { signal: opts.signal } : {}) });
+  renameSync(tmp, file);
+  return file;
+}

@@ -1,0 +1,46 @@
+// glu: out = act(gate) · up, elementwise over n·cols values; act = SiLU (SwiGLU) or GELU, tanh approximation
+// (GEGLU), chosen by the override IS_GELU. Entries: `main` (three buffers), `main_out_gate` (out === gate),
+// `main_out_up` (out === up). Dispatch: 1-D, (gx, gy). Reference: CpuOps.glu.
+
+override IS_GELU: bool = false;
+
+struct Params {
+  count: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> gate: array<f32>;         // (n, cols) f32
+@group(0) @binding(2) var<storage, read> up: array<f32>;           // (n, cols) f32
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;    // (n, cols) f32
+
+const GELU_COEF_A: f32 = 0.044715;
+const SQRT_2_OVER_PI: f32 = 0.7978845608028654;
+
+fn act(g: f32) -> f32 {
+  if (IS_GELU) {
+    let u = SQRT_2_OVER_PI * g * (1.0 + GELU_COEF_A * g * g);
+    let e = exp(-2.0 * abs(u)); // overflow-free tanh
+    return 0.5 * g * (1.0 + sign(u) * (1.0 - e) / (1.0 + e));
+  }
+  return g / (1.0 + exp(-g));
+}
+
+fn index(ids: Ids) -> u32 { return (ids.wg.y * ids.nwg.x + ids.wg.x) * WG_SIZE + ids.lid; }
+
+@compute @workgroup_size(WG_SIZE)
+fn main(ids: Ids) {
+  let g = index(ids);
+  if (g < p.count) { out[g] = act(gate[g]) * up[g]; }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_out_gate(ids: Ids) {
+  let g = index(ids);
+  if (g < p.count) { out[g] = act(out[g]) * up[g]; }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_out_up(ids: Ids) {
+  let g = index(ids);
+  if (g < p.count) { out[g] = act(gate[g]) * out[g]; }
+}

@@ -1,0 +1,25 @@
+// scale: x = x · s in place over n·cols values; with IS_SOFTCAP, x = s · tanh(x / s) instead (gemma2 logit
+// soft-capping). Dispatch: 1-D, (gx, gy). Reference: CpuOps.scale / CpuOps.softcap.
+
+override IS_SOFTCAP: bool = false;
+
+struct Params {
+  count: u32,
+  s: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;      // (n, cols) f32
+
+@compute @workgroup_size(WG_SIZE)
+fn main(ids: Ids) {
+  let g = (ids.wg.y * ids.nwg.x + ids.wg.x) * WG_SIZE + ids.lid;
+  if (g >= p.count) { return; }
+  if (IS_SOFTCAP) {
+    let u = x[g] / p.s;
+    let e = exp(-2.0 * abs(u)); // overflow-free tanh
+    x[g] = p.s * sign(u) * (1.0 - e) / (1.0 + e);
+  } else {
+    x[g] = x[g] * p.s;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `createEngine`: loads a GGUF model (URL, File/Blob or path) onto the chosen backend and returns a ready `Engine`.
+ * Steps: open the bytes (IndexedDB-cached download for URLs) → parse the header → tokenizer and chat template →
+ * pick the backend → stream the weights up → warmup. With `backend: 'auto'`, a WebGPU backend that fails to load or
+ * warm up is replaced by WASM and the reason is reported in `engine.info.backend`.
+ */
+
+import { selectBackend, wasmFallback, type BackendSelection } from '../backend/select-backend.js';
+import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
+import { parseGguf } from '../gguf/parse.js';
+import type { GgufFile } from '../gguf/types.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { openModelSource } from '../io/index.js';
+import { loadTransformer, readModelConfig } from '../model/load.js';
+import { createTokenizer } from '../tokenizer/index.js';
+import { nowMs } from '../engine/context.js';
+import { createChatFormatter } from './chat-template-formatter.js';
+import type { Engine, EngineOptions } from './engine.js';
+import { createEngineFromParts } from './local-engine.js';
+
+/** Default KV cells per sequence when the caller gives none (capped by the model's training context). */
+export const DEFAULT_CONTEXT_LENGTH = 4096;
+/** Default number of KV sequences. */
+export const DEFAULT_SLOTS = 2;
+/** Default logical and physical batch. */
+export const DEFAULT_BATCH_SIZE = 512;
+
+function positiveInt(name: string, v: number | undefined): void {
+  if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) {
+    throw new LlmError('invalid-request', `createEngine: option '${name}' must be a positive integer, got ${String(v)}`, { details: { field: name } });
+  }
+}
+
+/** What the prompt cache keys the model on: sha256, else etag + size, else name + size. */
+export function modelIdentityOf(source: ByteSource): string {
+  const s = source as ByteSource & { sha256?: string | null; etag?: string | null };
+  if (typeof s.sha256 === 'string' && s.sha256) return `sha256:${s.sha256}`;
+  if (typeof s.etag === 'string' && s.etag) return `etag:${s.etag}:${source.size}`;
+  return `name:${source.name}:${source.size}`;
+}
+
+/** Loads `options.model` and returns an engine running in this thread. */
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  if (options === null || typeof options !== 'object' || options.model === undefined || options.model === null) {
+    throw new LlmError('invalid-request', "createEngine: option 'model' is required (a URL, a File/Blob or a path)", { details: { field: 'model' } });
+  }
+  const choice = options.backend ?? 'auto';
+  if (!['auto', 'webgpu', 'wasm', 'cpu'].includes(choice)) {
+    throw new LlmError('invalid-request', `createEngine: option 'backend' is '${String(choice)}'; use 'auto', 'webgpu', 'wasm' or 'cpu'`, { details: { field: 'backend' } });
+  }
+  for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const) positiveInt(k, options[k]);
+  const { signal, onProgress } = options;
+  const report: NonNullable<EngineOptions['onProgress']> = (p) => {
+    try {
+      onProgress?.(p);
+    } catch {
+      // A broken progress callback must not break loading.
+    }
+  };
+  const t0 = nowMs();
+  const source = await openModelSource(options.model, {
+    signal,
+    onProgress: (p) => report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
+  });
+  try {
+    report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
+    const gguf = await parseGguf(source, { signal });
+    throwIfAborted(signal, 'loading the model');
+    const tokenizer = createTokenizer(gguf.metadata);
+    const chat = createChatFormatter(gguf, tokenizer, options.chatTemplate);
+    const config = readModelConfig(gguf);
+    const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
+    const slots = options.slots ?? DEFAULT_SLOTS;
+    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    const ubatchSize = Math.min(options.ubatchSize ?? batchSize, batchSize, contextLength);
+    const identity = modelIdentityOf(source);
+
+    const build = async (selection: BackendSelection): Promise<Engine> => {
+      const transformer = await loadTransformer(gguf, source, selection.ops, {
+        contextLength,
+        ubatchSize,
+        nSlots: slots,
+        signal,
+        onProgress: (p) => report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
+      });
+      const loadMs = nowMs() - t0;
+      if (options.warmup !== false) report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
+      try {
+        return await createEngineFromParts(
+          {
+            transformer,
+            tokenizer,
+            chat,
+            modelIdentity: identity,
+            backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
+            contextLength,
+            slots,
+            maxQueue: options.maxQueue,
+            cacheTokenBudget: options.cacheTokenBudget,
+            loadMs,
+            warmup: options.warmup,
+            onUnload: () => source.close?.(),
+          },
+          signal,
+        );
+      } catch (e) {
+        transformer.destroy();
+        throw e;
+      }
+    };
+
+    let selection = await selectBackend(choice, { threads: options.threads, gpu: options.gpu, signal });
+    let engine: Engine;
+    try {
+      engine = await build(selection);
+    } catch (e) {
+      if (choice !== 'auto' || selection.name !== 'webgpu' || isLlmError(e, 'aborted') || signal?.aborted) {
+        selection.ops.destroy();
+        throw e;
+      }
+      selection.ops.destroy();
+      selection = await wasmFallback(`auto: WebGPU failed to load or warm up (${e instanceof Error ? e.message : String(e)})`, { threads: options.threads, signal });
+      try {
+        engine = await build(selection);
+      } catch (e2) {
+        selection.ops.destroy();
+        throw e2;
+      }
+    }
+    report({ phase: 'ready', loadedBytes: source.size, totalBytes: source.size });
+    return engine;
+  } catch (e) {
+    await source.close?.();
+    throw e;
+  }
+}
+
+/** Reads a model's GGUF header only (for tools that need metadata without loading weights). */
+export async function readModelHeader(model: EngineOptions['model'], signal?: AbortSignal): Promise<GgufFile> {
+  const source = await openModelSource(model, { signal });
+  try {
+    return await parseGguf(source, { signal });
+  } finally {
+    await source.close?.();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The `Engine` interface: one shape for the in-thread engine (`createEngine`) and the worker engine
+ * (`createWorkerEngine`), as web-llm's `MLCEngineInterface`. Every method is async so the worker proxy can
+ * implement it exactly; streams are async iterables.
+ */
+
+import type { PromptCacheStats } from '../engine/prompt-cache.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  Completion,
+  CompletionChunk,
+  CompletionRequest,
+} from './types.js';
+
+/** Which backend to run on. 'auto': WebGPU when an adapter works and passes warmup, else WASM. */
+export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
+
+/** A model file: URL (string or `URL`), `File`/`Blob`, or a filesystem path (Node). */
+export type ModelInput = string | URL | Blob;
+
+/** Loading progress. */
+export interface LoadProgress {
+  /** 'download' / 'parse' / 'upload' (weights to the backend) / 'warmup' / 'ready'. */
+  readonly phase: 'download' | 'parse' | 'upload' | 'warmup' | 'ready';
+  /** Bytes done in this phase (download, upload). */
+  readonly loadedBytes: number;
+  /** Bytes of this phase in all, 0 when unknown. */
+  readonly totalBytes: number;
+}
+
+/** Options of `createEngine` / `createWorkerEngine`. */
+export interface EngineOptions {
+  readonly model: ModelInput;
+  /** Default 'auto'. */
+  readonly backend?: BackendChoice;
+  /** KV cells per sequence. Default: min(model's training context, 4096). */
+  readonly contextLength?: number;
+  /** Independent KV sequences kept for the prompt cache (conversations). Default 2. */
+  readonly slots?: number;
+  /** Logical batch: most prompt tokens submitted per decode call. Default 512. */
+  readonly batchSize?: number;
+  /** Physical batch: most tokens per forward step (chunked prefill). Default min(batchSize, 512). */
+  readonly ubatchSize?: number;
+  /** Most prompt tokens kept in unused slots (default: every cell). */
+  readonly cacheTokenBudget?: number;
+  /** Requests that may wait behind the running one; more fail with `invalid-request`. Default 16. */
+  readonly maxQueue?: number;
+  /** Run llama.cpp's warmup decode at load (default true). */
+  readonly warmup?: boolean;
+  /** A Jinja chat template overriding `tokenizer.chat_template`. */
+  readonly chatTemplate?: string;
+  /** WASM threads (default: the logical cores, at most 8, when cross-origin isolated or in Node; else 1). */
+  readonly threads?: number;
+  /** The WebGPU entry point where there is no `navigator.gpu` (Node: `create([])` of npm `webgpu`); in-thread only. */
+  readonly gpu?: GPU;
+  readonly onProgress?: (progress: LoadProgress) => void;
+  /** Aborts loading with `LlmError('aborted')`. */
+  readonly signal?: AbortSignal;
+}
+
+/** The backend in use and why it was chosen. */
+export interface BackendInfo {
+  /** 'webgpu' | 'wasm' | 'cpu'. */
+  readonly name: string;
+  /** e.g. 'webgpu f16 subgroups (NVIDIA …)' or 'wasm relaxed-simd ×4 threads'. */
+  readonly description: string;
+  /** Why this backend: 'requested', or what ruled out the better one. */
+  readonly reason: string;
+}
+
+/** What was loaded. */
+export interface EngineInfo {
+  readonly model: {
+    readonly name: string;
+    readonly arch: string;
+    /** sha256, etag + size, or file name + size: what the prompt cache keys on. */
+    readonly identity: string;
+    readonly vocabSize: number;
+    /** Training context of the model. */
+    readonly trainContextLength: number;
+  };
+  readonly backend: BackendInfo;
+  /** KV cells per sequence of this engine. */
+  readonly contextLength: number;
+  readonly slots: number;
+  readonly ubatchSize: number;
+  /** Hash of the chat template in use. */
+  readonly chatTemplateHash: string;
+}
+
+/** Speed and cache figures. */
+export interface EngineStats {
+  /** Model load time (parse + upload), ms. */
+  readonly loadMs: number;
+  /** Warmup decode, ms (0 when skipped). */
+  readonly warmupMs: number;
+  /** Requests completed (including aborted ones). */
+  readonly requests: number;
+  /** Prompt tokens per second, over every request since load. */
+  readonly prefillTokensPerSecond: number;
+  /** Generated tokens per second, over every request since load. */
+  readonly decodeTokensPerSecond: number;
+  /** Time to first token of the last request, ms (0 before any). */
+  readonly timeToFirstTokenMs: number;
+  readonly prefillTokens: number;
+  readonly decodeTokens: number;
+  readonly promptCache: PromptCacheStats;
+}
+
+/** Options of `tokenize`. */
+export interface TokenizeOptions {
+  /** Add BOS/EOS as the vocab says (default true). */
+  readonly addSpecial?: boolean;
+  /** Turn special-token text into single ids (default true). */
+  readonly parseSpecial?: boolean;
+}
+
+/** `engine.chat.completions`. */
+export interface ChatCompletions {
+  create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+  create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+  create(request: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+}
+
+/** `engine.completions`. */
+export interface Completions {
+  create(request: CompletionRequest & { stream: true }): Promise<AsyncIterable<CompletionChunk>>;
+  create(request: CompletionRequest & { stream?: false }): Promise<Completion>;
+  create(request: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>>;
+}
+
+/** A loaded model ready to answer. */
+export interface Engine {
+  readonly info: EngineInfo;
+  readonly chat: { readonly completions: ChatCompletions };
+  readonly completions: Completions;
+  /** Text → token ids with this model's tokenizer. */
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
+  /** Token ids → text (special tokens rendered as text when `renderSpecial`). */
+  detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string>;
+  stats(): Promise<EngineStats>;
+  /** Rejects running and queued requests with `aborted`, then releases all backend memory. Idempotent. */
+  unload(): Promise<void>;
+}

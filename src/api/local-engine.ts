@@ -1,0 +1,333 @@
+/**
+ * The in-thread `Engine`: validates requests, renders and tokenizes prompts, queues requests FIFO, runs the
+ * generation loop on the shared `Context` and shapes results as OpenAI chat/text completions (whole or streamed).
+ * Built from already-loaded parts, so tests can drive it with fakes; `createEngine` does the loading.
+ */
+
+import { LlmError, isLlmError } from '../errors.js';
+import { Context, nowMs } from '../engine/context.js';
+import { generate, type GenerationInput, type GenerationResult } from '../engine/generate.js';
+import { PromptCache } from '../engine/prompt-cache.js';
+import { RequestQueue } from '../engine/request-queue.js';
+import type { Transformer } from '../model/model.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { trimHistory, type ChatFormatter } from './chat-formatter.js';
+import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo, EngineStats, TokenizeOptions } from './engine.js';
+import { PushStream } from './push-stream.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
+import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
+
+/** Everything an engine runs on, already loaded. */
+export interface EngineParts {
+  readonly transformer: Transformer;
+  readonly tokenizer: Tokenizer;
+  readonly chat: ChatFormatter;
+  /** sha256, etag + size, or file name + size. */
+  readonly modelIdentity: string;
+  readonly backend: BackendInfo;
+  /** KV cells per slot the transformer was loaded with. */
+  readonly contextLength: number;
+  /** KV slots the transformer was loaded with. */
+  readonly slots: number;
+  readonly maxQueue?: number;
+  readonly cacheTokenBudget?: number;
+  readonly loadMs?: number;
+  /** Run the warmup decode (default true). */
+  readonly warmup?: boolean;
+  /** Called once after the transformer is destroyed by `unload` (close the byte source …). */
+  readonly onUnload?: () => void | Promise<void>;
+}
+
+/** Creates an engine over loaded parts, running the warmup decode unless disabled. */
+export async function createEngineFromParts(parts: EngineParts, signal?: AbortSignal): Promise<Engine> {
+  const engine = new LocalEngine(parts);
+  if (parts.warmup !== false) await engine.warmup(signal);
+  return engine;
+}
+
+let idCounter = 0;
+function newId(prefix: string): string {
+  idCounter = (idCounter + 1) % 1e9;
+  return `${prefix}-${Date.now().toString(36)}${idCounter.toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+}
+
+/** A request ready to run: its prompt tokens, cache key and settings. */
+interface PreparedRequest {
+  readonly prompt: number[];
+  readonly key: string;
+  readonly norm: NormalizedRequest;
+  readonly stop: readonly string[];
+  readonly eogIds: ReadonlySet<number>;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** `Engine` running in the calling thread. */
+export class LocalEngine implements Engine {
+  readonly info: EngineInfo;
+  readonly chat: { readonly completions: ChatCompletions };
+  readonly completions: Completions;
+  private readonly parts: EngineParts;
+  private readonly ctx: Context;
+  private readonly queue: RequestQueue;
+  private readonly unloadController = new AbortController();
+  private unloadPromise: Promise<void> | null = null;
+  private warmupMs = 0;
+  private requests = 0;
+  private lastTtftMs = 0;
+
+  constructor(parts: EngineParts) {
+    this.parts = parts;
+    this.ctx = new Context(parts.transformer, { contextLength: parts.contextLength, nSlots: parts.slots, cacheTokenBudget: parts.cacheTokenBudget });
+    this.queue = new RequestQueue(parts.maxQueue ?? 16);
+    const c = parts.transformer.config;
+    this.info = {
+      model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.contextLength },
+      backend: parts.backend,
+      contextLength: parts.contextLength,
+      slots: parts.slots,
+      ubatchSize: parts.transformer.ubatchSize,
+      chatTemplateHash: parts.chat.templateHash,
+    };
+    const chatCreate = (req: ChatCompletionRequest) => this.createChat(req);
+    const textCreate = (req: CompletionRequest) => this.createCompletion(req);
+    this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
+    this.completions = { create: textCreate as Completions['create'] };
+  }
+
+  /** llama.cpp's warmup decode (BOS, plus EOS when the vocab has one), then KV and timers are cleared. */
+  async warmup(signal?: AbortSignal): Promise<void> {
+    const t0 = nowMs();
+    const tk = this.parts.tokenizer;
+    const ids = [tk.bosId, tk.eosId].filter((t): t is number => t !== null && t >= 0);
+    await this.queue.run(() => this.ctx.warmup(ids, signal), signal);
+    this.warmupMs = nowMs() - t0;
+  }
+
+  async tokenize(text: string, options: TokenizeOptions = {}): Promise<number[]> {
+    this.assertLoaded('tokenize');
+    if (typeof text !== 'string') throw new LlmError('invalid-request', `tokenize: text must be a string, got ${typeof text}`, { details: { field: 'text' } });
+    return this.parts.tokenizer.encode(text, { addSpecial: options.addSpecial ?? true, parseSpecial: options.parseSpecial ?? true });
+  }
+
+  async detokenize(ids: readonly number[], options: { readonly renderSpecial?: boolean } = {}): Promise<string> {
+    this.assertLoaded('detokenize');
+    const n = this.parts.tokenizer.vocabSize;
+    if (!Array.isArray(ids) || ids.some((t) => !Number.isInteger(t) || t < 0 || t >= n)) {
+      throw new LlmError('invalid-request', `detokenize: ids must be an array of integers in 0…${n - 1}`, { details: { field: 'ids' } });
+    }
+    return this.parts.tokenizer.decode(ids, { renderSpecial: options.renderSpecial ?? false });
+  }
+
+  async stats(): Promise<EngineStats> {
+    const t = this.ctx.timers;
+    return {
+      loadMs: this.parts.loadMs ?? 0,
+      warmupMs: this.warmupMs,
+      requests: this.requests,
+      prefillTokensPerSecond: t.prefillMs > 0 ? (t.prefillTokens * 1000) / t.prefillMs : 0,
+      decodeTokensPerSecond: t.decodeMs > 0 ? (t.decodeTokens * 1000) / t.decodeMs : 0,
+      timeToFirstTokenMs: this.lastTtftMs,
+      prefillTokens: t.prefillTokens,
+      decodeTokens: t.decodeTokens,
+      promptCache: this.ctx.cacheStats(),
+    };
+  }
+
+  unload(): Promise<void> {
+    if (!this.unloadPromise) {
+      const error = new LlmError('aborted', 'the engine was unloaded while this request was running or queued; create a new engine to continue', {
+        details: { reason: 'unloaded' },
+      });
+      this.unloadController.abort(error);
+      this.queue.rejectPending(error);
+      this.unloadPromise = (async () => {
+        await this.queue.idle();
+        this.ctx.cache.clear();
+        this.parts.transformer.destroy();
+        await this.parts.onUnload?.();
+      })();
+    }
+    return this.unloadPromise;
+  }
+
+  /** Resolves once no request is running or queued (tests, tools). */
+  settled(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /** The `Context` (tests and tools inspect KV and cache state through it). */
+  get context(): Context {
+    return this.ctx;
+  }
+
+  private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
+    this.assertLoaded('chat.completions.create');
+    const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
+    const prepared = this.prepareChat(norm.messages, norm, req.signal);
+    const id = newId('chatcmpl');
+    const created = Math.floor(Date.now() / 1000);
+    const model = this.info.model.name || this.info.model.identity;
+    if (!norm.stream) {
+      const result = await this.run(prepared, () => {});
+      return {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason, logprobs: null }],
+        usage: usageOf(result),
+      };
+    }
+    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): ChatCompletionChunk => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      usage,
+    });
+    return this.stream<ChatCompletionChunk>(prepared, (text) => chunk({ content: text }, null, null), (r) => chunk({}, r.finishReason, usageOf(r)), chunk({ role: 'assistant', content: '' }, null, null));
+  }
+
+  private async createCompletion(req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> {
+    this.assertLoaded('completions.create');
+    const norm = normalizeCompletionRequest(req, this.parts.tokenizer.vocabSize);
+    const tk = this.parts.tokenizer;
+    const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
+    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+    const prepared: PreparedRequest = { prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal };
+    this.checkFits(prompt.length);
+    const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
+    const id = newId('cmpl');
+    const created = Math.floor(Date.now() / 1000);
+    const model = this.info.model.name || this.info.model.identity;
+    if (!norm.stream) {
+      const result = await this.run(prepared, () => {});
+      return {
+        id,
+        object: 'text_completion',
+        created,
+        model,
+        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: null }],
+        usage: usageOf(result),
+      };
+    }
+    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): CompletionChunk => ({
+      id,
+      object: 'text_completion',
+      created,
+      model,
+      choices: [{ index: 0, text, finish_reason: finish, logprobs: null }],
+      usage,
+    });
+    return this.stream<CompletionChunk>(prepared, (t) => chunk(t, null, null), (r) => chunk('', r.finishReason, usageOf(r)), echo ? chunk(echo, null, null) : null);
+  }
+
+  /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
+  private prepareChat(messages: ChatMessage[], norm: NormalizedRequest & { truncate: 'none' | 'history' }, signal: AbortSignal | undefined): PreparedRequest {
+    const tk = this.parts.tokenizer;
+    const encode = (m: readonly ChatMessage[]) => {
+      const r = this.parts.chat.render(m);
+      return { r, tokens: tk.encode(r.text, { addSpecial: false, parseSpecial: true }) };
+    };
+    let out = encode(messages);
+    const n = this.parts.contextLength;
+    if (norm.truncate === 'history') {
+      const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
+      if (out.tokens.length + reserve > n) {
+        const trimmed = trimHistory(messages, (m) => {
+          out = encode(m);
+          return out.tokens.length + reserve <= n;
+        });
+        if (!trimmed) this.checkFits(out.tokens.length + reserve, true);
+      }
+    }
+    this.checkFits(out.tokens.length);
+    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: 'add_special=0;parse_special=1' });
+    const eogIds = new Set([...tk.eogIds, ...out.r.eogIds]);
+    return { prompt: out.tokens, key, norm, stop: [...out.r.stop, ...norm.stop], eogIds, signal };
+  }
+
+  private checkFits(nTokens: number, afterTrim = false): void {
+    const n = this.parts.contextLength;
+    if (nTokens >= n) {
+      throw new LlmError(
+        'context-overflow',
+        `preparing the prompt: ${nTokens} tokens${afterTrim ? ' even after dropping every older turn' : ''} do not fit the context of ${n}; ${afterTrim ? 'shorten the last message or system prompt' : "pass truncate: 'history'"} or load with a larger contextLength`,
+        { details: { promptTokens: nTokens, contextLength: n } },
+      );
+    }
+  }
+
+  /** Runs a prepared request in the queue; `onText` receives each safe text delta. */
+  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal): Promise<GenerationResult> {
+    this.queue.checkCapacity();
+    const job = new AbortController();
+    const parents = [p.signal, this.unloadController.signal, cancel].filter((s): s is AbortSignal => s !== undefined);
+    const onAbort = (e: Event): void => job.abort((e.target as AbortSignal).reason);
+    for (const s of parents) {
+      if (s.aborted) job.abort(s.reason);
+      else s.addEventListener('abort', onAbort, { once: true });
+    }
+    const input: GenerationInput = { prompt: p.prompt, cacheKey: p.key, sampling: p.norm.sampling, maxTokens: p.norm.maxTokens, stop: p.stop, eogIds: p.eogIds, signal: job.signal };
+    const task = async (): Promise<GenerationResult> => {
+      this.assertLoaded('request');
+      const gen = generate(this.ctx, this.parts.tokenizer, input);
+      try {
+        for (;;) {
+          const step = await gen.next();
+          if (step.done) {
+            this.lastTtftMs = step.value.timings.timeToFirstTokenMs;
+            return step.value;
+          }
+          onText(step.value);
+        }
+      } finally {
+        this.requests++;
+      }
+    };
+    return this.queue
+      .run(task, job.signal)
+      .catch((e: unknown) => {
+        if (this.unloadController.signal.aborted) throw this.unloadController.signal.reason;
+        if (job.signal.aborted && !isLlmError(e, 'aborted')) throw new LlmError('aborted', 'request was aborted', { cause: e });
+        throw e;
+      })
+      .finally(() => {
+        for (const s of parents) s.removeEventListener('abort', onAbort);
+      });
+  }
+
+  /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
+  private stream<T>(p: PreparedRequest, delta: (text: string) => T, final: (r: GenerationResult) => T, first: T | null): AsyncIterable<T> {
+    const cancel = new AbortController();
+    const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
+    if (first !== null) out.push(first);
+    // The reader's abort ends the stream at once, even if chunks are still buffered.
+    const onAbort = (): void => out.abort(new LlmError('aborted', 'request was aborted', { cause: p.signal?.reason }));
+    p.signal?.addEventListener('abort', onAbort, { once: true });
+    this.run(p, (t) => out.push(delta(t)), cancel.signal).then(
+      (r) => {
+        out.push(final(r));
+        out.end();
+      },
+      (e: unknown) => out.fail(e),
+    ).finally(() => p.signal?.removeEventListener('abort', onAbort));
+    return out;
+  }
+
+  private assertLoaded(step: string): void {
+    if (this.unloadController.signal.aborted) {
+      throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, { details: { reason: 'unloaded' } });
+    }
+  }
+}
+
+function usageOf(r: GenerationResult): CompletionUsage {
+  return {
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.tokens.length,
+    total_tokens: r.promptTokens + r.tokens.length,
+    prompt_tokens_details: { cached_tokens: r.cachedTokens },
+  };
+}

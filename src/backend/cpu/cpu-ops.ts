@@ -1,0 +1,311 @@
+/**
+ * The plain-TypeScript reference backend: every `Ops` operation as straightforward loops over f32 storage, with
+ * f64 accumulation (JS numbers) in dot products, norms and softmax. Weights are dequantized to f32 at upload through
+ * the quant registry. Slow and obviously right: the yardstick the WASM and WebGPU backends are tested against.
+ */
+
+import { LlmError, throwIfAborted } from '../../errors.js';
+import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
+import { getQuantType } from '../../quant/index.js';
+import type {
+  Activation,
+  AttentionParams,
+  GluActivation,
+  KvCacheSpec,
+  Ops,
+  RopeParams,
+  StepBatch,
+  TopK,
+  Weight,
+  WeightInfo,
+} from '../ops.js';
+import { attentionRows, type KvLayer } from './attention.js';
+import { ropeRows } from './rope.js';
+
+/** A weight on the CPU backend: always dequantized to f32. */
+interface CpuWeight extends Weight {
+  readonly data: Float32Array; // [nRows, rowLength]
+}
+
+/** An activation on the CPU backend. */
+interface CpuActivation extends Activation {
+  readonly data: Float32Array; // [maxRows, cols]
+}
+
+/** √(2/π), the constant of the tanh approximation of GELU. */
+const GELU_COEF = Math.sqrt(2 / Math.PI);
+
+/** Dequantizes a tensor's raw GGUF bytes (rows of ggml blocks) to f32. */
+function dequantize(info: WeightInfo, data: Uint8Array, rowLength: number, nRows: number): Float32Array {
+  const out = new Float32Array(rowLength * nRows); // [nRows, rowLength]
+  if (info.type === GgmlType.F32) {
+    // Copy through a DataView-free path: the bytes may not be 4-byte aligned.
+    new Uint8Array(out.buffer).set(data.subarray(0, out.byteLength));
+    return out;
+  }
+  const qt = getQuantType(info.type);
+  if (rowLength % qt.blockElements !== 0) {
+    throw new LlmError(
+      'gguf-invalid',
+      `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${qt.name} block size ${qt.blockElements}`,
+      { details: { tensor: info.name, rowLength, blockElements: qt.blockElements } },
+    );
+  }
+  qt.dequantizeRow(data, out, out.length);
+  return out;
+}
+
+/** Plain-TS implementation of `Ops` (see the file header). */
+class CpuOps implements Ops {
+  readonly name = 'cpu';
+  readonly description = 'cpu reference (plain TypeScript, f32 storage, f64 accumulation)';
+
+  private kv: KvLayer[][] = []; // [nSlots][nLayers]
+  private kvSpec: KvCacheSpec | null = null;
+  private batch: StepBatch | null = null;
+
+  async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
+    throwIfAborted(signal, `uploading ${info.name}`);
+    const rowLength = info.shape[0];
+    const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
+    const geometry = GGML_TYPES.get(info.type);
+    if (!geometry) {
+      throw new LlmError('unsupported-type', `uploading ${info.name}: unknown ggml type id ${info.type}`, {
+        details: { tensor: info.name, type: info.type },
+      });
+    }
+    const expectedBytes = ((rowLength * nRows) / geometry.blockElements) * geometry.blockBytes;
+    if (data.byteLength < expectedBytes) {
+      throw new LlmError(
+        'gguf-invalid',
+        `uploading ${info.name}: got ${data.byteLength} bytes, its ${geometry.name} shape [${info.shape.join(', ')}] needs ${expectedBytes}`,
+        { details: { tensor: info.name, byteLength: data.byteLength, expectedBytes } },
+      );
+    }
+    const weight: CpuWeight = {
+      name: info.name,
+      type: info.type,
+      rowLength,
+      nRows,
+      data: dequantize(info, data, rowLength, nRows),
+    };
+    return weight;
+  }
+
+  createActivation(label: string, maxRows: number, cols: number): Activation {
+    const act: CpuActivation = { label, maxRows, cols, data: new Float32Array(maxRows * cols) };
+    return act;
+  }
+
+  createKvCache(spec: KvCacheSpec): void {
+    const cols = spec.nKvHeads * spec.headDim;
+    this.kvSpec = spec;
+    this.kv = [];
+    for (let s = 0; s < spec.nSlots; s++) {
+      const layers: KvLayer[] = [];
+      for (let l = 0; l < spec.nLayers; l++) {
+        layers.push({ k: new Float32Array(spec.contextLength * cols), v: new Float32Array(spec.contextLength * cols) });
+      }
+      this.kv.push(layers);
+    }
+  }
+
+  beginStep(batch: StepBatch): void {
+    this.batch = batch;
+  }
+
+  embed(out: Activation, table: Weight, n: number): void {
+    const o = buf(out);
+    const t = (table as CpuWeight).data; // [vocab, rowLength]
+    const tokens = this.step().tokens;
+    const cols = table.rowLength;
+    for (let i = 0; i < n; i++) {
+      const id = tokens[i];
+      if (!(id >= 0 && id < table.nRows)) {
+        throw new LlmError('invalid-request', `embedding token ${i}: id ${id} is outside the vocabulary (0…${table.nRows - 1})`, {
+          details: { index: i, token: id, vocabSize: table.nRows },
+        });
+      }
+      o.set(t.subarray(id * cols, (id + 1) * cols), i * out.cols);
+    }
+  }
+
+  rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {
+    const o = buf(out);
+    const src = buf(x);
+    const g = groupSize ?? x.cols;
+    const w = weight ? (weight as CpuWeight).data : null; // [g]
+    const groups = (n * x.cols) / g;
+    for (let r = 0; r < groups; r++) {
+      const base = r * g;
+      let sum = 0;
+      for (let j = 0; j < g; j++) sum += src[base + j] * src[base + j];
+      const inv = 1 / Math.sqrt(sum / g + eps);
+      for (let j = 0; j < g; j++) o[base + j] = src[base + j] * inv * (w ? w[j] : 1);
+    }
+  }
+
+  matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void {
+    const o = buf(out);
+    const src = buf(x);
+    const wd = (w as CpuWeight).data; // [nRows, rowLength]
+    const b = bias ? (bias as CpuWeight).data : null; // [nRows]
+    const k = w.rowLength;
+    for (let i = 0; i < n; i++) {
+      const xBase = i * x.cols;
+      for (let r = 0; r < w.nRows; r++) {
+        const wBase = r * k;
+        let acc = 0;
+        for (let j = 0; j < k; j++) acc += src[xBase + j] * wd[wBase + j];
+        o[i * out.cols + r] = b ? acc + b[r] : acc;
+      }
+    }
+  }
+
+  rope(x: Activation, n: number, params: RopeParams): void {
+    ropeRows(buf(x), x.cols, n, this.step().startPos, params);
+  }
+
+  storeKv(layer: number, k: Activation, v: Activation, n: number): void {
+    const { startPos } = this.step();
+    const spec = this.requireKv();
+    if (startPos + n > spec.contextLength) {
+      throw new LlmError(
+        'context-overflow',
+        `storing KV of positions ${startPos}…${startPos + n - 1}: the context holds ${spec.contextLength} positions`,
+        { details: { startPos, n, contextLength: spec.contextLength } },
+      );
+    }
+    const cols = spec.nKvHeads * spec.headDim;
+    const cache = this.layerKv(layer);
+    for (let i = 0; i < n; i++) {
+      cache.k.set(buf(k).subarray(i * k.cols, i * k.cols + cols), (startPos + i) * cols);
+      cache.v.set(buf(v).subarray(i * v.cols, i * v.cols + cols), (startPos + i) * cols);
+    }
+  }
+
+  attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
+    attentionRows(buf(out), buf(q), this.layerKv(layer), n, this.step().startPos, params);
+  }
+
+  glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
+    const o = buf(out);
+    const g = buf(gate);
+    const u = buf(up);
+    const len = n * out.cols;
+    for (let i = 0; i < len; i++) {
+      const x = g[i];
+      // SiLU: x·σ(x). GELU: llama.cpp's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+      const a = act === 'silu' ? x / (1 + Math.exp(-x)) : 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x)));
+      o[i] = a * u[i];
+    }
+  }
+
+  add(out: Activation, a: Activation, b: Activation, n: number): void {
+    const o = buf(out);
+    const x = buf(a);
+    const y = buf(b);
+    const len = n * out.cols;
+    for (let i = 0; i < len; i++) o[i] = x[i] + y[i];
+  }
+
+  scale(x: Activation, s: number, n: number): void {
+    const d = buf(x);
+    const len = n * x.cols;
+    for (let i = 0; i < len; i++) d[i] *= s;
+  }
+
+  softcap(x: Activation, cap: number, n: number): void {
+    const d = buf(x);
+    const len = n * x.cols;
+    for (let i = 0; i < len; i++) d[i] = cap * Math.tanh(d[i] / cap);
+  }
+
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+    const src = buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols);
+    buf(out).set(src, 0);
+  }
+
+  endStep(): void {
+    this.batch = null;
+  }
+
+  async read(x: Activation, n: number): Promise<Float32Array> {
+    return buf(x).slice(0, n * x.cols);
+  }
+
+  async argmax(x: Activation, row: number): Promise<number> {
+    const d = buf(x);
+    const base = row * x.cols;
+    let best = 0;
+    for (let j = 1; j < x.cols; j++) if (d[base + j] > d[base + best]) best = j;
+    return best;
+  }
+
+  async topK(x: Activation, row: number, k: number): Promise<TopK> {
+    const d = buf(x).subarray(row * x.cols, (row + 1) * x.cols);
+    const m = Math.max(0, Math.min(k, x.cols));
+    const ids: number[] = []; // sorted by value desc, then index asc
+    for (let j = 0; j < d.length; j++) {
+      if (ids.length === m && !(d[j] > d[ids[m - 1]])) continue;
+      let p = ids.length;
+      while (p > 0 && d[j] > d[ids[p - 1]]) p--;
+      ids.splice(p, 0, j);
+      if (ids.length > m) ids.pop();
+    }
+    return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
+  }
+
+  copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
+    const spec = this.requireKv();
+    const cols = spec.nKvHeads * spec.headDim;
+    for (const s of [srcSlot, dstSlot]) {
+      if (!(s >= 0 && s < spec.nSlots)) {
+        throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${spec.nSlots} slots)`);
+      }
+    }
+    for (let l = 0; l < spec.nLayers; l++) {
+      const src = this.kv[srcSlot][l];
+      const dst = this.kv[dstSlot][l];
+      dst.k.set(src.k.subarray(0, nPositions * cols));
+      dst.v.set(src.v.subarray(0, nPositions * cols));
+    }
+  }
+
+  destroy(): void {
+    this.kv = [];
+    this.kvSpec = null;
+    this.batch = null;
+  }
+
+  private step(): StepBatch {
+    if (!this.batch) throw new LlmError('invalid-request', 'cpu ops: an op was issued outside beginStep … endStep');
+    return this.batch;
+  }
+
+  private requireKv(): KvCacheSpec {
+    if (!this.kvSpec) throw new LlmError('invalid-request', 'cpu ops: the KV cache was used before createKvCache');
+    return this.kvSpec;
+  }
+
+  private layerKv(layer: number): KvLayer {
+    const spec = this.requireKv();
+    const { slot } = this.step();
+    if (!(slot >= 0 && slot < spec.nSlots)) {
+      throw new LlmError('invalid-request', `cpu ops: slot ${slot} does not exist (${spec.nSlots} slots)`, {
+        details: { slot, nSlots: spec.nSlots },
+      });
+    }
+    return this.kv[slot][layer];
+  }
+}
+
+/** The f32 storage behind an activation of this backend. */
+function buf(a: Activation): Float32Array {
+  return (a as CpuActivation).data;
+}
+
+/** Creates the plain-TypeScript reference backend. */
+export function createCpuOps(): Ops {
+  return new CpuOps();
+}

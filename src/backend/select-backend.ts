@@ -1,0 +1,92 @@
+/**
+ * Picks the backend for `backend: 'auto' | 'webgpu' | 'wasm' | 'cpu'` and says why: WebGPU when an adapter is
+ * available and its device starts (the engine then also requires it to pass warmup), else WASM — multi-threaded
+ * when the page is cross-origin isolated — and the plain-TS reference only when asked for. Backends are imported
+ * on demand so a WASM-only page never loads the WebGPU code.
+ */
+
+import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
+import type { Ops } from './ops.js';
+
+/** A backend name as the API spells it. */
+export type BackendName = 'webgpu' | 'wasm' | 'cpu';
+
+/** The chosen backend with the reason, as reported in `EngineInfo.backend`. */
+export interface BackendSelection {
+  readonly ops: Ops;
+  readonly name: BackendName;
+  readonly reason: string;
+}
+
+/** Options passed through to the backends. */
+export interface SelectBackendOptions {
+  /**
+   * WASM threads; default: the logical cores (at most 8) where shared memory works — Node, or a cross-origin
+   * isolated page — else 1.
+   */
+  readonly threads?: number;
+  /** The WebGPU entry point when there is no `navigator.gpu` (Node: `create([])` of npm `webgpu`). */
+  readonly gpu?: GPU;
+  readonly signal?: AbortSignal;
+}
+
+/** Why WebGPU cannot be tried here, or null when it can. */
+export function webGpuUnavailableReason(gpu?: GPU): string | null {
+  if (gpu) return null;
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  if (!nav || !nav.gpu) return 'WebGPU is not available here (navigator.gpu is missing)';
+  return null;
+}
+
+/** Whether WASM threads can work here (a cross-origin isolated page, or Node). */
+export function canUseWasmThreads(): boolean {
+  const g = globalThis as { crossOriginIsolated?: boolean; process?: { versions?: { node?: string } }; window?: unknown };
+  return g.crossOriginIsolated === true || (typeof g.process?.versions?.node === 'string' && g.window === undefined);
+}
+
+/** Creates one backend by name. */
+export async function createBackend(name: BackendName, options: SelectBackendOptions = {}): Promise<Ops> {
+  throwIfAborted(options.signal, `starting the ${name} backend`);
+  switch (name) {
+    case 'cpu': {
+      const { createCpuOps } = await import('./cpu/cpu-ops.js');
+      return createCpuOps();
+    }
+    case 'wasm': {
+      const { createWasmOps } = await import('./wasm/index.js');
+      return createWasmOps({ threads: options.threads ?? (canUseWasmThreads() ? undefined : 1) });
+    }
+    case 'webgpu': {
+      const why = webGpuUnavailableReason(options.gpu);
+      if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
+      const { createWebGpuOps } = await import('./webgpu/index.js');
+      return createWebGpuOps(options.gpu ? { gpu: options.gpu } : {});
+    }
+    default:
+      throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, { details: { field: 'backend' } });
+  }
+}
+
+/** Resolves `choice` to a running backend; for 'auto' a WebGPU failure falls back to WASM with the reason kept. */
+export async function selectBackend(choice: BackendName | 'auto', options: SelectBackendOptions = {}): Promise<BackendSelection> {
+  if (choice !== 'auto') {
+    return { ops: await createBackend(choice, options), name: choice, reason: 'requested' };
+  }
+  const why = webGpuUnavailableReason(options.gpu);
+  if (!why) {
+    try {
+      return { ops: await createBackend('webgpu', options), name: 'webgpu', reason: 'auto: a WebGPU adapter is available' };
+    } catch (e) {
+      if (isLlmError(e, 'aborted')) throw e;
+      return wasmFallback(`auto: WebGPU failed to start (${e instanceof Error ? e.message : String(e)})`, options);
+    }
+  }
+  return wasmFallback(`auto: ${why}`, options);
+}
+
+/** The WASM backend with the reason WebGPU was passed over. */
+export async function wasmFallback(reason: string, options: SelectBackendOptions): Promise<BackendSelection> {
+  const ops = await createBackend('wasm', options);
+  const isolation = canUseWasmThreads() ? '' : ' (single-threaded: the page is not cross-origin isolated)';
+  return { ops, name: 'wasm', reason: `${reason}; using ${ops.description}${isolation}` };
+}

@@ -1,0 +1,76 @@
+/**
+ * The typed surface of the WASM kernel module (wasm/assembly/index.ts) and which matvec serves which ggml type.
+ * All matvecs share one signature so the thread pool can split any of them by rows.
+ */
+
+import { GgmlType } from '../../gguf/types.js';
+
+/**
+ * out[t, r] = W[r] · x[t] for rows r0 ≤ r < r1 and tokens t < n. `w`, `x`, `out` are byte offsets in the memory;
+ * x is a Q8 activation block (see wasm/assembly/q8-activations.ts) for quantized kernels and f32 [n, k] for float
+ * kernels; out is f32 [n, outStride].
+ */
+export type GemvKernel = (w: number, x: number, out: number, k: number, r0: number, r1: number, n: number, outStride: number) => void;
+
+/** The module's exports. */
+export interface KernelExports {
+  /** Quantizes n rows of f32 x ([n, xStride], first k columns) into Q8 activation rows at `out`. */
+  quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
+  gemv_q4_0: GemvKernel;
+  gemv_q4_1: GemvKernel;
+  gemv_q5_0: GemvKernel;
+  gemv_q5_1: GemvKernel;
+  gemv_q8_0: GemvKernel;
+  gemv_q4_k: GemvKernel;
+  gemv_q5_k: GemvKernel;
+  gemv_q6_k: GemvKernel;
+  gemv_f32: GemvKernel;
+  gemv_f16: GemvKernel;
+  gemv_bf16: GemvKernel;
+}
+
+/** Names of the row-splittable kernels, in a fixed order (their index is what crosses to helper threads). */
+export const GEMV_NAMES = [
+  'gemv_q4_0',
+  'gemv_q4_1',
+  'gemv_q5_0',
+  'gemv_q5_1',
+  'gemv_q8_0',
+  'gemv_q4_k',
+  'gemv_q5_k',
+  'gemv_q6_k',
+  'gemv_f32',
+  'gemv_f16',
+  'gemv_bf16',
+] as const;
+
+/** One kernel name. */
+export type GemvName = (typeof GEMV_NAMES)[number];
+
+/** How a weight type is multiplied: a fused kernel and whether it takes Q8 (true) or f32 (false) activations. */
+export interface FusedKernel {
+  readonly name: GemvName;
+  readonly isQ8: boolean;
+  /** Row lengths must be a multiple of this (the kernel's block size). */
+  readonly blockElements: number;
+}
+
+/** The fused kernels by weight type; types missing here are dequantized row-chunk by row-chunk then use gemv_f32. */
+export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlType, FusedKernel>([
+  [GgmlType.Q4_0, { name: 'gemv_q4_0', isQ8: true, blockElements: 32 }],
+  [GgmlType.Q4_1, { name: 'gemv_q4_1', isQ8: true, blockElements: 32 }],
+  [GgmlType.Q5_0, { name: 'gemv_q5_0', isQ8: true, blockElements: 32 }],
+  [GgmlType.Q5_1, { name: 'gemv_q5_1', isQ8: true, blockElements: 32 }],
+  [GgmlType.Q8_0, { name: 'gemv_q8_0', isQ8: true, blockElements: 32 }],
+  [GgmlType.Q4_K, { name: 'gemv_q4_k', isQ8: true, blockElements: 256 }],
+  [GgmlType.Q5_K, { name: 'gemv_q5_k', isQ8: true, blockElements: 256 }],
+  [GgmlType.Q6_K, { name: 'gemv_q6_k', isQ8: true, blockElements: 256 }],
+  [GgmlType.F32, { name: 'gemv_f32', isQ8: false, blockElements: 1 }],
+  [GgmlType.F16, { name: 'gemv_f16', isQ8: false, blockElements: 1 }],
+  [GgmlType.BF16, { name: 'gemv_bf16', isQ8: false, blockElements: 1 }],
+]);
+
+/** Bytes of one Q8 activation row of k elements (k % 32 == 0): qs k + d k/8 + s k/8 + isum16 k/4. */
+export function q8RowBytes(k: number): number {
+  return k + (k >> 2) + (k >> 2);
+}

@@ -1,0 +1,110 @@
+/**
+ * The one `WebAssembly.Memory` of the WASM backend and a bump allocator over it. Weights, activations, the KV
+ * cache and scratch space all live here so kernels (and helper threads, for a shared memory) address them directly.
+ * Memory grows as buffers are placed; wasm32 caps it at 4 GiB, past which placing fails with LlmError('out-of-memory').
+ */
+
+import { LlmError } from '../../errors.js';
+
+/** Bytes per WebAssembly page. */
+const PAGE_BYTES = 65536;
+/** wasm32's addressable maximum: 65536 pages = 4 GiB. */
+export const WASM32_MAX_PAGES = 65536;
+/** First address handed out (0 stays unused so a zero offset is never a valid buffer). */
+const HEAP_START = 1024;
+
+/** A region of the heap. */
+export interface HeapRegion {
+  readonly byteOffset: number;
+  readonly byteLength: number;
+}
+
+/** One memory plus typed-array views that follow its growth. */
+export class WasmHeap {
+  readonly memory: WebAssembly.Memory;
+  readonly isShared: boolean;
+  private readonly maxPages: number;
+  private top = HEAP_START;
+  private u8View: Uint8Array;
+  private f32View: Float32Array;
+  private i32View: Int32Array;
+
+  /** Creates the memory; a shared one needs a declared maximum (`maxPages`, at most 65536). */
+  constructor(isShared: boolean, maxPages = WASM32_MAX_PAGES) {
+    this.isShared = isShared;
+    this.maxPages = Math.min(maxPages, WASM32_MAX_PAGES);
+    this.memory = isShared
+      ? new WebAssembly.Memory({ initial: 16, maximum: this.maxPages, shared: true })
+      : new WebAssembly.Memory({ initial: 16 });
+    this.u8View = new Uint8Array(this.memory.buffer);
+    this.f32View = new Float32Array(this.memory.buffer);
+    this.i32View = new Int32Array(this.memory.buffer);
+  }
+
+  /** Bytes handed out so far (the high-water mark). */
+  get usedBytes(): number {
+    return this.top;
+  }
+
+  /** Byte view of the whole memory (re-created after growth; do not keep across `alloc`). */
+  get u8(): Uint8Array {
+    this.refresh();
+    return this.u8View;
+  }
+
+  /** f32 view of the whole memory (index = byteOffset / 4). */
+  get f32(): Float32Array {
+    this.refresh();
+    return this.f32View;
+  }
+
+  /** i32 view of the whole memory (index = byteOffset / 4). */
+  get i32(): Int32Array {
+    this.refresh();
+    return this.i32View;
+  }
+
+  /**
+   * Places `byteLength` bytes at an `align`-aligned offset, growing the memory as needed. Contents are zero for
+   * fresh memory (the allocator never reuses space).
+   * @throws LlmError('out-of-memory') with the numbers when the 4 GiB wasm32 space (or the engine) cannot hold it.
+   */
+  alloc(byteLength: number, what: string, align = 64): HeapRegion {
+    const byteOffset = Math.ceil(this.top / align) * align;
+    const end = byteOffset + byteLength;
+    const neededPages = Math.ceil(end / PAGE_BYTES);
+    const havePages = this.memory.buffer.byteLength / PAGE_BYTES;
+    if (neededPages > havePages) {
+      const fail = (cause?: unknown): never => {
+        throw new LlmError(
+          'out-of-memory',
+          `placing ${what} (${fmtMiB(byteLength)}) in WASM memory: it would need ${fmtMiB(end)} in all, ` +
+            `${fmtMiB(byteOffset)} being in use, and this WASM memory holds at most ${fmtMiB(this.maxPages * PAGE_BYTES)}. ` +
+            'Use a smaller model or quantization, a shorter context, or the WebGPU backend.',
+          { cause, details: { what, byteLength, usedBytes: byteOffset, maxBytes: this.maxPages * PAGE_BYTES } },
+        );
+      };
+      if (neededPages > this.maxPages) fail();
+      try {
+        this.memory.grow(neededPages - havePages);
+      } catch (cause) {
+        fail(cause);
+      }
+    }
+    this.top = end;
+    return { byteOffset, byteLength };
+  }
+
+  private refresh(): void {
+    const buffer = this.memory.buffer;
+    if (this.u8View.byteLength !== buffer.byteLength) {
+      this.u8View = new Uint8Array(buffer);
+      this.f32View = new Float32Array(buffer);
+      this.i32View = new Int32Array(buffer);
+    }
+  }
+}
+
+function fmtMiB(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
+}

@@ -1,0 +1,472 @@
+/**
+ * `Ops` over the WASM kernels: every buffer lives in one WebAssembly.Memory (wasm-heap.ts); matmul runs the fused
+ * AssemblyScript matvecs (activations quantized to Q8 per 32-block for quantized weights, f32 for float weights),
+ * split by rows across helper threads when a pool is given; the light ops (norm, rope, attention, GLU, …) are tight
+ * TypeScript over views of that memory, sharing the reference backend's rope and attention loops.
+ * Weights stay in their GGUF block layout; types without a fused kernel are dequantized chunk-wise per matmul.
+ */
+
+import { LlmError, throwIfAborted } from '../../errors.js';
+import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
+import { getQuantType } from '../../quant/index.js';
+import { attentionRows } from '../cpu/attention.js';
+import { ropeRows } from '../cpu/rope.js';
+import type {
+  Activation,
+  AttentionParams,
+  GluActivation,
+  KvCacheSpec,
+  Ops,
+  RopeParams,
+  StepBatch,
+  TopK,
+  Weight,
+  WeightInfo,
+} from '../ops.js';
+import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import type { ThreadPool } from './thread-pool.js';
+import type { WasmHeap } from './wasm-heap.js';
+
+/** A weight in WASM memory, GGUF block layout: [nRows, rowBytes]. */
+interface WasmWeight extends Weight {
+  readonly byteOffset: number;
+  readonly rowBytes: number;
+  /** f32 copy for use as a vector (norm weights, biases), made on first use. */
+  vectorOffset: number;
+}
+
+/** An f32 activation [maxRows, cols] in WASM memory. */
+interface WasmActivation extends Activation {
+  readonly byteOffset: number;
+  /** Bumped by every op that writes it (keys the Q8 cache). */
+  version: number;
+}
+
+/** Per-slot, per-layer KV storage: byte offsets of k and v, each [contextLength, nKvHeads·headDim] f32. */
+interface KvOffsets {
+  readonly k: number;
+  readonly v: number;
+}
+
+/** Below this many multiply-adds a matmul stays on the calling thread (waking helpers costs more). */
+const MIN_PARALLEL_WORK = 1 << 16;
+/** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
+const DEQUANT_CHUNK_BYTES = 1 << 20;
+const GELU_COEF = Math.sqrt(2 / Math.PI);
+
+/** The WASM backend (see the file header). */
+export class WasmOps implements Ops {
+  readonly name = 'wasm';
+  readonly description: string;
+  private readonly heap: WasmHeap;
+  private readonly k: KernelExports;
+  private readonly pool: ThreadPool | null;
+  private batch: StepBatch | null = null;
+  private kvSpec: KvCacheSpec | null = null;
+  private kv: KvOffsets[][] = []; // [nSlots][nLayers]
+  private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
+  private q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
+  private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x
+
+  constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
+    this.heap = heap;
+    this.k = exports;
+    this.pool = pool;
+    this.description = description;
+  }
+
+  async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
+    throwIfAborted(signal, `uploading ${info.name}`);
+    const geometry = GGML_TYPES.get(info.type);
+    if (!geometry) {
+      throw new LlmError('unsupported-type', `uploading ${info.name}: unknown ggml type id ${info.type}`, {
+        details: { tensor: info.name, type: info.type },
+      });
+    }
+    if (!FUSED_KERNELS.has(info.type)) getQuantType(info.type); // throws unsupported-type naming it
+    const rowLength = info.shape[0];
+    const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
+    if (rowLength % geometry.blockElements !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${geometry.name} block size ${geometry.blockElements}`,
+        { details: { tensor: info.name, rowLength, blockElements: geometry.blockElements } },
+      );
+    }
+    const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
+    const byteLength = rowBytes * nRows;
+    if (data.byteLength < byteLength) {
+      throw new LlmError(
+        'gguf-invalid',
+        `uploading ${info.name}: got ${data.byteLength} bytes, its ${geometry.name} shape [${info.shape.join(', ')}] needs ${byteLength}`,
+        { details: { tensor: info.name, byteLength: data.byteLength, expectedBytes: byteLength } },
+      );
+    }
+    const region = this.heap.alloc(byteLength, `weight ${info.name}`);
+    this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
+    const w: WasmWeight = { name: info.name, type: info.type, rowLength, nRows, byteOffset: region.byteOffset, rowBytes, vectorOffset: -1 };
+    return w;
+  }
+
+  createActivation(label: string, maxRows: number, cols: number): Activation {
+    const region = this.heap.alloc(maxRows * cols * 4, `activation ${label} [${maxRows}, ${cols}]`);
+    const a: WasmActivation = { label, maxRows, cols, byteOffset: region.byteOffset, version: 0 };
+    return a;
+  }
+
+  createKvCache(spec: KvCacheSpec): void {
+    const bytes = spec.contextLength * spec.nKvHeads * spec.headDim * 4;
+    this.kvSpec = spec;
+    this.kv = [];
+    for (let s = 0; s < spec.nSlots; s++) {
+      const layers: KvOffsets[] = [];
+      for (let l = 0; l < spec.nLayers; l++) {
+        const k = this.heap.alloc(bytes, `KV cache (slot ${s}, layer ${l}, keys)`).byteOffset;
+        const v = this.heap.alloc(bytes, `KV cache (slot ${s}, layer ${l}, values)`).byteOffset;
+        layers.push({ k, v });
+      }
+      this.kv.push(layers);
+    }
+  }
+
+  beginStep(batch: StepBatch): void {
+    this.batch = batch;
+  }
+
+  embed(out: Activation, table: Weight, n: number): void {
+    const o = act(out);
+    const t = table as WasmWeight;
+    const tokens = this.step().tokens;
+    const cols = t.rowLength;
+    const u8 = this.heap.u8;
+    const f32 = this.heap.f32;
+    const qt = t.type === GgmlType.F32 ? null : getQuantType(t.type);
+    for (let i = 0; i < n; i++) {
+      const id = tokens[i];
+      if (!(id >= 0 && id < t.nRows)) {
+        throw new LlmError('invalid-request', `embedding token ${i}: id ${id} is outside the vocabulary (0…${t.nRows - 1})`, {
+          details: { index: i, token: id, vocabSize: t.nRows },
+        });
+      }
+      const src = t.byteOffset + id * t.rowBytes;
+      const dst = (o.byteOffset >> 2) + i * o.cols;
+      if (qt === null) f32.set(f32.subarray(src >> 2, (src >> 2) + cols), dst);
+      else qt.dequantizeRow(u8.subarray(src, src + t.rowBytes), f32.subarray(dst, dst + cols), cols);
+    }
+    o.version++;
+  }
+
+  rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {
+    const o = act(out);
+    const f32 = this.heap.f32;
+    const g = groupSize ?? x.cols;
+    const w = weight ? this.vector(weight) : -1; // f32 index of [g]
+    const src = act(x).byteOffset >> 2;
+    const dst = o.byteOffset >> 2;
+    const groups = (n * x.cols) / g;
+    for (let r = 0; r < groups; r++) {
+      const s = src + r * g;
+      const d = dst + r * g;
+      let sum = 0;
+      for (let j = 0; j < g; j++) sum += f32[s + j] * f32[s + j];
+      const inv = 1 / Math.sqrt(sum / g + eps);
+      if (w < 0) for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv;
+      else for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv * f32[w + j];
+    }
+    o.version++;
+  }
+
+  matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void {
+    const o = act(out);
+    const xa = act(x);
+    const wt = w as WasmWeight;
+    const k = wt.rowLength;
+    if (x.cols < k || out.cols < wt.nRows || n > x.maxRows || n > out.maxRows) {
+      throw new LlmError(
+        'invalid-request',
+        `matmul ${wt.name}: x [${n}, ${x.cols}] · W [${wt.nRows}, ${k}]ᵀ → out [${n}, ${out.cols}] does not fit (x ${x.label}, out ${out.label})`,
+        { details: { weight: wt.name, n, k, nRows: wt.nRows, xCols: x.cols, outCols: out.cols } },
+      );
+    }
+    const fused = FUSED_KERNELS.get(wt.type);
+    if (fused?.isQ8) {
+      const xq = this.quantizeQ8(xa, n, k);
+      this.run(fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+    } else if (fused) {
+      this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
+    } else {
+      this.matmulDequant(o, xa, wt, n);
+    }
+    if (bias) {
+      const f32 = this.heap.f32;
+      const b = this.vector(bias);
+      for (let i = 0; i < n; i++) {
+        const row = (o.byteOffset >> 2) + i * out.cols;
+        for (let r = 0; r < wt.nRows; r++) f32[row + r] += f32[b + r];
+      }
+    }
+    o.version++;
+  }
+
+  rope(x: Activation, n: number, params: RopeParams): void {
+    const a = act(x);
+    const start = a.byteOffset >> 2;
+    ropeRows(this.heap.f32.subarray(start, start + n * a.cols), a.cols, n, this.step().startPos, params);
+    a.version++;
+  }
+
+  storeKv(layer: number, k: Activation, v: Activation, n: number): void {
+    const { startPos } = this.step();
+    const spec = this.requireKv();
+    if (startPos + n > spec.contextLength) {
+      throw new LlmError(
+        'context-overflow',
+        `storing KV of positions ${startPos}…${startPos + n - 1}: the context holds ${spec.contextLength} positions`,
+        { details: { startPos, n, contextLength: spec.contextLength } },
+      );
+    }
+    const cols = spec.nKvHeads * spec.headDim;
+    const cache = this.layerKv(layer);
+    const f32 = this.heap.f32;
+    for (let i = 0; i < n; i++) {
+      const ks = (act(k).byteOffset >> 2) + i * k.cols;
+      const vs = (act(v).byteOffset >> 2) + i * v.cols;
+      f32.copyWithin((cache.k >> 2) + (startPos + i) * cols, ks, ks + cols);
+      f32.copyWithin((cache.v >> 2) + (startPos + i) * cols, vs, vs + cols);
+    }
+  }
+
+  attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
+    const spec = this.requireKv();
+    const cache = this.layerKv(layer);
+    const f32 = this.heap.f32;
+    const len = spec.contextLength * spec.nKvHeads * spec.headDim;
+    const o = act(out);
+    const qs = act(q).byteOffset >> 2;
+    attentionRows(
+      f32.subarray(o.byteOffset >> 2, (o.byteOffset >> 2) + n * out.cols),
+      f32.subarray(qs, qs + n * q.cols),
+      { k: f32.subarray(cache.k >> 2, (cache.k >> 2) + len), v: f32.subarray(cache.v >> 2, (cache.v >> 2) + len) },
+      n,
+      this.step().startPos,
+      params,
+    );
+    o.version++;
+  }
+
+  glu(out: Activation, gate: Activation, up: Activation, n: number, activation: GluActivation): void {
+    const f32 = this.heap.f32;
+    const o = act(out);
+    const d = o.byteOffset >> 2;
+    const g = act(gate).byteOffset >> 2;
+    const u = act(up).byteOffset >> 2;
+    const len = n * out.cols;
+    if (activation === 'silu') {
+      for (let i = 0; i < len; i++) {
+        const x = f32[g + i];
+        f32[d + i] = (x / (1 + Math.exp(-x))) * f32[u + i];
+      }
+    } else {
+      for (let i = 0; i < len; i++) {
+        const x = f32[g + i];
+        f32[d + i] = 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x))) * f32[u + i];
+      }
+    }
+    o.version++;
+  }
+
+  add(out: Activation, a: Activation, b: Activation, n: number): void {
+    const f32 = this.heap.f32;
+    const o = act(out);
+    const d = o.byteOffset >> 2;
+    const x = act(a).byteOffset >> 2;
+    const y = act(b).byteOffset >> 2;
+    const len = n * out.cols;
+    for (let i = 0; i < len; i++) f32[d + i] = f32[x + i] + f32[y + i];
+    o.version++;
+  }
+
+  scale(x: Activation, s: number, n: number): void {
+    const f32 = this.heap.f32;
+    const a = act(x);
+    const d = a.byteOffset >> 2;
+    const len = n * x.cols;
+    for (let i = 0; i < len; i++) f32[d + i] *= s;
+    a.version++;
+  }
+
+  softcap(x: Activation, cap: number, n: number): void {
+    const f32 = this.heap.f32;
+    const a = act(x);
+    const d = a.byteOffset >> 2;
+    const len = n * x.cols;
+    for (let i = 0; i < len; i++) f32[d + i] = cap * Math.tanh(f32[d + i] / cap);
+    a.version++;
+  }
+
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+    const s = (act(x).byteOffset >> 2) + srcRow * x.cols;
+    this.heap.f32.copyWithin(act(out).byteOffset >> 2, s, s + n * x.cols);
+    act(out).version++;
+  }
+
+  endStep(): void {
+    this.batch = null;
+  }
+
+  async read(x: Activation, n: number): Promise<Float32Array> {
+    const s = act(x).byteOffset >> 2;
+    return this.heap.f32.slice(s, s + n * x.cols);
+  }
+
+  async argmax(x: Activation, row: number): Promise<number> {
+    const d = this.rowView(x, row);
+    let best = 0;
+    for (let j = 1; j < d.length; j++) if (d[j] > d[best]) best = j;
+    return best;
+  }
+
+  async topK(x: Activation, row: number, k: number): Promise<TopK> {
+    const d = this.rowView(x, row);
+    const m = Math.max(0, Math.min(k, d.length));
+    const ids: number[] = []; // sorted by value desc, then index asc
+    for (let j = 0; j < d.length; j++) {
+      if (ids.length === m && !(d[j] > d[ids[m - 1]])) continue;
+      let p = ids.length;
+      while (p > 0 && d[j] > d[ids[p - 1]]) p--;
+      ids.splice(p, 0, j);
+      if (ids.length > m) ids.pop();
+    }
+    return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
+  }
+
+  copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
+    const spec = this.requireKv();
+    for (const s of [srcSlot, dstSlot]) {
+      if (!(s >= 0 && s < spec.nSlots)) {
+        throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${spec.nSlots} slots)`, {
+          details: { slot: s, nSlots: spec.nSlots },
+        });
+      }
+    }
+    const len = nPositions * spec.nKvHeads * spec.headDim;
+    const f32 = this.heap.f32;
+    for (let l = 0; l < spec.nLayers; l++) {
+      const src = this.kv[srcSlot][l];
+      const dst = this.kv[dstSlot][l];
+      f32.copyWithin(dst.k >> 2, src.k >> 2, (src.k >> 2) + len);
+      f32.copyWithin(dst.v >> 2, src.v >> 2, (src.v >> 2) + len);
+    }
+  }
+
+  destroy(): void {
+    this.pool?.destroy();
+    this.kv = [];
+    this.kvSpec = null;
+    this.batch = null;
+  }
+
+  /** Runs a matvec over rows 0 … rows−1, on all threads when the work is large enough. */
+  private run(name: GemvName, w: number, x: number, out: number, k: number, rows: number, n: number, outStride: number): void {
+    const fn = this.k[name];
+    if (this.pool && rows >= 2 * this.pool.nThreads && rows * k * n >= MIN_PARALLEL_WORK) {
+      this.pool.dispatch(name, [w, x, out, k, 0, rows, n, outStride], rows, (r0, r1) => fn(w, x, out, k, r0, r1, n, outStride));
+    } else {
+      fn(w, x, out, k, 0, rows, n, outStride);
+    }
+  }
+
+  /** Q8 activation rows of x[0 … n) (first k columns), reused while x is unchanged. Returns their byte offset. */
+  private quantizeQ8(x: WasmActivation, n: number, k: number): number {
+    const key = this.q8Key;
+    if (key.act === x && key.version === x.version && key.n >= n && key.k === k) return this.q8.byteOffset;
+    const bytes = n * q8RowBytes(k);
+    if (bytes > this.q8.byteLength) this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
+    this.k.quantize_q8(x.byteOffset, x.cols, n, k, this.q8.byteOffset);
+    this.q8Key = { act: x, version: x.version, n, k };
+    return this.q8.byteOffset;
+  }
+
+  /** Byte offset of x's first n rows as contiguous f32 [n, k] (x itself when its rows are exactly k wide). */
+  private contiguousX(x: WasmActivation, n: number, k: number, at = -1): number {
+    if (x.cols === k) return x.byteOffset;
+    const dst = at >= 0 ? at : this.scratch(n * k * 4);
+    const f32 = this.heap.f32;
+    const src = x.byteOffset >> 2;
+    for (let i = 0; i < n; i++) f32.copyWithin((dst >> 2) + i * k, src + i * x.cols, src + i * x.cols + k);
+    return dst;
+  }
+
+  /** Types without a fused kernel: dequantize a chunk of rows to f32 (registry `dequantizeRow`), then gemv_f32. */
+  private matmulDequant(o: WasmActivation, x: WasmActivation, w: WasmWeight, n: number): void {
+    const k = w.rowLength;
+    const qt = getQuantType(w.type);
+    const chunkRows = Math.max(1, Math.floor(DEQUANT_CHUNK_BYTES / (k * 4)));
+    const xBytes = x.cols === k ? 0 : Math.ceil((n * k * 4) / 64) * 64;
+    const base = this.scratch(xBytes + chunkRows * k * 4);
+    const xf = this.contiguousX(x, n, k, base);
+    const buf = base + xBytes; // [chunkRows, k] f32
+    for (let r0 = 0; r0 < w.nRows; r0 += chunkRows) {
+      const rows = Math.min(chunkRows, w.nRows - r0);
+      const src = w.byteOffset + r0 * w.rowBytes;
+      qt.dequantizeRow(this.heap.u8.subarray(src, src + rows * w.rowBytes), this.heap.f32.subarray(buf >> 2, (buf >> 2) + rows * k), rows * k);
+      this.run('gemv_f32', buf, xf, o.byteOffset + r0 * 4, k, rows, n, o.cols);
+    }
+  }
+
+  /** Byte offset of a scratch region of at least `bytes` (contents not preserved across calls). */
+  private scratch(bytes: number): number {
+    if (bytes > this.f32Scratch.byteLength) {
+      this.f32Scratch = this.heap.alloc(Math.max(bytes, 2 * this.f32Scratch.byteLength), 'f32 scratch');
+    }
+    return this.f32Scratch.byteOffset;
+  }
+
+  /** f32 index of a 1-D weight's values (dequantized once for non-f32 types). */
+  private vector(w: Weight): number {
+    const wt = w as WasmWeight;
+    if (wt.type === GgmlType.F32) return wt.byteOffset >> 2;
+    if (wt.vectorOffset < 0) {
+      const len = wt.rowLength * wt.nRows;
+      const region = this.heap.alloc(len * 4, `f32 copy of ${wt.name}`);
+      const f32 = this.heap.f32;
+      getQuantType(wt.type).dequantizeRow(
+        this.heap.u8.subarray(wt.byteOffset, wt.byteOffset + wt.rowBytes * wt.nRows),
+        f32.subarray(region.byteOffset >> 2, (region.byteOffset >> 2) + len),
+        len,
+      );
+      wt.vectorOffset = region.byteOffset;
+    }
+    return wt.vectorOffset >> 2;
+  }
+
+  private rowView(x: Activation, row: number): Float32Array {
+    const s = (act(x).byteOffset >> 2) + row * x.cols;
+    return this.heap.f32.subarray(s, s + x.cols);
+  }
+
+  private step(): StepBatch {
+    if (!this.batch) throw new LlmError('invalid-request', 'wasm ops: an op was issued outside beginStep … endStep');
+    return this.batch;
+  }
+
+  private requireKv(): KvCacheSpec {
+    if (!this.kvSpec) throw new LlmError('invalid-request', 'wasm ops: the KV cache was used before createKvCache');
+    return this.kvSpec;
+  }
+
+  private layerKv(layer: number): KvOffsets {
+    const spec = this.requireKv();
+    const { slot } = this.step();
+    if (!(slot >= 0 && slot < spec.nSlots) || !(layer >= 0 && layer < spec.nLayers)) {
+      throw new LlmError('invalid-request', `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${spec.nLayers} layers)`, {
+        details: { slot, layer, nSlots: spec.nSlots, nLayers: spec.nLayers },
+      });
+    }
+    return this.kv[slot][layer];
+  }
+}
+
+function act(a: Activation): WasmActivation {
+  return a as WasmActivation;
+}

@@ -1,0 +1,135 @@
+/**
+ * WebGPU device acquisition: a high-performance adapter, the limits a model needs raised to the adapter's maxima,
+ * and the optional features (`shader-f16`, `subgroups`, `timestamp-query`) requested when offered. Uses
+ * `navigator.gpu` unless a GPU object is passed (Node: npm `webgpu`), so nothing here needs Node.
+ */
+
+import { LlmError } from '../../errors.js';
+
+/** Options for acquiring a device; all optional. */
+export interface GpuDeviceOptions {
+  /** The WebGPU entry point (default `navigator.gpu`). */
+  readonly gpu?: GPU;
+  /** Use this adapter instead of requesting one. */
+  readonly adapter?: GPUAdapter;
+  /** Use this device as is (the caller owns it; it is not destroyed by the backend). */
+  readonly device?: GPUDevice;
+  /** Use f16 KV cache and tiles when `shader-f16` is available (default true). */
+  readonly preferF16?: boolean;
+  /** Use subgroup reductions when `subgroups` is available (default true). */
+  readonly useSubgroups?: boolean;
+}
+
+/** A device with the capability choices made for it. */
+export interface GpuContext {
+  readonly device: GPUDevice;
+  /** f16 storage for KV cache and gemm tiles (requires and uses `shader-f16`). */
+  readonly isF16: boolean;
+  /** Subgroup reductions (requires and uses `subgroups`). */
+  readonly isSubgroups: boolean;
+  readonly hasTimestampQuery: boolean;
+  /** Adapter description for logs, e.g. 'llvmpipe (LLVM 19.1.7, 256 bits)'. */
+  readonly adapterDescription: string;
+  /** True when the backend created the device and must destroy it. */
+  readonly ownsDevice: boolean;
+}
+
+/** Limits raised to the adapter's maxima (bigger is better for each). */
+const MAX_LIMITS = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupStorageSize',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupsPerDimension',
+] as const;
+
+/** Limits lowered to the adapter's minima (smaller is better). */
+const MIN_LIMITS = ['minUniformBufferOffsetAlignment', 'minStorageBufferOffsetAlignment'] as const;
+
+const OPTIONAL_FEATURES: readonly GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'] as GPUFeatureName[];
+
+function describeAdapter(adapter: GPUAdapter | undefined): string {
+  const info = adapter?.info;
+  if (!info) return 'unknown adapter';
+  return info.description || [info.vendor, info.architecture, info.device].filter((s) => s).join(' ') || 'unknown adapter';
+}
+
+/**
+ * Acquires a device per `options`.
+ * @throws LlmError('webgpu-unavailable') when there is no WebGPU or no adapter.
+ */
+export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise<GpuContext> {
+  const preferF16 = options.preferF16 ?? true;
+  const useSubgroups = options.useSubgroups ?? true;
+  if (options.device) {
+    const d = options.device;
+    return {
+      device: d,
+      isF16: preferF16 && d.features.has('shader-f16'),
+      isSubgroups: useSubgroups && d.features.has('subgroups'),
+      hasTimestampQuery: d.features.has('timestamp-query'),
+      adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
+      ownsDevice: false,
+    };
+  }
+  let adapter = options.adapter ?? null;
+  if (!adapter) {
+    const gpu = options.gpu ?? (typeof navigator !== 'undefined' ? (navigator as Navigator).gpu : undefined);
+    if (!gpu) {
+      throw new LlmError(
+        'webgpu-unavailable',
+        'creating the WebGPU backend: this environment has no WebGPU (navigator.gpu is undefined). ' +
+          'Use a browser with WebGPU enabled, pass { gpu } in Node (npm "webgpu"), or use the wasm backend.',
+      );
+    }
+    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (!adapter) {
+      throw new LlmError(
+        'webgpu-unavailable',
+        'creating the WebGPU backend: requestAdapter() returned no adapter. Check that WebGPU is enabled ' +
+          '(chrome://gpu) or use the wasm backend.',
+      );
+    }
+  }
+  const requiredLimits: Record<string, number> = {};
+  const adapterLimits = adapter.limits as unknown as Record<string, number>;
+  for (const name of [...MAX_LIMITS, ...MIN_LIMITS]) {
+    const v = adapterLimits[name];
+    if (typeof v === 'number') requiredLimits[name] = v;
+  }
+  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({ label: 'webgguf', requiredFeatures, requiredLimits });
+  } catch (cause) {
+    throw new LlmError('webgpu-unavailable', `creating the WebGPU backend: requestDevice failed (${String(cause)})`, {
+      cause,
+    });
+  }
+  return {
+    device,
+    isF16: preferF16 && device.features.has('shader-f16'),
+    isSubgroups: useSubgroups && device.features.has('subgroups'),
+    hasTimestampQuery: device.features.has('timestamp-query'),
+    adapterDescription: describeAdapter(adapter),
+    ownsDevice: true,
+  };
+}
+
+/**
+ * Watches a device: `onLost` runs once when it is lost (not when destroyed on purpose), and uncaptured validation
+ * errors are logged — their message carries the pipeline label (`gemv.q4_k.f16.wg64`) of the failing variant.
+ */
+export function watchDevice(device: GPUDevice, onLost: (reason: string) => void): void {
+  void device.lost.then((info) => {
+    if (info.reason !== 'destroyed') onLost(info.message || String(info.reason));
+  });
+  const handler = (ev: Event): void => {
+    const err = (ev as GPUUncapturedErrorEvent).error;
+    console.error(`[webgguf webgpu] uncaptured ${err.constructor?.name ?? 'error'}: ${err.message}`);
+  };
+  if (typeof device.addEventListener === 'function') device.addEventListener('uncapturederror', handler);
+  else (device as { onuncapturederror: ((ev: Event) => void) | null }).onuncapturederror = handler;
+}

@@ -1,0 +1,38 @@
+/**
+ * Entry point of the WebGPU backend: `createWebGpuOps()` acquires a device (navigator.gpu unless a GPU, adapter or
+ * device is passed) and returns the `Ops` implementation; `planWebGpuMemory()` checks a model against the device
+ * limits before any download.
+ */
+
+import { type GpuDeviceOptions, requestGpuContext } from './device.js';
+import { type MemoryPlan, type MemoryPlanInput, planMemory } from './memory-plan.js';
+import { WebGpuOps } from './webgpu-ops.js';
+
+export type { GpuDeviceOptions } from './device.js';
+export { planMemory } from './memory-plan.js';
+export type { MemoryLimits, MemoryPlan, MemoryPlanInput } from './memory-plan.js';
+export { WebGpuOps } from './webgpu-ops.js';
+
+/** Options of `createWebGpuOps`. */
+export type WebGpuOpsOptions = GpuDeviceOptions;
+
+/**
+ * Creates the WebGPU backend.
+ * - `gpu`: the WebGPU entry point (default `navigator.gpu`; in Node pass `create([])` of npm `webgpu`).
+ * - `adapter` / `device`: use these instead of requesting them (a passed device is not destroyed by `destroy()`).
+ * - `preferF16` (default true): f16 KV cache and gemm tiles when `shader-f16` exists; false forces the f32 path.
+ * - `useSubgroups` (default true): subgroup reductions when `subgroups` exists; false forces workgroup memory.
+ * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
+ */
+export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
+  return new WebGpuOps(await requestGpuContext(options));
+}
+
+/** `planMemory` against a device's own limits (plus an optional byte budget). */
+export function planWebGpuMemory(input: MemoryPlanInput, device: GPUDevice, budgetBytes?: number): MemoryPlan {
+  return planMemory(input, {
+    maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+    maxBufferSize: device.limits.maxBufferSize,
+    budgetBytes,
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * The memory plan: GPU bytes for weights (as repacked), KV cache and activations, computed from metadata alone
+ * before any download and checked against the device limits (and an optional byte budget). A plan that cannot
+ * fit fails early with LlmError('out-of-memory'), the numbers, and the longest context that would fit.
+ */
+
+import { LlmError } from '../../errors.js';
+import type { GgmlType } from '../../gguf/types.js';
+import { getGpuQuantLayout, rowWords } from './upload.js';
+
+/** What the plan needs to know about a model and a run. */
+export interface MemoryPlanInput {
+  /** Every tensor to upload (GGUF tensor infos fit). */
+  readonly tensors: readonly { readonly name: string; readonly type: GgmlType; readonly shape: readonly number[] }[];
+  readonly nLayers: number;
+  readonly nKvHeads: number;
+  readonly headDim: number;
+  readonly contextLength: number;
+  /** Sequences kept in the KV cache (default 1). */
+  readonly nSlots?: number;
+  /** Bytes per KV element: 2 on the f16 path, 4 on the f32 path. */
+  readonly kvBytesPerElement: 2 | 4;
+  /** Bytes of all activation buffers (the model's plan; default 0). */
+  readonly activationBytes?: number;
+}
+
+/** The device numbers the plan is checked against. */
+export interface MemoryLimits {
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxBufferSize: number;
+  /** Total bytes the caller allows (WebGPU does not report device memory); omit for no total check. */
+  readonly budgetBytes?: number;
+}
+
+/** The result of a plan that fits. */
+export interface MemoryPlan {
+  readonly weightBytes: number;
+  /** K and V, all layers and slots. */
+  readonly kvBytes: number;
+  /** One layer's K (or V) buffer. */
+  readonly kvLayerBytes: number;
+  readonly activationBytes: number;
+  readonly totalBytes: number;
+  /** Longest context that fits the limits (≥ contextLength when the plan fits). */
+  readonly maxContextLength: number;
+}
+
+const MiB = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
+
+/**
+ * Plans GPU memory for `input` under `limits`.
+ * @throws LlmError('out-of-memory') when a buffer or the total cannot fit; the message suggests a context length.
+ * @throws LlmError('unsupported-type') for a tensor type the WebGPU backend cannot run.
+ */
+export function planMemory(input: MemoryPlanInput, limits: MemoryLimits): MemoryPlan {
+  const nSlots = input.nSlots ?? 1;
+  let weightBytes = 0;
+  for (const t of input.tensors) {
+    const l = getGpuQuantLayout(t.type, t.name);
+    const rowLength = t.shape[0] ?? 1;
+    const nRows = t.shape.slice(1).reduce((a, b) => a * b, 1);
+    const rowBytes = t.shape.length === 1 ? rowLength * 4 : rowWords(l, rowLength) * 4;
+    if (rowBytes > limits.maxStorageBufferBindingSize) {
+      throw new LlmError(
+        'out-of-memory',
+        `planning GPU memory: one row of ${t.name} is ${MiB(rowBytes)}, over the storage binding limit of ` +
+          `${MiB(limits.maxStorageBufferBindingSize)}; this model cannot run on this device's WebGPU`,
+        { details: { tensor: t.name, rowBytes, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize } },
+      );
+    }
+    weightBytes += t.shape.length === 1 ? rowBytes : rowBytes * nRows;
+  }
+  const positionBytes = nSlots * input.nKvHeads * input.headDim * input.kvBytesPerElement; // one position, one layer, K or V
+  const kvLayerBytes = positionBytes * input.contextLength;
+  const kvBytes = 2 * input.nLayers * kvLayerBytes;
+  const activationBytes = input.activationBytes ?? 0;
+  const totalBytes = weightBytes + kvBytes + activationBytes;
+  const perBufferLimit = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  let maxContextLength = Math.floor(perBufferLimit / positionBytes);
+  if (limits.budgetBytes !== undefined) {
+    const left = limits.budgetBytes - weightBytes - activationBytes;
+    maxContextLength = Math.min(maxContextLength, Math.max(0, Math.floor(left / (2 * input.nLayers * positionBytes))));
+  }
+  const details = {
+    weightBytes,
+    kvBytes,
+    kvLayerBytes,
+    activationBytes,
+    totalBytes,
+    contextLength: input.contextLength,
+    maxContextLength,
+    maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+    budgetBytes: limits.budgetBytes,
+  };
+  if (kvLayerBytes > perBufferLimit) {
+    throw new LlmError(
+      'out-of-memory',
+      `planning GPU memory: one layer's KV cache at context ${input.contextLength} needs ${MiB(kvLayerBytes)}, over the ` +
+        `device's storage binding limit of ${MiB(perBufferLimit)}; use a context length of at most ${maxContextLength}`,
+      { details },
+    );
+  }
+  if (limits.budgetBytes !== undefined && totalBytes > limits.budgetBytes) {
+    throw new LlmError(
+      'out-of-memory',
+      `planning GPU memory: weights ${MiB(weightBytes)} + KV cache ${MiB(kvBytes)} + activations ${MiB(activationBytes)} = ` +
+        `${MiB(totalBytes)}, over the budget of ${MiB(limits.budgetBytes)}; ` +
+        (maxContextLength > 0
+          ? `use a context length of at most ${maxContextLength}`
+          : 'the weights alone do not fit: use a smaller or more quantized model'),
+      { details },
+    );
+  }
+  return { weightBytes, kvBytes, kvLayerBytes, activationBytes, totalBytes, maxContextLength };
+}

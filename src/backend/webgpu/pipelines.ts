@@ -1,0 +1,124 @@
+/**
+ * Compute pipelines, cached under one readable key per variant (`gemv.q4_k.f16.sg.wg64`) that is also the
+ * pipeline's label, so a validation error names the variant. Each kernel entry point declares its bindings here
+ * (binding 0 is always the per-dispatch uniform block, bound with a dynamic offset into the step's params arena).
+ */
+
+import { LlmError } from '../../errors.js';
+import { composeShader, type ElementType, type KernelName } from './compose.js';
+
+/** How a binding is used: the dynamic-offset params block, a read-only or a read-write storage buffer. */
+export type BindingKind = 'uniform' | 'read' | 'rw';
+
+/** Bindings of every kernel entry point, by binding number (index in the array; null = not used by that entry). */
+const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
+  'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemm.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'embed.main': ['uniform', 'read', 'read', 'rw'],
+  'rms_norm.main': ['uniform', 'read', 'rw', 'read'],
+  'rms_norm.main_inplace': ['uniform', null, 'rw', 'read'],
+  'rope.main': ['uniform', 'rw', 'read'],
+  'store_kv.main': ['uniform', 'read', 'read', 'rw', 'rw'],
+  'copy_kv.main': ['uniform', 'rw', 'rw'],
+  'attention.main': ['uniform', 'read', 'read', 'read', 'rw', 'rw'],
+  'attention_combine.main': ['uniform', 'read', 'rw'],
+  'glu.main': ['uniform', 'read', 'read', 'rw'],
+  'glu.main_out_gate': ['uniform', null, 'read', 'rw'],
+  'glu.main_out_up': ['uniform', 'read', null, 'rw'],
+  'add.main': ['uniform', 'read', 'read', 'rw'],
+  'add.main_out_a': ['uniform', null, 'read', 'rw'],
+  'scale.main': ['uniform', 'rw'],
+  'copy_rows.main': ['uniform', 'read', 'rw'],
+  'copy_rows.main_same': ['uniform', null, 'rw'],
+  'argmax.main': ['uniform', 'read', 'rw'],
+  'topk_chunk.main': ['uniform', 'read', 'rw'],
+  'topk_merge.main': ['uniform', 'rw', 'rw'],
+};
+
+/** Which variant of a kernel to build. */
+export interface PipelineSpec {
+  readonly kernel: KernelName;
+  /** Entry point (default `main`). */
+  readonly entry?: string;
+  /** Quant type name (`q4_k`) and its snippet, for kernels that read weights. */
+  readonly quant?: { readonly name: string; readonly wgsl: string };
+  /** Workgroup size (the WG_SIZE override); a power of two ≤ 256. */
+  readonly wgSize: number;
+  /** Boolean/number overrides beyond WG_SIZE, with a short tag for the key (e.g. `{ IS_GELU: true }`, 'gelu'). */
+  readonly constants?: Readonly<Record<string, number | boolean>>;
+  readonly tag?: string;
+}
+
+/** A built pipeline with what recording a dispatch needs. */
+export interface CachedPipeline {
+  readonly label: string;
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+  /** Binding kinds by binding number (null = absent). */
+  readonly bindings: readonly (BindingKind | null)[];
+}
+
+/** Builds and caches pipelines for one device and one capability choice (dtype, subgroups). */
+export class PipelineCache {
+  private readonly cache = new Map<string, CachedPipeline>();
+
+  constructor(
+    private readonly device: GPUDevice,
+    readonly dtype: ElementType,
+    readonly subgroups: boolean,
+    private readonly paramsBindingSize: number,
+  ) {}
+
+  /** The readable key of a variant, e.g. `gemv.q4_0.f16.sg.wg64` or `glu.gelu.f32.wg256`. */
+  key(spec: PipelineSpec): string {
+    const entry = spec.entry && spec.entry !== 'main' ? `.${spec.entry}` : '';
+    const quant = spec.quant ? `.${spec.quant.name}` : '';
+    const tag = spec.tag ? `.${spec.tag}` : '';
+    return `${spec.kernel}${entry}${tag}${quant}.${this.dtype}${this.subgroups ? '.sg' : ''}.wg${spec.wgSize}`;
+  }
+
+  /** Number of pipelines built so far. */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /** The pipeline for `spec`, built on first use. */
+  get(spec: PipelineSpec): CachedPipeline {
+    const label = this.key(spec);
+    const hit = this.cache.get(label);
+    if (hit) return hit;
+    const entry = spec.entry ?? 'main';
+    const bindings = ENTRY_BINDINGS[`${spec.kernel}.${entry}`];
+    if (!bindings) {
+      throw new LlmError('invalid-request', `building pipeline ${label}: no binding table for entry ${spec.kernel}.${entry}`);
+    }
+    const code = composeShader({
+      kernel: spec.kernel,
+      quantWgsl: spec.quant?.wgsl,
+      dtype: this.dtype,
+      subgroups: this.subgroups,
+    });
+    const module = this.device.createShaderModule({ label, code });
+    const entries: GPUBindGroupLayoutEntry[] = [];
+    bindings.forEach((kind, binding) => {
+      if (kind === null) return;
+      entries.push({
+        binding,
+        visibility: GPUShaderStage.COMPUTE,
+        buffer:
+          kind === 'uniform'
+            ? { type: 'uniform', hasDynamicOffset: true, minBindingSize: this.paramsBindingSize }
+            : { type: kind === 'read' ? 'read-only-storage' : 'storage' },
+      });
+    });
+    const layout = this.device.createBindGroupLayout({ label, entries });
+    const pipeline = this.device.createComputePipeline({
+      label,
+      layout: this.device.createPipelineLayout({ label, bindGroupLayouts: [layout] }),
+      compute: { module, entryPoint: entry, constants: { WG_SIZE: spec.wgSize, ...(spec.constants ?? {}) } },
+    });
+    const built: CachedPipeline = { label, pipeline, layout, bindings };
+    this.cache.set(label, built);
+    return built;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Records a step's dispatches into one command encoder and submits them once. Per-dispatch parameters go to a
+ * params arena: each dispatch takes the next slot of a CPU staging copy, and the used range is written with one
+ * `writeBuffer` just before the submit, so the uniform block is bound with a dynamic offset and bind groups are
+ * cached by (pipeline, buffers) alone. Also the readback pool, counters, and device-lost rejection of pending reads.
+ */
+
+import { LlmError } from '../../errors.js';
+import type { CachedPipeline } from './pipelines.js';
+
+/** Bytes of one dispatch's uniform block (every kernel's Params struct fits). */
+export const PARAMS_BYTES = 64;
+/** Slots in the params arena; a step needing more is split into several submissions. */
+const ARENA_SLOTS = 2048;
+
+/** Counters for benchmarks. */
+export interface RecorderStats {
+  dispatches: number;
+  submissions: number;
+  bytesRead: number;
+}
+
+/** Writes one dispatch's uniform block as a run of 32-bit fields (Params struct order). */
+export class ParamsWriter {
+  private i = 0;
+  constructor(
+    private readonly u32: Uint32Array,
+    private readonly f32: Float32Array,
+    private readonly base: number,
+  ) {}
+  u(v: number): this {
+    this.u32[this.base + this.i++] = v >>> 0;
+    return this;
+  }
+  f(v: number): this {
+    this.f32[this.base + this.i++] = v;
+    return this;
+  }
+}
+
+/** Largest workgroup count per dimension that WebGPU guarantees. */
+const MAX_GROUPS = 65535;
+
+/** A 2-D grid of at least `groups` workgroups (kernels rebuild the linear id as wg.y·nwg.x + wg.x). */
+export function grid(groups: number, z = 1): [number, number, number] {
+  const gx = Math.max(1, Math.min(groups, MAX_GROUPS));
+  return [gx, Math.max(1, Math.ceil(groups / gx)), z];
+}
+
+/** Records, submits and reads back. One per backend instance. */
+export class StepRecorder {
+  readonly stats: RecorderStats = { dispatches: 0, submissions: 0, bytesRead: 0 };
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private readonly slotBytes: number;
+  private readonly staging: ArrayBuffer;
+  private readonly stagingU32: Uint32Array;
+  private readonly stagingF32: Float32Array;
+  private readonly paramsBuffer: GPUBuffer; // (ARENA_SLOTS, slotBytes) uniform blocks
+  private slot = 0;
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+  private readonly bufferIds = new WeakMap<GPUBuffer, number>();
+  private nextBufferId = 1;
+  private readonly freeReadbacks: GPUBuffer[] = [];
+  private readonly pending = new Set<(e: LlmError) => void>();
+  private lostError: LlmError | null = null;
+
+  constructor(private readonly device: GPUDevice) {
+    const align = device.limits.minUniformBufferOffsetAlignment;
+    this.slotBytes = Math.ceil(PARAMS_BYTES / align) * align;
+    this.staging = new ArrayBuffer(ARENA_SLOTS * this.slotBytes);
+    this.stagingU32 = new Uint32Array(this.staging);
+    this.stagingF32 = new Float32Array(this.staging);
+    this.paramsBuffer = device.createBuffer({
+      label: 'params-arena',
+      size: this.staging.byteLength,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
+  }
+
+  /** Marks the device lost: pending and future reads reject with `device-lost`. */
+  markLost(reason: string): void {
+    this.lostError = new LlmError(
+      'device-lost',
+      `WebGPU device lost (${reason}); pending work was discarded. Create a new engine to continue.`,
+      { details: { reason } },
+    );
+    for (const reject of this.pending) reject(this.lostError);
+    this.pending.clear();
+  }
+
+  /** Throws the device-lost error if the device is gone. */
+  checkAlive(): void {
+    if (this.lostError) throw this.lostError;
+  }
+
+  /** Records one dispatch. `buffers[b]` is the buffer of binding b (binding 0, the params block, is implied). */
+  dispatch(
+    p: CachedPipeline,
+    buffers: readonly (GPUBuffer | null)[],
+    writeParams: (w: ParamsWriter) => void,
+    groups: readonly [number, number, number],
+  ): void {
+    this.checkAlive();
+    if (this.slot === ARENA_SLOTS) this.flush();
+    const slot = this.slot++;
+    const base = (slot * this.slotBytes) / 4;
+    this.stagingU32.fill(0, base, base + PARAMS_BYTES / 4);
+    writeParams(new ParamsWriter(this.stagingU32, this.stagingF32, base));
+    const pass = this.ensurePass();
+    pass.setPipeline(p.pipeline);
+    pass.setBindGroup(0, this.bindGroup(p, buffers), [slot * this.slotBytes]);
+    pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    this.stats.dispatches++;
+  }
+
+  /** Records a buffer-to-buffer copy (ends the current compute pass). */
+  copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
+    this.checkAlive();
+    this.ensurePass();
+    this.pass!.end();
+    this.pass = null;
+    this.encoder!.copyBufferToBuffer(src, srcOffset, dst, dstOffset, size);
+  }
+
+  /** True when commands are recorded but not submitted. */
+  get hasPending(): boolean {
+    return this.encoder !== null;
+  }
+
+  /** Writes the used params, ends the pass and submits the encoder (no-op when nothing is recorded). */
+  flush(): void {
+    if (!this.encoder) return;
+    if (this.pass) this.pass.end();
+    if (this.slot > 0) this.device.queue.writeBuffer(this.paramsBuffer, 0, this.staging, 0, this.slot * this.slotBytes);
+    this.device.queue.submit([this.encoder.finish()]);
+    this.stats.submissions++;
+    this.encoder = null;
+    this.pass = null;
+    this.slot = 0;
+  }
+
+  /**
+   * Copies `size` bytes of `src` at `offset` into a mappable buffer, submits everything recorded so far and
+   * resolves with the bytes once the GPU is done.
+   */
+  async read(src: GPUBuffer, offset: number, size: number): Promise<ArrayBuffer> {
+    this.checkAlive();
+    const staging = this.takeReadback(size);
+    this.copy(src, offset, staging, 0, size);
+    this.flush();
+    this.stats.bytesRead += size;
+    let reject!: (e: LlmError) => void;
+    const lost = new Promise<never>((_, rej) => {
+      reject = rej;
+    });
+    this.pending.add(reject);
+    try {
+      await Promise.race([staging.mapAsync(GPUMapMode.READ, 0, size), lost]);
+      const bytes = staging.getMappedRange(0, size).slice(0);
+      staging.unmap();
+      this.freeReadbacks.push(staging);
+      return bytes;
+    } catch (cause) {
+      if (cause instanceof LlmError) throw cause;
+      throw this.lostError ?? new LlmError('device-lost', `reading back GPU results failed: ${String(cause)}`, { cause });
+    } finally {
+      this.pending.delete(reject);
+    }
+  }
+
+  /** Releases the arena and pooled buffers. */
+  destroy(): void {
+    this.paramsBuffer.destroy();
+    for (const b of this.freeReadbacks) b.destroy();
+    this.freeReadbacks.length = 0;
+    this.bindGroups.clear();
+  }
+
+  private ensurePass(): GPUComputePassEncoder {
+    if (!this.encoder) this.encoder = this.device.createCommandEncoder({ label: 'webgguf-step' });
+    if (!this.pass) this.pass = this.encoder.beginComputePass({ label: 'webgguf-step' });
+    return this.pass;
+  }
+
+  private bufferId(b: GPUBuffer): number {
+    let id = this.bufferIds.get(b);
+    if (id === undefined) {
+      id = this.nextBufferId++;
+      this.bufferIds.set(b, id);
+    }
+    return id;
+  }
+
+  private bindGroup(p: CachedPipeline, buffers: readonly (GPUBuffer | null)[]): GPUBindGroup {
+    let key = p.label;
+    for (let b = 1; b < p.bindings.length; b++) {
+      if (p.bindings[b] !== null) key += `|${this.bufferId(buffers[b]!)}`;
+    }
+    let bg = this.bindGroups.get(key);
+    if (!bg) {
+      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.paramsBuffer, offset: 0, size: PARAMS_BYTES } }];
+      for (let b = 1; b < p.bindings.length; b++) {
+        if (p.bindings[b] === null) continue;
+        const buffer = buffers[b];
+        if (!buffer) throw new LlmError('invalid-request', `recording ${p.label}: binding ${b} has no buffer`);
+        entries.push({ binding: b, resource: { buffer } });
+      }
+      bg = this.device.createBindGroup({ label: p.label, layout: p.layout, entries });
+      this.bindGroups.set(key, bg);
+    }
+    return bg;
+  }
+
+  private takeReadback(size: number): GPUBuffer {
+    const i = this.freeReadbacks.findIndex((b) => b.size >= size);
+    if (i >= 0) return this.freeReadbacks.splice(i, 1)[0]!;
+    return this.device.createBuffer({
+      label: 'readback',
+      size: Math.max(256, Math.ceil(size / 256) * 256),
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
+  }
+}

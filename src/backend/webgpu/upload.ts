@@ -1,0 +1,178 @@
+/**
+ * Weight repacking for the GPU, one registry entry per GgmlType. GGUF blocks are made word aligned at upload:
+ * types whose block starts with a lone f16 scale before byte-aligned quants (Q4_0, Q5_0, Q8_0, IQ4_NL) move that
+ * scale to the end of the block; every block is zero-padded to whole u32 words. Rows stay contiguous, so a row is
+ * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows.
+ * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
+ */
+
+import { LlmError } from '../../errors.js';
+import { GgmlType } from '../../gguf/types.js';
+import bf16Wgsl from '../../../shaders/quant/bf16.wgsl?raw';
+import f16Wgsl from '../../../shaders/quant/f16.wgsl?raw';
+import f32Wgsl from '../../../shaders/quant/f32.wgsl?raw';
+import iq4NlWgsl from '../../../shaders/quant/iq4_nl.wgsl?raw';
+import iq4XsWgsl from '../../../shaders/quant/iq4_xs.wgsl?raw';
+import q2KWgsl from '../../../shaders/quant/q2_k.wgsl?raw';
+import q3KWgsl from '../../../shaders/quant/q3_k.wgsl?raw';
+import q4_0Wgsl from '../../../shaders/quant/q4_0.wgsl?raw';
+import q4_1Wgsl from '../../../shaders/quant/q4_1.wgsl?raw';
+import q4KWgsl from '../../../shaders/quant/q4_k.wgsl?raw';
+import q5_0Wgsl from '../../../shaders/quant/q5_0.wgsl?raw';
+import q5_1Wgsl from '../../../shaders/quant/q5_1.wgsl?raw';
+import q5KWgsl from '../../../shaders/quant/q5_k.wgsl?raw';
+import q6KWgsl from '../../../shaders/quant/q6_k.wgsl?raw';
+import q8_0Wgsl from '../../../shaders/quant/q8_0.wgsl?raw';
+
+/** How one ggml type is laid out on the GPU. */
+export interface GpuQuantLayout {
+  readonly type: GgmlType;
+  /** Snippet name, lower case (`q4_k`); part of pipeline keys. */
+  readonly name: string;
+  /** WGSL defining `load4`/`load1` over the repacked words. */
+  readonly wgsl: string;
+  readonly blockElements: number;
+  /** Bytes of one GGUF block. */
+  readonly blockBytes: number;
+  /** Leading bytes of a GGUF block moved to its end (the f16 scale), so the quants start word aligned. */
+  readonly headToTail: number;
+}
+
+const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0): GpuQuantLayout => ({
+  type,
+  name: GgmlType[type].toLowerCase(),
+  wgsl,
+  blockElements,
+  blockBytes,
+  headToTail,
+});
+
+/** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType. */
+export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
+  [
+    layout(GgmlType.F32, f32Wgsl, 1, 4),
+    layout(GgmlType.F16, f16Wgsl, 1, 2),
+    layout(GgmlType.BF16, bf16Wgsl, 1, 2),
+    layout(GgmlType.Q4_0, q4_0Wgsl, 32, 18, 2), // qs[16] | d
+    layout(GgmlType.Q4_1, q4_1Wgsl, 32, 20), // d m | qs[16]
+    layout(GgmlType.Q5_0, q5_0Wgsl, 32, 22, 2), // qh | qs[16] | d
+    layout(GgmlType.Q5_1, q5_1Wgsl, 32, 24), // d m | qh | qs[16]
+    layout(GgmlType.Q8_0, q8_0Wgsl, 32, 34, 2), // qs[32] | d
+    layout(GgmlType.Q2_K, q2KWgsl, 256, 84), // scales[16] | qs[64] | d dmin
+    layout(GgmlType.Q3_K, q3KWgsl, 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
+    layout(GgmlType.Q4_K, q4KWgsl, 256, 144), // d dmin | scales[12] | qs[128]
+    layout(GgmlType.Q5_K, q5KWgsl, 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
+    layout(GgmlType.Q6_K, q6KWgsl, 256, 210), // ql[128] | qh[64] | scales[16] | d pad
+    layout(GgmlType.IQ4_NL, iq4NlWgsl, 32, 18, 2), // qs[16] | d
+    layout(GgmlType.IQ4_XS, iq4XsWgsl, 256, 136), // d scales_h | scales_l[4] | qs[128]
+  ].map((l) => [l.type, l]),
+);
+
+/**
+ * The GPU layout of `type`.
+ * @throws LlmError('unsupported-type') for a type the WebGPU backend has no snippet for.
+ */
+export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor'): GpuQuantLayout {
+  const l = GPU_QUANT_LAYOUTS.get(type);
+  if (!l) {
+    throw new LlmError(
+      'unsupported-type',
+      `uploading ${tensor}: ggml type ${GgmlType[type] ?? type} is not supported by the WebGPU backend; supported: ` +
+        `${[...GPU_QUANT_LAYOUTS.values()].map((x) => x.name).join(', ')}. Use a model quantized to one of these.`,
+      { details: { tensor, type: GgmlType[type] ?? String(type) } },
+    );
+  }
+  return l;
+}
+
+/** u32 words of one repacked row of `rowLength` elements. */
+export function rowWords(l: GpuQuantLayout, rowLength: number): number {
+  const nBlocks = rowLength / l.blockElements;
+  return l.blockElements === 1 ? Math.ceil((rowLength * l.blockBytes) / 4) : nBlocks * Math.ceil(l.blockBytes / 4);
+}
+
+/** A run of whole rows of a weight, small enough for one storage binding. */
+export interface RowPart {
+  readonly rowStart: number;
+  readonly nRows: number;
+}
+
+/**
+ * Splits `nRows` rows of `rowBytes` bytes into parts of at most `maxBindingBytes`.
+ * @throws LlmError('out-of-memory') when a single row exceeds the binding limit.
+ */
+export function splitRows(name: string, nRows: number, rowBytes: number, maxBindingBytes: number): RowPart[] {
+  const perPart = Math.floor(maxBindingBytes / rowBytes);
+  if (perPart < 1) {
+    throw new LlmError(
+      'out-of-memory',
+      `uploading ${name}: one row is ${rowBytes} bytes, over the device's storage binding limit of ${maxBindingBytes} bytes`,
+      { details: { tensor: name, rowBytes, maxStorageBufferBindingSize: maxBindingBytes } },
+    );
+  }
+  const parts: RowPart[] = [];
+  for (let r = 0; r < nRows; r += perPart) parts.push({ rowStart: r, nRows: Math.min(perPart, nRows - r) });
+  return parts;
+}
+
+/**
+ * Repacks rows [rowStart, rowStart + nRows) of a GGUF tensor (`data`: whole rows of blocks) into aligned words.
+ * Returns bytes ready for `writeBuffer` (a view of `data` itself when the GGUF layout is already aligned).
+ */
+export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: number, part: RowPart): Uint8Array {
+  const srcRowBytes = (rowLength / l.blockElements) * l.blockBytes;
+  const dstRowBytes = rowWords(l, rowLength) * 4;
+  const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
+  if (srcRowBytes === dstRowBytes && l.headToTail === 0) return src; // already word aligned: upload as is
+  const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes
+  if (l.blockElements === 1) {
+    for (let r = 0; r < part.nRows; r++) dst.set(src.subarray(r * srcRowBytes, (r + 1) * srcRowBytes), r * dstRowBytes);
+    return dst;
+  }
+  const bb = l.blockBytes;
+  const head = l.headToTail;
+  const dstBlock = Math.ceil(bb / 4) * 4;
+  const nBlocks = part.nRows * (rowLength / l.blockElements);
+  for (let b = 0; b < nBlocks; b++) {
+    const s = b * bb;
+    const d = b * dstBlock;
+    for (let j = head; j < bb; j++) dst[d + j - head] = src[s + j];
+    for (let j = 0; j < head; j++) dst[d + bb - head + j] = src[s + j];
+  }
+  return dst;
+}
+
+/** Converts a 1-D F32/F16/BF16 tensor (norm weights, biases) to f32 for the kernels that read vectors directly. */
+export function vectorToF32(name: string, type: GgmlType, data: Uint8Array, n: number): Float32Array {
+  const out = new Float32Array(n); // (n) f32
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  if (type === GgmlType.F32) {
+    for (let i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
+  } else if (type === GgmlType.F16) {
+    for (let i = 0; i < n; i++) out[i] = halfToFloat(dv.getUint16(2 * i, true));
+  } else if (type === GgmlType.BF16) {
+    const u = new Uint32Array(1);
+    const f = new Float32Array(u.buffer);
+    for (let i = 0; i < n; i++) {
+      u[0] = dv.getUint16(2 * i, true) << 16;
+      out[i] = f[0];
+    }
+  } else {
+    throw new LlmError(
+      'unsupported-type',
+      `uploading ${name}: a 1-D tensor of type ${GgmlType[type] ?? type} is not supported (norm and bias vectors must be F32, F16 or BF16)`,
+      { details: { tensor: name, type: GgmlType[type] ?? String(type) } },
+    );
+  }
+  return out;
+}
+
+/** IEEE half → number. */
+function halfToFloat(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}

@@ -1,0 +1,10 @@
+/**
+ * Chat layer: message validation, template rendering (`renderChat`) and prompt assembly (`buildPrompt`,
+ * `trimHistory`). Takes plain data (messages, GGUF metadata, a `Tokenizer`), never a file.
+ */
+
+export { CHAT_ROLES, validateMessages, type ChatMessage, type ChatRole, type ChatToolCall } from './messages.js';
+export { CHATML_TEMPLATE, renderChat, selectTemplate, type RenderChatOptions, type RenderedChat, type TemplateSource } from './template.js';
+export { buildPrompt, splitTurns, trimHistory, type BuildPromptOptions, type BuiltPrompt } from './prompt.js';
+export { sha256, sha256Hex } from './sha256.js';
+export { strftime } from './strftime.js';

@@ -1,0 +1,119 @@
+/**
+ * The inference context: a `Transformer` with its KV cache of `nSlots` sequences × `contextLength` cells, the
+ * slot bookkeeping, the prompt cache and the timers. `decode` runs a batch — segments of tokens with positions,
+ * sequence ids (slots) and which logits are wanted — chunked by the transformer's ubatch size. `warmup` does
+ * llama.cpp's BOS(+EOS) decode and then forgets it.
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import type { Transformer, LogitsWanted } from '../model/model.js';
+import { KvCache } from './kv-cache.js';
+import { PromptCache, type PromptCacheStats } from './prompt-cache.js';
+
+/** One contiguous run of a batch: `tokens` at positions startPos … of sequence `slot`. */
+export interface BatchSegment {
+  readonly slot: number;
+  readonly startPos: number;
+  readonly tokens: readonly number[];
+  /** Which logits to keep readable: 'last' for the token to sample from, 'none' for pure prefill. */
+  readonly logits: LogitsWanted;
+}
+
+/** Options of a context. */
+export interface ContextOptions {
+  /** Cells per slot; must match the transformer's KV cache. */
+  readonly contextLength: number;
+  /** Independent sequences; must match the transformer's KV cache. */
+  readonly nSlots: number;
+  /** Prompt-cache token budget (default: every cell of every slot). */
+  readonly cacheTokenBudget?: number;
+}
+
+/** Cumulative timing counters (reset by warmup and `resetTimers`). */
+export interface ContextTimers {
+  prefillTokens: number;
+  prefillMs: number;
+  decodeTokens: number;
+  decodeMs: number;
+}
+
+/** Monotonic milliseconds. */
+export function nowMs(): number {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}
+
+/** A transformer plus its per-sequence state. */
+export class Context {
+  readonly transformer: Transformer;
+  readonly contextLength: number;
+  readonly nSlots: number;
+  readonly kv: KvCache;
+  readonly cache: PromptCache;
+  readonly timers: ContextTimers = { prefillTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
+
+  constructor(transformer: Transformer, options: ContextOptions) {
+    this.transformer = transformer;
+    this.contextLength = options.contextLength;
+    this.nSlots = options.nSlots;
+    this.kv = new KvCache(options.nSlots, options.contextLength);
+    this.cache = new PromptCache(this.kv, (src, dst, n) => transformer.copySlot(src, dst, n), options.cacheTokenBudget);
+  }
+
+  /** Tokens per step of the transformer. */
+  get ubatchSize(): number {
+    return this.transformer.ubatchSize;
+  }
+
+  /**
+   * Runs the segments in order. Each segment must start at its slot's current extent; its KV is recorded only
+   * after the whole segment is written (an aborted segment leaves the record unchanged). `kind` picks the timer.
+   */
+  async decode(segments: readonly BatchSegment[], kind: 'prefill' | 'decode', signal?: AbortSignal): Promise<void> {
+    for (const seg of segments) {
+      throwIfAborted(signal, kind);
+      if (seg.tokens.length === 0) continue;
+      const end = seg.startPos + seg.tokens.length;
+      if (end > this.contextLength) {
+        throw new LlmError('context-overflow', `${kind}: positions ${seg.startPos}…${end - 1} exceed the context length ${this.contextLength}; shorten the input or load with a larger contextLength`, {
+          details: { startPos: seg.startPos, nTokens: seg.tokens.length, contextLength: this.contextLength },
+        });
+      }
+      const t0 = nowMs();
+      await this.transformer.eval(Int32Array.from(seg.tokens), seg.startPos, seg.slot, { logits: seg.logits, signal });
+      const ms = nowMs() - t0;
+      if (kind === 'prefill') {
+        this.timers.prefillTokens += seg.tokens.length;
+        this.timers.prefillMs += ms;
+      } else {
+        this.timers.decodeTokens += seg.tokens.length;
+        this.timers.decodeMs += ms;
+      }
+    }
+  }
+
+  /**
+   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, reads the
+   * argmax to wait for completion, then clears the KV record and the timers. `tokens` are the vocab's BOS/EOS ids
+   * (0 when it has neither).
+   */
+  async warmup(tokens: readonly number[], signal?: AbortSignal): Promise<void> {
+    const ids = tokens.length > 0 ? tokens.slice(0, 2) : [0];
+    await this.transformer.eval(Int32Array.from(ids), 0, 0, { logits: 'last', signal });
+    await this.transformer.argmax();
+    this.cache.clear(true);
+    this.resetTimers();
+  }
+
+  /** Zeroes the timing counters. */
+  resetTimers(): void {
+    this.timers.prefillTokens = 0;
+    this.timers.prefillMs = 0;
+    this.timers.decodeTokens = 0;
+    this.timers.decodeMs = 0;
+  }
+
+  /** Prompt-cache counters. */
+  cacheStats(): PromptCacheStats {
+    return this.cache.stats();
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The generation loop: lease a slot from the prompt cache, prefill the prompt's uncached tail, then sample, stream
+ * and evaluate one token at a time until an end-of-generation token, a stop string, `maxTokens` or the end of the
+ * context. Text is streamed through the tokenizer's UTF-8-safe stream decoder and the stop matcher, so a partial
+ * character or a stop string is never emitted.
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { nowMs, type Context } from './context.js';
+import { Sampler, type ReadbackRoute, type SamplingParams } from './sampler.js';
+import { StopMatcher } from './stop.js';
+
+/** What one generation needs. */
+export interface GenerationInput {
+  /** Prompt token ids (BOS included when the vocab wants it); at least one. */
+  readonly prompt: readonly number[];
+  /** Prompt-cache key string (`PromptCache.keyString`). */
+  readonly cacheKey: string;
+  readonly sampling: SamplingParams;
+  /** Most tokens to generate; `Infinity` = until the context is full. */
+  readonly maxTokens: number;
+  /** Stop strings (never emitted). */
+  readonly stop: readonly string[];
+  /** Tokens that end generation (not emitted, not evaluated). */
+  readonly eogIds: ReadonlySet<number>;
+  readonly signal?: AbortSignal;
+}
+
+/** Why generation ended (OpenAI `finish_reason`). */
+export type FinishReason = 'stop' | 'length';
+
+/** Timing of one generation, in milliseconds. */
+export interface GenerationTimings {
+  /** Prompt evaluation (the uncached part). */
+  readonly prefillMs: number;
+  /** From the start of the request to the first sampled token. */
+  readonly timeToFirstTokenMs: number;
+  /** Evaluating generated tokens. */
+  readonly decodeMs: number;
+  readonly totalMs: number;
+}
+
+/** The outcome of one generation. */
+export interface GenerationResult {
+  readonly text: string;
+  /** Generated token ids (the EOG token excluded). */
+  readonly tokens: readonly number[];
+  readonly finishReason: FinishReason;
+  readonly promptTokens: number;
+  /** Prompt tokens whose KV came from the prompt cache. */
+  readonly cachedTokens: number;
+  readonly slot: number;
+  readonly route: ReadbackRoute;
+  readonly timings: GenerationTimings;
+}
+
+/**
+ * Runs one generation on `ctx`; yields text deltas as they become safe to show and returns the result. Throws
+ * `LlmError('aborted')` when `signal` fires (the slot keeps only KV that was completely written).
+ */
+export async function* generate(
+  ctx: Context,
+  tokenizer: Pick<Tokenizer, 'createStreamDecoder'>,
+  input: GenerationInput,
+): AsyncGenerator<string, GenerationResult, void> {
+  const t0 = nowMs();
+  const { prompt, signal } = input;
+  if (prompt.length === 0) throw new LlmError('invalid-request', 'generate: the prompt is empty; give at least one token', { details: { field: 'prompt' } });
+  if (prompt.length >= ctx.contextLength) {
+    throw new LlmError('context-overflow', `generate: the prompt has ${prompt.length} tokens but the context holds ${ctx.contextLength}; shorten it, use truncate: 'history', or load with a larger contextLength`, {
+      details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
+    });
+  }
+  throwIfAborted(signal, 'generation');
+  const sampler = new Sampler(input.sampling);
+  const lease = ctx.cache.acquire(input.cacheKey, prompt);
+  const decoder = tokenizer.createStreamDecoder();
+  const stopper = new StopMatcher(input.stop);
+  const history = prompt.slice();
+  const generated: number[] = [];
+  let text = '';
+  let finishReason: FinishReason = 'length';
+  let prefillMs = 0;
+  let decodeMs = 0;
+  let ttft = 0;
+  try {
+    // Prefill the uncached tail; its KV is recorded only once completely written.
+    const tail = prompt.slice(lease.reused);
+    const tp = nowMs();
+    await ctx.decode([{ slot: lease.slot, startPos: lease.reused, tokens: tail, logits: 'last' }], 'prefill', signal);
+    ctx.cache.append(lease, tail);
+    prefillMs = nowMs() - tp;
+
+    for (;;) {
+      throwIfAborted(signal, 'generation');
+      const token = await sampler.sample(ctx.transformer, history);
+      if (generated.length === 0) ttft = nowMs() - t0;
+      if (input.eogIds.has(token)) {
+        finishReason = 'stop';
+        break;
+      }
+      generated.push(token);
+      history.push(token);
+      const r = stopper.push(decoder.push(token));
+      if (r.text) {
+        text += r.text;
+        yield r.text;
+      }
+      if (r.stopped) {
+        finishReason = 'stop';
+        break;
+      }
+      const pos = prompt.length + generated.length - 1;
+      if (generated.length >= input.maxTokens || pos + 1 >= ctx.contextLength) {
+        finishReason = 'length';
+        break;
+      }
+      const td = nowMs();
+      await ctx.decode([{ slot: lease.slot, startPos: pos, tokens: [token], logits: 'last' }], 'decode', signal);
+      ctx.cache.append(lease, [token]);
+      decodeMs += nowMs() - td;
+    }
+    const rest = stopper.push(decoder.flush());
+    const tailText = rest.text + (rest.stopped ? '' : stopper.flush());
+    if (tailText) {
+      text += tailText;
+      yield tailText;
+    }
+  } catch (e) {
+    if (signal?.aborted && !(e instanceof LlmError && e.code === 'aborted')) {
+      throw new LlmError('aborted', 'generation was aborted', { cause: signal.reason });
+    }
+    throw e;
+  } finally {
+    ctx.cache.release(lease);
+  }
+  return {
+    text,
+    tokens: generated,
+    finishReason,
+    promptTokens: prompt.length,
+    cachedTokens: lease.reused,
+    slot: lease.slot,
+    route: sampler.route,
+    timings: { prefillMs, timeToFirstTokenMs: ttft, decodeMs, totalMs: nowMs() - t0 },
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * The prompt cache: a trie over token ids, one per cache key (model identity + chat template hash + tokenizer
+ * flags), whose nodes know which slots hold KV for the prefix they spell. A request leases a slot whose KV already
+ * covers the longest cached prefix of its prompt (copying that prefix into a free slot when the owner's tail is
+ * worth keeping); unused slots are trimmed LRU under a token budget.
+ */
+
+import { KvCache } from './kv-cache.js';
+
+/** What makes cached KV valid for a request: never compared by hash alone (tokens are compared too). */
+export interface CacheKey {
+  /** Model identity: sha256, or etag + size, or file name + size. */
+  readonly model: string;
+  /** Hash of the chat template text ('' for raw completions). */
+  readonly template: string;
+  /** Tokenizer flags that change the ids (add_bos, parse_special …). */
+  readonly tokenizer: string;
+}
+
+/** Counters of the prompt cache (cumulative since load). */
+export interface PromptCacheStats {
+  /** Lookups made (one per request). */
+  lookups: number;
+  /** Lookups that found a cached prefix of at least one token. */
+  hits: number;
+  /** Sum of the matched prefix lengths. */
+  hitTokens: number;
+  /** Prompt tokens whose KV was reused instead of recomputed (in place or copied). */
+  reusedTokens: number;
+  /** Slot-to-slot KV copies made to share a prefix. */
+  copies: number;
+  /** Eviction events (a slot trimmed or emptied to stay under the budget). */
+  evictions: number;
+  /** Tokens evicted. */
+  evictedTokens: number;
+}
+
+/** A request's hold on one slot. */
+export interface SlotLease {
+  readonly slot: number;
+  readonly key: string;
+  /** Prompt tokens whose KV is already in the slot: prefill starts at this position. */
+  readonly reused: number;
+}
+
+interface TrieNode {
+  readonly children: Map<number, TrieNode>;
+  /** Slots whose cells 0 … depth−1 hold this node's prefix. */
+  readonly slots: Set<number>;
+  readonly parent: TrieNode | null;
+  readonly token: number;
+}
+
+/** Copies the first n positions of KV from one slot to another on the backend. */
+export type CopySlotFn = (src: number, dst: number, n: number) => void;
+
+/** Trie of cached prefixes over a `KvCache`. */
+export class PromptCache {
+  readonly kv: KvCache;
+  /** Most tokens kept across all unused slots. */
+  readonly tokenBudget: number;
+  private readonly copySlot: CopySlotFn;
+  private readonly roots = new Map<string, TrieNode>();
+  /** Per slot, the trie nodes of its tokens (paths[s][i] spells tokens 0…i). */
+  private readonly paths: TrieNode[][];
+  private readonly counters: PromptCacheStats = { lookups: 0, hits: 0, hitTokens: 0, reusedTokens: 0, copies: 0, evictions: 0, evictedTokens: 0 };
+
+  constructor(kv: KvCache, copySlot: CopySlotFn, tokenBudget = kv.nSlots * kv.contextLength) {
+    this.kv = kv;
+    this.copySlot = copySlot;
+    this.tokenBudget = Math.max(0, tokenBudget);
+    this.paths = Array.from({ length: kv.nSlots }, () => []);
+  }
+
+  /** The string form of a key (exact, not hashed: different keys never share a trie). */
+  static keyString(key: CacheKey): string {
+    return JSON.stringify([key.model, key.template, key.tokenizer]);
+  }
+
+  /** A copy of the counters. */
+  stats(): PromptCacheStats {
+    return { ...this.counters };
+  }
+
+  /**
+   * The longest cached prefix of `prompt` under `key`, at most `maxMatch` tokens, confirmed token by token against
+   * the slot's record. Prefers an unused slot, then one whose whole content is that prefix, then the most recent.
+   */
+  lookup(key: string, prompt: readonly number[], maxMatch = prompt.length): { slot: number; matched: number } | null {
+    const root = this.roots.get(key);
+    if (!root) return null;
+    let node: TrieNode = root;
+    let depth = 0;
+    let best: TrieNode | null = null;
+    let bestDepth = 0;
+    const limit = Math.min(maxMatch, prompt.length);
+    while (depth < limit) {
+      const child: TrieNode | undefined = node.children.get(prompt[depth]);
+      if (!child || child.slots.size === 0) break;
+      node = child;
+      depth++;
+      best = node;
+      bestDepth = depth;
+    }
+    if (!best) return null;
+    let chosen = -1;
+    let chosenRank: [number, number, number] = [-1, -1, -1];
+    for (const s of best.slots) {
+      const rec = this.kv.slot(s);
+      if (rec.key !== key || !samePrefix(rec.tokens, prompt, bestDepth)) continue; // confirm, never trust the trie alone
+      const rank: [number, number, number] = [rec.refs === 0 ? 1 : 0, rec.tokens.length === bestDepth ? 1 : 0, rec.lastUsed];
+      if (chosen < 0 || compareRank(rank, chosenRank) > 0) {
+        chosen = s;
+        chosenRank = rank;
+      }
+    }
+    return chosen < 0 ? null : { slot: chosen, matched: bestDepth };
+  }
+
+  /**
+   * Leases a slot for `prompt` under `key`: reuses the longest cached prefix (at most prompt.length − 1 tokens, so
+   * at least one token is evaluated and yields logits) and leaves the slot's record truncated to that prefix.
+   */
+  acquire(key: string, prompt: readonly number[]): SlotLease {
+    this.counters.lookups++;
+    const match = this.lookup(key, prompt, prompt.length - 1);
+    let slot: number;
+    let reused = 0;
+    if (match) {
+      this.counters.hits++;
+      this.counters.hitTokens += match.matched;
+      const owner = this.kv.slot(match.slot);
+      const victim = this.pickVictim(match.slot);
+      if (owner.refs === 0 && (owner.tokens.length === match.matched || victim < 0)) {
+        slot = match.slot;
+        this.truncate(slot, match.matched);
+      } else if (victim >= 0) {
+        slot = victim;
+        this.copySlot(match.slot, victim, match.matched);
+        this.counters.copies++;
+        this.record(victim, key, owner.tokens.slice(0, match.matched));
+      } else {
+        throw new Error('prompt cache: every slot is in use');
+      }
+      reused = match.matched;
+      this.counters.reusedTokens += reused;
+    } else {
+      slot = this.pickVictim(-1);
+      if (slot < 0) throw new Error('prompt cache: every slot is in use');
+      this.truncate(slot, 0);
+    }
+    this.kv.ref(slot);
+    return { slot, key, reused };
+  }
+
+  /** Records tokens written after the slot's current extent (call only once their KV is completely written). */
+  append(lease: SlotLease, tokens: readonly number[]): void {
+    const rec = this.kv.slot(lease.slot);
+    this.record(lease.slot, lease.key, [...rec.tokens, ...tokens]);
+  }
+
+  /** Ends a lease and trims unused slots, least recently used first, down to the token budget. */
+  release(lease: SlotLease): void {
+    this.kv.unref(lease.slot);
+    this.evictToBudget();
+  }
+
+  /** Forgets everything (warmup, unload); counters are kept unless `resetStats`. */
+  clear(resetStats = false): void {
+    this.kv.clear();
+    this.roots.clear();
+    for (const p of this.paths) p.length = 0;
+    if (resetStats) for (const k of Object.keys(this.counters) as (keyof PromptCacheStats)[]) this.counters[k] = 0;
+  }
+
+  /** Trims LRU unused slots until the cached tokens fit the budget. */
+  evictToBudget(): void {
+    let excess = this.kv.totalTokens() - this.tokenBudget;
+    if (excess <= 0) return;
+    const candidates = this.kv.all().filter((s) => s.refs === 0 && s.tokens.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const s of candidates) {
+      if (excess <= 0) break;
+      const cut = Math.min(excess, s.tokens.length);
+      this.truncate(s.index, s.tokens.length - cut);
+      this.counters.evictions++;
+      this.counters.evictedTokens += cut;
+      excess -= cut;
+    }
+  }
+
+  /** An unused slot other than `except`: an empty one first, else the least recently used; −1 if none. */
+  private pickVictim(except: number): number {
+    let best = -1;
+    for (const s of this.kv.all()) {
+      if (s.index === except || s.refs > 0) continue;
+      if (best < 0) {
+        best = s.index;
+        continue;
+      }
+      const b = this.kv.slot(best);
+      const sEmpty = s.tokens.length === 0;
+      const bEmpty = b.tokens.length === 0;
+      if ((sEmpty && !bEmpty) || (sEmpty === bEmpty && s.lastUsed < b.lastUsed)) best = s.index;
+    }
+    return best;
+  }
+
+  /** Sets slot `slot` to hold `tokens` under `key`, updating the trie along the way. */
+  private record(slot: number, key: string, tokens: readonly number[]): void {
+    const rec = this.kv.slot(slot);
+    const keep = rec.key === key ? commonPrefix(rec.tokens, tokens) : 0;
+    this.truncate(slot, keep);
+    const path = this.paths[slot];
+    let node = keep === 0 ? this.root(key) : path[keep - 1];
+    for (let i = keep; i < tokens.length; i++) {
+      let child = node.children.get(tokens[i]);
+      if (!child) {
+        child = { children: new Map(), slots: new Set(), parent: node, token: tokens[i] };
+        node.children.set(tokens[i], child);
+      }
+      child.slots.add(slot);
+      path.push(child);
+      node = child;
+    }
+    this.kv.set(slot, key, tokens);
+  }
+
+  /** Cuts slot `slot` back to `n` tokens in both the trie and the slot record. */
+  private truncate(slot: number, n: number): void {
+    const path = this.paths[slot];
+    const key = this.kv.slot(slot).key;
+    while (path.length > n) {
+      let node: TrieNode | null = path.pop()!;
+      node.slots.delete(slot);
+      // Prune nodes no slot holds any more.
+      while (node && node.parent && node.slots.size === 0 && node.children.size === 0) {
+        node.parent.children.delete(node.token);
+        node = node.parent;
+      }
+    }
+    this.kv.truncate(slot, n);
+    if (n === 0) {
+      const root = this.roots.get(key);
+      if (root && root.children.size === 0) this.roots.delete(key);
+    }
+  }
+
+  private root(key: string): TrieNode {
+    let r = this.roots.get(key);
+    if (!r) {
+      r = { children: new Map(), slots: new Set(), parent: null, token: -1 };
+      this.roots.set(key, r);
+    }
+    return r;
+  }
+}
+
+function samePrefix(a: readonly number[], b: readonly number[], n: number): boolean {
+  if (a.length < n || b.length < n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+function compareRank(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}

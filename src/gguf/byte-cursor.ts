@@ -1,0 +1,148 @@
+/**
+ * `ByteCursor`: a little-endian reader over the prefix of a GGUF file that has been loaded so far. Running past the
+ * loaded bytes throws the internal `NeedMoreBytes` signal (the parser loads more and retries; it never escapes the
+ * module); running past the end of the file is a truncation and throws `LlmError('gguf-invalid')`.
+ */
+
+import { LlmError } from '../errors.js';
+
+/**
+ * Internal "load more bytes and retry" signal (msgpack's `MORE_DATA`). Thrown by `ByteCursor` when a read needs bytes
+ * beyond the loaded prefix but inside the file; `parseGguf` catches it and never lets it out.
+ */
+export class NeedMoreBytes {
+  /** `end`: the absolute byte offset (exclusive) that must be loaded for the failed read to succeed. */
+  constructor(readonly end: number) {}
+}
+
+/**
+ * Shared decoder. fatal=false: GGUF strings are UTF-8 but llama.cpp does not validate them (nor do we).
+ * ignoreBOM=true keeps a leading U+FEFF: it is data (vocabularies have a "\uFEFF" token), not a byte-order mark.
+ */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** Sequential little-endian reads over `bytes` = file bytes `[0, bytes.length)` of a file of `fileSize` bytes. */
+export class ByteCursor {
+  /** Absolute offset of the next read. */
+  pos = 0;
+  private readonly view: DataView;
+
+  /**
+   * @param bytes loaded prefix of the file: `bytes[i]` is file byte `i`.
+   * @param fileSize total size of the file; reads past it are truncation errors.
+   */
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly fileSize: number,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Bytes left in the whole file after `pos` (not just the loaded prefix). */
+  get remainingInFile(): number {
+    return this.fileSize - this.pos;
+  }
+
+  /**
+   * Ensures `n` bytes at `pos` are readable: throws `NeedMoreBytes` when they are in the file but not loaded, and
+   * `gguf-invalid` (naming `field`) when the file ends first.
+   */
+  require(n: number, field: string): void {
+    const end = this.pos + n;
+    if (end <= this.bytes.length) return;
+    if (end > this.fileSize) {
+      throw new LlmError(
+        'gguf-invalid',
+        `GGUF truncated: ${field} at byte offset ${this.pos} needs ${n} bytes but the file ends at byte ${this.fileSize}; ` +
+          'the file is incomplete or corrupt — download it again',
+        { details: { field, offset: this.pos, needed: n, fileSize: this.fileSize } },
+      );
+    }
+    throw new NeedMoreBytes(end);
+  }
+
+  u8(field: string): number {
+    this.require(1, field);
+    return this.view.getUint8(this.pos++);
+  }
+  i8(field: string): number {
+    this.require(1, field);
+    return this.view.getInt8(this.pos++);
+  }
+  u16(field: string): number {
+    this.require(2, field);
+    const v = this.view.getUint16(this.pos, true);
+    this.pos += 2;
+    return v;
+  }
+  i16(field: string): number {
+    this.require(2, field);
+    const v = this.view.getInt16(this.pos, true);
+    this.pos += 2;
+    return v;
+  }
+  u32(field: string): number {
+    this.require(4, field);
+    const v = this.view.getUint32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+  i32(field: string): number {
+    this.require(4, field);
+    const v = this.view.getInt32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+  f32(field: string): number {
+    this.require(4, field);
+    const v = this.view.getFloat32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+  f64(field: string): number {
+    this.require(8, field);
+    const v = this.view.getFloat64(this.pos, true);
+    this.pos += 8;
+    return v;
+  }
+  u64(field: string): bigint {
+    this.require(8, field);
+    const v = this.view.getBigUint64(this.pos, true);
+    this.pos += 8;
+    return v;
+  }
+  i64(field: string): bigint {
+    this.require(8, field);
+    const v = this.view.getBigInt64(this.pos, true);
+    this.pos += 8;
+    return v;
+  }
+
+  /**
+   * Reads a u64 that must be a count or size no larger than `max` (a JS-safe bound). Throws `gguf-invalid` naming
+   * `field`, its offset and the bound otherwise. `why` explains the bound in the message.
+   */
+  u64Bounded(field: string, max: number, why: string): number {
+    const at = this.pos;
+    const v = this.u64(field);
+    if (v > BigInt(max)) {
+      throw new LlmError('gguf-invalid', `GGUF ${field} at byte offset ${at} is ${v}, above the limit ${max} (${why})`, {
+        details: { field, offset: at, value: v.toString(), limit: max },
+      });
+    }
+    return Number(v);
+  }
+
+  /** Reads `n` raw bytes as a view (no copy). */
+  bytesView(n: number, field: string): Uint8Array {
+    this.require(n, field);
+    const out = this.bytes.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  /** Decodes `n` bytes at `pos` as UTF-8 (invalid sequences become U+FFFD, as in llama.cpp's tooling). */
+  utf8(n: number, field: string): string {
+    return UTF8.decode(this.bytesView(n, field));
+  }
+}

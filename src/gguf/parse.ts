@@ -1,0 +1,384 @@
+/**
+ * `parseGguf`: reads a GGUF v2/v3 header (magic, version, metadata, tensor infos) from a `ByteSource` incrementally —
+ * the first chunk, then geometrically larger prefixes only while the header needs them — and validates the tensor
+ * table against the file. Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (reader: ggml/src/gguf.cpp).
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { ByteCursor, NeedMoreBytes } from './byte-cursor.js';
+import { type GgufLimits, MAX_TENSOR_ELEMENTS, MIN_BYTES, checkCount, invalid, resolveLimits } from './limits.js';
+import { GGML_TYPES, GgufValueType, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
+
+/** Options of `parseGguf`. */
+export interface ParseGgufOptions {
+  /** Aborts between chunk reads with `LlmError('aborted')`. */
+  readonly signal?: AbortSignal;
+  /** Overrides of the parser's bounds (see `GgufLimits`). */
+  readonly limits?: Partial<GgufLimits>;
+}
+
+/** `GGUF` read as four bytes. */
+const MAGIC = [0x47, 0x47, 0x55, 0x46];
+/** Alignment used when `general.alignment` is absent (`GGUF_DEFAULT_ALIGNMENT`). */
+export const GGUF_DEFAULT_ALIGNMENT = 32;
+/** Key of the alignment in metadata. */
+export const ALIGNMENT_KEY = 'general.alignment';
+
+/** Bytes of each fixed-size scalar value type (strings and arrays are variable). */
+const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
+  [GgufValueType.UINT8]: 1,
+  [GgufValueType.INT8]: 1,
+  [GgufValueType.UINT16]: 2,
+  [GgufValueType.INT16]: 2,
+  [GgufValueType.UINT32]: 4,
+  [GgufValueType.INT32]: 4,
+  [GgufValueType.FLOAT32]: 4,
+  [GgufValueType.BOOL]: 1,
+  [GgufValueType.UINT64]: 8,
+  [GgufValueType.INT64]: 8,
+  [GgufValueType.FLOAT64]: 8,
+};
+
+/** Smallest encoding of one value of `type` (for the file-size invariant), or undefined for an unknown type. */
+function minValueBytes(type: number): number | undefined {
+  if (type === GgufValueType.STRING) return MIN_BYTES.string;
+  if (type === GgufValueType.ARRAY) return MIN_BYTES.array;
+  return SCALAR_BYTES[type as GgufValueType];
+}
+
+/** A parsed value with its stored type. */
+interface TypedValue {
+  value: GgufValue;
+  type: GgufValueTypeInfo;
+}
+
+/** Where in the header the resumable parser stands; survives `NeedMoreBytes` retries. */
+interface ParseState {
+  /** Absolute offset of the first item not yet committed. */
+  pos: number;
+  version: 2 | 3 | 0;
+  nTensors: number;
+  nKv: number;
+  kvDone: number;
+  metadata: Record<string, GgufValue>;
+  metadataTypes: Record<string, GgufValueTypeInfo>;
+  tensors: GgufTensorInfo[];
+  tensorNames: Set<string>;
+  /** Absolute offset of each tensor info's `offset` field, for error messages. */
+  offsetFieldAt: number[];
+  /** Absolute offset of the `general.alignment` value, when present. */
+  alignmentAt: number;
+}
+
+/**
+ * Parses the header of a GGUF v2 or v3 file: metadata (with stored types) and the tensor table. Reads only the header
+ * region from `source`, never the tensor data. Every malformed or hostile input rejects with `LlmError('gguf-invalid')`
+ * naming the field and byte offset; an aborted `signal` rejects with `LlmError('aborted')`.
+ *
+ * @example
+ * const file = await parseGguf(new MemoryByteSource(bytes));
+ * file.metadata['general.architecture']; // 'llama'
+ */
+export async function parseGguf(source: ByteSource, options: ParseGgufOptions = {}): Promise<GgufFile> {
+  const limits = resolveLimits(options.limits);
+  const { signal } = options;
+  const fileSize = source.size;
+  if (!Number.isSafeInteger(fileSize) || fileSize < 0) {
+    throw new LlmError('gguf-invalid', `GGUF source ${source.name} reports an invalid size ${String(fileSize)}`, {
+      details: { field: 'size', offset: 0 },
+    });
+  }
+  const state: ParseState = {
+    pos: 0,
+    version: 0,
+    nTensors: -1,
+    nKv: -1,
+    kvDone: 0,
+    metadata: Object.create(null) as Record<string, GgufValue>,
+    metadataTypes: Object.create(null) as Record<string, GgufValueTypeInfo>,
+    tensors: [],
+    tensorNames: new Set(),
+    offsetFieldAt: [],
+    alignmentAt: -1,
+  };
+  // bytes: file bytes [0, bytes.length), the loaded prefix of the header region.
+  let bytes = new Uint8Array(0);
+  let want = Math.min(fileSize, limits.initialChunkBytes);
+  for (;;) {
+    throwIfAborted(signal, `GGUF parse of ${source.name}`);
+    if (want > bytes.length) {
+      const more = await source.read(bytes.length, want - bytes.length, signal);
+      throwIfAborted(signal, `GGUF parse of ${source.name}`);
+      const grown = new Uint8Array(want);
+      grown.set(bytes, 0);
+      grown.set(more.subarray(0, want - bytes.length), bytes.length);
+      bytes = grown;
+    }
+    const cursor = new ByteCursor(bytes, fileSize);
+    try {
+      parseHeader(cursor, state, limits);
+      return finish(state, cursor.pos, fileSize, limits);
+    } catch (e) {
+      if (!(e instanceof NeedMoreBytes)) throw e;
+      if (e.end > limits.maxHeaderBytes) {
+        throw invalid('header region', state.pos, `needs more than maxHeaderBytes = ${limits.maxHeaderBytes} bytes of header; the file is corrupt or hostile`, {
+          needed: e.end,
+          limit: limits.maxHeaderBytes,
+        });
+      }
+      // Grow geometrically so a large header costs O(log n) reads, never past the file or the header limit.
+      want = Math.min(fileSize, limits.maxHeaderBytes, Math.max(e.end, bytes.length * 4));
+    }
+  }
+}
+
+/** Parses from `state.pos` onwards, committing each completed item to `state` so a retry resumes there. */
+function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
+  c.pos = s.pos;
+  if (s.version === 0) {
+    const magic = c.bytesView(4, 'magic');
+    if (!MAGIC.every((b, i) => magic[i] === b)) {
+      const hex = Array.from(magic, (b) => b.toString(16).padStart(2, '0')).join(' ');
+      throw invalid('magic', 0, `not a GGUF file: first bytes are ${hex}, expected 47 47 55 46 ("GGUF")`);
+    }
+    const version = c.u32('version');
+    if (version !== 2 && version !== 3) {
+      const bigEndian = version === 0x02000000 || version === 0x03000000;
+      throw invalid(
+        'version',
+        4,
+        bigEndian
+          ? 'big-endian GGUF files are not supported; convert the model to little-endian'
+          : `unsupported version ${version} (supported: 2 and 3); re-convert the model with a current llama.cpp`,
+        { value: version },
+      );
+    }
+    const tensorsAt = c.pos;
+    const nTensors = c.u64Bounded('tensor count', limits.maxTensors, 'limit maxTensors');
+    const kvAt = c.pos;
+    const nKv = c.u64Bounded('metadata kv count', limits.maxMetadataKv, 'limit maxMetadataKv');
+    checkCount('metadata kv count', kvAt, nKv, limits.maxMetadataKv, 'maxMetadataKv', MIN_BYTES.metadataKv, c.remainingInFile);
+    checkCount('tensor count', tensorsAt, nTensors, limits.maxTensors, 'maxTensors', MIN_BYTES.tensorInfo, c.remainingInFile);
+    if (nKv * MIN_BYTES.metadataKv + nTensors * MIN_BYTES.tensorInfo > c.remainingInFile) {
+      throw invalid('tensor count', tensorsAt, `${nTensors} tensors and ${nKv} metadata pairs cannot fit in the ${c.remainingInFile} bytes left`);
+    }
+    s.version = version;
+    s.nTensors = nTensors;
+    s.nKv = nKv;
+    s.pos = c.pos;
+  }
+  while (s.kvDone < s.nKv) {
+    const at = c.pos;
+    const field = `metadata key #${s.kvDone}`;
+    const key = readString(c, field, limits);
+    if (key in s.metadata) {
+      throw invalid(field, at, `duplicate key "${key}"; each key may appear once`, { key });
+    }
+    const typeAt = c.pos;
+    const type = c.u32(`type of metadata "${key}"`);
+    const { value, type: info } = readValue(c, type, typeAt, `metadata "${key}"`, 0, limits);
+    s.metadata[key] = value;
+    s.metadataTypes[key] = info;
+    if (key === ALIGNMENT_KEY) s.alignmentAt = typeAt + 4;
+    s.kvDone++;
+    s.pos = c.pos;
+  }
+  while (s.tensors.length < s.nTensors) {
+    readTensorInfo(c, s, limits);
+    s.pos = c.pos;
+  }
+}
+
+/** Reads a GGUF string: u64 byte length, then UTF-8 bytes. */
+function readString(c: ByteCursor, field: string, limits: GgufLimits): string {
+  const at = c.pos;
+  const n = c.u64Bounded(`${field} length`, limits.maxStringLength, 'limit maxStringLength');
+  if (n > c.remainingInFile) {
+    throw invalid(`${field} length`, at, `string of ${n} bytes runs past the end of the file (${c.remainingInFile} bytes left)`, {
+      value: n,
+      remaining: c.remainingInFile,
+    });
+  }
+  return c.utf8(n, field);
+}
+
+/** Reads one value of stored `type` (read at `typeAt`), recursing into arrays up to `limits.maxArrayDepth`. */
+function readValue(c: ByteCursor, type: number, typeAt: number, field: string, depth: number, limits: GgufLimits): TypedValue {
+  switch (type) {
+    case GgufValueType.UINT8:
+      return { value: c.u8(field), type: { type } };
+    case GgufValueType.INT8:
+      return { value: c.i8(field), type: { type } };
+    case GgufValueType.UINT16:
+      return { value: c.u16(field), type: { type } };
+    case GgufValueType.INT16:
+      return { value: c.i16(field), type: { type } };
+    case GgufValueType.UINT32:
+      return { value: c.u32(field), type: { type } };
+    case GgufValueType.INT32:
+      return { value: c.i32(field), type: { type } };
+    case GgufValueType.FLOAT32:
+      return { value: c.f32(field), type: { type } };
+    case GgufValueType.BOOL:
+      return { value: c.u8(field) !== 0, type: { type } };
+    case GgufValueType.STRING:
+      return { value: readString(c, field, limits), type: { type } };
+    case GgufValueType.UINT64:
+      return { value: c.u64(field), type: { type } };
+    case GgufValueType.INT64:
+      return { value: c.i64(field), type: { type } };
+    case GgufValueType.FLOAT64:
+      return { value: c.f64(field), type: { type } };
+    case GgufValueType.ARRAY:
+      return readArray(c, field, depth, limits);
+    default:
+      throw invalid(`type of ${field}`, typeAt, `unknown value type ${type} (valid: 0–12)`, { value: type });
+  }
+}
+
+/** Reads an array: u32 element type, u64 length, elements. Length is checked against the file before allocating. */
+function readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimits): TypedValue {
+  if (depth >= limits.maxArrayDepth) {
+    throw invalid(field, c.pos, `arrays nested deeper than maxArrayDepth = ${limits.maxArrayDepth}`);
+  }
+  const elemAt = c.pos;
+  const elemType = c.u32(`element type of ${field}`);
+  const minBytes = minValueBytes(elemType);
+  if (minBytes === undefined) {
+    throw invalid(`element type of ${field}`, elemAt, `unknown value type ${elemType} (valid: 0–12)`, { value: elemType });
+  }
+  const lenAt = c.pos;
+  const n = c.u64Bounded(`length of ${field}`, limits.maxArrayLength, 'limit maxArrayLength');
+  checkCount(`length of ${field}`, lenAt, n, limits.maxArrayLength, 'maxArrayLength', minBytes, c.remainingInFile);
+  const values: GgufValue[] = new Array<GgufValue>(n);
+  let element: GgufValueTypeInfo | undefined;
+  if (elemType === GgufValueType.ARRAY) {
+    for (let i = 0; i < n; i++) {
+      const at = c.pos;
+      const item = readArray(c, field, depth + 1, limits);
+      if (element !== undefined && !sameType(element, item.type)) {
+        throw invalid(field, at, 'nested arrays have different element types; every inner array must share one type');
+      }
+      element = item.type;
+      values[i] = item.value;
+    }
+    // An empty ARRAY-of-ARRAY stores no inner element type; UINT8 stands in for it.
+    return { value: values, type: { type: GgufValueType.ARRAY, element: element ?? { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT8 } } } };
+  }
+  for (let i = 0; i < n; i++) values[i] = readValue(c, elemType, elemAt, field, depth + 1, limits).value;
+  return { value: values, type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } } };
+}
+
+/** Structural equality of two stored types. */
+export function sameType(a: GgufValueTypeInfo, b: GgufValueTypeInfo): boolean {
+  if (a.type !== b.type) return false;
+  if (a.type === GgufValueType.ARRAY && b.type === GgufValueType.ARRAY) return sameType(a.element, b.element);
+  return true;
+}
+
+/** Reads one tensor info: name, n_dims, dims (ne order), ggml type, data offset. */
+function readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
+  const index = s.tensors.length;
+  const nameAt = c.pos;
+  const name = readString(c, `tensor #${index} name`, limits);
+  if (s.tensorNames.has(name)) {
+    throw invalid(`tensor #${index} name`, nameAt, `duplicate tensor name "${name}"; each tensor may appear once`, { name });
+  }
+  const label = `tensor #${index} ("${name}")`;
+  const dimsAt = c.pos;
+  const nDims = c.u32(`${label} n_dims`);
+  if (nDims < 1 || nDims > limits.maxDims) {
+    throw invalid(`${label} n_dims`, dimsAt, `n_dims is ${nDims}; it must be 1–${limits.maxDims}`, { value: nDims });
+  }
+  const shape: number[] = [];
+  let nElements = 1;
+  for (let d = 0; d < nDims; d++) {
+    const at = c.pos;
+    const raw = c.u64(`${label} dim ${d}`);
+    if (raw === 0n || raw > BigInt(MAX_TENSOR_ELEMENTS)) {
+      throw invalid(`${label} dim ${d}`, at, `dimension is ${raw}; it must be 1–${MAX_TENSOR_ELEMENTS}`, { value: raw.toString() });
+    }
+    const dim = Number(raw);
+    if (nElements > MAX_TENSOR_ELEMENTS / dim) {
+      throw invalid(`${label} dim ${d}`, at, `element count overflows 2^53 (shape so far ${[...shape, dim].join('×')})`);
+    }
+    nElements *= dim;
+    shape.push(dim);
+  }
+  const typeAt = c.pos;
+  const typeId = c.u32(`${label} type`);
+  const offsetAt = c.pos;
+  const offset = c.u64Bounded(`${label} offset`, MAX_TENSOR_ELEMENTS, 'offsets must be exact JS numbers');
+  const info = GGML_TYPES.get(typeId);
+  if (info === undefined) {
+    throw invalid(`${label} type`, typeAt, `unknown ggml type id ${typeId}; this build cannot load the tensor`, { value: typeId });
+  }
+  if (shape[0] % info.blockElements !== 0) {
+    throw invalid(`${label} dim 0`, dimsAt + 4, `row length ${shape[0]} is not a multiple of the ${info.name} block size ${info.blockElements}`, {
+      value: shape[0],
+    });
+  }
+  const byteLength = (nElements / info.blockElements) * info.blockBytes;
+  if (!Number.isSafeInteger(byteLength)) {
+    throw invalid(`${label} type`, typeAt, `byte size of ${nElements} ${info.name} elements overflows 2^53`);
+  }
+  s.tensorNames.add(name);
+  s.offsetFieldAt.push(offsetAt);
+  s.tensors.push({ name, type: info.type, shape, offset, byteLength, nElements });
+}
+
+/** Resolves alignment and the data offset, then checks every tensor lies aligned, inside the file, without overlap. */
+function finish(s: ParseState, headerEnd: number, fileSize: number, limits: GgufLimits): GgufFile {
+  const alignment = readAlignment(s, limits);
+  const tensorDataOffset = Math.ceil(headerEnd / alignment) * alignment;
+  const order = s.tensors.map((_, i) => i).sort((a, b) => s.tensors[a].offset - s.tensors[b].offset);
+  let prevEnd = 0;
+  let prevName = '';
+  for (const i of order) {
+    const t = s.tensors[i];
+    const field = `tensor #${i} ("${t.name}") offset`;
+    const at = s.offsetFieldAt[i];
+    if (t.offset % alignment !== 0) {
+      throw invalid(field, at, `data offset ${t.offset} is not a multiple of the alignment ${alignment}`, { value: t.offset, alignment });
+    }
+    const end = tensorDataOffset + t.offset + t.byteLength;
+    if (end > fileSize) {
+      throw invalid(field, at, `data [${tensorDataOffset + t.offset}, ${end}) lies outside the file (${fileSize} bytes); the file is truncated`, {
+        value: t.offset,
+        fileSize,
+      });
+    }
+    if (t.offset < prevEnd) {
+      throw invalid(field, at, `data at relative offset ${t.offset} overlaps tensor "${prevName}" (ends at ${prevEnd})`, { value: t.offset });
+    }
+    prevEnd = t.offset + t.byteLength;
+    prevName = t.name;
+  }
+  return {
+    version: s.version as 2 | 3,
+    metadata: s.metadata,
+    metadataTypes: s.metadataTypes,
+    tensors: s.tensors,
+    alignment,
+    tensorDataOffset,
+    fileSize,
+  };
+}
+
+/** `general.alignment`: an integer scalar, a power of two in 1..maxAlignment; 32 when absent. */
+function readAlignment(s: ParseState, limits: GgufLimits): number {
+  if (!(ALIGNMENT_KEY in s.metadata)) return GGUF_DEFAULT_ALIGNMENT;
+  const raw = s.metadata[ALIGNMENT_KEY];
+  const type = s.metadataTypes[ALIGNMENT_KEY].type;
+  const isInteger = type !== GgufValueType.FLOAT32 && type !== GgufValueType.FLOAT64 && SCALAR_BYTES[type] !== undefined && type !== GgufValueType.BOOL;
+  const value = typeof raw === 'bigint' ? (raw <= BigInt(limits.maxAlignment) && raw >= 0n ? Number(raw) : -1) : raw;
+  if (!isInteger || typeof value !== 'number' || value < 1 || value > limits.maxAlignment || (value & (value - 1)) !== 0) {
+    throw new LlmError(
+      'gguf-invalid',
+      `GGUF metadata "${ALIGNMENT_KEY}" at byte offset ${s.alignmentAt} is ${String(raw)} (type ${GgufValueType[type]}); it must be an integer power of two from 1 to ${limits.maxAlignment}`,
+      { details: { field: ALIGNMENT_KEY, offset: s.alignmentAt, value: String(raw) } },
+    );
+  }
+  return value;
+}

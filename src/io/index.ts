@@ -1,0 +1,85 @@
+/**
+ * io/: where model bytes come from. `openModelSource` turns whatever the caller has (a URL, a `File`/`Blob`, a Node
+ * path) into a `ByteSource`; URLs go through the IndexedDB model store when it is available, so a model is downloaded
+ * once, resumably, and later loads make no network request at all.
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import { BlobByteSource } from './blob-source.js';
+import type { ByteSource } from './byte-source.js';
+import { type DownloadModelOptions, downloadModel } from './model-download.js';
+import { HttpByteSource } from './http-source.js';
+import { IdbByteSource } from './idb-byte-source.js';
+import { NodeFileSource } from './node-file-source.js';
+
+export { type ByteSource, MemoryByteSource, checkReadRange } from './byte-source.js';
+export { BlobByteSource } from './blob-source.js';
+export { NodeFileSource } from './node-file-source.js';
+export { HttpByteSource, type HttpByteSourceOptions } from './http-source.js';
+export { RangeReader, type RangeReaderOptions } from './range-reader.js';
+export { isFileChangedError } from './http-response-checks.js';
+export type { DownloadPhase, DownloadProgress, ProgressCallback } from './download-progress.js';
+export { IdbByteSource } from './idb-byte-source.js';
+export { downloadModel, type DownloadModelOptions } from './model-download.js';
+export {
+  DEFAULT_CHUNK_BYTES,
+  type ModelManifest,
+  type ModelStoreOptions,
+  type StorageEstimator,
+  type StorageUsage,
+  deleteModel,
+  listModels,
+  readManifest,
+  storageUsage,
+} from './model-store.js';
+export { Sha256, sha256Hex } from './sha256.js';
+
+/** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */
+export interface OpenModelSourceOptions extends DownloadModelOptions {
+  /**
+   * Cache URLs in the IndexedDB model store (default true where `indexedDB` exists). When off, a URL is read directly
+   * with HTTP range requests and nothing is stored.
+   */
+  cache?: boolean;
+}
+
+/** What `openModelSource` accepts: a URL (absolute, or relative to the page), a `Blob`/`File`, or a path in Node. */
+export type ModelInput = string | URL | Blob;
+
+/**
+ * Opens `model` as a `ByteSource`:
+ * - `Blob`/`File` → `BlobByteSource` (read slice by slice);
+ * - a URL → downloaded into the model store (resuming, verified) and served by `IdbByteSource`, or with `cache: false`
+ *   or no IndexedDB, read live by `HttpByteSource`;
+ * - a string in Node that is not an http(s) URL → `NodeFileSource` (`file:` URLs included);
+ * - a string in a browser → a URL relative to the page.
+ */
+export async function openModelSource(model: ModelInput, options: OpenModelSourceOptions = {}): Promise<ByteSource> {
+  throwIfAborted(options.signal, 'opening the model');
+  if (typeof Blob !== 'undefined' && model instanceof Blob) return new BlobByteSource(model);
+  const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+  let url: URL;
+  if (model instanceof URL) {
+    url = model;
+  } else if (typeof model === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model)) {
+    url = new URL(model);
+  } else if (typeof model === 'string' && isNode) {
+    return NodeFileSource.open(model, options.signal);
+  } else if (typeof model === 'string' && typeof location !== 'undefined') {
+    url = new URL(model, location.href);
+  } else {
+    throw new LlmError('invalid-request', `openModelSource: cannot open ${String(model)}; pass a URL, a File/Blob, or (in Node) a path`);
+  }
+  if (url.protocol === 'file:') {
+    if (!isNode) throw new LlmError('invalid-request', `openModelSource: ${url.href} is a file: URL; in a browser pass the File instead`);
+    const { fileURLToPath } = await import('node:url');
+    return NodeFileSource.open(fileURLToPath(url), options.signal);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'blob:') {
+    throw new LlmError('invalid-request', `openModelSource: unsupported URL scheme ${url.protocol} in ${url.href}; use http(s)`);
+  }
+  const canCache = (options.cache ?? true) && url.protocol !== 'blob:' && (options.store !== undefined || typeof indexedDB !== 'undefined');
+  if (!canCache) return HttpByteSource.open(url, options);
+  await downloadModel(url, options);
+  return IdbByteSource.open(url, options);
+}

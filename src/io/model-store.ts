@@ -1,0 +1,216 @@
+/**
+ * The IndexedDB model store (idb-keyval, own database `webgguf`, object store `models`): each model file is kept as
+ * fixed-size chunks plus one manifest. A chunk and the manifest bit that claims it are written in ONE transaction, so
+ * a crash, reload or full disk never leaves a manifest claiming a chunk that is not there. Listing, deletion and usage
+ * live here; downloading is `model-download.ts`, reading is `idb-byte-source.ts`.
+ */
+
+import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+import { LlmError } from '../errors.js';
+
+/** Default chunk size: 16 MiB (one IndexedDB value; large enough to keep the chunk count small, small enough to retry). */
+export const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
+
+/** What the store knows about one cached model file. Plain data (structured-cloneable). */
+export interface ModelManifest {
+  /** The URL the file was downloaded from (the entry's key). */
+  readonly url: string;
+  /** File size in bytes. */
+  readonly size: number;
+  /** Validators of the stored version (null when the server sent none). */
+  readonly etag: string | null;
+  readonly lastModified: string | null;
+  /** Bytes per chunk; the last chunk holds the remainder. */
+  readonly chunkBytes: number;
+  /** `chunkPresent[i]`: chunk i (bytes `[i·chunkBytes, min((i+1)·chunkBytes, size))`) is stored. */
+  readonly chunkPresent: readonly boolean[];
+  /** Expected or verified sha256 (64 lowercase hex digits) when known. */
+  readonly sha256: string | null;
+  /** True once every chunk is stored (and the sha256, when known, verified). Only complete entries are served. */
+  readonly complete: boolean;
+  /** Identifies one download generation; a chunk write from another generation is refused. */
+  readonly downloadId: string;
+  /** `Date.now()` at creation and at last use. */
+  readonly createdAt: number;
+  readonly lastUsedAt: number;
+}
+
+/** Where the store lives. Every function takes it so tests (and apps) can use their own database. */
+export interface ModelStoreOptions {
+  /** An idb-keyval store; default `createStore('webgguf', 'models')`. */
+  store?: UseStore;
+}
+
+/** Totals reported by `storageUsage`. */
+export interface StorageUsage {
+  /** Number of entries (complete or not). */
+  readonly modelCount: number;
+  /** Bytes of chunks held by the model store. */
+  readonly storedBytes: number;
+  /** The origin's usage and quota from `navigator.storage.estimate()`, null where unavailable. */
+  readonly usageBytes: number | null;
+  readonly quotaBytes: number | null;
+}
+
+let defaultStore: UseStore | undefined;
+
+/** The store to use: the caller's, else the default one (created on first use, since creating opens the DB). */
+export function resolveStore(options?: ModelStoreOptions): UseStore {
+  if (options?.store !== undefined) return options.store;
+  if (typeof indexedDB === 'undefined') {
+    throw new LlmError('invalid-request', 'the model store needs IndexedDB, which this environment lacks; ' +
+      'open the model with caching off (cache: false) or pass options.store');
+  }
+  defaultStore ??= createStore('webgguf', 'models');
+  return defaultStore;
+}
+
+/** IndexedDB key of a manifest: `['manifest', url]`. */
+export function manifestKey(url: string): IDBValidKey {
+  return ['manifest', url];
+}
+
+/** IndexedDB key of chunk `index`: `['chunk', url, index]`. */
+export function chunkKey(url: string, index: number): IDBValidKey {
+  return ['chunk', url, index];
+}
+
+/** Number of chunks of a file of `size` bytes. */
+export function chunkCountOf(size: number, chunkBytes: number): number {
+  return Math.ceil(size / chunkBytes);
+}
+
+/** Byte length of chunk `index` (the last chunk holds the remainder). */
+export function chunkLength(m: Pick<ModelManifest, 'size' | 'chunkBytes'>, index: number): number {
+  return Math.min(m.chunkBytes, m.size - index * m.chunkBytes);
+}
+
+/** Bytes of `m`'s chunks that are stored. */
+export function storedBytesOf(m: ModelManifest): number {
+  let bytes = 0;
+  m.chunkPresent.forEach((present, i) => {
+    if (present) bytes += chunkLength(m, i);
+  });
+  return bytes;
+}
+
+/** Reads the manifest of `url`, or undefined when the store has no entry for it. */
+export async function readManifest(url: string, options?: ModelStoreOptions): Promise<ModelManifest | undefined> {
+  return resolveStore(options)('readonly', (s) => promisifyRequest(s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>));
+}
+
+/** Writes `m` as the manifest of `m.url` (replacing any other). */
+export async function writeManifest(m: ModelManifest, options?: ModelStoreOptions): Promise<void> {
+  await resolveStore(options)('readwrite', (s) => {
+    s.put(m, manifestKey(m.url));
+    return promisifyRequest(s.transaction);
+  });
+}
+
+/**
+ * Applies `change` to the manifest of `url` in one transaction when its `downloadId` is `downloadId`; resolves with
+ * the new manifest, or null (nothing written) when the entry was deleted or replaced meanwhile.
+ */
+export async function updateManifest(url: string, downloadId: string, change: (m: ModelManifest) => ModelManifest,
+  options?: ModelStoreOptions): Promise<ModelManifest | null> {
+  return resolveStore(options)('readwrite', (s) => {
+    let result: ModelManifest | null = null;
+    const get = s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>;
+    get.onsuccess = () => {
+      const m = get.result;
+      if (m === undefined || m.downloadId !== downloadId) return;
+      result = change(m);
+      s.put(result, manifestKey(url));
+    };
+    return promisifyRequest(s.transaction).then(() => result);
+  });
+}
+
+/**
+ * Stores chunk `index` and marks it present in the manifest, atomically (one transaction). Resolves false, writing
+ * nothing, when the manifest is gone or belongs to another download. IndexedDB errors (e.g. `QuotaExceededError`)
+ * reject unchanged; the transaction is rolled back, so the entry stays consistent.
+ */
+export async function writeChunk(url: string, downloadId: string, index: number, bytes: Uint8Array,
+  options?: ModelStoreOptions): Promise<boolean> {
+  // Structured clone copies a view's whole ArrayBuffer: store an exact-size buffer. (chunkLength) bytes.
+  const value = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  return resolveStore(options)('readwrite', (s) => {
+    let isWritten = false;
+    const get = s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>;
+    get.onsuccess = () => {
+      const m = get.result;
+      if (m === undefined || m.downloadId !== downloadId) return;
+      const chunkPresent = m.chunkPresent.slice();
+      chunkPresent[index] = true;
+      s.put(value, chunkKey(url, index));
+      s.put({ ...m, chunkPresent }, manifestKey(url));
+      isWritten = true;
+    };
+    return promisifyRequest(s.transaction).then(() => isWritten);
+  });
+}
+
+/** Reads chunk `index` of `url` as bytes, or undefined when it is not stored. */
+export async function readChunk(url: string, index: number, options?: ModelStoreOptions): Promise<Uint8Array | undefined> {
+  const value = await resolveStore(options)('readonly', (s) => promisifyRequest(s.get(chunkKey(url, index)) as IDBRequest<unknown>));
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  return undefined;
+}
+
+/** Every manifest in the store (complete and incomplete), oldest first. Chunks are not read. */
+export async function listModels(options?: ModelStoreOptions): Promise<ModelManifest[]> {
+  const all = await resolveStore(options)('readonly', (s) =>
+    promisifyRequest(s.getAll(IDBKeyRange.bound(['manifest'], ['manifest', []])) as IDBRequest<ModelManifest[]>));
+  return all.sort((a, b) => a.createdAt - b.createdAt);
+}
+
+/** Deletes the entry of `url` (manifest first, then its chunks, in one transaction). Resolves true if it existed. */
+export async function deleteModel(url: string, options?: ModelStoreOptions): Promise<boolean> {
+  return resolveStore(options)('readwrite', (s) => {
+    const get = s.getKey(manifestKey(url));
+    s.delete(manifestKey(url));
+    s.delete(IDBKeyRange.bound(['chunk', url], ['chunk', url, []]));
+    return promisifyRequest(s.transaction).then(() => get.result !== undefined);
+  });
+}
+
+/** Model count, stored bytes and (where the browser reports them) the origin's usage and quota. */
+export async function storageUsage(options?: ModelStoreOptions & { storage?: StorageEstimator }): Promise<StorageUsage> {
+  const models = await listModels(options);
+  const estimate = await estimateStorage(options?.storage);
+  return {
+    modelCount: models.length,
+    storedBytes: models.reduce((sum, m) => sum + storedBytesOf(m), 0),
+    usageBytes: estimate?.usage ?? null,
+    quotaBytes: estimate?.quota ?? null,
+  };
+}
+
+/** The part of `navigator.storage` (`StorageManager`) the store uses; injectable for tests. */
+export interface StorageEstimator {
+  estimate(): Promise<{ usage?: number; quota?: number }>;
+  persist?(): Promise<boolean>;
+}
+
+/** `navigator.storage` when present. */
+export function defaultStorage(): StorageEstimator | undefined {
+  return typeof navigator !== 'undefined' && navigator.storage !== undefined ? navigator.storage : undefined;
+}
+
+/** `storage.estimate()` (default `navigator.storage`), or null when unavailable or failing. */
+export async function estimateStorage(storage = defaultStorage()): Promise<{ usage: number | null; quota: number | null } | null> {
+  if (storage === undefined) return null;
+  try {
+    const e = await storage.estimate();
+    return { usage: e.usage ?? null, quota: e.quota ?? null };
+  } catch {
+    return null;
+  }
+}
+
+/** True for the DOMException IndexedDB raises when the origin's quota is exhausted. */
+export function isQuotaExceeded(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && 'name' in e && e.name === 'QuotaExceededError';
+}

@@ -1,0 +1,391 @@
+/**
+ * `RangeReader`: resumable HTTP `Range` reads of one remote file. It probes the file once (size and validators),
+ * then fetches byte ranges with a bounded number of requests in flight, checks every `206` and its `Content-Range`,
+ * retries dropped connections, short bodies, stalls and 5xx with exponential backoff, resuming from the last byte
+ * received, and sends `If-Range` so a file that changes on the server is detected instead of mixed. A server that
+ * ignores `Range` (answers 200) is streamed once into memory when the file is small enough.
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import { abortableDelay, isAbortError, linkSignals, rethrowIfAborted } from './abort-signals.js';
+import { type ProgressCallback, reportProgress } from './download-progress.js';
+import {
+  type FileVersion,
+  RetryableFailure,
+  fileChangedError,
+  httpStatusError,
+  ifRangeValue,
+  isRetryableStatus,
+  parseContentRange,
+  retriesExhaustedError,
+  versionMismatch,
+} from './http-response-checks.js';
+import { SlotLimiter } from './slot-limiter.js';
+import { checkReadRange } from './byte-source.js';
+
+/** Options of `RangeReader.open`. Every field is optional; defaults suit multi-GiB model files. */
+export interface RangeReaderOptions {
+  /** Cancels the probe (and, for a full-body server, the streaming of the body). */
+  signal?: AbortSignal;
+  /** The fetch implementation (tests, proxies, auth wrappers). Default: `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** Extra request headers (e.g. `Authorization`). `Range` and `If-Range` are set by the reader. */
+  headers?: Record<string, string>;
+  /** Receives `download` progress: bytes received from the network so far (capped at the file size). */
+  onProgress?: ProgressCallback;
+  /** Most requests in flight at once (default 4). */
+  maxInFlight?: number;
+  /** Largest byte range of one request; longer reads are split (default 8 MiB). */
+  chunkBytes?: number;
+  /** Consecutive failed attempts without new bytes before giving up (default 5). */
+  retries?: number;
+  /** First backoff delay; doubles after every failure without progress (default 500 ms, capped at 10 s). */
+  retryDelayMs?: number;
+  /** An attempt that receives no byte for this long is cancelled and retried (default 30 s). */
+  stallTimeoutMs?: number;
+  /** Largest file kept whole in memory when the server ignores `Range` (default 256 MiB). */
+  maxFullBodyBytes?: number;
+}
+
+const DEFAULTS = {
+  maxInFlight: 4,
+  chunkBytes: 8 * 1024 * 1024,
+  retries: 5,
+  retryDelayMs: 500,
+  maxRetryDelayMs: 10_000,
+  stallTimeoutMs: 30_000,
+  maxFullBodyBytes: 256 * 1024 * 1024,
+};
+
+type Settings = typeof DEFAULTS & Pick<RangeReaderOptions, 'headers' | 'onProgress'> & { fetch: typeof fetch };
+
+/** Random access to one remote file through HTTP range requests (or its whole body, for servers without `Range`). */
+export class RangeReader implements FileVersion {
+  /** Bytes received from the network over the reader's life (for progress). */
+  private receivedBytes = 0;
+  private readonly limiter: SlotLimiter;
+
+  private constructor(
+    /** The URL as given (requests always go to it; redirects are followed per request). */
+    readonly url: string,
+    readonly size: number,
+    readonly etag: string | null,
+    readonly lastModified: string | null,
+    /** The whole file when the server ignored `Range`; null in ranged mode. `(size)` bytes. */
+    private readonly fullBody: Uint8Array | null,
+    private readonly settings: Settings,
+  ) {
+    this.limiter = new SlotLimiter(settings.maxInFlight);
+  }
+
+  /** True when the server honours `Range` (false: the whole file was streamed into memory at open). */
+  get isRangeSupported(): boolean {
+    return this.fullBody === null;
+  }
+
+  /**
+   * Probes `url` with `Range: bytes=0-0` to learn its size and validators (ETag, Last-Modified). A server answering
+   * 200 is streamed into memory when the body fits `maxFullBodyBytes`, else `LlmError('range-unsupported')`.
+   */
+  static async open(url: string | URL, options: RangeReaderOptions = {}): Promise<RangeReader> {
+    const href = String(url);
+    const fetchFn = options.fetch ?? globalThis.fetch;
+    if (typeof fetchFn !== 'function') {
+      throw new LlmError('network', `opening ${href}: no fetch() in this environment; pass options.fetch`, { details: { url: href } });
+    }
+    const settings: Settings = {
+      maxInFlight: positive(options.maxInFlight, DEFAULTS.maxInFlight, 'maxInFlight'),
+      chunkBytes: positive(options.chunkBytes, DEFAULTS.chunkBytes, 'chunkBytes'),
+      retries: nonNegative(options.retries, DEFAULTS.retries, 'retries'),
+      retryDelayMs: nonNegative(options.retryDelayMs, DEFAULTS.retryDelayMs, 'retryDelayMs'),
+      maxRetryDelayMs: DEFAULTS.maxRetryDelayMs,
+      stallTimeoutMs: positive(options.stallTimeoutMs, DEFAULTS.stallTimeoutMs, 'stallTimeoutMs'),
+      maxFullBodyBytes: nonNegative(options.maxFullBodyBytes, DEFAULTS.maxFullBodyBytes, 'maxFullBodyBytes'),
+      headers: options.headers,
+      onProgress: options.onProgress,
+      fetch: fetchFn,
+    };
+    const step = `probing ${href}`;
+    const probe = await withRetries(href, step, settings, options.signal, async (attempt) => {
+      const res = await doFetch(settings, href, { Range: 'bytes=0-0' }, attempt.signal);
+      if (res.status === 206) {
+        const range = parseContentRange(res.headers.get('content-range'));
+        await res.arrayBuffer().catch(() => undefined);
+        if (range === null || range.total === null) {
+          throw new LlmError('range-unsupported', `${step}: the 206 response has no usable Content-Range total ` +
+            `(${res.headers.get('content-range') ?? 'header missing or not exposed by CORS'}), so the file size is unknown`, {
+            details: { url: href },
+          });
+        }
+        return { size: range.total, res, body: null };
+      }
+      if (res.status === 416) {
+        const range = parseContentRange(res.headers.get('content-range'));
+        await res.body?.cancel().catch(() => undefined);
+        if (range !== null && range.total === 0) return { size: 0, res, body: null };
+        throw httpStatusError(href, res.status, res.statusText, step, 'bytes=0-0');
+      }
+      if (res.status === 200) {
+        const body = await readFullBody(href, res, settings, attempt);
+        return { size: body.byteLength, res, body };
+      }
+      await res.body?.cancel().catch(() => undefined);
+      if (isRetryableStatus(res.status)) throw new RetryableFailure(`HTTP ${res.status}`, res.status);
+      throw httpStatusError(href, res.status, res.statusText, step, 'bytes=0-0');
+    });
+    const reader = new RangeReader(
+      href,
+      probe.size,
+      probe.res.headers.get('etag'),
+      probe.res.headers.get('last-modified'),
+      probe.body,
+      settings,
+    );
+    if (probe.body !== null) reader.receivedBytes = probe.size;
+    return reader;
+  }
+
+  /**
+   * Reads bytes `[offset, offset + length)`. Ranges longer than `chunkBytes` are fetched as parallel requests (at most
+   * `maxInFlight` for the whole reader). Rejects with `LlmError('network')` (including the file-changed error, see
+   * `isFileChangedError`), `LlmError('gguf-invalid')` for a range outside the file, or `LlmError('aborted')`.
+   */
+  async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal, `read of ${this.url}`);
+    checkReadRange(this.url, this.size, offset, length);
+    if (this.fullBody !== null) return this.fullBody.subarray(offset, offset + length);
+    const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
+    const { chunkBytes, maxInFlight } = this.settings;
+    const partCount = Math.ceil(length / chunkBytes);
+    // A few workers per read pull parts in order (fewer listeners than one task per part); the shared limiter bounds
+    // requests across all reads. One failed part aborts its siblings, so a failed read returns promptly.
+    const partAbort = linkSignals(signal);
+    let nextPart = 0;
+    let firstError: unknown;
+    const worker = async (): Promise<void> => {
+      try {
+        while (nextPart < partCount) {
+          const pos = nextPart++ * chunkBytes;
+          const partLength = Math.min(chunkBytes, length - pos);
+          await this.fetchPart(offset + pos, out.subarray(pos, pos + partLength), partAbort.signal);
+        }
+      } catch (e) {
+        if (firstError === undefined) {
+          firstError = e;
+          partAbort.abort(e);
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(maxInFlight, partCount) }, worker));
+    } finally {
+      partAbort.dispose();
+    }
+    if (firstError !== undefined) {
+      rethrowIfAborted(firstError, signal, `read of ${this.url}`);
+      throw firstError;
+    }
+    return out;
+  }
+
+  /** Fills `into` with the bytes at `start…`, resuming after the last byte received whenever an attempt fails. */
+  private async fetchPart(start: number, into: Uint8Array, signal: AbortSignal): Promise<void> {
+    const release = await this.limiter.acquire(signal, `read of ${this.url}`);
+    try {
+      let filled = 0;
+      const step = `reading bytes ${start}-${start + into.byteLength - 1} of ${this.url}`;
+      await withRetries(this.url, step, this.settings, signal, async (attempt) => {
+        const first = start + filled;
+        const last = start + into.byteLength - 1;
+        const rangeHeader = `bytes=${first}-${last}`;
+        const headers: Record<string, string> = { Range: rangeHeader };
+        const ifRange = ifRangeValue(this);
+        if (ifRange !== null) headers['If-Range'] = ifRange;
+        const res = await doFetch(this.settings, this.url, headers, attempt.signal);
+        if (res.status !== 206) {
+          await res.body?.cancel().catch(() => undefined);
+          if (res.status === 200) {
+            // Per If-Range, a 200 means "the validator no longer matches": the file changed.
+            throw fileChangedError({ url: this.url, what: versionMismatch(this, res, null) ?? 'the server answered a range request with the whole new file' });
+          }
+          if (isRetryableStatus(res.status)) throw new RetryableFailure(`HTTP ${res.status}`, res.status);
+          throw httpStatusError(this.url, res.status, res.statusText, step, rangeHeader);
+        }
+        const range = parseContentRange(res.headers.get('content-range'));
+        const changed = versionMismatch(this, res, range?.total ?? null);
+        if (changed !== null) {
+          await res.body?.cancel().catch(() => undefined);
+          throw fileChangedError({ url: this.url, what: changed });
+        }
+        if (range !== null && (range.start !== first || range.end !== last)) {
+          await res.body?.cancel().catch(() => undefined);
+          throw new LlmError('network', `${step}: asked for ${rangeHeader} but the server sent ` +
+            `${res.headers.get('content-range')}; the server's Range support is broken`, { details: { url: this.url, range: rangeHeader } });
+        }
+        await streamBody(res, into.subarray(filled), attempt, (n) => {
+          filled += n;
+          this.receivedBytes += n;
+          reportProgress(this.settings.onProgress, {
+            phase: 'download',
+            loadedBytes: Math.min(this.receivedBytes, this.size),
+            totalBytes: this.size,
+            url: this.url,
+          });
+        }, step);
+        if (filled < into.byteLength) {
+          throw new RetryableFailure(`short body: ${filled - (first - start)} of ${last - first + 1} bytes arrived`);
+        }
+      });
+    } finally {
+      release();
+    }
+  }
+}
+
+/** One attempt of a retried operation: its own abort signal (stall timeouts abort only it) and a progress hook. */
+interface Attempt {
+  readonly signal: AbortSignal;
+  /** Call whenever bytes arrive: re-arms the stall timer and resets the failure count. */
+  progressed(): void;
+}
+
+/**
+ * Runs `body` until it succeeds, retrying `RetryableFailure`s (and fetch `TypeError`s, stalls) with exponential
+ * backoff. The failure count resets whenever an attempt received bytes, so a connection that keeps dropping after
+ * some progress still finishes. Other errors pass through unchanged.
+ */
+async function withRetries<T>(url: string, step: string, settings: Settings, signal: AbortSignal | undefined,
+  body: (attempt: Attempt) => Promise<T>): Promise<T> {
+  let failures = 0;
+  let attempts = 0;
+  for (;;) {
+    throwIfAborted(signal, step);
+    attempts++;
+    const link = linkSignals(signal);
+    let madeProgress = false;
+    let stallTimer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (): void => {
+      clearTimeout(stallTimer);
+      stallTimer = setTimeout(() => link.abort(new RetryableFailure(`no data for ${settings.stallTimeoutMs} ms`)), settings.stallTimeoutMs);
+    };
+    arm();
+    try {
+      return await body({ signal: link.signal, progressed: () => { madeProgress = true; arm(); } });
+    } catch (e) {
+      rethrowIfAborted(e, signal, step);
+      let failure: RetryableFailure;
+      if (e instanceof RetryableFailure) failure = e;
+      else if (link.signal.aborted && link.signal.reason instanceof RetryableFailure) failure = link.signal.reason;
+      else if (e instanceof TypeError || (isAbortError(e) && link.signal.aborted)) failure = new RetryableFailure(String(e), null, { cause: e });
+      else throw e;
+      failures = madeProgress ? 1 : failures + 1;
+      if (failures > settings.retries) throw retriesExhaustedError(url, step, attempts, failure);
+      const delayMs = Math.min(settings.maxRetryDelayMs, settings.retryDelayMs * 2 ** (failures - 1));
+      await abortableDelay(delayMs * (0.75 + 0.5 * Math.random()), signal, step);
+    } finally {
+      clearTimeout(stallTimer);
+      link.dispose();
+    }
+  }
+}
+
+/** Issues one GET with the reader's headers plus `extra`; fetch `TypeError`s are left for `withRetries`. */
+function doFetch(settings: Settings, url: string, extra: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  return settings.fetch(url, {
+    method: 'GET',
+    headers: { ...settings.headers, ...extra },
+    signal,
+    cache: 'no-store', // ranged reads must reach the server: an HTTP cache may hold a different version
+  });
+}
+
+/** Streams `res`'s body into `into`, calling `onBytes` per piece; more bytes than `into` holds is a server error. */
+async function streamBody(res: Response, into: Uint8Array, attempt: Attempt, onBytes: (n: number) => void, step: string): Promise<void> {
+  if (res.body === null) {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (bytes.byteLength > into.byteLength) throw overlongBody(res.url, step, into.byteLength);
+    into.set(bytes);
+    attempt.progressed();
+    onBytes(bytes.byteLength);
+    return;
+  }
+  const reader = res.body.getReader();
+  let pos = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      if (pos + value.byteLength > into.byteLength) throw overlongBody(res.url, step, into.byteLength);
+      into.set(value, pos);
+      pos += value.byteLength;
+      attempt.progressed();
+      onBytes(value.byteLength);
+    }
+  } catch (e) {
+    await reader.cancel().catch(() => undefined);
+    if (e instanceof LlmError) throw e;
+    throw new RetryableFailure(`connection dropped after ${pos} bytes (${String(e)})`, null, { cause: e });
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function overlongBody(url: string, step: string, expected: number): LlmError {
+  return new LlmError('network', `${step}: the server sent more than the ${expected} bytes requested; its Range support is broken`, {
+    details: { url, expected },
+  });
+}
+
+/** Streams a 200 (Range ignored) body into memory when it fits `maxFullBodyBytes`, else `range-unsupported`. */
+async function readFullBody(url: string, res: Response, settings: Settings, attempt: Attempt): Promise<Uint8Array> {
+  const declared = res.headers.get('content-length');
+  const cap = settings.maxFullBodyBytes;
+  const tooBig = (size: string): LlmError =>
+    new LlmError('range-unsupported', `opening ${url}: the server ignores HTTP Range requests and the file (${size}) ` +
+      `is larger than the ${cap}-byte limit for reading it whole; serve it from a server with Range support ` +
+      'or raise maxFullBodyBytes', { details: { url, maxFullBodyBytes: cap } });
+  const size = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+  if (size !== null && size > cap) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooBig(`${size} bytes`);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = res.body?.getReader();
+  if (reader === undefined) return new Uint8Array(await res.arrayBuffer());
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > cap) throw tooBig(`over ${cap} bytes`);
+      chunks.push(value);
+      attempt.progressed();
+      reportProgress(settings.onProgress, { phase: 'download', loadedBytes: total, totalBytes: size ?? total, url });
+    }
+  } catch (e) {
+    await reader.cancel().catch(() => undefined);
+    if (e instanceof LlmError) throw e;
+    throw new RetryableFailure(`connection dropped after ${total} bytes of the full body (${String(e)})`, null, { cause: e });
+  }
+  if (size !== null && total !== size) throw new RetryableFailure(`short body: ${total} of ${size} bytes arrived`);
+  const body = new Uint8Array(total); // (size) bytes: the whole file
+  let pos = 0;
+  for (const c of chunks) {
+    body.set(c, pos);
+    pos += c.byteLength;
+  }
+  return body;
+}
+
+function positive(v: number | undefined, fallback: number, name: string): number {
+  if (v === undefined) return fallback;
+  if (!Number.isFinite(v) || v < 1) throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 1, got ${v}`);
+  return Math.floor(v);
+}
+
+function nonNegative(v: number | undefined, fallback: number, name: string): number {
+  if (v === undefined) return fallback;
+  if (!Number.isFinite(v) || v < 0) throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 0, got ${v}`);
+  return v;
+}

@@ -1,0 +1,85 @@
+/**
+ * The shape of one architecture entry (one file per `general.architecture` value, listed in `arch/index.ts`) and
+ * the GGUF tensor names llama.cpp uses for every architecture here (`llm_tensor` names in llama-arch.cpp).
+ */
+
+import type { GgufValue } from '../../gguf/types.js';
+import type { ArchOptions, ModelConfig } from '../config.js';
+
+/** GGUF tensor names; `{i}` stands for the layer index. */
+export interface TensorNames {
+  readonly tokenEmbd: string;
+  readonly outputNorm: string;
+  /** Absent in tied models: the lm head is then `tokenEmbd`. */
+  readonly output: string;
+  readonly outputBias: string;
+  /** llama3-style per-dimension rope frequency divisors (optional). */
+  readonly ropeFreqs: string;
+  /** LongRoPE factors (phi3 128k; optional): short for contexts within the original one, long beyond. */
+  readonly ropeFactorsShort: string;
+  readonly ropeFactorsLong: string;
+  readonly attnNorm: string;
+  readonly attnQ: string;
+  readonly attnK: string;
+  readonly attnV: string;
+  /** Fused Q|K|V rows (phi3). */
+  readonly attnQkv: string;
+  readonly attnQBias: string;
+  readonly attnKBias: string;
+  readonly attnVBias: string;
+  readonly attnQNorm: string;
+  readonly attnKNorm: string;
+  readonly attnOut: string;
+  readonly attnOutBias: string;
+  readonly postAttnNorm: string;
+  readonly ffnNorm: string;
+  readonly ffnGate: string;
+  /** Up projection; gate|up fused (2·n_ff rows) when `fusedGateUp`. */
+  readonly ffnUp: string;
+  readonly ffnDown: string;
+  readonly postFfnNorm: string;
+}
+
+/** llama.cpp's names, shared by every architecture in the registry. */
+export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
+  tokenEmbd: 'token_embd.weight',
+  outputNorm: 'output_norm.weight',
+  output: 'output.weight',
+  outputBias: 'output.bias',
+  ropeFreqs: 'rope_freqs.weight',
+  ropeFactorsShort: 'rope_factors_short.weight',
+  ropeFactorsLong: 'rope_factors_long.weight',
+  attnNorm: 'blk.{i}.attn_norm.weight',
+  attnQ: 'blk.{i}.attn_q.weight',
+  attnK: 'blk.{i}.attn_k.weight',
+  attnV: 'blk.{i}.attn_v.weight',
+  attnQkv: 'blk.{i}.attn_qkv.weight',
+  attnQBias: 'blk.{i}.attn_q.bias',
+  attnKBias: 'blk.{i}.attn_k.bias',
+  attnVBias: 'blk.{i}.attn_v.bias',
+  attnQNorm: 'blk.{i}.attn_q_norm.weight',
+  attnKNorm: 'blk.{i}.attn_k_norm.weight',
+  attnOut: 'blk.{i}.attn_output.weight',
+  attnOutBias: 'blk.{i}.attn_output.bias',
+  postAttnNorm: 'blk.{i}.post_attention_norm.weight',
+  ffnNorm: 'blk.{i}.ffn_norm.weight',
+  ffnGate: 'blk.{i}.ffn_gate.weight',
+  ffnUp: 'blk.{i}.ffn_up.weight',
+  ffnDown: 'blk.{i}.ffn_down.weight',
+  postFfnNorm: 'blk.{i}.post_ffw_norm.weight',
+};
+
+/** A tensor name of layer `layer`. */
+export function layerTensorName(pattern: string, layer: number): string {
+  return pattern.replace('{i}', String(layer));
+}
+
+/** One supported architecture. */
+export interface Architecture {
+  /** The value of `general.architecture`. */
+  readonly name: string;
+  /** Hyper-parameters from metadata, with llama.cpp's defaults for this architecture. */
+  config(meta: Readonly<Record<string, GgufValue>>): ModelConfig;
+  readonly tensors: TensorNames;
+  readonly options: ArchOptions;
+}

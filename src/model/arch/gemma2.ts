@@ -1,0 +1,40 @@
+/**
+ * `gemma2`: GEGLU (tanh GELU), embeddings × √n_embd, post-attention and post-FFN norms, attention-logit and
+ * final-logit soft-capping, and a sliding window on alternate layers (even layers slide, pattern period 2).
+ * GGUF norm weights already include gemma's +1 (the converter adds it).
+ */
+
+import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
+import { MetadataReader } from '../metadata-reader.js';
+import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+
+const options: ArchOptions = {
+  ropeKind: 'neox',
+  activation: 'gelu',
+  qkNorm: false,
+  postNorms: true,
+  scaleEmbeddings: true,
+  fusedQkv: false,
+  fusedGateUp: false,
+};
+
+/** gemma2: Gemma-2 27B (46 layers) scales attention by 1/√(n_embd/n_head) instead of 1/√head_dim, as llama.cpp. */
+export const gemma2: Architecture = {
+  name: 'gemma2',
+  config(meta) {
+    const base = readStandardConfig(meta, 'gemma2', options);
+    const r = new MetadataReader(meta, 'gemma2');
+    const slidingWindow = r.count(r.archKey('attention.sliding_window'), 4096);
+    return {
+      ...base,
+      slidingWindow,
+      slidingLayers: readSlidingLayers(meta, 'gemma2', base.nLayers, 2),
+      attnSoftcap: r.number(r.archKey('attn_logit_softcapping'), 50),
+      finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 30),
+      attentionScale:
+        base.nLayers === 46 ? 1 / Math.sqrt(base.embeddingLength / base.nHeads) : 1 / Math.sqrt(base.headDim),
+    };
+  },
+  tensors: LLAMA_CPP_TENSOR_NAMES,
+  options,
+};

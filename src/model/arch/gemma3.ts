@@ -1,0 +1,41 @@
+/**
+ * `gemma3` (text): gemma2's block plus per-head q/k RMSNorm, no soft-capping (unless the file sets a final one),
+ * sliding-window layers with their own rope (`rope.freq_base_swa`, default 10000, unscaled) and every 6th layer
+ * global (or `attention.sliding_window_pattern`), global layers using `rope.freq_base` and the linear scaling.
+ */
+
+import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
+import { MetadataReader } from '../metadata-reader.js';
+import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+
+const options: ArchOptions = {
+  ropeKind: 'neox',
+  activation: 'gelu',
+  qkNorm: true,
+  postNorms: true,
+  scaleEmbeddings: true,
+  fusedQkv: false,
+  fusedGateUp: false,
+};
+
+/** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head), as llama.cpp. */
+export const gemma3: Architecture = {
+  name: 'gemma3',
+  config(meta) {
+    const base = readStandardConfig(meta, 'gemma3', options);
+    const r = new MetadataReader(meta, 'gemma3');
+    const slidingWindow = r.count(r.archKey('attention.sliding_window'), 0);
+    return {
+      ...base,
+      slidingWindow,
+      slidingLayers:
+        slidingWindow > 0 ? readSlidingLayers(meta, 'gemma3', base.nLayers, 6) : new Array<boolean>(base.nLayers).fill(false),
+      ropeSwa: { theta: r.number(r.archKey('rope.freq_base_swa'), 10000), freqScale: 1 },
+      finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 0),
+      attentionScale:
+        base.nLayers === 62 ? 1 / Math.sqrt(base.embeddingLength / base.nHeads) : 1 / Math.sqrt(base.headDim),
+    };
+  },
+  tensors: LLAMA_CPP_TENSOR_NAMES,
+  options,
+};

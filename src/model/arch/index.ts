@@ -1,0 +1,32 @@
+/**
+ * The architecture registry: one entry per supported `general.architecture`. Adding an architecture means one file
+ * in this folder and one line in `ARCHITECTURES`; tests iterate over this list.
+ */
+
+import { LlmError } from '../../errors.js';
+import type { Architecture } from './architecture.js';
+import { gemma2 } from './gemma2.js';
+import { gemma3 } from './gemma3.js';
+import { llama } from './llama.js';
+import { phi3 } from './phi3.js';
+import { qwen2 } from './qwen2.js';
+import { qwen3 } from './qwen3.js';
+
+export type { Architecture, TensorNames } from './architecture.js';
+export { LLAMA_CPP_TENSOR_NAMES, layerTensorName } from './architecture.js';
+
+/** Every supported architecture. */
+export const ARCHITECTURES: readonly Architecture[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3];
+
+/** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
+export function getArchitecture(name: string): Architecture {
+  const arch = ARCHITECTURES.find((a) => a.name === name);
+  if (!arch) {
+    throw new LlmError(
+      'unsupported-arch',
+      `loading model: architecture '${name}' is not supported (supported: ${ARCHITECTURES.map((a) => a.name).join(', ')})`,
+      { details: { arch: name, supported: ARCHITECTURES.map((a) => a.name) } },
+    );
+  }
+  return arch;
+}

@@ -1,0 +1,188 @@
+/**
+ * `ModelConfig`: every hyper-parameter the forward pass needs, read from GGUF metadata by an architecture entry
+ * (`arch/*.ts`) with llama.cpp's defaults (llama-hparams / llama-model.cpp `load_hparams`). `readStandardConfig`
+ * reads the keys all supported architectures share; architecture files add their own on top.
+ */
+
+import type { GluActivation } from '../backend/ops.js';
+import { LlmError } from '../errors.js';
+import type { GgufValue } from '../gguf/types.js';
+import { MetadataReader } from './metadata-reader.js';
+
+/** Static choices of an architecture: how its forward pass differs from llama's. */
+export interface ArchOptions {
+  /** 'norm' rotates adjacent pairs (llama); 'neox' rotates halves (qwen2, qwen3, phi3, gemma). */
+  readonly ropeKind: 'norm' | 'neox';
+  /** Gated FFN activation: SwiGLU ('silu') or GEGLU ('gelu', tanh approximation). */
+  readonly activation: GluActivation;
+  /** Per-head RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`). */
+  readonly qkNorm: boolean;
+  /** RMSNorm of the attention and FFN outputs before their residual adds (`post_attention_norm`, `post_ffw_norm`). */
+  readonly postNorms: boolean;
+  /** Embeddings are multiplied by √n_embd (gemma). */
+  readonly scaleEmbeddings: boolean;
+  /** Q, K and V come as one `attn_qkv` matrix (phi3), split at load time. */
+  readonly fusedQkv: boolean;
+  /** Gate and up come as one `ffn_up` matrix of 2·n_ff rows, gate first (phi3), split at load time. */
+  readonly fusedGateUp: boolean;
+}
+
+/** YaRN rope scaling parameters (`rope.scaling.type = yarn`). */
+export interface YarnConfig {
+  readonly extFactor: number;
+  readonly attnFactor: number;
+  readonly betaFast: number;
+  readonly betaSlow: number;
+  readonly nCtxOrig: number;
+}
+
+/** Hyper-parameters of a loaded model. */
+export interface ModelConfig extends ArchOptions {
+  /** `general.architecture`. */
+  readonly arch: string;
+  /** `general.name`, or '' when absent. */
+  readonly name: string;
+  /** Rows of the embedding table (filled from `token_embd.weight` at load; the vocab length here). */
+  readonly vocabSize: number;
+  /** `{arch}.context_length`: the training context. */
+  readonly contextLength: number;
+  /** n_embd. */
+  readonly embeddingLength: number;
+  readonly nLayers: number;
+  readonly nHeads: number;
+  readonly nKvHeads: number;
+  /** Width of one attention head (`attention.key_length`, default n_embd / n_head). */
+  readonly headDim: number;
+  /** n_ff. */
+  readonly ffnDim: number;
+  /** RMSNorm epsilon. */
+  readonly normEps: number;
+  /** Dimensions rotated per head (`rope.dimension_count`, default headDim). */
+  readonly ropeDims: number;
+  /** `rope.freq_base` (default 10000). */
+  readonly ropeTheta: number;
+  /** 1 / `rope.scaling.factor` for linear and YaRN scaling, else 1. */
+  readonly ropeFreqScale: number;
+  /** Present when `rope.scaling.type = yarn`. */
+  readonly ropeYarn: YarnConfig | null;
+  /** Rope base and scale of sliding-window layers (gemma3 local layers), or null to use the global ones. */
+  readonly ropeSwa: { readonly theta: number; readonly freqScale: number } | null;
+  /** Keys farther back than this many positions are invisible on sliding layers; 0 = no sliding window. */
+  readonly slidingWindow: number;
+  /** Which layers use the sliding window ([nLayers]). */
+  readonly slidingLayers: readonly boolean[];
+  /** Multiplier of q·k (llama.cpp `f_attention_scale`, default 1/√headDim). */
+  readonly attentionScale: number;
+  /** Attention-logit soft-cap (gemma2), 0 = off. */
+  readonly attnSoftcap: number;
+  /** Final-logit soft-cap (gemma2), 0 = off. */
+  readonly finalSoftcap: number;
+}
+
+/** Tokens in the vocabulary according to the metadata (the embedding table is checked against it at load). */
+function readVocabSize(r: MetadataReader): number {
+  return r.arrayLength('tokenizer.ggml.tokens') ?? r.count(r.archKey('vocab_size'), 0);
+}
+
+/** Linear / YaRN rope scaling as llama.cpp reads it (`rope.scaling.*`, legacy `rope.scale_linear`). */
+function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale: number; yarn: YarnConfig | null } {
+  const type = r.string(r.archKey('rope.scaling.type'), 'linear');
+  let factor = r.number(r.archKey('rope.scaling.factor'), 0);
+  if (factor === 0) factor = r.number(r.archKey('rope.scale_linear'), 0);
+  const freqScale = factor === 0 ? 1 : 1 / factor;
+  // llama.cpp applies the factor whatever the type says; LongRoPE's per-dimension factors come as tensors.
+  if (type === 'none' || type === 'linear' || type === 'longrope') return { freqScale, yarn: null };
+  if (type === 'yarn') {
+    return {
+      freqScale,
+      yarn: {
+        extFactor: 1,
+        attnFactor: r.number(r.archKey('rope.scaling.attn_factor'), 1),
+        betaFast: r.number(r.archKey('rope.scaling.yarn_beta_fast'), 32),
+        betaSlow: r.number(r.archKey('rope.scaling.yarn_beta_slow'), 1),
+        nCtxOrig: r.count(r.archKey('rope.scaling.original_context_length'), contextLength),
+      },
+    };
+  }
+  throw new LlmError('unsupported-arch', `reading model config: rope scaling type '${type}' is not supported (none, linear, yarn, longrope are)`, {
+    details: { key: r.archKey('rope.scaling.type'), value: type },
+  });
+}
+
+/**
+ * Reads the hyper-parameters shared by llama-like architectures, with llama.cpp's defaults:
+ * head_count_kv = head_count, key_length = n_embd / n_head, rope.dimension_count = key_length,
+ * rope.freq_base = 10000, attention scale 1/√key_length, no sliding window, no soft-caps.
+ */
+export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
+  const r = new MetadataReader(meta, arch);
+  const embeddingLength = r.count(r.archKey('embedding_length'));
+  const nLayers = r.count(r.archKey('block_count'));
+  const nHeads = r.count(r.archKey('attention.head_count'));
+  const nKvHeads = r.count(r.archKey('attention.head_count_kv'), nHeads);
+  if (nHeads === 0 || nKvHeads === 0 || nHeads % nKvHeads !== 0) {
+    throw new LlmError('gguf-invalid', `reading model config: ${nHeads} heads cannot be grouped over ${nKvHeads} KV heads`, {
+      details: { nHeads, nKvHeads },
+    });
+  }
+  const headDim = r.count(r.archKey('attention.key_length'), embeddingLength / nHeads);
+  const valueDim = r.count(r.archKey('attention.value_length'), headDim);
+  if (valueDim !== headDim || !Number.isInteger(headDim)) {
+    throw new LlmError('unsupported-arch', `reading model config: key length ${headDim} ≠ value length ${valueDim} is not supported`, {
+      details: { headDim, valueDim },
+    });
+  }
+  const contextLength = r.count(r.archKey('context_length'), 2048);
+  const ropeDims = r.count(r.archKey('rope.dimension_count'), headDim);
+  if (ropeDims > headDim || ropeDims % 2 !== 0) {
+    throw new LlmError('gguf-invalid', `reading model config: rope.dimension_count ${ropeDims} must be even and ≤ head size ${headDim}`, {
+      details: { ropeDims, headDim },
+    });
+  }
+  const scaling = readRopeScaling(r, contextLength);
+  return {
+    ...options,
+    arch,
+    name: r.string('general.name', ''),
+    vocabSize: readVocabSize(r),
+    contextLength,
+    embeddingLength,
+    nLayers,
+    nHeads,
+    nKvHeads,
+    headDim,
+    ffnDim: r.count(r.archKey('feed_forward_length')),
+    normEps: r.number(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5),
+    ropeDims,
+    ropeTheta: r.number(r.archKey('rope.freq_base'), 10000),
+    ropeFreqScale: scaling.freqScale,
+    ropeYarn: scaling.yarn,
+    ropeSwa: null,
+    slidingWindow: 0,
+    slidingLayers: new Array<boolean>(nLayers).fill(false),
+    attentionScale: 1 / Math.sqrt(headDim),
+    attnSoftcap: 0,
+    finalSoftcap: 0,
+  };
+}
+
+/**
+ * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it: a number n means layer il
+ * slides iff il % n < n − 1 (every n-th layer is global); an array gives one flag per layer. `defaultPeriod` is
+ * used when the key is absent.
+ */
+export function readSlidingLayers(meta: Readonly<Record<string, GgufValue>>, arch: string, nLayers: number, defaultPeriod: number): boolean[] {
+  const r = new MetadataReader(meta, arch);
+  const key = r.archKey('attention.sliding_window_pattern');
+  const flags = r.numberArray(key);
+  if (flags) {
+    if (flags.length !== nLayers) {
+      throw new LlmError('gguf-invalid', `reading model config: '${key}' has ${flags.length} entries for ${nLayers} layers`, {
+        details: { key, entries: flags.length, nLayers },
+      });
+    }
+    return flags.map((f) => f !== 0);
+  }
+  const period = r.count(key, defaultPeriod);
+  return Array.from({ length: nLayers }, (_, il) => period > 0 && il % period < period - 1);
+}

@@ -1,0 +1,225 @@
+/**
+ * `loadTransformer`: turns a parsed GGUF file into a `Transformer` on one backend. Looks the architecture up in the
+ * registry, reads its config, then streams tensors one at a time from the `ByteSource` into `ops.uploadWeight`
+ * (the file is never held whole in memory), splitting phi3's fused QKV and gate|up matrices by rows on the way.
+ */
+
+import type { Ops, Weight } from '../backend/ops.js';
+import { LlmError, throwIfAborted } from '../errors.js';
+import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { getQuantType } from '../quant/index.js';
+import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
+import type { ModelConfig } from './config.js';
+import { MetadataReader } from './metadata-reader.js';
+import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
+
+/** Progress of weight upload. */
+export interface LoadProgress {
+  readonly loadedBytes: number;
+  readonly totalBytes: number;
+  /** The tensor just uploaded. */
+  readonly tensor: string;
+}
+
+/** Options of `loadTransformer`. */
+export interface LoadTransformerOptions {
+  /** KV positions per slot; default min(training context, 4096). */
+  readonly contextLength?: number;
+  /** Most tokens per step; default 512 (capped at the context length). */
+  readonly ubatchSize?: number;
+  /** Independent sequences sharing the weights; default 1. */
+  readonly nSlots?: number;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/** Default KV positions when the caller gives none. */
+const DEFAULT_CONTEXT = 4096;
+const DEFAULT_UBATCH = 512;
+
+/** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
+export function readModelConfig(gguf: GgufFile): ModelConfig {
+  const archName = new MetadataReader(gguf.metadata, '').string('general.architecture');
+  const config = getArchitecture(archName).config(gguf.metadata);
+  const embd = gguf.tensors.find((t) => t.name === getArchitecture(archName).tensors.tokenEmbd);
+  if (!embd || embd.shape.length !== 2) {
+    throw new LlmError('gguf-invalid', `loading model: tensor 'token_embd.weight' is missing or not 2-D`, { details: { arch: archName } });
+  }
+  const rows = embd.shape[1];
+  if (config.vocabSize !== 0 && config.vocabSize !== rows) {
+    throw new LlmError('gguf-invalid', `loading model: the vocabulary has ${config.vocabSize} tokens but token_embd.weight has ${rows} rows`, {
+      details: { vocabSize: config.vocabSize, rows },
+    });
+  }
+  return { ...config, vocabSize: rows };
+}
+
+/** Loads every weight of `gguf` onto `ops` and returns the ready model. */
+export async function loadTransformer(
+  gguf: GgufFile,
+  source: ByteSource,
+  ops: Ops,
+  options: LoadTransformerOptions = {},
+): Promise<TransformerModel> {
+  const config = readModelConfig(gguf);
+  const contextLength = options.contextLength ?? Math.min(config.contextLength, DEFAULT_CONTEXT);
+  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH;
+  const nSlots = options.nSlots ?? 1;
+  for (const [key, v] of [['contextLength', contextLength], ['ubatchSize', ubatchSize], ['nSlots', nSlots]] as const) {
+    if (!(Number.isSafeInteger(v) && v > 0)) {
+      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, { details: { [key]: v } });
+    }
+  }
+  const names = getArchitecture(config.arch).tensors;
+  const loader = new WeightLoader(gguf, source, ops, options);
+  const c = config;
+  const qRows = c.nHeads * c.headDim;
+  const kvRows = c.nKvHeads * c.headDim;
+
+  const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
+  const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
+  const output = loader.has(names.output) ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize]) : tokenEmbd;
+  const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
+  const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
+
+  const layers: LayerWeights[] = [];
+  for (let il = 0; il < c.nLayers; il++) {
+    const n = (pattern: string): string => layerTensorName(pattern, il);
+    const [wq, wk, wv] = c.fusedQkv
+      ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
+          [n(names.attnQ), qRows],
+          [n(names.attnK), kvRows],
+          [n(names.attnV), kvRows],
+        ])
+      : [
+          await loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
+          await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]),
+          await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
+        ];
+    const [gate, up] = c.fusedGateUp
+      ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
+          [n(names.ffnGate), c.ffnDim],
+          [n(names.ffnUp), c.ffnDim],
+        ])
+      : [
+          await loader.upload(n(names.ffnGate), [c.embeddingLength, c.ffnDim]),
+          await loader.upload(n(names.ffnUp), [c.embeddingLength, c.ffnDim]),
+        ];
+    layers.push({
+      attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
+      wq,
+      wk,
+      wv,
+      bq: await loader.optional(n(names.attnQBias), [qRows]),
+      bk: await loader.optional(n(names.attnKBias), [kvRows]),
+      bv: await loader.optional(n(names.attnVBias), [kvRows]),
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [c.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [c.headDim]) : null,
+      wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
+      bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
+      postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
+      ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
+      gate,
+      up,
+      down: await loader.upload(n(names.ffnDown), [c.ffnDim, c.embeddingLength]),
+      postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
+    });
+  }
+  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
+  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+}
+
+/** Reads tensors by name and uploads them, checking shapes and reporting progress. */
+class WeightLoader {
+  private readonly byName: Map<string, GgufTensorInfo>;
+  private readonly totalBytes: number;
+  private loadedBytes = 0;
+
+  constructor(
+    private readonly gguf: GgufFile,
+    private readonly source: ByteSource,
+    private readonly ops: Ops,
+    private readonly options: LoadTransformerOptions,
+  ) {
+    this.byName = new Map(gguf.tensors.map((t) => [t.name, t]));
+    this.totalBytes = gguf.tensors.reduce((s, t) => s + t.byteLength, 0);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** Uploads a required tensor whose ggml shape must equal `shape`. */
+  async upload(name: string, shape: readonly number[]): Promise<Weight> {
+    const info = this.require(name, shape);
+    const bytes = await this.read(info);
+    return this.ops.uploadWeight({ name, type: info.type, shape: info.shape }, bytes, this.options.signal);
+  }
+
+  /** Uploads a tensor when present; null otherwise. */
+  async optional(name: string, shape: readonly number[]): Promise<Weight | null> {
+    return this.has(name) ? this.upload(name, shape) : null;
+  }
+
+  /** Uploads a fused matrix as consecutive row ranges, each as its own weight (rows are contiguous in GGUF). */
+  async uploadSplit(name: string, rowLength: number, parts: readonly (readonly [string, number])[]): Promise<Weight[]> {
+    const totalRows = parts.reduce((s, [, rows]) => s + rows, 0);
+    const info = this.require(name, [rowLength, totalRows]);
+    const bytes = await this.read(info);
+    const rowBytes = info.byteLength / totalRows;
+    const out: Weight[] = [];
+    let row = 0;
+    for (const [partName, rows] of parts) {
+      const slice = bytes.subarray(row * rowBytes, (row + rows) * rowBytes);
+      out.push(await this.ops.uploadWeight({ name: partName, type: info.type, shape: [rowLength, rows] }, slice, this.options.signal));
+      row += rows;
+    }
+    return out;
+  }
+
+  /**
+   * Rope frequency divisors: `rope_freqs.weight` (llama3), or LongRoPE's short/long factors chosen as llama.cpp does
+   * (long when the context exceeds the original training context). Kept on the host: rope params carry them.
+   */
+  async ropeFactors(names: TensorNames, c: ModelConfig, contextLength: number): Promise<Float32Array | null> {
+    let name: string | null = null;
+    if (this.has(names.ropeFreqs)) name = names.ropeFreqs;
+    else if (this.has(names.ropeFactorsShort) || this.has(names.ropeFactorsLong)) {
+      const r = new MetadataReader(this.gguf.metadata, c.arch);
+      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.contextLength);
+      name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
+    }
+    if (name === null) return null;
+    const info = this.require(name, [c.ropeDims / 2]);
+    const bytes = await this.read(info);
+    const out = new Float32Array(info.nElements); // [ropeDims / 2]
+    if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
+    else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
+    return out;
+  }
+
+  private require(name: string, shape: readonly number[]): GgufTensorInfo {
+    const info = this.byName.get(name);
+    if (!info) {
+      throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing from ${this.source.name}`, { details: { tensor: name } });
+    }
+    const same = info.shape.length === shape.length && info.shape.every((d, i) => d === shape[i]);
+    if (!same) {
+      throw new LlmError(
+        'gguf-invalid',
+        `loading model: tensor '${name}' has shape [${info.shape.join(', ')}], the config implies [${shape.join(', ')}]`,
+        { details: { tensor: name, shape: info.shape.join(','), expected: shape.join(',') } },
+      );
+    }
+    return info;
+  }
+
+  private async read(info: GgufTensorInfo): Promise<Uint8Array> {
+    throwIfAborted(this.options.signal, 'loading model weights');
+    const bytes = await this.source.read(this.gguf.tensorDataOffset + info.offset, info.byteLength, this.options.signal);
+    this.loadedBytes += info.byteLength;
+    this.options.onProgress?.({ loadedBytes: this.loadedBytes, totalBytes: this.totalBytes, tensor: info.name });
+    return bytes;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Q6_K: super-blocks of 256 6-bit quants in 16 sub-blocks of 16 with int8 scales under an f16 scale (ggml
+ * `block_q6_K`, 210 bytes: u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d). Per 128 elements: 64 ql bytes (low nibbles)
+ * and 32 qh bytes (2 high bits each for 4 elements); value = (d·sc)·(q − 32) in f32.
+ * Reference quantizer: ggml's `quantize_row_q6_K_ref`.
+ */
+
+import { GgmlType } from '../gguf/types.js';
+import { readF16, roundToF16, writeF16 } from './half.js';
+import { GROUP_MAX_EPS, makeQxQuants } from './k-quant-scales.js';
+import type { QuantType } from './quant-type.js';
+import { nearestInt, toInt8 } from './rounding.js';
+import { checkDequantizeArgs, checkQuantizeArgs } from './row-args.js';
+
+const fround = Math.fround;
+const QK_K = 256;
+const BLOCK_BYTES = 210;
+
+/** The Q6_K type. */
+export const q6_k: QuantType = {
+  id: GgmlType.Q6_K,
+  name: 'Q6_K',
+  blockElements: QK_K,
+  blockBytes: BLOCK_BYTES,
+  wasmSymbol: 'gemv_q6_k',
+  dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const nb = checkDequantizeArgs(this, src, dst, nElements);
+    for (let i = 0; i < nb; i++) {
+      const o = i * BLOCK_BYTES;
+      const d = readF16(src, o + 208);
+      for (let n = 0; n < 2; n++) {
+        const ql = o + 64 * n;
+        const qh = o + 128 + 32 * n;
+        const sc = o + 192 + 8 * n;
+        const y = i * QK_K + 128 * n;
+        for (let l = 0; l < 32; l++) {
+          const is = l >> 4;
+          const h = src[qh + l]!;
+          const q1 = ((src[ql + l]! & 0xf) | ((h & 3) << 4)) - 32;
+          const q2 = ((src[ql + l + 32]! & 0xf) | (((h >> 2) & 3) << 4)) - 32;
+          const q3 = ((src[ql + l]! >> 4) | (((h >> 4) & 3) << 4)) - 32;
+          const q4 = ((src[ql + l + 32]! >> 4) | (((h >> 6) & 3) << 4)) - 32;
+          dst[y + l] = fround(d * toInt8(src[sc + is]!)) * q1;
+          dst[y + l + 32] = fround(d * toInt8(src[sc + is + 2]!)) * q2;
+          dst[y + l + 64] = fround(d * toInt8(src[sc + is + 4]!)) * q3;
+          dst[y + l + 96] = fround(d * toInt8(src[sc + is + 6]!)) * q4;
+        }
+      }
+    }
+  },
+  quantizeRow(src: Float32Array, dst: Uint8Array): void {
+    const nb = checkQuantizeArgs(this, src, dst);
+    const L = new Int8Array(QK_K); // (256) quants 0..63
+    const scales = new Float32Array(16);
+    for (let i = 0; i < nb; i++) {
+      const x = i * QK_K;
+      const o = i * BLOCK_BYTES;
+      let maxScale = 0;
+      let maxAbsScale = 0;
+      for (let ib = 0; ib < 16; ib++) {
+        const scale = makeQxQuants(16, 32, src, x + 16 * ib, L, 16 * ib, 1);
+        scales[ib] = scale;
+        if (Math.abs(scale) > maxAbsScale) {
+          maxAbsScale = Math.abs(scale);
+          maxScale = scale;
+        }
+      }
+      if (maxAbsScale < GROUP_MAX_EPS) {
+        dst.fill(0, o, o + BLOCK_BYTES);
+        continue;
+      }
+      const iscale = fround(-128 / maxScale);
+      writeF16(dst, o + 208, fround(1 / iscale));
+      const dAll = roundToF16(fround(1 / iscale));
+      for (let ib = 0; ib < 16; ib++) dst[o + 192 + ib] = Math.min(127, nearestInt(fround(iscale * scales[ib]!))) & 0xff;
+      for (let j = 0; j < 16; j++) {
+        const d = fround(dAll * toInt8(dst[o + 192 + j]!));
+        if (d === 0) continue;
+        for (let ii = 0; ii < 16; ii++) {
+          const l = nearestInt(fround(src[x + 16 * j + ii]! / d));
+          L[16 * j + ii] = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+        }
+      }
+      for (let j = 0; j < QK_K; j += 128) {
+        const ql = o + (j >> 1);
+        const qh = o + 128 + (j >> 2);
+        for (let l = 0; l < 32; l++) {
+          const a = L[j + l]!;
+          const b = L[j + l + 32]!;
+          const c = L[j + l + 64]!;
+          const e = L[j + l + 96]!;
+          dst[ql + l] = (a & 0xf) | ((c & 0xf) << 4);
+          dst[ql + l + 32] = (b & 0xf) | ((e & 0xf) << 4);
+          dst[qh + l] = (a >> 4) | ((b >> 4) << 2) | ((c >> 4) << 4) | ((e >> 4) << 6);
+        }
+      }
+    }
+  },
+};

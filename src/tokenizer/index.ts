@@ -1,0 +1,30 @@
+/**
+ * Tokenizer factory: builds the `Tokenizer` for a GGUF vocabulary from plain metadata (`tokenizer.ggml.*`), choosing
+ * the algorithm by `tokenizer.ggml.model` — `llama` (SPM), `gpt2` (byte-level BPE), `bert` (WordPiece). Other types
+ * (`t5`/UGM, `rwkv`, `plamo2`, …) are refused with `LlmError('tokenizer')` naming the type.
+ */
+
+import type { GgufValue } from '../gguf/types.js';
+import { readStringArray } from './metadata-reader.js';
+import { VocabTokenizer } from './vocab-tokenizer.js';
+import { Vocab } from './vocab.js';
+
+export type { Tokenizer, EncodeOptions, DecodeOptions, StreamDecoder } from './tokenizer.js';
+export { VocabTokenizer } from './vocab-tokenizer.js';
+export { Vocab, TokenAttr, type VocabType } from './vocab.js';
+export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
+
+/**
+ * Creates the tokenizer described by GGUF metadata. Throws `LlmError('tokenizer')` for a missing or malformed
+ * vocabulary, an unsupported vocabulary type or an unknown BPE pre-tokenizer.
+ *
+ * @example
+ * const { metadata } = await parseGguf(source);
+ * const tok = createTokenizer(metadata);
+ * tok.encode('Hello world', { addSpecial: true }); // [1, 15043, 3186] for a Llama 2 vocabulary
+ */
+export function createTokenizer(metadata: Readonly<Record<string, GgufValue>>): VocabTokenizer {
+  const vocab = new Vocab(metadata);
+  const merges = vocab.type === 'bpe' ? readStringArray(metadata, 'tokenizer.ggml.merges') : undefined;
+  return new VocabTokenizer(vocab, merges);
+}

@@ -1,0 +1,388 @@
+/**
+ * Splits text into pre-tokens exactly as llama.cpp's `unicode_regex_split` does. Each regex splits the pieces left by
+ * the previous one; text a regex does not match stays as its own piece. Three engines, chosen per regex as llama.cpp
+ * chooses: hand-written scanners for the GPT-2 and Llama 3 regexes; for regexes with `\p{…}` classes, a "collapsed"
+ * string (one character per code point, non-ASCII code points replaced by a stand-in for their category) matched
+ * with the class rewritten to those stand-ins; otherwise a code-point regex with non-ASCII whitespace as U+000B.
+ * The engine's Unicode property support (`\p{…}` with the `u` flag) supplies the categories; there are no ASCII
+ * shortcuts.
+ */
+
+import { LlmError } from '../errors.js';
+import { RE_GPT2, RE_LLAMA3, RE_LLAMA3_ORIGINAL } from './pre-tokenizers.js';
+import { CpFlag, cpFlags, cpToLower } from './unicode.js';
+
+/** Pre-tokenized text: `cps` code points, split into consecutive runs of `lengths[i]` code points. */
+interface Pieces {
+  readonly cps: Uint32Array;
+  readonly flags: Uint16Array;
+  lengths: number[];
+}
+
+type Engine = (p: Pieces) => number[];
+
+const CATEGORY_CLASSES: ReadonlyArray<[string, number, string]> = [
+  // [\p{…} text, stand-in char code, the ASCII members llama.cpp lists for that category]
+  ['\\p{N}', 0xd1, '0-9'],
+  ['\\p{L}', 0xd2, 'A-Za-z'],
+  ['\\p{Lu}', 0xd2, 'A-Za-z'],
+  ['\\p{Ll}', 0xd2, 'A-Za-z'],
+  ['\\p{Lt}', 0xd2, 'A-Za-z'],
+  ['\\p{Lm}', 0xd2, 'A-Za-z'],
+  ['\\p{Lo}', 0xd2, 'A-Za-z'],
+  ['\\p{P}', 0xd3, '!-#%-*,-/:-;?-@\\[-\\]_\\{\\}'],
+  ['\\p{M}', 0xd4, ''],
+  ['\\p{S}', 0xd5, '\\$\\+<->\\^`\\|'],
+];
+
+/** Stand-in of each category in the collapsed string (llama.cpp `k_ucat_cpt`; 0xD0 = other). */
+function collapsedChar(cp: number, flags: number): number {
+  if (cp < 0x80) return cp;
+  if (flags & CpFlag.Whitespace) return 0x0b;
+  switch (flags & CpFlag.Categories) {
+    case CpFlag.Number:
+      return 0xd1;
+    case CpFlag.Letter:
+      return 0xd2;
+    case CpFlag.Punctuation:
+      return 0xd3;
+    case CpFlag.AccentMark:
+      return 0xd4;
+    case CpFlag.Symbol:
+      return 0xd5;
+    default:
+      return 0xd0;
+  }
+}
+
+function usesCategories(regex: string): boolean {
+  return CATEGORY_CLASSES.some(([name]) => regex.includes(name));
+}
+
+/** `\s` as C's `isspace` sees it (std::regex in the "C" locale), never U+FEFF as JS's `\s` would. */
+function rewriteWhitespace(src: string, inside: boolean, i: number): [string, number] | null {
+  if (src[i] !== '\\') return null;
+  if (src[i + 1] === 's') return [inside ? '\\t-\\r ' : '[\\t-\\r ]', i + 1];
+  if (src[i + 1] === 'S' && !inside) return ['[^\\t-\\r ]', i + 1];
+  return null;
+}
+
+/** Rewrites a llama.cpp regex for the collapsed string (llama.cpp's own rewrite, plus the `\s` fix above). */
+function collapseRegex(src: string): string {
+  let out = '';
+  let inside = false;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '[' && (i === 0 || src[i - 1] !== '\\')) {
+      out += '[';
+      inside = true;
+      continue;
+    }
+    if (inside && c === ']' && src[i - 1] !== '\\') {
+      out += ']';
+      inside = false;
+      continue;
+    }
+    const cls = CATEGORY_CLASSES.find(([name]) => src.startsWith(name, i));
+    if (cls) {
+      const body = `\\x${cls[1].toString(16)}${cls[2]}`;
+      out += inside ? body : `[${body}]`;
+      i += cls[0].length - 1;
+      continue;
+    }
+    const ws = rewriteWhitespace(src, inside, i);
+    if (ws) {
+      out += ws[0];
+      i = ws[1];
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+function plainRegex(src: string): string {
+  let out = '';
+  let inside = false;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '[' && (i === 0 || src[i - 1] !== '\\')) inside = true;
+    else if (inside && c === ']' && src[i - 1] !== '\\') inside = false;
+    const ws = rewriteWhitespace(src, inside, i);
+    if (ws) {
+      out += ws[0];
+      i = ws[1];
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+/** Runs `re` over each current piece of `text` (one UTF-16 unit per code point when `unitPerCp`). */
+function splitWithRegex(p: Pieces, re: RegExp, text: string, cuIndex: Int32Array | null): number[] {
+  const out: number[] = [];
+  let startCp = 0;
+  for (const len of p.lengths) {
+    const a = cuIndex ? cuIndex[startCp] : startCp;
+    const b = cuIndex ? cuIndex[startCp + len] : startCp + len;
+    const chunk = text.slice(a, b);
+    re.lastIndex = 0;
+    let prevCp = 0; // code points consumed so far within the chunk
+    let prevCu = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(chunk)) !== null) {
+      if (m[0].length === 0) {
+        re.lastIndex += 1;
+        continue;
+      }
+      const posCp = cuIndex ? countCp(chunk, prevCu, m.index) + prevCp : m.index;
+      const lenCp = cuIndex ? countCp(chunk, m.index, m.index + m[0].length) : m[0].length;
+      if (posCp > prevCp) out.push(posCp - prevCp);
+      out.push(lenCp);
+      prevCp = posCp + lenCp;
+      prevCu = m.index + m[0].length;
+    }
+    if (prevCp < len) out.push(len - prevCp);
+    startCp += len;
+  }
+  return out;
+}
+
+function countCp(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff) n++;
+  }
+  return n;
+}
+
+function collapsedEngine(src: string): Engine {
+  const re = new RegExp(collapseRegex(src), 'g');
+  return (p) => {
+    const codes = new Uint16Array(p.cps.length);
+    for (let i = 0; i < p.cps.length; i++) codes[i] = collapsedChar(p.cps[i], p.flags[i]);
+    return splitWithRegex(p, re, decodeUnits(codes), null);
+  };
+}
+
+function plainEngine(src: string): Engine {
+  const re = new RegExp(plainRegex(src), 'gu');
+  return (p) => {
+    let text = '';
+    const cuIndex = new Int32Array(p.cps.length + 1);
+    const parts: string[] = [];
+    let cu = 0;
+    for (let i = 0; i < p.cps.length; i++) {
+      cuIndex[i] = cu;
+      const cp = p.cps[i] > 0x7f && p.flags[i] & CpFlag.Whitespace ? 0x0b : p.cps[i];
+      const ch = String.fromCodePoint(cp);
+      parts.push(ch);
+      cu += ch.length;
+    }
+    cuIndex[p.cps.length] = cu;
+    text = parts.join('');
+    return splitWithRegex(p, re, text, cuIndex);
+  };
+}
+
+function decodeUnits(codes: Uint16Array): string {
+  let s = '';
+  const CHUNK = 8192;
+  for (let i = 0; i < codes.length; i += CHUNK) {
+    s += String.fromCharCode(...codes.subarray(i, Math.min(codes.length, i + CHUNK)));
+  }
+  return s;
+}
+
+/** Scanner for GPT-2's regex (llama.cpp `unicode_regex_split_custom_gpt2`, same decisions in the same order). */
+function gpt2Engine(p: Pieces): number[] {
+  const out: number[] = [];
+  let start = 0;
+  for (const len of p.lengths) {
+    const ini = start;
+    const end = start + len;
+    start = end;
+    const cpt = (i: number): number => (i >= ini && i < end ? p.cps[i] : -1);
+    const flg = (i: number): number => (i >= ini && i < end ? p.flags[i] : 0);
+    let prevEnd = ini;
+    const add = (e: number): number => {
+      const n = e - prevEnd;
+      if (n > 0) out.push(n);
+      prevEnd = e;
+      return n;
+    };
+    const isWLN = (f: number): boolean => (f & (CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number)) !== 0;
+    for (let pos = ini; pos < end; ) {
+      const c = cpt(pos);
+      const f = flg(pos);
+      if (c === 0x27 && pos + 1 < end) {
+        const n1 = cpt(pos + 1);
+        if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) {
+          pos += add(pos + 2);
+          continue;
+        }
+        if (pos + 2 < end) {
+          const n2 = cpt(pos + 2);
+          if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) {
+            pos += add(pos + 3);
+            continue;
+          }
+        }
+      }
+      let f2 = c === 0x20 ? flg(pos + 1) : f;
+      if (f2 & CpFlag.Letter) {
+        pos += c === 0x20 ? 1 : 0;
+        while (f2 & CpFlag.Letter) f2 = flg(++pos);
+        add(pos);
+        continue;
+      }
+      if (f2 & CpFlag.Number) {
+        pos += c === 0x20 ? 1 : 0;
+        while (f2 & CpFlag.Number) f2 = flg(++pos);
+        add(pos);
+        continue;
+      }
+      if (!isWLN(f2) && f2 !== 0) {
+        pos += c === 0x20 ? 1 : 0;
+        while (!isWLN(f2) && f2 !== 0) f2 = flg(++pos);
+        add(pos);
+        continue;
+      }
+      let nWs = 0;
+      while (flg(pos + nWs) & CpFlag.Whitespace) nWs++;
+      if (nWs > 1 && cpt(pos + nWs) !== -1) {
+        pos += nWs - 1;
+        add(pos);
+        continue;
+      }
+      if (nWs > 0) {
+        pos += nWs;
+        add(pos);
+        continue;
+      }
+      add(++pos);
+    }
+  }
+  return out;
+}
+
+/** Scanner for Llama 3's regex (llama.cpp `unicode_regex_split_custom_llama3`). */
+function llama3Engine(p: Pieces): number[] {
+  const out: number[] = [];
+  let start = 0;
+  for (const len of p.lengths) {
+    const ini = start;
+    const end = start + len;
+    start = end;
+    const cpt = (i: number): number => (i >= ini && i < end ? p.cps[i] : -1);
+    const flg = (i: number): number => (i >= ini && i < end ? p.flags[i] : 0);
+    let prevEnd = ini;
+    const add = (e: number): number => {
+      const n = e - prevEnd;
+      if (n > 0) out.push(n);
+      prevEnd = e;
+      return n;
+    };
+    const isWLN = (f: number): boolean => (f & (CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number)) !== 0;
+    for (let pos = ini; pos < end; ) {
+      const c = cpt(pos);
+      const f = flg(pos);
+      if (c === 0x27 && pos + 1 < end) {
+        const n1 = cpToLower(cpt(pos + 1));
+        if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) {
+          pos += add(pos + 2);
+          continue;
+        }
+        if (pos + 2 < end) {
+          const n2 = cpToLower(cpt(pos + 2));
+          if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) {
+            pos += add(pos + 3);
+            continue;
+          }
+        }
+      }
+      if (!(c === 0x0d || c === 0x0a || f & CpFlag.Number)) {
+        if (f & CpFlag.Letter || flg(pos + 1) & CpFlag.Letter) {
+          pos++;
+          while (flg(pos) & CpFlag.Letter) pos++;
+          add(pos);
+          continue;
+        }
+      }
+      if (f & CpFlag.Number) {
+        let i0 = pos;
+        while (flg(pos) & CpFlag.Number) {
+          if (++pos - i0 >= 3) {
+            add(pos);
+            i0 = pos;
+          }
+        }
+        add(pos);
+        continue;
+      }
+      let f2 = c === 0x20 ? flg(pos + 1) : f;
+      if (!isWLN(f2) && f !== 0) {
+        pos += c === 0x20 ? 1 : 0;
+        while (!isWLN(f2) && f2 !== 0) f2 = flg(++pos);
+        let c2 = cpt(pos);
+        while (c2 === 0x0d || c2 === 0x0a) c2 = cpt(++pos);
+        add(pos);
+        continue;
+      }
+      let nWs = 0;
+      let lastRN = 0;
+      while (flg(pos + nWs) & CpFlag.Whitespace) {
+        const c2 = cpt(pos + nWs);
+        if (c2 === 0x0d || c2 === 0x0a) lastRN = pos + nWs + 1;
+        nWs++;
+      }
+      if (lastRN > 0) {
+        pos = lastRN;
+        add(pos);
+        continue;
+      }
+      if (nWs > 1 && cpt(pos + nWs) !== -1) {
+        pos += nWs - 1;
+        add(pos);
+        continue;
+      }
+      if (nWs > 0) {
+        pos += nWs;
+        add(pos);
+        continue;
+      }
+      add(++pos);
+    }
+  }
+  return out;
+}
+
+function compileEngine(src: string): Engine {
+  if (src === RE_GPT2) return gpt2Engine;
+  if (src === RE_LLAMA3 || src === RE_LLAMA3_ORIGINAL) return llama3Engine;
+  try {
+    return usesCategories(src) ? collapsedEngine(src) : plainEngine(src);
+  } catch (e) {
+    throw new LlmError('tokenizer', `compiling pre-tokenizer regex '${src}' failed: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** A compiled sequence of split regexes. */
+export class RegexSplitter {
+  private readonly engines: readonly Engine[];
+
+  constructor(regexes: readonly string[]) {
+    this.engines = regexes.map(compileEngine);
+  }
+
+  /** Splits code points `cps` into pre-tokens; returns their lengths in code points (summing to `cps.length`). */
+  split(cps: Uint32Array): number[] {
+    const flags = new Uint16Array(cps.length);
+    for (let i = 0; i < cps.length; i++) flags[i] = cpFlags(cps[i]);
+    const pieces: Pieces = { cps, flags, lengths: cps.length > 0 ? [cps.length] : [] };
+    for (const engine of this.engines) pieces.lengths = engine(pieces);
+    return pieces.lengths;
+  }
+}

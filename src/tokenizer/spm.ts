@@ -1,0 +1,96 @@
+/**
+ * SentencePiece BPE (`tokenizer.ggml.model = llama`), as llama.cpp's `llm_tokenizer_spm_session`: start from single
+ * code points, repeatedly merge the adjacent pair whose concatenation is the highest-scoring vocabulary token (ties:
+ * leftmost), then emit each symbol's token, or its UTF-8 bytes as `<0xXX>` byte tokens when it has none. The caller
+ * applies the space handling: spaces become U+2581 '▁' and a leading '▁' is added at the start and after a special
+ * token when `add_space_prefix` is set.
+ */
+
+import { LlmError } from '../errors.js';
+import { BigramQueue } from './bigram-queue.js';
+import { utf8Encode } from './unicode.js';
+import type { Vocab } from './vocab.js';
+
+/** Encodes one escaped raw-text fragment with an SPM vocabulary. */
+export class SpmEncoder {
+  private readonly queue = new BigramQueue();
+  private readonly popped = new Int32Array(3);
+  /** Byte → `<0xXX>` token id (or the one-character token), -1 when the vocabulary has neither. Shape: (256,) i32 */
+  private readonly byteIds: Int32Array;
+
+  constructor(private readonly vocab: Vocab) {
+    this.byteIds = new Int32Array(256).fill(-1);
+    for (let b = 0; b < 256; b++) {
+      const hex = `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
+      const id = vocab.id(hex) ?? (b < 0x80 ? vocab.id(String.fromCharCode(b)) : undefined);
+      if (id !== undefined) this.byteIds[b] = id;
+    }
+  }
+
+  /** Appends the ids of `text` (already escaped: spaces are '▁') to `out`. */
+  encode(text: string, out: number[]): void {
+    // Symbols are code points: start offset and length in UTF-16 units, linked in a list.
+    const nUnits = text.length;
+    if (nUnits === 0) return;
+    const start = new Int32Array(nUnits);
+    const len = new Int32Array(nUnits);
+    let n = 0;
+    for (let i = 0; i < nUnits; ) {
+      const c = text.charCodeAt(i);
+      const w = c >= 0xd800 && c <= 0xdbff && i + 1 < nUnits ? 2 : 1;
+      start[n] = i;
+      len[n] = w;
+      n++;
+      i += w;
+    }
+    const prev = new Int32Array(n);
+    const next = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      prev[i] = i - 1;
+      next[i] = i + 1 < n ? i + 1 : -1;
+    }
+    const { queue, popped, vocab } = this;
+    const scores = vocab.scores;
+    const tryAdd = (left: number, right: number): void => {
+      if (left < 0 || right < 0) return;
+      const piece = text.slice(start[left], start[right] + len[right]);
+      const id = vocab.id(piece);
+      if (id === undefined) return;
+      queue.push(-scores[id], left, right, piece.length);
+    };
+    queue.clear();
+    for (let i = 1; i < n; i++) tryAdd(i - 1, i);
+    while (queue.length > 0) {
+      queue.pop(popped);
+      const l = popped[0];
+      const r = popped[1];
+      if (len[l] === 0 || len[r] === 0 || len[l] + len[r] !== popped[2]) continue;
+      len[l] += len[r];
+      len[r] = 0;
+      next[l] = next[r];
+      if (next[r] >= 0) prev[next[r]] = l;
+      tryAdd(prev[l], l);
+      tryAdd(l, next[l]);
+    }
+    for (let i = 0; i !== -1; i = next[i]) {
+      const piece = text.substr(start[i], len[i]);
+      const id = vocab.id(piece);
+      if (id !== undefined) {
+        out.push(id);
+        continue;
+      }
+      for (const b of utf8Encode(piece)) out.push(this.byteToken(b));
+    }
+  }
+
+  private byteToken(b: number): number {
+    const id = this.byteIds[b];
+    if (id >= 0) return id;
+    if (this.vocab.unkId !== null) return this.vocab.unkId;
+    throw new LlmError(
+      'tokenizer',
+      `tokenizing: byte 0x${b.toString(16).padStart(2, '0')} has no <0xXX> byte token and the vocabulary has no unknown token`,
+      { details: { byte: b } },
+    );
+  }
+}

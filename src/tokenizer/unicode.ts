@@ -1,0 +1,163 @@
+/**
+ * Unicode facts the tokenizers need, defined exactly as llama.cpp defines them (src/unicode.cpp, unicode-data.cpp):
+ * one general-category flag per code point (N, L, Z, M, P, S, or C for everything else, unassigned included), the
+ * White_Space property, first-code-point lower-casing and NFD, GPT-2's byte ⇄ printable-character map, and UTF-8
+ * conversions that turn invalid UTF-16 (lone surrogates) into U+FFFD instead of failing.
+ */
+
+/** Category and helper flags of one code point (bit values of llama.cpp's `unicode_cpt_flags`). */
+export enum CpFlag {
+  Number = 0x0002,
+  Letter = 0x0004,
+  Separator = 0x0008,
+  AccentMark = 0x0010,
+  Punctuation = 0x0020,
+  Symbol = 0x0040,
+  Control = 0x0080,
+  Categories = 0x00ff,
+  Whitespace = 0x0100,
+}
+
+const MAX_CODEPOINT = 0x10ffff;
+const RE_N = /\p{N}/u;
+const RE_L = /\p{L}/u;
+const RE_Z = /\p{Z}/u;
+const RE_M = /\p{M}/u;
+const RE_P = /\p{P}/u;
+const RE_S = /\p{S}/u;
+const RE_WS = /\p{White_Space}/u;
+
+/** Lazily filled flag table: 0 = not computed yet (every real entry has at least one category bit). Shape: (0x110000,) */
+let flagTable: Uint16Array | null = null;
+
+function computeFlags(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  let f: number;
+  if (RE_N.test(ch)) f = CpFlag.Number;
+  else if (RE_L.test(ch)) f = CpFlag.Letter;
+  else if (RE_Z.test(ch)) f = CpFlag.Separator;
+  else if (RE_M.test(ch)) f = CpFlag.AccentMark;
+  else if (RE_P.test(ch)) f = CpFlag.Punctuation;
+  else if (RE_S.test(ch)) f = CpFlag.Symbol;
+  else f = CpFlag.Control; // Cc, Cf, Cs, Co and unassigned (Python's \p{C}, as llama.cpp's generator uses)
+  if (RE_WS.test(ch)) f |= CpFlag.Whitespace;
+  return f;
+}
+
+/** Flags of code point `cp` (0 for values outside 0..0x10FFFF, llama.cpp's "undefined"). */
+export function cpFlags(cp: number): number {
+  if (cp < 0 || cp > MAX_CODEPOINT) return 0;
+  if (flagTable === null) flagTable = new Uint16Array(MAX_CODEPOINT + 1);
+  let f = flagTable[cp];
+  if (f === 0) {
+    f = computeFlags(cp);
+    flagTable[cp] = f;
+  }
+  return f;
+}
+
+/** Lower-case mapping of one code point: the first code point of its full lower-case form (Python `ch.lower()[0]`). */
+export function cpToLower(cp: number): number {
+  if (cp < 0x80) return cp >= 0x41 && cp <= 0x5a ? cp + 32 : cp;
+  return String.fromCodePoint(cp).toLowerCase().codePointAt(0) ?? cp;
+}
+
+/** First code point of the NFD decomposition (what llama.cpp's `unicode_cpts_normalize_nfd` keeps). */
+export function cpNfdFirst(cp: number): number {
+  if (cp < 0xc0) return cp;
+  return String.fromCodePoint(cp).normalize('NFD').codePointAt(0) ?? cp;
+}
+
+/**
+ * Code points of a JS string. Lone surrogates become U+FFFD, exactly what encoding the string as UTF-8 would give.
+ * Shape: (n code points,) u32.
+ */
+export function toCodepoints(text: string): Uint32Array {
+  const out = new Uint32Array(text.length);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out[n++] = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+        continue;
+      }
+    }
+    out[n++] = c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
+  }
+  return out.subarray(0, n);
+}
+
+/** The string with every lone surrogate replaced by U+FFFD (a string that encodes to valid UTF-8). */
+export function toWellFormed(text: string): string {
+  // Fast path: most text has no surrogates at all.
+  if (!/[\ud800-\udfff]/.test(text)) return text;
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out += text[i] + text[i + 1];
+        i++;
+        continue;
+      }
+    }
+    out += c >= 0xd800 && c <= 0xdfff ? '\ufffd' : text[i];
+  }
+  return out;
+}
+
+/** Number of UTF-8 bytes of one code point. */
+export function utf8Length(cp: number): number {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of a string (lone surrogates → EF BF BD). */
+export function utf8Encode(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/**
+ * GPT-2's byte-level alphabet: byte b ↦ a printable character. Printable Latin-1 bytes map to themselves, the other
+ * 68 bytes to U+0100.. in byte order (openai/gpt-2 encoder.py `bytes_to_unicode`, llama.cpp `unicode_byte_to_utf8_map`).
+ */
+export const BYTE_TO_CHAR: readonly string[] = (() => {
+  const map: string[] = new Array<string>(256);
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    map[b] = printable ? String.fromCharCode(b) : String.fromCharCode(256 + n++);
+  }
+  return map;
+})();
+
+/** Inverse of `BYTE_TO_CHAR`: character code ↦ byte, or -1. Shape: (0x144,) i16 covering U+0000..U+0143. */
+export const CHAR_TO_BYTE: Int16Array = (() => {
+  const inv = new Int16Array(0x144).fill(-1);
+  BYTE_TO_CHAR.forEach((ch, b) => {
+    inv[ch.charCodeAt(0)] = b;
+  });
+  return inv;
+})();
+
+/** Byte-level encoding of a string: its UTF-8 bytes, each mapped through `BYTE_TO_CHAR`. */
+export function byteLevelEncode(text: string): string {
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return text;
+  const bytes = utf8Encode(text);
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += BYTE_TO_CHAR[bytes[i]];
+  return out;
+}

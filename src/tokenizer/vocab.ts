@@ -1,0 +1,332 @@
+/**
+ * `Vocab`: a GGUF vocabulary as llama.cpp loads it (`llama_vocab::impl::load`): token texts, scores and attributes,
+ * the special-token ids with their per-type defaults, the add-BOS/EOS/SEP flags, the end-of-generation set found by
+ * token text, the per-model attribute fixes (phi-3 RSTRIP) and the special-token list used to split text before
+ * tokenizing. Everything the three algorithms (SPM, BPE, WPM) and the detokenizer share.
+ */
+
+import { LlmError } from '../errors.js';
+import {
+  type TokenizerMetadata,
+  readBool,
+  readNumberArray,
+  readString,
+  readStringArray,
+  readUint,
+} from './metadata-reader.js';
+import { type PreTokenizerSpec, getPreTokenizer } from './pre-tokenizers.js';
+import { utf8Encode } from './unicode.js';
+
+/** Token attributes (llama.h `llama_token_attr`), a bit set. */
+export enum TokenAttr {
+  Undefined = 0,
+  Unknown = 1 << 0,
+  Unused = 1 << 1,
+  Normal = 1 << 2,
+  Control = 1 << 3,
+  UserDefined = 1 << 4,
+  Byte = 1 << 5,
+  Normalized = 1 << 6,
+  Lstrip = 1 << 7,
+  Rstrip = 1 << 8,
+  SingleWord = 1 << 9,
+}
+
+/** `tokenizer.ggml.token_type` values (llama.h `llama_token_type`) → attribute. */
+const TYPE_TO_ATTR: readonly number[] = [
+  TokenAttr.Undefined, // 0 UNDEFINED
+  TokenAttr.Normal, // 1 NORMAL
+  TokenAttr.Unknown, // 2 UNKNOWN
+  TokenAttr.Control, // 3 CONTROL
+  TokenAttr.UserDefined, // 4 USER_DEFINED
+  TokenAttr.Unused, // 5 UNUSED
+  TokenAttr.Byte, // 6 BYTE
+];
+
+/** The algorithm a vocabulary uses. */
+export type VocabType = 'spm' | 'bpe' | 'wpm';
+
+const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = { llama: 'spm', gpt2: 'bpe', bert: 'wpm' };
+
+/** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
+const EOG_TEXTS = new Set([
+  '<|eot_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<|flush|>', '<|calls|>', '<end_of_turn>',
+  '<|endoftext|>', '</s>', '<|eom_id|>', '<EOT>', '_<EOT>', '[EOT]', '[EOS]', '<|end_of_text|>',
+  '<end_of_utterance>', '<eos>', '<turn|>', '<|tool_response>', '<｜end▁of▁sentence｜>', '[e~[',
+]);
+/** Texts llama.cpp takes as the EOT token when the file names none. */
+const EOT_TEXTS = new Set([
+  '<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>', '_<EOT>',
+  '[EOT]', '<｜end▁of▁sentence｜>', '<end_of_utterance>',
+]);
+/** FIM tokens that llama.cpp makes CONTROL and end-of-generation when present. */
+const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
+  ['tokenizer.ggml.fim_pad_token_id', ['<|fim_pad|>', '<fim-pad>', '<fim_pad>', '<PAD>', '[PAD]']],
+  ['tokenizer.ggml.fim_rep_token_id', ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>']],
+  ['tokenizer.ggml.fim_sep_token_id', ['<|file_sep|>']],
+];
+const FIM_CONTROL_TEXTS = [
+  '<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>',
+  '<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>',
+  '<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>',
+];
+
+/** A loaded vocabulary. Immutable after construction. */
+export class Vocab {
+  readonly type: VocabType;
+  /** `tokenizer.ggml.model`. */
+  readonly model: string;
+  /** `tokenizer.ggml.pre` ('' when absent or not a BPE vocab). */
+  readonly pre: string;
+  /** Pre-tokenizer (BPE only). */
+  readonly preSpec: PreTokenizerSpec | null;
+  /** Token texts by id. */
+  readonly tokens: readonly string[];
+  /** SPM scores by id. Shape: (n_vocab,) f32 */
+  readonly scores: Float32Array;
+  /** Attribute bits by id. Shape: (n_vocab,) u16 */
+  readonly attrs: Uint16Array;
+  /** Text → id (the first id wins, as in llama.cpp's `emplace`). */
+  readonly tokenToId: ReadonlyMap<string, number>;
+  /** Longest token text in UTF-8 bytes. */
+  readonly maxTokenBytes: number;
+  readonly bosId: number | null;
+  readonly eosId: number | null;
+  readonly eotId: number | null;
+  readonly eomId: number | null;
+  readonly unkId: number | null;
+  readonly sepId: number | null;
+  readonly padId: number | null;
+  readonly addBos: boolean;
+  readonly addEos: boolean;
+  readonly addSep: boolean;
+  readonly addSpacePrefix: boolean;
+  readonly cleanSpaces: boolean;
+  readonly ignoreMerges: boolean;
+  /** BERT normalizer: lower-case, and strip accents (NFD, drop marks). */
+  readonly lowercase: boolean;
+  readonly stripAccents: boolean;
+  /** End-of-generation ids. */
+  readonly eogIds: ReadonlySet<number>;
+  /** Control, user-defined and unknown tokens, longest text first: matched in text before tokenizing. */
+  readonly specialTokens: readonly number[];
+
+  constructor(meta: TokenizerMetadata) {
+    const model = readString(meta, 'tokenizer.ggml.model');
+    if (model === undefined) {
+      throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.model' is missing; this GGUF has no vocabulary");
+    }
+    const type = MODEL_TO_TYPE[model];
+    if (!type) {
+      throw new LlmError(
+        'tokenizer',
+        `creating the tokenizer: vocabulary type 'tokenizer.ggml.model' = '${model}' is not supported (supported: llama/SPM, gpt2/BPE, bert/WPM)`,
+        { details: { model } },
+      );
+    }
+    this.model = model;
+    this.type = type;
+    const tokens = readStringArray(meta, 'tokenizer.ggml.tokens');
+    if (!tokens || tokens.length === 0) {
+      throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.tokens' is missing or empty; re-convert the model");
+    }
+    const n = tokens.length;
+
+    // Per-type defaults (llama.cpp): special ids, then flags.
+    let bos: number | null = 1, eos: number | null = 2, unk: number | null = 0, sep: number | null = null;
+    let pad: number | null = null;
+    let addBos = false, addEos = false, addSep = false, addSpacePrefix = false, cleanSpaces = false;
+    let ignoreMerges = false;
+    this.pre = '';
+    this.preSpec = null;
+    if (type === 'spm') {
+      addSpacePrefix = true;
+      addBos = true;
+    } else if (type === 'wpm') {
+      [bos, eos, unk, sep, pad] = [101, null, 100, 102, 0];
+      addBos = true;
+      addSep = true;
+      cleanSpaces = true;
+    } else {
+      [bos, eos, unk] = [11, 11, null];
+      this.pre = readString(meta, 'tokenizer.ggml.pre') ?? '';
+      const spec = getPreTokenizer(this.pre);
+      this.preSpec = spec;
+      cleanSpaces = spec.cleanSpaces;
+      ignoreMerges = spec.ignoreMerges;
+      addBos = spec.addBos;
+      addSep = spec.addSep;
+      if (spec.noBos) bos = null;
+    }
+    addSpacePrefix = readBool(meta, 'tokenizer.ggml.add_space_prefix') ?? addSpacePrefix;
+
+    // Tokens, scores, attributes.
+    const scoresIn = readNumberArray(meta, 'tokenizer.ggml.scores');
+    const typesIn = readNumberArray(meta, 'tokenizer.ggml.token_type');
+    if (scoresIn && scoresIn.length < n) throw this.shortArray('tokenizer.ggml.scores', scoresIn.length, n);
+    if (typesIn && typesIn.length < n) throw this.shortArray('tokenizer.ggml.token_type', typesIn.length, n);
+    const texts = new Array<string>(n);
+    const scores = new Float32Array(n);
+    const attrs = new Uint16Array(n);
+    const map = new Map<string, number>();
+    let maxBytes = 0;
+    for (let i = 0; i < n; i++) {
+      const word = tokens[i] === '' ? `[EMPTY_${i}]` : tokens[i];
+      if (!map.has(word)) map.set(word, i);
+      texts[i] = word;
+      maxBytes = Math.max(maxBytes, word.length * 3 < maxBytes ? 0 : utf8Encode(word).length);
+      scores[i] = scoresIn ? scoresIn[i] : 0;
+      attrs[i] = typesIn ? (TYPE_TO_ATTR[typesIn[i]] ?? TokenAttr.Undefined) : TokenAttr.Normal;
+    }
+    this.tokens = texts;
+    this.scores = scores;
+    this.attrs = attrs;
+    this.tokenToId = map;
+    this.maxTokenBytes = maxBytes;
+
+    // Special ids from metadata (an out-of-range value keeps the default; an out-of-range default is disabled).
+    const pick = (key: string, def: number | null): number | null => {
+      let id = def !== null && def >= n ? null : def;
+      const v = readUint(meta, key);
+      if (v !== undefined && v >= 0 && v < n) id = v;
+      return id;
+    };
+    this.bosId = pick('tokenizer.ggml.bos_token_id', bos);
+    this.eosId = pick('tokenizer.ggml.eos_token_id', eos);
+    let eot = pick('tokenizer.ggml.eot_token_id', null);
+    let eom = pick('tokenizer.ggml.eom_token_id', null);
+    this.unkId = pick('tokenizer.ggml.unknown_token_id', unk);
+    this.sepId = pick('tokenizer.ggml.seperator_token_id', sep);
+    this.padId = pick('tokenizer.ggml.padding_token_id', pad);
+    this.addBos = readBool(meta, 'tokenizer.ggml.add_bos_token') ?? addBos;
+    this.addEos = readBool(meta, 'tokenizer.ggml.add_eos_token') ?? addEos;
+    this.addSep = readBool(meta, 'tokenizer.ggml.add_sep_token') ?? addSep;
+    this.addSpacePrefix = addSpacePrefix;
+    this.cleanSpaces = cleanSpaces;
+    this.ignoreMerges = ignoreMerges;
+    this.lowercase = readBool(meta, 'tokenizer.ggml.normalizer.lowercase') ?? true;
+    this.stripAccents = readBool(meta, 'tokenizer.ggml.normalizer.strip_accents') ?? this.lowercase;
+    if (this.addBos && this.bosId === null) throw this.missingSpecial('add_bos_token', 'bos_token_id');
+    if (this.addEos && this.eosId === null) throw this.missingSpecial('add_eos_token', 'eos_token_id');
+
+    // Tokens llama.cpp recognises by text: EOT/EOM when unnamed, FIM, end-of-generation; all forced to CONTROL.
+    const makeControl = (id: number): void => {
+      attrs[id] |= TokenAttr.Control;
+    };
+    const eog = new Set<number>();
+    for (const [key, fimTexts] of FIM_EOG_TEXTS) {
+      let id = pick(key, null);
+      if (id === null) id = this.findFirst(fimTexts);
+      if (id !== null) {
+        makeControl(id);
+        eog.add(id);
+      }
+    }
+    for (const t of FIM_CONTROL_TEXTS) {
+      const id = map.get(t);
+      if (id !== undefined) makeControl(id);
+    }
+    if (eot === null) eot = this.findFirst([...EOT_TEXTS]);
+    if (eom === null) eom = this.findFirst(['<|eom_id|>']);
+    for (const id of [eot, eom]) if (id !== null) makeControl(id);
+    for (const [text, id] of map) {
+      if (EOG_TEXTS.has(text)) {
+        eog.add(id);
+        makeControl(id);
+      }
+      if (attrs[id] & TokenAttr.Control && text.includes('unused')) attrs[id] |= TokenAttr.Unused;
+      if (text === '<|channel|>' || text === '<|message|>' || text === '<|start|>' || text === '<|constrain|>') {
+        attrs[id] = TokenAttr.UserDefined;
+      }
+    }
+    for (const id of [this.eosId, eot, eom]) if (id !== null) eog.add(id);
+    this.fixHarmonyEnd(eog);
+    this.eotId = eot;
+    this.eomId = eom;
+    this.eogIds = eog;
+
+    const special: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (attrs[i] & (TokenAttr.Control | TokenAttr.UserDefined | TokenAttr.Unknown)) special.push(i);
+    }
+    special.sort((a, b) => texts[b].length - texts[a].length || a - b);
+    this.specialTokens = special;
+    this.applyModelAttrs(meta);
+  }
+
+  private findFirst(texts: readonly string[]): number | null {
+    // llama.cpp walks its hash map, so "first" is unspecified there; the lowest id is a stable choice.
+    let best: number | null = null;
+    for (const t of texts) {
+      const id = this.tokenToId.get(t);
+      if (id !== undefined && (best === null || id < best)) best = id;
+    }
+    return best;
+  }
+
+  /** o200k-harmony / solar-open: with '<|return|>' and '<|call|>' present, '<|end|>' is not end-of-generation. */
+  private fixHarmonyEnd(eog: Set<number>): void {
+    const has = (t: string): boolean => {
+      const id = this.tokenToId.get(t);
+      return id !== undefined && eog.has(id);
+    };
+    const end = this.tokenToId.get('<|end|>');
+    if (end === undefined || !eog.has(end)) return;
+    const hasCall = has('<|call|>') || has('<|calls|>');
+    if ((has('<|return|>') && hasCall) || (hasCall && has('<|flush|>'))) {
+      eog.delete(end);
+      this.attrs[end] = TokenAttr.UserDefined;
+    }
+  }
+
+  /** Per-model attribute fixes llama.cpp applies by name (phi-3: RSTRIP on special tokens). */
+  private applyModelAttrs(meta: TokenizerMetadata): void {
+    const name = (readString(meta, 'general.name') ?? '').toLowerCase();
+    const pre = this.pre;
+    const arch = readString(meta, 'general.architecture') ?? '';
+    const set = (text: string, attr: TokenAttr, on: boolean): void => {
+      const id = this.tokenToId.get(text);
+      if (id !== undefined) this.attrs[id] = on ? this.attrs[id] | attr : this.attrs[id] & ~attr;
+    };
+    if (['jina-v2-de', 'jina-v2-es', 'jina-v2-code'].some((s) => pre.includes(s)) || ['nomic-bert-moe', 'jina-bert-v3'].some((s) => arch.includes(s))) {
+      set('<mask>', TokenAttr.Lstrip, true);
+    } else if (name.includes('phi-3') || name.includes('phi3')) {
+      for (const id of this.specialTokens) this.attrs[id] |= TokenAttr.Rstrip;
+      set('</s>', TokenAttr.Rstrip, true);
+      for (const t of ['<unk>', '<s>', '<|endoftext|>']) set(t, TokenAttr.Rstrip, false);
+    } else if (name.includes('modern-bert')) {
+      set('[MASK]', TokenAttr.Lstrip, true);
+    }
+  }
+
+  private shortArray(key: string, got: number, want: number): LlmError {
+    return new LlmError('tokenizer', `creating the tokenizer: '${key}' has ${got} entries for ${want} tokens; re-convert the model`, {
+      details: { key, got, want },
+    });
+  }
+
+  private missingSpecial(flag: string, idKey: string): LlmError {
+    return new LlmError('tokenizer', `creating the tokenizer: tokenizer.ggml.${flag} is true but tokenizer.ggml.${idKey} is not set`, {
+      details: { flag, idKey },
+    });
+  }
+
+  /** Number of tokens. */
+  get size(): number {
+    return this.tokens.length;
+  }
+
+  /** Id of `text`, or undefined. */
+  id(text: string): number | undefined {
+    return this.tokenToId.get(text);
+  }
+
+  /** Throws `LlmError('tokenizer')` unless `id` is a token id of this vocabulary. */
+  checkId(id: number, step: string): void {
+    if (!Number.isInteger(id) || id < 0 || id >= this.tokens.length) {
+      throw new LlmError('tokenizer', `${step}: token id ${id} is out of range (vocabulary has ${this.tokens.length} tokens)`, {
+        details: { id, vocabSize: this.tokens.length },
+      });
+    }
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * `createWorkerEngine`: the `Engine` interface backed by a Web Worker through Comlink. The model loads and runs in
+ * the worker; requests, errors (`LlmError` with code and details), aborts and streams cross transparently.
+ * `connectWorkerEngine` does the same over any Comlink endpoint (a MessagePort in tests).
+ */
+
+import * as Comlink from 'comlink';
+import type { ChatCompletions, Completions, Engine, EngineInfo, EngineOptions, EngineStats, TokenizeOptions } from '../api/engine.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk, CompletionRequest } from '../api/types.js';
+import { LlmError } from '../errors.js';
+import './errors.js';
+import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
+
+/** Options of `createWorkerEngine`. */
+export interface WorkerEngineOptions extends EngineOptions {
+  /**
+   * The worker to run in: an existing `Worker` running webgguf's worker script (left running by `unload`), or the
+   * URL of that script (script-tag use, e.g. next to webgguf.js). Default: the bundled worker.
+   */
+  readonly worker?: Worker | string | URL;
+}
+
+/** Starts a worker, loads the model there and returns the engine. */
+export async function createWorkerEngine(options: WorkerEngineOptions): Promise<Engine> {
+  if (typeof Worker === 'undefined') {
+    throw new LlmError('invalid-request', 'createWorkerEngine: this environment has no Web Worker; use createEngine instead');
+  }
+  const given = options.worker;
+  const worker =
+    given instanceof Worker
+      ? given
+      : given !== undefined
+        ? new Worker(given, { type: 'module' })
+        : new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  const owned = !(given instanceof Worker);
+  try {
+    return await connectWorkerEngine(worker, options, () => {
+      if (owned) worker.terminate();
+    });
+  } catch (e) {
+    if (owned) worker.terminate();
+    throw e;
+  }
+}
+
+/** Loads the model in the engine exposed at `endpoint`; `onUnload` runs after the remote engine is unloaded. */
+export async function connectWorkerEngine(endpoint: Comlink.Endpoint, options: EngineOptions, onUnload?: () => void): Promise<Engine> {
+  const remote = Comlink.wrap<WorkerEngineApi>(endpoint);
+  const { onProgress, signal, model, gpu: _gpu, ...rest } = options;
+  const wire: WireEngineOptions = { ...rest, model: model instanceof URL ? model.href : model };
+  const info = await remote.load(wire, onProgress ? Comlink.proxy(onProgress) : undefined, signal);
+  return new RemoteEngine(remote, info, onUnload);
+}
+
+/** Wraps a remote iterator as a local async iterable; closing it early cancels the request in the worker. */
+function localStream<T>(handle: Comlink.Remote<StreamHandle<T>>): AsyncIterable<T> {
+  let released = false;
+  const release = (): void => {
+    if (!released) {
+      released = true;
+      handle[Comlink.releaseProxy]();
+    }
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    async next() {
+      if (released) return { value: undefined, done: true };
+      try {
+        const r = (await handle.next()) as IteratorResult<T>;
+        if (r.done) release();
+        return r;
+      } catch (e) {
+        release();
+        throw e;
+      }
+    },
+    async return() {
+      if (!released) {
+        try {
+          await handle.return();
+        } finally {
+          release();
+        }
+      }
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}
+
+/** `Engine` whose work happens on the other side of a Comlink endpoint. */
+class RemoteEngine implements Engine {
+  readonly info: EngineInfo;
+  readonly chat: { readonly completions: ChatCompletions };
+  readonly completions: Completions;
+  private unloading: Promise<void> | null = null;
+
+  constructor(
+    private readonly remote: Comlink.Remote<WorkerEngineApi>,
+    info: EngineInfo,
+    private readonly onUnload?: () => void,
+  ) {
+    this.info = info;
+    const chatCreate = async (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> => {
+      const { signal, ...wire } = req ?? ({} as ChatCompletionRequest);
+      const r = await this.remote.chat(wire, signal);
+      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<ChatCompletionChunk>>) : (r as ChatCompletion);
+    };
+    const textCreate = async (req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> => {
+      const { signal, ...wire } = req ?? ({} as CompletionRequest);
+      const r = await this.remote.completion(wire, signal);
+      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<CompletionChunk>>) : (r as Completion);
+    };
+    this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
+    this.completions = { create: textCreate as Completions['create'] };
+  }
+
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {
+    return this.remote.tokenize(text, options);
+  }
+
+  detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string> {
+    return this.remote.detokenize([...ids], options);
+  }
+
+  stats(): Promise<EngineStats> {
+    return this.remote.stats();
+  }
+
+  unload(): Promise<void> {
+    this.unloading ??= (async () => {
+      try {
+        await this.remote.unload();
+      } finally {
+        this.remote[Comlink.releaseProxy]();
+        this.onUnload?.();
+      }
+    })();
+    return this.unloading;
+  }
+}

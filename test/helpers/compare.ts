@@ -1,0 +1,39 @@
+/**
+ * Numeric comparison helpers for tests: max |Δ|, NMSE (as ggml test-backend-ops), argmax and top-1 margin. One
+ * implementation, shared with `webgguf conform` (src/model/conformance.ts); this file adds array-level helpers.
+ */
+
+import { argmaxOf, maxAbsDiff, nmse, topMargin } from '../../src/model/conformance.js';
+
+export { argmaxOf, maxAbsDiff, nmse, topMargin };
+
+/** Summary of two equally long vectors: max |Δ|, NMSE (b is the reference) and whether their argmax agrees. */
+export interface Comparison {
+  readonly maxAbs: number;
+  readonly nmse: number;
+  readonly argmaxAgree: boolean;
+}
+
+/** Compares `actual` with `expected`; throws on a length mismatch (a shape bug, not a tolerance question). */
+export function compare(actual: ArrayLike<number>, expected: ArrayLike<number>): Comparison {
+  if (actual.length !== expected.length) {
+    throw new Error(`compare: lengths differ (${actual.length} vs ${expected.length})`);
+  }
+  return {
+    maxAbs: maxAbsDiff(actual, expected),
+    nmse: nmse(actual, expected),
+    argmaxAgree: argmaxOf(actual) === argmaxOf(expected),
+  };
+}
+
+/** Argmax agreement of two row-major [rows, cols] matrices: number of rows whose argmax is equal. */
+export function argmaxAgreement(actual: ArrayLike<number>, expected: ArrayLike<number>, cols: number): number {
+  let agree = 0;
+  const rows = Math.floor(expected.length / cols);
+  const a = Array.prototype.slice.call(actual) as number[];
+  const e = Array.prototype.slice.call(expected) as number[];
+  for (let r = 0; r < rows; r++) {
+    if (argmaxOf(a.slice(r * cols, (r + 1) * cols)) === argmaxOf(e.slice(r * cols, (r + 1) * cols))) agree++;
+  }
+  return agree;
+}

@@ -1,0 +1,45 @@
+/**
+ * Loads llama.cpp reference files (`*.reference.json`) and lists the fixtures that have one: every `*.gguf` under
+ * ../shared/models with a `<stem>.reference.json` beside it. Parsing and validation live in src/model/conformance.ts.
+ */
+
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+import { parseReferenceJson, type ReferenceJson } from '../../src/model/conformance.js';
+import { listGgufFiles, sharedPath } from './shared-path.js';
+
+export type { ReferenceJson } from '../../src/model/conformance.js';
+
+/** A model fixture with its reference. */
+export interface ReferenceFixture {
+  /** Path relative to shared/models, e.g. 'arch/gemma2-f16.gguf'. */
+  readonly id: string;
+  readonly ggufPath: string;
+  readonly referencePath: string;
+  /** Greedy tokens must match exactly (stories260K and models/derived); others up to a near-tie (random weights). */
+  readonly requireGreedy: boolean;
+}
+
+/** The reference JSON beside a GGUF path (`x.gguf` → `x.reference.json`), or null. */
+export function referencePathFor(ggufPath: string): string | null {
+  const p = join(dirname(ggufPath), `${basename(ggufPath, '.gguf')}.reference.json`);
+  return existsSync(p) ? p : null;
+}
+
+/** Every GGUF under shared/models that has a reference JSON, sorted by id. */
+export function listReferenceFixtures(): ReferenceFixture[] {
+  const root = sharedPath('models');
+  const out: ReferenceFixture[] = [];
+  for (const ggufPath of listGgufFiles('models')) {
+    const referencePath = referencePathFor(ggufPath);
+    if (!referencePath) continue;
+    const id = relative(root, ggufPath);
+    out.push({ id, ggufPath, referencePath, requireGreedy: id === 'stories260K.gguf' || id.startsWith('derived/') });
+  }
+  return out;
+}
+
+/** Reads and validates one reference file. */
+export function loadReferenceJson(path: string): ReferenceJson {
+  return parseReferenceJson(readFileSync(path, 'utf8'), path);
+}

@@ -1,0 +1,146 @@
+/**
+ * WebGPU weight kernels vs the quant registry, for every type the backend runs, on the f16+subgroups and the
+ * f32+shared-memory paths: embedding lookup (dequantization, ≈ exact vs QuantType.dequantizeRow), gemv (n = 1)
+ * and tiled gemm (n ≥ 2) judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on
+ * purpose: one block per row, a single row, row counts that are not multiples of 32, F32/F16 rows of 45 elements.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Ops } from '../../src/backend/ops.js';
+import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
+import { GPU_QUANT_LAYOUTS } from '../../src/backend/webgpu/upload.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { getQuantType } from '../../src/quant/index.js';
+import { destroyTestGpu, getTestGpu, GPU_VARIANTS } from '../helpers/gpu.js';
+
+/** Deterministic pseudo-random numbers (xorshift32), roughly normal via the sum of four uniforms. */
+function randoms(n: number, seed: number): Float32Array {
+  let s = seed >>> 0 || 1;
+  const u = (): number => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+  const out = new Float32Array(n); // (n)
+  for (let i = 0; i < n; i++) out[i] = (u() + u() + u() + u() - 2) * 1.7;
+  return out;
+}
+
+/** A weight of `type` with `nRows` rows of `k`: its GGUF bytes and the reference dequantized values. */
+function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
+  const qt = getQuantType(type);
+  const src = randoms(k * nRows, seed); // (nRows, k)
+  const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);
+  qt.quantizeRow!(src, bytes);
+  const values = new Float32Array(k * nRows); // (nRows, k)
+  qt.dequantizeRow(bytes, values, values.length);
+  return { bytes, values };
+}
+
+/** out[t, r] = Σ_k w[r, k]·x[t, k] in f64. */
+function matmulRef(w: Float32Array, x: Float32Array, k: number, nRows: number, n: number, bias?: Float32Array): Float64Array {
+  const out = new Float64Array(n * nRows); // (n, nRows)
+  for (let t = 0; t < n; t++) {
+    for (let r = 0; r < nRows; r++) {
+      let s = bias ? bias[r] : 0;
+      for (let j = 0; j < k; j++) s += w[r * k + j] * x[t * k + j];
+      out[t * nRows + r] = s;
+    }
+  }
+  return out;
+}
+
+function nmse(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < expected.length; i++) {
+    num += (actual[i] - expected[i]) ** 2;
+    den += expected[i] ** 2;
+  }
+  return num / Math.max(den, 1e-30);
+}
+
+/** Writes `values` ([n, cols]) into `act` through an F32 embedding table (the only host→activation path of Ops). */
+async function setRows(ops: Ops, act: ReturnType<Ops['createActivation']>, values: Float32Array, n: number): Promise<void> {
+  const table = await ops.uploadWeight({ name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] }, new Uint8Array(values.buffer.slice(0)));
+  ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
+  ops.embed(act, table, n);
+  ops.endStep();
+}
+
+const TYPES = [...GPU_QUANT_LAYOUTS.keys()];
+
+for (const variant of GPU_VARIANTS) {
+  describe(`webgpu weights (${variant.name})`, () => {
+    let ops: WebGpuOps;
+    beforeAll(async () => {
+      ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+      console.log(`[gpu] ${ops.description}`);
+    });
+    afterAll(() => {
+      ops.destroy();
+      destroyTestGpu();
+    });
+
+    for (const type of TYPES) {
+      const qt = getQuantType(type);
+      const isFloat = qt.blockElements === 1;
+      // One block per row; and several blocks (or an odd float row) with a row count that is not a multiple of 32.
+      const shapes: [number, number][] = isFloat ? [[45, 1], [64, 37]] : [[qt.blockElements, 1], [qt.blockElements * 3, 37]];
+      it(`${qt.name}: embed, gemv and gemm match the dequantized reference`, async () => {
+        for (const [k, nRows] of shapes) {
+          const { bytes, values } = makeWeight(type, k, nRows, 7 + k + nRows + type);
+          const w = await ops.uploadWeight({ name: `${qt.name}.${k}x${nRows}`, type, shape: [k, nRows] }, bytes);
+          // embed: rows 0, last, 0 again — dequantization must be exact up to f32 rounding of fused multiply-adds.
+          const tokens = [0, nRows - 1, Math.floor(nRows / 2)];
+          const e = ops.createActivation('e', 3, k);
+          ops.beginStep({ tokens: Int32Array.from(tokens), startPos: 0, slot: 0 });
+          ops.embed(e, w, 3);
+          ops.endStep();
+          const got = await ops.read(e, 3);
+          for (let i = 0; i < 3; i++) {
+            for (let j = 0; j < k; j++) {
+              const want = values[tokens[i]! * k + j]!;
+              expect(Math.abs(got[i * k + j]! - want), `${qt.name} embed row ${tokens[i]} col ${j}`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
+            }
+          }
+          // gemv (n = 1) and gemm (n = 5 and n = 33: a partial second token tile).
+          for (const n of [1, 5, 33]) {
+            const xv = randoms(n * k, 99 + n);
+            const x = ops.createActivation('x', n, k);
+            const out = ops.createActivation('out', n, nRows);
+            await setRows(ops, x, xv, n);
+            ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+            ops.matmul(out, x, w, n);
+            ops.endStep();
+            const res = await ops.read(out, n);
+            const ref = matmulRef(values, xv, k, nRows, n);
+            // gemv accumulates f32 products of exact weights; gemm's f16 path stages x and w tiles in f16 (≈ 1e-7).
+            const limit = n > 1 && variant.preferF16 && ops.description.includes('f16') ? 3e-6 : 1e-9;
+            expect(nmse(res, ref), `${qt.name} [${k}×${nRows}] n=${n}`).toBeLessThan(limit);
+          }
+        }
+      });
+    }
+
+    it('matmul adds a bias (gemv and gemm)', async () => {
+      const k = 64;
+      const nRows = 19;
+      const { bytes, values } = makeWeight(GgmlType.Q8_0, k, nRows, 5);
+      const w = await ops.uploadWeight({ name: 'bias.w', type: GgmlType.Q8_0, shape: [k, nRows] }, bytes);
+      const bv = randoms(nRows, 6);
+      const b = await ops.uploadWeight({ name: 'bias.b', type: GgmlType.F32, shape: [nRows] }, new Uint8Array(bv.buffer));
+      for (const n of [1, 3]) {
+        const xv = randoms(n * k, 8);
+        const x = ops.createActivation('x', n, k);
+        const out = ops.createActivation('out', n, nRows);
+        await setRows(ops, x, xv, n);
+        ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+        ops.matmul(out, x, w, n, b);
+        ops.endStep();
+        expect(nmse(await ops.read(out, n), matmulRef(values, xv, k, nRows, n, bv))).toBeLessThan(3e-6);
+      }
+    });
+  });
+}

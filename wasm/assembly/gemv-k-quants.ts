@@ -1,0 +1,186 @@
+/**
+ * Fused matvecs for ggml's 256-element "K" super-blocks — Q4_K, Q5_K, Q6_K — against Q8 activations
+ * (q8-activations.ts; 32-element activation blocks, finer than llama.cpp's Q8_K, so at least as accurate).
+ * Block layouts (ggml-common.h): block_q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]} = 144 B,
+ * block_q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]} = 176 B,
+ * block_q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d} = 210 B. Values stay unsigned (≤ 63) for the i7 dot;
+ * Q4_K/Q5_K mins fold in through the activation block sums s, Q6_K's −32 through the 16-lane sums isum16.
+ */
+import { q8RowBytes } from './q8-activations';
+import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
+
+/** 6-bit scale j (0…7) of a Q4_K/Q5_K `scales[12]` (ggml get_scale_min_k4). */
+// @ts-ignore: decorator
+@inline function scaleK(sc: usize, j: i32): f32 {
+  return <f32>(j < 4
+    ? <i32>load<u8>(sc + <usize>j) & 63
+    : (<i32>load<u8>(sc + <usize>j + 4) & 15) | ((<i32>load<u8>(sc + <usize>j - 4) >> 6) << 4));
+}
+
+/** 6-bit min j (0…7) of a Q4_K/Q5_K `scales[12]`. */
+// @ts-ignore: decorator
+@inline function minK(sc: usize, j: i32): f32 {
+  return <f32>(j < 4
+    ? <i32>load<u8>(sc + <usize>j + 4) & 63
+    : (<i32>load<u8>(sc + <usize>j + 4) >> 4) | ((<i32>load<u8>(sc + <usize>j) >> 6) << 4));
+}
+
+/** Q4_K (hasHigh = false) or Q5_K (true) row · Q8 activation row. */
+// @ts-ignore: decorator
+@inline function rowDotQ45K(wr: usize, xq: usize, k: i32, hasHigh: bool): f32 {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const blockBytes: usize = hasHigh ? 176 : 144;
+  const qsOff: usize = hasHigh ? 48 : 16;
+  const xd = xq + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let corr: f32 = 0;
+  let accS: f32 = 0;
+  let acc = ASC_FEATURE_SIMD ? f32x4.splat(0) : 0;
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * blockBytes;
+    const d = loadF16(wb);
+    const dmin = loadF16(wb + 2);
+    const sc = wb + 4;
+    for (let j = 0; j < 4; j++) {
+      const qs = wb + qsOff + (<usize>j << 5);
+      const xi = xq + (<usize>i << 8) + (<usize>j << 6);
+      const bl = (i << 3) + (j << 1);
+      const dlo = d * scaleK(sc, 2 * j) * load<f32>(xd + (<usize>bl << 2));
+      const dhi = d * scaleK(sc, 2 * j + 1) * load<f32>(xd + (<usize>bl << 2), 4);
+      corr += dmin * (minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bl << 2), 4));
+      if (ASC_FEATURE_SIMD) {
+        const mask = i8x16.splat(0x0f);
+        const q0 = v128.load(qs);
+        const q1 = v128.load(qs, 16);
+        let lo0 = v128.and(q0, mask), lo1 = v128.and(q1, mask);
+        let hi0 = i8x16.shr_u(q0, 4), hi1 = i8x16.shr_u(q1, 4);
+        if (hasHigh) {
+          const one = i8x16.splat(1);
+          const h0 = v128.load(wb, 16);
+          const h1 = v128.load(wb, 32);
+          lo0 = v128.or(lo0, i8x16.shl(v128.and(i8x16.shr_u(h0, 2 * j), one), 4));
+          lo1 = v128.or(lo1, i8x16.shl(v128.and(i8x16.shr_u(h1, 2 * j), one), 4));
+          hi0 = v128.or(hi0, i8x16.shl(v128.and(i8x16.shr_u(h0, 2 * j + 1), one), 4));
+          hi1 = v128.or(hi1, i8x16.shl(v128.and(i8x16.shr_u(h1, 2 * j + 1), one), 4));
+        }
+        const plo = dot2U7I8(lo0, v128.load(xi), lo1, v128.load(xi, 16));
+        const phi = dot2U7I8(hi0, v128.load(xi, 32), hi1, v128.load(xi, 48));
+        acc = fmaF32x4(acc, f32x4.convert_i32x4_s(plo), f32x4.splat(dlo));
+        acc = fmaF32x4(acc, f32x4.convert_i32x4_s(phi), f32x4.splat(dhi));
+      } else {
+        let slo: i32 = 0;
+        let shi: i32 = 0;
+        for (let l = 0; l < 32; l++) {
+          const byte = <i32>load<u8>(qs + <usize>l);
+          let lo = byte & 15;
+          let hi = byte >> 4;
+          if (hasHigh) {
+            const h = <i32>load<u8>(wb + 16 + <usize>l);
+            lo |= ((h >> (2 * j)) & 1) << 4;
+            hi |= ((h >> (2 * j + 1)) & 1) << 4;
+          }
+          slo += lo * <i32>load<i8>(xi + <usize>l);
+          shi += hi * <i32>load<i8>(xi + 32 + <usize>l);
+        }
+        accS += <f32>slo * dlo + <f32>shi * dhi;
+      }
+    }
+  }
+  if (ASC_FEATURE_SIMD) return hsumF32x4(acc) - corr;
+  return accS - corr;
+}
+
+/** Q6_K row · Q8 activation row. */
+// @ts-ignore: decorator
+@inline function rowDotQ6K(wr: usize, xq: usize, k: i32): f32 {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const xd = xq + <usize>k;
+  const xh = xd + (<usize>nb << 3);
+  let acc = ASC_FEATURE_SIMD ? f32x4.splat(0) : 0;
+  let accS: f32 = 0;
+  let corr: f32 = 0;
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * 210;
+    const d = loadF16(wb + 208);
+    for (let h = 0; h < 2; h++) {
+      const ql = wb + (<usize>h << 6);
+      const qh = wb + 128 + (<usize>h << 5);
+      const sc = wb + 192 + (<usize>h << 3);
+      for (let g = 0; g < 4; g++) {
+        const bi = (i << 3) + (h << 2) + g;
+        const dd = d * load<f32>(xd + (<usize>bi << 2));
+        const s0 = <i32>load<i8>(sc + <usize>(2 * g));
+        const s1 = <i32>load<i8>(sc + <usize>(2 * g + 1));
+        const xi = xq + (<usize>bi << 5);
+        const isum0 = load<i32>(xh + (<usize>bi << 3));
+        const isum1 = load<i32>(xh + (<usize>bi << 3), 4);
+        const ci: i32 = 32 * (s0 * isum0 + s1 * isum1);
+        corr += <f32>ci * dd;
+        const qlOff: usize = (g & 1) ? 32 : 0;
+        const nibShift = (g & 2) ? 4 : 0;
+        if (ASC_FEATURE_SIMD) {
+          const mask = i8x16.splat(0x0f);
+          const three = i8x16.splat(3);
+          const l0 = i8x16.shr_u(v128.load(ql + qlOff), nibShift);
+          const l1 = i8x16.shr_u(v128.load(ql + qlOff, 16), nibShift);
+          const q0 = v128.or(v128.and(l0, mask), i8x16.shl(v128.and(i8x16.shr_u(v128.load(qh), 2 * g), three), 4));
+          const q1 = v128.or(v128.and(l1, mask), i8x16.shl(v128.and(i8x16.shr_u(v128.load(qh, 16), 2 * g), three), 4));
+          const p0 = dotU7I8(q0, v128.load(xi));
+          const p1 = dotU7I8(q1, v128.load(xi, 16));
+          const vi = i32x4.add(i32x4.mul(p0, i32x4.splat(s0)), i32x4.mul(p1, i32x4.splat(s1)));
+          acc = fmaF32x4(acc, f32x4.convert_i32x4_s(vi), f32x4.splat(dd));
+        } else {
+          let d0: i32 = 0;
+          let d1: i32 = 0;
+          for (let l = 0; l < 32; l++) {
+            const lv = (<i32>load<u8>(ql + qlOff + <usize>l) >> nibShift) & 15;
+            const hv = (<i32>load<u8>(qh + <usize>l) >> (2 * g)) & 3;
+            const p = (lv | (hv << 4)) * <i32>load<i8>(xi + <usize>l);
+            if (l < 16) d0 += p; else d1 += p;
+          }
+          accS += <f32>(s0 * d0 + s1 * d1) * dd;
+        }
+      }
+    }
+  }
+  if (ASC_FEATURE_SIMD) return hsumF32x4(acc) - corr;
+  return accS - corr;
+}
+
+/** Q4_K weights [nRows, k] · Q8 activations [n, k] → out f32 [n, outStride], rows r0…r1−1 (k % 256 == 0). */
+export function gemv_q4_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  const rowBytes = <usize>(k >> 8) * 144;
+  const xrb = q8RowBytes(k);
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) {
+      store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ45K(wr, x + <usize>t * xrb, k, false));
+    }
+  }
+}
+
+/** Q5_K weights · Q8 activations (see gemv_q4_k). */
+export function gemv_q5_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  const rowBytes = <usize>(k >> 8) * 176;
+  const xrb = q8RowBytes(k);
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) {
+      store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ45K(wr, x + <usize>t * xrb, k, true));
+    }
+  }
+}
+
+/** Q6_K weights · Q8 activations (see gemv_q4_k). */
+export function gemv_q6_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  const rowBytes = <usize>(k >> 8) * 210;
+  const xrb = q8RowBytes(k);
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) {
+      store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ6K(wr, x + <usize>t * xrb, k));
+    }
+  }
+}

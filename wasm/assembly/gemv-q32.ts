@@ -1,0 +1,181 @@
+/**
+ * Fused matvecs for ggml's 32-element block types — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 — against Q8 activations
+ * (q8-activations.ts). Weights stay in GGUF block layout (ggml-common.h `block_q4_0` …), rows contiguous.
+ * Quants are kept unsigned (0…15 / 0…31) so the relaxed build can use `i16x8.relaxed_dot_i8x16_i7x16_s`; the
+ * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
+ * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`).
+ */
+import { q8RowBytes } from './q8-activations';
+import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
+
+// @ts-ignore: decorator
+@inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
+  return out + ((<usize>t * <usize>outStride + <usize>r) << 2);
+}
+
+/** Q5 high bits: lane j of the result is 0x10 when bit (j + 16·half) of `qh` is set. */
+// @ts-ignore: decorator
+@inline function q5HighBits(qh: u32, half: i32): v128 {
+  const bytes = i32x4.splat(qh);
+  const idx = half == 0 ? i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1) : i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const sel = v128.and(i8x16.swizzle(bytes, idx), i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128));
+  return v128.and(i8x16.ne(sel, i8x16.splat(0)), i8x16.splat(0x10));
+}
+
+/**
+ * Σ over blocks of d_w · d_x · Σ q·qx for 4- or 5-bit blocks: returns the scaled integer part; `kind` picks the layout
+ * (0: Q4_0 18 B, 1: Q4_1 20 B, 2: Q5_0 22 B, 3: Q5_1 24 B). The caller adds the offset/min term.
+ */
+// @ts-ignore: decorator
+@inline function rowDotQ45(wr: usize, xq: usize, nb: i32, k: i32, kind: i32): f32 {
+  const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
+  const qsOff: usize = kind == 0 ? 2 : kind == 1 ? 4 : kind == 2 ? 6 : 8;
+  const xd = xq + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let corr: f32 = 0;
+  if (ASC_FEATURE_SIMD) {
+    const mask = i8x16.splat(0x0f);
+    let acc0 = f32x4.splat(0);
+    let acc1 = f32x4.splat(0);
+    let b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const w0 = wr + <usize>b * blockBytes;
+      const w1 = w0 + blockBytes;
+      const x0 = xq + (<usize>b << 5);
+      const v0 = v128.load(w0 + qsOff);
+      const v1 = v128.load(w1 + qsOff);
+      let lo0 = v128.and(v0, mask), hi0 = i8x16.shr_u(v0, 4);
+      let lo1 = v128.and(v1, mask), hi1 = i8x16.shr_u(v1, 4);
+      if (kind >= 2) {
+        const qh0 = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
+        const qh1 = load<u32>(w1 + <usize>(kind == 2 ? 2 : 4));
+        lo0 = v128.or(lo0, q5HighBits(qh0, 0)); hi0 = v128.or(hi0, q5HighBits(qh0, 1));
+        lo1 = v128.or(lo1, q5HighBits(qh1, 0)); hi1 = v128.or(hi1, q5HighBits(qh1, 1));
+      }
+      const p0 = dot2U7I8(lo0, v128.load(x0), hi0, v128.load(x0, 16));
+      const p1 = dot2U7I8(lo1, v128.load(x0, 32), hi1, v128.load(x0, 48));
+      const d0 = loadF16(w0);
+      const d1 = loadF16(w1);
+      acc0 = fmaF32x4(acc0, f32x4.convert_i32x4_s(p0), f32x4.splat(d0 * load<f32>(xd + (<usize>b << 2))));
+      acc1 = fmaF32x4(acc1, f32x4.convert_i32x4_s(p1), f32x4.splat(d1 * load<f32>(xd + (<usize>b << 2), 4)));
+      corr += blockCorr(w0, xs + (<usize>b << 2), d0, kind) + blockCorr(w1, xs + (<usize>b << 2) + 4, d1, kind);
+    }
+    if (b < nb) {
+      const w0 = wr + <usize>b * blockBytes;
+      const x0 = xq + (<usize>b << 5);
+      const v0 = v128.load(w0 + qsOff);
+      let lo0 = v128.and(v0, mask), hi0 = i8x16.shr_u(v0, 4);
+      if (kind >= 2) {
+        const qh0 = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
+        lo0 = v128.or(lo0, q5HighBits(qh0, 0)); hi0 = v128.or(hi0, q5HighBits(qh0, 1));
+      }
+      const p0 = dot2U7I8(lo0, v128.load(x0), hi0, v128.load(x0, 16));
+      const d0 = loadF16(w0);
+      acc0 = fmaF32x4(acc0, f32x4.convert_i32x4_s(p0), f32x4.splat(d0 * load<f32>(xd + (<usize>b << 2))));
+      corr += blockCorr(w0, xs + (<usize>b << 2), d0, kind);
+    }
+    return hsumF32x4(f32x4.add(acc0, acc1)) + corr;
+  } else {
+    let acc: f32 = 0;
+    for (let b = 0; b < nb; b++) {
+      const w0 = wr + <usize>b * blockBytes;
+      const x0 = xq + (<usize>b << 5);
+      const qh: u32 = kind >= 2 ? load<u32>(w0 + <usize>(kind == 2 ? 2 : 4)) : 0;
+      let sumi: i32 = 0;
+      for (let j = 0; j < 16; j++) {
+        const byte = <i32>load<u8>(w0 + qsOff + <usize>j);
+        const lo = (byte & 15) | (<i32>((qh >> j) & 1) << 4);
+        const hi = (byte >> 4) | (<i32>((qh >> (j + 16)) & 1) << 4);
+        sumi += lo * <i32>load<i8>(x0 + <usize>j) + hi * <i32>load<i8>(x0 + <usize>j + 16);
+      }
+      const d0 = loadF16(w0);
+      acc += <f32>sumi * (d0 * load<f32>(xd + (<usize>b << 2)));
+      corr += blockCorr(w0, xs + (<usize>b << 2), d0, kind);
+    }
+    return acc + corr;
+  }
+}
+
+/** The offset/min term of one block: −8·d·s (Q4_0), −16·d·s (Q5_0) or m·s (Q4_1, Q5_1), s = d_x·Σqx. */
+// @ts-ignore: decorator
+@inline function blockCorr(wb: usize, sp: usize, d: f32, kind: i32): f32 {
+  const s = load<f32>(sp);
+  if (kind == 0) return -8 * d * s;
+  if (kind == 2) return -16 * d * s;
+  return loadF16(wb + 2) * s;
+}
+
+/** Q8_0 row · Q8 activation row. */
+// @ts-ignore: decorator
+@inline function rowDotQ8_0(wr: usize, xq: usize, nb: i32, k: i32): f32 {
+  const xd = xq + <usize>k;
+  if (ASC_FEATURE_SIMD) {
+    let acc0 = f32x4.splat(0);
+    let acc1 = f32x4.splat(0);
+    for (let b = 0; b < nb; b++) {
+      const w0 = wr + <usize>b * 34;
+      const x0 = xq + (<usize>b << 5);
+      const p = i32x4.add(dotI8I8(v128.load(w0, 2), v128.load(x0)), dotI8I8(v128.load(w0, 18), v128.load(x0, 16)));
+      const dd = f32x4.splat(loadF16(w0) * load<f32>(xd + (<usize>b << 2)));
+      if (b & 1) acc1 = fmaF32x4(acc1, f32x4.convert_i32x4_s(p), dd);
+      else acc0 = fmaF32x4(acc0, f32x4.convert_i32x4_s(p), dd);
+    }
+    return hsumF32x4(f32x4.add(acc0, acc1));
+  } else {
+    let acc: f32 = 0;
+    for (let b = 0; b < nb; b++) {
+      const w0 = wr + <usize>b * 34;
+      const x0 = xq + (<usize>b << 5);
+      let sumi: i32 = 0;
+      for (let j = 0; j < 32; j++) sumi += <i32>load<i8>(w0 + 2 + <usize>j) * <i32>load<i8>(x0 + <usize>j);
+      acc += <f32>sumi * (loadF16(w0) * load<f32>(xd + (<usize>b << 2)));
+    }
+    return acc;
+  }
+}
+
+// @ts-ignore: decorator
+@inline function gemvQ45(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32, kind: i32): void {
+  const nb = k >> 5;
+  const rowBytes = <usize>nb * (kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24);
+  const xrb = q8RowBytes(k);
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) {
+      store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, x + <usize>t * xrb, nb, k, kind));
+    }
+  }
+}
+
+/** Q4_0 weights [nRows, k] · Q8 activations [n, k] → out f32 [n, outStride], rows r0…r1−1. */
+export function gemv_q4_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  gemvQ45(w, x, out, k, r0, r1, n, outStride, 0);
+}
+
+/** Q4_1 weights · Q8 activations (see gemv_q4_0). */
+export function gemv_q4_1(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  gemvQ45(w, x, out, k, r0, r1, n, outStride, 1);
+}
+
+/** Q5_0 weights · Q8 activations (see gemv_q4_0). */
+export function gemv_q5_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  gemvQ45(w, x, out, k, r0, r1, n, outStride, 2);
+}
+
+/** Q5_1 weights · Q8 activations (see gemv_q4_0). */
+export function gemv_q5_1(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  gemvQ45(w, x, out, k, r0, r1, n, outStride, 3);
+}
+
+/** Q8_0 weights · Q8 activations (see gemv_q4_0). */
+export function gemv_q8_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  const nb = k >> 5;
+  const rowBytes = <usize>nb * 34;
+  const xrb = q8RowBytes(k);
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) {
+      store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k));
+    }
+  }
+}
