@@ -22,6 +22,30 @@ const FEATURES = {
 const THREADS = ['--sharedMemory', '--maximumMemory', '65536', '--enable', 'threads'];
 const COMMON = ['-O3', '--noAssert', '--runtime', 'stub', '--importMemory'];
 
+/**
+ * The host owns all of memory (its allocator starts at a fixed low address) and every helper thread instantiates the
+ * module over the shared memory, so a data segment (e.g. a math lookup table) would be clobbered or rewritten.
+ */
+function assertNoDataSegment(bytes, file) {
+  let p = 8;
+  const leb = () => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = bytes[p++];
+      v += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (b < 0x80) return v;
+    }
+  };
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const size = leb();
+    if (id === 11 && size > 1) throw new Error(`${relative(root, file)} has a data segment: kernels must not use static data`);
+    p += size;
+  }
+}
+
 async function build(outDir) {
   await mkdir(outDir, { recursive: true });
   const outputs = [];
@@ -38,6 +62,7 @@ async function build(outDir) {
         process.stderr.write(log);
         throw new Error(`asc failed for ${relative(root, file)}: ${error.message}`);
       }
+      assertNoDataSegment(await readFile(file), file);
       outputs.push(file);
     }
   }

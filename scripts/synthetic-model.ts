@@ -226,6 +226,16 @@ function tensorBytes(p: TensorPlan, type: GgmlType, values: () => Float32Array, 
   return bytes;
 }
 
+/** Rejects shapes llama.cpp cannot load (non-positive sizes, heads not grouping evenly, odd head_dim). */
+function checkShape(s: ModelShape): void {
+  const dims: [string, number][] = [['n_embd', s.nEmbd], ['n_head', s.nHead], ['n_head_kv', s.nHeadKv], ['head_dim', s.headDim], ['n_ff', s.nFf], ['n_layer', s.nLayer], ['n_vocab', s.nVocab]];
+  for (const [k, v] of dims) {
+    if (!Number.isSafeInteger(v) || v <= 0) throw new LlmError('invalid-request', `synthetic model shape: ${k} = ${v} must be a positive integer`);
+  }
+  if (s.nHead % s.nHeadKv !== 0) throw new LlmError('invalid-request', `synthetic model shape: n_head ${s.nHead} is not a multiple of n_head_kv ${s.nHeadKv}`);
+  if (s.headDim % 2 !== 0) throw new LlmError('invalid-request', `synthetic model shape: head_dim ${s.headDim} must be even (rope pairs)`);
+}
+
 function resolveShape(arch: SyntheticArch, t: GgufFile, shape: Partial<ModelShape> | string | undefined): { s: ModelShape; name: string } {
   const base = templateShape(arch, t);
   if (typeof shape === 'string') {
@@ -246,7 +256,7 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   }
   const template = await loadTemplate(o.arch);
   const { s, name: shapeName } = resolveShape(o.arch, template, o.shape);
-  if (s.nEmbd % s.nHead !== 0 && s.headDim === undefined) throw new LlmError('invalid-request', 'n_embd must divide by n_head');
+  checkShape(s);
   const withRope = template.tensors.some((x) => x.name === 'rope_freqs.weight');
   const plans = planTensors(o.arch, s, withRope);
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);

@@ -92,7 +92,9 @@ export async function makeReference(modelPath, { prompt = 'Once upon a time', gr
     model_sha256: createHash('sha256').update(readFileSync(modelPath)).digest('hex'),
     producer: {
       tool: 'node-llama-cpp 3.22.1 (prebuilt @node-llama-cpp/linux-x64, CPU backend) via webgguf scripts/oracle/make-reference.mjs',
-      llama_cpp: JSON.parse(readFileSync(join(here, 'node_modules/node-llama-cpp/llama/llama.cpp.info.json'), 'utf8')),
+      llama_cpp: (({ llamaCppGithubRepo, tag }) => ({ repo: llamaCppGithubRepo, release: tag }))(
+        JSON.parse(readFileSync(join(here, 'node_modules/node-llama-cpp/llama/llama.cpp.info.json'), 'utf8')),
+      ),
       threads: 1,
       context_size: CONTEXT_SIZE,
     },
@@ -106,7 +108,7 @@ export async function makeReference(modelPath, { prompt = 'Once upon a time', gr
       '*_kv_f16 = llama.cpp default context (F16 KV cache, flash attention auto); *_kv_f32 = F32 KV cache, flash-attn off; ' +
       '*_dequant_f32 = F32-KV rows of a copy llama.cpp dequantized to F32 (llama_model_quantize ALL_F32). ' +
       'Values are float32 written as the shortest decimal that round-trips through float32 (Math.fround restores them).',
-    argmax_per_position: f32.rows.map((r) => r.reduce((b, v, i) => (v > r[b] ? i : b), 0)),
+    argmax_per_position: f16.rows.map((r) => r.reduce((b, v, i) => (v > r[b] ? i : b), 0)),
     logits_per_position_kv_f16: rowsJson(f16.rows),
     logits_per_position_kv_f32: rowsJson(f32.rows),
     greedy_kv_f16: { n: greedy, tokens: f16.greedy, text: f16Text },

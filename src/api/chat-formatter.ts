@@ -1,56 +1,57 @@
 /**
- * How the engine turns a conversation into prompt tokens: the `ChatFormatter` seam between the API and the chat
- * template module, plus history truncation by whole turns. The engine only needs the rendered text, the template's
- * identity (for the prompt-cache key) and the stop strings / end tokens the template implies.
+ * How the engine turns a conversation into prompt tokens: the `ChatFormatter` seam over the chat module
+ * (`chat/prompt.ts` `buildPrompt`: the model's Jinja template, special markers parsed, BOS as the vocab wants,
+ * history trimmed by whole turns). The engine needs the tokens, the template's identity (for the prompt-cache key)
+ * and the stop strings / end tokens the template implies.
  */
 
+import { buildPrompt, CHATML_TEMPLATE, selectTemplate, sha256Hex } from '../chat/index.js';
+import type { GgufValue } from '../gguf/types.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ChatMessage } from './types.js';
 
-/** A conversation rendered for generation. */
-export interface RenderedChat {
-  /** Prompt text, ending with the assistant's generation prompt. */
-  readonly text: string;
-  /** Stop strings the template implies (e.g. a turn marker that is not a single token). */
+/** A conversation ready to evaluate. */
+export interface ChatPrompt {
+  /** Prompt token ids, ending with the assistant's generation prompt. */
+  readonly tokens: readonly number[];
+  /** Stop strings the template implies (turn markers that may appear as text). */
   readonly stop: readonly string[];
-  /** Extra end-of-generation token ids the template implies. */
+  /** End-of-generation token ids the template and vocab imply. */
   readonly eogIds: readonly number[];
+  /** Messages dropped to fit `maxPromptTokens`. */
+  readonly droppedMessages: number;
 }
 
-/** Renders conversations with one chat template. */
+/** Renders and tokenizes conversations with one chat template. */
 export interface ChatFormatter {
-  /** Hash of the template text (part of the prompt-cache key). */
+  /** SHA-256 of the template text (part of the prompt-cache key). */
   readonly templateHash: string;
-  /** Renders `messages` with the generation prompt appended. */
-  render(messages: readonly ChatMessage[]): RenderedChat;
+  /**
+   * Builds the prompt; with `maxPromptTokens`, the oldest whole turns are dropped to fit (the system message and
+   * the last turn are kept; when even they do not fit: `LlmError('context-overflow')`).
+   */
+  build(messages: readonly ChatMessage[], maxPromptTokens?: number): ChatPrompt;
 }
 
-/** The ChatML layout (`<|im_start|>role\ncontent<|im_end|>\n`), used when a model has no template. */
-export function createChatMlFormatter(): ChatFormatter {
+/** Where the template comes from: an explicit text, else the model's `tokenizer.chat_template`, else ChatML. */
+export interface ChatFormatterOptions {
+  readonly template?: string;
+  readonly metadata?: Readonly<Record<string, GgufValue>>;
+}
+
+/** The formatter for a model's template (or `options.template`). */
+export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatterOptions = {}): ChatFormatter {
+  const { text } = selectTemplate({ template: options.template, metadata: options.metadata });
   return {
-    templateHash: 'chatml',
-    render(messages) {
-      let text = '';
-      for (const m of messages) text += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
-      return { text: text + '<|im_start|>assistant\n', stop: ['<|im_end|>'], eogIds: [] };
+    templateHash: sha256Hex(text),
+    build(messages, maxPromptTokens) {
+      const p = buildPrompt(messages, { tokenizer, template: text, metadata: options.metadata, maxPromptTokens });
+      return { tokens: p.tokens, stop: p.stopStrings, eogIds: p.eogTokenIds ?? [], droppedMessages: p.droppedMessages };
     },
   };
 }
 
-/**
- * Drops the oldest whole turns (a user message with the replies that follow it) until `fits` accepts the
- * conversation; a leading system message and the last turn are always kept. Returns null when even the shortest
- * conversation does not fit.
- */
-export function trimHistory(messages: readonly ChatMessage[], fits: (m: readonly ChatMessage[]) => boolean): ChatMessage[] | null {
-  const system = messages.length > 0 && messages[0].role === 'system' ? [messages[0]] : [];
-  let rest = messages.slice(system.length);
-  for (;;) {
-    const candidate = [...system, ...rest];
-    if (fits(candidate)) return candidate;
-    // Start of the second turn: the next user message after the first message.
-    let next = 1;
-    while (next < rest.length && rest[next].role !== 'user') next++;
-    if (next >= rest.length) return null;
-    rest = rest.slice(next);
-  }
+/** ChatML (`<|im_start|>role\ncontent<|im_end|>\n`), the fallback of models without a template. */
+export function createChatMlFormatter(tokenizer: Tokenizer): ChatFormatter {
+  return createChatFormatter(tokenizer, { template: CHATML_TEMPLATE });
 }

@@ -14,7 +14,7 @@ import { openModelSource } from '../io/index.js';
 import { loadTransformer, readModelConfig } from '../model/load.js';
 import { createTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
-import { createChatFormatter } from './chat-template-formatter.js';
+import { createChatFormatter } from './chat-formatter.js';
 import type { Engine, EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
 
@@ -67,7 +67,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const gguf = await parseGguf(source, { signal });
     throwIfAborted(signal, 'loading the model');
     const tokenizer = createTokenizer(gguf.metadata);
-    const chat = createChatFormatter(gguf, tokenizer, options.chatTemplate);
+    const chat = createChatFormatter(tokenizer, { template: options.chatTemplate, metadata: gguf.metadata });
     const config = readModelConfig(gguf);
     const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
     const slots = options.slots ?? DEFAULT_SLOTS;
@@ -96,6 +96,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
             contextLength,
             slots,
             maxQueue: options.maxQueue,
+            batchSize,
             cacheTokenBudget: options.cacheTokenBudget,
             loadMs,
             warmup: options.warmup,

@@ -11,7 +11,7 @@ import { PromptCache } from '../engine/prompt-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
-import { trimHistory, type ChatFormatter } from './chat-formatter.js';
+import type { ChatFormatter } from './chat-formatter.js';
 import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo, EngineStats, TokenizeOptions } from './engine.js';
 import { PushStream } from './push-stream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
@@ -30,6 +30,8 @@ export interface EngineParts {
   /** KV slots the transformer was loaded with. */
   readonly slots: number;
   readonly maxQueue?: number;
+  /** Most prompt tokens per transformer call (default 512). */
+  readonly batchSize?: number;
   readonly cacheTokenBudget?: number;
   readonly loadMs?: number;
   /** Run the warmup decode (default true). */
@@ -77,7 +79,12 @@ export class LocalEngine implements Engine {
 
   constructor(parts: EngineParts) {
     this.parts = parts;
-    this.ctx = new Context(parts.transformer, { contextLength: parts.contextLength, nSlots: parts.slots, cacheTokenBudget: parts.cacheTokenBudget });
+    this.ctx = new Context(parts.transformer, {
+      contextLength: parts.contextLength,
+      nSlots: parts.slots,
+      batchSize: parts.batchSize,
+      cacheTokenBudget: parts.cacheTokenBudget,
+    });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
     const c = parts.transformer.config;
     this.info = {
@@ -226,34 +233,22 @@ export class LocalEngine implements Engine {
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
   private prepareChat(messages: ChatMessage[], norm: NormalizedRequest & { truncate: 'none' | 'history' }, signal: AbortSignal | undefined): PreparedRequest {
     const tk = this.parts.tokenizer;
-    const encode = (m: readonly ChatMessage[]) => {
-      const r = this.parts.chat.render(m);
-      return { r, tokens: tk.encode(r.text, { addSpecial: false, parseSpecial: true }) };
-    };
-    let out = encode(messages);
     const n = this.parts.contextLength;
-    if (norm.truncate === 'history') {
-      const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-      if (out.tokens.length + reserve > n) {
-        const trimmed = trimHistory(messages, (m) => {
-          out = encode(m);
-          return out.tokens.length + reserve <= n;
-        });
-        if (!trimmed) this.checkFits(out.tokens.length + reserve, true);
-      }
-    }
-    this.checkFits(out.tokens.length);
-    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: 'add_special=0;parse_special=1' });
-    const eogIds = new Set([...tk.eogIds, ...out.r.eogIds]);
-    return { prompt: out.tokens, key, norm, stop: [...out.r.stop, ...norm.stop], eogIds, signal };
+    // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
+    const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
+    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined);
+    this.checkFits(built.tokens.length);
+    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+    const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
+    return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
   }
 
-  private checkFits(nTokens: number, afterTrim = false): void {
+  private checkFits(nTokens: number): void {
     const n = this.parts.contextLength;
     if (nTokens >= n) {
       throw new LlmError(
         'context-overflow',
-        `preparing the prompt: ${nTokens} tokens${afterTrim ? ' even after dropping every older turn' : ''} do not fit the context of ${n}; ${afterTrim ? 'shorten the last message or system prompt' : "pass truncate: 'history'"} or load with a larger contextLength`,
+        `preparing the prompt: ${nTokens} tokens do not fit the context of ${n}; pass truncate: 'history' (chat), shorten the input, or load with a larger contextLength`,
         { details: { promptTokens: nTokens, contextLength: n } },
       );
     }

@@ -4,6 +4,10 @@
  * here is plain, structured-cloneable data except `signal`, so it crosses the worker boundary unchanged.
  */
 
+import type { SamplingOptions } from '../engine/sampling-options.js';
+
+export type { SamplingOptions };
+
 /** Who wrote a message. */
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -17,32 +21,8 @@ export interface ChatMessage {
   readonly tool_call_id?: string;
 }
 
-/** Sampling and stopping fields shared by chat and text completions. */
-export interface SamplingRequest {
-  /** 0 … 100; 0 = greedy. Default 0.8. */
-  readonly temperature?: number;
-  /** (0, 1]; 1 disables. Default 0.95. */
-  readonly top_p?: number;
-  /** Integer ≥ 0; 0 disables. Default 40. */
-  readonly top_k?: number;
-  /** [0, 1]; 0 disables. Default 0.05. */
-  readonly min_p?: number;
-  /** Integer ≥ 1. Default: until an end token, a stop string or the end of the context. */
-  readonly max_tokens?: number;
-  /** Up to 16 non-empty strings that end generation; they are never part of the output. */
-  readonly stop?: string | readonly string[];
-  /** Safe integer; the same seed, model and request give the same tokens. Default: random. */
-  readonly seed?: number;
-  /** Token id (as a decimal string or number key) → bias in [−100, 100], added to the logit. */
-  readonly logit_bias?: Readonly<Record<string, number>>;
-  /** [−2, 2]: subtracted once per earlier occurrence of a token. Default 0. */
-  readonly frequency_penalty?: number;
-  /** [−2, 2]: subtracted once from every token that occurred. Default 0. */
-  readonly presence_penalty?: number;
-  /** > 0 (llama.cpp `repeat_penalty`); 1 disables. Default 1. */
-  readonly repetition_penalty?: number;
-  /** Tokens the penalties look back over; −1 = the whole sequence, 0 disables. Default 64. */
-  readonly repeat_last_n?: number;
+/** Sampling and stopping fields shared by chat and text completions (see `SamplingOptions` for each field). */
+export interface SamplingRequest extends SamplingOptions {
   /** Only 1 is supported. */
   readonly n?: number;
   /** Aborts the request: the promise rejects (or the stream ends) with `LlmError('aborted')`. */

@@ -68,11 +68,20 @@ class TemplateRaise extends Error {}
 
 const compiled = new Map<string, Template>();
 
+/**
+ * Python string literals allow a backslash-newline line continuation (Mistral's templates use it); @huggingface/jinja
+ * 0.5 rejects it. Inside `{{ }}` / `{% %}` tags it is removed, as Python would; template text outside tags is untouched.
+ */
+function normalizeContinuations(text: string): string {
+  if (!text.includes('\\\n')) return text;
+  return text.replace(/\{[{%][\s\S]*?[%}]\}/g, (tag) => tag.replaceAll('\\\n', ''));
+}
+
 function compile(text: string): Template {
   let t = compiled.get(text);
   if (!t) {
     try {
-      t = new Template(text);
+      t = new Template(normalizeContinuations(text));
     } catch (e) {
       throw new LlmError('template', `parsing the chat template failed: ${(e as Error).message}; pass a valid Jinja template`, {
         cause: e,

@@ -25,6 +25,8 @@ export interface ContextOptions {
   readonly contextLength: number;
   /** Independent sequences; must match the transformer's KV cache. */
   readonly nSlots: number;
+  /** Most tokens handed to the transformer per call (it splits them further by its ubatch size); default 512. */
+  readonly batchSize?: number;
   /** Prompt-cache token budget (default: every cell of every slot). */
   readonly cacheTokenBudget?: number;
 }
@@ -47,6 +49,7 @@ export class Context {
   readonly transformer: Transformer;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly batchSize: number;
   readonly kv: KvCache;
   readonly cache: PromptCache;
   readonly timers: ContextTimers = { prefillTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
@@ -55,6 +58,7 @@ export class Context {
     this.transformer = transformer;
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
+    this.batchSize = Math.max(1, options.batchSize ?? 512);
     this.kv = new KvCache(options.nSlots, options.contextLength);
     this.cache = new PromptCache(this.kv, (src, dst, n) => transformer.copySlot(src, dst, n), options.cacheTokenBudget);
   }
@@ -65,8 +69,9 @@ export class Context {
   }
 
   /**
-   * Runs the segments in order. Each segment must start at its slot's current extent; its KV is recorded only
-   * after the whole segment is written (an aborted segment leaves the record unchanged). `kind` picks the timer.
+   * Runs the segments in order, each in pieces of at most `batchSize` tokens (only the last piece keeps logits).
+   * The caller records a segment's KV only once this resolves (an aborted segment leaves the record unchanged).
+   * `kind` picks the timer.
    */
   async decode(segments: readonly BatchSegment[], kind: 'prefill' | 'decode', signal?: AbortSignal): Promise<void> {
     for (const seg of segments) {
@@ -79,7 +84,13 @@ export class Context {
         });
       }
       const t0 = nowMs();
-      await this.transformer.eval(Int32Array.from(seg.tokens), seg.startPos, seg.slot, { logits: seg.logits, signal });
+      const tokens = Int32Array.from(seg.tokens); // [n] token ids
+      for (let at = 0; at < tokens.length; at += this.batchSize) {
+        if (at > 0) throwIfAborted(signal, kind);
+        const piece = tokens.subarray(at, at + this.batchSize);
+        const isLast = at + piece.length === tokens.length;
+        await this.transformer.eval(piece, seg.startPos + at, seg.slot, { logits: isLast ? seg.logits : 'none', signal });
+      }
       const ms = nowMs() - t0;
       if (kind === 'prefill') {
         this.timers.prefillTokens += seg.tokens.length;

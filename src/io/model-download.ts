@@ -81,10 +81,16 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
   const { signal, onProgress } = options;
   let manifest = await readManifest(url, options);
   let baseBytes = 0; // bytes already stored when this attempt started
+  let reportedBytes = 0;
+  // Network bytes (fine-grained) and stored bytes (per chunk) both feed one monotonic `download` count.
+  const reportLoaded = (loadedBytes: number, totalBytes: number): void => {
+    reportedBytes = Math.max(reportedBytes, Math.min(loadedBytes, totalBytes));
+    reportProgress(onProgress, { phase: 'download', loadedBytes: reportedBytes, totalBytes, url });
+  };
   const reader = await RangeReader.open(url, {
     ...options,
     chunkBytes: manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
-    onProgress: (p) => reportProgress(onProgress, { ...p, loadedBytes: Math.min(p.totalBytes, baseBytes + p.loadedBytes) }),
+    onProgress: (p) => reportLoaded(baseBytes + p.loadedBytes, p.totalBytes),
   });
   if (manifest !== undefined && !isSameVersion(manifest, reader, options.sha256)) {
     await deleteModel(url, options);
@@ -100,7 +106,7 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
     await checkQuota(url, reader.size - storedBytesOf(manifest), storage);
   }
   baseBytes = storedBytesOf(manifest);
-  reportProgress(onProgress, { phase: 'download', loadedBytes: baseBytes, totalBytes: manifest.size, url });
+  reportLoaded(baseBytes, manifest.size);
 
   const missing = manifest.chunkPresent.flatMap((present, i) => (present ? [] : [i]));
   const { downloadId } = manifest;
@@ -126,7 +132,7 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
           throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
         }
         storedBytes += bytes.byteLength;
-        reportProgress(onProgress, { phase: 'download', loadedBytes: storedBytes, totalBytes: m.size, url });
+        reportLoaded(storedBytes, m.size);
       }
     } catch (e) {
       if (firstError === undefined) {

@@ -313,7 +313,12 @@ async function streamBody(res: Response, into: Uint8Array, attempt: Attempt, onB
   let pos = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      if (pos === into.byteLength) {
+        // Everything expected has arrived: don't wait for end-of-stream (a late abort can leave that read pending).
+        void reader.cancel().catch(() => undefined);
+        return;
+      }
+      const { done, value } = await readOrAbort(reader, attempt.signal);
       if (done) return;
       if (pos + value.byteLength > into.byteLength) throw overlongBody(res.url, step, into.byteLength);
       into.set(value, pos);
@@ -322,12 +327,23 @@ async function streamBody(res: Response, into: Uint8Array, attempt: Attempt, onB
       onBytes(value.byteLength);
     }
   } catch (e) {
-    await reader.cancel().catch(() => undefined);
+    void reader.cancel().catch(() => undefined);
     if (e instanceof LlmError) throw e;
     throw new RetryableFailure(`connection dropped after ${pos} bytes (${String(e)})`, null, { cause: e });
-  } finally {
-    reader.releaseLock();
   }
+}
+
+/**
+ * `reader.read()`, rejecting as soon as `signal` aborts. Fetch implementations differ in whether an abort reliably
+ * settles a pending body read (undici can leave it pending once the body has fully arrived), so do not rely on it.
+ */
+function readOrAbort<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): Promise<ReadableStreamReadResult<T>> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    reader.read().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function overlongBody(url: string, step: string, expected: number): LlmError {
@@ -355,7 +371,7 @@ async function readFullBody(url: string, res: Response, settings: Settings, atte
   if (reader === undefined) return new Uint8Array(await res.arrayBuffer());
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readOrAbort(reader, attempt.signal);
       if (done) break;
       total += value.byteLength;
       if (total > cap) throw tooBig(`over ${cap} bytes`);
@@ -364,7 +380,7 @@ async function readFullBody(url: string, res: Response, settings: Settings, atte
       reportProgress(settings.onProgress, { phase: 'download', loadedBytes: total, totalBytes: size ?? total, url });
     }
   } catch (e) {
-    await reader.cancel().catch(() => undefined);
+    void reader.cancel().catch(() => undefined);
     if (e instanceof LlmError) throw e;
     throw new RetryableFailure(`connection dropped after ${total} bytes of the full body (${String(e)})`, null, { cause: e });
   }

@@ -116,6 +116,12 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
  */
 export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
   const r = new MetadataReader(meta, arch);
+  const experts = r.count(r.archKey('expert_count'), 0);
+  if (experts > 0) {
+    throw new LlmError('unsupported-arch', `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`, {
+      details: { arch, experts },
+    });
+  }
   const embeddingLength = r.count(r.archKey('embedding_length'));
   const nLayers = r.count(r.archKey('block_count'));
   const nHeads = r.count(r.archKey('attention.head_count'));

@@ -71,8 +71,9 @@ interface Buffers {
   readonly k: Activation; // [ubatch, nKvHeads·headDim]
   readonly v: Activation; // [ubatch, nKvHeads·headDim]
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
-  readonly gate: Activation; // [ubatch, ffnDim] (GLU result in place)
+  readonly gate: Activation; // [ubatch, ffnDim]
   readonly up: Activation; // [ubatch, ffnDim]
+  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   readonly xLast: Activation; // [1, nEmbd] last row, for 'last' logits
   readonly logits: Activation; // [logitRows, vocab]
 }
@@ -113,6 +114,7 @@ export class TransformerModel implements Transformer {
       att: ops.createActivation('att', ub, qCols),
       gate: ops.createActivation('gate', ub, c.ffnDim),
       up: ops.createActivation('up', ub, c.ffnDim),
+      hidden: ops.createActivation('hidden', ub, c.ffnDim),
       xLast: ops.createActivation('x_last', 1, c.embeddingLength),
       logits: ops.createActivation('logits', this.logitRows, c.vocabSize),
     };
@@ -205,8 +207,8 @@ export class TransformerModel implements Transformer {
       ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
       ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
       ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
-      ops.glu(b.gate, b.gate, b.up, n, c.activation); // gate = act(gate) · up
-      ops.matmul(b.xb2, b.gate, lw.down, n); // xb2 [n, nEmbd]
+      ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
+      ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
       if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
       ops.add(b.x, b.x, b.xb2, n); // x += ffn
     }

@@ -14,10 +14,16 @@ export const bf16: QuantType = {
   name: 'BF16',
   blockElements: 1,
   blockBytes: 2,
+  wasmSymbol: 'gemv_bf16',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     const out = new Uint32Array(dst.buffer, dst.byteOffset, nElements); // f32 bits, (nElements)
-    for (let i = 0, o = 0; i < nElements; i++, o += 2) out[i] = ((src[o]! << 16) | (src[o + 1]! << 24)) >>> 0;
+    if (src.byteOffset % 2 === 0) {
+      const h = new Uint16Array(src.buffer, src.byteOffset, nElements); // bf16 bits (little-endian host)
+      for (let i = 0; i < nElements; i++) out[i] = h[i]! << 16;
+    } else {
+      for (let i = 0, o = 0; i < nElements; i++, o += 2) out[i] = ((src[o]! << 16) | (src[o + 1]! << 24)) >>> 0;
+    }
   },
   quantizeRow(src: Float32Array, dst: Uint8Array): void {
     checkQuantizeArgs(this, src, dst);

@@ -15,11 +15,17 @@ export const f16: QuantType = {
   name: 'F16',
   blockElements: 1,
   blockBytes: 2,
+  wasmSymbol: 'gemv_f16',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     const table = f16ToF32BitsTable();
     const out = new Uint32Array(dst.buffer, dst.byteOffset, nElements); // f32 bits, (nElements)
-    for (let i = 0, o = 0; i < nElements; i++, o += 2) out[i] = table[src[o]! | (src[o + 1]! << 8)]!;
+    if (src.byteOffset % 2 === 0) {
+      const h = new Uint16Array(src.buffer, src.byteOffset, nElements); // f16 bits (little-endian host)
+      for (let i = 0; i < nElements; i++) out[i] = table[h[i]!]!;
+    } else {
+      for (let i = 0, o = 0; i < nElements; i++, o += 2) out[i] = table[src[o]! | (src[o + 1]! << 8)]!;
+    }
   },
   quantizeRow(src: Float32Array, dst: Uint8Array): void {
     checkQuantizeArgs(this, src, dst);

@@ -13,6 +13,7 @@ export const f32: QuantType = {
   name: 'F32',
   blockElements: 1,
   blockBytes: 4,
+  wasmSymbol: 'gemv_f32',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     // dst bytes (nElements·4) ← src bytes; the platform is little-endian like GGUF.

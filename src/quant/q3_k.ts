@@ -31,9 +31,11 @@ export const q3_k: QuantType = {
   blockBytes: BLOCK_BYTES,
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
+    const ds = new Float32Array(16); // per-sub-block f32 scales
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;
       const dAll = readF16(src, o + 108);
+      for (let k = 0; k < 16; k++) ds[k] = dAll * (q3kScale(src, o + 96, k) - 32); // f32 d·(sc − 32)
       let y = i * QK_K;
       let m = 1;
       let is = 0;
@@ -41,7 +43,7 @@ export const q3_k: QuantType = {
         const q = o + 32 + 32 * n;
         for (let shift = 0; shift < 8; shift += 2) {
           for (let half = 0; half < 32; half += 16) {
-            const dl = fround(dAll * (q3kScale(src, o + 96, is++) - 32));
+            const dl = ds[is++]!;
             for (let l = half; l < half + 16; l++) {
               dst[y++] = dl * (((src[q + l]! >> shift) & 3) - (src[o + l]! & m ? 0 : 4));
             }

@@ -20,6 +20,7 @@ export const q5_0: QuantType = {
   name: 'Q5_0',
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
+  wasmSymbol: 'gemv_q5_0',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

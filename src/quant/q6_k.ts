@@ -25,25 +25,30 @@ export const q6_k: QuantType = {
   wasmSymbol: 'gemv_q6_k',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
+    const ds = new Float32Array(16); // per-sub-block f32 scales d·sc
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;
       const d = readF16(src, o + 208);
+      for (let k = 0; k < 16; k++) ds[k] = d * toInt8(src[o + 192 + k]!); // f32 d·sc, rounded by the store
       for (let n = 0; n < 2; n++) {
         const ql = o + 64 * n;
         const qh = o + 128 + 32 * n;
-        const sc = o + 192 + 8 * n;
         const y = i * QK_K + 128 * n;
-        for (let l = 0; l < 32; l++) {
-          const is = l >> 4;
-          const h = src[qh + l]!;
-          const q1 = ((src[ql + l]! & 0xf) | ((h & 3) << 4)) - 32;
-          const q2 = ((src[ql + l + 32]! & 0xf) | (((h >> 2) & 3) << 4)) - 32;
-          const q3 = ((src[ql + l]! >> 4) | (((h >> 4) & 3) << 4)) - 32;
-          const q4 = ((src[ql + l + 32]! >> 4) | (((h >> 6) & 3) << 4)) - 32;
-          dst[y + l] = fround(d * toInt8(src[sc + is]!)) * q1;
-          dst[y + l + 32] = fround(d * toInt8(src[sc + is + 2]!)) * q2;
-          dst[y + l + 64] = fround(d * toInt8(src[sc + is + 4]!)) * q3;
-          dst[y + l + 96] = fround(d * toInt8(src[sc + is + 6]!)) * q4;
+        for (let half = 0; half < 2; half++) {
+          const s = 8 * n + half;
+          const d1 = ds[s]!;
+          const d2 = ds[s + 2]!;
+          const d3 = ds[s + 4]!;
+          const d4 = ds[s + 6]!;
+          for (let l = 16 * half; l < 16 * half + 16; l++) {
+            const h = src[qh + l]!;
+            const a = src[ql + l]!;
+            const b = src[ql + l + 32]!;
+            dst[y + l] = d1 * (((a & 0xf) | ((h & 3) << 4)) - 32);
+            dst[y + l + 32] = d2 * (((b & 0xf) | (((h >> 2) & 3) << 4)) - 32);
+            dst[y + l + 64] = d3 * (((a >> 4) | (((h >> 4) & 3) << 4)) - 32);
+            dst[y + l + 96] = d4 * (((b >> 4) | (((h >> 6) & 3) << 4)) - 32);
+          }
         }
       }
     }

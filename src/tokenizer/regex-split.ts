@@ -10,7 +10,7 @@
 
 import { LlmError } from '../errors.js';
 import { RE_GPT2, RE_LLAMA3, RE_LLAMA3_ORIGINAL } from './pre-tokenizers.js';
-import { CpFlag, cpFlags, cpToLower } from './unicode.js';
+import { CpFlag, cpToLower, fillFlags } from './unicode.js';
 
 /** Pre-tokenized text: `cps` code points, split into consecutive runs of `lengths[i]` code points. */
 interface Pieces {
@@ -199,70 +199,60 @@ function decodeUnits(codes: Uint16Array): string {
 /** Scanner for GPT-2's regex (llama.cpp `unicode_regex_split_custom_gpt2`, same decisions in the same order). */
 function gpt2Engine(p: Pieces): number[] {
   const out: number[] = [];
+  const C = p.cps;
+  const F = p.flags;
+  const WLN = CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number;
   let start = 0;
   for (const len of p.lengths) {
     const ini = start;
     const end = start + len;
     start = end;
-    const cpt = (i: number): number => (i >= ini && i < end ? p.cps[i] : -1);
-    const flg = (i: number): number => (i >= ini && i < end ? p.flags[i] : 0);
+    // Positions never go below `ini`; past `end` a code point reads as -1 and its flags as 0 ("out of range").
     let prevEnd = ini;
-    const add = (e: number): number => {
-      const n = e - prevEnd;
-      if (n > 0) out.push(n);
-      prevEnd = e;
-      return n;
-    };
-    const isWLN = (f: number): boolean => (f & (CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number)) !== 0;
-    for (let pos = ini; pos < end; ) {
-      const c = cpt(pos);
-      const f = flg(pos);
+    let pos = ini;
+    while (pos < end) {
+      const c = C[pos];
+      const f = F[pos];
       if (c === 0x27 && pos + 1 < end) {
-        const n1 = cpt(pos + 1);
+        const n1 = C[pos + 1];
         if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) {
-          pos += add(pos + 2);
+          pos += 2;
+          out.push(pos - prevEnd);
+          prevEnd = pos;
           continue;
         }
         if (pos + 2 < end) {
-          const n2 = cpt(pos + 2);
+          const n2 = C[pos + 2];
           if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) {
-            pos += add(pos + 3);
+            pos += 3;
+            out.push(pos - prevEnd);
+            prevEnd = pos;
             continue;
           }
         }
       }
-      let f2 = c === 0x20 ? flg(pos + 1) : f;
-      if (f2 & CpFlag.Letter) {
-        pos += c === 0x20 ? 1 : 0;
-        while (f2 & CpFlag.Letter) f2 = flg(++pos);
-        add(pos);
-        continue;
-      }
-      if (f2 & CpFlag.Number) {
-        pos += c === 0x20 ? 1 : 0;
-        while (f2 & CpFlag.Number) f2 = flg(++pos);
-        add(pos);
-        continue;
-      }
-      if (!isWLN(f2) && f2 !== 0) {
-        pos += c === 0x20 ? 1 : 0;
-        while (!isWLN(f2) && f2 !== 0) f2 = flg(++pos);
-        add(pos);
+      let f2 = c === 0x20 ? (pos + 1 < end ? F[pos + 1] : 0) : f;
+      if (f2 & CpFlag.Letter || f2 & CpFlag.Number || (!(f2 & WLN) && f2 !== 0)) {
+        // ` ?\p{L}+`, ` ?\p{N}+` or ` ?[^\s\p{L}\p{N}]+`: the class is decided by the first character.
+        const cls = f2 & CpFlag.Letter ? 1 : f2 & CpFlag.Number ? 2 : 3;
+        if (c === 0x20) pos++;
+        for (;;) {
+          const inClass = cls === 1 ? (f2 & CpFlag.Letter) !== 0 : cls === 2 ? (f2 & CpFlag.Number) !== 0 : !(f2 & WLN) && f2 !== 0;
+          if (!inClass) break;
+          pos++;
+          f2 = pos < end ? F[pos] : 0;
+        }
+        if (pos > prevEnd) out.push(pos - prevEnd);
+        prevEnd = pos;
         continue;
       }
       let nWs = 0;
-      while (flg(pos + nWs) & CpFlag.Whitespace) nWs++;
-      if (nWs > 1 && cpt(pos + nWs) !== -1) {
-        pos += nWs - 1;
-        add(pos);
-        continue;
-      }
-      if (nWs > 0) {
-        pos += nWs;
-        add(pos);
-        continue;
-      }
-      add(++pos);
+      while (pos + nWs < end && F[pos + nWs] & CpFlag.Whitespace) nWs++;
+      if (nWs > 1 && pos + nWs < end) pos += nWs - 1; // \s+(?!\S): leave the last space to the next word
+      else if (nWs > 0) pos += nWs;
+      else pos++;
+      if (pos > prevEnd) out.push(pos - prevEnd);
+      prevEnd = pos;
     }
   }
   return out;
@@ -271,49 +261,52 @@ function gpt2Engine(p: Pieces): number[] {
 /** Scanner for Llama 3's regex (llama.cpp `unicode_regex_split_custom_llama3`). */
 function llama3Engine(p: Pieces): number[] {
   const out: number[] = [];
+  const C = p.cps;
+  const F = p.flags;
+  const WLN = CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number;
   let start = 0;
   for (const len of p.lengths) {
     const ini = start;
     const end = start + len;
     start = end;
-    const cpt = (i: number): number => (i >= ini && i < end ? p.cps[i] : -1);
-    const flg = (i: number): number => (i >= ini && i < end ? p.flags[i] : 0);
     let prevEnd = ini;
-    const add = (e: number): number => {
-      const n = e - prevEnd;
-      if (n > 0) out.push(n);
+    const add = (e: number): void => {
+      if (e > prevEnd) out.push(e - prevEnd);
       prevEnd = e;
-      return n;
     };
-    const isWLN = (f: number): boolean => (f & (CpFlag.Whitespace | CpFlag.Letter | CpFlag.Number)) !== 0;
-    for (let pos = ini; pos < end; ) {
-      const c = cpt(pos);
-      const f = flg(pos);
+    let pos = ini;
+    while (pos < end) {
+      const c = C[pos];
+      const f = F[pos];
       if (c === 0x27 && pos + 1 < end) {
-        const n1 = cpToLower(cpt(pos + 1));
+        const n1 = cpToLower(C[pos + 1]);
         if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) {
-          pos += add(pos + 2);
+          pos += 2;
+          add(pos);
           continue;
         }
         if (pos + 2 < end) {
-          const n2 = cpToLower(cpt(pos + 2));
+          const n2 = cpToLower(C[pos + 2]);
           if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) {
-            pos += add(pos + 3);
+            pos += 3;
+            add(pos);
             continue;
           }
         }
       }
+      // [^\r\n\p{L}\p{N}]?\p{L}+
       if (!(c === 0x0d || c === 0x0a || f & CpFlag.Number)) {
-        if (f & CpFlag.Letter || flg(pos + 1) & CpFlag.Letter) {
+        if (f & CpFlag.Letter || (pos + 1 < end && F[pos + 1] & CpFlag.Letter)) {
           pos++;
-          while (flg(pos) & CpFlag.Letter) pos++;
+          while (pos < end && F[pos] & CpFlag.Letter) pos++;
           add(pos);
           continue;
         }
       }
+      // \p{N}{1,3}
       if (f & CpFlag.Number) {
         let i0 = pos;
-        while (flg(pos) & CpFlag.Number) {
+        while (pos < end && F[pos] & CpFlag.Number) {
           if (++pos - i0 >= 3) {
             add(pos);
             i0 = pos;
@@ -322,38 +315,31 @@ function llama3Engine(p: Pieces): number[] {
         add(pos);
         continue;
       }
-      let f2 = c === 0x20 ? flg(pos + 1) : f;
-      if (!isWLN(f2) && f !== 0) {
-        pos += c === 0x20 ? 1 : 0;
-        while (!isWLN(f2) && f2 !== 0) f2 = flg(++pos);
-        let c2 = cpt(pos);
-        while (c2 === 0x0d || c2 === 0x0a) c2 = cpt(++pos);
+      // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+      let f2 = c === 0x20 ? (pos + 1 < end ? F[pos + 1] : 0) : f;
+      if (!(f2 & WLN) && f !== 0) {
+        if (c === 0x20) pos++;
+        while (!(f2 & WLN) && f2 !== 0) {
+          pos++;
+          f2 = pos < end ? F[pos] : 0;
+        }
+        while (pos < end && (C[pos] === 0x0d || C[pos] === 0x0a)) pos++;
         add(pos);
         continue;
       }
+      // \s*[\r\n]+ | \s+(?!\S) | \s+
       let nWs = 0;
       let lastRN = 0;
-      while (flg(pos + nWs) & CpFlag.Whitespace) {
-        const c2 = cpt(pos + nWs);
+      while (pos + nWs < end && F[pos + nWs] & CpFlag.Whitespace) {
+        const c2 = C[pos + nWs];
         if (c2 === 0x0d || c2 === 0x0a) lastRN = pos + nWs + 1;
         nWs++;
       }
-      if (lastRN > 0) {
-        pos = lastRN;
-        add(pos);
-        continue;
-      }
-      if (nWs > 1 && cpt(pos + nWs) !== -1) {
-        pos += nWs - 1;
-        add(pos);
-        continue;
-      }
-      if (nWs > 0) {
-        pos += nWs;
-        add(pos);
-        continue;
-      }
-      add(++pos);
+      if (lastRN > 0) pos = lastRN;
+      else if (nWs > 1 && pos + nWs < end) pos += nWs - 1;
+      else if (nWs > 0) pos += nWs;
+      else pos++;
+      add(pos);
     }
   }
   return out;
@@ -380,7 +366,7 @@ export class RegexSplitter {
   /** Splits code points `cps` into pre-tokens; returns their lengths in code points (summing to `cps.length`). */
   split(cps: Uint32Array): number[] {
     const flags = new Uint16Array(cps.length);
-    for (let i = 0; i < cps.length; i++) flags[i] = cpFlags(cps[i]);
+    fillFlags(cps, flags);
     const pieces: Pieces = { cps, flags, lengths: cps.length > 0 ? [cps.length] : [] };
     for (const engine of this.engines) pieces.lengths = engine(pieces);
     return pieces.lengths;

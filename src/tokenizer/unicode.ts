@@ -47,13 +47,24 @@ function computeFlags(cp: number): number {
 /** Flags of code point `cp` (0 for values outside 0..0x10FFFF, llama.cpp's "undefined"). */
 export function cpFlags(cp: number): number {
   if (cp < 0 || cp > MAX_CODEPOINT) return 0;
-  if (flagTable === null) flagTable = new Uint16Array(MAX_CODEPOINT + 1);
-  let f = flagTable[cp];
+  const table = flagTable ?? (flagTable = new Uint16Array(MAX_CODEPOINT + 1));
+  let f = table[cp];
   if (f === 0) {
     f = computeFlags(cp);
-    flagTable[cp] = f;
+    table[cp] = f;
   }
   return f;
+}
+
+/** Fills `out[i]` with the flags of `cps[i]`. Shape: out (n,) u16 */
+export function fillFlags(cps: Uint32Array, out: Uint16Array): void {
+  const table = flagTable ?? (flagTable = new Uint16Array(MAX_CODEPOINT + 1));
+  for (let i = 0; i < cps.length; i++) {
+    const cp = cps[i];
+    let f = table[cp];
+    if (f === 0) f = cpFlags(cp);
+    out[i] = f;
+  }
 }
 
 /** Lower-case mapping of one code point: the first code point of its full lower-case form (Python `ch.lower()[0]`). */
@@ -73,21 +84,26 @@ export function cpNfdFirst(cp: number): number {
  * Shape: (n code points,) u32.
  */
 export function toCodepoints(text: string): Uint32Array {
-  const out = new Uint32Array(text.length);
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
+  const n = text.length;
+  const out = new Uint32Array(n);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+    if (c < 0xd800 || c > 0xdfff) {
+      out[k++] = c;
+      continue;
+    }
+    if (c <= 0xdbff && i + 1 < n) {
       const d = text.charCodeAt(i + 1);
       if (d >= 0xdc00 && d <= 0xdfff) {
-        out[n++] = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        out[k++] = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
         i++;
         continue;
       }
     }
-    out[n++] = c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
+    out[k++] = 0xfffd;
   }
-  return out.subarray(0, n);
+  return k === n ? out : out.subarray(0, k);
 }
 
 /** The string with every lone surrogate replaced by U+FFFD (a string that encodes to valid UTF-8). */
@@ -113,6 +129,21 @@ export function toWellFormed(text: string): string {
 /** Number of UTF-8 bytes of one code point. */
 export function utf8Length(cp: number): number {
   return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+/** UTF-8 byte length of a string (lone surrogates count as the 3 bytes of U+FFFD), without encoding it. */
+export function utf8ByteLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
 }
 
 const encoder = new TextEncoder();

@@ -15,7 +15,7 @@ import {
   readUint,
 } from './metadata-reader.js';
 import { type PreTokenizerSpec, getPreTokenizer } from './pre-tokenizers.js';
-import { utf8Encode } from './unicode.js';
+import { utf8ByteLength } from './unicode.js';
 
 /** Token attributes (llama.h `llama_token_attr`), a bit set. */
 export enum TokenAttr {
@@ -174,7 +174,7 @@ export class Vocab {
       const word = tokens[i] === '' ? `[EMPTY_${i}]` : tokens[i];
       if (!map.has(word)) map.set(word, i);
       texts[i] = word;
-      maxBytes = Math.max(maxBytes, word.length * 3 < maxBytes ? 0 : utf8Encode(word).length);
+      if (word.length * 3 > maxBytes) maxBytes = Math.max(maxBytes, utf8ByteLength(word));
       scores[i] = scoresIn ? scoresIn[i] : 0;
       attrs[i] = typesIn ? (TYPE_TO_ATTR[typesIn[i]] ?? TokenAttr.Undefined) : TokenAttr.Normal;
     }

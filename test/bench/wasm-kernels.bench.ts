@@ -1,8 +1,10 @@
 /**
  * Benchmark of the WASM Q4_0 matvec (decode's dominant cost): GB/s of weight bytes streamed for 896×896,
- * 4864×896 and 2048×2048, per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8
+ * 4864×896 and 2048×2048 (and Q8_0 8192×896, the tied output matrix's type), per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8
  * activation is cached across repeats, as in decode after the first matmul of a normed x). Never gating.
- * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case]
+ * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
+ * random, 128 cached positions) op by op, to show where a token's time goes.
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case] [--decode]
  */
 
 import v8 from 'node:v8';
@@ -10,32 +12,34 @@ import type { Ops } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 
-/** [rows, k] of the matrices (Qwen2.5-0.5B's attention/FFN shapes and a square one). */
-const SHAPES: [number, number][] = [
-  [896, 896],
-  [4864, 896],
-  [2048, 2048],
+/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, a square one, and a slice of its Q8_0 output matrix. */
+const CASES: [GgmlType, number, number][] = [
+  [GgmlType.Q4_0, 896, 896],
+  [GgmlType.Q4_0, 4864, 896],
+  [GgmlType.Q4_0, 2048, 2048],
+  [GgmlType.Q8_0, 8192, 896],
 ];
 
-/** Random Q4_0 blocks with a sane f16 scale (0.01). */
-function randomQ4_0(rows: number, k: number): Uint8Array {
+/** Random Q4_0 (18-byte) or Q8_0 (34-byte) blocks with a sane f16 scale (0.01). */
+function randomBlocks(rows: number, k: number, blockBytes: number): Uint8Array {
   const nb = (rows * k) / 32;
-  const bytes = new Uint8Array(nb * 18);
+  const bytes = new Uint8Array(nb * blockBytes);
   let s = 12345;
   for (let i = 0; i < bytes.length; i++) {
     s = (Math.imul(s, 1103515245) + 12345) >>> 0;
     bytes[i] = s >>> 24;
   }
   for (let b = 0; b < nb; b++) {
-    bytes[b * 18] = 0x1f; // f16 0x211f ≈ 0.01
-    bytes[b * 18 + 1] = 0x21;
+    bytes[b * blockBytes] = 0x1f; // f16 0x211f ≈ 0.01
+    bytes[b * blockBytes + 1] = 0x21;
   }
   return bytes;
 }
 
-/** Median seconds of one matmul of `rows`×`k`. */
-async function timeMatmul(ops: Ops, rows: number, k: number, budgetMs: number): Promise<number> {
-  const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type: GgmlType.Q4_0, shape: [k, rows] }, randomQ4_0(rows, k));
+/** Median and best seconds of one matmul of `rows`×`k`. */
+async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number): Promise<{ median: number; best: number }> {
+  const blockBytes = type === GgmlType.Q4_0 ? 18 : 34;
+  const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type, shape: [k, rows] }, randomBlocks(rows, k, blockBytes));
   const xTable = new Float32Array(k).map((_, i) => Math.sin(i));
   const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, 1] }, new Uint8Array(xTable.buffer));
   const x = ops.createActivation('x', 1, k);
@@ -53,27 +57,112 @@ async function timeMatmul(ops: Ops, rows: number, k: number, budgetMs: number): 
   }
   ops.endStep();
   samples.sort((a, b) => a - b);
-  return samples[samples.length >> 1];
+  return { median: samples[samples.length >> 1], best: samples[0] };
+}
+
+/** Qwen2.5-0.5B geometry. */
+const QWEN = { dim: 896, nHeads: 14, nKvHeads: 2, headDim: 64, ffn: 4864, nLayers: 24, vocab: 151936, pos: 128 };
+
+/** Times `steps` simulated decode steps (see the header) and prints tokens/s and the time per op kind. */
+async function decodeSim(ops: Ops, steps: number): Promise<void> {
+  const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab, pos } = QWEN;
+  const kvDim = nKvHeads * headDim;
+  const q4 = randomBlocks(ffn, dim, 18); // reused as the source of every Q4_0 matrix (each upload is its own copy)
+  const up = (name: string, rows: number, k: number) =>
+    ops.uploadWeight({ name, type: GgmlType.Q4_0, shape: [k, rows] }, q4.subarray(0, (rows * k * 18) / 32));
+  const f32 = (name: string, n: number, v: number) =>
+    ops.uploadWeight({ name, type: GgmlType.F32, shape: [n] }, new Uint8Array(new Float32Array(n).fill(v).buffer));
+  const layers = [];
+  for (let l = 0; l < nLayers; l++) {
+    layers.push({
+      attnNorm: await f32('an', dim, 1), ffnNorm: await f32('fn', dim, 1),
+      q: await up('q', dim, dim), k: await up('k', kvDim, dim), v: await up('v', kvDim, dim), o: await up('o', dim, dim),
+      qb: await f32('qb', dim, 0.01), kb: await f32('kb', kvDim, 0.01), vb: await f32('vb', kvDim, 0.01),
+      gate: await up('gate', ffn, dim), upw: await up('up', ffn, dim), down: await up('down', dim, ffn),
+    });
+  }
+  const output = await ops.uploadWeight({ name: 'output', type: GgmlType.Q8_0, shape: [dim, vocab] }, randomBlocks(vocab, dim, 34));
+  const norm = await f32('norm', dim, 1);
+  const a = (label: string, cols: number) => ops.createActivation(label, 1, cols);
+  const [x, xn, q, k, v, att, o, g, u, h, logits] = [a('x', dim), a('xn', dim), a('q', dim), a('k', kvDim), a('v', kvDim),
+    a('att', dim), a('o', dim), a('g', ffn), a('u', ffn), a('h', ffn), a('logits', vocab)];
+  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + steps + 1, nKvHeads, headDim });
+  const rope = { kind: 'neox' as const, headDim, nRot: headDim, theta: 1e6, freqScale: 1 };
+  const attn = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
+  const times = new Map<string, number>();
+  const t = (kind: string, f: () => void) => {
+    const t0 = performance.now();
+    f();
+    times.set(kind, (times.get(kind) ?? 0) + performance.now() - t0);
+  };
+  const total0 = performance.now();
+  for (let s = 0; s < steps; s++) {
+    ops.beginStep({ tokens: Int32Array.of(0), startPos: pos + s, slot: 0 });
+    for (const L of layers) {
+      ops.embed(x, output, 1);
+      t('norm/add/glu', () => ops.rmsNorm(xn, x, L.attnNorm, 1e-6, 1));
+      t('matmul attn', () => {
+        ops.matmul(q, xn, L.q, 1, L.qb);
+        ops.matmul(k, xn, L.k, 1, L.kb);
+        ops.matmul(v, xn, L.v, 1, L.vb);
+      });
+      t('rope', () => {
+        ops.rope(q, 1, rope);
+        ops.rope(k, 1, rope);
+      });
+      t('attention', () => {
+        ops.storeKv(layers.indexOf(L), k, v, 1);
+        ops.attention(att, q, layers.indexOf(L), 1, attn);
+      });
+      t('matmul attn', () => ops.matmul(o, att, L.o, 1));
+      t('norm/add/glu', () => {
+        ops.add(x, x, o, 1);
+        ops.rmsNorm(xn, x, L.ffnNorm, 1e-6, 1);
+      });
+      t('matmul ffn', () => {
+        ops.matmul(g, xn, L.gate, 1);
+        ops.matmul(u, xn, L.upw, 1);
+      });
+      t('norm/add/glu', () => ops.glu(h, g, u, 1, 'silu'));
+      t('matmul ffn', () => ops.matmul(o, h, L.down, 1));
+      t('norm/add/glu', () => ops.add(x, x, o, 1));
+    }
+    t('norm/add/glu', () => ops.rmsNorm(xn, x, norm, 1e-6, 1));
+    t('matmul output (Q8_0)', () => ops.matmul(logits, xn, output, 1));
+    ops.endStep();
+    await ops.argmax(logits, 0);
+  }
+  const totalMs = performance.now() - total0;
+  const parts = [...times].map(([kind, ms]) => `${kind} ${(ms / steps).toFixed(2)}`).join(', ');
+  console.log(`${ops.description.padEnd(28)} decode ${(steps / (totalMs / 1000)).toFixed(2)} tok/s (${(totalMs / steps).toFixed(1)} ms/token: ${parts} ms)`);
 }
 
 /** Prints one line per (variant, threads, shape): ms per matvec and GB/s of Q4_0 weights. */
 export async function main(args: string[] = []): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-  const budgetMs = Number(args[0] ?? 400);
+  const budgetMs = Number(args.find((a) => /^\d+$/.test(a)) ?? 400);
   const f = detectWasmFeatures();
   console.log(`features: simd128 ${f.simd128}, relaxed-simd ${f.relaxedSimd}, threads ${f.threads}`);
   const variants: WasmVariant[] = ['scalar', 'simd128', ...(f.relaxedSimd ? (['relaxed-simd'] as const) : [])];
   for (const variant of variants) {
     for (const threads of f.threads ? [1, 2] : [1]) {
       const ops = await createWasmOps({ variant, threads });
-      for (const [rows, k] of SHAPES) {
-        const sec = await timeMatmul(ops, rows, k, budgetMs);
-        const gbps = (rows * k * 18) / 32 / sec / 1e9;
+      for (const [type, rows, k] of CASES) {
+        const { median, best } = await timeMatmul(ops, type, rows, k, budgetMs);
+        const bytes = (rows * k * (type === GgmlType.Q4_0 ? 18 : 34)) / 32;
         console.log(
-          `${ops.description.padEnd(30)} Q4_0 ${String(rows).padStart(4)}×${String(k).padEnd(4)} ` +
-            `${(sec * 1e3).toFixed(3).padStart(7)} ms  ${gbps.toFixed(2).padStart(6)} GB/s`,
+          `${ops.description.padEnd(28)} ${GgmlType[type]} ${String(rows).padStart(4)}×${String(k).padEnd(4)} ` +
+            `median ${(median * 1e3).toFixed(3).padStart(7)} ms ${(bytes / median / 1e9).toFixed(2).padStart(6)} GB/s   ` +
+            `best ${(best * 1e3).toFixed(3).padStart(7)} ms ${(bytes / best / 1e9).toFixed(2).padStart(6)} GB/s`,
         );
       }
+      ops.destroy();
+    }
+  }
+  if (args.includes('--decode')) {
+    for (const threads of f.threads ? [1, 2] : [1]) {
+      const ops = await createWasmOps({ threads });
+      await decodeSim(ops, 8);
       ops.destroy();
     }
   }

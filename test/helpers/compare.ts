@@ -26,14 +26,15 @@ export function compare(actual: ArrayLike<number>, expected: ArrayLike<number>):
   };
 }
 
-/** Argmax agreement of two row-major [rows, cols] matrices: number of rows whose argmax is equal. */
+/** Argmax agreement of two row-major [rows, cols] matrices: the number of rows whose argmax is equal. */
 export function argmaxAgreement(actual: ArrayLike<number>, expected: ArrayLike<number>, cols: number): number {
+  const rowArgmax = (m: ArrayLike<number>, r: number): number => {
+    let best = r * cols;
+    for (let i = best + 1; i < (r + 1) * cols; i++) if (m[i] > m[best]) best = i;
+    return best - r * cols;
+  };
   let agree = 0;
   const rows = Math.floor(expected.length / cols);
-  const a = Array.prototype.slice.call(actual) as number[];
-  const e = Array.prototype.slice.call(expected) as number[];
-  for (let r = 0; r < rows; r++) {
-    if (argmaxOf(a.slice(r * cols, (r + 1) * cols)) === argmaxOf(e.slice(r * cols, (r + 1) * cols))) agree++;
-  }
+  for (let r = 0; r < rows; r++) if (rowArgmax(actual, r) === rowArgmax(expected, r)) agree++;
   return agree;
 }

@@ -146,6 +146,12 @@ class CpuOps implements Ops {
   }
 
   matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void {
+    if (x.cols !== w.rowLength || out.cols !== w.nRows || n > x.maxRows || n > out.maxRows) {
+      throw new LlmError(
+        'invalid-request',
+        `cpu matmul ${w.name}: x ${x.label} [${n}, ${x.cols}] · W [${w.nRows}, ${w.rowLength}]ᵀ does not fit out ${out.label} [${out.maxRows}, ${out.cols}]`,
+      );
+    }
     const o = buf(out);
     const src = buf(x);
     const wd = (w as CpuWeight).data; // [nRows, rowLength]
@@ -291,6 +297,9 @@ class CpuOps implements Ops {
   private layerKv(layer: number): KvLayer {
     const spec = this.requireKv();
     const { slot } = this.step();
+    if (!(layer >= 0 && layer < spec.nLayers)) {
+      throw new LlmError('invalid-request', `cpu ops: KV layer ${layer} does not exist (${spec.nLayers} layers)`);
+    }
     if (!(slot >= 0 && slot < spec.nSlots)) {
       throw new LlmError('invalid-request', `cpu ops: slot ${slot} does not exist (${spec.nSlots} slots)`, {
         details: { slot, nSlots: spec.nSlots },

@@ -27,6 +27,15 @@ export interface KernelExports {
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
+  /**
+   * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
+   * h0 ≤ h < h1; `scores` is f32 scratch of startPos + n entries (wasm/assembly/attention.ts).
+   */
+  attention_f32(
+    out: number, q: number, k: number, v: number, scores: number,
+    n: number, startPos: number, nHeads: number, nKvHeads: number, headDim: number,
+    window: number, scale: number, softcap: number, h0: number, h1: number,
+  ): void;
 }
 
 /** Names of the row-splittable kernels, in a fixed order (their index is what crosses to helper threads). */

@@ -1,11 +1,13 @@
 /**
  * Row-parallel matvecs on helper threads sharing the kernels' memory: one compiled module is instantiated in every
  * helper (Node worker_threads, or Web Workers when the page is crossOriginIsolated) over the same shared
- * WebAssembly.Memory. A dispatch writes the kernel index and arguments to a control block in that memory, bumps a
- * generation counter and wakes the helpers (Atomics.notify); each runs its slice of rows, the calling thread runs
- * slice 0, then waits for the pending count to reach zero. Helpers spin briefly before sleeping (decode issues
- * hundreds of matvecs per token; a wake-up costs tens of µs). The caller never blocks with Atomics.wait where that is
- * forbidden (a browser's main thread): there it spins.
+ * WebAssembly.Memory. A dispatch writes the kernel index and arguments to a control block in that memory, opens a
+ * chunk counter, bumps a generation counter and wakes the helpers (Atomics.notify). Every thread, the caller
+ * included, then takes chunks of rows with Atomics.add until none are left (work stealing: a helper that wakes late
+ * or is descheduled on a busy machine costs nothing but its in-flight chunk), and the caller waits only for chunks
+ * taken, never for helpers to wake. Helpers spin briefly before sleeping (decode issues hundreds of matvecs per
+ * token; a wake-up costs tens of µs). The caller never blocks in Atomics.wait where that is forbidden (a browser's
+ * main thread): there it spins.
  */
 
 import { LlmError } from '../../errors.js';
@@ -15,14 +17,16 @@ import type { WasmHeap } from './wasm-heap.js';
 
 // Control block layout, in i32 slots from its start.
 const GEN = 0; // generation: +1 per dispatch (or stop)
-const PENDING = 1; // helpers still running the current dispatch
-const FN = 2; // index into GEMV_NAMES
-const ARGS = 3; // 8 kernel arguments (r0/r1 are replaced by each thread's slice)
-const ROWS = 11; // total rows to split
-const THREADS = 12; // threads taking part, caller included
-const STOP = 13; // non-zero: helpers exit
-const ERROR = 14; // non-zero: a helper's kernel threw
+const NEXT = 1; // next chunk to take; CLOSED between dispatches
+const DONE = 2; // chunks finished in the current dispatch
+const FN = 3; // index into GEMV_NAMES
+const ARGS = 4; // 8 kernel arguments (r0/r1 are replaced by each chunk's rows)
+const ROWS = 12; // total rows
+const CHUNKS = 13; // number of chunks the rows are split into
+const STOP = 14; // non-zero: helpers exit
+const ERROR = 15; // non-zero: a helper's kernel threw
 const CTRL_SLOTS = 16;
+const CLOSED = 1 << 30;
 
 /** Source of a helper thread (plain JS, runs as a Node eval worker or a Blob-URL Web Worker). */
 const WORKER_SOURCE = `'use strict';
@@ -33,25 +37,26 @@ const WORKER_SOURCE = `'use strict';
     var inst = new WebAssembly.Instance(msg.module, { env: { memory: msg.memory } });
     var fns = msg.names.map(function (n) { return inst.exports[n]; });
     var c = new Int32Array(msg.memory.buffer);
-    var base = msg.ctrlIndex, me = msg.threadIndex, spin = msg.spin, seen = 0;
+    var b = msg.ctrlIndex, spin = msg.spin, seen = 0;
     if (port) port.postMessage('ready'); else self.postMessage('ready');
     for (;;) {
-      var g = Atomics.load(c, base + ${GEN}), spins = 0;
+      var g = Atomics.load(c, b + ${GEN}), spins = 0;
       while (g === seen) {
-        if (++spins > spin) { Atomics.wait(c, base + ${GEN}, seen); spins = 0; }
-        g = Atomics.load(c, base + ${GEN});
+        if (++spins > spin) { Atomics.wait(c, b + ${GEN}, seen); spins = 0; }
+        g = Atomics.load(c, b + ${GEN});
       }
       seen = g;
-      if (Atomics.load(c, base + ${STOP}) !== 0) return;
-      var rows = c[base + ${ROWS}], t = c[base + ${THREADS}];
-      var r0 = Math.floor(rows * me / t), r1 = Math.floor(rows * (me + 1) / t);
-      if (r1 > r0) {
+      if (Atomics.load(c, b + ${STOP}) !== 0) return;
+      for (;;) {
+        var i = Atomics.add(c, b + ${NEXT}, 1), chunks = c[b + ${CHUNKS}];
+        if (i >= chunks) break;
+        var rows = c[b + ${ROWS}], a = b + ${ARGS};
+        var r0 = Math.floor(rows * i / chunks), r1 = Math.floor(rows * (i + 1) / chunks);
         try {
-          var a = base + ${ARGS};
-          fns[c[base + ${FN}]](c[a], c[a + 1], c[a + 2], c[a + 3], r0, r1, c[a + 6], c[a + 7]);
-        } catch (e) { Atomics.store(c, base + ${ERROR}, 1); }
+          fns[c[b + ${FN}]](c[a], c[a + 1], c[a + 2], c[a + 3], r0, r1, c[a + 6], c[a + 7]);
+        } catch (e) { Atomics.store(c, b + ${ERROR}, 1); }
+        if (Atomics.add(c, b + ${DONE}, 1) + 1 === chunks) Atomics.notify(c, b + ${DONE});
       }
-      if (Atomics.sub(c, base + ${PENDING}, 1) === 1) Atomics.notify(c, base + ${PENDING});
     }
   }
   if (port) port.once('message', start);
@@ -141,27 +146,33 @@ export class ThreadPool {
   }
 
   /**
-   * Runs `kernel` over rows 0 … rows−1 split across all threads; `run(r0, r1)` is the caller's own slice.
-   * Returns after every thread has finished.
+   * Runs kernel `name` over rows 0 … rows−1 on all threads; `run(r0, r1)` runs one chunk on the calling thread.
+   * Returns after every chunk has finished.
    */
   dispatch(name: GemvName, args: readonly number[], rows: number, run: (r0: number, r1: number) => void): void {
     const c = this.heap.i32;
     const b = this.ctrl;
-    const t = this.nThreads;
+    const chunks = Math.max(1, Math.min(Math.ceil(rows / 8), this.nThreads * 8));
     c[b + FN] = GEMV_NAMES.indexOf(name);
     for (let i = 0; i < 8; i++) c[b + ARGS + i] = args[i];
     c[b + ROWS] = rows;
-    c[b + THREADS] = t;
-    Atomics.store(c, b + PENDING, t - 1);
+    c[b + CHUNKS] = chunks;
+    Atomics.store(c, b + DONE, 0);
+    Atomics.store(c, b + NEXT, 0);
     Atomics.add(c, b + GEN, 1);
     Atomics.notify(c, b + GEN);
-    const r1 = Math.floor(rows / t);
-    if (r1 > 0) run(0, r1);
+    for (;;) {
+      const i = Atomics.add(c, b + NEXT, 1);
+      if (i >= chunks) break;
+      run(Math.floor((rows * i) / chunks), Math.floor((rows * (i + 1)) / chunks));
+      Atomics.add(c, b + DONE, 1);
+    }
+    Atomics.store(c, b + NEXT, CLOSED);
     let spins = 0;
     for (;;) {
-      const p = Atomics.load(c, b + PENDING);
-      if (p === 0) break;
-      if (this.callerCanBlock && ++spins > 200000) Atomics.wait(c, b + PENDING, p, 1);
+      const done = Atomics.load(c, b + DONE);
+      if (done >= chunks) break;
+      if (this.callerCanBlock && ++spins > 100000) Atomics.wait(c, b + DONE, done, 1);
     }
     if (Atomics.load(c, b + ERROR) !== 0) {
       Atomics.store(c, b + ERROR, 0);

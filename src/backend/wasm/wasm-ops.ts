@@ -1,15 +1,14 @@
 /**
  * `Ops` over the WASM kernels: every buffer lives in one WebAssembly.Memory (wasm-heap.ts); matmul runs the fused
  * AssemblyScript matvecs (activations quantized to Q8 per 32-block for quantized weights, f32 for float weights),
- * split by rows across helper threads when a pool is given; the light ops (norm, rope, attention, GLU, …) are tight
- * TypeScript over views of that memory, sharing the reference backend's rope and attention loops.
+ * split by rows across helper threads when a pool is given; attention is an f32 WASM kernel too; the light ops (norm,
+ * rope, GLU, …) are tight TypeScript over views of that memory (rope shares the reference backend's loop).
  * Weights stay in their GGUF block layout; types without a fused kernel are dequantized chunk-wise per matmul.
  */
 
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
 import { getQuantType } from '../../quant/index.js';
-import { attentionRows } from '../cpu/attention.js';
 import { ropeRows } from '../cpu/rope.js';
 import type {
   Activation,
@@ -239,17 +238,21 @@ export class WasmOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const spec = this.requireKv();
     const cache = this.layerKv(layer);
-    const f32 = this.heap.f32;
-    const len = spec.contextLength * spec.nKvHeads * spec.headDim;
+    const { startPos } = this.step();
+    const { nHeads, nKvHeads, headDim } = params;
+    if (nKvHeads !== spec.nKvHeads || headDim !== spec.headDim || nHeads % nKvHeads !== 0 || startPos + n > spec.contextLength) {
+      throw new LlmError(
+        'invalid-request',
+        `attention of layer ${layer}: ${nHeads} heads / ${nKvHeads} KV heads × ${headDim} at positions ${startPos}…${startPos + n - 1} ` +
+          `do not match the KV cache (${spec.nKvHeads} KV heads × ${spec.headDim}, ${spec.contextLength} positions)`,
+        { details: { layer, nHeads, nKvHeads, headDim, startPos, n } },
+      );
+    }
     const o = act(out);
-    const qs = act(q).byteOffset >> 2;
-    attentionRows(
-      f32.subarray(o.byteOffset >> 2, (o.byteOffset >> 2) + n * out.cols),
-      f32.subarray(qs, qs + n * q.cols),
-      { k: f32.subarray(cache.k >> 2, (cache.k >> 2) + len), v: f32.subarray(cache.v >> 2, (cache.v >> 2) + len) },
-      n,
-      this.step().startPos,
-      params,
+    const scores = this.scratch((startPos + n) * 4);
+    this.k.attention_f32(
+      o.byteOffset, act(q).byteOffset, cache.k, cache.v, scores,
+      n, startPos, nHeads, nKvHeads, headDim, params.slidingWindow, params.scale, params.softcap, 0, nHeads,
     );
     o.version++;
   }

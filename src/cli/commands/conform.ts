@@ -17,12 +17,12 @@ import {
 } from '../../model/conformance.js';
 import { readModelConfig } from '../../model/load.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { backendName, loadModel, openModelFile, parseCliArgs, type BackendName } from './eval.js';
+import { backendName, loadModel, openModelFile, parseCliArgs, threadCount, type BackendName } from './eval.js';
 
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
-  'webgguf conform <model.gguf> --reference <ref.json> [--backend cpu|wasm|webgpu] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+  'webgguf conform <model.gguf> --reference <ref.json> [--backend cpu|wasm|webgpu] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
 
 /**
  * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's
@@ -52,6 +52,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCliArgs('conform', args, {
     reference: { type: 'string', short: 'r' },
     backend: { type: 'string', short: 'b' },
+    threads: { type: 'string' },
     json: { type: 'boolean' },
     greedy: { type: 'string' },
     'max-error': { type: 'string' },
@@ -84,7 +85,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       dequantF32: optionalNumber('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
     };
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal);
+    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, threadCount('conform', values.threads));
     try {
       const started = performance.now();
       const report = await checkConformance(model, ref, { tolerances, greedy, signal: io.signal });

@@ -5,7 +5,7 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { createCpuOps } from '../../backend/cpu/cpu-ops.js';
+import { createBackend } from '../../backend/select-backend.js';
 import type { Ops } from '../../backend/ops.js';
 import { LlmError } from '../../errors.js';
 import { parseGguf } from '../../gguf/parse.js';
@@ -31,6 +31,14 @@ export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
   }
 }
 
+/** Parses a --threads value (WASM worker threads), or undefined for the backend's default. */
+export function threadCount(command: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(Number.isInteger(n) && n > 0)) throw new LlmError('invalid-request', `${command}: --threads must be a positive integer, got '${value}'`);
+  return n;
+}
+
 /** Checks a --backend value. */
 export function backendName(command: string, value: string | undefined): BackendName {
   const v = value ?? 'cpu';
@@ -40,28 +48,26 @@ export function backendName(command: string, value: string | undefined): Backend
   return v as BackendName;
 }
 
-/** Imports an optional backend module by path; null when it is not part of this build. */
-async function importOptional<T>(specifier: string): Promise<T | null> {
+/** The WebGPU entry point in Node: npm `webgpu` (Dawn), on Mesa lavapipe when its ICD is installed. */
+async function nodeGpu(): Promise<GPU> {
+  const { existsSync } = await import('node:fs');
+  const lavapipe = '/usr/share/vulkan/icd.d/lvp_icd.json';
+  if (!process.env.VK_ICD_FILENAMES && existsSync(lavapipe)) process.env.VK_ICD_FILENAMES = lavapipe;
   try {
-    return (await import(/* @vite-ignore */ specifier)) as T;
+    const dawn = (await import('webgpu')) as unknown as { create(flags: string[]): GPU; globals: object };
+    Object.assign(globalThis, dawn.globals);
+    return dawn.create([]);
   } catch (e) {
-    const msg = (e as Error).message ?? '';
-    if (/Cannot find|Failed to load|not found|does not exist|ERR_MODULE_NOT_FOUND/i.test(msg)) return null;
-    throw e;
+    throw new LlmError('webgpu-unavailable', `starting the webgpu backend: the npm package 'webgpu' (Dawn for Node) failed to load; use --backend wasm`, {
+      cause: e,
+    });
   }
 }
 
-/** Creates the backend called `name`: the plain-TS reference, or the WASM / WebGPU backends when built in. */
-export async function createBackend(name: BackendName): Promise<Ops> {
-  if (name === 'cpu') return createCpuOps();
-  if (name === 'wasm') {
-    const mod = await importOptional<{ createWasmOps(options?: unknown): Ops | Promise<Ops> }>('../../backend/wasm/index.js');
-    if (mod) return mod.createWasmOps();
-  } else {
-    const mod = await importOptional<{ createWebGpuOps(options?: unknown): Ops | Promise<Ops> }>('../../backend/webgpu/index.js');
-    if (mod) return mod.createWebGpuOps();
-  }
-  throw new LlmError('feature-missing', `backend '${name}' is not available in this build; use --backend cpu`, { details: { backend: name } });
+/** Starts backend `name` (the reference 'cpu', 'wasm' with `threads`, or 'webgpu' through Dawn in Node). */
+export async function startBackend(name: BackendName, options: { threads?: number; signal?: AbortSignal } = {}): Promise<Ops> {
+  const gpu = name === 'webgpu' && !(globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu ? await nodeGpu() : undefined;
+  return createBackend(name, { ...options, ...(gpu ? { gpu } : {}) });
 }
 
 /** The tokenizer of a model file, or null when the file carries no vocabulary (then only --tokens works). */
@@ -91,14 +97,20 @@ export async function openModelFile(path: string, signal: AbortSignal): Promise<
  * Loads `file` on `backend` with room for `positions` KV positions (checked against the training context). The file
  * is read tensor by tensor, never whole. `model.destroy()` releases the backend.
  */
-export async function loadModel(file: ModelFile, backend: BackendName, positions: number, signal: AbortSignal): Promise<TransformerModel> {
+export async function loadModel(
+  file: ModelFile,
+  backend: BackendName,
+  positions: number,
+  signal: AbortSignal,
+  threads?: number,
+): Promise<TransformerModel> {
   const config = readModelConfig(file.gguf);
   if (positions > config.contextLength) {
     throw new LlmError('context-overflow', `${positions} positions exceed the model's training context of ${config.contextLength}`, {
       details: { positions, contextLength: config.contextLength },
     });
   }
-  const ops = await createBackend(backend);
+  const ops = await startBackend(backend, { signal, ...(threads !== undefined ? { threads } : {}) });
   try {
     return await loadTransformer(file.gguf, file.source, ops, { contextLength: Math.max(1, positions), signal });
   } catch (e) {
@@ -133,13 +145,14 @@ export function showToken(tokenizer: Tokenizer | null, id: number): string {
   return tokenizer ? `${id} ${JSON.stringify(tokenizer.tokenText(id))}` : String(id);
 }
 
-const USAGE = 'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--json] [--top K]';
+const USAGE = 'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--threads N] [--json] [--top K]';
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCliArgs('eval', args, {
     prompt: { type: 'string' },
     tokens: { type: 'string' },
     backend: { type: 'string', short: 'b' },
+    threads: { type: 'string' },
     json: { type: 'boolean' },
     top: { type: 'string' },
   });
@@ -151,7 +164,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const file = await openModelFile(positionals[0], io.signal);
   try {
     const { tokens, tokenizer } = await inputTokens('eval', file.gguf, values);
-    const model = await loadModel(file, backend, tokens.length, io.signal);
+    const model = await loadModel(file, backend, tokens.length, io.signal, threadCount('eval', values.threads));
     try {
       const vocab = model.config.vocabSize;
       const logits = (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!; // [n, vocab]

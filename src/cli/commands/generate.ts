@@ -8,10 +8,10 @@ import { createRng, randomSeed, type Rng } from '../../engine/rng.js';
 import { LlmError } from '../../errors.js';
 import type { TransformerModel } from '../../model/transformer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { backendName, inputTokens, loadModel, openModelFile, parseCliArgs } from './eval.js';
+import { backendName, inputTokens, loadModel, openModelFile, parseCliArgs, threadCount } from './eval.js';
 
 const USAGE =
-  'webgguf generate <model.gguf> --prompt "…" [-n N] [--temperature T] [--seed S] [--backend cpu|wasm|webgpu] [--ignore-eos]';
+  'webgguf generate <model.gguf> --prompt "…" [-n N] [--temperature T] [--seed S] [--backend cpu|wasm|webgpu] [--threads N] [--ignore-eos]';
 
 /** Draws a token from softmax(logits / temperature), computed in f64. */
 export function sampleWithTemperature(logits: Float32Array, temperature: number, rng: Rng): number {
@@ -52,6 +52,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     temperature: { type: 'string', short: 't' },
     seed: { type: 'string', short: 's' },
     backend: { type: 'string', short: 'b' },
+    threads: { type: 'string' },
     'ignore-eos': { type: 'boolean' },
   });
   if (positionals.length !== 1) throw new LlmError('invalid-request', `generate: expected one model path; usage: ${USAGE}`);
@@ -65,7 +66,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
     if (!tokenizer) throw new LlmError('tokenizer', 'generate: the model file has no vocabulary, so its output cannot be shown as text');
-    const model = await loadModel(file, backend, tokens.length + nPredict, io.signal);
+    const model = await loadModel(file, backend, tokens.length + nPredict, io.signal, threadCount('generate', values.threads));
     try {
       const decoder = tokenizer.createStreamDecoder();
       const promptStart = performance.now();

@@ -18,7 +18,7 @@ const options: ArchOptions = {
   fusedGateUp: false,
 };
 
-/** gemma2: Gemma-2 27B (46 layers) scales attention by 1/√(n_embd/n_head) instead of 1/√head_dim, as llama.cpp. */
+/** gemma2: Gemma-2 27B (46 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp) instead of 1/√head_dim, as llama.cpp. */
 export const gemma2: Architecture = {
   name: 'gemma2',
   config(meta) {
@@ -32,7 +32,7 @@ export const gemma2: Architecture = {
       attnSoftcap: r.number(r.archKey('attn_logit_softcapping'), 50),
       finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 30),
       attentionScale:
-        base.nLayers === 46 ? 1 / Math.sqrt(base.embeddingLength / base.nHeads) : 1 / Math.sqrt(base.headDim),
+        base.nLayers === 46 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
     };
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,

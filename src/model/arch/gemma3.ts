@@ -18,7 +18,7 @@ const options: ArchOptions = {
   fusedGateUp: false,
 };
 
-/** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head), as llama.cpp. */
+/** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp), as llama.cpp. */
 export const gemma3: Architecture = {
   name: 'gemma3',
   config(meta) {
@@ -33,7 +33,7 @@ export const gemma3: Architecture = {
       ropeSwa: { theta: r.number(r.archKey('rope.freq_base_swa'), 10000), freqScale: 1 },
       finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 0),
       attentionScale:
-        base.nLayers === 62 ? 1 / Math.sqrt(base.embeddingLength / base.nHeads) : 1 / Math.sqrt(base.headDim),
+        base.nLayers === 62 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
     };
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,

@@ -17,7 +17,7 @@ async function makeEngine(o: FakeTransformerOptions & Partial<EngineParts> = {})
   const engine = (await createEngineFromParts({
     transformer,
     tokenizer,
-    chat: createChatMlFormatter(),
+    chat: createChatMlFormatter(tokenizer),
     modelIdentity: 'fake:1',
     backend: { name: 'fake', description: 'fake', reason: 'requested' },
     contextLength: o.contextLength ?? 256,
@@ -68,7 +68,7 @@ describe('LocalEngine', () => {
     const r = await engine.chat.completions.create({ messages, temperature: 0 });
     expect(r.object).toBe('chat.completion');
     expect(r.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant', content: 'Hello!' }, finish_reason: 'stop', logprobs: null });
-    const promptTokens = tokenizer.encode(createChatMlFormatter().render(messages).text, { parseSpecial: true }).length;
+    const promptTokens = createChatMlFormatter(tokenizer).build(messages).tokens.length;
     expect(r.usage).toEqual({ prompt_tokens: promptTokens, completion_tokens: 6, total_tokens: promptTokens + 6, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
@@ -86,12 +86,12 @@ describe('LocalEngine', () => {
 
   it('the second turn prefills only its new tokens', async () => {
     const { engine, transformer, tokenizer } = await makeEngine({ script: spellScript('Sure.') });
-    const fmt = createChatMlFormatter();
+    const fmt = createChatMlFormatter(tokenizer);
     const turn1: ChatMessage[] = [sys, user('Count to three.')];
     const r1 = await engine.chat.completions.create({ messages: turn1, temperature: 0 });
-    const p1 = tokenizer.encode(fmt.render(turn1).text, { parseSpecial: true });
+    const p1 = fmt.build(turn1).tokens;
     const turn2: ChatMessage[] = [...turn1, { role: 'assistant', content: r1.choices[0].message.content }, user('Again.')];
-    const p2 = tokenizer.encode(fmt.render(turn2).text, { parseSpecial: true });
+    const p2 = fmt.build(turn2).tokens;
     const before = transformer.counters.evaluatedTokens;
     const r2 = await engine.chat.completions.create({ messages: turn2, temperature: 0, max_tokens: 1 });
     const cached = p1.length + 'Sure.'.length;
@@ -103,13 +103,13 @@ describe('LocalEngine', () => {
 
   it('two conversations sharing a system prompt share its KV', async () => {
     const { engine, transformer, tokenizer } = await makeEngine({ script: spellScript('ok') });
-    const fmt = createChatMlFormatter();
+    const fmt = createChatMlFormatter(tokenizer);
     const a: ChatMessage[] = [sys, user('first conversation')];
     const b: ChatMessage[] = [sys, user('second one')];
     await engine.chat.completions.create({ messages: a, temperature: 0 });
     const rb = await engine.chat.completions.create({ messages: b, temperature: 0 });
-    const ta = tokenizer.encode(fmt.render(a).text, { parseSpecial: true });
-    const tb = tokenizer.encode(fmt.render(b).text, { parseSpecial: true });
+    const ta = fmt.build(a).tokens;
+    const tb = fmt.build(b).tokens;
     let common = 0;
     while (ta[common] === tb[common]) common++;
     expect(rb.usage.prompt_tokens_details.cached_tokens).toBe(common);
@@ -131,10 +131,11 @@ describe('LocalEngine', () => {
   });
 
   it('a raw completion never reuses chat KV (different template key)', async () => {
-    const { engine } = await makeEngine();
+    const { engine, tokenizer } = await makeEngine();
     const messages = [sys, user('x')];
     await engine.chat.completions.create({ messages, max_tokens: 2 });
-    const prompt = createChatMlFormatter().render(messages).text;
+    // The very same token ids, but under the raw-completion key: no reuse.
+    const prompt = createChatMlFormatter(tokenizer).build(messages).tokens;
     const r = await engine.completions.create({ prompt, max_tokens: 2 });
     expect(r.object).toBe('text_completion');
     expect(r.usage.prompt_tokens_details.cached_tokens).toBe(0);

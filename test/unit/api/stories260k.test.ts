@@ -46,10 +46,11 @@ async function engineOnCountingOps(): Promise<{ engine: LocalEngine; counts: Ret
   const gguf = await parseGguf(source);
   const { ops, counts } = countingOps(createCpuOps());
   const transformer = await loadTransformer(gguf, source, ops, { contextLength: 256, nSlots: 2, ubatchSize: 64 });
+  const tokenizer = createTokenizer(gguf.metadata);
   const engine = (await createEngineFromParts({
     transformer,
-    tokenizer: createTokenizer(gguf.metadata),
-    chat: createChatMlFormatter(),
+    tokenizer,
+    chat: createChatMlFormatter(tokenizer),
     modelIdentity: 'name:stories260K',
     backend: { name: 'cpu', description: ops.description, reason: 'test' },
     contextLength: 256,

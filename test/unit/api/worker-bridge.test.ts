@@ -24,10 +24,11 @@ async function connect(script = spellScript('Hi from the worker.'), delayMs = 0)
   const factory = async (o: EngineOptions): Promise<Engine> => {
     o.onProgress?.({ phase: 'upload', loadedBytes: 5, totalBytes: 10 });
     o.onProgress?.({ phase: 'ready', loadedBytes: 10, totalBytes: 10 });
+    const tokenizer = createFakeTokenizer();
     return createEngineFromParts({
       transformer,
-      tokenizer: createFakeTokenizer(),
-      chat: createChatMlFormatter(),
+      tokenizer,
+      chat: createChatMlFormatter(tokenizer),
       modelIdentity: `fake:${String(o.model)}`,
       backend: { name: 'fake', description: 'fake', reason: 'requested' },
       contextLength: 256,

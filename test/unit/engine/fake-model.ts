@@ -102,6 +102,8 @@ export interface FakeCounters {
   bytesReadBack: number;
   copies: number;
   destroyed: boolean;
+  /** Per eval call: [startPos, nTokens, logits wanted]. */
+  calls: [number, number, LogitsWanted][];
 }
 
 function hashHistory(cells: Int32Array, n: number): number {
@@ -119,7 +121,7 @@ export function createFakeTransformer(o: FakeTransformerOptions = {}): Transform
   const contextLength = o.contextLength ?? 256;
   const ubatchSize = o.ubatchSize ?? 16;
   const cells = Array.from({ length: nSlots }, () => new Int32Array(contextLength).fill(-1));
-  const counters: FakeCounters = { evalCalls: 0, evaluatedTokens: 0, bytesReadBack: 0, copies: 0, destroyed: false };
+  const counters: FakeCounters = { evalCalls: 0, evaluatedTokens: 0, bytesReadBack: 0, copies: 0, destroyed: false, calls: [] };
   let last: Float32Array | null = null;
   const logitsFor = (slot: number, n: number): Float32Array => {
     const c = cells[slot];
@@ -144,6 +146,7 @@ export function createFakeTransformer(o: FakeTransformerOptions = {}): Transform
       if (counters.destroyed) throw new Error('fake transformer used after destroy');
       if (slot < 0 || slot >= nSlots || startPos + tokens.length > contextLength) throw new RangeError(`bad eval slot ${slot} pos ${startPos}+${tokens.length}`);
       counters.evalCalls++;
+      counters.calls.push([startPos, tokens.length, options.logits ?? 'last']);
       for (let s = 0; s < tokens.length; s += ubatchSize) {
         if (options.signal?.aborted) throw new LlmError('aborted', 'eval was aborted', { cause: options.signal.reason });
         await new Promise((r) => setTimeout(r, o.delayMs ?? 0));

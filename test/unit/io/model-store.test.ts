@@ -59,7 +59,7 @@ async function readBack(): Promise<Uint8Array> {
 /** Chunk index requested by a logged `bytes=a-b` range. */
 const chunkOf = (range: string | null): number => Number(/bytes=(\d+)-/.exec(range ?? '')?.[1]) / CHUNK;
 
-/** Downloads until at least `chunks` chunks are stored, then aborts; resolves with the abort error. */
+/** Downloads until `chunks` chunks worth of bytes arrived, then aborts; resolves with the abort error. */
 async function interruptAfter(chunks: number): Promise<LlmError> {
   const controller = new AbortController();
   const onProgress = (p: DownloadProgress): void => {
@@ -98,7 +98,7 @@ describe('model store', () => {
     const partial = await readManifest(url, { store });
     expect(partial?.complete).toBe(false);
     const stored = partial!.chunkPresent.flatMap((p, i) => (p ? [i] : []));
-    expect(stored.length).toBeGreaterThanOrEqual(4);
+    expect(stored.length).toBeGreaterThanOrEqual(2);
     expect(stored.length).toBeLessThan(N_CHUNKS);
     for (const i of stored) expect((await readChunk(url, i, { store }))?.byteLength).toBe(CHUNK);
     expect((await llmError(IdbByteSource.open(url, { store }))).code).toBe('invalid-request');

@@ -1,0 +1,133 @@
+/**
+ * The model store in real Chromium: a page downloads stories260K.gguf through the real range reader into IndexedDB
+ * (small chunks, so there are several), reloads, and reads it back with zero network requests for the model; an
+ * interrupted download resumes after a reload fetching only the chunks not stored; dropped connections resume.
+ * The page's bundle is built from test/e2e/pages/io-entry.ts with Vite; the fault server serves it and the fixtures.
+ */
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Page, expect, test } from '@playwright/test';
+import { build } from 'vite';
+import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
+import { SHARED_DIR, sharedPath } from '../helpers/shared-path.js';
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const BUNDLE_DIR = resolve(REPO_ROOT, 'test-results/e2e-bundles/io');
+const MODEL_PATH = '/models/stories260K.gguf';
+const FIXTURE = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
+const FIXTURE_SHA = createHash('sha256').update(FIXTURE).digest('hex');
+const CHUNK = 128 * 1024;
+const N_CHUNKS = Math.ceil(FIXTURE.byteLength / CHUNK);
+
+let server: FaultServer;
+
+test.beforeAll(async () => {
+  await build({
+    configFile: false,
+    root: REPO_ROOT,
+    logLevel: 'warn',
+    build: {
+      outDir: BUNDLE_DIR,
+      emptyOutDir: true,
+      target: 'es2022',
+      minify: false,
+      lib: { entry: resolve(REPO_ROOT, 'test/e2e/pages/io-entry.ts'), formats: ['es'], fileName: () => 'io-entry.js' },
+      rollupOptions: { external: [/^node:/] },
+    },
+  });
+  server = await startFaultServer({
+    '/': SHARED_DIR,
+    '/app/': BUNDLE_DIR,
+    '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'),
+  });
+});
+
+test.afterAll(async () => {
+  await server?.close();
+});
+
+test.beforeEach(() => {
+  server.setFault(MODEL_PATH, undefined);
+  server.clearLog();
+});
+
+/** Opens the test page and waits for its helpers. */
+async function openPage(page: Page): Promise<void> {
+  await page.goto(server.url('/pages/io.html'));
+  await expect(page.locator('#status')).toHaveText('ready');
+}
+
+/** Counts the page's requests for the model from now on. */
+function countModelRequests(page: Page): { count: number } {
+  const counter = { count: 0 };
+  page.on('request', (req) => {
+    if (new URL(req.url()).pathname === MODEL_PATH) counter.count++;
+  });
+  return counter;
+}
+
+const modelUrl = (): string => server.url(MODEL_PATH);
+
+test('downloads into IndexedDB, then reloads and reads it back with zero network requests', async ({ page }) => {
+  await openPage(page);
+  const first = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  expect(first).toMatchObject({ ok: true });
+  expect(first.chunkPresent).toHaveLength(N_CHUNKS);
+  expect(server.requestsFor(MODEL_PATH)).toHaveLength(1 + N_CHUNKS); // probe + one request per chunk
+  expect(server.requestsFor(MODEL_PATH).slice(1).every((r) => r.status === 206 && r.ifRange !== null)).toBe(true);
+
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText('ready');
+  server.clearLog();
+  const seen = countModelRequests(page);
+  const back = await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl());
+  expect(back).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
+  expect(seen.count).toBe(0);
+});
+
+test('an interrupted download resumes after a reload without refetching stored chunks', async ({ page }) => {
+  await openPage(page);
+  const interrupted = await page.evaluate(
+    ([url, chunk, stopAt]) => window.webggufIo.download(url, chunk, stopAt),
+    [modelUrl(), CHUNK, 4 * CHUNK] as const,
+  );
+  expect(interrupted).toMatchObject({ ok: false, code: 'aborted' });
+  const stored = interrupted.chunkPresent.flatMap((p, i) => (p ? [i] : []));
+  expect(stored.length).toBeGreaterThan(0);
+  expect(stored.length).toBeLessThan(N_CHUNKS);
+
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText('ready');
+  const afterReload = await page.evaluate(() => window.webggufIo.list());
+  expect(afterReload).toEqual([{ url: modelUrl(), complete: false, chunkPresent: interrupted.chunkPresent }]);
+
+  server.clearLog();
+  const resumed = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  expect(resumed.ok).toBe(true);
+  const [probe, ...rest] = server.requestsFor(MODEL_PATH);
+  expect(probe.range).toBe('bytes=0-0');
+  const fetched = rest.map((r) => Number(/bytes=(\d+)-/.exec(r.range ?? '')?.[1]) / CHUNK).sort((a, b) => a - b);
+  const missing = interrupted.chunkPresent.flatMap((p, i) => (p ? [] : [i]));
+  expect(fetched).toEqual(missing);
+
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText('ready');
+  server.clearLog();
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
+});
+
+test('connections dropped mid-chunk resume from the last byte received', async ({ page }) => {
+  await openPage(page);
+  server.setFault(MODEL_PATH, { skip: 1, times: 4, dropAfterBytes: 50_000 });
+  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  expect(result.ok).toBe(true);
+  const ranged = server.requestsFor(MODEL_PATH).slice(1);
+  expect(ranged.length).toBe(N_CHUNKS + 4);
+  expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBe(FIXTURE.byteLength); // no byte fetched twice
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+});

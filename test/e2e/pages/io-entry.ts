@@ -1,0 +1,62 @@
+/**
+ * Test-page entry for test/e2e/idb.spec.ts: bundles src/io and exposes a few async helpers on `window.webggufIo`
+ * whose results are plain data, so the spec drives the real range reader and IndexedDB store via `page.evaluate`.
+ */
+
+import { LlmError } from '../../../src/errors.js';
+import { IdbByteSource, deleteModel, downloadModel, listModels, openModelSource, sha256Hex } from '../../../src/io/index.js';
+
+/** Outcome of a download: the manifest's chunk map on success, the error's code and message otherwise. */
+export interface DownloadOutcome {
+  readonly ok: boolean;
+  readonly code: string | null;
+  readonly message: string | null;
+  readonly chunkPresent: readonly boolean[];
+}
+
+const api = {
+  /** Downloads `url` into the store; with `abortAfterBytes`, aborts once that many bytes have been loaded. */
+  async download(url: string, chunkBytes: number, abortAfterBytes?: number): Promise<DownloadOutcome> {
+    const controller = new AbortController();
+    try {
+      const m = await downloadModel(url, {
+        chunkBytes,
+        retryDelayMs: 10,
+        maxInFlight: 2,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (abortAfterBytes !== undefined && p.phase === 'download' && p.loadedBytes >= abortAfterBytes) controller.abort();
+        },
+      });
+      return { ok: true, code: null, message: null, chunkPresent: m.chunkPresent };
+    } catch (e) {
+      const entry = (await listModels()).find((m) => m.url === url);
+      return {
+        ok: false,
+        code: e instanceof LlmError ? e.code : 'unexpected',
+        message: String(e),
+        chunkPresent: entry?.chunkPresent ?? [],
+      };
+    }
+  },
+  /** Opens `url` the way an app would (store-backed) and returns the sha256 of all its bytes. */
+  async readBackSha(url: string): Promise<{ sha256: string; kind: string }> {
+    const source = await openModelSource(url);
+    const bytes = await source.read(0, source.size);
+    return { sha256: sha256Hex(bytes), kind: source instanceof IdbByteSource ? 'idb' : source.constructor.name };
+  },
+  /** The stored entries as `{ url, complete, chunkPresent }`. */
+  async list(): Promise<{ url: string; complete: boolean; chunkPresent: readonly boolean[] }[]> {
+    return (await listModels()).map(({ url, complete, chunkPresent }) => ({ url, complete, chunkPresent }));
+  },
+  deleteModel,
+};
+
+declare global {
+  interface Window {
+    webggufIo: typeof api;
+  }
+}
+
+window.webggufIo = api;
+document.getElementById('status')!.textContent = 'ready';

@@ -1,0 +1,88 @@
+/**
+ * The architecture registry and `ModelConfig` defaults: every entry reads its fixture's metadata, llama.cpp's
+ * defaults apply when keys are absent (head size, KV heads, rope, gemma sliding patterns and soft-caps), and an
+ * unknown architecture is `unsupported-arch` naming it.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { isLlmError } from '../../src/errors.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import type { GgufValue } from '../../src/gguf/types.js';
+import { NodeFileSource } from '../../src/io/node-file-source.js';
+import { ARCHITECTURES, getArchitecture } from '../../src/model/arch/index.js';
+import { readModelConfig } from '../../src/model/load.js';
+import { listGgufFiles } from '../helpers/shared-path.js';
+
+const minimal = (arch: string, extra: Record<string, GgufValue> = {}): Record<string, GgufValue> => ({
+  'general.architecture': arch,
+  [`${arch}.embedding_length`]: 64,
+  [`${arch}.block_count`]: 12,
+  [`${arch}.attention.head_count`]: 4,
+  [`${arch}.feed_forward_length`]: 128,
+  ...extra,
+});
+
+describe('architecture registry', () => {
+  it('has one entry per name', () => {
+    const names = ARCHITECTURES.map((a) => a.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(expect.arrayContaining(['llama', 'qwen2', 'qwen3', 'phi3', 'gemma2', 'gemma3']));
+  });
+
+  it('unknown architectures are unsupported-arch, naming the value', () => {
+    try {
+      getArchitecture('rwkv7');
+      expect.unreachable();
+    } catch (e) {
+      expect(isLlmError(e, 'unsupported-arch')).toBe(true);
+      expect((e as Error).message).toContain("'rwkv7'");
+    }
+  });
+
+  it('applies llama.cpp defaults', () => {
+    const c = getArchitecture('llama').config(minimal('llama'));
+    expect(c).toMatchObject({ nKvHeads: 4, headDim: 16, ropeDims: 16, ropeTheta: 10000, ropeFreqScale: 1, normEps: 1e-5, slidingWindow: 0 });
+    expect(c.attentionScale).toBeCloseTo(1 / 4, 12);
+    const scaled = getArchitecture('qwen2').config(minimal('qwen2', { 'qwen2.rope.scaling.factor': 4 }));
+    expect(scaled.ropeFreqScale).toBe(0.25);
+    expect(scaled.ropeKind).toBe('neox');
+  });
+
+  it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
+    const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
+    expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
+    expect(c).toMatchObject({ attnSoftcap: 50, finalSoftcap: 30, scaleEmbeddings: true, activation: 'gelu', postNorms: true });
+  });
+
+  it('gemma3: every 6th layer global, local rope base 10000 unscaled, global layers keep the scaling', () => {
+    const c = getArchitecture('gemma3').config(
+      minimal('gemma3', { 'gemma3.attention.sliding_window': 512, 'gemma3.rope.freq_base': 1e6, 'gemma3.rope.scaling.factor': 8 }),
+    );
+    expect(c.slidingLayers.map((s) => (s ? 'L' : 'G')).join('')).toBe('LLLLLGLLLLLG');
+    expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1 });
+    expect(c).toMatchObject({ ropeTheta: 1e6, ropeFreqScale: 0.125, attnSoftcap: 0, finalSoftcap: 0, qkNorm: true });
+  });
+
+  it('rejects impossible head groupings and missing keys with gguf-invalid', () => {
+    const bad = () => getArchitecture('llama').config(minimal('llama', { 'llama.attention.head_count_kv': 3 }));
+    expect(bad).toThrow(/3 KV heads/);
+    const missing = minimal('llama');
+    delete missing['llama.block_count'];
+    expect(() => getArchitecture('llama').config(missing)).toThrow(/llama\.block_count/);
+  });
+
+  it('reads every shared fixture', async () => {
+    const seen = new Set<string>();
+    for (const path of listGgufFiles('models')) {
+      const source = await NodeFileSource.open(path);
+      const gguf = await parseGguf(source).finally(() => source.close());
+      const c = readModelConfig(gguf);
+      seen.add(c.arch);
+      expect(c.vocabSize).toBeGreaterThan(0);
+      if (c.arch === 'gemma3') expect(c.slidingLayers).toEqual([true, false]);
+      if (c.arch === 'gemma2') expect(c).toMatchObject({ slidingWindow: 5, attnSoftcap: 10, finalSoftcap: 12, headDim: 64 });
+      if (c.arch === 'qwen3') expect(c.headDim).toBe(64);
+    }
+    expect([...seen].sort()).toEqual(ARCHITECTURES.map((a) => a.name).sort());
+  });
+});

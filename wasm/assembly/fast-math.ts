@@ -1,0 +1,34 @@
+/**
+ * Table-free f32 exp and tanh for the attention kernel. AssemblyScript's Mathf.exp uses a lookup table stored as a
+ * data segment; the kernels must have none (the host owns all of memory, and with a shared memory every thread's
+ * instantiation would rewrite it). Cephes-style expf: |relative error| < 2e-7 on the softmax range.
+ */
+
+const LOG2E: f32 = 1.44269504088896341;
+const LN2_HI: f32 = 0.693359375;
+const LN2_LO: f32 = -2.12194440e-4;
+
+/** e^x; 0 below −87.3 (f32 underflow), +inf above 88.7. */
+export function expf(x: f32): f32 {
+  if (x < -87.3) return 0;
+  if (x > 88.7) return Infinity;
+  const n = nearest(x * LOG2E);
+  const r = x - n * LN2_HI - n * LN2_LO;
+  const z = r * r;
+  let p: f32 = 1.9875691500e-4;
+  p = p * r + 1.3981999507e-3;
+  p = p * r + 8.3334519073e-3;
+  p = p * r + 4.1665795894e-2;
+  p = p * r + 1.6666665459e-1;
+  p = p * r + 5.0000001201e-1;
+  const y = p * z + r + 1;
+  return y * reinterpret<f32>((<i32>n + 127) << 23);
+}
+
+/** tanh(x) = sign(x)·(1 − 2 / (e^{2|x|} + 1)); ±1 beyond |x| = 9 (within f32 rounding). */
+export function tanhf(x: f32): f32 {
+  const a = abs(x);
+  if (a > 9) return x > 0 ? 1 : -1;
+  const t: f32 = 1 - 2 / (expf(2 * a) + 1);
+  return x < 0 ? -t : t;
+}
