@@ -295,6 +295,7 @@ export class LocalEngine implements Engine {
 
   /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
   private stream<T>(p: PreparedRequest, delta: (text: string) => T, final: (r: GenerationResult) => T, first: T | null): AsyncIterable<T> {
+    this.queue.checkCapacity();
     const cancel = new AbortController();
     const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
     if (first !== null) out.push(first);

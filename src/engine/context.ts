@@ -103,14 +103,30 @@ export class Context {
   }
 
   /**
-   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, reads the
-   * argmax to wait for completion, then clears the KV record and the timers. `tokens` are the vocab's BOS/EOS ids
-   * (0 when it has neither).
+   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, then clears
+   * the KV record and the timers. `tokens` are the vocab's BOS/EOS ids (0 when it has neither). The logits are read
+   * back once and must be finite and not all zero — a backend whose kernels silently failed (an invalid GPU
+   * pipeline writes nothing) is refused here with `feature-missing`, so `backend: 'auto'` can fall back.
    */
   async warmup(tokens: readonly number[], signal?: AbortSignal): Promise<void> {
     const ids = tokens.length > 0 ? tokens.slice(0, 2) : [0];
     await this.transformer.eval(Int32Array.from(ids), 0, 0, { logits: 'last', signal });
-    await this.transformer.argmax();
+    const logits = await this.transformer.readLogits(); // [vocabSize]
+    let nonZero = false;
+    for (let i = 0; i < logits.length; i++) {
+      const v = logits[i];
+      if (!Number.isFinite(v)) {
+        throw new LlmError('feature-missing', `warmup on the ${this.transformer.ops.name} backend produced a non-finite logit (${v} at token ${i}); this backend cannot run this model here — try another backend`, {
+          details: { backend: this.transformer.ops.name, token: i },
+        });
+      }
+      if (v !== 0) nonZero = true;
+    }
+    if (!nonZero && logits.length > 1) {
+      throw new LlmError('feature-missing', `warmup on the ${this.transformer.ops.name} backend produced all-zero logits (its kernels did not run); try another backend`, {
+        details: { backend: this.transformer.ops.name },
+      });
+    }
     this.cache.clear(true);
     this.resetTimers();
   }

@@ -111,8 +111,9 @@ export async function* generate(
         finishReason = 'stop';
         break;
       }
+      // The token would be evaluated at `pos`; past the last cell there is no room for it (or a successor).
       const pos = prompt.length + generated.length - 1;
-      if (generated.length >= input.maxTokens || pos + 1 >= ctx.contextLength) {
+      if (generated.length >= input.maxTokens || pos >= ctx.contextLength) {
         finishReason = 'length';
         break;
       }

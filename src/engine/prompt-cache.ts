@@ -1,8 +1,8 @@
 /**
  * The prompt cache: a trie over token ids, one per cache key (model identity + chat template hash + tokenizer
  * flags), whose nodes know which slots hold KV for the prefix they spell. A request leases a slot whose KV already
- * covers the longest cached prefix of its prompt (copying that prefix into a free slot when the owner's tail is
- * worth keeping); unused slots are trimmed LRU under a token budget.
+ * covers the longest cached prefix of its prompt (copying that prefix into another slot when the owner's tail is
+ * worth more than that slot's contents); unused slots are trimmed LRU under a token budget.
  */
 
 import { KvCache } from './kv-cache.js';
@@ -131,7 +131,11 @@ export class PromptCache {
       this.counters.hitTokens += match.matched;
       const owner = this.kv.slot(match.slot);
       const victim = this.pickVictim(match.slot);
-      if (owner.refs === 0 && (owner.tokens.length === match.matched || victim < 0)) {
+      // Reuse in place (losing the owner's tail) or copy the prefix to a victim slot (losing the victim's
+      // contents): whichever discards fewer cached tokens; in place on a tie (no copy needed).
+      const lostInPlace = owner.tokens.length - match.matched;
+      const lostByCopy = victim < 0 ? Infinity : this.kv.slot(victim).tokens.length;
+      if (owner.refs === 0 && lostInPlace <= lostByCopy) {
         slot = match.slot;
         this.truncate(slot, match.matched);
       } else if (victim >= 0) {

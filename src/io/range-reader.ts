@@ -7,7 +7,8 @@
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
-import { abortableDelay, isAbortError, linkSignals, rethrowIfAborted } from './abort-signals.js';
+import { linkSignals, rethrowIfAborted } from './abort-signals.js';
+import { checkReadRange } from './byte-source.js';
 import { type ProgressCallback, reportProgress } from './download-progress.js';
 import {
   type FileVersion,
@@ -17,11 +18,11 @@ import {
   ifRangeValue,
   isRetryableStatus,
   parseContentRange,
-  retriesExhaustedError,
   versionMismatch,
 } from './http-response-checks.js';
+import { readFullBody, streamBody } from './response-body.js';
+import { withRetries } from './retry-loop.js';
 import { SlotLimiter } from './slot-limiter.js';
-import { checkReadRange } from './byte-source.js';
 
 /** Options of `RangeReader.open`. Every field is optional; defaults suit multi-GiB model files. */
 export interface RangeReaderOptions {
@@ -63,6 +64,8 @@ type Settings = typeof DEFAULTS & Pick<RangeReaderOptions, 'headers' | 'onProgre
 export class RangeReader implements FileVersion {
   /** Bytes received from the network over the reader's life (for progress). */
   private receivedBytes = 0;
+  /** Set after a request with `If-Range` failed at the fetch level (a CORS preflight refusing the header). */
+  private isIfRangeBlocked = false;
   private readonly limiter: SlotLimiter;
 
   private constructor(
@@ -126,7 +129,7 @@ export class RangeReader implements FileVersion {
         throw httpStatusError(href, res.status, res.statusText, step, 'bytes=0-0');
       }
       if (res.status === 200) {
-        const body = await readFullBody(href, res, settings, attempt);
+        const body = await readFullBody(href, res, settings.maxFullBodyBytes, settings.onProgress, attempt);
         return { size: body.byteLength, res, body };
       }
       await res.body?.cancel().catch(() => undefined);
@@ -199,9 +202,17 @@ export class RangeReader implements FileVersion {
         const last = start + into.byteLength - 1;
         const rangeHeader = `bytes=${first}-${last}`;
         const headers: Record<string, string> = { Range: rangeHeader };
-        const ifRange = ifRangeValue(this);
+        const ifRange = this.isIfRangeBlocked ? null : ifRangeValue(this);
         if (ifRange !== null) headers['If-Range'] = ifRange;
-        const res = await doFetch(this.settings, this.url, headers, attempt.signal);
+        let res: Response;
+        try {
+          res = await doFetch(this.settings, this.url, headers, attempt.signal);
+        } catch (e) {
+          // If-Range is not a CORS-safelisted header: a cross-origin server that rejects it in the preflight fails
+          // the fetch with a TypeError. Retry without it; every 206's ETag/Last-Modified/size is still compared.
+          if (e instanceof TypeError && ifRange !== null) this.isIfRangeBlocked = true;
+          throw e;
+        }
         if (res.status !== 206) {
           await res.body?.cancel().catch(() => undefined);
           if (res.status === 200) {
@@ -242,156 +253,15 @@ export class RangeReader implements FileVersion {
   }
 }
 
-/** One attempt of a retried operation: its own abort signal (stall timeouts abort only it) and a progress hook. */
-interface Attempt {
-  readonly signal: AbortSignal;
-  /** Call whenever bytes arrive: re-arms the stall timer and resets the failure count. */
-  progressed(): void;
-}
-
-/**
- * Runs `body` until it succeeds, retrying `RetryableFailure`s (and fetch `TypeError`s, stalls) with exponential
- * backoff. The failure count resets whenever an attempt received bytes, so a connection that keeps dropping after
- * some progress still finishes. Other errors pass through unchanged.
- */
-async function withRetries<T>(url: string, step: string, settings: Settings, signal: AbortSignal | undefined,
-  body: (attempt: Attempt) => Promise<T>): Promise<T> {
-  let failures = 0;
-  let attempts = 0;
-  for (;;) {
-    throwIfAborted(signal, step);
-    attempts++;
-    const link = linkSignals(signal);
-    let madeProgress = false;
-    let stallTimer: ReturnType<typeof setTimeout> | undefined;
-    const arm = (): void => {
-      clearTimeout(stallTimer);
-      stallTimer = setTimeout(() => link.abort(new RetryableFailure(`no data for ${settings.stallTimeoutMs} ms`)), settings.stallTimeoutMs);
-    };
-    arm();
-    try {
-      return await body({ signal: link.signal, progressed: () => { madeProgress = true; arm(); } });
-    } catch (e) {
-      rethrowIfAborted(e, signal, step);
-      let failure: RetryableFailure;
-      if (e instanceof RetryableFailure) failure = e;
-      else if (link.signal.aborted && link.signal.reason instanceof RetryableFailure) failure = link.signal.reason;
-      else if (e instanceof TypeError || (isAbortError(e) && link.signal.aborted)) failure = new RetryableFailure(String(e), null, { cause: e });
-      else throw e;
-      failures = madeProgress ? 1 : failures + 1;
-      if (failures > settings.retries) throw retriesExhaustedError(url, step, attempts, failure);
-      const delayMs = Math.min(settings.maxRetryDelayMs, settings.retryDelayMs * 2 ** (failures - 1));
-      await abortableDelay(delayMs * (0.75 + 0.5 * Math.random()), signal, step);
-    } finally {
-      clearTimeout(stallTimer);
-      link.dispose();
-    }
-  }
-}
-
 /** Issues one GET with the reader's headers plus `extra`; fetch `TypeError`s are left for `withRetries`. */
 function doFetch(settings: Settings, url: string, extra: Record<string, string>, signal: AbortSignal): Promise<Response> {
-  return settings.fetch(url, {
+  const fetchFn = settings.fetch; // called unbound: browsers throw "Illegal invocation" for fetch with another `this`
+  return fetchFn(url, {
     method: 'GET',
     headers: { ...settings.headers, ...extra },
     signal,
     cache: 'no-store', // ranged reads must reach the server: an HTTP cache may hold a different version
   });
-}
-
-/** Streams `res`'s body into `into`, calling `onBytes` per piece; more bytes than `into` holds is a server error. */
-async function streamBody(res: Response, into: Uint8Array, attempt: Attempt, onBytes: (n: number) => void, step: string): Promise<void> {
-  if (res.body === null) {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (bytes.byteLength > into.byteLength) throw overlongBody(res.url, step, into.byteLength);
-    into.set(bytes);
-    attempt.progressed();
-    onBytes(bytes.byteLength);
-    return;
-  }
-  const reader = res.body.getReader();
-  let pos = 0;
-  try {
-    for (;;) {
-      if (pos === into.byteLength) {
-        // Everything expected has arrived: don't wait for end-of-stream (a late abort can leave that read pending).
-        void reader.cancel().catch(() => undefined);
-        return;
-      }
-      const { done, value } = await readOrAbort(reader, attempt.signal);
-      if (done) return;
-      if (pos + value.byteLength > into.byteLength) throw overlongBody(res.url, step, into.byteLength);
-      into.set(value, pos);
-      pos += value.byteLength;
-      attempt.progressed();
-      onBytes(value.byteLength);
-    }
-  } catch (e) {
-    void reader.cancel().catch(() => undefined);
-    if (e instanceof LlmError) throw e;
-    throw new RetryableFailure(`connection dropped after ${pos} bytes (${String(e)})`, null, { cause: e });
-  }
-}
-
-/**
- * `reader.read()`, rejecting as soon as `signal` aborts. Fetch implementations differ in whether an abort reliably
- * settles a pending body read (undici can leave it pending once the body has fully arrived), so do not rely on it.
- */
-function readOrAbort<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): Promise<ReadableStreamReadResult<T>> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    reader.read().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-function overlongBody(url: string, step: string, expected: number): LlmError {
-  return new LlmError('network', `${step}: the server sent more than the ${expected} bytes requested; its Range support is broken`, {
-    details: { url, expected },
-  });
-}
-
-/** Streams a 200 (Range ignored) body into memory when it fits `maxFullBodyBytes`, else `range-unsupported`. */
-async function readFullBody(url: string, res: Response, settings: Settings, attempt: Attempt): Promise<Uint8Array> {
-  const declared = res.headers.get('content-length');
-  const cap = settings.maxFullBodyBytes;
-  const tooBig = (size: string): LlmError =>
-    new LlmError('range-unsupported', `opening ${url}: the server ignores HTTP Range requests and the file (${size}) ` +
-      `is larger than the ${cap}-byte limit for reading it whole; serve it from a server with Range support ` +
-      'or raise maxFullBodyBytes', { details: { url, maxFullBodyBytes: cap } });
-  const size = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
-  if (size !== null && size > cap) {
-    await res.body?.cancel().catch(() => undefined);
-    throw tooBig(`${size} bytes`);
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = res.body?.getReader();
-  if (reader === undefined) return new Uint8Array(await res.arrayBuffer());
-  try {
-    for (;;) {
-      const { done, value } = await readOrAbort(reader, attempt.signal);
-      if (done) break;
-      total += value.byteLength;
-      if (total > cap) throw tooBig(`over ${cap} bytes`);
-      chunks.push(value);
-      attempt.progressed();
-      reportProgress(settings.onProgress, { phase: 'download', loadedBytes: total, totalBytes: size ?? total, url });
-    }
-  } catch (e) {
-    void reader.cancel().catch(() => undefined);
-    if (e instanceof LlmError) throw e;
-    throw new RetryableFailure(`connection dropped after ${total} bytes of the full body (${String(e)})`, null, { cause: e });
-  }
-  if (size !== null && total !== size) throw new RetryableFailure(`short body: ${total} of ${size} bytes arrived`);
-  const body = new Uint8Array(total); // (size) bytes: the whole file
-  let pos = 0;
-  for (const c of chunks) {
-    body.set(c, pos);
-    pos += c.byteLength;
-  }
-  return body;
 }
 
 function positive(v: number | undefined, fallback: number, name: string): number {

@@ -84,25 +84,32 @@ function readVocabSize(r: MetadataReader): number {
   return r.arrayLength('tokenizer.ggml.tokens') ?? r.count(r.archKey('vocab_size'), 0);
 }
 
-/** Linear / YaRN rope scaling as llama.cpp reads it (`rope.scaling.*`, legacy `rope.scale_linear`). */
+/**
+ * Rope scaling as llama.cpp applies it (`rope.scaling.*`, legacy `rope.scale_linear`; llama-context.cpp): type 'none'
+ * never scales; linear/longrope scale frequencies by 1/factor; YaRN also blends interpolation and extrapolation.
+ * `rope.scaling.attn_factor` multiplies cos/sin for every type; for YaRN llama.cpp divides it by
+ * mscale(factor, yarn_log_multiplier) and ggml multiplies it by 1 + 0.1·ln(factor) (done in the rope op).
+ */
 function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale: number; yarn: YarnConfig | null } {
   const type = r.string(r.archKey('rope.scaling.type'), 'linear');
   let factor = r.number(r.archKey('rope.scaling.factor'), 0);
   if (factor === 0) factor = r.number(r.archKey('rope.scale_linear'), 0);
-  const freqScale = factor === 0 ? 1 : 1 / factor;
-  // llama.cpp applies the factor whatever the type says; LongRoPE's per-dimension factors come as tensors.
-  if (type === 'none' || type === 'linear' || type === 'longrope') return { freqScale, yarn: null };
+  const freqScale = factor === 0 || type === 'none' ? 1 : 1 / factor;
+  const attnFactor = r.number(r.archKey('rope.scaling.attn_factor'), 1);
+  const yarnBase = {
+    betaFast: r.number(r.archKey('rope.scaling.yarn_beta_fast'), 32),
+    betaSlow: r.number(r.archKey('rope.scaling.yarn_beta_slow'), 1),
+    nCtxOrig: r.count(r.archKey('rope.scaling.original_context_length'), contextLength),
+  };
+  if (type === 'none' || type === 'linear' || type === 'longrope') {
+    // Magnitude scaling without YaRN's ramp: an extFactor-0 YaRN block carries attn_factor to the rope op.
+    return { freqScale, yarn: attnFactor === 1 ? null : { ...yarnBase, extFactor: 0, attnFactor } };
+  }
   if (type === 'yarn') {
-    return {
-      freqScale,
-      yarn: {
-        extFactor: 1,
-        attnFactor: r.number(r.archKey('rope.scaling.attn_factor'), 1),
-        betaFast: r.number(r.archKey('rope.scaling.yarn_beta_fast'), 32),
-        betaSlow: r.number(r.archKey('rope.scaling.yarn_beta_slow'), 1),
-        nCtxOrig: r.count(r.archKey('rope.scaling.original_context_length'), contextLength),
-      },
-    };
+    const logMul = r.number(r.archKey('rope.scaling.yarn_log_multiplier'), 0);
+    const f = 1 / freqScale;
+    const mscale = (m: number): number => (f <= 1 ? 1 : 0.1 * m * Math.log(f) + 1);
+    return { freqScale, yarn: { ...yarnBase, extFactor: 1, attnFactor: logMul !== 0 ? attnFactor / mscale(logMul) : attnFactor } };
   }
   throw new LlmError('unsupported-arch', `reading model config: rope scaling type '${type}' is not supported (none, linear, yarn, longrope are)`, {
     details: { key: r.archKey('rope.scaling.type'), value: type },

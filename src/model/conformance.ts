@@ -89,7 +89,8 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
   for (let i = 0; i < a.length; i++) {
     const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = d; // NaN propagates as the maximum
+    if (Number.isNaN(d)) return Number.NaN; // a NaN anywhere fails every limit
+    if (d > m) m = d;
   }
   return m;
 }

@@ -116,3 +116,5 @@ export function tensorByteLength(type: GgmlType, shape: readonly number[]): numb
   }
   return (n / info.blockElements) * info.blockBytes;
 }
+
+export { bf16ToF32, f16ToF32, f32ToBf16Bits, f32ToF16Bits, readF16, roundToF16, writeF16 } from './half.js';

@@ -16,6 +16,14 @@ const fround = Math.fround;
 const QK_K = 256;
 const BLOCK_BYTES = 144;
 
+// Module scratch for quantizeKSuperBlock (used synchronously only).
+const SCRATCH = {
+  weights: new Float32Array(32), // per-element error weights of one sub-block
+  laux: new Uint8Array(32), // trial quants of one sub-block
+  mins: new Float32Array(8), // −min of each sub-block
+  scales: new Float32Array(8), // scale of each sub-block
+};
+
 /**
  * Shared Q4_K/Q5_K step: 8 sub-block scale/min searches (weights av_x + |x|), 6-bit packing into `dst[o+4 ..]`, the
  * f16 d/dmin at `dst[o]`, `dst[o+2]`, and the final per-element quants L (0..nmax) with the stored scales.
@@ -30,10 +38,7 @@ export function quantizeKSuperBlock(
   nstep: number,
   L: Uint8Array,
 ): void {
-  const weights = new Float32Array(32);
-  const laux = new Uint8Array(32);
-  const mins = new Float32Array(8);
-  const scales = new Float32Array(8);
+  const { weights, laux, mins, scales } = SCRATCH;
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < 8; j++) {

@@ -20,6 +20,7 @@ export const q5_1: QuantType = {
   name: 'Q5_1',
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
+  wasmSymbol: 'gemv_q5_1',
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

@@ -255,13 +255,12 @@ export class Vocab {
   }
 
   private findFirst(texts: readonly string[]): number | null {
-    // llama.cpp walks its hash map, so "first" is unspecified there; the lowest id is a stable choice.
-    let best: number | null = null;
+    // llama.cpp takes whichever its hash map yields first; the first text in list order is a stable, sensible choice.
     for (const t of texts) {
       const id = this.tokenToId.get(t);
-      if (id !== undefined && (best === null || id < best)) best = id;
+      if (id !== undefined) return id;
     }
-    return best;
+    return null;
   }
 
   /** o200k-harmony / solar-open: with '<|return|>' and '<|call|>' present, '<|end|>' is not end-of-generation. */

@@ -26,12 +26,19 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
     throw new LlmError('invalid-request', 'createWorkerEngine: this environment has no Web Worker; use createEngine instead');
   }
   const given = options.worker;
-  const worker =
-    given instanceof Worker
-      ? given
-      : given !== undefined
-        ? new Worker(given, { type: 'module' })
-        : new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  let worker: Worker;
+  try {
+    worker =
+      given instanceof Worker
+        ? given
+        : given !== undefined
+          ? new Worker(given, { type: 'module' })
+          : new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  } catch (e) {
+    throw new LlmError('invalid-request', `createWorkerEngine: could not start the worker${given === undefined ? ' bundled with webgguf' : ` at ${String(given)}`} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script, or an existing Worker`, {
+      cause: e,
+    });
+  }
   const owned = !(given instanceof Worker);
   try {
     return await connectWorkerEngine(worker, options, () => {

@@ -61,6 +61,8 @@ export function createWorkerApi(factory: EngineFactory): WorkerEngineApi {
         return engine.info;
       } finally {
         loading = false;
+        // The callback is a Comlink proxy of the page's function: release its port once loading is over.
+        (onProgress as unknown as { [Comlink.releaseProxy]?: () => void } | undefined)?.[Comlink.releaseProxy]?.();
       }
     },
     async chat(request, signal) {

@@ -8,7 +8,7 @@
  */
 
 import v8 from 'node:v8';
-import type { Ops } from '../../src/backend/ops.js';
+import type { Ops, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 
@@ -63,8 +63,8 @@ async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, bud
 /** Qwen2.5-0.5B geometry. */
 const QWEN = { dim: 896, nHeads: 14, nKvHeads: 2, headDim: 64, ffn: 4864, nLayers: 24, vocab: 151936, pos: 128 };
 
-/** Times `steps` simulated decode steps (see the header) and prints tokens/s and the time per op kind. */
-async function decodeSim(ops: Ops, steps: number): Promise<void> {
+/** Times `steps` simulated decode steps after `warmup` ones (see the header); prints tokens/s and time per op kind. */
+async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void> {
   const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab, pos } = QWEN;
   const kvDim = nKvHeads * headDim;
   const q4 = randomBlocks(ffn, dim, 18); // reused as the source of every Q4_0 matrix (each upload is its own copy)
@@ -72,7 +72,7 @@ async function decodeSim(ops: Ops, steps: number): Promise<void> {
     ops.uploadWeight({ name, type: GgmlType.Q4_0, shape: [k, rows] }, q4.subarray(0, (rows * k * 18) / 32));
   const f32 = (name: string, n: number, v: number) =>
     ops.uploadWeight({ name, type: GgmlType.F32, shape: [n] }, new Uint8Array(new Float32Array(n).fill(v).buffer));
-  const layers = [];
+  const layers: Record<string, Weight>[] = [];
   for (let l = 0; l < nLayers; l++) {
     layers.push({
       attnNorm: await f32('an', dim, 1), ffnNorm: await f32('fn', dim, 1),
@@ -86,7 +86,7 @@ async function decodeSim(ops: Ops, steps: number): Promise<void> {
   const a = (label: string, cols: number) => ops.createActivation(label, 1, cols);
   const [x, xn, q, k, v, att, o, g, u, h, logits] = [a('x', dim), a('xn', dim), a('q', dim), a('k', kvDim), a('v', kvDim),
     a('att', dim), a('o', dim), a('g', ffn), a('u', ffn), a('h', ffn), a('logits', vocab)];
-  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + steps + 1, nKvHeads, headDim });
+  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + warmup + steps + 1, nKvHeads, headDim });
   const rope = { kind: 'neox' as const, headDim, nRot: headDim, theta: 1e6, freqScale: 1 };
   const attn = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
   const times = new Map<string, number>();
@@ -95,11 +95,15 @@ async function decodeSim(ops: Ops, steps: number): Promise<void> {
     f();
     times.set(kind, (times.get(kind) ?? 0) + performance.now() - t0);
   };
-  const total0 = performance.now();
-  for (let s = 0; s < steps; s++) {
+  let total0 = performance.now();
+  for (let s = 0; s < warmup + steps; s++) {
+    if (s === warmup) {
+      times.clear();
+      total0 = performance.now();
+    }
     ops.beginStep({ tokens: Int32Array.of(0), startPos: pos + s, slot: 0 });
+    ops.embed(x, output, 1);
     for (const L of layers) {
-      ops.embed(x, output, 1);
       t('norm/add/glu', () => ops.rmsNorm(xn, x, L.attnNorm, 1e-6, 1));
       t('matmul attn', () => {
         ops.matmul(q, xn, L.q, 1, L.qb);
@@ -162,7 +166,7 @@ export async function main(args: string[] = []): Promise<number> {
   if (args.includes('--decode')) {
     for (const threads of f.threads ? [1, 2] : [1]) {
       const ops = await createWasmOps({ threads });
-      await decodeSim(ops, 8);
+      await decodeSim(ops, 8, 24);
       ops.destroy();
     }
   }

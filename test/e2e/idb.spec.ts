@@ -74,7 +74,7 @@ const modelUrl = (): string => server.url(MODEL_PATH);
 test('downloads into IndexedDB, then reloads and reads it back with zero network requests', async ({ page }) => {
   await openPage(page);
   const first = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
-  expect(first).toMatchObject({ ok: true });
+  expect(first).toMatchObject({ ok: true, message: null });
   expect(first.chunkPresent).toHaveLength(N_CHUNKS);
   expect(server.requestsFor(MODEL_PATH)).toHaveLength(1 + N_CHUNKS); // probe + one request per chunk
   expect(server.requestsFor(MODEL_PATH).slice(1).every((r) => r.status === 206 && r.ifRange !== null)).toBe(true);
@@ -107,7 +107,7 @@ test('an interrupted download resumes after a reload without refetching stored c
 
   server.clearLog();
   const resumed = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
-  expect(resumed.ok).toBe(true);
+  expect(resumed).toMatchObject({ ok: true, message: null });
   const [probe, ...rest] = server.requestsFor(MODEL_PATH);
   expect(probe.range).toBe('bytes=0-0');
   const fetched = rest.map((r) => Number(/bytes=(\d+)-/.exec(r.range ?? '')?.[1]) / CHUNK).sort((a, b) => a - b);
@@ -121,13 +121,16 @@ test('an interrupted download resumes after a reload without refetching stored c
   expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
 });
 
-test('connections dropped mid-chunk resume from the last byte received', async ({ page }) => {
+test('connections dropped mid-chunk resume from the last byte the page received', async ({ page }) => {
   await openPage(page);
   server.setFault(MODEL_PATH, { skip: 1, times: 4, dropAfterBytes: 50_000 });
   const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
-  expect(result.ok).toBe(true);
+  expect(result).toMatchObject({ ok: true, message: null });
   const ranged = server.requestsFor(MODEL_PATH).slice(1);
   expect(ranged.length).toBe(N_CHUNKS + 4);
-  expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBe(FIXTURE.byteLength); // no byte fetched twice
+  // Chromium may discard bytes that were in flight when the connection broke, so resumption shows as at least one
+  // retry starting mid-chunk (at the last byte the page received), not as an exact byte count.
+  expect(ranged.some((r) => Number(/bytes=(\d+)-/.exec(r.range ?? '')?.[1]) % CHUNK !== 0)).toBe(true);
+  expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBeLessThanOrEqual(FIXTURE.byteLength + 4 * 50_000);
   expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
 });

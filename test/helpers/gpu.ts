@@ -50,3 +50,39 @@ export function destroyTestGpu(): void {
   for (const d of devices) d.destroy();
   devices.length = 0;
 }
+
+/** Deterministic pseudo-random numbers (xorshift32), roughly normal (sum of four uniforms), scaled by `scale`. */
+export function randoms(n: number, seed: number, scale = 1.7): Float32Array {
+  let s = seed >>> 0 || 1;
+  const u = (): number => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+  const out = new Float32Array(n); // (n)
+  for (let i = 0; i < n; i++) out[i] = (u() + u() + u() + u() - 2) * scale;
+  return out;
+}
+
+/** Normalised mean squared error of `actual` against `expected` (ggml test-backend-ops). */
+export function nmseOf(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < expected.length; i++) {
+    num += (actual[i]! - expected[i]!) ** 2;
+    den += expected[i]! ** 2;
+  }
+  return num / Math.max(den, 1e-30);
+}
+
+/** max |a − e| / max(1, max |e|): an absolute error scaled to the data. */
+export function relMaxAbs(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  let d = 0;
+  let m = 1;
+  for (let i = 0; i < expected.length; i++) {
+    d = Math.max(d, Math.abs(actual[i]! - expected[i]!));
+    m = Math.max(m, Math.abs(expected[i]!));
+  }
+  return d / m;
+}

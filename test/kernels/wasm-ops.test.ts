@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, Ops, RopeParams, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures } from '../../src/backend/wasm/index.js';
+import { WasmHeap } from '../../src/backend/wasm/wasm-heap.js';
 import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
@@ -229,6 +230,21 @@ for (const threads of [1, 2]) {
     });
   });
 }
+
+describe('wasm memory', () => {
+  it('fails with out-of-memory, naming the sizes, past the 4 GiB wasm32 limit', () => {
+    const heap = new WasmHeap(false);
+    heap.alloc(1000, 'small');
+    let err: unknown;
+    try {
+      heap.alloc(5 * 2 ** 30, 'a 5 GiB weight');
+    } catch (e) {
+      err = e;
+    }
+    expect(isLlmError(err, 'out-of-memory')).toBe(true);
+    expect(String((err as Error).message)).toMatch(/a 5 GiB weight \(5120\.0 MiB\).*at most 4096\.0 MiB/);
+  });
+});
 
 describe('wasm backend options', () => {
   it('rejects a variant this engine cannot run and a bad thread count', async () => {

@@ -11,21 +11,7 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GPU_QUANT_LAYOUTS } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
-import { destroyTestGpu, getTestGpu, GPU_VARIANTS } from '../helpers/gpu.js';
-
-/** Deterministic pseudo-random numbers (xorshift32), roughly normal via the sum of four uniforms. */
-function randoms(n: number, seed: number): Float32Array {
-  let s = seed >>> 0 || 1;
-  const u = (): number => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-  const out = new Float32Array(n); // (n)
-  for (let i = 0; i < n; i++) out[i] = (u() + u() + u() + u() - 2) * 1.7;
-  return out;
-}
+import { destroyTestGpu, getTestGpu, GPU_VARIANTS, nmseOf as nmse, randoms } from '../helpers/gpu.js';
 
 /** A weight of `type` with `nRows` rows of `k`: its GGUF bytes and the reference dequantized values. */
 function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
@@ -51,16 +37,6 @@ function matmulRef(w: Float32Array, x: Float32Array, k: number, nRows: number, n
   return out;
 }
 
-function nmse(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < expected.length; i++) {
-    num += (actual[i] - expected[i]) ** 2;
-    den += expected[i] ** 2;
-  }
-  return num / Math.max(den, 1e-30);
-}
-
 /** Writes `values` ([n, cols]) into `act` through an F32 embedding table (the only host→activation path of Ops). */
 async function setRows(ops: Ops, act: ReturnType<Ops['createActivation']>, values: Float32Array, n: number): Promise<void> {
   const table = await ops.uploadWeight({ name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] }, new Uint8Array(values.buffer.slice(0)));
@@ -70,17 +46,19 @@ async function setRows(ops: Ops, act: ReturnType<Ops['createActivation']>, value
 }
 
 const TYPES = [...GPU_QUANT_LAYOUTS.keys()];
+const created: WebGpuOps[] = [];
+afterAll(() => {
+  for (const o of created) o.destroy();
+  destroyTestGpu();
+});
 
 for (const variant of GPU_VARIANTS) {
   describe(`webgpu weights (${variant.name})`, () => {
     let ops: WebGpuOps;
     beforeAll(async () => {
       ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+      created.push(ops);
       console.log(`[gpu] ${ops.description}`);
-    });
-    afterAll(() => {
-      ops.destroy();
-      destroyTestGpu();
     });
 
     for (const type of TYPES) {

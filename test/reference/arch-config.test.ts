@@ -46,6 +46,14 @@ describe('architecture registry', () => {
     const scaled = getArchitecture('qwen2').config(minimal('qwen2', { 'qwen2.rope.scaling.factor': 4 }));
     expect(scaled.ropeFreqScale).toBe(0.25);
     expect(scaled.ropeKind).toBe('neox');
+    const none = getArchitecture('llama').config(minimal('llama', { 'llama.rope.scaling.type': 'none', 'llama.rope.scaling.factor': 4 }));
+    expect(none.ropeFreqScale).toBe(1); // llama.cpp never scales with type none
+    const yarn = getArchitecture('qwen2').config(
+      minimal('qwen2', { 'qwen2.rope.scaling.type': 'yarn', 'qwen2.rope.scaling.factor': 4, 'qwen2.rope.scaling.original_context_length': 32768 }),
+    );
+    expect(yarn.ropeYarn).toEqual({ extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 32768 });
+    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.rope.scaling.type': 'su' }))).toThrow(/'su'/);
+    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.expert_count': 8 }))).toThrow(/mixture of 8 experts/);
   });
 
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {

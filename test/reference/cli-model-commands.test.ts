@@ -36,7 +36,7 @@ describe('webgguf eval / conform / generate (cpu backend)', () => {
   });
 
   it('conform passes on stories260K and ends with the pass/fail line', async () => {
-    const r = await cli('conform', STORIES, '--reference', sharedPath('models', 'stories260K.reference.json'));
+    const r = await cli('conform', STORIES); // the reference beside the model is found by default
     expect(r.code).toBe(0);
     expect(r.out).toContain('greedy match: 30/30');
     expect(r.out.trimEnd().split('\n').pop()).toBe('3 passed, 0 failed');
@@ -63,7 +63,7 @@ describe('webgguf eval / conform / generate (cpu backend)', () => {
   it('bad arguments exit non-zero with a message', async () => {
     expect((await cli('eval', STORIES, '--tokens', '1', '--backend', 'tpu')).err).toContain('--backend must be one of');
     expect((await cli('eval', STORIES)).code).toBe(1);
-    expect((await cli('conform', STORIES)).err).toContain('--reference');
+    expect((await cli('conform', sharedPath('models', 'stories260K.gguf.inp'))).err).toContain('--reference');
     expect((await cli('generate', STORIES, '--prompt', 'x', '-n', '0')).err).toContain('-n must be a positive integer');
   });
 });

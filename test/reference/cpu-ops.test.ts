@@ -53,6 +53,22 @@ describe('cpu reference ops', () => {
     expect(o[1]).toBe(0);
   });
 
+  it('rope: YaRN keeps fast pairs extrapolated, interpolates slow ones and scales the magnitude', async () => {
+    const ops = createCpuOps();
+    const x = await act(ops, 'x', 1, 8, [1, 0, 1, 0, 0, 0, 1, 0]);
+    ops.beginStep({ tokens: Int32Array.of(0), startPos: 1, slot: 0 });
+    // Correction dims for nRot 8, original context 64, betas 32/1: [0, 2].
+    ops.rope(x, 1, rope({ headDim: 8, nRot: 8, freqScale: 0.25, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } }));
+    ops.endStep();
+    const o = await ops.read(x, 1);
+    const m = 1 + 0.1 * Math.log(4);
+    expect(o[0]).toBeCloseTo(Math.cos(1) * m, 6); // pair 0: extrapolated (theta = pos)
+    expect(o[1]).toBeCloseTo(Math.sin(1) * m, 6);
+    const t1 = 0.5 * 0.1 + 0.5 * 0.1 * 0.25; // pair 1: half-way on the ramp
+    expect(o[2]).toBeCloseTo(Math.cos(t1) * m, 6);
+    expect(o[7]).toBeCloseTo(Math.sin(0.25 * 10000 ** -0.75) * m, 6); // pair 3: interpolated
+  });
+
   it('rope: dimensions past nRot pass through', async () => {
     const ops = createCpuOps();
     const x = await act(ops, 'x', 1, 4, [1, 1, 5, 6]);

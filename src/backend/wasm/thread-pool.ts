@@ -118,7 +118,7 @@ export class ThreadPool {
    */
   static async create(module: WebAssembly.Module, heap: WasmHeap, nThreads: number, spin = 20000): Promise<ThreadPool> {
     const region = heap.alloc(CTRL_SLOTS * 4, 'thread control block');
-    const ctrlIndex = region.byteOffset >> 2;
+    const ctrlIndex = region.byteOffset >>> 2;
     const helpers: Helper[] = [];
     const ready: Promise<void>[] = [];
     try {

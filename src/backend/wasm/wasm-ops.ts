@@ -23,6 +23,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import { addRows, argmaxOf, gluRows, rmsNormRows, scaleRows, softcapRows, topKOf } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -51,7 +52,6 @@ interface KvOffsets {
 const MIN_PARALLEL_WORK = 1 << 16;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-const GELU_COEF = Math.sqrt(2 / Math.PI);
 
 /** The WASM backend (see the file header). */
 export class WasmOps implements Ops {
@@ -148,8 +148,8 @@ export class WasmOps implements Ops {
         });
       }
       const src = t.byteOffset + id * t.rowBytes;
-      const dst = (o.byteOffset >> 2) + i * o.cols;
-      if (qt === null) f32.set(f32.subarray(src >> 2, (src >> 2) + cols), dst);
+      const dst = (o.byteOffset >>> 2) + i * o.cols;
+      if (qt === null) f32.set(f32.subarray(src >>> 2, (src >>> 2) + cols), dst);
       else qt.dequantizeRow(u8.subarray(src, src + t.rowBytes), f32.subarray(dst, dst + cols), cols);
     }
     o.version++;
@@ -157,21 +157,9 @@ export class WasmOps implements Ops {
 
   rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {
     const o = act(out);
-    const f32 = this.heap.f32;
     const g = groupSize ?? x.cols;
     const w = weight ? this.vector(weight) : -1; // f32 index of [g]
-    const src = act(x).byteOffset >> 2;
-    const dst = o.byteOffset >> 2;
-    const groups = (n * x.cols) / g;
-    for (let r = 0; r < groups; r++) {
-      const s = src + r * g;
-      const d = dst + r * g;
-      let sum = 0;
-      for (let j = 0; j < g; j++) sum += f32[s + j] * f32[s + j];
-      const inv = 1 / Math.sqrt(sum / g + eps);
-      if (w < 0) for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv;
-      else for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv * f32[w + j];
-    }
+    rmsNormRows(this.heap.f32, o.byteOffset >>> 2, act(x).byteOffset >>> 2, w, g, (n * x.cols) / g, eps);
     o.version++;
   }
 
@@ -200,7 +188,7 @@ export class WasmOps implements Ops {
       const f32 = this.heap.f32;
       const b = this.vector(bias);
       for (let i = 0; i < n; i++) {
-        const row = (o.byteOffset >> 2) + i * out.cols;
+        const row = (o.byteOffset >>> 2) + i * out.cols;
         for (let r = 0; r < wt.nRows; r++) f32[row + r] += f32[b + r];
       }
     }
@@ -209,7 +197,7 @@ export class WasmOps implements Ops {
 
   rope(x: Activation, n: number, params: RopeParams): void {
     const a = act(x);
-    const start = a.byteOffset >> 2;
+    const start = a.byteOffset >>> 2;
     ropeRows(this.heap.f32.subarray(start, start + n * a.cols), a.cols, n, this.step().startPos, params);
     a.version++;
   }
@@ -228,10 +216,10 @@ export class WasmOps implements Ops {
     const cache = this.layerKv(layer);
     const f32 = this.heap.f32;
     for (let i = 0; i < n; i++) {
-      const ks = (act(k).byteOffset >> 2) + i * k.cols;
-      const vs = (act(v).byteOffset >> 2) + i * v.cols;
-      f32.copyWithin((cache.k >> 2) + (startPos + i) * cols, ks, ks + cols);
-      f32.copyWithin((cache.v >> 2) + (startPos + i) * cols, vs, vs + cols);
+      const ks = (act(k).byteOffset >>> 2) + i * k.cols;
+      const vs = (act(v).byteOffset >>> 2) + i * v.cols;
+      f32.copyWithin((cache.k >>> 2) + (startPos + i) * cols, ks, ks + cols);
+      f32.copyWithin((cache.v >>> 2) + (startPos + i) * cols, vs, vs + cols);
     }
   }
 
@@ -258,58 +246,30 @@ export class WasmOps implements Ops {
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, activation: GluActivation): void {
-    const f32 = this.heap.f32;
     const o = act(out);
-    const d = o.byteOffset >> 2;
-    const g = act(gate).byteOffset >> 2;
-    const u = act(up).byteOffset >> 2;
-    const len = n * out.cols;
-    if (activation === 'silu') {
-      for (let i = 0; i < len; i++) {
-        const x = f32[g + i];
-        f32[d + i] = (x / (1 + Math.exp(-x))) * f32[u + i];
-      }
-    } else {
-      for (let i = 0; i < len; i++) {
-        const x = f32[g + i];
-        f32[d + i] = 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x))) * f32[u + i];
-      }
-    }
+    gluRows(this.heap.f32, o.byteOffset >>> 2, act(gate).byteOffset >>> 2, act(up).byteOffset >>> 2, n * out.cols, activation);
     o.version++;
   }
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {
-    const f32 = this.heap.f32;
     const o = act(out);
-    const d = o.byteOffset >> 2;
-    const x = act(a).byteOffset >> 2;
-    const y = act(b).byteOffset >> 2;
-    const len = n * out.cols;
-    for (let i = 0; i < len; i++) f32[d + i] = f32[x + i] + f32[y + i];
+    addRows(this.heap.f32, o.byteOffset >>> 2, act(a).byteOffset >>> 2, act(b).byteOffset >>> 2, n * out.cols);
     o.version++;
   }
 
   scale(x: Activation, s: number, n: number): void {
-    const f32 = this.heap.f32;
-    const a = act(x);
-    const d = a.byteOffset >> 2;
-    const len = n * x.cols;
-    for (let i = 0; i < len; i++) f32[d + i] *= s;
-    a.version++;
+    scaleRows(this.heap.f32, act(x).byteOffset >>> 2, s, n * x.cols);
+    act(x).version++;
   }
 
   softcap(x: Activation, cap: number, n: number): void {
-    const f32 = this.heap.f32;
-    const a = act(x);
-    const d = a.byteOffset >> 2;
-    const len = n * x.cols;
-    for (let i = 0; i < len; i++) f32[d + i] = cap * Math.tanh(f32[d + i] / cap);
-    a.version++;
+    softcapRows(this.heap.f32, act(x).byteOffset >>> 2, cap, n * x.cols);
+    act(x).version++;
   }
 
   copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    const s = (act(x).byteOffset >> 2) + srcRow * x.cols;
-    this.heap.f32.copyWithin(act(out).byteOffset >> 2, s, s + n * x.cols);
+    const s = (act(x).byteOffset >>> 2) + srcRow * x.cols;
+    this.heap.f32.copyWithin(act(out).byteOffset >>> 2, s, s + n * x.cols);
     act(out).version++;
   }
 
@@ -318,29 +278,16 @@ export class WasmOps implements Ops {
   }
 
   async read(x: Activation, n: number): Promise<Float32Array> {
-    const s = act(x).byteOffset >> 2;
+    const s = act(x).byteOffset >>> 2;
     return this.heap.f32.slice(s, s + n * x.cols);
   }
 
   async argmax(x: Activation, row: number): Promise<number> {
-    const d = this.rowView(x, row);
-    let best = 0;
-    for (let j = 1; j < d.length; j++) if (d[j] > d[best]) best = j;
-    return best;
+    return argmaxOf(this.rowView(x, row));
   }
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
-    const d = this.rowView(x, row);
-    const m = Math.max(0, Math.min(k, d.length));
-    const ids: number[] = []; // sorted by value desc, then index asc
-    for (let j = 0; j < d.length; j++) {
-      if (ids.length === m && !(d[j] > d[ids[m - 1]])) continue;
-      let p = ids.length;
-      while (p > 0 && d[j] > d[ids[p - 1]]) p--;
-      ids.splice(p, 0, j);
-      if (ids.length > m) ids.pop();
-    }
-    return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
+    return topKOf(this.rowView(x, row), k);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -357,8 +304,8 @@ export class WasmOps implements Ops {
     for (let l = 0; l < spec.nLayers; l++) {
       const src = this.kv[srcSlot][l];
       const dst = this.kv[dstSlot][l];
-      f32.copyWithin(dst.k >> 2, src.k >> 2, (src.k >> 2) + len);
-      f32.copyWithin(dst.v >> 2, src.v >> 2, (src.v >> 2) + len);
+      f32.copyWithin(dst.k >>> 2, src.k >>> 2, (src.k >>> 2) + len);
+      f32.copyWithin(dst.v >>> 2, src.v >>> 2, (src.v >>> 2) + len);
     }
   }
 
@@ -395,8 +342,8 @@ export class WasmOps implements Ops {
     if (x.cols === k) return x.byteOffset;
     const dst = at >= 0 ? at : this.scratch(n * k * 4);
     const f32 = this.heap.f32;
-    const src = x.byteOffset >> 2;
-    for (let i = 0; i < n; i++) f32.copyWithin((dst >> 2) + i * k, src + i * x.cols, src + i * x.cols + k);
+    const src = x.byteOffset >>> 2;
+    for (let i = 0; i < n; i++) f32.copyWithin((dst >>> 2) + i * k, src + i * x.cols, src + i * x.cols + k);
     return dst;
   }
 
@@ -412,7 +359,7 @@ export class WasmOps implements Ops {
     for (let r0 = 0; r0 < w.nRows; r0 += chunkRows) {
       const rows = Math.min(chunkRows, w.nRows - r0);
       const src = w.byteOffset + r0 * w.rowBytes;
-      qt.dequantizeRow(this.heap.u8.subarray(src, src + rows * w.rowBytes), this.heap.f32.subarray(buf >> 2, (buf >> 2) + rows * k), rows * k);
+      qt.dequantizeRow(this.heap.u8.subarray(src, src + rows * w.rowBytes), this.heap.f32.subarray(buf >>> 2, (buf >>> 2) + rows * k), rows * k);
       this.run('gemv_f32', buf, xf, o.byteOffset + r0 * 4, k, rows, n, o.cols);
     }
   }
@@ -428,23 +375,23 @@ export class WasmOps implements Ops {
   /** f32 index of a 1-D weight's values (dequantized once for non-f32 types). */
   private vector(w: Weight): number {
     const wt = w as WasmWeight;
-    if (wt.type === GgmlType.F32) return wt.byteOffset >> 2;
+    if (wt.type === GgmlType.F32) return wt.byteOffset >>> 2;
     if (wt.vectorOffset < 0) {
       const len = wt.rowLength * wt.nRows;
       const region = this.heap.alloc(len * 4, `f32 copy of ${wt.name}`);
       const f32 = this.heap.f32;
       getQuantType(wt.type).dequantizeRow(
         this.heap.u8.subarray(wt.byteOffset, wt.byteOffset + wt.rowBytes * wt.nRows),
-        f32.subarray(region.byteOffset >> 2, (region.byteOffset >> 2) + len),
+        f32.subarray(region.byteOffset >>> 2, (region.byteOffset >>> 2) + len),
         len,
       );
       wt.vectorOffset = region.byteOffset;
     }
-    return wt.vectorOffset >> 2;
+    return wt.vectorOffset >>> 2;
   }
 
   private rowView(x: Activation, row: number): Float32Array {
-    const s = (act(x).byteOffset >> 2) + row * x.cols;
+    const s = (act(x).byteOffset >>> 2) + row * x.cols;
     return this.heap.f32.subarray(s, s + x.cols);
   }
 

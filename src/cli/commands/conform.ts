@@ -4,7 +4,9 @@
  * the greedy continuation. Prints one line per check and `N passed, M failed` last; exits 1 on any failure.
  */
 
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { LlmError } from '../../errors.js';
 import {
   checkConformance,
@@ -22,7 +24,7 @@ import { backendName, loadModel, openModelFile, parseCliArgs, threadCount, type 
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
-  'webgguf conform <model.gguf> --reference <ref.json> [--backend cpu|wasm|webgpu] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
 
 /**
  * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's
@@ -30,6 +32,12 @@ const USAGE =
  */
 function tolerancesFor(backend: BackendName, base: Tolerances): Tolerances {
   return backend === 'cpu' ? base : { ...base, dequantF32: Math.max(base.dequantF32, 2e-2, base.kvF32) };
+}
+
+/** `model.reference.json` beside `model.gguf`, when it exists. */
+function siblingReference(modelPath: string): string | null {
+  const p = join(dirname(modelPath), `${basename(modelPath, '.gguf')}.reference.json`);
+  return existsSync(p) ? p : null;
 }
 
 function optionalNumber(name: string, v: string | undefined): number | undefined {
@@ -58,8 +66,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
     'max-error': { type: 'string' },
     'max-dequant-error': { type: 'string' },
   });
-  if (positionals.length !== 1 || values.reference === undefined) {
-    throw new LlmError('invalid-request', `conform: expected a model path and --reference; usage: ${USAGE}`);
+  if (positionals.length !== 1) throw new LlmError('invalid-request', `conform: expected one model path; usage: ${USAGE}`);
+  const referencePath = values.reference ?? siblingReference(positionals[0]);
+  if (referencePath === null) {
+    throw new LlmError('invalid-request', `conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model; usage: ${USAGE}`);
   }
   const backend = backendName('conform', values.backend);
   const greedy = (values.greedy ?? 'near-tie') as GreedyMode;
@@ -68,11 +78,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   let refText: string;
   try {
-    refText = await readFile(values.reference, 'utf8');
+    refText = await readFile(referencePath, 'utf8');
   } catch (e) {
-    throw new LlmError('invalid-request', `conform: cannot read reference ${values.reference} (${(e as { code?: string }).code ?? e})`, { cause: e });
+    throw new LlmError('invalid-request', `conform: cannot read reference ${referencePath} (${(e as { code?: string }).code ?? e})`, { cause: e });
   }
-  const ref = parseReferenceJson(refText, values.reference);
+  const ref = parseReferenceJson(refText, referencePath);
 
   const file = await openModelFile(positionals[0], io.signal);
   try {
@@ -93,7 +103,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       const failed = report.checks.filter((c) => !c.passed).length;
       if (values.json) {
         io.out(
-          JSON.stringify({ model: file.path, reference: values.reference, backend: model.ops.description, arch: config.arch, weights, tolerances, elapsedMs, ...report }) +
+          JSON.stringify({ model: file.path, reference: referencePath, backend: model.ops.description, arch: config.arch, weights, tolerances, elapsedMs, ...report }) +
             '\n',
         );
       } else {

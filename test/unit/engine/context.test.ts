@@ -37,12 +37,13 @@ describe('Context', () => {
       const s = await gen.next();
       if (s.done) {
         expect(s.value.finishReason).toBe('length');
-        expect(s.value.tokens.length).toBe(8);
+        expect(s.value.tokens.length).toBe(9); // cells 4…11 evaluated, the 9th token needs no cell
         break;
       }
       text += s.value;
     }
-    expect(text).toBe('BBBBBBBB');
+    expect(text).toBe('BBBBBBBBB');
+    expect(ctx.kv.slot(0).tokens.length).toBe(12);
   });
 
   it('warmup decodes BOS+EOS, then forgets KV, cache and timers', async () => {
@@ -53,5 +54,14 @@ describe('Context', () => {
     expect(ctx.kv.totalTokens()).toBe(0);
     expect(ctx.timers.prefillTokens).toBe(0);
     expect(ctx.cacheStats().lookups).toBe(0);
+  });
+
+  it('warmup refuses a backend whose logits are NaN or all zero', async () => {
+    for (const bad of [NaN, 0]) {
+      const t = createFakeTransformer();
+      t.readLogits = async () => new Float32Array(8).fill(bad);
+      const ctx = new Context(t, { contextLength: 64, nSlots: 1 });
+      await expect(ctx.warmup([BOS])).rejects.toSatisfy((e) => isLlmError(e, 'feature-missing'));
+    }
   });
 });

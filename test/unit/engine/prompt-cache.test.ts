@@ -53,6 +53,17 @@ describe('PromptCache', () => {
     expect(a2.reused).toBe(23);
   });
 
+  it('reuses in place when the owner\'s tail is worth less than the other slot\'s contents', () => {
+    const { turn, copies, kv } = setup();
+    const a = turn(K, range(0, 10), [90]); // A: 11 tokens
+    const b = turn(K, range(300, 340)); // B: 40 unrelated tokens in the other slot
+    const again = turn(K, [...range(0, 10), 55, 56]); // shares 10 with A; A's tail is 1 token
+    expect(again.slot).toBe(a.slot);
+    expect(again.reused).toBe(10);
+    expect(copies).toEqual([]);
+    expect(kv.slot(b.slot).tokens.length).toBe(40);
+  });
+
   it('a different template or model never reuses', () => {
     const { turn } = setup();
     turn(K, range(0, 10));

@@ -36,7 +36,8 @@ export function locateFields(bytes: Uint8Array): { fields: LengthField[]; header
     return v;
   };
   const str = (what: string, record = true): void => {
-    pos += u64(`${what} length`, record);
+    const n = u64(`${what} length`, record); // (not `pos += u64(…)`: that would read pos before u64 advances it)
+    pos += n;
   };
   const value = (type: number, what: string, record = true): void => {
     if (type === STRING) return str(what, record);

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { createStore } from 'idb-keyval';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LlmError } from '../../../src/errors.js';
 import { BlobByteSource } from '../../../src/io/blob-source.js';
 import { type ByteSource, MemoryByteSource } from '../../../src/io/byte-source.js';
@@ -38,6 +38,16 @@ afterAll(async () => {
   await server.close();
 });
 
+/** Sources opened by the current test; closed after it (file handles must not be left to the GC). */
+const opened: ByteSource[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close?.()));
+});
+const track = <T extends ByteSource>(source: T): T => {
+  opened.push(source);
+  return source;
+};
+
 const SOURCES: { name: string; open: () => Promise<ByteSource> }[] = [
   { name: 'MemoryByteSource', open: async () => new MemoryByteSource(FIXTURE, 'fixture') },
   { name: 'NodeFileSource', open: () => NodeFileSource.open(FIXTURE_PATH) },
@@ -45,7 +55,8 @@ const SOURCES: { name: string; open: () => Promise<ByteSource> }[] = [
   { name: 'HttpByteSource', open: () => HttpByteSource.open(server.url('/models/stories260K.gguf'), { chunkBytes: 100_000 }) },
 ];
 
-describe.each(SOURCES)('$name', ({ name, open }) => {
+describe.each(SOURCES)('$name', ({ name, open: openSource }) => {
+  const open = async (): Promise<ByteSource> => track(await openSource());
   it('reads exact bytes at any offset, including zero-length reads', async () => {
     const source = await open();
     expect(source.size).toBe(FIXTURE.byteLength);
@@ -119,7 +130,7 @@ describe('openModelSource', () => {
   ];
   for (const c of cases) {
     it(c.name, async () => {
-      const source = await openModelSource(c.input(), { chunkBytes: 256 * 1024, ...c.options });
+      const source = track(await openModelSource(c.input(), { chunkBytes: 256 * 1024, ...c.options }));
       expect(source).toBeInstanceOf(c.kind);
       expect(sha(await source.read(0, source.size))).toBe(sha(FIXTURE));
       await source.close?.();

@@ -8,12 +8,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isLlmError } from '../../../src/errors.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { GgmlType, type GgufFile } from '../../../src/gguf/types.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { dequantize } from '../../../src/quant/index.js';
 import { SYNTHETIC_ARCHES, TEMPLATE_FILE } from '../../../scripts/synthetic/arch-plan.js';
-import { SHARED_MODELS, writeSyntheticModel } from '../../../scripts/synthetic-model.js';
+import { parseShape } from '../../../scripts/fixtures.js';
+import { parseQuant, SHARED_MODELS, writeSyntheticModel } from '../../../scripts/synthetic-model.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'webgguf-synth-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,5 +61,17 @@ describe('synthetic models match the arch fixtures layout', () => {
     expect((gguf.metadata['tokenizer.ggml.tokens'] as string[]).length).toBe(2304);
     expect(gguf.tensors.find((t) => t.name === 'token_embd.weight')!.shape).toEqual([128, 2304]);
     expect(info.bytes).toBe(readFileSync(out).length);
+  });
+
+  it('rejects bad requests with LlmError and honours AbortSignal', async () => {
+    await expect(writeSyntheticModel({ arch: 'mamba' as 'llama', quant: GgmlType.F16, out: path.join(dir, 'x.gguf') })).rejects.toSatisfy((e) => isLlmError(e, 'unsupported-arch'));
+    await expect(writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'y.gguf'), shape: { nHeadKv: 3 } })).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
+    const ac = new AbortController();
+    ac.abort();
+    await expect(writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'z.gguf'), signal: ac.signal })).rejects.toSatisfy((e) => isLlmError(e, 'aborted'));
+    expect(() => parseQuant('q9_9')).toThrow(/unknown quant/);
+    expect(parseQuant('q4_k')).toBe(GgmlType.Q4_K);
+    expect(parseShape('n_embd=512,n_layer=3,tied=1')).toEqual({ nEmbd: 512, nLayer: 3, tied: true });
+    expect(parseShape('qwen2.5-0.5b')).toBe('qwen2.5-0.5b');
   });
 });
