@@ -23,6 +23,40 @@ function precacheList(): Plugin {
   };
 }
 
+/**
+ * Library builds inline every `new URL(…, import.meta.url)` asset as a data: URL (Vite's lib mode); the WASM kernels
+ * are better as sibling files (smaller JS, streaming compile, cacheable), so mark them `?no-inline`.
+ */
+function wasmAsFiles(): Plugin {
+  return {
+    name: 'webgguf-wasm-as-files',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('.ts') || !code.includes('.wasm')) return null;
+      const out = code.replace(/(new URL\(\s*['"`][^'"`]+\.wasm)(['"`])/g, '$1?no-inline$2');
+      return out === code ? null : { code: out, map: null };
+    },
+  };
+}
+
+/**
+ * The IIFE (script-tag) build has no `import.meta`: replace `import.meta.url` by the URL of the script itself,
+ * captured while it runs (`document.currentScript`), so the worker and WASM files resolve next to webgguf.js.
+ */
+function scriptUrlShim(): Plugin {
+  return {
+    name: 'webgguf-script-url-shim',
+    enforce: 'post',
+    transform(code, id) {
+      if (!code.includes('import.meta.url') || id.includes('node_modules')) return null;
+      return { code: code.replaceAll('import.meta.url', '__webggufScriptUrl'), map: null };
+    },
+  };
+}
+const SCRIPT_URL_INTRO =
+  "var __webggufScriptUrl = (typeof document !== 'undefined' && document.currentScript && document.currentScript.src) || " +
+  "(typeof location !== 'undefined' ? location.href : '');";
+
 const root = import.meta.dirname;
 const isolationHeaders = {
   'Cross-Origin-Opener-Policy': 'same-origin',
@@ -36,11 +70,15 @@ export default defineConfig(({ mode }) => {
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks' as const,
+    // Node 20 ships relaxed SIMD behind a flag; the WASM backend's fastest build needs it (Node ≥ 22 has it on).
+    execArgv: ['--experimental-wasm-relaxed-simd'],
   };
   if (mode === 'test') return { root, test };
   if (mode === 'lib') {
     return {
+      base: './',
       publicDir: false,
+      plugins: [wasmAsFiles()],
       build: {
         outDir: resolve(root, 'dist/lib'),
         emptyOutDir: true,
@@ -49,21 +87,28 @@ export default defineConfig(({ mode }) => {
         lib: { entry: resolve(root, 'src/index.ts'), formats: ['es'], fileName: () => 'webgguf.js' },
         rollupOptions: { external: [/^node:/, 'webgpu'] },
       },
-      worker: { format: 'es' as const },
+      worker: { format: 'es' as const, plugins: () => [wasmAsFiles()] },
     };
   }
   if (mode === 'iife') {
     return {
+      base: './',
       publicDir: false,
+      plugins: [wasmAsFiles(), scriptUrlShim()],
+      experimental: {
+        // Assets referenced from the script itself resolve against its own URL (captured at load), not the page's.
+        renderBuiltUrl: (file: string, { hostId }: { hostId: string }) =>
+          hostId === 'webgguf.js' ? { runtime: `new URL(${JSON.stringify(file)}, __webggufScriptUrl).href` } : undefined,
+      },
       build: {
         outDir: resolve(root, 'dist/iife'),
         emptyOutDir: true,
         target: 'es2022',
         sourcemap: true,
         lib: { entry: resolve(root, 'src/index.ts'), formats: ['iife'], name: 'WebGGUF', fileName: () => 'webgguf.js' },
-        rollupOptions: { external: [/^node:/, 'webgpu'], output: { inlineDynamicImports: true } },
+        rollupOptions: { external: [/^node:/, 'webgpu'], output: { intro: SCRIPT_URL_INTRO } },
       },
-      worker: { format: 'es' as const },
+      worker: { format: 'es' as const, plugins: () => [wasmAsFiles()] },
     };
   }
   if (mode === 'cli') {

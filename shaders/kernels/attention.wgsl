@@ -33,6 +33,7 @@ const NEG_BIG: f32 = -3.0e38;
 
 var<workgroup> q_sh: array<f32, 256>;          // (head_dim) the query row
 var<workgroup> p_sh: array<f32, WG_SIZE>;      // (WG_SIZE) softmax weights of the current tile
+var<workgroup> range_sh: vec2<u32>;            // [lo, hi) positions of this workgroup, made provably uniform
 
 fn tanh_safe(v: f32) -> f32 {
   let e = exp(-2.0 * abs(v)); // never overflows, unlike (e^2v − 1)/(e^2v + 1)
@@ -49,8 +50,11 @@ fn main(ids: Ids) {
   let pos = p.start_pos + i;
   var first = 0u;
   if (p.window > 0u && pos + 1u > p.window) { first = pos + 1u - p.window; }
-  let lo = max(first, s * p.split_len);
-  let hi = min(pos + 1u, (s + 1u) * p.split_len);
+  if (lid == 0u) { range_sh = vec2<u32>(max(first, s * p.split_len), min(pos + 1u, (s + 1u) * p.split_len)); }
+  // The tile loop holds barriers: its bounds must be uniform in the analysis's eyes, not just in fact.
+  let range = workgroupUniformLoad(&range_sh);
+  let lo = range.x;
+  let hi = range.y;
   let kv_off = p.kv_base + (h / (p.n_heads / p.n_kv_heads)) * hd;
   let q_off = i * p.q_stride + h * hd;
   for (var d = lid; d < hd; d += WG_SIZE) { q_sh[d] = q[q_off + d]; }

@@ -123,14 +123,20 @@ export class ByteCursor {
    * `field`, its offset and the bound otherwise. `why` explains the bound in the message.
    */
   u64Bounded(field: string, max: number, why: string): number {
+    this.require(8, field);
     const at = this.pos;
-    const v = this.u64(field);
-    if (v > BigInt(max)) {
-      throw new LlmError('gguf-invalid', `GGUF ${field} at byte offset ${at} is ${v}, above the limit ${max} (${why})`, {
-        details: { field, offset: at, value: v.toString(), limit: max },
+    // Two u32 halves instead of a BigInt: this runs once per string, and BigInt garbage adds up over a vocabulary.
+    const lo = this.view.getUint32(at, true);
+    const hi = this.view.getUint32(at + 4, true);
+    this.pos += 8;
+    const v = hi * 0x1_0000_0000 + lo; // exact when hi < 2^21; otherwise far above any max ≤ 2^53 anyway
+    if (hi >= 0x20_0000 || v > max) {
+      const exact = (BigInt(hi) << 32n) | BigInt(lo);
+      throw new LlmError('gguf-invalid', `GGUF ${field} at byte offset ${at} is ${exact}, above the limit ${max} (${why})`, {
+        details: { field, offset: at, value: exact.toString(), limit: max },
       });
     }
-    return Number(v);
+    return v;
   }
 
   /** Reads `n` raw bytes as a view (no copy). */

@@ -103,17 +103,26 @@ export async function parseGguf(source: ByteSource, options: ParseGgufOptions = 
     alignmentAt: -1,
   };
   // bytes: file bytes [0, bytes.length), the loaded prefix of the header region.
-  let bytes = new Uint8Array(0);
+  let bytes: Uint8Array = new Uint8Array(0);
   let want = Math.min(fileSize, limits.initialChunkBytes);
   for (;;) {
     throwIfAborted(signal, `GGUF parse of ${source.name}`);
     if (want > bytes.length) {
       const more = await source.read(bytes.length, want - bytes.length, signal);
       throwIfAborted(signal, `GGUF parse of ${source.name}`);
-      const grown = new Uint8Array(want);
-      grown.set(bytes, 0);
-      grown.set(more.subarray(0, want - bytes.length), bytes.length);
-      bytes = grown;
+      if (more.byteLength !== want - bytes.length) {
+        throw new LlmError('gguf-invalid', `GGUF parse: ${source.name} returned ${more.byteLength} bytes at offset ${bytes.length}, asked for ${want - bytes.length}`, {
+          details: { field: 'read', offset: bytes.length },
+        });
+      }
+      if (bytes.length === 0) {
+        bytes = more; // first chunk: used as is (never written to)
+      } else {
+        const grown = new Uint8Array(want);
+        grown.set(bytes, 0);
+        grown.set(more, bytes.length);
+        bytes = grown;
+      }
     }
     const cursor = new ByteCursor(bytes, fileSize);
     try {
@@ -203,6 +212,24 @@ function readString(c: ByteCursor, field: string, limits: GgufLimits): string {
   return c.utf8(n, field);
 }
 
+/** Fixed-size value types. */
+type ScalarType = Exclude<GgufValueType, GgufValueType.STRING | GgufValueType.ARRAY>;
+
+/** Element readers for arrays of fixed-size values (no per-element allocation beyond the value). */
+const SCALAR_READERS: Record<ScalarType, (c: ByteCursor, field: string) => GgufValue> = {
+  [GgufValueType.UINT8]: (c, f) => c.u8(f),
+  [GgufValueType.INT8]: (c, f) => c.i8(f),
+  [GgufValueType.UINT16]: (c, f) => c.u16(f),
+  [GgufValueType.INT16]: (c, f) => c.i16(f),
+  [GgufValueType.UINT32]: (c, f) => c.u32(f),
+  [GgufValueType.INT32]: (c, f) => c.i32(f),
+  [GgufValueType.FLOAT32]: (c, f) => c.f32(f),
+  [GgufValueType.BOOL]: (c, f) => c.u8(f) !== 0,
+  [GgufValueType.UINT64]: (c, f) => c.u64(f),
+  [GgufValueType.INT64]: (c, f) => c.i64(f),
+  [GgufValueType.FLOAT64]: (c, f) => c.f64(f),
+};
+
 /** Reads one value of stored `type` (read at `typeAt`), recursing into arrays up to `limits.maxArrayDepth`. */
 function readValue(c: ByteCursor, type: number, typeAt: number, field: string, depth: number, limits: GgufLimits): TypedValue {
   switch (type) {
@@ -266,7 +293,12 @@ function readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimi
     // An empty ARRAY-of-ARRAY stores no inner element type; UINT8 stands in for it.
     return { value: values, type: { type: GgufValueType.ARRAY, element: element ?? { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT8 } } } };
   }
-  for (let i = 0; i < n; i++) values[i] = readValue(c, elemType, elemAt, field, depth + 1, limits).value;
+  if (elemType === GgufValueType.STRING) {
+    for (let i = 0; i < n; i++) values[i] = readString(c, field, limits);
+  } else {
+    const read = SCALAR_READERS[elemType as ScalarType];
+    for (let i = 0; i < n; i++) values[i] = read(c, field);
+  }
   return { value: values, type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } } };
 }
 

@@ -38,6 +38,10 @@ export interface Tokenizer {
   readonly addEos: boolean;
   /** End-of-generation tokens: eos, eot, eom and well-known turn-end tokens present in the vocab. */
   readonly eogIds: ReadonlySet<number>;
+  /** End-of-turn token (`<|eot_id|>`, `<|im_end|>`, `<end_of_turn>` …), null when the vocab has none. Optional. */
+  readonly eotId?: number | null;
+  /** Id of the token whose vocab text is exactly `text`, or null. Optional. */
+  tokenId?(text: string): number | null;
   /** The token's text as stored in the vocab (e.g. '<|im_end|>', '▁the', 'Ġthe'). */
   tokenText(id: number): string;
   /** True for control tokens (and other special types llama.cpp does not render by default). */

@@ -64,7 +64,7 @@ export class VocabTokenizer implements Tokenizer {
 
   isControl(id: number): boolean {
     this.vocab.checkId(id, 'reading token type');
-    return (this.vocab.attrs[id] & TokenAttr.Control) !== 0;
+    return (this.vocab.attrs[id] & (TokenAttr.Control | TokenAttr.Unknown)) !== 0;
   }
 
   /** Id of a token by its exact vocabulary text, or null. */

@@ -1,7 +1,8 @@
 /**
  * The model store in real Chromium: a page downloads stories260K.gguf through the real range reader into IndexedDB
  * (small chunks, so there are several), reloads, and reads it back with zero network requests for the model; an
- * interrupted download resumes after a reload fetching only the chunks not stored; dropped connections resume.
+ * interrupted download resumes after a reload fetching only the chunks not stored; dropped and stalled connections
+ * are retried (a stalled one resuming from the last byte received).
  * The page's bundle is built from test/e2e/pages/io-entry.ts with Vite; the fault server serves it and the fixtures.
  */
 
@@ -105,6 +106,7 @@ test('an interrupted download resumes after a reload without refetching stored c
   const afterReload = await page.evaluate(() => window.webggufIo.list());
   expect(afterReload).toEqual([{ url: modelUrl(), complete: false, chunkPresent: interrupted.chunkPresent }]);
 
+  await server.idle(); // requests the first page sent just before aborting must not count as the resume's
   server.clearLog();
   const resumed = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
   expect(resumed).toMatchObject({ ok: true, message: null });
@@ -121,16 +123,29 @@ test('an interrupted download resumes after a reload without refetching stored c
   expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
 });
 
-test('connections dropped mid-chunk resume from the last byte the page received', async ({ page }) => {
+test('connections dropped mid-chunk are retried and the stored file is intact', async ({ page }) => {
   await openPage(page);
   server.setFault(MODEL_PATH, { skip: 1, times: 4, dropAfterBytes: 50_000 });
   const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
   expect(result).toMatchObject({ ok: true, message: null });
   const ranged = server.requestsFor(MODEL_PATH).slice(1);
   expect(ranged.length).toBe(N_CHUNKS + 4);
-  // Chromium may discard bytes that were in flight when the connection broke, so resumption shows as at least one
-  // retry starting mid-chunk (at the last byte the page received), not as an exact byte count.
-  expect(ranged.some((r) => Number(/bytes=(\d+)-/.exec(r.range ?? '')?.[1]) % CHUNK !== 0)).toBe(true);
+  // Chromium may discard bytes that were in flight when the connection broke, so the page can re-request some of
+  // them (the stall test below shows exact resumption); never more than the dropped responses carried.
   expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBeLessThanOrEqual(FIXTURE.byteLength + 4 * 50_000);
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+});
+
+test('a stalled connection is cancelled and resumed from the last byte received', async ({ page }) => {
+  await openPage(page);
+  server.setFault(MODEL_PATH, { skip: 1, times: 3, stallAfterBytes: 30_000 });
+  const result = await page.evaluate(
+    ([url, chunk, stallMs]) => window.webggufIo.download(url, chunk, undefined, stallMs),
+    [modelUrl(), CHUNK, 500] as const,
+  );
+  expect(result).toMatchObject({ ok: true, message: null });
+  const ranged = server.requestsFor(MODEL_PATH).slice(1);
+  expect(ranged.length).toBe(N_CHUNKS + 3);
+  expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBe(FIXTURE.byteLength); // no byte fetched twice
   expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
 });

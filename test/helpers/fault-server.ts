@@ -34,6 +34,8 @@ export interface Fault {
   ignoreIfRange?: boolean;
   /** Omit Content-Length and end the body cleanly after this many bytes (a truncating proxy). */
   shortBodyBytes?: number;
+  /** Once this many requests of the path were answered, serve `bytes` as a new version (new ETag, Last-Modified). */
+  replaceAfterRequests?: { requests: number; bytes: Uint8Array };
 }
 
 /** One logged request. `range` and `ifRange` are the request headers (null when absent). */
@@ -67,6 +69,11 @@ export interface FaultServer {
   clearLog(): void;
   /** Most responses in progress at the same time since the last `clearLog`. */
   readonly maxConcurrent: number;
+  /**
+   * Resolves once no response is in progress and no request has arrived for `quietMs` (or after 5 s at most) — call
+   * it before `clearLog` after an aborted transfer, so requests sent just before the abort stay out of the next log.
+   */
+  idle(quietMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -97,6 +104,7 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
   let versionCounter = 0;
   let inFlight = 0;
   let maxConcurrent = 0;
+  let lastArrivalMs = 0;
 
   const makeVersion = (bytes: Uint8Array): Version => {
     versionCounter++;
@@ -135,6 +143,7 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     const ifRange = typeof req.headers['if-range'] === 'string' ? req.headers['if-range'] : null;
     const record: RequestRecord = { method: req.method ?? 'GET', path, range: rangeHeader, ifRange, status: 0, bytesSent: 0 };
     requests.push(record);
+    lastArrivalMs = Date.now();
     inFlight++;
     maxConcurrent = Math.max(maxConcurrent, inFlight);
     res.on('close', () => inFlight--);
@@ -142,6 +151,8 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     let fault: Fault = {};
     if (slot !== undefined) {
       const n = slot.seen++;
+      const swap = slot.fault.replaceAfterRequests;
+      if (swap !== undefined && n === swap.requests) versions.set(path, makeVersion(swap.bytes));
       const skip = slot.fault.skip ?? 0;
       if (n >= skip && (slot.fault.times === undefined || n < skip + slot.fault.times)) fault = slot.fault;
     }
@@ -222,6 +233,12 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     },
     get maxConcurrent() {
       return maxConcurrent;
+    },
+    idle: async (quietMs = 50) => {
+      const giveUpAt = Date.now() + 5000; // a response stalled on purpose may never close by itself
+      while ((inFlight > 0 || Date.now() - lastArrivalMs < quietMs) && Date.now() < giveUpAt) {
+        await new Promise((ok) => setTimeout(ok, 10));
+      }
     },
     close: async () => {
       for (const s of sockets) s.destroy();

@@ -3,13 +3,14 @@
  * quantized tables), rmsNorm (whole row, per-head groups, with/without weight), rope (norm, neox, partial rotary,
  * frequency factors, YaRN), storeKv + attention (GQA, sliding window, soft-capping, several steps), glu silu/gelu,
  * add, scale, softcap, copyRows, read, argmax, topK, copyKv, and the error paths. These ops are f32 on both sides,
- * so the tolerance is f32 rounding (1e-5 relative); matmul is covered by wasm-matmul.test.ts.
+ * so the tolerance is f32 rounding (1e-5 relative); matmul is covered by wasm-matmul.test.ts. Runs the scalar and
+ * simd128 builds single-threaded and the best build (relaxed-simd when this Node has it) with two threads.
  */
 
 import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, Ops, RopeParams, Weight } from '../../src/backend/ops.js';
-import { createWasmOps, detectWasmFeatures } from '../../src/backend/wasm/index.js';
+import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { WasmHeap } from '../../src/backend/wasm/wasm-heap.js';
 import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
@@ -53,11 +54,18 @@ async function setActivation(ops: Ops, label: string, values: Float32Array, rows
   return a;
 }
 
-for (const threads of [1, 2]) {
-  describe(`wasm ops vs reference (×${threads} thread${threads > 1 ? 's' : ''})`, () => {
+const features = detectWasmFeatures();
+const CONFIGS: { variant: WasmVariant; threads: number }[] = [
+  { variant: 'scalar', threads: 1 },
+  { variant: 'simd128', threads: 1 },
+  { variant: features.relaxedSimd ? 'relaxed-simd' : 'simd128', threads: 2 },
+];
+
+for (const config of CONFIGS) {
+  describe(`wasm ops vs reference (${config.variant} ×${config.threads})`, () => {
     let wasm: Ops;
     it('creates the backend', async () => {
-      wasm = await createWasmOps({ threads });
+      wasm = await createWasmOps(config);
       expect(wasm.name).toBe('wasm');
     });
 
@@ -249,8 +257,8 @@ describe('wasm memory', () => {
 describe('wasm backend options', () => {
   it('rejects a variant this engine cannot run and a bad thread count', async () => {
     await expect(createWasmOps({ threads: 0 })).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
-    // This file does not set --experimental-wasm-relaxed-simd, so on Node 20 relaxed SIMD is unavailable here.
-    if (!detectWasmFeatures().relaxedSimd) {
+    // Node 20 without --experimental-wasm-relaxed-simd (this file does not set it) cannot run relaxed SIMD.
+    if (!features.relaxedSimd) {
       await expect(createWasmOps({ variant: 'relaxed-simd' })).rejects.toSatisfy((e) => isLlmError(e, 'feature-missing'));
     }
   });

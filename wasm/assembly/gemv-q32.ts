@@ -3,7 +3,8 @@
  * (q8-activations.ts). Weights stay in GGUF block layout (ggml-common.h `block_q4_0` …), rows contiguous.
  * Quants are kept unsigned (0…15 / 0…31) so the relaxed build can use `i16x8.relaxed_dot_i8x16_i7x16_s`; the
  * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
- * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`).
+ * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`);
+ * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once.
  */
 import { q8RowBytes } from './q8-activations';
 import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
@@ -134,6 +135,81 @@ import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
   }
 }
 
+/**
+ * Four tokens at once against one weight row (prefill): the row's blocks are unpacked once and reused for all four
+ * Q8 activation rows (x rows are `xrb` bytes apart); outputs go to out, out + outStrideBytes, … .
+ */
+// @ts-ignore: decorator
+@inline function tile4Q45(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, kind: i32, out: usize, osb: usize): void {
+  const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
+  const qsOff: usize = kind == 0 ? 2 : kind == 1 ? 4 : kind == 2 ? 6 : 8;
+  const mask = i8x16.splat(0x0f);
+  const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes later
+  const xs = xd + (<usize>nb << 2);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let c0: f32 = 0, c1: f32 = 0, c2: f32 = 0, c3: f32 = 0;
+  for (let b = 0; b < nb; b++) {
+    const w0 = wr + <usize>b * blockBytes;
+    const v = v128.load(w0 + qsOff);
+    let lo = v128.and(v, mask), hi = i8x16.shr_u(v, 4);
+    if (kind >= 2) {
+      const qh = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
+      lo = v128.or(lo, q5HighBits(qh, 0));
+      hi = v128.or(hi, q5HighBits(qh, 1));
+    }
+    const d = loadF16(w0);
+    const xo = <usize>b << 5;
+    const so = <usize>b << 2;
+    a0 = fmaF32x4(a0, f32x4.convert_i32x4_s(dot2U7I8(lo, v128.load(xq + xo), hi, v128.load(xq + xo, 16))), f32x4.splat(d * load<f32>(xd + so)));
+    a1 = fmaF32x4(a1, f32x4.convert_i32x4_s(dot2U7I8(lo, v128.load(xq + xrb + xo), hi, v128.load(xq + xrb + xo, 16))), f32x4.splat(d * load<f32>(xd + xrb + so)));
+    a2 = fmaF32x4(a2, f32x4.convert_i32x4_s(dot2U7I8(lo, v128.load(xq + 2 * xrb + xo), hi, v128.load(xq + 2 * xrb + xo, 16))), f32x4.splat(d * load<f32>(xd + 2 * xrb + so)));
+    a3 = fmaF32x4(a3, f32x4.convert_i32x4_s(dot2U7I8(lo, v128.load(xq + 3 * xrb + xo), hi, v128.load(xq + 3 * xrb + xo, 16))), f32x4.splat(d * load<f32>(xd + 3 * xrb + so)));
+    c0 += blockCorr(w0, xs + so, d, kind);
+    c1 += blockCorr(w0, xs + xrb + so, d, kind);
+    c2 += blockCorr(w0, xs + 2 * xrb + so, d, kind);
+    c3 += blockCorr(w0, xs + 3 * xrb + so, d, kind);
+  }
+  store<f32>(out, hsumF32x4(a0) + c0);
+  store<f32>(out + osb, hsumF32x4(a1) + c1);
+  store<f32>(out + 2 * osb, hsumF32x4(a2) + c2);
+  store<f32>(out + 3 * osb, hsumF32x4(a3) + c3);
+}
+
+/** Q8_0 row · four Q8 activation rows (see tile4Q45): the weights are widened to i16 once per block. */
+// @ts-ignore: decorator
+@inline function tile4Q8_0(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+  const xd = xq + <usize>k;
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const w0 = wr + <usize>b * 34;
+    const v0 = v128.load(w0, 2);
+    const v1 = v128.load(w0, 18);
+    const w00 = i16x8.extend_low_i8x16_s(v0), w01 = i16x8.extend_high_i8x16_s(v0);
+    const w10 = i16x8.extend_low_i8x16_s(v1), w11 = i16x8.extend_high_i8x16_s(v1);
+    const d = loadF16(w0);
+    const xo = <usize>b << 5;
+    const so = <usize>b << 2;
+    for (let t = 0; t < 4; t++) {
+      const xp = xq + <usize>t * xrb + xo;
+      const x0 = v128.load(xp);
+      const x1 = v128.load(xp, 16);
+      const p = i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(w00, i16x8.extend_low_i8x16_s(x0)), i32x4.dot_i16x8_s(w01, i16x8.extend_high_i8x16_s(x0))),
+        i32x4.add(i32x4.dot_i16x8_s(w10, i16x8.extend_low_i8x16_s(x1)), i32x4.dot_i16x8_s(w11, i16x8.extend_high_i8x16_s(x1))),
+      );
+      const dd = f32x4.splat(d * load<f32>(xd + <usize>t * xrb + so));
+      if (t == 0) a0 = fmaF32x4(a0, f32x4.convert_i32x4_s(p), dd);
+      else if (t == 1) a1 = fmaF32x4(a1, f32x4.convert_i32x4_s(p), dd);
+      else if (t == 2) a2 = fmaF32x4(a2, f32x4.convert_i32x4_s(p), dd);
+      else a3 = fmaF32x4(a3, f32x4.convert_i32x4_s(p), dd);
+    }
+  }
+  store<f32>(out, hsumF32x4(a0));
+  store<f32>(out + osb, hsumF32x4(a1));
+  store<f32>(out + 2 * osb, hsumF32x4(a2));
+  store<f32>(out + 3 * osb, hsumF32x4(a3));
+}
+
 // @ts-ignore: decorator
 @inline function gemvQ45(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32, kind: i32): void {
   const nb = k >> 5;
@@ -141,7 +217,13 @@ import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
   const xrb = q8RowBytes(k);
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) {
+    let t = 0;
+    if (ASC_FEATURE_SIMD) {
+      for (; t + 4 <= n; t += 4) {
+        tile4Q45(wr, x + <usize>t * xrb, xrb, nb, k, kind, outPtr(out, t, outStride, r), <usize>outStride << 2);
+      }
+    }
+    for (; t < n; t++) {
       store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, x + <usize>t * xrb, nb, k, kind));
     }
   }
@@ -174,7 +256,13 @@ export function gemv_q8_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i
   const xrb = q8RowBytes(k);
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) {
+    let t = 0;
+    if (ASC_FEATURE_SIMD) {
+      for (; t + 4 <= n; t += 4) {
+        tile4Q8_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
+      }
+    }
+    for (; t < n; t++) {
       store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k));
     }
   }

@@ -8,3 +8,4 @@ export { gemv_q4_0, gemv_q4_1, gemv_q5_0, gemv_q5_1, gemv_q8_0 } from './gemv-q3
 export { gemv_q4_k, gemv_q5_k, gemv_q6_k } from './gemv-k-quants';
 export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
 export { attention_f32 } from './attention';
+export { glu_f32 } from './glu';

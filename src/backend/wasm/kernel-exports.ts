@@ -36,6 +36,8 @@ export interface KernelExports {
     n: number, startPos: number, nHeads: number, nKvHeads: number, headDim: number,
     window: number, scale: number, softcap: number, h0: number, h1: number,
   ): void;
+  /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approximation). */
+  glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
 }
 
 /** Names of the row-splittable kernels, in a fixed order (their index is what crosses to helper threads). */

@@ -109,14 +109,34 @@ async function readBytes(url: URL): Promise<Uint8Array<ArrayBuffer>> {
 }
 
 /**
+ * Where else a Node bundle may find the builds: a bundler that leaves `new URL(…, import.meta.url)` alone (an SSR/CLI
+ * build such as dist/cli/cli.js) moves the module, not the files, which ship in the package's wasm/build/.
+ */
+function nodeFallbackUrls(variant: WasmVariant, shared: boolean): URL[] {
+  const name = buildFileName(variant, shared);
+  return ['../wasm/build/', '../../wasm/build/', '../../../wasm/build/'].map((dir) => new URL(dir + name, import.meta.url));
+}
+
+/**
  * Loads and compiles one kernel build. `baseUrl`, when given, is the folder holding the `.wasm` files (for hosts
  * that serve them from elsewhere); otherwise they resolve next to this module as built.
  * @throws LlmError('feature-missing') when the file cannot be read or compiled.
  */
 export async function loadKernelModule(variant: WasmVariant, shared: boolean, baseUrl?: string | URL): Promise<WebAssembly.Module> {
   const url = baseUrl !== undefined ? new URL(buildFileName(variant, shared), baseUrl) : buildUrl(variant, shared);
+  let bytes: Uint8Array<ArrayBuffer> | null = null;
+  let firstError: unknown = null;
+  const candidates = url.protocol === 'file:' && baseUrl === undefined ? [url, ...nodeFallbackUrls(variant, shared)] : [url];
+  for (const candidate of candidates) {
+    try {
+      bytes = await readBytes(candidate);
+      break;
+    } catch (e) {
+      firstError ??= e;
+    }
+  }
   try {
-    const bytes = await readBytes(url);
+    if (bytes === null) throw firstError;
     return await WebAssembly.compile(bytes);
   } catch (cause) {
     throw new LlmError(

@@ -1,13 +1,12 @@
 /**
- * The WASM backend's light elementwise ops, as tight loops over an f32 view of the WASM memory (indices are f32
- * element offsets, not bytes). They cost microseconds per decode step next to the matvecs, so they stay in
- * TypeScript; each mirrors the reference backend's formula (backend/cpu/cpu-ops.ts) exactly.
+ * The WASM backend's light ops, as tight loops over an f32 view of the WASM memory (indices are f32 element
+ * offsets, not bytes): norm, add, scale, softcap, argmax/topK and rope (with cos/sin tables cached per step).
+ * They cost microseconds per decode step next to the matvecs, so they stay in TypeScript; each mirrors the
+ * reference backend's formula (backend/cpu/cpu-ops.ts) exactly.
  */
 
-import type { GluActivation, TopK } from '../ops.js';
-
-/** √(2/π), the constant of the tanh approximation of GELU (llama.cpp's `ggml_gelu`). */
-const GELU_COEF = Math.sqrt(2 / Math.PI);
+import { ropeAngles } from '../cpu/rope.js';
+import type { RopeParams, TopK } from '../ops.js';
 
 /**
  * RMS-normalises `groups` consecutive groups of `g` values from `src` into `dst` (may alias), times w[0 … g) when
@@ -22,21 +21,6 @@ export function rmsNormRows(f32: Float32Array, dst: number, src: number, w: numb
     const inv = 1 / Math.sqrt(sum / g + eps);
     if (w < 0) for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv;
     else for (let j = 0; j < g; j++) f32[d + j] = f32[s + j] * inv * f32[w + j];
-  }
-}
-
-/** dst[i] = act(gate[i]) · up[i] for i < len: SiLU x·σ(x), or GELU 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
-export function gluRows(f32: Float32Array, dst: number, gate: number, up: number, len: number, act: GluActivation): void {
-  if (act === 'silu') {
-    for (let i = 0; i < len; i++) {
-      const x = f32[gate + i];
-      f32[dst + i] = (x / (1 + Math.exp(-x))) * f32[up + i];
-    }
-  } else {
-    for (let i = 0; i < len; i++) {
-      const x = f32[gate + i];
-      f32[dst + i] = 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x))) * f32[up + i];
-    }
   }
 }
 
@@ -74,4 +58,62 @@ export function topKOf(d: Float32Array, k: number): TopK {
     if (ids.length > m) ids.pop();
   }
   return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
+}
+
+/**
+ * Rotary-embedding cos/sin tables of the step's positions, shared by q and k and by every layer with the same rope
+ * parameters (they depend only on position and parameters). Angles come from the reference backend's `ropeAngles`.
+ */
+export class RopeTables {
+  private readonly entries = new Map<string, { startPos: number; n: number; cos: Float64Array; sin: Float64Array }>();
+  private readonly factorIds = new WeakMap<Float32Array, number>();
+  private nextFactorId = 0;
+
+  /** cos/sin [n, nRot/2] for positions startPos … startPos+n−1. */
+  get(params: RopeParams, startPos: number, n: number): { cos: Float64Array; sin: Float64Array } {
+    const key = this.key(params);
+    const hit = this.entries.get(key);
+    if (hit && hit.startPos === startPos && hit.n >= n) return hit;
+    const half = params.nRot / 2;
+    const cos = new Float64Array(n * half); // [n, nRot/2]
+    const sin = new Float64Array(n * half); // [n, nRot/2]
+    for (let r = 0; r < n; r++) ropeAngles(startPos + r, params, cos.subarray(r * half, (r + 1) * half), sin.subarray(r * half, (r + 1) * half));
+    if (this.entries.size > 16) this.entries.clear();
+    const entry = { startPos, n, cos, sin };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  private key(p: RopeParams): string {
+    let f = 0; // identity of the frequency-factor array (0 = none)
+    if (p.freqFactors) {
+      f = this.factorIds.get(p.freqFactors) ?? ++this.nextFactorId;
+      this.factorIds.set(p.freqFactors, f);
+    }
+    const y = p.yarn;
+    return `${p.nRot}|${p.theta}|${p.freqScale}|${f}|${y ? `${y.extFactor},${y.attnFactor},${y.betaFast},${y.betaSlow},${y.nCtxOrig}` : ''}`;
+  }
+}
+
+/**
+ * Rotates n rows of `cols` values at f32 index `x` in place (heads of `headDim`; pairs (2i, 2i+1) for 'norm',
+ * (i, i + nRot/2) for 'neox'; dimensions ≥ nRot pass through), with tables from `RopeTables.get`.
+ */
+export function ropeRotate(f32: Float32Array, x: number, cols: number, n: number, params: RopeParams, cos: Float64Array, sin: Float64Array): void {
+  const { headDim, nRot } = params;
+  const half = nRot / 2;
+  const isNorm = params.kind === 'norm';
+  for (let r = 0; r < n; r++) {
+    const t = r * half;
+    for (let base = x + r * cols; base < x + (r + 1) * cols; base += headDim) {
+      for (let i = 0; i < half; i++) {
+        const a = isNorm ? base + 2 * i : base + i;
+        const b = isNorm ? a + 1 : a + half;
+        const x0 = f32[a];
+        const x1 = f32[b];
+        f32[a] = x0 * cos[t + i] - x1 * sin[t + i];
+        f32[b] = x0 * sin[t + i] + x1 * cos[t + i];
+      }
+    }
+  }
 }

@@ -1,15 +1,14 @@
 /**
  * `Ops` over the WASM kernels: every buffer lives in one WebAssembly.Memory (wasm-heap.ts); matmul runs the fused
  * AssemblyScript matvecs (activations quantized to Q8 per 32-block for quantized weights, f32 for float weights),
- * split by rows across helper threads when a pool is given; attention is an f32 WASM kernel too; the light ops (norm,
- * rope, GLU, …) are tight TypeScript over views of that memory (rope shares the reference backend's loop).
+ * split by rows across helper threads when a pool is given; attention and GLU are WASM kernels too; the light ops
+ * (norm, rope, add, …) are tight TypeScript over views of that memory (rope shares the reference backend's angles).
  * Weights stay in their GGUF block layout; types without a fused kernel are dequantized chunk-wise per matmul.
  */
 
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
 import { getQuantType } from '../../quant/index.js';
-import { ropeRows } from '../cpu/rope.js';
 import type {
   Activation,
   AttentionParams,
@@ -23,7 +22,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
-import { addRows, argmaxOf, gluRows, rmsNormRows, scaleRows, softcapRows, topKOf } from './row-ops.js';
+import { addRows, argmaxOf, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -65,7 +64,8 @@ export class WasmOps implements Ops {
   private kv: KvOffsets[][] = []; // [nSlots][nLayers]
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
-  private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x
+  private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
+  private readonly ropeTables = new RopeTables();
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
     this.heap = heap;
@@ -197,8 +197,8 @@ export class WasmOps implements Ops {
 
   rope(x: Activation, n: number, params: RopeParams): void {
     const a = act(x);
-    const start = a.byteOffset >>> 2;
-    ropeRows(this.heap.f32.subarray(start, start + n * a.cols), a.cols, n, this.step().startPos, params);
+    const { cos, sin } = this.ropeTables.get(params, this.step().startPos, n);
+    ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, cos, sin);
     a.version++;
   }
 
@@ -247,7 +247,7 @@ export class WasmOps implements Ops {
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, activation: GluActivation): void {
     const o = act(out);
-    gluRows(this.heap.f32, o.byteOffset >>> 2, act(gate).byteOffset >>> 2, act(up).byteOffset >>> 2, n * out.cols, activation);
+    this.k.glu_f32(o.byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, activation === 'gelu' ? 1 : 0);
     o.version++;
   }
 

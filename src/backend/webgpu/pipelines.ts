@@ -58,16 +58,33 @@ export interface CachedPipeline {
   readonly bindings: readonly (BindingKind | null)[];
 }
 
+/** Pipeline-overridable constants as WebGPU wants them: numbers (booleans become 1 / 0). */
+function overrideValues(spec: PipelineSpec): Record<string, number> {
+  const values: Record<string, number> = { WG_SIZE: spec.wgSize };
+  for (const [name, v] of Object.entries(spec.constants ?? {})) values[name] = typeof v === 'boolean' ? Number(v) : v;
+  return values;
+}
+
+/** Pipelines of every device, so backends re-created on one device (a new model, a test) reuse them. */
+const DEVICE_CACHES = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
+
 /** Builds and caches pipelines for one device and one capability choice (dtype, subgroups). */
 export class PipelineCache {
-  private readonly cache = new Map<string, CachedPipeline>();
+  private readonly cache: Map<string, CachedPipeline>;
 
   constructor(
     private readonly device: GPUDevice,
     readonly dtype: ElementType,
     readonly subgroups: boolean,
     private readonly paramsBindingSize: number,
-  ) {}
+  ) {
+    let shared = DEVICE_CACHES.get(device);
+    if (!shared) {
+      shared = new Map();
+      DEVICE_CACHES.set(device, shared);
+    }
+    this.cache = shared;
+  }
 
   /** The readable key of a variant, e.g. `gemv.q4_0.f16.sg.wg64` or `glu.gelu.f32.wg256`. */
   key(spec: PipelineSpec): string {
@@ -77,7 +94,7 @@ export class PipelineCache {
     return `${spec.kernel}${entry}${tag}${quant}.${this.dtype}${this.subgroups ? '.sg' : ''}.wg${spec.wgSize}`;
   }
 
-  /** Number of pipelines built so far. */
+  /** Number of pipelines built so far on this device. */
   get size(): number {
     return this.cache.size;
   }
@@ -115,7 +132,7 @@ export class PipelineCache {
     const pipeline = this.device.createComputePipeline({
       label,
       layout: this.device.createPipelineLayout({ label, bindGroupLayouts: [layout] }),
-      compute: { module, entryPoint: entry, constants: { WG_SIZE: spec.wgSize, ...(spec.constants ?? {}) } },
+      compute: { module, entryPoint: entry, constants: overrideValues(spec) },
     });
     const built: CachedPipeline = { label, pipeline, layout, bindings };
     this.cache.set(label, built);

@@ -1,12 +1,118 @@
-/** `webgguf tokenize` — placeholder until its issue lands. */
+/**
+ * `webgguf tokenize <model> --text "…" [--special] [--bos] [--json]` prints a text's token ids;
+ * `webgguf tokenize <model> --test <file.inp>` runs a llama.cpp tokenizer vector file against the `.out` beside it,
+ * prints the first mismatches and `N passed, M failed` last, and exits non-zero when any case fails.
+ */
+
+import { readFile } from 'node:fs/promises';
 import { LlmError } from '../../errors.js';
-import type { CliCommand } from '../cli-io.js';
+import type { GgufValue } from '../../gguf/types.js';
+import type { ByteSource } from '../../io/byte-source.js';
+import { createTokenizer } from '../../tokenizer/index.js';
+import type { CliCommand, CliIo } from '../cli-io.js';
+
+const USAGE =
+  'webgguf tokenize <model> --text "…" [--special] [--bos] [--json] | --test <file.inp>   token ids of a text, or run llama.cpp vectors';
+/** Mismatches printed in full by `--test` before the summary line. */
+const MAX_SHOWN_FAILURES = 5;
+
+/** Reads the metadata of a local GGUF file or an http(s) URL (header only). */
+export async function loadModelMetadata(target: string, signal: AbortSignal): Promise<Readonly<Record<string, GgufValue>>> {
+  let source: ByteSource;
+  if (/^https?:\/\//i.test(target)) {
+    const { HttpByteSource } = await import('../../io/http-source.js');
+    source = await HttpByteSource.open(target, { signal });
+  } else {
+    const { NodeFileSource } = await import('../../io/node-file-source.js');
+    source = await NodeFileSource.open(target, signal);
+  }
+  try {
+    const { parseGguf } = await import('../../gguf/parse.js');
+    return (await parseGguf(source, { signal })).metadata;
+  } finally {
+    await source.close?.();
+  }
+}
+
+interface TokenizeArgs {
+  model: string;
+  text?: string;
+  test?: string;
+  special: boolean;
+  bos: boolean;
+  json: boolean;
+}
+
+function usageError(message: string): LlmError {
+  return new LlmError('invalid-request', `${message}\nusage: ${USAGE}`);
+}
+
+function parseArgs(args: string[]): TokenizeArgs {
+  const out: Partial<TokenizeArgs> & { special: boolean; bos: boolean; json: boolean } = { special: false, bos: false, json: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--special') out.special = true;
+    else if (a === '--bos') out.bos = true;
+    else if (a === '--json') out.json = true;
+    else if (a === '--text' || a === '--test') {
+      if (i + 1 >= args.length) throw usageError(`${a} needs a value`);
+      out[a === '--text' ? 'text' : 'test'] = args[++i];
+    } else if (a.startsWith('--')) throw usageError(`unknown option ${a}`);
+    else if (out.model === undefined) out.model = a;
+    else throw usageError(`unexpected argument '${a}'`);
+  }
+  if (out.model === undefined) throw usageError('missing <model>');
+  if ((out.text === undefined) === (out.test === undefined)) throw usageError('give exactly one of --text or --test');
+  return out as TokenizeArgs;
+}
+
+/** Splits a llama.cpp `.inp` file into cases and reads the ids of the `.out` beside it. */
+async function readVectorFile(inpPath: string): Promise<{ text: string; ids: number[] }[]> {
+  const outPath = inpPath.replace(/\.inp$/, '') + '.out';
+  let inp: string;
+  let out: string;
+  try {
+    [inp, out] = await Promise.all([readFile(inpPath, 'utf8'), readFile(outPath, 'utf8')]);
+  } catch (e) {
+    throw new LlmError('invalid-request', `reading test vectors ${inpPath} / ${outPath} failed: ${(e as Error).message}`, { cause: e });
+  }
+  const texts = inp.split('\n__ggml_vocab_test__\n');
+  if (texts[texts.length - 1] === '') texts.pop();
+  const lines = out.split('\n');
+  if (lines.length < texts.length) {
+    throw new LlmError('invalid-request', `${outPath} has ${lines.length} lines for ${texts.length} cases in ${inpPath}`);
+  }
+  return texts.map((text, i) => ({ text, ids: lines[i].split(' ').filter((s) => s !== '').map(Number) }));
+}
 
 const command: CliCommand = {
   name: 'tokenize',
-  usage: 'webgguf tokenize (not yet available)',
-  async run() {
-    throw new LlmError('invalid-request', "'webgguf tokenize' is not available in this build");
+  usage: USAGE,
+  async run(args: string[], io: CliIo): Promise<number> {
+    const opts = parseArgs(args);
+    const tokenizer = createTokenizer(await loadModelMetadata(opts.model, io.signal));
+    if (opts.text !== undefined) {
+      const ids = tokenizer.encode(opts.text, { parseSpecial: opts.special, addSpecial: opts.bos });
+      io.out(opts.json ? `${JSON.stringify(ids)}\n` : `${ids.join(' ')}\n`);
+      return 0;
+    }
+    const cases = await readVectorFile(opts.test!);
+    let passed = 0;
+    let failed = 0;
+    for (const c of cases) {
+      const got = tokenizer.encode(c.text);
+      if (got.length === c.ids.length && got.every((id, k) => id === c.ids[k])) {
+        passed++;
+        continue;
+      }
+      failed++;
+      if (failed <= MAX_SHOWN_FAILURES) {
+        io.out(`FAIL ${JSON.stringify(c.text.length > 120 ? `${c.text.slice(0, 120)}…` : c.text)}\n  want ${c.ids.join(' ')}\n  got  ${got.join(' ')}\n`);
+      }
+    }
+    if (failed > MAX_SHOWN_FAILURES) io.out(`… ${failed - MAX_SHOWN_FAILURES} more failures not shown\n`);
+    io.out(`${passed} passed, ${failed} failed\n`);
+    return failed === 0 ? 0 : 1;
   },
 };
 export default command;

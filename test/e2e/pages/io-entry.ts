@@ -15,12 +15,16 @@ export interface DownloadOutcome {
 }
 
 const api = {
-  /** Downloads `url` into the store; with `abortAfterBytes`, aborts once that many bytes have been loaded. */
-  async download(url: string, chunkBytes: number, abortAfterBytes?: number): Promise<DownloadOutcome> {
+  /**
+   * Downloads `url` into the store in `chunkBytes` chunks; with `abortAfterBytes`, aborts once that many bytes have
+   * been loaded; `stallTimeoutMs` shortens the reader's stall timeout.
+   */
+  async download(url: string, chunkBytes: number, abortAfterBytes?: number, stallTimeoutMs?: number): Promise<DownloadOutcome> {
     const controller = new AbortController();
     try {
       const m = await downloadModel(url, {
         chunkBytes,
+        stallTimeoutMs,
         retryDelayMs: 10,
         maxInFlight: 2,
         signal: controller.signal,

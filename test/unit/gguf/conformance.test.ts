@@ -10,8 +10,8 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type GgufFile, type GgufValue, GgufValueType, parseGguf, writeGguf } from '../../../src/gguf/index.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { listGgufFiles } from '../../helpers/shared-path.js';
+import { parseGgufFile } from './gguf-test-kit.js';
 
 const FILES = listGgufFiles();
 /** Pseudo-keys @huggingface/gguf adds to its metadata. */
@@ -32,15 +32,6 @@ function isBomOnlyDifference(ours: unknown, theirs: unknown): boolean {
   return typeof ours === 'string' && ours.startsWith('\uFEFF') && theirs === ours.slice(1);
 }
 
-async function parseFile(path: string): Promise<GgufFile> {
-  const src = await NodeFileSource.open(path);
-  try {
-    return await parseGguf(src);
-  } finally {
-    await src.close();
-  }
-}
-
 describe('conformance with @huggingface/gguf', () => {
   it('finds the shared fixtures', () => {
     expect(FILES.length).toBeGreaterThanOrEqual(40);
@@ -50,7 +41,7 @@ describe('conformance with @huggingface/gguf', () => {
   });
 
   it.each(FILES.map((f) => [f.slice(f.indexOf('/shared/') + 8), f]))('%s', async (_label, path) => {
-    const ours = await parseFile(path);
+    const ours = await parseGgufFile(path);
     const theirs = await hfGguf(path, { allowLocalFile: true, typedMetadata: true });
 
     expect(ours.version).toBe(Number(theirs.metadata.version));

@@ -6,8 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { LlmError } from '../../../src/errors.js';
-import { GgmlType, GgufValueType, type GgufWriteInput } from '../../../src/gguf/index.js';
+import { GgmlType, type GgufFile, GgufValueType, type GgufWriteInput, parseGguf } from '../../../src/gguf/index.js';
 import { type ByteSource, MemoryByteSource } from '../../../src/io/byte-source.js';
+import { NodeFileSource } from '../../../src/io/node-file-source.js';
 
 /** Builds arbitrary (possibly invalid) GGUF bytes field by field. */
 export class RawGguf {
@@ -123,4 +124,14 @@ export function fixtureBytes(path: string): Uint8Array {
     fixtureCache.set(path, b);
   }
   return b;
+}
+
+/** Parses a GGUF file on disk through `NodeFileSource` (header reads only). */
+export async function parseGgufFile(path: string): Promise<GgufFile> {
+  const src = await NodeFileSource.open(path);
+  try {
+    return await parseGguf(src);
+  } finally {
+    await src.close();
+  }
 }

@@ -36,10 +36,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-beforeEach(() => {
+beforeEach(async () => {
   store = createStore(`webgguf-test-${++storeCount}`, 'models');
   server.setFault(PATH, undefined);
   server.replaceFile(PATH, FIXTURE);
+  await server.idle(); // stragglers of an earlier test's aborted requests stay out of this test's log
   server.clearLog();
 });
 
@@ -65,7 +66,9 @@ async function interruptAfter(chunks: number): Promise<LlmError> {
   const onProgress = (p: DownloadProgress): void => {
     if (p.phase === 'download' && p.loadedBytes >= chunks * CHUNK) controller.abort();
   };
-  return llmError(downloadModel(url, opts({ signal: controller.signal, onProgress })));
+  const e = await llmError(downloadModel(url, opts({ signal: controller.signal, onProgress })));
+  await server.idle(); // requests sent just before the abort must not land in the next step's log
+  return e;
 }
 
 describe('model store', () => {

@@ -1,0 +1,124 @@
+/**
+ * Command-line options of `npm run bench` and their parsing. Bad values are LlmError('invalid-request') naming the
+ * option, the value and what is accepted.
+ */
+
+import path from 'node:path';
+import { LlmError } from '../../src/errors.js';
+import { REPO_ROOT } from '../../scripts/synthetic-model.js';
+
+/** Parsed options. */
+export interface BenchArgs {
+  readonly help: boolean;
+  readonly shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny';
+  readonly quant: string;
+  /** A GGUF to use instead of a synthetic model. */
+  readonly model: string | undefined;
+  readonly threads: readonly number[];
+  readonly rounds: number;
+  readonly prompts: readonly number[];
+  readonly decode: number;
+  readonly seed: number;
+  /** Our backends: 'wasm' (default), 'webgpu', 'cpu'. */
+  readonly backends: readonly string[];
+  /** Peers: 'llama.cpp' (default), 'vulkan' (llama.cpp's Vulkan build; ~4 min of shader compiles on first use). */
+  readonly peers: readonly string[];
+  /** Also run wllama and our WASM/WebGPU in headless Chromium. */
+  readonly browser: boolean;
+  readonly bandwidth: boolean;
+  readonly bandwidthBytes: number;
+  readonly profileSteps: number;
+  readonly caseTimeoutS: number;
+  readonly outDir: string;
+  readonly raw: readonly string[];
+}
+
+export const USAGE = `npm run bench -- [options]
+  --shape qwen2.5-0.5b|llama-3.2-1b|tiny   synthetic model shape (default qwen2.5-0.5b; cached in ~/.cache/webgguf)
+  --quant q4_0|q4_k|q8_0|…                 its quant (default q4_0)
+  --model FILE.gguf                        use this file instead
+  --threads 1,2                            thread counts (default 1,2)
+  --rounds N                               interleaved rounds per case (default 3; medians reported)
+  --prompts 128,512                        prefill prompt lengths (default 128,512)
+  --decode N                               decoded tokens (default 128)
+  --backends wasm[,webgpu,cpu]             our backends in Node (default wasm)
+  --peers llama.cpp[,vulkan]|none          peers in Node (default llama.cpp)
+  --browser                                also wllama + our WASM in headless Chromium
+  --no-bandwidth                           skip the WASM bandwidth probe
+  --quick                                  prompts 32, decode 16, 1 round (a smoke run)
+  --out DIR                                results folder (default .cache/bench)
+  --timeout S                              per-case limit in seconds (default 900)`;
+
+const SHAPES = ['qwen2.5-0.5b', 'llama-3.2-1b', 'tiny'] as const;
+
+function bad(option: string, value: string, what: string): never {
+  throw new LlmError('invalid-request', `bench options: ${option} got "${value}"; expected ${what}`, { details: { option, value } });
+}
+
+function intList(option: string, v: string): number[] {
+  const xs = v.split(',').map(Number);
+  if (!xs.length || xs.some((x) => !Number.isInteger(x) || x < 1)) bad(option, v, 'comma-separated positive integers');
+  return xs;
+}
+
+function int(option: string, v: string): number {
+  const x = Number(v);
+  if (!Number.isInteger(x) || x < 1) bad(option, v, 'a positive integer');
+  return x;
+}
+
+/** Parses argv (after `--`). */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
+    help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
+    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, bandwidth: true,
+    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    const v = (): string => {
+      const x = argv[++i];
+      if (x === undefined) bad(k, '', 'a value after it');
+      return x;
+    };
+    switch (k) {
+      case '-h': case '--help': o.help = true; break;
+      case '--shape': {
+        const s = v();
+        if (!(SHAPES as readonly string[]).includes(s)) bad(k, s, SHAPES.join(' | '));
+        o.shape = s as BenchArgs['shape'];
+        break;
+      }
+      case '--quant': o.quant = v(); break;
+      case '--model': o.model = path.resolve(v()); break;
+      case '--threads': o.threads = intList(k, v()); break;
+      case '--rounds': o.rounds = int(k, v()); break;
+      case '--prompts': o.prompts = intList(k, v()); break;
+      case '--decode': o.decode = int(k, v()); break;
+      case '--seed': o.seed = int(k, v()); break;
+      case '--backends': {
+        const s = v();
+        const xs = s.split(',');
+        if (xs.some((x) => !['wasm', 'webgpu', 'cpu'].includes(x))) bad(k, s, 'wasm, webgpu and/or cpu');
+        o.backends = xs;
+        break;
+      }
+      case '--peers': {
+        const s = v();
+        const xs = s === 'none' ? [] : s.split(',');
+        if (xs.some((x) => !['llama.cpp', 'vulkan'].includes(x))) bad(k, s, 'llama.cpp and/or vulkan, or none');
+        o.peers = xs;
+        break;
+      }
+      case '--browser': o.browser = true; break;
+      case '--no-bandwidth': o.bandwidth = false; break;
+      case '--bandwidth-mib': o.bandwidthBytes = int(k, v()) * 2 ** 20; break;
+      case '--profile-steps': o.profileSteps = Number(v()); break;
+      case '--quick': o.prompts = [32]; o.decode = 16; o.rounds = 1; break;
+      case '--out': o.outDir = path.resolve(v()); break;
+      case '--timeout': o.caseTimeoutS = int(k, v()); break;
+      default: bad('argument', k, 'one of the options in the usage');
+    }
+  }
+  return o;
+}

@@ -1,0 +1,166 @@
+/**
+ * Turns the harness's runs into the report: medians per (runtime, threads), peer ratios against the issue-8 targets,
+ * the decode roofline fraction, and the two human-readable renderings — a Markdown table and an SVG bar chart of
+ * decode tok/s (with the bandwidth roofline drawn per thread count).
+ */
+
+import { median, round, type BandwidthResult, type BenchReport, type Ratio, type RunResult, type RuntimeId, type SummaryRow } from './bench-types.js';
+
+/** Medians over rounds for each (runtime, threads), in first-seen order. */
+export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw: BandwidthResult | null): SummaryRow[] {
+  const groups = new Map<string, RunResult[]>();
+  for (const r of runs) {
+    const key = `${r.runtime}|${r.threads}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()].map((rs) => {
+    const first = rs[0];
+    const decode = rs.map((r) => r.decodeTokPerS);
+    const prefill: Record<string, number> = {};
+    for (const k of Object.keys(first.prefillTokPerS)) prefill[k] = round(median(rs.map((r) => r.prefillTokPerS[k] ?? 0)));
+    const dec = median(decode);
+    const gb = bw?.gbPerS[String(first.threads)];
+    const isCpuRuntime = first.runtime !== 'webgguf-webgpu' && first.runtime !== 'llama.cpp-vulkan';
+    return {
+      runtime: first.runtime,
+      backend: first.backend,
+      threads: first.threads,
+      rounds: rs.length,
+      loadMs: round(median(rs.map((r) => r.loadMs.total)), 0),
+      prefillTokPerS: prefill,
+      ttftMs: round(median(rs.map((r) => r.ttftMs)), 1),
+      decodeTokPerS: round(dec, 2),
+      decodeSpread: [round(Math.min(...decode), 2), round(Math.max(...decode), 2)],
+      decodeTokPerCpuS: round(1000 / median(rs.map((r) => r.decodeCpuMsPerToken)), 2),
+      roofline: gb && isCpuRuntime ? round((bytesPerToken * dec) / (gb * 1e9), 3) : null,
+      peakRssMiB: round(median(rs.map((r) => r.memoryMiB.peakRss)), 0),
+      breakdownMs: medianBreakdown(rs),
+    };
+  });
+}
+
+function medianBreakdown(rs: readonly RunResult[]): Record<string, number> | null {
+  const withB = rs.filter((r) => r.breakdownMs !== null);
+  if (withB.length === 0) return null;
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(withB[0].breakdownMs ?? {})) out[k] = round(median(withB.map((r) => r.breakdownMs?.[k] ?? 0)), 3);
+  return out;
+}
+
+/** Issue-8 targets: ours ÷ peer for decode. */
+const TARGETS: Partial<Record<RuntimeId, number>> = { 'llama.cpp-cpu': 0.8, wllama: 1.2 };
+
+/** Ours ÷ peer per metric and thread count, where both ran. */
+export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
+  const pairs: [RuntimeId, RuntimeId][] = [
+    ['webgguf-wasm', 'llama.cpp-cpu'],
+    ['webgguf-wasm', 'wllama'],
+    ['webgguf-webgpu', 'llama.cpp-vulkan'],
+  ];
+  const out: Ratio[] = [];
+  for (const [ours, peer] of pairs) {
+    for (const a of rows.filter((r) => r.runtime === ours)) {
+      const b = rows.find((r) => r.runtime === peer && (r.threads === a.threads || ours === 'webgguf-webgpu'));
+      if (!b) continue;
+      out.push({ metric: 'decode', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target: TARGETS[peer] ?? null });
+      if (peer === 'llama.cpp-cpu') {
+        out.push({ metric: 'decode-cpu-time', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerCpuS / b.decodeTokPerCpuS, 3), target: null });
+      }
+      for (const [k, metric] of [['128', 'prefill128'], ['512', 'prefill512']] as const) {
+        const x = a.prefillTokPerS[k];
+        const y = b.prefillTokPerS[k];
+        if (x && y) out.push({ metric, threads: a.threads, ours, peer, ratio: round(x / y, 3), target: null });
+      }
+    }
+  }
+  return out;
+}
+
+/** The Markdown rendering (what BENCHMARKS.md quotes). */
+export function toMarkdown(rep: BenchReport): string {
+  const lens = rep.workload.promptLengths;
+  const lines: string[] = [];
+  lines.push(`### ${rep.model.shape} ${rep.model.quant} — ${rep.startedAt}`, '');
+  lines.push(`Command: \`${rep.command}\``, '');
+  lines.push(
+    `Machine: ${rep.machine.cpus} × ${rep.machine.cpuModel}, ${rep.machine.totalMemGiB} GiB, Node ${rep.machine.node}. ` +
+      `Model ${(rep.model.bytes / 2 ** 20).toFixed(0)} MiB, ${(rep.model.bytesPerToken / 2 ** 20).toFixed(0)} MiB read per decoded token. ` +
+      `Load average during runs: ${loadRange(rep.runs)}.`,
+    '',
+  );
+  if (rep.bandwidth) {
+    const bw = Object.entries(rep.bandwidth.gbPerS).map(([t, g]) => `${g} GB/s (${t} thr)`).join(', ');
+    lines.push(`WASM streaming-read bandwidth: ${bw} (load ${rep.bandwidth.loadAvg}).`, '');
+  }
+  lines.push(
+    `| runtime | backend | thr | rounds | load ms | ${lens.map((n) => `prefill ${n} tok/s`).join(' | ')} | TTFT ${lens[0]} ms | decode tok/s (min–max) | decode tok/CPU-s | roofline | peak RSS MiB |`,
+    `|---|---|---|---|---|${lens.map(() => '---|').join('')}---|---|---|---|---|`,
+  );
+  for (const r of rep.summary) {
+    lines.push(
+      `| ${r.runtime} | ${r.backend} | ${r.threads} | ${r.rounds} | ${r.loadMs} | ${lens.map((n) => r.prefillTokPerS[String(n)] ?? '–').join(' | ')} | ` +
+        `${r.ttftMs} | ${r.decodeTokPerS} (${r.decodeSpread[0]}–${r.decodeSpread[1]}) | ${r.decodeTokPerCpuS} | ${r.roofline === null ? '–' : `${(r.roofline * 100).toFixed(0)} %`} | ${r.peakRssMiB} |`,
+    );
+  }
+  if (rep.ratios.length) {
+    lines.push('', '| ours ÷ peer | metric | threads | ratio | target |', '|---|---|---|---|---|');
+    for (const q of rep.ratios) {
+      const ok = q.target === null ? '' : q.ratio >= q.target ? ' ✔' : ' ✘';
+      lines.push(`| ${q.ours} ÷ ${q.peer} | ${q.metric} | ${q.threads} | ${q.ratio}×${ok} | ${q.target === null ? '–' : `≥ ${q.target}×`} |`);
+    }
+  }
+  const withB = rep.summary.filter((r) => r.breakdownMs);
+  if (withB.length) {
+    lines.push('', 'Decode step breakdown (ms per token, median over rounds):', '');
+    for (const r of withB) {
+      const parts = Object.entries(r.breakdownMs ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+      lines.push(`- ${r.runtime} ×${r.threads}: ${parts}`);
+    }
+  }
+  if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));
+  return `${lines.join('\n')}\n`;
+}
+
+function loadRange(runs: readonly RunResult[]): string {
+  const xs = runs.flatMap((r) => r.loadAvg);
+  return xs.length ? `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}` : 'n/a';
+}
+
+const COLORS: Record<RuntimeId, string> = {
+  'webgguf-wasm': '#2b7bb9', 'webgguf-webgpu': '#7b4bb9', 'webgguf-cpu': '#8aa0b4',
+  'llama.cpp-cpu': '#d9822b', 'llama.cpp-vulkan': '#b95b2b', wllama: '#3c9a5f',
+};
+
+/** SVG bar chart of median decode tok/s per (runtime, threads), with a dashed roofline per thread count. */
+export function toSvg(rep: BenchReport): string {
+  const rows = rep.summary;
+  const W = 720;
+  const barH = 22;
+  const left = 230;
+  const top = 40;
+  const H = top + rows.length * (barH + 8) + 40;
+  const roof = (t: number): number | null => {
+    const gb = rep.bandwidth?.gbPerS[String(t)];
+    return gb ? (gb * 1e9) / rep.model.bytesPerToken : null;
+  };
+  const maxV = Math.max(1e-9, ...rows.map((r) => r.decodeTokPerS), ...rows.map((r) => roof(r.threads) ?? 0));
+  const x = (v: number): number => left + (v / maxV) * (W - left - 60);
+  const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">${esc(`Decode tok/s — ${rep.model.shape} ${rep.model.quant} (${rep.startedAt.slice(0, 16)}Z)`)}</text>`,
+  ];
+  rows.forEach((r, i) => {
+    const y = top + i * (barH + 8);
+    parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(`${r.runtime} ×${r.threads}`)}</text>`);
+    parts.push(`<rect x="${left}" y="${y}" width="${(x(r.decodeTokPerS) - left).toFixed(1)}" height="${barH}" fill="${COLORS[r.runtime]}"/>`);
+    parts.push(`<text x="${x(r.decodeTokPerS) + 4}" y="${y + 15}">${r.decodeTokPerS}</text>`);
+    const rf = roof(r.threads);
+    if (rf && r.roofline !== null) {
+      parts.push(`<line x1="${x(rf).toFixed(1)}" x2="${x(rf).toFixed(1)}" y1="${y - 2}" y2="${y + barH + 2}" stroke="#c00" stroke-dasharray="3,2"/>`);
+    }
+  });
+  parts.push(`<text x="10" y="${H - 12}" fill="#555">${esc('red dashes: bandwidth roofline (WASM streaming read GB/s ÷ bytes per token) at that thread count')}</text>`);
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

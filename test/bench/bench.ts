@@ -1,0 +1,181 @@
+/**
+ * `npm run bench`: webgguf side by side with llama.cpp (node-llama-cpp, CPU and optionally Vulkan) and wllama on the
+ * same synthetic GGUF, thread counts and token ids, interleaved over rounds, plus a WASM bandwidth probe for the decode
+ * roofline. Each case runs in its own process; results go to .cache/bench/ as JSON, Markdown and SVG. Never gating.
+ */
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { NodeFileSource } from '../../src/io/node-file-source.js';
+import { makeSyntheticModel, REPO_ROOT } from '../../scripts/synthetic-model.js';
+import { probeBandwidth } from './bandwidth-probe.js';
+import { computeRatios, summarize, toMarkdown, toSvg } from './bench-report.js';
+import { round, type BandwidthResult, type BenchReport, type RunResult, type Workload } from './bench-types.js';
+import { parseBenchArgs, USAGE, type BenchArgs } from './bench-args.js';
+
+/** One case of a round: which runner, with what spec. */
+interface Case {
+  readonly label: string;
+  readonly argv: string[];
+  readonly env?: Record<string, string>;
+}
+
+const NODE_FLAGS = ['--experimental-wasm-relaxed-simd'];
+
+/** Runs one case in a child process; resolves with its RunResult (last JSON line of stdout). */
+export function runCase(c: Case, timeoutMs: number): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, ...c.argv], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...c.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code, sig) => {
+      clearTimeout(timer);
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && last.startsWith('{')) {
+        resolve(JSON.parse(last) as RunResult);
+        return;
+      }
+      const why = sig ? `killed by ${sig} (timeout ${timeoutMs / 1000} s?)` : `exit ${code}`;
+      const tail = (err || out).trim().split('\n').filter((l) => !/^\s+at /.test(l)).slice(-3).join(' | ');
+      reject(new Error(`${c.label}: ${why}: ${tail.slice(0, 400)}`));
+    });
+  });
+}
+
+/** The cases of one round, in order (reversed on odd rounds so drift in machine load cancels out). */
+function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
+  const ours = (backend: string, threads: number): Case => ({
+    label: `webgguf ${backend} ×${threads}`,
+    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps })],
+  });
+  const llama = (threads: number, gpu?: 'vulkan'): Case => ({
+    label: `llama.cpp ${gpu ?? 'cpu'} ×${threads}`,
+    argv: ['scripts/bench/llama-cpp-run.mjs', JSON.stringify({ modelPath, threads, workload, ...(gpu ? { gpu } : {}) })],
+    ...(gpu ? { env: { GGML_VK_VISIBLE_DEVICES: process.env['GGML_VK_VISIBLE_DEVICES'] ?? '0' } } : {}),
+  });
+  const out: Case[] = [];
+  for (const t of a.threads) {
+    if (a.backends.includes('wasm')) out.push(ours('wasm', t));
+    if (a.backends.includes('cpu')) out.push(ours('cpu', t));
+    if (a.peers.includes('llama.cpp')) out.push(llama(t));
+  }
+  if (a.backends.includes('webgpu')) out.push(ours('webgpu', 1));
+  if (a.peers.includes('vulkan')) out.push(llama(a.threads[a.threads.length - 1] ?? 1, 'vulkan'));
+  return out;
+}
+
+/** Bytes a decode step streams: every tensor, minus token_embd when a separate output matrix exists (one row only). */
+function bytesPerToken(tensors: readonly { name: string; byteLength: number }[]): number {
+  const hasOutput = tensors.some((t) => t.name === 'output.weight');
+  return tensors.reduce((s, t) => s + (hasOutput && t.name === 'token_embd.weight' ? 0 : t.byteLength), 0);
+}
+
+/** Entry of `npm run bench -- [options]`; returns 0 unless the arguments are bad. */
+export async function main(args: string[]): Promise<number> {
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  let a: BenchArgs;
+  try {
+    a = parseBenchArgs(args);
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (a.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const report = await runBench(a, (line) => console.log(line));
+  console.log(`\n${toMarkdown(report)}`);
+  return 0;
+}
+
+/** Runs the whole benchmark described by `a`; writes the JSON/MD/SVG files and returns the report. */
+export async function runBench(a: BenchArgs, log: (line: string) => void): Promise<BenchReport> {
+  const startedAt = new Date().toISOString().slice(0, 19);
+  const modelPath = a.model ?? (await makeSyntheticModel({ shape: a.shape, quant: a.quant }));
+  const src = await NodeFileSource.open(modelPath);
+  const gguf = await parseGguf(src);
+  await src.close();
+  const embd = gguf.tensors.find((t) => t.name === 'token_embd.weight');
+  const vocab = embd?.shape[1] ?? 32000;
+  const hi = Math.min(vocab, 30000);
+  const workload: Workload = { promptLengths: a.prompts, decodeTokens: a.decode, seed: a.seed, tokenRange: [Math.min(100, hi - 1), hi] };
+  const bpt = bytesPerToken(gguf.tensors);
+  log(`model ${modelPath} (${(src.size / 2 ** 20).toFixed(0)} MiB, ${(bpt / 2 ** 20).toFixed(0)} MiB/token); load avg ${os.loadavg()[0].toFixed(1)}`);
+
+  const errors: string[] = [];
+  let bandwidth: BandwidthResult | null = null;
+  if (a.bandwidth) {
+    bandwidth = await probeBandwidth({ threads: a.threads, bytes: a.bandwidthBytes });
+    log(`bandwidth: ${JSON.stringify(bandwidth.gbPerS)} GB/s (load ${bandwidth.loadAvg})`);
+  }
+  if (a.peers.includes('llama.cpp') || a.peers.includes('vulkan')) {
+    if (!existsSync(path.join(REPO_ROOT, 'scripts/oracle/node_modules/node-llama-cpp'))) {
+      errors.push('llama.cpp: node-llama-cpp is not installed (cd scripts/oracle && npm install)');
+      a = { ...a, peers: a.peers.filter((p) => p !== 'llama.cpp' && p !== 'vulkan') };
+    }
+  }
+  const runs: RunResult[] = [];
+  const failed = new Set<string>();
+  for (let round_ = 0; round_ < a.rounds; round_++) {
+    const cases = casesFor(a, modelPath, workload);
+    if (round_ % 2 === 1) cases.reverse();
+    for (const c of cases) {
+      if (failed.has(c.label)) continue;
+      try {
+        const r = await runCase(c, a.caseTimeoutS * 1000);
+        runs.push(r);
+        log(`round ${round_ + 1} ${c.label}: prefill ${JSON.stringify(r.prefillTokPerS)} tok/s, decode ${r.decodeTokPerS} tok/s, load ${r.loadAvg.join('→')}`);
+      } catch (e) {
+        failed.add(c.label);
+        errors.push((e as Error).message);
+        log(`round ${round_ + 1} ${(e as Error).message}`);
+      }
+    }
+  }
+  if (a.browser) {
+    const { runBrowserBench } = await import('./browser-bench.js');
+    try {
+      runs.push(...(await runBrowserBench({ modelPath, threads: a.threads, workload, rounds: a.rounds, log })));
+    } catch (e) {
+      errors.push(`browser: ${(e as Error).message}`);
+    }
+  }
+  const summary = summarize(runs, bpt, bandwidth);
+  const report: BenchReport = {
+    version: 1,
+    startedAt,
+    command: `npm run bench -- ${args0(a)}`.trim(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.versions.node, totalMemGiB: round(os.totalmem() / 2 ** 30, 1) },
+    model: { path: modelPath, shape: a.model ? path.basename(a.model) : a.shape, quant: a.model ? '' : a.quant, bytes: src.size, bytesPerToken: bpt },
+    workload,
+    bandwidth,
+    runs,
+    summary,
+    ratios: computeRatios(summary),
+    errors,
+  };
+  mkdirSync(a.outDir, { recursive: true });
+  const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);
+  writeFileSync(`${stem}.json`, `${JSON.stringify(report, null, 1)}\n`);
+  writeFileSync(`${stem}.md`, toMarkdown(report));
+  writeFileSync(`${stem}.svg`, toSvg(report));
+  log(`wrote ${stem}.{json,md,svg}`);
+  return report;
+}
+
+/** The options as typed, for the report's `command`. */
+function args0(a: BenchArgs): string {
+  return a.raw.join(' ');
+}

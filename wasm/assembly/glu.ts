@@ -1,0 +1,47 @@
+/**
+ * Gated-FFN activation: out = act(gate) · up, elementwise over `len` f32 values (SwiGLU: act = SiLU x·σ(x); GEGLU:
+ * act = llama.cpp's tanh-approximated GELU 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))). tanh(z) is computed as
+ * 1 − 2 / (e^{2z} + 1), exact at both tails with the clamped exp.
+ *   out, gate, up  f32 [len] (out may alias either)
+ */
+import { expf, expf4 } from './fast-math';
+
+const GELU_COEF: f32 = 0.7978845608028654; // √(2/π)
+const GELU_CUBIC: f32 = 0.044715;
+
+// @ts-ignore: decorator
+@inline function actScalar(x: f32, gelu: bool): f32 {
+  if (gelu) {
+    const z = GELU_COEF * x * (1 + GELU_CUBIC * x * x);
+    const e = expf(min<f32>(2 * z, 88.7));
+    return 0.5 * x * (2 - 2 / (e + 1));
+  }
+  return x / (1 + expf(min<f32>(-x, 88.7)));
+}
+
+/** See the file header; `act` 0 = SiLU, 1 = GELU (tanh). */
+export function glu_f32(out: usize, gate: usize, up: usize, len: i32, act: i32): void {
+  const gelu = act != 0;
+  let i = 0;
+  if (ASC_FEATURE_SIMD) {
+    const one = f32x4.splat(1);
+    const two = f32x4.splat(2);
+    for (; i + 4 <= len; i += 4) {
+      const off = <usize>i << 2;
+      const x = v128.load(gate + off);
+      let a: v128;
+      if (gelu) {
+        const z = f32x4.mul(f32x4.mul(x, f32x4.splat(GELU_COEF)), f32x4.add(one, f32x4.mul(f32x4.splat(GELU_CUBIC), f32x4.mul(x, x))));
+        const e = expf4(f32x4.add(z, z));
+        a = f32x4.mul(f32x4.mul(f32x4.splat(0.5), x), f32x4.sub(two, f32x4.div(two, f32x4.add(e, one))));
+      } else {
+        a = f32x4.div(x, f32x4.add(one, expf4(f32x4.neg(x))));
+      }
+      v128.store(out + off, f32x4.mul(a, v128.load(up + off)));
+    }
+  }
+  for (; i < len; i++) {
+    const off = <usize>i << 2;
+    store<f32>(out + off, actScalar(load<f32>(gate + off), gelu) * load<f32>(up + off));
+  }
+}
