@@ -243,7 +243,36 @@ function toggleSidebar(show = ui.sidebar.hidden): void {
   if (show) ui.sidebar.querySelector<HTMLElement>('select, input, button')?.focus();
 }
 
+/**
+ * Registers the service worker (offline app shell). On a host that cannot send COOP/COEP the page is not
+ * cross-origin isolated (no WASM threads); the service worker adds those headers, so once it controls the page,
+ * reload once. Resolves true when a reload is under way.
+ */
+async function startServiceWorker(): Promise<boolean> {
+  if (!('serviceWorker' in navigator) || location.protocol === 'file:' || import.meta.env.DEV) return false;
+  try {
+    await navigator.serviceWorker.register('./sw.js');
+  } catch (e) {
+    console.warn('webgguf demo: service worker not registered', e);
+    return false;
+  }
+  const key = 'webgguf-demo-isolation-reload';
+  if (crossOriginIsolated || navigator.serviceWorker.controller || sessionStorage.getItem(key)) return false;
+  await navigator.serviceWorker.ready;
+  if (!navigator.serviceWorker.controller) {
+    await new Promise<void>((resolve) => {
+      navigator.serviceWorker.addEventListener('controllerchange', () => resolve(), { once: true });
+      setTimeout(resolve, 3000);
+    });
+  }
+  if (!navigator.serviceWorker.controller) return false;
+  sessionStorage.setItem(key, '1');
+  location.reload();
+  return true;
+}
+
 async function init(): Promise<void> {
+  if (await startServiceWorker()) return;
   const panel = new ModelPanel(
     {
       catalogue: $('catalogue'),
@@ -317,9 +346,6 @@ async function init(): Promise<void> {
   });
   for (const el of [ui.systemPrompt, ui.temperature, ui.topP, ui.topK, ui.maxTokens, ui.seed]) {
     el.addEventListener('change', () => void saveSettings(readSettings()));
-  }
-  if ('serviceWorker' in navigator && location.protocol !== 'file:' && !import.meta.env.DEV) {
-    navigator.serviceWorker.register('./sw.js').catch((e: unknown) => console.warn('webgguf demo: service worker not registered', e));
   }
   setBusy(false);
   await panel.refresh();

@@ -5,15 +5,13 @@
 import { isLlmError, type BackendInfo } from '../../src/index';
 import { formatBytes } from './catalogue';
 
-/** Short label of the backend in use, e.g. 'WebGPU f16', 'WebGPU f32', 'WASM simd128 ×2 threads'. */
+/** Short label of the backend in use: 'WebGPU f16', 'WebGPU f32', 'WASM + 4 threads' (details go in a tooltip). */
 export function backendLabel(backend: BackendInfo): string {
   const d = backend.description;
   if (backend.name === 'webgpu') return `WebGPU ${/\bf16\b/.test(d) ? 'f16' : 'f32'}`;
   if (backend.name === 'wasm') {
-    const m = /^wasm\s+(\S+)\s+×(\d+)/.exec(d);
-    if (!m) return 'WASM';
-    const threads = Number(m[2]);
-    return `WASM ${m[1]}${threads > 1 ? ` + ${threads} threads` : ' (1 thread)'}`;
+    const threads = Number(/×(\d+)/.exec(d)?.[1] ?? 1);
+    return threads > 1 ? `WASM + ${threads} threads` : 'WASM (1 thread)';
   }
   return backend.name === 'cpu' ? 'CPU (reference)' : backend.name;
 }

@@ -11,6 +11,22 @@ import { nowMs, type Context } from './context.js';
 import { Sampler, type ReadbackRoute, type SamplingParams } from './sampler.js';
 import { StopMatcher } from './stop.js';
 
+/** Longest stretch of decoding, ms, without letting queued tasks (an abort message) run. */
+const YIELD_INTERVAL_MS = 8;
+
+/** One macrotask turn (a MessageChannel round trip: not clamped like nested `setTimeout(0)`). */
+function yieldToEventLoop(): Promise<void> {
+  if (typeof MessageChannel === 'undefined') return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
+
 /** What one generation needs. */
 export interface GenerationInput {
   /** Prompt token ids (BOS included when the vocab wants it); at least one. */
@@ -72,8 +88,10 @@ export async function* generate(
       details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
     });
   }
+  // Let an abort already posted to this thread (a worker's abort-signal port) arrive before any work starts.
+  if (signal) await yieldToEventLoop();
   throwIfAborted(signal, 'generation');
-  const sampler = new Sampler(input.sampling);
+  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize);
   const lease = ctx.cache.acquire(input.cacheKey, prompt);
   const decoder = tokenizer.createStreamDecoder();
   const stopper = new StopMatcher(input.stop);
@@ -92,7 +110,14 @@ export async function* generate(
     ctx.cache.append(lease, tail);
     prefillMs = nowMs() - tp;
 
+    let lastYield = nowMs();
     for (;;) {
+      // Backends whose steps settle as microtasks (WASM) would otherwise starve the task queue, so an abort message
+      // from another thread could never be delivered; give it a turn every few milliseconds.
+      if (signal && nowMs() - lastYield > YIELD_INTERVAL_MS) {
+        await yieldToEventLoop();
+        lastYield = nowMs();
+      }
       throwIfAborted(signal, 'generation');
       const token = await sampler.sample(ctx.transformer, history);
       if (generated.length === 0) ttft = nowMs() - t0;

@@ -71,13 +71,14 @@ export class Sampler {
   readonly route: ReadbackRoute;
   private readonly rng: Rng;
 
-  constructor(params: SamplingParams) {
+  /** `vocabSize`, when given, keeps a top-k of the whole vocabulary (no truncation) on the full-row route. */
+  constructor(params: SamplingParams, vocabSize = Infinity) {
     this.params = params;
     this.rng = createRng(params.seed);
     const needsRow = hasBias(params) || hasPenalties(params);
     if (needsRow) this.route = 'full';
     else if (params.temperature <= 0 || params.topK === 1) this.route = 'argmax';
-    else if (params.topK > 0 && params.topK <= MAX_BACKEND_TOP_K) this.route = 'top-k';
+    else if (params.topK > 0 && params.topK <= MAX_BACKEND_TOP_K && params.topK < vocabSize) this.route = 'top-k';
     else this.route = 'full';
   }
 

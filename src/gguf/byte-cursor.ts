@@ -61,56 +61,68 @@ export class ByteCursor {
     throw new NeedMoreBytes(end);
   }
 
+  // Scalar readers: each reads one little-endian value at `pos` and advances past it; `field` names it in errors.
+
+  /** Reads a u8. */
   u8(field: string): number {
     this.require(1, field);
     return this.view.getUint8(this.pos++);
   }
+  /** Reads an i8. */
   i8(field: string): number {
     this.require(1, field);
     return this.view.getInt8(this.pos++);
   }
+  /** Reads a u16. */
   u16(field: string): number {
     this.require(2, field);
     const v = this.view.getUint16(this.pos, true);
     this.pos += 2;
     return v;
   }
+  /** Reads an i16. */
   i16(field: string): number {
     this.require(2, field);
     const v = this.view.getInt16(this.pos, true);
     this.pos += 2;
     return v;
   }
+  /** Reads a u32. */
   u32(field: string): number {
     this.require(4, field);
     const v = this.view.getUint32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** Reads an i32. */
   i32(field: string): number {
     this.require(4, field);
     const v = this.view.getInt32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** Reads an f32. */
   f32(field: string): number {
     this.require(4, field);
     const v = this.view.getFloat32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** Reads an f64. */
   f64(field: string): number {
     this.require(8, field);
     const v = this.view.getFloat64(this.pos, true);
     this.pos += 8;
     return v;
   }
+  /** Reads a u64 as bigint (exact). */
   u64(field: string): bigint {
     this.require(8, field);
     const v = this.view.getBigUint64(this.pos, true);
     this.pos += 8;
     return v;
   }
+  /** Reads an i64 as bigint (exact). */
   i64(field: string): bigint {
     this.require(8, field);
     const v = this.view.getBigInt64(this.pos, true);

@@ -6,7 +6,15 @@
 
 import { LlmError, throwIfAborted } from '../errors.js';
 import { type ByteSource, checkReadRange } from './byte-source.js';
-import { type ModelManifest, type ModelStoreOptions, chunkLength, readChunk, readManifest, updateManifest } from './model-store.js';
+import {
+  type ModelManifest,
+  type ModelStoreOptions,
+  asStoreError,
+  chunkLength,
+  readChunk,
+  readManifest,
+  updateManifest,
+} from './model-store.js';
 
 /** How many decoded chunks a source keeps in memory (a tensor read often spans a chunk boundary). */
 const CACHED_CHUNKS = 2;
@@ -29,7 +37,9 @@ export class IdbByteSource implements ByteSource {
   static async open(url: string | URL, options: ModelStoreOptions & { signal?: AbortSignal } = {}): Promise<IdbByteSource> {
     const href = String(url);
     throwIfAborted(options.signal, `opening cached ${href}`);
-    const m = await readManifest(href, options);
+    const m = await readManifest(href, options).catch((e: unknown) => {
+      throw asStoreError(e, `opening cached ${href}`);
+    });
     if (m === undefined || !m.complete) {
       throw new LlmError('invalid-request', `${href} is not ${m === undefined ? '' : 'completely '}in the model store; ` +
         'download it first with downloadModel (or open it with caching off)', {
@@ -94,7 +104,9 @@ export class IdbByteSource implements ByteSource {
       this.recent.push(entry);
       return entry[1];
     }
-    const bytes = await readChunk(this.name, index, this.options);
+    const bytes = await readChunk(this.name, index, this.options).catch((e: unknown) => {
+      throw asStoreError(e, `reading chunk ${index} of cached ${this.name}`);
+    });
     const expected = chunkLength(this.manifest, index);
     if (bytes === undefined || bytes.byteLength !== expected) {
       await updateManifest(this.name, this.manifest.downloadId, (m) => {

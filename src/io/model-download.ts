@@ -11,6 +11,7 @@ import { isFileChangedError } from './http-response-checks.js';
 import {
   DEFAULT_CHUNK_BYTES,
   type ModelManifest,
+  asStoreError,
   type ModelStoreOptions,
   type StorageEstimator,
   chunkCountOf,
@@ -51,6 +52,14 @@ export interface DownloadModelOptions extends ModelStoreOptions, Omit<RangeReade
  */
 export async function downloadModel(url: string | URL, options: DownloadModelOptions = {}): Promise<ModelManifest> {
   const href = String(url);
+  try {
+    return await downloadWithRestarts(href, options);
+  } catch (e) {
+    throw asStoreError(e, `downloading ${href} into the model store`);
+  }
+}
+
+async function downloadWithRestarts(href: string, options: DownloadModelOptions): Promise<ModelManifest> {
   const { signal } = options;
   throwIfAborted(signal, `download of ${href}`);
   const existing = await readManifest(href, options);
@@ -101,7 +110,11 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
     const chunkBytes = checkChunkBytes(options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
     manifest = newManifest(url, reader, chunkBytes, options.sha256 ?? null);
     await checkQuota(url, reader.size, storage);
-    await writeManifest(manifest, options);
+    try {
+      await writeManifest(manifest, options);
+    } catch (e) {
+      throw isQuotaExceeded(e) ? await quotaError(url, reader.size, storage, e) : e;
+    }
   } else {
     await checkQuota(url, reader.size - storedBytesOf(manifest), storage);
   }

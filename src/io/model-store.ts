@@ -214,3 +214,18 @@ export async function estimateStorage(storage = defaultStorage()): Promise<{ usa
 export function isQuotaExceeded(e: unknown): boolean {
   return typeof e === 'object' && e !== null && 'name' in e && e.name === 'QuotaExceededError';
 }
+
+/**
+ * Turns an IndexedDB failure that is not already an `LlmError` (the database could not open — e.g. a private window —
+ * was closed, or failed) into `LlmError('network')` naming `step`, and `QuotaExceededError` into `storage-quota`.
+ */
+export function asStoreError(e: unknown, step: string): unknown {
+  if (e instanceof LlmError) return e;
+  if (isQuotaExceeded(e)) {
+    return new LlmError('storage-quota', `${step}: the browser refused to store more (QuotaExceededError); free space ` +
+      '(delete cached models with deleteModel) or use a smaller model', { cause: e });
+  }
+  const what = typeof e === 'object' && e !== null && 'name' in e ? `${String(e.name)}: ${String((e as Error).message)}` : String(e);
+  return new LlmError('network', `${step}: the IndexedDB model store failed (${what}); retry, free storage, or open ` +
+    'the model with caching off (cache: false)', { cause: e, details: { reason: 'storage' } });
+}

@@ -119,7 +119,11 @@ function plainRegex(src: string): string {
   return out;
 }
 
-/** Runs `re` over each current piece of `text` (one UTF-16 unit per code point when `unitPerCp`). */
+/**
+ * Runs `re` over each current piece of `text` and returns the new piece lengths in code points: matches and the
+ * unmatched text between them. `cuIndex` maps code-point index → UTF-16 offset; null when `text` has one unit per
+ * code point (the collapsed string).
+ */
 function splitWithRegex(p: Pieces, re: RegExp, text: string, cuIndex: Int32Array | null): number[] {
   const out: number[] = [];
   let startCp = 0;
@@ -170,7 +174,6 @@ function collapsedEngine(src: string): Engine {
 function plainEngine(src: string): Engine {
   const re = new RegExp(plainRegex(src), 'gu');
   return (p) => {
-    let text = '';
     const cuIndex = new Int32Array(p.cps.length + 1);
     const parts: string[] = [];
     let cu = 0;
@@ -182,8 +185,7 @@ function plainEngine(src: string): Engine {
       cu += ch.length;
     }
     cuIndex[p.cps.length] = cu;
-    text = parts.join('');
-    return splitWithRegex(p, re, text, cuIndex);
+    return splitWithRegex(p, re, parts.join(''), cuIndex);
   };
 }
 

@@ -14,7 +14,7 @@ import { round, type BandwidthResult } from './bench-types.js';
  *     loop: acc_i += i32x4(load(p + 16·i)) for i in 0..3; p += 64; br_if p < end
  *     return lane 0 of (acc0 ^ acc1 ^ acc2 ^ acc3)))
  */
-function streamModuleBytes(): Uint8Array {
+function streamModuleBytes(): Uint8Array<ArrayBuffer> {
   const acc = (local: number, offset: number): number[] =>
     [0x20, local, 0x20, 0x00, 0xfd, 0x00, 0x04, offset, 0xfd, 0xae, 0x01, 0x21, local];
   const body = [

@@ -19,6 +19,7 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
     const prefill: Record<string, number> = {};
     for (const k of Object.keys(first.prefillTokPerS)) prefill[k] = round(median(rs.map((r) => r.prefillTokPerS[k] ?? 0)));
     const dec = median(decode);
+    const perCpuS = 1000 / median(rs.map((r) => r.decodeCpuMsPerToken));
     const gb = bw?.gbPerS[String(first.threads)];
     const isCpuRuntime = first.runtime !== 'webgguf-webgpu' && first.runtime !== 'llama.cpp-vulkan';
     return {
@@ -31,8 +32,9 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
       ttftMs: round(median(rs.map((r) => r.ttftMs)), 1),
       decodeTokPerS: round(dec, 2),
       decodeSpread: [round(Math.min(...decode), 2), round(Math.max(...decode), 2)],
-      decodeTokPerCpuS: round(1000 / median(rs.map((r) => r.decodeCpuMsPerToken)), 2),
+      decodeTokPerCpuS: round(perCpuS, 2),
       roofline: gb && isCpuRuntime ? round((bytesPerToken * dec) / (gb * 1e9), 3) : null,
+      rooflineCpuTime: gb && isCpuRuntime && first.threads === 1 ? round((bytesPerToken * perCpuS) / (gb * 1e9), 3) : null,
       peakRssMiB: round(median(rs.map((r) => r.memoryMiB.peakRss)), 0),
       breakdownMs: medianBreakdown(rs),
     };
@@ -93,13 +95,13 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push(`WASM streaming-read bandwidth: ${bw} (load ${rep.bandwidth.loadAvg}).`, '');
   }
   lines.push(
-    `| runtime | backend | thr | rounds | load ms | ${lens.map((n) => `prefill ${n} tok/s`).join(' | ')} | TTFT ${lens[0]} ms | decode tok/s (min–max) | decode tok/CPU-s | roofline | peak RSS MiB |`,
-    `|---|---|---|---|---|${lens.map(() => '---|').join('')}---|---|---|---|---|`,
+    `| runtime | backend | thr | rounds | load ms | ${lens.map((n) => `prefill ${n} tok/s`).join(' | ')} | TTFT ${lens[0]} ms | decode tok/s (min–max) | decode tok/CPU-s | roofline (wall) | roofline (CPU time) | peak RSS MiB |`,
+    `|---|---|---|---|---|${lens.map(() => '---|').join('')}---|---|---|---|---|---|`,
   );
   for (const r of rep.summary) {
     lines.push(
       `| ${r.runtime} | ${r.backend} | ${r.threads} | ${r.rounds} | ${r.loadMs} | ${lens.map((n) => r.prefillTokPerS[String(n)] ?? '–').join(' | ')} | ` +
-        `${r.ttftMs} | ${r.decodeTokPerS} (${r.decodeSpread[0]}–${r.decodeSpread[1]}) | ${r.decodeTokPerCpuS} | ${r.roofline === null ? '–' : `${(r.roofline * 100).toFixed(0)} %`} | ${r.peakRssMiB} |`,
+        `${r.ttftMs} | ${r.decodeTokPerS} (${r.decodeSpread[0]}–${r.decodeSpread[1]}) | ${r.decodeTokPerCpuS} | ${r.roofline === null ? '–' : `${(r.roofline * 100).toFixed(0)} %`} | ${pctOrDash(r.rooflineCpuTime)} | ${r.peakRssMiB} |`,
     );
   }
   if (rep.ratios.length) {
@@ -119,6 +121,10 @@ export function toMarkdown(rep: BenchReport): string {
   }
   if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));
   return `${lines.join('\n')}\n`;
+}
+
+function pctOrDash(x: number | null): string {
+  return x === null ? '–' : `${(x * 100).toFixed(0)} %`;
 }
 
 function loadRange(runs: readonly RunResult[]): string {

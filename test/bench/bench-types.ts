@@ -108,6 +108,8 @@ export interface SummaryRow {
   readonly decodeTokPerCpuS: number;
   /** Fraction of the bandwidth roofline at this thread count (null without a probe). */
   readonly roofline: number | null;
+  /** Same from CPU time (1-thread rows only): bytes per token × tokens per CPU-second ÷ bandwidth; load-robust. */
+  readonly rooflineCpuTime: number | null;
   readonly peakRssMiB: number;
   readonly breakdownMs: Readonly<Record<string, number>> | null;
 }

@@ -1,7 +1,23 @@
 /**
- * Browser side of the benchmark (placeholder until written): wllama and our WASM in headless Chromium.
+ * Browser side of the benchmark: bundles browser/page-entry.ts with Vite, serves it, the WASM kernels, wllama (from
+ * scripts/bench/node_modules) and the model on 127.0.0.1 with COOP/COEP (so threads work), and drives the system
+ * Chromium headless through Playwright: our WASM (and WebGPU on SwiftShader, opt-in) vs wllama, same file and threads.
  */
+
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Page } from '@playwright/test';
+import { build } from 'vite';
+import { REPO_ROOT } from '../../scripts/synthetic-model.js';
+import { startStaticServer } from '../e2e/support/static-server.js';
 import type { RunResult, Workload } from './bench-types.js';
+import type { PageSpec } from './browser/page-entry.js';
+
+/** Chromium flags of docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic). */
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+];
 
 /** Options of `runBrowserBench`. */
 export interface BrowserBenchOptions {
@@ -10,9 +26,96 @@ export interface BrowserBenchOptions {
   readonly workload: Workload;
   readonly rounds: number;
   readonly log: (line: string) => void;
+  /** Also our WebGPU path (SwiftShader here: slow). */
+  readonly webgpu?: boolean;
+  /** Skip wllama (e.g. not installed). */
+  readonly noWllama?: boolean;
+  /** Per-case limit, ms (default 15 min). */
+  readonly caseTimeoutMs?: number;
 }
 
-/** Runs the browser cases. */
-export async function runBrowserBench(_o: BrowserBenchOptions): Promise<RunResult[]> {
-  throw new Error('not implemented yet');
+const WLLAMA_DIR = path.join(REPO_ROOT, 'scripts', 'bench', 'node_modules', '@wllama', 'wllama', 'esm');
+const BUNDLE_DIR = path.join(REPO_ROOT, '.cache', 'bench', 'browser');
+
+async function buildPage(): Promise<void> {
+  mkdirSync(BUNDLE_DIR, { recursive: true });
+  await build({
+    configFile: false,
+    root: REPO_ROOT,
+    logLevel: 'warn',
+    build: {
+      outDir: BUNDLE_DIR,
+      emptyOutDir: true,
+      target: 'es2022',
+      minify: false,
+      lib: { entry: path.join(REPO_ROOT, 'test/bench/browser/page-entry.ts'), formats: ['es'], fileName: () => 'page-entry.js' },
+      rollupOptions: { external: [/^node:/] },
+    },
+  });
+  writeFileSync(
+    path.join(BUNDLE_DIR, 'index.html'),
+    '<!doctype html><meta charset="utf-8"><title>loading</title><script type="module" src="./page-entry.js"></script>\n',
+  );
+}
+
+/** Runs the browser cases, interleaved over rounds; a failing case is reported once and skipped after. */
+export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult[]> {
+  const haveWllama = !o.noWllama && existsSync(path.join(WLLAMA_DIR, 'index.js'));
+  if (!o.noWllama && !haveWllama) o.log('browser: wllama not installed (cd scripts/bench && npm install); skipping it');
+  await buildPage();
+  const server = await startStaticServer({
+    '/app/': BUNDLE_DIR,
+    '/kernels/': path.join(REPO_ROOT, 'wasm', 'build'),
+    '/wllama/': WLLAMA_DIR,
+    '/model/': path.dirname(o.modelPath),
+  });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
+  const results: RunResult[] = [];
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(o.caseTimeoutMs ?? 900_000);
+    await page.goto(server.url('/app/index.html'));
+    await page.waitForFunction(() => document.title === 'webgguf bench ready', undefined, { timeout: 120_000 });
+    const isolated = await page.evaluate(() => crossOriginIsolated);
+    o.log(`browser: Chromium ${browser.version()}, crossOriginIsolated ${isolated}`);
+    const failed = new Set<string>();
+    for (let r = 0; r < o.rounds; r++) {
+      const cases: [string, (s: PageSpec) => Promise<RunResult>][] = [];
+      for (const t of o.threads) {
+        cases.push([`chromium webgguf wasm ×${t}`, (s) => callPage(page, 'wasm', { ...s, threads: t })]);
+        if (haveWllama) cases.push([`chromium wllama ×${t}`, (s) => callPage(page, 'wllama', { ...s, threads: t })]);
+      }
+      if (o.webgpu) cases.push(['chromium webgguf webgpu', (s) => callPage(page, 'webgpu', { ...s, threads: 1 })]);
+      if (r % 2 === 1) cases.reverse();
+      for (const [label, run] of cases) {
+        if (failed.has(label)) continue;
+        const spec: PageSpec = {
+          modelUrl: server.url(`/model/${encodeURIComponent(path.basename(o.modelPath))}`),
+          threads: 1,
+          workload: o.workload,
+          wasmBaseUrl: server.url('/kernels/'),
+          wllamaUrl: server.url('/wllama/'),
+        };
+        try {
+          const res = await run(spec);
+          results.push({ ...res, notes: [...res.notes, 'in headless Chromium'] });
+          o.log(`round ${r + 1} ${label}: prefill ${JSON.stringify(res.prefillTokPerS)} tok/s, decode ${res.decodeTokPerS} tok/s`);
+        } catch (e) {
+          failed.add(label);
+          o.log(`round ${r + 1} ${label}: failed: ${(e as Error).message.split('\n')[0]}`);
+        }
+      }
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  return results;
+}
+
+function callPage(page: Page, which: 'wasm' | 'webgpu' | 'wllama', spec: PageSpec): Promise<RunResult> {
+  return page.evaluate(
+    ([w, s]) => (w === 'wllama' ? window.webggufBench.wllama(s) : window.webggufBench.ours(s, w)),
+    [which, spec] as const,
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * Benchmark of the WASM Q4_0 matvec (decode's dominant cost): GB/s of weight bytes streamed for 896×896,
- * 4864×896 and 2048×2048 (and Q8_0 8192×896, the tied output matrix's type), per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8
- * activation is cached across repeats, as in decode after the first matmul of a normed x). Never gating.
+ * 4864×896 and 2048×2048 (and Q8_0 8192×896, the tied output matrix's type; Q4_K and Q6_K 2048×2048), per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8
+ * activation is cached across repeats, as in decode after the first matmul of a normed x), plus a 32-token prefill
+ * case in GMAC/s. Never gating.
  * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
  * random, 128 cached positions) op by op, to show where a token's time goes.
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case] [--decode]
@@ -12,47 +13,64 @@ import type { Ops, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 
-/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, a square one, and a slice of its Q8_0 output matrix. */
+/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, a square one, a slice of its Q8_0 output matrix, K-quants. */
 const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 896, 896],
   [GgmlType.Q4_0, 4864, 896],
   [GgmlType.Q4_0, 2048, 2048],
   [GgmlType.Q8_0, 8192, 896],
+  [GgmlType.Q4_K, 2048, 2048],
+  [GgmlType.Q6_K, 2048, 2048],
 ];
 
-/** Random Q4_0 (18-byte) or Q8_0 (34-byte) blocks with a sane f16 scale (0.01). */
-function randomBlocks(rows: number, k: number, blockBytes: number): Uint8Array {
-  const nb = (rows * k) / 32;
-  const bytes = new Uint8Array(nb * blockBytes);
+/** Block geometry and f16 scale offsets of the benchmarked types. */
+const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At: number[] }>> = {
+  [GgmlType.Q4_0]: { elements: 32, bytes: 18, f16At: [0] },
+  [GgmlType.Q8_0]: { elements: 32, bytes: 34, f16At: [0] },
+  [GgmlType.Q4_K]: { elements: 256, bytes: 144, f16At: [0, 2] },
+  [GgmlType.Q6_K]: { elements: 256, bytes: 210, f16At: [208] },
+};
+
+/** Bytes of a [rows, k] matrix of `type`. */
+function matrixBytes(type: GgmlType, rows: number, k: number): number {
+  const g = BLOCKS[type]!;
+  return (rows * k * g.bytes) / g.elements;
+}
+
+/** Random blocks of `type` with sane f16 scales (0.01). */
+function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
+  const g = BLOCKS[type]!;
+  const bytes = new Uint8Array(matrixBytes(type, rows, k));
   let s = 12345;
   for (let i = 0; i < bytes.length; i++) {
     s = (Math.imul(s, 1103515245) + 12345) >>> 0;
     bytes[i] = s >>> 24;
   }
-  for (let b = 0; b < nb; b++) {
-    bytes[b * blockBytes] = 0x1f; // f16 0x211f ≈ 0.01
-    bytes[b * blockBytes + 1] = 0x21;
+  for (let b = 0; b < bytes.length; b += g.bytes) {
+    for (const at of g.f16At) {
+      bytes[b + at] = 0x1f; // f16 0x211f ≈ 0.01
+      bytes[b + at + 1] = 0x21;
+    }
   }
   return bytes;
 }
 
 /** Median and best seconds of one matmul of `rows`×`k`. */
-async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number): Promise<{ median: number; best: number }> {
-  const blockBytes = type === GgmlType.Q4_0 ? 18 : 34;
-  const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type, shape: [k, rows] }, randomBlocks(rows, k, blockBytes));
-  const xTable = new Float32Array(k).map((_, i) => Math.sin(i));
-  const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, 1] }, new Uint8Array(xTable.buffer));
-  const x = ops.createActivation('x', 1, k);
-  const out = ops.createActivation('out', 1, rows);
-  ops.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
-  ops.embed(x, table, 1);
+async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1): Promise<{ median: number; best: number }> {
+  const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type, shape: [k, rows] }, randomBlocks(type, rows, k));
+  const xTable = new Float32Array(k * n).map((_, i) => Math.sin(i));
+  const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, n] }, new Uint8Array(xTable.buffer));
+  const x = ops.createActivation('x', n, k);
+  const out = ops.createActivation('out', n, rows);
+  ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
+  ops.embed(x, table, n);
   const samples: number[] = [];
   const end = performance.now() + budgetMs;
-  for (let i = 0; i < 5; i++) ops.matmul(out, x, w, 1); // warm-up
+  for (let i = 0; i < 5; i++) ops.matmul(out, x, w, n); // warm-up
   while (performance.now() < end || samples.length < 5) {
     const reps = 10;
     const t0 = performance.now();
-    for (let i = 0; i < reps; i++) ops.matmul(out, x, w, 1);
+    for (let i = 0; i < reps; i++) ops.matmul(out, x, w, n);
     samples.push((performance.now() - t0) / reps / 1000);
   }
   ops.endStep();
@@ -67,7 +85,7 @@ const QWEN = { dim: 896, nHeads: 14, nKvHeads: 2, headDim: 64, ffn: 4864, nLayer
 async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void> {
   const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab, pos } = QWEN;
   const kvDim = nKvHeads * headDim;
-  const q4 = randomBlocks(ffn, dim, 18); // reused as the source of every Q4_0 matrix (each upload is its own copy)
+  const q4 = randomBlocks(GgmlType.Q4_0, ffn, dim); // reused as the source of every Q4_0 matrix (each upload is its own copy)
   const up = (name: string, rows: number, k: number) =>
     ops.uploadWeight({ name, type: GgmlType.Q4_0, shape: [k, rows] }, q4.subarray(0, (rows * k * 18) / 32));
   const f32 = (name: string, n: number, v: number) =>
@@ -81,7 +99,7 @@ async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void>
       gate: await up('gate', ffn, dim), upw: await up('up', ffn, dim), down: await up('down', dim, ffn),
     });
   }
-  const output = await ops.uploadWeight({ name: 'output', type: GgmlType.Q8_0, shape: [dim, vocab] }, randomBlocks(vocab, dim, 34));
+  const output = await ops.uploadWeight({ name: 'output', type: GgmlType.Q8_0, shape: [dim, vocab] }, randomBlocks(GgmlType.Q8_0, vocab, dim));
   const norm = await f32('norm', dim, 1);
   const a = (label: string, cols: number) => ops.createActivation(label, 1, cols);
   const [x, xn, q, k, v, att, o, g, u, h, logits] = [a('x', dim), a('xn', dim), a('q', dim), a('k', kvDim), a('v', kvDim),
@@ -153,13 +171,18 @@ export async function main(args: string[] = []): Promise<number> {
       const ops = await createWasmOps({ variant, threads });
       for (const [type, rows, k] of CASES) {
         const { median, best } = await timeMatmul(ops, type, rows, k, budgetMs);
-        const bytes = (rows * k * (type === GgmlType.Q4_0 ? 18 : 34)) / 32;
+        const bytes = matrixBytes(type, rows, k);
         console.log(
           `${ops.description.padEnd(28)} ${GgmlType[type]} ${String(rows).padStart(4)}×${String(k).padEnd(4)} ` +
             `median ${(median * 1e3).toFixed(3).padStart(7)} ms ${(bytes / median / 1e9).toFixed(2).padStart(6)} GB/s   ` +
             `best ${(best * 1e3).toFixed(3).padStart(7)} ms ${(bytes / best / 1e9).toFixed(2).padStart(6)} GB/s`,
         );
       }
+      // Prefill: 32 tokens through the 4-token tiles (multiply-adds per second).
+      const p = await timeMatmul(ops, GgmlType.Q4_0, 4864, 896, budgetMs, 32);
+      console.log(
+        `${ops.description.padEnd(28)} Q4_0 4864×896 ×32 tokens  median ${((4864 * 896 * 32) / p.median / 1e9).toFixed(1)} GMAC/s   best ${((4864 * 896 * 32) / p.best / 1e9).toFixed(1)} GMAC/s`,
+      );
       ops.destroy();
     }
   }

@@ -86,3 +86,18 @@ export function relMaxAbs(actual: ArrayLike<number>, expected: ArrayLike<number>
   }
   return d / m;
 }
+
+/**
+ * Collects the WebGPU errors the backend logs (`[webgguf webgpu] …`, from `uncapturederror`) from now on, so a
+ * test can assert there were none; validation errors otherwise only show up as wrong numbers.
+ */
+export function collectGpuErrors(): string[] {
+  const errors: string[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]): void => {
+    const message = args.map(String).join(' ');
+    if (message.startsWith('[webgguf webgpu]')) errors.push(message);
+    original(...args);
+  };
+  return errors;
+}

@@ -48,7 +48,7 @@ function shapes(blockElements: number): [number, number, number][] {
   const k = blockElements === 1 ? [7, 67, 1000] : [b, 3 * b, b === 32 ? 1024 : 1024];
   return [
     [k[0], 1, 1],
-    [k[1], 37, 3],
+    [k[1], 37, 5], // five tokens: one 4-token tile + one
     [k[2], 131, 2],
   ];
 }

@@ -25,3 +25,14 @@ runConformanceSuite('wasm', () => createWasmOps({ threads: 1 }), {
   }),
   onReport: (fixture, report) => console.log(formatReport(fixture.id, report)),
 });
+
+// The same checks with two threads and 5-token steps (chunked prefill: one 4-token kernel tile plus one row), on the
+// stories260K family only to keep the run short.
+runConformanceSuite('wasm ×2 threads, 5-token steps', () => createWasmOps({ threads: 2 }), {
+  tolerances: (base, fixture) => ({
+    ...base,
+    dequantF32: Math.max(base.dequantF32, 2e-2) + (fixture.weights === 'quantized' ? Q8_ACTIVATION_ROUNDING : 0),
+  }),
+  filter: (fixture) => fixture.id.includes('stories260K'),
+  ubatchSize: 5,
+});

@@ -184,6 +184,28 @@ for (const config of CONFIGS) {
       }
     });
 
+    it('attention over a long context (large enough to be split across threads by head)', async () => {
+      const rand = rng(6);
+      const [nHeads, nKvHeads, headDim, prompt] = [8, 2, 64, 150];
+      const qp = randomF32(prompt * nHeads * headDim, rand);
+      const kp = randomF32(prompt * nKvHeads * headDim, rand);
+      const vp = randomF32(prompt * nKvHeads * headDim, rand);
+      const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
+      const [got, want] = await both(wasm, async (ops) => {
+        ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: prompt + 1, nKvHeads, headDim });
+        const q = await setActivation(ops, 'q', qp, prompt, nHeads * headDim);
+        const k = await setActivation(ops, 'k', kp, prompt, nKvHeads * headDim);
+        const v = await setActivation(ops, 'v', vp, prompt, nKvHeads * headDim);
+        const o = ops.createActivation('o', prompt, nHeads * headDim);
+        ops.beginStep({ tokens: new Int32Array(prompt), startPos: 0, slot: 0 });
+        ops.storeKv(0, k, v, prompt);
+        ops.attention(o, q, 0, prompt, params);
+        ops.endStep();
+        return ops.read(o, prompt);
+      });
+      expectClose(got, want, 'long-context attention', 1e-4);
+    });
+
     it('glu (silu, gelu), add, scale, softcap, copyRows, argmax and topK', async () => {
       const rand = rng(5);
       const g = randomF32(3 * 40, rand, 4);

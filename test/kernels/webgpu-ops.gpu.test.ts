@@ -11,9 +11,10 @@ import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, AttentionParams, Ops, RopeParams } from '../../src/backend/ops.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
-import { destroyTestGpu, getTestGpu, GPU_VARIANTS, randoms, relMaxAbs } from '../helpers/gpu.js';
+import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, GPU_VARIANTS, randoms, relMaxAbs } from '../helpers/gpu.js';
 
 const created: WebGpuOps[] = [];
+const gpuErrors = collectGpuErrors();
 afterAll(() => {
   for (const o of created) o.destroy();
   destroyTestGpu();
@@ -208,3 +209,23 @@ for (const variant of GPU_VARIANTS) {
     });
   });
 }
+
+describe('webgpu device loss', () => {
+  it('a destroyed device rejects pending and later work with device-lost', async () => {
+    const device = await getTestDevice();
+    const ops = await createWebGpuOps({ device });
+    const x = ops.createActivation('x', 1, 1024);
+    const pending = ops.read(x, 1);
+    device.destroy();
+    await expect(pending).rejects.toMatchObject({ code: 'device-lost' });
+    await new Promise((r) => setTimeout(r, 10)); // device.lost settles
+    expect(() => ops.beginStep({ tokens: new Int32Array(1), startPos: 0, slot: 0 })).toThrow(expect.objectContaining({ code: 'device-lost' }));
+    ops.destroy();
+  });
+});
+
+describe('webgpu validation', () => {
+  it('raised no uncaptured WebGPU errors', () => {
+    expect(gpuErrors).toEqual([]);
+  });
+});

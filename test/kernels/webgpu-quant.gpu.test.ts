@@ -11,7 +11,7 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GPU_QUANT_LAYOUTS } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
-import { destroyTestGpu, getTestGpu, GPU_VARIANTS, nmseOf as nmse, randoms } from '../helpers/gpu.js';
+import { collectGpuErrors, destroyTestGpu, getTestGpu, GPU_VARIANTS, nmseOf as nmse, randoms } from '../helpers/gpu.js';
 
 /** A weight of `type` with `nRows` rows of `k`: its GGUF bytes and the reference dequantized values. */
 function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
@@ -47,6 +47,7 @@ async function setRows(ops: Ops, act: ReturnType<Ops['createActivation']>, value
 
 const TYPES = [...GPU_QUANT_LAYOUTS.keys()];
 const created: WebGpuOps[] = [];
+const gpuErrors = collectGpuErrors();
 afterAll(() => {
   for (const o of created) o.destroy();
   destroyTestGpu();
@@ -102,6 +103,32 @@ for (const variant of GPU_VARIANTS) {
       });
     }
 
+    it('weights split across bindings: embed, gemv and gemm see every part', async () => {
+      // 1000-byte bindings: Q4_0 rows of 64 are 40 bytes, so 37 rows become parts of 25 + 12 rows.
+      const split = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, maxBindingBytes: 1000 });
+      created.push(split);
+      const k = 64;
+      const nRows = 37;
+      const { bytes, values } = makeWeight(GgmlType.Q4_0, k, nRows, 77);
+      const w = await split.uploadWeight({ name: 'split', type: GgmlType.Q4_0, shape: [k, nRows] }, bytes);
+      const e = split.createActivation('e', 2, k);
+      split.beginStep({ tokens: Int32Array.of(3, 30), startPos: 0, slot: 0 });
+      split.embed(e, w, 2);
+      split.endStep();
+      const rows = await split.read(e, 2);
+      expect(Array.from(rows)).toEqual([...values.subarray(3 * k, 4 * k), ...values.subarray(30 * k, 31 * k)]);
+      for (const n of [1, 4]) {
+        const xv = randoms(n * k, 5 + n);
+        const x = split.createActivation('x', n, k);
+        const out = split.createActivation('out', n, nRows);
+        await setRows(split, x, xv, n);
+        split.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+        split.matmul(out, x, w, n);
+        split.endStep();
+        expect(nmse(await split.read(out, n), matmulRef(values, xv, k, nRows, n))).toBeLessThan(3e-6);
+      }
+    });
+
     it('matmul adds a bias (gemv and gemm)', async () => {
       const k = 64;
       const nRows = 19;
@@ -122,3 +149,9 @@ for (const variant of GPU_VARIANTS) {
     });
   });
 }
+
+describe('webgpu validation', () => {
+  it('raised no uncaptured WebGPU errors', () => {
+    expect(gpuErrors).toEqual([]);
+  });
+});

@@ -3,7 +3,7 @@
  * does the same in f64). GQA (query head h reads KV head h / (nHeads / nKvHeads)), sliding window, and
  * attention-logit soft-capping (gemma2). Softmax subtracts the row maximum before exp.
  *   q, out  f32 [n, nHeads·headDim]          k, v  f32 [contextLength, nKvHeads·headDim]
- *   scores  f32 [startPos + n] scratch
+ *   scores  f32 [nHeads, startPos + n] scratch (one row per head, so threads splitting heads never share one)
  * Row i sits at position startPos + i and sees positions max(0, pos − window + 1) … pos (window 0 = all).
  */
 import { expf, tanhf } from './fast-math';
@@ -52,31 +52,46 @@ export function attention_f32(
   const qCols = nHeads * headDim;
   const kvCols = nKvHeads * headDim;
   const group = nHeads / nKvHeads;
+  const ctx = startPos + n;
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
     const first = window > 0 ? max(0, pos - window + 1) : 0;
     for (let h = h0; h < h1; h++) {
+      const sc = scores + (<usize>(h * ctx) << 2);
       const qp = q + (<usize>(i * qCols + h * headDim) << 2);
       const kvOff = (h / group) * headDim;
       let m: f32 = -Infinity;
       for (let t = first; t <= pos; t++) {
         let s = dotF32(qp, k + (<usize>(t * kvCols + kvOff) << 2), headDim) * scale;
         if (softcap > 0) s = softcap * tanhf(s / softcap);
-        store<f32>(scores + (<usize>t << 2), s);
+        store<f32>(sc + (<usize>t << 2), s);
         m = max(m, s);
       }
       let sum: f32 = 0;
       for (let t = first; t <= pos; t++) {
-        const e = expf(load<f32>(scores + (<usize>t << 2)) - m);
-        store<f32>(scores + (<usize>t << 2), e);
+        const e = expf(load<f32>(sc + (<usize>t << 2)) - m);
+        store<f32>(sc + (<usize>t << 2), e);
         sum += e;
       }
       const op = out + (<usize>(i * qCols + h * headDim) << 2);
       memory.fill(op, 0, <usize>headDim << 2);
       const inv: f32 = 1 / sum;
       for (let t = first; t <= pos; t++) {
-        axpyF32(op, v + (<usize>(t * kvCols + kvOff) << 2), load<f32>(scores + (<usize>t << 2)) * inv, headDim);
+        axpyF32(op, v + (<usize>(t * kvCols + kvOff) << 2), load<f32>(sc + (<usize>t << 2)) * inv, headDim);
       }
     }
   }
+}
+
+/**
+ * attention_f32 with its arguments in memory, in the matvec signature so the host's thread pool can split heads
+ * like rows: `p` points at i32 {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window} then
+ * f32 {scale, softcap}; heads h0 ≤ h < h1. The other parameters are unused.
+ */
+export function attention_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  attention_f32(
+    load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
+    load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
+    load<f32>(p, 44), load<f32>(p, 48), h0, h1,
+  );
 }

@@ -27,9 +27,11 @@ export interface KernelExports {
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
+  /** attention_f32 with its 13 parameters in memory at `w` (see wasm/assembly/attention.ts); heads r0 … r1−1. */
+  attention_heads: GemvKernel;
   /**
    * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
-   * h0 ≤ h < h1; `scores` is f32 scratch of startPos + n entries (wasm/assembly/attention.ts).
+   * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */
   attention_f32(
     out: number, q: number, k: number, v: number, scores: number,
@@ -40,7 +42,10 @@ export interface KernelExports {
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
 }
 
-/** Names of the row-splittable kernels, in a fixed order (their index is what crosses to helper threads). */
+/**
+ * Names of the row-splittable kernels, in a fixed order (their index is what crosses to helper threads).
+ * `attention_heads` takes the matvec signature too, splitting heads instead of rows.
+ */
 export const GEMV_NAMES = [
   'gemv_q4_0',
   'gemv_q4_1',
@@ -53,6 +58,7 @@ export const GEMV_NAMES = [
   'gemv_f32',
   'gemv_f16',
   'gemv_bf16',
+  'attention_heads',
 ] as const;
 
 /** One kernel name. */

@@ -146,13 +146,13 @@ export class ThreadPool {
   }
 
   /**
-   * Runs kernel `name` over rows 0 … rows−1 on all threads; `run(r0, r1)` runs one chunk on the calling thread.
-   * Returns after every chunk has finished.
+   * Runs kernel `name` over rows 0 … rows−1 on all threads, in chunks of at least `minChunkRows` rows (at most 8
+   * chunks per thread); `run(r0, r1)` runs one chunk on the calling thread. Returns after every chunk has finished.
    */
-  dispatch(name: GemvName, args: readonly number[], rows: number, run: (r0: number, r1: number) => void): void {
+  dispatch(name: GemvName, args: readonly number[], rows: number, run: (r0: number, r1: number) => void, minChunkRows = 8): void {
     const c = this.heap.i32;
     const b = this.ctrl;
-    const chunks = Math.max(1, Math.min(Math.ceil(rows / 8), this.nThreads * 8));
+    const chunks = Math.max(1, Math.min(Math.ceil(rows / minChunkRows), this.nThreads * 8));
     c[b + FN] = GEMV_NAMES.indexOf(name);
     for (let i = 0; i < 8; i++) c[b + ARGS + i] = args[i];
     c[b + ROWS] = rows;

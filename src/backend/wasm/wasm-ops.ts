@@ -62,6 +62,7 @@ export class WasmOps implements Ops {
   private batch: StepBatch | null = null;
   private kvSpec: KvCacheSpec | null = null;
   private kv: KvOffsets[][] = []; // [nSlots][nLayers]
+  private kvRegion = { byteOffset: 0, byteLength: 0 };
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
@@ -114,16 +115,20 @@ export class WasmOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): void {
-    const bytes = spec.contextLength * spec.nKvHeads * spec.headDim * 4;
+    const bytes = spec.contextLength * spec.nKvHeads * spec.headDim * 4; // one [contextLength, nKvHeads·headDim] f32
+    const total = bytes * 2 * spec.nLayers * spec.nSlots;
+    // The heap never frees: a new cache reuses the old region when it fits (zeroed), else takes a fresh one.
+    if (total > this.kvRegion.byteLength) {
+      this.kvRegion = this.heap.alloc(total, `KV cache (${spec.nSlots} slots × ${spec.nLayers} layers × ${spec.contextLength} positions)`);
+    } else {
+      this.heap.u8.fill(0, this.kvRegion.byteOffset, this.kvRegion.byteOffset + total);
+    }
     this.kvSpec = spec;
     this.kv = [];
+    let at = this.kvRegion.byteOffset;
     for (let s = 0; s < spec.nSlots; s++) {
       const layers: KvOffsets[] = [];
-      for (let l = 0; l < spec.nLayers; l++) {
-        const k = this.heap.alloc(bytes, `KV cache (slot ${s}, layer ${l}, keys)`).byteOffset;
-        const v = this.heap.alloc(bytes, `KV cache (slot ${s}, layer ${l}, values)`).byteOffset;
-        layers.push({ k, v });
-      }
+      for (let l = 0; l < spec.nLayers; l++, at += 2 * bytes) layers.push({ k: at, v: at + bytes });
       this.kv.push(layers);
     }
   }
@@ -237,11 +242,21 @@ export class WasmOps implements Ops {
       );
     }
     const o = act(out);
-    const scores = this.scratch((startPos + n) * 4);
-    this.k.attention_f32(
-      o.byteOffset, act(q).byteOffset, cache.k, cache.v, scores,
-      n, startPos, nHeads, nKvHeads, headDim, params.slidingWindow, params.scale, params.softcap, 0, nHeads,
-    );
+    const ctx = startPos + n;
+    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
+    const p = scores + nHeads * ctx * 4;
+    const i32 = this.heap.i32;
+    const f32 = this.heap.f32;
+    const fields = [o.byteOffset, act(q).byteOffset, cache.k, cache.v, scores, n, startPos, nHeads, nKvHeads, headDim, params.slidingWindow];
+    for (let i = 0; i < fields.length; i++) i32[(p >>> 2) + i] = fields[i];
+    f32[(p >>> 2) + 11] = params.scale;
+    f32[(p >>> 2) + 12] = params.softcap;
+    const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
+    if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_WORK) {
+      this.pool.dispatch('attention_heads', [p, 0, 0, 0, 0, nHeads, 0, 0], nHeads, (h0, h1) => this.k.attention_heads(p, 0, 0, 0, h0, h1, 0, 0), 1);
+    } else {
+      this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
+    }
     o.version++;
   }
 

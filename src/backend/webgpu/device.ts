@@ -18,6 +18,11 @@ export interface GpuDeviceOptions {
   readonly preferF16?: boolean;
   /** Use subgroup reductions when `subgroups` is available (default true). */
   readonly useSubgroups?: boolean;
+  /**
+   * Cap on the bytes of one weight binding, below the device's maxStorageBufferBindingSize (tests use it to
+   * exercise weights split across bindings without gigabyte tensors).
+   */
+  readonly maxBindingBytes?: number;
 }
 
 /** A device with the capability choices made for it. */
@@ -32,6 +37,8 @@ export interface GpuContext {
   readonly adapterDescription: string;
   /** True when the backend created the device and must destroy it. */
   readonly ownsDevice: boolean;
+  /** Bytes of one weight binding at most (≤ the device limits). */
+  readonly maxBindingBytes: number;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -72,6 +79,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       hasTimestampQuery: d.features.has('timestamp-query'),
       adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
       ownsDevice: false,
+      maxBindingBytes: bindingCap(d, options.maxBindingBytes),
     };
   }
   let adapter = options.adapter ?? null;
@@ -115,16 +123,23 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     hasTimestampQuery: device.features.has('timestamp-query'),
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
+    maxBindingBytes: bindingCap(device, options.maxBindingBytes),
   };
 }
 
+function bindingCap(device: GPUDevice, cap: number | undefined): number {
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  return cap !== undefined && cap > 0 ? Math.min(cap, limit) : limit;
+}
+
 /**
- * Watches a device: `onLost` runs once when it is lost (not when destroyed on purpose), and uncaptured validation
+ * Watches a device: `onLost` runs once when it is lost (also when destroyed: a caller-provided device may be
+ * destroyed under the backend; the backend ignores its own destroy), and uncaptured validation
  * errors are logged — their message carries the pipeline label (`gemv.q4_k.f16.wg64`) of the failing variant.
  */
 export function watchDevice(device: GPUDevice, onLost: (reason: string) => void): void {
   void device.lost.then((info) => {
-    if (info.reason !== 'destroyed') onLost(info.message || String(info.reason));
+    onLost(info.message || String(info.reason));
   });
   const handler = (ev: Event): void => {
     const err = (ev as GPUUncapturedErrorEvent).error;

@@ -4,6 +4,7 @@
  * (binding 0 is always the per-dispatch uniform block, bound with a dynamic offset into the step's params arena).
  */
 
+import { SHADER_STAGE_COMPUTE } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
 import { composeShader, type ElementType, type KernelName } from './compose.js';
 
@@ -121,7 +122,7 @@ export class PipelineCache {
       if (kind === null) return;
       entries.push({
         binding,
-        visibility: GPUShaderStage.COMPUTE,
+        visibility: SHADER_STAGE_COMPUTE,
         buffer:
           kind === 'uniform'
             ? { type: 'uniform', hasDynamicOffset: true, minBindingSize: this.paramsBindingSize }

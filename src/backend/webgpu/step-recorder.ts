@@ -5,6 +5,7 @@
  * cached by (pipeline, buffers) alone. Also the readback pool, counters, and device-lost rejection of pending reads.
  */
 
+import { BufferUsage, MAP_MODE_READ } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
 import type { CachedPipeline } from './pipelines.js';
 
@@ -74,7 +75,7 @@ export class StepRecorder {
     this.paramsBuffer = device.createBuffer({
       label: 'params-arena',
       size: this.staging.byteLength,
-      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+      usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
     });
   }
 
@@ -156,7 +157,7 @@ export class StepRecorder {
     });
     this.pending.add(reject);
     try {
-      await Promise.race([staging.mapAsync(GPUMapMode.READ, 0, size), lost]);
+      await Promise.race([staging.mapAsync(MAP_MODE_READ, 0, size), lost]);
       const bytes = staging.getMappedRange(0, size).slice(0);
       staging.unmap();
       this.freeReadbacks.push(staging);
@@ -218,7 +219,7 @@ export class StepRecorder {
     return this.device.createBuffer({
       label: 'readback',
       size: Math.max(256, Math.ceil(size / 256) * 256),
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST,
     });
   }
 }

@@ -4,6 +4,7 @@
  * command submission. Reads (read/argmax/topK) append their copy to the pending work and map a pooled buffer.
  */
 
+import { BufferUsage } from './gpu-flags.js';
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
 import type {
@@ -58,6 +59,7 @@ export class WebGpuOps implements Ops {
   private readonly pipes: PipelineCache;
   private readonly rec: StepRecorder;
   private readonly maxBinding: number;
+  private readonly maxWeightBinding: number;
   private readonly buffers = new Set<GPUBuffer>();
   private readonly dummy: GPUBuffer; // (4) f32 zeros, bound where a binding is unused
   private tokens: GPUBuffer; // (tokenCapacity) i32 token ids of the step
@@ -78,13 +80,16 @@ export class WebGpuOps implements Ops {
   constructor(private readonly ctx: GpuContext) {
     this.device = ctx.device;
     this.maxBinding = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
+    this.maxWeightBinding = ctx.maxBindingBytes;
     this.pipes = new PipelineCache(ctx.device, ctx.isF16 ? 'f16' : 'f32', ctx.isSubgroups, PARAMS_BYTES);
     this.rec = new StepRecorder(ctx.device);
     this.description = `webgpu ${ctx.isF16 ? 'f16' : 'f32'} ${ctx.isSubgroups ? 'subgroups' : 'shared-memory'} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
-    this.tokens = this.buffer('tokens', this.tokenCapacity * 4, GPUBufferUsage.COPY_DST);
-    this.result = this.buffer('result', MAX_TOP_K * 8, GPUBufferUsage.COPY_SRC);
-    watchDevice(ctx.device, (reason) => this.rec.markLost(reason));
+    this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
+    this.result = this.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
+    watchDevice(ctx.device, (reason) => {
+      if (!this.isDestroyed) this.rec.markLost(reason);
+    });
   }
 
   /** Dispatch / submission / readback counters since creation. */
@@ -106,7 +111,7 @@ export class WebGpuOps implements Ops {
     const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
     if (info.shape.length === 1) {
       const values = vectorToF32(info.name, info.type, data, rowLength);
-      const buffer = this.buffer(info.name, values.byteLength, GPUBufferUsage.COPY_DST);
+      const buffer = this.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
       this.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
       const layout = getGpuQuantLayout(GgmlType.F32);
       const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer };
@@ -126,10 +131,10 @@ export class WebGpuOps implements Ops {
     }
     const rowStride = rowWords(layout, rowLength);
     const parts = [];
-    for (const part of splitRows(info.name, nRows, rowStride * 4, this.maxBinding)) {
+    for (const part of splitRows(info.name, nRows, rowStride * 4, this.maxWeightBinding)) {
       throwIfAborted(signal, `uploading ${info.name}`);
       const bytes = repackRows(layout, data, rowLength, part);
-      const buffer = this.buffer(info.name, bytes.byteLength, GPUBufferUsage.COPY_DST);
+      const buffer = this.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);
       this.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
       parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
       if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
@@ -145,12 +150,12 @@ export class WebGpuOps implements Ops {
         details: { label, maxRows, cols, bytes, maxStorageBufferBindingSize: this.maxBinding },
       });
     }
-    const buffer = this.buffer(label, bytes, GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+    const buffer = this.buffer(label, bytes, BufferUsage.COPY_SRC | BufferUsage.COPY_DST);
     if (maxRows > this.tokenCapacity) {
       this.buffers.delete(this.tokens);
       this.tokens.destroy();
       this.tokenCapacity = maxRows;
-      this.tokens = this.buffer('tokens', maxRows * 4, GPUBufferUsage.COPY_DST);
+      this.tokens = this.buffer('tokens', maxRows * 4, BufferUsage.COPY_DST);
     }
     const a: GpuActivation = { label, maxRows, cols, buffer };
     return a;
@@ -430,7 +435,7 @@ export class WebGpuOps implements Ops {
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {
-    const b = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 4) * 4), usage: GPUBufferUsage.STORAGE | extraUsage });
+    const b = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 4) * 4), usage: BufferUsage.STORAGE | extraUsage });
     this.buffers.add(b);
     return b;
   }
@@ -467,20 +472,25 @@ export class WebGpuOps implements Ops {
       const inv = new Float32Array(half); // (nRot/2) f32
       const thetaScale = Math.pow(params.theta, -2 / params.nRot);
       for (let i = 0; i < half; i++) inv[i] = Math.pow(thetaScale, i) / (params.freqFactors ? params.freqFactors[i]! : 1);
-      table = this.buffer(`rope-inv-freq.${key}`, inv.byteLength, GPUBufferUsage.COPY_DST);
+      table = this.buffer(`rope-inv-freq.${key}`, inv.byteLength, BufferUsage.COPY_DST);
       this.device.queue.writeBuffer(table, 0, inv);
       this.ropeTables.set(key, table);
     }
     return table;
   }
 
+  /**
+   * Submits recorded work soon, unless something forces it first: the next `beginStep`, or a read (which then
+   * rides in the same submission — a decode step's forward pass and its argmax are one submit). A macrotask, not
+   * a microtask, so that `await model.eval(); await model.argmax()` still lands in the same command buffer.
+   */
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    queueMicrotask(() => {
+    setTimeout(() => {
       this.flushScheduled = false;
       if (!this.step && !this.isDestroyed) this.rec.flush();
-    });
+    }, 0);
   }
 
   private flushNow(): void {

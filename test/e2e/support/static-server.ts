@@ -1,8 +1,8 @@
 /**
  * A small static HTTP server for the demo end-to-end tests: serves folders at URL prefixes on 127.0.0.1 with the
  * headers a real deployment of the demo needs (COOP/COEP so the page is cross-origin isolated, CORP, CORS, Range and
- * ETag for model files), logs every request so tests can count requests for the model, and can be told to drop
- * connections to simulate going offline at the server.
+ * ETag for model files) — or, as an option, without COOP/COEP like a plain static host — and logs every request so
+ * tests can count requests for the model.
  */
 
 import { createReadStream, statSync } from 'node:fs';
@@ -44,8 +44,14 @@ export interface StaticServer {
   close(): Promise<void>;
 }
 
+/** Options of `startStaticServer`. */
+export interface StaticServerOptions {
+  /** Send COOP/COEP/CORP (default true); false imitates a static host that cannot set headers. */
+  readonly isolation?: boolean;
+}
+
 /** Starts a server mapping URL prefixes (e.g. `/`, `/shared/`) to folders; the longest matching prefix wins. */
-export async function startStaticServer(mounts: Record<string, string>): Promise<StaticServer> {
+export async function startStaticServer(mounts: Record<string, string>, options: StaticServerOptions = {}): Promise<StaticServer> {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const log: LoggedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -69,9 +75,11 @@ export async function startStaticServer(mounts: Record<string, string>): Promise
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const range = typeof req.headers.range === 'string' ? req.headers.range : null;
     const record = (status: number): void => void log.push({ method: req.method ?? 'GET', path: url.pathname, range, status });
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-    res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+    if (options.isolation !== false) {
+      res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+      res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+      res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+    }
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges');
     res.setHeader('Cache-Control', 'no-cache');

@@ -125,6 +125,11 @@ describe('Sampler routes', () => {
     }
   });
 
+  it('a top-k of the whole vocabulary reads the full row (no backend top-k beyond the vocabulary)', () => {
+    expect(new Sampler(params({ topK: 40 }), 32).route).toBe('full');
+    expect(new Sampler(params({ topK: 40 }), 512).route).toBe('top-k');
+  });
+
   it('bias or penalties read the full row; bias −100 bans a token', async () => {
     const row = randomRow(100, 9);
     let best = 0;

@@ -175,6 +175,15 @@ describe('model store', () => {
     expect((await llmError(IdbByteSource.open(url, { store }))).code).toBe('invalid-request');
   });
 
+  it('an IndexedDB that cannot open (e.g. a private window) is a clear network error, not a raw DOMException', async () => {
+    const broken: UseStore = () => Promise.reject(new DOMException('The database connection is closing.', 'InvalidStateError'));
+    const e = await llmError(downloadModel(url, opts({ store: broken })));
+    expect(e.code).toBe('network');
+    expect(e.message).toContain('InvalidStateError');
+    expect(e.message).toContain('cache: false');
+    expect((await llmError(IdbByteSource.open(url, { store: broken }))).code).toBe('network');
+  });
+
   it('discards a partial entry whose ETag no longer matches the server and restarts', async () => {
     await interruptAfter(3);
     const changed = FIXTURE.map((b) => b ^ 0x33);

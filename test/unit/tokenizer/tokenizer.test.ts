@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { isLlmError } from '../../../src/errors.js';
 import type { GgufValue } from '../../../src/gguf/types.js';
-import { createTokenizer } from '../../../src/tokenizer/index.js';
+import { PRE_TOKENIZER_NAMES, createTokenizer } from '../../../src/tokenizer/index.js';
+import { BYTE_TO_CHAR } from '../../../src/tokenizer/unicode.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 import { loadMetadata, loadTokenizer, readVectors } from './vocab-fixtures.js';
 
@@ -59,6 +60,17 @@ describe('refusals', () => {
       /scores' has 1 entries for 2 tokens/,
     );
     expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'gpt-2' }), /merges' is missing/);
+  });
+});
+
+describe('every pre-tokenizer', () => {
+  // A byte-level vocabulary without merges: each UTF-8 byte is one token, so every split must cover the text exactly.
+  const bytesVocab = { 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.tokens': [...BYTE_TO_CHAR], 'tokenizer.ggml.merges': [] };
+  const sample = "Hello, y'all! 3.14159 €100 — naïve café\n\n\tПривет 東京タワー 😀 ﷺ \u00a0end  ";
+  it.each(PRE_TOKENIZER_NAMES)('%s compiles and covers the text', (pre) => {
+    const tok = createTokenizer({ ...bytesVocab, 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
+    const ids = tok.encode(sample);
+    expect(ids.length).toBe(new TextEncoder().encode(sample).length);
   });
 });
 

@@ -30,9 +30,16 @@ export function loadMetadata(path: string): Promise<Readonly<Record<string, Gguf
   return p;
 }
 
-/** The tokenizer of the GGUF file at `path`. */
-export async function loadTokenizer(path: string): Promise<VocabTokenizer> {
-  return createTokenizer(await loadMetadata(path));
+const tokCache = new Map<string, Promise<VocabTokenizer>>();
+
+/** The tokenizer of the GGUF file at `path` (one per path and test file: tokenizers are immutable). */
+export function loadTokenizer(path: string): Promise<VocabTokenizer> {
+  let p = tokCache.get(path);
+  if (!p) {
+    p = loadMetadata(path).then(createTokenizer);
+    tokCache.set(path, p);
+  }
+  return p;
 }
 
 /** One llama.cpp tokenizer test case. */

@@ -1,0 +1,60 @@
+/**
+ * The WebGPU memory plan (no GPU needed): sizes from metadata alone, split-free checks against the binding limit,
+ * and LlmError('out-of-memory') with the numbers and a context length that fits.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { planMemory } from '../../src/backend/webgpu/memory-plan.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { isLlmError } from '../../src/errors.js';
+
+const MiB = 1 << 20;
+const model = {
+  tensors: [
+    { name: 'token_embd.weight', type: GgmlType.Q8_0, shape: [896, 151936] },
+    { name: 'blk.0.attn_q.weight', type: GgmlType.Q4_0, shape: [896, 896] },
+    { name: 'blk.0.attn_norm.weight', type: GgmlType.F32, shape: [896] },
+  ],
+  nLayers: 24,
+  nKvHeads: 2,
+  headDim: 64,
+  contextLength: 4096,
+  kvBytesPerElement: 2 as const,
+  activationBytes: 8 * MiB,
+};
+
+describe('planMemory', () => {
+  it('sizes weights as repacked (Q8_0 36 B and Q4_0 20 B per block), KV and activations', () => {
+    const plan = planMemory(model, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB });
+    const weights = 151936 * 28 * 36 + 896 * 28 * 20 + 896 * 4;
+    expect(plan.weightBytes).toBe(weights);
+    expect(plan.kvLayerBytes).toBe(4096 * 2 * 64 * 2);
+    expect(plan.kvBytes).toBe(2 * 24 * plan.kvLayerBytes);
+    expect(plan.totalBytes).toBe(weights + plan.kvBytes + 8 * MiB);
+    expect(plan.maxContextLength).toBeGreaterThanOrEqual(4096);
+  });
+
+  it('fails over budget with the numbers and a shorter context that fits', () => {
+    const budget = 180 * MiB;
+    try {
+      planMemory(model, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB, budgetBytes: budget });
+      expect.unreachable();
+    } catch (e) {
+      expect(isLlmError(e, 'out-of-memory')).toBe(true);
+      const details = (e as { details: { maxContextLength: number } }).details;
+      expect((e as Error).message).toMatch(/context length of at most \d+/);
+      const ok = planMemory({ ...model, contextLength: details.maxContextLength }, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB, budgetBytes: budget });
+      expect(ok.totalBytes).toBeLessThanOrEqual(budget);
+    }
+  });
+
+  it('fails when one KV layer exceeds the storage binding limit', () => {
+    expect(() => planMemory({ ...model, contextLength: 1 << 20 }, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB })).toThrow(/at most 524288/);
+  });
+
+  it('rejects a type the WebGPU backend cannot run', () => {
+    expect(() => planMemory({ ...model, tensors: [{ name: 'x', type: GgmlType.IQ2_XXS, shape: [256, 2] }] }, { maxStorageBufferBindingSize: MiB, maxBufferSize: MiB })).toThrow(
+      expect.objectContaining({ code: 'unsupported-type' }),
+    );
+  });
+});
