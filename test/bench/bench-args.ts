@@ -41,7 +41,7 @@ export const USAGE = `npm run bench -- [options]
   --rounds N                               interleaved rounds per case (default 3; medians reported)
   --prompts 128,512                        prefill prompt lengths (default 128,512)
   --decode N                               decoded tokens (default 128)
-  --backends wasm[,webgpu,cpu]             our backends in Node (default wasm)
+  --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
   --peers llama.cpp[,vulkan]|none          peers in Node (default llama.cpp)
   --browser                                also wllama + our WASM in headless Chromium
   --no-bandwidth                           skip the WASM bandwidth probe
@@ -98,8 +98,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--seed': o.seed = int(k, v()); break;
       case '--backends': {
         const s = v();
-        const xs = s.split(',');
-        if (xs.some((x) => !['wasm', 'webgpu', 'cpu'].includes(x))) bad(k, s, 'wasm, webgpu and/or cpu');
+        const xs = s === 'none' ? [] : s.split(',');
+        if (xs.some((x) => !['wasm', 'webgpu', 'cpu'].includes(x))) bad(k, s, 'wasm, webgpu and/or cpu, or none');
         o.backends = xs;
         break;
       }

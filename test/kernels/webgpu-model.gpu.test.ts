@@ -40,3 +40,14 @@ for (const variant of GPU_VARIANTS) {
     },
   );
 }
+
+// Chunked prefill: 3-token steps exercise gemm with n = 3 and attention rows at startPos > 0 (f32 path).
+let chunkDevice: GPUDevice | null = null;
+runConformanceSuite(
+  'webgpu f32+shared, ubatch 3',
+  async () => {
+    chunkDevice ??= await getTestDevice(['shader-f16', 'subgroups']);
+    return createWebGpuOps({ device: chunkDevice, preferF16: false, useSubgroups: false });
+  },
+  { filter: (f) => f.id === 'stories260K.gguf', ubatchSize: 3 },
+);

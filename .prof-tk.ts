@@ -1,0 +1,11 @@
+import { parseGguf } from './src/gguf/parse.ts';
+import { NodeFileSource } from './src/io/node-file-source.ts';
+import { createTokenizer } from './src/tokenizer/index.ts';
+const src = await NodeFileSource.open('/work/shared/tokenizer-vectors/ggml-vocab-gpt-2.gguf');
+const tok = createTokenizer((await parseGguf(src)).metadata);
+const sentence = 'The quick brown fox jumps over the lazy dog, 1234567 times; naïve café — 東京 🚀!\n';
+const big = sentence.repeat(Math.ceil((10 << 20) / sentence.length));
+const c = process.cpuUsage(); const t0 = performance.now();
+const n = tok.encode(big).length;
+const cu = process.cpuUsage(c);
+console.log(n, 'tokens', (performance.now()-t0).toFixed(0), 'ms wall', (cu.user/1000).toFixed(0), 'ms user', (cu.system/1000).toFixed(0), 'ms sys');
