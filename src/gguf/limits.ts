@@ -113,3 +113,8 @@ export function invalid(field: string, offset: number, message: string, extra?: 
     details: { field, offset, ...(extra ?? {}) },
   });
 }
+
+/** Shortens a file-supplied string (a key, a tensor name) for messages: hostile files can make them megabytes long. */
+export function shorten(text: string, max = 80): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…(${text.length} chars)`;
+}

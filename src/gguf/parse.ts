@@ -7,7 +7,8 @@
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { ByteCursor, NeedMoreBytes } from './byte-cursor.js';
-import { type GgufLimits, MAX_TENSOR_ELEMENTS, MIN_BYTES, checkCount, invalid, resolveLimits } from './limits.js';
+import { type GgufLimits, MAX_TENSOR_ELEMENTS, MIN_BYTES, checkCount, invalid, resolveLimits, shorten } from './limits.js';
+import { valueTypeName } from './value-types.js';
 import { SCALAR_BYTES, readString, readValue } from './read-value.js';
 import { GGML_TYPES, GgufValueType, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
@@ -157,11 +158,12 @@ function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
     const field = `metadata key #${s.kvDone}`;
     const key = readString(c, field, limits);
     if (key in s.metadata) {
-      throw invalid(field, at, `duplicate key "${key}"; each key may appear once`, { key });
+      throw invalid(field, at, `duplicate key "${shorten(key)}"; each key may appear once`, { key: shorten(key) });
     }
     const typeAt = c.pos;
-    const type = c.u32(`type of metadata "${key}"`);
-    const { value, type: info } = readValue(c, type, typeAt, `metadata "${key}"`, 0, limits);
+    const shown = shorten(key);
+    const type = c.u32(`type of metadata "${shown}"`);
+    const { value, type: info } = readValue(c, type, typeAt, `metadata "${shown}"`, 0, limits);
     s.metadata[key] = value;
     s.metadataTypes[key] = info;
     if (key === ALIGNMENT_KEY) s.alignmentAt = typeAt + 4;
@@ -180,9 +182,9 @@ function readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): void 
   const nameAt = c.pos;
   const name = readString(c, `tensor #${index} name`, limits);
   if (s.tensorNames.has(name)) {
-    throw invalid(`tensor #${index} name`, nameAt, `duplicate tensor name "${name}"; each tensor may appear once`, { name });
+    throw invalid(`tensor #${index} name`, nameAt, `duplicate tensor name "${shorten(name)}"; each tensor may appear once`, { name: shorten(name) });
   }
-  const label = `tensor #${index} ("${name}")`;
+  const label = `tensor #${index} ("${shorten(name)}")`;
   const dimsAt = c.pos;
   const nDims = c.u32(`${label} n_dims`);
   if (nDims < 1 || nDims > limits.maxDims) {
@@ -234,7 +236,7 @@ function finish(s: ParseState, headerEnd: number, fileSize: number, limits: Gguf
   let prevName = '';
   for (const i of order) {
     const t = s.tensors[i];
-    const field = `tensor #${i} ("${t.name}") offset`;
+    const field = `tensor #${i} ("${shorten(t.name)}") offset`;
     const at = s.offsetFieldAt[i];
     if (t.offset % alignment !== 0) {
       throw invalid(field, at, `data offset ${t.offset} is not a multiple of the alignment ${alignment}`, { value: t.offset, alignment });
@@ -247,7 +249,7 @@ function finish(s: ParseState, headerEnd: number, fileSize: number, limits: Gguf
       });
     }
     if (t.offset < prevEnd) {
-      throw invalid(field, at, `data at relative offset ${t.offset} overlaps tensor "${prevName}" (ends at ${prevEnd})`, { value: t.offset });
+      throw invalid(field, at, `data at relative offset ${t.offset} overlaps tensor "${shorten(prevName)}" (ends at ${prevEnd})`, { value: t.offset });
     }
     prevEnd = t.offset + t.byteLength;
     prevName = t.name;
@@ -271,10 +273,12 @@ function readAlignment(s: ParseState, limits: GgufLimits): number {
   const isInteger = type !== GgufValueType.FLOAT32 && type !== GgufValueType.FLOAT64 && SCALAR_BYTES[type] !== undefined && type !== GgufValueType.BOOL;
   const value = typeof raw === 'bigint' ? (raw <= BigInt(limits.maxAlignment) && raw >= 0n ? Number(raw) : -1) : raw;
   if (!isInteger || typeof value !== 'number' || value < 1 || value > limits.maxAlignment || (value & (value - 1)) !== 0) {
+    const shown = Array.isArray(raw) ? `an array of ${raw.length}` : shorten(String(raw));
     throw new LlmError(
       'gguf-invalid',
-      `GGUF metadata "${ALIGNMENT_KEY}" at byte offset ${s.alignmentAt} is ${String(raw)} (type ${GgufValueType[type]}); it must be an integer power of two from 1 to ${limits.maxAlignment}`,
-      { details: { field: ALIGNMENT_KEY, offset: s.alignmentAt, value: String(raw) } },
+      `GGUF metadata "${ALIGNMENT_KEY}" at byte offset ${s.alignmentAt} is ${shown} (type ${valueTypeName(s.metadataTypes[ALIGNMENT_KEY])}); ` +
+        `it must be an integer power of two from 1 to ${limits.maxAlignment}`,
+      { details: { field: ALIGNMENT_KEY, offset: s.alignmentAt, value: shown } },
     );
   }
   return value;

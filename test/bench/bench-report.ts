@@ -10,7 +10,7 @@ import { median, round, type BandwidthResult, type BenchReport, type Ratio, type
 export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw: BandwidthResult | null): SummaryRow[] {
   const groups = new Map<string, RunResult[]>();
   for (const r of runs) {
-    const key = `${r.runtime}|${r.threads}`;
+    const key = `${r.host ?? 'node'}|${r.runtime}|${r.threads}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return [...groups.values()].map((rs) => {
@@ -24,6 +24,7 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
     const isCpuRuntime = first.runtime !== 'webgguf-webgpu' && first.runtime !== 'llama.cpp-vulkan';
     return {
       runtime: first.runtime,
+      host: first.host ?? 'node',
       backend: first.backend,
       threads: first.threads,
       rounds: rs.length,
@@ -62,7 +63,9 @@ export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
   const out: Ratio[] = [];
   for (const [ours, peer] of pairs) {
     for (const a of rows.filter((r) => r.runtime === ours)) {
-      const b = rows.find((r) => r.runtime === peer && (r.threads === a.threads || ours === 'webgguf-webgpu'));
+      const host = peer === 'wllama' ? 'chromium' : 'node';
+      if (a.host !== host) continue;
+      const b = rows.find((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || ours === 'webgguf-webgpu'));
       if (!b) continue;
       out.push({ metric: 'decode', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target: TARGETS[peer] ?? null });
       if (peer === 'llama.cpp-cpu') {
@@ -95,12 +98,12 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push(`WASM streaming-read bandwidth: ${bw} (load ${rep.bandwidth.loadAvg}).`, '');
   }
   lines.push(
-    `| runtime | backend | thr | rounds | load ms | ${lens.map((n) => `prefill ${n} tok/s`).join(' | ')} | TTFT ${lens[0]} ms | decode tok/s (min–max) | decode tok/CPU-s | roofline (wall) | roofline (CPU time) | peak RSS MiB |`,
-    `|---|---|---|---|---|${lens.map(() => '---|').join('')}---|---|---|---|---|---|`,
+    `| runtime | host | backend | thr | rounds | load ms | ${lens.map((n) => `prefill ${n} tok/s`).join(' | ')} | TTFT ${lens[0]} ms | decode tok/s (min–max) | decode tok/CPU-s | roofline (wall) | roofline (CPU time) | peak RSS MiB |`,
+    `|---|---|---|---|---|---|${lens.map(() => '---|').join('')}---|---|---|---|---|---|`,
   );
   for (const r of rep.summary) {
     lines.push(
-      `| ${r.runtime} | ${r.backend} | ${r.threads} | ${r.rounds} | ${r.loadMs} | ${lens.map((n) => r.prefillTokPerS[String(n)] ?? '–').join(' | ')} | ` +
+      `| ${r.runtime} | ${r.host} | ${r.backend} | ${r.threads} | ${r.rounds} | ${r.loadMs} | ${lens.map((n) => r.prefillTokPerS[String(n)] ?? '–').join(' | ')} | ` +
         `${r.ttftMs} | ${r.decodeTokPerS} (${r.decodeSpread[0]}–${r.decodeSpread[1]}) | ${r.decodeTokPerCpuS} | ${r.roofline === null ? '–' : `${(r.roofline * 100).toFixed(0)} %`} | ${pctOrDash(r.rooflineCpuTime)} | ${r.peakRssMiB} |`,
     );
   }
@@ -116,7 +119,7 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push('', 'Decode step breakdown (ms per token, median over rounds):', '');
     for (const r of withB) {
       const parts = Object.entries(r.breakdownMs ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
-      lines.push(`- ${r.runtime} ×${r.threads}: ${parts}`);
+      lines.push(`- ${r.runtime} (${r.host}) ×${r.threads}: ${parts}`);
     }
   }
   if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));
@@ -158,7 +161,8 @@ export function toSvg(rep: BenchReport): string {
   ];
   rows.forEach((r, i) => {
     const y = top + i * (barH + 8);
-    parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(`${r.runtime} ×${r.threads}`)}</text>`);
+    const label = `${r.runtime}${r.host === 'chromium' ? ' (chromium)' : ''} ×${r.threads}`;
+    parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(label)}</text>`);
     parts.push(`<rect x="${left}" y="${y}" width="${(x(r.decodeTokPerS) - left).toFixed(1)}" height="${barH}" fill="${COLORS[r.runtime]}"/>`);
     parts.push(`<text x="${x(r.decodeTokPerS) + 4}" y="${y + 15}">${r.decodeTokPerS}</text>`);
     const rf = roof(r.threads);

@@ -22,6 +22,8 @@ export interface Workload {
 /** One measured run of one runtime at one thread count. */
 export interface RunResult {
   readonly runtime: RuntimeId;
+  /** Where it ran: Node (default when absent) or headless Chromium. */
+  readonly host?: 'node' | 'chromium';
   /** Backend details, e.g. 'wasm relaxed-simd ×2 threads' or 'llama.cpp 3.22.1 CPU'. */
   readonly backend: string;
   readonly threads: number;
@@ -95,6 +97,7 @@ export interface BenchReport {
 /** Median figures of one (runtime, threads) over its rounds. */
 export interface SummaryRow {
   readonly runtime: RuntimeId;
+  readonly host: 'node' | 'chromium';
   readonly backend: string;
   readonly threads: number;
   readonly rounds: number;

@@ -5,12 +5,13 @@
  */
 
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { build } from 'vite';
 import { REPO_ROOT } from '../../scripts/synthetic-model.js';
 import { startStaticServer } from '../e2e/support/static-server.js';
-import type { RunResult, Workload } from './bench-types.js';
+import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
 
 /** Chromium flags of docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic). */
@@ -97,8 +98,9 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
           wllamaUrl: server.url('/wllama/'),
         };
         try {
+          const l0 = os.loadavg()[0];
           const res = await run(spec);
-          results.push({ ...res, notes: [...res.notes, 'in headless Chromium'] });
+          results.push({ ...res, host: 'chromium', loadAvg: [round(l0), round(os.loadavg()[0])] });
           o.log(`round ${r + 1} ${label}: prefill ${JSON.stringify(res.prefillTokPerS)} tok/s, decode ${res.decodeTokPerS} tok/s`);
         } catch (e) {
           failed.add(label);
