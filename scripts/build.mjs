@@ -3,7 +3,8 @@
 // and the declaration files. Usage: node scripts/build.mjs [lib|iife|cli|demo|types …] (default: all).
 import { build } from 'vite';
 import { execSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,4 +22,22 @@ for (const t of targets) {
     await build({ configFile: join(root, 'vite.config.ts'), mode: t, logLevel: 'warn' });
   }
   console.log(`[build] ${t} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+// Size report of the script-tag bundle: what a page downloads (webgguf.js + its worker and the worker's chunks; WGSL
+// is inlined in the JS) gzipped, and the WASM kernels apart. Target: ≤ 200 KB gzipped JS+WGSL.
+if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) {
+  const dir = join(root, 'dist/iife');
+  const files = ['webgguf.js', ...readdirSync(join(dir, 'assets')).map((f) => `assets/${f}`)];
+  const sum = (re) => {
+    let raw = 0;
+    let gz = 0;
+    for (const f of files.filter((f) => re.test(f))) {
+      const bytes = readFileSync(join(dir, f));
+      raw += bytes.length;
+      gz += gzipSync(bytes, { level: 9 }).length;
+    }
+    return `${(raw / 1024).toFixed(0)} KB (${(gz / 1024).toFixed(0)} KB gzipped)`;
+  };
+  console.log(`[build] iife sizes: JS+WGSL ${sum(/\.js$/)}; WASM kernels (6 variants, one is loaded) ${sum(/\.wasm$/)}`);
 }

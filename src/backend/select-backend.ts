@@ -44,6 +44,36 @@ export function canUseWasmThreads(): boolean {
   return g.crossOriginIsolated === true || (typeof g.process?.versions?.node === 'string' && g.window === undefined);
 }
 
+/** True in Node (not in a browser or a browser worker). */
+function isNode(): boolean {
+  const g = globalThis as { process?: { versions?: { node?: string } }; window?: unknown; WorkerGlobalScope?: unknown };
+  return typeof g.process?.versions?.node === 'string' && g.window === undefined && g.WorkerGlobalScope === undefined;
+}
+
+/**
+ * In Node without `navigator.gpu`: the GPU of the npm `webgpu` package (Dawn), when it is installed (it is an optional
+ * dependency). Its WebGPU globals (GPUBufferUsage …) are installed where missing. Undefined when unavailable.
+ */
+export async function nodeGpu(): Promise<GPU | undefined> {
+  if (!isNode()) return undefined;
+  try {
+    const specifier = 'webgpu';
+    const mod = (await import(/* @vite-ignore */ specifier)) as { create(args: string[]): GPU; globals: Record<string, unknown> };
+    const g = globalThis as Record<string, unknown>;
+    for (const [key, value] of Object.entries(mod.globals)) if (!(key in g)) g[key] = value;
+    return mod.create([]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A software rasterizer (lavapipe, SwiftShader, WARP): WebGPU there is slower than the WASM backend. */
+export function isSoftwareAdapter(adapter: GPUAdapter): boolean {
+  const info = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean };
+  const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`;
+  return info.isFallbackAdapter === true || /llvmpipe|lavapipe|swiftshader|microsoft basic render|\bwarp\b/i.test(text);
+}
+
 /** Creates one backend by name. */
 export async function createBackend(name: BackendName, options: SelectBackendOptions = {}): Promise<Ops> {
   throwIfAborted(options.signal, `starting the ${name} backend`);
@@ -57,10 +87,11 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       return createWasmOps({ threads: options.threads ?? (canUseWasmThreads() ? undefined : 1) });
     }
     case 'webgpu': {
-      const why = webGpuUnavailableReason(options.gpu);
+      const gpu = options.gpu ?? (webGpuUnavailableReason() ? await nodeGpu() : undefined);
+      const why = webGpuUnavailableReason(gpu);
       if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
       const { createWebGpuOps } = await import('./webgpu/index.js');
-      return createWebGpuOps(options.gpu ? { gpu: options.gpu } : {});
+      return createWebGpuOps(gpu ? { gpu } : {});
     }
     default:
       throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, { details: { field: 'backend' } });
@@ -72,8 +103,20 @@ export async function selectBackend(choice: BackendName | 'auto', options: Selec
   if (choice !== 'auto') {
     return { ops: await createBackend(choice, options), name: choice, reason: 'requested' };
   }
-  const why = webGpuUnavailableReason(options.gpu);
+  let gpu = options.gpu;
+  let why = webGpuUnavailableReason(gpu);
+  if (why && isNode()) {
+    gpu = await nodeGpu();
+    why = gpu ? null : 'WebGPU is not available in this Node (install the optional `webgpu` package)';
+  }
+  if (!why && isNode() && gpu) {
+    // In Node, a software adapter (lavapipe on a GPU-less machine) is slower than the WASM backend: prefer WASM.
+    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (!adapter) why = 'no WebGPU adapter was found';
+    else if (isSoftwareAdapter(adapter)) why = `the WebGPU adapter is a software renderer (${adapter.info.description || adapter.info.vendor}), slower than WASM`;
+  }
   if (!why) {
+    options = { ...options, gpu };
     try {
       return { ops: await createBackend('webgpu', options), name: 'webgpu', reason: 'auto: a WebGPU adapter is available' };
     } catch (e) {

@@ -25,6 +25,10 @@ export interface BenchArgs {
   readonly peers: readonly string[];
   /** Also run wllama and our WASM/WebGPU in headless Chromium. */
   readonly browser: boolean;
+  /** Also our WebGPU path in Chromium (SwiftShader here). */
+  readonly browserWebgpu: boolean;
+  /** Re-render the Markdown and SVG of an existing JSON report instead of running. */
+  readonly render: string | undefined;
   readonly bandwidth: boolean;
   readonly bandwidthBytes: number;
   readonly profileSteps: number;
@@ -44,6 +48,8 @@ export const USAGE = `npm run bench -- [options]
   --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
   --peers llama.cpp[,vulkan]|none          peers in Node (default llama.cpp)
   --browser                                also wllama + our WASM in headless Chromium
+  --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
+  --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
   --quick                                  prompts 32, decode 16, 1 round (a smoke run)
   --out DIR                                results folder (default .cache/bench)
@@ -71,7 +77,7 @@ function int(option: string, v: string): number {
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
     help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
-    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, bandwidth: true,
+    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true,
     bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
   };
   for (let i = 0; i < argv.length; i++) {
@@ -111,6 +117,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       }
       case '--browser': o.browser = true; break;
+      case '--browser-webgpu': o.browser = true; o.browserWebgpu = true; break;
+      case '--render': o.render = path.resolve(v()); break;
       case '--no-bandwidth': o.bandwidth = false; break;
       case '--bandwidth-mib': o.bandwidthBytes = int(k, v()) * 2 ** 20; break;
       case '--profile-steps': o.profileSteps = Number(v()); break;

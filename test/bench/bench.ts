@@ -5,7 +5,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -95,6 +95,16 @@ export async function main(args: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  if (a.render) {
+    const rep = JSON.parse(readFileSync(a.render, 'utf8')) as BenchReport;
+    const summary = summarize(rep.runs, rep.model.bytesPerToken, rep.bandwidth);
+    const full: BenchReport = { ...rep, summary, ratios: computeRatios(summary) };
+    const stem = a.render.replace(/\.json$/, '');
+    writeFileSync(`${stem}.md`, toMarkdown(full));
+    writeFileSync(`${stem}.svg`, toSvg(full));
+    console.log(toMarkdown(full));
+    return 0;
+  }
   const report = await runBench(a, (line) => console.log(line));
   console.log(`\n${toMarkdown(report)}`);
   return 0;
@@ -147,7 +157,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
   if (a.browser) {
     const { runBrowserBench } = await import('./browser-bench.js');
     try {
-      runs.push(...(await runBrowserBench({ modelPath, threads: a.threads, workload, rounds: a.rounds, log })));
+      runs.push(...(await runBrowserBench({ modelPath, threads: a.threads, workload, rounds: a.rounds, log, webgpu: a.browserWebgpu, caseTimeoutMs: a.caseTimeoutS * 1000 })));
     } catch (e) {
       errors.push(`browser: ${(e as Error).message}`);
     }

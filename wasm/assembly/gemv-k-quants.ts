@@ -28,6 +28,7 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
 /** Q4_K (hasHigh = false) or Q5_K (true) row · Q8 activation row. */
 // @ts-ignore: decorator
 @inline function rowDotQ45K(wr: usize, xq: usize, k: i32, hasHigh: bool): f32 {
+  if (ASC_FEATURE_SIMD) return rowDotQ45KSimd(wr, xq, k, hasHigh);
   const nbk = k >> 8;
   const nb = k >> 5;
   const blockBytes: usize = hasHigh ? 176 : 144;
@@ -36,7 +37,6 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
   const xs = xd + (<usize>nb << 2);
   let corr: f32 = 0;
   let accS: f32 = 0;
-  let acc = ASC_FEATURE_SIMD ? f32x4.splat(0) : 0;
   for (let i = 0; i < nbk; i++) {
     const wb = wr + <usize>i * blockBytes;
     const d = loadF16(wb);
@@ -49,46 +49,106 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
       const dlo = d * scaleK(sc, 2 * j) * load<f32>(xd + (<usize>bl << 2));
       const dhi = d * scaleK(sc, 2 * j + 1) * load<f32>(xd + (<usize>bl << 2), 4);
       corr += dmin * (minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bl << 2), 4));
-      if (ASC_FEATURE_SIMD) {
-        const mask = i8x16.splat(0x0f);
-        const q0 = v128.load(qs);
-        const q1 = v128.load(qs, 16);
-        let lo0 = v128.and(q0, mask), lo1 = v128.and(q1, mask);
-        let hi0 = i8x16.shr_u(q0, 4), hi1 = i8x16.shr_u(q1, 4);
+      let slo: i32 = 0;
+      let shi: i32 = 0;
+      for (let l = 0; l < 32; l++) {
+        const byte = <i32>load<u8>(qs + <usize>l);
+        let lo = byte & 15;
+        let hi = byte >> 4;
         if (hasHigh) {
-          const one = i8x16.splat(1);
-          const h0 = v128.load(wb, 16);
-          const h1 = v128.load(wb, 32);
-          lo0 = v128.or(lo0, i8x16.shl(v128.and(i8x16.shr_u(h0, 2 * j), one), 4));
-          lo1 = v128.or(lo1, i8x16.shl(v128.and(i8x16.shr_u(h1, 2 * j), one), 4));
-          hi0 = v128.or(hi0, i8x16.shl(v128.and(i8x16.shr_u(h0, 2 * j + 1), one), 4));
-          hi1 = v128.or(hi1, i8x16.shl(v128.and(i8x16.shr_u(h1, 2 * j + 1), one), 4));
+          const h = <i32>load<u8>(wb + 16 + <usize>l);
+          lo |= ((h >> (2 * j)) & 1) << 4;
+          hi |= ((h >> (2 * j + 1)) & 1) << 4;
         }
-        const plo = dot2U7I8(lo0, v128.load(xi), lo1, v128.load(xi, 16));
-        const phi = dot2U7I8(hi0, v128.load(xi, 32), hi1, v128.load(xi, 48));
-        acc = fmaF32x4(acc, f32x4.convert_i32x4_s(plo), f32x4.splat(dlo));
-        acc = fmaF32x4(acc, f32x4.convert_i32x4_s(phi), f32x4.splat(dhi));
-      } else {
-        let slo: i32 = 0;
-        let shi: i32 = 0;
-        for (let l = 0; l < 32; l++) {
-          const byte = <i32>load<u8>(qs + <usize>l);
-          let lo = byte & 15;
-          let hi = byte >> 4;
-          if (hasHigh) {
-            const h = <i32>load<u8>(wb + 16 + <usize>l);
-            lo |= ((h >> (2 * j)) & 1) << 4;
-            hi |= ((h >> (2 * j + 1)) & 1) << 4;
-          }
-          slo += lo * <i32>load<i8>(xi + <usize>l);
-          shi += hi * <i32>load<i8>(xi + 32 + <usize>l);
-        }
-        accS += <f32>slo * dlo + <f32>shi * dhi;
+        slo += lo * <i32>load<i8>(xi + <usize>l);
+        shi += hi * <i32>load<i8>(xi + 32 + <usize>l);
       }
+      accS += <f32>slo * dlo + <f32>shi * dhi;
     }
   }
-  if (ASC_FEATURE_SIMD) return hsumF32x4(acc) - corr;
   return accS - corr;
+}
+
+/** [Σ lanes of a, Σ b, Σ c, Σ d] for four i32x4 vectors (a 4×4 transpose-add). */
+// @ts-ignore: decorator
+@inline function hsum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(
+    i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
+    i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31),
+  ); // [a0+a2, b0+b2, a1+a3, b1+b3]
+  const cd = i32x4.add(
+    i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
+    i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31),
+  );
+  return i32x4.add(
+    i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+    i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31),
+  );
+}
+
+/** Four u8 (a u32) → f32x4. */
+// @ts-ignore: decorator
+@inline function bytesToF32x4(u: u32): v128 {
+  return f32x4.convert_i32x4_u(i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(i32x4.splat(u))));
+}
+
+/** i32x4 partial sums of sub-block s (0…7) of a Q4_K/Q5_K block `wb` with the 32 activation quants at `xi`. */
+// @ts-ignore: decorator
+@inline function subBlockDot(wb: usize, xi: usize, s: i32, hasHigh: bool): v128 {
+  const qs = wb + (hasHigh ? 48 : 16) + (<usize>(s >> 1) << 5);
+  let q0 = v128.load(qs);
+  let q1 = v128.load(qs, 16);
+  if (s & 1) {
+    q0 = i8x16.shr_u(q0, 4);
+    q1 = i8x16.shr_u(q1, 4);
+  } else {
+    const mask = i8x16.splat(0x0f);
+    q0 = v128.and(q0, mask);
+    q1 = v128.and(q1, mask);
+  }
+  if (hasHigh) {
+    const one = i8x16.splat(1);
+    q0 = v128.or(q0, i8x16.shl(v128.and(i8x16.shr_u(v128.load(wb, 16), s), one), 4));
+    q1 = v128.or(q1, i8x16.shl(v128.and(i8x16.shr_u(v128.load(wb, 32), s), one), 4));
+  }
+  return dot2U7I8(q0, v128.load(xi), q1, v128.load(xi, 16));
+}
+
+/**
+ * SIMD Q4_K/Q5_K row dot: the eight 6-bit scales and mins of a block are unpacked at once (ggml's kmask trick)
+ * into f32x4s, multiplied by the activation block scales/sums as vectors, and the eight integer sub-block dots are
+ * transposed into two f32x4 — no scalar work per sub-block.
+ */
+// @ts-ignore: decorator
+@inline function rowDotQ45KSimd(wr: usize, xq: usize, k: i32, hasHigh: bool): f32 {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const blockBytes: usize = hasHigh ? 176 : 144;
+  const xd = xq + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let acc = f32x4.splat(0);
+  let corr = f32x4.splat(0);
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * blockBytes;
+    const u0 = load<u32>(wb, 4);
+    const u1 = load<u32>(wb, 8);
+    const u2 = load<u32>(wb, 12);
+    const sc03 = bytesToF32x4(u0 & 0x3f3f3f3f);
+    const sc47 = bytesToF32x4((u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4));
+    const m03 = bytesToF32x4(u1 & 0x3f3f3f3f);
+    const m47 = bytesToF32x4(((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4));
+    const d = f32x4.splat(loadF16(wb));
+    const dmin = f32x4.splat(loadF16(wb + 2));
+    const xb = <usize>i << 5; // byte offset of this block's 8 activation scales / sums
+    corr = fmaF32x4(corr, f32x4.mul(m03, dmin), v128.load(xs + xb));
+    corr = fmaF32x4(corr, f32x4.mul(m47, dmin), v128.load(xs + xb, 16));
+    const xi = xq + (<usize>i << 8);
+    const lo = hsum4(subBlockDot(wb, xi, 0, hasHigh), subBlockDot(wb, xi + 32, 1, hasHigh), subBlockDot(wb, xi + 64, 2, hasHigh), subBlockDot(wb, xi + 96, 3, hasHigh));
+    const hi = hsum4(subBlockDot(wb, xi + 128, 4, hasHigh), subBlockDot(wb, xi + 160, 5, hasHigh), subBlockDot(wb, xi + 192, 6, hasHigh), subBlockDot(wb, xi + 224, 7, hasHigh));
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(lo), f32x4.mul(f32x4.mul(sc03, d), v128.load(xd + xb)));
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(hi), f32x4.mul(f32x4.mul(sc47, d), v128.load(xd + xb, 16)));
+  }
+  return hsumF32x4(f32x4.sub(acc, corr));
 }
 
 /** Q6_K row · Q8 activation row. */

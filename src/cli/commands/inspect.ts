@@ -164,7 +164,7 @@ function showValue(v: JsonValue, isF32: boolean, max = 72): string {
     return q.length > max ? `${q.slice(0, max - 1)}…" (${int(v.length)} chars)` : q;
   }
   if (Array.isArray(v)) return `[${v.map((x) => showValue(x, isF32, 24)).join(', ')}]`;
-  if (typeof v === 'object') return `${v.type} × ${int(v.length)}: [${v.head.map((x) => showValue(x, isF32, 24)).join(', ')}, …]`;
+  if (typeof v === 'object') return `${int(v.length)} elements: [${v.head.map((x) => showValue(x, isF32, 24)).join(', ')}, …]`;
   if (typeof v === 'number' && isF32 && Number.isFinite(v)) return shortestF32(v);
   return String(v);
 }

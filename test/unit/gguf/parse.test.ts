@@ -199,6 +199,13 @@ describe('parseGguf: hostile headers', () => {
     await expectLlmError(parse(dupT), 'gguf-invalid', /duplicate tensor name "t"/);
   });
 
+  it('shortens file-supplied names in messages', async () => {
+    const long = 'k'.repeat(100_000);
+    const b = new RawGguf().header(3, 0, 2).str(long).u32(U32).u32(1).str(long).u32(U32).u32(2).build();
+    const e = await expectLlmError(parse(b), 'gguf-invalid', /duplicate key "k+…\(100000 chars\)"/);
+    expect(e.message.length).toBeLessThan(300);
+  });
+
   it('rejects bad n_dims, zero dims and element-count overflow', async () => {
     const body = (shape: (number | bigint)[], type = 0) => new RawGguf().header(3, 1, 0).tensor('t', shape, type, 0).align(32).zeros(64).build();
     await expectLlmError(parse(body([])), 'gguf-invalid', /n_dims is 0/);
