@@ -2,7 +2,7 @@
 // Peer runner for the benchmark harness: llama.cpp through node-llama-cpp (installed in ../oracle, nothing built or
 // downloaded), CPU or Vulkan, on the same GGUF, token ids and thread count as webgguf. Times the same steps as
 // test/bench/run-ours.ts with its own timers and prints one RunResult JSON as the last stdout line.
-// Usage: node scripts/bench/llama-cpp-run.mjs '<spec JSON>'   spec: {modelPath, threads, workload, gpu?: 'vulkan'}
+// Usage: node scripts/bench/llama-cpp-run.mjs '<spec JSON>'   spec: {modelPath, threads, workload, gpu?: 'vulkan'|'cuda'}
 
 import os from 'node:os';
 import path from 'node:path';
@@ -51,12 +51,12 @@ async function run(spec) {
   const load0 = os.loadavg()[0];
   const notes = [];
   const { getLlama, LlamaLogLevel } = await import(pathToFileURL(oracle).href);
-  const vulkan = spec.gpu === 'vulkan';
+  const gpu = spec.gpu === 'vulkan' || spec.gpu === 'cuda' ? spec.gpu : false;
   const tLib = performance.now();
-  const llama = await getLlama({ gpu: vulkan ? 'vulkan' : false, build: 'never', logLevel: LlamaLogLevel.error });
+  const llama = await getLlama({ gpu, build: 'never', logLevel: LlamaLogLevel.error });
   const t0 = performance.now();
   notes.push(`getLlama ${round(t0 - tLib, 0)} ms (not counted in load)`);
-  const model = await llama.loadModel({ modelPath: path.resolve(spec.modelPath), gpuLayers: vulkan ? 'max' : 0 });
+  const model = await llama.loadModel({ modelPath: path.resolve(spec.modelPath), gpuLayers: gpu ? 'max' : 0 });
   const tModel = performance.now();
   const { promptLengths, decodeTokens, seed } = spec.workload;
   const maxPrompt = Math.max(...promptLengths);
@@ -98,8 +98,8 @@ async function run(spec) {
     const cpu = process.cpuUsage(c0);
     notes.push('KV cache F16 (llama.cpp default), flash attention off');
     return {
-      runtime: vulkan ? 'llama.cpp-vulkan' : 'llama.cpp-cpu',
-      backend: `llama.cpp (node-llama-cpp ${llama.buildType ?? ''} ${vulkan ? 'Vulkan' : 'CPU'})`.replace(/\s+/g, ' '),
+      runtime: gpu ? `llama.cpp-${gpu}` : 'llama.cpp-cpu',
+      backend: `llama.cpp (node-llama-cpp ${llama.buildType ?? ''} ${gpu ? `${gpu} ${llama.gpu ?? ''}` : 'CPU'})`.replace(/\s+/g, ' '),
       threads: spec.threads,
       model: spec.modelPath,
       loadMs: { parse: 0, upload: round(tModel - t0, 1), total: round(tCtx - t0, 1) },

@@ -20,6 +20,21 @@ export interface WorkerEngineOptions extends EngineOptions {
   readonly worker?: Worker | string | URL;
 }
 
+/**
+ * Starts the bundled worker script. Pages may start workers only from their own origin, so when webgguf was loaded
+ * from another one (the script-tag bundle on a CDN) a same-origin blob module that imports the script is started
+ * instead (the script's own URL stays its base, so its chunks and WASM files still resolve next to it).
+ */
+function startBundledWorker(): Worker {
+  const Worker = function (url: URL, options: WorkerOptions): globalThis.Worker {
+    const crossOrigin = typeof location !== 'undefined' && /^https?:$/.test(url.protocol) && url.origin !== location.origin;
+    const script = crossOrigin ? URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' })) : url;
+    return new globalThis.Worker(script, options);
+  } as unknown as typeof globalThis.Worker;
+  // Keep this literal `new Worker(new URL(…, import.meta.url))` form: bundlers detect it and emit the worker.
+  return new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+}
+
 /** Starts a worker, loads the model there and returns the engine. */
 export async function createWorkerEngine(options: WorkerEngineOptions): Promise<Engine> {
   if (typeof Worker === 'undefined') {
@@ -33,7 +48,7 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
         ? given
         : given !== undefined
           ? new Worker(given, { type: 'module' })
-          : new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+          : startBundledWorker();
   } catch (e) {
     throw new LlmError('invalid-request', `createWorkerEngine: could not start the worker${given === undefined ? ' bundled with webgguf' : ` at ${String(given)}`} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script, or an existing Worker`, {
       cause: e,

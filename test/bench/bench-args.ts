@@ -30,6 +30,8 @@ export interface BenchArgs {
   /** Re-render the Markdown and SVG of an existing JSON report instead of running. */
   readonly render: string | undefined;
   readonly bandwidth: boolean;
+  /** GPU memory bandwidth, GB/s (for the GPU rows' roofline). */
+  readonly gpuBw: number | null;
   readonly bandwidthBytes: number;
   readonly profileSteps: number;
   readonly caseTimeoutS: number;
@@ -46,7 +48,8 @@ export const USAGE = `npm run bench -- [options]
   --prompts 128,512                        prefill prompt lengths (default 128,512)
   --decode N                               decoded tokens (default 128)
   --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
-  --peers llama.cpp[,vulkan]|none          peers in Node (default llama.cpp)
+  --peers llama.cpp[,vulkan,cuda]|none     peers in Node (default llama.cpp; vulkan: ~4 min of shader compiles on lavapipe)
+  --gpu-bw GBPS                            GPU memory bandwidth, for the GPU rows' roofline
   --browser                                also wllama + our WASM in headless Chromium
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
@@ -77,7 +80,7 @@ function int(option: string, v: string): number {
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
     help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
-    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true,
+    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true, gpuBw: null,
     bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
   };
   for (let i = 0; i < argv.length; i++) {
@@ -112,7 +115,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--peers': {
         const s = v();
         const xs = s === 'none' ? [] : s.split(',');
-        if (xs.some((x) => !['llama.cpp', 'vulkan'].includes(x))) bad(k, s, 'llama.cpp and/or vulkan, or none');
+        if (xs.some((x) => !['llama.cpp', 'vulkan', 'cuda'].includes(x))) bad(k, s, 'llama.cpp, vulkan and/or cuda, or none');
         o.peers = xs;
         break;
       }
@@ -120,6 +123,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--browser-webgpu': o.browser = true; o.browserWebgpu = true; break;
       case '--render': o.render = path.resolve(v()); break;
       case '--no-bandwidth': o.bandwidth = false; break;
+      case '--gpu-bw': o.gpuBw = int(k, v()); break;
       case '--bandwidth-mib': o.bandwidthBytes = int(k, v()) * 2 ** 20; break;
       case '--profile-steps': o.profileSteps = Number(v()); break;
       case '--quick': o.prompts = [32]; o.decode = 16; o.rounds = 1; break;

@@ -7,7 +7,7 @@
 import { median, round, type BandwidthResult, type BenchReport, type Ratio, type RunResult, type RuntimeId, type SummaryRow } from './bench-types.js';
 
 /** Medians over rounds for each (runtime, threads), in first-seen order. */
-export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw: BandwidthResult | null): SummaryRow[] {
+export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw: BandwidthResult | null, gpuGbPerS: number | null = null): SummaryRow[] {
   const groups = new Map<string, RunResult[]>();
   for (const r of runs) {
     const key = `${r.host ?? 'node'}|${r.runtime}|${r.threads}`;
@@ -20,8 +20,8 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
     for (const k of Object.keys(first.prefillTokPerS)) prefill[k] = round(median(rs.map((r) => r.prefillTokPerS[k] ?? 0)));
     const dec = median(decode);
     const perCpuS = 1000 / median(rs.map((r) => r.decodeCpuMsPerToken));
-    const gb = bw?.gbPerS[String(first.threads)];
-    const isCpuRuntime = first.runtime !== 'webgguf-webgpu' && first.runtime !== 'llama.cpp-vulkan';
+    const isGpu = GPU_RUNTIMES.includes(first.runtime);
+    const gb = isGpu ? gpuGbPerS ?? undefined : bw?.gbPerS[String(first.threads)];
     return {
       runtime: first.runtime,
       host: first.host ?? 'node',
@@ -34,8 +34,8 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
       decodeTokPerS: round(dec, 2),
       decodeSpread: [round(Math.min(...decode), 2), round(Math.max(...decode), 2)],
       decodeTokPerCpuS: round(perCpuS, 2),
-      roofline: gb && isCpuRuntime ? round((bytesPerToken * dec) / (gb * 1e9), 3) : null,
-      rooflineCpuTime: gb && isCpuRuntime && first.threads === 1 ? round((bytesPerToken * perCpuS) / (gb * 1e9), 3) : null,
+      roofline: gb ? round((bytesPerToken * dec) / (gb * 1e9), 3) : null,
+      rooflineCpuTime: gb && !isGpu && first.threads === 1 ? round((bytesPerToken * perCpuS) / (gb * 1e9), 3) : null,
       peakRssMiB: round(median(rs.map((r) => r.memoryMiB.peakRss)), 0),
       breakdownMs: medianBreakdown(rs),
     };
@@ -50,6 +50,8 @@ function medianBreakdown(rs: readonly RunResult[]): Record<string, number> | nul
   return out;
 }
 
+const GPU_RUNTIMES: readonly RuntimeId[] = ['webgguf-webgpu', 'llama.cpp-vulkan', 'llama.cpp-cuda'];
+
 /** Issue-8 targets: ours ÷ peer for decode. */
 const TARGETS: Partial<Record<RuntimeId, number>> = { 'llama.cpp-cpu': 0.8, wllama: 1.2 };
 
@@ -59,13 +61,15 @@ export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
     ['webgguf-wasm', 'llama.cpp-cpu'],
     ['webgguf-wasm', 'wllama'],
     ['webgguf-webgpu', 'llama.cpp-vulkan'],
+    ['webgguf-webgpu', 'llama.cpp-cuda'],
   ];
   const out: Ratio[] = [];
   for (const [ours, peer] of pairs) {
     for (const a of rows.filter((r) => r.runtime === ours)) {
       const host = peer === 'wllama' ? 'chromium' : 'node';
+      const anyThreads = ours === 'webgguf-webgpu';
       if (a.host !== host) continue;
-      const b = rows.find((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || ours === 'webgguf-webgpu'));
+      const b = rows.find((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || anyThreads));
       if (!b) continue;
       out.push({ metric: 'decode', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target: TARGETS[peer] ?? null });
       if (peer === 'llama.cpp-cpu') {
@@ -93,6 +97,7 @@ export function toMarkdown(rep: BenchReport): string {
       `Load average during runs: ${loadRange(rep.runs)}.`,
     '',
   );
+  if (rep.gpuBandwidthGbPerS) lines.push(`GPU bandwidth (given): ${rep.gpuBandwidthGbPerS} GB/s.`, '');
   if (rep.bandwidth) {
     const bw = Object.entries(rep.bandwidth.gbPerS).map(([t, g]) => `${g} GB/s (${t} thr)`).join(', ');
     lines.push(`WASM streaming-read bandwidth: ${bw} (load ${rep.bandwidth.loadAvg}).`, '');
@@ -137,7 +142,7 @@ function loadRange(runs: readonly RunResult[]): string {
 
 const COLORS: Record<RuntimeId, string> = {
   'webgguf-wasm': '#2b7bb9', 'webgguf-webgpu': '#7b4bb9', 'webgguf-cpu': '#8aa0b4',
-  'llama.cpp-cpu': '#d9822b', 'llama.cpp-vulkan': '#b95b2b', wllama: '#3c9a5f',
+  'llama.cpp-cpu': '#d9822b', 'llama.cpp-vulkan': '#b95b2b', 'llama.cpp-cuda': '#8a3c1c', wllama: '#3c9a5f',
 };
 
 /** SVG bar chart of median decode tok/s per (runtime, threads), with a dashed roofline per thread count. */
@@ -148,11 +153,8 @@ export function toSvg(rep: BenchReport): string {
   const left = 230;
   const top = 40;
   const H = top + rows.length * (barH + 8) + 40;
-  const roof = (t: number): number | null => {
-    const gb = rep.bandwidth?.gbPerS[String(t)];
-    return gb ? (gb * 1e9) / rep.model.bytesPerToken : null;
-  };
-  const maxV = Math.max(1e-9, ...rows.map((r) => r.decodeTokPerS), ...rows.map((r) => roof(r.threads) ?? 0));
+  const roof = (r: SummaryRow): number | null => (r.roofline ? r.decodeTokPerS / r.roofline : null);
+  const maxV = Math.max(1e-9, ...rows.map((r) => r.decodeTokPerS), ...rows.map((r) => roof(r) ?? 0));
   const x = (v: number): number => left + (v / maxV) * (W - left - 60);
   const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const parts: string[] = [
@@ -165,12 +167,12 @@ export function toSvg(rep: BenchReport): string {
     parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(label)}</text>`);
     parts.push(`<rect x="${left}" y="${y}" width="${(x(r.decodeTokPerS) - left).toFixed(1)}" height="${barH}" fill="${COLORS[r.runtime]}"/>`);
     parts.push(`<text x="${x(r.decodeTokPerS) + 4}" y="${y + 15}">${r.decodeTokPerS}</text>`);
-    const rf = roof(r.threads);
-    if (rf && r.roofline !== null) {
+    const rf = roof(r);
+    if (rf) {
       parts.push(`<line x1="${x(rf).toFixed(1)}" x2="${x(rf).toFixed(1)}" y1="${y - 2}" y2="${y + barH + 2}" stroke="#c00" stroke-dasharray="3,2"/>`);
     }
   });
-  parts.push(`<text x="10" y="${H - 12}" fill="#555">${esc('red dashes: bandwidth roofline (WASM streaming read GB/s ÷ bytes per token) at that thread count')}</text>`);
+  parts.push(`<text x="10" y="${H - 12}" fill="#555">${esc('red dashes: bandwidth roofline (measured WASM read GB/s, or the given GPU GB/s, ÷ bytes per token)')}</text>`);
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

@@ -5,7 +5,7 @@
  */
 
 /** Which runtime produced a figure. */
-export type RuntimeId = 'webgguf-wasm' | 'webgguf-webgpu' | 'webgguf-cpu' | 'llama.cpp-cpu' | 'llama.cpp-vulkan' | 'wllama';
+export type RuntimeId = 'webgguf-wasm' | 'webgguf-webgpu' | 'webgguf-cpu' | 'llama.cpp-cpu' | 'llama.cpp-vulkan' | 'llama.cpp-cuda' | 'wllama';
 
 /** The work a run measures (the same for every runtime in one report). */
 export interface Workload {
@@ -86,6 +86,8 @@ export interface BenchReport {
   readonly model: { readonly path: string; readonly shape: string; readonly quant: string; readonly bytes: number; readonly bytesPerToken: number };
   readonly workload: Workload;
   readonly bandwidth: BandwidthResult | null;
+  /** GPU memory bandwidth given with --gpu-bw (GB/s), for the GPU rows' roofline; null when not given. */
+  readonly gpuBandwidthGbPerS: number | null;
   /** Every run, in the interleaved order they ran. */
   readonly runs: readonly RunResult[];
   /** Medians per (runtime, threads). */

@@ -59,10 +59,10 @@ function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
     label: `webgguf ${backend} ×${threads}`,
     argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps })],
   });
-  const llama = (threads: number, gpu?: 'vulkan'): Case => ({
+  const llama = (threads: number, gpu?: 'vulkan' | 'cuda'): Case => ({
     label: `llama.cpp ${gpu ?? 'cpu'} ×${threads}`,
     argv: ['scripts/bench/llama-cpp-run.mjs', JSON.stringify({ modelPath, threads, workload, ...(gpu ? { gpu } : {}) })],
-    ...(gpu ? { env: { GGML_VK_VISIBLE_DEVICES: process.env['GGML_VK_VISIBLE_DEVICES'] ?? '0' } } : {}),
+    ...(gpu === 'vulkan' ? { env: { GGML_VK_VISIBLE_DEVICES: process.env['GGML_VK_VISIBLE_DEVICES'] ?? '0' } } : {}),
   });
   const out: Case[] = [];
   for (const t of a.threads) {
@@ -72,6 +72,7 @@ function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
   }
   if (a.backends.includes('webgpu')) out.push(ours('webgpu', 1));
   if (a.peers.includes('vulkan')) out.push(llama(a.threads[a.threads.length - 1] ?? 1, 'vulkan'));
+  if (a.peers.includes('cuda')) out.push(llama(a.threads[a.threads.length - 1] ?? 1, 'cuda'));
   return out;
 }
 
@@ -97,7 +98,7 @@ export async function main(args: string[]): Promise<number> {
   }
   if (a.render) {
     const rep = JSON.parse(readFileSync(a.render, 'utf8')) as BenchReport;
-    const summary = summarize(rep.runs, rep.model.bytesPerToken, rep.bandwidth);
+    const summary = summarize(rep.runs, rep.model.bytesPerToken, rep.bandwidth, rep.gpuBandwidthGbPerS ?? null);
     const full: BenchReport = { ...rep, summary, ratios: computeRatios(summary) };
     const stem = a.render.replace(/\.json$/, '');
     writeFileSync(`${stem}.md`, toMarkdown(full));
@@ -130,10 +131,10 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     bandwidth = await probeBandwidth({ threads: a.threads, bytes: a.bandwidthBytes });
     log(`bandwidth: ${JSON.stringify(bandwidth.gbPerS)} GB/s (load ${bandwidth.loadAvg})`);
   }
-  if (a.peers.includes('llama.cpp') || a.peers.includes('vulkan')) {
+  if (a.peers.length > 0) {
     if (!existsSync(path.join(REPO_ROOT, 'scripts/oracle/node_modules/node-llama-cpp'))) {
       errors.push('llama.cpp: node-llama-cpp is not installed (cd scripts/oracle && npm install)');
-      a = { ...a, peers: a.peers.filter((p) => p !== 'llama.cpp' && p !== 'vulkan') };
+      a = { ...a, peers: [] };
     }
   }
   const runs: RunResult[] = [];
@@ -162,7 +163,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`browser: ${(e as Error).message}`);
     }
   }
-  const summary = summarize(runs, bpt, bandwidth);
+  const summary = summarize(runs, bpt, bandwidth, a.gpuBw);
   const report: BenchReport = {
     version: 1,
     startedAt,
@@ -171,6 +172,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     model: { path: modelPath, shape: a.model ? path.basename(a.model) : a.shape, quant: a.model ? '' : a.quant, bytes: src.size, bytesPerToken: bpt },
     workload,
     bandwidth,
+    gpuBandwidthGbPerS: a.gpuBw,
     runs,
     summary,
     ratios: computeRatios(summary),

@@ -131,3 +131,28 @@ test('worker boundary: aborts reject with code aborted, LlmError codes survive, 
   expect(results.badModel).toMatchObject({ ok: false, isLlmError: true, code: 'network' });
   expect(results.after).toEqual({ ok: true, value: REFERENCE.greedy_kv_f32.text });
 });
+
+test('the script-tag bundle also works from another origin (a CDN), its worker started through a blob module', async ({ page }) => {
+  const cdn = await startStaticServer({ '/cdn/webgguf/': IIFE_DIR });
+  try {
+    const html = readFileSync(resolve(REPO_ROOT, 'test/e2e/support/iife.html'), 'utf8').replace('../cdn/webgguf/webgguf.js', cdn.url('/cdn/webgguf/webgguf.js'));
+    // The page itself comes from the main server's origin (with COOP/COEP), the bundle from the CDN's.
+    await page.route(server.url('/pages/cdn.html') + '*', (route) =>
+      route.fulfill({
+        body: html,
+        contentType: 'text/html',
+        headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
+      }),
+    );
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    const q = new URLSearchParams({ model: MODEL_PATH, backend: 'wasm', prompt: REFERENCE.prompt, max_tokens: String(REFERENCE.greedy_kv_f32.n) });
+    await page.goto(server.url(`/pages/cdn.html?${q}`));
+    await expect(page.locator('#status')).toHaveText('done', { timeout: 180_000 });
+    expect((await page.locator('#output').textContent())?.trim()).toBe(REFERENCE.greedy_kv_f32.text.trim());
+    expect(cdn.log.some((r) => /\/assets\/worker-[^/]+\.js$/.test(r.path))).toBe(true);
+    expect(cdn.log.some((r) => r.path.endsWith('.wasm'))).toBe(true);
+    expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  } finally {
+    await cdn.close();
+  }
+});

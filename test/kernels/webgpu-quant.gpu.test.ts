@@ -1,7 +1,7 @@
 /**
  * WebGPU weight kernels vs the quant registry, for every type the backend runs, on the f16+subgroups and the
- * f32+shared-memory paths: embedding lookup (dequantization, ≈ exact vs QuantType.dequantizeRow), gemv (n = 1)
- * and tiled gemm (n ≥ 2) judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on
+ * f32+shared-memory paths: embedding lookup (dequantization, ≈ exact vs QuantType.dequantizeRow), decode gemv
+ * (n = 1: gemv_rows for K ≤ 256, gemv above) and tiled gemm (n ≥ 2) judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on
  * purpose: one block per row, a single row, row counts that are not multiples of 32, F32/F16 rows of 45 elements.
  */
 
@@ -65,8 +65,10 @@ for (const variant of GPU_VARIANTS) {
     for (const type of TYPES) {
       const qt = getQuantType(type);
       const isFloat = qt.blockElements === 1;
-      // One block per row; and several blocks (or an odd float row) with a row count that is not a multiple of 32.
-      const shapes: [number, number][] = isFloat ? [[45, 1], [64, 37]] : [[qt.blockElements, 1], [qt.blockElements * 3, 37]];
+      // One block per row; several blocks (or an odd float row) with a row count that is not a multiple of 32; and
+      // rows longer than 256, which decode through the workgroup-per-row gemv instead of gemv_rows.
+      const longK = isFloat ? 301 : Math.ceil(257 / qt.blockElements) * qt.blockElements;
+      const shapes: [number, number][] = isFloat ? [[45, 1], [64, 37], [longK, 3]] : [[qt.blockElements, 1], [qt.blockElements * 3, 37], [longK, 3]];
       it(`${qt.name}: embed, gemv and gemm match the dequantized reference`, async () => {
         for (const [k, nRows] of shapes) {
           const { bytes, values } = makeWeight(type, k, nRows, 7 + k + nRows + type);

@@ -154,11 +154,11 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
 /** Q6_K row · Q8 activation row. */
 // @ts-ignore: decorator
 @inline function rowDotQ6K(wr: usize, xq: usize, k: i32): f32 {
+  if (ASC_FEATURE_SIMD) return rowDotQ6KSimd(wr, xq, k);
   const nbk = k >> 8;
   const nb = k >> 5;
   const xd = xq + <usize>k;
   const xh = xd + (<usize>nb << 3);
-  let acc = ASC_FEATURE_SIMD ? f32x4.splat(0) : 0;
   let accS: f32 = 0;
   let corr: f32 = 0;
   for (let i = 0; i < nbk; i++) {
@@ -180,33 +180,75 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
         corr += <f32>ci * dd;
         const qlOff: usize = (g & 1) ? 32 : 0;
         const nibShift = (g & 2) ? 4 : 0;
-        if (ASC_FEATURE_SIMD) {
-          const mask = i8x16.splat(0x0f);
-          const three = i8x16.splat(3);
-          const l0 = i8x16.shr_u(v128.load(ql + qlOff), nibShift);
-          const l1 = i8x16.shr_u(v128.load(ql + qlOff, 16), nibShift);
-          const q0 = v128.or(v128.and(l0, mask), i8x16.shl(v128.and(i8x16.shr_u(v128.load(qh), 2 * g), three), 4));
-          const q1 = v128.or(v128.and(l1, mask), i8x16.shl(v128.and(i8x16.shr_u(v128.load(qh, 16), 2 * g), three), 4));
-          const p0 = dotU7I8(q0, v128.load(xi));
-          const p1 = dotU7I8(q1, v128.load(xi, 16));
-          const vi = i32x4.add(i32x4.mul(p0, i32x4.splat(s0)), i32x4.mul(p1, i32x4.splat(s1)));
-          acc = fmaF32x4(acc, f32x4.convert_i32x4_s(vi), f32x4.splat(dd));
-        } else {
-          let d0: i32 = 0;
-          let d1: i32 = 0;
-          for (let l = 0; l < 32; l++) {
-            const lv = (<i32>load<u8>(ql + qlOff + <usize>l) >> nibShift) & 15;
-            const hv = (<i32>load<u8>(qh + <usize>l) >> (2 * g)) & 3;
-            const p = (lv | (hv << 4)) * <i32>load<i8>(xi + <usize>l);
-            if (l < 16) d0 += p; else d1 += p;
-          }
-          accS += <f32>(s0 * d0 + s1 * d1) * dd;
+        let d0: i32 = 0;
+        let d1: i32 = 0;
+        for (let l = 0; l < 32; l++) {
+          const lv = (<i32>load<u8>(ql + qlOff + <usize>l) >> nibShift) & 15;
+          const hv = (<i32>load<u8>(qh + <usize>l) >> (2 * g)) & 3;
+          const p = (lv | (hv << 4)) * <i32>load<i8>(xi + <usize>l);
+          if (l < 16) d0 += p; else d1 += p;
         }
+        accS += <f32>(s0 * d0 + s1 * d1) * dd;
       }
     }
   }
-  if (ASC_FEATURE_SIMD) return hsumF32x4(acc) - corr;
   return accS - corr;
+}
+
+/**
+ * SIMD Q6_K row dot: per 128-element half, the eight 16-lane integer dots are transposed into two i32x4, the −32
+ * offset comes off as 32·isum16 (a vector load), the i8 scales multiply as integers, and one f32 fma per four
+ * 16-lane sub-blocks applies d · d_x.
+ */
+// @ts-ignore: decorator
+@inline function rowDotQ6KSimd(wr: usize, xq: usize, k: i32): f32 {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const xd = xq + <usize>k;
+  const xh = xd + (<usize>nb << 3);
+  const mask = i8x16.splat(0x0f);
+  const three = i8x16.splat(3);
+  const thirtyTwo = i32x4.splat(32);
+  let acc = f32x4.splat(0);
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * 210;
+    const d = f32x4.splat(loadF16(wb + 208));
+    for (let h = 0; h < 2; h++) {
+      const ql = wb + (<usize>h << 6);
+      const qh = wb + 128 + (<usize>h << 5);
+      const bi = (i << 3) + (h << 2); // first of the 4 activation blocks
+      const xi = xq + (<usize>bi << 5);
+      const l0 = v128.load(ql);
+      const l1 = v128.load(ql, 16);
+      const l2 = v128.load(ql, 32);
+      const l3 = v128.load(ql, 48);
+      const h0 = v128.load(qh);
+      const h1 = v128.load(qh, 16);
+      // group g, half-lane is: nibble of ql[(g & 1)·32 + 16·is] (low for g < 2), 2 bits of qh[16·is] >> 2g.
+      const g0 = hsum4(
+        dotU7I8(v128.or(v128.and(l0, mask), i8x16.shl(v128.and(h0, three), 4)), v128.load(xi)),
+        dotU7I8(v128.or(v128.and(l1, mask), i8x16.shl(v128.and(h1, three), 4)), v128.load(xi, 16)),
+        dotU7I8(v128.or(v128.and(l2, mask), i8x16.shl(v128.and(i8x16.shr_u(h0, 2), three), 4)), v128.load(xi, 32)),
+        dotU7I8(v128.or(v128.and(l3, mask), i8x16.shl(v128.and(i8x16.shr_u(h1, 2), three), 4)), v128.load(xi, 48)),
+      );
+      const g1 = hsum4(
+        dotU7I8(v128.or(i8x16.shr_u(l0, 4), i8x16.shl(v128.and(i8x16.shr_u(h0, 4), three), 4)), v128.load(xi, 64)),
+        dotU7I8(v128.or(i8x16.shr_u(l1, 4), i8x16.shl(v128.and(i8x16.shr_u(h1, 4), three), 4)), v128.load(xi, 80)),
+        dotU7I8(v128.or(i8x16.shr_u(l2, 4), i8x16.shl(i8x16.shr_u(h0, 6), 4)), v128.load(xi, 96)),
+        dotU7I8(v128.or(i8x16.shr_u(l3, 4), i8x16.shl(i8x16.shr_u(h1, 6), 4)), v128.load(xi, 112)),
+      );
+      const sc = i16x8.extend_low_i8x16_s(v128.load64_zero(wb + 192 + (<usize>h << 3)));
+      const sc0 = i32x4.extend_low_i16x8_s(sc);
+      const sc1 = i32x4.extend_high_i16x8_s(sc);
+      const hs = xh + (<usize>bi << 3);
+      const v0 = i32x4.mul(i32x4.sub(g0, i32x4.mul(thirtyTwo, v128.load(hs))), sc0);
+      const v1 = i32x4.mul(i32x4.sub(g1, i32x4.mul(thirtyTwo, v128.load(hs, 16))), sc1);
+      const xs4 = f32x4.mul(d, v128.load(xd + (<usize>bi << 2))); // d·d_x of the 4 blocks
+      acc = fmaF32x4(acc, f32x4.convert_i32x4_s(v0), i32x4.shuffle(xs4, xs4, 0, 0, 1, 1));
+      acc = fmaF32x4(acc, f32x4.convert_i32x4_s(v1), i32x4.shuffle(xs4, xs4, 2, 2, 3, 3));
+    }
+  }
+  return hsumF32x4(acc);
 }
 
 /** Q4_K weights [nRows, k] · Q8 activations [n, k] → out f32 [n, outStride], rows r0…r1−1 (k % 256 == 0). */

@@ -15,6 +15,7 @@ import copyKvWgsl from '../../../shaders/kernels/copy_kv.wgsl?raw';
 import copyRowsWgsl from '../../../shaders/kernels/copy_rows.wgsl?raw';
 import embedWgsl from '../../../shaders/kernels/embed.wgsl?raw';
 import gemmWgsl from '../../../shaders/kernels/gemm.wgsl?raw';
+import gemvRowsWgsl from '../../../shaders/kernels/gemv_rows.wgsl?raw';
 import gemvWgsl from '../../../shaders/kernels/gemv.wgsl?raw';
 import gluWgsl from '../../../shaders/kernels/glu.wgsl?raw';
 import rmsNormWgsl from '../../../shaders/kernels/rms_norm.wgsl?raw';
@@ -27,6 +28,7 @@ import topkMergeWgsl from '../../../shaders/kernels/topk_merge.wgsl?raw';
 /** Names of the kernels in shaders/kernels/ (file name without `.wgsl`). */
 export type KernelName =
   | 'gemv'
+  | 'gemv_rows'
   | 'gemm'
   | 'embed'
   | 'rms_norm'
@@ -46,6 +48,7 @@ export type KernelName =
 /** Kernel sources by name. */
 export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = {
   gemv: gemvWgsl,
+  gemv_rows: gemvRowsWgsl,
   gemm: gemmWgsl,
   embed: embedWgsl,
   rms_norm: rmsNormWgsl,

@@ -14,6 +14,7 @@ export type BindingKind = 'uniform' | 'read' | 'rw';
 /** Bindings of every kernel entry point, by binding number (index in the array; null = not used by that entry). */
 const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
   'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv_rows.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemm.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'embed.main': ['uniform', 'read', 'read', 'rw'],
   'rms_norm.main': ['uniform', 'read', 'rw', 'read'],

@@ -46,6 +46,8 @@ const WG_FLAT = 256; // elementwise and single-workgroup scans
 /** Positions per attention tile, and the most splits of a decode row. */
 const ATTN_MIN_SPLIT = 64;
 const ATTN_MAX_SPLITS = 32;
+/** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
+const GEMV_ROWS_MAX_K = 256;
 /** Largest k of topK. */
 const MAX_TOP_K = 256;
 /** Values per topk_chunk workgroup (4 · WG_FLAT). */
@@ -228,11 +230,14 @@ export class WebGpuOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows) {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows`);
     }
-    const isGemv = n === 1;
-    const pipe = isGemv ? this.pipe({ kernel: 'gemv', quant: wt.layout, wgSize: WG_ROW }) : this.pipe({ kernel: 'gemm', quant: wt.layout, wgSize: 64 });
+    // Decode (n = 1): short rows get one row per invocation (no idle lanes, no barriers); long rows a workgroup
+    // per row with a reduction. Prefill (n ≥ 2): the tiled gemm.
+    const kind = n > 1 ? 'gemm' : wt.rowLength <= GEMV_ROWS_MAX_K ? 'gemv_rows' : 'gemv';
+    const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
     const b = bias ? (bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer : this.dummy;
     for (const part of wt.parts) {
-      const groups: [number, number, number] = isGemv ? grid(part.nRows, n) : [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1];
+      const groups: [number, number, number] =
+        kind === 'gemm' ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1] : grid(kind === 'gemv' ? part.nRows : Math.ceil(part.nRows / 64), n);
       this.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b],
