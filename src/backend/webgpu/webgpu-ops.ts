@@ -22,6 +22,7 @@ import type {
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
+import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
 
@@ -252,21 +253,14 @@ export class WebGpuOps implements Ops {
     const st = this.requireStep('rope');
     const half = params.nRot / 2;
     const total = n * (xa.cols / params.headDim) * half;
-    const yarn = params.yarn;
-    let corr: [number, number] = [0, 0];
-    let mscale = 1;
-    if (yarn) {
-      const corrDim = (beta: number): number => (params.nRot * Math.log(yarn.nCtxOrig / (beta * 2 * Math.PI))) / (2 * Math.log(params.theta));
-      corr = [Math.max(0, Math.floor(corrDim(yarn.betaFast))), Math.min(params.nRot - 1, Math.ceil(corrDim(yarn.betaSlow)))];
-      mscale = yarn.attnFactor * (yarn.extFactor !== 0 ? 1 + 0.1 * Math.log(1 / params.freqScale) : 1);
-    }
+    const y = ropeYarnUniforms(params);
     const table = this.ropeTable(params);
     const pipe = this.pipe({ kernel: 'rope', wgSize: WG_FLAT });
     this.rec.dispatch(
       pipe,
       [null, xa.buffer, table],
       (p) => p.u(xa.cols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(total)
-        .f(params.freqScale).f(yarn?.extFactor ?? 0).f(mscale).f(corr[0]).f(corr[1]),
+        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
       grid(Math.ceil(total / WG_FLAT)),
     );
   }
@@ -473,10 +467,7 @@ export class WebGpuOps implements Ops {
     const key = `${params.theta}|${params.nRot}|${ffId}`;
     let table = this.ropeTables.get(key);
     if (!table) {
-      const half = params.nRot / 2;
-      const inv = new Float32Array(half); // (nRot/2) f32
-      const thetaScale = Math.pow(params.theta, -2 / params.nRot);
-      for (let i = 0; i < half; i++) inv[i] = Math.pow(thetaScale, i) / (params.freqFactors ? params.freqFactors[i]! : 1);
+      const inv = ropeInverseFrequencies(params);
       table = this.buffer(`rope-inv-freq.${key}`, inv.byteLength, BufferUsage.COPY_DST);
       this.device.queue.writeBuffer(table, 0, inv);
       this.ropeTables.set(key, table);

@@ -52,7 +52,7 @@ describe('bench harness (smoke)', () => {
       version: 1, startedAt: '2026-01-01T00:00:00', command: 'npm run bench -- --quick',
       machine: { cpus: 2, cpuModel: 'x', node: process.versions.node, totalMemGiB: 1 },
       model: { path: MODEL, shape: 'tiny', quant: 'q4_0', bytes: 1e6, bytesPerToken: 1e6 },
-      workload: WORKLOAD, bandwidth, runs: [run, peer], summary, ratios, errors: ['vulkan: skipped'],
+      workload: WORKLOAD, bandwidth, gpuBandwidthGbPerS: null, runs: [run, peer], summary, ratios, errors: ['vulkan: skipped'],
     };
     const md = toMarkdown(report);
     expect(md).toContain('| webgguf-wasm |');
