@@ -6,5 +6,5 @@
 export { CHAT_ROLES, validateMessages, type ChatMessage, type ChatRole, type ChatToolCall } from './messages.js';
 export { CHATML_TEMPLATE, renderChat, selectTemplate, type RenderChatOptions, type RenderedChat, type TemplateSource } from './template.js';
 export { buildPrompt, splitTurns, trimHistory, type BuildPromptOptions, type BuiltPrompt } from './prompt.js';
-export { sha256, sha256Hex } from './sha256.js';
+export { sha256Hex } from '../io/sha256.js';
 export { strftime } from './strftime.js';

@@ -10,7 +10,7 @@ import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { type ChatMessage, validateMessages } from './messages.js';
-import { sha256Hex } from './sha256.js';
+import { sha256Hex } from '../io/sha256.js';
 import { strftime } from './strftime.js';
 
 /** ChatML, used when a model has no template (`<|im_start|>role\ncontent<|im_end|>\n`). */

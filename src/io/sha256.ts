@@ -1,7 +1,7 @@
 /**
- * Incremental SHA-256 (FIPS 180-4) for verifying downloaded models chunk by chunk. `crypto.subtle.digest` cannot hash
- * incrementally, and a multi-GiB model must never be concatenated into one buffer, so the store hashes its chunks
- * through this streaming implementation instead.
+ * Incremental SHA-256 (FIPS 180-4), the project's one SHA-256: the model store verifies downloads chunk by chunk with it
+ * (`crypto.subtle.digest` cannot hash incrementally, and a multi-GiB model must never be concatenated into one buffer),
+ * and the chat layer hashes template text with it synchronously (WebCrypto is async; Node's `crypto` is not in browsers).
  */
 
 /** Round constants: first 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4 §4.2.2). */
@@ -109,7 +109,8 @@ export class Sha256 {
   }
 }
 
-/** SHA-256 of `bytes` as 64 lowercase hex digits. */
-export function sha256Hex(bytes: Uint8Array): string {
+/** SHA-256 of `input` (bytes, or a string hashed as its UTF-8 bytes) as 64 lowercase hex digits. */
+export function sha256Hex(input: Uint8Array | string): string {
+  const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
   return new Sha256().update(bytes).digestHex();
 }

@@ -5,7 +5,7 @@
  */
 
 import { writeF16 } from './half.js';
-import { nearestInt } from './rounding.js';
+import { nearestInt, signedAbsMax } from './rounding.js';
 
 const fround = Math.fround;
 
@@ -74,16 +74,8 @@ export function quantizeIq4Block(
   let amaxScale = 0;
   for (let ib = 0; ib < nsub; ib++) {
     const xb = xOff + ib * 32;
-    let amax = 0;
-    let max = 0;
-    for (let j = 0; j < 32; j++) {
-      const ax = Math.abs(x[xb + j]!);
-      if (ax > amax) {
-        amax = ax;
-        max = x[xb + j]!;
-      }
-    }
-    if (amax < GROUP_MAX_EPS) {
+    const max = signedAbsMax(x, xb, 32);
+    if (Math.abs(max) < GROUP_MAX_EPS) {
       scales[ib] = 0;
       continue;
     }

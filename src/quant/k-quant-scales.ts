@@ -4,7 +4,7 @@
  * Math.fround in C's evaluation order) so the produced blocks are byte-identical to ggml's `quantize_row_*_ref`.
  */
 
-import { nearestInt } from './rounding.js';
+import { nearestInt, signedAbsMax } from './rounding.js';
 
 const fround = Math.fround;
 /** ggml GROUP_MAX_EPS (1e-15f): below this a group counts as all zero. */
@@ -26,16 +26,8 @@ export function makeQxQuants(
   lo: number,
   rmseType: number,
 ): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const ax = Math.abs(x[xo + i]!);
-    if (ax > amax) {
-      amax = ax;
-      max = x[xo + i]!;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedAbsMax(x, xo, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     for (let i = 0; i < n; i++) L[lo + i] = 0;
     return 0;
   }
@@ -91,16 +83,8 @@ export function makeQxQuants(
  * coordinate descent on the x²-weighted error. Returns the scale.
  */
 export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const ax = Math.abs(x[xo + i]!);
-    if (ax > amax) {
-      amax = ax;
-      max = x[xo + i]!;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedAbsMax(x, xo, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     for (let i = 0; i < n; i++) L[lo + i] = 0;
     return 0;
   }

@@ -7,7 +7,7 @@
 import { GgmlType } from '../gguf/types.js';
 import { readF16, writeF16 } from './half.js';
 import type { QuantType } from './quant-type.js';
-import { truncToInt8 } from './rounding.js';
+import { signedAbsMax, truncToInt8 } from './rounding.js';
 import { checkDequantizeArgs, checkQuantizeArgs } from './row-args.js';
 
 const fround = Math.fround;
@@ -39,15 +39,7 @@ export const q4_0: QuantType = {
     for (let i = 0; i < nb; i++) {
       const x = i * QK;
       const o = i * BLOCK_BYTES;
-      let amax = 0;
-      let max = 0;
-      for (let j = 0; j < QK; j++) {
-        const v = src[x + j]!;
-        if (amax < Math.abs(v)) {
-          amax = Math.abs(v);
-          max = v;
-        }
-      }
+      const max = signedAbsMax(src, x, QK);
       const d = fround(max / -8);
       const id = d !== 0 ? fround(1 / d) : 0;
       writeF16(dst, o, d);

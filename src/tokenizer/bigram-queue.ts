@@ -2,7 +2,7 @@
  * `BigramQueue`: the priority queue of candidate merges shared by the SPM and BPE tokenizers. Pops the smallest
  * `priority`, ties broken by the smallest left symbol index — llama.cpp's comparators (`llm_bigram_spm`: highest score
  * first, so SPM pushes −score; `llm_bigram_bpe`: lowest merge rank first). A binary heap over parallel typed arrays,
- * reused across words so tokenizing allocates almost nothing per word.
+ * reused across words so tokenizing allocates almost nothing per word. `mergeBigrams` is the merge loop both run.
  */
 
 /** Min-heap of (priority, left, right, size) entries. */
@@ -100,5 +100,34 @@ export class BigramQueue {
       this.swap(i, m);
       i = m;
     }
+  }
+}
+
+/**
+ * The merge loop SPM and BPE share (llama.cpp `llm_tokenizer_spm_session::tokenize` and
+ * `llm_tokenizer_bpe_session::tokenize`): pops the best bigram, skips it when stale (one side was merged since it was
+ * queued — symbols only grow, so lengths tell), merges the right symbol into the left one in the linked list, and
+ * offers the two new neighbour pairs through `addBigram` (which ignores negative indices and unknown pairs).
+ * `len`, `prev`, `next`: shape (nSymbols,) i32 — symbol length (0 once merged away) and list links (−1 at the ends).
+ */
+export function mergeBigrams(
+  queue: BigramQueue,
+  popped: Int32Array,
+  len: Int32Array,
+  prev: Int32Array,
+  next: Int32Array,
+  addBigram: (left: number, right: number) => void,
+): void {
+  while (queue.length > 0) {
+    queue.pop(popped);
+    const l = popped[0];
+    const r = popped[1];
+    if (len[l] === 0 || len[r] === 0 || len[l] + len[r] !== popped[2]) continue;
+    len[l] += len[r];
+    len[r] = 0;
+    next[l] = next[r];
+    if (next[r] >= 0) prev[next[r]] = l;
+    addBigram(prev[l], l);
+    addBigram(l, next[l]);
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import { LlmError } from '../errors.js';
-import { BigramQueue } from './bigram-queue.js';
+import { BigramQueue, mergeBigrams } from './bigram-queue.js';
 import { RegexSplitter } from './regex-split.js';
 import { byteLevelEncode, toCodepoints } from './unicode.js';
 import type { Vocab } from './vocab.js';
@@ -110,20 +110,9 @@ export class BpeEncoder {
       next[i] = i + 1 < n ? i + 1 : -1;
     }
     queue.clear();
-    for (let i = 1; i < n; i++) this.addBigram(enc, i - 1, i);
-    while (queue.length > 0) {
-      queue.pop(popped);
-      const l = popped[0];
-      const r = popped[1];
-      // Stale: one side was merged since this pair was queued (symbols only grow, so lengths tell).
-      if (len[l] === 0 || len[r] === 0 || len[l] + len[r] !== popped[2]) continue;
-      len[l] += len[r];
-      len[r] = 0;
-      next[l] = next[r];
-      if (next[r] >= 0) prev[next[r]] = l;
-      this.addBigram(enc, prev[l], l);
-      this.addBigram(enc, l, next[l]);
-    }
+    const addBigram = (left: number, right: number): void => this.addBigram(enc, left, right);
+    for (let i = 1; i < n; i++) addBigram(i - 1, i);
+    mergeBigrams(queue, popped, len, prev, next, addBigram);
     for (let i = 0; i !== -1; i = next[i]) {
       const piece = enc.substr(start[i], len[i]);
       const id = this.vocab.id(piece);

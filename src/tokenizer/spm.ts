@@ -12,7 +12,7 @@
  */
 
 import { LlmError } from '../errors.js';
-import { BigramQueue } from './bigram-queue.js';
+import { BigramQueue, mergeBigrams } from './bigram-queue.js';
 import { utf8Encode } from './unicode.js';
 import type { Vocab } from './vocab.js';
 
@@ -118,18 +118,7 @@ export class SpmEncoder {
     };
     queue.clear();
     for (let i = 1; i < n; i++) tryAdd(i - 1, i);
-    while (queue.length > 0) {
-      queue.pop(popped);
-      const l = popped[0];
-      const r = popped[1];
-      if (len[l] === 0 || len[r] === 0 || len[l] + len[r] !== popped[2]) continue;
-      len[l] += len[r];
-      len[r] = 0;
-      next[l] = next[r];
-      if (next[r] >= 0) prev[next[r]] = l;
-      tryAdd(prev[l], l);
-      tryAdd(l, next[l]);
-    }
+    mergeBigrams(queue, popped, len, prev, next, tryAdd);
     for (let i = 0; i !== -1; i = next[i]) {
       const piece = text.substr(start[i], len[i]);
       const id = vocab.id(piece);

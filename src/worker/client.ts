@@ -65,11 +65,21 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
   }
 }
 
+/** A model URL relative to the page made absolute (the worker's own base is its script's URL, or a blob: URL). */
+function pageRelative(model: string): string {
+  if (typeof location === 'undefined' || typeof document === 'undefined') return model;
+  try {
+    return new URL(model, location.href).href;
+  } catch {
+    return model;
+  }
+}
+
 /** Loads the model in the engine exposed at `endpoint`; `onUnload` runs after the remote engine is unloaded. */
 export async function connectWorkerEngine(endpoint: Comlink.Endpoint, options: EngineOptions, onUnload?: () => void): Promise<Engine> {
   const remote = Comlink.wrap<WorkerEngineApi>(endpoint);
   const { onProgress, signal, model, gpu: _gpu, ...rest } = options;
-  const wire: WireEngineOptions = { ...rest, model: model instanceof URL ? model.href : model };
+  const wire: WireEngineOptions = { ...rest, model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model };
   const info = await remote.load(wire, onProgress ? Comlink.proxy(onProgress) : undefined, signal);
   return new RemoteEngine(remote, info, onUnload);
 }

@@ -170,3 +170,23 @@ test('screenshots of the chat at desktop and phone sizes, light and dark', async
   await testInfo.attach('chat-phone-sidebar', { path, contentType: 'image/png' });
   await page.keyboard.press('Escape');
 });
+
+test('download progress shows speed and time left; pause, reload and resume', async () => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const slowModel = `${MODEL_PATH}?throttle=1`;
+  await page.goto(server.url(`/?${new URLSearchParams({ model: slowModel, raw: '1' })}`));
+  const text = page.locator('#download-text');
+  await expect(text).toContainText('/s', { timeout: 30_000 });
+  await expect(text).toContainText('left');
+  console.log(`progress: ${await text.textContent()}`);
+  await page.locator('#pause-download').click();
+  await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused');
+  await expect(page.locator('#pause-download')).toHaveText('Resume');
+  await expect(page.locator('#cached-models')).toContainText('partial');
+  // After a reload (no ?model=), the last model's partial download is offered for resumption.
+  await page.goto(server.url('/?raw=1'));
+  await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused', { timeout: 30_000 });
+  await page.locator('#pause-download').click();
+  await waitForEngine(page);
+  await expect(page.locator('#cached-models li')).toHaveCount(2);
+});

@@ -30,7 +30,9 @@ test('without COOP/COEP from the host, the service worker isolates the page afte
     if (f === page.mainFrame()) navigations++;
   });
   await page.goto(server.url('/'));
-  await expect.poll(() => page.evaluate(() => crossOriginIsolated), { timeout: 30_000 }).toBe(true);
+  // The evaluation may land during the automatic reload; that counts as "not yet".
+  await expect.poll(() => page.evaluate(() => crossOriginIsolated).catch(() => false), { timeout: 30_000 }).toBe(true);
+  await page.waitForLoadState();
   expect(navigations).toBe(2);
   expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(server.url('/sw.js'));
 

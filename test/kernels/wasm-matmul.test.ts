@@ -45,7 +45,7 @@ function randomF32(n: number, rand: () => number, scale = 1): Float32Array {
 /** Shapes [k, nRows, nTokens] for a block size; the last one is big enough to be split across threads. */
 function shapes(blockElements: number): [number, number, number][] {
   const b = Math.max(32, blockElements);
-  const k = blockElements === 1 ? [7, 67, 1000] : [b, 3 * b, b === 32 ? 1024 : 1024];
+  const k = blockElements === 1 ? [7, 67, 1003] : [b, 3 * b, 1024]; // the last shape is ≥ 2^18 multiply-adds: threaded
   return [
     [k[0], 1, 1],
     [k[1], 37, 5], // five tokens: one 4-token tile + one

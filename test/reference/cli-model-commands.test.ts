@@ -4,17 +4,10 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/cli-io.js';
-import { runCli } from '../../src/cli/main.js';
+import { runCliCaptured } from '../helpers/run-cli.js';
 import { sharedPath } from '../helpers/shared-path.js';
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), signal: new AbortController().signal };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const cli = runCliCaptured;
 
 const STORIES = sharedPath('models', 'stories260K.gguf');
 

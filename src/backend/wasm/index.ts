@@ -90,7 +90,14 @@ export async function createWasmOps(options: WasmOpsOptions = {}): Promise<Ops> 
   const module = await loadKernelModule(variant, heap.isShared, options.wasmBaseUrl);
   const instance = await WebAssembly.instantiate(module, { env: { memory: heap.memory } });
   const exports = instance.exports as unknown as KernelExports;
-  const pool = threads > 1 ? await ThreadPool.create(module, heap, threads) : null;
+  let pool: ThreadPool | null = null;
+  if (threads > 1) {
+    try {
+      pool = await ThreadPool.create(module, heap, threads);
+    } catch {
+      threads = 1; // helpers could not start (e.g. a CSP forbids blob: workers): the shared build runs alone
+    }
+  }
   const description = `wasm ${variant} ×${threads} thread${threads > 1 ? 's' : ''}`;
   return new WasmOps(heap, exports, pool, description);
 }

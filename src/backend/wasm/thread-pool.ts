@@ -116,7 +116,7 @@ export class ThreadPool {
    * Starts `nThreads − 1` helpers running `module` over `heap` (which must be shared) and waits until all are ready.
    * @throws LlmError('feature-missing') when a helper cannot start.
    */
-  static async create(module: WebAssembly.Module, heap: WasmHeap, nThreads: number, spin = 20000): Promise<ThreadPool> {
+  static async create(module: WebAssembly.Module, heap: WasmHeap, nThreads: number, spin = 50000): Promise<ThreadPool> {
     const region = heap.alloc(CTRL_SLOTS * 4, 'thread control block');
     const ctrlIndex = region.byteOffset >>> 2;
     const helpers: Helper[] = [];
@@ -128,7 +128,7 @@ export class ThreadPool {
         ready.push(new Promise<void>((res, rej) => ((resolve = res), (reject = rej))));
         const h = await startHelper((m) => m === 'ready' && resolve(), reject);
         helpers.push(h);
-        h.post({ module, memory: heap.memory, ctrlIndex, threadIndex: i, names: GEMV_NAMES, spin });
+        h.post({ module, memory: heap.memory, ctrlIndex, names: GEMV_NAMES, spin });
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, rej) => {

@@ -46,21 +46,18 @@ export class WasmHeap {
     return this.top;
   }
 
-  /** Byte view of the whole memory (re-created after growth; do not keep across `alloc`). */
+  /** Byte view of the whole memory (re-created when `alloc` grows it; do not keep one across `alloc`). */
   get u8(): Uint8Array {
-    this.refresh();
     return this.u8View;
   }
 
   /** f32 view of the whole memory (index = byteOffset / 4). */
   get f32(): Float32Array {
-    this.refresh();
     return this.f32View;
   }
 
   /** i32 view of the whole memory (index = byteOffset / 4). */
   get i32(): Int32Array {
-    this.refresh();
     return this.i32View;
   }
 
@@ -73,7 +70,7 @@ export class WasmHeap {
     const byteOffset = Math.ceil(this.top / align) * align;
     const end = byteOffset + byteLength;
     const neededPages = Math.ceil(end / PAGE_BYTES);
-    const havePages = this.memory.buffer.byteLength / PAGE_BYTES;
+    const havePages = this.u8View.byteLength / PAGE_BYTES;
     if (neededPages > havePages) {
       const fail = (cause?: unknown): never => {
         throw new LlmError(
@@ -90,11 +87,16 @@ export class WasmHeap {
       } catch (cause) {
         fail(cause);
       }
+      this.refresh();
     }
     this.top = end;
     return { byteOffset, byteLength };
   }
 
+  /**
+   * Only `alloc` grows the memory (helper threads never do), so views are refreshed there and nowhere else:
+   * reading `memory.buffer` costs about half a microsecond, too much for every op of a decode step.
+   */
   private refresh(): void {
     const buffer = this.memory.buffer;
     if (this.u8View.byteLength !== buffer.byteLength) {

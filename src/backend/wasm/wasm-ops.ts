@@ -47,8 +47,11 @@ interface KvOffsets {
   readonly v: number;
 }
 
-/** Below this many multiply-adds a matmul stays on the calling thread (waking helpers costs more). */
-const MIN_PARALLEL_WORK = 1 << 16;
+/**
+ * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
+ * about what a 128×896 Q4_0 matvec (a small model's k/v projection, 115k multiply-adds) takes alone.
+ */
+const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
 

@@ -228,8 +228,8 @@ export class WebGpuOps implements Ops {
     const o = out as GpuActivation;
     const xa = x as GpuActivation;
     const wt = w as GpuWeight;
-    if (xa.cols < wt.rowLength || o.cols < wt.nRows) {
-      throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows`);
+    if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
+      throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
     // Decode (n = 1): short rows get one row per invocation (no idle lanes, no barriers); long rows a workgroup
     // per row with a reduction. Prefill (n ≥ 2): the tiled gemm.

@@ -9,9 +9,12 @@ import type { BackendChoice, Engine } from '../../api/engine.js';
 import type { ChatMessage } from '../../api/types.js';
 import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
 import { LlmError, isLlmError } from '../../errors.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
+import { cliGpu } from '../model-file.js';
 
 const USAGE = `webgguf chat <model.gguf|url> [--backend auto|webgpu|wasm|cpu] [--ctx N] [--system TEXT] [--threads N] ${SAMPLING_FLAGS_HELP}`;
+/** `--backend` choices; the first is the default. */
 const BACKENDS: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 
 /** Parsed command line of `chat`. */
@@ -24,48 +27,20 @@ interface ChatArgs {
 }
 
 function parseArgs(rest: string[]): ChatArgs {
-  const out: Partial<ChatArgs> = { backend: 'auto' };
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    const value = (): string => {
-      const v = rest[++i];
-      if (v === undefined) throw new LlmError('invalid-request', `chat: ${a} needs a value; usage: ${USAGE}`);
-      return v;
-    };
-    const int = (name: string): number => {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isSafeInteger(n) || n <= 0) throw new LlmError('invalid-request', `chat: ${name} must be a positive integer, got '${v}'`, { details: { field: name } });
-      return n;
-    };
-    if (a === '--backend' || a === '-b') {
-      const b = value();
-      if (!BACKENDS.includes(b as BackendChoice)) throw new LlmError('invalid-request', `chat: --backend is '${b}'; use one of ${BACKENDS.join(', ')}`, { details: { field: 'backend' } });
-      out.backend = b as BackendChoice;
-    } else if (a === '--ctx' || a === '-c') out.contextLength = int('--ctx');
-    else if (a === '--threads') out.threads = int('--threads');
-    else if (a === '--system' || a === '-s') out.system = value();
-    else if (a.startsWith('-')) throw new LlmError('invalid-request', `chat: unknown option '${a}'; usage: ${USAGE}`);
-    else if (out.model === undefined) out.model = a;
-    else throw new LlmError('invalid-request', `chat: expected one model, got '${out.model}' and '${a}'; usage: ${USAGE}`);
-  }
-  if (out.model === undefined) throw new LlmError('invalid-request', `chat: give a model; usage: ${USAGE}`);
-  return out as ChatArgs;
-}
-
-/** The WebGPU entry point in Node (npm `webgpu`, Dawn; lavapipe when installed). */
-async function nodeGpu(): Promise<GPU | undefined> {
-  if ((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu) return undefined;
-  try {
-    const { existsSync } = await import('node:fs');
-    const icd = '/usr/share/vulkan/icd.d/lvp_icd.json';
-    if (!process.env.VK_ICD_FILENAMES && existsSync(icd)) process.env.VK_ICD_FILENAMES = icd;
-    const mod = (await import('webgpu')) as unknown as { create(flags: string[]): GPU; globals: object };
-    Object.assign(globalThis, mod.globals);
-    return mod.create([]);
-  } catch {
-    return undefined;
-  }
+  const { values, positionals } = parseCommandLine(
+    rest,
+    { backend: { type: 'string', short: 'b' }, ctx: { type: 'string', short: 'c' }, threads: { type: 'string' }, system: { type: 'string', short: 's' } },
+    USAGE,
+  );
+  if (positionals.length === 0) throw new LlmError('invalid-request', `chat: give a model; usage: ${USAGE}`);
+  if (positionals.length > 1) throw new LlmError('invalid-request', `chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'; usage: ${USAGE}`);
+  return {
+    model: positionals[0],
+    backend: choiceFlag('chat', '--backend', values.backend, BACKENDS),
+    contextLength: positiveIntFlag('chat', '--ctx', values.ctx),
+    threads: positiveIntFlag('chat', '--threads', values.threads),
+    system: values.system,
+  };
 }
 
 /** Lines of process stdin. */
@@ -125,7 +100,7 @@ const command: CliCommand = {
   async run(args: string[], io: CliIo): Promise<number> {
     const { options: sampling, rest } = parseSamplingFlags(args);
     const a = parseArgs(rest);
-    const gpu = a.backend === 'webgpu' ? await nodeGpu() : undefined;
+    const gpu = a.backend === 'webgpu' ? await cliGpu() : undefined;
     const engine = await createEngine({
       model: a.model,
       backend: a.backend,

@@ -19,8 +19,11 @@ import {
 } from '../../model/conformance.js';
 import { readModelConfig } from '../../model/load.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { backendName, loadModel, openModelFile, parseCliArgs, threadCount, type BackendName } from './eval.js';
+import type { BackendName } from '../../backend/select-backend.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
 
+/** `--greedy` modes; the first is the default. */
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
@@ -57,25 +60,26 @@ function printReport(io: CliIo, report: ConformanceReport): void {
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCliArgs('conform', args, {
-    reference: { type: 'string', short: 'r' },
-    backend: { type: 'string', short: 'b' },
-    threads: { type: 'string' },
-    json: { type: 'boolean' },
-    greedy: { type: 'string' },
-    'max-error': { type: 'string' },
-    'max-dequant-error': { type: 'string' },
-  });
+  const { values, positionals } = parseCommandLine(
+    args,
+    {
+      reference: { type: 'string', short: 'r' },
+      backend: { type: 'string', short: 'b' },
+      threads: { type: 'string' },
+      json: { type: 'boolean' },
+      greedy: { type: 'string' },
+      'max-error': { type: 'string' },
+      'max-dequant-error': { type: 'string' },
+    },
+    USAGE,
+  );
   if (positionals.length !== 1) throw new LlmError('invalid-request', `conform: expected one model path; usage: ${USAGE}`);
   const referencePath = values.reference ?? siblingReference(positionals[0]);
   if (referencePath === null) {
     throw new LlmError('invalid-request', `conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model; usage: ${USAGE}`);
   }
-  const backend = backendName('conform', values.backend);
-  const greedy = (values.greedy ?? 'near-tie') as GreedyMode;
-  if (!GREEDY_MODES.includes(greedy)) {
-    throw new LlmError('invalid-request', `conform: --greedy must be one of ${GREEDY_MODES.join(', ')}, got '${greedy}'`);
-  }
+  const backend = choiceFlag('conform', '--backend', values.backend, CLI_BACKENDS);
+  const greedy = choiceFlag('conform', '--greedy', values.greedy, GREEDY_MODES);
   let refText: string;
   try {
     refText = await readFile(referencePath, 'utf8');
@@ -95,7 +99,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       dequantF32: optionalNumber('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
     };
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, threadCount('conform', values.threads));
+    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads));
     try {
       const started = performance.now();
       const report = await checkConformance(model, ref, { tolerances, greedy, signal: io.signal });

@@ -8,7 +8,9 @@ import { createRng, randomSeed, type Rng } from '../../engine/rng.js';
 import { LlmError } from '../../errors.js';
 import type { TransformerModel } from '../../model/transformer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { backendName, inputTokens, loadModel, openModelFile, parseCliArgs, threadCount } from './eval.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
+import { inputTokens } from '../prompt-tokens.js';
 
 const USAGE =
   'webgguf generate <model.gguf> --prompt "…" [-n N] [--temperature T] [--seed S] [--backend cpu|wasm|webgpu] [--threads N] [--ignore-eos]';
@@ -45,19 +47,23 @@ function parseNumber(name: string, v: string | undefined, fallback: number, chec
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCliArgs('generate', args, {
-    prompt: { type: 'string', short: 'p' },
-    tokens: { type: 'string' },
-    n: { type: 'string', short: 'n' },
-    temperature: { type: 'string', short: 't' },
-    seed: { type: 'string', short: 's' },
-    backend: { type: 'string', short: 'b' },
-    threads: { type: 'string' },
-    'ignore-eos': { type: 'boolean' },
-  });
+  const { values, positionals } = parseCommandLine(
+    args,
+    {
+      prompt: { type: 'string', short: 'p' },
+      tokens: { type: 'string' },
+      n: { type: 'string', short: 'n' },
+      temperature: { type: 'string', short: 't' },
+      seed: { type: 'string', short: 's' },
+      backend: { type: 'string', short: 'b' },
+      threads: { type: 'string' },
+      'ignore-eos': { type: 'boolean' },
+    },
+    USAGE,
+  );
   if (positionals.length !== 1) throw new LlmError('invalid-request', `generate: expected one model path; usage: ${USAGE}`);
-  const backend = backendName('generate', values.backend);
-  const nPredict = parseNumber('-n', values.n, 64, (x) => Number.isInteger(x) && x > 0, 'a positive integer');
+  const backend = choiceFlag('generate', '--backend', values.backend, CLI_BACKENDS);
+  const nPredict = positiveIntFlag('generate', '-n', values.n) ?? 64;
   const temperature = parseNumber('--temperature', values.temperature, 0.8, (x) => x >= 0 && Number.isFinite(x), 'a number ≥ 0');
   const seed = parseNumber('--seed', values.seed, randomSeed(), (x) => Number.isSafeInteger(x), 'an integer');
   const rng = createRng(seed);
@@ -66,7 +72,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
     if (!tokenizer) throw new LlmError('tokenizer', 'generate: the model file has no vocabulary, so its output cannot be shown as text');
-    const model = await loadModel(file, backend, tokens.length + nPredict, io.signal, threadCount('generate', values.threads));
+    const model = await loadModel(file, backend, tokens.length + nPredict, io.signal, positiveIntFlag('generate', '--threads', values.threads));
     try {
       const decoder = tokenizer.createStreamDecoder();
       const promptStart = performance.now();

@@ -13,9 +13,9 @@ import {
   getOptionalString,
   valueTypeName,
 } from '../../gguf/index.js';
-import { parseGguf } from '../../gguf/parse.js';
-import type { ByteSource } from '../../io/byte-source.js';
+import { parseCommandLine } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
+import { openModelFile } from '../model-file.js';
 
 const USAGE = 'webgguf inspect <path|url> [--json]   print a GGUF header: architecture, hyper-parameters, tokenizer, tensors';
 /** Metadata arrays longer than this are summarised in JSON (and text) output. */
@@ -211,29 +211,12 @@ export function formatInspectText(r: InspectReport): string {
   return out.join('\n') + '\n';
 }
 
-/** Opens a local path or an http(s) URL as a `ByteSource` (Node file handle / HTTP range reader). */
-async function openSource(target: string, signal: AbortSignal): Promise<ByteSource> {
-  if (/^https?:\/\//i.test(target)) {
-    const { HttpByteSource } = await import('../../io/http-source.js');
-    return HttpByteSource.open(target, { signal });
-  }
-  const { NodeFileSource } = await import('../../io/node-file-source.js');
-  return NodeFileSource.open(target, signal);
-}
-
 function parseArgs(args: string[]): { target: string; json: boolean } {
-  let json = false;
-  const positional: string[] = [];
-  for (const a of args) {
-    if (a === '--json') json = true;
-    else if (a.startsWith('-') && a !== '-') {
-      throw new LlmError('invalid-request', `unknown option ${a}; usage: ${USAGE}`, { details: { option: a } });
-    } else positional.push(a);
+  const { values, positionals } = parseCommandLine(args, { json: { type: 'boolean' } }, USAGE);
+  if (positionals.length !== 1) {
+    throw new LlmError('invalid-request', `expected one GGUF path or URL, got ${positionals.length}; usage: ${USAGE}`);
   }
-  if (positional.length !== 1) {
-    throw new LlmError('invalid-request', `expected one GGUF path or URL, got ${positional.length}; usage: ${USAGE}`);
-  }
-  return { target: positional[0], json };
+  return { target: positionals[0], json: values.json === true };
 }
 
 const command: CliCommand = {
@@ -241,14 +224,9 @@ const command: CliCommand = {
   usage: USAGE,
   async run(args: string[], io: CliIo): Promise<number> {
     const { target, json } = parseArgs(args);
-    const source = await openSource(target, io.signal);
-    let file: GgufFile;
-    try {
-      file = await parseGguf(source, { signal: io.signal });
-    } finally {
-      await source.close?.();
-    }
-    const report = buildInspectReport(file, target);
+    const { source, gguf } = await openModelFile(target, io.signal);
+    await source.close?.();
+    const report = buildInspectReport(gguf, target);
     io.out(json ? JSON.stringify(report, null, 2) + '\n' : formatInspectText(report));
     return 0;
   },

@@ -9,8 +9,9 @@ import { buildPrompt } from '../../chat/prompt.js';
 import type { ChatMessage } from '../../chat/messages.js';
 import { LlmError } from '../../errors.js';
 import { createTokenizer } from '../../tokenizer/index.js';
+import { parseCommandLine } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { loadModelMetadata } from './tokenize.js';
+import { loadModelMetadata } from '../model-file.js';
 
 const USAGE =
   'webgguf template <model> --messages <file.json> [--json] [--name <template>] [--no-generation-prompt]   render a chat prompt and its tokens';
@@ -28,26 +29,21 @@ function usageError(message: string): LlmError {
 }
 
 function parseArgs(args: string[]): TemplateArgs {
-  let model: string | undefined;
-  let messages: string | undefined;
-  let name: string | undefined;
-  let json = false;
-  let generationPrompt = true;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--json') json = true;
-    else if (a === '--no-generation-prompt') generationPrompt = false;
-    else if (a === '--messages' || a === '--name') {
-      if (i + 1 >= args.length) throw usageError(`${a} needs a value`);
-      if (a === '--messages') messages = args[++i];
-      else name = args[++i];
-    } else if (a.startsWith('--')) throw usageError(`unknown option ${a}`);
-    else if (model === undefined) model = a;
-    else throw usageError(`unexpected argument '${a}'`);
-  }
-  if (model === undefined) throw usageError('missing <model>');
-  if (messages === undefined) throw usageError('missing --messages <file.json>');
-  return { model, messages, json, generationPrompt, ...(name !== undefined ? { name } : {}) };
+  const { values, positionals } = parseCommandLine(
+    args,
+    { messages: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, 'no-generation-prompt': { type: 'boolean' } },
+    USAGE,
+  );
+  if (positionals.length === 0) throw usageError('missing <model>');
+  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`);
+  if (values.messages === undefined) throw usageError('missing --messages <file.json>');
+  return {
+    model: positionals[0],
+    messages: values.messages,
+    json: values.json === true,
+    generationPrompt: values['no-generation-prompt'] !== true,
+    ...(values.name !== undefined ? { name: values.name } : {}),
+  };
 }
 
 /** Reads a messages file: a JSON array of messages, or an object with a `messages` array (OpenAI request shape). */

@@ -6,33 +6,15 @@
 
 import { readFile } from 'node:fs/promises';
 import { LlmError } from '../../errors.js';
-import type { GgufValue } from '../../gguf/types.js';
-import type { ByteSource } from '../../io/byte-source.js';
 import { createTokenizer } from '../../tokenizer/index.js';
+import { parseCommandLine } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
+import { loadModelMetadata } from '../model-file.js';
 
 const USAGE =
   'webgguf tokenize <model> --text "…" [--special] [--bos] [--json] | --test <file.inp>   token ids of a text, or run llama.cpp vectors';
 /** Mismatches printed in full by `--test` before the summary line. */
 const MAX_SHOWN_FAILURES = 5;
-
-/** Reads the metadata of a local GGUF file or an http(s) URL (header only). */
-export async function loadModelMetadata(target: string, signal: AbortSignal): Promise<Readonly<Record<string, GgufValue>>> {
-  let source: ByteSource;
-  if (/^https?:\/\//i.test(target)) {
-    const { HttpByteSource } = await import('../../io/http-source.js');
-    source = await HttpByteSource.open(target, { signal });
-  } else {
-    const { NodeFileSource } = await import('../../io/node-file-source.js');
-    source = await NodeFileSource.open(target, signal);
-  }
-  try {
-    const { parseGguf } = await import('../../gguf/parse.js');
-    return (await parseGguf(source, { signal })).metadata;
-  } finally {
-    await source.close?.();
-  }
-}
 
 interface TokenizeArgs {
   model: string;
@@ -48,22 +30,22 @@ function usageError(message: string): LlmError {
 }
 
 function parseArgs(args: string[]): TokenizeArgs {
-  const out: Partial<TokenizeArgs> & { special: boolean; bos: boolean; json: boolean } = { special: false, bos: false, json: false };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--special') out.special = true;
-    else if (a === '--bos') out.bos = true;
-    else if (a === '--json') out.json = true;
-    else if (a === '--text' || a === '--test') {
-      if (i + 1 >= args.length) throw usageError(`${a} needs a value`);
-      out[a === '--text' ? 'text' : 'test'] = args[++i];
-    } else if (a.startsWith('--')) throw usageError(`unknown option ${a}`);
-    else if (out.model === undefined) out.model = a;
-    else throw usageError(`unexpected argument '${a}'`);
-  }
-  if (out.model === undefined) throw usageError('missing <model>');
-  if ((out.text === undefined) === (out.test === undefined)) throw usageError('give exactly one of --text or --test');
-  return out as TokenizeArgs;
+  const { values, positionals } = parseCommandLine(
+    args,
+    { text: { type: 'string' }, test: { type: 'string' }, special: { type: 'boolean' }, bos: { type: 'boolean' }, json: { type: 'boolean' } },
+    USAGE,
+  );
+  if (positionals.length === 0) throw usageError('missing <model>');
+  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`);
+  if ((values.text === undefined) === (values.test === undefined)) throw usageError('give exactly one of --text or --test');
+  return {
+    model: positionals[0],
+    special: values.special === true,
+    bos: values.bos === true,
+    json: values.json === true,
+    ...(values.text !== undefined ? { text: values.text } : {}),
+    ...(values.test !== undefined ? { test: values.test } : {}),
+  };
 }
 
 /** Splits a llama.cpp `.inp` file into cases and reads the ids of the `.out` beside it. */

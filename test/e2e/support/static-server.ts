@@ -2,7 +2,7 @@
  * A small static HTTP server for the demo end-to-end tests: serves folders at URL prefixes on 127.0.0.1 with the
  * headers a real deployment of the demo needs (COOP/COEP so the page is cross-origin isolated, CORP, CORS, Range and
  * ETag for model files) — or, as an option, without COOP/COEP like a plain static host — and logs every request so
- * tests can count requests for the model.
+ * tests can count requests for the model. A `?throttle` query on any URL makes its body trickle (a slow network).
  */
 
 import { createReadStream, statSync } from 'node:fs';
@@ -119,6 +119,17 @@ export async function startStaticServer(mounts: Record<string, string>, options:
     res.writeHead(status);
     if (req.method === 'HEAD' || size === 0) {
       res.end();
+      return;
+    }
+    if (url.searchParams.has('throttle')) {
+      // A slow link: 32 KiB every 100 ms (~320 KiB/s), so a test can watch progress and pause mid-download.
+      const stream = createReadStream(file, { start, end, highWaterMark: 32 * 1024 });
+      stream.on('data', (piece) => {
+        stream.pause();
+        res.write(piece, () => setTimeout(() => stream.resume(), 100));
+      });
+      stream.on('end', () => res.end());
+      res.on('close', () => stream.destroy());
       return;
     }
     createReadStream(file, { start, end }).pipe(res);

@@ -9,6 +9,7 @@ import { LlmError } from '../../../src/errors.js';
 import { type GgufFile, parseGguf } from '../../../src/gguf/index.js';
 import type { ByteSource } from '../../../src/io/byte-source.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
+import { mulberry32 } from '../../helpers/mulberry32.js';
 import { listGgufFiles } from '../../helpers/shared-path.js';
 import { fixtureBytes } from './gguf-test-kit.js';
 import { type LengthField, locateFields } from './gguf-field-locator.js';
@@ -18,17 +19,7 @@ const SEED = Number(process.env.WEBGGUF_FUZZ_SEED ?? 0x5eed);
 /** A case taking longer than this is a hang. */
 const CASE_TIMEOUT_MS = 5_000;
 
-/** mulberry32: tiny, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 
 /** A fixture prepared once: its bytes, header end and the positions of its count/length/type fields. */
 interface Prepared {

@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/main.js';
-import type { CliIo } from '../../../src/cli/cli-io.js';
 import { ggufType, writeGguf } from '../../../src/gguf/index.js';
 import { startFaultServer } from '../../helpers/fault-server.js';
+import { type CliRun, runCliCaptured } from '../../helpers/run-cli.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 import { tinyModel } from './gguf-test-kit.js';
 
@@ -19,13 +18,7 @@ const STORIES = sharedPath('models', 'stories260K.gguf');
 const tmp = mkdtempSync(join(tmpdir(), 'webgguf-inspect-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), signal: new AbortController().signal };
-  const code = await runCli(['inspect', ...argv], io);
-  return { code, out, err };
-}
+const run = (...argv: string[]): Promise<CliRun> => runCliCaptured('inspect', ...argv);
 
 interface JsonReport {
   version: number;

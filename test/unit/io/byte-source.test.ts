@@ -10,7 +10,6 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { createStore } from 'idb-keyval';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
 import { BlobByteSource } from '../../../src/io/blob-source.js';
 import { type ByteSource, MemoryByteSource } from '../../../src/io/byte-source.js';
 import { HttpByteSource } from '../../../src/io/http-source.js';
@@ -18,17 +17,12 @@ import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { openModelSource } from '../../../src/io/index.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
+import { llmError } from '../../helpers/llm-error.js';
 import { SHARED_DIR, sharedPath } from '../../helpers/shared-path.js';
 
 const FIXTURE_PATH = sharedPath('models', 'stories260K.gguf');
 const FIXTURE = new Uint8Array(readFileSync(FIXTURE_PATH));
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
-
-async function llmError(p: Promise<unknown>): Promise<LlmError> {
-  const e = await p.then(() => null, (err: unknown) => err);
-  expect(e).toBeInstanceOf(LlmError);
-  return e as LlmError;
-}
 
 let server: FaultServer;
 beforeAll(async () => {

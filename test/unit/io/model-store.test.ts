@@ -10,12 +10,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type UseStore, createStore, del } from 'idb-keyval';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
+import type { LlmError } from '../../../src/errors.js';
 import type { DownloadProgress } from '../../../src/io/download-progress.js';
 import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { type DownloadModelOptions, downloadModel } from '../../../src/io/model-download.js';
 import { chunkKey, deleteModel, listModels, readChunk, readManifest, storageUsage } from '../../../src/io/model-store.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
+import { llmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const PATH = '/models/stories260K.gguf';
@@ -45,12 +46,6 @@ beforeEach(async () => {
 });
 
 const opts = (extra: DownloadModelOptions = {}): DownloadModelOptions => ({ store, chunkBytes: CHUNK, retryDelayMs: 1, maxInFlight: 2, ...extra });
-
-async function llmError(p: Promise<unknown>): Promise<LlmError> {
-  const e = await p.then(() => null, (err: unknown) => err);
-  expect(e).toBeInstanceOf(LlmError);
-  return e as LlmError;
-}
 
 async function readBack(): Promise<Uint8Array> {
   const source = await IdbByteSource.open(url, { store });

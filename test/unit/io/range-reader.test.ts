@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
 import { HttpByteSource, type HttpByteSourceOptions } from '../../../src/io/http-source.js';
 import { isFileChangedError } from '../../../src/io/http-response-checks.js';
 import { RangeReader } from '../../../src/io/range-reader.js';
 import { type Fault, type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
+import { llmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const PATH = '/models/stories260K.gguf';
@@ -22,13 +22,6 @@ const FAST: HttpByteSourceOptions = { chunkBytes: CHUNK, maxInFlight: 3, retryDe
 
 function sha(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** Rejection of `p` as an LlmError (fails the test if `p` resolves or rejects with anything else). */
-async function llmError(p: Promise<unknown>): Promise<LlmError> {
-  const e = await p.then(() => null, (err: unknown) => err);
-  expect(e).toBeInstanceOf(LlmError);
-  return e as LlmError;
 }
 
 let server: FaultServer;

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { GgmlType } from '../../../src/gguf/types.js';
 import { getQuantType, QUANT_TYPES } from '../../../src/quant/index.js';
 import { loadVectors, VECTOR_TYPES } from './quant-vectors.js';
+import { mulberry32 } from '../../helpers/mulberry32.js';
 
 function firstByteDiff(a: Uint8Array, b: Uint8Array, blockBytes: number): string | null {
   if (a.length !== b.length) return `length ${a.length} vs ${b.length}`;
@@ -32,14 +33,7 @@ describe('quantizeRow is byte-exact with ggml quantize_row_*_ref (golden vectors
 
 /** Deterministic Gaussian samples (mulberry32 + Box–Muller). */
 function gaussian(n: number, seed: number): Float32Array {
-  let a = seed >>> 0;
-  const r = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = mulberry32(seed);
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
   return out;

@@ -6,17 +6,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/main.js';
-import type { CliIo } from '../../../src/cli/cli-io.js';
+import { runCliCaptured } from '../../helpers/run-cli.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), signal: new AbortController().signal };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const cli = runCliCaptured;
 
 const STORIES = sharedPath('models', 'stories260K.gguf');
 const LLAMA3 = sharedPath('models', 'arch', 'llama3-f16.gguf');

@@ -1,0 +1,103 @@
+/**
+ * How the `webgguf` sub-commands open a model: a local path (Node file handle) or an http(s) URL (range reader) as a
+ * `ByteSource`, its GGUF header parsed, and — for the commands that run it — a backend started (WebGPU through Dawn
+ * on Mesa lavapipe in Node) and the weights loaded tensor by tensor. One place, so every command opens files alike.
+ */
+
+import { createBackend, nodeGpu, type BackendName } from '../backend/select-backend.js';
+import type { Ops } from '../backend/ops.js';
+import { LlmError } from '../errors.js';
+import { parseGguf } from '../gguf/parse.js';
+import type { GgufFile, GgufValue } from '../gguf/types.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { openModelSource } from '../io/index.js';
+import { loadTransformer, readModelConfig } from '../model/load.js';
+import type { TransformerModel } from '../model/transformer.js';
+
+/** Backends a command can run a model on; the first is the default. */
+export const CLI_BACKENDS: readonly BackendName[] = ['cpu', 'wasm', 'webgpu'];
+
+/** Mesa's software Vulkan driver: the Vulkan ICD the CLI points Dawn at when none is chosen. */
+const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
+
+/**
+ * Opens a local path (or `file:` URL) or an http(s) URL as a `ByteSource`: the library's `openModelSource` with the
+ * IndexedDB cache off, so a URL is read live with range requests. Close it when done.
+ */
+export async function openByteSource(target: string, signal: AbortSignal): Promise<ByteSource> {
+  return openModelSource(target, { signal, cache: false });
+}
+
+/** A parsed model file whose tensors are read on demand. */
+export interface ModelFile {
+  /** The path or URL it was opened from. */
+  readonly path: string;
+  readonly source: ByteSource;
+  readonly gguf: GgufFile;
+}
+
+/** Opens `target` (path or URL) and parses its header only. Close `file.source` when done. */
+export async function openModelFile(target: string, signal: AbortSignal): Promise<ModelFile> {
+  const source = await openByteSource(target, signal);
+  try {
+    return { path: target, source, gguf: await parseGguf(source, { signal }) };
+  } catch (e) {
+    await source.close?.();
+    throw e;
+  }
+}
+
+/** The metadata of a local GGUF file or an http(s) URL (header only; the source is closed again). */
+export async function loadModelMetadata(target: string, signal: AbortSignal): Promise<Readonly<Record<string, GgufValue>>> {
+  const file = await openModelFile(target, signal);
+  await file.source.close?.();
+  return file.gguf.metadata;
+}
+
+/**
+ * The WebGPU entry point in Node: npm `webgpu` (Dawn), on lavapipe when its ICD is installed and no
+ * `VK_ICD_FILENAMES` is set. Undefined where `navigator.gpu` exists (a browser) or Dawn cannot be loaded.
+ */
+export async function cliGpu(): Promise<GPU | undefined> {
+  if ((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu) return undefined;
+  const { existsSync } = await import('node:fs');
+  if (!process.env.VK_ICD_FILENAMES && existsSync(LAVAPIPE_ICD)) process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
+  return nodeGpu();
+}
+
+/** Starts backend `name` (the reference 'cpu', 'wasm' with `threads`, or 'webgpu' through Dawn in Node). */
+export async function startBackend(name: BackendName, options: { threads?: number; signal?: AbortSignal } = {}): Promise<Ops> {
+  if (name !== 'webgpu') return createBackend(name, options);
+  const hasNavigatorGpu = Boolean((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu);
+  const gpu = await cliGpu();
+  if (!gpu && !hasNavigatorGpu) {
+    throw new LlmError('webgpu-unavailable', "starting the webgpu backend: the npm package 'webgpu' (Dawn for Node) failed to load; use --backend wasm");
+  }
+  return createBackend(name, { ...options, ...(gpu ? { gpu } : {}) });
+}
+
+/**
+ * Loads `file` on `backend` with room for `positions` KV positions (checked against the training context). The file
+ * is read tensor by tensor, never whole. `model.destroy()` releases the backend.
+ */
+export async function loadModel(
+  file: ModelFile,
+  backend: BackendName,
+  positions: number,
+  signal: AbortSignal,
+  threads?: number,
+): Promise<TransformerModel> {
+  const config = readModelConfig(file.gguf);
+  if (positions > config.contextLength) {
+    throw new LlmError('context-overflow', `${positions} positions exceed the model's training context of ${config.contextLength}`, {
+      details: { positions, contextLength: config.contextLength },
+    });
+  }
+  const ops = await startBackend(backend, { signal, ...(threads !== undefined ? { threads } : {}) });
+  try {
+    return await loadTransformer(file.gguf, file.source, ops, { contextLength: Math.max(1, positions), signal });
+  } catch (e) {
+    ops.destroy();
+    throw e;
+  }
+}
