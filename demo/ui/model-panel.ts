@@ -5,6 +5,7 @@
  */
 import { deleteModel, downloadModel, isLlmError, listModels, storageUsage, type ModelManifest } from '../../src/index';
 import { CATALOGUE, formatBytes } from './catalogue';
+import { saveLastModel } from './conversation-store';
 import { SpeedMeter } from './status-text';
 
 /** The elements the panel drives. */
@@ -100,6 +101,7 @@ export class ModelPanel {
     }
     const controller = new AbortController();
     this.downloading = controller;
+    await saveLastModel(url); // so a reload offers to resume this download
     this.pendingUrl = url;
     this.el.load.disabled = true;
     this.el.pause.textContent = 'Pause';

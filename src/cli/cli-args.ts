@@ -24,6 +24,11 @@ export interface CommandLine<T extends FlagSpecs> {
   readonly positionals: string[];
 }
 
+/** A bad command line: `LlmError('invalid-request')` with `message` and the command's usage line. */
+export function usageError(message: string, usage: string, details?: Record<string, string>): LlmError {
+  return new LlmError('invalid-request', `${message}; usage: ${usage}`, details ? { details } : undefined);
+}
+
 /**
  * Parses `args` against `specs`. A lone '-' is a positional; '--' ends the flags. Repeated flags: the last wins.
  * Unknown flags and missing values throw `LlmError('invalid-request')` with `usage` appended.
@@ -48,28 +53,36 @@ export function parseCommandLine<T extends FlagSpecs>(args: readonly string[], s
     const name = flag.startsWith('--') ? flag.slice(2) : byShort.get(flag.slice(1));
     const spec = name !== undefined && Object.hasOwn(specs, name) ? specs[name] : undefined;
     if (name === undefined || spec === undefined) {
-      throw new LlmError('invalid-request', `unknown option ${flag}; usage: ${usage}`, { details: { option: flag } });
+      throw usageError(`unknown option ${flag}`, usage, { option: flag });
     }
     if (spec.type === 'boolean') {
-      if (eq >= 0) throw new LlmError('invalid-request', `${flag} is a switch and takes no value; usage: ${usage}`, { details: { option: flag } });
+      if (eq >= 0) throw usageError(`${flag} is a switch and takes no value`, usage, { option: flag });
       values[name] = true;
       continue;
     }
     const value = eq >= 0 ? a.slice(eq + 1) : args[++i];
-    if (value === undefined) throw new LlmError('invalid-request', `${flag} needs a value; usage: ${usage}`, { details: { option: flag } });
+    if (value === undefined) throw usageError(`${flag} needs a value`, usage, { option: flag });
     values[name] = value;
   }
   return { values: values as FlagValues<T>, positionals };
 }
 
+/**
+ * Parses a flag's value as a number that passes `isValid` (described by `what`, e.g. 'a number ≥ 0'), or returns
+ * undefined when the flag was not given.
+ */
+export function numberFlag(command: string, flag: string, value: string | undefined, isValid: (x: number) => boolean, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  const x = Number(value);
+  if (value.trim() === '' || !isValid(x)) {
+    throw new LlmError('invalid-request', `${command}: ${flag} must be ${what}, got '${value}'`, { details: { field: flag } });
+  }
+  return x;
+}
+
 /** Parses a flag's value as a positive integer, or returns undefined when the flag was not given. */
 export function positiveIntFlag(command: string, flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!(value.trim() !== '' && Number.isSafeInteger(n) && n > 0)) {
-    throw new LlmError('invalid-request', `${command}: ${flag} must be a positive integer, got '${value}'`, { details: { field: flag } });
-  }
-  return n;
+  return numberFlag(command, flag, value, (n) => Number.isSafeInteger(n) && n > 0, 'a positive integer');
 }
 
 /** Checks that a flag's value is one of `choices` (the first is the default when the flag was not given). */

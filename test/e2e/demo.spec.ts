@@ -171,7 +171,7 @@ test('screenshots of the chat at desktop and phone sizes, light and dark', async
   await page.keyboard.press('Escape');
 });
 
-test('download progress shows speed and time left; pause, reload and resume', async () => {
+test('download progress shows speed and time left; pause, reload and resume', async ({}, testInfo) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const slowModel = `${MODEL_PATH}?throttle=1`;
   await page.goto(server.url(`/?${new URLSearchParams({ model: slowModel, raw: '1' })}`));
@@ -179,6 +179,7 @@ test('download progress shows speed and time left; pause, reload and resume', as
   await expect(text).toContainText('/s', { timeout: 30_000 });
   await expect(text).toContainText('left');
   console.log(`progress: ${await text.textContent()}`);
+  await page.screenshot({ path: testInfo.outputPath('download-progress.png') });
   await page.locator('#pause-download').click();
   await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused');
   await expect(page.locator('#pause-download')).toHaveText('Resume');

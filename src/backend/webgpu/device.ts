@@ -39,6 +39,11 @@ export interface GpuContext {
   readonly ownsDevice: boolean;
   /** Bytes of one weight binding at most (≤ the device limits). */
   readonly maxBindingBytes: number;
+  /**
+   * A CPU implementation of WebGPU (lavapipe/llvmpipe, SwiftShader, a fallback adapter): each invocation is a SIMD
+   * lane and every workgroup barrier is costly, so kernels pick barrier-free variants there.
+   */
+  readonly isSoftware: boolean;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -56,6 +61,13 @@ const MAX_LIMITS = [
 const MIN_LIMITS = ['minUniformBufferOffsetAlignment', 'minStorageBufferOffsetAlignment'] as const;
 
 const OPTIONAL_FEATURES: readonly GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'] as GPUFeatureName[];
+
+/** True for adapters that run on the CPU (see GpuContext.isSoftware). */
+function isSoftwareAdapter(info: GPUAdapterInfo | undefined): boolean {
+  if (!info) return false;
+  const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
+  return /llvmpipe|lavapipe|swiftshader/.test(text) || (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+}
 
 function describeAdapter(adapter: GPUAdapter | undefined): string {
   const info = adapter?.info;
@@ -80,6 +92,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
+      isSoftware: isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
     };
   }
   let adapter = options.adapter ?? null;
@@ -124,6 +137,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
+    isSoftware: isSoftwareAdapter(adapter.info),
   };
 }
 

@@ -86,7 +86,9 @@ export class WebGpuOps implements Ops {
     this.maxWeightBinding = ctx.maxBindingBytes;
     this.pipes = new PipelineCache(ctx.device, ctx.isF16 ? 'f16' : 'f32', ctx.isSubgroups, PARAMS_BYTES);
     this.rec = new StepRecorder(ctx.device);
-    this.description = `webgpu ${ctx.isF16 ? 'f16' : 'f32'} ${ctx.isSubgroups ? 'subgroups' : 'shared-memory'} (${ctx.adapterDescription})`;
+    this.description =
+      `webgpu ${ctx.isF16 ? 'f16' : 'f32'} ${ctx.isSubgroups ? 'subgroups' : 'shared-memory'}` +
+      `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.result = this.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
@@ -232,8 +234,10 @@ export class WebGpuOps implements Ops {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
     // Decode (n = 1): short rows get one row per invocation (no idle lanes, no barriers); long rows a workgroup
-    // per row with a reduction. Prefill (n ≥ 2): the tiled gemm.
-    const kind = n > 1 ? 'gemm' : wt.rowLength <= GEMV_ROWS_MAX_K ? 'gemv_rows' : 'gemv';
+    // per row with a reduction — except on software adapters, where a row per SIMD lane always wins. Prefill
+    // (n ≥ 2): the tiled gemm.
+    const isRows = this.ctx.isSoftware || wt.rowLength <= GEMV_ROWS_MAX_K;
+    const kind = n > 1 ? 'gemm' : isRows ? 'gemv_rows' : 'gemv';
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
     const b = bias ? (bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer : this.dummy;
     for (const part of wt.parts) {

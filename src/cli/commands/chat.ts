@@ -8,8 +8,8 @@ import { createEngine } from '../../api/create-engine.js';
 import type { BackendChoice, Engine } from '../../api/engine.js';
 import type { ChatMessage } from '../../api/types.js';
 import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
-import { LlmError, isLlmError } from '../../errors.js';
-import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { isLlmError } from '../../errors.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { cliGpu } from '../model-file.js';
 
@@ -32,8 +32,8 @@ function parseArgs(rest: string[]): ChatArgs {
     { backend: { type: 'string', short: 'b' }, ctx: { type: 'string', short: 'c' }, threads: { type: 'string' }, system: { type: 'string', short: 's' } },
     USAGE,
   );
-  if (positionals.length === 0) throw new LlmError('invalid-request', `chat: give a model; usage: ${USAGE}`);
-  if (positionals.length > 1) throw new LlmError('invalid-request', `chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'; usage: ${USAGE}`);
+  if (positionals.length === 0) throw usageError('chat: give a model', USAGE);
+  if (positionals.length > 1) throw usageError(`chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'`, USAGE);
   return {
     model: positionals[0],
     backend: choiceFlag('chat', '--backend', values.backend, BACKENDS),

@@ -20,7 +20,7 @@ import {
 import { readModelConfig } from '../../model/load.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import type { BackendName } from '../../backend/select-backend.js';
-import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { choiceFlag, numberFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
 
 /** `--greedy` modes; the first is the default. */
@@ -43,11 +43,9 @@ function siblingReference(modelPath: string): string | null {
   return existsSync(p) ? p : null;
 }
 
-function optionalNumber(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const x = Number(v);
-  if (!(x >= 0)) throw new LlmError('invalid-request', `conform: ${name} must be a non-negative number, got '${v}'`);
-  return x;
+/** A `--max-…-error` limit: a non-negative number, or undefined when not given. */
+function errorLimit(flag: string, value: string | undefined): number | undefined {
+  return numberFlag('conform', flag, value, (x) => x >= 0, 'a non-negative number');
 }
 
 function printReport(io: CliIo, report: ConformanceReport): void {
@@ -73,10 +71,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
     },
     USAGE,
   );
-  if (positionals.length !== 1) throw new LlmError('invalid-request', `conform: expected one model path; usage: ${USAGE}`);
+  if (positionals.length !== 1) throw usageError('conform: expected one model path', USAGE);
   const referencePath = values.reference ?? siblingReference(positionals[0]);
   if (referencePath === null) {
-    throw new LlmError('invalid-request', `conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model; usage: ${USAGE}`);
+    throw usageError(`conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model`, USAGE);
   }
   const backend = choiceFlag('conform', '--backend', values.backend, CLI_BACKENDS);
   const greedy = choiceFlag('conform', '--greedy', values.greedy, GREEDY_MODES);
@@ -95,8 +93,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const base = tolerancesFor(backend, referenceTolerances(weights, config.arch));
     const tolerances: Tolerances = {
       ...base,
-      kvF32: optionalNumber('--max-error', values['max-error']) ?? base.kvF32,
-      dequantF32: optionalNumber('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
+      kvF32: errorLimit('--max-error', values['max-error']) ?? base.kvF32,
+      dequantF32: errorLimit('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
     };
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
     const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads));

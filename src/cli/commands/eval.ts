@@ -4,9 +4,8 @@
  * `conform` and `generate` (`../model-file.ts`, `../prompt-tokens.ts`).
  */
 
-import { LlmError } from '../../errors.js';
 import { argmaxOf } from '../../model/conformance.js';
-import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens, showToken } from '../prompt-tokens.js';
@@ -26,7 +25,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     },
     USAGE,
   );
-  if (positionals.length !== 1) throw new LlmError('invalid-request', `eval: expected one model path; usage: ${USAGE}`);
+  if (positionals.length !== 1) throw usageError('eval: expected one model path', USAGE);
   const backend = choiceFlag('eval', '--backend', values.backend, CLI_BACKENDS);
   const top = positiveIntFlag('eval', '--top', values.top) ?? 5;
 

@@ -8,7 +8,7 @@ import { createRng, randomSeed, type Rng } from '../../engine/rng.js';
 import { LlmError } from '../../errors.js';
 import type { TransformerModel } from '../../model/transformer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { choiceFlag, parseCommandLine, positiveIntFlag } from '../cli-args.js';
+import { choiceFlag, numberFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens } from '../prompt-tokens.js';
 
@@ -39,13 +39,6 @@ async function nextToken(model: TransformerModel, temperature: number, rng: Rng)
   return temperature === 0 ? model.argmax() : sampleWithTemperature(await model.readLogits(), temperature, rng);
 }
 
-function parseNumber(name: string, v: string | undefined, fallback: number, check: (x: number) => boolean, what: string): number {
-  if (v === undefined) return fallback;
-  const x = Number(v);
-  if (!check(x)) throw new LlmError('invalid-request', `generate: ${name} must be ${what}, got '${v}'`);
-  return x;
-}
-
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(
     args,
@@ -61,11 +54,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
     },
     USAGE,
   );
-  if (positionals.length !== 1) throw new LlmError('invalid-request', `generate: expected one model path; usage: ${USAGE}`);
+  if (positionals.length !== 1) throw usageError('generate: expected one model path', USAGE);
   const backend = choiceFlag('generate', '--backend', values.backend, CLI_BACKENDS);
   const nPredict = positiveIntFlag('generate', '-n', values.n) ?? 64;
-  const temperature = parseNumber('--temperature', values.temperature, 0.8, (x) => x >= 0 && Number.isFinite(x), 'a number ≥ 0');
-  const seed = parseNumber('--seed', values.seed, randomSeed(), (x) => Number.isSafeInteger(x), 'an integer');
+  const temperature = numberFlag('generate', '--temperature', values.temperature, (x) => x >= 0 && Number.isFinite(x), 'a number ≥ 0') ?? 0.8;
+  const seed = numberFlag('generate', '--seed', values.seed, (x) => Number.isSafeInteger(x), 'an integer') ?? randomSeed();
   const rng = createRng(seed);
 
   const file = await openModelFile(positionals[0], io.signal);

@@ -4,7 +4,6 @@
  * the tensor table and totals — as text, or as one JSON object with `--json`.
  */
 
-import { LlmError } from '../../errors.js';
 import {
   GGML_TYPES,
   type GgufFile,
@@ -13,7 +12,7 @@ import {
   getOptionalString,
   valueTypeName,
 } from '../../gguf/index.js';
-import { parseCommandLine } from '../cli-args.js';
+import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { openModelFile } from '../model-file.js';
 
@@ -22,8 +21,6 @@ const USAGE = 'webgguf inspect <path|url> [--json]   print a GGUF header: archit
 const ARRAY_SUMMARY_THRESHOLD = 16;
 /** Elements kept in a summarised array's `head`. */
 const ARRAY_HEAD = 8;
-/** Keys that describe the tokenizer, shown in their own section. */
-const TOKENIZER_PREFIX = 'tokenizer.';
 
 /** A JSON-safe metadata value: bigint → number when exact, else decimal string; non-finite floats → string. */
 type JsonValue = number | string | boolean | JsonValue[] | { type: string; length: number; head: JsonValue[] };
@@ -214,7 +211,7 @@ export function formatInspectText(r: InspectReport): string {
 function parseArgs(args: string[]): { target: string; json: boolean } {
   const { values, positionals } = parseCommandLine(args, { json: { type: 'boolean' } }, USAGE);
   if (positionals.length !== 1) {
-    throw new LlmError('invalid-request', `expected one GGUF path or URL, got ${positionals.length}; usage: ${USAGE}`);
+    throw usageError(`expected one GGUF path or URL, got ${positionals.length}`, USAGE);
   }
   return { target: positionals[0], json: values.json === true };
 }

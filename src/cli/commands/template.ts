@@ -9,7 +9,7 @@ import { buildPrompt } from '../../chat/prompt.js';
 import type { ChatMessage } from '../../chat/messages.js';
 import { LlmError } from '../../errors.js';
 import { createTokenizer } from '../../tokenizer/index.js';
-import { parseCommandLine } from '../cli-args.js';
+import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { loadModelMetadata } from '../model-file.js';
 
@@ -24,19 +24,15 @@ interface TemplateArgs {
   generationPrompt: boolean;
 }
 
-function usageError(message: string): LlmError {
-  return new LlmError('invalid-request', `${message}\nusage: ${USAGE}`);
-}
-
 function parseArgs(args: string[]): TemplateArgs {
   const { values, positionals } = parseCommandLine(
     args,
     { messages: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, 'no-generation-prompt': { type: 'boolean' } },
     USAGE,
   );
-  if (positionals.length === 0) throw usageError('missing <model>');
-  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`);
-  if (values.messages === undefined) throw usageError('missing --messages <file.json>');
+  if (positionals.length === 0) throw usageError('missing <model>', USAGE);
+  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`, USAGE);
+  if (values.messages === undefined) throw usageError('missing --messages <file.json>', USAGE);
   return {
     model: positionals[0],
     messages: values.messages,

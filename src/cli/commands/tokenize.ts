@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { LlmError } from '../../errors.js';
 import { createTokenizer } from '../../tokenizer/index.js';
-import { parseCommandLine } from '../cli-args.js';
+import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { loadModelMetadata } from '../model-file.js';
 
@@ -25,19 +25,15 @@ interface TokenizeArgs {
   json: boolean;
 }
 
-function usageError(message: string): LlmError {
-  return new LlmError('invalid-request', `${message}\nusage: ${USAGE}`);
-}
-
 function parseArgs(args: string[]): TokenizeArgs {
   const { values, positionals } = parseCommandLine(
     args,
     { text: { type: 'string' }, test: { type: 'string' }, special: { type: 'boolean' }, bos: { type: 'boolean' }, json: { type: 'boolean' } },
     USAGE,
   );
-  if (positionals.length === 0) throw usageError('missing <model>');
-  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`);
-  if ((values.text === undefined) === (values.test === undefined)) throw usageError('give exactly one of --text or --test');
+  if (positionals.length === 0) throw usageError('missing <model>', USAGE);
+  if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`, USAGE);
+  if ((values.text === undefined) === (values.test === undefined)) throw usageError('give exactly one of --text or --test', USAGE);
   return {
     model: positionals[0],
     special: values.special === true,
