@@ -3,7 +3,11 @@
 // exactly as in the library build. The entry's exported `main(args)` is called; its number is the exit status.
 // Usage: node scripts/run-ts.mjs <file.ts> [args…]
 import { resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { importTs } from './ts-runner.mjs';
+
+// Node 20 ships relaxed SIMD (the WASM backend's fastest build) behind a flag; later versions have it on.
+if (Number.parseInt(process.versions.node, 10) < 22) setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const [entry, ...rest] = process.argv.slice(2);
 if (!entry) {

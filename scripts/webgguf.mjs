@@ -2,8 +2,12 @@
 // `webgguf` CLI launcher: runs the built CLI (dist/cli/cli.js) when present, else the TypeScript source through
 // Vite's module runner (development checkouts).
 import { existsSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// Node 20 ships relaxed SIMD (the WASM backend's fastest build) behind a flag; later versions have it on.
+if (Number.parseInt(process.versions.node, 10) < 22) setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const built = join(root, 'dist', 'cli', 'cli.js');
