@@ -9,16 +9,24 @@
  */
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-/** Emits precache.json: every file of the demo build, for the service worker to cache at install. */
+/**
+ * Emits precache.json (every file of the demo build, for the service worker to cache at install) and sw.js (from
+ * demo/sw.js, its cache named after a hash of that list so every deploy installs a new worker with a fresh cache).
+ */
 function precacheList(): Plugin {
   return {
     name: 'webgguf-precache-list',
     apply: 'build',
     generateBundle(_options, bundle) {
-      const files = Object.keys(bundle).filter((f) => !f.endsWith('.map'));
+      const files = Object.keys(bundle).filter((f) => !f.endsWith('.map')).sort();
       this.emitFile({ type: 'asset', fileName: 'precache.json', source: JSON.stringify(files) });
+      const buildId = createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 12);
+      const sw = readFileSync(resolve(root, 'demo/sw.js'), 'utf8').replaceAll('__BUILD_ID__', buildId);
+      this.emitFile({ type: 'asset', fileName: 'sw.js', source: sw });
     },
   };
 }

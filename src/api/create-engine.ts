@@ -15,7 +15,7 @@ import { loadTransformer, readModelConfig } from '../model/load.js';
 import { createTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter } from './chat-formatter.js';
-import type { Engine, EngineOptions } from './engine.js';
+import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
 
 /** Default KV cells per sequence when the caller gives none (capped by the model's training context). */
@@ -45,7 +45,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     throw new LlmError('invalid-request', "createEngine: option 'model' is required (a URL, a File/Blob or a path)", { details: { field: 'model' } });
   }
   const choice = options.backend ?? 'auto';
-  if (!['auto', 'webgpu', 'wasm', 'cpu'].includes(choice)) {
+  if (!BACKEND_CHOICES.includes(choice)) {
     throw new LlmError('invalid-request', `createEngine: option 'backend' is '${String(choice)}'; use 'auto', 'webgpu', 'wasm' or 'cpu'`, { details: { field: 'backend' } });
   }
   for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const) positiveInt(k, options[k]);
@@ -136,9 +136,12 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   }
 }
 
-/** Reads a model's GGUF header only (for tools that need metadata without loading weights). */
-export async function readModelHeader(model: EngineOptions['model'], signal?: AbortSignal): Promise<GgufFile> {
-  const source = await openModelSource(model, { signal });
+/**
+ * Reads a model's GGUF header only (for tools that need metadata without loading weights), then closes the source.
+ * `options.cache: false` reads a URL live instead of through the IndexedDB model store.
+ */
+export async function readModelHeader(model: EngineOptions['model'], signal?: AbortSignal, options: { cache?: boolean } = {}): Promise<GgufFile> {
+  const source = await openModelSource(model, { signal, ...options });
   try {
     return await parseGguf(source, { signal });
   } finally {

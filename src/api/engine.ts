@@ -17,6 +17,9 @@ import type {
 /** Which backend to run on. 'auto': WebGPU when an adapter works and passes warmup, else WASM. */
 export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
 
+/** Every `BackendChoice`, 'auto' (the default) first: for validating options and command-line flags. */
+export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
+
 /** A model file: URL (string or `URL`), `File`/`Blob`, or a filesystem path (Node). */
 export type ModelInput = string | URL | Blob;
 

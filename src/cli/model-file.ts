@@ -4,6 +4,9 @@
  * on Mesa lavapipe in Node) and the weights loaded tensor by tensor. One place, so every command opens files alike.
  */
 
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { readModelHeader } from '../api/create-engine.js';
 import { createBackend, nodeGpu, type BackendName } from '../backend/select-backend.js';
 import type { Ops } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
@@ -47,11 +50,20 @@ export async function openModelFile(target: string, signal: AbortSignal): Promis
   }
 }
 
-/** The metadata of a local GGUF file or an http(s) URL (header only; the source is closed again). */
+/** The llama.cpp reference beside a model (`x.gguf` → `x.reference.json`, format in shared/models/README.md), or null. */
+export function referencePathFor(ggufPath: string): string | null {
+  const p = join(dirname(ggufPath), `${basename(ggufPath, '.gguf')}.reference.json`);
+  return existsSync(p) ? p : null;
+}
+
+/** The header of a local GGUF file or an http(s) URL, read live (no caching); the source is closed again. */
+export async function loadModelHeader(target: string, signal: AbortSignal): Promise<GgufFile> {
+  return readModelHeader(target, signal, { cache: false });
+}
+
+/** The metadata of a local GGUF file or an http(s) URL (header only). */
 export async function loadModelMetadata(target: string, signal: AbortSignal): Promise<Readonly<Record<string, GgufValue>>> {
-  const file = await openModelFile(target, signal);
-  await file.source.close?.();
-  return file.gguf.metadata;
+  return (await loadModelHeader(target, signal)).metadata;
 }
 
 /**
@@ -60,7 +72,6 @@ export async function loadModelMetadata(target: string, signal: AbortSignal): Pr
  */
 export async function cliGpu(): Promise<GPU | undefined> {
   if ((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu) return undefined;
-  const { existsSync } = await import('node:fs');
   if (!process.env.VK_ICD_FILENAMES && existsSync(LAVAPIPE_ICD)) process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
   return nodeGpu();
 }

@@ -1,10 +1,18 @@
 /**
  * Metadata value types as data: naming them (`ARRAY<STRING>`), inferring a stored type from a JS value the way
- * gguf-py does, and checking a value against a stored type before the writer encodes it.
+ * gguf-py does, checking a value against a stored type before the writer encodes it, and describing a decoded value
+ * for error messages.
  */
 
 import { LlmError } from '../errors.js';
 import { GgufValueType, type GgufValue, type GgufValueTypeInfo } from './types.js';
+
+/** A decoded value as error messages show it: `an array of 3`, `string llama`, `nothing` (at most 40 characters). */
+export function describeValue(v: GgufValue | undefined): string {
+  if (v === undefined) return 'nothing';
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  return `${typeof v} ${String(v).slice(0, 40)}`;
+}
 
 /** Inclusive integer range of each integer value type (64-bit ones as bigint). */
 const INT_RANGES: Partial<Record<GgufValueType, readonly [bigint, bigint]>> = {

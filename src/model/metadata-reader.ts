@@ -5,6 +5,7 @@
 
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
+import { describeValue } from '../gguf/value-types.js';
 
 /** Reads metadata values of one model file, prefixing `{arch}.` where asked. */
 export class MetadataReader {
@@ -43,7 +44,7 @@ export class MetadataReader {
         details: { key },
       });
     }
-    throw new LlmError('gguf-invalid', `reading model config: metadata key '${key}' should be a number, found ${describe(v)}`, {
+    throw new LlmError('gguf-invalid', `reading model config: metadata key '${key}' should be a number, found ${describeValue(v)}`, {
       details: { key },
     });
   }
@@ -67,7 +68,7 @@ export class MetadataReader {
     }
     const v = this.meta[key];
     if (typeof v !== 'string') {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' should be a string, found ${describe(v)}`, {
+      throw new LlmError('gguf-invalid', `reading model config: '${key}' should be a string, found ${describeValue(v)}`, {
         details: { key },
       });
     }
@@ -81,7 +82,7 @@ export class MetadataReader {
     if (!Array.isArray(v)) return null;
     return v.map((x) => {
       if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return Number(x);
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' should hold numbers, found ${describe(x)}`, {
+      throw new LlmError('gguf-invalid', `reading model config: '${key}' should hold numbers, found ${describeValue(x)}`, {
         details: { key },
       });
     });
@@ -92,9 +93,4 @@ export class MetadataReader {
     const v = this.has(key) ? this.meta[key] : undefined;
     return Array.isArray(v) ? v.length : null;
   }
-}
-
-function describe(v: GgufValue): string {
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  return `${typeof v} ${String(v).slice(0, 40)}`;
 }

@@ -22,6 +22,7 @@ export class BigramQueue {
     return this.n;
   }
 
+  /** Empties the queue (capacity is kept for the next word). */
   clear(): void {
     this.n = 0;
   }
@@ -63,6 +64,7 @@ export class BigramQueue {
     this.size = s;
   }
 
+  /** Queues the merge of symbols `left` and `right`, whose merged text is `size` units long. */
   push(priority: number, left: number, right: number, size: number): void {
     if (this.n === this.priority.length) this.grow();
     let i = this.n++;

@@ -5,20 +5,15 @@
 
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
+import { describeValue } from '../gguf/value-types.js';
 
 /** Plain GGUF metadata as the tokenizer receives it. */
 export type TokenizerMetadata = Readonly<Record<string, GgufValue>>;
 
-function describe(v: GgufValue | undefined): string {
-  if (v === undefined) return 'nothing';
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  return `${typeof v} ${String(v).slice(0, 40)}`;
-}
-
 function bad(key: string, want: string, got: GgufValue | undefined): LlmError {
   return new LlmError(
     'tokenizer',
-    `reading tokenizer metadata: '${key}' should be ${want} but is ${describe(got)}; the GGUF file's vocabulary is malformed, re-convert it`,
+    `reading tokenizer metadata: '${key}' should be ${want} but is ${describeValue(got)}; the GGUF file's vocabulary is malformed, re-convert it`,
     { details: { key, want } },
   );
 }

@@ -127,6 +127,16 @@ export function toMarkdown(rep: BenchReport): string {
       lines.push(`- ${r.runtime} (${r.host}) ×${r.threads}: ${parts}`);
     }
   }
+  const withP = rep.runs.filter((r) => r.prefillBreakdownMs);
+  if (withP.length) {
+    lines.push('', `Prefill breakdown of the ${lens[0]}-token prompt (ms for the whole prompt, last round):`, '');
+    const last = new Map<string, RunResult>();
+    for (const r of withP) last.set(`${r.host ?? 'node'} ${r.runtime} ×${r.threads}`, r);
+    for (const [k, r] of last) {
+      const parts = Object.entries(r.prefillBreakdownMs ?? {}).map(([kind, v]) => `${kind} ${round(v, 1)}`).join(', ');
+      lines.push(`- ${k}: ${parts}`);
+    }
+  }
   if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));
   return `${lines.join('\n')}\n`;
 }

@@ -47,6 +47,8 @@ export interface RunResult {
   readonly decodeStepMs: { readonly median: number; readonly p10: number; readonly p90: number };
   /** Per-token decode time by op kind, ms (our backends only; null for peers). */
   readonly breakdownMs: Readonly<Record<string, number>> | null;
+  /** The first prompt's prefill by op kind, ms for the whole prompt (our backends only; null for peers). */
+  readonly prefillBreakdownMs?: Readonly<Record<string, number>> | null;
   /** Where the breakdown came from: 'wall-clock per op' (synchronous backends), 'gpu-timestamps', or a reason for none. */
   readonly breakdownSource: string;
   /** Peak resident set size of the process, MiB, and (ours) the backend's own memory (wasm heap), MiB. */

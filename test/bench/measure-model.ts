@@ -98,11 +98,17 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
           firstTok = t;
         }
       }
-      // Decode after the first prompt (re-prefilled so the KV holds it; the timing of that re-run is not used).
+      // Decode after the first prompt, re-prefilled so the KV holds it; that re-run is timed op by op (not in rates).
       const n0 = promptLengths[0];
-      if (promptLengths.length > 1) {
+      let prefillBreakdownMs: Record<string, number> | null = null;
+      if (promptLengths.length > 1 || (m.profileSteps ?? 8) > 0) {
+        profile.reset();
+        profile.enabled = (m.profileSteps ?? 8) > 0;
+        const p0 = performance.now();
         await model.eval(promptTokens(n0, seed, lo, hi), 0, 0);
         firstTok = await model.argmax();
+        profile.enabled = false;
+        if ((m.profileSteps ?? 8) > 0) prefillBreakdownMs = breakdownPerToken(profile, 1, performance.now() - p0);
       }
       const steps: number[] = [];
       tok = firstTok;
@@ -145,6 +151,7 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
         decodeCpuMsPerToken: round(cpuMs / decodeTokens, 2),
         decodeStepMs: { median: round(median(steps), 2), p10: round(percentile(steps, 10), 2), p90: round(percentile(steps, 90), 2) },
         breakdownMs,
+        prefillBreakdownMs,
         breakdownSource: created.runtime === 'webgguf-webgpu' ? 'encode time per op (not GPU time)' : 'wall-clock per op',
         memoryMiB: { peakRss: round(env.peakRssMiB(), 1), backend: heap === null ? null : round(heap / 2 ** 20, 1) },
         loadAvg: [round(load0), round(env.loadAvg())],

@@ -2,7 +2,8 @@
  * The built demo chat (dist/demo, from `npm run build`) in real Chromium, served with COOP/COEP next to the shared
  * fixtures: loads stories260K by URL and answers greedily exactly like llama.cpp; a reload loads the model from
  * IndexedDB with zero requests for it; offline, the service worker serves the app and generation still works; a
- * stopped answer can be regenerated; `?backend=wasm` works; screenshots at desktop and phone sizes, light and dark.
+ * stopped answer can be regenerated; `?backend=wasm` works, and edit-and-resend reuses the prompt cache; screenshots
+ * at desktop and phone sizes, light and dark; a slow download shows speed and ETA, pauses, and resumes after a reload.
  * The tests run in order in one browser context (they share its IndexedDB and service worker).
  */
 
@@ -143,6 +144,14 @@ test('?backend=wasm forces the WASM backend and gives the same answer', async ()
   expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
   await ask(page, REFERENCE.prompt);
   expect(await answerText(page)).toBe(REFERENCE.greedy_kv_f32.text.trim());
+  // Edit-and-resend: the message returns to the composer, the conversation is cut there, the same prompt's KV is reused.
+  await page.locator('li.message.user').last().getByRole('button', { name: 'Edit this message and resend' }).click();
+  await expect(page.locator('#prompt')).toHaveValue(REFERENCE.prompt);
+  await expect(page.locator('li.message')).toHaveCount(0);
+  await page.locator('#prompt').press('Enter');
+  await expect(page.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', { timeout: LOAD_TIMEOUT });
+  expect(await answerText(page)).toBe(REFERENCE.greedy_kv_f32.text.trim());
+  await expect(page.locator('#stats')).toContainText(/prompt 5 tokens, [1-9]\d* reused from cache/);
 });
 
 test('screenshots of the chat at desktop and phone sizes, light and dark', async ({}, testInfo) => {

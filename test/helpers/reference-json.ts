@@ -3,8 +3,9 @@
  * ../shared/models with a `<stem>.reference.json` beside it. Parsing and validation live in src/model/conformance.ts.
  */
 
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { referencePathFor } from '../../src/cli/model-file.js';
 import { parseReferenceJson, type ReferenceJson } from '../../src/model/conformance.js';
 import { listGgufFiles, sharedPath } from './shared-path.js';
 
@@ -20,11 +21,7 @@ export interface ReferenceFixture {
   readonly requireGreedy: boolean;
 }
 
-/** The reference JSON beside a GGUF path (`x.gguf` → `x.reference.json`), or null. */
-export function referencePathFor(ggufPath: string): string | null {
-  const p = join(dirname(ggufPath), `${basename(ggufPath, '.gguf')}.reference.json`);
-  return existsSync(p) ? p : null;
-}
+export { referencePathFor } from '../../src/cli/model-file.js';
 
 /** Every GGUF under shared/models that has a reference JSON, sorted by id. */
 export function listReferenceFixtures(): ReferenceFixture[] {

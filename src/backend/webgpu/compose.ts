@@ -15,6 +15,7 @@ import copyKvWgsl from '../../../shaders/kernels/copy_kv.wgsl?raw';
 import copyRowsWgsl from '../../../shaders/kernels/copy_rows.wgsl?raw';
 import embedWgsl from '../../../shaders/kernels/embed.wgsl?raw';
 import gemmWgsl from '../../../shaders/kernels/gemm.wgsl?raw';
+import gemvSgWgsl from '../../../shaders/kernels/gemv_sg.wgsl?raw';
 import gemvRowsWgsl from '../../../shaders/kernels/gemv_rows.wgsl?raw';
 import gemvWgsl from '../../../shaders/kernels/gemv.wgsl?raw';
 import gluWgsl from '../../../shaders/kernels/glu.wgsl?raw';
@@ -29,6 +30,7 @@ import topkMergeWgsl from '../../../shaders/kernels/topk_merge.wgsl?raw';
 export type KernelName =
   | 'gemv'
   | 'gemv_rows'
+  | 'gemv_sg'
   | 'gemm'
   | 'embed'
   | 'rms_norm'
@@ -49,6 +51,7 @@ export type KernelName =
 export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = {
   gemv: gemvWgsl,
   gemv_rows: gemvRowsWgsl,
+  gemv_sg: gemvSgWgsl,
   gemm: gemmWgsl,
   embed: embedWgsl,
   rms_norm: rmsNormWgsl,

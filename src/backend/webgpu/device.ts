@@ -23,6 +23,8 @@ export interface GpuDeviceOptions {
    * exercise weights split across bindings without gigabyte tensors).
    */
   readonly maxBindingBytes?: number;
+  /** Treat the adapter as a CPU implementation (true) or a GPU (false); default: detected from its info. */
+  readonly isSoftware?: boolean;
 }
 
 /** A device with the capability choices made for it. */
@@ -92,7 +94,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware: isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware: options.isSoftware ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
     };
   }
   let adapter = options.adapter ?? null;
@@ -137,7 +139,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
-    isSoftware: isSoftwareAdapter(adapter.info),
+    isSoftware: options.isSoftware ?? isSoftwareAdapter(adapter.info),
   };
 }
 

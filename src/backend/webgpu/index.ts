@@ -23,6 +23,7 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `preferF16` (default true): f16 KV cache and gemm tiles when `shader-f16` exists; false forces the f32 path.
  * - `useSubgroups` (default true): subgroup reductions when `subgroups` exists; false forces workgroup memory.
  * - `maxBindingBytes`: split weights into bindings of at most this many bytes (default: the device limit).
+ * - `isSoftware`: pick kernels for a CPU implementation of WebGPU or for a GPU (default: from the adapter info).
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {

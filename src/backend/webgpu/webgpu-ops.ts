@@ -49,6 +49,10 @@ const ATTN_MIN_SPLIT = 64;
 const ATTN_MAX_SPLITS = 32;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
+/** Rows per workgroup of each decode kernel. */
+const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: 16 } as const;
+/** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
+const SOFTWARE_GEMV_MAX_N = 8;
 /** Largest k of topK. */
 const MAX_TOP_K = 256;
 /** Values per topk_chunk workgroup (4 · WG_FLAT). */
@@ -233,16 +237,15 @@ export class WebGpuOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
-    // Decode (n = 1): short rows get one row per invocation (no idle lanes, no barriers); long rows a workgroup
-    // per row with a reduction — except on software adapters, where a row per SIMD lane always wins. Prefill
-    // (n ≥ 2): the tiled gemm.
-    const isRows = this.ctx.isSoftware || wt.rowLength <= GEMV_ROWS_MAX_K;
-    const kind = n > 1 ? 'gemm' : isRows ? 'gemv_rows' : 'gemv';
+    // Decode: one subgroup per row when subgroups exist; else one row per invocation for short rows and on
+    // software adapters (a row per SIMD lane, no barriers), a workgroup per row otherwise. Prefill: the tiled
+    // gemm — except small batches on software adapters, which the decode kernels run faster per token.
+    const kind = this.gemvKind(wt.rowLength, n);
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
     const b = bias ? (bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer : this.dummy;
     for (const part of wt.parts) {
       const groups: [number, number, number] =
-        kind === 'gemm' ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1] : grid(kind === 'gemv' ? part.nRows : Math.ceil(part.nRows / 64), n);
+        kind === 'gemm' ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1] : grid(Math.ceil(part.nRows / GEMV_ROWS_PER_GROUP[kind]), n);
       this.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b],
@@ -429,6 +432,13 @@ export class WebGpuOps implements Ops {
 
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
+  }
+
+  /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
+  private gemvKind(k: number, n: number): 'gemm' | 'gemv' | 'gemv_rows' | 'gemv_sg' {
+    if (n > 1 && !(this.ctx.isSoftware && n <= SOFTWARE_GEMV_MAX_N)) return 'gemm';
+    if (this.ctx.isSubgroups) return 'gemv_sg';
+    return this.ctx.isSoftware || k <= GEMV_ROWS_MAX_K ? 'gemv_rows' : 'gemv';
   }
 
   private unary(x: Activation, s: number, n: number, isSoftcap: boolean): void {

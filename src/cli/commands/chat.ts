@@ -5,7 +5,7 @@
  */
 
 import { createEngine } from '../../api/create-engine.js';
-import type { BackendChoice, Engine } from '../../api/engine.js';
+import { BACKEND_CHOICES, type BackendChoice, type Engine } from '../../api/engine.js';
 import type { ChatMessage } from '../../api/types.js';
 import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
 import { isLlmError } from '../../errors.js';
@@ -14,8 +14,6 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { cliGpu } from '../model-file.js';
 
 const USAGE = `webgguf chat <model.gguf|url> [--backend auto|webgpu|wasm|cpu] [--ctx N] [--system TEXT] [--threads N] ${SAMPLING_FLAGS_HELP}`;
-/** `--backend` choices; the first is the default. */
-const BACKENDS: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 
 /** Parsed command line of `chat`. */
 interface ChatArgs {
@@ -36,7 +34,7 @@ function parseArgs(rest: string[]): ChatArgs {
   if (positionals.length > 1) throw usageError(`chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'`, USAGE);
   return {
     model: positionals[0],
-    backend: choiceFlag('chat', '--backend', values.backend, BACKENDS),
+    backend: choiceFlag('chat', '--backend', values.backend, BACKEND_CHOICES),
     contextLength: positiveIntFlag('chat', '--ctx', values.ctx),
     threads: positiveIntFlag('chat', '--threads', values.threads),
     system: values.system,

@@ -4,9 +4,8 @@
  * the greedy continuation. Prints one line per check and `N passed, M failed` last; exits 1 on any failure.
  */
 
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename } from 'node:path';
 import { LlmError } from '../../errors.js';
 import {
   checkConformance,
@@ -21,7 +20,7 @@ import { readModelConfig } from '../../model/load.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import type { BackendName } from '../../backend/select-backend.js';
 import { choiceFlag, numberFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
-import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
+import { CLI_BACKENDS, loadModel, openModelFile, referencePathFor } from '../model-file.js';
 
 /** `--greedy` modes; the first is the default. */
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
@@ -35,12 +34,6 @@ const USAGE =
  */
 function tolerancesFor(backend: BackendName, base: Tolerances): Tolerances {
   return backend === 'cpu' ? base : { ...base, dequantF32: Math.max(base.dequantF32, 2e-2, base.kvF32) };
-}
-
-/** `model.reference.json` beside `model.gguf`, when it exists. */
-function siblingReference(modelPath: string): string | null {
-  const p = join(dirname(modelPath), `${basename(modelPath, '.gguf')}.reference.json`);
-  return existsSync(p) ? p : null;
 }
 
 /** A `--max-…-error` limit: a non-negative number, or undefined when not given. */
@@ -72,7 +65,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     USAGE,
   );
   if (positionals.length !== 1) throw usageError('conform: expected one model path', USAGE);
-  const referencePath = values.reference ?? siblingReference(positionals[0]);
+  const referencePath = values.reference ?? referencePathFor(positionals[0]);
   if (referencePath === null) {
     throw usageError(`conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model`, USAGE);
   }

@@ -14,7 +14,7 @@ import {
 } from '../../gguf/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { openModelFile } from '../model-file.js';
+import { loadModelHeader } from '../model-file.js';
 
 const USAGE = 'webgguf inspect <path|url> [--json]   print a GGUF header: architecture, hyper-parameters, tokenizer, tensors';
 /** Metadata arrays longer than this are summarised in JSON (and text) output. */
@@ -221,8 +221,7 @@ const command: CliCommand = {
   usage: USAGE,
   async run(args: string[], io: CliIo): Promise<number> {
     const { target, json } = parseArgs(args);
-    const { source, gguf } = await openModelFile(target, io.signal);
-    await source.close?.();
+    const gguf = await loadModelHeader(target, io.signal);
     const report = buildInspectReport(gguf, target);
     io.out(json ? JSON.stringify(report, null, 2) + '\n' : formatInspectText(report));
     return 0;

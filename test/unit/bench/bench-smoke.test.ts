@@ -26,6 +26,7 @@ function expectRunShape(r: RunResult): void {
   expect(r.decodeStepMs.p10).toBeLessThanOrEqual(r.decodeStepMs.p90);
   expect(r.breakdownMs).not.toBeNull();
   expect(Object.keys(r.breakdownMs ?? {})).toEqual(expect.arrayContaining(['matmul ffn', 'js/other']));
+  expect(Object.keys(r.prefillBreakdownMs ?? {})).toEqual(expect.arrayContaining(['matmul ffn', 'js/other']));
   expect(r.memoryMiB.peakRss).toBeGreaterThan(0);
   expect(r.memoryMiB.backend).toBeGreaterThan(0);
   expect(r.loadAvg).toHaveLength(2);

@@ -8,7 +8,7 @@ import { gguf as hfGguf } from '@huggingface/gguf';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type GgufFile, type GgufValue, GgufValueType, parseGguf, writeGguf } from '../../../src/gguf/index.js';
+import { type GgufValue, GgufValueType, parseGguf, writeGguf } from '../../../src/gguf/index.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { listGgufFiles } from '../../helpers/shared-path.js';
 import { parseGgufFile } from './gguf-test-kit.js';

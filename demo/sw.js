@@ -3,7 +3,9 @@
  * in IndexedDB, never here), and adds COOP/COEP headers to same-origin responses so WASM threads work even on static
  * hosts that cannot send those headers themselves.
  */
-const CACHE = 'webgguf-shell-v1';
+// The build (vite.config.ts) replaces __BUILD_ID__ with a hash of the file list, so each deploy gets a new worker
+// (browsers reinstall a service worker whose bytes changed) and a fresh cache; the old one is deleted on activate.
+const CACHE = 'webgguf-shell-__BUILD_ID__';
 const SHELL = ['./', './index.html', './manifest.webmanifest', './icon.svg', './icon-192.png', './icon-512.png'];
 
 self.addEventListener('install', (event) => {
