@@ -23,14 +23,6 @@ export const CLI_BACKENDS: readonly BackendName[] = ['cpu', 'wasm', 'webgpu'];
 /** Mesa's software Vulkan driver: the Vulkan ICD the CLI points Dawn at when none is chosen. */
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 
-/**
- * Opens a local path (or `file:` URL) or an http(s) URL as a `ByteSource`: the library's `openModelSource` with the
- * IndexedDB cache off, so a URL is read live with range requests. Close it when done.
- */
-export async function openByteSource(target: string, signal: AbortSignal): Promise<ByteSource> {
-  return openModelSource(target, { signal, cache: false });
-}
-
 /** A parsed model file whose tensors are read on demand. */
 export interface ModelFile {
   /** The path or URL it was opened from. */
@@ -39,9 +31,13 @@ export interface ModelFile {
   readonly gguf: GgufFile;
 }
 
-/** Opens `target` (path or URL) and parses its header only. Close `file.source` when done. */
+/**
+ * Opens `target` — a local path, a `file:` URL or an http(s) URL — through the library's `openModelSource` with the
+ * IndexedDB cache off (a URL is read live with range requests), and parses its header only. Close `file.source` when
+ * done.
+ */
 export async function openModelFile(target: string, signal: AbortSignal): Promise<ModelFile> {
-  const source = await openByteSource(target, signal);
+  const source = await openModelSource(target, { signal, cache: false });
   try {
     return { path: target, source, gguf: await parseGguf(source, { signal }) };
   } catch (e) {

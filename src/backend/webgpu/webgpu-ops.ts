@@ -237,8 +237,8 @@ export class WebGpuOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
-    // Decode: one subgroup per row when subgroups exist; else one row per invocation for short rows and on
-    // software adapters (a row per SIMD lane, no barriers), a workgroup per row otherwise. Prefill: the tiled
+    // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
+    // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
     const kind = this.gemvKind(wt.rowLength, n);
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
@@ -437,8 +437,9 @@ export class WebGpuOps implements Ops {
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
   private gemvKind(k: number, n: number): 'gemm' | 'gemv' | 'gemv_rows' | 'gemv_sg' {
     if (n > 1 && !(this.ctx.isSoftware && n <= SOFTWARE_GEMV_MAX_N)) return 'gemm';
+    if (k <= GEMV_ROWS_MAX_K) return 'gemv_rows';
     if (this.ctx.isSubgroups) return 'gemv_sg';
-    return this.ctx.isSoftware || k <= GEMV_ROWS_MAX_K ? 'gemv_rows' : 'gemv';
+    return this.ctx.isSoftware ? 'gemv_rows' : 'gemv';
   }
 
   private unary(x: Activation, s: number, n: number, isSoftcap: boolean): void {

@@ -8,7 +8,8 @@ import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import type { Engine } from '../../../src/api/engine.js';
 import { createEngineFromParts, LocalEngine, type EngineParts } from '../../../src/api/local-engine.js';
 import type { ChatCompletionChunk, ChatMessage } from '../../../src/api/types.js';
-import { isLlmError, LlmError } from '../../../src/errors.js';
+import { isLlmError } from '../../../src/errors.js';
+import { llmError } from '../../helpers/llm-error.js';
 import { createFakeTokenizer, createFakeTransformer, spellScript, type FakeTransformerOptions } from '../engine/fake-model.js';
 
 async function makeEngine(o: FakeTransformerOptions & Partial<EngineParts> = {}) {
@@ -38,17 +39,7 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ te
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
 }
 
-function errorOf(p: Promise<unknown>): Promise<LlmError> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => {
-      if (!(e instanceof LlmError)) throw e;
-      return e;
-    },
-  );
-}
+const errorOf = llmError;
 
 describe('LocalEngine', () => {
   it('warms up at creation, then forgets the warmup (warmup: false skips it)', async () => {

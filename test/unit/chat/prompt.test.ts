@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { buildPrompt, splitTurns, trimHistory, type ChatMessage } from '../../../src/chat/index.js';
-import { isLlmError } from '../../../src/errors.js';
+import { thrownLlmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 import { loadMetadata, loadTokenizer } from '../tokenizer/vocab-fixtures.js';
 
@@ -40,12 +40,7 @@ describe('splitTurns / trimHistory', () => {
 
   it('throws context-overflow when even the last turn does not fit', () => {
     const count = (m: readonly ChatMessage[]): number => m.length * 100;
-    try {
-      trimHistory(convo(3), 150, count);
-      throw new Error('no error');
-    } catch (e) {
-      expect(isLlmError(e, 'context-overflow')).toBe(true);
-    }
+    expect(thrownLlmError(() => trimHistory(convo(3), 150, count)).code).toBe('context-overflow');
   });
 });
 

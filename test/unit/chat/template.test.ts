@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHATML_TEMPLATE, renderChat, sha256Hex, type ChatMessage } from '../../../src/chat/index.js';
-import { isLlmError } from '../../../src/errors.js';
 import type { GgufValue } from '../../../src/gguf/types.js';
 import { createTokenizer } from '../../../src/tokenizer/index.js';
+import { thrownLlmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 import { loadMetadata } from '../tokenizer/vocab-fixtures.js';
 
@@ -36,14 +36,9 @@ function withControlTokens(meta: Readonly<Record<string, GgufValue>>, extra: str
 }
 
 function expectLlmError(fn: () => unknown, code: 'invalid-request' | 'template', pattern: RegExp): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(isLlmError(e, code), String(e)).toBe(true);
-    expect((e as Error).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected an LlmError');
+  const e = thrownLlmError(fn);
+  expect(e.code, e.message).toBe(code);
+  expect(e.message).toMatch(pattern);
 }
 
 describe('renderChat', () => {

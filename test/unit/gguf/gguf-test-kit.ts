@@ -4,11 +4,11 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { expect } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
+import type { ErrorCode, LlmError } from '../../../src/errors.js';
 import { GgmlType, type GgufFile, GgufValueType, type GgufWriteInput, parseGguf } from '../../../src/gguf/index.js';
 import { type ByteSource, MemoryByteSource } from '../../../src/io/byte-source.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
+import { expectLlmError as expectCodedLlmError } from '../../helpers/llm-error.js';
 
 /** Builds arbitrary (possibly invalid) GGUF bytes field by field. */
 export class RawGguf {
@@ -100,19 +100,9 @@ export class CountingSource implements ByteSource {
   get maxEnd(): number { return Math.max(0, ...this.reads.map((r) => r.offset + r.length)); }
 }
 
-/** Awaits `p` and asserts it rejected with `LlmError(code)`; returns the error for further checks. */
-export async function expectLlmError(p: Promise<unknown>, code = 'gguf-invalid', message?: RegExp): Promise<LlmError> {
-  let caught: unknown;
-  try {
-    await p;
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught, 'expected a rejection').toBeInstanceOf(LlmError);
-  const err = caught as LlmError;
-  expect(err.code).toBe(code);
-  if (message) expect(err.message).toMatch(message);
-  return err;
+/** Awaits `p` and asserts it rejected with `LlmError(code)` (default `gguf-invalid`); returns the error. */
+export function expectLlmError(p: Promise<unknown>, code: ErrorCode = 'gguf-invalid', message?: RegExp): Promise<LlmError> {
+  return expectCodedLlmError(p, code, message);
 }
 
 const fixtureCache = new Map<string, Uint8Array>();

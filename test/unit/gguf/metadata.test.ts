@@ -4,7 +4,6 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
 import {
   type GgufFile,
   archKey,
@@ -27,6 +26,7 @@ import {
 } from '../../../src/gguf/index.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { parseGgufFile } from './gguf-test-kit.js';
+import { thrownLlmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 async function file(): Promise<GgufFile> {
@@ -48,15 +48,9 @@ async function file(): Promise<GgufFile> {
 }
 
 function expectInvalid(fn: () => unknown, message: RegExp): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LlmError);
-    expect((e as LlmError).code).toBe('gguf-invalid');
-    expect((e as LlmError).message).toMatch(message);
-    return;
-  }
-  throw new Error('expected a gguf-invalid error');
+  const e = thrownLlmError(fn);
+  expect(e.code).toBe('gguf-invalid');
+  expect(e.message).toMatch(message);
 }
 
 describe('metadata accessors', () => {

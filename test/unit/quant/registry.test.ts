@@ -4,19 +4,11 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { LlmError } from '../../../src/errors.js';
 import { GGML_TYPES, GgmlType } from '../../../src/gguf/types.js';
 import { dequantize, getQuantType, isSupportedType, QUANT_TYPES, tensorByteLength } from '../../../src/quant/index.js';
+import { thrownLlmError } from '../../helpers/llm-error.js';
 
-function thrown(f: () => unknown): LlmError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LlmError) return e;
-    throw e;
-  }
-  throw new Error('expected an LlmError');
-}
+const thrown = thrownLlmError;
 
 describe('quant registry', () => {
   it('lists the 15 required types with ggml geometry', () => {
