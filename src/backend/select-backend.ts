@@ -27,6 +27,11 @@ export interface SelectBackendOptions {
   readonly threads?: number;
   /** The WebGPU entry point when there is no `navigator.gpu` (Node: `create([])` of npm `webgpu`). */
   readonly gpu?: GPU;
+  /**
+   * In Node without `gpu`: look for the optional npm `webgpu` package (Dawn) and use it (default true). For 'auto'
+   * a software adapter found this way (lavapipe) is passed over for WASM, which is faster on the same CPU.
+   */
+  readonly discoverNodeGpu?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -87,7 +92,7 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       return createWasmOps({ threads: options.threads ?? (canUseWasmThreads() ? undefined : 1) });
     }
     case 'webgpu': {
-      const gpu = options.gpu ?? (webGpuUnavailableReason() ? await nodeGpu() : undefined);
+      const gpu = options.gpu ?? (webGpuUnavailableReason() && options.discoverNodeGpu !== false ? await nodeGpu() : undefined);
       const why = webGpuUnavailableReason(gpu);
       if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
       const { createWebGpuOps } = await import('./webgpu/index.js');
@@ -105,11 +110,12 @@ export async function selectBackend(choice: BackendName | 'auto', options: Selec
   }
   let gpu = options.gpu;
   let why = webGpuUnavailableReason(gpu);
-  if (why && isNode()) {
+  const discovered = why !== null && isNode() && options.discoverNodeGpu !== false;
+  if (discovered) {
     gpu = await nodeGpu();
     why = gpu ? null : 'WebGPU is not available in this Node (install the optional `webgpu` package)';
   }
-  if (!why && isNode() && gpu) {
+  if (!why && discovered && gpu) {
     // In Node, a software adapter (lavapipe on a GPU-less machine) is slower than the WASM backend: prefer WASM.
     const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
     if (!adapter) why = 'no WebGPU adapter was found';
