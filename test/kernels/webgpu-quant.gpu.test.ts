@@ -1,8 +1,9 @@
 /**
  * WebGPU weight kernels vs the quant registry, for every type the backend runs, on the f16+subgroups and the
  * f32+shared-memory paths: embedding lookup (dequantization, ≈ exact vs QuantType.dequantizeRow), decode gemv
- * (n = 1: gemv_rows for K ≤ 256, gemv above, as on GPUs; software adapters use gemv_rows throughout) and tiled gemm (n ≥ 2) judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on
- * purpose: one block per row, a single row, row counts that are not multiples of 32, F32/F16 rows of 45 elements.
+ * (n = 1: gemv_rows for K ≤ 256; above, gemv_sg with subgroups, else the workgroup-per-row gemv of GPUs) and
+ * tiled gemm (n ≥ 2), judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on purpose:
+ * one block per row, a single row, row counts that are not multiples of 32, F32/F16 rows of 45 and 301 elements.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ for (const variant of GPU_VARIANTS) {
   describe(`webgpu weights (${variant.name})`, () => {
     let ops: WebGpuOps;
     beforeAll(async () => {
-      // isSoftware: false selects the GPU kernels (workgroup-per-row gemv for K > 256) even on lavapipe.
+      // isSoftware: false selects the GPU kernels (gemv_sg or the workgroup-per-row gemv for K > 256) on lavapipe too.
       ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, isSoftware: false });
       created.push(ops);
       console.log(`[gpu] ${ops.description}`);

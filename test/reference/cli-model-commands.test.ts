@@ -57,6 +57,11 @@ describe('webgguf eval / conform / generate (cpu backend)', () => {
     expect((await cli('eval', STORIES, '--tokens', '1', '--backend', 'tpu')).err).toContain('--backend must be one of');
     expect((await cli('eval', STORIES)).code).toBe(1);
     expect((await cli('conform', sharedPath('models', 'stories260K.gguf.inp'))).err).toContain('--reference');
-    expect((await cli('generate', STORIES, '--prompt', 'x', '-n', '0')).err).toContain('-n must be a positive integer');
+    const zero = await cli('generate', STORIES, '--prompt', 'x', '-n', '0');
+    expect(zero.code).toBe(1);
+    expect(zero.err).toContain("field 'max_tokens' is 0; it must be an integer ≥ 1");
+    const badTopP = await cli('generate', STORIES, '--prompt', 'x', '--top-p', '7');
+    expect(badTopP.code).toBe(1);
+    expect(badTopP.err).toContain('top_p');
   });
 });

@@ -1,53 +1,37 @@
 /**
- * `webgguf generate`: continues a prompt on a chosen backend, streaming text to stdout as tokens are decided and
- * printing prompt and decode speed (tokens/s) to stderr. Sampling here is deliberately simple — greedy at
- * temperature 0, else softmax(logits / T) over the whole vocabulary with a seeded RNG; the engine has the full sampler.
+ * `webgguf generate`: continues a prompt on a chosen backend with the engine's full sampler (every llama.cpp sampling
+ * flag: temperature, top-k/p, min-p, penalties, logit bias, stop strings, seed), streaming text to stdout as soon as
+ * it is safe to show and printing prompt and decode speed (tokens/s) to stderr.
  */
 
-import { createRng, randomSeed, type Rng } from '../../engine/rng.js';
+import { generateText } from '../../engine/generate-text.js';
+import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
 import { LlmError } from '../../errors.js';
-import type { TransformerModel } from '../../model/transformer.js';
+import type { Tokenizer } from '../../tokenizer/tokenizer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { choiceFlag, numberFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
+import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens } from '../prompt-tokens.js';
 
-const USAGE =
-  'webgguf generate <model.gguf> --prompt "…" [-n N] [--temperature T] [--seed S] [--backend cpu|wasm|webgpu] [--threads N] [--ignore-eos]';
+const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--threads N] [--ignore-eos] ${SAMPLING_FLAGS_HELP}`;
 
-/** Draws a token from softmax(logits / temperature), computed in f64. */
-export function sampleWithTemperature(logits: Float32Array, temperature: number, rng: Rng): number {
-  let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) if (logits[i] > max) max = logits[i];
-  const weights = new Float64Array(logits.length); // [vocab] unnormalised probabilities
-  let sum = 0;
-  for (let i = 0; i < logits.length; i++) {
-    const w = Math.exp((logits[i] - max) / temperature);
-    weights[i] = w;
-    sum += w;
-  }
-  let r = rng.nextDouble() * sum;
-  for (let i = 0; i < weights.length; i++) {
-    r -= weights[i];
-    if (r < 0) return i;
-  }
-  return logits.length - 1;
-}
+/** Tokens generated when -n is not given. */
+const DEFAULT_MAX_TOKENS = 64;
+/** llama.cpp's default sampling temperature. */
+const DEFAULT_TEMPERATURE = 0.8;
 
-/** The next token after the last eval: backend argmax at temperature 0, else a sample from the read-back logits. */
-async function nextToken(model: TransformerModel, temperature: number, rng: Rng): Promise<number> {
-  return temperature === 0 ? model.argmax() : sampleWithTemperature(await model.readLogits(), temperature, rng);
+/** The same tokenizer with no end-of-generation tokens (for --ignore-eos). */
+function withoutEog(tokenizer: Tokenizer): Tokenizer {
+  return Object.create(tokenizer, { eogIds: { value: new Set<number>() } }) as Tokenizer;
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {
+  const { options: sampling, rest } = parseSamplingFlags(args);
   const { values, positionals } = parseCommandLine(
-    args,
+    rest,
     {
       prompt: { type: 'string', short: 'p' },
       tokens: { type: 'string' },
-      n: { type: 'string', short: 'n' },
-      temperature: { type: 'string', short: 't' },
-      seed: { type: 'string', short: 's' },
       backend: { type: 'string', short: 'b' },
       threads: { type: 'string' },
       'ignore-eos': { type: 'boolean' },
@@ -56,38 +40,30 @@ async function run(args: string[], io: CliIo): Promise<number> {
   );
   if (positionals.length !== 1) throw usageError('generate: expected one model path', USAGE);
   const backend = choiceFlag('generate', '--backend', values.backend, CLI_BACKENDS);
-  const nPredict = positiveIntFlag('generate', '-n', values.n) ?? 64;
-  const temperature = numberFlag('generate', '--temperature', values.temperature, (x) => x >= 0 && Number.isFinite(x), 'a number ≥ 0') ?? 0.8;
-  const seed = numberFlag('generate', '--seed', values.seed, (x) => Number.isSafeInteger(x), 'an integer') ?? randomSeed();
-  const rng = createRng(seed);
+  const maxTokens = sampling.max_tokens ?? DEFAULT_MAX_TOKENS;
 
   const file = await openModelFile(positionals[0], io.signal);
   try {
     const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
     if (!tokenizer) throw new LlmError('tokenizer', 'generate: the model file has no vocabulary, so its output cannot be shown as text');
-    const model = await loadModel(file, backend, tokens.length + nPredict, io.signal, positiveIntFlag('generate', '--threads', values.threads));
+    const contextLength = tokens.length + maxTokens;
+    const model = await loadModel(file, backend, contextLength, io.signal, positiveIntFlag('generate', '--threads', values.threads));
     try {
-      const decoder = tokenizer.createStreamDecoder();
-      const promptStart = performance.now();
-      await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'last', signal: io.signal });
-      let next = await nextToken(model, temperature, rng);
-      const promptMs = performance.now() - promptStart;
-      const decodeStart = performance.now();
-      let generated = 0;
-      for (let pos = tokens.length; generated < nPredict; pos++) {
-        if (!values['ignore-eos'] && tokenizer.eogIds.has(next)) break;
-        io.out(decoder.push(next));
-        generated++;
-        if (generated === nPredict) break;
-        await model.eval(Int32Array.of(next), pos, 0, { logits: 'last', signal: io.signal });
-        next = await nextToken(model, temperature, rng);
-      }
-      io.out(decoder.flush() + '\n');
-      const decodeMs = performance.now() - decodeStart;
-      const rate = (n: number, ms: number): string => (ms > 0 ? (n / (ms / 1000)).toFixed(1) : '∞');
+      const r = await generateText({
+        ...sampling,
+        temperature: sampling.temperature ?? DEFAULT_TEMPERATURE,
+        max_tokens: maxTokens,
+        transformer: model,
+        tokenizer: values['ignore-eos'] ? withoutEog(tokenizer) : tokenizer,
+        prompt: tokens,
+        contextLength,
+        onText: (t) => io.out(t),
+        signal: io.signal,
+      });
+      io.out('\n');
       io.err(
-        `${model.ops.description}: prompt ${tokens.length} tokens in ${promptMs.toFixed(0)} ms (${rate(tokens.length, promptMs)} tokens/s), ` +
-          `generated ${generated} tokens in ${decodeMs.toFixed(0)} ms (${rate(generated, decodeMs)} tokens/s); seed ${seed}, temperature ${temperature}\n`,
+        `${model.ops.description}: prompt ${r.promptIds.length} tokens (${r.prefillTokensPerSecond.toFixed(1)} tokens/s), ` +
+          `generated ${r.tokens.length} tokens (${r.decodeTokensPerSecond.toFixed(1)} tokens/s); seed ${r.seed}, temperature ${sampling.temperature ?? DEFAULT_TEMPERATURE}\n`,
       );
       return 0;
     } finally {
