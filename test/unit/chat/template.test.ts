@@ -1,6 +1,6 @@
 /**
  * `renderChat`: template selection (model, named, explicit, ChatML fallback), validation errors, the template's own
- * `raise_exception`, `strftime_now`, identity hash, stop strings; and round trips of the public Mistral and DeepSeek
+ * `raise_exception`, `strftime_now`, identity hash, stop strings; and round trips of the public Mistral, Gemma 3 and DeepSeek
  * templates (test data in ./templates) over real vocabularies extended with those families' control tokens.
  */
 
@@ -122,6 +122,27 @@ describe('public templates round-trip through a tokenizer', () => {
         }),
       'template',
       /Tool call IDs should be alphanumeric/,
+    );
+  });
+
+  it('Gemma 3 (its own vocab): system text joins the first user turn; markers are single tokens; text comes back', async () => {
+    const meta = await loadMetadata(sharedPath('models', 'arch', 'gemma3-f16.gguf'));
+    const tok = createTokenizer(meta);
+    const gemma3 = template('google-gemma-3-4b-it.jinja');
+    const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], { template: gemma3, tokenizer: tok });
+    const bos = tok.tokenText(tok.bosId!); // the fixture's vocab spells BOS its own way
+    expect(r.prompt).toBe(
+      bos + '<start_of_turn>user\nBe brief.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there.<end_of_turn>\n' +
+        '<start_of_turn>user\nTell me a story.<end_of_turn>\n<start_of_turn>model\n',
+    );
+    const ids = tok.encode(r.prompt, { parseSpecial: true });
+    for (const m of [bos, '<start_of_turn>', '<end_of_turn>']) expect(ids).toContain(tok.tokenId(m));
+    expect(ids.filter((id) => id === tok.tokenId('<start_of_turn>'))).toHaveLength(4);
+    expect(tok.decode(ids, { renderSpecial: true })).toBe(r.prompt);
+    expectLlmError(
+      () => renderChat([{ role: 'assistant', content: 'x' }], { template: gemma3, tokenizer: tok }),
+      'template',
+      /roles must alternate/,
     );
   });
 
