@@ -1,8 +1,10 @@
 /**
  * `createEngine`: loads a GGUF model (URL, File/Blob or path) onto the chosen backend and returns a ready `Engine`.
  * Steps: open the bytes (IndexedDB-cached download for URLs) → parse the header → tokenizer and chat template →
- * pick the backend → stream the weights up → warmup. With `backend: 'auto'`, a WebGPU backend that fails to load or
- * warm up is replaced by WASM and the reason is reported in `engine.info.backend`.
+ * pick the backend → check the memory plan → stream the weights up → warmup. For a URL not yet cached, the header is
+ * read alone (range requests) and the plan checked before the download starts. With `backend: 'auto'`, a WebGPU
+ * backend whose plan does not fit, or that fails to load or warm up, is replaced by WASM and the reason is reported
+ * in `engine.info.backend`.
  */
 
 import { selectBackend, wasmFallback, type BackendSelection } from '../backend/select-backend.js';
@@ -17,6 +19,7 @@ import { nowMs } from '../engine/context.js';
 import { createChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
+import { checkMemoryPlan, readHeaderBeforeDownload, type RunShape } from './memory-preflight.js';
 
 /** Default KV cells per sequence when the caller gives none (capped by the model's training context). */
 export const DEFAULT_CONTEXT_LENGTH = 4096;
@@ -57,22 +60,54 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       // A broken progress callback must not break loading.
     }
   };
+  if (options.gpuMemoryBudget !== undefined && !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)) {
+    throw new LlmError('invalid-request', `createEngine: option 'gpuMemoryBudget' must be a positive number of bytes, got ${String(options.gpuMemoryBudget)}`, {
+      details: { field: 'gpuMemoryBudget' },
+    });
+  }
   const t0 = nowMs();
-  const source = await openModelSource(options.model, {
-    signal,
-    onProgress: (p) => report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
-  });
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const shapeOf = (gguf: GgufFile): { config: ReturnType<typeof readModelConfig>; shape: RunShape } => {
+    const config = readModelConfig(gguf);
+    const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
+    const ubatchSize = Math.min(options.ubatchSize ?? batchSize, batchSize, contextLength);
+    return { config, shape: { contextLength, slots: options.slots ?? DEFAULT_SLOTS, ubatchSize } };
+  };
+  // Selects the backend and checks its memory plan; under 'auto' a WebGPU plan that cannot fit falls back to WASM.
+  const selectAndPlan = async (gguf: GgufFile): Promise<BackendSelection> => {
+    const { config, shape } = shapeOf(gguf);
+    const chosen = await selectBackend(choice, { threads: options.threads, gpu: options.gpu, signal });
+    try {
+      await checkMemoryPlan(chosen, gguf, config, shape, options.gpuMemoryBudget);
+      return chosen;
+    } catch (e) {
+      chosen.ops.destroy();
+      if (choice !== 'auto' || chosen.name !== 'webgpu' || isLlmError(e, 'aborted')) throw e;
+      return wasmFallback(`auto: the WebGPU memory plan does not fit (${e instanceof Error ? e.message : String(e)})`, { threads: options.threads, signal });
+    }
+  };
+
+  // A URL that opening would download: plan from the header alone first, so a model that cannot fit is not fetched.
+  const header = await readHeaderBeforeDownload(options.model, signal);
+  let planned: BackendSelection | null = header ? await selectAndPlan(header) : null;
+  let source: ByteSource;
+  try {
+    source = await openModelSource(options.model, {
+      signal,
+      onProgress: (p) => report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
+    });
+  } catch (e) {
+    planned?.ops.destroy();
+    throw e;
+  }
   try {
     report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
     const gguf = await parseGguf(source, { signal });
     throwIfAborted(signal, 'loading the model');
     const tokenizer = createTokenizer(gguf.metadata);
     const chat = createChatFormatter(tokenizer, { template: options.chatTemplate, metadata: gguf.metadata });
-    const config = readModelConfig(gguf);
-    const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
-    const slots = options.slots ?? DEFAULT_SLOTS;
-    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-    const ubatchSize = Math.min(options.ubatchSize ?? batchSize, batchSize, contextLength);
+    const { shape } = shapeOf(gguf);
+    const { contextLength, slots, ubatchSize } = shape;
     const identity = modelIdentityOf(source);
 
     const build = async (selection: BackendSelection): Promise<Engine> => {
@@ -110,7 +145,9 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       }
     };
 
-    let selection = await selectBackend(choice, { threads: options.threads, gpu: options.gpu, signal });
+    // A backend chosen and planned from the header before the download is reused as is.
+    let selection = planned ?? (await selectAndPlan(gguf));
+    planned = null;
     let engine: Engine;
     try {
       engine = await build(selection);
@@ -131,6 +168,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     report({ phase: 'ready', loadedBytes: source.size, totalBytes: source.size });
     return engine;
   } catch (e) {
+    planned?.ops.destroy();
     await source.close?.();
     throw e;
   }

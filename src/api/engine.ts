@@ -58,6 +58,11 @@ export interface EngineOptions {
   readonly threads?: number;
   /** The WebGPU entry point where there is no `navigator.gpu` (Node: `create([])` of npm `webgpu`); in-thread only. */
   readonly gpu?: GPU;
+  /**
+   * Bytes of GPU memory the model may use (weights + KV cache + activations). WebGPU does not report device memory,
+   * so without it only the per-buffer limits are checked before loading; with it a plan over the budget fails early.
+   */
+  readonly gpuMemoryBudget?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
   /** Aborts loading with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;

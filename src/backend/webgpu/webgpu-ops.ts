@@ -111,6 +111,12 @@ export class WebGpuOps implements Ops {
     return this.pipes.size;
   }
 
+  /** What the memory plan needs: the device's buffer limits and the KV element size (2 on the f16 path). */
+  get memoryLimits(): { readonly maxStorageBufferBindingSize: number; readonly maxBufferSize: number; readonly kvBytesPerElement: 2 | 4 } {
+    const l = this.device.limits;
+    return { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, kvBytesPerElement: this.ctx.isF16 ? 2 : 4 };
+  }
+
   // ── memory ───────────────────────────────────────────────────────────────────────────────────────────────────
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
