@@ -7,7 +7,7 @@
  * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once.
  */
 import { q8RowBytes } from './q8-activations';
-import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
+import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
 
 // @ts-ignore: decorator
 @inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
@@ -39,6 +39,35 @@ import { dot2U7I8, dotI8I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
     let acc0 = f32x4.splat(0);
     let acc1 = f32x4.splat(0);
     let b = 0;
+    if (kind == 0) {
+      // Q4_0: four blocks per step, the per-block scalar work done as one f32x4 (lane j = block b + j).
+      let cv = f32x4.splat(0);
+      for (; b + 4 <= nb; b += 4) {
+        const w0 = wr + <usize>b * 18;
+        const x0 = xq + (<usize>b << 5);
+        const v0 = v128.load(w0, 2);
+        const v1 = v128.load(w0, 20);
+        const v2 = v128.load(w0, 38);
+        const v3 = v128.load(w0, 56);
+        const p0 = dot2U7I8(v128.and(v0, mask), v128.load(x0), i8x16.shr_u(v0, 4), v128.load(x0, 16));
+        const p1 = dot2U7I8(v128.and(v1, mask), v128.load(x0, 32), i8x16.shr_u(v1, 4), v128.load(x0, 48));
+        const p2 = dot2U7I8(v128.and(v2, mask), v128.load(x0, 64), i8x16.shr_u(v2, 4), v128.load(x0, 80));
+        const p3 = dot2U7I8(v128.and(v3, mask), v128.load(x0, 96), i8x16.shr_u(v3, 4), v128.load(x0, 112));
+        let h = v128.load16_lane(w0, i32x4.splat(0), 0);
+        h = v128.load16_lane(w0 + 18, h, 2);
+        h = v128.load16_lane(w0 + 36, h, 4);
+        h = v128.load16_lane(w0 + 54, h, 6);
+        const d = f16x4ToF32x4(h);
+        const so = <usize>b << 2;
+        const dd = f32x4.mul(d, v128.load(xd + so));
+        acc0 = fmaF32x4(acc0, f32x4.convert_i32x4_s(p0), i32x4.shuffle(dd, dd, 0, 0, 0, 0));
+        acc1 = fmaF32x4(acc1, f32x4.convert_i32x4_s(p1), i32x4.shuffle(dd, dd, 1, 1, 1, 1));
+        acc0 = fmaF32x4(acc0, f32x4.convert_i32x4_s(p2), i32x4.shuffle(dd, dd, 2, 2, 2, 2));
+        acc1 = fmaF32x4(acc1, f32x4.convert_i32x4_s(p3), i32x4.shuffle(dd, dd, 3, 3, 3, 3));
+        cv = fmaF32x4(cv, d, v128.load(xs + so));
+      }
+      corr = -8 * hsumF32x4(cv);
+    }
     for (; b + 2 <= nb; b += 2) {
       const w0 = wr + <usize>b * blockBytes;
       const w1 = w0 + blockBytes;
