@@ -115,21 +115,27 @@ async function openModel(model: string | File): Promise<void> {
   await unloadEngine();
   ui.badge.textContent = 'loading…';
   document.body.dataset.engine = 'loading';
+  // Progress messages cross the worker boundary on their own and may arrive after the engine is returned: once it
+  // is, they must not overwrite the backend label.
+  let loaded = false;
   try {
     engine = await createWorkerEngine({
       model,
       backend,
       onProgress: (p) => {
+        if (loaded) return;
         const pct = p.totalBytes ? ` ${Math.floor((100 * p.loadedBytes) / p.totalBytes)} %` : '';
         ui.badge.textContent = p.phase === 'ready' ? 'ready' : `${p.phase}${pct}`;
       },
     });
   } catch (e) {
+    loaded = true;
     document.body.dataset.engine = 'failed';
     ui.badge.textContent = 'no model';
     showError(e);
     return;
   }
+  loaded = true;
   const { info } = engine;
   ui.badge.textContent = backendLabel(info.backend);
   ui.badge.title = `${info.backend.description} — ${info.backend.reason}`;
