@@ -53,6 +53,8 @@ export class Context {
   readonly kv: KvCache;
   readonly cache: PromptCache;
   readonly timers: ContextTimers = { prefillTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
+  /** [1] token id: reused for every one-token decode step, so the decode loop allocates no id buffer per token. */
+  private readonly oneToken = new Int32Array(1);
 
   constructor(transformer: Transformer, options: ContextOptions) {
     this.transformer = transformer;
@@ -84,7 +86,13 @@ export class Context {
         });
       }
       const t0 = nowMs();
-      const tokens = Int32Array.from(seg.tokens); // [n] token ids
+      let tokens: Int32Array; // [n] token ids
+      if (seg.tokens.length === 1) {
+        this.oneToken[0] = seg.tokens[0]!;
+        tokens = this.oneToken;
+      } else {
+        tokens = Int32Array.from(seg.tokens);
+      }
       for (let at = 0; at < tokens.length; at += this.batchSize) {
         if (at > 0) throwIfAborted(signal, kind);
         const piece = tokens.subarray(at, at + this.batchSize);
