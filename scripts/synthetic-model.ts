@@ -21,7 +21,7 @@ import {
 } from './synthetic/arch-plan.js';
 
 /** Repository root and the shared fixtures folder beside it. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const SHARED_MODELS = path.resolve(REPO_ROOT, '..', 'shared', 'models');
 
 /** Options of `writeSyntheticModel`. */
@@ -327,4 +327,12 @@ export async function makeSyntheticModel(opts: {
   await writeSyntheticModel({ arch, quant, shape: opts.shape, out: tmp, seed: opts.seed ?? 1, ...(opts.signal ? { signal: opts.signal } : {}) });
   renameSync(tmp, file);
   return file;
+}
+
+/** The nearest folder at or above `dir` holding the project's package.json (works from source and from bundles). */
+function findRepoRoot(dir: string): string {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'src', 'index.ts'))) return d;
+    if (path.dirname(d) === d) return path.resolve(dir, '..');
+  }
 }
