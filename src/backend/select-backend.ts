@@ -32,6 +32,8 @@ export interface SelectBackendOptions {
    * a software adapter found this way (lavapipe) is passed over for WASM, which is faster on the same CPU.
    */
   readonly discoverNodeGpu?: boolean;
+  /** WebGPU: use `shader-f16` (f16 KV cache and tiles) where the device has it (default true); false forces f32. */
+  readonly preferF16?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -58,9 +60,18 @@ function isNode(): boolean {
 /**
  * In Node without `navigator.gpu`: the GPU of the npm `webgpu` package (Dawn), when it is installed (it is an optional
  * dependency). Its WebGPU globals (GPUBufferUsage …) are installed where missing. Undefined when unavailable.
+ * One Dawn instance per process, held here for the process's lifetime: Dawn keeps processing events for its devices
+ * on a timer, and an instance that the garbage collector reclaims while a device is alive aborts the process.
  */
 export async function nodeGpu(): Promise<GPU | undefined> {
   if (!isNode()) return undefined;
+  nodeGpuInstance ??= createNodeGpu();
+  return nodeGpuInstance;
+}
+
+let nodeGpuInstance: Promise<GPU | undefined> | undefined;
+
+async function createNodeGpu(): Promise<GPU | undefined> {
   try {
     const specifier = 'webgpu';
     const mod = (await import(/* @vite-ignore */ specifier)) as { create(args: string[]): GPU; globals: Record<string, unknown> };
@@ -96,7 +107,7 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       const why = webGpuUnavailableReason(gpu);
       if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
       const { createWebGpuOps } = await import('./webgpu/index.js');
-      return createWebGpuOps(gpu ? { gpu } : {});
+      return createWebGpuOps({ ...(gpu ? { gpu } : {}), ...(options.preferF16 !== undefined ? { preferF16: options.preferF16 } : {}) });
     }
     default:
       throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, { details: { field: 'backend' } });

@@ -73,7 +73,10 @@ export async function cliGpu(): Promise<GPU | undefined> {
 }
 
 /** Starts backend `name` (the reference 'cpu', 'wasm' with `threads`, or 'webgpu' through Dawn in Node). */
-export async function startBackend(name: BackendName, options: { threads?: number; signal?: AbortSignal } = {}): Promise<Ops> {
+export async function startBackend(
+  name: BackendName,
+  options: { threads?: number; signal?: AbortSignal; preferF16?: boolean } = {},
+): Promise<Ops> {
   if (name !== 'webgpu') return createBackend(name, options);
   const hasNavigatorGpu = Boolean((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu);
   const gpu = await cliGpu();
@@ -93,6 +96,7 @@ export async function loadModel(
   positions: number,
   signal: AbortSignal,
   threads?: number,
+  preferF16?: boolean,
 ): Promise<TransformerModel> {
   const config = readModelConfig(file.gguf);
   if (positions > config.contextLength) {
@@ -100,7 +104,11 @@ export async function loadModel(
       details: { positions, contextLength: config.contextLength },
     });
   }
-  const ops = await startBackend(backend, { signal, ...(threads !== undefined ? { threads } : {}) });
+  const ops = await startBackend(backend, {
+    signal,
+    ...(threads !== undefined ? { threads } : {}),
+    ...(preferF16 !== undefined ? { preferF16 } : {}),
+  });
   try {
     return await loadTransformer(file.gguf, file.source, ops, { contextLength: Math.max(1, positions), signal });
   } catch (e) {

@@ -26,14 +26,18 @@ import { CLI_BACKENDS, loadModel, openModelFile, referencePathFor } from '../mod
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
-  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--f32 (webgpu: no shader-f16)] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
 
 /**
  * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's
  * CPU does, so against the dequantized-F32 rows they get at least 2e-2 and at most llama.cpp's own F32-KV spread.
+ * A WebGPU device on its f16 path (f16 KV cache and gemm tiles) adds 2e-2 to both limits: the rounding of llama.cpp's
+ * own default F16 KV cache (the same limits as test/kernels/webgpu-model.gpu.test.ts).
  */
-function tolerancesFor(backend: BackendName, base: Tolerances): Tolerances {
-  return backend === 'cpu' ? base : { ...base, dequantF32: Math.max(base.dequantF32, 2e-2, base.kvF32) };
+function tolerancesFor(backend: BackendName, base: Tolerances, f16Path: boolean): Tolerances {
+  if (backend === 'cpu') return base;
+  const extra = f16Path ? 2e-2 : 0;
+  return { ...base, dequantF32: Math.max(base.dequantF32, 2e-2, base.kvF32) + extra, kvF32: base.kvF32 + extra };
 }
 
 /** A `--max-…-error` limit: a non-negative number, or undefined when not given. */
@@ -57,6 +61,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       reference: { type: 'string', short: 'r' },
       backend: { type: 'string', short: 'b' },
       threads: { type: 'string' },
+      f32: { type: 'boolean' },
       json: { type: 'boolean' },
       greedy: { type: 'string' },
       'max-error': { type: 'string' },
@@ -83,14 +88,17 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const config = readModelConfig(file.gguf);
     const weights = classifyWeights(file.gguf);
-    const base = tolerancesFor(backend, referenceTolerances(weights, config.arch));
+    const maxError = errorLimit('--max-error', values['max-error']);
+    const maxDequantError = errorLimit('--max-dequant-error', values['max-dequant-error']);
+    const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
+    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined);
+    const f16Path = backend === 'webgpu' && /^webgpu f16\b/.test(model.ops.description);
+    const base = tolerancesFor(backend, referenceTolerances(weights, config.arch), f16Path);
     const tolerances: Tolerances = {
       ...base,
-      kvF32: errorLimit('--max-error', values['max-error']) ?? base.kvF32,
-      dequantF32: errorLimit('--max-dequant-error', values['max-dequant-error']) ?? base.dequantF32,
+      kvF32: maxError ?? base.kvF32,
+      dequantF32: maxDequantError ?? base.dequantF32,
     };
-    const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads));
     try {
       const started = performance.now();
       const report = await checkConformance(model, ref, { tolerances, greedy, signal: io.signal });
