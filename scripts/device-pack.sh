@@ -36,9 +36,10 @@ tar -C "$SNAP" -cf - . | xzc > "$OUT/snapshot.tar.xz"
 git -C "$ROOT" rev-parse HEAD > "$OUT/snapshot.commit"
 rm -rf "$SNAP"
 
-# 5. Fixtures with llama.cpp references (quantized ones and stories260K; the arch f16 files stay behind for size).
+# 5. Fixtures with llama.cpp references (quantized ones, stories260K, and llama3-f16: the synthetic-model template;
+#    the other arch f16 files stay behind for size).
 if [ ! -s "$OUT/models.tar.xz" ]; then
-  (cd "$SHARED" && ls models/stories260K.* models/derived/* models/synthetic/* models/arch/*-q* | grep -v 'synth-llama-256-f16' \
+  (cd "$SHARED" && ls models/stories260K.* models/derived/* models/synthetic/* models/arch/*-q* models/arch/llama3-f16.* | grep -v 'synth-llama-256-f16' \
     | tar -cf - -T -) | xzc > "$OUT/models.tar.xz"
 fi
 du -ch "$OUT"/* | tail -1
