@@ -1,24 +1,32 @@
 /**
- * Benchmark of the WASM Q4_0 matvec (decode's dominant cost): GB/s of weight bytes streamed for 896×896,
- * 4864×896 and 2048×2048 (and Q8_0 8192×896, the tied output matrix's type; Q4_K and Q6_K 2048×2048), per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8
- * activation is cached across repeats, as in decode after the first matmul of a normed x), plus a 32-token prefill
- * case in GMAC/s. Never gating.
+ * Benchmark of the WASM quantized matvecs (decode's dominant cost) at Qwen2.5-0.5B's real shapes — Q4_0 896×896,
+ * 4864×896, 896×4864 and the tied Q8_0 output matrix 151936×896 (streamed from memory, 145 MB) — plus Q4_K and Q6_K
+ * 2048×2048, per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8 activation is
+ * cached across repeats, as in decode after the first matmul of a normed x), plus a 32-token prefill case in GMAC/s.
+ * Each line gives the median and best wall time (GB/s of weight bytes) and the median process CPU time per matvec
+ * (at 1 thread, GB/s per CPU-second is robust to other processes taking the core). Never gating.
  * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
  * random, 128 cached positions) op by op, to show where a token's time goes.
- * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case] [--decode]
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case]
+ *   [--decode [--steps=24] [--baseline=DIR]] [--only=Q4_0,Q8_0] [--variant=relaxed-simd] [--threads=1] [--no-prefill]
+ * `--baseline=DIR` runs the decode simulation on the builds in DIR too (e.g. `git show HEAD:wasm/build/…` copies),
+ * steps interleaved with the current build's, for a before/after under the same load.
  */
 
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import type { Ops, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 
-/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, a square one, a slice of its Q8_0 output matrix, K-quants. */
+/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, its whole Q8_0 output matrix, K-quants (k % 256 == 0). */
 const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 896, 896],
   [GgmlType.Q4_0, 4864, 896],
-  [GgmlType.Q4_0, 2048, 2048],
-  [GgmlType.Q8_0, 8192, 896],
+  [GgmlType.Q4_0, 896, 4864],
+  [GgmlType.Q8_0, 151936, 896],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],
 ];
@@ -55,8 +63,8 @@ function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
   return bytes;
 }
 
-/** Median and best seconds of one matmul of `rows`×`k`. */
-async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1): Promise<{ median: number; best: number }> {
+/** Median and best wall seconds and median process CPU seconds of one matmul of `rows`×`k`. */
+async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1): Promise<{ median: number; best: number; cpu: number }> {
   const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type, shape: [k, rows] }, randomBlocks(type, rows, k));
   const xTable = new Float32Array(k * n).map((_, i) => Math.sin(i));
   const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, n] }, new Uint8Array(xTable.buffer));
@@ -65,24 +73,32 @@ async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, bud
   ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
   ops.embed(x, table, n);
   const samples: number[] = [];
+  const cpu: number[] = [];
   const end = performance.now() + budgetMs;
   for (let i = 0; i < 5; i++) ops.matmul(out, x, w, n); // warm-up
   while (performance.now() < end || samples.length < 5) {
     const reps = 10;
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     for (let i = 0; i < reps; i++) ops.matmul(out, x, w, n);
     samples.push((performance.now() - t0) / reps / 1000);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / reps / 1e6);
   }
   ops.endStep();
   samples.sort((a, b) => a - b);
-  return { median: samples[samples.length >> 1], best: samples[0] };
+  cpu.sort((a, b) => a - b);
+  return { median: samples[samples.length >> 1], best: samples[0], cpu: cpu[cpu.length >> 1] };
 }
 
 /** Qwen2.5-0.5B geometry. */
 const QWEN = { dim: 896, nHeads: 14, nKvHeads: 2, headDim: 64, ffn: 4864, nLayers: 24, vocab: 151936, pos: 128 };
 
-/** Times `steps` simulated decode steps after `warmup` ones (see the header); prints tokens/s and time per op kind. */
-async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void> {
+/** One simulated decode step (see the header); `t` times an op kind. */
+type DecodeStep = (s: number, t: (kind: string, f: () => void) => void) => Promise<void>;
+
+/** Uploads a Qwen2.5-0.5B-shaped model of random weights to `ops`; returns its decode step. */
+async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
   const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab, pos } = QWEN;
   const kvDim = nKvHeads * headDim;
   const q4 = randomBlocks(GgmlType.Q4_0, ffn, dim); // reused as the source of every Q4_0 matrix (each upload is its own copy)
@@ -104,21 +120,10 @@ async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void>
   const a = (label: string, cols: number) => ops.createActivation(label, 1, cols);
   const [x, xn, q, k, v, att, o, g, u, h, logits] = [a('x', dim), a('xn', dim), a('q', dim), a('k', kvDim), a('v', kvDim),
     a('att', dim), a('o', dim), a('g', ffn), a('u', ffn), a('h', ffn), a('logits', vocab)];
-  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + warmup + steps + 1, nKvHeads, headDim });
+  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + maxSteps + 1, nKvHeads, headDim });
   const rope = { kind: 'neox' as const, headDim, nRot: headDim, theta: 1e6, freqScale: 1 };
   const attn = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
-  const times = new Map<string, number>();
-  const t = (kind: string, f: () => void) => {
-    const t0 = performance.now();
-    f();
-    times.set(kind, (times.get(kind) ?? 0) + performance.now() - t0);
-  };
-  let total0 = performance.now();
-  for (let s = 0; s < warmup + steps; s++) {
-    if (s === warmup) {
-      times.clear();
-      total0 = performance.now();
-    }
+  return async (s, t) => {
     ops.beginStep({ tokens: Int32Array.of(0), startPos: pos + s, slot: 0 });
     ops.embed(x, output, 1);
     for (const L of layers) {
@@ -153,44 +158,97 @@ async function decodeSim(ops: Ops, warmup: number, steps: number): Promise<void>
     t('matmul output (Q8_0)', () => ops.matmul(logits, xn, output, 1));
     ops.endStep();
     await ops.argmax(logits, 0);
-  }
-  const totalMs = performance.now() - total0;
-  const parts = [...times].map(([kind, ms]) => `${kind} ${(ms / steps).toFixed(2)}`).join(', ');
-  console.log(`${ops.description.padEnd(28)} decode ${(steps / (totalMs / 1000)).toFixed(2)} tok/s (${(totalMs / steps).toFixed(1)} ms/token: ${parts} ms)`);
+  };
 }
 
-/** Prints one line per (variant, threads, shape): ms per matvec and GB/s of Q4_0 weights. */
+/**
+ * Times `steps` simulated decode steps after `warmup` ones on each of `opsList` (steps interleaved across them, so a
+ * baseline build and a new one see the same machine load); prints tok/s, tok per CPU-second and time per op kind.
+ */
+async function decodeSim(opsList: Ops[], labels: string[], warmup: number, steps: number): Promise<void> {
+  const runs = await Promise.all(opsList.map(async (ops) => ({ step: await setupDecode(ops, warmup + steps), times: new Map<string, number>(), wall: 0, cpu: 0 })));
+  for (let s = 0; s < warmup + steps; s++) {
+    for (const run of runs) {
+      const timed = s >= warmup;
+      const t = (kind: string, f: () => void): void => {
+        const t0 = performance.now();
+        f();
+        if (timed) run.times.set(kind, (run.times.get(kind) ?? 0) + performance.now() - t0);
+      };
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await run.step(s, t);
+      if (timed) {
+        run.wall += performance.now() - t0;
+        const c = process.cpuUsage(c0);
+        run.cpu += (c.user + c.system) / 1000;
+      }
+    }
+  }
+  runs.forEach((run, i) => {
+    const parts = [...run.times].map(([kind, ms]) => `${kind} ${(ms / steps).toFixed(2)}`).join(', ');
+    console.log(
+      `${labels[i].padEnd(38)} decode ${(steps / (run.wall / 1000)).toFixed(2)} tok/s, ${(steps / (run.cpu / 1000)).toFixed(2)} tok/CPU-s ` +
+        `(${(run.wall / steps).toFixed(1)} ms/token: ${parts} ms; load ${os.loadavg()[0].toFixed(2)})`,
+    );
+  });
+}
+
+/** Value of a `--name=a,b` option as a list (null when absent). */
+function listOption(args: string[], name: string): string[] | null {
+  const a = args.find((s) => s.startsWith(`--${name}=`));
+  return a ? a.slice(name.length + 3).split(',') : null;
+}
+
+/** Prints one line per (variant, threads, shape): ms per matvec and GB/s of weight bytes (wall and CPU time). */
 export async function main(args: string[] = []): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
   const budgetMs = Number(args.find((a) => /^\d+$/.test(a)) ?? 400);
   const f = detectWasmFeatures();
-  console.log(`features: simd128 ${f.simd128}, relaxed-simd ${f.relaxedSimd}, threads ${f.threads}`);
-  const variants: WasmVariant[] = ['scalar', 'simd128', ...(f.relaxedSimd ? (['relaxed-simd'] as const) : [])];
+  const only = listOption(args, 'only');
+  const threadList = (listOption(args, 'threads') ?? ['1', '2']).map(Number).filter((t) => t === 1 || f.threads);
+  console.log(`features: simd128 ${f.simd128}, relaxed-simd ${f.relaxedSimd}, threads ${f.threads}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const allVariants: WasmVariant[] = ['scalar', 'simd128', ...(f.relaxedSimd ? (['relaxed-simd'] as const) : [])];
+  const wanted = listOption(args, 'variant');
+  const variants = wanted ? allVariants.filter((v) => wanted.includes(v)) : allVariants;
+  const cases = CASES.filter(([type]) => !only || only.includes(GgmlType[type]));
   for (const variant of variants) {
-    for (const threads of f.threads ? [1, 2] : [1]) {
+    for (const threads of threadList) {
       const ops = await createWasmOps({ variant, threads });
-      for (const [type, rows, k] of CASES) {
-        const { median, best } = await timeMatmul(ops, type, rows, k, budgetMs);
+      for (const [type, rows, k] of cases) {
+        if (variant === 'scalar' && rows * k > 1 << 26) continue; // the 145 MB output matrix would take seconds
+        const { median, best, cpu } = await timeMatmul(ops, type, rows, k, budgetMs);
         const bytes = matrixBytes(type, rows, k);
         console.log(
-          `${ops.description.padEnd(28)} ${GgmlType[type]} ${String(rows).padStart(4)}×${String(k).padEnd(4)} ` +
+          `${ops.description.padEnd(28)} ${GgmlType[type]} ${String(rows).padStart(6)}×${String(k).padEnd(4)} ` +
             `median ${(median * 1e3).toFixed(3).padStart(7)} ms ${(bytes / median / 1e9).toFixed(2).padStart(6)} GB/s   ` +
-            `best ${(best * 1e3).toFixed(3).padStart(7)} ms ${(bytes / best / 1e9).toFixed(2).padStart(6)} GB/s`,
+            `best ${(best * 1e3).toFixed(3).padStart(7)} ms ${(bytes / best / 1e9).toFixed(2).padStart(6)} GB/s   ` +
+            `CPU ${(cpu * 1e3).toFixed(3).padStart(7)} ms ${(bytes / cpu / 1e9).toFixed(2).padStart(6)} GB/CPU-s`,
         );
       }
-      // Prefill: 32 tokens through the 4-token tiles (multiply-adds per second).
-      const p = await timeMatmul(ops, GgmlType.Q4_0, 4864, 896, budgetMs, 32);
-      console.log(
-        `${ops.description.padEnd(28)} Q4_0 4864×896 ×32 tokens  median ${((4864 * 896 * 32) / p.median / 1e9).toFixed(1)} GMAC/s   best ${((4864 * 896 * 32) / p.best / 1e9).toFixed(1)} GMAC/s`,
-      );
+      if (!args.includes('--no-prefill') && (!only || only.includes('Q4_0'))) {
+        // Prefill: 32 tokens through the 4-token tiles (multiply-adds per second).
+        const p = await timeMatmul(ops, GgmlType.Q4_0, 4864, 896, budgetMs, 32);
+        console.log(
+          `${ops.description.padEnd(28)} Q4_0 4864×896 ×32 tokens  median ${((4864 * 896 * 32) / p.median / 1e9).toFixed(1)} GMAC/s   best ${((4864 * 896 * 32) / p.best / 1e9).toFixed(1)} GMAC/s`,
+        );
+      }
       ops.destroy();
     }
   }
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (args.includes('--decode')) {
-    for (const threads of f.threads ? [1, 2] : [1]) {
-      const ops = await createWasmOps({ threads });
-      await decodeSim(ops, 8, 24);
-      ops.destroy();
+    const baseline = args.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
+    const steps = Number(listOption(args, 'steps')?.[0] ?? 24);
+    for (const threads of threadList) {
+      const opsList = [await createWasmOps({ threads })];
+      const labels = [opsList[0].description];
+      if (baseline) {
+        opsList.push(await createWasmOps({ threads, wasmBaseUrl: pathToFileURL(`${path.resolve(baseline)}/`) }));
+        labels.push(`${opsList[1].description} (baseline)`);
+      }
+      await decodeSim(opsList, labels, 8, steps);
+      for (const ops of opsList) ops.destroy();
     }
   }
   return 0;

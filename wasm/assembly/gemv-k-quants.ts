@@ -7,7 +7,7 @@
  * Q4_K/Q5_K mins fold in through the activation block sums s, Q6_K's −32 through the 16-lane sums isum16.
  */
 import { q8RowBytes } from './q8-activations';
-import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
+import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32, hsumF32x4, loadF16 } from './simd-dot';
 
 /** 6-bit scale j (0…7) of a Q4_K/Q5_K `scales[12]` (ggml get_scale_min_k4). */
 // @ts-ignore: decorator
@@ -69,23 +69,6 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
   return accS - corr;
 }
 
-/** [Σ lanes of a, Σ b, Σ c, Σ d] for four i32x4 vectors (a 4×4 transpose-add). */
-// @ts-ignore: decorator
-@inline function hsum4(a: v128, b: v128, c: v128, d: v128): v128 {
-  const ab = i32x4.add(
-    i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
-    i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31),
-  ); // [a0+a2, b0+b2, a1+a3, b1+b3]
-  const cd = i32x4.add(
-    i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
-    i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31),
-  );
-  return i32x4.add(
-    i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
-    i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31),
-  );
-}
-
 /** Four u8 (a u32) → f32x4. */
 // @ts-ignore: decorator
 @inline function bytesToF32x4(u: u32): v128 {
@@ -98,20 +81,34 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
   const qs = wb + (hasHigh ? 48 : 16) + (<usize>(s >> 1) << 5);
   let q0 = v128.load(qs);
   let q1 = v128.load(qs, 16);
+  const mask = i8x16.splat(0x0f);
   if (s & 1) {
-    q0 = i8x16.shr_u(q0, 4);
-    q1 = i8x16.shr_u(q1, 4);
+    q0 = hiNibbles(q0, mask);
+    q1 = hiNibbles(q1, mask);
   } else {
-    const mask = i8x16.splat(0x0f);
     q0 = v128.and(q0, mask);
     q1 = v128.and(q1, mask);
   }
   if (hasHigh) {
     const one = i8x16.splat(1);
-    q0 = v128.or(q0, i8x16.shl(v128.and(i8x16.shr_u(v128.load(wb, 16), s), one), 4));
-    q1 = v128.or(q1, i8x16.shl(v128.and(i8x16.shr_u(v128.load(wb, 32), s), one), 4));
+    // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
+    q0 = v128.or(q0, i16x8.shl(v128.and(i16x8.shr_u(v128.load(wb, 16), s), one), 4));
+    q1 = v128.or(q1, i16x8.shl(v128.and(i16x8.shr_u(v128.load(wb, 32), s), one), 4));
   }
   return dot2U7I8(q0, v128.load(xi), q1, v128.load(xi, 16));
+}
+
+/** [Σ sub-block 4j … 4j + 3] as i32x4 for the 64 quant bytes at `qs` (sub-blocks: low nibbles, high, low, high). */
+// @ts-ignore: decorator
+@inline function quadQ4K(qs: usize, xi: usize): v128 {
+  const mask = i8x16.splat(0x0f);
+  const v0 = v128.load(qs), v1 = v128.load(qs, 16), v2 = v128.load(qs, 32), v3 = v128.load(qs, 48);
+  return hsum4I16(
+    dot2U4I8I16(v128.and(v0, mask), v128.load(xi), v128.and(v1, mask), v128.load(xi, 16)),
+    dot2U4I8I16(hiNibbles(v0, mask), v128.load(xi, 32), hiNibbles(v1, mask), v128.load(xi, 48)),
+    dot2U4I8I16(v128.and(v2, mask), v128.load(xi, 64), v128.and(v3, mask), v128.load(xi, 80)),
+    dot2U4I8I16(hiNibbles(v2, mask), v128.load(xi, 96), hiNibbles(v3, mask), v128.load(xi, 112)),
+  );
 }
 
 /**
@@ -143,8 +140,15 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
     corr = fmaF32x4(corr, f32x4.mul(m03, dmin), v128.load(xs + xb));
     corr = fmaF32x4(corr, f32x4.mul(m47, dmin), v128.load(xs + xb, 16));
     const xi = xq + (<usize>i << 8);
-    const lo = hsum4(subBlockDot(wb, xi, 0, hasHigh), subBlockDot(wb, xi + 32, 1, hasHigh), subBlockDot(wb, xi + 64, 2, hasHigh), subBlockDot(wb, xi + 96, 3, hasHigh));
-    const hi = hsum4(subBlockDot(wb, xi + 128, 4, hasHigh), subBlockDot(wb, xi + 160, 5, hasHigh), subBlockDot(wb, xi + 192, 6, hasHigh), subBlockDot(wb, xi + 224, 7, hasHigh));
+    let lo: v128, hi: v128;
+    if (hasHigh) {
+      lo = hsum4I32(subBlockDot(wb, xi, 0, hasHigh), subBlockDot(wb, xi + 32, 1, hasHigh), subBlockDot(wb, xi + 64, 2, hasHigh), subBlockDot(wb, xi + 96, 3, hasHigh));
+      hi = hsum4I32(subBlockDot(wb, xi + 128, 4, hasHigh), subBlockDot(wb, xi + 160, 5, hasHigh), subBlockDot(wb, xi + 192, 6, hasHigh), subBlockDot(wb, xi + 224, 7, hasHigh));
+    } else {
+      // Q4_K: 4-bit values, so four sub-block dots add in i16 (dot2U4I8I16 / hsum4I16) before one widening.
+      lo = quadQ4K(wb + 16, xi);
+      hi = quadQ4K(wb + 80, xi + 128);
+    }
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(lo), f32x4.mul(f32x4.mul(sc03, d), v128.load(xd + xb)));
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(hi), f32x4.mul(f32x4.mul(sc47, d), v128.load(xd + xb, 16)));
   }
@@ -225,17 +229,18 @@ import { dot2U7I8, dotU7I8, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
       const h0 = v128.load(qh);
       const h1 = v128.load(qh, 16);
       // group g, half-lane is: nibble of ql[(g & 1)·32 + 16·is] (low for g < 2), 2 bits of qh[16·is] >> 2g.
-      const g0 = hsum4(
-        dotU7I8(v128.or(v128.and(l0, mask), i8x16.shl(v128.and(h0, three), 4)), v128.load(xi)),
-        dotU7I8(v128.or(v128.and(l1, mask), i8x16.shl(v128.and(h1, three), 4)), v128.load(xi, 16)),
-        dotU7I8(v128.or(v128.and(l2, mask), i8x16.shl(v128.and(i8x16.shr_u(h0, 2), three), 4)), v128.load(xi, 32)),
-        dotU7I8(v128.or(v128.and(l3, mask), i8x16.shl(v128.and(i8x16.shr_u(h1, 2), three), 4)), v128.load(xi, 48)),
+      // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
+      const g0 = hsum4I32(
+        dotU7I8(v128.or(v128.and(l0, mask), i16x8.shl(v128.and(h0, three), 4)), v128.load(xi)),
+        dotU7I8(v128.or(v128.and(l1, mask), i16x8.shl(v128.and(h1, three), 4)), v128.load(xi, 16)),
+        dotU7I8(v128.or(v128.and(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 2), three), 4)), v128.load(xi, 32)),
+        dotU7I8(v128.or(v128.and(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 2), three), 4)), v128.load(xi, 48)),
       );
-      const g1 = hsum4(
-        dotU7I8(v128.or(i8x16.shr_u(l0, 4), i8x16.shl(v128.and(i8x16.shr_u(h0, 4), three), 4)), v128.load(xi, 64)),
-        dotU7I8(v128.or(i8x16.shr_u(l1, 4), i8x16.shl(v128.and(i8x16.shr_u(h1, 4), three), 4)), v128.load(xi, 80)),
-        dotU7I8(v128.or(i8x16.shr_u(l2, 4), i8x16.shl(i8x16.shr_u(h0, 6), 4)), v128.load(xi, 96)),
-        dotU7I8(v128.or(i8x16.shr_u(l3, 4), i8x16.shl(i8x16.shr_u(h1, 6), 4)), v128.load(xi, 112)),
+      const g1 = hsum4I32(
+        dotU7I8(v128.or(hiNibbles(l0, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 4), three), 4)), v128.load(xi, 64)),
+        dotU7I8(v128.or(hiNibbles(l1, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 4), three), 4)), v128.load(xi, 80)),
+        dotU7I8(v128.or(hiNibbles(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 6), three), 4)), v128.load(xi, 96)),
+        dotU7I8(v128.or(hiNibbles(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 6), three), 4)), v128.load(xi, 112)),
       );
       const sc = i16x8.extend_low_i8x16_s(v128.load64_zero(wb + 192 + (<usize>h << 3)));
       const sc0 = i32x4.extend_low_i16x8_s(sc);

@@ -4,10 +4,12 @@
  * Quants are kept unsigned (0…15 / 0…31) so the relaxed build can use `i16x8.relaxed_dot_i8x16_i7x16_s`; the
  * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
  * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`);
- * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once.
+ * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once; the
+ * remaining single tokens (decode) of Q4_0 (SIMD builds) and Q8_0 (relaxed build) use gemv-row-pairs.ts.
  */
 import { q8RowBytes } from './q8-activations';
-import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
+import { rowPairQ4_0, rowQ8_0 } from './gemv-row-pairs';
+import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16 } from './simd-dot';
 
 // @ts-ignore: decorator
 @inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
@@ -49,10 +51,10 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from '.
         const v1 = v128.load(w0, 20);
         const v2 = v128.load(w0, 38);
         const v3 = v128.load(w0, 56);
-        const p0 = dot2U7I8(v128.and(v0, mask), v128.load(x0), i8x16.shr_u(v0, 4), v128.load(x0, 16));
-        const p1 = dot2U7I8(v128.and(v1, mask), v128.load(x0, 32), i8x16.shr_u(v1, 4), v128.load(x0, 48));
-        const p2 = dot2U7I8(v128.and(v2, mask), v128.load(x0, 64), i8x16.shr_u(v2, 4), v128.load(x0, 80));
-        const p3 = dot2U7I8(v128.and(v3, mask), v128.load(x0, 96), i8x16.shr_u(v3, 4), v128.load(x0, 112));
+        const p0 = dot2U7I8(v128.and(v0, mask), v128.load(x0), hiNibbles(v0, mask), v128.load(x0, 16));
+        const p1 = dot2U7I8(v128.and(v1, mask), v128.load(x0, 32), hiNibbles(v1, mask), v128.load(x0, 48));
+        const p2 = dot2U7I8(v128.and(v2, mask), v128.load(x0, 64), hiNibbles(v2, mask), v128.load(x0, 80));
+        const p3 = dot2U7I8(v128.and(v3, mask), v128.load(x0, 96), hiNibbles(v3, mask), v128.load(x0, 112));
         let h = v128.load16_lane(w0, i32x4.splat(0), 0);
         h = v128.load16_lane(w0 + 18, h, 2);
         h = v128.load16_lane(w0 + 36, h, 4);
@@ -74,8 +76,8 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from '.
       const x0 = xq + (<usize>b << 5);
       const v0 = v128.load(w0 + qsOff);
       const v1 = v128.load(w1 + qsOff);
-      let lo0 = v128.and(v0, mask), hi0 = i8x16.shr_u(v0, 4);
-      let lo1 = v128.and(v1, mask), hi1 = i8x16.shr_u(v1, 4);
+      let lo0 = v128.and(v0, mask), hi0 = hiNibbles(v0, mask);
+      let lo1 = v128.and(v1, mask), hi1 = hiNibbles(v1, mask);
       if (kind >= 2) {
         const qh0 = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
         const qh1 = load<u32>(w1 + <usize>(kind == 2 ? 2 : 4));
@@ -94,7 +96,7 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from '.
       const w0 = wr + <usize>b * blockBytes;
       const x0 = xq + (<usize>b << 5);
       const v0 = v128.load(w0 + qsOff);
-      let lo0 = v128.and(v0, mask), hi0 = i8x16.shr_u(v0, 4);
+      let lo0 = v128.and(v0, mask), hi0 = hiNibbles(v0, mask);
       if (kind >= 2) {
         const qh0 = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
         lo0 = v128.or(lo0, q5HighBits(qh0, 0)); hi0 = v128.or(hi0, q5HighBits(qh0, 1));
@@ -180,7 +182,7 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from '.
   for (let b = 0; b < nb; b++) {
     const w0 = wr + <usize>b * blockBytes;
     const v = v128.load(w0 + qsOff);
-    let lo = v128.and(v, mask), hi = i8x16.shr_u(v, 4);
+    let lo = v128.and(v, mask), hi = hiNibbles(v, mask);
     if (kind >= 2) {
       const qh = load<u32>(w0 + <usize>(kind == 2 ? 2 : 4));
       lo = v128.or(lo, q5HighBits(qh, 0));
@@ -244,17 +246,27 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from '.
   const nb = k >> 5;
   const rowBytes = <usize>nb * (kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24);
   const xrb = q8RowBytes(k);
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    let t = 0;
-    if (ASC_FEATURE_SIMD) {
-      for (; t + 4 <= n; t += 4) {
+  const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
+  if (ASC_FEATURE_SIMD) {
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      for (let t = 0; t < tiled; t += 4) {
         tile4Q45(wr, x + <usize>t * xrb, xrb, nb, k, kind, outPtr(out, t, outStride, r), <usize>outStride << 2);
       }
     }
-    for (; t < n; t++) {
-      store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, x + <usize>t * xrb, nb, k, kind));
+  }
+  for (let t = tiled; t < n; t++) {
+    const xt = x + <usize>t * xrb;
+    let r = r0;
+    if (ASC_FEATURE_SIMD) {
+      if (kind == 0) {
+        for (; r + 2 <= r1; r += 2) {
+          const wr = w + <usize>r * rowBytes;
+          rowPairQ4_0(wr, wr + rowBytes, xt, nb, k, outPtr(out, t, outStride, r), 4);
+        }
+      }
     }
+    for (; r < r1; r++) store<f32>(outPtr(out, t, outStride, r), rowDotQ45(w + <usize>r * rowBytes, xt, nb, k, kind));
   }
 }
 
@@ -291,8 +303,15 @@ export function gemv_q8_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i
         tile4Q8_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
       }
     }
-    for (; t < n; t++) {
-      store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k));
+    if (!ASC_FEATURE_RELAXED_SIMD) {
+      // simd128 measured faster with this one-block loop (its dot has no i8·i7 instruction to gain).
+      for (; t < n; t++) store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k));
+    }
+  }
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    for (let t = n & ~3; t < n; t++) {
+      const xt = x + <usize>t * xrb;
+      for (let r = r0; r < r1; r++) store<f32>(outPtr(out, t, outStride, r), rowQ8_0(w + <usize>r * rowBytes, xt, nb, k));
     }
   }
 }

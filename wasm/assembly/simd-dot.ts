@@ -57,6 +57,52 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
   }
 }
 
+/**
+ * The high nibble of every byte (0…15). `i8x16.shr_u` has no x86 instruction (V8 emits a 16-bit shift plus a mask
+ * it rebuilds in a general register each time); a 16-bit shift and the caller's hoisted 0x0f mask give the same bytes.
+ */
+// @ts-ignore: decorator
+@inline export function hiNibbles(v: v128, mask0f: v128): v128 {
+  return v128.and(i16x8.shr_u(v, 4), mask0f);
+}
+
+/**
+ * i16x8 lanes whose sum is w0·x0 + w1·x1 (32 lanes), w unsigned ≤ 15 (4-bit quants), |x| ≤ 127 (Q8 activations):
+ * each lane holds at most 4·15·127 = 7620, so up to four such vectors add in i16 without overflow (see hsum4I16).
+ */
+// @ts-ignore: decorator
+@inline export function dot2U4I8I16(w0: v128, x0: v128, w1: v128, x1: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1));
+  } else {
+    // w ≤ 15 reads the same as signed i8, so the signed widening multiply serves.
+    return i16x8.add(
+      i16x8.add(i16x8.extmul_low_i8x16_s(w0, x0), i16x8.extmul_high_i8x16_s(w0, x0)),
+      i16x8.add(i16x8.extmul_low_i8x16_s(w1, x1), i16x8.extmul_high_i8x16_s(w1, x1)),
+    );
+  }
+}
+
+/**
+ * [Σ lanes of a, Σ b, Σ c, Σ d] as i32x4 for four i16x8 vectors whose lanes are ≤ 7620 in magnitude (dot2U4I8I16):
+ * two rounds of 32- and 64-bit interleaves (single x86 unpack instructions) add lanes in i16 (≤ 4·7620 = 30480), then
+ * one pairwise widening add.
+ */
+// @ts-ignore: decorator
+@inline export function hsum4I16(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i16x8.add(i32x4.shuffle(a, b, 0, 4, 1, 5), i32x4.shuffle(a, b, 2, 6, 3, 7)); // a a b b a a b b
+  const cd = i16x8.add(i32x4.shuffle(c, d, 0, 4, 1, 5), i32x4.shuffle(c, d, 2, 6, 3, 7));
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i64x2.shuffle(ab, cd, 0, 2), i64x2.shuffle(ab, cd, 1, 3)));
+}
+
+/** [Σ lanes of a, Σ b, Σ c, Σ d] for four i32x4 vectors (a 4×4 transpose-add in unpack instructions). */
+// @ts-ignore: decorator
+@inline export function hsum4I32(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(i32x4.shuffle(a, b, 0, 4, 1, 5), i32x4.shuffle(a, b, 2, 6, 3, 7)); // [a0+a2, b0+b2, a1+a3, b1+b3]
+  const cd = i32x4.add(i32x4.shuffle(c, d, 0, 4, 1, 5), i32x4.shuffle(c, d, 2, 6, 3, 7));
+  return i32x4.add(i64x2.shuffle(ab, cd, 0, 2), i64x2.shuffle(ab, cd, 1, 3));
+}
+
 /** i32x4 partial sums of w·x over 16 lanes, both signed i8 (Q8_0 weights). */
 // @ts-ignore: decorator
 @inline export function dotI8I8(w: v128, x: v128): v128 {

@@ -1,0 +1,128 @@
+/**
+ * The decode matvec paths of every kernel build (scalar, simd128, relaxed-simd when this Node can enable it), called
+ * directly on one memory: Q4_0's two-rows-at-a-time dot, Q8_0's relaxed sign-split dot, the Q4_K/Q6_K/Q5_K dots,
+ * on raw random block bytes (every nibble, every Q8_0 byte including −128, random scales), with block counts that hit
+ * the main loops and their tails (1, 3, 7, 28 blocks) and odd row counts, for 1 token and for 5 (a 4-token tile + 1).
+ * Reference: f64 Σ dequantized weight × the kernel's own Q8 activation (read back from memory), so the only
+ * tolerance is f32 accumulation order: 2e-6 · Σ|w·x|.
+ */
+
+import v8 from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
+import { q8RowBytes } from '../../src/backend/wasm/kernel-exports.js';
+import { loadKernelModule } from '../../src/backend/wasm/loader.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { getQuantType } from '../../src/quant/index.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+const features = detectWasmFeatures();
+const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? (['relaxed-simd'] as const) : [])];
+
+type Gemv = (w: number, x: number, out: number, k: number, r0: number, r1: number, n: number, outStride: number) => void;
+interface Kernels {
+  quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
+  [name: string]: unknown;
+}
+
+/** [type, export, byte offsets of the f16 scales in a block, block counts to test]. */
+const TYPES: [GgmlType, string, number[], number[]][] = [
+  [GgmlType.Q4_0, 'gemv_q4_0', [0], [1, 3, 7, 28]],
+  [GgmlType.Q8_0, 'gemv_q8_0', [0], [1, 3, 7, 28]],
+  [GgmlType.Q4_K, 'gemv_q4_k', [0, 2], [1, 3]],
+  [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],
+  [GgmlType.Q6_K, 'gemv_q6_k', [208], [1, 3]],
+];
+
+/** Deterministic bytes (xorshift32). */
+function randomBytes(n: number, seed: number): Uint8Array {
+  const b = new Uint8Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    b[i] = s >>> 24;
+  }
+  return b;
+}
+
+/** An f16 in [2^-9, 2^-6) with a random sign (sane block scales: no inf/NaN, no huge sums). */
+function f16Scale(r: number): number {
+  return ((r & 1) << 15) | ((6 + ((r >> 1) & 3)) << 10) | ((r * 37) & 0x3ff);
+}
+
+describe('wasm decode matvecs on raw blocks, every build', () => {
+  for (const variant of VARIANTS) {
+    for (const [type, name, f16At, blockCounts] of TYPES) {
+      it(`${variant} ${name}`, async () => {
+        const qt = getQuantType(type);
+        const module = await loadKernelModule(variant, false);
+        const memory = new WebAssembly.Memory({ initial: 64 });
+        const k8 = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernels;
+        const gemv = k8[name] as Gemv;
+        for (const nb of blockCounts) {
+          for (const [rows, n] of [[5, 1], [3, 5]]) {
+            const k = nb * qt.blockElements;
+            const wBytes = randomBytes(rows * nb * qt.blockBytes, nb * 131 + rows + type);
+            for (let b = 0; b < rows * nb; b++) {
+              for (const at of f16At) {
+                const h = f16Scale(wBytes[b * qt.blockBytes + at]);
+                wBytes[b * qt.blockBytes + at] = h & 0xff;
+                wBytes[b * qt.blockBytes + at + 1] = h >> 8;
+              }
+            }
+            // Layout (bytes): weights at 0, f32 x [n, k], Q8 x [n, q8RowBytes(k)], out [n, rows].
+            const W = 0;
+            const X = (wBytes.length + 15) & ~15;
+            const XQ = X + n * k * 4;
+            const OUT = XQ + ((n * q8RowBytes(k) + 15) & ~15);
+            new Uint8Array(memory.buffer).set(wBytes, W);
+            const x = new Float32Array(memory.buffer, X, n * k);
+            for (let i = 0; i < x.length; i++) x[i] = Math.sin(i * 0.37 + nb) * (1 + (i % 7));
+            k8.quantize_q8(X, k, n, k, XQ);
+            gemv(W, XQ, OUT, k, 0, rows, n, rows);
+            const got = new Float32Array(memory.buffer.slice(OUT, OUT + n * rows * 4));
+            const deq = new Float32Array(rows * k);
+            qt.dequantizeRow(wBytes, deq, rows * k);
+            for (let t = 0; t < n; t++) {
+              const base = XQ + t * q8RowBytes(k);
+              const qs = new Int8Array(memory.buffer, base, k);
+              const d = new Float32Array(memory.buffer, base + k, k / 32);
+              for (let r = 0; r < rows; r++) {
+                let want = 0;
+                let mag = 0;
+                for (let i = 0; i < k; i++) {
+                  const p = deq[r * k + i] * qs[i] * d[i >> 5];
+                  want += p;
+                  mag += Math.abs(p);
+                }
+                const diff = Math.abs(got[t * rows + r] - want);
+                if (!(diff <= 2e-6 * mag + 1e-30)) {
+                  expect.fail(`${variant} ${name} nb=${nb} rows=${rows} n=${n}: out[${t}, ${r}] = ${got[t * rows + r]}, f64 ${want}, |Δ| ${diff}`);
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+
+  it('Q8_0 weights of −128 are exact in the relaxed sign-split dot', async () => {
+    const variant: WasmVariant = features.relaxedSimd ? 'relaxed-simd' : 'simd128';
+    const memory = new WebAssembly.Memory({ initial: 4 });
+    const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+    const k = 64;
+    const w = new Uint8Array(2 * 34).fill(0x80); // two blocks of −128, scale 1.0
+    w.set([0x00, 0x3c], 0);
+    w.set([0x00, 0x3c], 34);
+    new Uint8Array(memory.buffer).set(w, 0);
+    const x = new Float32Array(memory.buffer, 256, k).fill(-1); // quantizes to −127, d = 1/127
+    k8.quantize_q8(256, k, 1, k, 1024);
+    (k8.gemv_q8_0 as Gemv)(0, 1024, 2048, k, 0, 1, 1, 1);
+    expect(x.length).toBe(k);
+    expect(new Float32Array(memory.buffer, 2048, 1)[0]).toBeCloseTo(128 * 64, 2);
+  });
+});
