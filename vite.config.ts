@@ -12,6 +12,7 @@ import type { Plugin } from 'vite';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { minifyWgsl } from './scripts/wgsl-minify.mjs';
 
 /**
  * Emits precache.json (every file of the demo build, for the service worker to cache at install) and sw.js (from
@@ -61,6 +62,22 @@ function scriptUrlShim(): Plugin {
     },
   };
 }
+/**
+ * Production builds ship the WGSL of `shaders/` (imported with `?raw`) without comments, indentation or blank lines
+ * (scripts/wgsl-minify.mjs); tests and the dev server read the files as they are.
+ */
+function wgslMinify(): Plugin {
+  return {
+    name: 'webgguf-wgsl-minify',
+    enforce: 'pre',
+    load(id) {
+      const [file, query] = id.split('?');
+      if (!file.endsWith('.wgsl') || query !== 'raw') return null;
+      return `export default ${JSON.stringify(minifyWgsl(readFileSync(file, 'utf8')))};`;
+    },
+  };
+}
+
 const SCRIPT_URL_INTRO =
   "var __webggufScriptUrl = (typeof document !== 'undefined' && document.currentScript && document.currentScript.src) || " +
   "(typeof location !== 'undefined' ? location.href : '');";
@@ -86,7 +103,7 @@ export default defineConfig(({ mode }) => {
     return {
       base: './',
       publicDir: false,
-      plugins: [wasmAsFiles()],
+      plugins: [wgslMinify(), wasmAsFiles()],
       build: {
         outDir: resolve(root, 'dist/lib'),
         emptyOutDir: true,
@@ -95,14 +112,14 @@ export default defineConfig(({ mode }) => {
         lib: { entry: resolve(root, 'src/index.ts'), formats: ['es'], fileName: () => 'webgguf.js' },
         rollupOptions: { external: [/^node:/, 'webgpu'] },
       },
-      worker: { format: 'es' as const, plugins: () => [wasmAsFiles()] },
+      worker: { format: 'es' as const, plugins: () => [wgslMinify(), wasmAsFiles()] },
     };
   }
   if (mode === 'iife') {
     return {
       base: './',
       publicDir: false,
-      plugins: [wasmAsFiles(), scriptUrlShim()],
+      plugins: [wgslMinify(), wasmAsFiles(), scriptUrlShim()],
       experimental: {
         // Assets referenced from the script itself resolve against its own URL (captured at load), not the page's.
         renderBuiltUrl: (file: string, { hostId }: { hostId: string }) =>
@@ -116,12 +133,13 @@ export default defineConfig(({ mode }) => {
         lib: { entry: resolve(root, 'src/index.ts'), formats: ['iife'], name: 'WebGGUF', fileName: () => 'webgguf.js' },
         rollupOptions: { external: [/^node:/, 'webgpu'], output: { intro: SCRIPT_URL_INTRO } },
       },
-      worker: { format: 'es' as const, plugins: () => [wasmAsFiles()] },
+      worker: { format: 'es' as const, plugins: () => [wgslMinify(), wasmAsFiles()] },
     };
   }
   if (mode === 'cli') {
     return {
       publicDir: false,
+      plugins: [wgslMinify()],
       build: {
         outDir: resolve(root, 'dist/cli'),
         emptyOutDir: true,
@@ -139,7 +157,7 @@ export default defineConfig(({ mode }) => {
     server: { host: '127.0.0.1', port: 5173, headers: isolationHeaders, fs: { allow: [root] } },
     preview: { host: '127.0.0.1', port: 4173, headers: isolationHeaders },
     build: { outDir: resolve(root, 'dist/demo'), emptyOutDir: true, target: 'es2022', sourcemap: true },
-    worker: { format: 'es' as const },
-    plugins: [precacheList()],
+    worker: { format: 'es' as const, plugins: () => [wgslMinify()] },
+    plugins: [wgslMinify(), precacheList()],
   };
 });

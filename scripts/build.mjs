@@ -25,11 +25,13 @@ for (const t of targets) {
 }
 
 // Size report of the script-tag bundle: what a page downloads (webgguf.js + its worker and the worker's chunks; WGSL
-// is inlined in the JS) gzipped, and the WASM kernels apart. Target: ≤ 200 KB gzipped JS+WGSL.
+// is inlined in the JS) gzipped, and the WASM kernels apart. Budget: ≤ 200 KB gzipped JS+WGSL — over it, the build
+// fails (so a size regression shows in `npm test`).
+const IIFE_GZIP_BUDGET = 200 * 1024;
 if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) {
   const dir = join(root, 'dist/iife');
   const files = ['webgguf.js', ...readdirSync(join(dir, 'assets')).map((f) => `assets/${f}`)];
-  const sum = (re) => {
+  const sizes = (re) => {
     let raw = 0;
     let gz = 0;
     for (const f of files.filter((f) => re.test(f))) {
@@ -37,7 +39,12 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
       raw += bytes.length;
       gz += gzipSync(bytes, { level: 9 }).length;
     }
-    return `${(raw / 1024).toFixed(0)} KB (${(gz / 1024).toFixed(0)} KB gzipped)`;
+    return { raw, gz, text: `${(raw / 1024).toFixed(0)} KB (${(gz / 1024).toFixed(0)} KB gzipped)` };
   };
-  console.log(`[build] iife sizes: JS+WGSL ${sum(/\.js$/)}; WASM kernels (6 variants, one is loaded) ${sum(/\.wasm$/)}`);
+  const js = sizes(/\.js$/);
+  console.log(`[build] iife sizes: JS+WGSL ${js.text}; WASM kernels (6 variants, one is loaded) ${sizes(/\.wasm$/).text}`);
+  if (js.gz > IIFE_GZIP_BUDGET) {
+    console.error(`[build] the script-tag bundle is ${(js.gz / 1024).toFixed(1)} KB gzipped, over its ${IIFE_GZIP_BUDGET / 1024} KB budget`);
+    process.exitCode = 1;
+  }
 }

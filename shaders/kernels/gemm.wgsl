@@ -1,8 +1,10 @@
 // gemm: out[t, out_offset + r] = Σ_k W[r, k]·x[t, k] (+ bias[r]) — tiled dequant matrix × matrix for prefill.
 // Composed after a reduce_*.wgsl (for WG_SIZE/Ids), bits.wgsl and one quant snippet (load4/load1).
-// Dispatch: (ceil(n_rows/32), ceil(n/32)) workgroups of 64 invocations (8×8), each a 32 tokens × 32 rows tile,
-// 4×4 outputs per invocation; K is walked in tiles of 32 staged in workgroup memory as F (f16 on the f16 path),
-// products accumulated in f32. Reference: as gemv (NMSE).
+// A workgroup of WG_SIZE = GX·GY invocations computes a BR = 4·GX rows × BT = GY·TT tokens tile, 4 rows × TT tokens
+// per invocation; K is walked in steps of 32 staged in workgroup memory as vec4<F> of 4 consecutive k (f16 on the
+// f16 path), products accumulated in f32. Dispatch: (ceil(n_rows/BR), ceil(n/BT)) workgroups; the defaults
+// (WG_SIZE 64, GX 8, TT 4) give 32 × 32 tiles, the only shape the tests exercise; other shapes must keep
+// TT ≤ MAX_TT and (BR + BT)·9·4·sizeof(F) bytes of tiles within the device's workgroup storage. Reference: as gemv (NMSE).
 
 struct Params {
   k: u32,
@@ -16,8 +18,16 @@ struct Params {
   n: u32,            // tokens (rows of x)
 }
 
-const TILE: u32 = 32u;
-const PAD: u32 = 33u; // row pitch of the tiles (avoids bank conflicts)
+override GX: u32 = 8u;    // invocations along the rows of a tile, 4 rows each
+override TT: u32 = 4u;    // tokens per invocation (≤ MAX_TT)
+override GY: u32 = WG_SIZE / GX;  // invocations along the tokens of a tile
+override BR: u32 = 4u * GX;       // rows per tile
+override BT: u32 = GY * TT;       // tokens per tile
+
+const KT: u32 = 32u;       // k per step
+const K4: u32 = KT / 4u;   // vec4s per tile row per step
+const P4: u32 = K4 + 1u;   // row pitch of the tiles in vec4s (spreads rows over banks)
+const MAX_TT: u32 = 8u;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> weights: array<u32>;       // (n_rows, row_stride) u32
@@ -25,25 +35,24 @@ const PAD: u32 = 33u; // row pitch of the tiles (avoids bank conflicts)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;     // (n, out_stride) f32
 @group(0) @binding(4) var<storage, read> bias: array<f32>;          // (out_stride) f32
 
-var<workgroup> tile_w: array<F, 1056>; // (32 rows, 33) weight tile
-var<workgroup> tile_x: array<F, 1056>; // (32 tokens, 33) activation tile
+var<workgroup> tile_w: array<vec4<F>, BR * P4>; // (BR rows, P4) weight tile, 4 consecutive k per vec4
+var<workgroup> tile_x: array<vec4<F>, BT * P4>; // (BT tokens, P4) activation tile, 4 consecutive k per vec4
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG_SIZE)
 fn main(ids: Ids) {
   let lid = ids.lid;
-  let row0 = ids.wg.x * TILE;
-  let tok0 = ids.wg.y * TILE;
-  let tx = lid & 7u;  // rows tx·4 … tx·4+3 of the tile
-  let ty = lid >> 3u; // tokens ty·4 … ty·4+3 of the tile
-  var acc: array<vec4<f32>, 4>; // acc[token][row]
-  for (var k0 = 0u; k0 < p.k; k0 += TILE) {
-    // Weight tile: 32 rows × 8 groups of 4 = 256 loads, 4 per invocation.
-    for (var j = 0u; j < 4u; j++) {
-      let idx = lid + 64u * j;
-      let r = idx >> 3u;
-      let kq = (idx & 7u) * 4u;
+  let row0 = ids.wg.x * BR;
+  let tok0 = ids.wg.y * BT;
+  let tx = lid % GX; // rows tx·4 … tx·4+3 of the tile
+  let ty = lid / GX; // tokens ty·TT … ty·TT+TT−1 of the tile
+  var acc: array<vec4<f32>, MAX_TT>; // acc[token][row]
+  for (var k0 = 0u; k0 < p.k; k0 += KT) {
+    // Weight tile: BR rows × K4 groups of 4 (dequantized by the quant snippet).
+    for (var idx = lid; idx < BR * K4; idx += WG_SIZE) {
+      let r = idx / K4;
+      let k4 = idx % K4;
       let row = row0 + r;
-      let kk = k0 + kq;
+      let kk = k0 + k4 * 4u;
       var v = vec4<f32>(0.0);
       if (row < p.n_rows) {
         let base = row * p.row_stride;
@@ -55,30 +64,41 @@ fn main(ids: Ids) {
           }
         }
       }
-      let o = r * PAD + kq;
-      tile_w[o] = F(v.x); tile_w[o + 1u] = F(v.y); tile_w[o + 2u] = F(v.z); tile_w[o + 3u] = F(v.w);
+      tile_w[r * P4 + k4] = vec4<F>(v);
     }
-    // Activation tile: 32 tokens × 32 = 1024 values, 16 per invocation.
-    for (var j = 0u; j < 16u; j++) {
-      let idx = lid + 64u * j;
-      let t = idx >> 5u;
-      let kk = idx & 31u;
-      var v = 0.0;
-      if (tok0 + t < p.n && k0 + kk < p.k) { v = x[p.x_offset + (tok0 + t) * p.x_stride + k0 + kk]; }
-      tile_x[t * PAD + kk] = F(v);
+    // Activation tile: BT tokens × K4 groups of 4.
+    for (var idx = lid; idx < BT * K4; idx += WG_SIZE) {
+      let t = idx / K4;
+      let k4 = idx % K4;
+      let kk = k0 + k4 * 4u;
+      var v = vec4<f32>(0.0);
+      if (tok0 + t < p.n) {
+        let b = p.x_offset + (tok0 + t) * p.x_stride + kk;
+        if (kk + 4u <= p.k) {
+          v = vec4<f32>(x[b], x[b + 1u], x[b + 2u], x[b + 3u]);
+        } else {
+          for (var c = 0u; c < 4u; c++) {
+            if (kk + c < p.k) { v[c] = x[b + c]; }
+          }
+        }
+      }
+      tile_x[t * P4 + k4] = vec4<F>(v);
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < TILE; kk++) {
-      let w = vec4<f32>(f32(tile_w[(tx * 4u) * PAD + kk]), f32(tile_w[(tx * 4u + 1u) * PAD + kk]),
-                        f32(tile_w[(tx * 4u + 2u) * PAD + kk]), f32(tile_w[(tx * 4u + 3u) * PAD + kk]));
-      for (var i = 0u; i < 4u; i++) {
-        acc[i] += f32(tile_x[(ty * 4u + i) * PAD + kk]) * w;
+    for (var k4 = 0u; k4 < K4; k4++) {
+      let w0 = vec4<f32>(tile_w[(tx * 4u) * P4 + k4]);
+      let w1 = vec4<f32>(tile_w[(tx * 4u + 1u) * P4 + k4]);
+      let w2 = vec4<f32>(tile_w[(tx * 4u + 2u) * P4 + k4]);
+      let w3 = vec4<f32>(tile_w[(tx * 4u + 3u) * P4 + k4]);
+      for (var i = 0u; i < TT; i++) {
+        let xv = vec4<f32>(tile_x[(ty * TT + i) * P4 + k4]);
+        acc[i] += vec4<f32>(dot(xv, w0), dot(xv, w1), dot(xv, w2), dot(xv, w3));
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < 4u; i++) {
-    let t = tok0 + ty * 4u + i;
+  for (var i = 0u; i < TT; i++) {
+    let t = tok0 + ty * TT + i;
     for (var c = 0u; c < 4u; c++) {
       let row = row0 + tx * 4u + c;
       if (t < p.n && row < p.n_rows) {

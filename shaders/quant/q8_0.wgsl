@@ -1,8 +1,11 @@
-// Q8_0 (ggml block_q8_0, 32 elements). Repacked block, 9 words: [0..7] qs[32] int8 (element e = byte e),
-// [8] low half = f16 d. value = q·d.
+// Q8_0 (ggml block_q8_0, 32 elements), grouped: 4 blocks per 36-word (16-byte aligned) group — [0..31] the blocks'
+// qs[32] int8 in order (block j at words 8j…8j+7, element e = byte e), [32..33] the four f16 d (block j: half j&1
+// of word 32 + j/2), [34..35] zero. value = q·d.
 fn load4(base: u32, i: u32) -> vec4<f32> {
-  let bw = base + (i >> 5u) * 9u;
-  let d = f16_lo(weights[bw + 8u]);
-  return i8x4(weights[bw + ((i & 31u) >> 2u)]) * d;
+  let b = i >> 5u;
+  let gw = base + (b >> 2u) * 36u;
+  let j = b & 3u;
+  let d = unpack2x16float(weights[gw + 32u + (j >> 1u)])[j & 1u];
+  return i8x4(weights[gw + 8u * j + ((i & 31u) >> 2u)]) * d;
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

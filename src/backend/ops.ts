@@ -102,6 +102,22 @@ export interface TopK {
   readonly logits: Float32Array;
 }
 
+/** An RMSNorm folded into a fused matmul: x / sqrt(mean(x²) + eps) · weight over each whole row of x. */
+export interface FusedNorm {
+  readonly weight: Weight; // [rowLength]
+  readonly eps: number;
+}
+
+/** What `matmulFused` folds into the product (all optional). */
+export interface FusedMatmulOptions {
+  /** Bias vector of w.nRows, added to the product. */
+  readonly bias?: Weight | null;
+  /** Normalise each row of x first (x itself is not modified); x must have exactly w.rowLength columns. */
+  readonly norm?: FusedNorm | null;
+  /** Add the result to `out` (a residual connection) instead of overwriting it. */
+  readonly accumulate?: boolean;
+}
+
 /** The operations of a forward pass. */
 export interface Ops {
   /** 'cpu' | 'wasm' | 'webgpu'. */
@@ -146,6 +162,22 @@ export interface Ops {
   softcap(x: Activation, cap: number, n: number): void;
   /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
   copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
+  /**
+   * Optional fused `rmsNorm` → `matmul` → `add`: out[n, w.nRows] = (accumulate ? out : 0) + norm(x) · wᵀ (+ bias).
+   * Returns false, having recorded nothing, when the backend has no fused kernel for this case; the caller then
+   * issues the separate ops. `out` must not be `x`.
+   */
+  matmulFused?(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean;
+  /**
+   * Optional fused `rmsNorm` → gate and up matmuls → `glu`: out[n, gate.nRows] = act(norm(x)·gateᵀ) · (norm(x)·upᵀ)
+   * (no norm when `norm` is null). Returns false, having recorded nothing, when not fused.
+   */
+  matmulGlu?(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean;
+  /**
+   * Optional fused `rope(q)` + `rope(k)` + `storeKv(layer, k, v)` (q and k rotated in place with the same params).
+   * Returns false, having recorded nothing, when the backend has no fused kernel; the caller then issues the three ops.
+   */
+  ropeStoreKv?(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

@@ -5,7 +5,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, AttentionParams, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
+import type { Activation, AttentionParams, FusedNorm, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import type { LogitsWanted, Transformer } from './model.js';
@@ -189,40 +189,64 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < c.nLayers; il++) {
       const lw = w.layers[il];
       const plan = this.plans[il];
-      // Attention sub-block.
-      ops.rmsNorm(b.xb, b.x, lw.attnNorm, c.normEps, n); // xb [n, nEmbd]
-      ops.matmul(b.q, b.xb, lw.wq, n, lw.bq); // q [n, nHeads·headDim]
-      ops.matmul(b.k, b.xb, lw.wk, n, lw.bk); // k [n, nKvHeads·headDim]
-      ops.matmul(b.v, b.xb, lw.wv, n, lw.bv); // v [n, nKvHeads·headDim]
+      // Attention sub-block. Backends with fused kernels fold the norm into each projection (x stays as is).
+      const attnNorm = { weight: lw.attnNorm, eps: c.normEps };
+      let isNormed = this.normMatmul(b.q, lw.wq, lw.bq, attnNorm, n, false); // q [n, nHeads·headDim]
+      isNormed = this.normMatmul(b.k, lw.wk, lw.bk, attnNorm, n, isNormed); // k [n, nKvHeads·headDim]
+      this.normMatmul(b.v, lw.wv, lw.bv, attnNorm, n, isNormed); // v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(b.q, b.q, lw.qNorm, c.normEps, n, c.headDim); // per head
       if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, c.headDim);
-      ops.rope(b.q, n, plan.rope);
-      ops.rope(b.k, n, plan.rope);
-      ops.storeKv(il, b.k, b.v, n); // cache[slot][il][startPos … startPos+n)
+      if (!ops.ropeStoreKv?.(il, b.q, b.k, b.v, n, plan.rope)) {
+        ops.rope(b.q, n, plan.rope);
+        ops.rope(b.k, n, plan.rope);
+        ops.storeKv(il, b.k, b.v, n); // cache[slot][il][startPos … startPos+n)
+      }
       ops.attention(b.att, b.q, il, n, plan.attention); // att [n, nHeads·headDim]
-      ops.matmul(b.xb2, b.att, lw.wo, n, lw.bo); // xb2 [n, nEmbd]
-      if (lw.postAttnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postAttnNorm, c.normEps, n);
-      ops.add(b.x, b.x, b.xb2, n); // x += attention
+      if (lw.postAttnNorm || !ops.matmulFused?.(b.x, b.att, lw.wo, n, { bias: lw.bo, accumulate: true })) {
+        ops.matmul(b.xb2, b.att, lw.wo, n, lw.bo); // xb2 [n, nEmbd]
+        if (lw.postAttnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postAttnNorm, c.normEps, n);
+        ops.add(b.x, b.x, b.xb2, n); // x += attention
+      }
       // Feed-forward sub-block (gated).
-      ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
-      ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
-      ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
-      ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
-      ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
-      if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
-      ops.add(b.x, b.x, b.xb2, n); // x += ffn
+      const ffnNorm = { weight: lw.ffnNorm, eps: c.normEps };
+      if (!ops.matmulGlu?.(b.hidden, b.x, lw.gate, lw.up, n, c.activation, ffnNorm)) {
+        ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
+        ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
+        ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
+        ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
+      }
+      if (lw.postFfnNorm || !ops.matmulFused?.(b.x, b.hidden, lw.down, n, { accumulate: true })) {
+        ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
+        if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
+        ops.add(b.x, b.x, b.xb2, n); // x += ffn
+      }
     }
 
     if (logits !== 'none') {
-      // 'last' normalises only the final row; 'all' every row. logits [rows, vocab]
-      const src = logits === 'last' ? b.xLast : b.x;
+      // 'last' normalises only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
+      const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
-      if (logits === 'last') ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
-      ops.rmsNorm(src, src, w.outputNorm, c.normEps, rows);
-      ops.matmul(b.logits, src, w.output, rows, w.outputBias);
+      if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
+      const outNorm = { weight: w.outputNorm, eps: c.normEps };
+      if (!ops.matmulFused?.(b.logits, src, w.output, rows, { bias: w.outputBias, norm: outNorm })) {
+        ops.rmsNorm(src, src, w.outputNorm, c.normEps, rows);
+        ops.matmul(b.logits, src, w.output, rows, w.outputBias);
+      }
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
+  }
+
+  /**
+   * out = rmsNorm(x)·wᵀ (+ bias) for a projection of the attention sub-block: fused when the backend can, else
+   * through xb, normalised once (`isNormed` says it already is). Returns whether xb now holds the normalised x.
+   */
+  private normMatmul(out: Activation, w: Weight, bias: Weight | null, norm: FusedNorm, n: number, isNormed: boolean): boolean {
+    const { ops, buffers: b } = this;
+    if (ops.matmulFused?.(out, b.x, w, n, { bias, norm })) return isNormed;
+    if (!isNormed) ops.rmsNorm(b.xb, b.x, norm.weight, norm.eps, n); // xb [n, nEmbd]
+    ops.matmul(out, b.xb, w, n, bias);
+    return true;
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {

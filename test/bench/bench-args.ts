@@ -34,6 +34,10 @@ export interface BenchArgs {
   readonly gpuBw: number | null;
   readonly bandwidthBytes: number;
   readonly profileSteps: number;
+  /** Re-run the first prompt op by op for a prefill breakdown (default true; --no-profile-prefill). */
+  readonly profilePrefill: boolean;
+  /** WebGPU: breakdown from encode time even where the adapter has timestamp queries (--no-gpu-timestamps). */
+  readonly gpuTimestamps: boolean;
   readonly caseTimeoutS: number;
   readonly outDir: string;
   readonly raw: readonly string[];
@@ -54,6 +58,10 @@ export const USAGE = `npm run bench -- [options]
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
+  --profile-steps N                        decode steps timed op by op (default 8; 0: no breakdown). WebGPU: GPU time
+                                           from timestamp queries where the adapter offers them, else encode time
+  --no-profile-prefill                     skip the op-by-op re-run of the first prompt (saves a prefill)
+  --no-gpu-timestamps                      WebGPU breakdown from encode time even where timestamps are offered
   --quick                                  prompts 32, decode 16, 1 round (a smoke run)
   --out DIR                                results folder (default .cache/bench)
   --timeout S                              per-case limit in seconds (default 900)`;
@@ -81,7 +89,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
     help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
     decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true, gpuBw: null,
-    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
+    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, profilePrefill: true, gpuTimestamps: true, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -125,7 +133,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--no-bandwidth': o.bandwidth = false; break;
       case '--gpu-bw': o.gpuBw = int(k, v()); break;
       case '--bandwidth-mib': o.bandwidthBytes = int(k, v()) * 2 ** 20; break;
-      case '--profile-steps': o.profileSteps = Number(v()); break;
+      case '--profile-steps': {
+        const s = v();
+        const x = Number(s);
+        if (!Number.isInteger(x) || x < 0) bad(k, s, 'a whole number ≥ 0');
+        o.profileSteps = x;
+        break;
+      }
+      case '--no-profile-prefill': o.profilePrefill = false; break;
+      case '--no-gpu-timestamps': o.gpuTimestamps = false; break;
       case '--quick': o.prompts = [32]; o.decode = 16; o.rounds = 1; break;
       case '--out': o.outDir = path.resolve(v()); break;
       case '--timeout': o.caseTimeoutS = int(k, v()); break;

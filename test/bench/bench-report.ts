@@ -38,6 +38,7 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
       rooflineCpuTime: gb && !isGpu && first.threads === 1 ? round((bytesPerToken * perCpuS) / (gb * 1e9), 3) : null,
       peakRssMiB: round(median(rs.map((r) => r.memoryMiB.peakRss)), 0),
       breakdownMs: medianBreakdown(rs),
+      breakdownSource: rs.find((r) => r.breakdownMs !== null)?.breakdownSource ?? null,
     };
   });
 }
@@ -52,14 +53,15 @@ function medianBreakdown(rs: readonly RunResult[]): Record<string, number> | nul
 
 const GPU_RUNTIMES: readonly RuntimeId[] = ['webgguf-webgpu', 'llama.cpp-vulkan', 'llama.cpp-cuda'];
 
-/** Issue-8 targets: ours ÷ peer for decode. */
-const TARGETS: Partial<Record<RuntimeId, number>> = { 'llama.cpp-cpu': 0.8, wllama: 1.2 };
+/** Issue-8 targets for decode, ours ÷ peer (key 'ours/peer'). */
+const TARGETS: Readonly<Record<string, number>> = { 'webgguf-wasm/llama.cpp-cpu': 0.8, 'webgguf-wasm/wllama': 1.2 };
 
 /** Ours ÷ peer per metric and thread count, where both ran. */
 export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
   const pairs: [RuntimeId, RuntimeId][] = [
     ['webgguf-wasm', 'llama.cpp-cpu'],
     ['webgguf-wasm', 'wllama'],
+    ['webgguf-webgpu', 'wllama'],
     ['webgguf-webgpu', 'llama.cpp-vulkan'],
     ['webgguf-webgpu', 'llama.cpp-cuda'],
   ];
@@ -67,18 +69,22 @@ export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
   for (const [ours, peer] of pairs) {
     for (const a of rows.filter((r) => r.runtime === ours)) {
       const host = peer === 'wllama' ? 'chromium' : 'node';
+      // Our WebGPU runs once (no thread count): it is compared with every thread count the peer ran at.
       const anyThreads = ours === 'webgguf-webgpu';
       if (a.host !== host) continue;
-      const b = rows.find((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || anyThreads));
-      if (!b) continue;
-      out.push({ metric: 'decode', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target: TARGETS[peer] ?? null });
-      if (peer === 'llama.cpp-cpu') {
-        out.push({ metric: 'decode-cpu-time', threads: a.threads, ours, peer, ratio: round(a.decodeTokPerCpuS / b.decodeTokPerCpuS, 3), target: null });
-      }
-      for (const [k, metric] of [['128', 'prefill128'], ['512', 'prefill512']] as const) {
-        const x = a.prefillTokPerS[k];
-        const y = b.prefillTokPerS[k];
-        if (x && y) out.push({ metric, threads: a.threads, ours, peer, ratio: round(x / y, 3), target: null });
+      const peers = rows.filter((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || anyThreads));
+      for (const b of anyThreads ? peers : peers.slice(0, 1)) {
+        const threads = anyThreads ? b.threads : a.threads;
+        const target = TARGETS[`${ours}/${peer}`] ?? null;
+        out.push({ metric: 'decode', threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target });
+        if (peer === 'llama.cpp-cpu') {
+          out.push({ metric: 'decode-cpu-time', threads, ours, peer, ratio: round(a.decodeTokPerCpuS / b.decodeTokPerCpuS, 3), target: null });
+        }
+        for (const [k, metric] of [['128', 'prefill128'], ['512', 'prefill512']] as const) {
+          const x = a.prefillTokPerS[k];
+          const y = b.prefillTokPerS[k];
+          if (x && y) out.push({ metric, threads, ours, peer, ratio: round(x / y, 3), target: null });
+        }
       }
     }
   }
@@ -116,15 +122,21 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push('', '| ours ÷ peer | metric | threads | ratio | target |', '|---|---|---|---|---|');
     for (const q of rep.ratios) {
       const ok = q.target === null ? '' : q.ratio >= q.target ? ' ✔' : ' ✘';
-      lines.push(`| ${q.ours} ÷ ${q.peer} | ${q.metric} | ${q.threads} | ${q.ratio}×${ok} | ${q.target === null ? '–' : `≥ ${q.target}×`} |`);
+      lines.push(`| ${q.ours} ÷ ${q.peer}${q.peer === 'wllama' ? ' (chromium)' : ''} | ${q.metric} | ${q.threads} | ${q.ratio}×${ok} | ${q.target === null ? '–' : `≥ ${q.target}×`} |`);
     }
+    if (rep.ratios.some((q) => q.ours === 'webgguf-webgpu')) lines.push('', 'WebGPU rows: threads = the peer\'s thread count (ours runs on the GPU).');
   }
   const withB = rep.summary.filter((r) => r.breakdownMs);
   if (withB.length) {
-    lines.push('', 'Decode step breakdown (ms per token, median over rounds):', '');
+    lines.push('', 'Decode step breakdown (ms per token, median over rounds; what each measures in brackets):', '');
     for (const r of withB) {
       const parts = Object.entries(r.breakdownMs ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
-      lines.push(`- ${r.runtime} (${r.host}) ×${r.threads}: ${parts}`);
+      lines.push(`- ${r.runtime} (${r.host}) ×${r.threads} [${r.breakdownSource ?? 'unknown'}]: ${parts}`);
+      const kernels = rep.runs.filter((x) => x.runtime === r.runtime && (x.host ?? 'node') === r.host && x.breakdownByKernelMs).pop();
+      if (kernels?.breakdownByKernelMs) {
+        const top = Object.entries(kernels.breakdownByKernelMs).slice(0, 8).map(([k, v]) => `${k} ${v}`).join(', ');
+        lines.push(`  - by kernel (GPU ms per token, last round): ${top}`);
+      }
     }
   }
   const withP = rep.runs.filter((r) => r.prefillBreakdownMs);
@@ -134,7 +146,7 @@ export function toMarkdown(rep: BenchReport): string {
     for (const r of withP) last.set(`${r.host ?? 'node'} ${r.runtime} ×${r.threads}`, r);
     for (const [k, r] of last) {
       const parts = Object.entries(r.prefillBreakdownMs ?? {}).map(([kind, v]) => `${kind} ${round(v, 1)}`).join(', ');
-      lines.push(`- ${k}: ${parts}`);
+      lines.push(`- ${k} [${r.breakdownSource}]: ${parts}`);
     }
   }
   if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));

@@ -47,9 +47,14 @@ export interface RunResult {
   readonly decodeStepMs: { readonly median: number; readonly p10: number; readonly p90: number };
   /** Per-token decode time by op kind, ms (our backends only; null for peers). */
   readonly breakdownMs: Readonly<Record<string, number>> | null;
+  /** WebGPU with timestamps: decode GPU ms per token by pipeline label (e.g. 'gemv.q4_0.f32.wg64'), largest first. */
+  readonly breakdownByKernelMs?: Readonly<Record<string, number>>;
   /** The first prompt's prefill by op kind, ms for the whole prompt (our backends only; null for peers). */
   readonly prefillBreakdownMs?: Readonly<Record<string, number>> | null;
-  /** Where the breakdown came from: 'wall-clock per op' (synchronous backends), 'gpu-timestamps', or a reason for none. */
+  /**
+   * What the breakdown measures: 'wall-clock per op' (synchronous backends), 'GPU time per op (timestamp-query …)',
+   * 'encode time only (…)' (WebGPU without timestamps), or a reason for none.
+   */
   readonly breakdownSource: string;
   /** Peak resident set size of the process, MiB, and (ours) the backend's own memory (wasm heap), MiB. */
   readonly memoryMiB: { readonly peakRss: number; readonly backend: number | null };
@@ -119,6 +124,8 @@ export interface SummaryRow {
   readonly rooflineCpuTime: number | null;
   readonly peakRssMiB: number;
   readonly breakdownMs: Readonly<Record<string, number>> | null;
+  /** What the breakdown measures (GPU timestamps, encode time only, wall clock); null without a breakdown. */
+  readonly breakdownSource?: string | null;
 }
 
 /** Median of a non-empty list. */

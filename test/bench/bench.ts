@@ -57,7 +57,7 @@ export function runCase(c: Case, timeoutMs: number): Promise<RunResult> {
 function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
   const ours = (backend: string, threads: number): Case => ({
     label: `webgguf ${backend} ×${threads}`,
-    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps })],
+    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }) })],
   });
   const llama = (threads: number, gpu?: 'vulkan' | 'cuda'): Case => ({
     label: `llama.cpp ${gpu ?? 'cpu'} ×${threads}`,
@@ -158,7 +158,10 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
   if (a.browser) {
     const { runBrowserBench } = await import('./browser-bench.js');
     try {
-      runs.push(...(await runBrowserBench({ modelPath, threads: a.threads, workload, rounds: a.rounds, log, webgpu: a.browserWebgpu, caseTimeoutMs: a.caseTimeoutS * 1000 })));
+      runs.push(...(await runBrowserBench({
+        modelPath, threads: a.threads, workload, rounds: a.rounds, log, webgpu: a.browserWebgpu, caseTimeoutMs: a.caseTimeoutS * 1000,
+        profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, gpuTimestamps: a.gpuTimestamps,
+      })));
     } catch (e) {
       errors.push(`browser: ${(e as Error).message}`);
     }

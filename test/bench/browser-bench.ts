@@ -14,10 +14,14 @@ import { startStaticServer } from '../e2e/support/static-server.js';
 import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
 
-/** Chromium flags of docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic). */
+/**
+ * Chromium flags of docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic), plus WebGPU developer
+ * features: the adapter then reports its description, and timestamp queries are not quantized (100 µs otherwise).
+ * Extra flags can be added with WEBGGUF_BENCH_CHROMIUM_FLAGS (space-separated).
+ */
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  '--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-webgpu-developer-features',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
 ];
 
 /** Options of `runBrowserBench`. */
@@ -33,6 +37,12 @@ export interface BrowserBenchOptions {
   readonly noWllama?: boolean;
   /** Per-case limit, ms (default 15 min). */
   readonly caseTimeoutMs?: number;
+  /** Decode steps timed op by op after the plain decode (default 8; 0 skips). */
+  readonly profileSteps?: number;
+  /** Re-run the first prompt op by op for a prefill breakdown (default true). */
+  readonly profilePrefill?: boolean;
+  /** WebGPU: GPU timestamps for the breakdown where offered (default true). */
+  readonly gpuTimestamps?: boolean;
 }
 
 const WLLAMA_DIR = path.join(REPO_ROOT, 'scripts', 'bench', 'node_modules', '@wllama', 'wllama', 'esm');
@@ -70,7 +80,8 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
     '/wllama/': WLLAMA_DIR,
     '/model/': path.dirname(o.modelPath),
   });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
+  const extra = (process.env['WEBGGUF_BENCH_CHROMIUM_FLAGS'] ?? '').split(/\s+/).filter((f) => f);
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extra], headless: true });
   const results: RunResult[] = [];
   try {
     const page = await browser.newPage();
@@ -78,7 +89,14 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
     await page.goto(server.url('/app/index.html'));
     await page.waitForFunction(() => document.title === 'webgguf bench ready', undefined, { timeout: 120_000 });
     const isolated = await page.evaluate(() => crossOriginIsolated);
-    o.log(`browser: Chromium ${browser.version()}, crossOriginIsolated ${isolated}`);
+    const adapter = await page.evaluate(async () => {
+      const a = await navigator.gpu?.requestAdapter({ powerPreference: 'high-performance' });
+      if (!a) return 'no WebGPU adapter';
+      const i = a.info;
+      const ts = a.features.has('timestamp-query') ? 'timestamp-query' : 'no timestamp-query';
+      return `${[i.vendor, i.architecture, i.description].filter((x) => x).join(' | ')}; ${a.features.has('shader-f16') ? 'f16' : 'no f16'}; ${ts}`;
+    });
+    o.log(`browser: Chromium ${browser.version()}, crossOriginIsolated ${isolated}, WebGPU adapter: ${adapter}`);
     const failed = new Set<string>();
     for (let r = 0; r < o.rounds; r++) {
       const cases: [string, (s: PageSpec) => Promise<RunResult>][] = [];
@@ -96,6 +114,9 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
           workload: o.workload,
           wasmBaseUrl: server.url('/kernels/'),
           wllamaUrl: server.url('/wllama/'),
+          ...(o.profileSteps !== undefined ? { profileSteps: o.profileSteps } : {}),
+          ...(o.profilePrefill !== undefined ? { profilePrefill: o.profilePrefill } : {}),
+          ...(o.gpuTimestamps === false ? { noGpuTimestamps: true } : {}),
         };
         try {
           const l0 = os.loadavg()[0];

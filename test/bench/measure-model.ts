@@ -9,7 +9,8 @@ import { parseGguf } from '../../src/gguf/parse.js';
 import type { ByteSource } from '../../src/io/byte-source.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { median, percentile, promptTokens, round, type RunResult, type RuntimeId, type Workload } from './bench-types.js';
-import { breakdownPerToken, profileOps } from './op-profiler.js';
+import type { GpuTimer } from '../../src/backend/webgpu/gpu-timer.js';
+import { breakdownPerToken, gpuBreakdownPerToken, profileOps } from './op-profiler.js';
 
 /** What the host environment can tell about itself. */
 export interface MeasureEnv {
@@ -28,6 +29,12 @@ export interface CreatedOps {
   readonly runtime: RuntimeId;
   /** Bytes of backend memory (the WASM heap), or null. */
   readonly heapBytes: () => number | null;
+  /** WebGPU: GPU timestamps for the profiled steps (null/absent: the breakdown is encode time only). */
+  readonly gpuTimer?: GpuTimer | null;
+  /** Why there is no GPU timer (shown in the breakdown's source). */
+  readonly gpuTimerNote?: string;
+  /** Releases what the backend does not own (a device created for the timer), after the model is destroyed. */
+  readonly dispose?: () => void;
 }
 
 /** Input of `measureModel`. */
@@ -39,6 +46,11 @@ export interface MeasureInput {
   readonly workload: Workload;
   /** Decode steps timed op by op after the plain decode (default 8; 0 skips). */
   readonly profileSteps?: number;
+  /**
+   * Also re-run the first prompt op by op for a prefill breakdown (default true when profileSteps > 0). False saves a
+   * whole prefill where prefill is slow (WebGPU on SwiftShader) — with one prompt length, nothing is re-run.
+   */
+  readonly profilePrefill?: boolean;
   readonly env: MeasureEnv;
   readonly signal?: AbortSignal;
 }
@@ -65,7 +77,37 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
     const gguf = await parseGguf(source, signal ? { signal } : {});
     const tParsed = performance.now();
     const created = await m.createOps(notes);
-    const { ops, profile } = profileOps(created.ops);
+    const timer = created.gpuTimer ?? null;
+    let timerFailure: string | null = null;
+    let kernelMs: Record<string, number> | null = null; // GPU ms per token by pipeline label, of the last profiled run
+    const { ops, profile } = profileOps(created.ops, timer);
+    /** Runs `work` profiled op by op (GPU time when there is a timer); returns the per-step breakdown. */
+    const profiled = async (steps: number, work: () => Promise<void>): Promise<Record<string, number>> => {
+      profile.reset();
+      profile.enabled = true;
+      timer?.reset();
+      if (timer && timerFailure === null) timer.enabled = true;
+      const p0 = performance.now();
+      try {
+        await work();
+      } finally {
+        profile.enabled = false;
+        if (timer) timer.enabled = false;
+      }
+      const wall = performance.now() - p0;
+      if (timer && timerFailure === null) {
+        try {
+          const t = await timer.collect();
+          kernelMs = Object.fromEntries([...t.byKernel].sort((x, y) => y[1] - x[1]).map(([k, v]) => [k, round(v / steps, 3)]));
+          return gpuBreakdownPerToken(t.byKind, t.spanMs, steps, wall);
+        } catch (e) {
+          // Never fail a run for its breakdown: fall back to encode time and say why.
+          timerFailure = (e as Error).message;
+          notes.push(`GPU timer failed, breakdown is encode time: ${timerFailure}`);
+        }
+      }
+      return breakdownPerToken(profile, steps, wall);
+    };
     const contextLength = maxPrompt + decodeTokens + 16;
     const tUp0 = performance.now();
     const model = await loadTransformer(gguf, source, ops, { contextLength, ubatchSize: Math.min(512, maxPrompt), ...(signal ? { signal } : {}) });
@@ -101,14 +143,14 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
       // Decode after the first prompt, re-prefilled so the KV holds it; that re-run is timed op by op (not in rates).
       const n0 = promptLengths[0];
       let prefillBreakdownMs: Record<string, number> | null = null;
-      if (promptLengths.length > 1 || (m.profileSteps ?? 8) > 0) {
-        profile.reset();
-        profile.enabled = (m.profileSteps ?? 8) > 0;
-        const p0 = performance.now();
-        await model.eval(promptTokens(n0, seed, lo, hi), 0, 0);
-        firstTok = await model.argmax();
-        profile.enabled = false;
-        if ((m.profileSteps ?? 8) > 0) prefillBreakdownMs = breakdownPerToken(profile, 1, performance.now() - p0);
+      const wantPrefillProfile = (m.profileSteps ?? 8) > 0 && (m.profilePrefill ?? true);
+      if (promptLengths.length > 1 || wantPrefillProfile) {
+        const rerun = async (): Promise<void> => {
+          await model.eval(promptTokens(n0, seed, lo, hi), 0, 0);
+          firstTok = await model.argmax();
+        };
+        if (wantPrefillProfile) prefillBreakdownMs = await profiled(1, rerun);
+        else await rerun();
       }
       const steps: number[] = [];
       tok = firstTok;
@@ -126,16 +168,14 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
       // A few more steps, timed op by op.
       const nProf = Math.min(m.profileSteps ?? 8, contextLength - n0 - decodeTokens - 1);
       let breakdownMs: Record<string, number> | null = null;
+      kernelMs = null;
       if (nProf > 0) {
-        profile.reset();
-        profile.enabled = true;
-        const p0 = performance.now();
-        for (let i = 0; i < nProf; i++) {
-          await model.eval(Int32Array.of(tok), n0 + decodeTokens + i, 0);
-          tok = await model.argmax();
-        }
-        profile.enabled = false;
-        breakdownMs = breakdownPerToken(profile, nProf, performance.now() - p0);
+        breakdownMs = await profiled(nProf, async () => {
+          for (let i = 0; i < nProf; i++) {
+            await model.eval(Int32Array.of(tok), n0 + decodeTokens + i, 0);
+            tok = await model.argmax();
+          }
+        });
       }
       const heap = created.heapBytes();
       return {
@@ -152,16 +192,26 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
         decodeStepMs: { median: round(median(steps), 2), p10: round(percentile(steps, 10), 2), p90: round(percentile(steps, 90), 2) },
         breakdownMs,
         prefillBreakdownMs,
-        breakdownSource: created.runtime === 'webgguf-webgpu' ? 'encode time per op (not GPU time)' : 'wall-clock per op',
+        breakdownSource: breakdownSource(created, timerFailure),
+        ...(kernelMs ? { breakdownByKernelMs: kernelMs } : {}),
         memoryMiB: { peakRss: round(env.peakRssMiB(), 1), backend: heap === null ? null : round(heap / 2 ** 20, 1) },
         loadAvg: [round(load0), round(env.loadAvg())],
         notes: [...notes, ...env.notes],
       };
     } finally {
       model.destroy();
+      created.dispose?.();
     }
   } finally {
     await source.close?.();
   }
 }
 
+
+/** What the breakdown measures, for the report. */
+function breakdownSource(created: CreatedOps, timerFailure: string | null): string {
+  if (created.runtime !== 'webgguf-webgpu') return 'wall-clock per op';
+  if (timerFailure !== null) return `encode time only (GPU timer failed: ${timerFailure})`;
+  if (created.gpuTimer) return 'GPU time per op (timestamp-query; one timed pass per dispatch while profiling)';
+  return `encode time only (no GPU timestamps: ${created.gpuTimerNote ?? 'no timer'})`;
+}

@@ -1,7 +1,8 @@
 /**
  * A timing wrapper around any `Ops` backend: every call goes through to the real backend and its wall time is added
  * to a per-kind total, so one decode step can be split into matmul (attention / FFN / output), other ops and the
- * JS left between calls. Exact for synchronous backends (WASM, CPU); for WebGPU it only measures encode time.
+ * JS left between calls. Exact for synchronous backends (WASM, CPU); for WebGPU it only measures encode time, unless
+ * a GPU timer (src/backend/webgpu/gpu-timer.ts) is passed: each call then names the op kind its dispatches are charged to.
  */
 
 import type { Ops, Weight } from '../../src/backend/ops.js';
@@ -27,17 +28,36 @@ function matmulKind(w: Weight): string {
   return 'matmul other';
 }
 
-/** Methods that run work (timed); the rest (name, description, createActivation, …) pass through untimed. */
-const TIMED = new Set<keyof Ops>([
+/**
+ * Methods that run work (timed); the rest (name, description, createActivation, …) pass through untimed. Includes
+ * the optional fused ops (a backend without them leaves them undefined, and so does the wrapper).
+ */
+const TIMED = new Set<string>([
   'embed', 'rmsNorm', 'matmul', 'rope', 'storeKv', 'attention', 'glu', 'add', 'scale', 'softcap', 'copyRows',
-  'beginStep', 'endStep', 'read', 'argmax', 'topK', 'copyKv',
+  'beginStep', 'endStep', 'read', 'argmax', 'topK', 'copyKv', 'matmulFused', 'matmulGlu', 'ropeStoreKv',
 ]);
 
 /**
- * Wraps `ops` so each timed call adds its duration to `profile`. Async methods (read, argmax, topK) are timed to the
- * settlement of their promise.
+ * The op kind of a call. Fused matmuls are charged to their matmul kind (the folded norm / residual add / GLU
+ * included), so reports stay comparable between backends that fuse and those that do not.
  */
-export function profileOps(ops: Ops): { ops: Ops; profile: OpProfile } {
+function opKind(prop: string, args: readonly unknown[]): string {
+  if (prop === 'matmul' || prop === 'matmulFused' || prop === 'matmulGlu') return matmulKind(args[2] as Weight);
+  if (prop === 'ropeStoreKv') return 'rope+storeKv';
+  return prop;
+}
+
+/** The part of a GPU timer the profiler drives: the op kind that dispatches recorded now are charged to. */
+export interface OpScopeSink {
+  scope: string | null;
+}
+
+/**
+ * Wraps `ops` so each timed call adds its duration to `profile`. Async methods (read, argmax, topK) are timed to the
+ * settlement of their promise. With `gpuTimer`, while profiling, each call sets `gpuTimer.scope` to its op kind for
+ * the synchronous part of the call (when WebGPU records its dispatches).
+ */
+export function profileOps(ops: Ops, gpuTimer?: OpScopeSink | null): { ops: Ops; profile: OpProfile } {
   const ms = new Map<string, number>();
   const calls = new Map<string, number>();
   const profile: OpProfile = {
@@ -56,15 +76,22 @@ export function profileOps(ops: Ops): { ops: Ops; profile: OpProfile } {
   const wrapped = new Proxy(ops, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || !TIMED.has(prop as keyof Ops)) {
+      if (typeof value !== 'function' || typeof prop !== 'string' || !TIMED.has(prop)) {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       }
       const fn = value as (...a: unknown[]) => unknown;
       return (...args: unknown[]): unknown => {
         if (!profile.enabled) return fn.apply(target, args);
-        const kind = prop === 'matmul' ? matmulKind(args[2] as Weight) : String(prop);
+        const kind = opKind(prop, args);
         const t0 = performance.now();
-        const r = fn.apply(target, args);
+        const outer = gpuTimer ? gpuTimer.scope : null;
+        if (gpuTimer) gpuTimer.scope = kind;
+        let r: unknown;
+        try {
+          r = fn.apply(target, args);
+        } finally {
+          if (gpuTimer) gpuTimer.scope = outer;
+        }
         if (r instanceof Promise) {
           return r.then((v: unknown) => {
             add(kind, performance.now() - t0);
@@ -92,6 +119,22 @@ export function breakdownPerToken(profile: OpProfile, steps: number, totalMs: nu
     sum += t;
   }
   out['js/other'] = round(Math.max(0, totalMs - sum) / steps, 3);
+  return out;
+}
+
+/**
+ * Per-token breakdown from GPU timestamps over `steps` steps that took `totalMs` of wall time: GPU ms per op kind,
+ * 'gpu gaps' (between timed passes within a submission) and 'host/wait (GPU idle)' for the rest of the wall time.
+ */
+export function gpuBreakdownPerToken(byKind: ReadonlyMap<string, number>, spanMs: number, steps: number, totalMs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let busy = 0;
+  for (const [kind, t] of [...byKind].sort((a, b) => b[1] - a[1])) {
+    out[kind] = round(t / steps, 3);
+    busy += t;
+  }
+  out['gpu gaps'] = round(Math.max(0, spanMs - busy) / steps, 3);
+  out['host/wait (GPU idle)'] = round(Math.max(0, totalMs - Math.max(spanMs, busy)) / steps, 3);
   return out;
 }
 

@@ -20,6 +20,10 @@ export interface OursSpec {
   readonly variant?: 'scalar' | 'simd128' | 'relaxed-simd';
   /** Decode steps timed op by op after the plain decode (default 8; 0 skips). */
   readonly profileSteps?: number;
+  /** Re-run the first prompt op by op for a prefill breakdown (default true). */
+  readonly profilePrefill?: boolean;
+  /** WebGPU: breakdown from encode time even where GPU timestamps are offered. */
+  readonly noGpuTimestamps?: boolean;
 }
 
 /** Creates the backend named by the spec. */
@@ -31,10 +35,9 @@ async function createOps(spec: OursSpec, notes: string[]): Promise<CreatedOps> {
     return { ops, runtime: 'webgguf-wasm', heapBytes: () => wasmHeapBytes(ops) };
   }
   if (spec.backend === 'webgpu') {
-    const { createWebGpuOps } = await import('../../src/backend/webgpu/index.js');
+    const { createTimedWebGpuOps } = await import('./webgpu-timed-ops.js');
     const { nodeGpu } = await import('./node-gpu.js');
-    const ops = await createWebGpuOps({ gpu: await nodeGpu() });
-    return { ops, runtime: 'webgguf-webgpu', heapBytes: () => null };
+    return createTimedWebGpuOps({ gpu: await nodeGpu(), ...(spec.noGpuTimestamps ? { noTimestamps: true } : {}) }, notes);
   }
   const { createCpuOps } = await import('../../src/backend/cpu/cpu-ops.js');
   return { ops: createCpuOps(), runtime: 'webgguf-cpu', heapBytes: () => null };
@@ -60,6 +63,7 @@ export function measureOurs(spec: OursSpec, signal?: AbortSignal): Promise<RunRe
     threads: spec.threads,
     workload: spec.workload,
     ...(spec.profileSteps !== undefined ? { profileSteps: spec.profileSteps } : {}),
+    ...(spec.profilePrefill !== undefined ? { profilePrefill: spec.profilePrefill } : {}),
     env: NODE_ENV,
     ...(signal ? { signal } : {}),
   });

@@ -108,7 +108,7 @@ for (const variant of GPU_VARIANTS) {
     }
 
     it('weights split across bindings: embed, gemv and gemm see every part', async () => {
-      // 1000-byte bindings: Q4_0 rows of 64 are 40 bytes, so 37 rows become parts of 25 + 12 rows.
+      // 1000-byte bindings: Q4_0 rows of 64 are one 80-byte group (2 blocks + padding), so 37 rows become parts of 12, 12, 12 + 1.
       const split = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, maxBindingBytes: 1000 });
       created.push(split);
       const k = 64;

@@ -10,16 +10,19 @@ import reduceSubgroupWgsl from '../../../shaders/common/reduce_subgroup.wgsl?raw
 import addWgsl from '../../../shaders/kernels/add.wgsl?raw';
 import argmaxWgsl from '../../../shaders/kernels/argmax.wgsl?raw';
 import attentionCombineWgsl from '../../../shaders/kernels/attention_combine.wgsl?raw';
+import attentionPrefillWgsl from '../../../shaders/kernels/attention_prefill.wgsl?raw';
 import attentionWgsl from '../../../shaders/kernels/attention.wgsl?raw';
 import copyKvWgsl from '../../../shaders/kernels/copy_kv.wgsl?raw';
 import copyRowsWgsl from '../../../shaders/kernels/copy_rows.wgsl?raw';
 import embedWgsl from '../../../shaders/kernels/embed.wgsl?raw';
 import gemmWgsl from '../../../shaders/kernels/gemm.wgsl?raw';
+import gemvBcastWgsl from '../../../shaders/kernels/gemv_bcast.wgsl?raw';
 import gemvSgWgsl from '../../../shaders/kernels/gemv_sg.wgsl?raw';
 import gemvRowsWgsl from '../../../shaders/kernels/gemv_rows.wgsl?raw';
 import gemvWgsl from '../../../shaders/kernels/gemv.wgsl?raw';
 import gluWgsl from '../../../shaders/kernels/glu.wgsl?raw';
 import rmsNormWgsl from '../../../shaders/kernels/rms_norm.wgsl?raw';
+import ropeStoreWgsl from '../../../shaders/kernels/rope_store.wgsl?raw';
 import ropeWgsl from '../../../shaders/kernels/rope.wgsl?raw';
 import scaleWgsl from '../../../shaders/kernels/scale.wgsl?raw';
 import storeKvWgsl from '../../../shaders/kernels/store_kv.wgsl?raw';
@@ -31,14 +34,17 @@ export type KernelName =
   | 'gemv'
   | 'gemv_rows'
   | 'gemv_sg'
+  | 'gemv_bcast'
   | 'gemm'
   | 'embed'
   | 'rms_norm'
   | 'rope'
+  | 'rope_store'
   | 'store_kv'
   | 'copy_kv'
   | 'attention'
   | 'attention_combine'
+  | 'attention_prefill'
   | 'glu'
   | 'add'
   | 'scale'
@@ -52,14 +58,17 @@ export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = {
   gemv: gemvWgsl,
   gemv_rows: gemvRowsWgsl,
   gemv_sg: gemvSgWgsl,
+  gemv_bcast: gemvBcastWgsl,
   gemm: gemmWgsl,
   embed: embedWgsl,
   rms_norm: rmsNormWgsl,
   rope: ropeWgsl,
+  rope_store: ropeStoreWgsl,
   store_kv: storeKvWgsl,
   copy_kv: copyKvWgsl,
   attention: attentionWgsl,
   attention_combine: attentionCombineWgsl,
+  attention_prefill: attentionPrefillWgsl,
   glu: gluWgsl,
   add: addWgsl,
   scale: scaleWgsl,

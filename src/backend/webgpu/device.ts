@@ -34,6 +34,10 @@ export interface GpuContext {
   readonly isF16: boolean;
   /** Subgroup reductions (requires and uses `subgroups`). */
   readonly isSubgroups: boolean;
+  /**
+   * The device has `timestamp-query` (requested whenever the adapter offers it, never required). Only the opt-in GPU
+   * timer (gpu-timer.ts) uses it; the production decode step records no timestamps.
+   */
   readonly hasTimestampQuery: boolean;
   /** Adapter description for logs, e.g. 'llvmpipe (LLVM 19.1.7, 256 bits)'. */
   readonly adapterDescription: string;

@@ -1,7 +1,8 @@
 /**
  * Weight repacking for the GPU, one registry entry per GgmlType. GGUF blocks are made word aligned at upload:
- * types whose block starts with a lone f16 scale before byte-aligned quants (Q4_0, Q5_0, Q8_0, IQ4_NL) move that
- * scale to the end of the block; every block is zero-padded to whole u32 words. Rows stay contiguous, so a row is
+ * types whose block starts with a lone f16 scale before byte-aligned quants (Q5_0, IQ4_NL) move that scale to the
+ * end of the block; every block is zero-padded to whole u32 words. Q4_0 and Q8_0 go further: groups of four blocks
+ * with the quants first and the four scales after them, 16-byte aligned, so kernels load quants as vec4<u32>. Rows stay contiguous, so a row is
  * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows.
  * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
  */
@@ -36,16 +37,26 @@ export interface GpuQuantLayout {
   readonly blockBytes: number;
   /** Leading bytes of a GGUF block moved to its end (the f16 scale), so the quants start word aligned. */
   readonly headToTail: number;
+  /**
+   * Blocks per 16-byte-aligned group (Q4_0, Q8_0: 4): a group holds the blocks' quants back to back, then their
+   * four f16 scales in two words and two words of padding, so a block's quants load as whole vec4<u32>; rows are
+   * padded with zero blocks to whole groups. 0 = plain blocks.
+   */
+  readonly groupBlocks: number;
 }
 
-const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0): GpuQuantLayout => ({
+const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0, groupBlocks = 0): GpuQuantLayout => ({
   type,
   name: GgmlType[type].toLowerCase(),
   wgsl,
   blockElements,
   blockBytes,
   headToTail,
+  groupBlocks,
 });
+
+/** Blocks per group of the grouped layouts (see GpuQuantLayout.groupBlocks). */
+const GROUP = 4;
 
 /** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType. */
 export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
@@ -53,11 +64,11 @@ export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
     layout(GgmlType.F32, f32Wgsl, 1, 4),
     layout(GgmlType.F16, f16Wgsl, 1, 2),
     layout(GgmlType.BF16, bf16Wgsl, 1, 2),
-    layout(GgmlType.Q4_0, q4_0Wgsl, 32, 18, 2), // qs[16] | d
+    layout(GgmlType.Q4_0, q4_0Wgsl, 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
     layout(GgmlType.Q4_1, q4_1Wgsl, 32, 20), // d m | qs[16]
     layout(GgmlType.Q5_0, q5_0Wgsl, 32, 22, 2), // qh | qs[16] | d
     layout(GgmlType.Q5_1, q5_1Wgsl, 32, 24), // d m | qh | qs[16]
-    layout(GgmlType.Q8_0, q8_0Wgsl, 32, 34, 2), // qs[32] | d
+    layout(GgmlType.Q8_0, q8_0Wgsl, 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
     layout(GgmlType.Q2_K, q2KWgsl, 256, 84), // scales[16] | qs[64] | d dmin
     layout(GgmlType.Q3_K, q3KWgsl, 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
     layout(GgmlType.Q4_K, q4KWgsl, 256, 144), // d dmin | scales[12] | qs[128]
@@ -88,7 +99,13 @@ export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor'): GpuQuant
 /** u32 words of one repacked row of `rowLength` elements. */
 export function rowWords(l: GpuQuantLayout, rowLength: number): number {
   const nBlocks = rowLength / l.blockElements;
+  if (l.groupBlocks > 0) return Math.ceil(nBlocks / l.groupBlocks) * groupWords(l);
   return l.blockElements === 1 ? Math.ceil((rowLength * l.blockBytes) / 4) : nBlocks * Math.ceil(l.blockBytes / 4);
+}
+
+/** u32 words of one group of a grouped layout: the quants of groupBlocks blocks, two words of scales, two of padding. */
+function groupWords(l: GpuQuantLayout): number {
+  return (l.groupBlocks * (l.blockBytes - l.headToTail)) / 4 + 4;
 }
 
 /** A run of whole rows of a weight, small enough for one storage binding. */
@@ -123,8 +140,12 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
   const srcRowBytes = (rowLength / l.blockElements) * l.blockBytes;
   const dstRowBytes = rowWords(l, rowLength) * 4;
   const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
-  if (srcRowBytes === dstRowBytes && l.headToTail === 0) return src; // already word aligned: upload as is
+  if (srcRowBytes === dstRowBytes && l.headToTail === 0 && l.groupBlocks === 0) return src; // already word aligned: upload as is
   const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes
+  if (l.groupBlocks > 0) {
+    repackGrouped(l, src, dst, rowLength / l.blockElements, part.nRows, dstRowBytes);
+    return dst;
+  }
   if (l.blockElements === 1) {
     for (let r = 0; r < part.nRows; r++) dst.set(src.subarray(r * srcRowBytes, (r + 1) * srcRowBytes), r * dstRowBytes);
     return dst;
@@ -140,6 +161,27 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
     for (let j = 0; j < head; j++) dst[d + bb - head + j] = src[s + j];
   }
   return dst;
+}
+
+/**
+ * Grouped layout (Q4_0, Q8_0): per row, groups of `groupBlocks` blocks — their quants (the block minus its leading
+ * f16 scale) back to back, then the scales as f16 in order, then zero padding to whole 16 bytes; missing blocks of
+ * the last group stay zero. `dst` is zero-filled, (nRows, dstRowBytes) bytes.
+ */
+function repackGrouped(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlocks: number, nRows: number, dstRowBytes: number): void {
+  const bb = l.blockBytes;
+  const qb = bb - l.headToTail; // quant bytes per block
+  const gBytes = groupWords(l) * 4;
+  for (let r = 0; r < nRows; r++) {
+    for (let b = 0; b < nBlocks; b++) {
+      const s = (r * nBlocks + b) * bb;
+      const g = r * dstRowBytes + Math.floor(b / l.groupBlocks) * gBytes;
+      const j = b % l.groupBlocks;
+      dst.set(src.subarray(s + l.headToTail, s + bb), g + j * qb);
+      dst[g + l.groupBlocks * qb + 2 * j] = src[s]!;
+      dst[g + l.groupBlocks * qb + 2 * j + 1] = src[s + 1]!;
+    }
+  }
 }
 
 /** Converts a 1-D F32/F16/BF16 tensor (norm weights, biases) to f32 for the kernels that read vectors directly. */

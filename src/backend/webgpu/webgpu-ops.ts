@@ -10,6 +10,8 @@ import { GgmlType } from '../../gguf/types.js';
 import type {
   Activation,
   AttentionParams,
+  FusedMatmulOptions,
+  FusedNorm,
   GluActivation,
   KvCacheSpec,
   Ops,
@@ -21,6 +23,8 @@ import type {
 } from '../ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
+import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
+import { BCAST_BLOCK, bcastQuantSource, canFuseGlu, GEMV_BCAST_DEBUG } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -51,6 +55,8 @@ const ATTN_MAX_SPLITS = 32;
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
 const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: 16 } as const;
+/** Largest gemv_bcast workgroup (two rows per invocation); ≥ 4 × 8 so the quarter size still holds a subgroup of 8. */
+const BCAST_WG = 64;
 /** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
 const SOFTWARE_GEMV_MAX_N = 8;
 /** Largest k of topK. */
@@ -243,6 +249,7 @@ export class WebGpuOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
+    if (this.bcast(o, xa, wt, n, bias ?? null, null, false, null)) return; // software adapters: gemv_bcast
     // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
     // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
@@ -261,6 +268,26 @@ export class WebGpuOps implements Ops {
     }
   }
 
+  matmulFused(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean {
+    const o = out as GpuActivation;
+    const xa = x as GpuActivation;
+    const wt = w as GpuWeight;
+    if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
+      throw new LlmError('invalid-request', `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
+    }
+    return this.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null);
+  }
+
+  matmulGlu(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
+    const [o, xa, g, u] = [out as GpuActivation, x as GpuActivation, gate as GpuWeight, up as GpuWeight];
+    const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
+    if (!sameShape || g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
+    if (xa.cols < g.rowLength || o.cols < g.nRows) {
+      throw new LlmError('invalid-request', `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`);
+    }
+    return this.bcast(o, xa, g, n, null, norm, false, { up: u, act });
+  }
+
   rope(x: Activation, n: number, params: RopeParams): void {
     const xa = x as GpuActivation;
     const st = this.requireStep('rope');
@@ -276,6 +303,33 @@ export class WebGpuOps implements Ops {
         .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
       grid(Math.ceil(total / WG_FLAT)),
     );
+  }
+
+  ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
+    const [qa, ka, va] = [q as GpuActivation, k as GpuActivation, v as GpuActivation];
+    const st = this.requireStep('ropeStoreKv');
+    const spec = this.requireKv('ropeStoreKv', layer);
+    const kvCols = spec.nKvHeads * spec.headDim;
+    if (ka.cols !== kvCols || va.cols !== kvCols || qa.cols % params.headDim !== 0 || new Set([qa.buffer, ka.buffer, va.buffer]).size !== 3) return false;
+    if (st.startPos + n > spec.contextLength) {
+      throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
+        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
+      });
+    }
+    const half = params.nRot / 2;
+    const total = n * ((qa.cols + kvCols) / params.headDim) * half + n * kvCols;
+    const y = ropeYarnUniforms(params);
+    const l = this.kv[layer]!;
+    const pipe = this.pipe({ kernel: 'rope_store', wgSize: WG_FLAT });
+    this.rec.dispatch(
+      pipe,
+      [null, qa.buffer, ka.buffer, va.buffer, this.ropeTable(params), l.k, l.v],
+      (p) => p.u(qa.cols).u(kvCols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(n)
+        .u((st.slot * spec.contextLength + st.startPos) * kvCols)
+        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
+      grid(Math.ceil(total / WG_FLAT)),
+    );
+    return true;
   }
 
   storeKv(layer: number, k: Activation, v: Activation, n: number): void {
@@ -304,6 +358,7 @@ export class WebGpuOps implements Ops {
       throw new LlmError('invalid-request', `attention: unsupported geometry (headDim ${headDim} ≤ ${4 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`);
     }
     const kvCols = nKvHeads * headDim;
+    const l = this.kv[layer]!;
     const kvLen = st.startPos + n;
     const rowFloats = nHeads * (headDim + 2);
     const needFloats = Math.max(qa.maxRows, ATTN_MAX_SPLITS) * rowFloats;
@@ -312,9 +367,32 @@ export class WebGpuOps implements Ops {
       this.partial = this.buffer('attention-partial', needFloats * 4, 0);
       this.partialFloats = needFloats;
     }
-    const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), Math.floor(this.partialFloats / (n * rowFloats)), ATTN_MAX_SPLITS));
+    const maxSplits = Math.max(1, Math.min(Math.floor(this.partialFloats / (n * rowFloats)), ATTN_MAX_SPLITS));
+    // Prefill (n ≥ 2): the tiled causal kernel, K/V tiles shared by a workgroup's tokens and GQA heads; split-K on
+    // GPUs when it alone would leave the device idle (a few tokens after a long prefix).
+    const group = nHeads / nKvHeads;
+    const tiles = n >= 2 ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
+    if (tiles) {
+      const groups = prefillAttentionGrid(tiles, n, nHeads, nKvHeads);
+      const splits = this.ctx.isSoftware ? 1 : prefillAttentionSplits(groups[0] * groups[1], kvLen, tiles.keys, maxSplits);
+      const pipe = this.pipe({
+        kernel: 'attention_prefill',
+        wgSize: PREFILL_ATTN_WG_SIZE,
+        constants: { HD: tiles.headDim, ROWS: tiles.rows, KEYS: tiles.keys },
+        tag: `hd${tiles.headDim}.r${tiles.rows}.k${tiles.keys}`,
+      });
+      this.rec.dispatch(
+        pipe,
+        [null, qa.buffer, l.k, l.v, o.buffer, this.partial],
+        (p) => p.u(n).u(group).u(qa.cols).u(kvCols).u(st.slot * spec.contextLength * kvCols).u(st.startPos)
+          .u(params.slidingWindow).f(params.scale).f(params.softcap).u(splits).u(Math.ceil(kvLen / splits)).u(splits === 1 ? 1 : 0),
+        [groups[0], groups[1], splits],
+      );
+      this.combineAttention(o, nHeads, headDim, splits, n);
+      return;
+    }
+    const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), maxSplits));
     const splitLen = Math.ceil(kvLen / nSplits);
-    const l = this.kv[layer]!;
     const attn = this.pipe({ kernel: 'attention', wgSize: WG_ROW });
     this.rec.dispatch(
       attn,
@@ -323,10 +401,14 @@ export class WebGpuOps implements Ops {
         .u(params.slidingWindow).u(nSplits).u(splitLen).u(nSplits === 1 ? 1 : 0).f(params.scale).f(params.softcap),
       [nSplits, nHeads, n],
     );
-    if (nSplits > 1) {
-      const combine = this.pipe({ kernel: 'attention_combine', wgSize: WG_ROW });
-      this.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [nHeads, n, 1]);
-    }
+    this.combineAttention(o, nHeads, headDim, nSplits, n);
+  }
+
+  /** Merges the split-K partial rows of attention into `o` (nothing to do for one split). */
+  private combineAttention(o: GpuActivation, nHeads: number, headDim: number, nSplits: number, n: number): void {
+    if (nSplits === 1) return;
+    const combine = this.pipe({ kernel: 'attention_combine', wgSize: WG_ROW });
+    this.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [nHeads, n, 1]);
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
@@ -438,6 +520,42 @@ export class WebGpuOps implements Ops {
 
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
+  }
+
+  /**
+   * Records out (+)= norm(x)·Wᵀ (+ bias) — or act(norm(x)·Wᵀ)·(norm(x)·upᵀ) with `glu` — through gemv_bcast, the
+   * software-adapter decode kernel (subgroups, K a multiple of 32, n ≤ SOFTWARE_GEMV_MAX_N). Returns false, having
+   * recorded nothing, where it does not apply (GPUs keep their kernels).
+   */
+  private bcast(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: Weight | null, norm: FusedNorm | null, accumulate: boolean, glu: { up: GpuWeight; act: GluActivation } | null): boolean {
+    const k = wt.rowLength;
+    if (!this.ctx.isSoftware || !this.ctx.isSubgroups || n > SOFTWARE_GEMV_MAX_N || wt.vector || k % BCAST_BLOCK !== 0 || xa.cols % 4 !== 0) return false;
+    const nw = norm ? (norm.weight as GpuWeight) : null;
+    if (nw && (nw.rowLength !== k || xa.cols !== k)) return false;
+    const isGelu = glu?.act === 'gelu';
+    const direct = GEMV_BCAST_DEBUG.forceDirect;
+    const tag = [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : ''].filter((t) => t).join('_') || undefined;
+    // Smaller workgroups for short matrices, so that even K/V projections (128 rows) spread over the CPU's threads.
+    const wgSize = wt.nRows >= 2048 ? BCAST_WG : wt.nRows >= 256 ? BCAST_WG / 2 : BCAST_WG / 4;
+    const pipe = this.pipes.get({
+      kernel: 'gemv_bcast',
+      quant: bcastQuantSource(wt.layout, glu !== null),
+      wgSize,
+      constants: { HAS_NORM: norm !== null, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: isGelu, FORCE_DIRECT: direct },
+      tag,
+    });
+    const vec = (v: Weight | null): GPUBuffer => (v ? (v as GpuWeight).vector ?? (v as GpuWeight).parts[0]!.buffer : this.dummy);
+    const eps = norm?.eps ?? 0;
+    for (const part of wt.parts) {
+      const upBuffer = glu ? glu.up.parts[0]!.buffer : this.dummy;
+      this.rec.dispatch(
+        pipe,
+        [null, part.buffer, xa.buffer, o.buffer, vec(bias), vec(nw), upBuffer, part.buffer, upBuffer], // weights, up: u32 and vec4 views
+        (p) => p.u(k).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).f(eps),
+        grid(Math.ceil(part.nRows / (2 * wgSize)), n), // two rows per invocation
+      );
+    }
+    return true;
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */

@@ -5,10 +5,10 @@
  */
 
 import { createWasmOps } from '../../../src/backend/wasm/index.js';
-import { createWebGpuOps } from '../../../src/backend/webgpu/index.js';
 import { BlobByteSource } from '../../../src/io/blob-source.js';
 import { median, round, type RunResult, type Workload } from '../bench-types.js';
 import { measureModel, wasmHeapBytes, type MeasureEnv } from '../measure-model.js';
+import { createTimedWebGpuOps } from '../webgpu-timed-ops.js';
 
 /** What the Node side passes to each function. */
 export interface PageSpec {
@@ -18,6 +18,9 @@ export interface PageSpec {
   readonly wasmBaseUrl: string;
   readonly wllamaUrl: string;
   readonly profileSteps?: number;
+  readonly profilePrefill?: boolean;
+  /** WebGPU: breakdown from encode time even where timestamps are offered. */
+  readonly noGpuTimestamps?: boolean;
 }
 
 let cachedBlob: { url: string; blob: Blob } | null = null;
@@ -46,10 +49,7 @@ async function ours(spec: PageSpec, backend: 'wasm' | 'webgpu'): Promise<RunResu
     modelName: spec.modelUrl,
     openSource: async () => new BlobByteSource(blob, 'model.gguf'),
     createOps: async (notes) => {
-      if (backend === 'webgpu') {
-        const ops = await createWebGpuOps();
-        return { ops, runtime: 'webgguf-webgpu', heapBytes: () => null };
-      }
+      if (backend === 'webgpu') return createTimedWebGpuOps(spec.noGpuTimestamps ? { noTimestamps: true } : {}, notes);
       if (!crossOriginIsolated && spec.threads > 1) notes.push('page not cross-origin isolated: 1 thread');
       const ops = await createWasmOps({ threads: spec.threads, wasmBaseUrl: spec.wasmBaseUrl });
       return { ops, runtime: 'webgguf-wasm', heapBytes: () => wasmHeapBytes(ops) };
@@ -57,6 +57,7 @@ async function ours(spec: PageSpec, backend: 'wasm' | 'webgpu'): Promise<RunResu
     threads: spec.threads,
     workload: spec.workload,
     ...(spec.profileSteps !== undefined ? { profileSteps: spec.profileSteps } : {}),
+    ...(spec.profilePrefill !== undefined ? { profilePrefill: spec.profilePrefill } : {}),
     env: PAGE_ENV,
   });
 }

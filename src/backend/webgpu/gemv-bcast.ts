@@ -1,0 +1,47 @@
+/**
+ * Sources of the software-adapter decode kernel `gemv_bcast` (shaders/kernels/gemv_bcast.wgsl): the weight type's
+ * quant snippet plus its `dot32` block product (a fast per-type form for Q4_0 and Q8_0, else the generic one over
+ * load4) and, for the fused gate/up/GLU variant, a second `dot32_up` reading the `up_w` binding.
+ */
+
+import { GgmlType } from '../../gguf/types.js';
+import dot32GenericWgsl from '../../../shaders/quant/dot32.wgsl?raw';
+import q4_0Dot32Wgsl from '../../../shaders/quant/q4_0_dot32.wgsl?raw';
+import q8_0Dot32Wgsl from '../../../shaders/quant/q8_0_dot32.wgsl?raw';
+import type { GpuQuantLayout } from './upload.js';
+
+/** Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`. */
+const FAST_DOT32: ReadonlyMap<GgmlType, string> = new Map([
+  [GgmlType.Q4_0, q4_0Dot32Wgsl],
+  [GgmlType.Q8_0, q8_0Dot32Wgsl],
+]);
+
+/** Stub of dot32_up for the variants without IS_GLU (the kernel references it under an override). */
+const DOT32_UP_STUB =
+  'fn dot32_up(base: u32, b: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, x4: vec4<f32>, ' +
+  'x5: vec4<f32>, x6: vec4<f32>, x7: vec4<f32>, sx: f32) -> f32 { return 0.0; }';
+
+/**
+ * Test hook: `forceDirect` makes new gemv_bcast pipelines load x per lane, the path of subgroups smaller than 8
+ * (SwiftShader's 4), which lavapipe (8) never takes otherwise.
+ */
+export const GEMV_BCAST_DEBUG = { forceDirect: false };
+
+/** Elements per `dot32` step: rows must be a whole number of them. */
+export const BCAST_BLOCK = 32;
+
+/** True when `gemv_bcast` can fuse gate and up of this type into one pass (needs a fast dot32). */
+export function canFuseGlu(layout: GpuQuantLayout): boolean {
+  return FAST_DOT32.has(layout.type);
+}
+
+/**
+ * The quant source (`name` for the pipeline key, `wgsl` to compose) of gemv_bcast for `layout`; with `glu`, also
+ * the `dot32_up` over the up-projection binding (only for types where `canFuseGlu`).
+ */
+export function bcastQuantSource(layout: GpuQuantLayout, glu: boolean): { readonly name: string; readonly wgsl: string } {
+  const fast = FAST_DOT32.get(layout.type);
+  const dot = fast ?? dot32GenericWgsl;
+  const up = glu && fast ? fast.replaceAll('weights4[', 'up_w4[').replaceAll('weights[', 'up_w[').replace('fn dot32(', 'fn dot32_up(') : DOT32_UP_STUB;
+  return { name: layout.name, wgsl: [layout.wgsl, dot, up].join('\n') };
+}
