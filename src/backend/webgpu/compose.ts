@@ -7,6 +7,7 @@
 import bitsWgsl from '../../../shaders/common/bits.wgsl?raw';
 import reduceSharedWgsl from '../../../shaders/common/reduce_shared.wgsl?raw';
 import reduceSubgroupWgsl from '../../../shaders/common/reduce_subgroup.wgsl?raw';
+import ropeMathWgsl from '../../../shaders/common/rope_math.wgsl?raw';
 import addWgsl from '../../../shaders/kernels/add.wgsl?raw';
 import argmaxWgsl from '../../../shaders/kernels/argmax.wgsl?raw';
 import attentionCombineWgsl from '../../../shaders/kernels/attention_combine.wgsl?raw';
@@ -78,6 +79,12 @@ export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = {
   topk_merge: topkMergeWgsl,
 };
 
+/** Common snippets a kernel needs besides the reductions (composed before the kernel's own source). */
+const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
+  rope: ropeMathWgsl,
+  rope_store: ropeMathWgsl,
+};
+
 /** Storage element type of the KV cache and of gemm's tiles: f16 needs the `shader-f16` feature. */
 export type ElementType = 'f16' | 'f32';
 
@@ -100,6 +107,8 @@ export function composeShader(input: ComposeInput): string {
   const prelude = lines.join('\n');
   const parts = [prelude, input.subgroups ? reduceSubgroupWgsl : reduceSharedWgsl];
   if (input.quantWgsl !== undefined) parts.push(bitsWgsl, input.quantWgsl);
+  const snippet = KERNEL_SNIPPETS[input.kernel];
+  if (snippet !== undefined) parts.push(snippet);
   parts.push(KERNEL_SOURCES[input.kernel]);
   return parts.join('\n');
 }
