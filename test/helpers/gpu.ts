@@ -6,6 +6,8 @@
 
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
+import type { GgmlType } from '../../src/gguf/types.js';
+import { getQuantType } from '../../src/quant/index.js';
 
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 
@@ -100,4 +102,16 @@ export function collectGpuErrors(): string[] {
     original(...args);
   };
   return errors;
+}
+
+/** A weight of `type` with `nRows` rows of `k` from seeded randoms: its GGUF bytes and the dequantized values. */
+export function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
+  const qt = getQuantType(type);
+  const src = randoms(k * nRows, seed); // (nRows, k)
+  const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);
+  if (!qt.quantizeRow) throw new Error(`no reference quantizer for ${qt.name}`);
+  qt.quantizeRow(src, bytes);
+  const values = new Float32Array(k * nRows); // (nRows, k)
+  qt.dequantizeRow(bytes, values, values.length);
+  return { bytes, values };
 }

@@ -16,18 +16,7 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { runConformanceSuite } from '../helpers/conformance-suite.js';
-import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, nmseOf as nmse, randoms, relMaxAbs } from '../helpers/gpu.js';
-
-/** A weight of `type` with `nRows` rows of `k`: its GGUF bytes and the dequantized values. */
-function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
-  const qt = getQuantType(type);
-  const src = randoms(k * nRows, seed); // (nRows, k)
-  const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);
-  qt.quantizeRow!(src, bytes);
-  const values = new Float32Array(k * nRows); // (nRows, k)
-  qt.dequantizeRow(bytes, values, values.length);
-  return { bytes, values };
-}
+import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, makeWeight, nmseOf as nmse, randoms, relMaxAbs } from '../helpers/gpu.js';
 
 /** rmsNorm(x)·w per row in f64 (x [n, k], w [k]). */
 function normRef(x: Float32Array, w: Float32Array, k: number, n: number, eps: number): Float64Array {

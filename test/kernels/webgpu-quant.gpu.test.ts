@@ -12,18 +12,7 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GPU_QUANT_LAYOUTS } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
-import { collectGpuErrors, destroyTestGpu, getTestGpu, GPU_VARIANTS, nmseOf as nmse, randoms } from '../helpers/gpu.js';
-
-/** A weight of `type` with `nRows` rows of `k`: its GGUF bytes and the reference dequantized values. */
-function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
-  const qt = getQuantType(type);
-  const src = randoms(k * nRows, seed); // (nRows, k)
-  const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);
-  qt.quantizeRow!(src, bytes);
-  const values = new Float32Array(k * nRows); // (nRows, k)
-  qt.dequantizeRow(bytes, values, values.length);
-  return { bytes, values };
-}
+import { collectGpuErrors, destroyTestGpu, getTestGpu, GPU_VARIANTS, makeWeight, nmseOf as nmse, randoms } from '../helpers/gpu.js';
 
 /** out[t, r] = Σ_k w[r, k]·x[t, k] in f64. */
 function matmulRef(w: Float32Array, x: Float32Array, k: number, nRows: number, n: number, bias?: Float32Array): Float64Array {
