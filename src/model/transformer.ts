@@ -5,7 +5,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, AttentionParams, FusedNorm, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
+import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import type { LogitsWanted, Transformer } from './model.js';
@@ -57,6 +57,22 @@ export interface TransformerOptions {
 const MAX_LOGIT_VALUES = 1 << 24;
 
 /** Per-layer parameters of rope and attention, fixed at load. */
+/** A normed projection's fused-op options (the attention sub-block's q, k, v). */
+interface ProjectionFusion extends FusedMatmulOptions {
+  readonly bias: Weight | null;
+  readonly norm: FusedNorm;
+}
+
+/** One layer's fused-op options, built once with the model. */
+interface LayerFusion {
+  readonly ffnNorm: FusedNorm;
+  readonly q: ProjectionFusion;
+  readonly k: ProjectionFusion;
+  readonly v: ProjectionFusion;
+  readonly wo: FusedMatmulOptions;
+  readonly down: FusedMatmulOptions;
+}
+
 interface LayerPlan {
   readonly rope: RopeParams;
   readonly attention: AttentionParams;
@@ -85,6 +101,9 @@ export class TransformerModel implements Transformer {
   readonly nSlots: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
+  /** Options of the fused ops per layer and for the output, built once (the decode loop allocates nothing). */
+  private readonly fused: readonly LayerFusion[];
+  private readonly outputFused: FusedMatmulOptions;
   /** Rows of `buffers.logits` one step may fill. */
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
@@ -126,6 +145,18 @@ export class TransformerModel implements Transformer {
       headDim: c.headDim,
     });
     this.plans = Array.from({ length: c.nLayers }, (_, il) => planLayer(c, weights.ropeFreqFactors, il));
+    this.fused = weights.layers.map((lw) => {
+      const attnNorm = { weight: lw.attnNorm, eps: c.normEps };
+      return {
+        ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+        q: { bias: lw.bq, norm: attnNorm },
+        k: { bias: lw.bk, norm: attnNorm },
+        v: { bias: lw.bv, norm: attnNorm },
+        wo: { bias: lw.bo, accumulate: true },
+        down: { accumulate: true },
+      };
+    });
+    this.outputFused = { bias: weights.outputBias, norm: { weight: weights.outputNorm, eps: c.normEps } };
   }
 
   async eval(
@@ -190,10 +221,10 @@ export class TransformerModel implements Transformer {
       const lw = w.layers[il];
       const plan = this.plans[il];
       // Attention sub-block. Backends with fused kernels fold the norm into each projection (x stays as is).
-      const attnNorm = { weight: lw.attnNorm, eps: c.normEps };
-      let isNormed = this.normMatmul(b.q, lw.wq, lw.bq, attnNorm, n, false); // q [n, nHeads·headDim]
-      isNormed = this.normMatmul(b.k, lw.wk, lw.bk, attnNorm, n, isNormed); // k [n, nKvHeads·headDim]
-      this.normMatmul(b.v, lw.wv, lw.bv, attnNorm, n, isNormed); // v [n, nKvHeads·headDim]
+      const fu = this.fused[il];
+      let isNormed = this.normMatmul(b.q, lw.wq, fu.q, n, false); // q [n, nHeads·headDim]
+      isNormed = this.normMatmul(b.k, lw.wk, fu.k, n, isNormed); // k [n, nKvHeads·headDim]
+      this.normMatmul(b.v, lw.wv, fu.v, n, isNormed); // v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(b.q, b.q, lw.qNorm, c.normEps, n, c.headDim); // per head
       if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, c.headDim);
       if (!ops.ropeStoreKv?.(il, b.q, b.k, b.v, n, plan.rope)) {
@@ -202,20 +233,19 @@ export class TransformerModel implements Transformer {
         ops.storeKv(il, b.k, b.v, n); // cache[slot][il][startPos … startPos+n)
       }
       ops.attention(b.att, b.q, il, n, plan.attention); // att [n, nHeads·headDim]
-      if (lw.postAttnNorm || !ops.matmulFused?.(b.x, b.att, lw.wo, n, { bias: lw.bo, accumulate: true })) {
+      if (lw.postAttnNorm || !ops.matmulFused?.(b.x, b.att, lw.wo, n, fu.wo)) {
         ops.matmul(b.xb2, b.att, lw.wo, n, lw.bo); // xb2 [n, nEmbd]
         if (lw.postAttnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postAttnNorm, c.normEps, n);
         ops.add(b.x, b.x, b.xb2, n); // x += attention
       }
       // Feed-forward sub-block (gated).
-      const ffnNorm = { weight: lw.ffnNorm, eps: c.normEps };
-      if (!ops.matmulGlu?.(b.hidden, b.x, lw.gate, lw.up, n, c.activation, ffnNorm)) {
+      if (!ops.matmulGlu?.(b.hidden, b.x, lw.gate, lw.up, n, c.activation, fu.ffnNorm)) {
         ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
         ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
         ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
         ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
       }
-      if (lw.postFfnNorm || !ops.matmulFused?.(b.x, b.hidden, lw.down, n, { accumulate: true })) {
+      if (lw.postFfnNorm || !ops.matmulFused?.(b.x, b.hidden, lw.down, n, fu.down)) {
         ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
         if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
         ops.add(b.x, b.x, b.xb2, n); // x += ffn
@@ -227,8 +257,7 @@ export class TransformerModel implements Transformer {
       const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
       if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
-      const outNorm = { weight: w.outputNorm, eps: c.normEps };
-      if (!ops.matmulFused?.(b.logits, src, w.output, rows, { bias: w.outputBias, norm: outNorm })) {
+      if (!ops.matmulFused?.(b.logits, src, w.output, rows, this.outputFused)) {
         ops.rmsNorm(src, src, w.outputNorm, c.normEps, rows);
         ops.matmul(b.logits, src, w.output, rows, w.outputBias);
       }
@@ -241,11 +270,11 @@ export class TransformerModel implements Transformer {
    * out = rmsNorm(x)·wᵀ (+ bias) for a projection of the attention sub-block: fused when the backend can, else
    * through xb, normalised once (`isNormed` says it already is). Returns whether xb now holds the normalised x.
    */
-  private normMatmul(out: Activation, w: Weight, bias: Weight | null, norm: FusedNorm, n: number, isNormed: boolean): boolean {
+  private normMatmul(out: Activation, w: Weight, options: ProjectionFusion, n: number, isNormed: boolean): boolean {
     const { ops, buffers: b } = this;
-    if (ops.matmulFused?.(out, b.x, w, n, { bias, norm })) return isNormed;
-    if (!isNormed) ops.rmsNorm(b.xb, b.x, norm.weight, norm.eps, n); // xb [n, nEmbd]
-    ops.matmul(out, b.xb, w, n, bias);
+    if (ops.matmulFused?.(out, b.x, w, n, options)) return isNormed;
+    if (!isNormed) ops.rmsNorm(b.xb, b.x, options.norm.weight, options.norm.eps, n); // xb [n, nEmbd]
+    ops.matmul(out, b.xb, w, n, options.bias);
     return true;
   }
 
