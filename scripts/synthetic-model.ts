@@ -15,6 +15,7 @@ import { GgmlType, GgufValueType, type GgufFile, type GgufValue, type GgufValueT
 import { writeGgufChunks, type GgufWriteTensor } from '../src/gguf/write.js';
 import { MemoryByteSource } from '../src/io/byte-source.js';
 import { getQuantType, tensorByteLength } from '../src/quant/index.js';
+import { mulberry32 as uniform } from './deterministic-random.mjs';
 import {
   FILE_TYPE, llama3RopeFreqs, NAMED_SHAPES, planTensors, SYNTHETIC_ARCHES, TEMPLATE_FILE, tensorType,
   type ModelShape, type SyntheticArch, type TensorPlan,
@@ -76,17 +77,6 @@ function hashSeed(seed: number, name: string): number {
   return h;
 }
 
-/** mulberry32 uniform [0, 1). */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Fills `out` with N(mean, std²) samples (Box–Muller, two per draw). */
 function fillGaussian(out: Float32Array, rnd: () => number, mean: number, std: number): void {

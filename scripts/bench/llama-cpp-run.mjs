@@ -7,24 +7,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promptTokenIds as promptTokens } from '../deterministic-random.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const oracle = path.resolve(here, '..', 'oracle', 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
 
-/** Same xorshift as test/bench/bench-types.ts promptTokens (must stay identical). */
-function promptTokens(n, seed, lo, hi) {
-  const out = [];
-  let s = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    out.push(lo + (s % (hi - lo)));
-  }
-  return out;
-}
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const median = (xs) => {

@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadGgmlBase } from './ggml-lib.mjs';
+import { mulberry32 } from '../deterministic-random.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = resolve(process.argv[2] ?? resolve(here, '../../test/unit/quant/vectors'));
@@ -17,16 +18,7 @@ mkdirSync(outDir, { recursive: true });
 const ggml = loadGgmlBase();
 
 // --- deterministic randomness (mulberry32) -------------------------------------------------------------------------
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 const gauss = (r) => Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
 
 // --- f16 helpers for building sane block scales ------------------------------------------------------------------------

@@ -4,6 +4,8 @@
  * last line of its stdout, so the orchestrator can run each case in its own process.
  */
 
+import { promptTokenIds } from '../../scripts/deterministic-random.mjs';
+
 /** Which runtime produced a figure. */
 export type RuntimeId = 'webgguf-wasm' | 'webgguf-webgpu' | 'webgguf-cpu' | 'llama.cpp-cpu' | 'llama.cpp-vulkan' | 'llama.cpp-cuda' | 'wllama';
 
@@ -141,19 +143,9 @@ export function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.round((p / 100) * (s.length - 1))))];
 }
 
-/** Deterministic prompt token ids in [lo, hi): the same for every runtime given the same seed. */
+/** Deterministic prompt token ids in [lo, hi): the same for every runtime given the same seed (llama-cpp-run.mjs too). */
 export function promptTokens(n: number, seed: number, lo: number, hi: number): Int32Array {
-  const out = new Int32Array(n);
-  let s = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    out[i] = lo + (s % (hi - lo));
-  }
-  return out;
+  return Int32Array.from(promptTokenIds(n, seed, lo, hi));
 }
 
 /** Rounds to `d` decimals. */

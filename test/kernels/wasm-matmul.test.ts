@@ -14,6 +14,7 @@ import type { Ops } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType, QUANT_TYPES } from '../../src/quant/index.js';
+import { mulberry32 } from '../helpers/mulberry32.js';
 
 // Node 20 hides relaxed SIMD behind a V8 flag; enabling it here (this test process only) lets the relaxed build run.
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -28,14 +29,8 @@ const CONFIGS: { variant: WasmVariant; threads: number }[] = [
 
 /** Deterministic uniform [-1, 1) generator (mulberry32). */
 function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const next = mulberry32(seed);
+  return () => next() * 2 - 1;
 }
 
 function randomF32(n: number, rand: () => number, scale = 1): Float32Array {
