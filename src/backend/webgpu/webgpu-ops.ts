@@ -279,7 +279,10 @@ export class WebGpuOps implements Ops {
   }
 
   matmulGlu(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
-    const [o, xa, g, u] = [out as GpuActivation, x as GpuActivation, gate as GpuWeight, up as GpuWeight];
+    const o = out as GpuActivation;
+    const xa = x as GpuActivation;
+    const g = gate as GpuWeight;
+    const u = up as GpuWeight;
     const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
     if (!sameShape || g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
     if (xa.cols < g.rowLength || o.cols < g.nRows) {
@@ -306,11 +309,14 @@ export class WebGpuOps implements Ops {
   }
 
   ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
-    const [qa, ka, va] = [q as GpuActivation, k as GpuActivation, v as GpuActivation];
+    const qa = q as GpuActivation;
+    const ka = k as GpuActivation;
+    const va = v as GpuActivation;
     const st = this.requireStep('ropeStoreKv');
     const spec = this.requireKv('ropeStoreKv', layer);
     const kvCols = spec.nKvHeads * spec.headDim;
-    if (ka.cols !== kvCols || va.cols !== kvCols || qa.cols % params.headDim !== 0 || new Set([qa.buffer, ka.buffer, va.buffer]).size !== 3) return false;
+    if (ka.cols !== kvCols || va.cols !== kvCols || qa.cols % params.headDim !== 0) return false;
+    if (qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false; // distinct buffers
     if (st.startPos + n > spec.contextLength) {
       throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
         details: { startPos: st.startPos, n, contextLength: spec.contextLength },
