@@ -9,6 +9,9 @@
  * random, 128 cached positions) op by op, to show where a token's time goes.
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case]
  *   [--decode [--steps=24] [--baseline=DIR]] [--only=Q4_0,Q8_0] [--variant=relaxed-simd] [--threads=1] [--no-prefill]
+ *   [--stream]
+ * `--stream` cycles through copies of each matrix (≥ 256 MiB in all) so its weights come from memory, not cache:
+ * the difference from the plain run is what streaming costs the kernel.
  * `--baseline=DIR` runs the decode simulation on the builds in DIR too (e.g. `git show HEAD:wasm/build/…` copies),
  * steps interleaved with the current build's, for a before/after under the same load.
  */
@@ -21,12 +24,14 @@ import type { Ops, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 
-/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, its whole Q8_0 output matrix, K-quants (k % 256 == 0). */
+/** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, its whole Q8_0 output matrix, Llama-3.2-1B's FFN, K-quants. */
 const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 896, 896],
   [GgmlType.Q4_0, 4864, 896],
   [GgmlType.Q4_0, 896, 4864],
   [GgmlType.Q8_0, 151936, 896],
+  [GgmlType.Q4_0, 8192, 2048], // Llama-3.2-1B's gate/up and down: rows of 1152 and 4608 bytes
+  [GgmlType.Q4_0, 2048, 8192],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],
 ];
@@ -64,8 +69,16 @@ function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
 }
 
 /** Median and best wall seconds and median process CPU seconds of one matmul of `rows`×`k`. */
-async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1): Promise<{ median: number; best: number; cpu: number }> {
-  const w = await ops.uploadWeight({ name: `w${rows}x${k}`, type, shape: [k, rows] }, randomBlocks(type, rows, k));
+async function timeMatmul(
+  ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1, streamBytes = 0,
+): Promise<{ median: number; best: number; cpu: number }> {
+  // With streamBytes, enough copies of the matrix that cycling through them reads weights from memory, as decode does.
+  const blocks = randomBlocks(type, rows, k);
+  const copies = Math.max(1, Math.ceil(streamBytes / blocks.length));
+  const ws: Weight[] = [];
+  for (let c = 0; c < copies; c++) ws.push(await ops.uploadWeight({ name: `w${rows}x${k}#${c}`, type, shape: [k, rows] }, blocks));
+  let next = 0;
+  const w = (): Weight => ws[next++ % copies];
   const xTable = new Float32Array(k * n).map((_, i) => Math.sin(i));
   const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, n] }, new Uint8Array(xTable.buffer));
   const x = ops.createActivation('x', n, k);
@@ -75,12 +88,12 @@ async function timeMatmul(ops: Ops, type: GgmlType, rows: number, k: number, bud
   const samples: number[] = [];
   const cpu: number[] = [];
   const end = performance.now() + budgetMs;
-  for (let i = 0; i < 5; i++) ops.matmul(out, x, w, n); // warm-up
+  for (let i = 0; i < 5; i++) ops.matmul(out, x, w(), n); // warm-up
   while (performance.now() < end || samples.length < 5) {
     const reps = 10;
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    for (let i = 0; i < reps; i++) ops.matmul(out, x, w, n);
+    for (let i = 0; i < reps; i++) ops.matmul(out, x, w(), n);
     samples.push((performance.now() - t0) / reps / 1000);
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / reps / 1e6);
@@ -204,6 +217,7 @@ function listOption(args: string[], name: string): string[] | null {
 export async function main(args: string[] = []): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
   const budgetMs = Number(args.find((a) => /^\d+$/.test(a)) ?? 400);
+  const stream = args.includes('--stream');
   const f = detectWasmFeatures();
   const only = listOption(args, 'only');
   const threadList = (listOption(args, 'threads') ?? ['1', '2']).map(Number).filter((t) => t === 1 || f.threads);
@@ -217,7 +231,7 @@ export async function main(args: string[] = []): Promise<number> {
       const ops = await createWasmOps({ variant, threads });
       for (const [type, rows, k] of cases) {
         if (variant === 'scalar' && rows * k > 1 << 26) continue; // the 145 MB output matrix would take seconds
-        const { median, best, cpu } = await timeMatmul(ops, type, rows, k, budgetMs);
+        const { median, best, cpu } = await timeMatmul(ops, type, rows, k, budgetMs, 1, stream ? 256 * 2 ** 20 : 0);
         const bytes = matrixBytes(type, rows, k);
         console.log(
           `${ops.description.padEnd(28)} ${GgmlType[type]} ${String(rows).padStart(6)}×${String(k).padEnd(4)} ` +

@@ -28,7 +28,7 @@ interface Kernels {
 
 /** [type, export, byte offsets of the f16 scales in a block, block counts to test]. */
 const TYPES: [GgmlType, string, number[], number[]][] = [
-  [GgmlType.Q4_0, 'gemv_q4_0', [0], [1, 3, 7, 28]],
+  [GgmlType.Q4_0, 'gemv_q4_0', [0], [1, 3, 7, 28, 37, 38]], // over 32 blocks (1024 elements): one row at a time
   [GgmlType.Q8_0, 'gemv_q8_0', [0], [1, 3, 7, 28]],
   [GgmlType.Q4_K, 'gemv_q4_k', [0, 2], [1, 3]],
   [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],

@@ -179,9 +179,12 @@ for (const config of CONFIGS) {
       }
     });
 
-    it('attention over a long context (large enough to be split across threads by head)', async () => {
+    it.each([
+      [8, 2, 64, 150],
+      [6, 3, 80, 37], // head width not a multiple of 32: 32-column passes, then 4-column ones
+      [4, 4, 6, 23], // not a multiple of 4: the scalar dot and V-sum paths
+    ])('attention over a long context: %i heads, %i KV heads × %i, %i positions (split across threads by head)', async (nHeads, nKvHeads, headDim, prompt) => {
       const rand = rng(6);
-      const [nHeads, nKvHeads, headDim, prompt] = [8, 2, 64, 150];
       const qp = randomF32(prompt * nHeads * headDim, rand);
       const kp = randomF32(prompt * nKvHeads * headDim, rand);
       const vp = randomF32(prompt * nKvHeads * headDim, rand);

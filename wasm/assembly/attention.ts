@@ -5,9 +5,12 @@
  *   q, out  f32 [n, nHeads·headDim]          k, v  f32 [contextLength, nKvHeads·headDim]
  *   scores  f32 [nHeads, startPos + n] scratch (one row per head, so threads splitting heads never share one)
  * Row i sits at position startPos + i and sees positions max(0, pos − window + 1) … pos (window 0 = all).
+ * SIMD builds (headDim a multiple of 4): scores four positions at a time (one q load feeds four K rows, one
+ * transpose-add instead of four horizontal sums), exp four at a time, and the weighted V sum with its output kept in
+ * registers, 32 columns per pass over the positions (no load/store of the output row per position).
  */
-import { expf, tanhf } from './fast-math';
-import { fmaF32x4, hsumF32x4 } from './simd-dot';
+import { expf, expf4, tanhf } from './fast-math';
+import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
 
 // @ts-ignore: decorator
 @inline function dotF32(a: usize, b: usize, len: i32): f32 {
@@ -26,20 +29,129 @@ import { fmaF32x4, hsumF32x4 } from './simd-dot';
   return sum;
 }
 
-/** out[0 … len) += p · v[0 … len). */
+/** [q·k(t), q·k(t+1), q·k(t+2), q·k(t+3)] for K rows at kp, kp + stride, …; len a multiple of 4. */
 // @ts-ignore: decorator
-@inline function axpyF32(out: usize, v: usize, p: f32, len: i32): void {
-  let i = 0;
-  if (ASC_FEATURE_SIMD) {
-    const ps = f32x4.splat(p);
-    for (; i + 4 <= len; i += 4) {
-      const o = out + (<usize>i << 2);
-      v128.store(o, fmaF32x4(v128.load(o), ps, v128.load(v + (<usize>i << 2))));
+@inline function dot4RowsF32(qp: usize, kp: usize, stride: usize, len: i32): v128 {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  const k1 = kp + stride;
+  const k2 = k1 + stride;
+  const k3 = k2 + stride;
+  for (let i = 0; i < len; i += 4) {
+    const o = <usize>i << 2;
+    const qv = v128.load(qp + o);
+    a0 = fmaF32x4(a0, qv, v128.load(kp + o));
+    a1 = fmaF32x4(a1, qv, v128.load(k1 + o));
+    a2 = fmaF32x4(a2, qv, v128.load(k2 + o));
+    a3 = fmaF32x4(a3, qv, v128.load(k3 + o));
+  }
+  return hsum4F32(a0, a1, a2, a3);
+}
+
+/**
+ * Scores of one query row against K rows first … last (stored at sc + 4·t, already × scale and soft-capped);
+ * returns their maximum.
+ */
+// @ts-ignore: decorator
+@inline function scoreRows(sc: usize, qp: usize, kBase: usize, kStride: usize, first: i32, last: i32, headDim: i32, scale: f32, softcap: f32): f32 {
+  let m: f32 = -Infinity;
+  let t = first;
+  if (ASC_FEATURE_SIMD && (headDim & 3) == 0) {
+    const sv = f32x4.splat(scale);
+    let mv = f32x4.splat(-Infinity);
+    for (; t + 4 <= last + 1; t += 4) {
+      const s = f32x4.mul(dot4RowsF32(qp, kBase + <usize>t * kStride, kStride, headDim), sv);
+      v128.store(sc + (<usize>t << 2), s);
+      mv = f32x4.max(mv, s);
+    }
+    m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  }
+  for (; t <= last; t++) {
+    const s = dotF32(qp, kBase + <usize>t * kStride, headDim) * scale;
+    store<f32>(sc + (<usize>t << 2), s);
+    m = max(m, s);
+  }
+  if (softcap > 0) {
+    m = -Infinity;
+    for (t = first; t <= last; t++) {
+      const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
+      store<f32>(sc + (<usize>t << 2), s);
+      m = max(m, s);
     }
   }
-  for (; i < len; i++) {
-    const o = out + (<usize>i << 2);
-    store<f32>(o, load<f32>(o) + p * load<f32>(v + (<usize>i << 2)));
+  return m;
+}
+
+/** sc[t] = e^(sc[t] − m) for first ≤ t ≤ last; returns their sum. */
+// @ts-ignore: decorator
+@inline function expRows(sc: usize, first: i32, last: i32, m: f32): f32 {
+  let sum: f32 = 0;
+  let t = first;
+  if (ASC_FEATURE_SIMD) {
+    const mv = f32x4.splat(m);
+    let acc = f32x4.splat(0);
+    for (; t + 4 <= last + 1; t += 4) {
+      const p = sc + (<usize>t << 2);
+      const e = expf4(f32x4.sub(v128.load(p), mv));
+      v128.store(p, e);
+      acc = f32x4.add(acc, e);
+    }
+    sum = hsumF32x4(acc);
+  }
+  for (; t <= last; t++) {
+    const e = expf(load<f32>(sc + (<usize>t << 2)) - m);
+    store<f32>(sc + (<usize>t << 2), e);
+    sum += e;
+  }
+  return sum;
+}
+
+/** op[0 … headDim) = inv · Σ_t sc[t] · V row t (rows at vBase + t·vStride). */
+// @ts-ignore: decorator
+@inline function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32): void {
+  let c = 0;
+  if (ASC_FEATURE_SIMD) {
+    const iv = f32x4.splat(inv);
+    for (; c + 32 <= headDim; c += 32) {
+      const vc = vBase + (<usize>c << 2);
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+      for (let t = first; t <= last; t++) {
+        const p = v128.load32_splat(sc + (<usize>t << 2));
+        const vr = vc + <usize>t * vStride;
+        a0 = fmaF32x4(a0, p, v128.load(vr));
+        a1 = fmaF32x4(a1, p, v128.load(vr, 16));
+        a2 = fmaF32x4(a2, p, v128.load(vr, 32));
+        a3 = fmaF32x4(a3, p, v128.load(vr, 48));
+        a4 = fmaF32x4(a4, p, v128.load(vr, 64));
+        a5 = fmaF32x4(a5, p, v128.load(vr, 80));
+        a6 = fmaF32x4(a6, p, v128.load(vr, 96));
+        a7 = fmaF32x4(a7, p, v128.load(vr, 112));
+      }
+      const o = op + (<usize>c << 2);
+      v128.store(o, f32x4.mul(a0, iv));
+      v128.store(o, f32x4.mul(a1, iv), 16);
+      v128.store(o, f32x4.mul(a2, iv), 32);
+      v128.store(o, f32x4.mul(a3, iv), 48);
+      v128.store(o, f32x4.mul(a4, iv), 64);
+      v128.store(o, f32x4.mul(a5, iv), 80);
+      v128.store(o, f32x4.mul(a6, iv), 96);
+      v128.store(o, f32x4.mul(a7, iv), 112);
+    }
+    for (; c + 4 <= headDim; c += 4) {
+      const vc = vBase + (<usize>c << 2);
+      let a0 = f32x4.splat(0);
+      for (let t = first; t <= last; t++) a0 = fmaF32x4(a0, v128.load32_splat(sc + (<usize>t << 2)), v128.load(vc + <usize>t * vStride));
+      v128.store(op + (<usize>c << 2), f32x4.mul(a0, iv));
+    }
+  }
+  for (; c < headDim; c++) {
+    const vc = vBase + (<usize>c << 2);
+    let a: f32 = 0;
+    for (let t = first; t <= last; t++) a += load<f32>(sc + (<usize>t << 2)) * load<f32>(vc + <usize>t * vStride);
+    store<f32>(op + (<usize>c << 2), a * inv);
   }
 }
 
@@ -50,7 +162,7 @@ export function attention_f32(
   window: i32, scale: f32, softcap: f32, h0: i32, h1: i32,
 ): void {
   const qCols = nHeads * headDim;
-  const kvCols = nKvHeads * headDim;
+  const kvStride = <usize>(nKvHeads * headDim) << 2;
   const group = nHeads / nKvHeads;
   const ctx = startPos + n;
   for (let i = 0; i < n; i++) {
@@ -59,26 +171,10 @@ export function attention_f32(
     for (let h = h0; h < h1; h++) {
       const sc = scores + (<usize>(h * ctx) << 2);
       const qp = q + (<usize>(i * qCols + h * headDim) << 2);
-      const kvOff = (h / group) * headDim;
-      let m: f32 = -Infinity;
-      for (let t = first; t <= pos; t++) {
-        let s = dotF32(qp, k + (<usize>(t * kvCols + kvOff) << 2), headDim) * scale;
-        if (softcap > 0) s = softcap * tanhf(s / softcap);
-        store<f32>(sc + (<usize>t << 2), s);
-        m = max(m, s);
-      }
-      let sum: f32 = 0;
-      for (let t = first; t <= pos; t++) {
-        const e = expf(load<f32>(sc + (<usize>t << 2)) - m);
-        store<f32>(sc + (<usize>t << 2), e);
-        sum += e;
-      }
-      const op = out + (<usize>(i * qCols + h * headDim) << 2);
-      memory.fill(op, 0, <usize>headDim << 2);
-      const inv: f32 = 1 / sum;
-      for (let t = first; t <= pos; t++) {
-        axpyF32(op, v + (<usize>(t * kvCols + kvOff) << 2), load<f32>(sc + (<usize>t << 2)) * inv, headDim);
-      }
+      const kvOff = <usize>((h / group) * headDim) << 2;
+      const m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
+      const sum = expRows(sc, first, pos, m);
+      weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, first, pos, headDim, <f32>1 / sum);
     }
   }
 }

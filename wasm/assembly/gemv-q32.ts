@@ -11,6 +11,14 @@ import { q8RowBytes } from './q8-activations';
 import { rowPairQ4_0, rowQ8_0 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16 } from './simd-dot';
 
+/**
+ * Longest rows (elements) that single-token Q4_0 matvecs take two at a time. Two rows read side by side are one
+ * memory stream while they are adjacent and short, but two streams when long, and streamed from memory (decode) the
+ * hardware prefetcher then falls behind: 896×4864 ran at 8.0 GB/s in pairs vs 12.9 one row at a time, 8192×2048 at
+ * 7.3 vs 12.7, while 4864×896 pairs stream at 12.9 (`wasm-kernels.bench.ts --stream`).
+ */
+const PAIR_MAX_K = 1024;
+
 // @ts-ignore: decorator
 @inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
   return out + ((<usize>t * <usize>outStride + <usize>r) << 2);
@@ -259,7 +267,7 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
     const xt = x + <usize>t * xrb;
     let r = r0;
     if (ASC_FEATURE_SIMD) {
-      if (kind == 0) {
+      if (kind == 0 && k <= PAIR_MAX_K) {
         for (; r + 2 <= r1; r += 2) {
           const wr = w + <usize>r * rowBytes;
           rowPairQ4_0(wr, wr + rowBytes, xt, nb, k, outPtr(out, t, outStride, r), 4);

@@ -3,7 +3,8 @@
  * dots of several 32-element blocks are added lane-wise into one vector (lane = block) before a single int→float
  * conversion and one fused multiply-add with those blocks' d_w·d_x; f16 scales convert as vectors. V8 schedules every
  * load of a loop body first, so steps are sized to keep the live vectors within x64's 16 registers. Q4_0 takes two
- * rows at once (shared activation loads); Q8_0 uses the relaxed i8·i7 dot through a sign split of the activations.
+ * short rows at once (shared activation loads; see PAIR_MAX_K in gemv-q32.ts); Q8_0 uses the relaxed i8·i7 dot through
+ * a sign split of the activations.
  * SIMD builds only (gemv-q32.ts keeps the scalar path).
  */
 import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsumF32x4, hsumI32x4, loadF16 } from './simd-dot';

@@ -103,6 +103,14 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
   return i32x4.add(i64x2.shuffle(ab, cd, 0, 2), i64x2.shuffle(ab, cd, 1, 3));
 }
 
+/** [Σ lanes of a, Σ b, Σ c, Σ d] for four f32x4 vectors (the same transpose-add as hsum4I32). */
+// @ts-ignore: decorator
+@inline export function hsum4F32(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(i32x4.shuffle(a, b, 0, 4, 1, 5), i32x4.shuffle(a, b, 2, 6, 3, 7));
+  const cd = f32x4.add(i32x4.shuffle(c, d, 0, 4, 1, 5), i32x4.shuffle(c, d, 2, 6, 3, 7));
+  return f32x4.add(i64x2.shuffle(ab, cd, 0, 2), i64x2.shuffle(ab, cd, 1, 3));
+}
+
 /** i32x4 partial sums of w·x over 16 lanes, both signed i8 (Q8_0 weights). */
 // @ts-ignore: decorator
 @inline export function dotI8I8(w: v128, x: v128): v128 {
