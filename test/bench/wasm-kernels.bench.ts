@@ -30,6 +30,7 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 4864, 896],
   [GgmlType.Q4_0, 896, 4864],
   [GgmlType.Q8_0, 151936, 896],
+  [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_0, 8192, 2048], // Llama-3.2-1B's gate/up and down: rows of 1152 and 4608 bytes
   [GgmlType.Q4_0, 2048, 8192],
   [GgmlType.Q4_K, 2048, 2048],
