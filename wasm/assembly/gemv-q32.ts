@@ -8,7 +8,7 @@
  * remaining single tokens (decode) of Q4_0 (SIMD builds) and Q8_0 (relaxed build) use gemv-row-pairs.ts.
  */
 import { q8RowBytes } from './q8-activations';
-import { rowPairQ4_0, rowQ8_0 } from './gemv-row-pairs';
+import { rowPairQ4_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16 } from './simd-dot';
 
 /**
@@ -256,7 +256,17 @@ const PAIR_MAX_K = 1024;
   const xrb = q8RowBytes(k);
   const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   if (ASC_FEATURE_SIMD) {
-    for (let r = r0; r < r1; r++) {
+    let r = r0;
+    if (kind == 0) {
+      // Q4_0: two rows × four tokens per tile (the rows are re-read from cache for every tile, so long rows pair too).
+      for (; r + 2 <= r1; r += 2) {
+        const wr = w + <usize>r * rowBytes;
+        for (let t = 0; t < tiled; t += 4) {
+          tile4PairQ4_0(wr, wr + rowBytes, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
+        }
+      }
+    }
+    for (; r < r1; r++) {
       const wr = w + <usize>r * rowBytes;
       for (let t = 0; t < tiled; t += 4) {
         tile4Q45(wr, x + <usize>t * xrb, xrb, nb, k, kind, outPtr(out, t, outStride, r), <usize>outStride << 2);

@@ -121,3 +121,76 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   }
   return r;
 }
+
+/**
+ * One token's step of tile4PairQ4_0: the four unpacked blocks [A_b, A_b+1, B_b, B_b+1] against that token's
+ * activation blocks b, b + 1 at `xb`; returns acc + d·(Σq·qx·d_x − 8·s) lane-wise (d = the four blocks' scales).
+ */
+// @ts-ignore: decorator
+@inline function stepTokenQ4(
+  acc: v128, la0: v128, ha0: v128, la1: v128, ha1: v128, lb0: v128, hb0: v128, lb1: v128, hb1: v128,
+  xb: usize, xd: usize, xs: usize, d: v128,
+): v128 {
+  const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
+  const p = hsum4I16(dot2U4I8I16(la0, x0, ha0, x1), dot2U4I8I16(la1, x2, ha1, x3), dot2U4I8I16(lb0, x0, hb0, x1), dot2U4I8I16(lb1, x2, hb1, x3));
+  const t = fmaF32x4(f32x4.mul(v128.load64_splat(xs), f32x4.splat(-8)), f32x4.convert_i32x4_s(p), v128.load64_splat(xd));
+  return fmaF32x4(acc, t, d);
+}
+
+/**
+ * Prefill tile: Q4_0 rows `wa`, `wb` (nb blocks each) · four Q8 activation rows (xq, xq + xrb, …) → out[t·osb] (row
+ * A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows once and runs them against every
+ * token as rowPairQ4_0 does against one (one transpose-add, one conversion and two fused multiply-adds per token
+ * and step, the −8 offset folded in per block), instead of the per-token scalar scale work of a one-row tile.
+ */
+// @ts-ignore: decorator
+@inline export function tile4PairQ4_0(wa: usize, wb: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+  const mask = i8x16.splat(0x0f);
+  const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes after them
+  const xs = xd + (<usize>nb << 2);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const pa = wa + <usize>b * 18;
+    const pb = wb + <usize>b * 18;
+    const va0 = v128.load(pa, 2), va1 = v128.load(pa, 20), vb0 = v128.load(pb, 2), vb1 = v128.load(pb, 20);
+    const la0 = v128.and(va0, mask), ha0 = hiNibbles(va0, mask), la1 = v128.and(va1, mask), ha1 = hiNibbles(va1, mask);
+    const lb0 = v128.and(vb0, mask), hb0 = hiNibbles(vb0, mask), lb1 = v128.and(vb1, mask), hb1 = hiNibbles(vb1, mask);
+    const d = scalesQ4Pair(pa, pb);
+    const xo = <usize>b << 5;
+    const so = <usize>b << 2;
+    a0 = stepTokenQ4(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
+    a1 = stepTokenQ4(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, xs + xrb + so, d);
+    a2 = stepTokenQ4(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so, d);
+    a3 = stepTokenQ4(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so, d);
+  }
+  let r0a = f32x4.extract_lane(a0, 0) + f32x4.extract_lane(a0, 1), r0b = f32x4.extract_lane(a0, 2) + f32x4.extract_lane(a0, 3);
+  let r1a = f32x4.extract_lane(a1, 0) + f32x4.extract_lane(a1, 1), r1b = f32x4.extract_lane(a1, 2) + f32x4.extract_lane(a1, 3);
+  let r2a = f32x4.extract_lane(a2, 0) + f32x4.extract_lane(a2, 1), r2b = f32x4.extract_lane(a2, 2) + f32x4.extract_lane(a2, 3);
+  let r3a = f32x4.extract_lane(a3, 0) + f32x4.extract_lane(a3, 1), r3b = f32x4.extract_lane(a3, 2) + f32x4.extract_lane(a3, 3);
+  if (b < nb) {
+    // Odd block count: the last block of both rows, token by token.
+    const pa = wa + <usize>b * 18;
+    const pb = wb + <usize>b * 18;
+    const da = loadF16(pa), db = loadF16(pb);
+    const zero = i32x4.splat(0);
+    for (let t = 0; t < 4; t++) {
+      const xb = xq + <usize>t * xrb + (<usize>b << 5);
+      const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+      const p = hsum4I16(blockQ4(pa, x0, x1, mask), zero, blockQ4(pb, x0, x1, mask), zero);
+      const dx = load<f32>(xd + <usize>t * xrb + (<usize>b << 2));
+      const sx = load<f32>(xs + <usize>t * xrb + (<usize>b << 2));
+      const ra = da * (<f32>i32x4.extract_lane(p, 0) * dx - 8 * sx);
+      const rb = db * (<f32>i32x4.extract_lane(p, 2) * dx - 8 * sx);
+      if (t == 0) { r0a += ra; r0b += rb; } else if (t == 1) { r1a += ra; r1b += rb; } else if (t == 2) { r2a += ra; r2b += rb; } else { r3a += ra; r3b += rb; }
+    }
+  }
+  store<f32>(out, r0a);
+  store<f32>(out, r0b, 4);
+  store<f32>(out + osb, r1a);
+  store<f32>(out + osb, r1b, 4);
+  store<f32>(out + 2 * osb, r2a);
+  store<f32>(out + 2 * osb, r2b, 4);
+  store<f32>(out + 3 * osb, r3a);
+  store<f32>(out + 3 * osb, r3b, 4);
+}
