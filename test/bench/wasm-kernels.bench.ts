@@ -2,7 +2,7 @@
  * Benchmark of the WASM quantized matvecs (decode's dominant cost) at Qwen2.5-0.5B's real shapes — Q4_0 896×896,
  * 4864×896, 896×4864 and the tied Q8_0 output matrix 151936×896 (streamed from memory, 145 MB) — plus Q4_K and Q6_K
  * 2048×2048, per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8 activation is
- * cached across repeats, as in decode after the first matmul of a normed x), plus a 32-token prefill case in GMAC/s.
+ * cached across repeats, as in decode after the first matmul of a normed x), plus 32-token prefill cases in GMAC/s.
  * Each line gives the median and best wall time (GB/s of weight bytes) and the median process CPU time per matvec
  * (at 1 thread, GB/s per CPU-second is robust to other processes taking the core). Never gating.
  * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
@@ -33,6 +33,14 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_0, 8192, 2048], // Llama-3.2-1B's gate/up and down: rows of 1152 and 4608 bytes
   [GgmlType.Q4_0, 2048, 8192],
+  [GgmlType.Q4_K, 2048, 2048],
+  [GgmlType.Q6_K, 2048, 2048],
+];
+
+/** [type, rows, k] of the 32-token prefill cases. */
+const PREFILL_CASES: [GgmlType, number, number][] = [
+  [GgmlType.Q4_0, 4864, 896],
+  [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],
 ];
@@ -241,12 +249,16 @@ export async function main(args: string[] = []): Promise<number> {
             `CPU ${(cpu * 1e3).toFixed(3).padStart(7)} ms ${(bytes / cpu / 1e9).toFixed(2).padStart(6)} GB/CPU-s`,
         );
       }
-      if (!args.includes('--no-prefill') && (!only || only.includes('Q4_0'))) {
-        // Prefill: 32 tokens through the 4-token tiles (multiply-adds per second).
-        const p = await timeMatmul(ops, GgmlType.Q4_0, 4864, 896, budgetMs, 32);
-        console.log(
-          `${ops.description.padEnd(28)} Q4_0 4864×896 ×32 tokens  median ${((4864 * 896 * 32) / p.median / 1e9).toFixed(1)} GMAC/s   best ${((4864 * 896 * 32) / p.best / 1e9).toFixed(1)} GMAC/s`,
-        );
+      if (!args.includes('--no-prefill')) {
+        // Prefill: 32 tokens through the multi-token tiles (multiply-adds per second), one shape per type.
+        for (const [type, rows, k] of PREFILL_CASES) {
+          if (only && !only.includes(GgmlType[type])) continue;
+          const p = await timeMatmul(ops, type, rows, k, budgetMs, 32);
+          const macs = rows * k * 32;
+          console.log(
+            `${ops.description.padEnd(28)} ${GgmlType[type]} ${rows}×${k} ×32 tokens  median ${(macs / p.median / 1e9).toFixed(1)} GMAC/s   best ${(macs / p.best / 1e9).toFixed(1)} GMAC/s`,
+          );
+        }
       }
       ops.destroy();
     }

@@ -155,6 +155,61 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   return hsumF32x4(f32x4.sub(acc, corr));
 }
 
+/** The four unpacked 64-element halves' sub-block dots of one token (see tile4Q4K): lanes = sub-blocks 4q … 4q + 3. */
+// @ts-ignore: decorator
+@inline function quadDots(l0: v128, l1: v128, h0: v128, h1: v128, l2: v128, l3: v128, h2: v128, h3: v128, xi: usize): v128 {
+  return hsum4I16(
+    dot2U4I8I16(l0, v128.load(xi), l1, v128.load(xi, 16)),
+    dot2U4I8I16(h0, v128.load(xi, 32), h1, v128.load(xi, 48)),
+    dot2U4I8I16(l2, v128.load(xi, 64), l3, v128.load(xi, 80)),
+    dot2U4I8I16(h2, v128.load(xi, 96), h3, v128.load(xi, 112)),
+  );
+}
+
+/**
+ * Prefill tile: one Q4_K row · four Q8 activation rows (xq, xq + xrb, …) → out[t·osb], t < 4. Each super-block's
+ * scales and mins are unpacked once and each 128-element half's quants once, then run against every token (the
+ * one-token path redoes both per token); the mins fold into the same accumulator as −dmin·m·s.
+ */
+// @ts-ignore: decorator
+@inline function tile4Q4K(wr: usize, xq: usize, xrb: usize, k: i32, out: usize, osb: usize): void {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const xd = xq + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  const mask = i8x16.splat(0x0f);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * 144;
+    const u0 = load<u32>(wb, 4);
+    const u1 = load<u32>(wb, 8);
+    const u2 = load<u32>(wb, 12);
+    const d = f32x4.splat(loadF16(wb));
+    const ndmin = f32x4.splat(-loadF16(wb + 2));
+    const xb = <usize>i << 5; // byte offset of this block's 8 activation scales / sums
+    const xi = xq + (<usize>i << 8);
+    for (let q = 0; q < 2; q++) {
+      // Half q: sub-blocks 4q … 4q + 3 (scales/mins j < 4 for q = 0, j ≥ 4 for q = 1).
+      const scd = f32x4.mul(d, q == 0 ? bytesToF32x4(u0 & 0x3f3f3f3f) : bytesToF32x4((u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4)));
+      const mn = f32x4.mul(ndmin, q == 0 ? bytesToF32x4(u1 & 0x3f3f3f3f) : bytesToF32x4(((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4)));
+      const qs = wb + 16 + (<usize>q << 6);
+      const v0 = v128.load(qs), v1 = v128.load(qs, 16), v2 = v128.load(qs, 32), v3 = v128.load(qs, 48);
+      const l0 = v128.and(v0, mask), l1 = v128.and(v1, mask), h0 = hiNibbles(v0, mask), h1 = hiNibbles(v1, mask);
+      const l2 = v128.and(v2, mask), l3 = v128.and(v3, mask), h2 = hiNibbles(v2, mask), h3 = hiNibbles(v3, mask);
+      const xo = <usize>q << 7;
+      const so = xb + (<usize>q << 4);
+      a0 = fmaF32x4(fmaF32x4(a0, mn, v128.load(xs + so)), f32x4.convert_i32x4_s(quadDots(l0, l1, h0, h1, l2, l3, h2, h3, xi + xo)), f32x4.mul(scd, v128.load(xd + so)));
+      a1 = fmaF32x4(fmaF32x4(a1, mn, v128.load(xs + xrb + so)), f32x4.convert_i32x4_s(quadDots(l0, l1, h0, h1, l2, l3, h2, h3, xi + xrb + xo)), f32x4.mul(scd, v128.load(xd + xrb + so)));
+      a2 = fmaF32x4(fmaF32x4(a2, mn, v128.load(xs + 2 * xrb + so)), f32x4.convert_i32x4_s(quadDots(l0, l1, h0, h1, l2, l3, h2, h3, xi + 2 * xrb + xo)), f32x4.mul(scd, v128.load(xd + 2 * xrb + so)));
+      a3 = fmaF32x4(fmaF32x4(a3, mn, v128.load(xs + 3 * xrb + so)), f32x4.convert_i32x4_s(quadDots(l0, l1, h0, h1, l2, l3, h2, h3, xi + 3 * xrb + xo)), f32x4.mul(scd, v128.load(xd + 3 * xrb + so)));
+    }
+  }
+  store<f32>(out, hsumF32x4(a0));
+  store<f32>(out + osb, hsumF32x4(a1));
+  store<f32>(out + 2 * osb, hsumF32x4(a2));
+  store<f32>(out + 3 * osb, hsumF32x4(a3));
+}
+
 /** Q6_K row · Q8 activation row. */
 // @ts-ignore: decorator
 @inline function rowDotQ6K(wr: usize, xq: usize, k: i32): f32 {
@@ -256,13 +311,83 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   return hsumF32x4(acc);
 }
 
+/** One token's half-block of tile4Q6K: acc + the 8 sub-block dots (quants q0 … q7) scaled as in rowDotQ6KSimd. */
+// @ts-ignore: decorator
+@inline function q6HalfToken(
+  acc: v128, q0: v128, q1: v128, q2: v128, q3: v128, q4: v128, q5: v128, q6: v128, q7: v128,
+  sc0: v128, sc1: v128, d: v128, xi: usize, hs: usize, xdb: usize,
+): v128 {
+  const thirtyTwo = i32x4.splat(32);
+  const g0 = hsum4I32(dotU7I8(q0, v128.load(xi)), dotU7I8(q1, v128.load(xi, 16)), dotU7I8(q2, v128.load(xi, 32)), dotU7I8(q3, v128.load(xi, 48)));
+  const g1 = hsum4I32(dotU7I8(q4, v128.load(xi, 64)), dotU7I8(q5, v128.load(xi, 80)), dotU7I8(q6, v128.load(xi, 96)), dotU7I8(q7, v128.load(xi, 112)));
+  const v0 = i32x4.mul(i32x4.sub(g0, i32x4.mul(thirtyTwo, v128.load(hs))), sc0);
+  const v1 = i32x4.mul(i32x4.sub(g1, i32x4.mul(thirtyTwo, v128.load(hs, 16))), sc1);
+  const xs4 = f32x4.mul(d, v128.load(xdb));
+  return fmaF32x4(fmaF32x4(acc, f32x4.convert_i32x4_s(v0), i32x4.shuffle(xs4, xs4, 0, 0, 1, 1)), f32x4.convert_i32x4_s(v1), i32x4.shuffle(xs4, xs4, 2, 2, 3, 3));
+}
+
+/**
+ * Prefill tile: one Q6_K row · four Q8 activation rows → out[t·osb], t < 4: each 128-element half's 6-bit quants
+ * and scales are assembled once (the one-token path redoes it per token), then dotted with every token.
+ */
+// @ts-ignore: decorator
+@inline function tile4Q6K(wr: usize, xq: usize, xrb: usize, k: i32, out: usize, osb: usize): void {
+  const nbk = k >> 8;
+  const nb = k >> 5;
+  const xd = xq + <usize>k;
+  const xh = xd + (<usize>nb << 3);
+  const mask = i8x16.splat(0x0f);
+  const three = i8x16.splat(3);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let i = 0; i < nbk; i++) {
+    const wb = wr + <usize>i * 210;
+    const d = f32x4.splat(loadF16(wb + 208));
+    for (let h = 0; h < 2; h++) {
+      const ql = wb + (<usize>h << 6);
+      const qh = wb + 128 + (<usize>h << 5);
+      const bi = (i << 3) + (h << 2); // first of the 4 activation blocks
+      const l0 = v128.load(ql), l1 = v128.load(ql, 16), l2 = v128.load(ql, 32), l3 = v128.load(ql, 48);
+      const h0 = v128.load(qh), h1 = v128.load(qh, 16);
+      // The same lanes as rowDotQ6KSimd (16-bit shifts exact: the masks keep bits inside their byte).
+      const q0 = v128.or(v128.and(l0, mask), i16x8.shl(v128.and(h0, three), 4));
+      const q1 = v128.or(v128.and(l1, mask), i16x8.shl(v128.and(h1, three), 4));
+      const q2 = v128.or(v128.and(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 2), three), 4));
+      const q3 = v128.or(v128.and(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 2), three), 4));
+      const q4 = v128.or(hiNibbles(l0, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 4), three), 4));
+      const q5 = v128.or(hiNibbles(l1, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 4), three), 4));
+      const q6 = v128.or(hiNibbles(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 6), three), 4));
+      const q7 = v128.or(hiNibbles(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 6), three), 4));
+      const sc = i16x8.extend_low_i8x16_s(v128.load64_zero(wb + 192 + (<usize>h << 3)));
+      const sc0 = i32x4.extend_low_i16x8_s(sc);
+      const sc1 = i32x4.extend_high_i16x8_s(sc);
+      const xi = xq + (<usize>bi << 5);
+      const hs = xh + (<usize>bi << 3);
+      const xdb = xd + (<usize>bi << 2);
+      a0 = q6HalfToken(a0, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi, hs, xdb);
+      a1 = q6HalfToken(a1, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + xrb, hs + xrb, xdb + xrb);
+      a2 = q6HalfToken(a2, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 2 * xrb, hs + 2 * xrb, xdb + 2 * xrb);
+      a3 = q6HalfToken(a3, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 3 * xrb, hs + 3 * xrb, xdb + 3 * xrb);
+    }
+  }
+  store<f32>(out, hsumF32x4(a0));
+  store<f32>(out + osb, hsumF32x4(a1));
+  store<f32>(out + 2 * osb, hsumF32x4(a2));
+  store<f32>(out + 3 * osb, hsumF32x4(a3));
+}
+
 /** Q4_K weights [nRows, k] · Q8 activations [n, k] → out f32 [n, outStride], rows r0…r1−1 (k % 256 == 0). */
 export function gemv_q4_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
   const rowBytes = <usize>(k >> 8) * 144;
   const xrb = q8RowBytes(k);
+  const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) {
+    if (ASC_FEATURE_SIMD) {
+      for (let t = 0; t < tiled; t += 4) {
+        tile4Q4K(wr, x + <usize>t * xrb, xrb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), <usize>outStride << 2);
+      }
+    }
+    for (let t = tiled; t < n; t++) {
       store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ45K(wr, x + <usize>t * xrb, k, false));
     }
   }
@@ -284,9 +409,15 @@ export function gemv_q5_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i
 export function gemv_q6_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
   const rowBytes = <usize>(k >> 8) * 210;
   const xrb = q8RowBytes(k);
+  const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) {
+    if (ASC_FEATURE_SIMD) {
+      for (let t = 0; t < tiled; t += 4) {
+        tile4Q6K(wr, x + <usize>t * xrb, xrb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), <usize>outStride << 2);
+      }
+    }
+    for (let t = tiled; t < n; t++) {
       store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ6K(wr, x + <usize>t * xrb, k));
     }
   }
