@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { q8RowBytes } from '../../src/backend/wasm/kernel-exports.js';
 import { loadKernelModule } from '../../src/backend/wasm/loader.js';
+import { interleaveRowPairs, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 
@@ -73,16 +74,24 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
                 wBytes[b * qt.blockBytes + at + 1] = h >> 8;
               }
             }
-            // Layout (bytes): weights at 0, f32 x [n, k], Q8 x [n, q8RowBytes(k)], out [n, rows].
+            // Layout (bytes): weights at 0 (Q4_0 / Q8_0 in the backend's row-pair layout, padded to even rows),
+            // f32 x [n, k], Q8 x [n, q8RowBytes(k)], out [n, rows].
+            const pairBlock = ROW_PAIR_TYPES.get(type) ?? 0;
+            const stored = pairBlock ? new Uint8Array(storedRows(rows) * nb * qt.blockBytes) : wBytes;
+            if (pairBlock) interleaveRowPairs(wBytes, stored, rows, nb * qt.blockBytes, pairBlock);
             const W = 0;
-            const X = (wBytes.length + 15) & ~15;
+            const X = (stored.length + 15) & ~15;
             const XQ = X + n * k * 4;
             const OUT = XQ + ((n * q8RowBytes(k) + 15) & ~15);
-            new Uint8Array(memory.buffer).set(wBytes, W);
+            new Uint8Array(memory.buffer).set(stored, W);
             const x = new Float32Array(memory.buffer, X, n * k);
             for (let i = 0; i < x.length; i++) x[i] = Math.sin(i * 0.37 + nb) * (1 + (i % 7));
             k8.quantize_q8(X, k, n, k, XQ);
-            gemv(W, XQ, OUT, k, 0, rows, n, rows);
+            // All rows at once, then as two thread chunks split mid-pair (an unpaired first and last row).
+            for (const split of [rows, 1]) {
+            new Float32Array(memory.buffer, OUT, n * rows).fill(NaN);
+            gemv(W, XQ, OUT, k, 0, split, n, rows);
+            if (split < rows) gemv(W, XQ, OUT, k, split, rows, n, rows);
             const got = new Float32Array(memory.buffer.slice(OUT, OUT + n * rows * 4));
             const deq = new Float32Array(rows * k);
             qt.dequantizeRow(wBytes, deq, rows * k);
@@ -100,9 +109,10 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
                 }
                 const diff = Math.abs(got[t * rows + r] - want);
                 if (!(diff <= 2e-6 * mag + 1e-30)) {
-                  expect.fail(`${variant} ${name} nb=${nb} rows=${rows} n=${n}: out[${t}, ${r}] = ${got[t * rows + r]}, f64 ${want}, |Δ| ${diff}`);
+                  expect.fail(`${variant} ${name} nb=${nb} rows=${rows} n=${n} split ${split}: out[${t}, ${r}] = ${got[t * rows + r]}, f64 ${want}, |Δ| ${diff}`);
                 }
               }
+            }
             }
           }
         }
@@ -110,19 +120,22 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
     }
   }
 
-  it('Q8_0 weights of −128 are exact in the relaxed sign-split dot', async () => {
+  it('Q8_0 weights of −128 are exact in the relaxed sign-split dot (one row, and a stored row pair)', async () => {
     const variant: WasmVariant = features.relaxedSimd ? 'relaxed-simd' : 'simd128';
     const memory = new WebAssembly.Memory({ initial: 4 });
     const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
     const k = 64;
-    const w = new Uint8Array(2 * 34).fill(0x80); // two blocks of −128, scale 1.0
-    w.set([0x00, 0x3c], 0);
-    w.set([0x00, 0x3c], 34);
-    new Uint8Array(memory.buffer).set(w, 0);
-    const x = new Float32Array(memory.buffer, 256, k).fill(-1); // quantizes to −127, d = 1/127
-    k8.quantize_q8(256, k, 1, k, 1024);
-    (k8.gemv_q8_0 as Gemv)(0, 1024, 2048, k, 0, 1, 1, 1);
-    expect(x.length).toBe(k);
-    expect(new Float32Array(memory.buffer, 2048, 1)[0]).toBeCloseTo(128 * 64, 2);
+    for (const rows of [1, 2]) {
+      const w = new Uint8Array(rows * 2 * 34).fill(0x80); // two blocks of −128 per row, scale 1.0
+      for (let b = 0; b < 2 * rows; b++) w.set([0x00, 0x3c], b * 34);
+      const stored = new Uint8Array(storedRows(rows) * 2 * 34); // row-pair layout (a zero padding row for one row)
+      interleaveRowPairs(w, stored, rows, 2 * 34, 34);
+      new Uint8Array(memory.buffer).set(stored, 0);
+      const x = new Float32Array(memory.buffer, 256, k).fill(-1); // quantizes to −127, d = 1/127
+      k8.quantize_q8(256, k, 1, k, 1024);
+      (k8.gemv_q8_0 as Gemv)(0, 1024, 2048, k, 0, rows, 1, rows);
+      expect(x.length).toBe(k);
+      for (let r = 0; r < rows; r++) expect(new Float32Array(memory.buffer, 2048, rows)[r]).toBeCloseTo(128 * 64, 2);
+    }
   });
 });

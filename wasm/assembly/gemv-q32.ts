@@ -1,23 +1,32 @@
 /**
  * Fused matvecs for ggml's 32-element block types — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 — against Q8 activations
- * (q8-activations.ts). Weights stay in GGUF block layout (ggml-common.h `block_q4_0` …), rows contiguous.
+ * (q8-activations.ts). Blocks are ggml-common.h's (`block_q4_0` …); Q4_0 and Q8_0 rows are stored in row pairs, their
+ * blocks interleaved (`rowAt`), the other types as GGUF rows.
  * Quants are kept unsigned (0…15 / 0…31) so the relaxed build can use `i16x8.relaxed_dot_i8x16_i7x16_s`; the
  * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
  * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`);
  * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once; the
- * remaining single tokens (decode) of Q4_0 (SIMD builds) and Q8_0 (relaxed build) use gemv-row-pairs.ts.
+ * remaining single tokens (decode) of Q4_0 (SIMD builds) and Q8_0 (relaxed build) take a stored row pair at a time
+ * (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
  */
 import { q8RowBytes } from './q8-activations';
-import { rowPairQ4_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
+import { rowPairQ4_0, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16 } from './simd-dot';
 
 /**
- * Longest rows (elements) that single-token Q4_0 matvecs take two at a time. Two rows read side by side are one
- * memory stream while they are adjacent and short, but two streams when long, and streamed from memory (decode) the
- * hardware prefetcher then falls behind: 896×4864 ran at 8.0 GB/s in pairs vs 12.9 one row at a time, 8192×2048 at
- * 7.3 vs 12.7, while 4864×896 pairs stream at 12.9 (`wasm-kernels.bench.ts --stream`).
+ * Start of row r: in the row-pair layout (Q4_0 and Q8_0, `paired`; see src/backend/wasm/row-pairs.ts) rows 2p and
+ * 2p + 1 alternate block by block, so a row's blocks are 2·blockBytes apart; otherwise GGUF rows.
  */
-const PAIR_MAX_K = 1024;
+// @ts-ignore: decorator
+@inline function rowAt(w: usize, r: i32, rowBytes: usize, blockBytes: usize, paired: bool): usize {
+  return paired ? w + <usize>(r >> 1) * (rowBytes << 1) + <usize>(r & 1) * blockBytes : w + <usize>r * rowBytes;
+}
+
+/** Whether rows r and r + 1 are one stored pair, both below r1 (a thread's chunk may start or end mid-pair). */
+// @ts-ignore: decorator
+@inline function isPairStart(r: i32, r1: i32): bool {
+  return (r & 1) == 0 && r + 2 <= r1;
+}
 
 // @ts-ignore: decorator
 @inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
@@ -38,8 +47,7 @@ const PAIR_MAX_K = 1024;
  * (0: Q4_0 18 B, 1: Q4_1 20 B, 2: Q5_0 22 B, 3: Q5_1 24 B). The caller adds the offset/min term.
  */
 // @ts-ignore: decorator
-@inline function rowDotQ45(wr: usize, xq: usize, nb: i32, k: i32, kind: i32): f32 {
-  const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
+@inline function rowDotQ45(wr: usize, xq: usize, nb: i32, k: i32, kind: i32, stride: usize): f32 {
   const qsOff: usize = kind == 0 ? 2 : kind == 1 ? 4 : kind == 2 ? 6 : 8;
   const xd = xq + <usize>k;
   const xs = xd + (<usize>nb << 2);
@@ -53,20 +61,20 @@ const PAIR_MAX_K = 1024;
       // Q4_0: four blocks per step, the per-block scalar work done as one f32x4 (lane j = block b + j).
       let cv = f32x4.splat(0);
       for (; b + 4 <= nb; b += 4) {
-        const w0 = wr + <usize>b * 18;
+        const w0 = wr + <usize>b * stride;
         const x0 = xq + (<usize>b << 5);
         const v0 = v128.load(w0, 2);
-        const v1 = v128.load(w0, 20);
-        const v2 = v128.load(w0, 38);
-        const v3 = v128.load(w0, 56);
+        const v1 = v128.load(w0 + stride, 2);
+        const v2 = v128.load(w0 + 2 * stride, 2);
+        const v3 = v128.load(w0 + 3 * stride, 2);
         const p0 = dot2U7I8(v128.and(v0, mask), v128.load(x0), hiNibbles(v0, mask), v128.load(x0, 16));
         const p1 = dot2U7I8(v128.and(v1, mask), v128.load(x0, 32), hiNibbles(v1, mask), v128.load(x0, 48));
         const p2 = dot2U7I8(v128.and(v2, mask), v128.load(x0, 64), hiNibbles(v2, mask), v128.load(x0, 80));
         const p3 = dot2U7I8(v128.and(v3, mask), v128.load(x0, 96), hiNibbles(v3, mask), v128.load(x0, 112));
         let h = v128.load16_lane(w0, i32x4.splat(0), 0);
-        h = v128.load16_lane(w0 + 18, h, 2);
-        h = v128.load16_lane(w0 + 36, h, 4);
-        h = v128.load16_lane(w0 + 54, h, 6);
+        h = v128.load16_lane(w0 + stride, h, 2);
+        h = v128.load16_lane(w0 + 2 * stride, h, 4);
+        h = v128.load16_lane(w0 + 3 * stride, h, 6);
         const d = f16x4ToF32x4(h);
         const so = <usize>b << 2;
         const dd = f32x4.mul(d, v128.load(xd + so));
@@ -79,8 +87,8 @@ const PAIR_MAX_K = 1024;
       corr = -8 * hsumF32x4(cv);
     }
     for (; b + 2 <= nb; b += 2) {
-      const w0 = wr + <usize>b * blockBytes;
-      const w1 = w0 + blockBytes;
+      const w0 = wr + <usize>b * stride;
+      const w1 = w0 + stride;
       const x0 = xq + (<usize>b << 5);
       const v0 = v128.load(w0 + qsOff);
       const v1 = v128.load(w1 + qsOff);
@@ -101,7 +109,7 @@ const PAIR_MAX_K = 1024;
       corr += blockCorr(w0, xs + (<usize>b << 2), d0, kind) + blockCorr(w1, xs + (<usize>b << 2) + 4, d1, kind);
     }
     if (b < nb) {
-      const w0 = wr + <usize>b * blockBytes;
+      const w0 = wr + <usize>b * stride;
       const x0 = xq + (<usize>b << 5);
       const v0 = v128.load(w0 + qsOff);
       let lo0 = v128.and(v0, mask), hi0 = hiNibbles(v0, mask);
@@ -118,7 +126,7 @@ const PAIR_MAX_K = 1024;
   } else {
     let acc: f32 = 0;
     for (let b = 0; b < nb; b++) {
-      const w0 = wr + <usize>b * blockBytes;
+      const w0 = wr + <usize>b * stride;
       const x0 = xq + (<usize>b << 5);
       const qh: u32 = kind >= 2 ? load<u32>(w0 + <usize>(kind == 2 ? 2 : 4)) : 0;
       let sumi: i32 = 0;
@@ -147,13 +155,13 @@ const PAIR_MAX_K = 1024;
 
 /** Q8_0 row · Q8 activation row. */
 // @ts-ignore: decorator
-@inline function rowDotQ8_0(wr: usize, xq: usize, nb: i32, k: i32): f32 {
+@inline function rowDotQ8_0(wr: usize, xq: usize, nb: i32, k: i32, stride: usize): f32 {
   const xd = xq + <usize>k;
   if (ASC_FEATURE_SIMD) {
     let acc0 = f32x4.splat(0);
     let acc1 = f32x4.splat(0);
     for (let b = 0; b < nb; b++) {
-      const w0 = wr + <usize>b * 34;
+      const w0 = wr + <usize>b * stride;
       const x0 = xq + (<usize>b << 5);
       const p = i32x4.add(dotI8I8(v128.load(w0, 2), v128.load(x0)), dotI8I8(v128.load(w0, 18), v128.load(x0, 16)));
       const dd = f32x4.splat(loadF16(w0) * load<f32>(xd + (<usize>b << 2)));
@@ -164,7 +172,7 @@ const PAIR_MAX_K = 1024;
   } else {
     let acc: f32 = 0;
     for (let b = 0; b < nb; b++) {
-      const w0 = wr + <usize>b * 34;
+      const w0 = wr + <usize>b * stride;
       const x0 = xq + (<usize>b << 5);
       let sumi: i32 = 0;
       for (let j = 0; j < 32; j++) sumi += <i32>load<i8>(w0 + 2 + <usize>j) * <i32>load<i8>(x0 + <usize>j);
@@ -179,8 +187,7 @@ const PAIR_MAX_K = 1024;
  * Q8 activation rows (x rows are `xrb` bytes apart); outputs go to out, out + outStrideBytes, … .
  */
 // @ts-ignore: decorator
-@inline function tile4Q45(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, kind: i32, out: usize, osb: usize): void {
-  const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
+@inline function tile4Q45(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, kind: i32, stride: usize, out: usize, osb: usize): void {
   const qsOff: usize = kind == 0 ? 2 : kind == 1 ? 4 : kind == 2 ? 6 : 8;
   const mask = i8x16.splat(0x0f);
   const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes later
@@ -188,7 +195,7 @@ const PAIR_MAX_K = 1024;
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let c0: f32 = 0, c1: f32 = 0, c2: f32 = 0, c3: f32 = 0;
   for (let b = 0; b < nb; b++) {
-    const w0 = wr + <usize>b * blockBytes;
+    const w0 = wr + <usize>b * stride;
     const v = v128.load(w0 + qsOff);
     let lo = v128.and(v, mask), hi = hiNibbles(v, mask);
     if (kind >= 2) {
@@ -216,11 +223,11 @@ const PAIR_MAX_K = 1024;
 
 /** Q8_0 row · four Q8 activation rows (see tile4Q45): the weights are widened to i16 once per block. */
 // @ts-ignore: decorator
-@inline function tile4Q8_0(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+@inline function tile4Q8_0(wr: usize, xq: usize, xrb: usize, nb: i32, k: i32, stride: usize, out: usize, osb: usize): void {
   const xd = xq + <usize>k;
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
-    const w0 = wr + <usize>b * 34;
+    const w0 = wr + <usize>b * stride;
     const v0 = v128.load(w0, 2);
     const v1 = v128.load(w0, 18);
     const w00 = i16x8.extend_low_i8x16_s(v0), w01 = i16x8.extend_high_i8x16_s(v0);
@@ -252,39 +259,41 @@ const PAIR_MAX_K = 1024;
 // @ts-ignore: decorator
 @inline function gemvQ45(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32, kind: i32): void {
   const nb = k >> 5;
-  const rowBytes = <usize>nb * (kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24);
+  const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
+  const rowBytes = <usize>nb * blockBytes;
+  const paired = kind == 0; // Q4_0: row-pair layout
+  const stride = paired ? blockBytes << 1 : blockBytes; // bytes from one block of a row to its next
   const xrb = q8RowBytes(k);
   const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   if (ASC_FEATURE_SIMD) {
-    let r = r0;
-    if (kind == 0) {
-      // Q4_0: two rows × four tokens per tile (the rows are re-read from cache for every tile, so long rows pair too).
-      for (; r + 2 <= r1; r += 2) {
-        const wr = w + <usize>r * rowBytes;
+    for (let r = r0; r < r1; ) {
+      const wr = rowAt(w, r, rowBytes, blockBytes, paired);
+      if (paired && isPairStart(r, r1)) {
+        // Q4_0: two rows × four tokens per tile.
         for (let t = 0; t < tiled; t += 4) {
-          tile4PairQ4_0(wr, wr + rowBytes, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
+          tile4PairQ4_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
         }
-      }
-    }
-    for (; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = 0; t < tiled; t += 4) {
-        tile4Q45(wr, x + <usize>t * xrb, xrb, nb, k, kind, outPtr(out, t, outStride, r), <usize>outStride << 2);
+        r += 2;
+      } else {
+        for (let t = 0; t < tiled; t += 4) {
+          tile4Q45(wr, x + <usize>t * xrb, xrb, nb, k, kind, stride, outPtr(out, t, outStride, r), <usize>outStride << 2);
+        }
+        r++;
       }
     }
   }
   for (let t = tiled; t < n; t++) {
     const xt = x + <usize>t * xrb;
-    let r = r0;
-    if (ASC_FEATURE_SIMD) {
-      if (kind == 0 && k <= PAIR_MAX_K) {
-        for (; r + 2 <= r1; r += 2) {
-          const wr = w + <usize>r * rowBytes;
-          rowPairQ4_0(wr, wr + rowBytes, xt, nb, k, outPtr(out, t, outStride, r), 4);
-        }
+    for (let r = r0; r < r1; ) {
+      const wr = rowAt(w, r, rowBytes, blockBytes, paired);
+      if (ASC_FEATURE_SIMD && paired && isPairStart(r, r1)) {
+        rowPairQ4_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
+        r += 2;
+      } else {
+        store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, xt, nb, k, kind, stride));
+        r++;
       }
     }
-    for (; r < r1; r++) store<f32>(outPtr(out, t, outStride, r), rowDotQ45(w + <usize>r * rowBytes, xt, nb, k, kind));
   }
 }
 
@@ -308,28 +317,37 @@ export function gemv_q5_1(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i
   gemvQ45(w, x, out, k, r0, r1, n, outStride, 3);
 }
 
-/** Q8_0 weights · Q8 activations (see gemv_q4_0). */
+/** Q8_0 weights (row-pair layout) · Q8 activations (see gemv_q4_0). */
 export function gemv_q8_0(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
   const nb = k >> 5;
   const rowBytes = <usize>nb * 34;
   const xrb = q8RowBytes(k);
+  const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    let t = 0;
+    const wr = rowAt(w, r, rowBytes, 34, true);
     if (ASC_FEATURE_SIMD) {
-      for (; t + 4 <= n; t += 4) {
-        tile4Q8_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
+      for (let t = 0; t < tiled; t += 4) {
+        tile4Q8_0(wr, x + <usize>t * xrb, xrb, nb, k, 68, outPtr(out, t, outStride, r), <usize>outStride << 2);
       }
     }
     if (!ASC_FEATURE_RELAXED_SIMD) {
       // simd128 measured faster with this one-block loop (its dot has no i8·i7 instruction to gain).
-      for (; t < n; t++) store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k));
+      for (let t = tiled; t < n; t++) store<f32>(outPtr(out, t, outStride, r), rowDotQ8_0(wr, x + <usize>t * xrb, nb, k, 68));
     }
   }
   if (ASC_FEATURE_RELAXED_SIMD) {
-    for (let t = n & ~3; t < n; t++) {
+    for (let t = tiled; t < n; t++) {
       const xt = x + <usize>t * xrb;
-      for (let r = r0; r < r1; r++) store<f32>(outPtr(out, t, outStride, r), rowQ8_0(w + <usize>r * rowBytes, xt, nb, k));
+      for (let r = r0; r < r1; ) {
+        const wr = rowAt(w, r, rowBytes, 34, true);
+        if (isPairStart(r, r1)) {
+          rowPairQ8_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
+          r += 2;
+        } else {
+          store<f32>(outPtr(out, t, outStride, r), rowQ8_0(wr, xt, nb, k, 68));
+          r++;
+        }
+      }
     }
   }
 }

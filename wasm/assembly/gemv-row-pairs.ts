@@ -2,9 +2,10 @@
  * Decode (one token) row dots for Q4_0 and Q8_0 — the matrices of a Q4_0 model and its tied output matrix. The integer
  * dots of several 32-element blocks are added lane-wise into one vector (lane = block) before a single int→float
  * conversion and one fused multiply-add with those blocks' d_w·d_x; f16 scales convert as vectors. V8 schedules every
- * load of a loop body first, so steps are sized to keep the live vectors within x64's 16 registers. Q4_0 takes two
- * short rows at once (shared activation loads; see PAIR_MAX_K in gemv-q32.ts); Q8_0 uses the relaxed i8·i7 dot through
- * a sign split of the activations.
+ * load of a loop body first, so steps are sized to keep the live vectors within x64's 16 registers. Q4_0 and Q8_0
+ * take a stored row pair at once (row-pair layout: rows A and B alternate block by block, so both are one memory
+ * stream, and each activation load serves two rows); Q8_0 uses the relaxed i8·i7 dot through a sign split of the
+ * activations.
  * SIMD builds only (gemv-q32.ts keeps the scalar path).
  */
 import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsumF32x4, hsumI32x4, loadF16 } from './simd-dot';
@@ -16,25 +17,26 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   return dot2U4I8I16(v128.and(v, mask), x0, hiNibbles(v, mask), x1);
 }
 
-/** Four f16 at a, a + 18, b, b + 18 (two consecutive Q4_0 block scales of rows a and b) → f32x4. */
+/** Scales [A_b, A_b+1, B_b, B_b+1] → f32x4 for the four interleaved Q4_0 blocks A_b B_b A_b+1 B_b+1 at `p`. */
 // @ts-ignore: decorator
-@inline function scalesQ4Pair(a: usize, b: usize): v128 {
-  let h = v128.load16_lane(a, i32x4.splat(0), 0);
-  h = v128.load16_lane(a + 18, h, 2);
-  h = v128.load16_lane(b, h, 4);
-  h = v128.load16_lane(b + 18, h, 6);
+@inline function scalesQ4Pair(p: usize): v128 {
+  let h = v128.load16_lane(p, i32x4.splat(0), 0);
+  h = v128.load16_lane(p + 36, h, 2);
+  h = v128.load16_lane(p + 18, h, 4);
+  h = v128.load16_lane(p + 54, h, 6);
   return f16x4ToF32x4(h);
 }
 
 /**
- * Q4_0 rows `wa` and `wb` (nb blocks each) · one Q8 activation row `xq` (k elements) → out[0] and out[oStep].
+ * The stored Q4_0 row pair at `w` (rows A, B of nb blocks each, interleaved) · one Q8 activation row `xq` (k elements)
+ * → out[0] (A) and out[oStep] (B).
  * Each step takes two blocks of both rows, so one vector holds [A_b, A_b+1, B_b, B_b+1] throughout: one integer
  * transpose-add, one conversion, one scale vector and one fma per step, and few enough live vectors (x64 has 16)
  * that V8 spills little (four blocks per step of both rows spilled heavily and measured slower). The −8 offset folds
  * in as −8·d_w·s per block (s = d_x·Σqx of the activation).
  */
 // @ts-ignore: decorator
-@inline export function rowPairQ4_0(wa: usize, wb: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
+@inline export function rowPairQ4_0(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
   const mask = i8x16.splat(0x0f);
   const xd = xq + <usize>k; // f32 [nb] activation scales, then f32 [nb] sums s
   const xs = xd + (<usize>nb << 2);
@@ -42,12 +44,11 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   let cor = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const pa = wa + <usize>b * 18;
-    const pb = wb + <usize>b * 18;
+    const pa = w + <usize>b * 36; // A_b, then B_b, A_b+1, B_b+1
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
-    const p = hsum4I16(blockQ4(pa, x0, x1, mask), blockQ4(pa + 18, x2, x3, mask), blockQ4(pb, x0, x1, mask), blockQ4(pb + 18, x2, x3, mask));
-    const d = scalesQ4Pair(pa, pb);
+    const p = hsum4I16(blockQ4(pa, x0, x1, mask), blockQ4(pa + 36, x2, x3, mask), blockQ4(pa + 18, x0, x1, mask), blockQ4(pa + 54, x2, x3, mask));
+    const d = scalesQ4Pair(pa);
     const so = <usize>b << 2;
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + so)));
     cor = fmaF32x4(cor, d, v128.load64_splat(xs + so));
@@ -56,8 +57,8 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   let ra = f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 1);
   let rb = f32x4.extract_lane(r, 2) + f32x4.extract_lane(r, 3);
   if (b < nb) {
-    const pa = wa + <usize>b * 18;
-    const pb = wb + <usize>b * 18;
+    const pa = w + <usize>b * 36;
+    const pb = pa + 18;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const zero = i32x4.splat(0);
@@ -92,29 +93,30 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
 }
 
 /**
- * Q8_0 row `wa` (nb blocks) · one Q8 activation row `xq` (k elements). Two blocks per step: their i32x4 partial sums
- * interleave-add into lanes [b, b + 1, b, b + 1], converted once and scaled by [d_b, d_b+1, …]·d_x. One row at a time:
- * on this output matrix (151936 rows, streamed from memory) pairing rows measured slower, unlike Q4_0.
+ * Q8_0 row `wa` (nb blocks, `stride` bytes apart) · one Q8 activation row `xq` (k elements). Two blocks per step:
+ * their i32x4 partial sums interleave-add into lanes [b, b + 1, b, b + 1], converted once and scaled by
+ * [d_b, d_b+1, …]·d_x. For a thread chunk's unpaired first or last row (rowPairQ8_0 does the rest).
  */
 // @ts-ignore: decorator
-@inline export function rowQ8_0(wa: usize, xq: usize, nb: i32, k: i32): f32 {
+@inline export function rowQ8_0(wa: usize, xq: usize, nb: i32, k: i32, stride: usize): f32 {
   const xd = xq + <usize>k;
   let acc = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const pa = wa + <usize>b * 34;
+    const pa = wa + <usize>b * stride;
+    const pn = pa + stride;
     const xb = xq + (<usize>b << 5);
     const p0 = i32x4.add(dotI8Q8(v128.load(pa, 2), v128.load(xb)), dotI8Q8(v128.load(pa, 18), v128.load(xb, 16)));
-    const p1 = i32x4.add(dotI8Q8(v128.load(pa, 36), v128.load(xb, 32)), dotI8Q8(v128.load(pa, 52), v128.load(xb, 48)));
+    const p1 = i32x4.add(dotI8Q8(v128.load(pn, 2), v128.load(xb, 32)), dotI8Q8(v128.load(pn, 18), v128.load(xb, 48)));
     const p = i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7)); // [b, b+1, b, b+1]
     let h = v128.load16_lane(pa, i32x4.splat(0), 0);
-    h = v128.load16_lane(pa + 34, h, 2);
+    h = v128.load16_lane(pn, h, 2);
     const d = f16x4ToF32x4(i32x4.shuffle(h, h, 0, 1, 0, 1));
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + (<usize>b << 2))));
   }
   let r = hsumF32x4(acc);
   if (b < nb) {
-    const pa = wa + <usize>b * 34;
+    const pa = wa + <usize>b * stride;
     const xb = xq + (<usize>b << 5);
     const p = i32x4.add(dotI8Q8(v128.load(pa, 2), v128.load(xb)), dotI8Q8(v128.load(pa, 18), v128.load(xb, 16)));
     r += <f32>hsumI32x4(p) * (loadF16(pa) * load<f32>(xd + (<usize>b << 2)));
@@ -138,25 +140,24 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
 }
 
 /**
- * Prefill tile: Q4_0 rows `wa`, `wb` (nb blocks each) · four Q8 activation rows (xq, xq + xrb, …) → out[t·osb] (row
- * A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows once and runs them against every
+ * Prefill tile: the stored Q4_0 row pair at `w` (rows A, B; see rowPairQ4_0) · four Q8 activation rows (xq, xq + xrb,
+ * …) → out[t·osb] (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows once and runs them against every
  * token as rowPairQ4_0 does against one (one transpose-add, one conversion and two fused multiply-adds per token
  * and step, the −8 offset folded in per block), instead of the per-token scalar scale work of a one-row tile.
  */
 // @ts-ignore: decorator
-@inline export function tile4PairQ4_0(wa: usize, wb: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+@inline export function tile4PairQ4_0(w: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
   const mask = i8x16.splat(0x0f);
   const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes after them
   const xs = xd + (<usize>nb << 2);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const pa = wa + <usize>b * 18;
-    const pb = wb + <usize>b * 18;
-    const va0 = v128.load(pa, 2), va1 = v128.load(pa, 20), vb0 = v128.load(pb, 2), vb1 = v128.load(pb, 20);
+    const pa = w + <usize>b * 36; // A_b, B_b, A_b+1, B_b+1
+    const va0 = v128.load(pa, 2), vb0 = v128.load(pa, 20), va1 = v128.load(pa, 38), vb1 = v128.load(pa, 56);
     const la0 = v128.and(va0, mask), ha0 = hiNibbles(va0, mask), la1 = v128.and(va1, mask), ha1 = hiNibbles(va1, mask);
     const lb0 = v128.and(vb0, mask), hb0 = hiNibbles(vb0, mask), lb1 = v128.and(vb1, mask), hb1 = hiNibbles(vb1, mask);
-    const d = scalesQ4Pair(pa, pb);
+    const d = scalesQ4Pair(pa);
     const xo = <usize>b << 5;
     const so = <usize>b << 2;
     a0 = stepTokenQ4(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
@@ -170,8 +171,8 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   let r3a = f32x4.extract_lane(a3, 0) + f32x4.extract_lane(a3, 1), r3b = f32x4.extract_lane(a3, 2) + f32x4.extract_lane(a3, 3);
   if (b < nb) {
     // Odd block count: the last block of both rows, token by token.
-    const pa = wa + <usize>b * 18;
-    const pb = wb + <usize>b * 18;
+    const pa = w + <usize>b * 36;
+    const pb = pa + 18;
     const da = loadF16(pa), db = loadF16(pb);
     const zero = i32x4.splat(0);
     for (let t = 0; t < 4; t++) {
@@ -193,4 +194,42 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   store<f32>(out + 2 * osb, r2b, 4);
   store<f32>(out + 3 * osb, r3a);
   store<f32>(out + 3 * osb, r3b, 4);
+}
+
+/** i32x4 partial sums of the Q8_0 block at `w` · the sign-split activation halves xp0|xp1, xn0|xn1 (see dotI8Q8). */
+// @ts-ignore: decorator
+@inline function blockQ8Split(w: usize, xp0: v128, xn0: v128, xp1: v128, xn1: v128): v128 {
+  const w0 = v128.load(w, 2), w1 = v128.load(w, 18);
+  return i32x4.add(
+    i32x4.extadd_pairwise_i16x8_s(i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(w0, xp0), i16x8.relaxed_dot_i8x16_i7x16_s(w0, xn0))),
+    i32x4.extadd_pairwise_i16x8_s(i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(w1, xp1), i16x8.relaxed_dot_i8x16_i7x16_s(w1, xn1))),
+  );
+}
+
+/**
+ * The stored Q8_0 row pair at `w` (rows A, B of nb blocks, interleaved) · one Q8 activation row → out[0], out[oStep].
+ * Relaxed build only. One block per step: the activation's sign split serves both rows, their partial sums
+ * interleave-add into [A, B, A, B], then one conversion and one fused multiply-add by [d_A, d_B, d_A, d_B]·d_x.
+ */
+// @ts-ignore: decorator
+@inline export function rowPairQ8_0(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
+  const xd = xq + <usize>k;
+  const zero = i32x4.splat(0);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const pa = w + <usize>b * 68; // A_b, then B_b
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xp0 = i8x16.max_s(x0, zero), xp1 = i8x16.max_s(x1, zero);
+    const xn0 = i8x16.sub(xp0, x0), xn1 = i8x16.sub(xp1, x1);
+    const qa = blockQ8Split(pa, xp0, xn0, xp1, xn1);
+    const qb = blockQ8Split(pa + 34, xp0, xn0, xp1, xn1);
+    const p = i32x4.add(i32x4.shuffle(qa, qb, 0, 4, 1, 5), i32x4.shuffle(qa, qb, 2, 6, 3, 7)); // [A, B, A, B]
+    let h = v128.load16_lane(pa, zero, 0);
+    h = v128.load16_lane(pa + 34, h, 2);
+    const d = f16x4ToF32x4(i32x4.shuffle(h, h, 0, 1, 0, 1));
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load32_splat(xd + (<usize>b << 2))));
+  }
+  store<f32>(out, f32x4.extract_lane(acc, 0) + f32x4.extract_lane(acc, 2));
+  store<f32>(out + oStep, f32x4.extract_lane(acc, 1) + f32x4.extract_lane(acc, 3));
 }

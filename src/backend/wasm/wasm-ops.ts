@@ -3,7 +3,8 @@
  * AssemblyScript matvecs (activations quantized to Q8 per 32-block for quantized weights, f32 for float weights),
  * split by rows across helper threads when a pool is given; attention and GLU are WASM kernels too; the light ops
  * (norm, rope, add, …) are tight TypeScript over views of that memory (rope shares the reference backend's angles).
- * Weights stay in their GGUF block layout; types without a fused kernel are dequantized chunk-wise per matmul.
+ * Weights keep ggml's blocks; Q4_0 and Q8_0 are stored in row pairs (row-pairs.ts), the rest as GGUF rows; types
+ * without a fused kernel are dequantized chunk-wise per matmul.
  */
 
 import { LlmError, throwIfAborted } from '../../errors.js';
@@ -22,14 +23,17 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, argmaxOf, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
-/** A weight in WASM memory, GGUF block layout: [nRows, rowBytes]. */
+/** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
 interface WasmWeight extends Weight {
   readonly byteOffset: number;
   readonly rowBytes: number;
+  /** Block bytes of the row-pair layout; 0 for GGUF rows. */
+  readonly pairBlockBytes: number;
   /** f32 copy for use as a vector (norm weights, biases), made on first use. */
   vectorOffset: number;
 }
@@ -70,6 +74,7 @@ export class WasmOps implements Ops {
   private q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
   private readonly ropeTables = new RopeTables();
+  private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
     this.heap = heap;
@@ -105,9 +110,17 @@ export class WasmOps implements Ops {
         { details: { tensor: info.name, byteLength: data.byteLength, expectedBytes: byteLength } },
       );
     }
-    const region = this.heap.alloc(byteLength, `weight ${info.name}`);
-    this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
-    const w: WasmWeight = { name: info.name, type: info.type, rowLength, nRows, byteOffset: region.byteOffset, rowBytes, vectorOffset: -1 };
+    const pairBlockBytes = ROW_PAIR_TYPES.get(info.type) ?? 0;
+    const region = this.heap.alloc(pairBlockBytes ? storedRows(nRows) * rowBytes : byteLength, `weight ${info.name}`);
+    if (pairBlockBytes) {
+      const dst = this.heap.u8.subarray(region.byteOffset, region.byteOffset + region.byteLength);
+      interleaveRowPairs(data, dst, nRows, rowBytes, pairBlockBytes);
+    } else {
+      this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
+    }
+    const w: WasmWeight = {
+      name: info.name, type: info.type, rowLength, nRows, byteOffset: region.byteOffset, rowBytes, pairBlockBytes, vectorOffset: -1,
+    };
     return w;
   }
 
@@ -155,10 +168,13 @@ export class WasmOps implements Ops {
           details: { index: i, token: id, vocabSize: t.nRows },
         });
       }
-      const src = t.byteOffset + id * t.rowBytes;
       const dst = (o.byteOffset >>> 2) + i * o.cols;
-      if (qt === null) f32.set(f32.subarray(src >>> 2, (src >>> 2) + cols), dst);
-      else qt.dequantizeRow(u8.subarray(src, src + t.rowBytes), f32.subarray(dst, dst + cols), cols);
+      if (qt === null) {
+        const src = t.byteOffset + id * t.rowBytes;
+        f32.set(f32.subarray(src >>> 2, (src >>> 2) + cols), dst);
+      } else {
+        qt.dequantizeRow(this.rowBytesOf(t, id), f32.subarray(dst, dst + cols), cols);
+      }
     }
     o.version++;
   }
@@ -398,14 +414,24 @@ export class WasmOps implements Ops {
       const len = wt.rowLength * wt.nRows;
       const region = this.heap.alloc(len * 4, `f32 copy of ${wt.name}`);
       const f32 = this.heap.f32;
-      getQuantType(wt.type).dequantizeRow(
-        this.heap.u8.subarray(wt.byteOffset, wt.byteOffset + wt.rowBytes * wt.nRows),
-        f32.subarray(region.byteOffset >>> 2, (region.byteOffset >>> 2) + len),
-        len,
-      );
+      const qt = getQuantType(wt.type);
+      for (let r = 0; r < wt.nRows; r++) {
+        const dst = (region.byteOffset >>> 2) + r * wt.rowLength;
+        qt.dequantizeRow(this.rowBytesOf(wt, r), f32.subarray(dst, dst + wt.rowLength), wt.rowLength);
+      }
       wt.vectorOffset = region.byteOffset;
     }
     return wt.vectorOffset >>> 2;
+  }
+
+  /** Row r of a quantized weight in GGUF layout (a view into the heap, or a copy gathered from a row pair). */
+  private rowBytesOf(w: WasmWeight, r: number): Uint8Array {
+    const u8 = this.heap.u8;
+    if (!w.pairBlockBytes) return u8.subarray(w.byteOffset + r * w.rowBytes, w.byteOffset + (r + 1) * w.rowBytes);
+    if (this.rowCopy.length < w.rowBytes) this.rowCopy = new Uint8Array(w.rowBytes);
+    const out = this.rowCopy.subarray(0, w.rowBytes);
+    readPairedRow(u8.subarray(w.byteOffset), r, w.rowBytes, w.pairBlockBytes, out);
+    return out;
   }
 
   private rowView(x: Activation, row: number): Float32Array {
