@@ -34,6 +34,8 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 8192, 2048], // Llama-3.2-1B's gate/up and down: rows of 1152 and 4608 bytes
   [GgmlType.Q4_0, 2048, 8192],
   [GgmlType.Q4_K, 2048, 2048],
+  [GgmlType.Q5_0, 4864, 896], // a Q4_K_M Qwen2.5-0.5B's gate/up (896 is not a multiple of 256: llama.cpp's fallback)
+  [GgmlType.Q4_K, 896, 4864], // … and its down
   [GgmlType.Q6_K, 2048, 2048],
 ];
 
@@ -49,6 +51,7 @@ const PREFILL_CASES: [GgmlType, number, number][] = [
 const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At: number[] }>> = {
   [GgmlType.Q4_0]: { elements: 32, bytes: 18, f16At: [0] },
   [GgmlType.Q8_0]: { elements: 32, bytes: 34, f16At: [0] },
+  [GgmlType.Q5_0]: { elements: 32, bytes: 22, f16At: [0] },
   [GgmlType.Q4_K]: { elements: 256, bytes: 144, f16At: [0, 2] },
   [GgmlType.Q6_K]: { elements: 256, bytes: 210, f16At: [208] },
 };

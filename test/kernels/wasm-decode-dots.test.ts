@@ -29,7 +29,10 @@ interface Kernels {
 
 /** [type, export, byte offsets of the f16 scales in a block, block counts to test]. */
 const TYPES: [GgmlType, string, number[], number[]][] = [
-  [GgmlType.Q4_0, 'gemv_q4_0', [0], [1, 3, 7, 28, 37, 38]], // over 32 blocks (1024 elements): one row at a time
+  [GgmlType.Q4_0, 'gemv_q4_0', [0], [1, 3, 7, 28, 37, 38]], // odd and even block counts: pair loops and their tails
+  [GgmlType.Q4_1, 'gemv_q4_1', [0, 2], [1, 3, 7]],
+  [GgmlType.Q5_0, 'gemv_q5_0', [0], [1, 3, 7, 28]],
+  [GgmlType.Q5_1, 'gemv_q5_1', [0, 2], [1, 3, 7]],
   [GgmlType.Q8_0, 'gemv_q8_0', [0], [1, 3, 7, 28]],
   [GgmlType.Q4_K, 'gemv_q4_k', [0, 2], [1, 3]],
   [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],

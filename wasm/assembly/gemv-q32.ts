@@ -1,20 +1,20 @@
 /**
  * Fused matvecs for ggml's 32-element block types — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 — against Q8 activations
- * (q8-activations.ts). Blocks are ggml-common.h's (`block_q4_0` …); Q4_0 and Q8_0 rows are stored in row pairs, their
- * blocks interleaved (`rowAt`), the other types as GGUF rows.
+ * (q8-activations.ts). Blocks are ggml-common.h's (`block_q4_0` …); Q4_0, Q5_0 and Q8_0 rows are stored in row pairs,
+ * their blocks interleaved (`rowAt`), Q4_1 and Q5_1 as GGUF rows.
  * Quants are kept unsigned (0…15 / 0…31) so the relaxed build can use `i16x8.relaxed_dot_i8x16_i7x16_s`; the
  * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
  * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`);
  * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once; the
- * remaining single tokens (decode) of Q4_0 (SIMD builds) and Q8_0 (relaxed build) take a stored row pair at a time
+ * remaining single tokens (decode) of Q4_0, Q5_0 (SIMD builds) and Q8_0 (relaxed build) take a stored row pair at a time
  * (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
  */
 import { q8RowBytes } from './q8-activations';
-import { rowPairQ4_0, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
-import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16 } from './simd-dot';
+import { rowPairQ4_0, rowPairQ5_0, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
+import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16, q5HighBits } from './simd-dot';
 
 /**
- * Start of row r: in the row-pair layout (Q4_0 and Q8_0, `paired`; see src/backend/wasm/row-pairs.ts) rows 2p and
+ * Start of row r: in the row-pair layout (Q4_0, Q5_0 and Q8_0, `paired`; see src/backend/wasm/row-pairs.ts) rows 2p and
  * 2p + 1 alternate block by block, so a row's blocks are 2·blockBytes apart; otherwise GGUF rows.
  */
 // @ts-ignore: decorator
@@ -31,15 +31,6 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
 // @ts-ignore: decorator
 @inline function outPtr(out: usize, t: i32, outStride: i32, r: i32): usize {
   return out + ((<usize>t * <usize>outStride + <usize>r) << 2);
-}
-
-/** Q5 high bits: lane j of the result is 0x10 when bit (j + 16·half) of `qh` is set. */
-// @ts-ignore: decorator
-@inline function q5HighBits(qh: u32, half: i32): v128 {
-  const bytes = i32x4.splat(qh);
-  const idx = half == 0 ? i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1) : i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  const sel = v128.and(i8x16.swizzle(bytes, idx), i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128));
-  return v128.and(i8x16.ne(sel, i8x16.splat(0)), i8x16.splat(0x10));
 }
 
 /**
@@ -261,14 +252,14 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
   const nb = k >> 5;
   const blockBytes: usize = kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 22 : 24;
   const rowBytes = <usize>nb * blockBytes;
-  const paired = kind == 0; // Q4_0: row-pair layout
+  const paired = kind == 0 || kind == 2; // Q4_0, Q5_0: row-pair layout
   const stride = paired ? blockBytes << 1 : blockBytes; // bytes from one block of a row to its next
   const xrb = q8RowBytes(k);
   const tiled = ASC_FEATURE_SIMD ? n & ~3 : 0; // tokens taken four at a time
   if (ASC_FEATURE_SIMD) {
     for (let r = r0; r < r1; ) {
       const wr = rowAt(w, r, rowBytes, blockBytes, paired);
-      if (paired && isPairStart(r, r1)) {
+      if (kind == 0 && isPairStart(r, r1)) {
         // Q4_0: two rows × four tokens per tile.
         for (let t = 0; t < tiled; t += 4) {
           tile4PairQ4_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
@@ -287,7 +278,8 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
     for (let r = r0; r < r1; ) {
       const wr = rowAt(w, r, rowBytes, blockBytes, paired);
       if (ASC_FEATURE_SIMD && paired && isPairStart(r, r1)) {
-        rowPairQ4_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
+        if (kind == 0) rowPairQ4_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
+        else rowPairQ5_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
         r += 2;
       } else {
         store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, xt, nb, k, kind, stride));

@@ -1,14 +1,15 @@
 /**
- * Decode (one token) row dots for Q4_0 and Q8_0 — the matrices of a Q4_0 model and its tied output matrix. The integer
+ * Decode (one token) row dots for Q4_0, Q5_0 and Q8_0 — a Q4_0 model's matrices and its tied output matrix, and
+ * Q4_K_M's fallback for rows that are not a multiple of 256. The integer
  * dots of several 32-element blocks are added lane-wise into one vector (lane = block) before a single int→float
  * conversion and one fused multiply-add with those blocks' d_w·d_x; f16 scales convert as vectors. V8 schedules every
- * load of a loop body first, so steps are sized to keep the live vectors within x64's 16 registers. Q4_0 and Q8_0
- * take a stored row pair at once (row-pair layout: rows A and B alternate block by block, so both are one memory
+ * load of a loop body first, so steps are sized to keep the live vectors within x64's 16 registers. Q4_0, Q5_0 and
+ * Q8_0 take a stored row pair at once (row-pair layout: rows A and B alternate block by block, so both are one memory
  * stream, and each activation load serves two rows); Q8_0 uses the relaxed i8·i7 dot through a sign split of the
  * activations.
  * SIMD builds only (gemv-q32.ts keeps the scalar path).
  */
-import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsumF32x4, hsumI32x4, loadF16 } from './simd-dot';
+import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum4I32, hsumF32x4, hsumI32x4, loadF16, q5HighBits } from './simd-dot';
 
 /** i16x8 lanes summing to Σ q·qx of the Q4_0 block at `wb` (quants 2 bytes in) against activations x0 | x1. */
 // @ts-ignore: decorator
@@ -232,4 +233,57 @@ import { dot2U4I8I16, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum4I16, hsum
   }
   store<f32>(out, f32x4.extract_lane(acc, 0) + f32x4.extract_lane(acc, 2));
   store<f32>(out + oStep, f32x4.extract_lane(acc, 1) + f32x4.extract_lane(acc, 3));
+}
+
+/** i32x4 partial sums of Σ q·qx of the Q5_0 block at `wb` (f16 d, u32 qh, 16 nibble bytes) against x0 | x1. */
+// @ts-ignore: decorator
+@inline function blockQ5(wb: usize, x0: v128, x1: v128, mask: v128): v128 {
+  const v = v128.load(wb, 6);
+  const qh = load<u32>(wb, 2);
+  return dot2U7I8(v128.or(v128.and(v, mask), q5HighBits(qh, 0)), x0, v128.or(hiNibbles(v, mask), q5HighBits(qh, 1)), x1);
+}
+
+/**
+ * The stored Q5_0 row pair at `w` (rows A, B of nb blocks, interleaved) · one Q8 activation row → out[0], out[oStep]:
+ * rowPairQ4_0 for 5-bit quants (0…31, too large to add four blocks in i16, so each block's dot widens first and
+ * the four transpose in i32); the −16 offset folds in as −16·d_w·s per block.
+ */
+// @ts-ignore: decorator
+@inline export function rowPairQ5_0(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
+  const mask = i8x16.splat(0x0f);
+  const xd = xq + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let acc = f32x4.splat(0); // lanes 0, 1: row A; 2, 3: row B
+  let cor = f32x4.splat(0);
+  let b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const pa = w + <usize>b * 44; // A_b, then B_b, A_b+1, B_b+1
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
+    const p = hsum4I32(blockQ5(pa, x0, x1, mask), blockQ5(pa + 44, x2, x3, mask), blockQ5(pa + 22, x0, x1, mask), blockQ5(pa + 66, x2, x3, mask));
+    let h = v128.load16_lane(pa, i32x4.splat(0), 0);
+    h = v128.load16_lane(pa + 44, h, 2);
+    h = v128.load16_lane(pa + 22, h, 4);
+    h = v128.load16_lane(pa + 66, h, 6);
+    const d = f16x4ToF32x4(h);
+    const so = <usize>b << 2;
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + so)));
+    cor = fmaF32x4(cor, d, v128.load64_splat(xs + so));
+  }
+  const r = f32x4.sub(acc, f32x4.mul(cor, f32x4.splat(16)));
+  let ra = f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 1);
+  let rb = f32x4.extract_lane(r, 2) + f32x4.extract_lane(r, 3);
+  if (b < nb) {
+    const pa = w + <usize>b * 44;
+    const pb = pa + 22;
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const dx = load<f32>(xd + (<usize>b << 2));
+    const sx = load<f32>(xs + (<usize>b << 2));
+    const da = loadF16(pa), db = loadF16(pb);
+    ra += <f32>hsumI32x4(blockQ5(pa, x0, x1, mask)) * (da * dx) - 16 * da * sx;
+    rb += <f32>hsumI32x4(blockQ5(pb, x0, x1, mask)) * (db * dx) - 16 * db * sx;
+  }
+  store<f32>(out, ra);
+  store<f32>(out + oStep, rb);
 }

@@ -84,6 +84,18 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
 }
 
 /**
+ * Q5 high bits: lane j of the result is 0x10 when bit (j + 16·half) of `qh` is set (byte j >> 3 of the half spread
+ * over eight lanes, each lane's bit selected, then compared with its mask: set lanes read all ones).
+ */
+// @ts-ignore: decorator
+@inline export function q5HighBits(qh: u32, half: i32): v128 {
+  const bytes = i32x4.splat(qh);
+  const idx = half == 0 ? i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1) : i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const bit = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  return v128.and(i8x16.eq(v128.and(i8x16.swizzle(bytes, idx), bit), bit), i8x16.splat(0x10));
+}
+
+/**
  * [Σ lanes of a, Σ b, Σ c, Σ d] as i32x4 for four i16x8 vectors whose lanes are ≤ 7620 in magnitude (dot2U4I8I16):
  * two rounds of 32- and 64-bit interleaves (single x86 unpack instructions) add lanes in i16 (≤ 4·7620 = 30480), then
  * one pairwise widening add.

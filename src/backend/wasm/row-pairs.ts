@@ -1,5 +1,5 @@
 /**
- * The WASM backend's row-pair layout for Q4_0 and Q8_0 weights: rows 2p and 2p + 1 are stored block by block
+ * The WASM backend's row-pair layout for Q4_0, Q5_0 and Q8_0 weights: rows 2p and 2p + 1 are stored block by block
  * alternately (A₀ B₀ A₁ B₁ …) in the span the two rows take in the GGUF file, and an odd row count is padded with a
  * zero row. Single-token matvecs read two rows at a time (one activation load serves both); in GGUF layout those
  * two rows are two memory streams, which the hardware prefetcher does not keep up with when decode streams the
@@ -14,6 +14,7 @@ import { GgmlType } from '../../gguf/types.js';
 /** ggml types stored row-pair interleaved, with their block bytes. */
 export const ROW_PAIR_TYPES: ReadonlyMap<GgmlType, number> = new Map([
   [GgmlType.Q4_0, 18],
+  [GgmlType.Q5_0, 22],
   [GgmlType.Q8_0, 34],
 ]);
 
