@@ -213,10 +213,9 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   store<f32>(out + 3 * osb, hsumF32x4(a3));
 }
 
-/** Q6_K row · Q8 activation row. */
+/** Q6_K row · Q8 activation row (scalar build; the SIMD builds use tileQ6K). */
 // @ts-ignore: decorator
 @inline function rowDotQ6K(wr: usize, xq: usize, k: i32): f32 {
-  if (ASC_FEATURE_SIMD) return rowDotQ6KSimd(wr, xq, k);
   const nbk = k >> 8;
   const nb = k >> 5;
   const xd = xq + <usize>k;
@@ -257,64 +256,7 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   return accS - corr;
 }
 
-/**
- * SIMD Q6_K row dot: per 128-element half, the eight 16-lane integer dots are transposed into two i32x4, the −32
- * offset comes off as 32·isum16 (a vector load), the i8 scales multiply as integers, and one f32 fma per four
- * 16-lane sub-blocks applies d · d_x.
- */
-// @ts-ignore: decorator
-@inline function rowDotQ6KSimd(wr: usize, xq: usize, k: i32): f32 {
-  const nbk = k >> 8;
-  const nb = k >> 5;
-  const xd = xq + <usize>k;
-  const xh = xd + (<usize>nb << 3);
-  const mask = i8x16.splat(0x0f);
-  const three = i8x16.splat(3);
-  const thirtyTwo = i32x4.splat(32);
-  let acc = f32x4.splat(0);
-  for (let i = 0; i < nbk; i++) {
-    const wb = wr + <usize>i * 210;
-    const d = f32x4.splat(loadF16(wb + 208));
-    for (let h = 0; h < 2; h++) {
-      const ql = wb + (<usize>h << 6);
-      const qh = wb + 128 + (<usize>h << 5);
-      const bi = (i << 3) + (h << 2); // first of the 4 activation blocks
-      const xi = xq + (<usize>bi << 5);
-      const l0 = v128.load(ql);
-      const l1 = v128.load(ql, 16);
-      const l2 = v128.load(ql, 32);
-      const l3 = v128.load(ql, 48);
-      const h0 = v128.load(qh);
-      const h1 = v128.load(qh, 16);
-      // group g, half-lane is: nibble of ql[(g & 1)·32 + 16·is] (low for g < 2), 2 bits of qh[16·is] >> 2g.
-      // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
-      const g0 = hsum4I32(
-        dotU7I8(v128.or(v128.and(l0, mask), i16x8.shl(v128.and(h0, three), 4)), v128.load(xi)),
-        dotU7I8(v128.or(v128.and(l1, mask), i16x8.shl(v128.and(h1, three), 4)), v128.load(xi, 16)),
-        dotU7I8(v128.or(v128.and(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 2), three), 4)), v128.load(xi, 32)),
-        dotU7I8(v128.or(v128.and(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 2), three), 4)), v128.load(xi, 48)),
-      );
-      const g1 = hsum4I32(
-        dotU7I8(v128.or(hiNibbles(l0, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 4), three), 4)), v128.load(xi, 64)),
-        dotU7I8(v128.or(hiNibbles(l1, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 4), three), 4)), v128.load(xi, 80)),
-        dotU7I8(v128.or(hiNibbles(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 6), three), 4)), v128.load(xi, 96)),
-        dotU7I8(v128.or(hiNibbles(l3, mask), i16x8.shl(v128.and(i16x8.shr_u(h1, 6), three), 4)), v128.load(xi, 112)),
-      );
-      const sc = i16x8.extend_low_i8x16_s(v128.load64_zero(wb + 192 + (<usize>h << 3)));
-      const sc0 = i32x4.extend_low_i16x8_s(sc);
-      const sc1 = i32x4.extend_high_i16x8_s(sc);
-      const hs = xh + (<usize>bi << 3);
-      const v0 = i32x4.mul(i32x4.sub(g0, i32x4.mul(thirtyTwo, v128.load(hs))), sc0);
-      const v1 = i32x4.mul(i32x4.sub(g1, i32x4.mul(thirtyTwo, v128.load(hs, 16))), sc1);
-      const xs4 = f32x4.mul(d, v128.load(xd + (<usize>bi << 2))); // d·d_x of the 4 blocks
-      acc = fmaF32x4(acc, f32x4.convert_i32x4_s(v0), i32x4.shuffle(xs4, xs4, 0, 0, 1, 1));
-      acc = fmaF32x4(acc, f32x4.convert_i32x4_s(v1), i32x4.shuffle(xs4, xs4, 2, 2, 3, 3));
-    }
-  }
-  return hsumF32x4(acc);
-}
-
-/** One token's half-block of tile4Q6K: acc + the 8 sub-block dots (quants q0 … q7) scaled as in rowDotQ6KSimd. */
+/** One token's half-block of tileQ6K: acc + its 8 sub-block dots with quants q0 … q7, scaled (see tileQ6K). */
 // @ts-ignore: decorator
 @inline function q6HalfToken(
   acc: v128, q0: v128, q1: v128, q2: v128, q3: v128, q4: v128, q5: v128, q6: v128, q7: v128,
@@ -330,11 +272,13 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
 }
 
 /**
- * Prefill tile: one Q6_K row · four Q8 activation rows → out[t·osb], t < 4: each 128-element half's 6-bit quants
- * and scales are assembled once (the one-token path redoes it per token), then dotted with every token.
+ * One Q6_K row · `nTok` (1 or 4) Q8 activation rows (xq, xq + xrb, …) → out[t·osb]. Per 128-element half, the 6-bit
+ * quants and i8 scales are assembled once and dotted with every token: the eight 16-lane dots transpose into two
+ * i32x4, the −32 offset comes off as 32·isum16 (a vector load), the scales multiply as integers, and one f32 fma per
+ * four 16-lane sub-blocks applies d · d_x.
  */
 // @ts-ignore: decorator
-@inline function tile4Q6K(wr: usize, xq: usize, xrb: usize, k: i32, out: usize, osb: usize): void {
+@inline function tileQ6K(wr: usize, xq: usize, xrb: usize, k: i32, out: usize, osb: usize, nTok: i32): void {
   const nbk = k >> 8;
   const nb = k >> 5;
   const xd = xq + <usize>k;
@@ -351,7 +295,8 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
       const bi = (i << 3) + (h << 2); // first of the 4 activation blocks
       const l0 = v128.load(ql), l1 = v128.load(ql, 16), l2 = v128.load(ql, 32), l3 = v128.load(ql, 48);
       const h0 = v128.load(qh), h1 = v128.load(qh, 16);
-      // The same lanes as rowDotQ6KSimd (16-bit shifts exact: the masks keep bits inside their byte).
+      // group g, half-lane is: nibble of ql[(g & 1)·32 + 16·is] (low for g < 2), 2 bits of qh[16·is] >> 2g.
+      // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
       const q0 = v128.or(v128.and(l0, mask), i16x8.shl(v128.and(h0, three), 4));
       const q1 = v128.or(v128.and(l1, mask), i16x8.shl(v128.and(h1, three), 4));
       const q2 = v128.or(v128.and(l2, mask), i16x8.shl(v128.and(i16x8.shr_u(h0, 2), three), 4));
@@ -367,15 +312,19 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
       const hs = xh + (<usize>bi << 3);
       const xdb = xd + (<usize>bi << 2);
       a0 = q6HalfToken(a0, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi, hs, xdb);
-      a1 = q6HalfToken(a1, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + xrb, hs + xrb, xdb + xrb);
-      a2 = q6HalfToken(a2, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 2 * xrb, hs + 2 * xrb, xdb + 2 * xrb);
-      a3 = q6HalfToken(a3, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 3 * xrb, hs + 3 * xrb, xdb + 3 * xrb);
+      if (nTok == 4) {
+        a1 = q6HalfToken(a1, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + xrb, hs + xrb, xdb + xrb);
+        a2 = q6HalfToken(a2, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 2 * xrb, hs + 2 * xrb, xdb + 2 * xrb);
+        a3 = q6HalfToken(a3, q0, q1, q2, q3, q4, q5, q6, q7, sc0, sc1, d, xi + 3 * xrb, hs + 3 * xrb, xdb + 3 * xrb);
+      }
     }
   }
   store<f32>(out, hsumF32x4(a0));
-  store<f32>(out + osb, hsumF32x4(a1));
-  store<f32>(out + 2 * osb, hsumF32x4(a2));
-  store<f32>(out + 3 * osb, hsumF32x4(a3));
+  if (nTok == 4) {
+    store<f32>(out + osb, hsumF32x4(a1));
+    store<f32>(out + 2 * osb, hsumF32x4(a2));
+    store<f32>(out + 3 * osb, hsumF32x4(a3));
+  }
 }
 
 /** Q4_K weights [nRows, k] · Q8 activations [n, k] → out f32 [n, outStride], rows r0…r1−1 (k % 256 == 0). */
@@ -417,11 +366,11 @@ export function gemv_q6_k(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i
     const wr = w + <usize>r * rowBytes;
     if (ASC_FEATURE_SIMD) {
       for (let t = 0; t < tiled; t += 4) {
-        tile4Q6K(wr, x + <usize>t * xrb, xrb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), <usize>outStride << 2);
+        tileQ6K(wr, x + <usize>t * xrb, xrb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), <usize>outStride << 2, 4);
       }
-    }
-    for (let t = tiled; t < n; t++) {
-      store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ6K(wr, x + <usize>t * xrb, k));
+      for (let t = tiled; t < n; t++) tileQ6K(wr, x + <usize>t * xrb, xrb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), 0, 1);
+    } else {
+      for (let t = 0; t < n; t++) store<f32>(out + ((<usize>t * <usize>outStride + <usize>r) << 2), rowDotQ6K(wr, x + <usize>t * xrb, k));
     }
   }
 }

@@ -10,7 +10,7 @@
  * (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
  */
 import { q8RowBytes } from './q8-activations';
-import { rowPairQ4_0, rowPairQ5_0, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
+import { rowPairQ45, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16, q5HighBits } from './simd-dot';
 
 /**
@@ -278,8 +278,7 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
     for (let r = r0; r < r1; ) {
       const wr = rowAt(w, r, rowBytes, blockBytes, paired);
       if (ASC_FEATURE_SIMD && paired && isPairStart(r, r1)) {
-        if (kind == 0) rowPairQ4_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
-        else rowPairQ5_0(wr, xt, nb, k, outPtr(out, t, outStride, r), 4);
+        rowPairQ45(wr, xt, nb, k, outPtr(out, t, outStride, r), 4, kind);
         r += 2;
       } else {
         store<f32>(outPtr(out, t, outStride, r), rowDotQ45(wr, xt, nb, k, kind, stride));

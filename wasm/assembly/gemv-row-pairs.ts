@@ -18,26 +18,52 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
   return dot2U4I8I16(v128.and(v, mask), x0, hiNibbles(v, mask), x1);
 }
 
-/** Scales [A_b, A_b+1, B_b, B_b+1] → f32x4 for the four interleaved Q4_0 blocks A_b B_b A_b+1 B_b+1 at `p`. */
+/** i32x4 partial sums of Σ q·qx of the Q5_0 block at `wb` (f16 d, u32 qh, 16 nibble bytes) against x0 | x1. */
 // @ts-ignore: decorator
-@inline function scalesQ4Pair(p: usize): v128 {
+@inline function blockQ5(wb: usize, x0: v128, x1: v128, mask: v128): v128 {
+  const v = v128.load(wb, 6);
+  const qh = load<u32>(wb, 2);
+  return dot2U7I8(v128.or(v128.and(v, mask), q5HighBits(qh, 0)), x0, v128.or(hiNibbles(v, mask), q5HighBits(qh, 1)), x1);
+}
+
+/** Block dot of kind 0 (Q4_0: i16x8 lanes) or 2 (Q5_0: i32x4 lanes). */
+// @ts-ignore: decorator
+@inline function blockQ45(wb: usize, x0: v128, x1: v128, mask: v128, kind: i32): v128 {
+  return kind == 0 ? blockQ4(wb, x0, x1, mask) : blockQ5(wb, x0, x1, mask);
+}
+
+/** [Σ a, Σ b, Σ c, Σ d] of four blockQ45 results as i32x4. */
+// @ts-ignore: decorator
+@inline function hsum4Q45(a: v128, b: v128, c: v128, d: v128, kind: i32): v128 {
+  return kind == 0 ? hsum4I16(a, b, c, d) : hsum4I32(a, b, c, d);
+}
+
+/**
+ * Scales [A_b, A_b+1, B_b, B_b+1] → f32x4 of the four interleaved blocks A_b B_b A_b+1 B_b+1 (`bb` bytes each, f16
+ * scale first) at `p`.
+ */
+// @ts-ignore: decorator
+@inline function scalesPair(p: usize, bb: usize): v128 {
   let h = v128.load16_lane(p, i32x4.splat(0), 0);
-  h = v128.load16_lane(p + 36, h, 2);
-  h = v128.load16_lane(p + 18, h, 4);
-  h = v128.load16_lane(p + 54, h, 6);
+  h = v128.load16_lane(p + 2 * bb, h, 2);
+  h = v128.load16_lane(p + bb, h, 4);
+  h = v128.load16_lane(p + 3 * bb, h, 6);
   return f16x4ToF32x4(h);
 }
 
 /**
- * The stored Q4_0 row pair at `w` (rows A, B of nb blocks each, interleaved) · one Q8 activation row `xq` (k elements)
- * → out[0] (A) and out[oStep] (B).
+ * The stored Q4_0 (kind 0) or Q5_0 (kind 2) row pair at `w` (rows A, B of nb blocks each, interleaved) · one Q8
+ * activation row `xq` (k elements) → out[0] (A) and out[oStep] (B).
  * Each step takes two blocks of both rows, so one vector holds [A_b, A_b+1, B_b, B_b+1] throughout: one integer
  * transpose-add, one conversion, one scale vector and one fma per step, and few enough live vectors (x64 has 16)
- * that V8 spills little (four blocks per step of both rows spilled heavily and measured slower). The −8 offset folds
- * in as −8·d_w·s per block (s = d_x·Σqx of the activation).
+ * that V8 spills little (four blocks per step of both rows spilled heavily and measured slower). Q4_0's four block
+ * dots add in i16; Q5_0's quants (0…31) are too large for that, so each block's dot widens first. The −8 / −16
+ * offset folds in as −offset·d_w·s per block (s = d_x·Σqx of the activation).
  */
 // @ts-ignore: decorator
-@inline export function rowPairQ4_0(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
+@inline export function rowPairQ45(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize, kind: i32): void {
+  const bb: usize = kind == 0 ? 18 : 22; // block bytes
+  const offset: f32 = kind == 0 ? 8 : 16;
   const mask = i8x16.splat(0x0f);
   const xd = xq + <usize>k; // f32 [nb] activation scales, then f32 [nb] sums s
   const xs = xd + (<usize>nb << 2);
@@ -45,30 +71,33 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
   let cor = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const pa = w + <usize>b * 36; // A_b, then B_b, A_b+1, B_b+1
+    const pa = w + <usize>b * 2 * bb; // A_b, then B_b, A_b+1, B_b+1
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
-    const p = hsum4I16(blockQ4(pa, x0, x1, mask), blockQ4(pa + 36, x2, x3, mask), blockQ4(pa + 18, x0, x1, mask), blockQ4(pa + 54, x2, x3, mask));
-    const d = scalesQ4Pair(pa);
+    const p = hsum4Q45(
+      blockQ45(pa, x0, x1, mask, kind), blockQ45(pa + 2 * bb, x2, x3, mask, kind),
+      blockQ45(pa + bb, x0, x1, mask, kind), blockQ45(pa + 3 * bb, x2, x3, mask, kind), kind,
+    );
+    const d = scalesPair(pa, bb);
     const so = <usize>b << 2;
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + so)));
     cor = fmaF32x4(cor, d, v128.load64_splat(xs + so));
   }
-  const r = f32x4.sub(acc, f32x4.mul(cor, f32x4.splat(8)));
+  const r = f32x4.sub(acc, f32x4.mul(cor, f32x4.splat(offset)));
   let ra = f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 1);
   let rb = f32x4.extract_lane(r, 2) + f32x4.extract_lane(r, 3);
   if (b < nb) {
-    const pa = w + <usize>b * 36;
-    const pb = pa + 18;
+    const pa = w + <usize>b * 2 * bb;
+    const pb = pa + bb;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const zero = i32x4.splat(0);
-    const p = hsum4I16(blockQ4(pa, x0, x1, mask), zero, blockQ4(pb, x0, x1, mask), zero);
+    const p = hsum4Q45(blockQ45(pa, x0, x1, mask, kind), zero, blockQ45(pb, x0, x1, mask, kind), zero, kind);
     const dx = load<f32>(xd + (<usize>b << 2));
     const sx = load<f32>(xs + (<usize>b << 2));
     const da = loadF16(pa), db = loadF16(pb);
-    ra += <f32>i32x4.extract_lane(p, 0) * (da * dx) - 8 * da * sx;
-    rb += <f32>i32x4.extract_lane(p, 2) * (db * dx) - 8 * db * sx;
+    ra += <f32>i32x4.extract_lane(p, 0) * (da * dx) - offset * da * sx;
+    rb += <f32>i32x4.extract_lane(p, 2) * (db * dx) - offset * db * sx;
   }
   store<f32>(out, ra);
   store<f32>(out + oStep, rb);
@@ -141,10 +170,11 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
 }
 
 /**
- * Prefill tile: the stored Q4_0 row pair at `w` (rows A, B; see rowPairQ4_0) · four Q8 activation rows (xq, xq + xrb,
- * …) → out[t·osb] (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows once and runs them against every
- * token as rowPairQ4_0 does against one (one transpose-add, one conversion and two fused multiply-adds per token
- * and step, the −8 offset folded in per block), instead of the per-token scalar scale work of a one-row tile.
+ * Prefill tile: the stored Q4_0 row pair at `w` (rows A, B; see rowPairQ45) · four Q8 activation rows (xq,
+ * xq + xrb, …) → out[t·osb] (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows
+ * once and runs them against every token as rowPairQ45 does against one (one transpose-add, one conversion and two
+ * fused multiply-adds per token and step, the −8 offset folded in per block), instead of the per-token scalar scale
+ * work of a one-row tile.
  */
 // @ts-ignore: decorator
 @inline export function tile4PairQ4_0(w: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
@@ -158,7 +188,7 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
     const va0 = v128.load(pa, 2), vb0 = v128.load(pa, 20), va1 = v128.load(pa, 38), vb1 = v128.load(pa, 56);
     const la0 = v128.and(va0, mask), ha0 = hiNibbles(va0, mask), la1 = v128.and(va1, mask), ha1 = hiNibbles(va1, mask);
     const lb0 = v128.and(vb0, mask), hb0 = hiNibbles(vb0, mask), lb1 = v128.and(vb1, mask), hb1 = hiNibbles(vb1, mask);
-    const d = scalesQ4Pair(pa);
+    const d = scalesPair(pa, 18);
     const xo = <usize>b << 5;
     const so = <usize>b << 2;
     a0 = stepTokenQ4(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
@@ -233,57 +263,4 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
   }
   store<f32>(out, f32x4.extract_lane(acc, 0) + f32x4.extract_lane(acc, 2));
   store<f32>(out + oStep, f32x4.extract_lane(acc, 1) + f32x4.extract_lane(acc, 3));
-}
-
-/** i32x4 partial sums of Σ q·qx of the Q5_0 block at `wb` (f16 d, u32 qh, 16 nibble bytes) against x0 | x1. */
-// @ts-ignore: decorator
-@inline function blockQ5(wb: usize, x0: v128, x1: v128, mask: v128): v128 {
-  const v = v128.load(wb, 6);
-  const qh = load<u32>(wb, 2);
-  return dot2U7I8(v128.or(v128.and(v, mask), q5HighBits(qh, 0)), x0, v128.or(hiNibbles(v, mask), q5HighBits(qh, 1)), x1);
-}
-
-/**
- * The stored Q5_0 row pair at `w` (rows A, B of nb blocks, interleaved) · one Q8 activation row → out[0], out[oStep]:
- * rowPairQ4_0 for 5-bit quants (0…31, too large to add four blocks in i16, so each block's dot widens first and
- * the four transpose in i32); the −16 offset folds in as −16·d_w·s per block.
- */
-// @ts-ignore: decorator
-@inline export function rowPairQ5_0(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
-  const mask = i8x16.splat(0x0f);
-  const xd = xq + <usize>k;
-  const xs = xd + (<usize>nb << 2);
-  let acc = f32x4.splat(0); // lanes 0, 1: row A; 2, 3: row B
-  let cor = f32x4.splat(0);
-  let b = 0;
-  for (; b + 2 <= nb; b += 2) {
-    const pa = w + <usize>b * 44; // A_b, then B_b, A_b+1, B_b+1
-    const xb = xq + (<usize>b << 5);
-    const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
-    const p = hsum4I32(blockQ5(pa, x0, x1, mask), blockQ5(pa + 44, x2, x3, mask), blockQ5(pa + 22, x0, x1, mask), blockQ5(pa + 66, x2, x3, mask));
-    let h = v128.load16_lane(pa, i32x4.splat(0), 0);
-    h = v128.load16_lane(pa + 44, h, 2);
-    h = v128.load16_lane(pa + 22, h, 4);
-    h = v128.load16_lane(pa + 66, h, 6);
-    const d = f16x4ToF32x4(h);
-    const so = <usize>b << 2;
-    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + so)));
-    cor = fmaF32x4(cor, d, v128.load64_splat(xs + so));
-  }
-  const r = f32x4.sub(acc, f32x4.mul(cor, f32x4.splat(16)));
-  let ra = f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 1);
-  let rb = f32x4.extract_lane(r, 2) + f32x4.extract_lane(r, 3);
-  if (b < nb) {
-    const pa = w + <usize>b * 44;
-    const pb = pa + 22;
-    const xb = xq + (<usize>b << 5);
-    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const dx = load<f32>(xd + (<usize>b << 2));
-    const sx = load<f32>(xs + (<usize>b << 2));
-    const da = loadF16(pa), db = loadF16(pb);
-    ra += <f32>hsumI32x4(blockQ5(pa, x0, x1, mask)) * (da * dx) - 16 * da * sx;
-    rb += <f32>hsumI32x4(blockQ5(pb, x0, x1, mask)) * (db * dx) - 16 * db * sx;
-  }
-  store<f32>(out, ra);
-  store<f32>(out + oStep, rb);
 }
