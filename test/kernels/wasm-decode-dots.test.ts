@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { q8RowBytes } from '../../src/backend/wasm/kernel-exports.js';
 import { loadKernelModule } from '../../src/backend/wasm/loader.js';
-import { interleaveRowPairs, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
+import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 
@@ -122,6 +122,32 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
       });
     }
   }
+
+  it('interleave_row_pairs (in place, every build) matches the reference layout for odd and even row counts', async () => {
+    for (const variant of VARIANTS) {
+      const memory = new WebAssembly.Memory({ initial: 4 });
+      const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+      const interleave = k8.interleave_row_pairs as (w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number) => void;
+      for (const blockBytes of [18, 22, 34]) {
+        for (const [rows, nb] of [[1, 1], [2, 3], [5, 7], [6, 28]]) {
+          const rowBytes = nb * blockBytes;
+          const src = randomBytes(rows * rowBytes, rows * 31 + nb + blockBytes);
+          const want = new Uint8Array(storedRows(rows) * rowBytes);
+          interleaveRowPairs(src, want, rows, rowBytes, blockBytes);
+          const u8 = new Uint8Array(memory.buffer);
+          u8.fill(0xee, 0, 65536); // the padding row must come out zero, whatever was there
+          u8.set(src, 0);
+          interleave(0, rows, rowBytes, blockBytes, 32768);
+          expect(u8.slice(0, want.length), `${variant} ${blockBytes}-byte blocks, ${rows} rows × ${nb}`).toEqual(want);
+          const back = new Uint8Array(rowBytes);
+          for (let r = 0; r < rows; r++) {
+            readPairedRow(want, r, rowBytes, blockBytes, back);
+            expect(back).toEqual(src.subarray(r * rowBytes, (r + 1) * rowBytes));
+          }
+        }
+      }
+    }
+  });
 
   it('Q8_0 weights of −128 are exact in the relaxed sign-split dot (one row, and a stored row pair)', async () => {
     const variant: WasmVariant = features.relaxedSimd ? 'relaxed-simd' : 'simd128';

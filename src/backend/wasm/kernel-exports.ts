@@ -40,6 +40,11 @@ export interface KernelExports {
   ): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approximation). */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
+  /**
+   * Rearranges nRows GGUF-layout rows at `w` into the row-pair layout in place (row-pairs.ts), through `scratch`
+   * (2·rowBytes bytes); an odd count needs rowBytes more bytes reserved after the last row.
+   */
+  interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
 }
 
 /**

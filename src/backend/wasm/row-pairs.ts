@@ -5,6 +5,7 @@
  * two rows are two memory streams, which the hardware prefetcher does not keep up with when decode streams the
  * weights from memory (Q4_0 12.5–13 GB/s vs 16–17 in cache); interleaved they are one stream (15–16 GB/s,
  * `test/bench/wasm-kernels.bench.ts --stream`). Same bytes, so memory use is unchanged but for the padding row.
+ * Uploads copy the GGUF rows into memory and rearrange them there (wasm/assembly/row-pairs.ts).
  * Row r starts at (r >> 1)·2·rowBytes + (r & 1)·blockBytes and its blocks are 2·blockBytes apart
  * (wasm/assembly/gemv-q32.ts `rowAt`).
  */
@@ -25,7 +26,8 @@ export function storedRows(nRows: number): number {
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes]) into `dst` (storedRows(nRows)·rowBytes bytes) in row-pair
- * layout; the padding row is zeros.
+ * layout; the padding row is zeros. The reference for the kernels' in-place `interleave_row_pairs`, which uploads
+ * use (this per-block copy takes seconds on a whole model).
  */
 export function interleaveRowPairs(src: Uint8Array, dst: Uint8Array, nRows: number, rowBytes: number, blockBytes: number): void {
   const nb = rowBytes / blockBytes;

@@ -23,7 +23,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
-import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
+import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, argmaxOf, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
@@ -118,12 +118,8 @@ export class WasmOps implements Ops {
     }
     const pairBlockBytes = ROW_PAIR_TYPES.get(info.type) ?? 0;
     const region = this.heap.alloc(pairBlockBytes ? storedRows(nRows) * rowBytes : byteLength, `weight ${info.name}`);
-    if (pairBlockBytes) {
-      const dst = this.heap.u8.subarray(region.byteOffset, region.byteOffset + region.byteLength);
-      interleaveRowPairs(data, dst, nRows, rowBytes, pairBlockBytes);
-    } else {
-      this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
-    }
+    this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
+    if (pairBlockBytes) this.k.interleave_row_pairs(region.byteOffset, nRows, rowBytes, pairBlockBytes, this.scratch(2 * rowBytes));
     const w: WasmWeight = {
       name: info.name, type: info.type, rowLength, nRows, byteOffset: region.byteOffset, rowBytes, pairBlockBytes, vectorOffset: -1,
     };
