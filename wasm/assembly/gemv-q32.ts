@@ -6,16 +6,16 @@
  * −8 / −16 offsets and the Q4_1/Q5_1 minimums are folded in through the activation block sums `s = d·Σq`.
  * Every kernel: out[t, r] = dot(W[r], x[t]) for rows r0 ≤ r < r1 and tokens t < n (out row stride `outStride`);
  * with several tokens (prefill) the SIMD builds take them four at a time so each weight block is unpacked once; the
- * remaining single tokens (decode) of Q4_0, Q5_0 (SIMD builds) and Q8_0 (relaxed build) take a stored row pair at a time
- * (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
+ * remaining single tokens (decode) of Q4_0, Q5_0 (SIMD builds) and Q8_0 (relaxed build) take a stored row pair at a
+ * time (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
  */
 import { q8RowBytes } from './q8-activations';
 import { rowPairQ45, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16, q5HighBits } from './simd-dot';
 
 /**
- * Start of row r: in the row-pair layout (Q4_0, Q5_0 and Q8_0, `paired`; see src/backend/wasm/row-pairs.ts) rows 2p and
- * 2p + 1 alternate block by block, so a row's blocks are 2·blockBytes apart; otherwise GGUF rows.
+ * Start of row r: in the row-pair layout (Q4_0, Q5_0 and Q8_0, `paired`; see src/backend/wasm/row-pairs.ts) rows
+ * 2p and 2p + 1 alternate block by block, so a row's blocks are 2·blockBytes apart; otherwise GGUF rows.
  */
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rowBytes: usize, blockBytes: usize, paired: bool): usize {

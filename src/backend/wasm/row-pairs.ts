@@ -3,7 +3,7 @@
  * alternately (A₀ B₀ A₁ B₁ …) in the span the two rows take in the GGUF file, and an odd row count is padded with a
  * zero row. Single-token matvecs read two rows at a time (one activation load serves both); in GGUF layout those
  * two rows are two memory streams, which the hardware prefetcher does not keep up with when decode streams the
- * weights from memory (Q4_0 12.5–13 GB/s vs 16–17 in cache); interleaved they are one stream (15–16 GB/s,
+ * weights from memory (Q4_0 8–13 GB/s vs 16–17 in cache); interleaved they are one stream (14–16 GB/s,
  * `test/bench/wasm-kernels.bench.ts --stream`). Same bytes, so memory use is unchanged but for the padding row.
  * Uploads copy the GGUF rows into memory and rearrange them there (wasm/assembly/row-pairs.ts).
  * Row r starts at (r >> 1)·2·rowBytes + (r & 1)·blockBytes and its blocks are 2·blockBytes apart
