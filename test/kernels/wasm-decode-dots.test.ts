@@ -15,6 +15,7 @@ import { loadKernelModule } from '../../src/backend/wasm/loader.js';
 import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
+import { argmaxOf } from '../helpers/compare.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
@@ -145,6 +146,29 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
             expect(back).toEqual(src.subarray(r * rowBytes, (r + 1) * rowBytes));
           }
         }
+      }
+    }
+  });
+
+  it('argmax_f32 (every build) equals a first-index scalar scan: ties, NaN, −∞, every length to 40, a vocabulary row', async () => {
+    const cases: Float32Array[] = [];
+    for (let n = 0; n <= 40; n++) {
+      const r = randomBytes(n, n + 7);
+      cases.push(Float32Array.from(r, (b) => (b % 5) - 2)); // many ties
+      cases.push(Float32Array.from(r, (b, i) => (i % 3 === 1 ? NaN : b - 128)));
+      cases.push(Float32Array.from(r, (b, i) => (i === 0 ? NaN : b)));
+      cases.push(new Float32Array(n).fill(-Infinity));
+      cases.push(Float32Array.from(r, (b, i) => (i < n - 1 ? -Infinity : NaN)));
+    }
+    const big = randomBytes(151936 * 4, 5);
+    cases.push(Float32Array.from({ length: 151936 }, (_, i) => big[4 * i] + big[4 * i + 1] / 256 - 128));
+    for (const variant of VARIANTS) {
+      const memory = new WebAssembly.Memory({ initial: 16 });
+      const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+      const argmax = k8.argmax_f32 as (x: number, n: number) => number;
+      for (const c of cases) {
+        new Float32Array(memory.buffer, 64, c.length).set(c);
+        expect(argmax(64, c.length), `${variant} [${Array.from(c.subarray(0, 12)).join(', ')}${c.length > 12 ? ', …' : ''}]`).toBe(argmaxOf(c)); // `if (d[j] > d[best]) best = j`
       }
     }
   });

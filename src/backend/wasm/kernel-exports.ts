@@ -45,6 +45,8 @@ export interface KernelExports {
    * (2·rowBytes bytes); an odd count needs rowBytes more bytes reserved after the last row.
    */
   interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
+  /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
+  argmax_f32(x: number, n: number): number;
 }
 
 /**

@@ -39,13 +39,6 @@ export function softcapRows(f32: Float32Array, x: number, cap: number, len: numb
   for (let i = 0; i < len; i++) f32[x + i] = cap * Math.tanh(f32[x + i] / cap);
 }
 
-/** Index of the largest value of `d` (first one on ties). */
-export function argmaxOf(d: Float32Array): number {
-  let best = 0;
-  for (let j = 1; j < d.length; j++) if (d[j] > d[best]) best = j;
-  return best;
-}
-
 /** The k largest values of `d` with their indices, highest first (ties: lower index first). */
 export function topKOf(d: Float32Array, k: number): TopK {
   const m = Math.max(0, Math.min(k, d.length));

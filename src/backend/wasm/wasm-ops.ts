@@ -24,7 +24,7 @@ import type {
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
-import { addRows, argmaxOf, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
+import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -319,7 +319,7 @@ export class WasmOps implements Ops {
   }
 
   async argmax(x: Activation, row: number): Promise<number> {
-    return argmaxOf(this.rowView(x, row));
+    return this.k.argmax_f32(act(x).byteOffset + row * x.cols * 4, x.cols);
   }
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
