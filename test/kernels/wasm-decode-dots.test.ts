@@ -142,7 +142,7 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
           expect(u8.slice(0, want.length), `${variant} ${blockBytes}-byte blocks, ${rows} rows × ${nb}`).toEqual(want);
           const back = new Uint8Array(rowBytes);
           for (let r = 0; r < rows; r++) {
-            readPairedRow(want, r, rowBytes, blockBytes, back);
+            readPairedRow(want, 0, r, rowBytes, blockBytes, back);
             expect(back).toEqual(src.subarray(r * rowBytes, (r + 1) * rowBytes));
           }
         }

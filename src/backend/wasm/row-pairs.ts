@@ -44,12 +44,15 @@ export function interleaveRowPairs(src: Uint8Array, dst: Uint8Array, nRows: numb
   }
 }
 
-/** Copies row r of a row-pair matrix `mat` back into GGUF layout: `out` gets its rowBytes bytes. */
-export function readPairedRow(mat: Uint8Array, r: number, rowBytes: number, blockBytes: number, out: Uint8Array): void {
+/**
+ * Copies row r of a row-pair matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its rowBytes
+ * bytes. A byte loop, no views: it runs once per embedded token.
+ */
+export function readPairedRow(mem: Uint8Array, at: number, r: number, rowBytes: number, blockBytes: number, out: Uint8Array): void {
   const nb = rowBytes / blockBytes;
-  const first = (r >> 1) * 2 * rowBytes + (r & 1) * blockBytes;
-  for (let b = 0; b < nb; b++) {
-    const from = first + 2 * b * blockBytes;
-    out.set(mat.subarray(from, from + blockBytes), b * blockBytes);
+  let from = at + (r >> 1) * 2 * rowBytes + (r & 1) * blockBytes;
+  let to = 0;
+  for (let b = 0; b < nb; b++, from += 2 * blockBytes) {
+    for (let j = 0; j < blockBytes; j++) out[to++] = mem[from + j];
   }
 }

@@ -430,10 +430,9 @@ export class WasmOps implements Ops {
   private rowBytesOf(w: WasmWeight, r: number): Uint8Array {
     const u8 = this.heap.u8;
     if (!w.pairBlockBytes) return u8.subarray(w.byteOffset + r * w.rowBytes, w.byteOffset + (r + 1) * w.rowBytes);
-    if (this.rowCopy.length < w.rowBytes) this.rowCopy = new Uint8Array(w.rowBytes);
-    const out = this.rowCopy.subarray(0, w.rowBytes);
-    readPairedRow(u8.subarray(w.byteOffset), r, w.rowBytes, w.pairBlockBytes, out);
-    return out;
+    if (this.rowCopy.length !== w.rowBytes) this.rowCopy = new Uint8Array(w.rowBytes); // one embedding table: once
+    readPairedRow(u8, w.byteOffset, r, w.rowBytes, w.pairBlockBytes, this.rowCopy);
+    return this.rowCopy;
   }
 
   private rowView(x: Activation, row: number): Float32Array {
