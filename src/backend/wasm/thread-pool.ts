@@ -11,7 +11,7 @@
  */
 
 import { LlmError } from '../../errors.js';
-import { GEMV_NAMES, type GemvName } from './kernel-exports.js';
+import { GEMV_NAMES, type GemvKernel, type GemvName } from './kernel-exports.js';
 import { IS_NODE } from './loader.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -119,6 +119,7 @@ export class ThreadPool {
   private readonly heap: WasmHeap;
   private readonly helpers: Helper[];
   private readonly callerCanBlock = canBlock();
+  private readonly fnIndex = new Map<GemvName, number>(GEMV_NAMES.map((name, i) => [name, i]));
 
   private constructor(heap: WasmHeap, ctrl: number, helpers: Helper[]) {
     this.heap = heap;
@@ -161,15 +162,24 @@ export class ThreadPool {
   }
 
   /**
-   * Runs kernel `name` over rows 0 … rows−1 on all threads, in chunks of at least `minChunkRows` rows (at most
-   * CHUNKS_PER_THREAD per thread); `run(r0, r1)` runs one chunk on the calling thread. Returns after every chunk has finished.
+   * Runs kernel `name` — `fn`, the calling thread's instance of it — as fn(w, x, out, k, r0, r1, n, outStride) over
+   * rows 0 … rows−1 on all threads, in chunks of at least `minChunkRows` rows (at most CHUNKS_PER_THREAD per
+   * thread). Returns after every chunk has finished. Allocates nothing (decode issues hundreds per token).
    */
-  dispatch(name: GemvName, args: readonly number[], rows: number, run: (r0: number, r1: number) => void, minChunkRows = 8): void {
+  dispatch(
+    name: GemvName, fn: GemvKernel, w: number, x: number, out: number, k: number, n: number, outStride: number,
+    rows: number, minChunkRows = 8,
+  ): void {
     const c = this.heap.i32;
     const b = this.ctrl;
     const chunks = Math.max(1, Math.min(Math.ceil(rows / minChunkRows), this.nThreads * CHUNKS_PER_THREAD));
-    c[b + FN] = GEMV_NAMES.indexOf(name);
-    for (let i = 0; i < 8; i++) c[b + ARGS + i] = args[i];
+    c[b + FN] = this.fnIndex.get(name)!;
+    c[b + ARGS] = w;
+    c[b + ARGS + 1] = x;
+    c[b + ARGS + 2] = out;
+    c[b + ARGS + 3] = k;
+    c[b + ARGS + 6] = n;
+    c[b + ARGS + 7] = outStride;
     c[b + ROWS] = rows;
     c[b + CHUNKS] = chunks;
     Atomics.store(c, b + DONE, 0);
@@ -179,7 +189,7 @@ export class ThreadPool {
     for (;;) {
       const i = Atomics.add(c, b + NEXT, 1);
       if (i >= chunks) break;
-      run(Math.floor((rows * i) / chunks), Math.floor((rows * (i + 1)) / chunks));
+      fn(w, x, out, k, Math.floor((rows * i) / chunks), Math.floor((rows * (i + 1)) / chunks), n, outStride);
       Atomics.add(c, b + DONE, 1);
     }
     Atomics.store(c, b + NEXT, CLOSED);

@@ -268,13 +268,23 @@ export class WasmOps implements Ops {
     const p = scores + nHeads * ctx * 4;
     const i32 = this.heap.i32;
     const f32 = this.heap.f32;
-    const fields = [o.byteOffset, act(q).byteOffset, cache.k, cache.v, scores, n, startPos, nHeads, nKvHeads, headDim, params.slidingWindow];
-    for (let i = 0; i < fields.length; i++) i32[(p >>> 2) + i] = fields[i];
+    const at = p >>> 2; // the parameter block, written field by field (no array per call)
+    i32[at] = o.byteOffset;
+    i32[at + 1] = act(q).byteOffset;
+    i32[at + 2] = cache.k;
+    i32[at + 3] = cache.v;
+    i32[at + 4] = scores;
+    i32[at + 5] = n;
+    i32[at + 6] = startPos;
+    i32[at + 7] = nHeads;
+    i32[at + 8] = nKvHeads;
+    i32[at + 9] = headDim;
+    i32[at + 10] = params.slidingWindow;
     f32[(p >>> 2) + 11] = params.scale;
     f32[(p >>> 2) + 12] = params.softcap;
     const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
     if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-      this.pool.dispatch('attention_heads', [p, 0, 0, 0, 0, nHeads, 0, 0], nHeads, (h0, h1) => this.k.attention_heads(p, 0, 0, 0, h0, h1, 0, 0), 1);
+      this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
     } else {
       this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
     }
@@ -356,7 +366,7 @@ export class WasmOps implements Ops {
   private run(name: GemvName, w: number, x: number, out: number, k: number, rows: number, n: number, outStride: number): void {
     const fn = this.k[name];
     if (this.pool && rows >= 2 * this.pool.nThreads && rows * k * n >= MIN_PARALLEL_WORK) {
-      this.pool.dispatch(name, [w, x, out, k, 0, rows, n, outStride], rows, (r0, r1) => fn(w, x, out, k, r0, r1, n, outStride));
+      this.pool.dispatch(name, fn, w, x, out, k, n, outStride, rows);
     } else {
       fn(w, x, out, k, 0, rows, n, outStride);
     }
