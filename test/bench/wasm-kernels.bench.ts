@@ -42,6 +42,7 @@ const CASES: [GgmlType, number, number][] = [
 /** [type, rows, k] of the 32-token prefill cases. */
 const PREFILL_CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 4864, 896],
+  [GgmlType.Q5_0, 4864, 896],
   [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],

@@ -10,7 +10,7 @@
  * time (gemv-row-pairs.ts), a thread chunk's unpaired first or last row one row at a time.
  */
 import { q8RowBytes } from './q8-activations';
-import { rowPairQ45, rowPairQ8_0, rowQ8_0, tile4PairQ4_0 } from './gemv-row-pairs';
+import { rowPairQ45, rowPairQ8_0, rowQ8_0, tile4PairQ45 } from './gemv-row-pairs';
 import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF16, q5HighBits } from './simd-dot';
 
 /**
@@ -259,10 +259,10 @@ import { dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsumF32x4, loadF1
   if (ASC_FEATURE_SIMD) {
     for (let r = r0; r < r1; ) {
       const wr = rowAt(w, r, rowBytes, blockBytes, paired);
-      if (kind == 0 && isPairStart(r, r1)) {
-        // Q4_0: two rows × four tokens per tile.
+      if (paired && isPairStart(r, r1)) {
+        // Q4_0, Q5_0: two rows × four tokens per tile.
         for (let t = 0; t < tiled; t += 4) {
-          tile4PairQ4_0(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2);
+          tile4PairQ45(wr, x + <usize>t * xrb, xrb, nb, k, outPtr(out, t, outStride, r), <usize>outStride << 2, kind);
         }
         r += 2;
       } else {

@@ -155,46 +155,60 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
 }
 
 /**
- * One token's step of tile4PairQ4_0: the four unpacked blocks [A_b, A_b+1, B_b, B_b+1] against that token's
- * activation blocks b, b + 1 at `xb`; returns acc + d·(Σq·qx·d_x − 8·s) lane-wise (d = the four blocks' scales).
+ * One token's step of tile4PairQ45: the four unpacked blocks [A_b, A_b+1, B_b, B_b+1] (low- and high-half quants)
+ * against that token's activation blocks b, b + 1 at `xb`; returns acc + d·(Σq·qx·d_x − offset·s) lane-wise (d = the
+ * four blocks' scales). Q4_0's dots add in i16 (dot2U4I8I16), Q5_0's widen first (dot2U7I8), as in rowPairQ45.
  */
 // @ts-ignore: decorator
-@inline function stepTokenQ4(
+@inline function stepTokenQ45(
   acc: v128, la0: v128, ha0: v128, la1: v128, ha1: v128, lb0: v128, hb0: v128, lb1: v128, hb1: v128,
-  xb: usize, xd: usize, xs: usize, d: v128,
+  xb: usize, xd: usize, xs: usize, d: v128, kind: i32,
 ): v128 {
   const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
-  const p = hsum4I16(dot2U4I8I16(la0, x0, ha0, x1), dot2U4I8I16(la1, x2, ha1, x3), dot2U4I8I16(lb0, x0, hb0, x1), dot2U4I8I16(lb1, x2, hb1, x3));
-  const t = fmaF32x4(f32x4.mul(v128.load64_splat(xs), f32x4.splat(-8)), f32x4.convert_i32x4_s(p), v128.load64_splat(xd));
+  const p = kind == 0
+    ? hsum4I16(dot2U4I8I16(la0, x0, ha0, x1), dot2U4I8I16(la1, x2, ha1, x3), dot2U4I8I16(lb0, x0, hb0, x1), dot2U4I8I16(lb1, x2, hb1, x3))
+    : hsum4I32(dot2U7I8(la0, x0, ha0, x1), dot2U7I8(la1, x2, ha1, x3), dot2U7I8(lb0, x0, hb0, x1), dot2U7I8(lb1, x2, hb1, x3));
+  const t = fmaF32x4(f32x4.mul(v128.load64_splat(xs), f32x4.splat(kind == 0 ? -8 : -16)), f32x4.convert_i32x4_s(p), v128.load64_splat(xd));
   return fmaF32x4(acc, t, d);
 }
 
+/** Low-nibble (half 0) or high-nibble (half 1) quants of the Q4_0 / Q5_0 block at `wb`, with Q5_0's 5th bit. */
+// @ts-ignore: decorator
+@inline function quants45(wb: usize, half: i32, mask: v128, kind: i32): v128 {
+  const v = v128.load(wb + <usize>(kind == 0 ? 2 : 6));
+  const q = half == 0 ? v128.and(v, mask) : hiNibbles(v, mask);
+  return kind == 0 ? q : v128.or(q, q5HighBits(load<u32>(wb, 2), half));
+}
+
 /**
- * Prefill tile: the stored Q4_0 row pair at `w` (rows A, B; see rowPairQ45) · four Q8 activation rows (xq,
- * xq + xrb, …) → out[t·osb] (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows
- * once and runs them against every token as rowPairQ45 does against one (one transpose-add, one conversion and two
- * fused multiply-adds per token and step, the −8 offset folded in per block), instead of the per-token scalar scale
- * work of a one-row tile.
+ * Prefill tile: the stored Q4_0 (kind 0) or Q5_0 (kind 2) row pair at `w` (rows A, B; see rowPairQ45) · four Q8
+ * activation rows (xq, xq + xrb, …) → out[t·osb] (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two
+ * blocks of both rows once and runs them against every token as rowPairQ45 does against one (one transpose-add, one
+ * conversion and two fused multiply-adds per token and step, the offset folded in per block), instead of the
+ * per-token scalar scale work of a one-row tile.
  */
 // @ts-ignore: decorator
-@inline export function tile4PairQ4_0(w: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+@inline export function tile4PairQ45(w: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize, kind: i32): void {
+  const bb: usize = kind == 0 ? 18 : 22; // block bytes
+  const offset: f32 = kind == 0 ? 8 : 16;
   const mask = i8x16.splat(0x0f);
   const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes after them
   const xs = xd + (<usize>nb << 2);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const pa = w + <usize>b * 36; // A_b, B_b, A_b+1, B_b+1
-    const va0 = v128.load(pa, 2), vb0 = v128.load(pa, 20), va1 = v128.load(pa, 38), vb1 = v128.load(pa, 56);
-    const la0 = v128.and(va0, mask), ha0 = hiNibbles(va0, mask), la1 = v128.and(va1, mask), ha1 = hiNibbles(va1, mask);
-    const lb0 = v128.and(vb0, mask), hb0 = hiNibbles(vb0, mask), lb1 = v128.and(vb1, mask), hb1 = hiNibbles(vb1, mask);
-    const d = scalesPair(pa, 18);
+    const pa = w + <usize>b * 2 * bb; // A_b, B_b, A_b+1, B_b+1
+    const la0 = quants45(pa, 0, mask, kind), ha0 = quants45(pa, 1, mask, kind);
+    const lb0 = quants45(pa + bb, 0, mask, kind), hb0 = quants45(pa + bb, 1, mask, kind);
+    const la1 = quants45(pa + 2 * bb, 0, mask, kind), ha1 = quants45(pa + 2 * bb, 1, mask, kind);
+    const lb1 = quants45(pa + 3 * bb, 0, mask, kind), hb1 = quants45(pa + 3 * bb, 1, mask, kind);
+    const d = scalesPair(pa, bb);
     const xo = <usize>b << 5;
     const so = <usize>b << 2;
-    a0 = stepTokenQ4(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
-    a1 = stepTokenQ4(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, xs + xrb + so, d);
-    a2 = stepTokenQ4(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so, d);
-    a3 = stepTokenQ4(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so, d);
+    a0 = stepTokenQ45(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d, kind);
+    a1 = stepTokenQ45(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, xs + xrb + so, d, kind);
+    a2 = stepTokenQ45(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so, d, kind);
+    a3 = stepTokenQ45(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so, d, kind);
   }
   let r0a = f32x4.extract_lane(a0, 0) + f32x4.extract_lane(a0, 1), r0b = f32x4.extract_lane(a0, 2) + f32x4.extract_lane(a0, 3);
   let r1a = f32x4.extract_lane(a1, 0) + f32x4.extract_lane(a1, 1), r1b = f32x4.extract_lane(a1, 2) + f32x4.extract_lane(a1, 3);
@@ -202,18 +216,18 @@ import { dot2U4I8I16, dot2U7I8, dotI8I8, f16x4ToF32x4, fmaF32x4, hiNibbles, hsum
   let r3a = f32x4.extract_lane(a3, 0) + f32x4.extract_lane(a3, 1), r3b = f32x4.extract_lane(a3, 2) + f32x4.extract_lane(a3, 3);
   if (b < nb) {
     // Odd block count: the last block of both rows, token by token.
-    const pa = w + <usize>b * 36;
-    const pb = pa + 18;
+    const pa = w + <usize>b * 2 * bb;
+    const pb = pa + bb;
     const da = loadF16(pa), db = loadF16(pb);
     const zero = i32x4.splat(0);
     for (let t = 0; t < 4; t++) {
       const xb = xq + <usize>t * xrb + (<usize>b << 5);
       const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-      const p = hsum4I16(blockQ4(pa, x0, x1, mask), zero, blockQ4(pb, x0, x1, mask), zero);
+      const p = hsum4Q45(blockQ45(pa, x0, x1, mask, kind), zero, blockQ45(pb, x0, x1, mask, kind), zero, kind);
       const dx = load<f32>(xd + <usize>t * xrb + (<usize>b << 2));
       const sx = load<f32>(xs + <usize>t * xrb + (<usize>b << 2));
-      const ra = da * (<f32>i32x4.extract_lane(p, 0) * dx - 8 * sx);
-      const rb = db * (<f32>i32x4.extract_lane(p, 2) * dx - 8 * sx);
+      const ra = da * (<f32>i32x4.extract_lane(p, 0) * dx - offset * sx);
+      const rb = db * (<f32>i32x4.extract_lane(p, 2) * dx - offset * sx);
       if (t == 0) { r0a += ra; r0b += rb; } else if (t == 1) { r1a += ra; r1b += rb; } else if (t == 2) { r2a += ra; r2b += rb; } else { r3a += ra; r3b += rb; }
     }
   }
