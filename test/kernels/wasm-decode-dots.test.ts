@@ -15,6 +15,7 @@ import { loadKernelModule } from '../../src/backend/wasm/loader.js';
 import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
+import { topKScan } from '../../src/backend/cpu/top-k.js';
 import { argmaxOf } from '../helpers/compare.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -39,6 +40,35 @@ const TYPES: [GgmlType, string, number[], number[]][] = [
   [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],
   [GgmlType.Q6_K, 'gemv_q6_k', [208], [1, 3]],
 ];
+
+/**
+ * Logit rows for the argmax / top-k kernels: every length up to `maxLen` with many ties, scattered NaNs, leading
+ * NaNs, all −∞, −∞ then a NaN, alternating −∞; then a vocabulary-sized random row and an ascending one.
+ */
+function logitRows(maxLen: number, seed: number): Float32Array[] {
+  const rows: Float32Array[] = [];
+  for (let n = 0; n <= maxLen; n++) {
+    const r = randomBytes(n, n + seed);
+    rows.push(Float32Array.from(r, (b) => (b % 5) - 2));
+    rows.push(Float32Array.from(r, (b, i) => (i % 3 === 1 ? NaN : b - 128)));
+    rows.push(Float32Array.from(r, (b, i) => (i === 0 ? NaN : b)));
+    rows.push(Float32Array.from(r, (b, i) => (i < 3 ? NaN : b)));
+    rows.push(new Float32Array(n).fill(-Infinity));
+    rows.push(Float32Array.from(r, (b, i) => (i < n - 1 ? -Infinity : NaN)));
+    rows.push(Float32Array.from(r, (b, i) => (i % 2 ? -Infinity : b % 3)));
+  }
+  const big = randomBytes(151936 * 4, seed);
+  rows.push(Float32Array.from({ length: 151936 }, (_, i) => big[4 * i] + big[4 * i + 1] / 256 - 128));
+  rows.push(Float32Array.from({ length: 151936 }, (_, i) => i / 151936)); // ascending: every value enters a top-k
+  return rows;
+}
+
+/** One build's kernels over a fresh memory of `pages` 64 KiB pages. */
+async function instantiate(variant: WasmVariant, pages: number): Promise<{ memory: WebAssembly.Memory; k8: Kernels }> {
+  const memory = new WebAssembly.Memory({ initial: pages });
+  const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+  return { memory, k8 };
+}
 
 /** Deterministic bytes (xorshift32). */
 function randomBytes(n: number, seed: number): Uint8Array {
@@ -126,8 +156,7 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
 
   it('interleave_row_pairs (in place, every build) matches the reference layout for odd and even row counts', async () => {
     for (const variant of VARIANTS) {
-      const memory = new WebAssembly.Memory({ initial: 4 });
-      const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+      const { memory, k8 } = await instantiate(variant, 4);
       const interleave = k8.interleave_row_pairs as (w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number) => void;
       for (const blockBytes of [18, 22, 34]) {
         for (const [rows, nb] of [[1, 1], [2, 3], [5, 7], [6, 28]]) {
@@ -150,25 +179,30 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
     }
   });
 
-  it('argmax_f32 (every build) equals a first-index scalar scan: ties, NaN, −∞, every length to 40, a vocabulary row', async () => {
-    const cases: Float32Array[] = [];
-    for (let n = 0; n <= 40; n++) {
-      const r = randomBytes(n, n + 7);
-      cases.push(Float32Array.from(r, (b) => (b % 5) - 2)); // many ties
-      cases.push(Float32Array.from(r, (b, i) => (i % 3 === 1 ? NaN : b - 128)));
-      cases.push(Float32Array.from(r, (b, i) => (i === 0 ? NaN : b)));
-      cases.push(new Float32Array(n).fill(-Infinity));
-      cases.push(Float32Array.from(r, (b, i) => (i < n - 1 ? -Infinity : NaN)));
-    }
-    const big = randomBytes(151936 * 4, 5);
-    cases.push(Float32Array.from({ length: 151936 }, (_, i) => big[4 * i] + big[4 * i + 1] / 256 - 128));
+  it('argmax_f32 (every build) equals a first-index scalar scan on edge-case rows (logitRows)', async () => {
+    const cases = logitRows(40, 7);
     for (const variant of VARIANTS) {
-      const memory = new WebAssembly.Memory({ initial: 16 });
-      const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+      const { memory, k8 } = await instantiate(variant, 16);
       const argmax = k8.argmax_f32 as (x: number, n: number) => number;
       for (const c of cases) {
         new Float32Array(memory.buffer, 64, c.length).set(c);
         expect(argmax(64, c.length), `${variant} [${Array.from(c.subarray(0, 12)).join(', ')}${c.length > 12 ? ', …' : ''}]`).toBe(argmaxOf(c)); // `if (d[j] > d[best]) best = j`
+      }
+    }
+  });
+
+  it('topk_f32 (every build) equals the reference insertion scan on edge-case rows, k 0…9, 40 and 128', async () => {
+    const cases = logitRows(24, 11);
+    for (const variant of VARIANTS) {
+      const { memory, k8 } = await instantiate(variant, 16);
+      const topk = k8.topk_f32 as (x: number, n: number, k: number, ids: number) => number;
+      for (const c of cases) {
+        for (const k of c.length > 1000 ? [1, 40, 128] : [0, 1, 2, 3, 5, 9, 40]) {
+          new Float32Array(memory.buffer, 1024, c.length).set(c);
+          const count = topk(1024, c.length, Math.min(k, c.length), 64);
+          const got = Array.from(new Int32Array(memory.buffer, 64, count));
+          expect(got, `${variant} k ${k} [${Array.from(c.subarray(0, 10)).join(', ')}${c.length > 10 ? ', …' : ''}]`).toEqual(Array.from(topKScan(c, k).ids));
+        }
       }
     }
   });

@@ -10,4 +10,4 @@ export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
 export { attention_f32, attention_heads } from './attention';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
-export { argmax_f32 } from './argmax';
+export { argmax_f32, topk_f32 } from './argmax';

@@ -21,6 +21,7 @@ import type {
 } from '../ops.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
+import { topKScan } from './top-k.js';
 
 /** A weight on the CPU backend: always dequantized to f32. */
 interface CpuWeight extends Weight {
@@ -249,17 +250,7 @@ class CpuOps implements Ops {
   }
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
-    const d = buf(x).subarray(row * x.cols, (row + 1) * x.cols);
-    const m = Math.max(0, Math.min(k, x.cols));
-    const ids: number[] = []; // sorted by value desc, then index asc
-    for (let j = 0; j < d.length; j++) {
-      if (ids.length === m && !(d[j] > d[ids[m - 1]])) continue;
-      let p = ids.length;
-      while (p > 0 && d[j] > d[ids[p - 1]]) p--;
-      ids.splice(p, 0, j);
-      if (ids.length > m) ids.pop();
-    }
-    return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
+    return topKScan(buf(x).subarray(row * x.cols, (row + 1) * x.cols), k);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {

@@ -47,6 +47,8 @@ export interface KernelExports {
   interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
+  /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
+  topk_f32(x: number, n: number, k: number, ids: number): number;
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
  * The WASM backend's light ops, as tight loops over an f32 view of the WASM memory (indices are f32 element
- * offsets, not bytes): norm, add, scale, softcap, argmax/topK and rope (with cos/sin tables cached per step).
+ * offsets, not bytes): norm, add, scale, softcap and rope (with cos/sin tables cached per step). Argmax and top-k,
+ * which scan the whole vocabulary every token, are WASM kernels (wasm/assembly/argmax.ts).
  * They cost microseconds per decode step next to the matvecs, so they stay in TypeScript; each mirrors the
  * reference backend's formula (backend/cpu/cpu-ops.ts) exactly.
  */
 
 import { ropeAngles } from '../cpu/rope.js';
-import type { RopeParams, TopK } from '../ops.js';
+import type { RopeParams } from '../ops.js';
 
 /**
  * RMS-normalises `groups` consecutive groups of `g` values from `src` into `dst` (may alias), times w[0 … g) when
@@ -37,20 +38,6 @@ export function scaleRows(f32: Float32Array, x: number, s: number, len: number):
 /** x[i] = cap · tanh(x[i] / cap) for i < len. */
 export function softcapRows(f32: Float32Array, x: number, cap: number, len: number): void {
   for (let i = 0; i < len; i++) f32[x + i] = cap * Math.tanh(f32[x + i] / cap);
-}
-
-/** The k largest values of `d` with their indices, highest first (ties: lower index first). */
-export function topKOf(d: Float32Array, k: number): TopK {
-  const m = Math.max(0, Math.min(k, d.length));
-  const ids: number[] = []; // sorted by value desc, then index asc
-  for (let j = 0; j < d.length; j++) {
-    if (ids.length === m && !(d[j] > d[ids[m - 1]])) continue;
-    let p = ids.length;
-    while (p > 0 && d[j] > d[ids[p - 1]]) p--;
-    ids.splice(p, 0, j);
-    if (ids.length > m) ids.pop();
-  }
-  return { ids: Int32Array.from(ids), logits: Float32Array.from(ids, (j) => d[j]) };
 }
 
 /**

@@ -24,7 +24,7 @@ import type {
 } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
-import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows, topKOf } from './row-ops.js';
+import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -333,7 +333,13 @@ export class WasmOps implements Ops {
   }
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
-    return topKOf(this.rowView(x, row), k);
+    const at = act(x).byteOffset + row * x.cols * 4;
+    const m = Math.max(0, Math.min(k, x.cols));
+    const idsAt = this.scratch(m * 4);
+    const count = this.k.topk_f32(at, x.cols, m, idsAt);
+    const ids = this.heap.i32.slice(idsAt >>> 2, (idsAt >>> 2) + count);
+    const f32 = this.heap.f32;
+    return { ids, logits: Float32Array.from(ids, (j) => f32[(at >>> 2) + j]) };
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
