@@ -12,6 +12,7 @@ import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { loadTransformer } from '../../src/model/load.js';
+import { greedySteps } from '../helpers/greedy-steps.js';
 import { round, type RunResult } from './bench-types.js';
 import { nodeGpu } from './node-gpu.js';
 import { gpuBreakdownPerToken, profileOps } from './op-profiler.js';
@@ -45,24 +46,16 @@ async function checkTimer(gpu: GPU, modelPath: string, steps: number): Promise<T
     const prompt = Int32Array.of(1, 403, 407, 261, 378);
     const run = async (timed: boolean): Promise<{ tokens: number[]; subs: number[]; ms: number; dispatches: number }> => {
       await model.eval(prompt, 0, 0);
-      let tok = await model.argmax();
-      const tokens = [tok];
-      const subs: number[] = [];
+      const first = await model.argmax();
       const d0 = ops.stats.dispatches;
       profile.enabled = timed;
       if (timer) timer.enabled = timed;
       const t0 = performance.now();
-      for (let i = 0; i < steps; i++) {
-        const s0 = ops.stats.submissions;
-        await model.eval(Int32Array.of(tok), prompt.length + i, 0);
-        tok = await model.argmax();
-        subs.push(ops.stats.submissions - s0);
-        tokens.push(tok);
-      }
+      const r = await greedySteps(model, ops.stats, first, prompt.length, steps);
       const ms = performance.now() - t0;
       profile.enabled = false;
       if (timer) timer.enabled = false;
-      return { tokens, subs, ms, dispatches: ops.stats.dispatches - d0 };
+      return { tokens: [first, ...r.tokens], subs: r.submissionsPerStep, ms, dispatches: ops.stats.dispatches - d0 };
     };
     await run(false); // warm-up: pipelines
     const off = await run(false);

@@ -54,6 +54,17 @@ async function setRows(ops: Ops, act: Activation, values: Float32Array, n: numbe
   ops.endStep();
 }
 
+/** Random x [n, k] (seed) and out [n, nRows] (seed + 1, the residual an accumulating matmul adds to), set on `ops`. */
+async function matmulInputs(ops: Ops, k: number, nRows: number, n: number, seed: number): Promise<{ xv: Float32Array; res0: Float32Array; x: Activation; out: Activation }> {
+  const xv = randoms(n * k, seed);
+  const res0 = randoms(n * nRows, seed + 1);
+  const x = ops.createActivation('x', n, k);
+  const out = ops.createActivation('o', n, nRows);
+  await setRows(ops, x, xv, n);
+  await setRows(ops, out, res0, n);
+  return { xv, res0, x, out };
+}
+
 async function vector(ops: Ops, name: string, v: Float32Array): Promise<ReturnType<Ops['uploadWeight']> extends Promise<infer W> ? W : never> {
   return ops.uploadWeight({ name, type: GgmlType.F32, shape: [v.length] }, new Uint8Array(v.buffer.slice(0)));
 }
@@ -236,12 +247,7 @@ describe('webgpu gemv_bcast: other adapters and split weights', () => {
     const [k, nRows, n] = [64, 37, 2]; // Q4_0 rows of one 80-byte group: parts of 12, 12, 12 + 1 rows
     const q = makeWeight(GgmlType.Q4_0, k, nRows, 8);
     const w = await ops.uploadWeight({ name: 'split', type: GgmlType.Q4_0, shape: [k, nRows] }, q.bytes);
-    const xv = randoms(n * k, 9);
-    const res0 = randoms(n * nRows, 10);
-    const x = ops.createActivation('x', n, k);
-    const out = ops.createActivation('o', n, nRows);
-    await setRows(ops, x, xv, n);
-    await setRows(ops, out, res0, n);
+    const { xv, res0, x, out } = await matmulInputs(ops, k, nRows, n, 9);
     ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
     expect(ops.matmulFused(out, x, w, n, { accumulate: true })).toBe(true);
     ops.endStep();
@@ -287,12 +293,7 @@ describe('webgpu gemv_bcast, per-lane x path (subgroups < 8)', () => {
       const bv = randoms(nRows, 33);
       const nv = randoms(k, 34, 0.5);
       const [bias, nw] = [await vector(ops, 'b', bv), await vector(ops, 'nw', nv)];
-      const xv = randoms(n * k, 35);
-      const res0 = randoms(n * nRows, 36);
-      const x = ops.createActivation('x', n, k);
-      const out = ops.createActivation('o', n, nRows);
-      await setRows(ops, x, xv, n);
-      await setRows(ops, out, res0, n);
+      const { xv, res0, x, out } = await matmulInputs(ops, k, nRows, n, 35);
       const xn = normRef(xv, nv, k, n, EPS);
       ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
       expect(ops.matmulFused(out, x, w, n, { norm: { weight: nw, eps: EPS }, bias, accumulate: true })).toBe(true);

@@ -15,6 +15,7 @@ import { loadTransformer } from '../../src/model/load.js';
 import type { TransformerModel } from '../../src/model/transformer.js';
 import { gpuBreakdownPerToken, profileOps } from '../bench/op-profiler.js';
 import { destroyTestGpu, getTestDevice, getTestGpu } from '../helpers/gpu.js';
+import { greedySteps, type GreedySteps } from '../helpers/greedy-steps.js';
 import { sharedPath } from '../helpers/shared-path.js';
 
 /** Op kinds the bench profiler names (op-profiler.ts): Ops methods, matmuls split by weight. */
@@ -48,20 +49,12 @@ describe('gpu timer without timestamp-query', () => {
   });
 });
 
-/** Greedy decode of `n` tokens after `prompt`; returns the tokens and the submissions per step. */
-async function decode(model: TransformerModel, ops: WebGpuOps, prompt: Int32Array, n: number): Promise<{ tokens: number[]; submissionsPerStep: number[] }> {
+/** Greedy decode of `n` tokens after `prompt`; returns the tokens (the prompt's pick first) and the submissions per step. */
+async function decode(model: TransformerModel, ops: WebGpuOps, prompt: Int32Array, n: number): Promise<GreedySteps> {
   await model.eval(prompt, 0, 0);
-  let tok = await model.argmax();
-  const tokens = [tok];
-  const submissionsPerStep: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s0 = ops.stats.submissions;
-    await model.eval(Int32Array.of(tok), prompt.length + i, 0);
-    tok = await model.argmax();
-    submissionsPerStep.push(ops.stats.submissions - s0);
-    tokens.push(tok);
-  }
-  return { tokens, submissionsPerStep };
+  const first = await model.argmax();
+  const steps = await greedySteps(model, ops.stats, first, prompt.length, n);
+  return { tokens: [first, ...steps.tokens], submissionsPerStep: steps.submissionsPerStep };
 }
 
 describe('gpu timer on stories260K', async () => {
