@@ -19,10 +19,10 @@ function yarnCorrDims(nDims: number, nCtxOrig: number, base: number, betaFast: n
 }
 
 /**
- * Cosine and sine of every rotated pair at position `pos`: `cos[i]`, `sin[i]` for pair i < nRot/2
+ * Cosine and sine of every rotated pair at position `pos`: `cos[at + i]`, `sin[at + i]` for pair i < nRot/2
  * (the magnitude scale of YaRN is folded in).
  */
-export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, sin: Float64Array): void {
+export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, sin: Float64Array, at = 0): void {
   const half = params.nRot / 2;
   const thetaScale = Math.pow(params.theta, -2 / params.nRot);
   const yarn = params.yarn;
@@ -46,8 +46,8 @@ export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, s
       const mix = ramp * yarn.extFactor;
       theta = interp * (1 - mix) + extrap * mix;
     }
-    cos[i] = Math.cos(theta) * mscale;
-    sin[i] = Math.sin(theta) * mscale;
+    cos[at + i] = Math.cos(theta) * mscale;
+    sin[at + i] = Math.sin(theta) * mscale;
     thetaBase *= thetaScale;
   }
 }

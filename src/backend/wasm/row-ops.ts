@@ -46,21 +46,31 @@ export function softcapRows(f32: Float32Array, x: number, cap: number, len: numb
  */
 export class RopeTables {
   private readonly entries = new Map<string, { startPos: number; n: number; cos: Float64Array; sin: Float64Array }>();
+  private readonly keys = new WeakMap<RopeParams, string>(); // rope params are built once per model: key them once
   private readonly factorIds = new WeakMap<Float32Array, number>();
   private nextFactorId = 0;
 
-  /** cos/sin [n, nRot/2] for positions startPos … startPos+n−1. */
+  /**
+   * cos/sin [n, nRot/2] for positions startPos … startPos+n−1 (the arrays may be longer). A decode step refills the
+   * previous step's arrays in place: nothing is allocated per token.
+   */
   get(params: RopeParams, startPos: number, n: number): { cos: Float64Array; sin: Float64Array } {
-    const key = this.key(params);
-    const hit = this.entries.get(key);
-    if (hit && hit.startPos === startPos && hit.n >= n) return hit;
+    let key = this.keys.get(params);
+    if (key === undefined) {
+      key = this.key(params);
+      this.keys.set(params, key);
+    }
+    let entry = this.entries.get(key);
+    if (entry && entry.startPos === startPos && entry.n >= n) return entry;
     const half = params.nRot / 2;
-    const cos = new Float64Array(n * half); // [n, nRot/2]
-    const sin = new Float64Array(n * half); // [n, nRot/2]
-    for (let r = 0; r < n; r++) ropeAngles(startPos + r, params, cos.subarray(r * half, (r + 1) * half), sin.subarray(r * half, (r + 1) * half));
-    if (this.entries.size > 16) this.entries.clear();
-    const entry = { startPos, n, cos, sin };
-    this.entries.set(key, entry);
+    if (!entry || entry.cos.length < n * half) {
+      if (this.entries.size > 16) this.entries.clear();
+      entry = { startPos, n, cos: new Float64Array(n * half), sin: new Float64Array(n * half) }; // [n, nRot/2]
+      this.entries.set(key, entry);
+    }
+    for (let r = 0; r < n; r++) ropeAngles(startPos + r, params, entry.cos, entry.sin, r * half);
+    entry.startPos = startPos;
+    entry.n = n;
     return entry;
   }
 

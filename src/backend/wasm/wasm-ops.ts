@@ -77,7 +77,7 @@ export class WasmOps implements Ops {
   private kv: KvOffsets[][] = []; // [nSlots][nLayers]
   private kvRegion = { byteOffset: 0, byteLength: 0 };
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
-  private q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
+  private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
   private readonly ropeTables = new RopeTables();
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
@@ -385,7 +385,10 @@ export class WasmOps implements Ops {
     const bytes = n * q8RowBytes(k);
     if (bytes > this.q8.byteLength) this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
     this.k.quantize_q8(x.byteOffset, x.cols, n, k, this.q8.byteOffset);
-    this.q8Key = { act: x, version: x.version, n, k };
+    key.act = x; // updated in place: matmuls quantize several times per token
+    key.version = x.version;
+    key.n = n;
+    key.k = k;
     return this.q8.byteOffset;
   }
 
