@@ -36,11 +36,33 @@ export class RetryableFailure extends Error {
   constructor(
     message: string,
     readonly status: number | null = null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number | null },
   ) {
     super(message, options);
     this.name = 'RetryableFailure';
+    this.retryAfterMs = options?.retryAfterMs ?? null;
   }
+
+  /** The server's `Retry-After` (429/503), in ms from now; null when it sent none (or an unparsable one). */
+  readonly retryAfterMs: number | null;
+}
+
+/** The `RetryableFailure` for a retryable status, carrying the response's `Retry-After` when there is one. */
+export function retryableStatusFailure(res: Response): RetryableFailure {
+  return new RetryableFailure(`HTTP ${res.status}`, res.status, { retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) });
+}
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3) as milliseconds from `nowMs`: delay-seconds (`120`) or an HTTP-date (a date in
+ * the past is 0). Null when absent or malformed. (A cross-origin page sees it only if the server exposes it.)
+ */
+export function parseRetryAfter(header: string | null, nowMs = Date.now()): number | null {
+  if (header === null) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return null; // a bare negative or fractional number is not an HTTP-date either
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : null;
 }
 
 /** Statuses that a later attempt may well turn into success. */

@@ -18,6 +18,7 @@ import {
   ifRangeValue,
   isRetryableStatus,
   parseContentRange,
+  retryableStatusFailure,
   versionMismatch,
 } from './http-response-checks.js';
 import { readFullBody, streamBody } from './response-body.js';
@@ -46,6 +47,12 @@ export interface RangeReaderOptions {
   stallTimeoutMs?: number;
   /** Largest file kept whole in memory when the server ignores `Range` (default 256 MiB). */
   maxFullBodyBytes?: number;
+  /**
+   * Longest `Retry-After` of a 429/503 (or other retryable status) that is waited out, in ms (default 60 000). A
+   * shorter one replaces the backoff delay (the wait stays abortable); a longer one fails at once with
+   * `LlmError('network')` and `details.retryAfterMs`, rather than contacting the server before it allows.
+   */
+  maxRetryAfterMs?: number;
 }
 
 const DEFAULTS = {
@@ -56,6 +63,7 @@ const DEFAULTS = {
   maxRetryDelayMs: 10_000,
   stallTimeoutMs: 30_000,
   maxFullBodyBytes: 256 * 1024 * 1024,
+  maxRetryAfterMs: 60_000,
 };
 
 type Settings = typeof DEFAULTS & Pick<RangeReaderOptions, 'headers' | 'onProgress'> & { fetch: typeof fetch };
@@ -104,6 +112,7 @@ export class RangeReader implements FileVersion {
       maxRetryDelayMs: DEFAULTS.maxRetryDelayMs,
       stallTimeoutMs: positive(options.stallTimeoutMs, DEFAULTS.stallTimeoutMs, 'stallTimeoutMs'),
       maxFullBodyBytes: nonNegative(options.maxFullBodyBytes, DEFAULTS.maxFullBodyBytes, 'maxFullBodyBytes'),
+      maxRetryAfterMs: nonNegative(options.maxRetryAfterMs, DEFAULTS.maxRetryAfterMs, 'maxRetryAfterMs'),
       headers: options.headers,
       onProgress: options.onProgress,
       fetch: fetchFn,
@@ -114,9 +123,9 @@ export class RangeReader implements FileVersion {
       if (res.status === 206) {
         const range = parseContentRange(res.headers.get('content-range'));
         await res.arrayBuffer().catch(() => undefined);
-        if (range === null || range.total === null) {
-          throw new LlmError('range-unsupported', `${step}: the 206 response has no usable Content-Range total ` +
-            `(${res.headers.get('content-range') ?? 'header missing or not exposed by CORS'}), so the file size is unknown`, {
+        if (range === null || range.total === null || range.start !== 0 || range.end !== 0) {
+          throw new LlmError('range-unsupported', `${step}: the 206 response has no Content-Range of bytes 0-0 with a ` +
+            `total (${res.headers.get('content-range') ?? 'header missing or not exposed by CORS'}), so the file size is unknown`, {
             details: { url: href },
           });
         }
@@ -133,7 +142,7 @@ export class RangeReader implements FileVersion {
         return { size: body.byteLength, res, body };
       }
       await res.body?.cancel().catch(() => undefined);
-      if (isRetryableStatus(res.status)) throw new RetryableFailure(`HTTP ${res.status}`, res.status);
+      if (isRetryableStatus(res.status)) throw retryableStatusFailure(res);
       throw httpStatusError(href, res.status, res.statusText, step, 'bytes=0-0');
     });
     const reader = new RangeReader(
@@ -219,19 +228,30 @@ export class RangeReader implements FileVersion {
             // Per If-Range, a 200 means "the validator no longer matches": the file changed.
             throw fileChangedError({ url: this.url, what: versionMismatch(this, res, null) ?? 'the server answered a range request with the whole new file' });
           }
-          if (isRetryableStatus(res.status)) throw new RetryableFailure(`HTTP ${res.status}`, res.status);
+          if (isRetryableStatus(res.status)) throw retryableStatusFailure(res);
           throw httpStatusError(this.url, res.status, res.statusText, step, rangeHeader);
         }
-        const range = parseContentRange(res.headers.get('content-range'));
-        const changed = versionMismatch(this, res, range?.total ?? null);
+        // A 206 is only trusted with a Content-Range naming exactly the bytes asked for, out of the known size.
+        const contentRange = res.headers.get('content-range');
+        const range = parseContentRange(contentRange);
+        if (range === null) {
+          await res.body?.cancel().catch(() => undefined);
+          throw new LlmError('range-unsupported', `${step}: the server answered ${rangeHeader} with a 206 but ` +
+            `${contentRange === null ? 'no Content-Range (missing, or not exposed by CORS)' : `a malformed Content-Range '${contentRange}'`}; ` +
+            'without it the bytes cannot be placed, so nothing was stored: serve the file with valid Range support ' +
+            '(and Access-Control-Expose-Headers: Content-Range)', { details: { url: this.url, range: rangeHeader, contentRange } });
+        }
+        const changed = versionMismatch(this, res, range.total);
         if (changed !== null) {
           await res.body?.cancel().catch(() => undefined);
           throw fileChangedError({ url: this.url, what: changed });
         }
-        if (range !== null && (range.start !== first || range.end !== last)) {
+        if (range.start !== first || range.end !== last || range.total !== this.size) {
           await res.body?.cancel().catch(() => undefined);
-          throw new LlmError('network', `${step}: asked for ${rangeHeader} but the server sent ` +
-            `${res.headers.get('content-range')}; the server's Range support is broken`, { details: { url: this.url, range: rangeHeader } });
+          throw new LlmError('network', `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
+            `Content-Range '${contentRange}'; the server's Range support is broken, so nothing was stored`, {
+            details: { url: this.url, range: rangeHeader, contentRange },
+          });
         }
         await streamBody(res, into.subarray(filled), attempt, (n) => {
           filled += n;

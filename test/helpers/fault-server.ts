@@ -36,6 +36,12 @@ export interface Fault {
   shortBodyBytes?: number;
   /** Once this many requests of the path were answered, serve `bytes` as a new version (new ETag, Last-Modified). */
   replaceAfterRequests?: { requests: number; bytes: Uint8Array };
+  /** With `status`: send this `Retry-After` value (seconds or an HTTP-date). */
+  retryAfter?: string;
+  /** On a 206: null = omit `Content-Range`; a function = send its value instead of the true one. */
+  contentRange?: null | ((start: number, end: number, size: number) => string);
+  /** Send `X-Linked-Etag: "<sha256 of the bytes served>"` (as Hugging Face does for LFS files). */
+  linkedEtag?: boolean;
 }
 
 /** One logged request. `range` and `ifRange` are the request headers (null when absent). */
@@ -45,6 +51,8 @@ export interface RequestRecord {
   readonly range: string | null;
   readonly ifRange: string | null;
   status: number;
+  /** `Date.now()` when the request arrived. */
+  readonly at: number;
   /** Body bytes the server wrote (before any drop or stall). */
   bytesSent: number;
 }
@@ -61,6 +69,8 @@ export interface FaultServer {
   requestsFor(path: string): RequestRecord[];
   /** Installs (or with undefined, clears) the fault of `path`; its request counter restarts at 0. */
   setFault(path: string, fault: Fault | undefined): void;
+  /** Answers requests for `path` with `302 Location: target` (a path on this server); undefined removes it. */
+  setRedirect(path: string, target: string | undefined): void;
   /** Serves `bytes` at `path` from now on, as a new version (new ETag and Last-Modified). */
   replaceFile(path: string, bytes: Uint8Array): void;
   /** The bytes currently served at `path`. */
@@ -100,6 +110,7 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
   const requests: RequestRecord[] = [];
   const faults = new Map<string, { fault: Fault; seen: number }>();
   const versions = new Map<string, Version>();
+  const redirects = new Map<string, string>();
   const sockets = new Set<Socket>();
   let versionCounter = 0;
   let inFlight = 0;
@@ -141,7 +152,7 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const rangeHeader = req.headers.range ?? null;
     const ifRange = typeof req.headers['if-range'] === 'string' ? req.headers['if-range'] : null;
-    const record: RequestRecord = { method: req.method ?? 'GET', path, range: rangeHeader, ifRange, status: 0, bytesSent: 0 };
+    const record: RequestRecord = { method: req.method ?? 'GET', path, range: rangeHeader, ifRange, status: 0, at: Date.now(), bytesSent: 0 };
     requests.push(record);
     lastArrivalMs = Date.now();
     inFlight++;
@@ -157,8 +168,15 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
       if (n >= skip && (slot.fault.times === undefined || n < skip + slot.fault.times)) fault = slot.fault;
     }
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges');
+    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After, X-Linked-Etag');
     res.setHeader('Cache-Control', 'no-store');
+    const redirect = redirects.get(path);
+    if (redirect !== undefined) {
+      res.setHeader('Location', redirect);
+      record.status = 302;
+      res.statusCode = 302;
+      return void res.end();
+    }
     const v = versionOf(path);
     const finish = (status: number): void => {
       record.status = status;
@@ -167,13 +185,17 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return finish(405);
     if (v === null) return finish(404);
-    if (fault.status !== undefined) return finish(fault.status);
+    if (fault.status !== undefined) {
+      if (fault.retryAfter !== undefined) res.setHeader('Retry-After', fault.retryAfter);
+      return finish(fault.status);
+    }
     const size = v.bytes.byteLength;
     res.setHeader('Content-Type', CONTENT_TYPES[extname(path)] ?? 'application/octet-stream');
     if (!fault.noValidators) {
       res.setHeader('ETag', v.etag);
       res.setHeader('Last-Modified', v.lastModified);
     }
+    if (fault.linkedEtag) res.setHeader('X-Linked-Etag', `"${createHash('sha256').update(v.bytes).digest('hex')}"`);
     let start = 0;
     let end = size - 1;
     let status = 200;
@@ -193,7 +215,8 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
       start = a;
       end = Math.min(b, size - 1);
       status = 206;
-      res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+      if (fault.contentRange === undefined) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+      else if (fault.contentRange !== null) res.setHeader('Content-Range', fault.contentRange(start, end, size));
     }
     if (!fault.ignoreRange) res.setHeader('Accept-Ranges', 'bytes');
     if (fault.shortBodyBytes === undefined) res.setHeader('Content-Length', String(end - start + 1));
@@ -220,6 +243,10 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     setFault: (path, fault) => {
       if (fault === undefined) faults.delete(path);
       else faults.set(path, { fault, seen: 0 });
+    },
+    setRedirect: (path, target) => {
+      if (target === undefined) redirects.delete(path);
+      else redirects.set(path, target);
     },
     replaceFile: (path, bytes) => void versions.set(path, makeVersion(bytes)),
     currentBytes: (path) => {
