@@ -1,20 +1,43 @@
 /**
  * `IdbByteSource`: a `ByteSource` over a COMPLETE entry of the IndexedDB model store — no network at all. It refuses
- * incomplete entries, and a chunk found missing or damaged while reading marks the entry incomplete (so the next
- * `downloadModel` refetches just that chunk) instead of ever serving wrong bytes.
+ * incomplete entries and entries without recorded checksums, checks every chunk against the sha256 recorded when it
+ * was stored (all at open by default, or each as it is first read), and a chunk found missing or damaged marks the
+ * entry incomplete (so the next `downloadModel` refetches it) instead of ever serving wrong bytes.
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
 import { type ByteSource, checkReadRange } from './byte-source.js';
+import type { ProgressCallback } from './download-progress.js';
 import {
   type ModelManifest,
   type ModelStoreOptions,
   asStoreError,
   chunkLength,
+  deleteModel,
+  isServable,
+  markChunkMissing,
   readChunk,
   readManifest,
   updateManifest,
 } from './model-store.js';
+import { sha256HexAsync } from './sha256.js';
+import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
+
+/** Options of `IdbByteSource.open`. */
+export interface IdbByteSourceOptions extends ModelStoreOptions {
+  signal?: AbortSignal;
+  /** Receives `verify` progress while the stored chunks are checked at open. */
+  onProgress?: ProgressCallback;
+  /**
+   * When the stored bytes are checked against the sha256 recorded per chunk at download:
+   * - `'open'` (default): every chunk before `open` resolves — a damaged copy is refused up front, at the cost of
+   *   reading and hashing the whole file once more per open (WebCrypto: roughly 0.8 GB/s of hashing plus the
+   *   IndexedDB read);
+   * - `'read'`: each chunk when it is first read — the same guarantee that no unchecked byte is served, with no extra
+   *   pass (loading a model reads every tensor anyway), but damage surfaces at the read that meets it.
+   */
+  verify?: 'open' | 'read';
+}
 
 /** How many decoded chunks a source keeps in memory (a tensor read often spans a chunk boundary). */
 const CACHED_CHUNKS = 2;
@@ -28,13 +51,17 @@ export class IdbByteSource implements ByteSource {
   private constructor(
     private readonly manifest: ModelManifest,
     private readonly options: ModelStoreOptions,
+    /** Check each chunk's sha256 when it is read from IndexedDB (`verify: 'read'`). */
+    private readonly isCheckedPerRead: boolean,
   ) {}
 
   /**
    * Opens the stored entry of `url`. Rejects with `LlmError('invalid-request')` when the store has no complete entry
-   * for it (call `downloadModel` first). Updates the entry's `lastUsedAt`.
+   * for it (call `downloadModel` first), and with `LlmError('network')`, `details.reason: 'checksum-mismatch'`, when
+   * its bytes do not match the checksums recorded at download (the damaged chunk is marked for refetch) or it has no
+   * checksums (written by an older version: it is deleted). Updates the entry's `lastUsedAt`.
    */
-  static async open(url: string | URL, options: ModelStoreOptions & { signal?: AbortSignal } = {}): Promise<IdbByteSource> {
+  static async open(url: string | URL, options: IdbByteSourceOptions = {}): Promise<IdbByteSource> {
     const href = String(url);
     throwIfAborted(options.signal, `opening cached ${href}`);
     const m = await readManifest(href, options).catch((e: unknown) => {
@@ -46,8 +73,23 @@ export class IdbByteSource implements ByteSource {
         details: { url: href, isPresent: m !== undefined },
       });
     }
+    if (!isServable(m)) {
+      await deleteModel(href, options).catch(() => false);
+      throw storedCopyDamagedError(href, 'it was stored without checksums by an older version, so it was deleted', -1);
+    }
+    const verify = options.verify ?? 'open';
+    if (verify !== 'open' && verify !== 'read') {
+      throw new LlmError('invalid-request', `IdbByteSource.open option verify must be 'open' or 'read', got ${String(verify)}`, { details: { field: 'verify' } });
+    }
+    if (verify === 'open') {
+      const check = await checkStoredChunks(m, options);
+      if (!check.ok) {
+        await markChunkMissing(href, m.downloadId, check.chunk, options);
+        throw storedCopyDamagedError(href, check.reason, check.chunk);
+      }
+    }
     const touched = await updateManifest(href, m.downloadId, (cur) => ({ ...cur, lastUsedAt: Date.now() }), options);
-    return new IdbByteSource(touched ?? m, { store: options.store });
+    return new IdbByteSource(touched ?? m, { store: options.store }, verify === 'read');
   }
 
   /** File size in bytes. */
@@ -109,15 +151,19 @@ export class IdbByteSource implements ByteSource {
     });
     const expected = chunkLength(this.manifest, index);
     if (bytes === undefined || bytes.byteLength !== expected) {
-      await updateManifest(this.name, this.manifest.downloadId, (m) => {
-        const chunkPresent = m.chunkPresent.slice();
-        chunkPresent[index] = false;
-        return { ...m, chunkPresent, complete: false };
-      }, this.options).catch(() => null);
+      await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
       throw new LlmError('network', `reading cached ${this.name}: chunk ${index} is ${bytes === undefined ? 'missing' : `${bytes.byteLength} bytes, not ${expected}`}; ` +
         'the entry was marked incomplete: call downloadModel again to refetch the damaged part', {
         details: { url: this.name, chunk: index },
       });
+    }
+    if (this.isCheckedPerRead) {
+      const actual = await sha256HexAsync(bytes);
+      const recorded = this.manifest.chunkSha256?.[index] ?? null;
+      if (actual !== recorded) {
+        await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
+        throw storedCopyDamagedError(this.name, `chunk ${index} has sha256 ${actual}, not the ${recorded} recorded when it was stored`, index);
+      }
     }
     this.recent.push([index, bytes]);
     if (this.recent.length > CACHED_CHUNKS) this.recent.shift();

@@ -10,6 +10,7 @@ import type { ByteSource } from './byte-source.js';
 import { type DownloadModelOptions, downloadModel } from './model-download.js';
 import { HttpByteSource } from './http-source.js';
 import { IdbByteSource } from './idb-byte-source.js';
+import { isStoredCopyDamagedError } from './stored-model-check.js';
 import { NodeFileSource } from './node-file-source.js';
 
 export { type ByteSource, MemoryByteSource, checkReadRange } from './byte-source.js';
@@ -19,7 +20,7 @@ export { HttpByteSource, type HttpByteSourceOptions } from './http-source.js';
 export { RangeReader, type RangeReaderOptions } from './range-reader.js';
 export { isFileChangedError } from './http-response-checks.js';
 export type { DownloadPhase, DownloadProgress, ProgressCallback } from './download-progress.js';
-export { IdbByteSource } from './idb-byte-source.js';
+export { IdbByteSource, type IdbByteSourceOptions } from './idb-byte-source.js';
 export { downloadModel, type DownloadModelOptions } from './model-download.js';
 export {
   DEFAULT_CHUNK_BYTES,
@@ -32,7 +33,7 @@ export {
   readManifest,
   storageUsage,
 } from './model-store.js';
-export { Sha256, sha256Hex } from './sha256.js';
+export { Sha256, sha256Hex, sha256HexAsync } from './sha256.js';
 
 /** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */
 export interface OpenModelSourceOptions extends DownloadModelOptions {
@@ -41,6 +42,8 @@ export interface OpenModelSourceOptions extends DownloadModelOptions {
    * with HTTP range requests and nothing is stored.
    */
   cache?: boolean;
+  /** When a cached copy is checked against its recorded checksums: see `IdbByteSourceOptions.verify` (default 'open'). */
+  verify?: 'open' | 'read';
 }
 
 /** What `openModelSource` accepts: a URL (absolute, or relative to the page), a `Blob`/`File`, or a path in Node. */
@@ -81,5 +84,12 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
   const canCache = (options.cache ?? true) && url.protocol !== 'blob:' && (options.store !== undefined || typeof indexedDB !== 'undefined');
   if (!canCache) return HttpByteSource.open(url, options);
   await downloadModel(url, options);
-  return IdbByteSource.open(url, options);
+  try {
+    return await IdbByteSource.open(url, options);
+  } catch (e) {
+    // A stored copy that fails its checksums is never served: fetch the damaged part again (once), then reopen.
+    if (!isStoredCopyDamagedError(e)) throw e;
+    await downloadModel(url, options);
+    return IdbByteSource.open(url, options);
+  }
 }

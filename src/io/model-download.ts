@@ -1,7 +1,15 @@
 /**
- * `downloadModel`: fetches a model file into the IndexedDB model store through the range reader, only the chunks the
- * store lacks, so a download interrupted by a reload or a lost connection resumes where it stopped. Checks quota
- * first, restarts cleanly when the file changes on the server, and verifies the sha256 when it is known.
+ * `downloadModel`: fetches a model file into the IndexedDB model store through the range reader. Bytes of two
+ * versions of a file are never stored together:
+ * - with validators that tie range requests to one version (a strong ETag or Last-Modified, sent as `If-Range`),
+ *   chunks are fetched in parallel and a change restarts the download;
+ * - without them, the file comes through ONE response (`stream-download.ts`), since only a single response is known
+ *   to hold one version;
+ * - chunks stored in an earlier session are resumed only when a strong ETag still matches, or against a sha256 the
+ *   caller gave (or the server's `X-Linked-Etag`) that the finished file is checked against; otherwise they are
+ *   discarded and the download starts from zero.
+ * When complete, the file's sha256 is recorded with a sha256 per chunk; `IdbByteSource.open` checks them on every
+ * later open. Quota is checked first.
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -19,8 +27,9 @@ import {
   defaultStorage,
   deleteModel,
   estimateStorage,
+  hasChunkDigests,
   isQuotaExceeded,
-  readChunk,
+  isServable,
   readManifest,
   storedBytesOf,
   updateManifest,
@@ -28,7 +37,9 @@ import {
   writeManifest,
 } from './model-store.js';
 import { RangeReader, type RangeReaderOptions } from './range-reader.js';
-import { Sha256 } from './sha256.js';
+import { sha256HexAsync } from './sha256.js';
+import { checkStoredChunks } from './stored-model-check.js';
+import { streamIntoStore } from './stream-download.js';
 
 /** Options of `downloadModel`. */
 export interface DownloadModelOptions extends ModelStoreOptions, Omit<RangeReaderOptions, 'chunkBytes' | 'onProgress'> {
@@ -36,7 +47,12 @@ export interface DownloadModelOptions extends ModelStoreOptions, Omit<RangeReade
   onProgress?: ProgressCallback;
   /** Chunk size of a NEW entry (default 16 MiB); an entry being resumed keeps its own. */
   chunkBytes?: number;
-  /** Expected sha256 (hex) of the file; verified at the end, and a mismatch deletes the entry. */
+  /**
+   * Expected sha256 (64 hex digits) of the file, e.g. from the model's page. The finished download is checked
+   * against it (a mismatch deletes the entry: `LlmError('network')`, `details.reason: 'checksum-mismatch'`), and it
+   * is what lets a download resume across sessions from a server without a strong ETag. Default: the server's
+   * `X-Linked-Etag` when it exposes a sha256 there (Hugging Face LFS files), else none.
+   */
   sha256?: string;
   /** `navigator.storage` stand-in (quota estimate, persist request); default `navigator.storage`. */
   storage?: StorageEstimator;
@@ -63,7 +79,7 @@ async function downloadWithRestarts(href: string, options: DownloadModelOptions)
   const { signal } = options;
   throwIfAborted(signal, `download of ${href}`);
   const existing = await readManifest(href, options);
-  if (existing?.complete) {
+  if (isServable(existing)) {
     const touched = await updateManifest(href, existing.downloadId, (m) => ({ ...m, lastUsedAt: Date.now() }), options);
     reportProgress(options.onProgress, { phase: 'cached', loadedBytes: existing.size, totalBytes: existing.size, url: href });
     return touched ?? existing;
@@ -77,7 +93,7 @@ async function downloadWithRestarts(href: string, options: DownloadModelOptions)
       return await downloadOnce(href, options, storage);
     } catch (e) {
       rethrowIfAborted(e, signal, `download of ${href}`);
-      if (!isFileChangedError(e) || restarts >= maxRestarts) throw e;
+      if (!(isFileChangedError(e) || isResumedMismatch(e)) || restarts >= maxRestarts) throw e;
       // The stored chunks belong to the old version: drop them all and start over from a fresh probe.
       await deleteModel(href, options);
       reportProgress(options.onProgress, { phase: 'restart', loadedBytes: 0, totalBytes: 0, url: href });
@@ -101,33 +117,77 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
     chunkBytes: manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     onProgress: (p) => reportLoaded(baseBytes + p.loadedBytes, p.totalBytes),
   });
-  if (manifest !== undefined && !isSameVersion(manifest, reader, options.sha256)) {
+  const expected = expectedSha256(options.sha256) ?? reader.linkedSha256;
+  if (manifest !== undefined && !canResume(manifest, reader, expected)) {
     await deleteModel(url, options);
     reportProgress(onProgress, { phase: 'restart', loadedBytes: 0, totalBytes: reader.size, url });
     manifest = undefined;
   }
-  if (manifest === undefined) {
-    const chunkBytes = checkChunkBytes(options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
-    manifest = newManifest(url, reader, chunkBytes, options.sha256 ?? null);
-    await checkQuota(url, reader.size, storage);
+  const chunkBytes = checkChunkBytes(manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+  /** Replaces the entry with an empty one (new download generation) and returns it. */
+  const startFresh = async (): Promise<ModelManifest> => {
+    const fresh = newManifest(url, reader, chunkBytes, expected);
     try {
-      await writeManifest(manifest, options);
+      await writeManifest(fresh, options);
     } catch (e) {
       throw isQuotaExceeded(e) ? await quotaError(url, reader.size, storage, e) : e;
     }
+    return fresh;
+  };
+  if (manifest === undefined) {
+    await checkQuota(url, reader.size, storage);
+    manifest = await startFresh();
   } else {
     await checkQuota(url, reader.size - storedBytesOf(manifest), storage);
   }
   baseBytes = storedBytesOf(manifest);
+  const isResumed = baseBytes > 0;
   reportLoaded(baseBytes, manifest.size);
-
-  const missing = manifest.chunkPresent.flatMap((present, i) => (present ? [] : [i]));
-  const { downloadId } = manifest;
-  const m = manifest;
   let storedBytes = baseBytes;
+  /** Stores chunk `index` of generation `m` with its sha256. */
+  const store = async (m: ModelManifest, index: number, bytes: Uint8Array): Promise<void> => {
+    const digest = await sha256HexAsync(bytes);
+    let isWritten: boolean;
+    try {
+      isWritten = await writeChunk(url, m.downloadId, index, bytes, digest, options);
+    } catch (e) {
+      throw isQuotaExceeded(e) ? await quotaError(url, m.size - storedBytes, storage, e) : e;
+    }
+    if (!isWritten) {
+      throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
+    }
+    storedBytes += bytes.byteLength;
+    reportLoaded(storedBytes, m.size);
+  };
+
+  if (!reader.canCombineRanges) {
+    // No validator ties separate requests to one version: one response carries the file. A dropped connection may
+    // resume only when the finished file is checked against a known sha256; otherwise it starts over from zero.
+    manifest = await streamIntoStore(reader, manifest, {
+      canResume: (expected ?? manifest.sha256) !== null,
+      signal,
+      store,
+      restart: async () => {
+        await deleteModel(url, options);
+        storedBytes = 0;
+        reportedBytes = 0;
+        reportProgress(onProgress, { phase: 'restart', loadedBytes: 0, totalBytes: reader.size, url });
+        return startFresh();
+      },
+    });
+  } else {
+    await fetchMissingChunks(url, reader, manifest, options, store);
+  }
+  return finish(url, manifest.downloadId, isResumed, options);
+}
+
+/** Fetches every chunk `m` lacks with parallel range requests (at most `maxInFlight` workers) and stores them. */
+async function fetchMissingChunks(url: string, reader: RangeReader, m: ModelManifest, options: DownloadModelOptions,
+  store: (m: ModelManifest, index: number, bytes: Uint8Array) => Promise<void>): Promise<void> {
+  const missing = m.chunkPresent.flatMap((present, i) => (present ? [] : [i]));
   let next = 0;
   let firstError: unknown;
-  const stop = linkSignals(signal); // the first failing worker stops its siblings
+  const stop = linkSignals(options.signal); // the first failing worker stops its siblings
   const worker = async (): Promise<void> => {
     try {
       while (next < missing.length) {
@@ -135,17 +195,7 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
         const index = missing[next++];
         const bytes = await reader.read(index * m.chunkBytes, chunkLength(m, index), stop.signal);
         throwIfAborted(stop.signal, `download of ${url}`);
-        let isWritten: boolean;
-        try {
-          isWritten = await writeChunk(url, downloadId, index, bytes, options);
-        } catch (e) {
-          throw isQuotaExceeded(e) ? await quotaError(url, m.size - storedBytes, storage, e) : e;
-        }
-        if (!isWritten) {
-          throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
-        }
-        storedBytes += bytes.byteLength;
-        reportLoaded(storedBytes, m.size);
+        await store(m, index, bytes);
       }
     } catch (e) {
       if (firstError === undefined) {
@@ -158,60 +208,83 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
   await Promise.all(Array.from({ length: workerCount }, worker));
   stop.dispose();
   if (firstError !== undefined) throw firstError;
-  return finish(url, downloadId, options);
 }
 
-/** Verifies (when the sha256 is known) every stored chunk in order, then marks the entry complete. */
-async function finish(url: string, downloadId: string, options: DownloadModelOptions): Promise<ModelManifest> {
+/**
+ * Reads every stored chunk back in order, checks it against the sha256 recorded when it was written, hashes the whole
+ * file, compares that with the expected sha256 when there is one, then records it and marks the entry complete.
+ */
+async function finish(url: string, downloadId: string, isResumed: boolean, options: DownloadModelOptions): Promise<ModelManifest> {
   const m = await readManifest(url, options);
   if (m === undefined || m.downloadId !== downloadId) {
     throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
   }
-  if (m.sha256 !== null) {
-    const hash = new Sha256();
-    let hashedBytes = 0;
-    for (let i = 0; i < m.chunkPresent.length; i++) {
-      throwIfAborted(options.signal, `verification of ${url}`);
-      const chunk = await readChunk(url, i, options);
-      if (chunk === undefined || chunk.byteLength !== chunkLength(m, i)) {
-        await deleteModel(url, options);
-        throw new LlmError('network', `verifying ${url}: stored chunk ${i} is missing or damaged; the entry was deleted, download it again`, {
-          details: { url, chunk: i },
-        });
-      }
-      hash.update(chunk);
-      hashedBytes += chunk.byteLength;
-      reportProgress(options.onProgress, { phase: 'verify', loadedBytes: hashedBytes, totalBytes: m.size, url });
-    }
-    const actual = hash.digestHex();
-    if (actual !== m.sha256) {
-      await deleteModel(url, options);
-      throw new LlmError('network', `verifying ${url}: sha256 is ${actual} but ${m.sha256} was expected; the downloaded ` +
-        'copy was deleted: check the URL and the expected hash, then download again', { details: { url, expected: m.sha256, actual } });
-    }
-  }
-  const done = await updateManifest(url, downloadId, (cur) => ({ ...cur, complete: cur.chunkPresent.every(Boolean), lastUsedAt: Date.now() }), options);
-  if (done === null || !done.complete) {
+  if (!m.chunkPresent.every(Boolean)) {
     throw new LlmError('network', `download of ${url} finished with chunks missing from the store; download it again`, { details: { url } });
+  }
+  const check = await checkStoredChunks(m, { ...options, wholeFile: true });
+  if (!check.ok) {
+    await deleteModel(url, options);
+    throw new LlmError('network', `verifying ${url}: ${check.reason} in the store; the entry was deleted, download it again`, {
+      details: { url, chunk: check.chunk },
+    });
+  }
+  const actual = check.sha256 ?? '';
+  if (m.sha256 !== null && actual !== m.sha256) {
+    await deleteModel(url, options);
+    const what = isResumed
+      ? 'the download resumed chunks stored earlier, so the file probably changed on the server in between'
+      : 'check the URL and the expected hash, then download again';
+    throw new LlmError('network', `verifying ${url}: sha256 is ${actual} but ${m.sha256} was expected; the downloaded ` +
+      `copy was deleted: ${what}`, { details: { url, expected: m.sha256, actual, reason: 'checksum-mismatch', isResumed } });
+  }
+  const done = await updateManifest(url, downloadId, (cur) => ({ ...cur, sha256: actual, complete: true, lastUsedAt: Date.now() }), options);
+  if (done === null) {
+    throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
   }
   return done;
 }
 
-function isSameVersion(m: ModelManifest, reader: RangeReader, sha256: string | undefined): boolean {
-  return m.size === reader.size && m.etag === reader.etag && m.lastModified === reader.lastModified &&
-    (sha256 === undefined || m.sha256 === null || m.sha256 === sha256.toLowerCase());
+/** True for a checksum mismatch after a resumed download: worth one fresh download from zero. */
+function isResumedMismatch(e: unknown): boolean {
+  return e instanceof LlmError && e.details?.reason === 'checksum-mismatch' && e.details.isResumed === true;
+}
+
+/** The caller's expected sha256, checked and lowercased (undefined when not given). */
+function expectedSha256(sha256: string | undefined): string | null {
+  if (sha256 === undefined) return null;
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(sha256)) {
+    throw new LlmError('invalid-request', `downloadModel option sha256 must be 64 hex digits, got ${String(sha256).slice(0, 80)}`, {
+      details: { field: 'sha256' },
+    });
+  }
+  return sha256.toLowerCase();
+}
+
+/**
+ * Whether chunks stored earlier (another session, or before a change) may be completed instead of discarded: same
+ * size and validators, chunk digests recorded, no contradicting sha256, and either a strong ETag (it names one
+ * version exactly) or a known sha256 that the finished file must match.
+ */
+function canResume(m: ModelManifest, reader: RangeReader, expected: string | null): boolean {
+  if (m.size !== reader.size || m.etag !== reader.etag || m.lastModified !== reader.lastModified || !hasChunkDigests(m)) return false;
+  if (expected !== null && m.sha256 !== null && m.sha256 !== expected) return false;
+  if (reader.hasStrongValidator) return true;
+  return (expected ?? m.sha256) !== null;
 }
 
 function newManifest(url: string, reader: RangeReader, chunkBytes: number, sha256: string | null): ModelManifest {
   const now = Date.now();
+  const count = chunkCountOf(reader.size, chunkBytes);
   return {
     url,
     size: reader.size,
     etag: reader.etag,
     lastModified: reader.lastModified,
     chunkBytes,
-    chunkPresent: new Array<boolean>(chunkCountOf(reader.size, chunkBytes)).fill(false),
-    sha256: sha256?.toLowerCase() ?? null,
+    chunkPresent: new Array<boolean>(count).fill(false),
+    chunkSha256: new Array<string | null>(count).fill(null),
+    sha256,
     complete: false,
     downloadId: `${now.toString(36)}-${Math.random().toString(36).slice(2)}`,
     createdAt: now,

@@ -24,9 +24,19 @@ export interface ModelManifest {
   readonly chunkBytes: number;
   /** `chunkPresent[i]`: chunk i (bytes `[i·chunkBytes, min((i+1)·chunkBytes, size))`) is stored. */
   readonly chunkPresent: readonly boolean[];
-  /** Expected or verified sha256 (64 lowercase hex digits) when known. */
+  /**
+   * sha256 of the whole file (64 lowercase hex digits): while incomplete, the expected one when known (the caller's
+   * `sha256` option or the server's `X-Linked-Etag`), else null; once complete, the hash of the stored bytes,
+   * computed when the download finished (and equal to the expected one when there was one).
+   */
   readonly sha256: string | null;
-  /** True once every chunk is stored (and the sha256, when known, verified). Only complete entries are served. */
+  /**
+   * sha256 of each stored chunk (null where absent), recorded when the chunk was written and checked whenever the
+   * entry is opened, so bytes that changed in IndexedDB are never served. Entries written by versions without it
+   * are neither served nor resumed.
+   */
+  readonly chunkSha256?: readonly (string | null)[];
+  /** True once every chunk is stored and the file's sha256 recorded (and verified, when known). Only complete entries are served. */
   readonly complete: boolean;
   /** Identifies one download generation; a chunk write from another generation is refused. */
   readonly downloadId: string;
@@ -131,7 +141,7 @@ export async function updateManifest(url: string, downloadId: string, change: (m
  * nothing, when the manifest is gone or belongs to another download. IndexedDB errors (e.g. `QuotaExceededError`)
  * reject unchanged; the transaction is rolled back, so the entry stays consistent.
  */
-export async function writeChunk(url: string, downloadId: string, index: number, bytes: Uint8Array,
+export async function writeChunk(url: string, downloadId: string, index: number, bytes: Uint8Array, digest: string,
   options?: ModelStoreOptions): Promise<boolean> {
   // Structured clone copies a view's whole ArrayBuffer: store an exact-size buffer. (chunkLength) bytes.
   const value = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
@@ -143,12 +153,41 @@ export async function writeChunk(url: string, downloadId: string, index: number,
       if (m === undefined || m.downloadId !== downloadId) return;
       const chunkPresent = m.chunkPresent.slice();
       chunkPresent[index] = true;
+      const chunkSha256 = chunkDigestsOf(m);
+      chunkSha256[index] = digest;
       s.put(value, chunkKey(url, index));
-      s.put({ ...m, chunkPresent }, manifestKey(url));
+      s.put({ ...m, chunkPresent, chunkSha256 }, manifestKey(url));
       isWritten = true;
     };
     return promisifyRequest(s.transaction).then(() => isWritten);
   });
+}
+
+/** A copy of `m`'s chunk digests, one per chunk (null where unknown). */
+export function chunkDigestsOf(m: ModelManifest): (string | null)[] {
+  return m.chunkPresent.map((_, i) => m.chunkSha256?.[i] ?? null);
+}
+
+/** True when `m` records a digest for every stored chunk (entries from before digests were kept do not). */
+export function hasChunkDigests(m: ModelManifest): boolean {
+  return Array.isArray(m.chunkSha256) && m.chunkSha256.length === m.chunkPresent.length &&
+    m.chunkPresent.every((present, i) => !present || typeof m.chunkSha256?.[i] === 'string');
+}
+
+/** True for a complete entry that can be verified (whole-file sha256 and every chunk digest recorded). */
+export function isServable(m: ModelManifest | undefined): m is ModelManifest {
+  return m !== undefined && m.complete && m.sha256 !== null && hasChunkDigests(m);
+}
+
+/** Marks chunk `index` of the entry absent (and the entry incomplete), so the next download refetches it. */
+export async function markChunkMissing(url: string, downloadId: string, index: number, options?: ModelStoreOptions): Promise<void> {
+  await updateManifest(url, downloadId, (m) => {
+    const chunkPresent = m.chunkPresent.slice();
+    chunkPresent[index] = false;
+    const chunkSha256 = chunkDigestsOf(m);
+    chunkSha256[index] = null;
+    return { ...m, chunkPresent, chunkSha256, complete: false };
+  }, options).catch(() => null);
 }
 
 /** Reads chunk `index` of `url` as bytes, or undefined when it is not stored. */

@@ -21,8 +21,8 @@ import {
   retryableStatusFailure,
   versionMismatch,
 } from './http-response-checks.js';
-import { readFullBody, streamBody } from './response-body.js';
-import { withRetries } from './retry-loop.js';
+import { readFullBody, readOrAbort, streamBody } from './response-body.js';
+import { type Attempt, type RetryPolicy, withRetries } from './retry-loop.js';
 import { SlotLimiter } from './slot-limiter.js';
 
 /** Options of `RangeReader.open`. Every field is optional; defaults suit multi-GiB model files. */
@@ -82,6 +82,8 @@ export class RangeReader implements FileVersion {
     readonly size: number,
     readonly etag: string | null,
     readonly lastModified: string | null,
+    /** The sha256 from the probe's `X-Linked-Etag`, when it held one. */
+    private readonly linkedEtag: string | null,
     /** The whole file when the server ignored `Range`; null in ranged mode. `(size)` bytes. */
     private readonly fullBody: Uint8Array | null,
     private readonly settings: Settings,
@@ -92,6 +94,104 @@ export class RangeReader implements FileVersion {
   /** True when the server honours `Range` (false: the whole file was streamed into memory at open). */
   get isRangeSupported(): boolean {
     return this.fullBody === null;
+  }
+
+  /**
+   * True when the probe exposed a strong ETag: the one validator that identifies a version exactly (RFC 9110
+   * §8.8.1), so bytes stored in an earlier session can be trusted to belong to the version served now.
+   */
+  get hasStrongValidator(): boolean {
+    return this.etag !== null && !this.etag.startsWith('W/');
+  }
+
+  /**
+   * True when separate range requests can be tied to one version with `If-Range` (a strong ETag, or Last-Modified).
+   * Without one, only a single response is known to hold one version: see `streamFrom`.
+   */
+  get canCombineRanges(): boolean {
+    return this.fullBody !== null || ifRangeValue(this) !== null;
+  }
+
+  /**
+   * The sha256 the server states for the file, from `X-Linked-Etag` (Hugging Face sends the LFS object's sha256
+   * there; a page sees it only if the server exposes it), else null.
+   */
+  get linkedSha256(): string | null {
+    return this.linkedEtag;
+  }
+
+  /** The reader's retry settings (for callers running their own retried transfers through `streamFrom`). */
+  get retryPolicy(): RetryPolicy {
+    return this.settings;
+  }
+
+  /**
+   * Streams bytes `[from, size)` through ONE response (`Range: bytes=from-`), handing them to `sink` in order
+   * (awaiting it: backpressure). One response is one version of the file, which is what a server without validators
+   * allows to trust. Runs one attempt (no retries: the caller decides whether a retry may resume or must restart);
+   * failures worth retrying are `RetryableFailure`s, a changed file is the file-changed error.
+   */
+  async streamFrom(from: number, attempt: Attempt, sink: (piece: Uint8Array) => Promise<void>): Promise<void> {
+    const step = `streaming bytes ${from}- of ${this.url}`;
+    if (from >= this.size) return;
+    const rangeHeader = `bytes=${from}-`;
+    const res = await doFetch(this.settings, this.url, { Range: rangeHeader }, attempt.signal);
+    const contentRange = res.headers.get('content-range');
+    if (res.status === 206) {
+      const range = parseContentRange(contentRange);
+      if (range === null) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new LlmError('range-unsupported', `${step}: the 206 has ${contentRange === null ? 'no Content-Range' : `a malformed Content-Range '${contentRange}'`}; nothing was stored`, {
+          details: { url: this.url, range: rangeHeader, contentRange },
+        });
+      }
+      const changed = versionMismatch(this, res, range.total);
+      if (changed !== null) {
+        await res.body?.cancel().catch(() => undefined);
+        throw fileChangedError({ url: this.url, what: changed });
+      }
+      if (range.start !== from || range.end !== this.size - 1) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new LlmError('network', `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
+          `Content-Range '${contentRange}'; nothing was stored`, { details: { url: this.url, range: rangeHeader, contentRange } });
+      }
+    } else if (res.status === 200 && from === 0) {
+      const length = res.headers.get('content-length');
+      const changed = versionMismatch(this, res, length !== null && /^\d+$/.test(length) ? Number(length) : null);
+      if (changed !== null) {
+        await res.body?.cancel().catch(() => undefined);
+        throw fileChangedError({ url: this.url, what: changed });
+      }
+    } else {
+      await res.body?.cancel().catch(() => undefined);
+      if (isRetryableStatus(res.status)) throw retryableStatusFailure(res);
+      if (res.status === 200) throw fileChangedError({ url: this.url, what: 'the server stopped honouring Range' });
+      throw httpStatusError(this.url, res.status, res.statusText, step, rangeHeader);
+    }
+    const expected = this.size - from;
+    let received = 0;
+    const reader = res.body?.getReader();
+    if (reader === undefined) throw new RetryableFailure('the response has no body');
+    try {
+      for (;;) {
+        const { done, value } = await readOrAbort(reader, attempt.signal);
+        if (done) break;
+        if (received + value.byteLength > expected) {
+          throw new LlmError('network', `${step}: the server sent more than the ${expected} bytes left in the file; nothing more was stored`, {
+            details: { url: this.url, expected },
+          });
+        }
+        received += value.byteLength;
+        attempt.progressed();
+        await sink(value);
+        this.receivedBytes += value.byteLength;
+      }
+    } catch (e) {
+      void reader.cancel().catch(() => undefined);
+      if (e instanceof LlmError || e instanceof RetryableFailure) throw e;
+      throw new RetryableFailure(`connection dropped after ${received} bytes (${String(e)})`, null, { cause: e });
+    }
+    if (received < expected) throw new RetryableFailure(`short body: ${received} of ${expected} bytes arrived`);
   }
 
   /**
@@ -150,6 +250,7 @@ export class RangeReader implements FileVersion {
       probe.size,
       probe.res.headers.get('etag'),
       probe.res.headers.get('last-modified'),
+      linkedSha256Of(probe.res.headers.get('x-linked-etag')),
       probe.body,
       settings,
     );
@@ -282,6 +383,12 @@ function doFetch(settings: Settings, url: string, extra: Record<string, string>,
     signal,
     cache: 'no-store', // ranged reads must reach the server: an HTTP cache may hold a different version
   });
+}
+
+/** The sha256 in an `X-Linked-Etag` value (`"<64 hex>"`, possibly weak), lowercased; null for anything else. */
+function linkedSha256Of(header: string | null): string | null {
+  const m = header === null ? null : /^\s*(?:W\/)?"?([0-9a-f]{64})"?\s*$/i.exec(header);
+  return m === null ? null : m[1].toLowerCase();
 }
 
 function positive(v: number | undefined, fallback: number, name: string): number {

@@ -47,7 +47,7 @@ export async function streamBody(res: Response, into: Uint8Array, attempt: Attem
  * `reader.read()`, rejecting as soon as `signal` aborts. Fetch implementations differ in whether an abort reliably
  * settles a pending body read (undici can leave it pending once the body has fully arrived), so do not rely on it.
  */
-function readOrAbort<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): Promise<ReadableStreamReadResult<T>> {
+export function readOrAbort<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): Promise<ReadableStreamReadResult<T>> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);

@@ -114,3 +114,22 @@ export function sha256Hex(input: Uint8Array | string): string {
   const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
   return new Sha256().update(bytes).digestHex();
 }
+
+/**
+ * SHA-256 of `bytes` as 64 lowercase hex digits, through WebCrypto where it exists (native speed: it verifies stored
+ * model chunks on every open) and this file's `Sha256` elsewhere (insecure contexts have no `crypto.subtle`).
+ */
+export async function sha256HexAsync(bytes: Uint8Array): Promise<string> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle !== undefined) {
+    try {
+      const digest = new Uint8Array(await subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+      let hex = '';
+      for (const b of digest) hex += b.toString(16).padStart(2, '0');
+      return hex;
+    } catch {
+      // fall back to the portable implementation below
+    }
+  }
+  return sha256Hex(bytes);
+}

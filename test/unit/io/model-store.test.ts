@@ -226,9 +226,13 @@ describe('model store', () => {
   it('a chunk lost from a complete entry is never served; the next download refetches just it', async () => {
     await downloadModel(url, opts());
     await del(chunkKey(url, 3), store);
-    const source = await IdbByteSource.open(url, { store });
+    const source = await IdbByteSource.open(url, { store, verify: 'read' });
     const e = await llmError(source.read(0, source.size));
     expect(e.code).toBe('network');
+    expect((await readManifest(url, { store }))?.complete).toBe(false);
+    await downloadModel(url, opts());
+    await del(chunkKey(url, 3), store);
+    expect((await llmError(IdbByteSource.open(url, { store }))).details?.reason).toBe('checksum-mismatch');
     expect((await readManifest(url, { store }))?.complete).toBe(false);
     server.clearLog();
     await downloadModel(url, opts());
