@@ -23,8 +23,14 @@ export interface ChatMessage {
 
 /** Sampling and stopping fields shared by chat and text completions (see `SamplingOptions` for each field). */
 export interface SamplingRequest extends SamplingOptions {
+  /** OpenAI's newer name for `max_tokens` (same meaning; when both are given they must be equal). */
+  readonly max_completion_tokens?: number;
   /** Only 1 is supported. */
   readonly n?: number;
+  /** Accepted for OpenAI compatibility; no effect locally. */
+  readonly user?: string;
+  /** Accepted for OpenAI compatibility: the last streamed chunk always carries `usage`. */
+  readonly stream_options?: { readonly include_usage?: boolean } | null;
   /** Aborts the request: the promise rejects (or the stream ends) with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
 }
@@ -53,10 +59,14 @@ export interface CompletionRequest extends SamplingRequest {
   readonly model?: string;
 }
 
-/** Why a choice ended. */
+/** Why a choice ended: 'stop' (an end-of-generation token or a stop string), 'length' (`max_tokens` or the context is full). */
 export type FinishReason = 'stop' | 'length';
 
-/** Token counts of a request. */
+/**
+ * Token counts of a request. `completion_tokens` counts every token generated (a stop string's tokens included, the
+ * end-of-generation token excluded); `total_tokens` = prompt + completion never exceeds the context length: when
+ * the context fills before `max_tokens`, generation ends there with `finish_reason: 'length'`.
+ */
 export interface CompletionUsage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;

@@ -2,30 +2,110 @@
  * Checks a request's fields and turns them into engine settings: the sampling fields through
  * `engine/sampling-options.ts`, plus messages, prompt, stream, n and truncate here. Every problem is an
  * `LlmError('invalid-request')` whose message and `details.field` name the field, the value and what is allowed.
+ *
+ * No field is silently ignored: a field the engine does not implement (`tools`, `response_format: json_object`,
+ * `logprobs: true`, `n: 2`, a misspelt `max_token`…) is refused by name. A few fields OpenAI clients send with their
+ * default value are accepted as no-ops when they have that value, because with it they ask for nothing the engine
+ * does not do — see `NO_OP_FIELDS`. A field whose value is `undefined` counts as absent (as in JSON).
  */
 
+import { LlmError } from '../errors.js';
 import { invalidField, normalizeSamplingOptions, type NormalizedSampling } from '../engine/sampling-options.js';
 import type { ChatCompletionRequest, ChatMessage, CompletionRequest, SamplingRequest } from './types.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+/** Fields both endpoints implement. */
+const SHARED_FIELDS = [
+  'temperature', 'top_p', 'top_k', 'min_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'logit_bias',
+  'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
+];
+const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate']);
+const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo']);
+
+/**
+ * Fields accepted without effect, each only with the value(s) that ask for nothing more than the engine does:
+ * - `user`: an end-user id for the provider's abuse monitoring; nothing to do locally;
+ * - `stream_options: { include_usage }`: the last streamed chunk always carries `usage`;
+ * - `logprobs: false | null`, `top_logprobs: null`: log-probabilities are not returned (`logprobs: null` in choices);
+ * - `response_format: { type: 'text' }`: plain text is what the engine produces;
+ * - `tool_choice: 'none' | null`, `parallel_tool_calls`: without `tools` they change nothing;
+ * - `store: false | null`: nothing is stored anyway;
+ * - completions only: `best_of: 1 | null`, `suffix: null`.
+ */
+const NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly ok: (v: unknown) => boolean }>> = {
+  user: { allowed: 'a string (it has no effect locally)', ok: (v) => typeof v === 'string' },
+  stream_options: {
+    allowed: "null or { include_usage: boolean } (the last chunk always carries usage)",
+    ok: (v) => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.entries(v as object).every(([k, x]) => k === 'include_usage' && (typeof x === 'boolean' || x === undefined))),
+  },
+  logprobs: { allowed: 'false or null: log-probabilities are not implemented', ok: (v) => v === false || v === null },
+  top_logprobs: { allowed: 'null: log-probabilities are not implemented', ok: (v) => v === null },
+  response_format: {
+    allowed: "{ type: 'text' } or null: JSON modes and schemas are not implemented",
+    ok: (v) => v === null || (typeof v === 'object' && v !== null && Object.keys(v).length === 1 && (v as { type?: unknown }).type === 'text'),
+  },
+  tools: { allowed: 'absent or null: tool calling is not implemented', ok: (v) => v === null },
+  tool_choice: { allowed: "'none' or null: tool calling is not implemented", ok: (v) => v === 'none' || v === null },
+  functions: { allowed: 'absent or null: function calling is not implemented', ok: (v) => v === null },
+  function_call: { allowed: "'none' or null: function calling is not implemented", ok: (v) => v === 'none' || v === null },
+  parallel_tool_calls: { allowed: 'a boolean (without tools it has no effect)', ok: (v) => typeof v === 'boolean' || v === null },
+  store: { allowed: 'false or null: nothing is stored', ok: (v) => v === false || v === null },
+};
+const COMPLETION_NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly ok: (v: unknown) => boolean }>> = {
+  ...NO_OP_FIELDS,
+  best_of: { allowed: '1 or null: one candidate per request', ok: (v) => v === 1 || v === null },
+  suffix: { allowed: 'null: insertion (suffix) is not implemented', ok: (v) => v === null },
+  logprobs: { allowed: 'null or false: log-probabilities are not implemented', ok: (v) => v === null || v === false },
+};
 
 /** Settings of a request after validation. */
 export interface NormalizedRequest extends NormalizedSampling {
   readonly stream: boolean;
 }
 
+/** Refuses every field of `req` that is neither implemented (`known`) nor an accepted no-op with its default value. */
+function checkFields(req: object, known: ReadonlySet<string>, noOps: typeof NO_OP_FIELDS, endpoint: string): void {
+  for (const [field, value] of Object.entries(req)) {
+    if (value === undefined || known.has(field)) continue;
+    const noOp = noOps[field];
+    if (noOp !== undefined) {
+      if (!noOp.ok(value)) invalidField(field, value, noOp.allowed);
+      continue;
+    }
+    throw new LlmError('invalid-request', `request field '${field}' is not supported by ${endpoint}; remove it ` +
+      `(supported: ${[...known].filter((f) => f !== 'signal').join(', ')})`, { details: { field } });
+  }
+}
+
 /** Validates the sampling and stopping fields shared by both endpoints. */
-export function normalizeSampling(req: SamplingRequest & { stream?: unknown }, vocabSize: number): NormalizedRequest {
+export function normalizeSampling(req: SamplingRequest & { stream?: unknown; max_completion_tokens?: unknown }, vocabSize: number): NormalizedRequest {
   if (req === null || typeof req !== 'object') invalidField('request', req, 'an object');
-  if (req.n !== undefined && req.n !== 1) invalidField('n', req.n, '1 (one choice per request)');
-  if (req.stream !== undefined && typeof req.stream !== 'boolean') invalidField('stream', req.stream, 'a boolean');
+  if (req.n !== undefined && req.n !== null && req.n !== 1) invalidField('n', req.n, '1 (one choice per request)');
+  if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') invalidField('stream', req.stream, 'a boolean');
   if (req.signal !== undefined && !(typeof req.signal === 'object' && req.signal !== null && 'aborted' in req.signal)) invalidField('signal', req.signal, 'an AbortSignal');
-  return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true };
+  // `max_completion_tokens` is OpenAI's newer name for `max_tokens`; both may be given only with the same value.
+  let options: SamplingRequest = req;
+  const mct = req.max_completion_tokens;
+  if (mct !== undefined && mct !== null) {
+    if (req.max_tokens !== undefined && req.max_tokens !== null && req.max_tokens !== mct) {
+      invalidField('max_completion_tokens', mct, `equal to max_tokens (${String(req.max_tokens)}) when both are given`);
+    }
+    try {
+      options = { ...req, max_tokens: mct as number };
+      return { ...normalizeSamplingOptions(options, vocabSize), stream: req.stream === true };
+    } catch (e) {
+      if (e instanceof LlmError && e.details?.field === 'max_tokens') invalidField('max_completion_tokens', mct, String(e.details.allowed));
+      throw e;
+    }
+  }
+  return { ...normalizeSamplingOptions(options, vocabSize), stream: req.stream === true };
 }
 
 /** Validates a chat request's messages and options. */
 export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: number): NormalizedRequest & { truncate: 'none' | 'history'; messages: ChatMessage[] } {
   const base = normalizeSampling(req, vocabSize);
+  checkFields(req, CHAT_FIELDS, NO_OP_FIELDS, 'chat.completions.create');
   if (!Array.isArray(req.messages) || req.messages.length === 0) invalidField('messages', req.messages, 'a non-empty array of { role, content }');
   const messages: ChatMessage[] = req.messages.map((m, i) => {
     if (m === null || typeof m !== 'object') invalidField(`messages[${i}]`, m, 'an object { role, content }');
@@ -41,6 +121,7 @@ export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: numb
 /** Validates a text completion request. */
 export function normalizeCompletionRequest(req: CompletionRequest, vocabSize: number): NormalizedRequest & { echo: boolean } {
   const base = normalizeSampling(req, vocabSize);
+  checkFields(req, COMPLETION_FIELDS, COMPLETION_NO_OP_FIELDS, 'completions.create');
   const p = req.prompt;
   if (typeof p === 'string') {
     if (p.length === 0) invalidField('prompt', p, 'a non-empty string or array of token ids');

@@ -136,9 +136,10 @@ export async function* generate(
         finishReason = 'stop';
         break;
       }
-      // The token would be evaluated at `pos`; past the last cell there is no room for it (or a successor).
+      // The token would be evaluated at `pos`. Prompt + output never exceed the context: once they fill it, the
+      // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for).
       const pos = prompt.length + generated.length - 1;
-      if (generated.length >= input.maxTokens || pos >= ctx.contextLength) {
+      if (generated.length >= input.maxTokens || pos + 1 >= ctx.contextLength) {
         finishReason = 'length';
         break;
       }

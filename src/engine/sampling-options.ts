@@ -8,6 +8,7 @@
 import { LlmError } from '../errors.js';
 import { randomSeed } from './rng.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from './sampler.js';
+import { MAX_STOP_LENGTH } from './stop.js';
 
 /** Most stop strings a request may give. */
 export const MAX_STOP_STRINGS = 16;
@@ -24,7 +25,7 @@ export interface SamplingOptions {
   readonly min_p?: number;
   /** Integer ≥ 1. Default: until an end token, a stop string or the end of the context. */
   readonly max_tokens?: number;
-  /** Up to 16 non-empty strings that end generation; they are never part of the output. */
+  /** Up to 16 non-empty strings of at most 256 characters that end generation; they are never part of the output. */
   readonly stop?: string | readonly string[];
   /** Safe integer; the same seed, model and request give the same tokens. Default: random. */
   readonly seed?: number;
@@ -88,6 +89,11 @@ export function normalizeSamplingOptions(o: SamplingOptions, vocabSize: number):
     const list = typeof o.stop === 'string' ? [o.stop] : o.stop;
     if (!Array.isArray(list) || list.length > MAX_STOP_STRINGS || list.some((s) => typeof s !== 'string' || s.length === 0)) {
       invalidField('stop', o.stop, `a non-empty string or an array of at most ${MAX_STOP_STRINGS} non-empty strings`);
+    }
+    const tooLong = list.findIndex((s) => s.length > MAX_STOP_LENGTH);
+    if (tooLong >= 0) {
+      invalidField(typeof o.stop === 'string' ? 'stop' : `stop[${tooLong}]`, `${list[tooLong].slice(0, 40)}… (${list[tooLong].length} characters)`,
+        `at most ${MAX_STOP_LENGTH} characters long`);
     }
     stop = [...list];
   }

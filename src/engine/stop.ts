@@ -2,7 +2,15 @@
  * Stop strings matched across token boundaries. Text passes through `StopMatcher.push`; anything that could still be
  * the start of a stop string is held back until it is either ruled out (then emitted) or completed (then the stream
  * ends there). A stop string itself is never emitted.
+ *
+ * Each stop string is matched by its own Knuth–Morris–Pratt automaton whose state (the longest prefix of the stop
+ * string that ends the text so far) carries over between pushes, so every character is examined a bounded number of
+ * times per stop string: the cost of a push is O(its text × number of stops), never a rescan of earlier output, and
+ * the text held back is at most the longest stop string minus one.
  */
+
+/** Longest stop string accepted, in UTF-16 code units. */
+export const MAX_STOP_LENGTH = 256;
 
 /** What one `push` releases. */
 export interface StopResult {
@@ -14,41 +22,76 @@ export interface StopResult {
   readonly stop?: string;
 }
 
+/** One stop string with its KMP failure table and current state. */
+interface Automaton {
+  readonly stop: string;
+  /** `failure[i]`: length of the longest proper border of `stop.slice(0, i + 1)`. */
+  readonly failure: Uint16Array;
+  /** Length of the longest prefix of `stop` that is a suffix of the text seen so far (< stop.length). */
+  state: number;
+}
+
 /** Incremental stop-string matcher for one generation. */
 export class StopMatcher {
-  private readonly stops: readonly string[];
+  private readonly automata: Automaton[];
   private held = '';
   private done = false;
+  private steps = 0;
 
   /** `stops`: the strings that end generation; empty strings are ignored. */
   constructor(stops: readonly string[]) {
-    this.stops = [...new Set(stops.filter((s) => s.length > 0))];
+    this.automata = [...new Set(stops.filter((s) => s.length > 0))].map((stop) => ({ stop, failure: failureTable(stop), state: 0 }));
+  }
+
+  /**
+   * Character comparisons made so far: a measure of the matcher's work, bounded by 2 × (text pushed) × (number of
+   * stop strings). Exposed so tests can check the cost without timing.
+   */
+  get comparisons(): number {
+    return this.steps;
   }
 
   /** Feeds newly decoded text. After a stop has matched, further text is ignored. */
   push(text: string): StopResult {
     if (this.done) return { text: '', stopped: true };
+    if (this.automata.length === 0) return { text, stopped: false };
     const buffer = this.held + text;
-    if (this.stops.length === 0) {
-      this.held = '';
-      return { text: buffer, stopped: false };
-    }
+    const base = this.held.length; // `text[i]` is `buffer[base + i]`
     // Earliest complete match wins; on equal start, the longest stop string.
-    let at = -1;
-    let which = '';
-    for (const s of this.stops) {
-      const i = buffer.indexOf(s);
-      if (i >= 0 && (at < 0 || i < at || (i === at && s.length > which.length))) {
-        at = i;
-        which = s;
+    let bestStart = -1;
+    let best = '';
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      for (const a of this.automata) {
+        let q = a.state;
+        const s = a.stop;
+        for (;;) {
+          this.steps++;
+          if (s.charCodeAt(q) === c) {
+            q++;
+            break;
+          }
+          if (q === 0) break;
+          q = a.failure[q - 1];
+        }
+        if (q === s.length) {
+          const start = base + i + 1 - s.length;
+          if (bestStart < 0 || start < bestStart || (start === bestStart && s.length > best.length)) {
+            bestStart = start;
+            best = s;
+          }
+          q = a.failure[q - 1];
+        }
+        a.state = q;
       }
     }
-    if (at >= 0) {
+    if (bestStart >= 0) {
       this.done = true;
       this.held = '';
-      return { text: buffer.slice(0, at), stopped: true, stop: which };
+      return { text: buffer.slice(0, bestStart), stopped: true, stop: best };
     }
-    const keep = this.partialSuffixLength(buffer);
+    let keep = 0;
+    for (const a of this.automata) keep = Math.max(keep, a.state);
     this.held = buffer.slice(buffer.length - keep);
     return { text: buffer.slice(0, buffer.length - keep), stopped: false };
   }
@@ -57,21 +100,19 @@ export class StopMatcher {
   flush(): string {
     const t = this.done ? '' : this.held;
     this.held = '';
+    for (const a of this.automata) a.state = 0;
     return t;
   }
+}
 
-  /** Length of the longest suffix of `buffer` that is a proper prefix of some stop string. */
-  private partialSuffixLength(buffer: string): number {
-    let best = 0;
-    for (const s of this.stops) {
-      const max = Math.min(s.length - 1, buffer.length);
-      for (let len = max; len > best; len--) {
-        if (buffer.endsWith(s.slice(0, len))) {
-          best = len;
-          break;
-        }
-      }
-    }
-    return best;
+/** The KMP failure function of `s` (`s.length` ≤ 65535). */
+function failureTable(s: string): Uint16Array {
+  const f = new Uint16Array(s.length); // (stop length) border lengths
+  let k = 0;
+  for (let i = 1; i < s.length; i++) {
+    while (k > 0 && s.charCodeAt(i) !== s.charCodeAt(k)) k = f[k - 1];
+    if (s.charCodeAt(i) === s.charCodeAt(k)) k++;
+    f[i] = k;
   }
+  return f;
 }
