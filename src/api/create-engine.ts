@@ -94,6 +94,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   try {
     source = await openModelSource(options.model, {
       signal,
+      ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
       onProgress: (p) => report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
   } catch (e) {

@@ -36,6 +36,11 @@ export interface LoadProgress {
 /** Options of `createEngine` / `createWorkerEngine`. */
 export interface EngineOptions {
   readonly model: ModelInput;
+  /**
+   * Expected sha256 (64 hex digits) of a model given by URL: the download is checked against it, and it lets an
+   * interrupted download resume from a server without a strong ETag (see `downloadModel`'s `sha256`).
+   */
+  readonly sha256?: string;
   /** Default 'auto'. */
   readonly backend?: BackendChoice;
   /** KV cells per sequence. Default: min(model's training context, 4096). */

@@ -150,7 +150,7 @@ export class RangeReader implements FileVersion {
         await res.body?.cancel().catch(() => undefined);
         throw fileChangedError({ url: this.url, what: changed });
       }
-      if (range.start !== from || range.end !== this.size - 1) {
+      if (range.start !== from || range.end !== this.size - 1 || range.total !== this.size) {
         await res.body?.cancel().catch(() => undefined);
         throw new LlmError('network', `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
           `Content-Range '${contentRange}'; nothing was stored`, { details: { url: this.url, range: rangeHeader, contentRange } });

@@ -2,7 +2,8 @@
  * The model store in real Chromium: a page downloads stories260K.gguf through the real range reader into IndexedDB
  * (small chunks, so there are several), reloads, and reads it back with zero network requests for the model; an
  * interrupted download resumes after a reload fetching only the chunks not stored; dropped and stalled connections
- * are retried (a stalled one resuming from the last byte received).
+ * are retried (a stalled one resuming from the last byte received); a server without validators is read through one
+ * response; a byte changed in IndexedDB is caught by the checksums on open and only its chunk is fetched again.
  * The page's bundle is built from test/e2e/pages/io-entry.ts with Vite; the fault server serves it and the fixtures.
  */
 
@@ -148,4 +149,23 @@ test('a stalled connection is cancelled and resumed from the last byte received'
   expect(ranged.length).toBe(N_CHUNKS + 3);
   expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBe(FIXTURE.byteLength); // no byte fetched twice
   expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+});
+
+test('without validators the file comes through one response and is stored intact', async ({ page }) => {
+  await openPage(page);
+  server.setFault(MODEL_PATH, { noValidators: true });
+  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  expect(result).toMatchObject({ ok: true, message: null });
+  expect(server.requestsFor(MODEL_PATH).map((r) => r.range)).toEqual(['bytes=0-0', 'bytes=0-']);
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+});
+
+test('a byte changed in IndexedDB is refused on open; opening the model again refetches only that chunk', async ({ page }) => {
+  await openPage(page);
+  expect(await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const)).toMatchObject({ ok: true });
+  await page.evaluate((url) => window.webggufIo.tamper(url, 3, 1000), modelUrl());
+  expect(await page.evaluate((url) => window.webggufIo.openError(url), modelUrl())).toEqual({ code: 'network', reason: 'checksum-mismatch' });
+  server.clearLog();
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(server.requestsFor(MODEL_PATH).map((r) => r.range)).toEqual(['bytes=0-0', `bytes=${3 * CHUNK}-${4 * CHUNK - 1}`]);
 });

@@ -3,6 +3,7 @@
  * whose results are plain data, so the spec drives the real range reader and IndexedDB store via `page.evaluate`.
  */
 
+import { createStore, get, set } from 'idb-keyval';
 import { LlmError } from '../../../src/errors.js';
 import { IdbByteSource, deleteModel, downloadModel, listModels, openModelSource, sha256Hex } from '../../../src/io/index.js';
 
@@ -52,6 +53,30 @@ const api = {
   /** The stored entries as `{ url, complete, chunkPresent }`. */
   async list(): Promise<{ url: string; complete: boolean; chunkPresent: readonly boolean[] }[]> {
     return (await listModels()).map(({ url, complete, chunkPresent }) => ({ url, complete, chunkPresent }));
+  },
+  /** Flips the low bit of byte `at` of stored chunk `index` of `url` in the default store (a damaged disk). */
+  async tamper(url: string, index: number, at: number): Promise<void> {
+    const store = createStore('webgguf', 'models');
+    const bytes = new Uint8Array((await get<ArrayBuffer>(['chunk', url, index], store))!);
+    bytes[at] ^= 1;
+    await set(['chunk', url, index], bytes.buffer, store);
+  },
+  /** The error code and reason `IdbByteSource.open` rejects with, or null when it opens. */
+  async openError(url: string): Promise<{ code: string; reason: unknown } | null> {
+    try {
+      await IdbByteSource.open(url);
+      return null;
+    } catch (e) {
+      return { code: e instanceof LlmError ? e.code : 'unexpected', reason: e instanceof LlmError ? e.details?.reason : null };
+    }
+  },
+  /** Milliseconds taken by `IdbByteSource.open` with `verify`, then by one read of the whole file. */
+  async timeOpen(url: string, verify: 'open' | 'read'): Promise<{ openMs: number; readMs: number }> {
+    const t0 = performance.now();
+    const source = await IdbByteSource.open(url, { verify });
+    const t1 = performance.now();
+    await source.read(0, source.size);
+    return { openMs: t1 - t0, readMs: performance.now() - t1 };
   },
   deleteModel,
 };

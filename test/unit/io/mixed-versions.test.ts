@@ -12,6 +12,7 @@ import { type UseStore, createStore, get, set } from 'idb-keyval';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LlmError } from '../../../src/errors.js';
 import type { DownloadProgress } from '../../../src/io/download-progress.js';
+import { createEngine } from '../../../src/api/create-engine.js';
 import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { openModelSource } from '../../../src/io/index.js';
 import { type DownloadModelOptions, downloadModel } from '../../../src/io/model-download.js';
@@ -267,5 +268,14 @@ describe('the stored copy is checked on every open', () => {
     await downloadModel(url, opts());
     expect(server.requestsFor(PATH).length).toBeGreaterThan(1);
     expect(sha(await readBack())).toBe(sha(FIXTURE));
+  });
+});
+
+describe('createEngine', () => {
+  it('passes sha256 to the download: a wrong one is a checksum-mismatch and nothing is stored', async () => {
+    const e = await llmError(createEngine({ model: url, sha256: '0'.repeat(64), backend: 'cpu', warmup: false, contextLength: 64 }));
+    expect(e.code).toBe('network');
+    expect(e.details?.reason).toBe('checksum-mismatch');
+    expect(await readManifest(url)).toBeUndefined();
   });
 });
