@@ -143,10 +143,11 @@ export function versionMismatch(version: FileVersion, res: Response, total: numb
 }
 
 /**
- * The `If-Range` value for `version`: a strong ETag, else Last-Modified, else null. (A weak ETag never matches in
- * `If-Range`, RFC 9110 §13.1.5, so sending one would turn every request into a full-body 200.)
+ * The `If-Range` value for `version`: a strong ETag, else (no ETag at all) Last-Modified, else null. A weak ETag is
+ * never usable: it never matches in `If-Range`, and a client that has one must not send a date instead (RFC 9110
+ * §13.1.5) — such a file is read through one response instead (`stream-download.ts`).
  */
 export function ifRangeValue(version: FileVersion): string | null {
-  if (version.etag !== null && !version.etag.startsWith('W/')) return version.etag;
+  if (version.etag !== null) return version.etag.startsWith('W/') ? null : version.etag;
   return version.lastModified;
 }
