@@ -31,17 +31,19 @@ export async function streamIntoStore(reader: RangeReader, m: ModelManifest, opt
   const firstMissing = manifest.chunkPresent.indexOf(false);
   if (firstMissing < 0) return manifest;
   let index = firstMissing; // the chunk being filled
+  let buffer = new Uint8Array(chunkLength(manifest, index)); // (chunkLength) bytes of chunk `index`
+  let fill = 0; // bytes of `buffer` received (kept across attempts when resuming)
   let attempts = 0;
   const step = `downloading ${reader.url} in one response (the server sends no validator for range requests)`;
   await withRetries(reader.url, step, { ...reader.retryPolicy, resetOnProgress: options.canResume }, options.signal, async (attempt) => {
     if (attempts++ > 0 && !options.canResume) {
       manifest = await options.restart();
       index = 0;
+      buffer = new Uint8Array(chunkLength(manifest, 0));
+      fill = 0;
     }
     const generation = manifest;
-    let buffer = new Uint8Array(chunkLength(generation, index)); // (chunkLength) bytes of chunk `index`
-    let fill = 0;
-    await reader.streamFrom(index * generation.chunkBytes, attempt, async (piece) => {
+    await reader.streamFrom(index * generation.chunkBytes + fill, attempt, async (piece) => {
       let at = 0;
       while (at < piece.byteLength) {
         const take = Math.min(buffer.byteLength - fill, piece.byteLength - at);
