@@ -39,7 +39,10 @@ export interface RangeReaderOptions {
   maxInFlight?: number;
   /** Largest byte range of one request; longer reads are split (default 8 MiB). */
   chunkBytes?: number;
-  /** Consecutive failed attempts without new bytes before giving up (default 5). */
+  /**
+   * Consecutive failed attempts without new bytes before giving up (default 5). A download that must restart from
+   * zero after a failure (a server without validators and no sha256 to verify a resumed file) counts every attempt.
+   */
   retries?: number;
   /** First backoff delay; doubles after every failure without progress (default 500 ms, capped at 10 s). */
   retryDelayMs?: number;
