@@ -85,21 +85,17 @@ export function normalizeSampling(req: SamplingRequest & { stream?: unknown; max
   if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') invalidField('stream', req.stream, 'a boolean');
   if (req.signal !== undefined && !(typeof req.signal === 'object' && req.signal !== null && 'aborted' in req.signal)) invalidField('signal', req.signal, 'an AbortSignal');
   // `max_completion_tokens` is OpenAI's newer name for `max_tokens`; both may be given only with the same value.
-  let options: SamplingRequest = req;
   const mct = req.max_completion_tokens;
-  if (mct !== undefined && mct !== null) {
-    if (req.max_tokens !== undefined && req.max_tokens !== null && req.max_tokens !== mct) {
-      invalidField('max_completion_tokens', mct, `equal to max_tokens (${String(req.max_tokens)}) when both are given`);
-    }
-    try {
-      options = { ...req, max_tokens: mct as number };
-      return { ...normalizeSamplingOptions(options, vocabSize), stream: req.stream === true };
-    } catch (e) {
-      if (e instanceof LlmError && e.details?.field === 'max_tokens') invalidField('max_completion_tokens', mct, String(e.details.allowed));
-      throw e;
-    }
+  if (mct === undefined || mct === null) return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true };
+  if (req.max_tokens !== undefined && req.max_tokens !== null && req.max_tokens !== mct) {
+    invalidField('max_completion_tokens', mct, `equal to max_tokens (${String(req.max_tokens)}) when both are given`);
   }
-  return { ...normalizeSamplingOptions(options, vocabSize), stream: req.stream === true };
+  try {
+    return { ...normalizeSamplingOptions({ ...req, max_tokens: mct as number }, vocabSize), stream: req.stream === true };
+  } catch (e) {
+    if (e instanceof LlmError && e.details?.field === 'max_tokens') invalidField('max_completion_tokens', mct, String(e.details.allowed));
+    throw e;
+  }
 }
 
 /** Validates a chat request's messages and options. */

@@ -26,7 +26,7 @@ export interface StopResult {
 interface Automaton {
   readonly stop: string;
   /** `failure[i]`: length of the longest proper border of `stop.slice(0, i + 1)`. */
-  readonly failure: Uint16Array;
+  readonly failure: Uint32Array;
   /** Length of the longest prefix of `stop` that is a suffix of the text seen so far (< stop.length). */
   state: number;
 }
@@ -105,9 +105,9 @@ export class StopMatcher {
   }
 }
 
-/** The KMP failure function of `s` (`s.length` ≤ 65535). */
-function failureTable(s: string): Uint16Array {
-  const f = new Uint16Array(s.length); // (stop length) border lengths
+/** The KMP failure function of `s`. */
+function failureTable(s: string): Uint32Array {
+  const f = new Uint32Array(s.length); // (stop length) border lengths
   let k = 0;
   for (let i = 1; i < s.length; i++) {
     while (k > 0 && s.charCodeAt(i) !== s.charCodeAt(k)) k = f[k - 1];
