@@ -41,6 +41,11 @@ import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks } from './stored-model-check.js';
 import { streamIntoStore } from './stream-download.js';
 
+/** Largest file the store accepts (1 TiB): a size reported by a server is checked against it before anything is sized by it. */
+const MAX_STORED_BYTES = 2 ** 40;
+/** Most chunks of one entry (the manifest holds a map of them). */
+const MAX_CHUNKS = 2 ** 20;
+
 /** Options of `downloadModel`. */
 export interface DownloadModelOptions extends ModelStoreOptions, Omit<RangeReaderOptions, 'chunkBytes' | 'onProgress'> {
   /** Progress: `download` (bytes stored, counting chunks cached earlier), `verify`, `restart`, `cached`. */
@@ -117,13 +122,18 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
     chunkBytes: manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     onProgress: (p) => reportLoaded(baseBytes + p.loadedBytes, p.totalBytes),
   });
+  if (reader.size > MAX_STORED_BYTES) {
+    // A size from the server is never trusted to size allocations (the chunk map) before it is checked.
+    throw new LlmError('storage-quota', `storing ${url}: the server reports ${reader.size} bytes, more than the ` +
+      `${MAX_STORED_BYTES / 2 ** 40} TiB the model store accepts; check the URL`, { details: { url, neededBytes: reader.size, availableBytes: MAX_STORED_BYTES } });
+  }
   const expected = expectedSha256(options.sha256) ?? reader.linkedSha256;
   if (manifest !== undefined && !canResume(manifest, reader, expected)) {
     await deleteModel(url, options);
     reportProgress(onProgress, { phase: 'restart', loadedBytes: 0, totalBytes: reader.size, url });
     manifest = undefined;
   }
-  const chunkBytes = checkChunkBytes(manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+  const chunkBytes = checkChunkBytes(manifest?.chunkBytes ?? options.chunkBytes ?? DEFAULT_CHUNK_BYTES, reader.size);
   /** Replaces the entry with an empty one (new download generation) and returns it. */
   const startFresh = async (): Promise<ModelManifest> => {
     const fresh = newManifest(url, reader, chunkBytes, expected);
@@ -292,9 +302,13 @@ function newManifest(url: string, reader: RangeReader, chunkBytes: number, sha25
   };
 }
 
-function checkChunkBytes(chunkBytes: number): number {
+function checkChunkBytes(chunkBytes: number, size: number): number {
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
     throw new LlmError('invalid-request', `downloadModel option chunkBytes must be a positive integer, got ${chunkBytes}`);
+  }
+  if (chunkCountOf(size, chunkBytes) > MAX_CHUNKS) {
+    throw new LlmError('invalid-request', `downloadModel option chunkBytes ${chunkBytes} would cut the ${size}-byte file into ` +
+      `more than ${MAX_CHUNKS} chunks; use at least ${Math.ceil(size / MAX_CHUNKS)}`, { details: { field: 'chunkBytes' } });
   }
   return chunkBytes;
 }

@@ -7,7 +7,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import 'fake-indexeddb/auto';
+import { createStore } from 'idb-keyval';
 import { parseRetryAfter } from '../../../src/io/http-response-checks.js';
+import { downloadModel } from '../../../src/io/model-download.js';
+import { readManifest } from '../../../src/io/model-store.js';
 import { HttpByteSource, type HttpByteSourceOptions } from '../../../src/io/http-source.js';
 import { type Fault, type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
@@ -63,6 +67,19 @@ describe('Content-Range of every 206 is checked', () => {
 
   it('a malformed Content-Range (end before start): range-unsupported', async () => {
     expect((await llmError(readWhole({ skip: 1, contentRange: (a, b, size) => `bytes ${b}-${a}/${size}` }))).code).toBe('range-unsupported');
+  });
+});
+
+describe('sizes from the server', () => {
+  it('a probe claiming 2 TiB or 2^53 - 1 bytes is refused before anything is sized by it (no huge chunk map)', async () => {
+    const store = createStore('webgguf-hostile-size', 'models');
+    for (const total of [2 ** 41, Number.MAX_SAFE_INTEGER]) {
+      server.setFault(PATH, { contentRange: (a, b) => `bytes ${a}-${b}/${total}` });
+      const e = await llmError(downloadModel(server.url(PATH), { store, retryDelayMs: 1 }));
+      expect(e.code).toBe('storage-quota');
+      expect(e.details?.neededBytes).toBe(total);
+      expect(await readManifest(server.url(PATH), { store })).toBeUndefined();
+    }
   });
 });
 
