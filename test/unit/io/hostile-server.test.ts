@@ -65,6 +65,15 @@ describe('Content-Range of every 206 is checked', () => {
     expect(e.details?.reason).toBe('file-changed');
   });
 
+  it("through a 302, the target's 206 without Content-Range is refused the same way", async () => {
+    server.setRedirect('/moved.gguf', PATH);
+    server.setFault(PATH, { skip: 1, contentRange: null });
+    const source = await HttpByteSource.open(server.url('/moved.gguf'), FAST);
+    expect((await llmError(source.read(0, source.size))).code).toBe('range-unsupported');
+    expect(server.requestsFor('/moved.gguf').every((r) => r.status === 302)).toBe(true);
+    server.setRedirect('/moved.gguf', undefined);
+  });
+
   it('a malformed Content-Range (end before start): range-unsupported', async () => {
     expect((await llmError(readWhole({ skip: 1, contentRange: (a, b, size) => `bytes ${b}-${a}/${size}` }))).code).toBe('range-unsupported');
   });
