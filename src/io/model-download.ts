@@ -66,10 +66,13 @@ export interface DownloadModelOptions extends ModelStoreOptions, Omit<RangeReade
 }
 
 /**
- * Makes `url` complete in the model store and resolves with its manifest. An entry that is already complete is
- * returned without any network request (`cached` progress). Otherwise the server is probed; a stored partial entry of
- * the same version (size, ETag, Last-Modified) is resumed, a stale one is discarded. Errors: `LlmError('network')`,
- * `'range-unsupported'`, `'storage-quota'` (`details.neededBytes`, `details.availableBytes`), `'aborted'`.
+ * Makes `url` complete in the model store and resolves with its manifest (`sha256`: the file's, recorded at
+ * completion). An entry that is already complete (and matches `sha256` when given) is returned without any network
+ * request (`cached` progress). Otherwise the server is probed; a stored partial entry is resumed only when it is the
+ * same version under a strong ETag or a known sha256 will verify the result, else it is discarded. Errors:
+ * `LlmError('network')` (`details.reason: 'checksum-mismatch'` when the file does not match `sha256`),
+ * `'range-unsupported'`, `'storage-quota'` (`details.neededBytes`, `details.availableBytes`), `'aborted'`,
+ * `'invalid-request'` (a malformed option).
  */
 export async function downloadModel(url: string | URL, options: DownloadModelOptions = {}): Promise<ModelManifest> {
   const href = String(url);
@@ -83,8 +86,9 @@ export async function downloadModel(url: string | URL, options: DownloadModelOpt
 async function downloadWithRestarts(href: string, options: DownloadModelOptions): Promise<ModelManifest> {
   const { signal } = options;
   throwIfAborted(signal, `download of ${href}`);
+  const expected = expectedSha256(options.sha256);
   const existing = await readManifest(href, options);
-  if (isServable(existing)) {
+  if (isServable(existing) && (expected === null || existing.sha256 === expected)) {
     const touched = await updateManifest(href, existing.downloadId, (m) => ({ ...m, lastUsedAt: Date.now() }), options);
     reportProgress(options.onProgress, { phase: 'cached', loadedBytes: existing.size, totalBytes: existing.size, url: href });
     return touched ?? existing;

@@ -248,6 +248,16 @@ describe('the stored copy is checked on every open', () => {
     expect(m.chunkSha256?.[1]).toBe(sha(FIXTURE.subarray(CHUNK, 2 * CHUNK)));
   });
 
+  it('a complete entry whose recorded sha256 differs from the one now expected is not returned as cached', async () => {
+    await downloadModel(url, opts());
+    server.clearLog();
+    const e = await llmError(downloadModel(url, opts({ sha256: 'f'.repeat(64) })));
+    expect(e.details?.reason).toBe('checksum-mismatch');
+    expect(server.requestsFor(PATH).length).toBeGreaterThan(1);
+    const m = await downloadModel(url, opts({ sha256: sha(FIXTURE) }));
+    expect(m.sha256).toBe(sha(FIXTURE));
+  });
+
   it('a byte changed in IndexedDB: open refuses it, the chunk is marked for refetch, openModelSource heals it', async () => {
     await downloadModel(url, opts());
     const bytes = new Uint8Array((await get<ArrayBuffer>(chunkKey(url, 2), store))!);
