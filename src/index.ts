@@ -1,7 +1,7 @@
 /**
- * The public API of webgguf: `createEngine` (in this thread) and `createWorkerEngine` (in a Web Worker) and
- * `createSharedWorkerEngine` (one worker shared by every tab), all returning the same OpenAI-shaped `Engine`; the model store helpers for managing downloaded models; and
- * `LlmError`. Nothing else is public.
+ * The public API of webgguf: `createEngine` (in this thread), `createWorkerEngine` (in a Web Worker) and
+ * `createSharedWorkerEngine` (one worker shared by every tab), all returning the same OpenAI-shaped `Engine`; the
+ * model store helpers for managing downloaded models; and `LlmError`. Nothing else is public.
  */
 
 export { createEngine, modelIdentityOf } from './api/create-engine.js';

@@ -101,11 +101,13 @@ export class RemoteEngine implements Engine {
   ) {
     this.info = info;
     const chatCreate = async (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> => {
+      this.assertLoaded('chat.completions.create');
       const { signal, ...wire } = req ?? ({} as ChatCompletionRequest);
       const r = await this.remote.chat(wire, signal);
       return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<ChatCompletionChunk>>) : (r as ChatCompletion);
     };
     const textCreate = async (req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> => {
+      this.assertLoaded('completions.create');
       const { signal, ...wire } = req ?? ({} as CompletionRequest);
       const r = await this.remote.completion(wire, signal);
       return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<CompletionChunk>>) : (r as Completion);
@@ -114,16 +116,25 @@ export class RemoteEngine implements Engine {
     this.completions = { create: textCreate as Completions['create'] };
   }
 
-  tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {
+  async tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {
+    this.assertLoaded('tokenize');
     return this.remote.tokenize(text, options);
   }
 
-  detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string> {
+  async detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string> {
+    this.assertLoaded('detokenize');
+    if (!Array.isArray(ids)) throw new LlmError('invalid-request', 'detokenize: ids must be an array of token ids', { details: { field: 'ids' } });
     return this.remote.detokenize([...ids], options);
   }
 
-  stats(): Promise<EngineStats> {
+  async stats(): Promise<EngineStats> {
+    this.assertLoaded('stats');
     return this.remote.stats();
+  }
+
+  /** After `unload()` the proxy is released: calls fail with a clear error instead of Comlink's TypeError. */
+  private assertLoaded(step: string): void {
+    if (this.unloading) throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, { details: { reason: 'unloaded' } });
   }
 
   /**

@@ -97,6 +97,11 @@ function releaseCallback(f: unknown): void {
   }
 }
 
+/** Closes a port once the answers already on their way (rejections of the handle's requests) have been posted. */
+function closeSoon(port: MessagePort): void {
+  setTimeout(() => port.close(), 100);
+}
+
 /** Chunks buffered between the engine's stream and the page's reads. */
 class ChunkRelay<T> {
   private readonly items: T[] = [];
@@ -158,11 +163,11 @@ export class SharedEngineHub {
     };
     return {
       hello: async (lockName) => {
-        if (lockName) this.watch(lockName, () => void this.drop(h, 'the page that held this engine is gone').finally(() => port.close()));
+        if (lockName) this.watch(lockName, () => void this.drop(h, 'the page that held this engine is gone').finally(() => closeSoon(port)));
       },
       bye: async () => {
         await this.drop(h, 'the page that held this engine went away');
-        port.close();
+        closeSoon(port);
       },
       sharing: async () => ({ attached: h.attached, handles: h.entry?.handles.size ?? 0, engines: this.entries.size }),
       load: (options, onProgress, signal) => this.load(h, options, onProgress, signal),
