@@ -1,0 +1,198 @@
+/**
+ * `createSharedWorkerEngine` in real Chromium with several tabs (pages of one browser context) on
+ * test/e2e/pages/shared-worker.html, which uses the script-tag bundle: a second tab attaches to the model the first
+ * loaded (no second load: the same engine's stats count both tabs' requests), also while the first tab's load is
+ * still downloading (it sees that load's progress); requests of the tabs take turns round-robin; closing the tab
+ * that loaded the model mid-generation leaves the other tab's generation intact; an abort in one tab does not touch
+ * the other; errors keep their code; without SharedWorker a dedicated worker is used.
+ */
+
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, type Page, expect, test } from '@playwright/test';
+import { SHARED_DIR, sharedPath } from '../helpers/shared-path.js';
+import { type StaticServer, startStaticServer } from './support/static-server.js';
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const IIFE_DIR = resolve(REPO_ROOT, 'dist/iife');
+const MODEL_PATH = '/shared/models/stories260K.gguf';
+const REFERENCE = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
+  prompt: string;
+  greedy_kv_f32: { n: number; text: string };
+};
+/** The reference request: greedy, its text known from llama.cpp. */
+const REF_REQUEST = { prompt: REFERENCE.prompt, max_tokens: REFERENCE.greedy_kv_f32.n };
+const LOAD = { model: MODEL_PATH, backend: 'wasm' };
+
+let server: StaticServer;
+
+test.beforeAll(async () => {
+  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js'))) throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
+  server = await startStaticServer({
+    '/cdn/webgguf/': IIFE_DIR,
+    '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'),
+    '/shared/': SHARED_DIR,
+  });
+});
+
+test.afterAll(async () => {
+  await server?.close();
+});
+
+interface Outcome {
+  ok: boolean;
+  isLlmError?: boolean;
+  code?: string | null;
+  message?: string;
+}
+interface Loaded extends Outcome {
+  sharing?: { mode: string; attached: boolean };
+  identity?: string;
+}
+interface Run {
+  start: number;
+  end: number;
+  chunks: number;
+  text: string;
+  result: Outcome;
+}
+
+type T = {
+  load(o: object): Promise<Loaded>;
+  start(name: string, request: object, abortAfter?: number): void;
+  wait(name: string): Promise<Run>;
+  chunks(name: string): number;
+  stats(): Promise<{ requests: number; loadMs: number; decodeTokens: number }>;
+  progress: { phase: string; loadedBytes: number }[];
+};
+
+async function openTab(context: BrowserContext, query = ''): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+  await page.goto(server.url(`/pages/shared-worker.html${query}`));
+  await page.waitForFunction(() => 't' in window && 'WebGGUF' in window);
+  return page;
+}
+
+const load = (page: Page, options: object = LOAD) => page.evaluate((o) => (window as unknown as { t: T }).t.load(o), options);
+const start = (page: Page, name: string, request: object, abortAfter?: number) =>
+  page.evaluate(([n, r, a]) => (window as unknown as { t: T }).t.start(n, r, a), [name, request, abortAfter] as const);
+const wait = (page: Page, name: string) => page.evaluate((n) => (window as unknown as { t: T }).t.wait(n), name);
+const stats = (page: Page) => page.evaluate(() => (window as unknown as { t: T }).t.stats());
+
+test('a second tab attaches to the loaded model, and the tabs take turns round-robin', async ({ context }) => {
+  const tab1 = await openTab(context);
+  const first = await load(tab1);
+  expect(first).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
+  const tab2 = await openTab(context);
+  const second = await load(tab2);
+  expect(second).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: true }, identity: first.identity });
+  expect(await tab2.evaluate(() => (window as unknown as { t: T }).t.progress.map((p) => p.phase))).toEqual(['ready']);
+
+  // Both tabs generate the reference text; one engine: its stats count both tabs' requests, its load time is one.
+  start(tab1, 'r1', REF_REQUEST);
+  await start(tab2, 'r2', REF_REQUEST);
+  expect((await wait(tab1, 'r1')).text).toBe(REFERENCE.greedy_kv_f32.text);
+  expect((await wait(tab2, 'r2')).text).toBe(REFERENCE.greedy_kv_f32.text);
+  const [s1, s2] = [await stats(tab1), await stats(tab2)];
+  expect(s1.requests).toBe(2);
+  expect(s2).toEqual(s1);
+
+  // Tab 1 queues eight requests, then tab 2 one: round-robin runs tab 2's right after the one running then (a FIFO
+  // would run it last).
+  const long = { prompt: REFERENCE.prompt, max_tokens: 200, temperature: 0.8, seed: 7 };
+  await tab1.evaluate((r) => {
+    for (let i = 0; i < 8; i++) (window as unknown as { t: T }).t.start(`a${i}`, r);
+  }, long);
+  await start(tab2, 'b', long);
+  const a = await Promise.all([...Array(8).keys()].map((i) => wait(tab1, `a${i}`)));
+  const b = await wait(tab2, 'b');
+  for (const r of [...a, b]) expect(r.result).toEqual({ ok: true });
+  const after = a.filter((r) => r.end > b.end).length;
+  console.log(`tab 2's request finished before ${after} of tab 1's 8 (durations ${a.map((r) => Math.round(r.end - r.start)).join(', ')} ms)`);
+  expect(after).toBeGreaterThanOrEqual(4);
+
+  // Other options load a separate engine beside it; nothing of tab 1's is touched.
+  const tab3 = await openTab(context);
+  expect(await load(tab3, { ...LOAD, contextLength: 64 })).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
+  start(tab1, 'r3', REF_REQUEST);
+  expect((await wait(tab1, 'r3')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
+
+test('a tab attaching while the first tab still downloads waits for that load and sees its progress', async ({ context }) => {
+  const url = `${MODEL_PATH}?throttle`;
+  const logStart = server.log.length;
+  const tab1 = await openTab(context);
+  const loading1 = load(tab1, { ...LOAD, model: url });
+  await tab1.waitForFunction(() => (window as unknown as { t: T }).t.progress.some((p) => p.phase === 'download' && p.loadedBytes > 0), undefined, { timeout: 60_000 });
+  const tab2 = await openTab(context);
+  const second = await load(tab2, { ...LOAD, model: url });
+  const first = await loading1;
+  expect(first).toMatchObject({ ok: true, sharing: { attached: false } });
+  expect(second).toMatchObject({ ok: true, sharing: { attached: true } });
+  const phases = await tab2.evaluate(() => (window as unknown as { t: T }).t.progress.map((p) => p.phase));
+  expect(phases[0]).toBe('download');
+  expect(phases.at(-1)).toBe('ready');
+  // One download: the bytes fetched add up to one load's reads (a second load would fetch the whole file again).
+  const ranges = server.log
+    .slice(logStart)
+    .filter((r) => r.path === MODEL_PATH && r.method === 'GET')
+    .map((r) => r.range ?? 'all');
+  console.log(`model requests while two tabs loaded it: ${ranges.join(' ')}`);
+  const size = statSync(sharedPath('models', 'stories260K.gguf')).size;
+  const fetched = ranges.reduce((n, r) => {
+    const m = /^bytes=(\d+)-(\d+)$/.exec(r);
+    return n + (m ? Number(m[2]) - Number(m[1]) + 1 : size);
+  }, 0);
+  expect(fetched).toBeGreaterThanOrEqual(size);
+  expect(fetched).toBeLessThan(1.5 * size);
+  start(tab2, 'r', REF_REQUEST);
+  expect((await wait(tab2, 'r')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
+
+test('closing the tab that loaded the model mid-generation does not break the other tab', async ({ context }) => {
+  const tab1 = await openTab(context);
+  expect(await load(tab1)).toMatchObject({ ok: true });
+  const tab2 = await openTab(context);
+  expect(await load(tab2)).toMatchObject({ ok: true, sharing: { attached: true } });
+  await start(tab1, 'long', { prompt: REFERENCE.prompt, max_tokens: 400, temperature: 0.8, seed: 1, stream: true });
+  await tab1.waitForFunction(() => (window as unknown as { t: T }).t.chunks('long') > 2);
+  await start(tab2, 'r', REF_REQUEST);
+  await tab1.close();
+  const r = await wait(tab2, 'r');
+  expect(r.result).toEqual({ ok: true });
+  expect(r.text).toBe(REFERENCE.greedy_kv_f32.text);
+  // The engine stays loaded for tab 2 alone.
+  await start(tab2, 'again', REF_REQUEST);
+  expect((await wait(tab2, 'again')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
+
+test('an abort in one tab does not touch the other; errors cross with their code', async ({ context }) => {
+  const tab1 = await openTab(context);
+  expect(await load(tab1)).toMatchObject({ ok: true });
+  const tab2 = await openTab(context);
+  expect(await load(tab2)).toMatchObject({ ok: true, sharing: { attached: true } });
+  await start(tab1, 'aborted', { prompt: REFERENCE.prompt, max_tokens: 400, temperature: 0.8, seed: 3, stream: true }, 3);
+  await start(tab2, 'r', { ...REF_REQUEST, stream: true });
+  const aborted = await wait(tab1, 'aborted');
+  expect(aborted.result).toMatchObject({ ok: false, isLlmError: true, code: 'aborted' });
+  const r = await wait(tab2, 'r');
+  expect(r.result).toEqual({ ok: true });
+  expect(r.text).toBe(REFERENCE.greedy_kv_f32.text);
+  await start(tab2, 'bad', { prompt: 'x', temperature: -1 });
+  expect((await wait(tab2, 'bad')).result).toMatchObject({ ok: false, isLlmError: true, code: 'invalid-request' });
+  const missing = await load(tab2, { ...LOAD, model: '/shared/models/no-such-model.gguf' });
+  expect(missing).toMatchObject({ ok: false, isLlmError: true, code: 'network' });
+  // Tab 1 carries on.
+  await start(tab1, 'after', REF_REQUEST);
+  expect((await wait(tab1, 'after')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
+
+test('without SharedWorker it falls back to a dedicated worker', async ({ context }) => {
+  const tab = await openTab(context, '?noshared=1');
+  expect(await tab.evaluate(() => typeof (window as unknown as { SharedWorker?: unknown }).SharedWorker)).toBe('undefined');
+  expect(await load(tab)).toMatchObject({ ok: true, sharing: { mode: 'dedicated', attached: false } });
+  await start(tab, 'r', REF_REQUEST);
+  expect((await wait(tab, 'r')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
