@@ -18,15 +18,20 @@ export const DEFAULT_UNLOAD_TIMEOUT_MS = 5000;
 /** Called once the remote side is unloaded; `answered` is false when it did not answer within the deadline. */
 export type UnloadHook = (answered: boolean) => void;
 
-/** Checks `unloadTimeoutMs` (a finite number ≥ 0) and returns it, or the default. */
-export function unloadTimeoutOf(value: number | undefined, step: string): number {
-  if (value === undefined) return DEFAULT_UNLOAD_TIMEOUT_MS;
+/** Checks a duration option (a finite number of ms ≥ 0) and returns it, or `fallback` when it is not given. */
+export function msOption(value: number | undefined, name: string, step: string, fallback: number): number {
+  if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new LlmError('invalid-request', `${step}: option 'unloadTimeoutMs' must be a finite number of milliseconds ≥ 0, got ${String(value)}`, {
-      details: { field: 'unloadTimeoutMs' },
+    throw new LlmError('invalid-request', `${step}: option '${name}' must be a finite number of milliseconds ≥ 0, got ${String(value)}`, {
+      details: { field: name },
     });
   }
   return value;
+}
+
+/** Checks `unloadTimeoutMs` and returns it, or the default. */
+export function unloadTimeoutOf(value: number | undefined, step: string): number {
+  return msOption(value, 'unloadTimeoutMs', step, DEFAULT_UNLOAD_TIMEOUT_MS);
 }
 
 /** A model URL relative to the page made absolute (the worker's own base is its script's URL, or a blob: URL). */
@@ -44,7 +49,7 @@ export function wireOptionsOf(options: EngineOptions): WireEngineOptions {
   const { onProgress: _p, signal: _s, model, gpu: _gpu, ...rest } = options;
   // Options of the worker clients themselves stay on this side.
   const own = rest as Record<string, unknown>;
-  for (const k of ['worker', 'name', 'unloadTimeoutMs']) delete own[k];
+  for (const k of ['worker', 'name', 'unloadTimeoutMs', 'connectTimeoutMs']) delete own[k];
   return { ...rest, model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model };
 }
 

@@ -10,7 +10,7 @@ import type { Engine } from '../api/engine.js';
 import { LlmError } from '../errors.js';
 import { bundledWorkerUrl, createWorkerEngine, isCrossOrigin, type WorkerEngineOptions } from './client.js';
 import './errors.js';
-import { RemoteEngine, unloadTimeoutOf, wireOptionsOf } from './remote-engine.js';
+import { RemoteEngine, msOption, unloadTimeoutOf, wireOptionsOf } from './remote-engine.js';
 import type { SharedEngineApi } from './shared-hub.js';
 
 /** Options of `createSharedWorkerEngine`. */
@@ -22,6 +22,12 @@ export interface SharedWorkerEngineOptions extends Omit<WorkerEngineOptions, 'wo
   readonly worker?: string | URL;
   /** The SharedWorker's name: tabs using different names get different workers. Default 'webgguf'. */
   readonly name?: string;
+  /**
+   * How long to wait for the shared worker to answer at all, in ms (default 10000). One that does not (hung by a
+   * template render or kernel of another tab, or busy in one very long step) is left alone and this engine falls
+   * back to a dedicated worker of its own.
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /** How an engine of `createSharedWorkerEngine` runs. */
@@ -30,6 +36,8 @@ export interface EngineSharing {
   readonly mode: 'shared' | 'dedicated';
   /** True when the model was already loaded (or loading) for another tab or engine and this one attached to it. */
   readonly attached: boolean;
+  /** Why a dedicated worker is used ('dedicated' mode only). */
+  readonly reason?: 'no-shared-worker' | 'cross-origin-script' | 'shared-worker-unresponsive';
 }
 
 /** The engine of `createSharedWorkerEngine`: an `Engine` that also says whether it is shared. */
@@ -59,24 +67,27 @@ function withSharing(engine: Engine, sharing: EngineSharing): SharedWorkerEngine
  * CDN: a SharedWorker must be same-origin), it falls back to `createWorkerEngine` (`engine.sharing.mode` says which).
  *
  * A hung shared worker (a template render or kernel that never returns) cannot be terminated from a page: `unload()`
- * still resolves after `unloadTimeoutMs`, this tab's port is closed, and the worker is ended by the browser when the
- * last tab using it closes.
+ * still resolves after `unloadTimeoutMs` and this tab's port and lock are let go; the browser ends the worker once
+ * every tab that connected to it has closed. Until then, new engines that get no answer within `connectTimeoutMs` use a dedicated
+ * worker of their own (or pass another `name` for a fresh shared worker).
  */
 export async function createSharedWorkerEngine(options: SharedWorkerEngineOptions): Promise<SharedWorkerEngine> {
   if (options === null || typeof options !== 'object') {
     throw new LlmError('invalid-request', "createSharedWorkerEngine: options with 'model' are required", { details: { field: 'model' } });
   }
   const unloadTimeoutMs = unloadTimeoutOf(options.unloadTimeoutMs, 'createSharedWorkerEngine');
+  const connectTimeoutMs = msOption(options.connectTimeoutMs, 'connectTimeoutMs', 'createSharedWorkerEngine', 10_000);
   const { worker: given, name = 'webgguf' } = options;
-  const dedicated = async (): Promise<SharedWorkerEngine> => withSharing(await createWorkerEngine(options), { mode: 'dedicated', attached: false });
-  if (typeof SharedWorker === 'undefined') return dedicated();
+  const dedicated = async (reason: NonNullable<EngineSharing['reason']>): Promise<SharedWorkerEngine> =>
+    withSharing(await createWorkerEngine(options), { mode: 'dedicated', attached: false, reason });
+  if (typeof SharedWorker === 'undefined') return dedicated('no-shared-worker');
   let url: URL;
   try {
     url = given !== undefined ? new URL(given, typeof location !== 'undefined' ? location.href : undefined) : bundledWorkerUrl();
   } catch (e) {
     throw new LlmError('invalid-request', `createSharedWorkerEngine: worker '${String(given)}' is not a valid URL`, { cause: e, details: { field: 'worker' } });
   }
-  if (isCrossOrigin(url)) return dedicated();
+  if (isCrossOrigin(url)) return dedicated('cross-origin-script');
   let worker: SharedWorker;
   try {
     worker = new SharedWorker(url, { type: 'module', name });
@@ -121,8 +132,13 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
       reject(new LlmError('network', `createSharedWorkerEngine: the shared worker script at ${url.href} failed to load or start`, { details: { url: url.href } }));
     worker.addEventListener('error', onError);
   });
+  let answered = true;
   try {
-    await Promise.race([remote.hello(lockName), failed]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), connectTimeoutMs)));
+    answered = await Promise.race([remote.hello(lockName).then(() => true), failed, silent]);
+    clearTimeout(timer);
+    if (!answered) throw new LlmError('aborted', 'the shared worker did not answer');
     const { onProgress, signal } = options;
     const info = await Promise.race([remote.load(wireOptionsOf(options), onProgress ? Comlink.proxy(onProgress) : undefined, signal), failed]);
     const sharing = await remote.sharing();
@@ -132,6 +148,7 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
     worker.removeEventListener('error', onError);
     void remote.unload().catch(() => {});
     setTimeout(close, 0);
+    if (!answered) return dedicated('shared-worker-unresponsive');
     throw e;
   }
 }

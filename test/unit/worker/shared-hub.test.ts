@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import type { Engine, EngineOptions, LoadProgress } from '../../../src/api/engine.js';
 import { createEngineFromParts } from '../../../src/api/local-engine.js';
-import { isLlmError } from '../../../src/errors.js';
+import { isLlmError, LlmError } from '../../../src/errors.js';
 import { RemoteEngine } from '../../../src/worker/remote-engine.js';
 import { type SharedEngineApi, SharedEngineHub, loadKeyOf } from '../../../src/worker/shared-hub.js';
 import { createFakeTokenizer, createFakeTransformer } from '../engine/fake-model.js';
@@ -21,7 +21,7 @@ afterEach(() => {
 });
 
 /** A hub over fake models (each token takes `delayMs`), its load held until `release()` when `gate` is set. */
-function setup(delayMs = 1, gate = false) {
+function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
   const loads: string[] = [];
   const destroyed: string[] = [];
   let open: () => void = () => {};
@@ -29,7 +29,11 @@ function setup(delayMs = 1, gate = false) {
   const factory = async (o: EngineOptions): Promise<Engine> => {
     loads.push(String(o.model));
     o.onProgress?.({ phase: 'download', loadedBytes: 1, totalBytes: 2 });
-    await opened;
+    await new Promise<void>((resolve, reject) => {
+      void opened.then(resolve);
+      o.signal?.addEventListener('abort', () => reject(new LlmError('aborted', 'load aborted')), { once: true });
+    });
+    if (fail) throw new LlmError('gguf-invalid', 'not a GGUF', { details: { key: 'magic' } });
     o.onProgress?.({ phase: 'ready', loadedBytes: 2, totalBytes: 2 });
     const tokenizer = createFakeTokenizer();
     const transformer = createFakeTransformer({ script: () => 97, delayMs });
@@ -38,7 +42,7 @@ function setup(delayMs = 1, gate = false) {
       destroyed.push(String(o.model));
       destroy();
     };
-    return createEngineFromParts({
+    const engine = await createEngineFromParts({
       transformer,
       tokenizer,
       chat: createChatMlFormatter(tokenizer),
@@ -47,12 +51,14 @@ function setup(delayMs = 1, gate = false) {
       contextLength: 4096,
       slots: 2,
     });
+    if (hangUnload) engine.unload = () => new Promise<void>(() => {});
+    return engine;
   };
   const gone = new Map<string, () => void>();
   const hub = new SharedEngineHub(factory, (lock, onGone) => gone.set(lock, onGone));
   let tabs = 0;
   /** Opens a "tab": a port to the hub, then loads `model` like createSharedWorkerEngine does. */
-  const tab = async (model = 'a.gguf', extra: Omit<Partial<EngineOptions>, 'model'> = {}) => {
+  const tab = async (model = 'a.gguf', extra: Omit<Partial<EngineOptions>, 'model'> = {}, signal?: AbortSignal) => {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1, port2);
     hub.connect(port1);
@@ -60,9 +66,9 @@ function setup(delayMs = 1, gate = false) {
     const lock = `tab-${++tabs}`;
     await remote.hello(lock);
     const progress: LoadProgress[] = [];
-    const info = await remote.load({ model, ...extra }, Comlink.proxy((p: LoadProgress) => void progress.push(p)));
+    const info = await remote.load({ model, ...extra }, Comlink.proxy((p: LoadProgress) => void progress.push(p)), signal);
     const sharing = await remote.sharing();
-    const engine = new RemoteEngine(remote, info, () => port2.close(), 2000);
+    const engine = new RemoteEngine(remote, info, () => port2.close(), 300);
     return { engine, sharing, progress, die: () => gone.get(lock)?.() };
   };
   return { hub, loads, destroyed, tab, release: () => open() };
@@ -177,4 +183,51 @@ describe('shared engine hub', () => {
     const blob = new Blob(['x']);
     expect(loadKeyOf({ model: blob })).not.toBe(loadKeyOf({ model: blob }));
   });
+
+  it('a tab giving up a shared load leaves it to the others; the last one giving up stops it', async () => {
+    const { hub, loads, tab, release } = setup(1, true);
+    const ac1 = new AbortController();
+    const p1 = tab('a.gguf', {}, ac1.signal).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    const p2 = tab();
+    await new Promise((r) => setTimeout(r, 20));
+    ac1.abort();
+    expect(isLlmError(await p1, 'aborted')).toBe(true);
+    release();
+    const t2 = await p2;
+    expect(await ask(t2.engine, 2)).toBe('aa');
+    expect(loads).toEqual(['a.gguf']);
+    expect(hub.engines).toBe(1);
+    // Alone, an aborted load is stopped (the loader sees its signal abort) and forgotten.
+    const other = setup(1, true);
+    const ac3 = new AbortController();
+    const p3 = other.tab('c.gguf', {}, ac3.signal).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(other.hub.engines).toBe(1);
+    ac3.abort();
+    expect(isLlmError(await p3, 'aborted')).toBe(true);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(other.hub.engines).toBe(0);
+  });
+
+  it('a failed load fails every tab waiting for it with its code, and a later load tries again', async () => {
+    const { hub, loads, tab, release } = setup(1, true, true);
+    const p1 = tab().catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    const p2 = tab().catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    for (const e of [await p1, await p2]) expect(e).toMatchObject({ code: 'gguf-invalid', details: { key: 'magic' } });
+    expect(hub.engines).toBe(0);
+    expect(isLlmError(await tab().catch((e: unknown) => e), 'gguf-invalid')).toBe(true);
+    expect(loads).toEqual(['a.gguf', 'a.gguf']);
+  });
+
+  it('unload() returns after its deadline even when the shared worker never finishes unloading', async () => {
+    const { tab } = setup(1, false, false, true);
+    const t1 = await tab();
+    const t0 = Date.now();
+    await t1.engine.unload();
+    expect(Date.now() - t0).toBeLessThan(3000);
+  }, 5000);
 });
