@@ -49,6 +49,7 @@ interface Outcome {
 interface Loaded extends Outcome {
   sharing?: { mode: string; attached: boolean };
   identity?: string;
+  backend?: string;
 }
 interface Run {
   start: number;
@@ -85,6 +86,7 @@ test('a second tab attaches to the loaded model, and the tabs take turns round-r
   const tab1 = await openTab(context);
   const first = await load(tab1);
   expect(first).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
+  console.log(`shared-worker engine backend: ${first.backend}; page cross-origin isolated: ${await tab1.evaluate(() => crossOriginIsolated)}`);
   const tab2 = await openTab(context);
   const second = await load(tab2);
   expect(second).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: true }, identity: first.identity });
@@ -117,6 +119,9 @@ test('a second tab attaches to the loaded model, and the tabs take turns round-r
   expect(after).toBeGreaterThanOrEqual(unfinished - 2);
 
   // Other options load a separate engine beside it; nothing of tab 1's is touched.
+  // The one worker script served both kinds of worker, next to the bundle.
+  expect(server.log.filter((r) => r.status === 404)).toEqual([]);
+  expect(server.log.some((r) => /^\/cdn\/webgguf\/assets\/worker-[^/]+\.js$/.test(r.path))).toBe(true);
   const tab3 = await openTab(context);
   expect(await load(tab3, { ...LOAD, contextLength: 64 })).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
   start(tab1, 'r3', REF_REQUEST);
