@@ -42,6 +42,7 @@ export interface EngineSharing {
 
 /** The engine of `createSharedWorkerEngine`: an `Engine` that also says whether it is shared. */
 export interface SharedWorkerEngine extends Engine {
+  /** Shared or dedicated, attached or loaded here (fixed at creation). */
   readonly sharing: EngineSharing;
 }
 
