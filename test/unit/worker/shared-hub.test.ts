@@ -69,7 +69,7 @@ function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
     const info = await remote.load({ model, ...extra }, Comlink.proxy((p: LoadProgress) => void progress.push(p)), signal);
     const sharing = await remote.sharing();
     const engine = new RemoteEngine(remote, info, () => port2.close(), 300);
-    return { engine, sharing, progress, die: () => gone.get(lock)?.() };
+    return { engine, sharing, progress, die: () => gone.get(lock)?.(), bye: () => remote.bye() };
   };
   return { hub, loads, destroyed, tab, release: () => open() };
 }
@@ -230,4 +230,19 @@ describe('shared engine hub', () => {
     await t1.engine.unload();
     expect(Date.now() - t0).toBeLessThan(3000);
   }, 5000);
+
+  it('a page sending bye (pagehide) is dropped like a dead one', async () => {
+    const { destroyed, tab } = setup(2);
+    const t1 = await tab();
+    const t2 = await tab();
+    const running = ask(t1.engine, 3000).catch((e: unknown) => (isLlmError(e, 'aborted') ? 'aborted' : String(e)));
+    const other = ask(t2.engine, 3);
+    await new Promise((r) => setTimeout(r, 20));
+    await t1.bye();
+    expect(await running).toBe('aborted');
+    expect(await other).toBe('aaa');
+    expect(destroyed).toEqual([]);
+    await t2.engine.unload();
+    expect(destroyed).toEqual(['a.gguf']);
+  });
 });
