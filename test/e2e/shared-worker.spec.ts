@@ -4,7 +4,8 @@
  * loaded (no second load: the same engine's stats count both tabs' requests), also while the first tab's load is
  * still downloading (it sees that load's progress); requests of the tabs take turns round-robin; closing the tab
  * that loaded the model mid-generation leaves the other tab's generation intact; an abort in one tab does not touch
- * the other; errors keep their code; without SharedWorker a dedicated worker is used.
+ * the other; errors keep their code; without SharedWorker a dedicated worker is used. Also the unload deadline: a
+ * worker that hangs on `unload()` (test/e2e/pages/hung-worker.js) is terminated and `unload()` returns.
  */
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -216,4 +217,36 @@ test('without SharedWorker it falls back to a dedicated worker', async ({ contex
   expect(await load(tab)).toMatchObject({ ok: true, sharing: { mode: 'dedicated', attached: false } });
   await start(tab, 'r', REF_REQUEST);
   expect((await wait(tab, 'r')).text).toBe(REFERENCE.greedy_kv_f32.text);
+});
+
+test('unload() of a worker engine whose worker hangs returns after unloadTimeoutMs, the worker terminated', async ({ context }) => {
+  const tab = await openTab(context);
+  const r = await tab.evaluate(async () => {
+    const w = window as unknown as { WebGGUF: { createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }> } };
+    const held = async () => (await navigator.locks.query()).held?.map((l) => l.name) ?? [];
+    const engine = await w.WebGGUF.createWorkerEngine({ model: 'hung.gguf', worker: '/pages/hung-worker.js', unloadTimeoutMs: 500 });
+    const before = await held();
+    const t0 = performance.now();
+    const outcome = await Promise.race([engine.unload().then(() => 'resolved'), new Promise((res) => setTimeout(() => res('still waiting after 15 s'), 15_000))]);
+    const waited = performance.now() - t0;
+    // A terminated worker's locks are released: wait (up to 10 s) for that.
+    let aliveAfter = true;
+    for (let i = 0; i < 100 && aliveAfter; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      aliveAfter = (await held()).includes('webgguf-test-hung-worker');
+    }
+    return { outcome, waited, aliveBefore: before.includes('webgguf-test-hung-worker'), aliveAfter, releasedAfterMs: performance.now() - t0 };
+  });
+  console.log(JSON.stringify(r));
+  expect(r.outcome).toBe('resolved');
+  expect(r.waited).toBeGreaterThanOrEqual(400);
+  expect(r.waited).toBeLessThan(10_000);
+  expect(r.aliveBefore).toBe(true);
+  expect(r.aliveAfter).toBe(false);
+});
+
+test('a shared worker script that fails to load rejects with network', async ({ context }) => {
+  const tab = await openTab(context);
+  const r = await load(tab, { ...LOAD, worker: '/pages/no-such-worker.js' });
+  expect(r).toMatchObject({ ok: false, isLlmError: true, code: 'network' });
 });
