@@ -76,14 +76,25 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
     });
   }
   const owned = !(given instanceof Worker);
+  // A script that fails to load or to start reports only an `error` event: fail the load instead of waiting forever.
+  let onError = (): void => {};
+  const failed = new Promise<never>((_, reject) => {
+    onError = () => reject(new LlmError('network', `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`));
+  });
+  worker.addEventListener('error', onError);
   try {
     // An owned worker ends with its engine; any worker that did not answer `unload()` in time is terminated.
-    return await connectWorkerEngine(worker, options, (answered) => {
-      if (owned || !answered) worker.terminate();
-    });
+    return await Promise.race([
+      connectWorkerEngine(worker, options, (answered) => {
+        if (owned || !answered) worker.terminate();
+      }),
+      failed,
+    ]);
   } catch (e) {
     if (owned) worker.terminate();
     throw e;
+  } finally {
+    worker.removeEventListener('error', onError);
   }
 }
 

@@ -245,8 +245,13 @@ test('unload() of a worker engine whose worker hangs returns after unloadTimeout
   expect(r.aliveAfter).toBe(false);
 });
 
-test('a shared worker script that fails to load rejects with network', async ({ context }) => {
+test('a worker script that fails to load rejects with network, shared or dedicated', async ({ context }) => {
   const tab = await openTab(context);
   const r = await load(tab, { ...LOAD, worker: '/pages/no-such-worker.js' });
+  console.log(r.message);
   expect(r).toMatchObject({ ok: false, isLlmError: true, code: 'network' });
+  const fallback = await openTab(context, '?noshared=1');
+  const d = await load(fallback, { ...LOAD, worker: '/pages/no-such-worker.js' });
+  console.log(d.message);
+  expect(d).toMatchObject({ ok: false, isLlmError: true, code: 'network' });
 });
