@@ -40,6 +40,14 @@ export function bundledWorkerUrl(): URL {
   return url;
 }
 
+/**
+ * True for the `error` event of a worker whose script could not be fetched or started (a plain `Event`); an uncaught
+ * error inside a running worker comes as an `ErrorEvent` with a message and leaves the worker answering.
+ */
+export function isLoadFailure(e: Event): boolean {
+  return !(typeof ErrorEvent !== 'undefined' && e instanceof ErrorEvent && e.message);
+}
+
 /** True when `url` is on another http(s) origin than the page (a CDN): pages may not start workers from there. */
 export function isCrossOrigin(url: URL): boolean {
   return typeof location !== 'undefined' && /^https?:$/.test(url.protocol) && url.origin !== location.origin;
@@ -77,9 +85,11 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
   }
   const owned = !(given instanceof Worker);
   // A script that fails to load or to start reports only an `error` event: fail the load instead of waiting forever.
-  let onError = (): void => {};
+  let onError = (_e: Event): void => {};
   const failed = new Promise<never>((_, reject) => {
-    onError = () => reject(new LlmError('network', `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`));
+    onError = (e) => {
+      if (isLoadFailure(e)) reject(new LlmError('network', `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`));
+    };
   });
   worker.addEventListener('error', onError);
   try {

@@ -8,7 +8,7 @@
 import * as Comlink from 'comlink';
 import type { Engine } from '../api/engine.js';
 import { LlmError } from '../errors.js';
-import { bundledWorkerUrl, createWorkerEngine, isCrossOrigin, type WorkerEngineOptions } from './client.js';
+import { bundledWorkerUrl, createWorkerEngine, isCrossOrigin, isLoadFailure, type WorkerEngineOptions } from './client.js';
 import './errors.js';
 import { RemoteEngine, msOption, unloadTimeoutOf, wireOptionsOf } from './remote-engine.js';
 import type { SharedEngineApi } from './shared-hub.js';
@@ -127,10 +127,11 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
   };
 
   // A script that fails to load or run reports only an `error` event on the SharedWorker: fail instead of waiting.
-  let onError = (): void => {};
+  let onError = (_e: Event): void => {};
   const failed = new Promise<never>((_, reject) => {
-    onError = () =>
-      reject(new LlmError('network', `createSharedWorkerEngine: the shared worker script at ${url.href} failed to load or start`, { details: { url: url.href } }));
+    onError = (e) => {
+      if (isLoadFailure(e)) reject(new LlmError('network', `createSharedWorkerEngine: the shared worker script at ${url.href} failed to load or start`, { details: { url: url.href } }));
+    };
     worker.addEventListener('error', onError);
   });
   let answered = true;
