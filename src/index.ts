@@ -1,11 +1,16 @@
 /**
- * The public API of webgguf: `createEngine` (in this thread) and `createWorkerEngine` (in a Web Worker), both
- * returning the same OpenAI-shaped `Engine`; the model store helpers for managing downloaded models; and
- * `LlmError`. Nothing else is public.
+ * The public API of webgguf: `createEngine` (in this thread), `createWorkerEngine` (in a Web Worker) and
+ * `createSharedWorkerEngine` (one worker shared by every tab), all returning the same OpenAI-shaped `Engine`; the
+ * model store helpers for managing downloaded models; and `LlmError`. Nothing else is public.
  */
 
 export { createEngine, modelIdentityOf } from './api/create-engine.js';
 export { createWorkerEngine, connectWorkerEngine, type WorkerEngineOptions } from './worker/client.js';
+/**
+ * One engine for all tabs of an origin: `createSharedWorkerEngine` (same API as `createWorkerEngine`, in a
+ * `SharedWorker`, falling back to a dedicated worker where there is none); see its TSDoc for the sharing rules.
+ */
+export { createSharedWorkerEngine, type EngineSharing, type SharedWorkerEngine, type SharedWorkerEngineOptions } from './worker/shared-client.js';
 export type {
   BackendChoice,
   BackendInfo,

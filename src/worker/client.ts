@@ -5,11 +5,11 @@
  */
 
 import * as Comlink from 'comlink';
-import type { ChatCompletions, Completions, Engine, EngineInfo, EngineOptions, EngineStats, TokenizeOptions } from '../api/engine.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk, CompletionRequest } from '../api/types.js';
+import type { Engine, EngineOptions } from '../api/engine.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
-import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
+import { RemoteEngine, type UnloadHook, unloadTimeoutOf, wireOptionsOf } from './remote-engine.js';
+import type { WorkerEngineApi } from './worker-api.js';
 
 /** Options of `createWorkerEngine`. */
 export interface WorkerEngineOptions extends EngineOptions {
@@ -18,6 +18,39 @@ export interface WorkerEngineOptions extends EngineOptions {
    * URL of that script (script-tag use, e.g. next to webgguf.js). Default: the bundled worker.
    */
   readonly worker?: Worker | string | URL;
+  /**
+   * How long `unload()` waits for the worker to answer, in ms (default 5000). A worker that does not answer in time
+   * (a hung template render or kernel) is terminated — a given `Worker` too — and `unload()` resolves anyway.
+   */
+  readonly unloadTimeoutMs?: number;
+}
+
+/**
+ * The URL of the worker script bundled with webgguf (one script for the dedicated and the shared worker). The
+ * literal `new Worker(new URL(…, import.meta.url))` below is what bundlers detect to emit the script; the local
+ * `Worker` only records the URL they put there.
+ */
+export function bundledWorkerUrl(): URL {
+  let url: URL | undefined;
+  const Worker = function (u: URL) {
+    url = u;
+  } as unknown as typeof globalThis.Worker;
+  new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  if (!url) throw new Error('webgguf: the bundled worker URL was not recorded');
+  return url;
+}
+
+/**
+ * True for the `error` event of a worker whose script could not be fetched or started (a plain `Event`); an uncaught
+ * error inside a running worker comes as an `ErrorEvent` with a message and leaves the worker answering.
+ */
+export function isLoadFailure(e: Event): boolean {
+  return !(typeof ErrorEvent !== 'undefined' && e instanceof ErrorEvent && e.message);
+}
+
+/** True when `url` is on another http(s) origin than the page (a CDN): pages may not start workers from there. */
+export function isCrossOrigin(url: URL): boolean {
+  return typeof location !== 'undefined' && /^https?:$/.test(url.protocol) && url.origin !== location.origin;
 }
 
 /**
@@ -26,13 +59,9 @@ export interface WorkerEngineOptions extends EngineOptions {
  * instead (the script's own URL stays its base, so its chunks and WASM files still resolve next to it).
  */
 function startBundledWorker(): Worker {
-  const Worker = function (url: URL, options: WorkerOptions): globalThis.Worker {
-    const crossOrigin = typeof location !== 'undefined' && /^https?:$/.test(url.protocol) && url.origin !== location.origin;
-    const script = crossOrigin ? URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' })) : url;
-    return new globalThis.Worker(script, options);
-  } as unknown as typeof globalThis.Worker;
-  // Keep this literal `new Worker(new URL(…, import.meta.url))` form: bundlers detect it and emit the worker.
-  return new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  const url = bundledWorkerUrl();
+  const script = isCrossOrigin(url) ? URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' })) : url;
+  return new Worker(script, { type: 'module' });
 }
 
 /** Starts a worker, loads the model there and returns the engine. */
@@ -55,121 +84,39 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
     });
   }
   const owned = !(given instanceof Worker);
+  // A script that fails to load or to start reports only an `error` event: fail the load instead of waiting forever.
+  let onError = (_e: Event): void => {};
+  const failed = new Promise<never>((_, reject) => {
+    onError = (e) => {
+      if (isLoadFailure(e)) reject(new LlmError('network', `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`));
+    };
+  });
+  worker.addEventListener('error', onError);
   try {
-    return await connectWorkerEngine(worker, options, () => {
-      if (owned) worker.terminate();
-    });
+    // An owned worker ends with its engine; any worker that did not answer `unload()` in time is terminated.
+    return await Promise.race([
+      connectWorkerEngine(worker, options, (answered) => {
+        if (owned || !answered) worker.terminate();
+      }),
+      failed,
+    ]);
   } catch (e) {
     if (owned) worker.terminate();
     throw e;
-  }
-}
-
-/** A model URL relative to the page made absolute (the worker's own base is its script's URL, or a blob: URL). */
-function pageRelative(model: string): string {
-  if (typeof location === 'undefined' || typeof document === 'undefined') return model;
-  try {
-    return new URL(model, location.href).href;
-  } catch {
-    return model;
+  } finally {
+    worker.removeEventListener('error', onError);
   }
 }
 
 /** Loads the model in the engine exposed at `endpoint`; `onUnload` runs after the remote engine is unloaded. */
-export async function connectWorkerEngine(endpoint: Comlink.Endpoint, options: EngineOptions, onUnload?: () => void): Promise<Engine> {
+export async function connectWorkerEngine(
+  endpoint: Comlink.Endpoint,
+  options: EngineOptions & { readonly unloadTimeoutMs?: number },
+  onUnload?: UnloadHook,
+): Promise<Engine> {
+  const unloadTimeoutMs = unloadTimeoutOf(options.unloadTimeoutMs, 'connectWorkerEngine');
   const remote = Comlink.wrap<WorkerEngineApi>(endpoint);
-  const { onProgress, signal, model, gpu: _gpu, ...rest } = options;
-  const wire: WireEngineOptions = { ...rest, model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model };
-  const info = await remote.load(wire, onProgress ? Comlink.proxy(onProgress) : undefined, signal);
-  return new RemoteEngine(remote, info, onUnload);
-}
-
-/** Wraps a remote iterator as a local async iterable; closing it early cancels the request in the worker. */
-function localStream<T>(handle: Comlink.Remote<StreamHandle<T>>): AsyncIterable<T> {
-  let released = false;
-  const release = (): void => {
-    if (!released) {
-      released = true;
-      handle[Comlink.releaseProxy]();
-    }
-  };
-  const iterator: AsyncIterableIterator<T> = {
-    async next() {
-      if (released) return { value: undefined, done: true };
-      try {
-        const r = (await handle.next()) as IteratorResult<T>;
-        if (r.done) release();
-        return r;
-      } catch (e) {
-        release();
-        throw e;
-      }
-    },
-    async return() {
-      if (!released) {
-        try {
-          await handle.return();
-        } finally {
-          release();
-        }
-      }
-      return { value: undefined, done: true };
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
-}
-
-/** `Engine` whose work happens on the other side of a Comlink endpoint. */
-class RemoteEngine implements Engine {
-  readonly info: EngineInfo;
-  readonly chat: { readonly completions: ChatCompletions };
-  readonly completions: Completions;
-  private unloading: Promise<void> | null = null;
-
-  constructor(
-    private readonly remote: Comlink.Remote<WorkerEngineApi>,
-    info: EngineInfo,
-    private readonly onUnload?: () => void,
-  ) {
-    this.info = info;
-    const chatCreate = async (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> => {
-      const { signal, ...wire } = req ?? ({} as ChatCompletionRequest);
-      const r = await this.remote.chat(wire, signal);
-      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<ChatCompletionChunk>>) : (r as ChatCompletion);
-    };
-    const textCreate = async (req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> => {
-      const { signal, ...wire } = req ?? ({} as CompletionRequest);
-      const r = await this.remote.completion(wire, signal);
-      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<CompletionChunk>>) : (r as Completion);
-    };
-    this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
-    this.completions = { create: textCreate as Completions['create'] };
-  }
-
-  tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {
-    return this.remote.tokenize(text, options);
-  }
-
-  detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string> {
-    return this.remote.detokenize([...ids], options);
-  }
-
-  stats(): Promise<EngineStats> {
-    return this.remote.stats();
-  }
-
-  unload(): Promise<void> {
-    this.unloading ??= (async () => {
-      try {
-        await this.remote.unload();
-      } finally {
-        this.remote[Comlink.releaseProxy]();
-        this.onUnload?.();
-      }
-    })();
-    return this.unloading;
-  }
+  const { onProgress, signal } = options;
+  const info = await remote.load(wireOptionsOf(options), onProgress ? Comlink.proxy(onProgress) : undefined, signal);
+  return new RemoteEngine(remote, info, onUnload, unloadTimeoutMs);
 }
