@@ -86,6 +86,12 @@ export class MetadataReader {
 
   /** A non-negative integer value, or `fallback`. */
   count(key: string, fallback?: number): number {
+    const raw = this.has(key) ? this.meta[key] : undefined;
+    if (typeof raw === 'bigint' && (raw < 0n || raw > BigInt(Number.MAX_SAFE_INTEGER))) {
+      throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${raw}, not a count this runtime can hold; the model file is corrupt or hostile`, {
+        details: { key, value: raw.toString() },
+      });
+    }
     const v = this.number(key, fallback);
     if (!Number.isSafeInteger(v) || v < 0) {
       throw new LlmError('gguf-invalid', `reading model config: '${key}' should be a non-negative integer, found ${v}`, {
