@@ -45,6 +45,27 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     throw invalid(`'${blockKey}' is ${config.nLayers} but the file holds tensors for ${layersPresent} layer(s)`, blockKey, config.nLayers, { layersPresent });
   }
   const byName = new Map<string, GgufTensorInfo>(gguf.tensors.map((t) => [t.name, t]));
+  // Every layer's required tensors, before the download and upload that would otherwise stop at the first gap.
+  const required = [
+    names.attnNorm,
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    names.attnOut,
+    names.ffnNorm,
+    ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
+    names.ffnDown,
+    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+    ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
+  ];
+  for (let il = 0; il < config.nLayers; il++) {
+    for (const pattern of required) {
+      const name = layerTensorName(pattern, il);
+      if (!byName.has(name)) {
+        throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing (${blockKey} = ${config.nLayers}); the model file is incomplete`, {
+          details: { tensor: name, key: blockKey },
+        });
+      }
+    }
+  }
   const embd = byName.get(names.tokenEmbd);
   if (embd === undefined || embd.shape.length !== 2) {
     throw new LlmError('gguf-invalid', `loading model: tensor '${names.tokenEmbd}' is missing or not 2-D`, { details: { tensor: names.tokenEmbd } });
