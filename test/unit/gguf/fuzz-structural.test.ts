@@ -33,11 +33,27 @@ function buildCase(rnd: () => number): { bytes: Uint8Array; category: Category }
   const int = (n: number): number => Math.floor(rnd() * n);
   const r = new RawGguf();
 
+  // A tiny complete llama (n_embd 8, 2 heads of 4, n_ff 16, 8 tokens) that the lies are applied to.
   const layers = 1 + int(3);
-  const embd = 32;
+  const embd = 8;
+  const ffn = 16;
   const tensors: { name: string; shape: (number | bigint)[]; type: number }[] = [{ name: 'token_embd.weight', shape: [embd, 8], type: GgmlType.F32 }];
   tensors.push({ name: 'output_norm.weight', shape: [embd], type: GgmlType.F32 });
-  for (let il = 0; il < layers; il++) tensors.push({ name: `blk.${il}.attn_q.weight`, shape: [embd, embd], type: GgmlType.F32 });
+  for (let il = 0; il < layers; il++) {
+    for (const [n, shape] of [
+      ['attn_norm', [embd]],
+      ['attn_q', [embd, embd]],
+      ['attn_k', [embd, embd]],
+      ['attn_v', [embd, embd]],
+      ['attn_output', [embd, embd]],
+      ['ffn_norm', [embd]],
+      ['ffn_gate', [embd, ffn]],
+      ['ffn_up', [embd, ffn]],
+      ['ffn_down', [ffn, embd]],
+    ] as const) {
+      tensors.push({ name: `blk.${il}.${n}.weight`, shape: [...shape], type: GgmlType.F32 });
+    }
+  }
   for (const t of tensors) {
     if (lie('dims')) {
       const d = pick(['zero', 'overflow', 'ndims', 'huge'] as const);
@@ -90,8 +106,8 @@ function buildCase(rnd: () => number): { bytes: Uint8Array; category: Category }
     if (how === 'string') return key(`llama.${suffix}`, GgufValueType.STRING, str('12'));
     return key(`llama.${suffix}`, GgufValueType.ARRAY, arr(GgufValueType.UINT32, int(6), () => u32(pick([0, 1, 2 ** 31]))));
   };
-  kvs.push(hp('block_count', layers), hp('embedding_length', embd), hp('attention.head_count', 4), hp('feed_forward_length', 64));
-  kvs.push(hp('context_length', 128), hp('attention.head_count_kv', 4));
+  kvs.push(hp('block_count', layers), hp('embedding_length', embd), hp('attention.head_count', 2), hp('feed_forward_length', ffn));
+  kvs.push(hp('context_length', 128), hp('attention.head_count_kv', 2));
   if (rnd() < 0.5 || category === 'hparams') {
     kvs.push(key('llama.attention.layer_norm_rms_epsilon', GgufValueType.FLOAT32, (w) => void w.f32(lie('hparams') ? pick([NaN, -1, Infinity]) : 1e-5)));
     kvs.push(key('llama.rope.freq_base', GgufValueType.FLOAT32, (w) => void w.f32(lie('hparams') ? pick([0, NaN, -5]) : 10000)));
