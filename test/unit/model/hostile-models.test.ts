@@ -5,10 +5,15 @@
  * test/e2e/hostile-models.spec.ts.
  */
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
+import { parseGguf } from '../../../src/gguf/parse.js';
+import { GgmlType } from '../../../src/gguf/types.js';
+import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { HOSTILE_CASES, hostileModelBytes } from '../../helpers/hostile-models.js';
 import { llmError } from '../../helpers/llm-error.js';
+import { sharedPath } from '../../helpers/shared-path.js';
 
 /** A case slower than this is a hang (the model is 1 MB; loading it takes well under a second). */
 const CASE_BOUND_MS = 20_000;
@@ -22,4 +27,16 @@ describe('hostile models (in-thread createEngine)', () => {
     expect({ code: err.code, message: err.message }).toMatchObject({ code: c.code, message: expect.stringMatching(c.message) });
     if (c.notMessage) expect(err.message).not.toMatch(c.notMessage);
   }, CASE_BOUND_MS + 10_000);
+});
+
+describe('hostile quantized model (in-thread createEngine)', () => {
+  it('a NaN block scale in a Q4_0 matrix is gguf-invalid at load, naming the tensor', async () => {
+    const bytes = new Uint8Array(readFileSync(sharedPath('models', 'derived', 'stories260K-q4_0.gguf')));
+    const file = await parseGguf(new MemoryByteSource(bytes));
+    const t = file.tensors.find((x) => x.type === GgmlType.Q4_0)!;
+    bytes[file.tensorDataOffset + t.offset + 18 + 1] = 0x7e; // block 1's f16 scale d → NaN
+    const err = await llmError(createEngine({ model: new Blob([bytes]), backend: 'cpu', contextLength: 64, slots: 1 }));
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain(`'${t.name}' holds a non-finite value`);
+  }, 30_000);
 });
