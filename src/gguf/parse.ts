@@ -2,6 +2,10 @@
  * `parseGguf`: reads a GGUF v2/v3 header (magic, version, metadata, tensor infos) from a `ByteSource` incrementally —
  * the first chunk, then geometrically larger prefixes only while the header needs them — and validates the tensor
  * table against the file. Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (reader: ggml/src/gguf.cpp).
+ *
+ * Cost is linear in the header: the readers are generators that yield the offset they need and resume where they
+ * stopped once it is loaded (nothing is re-parsed), a fixed-size array waits once for its `count × size` bytes and is
+ * copied into a typed array, and long values yield so the abort signal is honoured while they are decoded.
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -16,7 +20,7 @@ export { sameType } from './read-value.js';
 
 /** Options of `parseGguf`. */
 export interface ParseGgufOptions {
-  /** Aborts between chunk reads with `LlmError('aborted')`. */
+  /** Aborts between chunk reads and inside long values with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
   /** Overrides of the parser's bounds (see `GgufLimits`). */
   readonly limits?: Partial<GgufLimits>;
@@ -29,7 +33,7 @@ export const GGUF_DEFAULT_ALIGNMENT = 32;
 /** Key of the alignment in metadata. */
 export const ALIGNMENT_KEY = 'general.alignment';
 
-/** Where in the header the resumable parser stands; survives `NeedMoreBytes` retries. */
+/** Where in the header the parser stands: each completed item is committed here (a restart resumes from `pos`). */
 interface ParseState {
   /** Absolute offset of the first item not yet committed. */
   pos: number;
