@@ -46,6 +46,9 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   }
   const byName = new Map<string, GgufTensorInfo>(gguf.tensors.map((t) => [t.name, t]));
   // Every layer's required tensors, before the download and upload that would otherwise stop at the first gap.
+  if (!byName.has(names.outputNorm)) {
+    throw new LlmError('gguf-invalid', `loading model: tensor '${names.outputNorm}' is missing; the model file is incomplete`, { details: { tensor: names.outputNorm } });
+  }
   const required = [
     names.attnNorm,
     ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),

@@ -144,6 +144,10 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
   const embeddingLength = r.boundedCount(keyEmbd, undefined, 1, L.maxEmbedding, 'maxEmbedding');
   // Every layer-sized allocation below (and the per-layer arrays) is bounded by this check first.
   const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
+  // llama.cpp reads these per layer (get_key_or_arr): an array must have exactly one entry per layer.
+  for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
+    r.numberArrayLength(r.archKey(suffix), nLayers);
+  }
   const nHeads = r.boundedCount(keyHeads, undefined, 1, L.maxHeads, 'maxHeads');
   const nKvHeads = r.boundedCount(keyKvHeads, nHeads, 1, L.maxHeads, 'maxHeads');
   if (nHeads % nKvHeads !== 0) {

@@ -157,6 +157,16 @@ export class MetadataReader {
     return out;
   }
 
+  /** When `key` holds an array, throws `gguf-invalid` unless it has `expected` entries (a per-layer array). */
+  numberArrayLength(key: string, expected: number): void {
+    const n = this.arrayLength(key);
+    if (n !== null && n !== expected) {
+      throw new LlmError('gguf-invalid', `reading model config: '${key}' has ${n} entries, expected one per layer (${expected})`, {
+        details: { key, entries: n, expected },
+      });
+    }
+  }
+
   /** Length of an array value (e.g. `tokenizer.ggml.tokens`), or null. */
   arrayLength(key: string): number | null {
     const v = this.has(key) ? this.meta[key] : undefined;

@@ -29,6 +29,7 @@ const WORKER_CASES = [
   'rope.freq_base 0',
   'NaN weight',
   'finite weights that overflow to non-finite logits',
+  'all-zero output weights',
   'non-string general.architecture',
   'non-string chat_template',
   'vocabulary size ≠ token_embd rows',

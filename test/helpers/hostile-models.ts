@@ -111,6 +111,20 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     edit: (m) => replaceTensor(m, 'output.weight', { data: withF32(tensor(m, 'output.weight'), (w) => w.fill(3e38)) }),
   },
   {
+    name: 'all-zero output weights',
+    code: 'gguf-invalid',
+    message: /all-zero logits/,
+    notMessage: /try another backend/,
+    edit: (m) => replaceTensor(m, 'output.weight', { data: new Uint8Array(tensor(m, 'output.weight').data.length) }),
+  },
+  {
+    name: 'per-layer head_count array of the wrong length',
+    code: 'gguf-invalid',
+    message: /'llama\.attention\.head_count' has 3 entries, expected one per layer \(5\)/,
+    edit: (m) => set(m, 'llama.attention.head_count', [8, 8, 8], { type: GgufValueType.ARRAY, element: U32 }),
+  },
+  { name: 'missing output_norm', code: 'gguf-invalid', message: /output_norm\.weight' is missing/, edit: (m) => void m.tensors.splice(m.tensors.findIndex((t) => t.name === 'output_norm.weight'), 1) },
+  {
     name: 'non-string general.architecture',
     code: 'gguf-invalid',
     message: /general\.architecture/,

@@ -70,5 +70,8 @@ describe('model config bounds', () => {
     const big = new Uint8Array(64 * 1024 * 1024);
     expectInvalid('gemma2', { [key]: big as unknown as GgufValue }, key, /67108864 entries/);
     expectInvalid('gemma3', { 'gemma3.attention.sliding_window': 2n ** 40n }, 'gemma3.attention.sliding_window', /1099511627776/);
+    for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
+      expectInvalid('llama', { [`llama.${suffix}`]: new Uint32Array(64 * 1024 * 1024) as unknown as GgufValue }, `llama.${suffix}`, /67108864 entries/);
+    }
   });
 });
