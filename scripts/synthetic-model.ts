@@ -158,9 +158,9 @@ function buildMetadata(arch: SyntheticArch, t: GgufFile, s: ModelShape, quant: G
     const pad = s.nVocab - n0;
     metadata['tokenizer.ggml.tokens'] = [...tokens, ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`)];
     const types = metadata['tokenizer.ggml.token_type'];
-    if (Array.isArray(types)) metadata['tokenizer.ggml.token_type'] = [...types, ...new Array<number>(pad).fill(5)];
+    if (Array.isArray(types) || ArrayBuffer.isView(types)) metadata['tokenizer.ggml.token_type'] = [...Array.from(types as ArrayLike<number>), ...new Array<number>(pad).fill(5)];
     const scores = metadata['tokenizer.ggml.scores'];
-    if (Array.isArray(scores)) metadata['tokenizer.ggml.scores'] = [...scores, ...new Array<number>(pad).fill(-1e9)];
+    if (Array.isArray(scores) || ArrayBuffer.isView(scores)) metadata['tokenizer.ggml.scores'] = [...Array.from(scores as ArrayLike<number>), ...new Array<number>(pad).fill(-1e9)];
   } else if (s.nVocab < tokens.length) {
     throw new LlmError('invalid-request', `n_vocab ${s.nVocab} is below the ${arch} template vocabulary (${tokens.length} tokens)`);
   }

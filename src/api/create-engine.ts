@@ -105,9 +105,10 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
     const gguf = await parseGguf(source, { signal });
     throwIfAborted(signal, 'loading the model');
+    // The model config first: a broken architecture or hyper-parameter is reported as such, not as a tokenizer error.
+    const { shape } = shapeOf(gguf);
     const tokenizer = createTokenizer(gguf.metadata);
     const chat = createChatFormatter(tokenizer, { template: options.chatTemplate, metadata: gguf.metadata });
-    const { shape } = shapeOf(gguf);
     const { contextLength, slots, ubatchSize } = shape;
     const identity = modelIdentityOf(source);
 

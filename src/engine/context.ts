@@ -44,6 +44,48 @@ export function nowMs(): number {
   return typeof performance !== 'undefined' ? performance.now() : Date.now();
 }
 
+/**
+ * The error for all-zero warmup logits: on WebGPU the sign of kernels that did not run (`feature-missing`, so 'auto'
+ * falls back); on the CPU/WASM backends, whose kernels always run, the model itself yields nothing (zero output
+ * weights or norms): `gguf-invalid`.
+ */
+export function allZeroWarmup(backend: string): LlmError {
+  if (backend !== 'webgpu') {
+    return new LlmError(
+      'gguf-invalid',
+      `the model produces all-zero logits: warmup on the ${backend} backend gave 0 for every token; its output weights or norms are ` +
+        'zero — the model file is broken, re-convert or re-download it',
+      { details: { backend } },
+    );
+  }
+  return new LlmError('feature-missing', `warmup on the ${backend} backend produced all-zero logits (its kernels did not run); try another backend`, {
+    details: { backend },
+  });
+}
+
+/**
+ * The error for a non-finite warmup logit. The CPU and WASM backends compute in plain f32/f64 as llama.cpp's CPU path
+ * does, so a NaN or ±Inf there comes from the model (NaN/Inf weights, or values that overflow): `gguf-invalid`. On
+ * WebGPU it may also be the backend, so that stays `feature-missing` (and `backend: 'auto'` retries on WASM, which
+ * then tells the two apart).
+ */
+export function nonFiniteWarmup(backend: string, value: number, token: number): LlmError {
+  if (backend !== 'webgpu') {
+    return new LlmError(
+      'gguf-invalid',
+      `the model produces non-finite output: warmup on the ${backend} backend gave a logit of ${value} at token ${token}; its weights or ` +
+        'hyper-parameters hold NaN/Inf or values that overflow — the model file is broken, re-convert or re-download it',
+      { details: { backend, token, value: String(value) } },
+    );
+  }
+  return new LlmError(
+    'feature-missing',
+    `warmup on the ${backend} backend produced a non-finite logit (${value} at token ${token}): either this backend cannot run this model ` +
+      "here or the model's weights are broken — the wasm backend tells the two apart",
+    { details: { backend, token } },
+  );
+}
+
 /** A transformer plus its per-sequence state. */
 export class Context {
   readonly transformer: Transformer;
@@ -114,7 +156,9 @@ export class Context {
    * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, then clears
    * the KV record and the timers. `tokens` are the vocab's BOS/EOS ids (0 when it has neither). The logits are read
    * back once and must be finite and not all zero — a backend whose kernels silently failed (an invalid GPU
-   * pipeline writes nothing) is refused here with `feature-missing`, so `backend: 'auto'` can fall back.
+   * pipeline writes nothing) is refused here with `feature-missing`, so `backend: 'auto'` can fall back; non-finite or
+   * all-zero logits on the CPU/WASM backends come from the model and are `gguf-invalid` (`nonFiniteWarmup`,
+   * `allZeroWarmup`).
    */
   async warmup(tokens: readonly number[], signal?: AbortSignal): Promise<void> {
     const ids = tokens.length > 0 ? tokens.slice(0, 2) : [0];
@@ -123,18 +167,10 @@ export class Context {
     let nonZero = false;
     for (let i = 0; i < logits.length; i++) {
       const v = logits[i];
-      if (!Number.isFinite(v)) {
-        throw new LlmError('feature-missing', `warmup on the ${this.transformer.ops.name} backend produced a non-finite logit (${v} at token ${i}); this backend cannot run this model here — try another backend`, {
-          details: { backend: this.transformer.ops.name, token: i },
-        });
-      }
+      if (!Number.isFinite(v)) throw nonFiniteWarmup(this.transformer.ops.name, v, i);
       if (v !== 0) nonZero = true;
     }
-    if (!nonZero && logits.length > 1) {
-      throw new LlmError('feature-missing', `warmup on the ${this.transformer.ops.name} backend produced all-zero logits (its kernels did not run); try another backend`, {
-        details: { backend: this.transformer.ops.name },
-      });
-    }
+    if (!nonZero && logits.length > 1) throw allZeroWarmup(this.transformer.ops.name);
     this.cache.clear(true);
     this.resetTimers();
   }

@@ -5,6 +5,27 @@
  */
 
 import { LlmError } from '../errors.js';
+import { GgufValueType, type GgufNumericArray } from './types.js';
+
+/** GGUF stores little-endian; typed arrays use the host's order, which is little-endian on every current platform. */
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+const BOOL_TYPE: number = GgufValueType.BOOL;
+
+/** Element size and typed-array constructor of each fixed-size value type. */
+const TYPED: Partial<Record<number, { size: number; make: (b: ArrayBuffer, n: number) => GgufNumericArray }>> = {
+  [GgufValueType.UINT8]: { size: 1, make: (b, n) => new Uint8Array(b, 0, n) },
+  [GgufValueType.INT8]: { size: 1, make: (b, n) => new Int8Array(b, 0, n) },
+  [GgufValueType.BOOL]: { size: 1, make: (b, n) => new Uint8Array(b, 0, n) },
+  [GgufValueType.UINT16]: { size: 2, make: (b, n) => new Uint16Array(b, 0, n) },
+  [GgufValueType.INT16]: { size: 2, make: (b, n) => new Int16Array(b, 0, n) },
+  [GgufValueType.UINT32]: { size: 4, make: (b, n) => new Uint32Array(b, 0, n) },
+  [GgufValueType.INT32]: { size: 4, make: (b, n) => new Int32Array(b, 0, n) },
+  [GgufValueType.FLOAT32]: { size: 4, make: (b, n) => new Float32Array(b, 0, n) },
+  [GgufValueType.UINT64]: { size: 8, make: (b, n) => new BigUint64Array(b, 0, n) },
+  [GgufValueType.INT64]: { size: 8, make: (b, n) => new BigInt64Array(b, 0, n) },
+  [GgufValueType.FLOAT64]: { size: 8, make: (b, n) => new Float64Array(b, 0, n) },
+};
 
 /**
  * Internal "load more bytes and retry" signal (msgpack's `MORE_DATA`). Thrown by `ByteCursor` when a read needs bytes
@@ -25,17 +46,28 @@ const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 export class ByteCursor {
   /** Absolute offset of the next read. */
   pos = 0;
-  private readonly view: DataView;
+  private view: DataView;
 
   /**
    * @param bytes loaded prefix of the file: `bytes[i]` is file byte `i`.
    * @param fileSize total size of the file; reads past it are truncation errors.
    */
   constructor(
-    readonly bytes: Uint8Array,
+    public bytes: Uint8Array,
     readonly fileSize: number,
   ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Replaces the loaded prefix by a longer one (same file, more bytes); `pos` is kept. */
+  extend(bytes: Uint8Array): void {
+    this.bytes = bytes;
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** True when `n` bytes at `pos` are loaded. */
+  has(n: number): boolean {
+    return this.pos + n <= this.bytes.length;
   }
 
   /** Bytes left in the whole file after `pos` (not just the loaded prefix). */
@@ -156,6 +188,30 @@ export class ByteCursor {
     this.require(n, field);
     const out = this.bytes.subarray(this.pos, this.pos + n);
     this.pos += n;
+    return out;
+  }
+
+  /**
+   * Reads `n` fixed-size values of GGUF value type `type` (UINT8 … FLOAT64, BOOL) as a typed array: one copy of
+   * `n × size` bytes, no per-element work on little-endian hosts. BOOL becomes a Uint8Array of 0/1.
+   */
+  typedArray(type: number, n: number, field: string): GgufNumericArray {
+    const spec = TYPED[type];
+    if (spec === undefined) throw new Error(`typedArray: value type ${type} is not fixed-size`);
+    const byteLength = n * spec.size;
+    this.require(byteLength, field);
+    const at = this.pos;
+    this.pos += byteLength;
+    if (LITTLE_ENDIAN_HOST || spec.size === 1) {
+      const copy = this.bytes.slice(at, at + byteLength); // own buffer, offset 0: aligned for every element size
+      if (type === BOOL_TYPE) for (let i = 0; i < n; i++) copy[i] = copy[i] !== 0 ? 1 : 0;
+      return spec.make(copy.buffer, n);
+    }
+    const out = spec.make(new ArrayBuffer(byteLength), n);
+    const dv = new DataView(out.buffer);
+    for (let i = 0; i < byteLength; i += spec.size) {
+      for (let b = 0; b < spec.size; b++) dv.setUint8(i + spec.size - 1 - b, this.bytes[at + i + b]);
+    }
     return out;
   }
 

@@ -6,7 +6,7 @@
 
 import { LlmError } from '../errors.js';
 import { valueTypeName } from './value-types.js';
-import type { GgufFile, GgufValue } from './types.js';
+import { type GgufFile, type GgufNumericArray, type GgufValue, isGgufArray } from './types.js';
 
 /** Hyper-parameter suffixes stored under `{general.architecture}.` (GGUF spec, llama-arch.cpp). */
 export type ArchKeySuffix =
@@ -152,15 +152,18 @@ export function getBoolean(file: GgufMetadataSource, key: GgufMetadataKey): bool
   return v;
 }
 
-/** An array value (any element type), or undefined when absent. */
-export function getOptionalArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly GgufValue[] | undefined {
+/**
+ * An array value (any element type), or undefined when absent. Arrays of numbers and booleans come back as the
+ * parser decoded them: typed arrays (`GgufNumericArray`).
+ */
+export function getOptionalArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly GgufValue[] | GgufNumericArray | undefined {
   const v = getOptionalValue(file, key);
-  if (v === undefined || Array.isArray(v)) return v;
+  if (v === undefined || isGgufArray(v)) return v;
   throw wrongType(file, key, 'ARRAY');
 }
 
 /** An array value; `gguf-invalid` when missing or not an array. */
-export function getArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly GgufValue[] {
+export function getArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly GgufValue[] | GgufNumericArray {
   const v = getOptionalArray(file, key);
   if (v === undefined) throw missing(key, 'ARRAY');
   return v;
@@ -170,7 +173,7 @@ export function getArray(file: GgufMetadataSource, key: GgufMetadataKey): readon
 export function getOptionalStringArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly string[] | undefined {
   const v = getOptionalArray(file, key);
   if (v === undefined) return undefined;
-  if (v.every((x) => typeof x === 'string')) return v as readonly string[];
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as readonly string[];
   throw wrongType(file, key, 'ARRAY<STRING>');
 }
 
@@ -181,10 +184,18 @@ export function getStringArray(file: GgufMetadataSource, key: GgufMetadataKey): 
   return v;
 }
 
-/** A numeric array (64-bit integers converted when exact), or undefined when absent. */
+/**
+ * A numeric array as plain numbers (64-bit integers converted when exact; booleans as 0/1), or undefined when absent.
+ * Copies typed arrays into a JS array: meant for short arrays such as per-layer hyper-parameters.
+ */
 export function getOptionalNumberArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly number[] | undefined {
   const v = getOptionalArray(file, key);
   if (v === undefined) return undefined;
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) {
+    if (v.every((x) => x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER))) return Array.from(v, Number);
+    throw wrongType(file, key, 'a numeric ARRAY within ±2^53');
+  }
+  if (!Array.isArray(v)) return Array.from(v as ArrayLike<number>);
   if (v.every((x) => typeof x === 'number')) return v as readonly number[];
   if (v.every((x) => typeof x === 'bigint' && x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER))) {
     return v.map((x) => Number(x));
@@ -227,12 +238,12 @@ export function getOptionalArchPerLayer(file: GgufMetadataSource, suffix: ArchKe
   const key = archKey(file, suffix);
   const v = getOptionalValue(file, key);
   if (v === undefined) return undefined;
-  if (!Array.isArray(v)) return new Array<number>(nLayers).fill(getNumber(file, key));
-  const arr = getNumberArray(file, key);
-  if (arr.length !== nLayers) {
-    throw new LlmError('gguf-invalid', `GGUF metadata key "${key}" has ${arr.length} entries, expected one per layer (${nLayers})`, {
-      details: { field: key, expected: nLayers, value: arr.length },
+  if (!isGgufArray(v)) return new Array<number>(nLayers).fill(getNumber(file, key));
+  // Length first: a hostile array is not copied before it is known to have one entry per layer.
+  if (v.length !== nLayers) {
+    throw new LlmError('gguf-invalid', `GGUF metadata key "${key}" has ${v.length} entries, expected one per layer (${nLayers})`, {
+      details: { field: key, expected: nLayers, value: v.length },
     });
   }
-  return arr;
+  return getNumberArray(file, key);
 }

@@ -2,6 +2,10 @@
  * `parseGguf`: reads a GGUF v2/v3 header (magic, version, metadata, tensor infos) from a `ByteSource` incrementally —
  * the first chunk, then geometrically larger prefixes only while the header needs them — and validates the tensor
  * table against the file. Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (reader: ggml/src/gguf.cpp).
+ *
+ * Cost is linear in the header: the readers are generators that yield the offset they need and resume where they
+ * stopped once it is loaded (nothing is re-parsed), a fixed-size array waits once for its `count × size` bytes and is
+ * copied into a typed array, and long values yield so the abort signal is honoured while they are decoded.
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -9,14 +13,14 @@ import type { ByteSource } from '../io/byte-source.js';
 import { ByteCursor, NeedMoreBytes } from './byte-cursor.js';
 import { type GgufLimits, MAX_TENSOR_ELEMENTS, MIN_BYTES, checkCount, invalid, resolveLimits, shorten } from './limits.js';
 import { valueTypeName } from './value-types.js';
-import { SCALAR_BYTES, readString, readValue } from './read-value.js';
-import { GGML_TYPES, GgufValueType, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
+import { type ReadStep, SCALAR_BYTES, TICK, ensure, readString, readValue } from './read-value.js';
+import { GGML_TYPES, GgufValueType, isGgufArray, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
 export { sameType } from './read-value.js';
 
 /** Options of `parseGguf`. */
 export interface ParseGgufOptions {
-  /** Aborts between chunk reads with `LlmError('aborted')`. */
+  /** Aborts between chunk reads and inside long values with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
   /** Overrides of the parser's bounds (see `GgufLimits`). */
   readonly limits?: Partial<GgufLimits>;
@@ -29,7 +33,7 @@ export const GGUF_DEFAULT_ALIGNMENT = 32;
 /** Key of the alignment in metadata. */
 export const ALIGNMENT_KEY = 'general.alignment';
 
-/** Where in the header the resumable parser stands; survives `NeedMoreBytes` retries. */
+/** Where in the header the parser stands: each completed item is committed here (a restart resumes from `pos`). */
 interface ParseState {
   /** Absolute offset of the first item not yet committed. */
   pos: number;
@@ -78,55 +82,88 @@ export async function parseGguf(source: ByteSource, options: ParseGgufOptions = 
     offsetFieldAt: [],
     alignmentAt: -1,
   };
-  // bytes: file bytes [0, bytes.length), the loaded prefix of the header region.
+  // bytes: file bytes [0, bytes.length), the loaded prefix of the header region; the cursor reads it.
   let bytes: Uint8Array = new Uint8Array(0);
-  let want = Math.min(fileSize, limits.initialChunkBytes, limits.maxHeaderBytes);
-  for (;;) {
-    throwIfAborted(signal, `GGUF parse of ${source.name}`);
-    if (want > bytes.length) {
-      const more = await source.read(bytes.length, want - bytes.length, signal);
-      throwIfAborted(signal, `GGUF parse of ${source.name}`);
-      if (more.byteLength !== want - bytes.length) {
-        throw new LlmError('gguf-invalid', `GGUF parse: ${source.name} returned ${more.byteLength} bytes at offset ${bytes.length}, asked for ${want - bytes.length}`, {
-          details: { field: 'read', offset: bytes.length },
-        });
-      }
-      if (bytes.length === 0) {
-        bytes = more; // first chunk: used as is (never written to)
-      } else {
-        const grown = new Uint8Array(want);
-        grown.set(bytes, 0);
-        grown.set(more, bytes.length);
-        bytes = grown;
-      }
+  const cursor = new ByteCursor(bytes, fileSize);
+  const what = `GGUF parse of ${source.name}`;
+  /** Loads at least up to `end` (growing geometrically, never past the file or maxHeaderBytes). */
+  const load = async (end: number): Promise<void> => {
+    if (end > limits.maxHeaderBytes) {
+      throw invalid('header region', state.pos, `needs more than maxHeaderBytes = ${limits.maxHeaderBytes} bytes of header; the file is corrupt or hostile`, {
+        needed: end,
+        limit: limits.maxHeaderBytes,
+      });
     }
-    const cursor = new ByteCursor(bytes, fileSize);
+    const want = Math.min(fileSize, limits.maxHeaderBytes, Math.max(end, bytes.length * 2));
+    if (want <= bytes.length) return;
+    const more = await source.read(bytes.length, want - bytes.length, signal);
+    throwIfAborted(signal, what);
+    if (more.byteLength !== want - bytes.length) {
+      throw new LlmError('gguf-invalid', `GGUF parse: ${source.name} returned ${more.byteLength} bytes at offset ${bytes.length}, asked for ${want - bytes.length}`, {
+        details: { field: 'read', offset: bytes.length },
+      });
+    }
+    if (bytes.length === 0) {
+      bytes = more; // first chunk: used as is (never written to)
+    } else {
+      const grown = new Uint8Array(want);
+      grown.set(bytes, 0);
+      grown.set(more, bytes.length);
+      bytes = grown;
+    }
+    cursor.extend(bytes);
+  };
+  throwIfAborted(signal, what);
+  await load(Math.min(fileSize, limits.initialChunkBytes));
+  let steps = parseHeader(cursor, state, limits);
+  let lastBreak = nowMs();
+  for (;;) {
+    let step: IteratorResult<number, void>;
     try {
-      parseHeader(cursor, state, limits);
-      return finish(state, cursor.pos, fileSize, limits);
+      step = steps.next();
     } catch (e) {
       if (!(e instanceof NeedMoreBytes)) throw e;
-      if (e.end > limits.maxHeaderBytes) {
-        throw invalid('header region', state.pos, `needs more than maxHeaderBytes = ${limits.maxHeaderBytes} bytes of header; the file is corrupt or hostile`, {
-          needed: e.end,
-          limit: limits.maxHeaderBytes,
-        });
+      // Safety net for a read that did not wait for its bytes: load them and resume at the last committed item.
+      await load(e.end);
+      steps = parseHeader(cursor, state, limits);
+      continue;
+    }
+    if (step.done) return finish(state, cursor.pos, fileSize, limits);
+    if (step.value === TICK) {
+      // Inside a long value: honour an abort, and let the event loop run (so the abort can arrive) every ~30 ms.
+      throwIfAborted(signal, what);
+      if (nowMs() - lastBreak > BREAK_EVERY_MS) {
+        await new Promise<void>((resolve) => setTimeout(resolve, 0));
+        throwIfAborted(signal, what);
+        lastBreak = nowMs();
       }
-      // Grow geometrically so a large header costs O(log n) reads, never past the file or the header limit.
-      want = Math.min(fileSize, limits.maxHeaderBytes, Math.max(e.end, bytes.length * 4));
+    } else {
+      await load(step.value);
     }
   }
 }
 
-/** Parses from `state.pos` onwards, committing each completed item to `state` so a retry resumes there. */
-function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
+/** Longest stretch of synchronous parsing before the event loop gets a turn. */
+const BREAK_EVERY_MS = 30;
+
+function nowMs(): number {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}
+
+/**
+ * Parses from `state.pos` onwards, committing each completed item to `state`. Yields the offsets it needs loaded
+ * (and `TICK` in long loops); see `read-value.ts`.
+ */
+function* parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): ReadStep {
   c.pos = s.pos;
   if (s.version === 0) {
+    yield* ensure(c, 4, 'magic');
     const magic = c.bytesView(4, 'magic');
     if (!MAGIC.every((b, i) => magic[i] === b)) {
       const hex = Array.from(magic, (b) => b.toString(16).padStart(2, '0')).join(' ');
       throw invalid('magic', 0, `not a GGUF file: first bytes are ${hex}, expected 47 47 55 46 ("GGUF")`);
     }
+    yield* ensure(c, 4, 'version');
     const version = c.u32('version');
     if (version !== 2 && version !== 3) {
       const bigEndian = version === 0x02000000 || version === 0x03000000;
@@ -139,8 +176,10 @@ function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
         { value: version },
       );
     }
+    yield* ensure(c, 8, 'tensor count');
     const tensorsAt = c.pos;
     const nTensors = c.u64Bounded('tensor count', limits.maxTensors, 'limit maxTensors');
+    yield* ensure(c, 8, 'metadata kv count');
     const kvAt = c.pos;
     const nKv = c.u64Bounded('metadata kv count', limits.maxMetadataKv, 'limit maxMetadataKv');
     checkCount('metadata kv count', kvAt, nKv, limits.maxMetadataKv, 'maxMetadataKv', MIN_BYTES.metadataKv, c.remainingInFile);
@@ -154,16 +193,18 @@ function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
     s.pos = c.pos;
   }
   while (s.kvDone < s.nKv) {
+    if (s.kvDone % 4096 === 4095) yield TICK;
     const at = c.pos;
     const field = `metadata key #${s.kvDone}`;
-    const key = readString(c, field, limits);
+    const key = yield* readString(c, field, limits);
     if (key in s.metadata) {
       throw invalid(field, at, `duplicate key "${shorten(key)}"; each key may appear once`, { key: shorten(key) });
     }
-    const typeAt = c.pos;
     const shown = shorten(key);
+    yield* ensure(c, 4, `type of metadata "${shown}"`);
+    const typeAt = c.pos;
     const type = c.u32(`type of metadata "${shown}"`);
-    const { value, type: info } = readValue(c, type, typeAt, `metadata "${shown}"`, 0, limits);
+    const { value, type: info } = yield* readValue(c, type, typeAt, `metadata "${shown}"`, 0, limits);
     s.metadata[key] = value;
     s.metadataTypes[key] = info;
     if (key === ALIGNMENT_KEY) s.alignmentAt = typeAt + 4;
@@ -171,25 +212,28 @@ function parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
     s.pos = c.pos;
   }
   while (s.tensors.length < s.nTensors) {
-    readTensorInfo(c, s, limits);
+    if (s.tensors.length % 4096 === 4095) yield TICK;
+    yield* readTensorInfo(c, s, limits);
     s.pos = c.pos;
   }
 }
 
 /** Reads one tensor info: name, n_dims, dims (ne order), ggml type, data offset. */
-function readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): void {
+function* readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): ReadStep {
   const index = s.tensors.length;
   const nameAt = c.pos;
-  const name = readString(c, `tensor #${index} name`, limits);
+  const name = yield* readString(c, `tensor #${index} name`, limits);
   if (s.tensorNames.has(name)) {
     throw invalid(`tensor #${index} name`, nameAt, `duplicate tensor name "${shorten(name)}"; each tensor may appear once`, { name: shorten(name) });
   }
   const label = `tensor #${index} ("${shorten(name)}")`;
+  yield* ensure(c, 4, `${label} n_dims`);
   const dimsAt = c.pos;
   const nDims = c.u32(`${label} n_dims`);
   if (nDims < 1 || nDims > limits.maxDims) {
     throw invalid(`${label} n_dims`, dimsAt, `n_dims is ${nDims}; it must be 1–${limits.maxDims}`, { value: nDims });
   }
+  yield* ensure(c, 8 * nDims + 12, `${label} dims, type and offset`);
   const shape: number[] = [];
   let nElements = 1;
   for (let d = 0; d < nDims; d++) {
@@ -273,7 +317,7 @@ function readAlignment(s: ParseState, limits: GgufLimits): number {
   const isInteger = type !== GgufValueType.FLOAT32 && type !== GgufValueType.FLOAT64 && SCALAR_BYTES[type] !== undefined && type !== GgufValueType.BOOL;
   const value = typeof raw === 'bigint' ? (raw <= BigInt(limits.maxAlignment) && raw >= 0n ? Number(raw) : -1) : raw;
   if (!isInteger || typeof value !== 'number' || value < 1 || value > limits.maxAlignment || (value & (value - 1)) !== 0) {
-    const shown = Array.isArray(raw) ? `an array of ${raw.length}` : shorten(String(raw));
+    const shown = isGgufArray(raw) ? `an array of ${raw.length}` : shorten(String(raw));
     throw new LlmError(
       'gguf-invalid',
       `GGUF metadata "${ALIGNMENT_KEY}" at byte offset ${s.alignmentAt} is ${shown} (type ${valueTypeName(s.metadataTypes[ALIGNMENT_KEY])}); ` +

@@ -2,6 +2,10 @@
  * Decoding of GGUF metadata values (gguf_type 0–12): scalars, length-prefixed UTF-8 strings and arrays, nested up
  * to a depth limit. Every length is checked against the bytes left in the file before anything is allocated.
  * Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md ("Standardized key-value pairs", `gguf_value_t`).
+ *
+ * The readers are generators driven by `parseGguf`: where bytes are not loaded yet they yield the absolute offset
+ * they need (the driver loads up to it and resumes them — nothing is re-read), and inside long arrays they yield
+ * `TICK` so the driver can check the abort signal and let the event loop run. Parsing is linear in the header size.
  */
 
 import type { ByteCursor } from './byte-cursor.js';
@@ -13,6 +17,15 @@ export interface TypedValue {
   value: GgufValue;
   type: GgufValueTypeInfo;
 }
+
+/** Yielded inside long loops: "check for abort, maybe yield to the event loop". Any other yield is an offset to load. */
+export const TICK = -1;
+
+/** What the readers yield: `TICK`, or the absolute end offset (exclusive) that must be loaded before they resume. */
+export type ReadStep = Generator<number, void, void>;
+
+/** Elements read between two `TICK`s in long arrays. */
+export const TICK_EVERY = 1 << 16;
 
 /** Bytes of each fixed-size scalar value type (strings and arrays are variable). */
 export const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
@@ -36,9 +49,17 @@ function minValueBytes(type: number): number | undefined {
   return SCALAR_BYTES[type as GgufValueType];
 }
 
+/**
+ * Makes `n` bytes at the cursor readable: a truncation error (naming `field`) when the file ends first, otherwise
+ * yields the needed end offset until the driver has loaded it.
+ */
+export function* ensure(c: ByteCursor, n: number, field: string): ReadStep {
+  if (c.pos + n > c.fileSize) c.require(n, field); // throws the truncation error
+  while (!c.has(n)) yield c.pos + n;
+}
 
-/** Reads a GGUF string: u64 byte length, then UTF-8 bytes. */
-export function readString(c: ByteCursor, field: string, limits: GgufLimits): string {
+/** Reads a string's u64 length and checks it against the limit and the file. */
+function stringLength(c: ByteCursor, field: string, limits: GgufLimits): number {
   const at = c.pos;
   const n = c.u64Bounded(`${field} length`, limits.maxStringLength, 'limit maxStringLength');
   if (n > c.remainingInFile) {
@@ -47,66 +68,72 @@ export function readString(c: ByteCursor, field: string, limits: GgufLimits): st
       remaining: c.remainingInFile,
     });
   }
+  return n;
+}
+
+/** Reads a GGUF string (u64 byte length, then UTF-8 bytes), waiting for bytes as needed; the string is the return value. */
+export function* readString(c: ByteCursor, field: string, limits: GgufLimits): Generator<number, string, void> {
+  yield* ensure(c, 8, `${field} length`);
+  const n = stringLength(c, field, limits);
+  yield* ensure(c, n, field);
   return c.utf8(n, field);
 }
 
-/** Fixed-size value types. */
-type ScalarType = Exclude<GgufValueType, GgufValueType.STRING | GgufValueType.ARRAY>;
+/** A string when it is wholly loaded, else undefined with the cursor unmoved (the fast path of string arrays). */
+function loadedString(c: ByteCursor, field: string, limits: GgufLimits): string | undefined {
+  if (!c.has(8)) return undefined;
+  const at = c.pos;
+  const n = stringLength(c, field, limits);
+  if (!c.has(n)) {
+    c.pos = at;
+    return undefined;
+  }
+  return c.utf8(n, field);
+}
 
-/** Element readers for arrays of fixed-size values (no per-element allocation beyond the value). */
-const SCALAR_READERS: Record<ScalarType, (c: ByteCursor, field: string) => GgufValue> = {
-  [GgufValueType.UINT8]: (c, f) => c.u8(f),
-  [GgufValueType.INT8]: (c, f) => c.i8(f),
-  [GgufValueType.UINT16]: (c, f) => c.u16(f),
-  [GgufValueType.INT16]: (c, f) => c.i16(f),
-  [GgufValueType.UINT32]: (c, f) => c.u32(f),
-  [GgufValueType.INT32]: (c, f) => c.i32(f),
-  [GgufValueType.FLOAT32]: (c, f) => c.f32(f),
-  [GgufValueType.BOOL]: (c, f) => c.u8(f) !== 0,
-  [GgufValueType.UINT64]: (c, f) => c.u64(f),
-  [GgufValueType.INT64]: (c, f) => c.i64(f),
-  [GgufValueType.FLOAT64]: (c, f) => c.f64(f),
-};
-
-/** Reads one value of stored `type` (read at `typeAt`), recursing into arrays up to `limits.maxArrayDepth`. */
-export function readValue(c: ByteCursor, type: number, typeAt: number, field: string, depth: number, limits: GgufLimits): TypedValue {
+/** Reads one fixed-size scalar of `type` (bytes already ensured). */
+function readScalar(c: ByteCursor, type: GgufValueType, field: string): GgufValue {
   switch (type) {
-    case GgufValueType.UINT8:
-      return { value: c.u8(field), type: { type } };
-    case GgufValueType.INT8:
-      return { value: c.i8(field), type: { type } };
-    case GgufValueType.UINT16:
-      return { value: c.u16(field), type: { type } };
-    case GgufValueType.INT16:
-      return { value: c.i16(field), type: { type } };
-    case GgufValueType.UINT32:
-      return { value: c.u32(field), type: { type } };
-    case GgufValueType.INT32:
-      return { value: c.i32(field), type: { type } };
-    case GgufValueType.FLOAT32:
-      return { value: c.f32(field), type: { type } };
-    case GgufValueType.BOOL:
-      return { value: c.u8(field) !== 0, type: { type } };
-    case GgufValueType.STRING:
-      return { value: readString(c, field, limits), type: { type } };
-    case GgufValueType.UINT64:
-      return { value: c.u64(field), type: { type } };
-    case GgufValueType.INT64:
-      return { value: c.i64(field), type: { type } };
-    case GgufValueType.FLOAT64:
-      return { value: c.f64(field), type: { type } };
-    case GgufValueType.ARRAY:
-      return readArray(c, field, depth, limits);
-    default:
-      throw invalid(`type of ${field}`, typeAt, `unknown value type ${type} (valid: 0–12)`, { value: type });
+    case GgufValueType.UINT8: return c.u8(field);
+    case GgufValueType.INT8: return c.i8(field);
+    case GgufValueType.UINT16: return c.u16(field);
+    case GgufValueType.INT16: return c.i16(field);
+    case GgufValueType.UINT32: return c.u32(field);
+    case GgufValueType.INT32: return c.i32(field);
+    case GgufValueType.FLOAT32: return c.f32(field);
+    case GgufValueType.BOOL: return c.u8(field) !== 0;
+    case GgufValueType.UINT64: return c.u64(field);
+    case GgufValueType.INT64: return c.i64(field);
+    default: return c.f64(field);
   }
 }
 
-/** Reads an array: u32 element type, u64 length, elements. Length is checked against the file before allocating. */
-function readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimits): TypedValue {
+/** Reads one value of stored `type` (read at `typeAt`), recursing into arrays up to `limits.maxArrayDepth`. */
+export function* readValue(
+  c: ByteCursor,
+  type: number,
+  typeAt: number,
+  field: string,
+  depth: number,
+  limits: GgufLimits,
+): Generator<number, TypedValue, void> {
+  if (type === GgufValueType.STRING) return { value: yield* readString(c, field, limits), type: { type } };
+  if (type === GgufValueType.ARRAY) return yield* readArray(c, field, depth, limits);
+  const size = SCALAR_BYTES[type as GgufValueType];
+  if (size === undefined) throw invalid(`type of ${field}`, typeAt, `unknown value type ${type} (valid: 0–12)`, { value: type });
+  yield* ensure(c, size, field);
+  return { value: readScalar(c, type as GgufValueType, field), type: { type: type as Exclude<GgufValueType, GgufValueType.ARRAY> } };
+}
+
+/**
+ * Reads an array: u32 element type, u64 length, elements. The length is checked against the limit and the file
+ * before anything is allocated; fixed-size elements are read as one typed array once `count × size` bytes are loaded.
+ */
+function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimits): Generator<number, TypedValue, void> {
   if (depth >= limits.maxArrayDepth) {
     throw invalid(field, c.pos, `arrays nested deeper than maxArrayDepth = ${limits.maxArrayDepth}`);
   }
+  yield* ensure(c, 12, `element type and length of ${field}`);
   const elemAt = c.pos;
   const elemType = c.u32(`element type of ${field}`);
   const minBytes = minValueBytes(elemType);
@@ -116,12 +143,13 @@ function readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimi
   const lenAt = c.pos;
   const n = c.u64Bounded(`length of ${field}`, limits.maxArrayLength, 'limit maxArrayLength');
   checkCount(`length of ${field}`, lenAt, n, limits.maxArrayLength, 'maxArrayLength', minBytes, c.remainingInFile);
-  const values: GgufValue[] = new Array<GgufValue>(n);
-  let element: GgufValueTypeInfo | undefined;
   if (elemType === GgufValueType.ARRAY) {
+    const values = new Array<GgufValue>(n);
+    let element: GgufValueTypeInfo | undefined;
     for (let i = 0; i < n; i++) {
+      if (i % TICK_EVERY === TICK_EVERY - 1) yield TICK;
       const at = c.pos;
-      const item = readArray(c, field, depth + 1, limits);
+      const item = yield* readArray(c, field, depth + 1, limits);
       if (element !== undefined && !sameType(element, item.type)) {
         throw invalid(field, at, 'nested arrays have different element types; every inner array must share one type');
       }
@@ -132,12 +160,17 @@ function readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimi
     return { value: values, type: { type: GgufValueType.ARRAY, element: element ?? { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT8 } } } };
   }
   if (elemType === GgufValueType.STRING) {
-    for (let i = 0; i < n; i++) values[i] = readString(c, field, limits);
-  } else {
-    const read = SCALAR_READERS[elemType as ScalarType];
-    for (let i = 0; i < n; i++) values[i] = read(c, field);
+    const values = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      if (i % TICK_EVERY === TICK_EVERY - 1) yield TICK;
+      values[i] = loadedString(c, field, limits) ?? (yield* readString(c, field, limits));
+    }
+    return { value: values, type: { type: GgufValueType.ARRAY, element: { type: GgufValueType.STRING } } };
   }
-  return { value: values, type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } } };
+  // Fixed-size elements: the byte count is known, so wait for all of it once and copy it as a typed array.
+  yield* ensure(c, n * minBytes, field);
+  const value = c.typedArray(elemType, n, field);
+  return { value, type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } } };
 }
 
 /** Structural equality of two stored types. */
@@ -146,4 +179,3 @@ export function sameType(a: GgufValueTypeInfo, b: GgufValueTypeInfo): boolean {
   if (a.type === GgufValueType.ARRAY && b.type === GgufValueType.ARRAY) return sameType(a.element, b.element);
   return true;
 }
-

@@ -115,10 +115,33 @@ export enum GgufValueType {
 }
 
 /**
- * A metadata value. 64-bit integers are `bigint` (exact); every other number is `number`; arrays keep their
- * element type in `GgufFile.metadataTypes`.
+ * A decoded array of fixed-size values: one typed array per GGUF element type (UINT8 → `Uint8Array` … FLOAT64 →
+ * `Float64Array`, 64-bit integers → `BigUint64Array`/`BigInt64Array`, BOOL → `Uint8Array` of 0/1). Typed arrays
+ * keep a 64 MiB u8 array at 64 MiB (a JS array would take 8× that).
  */
-export type GgufValue = number | bigint | boolean | string | GgufValue[];
+export type GgufNumericArray =
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Float64Array
+  | BigUint64Array
+  | BigInt64Array;
+
+/**
+ * A metadata value. 64-bit integers are `bigint` (exact); every other number is `number`. The parser returns arrays
+ * of numbers and booleans as typed arrays (`GgufNumericArray`) and arrays of strings or arrays as JS arrays; the
+ * writer takes either form. Arrays keep their element type in `GgufFile.metadataTypes`.
+ */
+export type GgufValue = number | bigint | boolean | string | GgufNumericArray | GgufValue[];
+
+/** True for an array value of either form (JS array or typed array). */
+export function isGgufArray(v: GgufValue | undefined): v is GgufNumericArray | GgufValue[] {
+  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+}
 
 /** Type of a metadata value as stored: scalar type, or ARRAY with its element type (recursively for nested arrays). */
 export type GgufValueTypeInfo =

@@ -5,12 +5,12 @@
  */
 
 import { LlmError } from '../errors.js';
-import { GgufValueType, type GgufValue, type GgufValueTypeInfo } from './types.js';
+import { GgufValueType, type GgufNumericArray, type GgufValue, type GgufValueTypeInfo, isGgufArray } from './types.js';
 
 /** A decoded value as error messages show it: `an array of 3`, `string llama`, `nothing` (at most 40 characters). */
 export function describeValue(v: GgufValue | undefined): string {
   if (v === undefined) return 'nothing';
-  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (isGgufArray(v)) return `an array of ${v.length}`;
   return `${typeof v} ${String(v).slice(0, 40)}`;
 }
 
@@ -80,13 +80,43 @@ export function inferValueType(value: GgufValue, field = 'value'): GgufValueType
       if (value < 0 && value >= -0x80000000) return ggufType.INT32;
       return ggufType.FLOAT64;
   }
+  if (isGgufArray(value) && !Array.isArray(value)) return ggufType.array(typedArrayElement(value));
   if (!Array.isArray(value)) throw inferError(field, `unsupported JS value ${String(value)}`);
   return ggufType.array(inferElementType(value, field));
 }
 
+/** The element type a typed array stands for (a Uint8Array is UINT8; give BOOL explicitly for booleans). */
+function typedArrayElement(v: GgufNumericArray): GgufValueTypeInfo {
+  if (v instanceof Uint8Array) return ggufType.UINT8;
+  if (v instanceof Int8Array) return ggufType.INT8;
+  if (v instanceof Uint16Array) return ggufType.UINT16;
+  if (v instanceof Int16Array) return ggufType.INT16;
+  if (v instanceof Uint32Array) return ggufType.UINT32;
+  if (v instanceof Int32Array) return ggufType.INT32;
+  if (v instanceof Float32Array) return ggufType.FLOAT32;
+  if (v instanceof Float64Array) return ggufType.FLOAT64;
+  if (v instanceof BigUint64Array) return ggufType.UINT64;
+  return ggufType.INT64;
+}
+
+/** Typed arrays each element type accepts as is (their range fits the type; BOOL takes 0/1 bytes). */
+const TYPED_FOR: Partial<Record<GgufValueType, readonly (new (n: number) => GgufNumericArray)[]>> = {
+  [GgufValueType.UINT8]: [Uint8Array],
+  [GgufValueType.INT8]: [Int8Array],
+  [GgufValueType.UINT16]: [Uint16Array, Uint8Array],
+  [GgufValueType.INT16]: [Int16Array, Int8Array, Uint8Array],
+  [GgufValueType.UINT32]: [Uint32Array, Uint16Array, Uint8Array],
+  [GgufValueType.INT32]: [Int32Array, Int16Array, Uint16Array, Int8Array, Uint8Array],
+  [GgufValueType.FLOAT32]: [Float32Array],
+  [GgufValueType.FLOAT64]: [Float64Array, Float32Array, Int32Array, Uint32Array, Int16Array, Uint16Array, Int8Array, Uint8Array],
+  [GgufValueType.BOOL]: [Uint8Array],
+  [GgufValueType.UINT64]: [BigUint64Array],
+  [GgufValueType.INT64]: [BigInt64Array],
+};
+
 function inferElementType(items: readonly GgufValue[], field: string): GgufValueTypeInfo {
   if (items.length === 0) return ggufType.INT32;
-  const kinds = new Set(items.map((v) => (Array.isArray(v) ? 'array' : typeof v)));
+  const kinds = new Set(items.map((v) => (isGgufArray(v) ? 'array' : typeof v)));
   if (kinds.size !== 1) throw inferError(field, `array mixes ${[...kinds].join(' and ')}`);
   const first = items[0];
   if (typeof first === 'string') return ggufType.STRING;
@@ -99,7 +129,7 @@ function inferElementType(items: readonly GgufValue[], field: string): GgufValue
     if (nums.every((v) => v >= 0 && v <= 0xffffffff)) return ggufType.UINT32;
     return ggufType.FLOAT64;
   }
-  const inner = (items as GgufValue[][]).map((v) => inferElementType(v, field));
+  const inner = items.map((v) => (Array.isArray(v) ? inferElementType(v, field) : typedArrayElement(v as GgufNumericArray)));
   const name = valueTypeName(inner[0]);
   if (inner.some((t) => valueTypeName(t) !== name)) throw inferError(field, 'nested arrays have different element types');
   return ggufType.array(inner[0]);
@@ -143,6 +173,12 @@ function valueProblem(value: GgufValue, type: GgufValueTypeInfo): string | undef
     case GgufValueType.STRING:
       return typeof value !== 'string' ? `${typeof value} is not a string` : undefined;
     case GgufValueType.ARRAY:
+      if (isGgufArray(value) && !Array.isArray(value)) {
+        const ok = TYPED_FOR[type.element.type]?.some((C) => value instanceof C) ?? false;
+        if (!ok) return `a ${value.constructor.name} cannot hold ${valueTypeName(type.element)} elements`;
+        if (type.element.type === GgufValueType.BOOL && (value as Uint8Array).some((x) => x > 1)) return 'BOOL elements must be 0 or 1';
+        return undefined;
+      }
       if (!Array.isArray(value)) return `${typeof value} is not an array`;
       for (const item of value) {
         const problem = valueProblem(item, type.element);

@@ -104,12 +104,35 @@ class ByteSink {
     this.view.setBigUint64(lenAt, BigInt(written), true);
     this.len = lenAt + 8 + written;
   }
+  raw(b: Uint8Array): void {
+    const at = this.reserve(b.byteLength);
+    this.buf.set(b, at);
+  }
   zeros(n: number): void {
     const at = this.reserve(n);
     this.buf.fill(0, at, at + n); // string() may have left scratch bytes past len
   }
   bytes(): Uint8Array {
     return this.buf.slice(0, this.len);
+  }
+}
+
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** True when the typed array's bytes are exactly the GGUF encoding of `elem` elements (BOOL: 0/1 bytes, validated). */
+function sameLayout(items: ArrayBufferView, elem: GgufValueType): boolean {
+  switch (elem) {
+    case GgufValueType.UINT8: case GgufValueType.BOOL: return items instanceof Uint8Array;
+    case GgufValueType.INT8: return items instanceof Int8Array;
+    case GgufValueType.UINT16: return items instanceof Uint16Array;
+    case GgufValueType.INT16: return items instanceof Int16Array;
+    case GgufValueType.UINT32: return items instanceof Uint32Array;
+    case GgufValueType.INT32: return items instanceof Int32Array;
+    case GgufValueType.FLOAT32: return items instanceof Float32Array;
+    case GgufValueType.FLOAT64: return items instanceof Float64Array;
+    case GgufValueType.UINT64: return items instanceof BigUint64Array;
+    case GgufValueType.INT64: return items instanceof BigInt64Array;
+    default: return false;
   }
 }
 
@@ -133,10 +156,15 @@ function writeValue(sink: ByteSink, type: GgufValueTypeInfo, value: GgufValue): 
     case GgufValueType.INT64: return sink.i64(value as bigint | number);
     case GgufValueType.FLOAT64: return sink.f64(value as number);
     case GgufValueType.ARRAY: {
-      const items = value as GgufValue[];
+      const items = value as ArrayLike<GgufValue>;
       sink.u32(type.element.type);
       sink.u64(items.length);
-      for (const item of items) writeValue(sink, type.element, item);
+      const elem = type.element;
+      if (ArrayBuffer.isView(items) && LITTLE_ENDIAN_HOST && sameLayout(items, elem.type)) {
+        sink.raw(new Uint8Array(items.buffer, items.byteOffset, items.byteLength)); // already the file's encoding
+        return;
+      }
+      for (let i = 0; i < items.length; i++) writeValue(sink, elem, items[i]);
       return;
     }
   }

@@ -8,6 +8,7 @@ import type { GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from './metadata-reader.js';
+import { MODEL_LIMITS as L } from './model-limits.js';
 
 /** Static choices of an architecture: how its forward pass differs from llama's. */
 export interface ArchOptions {
@@ -81,7 +82,7 @@ export interface ModelConfig extends ArchOptions {
 
 /** Tokens in the vocabulary according to the metadata (the embedding table is checked against it at load). */
 function readVocabSize(r: MetadataReader): number {
-  return r.arrayLength('tokenizer.ggml.tokens') ?? r.count(r.archKey('vocab_size'), 0);
+  return r.arrayLength('tokenizer.ggml.tokens') ?? r.boundedCount(r.archKey('vocab_size'), 0, 0, L.maxVocab, 'maxVocab');
 }
 
 /**
@@ -92,21 +93,27 @@ function readVocabSize(r: MetadataReader): number {
  */
 function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale: number; yarn: YarnConfig | null } {
   const type = r.string(r.archKey('rope.scaling.type'), 'linear');
-  let factor = r.number(r.archKey('rope.scaling.factor'), 0);
-  if (factor === 0) factor = r.number(r.archKey('rope.scale_linear'), 0);
+  const why = 'rope scaling';
+  let factor = r.finite(r.archKey('rope.scaling.factor'), 0, { min: 0 }, why);
+  if (factor === 0) factor = r.finite(r.archKey('rope.scale_linear'), 0, { min: 0 }, why);
   const freqScale = factor === 0 || type === 'none' ? 1 : 1 / factor;
-  const attnFactor = r.number(r.archKey('rope.scaling.attn_factor'), 1);
+  if (!Number.isFinite(freqScale)) {
+    throw new LlmError('gguf-invalid', `reading model config: rope scaling factor ${factor} is too small; the model file is broken`, {
+      details: { key: r.archKey('rope.scaling.factor'), value: factor },
+    });
+  }
+  const attnFactor = r.finite(r.archKey('rope.scaling.attn_factor'), 1, { min: 0, exclusiveMin: true }, why);
   const yarnBase = {
-    betaFast: r.number(r.archKey('rope.scaling.yarn_beta_fast'), 32),
-    betaSlow: r.number(r.archKey('rope.scaling.yarn_beta_slow'), 1),
-    nCtxOrig: r.count(r.archKey('rope.scaling.original_context_length'), contextLength),
+    betaFast: r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why),
+    betaSlow: r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why),
+    nCtxOrig: r.boundedCount(r.archKey('rope.scaling.original_context_length'), contextLength, 0, L.maxContextLength, 'maxContextLength'),
   };
   if (type === 'none' || type === 'linear' || type === 'longrope') {
     // Magnitude scaling without YaRN's ramp: an extFactor-0 YaRN block carries attn_factor to the rope op.
     return { freqScale, yarn: attnFactor === 1 ? null : { ...yarnBase, extFactor: 0, attnFactor } };
   }
   if (type === 'yarn') {
-    const logMul = r.number(r.archKey('rope.scaling.yarn_log_multiplier'), 0);
+    const logMul = r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why);
     const f = 1 / freqScale;
     const mscale = (m: number): number => (f <= 1 ? 1 : 0.1 * m * Math.log(f) + 1);
     return { freqScale, yarn: { ...yarnBase, extFactor: 1, attnFactor: logMul !== 0 ? attnFactor / mscale(logMul) : attnFactor } };
@@ -123,33 +130,58 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
  */
 export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
   const r = new MetadataReader(meta, arch);
-  const experts = r.count(r.archKey('expert_count'), 0);
+  const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
   if (experts > 0) {
     throw new LlmError('unsupported-arch', `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`, {
       details: { arch, experts },
     });
   }
-  const embeddingLength = r.count(r.archKey('embedding_length'));
-  const nLayers = r.count(r.archKey('block_count'));
-  const nHeads = r.count(r.archKey('attention.head_count'));
-  const nKvHeads = r.count(r.archKey('attention.head_count_kv'), nHeads);
-  if (nHeads === 0 || nKvHeads === 0 || nHeads % nKvHeads !== 0) {
-    throw new LlmError('gguf-invalid', `reading model config: ${nHeads} heads cannot be grouped over ${nKvHeads} KV heads`, {
-      details: { nHeads, nKvHeads },
-    });
+  const keyEmbd = r.archKey('embedding_length');
+  const keyHeads = r.archKey('attention.head_count');
+  const keyKvHeads = r.archKey('attention.head_count_kv');
+  const keyKeyLength = r.archKey('attention.key_length');
+  const keyValueLength = r.archKey('attention.value_length');
+  const embeddingLength = r.boundedCount(keyEmbd, undefined, 1, L.maxEmbedding, 'maxEmbedding');
+  // Every layer-sized allocation below (and the per-layer arrays) is bounded by this check first.
+  const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
+  // llama.cpp reads these per layer (get_key_or_arr): an array must have exactly one entry per layer.
+  for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
+    r.numberArrayLength(r.archKey(suffix), nLayers);
   }
-  const headDim = r.count(r.archKey('attention.key_length'), embeddingLength / nHeads);
-  const valueDim = r.count(r.archKey('attention.value_length'), headDim);
-  if (valueDim !== headDim || !Number.isInteger(headDim)) {
-    throw new LlmError('unsupported-arch', `reading model config: key length ${headDim} ≠ value length ${valueDim} is not supported`, {
+  const nHeads = r.boundedCount(keyHeads, undefined, 1, L.maxHeads, 'maxHeads');
+  const nKvHeads = r.boundedCount(keyKvHeads, nHeads, 1, L.maxHeads, 'maxHeads');
+  if (nHeads % nKvHeads !== 0) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading model config: '${keyHeads}' = ${nHeads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)`,
+      { details: { key: keyKvHeads, nHeads, nKvHeads } },
+    );
+  }
+  let headDim: number;
+  if (r.has(keyKeyLength)) {
+    headDim = r.boundedCount(keyKeyLength, undefined, 1, L.maxHeadDim, 'maxHeadDim');
+  } else {
+    if (embeddingLength % nHeads !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${keyEmbd}' = ${embeddingLength} is not a multiple of '${keyHeads}' = ${nHeads}, so the head size ` +
+          `${keyEmbd} / head_count is not an integer; the model file is broken`,
+        { details: { key: keyHeads, embeddingLength, nHeads } },
+      );
+    }
+    headDim = embeddingLength / nHeads;
+  }
+  const valueDim = r.boundedCount(keyValueLength, headDim, 1, L.maxHeadDim, 'maxHeadDim');
+  if (valueDim !== headDim) {
+    throw new LlmError('unsupported-arch', `reading model config: '${keyKeyLength}' = ${headDim} ≠ '${keyValueLength}' = ${valueDim} is not supported`, {
       details: { headDim, valueDim },
     });
   }
-  const contextLength = r.count(r.archKey('context_length'), 2048);
+  const contextLength = r.boundedCount(r.archKey('context_length'), 2048, 0, L.maxContextLength, 'maxContextLength');
   const ropeDims = r.count(r.archKey('rope.dimension_count'), headDim);
   if (ropeDims > headDim || ropeDims % 2 !== 0) {
-    throw new LlmError('gguf-invalid', `reading model config: rope.dimension_count ${ropeDims} must be even and ≤ head size ${headDim}`, {
-      details: { ropeDims, headDim },
+    throw new LlmError('gguf-invalid', `reading model config: '${r.archKey('rope.dimension_count')}' = ${ropeDims} must be even and ≤ head size ${headDim}`, {
+      details: { key: r.archKey('rope.dimension_count'), ropeDims, headDim },
     });
   }
   const scaling = readRopeScaling(r, contextLength);
@@ -164,10 +196,10 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
     nHeads,
     nKvHeads,
     headDim,
-    ffnDim: r.count(r.archKey('feed_forward_length')),
-    normEps: r.number(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5),
+    ffnDim: r.boundedCount(r.archKey('feed_forward_length'), undefined, 1, L.maxFeedForward, 'maxFeedForward'),
+    normEps: r.finite(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5, { min: 0 }, 'the RMSNorm epsilon'),
     ropeDims,
-    ropeTheta: r.number(r.archKey('rope.freq_base'), 10000),
+    ropeTheta: r.finite(r.archKey('rope.freq_base'), 10000, { min: 0, exclusiveMin: true }, 'the rope frequency base'),
     ropeFreqScale: scaling.freqScale,
     ropeYarn: scaling.yarn,
     ropeSwa: null,
@@ -187,15 +219,8 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
 export function readSlidingLayers(meta: Readonly<Record<string, GgufValue>>, arch: string, nLayers: number, defaultPeriod: number): boolean[] {
   const r = new MetadataReader(meta, arch);
   const key = r.archKey('attention.sliding_window_pattern');
-  const flags = r.numberArray(key);
-  if (flags) {
-    if (flags.length !== nLayers) {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' has ${flags.length} entries for ${nLayers} layers`, {
-        details: { key, entries: flags.length, nLayers },
-      });
-    }
-    return flags.map((f) => f !== 0);
-  }
-  const period = r.count(key, defaultPeriod);
+  const flags = r.numberArray(key, nLayers);
+  if (flags) return flags.map((f) => f !== 0);
+  const period = r.boundedCount(key, defaultPeriod, 0, L.maxLayers, 'maxLayers');
   return Array.from({ length: nLayers }, (_, il) => period > 0 && il % period < period - 1);
 }

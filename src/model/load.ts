@@ -5,13 +5,15 @@
  */
 
 import type { Ops, Weight } from '../backend/ops.js';
-import { LlmError, throwIfAborted } from '../errors.js';
+import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
+import { checkConfigAgainstTensors } from './check-config.js';
 import type { ModelConfig } from './config.js';
 import { MetadataReader } from './metadata-reader.js';
+import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
@@ -41,15 +43,15 @@ const DEFAULT_UBATCH = 512;
 /** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
 export function readModelConfig(gguf: GgufFile): ModelConfig {
   const archName = new MetadataReader(gguf.metadata, '').string('general.architecture');
-  const config = getArchitecture(archName).config(gguf.metadata);
-  const embd = gguf.tensors.find((t) => t.name === getArchitecture(archName).tensors.tokenEmbd);
-  if (!embd || embd.shape.length !== 2) {
-    throw new LlmError('gguf-invalid', `loading model: tensor 'token_embd.weight' is missing or not 2-D`, { details: { arch: archName } });
-  }
+  const arch = getArchitecture(archName);
+  const config = arch.config(gguf.metadata);
+  checkConfigAgainstTensors(gguf, config, arch.tensors);
+  const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];
   if (config.vocabSize !== 0 && config.vocabSize !== rows) {
-    throw new LlmError('gguf-invalid', `loading model: the vocabulary has ${config.vocabSize} tokens but token_embd.weight has ${rows} rows`, {
-      details: { vocabSize: config.vocabSize, rows },
+    const key = Object.hasOwn(gguf.metadata, 'tokenizer.ggml.tokens') ? 'tokenizer.ggml.tokens' : `${archName}.vocab_size`;
+    throw new LlmError('gguf-invalid', `loading model: the vocabulary ('${key}') has ${config.vocabSize} tokens but token_embd.weight has ${rows} rows`, {
+      details: { key, vocabSize: config.vocabSize, rows },
     });
   }
   return { ...config, vocabSize: rows };
@@ -154,7 +156,13 @@ class WeightLoader {
   async upload(name: string, shape: readonly number[]): Promise<Weight> {
     const info = this.require(name, shape);
     const bytes = await this.read(info);
-    return this.ops.uploadWeight({ name, type: info.type, shape: info.shape }, bytes, this.options.signal);
+    try {
+      return await this.ops.uploadWeight({ name, type: info.type, shape: info.shape }, bytes, this.options.signal);
+    } catch (e) {
+      // Name the tensor: the backend's message only knows the type.
+      if (isLlmError(e, 'unsupported-type')) throw new LlmError('unsupported-type', `loading model: tensor '${name}': ${e.message}`, { cause: e, details: { tensor: name } });
+      throw e;
+    }
   }
 
   /** Uploads a tensor when present; null otherwise. */
@@ -218,6 +226,15 @@ class WeightLoader {
   private async read(info: GgufTensorInfo): Promise<Uint8Array> {
     throwIfAborted(this.options.signal, 'loading model weights');
     const bytes = await this.source.read(this.gguf.tensorDataOffset + info.offset, info.byteLength, this.options.signal);
+    const bad = firstNonFinite(info.type, bytes);
+    if (bad >= 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `loading model: tensor '${info.name}' holds a non-finite value (NaN or Inf) at element ${bad}; the model would produce non-finite output — ` +
+          'the file is broken, re-convert or re-download it',
+        { details: { tensor: info.name, element: bad } },
+      );
+    }
     this.loadedBytes += info.byteLength;
     this.options.onProgress?.({ loadedBytes: this.loadedBytes, totalBytes: this.totalBytes, tensor: info.name });
     return bytes;

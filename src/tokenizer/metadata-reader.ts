@@ -59,10 +59,15 @@ export function readStringArray(meta: TokenizerMetadata, key: string): readonly 
   return v as string[];
 }
 
-/** An array of numbers (f32 scores or i32 types), or `undefined` when absent. */
-export function readNumberArray(meta: TokenizerMetadata, key: string): readonly number[] | undefined {
+/**
+ * An array of numbers (f32 scores or i32 types), or `undefined` when absent. The parser gives typed arrays (returned
+ * as they are, no copy); JS arrays of numbers or bigints are accepted too.
+ */
+export function readNumberArray(meta: TokenizerMetadata, key: string): ArrayLike<number> | undefined {
   const v = own(meta, key);
   if (v === undefined) return undefined;
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) return Array.from(v, Number);
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return v as ArrayLike<number>;
   if (!Array.isArray(v)) throw bad(key, 'an array of numbers', v);
   let hasBigint = false;
   for (let i = 0; i < v.length; i++) {

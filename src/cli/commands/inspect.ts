@@ -7,7 +7,9 @@
 import {
   GGML_TYPES,
   type GgufFile,
+  type GgufNumericArray,
   type GgufValue,
+  isGgufArray,
   getOptionalArray,
   getOptionalString,
   valueTypeName,
@@ -59,7 +61,7 @@ interface InspectReport {
   totals: { tensors: number; params: number; bytes: number; perType: Record<string, { count: number; params: number; bytes: number }> };
 }
 
-function jsonScalar(v: Exclude<GgufValue, GgufValue[]>): number | string | boolean {
+function jsonScalar(v: number | bigint | boolean | string): number | string | boolean {
   if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;
@@ -67,7 +69,15 @@ function jsonScalar(v: Exclude<GgufValue, GgufValue[]>): number | string | boole
 
 /** Converts a value to JSON, summarising long arrays as `{ type, length, head }`. */
 function toJson(v: GgufValue, typeName: string): JsonValue {
-  if (!Array.isArray(v)) return jsonScalar(v);
+  if (!isGgufArray(v)) return jsonScalar(v);
+  if (!Array.isArray(v)) {
+    // A typed array (numbers, booleans as 0/1): summarise from its head without copying the whole of it.
+    const isBool = typeName === 'ARRAY<BOOL>';
+    const head = Array.from(v.subarray(0, v.length > ARRAY_SUMMARY_THRESHOLD ? ARRAY_HEAD : v.length) as ArrayLike<number | bigint>, (x) =>
+      isBool ? x !== 0 : jsonScalar(x),
+    );
+    return v.length > ARRAY_SUMMARY_THRESHOLD ? { type: typeName, length: v.length, head } : head;
+  }
   const inner = typeName.startsWith('ARRAY<') ? typeName.slice(6, -1) : typeName;
   if (v.length > ARRAY_SUMMARY_THRESHOLD) {
     return { type: typeName, length: v.length, head: v.slice(0, ARRAY_HEAD).map((x) => toJson(x, inner)) };
@@ -139,8 +149,8 @@ function safeString(file: GgufFile, key: string): string | null {
   return typeof v === 'string' ? v : null;
 }
 
-function safeArray(file: GgufFile, key: string): readonly GgufValue[] | undefined {
-  return Array.isArray(file.metadata[key]) ? getOptionalArray(file, key) : undefined;
+function safeArray(file: GgufFile, key: string): readonly GgufValue[] | GgufNumericArray | undefined {
+  return isGgufArray(file.metadata[key]) ? getOptionalArray(file, key) : undefined;
 }
 
 const int = (n: number): string => n.toLocaleString('en-US');

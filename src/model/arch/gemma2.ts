@@ -6,6 +6,7 @@
 
 import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
 import { MetadataReader } from '../metadata-reader.js';
+import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
 const options: ArchOptions = {
@@ -24,13 +25,13 @@ export const gemma2: Architecture = {
   config(meta) {
     const base = readStandardConfig(meta, 'gemma2', options);
     const r = new MetadataReader(meta, 'gemma2');
-    const slidingWindow = r.count(r.archKey('attention.sliding_window'), 4096);
+    const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 4096, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,
       slidingWindow,
       slidingLayers: readSlidingLayers(meta, 'gemma2', base.nLayers, 2),
-      attnSoftcap: r.number(r.archKey('attn_logit_softcapping'), 50),
-      finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 30),
+      attnSoftcap: r.finite(r.archKey('attn_logit_softcapping'), 50, { min: 0 }, 'the attention soft-cap'),
+      finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 30, { min: 0 }, 'the final soft-cap'),
       attentionScale:
         base.nLayers === 46 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
     };

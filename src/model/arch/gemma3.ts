@@ -6,6 +6,7 @@
 
 import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
 import { MetadataReader } from '../metadata-reader.js';
+import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
 const options: ArchOptions = {
@@ -24,14 +25,14 @@ export const gemma3: Architecture = {
   config(meta) {
     const base = readStandardConfig(meta, 'gemma3', options);
     const r = new MetadataReader(meta, 'gemma3');
-    const slidingWindow = r.count(r.archKey('attention.sliding_window'), 0);
+    const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 0, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,
       slidingWindow,
       slidingLayers:
         slidingWindow > 0 ? readSlidingLayers(meta, 'gemma3', base.nLayers, 6) : new Array<boolean>(base.nLayers).fill(false),
-      ropeSwa: { theta: r.number(r.archKey('rope.freq_base_swa'), 10000), freqScale: 1 },
-      finalSoftcap: r.number(r.archKey('final_logit_softcapping'), 0),
+      ropeSwa: { theta: r.finite(r.archKey('rope.freq_base_swa'), 10000, { min: 0, exclusiveMin: true }, 'the sliding-window rope base'), freqScale: 1 },
+      finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 0, { min: 0 }, 'the final soft-cap'),
       attentionScale:
         base.nLayers === 62 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
     };

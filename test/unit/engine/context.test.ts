@@ -59,9 +59,24 @@ describe('Context', () => {
   it('warmup refuses a backend whose logits are NaN or all zero', async () => {
     for (const bad of [NaN, 0]) {
       const t = createFakeTransformer();
+      (t as { ops: unknown }).ops = { ...t.ops, name: 'webgpu' };
       t.readLogits = async () => new Float32Array(8).fill(bad);
       const ctx = new Context(t, { contextLength: 64, nSlots: 1 });
       await expect(ctx.warmup([BOS])).rejects.toSatisfy((e) => isLlmError(e, 'feature-missing'));
+    }
+  });
+
+  it('non-finite or all-zero warmup logits on the CPU/WASM backends blame the model (gguf-invalid), not the backend', async () => {
+    for (const name of ['cpu', 'wasm']) {
+      for (const [bad, cause] of [[Infinity, /non-finite output/], [NaN, /non-finite output/], [0, /all-zero logits/]] as const) {
+        const t = createFakeTransformer();
+        (t as { ops: unknown }).ops = { ...t.ops, name };
+        t.readLogits = async () => new Float32Array(8).fill(bad);
+        const ctx = new Context(t, { contextLength: 64, nSlots: 1 });
+        await expect(ctx.warmup([BOS])).rejects.toSatisfy(
+          (e) => isLlmError(e, 'gguf-invalid') && cause.test(e.message) && !/try another backend/.test(e.message),
+        );
+      }
     }
   });
 });

@@ -21,6 +21,9 @@ const HF_PSEUDO_KEYS = new Set(['version', 'tensor_count', 'kv_count']);
 function norm(v: unknown): unknown {
   if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : `${v}n`;
   if (Array.isArray(v)) return v.map(norm);
+  // We decode numeric and boolean arrays as typed arrays (booleans as 0/1); compare them element-wise as numbers.
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<unknown>, norm);
+  if (typeof v === 'boolean') return v ? 1 : 0;
   return v;
 }
 

@@ -61,7 +61,7 @@ describe('metadata accessors', () => {
     expect(getNumber(f, 'general.small64')).toBe(42);
     expect(getBoolean(f, 'tokenizer.ggml.add_bos_token')).toBe(true);
     expect(getStringArray(f, 'tokenizer.ggml.tokens')).toEqual(['a', 'b']);
-    expect(getArray(f, 'llama.attention.head_count_kv')).toEqual([4, 4, 2]);
+    expect(getArray(f, 'llama.attention.head_count_kv')).toEqual(Int32Array.from([4, 4, 2]));
     expect(getNumberArray(f, 'u64s')).toEqual([1, 2]);
     expect(hasKey(f, 'general.name')).toBe(false);
     expect(getOptionalString(f, 'general.name')).toBeUndefined();

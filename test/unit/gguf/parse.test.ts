@@ -56,7 +56,7 @@ describe('parseGguf: valid files', () => {
     r.str('nested').u32(ARR).u32(ARR).u64(2).u32(U32).u64(1).u32(7).u32(U32).u64(0);
     const f = await parse(r.build());
     expect(f.metadata['strs']).toEqual(['a', '']);
-    expect(f.metadata['nested']).toEqual([[7], []]);
+    expect(f.metadata['nested']).toEqual([Uint32Array.from([7]), new Uint32Array(0)]);
     expect(f.metadataTypes['nested']).toEqual({ type: ARR, element: { type: ARR, element: { type: U32 } } });
   });
 

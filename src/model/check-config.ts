@@ -1,0 +1,110 @@
+/**
+ * `checkConfigAgainstTensors`: cross-checks the hyper-parameters a file declares against the tensors it holds, before
+ * any memory plan or upload is sized by them, so a lying header fails as `gguf-invalid` naming the metadata key (not
+ * as a missing tensor deep in the load, an out-of-memory crash, or garbage output). Also checks the metadata keys
+ * outside the config that would otherwise be silently replaced (a non-string `tokenizer.chat_template`).
+ */
+
+import { LlmError } from '../errors.js';
+import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
+import { describeValue } from '../gguf/value-types.js';
+import { layerTensorName, type TensorNames } from './arch/index.js';
+import type { ModelConfig } from './config.js';
+
+/** `blk.N.` tensor names: N is the layer. */
+const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
+
+function invalid(message: string, key: string, value: number | string, extra: Record<string, string | number> = {}): LlmError {
+  return new LlmError('gguf-invalid', `loading model: ${message}; the model file is corrupt or hostile`, { details: { key, value, ...extra } });
+}
+
+/** Metadata keys read as text elsewhere that must be strings when present (a wrong type is not silently dropped). */
+const STRING_KEYS = ['tokenizer.chat_template'] as const;
+
+/**
+ * Throws `gguf-invalid` naming the metadata key when the config cannot describe the tensors of `gguf`: `block_count`
+ * beyond the layers present, an embedding width, head count/size, FFN width or vocabulary that disagrees with the
+ * shapes of `token_embd`, layer 0's attention and FFN matrices. Runs on the header alone (no tensor data).
+ */
+export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, names: TensorNames): void {
+  const arch = config.arch;
+  for (const key of STRING_KEYS) {
+    if (Object.hasOwn(gguf.metadata, key) && typeof gguf.metadata[key] !== 'string') {
+      throw new LlmError('gguf-invalid', `loading model: metadata '${key}' should be a string, found ${describeValue(gguf.metadata[key])}; the model file is broken`, {
+        details: { key },
+      });
+    }
+  }
+  let layersPresent = 0;
+  for (const t of gguf.tensors) {
+    const m = LAYER_TENSOR.exec(t.name);
+    if (m) layersPresent = Math.max(layersPresent, Number(m[1]) + 1);
+  }
+  const blockKey = `${arch}.block_count`;
+  if (config.nLayers > layersPresent) {
+    throw invalid(`'${blockKey}' is ${config.nLayers} but the file holds tensors for ${layersPresent} layer(s)`, blockKey, config.nLayers, { layersPresent });
+  }
+  const byName = new Map<string, GgufTensorInfo>(gguf.tensors.map((t) => [t.name, t]));
+  // Every layer's required tensors, before the download and upload that would otherwise stop at the first gap.
+  if (!byName.has(names.outputNorm)) {
+    throw new LlmError('gguf-invalid', `loading model: tensor '${names.outputNorm}' is missing; the model file is incomplete`, { details: { tensor: names.outputNorm } });
+  }
+  const required = [
+    names.attnNorm,
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    names.attnOut,
+    names.ffnNorm,
+    ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
+    names.ffnDown,
+    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+    ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
+  ];
+  for (let il = 0; il < config.nLayers; il++) {
+    for (const pattern of required) {
+      const name = layerTensorName(pattern, il);
+      if (!byName.has(name)) {
+        throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing (${blockKey} = ${config.nLayers}); the model file is incomplete`, {
+          details: { tensor: name, key: blockKey },
+        });
+      }
+    }
+  }
+  const embd = byName.get(names.tokenEmbd);
+  if (embd === undefined || embd.shape.length !== 2) {
+    throw new LlmError('gguf-invalid', `loading model: tensor '${names.tokenEmbd}' is missing or not 2-D`, { details: { tensor: names.tokenEmbd } });
+  }
+  const embdKey = `${arch}.embedding_length`;
+  if (embd.shape[0] !== config.embeddingLength) {
+    throw invalid(`'${embdKey}' is ${config.embeddingLength} but '${names.tokenEmbd}' rows have ${embd.shape[0]} values`, embdKey, config.embeddingLength);
+  }
+  const headsKey = `${arch}.attention.head_count`;
+  const kvKey = `${arch}.attention.head_count_kv`;
+  const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
+  const q = byName.get(layerTensorName(names.attnQ, 0));
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== config.nHeads * config.headDim) {
+    throw invalid(
+      `'${headsKey}' = ${config.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${config.nHeads * config.headDim} query rows, ` +
+        `but '${q.name}' has ${q.shape[1]}`,
+      headsKey,
+      config.nHeads,
+    );
+  }
+  const k = byName.get(layerTensorName(names.attnK, 0));
+  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== config.nKvHeads * config.headDim) {
+    throw invalid(
+      `'${kvKey}' = ${config.nKvHeads} × head size ${config.headDim} = ${config.nKvHeads * config.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
+      kvKey,
+      config.nKvHeads,
+    );
+  }
+  const qkv = byName.get(layerTensorName(names.attnQkv, 0));
+  const qkvRows = (config.nHeads + 2 * config.nKvHeads) * config.headDim;
+  if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
+    throw invalid(`'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`, headsKey, config.nHeads);
+  }
+  const ffnKey = `${arch}.feed_forward_length`;
+  const down = byName.get(layerTensorName(names.ffnDown, 0));
+  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== config.ffnDim) {
+    throw invalid(`'${ffnKey}' is ${config.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`, ffnKey, config.ffnDim);
+  }
+}
