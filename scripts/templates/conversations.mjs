@@ -1,0 +1,100 @@
+// The conversations of the chat-template conformance corpus (test/fixtures/templates). Each is an OpenAI-shaped
+// request body as POST /apply-template takes it. Shared by the generator (make-renderings.mjs) and the vitest suite.
+
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Get the current weather in a city',
+      parameters: {
+        type: 'object',
+        properties: {
+          city: { type: 'string', description: 'City name, e.g. Paris' },
+          unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+        },
+        required: ['city'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'search',
+      description: 'Search the web',
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    },
+  },
+];
+
+const system = { role: 'system', content: 'You are a helpful assistant.' };
+
+/** @type {Record<string, Record<string, unknown>>} */
+export const CONVERSATIONS = {
+  single: { messages: [{ role: 'user', content: 'Hello!' }] },
+  system_multi: {
+    messages: [
+      system,
+      { role: 'user', content: 'What is 2+2?' },
+      { role: 'assistant', content: 'It is 4.' },
+      { role: 'user', content: 'And 3+3?' },
+    ],
+  },
+  no_system: {
+    messages: [
+      { role: 'user', content: 'Hi there' },
+      { role: 'assistant', content: 'Hello! How can I help?' },
+      { role: 'user', content: 'Tell me a joke.' },
+    ],
+  },
+  thinking_off: {
+    messages: [system, { role: 'user', content: 'What is 2+2?' }, { role: 'assistant', content: 'It is 4.' }, { role: 'user', content: 'And 3+3?' }],
+    chat_template_kwargs: { enable_thinking: false },
+  },
+  thinking_on: {
+    messages: [{ role: 'user', content: 'Think about 7*6.' }],
+    chat_template_kwargs: { enable_thinking: true },
+  },
+  unicode_jinja: {
+    messages: [
+      { role: 'user', content: 'Héllo wörld — 你好 🌍 {{ messages }} {% if true %}x{% endif %} {# c #}' },
+      { role: 'assistant', content: "Ça va? ✓ {{ '<|im_end|>' }} \\n tab\there" },
+      { role: 'user', content: 'multi\nline\n\n  indented' },
+    ],
+  },
+  tools: {
+    messages: [system, { role: 'user', content: 'What is the weather in Paris?' }],
+    tools,
+  },
+  tool_calls: {
+    messages: [
+      { role: 'user', content: 'What is the weather in Paris?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temperature": 21, "sky": "sunny"}' },
+    ],
+    tools,
+  },
+  tool_calls_done: {
+    messages: [
+      system,
+      { role: 'user', content: 'Weather in Paris and Rome?' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+          { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Rome", "unit": "celsius"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_a', content: 'Sunny, 21C' },
+      { role: 'tool', tool_call_id: 'call_b', content: 'Cloudy, 18C' },
+      { role: 'assistant', content: 'Paris is sunny (21C); Rome is cloudy (18C).' },
+      { role: 'user', content: 'Thanks!' },
+    ],
+    tools,
+  },
+};
