@@ -5,13 +5,18 @@
  * Template errors and the template's own `raise_exception` become `LlmError('template')`.
  */
 
-import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import { Environment } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { type ChatMessage, validateMessages } from './messages.js';
 import { sha256Hex } from '../io/sha256.js';
 import { strftime } from './strftime.js';
+import { ChatInterpreter } from './jinja-interpreter.js';
+import { resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget } from './template-budget.js';
+import { compileTemplate, type CompiledTemplate } from './template-compile.js';
+import { setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
+import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
 
 /** ChatML, used when a model has no template (`<|im_start|>role\ncontent<|im_end|>\n`). */
 export const CHATML_TEMPLATE =
@@ -41,10 +46,20 @@ export interface RenderChatOptions {
   readonly addGenerationPrompt?: boolean;
   /** Tool definitions passed to the template as `tools` (templates that support tools render them). */
   readonly tools?: readonly unknown[];
+  /** Per-request template variables over llama.cpp's defaults (e.g. `{enable_thinking: false}`). */
+  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+  /** Limits of the render (range sizes, loop iterations, output, wall time). */
+  readonly budget?: TemplateBudget;
+  /** Stops the render (checked while it runs). */
+  readonly signal?: AbortSignal;
+  /** Remove a leading BOS text (default: the tokenizer's `addBos`; the tokenizer then adds the BOS token). */
+  readonly stripBos?: boolean;
+  /** Remove a trailing EOS text (default: the tokenizer's `addEos`). */
+  readonly stripEos?: boolean;
   /** Override the BOS / EOS strings (default: the tokenizer's token texts, else ''). */
   readonly bosToken?: string;
   readonly eosToken?: string;
-  /** Extra template variables (e.g. `date_string`, `enable_thinking`). They cannot replace the built-in ones. */
+  /** Extra template variables (e.g. `date_string`); `chatTemplateKwargs` wins over them. */
   readonly variables?: Readonly<Record<string, unknown>>;
   /** Clock for `strftime_now` (default: now). */
   readonly now?: Date;
@@ -57,40 +72,12 @@ export interface RenderedChat {
   /** SHA-256 (hex) of the template text: the template's identity, e.g. for prompt caches. */
   readonly templateHash: string;
   readonly templateSource: TemplateSource;
+  /** What the template supports (probed as llama.cpp probes it). */
+  readonly caps: TemplateCaps;
   /** Strings that end the assistant's turn. */
   readonly stopStrings: readonly string[];
   /** End-of-generation token ids (when a tokenizer was given). */
   readonly eogTokenIds?: readonly number[];
-}
-
-/** Thrown by the template's `raise_exception`; turned into `LlmError('template')`. */
-class TemplateRaise extends Error {}
-
-const compiled = new Map<string, Template>();
-
-/**
- * Python string literals allow a backslash-newline line continuation (Mistral's templates use it); @huggingface/jinja
- * 0.5 rejects it. Inside `{{ }}` / `{% %}` tags it is removed, as Python would; template text outside tags is untouched.
- */
-function normalizeContinuations(text: string): string {
-  if (!text.includes('\\\n')) return text;
-  return text.replace(/\{[{%][\s\S]*?[%}]\}/g, (tag) => tag.replaceAll('\\\n', ''));
-}
-
-function compile(text: string): Template {
-  let t = compiled.get(text);
-  if (!t) {
-    try {
-      t = new Template(normalizeContinuations(text));
-    } catch (e) {
-      throw new LlmError('template', `parsing the chat template failed: ${(e as Error).message}; pass a valid Jinja template`, {
-        cause: e,
-      });
-    }
-    if (compiled.size >= 16) compiled.clear();
-    compiled.set(text, t);
-  }
-  return t;
 }
 
 /** Picks the template text: explicit, named, the model's, or ChatML. */
@@ -117,58 +104,87 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
   return text !== undefined ? { text, source: 'metadata' } : { text: CHATML_TEMPLATE, source: 'chatml-fallback' };
 }
 
-function pyRange(start: number, stop?: number, step = 1): number[] {
-  if (stop === undefined) [start, stop] = [0, start];
-  if (step === 0) throw new Error('range() step must not be zero');
-  const out: number[] = [];
-  for (let i = start; step > 0 ? i < stop : i > stop; i += step) out.push(i);
-  return out;
+const thinkingCache = new WeakMap<CompiledTemplate, boolean>();
+
+/**
+ * Whether a template reacts to `enable_thinking` (llama.cpp's server then defaults it to true, else to false): a
+ * one-message conversation rendered with thinking on and off differs.
+ */
+export function templateSupportsThinking(t: CompiledTemplate): boolean {
+  const hit = thinkingCache.get(t);
+  if (hit !== undefined) return hit;
+  const caps = templateCaps(t);
+  const render = (on: boolean): string | undefined => {
+    try {
+      return renderCompiled(t, caps, {
+        messages: [{ role: 'user', content: 'test' }],
+        bosToken: '',
+        eosToken: '',
+        enableThinkingDefault: on,
+        now: new Date(0),
+      }, { budget: resolveTemplateBudget({ maxMillis: 1000 }) });
+    } catch {
+      return undefined;
+    }
+  };
+  const on = render(true);
+  const off = render(false);
+  const result = on !== undefined && off !== undefined && on !== off;
+  thinkingCache.set(t, result);
+  return result;
+}
+
+/** Renders prepared inputs with a compiled template (no validation, no BOS handling). */
+export function renderCompiled(
+  t: CompiledTemplate,
+  caps: TemplateCaps,
+  req: TemplateRequest,
+  opts: { budget: ResolvedTemplateBudget; signal?: AbortSignal },
+): string {
+  const env = new Environment();
+  const interp = new ChatInterpreter(env, { budget: opts.budget, lines: t.lines, ...(opts.signal ? { signal: opts.signal } : {}) });
+  setGlobals(env, interp, req.now, strftime);
+  const vars = buildTemplateContext(req, caps, t.source);
+  for (const [k, v] of Object.entries(vars)) {
+    if (['true', 'false', 'none', 'True', 'False', 'None', 'range', 'raise_exception', 'strftime_now'].includes(k)) continue;
+    env.set(k, v);
+  }
+  return String((interp.run(t.program) as unknown as { value: unknown }).value);
 }
 
 /**
- * Renders `messages` with the model's chat template. Validates the conversation first (`LlmError('invalid-request')`);
- * template failures and `raise_exception` are `LlmError('template')`.
+ * Renders `messages` with the model's chat template, as llama.cpp renders it (see `template-inputs.ts`): validates
+ * the conversation first (`LlmError('invalid-request')`); template failures, budget overruns and `raise_exception`
+ * are `LlmError('template')` naming the construct and line. The leading BOS text is removed when the vocabulary adds
+ * BOS itself (`stripBos`), so `prompt` is exactly the text that is tokenised.
  */
 export function renderChat(messages: readonly ChatMessage[], options: RenderChatOptions = {}): RenderedChat {
   const valid = validateMessages(messages);
   const { text, source } = selectTemplate(options);
-  const template = compile(text);
+  const compiled = compileTemplate(text);
+  const caps = templateCaps(compiled);
   const tok = options.tokenizer;
   const tokenString = (id: number | null | undefined): string => (tok && id !== null && id !== undefined ? tok.tokenText(id) : '');
   const bos = options.bosToken ?? tokenString(tok?.bosId);
   const eos = options.eosToken ?? tokenString(tok?.eosId);
-  const now = options.now ?? new Date();
-
-  const env = new Environment();
-  const builtins: Record<string, unknown> = {
-    false: false,
-    true: true,
-    none: null,
-    False: false,
-    True: true,
-    None: null,
-    range: pyRange,
-    raise_exception: (message: unknown) => {
-      throw new TemplateRaise(String(message));
+  const kwargs: Record<string, unknown> = { ...(options.variables ?? {}), ...(options.chatTemplateKwargs ?? {}) };
+  let prompt = renderCompiled(
+    compiled,
+    caps,
+    {
+      messages: valid,
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+      chatTemplateKwargs: kwargs,
+      addGenerationPrompt: options.addGenerationPrompt ?? true,
+      bosToken: bos,
+      eosToken: eos,
+      enableThinkingDefault: templateSupportsThinking(compiled),
+      now: options.now ?? new Date(),
     },
-    strftime_now: (format: unknown) => strftime(now, String(format)),
-    messages: valid.map((m) => ({ ...m })),
-    add_generation_prompt: options.addGenerationPrompt ?? true,
-    bos_token: bos,
-    eos_token: eos,
-  };
-  if (options.tools !== undefined) builtins.tools = options.tools;
-  for (const [k, v] of Object.entries(options.variables ?? {})) if (!(k in builtins)) builtins[k] = v;
-  let prompt: string;
-  try {
-    for (const [k, v] of Object.entries(builtins)) env.set(k, v);
-    prompt = String(new Interpreter(env).run(template.parsed).value);
-  } catch (e) {
-    if (e instanceof TemplateRaise) {
-      throw new LlmError('template', `the chat template refused the conversation: ${e.message}`, { cause: e });
-    }
-    throw new LlmError('template', `rendering the chat template failed: ${(e as Error).message}`, { cause: e });
-  }
+    { budget: resolveTemplateBudget(options.budget), ...(options.signal ? { signal: options.signal } : {}) },
+  );
+  if ((options.stripBos ?? tok?.addBos ?? false) && bos !== '' && prompt.startsWith(bos)) prompt = prompt.slice(bos.length);
+  if ((options.stripEos ?? tok?.addEos ?? false) && eos !== '' && prompt.endsWith(eos)) prompt = prompt.slice(0, -eos.length);
 
   const stop = new Set<string>();
   const eog = tok ? [...tok.eogIds].sort((a, b) => a - b) : undefined;
@@ -180,6 +196,7 @@ export function renderChat(messages: readonly ChatMessage[], options: RenderChat
     templateHash: sha256Hex(text),
     templateSource: source,
     stopStrings: [...stop],
+    caps,
     ...(eog ? { eogTokenIds: eog } : {}),
   };
 }
