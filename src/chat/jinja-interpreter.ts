@@ -16,6 +16,7 @@
 
 import { Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
+import { fixKey, fixKeys, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
 
@@ -177,27 +178,32 @@ export class ChatInterpreter extends Interpreter {
         case 'Precomputed':
           return node.value;
         case 'ObjectLiteral': {
-          // llama.cpp accepts any scalar key ({0: 'a'}); keys are stored as their string form
-          const map = new Map<string, JValue>();
+          // llama.cpp accepts any scalar key ({0: 'a'}); integer keys stay integers (JS numbers in the map)
+          const map = new Map<string | number, JValue>();
           for (const [k, v] of node.value as Map<Node, Node>) {
             const key = this.evaluate(k as never, environment) as unknown as JValue;
             if (!['StringValue', 'IntegerValue', 'FloatValue', 'BooleanValue'].includes(key.type)) {
               throw new Error(`Object keys must be strings or numbers: got ${key.type}`);
             }
-            map.set(key.type === 'BooleanValue' ? (key.value ? 'True' : 'False') : String(key.value), this.evaluate(v as never, environment) as unknown as JValue);
+            const k2 = key.type === 'StringValue' ? String(key.value) : key.type === 'BooleanValue' ? (key.value ? 'True' : 'False') : (key.value as number);
+            map.set(k2, this.evaluate(v as never, environment) as unknown as JValue);
           }
           result = new rt.ObjectValue(map);
           break;
         }
         case 'ArrayLiteral':
         case 'TupleLiteral':
+          // tuples are lists here, so `for a, b in [("x", "y")]` unpacks them
           this.checkList((node.value as unknown[]).length, 'a list literal');
-          result = super.evaluate(statement, environment) as unknown as JValue;
+          result = new rt.ArrayValue((node.value as Node[]).map((x) => this.evaluate(x as never, environment)));
           break;
         default:
           result = super.evaluate(statement, environment) as unknown as JValue;
       }
-      if (this.forIterables.has(node) && result.type === 'UndefinedValue') result = new rt.ArrayValue([]);
+      if (this.forIterables.has(node)) {
+        if (result.type === 'UndefinedValue') result = new rt.ArrayValue([]);
+        else if (hasNumericKeys(result)) result = new rt.ArrayValue([...(result.value as Map<unknown, JValue>).keys()].map((k) => fixKey(rt.convert(k))));
+      }
       if (result.type === 'StringValue' && (result.value as string).length > this.opts.budget.maxStringChars) {
         this.over(`a string of ${(result.value as string).length} characters (limit ${this.opts.budget.maxStringChars})`);
       }
@@ -311,7 +317,16 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
   if (name && operand.type === 'NullValue' && name in NONE_FILTERS) {
     return NONE_FILTERS[name] === 'array' ? new rt.ArrayValue([]) : new rt.StringValue('None');
   }
-  return base.applyFilter.call(this, operand, filterNode, env);
+  if (filterNode.type === 'Identifier' && name) {
+    if ((name === 'min' || name === 'max') && operand.type === 'ArrayValue') return minMax(operand, name);
+    if (name === 'dictsort' && hasNumericKeys(operand)) {
+      const entries = [...(operand.value as Map<string | number, JValue>)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return new rt.ArrayValue(entries.map(([k, v]) => new rt.ArrayValue([fixKey(rt.convert(k)), v])));
+    }
+    if (name === 'string' && (operand.type === 'ArrayValue' || operand.type === 'ObjectValue')) return new rt.StringValue(pyRepr(operand));
+  }
+  const out = base.applyFilter.call(this, operand, filterNode, env);
+  return (name === 'items' || name === 'dictsort') && hasNumericKeys(operand) ? fixKeys(out) : out;
 };
 
 proto.evaluateTestExpression = function (this: ChatInterpreter, node: Node, env: Environment) {
@@ -331,12 +346,31 @@ proto.evaluateMemberExpression = function (this: ChatInterpreter, expr: Node, en
     const property = this.evaluate(expr.property as never, env) as unknown as JValue;
     self.mark(object, property.type === 'IntegerValue' ? 'array_access' : 'object_access');
     if (object.type === 'ObjectValue' && (property.type === 'IntegerValue' || property.type === 'FloatValue')) {
-      // integer keys are stored as strings (see ObjectLiteral above)
-      return (object.value as Map<string, JValue>).get(String(property.value)) ?? new rt.UndefinedValue();
+      // integer keys are JS numbers in the map (see ObjectLiteral above)
+      const map = object.value as Map<string | number, JValue>;
+      return map.get(property.value as number) ?? map.get(String(property.value)) ?? new rt.UndefinedValue();
     }
     return base.evaluateMemberExpression.call(this, { ...expr, object: pre, property: { type: 'Precomputed', value: property } }, env);
   }
   if (!expr.computed) self.mark(object, expr.property?.type === 'IntegerLiteral' ? 'array_access' : 'object_access');
+  if (!expr.computed && expr.property?.type === 'Identifier') {
+    const name = expr.property.value as string;
+    if (object.type === 'ArrayValue') {
+      const m = listMethod(object, name);
+      if (m) return m;
+    } else if (object.type === 'StringValue' && name === 'format') {
+      return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyFormat(String(object.value), args)));
+    } else if (hasNumericKeys(object)) {
+      const map = object.value as Map<string | number, JValue>;
+      if (name === 'get') {
+        return new rt.FunctionValue(([k, d]: JValue[]) => (k ? map.get(k.value as string | number) : undefined) ?? d ?? new rt.NullValue());
+      }
+      if (name === 'items' || name === 'keys' || name === 'dictsort') {
+        const f = base.evaluateMemberExpression.call(this, { ...expr, object: pre }, env);
+        return new rt.FunctionValue((args: JValue[], scope: unknown) => fixKeys((f.value as (a: JValue[], s: unknown) => JValue)(args, scope)));
+      }
+    }
+  }
   return base.evaluateMemberExpression.call(this, { ...expr, object: pre }, env);
 };
 

@@ -29,7 +29,8 @@ interface ProbeResult {
   ok: boolean;
   output: string;
   interp: ChatInterpreter;
-  env: Environment;
+  /** The input values as set before the render (a template may rebind the names). */
+  inputs: Map<string, JValue>;
 }
 
 /** The interpreter's globals (shared by renders and probes). */
@@ -53,12 +54,13 @@ function probe(t: CompiledTemplate, vars: Record<string, unknown>): ProbeResult 
   const interp = new ChatInterpreter(env, { budget, trackUsage: true });
   setGlobals(env, interp, new Date(), () => '');
   const all: Record<string, unknown> = { tools: [], bos_token: '', eos_token: '', add_generation_prompt: true, ...vars };
-  for (const [k, v] of Object.entries(all)) env.set(k, v);
+  const inputs = new Map<string, JValue>();
+  for (const [k, v] of Object.entries(all)) inputs.set(k, env.set(k, v) as unknown as JValue);
   try {
     const out = interp.run(t.program);
-    return { ok: true, output: String((out as unknown as { value: unknown }).value), interp, env };
+    return { ok: true, output: String((out as unknown as { value: unknown }).value), interp, inputs };
   } catch {
-    return { ok: false, output: '', interp, env };
+    return { ok: false, output: '', interp, inputs };
   }
 }
 
@@ -67,7 +69,7 @@ const get = (v: JValue | undefined, key: string | number): JValue | undefined =>
   if (typeof key === 'number') return v.type === 'ArrayValue' ? (v.value as JValue[])[key] : undefined;
   return v.type === 'ObjectValue' ? (v.value as Map<string, JValue>).get(key) : undefined;
 };
-const lookup = (r: ProbeResult, name: string): JValue => r.env.lookupVariable(name) as unknown as JValue;
+const lookup = (r: ProbeResult, name: string): JValue | undefined => r.inputs.get(name);
 const used = (r: ProbeResult, v: JValue | undefined): boolean => v !== undefined && r.interp.used.has(v);
 const hasOp = (r: ProbeResult, v: JValue | undefined, op: string): boolean => v !== undefined && r.interp.ops.get(v)?.has(op) === true;
 
