@@ -201,6 +201,7 @@ export class ChatInterpreter extends Interpreter {
           result = super.evaluate(statement, environment) as unknown as JValue;
       }
       if (this.forIterables.has(node)) {
+        this.mark(result, result.type === 'ObjectValue' ? 'object_access' : 'array_access');
         if (result.type === 'UndefinedValue') result = new rt.ArrayValue([]);
         else if (hasNumericKeys(result)) result = new rt.ArrayValue([...(result.value as Map<unknown, JValue>).keys()].map((k) => fixKey(rt.convert(k))));
       }

@@ -15,6 +15,7 @@
 import { LlmError } from '../errors.js';
 import { strftime } from './strftime.js';
 import type { TemplateCaps } from './template-caps.js';
+import { adjustMessagesForFamily, templateFamily } from './template-families.js';
 
 /** Inputs of one render. */
 export interface TemplateRequest {
@@ -152,6 +153,7 @@ export function buildTemplateContext(req: TemplateRequest, caps: TemplateCaps, s
       };
     });
   }
+  messages = adjustMessagesForFamily(templateFamily(source), messages);
   const ctx: Record<string, unknown> = {
     messages,
     bos_token: req.bosToken,

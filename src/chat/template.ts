@@ -17,6 +17,7 @@ import { resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget
 import { compileTemplate, type CompiledTemplate } from './template-compile.js';
 import { setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
 import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
+import { completePromptForFamily, templateFamily } from './template-families.js';
 
 /** ChatML, used when a model has no template (`<|im_start|>role\ncontent<|im_end|>\n`). */
 export const CHATML_TEMPLATE =
@@ -149,7 +150,8 @@ export function renderCompiled(
     if (['true', 'false', 'none', 'True', 'False', 'None', 'range', 'raise_exception', 'strftime_now'].includes(k)) continue;
     env.set(k, v);
   }
-  return String((interp.run(t.program) as unknown as { value: unknown }).value);
+  const out = String((interp.run(t.program) as unknown as { value: unknown }).value);
+  return completePromptForFamily(templateFamily(t.source), out, req.addGenerationPrompt ?? true);
 }
 
 /**
