@@ -13,29 +13,42 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Msg = { [k: string]: Json };
 
-/** A family with an adjustment, or undefined. */
-export type TemplateFamily = 'ministral3' | 'gpt-oss' | 'lfm2' | 'deepseek-v4' | 'deepseek-v3.2' | 'gemma4' | 'gemma4-outdated';
+/** A family llama.cpp handles with a dedicated renderer/parser, or undefined (its generic path). */
+export type TemplateFamily =
+  | 'ministral3' | 'gpt-oss' | 'muse-glimmer' | 'functionary-v3.2' | 'kimi-k2' | 'kimi-k3' | 'ling3' | 'cohere2moe'
+  | 'lfm2' | 'gigachat-v3' | 'minimax-m3' | 'deepseek-v4' | 'deepseek-v3.2' | 'gemma4' | 'gemma4-outdated' | 'minicpm5'
+  | 'qwen3-coder';
+
+/** Families whose llama.cpp handler declares reasoning support (so `enable_thinking` defaults to true). */
+export const FAMILIES_WITH_THINKING: ReadonlySet<TemplateFamily> = new Set<TemplateFamily>([
+  'ministral3', 'gpt-oss', 'muse-glimmer', 'kimi-k2', 'kimi-k3', 'ling3', 'cohere2moe', 'lfm2', 'minimax-m3',
+  'deepseek-v4', 'deepseek-v3.2', 'gemma4', 'gemma4-outdated', 'minicpm5',
+]);
 
 const has = (s: string, ...parts: string[]): boolean => parts.every((p) => s.includes(p));
 
-/** Detects the family as llama.cpp does (first match wins; families without adjustments return undefined). */
+/** Detects the family as llama.cpp does (first match wins). */
 export function templateFamily(src: string): TemplateFamily | undefined {
   if (has(src, '[SYSTEM_PROMPT]', '[TOOL_CALLS]', '[ARGS]') && !src.includes('[CALL_ID]')) return 'ministral3';
   if (src.includes('<|channel|>')) return 'gpt-oss';
-  if (has(src, '<atem:function_calls>', '<|eom|>')) return undefined;
-  if (has(src, '>>>all', '>>>${recipient}')) return undefined;
-  if (has(src, '<|tool_calls_section_begin|>', '<|tool_call_begin|>')) return undefined;
-  if (has(src, '<|open|>', '<|close|>', '<|end_of_msg|>')) return undefined;
-  if (has(src, '<role>ASSISTANT</role>', '<arg_key>')) return undefined;
-  if (has(src, '<|START_TEXT|>', '<|START_ACTION|>')) return undefined;
+  if (has(src, '<atem:function_calls>', '<|eom|>')) return 'muse-glimmer';
+  if (has(src, '>>>all', '>>>${recipient}')) return 'functionary-v3.2';
+  if (has(src, '<|tool_calls_section_begin|>', '<|tool_call_begin|>')) return 'kimi-k2';
+  if (has(src, '<|open|>', '<|close|>', '<|end_of_msg|>')) return 'kimi-k3';
+  if (has(src, '<role>ASSISTANT</role>', '<arg_key>')) return 'ling3';
+  if (has(src, '<|START_TEXT|>', '<|START_ACTION|>')) return 'cohere2moe';
   if (has(src, '<|tool_list_start|>', '<|tool_list_end|>')) return 'lfm2';
   if (src.includes('List of tools: [') && !src.includes('<|tool_list_start|>')) return 'lfm2';
-  if (has(src, '<|role_sep|>', '<|message_sep|>') && !src.includes('<|function_call|>')) return undefined;
-  if (has(src, ']<]minimax[>[', '<tool_call>', '<invoke name=')) return undefined;
+  if (has(src, '<|role_sep|>', '<|message_sep|>') && !src.includes('<|function_call|>')) return 'gigachat-v3';
+  if (has(src, ']<]minimax[>[', '<tool_call>', '<invoke name=')) return 'minimax-m3';
   if (has(src, 'dsml_token', 'DSML') && (src.includes('function_calls') || src.includes('tool_calls'))) {
     return src.includes('function_calls') ? 'deepseek-v3.2' : 'deepseek-v4';
   }
   if (src.includes("'<|tool_call>call:'")) return src.includes('{#- OpenAI Chat Completions:') ? 'gemma4' : 'gemma4-outdated';
+  if (has(src, 'Tool usage guidelines:', '<function name="', '<param name="')) return 'minicpm5';
+  if (has(src, '<tool_call>', '<function=', '<parameter=') && !src.includes("'<tool_call><function=' ~ tool_call.name ~ '>'")) {
+    return 'qwen3-coder';
+  }
   return undefined;
 }
 

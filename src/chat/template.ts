@@ -17,7 +17,7 @@ import { resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget
 import { compileTemplate, type CompiledTemplate } from './template-compile.js';
 import { setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
 import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
-import { completePromptForFamily, templateFamily } from './template-families.js';
+import { completePromptForFamily, FAMILIES_WITH_THINKING, templateFamily } from './template-families.js';
 
 /** ChatML, used when a model has no template (`<|im_start|>role\ncontent<|im_end|>\n`). */
 export const CHATML_TEMPLATE =
@@ -108,29 +108,42 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
 const thinkingCache = new WeakMap<CompiledTemplate, boolean>();
 
 /**
- * Whether a template reacts to `enable_thinking` (llama.cpp's server then defaults it to true, else to false): a
- * one-message conversation rendered with thinking on and off differs.
+ * Whether a template supports reasoning, which llama.cpp's server turns into the default of `enable_thinking` (true
+ * when supported, else false). llama.cpp decides it by diffing renders for reasoning markers (its autoparser); the
+ * same signals are read here: llama.cpp's dedicated handler for the family declares it, the template shows an
+ * assistant's `reasoning_content` or writes a think tag, or switching `enable_thinking` changes the generation prompt
+ * around a think-like marker.
  */
 export function templateSupportsThinking(t: CompiledTemplate): boolean {
   const hit = thinkingCache.get(t);
   if (hit !== undefined) return hit;
   const caps = templateCaps(t);
-  const render = (on: boolean): string | undefined => {
+  const budget = resolveTemplateBudget({ maxMillis: 1000 });
+  const render = (messages: unknown[], on: boolean, addGenerationPrompt: boolean): string | undefined => {
     try {
-      return renderCompiled(t, caps, {
-        messages: [{ role: 'user', content: 'test' }],
-        bosToken: '',
-        eosToken: '',
-        enableThinkingDefault: on,
-        now: new Date(0),
-      }, { budget: resolveTemplateBudget({ maxMillis: 1000 }) });
+      return renderCompiled(t, caps, { messages, bosToken: '', eosToken: '', enableThinkingDefault: on, addGenerationPrompt, now: new Date(0) }, { budget });
     } catch {
       return undefined;
     }
   };
-  const on = render(true);
-  const off = render(false);
-  const result = on !== undefined && off !== undefined && on !== off;
+  const mark = 'REASONING_MARK_7f3a';
+  const history = [
+    { role: 'user', content: 'U1' },
+    { role: 'assistant', content: 'A1', reasoning_content: mark },
+  ];
+  const family = templateFamily(t.source);
+  let result = (family !== undefined && FAMILIES_WITH_THINKING.has(family)) || (render(history, true, false) ?? '').includes(mark);
+  if (!result && family !== 'gigachat-v3') result = /<think>|<\/think>|\[THINK\]|\[\/THINK\]|<\|think\|>|<seed:think>/.test(t.source);
+  if (!result) {
+    const one = [{ role: 'user', content: 'test' }];
+    const on = render(one, true, true);
+    const off = render(one, false, true);
+    if (on !== undefined && off !== undefined && on !== off) {
+      let i = 0;
+      while (i < on.length && i < off.length && on[i] === off[i]) i++;
+      result = /think|reason/i.test(on.slice(i) + off.slice(i));
+    }
+  }
   thinkingCache.set(t, result);
   return result;
 }

@@ -10,11 +10,11 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderChat, type ChatMessage } from '../../../src/chat/index.js';
+import { compileTemplate, renderChat, templateSupportsThinking, type ChatMessage } from '../../../src/chat/index.js';
 import { isLlmError } from '../../../src/errors.js';
 // @ts-expect-error plain .mjs data module shared with the generator
 import { CONVERSATIONS } from '../../../scripts/templates/conversations.mjs';
-import { KNOWN_DIFFERENCES } from './template-corpus-known.js';
+import { KNOWN_DIFFERENCES, KNOWN_THINKING_DIFFERENCES } from './template-corpus-known.js';
 
 interface Rendering {
   prompt?: string;
@@ -118,6 +118,10 @@ describe('chat templates render as llama.cpp renders them (corpus)', () => {
         caps = renderChat([{ role: 'user', content: 'x' }], { template, now: NOW }).caps as unknown as Record<string, boolean>;
       } catch {
         continue;
+      }
+      const thinking = templateSupportsThinking(compileTemplate(template));
+      if (t.supports_thinking !== undefined && thinking !== t.supports_thinking && !(name in KNOWN_THINKING_DIFFERENCES)) {
+        mismatches.push(`${name} supports_thinking: llama.cpp ${t.supports_thinking}, ours ${thinking}`);
       }
       for (const [k, v] of Object.entries(t.caps)) {
         const camel = k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
