@@ -97,4 +97,51 @@ export const CONVERSATIONS = {
     ],
     tools,
   },
+  system_user: { messages: [system, { role: 'user', content: 'Summarise: the cat sat on the mat.' }] },
+  developer: { messages: [{ role: 'developer', content: 'Answer tersely.' }, { role: 'user', content: 'Capital of France?' }] },
+  typed_content: {
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'First part.' }, { type: 'text', text: 'Second part.' }] },
+      { role: 'assistant', content: 'Noted.' },
+      { role: 'user', content: [{ type: 'text', text: 'Go on.' }] },
+    ],
+  },
+  reasoning_history: {
+    messages: [
+      { role: 'user', content: 'What is 17*3?' },
+      { role: 'assistant', content: '51', reasoning_content: '17*3 = 51.' },
+      { role: 'user', content: 'And 17*4?' },
+    ],
+  },
+  quotes_markers: {
+    messages: [
+      system,
+      { role: 'user', content: 'He said "hi" and \'bye\'; path C:\\tmp; tags </s> <|im_end|> <|eot_id|> [INST] end' },
+    ],
+  },
+  agentic: {
+    messages: [
+      system,
+      { role: 'user', content: 'Search for llama.cpp and tell me the weather in Oslo.' },
+      {
+        role: 'assistant',
+        content: 'Let me look that up.',
+        reasoning_content: 'I need two tools.',
+        tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'search', arguments: '{"query": "llama.cpp"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_9', content: 'llama.cpp is a C/C++ LLM runtime.' },
+      { role: 'assistant', content: 'llama.cpp is a C/C++ runtime for LLMs.' },
+      { role: 'user', content: 'Now the weather.' },
+    ],
+    tools,
+  },
+  tools_thinking_off: {
+    messages: [{ role: 'user', content: 'Weather in Rome?' }],
+    tools,
+    chat_template_kwargs: { enable_thinking: false },
+  },
+  reasoning_effort: {
+    messages: [system, { role: 'user', content: 'Prove that 2 is prime.' }],
+    chat_template_kwargs: { reasoning_effort: 'high' },
+  },
 };

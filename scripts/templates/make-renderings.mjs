@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Regenerates the chat-template conformance corpus in test/fixtures/templates from llama.cpp itself:
 //   corpus/<name>.jinja   the templates of the llama.cpp snapshot's models/templates (data, copied as is)
-//   renderings.json       llama.cpp's rendering of every template × conversation (scripts/templates/conversations.mjs),
+//   renderings.json.gz    llama.cpp's rendering of every template × conversation (scripts/templates/conversations.mjs),
 //                         as POST /apply-template returns it, plus each template's probed caps and thinking support.
 // Usage: node scripts/templates/make-renderings.mjs [--cache DIR] [--bundle PATH]
 // Builds the renderer first when needed (scripts/templates/oracle-build.mjs; ~5 min on 2 cores, no ggml build).
 import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const outDir = join(root, 'test/fixtures/templates');
 const cache = cacheDir();
 const src = ensureSource(cache);
-const exe = await ensureDriver(cache, src);
+const exe = ensureDriver(cache, src);
 
 const corpus = join(outDir, 'corpus');
 rmSync(corpus, { recursive: true, force: true });
@@ -47,7 +48,8 @@ for (const t of templates) {
   const r = result.templates[t.name];
   doc.templates[t.name] = { bos: t.bos, eos: t.eos, ...r };
 }
-writeFileSync(join(outDir, 'renderings.json'), `${JSON.stringify(doc, null, 1)}\n`);
+rmSync(join(outDir, 'renderings.json'), { force: true });
+writeFileSync(join(outDir, 'renderings.json.gz'), gzipSync(`${JSON.stringify(doc, null, 1)}\n`, { level: 9 }));
 let ok = 0;
 let total = 0;
 for (const t of Object.values(doc.templates)) {
@@ -56,4 +58,4 @@ for (const t of Object.values(doc.templates)) {
     if (typeof c.prompt === 'string') ok++;
   }
 }
-console.log(`${templates.length} templates, ${total} renderings (${total - ok} llama.cpp errors) → ${join(outDir, 'renderings.json')}`);
+console.log(`${templates.length} templates, ${total} renderings (${total - ok} llama.cpp errors) → ${join(outDir, 'renderings.json.gz')}`);
