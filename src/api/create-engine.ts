@@ -105,7 +105,12 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const gguf = await parseGguf(source, { signal });
     throwIfAborted(signal, 'loading the model');
     const tokenizer = createTokenizer(gguf.metadata);
-    const chat = createChatFormatter(tokenizer, { template: options.chatTemplate, metadata: gguf.metadata });
+    const chat = createChatFormatter(tokenizer, {
+      template: options.chatTemplate,
+      metadata: gguf.metadata,
+      fallback: options.templateFallback,
+      budget: options.templateBudget,
+    });
     const { shape } = shapeOf(gguf);
     const { contextLength, slots, ubatchSize } = shape;
     const identity = modelIdentityOf(source);

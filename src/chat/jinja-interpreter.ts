@@ -100,7 +100,8 @@ export class ChatInterpreter extends Interpreter {
 
   private toLlmError(e: unknown): Error {
     if (e instanceof LlmError) return e;
-    const { construct, line } = this.where();
+    const loc = typeof e === 'object' && e !== null ? ((e as Record<symbol, unknown>)[LOCATION] as { construct?: string; line?: number } | undefined) : undefined;
+    const { construct, line } = loc ?? this.where();
     const at = construct ? ` in '${construct}'${line !== undefined ? ` (line ${line})` : ''}` : '';
     const details = { ...(construct ? { construct } : {}), ...(line !== undefined ? { line } : {}) };
     if (e instanceof TemplateRaise) {
@@ -213,11 +214,19 @@ export class ChatInterpreter extends Interpreter {
       }
       if (this.opts.trackUsage && (node.type === 'Identifier' || node.type === 'MemberExpression')) this.mark(result);
       return result as never;
+    } catch (e) {
+      // the innermost located statement names where a failure happened (the stack unwinds before run() sees it)
+      if (tracked && typeof e === 'object' && e !== null && !(LOCATION in e)) {
+        (e as Record<symbol, unknown>)[LOCATION] = { construct: describe(node), line: this.opts.lines?.get(node) };
+      }
+      throw e;
     } finally {
       if (tracked) this.stack.pop();
     }
   }
 }
+
+const LOCATION = Symbol('template-location');
 
 /** A short text naming a statement (for error messages). */
 function describe(n: Node): string {
@@ -288,10 +297,18 @@ proto.evaluateBlock = function (this: ChatInterpreter, statements: unknown, env:
 // + and ~ between a string and none / undefined: concatenation with '' (llama.cpp's workaround)
 proto.evaluateBinaryExpression = function (this: ChatInterpreter, node: Node, env: Environment) {
   const op = node.operator?.value as string;
-  if (op !== '+' && op !== '~') return base.evaluateBinaryExpression.call(this, node, env);
+  if (op !== '+' && op !== '~' && op !== '*') return base.evaluateBinaryExpression.call(this, node, env);
   const left = this.evaluate(node.left as never, env) as unknown as JValue;
   const right = this.evaluate(node.right as never, env) as unknown as JValue;
   const rt = jinjaRuntime();
+  const self = this as unknown as { opts: ChatInterpreterOptions; over(s: string): never };
+  if (op === '*' && ((left.type === 'StringValue' && right.type === 'IntegerValue') || (left.type === 'IntegerValue' && right.type === 'StringValue'))) {
+    // Python string repetition (llama.cpp has it), sized before it is built
+    const [str, n] = left.type === 'StringValue' ? [String(left.value), Number(right.value)] : [String(right.value), Number(left.value)];
+    const len = str.length * Math.max(0, n);
+    if (len > self.opts.budget.maxStringChars) self.over(`a string of ${len} characters (limit ${self.opts.budget.maxStringChars})`);
+    return new rt.StringValue(n > 0 ? str.repeat(n) : '');
+  }
   if ((isNullish(left) && right.type === 'StringValue') || (isNullish(right) && left.type === 'StringValue')) {
     return new rt.StringValue((isNullish(left) ? '' : left.value) + (isNullish(right) ? '' : right.value));
   }

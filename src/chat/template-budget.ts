@@ -8,7 +8,7 @@
 export interface TemplateBudget {
   /** Most elements one `range()` may produce (default 100,000). */
   readonly maxRangeElements?: number;
-  /** Most loop iterations in all (default 1,000,000). */
+  /** Most loop iterations in all (default 250,000). */
   readonly maxLoopIterations?: number;
   /** Most characters of rendered output (default 8,000,000). */
   readonly maxOutputChars?: number;
@@ -28,12 +28,26 @@ export type ResolvedTemplateBudget = Required<TemplateBudget>;
 /** Defaults: far above any real template (the largest of llama.cpp's corpus needs < 1 % of each). */
 export const DEFAULT_TEMPLATE_BUDGET: ResolvedTemplateBudget = {
   maxRangeElements: 100_000,
-  maxLoopIterations: 1_000_000,
+  maxLoopIterations: 250_000,
   maxOutputChars: 8_000_000,
   maxStringChars: 8_000_000,
   maxListElements: 1_000_000,
   maxSteps: 50_000_000,
   maxMillis: 5_000,
+};
+
+/**
+ * The budget of each capability probe (`template-caps.ts`): probes run small fixed conversations, so a template
+ * that needs more than this is hostile, and probing stops at its first overrun.
+ */
+export const PROBE_TEMPLATE_BUDGET: ResolvedTemplateBudget = {
+  maxRangeElements: 10_000,
+  maxLoopIterations: 100_000,
+  maxOutputChars: 1_000_000,
+  maxStringChars: 1_000_000,
+  maxListElements: 100_000,
+  maxSteps: 2_000_000,
+  maxMillis: 250,
 };
 
 /** Fills in the defaults; rejects non-positive or non-finite limits. */

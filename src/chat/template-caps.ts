@@ -7,9 +7,10 @@
  */
 
 import { Environment } from '@huggingface/jinja';
-import { ChatInterpreter, TemplateRaise } from './jinja-interpreter.js';
+import { isLlmError } from '../errors.js';
+import { ChatInterpreter, TemplateBudgetError, TemplateRaise } from './jinja-interpreter.js';
 import type { JValue } from './jinja-runtime.js';
-import { DEFAULT_TEMPLATE_BUDGET } from './template-budget.js';
+import { PROBE_TEMPLATE_BUDGET } from './template-budget.js';
 import type { CompiledTemplate } from './template-compile.js';
 
 /** Capabilities of a template (llama.cpp's `jinja::caps`). */
@@ -27,6 +28,8 @@ export interface TemplateCaps {
 
 interface ProbeResult {
   ok: boolean;
+  /** The probe overran its budget: the template is hostile, stop probing. */
+  overBudget: boolean;
   output: string;
   interp: ChatInterpreter;
   /** The input values as set before the render (a template may rebind the names). */
@@ -49,20 +52,32 @@ export function setGlobals(env: Environment, interp: ChatInterpreter, now: Date,
 }
 
 function probe(t: CompiledTemplate, vars: Record<string, unknown>): ProbeResult {
+  const r = probeOnce(t, vars);
+  if (r.overBudget) throw new StopProbing();
+  return r;
+}
+
+function probeOnce(t: CompiledTemplate, vars: Record<string, unknown>): ProbeResult {
   const env = new Environment();
-  const budget = { ...DEFAULT_TEMPLATE_BUDGET, maxMillis: 1000, maxSteps: 5_000_000 };
-  const interp = new ChatInterpreter(env, { budget, trackUsage: true });
+  const interp = new ChatInterpreter(env, { budget: PROBE_TEMPLATE_BUDGET, trackUsage: true });
   setGlobals(env, interp, new Date(), () => '');
   const all: Record<string, unknown> = { tools: [], bos_token: '', eos_token: '', add_generation_prompt: true, ...vars };
   const inputs = new Map<string, JValue>();
   for (const [k, v] of Object.entries(all)) inputs.set(k, env.set(k, v) as unknown as JValue);
   try {
     const out = interp.run(t.program);
-    return { ok: true, output: String((out as unknown as { value: unknown }).value), interp, inputs };
-  } catch {
-    return { ok: false, output: '', interp, inputs };
+    return { ok: true, overBudget: false, output: String((out as unknown as { value: unknown }).value), interp, inputs };
+  } catch (e) {
+    return { ok: false, overBudget: isOverBudget(e), output: '', interp, inputs };
   }
 }
+
+/** True when a render failed on its budget (not on the template's own logic). */
+export function isOverBudget(e: unknown): boolean {
+  return isLlmError(e, 'template') && e.cause instanceof TemplateBudgetError;
+}
+
+class StopProbing extends Error {}
 
 const get = (v: JValue | undefined, key: string | number): JValue | undefined => {
   if (!v) return undefined;
@@ -102,7 +117,19 @@ const capsCache = new WeakMap<CompiledTemplate, TemplateCaps>();
 export function templateCaps(t: CompiledTemplate): TemplateCaps {
   const hit = capsCache.get(t);
   if (hit) return hit;
-  const c = {
+  const c = defaultCaps();
+  try {
+    probeAll(t, c);
+  } catch (e) {
+    if (!(e instanceof StopProbing)) throw e;
+    Object.assign(c, defaultCaps()); // a hostile template: its render will fail on its own budget
+  }
+  capsCache.set(t, c);
+  return c;
+}
+
+function defaultCaps(): { -readonly [K in keyof TemplateCaps]: TemplateCaps[K] } {
+  return {
     supportsTools: true,
     supportsToolCalls: true,
     supportsSystemRole: true,
@@ -113,7 +140,9 @@ export function templateCaps(t: CompiledTemplate): TemplateCaps {
     supportsTypedContent: false,
     supportsObjectArguments: false,
   };
+}
 
+function probeAll(t: CompiledTemplate, c: { -readonly [K in keyof TemplateCaps]: TemplateCaps[K] }): void {
   // typed content
   const marker = 'STRING_MARKER';
   let r = probe(t, { messages: [{ role: 'user', content: marker }] });
@@ -182,7 +211,4 @@ export function templateCaps(t: CompiledTemplate): TemplateCaps {
   // reasoning effort
   r = probe(t, { messages: [{ role: 'user', content: 'User message' }], enable_thinking: true, reasoning_effort: 'low', reasoning_strength: 'low' });
   c.supportsReasoningEffort = used(r, lookup(r, 'reasoning_effort')) || used(r, lookup(r, 'reasoning_strength'));
-
-  capsCache.set(t, c);
-  return c;
 }

@@ -13,9 +13,9 @@ import { type ChatMessage, validateMessages } from './messages.js';
 import { sha256Hex } from '../io/sha256.js';
 import { strftime } from './strftime.js';
 import { ChatInterpreter } from './jinja-interpreter.js';
-import { resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget } from './template-budget.js';
+import { PROBE_TEMPLATE_BUDGET, resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget } from './template-budget.js';
 import { compileTemplate, type CompiledTemplate } from './template-compile.js';
-import { setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
+import { isOverBudget, setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
 import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
 import { completePromptForFamily, FAMILIES_WITH_THINKING, templateFamily } from './template-families.js';
 
@@ -118,11 +118,13 @@ export function templateSupportsThinking(t: CompiledTemplate): boolean {
   const hit = thinkingCache.get(t);
   if (hit !== undefined) return hit;
   const caps = templateCaps(t);
-  const budget = resolveTemplateBudget({ maxMillis: 1000 });
+  let hostile = false;
   const render = (messages: unknown[], on: boolean, addGenerationPrompt: boolean): string | undefined => {
+    if (hostile) return undefined;
     try {
-      return renderCompiled(t, caps, { messages, bosToken: '', eosToken: '', enableThinkingDefault: on, addGenerationPrompt, now: new Date(0) }, { budget });
-    } catch {
+      return renderCompiled(t, caps, { messages, bosToken: '', eosToken: '', enableThinkingDefault: on, addGenerationPrompt, now: new Date(0) }, { budget: PROBE_TEMPLATE_BUDGET });
+    } catch (e) {
+      hostile = isOverBudget(e);
       return undefined;
     }
   };
