@@ -107,6 +107,8 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
 
 const thinkingCache = new WeakMap<CompiledTemplate, boolean>();
 
+const BUILT_IN_NAMES = new Set(['messages', 'tools', 'bos_token', 'eos_token', 'add_generation_prompt', 'range', 'raise_exception', 'strftime_now']);
+
 /**
  * Whether a template supports reasoning, which llama.cpp's server turns into the default of `enable_thinking` (true
  * when supported, else false). llama.cpp decides it by diffing renders for reasoning markers (its autoparser); the
@@ -184,7 +186,10 @@ export function renderChat(messages: readonly ChatMessage[], options: RenderChat
   const tokenString = (id: number | null | undefined): string => (tok && id !== null && id !== undefined ? tok.tokenText(id) : '');
   const bos = options.bosToken ?? tokenString(tok?.bosId);
   const eos = options.eosToken ?? tokenString(tok?.eosId);
-  const kwargs: Record<string, unknown> = { ...(options.variables ?? {}), ...(options.chatTemplateKwargs ?? {}) };
+  const kwargs: Record<string, unknown> = {};
+  // `variables` never replace the conversation or the renderer's own names; `chatTemplateKwargs` are validated by callers
+  for (const [k, v] of Object.entries(options.variables ?? {})) if (!BUILT_IN_NAMES.has(k)) kwargs[k] = v;
+  Object.assign(kwargs, options.chatTemplateKwargs ?? {});
   let prompt = renderCompiled(
     compiled,
     caps,
