@@ -80,24 +80,31 @@ export function pyFormat(fmt: string, args: JValue[]): string {
   });
 }
 
-/** Methods of lists (mutating, as in Python), or undefined when `name` is not one. */
-export function listMethod(list: JValue, name: string): JValue | undefined {
+/** Methods of lists (mutating, as in Python), or undefined when `name` is not one. `checkSize(n)` throws when a
+ * list of `n` elements is over the budget. */
+export function listMethod(list: JValue, name: string, checkSize: (n: number) => void): JValue | undefined {
   const rt = jinjaRuntime();
   const arr = list.value as JValue[];
   const fn = (f: (args: JValue[]) => JValue): JValue => new rt.FunctionValue(f);
   switch (name) {
     case 'append':
       return fn(([x]) => {
+        checkSize(arr.length + 1);
         arr.push(x ?? new rt.NullValue());
         return new rt.NullValue();
       });
     case 'extend':
       return fn(([x]) => {
-        if (x?.type === 'ArrayValue') arr.push(...(x.value as JValue[]));
+        if (x?.type === 'ArrayValue') {
+          const add = x.value as JValue[];
+          checkSize(arr.length + add.length);
+          for (const item of [...add]) arr.push(item);
+        }
         return new rt.NullValue();
       });
     case 'insert':
       return fn(([i, x]) => {
+        checkSize(arr.length + 1);
         arr.splice(Number(i?.value ?? 0), 0, x ?? new rt.NullValue());
         return new rt.NullValue();
       });
@@ -123,4 +130,37 @@ export function minMax(list: JValue, which: 'min' | 'max'): JValue {
     if (which === 'min' ? less : !less && x.value !== best.value) best = x;
   }
   return best;
+}
+
+const guarded = new WeakSet<object>();
+
+/**
+ * Sizes `str.replace(old, new[, count])` before it runs (the library builds the result at once: a doubling replace
+ * would otherwise exhaust memory before any budget check sees the value). Patches the value's own builtin map once.
+ */
+export function guardStringBuiltins(v: JValue, checkSize: (n: number) => void): void {
+  if (v.type !== 'StringValue' || guarded.has(v)) return;
+  guarded.add(v);
+  const map = v.builtins;
+  const original = map.get('replace');
+  if (!original) return;
+  const rt = jinjaRuntime();
+  map.set(
+    'replace',
+    new rt.FunctionValue((args: JValue[], scope: unknown) => {
+      const [oldV, newV] = args;
+      if (oldV?.type === 'StringValue' && newV?.type === 'StringValue') {
+        const str = String(v.value);
+        const from = String(oldV.value);
+        const to = String(newV.value);
+        const countArg = args[2]?.type === 'KeywordArgumentsValue' ? (args[2].value as Map<string, JValue>).get('count') : args[2];
+        const limit = countArg?.type === 'IntegerValue' && Number(countArg.value) >= 0 ? Number(countArg.value) : Infinity;
+        let n = 0;
+        if (from === '') n = Math.min(limit, str.length + 1);
+        else for (let i = str.indexOf(from); i >= 0 && n < limit; i = str.indexOf(from, i + from.length)) n++;
+        checkSize(str.length + n * (to.length - from.length));
+      }
+      return (original.value as (a: JValue[], s: unknown) => JValue)(args, scope);
+    }),
+  );
 }

@@ -16,7 +16,7 @@
 
 import { Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
-import { fixKey, fixKeys, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr } from './jinja-extensions.js';
+import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
 
@@ -121,6 +121,11 @@ export class ChatInterpreter extends Interpreter {
   /** Checks a list about to be created (range, literals). */
   checkList(n: number, what: string): void {
     if (n > this.opts.budget.maxListElements) this.over(`${what} would hold ${n} elements (limit ${this.opts.budget.maxListElements})`);
+  }
+
+  /** Throws when a string of `n` characters is over the budget. */
+  checkString(n: number): void {
+    if (n > this.opts.budget.maxStringChars) this.over(`a string of ${n} characters (limit ${this.opts.budget.maxStringChars})`);
   }
 
   /** `range()` with the budget applied before anything is allocated. */
@@ -328,6 +333,7 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
     if (name === 'tojson' || name === 'string') self.markDeep(operand);
   }
   const rt = jinjaRuntime();
+  if (name === 'replace') guardStringBuiltins(operand, (n) => this.checkString(n));
   if (name && operand.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) {
     const kind = UNDEFINED_FILTERS[name];
     return kind === 'array' ? new rt.ArrayValue([]) : kind === 'string' ? new rt.StringValue('') : kind === 'int' ? new rt.IntegerValue(0) : new rt.UndefinedValue();
@@ -373,8 +379,9 @@ proto.evaluateMemberExpression = function (this: ChatInterpreter, expr: Node, en
   if (!expr.computed) self.mark(object, expr.property?.type === 'IntegerLiteral' ? 'array_access' : 'object_access');
   if (!expr.computed && expr.property?.type === 'Identifier') {
     const name = expr.property.value as string;
+    if (name === 'replace') guardStringBuiltins(object, (n) => this.checkString(n));
     if (object.type === 'ArrayValue') {
-      const m = listMethod(object, name);
+      const m = listMethod(object, name, (n) => this.checkList(n, 'a list'));
       if (m) return m;
     } else if (object.type === 'StringValue' && name === 'format') {
       return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyFormat(String(object.value), args)));

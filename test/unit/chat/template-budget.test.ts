@@ -29,6 +29,12 @@ describe('template budgets', () => {
     expectTemplateError(t, /a string of \d+ characters \(limit 8000000\)/);
   });
 
+  it('one replace that would build a string over the budget is refused before it runs', () => {
+    expectTemplateError("{% set s = 'a' * 100000 %}{{ s.replace('a', s) | length }}", /a string of 10000000000 characters/);
+    expectTemplateError("{% set s = 'a' * 100000 %}{{ s | replace('a', s) | length }}", /a string of 10000000000 characters/);
+    expect(renderChat(USER, { template: "{{ 'abcabc'.replace('b', 'XY') }}|{{ 'aaa' | replace('a', 'b', 2) }}|{{ 'ab'.replace('', '-') }}" }).prompt).toBe('aXYcaXYc|bba|-a-b-');
+  });
+
   it('string repetition beyond the budget', () => {
     expectTemplateError("{{ 'x' * 100000000 }}", /a string of 100000000 characters/);
     expect(renderChat(USER, { template: "{{ 'ab' * 3 }}" }).prompt).toBe('ababab');
@@ -45,6 +51,11 @@ describe('template budgets', () => {
 
   it('output beyond the budget', () => {
     expectTemplateError('{% for i in range(1000) %}{{ "0123456789" }}{% endfor %}', /output of \d+ characters \(limit 5000\)/, { budget: { maxOutputChars: 5000 } });
+  });
+
+  it('a self-doubling list stops at the list budget; deep parser nesting is a template error', () => {
+    expectTemplateError('{% set x = [1] %}{% for i in range(64) %}{% set _ = x.extend(x) %}{% endfor %}{{ x | length }}', /a list would hold \d+ elements \(limit 1000000\)/);
+    expectTemplateError('{{ ' + '('.repeat(20000) + '1' + ')'.repeat(20000) + ' }}', /parsing the chat template failed/);
   });
 
   it('an aborted signal stops the render with LlmError(aborted)', () => {
