@@ -144,4 +144,47 @@ export const CONVERSATIONS = {
     messages: [system, { role: 'user', content: 'Prove that 2 is prime.' }],
     chat_template_kwargs: { reasoning_effort: 'high' },
   },
+  tools_unicode: {
+    messages: [
+      { role: 'user', content: 'Météo à Zürich? 東京も' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c7', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Zürich <&> \\"q\\" 東京", "unit": "celsius"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c7', name: 'get_weather', content: '{"temp": "12°C", "note": "<b>bewölkt</b> & kalt"}' },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Température en °C — "quoted" <tag> & 東京',
+          parameters: { type: 'object', properties: { city: { type: 'string', description: 'Ville / 都市' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'] },
+        },
+      },
+    ],
+  },
+  tools_minimal: {
+    messages: [{ role: 'user', content: 'Ping it.' }],
+    tools: [{ type: 'function', function: { name: 'ping' } }],
+  },
+  args_object: {
+    messages: [
+      { role: 'user', content: 'Search for cats.' },
+      { role: 'assistant', content: 'Searching.', tool_calls: [{ id: 'c2', type: 'function', function: { name: 'search', arguments: { query: 'cats', limit: 3 } } }] },
+      { role: 'tool', tool_call_id: 'c2', content: 'Cats are small felines.' },
+      { role: 'assistant', content: 'Cats are small felines.' },
+      { role: 'user', content: 'Thanks' },
+    ],
+    tools,
+  },
+  empty_content: {
+    messages: [
+      { role: 'system', content: '' },
+      { role: 'user', content: '' },
+      { role: 'assistant', content: ' ' },
+      { role: 'user', content: '\n' },
+    ],
+  },
 };

@@ -164,3 +164,15 @@ export function guardStringBuiltins(v: JValue, checkSize: (n: number) => void): 
     }),
   );
 }
+
+const ASCII_SPACE = ' \t\n\v\f\r';
+
+/** `str.strip([chars])` as llama.cpp: without `chars` only ASCII whitespace (C `isspace`), else any of `chars`. */
+export function pyStrip(str: string, left: boolean, right: boolean, chars?: string): string {
+  const set = chars ?? ASCII_SPACE;
+  let a = 0;
+  let b = str.length;
+  if (left) while (a < b && set.includes(str[a])) a++;
+  if (right) while (b > a && set.includes(str[b - 1])) b--;
+  return str.slice(a, b);
+}

@@ -16,7 +16,7 @@
 
 import { Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
-import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr } from './jinja-extensions.js';
+import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr, pyStrip } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
 
@@ -275,6 +275,19 @@ function exprText(n: Node | undefined, depth = 0): string {
   }
 }
 
+function emptyOf(kind: 'array' | 'string' | 'int' | 'undefined'): JValue {
+  const rt = jinjaRuntime();
+  return kind === 'array' ? new rt.ArrayValue([]) : kind === 'string' ? new rt.StringValue('') : kind === 'int' ? new rt.IntegerValue(0) : new rt.UndefinedValue();
+}
+
+/** The `chars` argument of strip (positional or `chars=`), or undefined for whitespace. */
+function stripChars(args: JValue[]): string | undefined {
+  const a = args[0];
+  if (!a) return undefined;
+  const v = a.type === 'KeywordArgumentsValue' ? (a.value as Map<string, JValue>).get('chars') : a;
+  return v && v.type === 'StringValue' ? String(v.value) : undefined;
+}
+
 type Proto = Record<string, (this: ChatInterpreter, ...args: never[]) => unknown>;
 const proto = ChatInterpreter.prototype as unknown as Proto;
 
@@ -334,12 +347,13 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
   }
   const rt = jinjaRuntime();
   if (name === 'replace') guardStringBuiltins(operand, (n) => this.checkString(n));
-  if (name && operand.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) {
-    const kind = UNDEFINED_FILTERS[name];
-    return kind === 'array' ? new rt.ArrayValue([]) : kind === 'string' ? new rt.StringValue('') : kind === 'int' ? new rt.IntegerValue(0) : new rt.UndefinedValue();
-  }
+  if (name && operand.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) return emptyOf(UNDEFINED_FILTERS[name]);
   if (name && operand.type === 'NullValue' && name in NONE_FILTERS) {
     return NONE_FILTERS[name] === 'array' ? new rt.ArrayValue([]) : new rt.StringValue('None');
+  }
+  if ((name === 'trim' || name === 'strip') && operand.type === 'StringValue') {
+    const args = filterNode.type === 'CallExpression' ? (filterNode.args as Node[]).map((a) => this.evaluate(a as never, env) as unknown as JValue) : [];
+    return new rt.StringValue(pyStrip(String(operand.value), true, true, stripChars(args)));
   }
   if (filterNode.type === 'Identifier' && name) {
     if ((name === 'min' || name === 'max') && operand.type === 'ArrayValue') return minMax(operand, name);
@@ -379,12 +393,18 @@ proto.evaluateMemberExpression = function (this: ChatInterpreter, expr: Node, en
   if (!expr.computed) self.mark(object, expr.property?.type === 'IntegerLiteral' ? 'array_access' : 'object_access');
   if (!expr.computed && expr.property?.type === 'Identifier') {
     const name = expr.property.value as string;
+    // methods of undefined / none give empty values as llama.cpp's do (`params.properties.items()` without properties)
+    if (object.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) return new rt.FunctionValue(() => emptyOf(UNDEFINED_FILTERS[name]));
+    if (object.type === 'NullValue' && NONE_FILTERS[name] === 'array') return new rt.FunctionValue(() => new rt.ArrayValue([]));
     if (name === 'replace') guardStringBuiltins(object, (n) => this.checkString(n));
     if (object.type === 'ArrayValue') {
       const m = listMethod(object, name, (n) => this.checkList(n, 'a list'));
       if (m) return m;
     } else if (object.type === 'StringValue' && name === 'format') {
       return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyFormat(String(object.value), args)));
+    } else if (object.type === 'StringValue' && (name === 'strip' || name === 'lstrip' || name === 'rstrip')) {
+      // the library ignores the `chars` argument and strips Unicode spaces; llama.cpp follows Python / C isspace
+      return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyStrip(String(object.value), name !== 'rstrip', name !== 'lstrip', stripChars(args))));
     } else if (hasNumericKeys(object)) {
       const map = object.value as Map<string | number, JValue>;
       if (name === 'get') {

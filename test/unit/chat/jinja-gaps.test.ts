@@ -28,6 +28,10 @@ describe('Jinja constructs llama.cpp accepts', () => {
     expect(render('{{ nothing | length }}|{{ nothing | join(",") }}|{{ nothing | upper }}|{{ nothing | list | length }}')).toBe('0|||0');
   });
 
+  it('methods of undefined / none give empty values (Seed-OSS: a tool without parameters)', () => {
+    expect(render('{% set p = {} %}[{% for k, v in p.properties.items() %}{{ k }}{% endfor %}]{{ p.missing.items() | length }}{% set n = none %}{{ n.items() | length }}')).toBe('[]00');
+  });
+
   it("string methods the library lacks: str.format (Hunyuan Hy3's '<｜hy_eos{}｜>'.format(t))", () => {
     expect(render("{{ '<x{}>'.format('A') }}{{ '{0}-{1}-{name}'.format(1, 'b', name='n') }}{{ '{{}}'.format() }}")).toBe('<xA>1-b-n{}');
   });
@@ -54,6 +58,10 @@ describe('Jinja constructs llama.cpp accepts', () => {
 
   it("string of a mapping or list is Python's repr (Apriel tools)", () => {
     expect(render(`{{ {'a': 1, 'b': [true, none, "it's"]} | string }}`)).toBe(`{'a': 1, 'b': [True, None, "it's"]}`);
+  });
+
+  it('strip / lstrip / rstrip / trim take the chars argument and strip ASCII whitespace only (SmolLM3, QwQ)', () => {
+    expect(render("[{{ ' \\n x \\n'.lstrip('\\n') }}][{{ '--x--'.strip('-') }}][{{ 'x\\n '.rstrip() }}][{{ '\u00a0x ' | trim }}][{{ 'aab' | trim('a') }}]")).toBe('[ \n x \n][x][x][\u00a0x][b]');
   });
 
   it('still rejects what llama.cpp rejects, as LlmError(template) naming the construct and line', () => {
