@@ -187,4 +187,35 @@ export const CONVERSATIONS = {
       { role: 'user', content: '\n' },
     ],
   },
+  no_generation_prompt: {
+    messages: [system, { role: 'user', content: 'Just render me.' }],
+    add_generation_prompt: false,
+  },
+  kwargs_values: {
+    messages: [{ role: 'user', content: 'Budgeted thinking please.' }],
+    chat_template_kwargs: { thinking_budget: 512, custom_instructions: 'Be nice.', tools_in_user_message: false },
+  },
+  think_in_text: {
+    messages: [
+      { role: 'user', content: 'Explain <think>tags</think> please.' },
+      { role: 'assistant', content: '<think>\nhidden\n</think>\n\nThey mark reasoning.' },
+      { role: 'user', content: 'Thanks.' },
+    ],
+    chat_template_kwargs: { enable_thinking: false },
+  },
+  system_parts: {
+    messages: [
+      { role: 'system', content: [{ type: 'text', text: 'You are terse.' }, { type: 'text', text: 'Use English.' }] },
+      { role: 'user', content: 'Hi' },
+    ],
+  },
+  tool_no_ids: {
+    messages: [
+      { role: 'user', content: 'Search llamas.' },
+      { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'search', arguments: '{"query": "llamas"}' } }] },
+      { role: 'tool', content: 'Llamas are camelids.' },
+      { role: 'user', content: 'More?' },
+    ],
+    tools,
+  },
 };

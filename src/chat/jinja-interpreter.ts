@@ -45,6 +45,8 @@ const UNDEFINED_FILTERS: Record<string, 'array' | 'string' | 'int' | 'undefined'
   sort: 'array', string: 'string', strip: 'string', sum: 'int', title: 'string', truncate: 'string', unique: 'array',
   upper: 'string', wordcount: 'int', count: 'int', trim: 'string',
 };
+/** Filters whose non-string input llama.cpp turns into its string form first. */
+const COERCED_TO_STRING = new Set(['capitalize', 'lower', 'replace', 'strip', 'trim', 'title', 'upper', 'wordcount']);
 const NONE_FILTERS: Record<string, 'array' | 'None'> = {
   items: 'array', map: 'array', reject: 'array', rejectattr: 'array', select: 'array', selectattr: 'array',
   unique: 'array', string: 'None', safe: 'None',
@@ -346,6 +348,9 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
     if (name === 'tojson' || name === 'string') self.markDeep(operand);
   }
   const rt = jinjaRuntime();
+  if (name && COERCED_TO_STRING.has(name) && operand.type !== 'StringValue' && operand.type !== 'UndefinedValue') {
+    operand = new rt.StringValue(pyRepr(operand)); // llama.cpp coerces these filters' input to a string
+  }
   if (name === 'replace') guardStringBuiltins(operand, (n) => this.checkString(n));
   if (name && operand.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) return emptyOf(UNDEFINED_FILTERS[name]);
   if (name && operand.type === 'NullValue' && name in NONE_FILTERS) {

@@ -64,6 +64,10 @@ describe('Jinja constructs llama.cpp accepts', () => {
     expect(render("[{{ ' \\n x \\n'.lstrip('\\n') }}][{{ '--x--'.strip('-') }}][{{ 'x\\n '.rstrip() }}][{{ '\u00a0x ' | trim }}][{{ 'aab' | trim('a') }}]")).toBe('[ \n x \n][x][x][\u00a0x][b]');
   });
 
+  it('string filters turn a list or mapping into its string form first (Gemma 4 with typed system content)', () => {
+    expect(render("{{ [{'type': 'text', 'text': 'a'}] | trim }}|{{ {'k': 1} | upper }}|{{ 12 | replace('1', 'x') }}")).toBe("[{'type': 'text', 'text': 'a'}]|{'K': 1}|x2");
+  });
+
   it('still rejects what llama.cpp rejects, as LlmError(template) naming the construct and line', () => {
     const e = thrownLlmError(() => render('line one\n{% for m in messages %}\n{{ m.content - 1 }}\n{% endfor %}'));
     expect(e.code).toBe('template');

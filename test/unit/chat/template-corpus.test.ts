@@ -36,7 +36,7 @@ interface Corpus {
 
 const dir = new URL('../../fixtures/templates/', import.meta.url);
 const corpus = JSON.parse(gunzipSync(readFileSync(new URL('renderings.json.gz', dir))).toString('utf8')) as Corpus;
-const conversations = CONVERSATIONS as Record<string, { messages: ChatMessage[]; tools?: unknown[]; chat_template_kwargs?: Record<string, unknown> }>;
+const conversations = CONVERSATIONS as Record<string, { messages: ChatMessage[]; tools?: unknown[]; chat_template_kwargs?: Record<string, unknown>; add_generation_prompt?: boolean }>;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const [dd, mon, yyyy] = corpus.dateString.split(' ');
 /** The day llama.cpp rendered on, at local noon (templates print the date, not the time). */
@@ -63,6 +63,7 @@ function compare(name: string, id: string): Outcome {
       now: NOW,
       ...(conv.tools ? { tools: conv.tools } : {}),
       ...(conv.chat_template_kwargs ? { chatTemplateKwargs: conv.chat_template_kwargs } : {}),
+      ...(conv.add_generation_prompt !== undefined ? { addGenerationPrompt: conv.add_generation_prompt } : {}),
       stripBos: false,
     }).prompt;
   } catch (e) {
