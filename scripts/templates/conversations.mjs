@@ -218,4 +218,10 @@ export const CONVERSATIONS = {
     ],
     tools,
   },
+  prefill: {
+    messages: [{ role: 'user', content: 'Write a haiku about autumn.' }, { role: 'assistant', content: 'Autumn moon' }],
+  },
+  prefill_reasoning: {
+    messages: [system, { role: 'user', content: 'Write a haiku.' }, { role: 'assistant', content: '', reasoning_content: 'Let me think' }],
+  },
 };

@@ -72,6 +72,11 @@ static json render(const common_chat_templates * t, const json & body, bool defa
     in.tool_choice = common_chat_tool_choice_parse_oaicompat(body.value("tool_choice", std::string("auto")));
     in.parallel_tool_calls = body.value("parallel_tool_calls", (bool) caps["supports_parallel_tool_calls"]);
     in.add_generation_prompt = body.value("add_generation_prompt", true);
+    // llama-server's default --prefill-assistant: a trailing assistant message is continued
+    if (!in.messages.empty() && in.messages.back().role == "assistant" && body.value("prefill_assistant", true)) {
+        in.continue_final_message = COMMON_CHAT_CONTINUATION_AUTO;
+        in.add_generation_prompt = false;
+    }
     in.reasoning_format = COMMON_REASONING_FORMAT_DEEPSEEK;
     in.enable_thinking = default_thinking;
     json kw = body.value("chat_template_kwargs", json::object());

@@ -18,6 +18,7 @@ import { compileTemplate, type CompiledTemplate } from './template-compile.js';
 import { isOverBudget, setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
 import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
 import { completePromptForFamily, FAMILIES_WITH_THINKING, templateFamily } from './template-families.js';
+import { renderContinuation } from './template-continue.js';
 
 /** ChatML, used when a model has no template (`<|im_start|>role\ncontent<|im_end|>\n`). */
 export const CHATML_TEMPLATE =
@@ -64,6 +65,11 @@ export interface RenderChatOptions {
   readonly variables?: Readonly<Record<string, unknown>>;
   /** Clock for `strftime_now` (default: now). */
   readonly now?: Date;
+  /**
+   * A conversation ending with an assistant message continues that message (default true, as llama-server's
+   * `--prefill-assistant`): no new assistant turn is opened, the model goes on from its text.
+   */
+  readonly continueFinalMessage?: boolean;
 }
 
 /** A rendered conversation. */
@@ -190,21 +196,22 @@ export function renderChat(messages: readonly ChatMessage[], options: RenderChat
   // `variables` never replace the conversation or the renderer's own names; `chatTemplateKwargs` are validated by callers
   for (const [k, v] of Object.entries(options.variables ?? {})) if (!BUILT_IN_NAMES.has(k)) kwargs[k] = v;
   Object.assign(kwargs, options.chatTemplateKwargs ?? {});
-  let prompt = renderCompiled(
-    compiled,
-    caps,
-    {
-      messages: valid,
-      ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      chatTemplateKwargs: kwargs,
-      addGenerationPrompt: options.addGenerationPrompt ?? true,
-      bosToken: bos,
-      eosToken: eos,
-      enableThinkingDefault: templateSupportsThinking(compiled),
-      now: options.now ?? new Date(),
-    },
-    { budget: resolveTemplateBudget(options.budget), ...(options.signal ? { signal: options.signal } : {}) },
-  );
+  const request: TemplateRequest = {
+    messages: valid,
+    ...(options.tools !== undefined ? { tools: options.tools } : {}),
+    chatTemplateKwargs: kwargs,
+    addGenerationPrompt: options.addGenerationPrompt ?? true,
+    bosToken: bos,
+    eosToken: eos,
+    enableThinkingDefault: templateSupportsThinking(compiled),
+    now: options.now ?? new Date(),
+  };
+  const renderOpts = { budget: resolveTemplateBudget(options.budget), ...(options.signal ? { signal: options.signal } : {}) };
+  const render = (r: TemplateRequest): string => renderCompiled(compiled, caps, r, renderOpts);
+  let prompt =
+    (options.continueFinalMessage ?? true) && valid[valid.length - 1].role === 'assistant'
+      ? renderContinuation(compiled, caps, request, render, request.enableThinkingDefault)
+      : render(request);
   if ((options.stripBos ?? tok?.addBos ?? false) && bos !== '' && prompt.startsWith(bos)) prompt = prompt.slice(bos.length);
   if ((options.stripEos ?? tok?.addEos ?? false) && eos !== '' && prompt.endsWith(eos)) prompt = prompt.slice(0, -eos.length);
 

@@ -127,7 +127,7 @@ describe('public templates round-trip through a tokenizer', () => {
     const call = { id: 'abc', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
     expectLlmError(
       () =>
-        renderChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [call] }], {
+        renderChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', content: '1', tool_call_id: 'abc' }], {
           template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
         }),
       'template',
@@ -150,7 +150,7 @@ describe('public templates round-trip through a tokenizer', () => {
     expect(ids.filter((id) => id === tok.tokenId('<start_of_turn>'))).toHaveLength(4);
     expect(tok.decode(ids, { renderSpecial: true })).toBe(r.prompt);
     expectLlmError(
-      () => renderChat([{ role: 'assistant', content: 'x' }], { template: gemma3, tokenizer: tok }),
+      () => renderChat([{ role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }], { template: gemma3, tokenizer: tok }),
       'template',
       /roles must alternate/,
     );
