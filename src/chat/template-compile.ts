@@ -4,7 +4,7 @@
  * `LlmError('template')` naming the line; engines compile at load so this surfaces there, not on the first message.
  */
 
-import { Template } from '@huggingface/jinja';
+import { parse, Template, tokenize } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
 import type { NodeLines } from './jinja-interpreter.js';
 
@@ -72,13 +72,41 @@ function nodeLines(program: Template['parsed'], source: string): NodeLines {
   return lines;
 }
 
-/** Where a parse error is: the line of the first tag the lexer/parser stops at is not reported by the library, so
- * the message names the error and, when the message quotes a token, the first line holding it. */
-function parseErrorLine(source: string, message: string): number | undefined {
-  const m = /['"`]([^'"`\n]{1,40})['"`]/.exec(message);
-  if (!m) return undefined;
-  const idx = source.indexOf(m[1]);
-  return idx < 0 ? undefined : source.slice(0, idx).split('\n').length;
+/**
+ * Where a parse error is (the library's messages carry no position): the shortest token prefix from which every
+ * longer prefix fails with the same message ends at the offending token; its line is found by walking the token
+ * values through the source. Bounded to 300 ms; templates that end inside an open block are named as such.
+ */
+function locateParseError(source: string, message: string): { line?: number; message: string } {
+  if (/reading '?type'?|undefined/.test(message)) {
+    return { line: source.split('\n').length, message: 'the template ends inside an open block (a missing endfor / endif / endmacro / endset?)' };
+  }
+  let tokens: ReturnType<typeof tokenize>;
+  try {
+    tokens = tokenize(source, { lstrip_blocks: true, trim_blocks: true });
+  } catch {
+    return { message };
+  }
+  const deadline = Date.now() + 300;
+  let first = tokens.length;
+  for (let n = tokens.length - 1; n >= 1 && Date.now() < deadline; n--) {
+    let same = false;
+    try {
+      parse(tokens.slice(0, n));
+    } catch (e) {
+      same = (e as Error).message === message;
+    }
+    if (!same) break;
+    first = n;
+  }
+  if (Date.now() >= deadline) return { message };
+  let pos = 0;
+  for (let i = 0; i < first && i < tokens.length; i++) {
+    const v = tokens[i].value;
+    const at = v === '' ? -1 : source.indexOf(v, pos);
+    if (at >= 0) pos = at + (i === first - 1 ? 0 : v.length);
+  }
+  return { line: source.slice(0, pos).split('\n').length, message };
 }
 
 /** Parses a template (cached); `LlmError('template')` when it does not parse. */
@@ -90,11 +118,10 @@ export function compileTemplate(source: string): CompiledTemplate {
   try {
     program = new Template(normalizeContinuations(source)).parsed;
   } catch (e) {
-    const msg = (e as Error).message;
-    const line = parseErrorLine(source, msg);
+    const { line, message } = locateParseError(source, (e as Error).message);
     throw new LlmError(
       'template',
-      `parsing the chat template failed${line !== undefined ? ` near line ${line}` : ''}: ${msg}; pass a valid Jinja template`,
+      `parsing the chat template failed${line !== undefined ? ` near line ${line}` : ''}: ${message}; pass a valid Jinja template`,
       { cause: e, details: line !== undefined ? { line } : {} },
     );
   }

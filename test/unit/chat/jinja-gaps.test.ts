@@ -68,6 +68,13 @@ describe('Jinja constructs llama.cpp accepts', () => {
     expect(render("{{ [{'type': 'text', 'text': 'a'}] | trim }}|{{ {'k': 1} | upper }}|{{ 12 | replace('1', 'x') }}")).toBe("[{'type': 'text', 'text': 'a'}]|{'K': 1}|x2");
   });
 
+  it('a template that does not parse names the line', () => {
+    const e = thrownLlmError(() => render('a\nb {{ x }}\n{% if x %}\n{{ y + }}\n{% endif %}'));
+    expect(e.code).toBe('template');
+    expect(e.message).toMatch(/parsing the chat template failed near line 4: Unexpected token/);
+    expect(thrownLlmError(() => render('line1\n{% for m in messages %}\n{{ m }}\n')).message).toMatch(/near line 4: the template ends inside an open block/);
+  });
+
   it('still rejects what llama.cpp rejects, as LlmError(template) naming the construct and line', () => {
     const e = thrownLlmError(() => render('line one\n{% for m in messages %}\n{{ m.content - 1 }}\n{% endfor %}'));
     expect(e.code).toBe('template');
