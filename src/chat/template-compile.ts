@@ -4,14 +4,14 @@
  * `LlmError('template')` naming the line; engines compile at load so this surfaces there, not on the first message.
  */
 
-import { parse, Template, tokenize } from '@huggingface/jinja';
+import { parse, tokenize } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
 import type { NodeLines } from './jinja-interpreter.js';
 
 /** A parsed template. */
 export interface CompiledTemplate {
   readonly source: string;
-  readonly program: Template['parsed'];
+  readonly program: ReturnType<typeof parse>;
   /** 1-based source line of each `for` / `if` / `elif` / `set` / `macro` statement. */
   readonly lines: NodeLines;
 }
@@ -48,7 +48,7 @@ function tagLines(source: string): Map<string, number[]> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Node = { type: string } & Record<string, any>;
 
-function nodeLines(program: Template['parsed'], source: string): NodeLines {
+function nodeLines(program: ReturnType<typeof parse>, source: string): NodeLines {
   const lines: NodeLines = new WeakMap();
   const tags = tagLines(source);
   const seen = new Map<string, number>();
@@ -114,9 +114,10 @@ export function compileTemplate(source: string): CompiledTemplate {
   let t = cache.get(source);
   if (t) return t;
   if (typeof source !== 'string') throw new LlmError('template', `the chat template must be a string, got ${typeof source}`);
-  let program: Template['parsed'];
+  let program: ReturnType<typeof parse>;
   try {
-    program = new Template(normalizeContinuations(source)).parsed;
+    // what the library's Template constructor does, without pulling in its formatter
+    program = parse(tokenize(normalizeContinuations(source), { lstrip_blocks: true, trim_blocks: true }));
   } catch (e) {
     const { line, message } = locateParseError(source, (e as Error).message);
     throw new LlmError(
