@@ -25,9 +25,11 @@ for (const t of targets) {
 }
 
 // Size report of the script-tag bundle: what a page downloads (webgguf.js + its worker and the worker's chunks; WGSL
-// is inlined in the JS) gzipped, and the WASM kernels apart. Budget: ≤ 200 KB gzipped JS+WGSL — over it, the build
+// is inlined in the JS) gzipped, and the WASM kernels apart. Budget: ≤ 216 KB gzipped JS+WGSL — over it, the build
 // fails (so a size regression shows in `npm test`).
-const IIFE_GZIP_BUDGET = 200 * 1024;
+// 216 KB since llama.cpp-conformant chat templates (capability probes, budgets, llama.cpp's Jinja semantics): about
+// 9 KB gzipped per engine copy, and the bundle carries two (the in-thread engine and the worker's).
+const IIFE_GZIP_BUDGET = 216 * 1024;
 if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) {
   const dir = join(root, 'dist/iife');
   const files = ['webgguf.js', ...readdirSync(join(dir, 'assets')).map((f) => `assets/${f}`)];

@@ -1,11 +1,18 @@
 /**
  * How the engine turns a conversation into prompt tokens: the `ChatFormatter` seam over the chat module
- * (`chat/prompt.ts` `buildPrompt`: the model's Jinja template, special markers parsed, BOS as the vocab wants,
- * history trimmed by whole turns). The engine needs the tokens, the template's identity (for the prompt-cache key)
- * and the stop strings / end tokens the template implies.
+ * (`chat/prompt.ts` `buildPrompt`: the model's Jinja template rendered as llama.cpp renders it, special markers
+ * parsed, BOS as the vocab wants, history trimmed by whole turns). The engine needs the tokens, the template's
+ * identity (for the prompt-cache key) and the stop strings / end tokens the template implies.
+ *
+ * The template is compiled and probed when the formatter is created, i.e. at model load: a template that does not
+ * parse is `LlmError('template')` there, not on the first message — unless the caller opted into
+ * `fallback: 'chatml'`, which then renders ChatML and says so in `fallbackReason`.
  */
 
-import { buildPrompt, CHATML_TEMPLATE, selectTemplate, sha256Hex } from '../chat/index.js';
+import { buildPrompt, CHATML_TEMPLATE, compileTemplate, selectTemplate, sha256Hex, templateCaps, templateSupportsThinking } from '../chat/index.js';
+import type { TemplateBudget } from '../chat/template-budget.js';
+import { validateChatTemplateKwargs } from '../chat/template-kwargs.js';
+import { isLlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ChatMessage } from './types.js';
@@ -20,33 +27,72 @@ export interface ChatPrompt {
   readonly eogIds: readonly number[];
   /** Messages dropped to fit `maxPromptTokens`. */
   readonly droppedMessages: number;
+  /** The rendered text that was tokenised (no leading BOS text when the vocabulary adds BOS). */
+  readonly prompt: string;
+}
+
+/** Per-request inputs of the template besides the messages. */
+export interface ChatBuildExtras {
+  /** Template variables over llama.cpp's defaults (validated: `LlmError('invalid-request')`). */
+  readonly chatTemplateKwargs?: unknown;
+  /** OpenAI tool definitions rendered by templates that support tools. */
+  readonly tools?: readonly unknown[];
+  /** Stops a long render (`LlmError('aborted')`). */
+  readonly signal?: AbortSignal;
 }
 
 /** Renders and tokenizes conversations with one chat template. */
 export interface ChatFormatter {
   /** SHA-256 of the template text (part of the prompt-cache key). */
   readonly templateHash: string;
+  /** Why ChatML is used instead of the model's template (only with `fallback: 'chatml'`). */
+  readonly fallbackReason?: string;
   /**
    * Builds the prompt; with `maxPromptTokens`, the oldest whole turns are dropped to fit (the system message and
    * the last turn are kept; when even they do not fit: `LlmError('context-overflow')`).
    */
-  build(messages: readonly ChatMessage[], maxPromptTokens?: number): ChatPrompt;
+  build(messages: readonly ChatMessage[], maxPromptTokens?: number, extras?: ChatBuildExtras): ChatPrompt;
 }
 
 /** Where the template comes from: an explicit text, else the model's `tokenizer.chat_template`, else ChatML. */
 export interface ChatFormatterOptions {
   readonly template?: string;
   readonly metadata?: Readonly<Record<string, GgufValue>>;
+  /** 'chatml': use ChatML when the template does not compile (default: `LlmError('template')` at creation). */
+  readonly fallback?: 'chatml' | 'error';
+  /** Limits of each render (see `TemplateBudget`). */
+  readonly budget?: TemplateBudget;
 }
 
-/** The formatter for a model's template (or `options.template`). */
+/** The formatter for a model's template (or `options.template`); compiles and probes it now. */
 export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatterOptions = {}): ChatFormatter {
-  const { text } = selectTemplate({ template: options.template, metadata: options.metadata });
+  let { text } = selectTemplate({ template: options.template, metadata: options.metadata });
+  let fallbackReason: string | undefined;
+  try {
+    const compiled = compileTemplate(text);
+    templateCaps(compiled);
+    templateSupportsThinking(compiled);
+  } catch (e) {
+    if (options.fallback !== 'chatml' || !isLlmError(e, 'template')) throw e;
+    fallbackReason = `the model's chat template does not compile (${e.message}); using ChatML`;
+    text = CHATML_TEMPLATE;
+  }
   return {
     templateHash: sha256Hex(text),
-    build(messages, maxPromptTokens) {
-      const p = buildPrompt(messages, { tokenizer, template: text, metadata: options.metadata, maxPromptTokens });
-      return { tokens: p.tokens, stop: p.stopStrings, eogIds: p.eogTokenIds ?? [], droppedMessages: p.droppedMessages };
+    ...(fallbackReason !== undefined ? { fallbackReason } : {}),
+    build(messages, maxPromptTokens, extras = {}) {
+      const kwargs = validateChatTemplateKwargs(extras.chatTemplateKwargs);
+      const p = buildPrompt(messages, {
+        tokenizer,
+        template: text,
+        metadata: options.metadata,
+        maxPromptTokens,
+        chatTemplateKwargs: kwargs,
+        ...(extras.tools !== undefined ? { tools: extras.tools } : {}),
+        ...(extras.signal !== undefined ? { signal: extras.signal } : {}),
+        ...(options.budget !== undefined ? { budget: options.budget } : {}),
+      });
+      return { tokens: p.tokens, stop: p.stopStrings, eogIds: p.eogTokenIds ?? [], droppedMessages: p.droppedMessages, prompt: p.prompt };
     },
   };
 }

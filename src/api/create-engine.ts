@@ -108,7 +108,12 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     // The model config first: a broken architecture or hyper-parameter is reported as such, not as a tokenizer error.
     const { shape } = shapeOf(gguf);
     const tokenizer = createTokenizer(gguf.metadata);
-    const chat = createChatFormatter(tokenizer, { template: options.chatTemplate, metadata: gguf.metadata });
+    const chat = createChatFormatter(tokenizer, {
+      template: options.chatTemplate,
+      metadata: gguf.metadata,
+      fallback: options.templateFallback,
+      budget: options.templateBudget,
+    });
     const { contextLength, slots, ubatchSize } = shape;
     const identity = modelIdentityOf(source);
 

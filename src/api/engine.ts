@@ -4,6 +4,7 @@
  * implement it exactly; streams are async iterables.
  */
 
+import type { TemplateBudget } from '../chat/template-budget.js';
 import type { PromptCacheStats } from '../engine/prompt-cache.js';
 import type {
   ChatCompletion,
@@ -59,6 +60,13 @@ export interface EngineOptions {
   readonly warmup?: boolean;
   /** A Jinja chat template overriding `tokenizer.chat_template`. */
   readonly chatTemplate?: string;
+  /**
+   * A chat template that does not compile fails loading with `LlmError('template')` (default), or with 'chatml'
+   * the engine renders ChatML instead (`info().chatTemplateFallback` says why).
+   */
+  readonly templateFallback?: 'error' | 'chatml';
+  /** Limits of each chat-template render (range sizes, loop iterations, output, wall time). */
+  readonly templateBudget?: TemplateBudget;
   /** WASM threads (default: the logical cores, at most 8, when cross-origin isolated or in Node; else 1). */
   readonly threads?: number;
   /** The WebGPU entry point where there is no `navigator.gpu` (Node: `create([])` of npm `webgpu`); in-thread only. */
@@ -101,6 +109,8 @@ export interface EngineInfo {
   readonly ubatchSize: number;
   /** Hash of the chat template in use. */
   readonly chatTemplateHash: string;
+  /** Set when the model's template did not compile and `templateFallback: 'chatml'` chose ChatML: why. */
+  readonly chatTemplateFallback?: string;
 }
 
 /** Speed and cache figures. */

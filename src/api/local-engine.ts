@@ -94,6 +94,7 @@ export class LocalEngine implements Engine {
       slots: parts.slots,
       ubatchSize: parts.transformer.ubatchSize,
       chatTemplateHash: parts.chat.templateHash,
+      ...(parts.chat.fallbackReason !== undefined ? { chatTemplateFallback: parts.chat.fallbackReason } : {}),
     };
     const chatCreate = (req: ChatCompletionRequest) => this.createChat(req);
     const textCreate = (req: CompletionRequest) => this.createCompletion(req);
@@ -170,7 +171,7 @@ export class LocalEngine implements Engine {
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
     const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
-    const prepared = this.prepareChat(norm.messages, norm, req.signal);
+    const prepared = this.prepareChat(norm.messages, norm, req.signal, req.chat_template_kwargs);
     const id = newId('chatcmpl');
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
@@ -231,12 +232,17 @@ export class LocalEngine implements Engine {
   }
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
-  private prepareChat(messages: ChatMessage[], norm: NormalizedRequest & { truncate: 'none' | 'history' }, signal: AbortSignal | undefined): PreparedRequest {
+  private prepareChat(
+    messages: ChatMessage[],
+    norm: NormalizedRequest & { truncate: 'none' | 'history' },
+    signal: AbortSignal | undefined,
+    chatTemplateKwargs?: unknown,
+  ): PreparedRequest {
     const tk = this.parts.tokenizer;
     const n = this.parts.contextLength;
     // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined);
+    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal });
     this.checkFits(built.tokens.length);
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);

@@ -47,6 +47,11 @@ export interface ChatCompletionRequest extends SamplingRequest {
    * 'history' drops the oldest whole turns (never the system message or the last message).
    */
   readonly truncate?: 'none' | 'history';
+  /**
+   * Template variables over llama.cpp's defaults, as its server takes them: e.g. `{ enable_thinking: false }`
+   * (default: true when the template supports reasoning) or `{ reasoning_effort: 'high' }`. JSON data only.
+   */
+  readonly chat_template_kwargs?: Readonly<Record<string, unknown>>;
 }
 
 /** `engine.completions.create` input: a raw prompt, no chat template. */

@@ -20,7 +20,7 @@ const SHARED_FIELDS = [
   'temperature', 'top_p', 'top_k', 'min_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'logit_bias',
   'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
 ];
-const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate']);
+const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs']);
 const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo']);
 
 /**

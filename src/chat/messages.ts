@@ -7,7 +7,7 @@
 import { LlmError } from '../errors.js';
 
 /** Roles a conversation may use. */
-export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
 /** One role. */
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -19,11 +19,19 @@ export interface ChatToolCall {
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
+/** A typed content part (only text parts are rendered). */
+export interface ChatContentPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+
 /** One message of a conversation. */
 export interface ChatMessage {
   readonly role: ChatRole;
-  /** The text. May be null or absent only for an assistant message that makes tool calls. */
-  readonly content?: string | null;
+  /** The text, or typed text parts. May be null or absent only for an assistant message that makes tool calls. */
+  readonly content?: string | null | readonly ChatContentPart[];
+  /** An assistant's reasoning (rendered by templates that show past reasoning). */
+  readonly reasoning_content?: string;
   /** Assistant tool calls. */
   readonly tool_calls?: readonly ChatToolCall[];
   /** For `tool` messages: the id of the call this answers. */
@@ -58,12 +66,18 @@ export function validateMessages(messages: unknown): readonly ChatMessage[] {
     const content = msg.content;
     const calls = msg.tool_calls;
     const hasCalls = role === 'assistant' && Array.isArray(calls) && calls.length > 0;
-    if (typeof content !== 'string' && !(hasCalls && (content === null || content === undefined))) {
-      throw invalid(
-        `message ${i} (${role}) has ${content === null ? 'null' : typeof content} content; content must be a string` +
-          (Array.isArray(content) ? ' (content-part arrays are not supported: join the text parts)' : ''),
-        i,
-      );
+    if (Array.isArray(content)) {
+      content.forEach((p: unknown, k: number) => {
+        const part = p as { type?: unknown; text?: unknown } | null;
+        if (typeof part !== 'object' || part === null || part.type !== 'text' || typeof part.text !== 'string') {
+          throw invalid(`message ${i} content[${k}] must be {type: 'text', text: string} (other part types are not supported)`, i);
+        }
+      });
+    } else if (typeof content !== 'string' && !(hasCalls && (content === null || content === undefined))) {
+      throw invalid(`message ${i} (${role}) has ${content === null ? 'null' : typeof content} content; content must be a string or text parts`, i);
+    }
+    if (msg.reasoning_content !== undefined && typeof msg.reasoning_content !== 'string') {
+      throw invalid(`message ${i} reasoning_content must be a string`, i);
     }
     if (calls !== undefined && role !== 'assistant') throw invalid(`message ${i} (${role}) has tool_calls; only assistant messages may`, i);
     if (hasCalls) {

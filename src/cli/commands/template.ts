@@ -1,12 +1,16 @@
 /**
- * `webgguf template <model> --messages <file.json> [--json] [--name <template>] [--no-generation-prompt]`: renders a
- * conversation with the model's chat template and prints the prompt and its token ids (special markers parsed), or
- * one JSON object with the prompt, tokens, template hash and stop strings.
+ * `webgguf template <model> --messages <file.json> [--json] [--name <template>] [--no-generation-prompt]
+ * [--kwargs <json>] [--raw]`: renders a conversation with the model's chat template exactly as the engine (and
+ * llama.cpp's server) does, and prints the prompt and its token ids. The file holds the OpenAI request shape
+ * `{ messages, tools?, chat_template_kwargs? }` or a bare messages array; tools, assistant `tool_calls` and
+ * `role: 'tool'` messages are rendered. The printed prompt is the text that is tokenised (no leading BOS text when
+ * the vocabulary adds BOS itself; `--raw` shows the template's output as is).
  */
 
 import { readFile } from 'node:fs/promises';
 import { buildPrompt } from '../../chat/prompt.js';
 import type { ChatMessage } from '../../chat/messages.js';
+import { validateChatTemplateKwargs } from '../../chat/template-kwargs.js';
 import { LlmError } from '../../errors.js';
 import { createTokenizer } from '../../tokenizer/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
@@ -14,7 +18,7 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { loadModelMetadata } from '../model-file.js';
 
 const USAGE =
-  'webgguf template <model> --messages <file.json> [--json] [--name <template>] [--no-generation-prompt]   render a chat prompt and its tokens';
+  'webgguf template <model> --messages <file.json> [--json] [--name <template>] [--no-generation-prompt] [--kwargs <json>] [--raw]   render a chat prompt and its tokens';
 
 interface TemplateArgs {
   model: string;
@@ -22,12 +26,21 @@ interface TemplateArgs {
   json: boolean;
   name?: string;
   generationPrompt: boolean;
+  kwargs?: string;
+  raw: boolean;
 }
 
 function parseArgs(args: string[]): TemplateArgs {
   const { values, positionals } = parseCommandLine(
     args,
-    { messages: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, 'no-generation-prompt': { type: 'boolean' } },
+    {
+      messages: { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'boolean' },
+      'no-generation-prompt': { type: 'boolean' },
+      kwargs: { type: 'string' },
+      raw: { type: 'boolean' },
+    },
     USAGE,
   );
   if (positionals.length === 0) throw usageError('missing <model>', USAGE);
@@ -38,23 +51,51 @@ function parseArgs(args: string[]): TemplateArgs {
     messages: values.messages,
     json: values.json === true,
     generationPrompt: values['no-generation-prompt'] !== true,
+    raw: values.raw === true,
     ...(values.name !== undefined ? { name: values.name } : {}),
+    ...(values.kwargs !== undefined ? { kwargs: values.kwargs } : {}),
   };
 }
 
-/** Reads a messages file: a JSON array of messages, or an object with a `messages` array (OpenAI request shape). */
-async function readMessages(path: string): Promise<ChatMessage[]> {
+/** What a messages file holds. */
+interface TemplateInput {
+  messages: ChatMessage[];
+  tools?: unknown[];
+  chatTemplateKwargs: Readonly<Record<string, unknown>>;
+}
+
+/** Reads a messages file: a JSON array of messages, or `{ messages, tools?, chat_template_kwargs? }`. */
+async function readInput(path: string): Promise<TemplateInput> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
   } catch (e) {
-    throw new LlmError('invalid-request', `reading messages from ${path} failed: ${(e as Error).message}; give a JSON array of {role, content}`, {
+    throw new LlmError('invalid-request', `reading messages from ${path} failed: ${(e as Error).message}; give a JSON array of {role, content} or {messages, tools, chat_template_kwargs}`, {
       cause: e,
     });
   }
-  const list = Array.isArray(parsed) ? parsed : (parsed as { messages?: unknown } | null)?.messages;
-  if (!Array.isArray(list)) throw new LlmError('invalid-request', `${path} holds no messages array; give [{"role": "user", "content": "…"}]`);
-  return list as ChatMessage[];
+  if (Array.isArray(parsed)) return { messages: parsed as ChatMessage[], chatTemplateKwargs: {} };
+  if (typeof parsed !== 'object' || parsed === null) throw new LlmError('invalid-request', `${path} holds no messages; give [{"role": "user", "content": "…"}]`);
+  const doc = parsed as { messages?: unknown; tools?: unknown; chat_template_kwargs?: unknown };
+  if (!Array.isArray(doc.messages)) throw new LlmError('invalid-request', `${path} holds no messages array; give {"messages": [{"role": "user", "content": "…"}]}`, { details: { field: 'messages' } });
+  if (doc.tools !== undefined && doc.tools !== null && !Array.isArray(doc.tools)) {
+    throw new LlmError('invalid-request', `${path}: 'tools' must be an array of {type: 'function', function: {...}}`, { details: { field: 'tools' } });
+  }
+  return {
+    messages: doc.messages as ChatMessage[],
+    ...(Array.isArray(doc.tools) && doc.tools.length > 0 ? { tools: doc.tools as unknown[] } : {}),
+    chatTemplateKwargs: validateChatTemplateKwargs(doc.chat_template_kwargs),
+  };
+}
+
+function parseKwargs(text: string): Readonly<Record<string, unknown>> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new LlmError('invalid-request', `--kwargs must be a JSON object, e.g. '{"enable_thinking": false}': ${(e as Error).message}`, { details: { field: 'kwargs' } });
+  }
+  return validateChatTemplateKwargs(v);
 }
 
 const command: CliCommand = {
@@ -62,13 +103,18 @@ const command: CliCommand = {
   usage: USAGE,
   async run(args: string[], io: CliIo): Promise<number> {
     const opts = parseArgs(args);
-    const [metadata, messages] = await Promise.all([loadModelMetadata(opts.model, io.signal), readMessages(opts.messages)]);
+    const [metadata, input] = await Promise.all([loadModelMetadata(opts.model, io.signal), readInput(opts.messages)]);
     const tokenizer = createTokenizer(metadata);
-    const p = buildPrompt(messages, {
+    const kwargs = { ...input.chatTemplateKwargs, ...(opts.kwargs !== undefined ? parseKwargs(opts.kwargs) : {}) };
+    const p = buildPrompt(input.messages, {
       metadata,
       tokenizer,
       addGenerationPrompt: opts.generationPrompt,
+      chatTemplateKwargs: kwargs,
+      ...(input.tools ? { tools: input.tools } : {}),
       ...(opts.name !== undefined ? { templateName: opts.name } : {}),
+      ...(opts.raw ? { stripBos: false } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
     });
     if (opts.json) {
       const doc = {
@@ -78,6 +124,7 @@ const command: CliCommand = {
         templateSource: p.templateSource,
         stopStrings: p.stopStrings,
         eogTokenIds: p.eogTokenIds ?? [],
+        caps: p.caps,
       };
       io.out(`${JSON.stringify(doc, null, 2)}\n`);
       return 0;

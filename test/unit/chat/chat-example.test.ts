@@ -34,9 +34,14 @@ describe('arch fixtures: chat_example', () => {
         tokenizer,
         addGenerationPrompt: ex.context.add_generation_prompt,
         variables: { date_string: ex.context.date_string },
+        stripBos: false,
       });
       expect(r.templateSource).toBe('metadata');
       expect(r.prompt).toBe(ex.rendered);
+      // by default the prompt is what is tokenised: a leading BOS text goes when the vocabulary adds BOS itself
+      const reported = renderChat(ex.context.messages, { metadata, tokenizer, addGenerationPrompt: ex.context.add_generation_prompt, variables: { date_string: ex.context.date_string } });
+      const bosText = tokenizer.tokenText(tokenizer.bosId!);
+      expect(reported.prompt).toBe(tokenizer.addBos && ex.rendered.startsWith(bosText) ? ex.rendered.slice(bosText.length) : ex.rendered);
       expect(r.templateHash).toMatch(/^[0-9a-f]{64}$/);
       expect(r.eogTokenIds!.length).toBeGreaterThan(0);
 

@@ -59,7 +59,8 @@ describe('buildPrompt', () => {
     expect(trimmed.tokens.length).toBeLessThanOrEqual(budget);
     expect(trimmed.droppedMessages).toBe(2);
     expect(trimmed.messages[0].content).toBe('question number 1');
-    expect(trimmed.prompt.startsWith('<s><start_of_turn>user\nquestion number 1')).toBe(true);
+    // the reported prompt is the tokenised text: the vocabulary adds BOS, so the template's BOS text is not in it
+    expect(trimmed.prompt.startsWith('<start_of_turn>user\nquestion number 1')).toBe(true);
   });
 
   it('rejects a bad budget', async () => {

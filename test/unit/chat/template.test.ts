@@ -59,7 +59,7 @@ describe('renderChat', () => {
   it('uses named and explicit templates', () => {
     const metadata = { 'tokenizer.chat_template': 'A{{ messages[0].content }}', 'tokenizer.chat_template.tool_use': 'T{{ tools|length }}' };
     expect(renderChat(HELLO, { metadata }).prompt).toBe('AHello!');
-    const named = renderChat(HELLO, { metadata, templateName: 'tool_use', tools: [{ type: 'function' }] });
+    const named = renderChat(HELLO, { metadata, templateName: 'tool_use', tools: [{ type: 'function', function: { name: 'f' } }] });
     expect(named.prompt).toBe('T1');
     expect(named.templateSource).toBe('named');
     expect(renderChat(HELLO, { metadata, template: 'E' }).templateSource).toBe('explicit');
@@ -83,8 +83,11 @@ describe('renderChat', () => {
   });
 
   it("turns the template's raise_exception and syntax errors into LlmError('template')", () => {
-    const gemma = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}";
-    expectLlmError(() => renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: gemma }), 'template', /System role not supported/);
+    const strict = "{% if messages|length > 2 %}{{ raise_exception('Too many messages') }}{% endif %}";
+    expectLlmError(() => renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: strict }), 'template', /Too many messages/);
+    // a template that refuses the system role gets it folded into the first user message, as llama.cpp does
+    const gemma = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for m in messages %}{{ m.role }}:{{ m.content }}|{% endfor %}";
+    expect(renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: gemma }).prompt).toBe('user:s\nHello!|assistant:Hi there.|user:Tell me a story.|');
     expectLlmError(() => renderChat(HELLO, { template: '{% for %}' }), 'template', /parsing the chat template/);
   });
 
@@ -109,15 +112,22 @@ describe('public templates round-trip through a tokenizer', () => {
       template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
       tokenizer: tok,
     });
-    expect(r.prompt).toBe('<s>[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hello![/INST]Hi there.</s>[INST]Tell me a story.[/INST]');
-    const ids = tok.encode(r.prompt, { parseSpecial: true });
+    // the vocabulary adds BOS itself, so the reported prompt is the tokenised text: without the template's <s>
+    expect(r.prompt).toBe('[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hello![/INST]Hi there.</s>[INST]Tell me a story.[/INST]');
+    const raw = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], {
+      template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
+      tokenizer: tok,
+      stripBos: false,
+    });
+    expect(raw.prompt).toBe(`<s>${r.prompt}`);
+    const ids = tok.encode(raw.prompt, { parseSpecial: true });
     for (const m of ['<s>', '</s>', '[INST]', '[/INST]', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]']) expect(ids).toContain(tok.tokenId(m));
-    expect(tok.decode(ids, { renderSpecial: true })).toBe(r.prompt);
+    expect(tok.decode(ids, { renderSpecial: true })).toBe(raw.prompt);
     expect(r.stopStrings).toContain('</s>');
     const call = { id: 'abc', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
     expectLlmError(
       () =>
-        renderChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [call] }], {
+        renderChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', content: '1', tool_call_id: 'abc' }], {
           template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
         }),
       'template',
@@ -129,7 +139,7 @@ describe('public templates round-trip through a tokenizer', () => {
     const meta = await loadMetadata(sharedPath('models', 'arch', 'gemma3-f16.gguf'));
     const tok = createTokenizer(meta);
     const gemma3 = template('google-gemma-3-4b-it.jinja');
-    const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], { template: gemma3, tokenizer: tok });
+    const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], { template: gemma3, tokenizer: tok, stripBos: false });
     const bos = tok.tokenText(tok.bosId!); // the fixture's vocab spells BOS its own way
     expect(r.prompt).toBe(
       bos + '<start_of_turn>user\nBe brief.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there.<end_of_turn>\n' +
@@ -140,7 +150,7 @@ describe('public templates round-trip through a tokenizer', () => {
     expect(ids.filter((id) => id === tok.tokenId('<start_of_turn>'))).toHaveLength(4);
     expect(tok.decode(ids, { renderSpecial: true })).toBe(r.prompt);
     expectLlmError(
-      () => renderChat([{ role: 'assistant', content: 'x' }], { template: gemma3, tokenizer: tok }),
+      () => renderChat([{ role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }], { template: gemma3, tokenizer: tok }),
       'template',
       /roles must alternate/,
     );
