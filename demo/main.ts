@@ -297,7 +297,7 @@ async function startModel(): Promise<void> {
   if (partial && !params.has('model')) panel.showPaused(partial);
   const param = params.get('model');
   if (param) {
-    await panel.load(param, true);
+    await panel.load(param);
     return;
   }
   const last = await loadLastModel();

@@ -114,7 +114,10 @@ export class ModelPanel {
       el.catalogue.append(opt);
     }
     el.catalogue.value = CATALOGUE[0].url;
-    el.catalogue.addEventListener('change', () => this.updateNote());
+    el.catalogue.addEventListener('change', () => {
+      el.customUrl.value = ''; // the picked model is the one to load
+      this.updateNote();
+    });
     this.updateNote();
     el.load.addEventListener('click', () => void this.load(el.customUrl.value.trim() || el.catalogue.value, el.customUrl.value.trim() !== ''));
     el.customUrl.addEventListener('keydown', (ev) => {
@@ -166,11 +169,14 @@ export class ModelPanel {
     if (typed && this.el.customUrl.value.trim() !== url) this.el.customUrl.value = url;
     const cached = (await listModels().catch(() => [] as ModelManifest[])).find((m) => m.url === url && m.complete);
     if (cached) {
-      this.hideDownload('done');
+      if (this.pendingUrl === null || this.pendingUrl === url) {
+        this.hideDownload('done');
+        this.pendingUrl = null;
+      }
       return this.openStored(url);
     }
     if (!navigator.onLine) {
-      this.hideDownload('idle');
+      if (this.pendingUrl === null) this.hideDownload('idle');
       this.hooks.error(new DemoError('offline', 'You are offline.', 'Connect to the internet to download a model; cached models still work offline.', `not downloading ${url}: navigator.onLine is false`));
       return false;
     }
@@ -275,7 +281,7 @@ export class ModelPanel {
       this.hooks.error(new DemoError('not-gguf', `${file.name} is not a .gguf file.`, 'Choose a GGUF model file.'));
       return false;
     }
-    if (!this.downloading) this.hideDownload('idle');
+    if (!this.downloading && this.pendingUrl === null) this.hideDownload('idle');
     try {
       this.hooks.busy?.(true);
       await this.hooks.open(file);

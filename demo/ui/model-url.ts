@@ -37,10 +37,10 @@ export function modelUrlFrom(input: string, base: string): string {
       return refuse();
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return refuse();
+  } else if (/^[\w-]+(\.[\w-]+)*\.[a-z]{2,}(:\d+)?\//i.test(text) && !/^[^/]*\.gguf\//i.test(text)) {
+    url = new URL(`https://${text}`); // "huggingface.co/…" without a scheme
   } else if (/^(\.{0,2}\/)/.test(text) || /^[\w.%-]+(\/[\w.%-]+)*\.gguf(\?\S*)?$/i.test(text)) {
     url = new URL(text, base);
-  } else if (/^[\w-]+(\.[\w-]+)+(:\d+)?\//.test(text)) {
-    url = new URL(`https://${text}`); // "huggingface.co/…" without a scheme
   } else {
     return refuse();
   }

@@ -11,13 +11,14 @@
  */
 export async function startServiceWorker(): Promise<boolean> {
   if (!('serviceWorker' in navigator) || location.protocol === 'file:' || import.meta.env.DEV) return false;
-  let registration: ServiceWorkerRegistration;
+  let registration: ServiceWorkerRegistration | undefined;
   try {
     registration = await navigator.serviceWorker.register('./sw.js');
   } catch (e) {
     console.warn('webgguf demo: service worker not registered', e);
     return false;
   }
+  if (!registration) return false; // blocked (automation, some privacy modes)
   watchForUpdates(registration);
   const key = 'webgguf-demo-isolation-reload';
   if (crossOriginIsolated || navigator.serviceWorker.controller || sessionStorage.getItem(key)) return false;

@@ -22,12 +22,11 @@ const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const DEMO_DIR = process.env.WEBGGUF_DEMO_DIR ?? resolve(REPO_ROOT, 'dist/demo');
 const MODEL_PATH = '/shared/models/stories260K.gguf';
 const PROMPT = 'Once upon a time';
-const LOAD_TIMEOUT = 120_000;
+const LOAD_TIMEOUT = Number(process.env.WEBGGUF_DEMO_LOAD_TIMEOUT ?? 120_000);
 
 let server: StaticServer;
 let badDir: string;
 
-test.describe.configure({ mode: 'serial' });
 
 test.beforeAll(async () => {
   // Bad "models", made now from the committed fixture: text renamed .gguf, a web page, a truncated GGUF, a GGUF with
@@ -51,6 +50,9 @@ async function open(browser: Browser, viewport = { width: 1280, height: 800 }): 
   const context = await browser.newContext({ viewport, serviceWorkers: 'block' });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`);
+  });
   return { context, page };
 }
 
