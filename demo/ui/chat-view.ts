@@ -5,7 +5,7 @@
  * reloads and re-renders), and cheap in-place updates of the streaming answer. The list itself is not a live region:
  * finished answers are announced once through a separate polite status. Knows nothing of the engine.
  */
-import { escapeHtml, renderMarkdown } from './markdown';
+import { escapeHtml, highlightCode, renderMarkdown } from './markdown';
 import type { AnswerEnd, StoredMessage } from './conversation-store';
 
 export type { AnswerEnd } from './conversation-store';
@@ -87,6 +87,7 @@ export class ChatView {
     }
     body.innerHTML = html + renderMarkdown(answer);
     decorateCode(body);
+    if (!streaming) void highlightCode(body);
   }
 
   private item(m: StoredMessage, index: number): HTMLLIElement {
