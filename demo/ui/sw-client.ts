@@ -19,7 +19,9 @@ export async function startServiceWorker(): Promise<boolean> {
     return false;
   }
   if (!registration) return false; // blocked (automation, some privacy modes)
+  answerVersionQueries();
   watchForUpdates(registration);
+  void navigator.serviceWorker.ready.then((r) => r.active?.postMessage({ type: 'prune' }));
   const key = 'webgguf-demo-isolation-reload';
   if (crossOriginIsolated || navigator.serviceWorker.controller || sessionStorage.getItem(key)) return false;
   await navigator.serviceWorker.ready;
@@ -33,6 +35,17 @@ export async function startServiceWorker(): Promise<boolean> {
   sessionStorage.setItem(key, '1');
   location.reload();
   return true;
+}
+
+/**
+ * The service worker asks open tabs which main script they run before it deletes an older version's cache: this
+ * page's script (content-hashed) names the version it needs.
+ */
+function answerVersionQueries(): void {
+  navigator.serviceWorker.addEventListener('message', (ev: MessageEvent<{ type?: string } | null>) => {
+    if (ev.data?.type === 'webgguf-which-script') ev.ports[0]?.postMessage(import.meta.url);
+  });
+  navigator.serviceWorker.startMessages();
 }
 
 /** Shows the update banner when a new version is installed and waiting. */
