@@ -111,14 +111,15 @@ test('Markdown: highlighted code with copy buttons, tables, thinking block, link
   await expect(answer.locator('img, script')).toHaveCount(0);
   await expect(answer).toContainText('<script>window.__xss=2</script>');
   expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
-  await answer.getByRole('button', { name: 'Copy this code' }).click();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('for (let i = 0; i < 3; i++) {');
-  await answer.getByRole('button', { name: 'Copy this answer' }).click();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ANSWER);
   await thinking.locator('summary').click();
   await shot(page, 'demo-conversation-code');
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, 'demo-phone');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await answer.getByRole('button', { name: 'Copy this code' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('for (let i = 0; i < 3; i++) {');
+  await answer.getByRole('button', { name: 'Copy this answer' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ANSWER);
   await page.context().close();
 });
 
