@@ -296,15 +296,18 @@ async function startModel(): Promise<void> {
   const partial = pending ? models.find((m) => m.url === pending && !m.complete) : undefined;
   if (partial && !params.has('model')) panel.showPaused(partial);
   const param = params.get('model');
-  if (param) {
-    await panel.load(param);
-    return;
-  }
+  if (param && (await panel.load(param))) return;
+  // The last model that worked, else the most recently used complete one: from the cache, never a network request.
+  // A failure (the ?model= above, or a stored file that no longer loads) stays on screen while the next one loads.
   const last = await loadLastModel();
-  const complete = models.filter((m) => m.complete).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
-  // The last model that worked; if it was deleted, the most recently used complete one. Never a network request.
-  const pick = complete.find((m) => m.url === last) ?? complete[0];
-  if (pick) await panel.load(pick.url);
+  const complete = models.filter((m) => m.complete && m.url !== param).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
+  const order = [...complete.filter((m) => m.url === last), ...complete.filter((m) => m.url !== last)];
+  for (const m of order.slice(0, 3)) {
+    const failure = errors.current;
+    const ok = await panel.load(m.url);
+    if (failure !== null) errors.show(failure);
+    if (ok) return;
+  }
 }
 
 async function init(): Promise<void> {

@@ -6,7 +6,14 @@ import { explainError, type ErrorText } from './error-text';
 
 /** Shows and hides errors in one `role="alert"` element. */
 export class ErrorBox {
+  private shown: unknown = null;
+
   constructor(private readonly box: HTMLElement) {}
+
+  /** The error on display (null when none). */
+  get current(): unknown {
+    return this.shown;
+  }
 
   /** Shows `e` (aborts are ignored); returns what was shown. */
   show(e: unknown): ErrorText | null {
@@ -39,11 +46,13 @@ export class ErrorBox {
     this.box.replaceChildren(close, ...parts);
     this.box.dataset.kind = t.kind;
     this.box.hidden = false;
+    this.shown = e;
     return t;
   }
 
   /** Hides the box. */
   clear(): void {
+    this.shown = null;
     this.box.hidden = true;
     this.box.replaceChildren();
     delete this.box.dataset.kind;

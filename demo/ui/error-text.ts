@@ -106,8 +106,9 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
     case 'unsupported-type':
       return text('unsupported-type', 'This model uses a quantization type that is not supported yet.', 'Try a Q4_K_M, Q4_0 or Q8_0 file of the same model.', e);
     case 'out-of-memory':
-    case 'device-lost':
       return text('memory', 'There is not enough memory on this device for this model.', 'Choose a smaller model (see “Needs about …” in the list).', e);
+    case 'device-lost':
+      return text('gpu-lost', 'The GPU stopped working for this page (often: it ran out of memory).', 'Load the model again, pick a smaller one, or use the WASM (CPU) backend in Settings.', e);
     case 'webgpu-unavailable':
       return text('no-webgpu', 'This browser cannot use the GPU here.', 'Choose “WASM (CPU)” as the backend in Settings.', e);
     case 'feature-missing':

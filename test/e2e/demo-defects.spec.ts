@@ -89,6 +89,11 @@ test('defect 1: a failed load is never retried at startup; the last model that w
     expect(server.requestsFor('/shared/models/missing-model.gguf')).toHaveLength(0);
     expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
     await expect(errorBox(page)).toBeHidden();
+    // A broken ?model= link at startup: its error stays on screen, and the model that worked loads anyway.
+    await page.goto(url({ raw: '1', model: '/shared/models/missing-model.gguf' }));
+    await ready(page);
+    await expect(page.locator('#model-name')).toContainText('stories260K');
+    await expect(page.locator('#error .error-summary')).toHaveText('The model file was not found at that address.');
   } finally {
     await context.close();
   }
