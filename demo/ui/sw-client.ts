@@ -64,13 +64,22 @@ function watchForUpdates(registration: ServiceWorkerRegistration): void {
     });
   });
   document.getElementById('update-reload')?.addEventListener('click', () => {
-    const waiting = registration.waiting;
-    if (waiting) {
-      navigator.serviceWorker.addEventListener('controllerchange', () => location.reload(), { once: true });
-      waiting.postMessage({ type: 'skip-waiting' });
-    } else {
+    const next = registration.waiting ?? registration.installing;
+    if (!next) {
       location.reload();
+      return;
     }
+    let reloading = false;
+    const reload = (): void => {
+      if (!reloading) location.reload();
+      reloading = true;
+    };
+    navigator.serviceWorker.addEventListener('controllerchange', reload, { once: true });
+    const activate = (): void => next.postMessage({ type: 'skip-waiting' });
+    if (next.state === 'installed') activate();
+    else next.addEventListener('statechange', () => next.state === 'installed' && activate());
+    // Should the new version never take over (it failed to install), reload into whatever is current.
+    setTimeout(reload, 10_000);
   });
   // Look for a new version now and then while the page stays open.
   setInterval(() => void registration.update().catch(() => undefined), 60 * 60 * 1000);

@@ -50,9 +50,8 @@ async function open(browser: Browser, viewport = { width: 1280, height: 800 }): 
   const context = await browser.newContext({ viewport, serviceWorkers: 'block' });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`);
-  });
+  // The demo logs every error it shows (on purpose here); print them only when asked.
+  if (process.env.WEBGGUF_DEMO_DEBUG) page.on('console', (m) => console.log(`[page ${m.type()}] ${m.text()}`));
   return { context, page };
 }
 
