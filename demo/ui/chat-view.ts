@@ -24,8 +24,13 @@ export function finishNote(end: AnswerEnd | undefined): string {
 /** Splits `<think>…</think>` reasoning (possibly still open while streaming) from the answer. */
 export function splitThinking(text: string): { thinking: string | null; answer: string; open: boolean } {
   const m = /^\s*<think>([\s\S]*?)(<\/think>|$)/.exec(text);
-  if (!m) return { thinking: null, answer: text, open: false };
-  return { thinking: m[1].trim(), answer: text.slice(m[0].length).replace(/^\s+/, ''), open: m[2] === '' };
+  if (m) return { thinking: m[1].trim(), answer: text.slice(m[0].length).replace(/^\s+/, ''), open: m[2] === '' };
+  // Templates that open the block themselves (the prompt ends with "<think>"): the answer starts inside it.
+  const end = text.indexOf('</think>');
+  if (end >= 0 && !text.slice(0, end).includes('<think>')) {
+    return { thinking: text.slice(0, end).trim(), answer: text.slice(end + 8).replace(/^\s+/, ''), open: false };
+  }
+  return { thinking: null, answer: text, open: false };
 }
 
 /** The message list element, a polite status for announcements, and the callbacks of the buttons. */
