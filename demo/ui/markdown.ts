@@ -1,7 +1,7 @@
 /**
  * Markdown of chat answers, rendered by well-kept libraries: `marked` (GitHub-flavoured: tables, fenced code, lists,
  * autolinks) and `DOMPurify` (the sanitiser, last word on what reaches the page), with `highlight.js` loaded lazily
- * (its own chunk, a few common languages) to colour finished code blocks. Model output is untrusted: any HTML it
+ * (core and each of 14 common languages in chunks of their own, fetched when a block needs them) to colour finished code blocks. Model output is untrusted: any HTML it
  * writes is shown as text, links are kept only for http, https and mailto (opening in a new tab, rel=noopener
  * noreferrer), images become links (a remote image would be a tracking beacon), and an unterminated code fence
  * (mid-stream) renders as an open code block.
@@ -85,42 +85,46 @@ export function renderMarkdown(markdown: string): string {
 }
 
 type HighlightCore = typeof import('highlight.js/lib/core').default;
-let highlighter: Promise<HighlightCore> | null = null;
+type LanguageModule = { default: import('highlight.js').LanguageFn };
 
-/** highlight.js core with a few common languages, in a chunk of its own, loaded on first use. */
-function loadHighlighter(): Promise<HighlightCore> {
-  highlighter ??= (async () => {
-    const [core, js, ts, py, json, bash, xml, css, c, cpp, rust, go, java, sql, yaml] = await Promise.all([
-      import('highlight.js/lib/core'),
-      import('highlight.js/lib/languages/javascript'),
-      import('highlight.js/lib/languages/typescript'),
-      import('highlight.js/lib/languages/python'),
-      import('highlight.js/lib/languages/json'),
-      import('highlight.js/lib/languages/bash'),
-      import('highlight.js/lib/languages/xml'),
-      import('highlight.js/lib/languages/css'),
-      import('highlight.js/lib/languages/c'),
-      import('highlight.js/lib/languages/cpp'),
-      import('highlight.js/lib/languages/rust'),
-      import('highlight.js/lib/languages/go'),
-      import('highlight.js/lib/languages/java'),
-      import('highlight.js/lib/languages/sql'),
-      import('highlight.js/lib/languages/yaml'),
-    ]);
-    const hljs = core.default;
-    const langs = { javascript: js, typescript: ts, python: py, json, bash, xml, css, c, cpp, rust, go, java, sql, yaml };
-    for (const [name, mod] of Object.entries(langs)) hljs.registerLanguage(name, mod.default);
-    hljs.registerAliases(['js', 'jsx', 'mjs'], { languageName: 'javascript' });
-    hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
-    hljs.registerAliases(['py'], { languageName: 'python' });
-    hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
-    hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
-    hljs.registerAliases(['rs'], { languageName: 'rust' });
-    hljs.registerAliases(['yml'], { languageName: 'yaml' });
-    hljs.configure({ ignoreUnescapedHTML: true });
-    return hljs;
-  })();
-  return highlighter;
+/** The languages offered, each its own chunk, by name and alias. */
+const LANGUAGES: Record<string, () => Promise<LanguageModule>> = {
+  javascript: () => import('highlight.js/lib/languages/javascript'),
+  typescript: () => import('highlight.js/lib/languages/typescript'),
+  python: () => import('highlight.js/lib/languages/python'),
+  json: () => import('highlight.js/lib/languages/json'),
+  bash: () => import('highlight.js/lib/languages/bash'),
+  xml: () => import('highlight.js/lib/languages/xml'),
+  css: () => import('highlight.js/lib/languages/css'),
+  c: () => import('highlight.js/lib/languages/c'),
+  cpp: () => import('highlight.js/lib/languages/cpp'),
+  rust: () => import('highlight.js/lib/languages/rust'),
+  go: () => import('highlight.js/lib/languages/go'),
+  java: () => import('highlight.js/lib/languages/java'),
+  sql: () => import('highlight.js/lib/languages/sql'),
+  yaml: () => import('highlight.js/lib/languages/yaml'),
+};
+const ALIASES: Record<string, string> = {
+  js: 'javascript', jsx: 'javascript', mjs: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python',
+  sh: 'bash', shell: 'bash', zsh: 'bash', console: 'bash', html: 'xml', svg: 'xml', rs: 'rust', yml: 'yaml',
+  'c++': 'cpp', h: 'c', golang: 'go',
+};
+
+let core: Promise<HighlightCore> | null = null;
+const registered = new Map<string, Promise<boolean>>();
+
+/** highlight.js core (its own chunk, loaded on first use) with `name` registered; false for unknown languages. */
+async function highlighterFor(lang: string): Promise<{ hljs: HighlightCore; name: string } | null> {
+  const name = ALIASES[lang.toLowerCase()] ?? lang.toLowerCase();
+  const load = LANGUAGES[name];
+  if (!load) return null;
+  core ??= import('highlight.js/lib/core').then((m) => {
+    m.default.configure({ ignoreUnescapedHTML: true });
+    return m.default;
+  });
+  const hljs = await core;
+  if (!registered.has(name)) registered.set(name, load().then((m) => (hljs.registerLanguage(name, m.default), true)));
+  return (await registered.get(name)) ? { hljs, name } : null;
 }
 
 /**
@@ -129,16 +133,17 @@ function loadHighlighter(): Promise<HighlightCore> {
  */
 export async function highlightCode(root: HTMLElement): Promise<void> {
   const blocks = Array.from(root.querySelectorAll<HTMLElement>('pre > code[class*="language-"]')).filter((c) => !c.dataset.highlighted);
-  if (blocks.length === 0) return;
-  try {
-    const hljs = await loadHighlighter();
-    for (const code of blocks) {
-      const lang = /language-([\w+#.-]+)/.exec(code.className)?.[1];
-      if (!lang || !hljs.getLanguage(lang) || !code.isConnected) continue;
-      code.innerHTML = hljs.highlight(code.textContent ?? '', { language: lang, ignoreIllegals: true }).value;
+  for (const code of blocks) {
+    const lang = /language-([\w+#.-]+)/.exec(code.className)?.[1];
+    if (!lang) continue;
+    try {
+      const h = await highlighterFor(lang);
+      if (!h || !code.isConnected) continue;
+      code.innerHTML = h.hljs.highlight(code.textContent ?? '', { language: h.name, ignoreIllegals: true }).value;
       code.dataset.highlighted = 'yes';
+    } catch (e) {
+      console.warn('webgguf demo: syntax highlighting unavailable', e);
+      return;
     }
-  } catch (e) {
-    console.warn('webgguf demo: syntax highlighting unavailable', e);
   }
 }
