@@ -9,25 +9,21 @@
  */
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { minifyWgsl } from './scripts/wgsl-minify.mjs';
+import { generateServiceWorker } from './demo/build-service-worker.mjs';
 
 /**
- * Emits precache.json (every file of the demo build, for the service worker to cache at install) and sw.js (from
- * demo/sw.js, its cache named after a hash of that list so every deploy installs a new worker with a fresh cache).
+ * Once dist/demo is complete (public files included), writes precache.json and sw.js from demo/sw.js with the file
+ * list inlined and a version hashed over every file's name and content (demo/build-service-worker.mjs).
  */
-function precacheList(): Plugin {
+function serviceWorker(): Plugin {
   return {
-    name: 'webgguf-precache-list',
+    name: 'webgguf-demo-service-worker',
     apply: 'build',
-    generateBundle(_options, bundle) {
-      const files = Object.keys(bundle).filter((f) => !f.endsWith('.map')).sort();
-      this.emitFile({ type: 'asset', fileName: 'precache.json', source: JSON.stringify(files) });
-      const buildId = createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 12);
-      const sw = readFileSync(resolve(root, 'demo/sw.js'), 'utf8').replaceAll('__BUILD_ID__', buildId);
-      this.emitFile({ type: 'asset', fileName: 'sw.js', source: sw });
+    closeBundle() {
+      generateServiceWorker(resolve(root, 'dist/demo'));
     },
   };
 }
@@ -158,6 +154,6 @@ export default defineConfig(({ mode }) => {
     preview: { host: '127.0.0.1', port: 4173, headers: isolationHeaders },
     build: { outDir: resolve(root, 'dist/demo'), emptyOutDir: true, target: 'es2022', sourcemap: true },
     worker: { format: 'es' as const, plugins: () => [wgslMinify()] },
-    plugins: [wgslMinify(), precacheList()],
+    plugins: [wgslMinify(), serviceWorker()],
   };
 });

@@ -1,28 +1,26 @@
 /**
- * The demo chat: wires the model panel (pick / download / open a GGUF), a Web Worker engine, and the conversation
- * (streamed, sanitised Markdown; stop, regenerate, edit-and-resend; kept across reloads). Imports the public API only.
- * URL parameters: ?model=<url> (load at start), ?backend=auto|webgpu|wasm, ?raw=1 (plain text completion, no chat
- * template), ?temperature=, ?max_tokens=, ?seed= (override the saved sampling settings, e.g. for greedy tests).
+ * The demo chat: wires the model panel (pick / download / open a GGUF), the engine (ui/engine-host.ts), the first-run
+ * card, the conversations and the chat itself (ui/chat-controller.ts). A new model is loaded next to the current one
+ * and replaces it only once it works; the "last model" is remembered only after a successful load. Imports the
+ * public API only.
+ * URL parameters: ?model=<url> (load at start), ?backend=auto|webgpu|wasm, ?raw=1 (text completion mode),
+ * ?temperature=, ?max_tokens=, ?seed= (override the saved settings without saving them, e.g. for greedy tests).
  */
-import { createWorkerEngine, listModels, type BackendChoice, type Engine } from '../src/index';
-import { ChatView, type AnswerEnd } from './ui/chat-view';
-import {
-  loadConversation,
-  loadLastModel,
-  loadSettings,
-  saveConversation,
-  saveLastModel,
-  saveSettings,
-  type DemoSettings,
-  type StoredMessage,
-} from './ui/conversation-store';
+import { listModels, type BackendChoice, type Engine } from '../src/index';
+import { ChatController } from './ui/chat-controller';
+import { DEFAULT_SETTINGS, loadLastModel, loadPendingDownload, loadSettings, saveLastModel, saveSettings, type ChatMode, type DemoSettings } from './ui/conversation-store';
+import { ConversationList } from './ui/conversation-list';
+import { startEngine } from './ui/engine-host';
+import { ErrorBox } from './ui/error-box';
+import { renderFirstRun } from './ui/first-run';
+import { describeModel, usesChatMlFallback } from './ui/model-info';
 import { ModelPanel } from './ui/model-panel';
-import { backendLabel, describeError } from './ui/status-text';
+import { backendLabel } from './ui/status-text';
+import { startServiceWorker } from './ui/sw-client';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
-const backend = (['auto', 'webgpu', 'wasm', 'cpu'].includes(params.get('backend') ?? '') ? params.get('backend') : 'auto') as BackendChoice;
-const rawMode = params.get('raw') === '1';
+const backendParam = ['auto', 'webgpu', 'wasm', 'cpu'].includes(params.get('backend') ?? '') ? (params.get('backend') as BackendChoice) : null;
 
 const ui = {
   systemPrompt: $<HTMLTextAreaElement>('system-prompt'),
@@ -31,47 +29,38 @@ const ui = {
   topK: $<HTMLInputElement>('top-k'),
   maxTokens: $<HTMLInputElement>('max-tokens'),
   seed: $<HTMLInputElement>('seed'),
-  stats: $<HTMLParagraphElement>('stats'),
-  error: $<HTMLDivElement>('error'),
-  composer: $<HTMLFormElement>('composer'),
-  prompt: $<HTMLTextAreaElement>('prompt'),
-  send: $<HTMLButtonElement>('send'),
-  stop: $<HTMLButtonElement>('stop'),
-  regenerate: $<HTMLButtonElement>('regenerate'),
-  clear: $<HTMLButtonElement>('clear'),
+  backend: $<HTMLSelectElement>('backend'),
   badge: $<HTMLSpanElement>('backend-badge'),
+  modelName: $<HTMLSpanElement>('model-name'),
+  modeNote: $<HTMLElement>('mode-note'),
   sidebar: $<HTMLElement>('sidebar'),
   toggleSidebar: $<HTMLButtonElement>('toggle-sidebar'),
-  mode: $<HTMLElement>('mode-note'),
+  firstRun: $<HTMLElement>('first-run'),
+  templateNote: $<HTMLElement>('template-note'),
+  modelInfoSection: $<HTMLElement>('model-info-section'),
+  modelInfo: $<HTMLElement>('model-info'),
+  stats: $<HTMLParagraphElement>('stats'),
+  localFile: $<HTMLInputElement>('local-file'),
 };
+const errors = new ErrorBox($('error'));
+const modeRadios = Array.from(document.querySelectorAll<HTMLInputElement>('input[name="mode"]'));
 
-let engine: Engine | null = null;
-let conversation: StoredMessage[] = [];
-let generation: AbortController | null = null;
-const view = new ChatView($<HTMLOListElement>('messages'), (i) => editAndResend(i));
-
-function showError(e: unknown): void {
-  const text = describeError(e);
-  if (text === null) return;
-  console.error(e);
-  ui.error.textContent = text;
-  ui.error.hidden = false;
-}
-
-function clearError(): void {
-  ui.error.hidden = true;
-  ui.error.textContent = '';
-}
+/** The loaded model: its engine and where it came from (URL, or null for a local file). */
+let loaded: { engine: Engine; url: string | null; label: string } | null = null;
+let loading = false;
+let modeOverride: ChatMode | null = params.get('raw') === '1' ? 'completion' : null;
 
 function readSettings(): DemoSettings {
   const num = (el: HTMLInputElement, fallback: number): number => (Number.isFinite(el.valueAsNumber) ? el.valueAsNumber : fallback);
   return {
     systemPrompt: ui.systemPrompt.value,
-    temperature: Math.max(0, num(ui.temperature, 0.7)),
-    topP: Math.min(1, Math.max(0, num(ui.topP, 0.95))),
-    topK: Math.max(0, Math.round(num(ui.topK, 40))),
-    maxTokens: Math.max(1, Math.round(num(ui.maxTokens, 512))),
+    temperature: Math.max(0, num(ui.temperature, DEFAULT_SETTINGS.temperature)),
+    topP: Math.min(1, Math.max(0, num(ui.topP, DEFAULT_SETTINGS.topP))),
+    topK: Math.max(0, Math.round(num(ui.topK, DEFAULT_SETTINGS.topK))),
+    maxTokens: Math.max(1, Math.round(num(ui.maxTokens, DEFAULT_SETTINGS.maxTokens))),
     seed: Number.isFinite(ui.seed.valueAsNumber) ? Math.round(ui.seed.valueAsNumber) : null,
+    mode: (modeRadios.find((r) => r.checked)?.value as ChatMode | undefined) ?? 'chat',
+    backend: (ui.backend.value as DemoSettings['backend']) || 'auto',
   };
 }
 
@@ -82,166 +71,164 @@ function writeSettings(s: DemoSettings): void {
   ui.topK.value = String(s.topK);
   ui.maxTokens.value = String(s.maxTokens);
   ui.seed.value = s.seed === null ? '' : String(s.seed);
+  ui.backend.value = s.backend;
+  setMode(s.mode);
+}
+
+/** Settings to save: URL overrides (?raw=1 …) are not persisted. */
+function persistSettings(): void {
+  void saveSettings({ ...readSettings(), ...(modeOverride ? { mode: savedMode } : {}) });
+}
+let savedMode: ChatMode = 'chat';
+
+function setMode(mode: ChatMode): void {
+  for (const r of modeRadios) r.checked = r.value === mode;
+  document.body.dataset.mode = mode;
+  refreshHeader();
 }
 
 /** URL parameters override saved settings (not persisted unless the user edits a field). */
 function applyParamOverrides(s: DemoSettings): DemoSettings {
   const n = (k: string): number | undefined => (params.has(k) && Number.isFinite(Number(params.get(k))) ? Number(params.get(k)) : undefined);
-  return { ...s, temperature: n('temperature') ?? s.temperature, maxTokens: n('max_tokens') ?? s.maxTokens, seed: n('seed') ?? s.seed };
+  savedMode = s.mode;
+  return { ...s, temperature: n('temperature') ?? s.temperature, maxTokens: n('max_tokens') ?? s.maxTokens, seed: n('seed') ?? s.seed, mode: modeOverride ?? s.mode };
 }
 
-function setBusy(busy: boolean): void {
-  const ready = engine !== null;
-  ui.send.disabled = busy || !ready;
-  ui.prompt.disabled = !ready;
-  ui.stop.disabled = !busy;
-  ui.regenerate.disabled = busy || !ready || !conversation.some((m) => m.role === 'user');
-  document.body.dataset.busy = String(busy);
+const chat = new ChatController({
+  els: {
+    list: $<HTMLOListElement>('messages'),
+    announcer: $('announcer'),
+    prompt: $<HTMLTextAreaElement>('prompt'),
+    composer: $<HTMLFormElement>('composer'),
+    send: $<HTMLButtonElement>('send'),
+    stop: $<HTMLButtonElement>('stop'),
+    regenerate: $<HTMLButtonElement>('regenerate'),
+    clear: $<HTMLButtonElement>('clear'),
+    stats: ui.stats,
+    meter: $('context-meter'),
+    undo: $('undo'),
+    undoButton: $<HTMLButtonElement>('undo-clear'),
+  },
+  engine: () => loaded?.engine ?? null,
+  settings: readSettings,
+  error: (e) => errors.show(e),
+  clearError: () => errors.clear(),
+  changed: () => void conversations.refresh(),
+});
+const conversations = new ConversationList($<HTMLUListElement>('conversations'), chat);
+
+function refreshHeader(): void {
+  const completion = document.body.dataset.mode === 'completion';
+  ui.modelName.textContent = loaded ? loaded.label : loading ? 'loading…' : 'no model loaded';
+  ui.modelName.title = loaded ? `Loaded model: ${loaded.label}${loaded.url ? ` (${loaded.url})` : ''}` : 'No model loaded';
+  ui.modeNote.textContent = loaded ? `${loaded.engine.info.contextLength}-token context${completion ? ' · text completion mode' : ''}` : '';
+  ui.firstRun.hidden = loaded !== null || loading;
 }
 
-async function unloadEngine(): Promise<void> {
-  generation?.abort();
-  const old = engine;
-  engine = null;
-  document.body.dataset.engine = '';
-  ui.badge.textContent = 'no model';
-  ui.badge.classList.remove('active');
-  setBusy(false);
-  if (old) await old.unload().catch(() => undefined);
-}
-
+/**
+ * Loads `model` in a new engine while the current one keeps working; only once the new one is ready does it replace
+ * (and unload) the old one. Rejects with the load error, the current model untouched.
+ */
 async function openModel(model: string | File): Promise<void> {
-  clearError();
-  await unloadEngine();
-  ui.badge.textContent = 'loading…';
-  document.body.dataset.engine = 'loading';
-  // Progress messages cross the worker boundary on their own and may arrive after the engine is returned: once it
-  // is, they must not overwrite the backend label.
-  let loaded = false;
+  errors.clear();
+  loading = true;
+  document.body.dataset.loading = 'true';
+  const previousBadge = ui.badge.textContent;
+  if (!loaded) document.body.dataset.engine = 'loading';
+  let done = false;
+  refreshHeader();
   try {
-    engine = await createWorkerEngine({
+    const backend: BackendChoice = backendParam ?? (ui.backend.value as BackendChoice);
+    const engine = await startEngine({
       model,
       backend,
       onProgress: (p) => {
-        if (loaded) return;
+        // Progress crosses the worker boundary on its own and may arrive after the engine is returned.
+        if (done) return;
         const pct = p.totalBytes ? ` ${Math.floor((100 * p.loadedBytes) / p.totalBytes)} %` : '';
         ui.badge.textContent = p.phase === 'ready' ? 'ready' : `${p.phase}${pct}`;
       },
     });
+    done = true;
+    const old = loaded;
+    chat.stopGenerating();
+    const url = typeof model === 'string' ? model : null;
+    const name = typeof model === 'string' ? decodeURIComponent(model.split('/').pop() ?? model) : model.name;
+    loaded = { engine, url, label: engine.info.model.name ? `${engine.info.model.name} (${name})` : name };
+    if (old) void old.engine.unload().catch(() => undefined);
+    await saveLastModel(url); // only now: a model that failed to load is never retried at startup
+    await onModelReady(name);
   } catch (e) {
-    loaded = true;
-    document.body.dataset.engine = 'failed';
-    ui.badge.textContent = 'no model';
-    showError(e);
-    return;
+    done = true;
+    ui.badge.textContent = previousBadge;
+    if (!loaded) document.body.dataset.engine = 'failed';
+    throw e;
+  } finally {
+    loading = false;
+    delete document.body.dataset.loading;
+    refreshHeader();
   }
-  loaded = true;
-  const { info } = engine;
+}
+
+async function onModelReady(fileName: string): Promise<void> {
+  if (!loaded) return;
+  const { info } = loaded.engine;
   ui.badge.textContent = backendLabel(info.backend);
   ui.badge.title = `${info.backend.description} — ${info.backend.reason}`;
   ui.badge.classList.add('active');
-  ui.mode.textContent = `${info.model.name || info.model.arch} · ${info.contextLength}-token context${rawMode ? ' · text completion mode' : ''}`;
-  const stats = await engine.stats();
+  const noTemplate = await usesChatMlFallback(info.chatTemplateHash);
+  ui.templateNote.hidden = !noTemplate || document.body.dataset.mode === 'completion';
+  ui.modelInfoSection.hidden = false;
+  ui.modelInfo.replaceChildren(...describeModel(info, fileName, backendLabel(info.backend), noTemplate));
+  const stats = await loaded.engine.stats();
   ui.stats.textContent = `Loaded in ${(stats.loadMs / 1000).toFixed(1)} s (warm-up ${Math.round(stats.warmupMs)} ms).`;
-  await saveLastModel(typeof model === 'string' ? model : null);
+  panel.setActive(loaded.url);
   document.body.dataset.engine = 'ready';
   document.body.dataset.backend = info.backend.name;
-  setBusy(false);
-  ui.prompt.focus();
+  chat.engineChanged();
+  refreshHeader();
+  chat.focus();
 }
 
-/** Streams the assistant's answer to the conversation so far. */
-async function respond(): Promise<void> {
-  const current = engine;
-  if (!current || generation) return;
-  clearError();
-  const settings = readSettings();
-  const controller = new AbortController();
-  generation = controller;
-  const history = conversation.slice();
-  const answer: StoredMessage = { role: 'assistant', content: '' };
-  conversation.push(answer);
-  const li = view.append(answer, conversation.length - 1);
-  li.dataset.done = 'false';
-  li.setAttribute('aria-busy', 'true');
-  setBusy(true);
-  const sampling = {
-    temperature: settings.temperature,
-    top_p: settings.topP,
-    top_k: settings.topK,
-    max_tokens: settings.maxTokens,
-    ...(settings.seed !== null ? { seed: settings.seed } : {}),
-    signal: controller.signal,
-  };
-  const started = performance.now();
-  let firstAt = 0;
-  let end: AnswerEnd = 'stop';
-  let usage: { completion_tokens: number; prompt_tokens: number; cached: number } | null = null;
-  let frame = 0;
-  try {
-    const stream = rawMode
-      ? await current.completions.create({ prompt: history.map((m) => m.content).join(''), stream: true, ...sampling })
-      : await current.chat.completions.create({
-          messages: [...(settings.systemPrompt.trim() ? [{ role: 'system' as const, content: settings.systemPrompt }] : []), ...history],
-          stream: true,
-          ...sampling,
-        });
-    for await (const chunk of stream) {
-      const choice = chunk.choices[0];
-      const piece = choice === undefined ? '' : 'delta' in choice ? (choice.delta.content ?? '') : choice.text;
-      if (piece && firstAt === 0) firstAt = performance.now();
-      answer.content += piece;
-      if (choice?.finish_reason) end = choice.finish_reason;
-      if (chunk.usage) {
-        usage = { completion_tokens: chunk.usage.completion_tokens, prompt_tokens: chunk.usage.prompt_tokens, cached: chunk.usage.prompt_tokens_details.cached_tokens };
-      }
-      if (!frame) frame = requestAnimationFrame(() => ((frame = 0), view.update(li, answer.content)));
-    }
-  } catch (e) {
-    end = controller.signal.aborted ? 'aborted' : 'error';
-    showError(e);
-  } finally {
-    if (frame) cancelAnimationFrame(frame);
-    view.update(li, answer.content);
-    view.finish(li, end);
-    generation = null;
-    setBusy(false);
-    await saveConversation(conversation);
-  }
-  const done = performance.now();
-  const parts: string[] = [];
-  if (firstAt) parts.push(`first token ${Math.round(firstAt - started)} ms`);
-  if (usage && firstAt && usage.completion_tokens > 1) {
-    parts.push(`${((usage.completion_tokens - 1) / ((done - firstAt) / 1000)).toFixed(1)} tok/s`);
-  }
-  if (usage) parts.push(`${usage.completion_tokens} tokens`, `prompt ${usage.prompt_tokens} tokens, ${usage.cached} reused from cache`);
-  if (!usage && engine === current) {
-    const s = await current.stats().catch(() => null);
-    if (s) parts.push(`${s.decodeTokensPerSecond.toFixed(1)} tok/s overall`, `${s.promptCache.reusedTokens} prompt tokens reused so far`);
-  }
-  ui.stats.textContent = parts.join(' · ');
-  if (ui.prompt.disabled === false) ui.prompt.focus();
+async function unloadModel(): Promise<void> {
+  chat.stopGenerating();
+  const old = loaded;
+  loaded = null;
+  document.body.dataset.engine = '';
+  ui.badge.textContent = 'no model';
+  ui.badge.classList.remove('active');
+  ui.modelInfoSection.hidden = true;
+  ui.templateNote.hidden = true;
+  panel.setActive(null);
+  chat.engineChanged();
+  refreshHeader();
+  if (old) await old.engine.unload().catch(() => undefined);
 }
 
-function send(): void {
-  const text = ui.prompt.value.trim();
-  if (!text || !engine || generation) return;
-  conversation.push({ role: 'user', content: text });
-  view.append(conversation[conversation.length - 1], conversation.length - 1);
-  ui.prompt.value = '';
-  void respond();
-}
-
-function editAndResend(index: number): void {
-  if (generation) generation.abort();
-  ui.prompt.value = conversation[index].content;
-  conversation = conversation.slice(0, index);
-  view.render(conversation);
-  void saveConversation(conversation);
-  setBusy(false);
-  ui.prompt.focus();
-  ui.prompt.setSelectionRange(ui.prompt.value.length, ui.prompt.value.length);
-}
+const panel = new ModelPanel(
+  {
+    catalogue: $('catalogue'),
+    catalogueNote: $('catalogue-note'),
+    customUrl: $('custom-url'),
+    load: $('load-model'),
+    localFile: ui.localFile,
+    download: $('download'),
+    progress: $('download-progress'),
+    downloadText: $('download-text'),
+    pause: $('pause-download'),
+    cached: $('cached-models'),
+    usage: $('storage-usage'),
+  },
+  {
+    open: openModel,
+    unload: unloadModel,
+    error: (e) => errors.show(e),
+    busy: (busy) => {
+      loading = busy;
+      refreshHeader();
+    },
+  },
+);
 
 function toggleSidebar(show = ui.sidebar.hidden): void {
   ui.sidebar.hidden = !show;
@@ -249,100 +236,41 @@ function toggleSidebar(show = ui.sidebar.hidden): void {
   if (show) ui.sidebar.querySelector<HTMLElement>('select, input, button')?.focus();
 }
 
-/**
- * Registers the service worker (offline app shell). On a host that cannot send COOP/COEP the page is not
- * cross-origin isolated (no WASM threads); the service worker adds those headers, so once it controls the page,
- * reload once. Resolves true when a reload is under way.
- */
-async function startServiceWorker(): Promise<boolean> {
-  if (!('serviceWorker' in navigator) || location.protocol === 'file:' || import.meta.env.DEV) return false;
-  try {
-    await navigator.serviceWorker.register('./sw.js');
-  } catch (e) {
-    console.warn('webgguf demo: service worker not registered', e);
-    return false;
+function wireSettings(phone: MediaQueryList): void {
+  for (const el of [ui.systemPrompt, ui.temperature, ui.topP, ui.topK, ui.maxTokens, ui.seed, ui.backend]) {
+    el.addEventListener('change', persistSettings);
   }
-  const key = 'webgguf-demo-isolation-reload';
-  if (crossOriginIsolated || navigator.serviceWorker.controller || sessionStorage.getItem(key)) return false;
-  await navigator.serviceWorker.ready;
-  if (!navigator.serviceWorker.controller) {
-    await new Promise<void>((resolve) => {
-      navigator.serviceWorker.addEventListener('controllerchange', () => resolve(), { once: true });
-      setTimeout(resolve, 3000);
+  for (const r of modeRadios) {
+    r.addEventListener('change', () => {
+      modeOverride = null;
+      savedMode = r.value as ChatMode;
+      setMode(savedMode);
+      if (savedMode === 'completion') ui.templateNote.hidden = true;
+      persistSettings();
     });
   }
-  if (!navigator.serviceWorker.controller) return false;
-  sessionStorage.setItem(key, '1');
-  location.reload();
-  return true;
-}
-
-async function init(): Promise<void> {
-  if (await startServiceWorker()) return;
-  const panel = new ModelPanel(
-    {
-      catalogue: $('catalogue'),
-      catalogueNote: $('catalogue-note'),
-      customUrl: $('custom-url'),
-      load: $('load-model'),
-      localFile: $('local-file'),
-      download: $('download'),
-      progress: $('download-progress'),
-      downloadText: $('download-text'),
-      pause: $('pause-download'),
-      cached: $('cached-models'),
-      usage: $('storage-usage'),
-    },
-    {
-      beforeLoad: async () => {
-        clearError();
-        await unloadEngine();
-      },
-      open: async (model) => {
-        await openModel(model);
-        await panel.refresh();
-      },
-      error: showError,
-    },
-  );
-  writeSettings(applyParamOverrides(await loadSettings()));
-  conversation = await loadConversation();
-  view.render(conversation);
-
-  const phone = matchMedia('(max-width: 720px)');
-  ui.composer.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    send();
+  $('use-completion').addEventListener('click', () => {
+    modeRadios.find((r) => r.value === 'completion')?.click();
+    ui.templateNote.hidden = true;
   });
-  ui.prompt.addEventListener('keydown', (ev) => {
-    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
-      ev.preventDefault();
-      send();
-    }
+  $('reset-settings').addEventListener('click', () => {
+    modeOverride = null;
+    savedMode = DEFAULT_SETTINGS.mode;
+    writeSettings({ ...DEFAULT_SETTINGS });
+    persistSettings();
   });
-  document.addEventListener('keydown', (ev) => {
-    if (ev.key === 'Escape' && generation) {
-      ev.preventDefault();
-      generation.abort();
-    } else if (ev.key === 'Escape' && !ui.sidebar.hidden && phone.matches) {
-      toggleSidebar(false);
-      ui.toggleSidebar.focus();
-    }
-  });
-  ui.stop.addEventListener('click', () => generation?.abort());
-  ui.regenerate.addEventListener('click', () => {
-    if (generation) return;
-    while (conversation.length && conversation[conversation.length - 1].role === 'assistant') conversation.pop();
-    view.render(conversation);
-    void respond();
-  });
-  ui.clear.addEventListener('click', () => {
-    generation?.abort();
-    conversation = [];
-    view.render(conversation);
-    ui.stats.textContent = '';
-    void saveConversation(conversation);
-    setBusy(false);
+  $('unload').addEventListener('click', () => void unloadModel());
+  const persist = $<HTMLButtonElement>('persist');
+  const persistStatus = $('persist-status');
+  const showPersisted = (yes: boolean): void => {
+    persistStatus.textContent = yes ? 'Models are kept until you delete them.' : 'The browser may evict models when space runs low.';
+    persist.hidden = yes;
+  };
+  void navigator.storage?.persisted?.().then(showPersisted).catch(() => undefined);
+  persist.addEventListener('click', async () => {
+    const ok = await navigator.storage?.persist?.().catch(() => false);
+    showPersisted(ok === true);
+    if (!ok) persistStatus.textContent = 'The browser declined (it decides from how often you use the site); models are still stored.';
   });
   ui.toggleSidebar.addEventListener('click', () => toggleSidebar());
   if (phone.matches) toggleSidebar(false);
@@ -350,19 +278,52 @@ async function init(): Promise<void> {
     ui.sidebar.hidden = phone.matches;
     ui.toggleSidebar.setAttribute('aria-expanded', String(!phone.matches));
   });
-  for (const el of [ui.systemPrompt, ui.temperature, ui.topP, ui.topK, ui.maxTokens, ui.seed]) {
-    el.addEventListener('change', () => void saveSettings(readSettings()));
-  }
-  setBusy(false);
-  await panel.refresh();
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && chat.generating) {
+      ev.preventDefault();
+      chat.stopGenerating();
+    } else if (ev.key === 'Escape' && !ui.sidebar.hidden && phone.matches) {
+      toggleSidebar(false);
+      ui.toggleSidebar.focus();
+    }
+  });
+}
 
-  const start = params.get('model') ?? (await loadLastModel());
-  if (start) {
-    const url = new URL(start, location.href).href;
-    const entry = (await listModels().catch(() => [])).find((m) => m.url === url);
-    if (entry && !entry.complete && !params.has('model')) panel.showPaused(entry);
-    else await panel.load(url);
+/** At startup: the ?model= parameter, else the last model that loaded (cached, so no network), else nothing. */
+async function startModel(): Promise<void> {
+  const models = await listModels().catch(() => []);
+  const pending = await loadPendingDownload();
+  const partial = pending ? models.find((m) => m.url === pending && !m.complete) : undefined;
+  if (partial && !params.has('model')) panel.showPaused(partial);
+  const param = params.get('model');
+  if (param && (await panel.load(param))) return;
+  // The last model that worked, else the most recently used complete one: from the cache, never a network request.
+  // A failure (the ?model= above, or a stored file that no longer loads) stays on screen while the next one loads.
+  const last = await loadLastModel();
+  const complete = models.filter((m) => m.complete && m.url !== param).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
+  const order = [...complete.filter((m) => m.url === last), ...complete.filter((m) => m.url !== last)];
+  for (const m of order.slice(0, 3)) {
+    const failure = errors.current;
+    const ok = await panel.load(m.url);
+    if (failure !== null) errors.show(failure);
+    if (ok) return;
   }
 }
 
-void init().catch(showError);
+async function init(): Promise<void> {
+  if (await startServiceWorker()) return;
+  renderFirstRun(ui.firstRun, {
+    download: (url) => void panel.load(url),
+    openFile: () => ui.localFile.click(),
+  });
+  writeSettings(applyParamOverrides(await loadSettings()));
+  const phone = matchMedia('(max-width: 720px)');
+  wireSettings(phone);
+  await conversations.start();
+  refreshHeader();
+  await panel.refresh();
+  await startModel();
+  refreshHeader();
+}
+
+void init().catch((e: unknown) => errors.show(e));

@@ -1,8 +1,13 @@
 /**
- * A small, safe Markdown renderer for chat answers: fenced code blocks, inline code, headings, bold/italic, lists,
- * block quotes, links (http/https only) and paragraphs. Everything is HTML-escaped first, so model output can never
- * inject markup or script; links get rel="noopener noreferrer".
+ * Markdown of chat answers, rendered by well-kept libraries: `marked` (GitHub-flavoured: tables, fenced code, lists,
+ * autolinks) and `DOMPurify` (the sanitiser, last word on what reaches the page), with `highlight.js` loaded lazily
+ * (core and each of 14 common languages in chunks of their own, fetched when a block needs them) to colour finished code blocks. Model output is untrusted: any HTML it
+ * writes is shown as text, links are kept only for http, https and mailto (opening in a new tab, rel=noopener
+ * noreferrer), images become links (a remote image would be a tracking beacon), and an unterminated code fence
+ * (mid-stream) renders as an open code block.
  */
+import DOMPurify from 'dompurify';
+import { Marked, type Tokens } from 'marked';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -11,88 +16,134 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-function renderInline(escaped: string): string {
-  // Inline code first, protected from further formatting by placeholders.
-  const codes: string[] = [];
-  let s = escaped.replace(/`([^`\n]+)`/g, (_m, code: string) => {
-    codes.push(`<code>${code}</code>`);
-    return `\u0000${codes.length - 1}\u0000`;
-  });
-  s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_m, label: string, href: string) => {
-    return `<a href="${href}" target="_blank" rel="noopener noreferrer">${label}</a>`;
-  });
-  s = s.replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>');
-  s = s.replace(/(^|[^*])\*([^*\n]+)\*/g, '$1<em>$2</em>');
-  s = s.replace(/(^|\W)_([^_\n]+)_(?=\W|$)/g, '$1<em>$2</em>');
-  return s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => codes[Number(i)]);
+const SAFE_URL = /^(?:https?:|mailto:)/i;
+
+function safeHref(href: string): string | null {
+  const trimmed = href.trim();
+  return SAFE_URL.test(trimmed) ? trimmed : null;
 }
 
-/** Renders Markdown to sanitized HTML. An unterminated code fence (mid-stream) renders as an open code block. */
-export function renderMarkdown(markdown: string): string {
-  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
-  const out: string[] = [];
-  let para: string[] = [];
-  let list: { ordered: boolean; items: string[] } | null = null;
+const marked = new Marked({ gfm: true, breaks: true, async: false });
+marked.use({
+  renderer: {
+    // Raw HTML in model output is text to show, never markup.
+    html(token: Tokens.HTML | Tokens.Tag): string {
+      return escapeHtml(token.text);
+    },
+    heading(token: Tokens.Heading): string {
+      const level = Math.min(6, token.depth + 2); // answers sit under the page's own headings
+      return `<h${level}>${this.parser.parseInline(token.tokens)}</h${level}>\n`;
+    },
+    code(token: Tokens.Code): string {
+      const lang = (token.lang ?? '').trim().split(/\s+/)[0].replace(/[^\w+#.-]/g, '');
+      const attrs = lang ? ` data-lang="${escapeHtml(lang)}"` : '';
+      const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
+      return `<pre${attrs}><code${cls}>${escapeHtml(token.text)}</code></pre>\n`;
+    },
+    link(token: Tokens.Link): string {
+      const label = this.parser.parseInline(token.tokens);
+      const href = safeHref(token.href);
+      if (href === null) return label;
+      return `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${label}</a>`;
+    },
+    image(token: Tokens.Image): string {
+      const href = safeHref(token.href);
+      const label = escapeHtml(token.text || token.href);
+      return href === null ? label : `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${label}</a>`;
+    },
+  },
+});
 
-  const flushPara = () => {
-    if (para.length) out.push(`<p>${renderInline(escapeHtml(para.join('\n'))).replace(/\n/g, '<br>')}</p>`);
-    para = [];
-  };
-  const flushList = () => {
-    if (list) {
-      const tag = list.ordered ? 'ol' : 'ul';
-      out.push(`<${tag}>${list.items.map((i) => `<li>${renderInline(escapeHtml(i))}</li>`).join('')}</${tag}>`);
-    }
-    list = null;
-  };
+const PURIFY_CONFIG = {
+  ALLOWED_TAGS: [
+    'p', 'br', 'hr', 'strong', 'em', 'del', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a',
+    'h3', 'h4', 'h5', 'h6', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'sup', 'sub',
+  ],
+  ALLOWED_ATTR: ['href', 'target', 'rel', 'class', 'data-lang', 'align', 'start'],
+  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+};
 
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = /^\s*```\s*([\w+#.-]*)\s*$/.exec(line);
-    if (fence) {
-      flushPara();
-      flushList();
-      const body: string[] = [];
-      i++;
-      while (i < lines.length && !/^\s*```\s*$/.test(lines[i])) body.push(lines[i++]);
-      const lang = fence[1] ? ` data-lang="${escapeHtml(fence[1])}"` : '';
-      out.push(`<pre${lang}><code>${escapeHtml(body.join('\n'))}</code></pre>`);
-      continue;
-    }
-    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (heading) {
-      flushPara();
-      flushList();
-      const level = Math.min(6, heading[1].length + 2);
-      out.push(`<h${level}>${renderInline(escapeHtml(heading[2]))}</h${level}>`);
-      continue;
-    }
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(line);
-    if (bullet || numbered) {
-      flushPara();
-      const ordered = !!numbered;
-      if (list && list.ordered !== ordered) flushList();
-      list ??= { ordered, items: [] };
-      list.items.push((bullet ?? numbered)![1]);
-      continue;
-    }
-    const quote = /^>\s?(.*)$/.exec(line);
-    if (quote) {
-      flushPara();
-      flushList();
-      out.push(`<blockquote>${renderInline(escapeHtml(quote[1]))}</blockquote>`);
-      continue;
-    }
-    if (line.trim() === '') {
-      flushPara();
-      flushList();
-      continue;
-    }
-    flushList();
-    para.push(line);
+let hooked = false;
+function purify(html: string): string {
+  if (!hooked) {
+    // Every surviving link opens in a new tab without access to this page.
+    DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+      if (node.nodeName === 'A') {
+        node.setAttribute('target', '_blank');
+        node.setAttribute('rel', 'noopener noreferrer');
+      }
+    });
+    hooked = true;
   }
-  flushPara();
-  flushList();
-  return out.join('\n');
+  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+}
+
+/** Renders Markdown to sanitised HTML. */
+export function renderMarkdown(markdown: string): string {
+  const html = marked.parse(markdown.replace(/\r\n?/g, '\n')) as string;
+  return purify(html);
+}
+
+type HighlightCore = typeof import('highlight.js/lib/core').default;
+type LanguageModule = { default: import('highlight.js').LanguageFn };
+
+/** The languages offered, each its own chunk, by name and alias. */
+const LANGUAGES: Record<string, () => Promise<LanguageModule>> = {
+  javascript: () => import('highlight.js/lib/languages/javascript'),
+  typescript: () => import('highlight.js/lib/languages/typescript'),
+  python: () => import('highlight.js/lib/languages/python'),
+  json: () => import('highlight.js/lib/languages/json'),
+  bash: () => import('highlight.js/lib/languages/bash'),
+  xml: () => import('highlight.js/lib/languages/xml'),
+  css: () => import('highlight.js/lib/languages/css'),
+  c: () => import('highlight.js/lib/languages/c'),
+  cpp: () => import('highlight.js/lib/languages/cpp'),
+  rust: () => import('highlight.js/lib/languages/rust'),
+  go: () => import('highlight.js/lib/languages/go'),
+  java: () => import('highlight.js/lib/languages/java'),
+  sql: () => import('highlight.js/lib/languages/sql'),
+  yaml: () => import('highlight.js/lib/languages/yaml'),
+};
+const ALIASES: Record<string, string> = {
+  js: 'javascript', jsx: 'javascript', mjs: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python',
+  sh: 'bash', shell: 'bash', zsh: 'bash', console: 'bash', html: 'xml', svg: 'xml', rs: 'rust', yml: 'yaml',
+  'c++': 'cpp', h: 'c', golang: 'go',
+};
+
+let core: Promise<HighlightCore> | null = null;
+const registered = new Map<string, Promise<boolean>>();
+
+/** highlight.js core (its own chunk, loaded on first use) with `name` registered; false for unknown languages. */
+async function highlighterFor(lang: string): Promise<{ hljs: HighlightCore; name: string } | null> {
+  const name = ALIASES[lang.toLowerCase()] ?? lang.toLowerCase();
+  const load = LANGUAGES[name];
+  if (!load) return null;
+  core ??= import('highlight.js/lib/core').then((m) => {
+    m.default.configure({ ignoreUnescapedHTML: true });
+    return m.default;
+  });
+  const hljs = await core;
+  if (!registered.has(name)) registered.set(name, load().then((m) => (hljs.registerLanguage(name, m.default), true)));
+  return (await registered.get(name)) ? { hljs, name } : null;
+}
+
+/**
+ * Colours the code blocks under `root` that name a known language (highlight.js escapes the code itself; it works on
+ * the text of the element, never on HTML from the model). Resolves when done; failures leave the code plain.
+ */
+export async function highlightCode(root: HTMLElement): Promise<void> {
+  const blocks = Array.from(root.querySelectorAll<HTMLElement>('pre > code[class*="language-"]')).filter((c) => !c.dataset.highlighted);
+  for (const code of blocks) {
+    const lang = /language-([\w+#.-]+)/.exec(code.className)?.[1];
+    if (!lang) continue;
+    try {
+      const h = await highlighterFor(lang);
+      if (!h || !code.isConnected) continue;
+      code.innerHTML = h.hljs.highlight(code.textContent ?? '', { language: h.name, ignoreIllegals: true }).value;
+      code.dataset.highlighted = 'yes';
+    } catch (e) {
+      console.warn('webgguf demo: syntax highlighting unavailable', e);
+      return;
+    }
+  }
 }

@@ -1,8 +1,8 @@
 /**
- * Words the demo shows people: the active backend as a short badge ("WebGPU f16", "WASM relaxed-simd ×4 threads"),
- * errors rewritten with what to do next, and download progress with speed and time left.
+ * Words the demo shows people: the active backend as a short badge ("WebGPU f16", "WASM relaxed-simd ×4 threads")
+ * and download progress with speed and time left (errors: error-text.ts).
  */
-import { isLlmError, type BackendInfo } from '../../src/index';
+import type { BackendInfo } from '../../src/index';
 import { formatBytes } from './catalogue';
 
 /** Short label of the backend in use: 'WebGPU f16', 'WebGPU f32', 'WASM + 4 threads' (details go in a tooltip). */
@@ -14,33 +14,6 @@ export function backendLabel(backend: BackendInfo): string {
     return threads > 1 ? `WASM + ${threads} threads` : 'WASM (1 thread)';
   }
   return backend.name === 'cpu' ? 'CPU (reference)' : backend.name;
-}
-
-/** What to do about each error code, in plain words. */
-const ADVICE: Partial<Record<string, string>> = {
-  'webgpu-unavailable': 'This browser or device has no usable WebGPU. Reload with ?backend=wasm to run on the CPU.',
-  'feature-missing': 'This browser lacks a feature the model needs. Try the latest Chrome, Edge or Firefox, or ?backend=wasm.',
-  'device-lost': 'The GPU was reset (often: out of GPU memory). Load the model again, or pick a smaller one.',
-  'out-of-memory': 'The model does not fit in this device’s memory. Choose a smaller model (see “Needs about …”).',
-  network: 'The download failed. Check the URL and your connection, then press Load again: it resumes where it stopped.',
-  'range-unsupported': 'The server does not allow partial downloads (HTTP Range). Download the file and open it as a local .gguf.',
-  'storage-quota': 'Not enough storage for this model. Delete cached models in the sidebar or free disk space.',
-  'gguf-invalid': 'This is not a valid GGUF file (or it is truncated). Check the URL or file.',
-  'unsupported-type': 'This model uses a quantization type that is not supported yet. Try a Q4_K_M, Q4_0 or Q8_0 file.',
-  'unsupported-arch': 'This model architecture is not supported yet. Pick one from the catalogue.',
-  template: 'The model’s chat template could not be used. Reload with ?raw=1 for plain text completion.',
-  'context-overflow': 'The conversation is longer than the model’s context. Start a new chat or edit an earlier message.',
-};
-
-/** The message of `e` followed by advice for its code; null for aborts (which are not errors to the user). */
-export function describeError(e: unknown): string | null {
-  if (isLlmError(e, 'aborted')) return null;
-  if (isLlmError(e)) {
-    const advice = ADVICE[e.code];
-    return advice ? `${e.message}\n\n${advice}` : e.message;
-  }
-  if (e instanceof DOMException && e.name === 'QuotaExceededError') return `Storage is full. ${ADVICE['storage-quota']}`;
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** Seconds as '42 s', '3 min 5 s', '1 h 2 min'. */
@@ -72,4 +45,15 @@ export class SpeedMeter {
   reset(): void {
     this.samples.length = 0;
   }
+}
+
+/**
+ * The speed of one answer: `tokens` generated, the first at `firstAt` and the last at `lastAt` (ms, same clock). The
+ * rate counts the tokens after the first over the time they took — the decode speed a person saw. Null when it
+ * cannot be measured (fewer than two tokens).
+ */
+export function speedText(tokens: number, firstAt: number, lastAt: number): string | null {
+  if (tokens < 2 || !(lastAt > firstAt)) return null;
+  const seconds = (lastAt - firstAt) / 1000;
+  return `${tokens} tokens in ${seconds.toFixed(2)} s · ${((tokens - 1) / seconds).toFixed(1)} tok/s`;
 }

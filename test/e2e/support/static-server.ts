@@ -48,6 +48,8 @@ export interface StaticServer {
 export interface StaticServerOptions {
   /** Send COOP/COEP/CORP (default true); false imitates a static host that cannot set headers. */
   readonly isolation?: boolean;
+  /** Answer unknown paths with `/index.html` and status 200, like a single-page-app host (default false). */
+  readonly spaFallback?: boolean;
 }
 
 /** Starts a server mapping URL prefixes (e.g. `/`, `/shared/`) to folders; the longest matching prefix wins. */
@@ -83,7 +85,7 @@ export async function startStaticServer(mounts: Record<string, string>, options:
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges');
     res.setHeader('Cache-Control', 'no-cache');
-    const file = locate(url.pathname);
+    const file = locate(url.pathname) ?? (options.spaFallback ? locate('/index.html') : null);
     if (file === null) {
       record(404);
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
