@@ -10,7 +10,7 @@ import { listModels, type BackendChoice, type Engine } from '../src/index';
 import { ChatController } from './ui/chat-controller';
 import { DEFAULT_SETTINGS, loadLastModel, loadPendingDownload, loadSettings, saveLastModel, saveSettings, type ChatMode, type DemoSettings } from './ui/conversation-store';
 import { ConversationList } from './ui/conversation-list';
-import { startEngine } from './ui/engine-host';
+import { hostingOf, startEngine } from './ui/engine-host';
 import { ErrorBox } from './ui/error-box';
 import { renderFirstRun } from './ui/first-run';
 import { describeModel, usesChatMlFallback } from './ui/model-info';
@@ -155,6 +155,7 @@ async function openModel(model: string | File): Promise<void> {
     const url = typeof model === 'string' ? model : null;
     const name = typeof model === 'string' ? decodeURIComponent(model.split('/').pop() ?? model) : model.name;
     loaded = { engine, url, label: engine.info.model.name ? `${engine.info.model.name} (${name})` : name };
+    document.body.dataset.hosting = hostingOf(engine); // 'attached': reused from another tab, not loaded twice
     if (old) void old.engine.unload().catch(() => undefined);
     await saveLastModel(url); // only now: a model that failed to load is never retried at startup
     await onModelReady(name);
@@ -174,7 +175,10 @@ async function onModelReady(fileName: string): Promise<void> {
   if (!loaded) return;
   const { info } = loaded.engine;
   ui.badge.textContent = backendLabel(info.backend);
-  ui.badge.title = `${info.backend.description} — ${info.backend.reason}`;
+  const hosting = hostingOf(loaded.engine);
+  const shared =
+    hosting === 'attached' ? ' — shared: already loaded in another tab' : hosting === 'shared' ? ' — shared with other tabs' : '';
+  ui.badge.title = `${info.backend.description} — ${info.backend.reason}${shared}`;
   ui.badge.classList.add('active');
   const noTemplate = await usesChatMlFallback(info.chatTemplateHash);
   ui.templateNote.hidden = !noTemplate || document.body.dataset.mode === 'completion';

@@ -1,8 +1,19 @@
 /**
- * Where the demo's engine runs. The one place that creates it, so switching the host (a dedicated Web Worker today,
- * a SharedWorker shared by every tab later) is a one-line change here.
+ * Where the demo's engine runs. The one place that creates it.
+ *
+ * With WebGPU (or `auto` where the page sees WebGPU) the engine lives in a SharedWorker, so a second tab of the demo
+ * reuses the model the first one loaded instead of loading a second copy. The WASM backend stays in a dedicated
+ * worker: a SharedWorker is never cross-origin isolated in Chromium, so WASM would run on one thread there instead of
+ * several (see the README, "One engine for all tabs").
  */
-import { createWorkerEngine, type BackendChoice, type Engine, type LoadProgress } from '../../src/index';
+import {
+  createSharedWorkerEngine,
+  createWorkerEngine,
+  type BackendChoice,
+  type Engine,
+  type LoadProgress,
+  type SharedWorkerEngine,
+} from '../../src/index';
 
 /** What the demo asks of an engine host. */
 export interface StartEngineOptions {
@@ -11,7 +22,24 @@ export interface StartEngineOptions {
   readonly onProgress?: (p: LoadProgress) => void;
 }
 
+/** How the demo's engine is hosted: 'attached' when another tab had already loaded (or was loading) the model. */
+export type EngineHosting = 'dedicated' | 'shared' | 'attached';
+
+/** The hosting of an engine made by `startEngine`. */
+export function hostingOf(engine: Engine): EngineHosting {
+  const sharing = (engine as Partial<SharedWorkerEngine>).sharing;
+  if (!sharing || sharing.mode === 'dedicated') return 'dedicated';
+  return sharing.attached ? 'attached' : 'shared';
+}
+
 /** Loads `model` in a worker and resolves with its engine (rejects with the library's `LlmError`). */
 export function startEngine(opts: StartEngineOptions): Promise<Engine> {
-  return createWorkerEngine({ model: opts.model, backend: opts.backend, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+  const options = { model: opts.model, backend: opts.backend, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) };
+  return sharesEngine(opts.backend) ? createSharedWorkerEngine(options) : createWorkerEngine(options);
+}
+
+/** Whether the engine for `backend` is hosted in the SharedWorker (WebGPU) or a dedicated worker (WASM threads). */
+export function sharesEngine(backend: BackendChoice): boolean {
+  if (backend === 'wasm' || backend === 'cpu') return false;
+  return typeof navigator !== 'undefined' && 'gpu' in navigator;
 }

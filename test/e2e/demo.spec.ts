@@ -86,6 +86,29 @@ test('loads stories260K by URL with progress and answers greedily like llama.cpp
   await expect(page.locator('#stats')).toContainText('first token');
 });
 
+test('a second tab reuses the model the first one loaded (one SharedWorker engine), and both answer', async () => {
+  const hasGpu = await page.evaluate(() => 'gpu' in navigator);
+  const hosting = await page.locator('body').getAttribute('data-hosting');
+  console.log(`first tab: hosting ${hosting}, navigator.gpu ${hasGpu}`);
+  expect(hosting).toBe(hasGpu ? 'shared' : 'dedicated');
+  test.skip(!hasGpu, 'no WebGPU in this Chromium: the demo keeps WASM in a dedicated worker per tab');
+  const second = await context.newPage();
+  try {
+    server.log.length = 0;
+    await second.goto(demoUrl());
+    await waitForEngine(second);
+    await expect(second.locator('body')).toHaveAttribute('data-hosting', 'attached');
+    expect(server.requestsFor(MODEL_PATH)).toHaveLength(0); // no second download, no second load
+    await ask(second, REFERENCE.prompt);
+    expect(await answerText(second)).toBe(REFERENCE.greedy_kv_f32.text.trim());
+  } finally {
+    await second.close();
+  }
+  // Closing the second tab leaves the first one's engine working.
+  await ask(page, REFERENCE.prompt);
+  expect(await answerText(page)).toBe(REFERENCE.greedy_kv_f32.text.trim());
+});
+
 test('a reload takes the model from IndexedDB with zero requests for it, and keeps the conversation', async () => {
   server.log.length = 0;
   await page.reload();
