@@ -48,6 +48,21 @@ function wasmAsFiles(): Plugin {
  * The IIFE (script-tag) build has no `import.meta`: replace `import.meta.url` by the URL of the script itself,
  * captured while it runs (`document.currentScript`), so the worker and WASM files resolve next to webgguf.js.
  */
+/**
+ * Script-tag build only: `src/index.ts` gets `createEngine` from `api/create-engine-lazy.ts`, which imports the
+ * in-thread engine as a separate ES module on first use, so webgguf.js carries no second copy of the engine.
+ */
+function lazyInThreadEngine(): Plugin {
+  const entry = resolve(root, 'src/index.ts');
+  return {
+    name: 'webgguf-lazy-in-thread-engine',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      if (importer !== entry || source !== './api/create-engine.js') return null;
+      return resolve(root, 'src/api/create-engine-lazy.ts');
+    },
+  };
+}
 function scriptUrlShim(): Plugin {
   return {
     name: 'webgguf-script-url-shim',
@@ -115,7 +130,7 @@ export default defineConfig(({ mode }) => {
     return {
       base: './',
       publicDir: false,
-      plugins: [wgslMinify(), wasmAsFiles(), scriptUrlShim()],
+      plugins: [lazyInThreadEngine(), wgslMinify(), wasmAsFiles(), scriptUrlShim()],
       experimental: {
         // Assets referenced from the script itself resolve against its own URL (captured at load), not the page's.
         renderBuiltUrl: (file: string, { hostId }: { hostId: string }) =>

@@ -12,6 +12,7 @@ import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
+import { modelIdentityOf } from './model-identity.js';
 import { openModelSource } from '../io/index.js';
 import { loadTransformer, readModelConfig } from '../model/load.js';
 import { createTokenizer } from '../tokenizer/index.js';
@@ -34,13 +35,8 @@ function positiveInt(name: string, v: number | undefined): void {
   }
 }
 
-/** What the prompt cache keys the model on: sha256, else etag + size, else name + size. */
-export function modelIdentityOf(source: ByteSource): string {
-  const s = source as ByteSource & { sha256?: string | null; etag?: string | null };
-  if (typeof s.sha256 === 'string' && s.sha256) return `sha256:${s.sha256}`;
-  if (typeof s.etag === 'string' && s.etag) return `etag:${s.etag}:${source.size}`;
-  return `name:${source.name}:${source.size}`;
-}
+export { modelIdentityOf };
+
 
 /** Loads `options.model` and returns an engine running in this thread. */
 export async function createEngine(options: EngineOptions): Promise<Engine> {

@@ -38,9 +38,9 @@ test.afterAll(async () => {
 /** Outcome of a call made in the page: resolved value, or the rejection's class, code and message. */
 type Outcome = { ok: true; value: string } | { ok: false; isLlmError: boolean; code: string | null; message: string };
 
-async function openPage(page: Page, backend: string): Promise<void> {
+async function openPage(page: Page, backend: string, engine: 'worker' | 'in-thread' = 'worker'): Promise<void> {
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
-  const q = new URLSearchParams({ model: MODEL_PATH, backend, prompt: REFERENCE.prompt, max_tokens: String(REFERENCE.greedy_kv_f32.n) });
+  const q = new URLSearchParams({ model: MODEL_PATH, backend, engine, prompt: REFERENCE.prompt, max_tokens: String(REFERENCE.greedy_kv_f32.n) });
   await page.goto(server.url(`/pages/iife.html?${q}`));
   await expect(page.locator('#status')).toHaveText('done', { timeout: 180_000 });
 }
@@ -58,6 +58,19 @@ test('a plain page with only the script-tag bundle generates the reference text 
   // Only the script's own folder served the code: the worker and WASM resolved relative to webgguf.js.
   const code = server.log.filter((r) => /\.(js|wasm)$/.test(r.path)).map((r) => r.path);
   expect(code.length).toBeGreaterThan(1);
+  expect(code.every((p) => p.startsWith('/cdn/webgguf/'))).toBe(true);
+  expect(server.log.filter((r) => r.status === 404)).toEqual([]);
+  // The worker page never downloads the in-thread engine module (webgguf.js holds no copy of the engine either).
+  expect(code.some((p) => /\/in-thread-entry-[^/]+\.js$/.test(p))).toBe(false);
+});
+
+test('createEngine from the script tag runs the engine in the page, its module fetched on first use', async ({ page }) => {
+  server.log.length = 0;
+  await openPage(page, 'wasm', 'in-thread');
+  expect((await page.locator('#output').textContent())?.trim()).toBe(REFERENCE.greedy_kv_f32.text.trim());
+  const code = server.log.filter((r) => /\.(js|wasm)$/.test(r.path)).map((r) => r.path);
+  expect(code.some((p) => /\/in-thread-entry-[^/]+\.js$/.test(p))).toBe(true);
+  expect(code.some((p) => /\/worker-[^/]+\.js$/.test(p))).toBe(false);
   expect(code.every((p) => p.startsWith('/cdn/webgguf/'))).toBe(true);
   expect(server.log.filter((r) => r.status === 404)).toEqual([]);
 });
