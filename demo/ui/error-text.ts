@@ -88,7 +88,7 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
       if (details.field === 'magic') {
         return text('not-gguf', 'This is not a GGUF model file.', 'Choose a file ending in .gguf, downloaded completely.', e);
       }
-      if (/tensor '[^']*' is missing|token_embd\.weight' is missing/.test(message)) {
+      if (details.reason === 'no-weights' || /tensor '[^']*' is missing|token_embd\.weight' is missing/.test(message)) {
         return text(
           'no-weights',
           'This GGUF holds no model weights (it is a vocabulary-only or metadata-only file).',

@@ -35,6 +35,12 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       });
     }
   }
+  if (gguf.tensors.length === 0) {
+    // A vocabulary-only GGUF (llama.cpp ships them for tokenizer tests): metadata and vocabulary, no weights.
+    throw new LlmError('gguf-invalid', 'loading model: the file holds no tensors: no model weights (a vocabulary-only GGUF)', {
+      details: { reason: 'no-weights' },
+    });
+  }
   let layersPresent = 0;
   for (const t of gguf.tensors) {
     const m = LAYER_TENSOR.exec(t.name);

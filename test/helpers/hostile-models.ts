@@ -69,6 +69,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'block_count 0', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 0, U32) },
   { name: 'block_count -1 (i32)', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', -1, I32) },
   { name: 'block_count 2.5 (f32)', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 2.5, F32) },
+  { name: 'vocabulary-only (no tensors)', code: 'gguf-invalid', message: /no model weights/, edit: (m) => void m.tensors.splice(0) },
   { name: 'block_count one beyond the tensors', code: 'gguf-invalid', message: /'llama\.block_count' is 6 .*5 layer/, edit: (m) => set(m, 'llama.block_count', 6, U32) },
   {
     name: 'n_embd / n_head not an integer, no key_length',

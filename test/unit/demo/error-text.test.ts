@@ -29,6 +29,7 @@ describe('explainError', () => {
     expect(explainError(magic('3c 21 64 6f'))!.kind).toBe('web-page');
     expect(explainError(magic('54 68 65 73'))!.kind).toBe('not-gguf');
     expect(explainError(new LlmError('gguf-invalid', "loading model: tensor 'token_embd.weight' is missing or not 2-D"))!.kind).toBe('no-weights');
+    expect(explainError(new LlmError('gguf-invalid', 'loading model: the file holds no tensors', { details: { reason: 'no-weights' } }))!.kind).toBe('no-weights');
     expect(explainError(new LlmError('gguf-invalid', 'GGUF tensor #26 offset: data lies outside the file; the file is truncated'))!.kind).toBe('truncated');
   });
 
