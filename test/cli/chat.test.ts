@@ -4,7 +4,7 @@ import { createChatMlFormatter } from '../../src/api/chat-formatter.js';
 import { createEngineFromParts } from '../../src/api/local-engine.js';
 import chat, { chatSession } from '../../src/cli/commands/chat.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
-import { parseSamplingFlags } from '../../src/engine/sampling-options.js';
+import { parseSamplingFlags } from '../../src/cli/sampling-flags.js';
 import { isLlmError } from '../../src/errors.js';
 import { createFakeTokenizer, createFakeTransformer, spellScript } from '../unit/engine/fake-model.js';
 
