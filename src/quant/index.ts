@@ -5,7 +5,7 @@
  */
 
 import { LlmError } from '../errors.js';
-import { GGML_TYPES, GgmlType } from '../gguf/types.js';
+import { GGML_TYPES, type GgmlType } from '../gguf/types.js';
 import { bf16 } from './bf16.js';
 import { f16 } from './f16.js';
 import { f32 } from './f32.js';
@@ -47,7 +47,7 @@ export const QUANT_TYPES: readonly QuantType[] = [
 const BY_ID: ReadonlyMap<GgmlType, QuantType> = new Map(QUANT_TYPES.map((t) => [t.id, t]));
 
 /** Name of a ggml type id for messages (`Q4_K`, or `type 99` when unknown). */
-export function ggmlTypeName(type: number): string {
+function ggmlTypeName(type: number): string {
   return GGML_TYPES.get(type)?.name ?? `type ${type}`;
 }
 
@@ -116,5 +116,3 @@ export function tensorByteLength(type: GgmlType, shape: readonly number[]): numb
   }
   return (n / info.blockElements) * info.blockBytes;
 }
-
-export { bf16ToF32, f16ToF32, f32ToBf16Bits, f32ToF16Bits, readF16, roundToF16, writeF16 } from './half.js';

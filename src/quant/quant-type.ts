@@ -7,7 +7,10 @@
 
 import type { GgmlType } from '../gguf/types.js';
 
-/** How the WASM backend multiplies a weight of one type (`src/backend/wasm/kernel-exports.ts` derives its table). */
+/**
+ * How the WASM backend multiplies a weight of one type (`src/backend/wasm/kernel-exports.ts` derives its table).
+ * @public
+ */
 export interface WasmQuantPath {
   /** Export of the kernel module (wasm/assembly/index.ts) computing out = W·x for this weight type. */
   readonly kernel: `gemv_${string}`;
@@ -20,6 +23,7 @@ export interface WasmQuantPath {
 /**
  * How the WebGPU backend stores and reads one type (the facts of `GpuQuantLayout` in src/backend/webgpu/upload.ts
  * and of gemv_bcast's fast block products). Optional while the WebGPU tables are wired to the registry.
+ * @public
  */
 export interface WebGpuQuantPath {
   /** Quant snippet `shaders/quant/<snippet>.wgsl` defining load4/load1 over the repacked words. */
