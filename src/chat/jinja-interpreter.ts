@@ -14,7 +14,7 @@
  * time, reached here through one cast. The pinned version (package.json) is what the tests cover.
  */
 
-import { Environment, Interpreter } from '@huggingface/jinja';
+import { type Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
 import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr, pyStrip } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
