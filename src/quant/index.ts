@@ -1,7 +1,17 @@
 /**
  * The quant-type registry: every `QuantType` webgguf implements, looked up by `GgmlType`. Also the two conveniences
  * most callers need: dequantize a whole tensor's bytes, and compute a tensor's byte length from its shape.
- * Adding a type = one file in src/quant/ plus one line in QUANT_TYPES.
+ *
+ * Adding a type (the tests demand each step):
+ * 1. `src/quant/<name>.ts` exporting its `QuantType` (geometry equal to `GGML_TYPES`, `f16Scales`, bit-exact
+ *    `dequantizeRow`, reference `quantizeRow`, `wasm`: a kernel or 'dequantize', `webgpu` layout facts), listed once
+ *    in QUANT_TYPES below.
+ * 2. Golden vectors `test/unit/quant/vectors/<name>.json` from ggml (scripts/oracle/make-quant-vectors.mjs).
+ * 3. WASM: nothing for 'dequantize'; a fused kernel is an export of wasm/assembly/index.ts named in GEMV_NAMES and
+ *    KernelExports (src/backend/wasm/kernel-exports.ts), then `npm run build:wasm`.
+ * 4. WebGPU: the decoder `shaders/quant/<snippet>.wgsl` (plus `<snippet>_dot32.wgsl` when `fastDot32`) and, until
+ *    src/backend/webgpu/upload.ts derives its table from this registry, a GPU_QUANT_LAYOUTS line.
+ * test/unit/quant/backend-coverage.test.ts fails, naming the type, until all four are there.
  */
 
 import { LlmError } from '../errors.js';
