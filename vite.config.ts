@@ -102,7 +102,7 @@ const isolationHeaders = {
 
 export default defineConfig(({ mode }) => {
   const test = {
-    include: ['test/unit/**/*.test.ts', 'test/kernels/**/*.test.ts', 'test/reference/**/*.test.ts'],
+    include: ['test/unit/**/*.test.ts', 'test/cli/**/*.test.ts', 'test/kernels/**/*.test.ts', 'test/reference/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks' as const,

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
-import { bundleName } from './ts-bundle-name.mjs';
+import { bundleName } from './run-ts.mjs';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DEFAULT_ENTRIES = [

@@ -16,6 +16,7 @@ const INSTALL = [
 
 function mesaMajor() {
   try {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own ${Version} format, not a JS template
     const v = execSync("dpkg-query -W -f='${Version}' mesa-vulkan-drivers", { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
     return Number.parseInt(v.replace(/^\d+:/, ''), 10);
   } catch {

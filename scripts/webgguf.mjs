@@ -15,7 +15,7 @@ if (existsSync(built) && !process.env.WEBGGUF_FROM_SOURCE) {
   const mod = await import(pathToFileURL(built).href);
   process.exitCode = await mod.main(process.argv.slice(2));
 } else {
-  const { importTs } = await import('./ts-runner.mjs');
+  const { importTs } = await import('./run-ts.mjs');
   const { module, close } = await importTs(join(root, 'src', 'cli', 'main.ts'));
   try {
     process.exitCode = await module.main(process.argv.slice(2));

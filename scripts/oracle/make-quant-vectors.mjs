@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadGgmlBase } from './ggml-lib.mjs';
 import { mulberry32 } from '../deterministic-random.mjs';
+import { f32Vectors } from './f32-vectors.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = resolve(process.argv[2] ?? resolve(here, '../../test/unit/quant/vectors'));
@@ -162,5 +163,7 @@ for (const [idx, t] of TYPES.entries()) {
     quantize: { input: b64(new Uint8Array(inF.buffer)), expectedBlocks: b64(new Uint8Array(bfQ.buffer)) },
   });
 }
+
+save('F32', f32Vectors());
 
 for (const f of written) console.log(f);

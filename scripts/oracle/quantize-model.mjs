@@ -25,7 +25,7 @@ function loadLlama() {
   const file = readdirSync(dir).find((f) => /^libllama\.v[\d.]+\.so$|^libllama\.so$|^libllama.*\.dylib$|^llama.*\.dll$/.test(f));
   if (!file) throw new Error(`oracle: libllama not found in ${dir}`);
   const lib = koffi.load(join(dir, file));
-  const Params = koffi.struct('llama_model_quantize_params', {
+  koffi.struct('llama_model_quantize_params', { // registers the type named in the signatures below
     nthread: 'int32_t',
     ftype: 'int32_t',
     output_tensor_type: 'int32_t',

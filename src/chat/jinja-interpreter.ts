@@ -14,7 +14,7 @@
  * time, reached here through one cast. The pinned version (package.json) is what the tests cover.
  */
 
-import { Environment, Interpreter } from '@huggingface/jinja';
+import { type Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
 import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr, pyStrip } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
@@ -22,7 +22,7 @@ import type { ResolvedTemplateBudget } from './template-budget.js';
 
 type Program = Parameters<Interpreter['run']>[0];
 /** An AST node (the fields read here). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: @huggingface/jinja AST and runtime values are untyped
 type Node = { type: string } & Record<string, any>;
 
 /** Where statement-level nodes are in the template source (1-based lines). */
@@ -70,8 +70,9 @@ export class ChatInterpreter extends Interpreter {
   private readonly opts: ChatInterpreterOptions;
   private readonly deadline: number;
   private steps = 0;
-  private iterations = 0;
-  private readonly forBodies = new Map<unknown, Node>();
+  // Not private: the prototype hooks below (evaluateFor/evaluateBlock, applyFilter) use these three.
+  /** @internal */ iterations = 0;
+  /** @internal */ readonly forBodies = new Map<unknown, Node>();
   private readonly forIterables = new Set<unknown>();
   private readonly stack: Node[] = [];
 
@@ -166,7 +167,8 @@ export class ChatInterpreter extends Interpreter {
   }
 
   /** Marks a value and everything inside it as used (`tojson`, `string`). */
-  private markDeep(v: JValue, depth = 0): void {
+  /** @internal (used by the filter hook below) */
+  markDeep(v: JValue, depth = 0): void {
     if (!this.opts.trackUsage || depth > 64) return;
     this.mark(v);
     if (v.type === 'ArrayValue' || v.type === 'TupleValue') for (const x of v.value as JValue[]) this.markDeep(x, depth + 1);

@@ -9,7 +9,7 @@ import { Environment } from '@huggingface/jinja';
 /** A runtime value of the interpreter (the fields this module reads). */
 export interface JValue {
   readonly type: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: @huggingface/jinja AST and runtime values are untyped
   value: any;
   builtins: Map<string, JValue>;
   __bool__(): { value: boolean };

@@ -45,7 +45,7 @@ function tagLines(source: string): Map<string, number[]> {
   return out;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: @huggingface/jinja AST and runtime values are untyped
 type Node = { type: string } & Record<string, any>;
 
 function nodeLines(program: ReturnType<typeof parse>, source: string): NodeLines {

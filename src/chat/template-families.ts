@@ -32,6 +32,7 @@ export function templateFamily(src: string): TemplateFamily | undefined {
   if (has(src, '[SYSTEM_PROMPT]', '[TOOL_CALLS]', '[ARGS]') && !src.includes('[CALL_ID]')) return 'ministral3';
   if (src.includes('<|channel|>')) return 'gpt-oss';
   if (has(src, '<atem:function_calls>', '<|eom|>')) return 'muse-glimmer';
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the Jinja source literally contains ${recipient}
   if (has(src, '>>>all', '>>>${recipient}')) return 'functionary-v3.2';
   if (has(src, '<|tool_calls_section_begin|>', '<|tool_call_begin|>')) return 'kimi-k2';
   if (has(src, '<|open|>', '<|close|>', '<|end_of_msg|>')) return 'kimi-k3';

@@ -95,7 +95,7 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
   }
   const meta = options.metadata;
   const read = (key: string): string | undefined => {
-    const v = meta && Object.prototype.hasOwnProperty.call(meta, key) ? meta[key] : undefined;
+    const v = meta && Object.hasOwn(meta, key) ? meta[key] : undefined;
     return typeof v === 'string' ? v : undefined;
   };
   if (options.templateName !== undefined) {

@@ -176,7 +176,7 @@ export function hasChunkDigests(m: ModelManifest): boolean {
 
 /** True for a complete entry that can be verified (whole-file sha256 and every chunk digest recorded). */
 export function isServable(m: ModelManifest | undefined): m is ModelManifest {
-  return m !== undefined && m.complete && m.sha256 !== null && hasChunkDigests(m);
+  return m?.complete === true && m.sha256 !== null && hasChunkDigests(m);
 }
 
 /** Marks chunk `index` of the entry absent (and the entry incomplete), so the next download refetches it. */

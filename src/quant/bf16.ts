@@ -14,7 +14,9 @@ export const bf16: QuantType = {
   name: 'BF16',
   blockElements: 1,
   blockBytes: 2,
-  wasmSymbol: 'gemv_bf16',
+  f16Scales: [],
+  wasm: { kernel: 'gemv_bf16', activations: 'f32' },
+  webgpu: { snippet: 'bf16', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     const out = new Uint32Array(dst.buffer, dst.byteOffset, nElements); // f32 bits, (nElements)

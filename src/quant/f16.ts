@@ -15,7 +15,9 @@ export const f16: QuantType = {
   name: 'F16',
   blockElements: 1,
   blockBytes: 2,
-  wasmSymbol: 'gemv_f16',
+  f16Scales: [],
+  wasm: { kernel: 'gemv_f16', activations: 'f32' },
+  webgpu: { snippet: 'f16', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     const table = f16ToF32BitsTable();

@@ -13,7 +13,9 @@ export const f32: QuantType = {
   name: 'F32',
   blockElements: 1,
   blockBytes: 4,
-  wasmSymbol: 'gemv_f32',
+  f16Scales: [],
+  wasm: { kernel: 'gemv_f32', activations: 'f32' },
+  webgpu: { snippet: 'f32', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     checkDequantizeArgs(this, src, dst, nElements);
     // dst bytes (nElements·4) ← src bytes; the platform is little-endian like GGUF.

@@ -9,19 +9,13 @@ const scratchF32 = new Float32Array(1);
 const scratchU32 = new Uint32Array(scratchF32.buffer);
 
 /** Bits of the f32 nearest to `x` (x is rounded to f32 first). */
-export function f32Bits(x: number): number {
+function f32Bits(x: number): number {
   scratchF32[0] = x;
   return scratchU32[0]!;
 }
 
-/** The f32 whose bits are `bits` (as a JS number). */
-export function f32FromBits(bits: number): number {
-  scratchU32[0] = bits >>> 0;
-  return scratchF32[0]!;
-}
-
 /** Bits of the f32 equal to the f16 with bits `h` (exact; NaN payload kept and quietened, like ggml). */
-export function f16BitsToF32Bits(h: number): number {
+function f16BitsToF32Bits(h: number): number {
   const sign = (h & 0x8000) << 16;
   const exp = (h >> 10) & 0x1f;
   const mant = h & 0x3ff;
@@ -55,17 +49,12 @@ export function f16ToF32BitsTable(): Uint32Array {
 }
 
 /** Value table: f32 value of every f16 (shares memory with the bits table). */
-export function f16ToF32Table(): Float32Array {
+function f16ToF32Table(): Float32Array {
   if (f16Table === undefined) {
     const bits = f16ToF32BitsTable();
     f16Table = new Float32Array(bits.buffer, bits.byteOffset, bits.length);
   }
   return f16Table;
-}
-
-/** f16 bits → f32 value (exact). */
-export function f16ToF32(h: number): number {
-  return f16ToF32Table()[h & 0xffff]!;
 }
 
 /** Reads the little-endian f16 at `bytes[offset]` as an f32 value. */
@@ -100,6 +89,11 @@ export function f32ToF16Bits(x: number): number {
   return sign | h;
 }
 
+/** f16 bits → f32 value (exact). */
+function f16ToF32(h: number): number {
+  return f16ToF32Table()[h & 0xffff]!;
+}
+
 /** f32 → f16 → f32: the value ggml gets back after storing `x` as f16. */
 export function roundToF16(x: number): number {
   return f16ToF32(f32ToF16Bits(x));
@@ -110,11 +104,6 @@ export function writeF16(bytes: Uint8Array, offset: number, x: number): void {
   const h = f32ToF16Bits(x);
   bytes[offset] = h & 0xff;
   bytes[offset + 1] = h >>> 8;
-}
-
-/** bf16 bits → f32 value (exact: the bits are the top half of an f32). */
-export function bf16ToF32(b: number): number {
-  return f32FromBits((b & 0xffff) << 16);
 }
 
 /** f32 → bf16 bits, round to nearest-even, NaN quietened (ggml's `GGML_FP32_TO_BF16`). */

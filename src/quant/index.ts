@@ -1,11 +1,21 @@
 /**
  * The quant-type registry: every `QuantType` webgguf implements, looked up by `GgmlType`. Also the two conveniences
  * most callers need: dequantize a whole tensor's bytes, and compute a tensor's byte length from its shape.
- * Adding a type = one file in src/quant/ plus one line in QUANT_TYPES.
+ *
+ * Adding a type (the tests demand each step):
+ * 1. `src/quant/<name>.ts` exporting its `QuantType` (geometry equal to `GGML_TYPES`, `f16Scales`, bit-exact
+ *    `dequantizeRow`, reference `quantizeRow`, `wasm`: a kernel or 'dequantize', `webgpu` layout facts), listed once
+ *    in QUANT_TYPES below.
+ * 2. Golden vectors `test/unit/quant/vectors/<name>.json` from ggml (scripts/oracle/make-quant-vectors.mjs).
+ * 3. WASM: nothing for 'dequantize'; a fused kernel is an export of wasm/assembly/index.ts named in GEMV_NAMES and
+ *    KernelExports (src/backend/wasm/kernel-exports.ts), then `npm run build:wasm`.
+ * 4. WebGPU: the decoder `shaders/quant/<snippet>.wgsl` (plus `<snippet>_dot32.wgsl` when `fastDot32`) and, until
+ *    src/backend/webgpu/upload.ts derives its table from this registry, a GPU_QUANT_LAYOUTS line.
+ * test/unit/quant/backend-coverage.test.ts fails, naming the type, until all four are there.
  */
 
 import { LlmError } from '../errors.js';
-import { GGML_TYPES, GgmlType } from '../gguf/types.js';
+import { GGML_TYPES, type GgmlType } from '../gguf/types.js';
 import { bf16 } from './bf16.js';
 import { f16 } from './f16.js';
 import { f32 } from './f32.js';
@@ -47,7 +57,7 @@ export const QUANT_TYPES: readonly QuantType[] = [
 const BY_ID: ReadonlyMap<GgmlType, QuantType> = new Map(QUANT_TYPES.map((t) => [t.id, t]));
 
 /** Name of a ggml type id for messages (`Q4_K`, or `type 99` when unknown). */
-export function ggmlTypeName(type: number): string {
+function ggmlTypeName(type: number): string {
   return GGML_TYPES.get(type)?.name ?? `type ${type}`;
 }
 
@@ -116,5 +126,3 @@ export function tensorByteLength(type: GgmlType, shape: readonly number[]): numb
   }
   return (n / info.blockElements) * info.blockBytes;
 }
-
-export { bf16ToF32, f16ToF32, f32ToBf16Bits, f32ToF16Bits, readF16, roundToF16, writeF16 } from './half.js';

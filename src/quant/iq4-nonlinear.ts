@@ -17,7 +17,7 @@ export const KVALUES_IQ4NL: Int8Array = Int8Array.from([
 const GROUP_MAX_EPS = fround(1e-15);
 
 /** ggml `best_index_int8` over the 16 sorted codebook levels: the level nearest `x` (branch-free binary search). */
-export function bestIndexIq4(x: number): number {
+function bestIndexIq4(x: number): number {
   const x2 = fround(x + x);
   const v = KVALUES_IQ4NL;
   let idx = 0;

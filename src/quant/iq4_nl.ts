@@ -20,6 +20,9 @@ export const iq4_nl: QuantType = {
   name: 'IQ4_NL',
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
+  f16Scales: [0],
+  wasm: 'dequantize',
+  webgpu: { snippet: 'iq4_nl', headToTail: 2, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const kv = KVALUES_IQ4NL;

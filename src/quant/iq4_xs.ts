@@ -21,6 +21,9 @@ export const iq4_xs: QuantType = {
   name: 'IQ4_XS',
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
+  f16Scales: [0],
+  wasm: 'dequantize',
+  webgpu: { snippet: 'iq4_xs', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const kv = KVALUES_IQ4NL;

@@ -22,6 +22,9 @@ export const q2_k: QuantType = {
   name: 'Q2_K',
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
+  f16Scales: [80, 82],
+  wasm: 'dequantize',
+  webgpu: { snippet: 'q2_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

@@ -29,6 +29,9 @@ export const q3_k: QuantType = {
   name: 'Q3_K',
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
+  f16Scales: [108],
+  wasm: 'dequantize',
+  webgpu: { snippet: 'q3_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const ds = new Float32Array(16); // per-sub-block f32 scales

@@ -90,7 +90,9 @@ export const q4_k: QuantType = {
   name: 'Q4_K',
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
-  wasmSymbol: 'gemv_q4_k',
+  f16Scales: [0, 2],
+  wasm: { kernel: 'gemv_q4_k', activations: 'q8' },
+  webgpu: { snippet: 'q4_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

@@ -20,7 +20,9 @@ export const q5_1: QuantType = {
   name: 'Q5_1',
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
-  wasmSymbol: 'gemv_q5_1',
+  f16Scales: [0, 2],
+  wasm: { kernel: 'gemv_q5_1', activations: 'q8' },
+  webgpu: { snippet: 'q5_1', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

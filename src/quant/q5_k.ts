@@ -21,7 +21,9 @@ export const q5_k: QuantType = {
   name: 'Q5_K',
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
-  wasmSymbol: 'gemv_q5_k',
+  f16Scales: [0, 2],
+  wasm: { kernel: 'gemv_q5_k', activations: 'q8' },
+  webgpu: { snippet: 'q5_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

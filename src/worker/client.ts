@@ -32,6 +32,7 @@ export interface WorkerEngineOptions extends EngineOptions {
  */
 export function bundledWorkerUrl(): URL {
   let url: URL | undefined;
+  // biome-ignore lint/complexity/useArrowFunction: called with `new`, so it must be a constructible function
   const Worker = function (u: URL) {
     url = u;
   } as unknown as typeof globalThis.Worker;

@@ -15,7 +15,7 @@ import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
 
 /**
- * Chromium flags of docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic), plus WebGPU developer
+ * Chromium flags of ../shared/docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic), plus WebGPU developer
  * features: the adapter then reports its description, and timestamp queries are not quantized (100 µs otherwise).
  * Extra flags can be added with WEBGGUF_BENCH_CHROMIUM_FLAGS (space-separated).
  */

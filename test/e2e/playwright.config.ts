@@ -8,7 +8,7 @@
 
 import { defineConfig } from '@playwright/test';
 
-/** Chromium flags from docs/test-environment.md §1: WebGPU on SwiftShader, no background traffic on a closed network. */
+/** Chromium flags from ../shared/docs/test-environment.md §1: WebGPU on SwiftShader, no background traffic on a closed network. */
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--enable-unsafe-webgpu',

@@ -34,7 +34,7 @@ export async function getTestGpu(): Promise<GPU> {
   Object.assign(globalThis, globals);
   gpu = create([]) as GPU;
   const adapter = await gpu.requestAdapter();
-  if (!adapter) throw new Error('no WebGPU adapter in Node: install Mesa lavapipe 25 (see docs/test-environment.md §1)');
+  if (!adapter) throw new Error('no WebGPU adapter in Node: install Mesa lavapipe 25 (see ../shared/docs/test-environment.md §1)');
   console.log(`[gpu] adapter: ${adapter.info.description || adapter.info.vendor}`);
   return gpu;
 }

@@ -54,7 +54,7 @@ function logitRows(maxLen: number, seed: number): Float32Array[] {
     rows.push(Float32Array.from(r, (b, i) => (i === 0 ? NaN : b)));
     rows.push(Float32Array.from(r, (b, i) => (i < 3 ? NaN : b)));
     rows.push(new Float32Array(n).fill(-Infinity));
-    rows.push(Float32Array.from(r, (b, i) => (i < n - 1 ? -Infinity : NaN)));
+    rows.push(Float32Array.from(r, (_b, i) => (i < n - 1 ? -Infinity : NaN)));
     rows.push(Float32Array.from(r, (b, i) => (i % 2 ? -Infinity : b % 3)));
   }
   const big = randomBytes(151936 * 4, seed);

@@ -253,8 +253,13 @@ for (const config of CONFIGS) {
       wasm.endStep();
     });
 
-    it('destroys cleanly', () => {
-      wasm.destroy();
+    it('destroys cleanly: the KV cache is released, ops then fail with LlmError, a second destroy is harmless', () => {
+      const a = wasm.createActivation('after-destroy', 1, 4);
+      expect(() => wasm.destroy()).not.toThrow();
+      wasm.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
+      expect(() => wasm.storeKv(0, a, a, 1)).toThrow(expect.objectContaining({ code: 'invalid-request', message: expect.stringMatching(/before createKvCache/) }));
+      wasm.endStep();
+      expect(() => wasm.destroy()).not.toThrow();
     });
   });
 }

@@ -12,7 +12,7 @@ import { ThreadPool } from './thread-pool.js';
 import { WASM32_MAX_PAGES, WasmHeap } from './wasm-heap.js';
 import { WasmOps } from './wasm-ops.js';
 
-export type { WasmFeatures, WasmVariant } from './loader.js';
+export type { WasmVariant } from './loader.js';
 export { detectWasmFeatures } from './loader.js';
 
 /** Options of `createWasmOps`. */

@@ -3,7 +3,8 @@
  * All matvecs share one signature so the thread pool can split any of them by rows.
  */
 
-import { GgmlType } from '../../gguf/types.js';
+import type { GgmlType } from '../../gguf/types.js';
+import { QUANT_TYPES } from '../../quant/index.js';
 
 /**
  * out[t, r] = W[r] · x[t] for rows r0 ≤ r < r1 and tokens t < n. `w`, `x`, `out` are byte offsets in the memory;
@@ -81,20 +82,23 @@ export interface FusedKernel {
   readonly blockElements: number;
 }
 
-/** The fused kernels by weight type; types missing here are dequantized row-chunk by row-chunk then use gemv_f32. */
-export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlType, FusedKernel>([
-  [GgmlType.Q4_0, { name: 'gemv_q4_0', isQ8: true, blockElements: 32 }],
-  [GgmlType.Q4_1, { name: 'gemv_q4_1', isQ8: true, blockElements: 32 }],
-  [GgmlType.Q5_0, { name: 'gemv_q5_0', isQ8: true, blockElements: 32 }],
-  [GgmlType.Q5_1, { name: 'gemv_q5_1', isQ8: true, blockElements: 32 }],
-  [GgmlType.Q8_0, { name: 'gemv_q8_0', isQ8: true, blockElements: 32 }],
-  [GgmlType.Q4_K, { name: 'gemv_q4_k', isQ8: true, blockElements: 256 }],
-  [GgmlType.Q5_K, { name: 'gemv_q5_k', isQ8: true, blockElements: 256 }],
-  [GgmlType.Q6_K, { name: 'gemv_q6_k', isQ8: true, blockElements: 256 }],
-  [GgmlType.F32, { name: 'gemv_f32', isQ8: false, blockElements: 1 }],
-  [GgmlType.F16, { name: 'gemv_f16', isQ8: false, blockElements: 1 }],
-  [GgmlType.BF16, { name: 'gemv_bf16', isQ8: false, blockElements: 1 }],
-]);
+/**
+ * The fused kernels by weight type, derived from the quant registry (`QuantType.wasm`); types whose path is
+ * 'dequantize' are dequantized row-chunk by row-chunk then use gemv_f32.
+ * @throws Error at module load when a registry entry names a kernel missing from GEMV_NAMES (a programming error).
+ */
+export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlType, FusedKernel>(
+  QUANT_TYPES.flatMap((t): [GgmlType, FusedKernel][] => {
+    if (t.wasm === 'dequantize') return [];
+    const name = t.wasm.kernel;
+    if (!isGemvName(name)) throw new Error(`quant type ${t.name}: WASM kernel ${name} is not listed in GEMV_NAMES`);
+    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements }]];
+  }),
+);
+
+function isGemvName(name: string): name is GemvName {
+  return (GEMV_NAMES as readonly string[]).includes(name);
+}
 
 /** Bytes of one Q8 activation row of k elements (k % 32 == 0): qs k + d k/8 + s k/8 + isum16 k/4. */
 export function q8RowBytes(k: number): number {

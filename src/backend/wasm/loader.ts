@@ -93,7 +93,7 @@ function buildUrl(variant: WasmVariant, shared: boolean): URL {
 }
 
 /** File name of a build inside wasm/build/. */
-export function buildFileName(variant: WasmVariant, shared: boolean): string {
+function buildFileName(variant: WasmVariant, shared: boolean): string {
   return `kernels-${variant}${shared ? '-threads' : ''}.wasm`;
 }
 

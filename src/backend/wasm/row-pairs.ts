@@ -10,14 +10,13 @@
  * (wasm/assembly/gemv-q32.ts `rowAt`).
  */
 
-import { GgmlType } from '../../gguf/types.js';
+import type { GgmlType } from '../../gguf/types.js';
+import { QUANT_TYPES } from '../../quant/index.js';
 
-/** ggml types stored row-pair interleaved, with their block bytes. */
-export const ROW_PAIR_TYPES: ReadonlyMap<GgmlType, number> = new Map([
-  [GgmlType.Q4_0, 18],
-  [GgmlType.Q5_0, 22],
-  [GgmlType.Q8_0, 34],
-]);
+/** ggml types stored row-pair interleaved (`QuantType.wasm.rowPairs` in the quant registry), with their block bytes. */
+export const ROW_PAIR_TYPES: ReadonlyMap<GgmlType, number> = new Map(
+  QUANT_TYPES.flatMap((t): [GgmlType, number][] => (t.wasm !== 'dequantize' && t.wasm.rowPairs === true ? [[t.id, t.blockBytes]] : [])),
+);
 
 /** Rows stored for a matrix of `nRows` rows (padded to even). */
 export function storedRows(nRows: number): number {

@@ -160,7 +160,6 @@ export class WasmOps implements Ops {
     const t = table as WasmWeight;
     const tokens = this.step().tokens;
     const cols = t.rowLength;
-    const u8 = this.heap.u8;
     const f32 = this.heap.f32;
     const qt = t.type === GgmlType.F32 ? null : getQuantType(t.type);
     for (let i = 0; i < n; i++) {
@@ -452,11 +451,6 @@ export class WasmOps implements Ops {
     if (this.rowCopy.length !== w.rowBytes) this.rowCopy = new Uint8Array(w.rowBytes); // one embedding table: once
     readPairedRow(u8, w.byteOffset, r, w.rowBytes, w.pairBlockBytes, this.rowCopy);
     return this.rowCopy;
-  }
-
-  private rowView(x: Activation, row: number): Float32Array {
-    const s = (act(x).byteOffset >>> 2) + row * x.cols;
-    return this.heap.f32.subarray(s, s + x.cols);
   }
 
   private step(): StepBatch {

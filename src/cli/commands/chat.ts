@@ -7,7 +7,7 @@
 import { createEngine } from '../../api/create-engine.js';
 import { BACKEND_CHOICES, type BackendChoice, type Engine } from '../../api/engine.js';
 import type { ChatMessage } from '../../api/types.js';
-import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
+import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../sampling-flags.js';
 import { isLlmError } from '../../errors.js';
 import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';

@@ -5,7 +5,7 @@
  */
 
 import { generateText } from '../../engine/generate-text.js';
-import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../../engine/sampling-options.js';
+import { parseSamplingFlags, SAMPLING_FLAGS_HELP } from '../sampling-flags.js';
 import { LlmError } from '../../errors.js';
 import type { Tokenizer } from '../../tokenizer/tokenizer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';

@@ -96,7 +96,7 @@ describe('worker engine over a MessageChannel', () => {
   });
 
   it('an AbortSignal crosses: aborting mid-stream ends it with aborted, and the engine stays usable', async () => {
-    const { engine } = await connect((h) => 97, 2);
+    const { engine } = await connect(() => 97, 2);
     const ac = new AbortController();
     const stream = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'go' }], temperature: 0, stream: true, max_tokens: 200, signal: ac.signal });
     let n = 0;
@@ -120,7 +120,7 @@ describe('worker engine over a MessageChannel', () => {
   });
 
   it('breaking out of a remote stream cancels the request in the worker', async () => {
-    const { engine, transformer } = await connect((h) => 98, 1);
+    const { engine, transformer } = await connect(() => 98, 1);
     const stream = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'go' }], temperature: 0, stream: true, max_tokens: 500 });
     let n = 0;
     for await (const _ of stream) if (++n === 2) break;

@@ -73,8 +73,9 @@ describe('bench harness (smoke)', () => {
     expect(() => parseBenchArgs(['--shape', 'huge'])).toThrow(/qwen2.5-0.5b/);
   });
 
-  it('draws the same prompt ids every time', () => {
-    expect([...promptTokens(4, 1, 10, 500)]).toEqual([...promptTokens(4, 1, 10, 500)]);
+  it('draws the same prompt ids every time (pinned: the peers draw them from the same stream)', () => {
+    expect([...promptTokens(4, 1, 10, 500)]).toEqual([139, 146, 255, 81]);
+    expect([...promptTokens(4, 2, 10, 500)]).toEqual([237, 292, 432, 394]);
     expect(promptTokens(100, 2, 10, 500).every((t) => t >= 10 && t < 500)).toBe(true);
   });
 });

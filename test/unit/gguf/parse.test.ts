@@ -72,6 +72,7 @@ describe('parseGguf: valid files', () => {
     const f = await parse(b);
     expect(Object.getPrototypeOf(f.metadata)).toBeNull();
     expect(Object.hasOwn(f.metadata, '__proto__')).toBe(true);
+    // biome-ignore lint/suspicious/noProto: a GGUF key named __proto__ must stay plain data
     expect(f.metadata['__proto__']).toBe('x');
     expect(({} as Record<string, unknown>)['x']).toBeUndefined();
   });

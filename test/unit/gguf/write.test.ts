@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   GgmlType,
-  GgufValueType,
+  type GgufValueType,
   type GgufValue,
   type GgufValueTypeInfo,
   type GgufWriteInput,

@@ -12,14 +12,13 @@ import { describe, expect, it } from 'vitest';
 import { GgmlType } from '../../../src/gguf/types.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import { dequantize, getQuantType, tensorByteLength } from '../../../src/quant/index.js';
-import { firstBitDiff, loadVectors, VECTOR_TYPES } from './quant-vectors.js';
+import { dequantize, getQuantType, QUANT_TYPES, tensorByteLength } from '../../../src/quant/index.js';
+import { firstBitDiff, loadVectors } from './quant-vectors.js';
 
 describe('dequantizeRow is bit-exact with ggml (golden vectors)', () => {
-  for (const name of VECTOR_TYPES) {
-    it(name, () => {
-      const v = loadVectors(name);
-      const t = getQuantType(GgmlType[name as keyof typeof GgmlType]);
+  for (const t of QUANT_TYPES) {
+    it(t.name, () => {
+      const v = loadVectors(t.name);
       const out = new Float32Array(v.dequantize.nElements);
       t.dequantizeRow(v.dequantize.blocks, out, v.dequantize.nElements);
       expect(firstBitDiff(new Uint32Array(out.buffer), v.dequantize.expectedBits)).toBeNull();

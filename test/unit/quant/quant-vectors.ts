@@ -4,7 +4,7 @@
  * reference-quantized block bytes. All payloads are base64 of little-endian bytes.
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** One type's vectors, decoded. */
@@ -30,15 +30,22 @@ const fromB64 = (s: string): Uint8Array => {
   return out;
 };
 
-/** Names of the types that have a vector file (file name = lower-case type name). */
-export const VECTOR_TYPES = [
-  'F16', 'BF16', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_NL', 'IQ4_XS',
-] as const;
+/** Path of a type's vector file (file name = lower-case type name). */
+export function vectorPath(type: string): string {
+  return fileURLToPath(new URL(`./vectors/${type.toLowerCase()}.json`, import.meta.url));
+}
 
-/** Reads and decodes `vectors/<type>.json`. */
+/**
+ * Reads and decodes `vectors/<type>.json`.
+ * @throws Error naming the generator when the type has no vector file: every registry type must have one.
+ */
 export function loadVectors(type: string): QuantVectors {
-  const url = new URL(`./vectors/${type.toLowerCase()}.json`, import.meta.url);
-  const raw = JSON.parse(readFileSync(fileURLToPath(url), 'utf8')) as RawVectors;
+  const file = vectorPath(type);
+  if (!existsSync(file)) {
+    throw new Error(`quant type ${type} has no golden vectors (${file}): run scripts/oracle/make-quant-vectors.mjs`);
+  }
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as RawVectors;
+  if (raw.type !== type) throw new Error(`${file} holds vectors of ${raw.type}, not ${type}`);
   const exp = fromB64(raw.dequantize.expectedF32);
   return {
     type: raw.type,

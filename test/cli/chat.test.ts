@@ -1,12 +1,12 @@
 /** `webgguf chat`: the session loop over injected stdin lines (streaming, history kept, /reset, EOF) and arguments. */
 import { describe, expect, it } from 'vitest';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
-import { createEngineFromParts } from '../../../src/api/local-engine.js';
-import chat, { chatSession } from '../../../src/cli/commands/chat.js';
-import type { CliIo } from '../../../src/cli/cli-io.js';
-import { parseSamplingFlags } from '../../../src/engine/sampling-options.js';
-import { isLlmError } from '../../../src/errors.js';
-import { createFakeTokenizer, createFakeTransformer, spellScript } from '../engine/fake-model.js';
+import { createChatMlFormatter } from '../../src/api/chat-formatter.js';
+import { createEngineFromParts } from '../../src/api/local-engine.js';
+import chat, { chatSession } from '../../src/cli/commands/chat.js';
+import type { CliIo } from '../../src/cli/cli-io.js';
+import { parseSamplingFlags } from '../../src/cli/sampling-flags.js';
+import { isLlmError } from '../../src/errors.js';
+import { createFakeTokenizer, createFakeTransformer, spellScript } from '../unit/engine/fake-model.js';
 
 function io(): CliIo & { stdout: string; stderr: string } {
   const o = { stdout: '', stderr: '', signal: new AbortController().signal, out: (t: string) => void (o.stdout += t), err: (t: string) => void (o.stderr += t) };

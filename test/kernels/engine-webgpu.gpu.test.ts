@@ -5,17 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
-import { createEngine } from '../../../src/api/create-engine.js';
-import { createEngineFromParts, type LocalEngine } from '../../../src/api/local-engine.js';
-import type { Ops } from '../../../src/backend/ops.js';
-import { createWebGpuOps } from '../../../src/backend/webgpu/index.js';
-import { isLlmError } from '../../../src/errors.js';
-import { parseGguf } from '../../../src/gguf/parse.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
-import { loadTransformer } from '../../../src/model/load.js';
-import { createTokenizer } from '../../../src/tokenizer/index.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { createChatMlFormatter } from '../../src/api/chat-formatter.js';
+import { createEngine } from '../../src/api/create-engine.js';
+import { createEngineFromParts, type LocalEngine } from '../../src/api/local-engine.js';
+import type { Ops } from '../../src/backend/ops.js';
+import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
+import { isLlmError } from '../../src/errors.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { NodeFileSource } from '../../src/io/node-file-source.js';
+import { loadTransformer } from '../../src/model/load.js';
+import { createTokenizer } from '../../src/tokenizer/index.js';
+import { sharedPath } from '../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
 const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { text: string } };

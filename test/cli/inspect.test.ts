@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ggufType, writeGguf } from '../../../src/gguf/index.js';
-import { startFaultServer } from '../../helpers/fault-server.js';
-import { type CliRun, runCliCaptured } from '../../helpers/run-cli.js';
-import { sharedPath } from '../../helpers/shared-path.js';
-import { tinyModel } from './gguf-test-kit.js';
+import { ggufType, writeGguf } from '../../src/gguf/index.js';
+import { startFaultServer } from '../helpers/fault-server.js';
+import { type CliRun, runCliCaptured } from '../helpers/run-cli.js';
+import { sharedPath } from '../helpers/shared-path.js';
+import { tinyModel } from '../unit/gguf/gguf-test-kit.js';
 
 const STORIES = sharedPath('models', 'stories260K.gguf');
 const tmp = mkdtempSync(join(tmpdir(), 'webgguf-inspect-'));

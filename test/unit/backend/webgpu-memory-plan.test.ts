@@ -4,9 +4,9 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { planMemory } from '../../src/backend/webgpu/memory-plan.js';
-import { GgmlType } from '../../src/gguf/types.js';
-import { isLlmError } from '../../src/errors.js';
+import { planMemory } from '../../../src/backend/webgpu/memory-plan.js';
+import { GgmlType } from '../../../src/gguf/types.js';
+import { isLlmError } from '../../../src/errors.js';
 
 const MiB = 1 << 20;
 const model = {

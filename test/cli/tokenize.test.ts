@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliCaptured } from '../../helpers/run-cli.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { runCliCaptured } from '../helpers/run-cli.js';
+import { sharedPath } from '../helpers/shared-path.js';
 
 const cli = runCliCaptured;
 

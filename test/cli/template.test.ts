@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliCaptured as cli } from '../../helpers/run-cli.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { runCliCaptured as cli } from '../helpers/run-cli.js';
+import { sharedPath } from '../helpers/shared-path.js';
 
 const QWEN3 = sharedPath('models', 'arch', 'qwen3-f16.gguf');
 const LLAMA3 = sharedPath('models', 'arch', 'llama3-f16.gguf');

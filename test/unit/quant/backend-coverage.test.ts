@@ -1,0 +1,109 @@
+/**
+ * The quant registry is complete on every backend: each `QuantType` has golden vectors, runs a matmul on the CPU
+ * reference backend, has its declared WASM path in every kernel build (and the derived WASM tables agree with the
+ * record), and has a WebGPU layout matching its `webgpu` facts. A type added to QUANT_TYPES without any of these fails
+ * here, naming the type and what is missing. Matmul accuracy per type is checked in test/kernels/wasm-matmul.test.ts
+ * (WASM vs CPU) and test/kernels/webgpu-quant.gpu.test.ts (GPU).
+ */
+
+import { existsSync } from 'node:fs';
+import v8 from 'node:v8';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
+import { FUSED_KERNELS, GEMV_NAMES } from '../../../src/backend/wasm/kernel-exports.js';
+import { detectWasmFeatures, loadKernelModule, type WasmVariant } from '../../../src/backend/wasm/loader.js';
+import { ROW_PAIR_TYPES } from '../../../src/backend/wasm/row-pairs.js';
+import { canFuseGlu } from '../../../src/backend/webgpu/gemv-bcast.js';
+import { GPU_QUANT_LAYOUTS } from '../../../src/backend/webgpu/upload.js';
+import { GgmlType } from '../../../src/gguf/types.js';
+import { QUANT_TYPES } from '../../../src/quant/index.js';
+import { mulberry32 } from '../../helpers/mulberry32.js';
+import { vectorPath } from './quant-vectors.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // this test process only, as wasm-matmul.test.ts
+const features = detectWasmFeatures();
+const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? ['relaxed-simd' as const] : [])];
+const shaderPath = (name: string): string => fileURLToPath(new URL(`../../../shaders/quant/${name}.wgsl`, import.meta.url));
+
+describe('every registry type has golden vectors', () => {
+  for (const t of QUANT_TYPES) {
+    it(t.name, () => {
+      expect(existsSync(vectorPath(t.name)), `${t.name}: no ${vectorPath(t.name)}`).toBe(true);
+    });
+  }
+});
+
+describe('every registry type runs on the CPU reference backend', () => {
+  for (const t of QUANT_TYPES) {
+    it(`${t.name}: one-row matmul equals the dot product of the dequantized row`, async () => {
+      const k = Math.max(256, t.blockElements);
+      const r = mulberry32(t.id + 1);
+      const values = Float32Array.from({ length: k }, () => r() * 2 - 1);
+      const bytes = new Uint8Array((k / t.blockElements) * t.blockBytes);
+      if (!t.quantizeRow) throw new Error(`${t.name} has no quantizeRow: the CPU check cannot make a weight`);
+      t.quantizeRow(values, bytes);
+      const deq = new Float32Array(k);
+      t.dequantizeRow(bytes, deq, k);
+      const ops = createCpuOps();
+      const w = await ops.uploadWeight({ name: 'w', type: t.id, shape: [k, 1] }, bytes);
+      const ones = new Float32Array(k).fill(1);
+      const table = await ops.uploadWeight({ name: 'x', type: GgmlType.F32, shape: [k, 1] }, new Uint8Array(ones.buffer));
+      const x = ops.createActivation('x', 1, k);
+      const out = ops.createActivation('out', 1, 1);
+      ops.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
+      ops.embed(x, table, 1);
+      ops.matmul(out, x, w, 1);
+      ops.endStep();
+      const got = (await ops.read(out, 1))[0]!;
+      const want = deq.reduce((a, b) => a + b, 0);
+      expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(want)));
+      ops.destroy();
+    });
+  }
+});
+
+describe('every registry type has its WASM path', () => {
+  it('each kernel build exports every declared kernel', async () => {
+    for (const variant of VARIANTS) {
+      const exported = new Set(WebAssembly.Module.exports(await loadKernelModule(variant, false)).map((e) => e.name));
+      for (const t of QUANT_TYPES) {
+        if (t.wasm === 'dequantize') continue;
+        expect(exported.has(t.wasm.kernel), `${variant} build lacks ${t.wasm.kernel} (${t.name})`).toBe(true);
+        expect(GEMV_NAMES as readonly string[], t.name).toContain(t.wasm.kernel);
+      }
+    }
+  });
+
+  it('the derived kernel and row-pair tables agree with the records', () => {
+    for (const t of QUANT_TYPES) {
+      const fused = FUSED_KERNELS.get(t.id);
+      if (t.wasm === 'dequantize') {
+        expect(fused, t.name).toBeUndefined();
+        expect(ROW_PAIR_TYPES.has(t.id), t.name).toBe(false);
+        continue;
+      }
+      expect(fused, t.name).toEqual({ name: t.wasm.kernel, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements });
+      expect(ROW_PAIR_TYPES.get(t.id), t.name).toBe(t.wasm.rowPairs === true ? t.blockBytes : undefined);
+    }
+    expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0']);
+  });
+});
+
+describe('every registry type has its WebGPU layout', () => {
+  for (const t of QUANT_TYPES) {
+    it(t.name, () => {
+      const layout = GPU_QUANT_LAYOUTS.get(t.id);
+      expect(layout, `${t.name}: no entry in GPU_QUANT_LAYOUTS`).toBeDefined();
+      expect(t.webgpu, `${t.name}: no webgpu facts in its QuantType`).toBeDefined();
+      const g = t.webgpu!;
+      const l = layout!;
+      expect([l.name, l.blockElements, l.blockBytes, l.headToTail, l.groupBlocks]).toEqual([
+        g.snippet, t.blockElements, t.blockBytes, g.headToTail, g.groupBlocks,
+      ]);
+      expect(canFuseGlu(l), `${t.name} fastDot32`).toBe(g.fastDot32);
+      expect(existsSync(shaderPath(g.snippet)), shaderPath(g.snippet)).toBe(true);
+      expect(existsSync(shaderPath(`${g.snippet}_dot32`)), `${t.name} fast dot32 snippet`).toBe(g.fastDot32);
+    });
+  }
+});
