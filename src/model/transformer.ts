@@ -5,7 +5,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
+import type { Activation, AttentionParams, GluScratch, Ops, Projection, ResidualOptions, RmsNormWeight, RopeParams, TopK, Weight } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import type { LogitsWanted, Transformer } from './model.js';
@@ -56,26 +56,18 @@ export interface TransformerOptions {
 /** At most this many logit values per step buffer (64 MiB of f32); bigger vocabularies take fewer rows per step. */
 const MAX_LOGIT_VALUES = 1 << 24;
 
-/** Per-layer parameters of rope and attention, fixed at load. */
-/** A normed projection's fused-op options (the attention sub-block's q, k, v). */
-interface ProjectionFusion extends FusedMatmulOptions {
-  readonly bias: Weight | null;
-  readonly norm: FusedNorm;
-}
-
-/** One layer's fused-op options, built once with the model. */
-interface LayerFusion {
-  readonly ffnNorm: FusedNorm;
-  readonly q: ProjectionFusion;
-  readonly k: ProjectionFusion;
-  readonly v: ProjectionFusion;
-  readonly wo: FusedMatmulOptions;
-  readonly down: FusedMatmulOptions;
-}
-
+/** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface LayerPlan {
   readonly rope: RopeParams;
   readonly attention: AttentionParams;
+  readonly attnNorm: RmsNormWeight;
+  /** q, k, v projections of the normalised input. */
+  readonly qkv: readonly Projection[];
+  /** Output projection → x (bias, post-norm). */
+  readonly attnOut: ResidualOptions;
+  readonly ffnNorm: RmsNormWeight;
+  /** Down projection → x (post-norm). */
+  readonly ffnOut: ResidualOptions;
 }
 
 /** The activations of a step, allocated once at their largest size. */
@@ -101,9 +93,10 @@ export class TransformerModel implements Transformer {
   readonly nSlots: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
-  /** Options of the fused ops per layer and for the output, built once (the decode loop allocates nothing). */
-  private readonly fused: readonly LayerFusion[];
-  private readonly outputFused: FusedMatmulOptions;
+  private readonly ffnScratch: GluScratch;
+  private readonly outputNorm: RmsNormWeight;
+  /** The lm head as a projection of xb into the logits. */
+  private readonly outputHead: readonly Projection[];
   /** Rows of `buffers.logits` one step may fill. */
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
@@ -144,19 +137,10 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = Array.from({ length: c.nLayers }, (_, il) => planLayer(c, weights.ropeFreqFactors, il));
-    this.fused = weights.layers.map((lw) => {
-      const attnNorm = { weight: lw.attnNorm, eps: c.normEps };
-      return {
-        ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
-        q: { bias: lw.bq, norm: attnNorm },
-        k: { bias: lw.bk, norm: attnNorm },
-        v: { bias: lw.bv, norm: attnNorm },
-        wo: { bias: lw.bo, accumulate: true },
-        down: { accumulate: true },
-      };
-    });
-    this.outputFused = { bias: weights.outputBias, norm: { weight: weights.outputNorm, eps: c.normEps } };
+    this.plans = weights.layers.map((lw, il) => planLayer(c, lw, weights.ropeFreqFactors, this.buffers, il));
+    this.ffnScratch = { normed: this.buffers.xb, gate: this.buffers.gate, up: this.buffers.up };
+    this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
+    this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
 
   async eval(
@@ -219,63 +203,28 @@ export class TransformerModel implements Transformer {
 
     for (let il = 0; il < c.nLayers; il++) {
       const lw = w.layers[il];
-      const plan = this.plans[il];
-      // Attention sub-block. Backends with fused kernels fold the norm into each projection (x stays as is).
-      const fu = this.fused[il];
-      let isNormed = this.normMatmul(b.q, lw.wq, fu.q, n, false); // q [n, nHeads·headDim]
-      isNormed = this.normMatmul(b.k, lw.wk, fu.k, n, isNormed); // k [n, nKvHeads·headDim]
-      this.normMatmul(b.v, lw.wv, fu.v, n, isNormed); // v [n, nKvHeads·headDim]
+      const p = this.plans[il];
+      // Attention sub-block.
+      ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(b.q, b.q, lw.qNorm, c.normEps, n, c.headDim); // per head
       if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, c.headDim);
-      if (!ops.ropeStoreKv?.(il, b.q, b.k, b.v, n, plan.rope)) {
-        ops.rope(b.q, n, plan.rope);
-        ops.rope(b.k, n, plan.rope);
-        ops.storeKv(il, b.k, b.v, n); // cache[slot][il][startPos … startPos+n)
-      }
-      ops.attention(b.att, b.q, il, n, plan.attention); // att [n, nHeads·headDim]
-      if (lw.postAttnNorm || !ops.matmulFused?.(b.x, b.att, lw.wo, n, fu.wo)) {
-        ops.matmul(b.xb2, b.att, lw.wo, n, lw.bo); // xb2 [n, nEmbd]
-        if (lw.postAttnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postAttnNorm, c.normEps, n);
-        ops.add(b.x, b.x, b.xb2, n); // x += attention
-      }
+      ops.ropeStoreKv(il, b.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+      ops.attention(b.att, b.q, il, n, p.attention); // att [n, nHeads·headDim]
+      ops.matmulResidual(b.x, b.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
-      if (!ops.matmulGlu?.(b.hidden, b.x, lw.gate, lw.up, n, c.activation, fu.ffnNorm)) {
-        ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
-        ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
-        ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
-        ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
-      }
-      if (lw.postFfnNorm || !ops.matmulFused?.(b.x, b.hidden, lw.down, n, fu.down)) {
-        ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
-        if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
-        ops.add(b.x, b.x, b.xb2, n); // x += ffn
-      }
+      ops.gatedFfn(b.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, this.ffnScratch); // hidden [n, ffnDim]
+      ops.matmulResidual(b.x, b.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
     if (logits !== 'none') {
-      // 'last' normalises only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
+      // 'last' projects only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
       const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
       if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
-      if (!ops.matmulFused?.(b.logits, src, w.output, rows, this.outputFused)) {
-        ops.rmsNorm(src, src, w.outputNorm, c.normEps, rows);
-        ops.matmul(b.logits, src, w.output, rows, w.outputBias);
-      }
+      ops.normMatmul(b.xb, src, this.outputNorm, this.outputHead, rows); // logits [rows, vocab]
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
-  }
-
-  /**
-   * out = rmsNorm(x)·wᵀ (+ bias) for a projection of the attention sub-block: fused when the backend can, else
-   * through xb, normalised once (`isNormed` says it already is). Returns whether xb now holds the normalised x.
-   */
-  private normMatmul(out: Activation, w: Weight, options: ProjectionFusion, n: number, isNormed: boolean): boolean {
-    const { ops, buffers: b } = this;
-    if (ops.matmulFused?.(out, b.x, w, n, options)) return isNormed;
-    if (!isNormed) ops.rmsNorm(b.xb, b.x, options.norm.weight, options.norm.eps, n); // xb [n, nEmbd]
-    ops.matmul(out, b.xb, w, n, options.bias);
-    return true;
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -317,8 +266,8 @@ export class TransformerModel implements Transformer {
   }
 }
 
-/** Rope and attention parameters of layer `il` (sliding layers may use their own rope base, gemma3). */
-function planLayer(c: ModelConfig, freqFactors: Float32Array | null, il: number): LayerPlan {
+/** The plan of layer `il`: rope and attention parameters (sliding layers may use their own rope base, gemma3) and its steps' weights. */
+function planLayer(c: ModelConfig, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, il: number): LayerPlan {
   const sliding = c.slidingWindow > 0 && c.slidingLayers[il];
   const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
   const rope: RopeParams = {
@@ -338,5 +287,18 @@ function planLayer(c: ModelConfig, freqFactors: Float32Array | null, il: number)
     slidingWindow: sliding ? c.slidingWindow : 0,
     softcap: c.attnSoftcap,
   };
-  return { rope, attention };
+  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  return {
+    rope,
+    attention,
+    attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+    qkv: [
+      { out: b.q, weight: lw.wq, bias: lw.bq },
+      { out: b.k, weight: lw.wk, bias: lw.bk },
+      { out: b.v, weight: lw.wv, bias: lw.bv },
+    ],
+    attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
+    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+  };
 }
