@@ -50,12 +50,18 @@ export interface ModelConfig extends ArchOptions {
   /** n_embd. */
   readonly embeddingLength: number;
   readonly nLayers: number;
+  /** Query heads: the most of any layer (activation buffers are sized by it). */
   readonly nHeads: number;
+  /** Query heads per layer ([nLayers]; `attention.head_count` as one value or one per layer). */
+  readonly layerHeads: readonly number[];
+  /** KV heads, the same on every layer (the KV cache is uniform). */
   readonly nKvHeads: number;
   /** Width of one attention head (`attention.key_length`, default n_embd / n_head). */
   readonly headDim: number;
-  /** n_ff. */
+  /** n_ff: the widest FFN of any layer. */
   readonly ffnDim: number;
+  /** FFN width per layer ([nLayers]; `feed_forward_length` as one value or one per layer). */
+  readonly layerFfnDims: readonly number[];
   /** RMSNorm epsilon. */
   readonly normEps: number;
   /** Dimensions rotated per head (`rope.dimension_count`, default headDim). */
@@ -144,19 +150,28 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
   const embeddingLength = r.boundedCount(keyEmbd, undefined, 1, L.maxEmbedding, 'maxEmbedding');
   // Every layer-sized allocation below (and the per-layer arrays) is bounded by this check first.
   const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
-  // llama.cpp reads these per layer (get_key_or_arr): an array must have exactly one entry per layer.
-  for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
-    r.numberArrayLength(r.archKey(suffix), nLayers);
+  // llama.cpp reads these per layer (get_key_or_arr): one value, or an array of exactly one entry per layer.
+  const layerHeads = r.boundedCounts(keyHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads');
+  const layerKvHeads = r.has(keyKvHeads) ? r.boundedCounts(keyKvHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads') : layerHeads;
+  const layerFfnDims = r.boundedCounts(r.archKey('feed_forward_length'), undefined, nLayers, 1, L.maxFeedForward, 'maxFeedForward');
+  const nKvHeads = layerKvHeads[0];
+  if (layerKvHeads.some((kv) => kv !== nKvHeads)) {
+    throw new LlmError('unsupported-arch', `reading model config: '${keyKvHeads}' varies per layer (${layerKvHeads.slice(0, 8).join(', ')}…); layers with different KV widths are not supported yet`, {
+      details: { key: keyKvHeads },
+    });
   }
-  const nHeads = r.boundedCount(keyHeads, undefined, 1, L.maxHeads, 'maxHeads');
-  const nKvHeads = r.boundedCount(keyKvHeads, nHeads, 1, L.maxHeads, 'maxHeads');
-  if (nHeads % nKvHeads !== 0) {
-    throw new LlmError(
-      'gguf-invalid',
-      `reading model config: '${keyHeads}' = ${nHeads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)`,
-      { details: { key: keyKvHeads, nHeads, nKvHeads } },
-    );
+  for (let il = 0; il < nLayers; il++) {
+    const heads = layerHeads[il];
+    if (heads % nKvHeads !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${keyHeads}' = ${heads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)` +
+          (nLayers > 1 && layerHeads.some((h) => h !== heads) ? ` on layer ${il}` : ''),
+        { details: { key: keyKvHeads, nHeads: heads, nKvHeads, layer: il } },
+      );
+    }
   }
+  const nHeads = layerHeads[0];
   let headDim: number;
   if (r.has(keyKeyLength)) {
     headDim = r.boundedCount(keyKeyLength, undefined, 1, L.maxHeadDim, 'maxHeadDim');
@@ -193,10 +208,12 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
     contextLength,
     embeddingLength,
     nLayers,
-    nHeads,
+    nHeads: Math.max(...layerHeads),
+    layerHeads,
     nKvHeads,
     headDim,
-    ffnDim: r.boundedCount(r.archKey('feed_forward_length'), undefined, 1, L.maxFeedForward, 'maxFeedForward'),
+    ffnDim: Math.max(...layerFfnDims),
+    layerFfnDims,
     normEps: r.finite(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5, { min: 0 }, 'the RMSNorm epsilon'),
     ropeDims,
     ropeTheta: r.finite(r.archKey('rope.freq_base'), 10000, { min: 0, exclusiveMin: true }, 'the rope frequency base'),

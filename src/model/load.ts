@@ -12,6 +12,7 @@ import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import type { ModelConfig } from './config.js';
+import { describeLayers } from './layer-spec.js';
 import { MetadataReader } from './metadata-reader.js';
 import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
@@ -76,8 +77,6 @@ export async function loadTransformer(
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
   const c = config;
-  const qRows = c.nHeads * c.headDim;
-  const kvRows = c.nKvHeads * c.headDim;
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
@@ -86,8 +85,11 @@ export async function loadTransformer(
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
   const layers: LayerWeights[] = [];
-  for (let il = 0; il < c.nLayers; il++) {
+  for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    const qRows = spec.nHeads * spec.headDim; // per-layer geometry
+    const kvRows = spec.nKvHeads * spec.headDim;
+    const ffnDim = spec.ffnDim;
     const [wq, wk, wv] = c.fusedQkv
       ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
           [n(names.attnQ), qRows],
@@ -101,12 +103,12 @@ export async function loadTransformer(
         ];
     const [gate, up] = c.fusedGateUp
       ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
-          [n(names.ffnGate), c.ffnDim],
-          [n(names.ffnUp), c.ffnDim],
+          [n(names.ffnGate), ffnDim],
+          [n(names.ffnUp), ffnDim],
         ])
       : [
-          await loader.upload(n(names.ffnGate), [c.embeddingLength, c.ffnDim]),
-          await loader.upload(n(names.ffnUp), [c.embeddingLength, c.ffnDim]),
+          await loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
+          await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
         ];
     layers.push({
       attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
@@ -116,15 +118,15 @@ export async function loadTransformer(
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [c.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [c.headDim]) : null,
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [spec.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
       gate,
       up,
-      down: await loader.upload(n(names.ffnDown), [c.ffnDim, c.embeddingLength]),
+      down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
     });
   }

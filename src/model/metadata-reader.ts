@@ -116,6 +116,25 @@ export class MetadataReader {
     return v;
   }
 
+  /**
+   * A count per layer: an array of `nLayers` entries (llama.cpp `get_key_or_arr`) or one value for every layer,
+   * each in [min, max] (`gguf-invalid` naming the key, the layer and the limit otherwise).
+   */
+  boundedCounts(key: string, fallback: number | undefined, nLayers: number, min: number, max: number, limitName: string): number[] {
+    const values = this.numberArray(key, nLayers);
+    if (values === null) return new Array<number>(nLayers).fill(this.boundedCount(key, fallback, min, max, limitName));
+    for (let il = 0; il < values.length; il++) {
+      const v = values[il];
+      if (!Number.isSafeInteger(v) || v < min || v > max) {
+        const why = !Number.isSafeInteger(v) ? 'not an integer' : v < min ? `below the minimum ${min}` : `above the limit ${limitName} = ${max}`;
+        throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${v} for layer ${il}, ${why}; the model file is corrupt or hostile`, {
+          details: { key, layer: il, value: v },
+        });
+      }
+    }
+    return values;
+  }
+
   /** A string value, or `fallback` when absent. */
   string(key: string, fallback?: string): string {
     if (!this.has(key)) {

@@ -1,13 +1,15 @@
 /**
  * The one forward pass (llama2.c `forward()` style), written only against `Ops`: embed → per layer (norm → q,k,v →
  * [q/k norm] → rope → KV store → attention → o → [post-norm] → residual → norm → gate/up → GLU → down → [post-norm] →
- * residual) → final norm → lm head → [soft-cap]. Architecture differences are `ModelConfig` options, never forks.
+ * residual) → final norm → lm head → [soft-cap]. Architecture differences are `ModelConfig` options, never forks;
+ * per-layer geometry comes from the layer records (`layer-spec.ts`), each compound step is one `Ops` call.
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
 import type { Activation, AttentionParams, GluScratch, Ops, Projection, ResidualOptions, RmsNormWeight, RopeParams, TopK, Weight } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { describeLayers, type LayerSpec } from './layer-spec.js';
 import type { LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
@@ -58,32 +60,50 @@ const MAX_LOGIT_VALUES = 1 << 24;
 
 /** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface LayerPlan {
-  readonly rope: RopeParams;
+  readonly spec: LayerSpec;
+  readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
   readonly attnNorm: RmsNormWeight;
   /** q, k, v projections of the normalised input. */
   readonly qkv: readonly Projection[];
+  readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
+  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
   readonly ffnNorm: RmsNormWeight;
+  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
+  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   /** Down projection → x (post-norm). */
   readonly ffnOut: ResidualOptions;
 }
 
-/** The activations of a step, allocated once at their largest size. */
+/** The activations shared by every layer, allocated once at their largest size. */
 interface Buffers {
   readonly x: Activation; // [ubatch, nEmbd] residual stream
   readonly xb: Activation; // [ubatch, nEmbd] normalised input of a sub-block
   readonly xb2: Activation; // [ubatch, nEmbd] output of a sub-block
-  readonly q: Activation; // [ubatch, nHeads·headDim]
   readonly k: Activation; // [ubatch, nKvHeads·headDim]
   readonly v: Activation; // [ubatch, nKvHeads·headDim]
-  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
-  readonly gate: Activation; // [ubatch, ffnDim]
-  readonly up: Activation; // [ubatch, ffnDim]
-  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   readonly xLast: Activation; // [1, nEmbd] last row, for 'last' logits
   readonly logits: Activation; // [logitRows, vocab]
+}
+
+/** Buffers whose width depends on a layer's geometry: one set per distinct width, shared by the layers that have it. */
+class WidthBuffers {
+  private readonly byKey = new Map<string, Activation>();
+  constructor(
+    private readonly ops: Ops,
+    private readonly rows: number,
+  ) {}
+  get(label: string, cols: number): Activation {
+    const key = `${label}:${cols}`;
+    let a = this.byKey.get(key);
+    if (!a) {
+      a = this.ops.createActivation(label, this.rows, cols);
+      this.byKey.set(key, a);
+    }
+    return a;
+  }
 }
 
 /** A model on one backend: implements the engine's `Transformer`. */
@@ -93,7 +113,6 @@ export class TransformerModel implements Transformer {
   readonly nSlots: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
-  private readonly ffnScratch: GluScratch;
   private readonly outputNorm: RmsNormWeight;
   /** The lm head as a projection of xb into the logits. */
   private readonly outputHead: readonly Projection[];
@@ -114,19 +133,13 @@ export class TransformerModel implements Transformer {
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = Math.max(1, Math.min(this.ubatchSize, Math.floor(MAX_LOGIT_VALUES / c.vocabSize)));
     const ub = this.ubatchSize;
-    const qCols = c.nHeads * c.headDim;
     const kvCols = c.nKvHeads * c.headDim;
     this.buffers = {
       x: ops.createActivation('x', ub, c.embeddingLength),
       xb: ops.createActivation('xb', ub, c.embeddingLength),
       xb2: ops.createActivation('xb2', ub, c.embeddingLength),
-      q: ops.createActivation('q', ub, qCols),
       k: ops.createActivation('k', ub, kvCols),
       v: ops.createActivation('v', ub, kvCols),
-      att: ops.createActivation('att', ub, qCols),
-      gate: ops.createActivation('gate', ub, c.ffnDim),
-      up: ops.createActivation('up', ub, c.ffnDim),
-      hidden: ops.createActivation('hidden', ub, c.ffnDim),
       xLast: ops.createActivation('x_last', 1, c.embeddingLength),
       logits: ops.createActivation('logits', this.logitRows, c.vocabSize),
     };
@@ -137,8 +150,8 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = weights.layers.map((lw, il) => planLayer(c, lw, weights.ropeFreqFactors, this.buffers, il));
-    this.ffnScratch = { normed: this.buffers.xb, gate: this.buffers.gate, up: this.buffers.up };
+    const widths = new WidthBuffers(ops, ub);
+    this.plans = describeLayers(c).map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, widths));
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -201,19 +214,21 @@ export class TransformerModel implements Transformer {
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.scaleEmbeddings) ops.scale(b.x, Math.fround(Math.sqrt(c.embeddingLength)), n);
 
-    for (let il = 0; il < c.nLayers; il++) {
+    for (let il = 0; il < this.plans.length; il++) {
       const lw = w.layers[il];
       const p = this.plans[il];
+      const headDim = p.spec.headDim;
       // Attention sub-block.
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      if (lw.qNorm) ops.rmsNorm(b.q, b.q, lw.qNorm, c.normEps, n, c.headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, c.headDim);
-      ops.ropeStoreKv(il, b.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      ops.attention(b.att, b.q, il, n, p.attention); // att [n, nHeads·headDim]
-      ops.matmulResidual(b.x, b.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
+      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
+      if (p.rope) ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
+      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
-      ops.gatedFfn(b.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, this.ffnScratch); // hidden [n, ffnDim]
-      ops.matmulResidual(b.x, b.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+      ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
     if (logits !== 'none') {
@@ -266,39 +281,44 @@ export class TransformerModel implements Transformer {
   }
 }
 
-/** The plan of layer `il`: rope and attention parameters (sliding layers may use their own rope base, gemma3) and its steps' weights. */
-function planLayer(c: ModelConfig, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, il: number): LayerPlan {
-  const sliding = c.slidingWindow > 0 && c.slidingLayers[il];
-  const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
-  const rope: RopeParams = {
+/** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
+function planLayer(c: ModelConfig, spec: LayerSpec, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, widths: WidthBuffers): LayerPlan {
+  const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
-    headDim: c.headDim,
+    headDim: spec.headDim,
     nRot: c.ropeDims,
-    theta: swaRope ? swaRope.theta : c.ropeTheta,
-    freqScale: swaRope ? swaRope.freqScale : c.ropeFreqScale,
+    theta: spec.rope.theta,
+    freqScale: spec.rope.freqScale,
     ...(freqFactors ? { freqFactors } : {}),
-    ...(c.ropeYarn && !swaRope ? { yarn: c.ropeYarn } : {}),
+    ...(spec.rope.yarn ? { yarn: spec.rope.yarn } : {}),
   };
   const attention: AttentionParams = {
-    nHeads: c.nHeads,
-    nKvHeads: c.nKvHeads,
-    headDim: c.headDim,
+    nHeads: spec.nHeads,
+    nKvHeads: spec.nKvHeads,
+    headDim: spec.headDim,
     scale: c.attentionScale,
-    slidingWindow: sliding ? c.slidingWindow : 0,
+    slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
   };
+  const qCols = spec.nHeads * spec.headDim;
+  const q = widths.get('q', qCols);
   const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
   return {
+    spec,
     rope,
     attention,
     attnNorm: { weight: lw.attnNorm, eps: c.normEps },
     qkv: [
-      { out: b.q, weight: lw.wq, bias: lw.bq },
+      { out: q, weight: lw.wq, bias: lw.bq },
       { out: b.k, weight: lw.wk, bias: lw.bk },
       { out: b.v, weight: lw.wv, bias: lw.bv },
     ],
+    q,
+    att: widths.get('att', qCols),
     attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
     ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
+    hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
   };
 }
