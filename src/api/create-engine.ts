@@ -69,7 +69,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const shapeOf = (gguf: GgufFile): { config: ReturnType<typeof readModelConfig>; shape: RunShape } => {
     const config = readModelConfig(gguf);
-    const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
+    const contextLength = Math.min(options.contextLength ?? Math.min(config.trainContextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
     const ubatchSize = Math.min(options.ubatchSize ?? batchSize, batchSize, contextLength);
     return { config, shape: { contextLength, slots: options.slots ?? DEFAULT_SLOTS, ubatchSize } };
   };

@@ -45,8 +45,8 @@ export interface ModelConfig extends ArchOptions {
   readonly name: string;
   /** Rows of the embedding table (filled from `token_embd.weight` at load; the vocab length here). */
   readonly vocabSize: number;
-  /** `{arch}.context_length`: the training context. */
-  readonly contextLength: number;
+  /** `{arch}.context_length`: the context the model was trained for (0 when the file does not say). Not the KV size. */
+  readonly trainContextLength: number;
   /** n_embd. */
   readonly embeddingLength: number;
   readonly nLayers: number;
@@ -205,7 +205,7 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
     arch,
     name: r.string('general.name', ''),
     vocabSize: readVocabSize(r),
-    contextLength,
+    trainContextLength: contextLength,
     embeddingLength,
     nLayers,
     nHeads: Math.max(...layerHeads),

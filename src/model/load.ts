@@ -66,7 +66,7 @@ export async function loadTransformer(
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
-  const contextLength = options.contextLength ?? Math.min(config.contextLength, DEFAULT_CONTEXT);
+  const contextLength = options.contextLength ?? Math.min(config.trainContextLength, DEFAULT_CONTEXT);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH;
   const nSlots = options.nSlots ?? 1;
   for (const [key, v] of [['contextLength', contextLength], ['ubatchSize', ubatchSize], ['nSlots', nSlots]] as const) {
@@ -197,7 +197,7 @@ class WeightLoader {
     if (this.has(names.ropeFreqs)) name = names.ropeFreqs;
     else if (this.has(names.ropeFactorsShort) || this.has(names.ropeFactorsLong)) {
       const r = new MetadataReader(this.gguf.metadata, c.arch);
-      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.contextLength);
+      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.trainContextLength);
       name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
     }
     if (name === null) return null;
