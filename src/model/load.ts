@@ -13,6 +13,7 @@ import { getArchitecture, layerTensorName, type TensorNames } from './arch/index
 import { checkConfigAgainstTensors } from './check-config.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
+import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { MetadataReader } from './metadata-reader.js';
 import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
@@ -27,7 +28,7 @@ export interface LoadProgress {
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
-  /** KV positions per slot; default min(training context, 4096). */
+  /** KV positions per slot; default `defaultContextLength` (the training context, at most 4096). */
   readonly contextLength?: number;
   /** Most tokens per step; default 512 (capped at the context length). */
   readonly ubatchSize?: number;
@@ -36,10 +37,6 @@ export interface LoadTransformerOptions {
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
 }
-
-/** Default KV positions when the caller gives none. */
-const DEFAULT_CONTEXT = 4096;
-const DEFAULT_UBATCH = 512;
 
 /** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
 export function readModelConfig(gguf: GgufFile): ModelConfig {
@@ -66,8 +63,8 @@ export async function loadTransformer(
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
-  const contextLength = options.contextLength ?? Math.min(config.trainContextLength, DEFAULT_CONTEXT);
-  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH;
+  const contextLength = options.contextLength ?? defaultContextLength(config);
+  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
   for (const [key, v] of [['contextLength', contextLength], ['ubatchSize', ubatchSize], ['nSlots', nSlots]] as const) {
     if (!(Number.isSafeInteger(v) && v > 0)) {

@@ -10,6 +10,7 @@ import type { Activation, AttentionParams, GluScratch, Ops, Projection, Residual
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, type LayerSpec } from './layer-spec.js';
+import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
@@ -45,18 +46,8 @@ export interface ModelWeights {
   readonly layers: readonly LayerWeights[];
 }
 
-/** Run-time geometry of a loaded model. */
-export interface TransformerOptions {
-  /** KV cells per slot (positions a sequence can hold). */
-  readonly contextLength: number;
-  /** Most tokens per step. */
-  readonly ubatchSize: number;
-  /** Independent sequences. */
-  readonly nSlots: number;
-}
-
-/** At most this many logit values per step buffer (64 MiB of f32); bigger vocabularies take fewer rows per step. */
-const MAX_LOGIT_VALUES = 1 << 24;
+/** Run-time geometry of a loaded model (KV cells per slot, most tokens per step, independent sequences). */
+export type TransformerOptions = RunShape;
 
 /** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface LayerPlan {
@@ -77,7 +68,7 @@ interface LayerPlan {
   readonly ffnOut: ResidualOptions;
 }
 
-/** The activations shared by every layer, allocated once at their largest size. */
+/** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
   readonly x: Activation; // [ubatch, nEmbd] residual stream
   readonly xb: Activation; // [ubatch, nEmbd] normalised input of a sub-block
@@ -88,23 +79,8 @@ interface Buffers {
   readonly logits: Activation; // [logitRows, vocab]
 }
 
-/** Buffers whose width depends on a layer's geometry: one set per distinct width, shared by the layers that have it. */
-class WidthBuffers {
-  private readonly byKey = new Map<string, Activation>();
-  constructor(
-    private readonly ops: Ops,
-    private readonly rows: number,
-  ) {}
-  get(label: string, cols: number): Activation {
-    const key = `${label}:${cols}`;
-    let a = this.byKey.get(key);
-    if (!a) {
-      a = this.ops.createActivation(label, this.rows, cols);
-      this.byKey.set(key, a);
-    }
-    return a;
-  }
-}
+/** The activations of a model, by `ActivationShape.key`. */
+type ActivationMap = ReadonlyMap<string, Activation>;
 
 /** A model on one backend: implements the engine's `Transformer`. */
 export class TransformerModel implements Transformer {
@@ -131,18 +107,10 @@ export class TransformerModel implements Transformer {
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
-    this.logitRows = Math.max(1, Math.min(this.ubatchSize, Math.floor(MAX_LOGIT_VALUES / c.vocabSize)));
-    const ub = this.ubatchSize;
-    const kvCols = c.nKvHeads * c.headDim;
-    this.buffers = {
-      x: ops.createActivation('x', ub, c.embeddingLength),
-      xb: ops.createActivation('xb', ub, c.embeddingLength),
-      xb2: ops.createActivation('xb2', ub, c.embeddingLength),
-      k: ops.createActivation('k', ub, kvCols),
-      v: ops.createActivation('v', ub, kvCols),
-      xLast: ops.createActivation('x_last', 1, c.embeddingLength),
-      logits: ops.createActivation('logits', this.logitRows, c.vocabSize),
-    };
+    this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
+    const acts: ActivationMap = new Map(activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]));
+    const act = (key: string): Activation => acts.get(key)!;
+    this.buffers = { x: act('x'), xb: act('xb'), xb2: act('xb2'), k: act('k'), v: act('v'), xLast: act('x_last'), logits: act('logits') };
     ops.createKvCache({
       nLayers: c.nLayers,
       nSlots: options.nSlots,
@@ -150,8 +118,7 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    const widths = new WidthBuffers(ops, ub);
-    this.plans = describeLayers(c).map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, widths));
+    this.plans = describeLayers(c).map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts));
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -282,7 +249,8 @@ export class TransformerModel implements Transformer {
 }
 
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
-function planLayer(c: ModelConfig, spec: LayerSpec, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, widths: WidthBuffers): LayerPlan {
+function planLayer(c: ModelConfig, spec: LayerSpec, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, acts: ActivationMap): LayerPlan {
+  const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
     headDim: spec.headDim,
