@@ -28,6 +28,22 @@ export interface ArchOptions {
   readonly fusedGateUp: boolean;
 }
 
+/** llama's choices: what an architecture gets for every option it does not set. */
+export const DEFAULT_ARCH_OPTIONS: ArchOptions = {
+  ropeKind: 'norm',
+  activation: 'silu',
+  qkNorm: false,
+  postNorms: false,
+  scaleEmbeddings: false,
+  fusedQkv: false,
+  fusedGateUp: false,
+};
+
+/** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
+export function archOptions(overrides: Partial<ArchOptions> = {}): ArchOptions {
+  return { ...DEFAULT_ARCH_OPTIONS, ...overrides };
+}
+
 /** YaRN rope scaling parameters (`rope.scaling.type = yarn`). */
 export interface YarnConfig {
   readonly extFactor: number;

@@ -4,20 +4,12 @@
  * GGUF norm weights already include gemma's +1 (the converter adds it).
  */
 
-import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
+import { archOptions, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MetadataReader } from '../metadata-reader.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'neox',
-  activation: 'gelu',
-  qkNorm: false,
-  postNorms: true,
-  scaleEmbeddings: true,
-  fusedQkv: false,
-  fusedGateUp: false,
-};
+const options = archOptions({ ropeKind: 'neox', activation: 'gelu', postNorms: true, scaleEmbeddings: true });
 
 /** gemma2: Gemma-2 27B (46 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp) instead of 1/√head_dim, as llama.cpp. */
 export const gemma2: Architecture = {

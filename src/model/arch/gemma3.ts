@@ -4,20 +4,12 @@
  * global (or `attention.sliding_window_pattern`), global layers using `rope.freq_base` and the linear scaling.
  */
 
-import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
+import { archOptions, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MetadataReader } from '../metadata-reader.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'neox',
-  activation: 'gelu',
-  qkNorm: true,
-  postNorms: true,
-  scaleEmbeddings: true,
-  fusedQkv: false,
-  fusedGateUp: false,
-};
+const options = archOptions({ ropeKind: 'neox', activation: 'gelu', qkNorm: true, postNorms: true, scaleEmbeddings: true });
 
 /** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp), as llama.cpp. */
 export const gemma3: Architecture = {
