@@ -7,7 +7,7 @@
 import type { GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
-import { MetadataReader } from './metadata-reader.js';
+import { MetadataReader } from '../gguf/metadata-reader.js';
 import { MODEL_LIMITS as L } from './model-limits.js';
 
 /** Static choices of an architecture: how its forward pass differs from llama's. */
@@ -102,6 +102,11 @@ export interface ModelConfig extends ArchOptions {
   readonly finalSoftcap: number;
 }
 
+/** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
+export function modelMetadata(meta: Readonly<Record<string, GgufValue>>, arch: string): MetadataReader {
+  return new MetadataReader(meta, { code: 'gguf-invalid', context: 'reading model config' }, arch);
+}
+
 /** Tokens in the vocabulary according to the metadata (the embedding table is checked against it at load). */
 function readVocabSize(r: MetadataReader): number {
   return r.arrayLength('tokenizer.ggml.tokens') ?? r.boundedCount(r.archKey('vocab_size'), 0, 0, L.maxVocab, 'maxVocab');
@@ -151,7 +156,7 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
  * rope.freq_base = 10000, attention scale 1/√key_length, no sliding window, no soft-caps.
  */
 export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
-  const r = new MetadataReader(meta, arch);
+  const r = modelMetadata(meta, arch);
   const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
   if (experts > 0) {
     throw new LlmError('unsupported-arch', `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`, {
@@ -250,7 +255,7 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
  * used when the key is absent.
  */
 export function readSlidingLayers(meta: Readonly<Record<string, GgufValue>>, arch: string, nLayers: number, defaultPeriod: number): boolean[] {
-  const r = new MetadataReader(meta, arch);
+  const r = modelMetadata(meta, arch);
   const key = r.archKey('attention.sliding_window_pattern');
   const flags = r.numberArray(key, nLayers);
   if (flags) return flags.map((f) => f !== 0);

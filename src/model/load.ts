@@ -11,10 +11,9 @@ import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
-import type { ModelConfig } from './config.js';
+import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
-import { MetadataReader } from './metadata-reader.js';
 import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
 
@@ -40,7 +39,7 @@ export interface LoadTransformerOptions {
 
 /** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
 export function readModelConfig(gguf: GgufFile): ModelConfig {
-  const archName = new MetadataReader(gguf.metadata, '').string('general.architecture');
+  const archName = modelMetadata(gguf.metadata, '').string('general.architecture');
   const arch = getArchitecture(archName);
   const config = arch.config(gguf.metadata);
   checkConfigAgainstTensors(gguf, config, arch.tensors);
@@ -193,7 +192,7 @@ class WeightLoader {
     let name: string | null = null;
     if (this.has(names.ropeFreqs)) name = names.ropeFreqs;
     else if (this.has(names.ropeFactorsShort) || this.has(names.ropeFactorsLong)) {
-      const r = new MetadataReader(this.gguf.metadata, c.arch);
+      const r = modelMetadata(this.gguf.metadata, c.arch);
       const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.trainContextLength);
       name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
     }

@@ -4,8 +4,7 @@
  * GGUF norm weights already include gemma's +1 (the converter adds it).
  */
 
-import { archOptions, readSlidingLayers, readStandardConfig } from '../config.js';
-import { MetadataReader } from '../metadata-reader.js';
+import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
@@ -16,7 +15,7 @@ export const gemma2: Architecture = {
   name: 'gemma2',
   config(meta) {
     const base = readStandardConfig(meta, 'gemma2', options);
-    const r = new MetadataReader(meta, 'gemma2');
+    const r = modelMetadata(meta, 'gemma2');
     const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 4096, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,

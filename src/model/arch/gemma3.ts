@@ -4,8 +4,7 @@
  * global (or `attention.sliding_window_pattern`), global layers using `rope.freq_base` and the linear scaling.
  */
 
-import { archOptions, readSlidingLayers, readStandardConfig } from '../config.js';
-import { MetadataReader } from '../metadata-reader.js';
+import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
@@ -16,7 +15,7 @@ export const gemma3: Architecture = {
   name: 'gemma3',
   config(meta) {
     const base = readStandardConfig(meta, 'gemma3', options);
-    const r = new MetadataReader(meta, 'gemma3');
+    const r = modelMetadata(meta, 'gemma3');
     const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 0, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,

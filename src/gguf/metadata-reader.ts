@@ -1,11 +1,21 @@
 /**
- * Typed reads of GGUF metadata for model configuration: `{arch}.…` keys with llama.cpp's defaults, and clear
- * `gguf-invalid` errors when a key is missing or has the wrong type. Architecture files use it through `config(meta)`.
+ * The one typed reader of GGUF metadata values (model config, tokenizer): typed, bounded reads with defaults, and
+ * every wrong value an `LlmError` with the error code and context the caller gives (`gguf-invalid` for the model
+ * config, `tokenizer` for the vocabulary) naming the key and what was found.
  */
 
-import { LlmError } from '../errors.js';
-import type { GgufValue } from '../gguf/types.js';
-import { describeValue } from '../gguf/value-types.js';
+import { type ErrorCode, LlmError } from '../errors.js';
+import type { GgufValue } from './types.js';
+import { describeValue } from './value-types.js';
+
+/** How a reader reports a bad value: the error code, the message prefix, and an optional closing hint. */
+export interface MetadataErrors {
+  readonly code: ErrorCode;
+  /** What is being read, e.g. 'reading model config'. */
+  readonly context: string;
+  /** Appended to type errors, e.g. '; re-convert the file'. */
+  readonly hint?: string;
+}
 
 /** A metadata array as decoded: a JS array (strings, nested arrays) or a typed array (numbers, booleans as 0/1). */
 type MetadataArray = ArrayLike<unknown> & { readonly length: number };
@@ -22,13 +32,29 @@ function preview(v: MetadataArray, max = 8): string {
   return v.length > max ? `${shown.join(', ')}, … (${v.length} entries)` : shown.join(', ');
 }
 
-/** Reads metadata values of one model file, prefixing `{arch}.` where asked. */
+/** Reads metadata values of one file, prefixing `{arch}.` where asked. */
 export class MetadataReader {
   constructor(
     readonly meta: Readonly<Record<string, GgufValue>>,
+    private readonly errors: MetadataErrors,
     /** `general.architecture`, used as the prefix of architecture keys. */
-    readonly arch: string,
+    readonly arch = '',
   ) {}
+
+  /** The error for a bad value of `key` (code and context of this reader). */
+  private fail(message: string, details: Record<string, string | number>): LlmError {
+    return new LlmError(this.errors.code, `${this.errors.context}: ${message}`, { details });
+  }
+
+  /** The error for a value of `key` that is not `want`. */
+  private wrongType(key: string, want: string, got: GgufValue | undefined): LlmError {
+    return this.fail(`'${key}' should be ${want} but is ${describeValue(got)}${this.errors.hint ?? ''}`, { key, want });
+  }
+
+  /** The value of `key`, or undefined when absent (own keys only). */
+  private own(key: string): GgufValue | undefined {
+    return this.has(key) ? this.meta[key] : undefined;
+  }
 
   /** The full key of an architecture key: `archKey('block_count')` → `llama.block_count`. */
   archKey(suffix: string): string {
@@ -44,9 +70,7 @@ export class MetadataReader {
   number(key: string, fallback?: number): number {
     if (!this.has(key)) {
       if (fallback !== undefined) return fallback;
-      throw new LlmError('gguf-invalid', `reading model config: metadata key '${key}' is missing; the file cannot be run without it`, {
-        details: { key },
-      });
+      throw this.fail(`metadata key '${key}' is missing; the file cannot be run without it`, { key });
     }
     const v = this.meta[key];
     if (typeof v === 'number') return v;
@@ -56,16 +80,14 @@ export class MetadataReader {
       const first = Number(v[0]);
       for (let i = 1; i < v.length; i++) {
         if (Number(v[i]) !== first) {
-          throw new LlmError('unsupported-arch', `reading model config: '${key}' varies per layer (${preview(v)}); per-layer values are not supported`, {
+          throw new LlmError('unsupported-arch', `${this.errors.context}: '${key}' varies per layer (${preview(v)}); per-layer values are not supported`, {
             details: { key },
           });
         }
       }
       return first;
     }
-    throw new LlmError('gguf-invalid', `reading model config: metadata key '${key}' should be a number, found ${describeValue(v)}`, {
-      details: { key },
-    });
+    throw this.wrongType(key, 'a number', v);
   }
 
   /**
@@ -77,9 +99,7 @@ export class MetadataReader {
     const { min = -Infinity, exclusiveMin = false, max = Infinity } = range;
     if (!Number.isFinite(v) || v < min || (exclusiveMin && v === min) || v > max) {
       const want = `${exclusiveMin ? '>' : '≥'} ${min}${max !== Infinity ? ` and ≤ ${max}` : ''}`;
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${v}; it must be a finite number ${want} (${why}); the model file is broken`, {
-        details: { key, value: String(v) },
-      });
+      throw this.fail(`'${key}' is ${v}; it must be a finite number ${want} (${why}); the model file is broken`, { key, value: String(v) });
     }
     return v;
   }
@@ -88,15 +108,11 @@ export class MetadataReader {
   count(key: string, fallback?: number): number {
     const raw = this.has(key) ? this.meta[key] : undefined;
     if (typeof raw === 'bigint' && (raw < 0n || raw > BigInt(Number.MAX_SAFE_INTEGER))) {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${raw}, not a count this runtime can hold; the model file is corrupt or hostile`, {
-        details: { key, value: raw.toString() },
-      });
+      throw this.fail(`'${key}' is ${raw}, not a count this runtime can hold; the model file is corrupt or hostile`, { key, value: raw.toString() });
     }
     const v = this.number(key, fallback);
     if (!Number.isSafeInteger(v) || v < 0) {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' should be a non-negative integer, found ${v}`, {
-        details: { key, value: String(v) },
-      });
+      throw this.fail(`'${key}' should be a non-negative integer, found ${v}`, { key, value: String(v) });
     }
     return v;
   }
@@ -109,9 +125,7 @@ export class MetadataReader {
     const v = this.count(key, fallback);
     if (v < min || v > max) {
       const why = v < min ? `below the minimum ${min}` : `above the limit ${limitName} = ${max}`;
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${v}, ${why}; the model file is corrupt or hostile`, {
-        details: { key, value: v, limit: v < min ? min : max },
-      });
+      throw this.fail(`'${key}' is ${v}, ${why}; the model file is corrupt or hostile`, { key, value: v, limit: v < min ? min : max });
     }
     return v;
   }
@@ -127,9 +141,7 @@ export class MetadataReader {
       const v = values[il];
       if (!Number.isSafeInteger(v) || v < min || v > max) {
         const why = !Number.isSafeInteger(v) ? 'not an integer' : v < min ? `below the minimum ${min}` : `above the limit ${limitName} = ${max}`;
-        throw new LlmError('gguf-invalid', `reading model config: '${key}' is ${v} for layer ${il}, ${why}; the model file is corrupt or hostile`, {
-          details: { key, layer: il, value: v },
-        });
+        throw this.fail(`'${key}' is ${v} for layer ${il}, ${why}; the model file is corrupt or hostile`, { key, layer: il, value: v });
       }
     }
     return values;
@@ -139,13 +151,11 @@ export class MetadataReader {
   string(key: string, fallback?: string): string {
     if (!this.has(key)) {
       if (fallback !== undefined) return fallback;
-      throw new LlmError('gguf-invalid', `reading model config: metadata key '${key}' is missing`, { details: { key } });
+      throw this.fail(`metadata key '${key}' is missing`, { key });
     }
     const v = this.meta[key];
     if (typeof v !== 'string') {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' should be a string, found ${describeValue(v)}`, {
-        details: { key },
-      });
+      throw this.wrongType(key, 'a string', v);
     }
     return v;
   }
@@ -159,36 +169,76 @@ export class MetadataReader {
     const v = this.meta[key];
     if (!isArrayValue(v)) return null;
     if (expectedLength !== undefined && v.length !== expectedLength) {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' has ${v.length} entries, expected one per layer (${expectedLength})`, {
-        details: { key, entries: v.length, expected: expectedLength },
-      });
+      throw this.fail(`'${key}' has ${v.length} entries, expected one per layer (${expectedLength})`, { key, entries: v.length, expected: expectedLength });
     }
     const out = new Array<number>(v.length);
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
       if (typeof x !== 'number' && typeof x !== 'bigint' && typeof x !== 'boolean') {
-        throw new LlmError('gguf-invalid', `reading model config: '${key}' should hold numbers, found ${describeValue(x as GgufValue)}`, {
-          details: { key },
-        });
+        throw this.wrongType(`${key}[${i}]`, 'a number', x as GgufValue);
       }
       out[i] = Number(x);
     }
     return out;
   }
 
-  /** When `key` holds an array, throws `gguf-invalid` unless it has `expected` entries (a per-layer array). */
-  numberArrayLength(key: string, expected: number): void {
-    const n = this.arrayLength(key);
-    if (n !== null && n !== expected) {
-      throw new LlmError('gguf-invalid', `reading model config: '${key}' has ${n} entries, expected one per layer (${expected})`, {
-        details: { key, entries: n, expected },
-      });
-    }
-  }
-
   /** Length of an array value (e.g. `tokenizer.ggml.tokens`), or null. */
   arrayLength(key: string): number | null {
     const v = this.has(key) ? this.meta[key] : undefined;
     return isArrayValue(v) ? v.length : null;
+  }
+
+  /** A string, or undefined when absent. */
+  optionalString(key: string): string | undefined {
+    const v = this.own(key);
+    if (v === undefined || typeof v === 'string') return v;
+    throw this.wrongType(key, 'a string', v);
+  }
+
+  /** A boolean (integers 0/1 accepted), or undefined when absent. */
+  optionalBool(key: string): boolean | undefined {
+    const v = this.own(key);
+    if (v === undefined || typeof v === 'boolean') return v;
+    if (typeof v === 'number' || typeof v === 'bigint') return Number(v) !== 0;
+    throw this.wrongType(key, 'a boolean', v);
+  }
+
+  /** A non-negative integer (number or bigint), or undefined when absent; beyond 2^53 it is `Infinity`, below 0 −1. */
+  optionalUint(key: string): number | undefined {
+    const v = this.own(key);
+    if (v === undefined) return undefined;
+    if (typeof v === 'bigint') return v < 0n ? -1 : v > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : Number(v);
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    throw this.wrongType(key, 'an integer', v);
+  }
+
+  /** An array of strings, or undefined when absent. */
+  optionalStringArray(key: string): readonly string[] | undefined {
+    const v = this.own(key);
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v)) throw this.wrongType(key, 'an array of strings', v);
+    for (let i = 0; i < v.length; i++) {
+      if (typeof v[i] !== 'string') throw this.wrongType(`${key}[${i}]`, 'a string', v[i] as GgufValue);
+    }
+    return v as string[];
+  }
+
+  /**
+   * An array of numbers, or undefined when absent: typed arrays as they are (no copy), 64-bit ones and JS arrays of
+   * numbers or bigints converted.
+   */
+  optionalNumbers(key: string): ArrayLike<number> | undefined {
+    const v = this.own(key);
+    if (v === undefined) return undefined;
+    if (v instanceof BigInt64Array || v instanceof BigUint64Array) return Array.from(v, Number);
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return v as ArrayLike<number>;
+    if (!Array.isArray(v)) throw this.wrongType(key, 'an array of numbers', v);
+    let hasBigint = false;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === 'bigint') hasBigint = true;
+      else if (typeof x !== 'number') throw this.wrongType(`${key}[${i}]`, 'a number', x as GgufValue);
+    }
+    return hasBigint ? v.map((x) => Number(x)) : (v as number[]);
   }
 }
