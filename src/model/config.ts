@@ -29,7 +29,7 @@ export interface ArchOptions {
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
-export const DEFAULT_ARCH_OPTIONS: ArchOptions = {
+const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   ropeKind: 'norm',
   activation: 'silu',
   qkNorm: false,

@@ -7,7 +7,7 @@
 import type { ModelConfig, YarnConfig } from './config.js';
 
 /** Rotary embedding of one layer (sliding layers may have their own base, gemma3). */
-export interface LayerRope {
+interface LayerRope {
   /** Base frequency. */
   readonly theta: number;
   /** 1 / linear scaling factor. */
@@ -17,7 +17,7 @@ export interface LayerRope {
 }
 
 /** One attention + gated-FFN block. */
-export interface AttentionLayerSpec {
+interface AttentionLayerSpec {
   readonly kind: 'attention';
   readonly nHeads: number;
   readonly nKvHeads: number;

@@ -12,7 +12,7 @@ export const DEFAULT_CONTEXT_LENGTH = 4096;
 /** Most tokens per step when the caller gives none. */
 export const DEFAULT_UBATCH_SIZE = 512;
 /** At most this many logit values per step buffer (64 MiB of f32); bigger vocabularies take fewer rows per step. */
-export const MAX_LOGIT_VALUES = 1 << 24;
+const MAX_LOGIT_VALUES = 1 << 24;
 
 /** The geometry a model is loaded with. */
 export interface RunShape {

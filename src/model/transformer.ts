@@ -46,9 +46,6 @@ export interface ModelWeights {
   readonly layers: readonly LayerWeights[];
 }
 
-/** Run-time geometry of a loaded model (KV cells per slot, most tokens per step, independent sequences). */
-export type TransformerOptions = RunShape;
-
 /** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface LayerPlan {
   readonly spec: LayerSpec;
@@ -101,7 +98,7 @@ export class TransformerModel implements Transformer {
     readonly config: ModelConfig,
     private readonly weights: ModelWeights,
     readonly ops: Ops,
-    options: TransformerOptions,
+    options: RunShape,
   ) {
     const c = config;
     this.contextLength = options.contextLength;
