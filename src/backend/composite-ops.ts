@@ -27,7 +27,10 @@ export abstract class CompositeOps {
   /** normed = rmsNorm(x) once; then each projection's out = normed · weightᵀ (+ bias). */
   normMatmul(normed: Activation, x: Activation, norm: RmsNormWeight, projections: readonly Projection[], n: number): void {
     this.rmsNorm(normed, x, norm.weight, norm.eps, n); // normed [n, cols]
-    for (const p of projections) this.matmul(p.out, normed, p.weight, n, p.bias); // out [n, weight.nRows]
+    for (let i = 0; i < projections.length; i++) {
+      const p = projections[i]; // indexed: no iterator per call (the decode loop allocates nothing)
+      this.matmul(p.out, normed, p.weight, n, p.bias); // out [n, weight.nRows]
+    }
   }
 
   /** scratch = input · wᵀ (+ bias), post-normed when asked; x += scratch. */
