@@ -14,20 +14,39 @@ import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { modelIdentityOf } from './model-identity.js';
 import { openModelSource } from '../io/index.js';
+import type { ModelConfig } from '../model/config.js';
 import { loadTransformer, readModelConfig } from '../model/load.js';
-import { createTokenizer } from '../tokenizer/index.js';
+import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
+import { createTokenizer, type Tokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
-import { createChatFormatter } from './chat-formatter.js';
+import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
-import { checkMemoryPlan, readHeaderBeforeDownload, type RunShape } from './memory-preflight.js';
+import { checkMemoryPlan, readHeaderBeforeDownload } from './memory-preflight.js';
 
-/** Default KV cells per sequence when the caller gives none (capped by the model's training context). */
-export const DEFAULT_CONTEXT_LENGTH = 4096;
-/** Default number of KV sequences. */
-export const DEFAULT_SLOTS = 2;
-/** Default logical and physical batch. */
-export const DEFAULT_BATCH_SIZE = 512;
+/** Default number of KV sequences of an engine. */
+const DEFAULT_SLOTS = 2;
+/** Longest KV size an engine accepts. */
+const MAX_CONTEXT_LENGTH = 1 << 20;
+
+/** A validated `createEngine` call: its options, backend choice, batch size, progress sink and start time. */
+interface LoadRun {
+  readonly options: EngineOptions;
+  readonly choice: NonNullable<EngineOptions['backend']>;
+  readonly batchSize: number;
+  readonly signal: AbortSignal | undefined;
+  readonly report: NonNullable<EngineOptions['onProgress']>;
+  readonly t0: number;
+}
+
+/** A parsed model ready to upload: its header, config, run shape, tokenizer and chat formatter. */
+interface ParsedModel {
+  readonly gguf: GgufFile;
+  readonly shape: RunShape;
+  readonly tokenizer: Tokenizer;
+  readonly chat: ChatFormatter;
+  readonly source: ByteSource;
+}
 
 function positiveInt(name: string, v: number | undefined): void {
   if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) {
@@ -38,8 +57,39 @@ function positiveInt(name: string, v: number | undefined): void {
 export { modelIdentityOf };
 
 
-/** Loads `options.model` and returns an engine running in this thread. */
+/**
+ * Loads `options.model` and returns an engine running in this thread: plan (options, header, backend, memory) →
+ * load (download, parse, upload, warmup) → fall back (under 'auto', to WASM when WebGPU cannot hold or run it).
+ * Every failure releases what was acquired in one place: the backend where it was made, the source here.
+ */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const run = planRun(options);
+  // A URL that opening would download: plan from the header alone first, so a model that cannot fit is not fetched.
+  const header = await readHeaderBeforeDownload(options.model, run.signal);
+  let planned: BackendSelection | null = header ? await selectAndPlan(run, header) : null;
+  let source: ByteSource | null = null;
+  try {
+    source = await openModelSource(options.model, {
+      signal: run.signal,
+      ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
+      onProgress: (p) => run.report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
+    });
+    const model = await parseModel(run, source);
+    // A backend chosen and planned from the header before the download is reused as is.
+    const selection = planned ?? (await selectAndPlan(run, model.gguf));
+    planned = null; // owned by loadWithFallback from here
+    const engine = await loadWithFallback(run, model, selection);
+    run.report({ phase: 'ready', loadedBytes: source.size, totalBytes: source.size });
+    return engine;
+  } catch (e) {
+    planned?.ops.destroy();
+    await source?.close?.();
+    throw e;
+  }
+}
+
+/** Validates the options (no I/O yet) and fixes the progress sink and the start time. */
+function planRun(options: EngineOptions): LoadRun {
   if (options === null || typeof options !== 'object' || options.model === undefined || options.model === null) {
     throw new LlmError('invalid-request', "createEngine: option 'model' is required (a URL, a File/Blob or a path)", { details: { field: 'model' } });
   }
@@ -48,131 +98,106 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     throw new LlmError('invalid-request', `createEngine: option 'backend' is '${String(choice)}'; use 'auto', 'webgpu', 'wasm' or 'cpu'`, { details: { field: 'backend' } });
   }
   for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const) positiveInt(k, options[k]);
-  const { signal, onProgress } = options;
-  const report: NonNullable<EngineOptions['onProgress']> = (p) => {
+  if (options.gpuMemoryBudget !== undefined && !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)) {
+    throw new LlmError('invalid-request', `createEngine: option 'gpuMemoryBudget' must be a positive number of bytes, got ${String(options.gpuMemoryBudget)}`, {
+      details: { field: 'gpuMemoryBudget' },
+    });
+  }
+  const { onProgress } = options;
+  const report: LoadRun['report'] = (p) => {
     try {
       onProgress?.(p);
     } catch {
       // A broken progress callback must not break loading.
     }
   };
-  if (options.gpuMemoryBudget !== undefined && !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)) {
-    throw new LlmError('invalid-request', `createEngine: option 'gpuMemoryBudget' must be a positive number of bytes, got ${String(options.gpuMemoryBudget)}`, {
-      details: { field: 'gpuMemoryBudget' },
-    });
-  }
-  const t0 = nowMs();
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const shapeOf = (gguf: GgufFile): { config: ReturnType<typeof readModelConfig>; shape: RunShape } => {
-    const config = readModelConfig(gguf);
-    const contextLength = Math.min(options.contextLength ?? Math.min(config.contextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH), 1 << 20);
-    const ubatchSize = Math.min(options.ubatchSize ?? batchSize, batchSize, contextLength);
-    return { config, shape: { contextLength, slots: options.slots ?? DEFAULT_SLOTS, ubatchSize } };
-  };
-  // Selects the backend and checks its memory plan; under 'auto' a WebGPU plan that cannot fit falls back to WASM.
-  const selectAndPlan = async (gguf: GgufFile): Promise<BackendSelection> => {
-    const { config, shape } = shapeOf(gguf);
-    const chosen = await selectBackend(choice, { threads: options.threads, gpu: options.gpu, signal });
-    try {
-      await checkMemoryPlan(chosen, gguf, config, shape, options.gpuMemoryBudget);
-      return chosen;
-    } catch (e) {
-      chosen.ops.destroy();
-      if (choice !== 'auto' || chosen.name !== 'webgpu' || isLlmError(e, 'aborted')) throw e;
-      return wasmFallback(`auto: the WebGPU memory plan does not fit (${e instanceof Error ? e.message : String(e)})`, { threads: options.threads, signal });
-    }
-  };
+  return { options, choice, batchSize: options.batchSize ?? DEFAULT_UBATCH_SIZE, signal: options.signal, report, t0: nowMs() };
+}
 
-  // A URL that opening would download: plan from the header alone first, so a model that cannot fit is not fetched.
-  const header = await readHeaderBeforeDownload(options.model, signal);
-  let planned: BackendSelection | null = header ? await selectAndPlan(header) : null;
-  let source: ByteSource;
+/** The model's config and the run shape the options ask for (defaults from `model/run-shape.ts`). */
+function shapeOf(run: LoadRun, gguf: GgufFile): { config: ModelConfig; shape: RunShape } {
+  const config = readModelConfig(gguf);
+  const contextLength = Math.min(run.options.contextLength ?? defaultContextLength(config), MAX_CONTEXT_LENGTH);
+  const ubatchSize = Math.min(run.options.ubatchSize ?? run.batchSize, run.batchSize, contextLength);
+  return { config, shape: { contextLength, ubatchSize, nSlots: run.options.slots ?? DEFAULT_SLOTS } };
+}
+
+/** Selects the backend and checks its memory plan; under 'auto' a WebGPU plan that cannot fit falls back to WASM. */
+async function selectAndPlan(run: LoadRun, gguf: GgufFile): Promise<BackendSelection> {
+  const { config, shape } = shapeOf(run, gguf);
+  const { threads, gpu, gpuMemoryBudget } = run.options;
+  const chosen = await selectBackend(run.choice, { threads, gpu, signal: run.signal });
   try {
-    source = await openModelSource(options.model, {
+    await checkMemoryPlan(chosen, gguf, config, shape, gpuMemoryBudget);
+    return chosen;
+  } catch (e) {
+    chosen.ops.destroy();
+    if (run.choice !== 'auto' || chosen.name !== 'webgpu' || isLlmError(e, 'aborted')) throw e;
+    return wasmFallback(`auto: the WebGPU memory plan does not fit (${e instanceof Error ? e.message : String(e)})`, { threads, signal: run.signal });
+  }
+}
+
+/** Parses the header, then the config (a broken hyper-parameter is reported as such), tokenizer and chat template. */
+async function parseModel(run: LoadRun, source: ByteSource): Promise<ParsedModel> {
+  run.report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
+  const gguf = await parseGguf(source, { signal: run.signal });
+  throwIfAborted(run.signal, 'loading the model');
+  const { shape } = shapeOf(run, gguf);
+  const tokenizer = createTokenizer(gguf.metadata);
+  const chat = createChatFormatter(tokenizer, {
+    template: run.options.chatTemplate,
+    metadata: gguf.metadata,
+    fallback: run.options.templateFallback,
+    budget: run.options.templateBudget,
+  });
+  return { gguf, shape, tokenizer, chat, source };
+}
+
+/** Loads on `selection`; under 'auto', a WebGPU backend that fails to load or warm up is replaced by WASM once. */
+async function loadWithFallback(run: LoadRun, model: ParsedModel, selection: BackendSelection): Promise<Engine> {
+  try {
+    return await loadOn(run, model, selection);
+  } catch (e) {
+    if (run.choice !== 'auto' || selection.name !== 'webgpu' || isLlmError(e, 'aborted') || run.signal?.aborted) throw e;
+    const reason = `auto: WebGPU failed to load or warm up (${e instanceof Error ? e.message : String(e)})`;
+    return loadOn(run, model, await wasmFallback(reason, { threads: run.options.threads, signal: run.signal }));
+  }
+}
+
+/** Uploads the weights to `selection` and builds the engine (with warmup); releases the backend when that fails. */
+async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelection): Promise<Engine> {
+  const { options, signal } = run;
+  const { contextLength, ubatchSize, nSlots } = model.shape;
+  try {
+    const transformer = await loadTransformer(model.gguf, model.source, selection.ops, {
+      contextLength,
+      ubatchSize,
+      nSlots,
       signal,
-      ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
-      onProgress: (p) => report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
+      onProgress: (p) => run.report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
-  } catch (e) {
-    planned?.ops.destroy();
-    throw e;
-  }
-  try {
-    report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
-    const gguf = await parseGguf(source, { signal });
-    throwIfAborted(signal, 'loading the model');
-    // The model config first: a broken architecture or hyper-parameter is reported as such, not as a tokenizer error.
-    const { shape } = shapeOf(gguf);
-    const tokenizer = createTokenizer(gguf.metadata);
-    const chat = createChatFormatter(tokenizer, {
-      template: options.chatTemplate,
-      metadata: gguf.metadata,
-      fallback: options.templateFallback,
-      budget: options.templateBudget,
-    });
-    const { contextLength, slots, ubatchSize } = shape;
-    const identity = modelIdentityOf(source);
-
-    const build = async (selection: BackendSelection): Promise<Engine> => {
-      const transformer = await loadTransformer(gguf, source, selection.ops, {
+    const loadMs = nowMs() - run.t0;
+    if (options.warmup !== false) run.report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
+    return await createEngineFromParts(
+      {
+        transformer,
+        tokenizer: model.tokenizer,
+        chat: model.chat,
+        modelIdentity: modelIdentityOf(model.source),
+        backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
         contextLength,
-        ubatchSize,
-        nSlots: slots,
-        signal,
-        onProgress: (p) => report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
-      });
-      const loadMs = nowMs() - t0;
-      if (options.warmup !== false) report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
-      try {
-        return await createEngineFromParts(
-          {
-            transformer,
-            tokenizer,
-            chat,
-            modelIdentity: identity,
-            backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
-            contextLength,
-            slots,
-            maxQueue: options.maxQueue,
-            batchSize,
-            cacheTokenBudget: options.cacheTokenBudget,
-            loadMs,
-            warmup: options.warmup,
-            onUnload: () => source.close?.(),
-          },
-          signal,
-        );
-      } catch (e) {
-        transformer.destroy();
-        throw e;
-      }
-    };
-
-    // A backend chosen and planned from the header before the download is reused as is.
-    let selection = planned ?? (await selectAndPlan(gguf));
-    planned = null;
-    let engine: Engine;
-    try {
-      engine = await build(selection);
-    } catch (e) {
-      if (choice !== 'auto' || selection.name !== 'webgpu' || isLlmError(e, 'aborted') || signal?.aborted) {
-        selection.ops.destroy();
-        throw e;
-      }
-      selection.ops.destroy();
-      selection = await wasmFallback(`auto: WebGPU failed to load or warm up (${e instanceof Error ? e.message : String(e)})`, { threads: options.threads, signal });
-      try {
-        engine = await build(selection);
-      } catch (e2) {
-        selection.ops.destroy();
-        throw e2;
-      }
-    }
-    report({ phase: 'ready', loadedBytes: source.size, totalBytes: source.size });
-    return engine;
+        slots: nSlots,
+        maxQueue: options.maxQueue,
+        batchSize: run.batchSize,
+        cacheTokenBudget: options.cacheTokenBudget,
+        loadMs,
+        warmup: options.warmup,
+        onUnload: () => model.source.close?.(),
+      },
+      signal,
+    );
   } catch (e) {
-    planned?.ops.destroy();
-    await source.close?.();
+    selection.ops.destroy(); // also releases the transformer's buffers: they live on this backend
     throw e;
   }
 }

@@ -88,7 +88,7 @@ export class LocalEngine implements Engine {
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
     const c = parts.transformer.config;
     this.info = {
-      model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.contextLength },
+      model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.trainContextLength },
       backend: parts.backend,
       contextLength: parts.contextLength,
       slots: parts.slots,

@@ -10,20 +10,11 @@ import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
 import { HttpByteSource, readManifest } from '../io/index.js';
 import type { ModelConfig } from '../model/config.js';
+import { activationBytes, type RunShape } from '../model/run-shape.js';
 import type { ModelInput } from './engine.js';
-
-/** The run shape the plan is made for (as createEngine resolves it). */
-export interface RunShape {
-  readonly contextLength: number;
-  readonly slots: number;
-  readonly ubatchSize: number;
-}
 
 /** First range read for a remote header (the parser grows it geometrically when the header is larger). */
 const HEADER_FIRST_READ_BYTES = 256 * 1024;
-
-/** Logit values one step may hold at most (mirrors the transformer's cap). */
-const MAX_LOGIT_VALUES = 1 << 24;
 
 /** The http(s) URL of `model`, or null when it is a Blob, a path or another scheme. */
 function httpUrlOf(model: ModelInput): URL | null {
@@ -65,16 +56,6 @@ export async function readHeaderBeforeDownload(model: ModelInput, signal?: Abort
   }
 }
 
-/** Bytes of the transformer's activation buffers (f32) for `shape`: see `TransformerModel`'s `Buffers`. */
-export function activationBytesOf(config: ModelConfig, shape: RunShape): number {
-  const ub = Math.max(1, Math.min(shape.ubatchSize, shape.contextLength));
-  const logitRows = Math.max(1, Math.min(ub, Math.floor(MAX_LOGIT_VALUES / Math.max(1, config.vocabSize))));
-  const qCols = config.nHeads * config.headDim;
-  const kvCols = config.nKvHeads * config.headDim;
-  const floats = ub * (3 * config.embeddingLength + 2 * qCols + 2 * kvCols + 3 * config.ffnDim) + config.embeddingLength + logitRows * config.vocabSize;
-  return floats * 4;
-}
-
 /**
  * Plans the memory of `gguf` on `selection`'s backend for `shape`. WebGPU: `planMemory` against the device limits
  * and `budgetBytes`. Other backends check their limits when placing buffers, so nothing is planned for them here.
@@ -100,9 +81,9 @@ export async function checkMemoryPlan(
       nKvHeads: config.nKvHeads,
       headDim: config.headDim,
       contextLength: shape.contextLength,
-      nSlots: shape.slots,
+      nSlots: shape.nSlots,
       kvBytesPerElement: limits.kvBytesPerElement,
-      activationBytes: activationBytesOf(config, shape),
+      activationBytes: activationBytes(config, shape),
     },
     { maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize, maxBufferSize: limits.maxBufferSize, budgetBytes },
   );

@@ -102,13 +102,16 @@ export interface TopK {
   readonly logits: Float32Array;
 }
 
-/** An RMSNorm folded into a fused matmul: x / sqrt(mean(x²) + eps) · weight over each whole row of x. */
-export interface FusedNorm {
+/** An RMSNorm's weight and epsilon: x / sqrt(mean(x²) + eps) · weight over each whole row of x. */
+export interface RmsNormWeight {
   readonly weight: Weight; // [rowLength]
   readonly eps: number;
 }
 
-/** What `matmulFused` folds into the product (all optional). */
+/** An RMSNorm folded into a fused kernel (WebGPU's own name for `RmsNormWeight`). */
+export type FusedNorm = RmsNormWeight;
+
+/** What a backend's fused matmul kernel folds into the product (all optional). */
 export interface FusedMatmulOptions {
   /** Bias vector of w.nRows, added to the product. */
   readonly bias?: Weight | null;
@@ -116,6 +119,30 @@ export interface FusedMatmulOptions {
   readonly norm?: FusedNorm | null;
   /** Add the result to `out` (a residual connection) instead of overwriting it. */
   readonly accumulate?: boolean;
+}
+
+/** One projection of `normMatmul`: out[n, weight.nRows] = norm(x) · weightᵀ (+ bias). */
+export interface Projection {
+  readonly out: Activation;
+  readonly weight: Weight;
+  readonly bias: Weight | null;
+}
+
+/** What `matmulResidual` adds to the product before the residual add, and the buffer it may compute in. */
+export interface ResidualOptions {
+  /** Bias vector of w.nRows. */
+  readonly bias: Weight | null;
+  /** RMSNorm of the product before it is added (gemma2/3 post-norms), or null. */
+  readonly postNorm: RmsNormWeight | null;
+  /** [maxRows ≥ n, w.nRows] buffer the default composition computes the product in; not `x` or the input. */
+  readonly scratch: Activation;
+}
+
+/** Buffers the default `gatedFfn` composition computes in: normed [n, x.cols], gate and up [n, gate.nRows]. */
+export interface GluScratch {
+  readonly normed: Activation;
+  readonly gate: Activation;
+  readonly up: Activation;
 }
 
 /** The operations of a forward pass. */
@@ -162,22 +189,24 @@ export interface Ops {
   softcap(x: Activation, cap: number, n: number): void;
   /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
   copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
-  /**
-   * Optional fused `rmsNorm` → `matmul` → `add`: out[n, w.nRows] = (accumulate ? out : 0) + norm(x) · wᵀ (+ bias).
-   * Returns false, having recorded nothing, when the backend has no fused kernel for this case; the caller then
-   * issues the separate ops. `out` must not be `x`.
+  /*
+   * Compound steps. `CompositeOps` (backend/composite-ops.ts) composes each from the primitives above; a backend
+   * with fused kernels overrides it and falls back to that composition where its kernels do not apply.
    */
-  matmulFused?(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean;
   /**
-   * Optional fused `rmsNorm` → gate and up matmuls → `glu`: out[n, gate.nRows] = act(norm(x)·gateᵀ) · (norm(x)·upᵀ)
-   * (no norm when `norm` is null). Returns false, having recorded nothing, when not fused.
+   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias). `normed`
+   * ([maxRows ≥ n, x.cols], not x) may receive rmsNorm(x); x itself is never modified. No out may be x or normed.
    */
-  matmulGlu?(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean;
+  normMatmul(normed: Activation, x: Activation, norm: RmsNormWeight, projections: readonly Projection[], n: number): void;
+  /** Residual add of a projection: x[n, w.nRows] += postNorm(input · wᵀ + bias). `options.scratch` may be overwritten. */
+  matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void;
   /**
-   * Optional fused `rope(q)` + `rope(k)` + `storeKv(layer, k, v)` (q and k rotated in place with the same params).
-   * Returns false, having recorded nothing, when the backend has no fused kernel; the caller then issues the three ops.
+   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ).
+   * The scratch buffers may be overwritten; `out` must be none of them and not x.
    */
-  ropeStoreKv?(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean;
+  gatedFfn(out: Activation, x: Activation, norm: RmsNormWeight, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void;
+  /** `rope(q)`, `rope(k)` (same params, in place), then `storeKv(layer, k, v)`. */
+  ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

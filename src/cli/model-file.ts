@@ -99,9 +99,9 @@ export async function loadModel(
   preferF16?: boolean,
 ): Promise<TransformerModel> {
   const config = readModelConfig(file.gguf);
-  if (positions > config.contextLength) {
-    throw new LlmError('context-overflow', `${positions} positions exceed the model's training context of ${config.contextLength}`, {
-      details: { positions, contextLength: config.contextLength },
+  if (positions > config.trainContextLength) {
+    throw new LlmError('context-overflow', `${positions} positions exceed the model's training context of ${config.trainContextLength}`, {
+      details: { positions, contextLength: config.trainContextLength },
     });
   }
   const ops = await startBackend(backend, {

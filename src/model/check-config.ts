@@ -86,13 +86,14 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
+  const layer0 = { nHeads: config.layerHeads[0], ffnDim: config.layerFfnDims[0] }; // the per-layer values of layer 0
   const q = byName.get(layerTensorName(names.attnQ, 0));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== config.nHeads * config.headDim) {
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * config.headDim) {
     throw invalid(
-      `'${headsKey}' = ${config.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${config.nHeads * config.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${layer0.nHeads * config.headDim} query rows, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
-      config.nHeads,
+      layer0.nHeads,
     );
   }
   const k = byName.get(layerTensorName(names.attnK, 0));
@@ -104,13 +105,13 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     );
   }
   const qkv = byName.get(layerTensorName(names.attnQkv, 0));
-  const qkvRows = (config.nHeads + 2 * config.nKvHeads) * config.headDim;
+  const qkvRows = (layer0.nHeads + 2 * config.nKvHeads) * config.headDim;
   if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
-    throw invalid(`'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`, headsKey, config.nHeads);
+    throw invalid(`'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`, headsKey, layer0.nHeads);
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
-  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== config.ffnDim) {
-    throw invalid(`'${ffnKey}' is ${config.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`, ffnKey, config.ffnDim);
+  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== layer0.ffnDim) {
+    throw invalid(`'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`, ffnKey, layer0.ffnDim);
   }
 }

@@ -7,7 +7,7 @@
 import type { GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
-import { MetadataReader } from './metadata-reader.js';
+import { MetadataReader } from '../gguf/metadata-reader.js';
 import { MODEL_LIMITS as L } from './model-limits.js';
 
 /** Static choices of an architecture: how its forward pass differs from llama's. */
@@ -28,6 +28,22 @@ export interface ArchOptions {
   readonly fusedGateUp: boolean;
 }
 
+/** llama's choices: what an architecture gets for every option it does not set. */
+const DEFAULT_ARCH_OPTIONS: ArchOptions = {
+  ropeKind: 'norm',
+  activation: 'silu',
+  qkNorm: false,
+  postNorms: false,
+  scaleEmbeddings: false,
+  fusedQkv: false,
+  fusedGateUp: false,
+};
+
+/** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
+export function archOptions(overrides: Partial<ArchOptions> = {}): ArchOptions {
+  return { ...DEFAULT_ARCH_OPTIONS, ...overrides };
+}
+
 /** YaRN rope scaling parameters (`rope.scaling.type = yarn`). */
 export interface YarnConfig {
   readonly extFactor: number;
@@ -45,17 +61,23 @@ export interface ModelConfig extends ArchOptions {
   readonly name: string;
   /** Rows of the embedding table (filled from `token_embd.weight` at load; the vocab length here). */
   readonly vocabSize: number;
-  /** `{arch}.context_length`: the training context. */
-  readonly contextLength: number;
+  /** `{arch}.context_length`: the context the model was trained for (0 when the file does not say). Not the KV size. */
+  readonly trainContextLength: number;
   /** n_embd. */
   readonly embeddingLength: number;
   readonly nLayers: number;
+  /** Query heads: the most of any layer (activation buffers are sized by it). */
   readonly nHeads: number;
+  /** Query heads per layer ([nLayers]; `attention.head_count` as one value or one per layer). */
+  readonly layerHeads: readonly number[];
+  /** KV heads, the same on every layer (the KV cache is uniform). */
   readonly nKvHeads: number;
   /** Width of one attention head (`attention.key_length`, default n_embd / n_head). */
   readonly headDim: number;
-  /** n_ff. */
+  /** n_ff: the widest FFN of any layer. */
   readonly ffnDim: number;
+  /** FFN width per layer ([nLayers]; `feed_forward_length` as one value or one per layer). */
+  readonly layerFfnDims: readonly number[];
   /** RMSNorm epsilon. */
   readonly normEps: number;
   /** Dimensions rotated per head (`rope.dimension_count`, default headDim). */
@@ -78,6 +100,11 @@ export interface ModelConfig extends ArchOptions {
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+}
+
+/** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
+export function modelMetadata(meta: Readonly<Record<string, GgufValue>>, arch: string): MetadataReader {
+  return new MetadataReader(meta, { code: 'gguf-invalid', context: 'reading model config' }, arch);
 }
 
 /** Tokens in the vocabulary according to the metadata (the embedding table is checked against it at load). */
@@ -129,7 +156,7 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
  * rope.freq_base = 10000, attention scale 1/√key_length, no sliding window, no soft-caps.
  */
 export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
-  const r = new MetadataReader(meta, arch);
+  const r = modelMetadata(meta, arch);
   const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
   if (experts > 0) {
     throw new LlmError('unsupported-arch', `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`, {
@@ -144,19 +171,28 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
   const embeddingLength = r.boundedCount(keyEmbd, undefined, 1, L.maxEmbedding, 'maxEmbedding');
   // Every layer-sized allocation below (and the per-layer arrays) is bounded by this check first.
   const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
-  // llama.cpp reads these per layer (get_key_or_arr): an array must have exactly one entry per layer.
-  for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
-    r.numberArrayLength(r.archKey(suffix), nLayers);
+  // llama.cpp reads these per layer (get_key_or_arr): one value, or an array of exactly one entry per layer.
+  const layerHeads = r.boundedCounts(keyHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads');
+  const layerKvHeads = r.has(keyKvHeads) ? r.boundedCounts(keyKvHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads') : layerHeads;
+  const layerFfnDims = r.boundedCounts(r.archKey('feed_forward_length'), undefined, nLayers, 1, L.maxFeedForward, 'maxFeedForward');
+  const nKvHeads = layerKvHeads[0];
+  if (layerKvHeads.some((kv) => kv !== nKvHeads)) {
+    throw new LlmError('unsupported-arch', `reading model config: '${keyKvHeads}' varies per layer (${layerKvHeads.slice(0, 8).join(', ')}…); layers with different KV widths are not supported yet`, {
+      details: { key: keyKvHeads },
+    });
   }
-  const nHeads = r.boundedCount(keyHeads, undefined, 1, L.maxHeads, 'maxHeads');
-  const nKvHeads = r.boundedCount(keyKvHeads, nHeads, 1, L.maxHeads, 'maxHeads');
-  if (nHeads % nKvHeads !== 0) {
-    throw new LlmError(
-      'gguf-invalid',
-      `reading model config: '${keyHeads}' = ${nHeads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)`,
-      { details: { key: keyKvHeads, nHeads, nKvHeads } },
-    );
+  for (let il = 0; il < nLayers; il++) {
+    const heads = layerHeads[il];
+    if (heads % nKvHeads !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${keyHeads}' = ${heads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)` +
+          (nLayers > 1 && layerHeads.some((h) => h !== heads) ? ` on layer ${il}` : ''),
+        { details: { key: keyKvHeads, nHeads: heads, nKvHeads, layer: il } },
+      );
+    }
   }
+  const nHeads = layerHeads[0];
   let headDim: number;
   if (r.has(keyKeyLength)) {
     headDim = r.boundedCount(keyKeyLength, undefined, 1, L.maxHeadDim, 'maxHeadDim');
@@ -190,13 +226,15 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
     arch,
     name: r.string('general.name', ''),
     vocabSize: readVocabSize(r),
-    contextLength,
+    trainContextLength: contextLength,
     embeddingLength,
     nLayers,
-    nHeads,
+    nHeads: Math.max(...layerHeads),
+    layerHeads,
     nKvHeads,
     headDim,
-    ffnDim: r.boundedCount(r.archKey('feed_forward_length'), undefined, 1, L.maxFeedForward, 'maxFeedForward'),
+    ffnDim: Math.max(...layerFfnDims),
+    layerFfnDims,
     normEps: r.finite(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5, { min: 0 }, 'the RMSNorm epsilon'),
     ropeDims,
     ropeTheta: r.finite(r.archKey('rope.freq_base'), 10000, { min: 0, exclusiveMin: true }, 'the rope frequency base'),
@@ -217,7 +255,7 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
  * used when the key is absent.
  */
 export function readSlidingLayers(meta: Readonly<Record<string, GgufValue>>, arch: string, nLayers: number, defaultPeriod: number): boolean[] {
-  const r = new MetadataReader(meta, arch);
+  const r = modelMetadata(meta, arch);
   const key = r.archKey('attention.sliding_window_pattern');
   const flags = r.numberArray(key, nLayers);
   if (flags) return flags.map((f) => f !== 0);

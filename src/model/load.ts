@@ -11,8 +11,9 @@ import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
-import type { ModelConfig } from './config.js';
-import { MetadataReader } from './metadata-reader.js';
+import { type ModelConfig, modelMetadata } from './config.js';
+import { describeLayers } from './layer-spec.js';
+import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
 
@@ -26,7 +27,7 @@ export interface LoadProgress {
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
-  /** KV positions per slot; default min(training context, 4096). */
+  /** KV positions per slot; default `defaultContextLength` (the training context, at most 4096). */
   readonly contextLength?: number;
   /** Most tokens per step; default 512 (capped at the context length). */
   readonly ubatchSize?: number;
@@ -36,13 +37,9 @@ export interface LoadTransformerOptions {
   readonly onProgress?: (progress: LoadProgress) => void;
 }
 
-/** Default KV positions when the caller gives none. */
-const DEFAULT_CONTEXT = 4096;
-const DEFAULT_UBATCH = 512;
-
 /** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
 export function readModelConfig(gguf: GgufFile): ModelConfig {
-  const archName = new MetadataReader(gguf.metadata, '').string('general.architecture');
+  const archName = modelMetadata(gguf.metadata, '').string('general.architecture');
   const arch = getArchitecture(archName);
   const config = arch.config(gguf.metadata);
   checkConfigAgainstTensors(gguf, config, arch.tensors);
@@ -65,8 +62,8 @@ export async function loadTransformer(
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
-  const contextLength = options.contextLength ?? Math.min(config.contextLength, DEFAULT_CONTEXT);
-  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH;
+  const contextLength = options.contextLength ?? defaultContextLength(config);
+  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
   for (const [key, v] of [['contextLength', contextLength], ['ubatchSize', ubatchSize], ['nSlots', nSlots]] as const) {
     if (!(Number.isSafeInteger(v) && v > 0)) {
@@ -76,8 +73,6 @@ export async function loadTransformer(
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
   const c = config;
-  const qRows = c.nHeads * c.headDim;
-  const kvRows = c.nKvHeads * c.headDim;
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
@@ -86,8 +81,11 @@ export async function loadTransformer(
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
   const layers: LayerWeights[] = [];
-  for (let il = 0; il < c.nLayers; il++) {
+  for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    const qRows = spec.nHeads * spec.headDim; // per-layer geometry
+    const kvRows = spec.nKvHeads * spec.headDim;
+    const ffnDim = spec.ffnDim;
     const [wq, wk, wv] = c.fusedQkv
       ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
           [n(names.attnQ), qRows],
@@ -101,12 +99,12 @@ export async function loadTransformer(
         ];
     const [gate, up] = c.fusedGateUp
       ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
-          [n(names.ffnGate), c.ffnDim],
-          [n(names.ffnUp), c.ffnDim],
+          [n(names.ffnGate), ffnDim],
+          [n(names.ffnUp), ffnDim],
         ])
       : [
-          await loader.upload(n(names.ffnGate), [c.embeddingLength, c.ffnDim]),
-          await loader.upload(n(names.ffnUp), [c.embeddingLength, c.ffnDim]),
+          await loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
+          await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
         ];
     layers.push({
       attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
@@ -116,15 +114,15 @@ export async function loadTransformer(
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [c.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [c.headDim]) : null,
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [spec.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
       gate,
       up,
-      down: await loader.upload(n(names.ffnDown), [c.ffnDim, c.embeddingLength]),
+      down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
     });
   }
@@ -194,8 +192,8 @@ class WeightLoader {
     let name: string | null = null;
     if (this.has(names.ropeFreqs)) name = names.ropeFreqs;
     else if (this.has(names.ropeFactorsShort) || this.has(names.ropeFactorsLong)) {
-      const r = new MetadataReader(this.gguf.metadata, c.arch);
-      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.contextLength);
+      const r = modelMetadata(this.gguf.metadata, c.arch);
+      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.trainContextLength);
       name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
     }
     if (name === null) return null;

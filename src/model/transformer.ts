@@ -1,13 +1,16 @@
 /**
  * The one forward pass (llama2.c `forward()` style), written only against `Ops`: embed → per layer (norm → q,k,v →
  * [q/k norm] → rope → KV store → attention → o → [post-norm] → residual → norm → gate/up → GLU → down → [post-norm] →
- * residual) → final norm → lm head → [soft-cap]. Architecture differences are `ModelConfig` options, never forks.
+ * residual) → final norm → lm head → [soft-cap]. Architecture differences are `ModelConfig` options, never forks;
+ * per-layer geometry comes from the layer records (`layer-spec.ts`), each compound step is one `Ops` call.
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, Ops, RopeParams, TopK, Weight } from '../backend/ops.js';
+import type { Activation, AttentionParams, GluScratch, Ops, Projection, ResidualOptions, RmsNormWeight, RopeParams, TopK, Weight } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { describeLayers, type LayerSpec } from './layer-spec.js';
+import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
@@ -43,56 +46,38 @@ export interface ModelWeights {
   readonly layers: readonly LayerWeights[];
 }
 
-/** Run-time geometry of a loaded model. */
-export interface TransformerOptions {
-  /** KV cells per slot (positions a sequence can hold). */
-  readonly contextLength: number;
-  /** Most tokens per step. */
-  readonly ubatchSize: number;
-  /** Independent sequences. */
-  readonly nSlots: number;
-}
-
-/** At most this many logit values per step buffer (64 MiB of f32); bigger vocabularies take fewer rows per step. */
-const MAX_LOGIT_VALUES = 1 << 24;
-
-/** Per-layer parameters of rope and attention, fixed at load. */
-/** A normed projection's fused-op options (the attention sub-block's q, k, v). */
-interface ProjectionFusion extends FusedMatmulOptions {
-  readonly bias: Weight | null;
-  readonly norm: FusedNorm;
-}
-
-/** One layer's fused-op options, built once with the model. */
-interface LayerFusion {
-  readonly ffnNorm: FusedNorm;
-  readonly q: ProjectionFusion;
-  readonly k: ProjectionFusion;
-  readonly v: ProjectionFusion;
-  readonly wo: FusedMatmulOptions;
-  readonly down: FusedMatmulOptions;
-}
-
+/** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface LayerPlan {
-  readonly rope: RopeParams;
+  readonly spec: LayerSpec;
+  readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
+  readonly attnNorm: RmsNormWeight;
+  /** q, k, v projections of the normalised input. */
+  readonly qkv: readonly Projection[];
+  readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
+  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
+  /** Output projection → x (bias, post-norm). */
+  readonly attnOut: ResidualOptions;
+  readonly ffnNorm: RmsNormWeight;
+  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
+  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
+  /** Down projection → x (post-norm). */
+  readonly ffnOut: ResidualOptions;
 }
 
-/** The activations of a step, allocated once at their largest size. */
+/** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
   readonly x: Activation; // [ubatch, nEmbd] residual stream
   readonly xb: Activation; // [ubatch, nEmbd] normalised input of a sub-block
   readonly xb2: Activation; // [ubatch, nEmbd] output of a sub-block
-  readonly q: Activation; // [ubatch, nHeads·headDim]
   readonly k: Activation; // [ubatch, nKvHeads·headDim]
   readonly v: Activation; // [ubatch, nKvHeads·headDim]
-  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
-  readonly gate: Activation; // [ubatch, ffnDim]
-  readonly up: Activation; // [ubatch, ffnDim]
-  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   readonly xLast: Activation; // [1, nEmbd] last row, for 'last' logits
   readonly logits: Activation; // [logitRows, vocab]
 }
+
+/** The activations of a model, by `ActivationShape.key`. */
+type ActivationMap = ReadonlyMap<string, Activation>;
 
 /** A model on one backend: implements the engine's `Transformer`. */
 export class TransformerModel implements Transformer {
@@ -101,9 +86,9 @@ export class TransformerModel implements Transformer {
   readonly nSlots: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
-  /** Options of the fused ops per layer and for the output, built once (the decode loop allocates nothing). */
-  private readonly fused: readonly LayerFusion[];
-  private readonly outputFused: FusedMatmulOptions;
+  private readonly outputNorm: RmsNormWeight;
+  /** The lm head as a projection of xb into the logits. */
+  private readonly outputHead: readonly Projection[];
   /** Rows of `buffers.logits` one step may fill. */
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
@@ -113,30 +98,16 @@ export class TransformerModel implements Transformer {
     readonly config: ModelConfig,
     private readonly weights: ModelWeights,
     readonly ops: Ops,
-    options: TransformerOptions,
+    options: RunShape,
   ) {
     const c = config;
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
-    this.logitRows = Math.max(1, Math.min(this.ubatchSize, Math.floor(MAX_LOGIT_VALUES / c.vocabSize)));
-    const ub = this.ubatchSize;
-    const qCols = c.nHeads * c.headDim;
-    const kvCols = c.nKvHeads * c.headDim;
-    this.buffers = {
-      x: ops.createActivation('x', ub, c.embeddingLength),
-      xb: ops.createActivation('xb', ub, c.embeddingLength),
-      xb2: ops.createActivation('xb2', ub, c.embeddingLength),
-      q: ops.createActivation('q', ub, qCols),
-      k: ops.createActivation('k', ub, kvCols),
-      v: ops.createActivation('v', ub, kvCols),
-      att: ops.createActivation('att', ub, qCols),
-      gate: ops.createActivation('gate', ub, c.ffnDim),
-      up: ops.createActivation('up', ub, c.ffnDim),
-      hidden: ops.createActivation('hidden', ub, c.ffnDim),
-      xLast: ops.createActivation('x_last', 1, c.embeddingLength),
-      logits: ops.createActivation('logits', this.logitRows, c.vocabSize),
-    };
+    this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
+    const acts: ActivationMap = new Map(activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]));
+    const act = (key: string): Activation => acts.get(key)!;
+    this.buffers = { x: act('x'), xb: act('xb'), xb2: act('xb2'), k: act('k'), v: act('v'), xLast: act('x_last'), logits: act('logits') };
     ops.createKvCache({
       nLayers: c.nLayers,
       nSlots: options.nSlots,
@@ -144,19 +115,9 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = Array.from({ length: c.nLayers }, (_, il) => planLayer(c, weights.ropeFreqFactors, il));
-    this.fused = weights.layers.map((lw) => {
-      const attnNorm = { weight: lw.attnNorm, eps: c.normEps };
-      return {
-        ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
-        q: { bias: lw.bq, norm: attnNorm },
-        k: { bias: lw.bk, norm: attnNorm },
-        v: { bias: lw.bv, norm: attnNorm },
-        wo: { bias: lw.bo, accumulate: true },
-        down: { accumulate: true },
-      };
-    });
-    this.outputFused = { bias: weights.outputBias, norm: { weight: weights.outputNorm, eps: c.normEps } };
+    this.plans = describeLayers(c).map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts));
+    this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
+    this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
 
   async eval(
@@ -217,65 +178,32 @@ export class TransformerModel implements Transformer {
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.scaleEmbeddings) ops.scale(b.x, Math.fround(Math.sqrt(c.embeddingLength)), n);
 
-    for (let il = 0; il < c.nLayers; il++) {
+    for (let il = 0; il < this.plans.length; il++) {
       const lw = w.layers[il];
-      const plan = this.plans[il];
-      // Attention sub-block. Backends with fused kernels fold the norm into each projection (x stays as is).
-      const fu = this.fused[il];
-      let isNormed = this.normMatmul(b.q, lw.wq, fu.q, n, false); // q [n, nHeads·headDim]
-      isNormed = this.normMatmul(b.k, lw.wk, fu.k, n, isNormed); // k [n, nKvHeads·headDim]
-      this.normMatmul(b.v, lw.wv, fu.v, n, isNormed); // v [n, nKvHeads·headDim]
-      if (lw.qNorm) ops.rmsNorm(b.q, b.q, lw.qNorm, c.normEps, n, c.headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, c.headDim);
-      if (!ops.ropeStoreKv?.(il, b.q, b.k, b.v, n, plan.rope)) {
-        ops.rope(b.q, n, plan.rope);
-        ops.rope(b.k, n, plan.rope);
-        ops.storeKv(il, b.k, b.v, n); // cache[slot][il][startPos … startPos+n)
-      }
-      ops.attention(b.att, b.q, il, n, plan.attention); // att [n, nHeads·headDim]
-      if (lw.postAttnNorm || !ops.matmulFused?.(b.x, b.att, lw.wo, n, fu.wo)) {
-        ops.matmul(b.xb2, b.att, lw.wo, n, lw.bo); // xb2 [n, nEmbd]
-        if (lw.postAttnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postAttnNorm, c.normEps, n);
-        ops.add(b.x, b.x, b.xb2, n); // x += attention
-      }
+      const p = this.plans[il];
+      const headDim = p.spec.headDim;
+      // Attention sub-block.
+      ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
+      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
+      if (p.rope) ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
+      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
-      if (!ops.matmulGlu?.(b.hidden, b.x, lw.gate, lw.up, n, c.activation, fu.ffnNorm)) {
-        ops.rmsNorm(b.xb, b.x, lw.ffnNorm, c.normEps, n); // xb [n, nEmbd]
-        ops.matmul(b.gate, b.xb, lw.gate, n); // gate [n, ffnDim]
-        ops.matmul(b.up, b.xb, lw.up, n); // up [n, ffnDim]
-        ops.glu(b.hidden, b.gate, b.up, n, c.activation); // hidden = act(gate) · up
-      }
-      if (lw.postFfnNorm || !ops.matmulFused?.(b.x, b.hidden, lw.down, n, fu.down)) {
-        ops.matmul(b.xb2, b.hidden, lw.down, n); // xb2 [n, nEmbd]
-        if (lw.postFfnNorm) ops.rmsNorm(b.xb2, b.xb2, lw.postFfnNorm, c.normEps, n);
-        ops.add(b.x, b.x, b.xb2, n); // x += ffn
-      }
+      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+      ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
     if (logits !== 'none') {
-      // 'last' normalises only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
+      // 'last' projects only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
       const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
       if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
-      if (!ops.matmulFused?.(b.logits, src, w.output, rows, this.outputFused)) {
-        ops.rmsNorm(src, src, w.outputNorm, c.normEps, rows);
-        ops.matmul(b.logits, src, w.output, rows, w.outputBias);
-      }
+      ops.normMatmul(b.xb, src, this.outputNorm, this.outputHead, rows); // logits [rows, vocab]
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
-  }
-
-  /**
-   * out = rmsNorm(x)·wᵀ (+ bias) for a projection of the attention sub-block: fused when the backend can, else
-   * through xb, normalised once (`isNormed` says it already is). Returns whether xb now holds the normalised x.
-   */
-  private normMatmul(out: Activation, w: Weight, options: ProjectionFusion, n: number, isNormed: boolean): boolean {
-    const { ops, buffers: b } = this;
-    if (ops.matmulFused?.(out, b.x, w, n, options)) return isNormed;
-    if (!isNormed) ops.rmsNorm(b.xb, b.x, options.norm.weight, options.norm.eps, n); // xb [n, nEmbd]
-    ops.matmul(out, b.xb, w, n, options.bias);
-    return true;
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -317,26 +245,45 @@ export class TransformerModel implements Transformer {
   }
 }
 
-/** Rope and attention parameters of layer `il` (sliding layers may use their own rope base, gemma3). */
-function planLayer(c: ModelConfig, freqFactors: Float32Array | null, il: number): LayerPlan {
-  const sliding = c.slidingWindow > 0 && c.slidingLayers[il];
-  const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
-  const rope: RopeParams = {
+/** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
+function planLayer(c: ModelConfig, spec: LayerSpec, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, acts: ActivationMap): LayerPlan {
+  const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
+  const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
-    headDim: c.headDim,
+    headDim: spec.headDim,
     nRot: c.ropeDims,
-    theta: swaRope ? swaRope.theta : c.ropeTheta,
-    freqScale: swaRope ? swaRope.freqScale : c.ropeFreqScale,
+    theta: spec.rope.theta,
+    freqScale: spec.rope.freqScale,
     ...(freqFactors ? { freqFactors } : {}),
-    ...(c.ropeYarn && !swaRope ? { yarn: c.ropeYarn } : {}),
+    ...(spec.rope.yarn ? { yarn: spec.rope.yarn } : {}),
   };
   const attention: AttentionParams = {
-    nHeads: c.nHeads,
-    nKvHeads: c.nKvHeads,
-    headDim: c.headDim,
+    nHeads: spec.nHeads,
+    nKvHeads: spec.nKvHeads,
+    headDim: spec.headDim,
     scale: c.attentionScale,
-    slidingWindow: sliding ? c.slidingWindow : 0,
+    slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
   };
-  return { rope, attention };
+  const qCols = spec.nHeads * spec.headDim;
+  const q = widths.get('q', qCols);
+  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  return {
+    spec,
+    rope,
+    attention,
+    attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+    qkv: [
+      { out: q, weight: lw.wq, bias: lw.bq },
+      { out: b.k, weight: lw.wk, bias: lw.bk },
+      { out: b.v, weight: lw.wv, bias: lw.bv },
+    ],
+    q,
+    att: widths.get('att', qCols),
+    attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
+    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
+    hidden: widths.get('hidden', spec.ffnDim),
+    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+  };
 }

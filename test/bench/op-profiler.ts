@@ -30,11 +30,12 @@ function matmulKind(w: Weight): string {
 
 /**
  * Methods that run work (timed); the rest (name, description, createActivation, …) pass through untimed. Includes
- * the optional fused ops (a backend without them leaves them undefined, and so does the wrapper).
+ * the compound steps (normMatmul, matmulResidual, gatedFfn, ropeStoreKv) and WebGPU's own fused kernels.
  */
 const TIMED = new Set<string>([
   'embed', 'rmsNorm', 'matmul', 'rope', 'storeKv', 'attention', 'glu', 'add', 'scale', 'softcap', 'copyRows',
   'beginStep', 'endStep', 'read', 'argmax', 'topK', 'copyKv', 'matmulFused', 'matmulGlu', 'ropeStoreKv',
+  'normMatmul', 'matmulResidual', 'gatedFfn',
 ]);
 
 /**
@@ -43,6 +44,9 @@ const TIMED = new Set<string>([
  */
 function opKind(prop: string, args: readonly unknown[]): string {
   if (prop === 'matmul' || prop === 'matmulFused' || prop === 'matmulGlu') return matmulKind(args[2] as Weight);
+  if (prop === 'normMatmul') return matmulKind((args[3] as readonly { weight: Weight }[])[0]!.weight);
+  if (prop === 'gatedFfn') return matmulKind(args[3] as Weight);
+  if (prop === 'matmulResidual') return matmulKind(args[2] as Weight);
   if (prop === 'ropeStoreKv') return 'rope+storeKv';
   return prop;
 }

@@ -81,7 +81,7 @@ const ROPE_CASES: [string, RopeParams][] = [
   ['norm partial + yarn', { kind: 'norm', headDim: 16, nRot: 8, theta: 10000, freqScale: 0.5, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } }],
 ];
 
-/** rope q and k, store k and v at positions 5…7 of slot 1 — fused where the backend has it — then attention over it. */
+/** rope q and k, store k and v at positions 5…7 of slot 1 (one `ropeStoreKv` step), then attention over it. */
 async function ropeStore(ops: Ops): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 16, nKvHeads: 2, headDim: 16 });
@@ -92,13 +92,7 @@ async function ropeStore(ops: Ops): Promise<Float32Array[]> {
     await setRows(ops, k, randoms(n * 32, 60 + i), n);
     await setRows(ops, v, randoms(n * 32, 70 + i), n);
     ops.beginStep({ tokens: new Int32Array(n), startPos: 5, slot: 1 });
-    if (ops.ropeStoreKv) {
-      expect(ops.ropeStoreKv(i, q, k, v, n, params)).toBe(true);
-    } else {
-      ops.rope(q, n, params);
-      ops.rope(k, n, params);
-      ops.storeKv(i, k, v, n);
-    }
+    ops.ropeStoreKv(i, q, k, v, n, params); // fused on WebGPU, rope + rope + storeKv (CompositeOps) on the reference
     ops.attention(o, q, i, n, { nHeads: 4, nKvHeads: 2, headDim: 16, scale: 0.25, slidingWindow: 0, softcap: 0 });
     ops.endStep();
     out.push(await ops.read(q, n), await ops.read(k, n), await ops.read(o, n));

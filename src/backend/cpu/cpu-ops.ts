@@ -22,6 +22,7 @@ import type {
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
+import { CompositeOps } from '../composite-ops.js';
 
 /** A weight on the CPU backend: always dequantized to f32. */
 interface CpuWeight extends Weight {
@@ -57,7 +58,7 @@ function dequantize(info: WeightInfo, data: Uint8Array, rowLength: number, nRows
 }
 
 /** Plain-TS implementation of `Ops` (see the file header). */
-class CpuOps implements Ops {
+class CpuOps extends CompositeOps implements Ops {
   readonly name = 'cpu';
   readonly description = 'cpu reference (plain TypeScript, f32 storage, f64 accumulation)';
 

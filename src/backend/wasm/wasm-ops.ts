@@ -27,6 +27,7 @@ import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
+import { CompositeOps } from '../composite-ops.js';
 
 /** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
 interface WasmWeight extends Weight {
@@ -66,7 +67,7 @@ const MIN_PARALLEL_ATTENTION = 1 << 15;
 const DEQUANT_CHUNK_BYTES = 1 << 20;
 
 /** The WASM backend (see the file header). */
-export class WasmOps implements Ops {
+export class WasmOps extends CompositeOps implements Ops {
   readonly name = 'wasm';
   readonly description: string;
   private readonly heap: WasmHeap;
@@ -83,6 +84,7 @@ export class WasmOps implements Ops {
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
+    super();
     this.heap = heap;
     this.k = exports;
     this.pool = pool;

@@ -13,14 +13,18 @@ import type {
   FusedMatmulOptions,
   FusedNorm,
   GluActivation,
+  GluScratch,
   KvCacheSpec,
   Ops,
+  Projection,
+  ResidualOptions,
   RopeParams,
   StepBatch,
   TopK,
   Weight,
   WeightInfo,
 } from '../ops.js';
+import { CompositeOps } from '../composite-ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
@@ -65,7 +69,7 @@ const MAX_TOP_K = 256;
 const TOPK_CHUNK = 1024;
 
 /** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
-export class WebGpuOps implements Ops {
+export class WebGpuOps extends CompositeOps implements Ops {
   readonly name = 'webgpu';
   readonly description: string;
   private readonly device: GPUDevice;
@@ -91,6 +95,7 @@ export class WebGpuOps implements Ops {
   private isDestroyed = false;
 
   constructor(private readonly ctx: GpuContext) {
+    super();
     this.device = ctx.device;
     this.maxBinding = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
     this.maxWeightBinding = ctx.maxBindingBytes;
@@ -291,6 +296,27 @@ export class WebGpuOps implements Ops {
     return this.bcast(o, xa, g, n, null, norm, false, { up: u, act });
   }
 
+  // Compound steps: the fused gemv_bcast kernels where they apply (software adapters), else the shared composition.
+  override normMatmul(normed: Activation, x: Activation, norm: FusedNorm, projections: readonly Projection[], n: number): void {
+    let isNormed = false;
+    for (const p of projections) {
+      if (this.bcast(p.out as GpuActivation, x as GpuActivation, p.weight as GpuWeight, n, p.bias, norm, false, null)) continue;
+      if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
+      isNormed = true;
+      this.matmul(p.out, normed, p.weight, n, p.bias);
+    }
+  }
+
+  override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
+    if (options.postNorm || !this.bcast(x as GpuActivation, input as GpuActivation, w as GpuWeight, n, options.bias, null, true, null)) {
+      super.matmulResidual(x, input, w, n, options);
+    }
+  }
+
+  override gatedFfn(out: Activation, x: Activation, norm: FusedNorm, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void {
+    if (!this.matmulGlu(out, x, gate, up, n, act, norm)) super.gatedFfn(out, x, norm, gate, up, n, act, scratch);
+  }
+
   rope(x: Activation, n: number, params: RopeParams): void {
     const xa = x as GpuActivation;
     const st = this.requireStep('rope');
@@ -308,15 +334,18 @@ export class WebGpuOps implements Ops {
     );
   }
 
-  ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
+  override ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
     const qa = q as GpuActivation;
     const ka = k as GpuActivation;
     const va = v as GpuActivation;
     const st = this.requireStep('ropeStoreKv');
     const spec = this.requireKv('ropeStoreKv', layer);
     const kvCols = spec.nKvHeads * spec.headDim;
-    if (ka.cols !== kvCols || va.cols !== kvCols || qa.cols % params.headDim !== 0) return false;
-    if (qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false; // distinct buffers
+    const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
+    if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) {
+      super.ropeStoreKv(layer, q, k, v, n, params); // not fusable (or aliased buffers): the three ops
+      return true;
+    }
     if (st.startPos + n > spec.contextLength) {
       throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
         details: { startPos: st.startPos, n, contextLength: spec.contextLength },

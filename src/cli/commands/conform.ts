@@ -91,7 +91,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const maxError = errorLimit('--max-error', values['max-error']);
     const maxDequantError = errorLimit('--max-dequant-error', values['max-dequant-error']);
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.contextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined);
+    const model = await loadModel(file, backend, Math.min(positions, config.trainContextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined);
     const f16Path = backend === 'webgpu' && /^webgpu f16\b/.test(model.ops.description);
     const base = tolerancesFor(backend, referenceTolerances(weights, config.arch), f16Path);
     const tolerances: Tolerances = {

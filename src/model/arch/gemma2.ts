@@ -4,27 +4,18 @@
  * GGUF norm weights already include gemma's +1 (the converter adds it).
  */
 
-import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
-import { MetadataReader } from '../metadata-reader.js';
+import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'neox',
-  activation: 'gelu',
-  qkNorm: false,
-  postNorms: true,
-  scaleEmbeddings: true,
-  fusedQkv: false,
-  fusedGateUp: false,
-};
+const options = archOptions({ ropeKind: 'neox', activation: 'gelu', postNorms: true, scaleEmbeddings: true });
 
 /** gemma2: Gemma-2 27B (46 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp) instead of 1/√head_dim, as llama.cpp. */
 export const gemma2: Architecture = {
   name: 'gemma2',
   config(meta) {
     const base = readStandardConfig(meta, 'gemma2', options);
-    const r = new MetadataReader(meta, 'gemma2');
+    const r = modelMetadata(meta, 'gemma2');
     const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 4096, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,

@@ -4,27 +4,18 @@
  * global (or `attention.sliding_window_pattern`), global layers using `rope.freq_base` and the linear scaling.
  */
 
-import { readSlidingLayers, readStandardConfig, type ArchOptions } from '../config.js';
-import { MetadataReader } from '../metadata-reader.js';
+import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'neox',
-  activation: 'gelu',
-  qkNorm: true,
-  postNorms: true,
-  scaleEmbeddings: true,
-  fusedQkv: false,
-  fusedGateUp: false,
-};
+const options = archOptions({ ropeKind: 'neox', activation: 'gelu', qkNorm: true, postNorms: true, scaleEmbeddings: true });
 
 /** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp), as llama.cpp. */
 export const gemma3: Architecture = {
   name: 'gemma3',
   config(meta) {
     const base = readStandardConfig(meta, 'gemma3', options);
-    const r = new MetadataReader(meta, 'gemma3');
+    const r = modelMetadata(meta, 'gemma3');
     const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 0, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
     return {
       ...base,

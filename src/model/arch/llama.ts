@@ -3,18 +3,10 @@
  * `rope_freqs.weight` (llama3 rope scaling) and tied output. The baseline every other architecture varies.
  */
 
-import { readStandardConfig, type ArchOptions } from '../config.js';
+import { archOptions, readStandardConfig } from '../config.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'norm',
-  activation: 'silu',
-  qkNorm: false,
-  postNorms: false,
-  scaleEmbeddings: false,
-  fusedQkv: false,
-  fusedGateUp: false,
-};
+const options = archOptions();
 
 /** llama: llama.cpp ignores `llama.attention.sliding_window`, so this does too. */
 export const llama: Architecture = {

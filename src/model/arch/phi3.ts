@@ -3,18 +3,10 @@
  * up rows), both split at load time; NEOX rope. llama.cpp currently disables Phi's sliding window, so it is ignored.
  */
 
-import { readStandardConfig, type ArchOptions } from '../config.js';
+import { archOptions, readStandardConfig } from '../config.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options: ArchOptions = {
-  ropeKind: 'neox',
-  activation: 'silu',
-  qkNorm: false,
-  postNorms: false,
-  scaleEmbeddings: false,
-  fusedQkv: true,
-  fusedGateUp: true,
-};
+const options = archOptions({ ropeKind: 'neox', fusedQkv: true, fusedGateUp: true });
 
 /** phi3. */
 export const phi3: Architecture = {

@@ -8,7 +8,7 @@ import 'fake-indexeddb/auto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
-import { activationBytesOf } from '../../../src/api/memory-preflight.js';
+import { activationBytes } from '../../../src/model/run-shape.js';
 import { planMemory } from '../../../src/backend/webgpu/memory-plan.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { readManifest } from '../../../src/io/model-store.js';
@@ -36,8 +36,8 @@ async function tightBudget(): Promise<number> {
   try {
     const gguf = await parseGguf(source);
     const c = readModelConfig(gguf);
-    const activationBytes = activationBytesOf(c, { contextLength: CONTEXT, slots: SLOTS, ubatchSize: CONTEXT });
-    const base = { tensors: gguf.tensors, nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, nSlots: SLOTS, activationBytes };
+    const activations = activationBytes(c, { contextLength: CONTEXT, ubatchSize: CONTEXT });
+    const base = { tensors: gguf.tensors, nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, nSlots: SLOTS, activationBytes: activations };
     const plan = planMemory({ ...base, contextLength: 64, kvBytesPerElement: 4 }, { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 });
     return plan.totalBytes;
   } finally {

@@ -1,0 +1,58 @@
+/**
+ * `CompositeOps`: the compound steps of `Ops` (norm → projections, matmul → residual add, norm → gate·up → GLU,
+ * rope → KV store) written once over the primitive ops. Every backend extends it; one with fused kernels overrides
+ * a step and calls `super` for the cases its kernels do not cover, so the forward pass never branches on fusion.
+ */
+
+import type {
+  Activation,
+  GluActivation,
+  GluScratch,
+  Projection,
+  ResidualOptions,
+  RmsNormWeight,
+  RopeParams,
+  Weight,
+} from './ops.js';
+
+/** The default composition of the compound `Ops` steps (see `Ops` for their contracts). */
+export abstract class CompositeOps {
+  abstract rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void;
+  abstract matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void;
+  abstract rope(x: Activation, n: number, params: RopeParams): void;
+  abstract storeKv(layer: number, k: Activation, v: Activation, n: number): void;
+  abstract glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void;
+  abstract add(out: Activation, a: Activation, b: Activation, n: number): void;
+
+  /** normed = rmsNorm(x) once; then each projection's out = normed · weightᵀ (+ bias). */
+  normMatmul(normed: Activation, x: Activation, norm: RmsNormWeight, projections: readonly Projection[], n: number): void {
+    this.rmsNorm(normed, x, norm.weight, norm.eps, n); // normed [n, cols]
+    for (let i = 0; i < projections.length; i++) {
+      const p = projections[i]; // indexed: no iterator per call (the decode loop allocates nothing)
+      this.matmul(p.out, normed, p.weight, n, p.bias); // out [n, weight.nRows]
+    }
+  }
+
+  /** scratch = input · wᵀ (+ bias), post-normed when asked; x += scratch. */
+  matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
+    const s = options.scratch;
+    this.matmul(s, input, w, n, options.bias); // scratch [n, w.nRows]
+    if (options.postNorm) this.rmsNorm(s, s, options.postNorm.weight, options.postNorm.eps, n);
+    this.add(x, x, s, n);
+  }
+
+  /** out = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), through the scratch buffers. */
+  gatedFfn(out: Activation, x: Activation, norm: RmsNormWeight, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void {
+    this.rmsNorm(scratch.normed, x, norm.weight, norm.eps, n); // normed [n, cols]
+    this.matmul(scratch.gate, scratch.normed, gate, n); // gate [n, ffn]
+    this.matmul(scratch.up, scratch.normed, up, n); // up [n, ffn]
+    this.glu(out, scratch.gate, scratch.up, n, act); // out = act(gate) · up
+  }
+
+  /** Rotates q and k in place, then stores k and v in `layer` of the step's slot. */
+  ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void {
+    this.rope(q, n, params);
+    this.rope(k, n, params);
+    this.storeKv(layer, k, v, n);
+  }
+}

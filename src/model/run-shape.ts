@@ -1,0 +1,85 @@
+/**
+ * The run shape of a loaded model (KV cells per sequence, tokens per step, sequences) with its defaults, and the
+ * activation buffers a `TransformerModel` allocates for it — one list, used both to allocate them and to size them
+ * for the memory plan before anything is downloaded.
+ */
+
+import type { ModelConfig } from './config.js';
+import { describeLayers } from './layer-spec.js';
+
+/** KV cells per sequence when the caller gives none (capped by the training context when the file states one). */
+export const DEFAULT_CONTEXT_LENGTH = 4096;
+/** Most tokens per step when the caller gives none. */
+export const DEFAULT_UBATCH_SIZE = 512;
+/** At most this many logit values per step buffer (64 MiB of f32); bigger vocabularies take fewer rows per step. */
+const MAX_LOGIT_VALUES = 1 << 24;
+
+/** The geometry a model is loaded with. */
+export interface RunShape {
+  /** KV cells per sequence (positions one sequence can hold). */
+  readonly contextLength: number;
+  /** Most tokens per step (≤ contextLength). */
+  readonly ubatchSize: number;
+  /** Independent sequences. */
+  readonly nSlots: number;
+}
+
+/** The default KV size: the training context, at most `DEFAULT_CONTEXT_LENGTH` (which is also used when it is unknown). */
+export function defaultContextLength(config: ModelConfig): number {
+  return Math.min(config.trainContextLength || DEFAULT_CONTEXT_LENGTH, DEFAULT_CONTEXT_LENGTH);
+}
+
+/** Rows of the logits buffer for a step of `ubatchSize` tokens. */
+export function logitRowsOf(vocabSize: number, ubatchSize: number): number {
+  return Math.max(1, Math.min(ubatchSize, Math.floor(MAX_LOGIT_VALUES / Math.max(1, vocabSize))));
+}
+
+/** One activation buffer `[rows, cols]` f32; `key` is unique within a model (width-dependent buffers carry the width). */
+export interface ActivationShape {
+  readonly key: string;
+  readonly label: string;
+  readonly rows: number;
+  readonly cols: number;
+}
+
+/** Key of a width-dependent buffer (one buffer per distinct width, shared by the layers that have it). */
+export function widthKey(label: string, cols: number): string {
+  return `${label}:${cols}`;
+}
+
+/**
+ * Every activation buffer of a model of `config` run with `ubatchSize` tokens per step: the residual stream and its
+ * sub-block buffers, K and V, the last row and the logits, then q/att and gate/up/hidden once per distinct width.
+ */
+export function activationShapes(config: ModelConfig, ubatchSize: number): ActivationShape[] {
+  const c = config;
+  const ub = ubatchSize;
+  const kvCols = c.nKvHeads * c.headDim;
+  const shapes: ActivationShape[] = [
+    { key: 'x', label: 'x', rows: ub, cols: c.embeddingLength },
+    { key: 'xb', label: 'xb', rows: ub, cols: c.embeddingLength },
+    { key: 'xb2', label: 'xb2', rows: ub, cols: c.embeddingLength },
+    { key: 'k', label: 'k', rows: ub, cols: kvCols },
+    { key: 'v', label: 'v', rows: ub, cols: kvCols },
+    { key: 'x_last', label: 'x_last', rows: 1, cols: c.embeddingLength },
+    { key: 'logits', label: 'logits', rows: logitRowsOf(c.vocabSize, ub), cols: c.vocabSize },
+  ];
+  const seen = new Set<string>();
+  const add = (label: string, cols: number): void => {
+    const key = widthKey(label, cols);
+    if (seen.has(key)) return;
+    seen.add(key);
+    shapes.push({ key, label, rows: ub, cols });
+  };
+  for (const layer of describeLayers(c)) {
+    for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+    for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
+  }
+  return shapes;
+}
+
+/** Bytes of the activation buffers (f32) of a model of `config` loaded with `shape`. */
+export function activationBytes(config: ModelConfig, shape: Pick<RunShape, 'contextLength' | 'ubatchSize'>): number {
+  const ub = Math.max(1, Math.min(shape.ubatchSize, shape.contextLength));
+  return activationShapes(config, ub).reduce((sum, a) => sum + a.rows * a.cols * 4, 0);
+}
