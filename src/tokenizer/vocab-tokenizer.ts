@@ -11,7 +11,15 @@ import { SpmEncoder } from './spm.js';
 import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from './tokenizer.js';
 import { toWellFormed } from './unicode.js';
 import { TokenAttr, type Vocab } from './vocab.js';
+import { Plamo2Encoder } from './plamo2.js';
+import { RwkvEncoder } from './rwkv.js';
+import { UgmEncoder } from './ugm.js';
 import { WpmEncoder } from './wpm.js';
+
+/** Encodes one raw-text fragment (no special tokens in it), appending ids. */
+interface FragmentEncoder {
+  encode(text: string, out: number[]): void;
+}
 
 /** A tokenizer for one GGUF vocabulary. Create it with `createTokenizer`. */
 export class VocabTokenizer implements Tokenizer {
@@ -28,6 +36,8 @@ export class VocabTokenizer implements Tokenizer {
   private readonly spm: SpmEncoder | null;
   private readonly bpe: BpeEncoder | null;
   private readonly wpm: WpmEncoder | null;
+  /** UGM, RWKV or PLaMo-2. */
+  private readonly other: FragmentEncoder | null;
   private readonly detok: Detokenizer;
 
   constructor(
@@ -46,6 +56,11 @@ export class VocabTokenizer implements Tokenizer {
     this.eogIds = vocab.eogIds;
     this.spm = vocab.type === 'spm' ? new SpmEncoder(vocab) : null;
     this.wpm = vocab.type === 'wpm' ? new WpmEncoder(vocab) : null;
+    this.other =
+      vocab.type === 'ugm' ? new UgmEncoder(vocab)
+      : vocab.type === 'rwkv' ? new RwkvEncoder(vocab)
+      : vocab.type === 'plamo2' ? new Plamo2Encoder(vocab)
+      : null;
     if (vocab.type === 'bpe') {
       if (!merges) {
         throw new LlmError('tokenizer', "creating the BPE tokenizer: 'tokenizer.ggml.merges' is missing; re-convert the model");
@@ -99,7 +114,10 @@ export class VocabTokenizer implements Tokenizer {
       if (addSpecial && v.addBos && v.bosId !== null) out.push(v.bosId);
       for (const f of frags) {
         if (f.kind === 'token') out.push(f.id);
-        else this.bpe.encode(src.slice(f.start, f.end), out);
+        else {
+          const raw = src.slice(f.start, f.end);
+          this.bpe.encode(v.escapeWhitespaces ? raw.replaceAll(' ', '\u2581') : raw, out);
+        }
       }
       if (addSpecial && v.addEos && v.eosId !== null) out.push(v.eosId);
     } else if (this.wpm) {
@@ -109,6 +127,15 @@ export class VocabTokenizer implements Tokenizer {
         else this.wpm.encode(src.slice(f.start, f.end), out);
       }
       if (addSpecial && v.sepId !== null) out.push(v.sepId);
+    } else if (this.other) {
+      // UGM adds BOS/EOS per the vocabulary's flags; llama.cpp's RWKV and PLaMo-2 paths never add any.
+      const ugm = v.type === 'ugm';
+      if (ugm && addSpecial && v.addBos && v.bosId !== null) out.push(v.bosId);
+      for (const f of frags) {
+        if (f.kind === 'token') out.push(f.id);
+        else this.other.encode(src.slice(f.start, f.end), out);
+      }
+      if (ugm && addSpecial && v.addEos && v.eosId !== null) out.push(v.eosId);
     }
     return out;
   }

@@ -44,9 +44,17 @@ const TYPE_TO_ATTR: readonly number[] = [
 ];
 
 /** The algorithm a vocabulary uses. */
-export type VocabType = 'spm' | 'bpe' | 'wpm';
+export type VocabType = 'spm' | 'bpe' | 'wpm' | 'ugm' | 'rwkv' | 'plamo2';
 
-const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = { llama: 'spm', gpt2: 'bpe', bert: 'wpm' };
+const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = {
+  llama: 'spm',
+  gpt2: 'bpe',
+  gemma4: 'bpe',
+  bert: 'wpm',
+  t5: 'ugm',
+  rwkv: 'rwkv',
+  plamo2: 'plamo2',
+};
 
 /** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
 const EOG_TEXTS = new Set([
@@ -71,6 +79,21 @@ const FIM_CONTROL_TEXTS = [
   '<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>',
 ];
 
+/** `tokenizer.ggml.precompiled_charsmap` (an i8/u8 array) as bytes, checked as llama.cpp checks it; null when absent. */
+function readCharsmap(meta: TokenizerMetadata): Uint8Array | null {
+  const key = 'tokenizer.ggml.precompiled_charsmap';
+  const raw = readNumberArray(meta, key);
+  if (raw === undefined) return null;
+  const bytes = Uint8Array.from(raw, (x) => x & 0xff);
+  const blob = bytes.length >= 4 ? new DataView(bytes.buffer).getUint32(0, true) : -1;
+  if (blob < 0 || blob + 4 >= bytes.length) {
+    throw new LlmError('tokenizer', `creating the UGM tokenizer: '${key}' is malformed (${bytes.length} bytes, trie size ${blob}); re-convert the model`, {
+      details: { key, bytes: bytes.length },
+    });
+  }
+  return bytes;
+}
+
 /** A loaded vocabulary. Immutable after construction. */
 export class Vocab {
   readonly type: VocabType;
@@ -86,6 +109,11 @@ export class Vocab {
   readonly scores: Float32Array;
   /** Attribute bits by id. Shape: (n_vocab,) u16 */
   readonly attrs: Uint16Array;
+  /**
+   * Attribute bits from `tokenizer.ggml.token_type` alone, before the by-text fixes (EOG/FIM → control …): what
+   * llama.cpp's UGM, RWKV and PLaMo-2 tokenizers are built from. Shape: (n_vocab,) u16
+   */
+  readonly typeAttrs: Uint16Array;
   /** Text → id (the first id wins, as in llama.cpp's `emplace`). */
   readonly tokenToId: ReadonlyMap<string, number>;
   /** Longest token text in UTF-8 bytes. */
@@ -101,6 +129,12 @@ export class Vocab {
   readonly addEos: boolean;
   readonly addSep: boolean;
   readonly addSpacePrefix: boolean;
+  /** Spaces become U+2581 before tokenizing (SPM, UGM, SPM-style BPE such as Gemma 4). */
+  readonly escapeWhitespaces: boolean;
+  /** UGM: runs of spaces collapse to one and leading/trailing spaces go (`tokenizer.ggml.remove_extra_whitespaces`). */
+  readonly removeExtraWhitespaces: boolean;
+  /** UGM: `tokenizer.ggml.precompiled_charsmap` bytes (XCDA trie + replacement strings), null when absent. */
+  readonly precompiledCharsmap: Uint8Array | null;
   readonly cleanSpaces: boolean;
   readonly ignoreMerges: boolean;
   /** BERT normalizer: lower-case, and strip accents (NFD, drop marks). */
@@ -120,7 +154,7 @@ export class Vocab {
     if (!type) {
       throw new LlmError(
         'tokenizer',
-        `creating the tokenizer: vocabulary type 'tokenizer.ggml.model' = '${model}' is not supported (supported: llama/SPM, gpt2/BPE, bert/WPM)`,
+        `creating the tokenizer: vocabulary type 'tokenizer.ggml.model' = '${model}' is not supported (supported: ${Object.keys(MODEL_TO_TYPE).join(', ')})`,
         { details: { model } },
       );
     }
@@ -136,9 +170,10 @@ export class Vocab {
     let bos: number | null = 1, eos: number | null = 2, unk: number | null = 0, sep: number | null = null;
     let pad: number | null = null;
     let addBos = false, addEos = false, addSep = false, addSpacePrefix = false, cleanSpaces = false;
-    let ignoreMerges = false;
+    let ignoreMerges = false, escapeWhitespaces = true;
     this.pre = '';
     this.preSpec = null;
+    this.precompiledCharsmap = null;
     if (type === 'spm') {
       addSpacePrefix = true;
       addBos = true;
@@ -147,18 +182,30 @@ export class Vocab {
       addBos = true;
       addSep = true;
       cleanSpaces = true;
+    } else if (type === 'ugm') {
+      [bos, eos, unk, pad] = [null, 1, 2, 0];
+      addEos = true;
+      this.precompiledCharsmap = readCharsmap(meta);
+    } else if (type === 'rwkv') {
+      [bos, eos, unk] = [null, null, null];
+    } else if (type === 'plamo2') {
+      [bos, eos, unk, pad] = [1, 2, 0, 3];
     } else {
-      [bos, eos, unk] = [11, 11, null];
-      this.pre = readString(meta, 'tokenizer.ggml.pre') ?? '';
+      // llama.cpp: `gemma4` is BPE with no default special ids, and its pre-tokenizer is always 'gemma4'.
+      [bos, eos, unk] = model === 'gemma4' ? [null, null, null] : [11, 11, null];
+      this.pre = model === 'gemma4' ? 'gemma4' : (readString(meta, 'tokenizer.ggml.pre') ?? '');
       const spec = getPreTokenizer(this.pre);
       this.preSpec = spec;
       cleanSpaces = spec.cleanSpaces;
       ignoreMerges = spec.ignoreMerges;
+      escapeWhitespaces = spec.escapeWhitespaces;
       addBos = spec.addBos;
       addSep = spec.addSep;
       if (spec.noBos) bos = null;
     }
     addSpacePrefix = readBool(meta, 'tokenizer.ggml.add_space_prefix') ?? addSpacePrefix;
+    this.removeExtraWhitespaces = readBool(meta, 'tokenizer.ggml.remove_extra_whitespaces') ?? false;
+    this.escapeWhitespaces = escapeWhitespaces;
 
     // Tokens, scores, attributes.
     const scoresIn = readNumberArray(meta, 'tokenizer.ggml.scores');
@@ -181,6 +228,7 @@ export class Vocab {
     this.tokens = texts;
     this.scores = scores;
     this.attrs = attrs;
+    this.typeAttrs = attrs.slice();
     this.tokenToId = map;
     this.maxTokenBytes = maxBytes;
 
@@ -198,7 +246,8 @@ export class Vocab {
     this.unkId = pick('tokenizer.ggml.unknown_token_id', unk);
     this.sepId = pick('tokenizer.ggml.seperator_token_id', sep);
     this.padId = pick('tokenizer.ggml.padding_token_id', pad);
-    this.addBos = readBool(meta, 'tokenizer.ggml.add_bos_token') ?? addBos;
+    // llama.cpp forces add_bos for the Gemma 4 pre-tokenizer (ggml-org/llama.cpp#21500).
+    this.addBos = (readBool(meta, 'tokenizer.ggml.add_bos_token') ?? addBos) || this.preSpec?.gemma4 === true;
     this.addEos = readBool(meta, 'tokenizer.ggml.add_eos_token') ?? addEos;
     this.addSep = readBool(meta, 'tokenizer.ggml.add_sep_token') ?? addSep;
     this.addSpacePrefix = addSpacePrefix;
@@ -241,6 +290,7 @@ export class Vocab {
     }
     for (const id of [this.eosId, eot, eom]) if (id !== null) eog.add(id);
     this.fixHarmonyEnd(eog);
+    this.fixToolResponseEos(eog);
     this.eotId = eot;
     this.eomId = eom;
     this.eogIds = eog;
@@ -276,6 +326,15 @@ export class Vocab {
       eog.delete(end);
       this.attrs[end] = TokenAttr.UserDefined;
     }
+  }
+
+  /** Gemma 4 / PaddleOCR: with '<|tool_response>' end-of-generation, '</s>' is neither end-of-generation nor control. */
+  private fixToolResponseEos(eog: Set<number>): void {
+    const tool = this.tokenToId.get('<|tool_response>');
+    const s = this.tokenToId.get('</s>');
+    if (tool === undefined || s === undefined || !eog.has(tool) || !eog.has(s)) return;
+    eog.delete(s);
+    this.attrs[s] = TokenAttr.Normal;
   }
 
   /** Per-model attribute fixes llama.cpp applies by name (phi-3: RSTRIP on special tokens). */
