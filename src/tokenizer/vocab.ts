@@ -73,10 +73,20 @@ const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
   ['tokenizer.ggml.fim_rep_token_id', ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>']],
   ['tokenizer.ggml.fim_sep_token_id', ['<|file_sep|>']],
 ];
-const FIM_CONTROL_TEXTS = [
-  '<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>',
-  '<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>',
-  '<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>',
+/** FIM prefix/suffix/middle tokens that llama.cpp makes CONTROL when the file names none (keys incl. deprecated). */
+const FIM_CONTROL_TEXTS: ReadonlyArray<[keys: readonly string[], texts: readonly string[]]> = [
+  [
+    ['tokenizer.ggml.fim_pre_token_id', 'tokenizer.ggml.prefix_token_id'],
+    ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>'],
+  ],
+  [
+    ['tokenizer.ggml.fim_suf_token_id', 'tokenizer.ggml.suffix_token_id'],
+    ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>'],
+  ],
+  [
+    ['tokenizer.ggml.fim_mid_token_id', 'tokenizer.ggml.middle_token_id'],
+    ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>'],
+  ],
 ];
 
 /** `tokenizer.ggml.precompiled_charsmap` (an i8/u8 array) as bytes, checked as llama.cpp checks it; null when absent. */
@@ -258,26 +268,35 @@ export class Vocab {
     if (this.addBos && this.bosId === null) throw this.missingSpecial('add_bos_token', 'bos_token_id');
     if (this.addEos && this.eosId === null) throw this.missingSpecial('add_eos_token', 'eos_token_id');
 
-    // Tokens llama.cpp recognises by text: EOT/EOM when unnamed, FIM, end-of-generation; all forced to CONTROL.
+    // Tokens llama.cpp recognises by text when the file names none (EOT, EOM, FIM) are forced to CONTROL; ids the
+    // file names keep their type (RWKV's EOT is the plain "\n\n" token).
     const makeControl = (id: number): void => {
       attrs[id] |= TokenAttr.Control;
     };
     const eog = new Set<number>();
     for (const [key, fimTexts] of FIM_EOG_TEXTS) {
       let id = pick(key, null);
-      if (id === null) id = this.findFirst(fimTexts);
-      if (id !== null) {
-        makeControl(id);
-        eog.add(id);
+      if (id === null) {
+        id = this.findFirst(fimTexts);
+        if (id !== null) makeControl(id);
+      }
+      if (id !== null) eog.add(id);
+    }
+    for (const [keys, texts] of FIM_CONTROL_TEXTS) {
+      if (keys.some((k) => pick(k, null) !== null)) continue;
+      for (const t of texts) {
+        const id = map.get(t);
+        if (id !== undefined) makeControl(id);
       }
     }
-    for (const t of FIM_CONTROL_TEXTS) {
-      const id = map.get(t);
-      if (id !== undefined) makeControl(id);
+    if (eot === null) {
+      eot = this.findFirst([...EOT_TEXTS]);
+      if (eot !== null) makeControl(eot);
     }
-    if (eot === null) eot = this.findFirst([...EOT_TEXTS]);
-    if (eom === null) eom = this.findFirst(['<|eom_id|>']);
-    for (const id of [eot, eom]) if (id !== null) makeControl(id);
+    if (eom === null) {
+      eom = this.findFirst(['<|eom_id|>']);
+      if (eom !== null) makeControl(eom);
+    }
     for (const [text, id] of map) {
       if (EOG_TEXTS.has(text)) {
         eog.add(id);

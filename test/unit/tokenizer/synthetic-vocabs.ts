@@ -266,7 +266,14 @@ function rwkv(): SyntheticVocab {
   add('\\xe6\\x9d'); // half of 東: pieces need not be whole characters
   add('東京'); // raw UTF-8 in the token text works too
   add('<|user|>');
-  return finish('synthetic-rwkv', 'rwkv', toks, { 'tokenizer.ggml.unknown_token_id': 0 }, ['<s>x<s>', '<|user|>hi', '~~~']);
+  // As llama.cpp's converter: BOS = EOS = '<s>', and the plain '\n\n' token named as EOT (it stays a normal token).
+  const eot = toks.findIndex((t) => t.text === '\\n\\n');
+  return finish('synthetic-rwkv', 'rwkv', toks, {
+    'tokenizer.ggml.bos_token_id': 0,
+    'tokenizer.ggml.eos_token_id': 0,
+    'tokenizer.ggml.eot_token_id': eot,
+    'tokenizer.ggml.unknown_token_id': 0,
+  }, ['<s>x<s>', '<|user|>hi', '~~~', 'a\n\nb']);
 }
 
 /** PLaMo-2: DP over suffixes with scores, `<0xXX>` byte fallback, leading BOM dropped. */
