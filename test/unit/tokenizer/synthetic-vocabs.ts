@@ -302,7 +302,15 @@ function plamo2(): SyntheticVocab {
   for (const p of PIECES) add(p);
   add('  ');
   add('<|user|>', T.USER_DEFINED);
-  return finish('synthetic-plamo2', 'plamo2', toks, {}, ['<|plamo:bos|>x<|plamo:eos|>', '<|user|>hi', 'xyzzy']);
+  add('[P');
+  // The converter pads the vocabulary with UNUSED '[PADn]' tokens scored -1000: exactly llama.cpp's UNKNOWN_SCORE.
+  for (let i = 1; i <= 12; i++) toks.push({ text: `[PAD${i}]`, type: T.UNUSED, score: -1000 });
+  return finish('synthetic-plamo2', 'plamo2', toks, {
+    'tokenizer.ggml.pre': 'default',
+    'tokenizer.ggml.bos_token_id': 1,
+    'tokenizer.ggml.eos_token_id': 2,
+    'tokenizer.ggml.add_bos_token': true,
+  }, ['<|plamo:bos|>x<|plamo:eos|>', '<|user|>hi', 'xyzzy', '[PAD1]', 'the[PAD1]x', 'a[PAD12]b[PAD', 'x[PAD3][PAD4]', '[P[PA[PAD']);
 }
 
 /** Every synthetic vocabulary, in a fixed order. */
