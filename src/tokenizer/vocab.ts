@@ -2,7 +2,7 @@
  * `Vocab`: a GGUF vocabulary as llama.cpp loads it (`llama_vocab::impl::load`): token texts, scores and attributes,
  * the special-token ids with their per-type defaults, the add-BOS/EOS/SEP flags, the end-of-generation set found by
  * token text, the per-model attribute fixes (phi-3 RSTRIP) and the special-token list used to split text before
- * tokenizing. Everything the three algorithms (SPM, BPE, WPM) and the detokenizer share.
+ * tokenizing. Everything the algorithms (SPM, BPE, WPM, UGM, RWKV, PLaMo-2) and the detokenizer share.
  */
 
 import { LlmError } from '../errors.js';
