@@ -1,8 +1,9 @@
 /**
  * Token ids → bytes → text, as llama.cpp's `token_to_piece` and `detokenize`: control/unknown tokens render only on
  * request, user-defined ones always as their text, SPM/WPM pieces turn '▁' into spaces, byte-level BPE pieces map back
- * through GPT-2's alphabet, `<0xXX>` byte tokens give their byte. A whole sequence drops the first piece's leading space
- * (SPM) and applies BPE's `clean_spaces`. `Utf8StreamDecoder` never emits a UTF-8 sequence split across tokens.
+ * through GPT-2's alphabet (SPM-style BPE such as Gemma 4 unescapes '▁' instead), `<0xXX>` byte tokens give their
+ * byte; RWKV pieces are their unescaped bytes and PLaMo-2 pieces their text as stored. A whole sequence drops the first
+ * piece's leading space (when `add_space_prefix`) and applies BPE's `clean_spaces`. `Utf8StreamDecoder` never emits a UTF-8 sequence split across tokens.
  */
 
 import type { StreamDecoder } from './tokenizer.js';

@@ -51,8 +51,10 @@ export class VocabTokenizer implements Tokenizer {
     this.bosId = vocab.bosId;
     this.eosId = vocab.eosId;
     this.eotId = vocab.eotId;
-    this.addBos = vocab.addBos;
-    this.addEos = vocab.addEos;
+    // What `encode(…, { addSpecial: true })` does: llama.cpp's RWKV and PLaMo-2 paths add nothing whatever the flags say.
+    const adds = vocab.type !== 'rwkv' && vocab.type !== 'plamo2';
+    this.addBos = adds && vocab.addBos;
+    this.addEos = adds && vocab.addEos;
     this.eogIds = vocab.eogIds;
     this.spm = vocab.type === 'spm' ? new SpmEncoder(vocab) : null;
     this.wpm = vocab.type === 'wpm' ? new WpmEncoder(vocab) : null;

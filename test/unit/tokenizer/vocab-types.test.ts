@@ -89,6 +89,21 @@ describe('malformed vocabularies', () => {
   });
 });
 
+describe('BOS/EOS flags', () => {
+  it('report what encode adds: RWKV and PLaMo-2 never add BOS/EOS, whatever the file says', () => {
+    const plamo = createTokenizer(byName('synthetic-plamo2'));
+    expect(plamo.vocab.addBos).toBe(true); // tokenizer.ggml.add_bos_token in the file
+    expect(plamo.addBos).toBe(false);
+    expect(plamo.encode('the', { addSpecial: true })).toEqual(plamo.encode('the'));
+    const ugm = createTokenizer(byName('synthetic-ugm'));
+    expect([ugm.addBos, ugm.addEos]).toEqual([false, true]); // UGM defaults
+    expect(ugm.encode('the', { addSpecial: true })).toEqual([...ugm.encode('the'), 1]);
+    const gemma = createTokenizer(byName('synthetic-gemma4'));
+    expect(gemma.addBos).toBe(true); // forced on for Gemma 4 although the file says false
+    expect(gemma.encode('the', { addSpecial: true })[0]).toBe(2);
+  });
+});
+
 describe.each(syntheticVocabs().map((v) => [v.name, v] as const))('%s', (_name, v) => {
   const tok = createTokenizer(v.metadata);
 
