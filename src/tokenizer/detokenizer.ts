@@ -39,6 +39,7 @@ export class Detokenizer {
     const text = this.vocab.tokens[id];
     const type = this.vocab.type;
     if (type === 'rwkv') return unescapeRwkv(text);
+    if (type === 'test') return utf8Encode(id.toString(16));
     if (type === 'plamo2') {
       if (attr & TokenAttr.Byte && /^<0x[0-9A-Fa-f]{2}>$/.test(text)) return Uint8Array.of(parseInt(text.slice(3, 5), 16));
       return utf8Encode(text);

@@ -27,7 +27,7 @@ export interface StreamDecoder {
 
 /** A vocabulary with its tokenization algorithm. */
 export interface Tokenizer {
-  /** `tokenizer.ggml.model`: 'llama' (SPM) | 'gpt2' | 'gemma4' (BPE) | 'bert' (WPM) | 't5' (UGM) | 'rwkv' | 'plamo2'. */
+  /** `tokenizer.ggml.model`: 'llama' (SPM), 'gpt2' | 'gemma4' | 'whitespace' | 'hybriddna' (BPE), 'bert' (WPM), 't5' (UGM), 'rwkv', 'plamo2', 'test'. */
   readonly model: string;
   /** `tokenizer.ggml.pre` (BPE pre-tokenizer), or '' when not applicable. */
   readonly pre: string;

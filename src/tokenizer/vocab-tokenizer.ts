@@ -5,6 +5,7 @@
 
 import { LlmError } from '../errors.js';
 import { BpeEncoder } from './bpe.js';
+import { encodeHybridDna, encodeWhitespaceModel } from './bpe-variants.js';
 import { Detokenizer, Utf8StreamDecoder } from './detokenizer.js';
 import { partitionSpecial } from './special-partition.js';
 import { SpmEncoder } from './spm.js';
@@ -13,6 +14,7 @@ import { toWellFormed } from './unicode.js';
 import { TokenAttr, type Vocab } from './vocab.js';
 import { Plamo2Encoder } from './plamo2.js';
 import { RwkvEncoder } from './rwkv.js';
+import { encodeTestVocab } from './test-vocab.js';
 import { UgmEncoder } from './ugm.js';
 import { WpmEncoder } from './wpm.js';
 
@@ -51,8 +53,9 @@ export class VocabTokenizer implements Tokenizer {
     this.bosId = vocab.bosId;
     this.eosId = vocab.eosId;
     this.eotId = vocab.eotId;
-    // What `encode(…, { addSpecial: true })` does: llama.cpp's RWKV and PLaMo-2 paths add nothing whatever the flags say.
-    const adds = vocab.type !== 'rwkv' && vocab.type !== 'plamo2';
+    // What `encode(…, { addSpecial: true })` does: llama.cpp's RWKV, PLaMo-2 and test paths add nothing whatever the
+    // flags say.
+    const adds = vocab.type !== 'rwkv' && vocab.type !== 'plamo2' && vocab.type !== 'test';
     this.addBos = adds && vocab.addBos;
     this.addEos = adds && vocab.addEos;
     this.eogIds = vocab.eogIds;
@@ -62,6 +65,7 @@ export class VocabTokenizer implements Tokenizer {
       vocab.type === 'ugm' ? new UgmEncoder(vocab)
       : vocab.type === 'rwkv' ? new RwkvEncoder(vocab)
       : vocab.type === 'plamo2' ? new Plamo2Encoder(vocab)
+      : vocab.type === 'test' ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
       : null;
     if (vocab.type === 'bpe') {
       if (!merges) {
@@ -118,7 +122,10 @@ export class VocabTokenizer implements Tokenizer {
         if (f.kind === 'token') out.push(f.id);
         else {
           const raw = src.slice(f.start, f.end);
-          this.bpe.encode(v.escapeWhitespaces ? raw.replaceAll(' ', '\u2581') : raw, out);
+          const text = v.escapeWhitespaces ? raw.replaceAll(' ', '\u2581') : raw;
+          if (v.model === 'whitespace') encodeWhitespaceModel(this.bpe, v, text, out);
+          else if (v.model === 'hybriddna') encodeHybridDna(this.bpe, v, text, out);
+          else this.bpe.encode(text, out);
         }
       }
       if (addSpecial && v.addEos && v.eosId !== null) out.push(v.eosId);
@@ -130,7 +137,7 @@ export class VocabTokenizer implements Tokenizer {
       }
       if (addSpecial && v.sepId !== null) out.push(v.sepId);
     } else if (this.other) {
-      // UGM adds BOS/EOS per the vocabulary's flags; llama.cpp's RWKV and PLaMo-2 paths never add any.
+      // UGM adds BOS/EOS per the vocabulary's flags; llama.cpp's RWKV, PLaMo-2 and test paths never add any.
       const ugm = v.type === 'ugm';
       if (ugm && addSpecial && v.addBos && v.bosId !== null) out.push(v.bosId);
       for (const f of frags) {

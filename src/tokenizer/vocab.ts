@@ -44,17 +44,23 @@ const TYPE_TO_ATTR: readonly number[] = [
 ];
 
 /** The algorithm a vocabulary uses. */
-export type VocabType = 'spm' | 'bpe' | 'wpm' | 'ugm' | 'rwkv' | 'plamo2';
+export type VocabType = 'spm' | 'bpe' | 'wpm' | 'ugm' | 'rwkv' | 'plamo2' | 'test';
 
 const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = {
   llama: 'spm',
   gpt2: 'bpe',
   gemma4: 'bpe',
+  hybriddna: 'bpe',
+  whitespace: 'bpe',
   bert: 'wpm',
   t5: 'ugm',
   rwkv: 'rwkv',
   plamo2: 'plamo2',
+  test: 'test',
 };
+
+/** U+E000: the suffix that keeps hybriddna's DNA k-mers apart from equal BPE tokens; stripped from their texts. */
+export const DNA_KMER_MARKER = '\ue000';
 
 /** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
 const EOG_TEXTS = new Set([
@@ -160,7 +166,12 @@ export class Vocab {
     if (model === undefined) {
       throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.model' is missing; this GGUF has no vocabulary");
     }
-    const type = MODEL_TO_TYPE[model];
+    if (model === 'none' || model === 'no_vocab') {
+      throw new LlmError('tokenizer', `creating the tokenizer: 'tokenizer.ggml.model' = '${model}': this GGUF has no vocabulary; pass token ids`, {
+        details: { model },
+      });
+    }
+    const type = Object.prototype.hasOwnProperty.call(MODEL_TO_TYPE, model) ? MODEL_TO_TYPE[model] : undefined;
     if (!type) {
       throw new LlmError(
         'tokenizer',
@@ -200,6 +211,8 @@ export class Vocab {
       [bos, eos, unk] = [null, null, null];
     } else if (type === 'plamo2') {
       [bos, eos, unk, pad] = [1, 2, 0, 3];
+    } else if (type === 'test') {
+      [bos, eos, unk] = [null, null, null];
     } else {
       // llama.cpp: `gemma4` is BPE with no default special ids, and its pre-tokenizer is always 'gemma4'.
       [bos, eos, unk] = model === 'gemma4' ? [null, null, null] : [11, 11, null];
@@ -235,6 +248,17 @@ export class Vocab {
       scores[i] = scoresIn ? scoresIn[i] : 0;
       attrs[i] = typesIn ? (TYPE_TO_ATTR[typesIn[i]] ?? TokenAttr.Undefined) : TokenAttr.Normal;
     }
+    if (model === 'hybriddna') {
+      // llama.cpp: the k-mers after '<oov>' lose their marker in the text (so they detokenize to bare DNA) but are
+      // still found by it.
+      const oov = map.get('<oov>');
+      if (oov !== undefined) {
+        for (let i = oov + 1; i < n; i++) {
+          const t = texts[i];
+          if (t.length > DNA_KMER_MARKER.length && t.endsWith(DNA_KMER_MARKER)) texts[i] = t.slice(0, -DNA_KMER_MARKER.length);
+        }
+      }
+    }
     this.tokens = texts;
     this.scores = scores;
     this.attrs = attrs;
@@ -263,7 +287,7 @@ export class Vocab {
     this.addSpacePrefix = addSpacePrefix;
     this.cleanSpaces = cleanSpaces;
     this.ignoreMerges = ignoreMerges;
-    this.lowercase = readBool(meta, 'tokenizer.ggml.normalizer.lowercase') ?? true;
+    this.lowercase = readBool(meta, 'tokenizer.ggml.normalizer.lowercase') ?? this.preSpec?.lowercase ?? true;
     this.stripAccents = readBool(meta, 'tokenizer.ggml.normalizer.strip_accents') ?? this.lowercase;
     if (this.addBos && this.bosId === null) throw this.missingSpecial('add_bos_token', 'bos_token_id');
     if (this.addEos && this.eosId === null) throw this.missingSpecial('add_eos_token', 'eos_token_id');

@@ -1,6 +1,7 @@
 /**
  * Synthetic vocabulary GGUFs for the tokenizer types without llama.cpp test vectors — UGM (`t5`, with a real
- * precompiled charsmap), `gemma4`, `rwkv`, `plamo2` — built from a fixed seed, plus the texts they are checked on.
+ * precompiled charsmap), `gemma4`, `rwkv`, `plamo2`, `whitespace`, `hybriddna`, `test` — built from a fixed seed,
+ * plus the texts they are checked on.
  * `scripts/make-tokenizer-reference.ts` writes them and records llama.cpp's answers (and each file's sha256) in
  * test/fixtures/tokenizers/; the tests rebuild the same bytes and fail loudly if the generator drifted.
  */
@@ -8,6 +9,7 @@
 import { writeGguf } from '../../../src/gguf/write.js';
 import { ggufType } from '../../../src/gguf/value-types.js';
 import type { GgufValue, GgufValueTypeInfo } from '../../../src/gguf/types.js';
+import { BYTE_TO_CHAR } from '../../../src/tokenizer/unicode.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
 import { buildCharsmap } from './charsmap-builder.js';
 
@@ -177,6 +179,28 @@ function ugm(name: string, variant: 'a' | 'b'): SyntheticVocab {
   return finish(name, 't5', toks, extra, ['<extra_id_0>x<sep>', '<extra_i', 'a<s>b</s>', '<unused_1>', '<unk>']);
 }
 
+/** Learns left-to-right merges for words (each prefix becomes a token): a BPE vocabulary whose merges all apply. */
+function mergeLearner(add: (text: string) => void): { merges: string[]; learn: (word: string) => void } {
+  const merges: string[] = [];
+  const seen = new Set<string>();
+  const learn = (word: string): void => {
+    const cps = [...word];
+    let left = cps[0];
+    add(left);
+    for (let k = 1; k < cps.length; k++) {
+      add(cps[k]);
+      const m = `${left} ${cps[k]}`;
+      if (!seen.has(m)) {
+        seen.add(m);
+        merges.push(m);
+      }
+      left += cps[k];
+      add(left);
+    }
+  };
+  return { merges, learn };
+}
+
 /** Gemma 4: SPM-style BPE over raw UTF-8 with `<0xXX>` fallback, forced BOS, newline tokens. */
 function gemma4(): SyntheticVocab {
   const toks: Tok[] = [
@@ -200,23 +224,7 @@ function gemma4(): SyntheticVocab {
   };
   for (const c of '▁abcdefghijklmnopqrstuvwxyzHTQ.,!?0123456789éï東京\n\t') add(c);
   add('\n\n');
-  const merges: string[] = [];
-  const mergeSeen = new Set<string>();
-  const learn = (word: string): void => {
-    const cps = [...word];
-    let left = cps[0];
-    add(left);
-    for (let k = 1; k < cps.length; k++) {
-      add(cps[k]);
-      const m = `${left} ${cps[k]}`;
-      if (!mergeSeen.has(m)) {
-        mergeSeen.add(m);
-        merges.push(m);
-      }
-      left += cps[k];
-      add(left);
-    }
-  };
+  const { merges, learn } = mergeLearner(add);
   learn('\n\n');
   for (const w of WORDS) learn(`▁${w}`);
   for (const w of WORDS.slice(0, 12)) learn(w);
@@ -313,9 +321,77 @@ function plamo2(): SyntheticVocab {
   }, ['<|plamo:bos|>x<|plamo:eos|>', '<|user|>hi', 'xyzzy', '[PAD1]', 'the[PAD1]x', 'a[PAD12]b[PAD', 'x[PAD3][PAD4]', '[P[PA[PAD']);
 }
 
+/** `whitespace` (jina-embeddings-v2-base-zh): whitespace dropped, raw-UTF-8 BPE per run, optional lower-casing. */
+function whitespace(name: string, lowercase: boolean): SyntheticVocab {
+  const toks: Tok[] = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map((text) => ({ text, type: T.CONTROL, score: 0 }));
+  for (const b of [0x41, 0x7e, 0xe2, 0x80, 0x8b, 0xf0, 0x9f, 0x98]) toks.push({ text: hexByte(b), type: T.BYTE, score: 0 });
+  const have = new Set(toks.map((t) => t.text));
+  const add = (text: string): void => {
+    if (!have.has(text)) {
+      have.add(text);
+      toks.push({ text, type: T.NORMAL, score: 0 });
+    }
+  };
+  const { merges, learn } = mergeLearner(add);
+  for (const c of 'abcdefghijklmnopqrstuvwxyzHTQ.,!?0123456789éï東京Пр') add(c);
+  for (const w of WORDS) learn(w);
+  for (const p of PIECES.slice(0, 9)) learn(p);
+  learn('The');
+  const meta: Record<string, GgufValue> = {
+    'tokenizer.ggml.pre': 'whitespace',
+    'tokenizer.ggml.merges': merges,
+    'tokenizer.ggml.bos_token_id': 2,
+    'tokenizer.ggml.eos_token_id': 3,
+    'tokenizer.ggml.unknown_token_id': 1,
+    'tokenizer.ggml.add_bos_token': true,
+    'tokenizer.ggml.add_eos_token': true,
+  };
+  if (lowercase) meta['tokenizer.ggml.normalizer.lowercase'] = true;
+  return finish(name, 'whitespace', toks, meta, ['[CLS] Hello [SEP]', 'ÀÉÎ İstanbul ΣΑΣ', 'MiXeD CaSe']);
+}
+
+/** `hybriddna`: byte-level BPE outside `<dna>…</dna>`, marker-suffixed 6-mers inside. */
+function hybridDna(): SyntheticVocab {
+  const toks: Tok[] = [...BYTE_TO_CHAR].map((text) => ({ text, type: T.NORMAL, score: 0 }));
+  const have = new Set(toks.map((t) => t.text));
+  const add = (text: string): void => {
+    if (!have.has(text)) {
+      have.add(text);
+      toks.push({ text, type: T.NORMAL, score: 0 });
+    }
+  };
+  const { merges, learn } = mergeLearner(add);
+  for (const w of WORDS.slice(0, 10)) learn(`Ġ${w}`);
+  learn('CCCCCC'); // a base token equal to a k-mer's text
+  for (const t of ['<|endoftext|>', '<dna>', '</dna>', '<oov>']) toks.push({ text: t, type: T.CONTROL, score: 0 });
+  const rnd = mulberry32(SYNTHETIC_SEED + 4);
+  const kmers = new Set(['AAAAAA', 'CCCCCC', 'ACGTAC', 'GTACGT', 'TTTTTT', 'ACGAAA', 'AAAAAA']);
+  while (kmers.size < 48) kmers.add(Array.from({ length: 6 }, () => 'ACGT'[Math.floor(rnd() * 4)]).join(''));
+  for (const k of kmers) toks.push({ text: `${k}\ue000`, type: T.NORMAL, score: 0 });
+  return finish('synthetic-hybriddna', 'hybriddna', toks, {
+    'tokenizer.ggml.pre': 'gpt-2',
+    'tokenizer.ggml.merges': merges,
+    'tokenizer.ggml.bos_token_id': 256 + 0,
+    'tokenizer.ggml.eos_token_id': toks.findIndex((t) => t.text === '<|endoftext|>'),
+  }, [
+    '<dna>ACGTACGTACGT</dna>', 'the <dna>acgtacgtac</dna> dog', '<dna>CCCCCC', 'x</dna><dna></dna>', '<dna>ACGé東ACGTAC</dna>',
+    '<dna>NNNNNNAC</dna><dna>TTTTTTTTTTTT</dna>', 'CCCCCC <dna>CCCCCC</dna>',
+  ]);
+}
+
+/** llama.cpp's `test` type: 5-byte hash chunks, hex detokenization. */
+function testVocab(): SyntheticVocab {
+  const toks: Tok[] = Array.from({ length: 97 }, (_, i) => ({ text: `t${i}`, type: i === 5 ? T.CONTROL : T.NORMAL, score: 0 }));
+  toks.push({ text: '<user>', type: T.USER_DEFINED, score: 0 });
+  return finish('synthetic-test', 'test', toks, {}, ['<user>abc', 't5t5']);
+}
+
 /** Every synthetic vocabulary, in a fixed order. */
 export function syntheticVocabs(): SyntheticVocab[] {
-  return [ugm('synthetic-ugm', 'a'), ugm('synthetic-ugm-plain', 'b'), gemma4(), rwkv(), plamo2()];
+  return [
+    ugm('synthetic-ugm', 'a'), ugm('synthetic-ugm-plain', 'b'), gemma4(), rwkv(), plamo2(),
+    whitespace('synthetic-whitespace', false), whitespace('synthetic-whitespace-lower', true), hybridDna(), testVocab(),
+  ];
 }
 
 /** The GGUF bytes of one synthetic vocabulary (no tensors: a vocab-only file). */

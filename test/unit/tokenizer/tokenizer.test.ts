@@ -41,8 +41,11 @@ describe('vocabularies without test vectors', () => {
 describe('refusals', () => {
   const base = { 'tokenizer.ggml.tokens': ['a', 'b'] } as Record<string, GgufValue>;
   it('refuses unsupported vocabulary types by name', () => {
-    for (const model of ['nonsense', 'none']) {
+    for (const model of ['nonsense', 'toString', '__proto__']) {
       expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), new RegExp(`'${model}' is not supported`));
+    }
+    for (const model of ['none', 'no_vocab']) {
+      expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), /has no vocabulary; pass token ids/);
     }
   });
   it('refuses an unknown BPE pre-tokenizer', () => {
@@ -74,9 +77,10 @@ describe('every pre-tokenizer', () => {
     'tokenizer.ggml.merges': [],
   };
   const spmStyle = new Set(['gemma4', 'granite-embed-multi-311m', 'sarvam-moe']);
+  const rawUtf8 = new Set([...spmStyle, 'whitespace']);
   it.each(PRE_TOKENIZER_NAMES)('%s compiles and covers the text', (pre) => {
     const escaped = spmStyle.has(pre);
-    const tok = createTokenizer({ ...(escaped ? hexVocab : bytesVocab), 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
+    const tok = createTokenizer({ ...(rawUtf8.has(pre) ? hexVocab : bytesVocab), 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
     const ids = tok.encode(sample);
     expect(ids.length).toBe(new TextEncoder().encode(escaped ? sample.replaceAll(' ', '\u2581') : sample).length);
   });
