@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { GgufValue } from '../../../src/gguf/types.js';
 import { createTokenizer } from '../../../src/tokenizer/index.js';
+import { ByteTrie } from '../../../src/tokenizer/byte-trie.js';
 import { PrecompiledCharsmap } from '../../../src/tokenizer/precompiled-charsmap.js';
+import { mulberry32 } from '../../helpers/mulberry32.js';
 import { thrownLlmError } from '../../helpers/llm-error.js';
 import { buildCharsmap } from './charsmap-builder.js';
 import { syntheticVocabs } from './synthetic-vocabs.js';
@@ -15,6 +17,30 @@ import { syntheticVocabs } from './synthetic-vocabs.js';
 type Meta = Record<string, GgufValue>;
 const byName = (name: string): Meta => ({ ...syntheticVocabs().find((v) => v.name === name)!.metadata });
 const hexByte = (b: number): string => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
+
+describe('ByteTrie', () => {
+  it('finds every key (later inserts win), and walks the deepest path for prefixes', () => {
+    const rnd = mulberry32(7);
+    const trie = new ByteTrie();
+    const ref = new Map<string, number>();
+    const keys: Uint8Array[] = [];
+    for (let i = 0; i < 6000; i++) {
+      // Few distinct bytes near the root and all 256 deeper: wide and narrow nodes, repeats.
+      const k = Uint8Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, j) => Math.floor(rnd() * (j === 0 ? 300 : 256)) & 0xff);
+      keys.push(k);
+      trie.insert(k, i);
+      ref.set(k.join(','), i);
+    }
+    for (const k of keys) {
+      let node = 0;
+      for (const b of k) node = node < 0 ? -1 : trie.child(node, b);
+      expect(node >= 0 ? trie.value(node) : -2, k.join(',')).toBe(ref.get(k.join(',')));
+      expect(trie.longestPath(Uint8Array.of(...k, 0xff, 0xfe), 0, k.length + 2)).toBeGreaterThanOrEqual(k.length);
+    }
+    expect(trie.child(0, 0x100)).toBe(-1);
+    expect(() => trie.insert(Uint8Array.of(1), 1)).toThrow();
+  });
+});
 
 describe('precompiled charsmap', () => {
   it('finds the longest key and its replacement, and nothing for other text', () => {
