@@ -342,7 +342,9 @@ export class Vocab {
     for (let i = 0; i < n; i++) {
       if (attrs[i] & (TokenAttr.Control | TokenAttr.UserDefined | TokenAttr.Unknown)) special.push(i);
     }
-    special.sort((a, b) => texts[b].length - texts[a].length || a - b);
+    // Longest first by UTF-8 bytes, as llama.cpp sorts its special-token cache (ties: by id).
+    const bytes = new Map(special.map((id) => [id, utf8ByteLength(texts[id])]));
+    special.sort((a, b) => bytes.get(b)! - bytes.get(a)! || a - b);
     this.specialTokens = special;
     this.applyModelAttrs(meta);
   }

@@ -274,6 +274,8 @@ function rwkv(): SyntheticVocab {
   add('\\xe6\\x9d'); // half of 東: pieces need not be whole characters
   add('東京'); // raw UTF-8 in the token text works too
   add('<|user|>');
+  // Two user-defined tokens of equal UTF-16 length but different UTF-8 length: llama.cpp tries the longer in bytes first.
+  toks.push({ text: 'xy', type: T.USER_DEFINED, score: 0 }, { text: 'éx', type: T.USER_DEFINED, score: 0 });
   // As llama.cpp's converter: BOS = EOS = '<s>', and the plain '\n\n' token named as EOT (it stays a normal token).
   const eot = toks.findIndex((t) => t.text === '\\n\\n');
   return finish('synthetic-rwkv', 'rwkv', toks, {
@@ -281,7 +283,7 @@ function rwkv(): SyntheticVocab {
     'tokenizer.ggml.eos_token_id': 0,
     'tokenizer.ggml.eot_token_id': eot,
     'tokenizer.ggml.unknown_token_id': 0,
-  }, ['<s>x<s>', '<|user|>hi', '~~~', 'a\n\nb']);
+  }, ['<s>x<s>', '<|user|>hi', '~~~', 'a\n\nb', 'éxy', 'xyéx']);
 }
 
 /** PLaMo-2: DP over suffixes with scores, `<0xXX>` byte fallback, leading BOM dropped. */
