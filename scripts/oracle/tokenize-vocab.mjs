@@ -57,16 +57,22 @@ function tokenize(vocab, text, add, parse) {
 }
 
 function piece(vocab, id, special) {
-  const buf = new Uint8Array(256);
-  const n = api.piece(vocab, id, buf, buf.length, 0, special);
-  if (n < 0) throw new Error(`piece ${id} longer than 256 bytes`);
+  let buf = new Uint8Array(256);
+  let n = api.piece(vocab, id, buf, buf.length, 0, special);
+  if (n < 0) {
+    buf = new Uint8Array(-n);
+    n = api.piece(vocab, id, buf, buf.length, 0, special);
+  }
   return buf.subarray(0, n);
 }
 
 function detok(vocab, ids, unparse) {
-  const buf = new Uint8Array(ids.length * 256 + 16);
-  const n = api.detok(vocab, Int32Array.from(ids), ids.length, buf, buf.length, false, unparse);
-  if (n < 0) throw new Error('detokenize buffer too small');
+  let buf = new Uint8Array(ids.length * 64 + 16);
+  let n = api.detok(vocab, Int32Array.from(ids), ids.length, buf, buf.length, false, unparse);
+  if (n < 0) {
+    buf = new Uint8Array(-n);
+    n = api.detok(vocab, Int32Array.from(ids), ids.length, buf, buf.length, false, unparse);
+  }
   return buf.subarray(0, n);
 }
 
