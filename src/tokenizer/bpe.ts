@@ -8,7 +8,7 @@
 import { LlmError } from '../errors.js';
 import { BigramQueue, mergeBigrams } from './bigram-queue.js';
 import { RegexSplitter } from './regex-split.js';
-import { byteLevelEncode, toCodepoints } from './unicode.js';
+import { byteLevelEncode, toCodepoints, utf8Encode } from './unicode.js';
 import type { Vocab } from './vocab.js';
 
 /** Most cached pre-tokens before the cache is reset (bounds memory on adversarial input). */
@@ -91,10 +91,11 @@ export class BpeEncoder {
 
   /** Merges one pre-token. */
   private encodeWord(word: string, out: number[]): void {
-    const enc = byteLevelEncode(word);
-    const n = enc.length; // every byte-level character is one UTF-16 unit
+    const spec = this.vocab.preSpec!;
+    const enc = spec.byteEncode ? byteLevelEncode(word) : word;
+    const n = enc.length;
     if (n === 0) return;
-    if (this.vocab.ignoreMerges) {
+    if (this.vocab.ignoreMerges || (spec.gemma4 && /^\n+$/.test(enc))) {
       const whole = this.vocab.id(enc);
       if (whole !== undefined) {
         out.push(whole);
@@ -103,21 +104,36 @@ export class BpeEncoder {
     }
     this.ensure(n);
     const { start, len, prev, next, queue, popped } = this;
-    for (let i = 0; i < n; i++) {
-      start[i] = i;
-      len[i] = 1;
+    // Symbols start as code points (byte-level text: one UTF-16 unit each; raw text: one or two).
+    let m = 0;
+    for (let i = 0; i < n; m++) {
+      const c = enc.charCodeAt(i);
+      const w = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+      start[m] = i;
+      len[m] = w;
+      i += w;
+    }
+    for (let i = 0; i < m; i++) {
       prev[i] = i - 1;
-      next[i] = i + 1 < n ? i + 1 : -1;
+      next[i] = i + 1 < m ? i + 1 : -1;
     }
     queue.clear();
     const addBigram = (left: number, right: number): void => this.addBigram(enc, left, right);
-    for (let i = 1; i < n; i++) addBigram(i - 1, i);
+    for (let i = 1; i < m; i++) addBigram(i - 1, i);
     mergeBigrams(queue, popped, len, prev, next, addBigram);
     for (let i = 0; i !== -1; i = next[i]) {
       const piece = enc.substr(start[i], len[i]);
       const id = this.vocab.id(piece);
       if (id !== undefined) {
         out.push(id);
+        continue;
+      }
+      if (!spec.byteEncode) {
+        // Raw-text BPE (Gemma 4): each UTF-8 byte of the symbol as its `<0xXX>` token, when the vocabulary has it.
+        for (const b of utf8Encode(piece)) {
+          const bt = this.vocab.id(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+          if (bt !== undefined) out.push(bt);
+        }
         continue;
       }
       // llama.cpp looks up each UTF-8 byte of the symbol as a one-byte token: only ASCII characters can match.

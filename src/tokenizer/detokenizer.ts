@@ -1,8 +1,9 @@
 /**
  * Token ids → bytes → text, as llama.cpp's `token_to_piece` and `detokenize`: control/unknown tokens render only on
  * request, user-defined ones always as their text, SPM/WPM pieces turn '▁' into spaces, byte-level BPE pieces map back
- * through GPT-2's alphabet, `<0xXX>` byte tokens give their byte. A whole sequence drops the first piece's leading space
- * (SPM) and applies BPE's `clean_spaces`. `Utf8StreamDecoder` never emits a UTF-8 sequence split across tokens.
+ * through GPT-2's alphabet (SPM-style BPE such as Gemma 4 unescapes '▁' instead), `<0xXX>` byte tokens give their
+ * byte; RWKV pieces are their unescaped bytes and PLaMo-2 pieces their text as stored. A whole sequence drops the first
+ * piece's leading space (when `add_space_prefix`) and applies BPE's `clean_spaces`. `Utf8StreamDecoder` never emits a UTF-8 sequence split across tokens.
  */
 
 import type { StreamDecoder } from './tokenizer.js';
@@ -36,14 +37,20 @@ export class Detokenizer {
 
   private computePiece(id: number, attr: number): Uint8Array {
     const text = this.vocab.tokens[id];
+    const type = this.vocab.type;
+    if (type === 'rwkv') return unescapeRwkv(text);
+    if (type === 'test') return utf8Encode(id.toString(16));
+    if (type === 'plamo2') {
+      if (attr & TokenAttr.Byte && /^<0x[0-9A-Fa-f]{2}>$/.test(text)) return Uint8Array.of(parseInt(text.slice(3, 5), 16));
+      return utf8Encode(text);
+    }
     if (attr & (TokenAttr.Control | TokenAttr.Unknown | TokenAttr.UserDefined)) return utf8Encode(text);
     if (attr & TokenAttr.Normal) {
-      if (this.vocab.type === 'bpe') return byteLevelDecode(text);
+      if (type === 'bpe' && !this.vocab.escapeWhitespaces) return byteLevelDecode(text);
       return utf8Encode(text.replaceAll('\u2581', ' '));
     }
     if (attr & TokenAttr.Byte) {
-      const b = parseInt(text.slice(3, 5), 16);
-      return Number.isNaN(b) ? EMPTY : Uint8Array.of(b);
+      return Uint8Array.of(strtolHex(text.slice(3, 5)));
     }
     return EMPTY; // unused / undefined tokens render as nothing
   }
@@ -52,7 +59,7 @@ export class Detokenizer {
   bytes(ids: readonly number[], renderSpecial: boolean): Uint8Array {
     const parts: Uint8Array[] = [];
     let total = 0;
-    let removeSpace = this.vocab.addSpacePrefix;
+    let removeSpace = this.vocab.addSpacePrefix && this.vocab.type !== 'rwkv'; // RWKV pieces skip llama.cpp's lstrip
     for (const id of ids) {
       let p = this.piece(id, renderSpecial);
       if (removeSpace && p.length > 0 && p[0] === 0x20) p = p.subarray(1);
@@ -74,6 +81,51 @@ export class Detokenizer {
   text(ids: readonly number[], renderSpecial: boolean): string {
     return this.decoder.decode(this.bytes(ids, renderSpecial));
   }
+}
+
+/** C `strtol(s, NULL, 16)` on the two characters of a `<0xXX>` token, as llama.cpp's `token_to_byte` (low byte). */
+function strtolHex(s: string): number {
+  let v = 0;
+  for (const ch of s) {
+    const d = parseInt(ch, 16);
+    if (Number.isNaN(d)) break;
+    v = v * 16 + d;
+  }
+  return v & 0xff;
+}
+
+/**
+ * RWKV token text → bytes (llama.cpp `llama_unescape_rwkv_token`): `\\t`, `\\n`, `\\r`, `\\xHH` and `\\<c>` escapes, all
+ * other characters as their UTF-8 bytes. Hex digits are read as llama.cpp reads them (no validation).
+ */
+export function unescapeRwkv(text: string): Uint8Array {
+  const src = utf8Encode(text);
+  const out: number[] = [];
+  let escaping = false;
+  let hexLeft = 0;
+  let acc = 0;
+  for (const c of src) {
+    if (hexLeft > 0) {
+      acc = ((acc << 4) + (c >= 0x61 ? c - 0x61 + 10 : c - 0x30)) & 0xff;
+      if (--hexLeft === 0) {
+        out.push(acc);
+        acc = 0;
+      }
+      continue;
+    }
+    if (escaping) {
+      escaping = false;
+      if (c === 0x74) out.push(0x09);
+      else if (c === 0x6e) out.push(0x0a);
+      else if (c === 0x72) out.push(0x0d);
+      else if (c === 0x78) hexLeft = 2;
+      else out.push(c);
+      continue;
+    }
+    if (c === 0x5c) escaping = true;
+    else out.push(c);
+  }
+  return Uint8Array.from(out);
 }
 
 /** Byte-level BPE piece → bytes; characters outside GPT-2's alphabet give llama.cpp's `[UNK_BYTE_0x…]` marker. */

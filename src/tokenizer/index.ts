@@ -1,7 +1,9 @@
 /**
  * Tokenizer factory: builds the `Tokenizer` for a GGUF vocabulary from plain metadata (`tokenizer.ggml.*`), choosing
- * the algorithm by `tokenizer.ggml.model` — `llama` (SPM), `gpt2` (byte-level BPE), `bert` (WordPiece). Other types
- * (`t5`/UGM, `rwkv`, `plamo2`, …) are refused with `LlmError('tokenizer')` naming the type.
+ * the algorithm by `tokenizer.ggml.model` — `llama` (SPM), `gpt2` (byte-level BPE), `gemma4` (SPM-style BPE on raw
+ * UTF-8), `whitespace` and `hybriddna` (BPE variants), `bert` (WordPiece), `t5` (SentencePiece unigram with its
+ * precompiled normaliser), `rwkv` (greedy byte trie), `plamo2` (DP over token suffixes with byte fallback), `test`
+ * (llama.cpp's hashing test vocabulary). `none` and unknown types are refused with `LlmError('tokenizer')`.
  */
 
 import type { GgufValue } from '../gguf/types.js';

@@ -36,6 +36,14 @@ export interface PreTokenizerSpec {
   readonly addSep: boolean;
   /** The BOS id is cleared (chatglm). */
   readonly noBos: boolean;
+  /** Spaces become U+2581 before splitting, and pieces turn U+2581 back into spaces (SPM-style BPE: Gemma 4). */
+  readonly escapeWhitespaces: boolean;
+  /** Pre-tokens are GPT-2 byte-encoded before merging (false: merges run on raw text, bytes fall back to `<0xXX>`). */
+  readonly byteEncode: boolean;
+  /** Default of the normaliser's `lowercase` (used by WPM and the `whitespace` model) before the file's key. */
+  readonly lowercase: boolean;
+  /** Gemma 4's fixes: `add_bos` forced on whatever the file says; a newline-only pre-token that is a token stays whole. */
+  readonly gemma4: boolean;
 }
 
 interface Row {
@@ -46,6 +54,10 @@ interface Row {
   addBos?: boolean;
   addSep?: boolean;
   noBos?: boolean;
+  spmStyle?: boolean;
+  rawBytes?: boolean;
+  noLowercase?: boolean;
+  gemma4?: boolean;
 }
 
 const RE_DEEPSEEK_LLM_LETTERS =
@@ -125,6 +137,11 @@ const ROWS: Row[] = [
     ],
     clean: false,
   },
+  // SPM-style BPE: the text is escaped (' ' → U+2581) and only split at newline runs; merges run on raw UTF-8.
+  { names: ['gemma4', 'granite-embed-multi-311m'], regexes: ['[^\\n]+|[\\n]+'], spmStyle: true, gemma4: true },
+  { names: ['sarvam-moe'], regexes: ['[^\\n]+|[\\n]+'], spmStyle: true, clean: false },
+  // jina-embeddings-v2-base-zh: whitespace-separated words, merges on raw UTF-8, no lower-casing unless the file says.
+  { names: ['whitespace'], regexes: ['\\S+'], rawBytes: true, noLowercase: true },
   {
     names: ['seed-coder'],
     regexes: [
@@ -144,6 +161,10 @@ const BY_NAME: ReadonlyMap<string, PreTokenizerSpec> = (() => {
       addBos: row.addBos ?? false,
       addSep: row.addSep ?? false,
       noBos: row.noBos ?? false,
+      escapeWhitespaces: row.spmStyle ?? false,
+      byteEncode: !(row.spmStyle ?? row.rawBytes ?? false),
+      lowercase: !(row.noLowercase ?? false),
+      gemma4: row.gemma4 ?? false,
     };
     for (const name of row.names) map.set(name, spec);
   }

@@ -27,7 +27,7 @@ export interface StreamDecoder {
 
 /** A vocabulary with its tokenization algorithm. */
 export interface Tokenizer {
-  /** 'llama' (SPM) | 'gpt2' (BPE) | 'bert' (WPM). */
+  /** `tokenizer.ggml.model`: 'llama' (SPM), 'gpt2' | 'gemma4' | 'whitespace' | 'hybriddna' (BPE), 'bert' (WPM), 't5' (UGM), 'rwkv', 'plamo2', 'test'. */
   readonly model: string;
   /** `tokenizer.ggml.pre` (BPE pre-tokenizer), or '' when not applicable. */
   readonly pre: string;
@@ -48,7 +48,7 @@ export interface Tokenizer {
   isControl(id: number): boolean;
   encode(text: string, options?: EncodeOptions): number[];
   decode(ids: readonly number[], options?: DecodeOptions): string;
-  /** The bytes one token stands for when detokenized (SPM ▁ → space, byte tokens, byte-level BPE decoded). */
+  /** The bytes one token stands for when detokenized (▁ → space, byte tokens, byte-level BPE decoded, RWKV unescaped). */
   tokenBytes(id: number, options?: DecodeOptions): Uint8Array;
   createStreamDecoder(options?: DecodeOptions): StreamDecoder;
 }

@@ -5,13 +5,23 @@
 
 import { LlmError } from '../errors.js';
 import { BpeEncoder } from './bpe.js';
+import { encodeHybridDna, encodeWhitespaceModel } from './bpe-variants.js';
 import { Detokenizer, Utf8StreamDecoder } from './detokenizer.js';
 import { partitionSpecial } from './special-partition.js';
 import { SpmEncoder } from './spm.js';
 import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from './tokenizer.js';
 import { toWellFormed } from './unicode.js';
 import { TokenAttr, type Vocab } from './vocab.js';
+import { Plamo2Encoder } from './plamo2.js';
+import { RwkvEncoder } from './rwkv.js';
+import { encodeTestVocab } from './test-vocab.js';
+import { UgmEncoder } from './ugm.js';
 import { WpmEncoder } from './wpm.js';
+
+/** Encodes one raw-text fragment (no special tokens in it), appending ids. */
+interface FragmentEncoder {
+  encode(text: string, out: number[]): void;
+}
 
 /** A tokenizer for one GGUF vocabulary. Create it with `createTokenizer`. */
 export class VocabTokenizer implements Tokenizer {
@@ -28,6 +38,8 @@ export class VocabTokenizer implements Tokenizer {
   private readonly spm: SpmEncoder | null;
   private readonly bpe: BpeEncoder | null;
   private readonly wpm: WpmEncoder | null;
+  /** UGM, RWKV or PLaMo-2. */
+  private readonly other: FragmentEncoder | null;
   private readonly detok: Detokenizer;
 
   constructor(
@@ -41,11 +53,20 @@ export class VocabTokenizer implements Tokenizer {
     this.bosId = vocab.bosId;
     this.eosId = vocab.eosId;
     this.eotId = vocab.eotId;
-    this.addBos = vocab.addBos;
-    this.addEos = vocab.addEos;
+    // What `encode(…, { addSpecial: true })` does: llama.cpp's RWKV, PLaMo-2 and test paths add nothing whatever the
+    // flags say.
+    const adds = vocab.type !== 'rwkv' && vocab.type !== 'plamo2' && vocab.type !== 'test';
+    this.addBos = adds && vocab.addBos;
+    this.addEos = adds && vocab.addEos;
     this.eogIds = vocab.eogIds;
     this.spm = vocab.type === 'spm' ? new SpmEncoder(vocab) : null;
     this.wpm = vocab.type === 'wpm' ? new WpmEncoder(vocab) : null;
+    this.other =
+      vocab.type === 'ugm' ? new UgmEncoder(vocab)
+      : vocab.type === 'rwkv' ? new RwkvEncoder(vocab)
+      : vocab.type === 'plamo2' ? new Plamo2Encoder(vocab)
+      : vocab.type === 'test' ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
+      : null;
     if (vocab.type === 'bpe') {
       if (!merges) {
         throw new LlmError('tokenizer', "creating the BPE tokenizer: 'tokenizer.ggml.merges' is missing; re-convert the model");
@@ -99,7 +120,13 @@ export class VocabTokenizer implements Tokenizer {
       if (addSpecial && v.addBos && v.bosId !== null) out.push(v.bosId);
       for (const f of frags) {
         if (f.kind === 'token') out.push(f.id);
-        else this.bpe.encode(src.slice(f.start, f.end), out);
+        else {
+          const raw = src.slice(f.start, f.end);
+          const text = v.escapeWhitespaces ? raw.replaceAll(' ', '\u2581') : raw;
+          if (v.model === 'whitespace') encodeWhitespaceModel(this.bpe, v, text, out);
+          else if (v.model === 'hybriddna') encodeHybridDna(this.bpe, v, text, out);
+          else this.bpe.encode(text, out);
+        }
       }
       if (addSpecial && v.addEos && v.eosId !== null) out.push(v.eosId);
     } else if (this.wpm) {
@@ -109,6 +136,15 @@ export class VocabTokenizer implements Tokenizer {
         else this.wpm.encode(src.slice(f.start, f.end), out);
       }
       if (addSpecial && v.sepId !== null) out.push(v.sepId);
+    } else if (this.other) {
+      // UGM adds BOS/EOS per the vocabulary's flags; llama.cpp's RWKV, PLaMo-2 and test paths never add any.
+      const ugm = v.type === 'ugm';
+      if (ugm && addSpecial && v.addBos && v.bosId !== null) out.push(v.bosId);
+      for (const f of frags) {
+        if (f.kind === 'token') out.push(f.id);
+        else this.other.encode(src.slice(f.start, f.end), out);
+      }
+      if (ugm && addSpecial && v.addEos && v.eosId !== null) out.push(v.eosId);
     }
     return out;
   }

@@ -2,7 +2,7 @@
  * `Vocab`: a GGUF vocabulary as llama.cpp loads it (`llama_vocab::impl::load`): token texts, scores and attributes,
  * the special-token ids with their per-type defaults, the add-BOS/EOS/SEP flags, the end-of-generation set found by
  * token text, the per-model attribute fixes (phi-3 RSTRIP) and the special-token list used to split text before
- * tokenizing. Everything the three algorithms (SPM, BPE, WPM) and the detokenizer share.
+ * tokenizing. Everything the algorithms (SPM, BPE, WPM, UGM, RWKV, PLaMo-2) and the detokenizer share.
  */
 
 import { LlmError } from '../errors.js';
@@ -44,9 +44,23 @@ const TYPE_TO_ATTR: readonly number[] = [
 ];
 
 /** The algorithm a vocabulary uses. */
-export type VocabType = 'spm' | 'bpe' | 'wpm';
+export type VocabType = 'spm' | 'bpe' | 'wpm' | 'ugm' | 'rwkv' | 'plamo2' | 'test';
 
-const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = { llama: 'spm', gpt2: 'bpe', bert: 'wpm' };
+const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = {
+  llama: 'spm',
+  gpt2: 'bpe',
+  gemma4: 'bpe',
+  hybriddna: 'bpe',
+  whitespace: 'bpe',
+  bert: 'wpm',
+  t5: 'ugm',
+  rwkv: 'rwkv',
+  plamo2: 'plamo2',
+  test: 'test',
+};
+
+/** U+E000: the suffix that keeps hybriddna's DNA k-mers apart from equal BPE tokens; stripped from their texts. */
+export const DNA_KMER_MARKER = '\ue000';
 
 /** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
 const EOG_TEXTS = new Set([
@@ -65,11 +79,36 @@ const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
   ['tokenizer.ggml.fim_rep_token_id', ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>']],
   ['tokenizer.ggml.fim_sep_token_id', ['<|file_sep|>']],
 ];
-const FIM_CONTROL_TEXTS = [
-  '<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>',
-  '<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>',
-  '<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>',
+/** FIM prefix/suffix/middle tokens that llama.cpp makes CONTROL when the file names none (keys incl. deprecated). */
+const FIM_CONTROL_TEXTS: ReadonlyArray<[keys: readonly string[], texts: readonly string[]]> = [
+  [
+    ['tokenizer.ggml.fim_pre_token_id', 'tokenizer.ggml.prefix_token_id'],
+    ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>'],
+  ],
+  [
+    ['tokenizer.ggml.fim_suf_token_id', 'tokenizer.ggml.suffix_token_id'],
+    ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>'],
+  ],
+  [
+    ['tokenizer.ggml.fim_mid_token_id', 'tokenizer.ggml.middle_token_id'],
+    ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>'],
+  ],
 ];
+
+/** `tokenizer.ggml.precompiled_charsmap` (an i8/u8 array) as bytes, checked as llama.cpp checks it; null when absent. */
+function readCharsmap(meta: TokenizerMetadata): Uint8Array | null {
+  const key = 'tokenizer.ggml.precompiled_charsmap';
+  const raw = readNumberArray(meta, key);
+  if (raw === undefined) return null;
+  const bytes = Uint8Array.from(raw, (x) => x & 0xff);
+  const blob = bytes.length >= 4 ? new DataView(bytes.buffer).getUint32(0, true) : -1;
+  if (blob < 0 || blob + 4 >= bytes.length) {
+    throw new LlmError('tokenizer', `creating the UGM tokenizer: '${key}' is malformed (${bytes.length} bytes, trie size ${blob}); re-convert the model`, {
+      details: { key, bytes: bytes.length },
+    });
+  }
+  return bytes;
+}
 
 /** A loaded vocabulary. Immutable after construction. */
 export class Vocab {
@@ -86,6 +125,11 @@ export class Vocab {
   readonly scores: Float32Array;
   /** Attribute bits by id. Shape: (n_vocab,) u16 */
   readonly attrs: Uint16Array;
+  /**
+   * Attribute bits from `tokenizer.ggml.token_type` alone, before the by-text fixes (EOG/FIM → control …): what
+   * llama.cpp's UGM, RWKV and PLaMo-2 tokenizers are built from. Shape: (n_vocab,) u16
+   */
+  readonly typeAttrs: Uint16Array;
   /** Text → id (the first id wins, as in llama.cpp's `emplace`). */
   readonly tokenToId: ReadonlyMap<string, number>;
   /** Longest token text in UTF-8 bytes. */
@@ -101,6 +145,12 @@ export class Vocab {
   readonly addEos: boolean;
   readonly addSep: boolean;
   readonly addSpacePrefix: boolean;
+  /** Spaces become U+2581 before tokenizing (SPM, UGM, SPM-style BPE such as Gemma 4). */
+  readonly escapeWhitespaces: boolean;
+  /** UGM: runs of spaces collapse to one and leading/trailing spaces go (`tokenizer.ggml.remove_extra_whitespaces`). */
+  readonly removeExtraWhitespaces: boolean;
+  /** UGM: `tokenizer.ggml.precompiled_charsmap` bytes (XCDA trie + replacement strings), null when absent. */
+  readonly precompiledCharsmap: Uint8Array | null;
   readonly cleanSpaces: boolean;
   readonly ignoreMerges: boolean;
   /** BERT normalizer: lower-case, and strip accents (NFD, drop marks). */
@@ -116,11 +166,16 @@ export class Vocab {
     if (model === undefined) {
       throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.model' is missing; this GGUF has no vocabulary");
     }
-    const type = MODEL_TO_TYPE[model];
+    if (model === 'none' || model === 'no_vocab') {
+      throw new LlmError('tokenizer', `creating the tokenizer: 'tokenizer.ggml.model' = '${model}': this GGUF has no vocabulary; pass token ids`, {
+        details: { model },
+      });
+    }
+    const type = Object.prototype.hasOwnProperty.call(MODEL_TO_TYPE, model) ? MODEL_TO_TYPE[model] : undefined;
     if (!type) {
       throw new LlmError(
         'tokenizer',
-        `creating the tokenizer: vocabulary type 'tokenizer.ggml.model' = '${model}' is not supported (supported: llama/SPM, gpt2/BPE, bert/WPM)`,
+        `creating the tokenizer: vocabulary type 'tokenizer.ggml.model' = '${model}' is not supported (supported: ${Object.keys(MODEL_TO_TYPE).join(', ')})`,
         { details: { model } },
       );
     }
@@ -136,9 +191,10 @@ export class Vocab {
     let bos: number | null = 1, eos: number | null = 2, unk: number | null = 0, sep: number | null = null;
     let pad: number | null = null;
     let addBos = false, addEos = false, addSep = false, addSpacePrefix = false, cleanSpaces = false;
-    let ignoreMerges = false;
+    let ignoreMerges = false, escapeWhitespaces = true;
     this.pre = '';
     this.preSpec = null;
+    this.precompiledCharsmap = null;
     if (type === 'spm') {
       addSpacePrefix = true;
       addBos = true;
@@ -147,18 +203,32 @@ export class Vocab {
       addBos = true;
       addSep = true;
       cleanSpaces = true;
+    } else if (type === 'ugm') {
+      [bos, eos, unk, pad] = [null, 1, 2, 0];
+      addEos = true;
+      this.precompiledCharsmap = readCharsmap(meta);
+    } else if (type === 'rwkv') {
+      [bos, eos, unk] = [null, null, null];
+    } else if (type === 'plamo2') {
+      [bos, eos, unk, pad] = [1, 2, 0, 3];
+    } else if (type === 'test') {
+      [bos, eos, unk] = [null, null, null];
     } else {
-      [bos, eos, unk] = [11, 11, null];
-      this.pre = readString(meta, 'tokenizer.ggml.pre') ?? '';
+      // llama.cpp: `gemma4` is BPE with no default special ids, and its pre-tokenizer is always 'gemma4'.
+      [bos, eos, unk] = model === 'gemma4' ? [null, null, null] : [11, 11, null];
+      this.pre = model === 'gemma4' ? 'gemma4' : (readString(meta, 'tokenizer.ggml.pre') ?? '');
       const spec = getPreTokenizer(this.pre);
       this.preSpec = spec;
       cleanSpaces = spec.cleanSpaces;
       ignoreMerges = spec.ignoreMerges;
+      escapeWhitespaces = spec.escapeWhitespaces;
       addBos = spec.addBos;
       addSep = spec.addSep;
       if (spec.noBos) bos = null;
     }
     addSpacePrefix = readBool(meta, 'tokenizer.ggml.add_space_prefix') ?? addSpacePrefix;
+    this.removeExtraWhitespaces = readBool(meta, 'tokenizer.ggml.remove_extra_whitespaces') ?? false;
+    this.escapeWhitespaces = escapeWhitespaces;
 
     // Tokens, scores, attributes.
     const scoresIn = readNumberArray(meta, 'tokenizer.ggml.scores');
@@ -178,9 +248,21 @@ export class Vocab {
       scores[i] = scoresIn ? scoresIn[i] : 0;
       attrs[i] = typesIn ? (TYPE_TO_ATTR[typesIn[i]] ?? TokenAttr.Undefined) : TokenAttr.Normal;
     }
+    if (model === 'hybriddna') {
+      // llama.cpp: the k-mers after '<oov>' lose their marker in the text (so they detokenize to bare DNA) but are
+      // still found by it.
+      const oov = map.get('<oov>');
+      if (oov !== undefined) {
+        for (let i = oov + 1; i < n; i++) {
+          const t = texts[i];
+          if (t.length > DNA_KMER_MARKER.length && t.endsWith(DNA_KMER_MARKER)) texts[i] = t.slice(0, -DNA_KMER_MARKER.length);
+        }
+      }
+    }
     this.tokens = texts;
     this.scores = scores;
     this.attrs = attrs;
+    this.typeAttrs = attrs.slice();
     this.tokenToId = map;
     this.maxTokenBytes = maxBytes;
 
@@ -198,37 +280,47 @@ export class Vocab {
     this.unkId = pick('tokenizer.ggml.unknown_token_id', unk);
     this.sepId = pick('tokenizer.ggml.seperator_token_id', sep);
     this.padId = pick('tokenizer.ggml.padding_token_id', pad);
-    this.addBos = readBool(meta, 'tokenizer.ggml.add_bos_token') ?? addBos;
+    // llama.cpp forces add_bos for the Gemma 4 pre-tokenizer (ggml-org/llama.cpp#21500).
+    this.addBos = (readBool(meta, 'tokenizer.ggml.add_bos_token') ?? addBos) || this.preSpec?.gemma4 === true;
     this.addEos = readBool(meta, 'tokenizer.ggml.add_eos_token') ?? addEos;
     this.addSep = readBool(meta, 'tokenizer.ggml.add_sep_token') ?? addSep;
     this.addSpacePrefix = addSpacePrefix;
     this.cleanSpaces = cleanSpaces;
     this.ignoreMerges = ignoreMerges;
-    this.lowercase = readBool(meta, 'tokenizer.ggml.normalizer.lowercase') ?? true;
+    this.lowercase = readBool(meta, 'tokenizer.ggml.normalizer.lowercase') ?? this.preSpec?.lowercase ?? true;
     this.stripAccents = readBool(meta, 'tokenizer.ggml.normalizer.strip_accents') ?? this.lowercase;
     if (this.addBos && this.bosId === null) throw this.missingSpecial('add_bos_token', 'bos_token_id');
     if (this.addEos && this.eosId === null) throw this.missingSpecial('add_eos_token', 'eos_token_id');
 
-    // Tokens llama.cpp recognises by text: EOT/EOM when unnamed, FIM, end-of-generation; all forced to CONTROL.
+    // Tokens llama.cpp recognises by text when the file names none (EOT, EOM, FIM) are forced to CONTROL; ids the
+    // file names keep their type (RWKV's EOT is the plain "\n\n" token).
     const makeControl = (id: number): void => {
       attrs[id] |= TokenAttr.Control;
     };
     const eog = new Set<number>();
     for (const [key, fimTexts] of FIM_EOG_TEXTS) {
       let id = pick(key, null);
-      if (id === null) id = this.findFirst(fimTexts);
-      if (id !== null) {
-        makeControl(id);
-        eog.add(id);
+      if (id === null) {
+        id = this.findFirst(fimTexts);
+        if (id !== null) makeControl(id);
+      }
+      if (id !== null) eog.add(id);
+    }
+    for (const [keys, texts] of FIM_CONTROL_TEXTS) {
+      if (keys.some((k) => pick(k, null) !== null)) continue;
+      for (const t of texts) {
+        const id = map.get(t);
+        if (id !== undefined) makeControl(id);
       }
     }
-    for (const t of FIM_CONTROL_TEXTS) {
-      const id = map.get(t);
-      if (id !== undefined) makeControl(id);
+    if (eot === null) {
+      eot = this.findFirst([...EOT_TEXTS]);
+      if (eot !== null) makeControl(eot);
     }
-    if (eot === null) eot = this.findFirst([...EOT_TEXTS]);
-    if (eom === null) eom = this.findFirst(['<|eom_id|>']);
-    for (const id of [eot, eom]) if (id !== null) makeControl(id);
+    if (eom === null) {
+      eom = this.findFirst(['<|eom_id|>']);
+      if (eom !== null) makeControl(eom);
+    }
     for (const [text, id] of map) {
       if (EOG_TEXTS.has(text)) {
         eog.add(id);
@@ -241,6 +333,7 @@ export class Vocab {
     }
     for (const id of [this.eosId, eot, eom]) if (id !== null) eog.add(id);
     this.fixHarmonyEnd(eog);
+    this.fixToolResponseEos(eog);
     this.eotId = eot;
     this.eomId = eom;
     this.eogIds = eog;
@@ -249,7 +342,9 @@ export class Vocab {
     for (let i = 0; i < n; i++) {
       if (attrs[i] & (TokenAttr.Control | TokenAttr.UserDefined | TokenAttr.Unknown)) special.push(i);
     }
-    special.sort((a, b) => texts[b].length - texts[a].length || a - b);
+    // Longest first by UTF-8 bytes, as llama.cpp sorts its special-token cache (ties: by id).
+    const bytes = new Map(special.map((id) => [id, utf8ByteLength(texts[id])]));
+    special.sort((a, b) => bytes.get(b)! - bytes.get(a)! || a - b);
     this.specialTokens = special;
     this.applyModelAttrs(meta);
   }
@@ -276,6 +371,15 @@ export class Vocab {
       eog.delete(end);
       this.attrs[end] = TokenAttr.UserDefined;
     }
+  }
+
+  /** Gemma 4 / PaddleOCR: with '<|tool_response>' end-of-generation, '</s>' is neither end-of-generation nor control. */
+  private fixToolResponseEos(eog: Set<number>): void {
+    const tool = this.tokenToId.get('<|tool_response>');
+    const s = this.tokenToId.get('</s>');
+    if (tool === undefined || s === undefined || !eog.has(tool) || !eog.has(s)) return;
+    eog.delete(s);
+    this.attrs[s] = TokenAttr.Normal;
   }
 
   /** Per-model attribute fixes llama.cpp applies by name (phi-3: RSTRIP on special tokens). */

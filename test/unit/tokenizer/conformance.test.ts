@@ -1,6 +1,7 @@
 /**
- * Conformance with llama.cpp: every vocab in ../shared/tokenizer-vectors with `.inp`/`.out`, plus stories260K. One
- * table-driven driver; ids are llama.cpp's `tokenize(text, add_special=false, parse_special=false)`.
+ * Conformance with llama.cpp: every vocab in ../shared/tokenizer-vectors with `.inp`/`.out` (and in the folders named
+ * by WEBGGUF_TOKENIZER_VECTORS), plus stories260K. One table-driven driver; ids are llama.cpp's
+ * `tokenize(text, add_special=false, parse_special=false)`.
  */
 
 import { existsSync, readdirSync } from 'node:fs';
@@ -10,10 +11,18 @@ import { sharedPath } from '../../helpers/shared-path.js';
 import { loadTokenizer, readVectors } from './vocab-fixtures.js';
 
 const VECTOR_DIR = sharedPath('tokenizer-vectors');
+const vectorsIn = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.gguf') && existsSync(`${dir}/${f}.inp`))
+    .map((f) => `${dir}/${f}`);
+/**
+ * More vector folders, ':'-separated (e.g. the `models/` folder of the llama.cpp snapshot, which also has
+ * ggml-vocab-gemma-4): WEBGGUF_TOKENIZER_VECTORS=/path/to/llama.cpp/models npx vitest run test/unit/tokenizer
+ */
+const EXTRA = (process.env['WEBGGUF_TOKENIZER_VECTORS'] ?? '').split(':').filter((d) => d !== '');
 const TABLE: string[] = [
-  ...readdirSync(VECTOR_DIR)
-    .filter((f) => f.endsWith('.gguf') && existsSync(`${VECTOR_DIR}/${f}.inp`))
-    .map((f) => `${VECTOR_DIR}/${f}`),
+  ...vectorsIn(VECTOR_DIR),
+  ...EXTRA.flatMap(vectorsIn).filter((p) => !existsSync(`${VECTOR_DIR}/${basename(p)}`)),
   sharedPath('models', 'stories260K.gguf'),
 ];
 

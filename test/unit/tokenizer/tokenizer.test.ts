@@ -41,8 +41,11 @@ describe('vocabularies without test vectors', () => {
 describe('refusals', () => {
   const base = { 'tokenizer.ggml.tokens': ['a', 'b'] } as Record<string, GgufValue>;
   it('refuses unsupported vocabulary types by name', () => {
-    for (const model of ['t5', 'rwkv', 'plamo2', 'nonsense']) {
+    for (const model of ['nonsense', 'toString', '__proto__']) {
       expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), new RegExp(`'${model}' is not supported`));
+    }
+    for (const model of ['none', 'no_vocab']) {
+      expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), /has no vocabulary; pass token ids/);
     }
   });
   it('refuses an unknown BPE pre-tokenizer', () => {
@@ -67,10 +70,19 @@ describe('every pre-tokenizer', () => {
   // A byte-level vocabulary without merges: each UTF-8 byte is one token, so every split must cover the text exactly.
   const bytesVocab = { 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.tokens': [...BYTE_TO_CHAR], 'tokenizer.ggml.merges': [] };
   const sample = "Hello, y'all! 3.14159 €100 — naïve café\n\n\tПривет 東京タワー 😀 ﷺ \u00a0end  ";
+  // SPM-style BPE pre-tokenizers (Gemma 4 …) run on raw UTF-8 with spaces escaped, falling back to <0xXX> tokens.
+  const hexVocab = {
+    'tokenizer.ggml.model': 'gpt2',
+    'tokenizer.ggml.tokens': Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`),
+    'tokenizer.ggml.merges': [],
+  };
+  const spmStyle = new Set(['gemma4', 'granite-embed-multi-311m', 'sarvam-moe']);
+  const rawUtf8 = new Set([...spmStyle, 'whitespace']);
   it.each(PRE_TOKENIZER_NAMES)('%s compiles and covers the text', (pre) => {
-    const tok = createTokenizer({ ...bytesVocab, 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
+    const escaped = spmStyle.has(pre);
+    const tok = createTokenizer({ ...(rawUtf8.has(pre) ? hexVocab : bytesVocab), 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
     const ids = tok.encode(sample);
-    expect(ids.length).toBe(new TextEncoder().encode(sample).length);
+    expect(ids.length).toBe(new TextEncoder().encode(escaped ? sample.replaceAll(' ', '\u2581') : sample).length);
   });
 });
 
