@@ -6,6 +6,16 @@
 
 import { LlmError } from '../../errors.js';
 
+/**
+ * Which kernel set to run: the one made for GPUs ('hardware'), the one made for CPU implementations of WebGPU
+ * ('software': barrier-free, fused gemv_bcast), or as the adapter says ('auto'). Forcing 'hardware' on lavapipe is
+ * how the GPU kernels are tested and profiled without a GPU.
+ */
+export type KernelSet = 'hardware' | 'software' | 'auto';
+
+/** The kernel sets a caller may name. */
+export const KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+
 /** Options for acquiring a device; all optional. */
 export interface GpuDeviceOptions {
   /** The WebGPU entry point (default `navigator.gpu`). */
@@ -25,6 +35,15 @@ export interface GpuDeviceOptions {
   readonly maxBindingBytes?: number;
   /** Treat the adapter as a CPU implementation (true) or a GPU (false); default: detected from its info. */
   readonly isSoftware?: boolean;
+  /** Kernel set (default 'auto'); 'hardware' / 'software' override `isSoftware`. */
+  readonly kernels?: KernelSet;
+}
+
+/** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
+function softwareChoice(options: GpuDeviceOptions): boolean | undefined {
+  if (options.kernels === 'hardware') return false;
+  if (options.kernels === 'software') return true;
+  return options.isSoftware;
 }
 
 /** A device with the capability choices made for it. */
@@ -98,7 +117,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware: options.isSoftware ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware: softwareChoice(options) ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
     };
   }
   let adapter = options.adapter ?? null;
@@ -143,7 +162,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
-    isSoftware: options.isSoftware ?? isSoftwareAdapter(adapter.info),
+    isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
   };
 }
 

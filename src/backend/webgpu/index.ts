@@ -8,7 +8,9 @@ import { type GpuDeviceOptions, requestGpuContext } from './device.js';
 import { type MemoryPlan, type MemoryPlanInput, planMemory } from './memory-plan.js';
 import { WebGpuOps } from './webgpu-ops.js';
 
-export type { GpuDeviceOptions } from './device.js';
+export type { GpuDeviceOptions, KernelSet } from './device.js';
+export { KERNEL_SETS } from './device.js';
+export type { MatmulProfile, StepProfile } from './profile.js';
 export { planMemory } from './memory-plan.js';
 export type { MemoryLimits, MemoryPlan, MemoryPlanInput } from './memory-plan.js';
 export { WebGpuOps } from './webgpu-ops.js';
@@ -24,6 +26,7 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `useSubgroups` (default true): subgroup reductions when `subgroups` exists; false forces workgroup memory.
  * - `maxBindingBytes`: split weights into bindings of at most this many bytes (default: the device limit).
  * - `isSoftware`: pick kernels for a CPU implementation of WebGPU or for a GPU (default: from the adapter info).
+ * - `kernels`: 'hardware' | 'software' force a kernel set whatever the adapter ('auto', the default, detects it).
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {

@@ -65,6 +65,8 @@ export class StepRecorder {
   private readonly freeReadbacks: GPUBuffer[] = [];
   private readonly pending = new Set<(e: LlmError) => void>();
   private lostError: LlmError | null = null;
+  /** Called with the pipeline label of every recorded dispatch (the structural profiler). */
+  onDispatch: ((label: string) => void) | null = null;
 
   constructor(private readonly device: GPUDevice) {
     const align = device.limits.minUniformBufferOffsetAlignment;
@@ -113,6 +115,7 @@ export class StepRecorder {
     pass.setBindGroup(0, this.bindGroup(p, buffers), [slot * this.slotBytes]);
     pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
     this.stats.dispatches++;
+    this.onDispatch?.(p.label);
   }
 
   /** Records a buffer-to-buffer copy (ends the current compute pass). */

@@ -28,6 +28,7 @@ import { BCAST_BLOCK, bcastQuantSource, canFuseGlu, GEMV_BCAST_DEBUG } from './g
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
+import { ProfileCollector, type StepProfile } from './profile.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
 
 /** A weight on the GPU: whole rows split into parts that each fit one storage binding. */
@@ -89,6 +90,7 @@ export class WebGpuOps implements Ops {
   private readonly result: GPUBuffer; // (2·MAX_TOP_K) u32 argmax / topK results
   private topkCand: GPUBuffer | null = null; // (nChunks·k, 2) u32
   private isDestroyed = false;
+  private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
 
   constructor(private readonly ctx: GpuContext) {
     this.device = ctx.device;
@@ -110,6 +112,29 @@ export class WebGpuOps implements Ops {
   /** Dispatch / submission / readback counters since creation. */
   get stats(): Readonly<RecorderStats> {
     return this.rec.stats;
+  }
+
+  /** Which kernel set runs: the one chosen for GPUs ('hardware') or for CPU implementations ('software'). */
+  get kernelSet(): 'hardware' | 'software' {
+    return this.ctx.isSoftware ? 'software' : 'hardware';
+  }
+
+  /** Starts a structural profile of the work recorded from now on (see profile.ts). */
+  beginProfile(): void {
+    this.flushNow();
+    const collector = new ProfileCollector();
+    this.prof = { collector, start: { ...this.rec.stats } };
+    this.rec.onDispatch = (label) => collector.dispatch(label);
+  }
+
+  /** Ends the profile begun by `beginProfile` (its work must have been submitted and read back). */
+  endProfile(layers: number, tokens: number): StepProfile {
+    if (!this.prof) throw new LlmError('invalid-request', 'endProfile without beginProfile');
+    const { collector, start } = this.prof;
+    this.prof = null;
+    this.rec.onDispatch = null;
+    const s = this.rec.stats;
+    return collector.summarize({ dispatches: s.dispatches - start.dispatches, submissions: s.submissions - start.submissions, bytesRead: s.bytesRead - start.bytesRead }, layers, tokens);
   }
 
   /** Pipelines built so far. */
@@ -265,6 +290,7 @@ export class WebGpuOps implements Ops {
         (p) => p.u(wt.rowLength).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).u(0).u(n),
         groups,
       );
+      this.profileMatmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
     }
   }
 
@@ -394,6 +420,12 @@ export class WebGpuOps implements Ops {
           .u(params.slidingWindow).f(params.scale).f(params.softcap).u(splits).u(Math.ceil(kvLen / splits)).u(splits === 1 ? 1 : 0),
         [groups[0], groups[1], splits],
       );
+      if (this.prof) {
+        const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2; // K and V of one position of one KV head
+        let read = 0;
+        for (let t = 0; t < groups[0]; t++) read += (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
+        this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
+      }
       this.combineAttention(o, nHeads, headDim, splits, n);
       return;
     }
@@ -407,6 +439,12 @@ export class WebGpuOps implements Ops {
         .u(params.slidingWindow).u(nSplits).u(splitLen).u(nSplits === 1 ? 1 : 0).f(params.scale).f(params.softcap),
       [nSplits, nHeads, n],
     );
+    if (this.prof) {
+      const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2;
+      let read = 0;
+      for (let i = 0; i < n; i++) read += (st.startPos + i + 1) * kvRow * nHeads; // every query head reads its KV head
+      this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
+    }
     this.combineAttention(o, nHeads, headDim, nSplits, n);
   }
 
@@ -560,8 +598,27 @@ export class WebGpuOps implements Ops {
         (p) => p.u(k).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).f(eps),
         grid(Math.ceil(part.nRows / (2 * wgSize)), n), // two rows per invocation
       );
+      this.profileMatmul(pipe.label, glu ? [wt, glu.up] : [wt], part.nRows, n, grid(Math.ceil(part.nRows / (2 * wgSize)), n), wgSize, n);
     }
     return true;
+  }
+
+  /** Reports one matmul dispatch to the profiler: `reads` = times each weight row is loaded (tokens or token tiles). */
+  private profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void {
+    if (!this.prof) return;
+    const w = ws[0]!;
+    const logical = ws.length * nRows * (w.rowLength / w.layout.blockElements) * w.layout.blockBytes;
+    this.prof.collector.matmul({
+      name: ws.map((x) => x.name).join('+'),
+      kernel,
+      rows: nRows,
+      cols: w.rowLength,
+      tokens: n,
+      workgroups: groups[0]! * groups[1]! * groups[2]!,
+      wgSize,
+      weightBytesLogical: logical,
+      weightBytesLoaded: ws.length * nRows * w.rowStride * 4 * reads,
+    });
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
