@@ -15,7 +15,7 @@ export type BindingKind = 'uniform' | 'read' | 'rw';
 const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
   'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemv_rows.main': ['uniform', 'read', 'read', 'rw', 'read'],
-  'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_bcast.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'read', 'read', 'read'],
   'gemm.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'embed.main': ['uniform', 'read', 'read', 'rw'],
