@@ -837,7 +837,9 @@ export class WebGpuOps implements Ops {
   private profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void {
     if (!this.prof) return;
     const w = ws[0]!;
-    const logical = ws.length * nRows * (w.rowLength / w.layout.blockElements) * w.layout.blockBytes;
+    // Q|K|V: nRows counts the rows of all three; gate|up: each output row reads a gate and an up row.
+    const weightRows = w.group?.kind === 'qkv' && ws.length === 3 ? nRows : ws.length * nRows;
+    const logical = weightRows * (w.rowLength / w.layout.blockElements) * w.layout.blockBytes;
     this.prof.collector.matmul({
       name: ws.map((x) => x.name).join('+'),
       kernel,
@@ -847,7 +849,7 @@ export class WebGpuOps implements Ops {
       workgroups: groups[0]! * groups[1]! * groups[2]!,
       wgSize,
       weightBytesLogical: logical,
-      weightBytesLoaded: ws.length * nRows * w.rowStride * 4 * reads,
+      weightBytesLoaded: weightRows * w.rowStride * 4 * reads,
     });
   }
 
