@@ -3,7 +3,7 @@
  * hardware kernels forced: a Qwen2.5-shaped Q4_0 model (GQA 7:1 scaled down, QKV biases, tied embeddings) written at
  * test time, a 70-token prefill chunk (past 64 positions, where decode attention splits), then one decode token.
  * Decode: ≤ 8 dispatches per layer (plus a constant), one submission, ≤ 8 bytes read back, every matmul launching
- * ≥ 4 subgroups per MiB of weights. Counts, not timings.
+ * ≥ 4 subgroups per MiB of weights, K/V bytes read ≤ 1.1 × the K/V bytes attended. Counts, not timings.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,6 +69,8 @@ describe('hardware kernel set: structural profile (Qwen2.5-shaped Q4_0)', () => 
     expect(decode.matmuls.filter((m) => m.kernel.includes('glu'))).toHaveLength(N_LAYER);
     expect(Object.keys(decode.kernels).some((k) => k.startsWith('rms_norm') || k.startsWith('add') || k.startsWith('glu.'))).toBe(false);
     for (const m of decode.matmuls) expect(m.subgroupsPerMiB, m.name).toBeGreaterThanOrEqual(4);
+    // Decode attention: each K/V byte read once for the 7 query heads of its KV head (7× on the per-query-head kernel).
+    expect(decode.kvBytesRead / decode.kvBytes).toBeLessThanOrEqual(1.1);
     expect(prefill.submissions).toBe(1);
     expect(decode.weightBytesLogical).toBeGreaterThan(0);
     expect(gpuErrors).toEqual([]);

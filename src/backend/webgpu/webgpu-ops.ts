@@ -630,7 +630,10 @@ export class WebGpuOps implements Ops {
     // Prefill (n ≥ 2): the tiled causal kernel, K/V tiles shared by a workgroup's tokens and GQA heads; split-K on
     // GPUs when it alone would leave the device idle (a few tokens after a long prefix).
     const group = nHeads / nKvHeads;
-    const tiles = n >= 2 ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
+    // Decode on GPUs with grouped-query attention takes it too: one workgroup per KV head (× splits) reads each K/V
+    // byte once for all the query heads of its group, instead of once per query head.
+    const isTiled = n >= 2 || (!this.ctx.isSoftware && group >= 2);
+    const tiles = isTiled ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
     if (tiles) {
       const groups = prefillAttentionGrid(tiles, n, nHeads, nKvHeads);
       const splits = this.ctx.isSoftware ? 1 : prefillAttentionSplits(groups[0] * groups[1], kvLen, tiles.keys, maxSplits);
