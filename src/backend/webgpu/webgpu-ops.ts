@@ -195,7 +195,7 @@ export class WebGpuOps implements Ops {
       const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer, host: values, group: null };
       return w;
     }
-    const layout = getGpuQuantLayout(info.type, info.name);
+    const layout = getGpuQuantLayout(info.type, info.name, this.kernelSet);
     if (rowLength % layout.blockElements !== 0) {
       throw new LlmError('gguf-invalid', `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`, {
         details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
