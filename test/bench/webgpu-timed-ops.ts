@@ -5,7 +5,7 @@
  */
 
 import { requestGpuContext } from '../../src/backend/webgpu/device.js';
-import { createGpuTimer, gpuTimerUnavailableReason } from '../../src/backend/webgpu/gpu-timer.js';
+import { createGpuTimer, gpuTimerUnavailableReason } from './gpu-timer.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import type { CreatedOps } from './measure-model.js';
 

@@ -11,7 +11,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, Ops, RopeParams } from '../../src/backend/ops.js';
-import { GEMV_BCAST_DEBUG } from '../../src/backend/webgpu/gemv-bcast.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
@@ -282,9 +281,8 @@ for (const variant of VARIANTS) {
 // Subgroups smaller than 8 (SwiftShader) load x per lane: forced here, since lavapipe's subgroups are 8 wide.
 describe('webgpu gemv_bcast, per-lane x path (subgroups < 8)', () => {
   it('norm + bias, accumulate and gate/up/GLU match the reference', async () => {
-    GEMV_BCAST_DEBUG.forceDirect = true;
-    try {
-      const ops = await createWebGpuOps({ gpu: await getTestGpu(), useSubgroups: true, isSoftware: true });
+    {
+      const ops = await createWebGpuOps({ gpu: await getTestGpu(), useSubgroups: true, isSoftware: true, bcastDirectLoads: true });
       created.push(ops);
       const [k, nRows, n] = [96, 70, 2];
       const q = makeWeight(GgmlType.Q4_0, k, nRows, 31);
@@ -306,8 +304,6 @@ describe('webgpu gemv_bcast, per-lane x path (subgroups < 8)', () => {
       ops.endStep();
       const ur = matmulRef(u.values, xn, k, nRows, n);
       expect(nmse(await ops.read(out, n), matmulRef(q.values, xn, k, nRows, n).map((v, i) => silu(v) * ur[i]!))).toBeLessThan(1e-9);
-    } finally {
-      GEMV_BCAST_DEBUG.forceDirect = false;
     }
   });
 });

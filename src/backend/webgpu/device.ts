@@ -37,6 +37,11 @@ export interface GpuDeviceOptions {
   readonly isSoftware?: boolean;
   /** Kernel set (default 'auto'); 'hardware' / 'software' override `isSoftware`. */
   readonly kernels?: KernelSet;
+  /**
+   * gemv_bcast loads x per lane, the path of subgroups narrower than 8 (SwiftShader's 4), also where subgroups are
+   * wider (tests take that path on lavapipe's 8 with it). Default false.
+   */
+  readonly bcastDirectLoads?: boolean;
 }
 
 /** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
@@ -55,7 +60,7 @@ export interface GpuContext {
   readonly isSubgroups: boolean;
   /**
    * The device has `timestamp-query` (requested whenever the adapter offers it, never required). Only the opt-in GPU
-   * timer (gpu-timer.ts) uses it; the production decode step records no timestamps.
+   * timer of the benchmarks (test/bench/gpu-timer.ts) uses it; the production decode step records no timestamps.
    */
   readonly hasTimestampQuery: boolean;
   /** Adapter description for logs, e.g. 'llvmpipe (LLVM 19.1.7, 256 bits)'. */
@@ -69,6 +74,8 @@ export interface GpuContext {
    * lane and every workgroup barrier is costly, so kernels pick barrier-free variants there.
    */
   readonly isSoftware: boolean;
+  /** See GpuDeviceOptions.bcastDirectLoads. */
+  readonly bcastDirectLoads: boolean;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -118,6 +125,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
       isSoftware: softwareChoice(options) ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      bcastDirectLoads: options.bcastDirectLoads === true,
     };
   }
   let adapter = options.adapter ?? null;
@@ -163,6 +171,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
     isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
+    bcastDirectLoads: options.bcastDirectLoads === true,
   };
 }
 

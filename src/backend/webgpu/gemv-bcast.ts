@@ -21,12 +21,6 @@ const DOT32_UP_STUB =
   'fn dot32_up(base: u32, b: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, x4: vec4<f32>, ' +
   'x5: vec4<f32>, x6: vec4<f32>, x7: vec4<f32>, sx: f32) -> f32 { return 0.0; }';
 
-/**
- * Test hook: `forceDirect` makes new gemv_bcast pipelines load x per lane, the path of subgroups smaller than 8
- * (SwiftShader's 4), which lavapipe (8) never takes otherwise.
- */
-export const GEMV_BCAST_DEBUG = { forceDirect: false };
-
 /** Elements per `dot32` step: rows must be a whole number of them. */
 export const BCAST_BLOCK = 32;
 

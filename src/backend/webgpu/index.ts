@@ -1,11 +1,10 @@
 /**
  * Entry point of the WebGPU backend: `createWebGpuOps()` acquires a device (navigator.gpu unless a GPU, adapter or
- * device is passed) and returns the `Ops` implementation; `planWebGpuMemory()` checks a model against the device
- * limits before any download.
+ * device is passed) and returns the `Ops` implementation. `planMemory()` checks a model against given limits (the
+ * engine's pre-download check is api/memory-preflight.ts).
  */
 
 import { type GpuDeviceOptions, requestGpuContext } from './device.js';
-import { type MemoryPlan, type MemoryPlanInput, planMemory } from './memory-plan.js';
 import { WebGpuOps } from './webgpu-ops.js';
 
 export type { GpuDeviceOptions, KernelSet } from './device.js';
@@ -31,13 +30,4 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
   return new WebGpuOps(await requestGpuContext(options));
-}
-
-/** `planMemory` against a device's own limits (plus an optional byte budget). */
-export function planWebGpuMemory(input: MemoryPlanInput, device: GPUDevice, budgetBytes?: number): MemoryPlan {
-  return planMemory(input, {
-    maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
-    maxBufferSize: device.limits.maxBufferSize,
-    budgetBytes,
-  });
 }

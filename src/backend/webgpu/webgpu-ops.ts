@@ -24,7 +24,7 @@ import type {
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
-import { BCAST_BLOCK, bcastQuantSource, canFuseGlu, GEMV_BCAST_DEBUG } from './gemv-bcast.js';
+import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { type Binding, grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -810,7 +810,7 @@ export class WebGpuOps implements Ops {
     const nw = norm ? (norm.weight as GpuWeight) : null;
     if (nw && (nw.rowLength !== k || xa.cols !== k)) return false;
     const isGelu = glu?.act === 'gelu';
-    const direct = GEMV_BCAST_DEBUG.forceDirect;
+    const direct = this.ctx.bcastDirectLoads;
     const tag = [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : ''].filter((t) => t).join('_') || undefined;
     // Smaller workgroups for short matrices, so that even K/V projections (128 rows) spread over the CPU's threads.
     const wgSize = wt.nRows >= 2048 ? BCAST_WG : wt.nRows >= 256 ? BCAST_WG / 2 : BCAST_WG / 4;
