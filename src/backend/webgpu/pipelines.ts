@@ -12,7 +12,7 @@ import { composeShader, type ElementType, type KernelName } from './compose.js';
 export type BindingKind = 'uniform' | 'read' | 'rw';
 
 /** Bindings of every kernel entry point, by binding number (index in the array; null = not used by that entry). */
-const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
+export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
   'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemv_rows.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],

@@ -9,25 +9,7 @@
 
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
-import bf16Wgsl from '../../../shaders/quant/bf16.wgsl?raw';
-import f16Wgsl from '../../../shaders/quant/f16.wgsl?raw';
-import f32Wgsl from '../../../shaders/quant/f32.wgsl?raw';
-import iq4NlWgsl from '../../../shaders/quant/iq4_nl.wgsl?raw';
-import iq4XsWgsl from '../../../shaders/quant/iq4_xs.wgsl?raw';
-import q2KWgsl from '../../../shaders/quant/q2_k.wgsl?raw';
-import q3KWgsl from '../../../shaders/quant/q3_k.wgsl?raw';
-import q4_0Wgsl from '../../../shaders/quant/q4_0.wgsl?raw';
-import q4_1Wgsl from '../../../shaders/quant/q4_1.wgsl?raw';
-import q4KWgsl from '../../../shaders/quant/q4_k.wgsl?raw';
-import q5_0Wgsl from '../../../shaders/quant/q5_0.wgsl?raw';
-import q5_1Wgsl from '../../../shaders/quant/q5_1.wgsl?raw';
-import q5KWgsl from '../../../shaders/quant/q5_k.wgsl?raw';
-import q6KWgsl from '../../../shaders/quant/q6_k.wgsl?raw';
-import q8_0Wgsl from '../../../shaders/quant/q8_0.wgsl?raw';
-import iq4NlRowsWgsl from '../../../shaders/quant/iq4_nl_rows.wgsl?raw';
-import q4_0RowsWgsl from '../../../shaders/quant/q4_0_rows.wgsl?raw';
-import q5_0RowsWgsl from '../../../shaders/quant/q5_0_rows.wgsl?raw';
-import q8_0RowsWgsl from '../../../shaders/quant/q8_0_rows.wgsl?raw';
+import { shaderSource } from './compose.js';
 
 /** How one ggml type is laid out on the GPU. */
 export interface GpuQuantLayout {
@@ -72,21 +54,21 @@ const GROUP = 4;
 /** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType. */
 export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
   [
-    layout(GgmlType.F32, f32Wgsl, 1, 4),
-    layout(GgmlType.F16, f16Wgsl, 1, 2),
-    layout(GgmlType.BF16, bf16Wgsl, 1, 2),
-    layout(GgmlType.Q4_0, q4_0Wgsl, 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q4_1, q4_1Wgsl, 32, 20), // d m | qs[16]
-    layout(GgmlType.Q5_0, q5_0Wgsl, 32, 22, 2), // qh | qs[16] | d
-    layout(GgmlType.Q5_1, q5_1Wgsl, 32, 24), // d m | qh | qs[16]
-    layout(GgmlType.Q8_0, q8_0Wgsl, 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q2_K, q2KWgsl, 256, 84), // scales[16] | qs[64] | d dmin
-    layout(GgmlType.Q3_K, q3KWgsl, 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
-    layout(GgmlType.Q4_K, q4KWgsl, 256, 144), // d dmin | scales[12] | qs[128]
-    layout(GgmlType.Q5_K, q5KWgsl, 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
-    layout(GgmlType.Q6_K, q6KWgsl, 256, 210), // ql[128] | qh[64] | scales[16] | d pad
-    layout(GgmlType.IQ4_NL, iq4NlWgsl, 32, 18, 2), // qs[16] | d
-    layout(GgmlType.IQ4_XS, iq4XsWgsl, 256, 136), // d scales_h | scales_l[4] | qs[128]
+    layout(GgmlType.F32, shaderSource('quant/f32'), 1, 4),
+    layout(GgmlType.F16, shaderSource('quant/f16'), 1, 2),
+    layout(GgmlType.BF16, shaderSource('quant/bf16'), 1, 2),
+    layout(GgmlType.Q4_0, shaderSource('quant/q4_0'), 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
+    layout(GgmlType.Q4_1, shaderSource('quant/q4_1'), 32, 20), // d m | qs[16]
+    layout(GgmlType.Q5_0, shaderSource('quant/q5_0'), 32, 22, 2), // qh | qs[16] | d
+    layout(GgmlType.Q5_1, shaderSource('quant/q5_1'), 32, 24), // d m | qh | qs[16]
+    layout(GgmlType.Q8_0, shaderSource('quant/q8_0'), 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
+    layout(GgmlType.Q2_K, shaderSource('quant/q2_k'), 256, 84), // scales[16] | qs[64] | d dmin
+    layout(GgmlType.Q3_K, shaderSource('quant/q3_k'), 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
+    layout(GgmlType.Q4_K, shaderSource('quant/q4_k'), 256, 144), // d dmin | scales[12] | qs[128]
+    layout(GgmlType.Q5_K, shaderSource('quant/q5_k'), 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
+    layout(GgmlType.Q6_K, shaderSource('quant/q6_k'), 256, 210), // ql[128] | qh[64] | scales[16] | d pad
+    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl'), 32, 18, 2), // qs[16] | d
+    layout(GgmlType.IQ4_XS, shaderSource('quant/iq4_xs'), 256, 136), // d scales_h | scales_l[4] | qs[128]
   ].map((l) => [l.type, l]),
 );
 
@@ -96,10 +78,10 @@ export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
  */
 export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
   [
-    layout(GgmlType.Q4_0, q4_0RowsWgsl, 32, 18, 2, 0, true),
-    layout(GgmlType.Q5_0, q5_0RowsWgsl, 32, 22, 2, 0, true),
-    layout(GgmlType.Q8_0, q8_0RowsWgsl, 32, 34, 2, 0, true),
-    layout(GgmlType.IQ4_NL, iq4NlRowsWgsl, 32, 18, 2, 0, true),
+    layout(GgmlType.Q4_0, shaderSource('quant/q4_0_rows'), 32, 18, 2, 0, true),
+    layout(GgmlType.Q5_0, shaderSource('quant/q5_0_rows'), 32, 22, 2, 0, true),
+    layout(GgmlType.Q8_0, shaderSource('quant/q8_0_rows'), 32, 34, 2, 0, true),
+    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl_rows'), 32, 18, 2, 0, true),
   ].map((l) => [l.type, l]),
 );
 

@@ -28,6 +28,7 @@ import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { type Binding, grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
+import { writeGemvSgParams } from './gemv-sg-params.js';
 import { groupOffsets, type WeightGroupKind, type WeightGroupSlot, weightGroupOf } from './weight-groups.js';
 import { ProfileCollector, type StepProfile } from './profile.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
@@ -465,8 +466,11 @@ export class WebGpuOps implements Ops {
     this.rec.dispatch(
       pipe,
       [null, g.buffer, pend.x.buffer, o0.buffer, bias, nw, o1.buffer, o2.buffer],
-      (p) => p.u(q.rowLength).u(total).u(q.rowStride).u(pend.x.cols).u(o0.cols).u(0).u(withBias ? 1 : 0).u(0).f(pend.norm?.eps ?? 0)
-        .u(q.nRows).u(q.nRows + k.nRows).u(o1.cols).u(o2.cols).u(g.wordBase[1]!).u(g.wordBase[2]!),
+      (p) => writeGemvSgParams(p, {
+        k: q.rowLength, n_rows: total, row_stride: q.rowStride, x_stride: pend.x.cols, out_stride: o0.cols, out_offset: 0, has_bias: withBias ? 1 : 0,
+        x_offset: 0, eps: pend.norm?.eps ?? 0, split1: q.nRows, split2: q.nRows + k.nRows, out1_stride: o1.cols, out2_stride: o2.cols,
+        w_base1: g.wordBase[1]!, w_base2: g.wordBase[2]!,
+      }),
       groups,
     );
     this.profileMatmul(pipe.label, [q, k, v], total, 1, groups, SG_WG, 1);
@@ -482,8 +486,10 @@ export class WebGpuOps implements Ops {
       this.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b, nw, this.dummyRw[0], this.dummyRw[1]],
-        (p) => p.u(wt.rowLength).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).u(0).f(norm?.eps ?? 0)
-          .u(part.nRows).u(part.nRows).u(0).u(0).u(0).u(0),
+        (p) => writeGemvSgParams(p, {
+          k: wt.rowLength, n_rows: part.nRows, row_stride: wt.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: part.rowStart,
+          has_bias: bias ? 1 : 0, x_offset: 0, eps: norm?.eps ?? 0, split1: part.nRows, split2: part.nRows, out1_stride: 0, out2_stride: 0, w_base1: 0, w_base2: 0,
+        }),
         groups,
       );
       this.profileMatmul(pipe.label, [wt], part.nRows, n, groups, SG_WG, n);
@@ -530,8 +536,10 @@ export class WebGpuOps implements Ops {
       this.rec.dispatch(
         pipe,
         [null, grp.buffer, xa.buffer, o.buffer, this.dummy, norm ? this.vec(norm.weight) : this.dummy, this.dummyRw[0], this.dummyRw[1]],
-        (p) => p.u(g.rowLength).u(g.nRows).u(g.rowStride).u(xa.cols).u(o.cols).u(0).u(0).u(0).f(norm?.eps ?? 0)
-          .u(g.nRows).u(g.nRows).u(0).u(0).u(grp.wordBase[1]!).u(0),
+        (p) => writeGemvSgParams(p, {
+          k: g.rowLength, n_rows: g.nRows, row_stride: g.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: 0, has_bias: 0, x_offset: 0,
+          eps: norm?.eps ?? 0, split1: g.nRows, split2: g.nRows, out1_stride: 0, out2_stride: 0, w_base1: grp.wordBase[1]!, w_base2: 0,
+        }),
         groups,
       );
       this.profileMatmul(pipe.label, [g, u], g.nRows, 1, groups, SG_WG, 1);
