@@ -6,6 +6,10 @@
 
 import type { ParamsWriter } from './step-recorder.js';
 
+/** Workgroup size of gemv_sg and rows per workgroup (its ROWS override): one subgroup per row, rows walked in turn. */
+export const GEMV_SG_WG = 64;
+export const GEMV_SG_ROWS = 16;
+
 /** gemv_sg's Params fields in declaration order; `eps` is the one f32. */
 export const GEMV_SG_PARAMS = [
   'k',

@@ -28,7 +28,7 @@ import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { type Binding, grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
-import { writeGemvSgParams } from './gemv-sg-params.js';
+import { GEMV_SG_ROWS, GEMV_SG_WG, writeGemvSgParams } from './gemv-sg-params.js';
 import { groupOffsets, type WeightGroupKind, type WeightGroupSlot, weightGroupOf } from './weight-groups.js';
 import { ProfileCollector, type StepProfile } from './profile.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
@@ -78,8 +78,8 @@ const WG_FLAT = 256; // elementwise and single-workgroup scans
 const ATTN_MIN_SPLIT = 64;
 const ATTN_MAX_SPLITS = 32;
 /** Workgroup size and rows per workgroup of the hardware GEMV gemv_sg. */
-const SG_WG = 64;
-const SG_ROWS = 16;
+const SG_WG = GEMV_SG_WG;
+const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
