@@ -1,8 +1,8 @@
 /**
  * The hardware kernel set's fused decode GEMV (gemv_sg with HAS_NORM / ACCUMULATE / IS_GLU, and Q|K|V in one
- * dispatch) against f64 references over the dequantized weights, forced on lavapipe (`kernels: 'hardware'`), f16 and
- * f32 element paths with subgroups. Grouped weights are recognised by their GGUF names (`blk.N.attn_q.weight` …) and
- * uploaded into one buffer at aligned offsets; the other kernels (gemm for batches) still read each member alone.
+ * dispatch) and its no-subgroup twin gemv against f64 references over the dequantized weights, forced on lavapipe
+ * (`kernels: 'hardware'`), f16 and f32 element paths with subgroups and the f32 path without. Grouped weights are
+ * recognised by their GGUF names (`blk.N.attn_q.weight` …) and uploaded into one buffer at aligned offsets; the other kernels (gemm for batches) still read each member alone.
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,15 +44,16 @@ async function vector(ops: Ops, name: string, v: Float32Array): Promise<Weight> 
 }
 
 const PATHS = [
-  { name: 'f16+subgroups', preferF16: true },
-  { name: 'f32+subgroups', preferF16: false },
+  { name: 'f16+subgroups', preferF16: true, useSubgroups: true },
+  { name: 'f32+subgroups', preferF16: false, useSubgroups: true },
+  { name: 'f32+shared (gemv: Firefox, Safari)', preferF16: false, useSubgroups: false },
 ];
 
 describe('hardware fused GEMV (gemv_sg)', () => {
   for (const path of PATHS) {
     for (const type of [GgmlType.Q4_0, GgmlType.Q4_K]) {
       it(`${path.name} ${GgmlType[type]}: Q|K|V with norm and biases in one dispatch; gate·up·GLU; accumulate`, async () => {
-        const ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: path.preferF16, useSubgroups: true, kernels: 'hardware', maxBindingBytes: 1 << 20 });
+        const ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: path.preferF16, useSubgroups: path.useSubgroups, kernels: 'hardware', maxBindingBytes: 1 << 20 });
         created.push(ops);
         const k = 512;
         const [nq, nkv, nff] = [96, 32, 80]; // rows: not multiples of the 16-row workgroup

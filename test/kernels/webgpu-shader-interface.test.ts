@@ -3,7 +3,7 @@
  * under shaders/kernels/ has a binding table and its entry points exist; every binding the table declares matches
  * the WGSL declaration's number and access (uniform / read / read_write); every uniform block fits the params slot;
  * kernels that read quantized weights have the `k` field the row-split quant snippets read; and gemv_sg's Params
- * fields are in the order and of the types the host writes them (a reordered field fails here).
+ * and gemv's (the hardware GEMVs, one Params layout) fields are in the order and of the types the host writes them (a reordered field fails here).
  */
 
 import { describe, expect, it } from 'vitest';
@@ -67,8 +67,8 @@ describe('WebGPU shader interface', () => {
     });
   }
 
-  it('gemv_sg: the host writes Params in the declared order and types', () => {
-    const fields = paramsFields(KERNEL_SOURCES['gemv_sg']!);
+  it.each(['gemv_sg', 'gemv'])('%s: the host writes Params in the declared order and types', (kernel) => {
+    const fields = paramsFields(KERNEL_SOURCES[kernel]!);
     expect(fields.map((f) => f.name)).toEqual([...GEMV_SG_PARAMS]);
     for (const f of fields) expect(f.type, f.name).toBe(GEMV_SG_F32_PARAMS.has(f.name) ? 'f32' : 'u32');
   });

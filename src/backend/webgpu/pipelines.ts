@@ -13,7 +13,7 @@ export type BindingKind = 'uniform' | 'read' | 'rw';
 
 /** Bindings of every kernel entry point, by binding number (index in the array; null = not used by that entry). */
 export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
-  'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_rows.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_bcast.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'read', 'read', 'read'],

@@ -369,7 +369,7 @@ export class WebGpuOps implements Ops {
     // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
     const kind = this.gemvKind(wt.rowLength, n);
-    if (kind === 'gemv_sg') {
+    if (kind === 'gemv_sg' || kind === 'gemv') {
       this.sgGemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
       return;
     }
@@ -424,9 +424,9 @@ export class WebGpuOps implements Ops {
     return true;
   }
 
-  /** True when the hardware GEMV takes a fused decode product of `w` (subgroups, one token, norm over all of x). */
+  /** True when the hardware GEMV takes a fused decode product of `w` (one token, norm over all of x). */
   private hardwareFusion(xa: GpuActivation, w: GpuWeight, n: number, norm: FusedNorm | null): boolean {
-    if (this.ctx.isSoftware || !this.ctx.isSubgroups || n !== 1 || w.vector || w.parts.length === 0) return false;
+    if (this.ctx.isSoftware || n !== 1 || w.vector || w.parts.length === 0) return false;
     return !norm || ((norm.weight as GpuWeight).rowLength === w.rowLength && xa.cols === w.rowLength);
   }
 
@@ -461,7 +461,7 @@ export class WebGpuOps implements Ops {
     const [o0, o1, o2] = pend.outs as [GpuActivation, GpuActivation, GpuActivation];
     const total = q.nRows + k.nRows + v.nRows;
     const pipe = this.sgPipe(q.layout, pend.norm !== null, false, null);
-    const groups = grid(Math.ceil(total / SG_ROWS), 1);
+    const groups = grid(Math.ceil(total / this.sgRows), 1);
     const nw = pend.norm ? this.vec(pend.norm.weight) : this.dummy;
     this.rec.dispatch(
       pipe,
@@ -482,7 +482,7 @@ export class WebGpuOps implements Ops {
     const b = bias ? this.vec(bias) : this.dummy;
     const nw = norm ? this.vec(norm.weight) : this.dummy;
     for (const part of wt.parts) {
-      const groups = grid(Math.ceil(part.nRows / SG_ROWS), n);
+      const groups = grid(Math.ceil(part.nRows / this.sgRows), n);
       this.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b, nw, this.dummyRw[0], this.dummyRw[1]],
@@ -496,14 +496,20 @@ export class WebGpuOps implements Ops {
     }
   }
 
-  /** The gemv_sg variant with these fusions. */
+  /** Rows per workgroup of the hardware GEMV: gemv_sg's ROWS with subgroups, one row per workgroup (gemv) without. */
+  private get sgRows(): number {
+    return this.ctx.isSubgroups ? SG_ROWS : 1;
+  }
+
+  /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
   private sgPipe(quant: GpuQuantLayout, hasNorm: boolean, accumulate: boolean, glu: GluActivation | null): CachedPipeline {
     const tag = [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
+    const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.pipe({
-      kernel: 'gemv_sg',
+      kernel: this.ctx.isSubgroups ? 'gemv_sg' : 'gemv',
       quant,
       wgSize: SG_WG,
-      constants: { ROWS: SG_ROWS, HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' },
+      constants: this.ctx.isSubgroups ? { ROWS: SG_ROWS, ...fusions } : fusions,
       ...(tag ? { tag } : {}),
     });
   }
@@ -532,7 +538,7 @@ export class WebGpuOps implements Ops {
       const grp = g.group;
       if (!sameShape || grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.hardwareFusion(xa, g, n, norm) || o.buffer === xa.buffer) return false;
       const pipe = this.sgPipe(g.layout, norm !== null, false, act);
-      const groups = grid(Math.ceil(g.nRows / SG_ROWS), 1);
+      const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
       this.rec.dispatch(
         pipe,
         [null, grp.buffer, xa.buffer, o.buffer, this.dummy, norm ? this.vec(norm.weight) : this.dummy, this.dummyRw[0], this.dummyRw[1]],
