@@ -27,49 +27,13 @@ import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefi
 import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
-import { type Binding, grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
-import { GEMV_SG_ROWS, GEMV_SG_WG, writeGemvSgParams } from './gemv-sg-params.js';
-import { groupOffsets, type WeightGroupKind, type WeightGroupSlot, weightGroupOf } from './weight-groups.js';
+import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
+import { GEMV_SG_ROWS } from './gemv-sg-params.js';
+import { weightGroupOf } from './weight-groups.js';
 import { ProfileCollector, type StepProfile } from './profile.js';
+import { HardwareGemv } from './hardware-gemv.js';
+import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
-
-/** A weight on the GPU: whole rows split into parts that each fit one storage binding. */
-interface GpuWeight extends Weight {
-  readonly layout: GpuQuantLayout;
-  /** u32 words per repacked row. */
-  readonly rowStride: number;
-  /** Filled at upload (for a grouped weight: once its whole group is uploaded). */
-  parts: { readonly buffer: Binding; readonly rowStart: number; readonly nRows: number }[];
-  /** 1-D tensors: the values as f32 (norm weights, biases). */
-  readonly vector: GPUBuffer | null;
-  /** 1-D tensors: the same values on the host (biases concatenated for the fused Q|K|V GEMV). */
-  readonly host: Float32Array | null;
-  /** The group whose buffer holds this weight's rows (hardware kernels; see weight-groups.ts), else null. */
-  group: GpuWeightGroup | null;
-}
-
-/** Weights uploaded into one buffer, each at an aligned offset (see weight-groups.ts). */
-interface GpuWeightGroup {
-  readonly kind: WeightGroupKind;
-  readonly buffer: GPUBuffer;
-  readonly members: readonly GpuWeight[];
-  /** Word offset of each member's first row in `buffer`. */
-  readonly wordBase: readonly number[];
-}
-
-/** A Q|K|V group being recorded: q, then k, then v arrive as three matmulFused calls and go out as one dispatch. */
-interface PendingQkv {
-  readonly group: GpuWeightGroup;
-  readonly x: GpuActivation;
-  readonly norm: FusedNorm | null;
-  readonly outs: GpuActivation[];
-  readonly biases: (GpuWeight | null)[];
-}
-
-/** An activation on the GPU. */
-interface GpuActivation extends Activation {
-  readonly buffer: GPUBuffer; // (maxRows, cols) f32
-}
 
 /** Workgroup sizes (powers of two ≤ 256: SwiftShader's cap). */
 const WG_ROW = 64; // one workgroup per row / group / head
@@ -77,8 +41,7 @@ const WG_FLAT = 256; // elementwise and single-workgroup scans
 /** Positions per attention tile, and the most splits of a decode row. */
 const ATTN_MIN_SPLIT = 64;
 const ATTN_MAX_SPLITS = 32;
-/** Workgroup size and rows per workgroup of the hardware GEMV gemv_sg. */
-const SG_WG = GEMV_SG_WG;
+/** Rows per workgroup of the hardware GEMV gemv_sg. */
 const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
@@ -120,9 +83,7 @@ export class WebGpuOps implements Ops {
   private isDestroyed = false;
   private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
-  private readonly pendingGroups = new Map<string, { slot: WeightGroupSlot; members: (GpuWeight | undefined)[]; bytes: (Uint8Array | undefined)[] }>();
-  private pendingQkv: PendingQkv | null = null;
-  private readonly qkvBiases = new WeakMap<GpuWeightGroup, GPUBuffer>(); // concatenated bq|bk|bv
+  private readonly hw: HardwareGemv;
 
   constructor(private readonly ctx: GpuContext) {
     this.device = ctx.device;
@@ -135,6 +96,18 @@ export class WebGpuOps implements Ops {
       `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
     this.dummyRw = [this.buffer('dummy-rw1', 16, 0), this.buffer('dummy-rw2', 16, 0)];
+    this.hw = new HardwareGemv({
+      ctx,
+      device: this.device,
+      rec: this.rec,
+      maxWeightBinding: this.maxWeightBinding,
+      dummy: this.dummy,
+      dummyRw: this.dummyRw,
+      pipe: (spec) => this.pipe(spec),
+      buffer: (label, size, usage) => this.buffer(label, size, usage),
+      vec: (w) => this.vec(w),
+      profileMatmul: (...args) => this.profileMatmul(...args),
+    });
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.result = this.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
     watchDevice(ctx.device, (reason) => {
@@ -213,7 +186,7 @@ export class WebGpuOps implements Ops {
     if (slot && rowStride * 4 * nRows <= this.maxWeightBinding) {
       // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
       const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts: [], vector: null, host: null, group: null };
-      this.stashGroupMember(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
+      this.hw.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
       return w;
     }
     const parts = [];
@@ -227,54 +200,6 @@ export class WebGpuOps implements Ops {
     }
     const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null, host: null, group: null };
     return w;
-  }
-
-  /** Adds a member to its pending group; uploads the group once complete. */
-  private stashGroupMember(slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array): void {
-    let g = this.pendingGroups.get(slot.key);
-    if (!g) {
-      g = { slot, members: [], bytes: [] };
-      this.pendingGroups.set(slot.key, g);
-    }
-    g.members[slot.index] = w;
-    g.bytes[slot.index] = bytes;
-    if (g.members.filter((m) => m).length === slot.size) {
-      this.pendingGroups.delete(slot.key);
-      this.commitGroup(slot.kind, g.members as GpuWeight[], g.bytes as Uint8Array[]);
-    }
-  }
-
-  /** Uploads complete group members into one buffer (or each alone when they differ in type or row length). */
-  private commitGroup(kind: WeightGroupKind | null, members: readonly GpuWeight[], bytes: readonly Uint8Array[]): void {
-    const first = members[0]!;
-    const align = this.device.limits.minStorageBufferOffsetAlignment;
-    const { offsets, total } = groupOffsets(bytes.map((b) => b.byteLength), align);
-    const alike = members.every((m) => m.type === first.type && m.rowLength === first.rowLength && m.rowStride === first.rowStride);
-    if (kind === null || !alike || total > this.maxWeightBinding) {
-      members.forEach((m, i) => {
-        const buffer = this.buffer(m.name, bytes[i]!.byteLength, BufferUsage.COPY_DST);
-        this.device.queue.writeBuffer(buffer, 0, bytes[i]!.buffer as ArrayBuffer, bytes[i]!.byteOffset, bytes[i]!.byteLength);
-        m.parts = [{ buffer, rowStart: 0, nRows: m.nRows }];
-      });
-      return;
-    }
-    const buffer = this.buffer(members.map((m) => m.name).join('+'), total, BufferUsage.COPY_DST);
-    const group: GpuWeightGroup = { kind, buffer, members, wordBase: offsets.map((o) => o / 4) };
-    members.forEach((m, i) => {
-      const b = bytes[i]!;
-      this.device.queue.writeBuffer(buffer, offsets[i]!, b.buffer as ArrayBuffer, b.byteOffset, b.byteLength);
-      m.parts = [{ buffer: { buffer, offset: offsets[i]!, size: b.byteLength }, rowStart: 0, nRows: m.nRows }];
-      m.group = group;
-    });
-  }
-
-  /** Uploads the members of groups that never completed, each alone. */
-  private commitPendingGroups(): void {
-    for (const g of this.pendingGroups.values()) {
-      const present = g.members.map((m, i) => [m, g.bytes[i]] as const).filter(([m]) => m);
-      this.commitGroup(null, present.map(([m]) => m!), present.map(([, b]) => b!));
-    }
-    this.pendingGroups.clear();
   }
 
   createActivation(label: string, maxRows: number, cols: number): Activation {
@@ -296,7 +221,7 @@ export class WebGpuOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): void {
-    this.commitPendingGroups();
+    this.hw.commitPending();
     this.flushNow();
     for (const l of this.kv) {
       this.release(l.k);
@@ -322,7 +247,7 @@ export class WebGpuOps implements Ops {
 
   beginStep(batch: StepBatch): void {
     this.rec.checkAlive();
-    if (this.pendingGroups.size > 0) this.commitPendingGroups();
+    if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
     const n = batch.tokens.length;
     if (n > this.tokenCapacity) {
@@ -370,7 +295,7 @@ export class WebGpuOps implements Ops {
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
     const kind = this.gemvKind(wt.rowLength, n);
     if (kind === 'gemv_sg' || kind === 'gemv') {
-      this.sgGemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
+      this.hw.gemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
       return;
     }
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
@@ -396,136 +321,7 @@ export class WebGpuOps implements Ops {
       throw new LlmError('invalid-request', `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
     if (this.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null)) return true;
-    if (!this.hardwareFusion(xa, wt, n, options.norm ?? null)) return false;
-    const bias = (options.bias as GpuWeight | null | undefined) ?? null;
-    const norm = options.norm ?? null;
-    const accumulate = options.accumulate === true;
-    const g = wt.group;
-    if (g?.kind !== 'qkv' || accumulate) {
-      this.sgGemv(o, xa, wt, n, bias, norm, accumulate);
-      return true;
-    }
-    // Q, K, V arrive one call each: collect them and record one dispatch for the three (or each alone if the
-    // sequence breaks: another op, another x or norm).
-    const i = g.members.indexOf(wt);
-    const pend = this.pendingQkv;
-    if (pend && pend.group === g && pend.outs.length === i && pend.x === xa && pend.norm?.weight === norm?.weight && pend.norm?.eps === norm?.eps) {
-      pend.outs.push(o);
-      pend.biases.push(bias);
-    } else {
-      this.settle();
-      if (i !== 0) {
-        this.sgGemv(o, xa, wt, n, bias, norm, false);
-        return true;
-      }
-      this.pendingQkv = { group: g, x: xa, norm, outs: [o], biases: [bias] };
-    }
-    if (this.pendingQkv?.outs.length === 3) this.emitQkv();
-    return true;
-  }
-
-  /** True when the hardware GEMV takes a fused decode product of `w` (one token, norm over all of x). */
-  private hardwareFusion(xa: GpuActivation, w: GpuWeight, n: number, norm: FusedNorm | null): boolean {
-    if (this.ctx.isSoftware || n !== 1 || w.vector || w.parts.length === 0) return false;
-    return !norm || ((norm.weight as GpuWeight).rowLength === w.rowLength && xa.cols === w.rowLength);
-  }
-
-  /** Records the collected Q|K|V products (see matmulFused) as one gemv_sg dispatch. */
-  private emitQkv(): void {
-    const pend = this.pendingQkv!;
-    this.pendingQkv = null;
-    const g = pend.group;
-    const [q, k, v] = g.members as [GpuWeight, GpuWeight, GpuWeight];
-    const withBias = pend.biases.filter((b) => b).length;
-    if (withBias !== 0 && withBias !== 3) {
-      pend.outs.forEach((o, i) => this.sgGemv(o, pend.x, g.members[i]!, 1, pend.biases[i]!, pend.norm, false));
-      return;
-    }
-    let bias = this.dummy;
-    if (withBias === 3) {
-      let b = this.qkvBiases.get(g);
-      if (!b) {
-        const hosts = pend.biases.map((x) => x!.host!);
-        const all = new Float32Array(hosts.reduce((a, h) => a + h.length, 0)); // (nq + nk + nv) f32
-        let at = 0;
-        for (const h of hosts) {
-          all.set(h, at);
-          at += h.length;
-        }
-        b = this.buffer(`${q.name}.bias-qkv`, all.byteLength, BufferUsage.COPY_DST);
-        this.device.queue.writeBuffer(b, 0, all);
-        this.qkvBiases.set(g, b);
-      }
-      bias = b;
-    }
-    const [o0, o1, o2] = pend.outs as [GpuActivation, GpuActivation, GpuActivation];
-    const total = q.nRows + k.nRows + v.nRows;
-    const pipe = this.sgPipe(q.layout, pend.norm !== null, false, null);
-    const groups = grid(Math.ceil(total / this.sgRows), 1);
-    const nw = pend.norm ? this.vec(pend.norm.weight) : this.dummy;
-    this.rec.dispatch(
-      pipe,
-      [null, g.buffer, pend.x.buffer, o0.buffer, bias, nw, o1.buffer, o2.buffer],
-      (p) => writeGemvSgParams(p, {
-        k: q.rowLength, n_rows: total, row_stride: q.rowStride, x_stride: pend.x.cols, out_stride: o0.cols, out_offset: 0, has_bias: withBias ? 1 : 0,
-        x_offset: 0, eps: pend.norm?.eps ?? 0, split1: q.nRows, split2: q.nRows + k.nRows, out1_stride: o1.cols, out2_stride: o2.cols,
-        w_base1: g.wordBase[1]!, w_base2: g.wordBase[2]!,
-      }),
-      groups,
-    );
-    this.profileMatmul(pipe.label, [q, k, v], total, 1, groups, SG_WG, 1);
-  }
-
-  /** The hardware GEMV (gemv_sg) of one weight, part by part, with the fusions asked for. */
-  private sgGemv(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: GpuWeight | null, norm: FusedNorm | null, accumulate: boolean): void {
-    const pipe = this.sgPipe(wt.layout, norm !== null, accumulate, null);
-    const b = bias ? this.vec(bias) : this.dummy;
-    const nw = norm ? this.vec(norm.weight) : this.dummy;
-    for (const part of wt.parts) {
-      const groups = grid(Math.ceil(part.nRows / this.sgRows), n);
-      this.rec.dispatch(
-        pipe,
-        [null, part.buffer, xa.buffer, o.buffer, b, nw, this.dummyRw[0], this.dummyRw[1]],
-        (p) => writeGemvSgParams(p, {
-          k: wt.rowLength, n_rows: part.nRows, row_stride: wt.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: part.rowStart,
-          has_bias: bias ? 1 : 0, x_offset: 0, eps: norm?.eps ?? 0, split1: part.nRows, split2: part.nRows, out1_stride: 0, out2_stride: 0, w_base1: 0, w_base2: 0,
-        }),
-        groups,
-      );
-      this.profileMatmul(pipe.label, [wt], part.nRows, n, groups, SG_WG, n);
-    }
-  }
-
-  /** Rows per workgroup of the hardware GEMV: gemv_sg's ROWS with subgroups, one row per workgroup (gemv) without. */
-  private get sgRows(): number {
-    return this.ctx.isSubgroups ? SG_ROWS : 1;
-  }
-
-  /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
-  private sgPipe(quant: GpuQuantLayout, hasNorm: boolean, accumulate: boolean, glu: GluActivation | null): CachedPipeline {
-    const tag = [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
-    const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
-    return this.pipe({
-      kernel: this.ctx.isSubgroups ? 'gemv_sg' : 'gemv',
-      quant,
-      wgSize: SG_WG,
-      constants: this.ctx.isSubgroups ? { ROWS: SG_ROWS, ...fusions } : fusions,
-      ...(tag ? { tag } : {}),
-    });
-  }
-
-  /** The f32 buffer of a 1-D weight. */
-  private vec(w: Weight): GPUBuffer {
-    const g = w as GpuWeight;
-    return g.vector ?? (g.parts[0]!.buffer as GPUBuffer);
-  }
-
-  /** Records what is held back (a Q|K|V group still incomplete) before anything else is recorded or submitted. */
-  private settle(): void {
-    const pend = this.pendingQkv;
-    if (!pend) return;
-    this.pendingQkv = null;
-    pend.outs.forEach((o, i) => this.sgGemv(o, pend.x, pend.group.members[i]!, 1, pend.biases[i]!, pend.norm, false));
+    return this.hw.fused(o, xa, wt, n, (options.bias as GpuWeight | null | undefined) ?? null, options.norm ?? null, options.accumulate === true);
   }
 
   matmulGlu(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
@@ -534,23 +330,7 @@ export class WebGpuOps implements Ops {
     const g = gate as GpuWeight;
     const u = up as GpuWeight;
     const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
-    if (!this.ctx.isSoftware) {
-      const grp = g.group;
-      if (!sameShape || grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.hardwareFusion(xa, g, n, norm) || o.buffer === xa.buffer) return false;
-      const pipe = this.sgPipe(g.layout, norm !== null, false, act);
-      const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
-      this.rec.dispatch(
-        pipe,
-        [null, grp.buffer, xa.buffer, o.buffer, this.dummy, norm ? this.vec(norm.weight) : this.dummy, this.dummyRw[0], this.dummyRw[1]],
-        (p) => writeGemvSgParams(p, {
-          k: g.rowLength, n_rows: g.nRows, row_stride: g.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: 0, has_bias: 0, x_offset: 0,
-          eps: norm?.eps ?? 0, split1: g.nRows, split2: g.nRows, out1_stride: 0, out2_stride: 0, w_base1: grp.wordBase[1]!, w_base2: 0,
-        }),
-        groups,
-      );
-      this.profileMatmul(pipe.label, [g, u], g.nRows, 1, groups, SG_WG, 1);
-      return true;
-    }
+    if (!this.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
     if (!sameShape || g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
     if (xa.cols < g.rowLength || o.cols < g.nRows) {
       throw new LlmError('invalid-request', `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`);
@@ -743,7 +523,7 @@ export class WebGpuOps implements Ops {
   }
 
   endStep(): void {
-    this.settle();
+    this.hw.settle();
     this.step = null;
     this.scheduleFlush();
   }
@@ -751,7 +531,7 @@ export class WebGpuOps implements Ops {
   // ── results ──────────────────────────────────────────────────────────────────────────────────────────────────
 
   async read(x: Activation, n: number): Promise<Float32Array> {
-    this.settle();
+    this.hw.settle();
     const xa = x as GpuActivation;
     return new Float32Array(await this.rec.read(xa.buffer, 0, n * xa.cols * 4));
   }
@@ -808,8 +588,14 @@ export class WebGpuOps implements Ops {
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────
 
+  /** The f32 buffer of a 1-D weight. */
+  private vec(w: Weight): GPUBuffer {
+    const g = w as GpuWeight;
+    return g.vector ?? (g.parts[0]!.buffer as GPUBuffer);
+  }
+
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
-    this.settle();
+    this.hw.settle();
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
   }
 
@@ -941,7 +727,7 @@ export class WebGpuOps implements Ops {
   }
 
   private flushNow(): void {
-    this.settle();
+    this.hw.settle();
     if (this.rec.hasPending) this.rec.flush();
   }
 }
