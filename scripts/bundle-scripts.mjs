@@ -13,6 +13,7 @@ const DEFAULT_ENTRIES = [
   'test/bench/bench.ts',
   'test/bench/run-ours.ts',
   'test/bench/webgpu.bench.ts',
+  'test/bench/gemv-kernels.bench.ts',
   'scripts/synthetic/make-benchmark-models.ts',
 ];
 const entries = process.argv.slice(2).length > 0 ? process.argv.slice(2) : DEFAULT_ENTRIES;

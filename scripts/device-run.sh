@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole GPU-machine check in one command, for a machine with no package registry (this workplace's `device`):
 # unpacks what scripts/device-pack.sh put in .devcarry/ (Node, Dawn, node-llama-cpp Vulkan, HEAD's tree with its
-# bundles, the fixtures), then (1) reports the adapter, (2) runs `webgguf conform --backend webgpu` on every packed
-# fixture on the f16 and the f32 path, (3) runs scripts/device-bench.sh (our WebGPU vs llama.cpp Vulkan, synthetic
+# bundles, the fixtures), then (1) reports the adapter, (2) runs `webgguf conform --backend webgpu --kernels hardware`
+# on every packed fixture on the f16 and the f32 path, (3) per-kernel decode GEMV GB/s on 151936×896 and 14336×4096
+# (test/bench/gemv-kernels.bench.ts), (4) runs scripts/device-bench.sh (our WebGPU vs llama.cpp Vulkan, synthetic
 # Llama-3.2-1B Q4_0 and Q4_K). Results: $OUT/device-results.tgz (or .cache/device/), the tables also on stdout.
-# Usage: bash scripts/device-run.sh [conform|bench|all]
+# Usage: bash scripts/device-run.sh [conform|kernels|bench|all]
 set -uo pipefail
 WHAT="${1:-all}"
 REPO="$PWD"; CARRY="$REPO/.devcarry"; FINAL="${OUT:-$REPO/.cache/device}"; RES=/tmp/webgguf-results
@@ -45,17 +46,24 @@ timeout 60 node --input-type=module -e "
   process.exit(0);" 2>&1 | grep -v '^Warning' | tee "$RES/adapter.json" | tee -a "$RES/device.log"
 
 # 2. Conformance of every packed fixture on the real GPU, f16 and f32 paths (4 processes at a time).
-if [ "$WHAT" != bench ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = conform ]; then
   log "conformance"
   ls "$W"/shared/models/*.gguf "$W"/shared/models/*/*.gguf | while read -r m; do echo "$m"; echo "$m --f32"; done |
-    xargs -P 4 -I{} sh -c 'set -- {}; r=$(timeout 120 node scripts/webgguf.mjs conform "$1" --backend webgpu $2 2>&1 | grep -v "^Warning"); \
+    xargs -P 4 -I{} sh -c 'set -- {}; r=$(timeout 120 node scripts/webgguf.mjs conform "$1" --backend webgpu --kernels hardware $2 2>&1 | grep -v "^Warning"); \
       echo "$(basename "$1") ${2:-f16}: $(echo "$r" | tail -1) | $(echo "$r" | grep -E "^backend:|FAIL" | tr "\n" " ")"' |
     sort | tee "$RES/conform.txt"
   log "conformance: $(grep -c ' 0 failed' "$RES/conform.txt") of $(wc -l < "$RES/conform.txt") runs passed"
 fi
 
-# 3. Benchmarks (our WebGPU vs llama.cpp Vulkan); the bundles stand in for the dev dependencies.
-if [ "$WHAT" != conform ]; then
+# 3. Per-kernel GEMV bandwidth on large shapes (the hardware kernel set).
+if [ "$WHAT" = all ] || [ "$WHAT" = kernels ]; then
+  log "gemv kernels"
+  WEBGGUF_REAL_GPU=1 WEBGGUF_TS_BUNDLES="$W/main/dist/scripts" timeout 300 node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts 20 hardware 2>&1 |
+    grep -v '^Warning' | tee "$RES/gemv-kernels.md"
+fi
+
+# 4. Benchmarks (our WebGPU vs llama.cpp Vulkan); the bundles stand in for the dev dependencies.
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   export WEBGGUF_TS_BUNDLES="$W/main/dist/scripts" WEBGGUF_CACHE="$W/synthetic"
   OUT="$RES" bash scripts/device-bench.sh "${GPU_BW:-4800}"
 fi

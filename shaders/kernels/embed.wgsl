@@ -4,7 +4,7 @@
 // Dispatch: (ceil(cols / (4·WG_SIZE)), n); 4 elements per invocation. Reference: QuantType.dequantizeRow (exact).
 
 struct Params {
-  cols: u32,        // row length
+  k: u32,           // row length (named k like every weight-reading kernel: quant snippets read p.k)
   row_stride: u32,  // words per repacked row
   row_start: u32,   // first table row held by this part
   n_rows: u32,      // rows held by this part
@@ -24,10 +24,10 @@ fn main(ids: Ids) {
   let base = (tok - p.row_start) * p.row_stride;
   let c = (ids.wg.x * WG_SIZE + ids.lid) * 4u;
   let o = i * p.out_stride;
-  if (c + 4u <= p.cols) {
+  if (c + 4u <= p.k) {
     let v = load4(base, c);
     out[o + c] = v.x; out[o + c + 1u] = v.y; out[o + c + 2u] = v.z; out[o + c + 3u] = v.w;
   } else {
-    for (var j = c; j < p.cols; j++) { out[o + j] = load1(base, j); }
+    for (var j = c; j < p.k; j++) { out[o + j] = load1(base, j); }
   }
 }

@@ -1,10 +1,11 @@
 // gemm: out[t, out_offset + r] = Σ_k W[r, k]·x[t, k] (+ bias[r]) — tiled dequant matrix × matrix for prefill.
 // Composed after a reduce_*.wgsl (for WG_SIZE/Ids), bits.wgsl and one quant snippet (load4/load1).
 // A workgroup of WG_SIZE = GX·GY invocations computes a BR = 4·GX rows × BT = GY·TT tokens tile, 4 rows × TT tokens
-// per invocation; K is walked in steps of 32 staged in workgroup memory as vec4<F> of 4 consecutive k (f16 on the
-// f16 path), products accumulated in f32. Dispatch: (ceil(n_rows/BR), ceil(n/BT)) workgroups; the defaults
+// per invocation; K is walked in steps of 32 staged in workgroup memory as vec4<f32> of 4 consecutive k, products
+// accumulated in f32. The tiles stay f32 on the f16 path too: activations above 65504 (Gemma/Qwen down-projection
+// inputs) would overflow f16, and f16 weight tiles round F32/BF16/K-quant values past llama.cpp's tolerance. Dispatch: (ceil(n_rows/BR), ceil(n/BT)) workgroups; the defaults
 // (WG_SIZE 64, GX 8, TT 4) give 32 × 32 tiles, the only shape the tests exercise; other shapes must keep
-// TT ≤ MAX_TT and (BR + BT)·9·4·sizeof(F) bytes of tiles within the device's workgroup storage. Reference: as gemv (NMSE).
+// TT ≤ MAX_TT and (BR + BT)·9·16 bytes of tiles within the device's workgroup storage. Reference: as gemv (NMSE).
 
 struct Params {
   k: u32,
@@ -35,8 +36,8 @@ const MAX_TT: u32 = 8u;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;     // (n, out_stride) f32
 @group(0) @binding(4) var<storage, read> bias: array<f32>;          // (out_stride) f32
 
-var<workgroup> tile_w: array<vec4<F>, BR * P4>; // (BR rows, P4) weight tile, 4 consecutive k per vec4
-var<workgroup> tile_x: array<vec4<F>, BT * P4>; // (BT tokens, P4) activation tile, 4 consecutive k per vec4
+var<workgroup> tile_w: array<vec4<f32>, BR * P4>; // (BR rows, P4) weight tile, 4 consecutive k per vec4
+var<workgroup> tile_x: array<vec4<f32>, BT * P4>; // (BT tokens, P4) activation tile, 4 consecutive k per vec4
 
 @compute @workgroup_size(WG_SIZE)
 fn main(ids: Ids) {
@@ -64,7 +65,7 @@ fn main(ids: Ids) {
           }
         }
       }
-      tile_w[r * P4 + k4] = vec4<F>(v);
+      tile_w[r * P4 + k4] = v;
     }
     // Activation tile: BT tokens × K4 groups of 4.
     for (var idx = lid; idx < BT * K4; idx += WG_SIZE) {
@@ -82,16 +83,16 @@ fn main(ids: Ids) {
           }
         }
       }
-      tile_x[t * P4 + k4] = vec4<F>(v);
+      tile_x[t * P4 + k4] = v;
     }
     workgroupBarrier();
     for (var k4 = 0u; k4 < K4; k4++) {
-      let w0 = vec4<f32>(tile_w[(tx * 4u) * P4 + k4]);
-      let w1 = vec4<f32>(tile_w[(tx * 4u + 1u) * P4 + k4]);
-      let w2 = vec4<f32>(tile_w[(tx * 4u + 2u) * P4 + k4]);
-      let w3 = vec4<f32>(tile_w[(tx * 4u + 3u) * P4 + k4]);
+      let w0 = tile_w[(tx * 4u) * P4 + k4];
+      let w1 = tile_w[(tx * 4u + 1u) * P4 + k4];
+      let w2 = tile_w[(tx * 4u + 2u) * P4 + k4];
+      let w3 = tile_w[(tx * 4u + 3u) * P4 + k4];
       for (var i = 0u; i < TT; i++) {
-        let xv = vec4<f32>(tile_x[(ty * TT + i) * P4 + k4]);
+        let xv = tile_x[(ty * TT + i) * P4 + k4];
         acc[i] += vec4<f32>(dot(xv, w0), dot(xv, w1), dot(xv, w2), dot(xv, w3));
       }
     }

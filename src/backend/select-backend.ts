@@ -7,6 +7,7 @@
 
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import type { Ops } from './ops.js';
+import type { KernelSet } from './webgpu/device.js';
 
 /** A backend name as the API spells it. */
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
@@ -34,6 +35,11 @@ export interface SelectBackendOptions {
   readonly discoverNodeGpu?: boolean;
   /** WebGPU: use `shader-f16` (f16 KV cache and tiles) where the device has it (default true); false forces f32. */
   readonly preferF16?: boolean;
+  /**
+   * WebGPU kernel set: 'hardware' (the kernels made for GPUs, also on a software adapter — how tests and `webgguf
+   * profile` exercise them without a GPU), 'software', or 'auto' (default: from the adapter).
+   */
+  readonly kernels?: KernelSet;
   readonly signal?: AbortSignal;
 }
 
@@ -107,7 +113,11 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       const why = webGpuUnavailableReason(gpu);
       if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
       const { createWebGpuOps } = await import('./webgpu/index.js');
-      return createWebGpuOps({ ...(gpu ? { gpu } : {}), ...(options.preferF16 !== undefined ? { preferF16: options.preferF16 } : {}) });
+      return createWebGpuOps({
+        ...(gpu ? { gpu } : {}),
+        ...(options.preferF16 !== undefined ? { preferF16: options.preferF16 } : {}),
+        ...(options.kernels !== undefined ? { kernels: options.kernels } : {}),
+      });
     }
     default:
       throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, { details: { field: 'backend' } });

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readModelHeader } from '../api/create-engine.js';
 import { createBackend, nodeGpu, type BackendName } from '../backend/select-backend.js';
+import type { KernelSet } from '../backend/webgpu/device.js';
 import type { Ops } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
@@ -19,6 +20,24 @@ import type { TransformerModel } from '../model/transformer.js';
 
 /** Backends a command can run a model on; the first is the default. */
 export const CLI_BACKENDS: readonly BackendName[] = ['cpu', 'wasm', 'webgpu'];
+
+/** Values of `--kernels` (WebGPU kernel set); the first is the default. */
+export const CLI_KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+
+/**
+ * The `--kernels` flag of a command: undefined when not given; an `invalid-request` when it is not a kernel set
+ * or the backend is not webgpu.
+ */
+export function kernelsFlag(command: string, value: string | undefined, backend: BackendName): KernelSet | undefined {
+  if (value === undefined) return undefined;
+  if (!(CLI_KERNEL_SETS as readonly string[]).includes(value)) {
+    throw new LlmError('invalid-request', `${command}: --kernels must be one of ${CLI_KERNEL_SETS.join(', ')}, got '${value}'`, { details: { field: '--kernels' } });
+  }
+  if (backend !== 'webgpu') {
+    throw new LlmError('invalid-request', `${command}: --kernels applies to --backend webgpu only (got --backend ${backend})`, { details: { field: '--kernels' } });
+  }
+  return value as KernelSet;
+}
 
 /** Mesa's software Vulkan driver: the Vulkan ICD the CLI points Dawn at when none is chosen. */
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
@@ -75,7 +94,7 @@ export async function cliGpu(): Promise<GPU | undefined> {
 /** Starts backend `name` (the reference 'cpu', 'wasm' with `threads`, or 'webgpu' through Dawn in Node). */
 export async function startBackend(
   name: BackendName,
-  options: { threads?: number; signal?: AbortSignal; preferF16?: boolean } = {},
+  options: { threads?: number; signal?: AbortSignal; preferF16?: boolean; kernels?: KernelSet } = {},
 ): Promise<Ops> {
   if (name !== 'webgpu') return createBackend(name, options);
   const hasNavigatorGpu = Boolean((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu);
@@ -97,6 +116,7 @@ export async function loadModel(
   signal: AbortSignal,
   threads?: number,
   preferF16?: boolean,
+  kernels?: KernelSet,
 ): Promise<TransformerModel> {
   const config = readModelConfig(file.gguf);
   if (positions > config.trainContextLength) {
@@ -108,6 +128,7 @@ export async function loadModel(
     signal,
     ...(threads !== undefined ? { threads } : {}),
     ...(preferF16 !== undefined ? { preferF16 } : {}),
+    ...(kernels !== undefined ? { kernels } : {}),
   });
   try {
     return await loadTransformer(file.gguf, file.source, ops, { contextLength: Math.max(1, positions), signal });

@@ -38,6 +38,8 @@ export interface BenchArgs {
   readonly profilePrefill: boolean;
   /** WebGPU: breakdown from encode time even where the adapter has timestamp queries (--no-gpu-timestamps). */
   readonly gpuTimestamps: boolean;
+  /** WebGPU kernel set (--kernels auto|hardware|software; default auto). */
+  readonly kernels: 'auto' | 'hardware' | 'software';
   readonly caseTimeoutS: number;
   readonly outDir: string;
   readonly raw: readonly string[];
@@ -54,6 +56,7 @@ export const USAGE = `npm run bench -- [options]
   --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
   --peers llama.cpp[,vulkan,cuda]|none     peers in Node (default llama.cpp; vulkan: ~4 min of shader compiles on lavapipe)
   --gpu-bw GBPS                            GPU memory bandwidth, for the GPU rows' roofline
+  --kernels auto|hardware|software         WebGPU kernel set (hardware: the GPU kernels, also on lavapipe)
   --browser                                also wllama + our WASM in headless Chromium
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
@@ -89,7 +92,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
     help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
     decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true, gpuBw: null,
-    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, profilePrefill: true, gpuTimestamps: true, caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
+    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, profilePrefill: true, gpuTimestamps: true, kernels: 'auto', caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -142,6 +145,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       }
       case '--no-profile-prefill': o.profilePrefill = false; break;
       case '--no-gpu-timestamps': o.gpuTimestamps = false; break;
+      case '--kernels': {
+        const s = v();
+        if (!['auto', 'hardware', 'software'].includes(s)) bad(k, s, 'auto | hardware | software');
+        o.kernels = s as BenchArgs['kernels'];
+        break;
+      }
       case '--quick': o.prompts = [32]; o.decode = 16; o.rounds = 1; break;
       case '--out': o.outDir = path.resolve(v()); break;
       case '--timeout': o.caseTimeoutS = int(k, v()); break;

@@ -57,7 +57,7 @@ export function runCase(c: Case, timeoutMs: number): Promise<RunResult> {
 function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
   const ours = (backend: string, threads: number): Case => ({
     label: `webgguf ${backend} ×${threads}`,
-    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }) })],
+    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }), ...(a.kernels === 'auto' ? {} : { kernels: a.kernels }) })],
   });
   const llama = (threads: number, gpu?: 'vulkan' | 'cuda'): Case => ({
     label: `llama.cpp ${gpu ?? 'cpu'} ×${threads}`,

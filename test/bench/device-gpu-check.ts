@@ -7,7 +7,7 @@
  */
 
 import { requestGpuContext } from '../../src/backend/webgpu/device.js';
-import { createGpuTimer } from '../../src/backend/webgpu/gpu-timer.js';
+import { createGpuTimer } from './gpu-timer.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';

@@ -9,7 +9,7 @@ import { parseGguf } from '../../src/gguf/parse.js';
 import type { ByteSource } from '../../src/io/byte-source.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { median, percentile, promptTokens, round, type RunResult, type RuntimeId, type Workload } from './bench-types.js';
-import type { GpuTimer } from '../../src/backend/webgpu/gpu-timer.js';
+import type { GpuTimer } from './gpu-timer.js';
 import { breakdownPerToken, gpuBreakdownPerToken, profileOps } from './op-profiler.js';
 
 /** What the host environment can tell about itself. */

@@ -24,6 +24,8 @@ export interface OursSpec {
   readonly profilePrefill?: boolean;
   /** WebGPU: breakdown from encode time even where GPU timestamps are offered. */
   readonly noGpuTimestamps?: boolean;
+  /** WebGPU kernel set (default: as the adapter says). */
+  readonly kernels?: 'auto' | 'hardware' | 'software';
 }
 
 /** Creates the backend named by the spec. */
@@ -37,7 +39,7 @@ async function createOps(spec: OursSpec, notes: string[]): Promise<CreatedOps> {
   if (spec.backend === 'webgpu') {
     const { createTimedWebGpuOps } = await import('./webgpu-timed-ops.js');
     const { nodeGpu } = await import('./node-gpu.js');
-    return createTimedWebGpuOps({ gpu: await nodeGpu(), ...(spec.noGpuTimestamps ? { noTimestamps: true } : {}) }, notes);
+    return createTimedWebGpuOps({ gpu: await nodeGpu(), ...(spec.noGpuTimestamps ? { noTimestamps: true } : {}), ...(spec.kernels ? { kernels: spec.kernels } : {}) }, notes);
   }
   const { createCpuOps } = await import('../../src/backend/cpu/cpu-ops.js');
   return { ops: createCpuOps(), runtime: 'webgguf-cpu', heapBytes: () => null };

@@ -5,7 +5,7 @@
  */
 
 import { requestGpuContext } from '../../src/backend/webgpu/device.js';
-import { createGpuTimer, gpuTimerUnavailableReason } from '../../src/backend/webgpu/gpu-timer.js';
+import { createGpuTimer, gpuTimerUnavailableReason } from './gpu-timer.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import type { CreatedOps } from './measure-model.js';
 
@@ -15,6 +15,8 @@ export interface TimedWebGpuOptions {
   readonly gpu?: GPU;
   /** Skip GPU timestamps even where offered (the breakdown is then encode time). */
   readonly noTimestamps?: boolean;
+  /** WebGPU kernel set (default: as the adapter says). */
+  readonly kernels?: 'auto' | 'hardware' | 'software';
 }
 
 /**
@@ -26,7 +28,7 @@ export async function createTimedWebGpuOps(o: TimedWebGpuOptions, notes: string[
   if (!gpu) throw new Error('bench: no WebGPU here (navigator.gpu is missing and no GPU object was given)');
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) throw new Error('bench: requestAdapter() returned no adapter');
-  const ctx = await requestGpuContext({ adapter });
+  const ctx = await requestGpuContext({ adapter, ...(o.kernels ? { kernels: o.kernels } : {}) });
   const reason = o.noTimestamps ? 'disabled by the caller' : gpuTimerUnavailableReason(ctx.device);
   const timer = reason === null ? createGpuTimer(ctx.device) : null;
   const ops = await createWebGpuOps({ adapter, device: timer?.device ?? ctx.device });

@@ -3,7 +3,7 @@
  * prefills the reference prompt, then greedy-decodes with the argmax on the GPU and reports, per decode step:
  * dispatches, submissions, bytes read back, host recording time (eval() alone: the GPU idles meanwhile), and decode
  * tokens/s (median of 3 runs), for the f16 and f32 paths.
- * Usage: node scripts/run-ts.mjs test/bench/webgpu.bench.ts [model.gguf] [decodeTokens] [variant name]
+ * Usage: node scripts/run-ts.mjs test/bench/webgpu.bench.ts [model.gguf] [decodeTokens] [variant name|all] [auto|hardware|software]
  */
 
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
@@ -23,11 +23,12 @@ export async function main(args: string[]): Promise<number> {
   const path = args[0] ?? sharedPath('models', 'stories260K.gguf');
   const nDecode = Number(args[1] ?? 100);
   const gpu = await getTestGpu();
-  const only = args[2]; // a variant name ('f16+subgroups', 'f32+shared') to run only that one
+  const only = args[2] === 'all' ? undefined : args[2]; // a variant name ('f16+subgroups', 'f32+shared') to run only that one
+  const kernels = (args[3] ?? 'auto') as 'auto' | 'hardware' | 'software'; // kernel set
   for (const variant of GPU_VARIANTS.filter((v) => !only || v.name === only)) {
     const source = await NodeFileSource.open(path);
     const gguf = await parseGguf(source);
-    const ops = await createWebGpuOps({ gpu, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+    const ops = await createWebGpuOps({ gpu, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, kernels });
     const model = await loadTransformer(gguf, source, ops, { contextLength: 512, ubatchSize: 64 });
     const prompt = Int32Array.from([1, 403, 407, 261, 378]); // BOS + "Once upon a time" (stories260K vocab)
     const rates: number[] = [];

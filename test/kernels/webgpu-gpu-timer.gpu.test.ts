@@ -1,5 +1,5 @@
 /**
- * GPU timing (src/backend/webgpu/gpu-timer.ts) on Dawn + lavapipe: a device without `timestamp-query` reports the
+ * GPU timing (test/bench/gpu-timer.ts) on Dawn + lavapipe: a device without `timestamp-query` reports the
  * timer unavailable; with it, stories260K decode steps stay one submission each with the timer off and on, greedy
  * tokens are the same either way, and the timestamps land per op kind (matmul attn/ffn/output, attention, norms …,
  * or the kernel family for work recorded outside an op call) with every dispatch timed once. The bench's profiler hook (op-profiler.ts) names the kinds.
@@ -7,7 +7,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { requestGpuContext } from '../../src/backend/webgpu/device.js';
-import { createGpuTimer, gpuTimerUnavailableReason, kernelFamily, type GpuTimer } from '../../src/backend/webgpu/gpu-timer.js';
+import { createGpuTimer, gpuTimerUnavailableReason, kernelFamily, type GpuTimer } from '../bench/gpu-timer.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';

@@ -1,6 +1,6 @@
 /**
  * Full-model conformance of the WebGPU backend against llama.cpp, through the shared driver
- * (test/helpers/conformance-suite.ts), on both capability paths: f16 KV + subgroup reductions, and f32 KV +
+ * (test/helpers/conformance-suite.ts), with both kernel sets (software and hardware, see KERNEL_SETS) on both capability paths: f16 KV + subgroup reductions, and f32 KV +
  * workgroup-memory reductions (what Chromium's SwiftShader runs). Greedy 30 tokens must equal the reference for
  * stories260K and models/derived on both paths. To fit the CPU budget of lavapipe, the K-quant (synthetic/) and
  * other-architecture (arch/) fixtures run a representative subset by default; WEBGGUF_GPU_FULL=1 runs all of them
@@ -22,23 +22,33 @@ const isFull = process.env.WEBGGUF_GPU_FULL === '1';
 /** Default subset beyond stories260K and derived/: a K-quant mix, gemma2 (softcap, window, GELU), qwen3 (q/k norms). */
 const SUBSET = ['synthetic/synth-llama-256-q4_k_m.gguf', 'arch/gemma2-f16.gguf', 'arch/qwen3-q8_0.gguf'];
 
-for (const variant of GPU_VARIANTS) {
-  let device: GPUDevice | null = null; // one device per path: pipelines are cached per device across fixtures
-  runConformanceSuite(
-    `webgpu ${variant.name}`,
-    async () => {
-      device ??= await getTestDevice(['shader-f16', 'subgroups']);
-      return createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
-    },
-    {
-      filter: (f) => isFull || f.requireGreedy || SUBSET.includes(f.id),
-      tolerances: (base) => {
-        const extra = variant.preferF16 ? 2e-2 : 0;
-        return { ...base, dequantF32: Math.max(base.dequantF32, 2e-2) + extra, kvF32: base.kvF32 + extra };
+/**
+ * Kernel sets: 'auto' (lavapipe is detected as a software adapter: the barrier-free, gemv_bcast-fused set) and
+ * 'hardware' (the set a GPU gets — gemv_sg / gemv, tiled gemm, the hardware fusions — forced on lavapipe).
+ * WEBGGUF_GPU_KERNELS=hardware|auto runs one of them only.
+ */
+const KERNEL_SETS = (['auto', 'hardware'] as const).filter((k) => !process.env.WEBGGUF_GPU_KERNELS || process.env.WEBGGUF_GPU_KERNELS === k);
+
+for (const kernels of KERNEL_SETS) {
+  for (const variant of GPU_VARIANTS) {
+    let device: GPUDevice | null = null; // one device per path: pipelines are cached per device across fixtures
+    const name = `webgpu ${variant.name}${kernels === 'auto' ? '' : ` ${kernels} kernels`}`;
+    runConformanceSuite(
+      name,
+      async () => {
+        device ??= await getTestDevice(['shader-f16', 'subgroups']);
+        return createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, kernels });
       },
-      onReport: (fixture, report) => console.log(`[${variant.name}] ${formatReport(fixture.id, report)}`),
-    },
-  );
+      {
+        filter: (f) => isFull || f.requireGreedy || SUBSET.includes(f.id),
+        tolerances: (base) => {
+          const extra = variant.preferF16 ? 2e-2 : 0;
+          return { ...base, dequantF32: Math.max(base.dequantF32, 2e-2) + extra, kvF32: base.kvF32 + extra };
+        },
+        onReport: (fixture, report) => console.log(`[${name}] ${formatReport(fixture.id, report)}`),
+      },
+    );
+  }
 }
 
 // Chunked prefill: 3-token steps exercise gemm with n = 3 and attention rows at startPos > 0 (f32 path).

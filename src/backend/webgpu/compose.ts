@@ -2,82 +2,40 @@
  * WGSL composition: a pipeline's source is whole files concatenated — a generated prelude (`enable` lines and the
  * `F` element-type alias), one reduction file, the quant bit helpers and one quant snippet when the kernel reads
  * weights, then the kernel itself. No preprocessor: numbers are `override` constants set at pipeline creation.
+ * Shaders are discovered by glob (Vite's import.meta.glob, inlined at build time), not imported one by one.
  */
 
-import bitsWgsl from '../../../shaders/common/bits.wgsl?raw';
-import reduceSharedWgsl from '../../../shaders/common/reduce_shared.wgsl?raw';
-import reduceSubgroupWgsl from '../../../shaders/common/reduce_subgroup.wgsl?raw';
-import ropeMathWgsl from '../../../shaders/common/rope_math.wgsl?raw';
-import addWgsl from '../../../shaders/kernels/add.wgsl?raw';
-import argmaxWgsl from '../../../shaders/kernels/argmax.wgsl?raw';
-import attentionCombineWgsl from '../../../shaders/kernels/attention_combine.wgsl?raw';
-import attentionPrefillWgsl from '../../../shaders/kernels/attention_prefill.wgsl?raw';
-import attentionWgsl from '../../../shaders/kernels/attention.wgsl?raw';
-import copyKvWgsl from '../../../shaders/kernels/copy_kv.wgsl?raw';
-import copyRowsWgsl from '../../../shaders/kernels/copy_rows.wgsl?raw';
-import embedWgsl from '../../../shaders/kernels/embed.wgsl?raw';
-import gemmWgsl from '../../../shaders/kernels/gemm.wgsl?raw';
-import gemvBcastWgsl from '../../../shaders/kernels/gemv_bcast.wgsl?raw';
-import gemvSgWgsl from '../../../shaders/kernels/gemv_sg.wgsl?raw';
-import gemvRowsWgsl from '../../../shaders/kernels/gemv_rows.wgsl?raw';
-import gemvWgsl from '../../../shaders/kernels/gemv.wgsl?raw';
-import gluWgsl from '../../../shaders/kernels/glu.wgsl?raw';
-import rmsNormWgsl from '../../../shaders/kernels/rms_norm.wgsl?raw';
-import ropeStoreWgsl from '../../../shaders/kernels/rope_store.wgsl?raw';
-import ropeWgsl from '../../../shaders/kernels/rope.wgsl?raw';
-import scaleWgsl from '../../../shaders/kernels/scale.wgsl?raw';
-import storeKvWgsl from '../../../shaders/kernels/store_kv.wgsl?raw';
-import topkChunkWgsl from '../../../shaders/kernels/topk_chunk.wgsl?raw';
-import topkMergeWgsl from '../../../shaders/kernels/topk_merge.wgsl?raw';
+import { LlmError } from '../../errors.js';
 
-/** Names of the kernels in shaders/kernels/ (file name without `.wgsl`). */
-export type KernelName =
-  | 'gemv'
-  | 'gemv_rows'
-  | 'gemv_sg'
-  | 'gemv_bcast'
-  | 'gemm'
-  | 'embed'
-  | 'rms_norm'
-  | 'rope'
-  | 'rope_store'
-  | 'store_kv'
-  | 'copy_kv'
-  | 'attention'
-  | 'attention_combine'
-  | 'attention_prefill'
-  | 'glu'
-  | 'add'
-  | 'scale'
-  | 'copy_rows'
-  | 'argmax'
-  | 'topk_chunk'
-  | 'topk_merge';
+/** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
+const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(import.meta.glob<string>('../../../shaders/**/*.wgsl', { query: '?raw', import: 'default', eager: true })).map(([path, src]) => [
+    path.replace(/^.*\/shaders\//, '').replace(/\.wgsl$/, ''),
+    src,
+  ]),
+);
 
-/** Kernel sources by name. */
-export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = {
-  gemv: gemvWgsl,
-  gemv_rows: gemvRowsWgsl,
-  gemv_sg: gemvSgWgsl,
-  gemv_bcast: gemvBcastWgsl,
-  gemm: gemmWgsl,
-  embed: embedWgsl,
-  rms_norm: rmsNormWgsl,
-  rope: ropeWgsl,
-  rope_store: ropeStoreWgsl,
-  store_kv: storeKvWgsl,
-  copy_kv: copyKvWgsl,
-  attention: attentionWgsl,
-  attention_combine: attentionCombineWgsl,
-  attention_prefill: attentionPrefillWgsl,
-  glu: gluWgsl,
-  add: addWgsl,
-  scale: scaleWgsl,
-  copy_rows: copyRowsWgsl,
-  argmax: argmaxWgsl,
-  topk_chunk: topkChunkWgsl,
-  topk_merge: topkMergeWgsl,
-};
+/** The WGSL of shaders/<name>.wgsl (`common/bits`, `quant/q4_0` …). @throws LlmError when there is no such file. */
+export function shaderSource(name: string): string {
+  const src = SHADERS[name];
+  if (src === undefined) throw new LlmError('invalid-request', `no shader shaders/${name}.wgsl (have: ${Object.keys(SHADERS).sort().join(', ')})`);
+  return src;
+}
+
+/** Names of the kernels in shaders/kernels/ (file name without `.wgsl`), discovered by glob: a new kernel is one file. */
+export type KernelName = string;
+
+/** Kernel sources by name (every file of shaders/kernels/). */
+export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = Object.fromEntries(
+  Object.entries(SHADERS)
+    .filter(([name]) => name.startsWith('kernels/'))
+    .map(([name, src]) => [name.slice('kernels/'.length), src]),
+);
+
+const bitsWgsl = shaderSource('common/bits');
+const reduceSharedWgsl = shaderSource('common/reduce_shared');
+const reduceSubgroupWgsl = shaderSource('common/reduce_subgroup');
+const ropeMathWgsl = shaderSource('common/rope_math');
 
 /** Common snippets a kernel needs besides the reductions (composed before the kernel's own source). */
 const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
@@ -109,6 +67,8 @@ export function composeShader(input: ComposeInput): string {
   if (input.quantWgsl !== undefined) parts.push(bitsWgsl, input.quantWgsl);
   const snippet = KERNEL_SNIPPETS[input.kernel];
   if (snippet !== undefined) parts.push(snippet);
-  parts.push(KERNEL_SOURCES[input.kernel]);
+  const kernel = KERNEL_SOURCES[input.kernel];
+  if (kernel === undefined) throw new LlmError('invalid-request', `no kernel shaders/kernels/${input.kernel}.wgsl`);
+  parts.push(kernel);
   return parts.join('\n');
 }

@@ -6,6 +6,16 @@
 
 import { LlmError } from '../../errors.js';
 
+/**
+ * Which kernel set to run: the one made for GPUs ('hardware'), the one made for CPU implementations of WebGPU
+ * ('software': barrier-free, fused gemv_bcast), or as the adapter says ('auto'). Forcing 'hardware' on lavapipe is
+ * how the GPU kernels are tested and profiled without a GPU.
+ */
+export type KernelSet = 'hardware' | 'software' | 'auto';
+
+/** The kernel sets a caller may name. */
+export const KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+
 /** Options for acquiring a device; all optional. */
 export interface GpuDeviceOptions {
   /** The WebGPU entry point (default `navigator.gpu`). */
@@ -25,6 +35,20 @@ export interface GpuDeviceOptions {
   readonly maxBindingBytes?: number;
   /** Treat the adapter as a CPU implementation (true) or a GPU (false); default: detected from its info. */
   readonly isSoftware?: boolean;
+  /** Kernel set (default 'auto'); 'hardware' / 'software' override `isSoftware`. */
+  readonly kernels?: KernelSet;
+  /**
+   * gemv_bcast loads x per lane, the path of subgroups narrower than 8 (SwiftShader's 4), also where subgroups are
+   * wider (tests take that path on lavapipe's 8 with it). Default false.
+   */
+  readonly bcastDirectLoads?: boolean;
+}
+
+/** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
+function softwareChoice(options: GpuDeviceOptions): boolean | undefined {
+  if (options.kernels === 'hardware') return false;
+  if (options.kernels === 'software') return true;
+  return options.isSoftware;
 }
 
 /** A device with the capability choices made for it. */
@@ -36,7 +60,7 @@ export interface GpuContext {
   readonly isSubgroups: boolean;
   /**
    * The device has `timestamp-query` (requested whenever the adapter offers it, never required). Only the opt-in GPU
-   * timer (gpu-timer.ts) uses it; the production decode step records no timestamps.
+   * timer of the benchmarks (test/bench/gpu-timer.ts) uses it; the production decode step records no timestamps.
    */
   readonly hasTimestampQuery: boolean;
   /** Adapter description for logs, e.g. 'llvmpipe (LLVM 19.1.7, 256 bits)'. */
@@ -50,6 +74,8 @@ export interface GpuContext {
    * lane and every workgroup barrier is costly, so kernels pick barrier-free variants there.
    */
   readonly isSoftware: boolean;
+  /** See GpuDeviceOptions.bcastDirectLoads. */
+  readonly bcastDirectLoads: boolean;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -98,7 +124,8 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware: options.isSoftware ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware: softwareChoice(options) ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      bcastDirectLoads: options.bcastDirectLoads === true,
     };
   }
   let adapter = options.adapter ?? null;
@@ -143,7 +170,8 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
-    isSoftware: options.isSoftware ?? isSoftwareAdapter(adapter.info),
+    isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
+    bcastDirectLoads: options.bcastDirectLoads === true,
   };
 }
 

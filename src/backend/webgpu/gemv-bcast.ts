@@ -5,27 +5,19 @@
  */
 
 import { GgmlType } from '../../gguf/types.js';
-import dot32GenericWgsl from '../../../shaders/quant/dot32.wgsl?raw';
-import q4_0Dot32Wgsl from '../../../shaders/quant/q4_0_dot32.wgsl?raw';
-import q8_0Dot32Wgsl from '../../../shaders/quant/q8_0_dot32.wgsl?raw';
+import { shaderSource } from './compose.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`. */
 const FAST_DOT32: ReadonlyMap<GgmlType, string> = new Map([
-  [GgmlType.Q4_0, q4_0Dot32Wgsl],
-  [GgmlType.Q8_0, q8_0Dot32Wgsl],
+  [GgmlType.Q4_0, shaderSource('quant/q4_0_dot32')],
+  [GgmlType.Q8_0, shaderSource('quant/q8_0_dot32')],
 ]);
 
 /** Stub of dot32_up for the variants without IS_GLU (the kernel references it under an override). */
 const DOT32_UP_STUB =
   'fn dot32_up(base: u32, b: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, x4: vec4<f32>, ' +
   'x5: vec4<f32>, x6: vec4<f32>, x7: vec4<f32>, sx: f32) -> f32 { return 0.0; }';
-
-/**
- * Test hook: `forceDirect` makes new gemv_bcast pipelines load x per lane, the path of subgroups smaller than 8
- * (SwiftShader's 4), which lavapipe (8) never takes otherwise.
- */
-export const GEMV_BCAST_DEBUG = { forceDirect: false };
 
 /** Elements per `dot32` step: rows must be a whole number of them. */
 export const BCAST_BLOCK = 32;
@@ -41,7 +33,7 @@ export function canFuseGlu(layout: GpuQuantLayout): boolean {
  */
 export function bcastQuantSource(layout: GpuQuantLayout, glu: boolean): { readonly name: string; readonly wgsl: string } {
   const fast = FAST_DOT32.get(layout.type);
-  const dot = fast ?? dot32GenericWgsl;
+  const dot = fast ?? shaderSource('quant/dot32');
   const up = glu && fast ? fast.replaceAll('weights4[', 'up_w4[').replaceAll('weights[', 'up_w[').replace('fn dot32(', 'fn dot32_up(') : DOT32_UP_STUB;
   return { name: layout.name, wgsl: [layout.wgsl, dot, up].join('\n') };
 }

@@ -1,14 +1,15 @@
 /**
  * Entry point of the WebGPU backend: `createWebGpuOps()` acquires a device (navigator.gpu unless a GPU, adapter or
- * device is passed) and returns the `Ops` implementation; `planWebGpuMemory()` checks a model against the device
- * limits before any download.
+ * device is passed) and returns the `Ops` implementation. `planMemory()` checks a model against given limits (the
+ * engine's pre-download check is api/memory-preflight.ts).
  */
 
 import { type GpuDeviceOptions, requestGpuContext } from './device.js';
-import { type MemoryPlan, type MemoryPlanInput, planMemory } from './memory-plan.js';
 import { WebGpuOps } from './webgpu-ops.js';
 
-export type { GpuDeviceOptions } from './device.js';
+export type { GpuDeviceOptions, KernelSet } from './device.js';
+export { KERNEL_SETS } from './device.js';
+export type { MatmulProfile, StepProfile } from './profile.js';
 export { planMemory } from './memory-plan.js';
 export type { MemoryLimits, MemoryPlan, MemoryPlanInput } from './memory-plan.js';
 export { WebGpuOps } from './webgpu-ops.js';
@@ -24,17 +25,9 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `useSubgroups` (default true): subgroup reductions when `subgroups` exists; false forces workgroup memory.
  * - `maxBindingBytes`: split weights into bindings of at most this many bytes (default: the device limit).
  * - `isSoftware`: pick kernels for a CPU implementation of WebGPU or for a GPU (default: from the adapter info).
+ * - `kernels`: 'hardware' | 'software' force a kernel set whatever the adapter ('auto', the default, detects it).
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
   return new WebGpuOps(await requestGpuContext(options));
-}
-
-/** `planMemory` against a device's own limits (plus an optional byte budget). */
-export function planWebGpuMemory(input: MemoryPlanInput, device: GPUDevice, budgetBytes?: number): MemoryPlan {
-  return planMemory(input, {
-    maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
-    maxBufferSize: device.limits.maxBufferSize,
-    budgetBytes,
-  });
 }

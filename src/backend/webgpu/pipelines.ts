@@ -12,10 +12,10 @@ import { composeShader, type ElementType, type KernelName } from './compose.js';
 export type BindingKind = 'uniform' | 'read' | 'rw';
 
 /** Bindings of every kernel entry point, by binding number (index in the array; null = not used by that entry). */
-const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
-  'gemv.main': ['uniform', 'read', 'read', 'rw', 'read'],
+export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | null)[]>> = {
+  'gemv.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_rows.main': ['uniform', 'read', 'read', 'rw', 'read'],
-  'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_bcast.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'read', 'read', 'read'],
   'gemm.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'embed.main': ['uniform', 'read', 'read', 'rw'],

@@ -10,7 +10,22 @@ import { LlmError } from '../../errors.js';
 import type { CachedPipeline } from './pipelines.js';
 
 /** Bytes of one dispatch's uniform block (every kernel's Params struct fits). */
-export const PARAMS_BYTES = 64;
+export const PARAMS_BYTES = 128;
+
+/** A range of a buffer bound to one binding (offset a multiple of minStorageBufferOffsetAlignment). */
+export interface BufferRange {
+  readonly buffer: GPUBuffer;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** What a binding is given: a whole buffer or a range of one. */
+export type Binding = GPUBuffer | BufferRange;
+
+/** True for a BufferRange. */
+export function isRange(b: Binding): b is BufferRange {
+  return (b as Partial<BufferRange>).offset !== undefined && (b as Partial<BufferRange>).buffer !== undefined;
+}
 /** Slots in the params arena; a step needing more is split into several submissions. */
 const ARENA_SLOTS = 2048;
 
@@ -65,6 +80,8 @@ export class StepRecorder {
   private readonly freeReadbacks: GPUBuffer[] = [];
   private readonly pending = new Set<(e: LlmError) => void>();
   private lostError: LlmError | null = null;
+  /** Called with the pipeline label of every recorded dispatch (the structural profiler). */
+  onDispatch: ((label: string) => void) | null = null;
 
   constructor(private readonly device: GPUDevice) {
     const align = device.limits.minUniformBufferOffsetAlignment;
@@ -98,7 +115,7 @@ export class StepRecorder {
   /** Records one dispatch. `buffers[b]` is the buffer of binding b (binding 0, the params block, is implied). */
   dispatch(
     p: CachedPipeline,
-    buffers: readonly (GPUBuffer | null)[],
+    buffers: readonly (Binding | null)[],
     writeParams: (w: ParamsWriter) => void,
     groups: readonly [number, number, number],
   ): void {
@@ -113,6 +130,7 @@ export class StepRecorder {
     pass.setBindGroup(0, this.bindGroup(p, buffers), [slot * this.slotBytes]);
     pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
     this.stats.dispatches++;
+    this.onDispatch?.(p.label);
   }
 
   /** Records a buffer-to-buffer copy (ends the current compute pass). */
@@ -193,10 +211,11 @@ export class StepRecorder {
     return id;
   }
 
-  private bindGroup(p: CachedPipeline, buffers: readonly (GPUBuffer | null)[]): GPUBindGroup {
+  private bindGroup(p: CachedPipeline, buffers: readonly (Binding | null)[]): GPUBindGroup {
     let key = p.label;
     for (let b = 1; b < p.bindings.length; b++) {
-      if (p.bindings[b] !== null) key += `|${this.bufferId(buffers[b]!)}`;
+      const x = buffers[b];
+      if (p.bindings[b] !== null && x) key += isRange(x) ? `|${this.bufferId(x.buffer)}@${x.offset}` : `|${this.bufferId(x)}`;
     }
     let bg = this.bindGroups.get(key);
     if (!bg) {
@@ -205,7 +224,7 @@ export class StepRecorder {
         if (p.bindings[b] === null) continue;
         const buffer = buffers[b];
         if (!buffer) throw new LlmError('invalid-request', `recording ${p.label}: binding ${b} has no buffer`);
-        entries.push({ binding: b, resource: { buffer } });
+        entries.push({ binding: b, resource: isRange(buffer) ? { buffer: buffer.buffer, offset: buffer.offset, size: buffer.size } : { buffer } });
       }
       bg = this.device.createBindGroup({ label: p.label, layout: p.layout, entries });
       this.bindGroups.set(key, bg);

@@ -9,21 +9,7 @@
 
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
-import bf16Wgsl from '../../../shaders/quant/bf16.wgsl?raw';
-import f16Wgsl from '../../../shaders/quant/f16.wgsl?raw';
-import f32Wgsl from '../../../shaders/quant/f32.wgsl?raw';
-import iq4NlWgsl from '../../../shaders/quant/iq4_nl.wgsl?raw';
-import iq4XsWgsl from '../../../shaders/quant/iq4_xs.wgsl?raw';
-import q2KWgsl from '../../../shaders/quant/q2_k.wgsl?raw';
-import q3KWgsl from '../../../shaders/quant/q3_k.wgsl?raw';
-import q4_0Wgsl from '../../../shaders/quant/q4_0.wgsl?raw';
-import q4_1Wgsl from '../../../shaders/quant/q4_1.wgsl?raw';
-import q4KWgsl from '../../../shaders/quant/q4_k.wgsl?raw';
-import q5_0Wgsl from '../../../shaders/quant/q5_0.wgsl?raw';
-import q5_1Wgsl from '../../../shaders/quant/q5_1.wgsl?raw';
-import q5KWgsl from '../../../shaders/quant/q5_k.wgsl?raw';
-import q6KWgsl from '../../../shaders/quant/q6_k.wgsl?raw';
-import q8_0Wgsl from '../../../shaders/quant/q8_0.wgsl?raw';
+import { shaderSource } from './compose.js';
 
 /** How one ggml type is laid out on the GPU. */
 export interface GpuQuantLayout {
@@ -43,16 +29,23 @@ export interface GpuQuantLayout {
    * padded with zero blocks to whole groups. 0 = plain blocks.
    */
   readonly groupBlocks: number;
+  /**
+   * Row-split layout (the hardware kernels' Q4_0, Q8_0, Q5_0, IQ4_NL): per row the blocks' bodies (the block minus
+   * its leading f16 scale, whole words) back to back, then the rows's f16 scales — exactly the GGUF's bytes
+   * reordered, padded to a whole word. The snippet finds the scales from p.k.
+   */
+  readonly rowSplit: boolean;
 }
 
-const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0, groupBlocks = 0): GpuQuantLayout => ({
+const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0, groupBlocks = 0, rowSplit = false): GpuQuantLayout => ({
   type,
-  name: GgmlType[type].toLowerCase(),
+  name: GgmlType[type].toLowerCase() + (rowSplit ? '_rows' : ''),
   wgsl,
   blockElements,
   blockBytes,
   headToTail,
   groupBlocks,
+  rowSplit,
 });
 
 /** Blocks per group of the grouped layouts (see GpuQuantLayout.groupBlocks). */
@@ -61,30 +54,43 @@ const GROUP = 4;
 /** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType. */
 export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
   [
-    layout(GgmlType.F32, f32Wgsl, 1, 4),
-    layout(GgmlType.F16, f16Wgsl, 1, 2),
-    layout(GgmlType.BF16, bf16Wgsl, 1, 2),
-    layout(GgmlType.Q4_0, q4_0Wgsl, 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q4_1, q4_1Wgsl, 32, 20), // d m | qs[16]
-    layout(GgmlType.Q5_0, q5_0Wgsl, 32, 22, 2), // qh | qs[16] | d
-    layout(GgmlType.Q5_1, q5_1Wgsl, 32, 24), // d m | qh | qs[16]
-    layout(GgmlType.Q8_0, q8_0Wgsl, 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q2_K, q2KWgsl, 256, 84), // scales[16] | qs[64] | d dmin
-    layout(GgmlType.Q3_K, q3KWgsl, 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
-    layout(GgmlType.Q4_K, q4KWgsl, 256, 144), // d dmin | scales[12] | qs[128]
-    layout(GgmlType.Q5_K, q5KWgsl, 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
-    layout(GgmlType.Q6_K, q6KWgsl, 256, 210), // ql[128] | qh[64] | scales[16] | d pad
-    layout(GgmlType.IQ4_NL, iq4NlWgsl, 32, 18, 2), // qs[16] | d
-    layout(GgmlType.IQ4_XS, iq4XsWgsl, 256, 136), // d scales_h | scales_l[4] | qs[128]
+    layout(GgmlType.F32, shaderSource('quant/f32'), 1, 4),
+    layout(GgmlType.F16, shaderSource('quant/f16'), 1, 2),
+    layout(GgmlType.BF16, shaderSource('quant/bf16'), 1, 2),
+    layout(GgmlType.Q4_0, shaderSource('quant/q4_0'), 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
+    layout(GgmlType.Q4_1, shaderSource('quant/q4_1'), 32, 20), // d m | qs[16]
+    layout(GgmlType.Q5_0, shaderSource('quant/q5_0'), 32, 22, 2), // qh | qs[16] | d
+    layout(GgmlType.Q5_1, shaderSource('quant/q5_1'), 32, 24), // d m | qh | qs[16]
+    layout(GgmlType.Q8_0, shaderSource('quant/q8_0'), 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
+    layout(GgmlType.Q2_K, shaderSource('quant/q2_k'), 256, 84), // scales[16] | qs[64] | d dmin
+    layout(GgmlType.Q3_K, shaderSource('quant/q3_k'), 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
+    layout(GgmlType.Q4_K, shaderSource('quant/q4_k'), 256, 144), // d dmin | scales[12] | qs[128]
+    layout(GgmlType.Q5_K, shaderSource('quant/q5_k'), 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
+    layout(GgmlType.Q6_K, shaderSource('quant/q6_k'), 256, 210), // ql[128] | qh[64] | scales[16] | d pad
+    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl'), 32, 18, 2), // qs[16] | d
+    layout(GgmlType.IQ4_XS, shaderSource('quant/iq4_xs'), 256, 136), // d scales_h | scales_l[4] | qs[128]
   ].map((l) => [l.type, l]),
 );
 
 /**
- * The GPU layout of `type`.
+ * Where the hardware kernel set lays a type out differently: row-split, so the kernels load exactly the GGUF's
+ * bytes (the grouped/padded block layouts above cost +5.9 … +11 % and serve the software kernels' vec4 loads).
+ */
+export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
+  [
+    layout(GgmlType.Q4_0, shaderSource('quant/q4_0_rows'), 32, 18, 2, 0, true),
+    layout(GgmlType.Q5_0, shaderSource('quant/q5_0_rows'), 32, 22, 2, 0, true),
+    layout(GgmlType.Q8_0, shaderSource('quant/q8_0_rows'), 32, 34, 2, 0, true),
+    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl_rows'), 32, 18, 2, 0, true),
+  ].map((l) => [l.type, l]),
+);
+
+/**
+ * The GPU layout of `type` for a kernel set (default: the software set's).
  * @throws LlmError('unsupported-type') for a type the WebGPU backend has no snippet for.
  */
-export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor'): GpuQuantLayout {
-  const l = GPU_QUANT_LAYOUTS.get(type);
+export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor', kernels: 'hardware' | 'software' = 'software'): GpuQuantLayout {
+  const l = (kernels === 'hardware' ? HARDWARE_QUANT_LAYOUTS.get(type) : undefined) ?? GPU_QUANT_LAYOUTS.get(type);
   if (!l) {
     throw new LlmError(
       'unsupported-type',
@@ -99,6 +105,7 @@ export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor'): GpuQuant
 /** u32 words of one repacked row of `rowLength` elements. */
 export function rowWords(l: GpuQuantLayout, rowLength: number): number {
   const nBlocks = rowLength / l.blockElements;
+  if (l.rowSplit) return Math.ceil((nBlocks * l.blockBytes) / 4);
   if (l.groupBlocks > 0) return Math.ceil(nBlocks / l.groupBlocks) * groupWords(l);
   return l.blockElements === 1 ? Math.ceil((rowLength * l.blockBytes) / 4) : nBlocks * Math.ceil(l.blockBytes / 4);
 }
@@ -142,6 +149,10 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
   const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
   if (srcRowBytes === dstRowBytes && l.headToTail === 0 && l.groupBlocks === 0) return src; // already word aligned: upload as is
   const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes
+  if (l.rowSplit) {
+    repackRowSplit(l, src, dst, rowLength / l.blockElements, part.nRows, dstRowBytes);
+    return dst;
+  }
   if (l.groupBlocks > 0) {
     repackGrouped(l, src, dst, rowLength / l.blockElements, part.nRows, dstRowBytes);
     return dst;
@@ -180,6 +191,21 @@ function repackGrouped(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlo
       dst.set(src.subarray(s + l.headToTail, s + bb), g + j * qb);
       dst[g + l.groupBlocks * qb + 2 * j] = src[s]!;
       dst[g + l.groupBlocks * qb + 2 * j + 1] = src[s + 1]!;
+    }
+  }
+}
+
+/** Row-split layout (see GpuQuantLayout.rowSplit): per row the block bodies, then the blocks' leading scales. */
+function repackRowSplit(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlocks: number, nRows: number, dstRowBytes: number): void {
+  const bb = l.blockBytes;
+  const head = l.headToTail;
+  const body = bb - head;
+  for (let r = 0; r < nRows; r++) {
+    const d = r * dstRowBytes;
+    for (let b = 0; b < nBlocks; b++) {
+      const s = (r * nBlocks + b) * bb;
+      dst.set(src.subarray(s + head, s + bb), d + b * body);
+      dst.set(src.subarray(s, s + head), d + nBlocks * body + b * head);
     }
   }
 }

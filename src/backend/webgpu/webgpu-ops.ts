@@ -28,26 +28,16 @@ import { CompositeOps } from '../composite-ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
-import { BCAST_BLOCK, bcastQuantSource, canFuseGlu, GEMV_BCAST_DEBUG } from './gemv-bcast.js';
+import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
+import { GEMV_SG_ROWS } from './gemv-sg-params.js';
+import { weightGroupOf } from './weight-groups.js';
+import { ProfileCollector, type StepProfile } from './profile.js';
+import { HardwareGemv } from './hardware-gemv.js';
+import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
-
-/** A weight on the GPU: whole rows split into parts that each fit one storage binding. */
-interface GpuWeight extends Weight {
-  readonly layout: GpuQuantLayout;
-  /** u32 words per repacked row. */
-  readonly rowStride: number;
-  readonly parts: readonly { readonly buffer: GPUBuffer; readonly rowStart: number; readonly nRows: number }[];
-  /** 1-D tensors: the values as f32 (norm weights, biases). */
-  readonly vector: GPUBuffer | null;
-}
-
-/** An activation on the GPU. */
-interface GpuActivation extends Activation {
-  readonly buffer: GPUBuffer; // (maxRows, cols) f32
-}
 
 /** Workgroup sizes (powers of two ≤ 256: SwiftShader's cap). */
 const WG_ROW = 64; // one workgroup per row / group / head
@@ -55,10 +45,12 @@ const WG_FLAT = 256; // elementwise and single-workgroup scans
 /** Positions per attention tile, and the most splits of a decode row. */
 const ATTN_MIN_SPLIT = 64;
 const ATTN_MAX_SPLITS = 32;
+/** Rows per workgroup of the hardware GEMV gemv_sg. */
+const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
-const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: 16 } as const;
+const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: SG_ROWS } as const;
 /** Largest gemv_bcast workgroup (two rows per invocation); ≥ 4 × 8 so the quarter size still holds a subgroup of 8. */
 const BCAST_WG = 64;
 /** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
@@ -93,6 +85,9 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly result: GPUBuffer; // (2·MAX_TOP_K) u32 argmax / topK results
   private topkCand: GPUBuffer | null = null; // (nChunks·k, 2) u32
   private isDestroyed = false;
+  private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
+  private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
+  private readonly hw: HardwareGemv;
 
   constructor(private readonly ctx: GpuContext) {
     super();
@@ -105,6 +100,19 @@ export class WebGpuOps extends CompositeOps implements Ops {
       `webgpu ${ctx.isF16 ? 'f16' : 'f32'} ${ctx.isSubgroups ? 'subgroups' : 'shared-memory'}` +
       `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
+    this.dummyRw = [this.buffer('dummy-rw1', 16, 0), this.buffer('dummy-rw2', 16, 0)];
+    this.hw = new HardwareGemv({
+      ctx,
+      device: this.device,
+      rec: this.rec,
+      maxWeightBinding: this.maxWeightBinding,
+      dummy: this.dummy,
+      dummyRw: this.dummyRw,
+      pipe: (spec) => this.pipe(spec),
+      buffer: (label, size, usage) => this.buffer(label, size, usage),
+      vec: (w) => this.vec(w),
+      profileMatmul: (...args) => this.profileMatmul(...args),
+    });
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.result = this.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
     watchDevice(ctx.device, (reason) => {
@@ -115,6 +123,29 @@ export class WebGpuOps extends CompositeOps implements Ops {
   /** Dispatch / submission / readback counters since creation. */
   get stats(): Readonly<RecorderStats> {
     return this.rec.stats;
+  }
+
+  /** Which kernel set runs: the one chosen for GPUs ('hardware') or for CPU implementations ('software'). */
+  get kernelSet(): 'hardware' | 'software' {
+    return this.ctx.isSoftware ? 'software' : 'hardware';
+  }
+
+  /** Starts a structural profile of the work recorded from now on (see profile.ts). */
+  beginProfile(): void {
+    this.flushNow();
+    const collector = new ProfileCollector();
+    this.prof = { collector, start: { ...this.rec.stats } };
+    this.rec.onDispatch = (label) => collector.dispatch(label);
+  }
+
+  /** Ends the profile begun by `beginProfile` (its work must have been submitted and read back). */
+  endProfile(layers: number, tokens: number): StepProfile {
+    if (!this.prof) throw new LlmError('invalid-request', 'endProfile without beginProfile');
+    const { collector, start } = this.prof;
+    this.prof = null;
+    this.rec.onDispatch = null;
+    const s = this.rec.stats;
+    return collector.summarize({ dispatches: s.dispatches - start.dispatches, submissions: s.submissions - start.submissions, bytesRead: s.bytesRead - start.bytesRead }, layers, tokens);
   }
 
   /** Pipelines built so far. */
@@ -140,10 +171,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
       const buffer = this.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
       this.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
       const layout = getGpuQuantLayout(GgmlType.F32);
-      const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer };
+      const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer, host: values, group: null };
       return w;
     }
-    const layout = getGpuQuantLayout(info.type, info.name);
+    const layout = getGpuQuantLayout(info.type, info.name, this.kernelSet);
     if (rowLength % layout.blockElements !== 0) {
       throw new LlmError('gguf-invalid', `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`, {
         details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
@@ -156,6 +187,13 @@ export class WebGpuOps extends CompositeOps implements Ops {
       });
     }
     const rowStride = rowWords(layout, rowLength);
+    const slot = this.ctx.isSoftware ? null : weightGroupOf(info.name);
+    if (slot && rowStride * 4 * nRows <= this.maxWeightBinding) {
+      // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
+      const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts: [], vector: null, host: null, group: null };
+      this.hw.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
+      return w;
+    }
     const parts = [];
     for (const part of splitRows(info.name, nRows, rowStride * 4, this.maxWeightBinding)) {
       throwIfAborted(signal, `uploading ${info.name}`);
@@ -165,7 +203,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
       parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
       if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
     }
-    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null };
+    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null, host: null, group: null };
     return w;
   }
 
@@ -188,6 +226,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): void {
+    this.hw.commitPending();
     this.flushNow();
     for (const l of this.kv) {
       this.release(l.k);
@@ -213,6 +252,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   beginStep(batch: StepBatch): void {
     this.rec.checkAlive();
+    if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
     const n = batch.tokens.length;
     if (n > this.tokenCapacity) {
@@ -259,6 +299,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
     const kind = this.gemvKind(wt.rowLength, n);
+    if (kind === 'gemv_sg' || kind === 'gemv') {
+      this.hw.gemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
+      return;
+    }
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
     const b = bias ? (bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer : this.dummy;
     for (const part of wt.parts) {
@@ -270,6 +314,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
         (p) => p.u(wt.rowLength).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).u(0).u(n),
         groups,
       );
+      this.profileMatmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
     }
   }
 
@@ -280,7 +325,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
-    return this.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null);
+    if (this.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null)) return true;
+    return this.hw.fused(o, xa, wt, n, (options.bias as GpuWeight | null | undefined) ?? null, options.norm ?? null, options.accumulate === true);
   }
 
   matmulGlu(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
@@ -289,6 +335,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const g = gate as GpuWeight;
     const u = up as GpuWeight;
     const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
+    if (!this.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
     if (!sameShape || g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
     if (xa.cols < g.rowLength || o.cols < g.nRows) {
       throw new LlmError('invalid-request', `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`);
@@ -296,11 +343,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return this.bcast(o, xa, g, n, null, norm, false, { up: u, act });
   }
 
-  // Compound steps: the fused gemv_bcast kernels where they apply (software adapters), else the shared composition.
+  // Compound steps: the fused kernels where they apply (gemv_bcast on software adapters; the hardware GEMV with its
+  // Q|K|V and gate|up groups on GPUs), else the shared composition.
   override normMatmul(normed: Activation, x: Activation, norm: FusedNorm, projections: readonly Projection[], n: number): void {
     let isNormed = false;
     for (const p of projections) {
-      if (this.bcast(p.out as GpuActivation, x as GpuActivation, p.weight as GpuWeight, n, p.bias, norm, false, null)) continue;
+      if (this.matmulFused(p.out, x, p.weight, n, { bias: p.bias, norm })) continue;
       if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
       this.matmul(p.out, normed, p.weight, n, p.bias);
@@ -308,7 +356,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.bcast(x as GpuActivation, input as GpuActivation, w as GpuWeight, n, options.bias, null, true, null)) {
+    if (options.postNorm || !this.matmulFused(x, input, w, n, { bias: options.bias, accumulate: true })) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
@@ -406,7 +454,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     // Prefill (n ≥ 2): the tiled causal kernel, K/V tiles shared by a workgroup's tokens and GQA heads; split-K on
     // GPUs when it alone would leave the device idle (a few tokens after a long prefix).
     const group = nHeads / nKvHeads;
-    const tiles = n >= 2 ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
+    // Decode on GPUs with grouped-query attention takes it too: one workgroup per KV head (× splits) reads each K/V
+    // byte once for all the query heads of its group, instead of once per query head.
+    const isTiled = n >= 2 || (!this.ctx.isSoftware && group >= 2);
+    const tiles = isTiled ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
     if (tiles) {
       const groups = prefillAttentionGrid(tiles, n, nHeads, nKvHeads);
       const splits = this.ctx.isSoftware ? 1 : prefillAttentionSplits(groups[0] * groups[1], kvLen, tiles.keys, maxSplits);
@@ -423,6 +474,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
           .u(params.slidingWindow).f(params.scale).f(params.softcap).u(splits).u(Math.ceil(kvLen / splits)).u(splits === 1 ? 1 : 0),
         [groups[0], groups[1], splits],
       );
+      if (this.prof) {
+        const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2; // K and V of one position of one KV head
+        let read = 0;
+        for (let t = 0; t < groups[0]; t++) read += (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
+        this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
+      }
       this.combineAttention(o, nHeads, headDim, splits, n);
       return;
     }
@@ -436,6 +493,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
         .u(params.slidingWindow).u(nSplits).u(splitLen).u(nSplits === 1 ? 1 : 0).f(params.scale).f(params.softcap),
       [nSplits, nHeads, n],
     );
+    if (this.prof) {
+      const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2;
+      let read = 0;
+      for (let i = 0; i < n; i++) read += (st.startPos + i + 1) * kvRow * nHeads; // every query head reads its KV head
+      this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
+    }
     this.combineAttention(o, nHeads, headDim, nSplits, n);
   }
 
@@ -490,6 +553,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   endStep(): void {
+    this.hw.settle();
     this.step = null;
     this.scheduleFlush();
   }
@@ -497,6 +561,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   // ── results ──────────────────────────────────────────────────────────────────────────────────────────────────
 
   async read(x: Activation, n: number): Promise<Float32Array> {
+    this.hw.settle();
     const xa = x as GpuActivation;
     return new Float32Array(await this.rec.read(xa.buffer, 0, n * xa.cols * 4));
   }
@@ -553,7 +618,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────
 
+  /** The f32 buffer of a 1-D weight. */
+  private vec(w: Weight): GPUBuffer {
+    const g = w as GpuWeight;
+    return g.vector ?? (g.parts[0]!.buffer as GPUBuffer);
+  }
+
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
+    this.hw.settle();
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
   }
 
@@ -568,7 +640,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const nw = norm ? (norm.weight as GpuWeight) : null;
     if (nw && (nw.rowLength !== k || xa.cols !== k)) return false;
     const isGelu = glu?.act === 'gelu';
-    const direct = GEMV_BCAST_DEBUG.forceDirect;
+    const direct = this.ctx.bcastDirectLoads;
     const tag = [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : ''].filter((t) => t).join('_') || undefined;
     // Smaller workgroups for short matrices, so that even K/V projections (128 rows) spread over the CPU's threads.
     const wgSize = wt.nRows >= 2048 ? BCAST_WG : wt.nRows >= 256 ? BCAST_WG / 2 : BCAST_WG / 4;
@@ -579,7 +651,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
       constants: { HAS_NORM: norm !== null, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: isGelu, FORCE_DIRECT: direct },
       tag,
     });
-    const vec = (v: Weight | null): GPUBuffer => (v ? (v as GpuWeight).vector ?? (v as GpuWeight).parts[0]!.buffer : this.dummy);
+    const vec = (v: Weight | null): GPUBuffer => (v ? this.vec(v) : this.dummy);
     const eps = norm?.eps ?? 0;
     for (const part of wt.parts) {
       const upBuffer = glu ? glu.up.parts[0]!.buffer : this.dummy;
@@ -589,8 +661,29 @@ export class WebGpuOps extends CompositeOps implements Ops {
         (p) => p.u(k).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).f(eps),
         grid(Math.ceil(part.nRows / (2 * wgSize)), n), // two rows per invocation
       );
+      this.profileMatmul(pipe.label, glu ? [wt, glu.up] : [wt], part.nRows, n, grid(Math.ceil(part.nRows / (2 * wgSize)), n), wgSize, n);
     }
     return true;
+  }
+
+  /** Reports one matmul dispatch to the profiler: `reads` = times each weight row is loaded (tokens or token tiles). */
+  private profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void {
+    if (!this.prof) return;
+    const w = ws[0]!;
+    // Q|K|V: nRows counts the rows of all three; gate|up: each output row reads a gate and an up row.
+    const weightRows = w.group?.kind === 'qkv' && ws.length === 3 ? nRows : ws.length * nRows;
+    const logical = weightRows * (w.rowLength / w.layout.blockElements) * w.layout.blockBytes;
+    this.prof.collector.matmul({
+      name: ws.map((x) => x.name).join('+'),
+      kernel,
+      rows: nRows,
+      cols: w.rowLength,
+      tokens: n,
+      workgroups: groups[0]! * groups[1]! * groups[2]!,
+      wgSize,
+      weightBytesLogical: logical,
+      weightBytesLoaded: weightRows * w.rowStride * 4 * reads,
+    });
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
@@ -664,6 +757,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   private flushNow(): void {
+    this.hw.settle();
     if (this.rec.hasPending) this.rec.flush();
   }
 }

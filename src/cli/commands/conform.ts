@@ -20,13 +20,13 @@ import { readModelConfig } from '../../model/load.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import type { BackendName } from '../../backend/select-backend.js';
 import { choiceFlag, numberFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
-import { CLI_BACKENDS, loadModel, openModelFile, referencePathFor } from '../model-file.js';
+import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile, referencePathFor } from '../model-file.js';
 
 /** `--greedy` modes; the first is the default. */
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
-  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--f32 (webgpu: no shader-f16)] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--f32 (webgpu: no shader-f16)] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
 
 /**
  * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's
@@ -61,6 +61,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       reference: { type: 'string', short: 'r' },
       backend: { type: 'string', short: 'b' },
       threads: { type: 'string' },
+      kernels: { type: 'string' },
       f32: { type: 'boolean' },
       json: { type: 'boolean' },
       greedy: { type: 'string' },
@@ -91,7 +92,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const maxError = errorLimit('--max-error', values['max-error']);
     const maxDequantError = errorLimit('--max-dequant-error', values['max-dequant-error']);
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.trainContextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined);
+    const model = await loadModel(file, backend, Math.min(positions, config.trainContextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined, kernelsFlag('conform', values.kernels, backend));
     const f16Path = backend === 'webgpu' && /^webgpu f16\b/.test(model.ops.description);
     const base = tolerancesFor(backend, referenceTolerances(weights, config.arch), f16Path);
     const tolerances: Tolerances = {

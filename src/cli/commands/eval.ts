@@ -7,10 +7,10 @@
 import { argmaxOf } from '../../model/conformance.js';
 import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
+import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens, showToken } from '../prompt-tokens.js';
 
-const USAGE = 'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--threads N] [--json] [--top K]';
+const USAGE = 'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K]';
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(
@@ -20,6 +20,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       tokens: { type: 'string' },
       backend: { type: 'string', short: 'b' },
       threads: { type: 'string' },
+      kernels: { type: 'string' },
       json: { type: 'boolean' },
       top: { type: 'string' },
     },
@@ -32,7 +33,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const file = await openModelFile(positionals[0], io.signal);
   try {
     const { tokens, tokenizer } = await inputTokens('eval', file.gguf, values);
-    const model = await loadModel(file, backend, tokens.length, io.signal, positiveIntFlag('eval', '--threads', values.threads));
+    const kernels = kernelsFlag('eval', values.kernels, backend);
+    const model = await loadModel(file, backend, tokens.length, io.signal, positiveIntFlag('eval', '--threads', values.threads), undefined, kernels);
     try {
       const vocab = model.config.vocabSize;
       const logits = (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!; // [n, vocab]

@@ -10,10 +10,10 @@ import { LlmError } from '../../errors.js';
 import type { Tokenizer } from '../../tokenizer/tokenizer.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
-import { CLI_BACKENDS, loadModel, openModelFile } from '../model-file.js';
+import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens } from '../prompt-tokens.js';
 
-const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--threads N] [--ignore-eos] ${SAMPLING_FLAGS_HELP}`;
+const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--ignore-eos] ${SAMPLING_FLAGS_HELP}`;
 
 /** Tokens generated when -n is not given. */
 const DEFAULT_MAX_TOKENS = 64;
@@ -34,6 +34,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       tokens: { type: 'string' },
       backend: { type: 'string', short: 'b' },
       threads: { type: 'string' },
+      kernels: { type: 'string' },
       'ignore-eos': { type: 'boolean' },
     },
     USAGE,
@@ -47,7 +48,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
     if (!tokenizer) throw new LlmError('tokenizer', 'generate: the model file has no vocabulary, so its output cannot be shown as text');
     const contextLength = tokens.length + maxTokens;
-    const model = await loadModel(file, backend, contextLength, io.signal, positiveIntFlag('generate', '--threads', values.threads));
+    const kernels = kernelsFlag('generate', values.kernels, backend);
+    const model = await loadModel(file, backend, contextLength, io.signal, positiveIntFlag('generate', '--threads', values.threads), undefined, kernels);
     try {
       const r = await generateText({
         ...sampling,

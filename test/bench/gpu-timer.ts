@@ -6,7 +6,7 @@
  * Disabled, the wrapper hands out the device's own encoders untouched; production code never creates a timer.
  */
 
-import { MAP_MODE_READ } from './gpu-flags.js';
+import { MAP_MODE_READ } from '../../src/backend/webgpu/gpu-flags.js';
 
 /** `GPUBufferUsage` bits used here (spec values; gpu-flags.ts has no QUERY_RESOLVE). */
 const USAGE_MAP_READ = 0x0001;

@@ -1,0 +1,15 @@
+// IQ4_NL (ggml block_iq4_nl, 32 elements), row-split layout of the hardware kernels: exactly the GGUF's bytes per
+// row, reordered — [0 .. 4·nb) the blocks' qs[16] nibble indices (as Q4_0), then the nb f16 d (block b: half b&1 of
+// word 4·nb + b/2), nb = p.k / 32. value = d · kvalues_iq4nl[q] (ggml-common.h's 16-entry codebook). Reads p.k.
+const KVALUES_IQ4NL = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
+                                      1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+fn iq4_lookup(q: vec4<u32>) -> vec4<f32> {
+  return vec4<f32>(KVALUES_IQ4NL[q.x], KVALUES_IQ4NL[q.y], KVALUES_IQ4NL[q.z], KVALUES_IQ4NL[q.w]);
+}
+fn load4(base: u32, i: u32) -> vec4<f32> {
+  let b = i >> 5u;
+  let r = i & 31u;
+  let d = unpack2x16float(weights[base + (p.k >> 5u) * 4u + (b >> 1u)])[b & 1u];
+  return iq4_lookup(bits4(weights[base + 4u * b + ((r & 15u) >> 2u)], select(0u, 4u, r >= 16u), 0xfu)) * d;
+}
+fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

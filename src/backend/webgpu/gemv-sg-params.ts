@@ -1,0 +1,44 @@
+/**
+ * The uniform block of the hardware GEMV (shaders/kernels/gemv_sg.wgsl `struct Params`), written by field name in
+ * the order declared here; test/kernels/webgpu-shader-interface.test.ts checks this order and the field types
+ * against the WGSL, so a reordered or renamed field fails a unit test instead of computing garbage.
+ */
+
+import type { ParamsWriter } from './step-recorder.js';
+
+/** Workgroup size of gemv_sg and rows per workgroup (its ROWS override): one subgroup per row, rows walked in turn. */
+export const GEMV_SG_WG = 64;
+export const GEMV_SG_ROWS = 16;
+
+/** gemv_sg's Params fields in declaration order; `eps` is the one f32. */
+export const GEMV_SG_PARAMS = [
+  'k',
+  'n_rows',
+  'row_stride',
+  'x_stride',
+  'out_stride',
+  'out_offset',
+  'has_bias',
+  'x_offset',
+  'eps',
+  'split1',
+  'split2',
+  'out1_stride',
+  'out2_stride',
+  'w_base1',
+  'w_base2',
+] as const;
+
+/** Fields of gemv_sg's Params that are f32 (the rest are u32). */
+export const GEMV_SG_F32_PARAMS: ReadonlySet<string> = new Set(['eps']);
+
+/** Values of every gemv_sg Params field. */
+export type GemvSgParams = Readonly<Record<(typeof GEMV_SG_PARAMS)[number], number>>;
+
+/** Writes `v` into a dispatch's uniform block in declaration order. */
+export function writeGemvSgParams(p: ParamsWriter, v: GemvSgParams): void {
+  for (const name of GEMV_SG_PARAMS) {
+    if (GEMV_SG_F32_PARAMS.has(name)) p.f(v[name]);
+    else p.u(v[name]);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Occupancy of the hardware decode GEMV (issue 23), computed from the kernel's grid without a GPU: every matmul of the
+ * Qwen2.5-0.5B, Llama-3.2-1B and 3B shapes (Q4_0 layers, Q8_0 output) launches ≥ 4 subgroups (32 lanes) per MiB of
+ * weights, so memory-bound GEMVs keep a GPU's memory system busy. The 0.5B and 1B figures are also measured by
+ * `webgguf profile` (BENCHMARKS.md); this covers the shapes too big to profile here.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { GEMV_SG_ROWS, GEMV_SG_WG } from '../../src/backend/webgpu/gemv-sg-params.js';
+import { PROFILE_SUBGROUP_WIDTH } from '../../src/backend/webgpu/profile.js';
+
+interface Shape {
+  readonly nEmbd: number;
+  readonly nHead: number;
+  readonly nHeadKv: number;
+  readonly headDim: number;
+  readonly nFf: number;
+  readonly nVocab: number;
+}
+
+const SHAPES: Readonly<Record<string, Shape>> = {
+  'qwen2.5-0.5b': { nEmbd: 896, nHead: 14, nHeadKv: 2, headDim: 64, nFf: 4864, nVocab: 151936 },
+  'llama-3.2-1b': { nEmbd: 2048, nHead: 32, nHeadKv: 8, headDim: 64, nFf: 8192, nVocab: 128256 },
+  'qwen2.5-3b': { nEmbd: 2048, nHead: 16, nHeadKv: 2, headDim: 128, nFf: 11008, nVocab: 151936 },
+  'llama-3.2-3b': { nEmbd: 3072, nHead: 24, nHeadKv: 8, headDim: 128, nFf: 8192, nVocab: 128256 },
+};
+
+/** GGUF bytes per element: Q4_0 18 B / 32, Q8_0 34 B / 32. */
+const Q4_0 = 18 / 32;
+const Q8_0 = 34 / 32;
+
+/** Subgroups per MiB of one gemv_sg dispatch over `rows` output rows reading `bytes` of weights. */
+function subgroupsPerMiB(rows: number, bytes: number): number {
+  const workgroups = Math.ceil(rows / GEMV_SG_ROWS);
+  return (workgroups * Math.max(1, GEMV_SG_WG / PROFILE_SUBGROUP_WIDTH)) / (bytes / 2 ** 20);
+}
+
+describe('hardware GEMV occupancy', () => {
+  for (const [name, s] of Object.entries(SHAPES)) {
+    it(`${name}: ≥ 4 subgroups per MiB for every decode matmul`, () => {
+      const qkvRows = (s.nHead + 2 * s.nHeadKv) * s.headDim;
+      const matmuls: [string, number, number][] = [
+        ['q|k|v', qkvRows, qkvRows * s.nEmbd * Q4_0],
+        ['wo', s.nEmbd, s.nEmbd * s.nHead * s.headDim * Q4_0],
+        ['gate·up', s.nFf, 2 * s.nFf * s.nEmbd * Q4_0],
+        ['down', s.nEmbd, s.nEmbd * s.nFf * Q4_0],
+        ['output', s.nVocab, s.nVocab * s.nEmbd * Q8_0],
+      ];
+      for (const [m, rows, bytes] of matmuls) expect(subgroupsPerMiB(rows, bytes), m).toBeGreaterThanOrEqual(4);
+    });
+  }
+});

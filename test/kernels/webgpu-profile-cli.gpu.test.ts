@@ -1,0 +1,50 @@
+/**
+ * `webgguf profile` and the `--kernels` flag of the model commands (issue 23), in-process on Dawn + lavapipe:
+ * the JSON shape the issue asks for, the hardware kernel set forced on a software adapter, and clear errors for a bad
+ * kernel set or `--kernels` on a backend without kernel sets.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { runCliCaptured } from '../helpers/run-cli.js';
+import { sharedPath } from '../helpers/shared-path.js';
+
+const MODEL = sharedPath('models', 'stories260K.gguf');
+
+describe('webgguf profile / --kernels', () => {
+  it('profile --kernels hardware --json: decode and prefill counts with per-matmul shapes', async () => {
+    const r = await runCliCaptured('profile', MODEL, '--backend', 'webgpu', '--kernels', 'hardware', '--prefill', '8', '--json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out) as {
+      kernels: string;
+      decode: Record<string, unknown> & { matmuls: Record<string, unknown>[] };
+      prefill: Record<string, unknown> & { matmuls: Record<string, unknown>[] };
+    };
+    expect(report.kernels).toBe('hardware');
+    for (const step of [report.decode, report.prefill]) {
+      for (const key of ['layers', 'dispatches', 'submissions', 'readbackBytes', 'weightBytesLogical', 'weightBytesLoaded', 'kvBytes', 'kvBytesRead']) {
+        expect(typeof step[key], key).toBe('number');
+      }
+      expect(step.matmuls.length).toBeGreaterThan(0);
+      for (const m of step.matmuls) for (const key of ['rows', 'cols', 'workgroups', 'subgroups']) expect(typeof m[key], key).toBe('number');
+    }
+    expect(report.decode['layers']).toBe(5);
+    expect(report.decode['submissions']).toBe(1);
+    expect(report.decode['readbackBytes']).toBe(8);
+  });
+
+  it('--kernels software is the kernel set lavapipe gets by default', async () => {
+    const r = await runCliCaptured('profile', MODEL, '--kernels', 'software', '--prefill', '4', '--json');
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as { kernels: string }).kernels).toBe('software');
+  });
+
+  it('a bad kernel set, or --kernels off webgpu, is a clear usage error', async () => {
+    const bad = await runCliCaptured('eval', MODEL, '--tokens', '1,2', '--backend', 'webgpu', '--kernels', 'gpu');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/--kernels must be one of auto, hardware, software, got 'gpu'/);
+    const off = await runCliCaptured('conform', MODEL, '--backend', 'cpu', '--kernels', 'hardware');
+    expect(off.code).toBe(1);
+    expect(off.err).toMatch(/--kernels applies to --backend webgpu only/);
+  });
+});
