@@ -9,8 +9,9 @@
  * 2. Golden vectors `test/unit/quant/vectors/<name>.json` from ggml (scripts/oracle/make-quant-vectors.mjs).
  * 3. WASM: nothing for 'dequantize'; a fused kernel is an export of wasm/assembly/index.ts named in GEMV_NAMES and
  *    KernelExports (src/backend/wasm/kernel-exports.ts), then `npm run build:wasm`.
- * 4. WebGPU: the decoder `shaders/quant/<snippet>.wgsl` (plus `<snippet>_dot32.wgsl` when `fastDot32`) and, until
- *    src/backend/webgpu/upload.ts derives its table from this registry, a GPU_QUANT_LAYOUTS line.
+ * 4. WebGPU: the decoder `shaders/quant/<snippet>.wgsl` (plus `<snippet>_dot32.wgsl` when `fastDot32`, and
+ *    `<snippet>_rows.wgsl` for the hardware kernels' row-split form when `hardwareRows`); the backend's tables
+ *    (src/backend/webgpu/upload.ts, gemv-bcast.ts) are built from the record.
  * test/unit/quant/backend-coverage.test.ts fails, naming the type, until all four are there.
  */
 

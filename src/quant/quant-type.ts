@@ -34,6 +34,11 @@ export interface WebGpuQuantPath {
   readonly groupBlocks: number;
   /** `shaders/quant/<snippet>_dot32.wgsl` exists: a fast dot32 for gemv_bcast, which can then fuse gate·up·GLU. */
   readonly fastDot32: boolean;
+  /**
+   * `shaders/quant/<snippet>_rows.wgsl` exists: the hardware kernel set stores this type row-split (per row the
+   * blocks' bodies, then the row's f16 scales — exactly the GGUF's bytes), see `GpuQuantLayout.rowSplit`.
+   */
+  readonly hardwareRows?: boolean;
 }
 
 /** One ggml tensor type. */
@@ -66,5 +71,5 @@ export interface QuantType {
    */
   readonly wasm: WasmQuantPath | 'dequantize';
   /** The WebGPU backend's layout of this type (every supported type has one). */
-  readonly webgpu?: WebGpuQuantPath;
+  readonly webgpu: WebGpuQuantPath;
 }

@@ -4,15 +4,15 @@
  * load4) and, for the fused gate/up/GLU variant, a second `dot32_up` reading the `up_w` binding.
  */
 
-import { GgmlType } from '../../gguf/types.js';
+import type { GgmlType } from '../../gguf/types.js';
+import { QUANT_TYPES } from '../../quant/index.js';
 import { shaderSource } from './compose.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`. */
-const FAST_DOT32: ReadonlyMap<GgmlType, string> = new Map([
-  [GgmlType.Q4_0, shaderSource('quant/q4_0_dot32')],
-  [GgmlType.Q8_0, shaderSource('quant/q8_0_dot32')],
-]);
+const FAST_DOT32: ReadonlyMap<GgmlType, string> = new Map(
+  QUANT_TYPES.filter((t) => t.webgpu.fastDot32).map((t) => [t.id, shaderSource(`quant/${t.webgpu.snippet}_dot32`)]),
+);
 
 /** Stub of dot32_up for the variants without IS_GLU (the kernel references it under an override). */
 const DOT32_UP_STUB =

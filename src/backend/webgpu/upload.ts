@@ -9,6 +9,7 @@
 
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
+import { QUANT_TYPES, type QuantType } from '../../quant/index.js';
 import { shaderSource } from './compose.js';
 
 /** How one ggml type is laid out on the GPU. */
@@ -37,52 +38,32 @@ export interface GpuQuantLayout {
   readonly rowSplit: boolean;
 }
 
-const layout = (type: GgmlType, wgsl: string, blockElements: number, blockBytes: number, headToTail = 0, groupBlocks = 0, rowSplit = false): GpuQuantLayout => ({
-  type,
-  name: GgmlType[type].toLowerCase() + (rowSplit ? '_rows' : ''),
-  wgsl,
-  blockElements,
-  blockBytes,
-  headToTail,
-  groupBlocks,
-  rowSplit,
-});
+/** The layout of `t` from its registry record (src/quant): software (block) or hardware (row-split) form. */
+function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
+  const w = t.webgpu;
+  const name = rowSplit ? `${w.snippet}_rows` : w.snippet;
+  return {
+    type: t.id,
+    name,
+    wgsl: shaderSource(`quant/${name}`),
+    blockElements: t.blockElements,
+    blockBytes: t.blockBytes,
+    headToTail: w.headToTail,
+    groupBlocks: rowSplit ? 0 : w.groupBlocks,
+    rowSplit,
+  };
+}
 
-/** Blocks per group of the grouped layouts (see GpuQuantLayout.groupBlocks). */
-const GROUP = 4;
-
-/** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType. */
-export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
-  [
-    layout(GgmlType.F32, shaderSource('quant/f32'), 1, 4),
-    layout(GgmlType.F16, shaderSource('quant/f16'), 1, 2),
-    layout(GgmlType.BF16, shaderSource('quant/bf16'), 1, 2),
-    layout(GgmlType.Q4_0, shaderSource('quant/q4_0'), 32, 18, 2, GROUP), // group: qs[4·16] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q4_1, shaderSource('quant/q4_1'), 32, 20), // d m | qs[16]
-    layout(GgmlType.Q5_0, shaderSource('quant/q5_0'), 32, 22, 2), // qh | qs[16] | d
-    layout(GgmlType.Q5_1, shaderSource('quant/q5_1'), 32, 24), // d m | qh | qs[16]
-    layout(GgmlType.Q8_0, shaderSource('quant/q8_0'), 32, 34, 2, GROUP), // group: qs[4·32] | d0 d1 d2 d3 | pad[4]
-    layout(GgmlType.Q2_K, shaderSource('quant/q2_k'), 256, 84), // scales[16] | qs[64] | d dmin
-    layout(GgmlType.Q3_K, shaderSource('quant/q3_k'), 256, 110), // hmask[32] | qs[64] | scales[12] | d pad
-    layout(GgmlType.Q4_K, shaderSource('quant/q4_k'), 256, 144), // d dmin | scales[12] | qs[128]
-    layout(GgmlType.Q5_K, shaderSource('quant/q5_k'), 256, 176), // d dmin | scales[12] | qh[32] | qs[128]
-    layout(GgmlType.Q6_K, shaderSource('quant/q6_k'), 256, 210), // ql[128] | qh[64] | scales[16] | d pad
-    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl'), 32, 18, 2), // qs[16] | d
-    layout(GgmlType.IQ4_XS, shaderSource('quant/iq4_xs'), 256, 136), // d scales_h | scales_l[4] | qs[128]
-  ].map((l) => [l.type, l]),
-);
+/** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType; from the quant registry. */
+export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(QUANT_TYPES.map((t) => [t.id, layoutOf(t, false)]));
 
 /**
- * Where the hardware kernel set lays a type out differently: row-split, so the kernels load exactly the GGUF's
- * bytes (the grouped/padded block layouts above cost +5.9 … +11 % and serve the software kernels' vec4 loads).
+ * Where the hardware kernel set lays a type out differently (`webgpu.hardwareRows` in the registry): row-split, so
+ * the kernels load exactly the GGUF's bytes (the grouped/padded block layouts cost +5.9 … +11 % and serve the
+ * software kernels' vec4 loads).
  */
 export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
-  [
-    layout(GgmlType.Q4_0, shaderSource('quant/q4_0_rows'), 32, 18, 2, 0, true),
-    layout(GgmlType.Q5_0, shaderSource('quant/q5_0_rows'), 32, 22, 2, 0, true),
-    layout(GgmlType.Q8_0, shaderSource('quant/q8_0_rows'), 32, 34, 2, 0, true),
-    layout(GgmlType.IQ4_NL, shaderSource('quant/iq4_nl_rows'), 32, 18, 2, 0, true),
-  ].map((l) => [l.type, l]),
+  QUANT_TYPES.filter((t) => t.webgpu.hardwareRows === true).map((t) => [t.id, layoutOf(t, true)]),
 );
 
 /**

@@ -15,7 +15,7 @@ import { FUSED_KERNELS, GEMV_NAMES } from '../../../src/backend/wasm/kernel-expo
 import { detectWasmFeatures, loadKernelModule, type WasmVariant } from '../../../src/backend/wasm/loader.js';
 import { ROW_PAIR_TYPES } from '../../../src/backend/wasm/row-pairs.js';
 import { canFuseGlu } from '../../../src/backend/webgpu/gemv-bcast.js';
-import { GPU_QUANT_LAYOUTS } from '../../../src/backend/webgpu/upload.js';
+import { GPU_QUANT_LAYOUTS, HARDWARE_QUANT_LAYOUTS } from '../../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../../src/gguf/types.js';
 import { QUANT_TYPES } from '../../../src/quant/index.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
@@ -104,6 +104,11 @@ describe('every registry type has its WebGPU layout', () => {
       expect(canFuseGlu(l), `${t.name} fastDot32`).toBe(g.fastDot32);
       expect(existsSync(shaderPath(g.snippet)), shaderPath(g.snippet)).toBe(true);
       expect(existsSync(shaderPath(`${g.snippet}_dot32`)), `${t.name} fast dot32 snippet`).toBe(g.fastDot32);
+      // The hardware kernel set's row-split form: exactly where a _rows snippet exists, and no other shape change.
+      const rows = HARDWARE_QUANT_LAYOUTS.get(t.id);
+      expect(existsSync(shaderPath(`${g.snippet}_rows`)), `${t.name} row-split snippet`).toBe(g.hardwareRows === true);
+      expect(rows !== undefined, `${t.name} in HARDWARE_QUANT_LAYOUTS`).toBe(g.hardwareRows === true);
+      if (rows) expect([rows.name, rows.rowSplit, rows.groupBlocks, rows.blockBytes]).toEqual([`${g.snippet}_rows`, true, 0, t.blockBytes]);
     });
   }
 });
