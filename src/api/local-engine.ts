@@ -15,6 +15,8 @@ import type { ChatFormatter } from './chat-formatter.js';
 import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo, EngineStats, TokenizeOptions } from './engine.js';
 import { PushStream } from './push-stream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
+import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
+import type { PositionLogprobs } from '../engine/generate-logprobs.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 
 /** Everything an engine runs on, already loaded. */
@@ -172,6 +174,7 @@ export class LocalEngine implements Engine {
     this.assertLoaded('chat.completions.create');
     const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
     const prepared = this.prepareChat(norm.messages, norm, req.signal, req.chat_template_kwargs);
+    const tk = this.parts.tokenizer;
     const id = newId('chatcmpl');
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
@@ -182,19 +185,19 @@ export class LocalEngine implements Engine {
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason, logprobs: null }],
+        choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
         usage: usageOf(result),
       };
     }
-    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): ChatCompletionChunk => ({
+    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): ChatCompletionChunk => ({
       id,
       object: 'chat.completion.chunk',
       created,
       model,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
       usage,
     });
-    return this.stream<ChatCompletionChunk>(prepared, (text) => chunk({ content: text }, null, null), (r) => chunk({}, r.finishReason, usageOf(r)), chunk({ role: 'assistant', content: '' }, null, null));
+    return this.stream<ChatCompletionChunk>(prepared, (text, lp) => chunk({ content: text }, null, null, lp), (r, lp) => chunk({}, r.finishReason, usageOf(r), lp), chunk({ role: 'assistant', content: '' }, null, null));
   }
 
   private async createCompletion(req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> {
@@ -216,19 +219,17 @@ export class LocalEngine implements Engine {
         object: 'text_completion',
         created,
         model,
-        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: null }],
+        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null }],
         usage: usageOf(result),
       };
     }
-    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): CompletionChunk => ({
-      id,
-      object: 'text_completion',
-      created,
-      model,
-      choices: [{ index: 0, text, finish_reason: finish, logprobs: null }],
-      usage,
-    });
-    return this.stream<CompletionChunk>(prepared, (t) => chunk(t, null, null), (r) => chunk('', r.finishReason, usageOf(r)), echo ? chunk(echo, null, null) : null);
+    let offset = echo.length;
+    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): CompletionChunk => {
+      const logprobs = lp ? completionLogprobs(tk, lp, offset) : null;
+      if (logprobs) offset += logprobs.tokens.reduce((n, t) => n + t.length, 0);
+      return { id, object: 'text_completion', created, model, choices: [{ index: 0, text, finish_reason: finish, logprobs }], usage };
+    };
+    return this.stream<CompletionChunk>(prepared, (t, lp) => chunk(t, null, null, lp), (r, lp) => chunk('', r.finishReason, usageOf(r), lp), echo ? chunk(echo, null, null) : null);
   }
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
@@ -261,7 +262,7 @@ export class LocalEngine implements Engine {
   }
 
   /** Runs a prepared request in the queue; `onText` receives each safe text delta. */
-  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal): Promise<GenerationResult> {
+  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal, onToken?: GenerationInput['onToken']): Promise<GenerationResult> {
     this.queue.checkCapacity();
     const job = new AbortController();
     const parents = [p.signal, this.unloadController.signal, cancel].filter((s): s is AbortSignal => s !== undefined);
@@ -270,7 +271,17 @@ export class LocalEngine implements Engine {
       if (s.aborted) job.abort(s.reason);
       else s.addEventListener('abort', onAbort, { once: true });
     }
-    const input: GenerationInput = { prompt: p.prompt, cacheKey: p.key, sampling: p.norm.sampling, maxTokens: p.norm.maxTokens, stop: p.stop, eogIds: p.eogIds, signal: job.signal };
+    const input: GenerationInput = {
+      prompt: p.prompt,
+      cacheKey: p.key,
+      sampling: p.norm.sampling,
+      maxTokens: p.norm.maxTokens,
+      stop: p.stop,
+      eogIds: p.eogIds,
+      signal: job.signal,
+      ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
+      ...(onToken ? { onToken } : {}),
+    };
     const task = async (): Promise<GenerationResult> => {
       this.assertLoaded('request');
       const gen = generate(this.ctx, this.parts.tokenizer, input);
@@ -300,7 +311,12 @@ export class LocalEngine implements Engine {
   }
 
   /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
-  private stream<T>(p: PreparedRequest, delta: (text: string) => T, final: (r: GenerationResult) => T, first: T | null): AsyncIterable<T> {
+  private stream<T>(
+    p: PreparedRequest,
+    delta: (text: string, logprobs: readonly PositionLogprobs[] | null) => T,
+    final: (r: GenerationResult, logprobs: readonly PositionLogprobs[] | null) => T,
+    first: T | null,
+  ): AsyncIterable<T> {
     this.queue.checkCapacity();
     const cancel = new AbortController();
     const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
@@ -308,9 +324,19 @@ export class LocalEngine implements Engine {
     // The reader's abort ends the stream at once, even if chunks are still buffered.
     const onAbort = (): void => out.abort(new LlmError('aborted', 'request was aborted', { cause: p.signal?.reason }));
     p.signal?.addEventListener('abort', onAbort, { once: true });
-    this.run(p, (t) => out.push(delta(t)), cancel.signal).then(
+    // Log-probabilities of the tokens behind each text delta travel in that delta's chunk (the rest in the last).
+    const wantLp = p.norm.logprobs !== undefined;
+    let pending: PositionLogprobs[] = [];
+    const take = (): PositionLogprobs[] | null => {
+      if (!wantLp) return null;
+      const lp = pending;
+      pending = [];
+      return lp;
+    };
+    const onToken = wantLp ? (_id: number, lp: PositionLogprobs | null) => void (lp && pending.push(lp)) : undefined;
+    this.run(p, (t) => out.push(delta(t, take())), cancel.signal, onToken).then(
       (r) => {
-        out.push(final(r));
+        out.push(final(r, take()));
         out.end();
       },
       (e: unknown) => out.fail(e),

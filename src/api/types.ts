@@ -37,6 +37,10 @@ export interface SamplingRequest extends SamplingOptions {
 
 /** `engine.chat.completions.create` input. */
 export interface ChatCompletionRequest extends SamplingRequest {
+  /** Return the log-probability of each generated token (log-softmax of the raw logits, before sampling settings). */
+  readonly logprobs?: boolean | null;
+  /** With `logprobs: true`: also the 0–20 most likely tokens at each position. */
+  readonly top_logprobs?: number | null;
   readonly messages: readonly ChatMessage[];
   /** Return an async iterable of chunks instead of one completion. */
   readonly stream?: boolean;
@@ -61,6 +65,8 @@ export interface CompletionRequest extends SamplingRequest {
   readonly stream?: boolean;
   /** Prefix the output with the prompt text. */
   readonly echo?: boolean;
+  /** Return log-probabilities of the generated tokens with this many (0–20) alternatives per position. */
+  readonly logprobs?: number | null;
   readonly model?: string;
 }
 
@@ -82,6 +88,33 @@ export interface CompletionUsage {
   };
 }
 
+/** One alternative token at a position (chat `logprobs`). */
+export interface ChatTopLogprob {
+  /** The token's text (invalid UTF-8 pieces as U+FFFD; `bytes` has the exact bytes). */
+  readonly token: string;
+  readonly logprob: number;
+  readonly bytes: number[] | null;
+}
+
+/** One generated token's log-probability and its most likely alternatives (chat `logprobs.content[i]`). */
+export interface ChatTokenLogprob extends ChatTopLogprob {
+  readonly top_logprobs: ChatTopLogprob[];
+}
+
+/** Chat choice `logprobs` (null when not asked for). */
+export interface ChatLogprobs {
+  readonly content: ChatTokenLogprob[] | null;
+}
+
+/** Text-completion choice `logprobs` (null when not asked for), in OpenAI's legacy shape. */
+export interface CompletionLogprobs {
+  readonly tokens: string[];
+  readonly token_logprobs: number[];
+  readonly top_logprobs: Record<string, number>[];
+  /** Character offset of each token in the choice's text (echoed prompt included). */
+  readonly text_offset: number[];
+}
+
 /** A whole chat answer (`stream` false). */
 export interface ChatCompletion {
   readonly id: string;
@@ -93,7 +126,7 @@ export interface ChatCompletion {
     readonly index: number;
     readonly message: { readonly role: 'assistant'; readonly content: string };
     readonly finish_reason: FinishReason;
-    readonly logprobs: null;
+    readonly logprobs: ChatLogprobs | null;
   }[];
   readonly usage: CompletionUsage;
 }
@@ -108,7 +141,7 @@ export interface ChatCompletionChunk {
     readonly index: number;
     readonly delta: { readonly role?: 'assistant'; readonly content?: string };
     readonly finish_reason: FinishReason | null;
-    readonly logprobs: null;
+    readonly logprobs: ChatLogprobs | null;
   }[];
   /** null except on the last chunk. */
   readonly usage: CompletionUsage | null;
@@ -124,7 +157,7 @@ export interface Completion {
     readonly index: number;
     readonly text: string;
     readonly finish_reason: FinishReason;
-    readonly logprobs: null;
+    readonly logprobs: CompletionLogprobs | null;
   }[];
   readonly usage: CompletionUsage;
 }
@@ -139,7 +172,7 @@ export interface CompletionChunk {
     readonly index: number;
     readonly text: string;
     readonly finish_reason: FinishReason | null;
-    readonly logprobs: null;
+    readonly logprobs: CompletionLogprobs | null;
   }[];
   readonly usage: CompletionUsage | null;
 }

@@ -4,7 +4,7 @@
  * `LlmError('invalid-request')` whose message and `details.field` name the field, the value and what is allowed.
  *
  * No field is silently ignored: a field the engine does not implement (`tools`, `response_format: json_object`,
- * `logprobs: true`, `n: 2`, a misspelt `max_token`…) is refused by name. A few fields OpenAI clients send with their
+ * `n: 2`, a misspelt `max_token`…) is refused by name. A few fields OpenAI clients send with their
  * default value are accepted as no-ops when they have that value, because with it they ask for nothing the engine
  * does not do — see `NO_OP_FIELDS`. A field whose value is `undefined` counts as absent (as in JSON).
  */
@@ -20,18 +20,20 @@ const SHARED_FIELDS = [
   'temperature', 'top_p', 'top_k', 'min_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'logit_bias',
   'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
 ];
-const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs']);
-const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo']);
+const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs']);
+const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo', 'logprobs']);
+
+/** Most alternatives per position `top_logprobs` (chat) / `logprobs` (completions) may ask for. */
+export const MAX_TOP_LOGPROBS = 20;
 
 /**
  * Fields accepted without effect, each only with the value(s) that ask for nothing more than the engine does:
  * - `user`: an end-user id for the provider's abuse monitoring; nothing to do locally;
  * - `stream_options: { include_usage }`: the last streamed chunk always carries `usage`;
- * - `logprobs: false | null`, `top_logprobs: null`: log-probabilities are not returned (`logprobs: null` in choices);
  * - `response_format: { type: 'text' }`: plain text is what the engine produces;
  * - `tool_choice: 'none' | null`, `parallel_tool_calls`: without `tools` they change nothing;
  * - `store: false | null`: nothing is stored anyway;
- * - completions only: `best_of: 1 | null`, `suffix: null`.
+ * - completions only: `best_of: 1 | null`, `suffix: null`, `top_logprobs: null` (completions use `logprobs: N`).
  */
 const NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly ok: (v: unknown) => boolean }>> = {
   user: { allowed: 'a string (it has no effect locally)', ok: (v) => typeof v === 'string' },
@@ -39,8 +41,6 @@ const NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly
     allowed: "null or { include_usage: boolean } (the last chunk always carries usage)",
     ok: (v) => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.entries(v as object).every(([k, x]) => k === 'include_usage' && (typeof x === 'boolean' || x === undefined))),
   },
-  logprobs: { allowed: 'false or null: log-probabilities are not implemented', ok: (v) => v === false || v === null },
-  top_logprobs: { allowed: 'null: log-probabilities are not implemented', ok: (v) => v === null },
   response_format: {
     allowed: "{ type: 'text' } or null: JSON modes and schemas are not implemented",
     ok: (v) => v === null || (typeof v === 'object' && v !== null && Object.keys(v).length === 1 && (v as { type?: unknown }).type === 'text'),
@@ -56,12 +56,37 @@ const COMPLETION_NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: strin
   ...NO_OP_FIELDS,
   best_of: { allowed: '1 or null: one candidate per request', ok: (v) => v === 1 || v === null },
   suffix: { allowed: 'null: insertion (suffix) is not implemented', ok: (v) => v === null },
-  logprobs: { allowed: 'null or false: log-probabilities are not implemented', ok: (v) => v === null || v === false },
+  top_logprobs: { allowed: 'null (completions take the number of alternatives in logprobs)', ok: (v) => v === null },
 };
 
 /** Settings of a request after validation. */
 export interface NormalizedRequest extends NormalizedSampling {
   readonly stream: boolean;
+  /** Alternatives per position when log-probabilities are asked for; undefined = none. */
+  readonly logprobs?: number;
+}
+
+function topCount(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TOP_LOGPROBS) invalidField(field, v, `an integer 0…${MAX_TOP_LOGPROBS}`);
+  return v;
+}
+
+/** Chat: `logprobs: boolean | null`, `top_logprobs: 0…20 | null` (only with `logprobs: true`). */
+function chatLogprobs(req: { logprobs?: unknown; top_logprobs?: unknown }): number | undefined {
+  const { logprobs, top_logprobs: top } = req;
+  if (logprobs !== undefined && logprobs !== null && typeof logprobs !== 'boolean') invalidField('logprobs', logprobs, 'a boolean');
+  if (top !== undefined && top !== null) {
+    const n = topCount('top_logprobs', top);
+    if (logprobs !== true) invalidField('top_logprobs', top, 'given only with logprobs: true');
+    return n;
+  }
+  return logprobs === true ? 0 : undefined;
+}
+
+/** Completions: `logprobs: 0…20 | null` (alternatives per position); `false` counts as absent. */
+function completionLogprobs(v: unknown): number | undefined {
+  if (v === undefined || v === null || v === false) return undefined;
+  return topCount('logprobs', v);
 }
 
 /** Refuses every field of `req` that is neither implemented (`known`) nor an accepted no-op with its default value. */
@@ -111,7 +136,8 @@ export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: numb
   });
   const truncate = req.truncate ?? 'none';
   if (truncate !== 'none' && truncate !== 'history') invalidField('truncate', truncate, "'none' or 'history'");
-  return { ...base, truncate, messages };
+  const logprobs = chatLogprobs(req);
+  return { ...base, truncate, messages, ...(logprobs !== undefined ? { logprobs } : {}) };
 }
 
 /** Validates a text completion request. */
@@ -125,5 +151,6 @@ export function normalizeCompletionRequest(req: CompletionRequest, vocabSize: nu
     invalidField('prompt', p, `a non-empty string or array of token ids in 0…${vocabSize - 1}`);
   }
   if (req.echo !== undefined && typeof req.echo !== 'boolean') invalidField('echo', req.echo, 'a boolean');
-  return { ...base, echo: req.echo === true };
+  const logprobs = completionLogprobs(req.logprobs);
+  return { ...base, echo: req.echo === true, ...(logprobs !== undefined ? { logprobs } : {}) };
 }

@@ -26,8 +26,8 @@ describe('request fields', () => {
     ['tool_choice', 'auto'],
     ['response_format', { type: 'json_object' }],
     ['response_format', { type: 'json_schema', json_schema: { name: 'x', schema: {} } }],
-    ['logprobs', true],
-    ['top_logprobs', 3],
+    ['logprobs', 'yes'],
+    ['top_logprobs', 30],
     ['n', 2],
     ['functions', [{ name: 'f' }]],
     ['stream_options', { include_usage: true, extra: 1 }],
@@ -43,7 +43,7 @@ describe('request fields', () => {
     });
   }
 
-  const refusedCompletion: [string, unknown][] = [['suffix', 'end'], ['best_of', 2], ['logprobs', 1], ['messages', messages], ['tools', []]];
+  const refusedCompletion: [string, unknown][] = [['suffix', 'end'], ['best_of', 2], ['logprobs', 21], ['messages', messages], ['tools', []]];
   for (const [field, value] of refusedCompletion) {
     it(`completions: ${field} = ${JSON.stringify(value)} is refused naming the field`, () => {
       const e = thrownLlmError(() => normalizeCompletionRequest(completion({ [field]: value }), VOCAB));
