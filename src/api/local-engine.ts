@@ -17,6 +17,8 @@ import { PushStream } from './push-stream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
 import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
 import type { PositionLogprobs } from '../engine/generate-logprobs.js';
+import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
+import { ReasoningSplitter, splitReasoning } from '../output/reasoning-splitter.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 
 /** Everything an engine runs on, already loaded. */
@@ -63,6 +65,9 @@ interface PreparedRequest {
   readonly stop: readonly string[];
   readonly eogIds: ReadonlySet<number>;
   readonly signal: AbortSignal | undefined;
+  /** Chat: how the output carries reasoning, and whether it starts inside the reasoning. */
+  readonly reasoning?: { readonly format: ReasoningFormat; readonly startInside: boolean };
+  readonly visibleTokens?: ReadonlyMap<number, string>;
 }
 
 /** `Engine` running in the calling thread. */
@@ -173,19 +178,25 @@ export class LocalEngine implements Engine {
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
     const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
-    const prepared = this.prepareChat(norm.messages, norm, req.signal, req.chat_template_kwargs);
+    const kwargs = req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
+      ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
+      : req.chat_template_kwargs;
+    const prepared = this.prepareChat(norm.messages, norm, req.signal, kwargs);
+    const fmt = prepared.reasoning;
     const tk = this.parts.tokenizer;
     const id = newId('chatcmpl');
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
     if (!norm.stream) {
       const result = await this.run(prepared, () => {});
+      const split = fmt ? splitReasoning(fmt.format, result.text, fmt.startInside) : { reasoning: '', content: result.text };
+      const message = { role: 'assistant' as const, content: split.content, ...(split.reasoning ? { reasoning_content: split.reasoning } : {}) };
       return {
         id,
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
+        choices: [{ index: 0, message, finish_reason: result.finishReason, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
         usage: usageOf(result),
       };
     }
@@ -197,7 +208,20 @@ export class LocalEngine implements Engine {
       choices: [{ index: 0, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
       usage,
     });
-    return this.stream<ChatCompletionChunk>(prepared, (text, lp) => chunk({ content: text }, null, null, lp), (r, lp) => chunk({}, r.finishReason, usageOf(r), lp), chunk({ role: 'assistant', content: '' }, null, null));
+    const splitter = fmt ? new ReasoningSplitter(fmt.format, fmt.startInside) : null;
+    // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
+    const deltas = (s: { reasoning: string; content: string }, lp: readonly PositionLogprobs[] | null): ChatCompletionChunk[] => {
+      const out: ChatCompletionChunk[] = [];
+      if (s.reasoning) out.push(chunk({ reasoning_content: s.reasoning }, null, null, s.content ? null : lp));
+      if (s.content || (!s.reasoning && lp && lp.length > 0)) out.push(chunk({ content: s.content }, null, null, lp));
+      return out;
+    };
+    return this.stream<ChatCompletionChunk>(
+      prepared,
+      (text, lp) => deltas(splitter ? splitter.push(text) : { reasoning: '', content: text }, lp),
+      (r, lp) => [...(splitter ? deltas(splitter.flush(), null) : []), chunk({}, r.finishReason, usageOf(r), lp)],
+      chunk({ role: 'assistant', content: '' }, null, null),
+    );
   }
 
   private async createCompletion(req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> {
@@ -229,7 +253,7 @@ export class LocalEngine implements Engine {
       if (logprobs) offset += logprobs.tokens.reduce((n, t) => n + t.length, 0);
       return { id, object: 'text_completion', created, model, choices: [{ index: 0, text, finish_reason: finish, logprobs }], usage };
     };
-    return this.stream<CompletionChunk>(prepared, (t, lp) => chunk(t, null, null, lp), (r, lp) => chunk('', r.finishReason, usageOf(r), lp), echo ? chunk(echo, null, null) : null);
+    return this.stream<CompletionChunk>(prepared, (t, lp) => [chunk(t, null, null, lp)], (r, lp) => [chunk('', r.finishReason, usageOf(r), lp)], echo ? chunk(echo, null, null) : null);
   }
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
@@ -247,7 +271,17 @@ export class LocalEngine implements Engine {
     this.checkFits(built.tokens.length);
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-    return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
+    if (format.kind === 'none') return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    // The parser reads its markers as text: those that are single special tokens are rendered into the stream.
+    const visibleTokens = new Map<number, string>();
+    for (const m of parserVisibleMarkers(format)) {
+      const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
+      if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
+    }
+    // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
+    const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
+    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) }, visibleTokens };
   }
 
   private checkFits(nTokens: number): void {
@@ -281,6 +315,7 @@ export class LocalEngine implements Engine {
       signal: job.signal,
       ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
       ...(onToken ? { onToken } : {}),
+      ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
     };
     const task = async (): Promise<GenerationResult> => {
       this.assertLoaded('request');
@@ -313,8 +348,8 @@ export class LocalEngine implements Engine {
   /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
   private stream<T>(
     p: PreparedRequest,
-    delta: (text: string, logprobs: readonly PositionLogprobs[] | null) => T,
-    final: (r: GenerationResult, logprobs: readonly PositionLogprobs[] | null) => T,
+    delta: (text: string, logprobs: readonly PositionLogprobs[] | null) => T[],
+    final: (r: GenerationResult, logprobs: readonly PositionLogprobs[] | null) => T[],
     first: T | null,
   ): AsyncIterable<T> {
     this.queue.checkCapacity();
@@ -334,9 +369,9 @@ export class LocalEngine implements Engine {
       return lp;
     };
     const onToken = wantLp ? (_id: number, lp: PositionLogprobs | null) => void (lp && pending.push(lp)) : undefined;
-    this.run(p, (t) => out.push(delta(t, take())), cancel.signal, onToken).then(
+    this.run(p, (t) => { for (const c of delta(t, take())) out.push(c); }, cancel.signal, onToken).then(
       (r) => {
-        out.push(final(r, take()));
+        for (const c of final(r, take())) out.push(c);
         out.end();
       },
       (e: unknown) => out.fail(e),

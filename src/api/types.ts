@@ -9,16 +9,34 @@ import type { SamplingOptions } from '../engine/sampling-options.js';
 export type { SamplingOptions };
 
 /** Who wrote a message. */
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/** A typed content part; only text parts are supported. */
+export interface ChatTextPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+
+/** A tool call the assistant made (OpenAI shape); `arguments` is JSON text. */
+export interface ChatToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
 
 /** One message of a conversation. */
 export interface ChatMessage {
   readonly role: ChatRole;
-  readonly content: string;
+  /** Text or text parts; null (or absent) only on an assistant message with `tool_calls`. */
+  readonly content: string | null | readonly ChatTextPart[];
   /** Optional author name (passed to templates that use it). */
   readonly name?: string;
   /** For `tool` messages: the call this answers. */
   readonly tool_call_id?: string;
+  /** Assistant messages: the calls made (rendered through the model's template). */
+  readonly tool_calls?: readonly ChatToolCall[];
+  /** Assistant messages: earlier reasoning (templates that keep past reasoning render it). */
+  readonly reasoning_content?: string;
 }
 
 /** Sampling and stopping fields shared by chat and text completions (see `SamplingOptions` for each field). */
@@ -56,6 +74,8 @@ export interface ChatCompletionRequest extends SamplingRequest {
    * (default: true when the template supports reasoning) or `{ reasoning_effort: 'high' }`. JSON data only.
    */
   readonly chat_template_kwargs?: Readonly<Record<string, unknown>>;
+  /** gpt-oss style reasoning effort, passed to the template as `reasoning_effort` (unless the kwargs set it). */
+  readonly reasoning_effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | null;
 }
 
 /** `engine.completions.create` input: a raw prompt, no chat template. */
@@ -124,7 +144,13 @@ export interface ChatCompletion {
   readonly model: string;
   readonly choices: readonly {
     readonly index: number;
-    readonly message: { readonly role: 'assistant'; readonly content: string };
+    readonly message: {
+      readonly role: 'assistant';
+      /** The answer (reasoning excluded). */
+      readonly content: string;
+      /** The model's reasoning (thinking models), when it wrote any. */
+      readonly reasoning_content?: string;
+    };
     readonly finish_reason: FinishReason;
     readonly logprobs: ChatLogprobs | null;
   }[];
@@ -139,7 +165,7 @@ export interface ChatCompletionChunk {
   readonly model: string;
   readonly choices: readonly {
     readonly index: number;
-    readonly delta: { readonly role?: 'assistant'; readonly content?: string };
+    readonly delta: { readonly role?: 'assistant'; readonly content?: string; readonly reasoning_content?: string };
     readonly finish_reason: FinishReason | null;
     readonly logprobs: ChatLogprobs | null;
   }[];

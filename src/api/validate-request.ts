@@ -13,14 +13,17 @@ import { LlmError } from '../errors.js';
 import { invalidField, normalizeSamplingOptions, type NormalizedSampling } from '../engine/sampling-options.js';
 import type { ChatCompletionRequest, ChatMessage, CompletionRequest, SamplingRequest } from './types.js';
 
-const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /** Fields both endpoints implement. */
 const SHARED_FIELDS = [
   'temperature', 'top_p', 'top_k', 'min_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'logit_bias',
   'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
 ];
-const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs']);
+const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs', 'reasoning_effort']);
+
+/** Values `reasoning_effort` takes. */
+const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'];
 const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo', 'logprobs']);
 
 /** Most alternatives per position `top_logprobs` (chat) / `logprobs` (completions) may ask for. */
@@ -123,17 +126,50 @@ export function normalizeSampling(req: SamplingRequest & { stream?: unknown; max
   }
 }
 
+/** Checks one message's shape (the conversation's structure is checked when the template renders it). */
+function checkMessage(m: ChatMessage, i: number): ChatMessage {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) invalidField(`messages[${i}]`, m, 'an object { role, content }');
+  if (!ROLES.has(m.role)) invalidField(`messages[${i}].role`, m.role, "one of 'system', 'developer', 'user', 'assistant', 'tool'");
+  const calls = m.tool_calls;
+  if (calls !== undefined && calls !== null) {
+    if (m.role !== 'assistant' || !Array.isArray(calls)) invalidField(`messages[${i}].tool_calls`, calls, 'an array, on assistant messages only');
+    calls.forEach((c, k) => {
+      const ok = c !== null && typeof c === 'object' && typeof c.id === 'string' && (c.type === 'function' || c.type === undefined) &&
+        c.function !== null && typeof c.function === 'object' && typeof c.function.name === 'string' && c.function.name !== '' && typeof c.function.arguments === 'string';
+      if (!ok) invalidField(`messages[${i}].tool_calls[${k}]`, c, "{ id: string, type: 'function', function: { name: string, arguments: JSON text } }");
+    });
+  }
+  const c = m.content as unknown;
+  const hasCalls = Array.isArray(calls) && calls.length > 0;
+  if (Array.isArray(c)) {
+    c.forEach((part: unknown, k) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      if (p === null || typeof p !== 'object' || p.type !== 'text' || typeof p.text !== 'string') {
+        invalidField(`messages[${i}].content[${k}]`, part, "{ type: 'text', text: string } (other part types are not supported)");
+      }
+    });
+  } else if (typeof c !== 'string' && !(hasCalls && (c === null || c === undefined))) {
+    invalidField(`messages[${i}].content`, c, 'a string or text parts (null only on an assistant message with tool_calls)');
+  }
+  if (m.tool_call_id !== undefined && m.tool_call_id !== null && typeof m.tool_call_id !== 'string') invalidField(`messages[${i}].tool_call_id`, m.tool_call_id, 'a string');
+  if (m.reasoning_content !== undefined && m.reasoning_content !== null && typeof m.reasoning_content !== 'string') {
+    invalidField(`messages[${i}].reasoning_content`, m.reasoning_content, 'a string');
+  }
+  if (m.name !== undefined && typeof m.name !== 'string') invalidField(`messages[${i}].name`, m.name, 'a string');
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null) out[k] = v;
+  if (m.content === null || m.content === undefined) out.content = null;
+  return out as unknown as ChatMessage;
+}
+
 /** Validates a chat request's messages and options. */
 export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: number): NormalizedRequest & { truncate: 'none' | 'history'; messages: ChatMessage[] } {
   const base = normalizeSampling(req, vocabSize);
   checkFields(req, CHAT_FIELDS, NO_OP_FIELDS, 'chat.completions.create');
   if (!Array.isArray(req.messages) || req.messages.length === 0) invalidField('messages', req.messages, 'a non-empty array of { role, content }');
-  const messages: ChatMessage[] = req.messages.map((m, i) => {
-    if (m === null || typeof m !== 'object') invalidField(`messages[${i}]`, m, 'an object { role, content }');
-    if (!ROLES.has(m.role)) invalidField(`messages[${i}].role`, m.role, "one of 'system', 'user', 'assistant', 'tool'");
-    if (typeof m.content !== 'string') invalidField(`messages[${i}].content`, m.content, 'a string');
-    return { ...m };
-  });
+  const messages: ChatMessage[] = req.messages.map((m, i) => checkMessage(m, i));
+  const effort = req.reasoning_effort;
+  if (effort !== undefined && effort !== null && !REASONING_EFFORTS.includes(effort)) invalidField('reasoning_effort', effort, `one of ${REASONING_EFFORTS.join(', ')}`);
   const truncate = req.truncate ?? 'none';
   if (truncate !== 'none' && truncate !== 'history') invalidField('truncate', truncate, "'none' or 'history'");
   const logprobs = chatLogprobs(req);

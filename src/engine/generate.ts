@@ -46,6 +46,11 @@ export interface GenerationInput {
   readonly logprobs?: number;
   /** Called for each generated token (EOG excluded) with its log-probabilities when asked. */
   readonly onToken?: (id: number, logprobs: PositionLogprobs | null) => void;
+  /**
+   * Special tokens shown in the text as their marker (an output parser needs them: `<think>`, harmony channel
+   * markers), although special tokens are otherwise not rendered.
+   */
+  readonly visibleTokens?: ReadonlyMap<number, string>;
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
 }
@@ -157,7 +162,8 @@ export async function* generate(
       const accepted = constraint ? constraint.accept(token) : true;
       generated.push(token);
       history.push(token);
-      const r = stopper.push(decoder.push(token));
+      const marker = input.visibleTokens?.get(token);
+      const r = stopper.push(marker !== undefined ? decoder.flush() + marker : decoder.push(token));
       if (r.text) {
         text += r.text;
         yield r.text;
