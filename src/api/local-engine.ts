@@ -19,6 +19,7 @@ import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
 import type { PositionLogprobs } from '../engine/generate-logprobs.js';
 import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
 import { ReasoningSplitter, splitReasoning } from '../output/reasoning-splitter.js';
+import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 
 /** Everything an engine runs on, already loaded. */
@@ -68,7 +69,11 @@ interface PreparedRequest {
   /** Chat: how the output carries reasoning, and whether it starts inside the reasoning. */
   readonly reasoning?: { readonly format: ReasoningFormat; readonly startInside: boolean };
   readonly visibleTokens?: ReadonlyMap<number, string>;
+  /** The compiled output constraint, if any (a matcher is made from it when the request runs). */
+  readonly compiled?: CompiledGrammar;
 }
+
+type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
 
 /** `Engine` running in the calling thread. */
 export class LocalEngine implements Engine {
@@ -83,6 +88,7 @@ export class LocalEngine implements Engine {
   private warmupMs = 0;
   private requests = 0;
   private lastTtftMs = 0;
+  private grammarEngine: GrammarEngine | null = null;
 
   constructor(parts: EngineParts) {
     this.parts = parts;
@@ -170,6 +176,19 @@ export class LocalEngine implements Engine {
     return this.queue.idle();
   }
 
+  /** Constrained decoding for this model (XGrammar loaded on first use). */
+  get grammar(): GrammarEngine {
+    this.grammarEngine ??= new GrammarEngine(this.parts.tokenizer, this.parts.transformer.config.vocabSize, this.parts.modelIdentity);
+    return this.grammarEngine;
+  }
+
+  /** Compiles the request's constraint, if any (cached per model + constraint). */
+  private async withGrammar(p: PreparedRequest): Promise<PreparedRequest> {
+    const spec = p.norm.grammar;
+    if (!spec) return p;
+    return { ...p, compiled: await this.grammar.compile(spec, p.norm.grammarField ?? 'response_format') };
+  }
+
   /** The `Context` (tests and tools inspect KV and cache state through it). */
   get context(): Context {
     return this.ctx;
@@ -181,7 +200,7 @@ export class LocalEngine implements Engine {
     const kwargs = req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
       ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
       : req.chat_template_kwargs;
-    const prepared = this.prepareChat(norm.messages, norm, req.signal, kwargs);
+    const prepared = await this.withGrammar(this.prepareChat(norm.messages, norm, req.signal, kwargs));
     const fmt = prepared.reasoning;
     const tk = this.parts.tokenizer;
     const id = newId('chatcmpl');
@@ -230,7 +249,7 @@ export class LocalEngine implements Engine {
     const tk = this.parts.tokenizer;
     const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
-    const prepared: PreparedRequest = { prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal };
+    const prepared = await this.withGrammar({ prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal });
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
     const id = newId('cmpl');
@@ -319,7 +338,8 @@ export class LocalEngine implements Engine {
     };
     const task = async (): Promise<GenerationResult> => {
       this.assertLoaded('request');
-      const gen = generate(this.ctx, this.parts.tokenizer, input);
+      const constraint = p.compiled ? await this.grammar.constraint(p.compiled, p.eogIds) : undefined;
+      const gen = generate(this.ctx, this.parts.tokenizer, constraint ? { ...input, constraint } : input);
       try {
         for (;;) {
           const step = await gen.next();

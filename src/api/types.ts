@@ -5,8 +5,10 @@
  */
 
 import type { SamplingOptions } from '../engine/sampling-options.js';
+import type { ResponseFormat } from '../structured/grammar-spec.js';
 
 export type { SamplingOptions };
+export type { ResponseFormat };
 
 /** Who wrote a message. */
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
@@ -49,6 +51,13 @@ export interface SamplingRequest extends SamplingOptions {
   readonly user?: string;
   /** Accepted for OpenAI compatibility: the last streamed chunk always carries `usage`. */
   readonly stream_options?: { readonly include_usage?: boolean } | null;
+  /**
+   * Constrain the output to JSON (`{ type: 'json_object' }`) or to a JSON schema
+   * (`{ type: 'json_schema', json_schema: { name, schema, strict } }`); `{ type: 'text' }` is the default.
+   */
+  readonly response_format?: ResponseFormat | null;
+  /** Constrain the output to a GBNF / XGrammar EBNF grammar (with a `root` rule). */
+  readonly grammar?: string | null;
   /** Aborts the request: the promise rejects (or the stream ends) with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
 }

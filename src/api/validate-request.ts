@@ -11,6 +11,7 @@
 
 import { LlmError } from '../errors.js';
 import { invalidField, normalizeSamplingOptions, type NormalizedSampling } from '../engine/sampling-options.js';
+import { grammarSpecOf, type GrammarSpec } from '../structured/grammar-spec.js';
 import type { ChatCompletionRequest, ChatMessage, CompletionRequest, SamplingRequest } from './types.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -19,6 +20,7 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const SHARED_FIELDS = [
   'temperature', 'top_p', 'top_k', 'min_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'logit_bias',
   'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
+  'response_format', 'grammar',
 ];
 const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs', 'reasoning_effort']);
 
@@ -33,7 +35,6 @@ export const MAX_TOP_LOGPROBS = 20;
  * Fields accepted without effect, each only with the value(s) that ask for nothing more than the engine does:
  * - `user`: an end-user id for the provider's abuse monitoring; nothing to do locally;
  * - `stream_options: { include_usage }`: the last streamed chunk always carries `usage`;
- * - `response_format: { type: 'text' }`: plain text is what the engine produces;
  * - `tool_choice: 'none' | null`, `parallel_tool_calls`: without `tools` they change nothing;
  * - `store: false | null`: nothing is stored anyway;
  * - completions only: `best_of: 1 | null`, `suffix: null`, `top_logprobs: null` (completions use `logprobs: N`).
@@ -43,10 +44,6 @@ const NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly
   stream_options: {
     allowed: "null or { include_usage: boolean } (the last chunk always carries usage)",
     ok: (v) => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.entries(v as object).every(([k, x]) => k === 'include_usage' && (typeof x === 'boolean' || x === undefined))),
-  },
-  response_format: {
-    allowed: "{ type: 'text' } or null: JSON modes and schemas are not implemented",
-    ok: (v) => v === null || (typeof v === 'object' && v !== null && Object.keys(v).length === 1 && (v as { type?: unknown }).type === 'text'),
   },
   tools: { allowed: 'absent or null: tool calling is not implemented', ok: (v) => v === null },
   tool_choice: { allowed: "'none' or null: tool calling is not implemented", ok: (v) => v === 'none' || v === null },
@@ -67,6 +64,10 @@ export interface NormalizedRequest extends NormalizedSampling {
   readonly stream: boolean;
   /** Alternatives per position when log-probabilities are asked for; undefined = none. */
   readonly logprobs?: number;
+  /** The output constraint (`response_format` JSON modes or `grammar`), if any. */
+  readonly grammar?: GrammarSpec;
+  /** The request field the constraint came from (for error messages). */
+  readonly grammarField?: string;
 }
 
 function topCount(field: string, v: unknown): number {
@@ -113,13 +114,16 @@ export function normalizeSampling(req: SamplingRequest & { stream?: unknown; max
   if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') invalidField('stream', req.stream, 'a boolean');
   if (req.signal !== undefined && !(typeof req.signal === 'object' && req.signal !== null && 'aborted' in req.signal)) invalidField('signal', req.signal, 'an AbortSignal');
   // `max_completion_tokens` is OpenAI's newer name for `max_tokens`; both may be given only with the same value.
+  const r = req as { response_format?: unknown; grammar?: unknown };
+  const spec = grammarSpecOf(r.response_format, r.grammar);
+  const g = spec ? { grammar: spec, grammarField: spec.kind === 'grammar' ? 'grammar' : 'response_format' } : {};
   const mct = req.max_completion_tokens;
-  if (mct === undefined || mct === null) return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true };
+  if (mct === undefined || mct === null) return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true, ...g };
   if (req.max_tokens !== undefined && req.max_tokens !== null && req.max_tokens !== mct) {
     invalidField('max_completion_tokens', mct, `equal to max_tokens (${String(req.max_tokens)}) when both are given`);
   }
   try {
-    return { ...normalizeSamplingOptions({ ...req, max_tokens: mct as number }, vocabSize), stream: req.stream === true };
+    return { ...normalizeSamplingOptions({ ...req, max_tokens: mct as number }, vocabSize), stream: req.stream === true, ...g };
   } catch (e) {
     if (e instanceof LlmError && e.details?.field === 'max_tokens') invalidField('max_completion_tokens', mct, String(e.details.allowed));
     throw e;

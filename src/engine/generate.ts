@@ -58,11 +58,13 @@ export interface GenerationInput {
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
 export interface TokenConstraint {
   /** The tokens allowed next, or null when any may come. */
-  nextMask(): TokenMask | null;
+  nextMask(): TokenMask | null | Promise<TokenMask | null>;
   /** Advances over a sampled token; false when the token is not allowed (generation then ends). */
   accept(id: number): boolean;
   /** True when the grammar is complete and nothing more may follow. */
   isTerminated(): boolean;
+  /** Frees the constraint's state (called once generation ends). */
+  dispose?(): void;
 }
 
 /** Why generation ended (OpenAI `finish_reason`). */
@@ -146,7 +148,7 @@ export async function* generate(
         lastYield = nowMs();
       }
       throwIfAborted(signal, 'generation');
-      const mask = constraint ? constraint.nextMask() : null;
+      const mask = constraint ? await constraint.nextMask() : null;
       const token = await sampler.sample(ctx.transformer, history, mask ?? undefined);
       if (generated.length === 0) ttft = nowMs() - t0;
       if (input.eogIds.has(token)) {
@@ -197,6 +199,7 @@ export async function* generate(
     throw e;
   } finally {
     ctx.cache.release(lease);
+    constraint?.dispose?.();
   }
   return {
     text,

@@ -24,8 +24,7 @@ describe('request fields', () => {
   const refusedChat: [string, unknown][] = [
     ['tools', [{ type: 'function', function: { name: 'f', parameters: {} } }]],
     ['tool_choice', 'auto'],
-    ['response_format', { type: 'json_object' }],
-    ['response_format', { type: 'json_schema', json_schema: { name: 'x', schema: {} } }],
+    ['response_format', 'json'],
     ['logprobs', 'yes'],
     ['top_logprobs', 30],
     ['n', 2],
