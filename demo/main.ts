@@ -191,7 +191,7 @@ async function respond(): Promise<void> {
       const piece = choice === undefined ? '' : 'delta' in choice ? (choice.delta.content ?? '') : choice.text;
       if (piece && firstAt === 0) firstAt = performance.now();
       answer.content += piece;
-      if (choice?.finish_reason) end = choice.finish_reason;
+      if (choice?.finish_reason) end = choice.finish_reason === 'tool_calls' ? 'stop' : choice.finish_reason;
       if (chunk.usage) {
         usage = { completion_tokens: chunk.usage.completion_tokens, prompt_tokens: chunk.usage.prompt_tokens, cached: chunk.usage.prompt_tokens_details.cached_tokens };
       }

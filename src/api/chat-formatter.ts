@@ -52,6 +52,8 @@ export interface ChatFormatter {
   readonly reasoningFormat?: ReasoningFormat;
   /** The template's Jinja text (tool-call syntax detection). */
   readonly templateText?: string;
+  /** The template renders its `tools` variable (else the engine uses a generic tool prompt). */
+  readonly supportsTools?: boolean;
   /**
    * Builds the prompt; with `maxPromptTokens`, the oldest whole turns are dropped to fit (the system message and
    * the last turn are kept; when even they do not fit: `LlmError('context-overflow')`).
@@ -74,9 +76,10 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
   let { text } = selectTemplate({ template: options.template, metadata: options.metadata });
   let fallbackReason: string | undefined;
   let thinking = false;
+  let supportsTools = false;
   try {
     const compiled = compileTemplate(text);
-    templateCaps(compiled);
+    supportsTools = templateCaps(compiled).supportsTools;
     thinking = templateSupportsThinking(compiled);
   } catch (e) {
     if (options.fallback !== 'chatml' || !isLlmError(e, 'template')) throw e;
@@ -88,6 +91,7 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
     reasoningFormat: detectReasoningFormat(text, thinking),
     templateText: text,
+    supportsTools: fallbackReason === undefined && supportsTools,
     build(messages, maxPromptTokens, extras = {}) {
       const kwargs = validateChatTemplateKwargs(extras.chatTemplateKwargs);
       const p = buildPrompt(messages, {

@@ -18,7 +18,10 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMe
 import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
 import type { PositionLogprobs } from '../engine/generate-logprobs.js';
 import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
-import { ReasoningSplitter, splitReasoning } from '../output/reasoning-splitter.js';
+import { detectToolCallFormat, TOOL_MARKERS, type ToolCallFormat } from '../tools/tool-call-format.js';
+import { toolGrammar } from '../tools/tool-grammar.js';
+import { withGenericToolPrompt } from '../tools/tool-prompt.js';
+import { ChatAnswer, type AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 
@@ -200,26 +203,43 @@ export class LocalEngine implements Engine {
     const kwargs = req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
       ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
       : req.chat_template_kwargs;
-    const prepared = await this.withGrammar(this.prepareChat(norm.messages, norm, req.signal, kwargs));
-    const fmt = prepared.reasoning;
+    // Tools: the template's own syntax when it renders tools, else the generic prompt and the Hermes syntax.
+    const chatFmt = this.parts.chat;
+    const toolSpec = norm.tools;
+    const toolFormat: ToolCallFormat | undefined = toolSpec ? (chatFmt.supportsTools ? detectToolCallFormat(chatFmt.templateText ?? '') : 'hermes') : undefined;
+    const messages = toolSpec && !chatFmt.supportsTools ? withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
+    const toolConstraint = toolSpec && toolFormat ? toolGrammar(toolFormat, toolSpec) : null;
+    const normC = toolConstraint ? { ...norm, grammar: toolConstraint, grammarField: 'tools' } : norm;
+    const prepared = await this.withGrammar(this.prepareChat(messages, normC, req.signal, kwargs, toolSpec && chatFmt.supportsTools ? toolSpec.raw : undefined, toolFormat !== undefined));
+    const shape: AnswerShape = {
+      ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
+      ...(toolSpec && toolFormat ? { tools: { format: toolFormat, spec: toolSpec } } : {}),
+    };
     const tk = this.parts.tokenizer;
     const id = newId('chatcmpl');
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
     if (!norm.stream) {
       const result = await this.run(prepared, () => {});
-      const split = fmt ? splitReasoning(fmt.format, result.text, fmt.startInside) : { reasoning: '', content: result.text };
-      const message = { role: 'assistant' as const, content: split.content, ...(split.reasoning ? { reasoning_content: split.reasoning } : {}) };
+      const a = ChatAnswer.whole(shape, result.text);
+      const message = {
+        role: 'assistant' as const,
+        content: a.content,
+        ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
+        ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
+      };
+      const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
       return {
         id,
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message, finish_reason: result.finishReason, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
+        choices: [{ index: 0, message, finish_reason: finish, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
         usage: usageOf(result),
       };
     }
-    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): ChatCompletionChunk => ({
+    type Delta = ChatCompletionChunk['choices'][0]['delta'];
+    const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][0]['finish_reason'], usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): ChatCompletionChunk => ({
       id,
       object: 'chat.completion.chunk',
       created,
@@ -227,7 +247,7 @@ export class LocalEngine implements Engine {
       choices: [{ index: 0, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
       usage,
     });
-    const splitter = fmt ? new ReasoningSplitter(fmt.format, fmt.startInside) : null;
+    const answer = new ChatAnswer(shape);
     // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
     const deltas = (s: { reasoning: string; content: string }, lp: readonly PositionLogprobs[] | null): ChatCompletionChunk[] => {
       const out: ChatCompletionChunk[] = [];
@@ -237,8 +257,12 @@ export class LocalEngine implements Engine {
     };
     return this.stream<ChatCompletionChunk>(
       prepared,
-      (text, lp) => deltas(splitter ? splitter.push(text) : { reasoning: '', content: text }, lp),
-      (r, lp) => [...(splitter ? deltas(splitter.flush(), null) : []), chunk({}, r.finishReason, usageOf(r), lp)],
+      (text, lp) => deltas(answer.push(text), lp),
+      (r, lp) => {
+        const e = answer.end();
+        const calls = e.calls.length > 0 ? [chunk({ tool_calls: e.calls.map((c, index) => ({ index, ...c })) }, null, null)] : [];
+        return [...deltas(e, null), ...calls, chunk({}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usageOf(r), lp)];
+      },
       chunk({ role: 'assistant', content: '' }, null, null),
     );
   }
@@ -277,30 +301,33 @@ export class LocalEngine implements Engine {
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
   private prepareChat(
-    messages: ChatMessage[],
+    messages: readonly ChatMessage[],
     norm: NormalizedRequest & { truncate: 'none' | 'history' },
     signal: AbortSignal | undefined,
     chatTemplateKwargs?: unknown,
+    tools?: readonly unknown[],
+    parseTools = false,
   ): PreparedRequest {
     const tk = this.parts.tokenizer;
     const n = this.parts.contextLength;
     // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal });
+    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal, ...(tools ? { tools } : {}) });
     this.checkFits(built.tokens.length);
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
     const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
-    if (format.kind === 'none') return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
-    // The parser reads its markers as text: those that are single special tokens are rendered into the stream.
+    if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
     const visibleTokens = new Map<number, string>();
-    for (const m of parserVisibleMarkers(format)) {
+    for (const m of [...parserVisibleMarkers(format), ...(parseTools ? TOOL_MARKERS : [])]) {
       const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
       if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
     }
     // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
     const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
-    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) }, visibleTokens };
+    const reasoning = format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
+    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens };
   }
 
   private checkFits(nTokens: number): void {

@@ -6,9 +6,10 @@
 
 import type { SamplingOptions } from '../engine/sampling-options.js';
 import type { ResponseFormat } from '../structured/grammar-spec.js';
+import type { ChatTool, ChatToolChoice } from '../tools/tool-spec.js';
 
 export type { SamplingOptions };
-export type { ResponseFormat };
+export type { ResponseFormat, ChatTool, ChatToolChoice };
 
 /** Who wrote a message. */
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
@@ -83,6 +84,12 @@ export interface ChatCompletionRequest extends SamplingRequest {
    * (default: true when the template supports reasoning) or `{ reasoning_effort: 'high' }`. JSON data only.
    */
   readonly chat_template_kwargs?: Readonly<Record<string, unknown>>;
+  /** Functions the model may call (rendered through the model's template; see README "Tool calling"). */
+  readonly tools?: readonly ChatTool[] | null;
+  /** 'auto' (default with tools), 'none', 'required', or `{ type: 'function', function: { name } }` to force one. */
+  readonly tool_choice?: ChatToolChoice | null;
+  /** Allow several calls in one answer (default true). */
+  readonly parallel_tool_calls?: boolean | null;
   /** gpt-oss style reasoning effort, passed to the template as `reasoning_effort` (unless the kwargs set it). */
   readonly reasoning_effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | null;
 }
@@ -100,7 +107,7 @@ export interface CompletionRequest extends SamplingRequest {
 }
 
 /** Why a choice ended: 'stop' (an end-of-generation token or a stop string), 'length' (`max_tokens` or the context is full). */
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
  * Token counts of a request. `completion_tokens` counts every token generated (a stop string's tokens included, the
@@ -155,8 +162,10 @@ export interface ChatCompletion {
     readonly index: number;
     readonly message: {
       readonly role: 'assistant';
-      /** The answer (reasoning excluded). */
+      /** The answer (reasoning excluded); '' when the answer is only tool calls. */
       readonly content: string;
+      /** The calls the model made (then `finish_reason` is 'tool_calls'). */
+      readonly tool_calls?: ChatToolCall[];
       /** The model's reasoning (thinking models), when it wrote any. */
       readonly reasoning_content?: string;
     };
@@ -174,7 +183,13 @@ export interface ChatCompletionChunk {
   readonly model: string;
   readonly choices: readonly {
     readonly index: number;
-    readonly delta: { readonly role?: 'assistant'; readonly content?: string; readonly reasoning_content?: string };
+    readonly delta: {
+      readonly role?: 'assistant';
+      readonly content?: string;
+      readonly reasoning_content?: string;
+      /** Calls, by `index`; the fragments of one index concatenate to the call (here each call comes whole). */
+      readonly tool_calls?: (ChatToolCall & { readonly index: number })[];
+    };
     readonly finish_reason: FinishReason | null;
     readonly logprobs: ChatLogprobs | null;
   }[];

@@ -11,6 +11,7 @@
 
 import { LlmError } from '../errors.js';
 import { invalidField, normalizeSamplingOptions, type NormalizedSampling } from '../engine/sampling-options.js';
+import { toolSpecOf, type ToolSpec } from '../tools/tool-spec.js';
 import { grammarSpecOf, type GrammarSpec } from '../structured/grammar-spec.js';
 import type { ChatCompletionRequest, ChatMessage, CompletionRequest, SamplingRequest } from './types.js';
 
@@ -22,7 +23,7 @@ const SHARED_FIELDS = [
   'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'repeat_last_n', 'n', 'signal', 'stream', 'model',
   'response_format', 'grammar',
 ];
-const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs', 'reasoning_effort']);
+const CHAT_FIELDS = new Set([...SHARED_FIELDS, 'messages', 'truncate', 'chat_template_kwargs', 'logprobs', 'top_logprobs', 'reasoning_effort', 'tools', 'tool_choice', 'parallel_tool_calls']);
 
 /** Values `reasoning_effort` takes. */
 const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'];
@@ -35,7 +36,6 @@ export const MAX_TOP_LOGPROBS = 20;
  * Fields accepted without effect, each only with the value(s) that ask for nothing more than the engine does:
  * - `user`: an end-user id for the provider's abuse monitoring; nothing to do locally;
  * - `stream_options: { include_usage }`: the last streamed chunk always carries `usage`;
- * - `tool_choice: 'none' | null`, `parallel_tool_calls`: without `tools` they change nothing;
  * - `store: false | null`: nothing is stored anyway;
  * - completions only: `best_of: 1 | null`, `suffix: null`, `top_logprobs: null` (completions use `logprobs: N`).
  */
@@ -45,15 +45,15 @@ const NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly
     allowed: "null or { include_usage: boolean } (the last chunk always carries usage)",
     ok: (v) => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.entries(v as object).every(([k, x]) => k === 'include_usage' && (typeof x === 'boolean' || x === undefined))),
   },
-  tools: { allowed: 'absent or null: tool calling is not implemented', ok: (v) => v === null },
-  tool_choice: { allowed: "'none' or null: tool calling is not implemented", ok: (v) => v === 'none' || v === null },
   functions: { allowed: 'absent or null: function calling is not implemented', ok: (v) => v === null },
   function_call: { allowed: "'none' or null: function calling is not implemented", ok: (v) => v === 'none' || v === null },
-  parallel_tool_calls: { allowed: 'a boolean (without tools it has no effect)', ok: (v) => typeof v === 'boolean' || v === null },
   store: { allowed: 'false or null: nothing is stored', ok: (v) => v === false || v === null },
 };
 const COMPLETION_NO_OP_FIELDS: Readonly<Record<string, { readonly allowed: string; readonly ok: (v: unknown) => boolean }>> = {
   ...NO_OP_FIELDS,
+  tools: { allowed: 'absent or null: tools are a chat feature', ok: (v) => v === null },
+  tool_choice: { allowed: "'none' or null: tools are a chat feature", ok: (v) => v === 'none' || v === null },
+  parallel_tool_calls: { allowed: 'a boolean (no effect without tools)', ok: (v) => typeof v === 'boolean' || v === null },
   best_of: { allowed: '1 or null: one candidate per request', ok: (v) => v === 1 || v === null },
   suffix: { allowed: 'null: insertion (suffix) is not implemented', ok: (v) => v === null },
   top_logprobs: { allowed: 'null (completions take the number of alternatives in logprobs)', ok: (v) => v === null },
@@ -167,7 +167,7 @@ function checkMessage(m: ChatMessage, i: number): ChatMessage {
 }
 
 /** Validates a chat request's messages and options. */
-export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: number): NormalizedRequest & { truncate: 'none' | 'history'; messages: ChatMessage[] } {
+export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: number): NormalizedRequest & { truncate: 'none' | 'history'; messages: ChatMessage[]; tools?: ToolSpec } {
   const base = normalizeSampling(req, vocabSize);
   checkFields(req, CHAT_FIELDS, NO_OP_FIELDS, 'chat.completions.create');
   if (!Array.isArray(req.messages) || req.messages.length === 0) invalidField('messages', req.messages, 'a non-empty array of { role, content }');
@@ -177,7 +177,9 @@ export function normalizeChatRequest(req: ChatCompletionRequest, vocabSize: numb
   const truncate = req.truncate ?? 'none';
   if (truncate !== 'none' && truncate !== 'history') invalidField('truncate', truncate, "'none' or 'history'");
   const logprobs = chatLogprobs(req);
-  return { ...base, truncate, messages, ...(logprobs !== undefined ? { logprobs } : {}) };
+  const tools = toolSpecOf(req.tools, req.tool_choice, req.parallel_tool_calls);
+  if (tools && base.grammar) invalidField('tools', '(tools)', 'given without response_format JSON modes or grammar (one constraint per request)');
+  return { ...base, truncate, messages, ...(logprobs !== undefined ? { logprobs } : {}), ...(tools ? { tools } : {}) };
 }
 
 /** Validates a text completion request. */

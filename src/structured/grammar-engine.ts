@@ -6,13 +6,14 @@
  * The vocabulary is given to XGrammar exactly, whatever the tokenizer type: every token's decoded bytes (what our
  * stream decoder emits for it — byte-level BPE, SPM with byte fallback and WPM alike) are written in GPT-2's
  * byte-to-character alphabet and declared `BYTE_LEVEL`, so XGrammar sees the same bytes we output. Control tokens
- * and tokens past the tokenizer's vocabulary are empty (never allowed); the end-of-generation tokens are its stop
- * tokens.
+ * (except tool-call / reasoning syntax markers, seen as their text) and tokens past the tokenizer's vocabulary are
+ * empty (never allowed); the end-of-generation tokens are its stop tokens.
  */
 
 import { LlmError } from '../errors.js';
 import type { TokenConstraint } from '../engine/generate.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { TOOL_MARKERS } from '../tools/tool-call-format.js';
 import { grammarKey, type GrammarSpec } from './grammar-spec.js';
 import { loadXgrammar, resetXgrammar, withXgrammarMessages, type XgrammarModule } from './xgrammar-loader.js';
 
@@ -27,6 +28,30 @@ function byteAlphabet(): string[] {
     const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
     out[b] = printable ? String.fromCharCode(b) : String.fromCharCode(256 + n++);
   }
+  return out;
+}
+
+/**
+ * Control tokens that are syntax of tool calls or reasoning (`[TOOL_CALLS]`, `<|python_tag|>`, harmony markers…):
+ * the grammar engine sees them as their text so a structural tag can require them; other control tokens are never
+ * allowed.
+ */
+const SYNTAX_MARKERS: ReadonlySet<string> = new Set([...TOOL_MARKERS, '<think>', '</think>', '[THINK]', '[/THINK]']);
+
+/**
+ * Structural tags' JSON contents allow any whitespace; rewrite each as the compact-JSON grammar of its schema (as
+ * `response_format` is compiled), so a model cannot spend its budget on newlines inside a call's arguments.
+ */
+async function compactJsonTags(xg: XgrammarModule, node: unknown): Promise<unknown> {
+  if (Array.isArray(node)) return Promise.all(node.map((n) => compactJsonTags(xg, n)));
+  if (typeof node !== 'object' || node === null) return node;
+  const o = node as Record<string, unknown>;
+  if (o.type === 'json_schema' && 'json_schema' in o) {
+    const grammar = await xg.Testings._jsonSchemaToEBNF(JSON.stringify(o.json_schema), false, -1, [', ', ': '], true);
+    return { type: 'grammar', grammar };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = await compactJsonTags(xg, v);
   return out;
 }
 
@@ -56,11 +81,12 @@ export class GrammarEngine {
       const tk = this.tokenizer;
       const vocab: string[] = new Array<string>(this.vocabSize);
       for (let id = 0; id < this.vocabSize; id++) {
-        if (id >= tk.vocabSize || tk.isControl(id)) {
+        const marker = id < tk.vocabSize && tk.isControl(id) && !tk.eogIds.has(id) && SYNTAX_MARKERS.has(tk.tokenText(id));
+        if (id >= tk.vocabSize || (tk.isControl(id) && !marker)) {
           vocab[id] = '';
           continue;
         }
-        const bytes = tk.tokenBytes(id);
+        const bytes = marker ? new TextEncoder().encode(tk.tokenText(id)) : tk.tokenBytes(id);
         let s = '';
         for (const b of bytes) s += alphabet[b];
         vocab[id] = s;
@@ -84,20 +110,20 @@ export class GrammarEngine {
       this.cache.set(key, hit);
       return hit;
     }
-    const { compiler } = await this.getCompiler();
+    const { compiler, xg } = await this.getCompiler();
     const t0 = performance.now();
-    const r = await withXgrammarMessages(() => {
+    const r = await withXgrammarMessages(async () => {
       switch (spec.kind) {
         // Whitespace is not free: a model could otherwise fill its budget with newlines inside the JSON (small models
         // do). Output is compact JSON with ", " / ": " separators; `strict` forbids properties the schema does not name.
         case 'json':
-          return compiler.compileJSONSchema('{"type":"object"}', false, undefined, [', ', ': '], false);
+          return compiler.compileJSONSchema('{"type":"object"}', false, -1, [', ', ': '], false);
         case 'json-schema':
-          return compiler.compileJSONSchema(spec.schema, false, undefined, [', ', ': '], spec.strict);
+          return compiler.compileJSONSchema(spec.schema, false, -1, [', ', ': '], spec.strict);
         case 'grammar':
           return compiler.compileGrammar(spec.text, 'root');
         case 'structural-tag':
-          return compiler.compileStructuralTag(JSON.parse(spec.tag) as never);
+          return compiler.compileStructuralTag((await compactJsonTags(xg, JSON.parse(spec.tag) as unknown)) as never);
       }
     });
     if (r.error !== undefined || r.value === undefined) {

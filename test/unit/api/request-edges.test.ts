@@ -22,8 +22,8 @@ const completion = (extra: Record<string, unknown>): CompletionRequest => ({ pro
 
 describe('request fields', () => {
   const refusedChat: [string, unknown][] = [
-    ['tools', [{ type: 'function', function: { name: 'f', parameters: {} } }]],
-    ['tool_choice', 'auto'],
+    ['tools', 'get_weather'],
+    ['tool_choice', 'sometimes'],
     ['response_format', 'json'],
     ['logprobs', 'yes'],
     ['top_logprobs', 30],
@@ -174,9 +174,9 @@ describe('max_tokens beyond the context (stories260K, contextLength 32)', () => 
     expect(r.choices[0].finish_reason).toBe('length');
   });
 
-  it('an unknown field is refused through the engine too, before any work', async () => {
+  it('a malformed tool is refused through the engine too, before any work', async () => {
     const e = await llmError(engine.chat.completions.create(chat({ tools: [{ type: 'function' }] })));
     expect(e.code).toBe('invalid-request');
-    expect(e.details?.field).toBe('tools');
+    expect(e.details?.field).toBe('tools[0]');
   });
 });
