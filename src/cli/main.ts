@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<{ default: CliCommand }>> = {
   conform: () => import('./commands/conform.js'),
   generate: () => import('./commands/generate.js'),
   chat: () => import('./commands/chat.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit status. */
