@@ -25,7 +25,8 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
   const has = (...s: string[]): boolean => s.every((x) => template.includes(x));
   if (has('<|channel|>')) return 'harmony';
   if (has('[TOOL_CALLS]')) return has('[ARGS]') ? 'mistral-args' : 'mistral';
-  if (has('<|tool_list_start|>')) return 'lfm2';
+  // LFM2 lists tools in special tokens; LFM2.5 as plain "List of tools: [" (both call in <|tool_call_start|>[…]).
+  if (has('<|tool_list_start|>') || has('List of tools: [') || has('<|tool_call_start|>')) return 'lfm2';
   if (has('<|tool_call>')) return 'gemma4';
   if (has('<function=', '<parameter=')) return 'qwen3-coder';
   if (has('<tool_call>')) return 'hermes';

@@ -36,6 +36,7 @@ describe('tool-call syntaxes', () => {
       ['[AVAILABLE_TOOLS] [TOOL_CALLS] {{ x }}', 'mistral'],
       ['[TOOL_CALLS]{{ name }}[ARGS]', 'mistral-args'],
       ['<|tool_list_start|>{{ tools }}<|tool_list_end|>', 'lfm2'],
+      ['"List of tools: [" + tool', 'lfm2'],
       ['<|tool_call>call:', 'gemma4'],
       ['<tool_call>\n<function={{ n }}>\n<parameter={{ p }}>', 'qwen3-coder'],
       ['{%- if tools %}<tool_call>{{ t }}</tool_call>', 'hermes'],
