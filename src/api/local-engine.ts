@@ -318,13 +318,14 @@ export class LocalEngine implements Engine {
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
     const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
     if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
+    if (format.kind === 'harmony') for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
     // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
     const visibleTokens = new Map<number, string>();
     for (const m of [...parserVisibleMarkers(format), ...(parseTools ? TOOL_MARKERS : [])]) {
       const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
       if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
     }
-    // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
     const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
     const reasoning = format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
     return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens };

@@ -113,6 +113,15 @@ describe('reasoning through the engine', () => {
     expect(r.choices[0].message).toEqual({ role: 'assistant', content: 'Four.', reasoning_content: 'hmm' });
   });
 
+  it('harmony (gpt-oss-like template): analysis → reasoning_content, final → content; <|end|> does not stop', async () => {
+    const HARMONY =
+      '{%- for m in messages %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|end|>{%- endfor %}' +
+      '{%- if add_generation_prompt %}<|start|>assistant{%- endif %}{# <|channel|> #}';
+    const engine = await engineWith(HARMONY, '<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4');
+    const r = await engine.chat.completions.create({ messages, temperature: 0 });
+    expect(r.choices[0].message).toEqual({ role: 'assistant', content: '4', reasoning_content: 'Simple sum.' });
+  });
+
   it('a model without reasoning: no reasoning_content', async () => {
     const engine = await engineWith('{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}', '<think>x</think>y');
     const r = await engine.chat.completions.create({ messages, temperature: 0 });
