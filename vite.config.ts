@@ -120,7 +120,8 @@ export default defineConfig(({ mode }) => {
         emptyOutDir: true,
         target: 'es2022',
         sourcemap: true,
-        lib: { entry: resolve(root, 'src/index.ts'), formats: ['es'], fileName: () => 'webgguf.js' },
+        // Two entries: the library and the AI SDK provider (`webgguf/ai-sdk`, which only imports types of @ai-sdk/provider).
+        lib: { entry: { webgguf: resolve(root, 'src/index.ts'), 'ai-sdk': resolve(root, 'src/ai-sdk/index.ts') }, formats: ['es'], fileName: (_f, name) => `${name}.js` },
         rollupOptions: { external: [/^node:/, 'webgpu'] },
       },
       worker: { format: 'es' as const, plugins: () => [wgslMinify(), wasmAsFiles()] },

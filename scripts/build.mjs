@@ -33,8 +33,12 @@ const IIFE_GZIP_BUDGET = 200 * 1024;
 if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) {
   const dir = join(root, 'dist/iife');
   const files = ['webgguf.js', ...readdirSync(join(dir, 'assets')).map((f) => `assets/${f}`)];
-  const byName = new Map(files.map((f) => [f.split('/').pop(), f]));
-  /** The files `start` loads, transitively, never entering a file matching `skip`. */
+  // The grammar engine (@mlc-ai/web-xgrammar, ~1.1 MB) is a separate file fetched only by a constrained request
+  // (src/structured/xgrammar-loader.ts): reported apart, not part of either download below.
+  const isGrammarEngine = (f) => f.endsWith('.js') && readFileSync(join(dir, f), 'utf8').slice(0, 600).includes('global.xgrammar');
+  const grammarFiles = files.filter(isGrammarEngine);
+  const byName = new Map(files.filter((f) => !grammarFiles.includes(f)).map((f) => [f.split('/').pop(), f]));
+  /** The files `start` loads, transitively, never entering a file matching `skip` (nor the grammar engine). */
   const closure = (start, skip) => {
     const seen = new Set([start]);
     for (const f of seen) {
@@ -67,7 +71,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   console.log(
     `[build] iife sizes: webgguf.js ${core.text}; ` +
       Object.entries(paths).map(([k, v]) => `with the ${k} ${v.text}`).join('; ') +
-      `; WASM kernels (6 variants, one is loaded) ${wasm.text}`,
+      `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

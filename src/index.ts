@@ -37,6 +37,15 @@ export type {
   FinishReason,
   SamplingOptions,
   SamplingRequest,
+  ChatTextPart,
+  ChatToolCall,
+  ChatTool,
+  ChatToolChoice,
+  ChatLogprobs,
+  ChatTokenLogprob,
+  ChatTopLogprob,
+  CompletionLogprobs,
+  ResponseFormat,
 } from './api/types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
 export { LlmError, isLlmError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js';

@@ -245,7 +245,7 @@ export class ChatController {
           if (firstAt === 0) firstAt = lastAt;
         }
         answer.content += piece;
-        if (choice?.finish_reason) end = choice.finish_reason;
+        if (choice?.finish_reason) end = choice.finish_reason === 'tool_calls' ? 'stop' : choice.finish_reason;
         if (chunk.usage) {
           usage = { completion_tokens: chunk.usage.completion_tokens, prompt_tokens: chunk.usage.prompt_tokens, cached: chunk.usage.prompt_tokens_details.cached_tokens };
         }

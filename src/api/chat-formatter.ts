@@ -15,6 +15,7 @@ import { validateChatTemplateKwargs } from '../chat/template-kwargs.js';
 import { isLlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { detectReasoningFormat, type ReasoningFormat } from '../output/reasoning-format.js';
 import type { ChatMessage } from './types.js';
 
 /** A conversation ready to evaluate. */
@@ -47,6 +48,12 @@ export interface ChatFormatter {
   readonly templateHash: string;
   /** Why ChatML is used instead of the model's template (only with `fallback: 'chatml'`). */
   readonly fallbackReason?: string;
+  /** How the template's model writes reasoning (default: none). */
+  readonly reasoningFormat?: ReasoningFormat;
+  /** The template's Jinja text (tool-call syntax detection). */
+  readonly templateText?: string;
+  /** The template renders its `tools` variable (else the engine uses a generic tool prompt). */
+  readonly supportsTools?: boolean;
   /**
    * Builds the prompt; with `maxPromptTokens`, the oldest whole turns are dropped to fit (the system message and
    * the last turn are kept; when even they do not fit: `LlmError('context-overflow')`).
@@ -68,10 +75,12 @@ export interface ChatFormatterOptions {
 export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatterOptions = {}): ChatFormatter {
   let { text } = selectTemplate({ template: options.template, metadata: options.metadata });
   let fallbackReason: string | undefined;
+  let thinking = false;
+  let supportsTools = false;
   try {
     const compiled = compileTemplate(text);
-    templateCaps(compiled);
-    templateSupportsThinking(compiled);
+    supportsTools = templateCaps(compiled).supportsTools;
+    thinking = templateSupportsThinking(compiled);
   } catch (e) {
     if (options.fallback !== 'chatml' || !isLlmError(e, 'template')) throw e;
     fallbackReason = `the model's chat template does not compile (${e.message}); using ChatML`;
@@ -80,6 +89,9 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
   return {
     templateHash: sha256Hex(text),
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
+    reasoningFormat: detectReasoningFormat(text, thinking),
+    templateText: text,
+    supportsTools: fallbackReason === undefined && supportsTools,
     build(messages, maxPromptTokens, extras = {}) {
       const kwargs = validateChatTemplateKwargs(extras.chatTemplateKwargs);
       const p = buildPrompt(messages, {

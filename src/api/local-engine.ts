@@ -15,6 +15,14 @@ import type { ChatFormatter } from './chat-formatter.js';
 import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo, EngineStats, TokenizeOptions } from './engine.js';
 import { PushStream } from './push-stream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
+import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
+import type { PositionLogprobs } from '../engine/generate-logprobs.js';
+import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
+import { detectToolCallFormat, TOOL_MARKERS, type ToolCallFormat } from '../tools/tool-call-format.js';
+import { toolGrammar } from '../tools/tool-grammar.js';
+import { withGenericToolPrompt } from '../tools/tool-prompt.js';
+import { ChatAnswer, type AnswerShape } from './chat-answer.js';
+import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 
 /** Everything an engine runs on, already loaded. */
@@ -61,7 +69,14 @@ interface PreparedRequest {
   readonly stop: readonly string[];
   readonly eogIds: ReadonlySet<number>;
   readonly signal: AbortSignal | undefined;
+  /** Chat: how the output carries reasoning, and whether it starts inside the reasoning. */
+  readonly reasoning?: { readonly format: ReasoningFormat; readonly startInside: boolean };
+  readonly visibleTokens?: ReadonlyMap<number, string>;
+  /** The compiled output constraint, if any (a matcher is made from it when the request runs). */
+  readonly compiled?: CompiledGrammar;
 }
+
+type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
 
 /** `Engine` running in the calling thread. */
 export class LocalEngine implements Engine {
@@ -76,6 +91,7 @@ export class LocalEngine implements Engine {
   private warmupMs = 0;
   private requests = 0;
   private lastTtftMs = 0;
+  private grammarEngine: GrammarEngine | null = null;
 
   constructor(parts: EngineParts) {
     this.parts = parts;
@@ -163,6 +179,19 @@ export class LocalEngine implements Engine {
     return this.queue.idle();
   }
 
+  /** Constrained decoding for this model (XGrammar loaded on first use). */
+  get grammar(): GrammarEngine {
+    this.grammarEngine ??= new GrammarEngine(this.parts.tokenizer, this.parts.transformer.config.vocabSize, this.parts.modelIdentity);
+    return this.grammarEngine;
+  }
+
+  /** Compiles the request's constraint, if any (cached per model + constraint). */
+  private async withGrammar(p: PreparedRequest): Promise<PreparedRequest> {
+    const spec = p.norm.grammar;
+    if (!spec) return p;
+    return { ...p, compiled: await this.grammar.compile(spec, p.norm.grammarField ?? 'response_format') };
+  }
+
   /** The `Context` (tests and tools inspect KV and cache state through it). */
   get context(): Context {
     return this.ctx;
@@ -171,30 +200,71 @@ export class LocalEngine implements Engine {
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
     const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
-    const prepared = this.prepareChat(norm.messages, norm, req.signal, req.chat_template_kwargs);
+    const kwargs = req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
+      ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
+      : req.chat_template_kwargs;
+    // Tools: the template's own syntax when it renders tools, else the generic prompt and the Hermes syntax.
+    const chatFmt = this.parts.chat;
+    const toolSpec = norm.tools;
+    const toolFormat: ToolCallFormat | undefined = toolSpec ? (chatFmt.supportsTools ? detectToolCallFormat(chatFmt.templateText ?? '') : 'hermes') : undefined;
+    const messages = toolSpec && !chatFmt.supportsTools ? withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
+    const toolConstraint = toolSpec && toolFormat ? toolGrammar(toolFormat, toolSpec) : null;
+    const normC = toolConstraint ? { ...norm, grammar: toolConstraint, grammarField: 'tools' } : norm;
+    const prepared = await this.withGrammar(this.prepareChat(messages, normC, req.signal, kwargs, toolSpec && chatFmt.supportsTools ? toolSpec.raw : undefined, toolFormat !== undefined));
+    const shape: AnswerShape = {
+      ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
+      ...(toolSpec && toolFormat ? { tools: { format: toolFormat, spec: toolSpec } } : {}),
+    };
+    const tk = this.parts.tokenizer;
     const id = newId('chatcmpl');
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
     if (!norm.stream) {
       const result = await this.run(prepared, () => {});
+      const a = ChatAnswer.whole(shape, result.text);
+      const message = {
+        role: 'assistant' as const,
+        content: a.content,
+        ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
+        ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
+      };
+      const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
       return {
         id,
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason, logprobs: null }],
+        choices: [{ index: 0, message, finish_reason: finish, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
         usage: usageOf(result),
       };
     }
-    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): ChatCompletionChunk => ({
+    type Delta = ChatCompletionChunk['choices'][0]['delta'];
+    const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][0]['finish_reason'], usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): ChatCompletionChunk => ({
       id,
       object: 'chat.completion.chunk',
       created,
       model,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
       usage,
     });
-    return this.stream<ChatCompletionChunk>(prepared, (text) => chunk({ content: text }, null, null), (r) => chunk({}, r.finishReason, usageOf(r)), chunk({ role: 'assistant', content: '' }, null, null));
+    const answer = new ChatAnswer(shape);
+    // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
+    const deltas = (s: { reasoning: string; content: string }, lp: readonly PositionLogprobs[] | null): ChatCompletionChunk[] => {
+      const out: ChatCompletionChunk[] = [];
+      if (s.reasoning) out.push(chunk({ reasoning_content: s.reasoning }, null, null, s.content ? null : lp));
+      if (s.content || (!s.reasoning && lp && lp.length > 0)) out.push(chunk({ content: s.content }, null, null, lp));
+      return out;
+    };
+    return this.stream<ChatCompletionChunk>(
+      prepared,
+      (text, lp) => deltas(answer.push(text), lp),
+      (r, lp) => {
+        const e = answer.end();
+        const calls = e.calls.length > 0 ? [chunk({ tool_calls: e.calls.map((c, index) => ({ index, ...c })) }, null, null)] : [];
+        return [...deltas(e, null), ...calls, chunk({}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usageOf(r), lp)];
+      },
+      chunk({ role: 'assistant', content: '' }, null, null),
+    );
   }
 
   private async createCompletion(req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> {
@@ -203,7 +273,7 @@ export class LocalEngine implements Engine {
     const tk = this.parts.tokenizer;
     const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
-    const prepared: PreparedRequest = { prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal };
+    const prepared = await this.withGrammar({ prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal });
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
     const id = newId('cmpl');
@@ -216,37 +286,49 @@ export class LocalEngine implements Engine {
         object: 'text_completion',
         created,
         model,
-        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: null }],
+        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null }],
         usage: usageOf(result),
       };
     }
-    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null): CompletionChunk => ({
-      id,
-      object: 'text_completion',
-      created,
-      model,
-      choices: [{ index: 0, text, finish_reason: finish, logprobs: null }],
-      usage,
-    });
-    return this.stream<CompletionChunk>(prepared, (t) => chunk(t, null, null), (r) => chunk('', r.finishReason, usageOf(r)), echo ? chunk(echo, null, null) : null);
+    let offset = echo.length;
+    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): CompletionChunk => {
+      const logprobs = lp ? completionLogprobs(tk, lp, offset) : null;
+      if (logprobs) offset += logprobs.tokens.reduce((n, t) => n + t.length, 0);
+      return { id, object: 'text_completion', created, model, choices: [{ index: 0, text, finish_reason: finish, logprobs }], usage };
+    };
+    return this.stream<CompletionChunk>(prepared, (t, lp) => [chunk(t, null, null, lp)], (r, lp) => [chunk('', r.finishReason, usageOf(r), lp)], echo ? chunk(echo, null, null) : null);
   }
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
   private prepareChat(
-    messages: ChatMessage[],
+    messages: readonly ChatMessage[],
     norm: NormalizedRequest & { truncate: 'none' | 'history' },
     signal: AbortSignal | undefined,
     chatTemplateKwargs?: unknown,
+    tools?: readonly unknown[],
+    parseTools = false,
   ): PreparedRequest {
     const tk = this.parts.tokenizer;
     const n = this.parts.contextLength;
     // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal });
+    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal, ...(tools ? { tools } : {}) });
     this.checkFits(built.tokens.length);
     const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-    return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
+    if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
+    if (format.kind === 'harmony') for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
+    // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
+    const visibleTokens = new Map<number, string>();
+    for (const m of [...parserVisibleMarkers(format), ...(parseTools ? TOOL_MARKERS : [])]) {
+      const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
+      if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
+    }
+    const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
+    const reasoning = format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
+    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens };
   }
 
   private checkFits(nTokens: number): void {
@@ -261,7 +343,7 @@ export class LocalEngine implements Engine {
   }
 
   /** Runs a prepared request in the queue; `onText` receives each safe text delta. */
-  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal): Promise<GenerationResult> {
+  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal, onToken?: GenerationInput['onToken']): Promise<GenerationResult> {
     this.queue.checkCapacity();
     const job = new AbortController();
     const parents = [p.signal, this.unloadController.signal, cancel].filter((s): s is AbortSignal => s !== undefined);
@@ -270,10 +352,22 @@ export class LocalEngine implements Engine {
       if (s.aborted) job.abort(s.reason);
       else s.addEventListener('abort', onAbort, { once: true });
     }
-    const input: GenerationInput = { prompt: p.prompt, cacheKey: p.key, sampling: p.norm.sampling, maxTokens: p.norm.maxTokens, stop: p.stop, eogIds: p.eogIds, signal: job.signal };
+    const input: GenerationInput = {
+      prompt: p.prompt,
+      cacheKey: p.key,
+      sampling: p.norm.sampling,
+      maxTokens: p.norm.maxTokens,
+      stop: p.stop,
+      eogIds: p.eogIds,
+      signal: job.signal,
+      ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
+      ...(onToken ? { onToken } : {}),
+      ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
+    };
     const task = async (): Promise<GenerationResult> => {
       this.assertLoaded('request');
-      const gen = generate(this.ctx, this.parts.tokenizer, input);
+      const constraint = p.compiled ? await this.grammar.constraint(p.compiled, p.eogIds) : undefined;
+      const gen = generate(this.ctx, this.parts.tokenizer, constraint ? { ...input, constraint } : input);
       try {
         for (;;) {
           const step = await gen.next();
@@ -300,7 +394,12 @@ export class LocalEngine implements Engine {
   }
 
   /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
-  private stream<T>(p: PreparedRequest, delta: (text: string) => T, final: (r: GenerationResult) => T, first: T | null): AsyncIterable<T> {
+  private stream<T>(
+    p: PreparedRequest,
+    delta: (text: string, logprobs: readonly PositionLogprobs[] | null) => T[],
+    final: (r: GenerationResult, logprobs: readonly PositionLogprobs[] | null) => T[],
+    first: T | null,
+  ): AsyncIterable<T> {
     this.queue.checkCapacity();
     const cancel = new AbortController();
     const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
@@ -308,9 +407,19 @@ export class LocalEngine implements Engine {
     // The reader's abort ends the stream at once, even if chunks are still buffered.
     const onAbort = (): void => out.abort(new LlmError('aborted', 'request was aborted', { cause: p.signal?.reason }));
     p.signal?.addEventListener('abort', onAbort, { once: true });
-    this.run(p, (t) => out.push(delta(t)), cancel.signal).then(
+    // Log-probabilities of the tokens behind each text delta travel in that delta's chunk (the rest in the last).
+    const wantLp = p.norm.logprobs !== undefined;
+    let pending: PositionLogprobs[] = [];
+    const take = (): PositionLogprobs[] | null => {
+      if (!wantLp) return null;
+      const lp = pending;
+      pending = [];
+      return lp;
+    };
+    const onToken = wantLp ? (_id: number, lp: PositionLogprobs | null) => void (lp && pending.push(lp)) : undefined;
+    this.run(p, (t) => { for (const c of delta(t, take())) out.push(c); }, cancel.signal, onToken).then(
       (r) => {
-        out.push(final(r));
+        for (const c of final(r, take())) out.push(c);
         out.end();
       },
       (e: unknown) => out.fail(e),

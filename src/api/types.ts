@@ -5,20 +5,41 @@
  */
 
 import type { SamplingOptions } from '../engine/sampling-options.js';
+import type { ResponseFormat } from '../structured/grammar-spec.js';
+import type { ChatTool, ChatToolChoice } from '../tools/tool-spec.js';
 
 export type { SamplingOptions };
+export type { ResponseFormat, ChatTool, ChatToolChoice };
 
 /** Who wrote a message. */
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/** A typed content part; only text parts are supported. */
+export interface ChatTextPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+
+/** A tool call the assistant made (OpenAI shape); `arguments` is JSON text. */
+export interface ChatToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
 
 /** One message of a conversation. */
 export interface ChatMessage {
   readonly role: ChatRole;
-  readonly content: string;
+  /** Text or text parts; null (or absent) only on an assistant message with `tool_calls`. */
+  readonly content: string | null | readonly ChatTextPart[];
   /** Optional author name (passed to templates that use it). */
   readonly name?: string;
   /** For `tool` messages: the call this answers. */
   readonly tool_call_id?: string;
+  /** Assistant messages: the calls made (rendered through the model's template). */
+  readonly tool_calls?: readonly ChatToolCall[];
+  /** Assistant messages: earlier reasoning (templates that keep past reasoning render it). */
+  readonly reasoning_content?: string;
 }
 
 /** Sampling and stopping fields shared by chat and text completions (see `SamplingOptions` for each field). */
@@ -31,12 +52,23 @@ export interface SamplingRequest extends SamplingOptions {
   readonly user?: string;
   /** Accepted for OpenAI compatibility: the last streamed chunk always carries `usage`. */
   readonly stream_options?: { readonly include_usage?: boolean } | null;
+  /**
+   * Constrain the output to JSON (`{ type: 'json_object' }`) or to a JSON schema
+   * (`{ type: 'json_schema', json_schema: { name, schema, strict } }`); `{ type: 'text' }` is the default.
+   */
+  readonly response_format?: ResponseFormat | null;
+  /** Constrain the output to a GBNF / XGrammar EBNF grammar (with a `root` rule). */
+  readonly grammar?: string | null;
   /** Aborts the request: the promise rejects (or the stream ends) with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
 }
 
 /** `engine.chat.completions.create` input. */
 export interface ChatCompletionRequest extends SamplingRequest {
+  /** Return the log-probability of each generated token (log-softmax of the raw logits, before sampling settings). */
+  readonly logprobs?: boolean | null;
+  /** With `logprobs: true`: also the 0–20 most likely tokens at each position. */
+  readonly top_logprobs?: number | null;
   readonly messages: readonly ChatMessage[];
   /** Return an async iterable of chunks instead of one completion. */
   readonly stream?: boolean;
@@ -52,6 +84,14 @@ export interface ChatCompletionRequest extends SamplingRequest {
    * (default: true when the template supports reasoning) or `{ reasoning_effort: 'high' }`. JSON data only.
    */
   readonly chat_template_kwargs?: Readonly<Record<string, unknown>>;
+  /** Functions the model may call (rendered through the model's template; see README "Tool calling"). */
+  readonly tools?: readonly ChatTool[] | null;
+  /** 'auto' (default with tools), 'none', 'required', or `{ type: 'function', function: { name } }` to force one. */
+  readonly tool_choice?: ChatToolChoice | null;
+  /** Allow several calls in one answer (default true). */
+  readonly parallel_tool_calls?: boolean | null;
+  /** gpt-oss style reasoning effort, passed to the template as `reasoning_effort` (unless the kwargs set it). */
+  readonly reasoning_effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | null;
 }
 
 /** `engine.completions.create` input: a raw prompt, no chat template. */
@@ -61,11 +101,13 @@ export interface CompletionRequest extends SamplingRequest {
   readonly stream?: boolean;
   /** Prefix the output with the prompt text. */
   readonly echo?: boolean;
+  /** Return log-probabilities of the generated tokens with this many (0–20) alternatives per position. */
+  readonly logprobs?: number | null;
   readonly model?: string;
 }
 
 /** Why a choice ended: 'stop' (an end-of-generation token or a stop string), 'length' (`max_tokens` or the context is full). */
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
  * Token counts of a request. `completion_tokens` counts every token generated (a stop string's tokens included, the
@@ -82,6 +124,33 @@ export interface CompletionUsage {
   };
 }
 
+/** One alternative token at a position (chat `logprobs`). */
+export interface ChatTopLogprob {
+  /** The token's text (invalid UTF-8 pieces as U+FFFD; `bytes` has the exact bytes). */
+  readonly token: string;
+  readonly logprob: number;
+  readonly bytes: number[] | null;
+}
+
+/** One generated token's log-probability and its most likely alternatives (chat `logprobs.content[i]`). */
+export interface ChatTokenLogprob extends ChatTopLogprob {
+  readonly top_logprobs: ChatTopLogprob[];
+}
+
+/** Chat choice `logprobs` (null when not asked for). */
+export interface ChatLogprobs {
+  readonly content: ChatTokenLogprob[] | null;
+}
+
+/** Text-completion choice `logprobs` (null when not asked for), in OpenAI's legacy shape. */
+export interface CompletionLogprobs {
+  readonly tokens: string[];
+  readonly token_logprobs: number[];
+  readonly top_logprobs: Record<string, number>[];
+  /** Character offset of each token in the choice's text (echoed prompt included). */
+  readonly text_offset: number[];
+}
+
 /** A whole chat answer (`stream` false). */
 export interface ChatCompletion {
   readonly id: string;
@@ -91,9 +160,17 @@ export interface ChatCompletion {
   readonly model: string;
   readonly choices: readonly {
     readonly index: number;
-    readonly message: { readonly role: 'assistant'; readonly content: string };
+    readonly message: {
+      readonly role: 'assistant';
+      /** The answer (reasoning excluded); '' when the answer is only tool calls. */
+      readonly content: string;
+      /** The calls the model made (then `finish_reason` is 'tool_calls'). */
+      readonly tool_calls?: ChatToolCall[];
+      /** The model's reasoning (thinking models), when it wrote any. */
+      readonly reasoning_content?: string;
+    };
     readonly finish_reason: FinishReason;
-    readonly logprobs: null;
+    readonly logprobs: ChatLogprobs | null;
   }[];
   readonly usage: CompletionUsage;
 }
@@ -106,9 +183,15 @@ export interface ChatCompletionChunk {
   readonly model: string;
   readonly choices: readonly {
     readonly index: number;
-    readonly delta: { readonly role?: 'assistant'; readonly content?: string };
+    readonly delta: {
+      readonly role?: 'assistant';
+      readonly content?: string;
+      readonly reasoning_content?: string;
+      /** Calls, by `index`; the fragments of one index concatenate to the call (here each call comes whole). */
+      readonly tool_calls?: (ChatToolCall & { readonly index: number })[];
+    };
     readonly finish_reason: FinishReason | null;
-    readonly logprobs: null;
+    readonly logprobs: ChatLogprobs | null;
   }[];
   /** null except on the last chunk. */
   readonly usage: CompletionUsage | null;
@@ -124,7 +207,7 @@ export interface Completion {
     readonly index: number;
     readonly text: string;
     readonly finish_reason: FinishReason;
-    readonly logprobs: null;
+    readonly logprobs: CompletionLogprobs | null;
   }[];
   readonly usage: CompletionUsage;
 }
@@ -139,7 +222,7 @@ export interface CompletionChunk {
     readonly index: number;
     readonly text: string;
     readonly finish_reason: FinishReason | null;
-    readonly logprobs: null;
+    readonly logprobs: CompletionLogprobs | null;
   }[];
   readonly usage: CompletionUsage | null;
 }

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<{ default: CliCommand }>> = {
   generate: () => import('./commands/generate.js'),
   chat: () => import('./commands/chat.js'),
   profile: () => import('./commands/profile.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit status. */

@@ -8,7 +8,8 @@
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { nowMs, type Context } from './context.js';
-import { Sampler, type ReadbackRoute, type SamplingParams } from './sampler.js';
+import { positionLogprobs, type PositionLogprobs } from './generate-logprobs.js';
+import { Sampler, type ReadbackRoute, type SamplingParams, type TokenMask } from './sampler.js';
 import { StopMatcher } from './stop.js';
 
 /** Longest stretch of decoding, ms, without letting queued tasks (an abort message) run. */
@@ -41,6 +42,29 @@ export interface GenerationInput {
   /** Tokens that end generation (not emitted, not evaluated). */
   readonly eogIds: ReadonlySet<number>;
   readonly signal?: AbortSignal;
+  /** Report log-probabilities with this many alternatives per position (0–20); absent = none. */
+  readonly logprobs?: number;
+  /** Called for each generated token (EOG excluded) with its log-probabilities when asked. */
+  readonly onToken?: (id: number, logprobs: PositionLogprobs | null) => void;
+  /**
+   * Special tokens shown in the text as their marker (an output parser needs them: `<think>`, harmony channel
+   * markers), although special tokens are otherwise not rendered.
+   */
+  readonly visibleTokens?: ReadonlyMap<number, string>;
+  /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
+  readonly constraint?: TokenConstraint;
+}
+
+/** A constraint on the sampled tokens (a compiled grammar's matcher). */
+export interface TokenConstraint {
+  /** The tokens allowed next, or null when any may come. */
+  nextMask(): TokenMask | null | Promise<TokenMask | null>;
+  /** Advances over a sampled token; false when the token is not allowed (generation then ends). */
+  accept(id: number): boolean;
+  /** True when the grammar is complete and nothing more may follow. */
+  isTerminated(): boolean;
+  /** Frees the constraint's state (called once generation ends). */
+  dispose?(): void;
 }
 
 /** Why generation ended (OpenAI `finish_reason`). */
@@ -68,6 +92,8 @@ export interface GenerationResult {
   readonly cachedTokens: number;
   readonly slot: number;
   readonly route: ReadbackRoute;
+  /** Per generated token, when `logprobs` was asked. */
+  readonly logprobs?: readonly PositionLogprobs[];
   readonly timings: GenerationTimings;
 }
 
@@ -91,7 +117,10 @@ export async function* generate(
   // Let an abort already posted to this thread (a worker's abort-signal port) arrive before any work starts.
   if (signal) await yieldToEventLoop();
   throwIfAborted(signal, 'generation');
-  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize);
+  const wantLogprobs = input.logprobs !== undefined;
+  const constraint = input.constraint;
+  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize, { fullRow: wantLogprobs || constraint !== undefined });
+  const logprobs: PositionLogprobs[] = [];
   const lease = ctx.cache.acquire(input.cacheKey, prompt);
   const decoder = tokenizer.createStreamDecoder();
   const stopper = new StopMatcher(input.stop);
@@ -119,20 +148,29 @@ export async function* generate(
         lastYield = nowMs();
       }
       throwIfAborted(signal, 'generation');
-      const token = await sampler.sample(ctx.transformer, history);
+      const mask = constraint ? await constraint.nextMask() : null;
+      const token = await sampler.sample(ctx.transformer, history, mask ?? undefined);
       if (generated.length === 0) ttft = nowMs() - t0;
       if (input.eogIds.has(token)) {
         finishReason = 'stop';
         break;
       }
+      let lp: PositionLogprobs | null = null;
+      if (wantLogprobs && sampler.lastRow) {
+        lp = positionLogprobs(sampler.lastRow, token, input.logprobs ?? 0);
+        logprobs.push(lp);
+      }
+      input.onToken?.(token, lp);
+      const accepted = constraint ? constraint.accept(token) : true;
       generated.push(token);
       history.push(token);
-      const r = stopper.push(decoder.push(token));
+      const marker = input.visibleTokens?.get(token);
+      const r = stopper.push(marker !== undefined ? decoder.flush() + marker : decoder.push(token));
       if (r.text) {
         text += r.text;
         yield r.text;
       }
-      if (r.stopped) {
+      if (r.stopped || !accepted || (constraint?.isTerminated() ?? false)) {
         finishReason = 'stop';
         break;
       }
@@ -161,6 +199,7 @@ export async function* generate(
     throw e;
   } finally {
     ctx.cache.release(lease);
+    constraint?.dispose?.();
   }
   return {
     text,
@@ -170,6 +209,7 @@ export async function* generate(
     cachedTokens: lease.reused,
     slot: lease.slot,
     route: sampler.route,
+    ...(wantLogprobs ? { logprobs } : {}),
     timings: { prefillMs, timeToFirstTokenMs: ttft, decodeMs, totalMs: nowMs() - t0 },
   };
 }

@@ -71,11 +71,18 @@ export class Sampler {
   readonly route: ReadbackRoute;
   private readonly rng: Rng;
 
-  /** `vocabSize`, when given, keeps a top-k of the whole vocabulary (no truncation) on the full-row route. */
-  constructor(params: SamplingParams, vocabSize = Infinity) {
+  /** The raw logit row of the last `sample` call on the full-row route (before bias and penalties), else null. */
+  lastRow: Float32Array | null = null;
+
+  /**
+   * `vocabSize`, when given, keeps a top-k of the whole vocabulary (no truncation) on the full-row route.
+   * `options.fullRow` forces the full-row route (log-probabilities and token masks need the whole row); the token
+   * drawn is the same on every route.
+   */
+  constructor(params: SamplingParams, vocabSize = Infinity, options: { readonly fullRow?: boolean } = {}) {
     this.params = params;
     this.rng = createRng(params.seed);
-    const needsRow = hasBias(params) || hasPenalties(params);
+    const needsRow = hasBias(params) || hasPenalties(params) || options.fullRow === true;
     if (needsRow) this.route = 'full';
     else if (params.temperature <= 0 || params.topK === 1) this.route = 'argmax';
     else if (params.topK > 0 && params.topK <= MAX_BACKEND_TOP_K && params.topK < vocabSize) this.route = 'top-k';
@@ -83,23 +90,43 @@ export class Sampler {
   }
 
   /** Picks the next token from `source`; `history` is every token of the sequence so far (prompt included). */
-  async sample(source: LogitSource, history: readonly number[]): Promise<number> {
-    if (this.route === 'argmax') return source.argmax();
-    if (this.route === 'top-k') {
+  async sample(source: LogitSource, history: readonly number[], mask?: TokenMask): Promise<number> {
+    if (this.route === 'argmax' && !mask) return source.argmax();
+    if (this.route === 'top-k' && !mask) {
       const top = await source.topK(this.params.topK);
       return sampleCandidates(candidatesFromTopK(top), this.params, this.rng);
     }
-    return sampleLogits(await source.readLogits(), this.params, history, this.rng);
+    const row = await source.readLogits();
+    this.lastRow = row;
+    return sampleLogits(row, this.params, history, this.rng, mask);
   }
 }
 
-/** Samples from a full logit row (any settings); `rng` is advanced only when a draw happens. */
-export function sampleLogits(row: Float32Array, params: SamplingParams, history: readonly number[], rng: Rng): number {
+/**
+ * Which tokens may come next (a grammar's bitmask): bit `id & 31` of word `id >> 5` set = allowed. Tokens beyond
+ * the mask's words are disallowed.
+ */
+export type TokenMask = Int32Array;
+
+/** Sets every token the mask disallows to −∞. */
+export function applyTokenMask(logits: Float64Array, mask: TokenMask): void {
+  for (let id = 0; id < logits.length; id++) {
+    const w = id >> 5;
+    if (w >= mask.length || ((mask[w] >>> (id & 31)) & 1) === 0) logits[id] = -Infinity;
+  }
+}
+
+/**
+ * Samples from a full logit row (any settings); `rng` is advanced only when a draw happens. A `mask` (grammar)
+ * removes disallowed tokens after the logit bias, before the penalties (llama.cpp applies its grammar sampler first).
+ */
+export function sampleLogits(row: Float32Array, params: SamplingParams, history: readonly number[], rng: Rng, mask?: TokenMask): number {
   const logits = Float64Array.from(row);
   for (let i = 0; i < logits.length; i++) if (Number.isNaN(logits[i])) logits[i] = -Infinity;
   if (params.logitBias) {
     for (const [id, bias] of params.logitBias) if (id >= 0 && id < logits.length) logits[id] += bias;
   }
+  if (mask) applyTokenMask(logits, mask);
   applyPenalties(logits, params, history);
   if (params.temperature <= 0 || params.topK === 1) return argmaxOf(logits);
   const k = params.topK > 0 ? Math.min(params.topK, logits.length) : logits.length;
@@ -174,6 +201,8 @@ export function candidatesFromTopK(top: TopK): Candidates {
 /** top-p → min-p → temperature → seeded draw over sorted candidates (llama.cpp semantics, min_keep = 1). */
 export function sampleCandidates(c: Candidates, params: SamplingParams, rng: Rng): number {
   if (c.n === 0) throw new RangeError('sampleCandidates: no candidates');
+  // Masked (−∞) entries at the end can never be drawn; keep at least one candidate.
+  while (c.n > 1 && c.logits[c.n - 1] === -Infinity) c.n--;
   if (params.temperature <= 0) return c.ids[0];
   // top-p: the smallest prefix whose probability mass reaches p.
   if (params.topP < 1) {

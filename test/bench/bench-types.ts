@@ -103,6 +103,8 @@ export interface BenchReport {
   readonly summary: readonly SummaryRow[];
   readonly ratios: readonly Ratio[];
   readonly errors: readonly string[];
+  /** Constrained decoding figures per backend (test/bench/structured-run.ts); absent in older reports. */
+  readonly structured?: readonly { readonly backend: string; readonly ratio: number; readonly firstCompileMs: number; readonly nextCompileMs: number }[];
 }
 
 /** Median figures of one (runtime, threads) over its rounds. */

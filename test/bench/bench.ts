@@ -16,6 +16,7 @@ import { probeBandwidth } from './bandwidth-probe.js';
 import { computeRatios, summarize, toMarkdown, toSvg } from './bench-report.js';
 import { round, type BandwidthResult, type BenchReport, type RunResult, type Workload } from './bench-types.js';
 import { parseBenchArgs, USAGE, type BenchArgs } from './bench-args.js';
+import type { StructuredResult } from './structured-run.js';
 
 /** One case of a round: which runner, with what spec. */
 interface Case {
@@ -51,6 +52,11 @@ export function runCase(c: Case, timeoutMs: number): Promise<RunResult> {
       reject(new Error(`${c.label}: ${why}: ${tail.slice(0, 400)}`));
     });
   });
+}
+
+/** Runs a script in a child process and returns the JSON object of its last stdout line. */
+function runJsonLine(argv: string[], timeoutMs: number): Promise<Record<string, unknown>> {
+  return runCase({ label: argv[1] ?? 'case', argv }, timeoutMs) as unknown as Promise<Record<string, unknown>>;
 }
 
 /** The cases of one round, in order (reversed on odd rounds so drift in machine load cancels out). */
@@ -166,6 +172,17 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`browser: ${(e as Error).message}`);
     }
   }
+  // Constrained decoding (XGrammar): decode tok/s with a 20-property JSON schema ÷ unconstrained, and compile times.
+  const structured: StructuredResult[] = [];
+  for (const backend of a.backends.filter((b) => b === 'wasm' || b === 'webgpu')) {
+    try {
+      const r = await runJsonLine(['scripts/run-ts.mjs', 'test/bench/structured-run.ts', JSON.stringify({ modelPath, backend, threads: a.threads[0] ?? 1, decode: Math.min(a.decode, 64) })], a.caseTimeoutS * 1000);
+      structured.push(r as unknown as StructuredResult);
+      log(`structured ${backend}: constrained ${JSON.stringify(r)}`);
+    } catch (e) {
+      errors.push(`structured ${backend}: ${(e as Error).message}`);
+    }
+  }
   const summary = summarize(runs, bpt, bandwidth, a.gpuBw);
   const report: BenchReport = {
     version: 1,
@@ -180,6 +197,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     summary,
     ratios: computeRatios(summary),
     errors,
+    structured,
   };
   mkdirSync(a.outDir, { recursive: true });
   const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);

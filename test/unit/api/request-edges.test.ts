@@ -22,17 +22,16 @@ const completion = (extra: Record<string, unknown>): CompletionRequest => ({ pro
 
 describe('request fields', () => {
   const refusedChat: [string, unknown][] = [
-    ['tools', [{ type: 'function', function: { name: 'f', parameters: {} } }]],
-    ['tool_choice', 'auto'],
-    ['response_format', { type: 'json_object' }],
-    ['response_format', { type: 'json_schema', json_schema: { name: 'x', schema: {} } }],
-    ['logprobs', true],
-    ['top_logprobs', 3],
+    ['tools', 'get_weather'],
+    ['tool_choice', 'sometimes'],
+    ['response_format', 'json'],
+    ['logprobs', 'yes'],
+    ['top_logprobs', 30],
     ['n', 2],
     ['functions', [{ name: 'f' }]],
     ['stream_options', { include_usage: true, extra: 1 }],
     ['max_token', 5], // a misspelling must not pass unnoticed
-    ['reasoning_effort', 'high'],
+    ['reasoning_effort', 'extreme'],
   ];
   for (const [field, value] of refusedChat) {
     it(`chat: ${field} = ${JSON.stringify(value)} is refused naming the field`, () => {
@@ -43,7 +42,7 @@ describe('request fields', () => {
     });
   }
 
-  const refusedCompletion: [string, unknown][] = [['suffix', 'end'], ['best_of', 2], ['logprobs', 1], ['messages', messages], ['tools', []]];
+  const refusedCompletion: [string, unknown][] = [['suffix', 'end'], ['best_of', 2], ['logprobs', 21], ['messages', messages], ['tools', []]];
   for (const [field, value] of refusedCompletion) {
     it(`completions: ${field} = ${JSON.stringify(value)} is refused naming the field`, () => {
       const e = thrownLlmError(() => normalizeCompletionRequest(completion({ [field]: value }), VOCAB));
@@ -175,9 +174,9 @@ describe('max_tokens beyond the context (stories260K, contextLength 32)', () => 
     expect(r.choices[0].finish_reason).toBe('length');
   });
 
-  it('an unknown field is refused through the engine too, before any work', async () => {
+  it('a malformed tool is refused through the engine too, before any work', async () => {
     const e = await llmError(engine.chat.completions.create(chat({ tools: [{ type: 'function' }] })));
     expect(e.code).toBe('invalid-request');
-    expect(e.details?.field).toBe('tools');
+    expect(e.details?.field).toBe('tools[0]');
   });
 });

@@ -1,0 +1,160 @@
+/**
+ * Splits a model's streamed output into reasoning and answer text (OpenAI-compatible servers' `reasoning_content`
+ * and `content`), as llama.cpp's reasoning parsers do:
+ * - tags: output that starts (after whitespace) with the open tag, or every output when the prompt already opened
+ *   it, is reasoning up to the close tag; whitespace right after the close tag is dropped; an unclosed reasoning at
+ *   the end stays reasoning. A tag split across deltas is held back until it is known.
+ * - harmony (gpt-oss): `<|channel|>analysis<|message|>…` is reasoning, `<|channel|>final<|message|>…` the answer;
+ *   headers and `<|end|>` / `<|start|>assistant` markers never reach either.
+ */
+
+import type { ReasoningFormat } from './reasoning-format.js';
+
+/** Text split from one delta. */
+export interface SplitText {
+  readonly reasoning: string;
+  readonly content: string;
+}
+
+/** Longest suffix of `s` that is a proper prefix of `tag` (a tag possibly continued by the next delta). */
+function partialSuffix(s: string, tag: string): number {
+  for (let n = Math.min(tag.length - 1, s.length); n > 0; n--) if (tag.startsWith(s.slice(s.length - n))) return n;
+  return 0;
+}
+
+/** Streaming splitter of one output. */
+export class ReasoningSplitter {
+  private readonly format: ReasoningFormat;
+  private state: 'start' | 'reasoning' | 'content' | 'after-close' | 'header' | 'body' | 'role';
+  private buf = '';
+  private channel = '';
+
+  constructor(format: ReasoningFormat, startInside = false) {
+    this.format = format;
+    this.state = format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'body' : startInside ? 'reasoning' : 'start';
+    // Harmony output begins with a channel header (the prompt ends with `<|start|>assistant`); a body before any
+    // header is the answer.
+    this.channel = 'final';
+  }
+
+  /** Splits the next delta. */
+  push(text: string): SplitText {
+    this.buf += text;
+    return this.format.kind === 'harmony' ? this.harmony(false) : this.tags(false);
+  }
+
+  /** Releases what was held back at the end of the output. */
+  flush(): SplitText {
+    return this.format.kind === 'harmony' ? this.harmony(true) : this.tags(true);
+  }
+
+  private tags(end: boolean): SplitText {
+    if (this.format.kind !== 'tags') return { reasoning: '', content: this.take() };
+    const { open, close } = this.format;
+    let reasoning = '';
+    let content = '';
+    for (;;) {
+      if (this.state === 'start') {
+        const lead = this.buf.length - this.buf.trimStart().length;
+        const rest = this.buf.slice(lead);
+        if (rest.startsWith(open)) {
+          this.buf = rest.slice(open.length);
+          this.state = 'reasoning';
+          continue;
+        }
+        if (!end && (rest.length === 0 || open.startsWith(rest))) break; // not known yet
+        this.state = 'content';
+        continue;
+      }
+      if (this.state === 'reasoning') {
+        const i = this.buf.indexOf(close);
+        if (i >= 0) {
+          reasoning += this.buf.slice(0, i);
+          this.buf = this.buf.slice(i + close.length);
+          this.state = 'after-close';
+          continue;
+        }
+        const keep = end ? 0 : partialSuffix(this.buf, close);
+        reasoning += this.buf.slice(0, this.buf.length - keep);
+        this.buf = this.buf.slice(this.buf.length - keep);
+        break;
+      }
+      if (this.state === 'after-close') {
+        this.buf = this.buf.trimStart();
+        if (this.buf.length === 0 && !end) break;
+        this.state = 'content';
+        continue;
+      }
+      content += this.take();
+      break;
+    }
+    return { reasoning, content };
+  }
+
+  private take(): string {
+    const s = this.buf;
+    this.buf = '';
+    return s;
+  }
+
+  private harmony(end: boolean): SplitText {
+    let reasoning = '';
+    let content = '';
+    const emit = (s: string): void => {
+      if (this.channel === 'analysis') reasoning += s;
+      else content += s;
+    };
+    for (;;) {
+      if (this.state === 'role') {
+        // `<|start|>assistant` precedes the next channel header: drop the role name.
+        const i = this.buf.indexOf('<|');
+        if (i < 0) {
+          this.buf = this.buf.endsWith('<') && !end ? '<' : '';
+          break;
+        }
+        this.buf = this.buf.slice(i);
+        this.state = 'body';
+        continue;
+      }
+      if (this.state === 'header') {
+        const i = this.buf.indexOf('<|message|>');
+        if (i < 0) {
+          if (end) this.buf = '';
+          break;
+        }
+        const header = this.buf.slice(0, i);
+        this.channel = /^\s*analysis/.test(header) ? 'analysis' : /to=/.test(header) ? 'call' : 'final';
+        this.buf = this.buf.slice(i + '<|message|>'.length);
+        this.state = 'body';
+        continue;
+      }
+      // body: text up to the next marker
+      const m = /<\|(channel|end|start|return|call)\|>/.exec(this.buf);
+      if (m) {
+        if (this.channel !== 'call') emit(this.buf.slice(0, m.index));
+        this.buf = this.buf.slice(m.index + m[0].length);
+        if (m[1] === 'channel') this.state = 'header';
+        else if (m[1] === 'start') this.state = 'role';
+        continue;
+      }
+      let keep = 0;
+      if (!end) {
+        const lt = this.buf.lastIndexOf('<|');
+        if (lt >= 0 && !this.buf.slice(lt).includes('|>')) keep = this.buf.length - lt;
+        else if (this.buf.endsWith('<')) keep = 1;
+      }
+      if (this.channel !== 'call') emit(this.buf.slice(0, this.buf.length - keep));
+      this.buf = this.buf.slice(this.buf.length - keep);
+      break;
+    }
+    return { reasoning, content };
+  }
+}
+
+/** Splits a whole output at once. */
+export function splitReasoning(format: ReasoningFormat, text: string, startInside = false): SplitText {
+  const s = new ReasoningSplitter(format, startInside);
+  const a = s.push(text);
+  const b = s.flush();
+  return { reasoning: a.reasoning + b.reasoning, content: a.content + b.content };
+}

@@ -1,0 +1,225 @@
+/**
+ * Reads tool calls back from a model's answer text in its native syntax (see `tool-call-format.ts`): the calls
+ * (name + arguments as JSON text, as OpenAI returns them) and the answer text around them. Malformed call text is
+ * left in the content rather than dropped.
+ */
+
+import type { ToolCallFormat } from './tool-call-format.js';
+import type { ToolFunction } from './tool-spec.js';
+
+/** One parsed call. */
+export interface ParsedCall {
+  readonly name: string;
+  /** JSON text of the arguments object. */
+  readonly arguments: string;
+  /** An id the model wrote (Mistral), if any. */
+  readonly id?: string;
+}
+
+/** Index just past the JSON value starting at `i` (an object, array or string), or -1 when it is unfinished. */
+export function jsonEnd(s: string, i: number): number {
+  let depth = 0;
+  let inStr = false;
+  for (let k = i; k < s.length; k++) {
+    const c = s[k];
+    if (inStr) {
+      if (c === '\\') k++;
+      else if (c === '"') {
+        inStr = false;
+        if (depth === 0) return k + 1;
+      }
+    } else if (c === '"') inStr = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return k + 1;
+    }
+  }
+  return -1;
+}
+
+function parseJsonAt(s: string, i: number): { value: unknown; end: number } | null {
+  while (i < s.length && /\s/.test(s[i])) i++;
+  const end = jsonEnd(s, i);
+  if (end < 0) return null;
+  try {
+    return { value: JSON.parse(s.slice(i, end)) as unknown, end };
+  } catch {
+    return null;
+  }
+}
+
+const argsText = (a: unknown): string => (typeof a === 'string' ? a : JSON.stringify(a ?? {}));
+
+function callOf(o: unknown, argKeys: readonly string[]): ParsedCall | null {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return null;
+  const r = o as Record<string, unknown>;
+  const name = r.name;
+  if (typeof name !== 'string') return null;
+  const key = argKeys.find((k) => k in r);
+  return { name, arguments: argsText(key ? r[key] : {}), ...(typeof r.id === 'string' ? { id: r.id } : {}) };
+}
+
+/** The result: calls and the text outside them. */
+export interface ParsedAnswer {
+  readonly content: string;
+  readonly calls: readonly ParsedCall[];
+}
+
+/** Finds each `open`, reads calls after it with `read` (returning the end index), keeps the rest as content. */
+function scan(text: string, open: string, read: (s: string, at: number, calls: ParsedCall[]) => number): ParsedAnswer {
+  const calls: ParsedCall[] = [];
+  let content = '';
+  let i = 0;
+  for (;;) {
+    const at = text.indexOf(open, i);
+    if (at < 0) break;
+    const end = read(text, at + open.length, calls);
+    if (end < 0) break;
+    content += text.slice(i, at);
+    i = end;
+  }
+  content += text.slice(i);
+  return { content: calls.length > 0 ? content.trim() : content, calls };
+}
+
+function skip(s: string, at: number, lit: string): number {
+  let k = at;
+  while (k < s.length && /\s/.test(s[k])) k++;
+  return s.startsWith(lit, k) ? k + lit.length : at;
+}
+
+function jsonList(argKeys: readonly string[], close = ''): (s: string, at: number, calls: ParsedCall[]) => number {
+  return (s, at, calls) => {
+    const j = parseJsonAt(s, at);
+    if (!j) return -1;
+    const list = Array.isArray(j.value) ? j.value : [j.value];
+    const got = list.map((x) => callOf(x, argKeys));
+    if (got.some((c) => c === null)) return -1;
+    calls.push(...(got as ParsedCall[]));
+    return close ? skip(s, j.end, close) : j.end;
+  };
+}
+
+function xmlValue(raw: string, schema: unknown): unknown {
+  const type = (schema as { type?: unknown } | undefined)?.type;
+  if (type === 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** Python-style literal list `[f(a="x", b=1), g()]` (LFM2) → calls. */
+function pythonCalls(src: string): ParsedCall[] | null {
+  const calls: ParsedCall[] = [];
+  const re = /([A-Za-z_][\w.-]*)\(([^()]*)\)/g;
+  for (let m = re.exec(src); m; m = re.exec(src)) {
+    const args: Record<string, unknown> = {};
+    const argRe = /([A-Za-z_]\w*)\s*=\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\[[^\]]*\]|\{[^}]*\})/g;
+    for (let a = argRe.exec(m[2]); a; a = argRe.exec(m[2])) {
+      const v = a[2];
+      if (v.startsWith("'")) args[a[1]] = v.slice(1, -1).replace(/\\'/g, "'");
+      else if (v === 'True' || v === 'False') args[a[1]] = v === 'True';
+      else if (v === 'None') args[a[1]] = null;
+      else {
+        try {
+          args[a[1]] = JSON.parse(v) as unknown;
+        } catch {
+          args[a[1]] = v;
+        }
+      }
+    }
+    calls.push({ name: m[1], arguments: JSON.stringify(args) });
+  }
+  return calls.length > 0 ? calls : null;
+}
+
+/** Gemma 4 values (`<|"|>text<|"|>` strings, bare keys) → JSON text. */
+function gemmaToJson(src: string): string {
+  const strings: string[] = [];
+  const withSlots = src.replace(/<\|"\|>([\s\S]*?)<\|"\|>/g, (_m, t: string) => `\u0000${strings.push(t) - 1}\u0000`);
+  const quoted = withSlots.replace(/([{,]\s*)([^:{}",[\]\u0000]+?)\s*:/g, (_m, p: string, k: string) => `${p}${JSON.stringify(k.trim())}:`);
+  return quoted.replace(/\u0000(\d+)\u0000/g, (_m, n: string) => JSON.stringify(strings[Number(n)]));
+}
+
+/** Parses `text` (the answer, reasoning already removed) for calls in `format`. */
+export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[]): ParsedAnswer {
+  switch (format) {
+    case 'hermes':
+      return scan(text, '<tool_call>', (s, at, calls) => {
+        const j = parseJsonAt(s, at);
+        const c = j && callOf(j.value, ['arguments', 'parameters']);
+        if (!j || !c) return -1;
+        calls.push(c);
+        return skip(s, j.end, '</tool_call>');
+      });
+    case 'qwen3-coder':
+      return scan(text, '<tool_call>', (s, at, calls) => {
+        const m = /^\s*<function=([^>\n]+)>([\s\S]*?)<\/function>\s*/.exec(s.slice(at));
+        if (!m) return -1;
+        const schema = tools.find((t) => t.name === m[1])?.parameters as { properties?: Record<string, unknown> } | undefined;
+        const args: Record<string, unknown> = {};
+        const pr = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
+        for (let p = pr.exec(m[2]); p; p = pr.exec(m[2])) args[p[1]] = xmlValue(p[2], schema?.properties?.[p[1]]);
+        calls.push({ name: m[1], arguments: JSON.stringify(args) });
+        return skip(s, at + m[0].length, '</tool_call>');
+      });
+    case 'llama3': {
+      const t = text.replace('<|python_tag|>', '');
+      return scan(t, '{"name"', (s, at, calls) => {
+        const j = parseJsonAt(s, at - '{"name"'.length);
+        const c = j && callOf(j.value, ['parameters', 'arguments']);
+        if (!j || !c) return -1;
+        calls.push(c);
+        return skip(s, j.end, ';');
+      });
+    }
+    case 'mistral':
+      return scan(text, '[TOOL_CALLS]', jsonList(['arguments', 'parameters']));
+    case 'mistral-args':
+      return scan(text, '[TOOL_CALLS]', (s, at, calls) => {
+        const m = /^\s*([^[\s]+?)(?:\[CALL_ID\]([^[]*))?\[ARGS\]/.exec(s.slice(at));
+        if (!m) return -1;
+        const j = parseJsonAt(s, at + m[0].length);
+        if (!j) return -1;
+        calls.push({ name: m[1], arguments: argsText(j.value), ...(m[2] ? { id: m[2] } : {}) });
+        return j.end;
+      });
+    case 'harmony':
+      return scan(text, ' to=functions.', (s, at, calls) => {
+        const m = /^([\w.-]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/.exec(s.slice(at));
+        if (!m) return -1;
+        const j = parseJsonAt(s, at + m[0].length);
+        if (!j) return -1;
+        calls.push({ name: m[1], arguments: argsText(j.value) });
+        return skip(s, j.end, '<|call|>');
+      });
+    case 'granite':
+      return scan(text, '<|tool_call|>', jsonList(['arguments', 'parameters']));
+    case 'phi4':
+      return scan(text, 'functools', jsonList(['arguments', 'parameters']));
+    case 'lfm2':
+      return scan(text, '<|tool_call_start|>', (s, at, calls) => {
+        const end = s.indexOf('<|tool_call_end|>', at);
+        const got = pythonCalls(s.slice(at, end < 0 ? s.length : end));
+        if (!got) return -1;
+        calls.push(...got);
+        return end < 0 ? s.length : end + '<|tool_call_end|>'.length;
+      });
+    case 'gemma4':
+      return scan(text, '<|tool_call>', (s, at, calls) => {
+        const m = /^call:([\w.-]+)/.exec(s.slice(at));
+        if (!m) return -1;
+        const close = s.indexOf('<tool_call|>', at);
+        const body = s.slice(at + m[0].length, close < 0 ? s.length : close);
+        try {
+          calls.push({ name: m[1], arguments: JSON.stringify(JSON.parse(gemmaToJson(body.trim() || '{}'))) });
+        } catch {
+          return -1;
+        }
+        return close < 0 ? s.length : close + '<tool_call|>'.length;
+      });
+  }
+}
