@@ -56,7 +56,11 @@ export {
   storageUsage,
   readManifest,
   type DownloadModelOptions,
+  type DownloadPhase,
   type DownloadProgress,
   type ModelManifest,
+  type ModelStoreOptions,
+  type ProgressCallback,
+  type StorageEstimator,
   type StorageUsage,
 } from './io/index.js';

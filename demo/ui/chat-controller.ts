@@ -18,7 +18,7 @@ import {
 } from './conversation-store';
 
 /** The elements the controller drives. */
-export interface ChatElements {
+interface ChatElements {
   readonly list: HTMLOListElement;
   readonly announcer: HTMLElement;
   readonly prompt: HTMLTextAreaElement;

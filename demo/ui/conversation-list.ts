@@ -13,7 +13,7 @@ import {
 } from './conversation-store';
 
 /** The conversation as Markdown: a heading per message. */
-export function conversationMarkdown(title: string, messages: readonly StoredMessage[]): string {
+function conversationMarkdown(title: string, messages: readonly StoredMessage[]): string {
   const who = (m: StoredMessage): string => (m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : 'System');
   const body = messages.map((m) => `## ${who(m)}\n\n${m.content}${m.finish && m.finish !== 'stop' ? `\n\n*(${m.finish})*` : ''}`);
   return [`# ${title}`, ...body].join('\n\n') + '\n';

@@ -27,7 +27,7 @@ export interface ConversationSummary {
 export type ChatMode = 'chat' | 'completion';
 
 /** Which backend the engine should use. */
-export type BackendSetting = 'auto' | 'webgpu' | 'wasm';
+type BackendSetting = 'auto' | 'webgpu' | 'wasm';
 
 /** Sampling, prompt and engine settings the user can change. */
 export interface DemoSettings {
@@ -77,7 +77,7 @@ export function newConversationId(): string {
 }
 
 /** A title from the first user message. */
-export function titleOf(messages: readonly StoredMessage[]): string {
+function titleOf(messages: readonly StoredMessage[]): string {
   const first = messages.find((m) => m.role === 'user')?.content.trim().replace(/\s+/g, ' ') ?? '';
   return first ? (first.length > 48 ? `${first.slice(0, 48)}…` : first) : 'New chat';
 }

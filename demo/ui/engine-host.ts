@@ -39,7 +39,7 @@ export function startEngine(opts: StartEngineOptions): Promise<Engine> {
 }
 
 /** Whether the engine for `backend` is hosted in the SharedWorker (WebGPU) or a dedicated worker (WASM threads). */
-export function sharesEngine(backend: BackendChoice): boolean {
+function sharesEngine(backend: BackendChoice): boolean {
   if (backend === 'wasm' || backend === 'cpu') return false;
   return typeof navigator !== 'undefined' && 'gpu' in navigator;
 }

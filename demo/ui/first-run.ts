@@ -6,7 +6,7 @@
 import { CATALOGUE, formatBytes, type CatalogueModel } from './catalogue';
 
 /** What this browser offers the engine, found without loading a model. */
-export interface BrowserCapability {
+interface BrowserCapability {
   /** Short label: 'WebGPU f16', 'WebGPU f32', 'WASM + 8 threads', 'WASM (1 thread)'. */
   readonly label: string;
   /** Why, in a sentence. */
@@ -14,7 +14,7 @@ export interface BrowserCapability {
 }
 
 /** Probes WebGPU (adapter, shader-f16) and WASM threads (cross-origin isolation). */
-export async function probeBrowser(): Promise<BrowserCapability> {
+async function probeBrowser(): Promise<BrowserCapability> {
   const threads = crossOriginIsolated ? Math.min(8, navigator.hardwareConcurrency || 1) : 1;
   const wasm = threads > 1 ? `WASM + ${threads} threads` : 'WASM (1 thread)';
   const wasmWhy = threads > 1 ? 'runs on the CPU cores' : 'runs on one CPU core (this page is not cross-origin isolated, so no threads)';
@@ -36,7 +36,7 @@ export async function probeBrowser(): Promise<BrowserCapability> {
 }
 
 /** The recommended first model: the smallest in the catalogue. */
-export const RECOMMENDED: CatalogueModel = CATALOGUE[0];
+const RECOMMENDED: CatalogueModel = CATALOGUE[0];
 
 /** What the card's buttons do. */
 export interface FirstRunActions {

@@ -17,7 +17,7 @@ export function backendLabel(backend: BackendInfo): string {
 }
 
 /** Seconds as '42 s', '3 min 5 s', '1 h 2 min'. */
-export function formatDuration(seconds: number): string {
+function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '?';
   const s = Math.ceil(seconds);
   if (s < 60) return `${s} s`;

@@ -11,8 +11,8 @@ import { nativeBinDir } from './ggml-lib.mjs';
 
 const dir = nativeBinDir();
 const lib = koffi.load(join(dir, readdirSync(dir).find((f) => f.startsWith('libllama.') && f.includes('.so'))));
-// include/llama.h of the bundled llama.cpp (v0.5.0 / the snapshot in gitRelease.bundle).
-// Registered by name: the function prototypes below refer to 'llama_model_params'.
+// include/llama.h of the bundled llama.cpp (v0.5.0 / the snapshot in gitRelease.bundle). Registered by name: the
+// signatures below refer to it as `llama_model_params`.
 koffi.struct('llama_model_params', {
   devices: 'void *',
   tensor_buft_overrides: 'void *',

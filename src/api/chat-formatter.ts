@@ -19,7 +19,7 @@ import { detectReasoningFormat, type ReasoningFormat } from '../output/reasoning
 import type { ChatMessage } from './types.js';
 
 /** A conversation ready to evaluate. */
-export interface ChatPrompt {
+interface ChatPrompt {
   /** Prompt token ids, ending with the assistant's generation prompt. */
   readonly tokens: readonly number[];
   /** Stop strings the template implies (turn markers that may appear as text). */
@@ -33,7 +33,7 @@ export interface ChatPrompt {
 }
 
 /** Per-request inputs of the template besides the messages. */
-export interface ChatBuildExtras {
+interface ChatBuildExtras {
   /** Template variables over llama.cpp's defaults (validated: `LlmError('invalid-request')`). */
   readonly chatTemplateKwargs?: unknown;
   /** OpenAI tool definitions rendered by templates that support tools. */

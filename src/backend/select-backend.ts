@@ -47,12 +47,12 @@ export interface SelectBackendOptions {
 export function webGpuUnavailableReason(gpu?: GPU): string | null {
   if (gpu) return null;
   const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
-  if (!nav || !nav.gpu) return 'WebGPU is not available here (navigator.gpu is missing)';
+  if (!nav?.gpu) return 'WebGPU is not available here (navigator.gpu is missing)';
   return null;
 }
 
 /** Whether WASM threads can work here (a cross-origin isolated page, or Node). */
-export function canUseWasmThreads(): boolean {
+function canUseWasmThreads(): boolean {
   const g = globalThis as { crossOriginIsolated?: boolean; process?: { versions?: { node?: string } }; window?: unknown };
   return g.crossOriginIsolated === true || (typeof g.process?.versions?.node === 'string' && g.window === undefined);
 }

@@ -17,7 +17,7 @@ export interface JValue {
 }
 
 /** Constructor of a runtime value class. */
-export type JValueClass = new (value?: unknown) => JValue;
+type JValueClass = new (value?: unknown) => JValue;
 
 /** The interpreter's value classes. */
 export interface JRuntime {

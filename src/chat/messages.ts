@@ -7,20 +7,20 @@
 import { LlmError } from '../errors.js';
 
 /** Roles a conversation may use. */
-export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
 /** One role. */
-export type ChatRole = (typeof CHAT_ROLES)[number];
+type ChatRole = (typeof CHAT_ROLES)[number];
 
 /** A tool call made by the assistant (OpenAI shape). */
-export interface ChatToolCall {
+interface ChatToolCall {
   readonly id: string;
   readonly type: 'function';
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
 /** A typed content part (only text parts are rendered). */
-export interface ChatContentPart {
+interface ChatContentPart {
   readonly type: 'text';
   readonly text: string;
 }

@@ -26,7 +26,7 @@ export interface TemplateBudget {
 export type ResolvedTemplateBudget = Required<TemplateBudget>;
 
 /** Defaults: far above any real template (the largest of llama.cpp's corpus needs < 1 % of each). */
-export const DEFAULT_TEMPLATE_BUDGET: ResolvedTemplateBudget = {
+const DEFAULT_TEMPLATE_BUDGET: ResolvedTemplateBudget = {
   maxRangeElements: 100_000,
   maxLoopIterations: 250_000,
   maxOutputChars: 8_000_000,

@@ -85,7 +85,7 @@ function toTemplateMessage(m: Record<string, unknown>): Msg {
 }
 
 /** OpenAI tools → the shape llama.cpp passes to templates. */
-export function toTemplateTools(tools: readonly unknown[] | undefined): Json[] | undefined {
+function toTemplateTools(tools: readonly unknown[] | undefined): Json[] | undefined {
   if (!tools || tools.length === 0) return undefined;
   return tools.map((t, i) => {
     const tool = t as { type?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } } | null;

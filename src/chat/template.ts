@@ -159,7 +159,7 @@ export function templateSupportsThinking(t: CompiledTemplate): boolean {
 }
 
 /** Renders prepared inputs with a compiled template (no validation, no BOS handling). */
-export function renderCompiled(
+function renderCompiled(
   t: CompiledTemplate,
   caps: TemplateCaps,
   req: TemplateRequest,

@@ -7,7 +7,7 @@
 import { LlmError } from '../errors.js';
 
 /** One flag: a `string` takes a value, a `boolean` is a switch; `short` is its one-letter alias (without '-'). */
-export interface FlagSpec {
+interface FlagSpec {
   readonly type: 'string' | 'boolean';
   readonly short?: string;
 }
@@ -16,7 +16,7 @@ export interface FlagSpec {
 export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 
 /** Parsed flag values: strings for `string` flags, `true` for switches given; absent when not given. */
-export type FlagValues<T extends FlagSpecs> = { -readonly [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string };
+type FlagValues<T extends FlagSpecs> = { -readonly [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string };
 
 /** What `parseCommandLine` returns. */
 export interface CommandLine<T extends FlagSpecs> {

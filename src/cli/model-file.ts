@@ -22,7 +22,7 @@ import type { TransformerModel } from '../model/transformer.js';
 export const CLI_BACKENDS: readonly BackendName[] = ['cpu', 'wasm', 'webgpu'];
 
 /** Values of `--kernels` (WebGPU kernel set); the first is the default. */
-export const CLI_KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+const CLI_KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
 
 /**
  * The `--kernels` flag of a command: undefined when not given; an `invalid-request` when it is not a kernel set

@@ -9,7 +9,7 @@ import { createTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 
 /** The tokenizer of a model file, or null when the file carries no vocabulary (then only --tokens works). */
-export function createTokenizerFor(gguf: GgufFile): Tokenizer | null {
+function createTokenizerFor(gguf: GgufFile): Tokenizer | null {
   return 'tokenizer.ggml.model' in gguf.metadata ? createTokenizer(gguf.metadata) : null;
 }
 

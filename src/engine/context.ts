@@ -49,7 +49,7 @@ export function nowMs(): number {
  * falls back); on the CPU/WASM backends, whose kernels always run, the model itself yields nothing (zero output
  * weights or norms): `gguf-invalid`.
  */
-export function allZeroWarmup(backend: string): LlmError {
+function allZeroWarmup(backend: string): LlmError {
   if (backend !== 'webgpu') {
     return new LlmError(
       'gguf-invalid',
@@ -69,7 +69,7 @@ export function allZeroWarmup(backend: string): LlmError {
  * WebGPU it may also be the backend, so that stays `feature-missing` (and `backend: 'auto'` retries on WASM, which
  * then tells the two apart).
  */
-export function nonFiniteWarmup(backend: string, value: number, token: number): LlmError {
+function nonFiniteWarmup(backend: string, value: number, token: number): LlmError {
   if (backend !== 'webgpu') {
     return new LlmError(
       'gguf-invalid',

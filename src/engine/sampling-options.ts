@@ -11,7 +11,7 @@ import { DEFAULT_SAMPLING, type SamplingParams } from './sampler.js';
 import { MAX_STOP_LENGTH } from './stop.js';
 
 /** Most stop strings a request may give. */
-export const MAX_STOP_STRINGS = 16;
+const MAX_STOP_STRINGS = 16;
 
 /** User-facing sampling and stopping options. */
 export interface SamplingOptions {

@@ -5,8 +5,7 @@
  */
 
 export * from './types.js';
-export { parseGguf, sameType, GGUF_DEFAULT_ALIGNMENT, ALIGNMENT_KEY, type ParseGgufOptions } from './parse.js';
-export { DEFAULT_GGUF_LIMITS, MAX_TENSOR_ELEMENTS, type GgufLimits } from './limits.js';
-export { writeGguf, writeGgufChunks, type GgufWriteInput, type GgufWriteTensor } from './write.js';
-export { inferValueType, checkValue, valueTypeName, ggufType, describeValue } from './value-types.js';
+export { parseGguf } from './parse.js';
+export { writeGguf, writeGgufChunks, type GgufWriteInput } from './write.js';
+export { inferValueType, valueTypeName, ggufType } from './value-types.js';
 export * from './metadata.js';

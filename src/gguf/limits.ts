@@ -32,7 +32,7 @@ export interface GgufLimits {
 }
 
 /** The defaults. */
-export const DEFAULT_GGUF_LIMITS: GgufLimits = Object.freeze({
+const DEFAULT_GGUF_LIMITS: GgufLimits = Object.freeze({
   maxStringLength: 64 * 1024 * 1024,
   maxArrayLength: 64 * 1024 * 1024,
   maxArrayDepth: 8,

@@ -63,7 +63,7 @@ export class MetadataReader {
 
   /** True when `key` (full) is present. */
   has(key: string): boolean {
-    return Object.prototype.hasOwnProperty.call(this.meta, key);
+    return Object.hasOwn(this.meta, key);
   }
 
   /** A numeric value (integer or float; 64-bit integers converted), or `fallback` when absent. */

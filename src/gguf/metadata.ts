@@ -33,7 +33,7 @@ export type ArchKeySuffix =
   | 'rope.scaling.original_context_length';
 
 /** `general.*` keys. */
-export type GeneralKey =
+type GeneralKey =
   | 'general.architecture'
   | 'general.name'
   | 'general.alignment'
@@ -43,7 +43,7 @@ export type GeneralKey =
   | 'general.license';
 
 /** `tokenizer.*` keys. */
-export type TokenizerKey =
+type TokenizerKey =
   | 'tokenizer.ggml.model'
   | 'tokenizer.ggml.pre'
   | 'tokenizer.ggml.tokens'
@@ -60,7 +60,7 @@ export type TokenizerKey =
   | 'tokenizer.chat_template';
 
 /** An architecture-prefixed key, e.g. `llama.context_length`. */
-export type ArchMetadataKey<TArch extends string = string> = `${TArch}.${ArchKeySuffix}`;
+type ArchMetadataKey<TArch extends string = string> = `${TArch}.${ArchKeySuffix}`;
 
 /** Every well-known key; any other string is still accepted (`string & {}` keeps editor completion). */
 export type GgufMetadataKey = GeneralKey | TokenizerKey | ArchMetadataKey | (string & {});
@@ -92,15 +92,8 @@ export function hasKey(file: GgufMetadataSource, key: GgufMetadataKey): boolean 
 }
 
 /** The raw value of `key`, or undefined. */
-export function getOptionalValue(file: GgufMetadataSource, key: GgufMetadataKey): GgufValue | undefined {
+function getOptionalValue(file: GgufMetadataSource, key: GgufMetadataKey): GgufValue | undefined {
   return Object.hasOwn(file.metadata, key) ? file.metadata[key] : undefined;
-}
-
-/** The raw value of `key`; throws `gguf-invalid` when missing. */
-export function getValue(file: GgufMetadataSource, key: GgufMetadataKey): GgufValue {
-  const v = getOptionalValue(file, key);
-  if (v === undefined) throw missing(key, 'a value');
-  return v;
 }
 
 /** A string value, or undefined when absent; `gguf-invalid` when present with another type. */
@@ -139,7 +132,7 @@ export function getNumber(file: GgufMetadataSource, key: GgufMetadataKey): numbe
 }
 
 /** A boolean value, or undefined when absent. */
-export function getOptionalBoolean(file: GgufMetadataSource, key: GgufMetadataKey): boolean | undefined {
+function getOptionalBoolean(file: GgufMetadataSource, key: GgufMetadataKey): boolean | undefined {
   const v = getOptionalValue(file, key);
   if (v === undefined || typeof v === 'boolean') return v;
   throw wrongType(file, key, 'BOOL');
@@ -170,7 +163,7 @@ export function getArray(file: GgufMetadataSource, key: GgufMetadataKey): readon
 }
 
 /** An ARRAY<STRING> value, or undefined when absent. */
-export function getOptionalStringArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly string[] | undefined {
+function getOptionalStringArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly string[] | undefined {
   const v = getOptionalArray(file, key);
   if (v === undefined) return undefined;
   if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as readonly string[];
@@ -188,7 +181,7 @@ export function getStringArray(file: GgufMetadataSource, key: GgufMetadataKey): 
  * A numeric array as plain numbers (64-bit integers converted when exact; booleans as 0/1), or undefined when absent.
  * Copies typed arrays into a JS array: meant for short arrays such as per-layer hyper-parameters.
  */
-export function getOptionalNumberArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly number[] | undefined {
+function getOptionalNumberArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly number[] | undefined {
   const v = getOptionalArray(file, key);
   if (v === undefined) return undefined;
   if (v instanceof BigInt64Array || v instanceof BigUint64Array) {

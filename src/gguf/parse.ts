@@ -16,7 +16,6 @@ import { valueTypeName } from './value-types.js';
 import { type ReadStep, SCALAR_BYTES, TICK, ensure, readString, readValue } from './read-value.js';
 import { GGML_TYPES, GgufValueType, isGgufArray, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
-export { sameType } from './read-value.js';
 
 /** Options of `parseGguf`. */
 export interface ParseGgufOptions {

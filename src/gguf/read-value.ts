@@ -25,7 +25,7 @@ export const TICK = -1;
 export type ReadStep = Generator<number, void, void>;
 
 /** Elements read between two `TICK`s in long arrays. */
-export const TICK_EVERY = 1 << 16;
+const TICK_EVERY = 1 << 16;
 
 /** Bytes of each fixed-size scalar value type (strings and arrays are variable). */
 export const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
@@ -174,7 +174,7 @@ function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLim
 }
 
 /** Structural equality of two stored types. */
-export function sameType(a: GgufValueTypeInfo, b: GgufValueTypeInfo): boolean {
+function sameType(a: GgufValueTypeInfo, b: GgufValueTypeInfo): boolean {
   if (a.type !== b.type) return false;
   if (a.type === GgufValueType.ARRAY && b.type === GgufValueType.ARRAY) return sameType(a.element, b.element);
   return true;

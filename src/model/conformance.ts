@@ -147,7 +147,7 @@ function topTwo(row: ArrayLike<number>): TopTwo {
 }
 
 /** One pass/fail line of a report. */
-export interface ConformanceCheck {
+interface ConformanceCheck {
   readonly name: string;
   readonly passed: boolean;
   /** Human-readable measurement, e.g. 'max |Δ| 3.1e-6 ≤ 1e-3'. */

@@ -18,7 +18,7 @@ import { firstNonFinite } from './non-finite-scan.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
-export interface LoadProgress {
+interface LoadProgress {
   readonly loadedBytes: number;
   readonly totalBytes: number;
   /** The tensor just uploaded. */

@@ -147,7 +147,7 @@ function byteLevelDecode(text: string): Uint8Array {
 }
 
 /** llama.cpp's three `clean_spaces` passes: " ?"/" !"/" ."/" ," lose the space, " ' " loses both, " 's" etc. lose it. */
-export function cleanSpaces(text: Uint8Array): Uint8Array {
+function cleanSpaces(text: Uint8Array): Uint8Array {
   const SP = 0x20, Q = 0x27;
   let t = Array.from(text);
   // pass 1

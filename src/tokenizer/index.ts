@@ -11,9 +11,8 @@ import { readStringArray } from './metadata-reader.js';
 import { VocabTokenizer } from './vocab-tokenizer.js';
 import { Vocab } from './vocab.js';
 
-export type { Tokenizer, EncodeOptions, DecodeOptions, StreamDecoder } from './tokenizer.js';
+export type { Tokenizer } from './tokenizer.js';
 export { VocabTokenizer } from './vocab-tokenizer.js';
-export { Vocab, TokenAttr, type VocabType } from './vocab.js';
 export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
 
 /**

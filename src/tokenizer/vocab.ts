@@ -26,9 +26,11 @@ export enum TokenAttr {
   Control = 1 << 3,
   UserDefined = 1 << 4,
   Byte = 1 << 5,
+  /** @public Not read here; kept so the bit set mirrors llama.h in full. */
   Normalized = 1 << 6,
   Lstrip = 1 << 7,
   Rstrip = 1 << 8,
+  /** @public Not read here; kept so the bit set mirrors llama.h in full. */
   SingleWord = 1 << 9,
 }
 
@@ -171,7 +173,7 @@ export class Vocab {
         details: { model },
       });
     }
-    const type = Object.prototype.hasOwnProperty.call(MODEL_TO_TYPE, model) ? MODEL_TO_TYPE[model] : undefined;
+    const type = Object.hasOwn(MODEL_TO_TYPE, model) ? MODEL_TO_TYPE[model] : undefined;
     if (!type) {
       throw new LlmError(
         'tokenizer',

@@ -84,7 +84,7 @@ const abortSignalHandler: Comlink.TransferHandler<AbortSignal, MessagePort> = {
 let registered = false;
 
 /** Registers the "throw" and "abort-signal" handlers with Comlink (once per realm). */
-export function registerTransferHandlers(): void {
+function registerTransferHandlers(): void {
   if (registered) return;
   registered = true;
   const original = Comlink.transferHandlers.get('throw');

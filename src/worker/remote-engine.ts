@@ -13,7 +13,7 @@ import './errors.js';
 import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
 
 /** Default of `unloadTimeoutMs`: how long `unload()` waits for the worker before giving up on it. */
-export const DEFAULT_UNLOAD_TIMEOUT_MS = 5000;
+const DEFAULT_UNLOAD_TIMEOUT_MS = 5000;
 
 /** Called once the remote side is unloaded; `answered` is false when it did not answer within the deadline. */
 export type UnloadHook = (answered: boolean) => void;

@@ -26,7 +26,7 @@ import { TabQueue } from './tab-queue.js';
 import type { EngineFactory, StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
 
 /** What `sharing()` tells a handle about its engine. */
-export interface SharingInfo {
+interface SharingInfo {
   /** True when this handle reused an engine loaded (or loading) for another handle. */
   readonly attached: boolean;
   /** Handles using this engine now, this one included. */

@@ -14,7 +14,7 @@ import './errors.js';
 export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob };
 
 /** A request as it crosses the boundary (the signal goes separately). */
-export type Wire<T> = Omit<T, 'signal'>;
+type Wire<T> = Omit<T, 'signal'>;
 
 /** An async iterator living on the other side. */
 export interface StreamHandle<T> {

@@ -338,7 +338,7 @@ function statePass(enc: TimedEncoder, label: string): GPUComputePassEncoder {
 function wrapMethods<T extends object>(real: T, overrides: Record<string, unknown>): T {
   return new Proxy(real, {
     get(target, prop) {
-      if (typeof prop === 'string' && Object.prototype.hasOwnProperty.call(overrides, prop)) return overrides[prop];
+      if (typeof prop === 'string' && Object.hasOwn(overrides, prop)) return overrides[prop];
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },

@@ -111,6 +111,7 @@ test('defect 2: a failed switch keeps the working model loaded and usable', asyn
     await expect(page.locator('body')).toHaveAttribute('data-engine', 'ready');
     await expect(page.locator('#model-name')).toContainText('stories260K');
     await ask(page, PROMPT);
+    // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
     expect((await page.locator('li.message.assistant .content').last().innerText()).trim().length).toBeGreaterThan(0);
   } finally {
     await context.setOffline(false);
@@ -208,6 +209,7 @@ test('defect 6: after Stop the speed is this answer\'s real speed; nothing befor
     await page.locator('#prompt').fill(PROMPT);
     await page.locator('#send').click();
     const first = page.locator('li.message.assistant').last();
+    // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
     await expect.poll(async () => (await first.locator('.content').innerText()).length, { timeout: LOAD_TIMEOUT }).toBeGreaterThan(40);
     await page.locator('#stop').click();
     await expect(first).toHaveAttribute('data-done', 'true');
@@ -289,6 +291,7 @@ test('defect 8: a phone\'s first visit shows how to load a model; ☰ has a name
     await ready(page);
     await expect(card).toBeHidden();
     await ask(page, PROMPT);
+    // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
     const answer = (await page.locator('li.message.assistant .content').last().innerText()).trim();
     await expect(page.locator('#announcer')).toContainText(answer.slice(0, 20));
     expect(await page.locator('#announcer').getAttribute('aria-live')).toBe('polite');

@@ -26,6 +26,7 @@ const ANSWER = [
   '',
   '```js',
   'for (let i = 0; i < 3; i++) {',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: markdown sample holding JavaScript source, not a template
   "  console.log(`line ${i}`); // prints three lines",
   '}',
   '```',

@@ -70,6 +70,7 @@ async function ask(p: Page, text: string) {
 }
 
 async function answerText(p: Page): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
   return (await p.locator('li.message.assistant').last().locator('.content').innerText()).trim();
 }
 
@@ -148,6 +149,7 @@ test('stop mid-stream, then generate again', async () => {
   await page.keyboard.press('Escape');
   await expect(answer).toHaveAttribute('data-done', 'true', { timeout: 60_000 });
   const finish = await answer.getAttribute('data-finish');
+  // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
   console.log(`stopped answer ended with '${finish}' after ${(await answer.locator('.content').innerText()).length} characters`);
   expect(finish).toBe('aborted');
   await expect(page.locator('#error')).toBeHidden();

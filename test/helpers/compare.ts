@@ -3,9 +3,9 @@
  * implementation, shared with `webgguf conform` (src/model/conformance.ts); this file adds array-level helpers.
  */
 
-import { argmaxOf, maxAbsDiff, nmse, topMargin } from '../../src/model/conformance.js';
+import { argmaxOf, maxAbsDiff, nmse } from '../../src/model/conformance.js';
 
-export { argmaxOf, maxAbsDiff, nmse, topMargin };
+export { argmaxOf, maxAbsDiff };
 
 /** Summary of two equally long vectors: max |Δ|, NMSE (b is the reference) and whether their argmax agrees. */
 export interface Comparison {

@@ -30,7 +30,7 @@ export interface ConformanceSuiteOptions {
 }
 
 /** Loads one fixture on a fresh backend and runs the conformance checks; always destroys the backend. */
-export async function runFixtureConformance(
+async function runFixtureConformance(
   fixture: ReferenceFixture,
   createOps: () => Ops | Promise<Ops>,
   options: Omit<ConformanceSuiteOptions, 'filter' | 'onReport'> = {},

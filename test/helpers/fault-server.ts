@@ -45,7 +45,7 @@ export interface Fault {
 }
 
 /** One logged request. `range` and `ifRange` are the request headers (null when absent). */
-export interface RequestRecord {
+interface RequestRecord {
   readonly method: string;
   readonly path: string;
   readonly range: string | null;

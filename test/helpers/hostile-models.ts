@@ -12,7 +12,7 @@ import { MemoryByteSource } from '../../src/io/byte-source.js';
 import { sharedPath } from './shared-path.js';
 
 /** A mutable copy of the base model, as the writer takes it. */
-export interface EditableModel {
+interface EditableModel {
   metadata: Record<string, GgufValue>;
   metadataTypes: Record<string, GgufValueTypeInfo>;
   tensors: GgufWriteTensor[];
@@ -28,6 +28,7 @@ export interface HostileCase {
   /** The message must not match this (a misleading cause), when given. */
   readonly notMessage?: RegExp;
   /** Edits the model in place; may return raw bytes instead (for changes the writer refuses to make). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most edits are statement bodies that return nothing
   readonly edit: (m: EditableModel, write: (m: EditableModel) => Uint8Array) => Uint8Array | void;
 }
 

@@ -21,8 +21,6 @@ export interface ReferenceFixture {
   readonly requireGreedy: boolean;
 }
 
-export { referencePathFor } from '../../src/cli/model-file.js';
-
 /** Every GGUF under shared/models that has a reference JSON, sorted by id. */
 export function listReferenceFixtures(): ReferenceFixture[] {
   const root = sharedPath('models');

@@ -6,7 +6,7 @@
 
 import { referenceTolerances, type Tolerances, type WeightClass } from '../../src/model/conformance.js';
 
-export { referenceTolerances, type Tolerances, type WeightClass };
+export type { Tolerances, WeightClass };
 
 /** A backend's adjustment: fixed numbers, or a function of the reference limits and the fixture. */
 export type ToleranceOverride =

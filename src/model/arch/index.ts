@@ -13,7 +13,7 @@ import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
-export { LLAMA_CPP_TENSOR_NAMES, layerTensorName } from './architecture.js';
+export { layerTensorName } from './architecture.js';
 
 /** Every supported architecture. */
 export const ARCHITECTURES: readonly Architecture[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3];

@@ -25,7 +25,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** One logged request. */
-export interface LoggedRequest {
+interface LoggedRequest {
   readonly method: string;
   readonly path: string;
   readonly range: string | null;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import type { Engine } from '../../../src/api/engine.js';
-import { createEngineFromParts, LocalEngine, type EngineParts } from '../../../src/api/local-engine.js';
+import { createEngineFromParts, type LocalEngine, type EngineParts } from '../../../src/api/local-engine.js';
 import type { ChatCompletionChunk, ChatMessage } from '../../../src/api/types.js';
 import { isLlmError } from '../../../src/errors.js';
 import { llmError } from '../../helpers/llm-error.js';

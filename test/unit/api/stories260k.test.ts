@@ -10,7 +10,7 @@ import type { Ops } from '../../../src/backend/ops.js';
 import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { Engine } from '../../../src/api/engine.js';
-import { createEngineFromParts, LocalEngine } from '../../../src/api/local-engine.js';
+import { createEngineFromParts, type LocalEngine } from '../../../src/api/local-engine.js';
 import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
 import { isLlmError } from '../../../src/errors.js';
 import { parseGguf } from '../../../src/gguf/parse.js';

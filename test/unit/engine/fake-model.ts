@@ -13,7 +13,7 @@ import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from '../
 /** Ids 0…255 are bytes; then the specials. */
 export const BOS = 256;
 export const EOS = 257;
-export const IM_START = 258;
+const IM_START = 258;
 export const IM_END = 259;
 const SPECIALS: [string, number][] = [
   ['<s>', BOS],
@@ -21,7 +21,7 @@ const SPECIALS: [string, number][] = [
   ['<|im_start|>', IM_START],
   ['<|im_end|>', IM_END],
 ];
-export const FAKE_VOCAB = 260;
+const FAKE_VOCAB = 260;
 
 /** A byte-level tokenizer: one token per UTF-8 byte, ChatML markers as specials. */
 export function createFakeTokenizer(): Tokenizer {

@@ -52,7 +52,7 @@ export class RawGguf {
 }
 
 /** f32 bytes of `values`. */
-export function f32Bytes(values: number[]): Uint8Array {
+function f32Bytes(values: number[]): Uint8Array {
   return new Uint8Array(new Float32Array(values).buffer);
 }
 

@@ -20,7 +20,7 @@ export const SYNTHETIC_SEED = 0x7e18;
 const T = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
 
 /** One tokenizer call to compare. */
-export interface TokCase {
+interface TokCase {
   readonly text: string;
   readonly addSpecial: boolean;
   readonly parseSpecial: boolean;
