@@ -164,7 +164,11 @@ test.describe('service worker updates', () => {
     mounts['/'] = buildC;
     await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.update());
     await expect(page.locator('#update-banner')).toBeVisible({ timeout: 30_000 });
+    // The button reloads the page: wait for that navigation before reading through the page again (a read started
+    // before it would have its context destroyed under it).
+    const reloaded = page.waitForEvent('load', { timeout: 60_000 });
     await page.getByRole('button', { name: 'Reload to update' }).click();
+    await reloaded;
     await expect.poll(() => text(page, './icon.svg').catch(() => ''), { timeout: 30_000 }).toContain('data-deploy="next"');
     expect(await text(page, './manifest.webmanifest')).toContain('(next)');
     await page.close();

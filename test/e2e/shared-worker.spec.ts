@@ -167,12 +167,12 @@ test('closing the tab that loaded the model mid-generation ends only its request
   const tab2 = await openTab(context);
   expect(await load(tab2)).toMatchObject({ ok: true, sharing: { attached: true } });
   const before = (await stats(tab2)).requests;
-  // Tab 1: one streaming generation running and 15 more queued (several seconds of work in all).
+  // Tab 1: one streaming generation running and 39 more queued (many seconds of work in all).
   const long = { prompt: REFERENCE.prompt, max_tokens: 400, temperature: 0.8, seed: 1 };
   await tab1.evaluate((r) => {
     const t = (window as unknown as { t: T }).t;
     t.start('long', { ...r, stream: true });
-    for (let i = 0; i < 15; i++) t.start(`q${i}`, r);
+    for (let i = 0; i < 39; i++) t.start(`q${i}`, r);
   }, long);
   await tab1.waitForFunction(() => (window as unknown as { t: T }).t.chunks('long') > 2);
   await start(tab2, 'r', REF_REQUEST);
@@ -180,14 +180,15 @@ test('closing the tab that loaded the model mid-generation ends only its request
   const r = await wait(tab2, 'r');
   expect(r.result).toEqual({ ok: true });
   expect(r.text).toBe(REFERENCE.greedy_kv_f32.text);
-  // The engine stays loaded for tab 2 alone, and tab 1's queued requests never run: had the worker not seen tab 1
-  // die, its 15 queued generations would keep the engine busy (and count in stats) for seconds.
+  // The engine stays loaded for tab 2 alone, and tab 1's queued requests stop running once its death is seen: had the
+  // worker not seen tab 1 die, all 40 of its generations would run (and count in stats). How many slip through
+  // before the lock release reaches the worker depends on the machine's load (2–14 seen), so the bound is half.
   await new Promise((res) => setTimeout(res, 2000));
   await start(tab2, 'again', REF_REQUEST);
   expect((await wait(tab2, 'again')).text).toBe(REFERENCE.greedy_kv_f32.text);
   const ran = (await stats(tab2)).requests - before;
-  console.log(`requests run after tab 1 queued 16 and closed: ${ran} (tab 2's two included)`);
-  expect(ran).toBeLessThanOrEqual(5);
+  console.log(`requests run after tab 1 queued 40 and closed: ${ran} (tab 2's two included)`);
+  expect(ran).toBeLessThanOrEqual(21);
 });
 
 test('an abort in one tab does not touch the other; errors cross with their code', async ({ context }) => {
