@@ -30,7 +30,7 @@ const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'];
 const COMPLETION_FIELDS = new Set([...SHARED_FIELDS, 'prompt', 'echo', 'logprobs']);
 
 /** Most alternatives per position `top_logprobs` (chat) / `logprobs` (completions) may ask for. */
-export const MAX_TOP_LOGPROBS = 20;
+const MAX_TOP_LOGPROBS = 20;
 
 /**
  * Fields accepted without effect, each only with the value(s) that ask for nothing more than the engine does:
@@ -108,7 +108,7 @@ function checkFields(req: object, known: ReadonlySet<string>, noOps: typeof NO_O
 }
 
 /** Validates the sampling and stopping fields shared by both endpoints. */
-export function normalizeSampling(req: SamplingRequest & { stream?: unknown; max_completion_tokens?: unknown }, vocabSize: number): NormalizedRequest {
+function normalizeSampling(req: SamplingRequest & { stream?: unknown; max_completion_tokens?: unknown }, vocabSize: number): NormalizedRequest {
   if (req === null || typeof req !== 'object') invalidField('request', req, 'an object');
   if (req.n !== undefined && req.n !== null && req.n !== 1) invalidField('n', req.n, '1 (one choice per request)');
   if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') invalidField('stream', req.stream, 'a boolean');

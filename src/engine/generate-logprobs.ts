@@ -6,7 +6,7 @@
  */
 
 /** One alternative at a position. */
-export interface TokenLogprob {
+interface TokenLogprob {
   readonly id: number;
   readonly logprob: number;
 }

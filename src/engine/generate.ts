@@ -68,10 +68,10 @@ export interface TokenConstraint {
 }
 
 /** Why generation ended (OpenAI `finish_reason`). */
-export type FinishReason = 'stop' | 'length';
+type FinishReason = 'stop' | 'length';
 
 /** Timing of one generation, in milliseconds. */
-export interface GenerationTimings {
+interface GenerationTimings {
   /** Prompt evaluation (the uncached part). */
   readonly prefillMs: number;
   /** From the start of the request to the first sampled token. */

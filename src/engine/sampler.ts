@@ -46,7 +46,7 @@ export const DEFAULT_SAMPLING: Omit<SamplingParams, 'seed'> = {
 };
 
 /** Largest k asked of the backend's top-k; bigger k reads the whole row instead. */
-export const MAX_BACKEND_TOP_K = 128;
+const MAX_BACKEND_TOP_K = 128;
 
 /** Where the logits of the last evaluated token live (a `Transformer` satisfies this). */
 export interface LogitSource {
@@ -109,7 +109,7 @@ export class Sampler {
 export type TokenMask = Int32Array;
 
 /** Sets every token the mask disallows to −∞. */
-export function applyTokenMask(logits: Float64Array, mask: TokenMask): void {
+function applyTokenMask(logits: Float64Array, mask: TokenMask): void {
   for (let id = 0; id < logits.length; id++) {
     const w = id >> 5;
     if (w >= mask.length || ((mask[w] >>> (id & 31)) & 1) === 0) logits[id] = -Infinity;
@@ -192,7 +192,7 @@ export function selectTopK(logits: Float64Array, k: number): Candidates {
 }
 
 /** Converts a backend top-k (already sorted, highest first) to a candidate list. */
-export function candidatesFromTopK(top: TopK): Candidates {
+function candidatesFromTopK(top: TopK): Candidates {
   const logits = Float64Array.from(top.logits);
   for (let i = 0; i < logits.length; i++) if (Number.isNaN(logits[i])) logits[i] = -Infinity;
   return { ids: Int32Array.from(top.ids), logits, n: top.ids.length };

@@ -22,7 +22,7 @@ export type ResponseFormat =
     };
 
 /** Most characters of a schema or grammar text. */
-export const MAX_GRAMMAR_CHARS = 256 * 1024;
+const MAX_GRAMMAR_CHARS = 256 * 1024;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -17,7 +17,7 @@ export interface ParsedCall {
 }
 
 /** Index just past the JSON value starting at `i` (an object, array or string), or -1 when it is unfinished. */
-export function jsonEnd(s: string, i: number): number {
+function jsonEnd(s: string, i: number): number {
   let depth = 0;
   let inStr = false;
   for (let k = i; k < s.length; k++) {

@@ -14,7 +14,7 @@ export interface ToolFunction {
 }
 
 /** What the request allows: 'auto' (may call), 'required' (must call), a named function (must call it). */
-export type ToolChoice = 'auto' | 'required' | { readonly name: string };
+type ToolChoice = 'auto' | 'required' | { readonly name: string };
 
 /** Validated tool settings; null when no tools are in play (absent, empty or `tool_choice: 'none'`). */
 export interface ToolSpec {
