@@ -50,7 +50,7 @@ async function evaluate(): Promise<XgrammarModule> {
   // may not use import() where no module loader backs it (vm contexts, some workers).
   const text = (await source).text.replace("await import('module')", "require('module')");
   const mod = { exports: {} as Record<string, unknown> };
-  let req: unknown = undefined;
+  let req: unknown ;
   let dir = '';
   if (isNode) {
     const nodeModule = 'node:module';

@@ -9,7 +9,7 @@ import { createChatFormatter } from '../../../src/api/chat-formatter.js';
 import { createEngineFromParts, type LocalEngine } from '../../../src/api/local-engine.js';
 import type { ChatCompletionChunk } from '../../../src/api/types.js';
 import { detectReasoningFormat, startsInsideReasoning } from '../../../src/output/reasoning-format.js';
-import { ReasoningSplitter, splitReasoning } from '../../../src/output/reasoning-splitter.js';
+import { ReasoningSplitter, type splitReasoning } from '../../../src/output/reasoning-splitter.js';
 import { isLlmError } from '../../../src/errors.js';
 import { createFakeTokenizer, createFakeTransformer, IM_END } from '../engine/fake-model.js';
 
