@@ -27,10 +27,13 @@ import type {
 import { CompositeOps } from '../composite-ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
-import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
-import { BCAST_BLOCK, bcastQuantSource, canFuseGlu } from './gemv-bcast.js';
+import { AttentionOps } from './attention-ops.js';
+import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
-import { ropeInverseFrequencies, ropeYarnUniforms } from './rope-table.js';
+import { RopeTableCache } from './rope-table-cache.js';
+import { ropeYarnUniforms } from './rope-table.js';
+import { SamplingOps } from './sampling-ops.js';
+import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import { GEMV_SG_ROWS } from './gemv-sg-params.js';
 import { weightGroupOf } from './weight-groups.js';
@@ -42,23 +45,12 @@ import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows
 /** Workgroup sizes (powers of two ≤ 256: SwiftShader's cap). */
 const WG_ROW = 64; // one workgroup per row / group / head
 const WG_FLAT = 256; // elementwise and single-workgroup scans
-/** Positions per attention tile, and the most splits of a decode row. */
-const ATTN_MIN_SPLIT = 64;
-const ATTN_MAX_SPLITS = 32;
 /** Rows per workgroup of the hardware GEMV gemv_sg. */
 const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
 const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: SG_ROWS } as const;
-/** Largest gemv_bcast workgroup (two rows per invocation); ≥ 4 × 8 so the quarter size still holds a subgroup of 8. */
-const BCAST_WG = 64;
-/** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
-const SOFTWARE_GEMV_MAX_N = 8;
-/** Largest k of topK. */
-const MAX_TOP_K = 256;
-/** Values per topk_chunk workgroup (4 · WG_FLAT). */
-const TOPK_CHUNK = 1024;
 
 /** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
 export class WebGpuOps extends CompositeOps implements Ops {
@@ -73,21 +65,17 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly dummy: GPUBuffer; // (4) f32 zeros, bound where a binding is unused
   private tokens: GPUBuffer; // (tokenCapacity) i32 token ids of the step
   private tokenCapacity = 512;
-  private kv: { k: GPUBuffer; v: GPUBuffer }[] = []; // per layer: (nSlots, contextLength, nKvHeads·headDim) F
-  private kvSpec: KvCacheSpec | null = null;
   private step: { startPos: number; slot: number; n: number } | null = null;
   private flushScheduled = false;
-  private partial: GPUBuffer | null = null; // (rows, nHeads, splits, headDim + 2) f32
-  private partialFloats = 0;
-  private readonly ropeTables = new Map<string, GPUBuffer>(); // (nRot/2) f32 inverse frequencies
-  private readonly arrayIds = new WeakMap<Float32Array, number>(); // freqFactors identity → table key
-  private nextArrayId = 0;
-  private readonly result: GPUBuffer; // (2·MAX_TOP_K) u32 argmax / topK results
-  private topkCand: GPUBuffer | null = null; // (nChunks·k, 2) u32
   private isDestroyed = false;
   private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
-  private readonly hw: HardwareGemv;
+  private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
+  private readonly sw: SoftwareGemv; // gemv_bcast of software adapters
+  private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
+  private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
+  private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
+  private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
     super();
@@ -101,20 +89,31 @@ export class WebGpuOps extends CompositeOps implements Ops {
       `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
     this.dummyRw = [this.buffer('dummy-rw1', 16, 0), this.buffer('dummy-rw2', 16, 0)];
-    this.hw = new HardwareGemv({
+    // One host object for the helpers, built once: their per-token calls allocate nothing here.
+    const host = {
       ctx,
       device: this.device,
       rec: this.rec,
+      pipes: this.pipes,
+      maxBinding: this.maxBinding,
       maxWeightBinding: this.maxWeightBinding,
       dummy: this.dummy,
       dummyRw: this.dummyRw,
-      pipe: (spec) => this.pipe(spec),
-      buffer: (label, size, usage) => this.buffer(label, size, usage),
-      vec: (w) => this.vec(w),
-      profileMatmul: (...args) => this.profileMatmul(...args),
-    });
+      pipe: (spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }) => this.pipe(spec),
+      buffer: (label: string, size: number, usage: number) => this.buffer(label, size, usage),
+      release: (b: GPUBuffer) => this.release(b),
+      vec: (w: Weight) => this.vec(w),
+      profileMatmul: (...args: Parameters<WebGpuOps['profileMatmul']>) => this.profileMatmul(...args),
+      profiler: () => this.prof?.collector ?? null,
+      ropeTable: (params: RopeParams) => this.ropeTables.get(params),
+    };
+    this.hw = new HardwareGemv(host);
+    this.sw = new SoftwareGemv(host);
+    this.kvc = new KvCacheOps(host);
+    this.attn = new AttentionOps(host);
+    this.ropeTables = new RopeTableCache(host);
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
-    this.result = this.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
+    this.sampling = new SamplingOps(host); // allocates the result buffer
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -228,24 +227,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   createKvCache(spec: KvCacheSpec): void {
     this.hw.commitPending();
     this.flushNow();
-    for (const l of this.kv) {
-      this.release(l.k);
-      this.release(l.v);
-    }
-    const elemBytes = this.ctx.isF16 ? 2 : 4;
-    const layerBytes = spec.nSlots * spec.contextLength * spec.nKvHeads * spec.headDim * elemBytes;
-    if (layerBytes > this.maxBinding) {
-      const maxCtx = Math.floor(this.maxBinding / (spec.nSlots * spec.nKvHeads * spec.headDim * elemBytes));
-      throw new LlmError('out-of-memory', `allocating the KV cache: one layer needs ${layerBytes} bytes at context ${spec.contextLength}, over the storage binding limit of ${this.maxBinding}; use a context length of at most ${maxCtx}`, {
-        details: { layerBytes, contextLength: spec.contextLength, maxContextLength: maxCtx, maxStorageBufferBindingSize: this.maxBinding },
-      });
-    }
-    const size = Math.ceil(layerBytes / 4) * 4;
-    this.kv = [];
-    for (let i = 0; i < spec.nLayers; i++) {
-      this.kv.push({ k: this.buffer(`k_cache.${i}`, size, 0), v: this.buffer(`v_cache.${i}`, size, 0) });
-    }
-    this.kvSpec = spec;
+    this.kvc.create(spec);
   }
 
   // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -294,7 +276,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
-    if (this.bcast(o, xa, wt, n, bias ?? null, null, false, null)) return; // software adapters: gemv_bcast
+    if (this.sw.bcast(o, xa, wt, n, bias ?? null, null, false, null)) return; // software adapters: gemv_bcast
     // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
     // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
@@ -325,7 +307,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
       throw new LlmError('invalid-request', `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
     }
-    if (this.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null)) return true;
+    if (this.sw.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null)) return true;
     return this.hw.fused(o, xa, wt, n, (options.bias as GpuWeight | null | undefined) ?? null, options.norm ?? null, options.accumulate === true);
   }
 
@@ -336,11 +318,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const u = up as GpuWeight;
     const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
     if (!this.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
-    if (!sameShape || g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
-    if (xa.cols < g.rowLength || o.cols < g.nRows) {
-      throw new LlmError('invalid-request', `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`);
-    }
-    return this.bcast(o, xa, g, n, null, norm, false, { up: u, act });
+    return sameShape && this.sw.glu(o, xa, g, u, n, act, norm);
   }
 
   // Compound steps: the fused kernels where they apply (gemv_bcast on software adapters; the hardware GEMV with its
@@ -371,7 +349,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const half = params.nRot / 2;
     const total = n * (xa.cols / params.headDim) * half;
     const y = ropeYarnUniforms(params);
-    const table = this.ropeTable(params);
+    const table = this.ropeTables.get(params);
     const pipe = this.pipe({ kernel: 'rope', wgSize: WG_FLAT });
     this.rec.dispatch(
       pipe,
@@ -383,130 +361,21 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   override ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
-    const qa = q as GpuActivation;
-    const ka = k as GpuActivation;
-    const va = v as GpuActivation;
     const st = this.requireStep('ropeStoreKv');
-    const spec = this.requireKv('ropeStoreKv', layer);
-    const kvCols = spec.nKvHeads * spec.headDim;
-    const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
-    if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) {
+    if (!this.kvc.ropeStore(st, layer, q as GpuActivation, k as GpuActivation, v as GpuActivation, n, params)) {
       super.ropeStoreKv(layer, q, k, v, n, params); // not fusable (or aliased buffers): the three ops
-      return true;
     }
-    if (st.startPos + n > spec.contextLength) {
-      throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
-        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
-      });
-    }
-    const half = params.nRot / 2;
-    const total = n * ((qa.cols + kvCols) / params.headDim) * half + n * kvCols;
-    const y = ropeYarnUniforms(params);
-    const l = this.kv[layer]!;
-    const pipe = this.pipe({ kernel: 'rope_store', wgSize: WG_FLAT });
-    this.rec.dispatch(
-      pipe,
-      [null, qa.buffer, ka.buffer, va.buffer, this.ropeTable(params), l.k, l.v],
-      (p) => p.u(qa.cols).u(kvCols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(n)
-        .u((st.slot * spec.contextLength + st.startPos) * kvCols)
-        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
-      grid(Math.ceil(total / WG_FLAT)),
-    );
     return true;
   }
 
   storeKv(layer: number, k: Activation, v: Activation, n: number): void {
-    const st = this.requireStep('storeKv');
-    const spec = this.requireKv('storeKv', layer);
-    const kvCols = spec.nKvHeads * spec.headDim;
-    if (st.startPos + n > spec.contextLength) {
-      throw new LlmError('context-overflow', `storeKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
-        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
-      });
-    }
-    const count = n * kvCols;
-    const dst = (st.slot * spec.contextLength + st.startPos) * kvCols;
-    const pipe = this.pipe({ kernel: 'store_kv', wgSize: WG_FLAT });
-    const l = this.kv[layer]!;
-    this.rec.dispatch(pipe, [null, (k as GpuActivation).buffer, (v as GpuActivation).buffer, l.k, l.v], (p) => p.u(count).u(dst), grid(Math.ceil(count / WG_FLAT)));
+    this.kvc.store(this.requireStep('storeKv'), layer, k as GpuActivation, v as GpuActivation, n);
   }
 
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const st = this.requireStep('attention');
-    const spec = this.requireKv('attention', layer);
-    const o = out as GpuActivation;
-    const qa = q as GpuActivation;
-    const { nHeads, nKvHeads, headDim } = params;
-    if (headDim > 4 * WG_ROW || nHeads % nKvHeads !== 0 || o.buffer === qa.buffer) {
-      throw new LlmError('invalid-request', `attention: unsupported geometry (headDim ${headDim} ≤ ${4 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`);
-    }
-    const kvCols = nKvHeads * headDim;
-    const l = this.kv[layer]!;
-    const kvLen = st.startPos + n;
-    const rowFloats = nHeads * (headDim + 2);
-    const needFloats = Math.max(qa.maxRows, ATTN_MAX_SPLITS) * rowFloats;
-    if (this.partialFloats < needFloats) {
-      if (this.partial) this.release(this.partial);
-      this.partial = this.buffer('attention-partial', needFloats * 4, 0);
-      this.partialFloats = needFloats;
-    }
-    const maxSplits = Math.max(1, Math.min(Math.floor(this.partialFloats / (n * rowFloats)), ATTN_MAX_SPLITS));
-    // Prefill (n ≥ 2): the tiled causal kernel, K/V tiles shared by a workgroup's tokens and GQA heads; split-K on
-    // GPUs when it alone would leave the device idle (a few tokens after a long prefix).
-    const group = nHeads / nKvHeads;
-    // Decode on GPUs with grouped-query attention takes it too: one workgroup per KV head (× splits) reads each K/V
-    // byte once for all the query heads of its group, instead of once per query head.
-    const isTiled = n >= 2 || (!this.ctx.isSoftware && group >= 2);
-    const tiles = isTiled ? planPrefillAttention(headDim, n * group, this.ctx.isF16 ? 2 : 4, this.device.limits.maxComputeWorkgroupStorageSize) : null;
-    if (tiles) {
-      const groups = prefillAttentionGrid(tiles, n, nHeads, nKvHeads);
-      const splits = this.ctx.isSoftware ? 1 : prefillAttentionSplits(groups[0] * groups[1], kvLen, tiles.keys, maxSplits);
-      const pipe = this.pipe({
-        kernel: 'attention_prefill',
-        wgSize: PREFILL_ATTN_WG_SIZE,
-        constants: { HD: tiles.headDim, ROWS: tiles.rows, KEYS: tiles.keys },
-        tag: `hd${tiles.headDim}.r${tiles.rows}.k${tiles.keys}`,
-      });
-      this.rec.dispatch(
-        pipe,
-        [null, qa.buffer, l.k, l.v, o.buffer, this.partial],
-        (p) => p.u(n).u(group).u(qa.cols).u(kvCols).u(st.slot * spec.contextLength * kvCols).u(st.startPos)
-          .u(params.slidingWindow).f(params.scale).f(params.softcap).u(splits).u(Math.ceil(kvLen / splits)).u(splits === 1 ? 1 : 0),
-        [groups[0], groups[1], splits],
-      );
-      if (this.prof) {
-        const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2; // K and V of one position of one KV head
-        let read = 0;
-        for (let t = 0; t < groups[0]; t++) read += (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
-        this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
-      }
-      this.combineAttention(o, nHeads, headDim, splits, n);
-      return;
-    }
-    const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), maxSplits));
-    const splitLen = Math.ceil(kvLen / nSplits);
-    const attn = this.pipe({ kernel: 'attention', wgSize: WG_ROW });
-    this.rec.dispatch(
-      attn,
-      [null, qa.buffer, l.k, l.v, o.buffer, this.partial],
-      (p) => p.u(nHeads).u(nKvHeads).u(headDim).u(qa.cols).u(kvCols).u(st.slot * spec.contextLength * kvCols).u(st.startPos)
-        .u(params.slidingWindow).u(nSplits).u(splitLen).u(nSplits === 1 ? 1 : 0).f(params.scale).f(params.softcap),
-      [nSplits, nHeads, n],
-    );
-    if (this.prof) {
-      const kvRow = headDim * (this.ctx.isF16 ? 2 : 4) * 2;
-      let read = 0;
-      for (let i = 0; i < n; i++) read += (st.startPos + i + 1) * kvRow * nHeads; // every query head reads its KV head
-      this.prof.collector.attention(kvLen * kvRow * nKvHeads, read);
-    }
-    this.combineAttention(o, nHeads, headDim, nSplits, n);
-  }
-
-  /** Merges the split-K partial rows of attention into `o` (nothing to do for one split). */
-  private combineAttention(o: GpuActivation, nHeads: number, headDim: number, nSplits: number, n: number): void {
-    if (nSplits === 1) return;
-    const combine = this.pipe({ kernel: 'attention_combine', wgSize: WG_ROW });
-    this.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [nHeads, n, 1]);
+    const spec = this.kvc.require('attention', layer);
+    this.attn.attention(st, spec, this.kvc.layer(layer), out as GpuActivation, q as GpuActivation, n, params);
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
@@ -567,44 +436,15 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   async argmax(x: Activation, row: number): Promise<number> {
-    const xa = x as GpuActivation;
-    const pipe = this.pipe({ kernel: 'argmax', wgSize: WG_FLAT });
-    this.rec.dispatch(pipe, [null, xa.buffer, this.result], (p) => p.u(row * xa.cols).u(xa.cols), [1, 1, 1]);
-    return new Uint32Array(await this.rec.read(this.result, 0, 8))[0]!;
+    return this.sampling.argmax(x as GpuActivation, row);
   }
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
-    const xa = x as GpuActivation;
-    if (!Number.isInteger(k) || k < 1 || k > Math.min(MAX_TOP_K, xa.cols)) {
-      throw new LlmError('invalid-request', `topK: k = ${k} must be an integer in 1 … ${Math.min(MAX_TOP_K, xa.cols)}`, { details: { k } });
-    }
-    const nChunks = Math.ceil(xa.cols / TOPK_CHUNK);
-    const candBytes = nChunks * MAX_TOP_K * 8;
-    if (!this.topkCand || this.topkCand.size < candBytes) {
-      if (this.topkCand) this.release(this.topkCand);
-      this.topkCand = this.buffer('topk-candidates', candBytes, 0);
-    }
-    const chunk = this.pipe({ kernel: 'topk_chunk', wgSize: WG_FLAT });
-    this.rec.dispatch(chunk, [null, xa.buffer, this.topkCand], (p) => p.u(row * xa.cols).u(xa.cols).u(k), [nChunks, 1, 1]);
-    const merge = this.pipe({ kernel: 'topk_merge', wgSize: WG_FLAT });
-    this.rec.dispatch(merge, [null, this.topkCand, this.result], (p) => p.u(nChunks * k).u(k), [1, 1, 1]);
-    const bytes = await this.rec.read(this.result, 0, 8 * k);
-    return { ids: new Int32Array(bytes, 0, k).slice(), logits: new Float32Array(bytes, 4 * k, k).slice() };
+    return this.sampling.topK(x as GpuActivation, row, k);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
-    const spec = this.requireKv('copyKv', 0);
-    if (srcSlot === dstSlot || nPositions <= 0) return;
-    if (Math.max(srcSlot, dstSlot) >= spec.nSlots || nPositions > spec.contextLength) {
-      throw new LlmError('invalid-request', `copyKv: slots ${srcSlot}→${dstSlot} / ${nPositions} positions are outside the cache (${spec.nSlots} slots, context ${spec.contextLength})`);
-    }
-    const kvCols = spec.nKvHeads * spec.headDim;
-    const count = nPositions * kvCols;
-    const pipe = this.pipe({ kernel: 'copy_kv', wgSize: WG_FLAT });
-    for (const l of this.kv) {
-      this.rec.dispatch(pipe, [null, l.k, l.v], (p) => p.u(count).u(srcSlot * spec.contextLength * kvCols).u(dstSlot * spec.contextLength * kvCols), grid(Math.ceil(count / WG_FLAT)));
-    }
-    if (!this.step) this.scheduleFlush();
+    if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
   }
 
   destroy(): void {
@@ -627,43 +467,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     this.hw.settle();
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
-  }
-
-  /**
-   * Records out (+)= norm(x)·Wᵀ (+ bias) — or act(norm(x)·Wᵀ)·(norm(x)·upᵀ) with `glu` — through gemv_bcast, the
-   * software-adapter decode kernel (subgroups, K a multiple of 32, n ≤ SOFTWARE_GEMV_MAX_N). Returns false, having
-   * recorded nothing, where it does not apply (GPUs keep their kernels).
-   */
-  private bcast(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: Weight | null, norm: FusedNorm | null, accumulate: boolean, glu: { up: GpuWeight; act: GluActivation } | null): boolean {
-    const k = wt.rowLength;
-    if (!this.ctx.isSoftware || !this.ctx.isSubgroups || n > SOFTWARE_GEMV_MAX_N || wt.vector || k % BCAST_BLOCK !== 0 || xa.cols % 4 !== 0) return false;
-    const nw = norm ? (norm.weight as GpuWeight) : null;
-    if (nw && (nw.rowLength !== k || xa.cols !== k)) return false;
-    const isGelu = glu?.act === 'gelu';
-    const direct = this.ctx.bcastDirectLoads;
-    const tag = [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : ''].filter((t) => t).join('_') || undefined;
-    // Smaller workgroups for short matrices, so that even K/V projections (128 rows) spread over the CPU's threads.
-    const wgSize = wt.nRows >= 2048 ? BCAST_WG : wt.nRows >= 256 ? BCAST_WG / 2 : BCAST_WG / 4;
-    const pipe = this.pipes.get({
-      kernel: 'gemv_bcast',
-      quant: bcastQuantSource(wt.layout, glu !== null),
-      wgSize,
-      constants: { HAS_NORM: norm !== null, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: isGelu, FORCE_DIRECT: direct },
-      tag,
-    });
-    const vec = (v: Weight | null): GPUBuffer => (v ? this.vec(v) : this.dummy);
-    const eps = norm?.eps ?? 0;
-    for (const part of wt.parts) {
-      const upBuffer = glu ? glu.up.parts[0]!.buffer : this.dummy;
-      this.rec.dispatch(
-        pipe,
-        [null, part.buffer, xa.buffer, o.buffer, vec(bias), vec(nw), upBuffer, part.buffer, upBuffer], // weights, up: u32 and vec4 views
-        (p) => p.u(k).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).f(eps),
-        grid(Math.ceil(part.nRows / (2 * wgSize)), n), // two rows per invocation
-      );
-      this.profileMatmul(pipe.label, glu ? [wt, glu.up] : [wt], part.nRows, n, grid(Math.ceil(part.nRows / (2 * wgSize)), n), wgSize, n);
-    }
-    return true;
   }
 
   /** Reports one matmul dispatch to the profiler: `reads` = times each weight row is loaded (tokens or token tiles). */
@@ -715,31 +518,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private requireStep(op: string): { startPos: number; slot: number; n: number } {
     if (!this.step) throw new LlmError('invalid-request', `${op} called outside beginStep … endStep`);
     return this.step;
-  }
-
-  private requireKv(op: string, layer: number): KvCacheSpec {
-    if (!this.kvSpec || layer < 0 || layer >= this.kv.length) {
-      throw new LlmError('invalid-request', `${op}: no KV cache for layer ${layer}; call createKvCache first`);
-    }
-    return this.kvSpec;
-  }
-
-  /** Inverse frequencies theta^(−2i/nRot) / freqFactors[i], computed in f64, cached per parameter set. */
-  private ropeTable(params: RopeParams): GPUBuffer {
-    let ffId = 0;
-    if (params.freqFactors) {
-      ffId = this.arrayIds.get(params.freqFactors) ?? ++this.nextArrayId;
-      this.arrayIds.set(params.freqFactors, ffId);
-    }
-    const key = `${params.theta}|${params.nRot}|${ffId}`;
-    let table = this.ropeTables.get(key);
-    if (!table) {
-      const inv = ropeInverseFrequencies(params);
-      table = this.buffer(`rope-inv-freq.${key}`, inv.byteLength, BufferUsage.COPY_DST);
-      this.device.queue.writeBuffer(table, 0, inv);
-      this.ropeTables.set(key, table);
-    }
-    return table;
   }
 
   /**
