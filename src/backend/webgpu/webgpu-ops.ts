@@ -27,11 +27,11 @@ import type {
 import { CompositeOps } from '../composite-ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
+import { ActivationOps } from './activation-ops.js';
 import { AttentionOps } from './attention-ops.js';
 import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
-import { ropeYarnUniforms } from './rope-table.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -42,9 +42,6 @@ import { HardwareGemv } from './hardware-gemv.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
 
-/** Workgroup sizes (powers of two ≤ 256: SwiftShader's cap). */
-const WG_ROW = 64; // one workgroup per row / group / head
-const WG_FLAT = 256; // elementwise and single-workgroup scans
 /** Rows per workgroup of the hardware GEMV gemv_sg. */
 const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
@@ -70,6 +67,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private isDestroyed = false;
   private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
+  private readonly acts: ActivationOps; // embed, norms, RoPE and elementwise ops
   private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
   private readonly sw: SoftwareGemv; // gemv_bcast of software adapters
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
@@ -107,6 +105,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
       profiler: () => this.prof?.collector ?? null,
       ropeTable: (params: RopeParams) => this.ropeTables.get(params),
     };
+    this.acts = new ActivationOps(host);
     this.hw = new HardwareGemv(host);
     this.sw = new SoftwareGemv(host);
     this.kvc = new KvCacheOps(host);
@@ -247,26 +246,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   embed(out: Activation, table: Weight, n: number): void {
-    const o = out as GpuActivation;
-    const w = table as GpuWeight;
-    const pipe = this.pipe({ kernel: 'embed', quant: w.layout, wgSize: WG_ROW });
-    const groupsX = Math.ceil(w.rowLength / (4 * WG_ROW));
-    for (const part of w.parts) {
-      this.rec.dispatch(pipe, [null, part.buffer, this.tokens, o.buffer], (p) => p.u(w.rowLength).u(w.rowStride).u(part.rowStart).u(part.nRows).u(o.cols), [groupsX, n, 1]);
-    }
+    this.acts.embed(out, table, n, this.tokens);
   }
 
   rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {
-    const o = out as GpuActivation;
-    const xa = x as GpuActivation;
-    const g = groupSize ?? xa.cols;
-    if (xa.cols % g !== 0 || o.cols !== xa.cols) {
-      throw new LlmError('invalid-request', `rmsNorm: ${xa.cols} columns are not whole groups of ${g} (or out has ${o.cols} columns)`);
-    }
-    const inPlace = o.buffer === xa.buffer;
-    const pipe = this.pipe({ kernel: 'rms_norm', entry: inPlace ? 'main_inplace' : 'main', wgSize: WG_ROW });
-    const wb = weight ? (weight as GpuWeight).vector ?? (weight as GpuWeight).parts[0]!.buffer : this.dummy;
-    this.rec.dispatch(pipe, [null, inPlace ? null : xa.buffer, o.buffer, wb], (p) => p.u(xa.cols).u(g).f(eps).u(weight ? 1 : 0), [xa.cols / g, n, 1]);
+    this.acts.rmsNorm(out, x, weight, eps, n, groupSize);
   }
 
   matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void {
@@ -344,20 +328,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   rope(x: Activation, n: number, params: RopeParams): void {
-    const xa = x as GpuActivation;
-    const st = this.requireStep('rope');
-    const half = params.nRot / 2;
-    const total = n * (xa.cols / params.headDim) * half;
-    const y = ropeYarnUniforms(params);
-    const table = this.ropeTables.get(params);
-    const pipe = this.pipe({ kernel: 'rope', wgSize: WG_FLAT });
-    this.rec.dispatch(
-      pipe,
-      [null, xa.buffer, table],
-      (p) => p.u(xa.cols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(total)
-        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
-      grid(Math.ceil(total / WG_FLAT)),
-    );
+    this.acts.rope(this.requireStep('rope'), x, n, params);
   }
 
   override ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
@@ -379,46 +350,23 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
-    const [o, g, u] = [out, gate, up].map((a) => (a as GpuActivation).buffer) as [GPUBuffer, GPUBuffer, GPUBuffer];
-    if (o === g && o === u) throw new LlmError('invalid-request', 'glu: out, gate and up are the same buffer');
-    const entry = o === g ? 'main_out_gate' : o === u ? 'main_out_up' : 'main';
-    const pipe = this.pipe({ kernel: 'glu', entry, wgSize: WG_FLAT, constants: { IS_GELU: act === 'gelu' }, tag: act });
-    const count = n * out.cols;
-    this.rec.dispatch(pipe, [null, g, u, o], (p) => p.u(count), grid(Math.ceil(count / WG_FLAT)));
+    this.acts.glu(out, gate, up, n, act);
   }
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {
-    const [o, ab, bb] = [out, a, b].map((x) => (x as GpuActivation).buffer) as [GPUBuffer, GPUBuffer, GPUBuffer];
-    const count = n * out.cols;
-    if (o === ab && o === bb) {
-      this.scale(out, 2, n);
-      return;
-    }
-    const entry = o === ab || o === bb ? 'main_out_a' : 'main';
-    const other = o === ab ? bb : ab;
-    const pipe = this.pipe({ kernel: 'add', entry, wgSize: WG_FLAT });
-    this.rec.dispatch(pipe, entry === 'main' ? [null, ab, bb, o] : [null, null, other, o], (p) => p.u(count), grid(Math.ceil(count / WG_FLAT)));
+    this.acts.add(out, a, b, n);
   }
 
   scale(x: Activation, s: number, n: number): void {
-    this.unary(x, s, n, false);
+    this.acts.scale(x, s, n);
   }
 
   softcap(x: Activation, cap: number, n: number): void {
-    this.unary(x, cap, n, true);
+    this.acts.softcap(x, cap, n);
   }
 
   copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    const o = out as GpuActivation;
-    const xa = x as GpuActivation;
-    const count = n * xa.cols;
-    const same = o.buffer === xa.buffer;
-    if (same && srcRow === 0) return;
-    if (o.cols !== xa.cols || (same && srcRow < n)) {
-      throw new LlmError('invalid-request', `copyRows: out (${o.cols} cols) and x (${xa.cols} cols) must match and not overlap (srcRow ${srcRow}, n ${n})`);
-    }
-    const pipe = this.pipe({ kernel: 'copy_rows', entry: same ? 'main_same' : 'main', wgSize: WG_FLAT });
-    this.rec.dispatch(pipe, [null, same ? null : xa.buffer, o.buffer], (p) => p.u(count).u(srcRow * xa.cols), grid(Math.ceil(count / WG_FLAT)));
+    this.acts.copyRows(out, x, srcRow, n);
   }
 
   endStep(): void {
@@ -495,12 +443,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
     if (k <= GEMV_ROWS_MAX_K) return 'gemv_rows';
     if (this.ctx.isSubgroups) return 'gemv_sg';
     return this.ctx.isSoftware ? 'gemv_rows' : 'gemv';
-  }
-
-  private unary(x: Activation, s: number, n: number, isSoftcap: boolean): void {
-    const count = n * x.cols;
-    const pipe = this.pipe({ kernel: 'scale', wgSize: WG_FLAT, constants: { IS_SOFTCAP: isSoftcap }, tag: isSoftcap ? 'softcap' : undefined });
-    this.rec.dispatch(pipe, [null, (x as GpuActivation).buffer], (p) => p.u(count).f(s), grid(Math.ceil(count / WG_FLAT)));
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {
