@@ -2,28 +2,16 @@
  * The WebGPU implementation of `Ops`: weights repacked into aligned storage buffers, static activations and KV
  * cache, and every op recorded as one dispatch (a few for split weights and attention) into the step's single
  * command submission. Reads (read/argmax/topK) append their copy to the pending work and map a pooled buffer.
+ * This class owns the device, buffers, step state and flushing, and runs the matrix products' kernel choice; the
+ * rest is delegated to one helper per concept, each given the same narrow host object: activation-ops (embed,
+ * norms, RoPE, elementwise), hardware-gemv / software-gemv (decode GEMVs), kv-cache-ops, attention-ops,
+ * sampling-ops, rope-table-cache, weight-upload and profile-session.
  */
 
 import { BufferUsage } from './gpu-flags.js';
-import { LlmError, throwIfAborted } from '../../errors.js';
-import { GgmlType } from '../../gguf/types.js';
-import type {
-  Activation,
-  AttentionParams,
-  FusedMatmulOptions,
-  FusedNorm,
-  GluActivation,
-  GluScratch,
-  KvCacheSpec,
-  Ops,
-  Projection,
-  ResidualOptions,
-  RopeParams,
-  StepBatch,
-  TopK,
-  Weight,
-  WeightInfo,
-} from '../ops.js';
+import { LlmError } from '../../errors.js';
+import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, GluActivation, GluScratch, KvCacheSpec, Ops } from '../ops.js';
+import type { Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
@@ -36,18 +24,18 @@ import { SamplingOps } from './sampling-ops.js';
 import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import { GEMV_SG_ROWS } from './gemv-sg-params.js';
-import { weightGroupOf } from './weight-groups.js';
-import { ProfileCollector, type StepProfile } from './profile.js';
+import type { WeightGroupSlot } from './weight-groups.js';
+import { uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
+import type { StepProfile } from './profile.js';
+import { ProfileSession } from './profile-session.js';
 import { HardwareGemv } from './hardware-gemv.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
-import { getGpuQuantLayout, type GpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
+import type { GpuQuantLayout } from './upload.js';
 
-/** Rows per workgroup of the hardware GEMV gemv_sg. */
-const SG_ROWS = GEMV_SG_ROWS;
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
-const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: SG_ROWS } as const;
+const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: GEMV_SG_ROWS } as const;
 
 /** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
 export class WebGpuOps extends CompositeOps implements Ops {
@@ -65,7 +53,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private step: { startPos: number; slot: number; n: number } | null = null;
   private flushScheduled = false;
   private isDestroyed = false;
-  private prof: { collector: ProfileCollector; start: RecorderStats } | null = null;
+  private readonly profile: ProfileSession;
+  private readonly uploadHost: WeightUploadHost;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
   private readonly acts: ActivationOps; // embed, norms, RoPE and elementwise ops
   private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
@@ -82,6 +71,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.maxWeightBinding = ctx.maxBindingBytes;
     this.pipes = new PipelineCache(ctx.device, ctx.isF16 ? 'f16' : 'f32', ctx.isSubgroups, PARAMS_BYTES);
     this.rec = new StepRecorder(ctx.device);
+    this.profile = new ProfileSession(this.rec);
     this.description =
       `webgpu ${ctx.isF16 ? 'f16' : 'f32'} ${ctx.isSubgroups ? 'subgroups' : 'shared-memory'}` +
       `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
@@ -101,10 +91,13 @@ export class WebGpuOps extends CompositeOps implements Ops {
       buffer: (label: string, size: number, usage: number) => this.buffer(label, size, usage),
       release: (b: GPUBuffer) => this.release(b),
       vec: (w: Weight) => this.vec(w),
-      profileMatmul: (...args: Parameters<WebGpuOps['profileMatmul']>) => this.profileMatmul(...args),
-      profiler: () => this.prof?.collector ?? null,
+      profileMatmul: (kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number) =>
+        this.profile.matmul(kernel, ws, nRows, n, groups, wgSize, reads),
+      profiler: () => this.profile.collector,
+      stash: (slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array) => this.hw.stash(slot, w, bytes),
       ropeTable: (params: RopeParams) => this.ropeTables.get(params),
     };
+    this.uploadHost = host;
     this.acts = new ActivationOps(host);
     this.hw = new HardwareGemv(host);
     this.sw = new SoftwareGemv(host);
@@ -131,19 +124,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
   /** Starts a structural profile of the work recorded from now on (see profile.ts). */
   beginProfile(): void {
     this.flushNow();
-    const collector = new ProfileCollector();
-    this.prof = { collector, start: { ...this.rec.stats } };
-    this.rec.onDispatch = (label) => collector.dispatch(label);
+    this.profile.begin();
   }
 
   /** Ends the profile begun by `beginProfile` (its work must have been submitted and read back). */
   endProfile(layers: number, tokens: number): StepProfile {
-    if (!this.prof) throw new LlmError('invalid-request', 'endProfile without beginProfile');
-    const { collector, start } = this.prof;
-    this.prof = null;
-    this.rec.onDispatch = null;
-    const s = this.rec.stats;
-    return collector.summarize({ dispatches: s.dispatches - start.dispatches, submissions: s.submissions - start.submissions, bytesRead: s.bytesRead - start.bytesRead }, layers, tokens);
+    return this.profile.end(layers, tokens);
   }
 
   /** Pipelines built so far. */
@@ -159,50 +145,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   // ── memory ───────────────────────────────────────────────────────────────────────────────────────────────────
 
-  async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
-    throwIfAborted(signal, `uploading ${info.name}`);
-    this.rec.checkAlive();
-    const rowLength = info.shape[0] ?? 1;
-    const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
-    if (info.shape.length === 1) {
-      const values = vectorToF32(info.name, info.type, data, rowLength);
-      const buffer = this.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
-      this.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
-      const layout = getGpuQuantLayout(GgmlType.F32);
-      const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer, host: values, group: null };
-      return w;
-    }
-    const layout = getGpuQuantLayout(info.type, info.name, this.kernelSet);
-    if (rowLength % layout.blockElements !== 0) {
-      throw new LlmError('gguf-invalid', `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`, {
-        details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
-      });
-    }
-    const needBytes = (rowLength / layout.blockElements) * layout.blockBytes * nRows;
-    if (data.byteLength < needBytes) {
-      throw new LlmError('gguf-invalid', `uploading ${info.name}: ${data.byteLength} bytes given, ${needBytes} needed for shape [${info.shape.join(', ')}] of ${layout.name}`, {
-        details: { tensor: info.name, byteLength: data.byteLength, needBytes },
-      });
-    }
-    const rowStride = rowWords(layout, rowLength);
-    const slot = this.ctx.isSoftware ? null : weightGroupOf(info.name);
-    if (slot && rowStride * 4 * nRows <= this.maxWeightBinding) {
-      // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
-      const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts: [], vector: null, host: null, group: null };
-      this.hw.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
-      return w;
-    }
-    const parts = [];
-    for (const part of splitRows(info.name, nRows, rowStride * 4, this.maxWeightBinding)) {
-      throwIfAborted(signal, `uploading ${info.name}`);
-      const bytes = repackRows(layout, data, rowLength, part);
-      const buffer = this.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);
-      this.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
-      if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
-    }
-    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null, host: null, group: null };
-    return w;
+  uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
+    return uploadGpuWeight(this.uploadHost, info, data, signal);
   }
 
   createActivation(label: string, maxRows: number, cols: number): Activation {
@@ -280,7 +224,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
         (p) => p.u(wt.rowLength).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).u(0).u(n),
         groups,
       );
-      this.profileMatmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
+      this.profile.matmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
     }
   }
 
@@ -383,11 +327,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return new Float32Array(await this.rec.read(xa.buffer, 0, n * xa.cols * 4));
   }
 
-  async argmax(x: Activation, row: number): Promise<number> {
+  argmax(x: Activation, row: number): Promise<number> {
     return this.sampling.argmax(x as GpuActivation, row);
   }
 
-  async topK(x: Activation, row: number, k: number): Promise<TopK> {
+  topK(x: Activation, row: number, k: number): Promise<TopK> {
     return this.sampling.topK(x as GpuActivation, row, k);
   }
 
@@ -415,26 +359,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     this.hw.settle();
     return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
-  }
-
-  /** Reports one matmul dispatch to the profiler: `reads` = times each weight row is loaded (tokens or token tiles). */
-  private profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void {
-    if (!this.prof) return;
-    const w = ws[0]!;
-    // Q|K|V: nRows counts the rows of all three; gate|up: each output row reads a gate and an up row.
-    const weightRows = w.group?.kind === 'qkv' && ws.length === 3 ? nRows : ws.length * nRows;
-    const logical = weightRows * (w.rowLength / w.layout.blockElements) * w.layout.blockBytes;
-    this.prof.collector.matmul({
-      name: ws.map((x) => x.name).join('+'),
-      kernel,
-      rows: nRows,
-      cols: w.rowLength,
-      tokens: n,
-      workgroups: groups[0]! * groups[1]! * groups[2]!,
-      wgSize,
-      weightBytesLogical: logical,
-      weightBytesLoaded: weightRows * w.rowStride * 4 * reads,
-    });
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
