@@ -48,11 +48,6 @@ export class KvCacheOps {
 
   constructor(private readonly h: KvCacheHost) {}
 
-  /** Number of layers allocated. */
-  get nLayers(): number {
-    return this.kv.length;
-  }
-
   /** The K and V buffers of a layer (checked by `require`). */
   layer(i: number): KvLayer {
     return this.kv[i]!;
