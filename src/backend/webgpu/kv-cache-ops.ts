@@ -1,0 +1,145 @@
+/**
+ * The KV cache on the GPU: one K and one V buffer per layer, and the ops that write it (store_kv, the fused
+ * rope_store that also rotates Q and K, copy_kv between sequence slots). Used by WebGpuOps through a narrow host
+ * interface; attention reads the buffers through `layer`.
+ */
+
+import { LlmError } from '../../errors.js';
+import type { KvCacheSpec, RopeParams } from '../ops.js';
+import type { GpuContext } from './device.js';
+import type { GpuActivation } from './gpu-resources.js';
+import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import { ropeYarnUniforms } from './rope-table.js';
+import { grid, type StepRecorder } from './step-recorder.js';
+
+/** Workgroup size of the elementwise KV kernels. */
+const WG_FLAT = 256;
+
+/** The K and V buffers of one layer: (nSlots, contextLength, nKvHeads·headDim) F each (f16 on the f16 path). */
+export interface KvLayer {
+  readonly k: GPUBuffer;
+  readonly v: GPUBuffer;
+}
+
+/** Where the step being recorded writes: its first position and sequence slot. */
+export interface KvStep {
+  readonly startPos: number;
+  readonly slot: number;
+}
+
+/** What the KV cache needs of the backend. */
+export interface KvCacheHost {
+  readonly ctx: GpuContext;
+  readonly rec: StepRecorder;
+  /** min(maxStorageBufferBindingSize, maxBufferSize) */
+  readonly maxBinding: number;
+  pipe(spec: Omit<PipelineSpec, 'quant'>): CachedPipeline;
+  buffer(label: string, size: number, extraUsage: number): GPUBuffer;
+  /** Destroys a buffer once the work recorded so far is submitted. */
+  release(b: GPUBuffer): void;
+  /** The RoPE inverse-frequency table of a parameter set. */
+  ropeTable(params: RopeParams): GPUBuffer;
+}
+
+/** See the file header. */
+export class KvCacheOps {
+  private kv: KvLayer[] = []; // per layer: (nSlots, contextLength, nKvHeads·headDim) F
+  private spec: KvCacheSpec | null = null;
+
+  constructor(private readonly h: KvCacheHost) {}
+
+  /** The K and V buffers of a layer (checked by `require`). */
+  layer(i: number): KvLayer {
+    return this.kv[i]!;
+  }
+
+  /** (Re)allocates the cache: the old buffers are released. */
+  create(spec: KvCacheSpec): void {
+    for (const l of this.kv) {
+      this.h.release(l.k);
+      this.h.release(l.v);
+    }
+    const elemBytes = this.h.ctx.isF16 ? 2 : 4;
+    const maxBinding = this.h.maxBinding;
+    const layerBytes = spec.nSlots * spec.contextLength * spec.nKvHeads * spec.headDim * elemBytes;
+    if (layerBytes > maxBinding) {
+      const maxCtx = Math.floor(maxBinding / (spec.nSlots * spec.nKvHeads * spec.headDim * elemBytes));
+      throw new LlmError('out-of-memory', `allocating the KV cache: one layer needs ${layerBytes} bytes at context ${spec.contextLength}, over the storage binding limit of ${maxBinding}; use a context length of at most ${maxCtx}`, {
+        details: { layerBytes, contextLength: spec.contextLength, maxContextLength: maxCtx, maxStorageBufferBindingSize: maxBinding },
+      });
+    }
+    const size = Math.ceil(layerBytes / 4) * 4;
+    this.kv = [];
+    for (let i = 0; i < spec.nLayers; i++) {
+      this.kv.push({ k: this.h.buffer(`k_cache.${i}`, size, 0), v: this.h.buffer(`v_cache.${i}`, size, 0) });
+    }
+    this.spec = spec;
+  }
+
+  /** The cache's spec, or a clear error where `layer` has no cache. */
+  require(op: string, layer: number): KvCacheSpec {
+    if (!this.spec || layer < 0 || layer >= this.kv.length) {
+      throw new LlmError('invalid-request', `${op}: no KV cache for layer ${layer}; call createKvCache first`);
+    }
+    return this.spec;
+  }
+
+  /** Writes k and v rows [0, n) at the step's positions. */
+  store(st: KvStep, layer: number, k: GpuActivation, v: GpuActivation, n: number): void {
+    const spec = this.require('storeKv', layer);
+    const kvCols = spec.nKvHeads * spec.headDim;
+    if (st.startPos + n > spec.contextLength) {
+      throw new LlmError('context-overflow', `storeKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
+        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
+      });
+    }
+    const count = n * kvCols;
+    const dst = (st.slot * spec.contextLength + st.startPos) * kvCols;
+    const pipe = this.h.pipe({ kernel: 'store_kv', wgSize: WG_FLAT });
+    const l = this.kv[layer]!;
+    this.h.rec.dispatch(pipe, [null, k.buffer, v.buffer, l.k, l.v], (p) => p.u(count).u(dst), grid(Math.ceil(count / WG_FLAT)));
+  }
+
+  /** RoPE on q and k, then k and v stored, as one dispatch; false, having recorded nothing, where it does not fuse. */
+  ropeStore(st: KvStep, layer: number, qa: GpuActivation, ka: GpuActivation, va: GpuActivation, n: number, params: RopeParams): boolean {
+    const spec = this.require('ropeStoreKv', layer);
+    const kvCols = spec.nKvHeads * spec.headDim;
+    const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
+    if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false;
+    if (st.startPos + n > spec.contextLength) {
+      throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
+        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
+      });
+    }
+    const half = params.nRot / 2;
+    const total = n * ((qa.cols + kvCols) / params.headDim) * half + n * kvCols;
+    const y = ropeYarnUniforms(params);
+    const l = this.kv[layer]!;
+    const pipe = this.h.pipe({ kernel: 'rope_store', wgSize: WG_FLAT });
+    this.h.rec.dispatch(
+      pipe,
+      [null, qa.buffer, ka.buffer, va.buffer, this.h.ropeTable(params), l.k, l.v],
+      (p) => p.u(qa.cols).u(kvCols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(n)
+        .u((st.slot * spec.contextLength + st.startPos) * kvCols)
+        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
+      grid(Math.ceil(total / WG_FLAT)),
+    );
+    return true;
+  }
+
+  /** Copies positions [0, nPositions) of a slot into another in every layer; false where there is nothing to copy. */
+  copy(srcSlot: number, dstSlot: number, nPositions: number): boolean {
+    const spec = this.require('copyKv', 0);
+    if (srcSlot === dstSlot || nPositions <= 0) return false;
+    if (Math.max(srcSlot, dstSlot) >= spec.nSlots || nPositions > spec.contextLength) {
+      throw new LlmError('invalid-request', `copyKv: slots ${srcSlot}→${dstSlot} / ${nPositions} positions are outside the cache (${spec.nSlots} slots, context ${spec.contextLength})`);
+    }
+    const kvCols = spec.nKvHeads * spec.headDim;
+    const count = nPositions * kvCols;
+    const pipe = this.h.pipe({ kernel: 'copy_kv', wgSize: WG_FLAT });
+    for (const l of this.kv) {
+      this.h.rec.dispatch(pipe, [null, l.k, l.v], (p) => p.u(count).u(srcSlot * spec.contextLength * kvCols).u(dstSlot * spec.contextLength * kvCols), grid(Math.ceil(count / WG_FLAT)));
+    }
+    return true;
+  }
+}

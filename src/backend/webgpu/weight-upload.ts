@@ -1,0 +1,74 @@
+/**
+ * Weight upload to the GPU: 1-D weights as f32 vectors, matrices repacked into word-aligned rows (see upload.ts)
+ * and split into parts that each fit one storage binding; on the hardware kernel set Q|K|V and gate|up members are
+ * handed to the hardware GEMV, which uploads each group into one buffer once it is complete.
+ */
+
+import { BufferUsage } from './gpu-flags.js';
+import { LlmError, throwIfAborted } from '../../errors.js';
+import { GgmlType } from '../../gguf/types.js';
+import type { Weight, WeightInfo } from '../ops.js';
+import type { GpuContext } from './device.js';
+import type { GpuWeight } from './gpu-resources.js';
+import type { StepRecorder } from './step-recorder.js';
+import { getGpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
+import { weightGroupOf, type WeightGroupSlot } from './weight-groups.js';
+
+/** What the weight upload needs of the backend. */
+export interface WeightUploadHost {
+  readonly ctx: GpuContext;
+  readonly device: GPUDevice;
+  readonly rec: StepRecorder;
+  /** Largest weight binding (bytes): bigger matrices are split into parts of whole rows. */
+  readonly maxWeightBinding: number;
+  buffer(label: string, size: number, extraUsage: number): GPUBuffer;
+  /** Holds a grouped weight's repacked rows until its whole group has arrived (HardwareGemv.stash). */
+  stash(slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array): void;
+}
+
+/** Uploads one tensor (`Ops.uploadWeight`). */
+export async function uploadGpuWeight(h: WeightUploadHost, info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
+  throwIfAborted(signal, `uploading ${info.name}`);
+  h.rec.checkAlive();
+  const rowLength = info.shape[0] ?? 1;
+  const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
+  if (info.shape.length === 1) {
+    const values = vectorToF32(info.name, info.type, data, rowLength);
+    const buffer = h.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
+    h.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
+    const layout = getGpuQuantLayout(GgmlType.F32);
+    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer, host: values, group: null };
+    return w;
+  }
+  const layout = getGpuQuantLayout(info.type, info.name, h.ctx.isSoftware ? 'software' : 'hardware');
+  if (rowLength % layout.blockElements !== 0) {
+    throw new LlmError('gguf-invalid', `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`, {
+      details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
+    });
+  }
+  const needBytes = (rowLength / layout.blockElements) * layout.blockBytes * nRows;
+  if (data.byteLength < needBytes) {
+    throw new LlmError('gguf-invalid', `uploading ${info.name}: ${data.byteLength} bytes given, ${needBytes} needed for shape [${info.shape.join(', ')}] of ${layout.name}`, {
+      details: { tensor: info.name, byteLength: data.byteLength, needBytes },
+    });
+  }
+  const rowStride = rowWords(layout, rowLength);
+  const slot = h.ctx.isSoftware ? null : weightGroupOf(info.name);
+  if (slot && rowStride * 4 * nRows <= h.maxWeightBinding) {
+    // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
+    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts: [], vector: null, host: null, group: null };
+    h.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
+    return w;
+  }
+  const parts = [];
+  for (const part of splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding)) {
+    throwIfAborted(signal, `uploading ${info.name}`);
+    const bytes = repackRows(layout, data, rowLength, part);
+    const buffer = h.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);
+    h.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
+    if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
+  }
+  const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null, host: null, group: null };
+  return w;
+}
