@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readModelHeader } from '../api/create-engine.js';
 import { createBackend, nodeGpu, type BackendName } from '../backend/select-backend.js';
-import type { KernelSet } from '../backend/webgpu/device.js';
+import { KERNEL_SETS, type KernelSet } from '../backend/webgpu/device.js';
 import type { Ops } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
@@ -22,7 +22,7 @@ import type { TransformerModel } from '../model/transformer.js';
 export const CLI_BACKENDS: readonly BackendName[] = ['cpu', 'wasm', 'webgpu'];
 
 /** Values of `--kernels` (WebGPU kernel set); the first is the default. */
-const CLI_KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+const CLI_KERNEL_SETS: readonly KernelSet[] = KERNEL_SETS;
 
 /**
  * The `--kernels` flag of a command: undefined when not given; an `invalid-request` when it is not a kernel set

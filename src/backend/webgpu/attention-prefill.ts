@@ -9,7 +9,7 @@ export const PREFILL_ATTN_WG_SIZE = 64;
 /** Output dims one invocation accumulates at most (4 · the kernel's MAX_D4). */
 const MAX_DIMS_PER_INVOCATION = 32;
 /** Largest head dim the kernel takes (the decode kernel's cap; 4 · MAX_D4 · WG_SIZE / ROWS allows up to 512). */
-export const PREFILL_ATTN_MAX_HEAD_DIM = 256;
+const PREFILL_ATTN_MAX_HEAD_DIM = 256;
 /** Query rows per workgroup, largest first (each divides the workgroup size). */
 const ROW_CHOICES = [64, 32, 16, 8, 4] as const;
 /** Positions per K/V tile, largest first (longer tiles waste more of the causal diagonal). */

@@ -1,17 +1,13 @@
 /**
  * Entry point of the WebGPU backend: `createWebGpuOps()` acquires a device (navigator.gpu unless a GPU, adapter or
- * device is passed) and returns the `Ops` implementation. `planMemory()` checks a model against given limits (the
- * engine's pre-download check is api/memory-preflight.ts).
+ * device is passed) and returns the `Ops` implementation (the engine's pre-download memory check is
+ * api/memory-preflight.ts, over memory-plan.ts).
  */
 
 import { type GpuDeviceOptions, requestGpuContext } from './device.js';
 import { WebGpuOps } from './webgpu-ops.js';
 
-export type { GpuDeviceOptions, KernelSet } from './device.js';
-export { KERNEL_SETS } from './device.js';
-export type { MatmulProfile, StepProfile } from './profile.js';
-export { planMemory } from './memory-plan.js';
-export type { MemoryLimits, MemoryPlan, MemoryPlanInput } from './memory-plan.js';
+export type { StepProfile } from './profile.js';
 export { WebGpuOps } from './webgpu-ops.js';
 
 /** Options of `createWebGpuOps`. */

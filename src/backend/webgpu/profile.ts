@@ -9,7 +9,7 @@
 export const PROFILE_SUBGROUP_WIDTH = 32;
 
 /** One matrix product as the kernels run it. */
-export interface MatmulProfile {
+interface MatmulProfile {
   /** Tensor name (for fused products: the names joined with `+`). */
   readonly name: string;
   /** Kernel pipeline label, e.g. `gemv_sg.q4_0.f16.sg.wg64`. */

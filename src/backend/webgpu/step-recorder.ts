@@ -13,7 +13,7 @@ import type { CachedPipeline } from './pipelines.js';
 export const PARAMS_BYTES = 128;
 
 /** A range of a buffer bound to one binding (offset a multiple of minStorageBufferOffsetAlignment). */
-export interface BufferRange {
+interface BufferRange {
   readonly buffer: GPUBuffer;
   readonly offset: number;
   readonly size: number;
@@ -23,7 +23,7 @@ export interface BufferRange {
 export type Binding = GPUBuffer | BufferRange;
 
 /** True for a BufferRange. */
-export function isRange(b: Binding): b is BufferRange {
+function isRange(b: Binding): b is BufferRange {
   return (b as Partial<BufferRange>).offset !== undefined && (b as Partial<BufferRange>).buffer !== undefined;
 }
 /** Slots in the params arena; a step needing more is split into several submissions. */
