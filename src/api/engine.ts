@@ -22,7 +22,7 @@ export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 
 /** A model file: URL (string or `URL`), `File`/`Blob`, or a filesystem path (Node). */
-export type ModelInput = string | URL | Blob;
+export type ModelInput = string | URL | Blob | readonly Blob[];
 
 /** Loading progress. */
 export interface LoadProgress {

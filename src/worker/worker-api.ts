@@ -11,7 +11,7 @@ import { LlmError } from '../errors.js';
 import './errors.js';
 
 /** Engine options as they cross the boundary (no functions, no signal; a URL object becomes its string). */
-export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob };
+export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob | readonly Blob[] };
 
 /** A request as it crosses the boundary (the signal goes separately). */
 export type Wire<T> = Omit<T, 'signal'>;
