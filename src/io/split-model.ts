@@ -140,7 +140,8 @@ async function downloadParts(urls: readonly string[], options: DownloadModelOpti
           signal: link.signal,
           onProgress: (p) => {
             if (p.phase !== 'download' && p.phase !== 'cached') return;
-            loaded.set(url, { loaded: p.loadedBytes, total: p.totalBytes });
+            const prev = loaded.get(url);
+            loaded.set(url, { loaded: Math.max(prev?.loaded ?? 0, p.loadedBytes), total: Math.max(prev?.total ?? 0, p.totalBytes) });
             report();
           },
         });
@@ -158,6 +159,7 @@ async function downloadParts(urls: readonly string[], options: DownloadModelOpti
     link.dispose();
   }
   if (failure !== null) throw (failure as { error: unknown }).error;
+  report();
 }
 
 /** Opens one stored part; a part failing its checksums is downloaded again once, like a single model file. */

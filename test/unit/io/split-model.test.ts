@@ -1,0 +1,172 @@
+/**
+ * Issue #20, split GGUF: a model cut by (a deterministic stand-in for) llama.cpp's gguf-split loads from the parts —
+ * a Node path of the first part, `File[]`, the first part's URL through the IndexedDB model store — as one model whose
+ * tensors are byte-identical to the unsplit file and whose greedy output equals llama.cpp's; bad sets (missing part,
+ * another split.count, parts of different models, wrong order) are clear errors and leave nothing in the store.
+ */
+
+import 'fake-indexeddb/auto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type UseStore, createStore } from 'idb-keyval';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/api/create-engine.js';
+import { LlmError } from '../../../src/errors.js';
+import { parseGguf } from '../../../src/gguf/parse.js';
+import { GgufValueType } from '../../../src/gguf/types.js';
+import { MemoryByteSource } from '../../../src/io/byte-source.js';
+import { type ByteSource, SplitByteSource, deleteSplitModel, listModels, openModelSource } from '../../../src/io/index.js';
+import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
+import { splitGguf, splitNames } from '../../helpers/gguf-splitter.js';
+import { sharedPath } from '../../helpers/shared-path.js';
+
+const FIXTURE = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
+const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { text: string } };
+
+let dir: string;
+let server: FaultServer;
+let storeCount = 0;
+const freshStore = (): UseStore => createStore(`split-test-${storeCount++}`, 'models');
+
+/** Writes `parts` as `${stem}-0000i-of-0000N.gguf` into the temp folder; returns their paths. */
+function writeParts(stem: string, parts: readonly Uint8Array[]): string[] {
+  return splitNames(stem, parts.length).map((name, i) => {
+    const path = join(dir, name);
+    writeFileSync(path, parts[i]);
+    return path;
+  });
+}
+
+/** Every tensor of `source` (parsed) has the same bytes as in the unsplit fixture. */
+async function expectSameTensors(source: ByteSource): Promise<void> {
+  const whole = await parseGguf(new MemoryByteSource(FIXTURE));
+  const merged = await parseGguf(source);
+  expect(merged.tensors.map((t) => t.name)).toEqual(whole.tensors.map((t) => t.name));
+  expect(Object.keys(merged.metadata)).toEqual(Object.keys(whole.metadata));
+  for (const [i, t] of whole.tensors.entries()) {
+    const m = merged.tensors[i];
+    expect(m.shape).toEqual(t.shape);
+    const expected = FIXTURE.subarray(whole.tensorDataOffset + t.offset, whole.tensorDataOffset + t.offset + t.byteLength);
+    expect(await source.read(merged.tensorDataOffset + m.offset, m.byteLength)).toEqual(expected);
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<LlmError> {
+  const e = await p.then(() => null, (err: unknown) => err);
+  expect(e).toBeInstanceOf(LlmError);
+  return e as LlmError;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'webgguf-split-'));
+  server = await startFaultServer({ '/': dir });
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('split GGUF', () => {
+  it('a Node path of the first part opens the merged model: same tensors, metadata without split keys, greedy = llama.cpp', async () => {
+    const [first] = writeParts('path', await splitGguf(FIXTURE, 3));
+    const source = await openModelSource(first);
+    expect(source).toBeInstanceOf(SplitByteSource);
+    expect((source as SplitByteSource).partInfo.map((p) => p.tensorCount).reduce((a, b) => a + b)).toBe((await parseGguf(new MemoryByteSource(FIXTURE))).tensors.length);
+    await expectSameTensors(source);
+    await source.close?.();
+    const engine = await createEngine({ model: first, backend: 'cpu', contextLength: 128, warmup: false });
+    const r = await engine.completions.create({ prompt: REF.prompt, temperature: 0, max_tokens: 30 });
+    expect(r.choices[0].text).toBe(REF.greedy_kv_f32.text);
+    await engine.unload();
+  });
+
+  it('File[] in order loads; no tensors in the first part and per-part alignments are handled', async () => {
+    const parts = await splitGguf(FIXTURE, 4, { noTensorsInFirst: true, laterAlignment: 64 });
+    const files = splitNames('files', 4).map((n, i) => new File([parts[i]], n));
+    await expectSameTensors(await openModelSource(files));
+    const engine = await createEngine({ model: files, backend: 'cpu', contextLength: 128, warmup: false });
+    const r = await engine.completions.create({ prompt: REF.prompt, temperature: 0, max_tokens: 30 });
+    expect(r.choices[0].text).toBe(REF.greedy_kv_f32.text);
+    await engine.unload();
+  });
+
+  it('the first part URL downloads every part into the store as one set, then loads with no request', async () => {
+    const paths = writeParts('url', await splitGguf(FIXTURE, 3));
+    const store = freshStore();
+    const url = server.url('/' + splitNames('url', 3)[0]);
+    const progress: number[] = [];
+    const source = await openModelSource(url, { store, chunkBytes: 64 * 1024, onProgress: (p) => { if (p.phase === 'download') progress.push(p.loadedBytes); } });
+    await expectSameTensors(source);
+    const listed = await listModels({ store });
+    expect(listed.map((m) => m.split?.part).sort()).toEqual([1, 2, 3]);
+    expect(listed.every((m) => m.complete && m.split?.first === url && m.split.count === 3)).toBe(true);
+    expect(progress.at(-1)).toBe(paths.reduce((n, p) => n + readFileSync(p).byteLength, 0));
+    const before = server.requests.length;
+    await expectSameTensors(await openModelSource(url, { store }));
+    expect(server.requests.length).toBe(before);
+    expect(await deleteSplitModel(url, { store })).toBe(3);
+    expect(await listModels({ store })).toEqual([]);
+  });
+
+  it('a missing part is a network error and nothing stays stored', async () => {
+    const paths = writeParts('missing', await splitGguf(FIXTURE, 3));
+    rmSync(paths[2]);
+    const store = freshStore();
+    const e = await rejection(openModelSource(server.url('/' + splitNames('missing', 3)[0]), { store, chunkBytes: 64 * 1024 }));
+    expect(e.code).toBe('network');
+    expect(e.details?.status).toBe(404);
+    expect(await listModels({ store })).toEqual([]);
+    expect((await rejection(openModelSource(paths[0]))).message).toMatch(/missing|no such|not found|ENOENT/i);
+  });
+
+  it('a part with another split.count is gguf-invalid and nothing stays stored', async () => {
+    writeParts('count', await splitGguf(FIXTURE, 3, { overrides: { 1: { metadata: { 'split.count': 4 } } } }));
+    const store = freshStore();
+    const e = await rejection(openModelSource(server.url('/' + splitNames('count', 3)[0]), { store, chunkBytes: 64 * 1024 }));
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toMatch(/split\.count = 4/);
+    expect(e.details).toMatchObject({ reason: 'split', part: 2 });
+    expect(await listModels({ store })).toEqual([]);
+  });
+
+  it('parts of different models (tensor count, metadata) are gguf-invalid', async () => {
+    const names = splitNames('mixed', 3);
+    const tensors = await splitGguf(FIXTURE, 3, { overrides: { 2: { metadata: { 'split.tensors.count': 99 } } } });
+    const e1 = await rejection(openModelSource(tensors.map((b, i) => new File([b], names[i]))));
+    expect(e1.message).toMatch(/different models/);
+    const arch = await splitGguf(FIXTURE, 3, { overrides: { 1: { metadata: { 'general.architecture': 'gemma' }, types: { 'general.architecture': { type: GgufValueType.STRING } } } } });
+    const e2 = await rejection(openModelSource(arch.map((b, i) => new File([b], names[i]))));
+    expect(e2.code).toBe('gguf-invalid');
+    expect(e2.message).toMatch(/general\.architecture/);
+    // A part from another split of the same model: the tensor total no longer adds up (or a tensor repeats).
+    const other = await splitGguf(FIXTURE, 3, { noTensorsInFirst: true });
+    const e3 = await rejection(openModelSource([tensors[0], other[1], tensors[2]].map((b, i) => new File([b], names[i]))));
+    expect(e3.code).toBe('gguf-invalid');
+  });
+
+  it('parts in the wrong order, too few, or a lone part file are gguf-invalid with what to do', async () => {
+    const parts = await splitGguf(FIXTURE, 3);
+    const names = splitNames('order', 3);
+    const files = parts.map((b, i) => new File([b], names[i]));
+    const e = await rejection(openModelSource([files[0], files[2], files[1]]));
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toMatch(/in order/);
+    expect((await rejection(openModelSource(files.slice(0, 2)))).message).toMatch(/a part is missing/);
+    expect((await rejection(openModelSource(files[0]))).message).toMatch(/pass all 3 files/);
+    expect((await rejection(openModelSource([new File([FIXTURE], 'a.gguf'), files[1]]))).message).toMatch(/not the first part/);
+  });
+
+  it('a read across part boundaries is stitched from both parts (gaps read as zeros)', async () => {
+    const parts = await splitGguf(FIXTURE, 2);
+    const source = await openModelSource(parts.map((b) => new Blob([b])));
+    const all = await source.read(0, source.size);
+    for (const size of [4093, 65536, 100000]) {
+      for (let at = 0; at + size <= source.size; at += size) expect(await source.read(at, size)).toEqual(all.subarray(at, at + size));
+    }
+    const merged = await parseGguf(source);
+    const boundary = (source as SplitByteSource).partInfo[0].size - 100; // the merged file's data starts after a header
+    expect(await source.read(boundary + merged.tensorDataOffset, 300)).toEqual(all.subarray(boundary + merged.tensorDataOffset, boundary + merged.tensorDataOffset + 300));
+    expect((await rejection(source.read(source.size - 1, 2))).code).toBe('gguf-invalid');
+  });
+});
