@@ -21,7 +21,7 @@ export interface SplitGgufOptions {
 }
 
 /** Splits the GGUF `bytes` into `n` part files (n ≥ 1). */
-export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGgufOptions = {}): Promise<Uint8Array[]> {
+export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGgufOptions = {}): Promise<Uint8Array<ArrayBuffer>[]> {
   const file = await parseGguf(new MemoryByteSource(bytes));
   const tensors: GgufWriteTensor[] = file.tensors.map((t) => ({
     name: t.name, type: t.type, shape: t.shape,
@@ -40,7 +40,7 @@ export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGguf
       types['general.alignment'] = { type: 4 };
     }
     const o = options.overrides?.[i];
-    return writeGguf({
+    return <Uint8Array<ArrayBuffer>>writeGguf({
       version: file.version,
       metadata: { ...base, ...split, ...o?.metadata },
       metadataTypes: { ...types, ...SPLIT_KEY_TYPES, ...o?.types },

@@ -19,6 +19,7 @@ import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { type ByteSource, SplitByteSource, deleteSplitModel, listModels, openModelSource } from '../../../src/io/index.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { splitGguf, splitNames } from '../../helpers/gguf-splitter.js';
+import { runCliCaptured } from '../../helpers/run-cli.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const FIXTURE = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
@@ -168,5 +169,20 @@ describe('split GGUF', () => {
     const boundary = (source as SplitByteSource).partInfo[0].size - 100; // the merged file's data starts after a header
     expect(await source.read(boundary + merged.tensorDataOffset, 300)).toEqual(all.subarray(boundary + merged.tensorDataOffset, boundary + merged.tensorDataOffset + 300));
     expect((await rejection(source.read(source.size - 1, 2))).code).toBe('gguf-invalid');
+  });
+
+  it('webgguf inspect shows the merged view of a split model and lists its parts', async () => {
+    const [first] = writeParts('inspect', await splitGguf(FIXTURE, 2));
+    const whole = await parseGguf(new MemoryByteSource(FIXTURE));
+    const r = await runCliCaptured('inspect', first, '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out) as { parts: { tensors: number }[]; tensors: unknown[]; metadata: Record<string, unknown> };
+    expect(report.parts).toHaveLength(2);
+    expect(report.tensors).toHaveLength(whole.tensors.length);
+    expect(report.parts[0].tensors + report.parts[1].tensors).toBe(whole.tensors.length);
+    expect(Object.keys(report.metadata).some((k) => k.startsWith('split.'))).toBe(false);
+    const text = await runCliCaptured('inspect', first);
+    expect(text.out).toMatch(/merged view of 2 split parts/);
+    expect(text.out).toMatch(/part 2 .*inspect-00002-of-00002\.gguf/);
   });
 });
