@@ -21,6 +21,8 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
+import type { KvRows } from '../ops.js';
+import { checkKvRows } from '../kv-rows.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
@@ -511,6 +513,43 @@ export class WebGpuOps implements Ops {
       this.rec.dispatch(pipe, [null, l.k, l.v], (p) => p.u(count).u(srcSlot * spec.contextLength * kvCols).u(dstSlot * spec.contextLength * kvCols), grid(Math.ceil(count / WG_FLAT)));
     }
     if (!this.step) this.scheduleFlush();
+  }
+
+  async readKv(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.requireKv('readKv', 0);
+    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('readKv', spec, slot, nPositions, elementType);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const bytes = nPositions * spec.nKvHeads * spec.headDim * eb;
+    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
+    const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
+    const out = new Uint8Array(spec.nLayers * 2 * bytes);
+    for (const [l, layer] of this.kv.entries()) {
+      if (bytes === 0) break;
+      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), 2 * l * bytes);
+      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), (2 * l + 1) * bytes);
+    }
+    return { elementType, nPositions, data: out };
+  }
+
+  async writeKv(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.requireKv('writeKv', 0);
+    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const bytes = rows.nPositions * spec.nKvHeads * spec.headDim * eb;
+    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
+    if (bytes === 0) return;
+    this.rec.flush(); // recorded work first, then the writes, in queue order
+    const padded = Math.ceil(bytes / 4) * 4;
+    for (const [l, layer] of this.kv.entries()) {
+      for (const [i, buf] of [layer.k, layer.v].entries()) {
+        const chunk = new Uint8Array(padded);
+        chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
+        if (padded !== bytes) chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
+        this.device.queue.writeBuffer(buf, offset, chunk);
+      }
+    }
   }
 
   destroy(): void {
