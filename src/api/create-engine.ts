@@ -139,6 +139,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
             loadMs,
             warmup: options.warmup,
             onUnload: () => source.close?.(),
+            // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
+            persistedCache: options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
           },
           signal,
         );

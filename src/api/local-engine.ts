@@ -8,6 +8,7 @@ import { LlmError, isLlmError } from '../errors.js';
 import { Context, nowMs } from '../engine/context.js';
 import { generate, type GenerationInput, type GenerationResult } from '../engine/generate.js';
 import { PromptCache } from '../engine/prompt-cache.js';
+import { PersistedPromptCache, type PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -38,12 +39,15 @@ export interface EngineParts {
   readonly warmup?: boolean;
   /** Called once after the transformer is destroyed by `unload` (close the byte source …). */
   readonly onUnload?: () => void | Promise<void>;
+  /** The persisted prompt cache (off when absent or false). */
+  readonly persistedCache?: false | PersistedPromptCacheOptions;
 }
 
 /** Creates an engine over loaded parts, running the warmup decode unless disabled. */
 export async function createEngineFromParts(parts: EngineParts, signal?: AbortSignal): Promise<Engine> {
   const engine = new LocalEngine(parts);
   if (parts.warmup !== false) await engine.warmup(signal);
+  await engine.restoreCache();
   return engine;
 }
 
@@ -61,6 +65,8 @@ interface PreparedRequest {
   readonly stop: readonly string[];
   readonly eogIds: ReadonlySet<number>;
   readonly signal: AbortSignal | undefined;
+  /** Tokens of the prompt's system-prompt prefix to persist after the request (0: none). */
+  readonly persistPrefix?: number;
 }
 
 /** `Engine` running in the calling thread. */
@@ -76,6 +82,9 @@ export class LocalEngine implements Engine {
   private warmupMs = 0;
   private requests = 0;
   private lastTtftMs = 0;
+  private readonly persisted: PersistedPromptCache | null;
+  /** System-prompt prefix lengths by system message text (bounded). */
+  private readonly systemPrefixes = new Map<string, number>();
 
   constructor(parts: EngineParts) {
     this.parts = parts;
@@ -86,6 +95,8 @@ export class LocalEngine implements Engine {
       cacheTokenBudget: parts.cacheTokenBudget,
     });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
+    this.persisted = parts.persistedCache === undefined || parts.persistedCache === false ? null :
+      new PersistedPromptCache(parts.transformer, this.ctx.cache, parts.modelIdentity, parts.persistedCache);
     const c = parts.transformer.config;
     this.info = {
       model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.contextLength },
@@ -100,6 +111,49 @@ export class LocalEngine implements Engine {
     const textCreate = (req: CompletionRequest) => this.createCompletion(req);
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
+  }
+
+  /** See `Engine.saveCache`. */
+  async saveCache(): Promise<number> {
+    this.assertLoaded('saveCache');
+    const persisted = this.persisted;
+    return persisted === null ? 0 : this.queue.run(() => persisted.saveAll());
+  }
+
+  /** Restores persisted prefixes of this model, chat template and tokenizer into free slots (errors: none restored). */
+  async restoreCache(): Promise<number> {
+    const persisted = this.persisted;
+    if (persisted === null) return 0;
+    return this.queue.run(() => persisted.restore([this.chatKey(), this.textKey()])).catch(() => 0);
+  }
+
+  private chatKey(): string {
+    const tk = this.parts.tokenizer;
+    return PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+  }
+
+  private textKey(): string {
+    const tk = this.parts.tokenizer;
+    return PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+  }
+
+  /** Tokens of the system-prompt prefix of `prompt` (the part a render of the system message alone shares), or 0. */
+  private systemPrefix(messages: ChatMessage[], prompt: readonly number[], chatTemplateKwargs: unknown): number {
+    const first = messages[0];
+    if (this.persisted?.auto !== true || messages.length < 2 || first?.role !== 'system' || typeof first.content !== 'string') return 0;
+    let n = this.systemPrefixes.get(first.content);
+    if (n === undefined) {
+      try {
+        const alone = this.parts.chat.build([first], undefined, { chatTemplateKwargs }).tokens;
+        n = 0;
+        while (n < alone.length && n < prompt.length && alone[n] === prompt[n]) n++;
+      } catch {
+        n = 0;
+      }
+      if (this.systemPrefixes.size >= 64) this.systemPrefixes.clear();
+      this.systemPrefixes.set(first.content, n);
+    }
+    return n < prompt.length ? n : 0;
   }
 
   /** llama.cpp's warmup decode (BOS, plus EOS when the vocab has one), then KV and timers are cleared. */
@@ -202,7 +256,7 @@ export class LocalEngine implements Engine {
     const norm = normalizeCompletionRequest(req, this.parts.tokenizer.vocabSize);
     const tk = this.parts.tokenizer;
     const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
-    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+    const key = this.textKey();
     const prepared: PreparedRequest = { prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal };
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
@@ -244,9 +298,10 @@ export class LocalEngine implements Engine {
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
     const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal });
     this.checkFits(built.tokens.length);
-    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+    const key = this.chatKey();
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-    return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    const persistPrefix = this.systemPrefix(messages, built.tokens, chatTemplateKwargs);
+    return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal, persistPrefix };
   }
 
   private checkFits(nTokens: number): void {
@@ -279,6 +334,7 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value.timings.timeToFirstTokenMs;
+            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0) await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
           onText(step.value);
