@@ -39,6 +39,7 @@ export type {
   SamplingRequest,
 } from './api/types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
+export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';
 export { LlmError, isLlmError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js';
 export {
   downloadModel,
@@ -46,6 +47,15 @@ export {
   listModels,
   storageUsage,
   readManifest,
+  deleteSplitModel,
+  listPromptCaches,
+  deletePromptCache,
+  memoryPromptCacheStore,
+  idbPromptCacheStore,
+  filePromptCacheStore,
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
   type DownloadModelOptions,
   type DownloadProgress,
   type ModelManifest,

@@ -35,6 +35,16 @@ export {
 } from './model-store.js';
 export { SplitByteSource, type SplitPartInfo } from './split-source.js';
 export { deleteSplitModel, splitPartUrls } from './split-model.js';
+export {
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
+  deletePromptCache,
+  filePromptCacheStore,
+  idbPromptCacheStore,
+  listPromptCaches,
+  memoryPromptCacheStore,
+} from './prompt-cache-store.js';
 export { Sha256, sha256Hex, sha256HexAsync } from './sha256.js';
 
 /** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */
