@@ -201,7 +201,9 @@ export class WebGpuOps implements Ops {
     const size = Math.ceil(layerBytes / 4) * 4;
     this.kv = [];
     for (let i = 0; i < spec.nLayers; i++) {
-      this.kv.push({ k: this.buffer(`k_cache.${i}`, size, 0), v: this.buffer(`v_cache.${i}`, size, 0) });
+      // COPY_SRC / COPY_DST: readKv / writeKv (the persisted prompt cache).
+      const copy = BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+      this.kv.push({ k: this.buffer(`k_cache.${i}`, size, copy), v: this.buffer(`v_cache.${i}`, size, copy) });
     }
     this.kvSpec = spec;
   }
