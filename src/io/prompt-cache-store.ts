@@ -154,7 +154,10 @@ export function filePromptCacheStore(dir: string): PromptCacheStore {
 
 /** Options naming a prompt-cache store: an explicit store, a Node folder, or the default for this environment. */
 export interface PromptCacheStoreOptions {
-  /** A store (e.g. `memoryPromptCacheStore()`, `idbPromptCacheStore(createStore(…))`). */
+  /**
+   * A store (e.g. `memoryPromptCacheStore()`, `idbPromptCacheStore(createStore(…))`). In-thread engines only: a
+   * store holds functions, which cannot cross to a worker (worker engines use the default store or `path`).
+   */
   readonly store?: PromptCacheStore;
   /** Node: a folder to keep entries in. */
   readonly path?: string;
