@@ -48,6 +48,7 @@ export type {
   ResponseFormat,
 } from './api/types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
+export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';
 export { LlmError, isLlmError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js';
 export {
   downloadModel,
@@ -55,6 +56,15 @@ export {
   listModels,
   storageUsage,
   readManifest,
+  deleteSplitModel,
+  listPromptCaches,
+  deletePromptCache,
+  memoryPromptCacheStore,
+  idbPromptCacheStore,
+  filePromptCacheStore,
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
   type DownloadModelOptions,
   type DownloadPhase,
   type DownloadProgress,

@@ -193,6 +193,8 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         loadMs,
         warmup: options.warmup,
         onUnload: () => model.source.close?.(),
+        // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
+        persistedCache: options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
       },
       signal,
     );

@@ -4,6 +4,7 @@
  * implement it exactly; streams are async iterables.
  */
 
+import type { PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
 import type { TemplateBudget } from '../chat/template-budget.js';
 import type { PromptCacheStats } from '../engine/prompt-cache.js';
 import type {
@@ -22,7 +23,7 @@ export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 
 /** A model file: URL (string or `URL`), `File`/`Blob`, or a filesystem path (Node). */
-export type ModelInput = string | URL | Blob;
+export type ModelInput = string | URL | Blob | readonly Blob[];
 
 /** Loading progress. */
 export interface LoadProgress {
@@ -76,6 +77,13 @@ export interface EngineOptions {
    * so without it only the per-buffer limits are checked before loading; with it a plan over the budget fails early.
    */
   readonly gpuMemoryBudget?: number;
+  /**
+   * The persisted prompt cache: KV of the system prompt of chat requests (automatically, unless `auto: false`) and of
+   * every cached prefix on `saveCache()` is stored and restored when an engine for the same model is created.
+   * Default: on with IndexedDB in browsers; off in Node unless given (`{ path }` for a folder, `{}` for process
+   * memory). `false` turns it off. See `PersistedPromptCacheOptions`.
+   */
+  readonly persistedCache?: false | PersistedPromptCacheOptions;
   readonly onProgress?: (progress: LoadProgress) => void;
   /** Aborts loading with `LlmError('aborted')`. */
   readonly signal?: AbortSignal;
@@ -164,6 +172,12 @@ export interface Engine {
   /** Token ids → text (special tokens rendered as text when `renderSpecial`). */
   detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string>;
   stats(): Promise<EngineStats>;
+  /**
+   * Persists the KV of every cached prompt prefix to the persisted prompt cache (see `EngineOptions.persistedCache`),
+   * so an engine created later for the same model (after a page reload) starts with them. Resolves the number of
+   * entries written or refreshed; 0 when the persisted cache is off or the backend cannot read its KV.
+   */
+  saveCache(): Promise<number>;
   /** Rejects running and queued requests with `aborted`, then releases all backend memory. Idempotent. */
   unload(): Promise<void>;
 }

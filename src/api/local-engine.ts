@@ -8,6 +8,7 @@ import { LlmError, isLlmError } from '../errors.js';
 import { Context, nowMs } from '../engine/context.js';
 import { generate, type GenerationInput, type GenerationResult } from '../engine/generate.js';
 import { PromptCache } from '../engine/prompt-cache.js';
+import { PersistedPromptCache, type PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -46,12 +47,15 @@ export interface EngineParts {
   readonly warmup?: boolean;
   /** Called once after the transformer is destroyed by `unload` (close the byte source …). */
   readonly onUnload?: () => void | Promise<void>;
+  /** The persisted prompt cache (off when absent or false). */
+  readonly persistedCache?: false | PersistedPromptCacheOptions;
 }
 
 /** Creates an engine over loaded parts, running the warmup decode unless disabled. */
 export async function createEngineFromParts(parts: EngineParts, signal?: AbortSignal): Promise<Engine> {
   const engine = new LocalEngine(parts);
   if (parts.warmup !== false) await engine.warmup(signal);
+  await engine.restoreCache();
   return engine;
 }
 
@@ -74,6 +78,8 @@ interface PreparedRequest {
   readonly visibleTokens?: ReadonlyMap<number, string>;
   /** The compiled output constraint, if any (a matcher is made from it when the request runs). */
   readonly compiled?: CompiledGrammar;
+  /** Tokens of the prompt's system-prompt prefix to persist after the request (0: none). */
+  readonly persistPrefix?: number;
 }
 
 type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
@@ -92,6 +98,9 @@ export class LocalEngine implements Engine {
   private requests = 0;
   private lastTtftMs = 0;
   private grammarEngine: GrammarEngine | null = null;
+  private readonly persisted: PersistedPromptCache | null;
+  /** System-prompt prefix lengths by system message text (bounded). */
+  private readonly systemPrefixes = new Map<string, number>();
 
   constructor(parts: EngineParts) {
     this.parts = parts;
@@ -102,6 +111,8 @@ export class LocalEngine implements Engine {
       cacheTokenBudget: parts.cacheTokenBudget,
     });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
+    this.persisted = parts.persistedCache === undefined || parts.persistedCache === false ? null :
+      new PersistedPromptCache(parts.transformer, this.ctx.cache, parts.modelIdentity, parts.persistedCache);
     const c = parts.transformer.config;
     this.info = {
       model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.trainContextLength },
@@ -116,6 +127,49 @@ export class LocalEngine implements Engine {
     const textCreate = (req: CompletionRequest) => this.createCompletion(req);
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
+  }
+
+  /** See `Engine.saveCache`. */
+  async saveCache(): Promise<number> {
+    this.assertLoaded('saveCache');
+    const persisted = this.persisted;
+    return persisted === null ? 0 : this.queue.run(() => persisted.saveAll());
+  }
+
+  /** Restores persisted prefixes of this model, chat template and tokenizer into free slots (errors: none restored). */
+  async restoreCache(): Promise<number> {
+    const persisted = this.persisted;
+    if (persisted === null) return 0;
+    return this.queue.run(() => persisted.restore([this.chatKey(), this.textKey()])).catch(() => 0);
+  }
+
+  private chatKey(): string {
+    const tk = this.parts.tokenizer;
+    return PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+  }
+
+  private textKey(): string {
+    const tk = this.parts.tokenizer;
+    return PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+  }
+
+  /** Tokens of the system-prompt prefix of `prompt` (the part a render of the system message alone shares), or 0. */
+  private systemPrefix(messages: readonly ChatMessage[], prompt: readonly number[], chatTemplateKwargs: unknown): number {
+    const first = messages[0];
+    if (this.persisted?.auto !== true || messages.length < 2 || first?.role !== 'system' || typeof first.content !== 'string') return 0;
+    let n = this.systemPrefixes.get(first.content);
+    if (n === undefined) {
+      try {
+        const alone = this.parts.chat.build([first], undefined, { chatTemplateKwargs }).tokens;
+        n = 0;
+        while (n < alone.length && n < prompt.length && alone[n] === prompt[n]) n++;
+      } catch {
+        n = 0;
+      }
+      if (this.systemPrefixes.size >= 64) this.systemPrefixes.clear();
+      this.systemPrefixes.set(first.content, n);
+    }
+    return n < prompt.length ? n : 0;
   }
 
   /** llama.cpp's warmup decode (BOS, plus EOS when the vocab has one), then KV and timers are cleared. */
@@ -272,7 +326,7 @@ export class LocalEngine implements Engine {
     const norm = normalizeCompletionRequest(req, this.parts.tokenizer.vocabSize);
     const tk = this.parts.tokenizer;
     const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
-    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+    const key = this.textKey();
     const prepared = await this.withGrammar({ prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal });
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
@@ -314,10 +368,11 @@ export class LocalEngine implements Engine {
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
     const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal, ...(tools ? { tools } : {}) });
     this.checkFits(built.tokens.length);
-    const key = PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+    const key = this.chatKey();
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
+    const persistPrefix = this.systemPrefix(messages, built.tokens, chatTemplateKwargs);
     const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
-    if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal };
+    if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal, persistPrefix };
     // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
     if (format.kind === 'harmony') for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
     // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
@@ -328,7 +383,7 @@ export class LocalEngine implements Engine {
     }
     const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
     const reasoning = format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
-    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens };
+    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens, persistPrefix };
   }
 
   private checkFits(nTokens: number): void {
@@ -373,6 +428,7 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value.timings.timeToFirstTokenMs;
+            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0) await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
           onText(step.value);

@@ -8,7 +8,8 @@ import type { BackendSelection } from '../backend/select-backend.js';
 import { isLlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
-import { HttpByteSource, readManifest } from '../io/index.js';
+import { type ByteSource, HttpByteSource, readManifest, splitPartUrls } from '../io/index.js';
+import { openPartsAsOne } from '../io/split-model.js';
 import type { ModelConfig } from '../model/config.js';
 import { activationBytes, type RunShape } from '../model/run-shape.js';
 import type { ModelInput } from './engine.js';
@@ -40,19 +41,22 @@ export async function readHeaderBeforeDownload(model: ModelInput, signal?: Abort
   }
   if (manifest?.complete === true) return null;
   throwIfAborted(signal, 'reading the model header');
-  let source: HttpByteSource;
+  let source: ByteSource;
   try {
-    source = await HttpByteSource.open(url, { signal });
+    // A split model is planned from all its parts' headers (the merged view), not from the first part's alone.
+    const parts = splitPartUrls(url.href);
+    source = parts === null ? await HttpByteSource.open(url, { signal }) : await openPartsAsOne(parts.map((p) => () => HttpByteSource.open(p, { signal })), signal);
   } catch (e) {
     // Best effort: a server the live reader cannot use (no Range on a large file) may still download; the plan
     // then runs after the download, and real network errors are reported by that download.
     if (isLlmError(e, 'aborted') || signal?.aborted) throw e;
+    if (isLlmError(e, 'gguf-invalid') && splitPartUrls(url.href) !== null) throw e; // a bad split set: nothing is downloaded
     return null;
   }
   try {
     return await parseGguf(source, { signal, limits: { initialChunkBytes: HEADER_FIRST_READ_BYTES } });
   } finally {
-    await source.close();
+    await source.close?.();
   }
 }
 

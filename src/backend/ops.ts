@@ -50,6 +50,16 @@ export interface KvCacheSpec {
   readonly headDim: number;
 }
 
+/**
+ * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
+ * positions 0 … nPositions−1 (`nKvHeads·headDim` values each), little-endian `elementType` values.
+ */
+export interface KvRows {
+  readonly elementType: 'f32' | 'f16';
+  readonly nPositions: number;
+  readonly data: Uint8Array;
+}
+
 /** Rotary position embedding parameters (llama.cpp `ggml_rope_ext`). */
 export interface RopeParams {
   /** 'norm': rotate pairs (2i, 2i+1) (llama); 'neox': pairs (i, i + nRot/2) (qwen2, phi3, gemma …). */
@@ -219,6 +229,10 @@ export interface Ops {
 
   /** Copies positions 0 … nPositions−1 of every layer from one slot to another (prompt-cache reuse). */
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void;
+  /** Optional: reads positions 0 … nPositions−1 of every layer's K and V of `slot` (prompt-cache persistence). */
+  readKv?(slot: number, nPositions: number): Promise<KvRows>;
+  /** Optional: writes `rows` (as `readKv` returned them, same element type) into positions 0 … of `slot`. */
+  writeKv?(slot: number, rows: KvRows): Promise<void>;
   /** Releases every buffer; the object is unusable afterwards. */
   destroy(): void;
 }

@@ -157,6 +157,18 @@ export class PromptCache {
     return { slot, key, reused };
   }
 
+  /**
+   * Declares that an unused slot's cells 0 … tokens.length−1 now hold the KV of `tokens` under `key` (written
+   * directly, e.g. restored from the persisted cache). Throws when the slot is in use.
+   */
+  adopt(slot: number, key: string, tokens: readonly number[]): void {
+    if (this.kv.slot(slot).refs > 0) throw new Error(`prompt cache: slot ${slot} is in use`);
+    this.truncate(slot, 0);
+    this.record(slot, key, tokens);
+    this.kv.ref(slot);
+    this.kv.unref(slot);
+  }
+
   /** Records tokens written after the slot's current extent (call only once their KV is completely written). */
   append(lease: SlotLease, tokens: readonly number[]): void {
     const rec = this.kv.slot(lease.slot);

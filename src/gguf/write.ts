@@ -311,3 +311,47 @@ export function writeGguf(input: GgufWriteInput): Uint8Array {
   }
   return out;
 }
+
+/** One tensor-table entry for `writeGgufHeader`: name, type, shape and a data offset the caller has placed. */
+export interface GgufHeaderTensor {
+  readonly name: string;
+  readonly type: GgmlType;
+  readonly shape: readonly number[];
+  /** Data offset relative to the tensor data section; a multiple of the file's alignment. */
+  readonly offset: number;
+}
+
+/**
+ * Serialises only the header of a GGUF file (magic, version, metadata, tensor table), padded to the alignment when
+ * there are tensors, for tensor data that lives elsewhere (e.g. the merged view of a split model). Tensor offsets
+ * are written as given; they must be non-negative multiples of the alignment. Bad input: `LlmError('invalid-request')`.
+ */
+export function writeGgufHeader(input: Omit<GgufWriteInput, 'tensors'> & { readonly tensors: readonly GgufHeaderTensor[] }): Uint8Array {
+  const version = input.version ?? 3;
+  if (version !== 2 && version !== 3) throw bad(`version must be 2 or 3, got ${String(version)}`, 'version');
+  const meta = { metadata: input.metadata, metadataTypes: input.metadataTypes };
+  const alignment = alignmentOf(meta);
+  const kvs = resolveTypes(meta);
+  const sink = new ByteSink();
+  sink.u8(0x47); sink.u8(0x47); sink.u8(0x55); sink.u8(0x46); // "GGUF"
+  sink.u32(version);
+  sink.u64(input.tensors.length);
+  sink.u64(kvs.length);
+  for (const [key, type, value] of kvs) {
+    sink.string(key);
+    sink.u32(type.type);
+    writeValue(sink, type, value);
+  }
+  for (const t of input.tensors) {
+    if (!Number.isSafeInteger(t.offset) || t.offset < 0 || t.offset % alignment !== 0) {
+      throw bad(`tensor "${t.name}" offset ${t.offset} must be a non-negative multiple of the alignment ${alignment}`, 'tensors.offset');
+    }
+    sink.string(t.name);
+    sink.u32(t.shape.length);
+    for (const d of t.shape) sink.u64(d);
+    sink.u32(t.type);
+    sink.u64(t.offset);
+  }
+  if (input.tensors.length > 0) sink.zeros(alignUp(sink.len, alignment) - sink.len);
+  return sink.bytes();
+}

@@ -5,13 +5,13 @@
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
-import { BlobByteSource } from './blob-source.js';
 import type { ByteSource } from './byte-source.js';
 import { type DownloadModelOptions, downloadModel } from './model-download.js';
 import { HttpByteSource } from './http-source.js';
 import { IdbByteSource } from './idb-byte-source.js';
 import { isStoredCopyDamagedError } from './stored-model-check.js';
 import { NodeFileSource } from './node-file-source.js';
+import { openBlobParts, openPartsAsOne, openSingleBlob, openSplitUrls, splitPartUrls } from './split-model.js';
 
 export { type ByteSource, MemoryByteSource, checkReadRange } from './byte-source.js';
 export { BlobByteSource } from './blob-source.js';
@@ -33,6 +33,18 @@ export {
   readManifest,
   storageUsage,
 } from './model-store.js';
+export { SplitByteSource, type SplitPartInfo } from './split-source.js';
+export { deleteSplitModel, splitPartUrls } from './split-model.js';
+export {
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
+  deletePromptCache,
+  filePromptCacheStore,
+  idbPromptCacheStore,
+  listPromptCaches,
+  memoryPromptCacheStore,
+} from './prompt-cache-store.js';
 export { Sha256, sha256Hex, sha256HexAsync } from './sha256.js';
 
 /** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */
@@ -46,8 +58,12 @@ export interface OpenModelSourceOptions extends DownloadModelOptions {
   verify?: 'open' | 'read';
 }
 
-/** What `openModelSource` accepts: a URL (absolute, or relative to the page), a `Blob`/`File`, or a path in Node. */
-export type ModelInput = string | URL | Blob;
+/**
+ * What `openModelSource` accepts: a URL (absolute, or relative to the page), a `Blob`/`File`, or a path in Node; or
+ * the parts of a split model as `File`s/`Blob`s in order. A URL or path named like the first part of a split model
+ * (`name-00001-of-00003.gguf`) opens the whole set.
+ */
+export type ModelInput = string | URL | Blob | readonly Blob[];
 
 /**
  * Opens `model` as a `ByteSource`:
@@ -59,7 +75,8 @@ export type ModelInput = string | URL | Blob;
  */
 export async function openModelSource(model: ModelInput, options: OpenModelSourceOptions = {}): Promise<ByteSource> {
   throwIfAborted(options.signal, 'opening the model');
-  if (typeof Blob !== 'undefined' && model instanceof Blob) return new BlobByteSource(model);
+  if (Array.isArray(model)) return openBlobParts(model as readonly Blob[], options.signal);
+  if (typeof Blob !== 'undefined' && model instanceof Blob) return openSingleBlob(model);
   const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
   let url: URL;
   if (model instanceof URL) {
@@ -67,6 +84,8 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
   } else if (typeof model === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model)) {
     url = new URL(model);
   } else if (typeof model === 'string' && isNode) {
+    const parts = splitPartUrls(model);
+    if (parts !== null) return openPartsAsOne(parts.map((p) => () => NodeFileSource.open(p, options.signal)), options.signal);
     return NodeFileSource.open(model, options.signal);
   } else if (typeof model === 'string' && typeof location !== 'undefined') {
     url = new URL(model, location.href);
@@ -76,12 +95,17 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
   if (url.protocol === 'file:') {
     if (!isNode) throw new LlmError('invalid-request', `openModelSource: ${url.href} is a file: URL; in a browser pass the File instead`);
     const { fileURLToPath } = await import('node:url');
-    return NodeFileSource.open(fileURLToPath(url), options.signal);
+    const path = fileURLToPath(url);
+    const parts = splitPartUrls(path);
+    if (parts !== null) return openPartsAsOne(parts.map((p) => () => NodeFileSource.open(p, options.signal)), options.signal);
+    return NodeFileSource.open(path, options.signal);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'blob:') {
     throw new LlmError('invalid-request', `openModelSource: unsupported URL scheme ${url.protocol} in ${url.href}; use http(s)`);
   }
   const canCache = (options.cache ?? true) && url.protocol !== 'blob:' && (options.store !== undefined || typeof indexedDB !== 'undefined');
+  const parts = url.protocol === 'blob:' ? null : splitPartUrls(url.href);
+  if (parts !== null) return openSplitUrls(parts, { ...options, cache: canCache });
   if (!canCache) return HttpByteSource.open(url, options);
   await downloadModel(url, options);
   try {

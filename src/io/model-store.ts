@@ -40,6 +40,11 @@ export interface ModelManifest {
   readonly complete: boolean;
   /** Identifies one download generation; a chunk write from another generation is refused. */
   readonly downloadId: string;
+  /**
+   * Set on each part of a split model once the whole set is stored and validated: the first part's URL (the set's
+   * name, what `deleteSplitModel` takes), this part's 1-based number and the part count. Absent on ordinary files.
+   */
+  readonly split?: { readonly first: string; readonly part: number; readonly count: number };
   /** `Date.now()` at creation and at last use. */
   readonly createdAt: number;
   readonly lastUsedAt: number;

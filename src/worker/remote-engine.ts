@@ -137,6 +137,12 @@ export class RemoteEngine implements Engine {
     return this.remote.stats();
   }
 
+  async saveCache(): Promise<number> {
+    this.assertLoaded('saveCache');
+    const remote = this.remote as unknown as { saveCache(): Promise<number | undefined> };
+    return (await remote.saveCache()) ?? 0;
+  }
+
   /** After `unload()` the proxy is released: calls fail with a clear error instead of Comlink's TypeError. */
   private assertLoaded(step: string): void {
     if (this.unloading) throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, { details: { reason: 'unloaded' } });

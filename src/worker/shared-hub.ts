@@ -176,6 +176,7 @@ export class SharedEngineHub {
       tokenize: async (text, options) => need('tokenize').tokenize(text, options),
       detokenize: async (ids, options) => need('detokenize').detokenize(ids, options),
       stats: async () => need('stats').stats(),
+      saveCache: async () => need('saveCache').saveCache(),
       unload: () => this.drop(h, 'the engine was unloaded while this request was running or queued; create a new engine to continue'),
     };
   }

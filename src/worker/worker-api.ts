@@ -11,7 +11,7 @@ import { LlmError } from '../errors.js';
 import './errors.js';
 
 /** Engine options as they cross the boundary (no functions, no signal; a URL object becomes its string). */
-export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob };
+export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob | readonly Blob[] };
 
 /** A request as it crosses the boundary (the signal goes separately). */
 type Wire<T> = Omit<T, 'signal'>;
@@ -30,6 +30,8 @@ export interface WorkerEngineApi {
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string>;
   stats(): Promise<EngineStats>;
+  /** Optional so engines hosted by older hosts still type-check; absent → nothing saved. */
+  saveCache?(): Promise<number>;
   unload(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export function createWorkerApi(factory: EngineFactory): WorkerEngineApi {
     tokenize: (text, options) => need('tokenize').tokenize(text, options),
     detokenize: (ids, options) => need('detokenize').detokenize(ids, options),
     stats: () => need('stats').stats(),
+    saveCache: () => need('saveCache').saveCache(),
     async unload() {
       await engine?.unload();
     },

@@ -19,6 +19,8 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
+import type { KvRows } from '../ops.js';
+import { checkKvRows } from '../kv-rows.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
@@ -267,6 +269,29 @@ class CpuOps extends CompositeOps implements Ops {
       const dst = this.kv[dstSlot][l];
       dst.k.set(src.k.subarray(0, nPositions * cols));
       dst.v.set(src.v.subarray(0, nPositions * cols));
+    }
+  }
+
+  async readKv(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.requireKv();
+    checkKvRows('readKv', spec, slot, nPositions, 'f32');
+    const len = nPositions * spec.nKvHeads * spec.headDim;
+    const out = new Float32Array(spec.nLayers * 2 * len);
+    for (let l = 0; l < spec.nLayers; l++) {
+      out.set(this.kv[slot][l].k.subarray(0, len), 2 * l * len);
+      out.set(this.kv[slot][l].v.subarray(0, len), (2 * l + 1) * len);
+    }
+    return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
+  }
+
+  async writeKv(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.requireKv();
+    checkKvRows('writeKv', spec, slot, rows.nPositions, 'f32', rows);
+    const len = rows.nPositions * spec.nKvHeads * spec.headDim;
+    const src = new Float32Array(rows.data.slice().buffer);
+    for (let l = 0; l < spec.nLayers; l++) {
+      this.kv[slot][l].k.set(src.subarray(2 * l * len, (2 * l + 1) * len));
+      this.kv[slot][l].v.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len));
     }
   }
 

@@ -22,6 +22,8 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
+import type { KvRows } from '../ops.js';
+import { checkKvRows } from '../kv-rows.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -359,6 +361,33 @@ export class WasmOps extends CompositeOps implements Ops {
       const dst = this.kv[dstSlot][l];
       f32.copyWithin(dst.k >>> 2, src.k >>> 2, (src.k >>> 2) + len);
       f32.copyWithin(dst.v >>> 2, src.v >>> 2, (src.v >>> 2) + len);
+    }
+  }
+
+  async readKv(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.requireKv();
+    checkKvRows('readKv', spec, slot, nPositions, 'f32');
+    const len = nPositions * spec.nKvHeads * spec.headDim;
+    const out = new Float32Array(spec.nLayers * 2 * len);
+    const f32 = this.heap.f32;
+    for (let l = 0; l < spec.nLayers; l++) {
+      const { k, v } = this.kv[slot][l];
+      out.set(f32.subarray(k >>> 2, (k >>> 2) + len), 2 * l * len);
+      out.set(f32.subarray(v >>> 2, (v >>> 2) + len), (2 * l + 1) * len);
+    }
+    return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
+  }
+
+  async writeKv(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.requireKv();
+    checkKvRows('writeKv', spec, slot, rows.nPositions, 'f32', rows);
+    const len = rows.nPositions * spec.nKvHeads * spec.headDim;
+    const src = new Float32Array(rows.data.slice().buffer);
+    const f32 = this.heap.f32;
+    for (let l = 0; l < spec.nLayers; l++) {
+      const { k, v } = this.kv[slot][l];
+      f32.set(src.subarray(2 * l * len, (2 * l + 1) * len), k >>> 2);
+      f32.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len), v >>> 2);
     }
   }
 

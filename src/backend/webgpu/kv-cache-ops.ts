@@ -9,8 +9,11 @@ import type { KvCacheSpec, RopeParams } from '../ops.js';
 import type { GpuContext } from './device.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import { BufferUsage } from './gpu-flags.js';
 import { ropeYarnUniforms } from './rope-table.js';
 import { grid, type StepRecorder } from './step-recorder.js';
+
+const COPY = BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
 
 /** Workgroup size of the elementwise KV kernels. */
 const WG_FLAT = 256;
@@ -71,7 +74,8 @@ export class KvCacheOps {
     const size = Math.ceil(layerBytes / 4) * 4;
     this.kv = [];
     for (let i = 0; i < spec.nLayers; i++) {
-      this.kv.push({ k: this.h.buffer(`k_cache.${i}`, size, 0), v: this.h.buffer(`v_cache.${i}`, size, 0) });
+      // COPY_SRC / COPY_DST: readKv / writeKv (the persisted prompt cache).
+      this.kv.push({ k: this.h.buffer(`k_cache.${i}`, size, COPY), v: this.h.buffer(`v_cache.${i}`, size, COPY) });
     }
     this.spec = spec;
   }

@@ -11,8 +11,9 @@
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
 import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, GluActivation, GluScratch, KvCacheSpec, Ops } from '../ops.js';
-import type { Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
+import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
+import { checkKvRows } from '../kv-rows.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
@@ -337,6 +338,44 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
+  }
+
+  async readKv(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.kvc.require('readKv', 0);
+    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('readKv', spec, slot, nPositions, elementType);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const bytes = nPositions * spec.nKvHeads * spec.headDim * eb;
+    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
+    const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
+    const out = new Uint8Array(spec.nLayers * 2 * bytes);
+    for (let l = 0; l < spec.nLayers && bytes > 0; l++) {
+      const layer = this.kvc.layer(l);
+      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), 2 * l * bytes);
+      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), (2 * l + 1) * bytes);
+    }
+    return { elementType, nPositions, data: out };
+  }
+
+  async writeKv(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.kvc.require('writeKv', 0);
+    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const bytes = rows.nPositions * spec.nKvHeads * spec.headDim * eb;
+    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
+    if (bytes === 0) return;
+    this.rec.flush(); // recorded work first, then the writes, in queue order
+    const padded = Math.ceil(bytes / 4) * 4;
+    for (let l = 0; l < spec.nLayers; l++) {
+      const layer = this.kvc.layer(l);
+      for (const [i, buf] of [layer.k, layer.v].entries()) {
+        const chunk = new Uint8Array(padded);
+        chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
+        if (padded !== bytes) chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
+        this.device.queue.writeBuffer(buf, offset, chunk);
+      }
+    }
   }
 
   destroy(): void {

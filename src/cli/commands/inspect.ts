@@ -16,7 +16,8 @@ import {
 } from '../../gguf/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
-import { loadModelHeader } from '../model-file.js';
+import { SplitByteSource } from '../../io/split-source.js';
+import { openModelFile } from '../model-file.js';
 
 const USAGE = 'webgguf inspect <path|url> [--json]   print a GGUF header: architecture, hyper-parameters, tokenizer, tensors';
 /** Metadata arrays longer than this are summarised in JSON (and text) output. */
@@ -41,6 +42,8 @@ interface TensorRow {
 interface InspectReport {
   file: string;
   fileSize: number;
+  /** The parts of a split model (`name-00001-of-0000N.gguf`), in order; the rest of the report is the merged view. */
+  parts?: { name: string; size: number; tensors: number }[];
   version: number;
   alignment: number;
   tensorDataOffset: number;
@@ -186,7 +189,10 @@ function table(rows: string[][], rightAligned: Set<number>): string[] {
 /** Renders the report as text. */
 export function formatInspectText(r: InspectReport): string {
   const out: string[] = [];
-  out.push(`file           ${r.file} (${int(r.fileSize)} bytes)`);
+  out.push(`file           ${r.file} (${int(r.fileSize)} bytes${r.parts !== undefined ? `, merged view of ${r.parts.length} split parts` : ''})`);
+  for (const [i, p] of (r.parts ?? []).entries()) {
+    out.push(`  part ${i + 1}       ${p.name} (${int(p.size)} bytes, ${int(p.tensors)} tensors)`);
+  }
   out.push(`gguf           version ${r.version}, alignment ${r.alignment}, tensor data at byte ${int(r.tensorDataOffset)}`);
   out.push(`architecture   ${r.architecture ?? '(none)'}${r.name !== null ? `   name ${JSON.stringify(r.name)}` : ''}`);
   const hp = Object.entries(r.hyperParameters);
@@ -231,8 +237,12 @@ const command: CliCommand = {
   usage: USAGE,
   async run(args: string[], io: CliIo): Promise<number> {
     const { target, json } = parseArgs(args);
-    const gguf = await loadModelHeader(target, io.signal);
-    const report = buildInspectReport(gguf, target);
+    const file = await openModelFile(target, io.signal);
+    await file.source.close?.();
+    const report = buildInspectReport(file.gguf, target);
+    if (file.source instanceof SplitByteSource) {
+      report.parts = file.source.partInfo.map((p) => ({ name: p.name, size: p.size, tensors: p.tensorCount }));
+    }
     io.out(json ? JSON.stringify(report, null, 2) + '\n' : formatInspectText(report));
     return 0;
   },
