@@ -21,3 +21,31 @@ export function checkKvRows(op: string, spec: KvCacheSpec, slot: number, nPositi
     }
   }
 }
+
+/** One layer's K and V cache of one slot as f32 views (at least `nPositions · nKvHeads · headDim` values each). */
+export type F32KvLayer = (layer: number) => { readonly k: Float32Array; readonly v: Float32Array };
+
+/** `readKv` of an f32 cache: the first `nPositions` positions of every layer's K, then V, one after another. */
+export function readF32KvRows(op: string, spec: KvCacheSpec, slot: number, nPositions: number, layer: F32KvLayer): KvRows {
+  checkKvRows(op, spec, slot, nPositions, 'f32');
+  const len = nPositions * spec.nKvHeads * spec.headDim;
+  const out = new Float32Array(spec.nLayers * 2 * len); // (nLayers, 2, nPositions·nKvHeads·headDim) f32
+  for (let l = 0; l < spec.nLayers; l++) {
+    const { k, v } = layer(l);
+    out.set(k.subarray(0, len), 2 * l * len);
+    out.set(v.subarray(0, len), (2 * l + 1) * len);
+  }
+  return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
+}
+
+/** `writeKv` of an f32 cache: the inverse of `readF32KvRows`. */
+export function writeF32KvRows(op: string, spec: KvCacheSpec, slot: number, rows: KvRows, layer: F32KvLayer): void {
+  checkKvRows(op, spec, slot, rows.nPositions, 'f32', rows);
+  const len = rows.nPositions * spec.nKvHeads * spec.headDim;
+  const src = new Float32Array(rows.data.slice().buffer); // aligned copy: rows.data may start at any byte
+  for (let l = 0; l < spec.nLayers; l++) {
+    const { k, v } = layer(l);
+    k.set(src.subarray(2 * l * len, (2 * l + 1) * len));
+    v.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len));
+  }
+}

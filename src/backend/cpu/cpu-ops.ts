@@ -20,7 +20,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { checkKvRows } from '../kv-rows.js';
+import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
@@ -273,26 +273,11 @@ class CpuOps extends CompositeOps implements Ops {
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    const spec = this.requireKv();
-    checkKvRows('readKv', spec, slot, nPositions, 'f32');
-    const len = nPositions * spec.nKvHeads * spec.headDim;
-    const out = new Float32Array(spec.nLayers * 2 * len);
-    for (let l = 0; l < spec.nLayers; l++) {
-      out.set(this.kv[slot][l].k.subarray(0, len), 2 * l * len);
-      out.set(this.kv[slot][l].v.subarray(0, len), (2 * l + 1) * len);
-    }
-    return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
+    return readF32KvRows('readKv', this.requireKv(), slot, nPositions, (l) => this.kv[slot][l]);
   }
 
   async writeKv(slot: number, rows: KvRows): Promise<void> {
-    const spec = this.requireKv();
-    checkKvRows('writeKv', spec, slot, rows.nPositions, 'f32', rows);
-    const len = rows.nPositions * spec.nKvHeads * spec.headDim;
-    const src = new Float32Array(rows.data.slice().buffer);
-    for (let l = 0; l < spec.nLayers; l++) {
-      this.kv[slot][l].k.set(src.subarray(2 * l * len, (2 * l + 1) * len));
-      this.kv[slot][l].v.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len));
-    }
+    writeF32KvRows('writeKv', this.requireKv(), slot, rows, (l) => this.kv[slot][l]);
   }
 
   destroy(): void {

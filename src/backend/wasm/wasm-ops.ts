@@ -23,7 +23,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { checkKvRows } from '../kv-rows.js';
+import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -365,30 +365,19 @@ export class WasmOps extends CompositeOps implements Ops {
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    const spec = this.requireKv();
-    checkKvRows('readKv', spec, slot, nPositions, 'f32');
-    const len = nPositions * spec.nKvHeads * spec.headDim;
-    const out = new Float32Array(spec.nLayers * 2 * len);
-    const f32 = this.heap.f32;
-    for (let l = 0; l < spec.nLayers; l++) {
-      const { k, v } = this.kv[slot][l];
-      out.set(f32.subarray(k >>> 2, (k >>> 2) + len), 2 * l * len);
-      out.set(f32.subarray(v >>> 2, (v >>> 2) + len), (2 * l + 1) * len);
-    }
-    return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
+    return readF32KvRows('readKv', this.requireKv(), slot, nPositions, (l) => this.kvViews(slot, l));
   }
 
   async writeKv(slot: number, rows: KvRows): Promise<void> {
+    writeF32KvRows('writeKv', this.requireKv(), slot, rows, (l) => this.kvViews(slot, l));
+  }
+
+  /** Layer `l`'s K and V cache of `slot` as views of the WASM heap: (contextLength, nKvHeads·headDim) f32 each. */
+  private kvViews(slot: number, l: number): { k: Float32Array; v: Float32Array } {
     const spec = this.requireKv();
-    checkKvRows('writeKv', spec, slot, rows.nPositions, 'f32', rows);
-    const len = rows.nPositions * spec.nKvHeads * spec.headDim;
-    const src = new Float32Array(rows.data.slice().buffer);
-    const f32 = this.heap.f32;
-    for (let l = 0; l < spec.nLayers; l++) {
-      const { k, v } = this.kv[slot][l];
-      f32.set(src.subarray(2 * l * len, (2 * l + 1) * len), k >>> 2);
-      f32.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len), v >>> 2);
-    }
+    const len = spec.contextLength * spec.nKvHeads * spec.headDim;
+    const { k, v } = this.kv[slot][l];
+    return { k: this.heap.f32.subarray(k >>> 2, (k >>> 2) + len), v: this.heap.f32.subarray(v >>> 2, (v >>> 2) + len) };
   }
 
   destroy(): void {
