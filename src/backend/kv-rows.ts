@@ -4,7 +4,7 @@ import { LlmError } from '../errors.js';
 import type { KvCacheSpec, KvRows } from './ops.js';
 
 /** Bytes of the `KvRows` of `nPositions` positions for `spec` with `elementBytes`-byte values. */
-export function kvRowsBytes(spec: KvCacheSpec, nPositions: number, elementBytes: number): number {
+function kvRowsBytes(spec: KvCacheSpec, nPositions: number, elementBytes: number): number {
   return spec.nLayers * 2 * nPositions * spec.nKvHeads * spec.headDim * elementBytes;
 }
 

@@ -72,7 +72,7 @@ export function referencePathFor(ggufPath: string): string | null {
 }
 
 /** The header of a local GGUF file or an http(s) URL, read live (no caching); the source is closed again. */
-export async function loadModelHeader(target: string, signal: AbortSignal): Promise<GgufFile> {
+async function loadModelHeader(target: string, signal: AbortSignal): Promise<GgufFile> {
   return readModelHeader(target, signal, { cache: false });
 }
 

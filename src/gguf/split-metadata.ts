@@ -71,7 +71,7 @@ export function parseSplitName(name: string): SplitName | null {
 }
 
 /** The name of part `part` (1-based) of `count`: `${prefix}-${part:05}-of-${count:05}.gguf${suffix}` (llama_split_path). */
-export function splitPartName(prefix: string, part: number, count: number, suffix = ''): string {
+function splitPartName(prefix: string, part: number, count: number, suffix = ''): string {
   const pad = (n: number): string => String(n).padStart(5, '0');
   return `${prefix}-${pad(part)}-of-${pad(count)}.gguf${suffix}`;
 }

@@ -13,17 +13,12 @@ import { isStoredCopyDamagedError } from './stored-model-check.js';
 import { NodeFileSource } from './node-file-source.js';
 import { openBlobParts, openPartsAsOne, openSingleBlob, openSplitUrls, splitPartUrls } from './split-model.js';
 
-export { type ByteSource, MemoryByteSource, checkReadRange } from './byte-source.js';
-export { BlobByteSource } from './blob-source.js';
-export { NodeFileSource } from './node-file-source.js';
-export { HttpByteSource, type HttpByteSourceOptions } from './http-source.js';
-export { RangeReader, type RangeReaderOptions } from './range-reader.js';
-export { isFileChangedError } from './http-response-checks.js';
+export type { ByteSource } from './byte-source.js';
+export { HttpByteSource } from './http-source.js';
 export type { DownloadPhase, DownloadProgress, ProgressCallback } from './download-progress.js';
-export { IdbByteSource, type IdbByteSourceOptions } from './idb-byte-source.js';
+export { IdbByteSource } from './idb-byte-source.js';
 export { downloadModel, type DownloadModelOptions } from './model-download.js';
 export {
-  DEFAULT_CHUNK_BYTES,
   type ModelManifest,
   type ModelStoreOptions,
   type StorageEstimator,
@@ -33,7 +28,7 @@ export {
   readManifest,
   storageUsage,
 } from './model-store.js';
-export { SplitByteSource, type SplitPartInfo } from './split-source.js';
+export { SplitByteSource } from './split-source.js';
 export { deleteSplitModel, splitPartUrls } from './split-model.js';
 export {
   type PromptCacheRecord,
@@ -45,7 +40,7 @@ export {
   listPromptCaches,
   memoryPromptCacheStore,
 } from './prompt-cache-store.js';
-export { Sha256, sha256Hex, sha256HexAsync } from './sha256.js';
+export { sha256Hex } from './sha256.js';
 
 /** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */
 export interface OpenModelSourceOptions extends DownloadModelOptions {

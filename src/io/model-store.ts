@@ -70,7 +70,7 @@ export interface StorageUsage {
 let defaultStore: UseStore | undefined;
 
 /** The store to use: the caller's, else the default one (created on first use, since creating opens the DB). */
-export function resolveStore(options?: ModelStoreOptions): UseStore {
+function resolveStore(options?: ModelStoreOptions): UseStore {
   if (options?.store !== undefined) return options.store;
   if (typeof indexedDB === 'undefined') {
     throw new LlmError('invalid-request', 'the model store needs IndexedDB, which this environment lacks; ' +
@@ -169,7 +169,7 @@ export async function writeChunk(url: string, downloadId: string, index: number,
 }
 
 /** A copy of `m`'s chunk digests, one per chunk (null where unknown). */
-export function chunkDigestsOf(m: ModelManifest): (string | null)[] {
+function chunkDigestsOf(m: ModelManifest): (string | null)[] {
   return m.chunkPresent.map((_, i) => m.chunkSha256?.[i] ?? null);
 }
 
