@@ -5,7 +5,7 @@
  * worth more than that slot's contents); unused slots are trimmed LRU under a token budget.
  */
 
-import { KvCache } from './kv-cache.js';
+import type { KvCache } from './kv-cache.js';
 
 /** What makes cached KV valid for a request: never compared by hash alone (tokens are compared too). */
 export interface CacheKey {
