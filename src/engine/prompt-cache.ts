@@ -249,7 +249,7 @@ export class PromptCache {
       let node: TrieNode | null = path.pop()!;
       node.slots.delete(slot);
       // Prune nodes no slot holds any more.
-      while (node && node.parent && node.slots.size === 0 && node.children.size === 0) {
+      while (node?.parent && node.slots.size === 0 && node.children.size === 0) {
         node.parent.children.delete(node.token);
         node = node.parent;
       }
