@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
-import { build } from 'vite';
 import { REPO_ROOT } from '../../scripts/synthetic-model.js';
+import { buildPageBundle } from '../e2e/support/page-setup.js';
 import { startStaticServer } from '../e2e/support/static-server.js';
 import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
@@ -50,19 +50,7 @@ const BUNDLE_DIR = path.join(REPO_ROOT, '.cache', 'bench', 'browser');
 
 async function buildPage(): Promise<void> {
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  await build({
-    configFile: false,
-    root: REPO_ROOT,
-    logLevel: 'warn',
-    build: {
-      outDir: BUNDLE_DIR,
-      emptyOutDir: true,
-      target: 'es2022',
-      minify: false,
-      lib: { entry: path.join(REPO_ROOT, 'test/bench/browser/page-entry.ts'), formats: ['es'], fileName: () => 'page-entry.js' },
-      rollupOptions: { external: [/^node:/] },
-    },
-  });
+  await buildPageBundle('test/bench/browser/page-entry.ts', BUNDLE_DIR);
   writeFileSync(
     path.join(BUNDLE_DIR, 'index.html'),
     '<!doctype html><meta charset="utf-8"><title>loading</title><script type="module" src="./page-entry.js"></script>\n',

@@ -3,34 +3,18 @@
  * generateObject with a JSON schema, and a forced tool call executed by the SDK, on stories260K.
  */
 
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from '@playwright/test';
-import { build } from 'vite';
 import { SHARED_DIR } from '../helpers/shared-path.js';
+import { REPO_ROOT, buildPageBundle, requireIifeDir } from './support/page-setup.js';
 import { type StaticServer, startStaticServer } from './support/static-server.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
-const IIFE_DIR = resolve(REPO_ROOT, 'dist/iife');
 const BUNDLE_DIR = resolve(REPO_ROOT, 'test-results/e2e-bundles/ai-sdk');
 let server: StaticServer;
 
 test.beforeAll(async () => {
-  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js'))) throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
-  await build({
-    configFile: false,
-    root: REPO_ROOT,
-    logLevel: 'warn',
-    build: {
-      outDir: BUNDLE_DIR,
-      emptyOutDir: true,
-      target: 'es2022',
-      minify: false,
-      lib: { entry: resolve(REPO_ROOT, 'test/e2e/pages/ai-sdk-entry.ts'), formats: ['es'], fileName: () => 'ai-sdk-entry.js' },
-      rollupOptions: { external: [/^node:/] },
-    },
-  });
+  const IIFE_DIR = requireIifeDir();
+  await buildPageBundle('test/e2e/pages/ai-sdk-entry.ts', BUNDLE_DIR);
   server = await startStaticServer({ '/cdn/webgguf/': IIFE_DIR, '/app/': BUNDLE_DIR, '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'), '/shared/': SHARED_DIR });
 });
 test.afterAll(async () => {

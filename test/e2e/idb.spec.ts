@@ -10,13 +10,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Page, expect, test } from '@playwright/test';
-import { build } from 'vite';
 import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
 import { SHARED_DIR, sharedPath } from '../helpers/shared-path.js';
+import { REPO_ROOT, buildPageBundle } from './support/page-setup.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const BUNDLE_DIR = resolve(REPO_ROOT, 'test-results/e2e-bundles/io');
 const MODEL_PATH = '/models/stories260K.gguf';
 const FIXTURE = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
@@ -27,19 +25,7 @@ const N_CHUNKS = Math.ceil(FIXTURE.byteLength / CHUNK);
 let server: FaultServer;
 
 test.beforeAll(async () => {
-  await build({
-    configFile: false,
-    root: REPO_ROOT,
-    logLevel: 'warn',
-    build: {
-      outDir: BUNDLE_DIR,
-      emptyOutDir: true,
-      target: 'es2022',
-      minify: false,
-      lib: { entry: resolve(REPO_ROOT, 'test/e2e/pages/io-entry.ts'), formats: ['es'], fileName: () => 'io-entry.js' },
-      rollupOptions: { external: [/^node:/] },
-    },
-  });
+  await buildPageBundle('test/e2e/pages/io-entry.ts', BUNDLE_DIR);
   server = await startFaultServer({
     '/': SHARED_DIR,
     '/app/': BUNDLE_DIR,

@@ -5,27 +5,22 @@
  * not), an error raised in the worker arrives as an `LlmError` with its code, and the engine keeps working after.
  */
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Page, expect, test } from '@playwright/test';
-import { SHARED_DIR, sharedPath } from '../helpers/shared-path.js';
+import { SHARED_DIR } from '../helpers/shared-path.js';
+import { REPO_ROOT, readStories260kReference, requireIifeDir } from './support/page-setup.js';
 import { type StaticServer, startStaticServer } from './support/static-server.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const IIFE_DIR = resolve(REPO_ROOT, 'dist/iife');
 const MODEL_PATH = '/shared/models/stories260K.gguf';
-const REFERENCE = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
-  prompt: string;
-  greedy_kv_f32: { n: number; text: string };
-};
+const REFERENCE = readStories260kReference();
 
 let server: StaticServer;
 
 test.beforeAll(async () => {
-  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js'))) throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
   server = await startStaticServer({
-    '/cdn/webgguf/': IIFE_DIR,
+    '/cdn/webgguf/': requireIifeDir(),
     '/pages/': resolve(REPO_ROOT, 'test/e2e/support'),
     '/shared/': SHARED_DIR,
   });

@@ -8,20 +8,15 @@
  * worker that hangs on `unload()` (test/e2e/pages/hung-worker.js) is terminated and `unload()` returns.
  */
 
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type BrowserContext, type Page, expect, test } from '@playwright/test';
 import { SHARED_DIR, sharedPath } from '../helpers/shared-path.js';
+import { REPO_ROOT, readStories260kReference, requireIifeDir } from './support/page-setup.js';
 import { type StaticServer, startStaticServer } from './support/static-server.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
-const IIFE_DIR = resolve(REPO_ROOT, 'dist/iife');
 const MODEL_PATH = '/shared/models/stories260K.gguf';
-const REFERENCE = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
-  prompt: string;
-  greedy_kv_f32: { n: number; text: string };
-};
+const REFERENCE = readStories260kReference();
 /** The reference request: greedy, its text known from llama.cpp. */
 const REF_REQUEST = { prompt: REFERENCE.prompt, max_tokens: REFERENCE.greedy_kv_f32.n };
 const LOAD = { model: MODEL_PATH, backend: 'wasm' };
@@ -29,9 +24,8 @@ const LOAD = { model: MODEL_PATH, backend: 'wasm' };
 let server: StaticServer;
 
 test.beforeAll(async () => {
-  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js'))) throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
   server = await startStaticServer({
-    '/cdn/webgguf/': IIFE_DIR,
+    '/cdn/webgguf/': requireIifeDir(),
     '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'),
     '/shared/': SHARED_DIR,
   });

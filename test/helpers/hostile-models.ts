@@ -4,12 +4,9 @@
  * test/unit/model/hostile-models.test.ts and through the worker by test/e2e/hostile-models.spec.ts.
  */
 
-import { readFileSync } from 'node:fs';
-import { parseGguf } from '../../src/gguf/parse.js';
 import { GgmlType, type GgufValue, type GgufValueTypeInfo, GgufValueType } from '../../src/gguf/types.js';
 import { type GgufWriteInput, type GgufWriteTensor, writeGguf } from '../../src/gguf/write.js';
-import { MemoryByteSource } from '../../src/io/byte-source.js';
-import { sharedPath } from './shared-path.js';
+import { readEditableGguf } from './editable-gguf.js';
 
 /** A mutable copy of the base model, as the writer takes it. */
 interface EditableModel {
@@ -187,15 +184,8 @@ let base: { model: EditableModel; version: 2 | 3 } | null = null;
 
 async function baseModel(): Promise<{ model: EditableModel; version: 2 | 3 }> {
   if (base) return base;
-  const bytes = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
-  const file = await parseGguf(new MemoryByteSource(bytes));
-  const tensors = file.tensors.map((t) => ({
-    name: t.name,
-    type: t.type,
-    shape: [...t.shape],
-    data: bytes.subarray(file.tensorDataOffset + t.offset, file.tensorDataOffset + t.offset + t.byteLength),
-  }));
-  base = { model: { metadata: { ...file.metadata }, metadataTypes: { ...file.metadataTypes }, tensors }, version: file.version };
+  const { version, ...model } = await readEditableGguf('stories260K.gguf');
+  base = { model, version };
   return base;
 }
 

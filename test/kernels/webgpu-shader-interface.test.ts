@@ -7,7 +7,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { KERNEL_SOURCES } from '../../src/backend/webgpu/compose.js';
+import { KERNEL_SOURCES, kernelInterfaceSource } from '../../src/backend/webgpu/compose.js';
 import { GEMV_SG_F32_PARAMS, GEMV_SG_PARAMS } from '../../src/backend/webgpu/gemv-sg-params.js';
 import { ENTRY_BINDINGS } from '../../src/backend/webgpu/pipelines.js';
 import { PARAMS_BYTES } from '../../src/backend/webgpu/step-recorder.js';
@@ -46,10 +46,10 @@ describe('WebGPU shader interface', () => {
   for (const [key, table] of Object.entries(ENTRY_BINDINGS)) {
     it(`${key}: bindings match the WGSL declarations`, () => {
       const [kernel, entry] = key.split('.') as [string, string];
-      const src = KERNEL_SOURCES[kernel];
-      expect(src, `shaders/kernels/${kernel}.wgsl`).toBeDefined();
+      expect(KERNEL_SOURCES[kernel], `shaders/kernels/${kernel}.wgsl`).toBeDefined();
+      const src = kernelInterfaceSource(kernel);
       expect(src).toMatch(new RegExp(`fn ${entry}\\s*\\(`));
-      const declared = declaredBindings(src!);
+      const declared = declaredBindings(src);
       table.forEach((kind, binding) => {
         if (kind !== null) expect(declared.get(binding), `${key} binding ${binding}`).toBe(kind);
       });
@@ -59,7 +59,7 @@ describe('WebGPU shader interface', () => {
 
   for (const kernel of kernels) {
     it(`${kernel}: Params fit the ${PARAMS_BYTES}-byte uniform slot; weight kernels have the k field`, () => {
-      const src = KERNEL_SOURCES[kernel]!;
+      const src = kernelInterfaceSource(kernel);
       const fields = paramsFields(src);
       expect(fields.length * 4).toBeLessThanOrEqual(PARAMS_BYTES);
       expect(fields.every((f) => f.type === 'u32' || f.type === 'f32' || f.type === 'i32'), JSON.stringify(fields)).toBe(true);
@@ -68,7 +68,7 @@ describe('WebGPU shader interface', () => {
   }
 
   it.each(['gemv_sg', 'gemv'])('%s: the host writes Params in the declared order and types', (kernel) => {
-    const fields = paramsFields(KERNEL_SOURCES[kernel]!);
+    const fields = paramsFields(kernelInterfaceSource(kernel));
     expect(fields.map((f) => f.name)).toEqual([...GEMV_SG_PARAMS]);
     for (const f of fields) expect(f.type, f.name).toBe(GEMV_SG_F32_PARAMS.has(f.name) ? 'f32' : 'u32');
   });

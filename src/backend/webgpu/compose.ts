@@ -36,12 +36,26 @@ const bitsWgsl = shaderSource('common/bits');
 const reduceSharedWgsl = shaderSource('common/reduce_shared');
 const reduceSubgroupWgsl = shaderSource('common/reduce_subgroup');
 const ropeMathWgsl = shaderSource('common/rope_math');
+const gemvIoWgsl = shaderSource('common/gemv_io');
 
 /** Common snippets a kernel needs besides the reductions (composed before the kernel's own source). */
 const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
   rope: ropeMathWgsl,
   rope_store: ropeMathWgsl,
+  gemv: gemvIoWgsl,
+  gemv_sg: gemvIoWgsl,
 };
+
+/**
+ * A kernel's own source with the common snippet it declares its interface in (Params, bindings) prepended: what a
+ * host ↔ WGSL interface check reads. @throws LlmError when there is no such kernel.
+ */
+export function kernelInterfaceSource(kernel: KernelName): string {
+  const src = KERNEL_SOURCES[kernel];
+  if (src === undefined) throw new LlmError('invalid-request', `no kernel shaders/kernels/${kernel}.wgsl`);
+  const snippet = KERNEL_SNIPPETS[kernel];
+  return snippet === undefined ? src : `${snippet}\n${src}`;
+}
 
 /** Storage element type of the KV cache and of gemm's tiles: f16 needs the `shader-f16` feature. */
 export type ElementType = 'f16' | 'f32';

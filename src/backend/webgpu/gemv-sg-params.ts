@@ -1,5 +1,5 @@
 /**
- * The uniform block of the hardware GEMV (shaders/kernels/gemv_sg.wgsl `struct Params`), written by field name in
+ * The uniform block of the hardware GEMV (shaders/common/gemv_io.wgsl `struct Params`, shared by gemv and gemv_sg), written by field name in
  * the order declared here; test/kernels/webgpu-shader-interface.test.ts checks this order and the field types
  * against the WGSL, so a reordered or renamed field fails a unit test instead of computing garbage.
  */

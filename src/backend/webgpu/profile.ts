@@ -8,27 +8,12 @@
 /** Subgroup width assumed when counting subgroups of a dispatch (most desktop GPUs; lavapipe runs 8). */
 export const PROFILE_SUBGROUP_WIDTH = 32;
 
-/** One matrix product as the kernels run it. */
-interface MatmulProfile {
-  /** Tensor name (for fused products: the names joined with `+`). */
-  readonly name: string;
-  /** Kernel pipeline label, e.g. `gemv_sg.q4_0.f16.sg.wg64`. */
-  readonly kernel: string;
-  /** Output rows (weight rows; gate+up counted once per output). */
-  readonly rows: number;
-  /** Row length (K). */
-  readonly cols: number;
-  /** Tokens of the step. */
-  readonly tokens: number;
-  readonly workgroups: number;
+/** One matrix product as the kernels run it: its dispatch record (less the workgroup size) and what follows from it. */
+interface MatmulProfile extends Omit<MatmulRecord, 'wgSize'> {
   /** Subgroups launched, at PROFILE_SUBGROUP_WIDTH lanes each. */
   readonly subgroups: number;
   /** Weight rows one subgroup walks (fractional when several subgroups share a row). */
   readonly rowsPerSubgroup: number;
-  /** Bytes of the weights in the GGUF. */
-  readonly weightBytesLogical: number;
-  /** Bytes of weights the kernel loads from memory for this step (repacked rows, re-reads per token tile). */
-  readonly weightBytesLoaded: number;
   /** weightBytesLoaded ÷ weightBytesLogical. */
   readonly loadsPerWeightByte: number;
   /** Subgroups per MiB of logical weight bytes (occupancy of a memory-bound GEMV). */
@@ -56,14 +41,21 @@ export interface StepProfile {
 
 /** A matmul dispatch as reported by the backend. */
 export interface MatmulRecord {
+  /** Tensor name (for fused products: the names joined with `+`). */
   readonly name: string;
+  /** Kernel pipeline label, e.g. `gemv_sg.q4_0.f16.sg.wg64`. */
   readonly kernel: string;
+  /** Output rows (weight rows; gate+up counted once per output). */
   readonly rows: number;
+  /** Row length (K). */
   readonly cols: number;
+  /** Tokens of the step. */
   readonly tokens: number;
   readonly workgroups: number;
   readonly wgSize: number;
+  /** Bytes of the weights in the GGUF. */
   readonly weightBytesLogical: number;
+  /** Bytes of weights the kernel loads from memory for this step (repacked rows, re-reads per token tile). */
   readonly weightBytesLoaded: number;
 }
 

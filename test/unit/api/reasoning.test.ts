@@ -11,7 +11,7 @@ import type { ChatCompletionChunk } from '../../../src/api/types.js';
 import { detectReasoningFormat, startsInsideReasoning } from '../../../src/output/reasoning-format.js';
 import { ReasoningSplitter, type splitReasoning } from '../../../src/output/reasoning-splitter.js';
 import { isLlmError } from '../../../src/errors.js';
-import { createFakeTokenizer, createFakeTransformer, IM_END } from '../engine/fake-model.js';
+import { createFakeTokenizer, createFakeTransformer, spellAfterPrompt } from '../engine/fake-model.js';
 
 const TAGS = { kind: 'tags', open: '<think>', close: '</think>' } as const;
 
@@ -62,20 +62,6 @@ const QWEN3 =
   '{%- if add_generation_prompt %}<|im_start|>assistant\n{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{%- endif %}' +
   '{%- if reasoning_effort is defined %}[effort={{ reasoning_effort }}]{%- endif %}{%- endif %}';
 const R1 = '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n{%- endif %}';
-
-/** Spells `text` byte by byte after the prompt: a call that does not extend the previous history by one starts anew. */
-function spellAfterPrompt(text: string): (h: readonly number[]) => number | null {
-  const bytes = Array.from(new TextEncoder().encode(text));
-  let prev: readonly number[] = [];
-  let start = 0;
-  return (h) => {
-    const continues = h.length === prev.length + 1 && prev.every((t, i) => h[i] === t);
-    if (!continues) start = h.length;
-    prev = h.slice();
-    const done = h.length - start;
-    return done < bytes.length ? bytes[done] : IM_END;
-  };
-}
 
 async function engineWith(template: string, output: string) {
   const tokenizer = createFakeTokenizer();

@@ -16,7 +16,7 @@ import { detectToolCallFormat, type ToolCallFormat } from '../../../src/tools/to
 import { parseToolCalls } from '../../../src/tools/tool-call-parse.js';
 import { ToolStreamGate } from '../../../src/tools/tool-stream-gate.js';
 import { sharedPath } from '../../helpers/shared-path.js';
-import { createFakeTokenizer, createFakeTransformer, IM_END } from '../engine/fake-model.js';
+import { createFakeTokenizer, createFakeTransformer, spellAfterPrompt } from '../engine/fake-model.js';
 
 const WEATHER = {
   type: 'function' as const,
@@ -90,19 +90,6 @@ const HERMES_TEMPLATE =
   '{%- for m in messages %}<|im_start|>{{ m.role }}\n{%- if m.content %}{{ m.content }}{%- endif %}' +
   '{%- if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>\n{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments }}}\n</tool_call>{% endfor %}{%- endif %}<|im_end|>\n{%- endfor %}' +
   '{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}';
-
-function spellAfterPrompt(text: string): (h: readonly number[]) => number | null {
-  const bytes = Array.from(new TextEncoder().encode(text));
-  let prev: readonly number[] = [];
-  let start = 0;
-  return (h) => {
-    const continues = h.length === prev.length + 1 && prev.every((t, i) => h[i] === t);
-    if (!continues) start = h.length;
-    prev = h.slice();
-    const done = h.length - start;
-    return done < bytes.length ? bytes[done] : IM_END;
-  };
-}
 
 describe('tool calls through the engine', () => {
   const CALL = 'Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>';

@@ -3,43 +3,26 @@
  * connects on the other, exactly as through a Worker. Checks results, streams, LlmError code/details, progress
  * callbacks, AbortSignal crossing, stream cancellation and unload.
  */
-import * as Comlink from 'comlink';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
+import { describe, expect, it } from 'vitest';
 import type { Engine, EngineOptions, LoadProgress } from '../../../src/api/engine.js';
-import { createEngineFromParts } from '../../../src/api/local-engine.js';
 import { isLlmError, LlmError } from '../../../src/errors.js';
 import { connectWorkerEngine } from '../../../src/worker/client.js';
 import { deserializeError, serializeError } from '../../../src/worker/errors.js';
 import { createWorkerApi } from '../../../src/worker/worker-api.js';
-import { createFakeTokenizer, createFakeTransformer, spellScript } from '../engine/fake-model.js';
+import { createFakeTransformer, spellScript } from '../engine/fake-model.js';
+import { createFakeEngine, useChannels } from '../worker/worker-harness.js';
 
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const p of ports.splice(0)) p.close();
-});
+const channels = useChannels();
 
 async function connect(script = spellScript('Hi from the worker.'), delayMs = 0) {
   const transformer = createFakeTransformer({ script, delayMs });
   const factory = async (o: EngineOptions): Promise<Engine> => {
     o.onProgress?.({ phase: 'upload', loadedBytes: 5, totalBytes: 10 });
     o.onProgress?.({ phase: 'ready', loadedBytes: 10, totalBytes: 10 });
-    const tokenizer = createFakeTokenizer();
-    return createEngineFromParts({
-      transformer,
-      tokenizer,
-      chat: createChatMlFormatter(tokenizer),
-      modelIdentity: `fake:${String(o.model)}`,
-      backend: { name: 'fake', description: 'fake', reason: 'requested' },
-      contextLength: 256,
-      slots: 2,
-    });
+    return createFakeEngine(o.model, transformer, 256, 2);
   };
-  const { port1, port2 } = new MessageChannel();
-  ports.push(port1, port2);
-  Comlink.expose(createWorkerApi(factory), port1);
   const progress: LoadProgress[] = [];
-  const engine = await connectWorkerEngine(port2, { model: 'model.gguf', onProgress: (p) => progress.push(p) });
+  const engine = await connectWorkerEngine(channels.expose(createWorkerApi(factory)), { model: 'model.gguf', onProgress: (p) => progress.push(p) });
   return { engine, transformer, progress };
 }
 

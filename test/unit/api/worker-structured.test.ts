@@ -3,40 +3,22 @@
  * worker-bridge.test.ts): a grammar-constrained answer, a tool call (generic tool prompt + Hermes syntax),
  * logprobs, and the AI SDK provider over the WorkerEngine.
  */
-import * as Comlink from 'comlink';
 import { generateText } from 'ai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWebGGUF } from '../../../src/ai-sdk/index.js';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import type { Engine, EngineOptions } from '../../../src/api/engine.js';
-import { createEngineFromParts } from '../../../src/api/local-engine.js';
 import { isLlmError } from '../../../src/errors.js';
 import { connectWorkerEngine } from '../../../src/worker/client.js';
 import { createWorkerApi } from '../../../src/worker/worker-api.js';
-import { createFakeTokenizer, createFakeTransformer, spellScript } from '../engine/fake-model.js';
+import { createFakeTransformer, spellScript } from '../engine/fake-model.js';
+import { createFakeEngine, useChannels } from '../worker/worker-harness.js';
 
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const p of ports.splice(0)) p.close();
-});
+const channels = useChannels();
 
 async function connect(text: string) {
-  const factory = async (o: EngineOptions): Promise<Engine> => {
-    const tokenizer = createFakeTokenizer();
-    return createEngineFromParts({
-      transformer: createFakeTransformer({ script: spellScript(text), contextLength: 2048 }),
-      tokenizer,
-      chat: createChatMlFormatter(tokenizer),
-      modelIdentity: `fake:${String(o.model)}`,
-      backend: { name: 'fake', description: 'fake', reason: 'requested' },
-      contextLength: 2048,
-      slots: 1,
-    });
-  };
-  const { port1, port2 } = new MessageChannel();
-  ports.push(port1, port2);
-  Comlink.expose(createWorkerApi(factory), port1);
-  return connectWorkerEngine(port2, { model: 'model.gguf' });
+  const factory = (o: EngineOptions): Promise<Engine> =>
+    createFakeEngine(o.model, createFakeTransformer({ script: spellScript(text), contextLength: 2048 }), 2048, 1);
+  return connectWorkerEngine(channels.expose(createWorkerApi(factory)), { model: 'model.gguf' });
 }
 
 describe('structured features through the worker', () => {

@@ -194,3 +194,20 @@ export function spellScript(text: string, end = IM_END): (history: readonly numb
     return done < bytes.length ? bytes[done] : end;
   };
 }
+
+/**
+ * A script that spells `text` (as bytes) after the prompt, then ends with IM_END: a call whose history does not extend
+ * the previous one by one token is a new prompt and starts anew (no marker needed, any template).
+ */
+export function spellAfterPrompt(text: string): (h: readonly number[]) => number | null {
+  const bytes = Array.from(new TextEncoder().encode(text));
+  let prev: readonly number[] = [];
+  let start = 0;
+  return (h) => {
+    const continues = h.length === prev.length + 1 && prev.every((t, i) => h[i] === t);
+    if (!continues) start = h.length;
+    prev = h.slice();
+    const done = h.length - start;
+    return done < bytes.length ? bytes[done] : IM_END;
+  };
+}

@@ -4,7 +4,6 @@
  * full-width model computes when those extra units' `ffn_down` columns are zero — on the cpu and wasm backends.
  */
 
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Ops } from '../../../src/backend/ops.js';
 import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
@@ -17,7 +16,7 @@ import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { describeLayers } from '../../../src/model/layer-spec.js';
 import { loadTransformer } from '../../../src/model/load.js';
 import { maxAbsDiff } from '../../helpers/compare.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { readEditableGguf } from '../../helpers/editable-gguf.js';
 import { thrownLlmError } from '../../helpers/llm-error.js';
 
 const PROMPT = Int32Array.from([1, 82, 113, 346, 301, 265, 263, 431]);
@@ -29,15 +28,8 @@ interface Variant {
 }
 
 async function base(): Promise<{ variant: Variant; metadataTypes: Record<string, never> }> {
-  const bytes = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
-  const file = await parseGguf(new MemoryByteSource(bytes));
-  const tensors = file.tensors.map((t) => ({
-    name: t.name,
-    type: t.type,
-    shape: [...t.shape],
-    data: bytes.slice(file.tensorDataOffset + t.offset, file.tensorDataOffset + t.offset + t.byteLength),
-  }));
-  return { variant: { metadata: { ...file.metadata }, tensors }, metadataTypes: file.metadataTypes as Record<string, never> };
+  const { metadata, metadataTypes, tensors } = await readEditableGguf('stories260K.gguf');
+  return { variant: { metadata, tensors }, metadataTypes: metadataTypes as Record<string, never> };
 }
 
 /** (full, cut): layer 1's FFN zero-padded beyond CUT units, and truncated to CUT units with a per-layer width array. */

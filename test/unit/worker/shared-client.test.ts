@@ -4,35 +4,23 @@
  * attach to one load through the client, the fallbacks to a dedicated worker (no SharedWorker; a shared worker that
  * does not answer) with their reason, and option checks.
  */
-import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
 import type { Engine, EngineOptions } from '../../../src/api/engine.js';
-import { createEngineFromParts } from '../../../src/api/local-engine.js';
 import { isLlmError } from '../../../src/errors.js';
 import { SharedEngineHub } from '../../../src/worker/shared-hub.js';
 import { createSharedWorkerEngine } from '../../../src/worker/shared-client.js';
 import { createWorkerApi } from '../../../src/worker/worker-api.js';
-import { createFakeTokenizer, createFakeTransformer } from '../engine/fake-model.js';
+import { createFakeTransformer } from '../engine/fake-model.js';
+import { createFakeEngine, fakeWorkerClass, useChannels } from './worker-harness.js';
 
 const loads: string[] = [];
-const factory = async (o: EngineOptions): Promise<Engine> => {
+const factory = (o: EngineOptions): Promise<Engine> => {
   loads.push(String(o.model));
-  const tokenizer = createFakeTokenizer();
-  return createEngineFromParts({
-    transformer: createFakeTransformer({ script: () => 97 }),
-    tokenizer,
-    chat: createChatMlFormatter(tokenizer),
-    modelIdentity: `fake:${String(o.model)}`,
-    backend: { name: 'fake', description: 'fake', reason: 'requested' },
-    contextLength: 256,
-    slots: 1,
-  });
+  return createFakeEngine(o.model, createFakeTransformer({ script: () => 97 }), 256, 1);
 };
 
-const ports: MessagePort[] = [];
+const channels = useChannels();
 afterEach(() => {
-  for (const p of ports.splice(0)) p.close();
   vi.unstubAllGlobals();
   loads.length = 0;
 });
@@ -43,8 +31,7 @@ function stubSharedWorker(hub: SharedEngineHub | null): void {
     readonly port: MessagePort;
     constructor() {
       super();
-      const { port1, port2 } = new MessageChannel();
-      ports.push(port1, port2);
+      const { port1, port2 } = channels.pair();
       if (hub) hub.connect(port1);
       this.port = port2;
     }
@@ -55,32 +42,13 @@ function stubSharedWorker(hub: SharedEngineHub | null): void {
 /** Stubs `Worker`: every instance runs `createWorkerApi(factory)` on the other end of a channel. */
 function stubWorker(): { terminated: number } {
   const counts = { terminated: 0 };
-  class FakeWorker {
-    private readonly port: MessagePort;
-    constructor() {
-      const { port1, port2 } = new MessageChannel();
-      ports.push(port1, port2);
-      Comlink.expose(createWorkerApi(factory), port1);
-      this.port = port2;
-    }
-    postMessage(data: unknown, transfer?: Transferable[]): void {
-      this.port.postMessage(data, transfer ?? []);
-    }
-    addEventListener(type: string, f: EventListenerOrEventListenerObject): void {
-      this.port.addEventListener(type, f);
-    }
-    removeEventListener(type: string, f: EventListenerOrEventListenerObject): void {
-      this.port.removeEventListener(type, f);
-    }
-    start(): void {
-      this.port.start();
-    }
-    terminate(): void {
-      counts.terminated++;
-      this.port.close();
-    }
-  }
-  vi.stubGlobal('Worker', FakeWorker);
+  vi.stubGlobal(
+    'Worker',
+    fakeWorkerClass(
+      () => channels.expose(createWorkerApi(factory)),
+      () => counts.terminated++,
+    ),
+  );
   return counts;
 }
 

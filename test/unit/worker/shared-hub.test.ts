@@ -6,19 +6,15 @@
  * and the engine is unloaded with its last tab.
  */
 import * as Comlink from 'comlink';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createChatMlFormatter } from '../../../src/api/chat-formatter.js';
+import { describe, expect, it } from 'vitest';
 import type { Engine, EngineOptions, LoadProgress } from '../../../src/api/engine.js';
-import { createEngineFromParts } from '../../../src/api/local-engine.js';
 import { isLlmError, LlmError } from '../../../src/errors.js';
 import { RemoteEngine } from '../../../src/worker/remote-engine.js';
 import { type SharedEngineApi, SharedEngineHub, loadKeyOf } from '../../../src/worker/shared-hub.js';
-import { createFakeTokenizer, createFakeTransformer } from '../engine/fake-model.js';
+import { createFakeTransformer } from '../engine/fake-model.js';
+import { createFakeEngine, useChannels } from './worker-harness.js';
 
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const p of ports.splice(0)) p.close();
-});
+const channels = useChannels();
 
 /** A hub over fake models (each token takes `delayMs`), its load held until `release()` when `gate` is set. */
 function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
@@ -35,22 +31,13 @@ function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
     });
     if (fail) throw new LlmError('gguf-invalid', 'not a GGUF', { details: { key: 'magic' } });
     o.onProgress?.({ phase: 'ready', loadedBytes: 2, totalBytes: 2 });
-    const tokenizer = createFakeTokenizer();
     const transformer = createFakeTransformer({ script: () => 97, delayMs });
     const destroy = transformer.destroy.bind(transformer);
     transformer.destroy = () => {
       destroyed.push(String(o.model));
       destroy();
     };
-    const engine = await createEngineFromParts({
-      transformer,
-      tokenizer,
-      chat: createChatMlFormatter(tokenizer),
-      modelIdentity: `fake:${String(o.model)}`,
-      backend: { name: 'fake', description: 'fake', reason: 'requested' },
-      contextLength: 4096,
-      slots: 2,
-    });
+    const engine = await createFakeEngine(o.model, transformer, 4096, 2);
     if (hangUnload) engine.unload = () => new Promise<void>(() => {});
     return engine;
   };
@@ -59,8 +46,7 @@ function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
   let tabs = 0;
   /** Opens a "tab": a port to the hub, then loads `model` like createSharedWorkerEngine does. */
   const tab = async (model = 'a.gguf', extra: Omit<Partial<EngineOptions>, 'model'> = {}, signal?: AbortSignal) => {
-    const { port1, port2 } = new MessageChannel();
-    ports.push(port1, port2);
+    const { port1, port2 } = channels.pair();
     hub.connect(port1);
     const remote = Comlink.wrap<SharedEngineApi>(port2);
     const lock = `tab-${++tabs}`;

@@ -3,12 +3,12 @@
  * or kernel) no longer makes `unload()` wait forever — it resolves after `unloadTimeoutMs` and the worker is
  * terminated. The "worker" is a Comlink API on a MessageChannel whose `load` answers and whose `unload` never does.
  */
-import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineInfo } from '../../../src/api/engine.js';
 import { isLlmError } from '../../../src/errors.js';
 import { connectWorkerEngine, createWorkerEngine } from '../../../src/worker/client.js';
 import type { WorkerEngineApi } from '../../../src/worker/worker-api.js';
+import { fakeWorkerClass, useChannels } from './worker-harness.js';
 
 const INFO: EngineInfo = {
   model: { name: 'hung', arch: 'llama', identity: 'fake:hung', vocabSize: 4, trainContextLength: 8 },
@@ -33,18 +33,13 @@ function hungApi(): WorkerEngineApi {
   };
 }
 
-const ports: MessagePort[] = [];
+const channels = useChannels();
 afterEach(() => {
-  for (const p of ports.splice(0)) p.close();
   vi.unstubAllGlobals();
 });
 
-function channel(): MessagePort {
-  const { port1, port2 } = new MessageChannel();
-  ports.push(port1, port2);
-  Comlink.expose(hungApi(), port1);
-  return port2;
-}
+/** The client's end of a channel to a new hung API. */
+const channel = (): MessagePort => channels.expose(hungApi());
 
 describe('worker unload deadline', () => {
   it('unload() resolves after unloadTimeoutMs when the worker does not answer, and reports it unanswered', async () => {
@@ -63,28 +58,8 @@ describe('worker unload deadline', () => {
 
   it('createWorkerEngine terminates a worker that does not answer unload()', async () => {
     const terminate = vi.fn();
-    /** A stand-in for the Worker global: its messages go to the hung API. */
-    class FakeWorker {
-      private readonly port = channel();
-      constructor(readonly url: string | URL) {}
-      postMessage(data: unknown, transfer?: Transferable[]): void {
-        this.port.postMessage(data, transfer ?? []);
-      }
-      addEventListener(type: string, f: EventListenerOrEventListenerObject): void {
-        this.port.addEventListener(type, f);
-      }
-      removeEventListener(type: string, f: EventListenerOrEventListenerObject): void {
-        this.port.removeEventListener(type, f);
-      }
-      start(): void {
-        this.port.start();
-      }
-      terminate(): void {
-        terminate();
-        this.port.close();
-      }
-    }
-    vi.stubGlobal('Worker', FakeWorker);
+    // A stand-in for the Worker global: its messages go to the hung API.
+    vi.stubGlobal('Worker', fakeWorkerClass(channel, terminate));
     const engine = await createWorkerEngine({ model: 'm.gguf', worker: 'hung-worker.js', unloadTimeoutMs: 100 });
     await engine.unload();
     expect(terminate).toHaveBeenCalledTimes(1);
