@@ -14,7 +14,7 @@ import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from '../
 export const BOS = 256;
 export const EOS = 257;
 const IM_START = 258;
-export const IM_END = 259;
+const IM_END = 259;
 const SPECIALS: [string, number][] = [
   ['<s>', BOS],
   ['</s>', EOS],
