@@ -102,7 +102,12 @@ const isolationHeaders = {
 
 export default defineConfig(({ mode }) => {
   const test = {
-    include: ['test/unit/**/*.test.ts', 'test/cli/**/*.test.ts', 'test/kernels/**/*.test.ts', 'test/reference/**/*.test.ts'],
+    include: [
+      'test/unit/**/*.test.ts',
+      'test/cli/**/*.test.ts',
+      'test/kernels/**/*.test.ts',
+      'test/reference/**/*.test.ts',
+    ],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks' as const,
@@ -121,7 +126,11 @@ export default defineConfig(({ mode }) => {
         target: 'es2022',
         sourcemap: true,
         // Two entries: the library and the AI SDK provider (`webgguf/ai-sdk`, which only imports types of @ai-sdk/provider).
-        lib: { entry: { webgguf: resolve(root, 'src/index.ts'), 'ai-sdk': resolve(root, 'src/ai-sdk/index.ts') }, formats: ['es'], fileName: (_f, name) => `${name}.js` },
+        lib: {
+          entry: { webgguf: resolve(root, 'src/index.ts'), 'ai-sdk': resolve(root, 'src/ai-sdk/index.ts') },
+          formats: ['es'],
+          fileName: (_f, name) => `${name}.js`,
+        },
         rollupOptions: { external: [/^node:/, 'webgpu'] },
       },
       worker: { format: 'es' as const, plugins: () => [wgslMinify(), wasmAsFiles()] },
@@ -135,7 +144,9 @@ export default defineConfig(({ mode }) => {
       experimental: {
         // Assets referenced from the script itself resolve against its own URL (captured at load), not the page's.
         renderBuiltUrl: (file: string, { hostId }: { hostId: string }) =>
-          hostId === 'webgguf.js' ? { runtime: `new URL(${JSON.stringify(file)}, __webggufScriptUrl).href` } : undefined,
+          hostId === 'webgguf.js'
+            ? { runtime: `new URL(${JSON.stringify(file)}, __webggufScriptUrl).href` }
+            : undefined,
       },
       build: {
         outDir: resolve(root, 'dist/iife'),

@@ -29,14 +29,22 @@ export function generateServiceWorker(outDir) {
     .map((path) => relative(outDir, path).split(sep).join('/'))
     .filter((f) => !f.endsWith('.map') && !GENERATED.has(f))
     .sort();
-  const entries = files.map((f) => ({ url: `./${f}`, hash: createHash('sha256').update(readFileSync(join(outDir, f))).digest('hex').slice(0, 16) }));
+  const entries = files.map((f) => ({
+    url: `./${f}`,
+    hash: createHash('sha256')
+      .update(readFileSync(join(outDir, f)))
+      .digest('hex')
+      .slice(0, 16),
+  }));
   const version = createHash('sha256')
     .update(entries.map((e) => `${e.url} ${e.hash}`).join('\n'))
     .update(readFileSync(TEMPLATE))
     .digest('hex')
     .slice(0, 12);
   writeFileSync(join(outDir, 'precache.json'), JSON.stringify(entries));
-  const sw = readFileSync(TEMPLATE, 'utf8').replaceAll('__BUILD_ID__', version).replace('[/*__PRECACHE__*/]', JSON.stringify(entries.map((e) => e.url)));
+  const sw = readFileSync(TEMPLATE, 'utf8')
+    .replaceAll('__BUILD_ID__', version)
+    .replace('[/*__PRECACHE__*/]', JSON.stringify(entries.map((e) => e.url)));
   writeFileSync(join(outDir, 'sw.js'), sw);
   return version;
 }

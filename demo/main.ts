@@ -8,7 +8,16 @@
  */
 import { listModels, type BackendChoice, type Engine } from '../src/index';
 import { ChatController } from './ui/chat-controller';
-import { DEFAULT_SETTINGS, loadLastModel, loadPendingDownload, loadSettings, saveLastModel, saveSettings, type ChatMode, type DemoSettings } from './ui/conversation-store';
+import {
+  DEFAULT_SETTINGS,
+  loadLastModel,
+  loadPendingDownload,
+  loadSettings,
+  saveLastModel,
+  saveSettings,
+  type ChatMode,
+  type DemoSettings,
+} from './ui/conversation-store';
 import { ConversationList } from './ui/conversation-list';
 import { hostingOf, startEngine } from './ui/engine-host';
 import { ErrorBox } from './ui/error-box';
@@ -20,7 +29,9 @@ import { startServiceWorker } from './ui/sw-client';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
-const backendParam = ['auto', 'webgpu', 'wasm', 'cpu'].includes(params.get('backend') ?? '') ? (params.get('backend') as BackendChoice) : null;
+const backendParam = ['auto', 'webgpu', 'wasm', 'cpu'].includes(params.get('backend') ?? '')
+  ? (params.get('backend') as BackendChoice)
+  : null;
 
 const ui = {
   systemPrompt: $<HTMLTextAreaElement>('system-prompt'),
@@ -51,7 +62,8 @@ let loading = false;
 let modeOverride: ChatMode | null = params.get('raw') === '1' ? 'completion' : null;
 
 function readSettings(): DemoSettings {
-  const num = (el: HTMLInputElement, fallback: number): number => (Number.isFinite(el.valueAsNumber) ? el.valueAsNumber : fallback);
+  const num = (el: HTMLInputElement, fallback: number): number =>
+    Number.isFinite(el.valueAsNumber) ? el.valueAsNumber : fallback;
   return {
     systemPrompt: ui.systemPrompt.value,
     temperature: Math.max(0, num(ui.temperature, DEFAULT_SETTINGS.temperature)),
@@ -89,9 +101,16 @@ function setMode(mode: ChatMode): void {
 
 /** URL parameters override saved settings (not persisted unless the user edits a field). */
 function applyParamOverrides(s: DemoSettings): DemoSettings {
-  const n = (k: string): number | undefined => (params.has(k) && Number.isFinite(Number(params.get(k))) ? Number(params.get(k)) : undefined);
+  const n = (k: string): number | undefined =>
+    params.has(k) && Number.isFinite(Number(params.get(k))) ? Number(params.get(k)) : undefined;
   savedMode = s.mode;
-  return { ...s, temperature: n('temperature') ?? s.temperature, maxTokens: n('max_tokens') ?? s.maxTokens, seed: n('seed') ?? s.seed, mode: modeOverride ?? s.mode };
+  return {
+    ...s,
+    temperature: n('temperature') ?? s.temperature,
+    maxTokens: n('max_tokens') ?? s.maxTokens,
+    seed: n('seed') ?? s.seed,
+    mode: modeOverride ?? s.mode,
+  };
 }
 
 const chat = new ChatController({
@@ -120,8 +139,12 @@ const conversations = new ConversationList($<HTMLUListElement>('conversations'),
 function refreshHeader(): void {
   const completion = document.body.dataset.mode === 'completion';
   ui.modelName.textContent = loaded ? loaded.label : loading ? 'loading…' : 'no model loaded';
-  ui.modelName.title = loaded ? `Loaded model: ${loaded.label}${loaded.url ? ` (${loaded.url})` : ''}` : 'No model loaded';
-  ui.modeNote.textContent = loaded ? `${loaded.engine.info.contextLength}-token context${completion ? ' · text completion mode' : ''}` : '';
+  ui.modelName.title = loaded
+    ? `Loaded model: ${loaded.label}${loaded.url ? ` (${loaded.url})` : ''}`
+    : 'No model loaded';
+  ui.modeNote.textContent = loaded
+    ? `${loaded.engine.info.contextLength}-token context${completion ? ' · text completion mode' : ''}`
+    : '';
   ui.firstRun.hidden = loaded !== null || loading;
 }
 
@@ -177,7 +200,11 @@ async function onModelReady(fileName: string): Promise<void> {
   ui.badge.textContent = backendLabel(info.backend);
   const hosting = hostingOf(loaded.engine);
   const shared =
-    hosting === 'attached' ? ' — shared: already loaded in another tab' : hosting === 'shared' ? ' — shared with other tabs' : '';
+    hosting === 'attached'
+      ? ' — shared: already loaded in another tab'
+      : hosting === 'shared'
+        ? ' — shared with other tabs'
+        : '';
   ui.badge.title = `${info.backend.description} — ${info.backend.reason}${shared}`;
   ui.badge.classList.add('active');
   const noTemplate = await usesChatMlFallback(info.chatTemplateHash);
@@ -267,14 +294,21 @@ function wireSettings(phone: MediaQueryList): void {
   const persist = $<HTMLButtonElement>('persist');
   const persistStatus = $('persist-status');
   const showPersisted = (yes: boolean): void => {
-    persistStatus.textContent = yes ? 'Models are kept until you delete them.' : 'The browser may evict models when space runs low.';
+    persistStatus.textContent = yes
+      ? 'Models are kept until you delete them.'
+      : 'The browser may evict models when space runs low.';
     persist.hidden = yes;
   };
-  void navigator.storage?.persisted?.().then(showPersisted).catch(() => undefined);
+  void navigator.storage
+    ?.persisted?.()
+    .then(showPersisted)
+    .catch(() => undefined);
   persist.addEventListener('click', async () => {
     const ok = await navigator.storage?.persist?.().catch(() => false);
     showPersisted(ok === true);
-    if (!ok) persistStatus.textContent = 'The browser declined (it decides from how often you use the site); models are still stored.';
+    if (!ok)
+      persistStatus.textContent =
+        'The browser declined (it decides from how often you use the site); models are still stored.';
   });
   ui.toggleSidebar.addEventListener('click', () => toggleSidebar());
   if (phone.matches) toggleSidebar(false);

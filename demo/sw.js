@@ -13,7 +13,9 @@
 const VERSION = '__BUILD_ID__';
 const PREFIX = 'webgguf-shell-';
 const CACHE = `${PREFIX}${VERSION}`;
-const PRECACHE = [/*__PRECACHE__*/];
+const PRECACHE = [
+  /*__PRECACHE__*/
+];
 const SHELL = ['./', './index.html'];
 
 /** True for a response that is an HTML page standing in for a file that is not one (SPA fallback, error page). */
@@ -30,7 +32,8 @@ self.addEventListener('install', (event) => {
       for (const url of [...SHELL, ...PRECACHE]) {
         // Past the HTTP cache: a file whose content changed must not come back stale.
         const res = await fetch(new Request(url, { cache: 'reload' }));
-        if (!res.ok || isHtmlStandIn(url, res)) throw new Error(`webgguf sw: ${url} is missing from this deploy (${res.status})`);
+        if (!res.ok || isHtmlStandIn(url, res))
+          throw new Error(`webgguf sw: ${url} is missing from this deploy (${res.status})`);
         await cache.put(url, res);
       }
     })(),
@@ -118,7 +121,8 @@ self.addEventListener('fetch', (event) => {
       if (hit) return isolate(hit);
       const res = await fetch(req);
       // Runtime caching only for real files: never an error, a redirect or an HTML page standing in for a file.
-      if (res.ok && res.type === 'basic' && !isHtmlStandIn(req.url, res)) await (await caches.open(CACHE)).put(req, res.clone());
+      if (res.ok && res.type === 'basic' && !isHtmlStandIn(req.url, res))
+        await (await caches.open(CACHE)).put(req, res.clone());
       return isolate(res);
     })(),
   );

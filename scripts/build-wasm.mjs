@@ -41,7 +41,8 @@ function assertNoDataSegment(bytes, file) {
   while (p < bytes.length) {
     const id = bytes[p++];
     const size = leb();
-    if (id === 11 && size > 1) throw new Error(`${relative(root, file)} has a data segment: kernels must not use static data`);
+    if (id === 11 && size > 1)
+      throw new Error(`${relative(root, file)} has a data segment: kernels must not use static data`);
     p += size;
   }
 }

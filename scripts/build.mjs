@@ -35,7 +35,8 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   const files = ['webgguf.js', ...readdirSync(join(dir, 'assets')).map((f) => `assets/${f}`)];
   // The grammar engine (@mlc-ai/web-xgrammar, ~1.1 MB) is a separate file fetched only by a constrained request
   // (src/structured/xgrammar-loader.ts): reported apart, not part of either download below.
-  const isGrammarEngine = (f) => f.endsWith('.js') && readFileSync(join(dir, f), 'utf8').slice(0, 600).includes('global.xgrammar');
+  const isGrammarEngine = (f) =>
+    f.endsWith('.js') && readFileSync(join(dir, f), 'utf8').slice(0, 600).includes('global.xgrammar');
   const grammarFiles = files.filter(isGrammarEngine);
   const byName = new Map(files.filter((f) => !grammarFiles.includes(f)).map((f) => [f.split('/').pop(), f]));
   /** The files `start` loads, transitively, never entering a file matching `skip` (nor the grammar engine). */
@@ -70,12 +71,16 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   const wasm = sizes(files.filter((f) => f.endsWith('.wasm')));
   console.log(
     `[build] iife sizes: webgguf.js ${core.text}; ` +
-      Object.entries(paths).map(([k, v]) => `with the ${k} ${v.text}`).join('; ') +
+      Object.entries(paths)
+        .map(([k, v]) => `with the ${k} ${v.text}`)
+        .join('; ') +
       `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {
-      console.error(`[build] the script-tag bundle with the ${k} is ${(v.gz / 1024).toFixed(1)} KB gzipped, over its ${IIFE_GZIP_BUDGET / 1024} KB budget`);
+      console.error(
+        `[build] the script-tag bundle with the ${k} is ${(v.gz / 1024).toFixed(1)} KB gzipped, over its ${IIFE_GZIP_BUDGET / 1024} KB budget`,
+      );
       process.exitCode = 1;
     }
   }

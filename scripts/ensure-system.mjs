@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 const LVP_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 const CHROMIUM = '/usr/bin/chromium';
 const INSTALL = [
-  "awk 'BEGIN{RS=\"\";ORS=\"\\n\"} NR==1' /etc/apt/sources.list.d/debian.sources | sed 's/^Suites:.*/Suites: bookworm-backports/' > /etc/apt/sources.list.d/backports.sources",
+  'awk \'BEGIN{RS="";ORS="\\n"} NR==1\' /etc/apt/sources.list.d/debian.sources | sed \'s/^Suites:.*/Suites: bookworm-backports/\' > /etc/apt/sources.list.d/backports.sources',
   'apt-get update',
   'DEBIAN_FRONTEND=noninteractive apt-get install -y -t bookworm-backports mesa-vulkan-drivers',
   'DEBIAN_FRONTEND=noninteractive apt-get install -y chromium',
@@ -17,7 +17,9 @@ const INSTALL = [
 function mesaMajor() {
   try {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own ${Version} format, not a JS template
-    const v = execSync("dpkg-query -W -f='${Version}' mesa-vulkan-drivers", { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const v = execSync("dpkg-query -W -f='${Version}' mesa-vulkan-drivers", {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
     return Number.parseInt(v.replace(/^\d+:/, ''), 10);
   } catch {
     return 0;
@@ -26,14 +28,16 @@ function mesaMajor() {
 
 function missing() {
   const m = [];
-  if (!existsSync(LVP_ICD) || mesaMajor() < 25) m.push('Mesa lavapipe >= 25 (mesa-vulkan-drivers from bookworm-backports)');
+  if (!existsSync(LVP_ICD) || mesaMajor() < 25)
+    m.push('Mesa lavapipe >= 25 (mesa-vulkan-drivers from bookworm-backports)');
   if (!existsSync(CHROMIUM)) m.push('Debian chromium (/usr/bin/chromium)');
   return m;
 }
 
 let need = missing();
 if (need.length === 0) process.exit(0);
-const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && existsSync('/etc/apt/sources.list.d/debian.sources');
+const canInstall =
+  process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && existsSync('/etc/apt/sources.list.d/debian.sources');
 if (canInstall) {
   console.log(`[ensure-system] installing: ${need.join(', ')}`);
   for (const cmd of INSTALL) {

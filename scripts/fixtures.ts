@@ -17,7 +17,14 @@ const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${SYNT
          [--embed-type TYPE] [--no-reference] [--no-dequant]`;
 
 const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
-  n_embd: 'nEmbd', n_head: 'nHead', n_head_kv: 'nHeadKv', head_dim: 'headDim', n_ff: 'nFf', n_layer: 'nLayer', n_vocab: 'nVocab', tied: 'tied',
+  n_embd: 'nEmbd',
+  n_head: 'nHead',
+  n_head_kv: 'nHeadKv',
+  head_dim: 'headDim',
+  n_ff: 'nFf',
+  n_layer: 'nLayer',
+  n_vocab: 'nVocab',
+  tied: 'tied',
 };
 
 /** Parses `--shape` (a named shape or k=v pairs). */
@@ -27,7 +34,8 @@ export function parseShape(spec: string | undefined): Partial<ModelShape> | stri
   for (const kv of spec.split(',')) {
     const [k, v] = kv.split('=');
     const key = SHAPE_KEYS[k!.trim()];
-    if (key === undefined || v === undefined) throw new Error(`--shape: unknown key "${k}" (keys: ${Object.keys(SHAPE_KEYS).join(', ')})`);
+    if (key === undefined || v === undefined)
+      throw new Error(`--shape: unknown key "${k}" (keys: ${Object.keys(SHAPE_KEYS).join(', ')})`);
     out[key] = key === 'tied' ? v === '1' || v === 'true' : Number(v);
   }
   return out as Partial<ModelShape>;
@@ -37,10 +45,18 @@ export function parseShape(spec: string | undefined): Partial<ModelShape> | stri
 export function writeReference(modelPath: string, prompt: string, dequant: boolean): boolean {
   const oracle = path.join(REPO_ROOT, 'scripts', 'oracle');
   if (!existsSync(path.join(oracle, 'node_modules', 'node-llama-cpp'))) {
-    console.error('fixtures: llama.cpp oracle not installed (cd scripts/oracle && npm install); skipping the reference JSON');
+    console.error(
+      'fixtures: llama.cpp oracle not installed (cd scripts/oracle && npm install); skipping the reference JSON',
+    );
     return false;
   }
-  const args = [path.join(oracle, 'make-reference.mjs'), modelPath, '--prompt', prompt, ...(dequant ? [] : ['--no-dequant'])];
+  const args = [
+    path.join(oracle, 'make-reference.mjs'),
+    modelPath,
+    '--prompt',
+    prompt,
+    ...(dequant ? [] : ['--no-dequant']),
+  ];
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) throw new Error(`fixtures: oracle failed (exit ${r.status}) for ${modelPath}`);
   return true;
@@ -67,13 +83,24 @@ export async function main(args: string[]): Promise<number> {
   const out = path.resolve(outDir, `${arch}-${shapeLabel}-${quantName.toLowerCase()}.gguf`);
   const t0 = performance.now();
   const info = await writeSyntheticModel({
-    arch, quant, out, seed, ...(shape !== undefined ? { shape } : {}), ...(embed !== undefined ? { embedType: parseQuant(embed) } : {}),
+    arch,
+    quant,
+    out,
+    seed,
+    ...(shape !== undefined ? { shape } : {}),
+    ...(embed !== undefined ? { embedType: parseQuant(embed) } : {}),
   });
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
-  console.log(`${info.path}: ${info.arch} ${JSON.stringify(info.shape)}, ${(info.nParams / 1e6).toFixed(2)} M params, ` +
-    `${info.bytes} bytes, tensor types ${JSON.stringify(info.tensorTypes)} (${secs} s)`);
+  console.log(
+    `${info.path}: ${info.arch} ${JSON.stringify(info.shape)}, ${(info.nParams / 1e6).toFixed(2)} M params, ` +
+      `${info.bytes} bytes, tensor types ${JSON.stringify(info.tensorTypes)} (${secs} s)`,
+  );
   if (!args.includes('--no-reference')) {
-    writeReference(info.path, opt('--prompt') ?? 'Once upon a time, there was a robot.', !args.includes('--no-dequant'));
+    writeReference(
+      info.path,
+      opt('--prompt') ?? 'Once upon a time, there was a robot.',
+      !args.includes('--no-dequant'),
+    );
   }
   return 0;
 }

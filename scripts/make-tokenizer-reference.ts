@@ -30,9 +30,13 @@ export function main(args: string[]): number {
       return { gguf, cases: v.cases };
     });
     writeFileSync(join(tmp, 'job.json'), JSON.stringify(job));
-    const r = spawnSync(process.execPath, ['scripts/oracle/tokenize-vocab.mjs', join(tmp, 'job.json'), join(tmp, 'out.json')], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const r = spawnSync(
+      process.execPath,
+      ['scripts/oracle/tokenize-vocab.mjs', join(tmp, 'job.json'), join(tmp, 'out.json')],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     if (r.status !== 0) {
       console.error('the oracle failed (is scripts/oracle installed? npm install --prefix scripts/oracle)');
       return 1;
@@ -42,14 +46,17 @@ export function main(args: string[]): number {
     vocabs.forEach((v, i) => {
       const sha256 = createHash('sha256').update(readFileSync(job[i].gguf)).digest('hex');
       const doc = {
-        about: 'llama.cpp v0.5.0 (node-llama-cpp 3.22.1) tokenizer answers for a synthetic vocabulary; regenerate with scripts/make-tokenizer-reference.ts',
+        about:
+          'llama.cpp v0.5.0 (node-llama-cpp 3.22.1) tokenizer answers for a synthetic vocabulary; regenerate with scripts/make-tokenizer-reference.ts',
         name: v.name,
         seed: SYNTHETIC_SEED,
         sha256,
         ...results[i],
       };
       writeFileSync(join(outDir, `${v.name}.json`), JSON.stringify(doc) + '\n');
-      console.log(`${v.name}: ${results[i].cases.length} cases, ${results[i].pieces.length} tokens, sha256 ${sha256.slice(0, 16)}…`);
+      console.log(
+        `${v.name}: ${results[i].cases.length} cases, ${results[i].pieces.length} tokens, sha256 ${sha256.slice(0, 16)}…`,
+      );
     });
     return 0;
   } finally {

@@ -17,8 +17,16 @@ import { MemoryByteSource } from '../src/io/byte-source.js';
 import { getQuantType, tensorByteLength } from '../src/quant/index.js';
 import { mulberry32 as uniform } from './deterministic-random.mjs';
 import {
-  FILE_TYPE, llama3RopeFreqs, NAMED_SHAPES, planTensors, SYNTHETIC_ARCHES, TEMPLATE_FILE, tensorType,
-  type ModelShape, type SyntheticArch, type TensorPlan,
+  FILE_TYPE,
+  llama3RopeFreqs,
+  NAMED_SHAPES,
+  planTensors,
+  SYNTHETIC_ARCHES,
+  TEMPLATE_FILE,
+  tensorType,
+  type ModelShape,
+  type SyntheticArch,
+  type TensorPlan,
 } from './synthetic/arch-plan.js';
 
 /** Repository root and the shared fixtures folder beside it. */
@@ -55,15 +63,18 @@ export interface SyntheticModelInfo {
 
 /** Type llama.cpp gives a tied embedding in a mostly-`quant` file: Q8_0 under 0-quants, Q6_K under K/IQ quants. */
 export function defaultEmbedType(quant: GgmlType): GgmlType | undefined {
-  if (quant === GgmlType.Q4_0 || quant === GgmlType.Q4_1 || quant === GgmlType.Q5_0 || quant === GgmlType.Q5_1) return GgmlType.Q8_0;
-  if ([GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS].includes(quant)) return GgmlType.Q6_K;
+  if (quant === GgmlType.Q4_0 || quant === GgmlType.Q4_1 || quant === GgmlType.Q5_0 || quant === GgmlType.Q5_1)
+    return GgmlType.Q8_0;
+  if ([GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS].includes(quant))
+    return GgmlType.Q6_K;
   return undefined;
 }
 
 /** Parses a quant name (`q4_0`, `Q4_K`, `f16`) into a GgmlType webgguf can quantize. */
 export function parseQuant(name: string): GgmlType {
   const id = (GgmlType as unknown as Record<string, number>)[name.toUpperCase()];
-  if (id === undefined) throw new LlmError('invalid-request', `unknown quant type "${name}"; use e.g. q4_0, q8_0, q4_k, f16`);
+  if (id === undefined)
+    throw new LlmError('invalid-request', `unknown quant type "${name}"; use e.g. q4_0, q8_0, q4_k, f16`);
   const t = getQuantType(id);
   if (t.quantizeRow === undefined) throw new LlmError('unsupported-type', `quant type ${t.name} has no quantizer`);
   return id;
@@ -76,7 +87,6 @@ function hashSeed(seed: number, name: string): number {
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
   return h;
 }
-
 
 /** Fills `out` with N(mean, std²) samples (Box–Muller, two per draw). */
 function fillGaussian(out: Float32Array, rnd: () => number, mean: number, std: number): void {
@@ -93,7 +103,10 @@ function fillGaussian(out: Float32Array, rnd: () => number, mean: number, std: n
 async function loadTemplate(arch: SyntheticArch): Promise<GgufFile> {
   const file = path.join(SHARED_MODELS, 'arch', TEMPLATE_FILE[arch]);
   if (!existsSync(file)) {
-    throw new LlmError('invalid-request', `fixture template ${file} for arch ${arch} is missing; the tool needs ../shared/models/arch`);
+    throw new LlmError(
+      'invalid-request',
+      `fixture template ${file} for arch ${arch} is missing; the tool needs ../shared/models/arch`,
+    );
   }
   return parseGguf(new MemoryByteSource(new Uint8Array(readFileSync(file)), file));
 }
@@ -124,7 +137,13 @@ function templateShape(arch: SyntheticArch, t: GgufFile): ModelShape {
 const U32: GgufValueTypeInfo = { type: GgufValueType.UINT32 };
 
 /** Template metadata with the shape keys, name, file type and padded vocabulary replaced. */
-function buildMetadata(arch: SyntheticArch, t: GgufFile, s: ModelShape, quant: GgmlType, name: string): {
+function buildMetadata(
+  arch: SyntheticArch,
+  t: GgufFile,
+  s: ModelShape,
+  quant: GgmlType,
+  name: string,
+): {
   metadata: Record<string, GgufValue>;
   metadataTypes: Record<string, GgufValueTypeInfo>;
 } {
@@ -156,13 +175,27 @@ function buildMetadata(arch: SyntheticArch, t: GgufFile, s: ModelShape, quant: G
   if (s.nVocab > tokens.length) {
     const n0 = tokens.length;
     const pad = s.nVocab - n0;
-    metadata['tokenizer.ggml.tokens'] = [...tokens, ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`)];
+    metadata['tokenizer.ggml.tokens'] = [
+      ...tokens,
+      ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
+    ];
     const types = metadata['tokenizer.ggml.token_type'];
-    if (Array.isArray(types) || ArrayBuffer.isView(types)) metadata['tokenizer.ggml.token_type'] = [...Array.from(types as ArrayLike<number>), ...new Array<number>(pad).fill(5)];
+    if (Array.isArray(types) || ArrayBuffer.isView(types))
+      metadata['tokenizer.ggml.token_type'] = [
+        ...Array.from(types as ArrayLike<number>),
+        ...new Array<number>(pad).fill(5),
+      ];
     const scores = metadata['tokenizer.ggml.scores'];
-    if (Array.isArray(scores) || ArrayBuffer.isView(scores)) metadata['tokenizer.ggml.scores'] = [...Array.from(scores as ArrayLike<number>), ...new Array<number>(pad).fill(-1e9)];
+    if (Array.isArray(scores) || ArrayBuffer.isView(scores))
+      metadata['tokenizer.ggml.scores'] = [
+        ...Array.from(scores as ArrayLike<number>),
+        ...new Array<number>(pad).fill(-1e9),
+      ];
   } else if (s.nVocab < tokens.length) {
-    throw new LlmError('invalid-request', `n_vocab ${s.nVocab} is below the ${arch} template vocabulary (${tokens.length} tokens)`);
+    throw new LlmError(
+      'invalid-request',
+      `n_vocab ${s.nVocab} is below the ${arch} template vocabulary (${tokens.length} tokens)`,
+    );
   }
   return { metadata, metadataTypes };
 }
@@ -170,20 +203,35 @@ function buildMetadata(arch: SyntheticArch, t: GgufFile, s: ModelShape, quant: G
 // --- tensor data ----------------------------------------------------------------------------------------------------------
 
 /** f32 values of a tensor (small tensors and non-pooled paths). */
-function tensorValues(p: TensorPlan, rnd: () => number, s: ModelShape, arch: SyntheticArch, t: GgufFile, shapeName: string): Float32Array {
+function tensorValues(
+  p: TensorPlan,
+  rnd: () => number,
+  s: ModelShape,
+  arch: SyntheticArch,
+  t: GgufFile,
+  shapeName: string,
+): Float32Array {
   const n = p.shape.reduce((a, b) => a * b, 1);
   const out = new Float32Array(n); // (n) f32
   if (p.kind === 'rope_freqs') {
     const base = num(t.metadata[`${arch}.rope.freq_base`]) ?? 500000;
     // Llama 3.2 scaling for the benchmark shape; the fixture's short original context (64) otherwise.
-    return shapeName === 'llama-3.2-1b' ? llama3RopeFreqs(s.headDim, base, 32, 1, 4, 8192) : llama3RopeFreqs(s.headDim, base, 8, 1, 4, 64);
+    return shapeName === 'llama-3.2-1b'
+      ? llama3RopeFreqs(s.headDim, base, 32, 1, 4, 8192)
+      : llama3RopeFreqs(s.headDim, base, 8, 1, 4, 64);
   }
   fillGaussian(out, rnd, p.kind === 'norm' ? p.center : 0, p.std);
   return out;
 }
 
 /** Quantized bytes of one tensor; big quantized tensors are tiled from a pool of quantized random blocks. */
-function tensorBytes(p: TensorPlan, type: GgmlType, values: () => Float32Array, rnd: () => number, poolThreshold: number): Uint8Array {
+function tensorBytes(
+  p: TensorPlan,
+  type: GgmlType,
+  values: () => Float32Array,
+  rnd: () => number,
+  poolThreshold: number,
+): Uint8Array {
   const qt = getQuantType(type);
   const n = p.shape.reduce((a, b) => a * b, 1);
   const bytes = new Uint8Array(tensorByteLength(type, p.shape)); // (n / blockElements · blockBytes)
@@ -218,19 +266,41 @@ function tensorBytes(p: TensorPlan, type: GgmlType, values: () => Float32Array, 
 
 /** Rejects shapes llama.cpp cannot load (non-positive sizes, heads not grouping evenly, odd head_dim). */
 function checkShape(s: ModelShape): void {
-  const dims: [string, number][] = [['n_embd', s.nEmbd], ['n_head', s.nHead], ['n_head_kv', s.nHeadKv], ['head_dim', s.headDim], ['n_ff', s.nFf], ['n_layer', s.nLayer], ['n_vocab', s.nVocab]];
+  const dims: [string, number][] = [
+    ['n_embd', s.nEmbd],
+    ['n_head', s.nHead],
+    ['n_head_kv', s.nHeadKv],
+    ['head_dim', s.headDim],
+    ['n_ff', s.nFf],
+    ['n_layer', s.nLayer],
+    ['n_vocab', s.nVocab],
+  ];
   for (const [k, v] of dims) {
-    if (!Number.isSafeInteger(v) || v <= 0) throw new LlmError('invalid-request', `synthetic model shape: ${k} = ${v} must be a positive integer`);
+    if (!Number.isSafeInteger(v) || v <= 0)
+      throw new LlmError('invalid-request', `synthetic model shape: ${k} = ${v} must be a positive integer`);
   }
-  if (s.nHead % s.nHeadKv !== 0) throw new LlmError('invalid-request', `synthetic model shape: n_head ${s.nHead} is not a multiple of n_head_kv ${s.nHeadKv}`);
-  if (s.headDim % 2 !== 0) throw new LlmError('invalid-request', `synthetic model shape: head_dim ${s.headDim} must be even (rope pairs)`);
+  if (s.nHead % s.nHeadKv !== 0)
+    throw new LlmError(
+      'invalid-request',
+      `synthetic model shape: n_head ${s.nHead} is not a multiple of n_head_kv ${s.nHeadKv}`,
+    );
+  if (s.headDim % 2 !== 0)
+    throw new LlmError('invalid-request', `synthetic model shape: head_dim ${s.headDim} must be even (rope pairs)`);
 }
 
-function resolveShape(arch: SyntheticArch, t: GgufFile, shape: Partial<ModelShape> | string | undefined): { s: ModelShape; name: string } {
+function resolveShape(
+  arch: SyntheticArch,
+  t: GgufFile,
+  shape: Partial<ModelShape> | string | undefined,
+): { s: ModelShape; name: string } {
   const base = templateShape(arch, t);
   if (typeof shape === 'string') {
     const named = NAMED_SHAPES[shape];
-    if (named === undefined) throw new LlmError('invalid-request', `unknown shape "${shape}"; named shapes: ${Object.keys(NAMED_SHAPES).join(', ')}`);
+    if (named === undefined)
+      throw new LlmError(
+        'invalid-request',
+        `unknown shape "${shape}"; named shapes: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+      );
     return { s: { ...base, ...named.shape }, name: shape };
   }
   return { s: { ...base, ...(shape ?? {}) }, name: shape === undefined ? 'tiny' : 'custom' };
@@ -242,7 +312,10 @@ function resolveShape(arch: SyntheticArch, t: GgufFile, shape: Partial<ModelShap
  */
 export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<SyntheticModelInfo> {
   if (!SYNTHETIC_ARCHES.includes(o.arch)) {
-    throw new LlmError('unsupported-arch', `fixture tool: architecture "${o.arch}" is not one of ${SYNTHETIC_ARCHES.join(', ')}`);
+    throw new LlmError(
+      'unsupported-arch',
+      `fixture tool: architecture "${o.arch}" is not one of ${SYNTHETIC_ARCHES.join(', ')}`,
+    );
   }
   const template = await loadTemplate(o.arch);
   const { s, name: shapeName } = resolveShape(o.arch, template, o.shape);
@@ -252,11 +325,22 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
   const quantName = getQuantType(o.quant).name.toLowerCase();
-  const { metadata, metadataTypes } = buildMetadata(o.arch, template, s, o.quant, `webgguf-synth-${o.arch}-${shapeName}-${quantName}`);
+  const { metadata, metadataTypes } = buildMetadata(
+    o.arch,
+    template,
+    s,
+    o.quant,
+    `webgguf-synth-${o.arch}-${shapeName}-${quantName}`,
+  );
   const alignment = 32;
 
   // Header: the writer needs every tensor's byte length; zero-filled placeholders are never touched (lazy pages).
-  const placeholders: GgufWriteTensor[] = plans.map((p, i) => ({ name: p.name, type: types[i]!, shape: p.shape, data: new Uint8Array(tensorByteLength(types[i]!, p.shape)) }));
+  const placeholders: GgufWriteTensor[] = plans.map((p, i) => ({
+    name: p.name,
+    type: types[i]!,
+    shape: p.shape,
+    data: new Uint8Array(tensorByteLength(types[i]!, p.shape)),
+  }));
   const header = writeGgufChunks({ metadata, metadataTypes, tensors: placeholders }).next().value as Uint8Array;
   placeholders.length = 0;
 
@@ -272,7 +356,13 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
       throwIfAborted(o.signal, 'synthetic model generation');
       const p = plans[i]!;
       const rnd = uniform(hashSeed(o.seed ?? 1, p.name));
-      const data = tensorBytes(p, types[i]!, () => tensorValues(p, rnd, s, o.arch, template, shapeName), rnd, o.poolThreshold ?? 1 << 22);
+      const data = tensorBytes(
+        p,
+        types[i]!,
+        () => tensorValues(p, rnd, s, o.arch, template, shapeName),
+        rnd,
+        o.poolThreshold ?? 1 << 22,
+      );
       writeSync(fd, data);
       pos += data.byteLength;
       const pad = (alignment - (pos % alignment)) % alignment;
@@ -311,10 +401,20 @@ export async function makeSyntheticModel(opts: {
   const named = NAMED_SHAPES[opts.shape];
   if (named === undefined) throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
   const arch = opts.arch ?? named.arch;
-  const file = path.join(syntheticCacheDir(), `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`);
+  const file = path.join(
+    syntheticCacheDir(),
+    `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,
+  );
   if (existsSync(file)) return file;
   const tmp = `${file}.partial-${process.pid}`;
-  await writeSyntheticModel({ arch, quant, shape: opts.shape, out: tmp, seed: opts.seed ?? 1, ...(opts.signal ? { signal: opts.signal } : {}) });
+  await writeSyntheticModel({
+    arch,
+    quant,
+    shape: opts.shape,
+    out: tmp,
+    seed: opts.seed ?? 1,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   renameSync(tmp, file);
   return file;
 }

@@ -47,7 +47,9 @@ export const ERROR_CODES: readonly ErrorCode[] = [
 ];
 
 /** Plain, cloneable data attached to an error (no functions, no class instances). */
-export type ErrorDetails = { readonly [key: string]: string | number | boolean | null | undefined | readonly (string | number)[] };
+export type ErrorDetails = {
+  readonly [key: string]: string | number | boolean | null | undefined | readonly (string | number)[];
+};
 
 /**
  * An error raised by webgguf. The message names the failed step, the offending value and, where there is one,

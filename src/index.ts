@@ -10,7 +10,12 @@ export { createWorkerEngine, connectWorkerEngine, type WorkerEngineOptions } fro
  * One engine for all tabs of an origin: `createSharedWorkerEngine` (same API as `createWorkerEngine`, in a
  * `SharedWorker`, falling back to a dedicated worker where there is none); see its TSDoc for the sharing rules.
  */
-export { createSharedWorkerEngine, type EngineSharing, type SharedWorkerEngine, type SharedWorkerEngineOptions } from './worker/shared-client.js';
+export {
+  createSharedWorkerEngine,
+  type EngineSharing,
+  type SharedWorkerEngine,
+  type SharedWorkerEngineOptions,
+} from './worker/shared-client.js';
 export type {
   BackendChoice,
   BackendInfo,

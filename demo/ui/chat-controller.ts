@@ -55,7 +55,10 @@ export class ChatController {
 
   constructor(private readonly hooks: ChatHooks) {
     const e = hooks.els;
-    this.view = new ChatView(e.list, e.announcer, { edit: (i) => this.editAndResend(i), regenerate: (i) => this.regenerateAt(i) });
+    this.view = new ChatView(e.list, e.announcer, {
+      edit: (i) => this.editAndResend(i),
+      regenerate: (i) => this.regenerateAt(i),
+    });
     e.composer.addEventListener('submit', (ev) => {
       ev.preventDefault();
       this.send();
@@ -159,7 +162,8 @@ export class ChatController {
     e.stop.disabled = !busy;
     e.regenerate.disabled = busy || !ready || !this.messages.some((m) => m.role === 'user');
     document.body.dataset.busy = String(busy);
-    for (const b of e.list.querySelectorAll<HTMLButtonElement>('.tools button:not([aria-label^="Copy"])')) b.disabled = busy || !ready;
+    for (const b of e.list.querySelectorAll<HTMLButtonElement>('.tools button:not([aria-label^="Copy"])'))
+      b.disabled = busy || !ready;
   }
 
   private async save(): Promise<void> {
@@ -231,9 +235,16 @@ export class ChatController {
     try {
       const stream =
         settings.mode === 'completion'
-          ? await current.completions.create({ prompt: history.map((m) => m.content).join(''), stream: true, ...sampling })
+          ? await current.completions.create({
+              prompt: history.map((m) => m.content).join(''),
+              stream: true,
+              ...sampling,
+            })
           : await current.chat.completions.create({
-              messages: [...(settings.systemPrompt.trim() ? [{ role: 'system' as const, content: settings.systemPrompt }] : []), ...history],
+              messages: [
+                ...(settings.systemPrompt.trim() ? [{ role: 'system' as const, content: settings.systemPrompt }] : []),
+                ...history,
+              ],
               stream: true,
               ...sampling,
             });
@@ -247,7 +258,11 @@ export class ChatController {
         answer.content += piece;
         if (choice?.finish_reason) end = choice.finish_reason === 'tool_calls' ? 'stop' : choice.finish_reason;
         if (chunk.usage) {
-          usage = { completion_tokens: chunk.usage.completion_tokens, prompt_tokens: chunk.usage.prompt_tokens, cached: chunk.usage.prompt_tokens_details.cached_tokens };
+          usage = {
+            completion_tokens: chunk.usage.completion_tokens,
+            prompt_tokens: chunk.usage.prompt_tokens,
+            cached: chunk.usage.prompt_tokens_details.cached_tokens,
+          };
         }
         if (!frame) frame = requestAnimationFrame(() => ((frame = 0), this.view.update(li, answer.content)));
       }
@@ -263,7 +278,14 @@ export class ChatController {
       await this.save();
     }
     // An answer stopped early has no usage: count its tokens with the model's tokenizer.
-    const tokens = usage?.completion_tokens ?? (answer.content ? await current.tokenize(answer.content, { addSpecial: false }).then((t) => t.length, () => 0) : 0);
+    const tokens =
+      usage?.completion_tokens ??
+      (answer.content
+        ? await current.tokenize(answer.content, { addSpecial: false }).then(
+            (t) => t.length,
+            () => 0,
+          )
+        : 0);
     const parts: string[] = [];
     if (firstAt) parts.push(`first token ${Math.round(firstAt - started)} ms`);
     else if (end === 'aborted') parts.push('stopped before the first token');
@@ -284,7 +306,14 @@ export class ChatController {
       meter.textContent = '';
       return;
     }
-    const n = used ?? (this.messages.length ? await engine.tokenize(this.messages.map((m) => m.content).join('\n')).then((t) => t.length, () => 0) : 0);
+    const n =
+      used ??
+      (this.messages.length
+        ? await engine.tokenize(this.messages.map((m) => m.content).join('\n')).then(
+            (t) => t.length,
+            () => 0,
+          )
+        : 0);
     const ctx = engine.info.contextLength;
     meter.textContent = `${used === undefined && n ? '≈ ' : ''}${n} / ${ctx} tokens`;
     meter.dataset.level = n > 0.9 * ctx ? 'full' : n > 0.7 * ctx ? 'high' : 'ok';

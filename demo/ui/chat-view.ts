@@ -109,7 +109,8 @@ export class ChatView {
       button('Copy', m.role === 'user' ? 'Copy this message' : 'Copy this answer', (b) => void copyText(b, m.content)),
     );
     if (m.role === 'user') tools.append(button('Edit', 'Edit this message and resend', () => this.actions.edit(index)));
-    if (m.role === 'assistant') tools.append(button('Regenerate', 'Regenerate this answer', () => this.actions.regenerate(index)));
+    if (m.role === 'assistant')
+      tools.append(button('Regenerate', 'Regenerate this answer', () => this.actions.regenerate(index)));
     head.append(who, tools);
     const body = document.createElement('div');
     body.className = 'content';

@@ -14,8 +14,11 @@ import {
 
 /** The conversation as Markdown: a heading per message. */
 function conversationMarkdown(title: string, messages: readonly StoredMessage[]): string {
-  const who = (m: StoredMessage): string => (m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : 'System');
-  const body = messages.map((m) => `## ${who(m)}\n\n${m.content}${m.finish && m.finish !== 'stop' ? `\n\n*(${m.finish})*` : ''}`);
+  const who = (m: StoredMessage): string =>
+    m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : 'System';
+  const body = messages.map(
+    (m) => `## ${who(m)}\n\n${m.content}${m.finish && m.finish !== 'stop' ? `\n\n*(${m.finish})*` : ''}`,
+  );
   return [`# ${title}`, ...body].join('\n\n') + '\n';
 }
 
@@ -61,9 +64,19 @@ export class ConversationList {
 
   private export(kind: 'md' | 'json'): void {
     const title = this.title();
-    const base = title.replace(/[^\w -]+/g, '').trim().replace(/\s+/g, '-').slice(0, 40) || 'chat';
+    const base =
+      title
+        .replace(/[^\w -]+/g, '')
+        .trim()
+        .replace(/\s+/g, '-')
+        .slice(0, 40) || 'chat';
     if (kind === 'md') download(`${base}.md`, 'text/markdown', conversationMarkdown(title, this.chat.conversation));
-    else download(`${base}.json`, 'application/json', JSON.stringify({ title, messages: this.chat.conversation }, null, 2));
+    else
+      download(
+        `${base}.json`,
+        'application/json',
+        JSON.stringify({ title, messages: this.chat.conversation }, null, 2),
+      );
   }
 
   private draw(): void {

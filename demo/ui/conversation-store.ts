@@ -78,7 +78,11 @@ export function newConversationId(): string {
 
 /** A title from the first user message. */
 function titleOf(messages: readonly StoredMessage[]): string {
-  const first = messages.find((m) => m.role === 'user')?.content.trim().replace(/\s+/g, ' ') ?? '';
+  const first =
+    messages
+      .find((m) => m.role === 'user')
+      ?.content.trim()
+      .replace(/\s+/g, ' ') ?? '';
   return first ? (first.length > 48 ? `${first.slice(0, 48)}…` : first) : 'New chat';
 }
 
@@ -104,7 +108,11 @@ export function loadConversation(id: string): Promise<StoredMessage[]> {
  * Saves conversation `id` (its title follows the first message unless `title` is given, e.g. after a rename). An
  * empty conversation is not listed.
  */
-export async function saveConversation(id: string, messages: readonly StoredMessage[], title?: string): Promise<ConversationSummary[]> {
+export async function saveConversation(
+  id: string,
+  messages: readonly StoredMessage[],
+  title?: string,
+): Promise<ConversationSummary[]> {
   const list = await listConversations();
   const existing = list.find((c) => c.id === id);
   if (messages.length === 0 && !existing) return list;

@@ -34,7 +34,11 @@ export function hostingOf(engine: Engine): EngineHosting {
 
 /** Loads `model` in a worker and resolves with its engine (rejects with the library's `LlmError`). */
 export function startEngine(opts: StartEngineOptions): Promise<Engine> {
-  const options = { model: opts.model, backend: opts.backend, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) };
+  const options = {
+    model: opts.model,
+    backend: opts.backend,
+    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+  };
   return sharesEngine(opts.backend) ? createSharedWorkerEngine(options) : createWorkerEngine(options);
 }
 

@@ -40,7 +40,12 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
   if (isLlmError(e, 'aborted')) return null;
   if (e instanceof DemoError) return { kind: e.kind, summary: e.summary, advice: e.advice, details: e.message };
   if (e instanceof DOMException && e.name === 'QuotaExceededError') {
-    return text('storage', 'There is not enough storage space for this model.', 'Delete cached models in the sidebar or free disk space.', e);
+    return text(
+      'storage',
+      'There is not enough storage space for this model.',
+      'Delete cached models in the sidebar or free disk space.',
+      e,
+    );
   }
   if (!isLlmError(e)) {
     return text('unexpected', 'Something went wrong.', 'Reload the page and try again.', e);
@@ -51,13 +56,28 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
     case 'network': {
       const status = num(details.status);
       if (status === 404 || status === 410) {
-        return text('not-found', 'The model file was not found at that address.', 'Check the URL (copy the link of the .gguf file itself).', e);
+        return text(
+          'not-found',
+          'The model file was not found at that address.',
+          'Check the URL (copy the link of the .gguf file itself).',
+          e,
+        );
       }
       if (status === 401 || status === 403) {
-        return text('forbidden', 'The server refused access to this file.', 'The model may be private or gated, or the link expired. Use a public link.', e);
+        return text(
+          'forbidden',
+          'The server refused access to this file.',
+          'The model may be private or gated, or the link expired. Use a public link.',
+          e,
+        );
       }
       if (context.online === false) {
-        return text('offline', 'You are offline.', 'Connect to the internet to download a model; cached models still work offline.', e);
+        return text(
+          'offline',
+          'You are offline.',
+          'Connect to the internet to download a model; cached models still work offline.',
+          e,
+        );
       }
       if (status === null && /unreachable|CORS|Failed to fetch/i.test(message)) {
         return text(
@@ -68,14 +88,29 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
         );
       }
       if (/changed on disk|pick it again/.test(message)) {
-        return text('file-changed', 'The local file could not be read; it may have changed or moved.', 'Open the file again.', e);
+        return text(
+          'file-changed',
+          'The local file could not be read; it may have changed or moved.',
+          'Open the file again.',
+          e,
+        );
       }
       return text('download-failed', 'The download failed.', 'Try again: a download resumes where it stopped.', e);
     }
     case 'range-unsupported':
-      return text('no-range', 'This server cannot send the file in parts, which the download needs.', 'Download the file and open it as a local .gguf.', e);
+      return text(
+        'no-range',
+        'This server cannot send the file in parts, which the download needs.',
+        'Download the file and open it as a local .gguf.',
+        e,
+      );
     case 'storage-quota':
-      return text('storage', 'There is not enough storage space for this model.', 'Delete cached models in the sidebar or free disk space.', e);
+      return text(
+        'storage',
+        'There is not enough storage space for this model.',
+        'Delete cached models in the sidebar or free disk space.',
+        e,
+      );
     case 'gguf-invalid': {
       if (details.field === 'magic' && /first bytes are 3c\b/.test(message)) {
         return text(
@@ -86,7 +121,12 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
         );
       }
       if (details.field === 'magic') {
-        return text('not-gguf', 'This is not a GGUF model file.', 'Choose a file ending in .gguf, downloaded completely.', e);
+        return text(
+          'not-gguf',
+          'This is not a GGUF model file.',
+          'Choose a file ending in .gguf, downloaded completely.',
+          e,
+        );
       }
       if (details.reason === 'no-weights' || /tensor '[^']*' is missing|token_embd\.weight' is missing/.test(message)) {
         return text(
@@ -99,26 +139,76 @@ export function explainError(e: unknown, context: ErrorContext = {}): ErrorText 
       if (/truncated|remain in the file|beyond the end|past the end/i.test(message)) {
         return text('truncated', 'This GGUF file is incomplete (truncated).', 'Download it again, completely.', e);
       }
-      return text('damaged', 'This GGUF file is damaged or incomplete.', 'Download it again, or choose another file.', e);
+      return text(
+        'damaged',
+        'This GGUF file is damaged or incomplete.',
+        'Download it again, or choose another file.',
+        e,
+      );
     }
     case 'unsupported-arch':
-      return text('unsupported-arch', `This model's architecture is not supported yet${details.arch ? ` (${String(details.arch)})` : ''}.`, 'Pick a model from the list.', e);
+      return text(
+        'unsupported-arch',
+        `This model's architecture is not supported yet${details.arch ? ` (${String(details.arch)})` : ''}.`,
+        'Pick a model from the list.',
+        e,
+      );
     case 'unsupported-type':
-      return text('unsupported-type', 'This model uses a quantization type that is not supported yet.', 'Try a Q4_K_M, Q4_0 or Q8_0 file of the same model.', e);
+      return text(
+        'unsupported-type',
+        'This model uses a quantization type that is not supported yet.',
+        'Try a Q4_K_M, Q4_0 or Q8_0 file of the same model.',
+        e,
+      );
     case 'out-of-memory':
-      return text('memory', 'There is not enough memory on this device for this model.', 'Choose a smaller model (see “Needs about …” in the list).', e);
+      return text(
+        'memory',
+        'There is not enough memory on this device for this model.',
+        'Choose a smaller model (see “Needs about …” in the list).',
+        e,
+      );
     case 'device-lost':
-      return text('gpu-lost', 'The GPU stopped working for this page (often: it ran out of memory).', 'Load the model again, pick a smaller one, or use the WASM (CPU) backend in Settings.', e);
+      return text(
+        'gpu-lost',
+        'The GPU stopped working for this page (often: it ran out of memory).',
+        'Load the model again, pick a smaller one, or use the WASM (CPU) backend in Settings.',
+        e,
+      );
     case 'webgpu-unavailable':
-      return text('no-webgpu', 'This browser cannot use the GPU here.', 'Choose “WASM (CPU)” as the backend in Settings.', e);
+      return text(
+        'no-webgpu',
+        'This browser cannot use the GPU here.',
+        'Choose “WASM (CPU)” as the backend in Settings.',
+        e,
+      );
     case 'feature-missing':
-      return text('feature-missing', 'This browser lacks a feature this model needs.', 'Try the latest Chrome or Edge, or the WASM (CPU) backend in Settings.', e);
+      return text(
+        'feature-missing',
+        'This browser lacks a feature this model needs.',
+        'Try the latest Chrome or Edge, or the WASM (CPU) backend in Settings.',
+        e,
+      );
     case 'template':
-      return text('template', 'The model’s chat template could not be used.', 'Switch to completion mode (toggle above the message box).', e);
+      return text(
+        'template',
+        'The model’s chat template could not be used.',
+        'Switch to completion mode (toggle above the message box).',
+        e,
+      );
     case 'context-overflow':
-      return text('context', 'The conversation is longer than the model can read at once.', 'Start a new chat or edit an earlier message.', e);
+      return text(
+        'context',
+        'The conversation is longer than the model can read at once.',
+        'Start a new chat or edit an earlier message.',
+        e,
+      );
     case 'tokenizer':
-      return text('tokenizer', 'The model’s vocabulary could not be read.', 'The file may be damaged; choose another model.', e);
+      return text(
+        'tokenizer',
+        'The model’s vocabulary could not be read.',
+        'The file may be damaged; choose another model.',
+        e,
+      );
     default:
       return text(e.code, 'Something went wrong.', '', e);
   }

@@ -17,7 +17,10 @@ interface BrowserCapability {
 async function probeBrowser(): Promise<BrowserCapability> {
   const threads = crossOriginIsolated ? Math.min(8, navigator.hardwareConcurrency || 1) : 1;
   const wasm = threads > 1 ? `WASM + ${threads} threads` : 'WASM (1 thread)';
-  const wasmWhy = threads > 1 ? 'runs on the CPU cores' : 'runs on one CPU core (this page is not cross-origin isolated, so no threads)';
+  const wasmWhy =
+    threads > 1
+      ? 'runs on the CPU cores'
+      : 'runs on one CPU core (this page is not cross-origin isolated, so no threads)';
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
   if (!gpu) return { label: wasm, reason: `This browser has no WebGPU, so the model ${wasmWhy}.` };
   try {

@@ -35,7 +35,10 @@ marked.use({
       return `<h${level}>${this.parser.parseInline(token.tokens)}</h${level}>\n`;
     },
     code(token: Tokens.Code): string {
-      const lang = (token.lang ?? '').trim().split(/\s+/)[0].replace(/[^\w+#.-]/g, '');
+      const lang = (token.lang ?? '')
+        .trim()
+        .split(/\s+/)[0]
+        .replace(/[^\w+#.-]/g, '');
       const attrs = lang ? ` data-lang="${escapeHtml(lang)}"` : '';
       const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
       return `<pre${attrs}><code${cls}>${escapeHtml(token.text)}</code></pre>\n`;
@@ -49,15 +52,42 @@ marked.use({
     image(token: Tokens.Image): string {
       const href = safeHref(token.href);
       const label = escapeHtml(token.text || token.href);
-      return href === null ? label : `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${label}</a>`;
+      return href === null
+        ? label
+        : `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${label}</a>`;
     },
   },
 });
 
 const PURIFY_CONFIG = {
   ALLOWED_TAGS: [
-    'p', 'br', 'hr', 'strong', 'em', 'del', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a',
-    'h3', 'h4', 'h5', 'h6', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'sup', 'sub',
+    'p',
+    'br',
+    'hr',
+    'strong',
+    'em',
+    'del',
+    's',
+    'code',
+    'pre',
+    'blockquote',
+    'ul',
+    'ol',
+    'li',
+    'a',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
+    'span',
+    'sup',
+    'sub',
   ],
   ALLOWED_ATTR: ['href', 'target', 'rel', 'class', 'data-lang', 'align', 'start'],
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
@@ -105,9 +135,23 @@ const LANGUAGES: Record<string, () => Promise<LanguageModule>> = {
   yaml: () => import('highlight.js/lib/languages/yaml'),
 };
 const ALIASES: Record<string, string> = {
-  js: 'javascript', jsx: 'javascript', mjs: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python',
-  sh: 'bash', shell: 'bash', zsh: 'bash', console: 'bash', html: 'xml', svg: 'xml', rs: 'rust', yml: 'yaml',
-  'c++': 'cpp', h: 'c', golang: 'go',
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  ts: 'typescript',
+  tsx: 'typescript',
+  py: 'python',
+  sh: 'bash',
+  shell: 'bash',
+  zsh: 'bash',
+  console: 'bash',
+  html: 'xml',
+  svg: 'xml',
+  rs: 'rust',
+  yml: 'yaml',
+  'c++': 'cpp',
+  h: 'c',
+  golang: 'go',
 };
 
 let core: Promise<HighlightCore> | null = null;
@@ -123,7 +167,11 @@ async function highlighterFor(lang: string): Promise<{ hljs: HighlightCore; name
     return m.default;
   });
   const hljs = await core;
-  if (!registered.has(name)) registered.set(name, load().then((m) => (hljs.registerLanguage(name, m.default), true)));
+  if (!registered.has(name))
+    registered.set(
+      name,
+      load().then((m) => (hljs.registerLanguage(name, m.default), true)),
+    );
   return (await registered.get(name)) ? { hljs, name } : null;
 }
 
@@ -132,7 +180,9 @@ async function highlighterFor(lang: string): Promise<{ hljs: HighlightCore; name
  * the text of the element, never on HTML from the model). Resolves when done; failures leave the code plain.
  */
 export async function highlightCode(root: HTMLElement): Promise<void> {
-  const blocks = Array.from(root.querySelectorAll<HTMLElement>('pre > code[class*="language-"]')).filter((c) => !c.dataset.highlighted);
+  const blocks = Array.from(root.querySelectorAll<HTMLElement>('pre > code[class*="language-"]')).filter(
+    (c) => !c.dataset.highlighted,
+  );
   for (const code of blocks) {
     const lang = /language-([\w+#.-]+)/.exec(code.className)?.[1];
     if (!lang) continue;

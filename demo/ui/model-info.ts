@@ -40,7 +40,10 @@ export function describeModel(info: EngineInfo, fileName: string, backend: strin
     ['Architecture', info.model.arch],
     ['Quantization', quantFromFileName(fileName) ?? 'see file'],
     ['Vocabulary', `${info.model.vocabSize.toLocaleString('en')} tokens`],
-    ['Context', `${info.contextLength.toLocaleString('en')} tokens (trained for ${info.model.trainContextLength.toLocaleString('en')})`],
+    [
+      'Context',
+      `${info.contextLength.toLocaleString('en')} tokens (trained for ${info.model.trainContextLength.toLocaleString('en')})`,
+    ],
     ['Chat template', noTemplate ? 'none in the file (ChatML fallback)' : 'the model’s own'],
     ['Backend', `${backend} — ${info.backend.reason}`],
   ];

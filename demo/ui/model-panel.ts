@@ -119,7 +119,10 @@ export class ModelPanel {
       this.updateNote();
     });
     this.updateNote();
-    el.load.addEventListener('click', () => void this.load(el.customUrl.value.trim() || el.catalogue.value, el.customUrl.value.trim() !== ''));
+    el.load.addEventListener(
+      'click',
+      () => void this.load(el.customUrl.value.trim() || el.catalogue.value, el.customUrl.value.trim() !== ''),
+    );
     el.customUrl.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter') {
         ev.preventDefault();
@@ -177,7 +180,14 @@ export class ModelPanel {
     }
     if (!navigator.onLine) {
       if (this.pendingUrl === null) this.hideDownload('idle');
-      this.hooks.error(new DemoError('offline', 'You are offline.', 'Connect to the internet to download a model; cached models still work offline.', `not downloading ${url}: navigator.onLine is false`));
+      this.hooks.error(
+        new DemoError(
+          'offline',
+          'You are offline.',
+          'Connect to the internet to download a model; cached models still work offline.',
+          `not downloading ${url}: navigator.onLine is false`,
+        ),
+      );
       return false;
     }
     const controller = new AbortController();
@@ -202,7 +212,11 @@ export class ModelPanel {
           this.el.download.dataset.state = 'downloading';
           this.el.progress.value = p.totalBytes > 0 ? p.loadedBytes / p.totalBytes : 0;
           this.el.downloadText.textContent =
-            p.phase === 'verify' ? 'Verifying…' : p.phase === 'restart' ? 'The file changed on the server; starting over…' : this.meter.update(p.loadedBytes, p.totalBytes);
+            p.phase === 'verify'
+              ? 'Verifying…'
+              : p.phase === 'restart'
+                ? 'The file changed on the server; starting over…'
+                : this.meter.update(p.loadedBytes, p.totalBytes);
         },
       });
       ok = true;
@@ -214,7 +228,9 @@ export class ModelPanel {
       } else {
         // A retry can only help a transient network failure, not a 404, a web page or a full disk.
         const status = isLlmError(e, 'network') ? e.details?.status : undefined;
-        const transient = isLlmError(e, 'network') && (status === null || status === undefined || (typeof status === 'number' && status >= 500));
+        const transient =
+          isLlmError(e, 'network') &&
+          (status === null || status === undefined || (typeof status === 'number' && status >= 500));
         if (transient) {
           this.el.download.dataset.state = 'failed';
           this.el.downloadText.textContent = `Download interrupted at ${Math.floor(100 * this.el.progress.value)} %`;
@@ -246,7 +262,8 @@ export class ModelPanel {
       await this.hooks.open(url);
       return true;
     } catch (e) {
-      if (isLlmError(e) && MODEL_ERRORS_THAT_CONDEMN_THE_FILE.has(e.code)) await deleteModel(url).catch(() => undefined);
+      if (isLlmError(e) && MODEL_ERRORS_THAT_CONDEMN_THE_FILE.has(e.code))
+        await deleteModel(url).catch(() => undefined);
       this.hooks.error(e);
       return false;
     } finally {

@@ -29,7 +29,9 @@ async function prefill(seq, ids) {
   await seq.clearHistory();
   const last = ids.length - 1;
   const t0 = performance.now();
-  const outs = await seq.controlledEvaluate(ids.map((t, i) => (i === last ? [t, { generateNext: { token: true } }] : t)));
+  const outs = await seq.controlledEvaluate(
+    ids.map((t, i) => (i === last ? [t, { generateNext: { token: true } }] : t)),
+  );
   const dt = performance.now() - t0;
   return [dt, outs[last].next.token];
 }
@@ -59,7 +61,12 @@ async function run(spec) {
   try {
     const w0 = performance.now();
     let [, tok] = await prefill(seq, promptTokens(8, seed + 99, lo, hi));
-    for (let i = 0; i < 3; i++) [{ next: { token: tok } }] = await seq.controlledEvaluate([[tok, { generateNext: { token: true } }]]);
+    for (let i = 0; i < 3; i++)
+      [
+        {
+          next: { token: tok },
+        },
+      ] = await seq.controlledEvaluate([[tok, { generateNext: { token: true } }]]);
     const warmupMs = performance.now() - w0;
 
     const prefillTokPerS = {};
@@ -78,7 +85,11 @@ async function run(spec) {
     const c0 = process.cpuUsage();
     for (let i = 0; i < decodeTokens; i++) {
       const s0 = performance.now();
-      [{ next: { token: tok } }] = await seq.controlledEvaluate([[tok, { generateNext: { token: true } }]]);
+      [
+        {
+          next: { token: tok },
+        },
+      ] = await seq.controlledEvaluate([[tok, { generateNext: { token: true } }]]);
       steps.push(performance.now() - s0);
     }
     const decodeMs = performance.now() - d0;
@@ -86,7 +97,11 @@ async function run(spec) {
     notes.push('KV cache F16 (llama.cpp default), flash attention off');
     return {
       runtime: gpu ? `llama.cpp-${gpu}` : 'llama.cpp-cpu',
-      backend: `llama.cpp (node-llama-cpp ${llama.buildType ?? ''} ${gpu ? `${gpu} ${llama.gpu ?? ''}` : 'CPU'})`.replace(/\s+/g, ' '),
+      backend:
+        `llama.cpp (node-llama-cpp ${llama.buildType ?? ''} ${gpu ? `${gpu} ${llama.gpu ?? ''}` : 'CPU'})`.replace(
+          /\s+/g,
+          ' ',
+        ),
       threads: spec.threads,
       model: spec.modelPath,
       loadMs: { parse: 0, upload: round(tModel - t0, 1), total: round(tCtx - t0, 1) },
@@ -111,7 +126,7 @@ async function run(spec) {
 
 const spec = JSON.parse(process.argv[2] ?? '{}');
 if (!spec.modelPath || !spec.workload) {
-  console.error("usage: node scripts/bench/llama-cpp-run.mjs '{\"modelPath\":…,\"threads\":1,\"workload\":{…}}'");
+  console.error('usage: node scripts/bench/llama-cpp-run.mjs \'{"modelPath":…,"threads":1,"workload":{…}}\'');
   process.exit(2);
 }
 const result = await run(spec);

@@ -12,8 +12,10 @@ const b64 = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toStrin
 /** The F32 vector file's object: specials (±0, subnormals, ±Inf, NaN payloads) and random bit patterns. */
 export function f32Vectors() {
   const r = mulberry32(3003);
-  const specials = [0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000,
-    0x7fc00000, 0x7f800001, 0xffc12345, 0x3f800000];
+  const specials = [
+    0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000,
+    0x7f800001, 0xffc12345, 0x3f800000,
+  ];
   const bits = Uint32Array.from([...specials, ...Array.from({ length: 244 }, () => (r() * 4294967296) >>> 0)]);
   const bytes = new Uint8Array(bits.buffer);
   return {

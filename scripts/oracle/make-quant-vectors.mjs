@@ -76,12 +76,17 @@ function quantInputs(qk, nBlocks, seed) {
     const scale = Math.pow(10, -3 + r() * 4);
     for (let j = 0; j < qk; j++) {
       let v = gauss(r) * scale;
-      if (b === 1) v = 0; // all zero
-      else if (b === 2) v = 0.37 * scale; // constant
-      else if (b === 3) v = Math.abs(v); // all positive
-      else if (b === 4) v = -Math.abs(v) - 0.1 * scale; // all negative, offset
-      else if (b === 5 && j % 11 === 0) v *= 20; // outliers
-      else if (b === 6) v = Math.round(v / scale * 4) / 4 * scale; // many ties
+      if (b === 1)
+        v = 0; // all zero
+      else if (b === 2)
+        v = 0.37 * scale; // constant
+      else if (b === 3)
+        v = Math.abs(v); // all positive
+      else if (b === 4)
+        v = -Math.abs(v) - 0.1 * scale; // all negative, offset
+      else if (b === 5 && j % 11 === 0)
+        v *= 20; // outliers
+      else if (b === 6) v = (Math.round((v / scale) * 4) / 4) * scale; // many ties
       x[b * qk + j] = v;
     }
   }
@@ -123,16 +128,28 @@ for (const [idx, t] of TYPES.entries()) {
   const allOut = new Float32Array(65536);
   ggml.fp16ToFp32Row(all, allOut, 65536);
   const r = rng(77);
-  const specials = [0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7c01, 0x7e00, 0xfe00, 0x7fff, 0x3c00, 0x3555];
+  const specials = [
+    0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7c01, 0x7e00, 0xfe00, 0x7fff,
+    0x3c00, 0x3555,
+  ];
   const sample = Uint16Array.from([...specials, ...Array.from({ length: 240 }, () => (r() * 65536) | 0)]);
   const sampleOut = new Float32Array(sample.length);
   ggml.fp16ToFp32Row(sample, sampleOut, sample.length);
   // f32 → f16 rounding: ties, subnormal boundaries, overflow, NaN, random.
   const f32In = [];
-  const ints = [0x33000000, 0x33000001, 0x32ffffff, 0x387fe000, 0x387ff000, 0x38800000, 0x477fefff, 0x477ff000,
-    0x47800000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc12345, 0x3f801000, 0x3f803000, 0x3f801001, 0x00000001, 0x80000000];
-  for (const i of ints) { u32[0] = i; f32In.push(f32[0]); }
-  for (let i = 0; i < 256; i++) { u32[0] = (r() * 4294967296) >>> 0; f32In.push(f32[0]); }
+  const ints = [
+    0x33000000, 0x33000001, 0x32ffffff, 0x387fe000, 0x387ff000, 0x38800000, 0x477fefff, 0x477ff000, 0x47800000,
+    0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc12345, 0x3f801000, 0x3f803000, 0x3f801001, 0x00000001,
+    0x80000000,
+  ];
+  for (const i of ints) {
+    u32[0] = i;
+    f32In.push(f32[0]);
+  }
+  for (let i = 0; i < 256; i++) {
+    u32[0] = (r() * 4294967296) >>> 0;
+    f32In.push(f32[0]);
+  }
   for (let i = 0; i < 128; i++) f32In.push(gauss(r) * Math.pow(2, -20 + r() * 36));
   const toIn = Float32Array.from(f32In);
   // keep the exact bit patterns (Float32Array.from may canonicalise NaNs): rebuild from bits
@@ -145,13 +162,27 @@ for (const [idx, t] of TYPES.entries()) {
   save('F16', {
     type: 'F16',
     source: 'ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row',
-    dequantize: { nElements: sample.length, blocks: b64(new Uint8Array(sample.buffer)), expectedF32: b64(new Uint8Array(sampleOut.buffer)) },
+    dequantize: {
+      nElements: sample.length,
+      blocks: b64(new Uint8Array(sample.buffer)),
+      expectedF32: b64(new Uint8Array(sampleOut.buffer)),
+    },
     dequantizeAllSha256: sha256(new Uint8Array(allOut.buffer)),
     quantize: { input: b64(new Uint8Array(inF.buffer)), expectedBlocks: b64(new Uint8Array(toOut.buffer)) },
   });
 
   // BF16: dequant of random bits + specials; quantize via ggml_fp32_to_bf16_row_ref
-  const bfSample = Uint16Array.from([0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0x0001, 0x3f80, ...Array.from({ length: 120 }, () => (r() * 65536) | 0)]);
+  const bfSample = Uint16Array.from([
+    0x0000,
+    0x8000,
+    0x7f80,
+    0xff80,
+    0x7fc0,
+    0x7f81,
+    0x0001,
+    0x3f80,
+    ...Array.from({ length: 120 }, () => (r() * 65536) | 0),
+  ]);
   const bfOut = new Float32Array(bfSample.length);
   ggml.bf16ToFp32Row(bfSample, bfOut, bfSample.length);
   const bfQ = new Uint16Array(inF.length);
@@ -159,7 +190,11 @@ for (const [idx, t] of TYPES.entries()) {
   save('BF16', {
     type: 'BF16',
     source: 'ggml_bf16_to_fp32_row / ggml_fp32_to_bf16_row_ref',
-    dequantize: { nElements: bfSample.length, blocks: b64(new Uint8Array(bfSample.buffer)), expectedF32: b64(new Uint8Array(bfOut.buffer)) },
+    dequantize: {
+      nElements: bfSample.length,
+      blocks: b64(new Uint8Array(bfSample.buffer)),
+      expectedF32: b64(new Uint8Array(bfOut.buffer)),
+    },
     quantize: { input: b64(new Uint8Array(inF.buffer)), expectedBlocks: b64(new Uint8Array(bfQ.buffer)) },
   });
 }

@@ -56,7 +56,8 @@ async function runContext(model, tokens, kvF32, greedyN) {
       let best = 0;
       for (let t = 1; t < last.length; t++) if (last[t] > last[best]) best = t;
       greedy.push(best);
-      if (i + 1 < greedyN) last = toRow((await seq.controlledEvaluate([[best, { generateNext: { logits: true } }]]))[0]);
+      if (i + 1 < greedyN)
+        last = toRow((await seq.controlledEvaluate([[best, { generateNext: { logits: true } }]]))[0]);
     }
     return { rows, greedy, nVocab };
   } finally {
@@ -118,7 +119,9 @@ export async function makeReference(modelPath, { prompt = 'Once upon a time', gr
     const dir = mkdtempSync(join(tmpdir(), 'webgguf-oracle-'));
     try {
       const f32Path = join(dir, 'all-f32.gguf');
-      const r = spawnSync(process.execPath, [join(here, 'quantize-model.mjs'), modelPath, f32Path, 'ALL_F32'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const r = spawnSync(process.execPath, [join(here, 'quantize-model.mjs'), modelPath, f32Path, 'ALL_F32'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       if (r.status !== 0) throw new Error(`oracle: ALL_F32 copy failed: ${r.stderr.toString().slice(-2000)}`);
       const m2 = await l.loadModel({ modelPath: f32Path, gpuLayers: 0 });
       const deq = await runContext(m2, evalInput, true, 0);
@@ -137,9 +140,13 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const modelPath = args.find((a, i) => !a.startsWith('--') && !['--prompt', '--out', '--greedy'].includes(args[i - 1]));
+  const modelPath = args.find(
+    (a, i) => !a.startsWith('--') && !['--prompt', '--out', '--greedy'].includes(args[i - 1]),
+  );
   if (!modelPath) {
-    console.error('usage: node scripts/oracle/make-reference.mjs <model.gguf> [--prompt "…"] [--out file.json] [--greedy 30] [--no-dequant]');
+    console.error(
+      'usage: node scripts/oracle/make-reference.mjs <model.gguf> [--prompt "…"] [--out file.json] [--greedy 30] [--no-dequant]',
+    );
     process.exit(2);
   }
   const ref = await makeReference(resolve(modelPath), {

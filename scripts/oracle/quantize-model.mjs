@@ -13,19 +13,38 @@ import { nativeBinDir } from './ggml-lib.mjs';
 
 /** llama_ftype values (include/llama.h of the bundled llama.cpp). */
 export const LLAMA_FTYPES = {
-  ALL_F32: 0, MOSTLY_F16: 1, MOSTLY_Q4_0: 2, MOSTLY_Q4_1: 3, MOSTLY_Q8_0: 7, MOSTLY_Q5_0: 8, MOSTLY_Q5_1: 9,
-  MOSTLY_Q2_K: 10, MOSTLY_Q3_K_S: 11, MOSTLY_Q3_K_M: 12, MOSTLY_Q3_K_L: 13, MOSTLY_Q4_K_S: 14, MOSTLY_Q4_K_M: 15,
-  MOSTLY_Q5_K_S: 16, MOSTLY_Q5_K_M: 17, MOSTLY_Q6_K: 18, MOSTLY_IQ4_NL: 25, MOSTLY_IQ4_XS: 30, MOSTLY_BF16: 32,
+  ALL_F32: 0,
+  MOSTLY_F16: 1,
+  MOSTLY_Q4_0: 2,
+  MOSTLY_Q4_1: 3,
+  MOSTLY_Q8_0: 7,
+  MOSTLY_Q5_0: 8,
+  MOSTLY_Q5_1: 9,
+  MOSTLY_Q2_K: 10,
+  MOSTLY_Q3_K_S: 11,
+  MOSTLY_Q3_K_M: 12,
+  MOSTLY_Q3_K_L: 13,
+  MOSTLY_Q4_K_S: 14,
+  MOSTLY_Q4_K_M: 15,
+  MOSTLY_Q5_K_S: 16,
+  MOSTLY_Q5_K_M: 17,
+  MOSTLY_Q6_K: 18,
+  MOSTLY_IQ4_NL: 25,
+  MOSTLY_IQ4_XS: 30,
+  MOSTLY_BF16: 32,
 };
 
 let api;
 function loadLlama() {
   if (api) return api;
   const dir = nativeBinDir();
-  const file = readdirSync(dir).find((f) => /^libllama\.v[\d.]+\.so$|^libllama\.so$|^libllama.*\.dylib$|^llama.*\.dll$/.test(f));
+  const file = readdirSync(dir).find((f) =>
+    /^libllama\.v[\d.]+\.so$|^libllama\.so$|^libllama.*\.dylib$|^llama.*\.dll$/.test(f),
+  );
   if (!file) throw new Error(`oracle: libllama not found in ${dir}`);
   const lib = koffi.load(join(dir, file));
-  koffi.struct('llama_model_quantize_params', { // registers the type named in the signatures below
+  koffi.struct('llama_model_quantize_params', {
+    // registers the type named in the signatures below
     nthread: 'int32_t',
     ftype: 'int32_t',
     output_tensor_type: 'int32_t',
@@ -45,7 +64,9 @@ function loadLlama() {
   api = {
     backendInit: lib.func('void llama_backend_init(void)'),
     defaults: lib.func('llama_model_quantize_params llama_model_quantize_default_params(void)'),
-    quantize: lib.func('uint32_t llama_model_quantize(const char *inp, const char *out, const llama_model_quantize_params *params)'),
+    quantize: lib.func(
+      'uint32_t llama_model_quantize(const char *inp, const char *out, const llama_model_quantize_params *params)',
+    ),
   };
   api.backendInit();
   return api;
@@ -57,7 +78,7 @@ function loadLlama() {
  */
 export function quantizeModel(input, output, ftype, { pure = false, threads = 1 } = {}) {
   const { defaults, quantize } = loadLlama();
-  const ft = typeof ftype === 'number' ? ftype : LLAMA_FTYPES[String(ftype).toUpperCase()] ?? Number(ftype);
+  const ft = typeof ftype === 'number' ? ftype : (LLAMA_FTYPES[String(ftype).toUpperCase()] ?? Number(ftype));
   if (!Number.isInteger(ft)) throw new Error(`oracle: unknown llama ftype ${ftype}`);
   const p = defaults();
   p.nthread = threads;
@@ -65,7 +86,8 @@ export function quantizeModel(input, output, ftype, { pure = false, threads = 1 
   p.allow_requantize = true;
   p.pure = pure;
   const rc = quantize(resolve(input), resolve(output), p);
-  if (rc !== 0 || !existsSync(output)) throw new Error(`oracle: llama_model_quantize(${input} → ${ftype}) failed with ${rc}`);
+  if (rc !== 0 || !existsSync(output))
+    throw new Error(`oracle: llama_model_quantize(${input} → ${ftype}) failed with ${rc}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

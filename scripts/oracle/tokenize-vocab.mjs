@@ -10,7 +10,12 @@ import koffi from 'koffi';
 import { nativeBinDir } from './ggml-lib.mjs';
 
 const dir = nativeBinDir();
-const lib = koffi.load(join(dir, readdirSync(dir).find((f) => f.startsWith('libllama.') && f.includes('.so'))));
+const lib = koffi.load(
+  join(
+    dir,
+    readdirSync(dir).find((f) => f.startsWith('libllama.') && f.includes('.so')),
+  ),
+);
 // include/llama.h of the bundled llama.cpp (v0.5.0 / the snapshot in gitRelease.bundle). Registered by name: the
 // signatures below refer to it as `llama_model_params`.
 koffi.struct('llama_model_params', {
@@ -38,9 +43,15 @@ const api = {
   load: lib.func('void *llama_model_load_from_file(const char *path, llama_model_params params)'),
   free: lib.func('void llama_model_free(void *model)'),
   vocab: lib.func('const void *llama_model_get_vocab(const void *model)'),
-  tokenize: lib.func('int32_t llama_tokenize(const void *vocab, const char *text, int32_t len, _Out_ int32_t *tokens, int32_t max, bool add, bool parse)'),
-  piece: lib.func('int32_t llama_token_to_piece(const void *vocab, int32_t token, _Out_ uint8_t *buf, int32_t len, int32_t lstrip, bool special)'),
-  detok: lib.func('int32_t llama_detokenize(const void *vocab, const int32_t *tokens, int32_t n, _Out_ uint8_t *text, int32_t max, bool remove, bool unparse)'),
+  tokenize: lib.func(
+    'int32_t llama_tokenize(const void *vocab, const char *text, int32_t len, _Out_ int32_t *tokens, int32_t max, bool add, bool parse)',
+  ),
+  piece: lib.func(
+    'int32_t llama_token_to_piece(const void *vocab, int32_t token, _Out_ uint8_t *buf, int32_t len, int32_t lstrip, bool special)',
+  ),
+  detok: lib.func(
+    'int32_t llama_detokenize(const void *vocab, const int32_t *tokens, int32_t n, _Out_ uint8_t *text, int32_t max, bool remove, bool unparse)',
+  ),
   nTokens: lib.func('int32_t llama_vocab_n_tokens(const void *vocab)'),
 };
 
@@ -93,7 +104,8 @@ for (const job of JSON.parse(readFileSync(jobPath, 'utf8'))) {
   const vocab = api.vocab(model);
   const cases = job.cases.map((c) => ({ ...c, ids: tokenize(vocab, c.text, c.addSpecial, c.parseSpecial) }));
   const pieces = [];
-  for (let id = 0; id < api.nTokens(vocab); id++) pieces.push([hex(piece(vocab, id, false)), hex(piece(vocab, id, true))]);
+  for (let id = 0; id < api.nTokens(vocab); id++)
+    pieces.push([hex(piece(vocab, id, false)), hex(piece(vocab, id, true))]);
   const detoks = cases
     .filter((c) => c.addSpecial && c.parseSpecial)
     .map((c) => ({ ids: c.ids, text: hex(detok(vocab, c.ids, false)), textSpecial: hex(detok(vocab, c.ids, true)) }));

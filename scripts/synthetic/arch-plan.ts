@@ -27,11 +27,19 @@ export interface ModelShape {
 }
 
 /** Named shapes: benchmark-sized models and the arch fixtures' own dims ('tiny'). */
-export const NAMED_SHAPES: Readonly<Record<string, { readonly arch: SyntheticArch; readonly shape: Partial<ModelShape> }>> = {
+export const NAMED_SHAPES: Readonly<
+  Record<string, { readonly arch: SyntheticArch; readonly shape: Partial<ModelShape> }>
+> = {
   // Qwen2.5-0.5B: 494 M parameters, tied embeddings, QKV biases.
-  'qwen2.5-0.5b': { arch: 'qwen2', shape: { nEmbd: 896, nHead: 14, nHeadKv: 2, headDim: 64, nFf: 4864, nLayer: 24, nVocab: 151936, tied: true } },
+  'qwen2.5-0.5b': {
+    arch: 'qwen2',
+    shape: { nEmbd: 896, nHead: 14, nHeadKv: 2, headDim: 64, nFf: 4864, nLayer: 24, nVocab: 151936, tied: true },
+  },
   // Llama-3.2-1B: 1.24 B parameters, tied embeddings, llama3 rope factors.
-  'llama-3.2-1b': { arch: 'llama', shape: { nEmbd: 2048, nHead: 32, nHeadKv: 8, headDim: 64, nFf: 8192, nLayer: 16, nVocab: 128256, tied: true } },
+  'llama-3.2-1b': {
+    arch: 'llama',
+    shape: { nEmbd: 2048, nHead: 32, nHeadKv: 8, headDim: 64, nFf: 8192, nLayer: 16, nVocab: 128256, tied: true },
+  },
   tiny: { arch: 'llama', shape: {} },
 };
 
@@ -66,22 +74,41 @@ export function planTensors(arch: SyntheticArch, s: ModelShape, withRopeFreqs: b
   const qDim = s.nHead * s.headDim;
   const kvDim = s.nHeadKv * s.headDim;
   const gemma = arch === 'gemma2' || arch === 'gemma3';
-  const mat = (name: string, cols: number, rows: number): TensorPlan => ({ name, shape: [cols, rows], kind: 'matrix', std: 1 / Math.sqrt(cols), center: 0 });
-  const norm = (name: string, n: number, center = 1): TensorPlan => ({ name, shape: [n], kind: 'norm', std: 0.1, center });
+  const mat = (name: string, cols: number, rows: number): TensorPlan => ({
+    name,
+    shape: [cols, rows],
+    kind: 'matrix',
+    std: 1 / Math.sqrt(cols),
+    center: 0,
+  });
+  const norm = (name: string, n: number, center = 1): TensorPlan => ({
+    name,
+    shape: [n],
+    kind: 'norm',
+    std: 0.1,
+    center,
+  });
   const bias = (name: string, n: number): TensorPlan => ({ name, shape: [n], kind: 'bias', std: 0.3, center: 0 });
   const out: TensorPlan[] = [];
   const embStd = gemma ? 0.06 : s.tied ? 2.5 / Math.sqrt(E) : 1;
   out.push({ name: 'token_embd.weight', shape: [E, s.nVocab], kind: 'embedding', std: embStd, center: 0 });
-  if (withRopeFreqs) out.push({ name: 'rope_freqs.weight', shape: [s.headDim / 2], kind: 'rope_freqs', std: 0, center: 0 });
+  if (withRopeFreqs)
+    out.push({ name: 'rope_freqs.weight', shape: [s.headDim / 2], kind: 'rope_freqs', std: 0, center: 0 });
   for (let il = 0; il < s.nLayer; il++) {
     const b = `blk.${il}.`;
     out.push(norm(`${b}attn_norm.weight`, E));
     if (arch === 'phi3') {
       out.push(mat(`${b}attn_qkv.weight`, E, qDim + 2 * kvDim));
     } else {
-      out.push(mat(`${b}attn_q.weight`, E, qDim), mat(`${b}attn_k.weight`, E, kvDim), mat(`${b}attn_v.weight`, E, kvDim));
-      if (arch === 'qwen2') out.push(bias(`${b}attn_q.bias`, qDim), bias(`${b}attn_k.bias`, kvDim), bias(`${b}attn_v.bias`, kvDim));
-      if (arch === 'qwen3' || arch === 'gemma3') out.push(norm(`${b}attn_q_norm.weight`, s.headDim), norm(`${b}attn_k_norm.weight`, s.headDim));
+      out.push(
+        mat(`${b}attn_q.weight`, E, qDim),
+        mat(`${b}attn_k.weight`, E, kvDim),
+        mat(`${b}attn_v.weight`, E, kvDim),
+      );
+      if (arch === 'qwen2')
+        out.push(bias(`${b}attn_q.bias`, qDim), bias(`${b}attn_k.bias`, kvDim), bias(`${b}attn_v.bias`, kvDim));
+      if (arch === 'qwen3' || arch === 'gemma3')
+        out.push(norm(`${b}attn_q_norm.weight`, s.headDim), norm(`${b}attn_k_norm.weight`, s.headDim));
     }
     out.push(mat(`${b}attn_output.weight`, qDim, E));
     if (gemma) out.push(norm(`${b}post_attention_norm.weight`, E, 4.5));
@@ -95,15 +122,28 @@ export function planTensors(arch: SyntheticArch, s: ModelShape, withRopeFreqs: b
     if (gemma) out.push(norm(`${b}post_ffw_norm.weight`, E, 4.5));
   }
   out.push(norm('output_norm.weight', E, gemma ? 3.5 : 1));
-  if (!s.tied) out.push({ name: 'output.weight', shape: [E, s.nVocab], kind: 'output', std: 2.5 / Math.sqrt(E), center: 0 });
+  if (!s.tied)
+    out.push({ name: 'output.weight', shape: [E, s.nVocab], kind: 'output', std: 2.5 / Math.sqrt(E), center: 0 });
   return out;
 }
 
 /** llama_ftype number of a uniform quant (general.file_type). */
 export const FILE_TYPE: Readonly<Partial<Record<GgmlType, number>>> = {
-  [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.Q4_0]: 2, [GgmlType.Q4_1]: 3, [GgmlType.Q8_0]: 7, [GgmlType.Q5_0]: 8,
-  [GgmlType.Q5_1]: 9, [GgmlType.Q2_K]: 10, [GgmlType.Q3_K]: 12, [GgmlType.Q4_K]: 15, [GgmlType.Q5_K]: 17,
-  [GgmlType.Q6_K]: 18, [GgmlType.IQ4_NL]: 25, [GgmlType.IQ4_XS]: 30, [GgmlType.BF16]: 32,
+  [GgmlType.F32]: 0,
+  [GgmlType.F16]: 1,
+  [GgmlType.Q4_0]: 2,
+  [GgmlType.Q4_1]: 3,
+  [GgmlType.Q8_0]: 7,
+  [GgmlType.Q5_0]: 8,
+  [GgmlType.Q5_1]: 9,
+  [GgmlType.Q2_K]: 10,
+  [GgmlType.Q3_K]: 12,
+  [GgmlType.Q4_K]: 15,
+  [GgmlType.Q5_K]: 17,
+  [GgmlType.Q6_K]: 18,
+  [GgmlType.IQ4_NL]: 25,
+  [GgmlType.IQ4_XS]: 30,
+  [GgmlType.BF16]: 32,
 };
 
 /** llama.cpp's replacement when a row does not fit a type's blocks (llama-quant.cpp fallback). */
@@ -136,7 +176,14 @@ export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlTyp
  * llama3 rope frequency factors (llama.cpp converter formula): one per rotary pair, 1 for high frequencies, `factor`
  * for low ones, smoothly interpolated between.
  */
-export function llama3RopeFreqs(headDim: number, base: number, factor: number, lowFreqFactor: number, highFreqFactor: number, originalContext: number): Float32Array {
+export function llama3RopeFreqs(
+  headDim: number,
+  base: number,
+  factor: number,
+  lowFreqFactor: number,
+  highFreqFactor: number,
+  originalContext: number,
+): Float32Array {
   const out = new Float32Array(headDim / 2);
   const lowWavelen = originalContext / lowFreqFactor;
   const highWavelen = originalContext / highFreqFactor;

@@ -25,13 +25,19 @@ import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../ap
 import { toChatRequest } from './prompt-convert.js';
 
 function finish(reason: string | null): LanguageModelV3FinishReason {
-  const unified = reason === 'stop' ? 'stop' : reason === 'length' ? 'length' : reason === 'tool_calls' ? 'tool-calls' : 'other';
+  const unified =
+    reason === 'stop' ? 'stop' : reason === 'length' ? 'length' : reason === 'tool_calls' ? 'tool-calls' : 'other';
   return { unified, raw: reason ?? undefined };
 }
 
 function usage(u: CompletionUsage | null | undefined): LanguageModelV3Usage {
   return {
-    inputTokens: { total: u?.prompt_tokens, noCache: u ? u.prompt_tokens - u.prompt_tokens_details.cached_tokens : undefined, cacheRead: u?.prompt_tokens_details.cached_tokens, cacheWrite: undefined },
+    inputTokens: {
+      total: u?.prompt_tokens,
+      noCache: u ? u.prompt_tokens - u.prompt_tokens_details.cached_tokens : undefined,
+      cacheRead: u?.prompt_tokens_details.cached_tokens,
+      cacheWrite: undefined,
+    },
     outputTokens: { total: u?.completion_tokens, text: u?.completion_tokens, reasoning: undefined },
   };
 }
@@ -56,13 +62,23 @@ export class WebGGUFLanguageModel implements LanguageModelV3 {
     const content: LanguageModelV3Content[] = [];
     if (m.reasoning_content) content.push({ type: 'reasoning', text: m.reasoning_content });
     if (m.content) content.push({ type: 'text', text: m.content });
-    for (const c of m.tool_calls ?? []) content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.function.name, input: c.function.arguments });
-    return { content, finishReason: finish(r.choices[0].finish_reason), usage: usage(r.usage), warnings, response: { id: r.id, modelId: this.modelId, timestamp: new Date(r.created * 1000) } };
+    for (const c of m.tool_calls ?? [])
+      content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.function.name, input: c.function.arguments });
+    return {
+      content,
+      finishReason: finish(r.choices[0].finish_reason),
+      usage: usage(r.usage),
+      warnings,
+      response: { id: r.id, modelId: this.modelId, timestamp: new Date(r.created * 1000) },
+    };
   }
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
     const { request, warnings } = toChatRequest(options);
-    const chunks = (await this.engine.chat.completions.create({ ...request, stream: true })) as AsyncIterable<ChatCompletionChunk>;
+    const chunks = (await this.engine.chat.completions.create({
+      ...request,
+      stream: true,
+    })) as AsyncIterable<ChatCompletionChunk>;
     const iterator = chunks[Symbol.asyncIterator]();
     let open: 'text' | 'reasoning' | null = null;
     let part = 0;
@@ -103,7 +119,12 @@ export class WebGGUFLanguageModel implements LanguageModelV3 {
             controller.enqueue({ type: 'tool-input-start', id: call.id, toolName: call.function.name });
             controller.enqueue({ type: 'tool-input-delta', id: call.id, delta: call.function.arguments });
             controller.enqueue({ type: 'tool-input-end', id: call.id });
-            controller.enqueue({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+            controller.enqueue({
+              type: 'tool-call',
+              toolCallId: call.id,
+              toolName: call.function.name,
+              input: call.function.arguments,
+            });
           }
           if (choice.finish_reason) {
             close();

@@ -25,14 +25,20 @@ function outputText(o: LanguageModelV3ToolResultOutput): string {
 }
 
 /** The request (without `stream`) and the warnings for `options`. */
-export function toChatRequest(options: LanguageModelV3CallOptions): { request: ChatCompletionRequest; warnings: SharedV3Warning[] } {
+export function toChatRequest(options: LanguageModelV3CallOptions): {
+  request: ChatCompletionRequest;
+  warnings: SharedV3Warning[];
+} {
   const warnings: SharedV3Warning[] = [];
   const messages: ChatMessage[] = [];
   for (const m of options.prompt) {
     if (m.role === 'system') messages.push({ role: 'system', content: m.content });
     else if (m.role === 'user') {
       const text = m.content.map((p) => {
-        if (p.type !== 'text') throw new LlmError('invalid-request', `AI SDK prompt: ${p.type} parts are not supported (text only)`, { details: { field: 'prompt' } });
+        if (p.type !== 'text')
+          throw new LlmError('invalid-request', `AI SDK prompt: ${p.type} parts are not supported (text only)`, {
+            details: { field: 'prompt' },
+          });
         return p.text;
       });
       messages.push({ role: 'user', content: text.join('') });
@@ -43,27 +49,58 @@ export function toChatRequest(options: LanguageModelV3CallOptions): { request: C
       for (const p of m.content) {
         if (p.type === 'text') content += p.text;
         else if (p.type === 'reasoning') reasoning += p.text;
-        else if (p.type === 'tool-call') calls.push({ id: p.toolCallId, type: 'function', function: { name: p.toolName, arguments: typeof p.input === 'string' ? p.input : JSON.stringify(p.input) } });
+        else if (p.type === 'tool-call')
+          calls.push({
+            id: p.toolCallId,
+            type: 'function',
+            function: { name: p.toolName, arguments: typeof p.input === 'string' ? p.input : JSON.stringify(p.input) },
+          });
       }
-      messages.push({ role: 'assistant', content: calls.length > 0 && content === '' ? null : content, ...(reasoning ? { reasoning_content: reasoning } : {}), ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+      messages.push({
+        role: 'assistant',
+        content: calls.length > 0 && content === '' ? null : content,
+        ...(reasoning ? { reasoning_content: reasoning } : {}),
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      });
     } else {
       for (const p of m.content) {
-        if (p.type === 'tool-result') messages.push({ role: 'tool', tool_call_id: p.toolCallId, content: outputText(p.output) });
+        if (p.type === 'tool-result')
+          messages.push({ role: 'tool', tool_call_id: p.toolCallId, content: outputText(p.output) });
       }
     }
   }
   const tools: ChatTool[] = [];
   for (const t of options.tools ?? []) {
-    if (t.type === 'function') tools.push({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.inputSchema as Record<string, unknown> } });
+    if (t.type === 'function')
+      tools.push({
+        type: 'function',
+        function: {
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          parameters: t.inputSchema as Record<string, unknown>,
+        },
+      });
     else warnings.push({ type: 'unsupported', feature: `provider-defined tool ${t.name}` });
   }
   const tc = options.toolChoice;
-  const toolChoice = tc === undefined ? undefined : tc.type === 'tool' ? { type: 'function' as const, function: { name: tc.toolName } } : tc.type;
+  const toolChoice =
+    tc === undefined
+      ? undefined
+      : tc.type === 'tool'
+        ? { type: 'function' as const, function: { name: tc.toolName } }
+        : tc.type;
   const rf = options.responseFormat;
   const responseFormat =
     rf?.type === 'json'
       ? rf.schema
-        ? { type: 'json_schema' as const, json_schema: { name: (rf.name ?? 'response').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'response', schema: rf.schema as Record<string, unknown>, strict: true } }
+        ? {
+            type: 'json_schema' as const,
+            json_schema: {
+              name: (rf.name ?? 'response').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'response',
+              schema: rf.schema as Record<string, unknown>,
+              strict: true,
+            },
+          }
         : { type: 'json_object' as const }
       : undefined;
   const request: ChatCompletionRequest = {

@@ -32,7 +32,11 @@ function newCallId(): string {
 }
 
 function toCalls(calls: readonly ParsedCall[]): ChatToolCall[] {
-  return calls.map((c) => ({ id: c.id ?? newCallId(), type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return calls.map((c) => ({
+    id: c.id ?? newCallId(),
+    type: 'function',
+    function: { name: c.name, arguments: c.arguments },
+  }));
 }
 
 /** Reads one output. */
@@ -52,12 +56,18 @@ export class ChatAnswer {
 
   /** The whole answer at once. */
   static whole(shape: AnswerShape, text: string): AnswerEnd {
-    const split = shape.reasoning ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside) : { reasoning: '', content: text };
+    const split = shape.reasoning
+      ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside)
+      : { reasoning: '', content: text };
     if (!shape.tools) return { ...split, calls: [] };
     const { format, spec } = shape.tools;
     const parsed = parseToolCalls(format, format === 'harmony' ? text : split.content, spec.tools);
     const calls = spec.parallel ? parsed.calls : parsed.calls.slice(0, 1);
-    return { reasoning: split.reasoning, content: format === 'harmony' ? split.content : parsed.content, calls: toCalls(calls) };
+    return {
+      reasoning: split.reasoning,
+      content: format === 'harmony' ? split.content : parsed.content,
+      calls: toCalls(calls),
+    };
   }
 
   /** The next delta: reasoning and the answer text that may be shown now. */

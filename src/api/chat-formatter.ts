@@ -9,7 +9,15 @@
  * `fallback: 'chatml'`, which then renders ChatML and says so in `fallbackReason`.
  */
 
-import { buildPrompt, CHATML_TEMPLATE, compileTemplate, selectTemplate, sha256Hex, templateCaps, templateSupportsThinking } from '../chat/index.js';
+import {
+  buildPrompt,
+  CHATML_TEMPLATE,
+  compileTemplate,
+  selectTemplate,
+  sha256Hex,
+  templateCaps,
+  templateSupportsThinking,
+} from '../chat/index.js';
 import type { TemplateBudget } from '../chat/template-budget.js';
 import { validateChatTemplateKwargs } from '../chat/template-kwargs.js';
 import { isLlmError } from '../errors.js';
@@ -104,7 +112,13 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
         ...(extras.signal !== undefined ? { signal: extras.signal } : {}),
         ...(options.budget !== undefined ? { budget: options.budget } : {}),
       });
-      return { tokens: p.tokens, stop: p.stopStrings, eogIds: p.eogTokenIds ?? [], droppedMessages: p.droppedMessages, prompt: p.prompt };
+      return {
+        tokens: p.tokens,
+        stop: p.stopStrings,
+        eogIds: p.eogTokenIds ?? [],
+        droppedMessages: p.droppedMessages,
+        prompt: p.prompt,
+      };
     },
   };
 }

@@ -19,7 +19,10 @@ async function loadEngineModule(): Promise<CreateEngine> {
   await import(/* @vite-ignore */ engineModuleUrl);
   const create = (globalThis as Record<symbol, unknown>)[KEY];
   if (typeof create !== 'function') {
-    throw new LlmError('feature-missing', `the in-thread engine module (${engineModuleUrl}) loaded but registered no engine`);
+    throw new LlmError(
+      'feature-missing',
+      `the in-thread engine module (${engineModuleUrl}) loaded but registered no engine`,
+    );
   }
   return create as CreateEngine;
 }
@@ -28,7 +31,9 @@ async function loadEngineModule(): Promise<CreateEngine> {
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   loading ??= loadEngineModule().catch((e: unknown) => {
     loading = undefined; // a failed fetch of the module may succeed on the next call
-    throw isLlmError(e) ? e : new LlmError('network', `could not load the in-thread engine module (${engineModuleUrl})`, { cause: e });
+    throw isLlmError(e)
+      ? e
+      : new LlmError('network', `could not load the in-thread engine module (${engineModuleUrl})`, { cause: e });
   });
   return (await loading)(options);
 }

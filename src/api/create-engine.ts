@@ -50,12 +50,15 @@ interface ParsedModel {
 
 function positiveInt(name: string, v: number | undefined): void {
   if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) {
-    throw new LlmError('invalid-request', `createEngine: option '${name}' must be a positive integer, got ${String(v)}`, { details: { field: name } });
+    throw new LlmError(
+      'invalid-request',
+      `createEngine: option '${name}' must be a positive integer, got ${String(v)}`,
+      { details: { field: name } },
+    );
   }
 }
 
 export { modelIdentityOf };
-
 
 /**
  * Loads `options.model` and returns an engine running in this thread: plan (options, header, backend, memory) →
@@ -91,17 +94,31 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
 /** Validates the options (no I/O yet) and fixes the progress sink and the start time. */
 function planRun(options: EngineOptions): LoadRun {
   if (options === null || typeof options !== 'object' || options.model === undefined || options.model === null) {
-    throw new LlmError('invalid-request', "createEngine: option 'model' is required (a URL, a File/Blob or a path)", { details: { field: 'model' } });
+    throw new LlmError('invalid-request', "createEngine: option 'model' is required (a URL, a File/Blob or a path)", {
+      details: { field: 'model' },
+    });
   }
   const choice = options.backend ?? 'auto';
   if (!BACKEND_CHOICES.includes(choice)) {
-    throw new LlmError('invalid-request', `createEngine: option 'backend' is '${String(choice)}'; use 'auto', 'webgpu', 'wasm' or 'cpu'`, { details: { field: 'backend' } });
+    throw new LlmError(
+      'invalid-request',
+      `createEngine: option 'backend' is '${String(choice)}'; use 'auto', 'webgpu', 'wasm' or 'cpu'`,
+      { details: { field: 'backend' } },
+    );
   }
-  for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const) positiveInt(k, options[k]);
-  if (options.gpuMemoryBudget !== undefined && !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)) {
-    throw new LlmError('invalid-request', `createEngine: option 'gpuMemoryBudget' must be a positive number of bytes, got ${String(options.gpuMemoryBudget)}`, {
-      details: { field: 'gpuMemoryBudget' },
-    });
+  for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const)
+    positiveInt(k, options[k]);
+  if (
+    options.gpuMemoryBudget !== undefined &&
+    !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)
+  ) {
+    throw new LlmError(
+      'invalid-request',
+      `createEngine: option 'gpuMemoryBudget' must be a positive number of bytes, got ${String(options.gpuMemoryBudget)}`,
+      {
+        details: { field: 'gpuMemoryBudget' },
+      },
+    );
   }
   const { onProgress } = options;
   const report: LoadRun['report'] = (p) => {
@@ -111,7 +128,14 @@ function planRun(options: EngineOptions): LoadRun {
       // A broken progress callback must not break loading.
     }
   };
-  return { options, choice, batchSize: options.batchSize ?? DEFAULT_UBATCH_SIZE, signal: options.signal, report, t0: nowMs() };
+  return {
+    options,
+    choice,
+    batchSize: options.batchSize ?? DEFAULT_UBATCH_SIZE,
+    signal: options.signal,
+    report,
+    t0: nowMs(),
+  };
 }
 
 /** The model's config and the run shape the options ask for (defaults from `model/run-shape.ts`). */
@@ -133,7 +157,10 @@ async function selectAndPlan(run: LoadRun, gguf: GgufFile): Promise<BackendSelec
   } catch (e) {
     chosen.ops.destroy();
     if (run.choice !== 'auto' || chosen.name !== 'webgpu' || isLlmError(e, 'aborted')) throw e;
-    return wasmFallback(`auto: the WebGPU memory plan does not fit (${e instanceof Error ? e.message : String(e)})`, { threads, signal: run.signal });
+    return wasmFallback(`auto: the WebGPU memory plan does not fit (${e instanceof Error ? e.message : String(e)})`, {
+      threads,
+      signal: run.signal,
+    });
   }
 }
 
@@ -158,7 +185,8 @@ async function loadWithFallback(run: LoadRun, model: ParsedModel, selection: Bac
   try {
     return await loadOn(run, model, selection);
   } catch (e) {
-    if (run.choice !== 'auto' || selection.name !== 'webgpu' || isLlmError(e, 'aborted') || run.signal?.aborted) throw e;
+    if (run.choice !== 'auto' || selection.name !== 'webgpu' || isLlmError(e, 'aborted') || run.signal?.aborted)
+      throw e;
     const reason = `auto: WebGPU failed to load or warm up (${e instanceof Error ? e.message : String(e)})`;
     return loadOn(run, model, await wasmFallback(reason, { threads: run.options.threads, signal: run.signal }));
   }
@@ -194,7 +222,8 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         warmup: options.warmup,
         onUnload: () => model.source.close?.(),
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
-        persistedCache: options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
+        persistedCache:
+          options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
       },
       signal,
     );
@@ -208,7 +237,11 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
  * Reads a model's GGUF header only (for tools that need metadata without loading weights), then closes the source.
  * `options.cache: false` reads a URL live instead of through the IndexedDB model store.
  */
-export async function readModelHeader(model: EngineOptions['model'], signal?: AbortSignal, options: { cache?: boolean } = {}): Promise<GgufFile> {
+export async function readModelHeader(
+  model: EngineOptions['model'],
+  signal?: AbortSignal,
+  options: { cache?: boolean } = {},
+): Promise<GgufFile> {
   const source = await openModelSource(model, { signal, ...options });
   try {
     return await parseGguf(source, { signal });

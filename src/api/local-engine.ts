@@ -13,9 +13,26 @@ import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ChatFormatter } from './chat-formatter.js';
-import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo, EngineStats, TokenizeOptions } from './engine.js';
+import type {
+  BackendInfo,
+  ChatCompletions,
+  Completions,
+  Engine,
+  EngineInfo,
+  EngineStats,
+  TokenizeOptions,
+} from './engine.js';
 import { PushStream } from './push-stream.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Completion, CompletionChunk, CompletionRequest, CompletionUsage } from './types.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ChatMessage,
+  Completion,
+  CompletionChunk,
+  CompletionRequest,
+  CompletionUsage,
+} from './types.js';
 import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
 import type { PositionLogprobs } from '../engine/generate-logprobs.js';
 import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
@@ -111,11 +128,19 @@ export class LocalEngine implements Engine {
       cacheTokenBudget: parts.cacheTokenBudget,
     });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
-    this.persisted = parts.persistedCache === undefined || parts.persistedCache === false ? null :
-      new PersistedPromptCache(parts.transformer, this.ctx.cache, parts.modelIdentity, parts.persistedCache);
+    this.persisted =
+      parts.persistedCache === undefined || parts.persistedCache === false
+        ? null
+        : new PersistedPromptCache(parts.transformer, this.ctx.cache, parts.modelIdentity, parts.persistedCache);
     const c = parts.transformer.config;
     this.info = {
-      model: { name: c.name, arch: c.arch, identity: parts.modelIdentity, vocabSize: c.vocabSize, trainContextLength: c.trainContextLength },
+      model: {
+        name: c.name,
+        arch: c.arch,
+        identity: parts.modelIdentity,
+        vocabSize: c.vocabSize,
+        trainContextLength: c.trainContextLength,
+      },
       backend: parts.backend,
       contextLength: parts.contextLength,
       slots: parts.slots,
@@ -145,18 +170,36 @@ export class LocalEngine implements Engine {
 
   private chatKey(): string {
     const tk = this.parts.tokenizer;
-    return PromptCache.keyString({ model: this.parts.modelIdentity, template: this.parts.chat.templateHash, tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1` });
+    return PromptCache.keyString({
+      model: this.parts.modelIdentity,
+      template: this.parts.chat.templateHash,
+      tokenizer: `add_bos=${tk.addBos ? 1 : 0};parse_special=1`,
+    });
   }
 
   private textKey(): string {
     const tk = this.parts.tokenizer;
-    return PromptCache.keyString({ model: this.parts.modelIdentity, template: '', tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1` });
+    return PromptCache.keyString({
+      model: this.parts.modelIdentity,
+      template: '',
+      tokenizer: `add_special=${tk.addBos ? 1 : 0}${tk.addEos ? 1 : 0};parse_special=1`,
+    });
   }
 
   /** Tokens of the system-prompt prefix of `prompt` (the part a render of the system message alone shares), or 0. */
-  private systemPrefix(messages: readonly ChatMessage[], prompt: readonly number[], chatTemplateKwargs: unknown): number {
+  private systemPrefix(
+    messages: readonly ChatMessage[],
+    prompt: readonly number[],
+    chatTemplateKwargs: unknown,
+  ): number {
     const first = messages[0];
-    if (this.persisted?.auto !== true || messages.length < 2 || first?.role !== 'system' || typeof first.content !== 'string') return 0;
+    if (
+      this.persisted?.auto !== true ||
+      messages.length < 2 ||
+      first?.role !== 'system' ||
+      typeof first.content !== 'string'
+    )
+      return 0;
     let n = this.systemPrefixes.get(first.content);
     if (n === undefined) {
       try {
@@ -183,15 +226,23 @@ export class LocalEngine implements Engine {
 
   async tokenize(text: string, options: TokenizeOptions = {}): Promise<number[]> {
     this.assertLoaded('tokenize');
-    if (typeof text !== 'string') throw new LlmError('invalid-request', `tokenize: text must be a string, got ${typeof text}`, { details: { field: 'text' } });
-    return this.parts.tokenizer.encode(text, { addSpecial: options.addSpecial ?? true, parseSpecial: options.parseSpecial ?? true });
+    if (typeof text !== 'string')
+      throw new LlmError('invalid-request', `tokenize: text must be a string, got ${typeof text}`, {
+        details: { field: 'text' },
+      });
+    return this.parts.tokenizer.encode(text, {
+      addSpecial: options.addSpecial ?? true,
+      parseSpecial: options.parseSpecial ?? true,
+    });
   }
 
   async detokenize(ids: readonly number[], options: { readonly renderSpecial?: boolean } = {}): Promise<string> {
     this.assertLoaded('detokenize');
     const n = this.parts.tokenizer.vocabSize;
     if (!Array.isArray(ids) || ids.some((t) => !Number.isInteger(t) || t < 0 || t >= n)) {
-      throw new LlmError('invalid-request', `detokenize: ids must be an array of integers in 0…${n - 1}`, { details: { field: 'ids' } });
+      throw new LlmError('invalid-request', `detokenize: ids must be an array of integers in 0…${n - 1}`, {
+        details: { field: 'ids' },
+      });
     }
     return this.parts.tokenizer.decode(ids, { renderSpecial: options.renderSpecial ?? false });
   }
@@ -213,9 +264,13 @@ export class LocalEngine implements Engine {
 
   unload(): Promise<void> {
     if (!this.unloadPromise) {
-      const error = new LlmError('aborted', 'the engine was unloaded while this request was running or queued; create a new engine to continue', {
-        details: { reason: 'unloaded' },
-      });
+      const error = new LlmError(
+        'aborted',
+        'the engine was unloaded while this request was running or queued; create a new engine to continue',
+        {
+          details: { reason: 'unloaded' },
+        },
+      );
       this.unloadController.abort(error);
       this.queue.rejectPending(error);
       this.unloadPromise = (async () => {
@@ -235,7 +290,11 @@ export class LocalEngine implements Engine {
 
   /** Constrained decoding for this model (XGrammar loaded on first use). */
   get grammar(): GrammarEngine {
-    this.grammarEngine ??= new GrammarEngine(this.parts.tokenizer, this.parts.transformer.config.vocabSize, this.parts.modelIdentity);
+    this.grammarEngine ??= new GrammarEngine(
+      this.parts.tokenizer,
+      this.parts.transformer.config.vocabSize,
+      this.parts.modelIdentity,
+    );
     return this.grammarEngine;
   }
 
@@ -254,17 +313,32 @@ export class LocalEngine implements Engine {
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
     const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
-    const kwargs = req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
-      ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
-      : req.chat_template_kwargs;
+    const kwargs =
+      req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
+        ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
+        : req.chat_template_kwargs;
     // Tools: the template's own syntax when it renders tools, else the generic prompt and the Hermes syntax.
     const chatFmt = this.parts.chat;
     const toolSpec = norm.tools;
-    const toolFormat: ToolCallFormat | undefined = toolSpec ? (chatFmt.supportsTools ? detectToolCallFormat(chatFmt.templateText ?? '') : 'hermes') : undefined;
-    const messages = toolSpec && !chatFmt.supportsTools ? withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
+    const toolFormat: ToolCallFormat | undefined = toolSpec
+      ? chatFmt.supportsTools
+        ? detectToolCallFormat(chatFmt.templateText ?? '')
+        : 'hermes'
+      : undefined;
+    const messages =
+      toolSpec && !chatFmt.supportsTools ? withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
     const toolConstraint = toolSpec && toolFormat ? toolGrammar(toolFormat, toolSpec) : null;
     const normC = toolConstraint ? { ...norm, grammar: toolConstraint, grammarField: 'tools' } : norm;
-    const prepared = await this.withGrammar(this.prepareChat(messages, normC, req.signal, kwargs, toolSpec && chatFmt.supportsTools ? toolSpec.raw : undefined, toolFormat !== undefined));
+    const prepared = await this.withGrammar(
+      this.prepareChat(
+        messages,
+        normC,
+        req.signal,
+        kwargs,
+        toolSpec && chatFmt.supportsTools ? toolSpec.raw : undefined,
+        toolFormat !== undefined,
+      ),
+    );
     const shape: AnswerShape = {
       ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
       ...(toolSpec && toolFormat ? { tools: { format: toolFormat, spec: toolSpec } } : {}),
@@ -288,12 +362,24 @@ export class LocalEngine implements Engine {
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message, finish_reason: finish, logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null }],
+        choices: [
+          {
+            index: 0,
+            message,
+            finish_reason: finish,
+            logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null,
+          },
+        ],
         usage: usageOf(result),
       };
     }
     type Delta = ChatCompletionChunk['choices'][0]['delta'];
-    const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][0]['finish_reason'], usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): ChatCompletionChunk => ({
+    const chunk = (
+      delta: Delta,
+      finish: ChatCompletionChunk['choices'][0]['finish_reason'],
+      usage: CompletionUsage | null,
+      lp: readonly PositionLogprobs[] | null = null,
+    ): ChatCompletionChunk => ({
       id,
       object: 'chat.completion.chunk',
       created,
@@ -303,7 +389,10 @@ export class LocalEngine implements Engine {
     });
     const answer = new ChatAnswer(shape);
     // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
-    const deltas = (s: { reasoning: string; content: string }, lp: readonly PositionLogprobs[] | null): ChatCompletionChunk[] => {
+    const deltas = (
+      s: { reasoning: string; content: string },
+      lp: readonly PositionLogprobs[] | null,
+    ): ChatCompletionChunk[] => {
       const out: ChatCompletionChunk[] = [];
       if (s.reasoning) out.push(chunk({ reasoning_content: s.reasoning }, null, null, s.content ? null : lp));
       if (s.content || (!s.reasoning && lp && lp.length > 0)) out.push(chunk({ content: s.content }, null, null, lp));
@@ -314,8 +403,13 @@ export class LocalEngine implements Engine {
       (text, lp) => deltas(answer.push(text), lp),
       (r, lp) => {
         const e = answer.end();
-        const calls = e.calls.length > 0 ? [chunk({ tool_calls: e.calls.map((c, index) => ({ index, ...c })) }, null, null)] : [];
-        return [...deltas(e, null), ...calls, chunk({}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usageOf(r), lp)];
+        const calls =
+          e.calls.length > 0 ? [chunk({ tool_calls: e.calls.map((c, index) => ({ index, ...c })) }, null, null)] : [];
+        return [
+          ...deltas(e, null),
+          ...calls,
+          chunk({}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usageOf(r), lp),
+        ];
       },
       chunk({ role: 'assistant', content: '' }, null, null),
     );
@@ -325,9 +419,19 @@ export class LocalEngine implements Engine {
     this.assertLoaded('completions.create');
     const norm = normalizeCompletionRequest(req, this.parts.tokenizer.vocabSize);
     const tk = this.parts.tokenizer;
-    const prompt = typeof req.prompt === 'string' ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true }) : [...req.prompt];
+    const prompt =
+      typeof req.prompt === 'string'
+        ? tk.encode(req.prompt, { addSpecial: true, parseSpecial: true })
+        : [...req.prompt];
     const key = this.textKey();
-    const prepared = await this.withGrammar({ prompt, key, norm, stop: norm.stop, eogIds: tk.eogIds, signal: req.signal });
+    const prepared = await this.withGrammar({
+      prompt,
+      key,
+      norm,
+      stop: norm.stop,
+      eogIds: tk.eogIds,
+      signal: req.signal,
+    });
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
     const id = newId('cmpl');
@@ -340,17 +444,41 @@ export class LocalEngine implements Engine {
         object: 'text_completion',
         created,
         model,
-        choices: [{ index: 0, text: echo + result.text, finish_reason: result.finishReason, logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null }],
+        choices: [
+          {
+            index: 0,
+            text: echo + result.text,
+            finish_reason: result.finishReason,
+            logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null,
+          },
+        ],
         usage: usageOf(result),
       };
     }
     let offset = echo.length;
-    const chunk = (text: string, finish: GenerationResult['finishReason'] | null, usage: CompletionUsage | null, lp: readonly PositionLogprobs[] | null = null): CompletionChunk => {
+    const chunk = (
+      text: string,
+      finish: GenerationResult['finishReason'] | null,
+      usage: CompletionUsage | null,
+      lp: readonly PositionLogprobs[] | null = null,
+    ): CompletionChunk => {
       const logprobs = lp ? completionLogprobs(tk, lp, offset) : null;
       if (logprobs) offset += logprobs.tokens.reduce((n, t) => n + t.length, 0);
-      return { id, object: 'text_completion', created, model, choices: [{ index: 0, text, finish_reason: finish, logprobs }], usage };
+      return {
+        id,
+        object: 'text_completion',
+        created,
+        model,
+        choices: [{ index: 0, text, finish_reason: finish, logprobs }],
+        usage,
+      };
     };
-    return this.stream<CompletionChunk>(prepared, (t, lp) => [chunk(t, null, null, lp)], (r, lp) => [chunk('', r.finishReason, usageOf(r), lp)], echo ? chunk(echo, null, null) : null);
+    return this.stream<CompletionChunk>(
+      prepared,
+      (t, lp) => [chunk(t, null, null, lp)],
+      (r, lp) => [chunk('', r.finishReason, usageOf(r), lp)],
+      echo ? chunk(echo, null, null) : null,
+    );
   }
 
   /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
@@ -366,23 +494,40 @@ export class LocalEngine implements Engine {
     const n = this.parts.contextLength;
     // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
     const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, { chatTemplateKwargs, signal, ...(tools ? { tools } : {}) });
+    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, {
+      chatTemplateKwargs,
+      signal,
+      ...(tools ? { tools } : {}),
+    });
     this.checkFits(built.tokens.length);
     const key = this.chatKey();
     const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
     const persistPrefix = this.systemPrefix(messages, built.tokens, chatTemplateKwargs);
     const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
-    if (format.kind === 'none' && !parseTools) return { prompt: [...built.tokens], key, norm, stop: [...built.stop, ...norm.stop], eogIds, signal, persistPrefix };
+    if (format.kind === 'none' && !parseTools)
+      return {
+        prompt: [...built.tokens],
+        key,
+        norm,
+        stop: [...built.stop, ...norm.stop],
+        eogIds,
+        signal,
+        persistPrefix,
+      };
     // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
-    if (format.kind === 'harmony') for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
+    if (format.kind === 'harmony')
+      for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
     // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
     const visibleTokens = new Map<number, string>();
     for (const m of [...parserVisibleMarkers(format), ...(parseTools ? TOOL_MARKERS : [])]) {
       const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
       if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
     }
-    const stop = [...built.stop, ...norm.stop].filter((s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'));
-    const reasoning = format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
+    const stop = [...built.stop, ...norm.stop].filter(
+      (s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'),
+    );
+    const reasoning =
+      format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
     return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens, persistPrefix };
   }
 
@@ -398,7 +543,12 @@ export class LocalEngine implements Engine {
   }
 
   /** Runs a prepared request in the queue; `onText` receives each safe text delta. */
-  private run(p: PreparedRequest, onText: (text: string) => void, cancel?: AbortSignal, onToken?: GenerationInput['onToken']): Promise<GenerationResult> {
+  private run(
+    p: PreparedRequest,
+    onText: (text: string) => void,
+    cancel?: AbortSignal,
+    onToken?: GenerationInput['onToken'],
+  ): Promise<GenerationResult> {
     this.queue.checkCapacity();
     const job = new AbortController();
     const parents = [p.signal, this.unloadController.signal, cancel].filter((s): s is AbortSignal => s !== undefined);
@@ -428,7 +578,8 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value.timings.timeToFirstTokenMs;
-            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0) await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
+            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0)
+              await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
           onText(step.value);
@@ -441,7 +592,8 @@ export class LocalEngine implements Engine {
       .run(task, job.signal)
       .catch((e: unknown) => {
         if (this.unloadController.signal.aborted) throw this.unloadController.signal.reason;
-        if (job.signal.aborted && !isLlmError(e, 'aborted')) throw new LlmError('aborted', 'request was aborted', { cause: e });
+        if (job.signal.aborted && !isLlmError(e, 'aborted'))
+          throw new LlmError('aborted', 'request was aborted', { cause: e });
         throw e;
       })
       .finally(() => {
@@ -473,19 +625,30 @@ export class LocalEngine implements Engine {
       return lp;
     };
     const onToken = wantLp ? (_id: number, lp: PositionLogprobs | null) => void (lp && pending.push(lp)) : undefined;
-    this.run(p, (t) => { for (const c of delta(t, take())) out.push(c); }, cancel.signal, onToken).then(
-      (r) => {
-        for (const c of final(r, take())) out.push(c);
-        out.end();
+    this.run(
+      p,
+      (t) => {
+        for (const c of delta(t, take())) out.push(c);
       },
-      (e: unknown) => out.fail(e),
-    ).finally(() => p.signal?.removeEventListener('abort', onAbort));
+      cancel.signal,
+      onToken,
+    )
+      .then(
+        (r) => {
+          for (const c of final(r, take())) out.push(c);
+          out.end();
+        },
+        (e: unknown) => out.fail(e),
+      )
+      .finally(() => p.signal?.removeEventListener('abort', onAbort));
     return out;
   }
 
   private assertLoaded(step: string): void {
     if (this.unloadController.signal.aborted) {
-      throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, { details: { reason: 'unloaded' } });
+      throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, {
+        details: { reason: 'unloaded' },
+      });
     }
   }
 }

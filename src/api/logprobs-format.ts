@@ -36,7 +36,11 @@ export function chatLogprobs(tk: Pick<Tokenizer, 'tokenBytes'>, positions: reado
 }
 
 /** Text-completion `logprobs` of `positions`, offsets counted from `startOffset` (the echoed prompt's length). */
-export function completionLogprobs(tk: Pick<Tokenizer, 'tokenBytes'>, positions: readonly PositionLogprobs[], startOffset = 0): CompletionLogprobs {
+export function completionLogprobs(
+  tk: Pick<Tokenizer, 'tokenBytes'>,
+  positions: readonly PositionLogprobs[],
+  startOffset = 0,
+): CompletionLogprobs {
   const out: CompletionLogprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   let offset = startOffset;
   for (const p of positions) {

@@ -45,7 +45,13 @@ export async function readHeaderBeforeDownload(model: ModelInput, signal?: Abort
   try {
     // A split model is planned from all its parts' headers (the merged view), not from the first part's alone.
     const parts = splitPartUrls(url.href);
-    source = parts === null ? await HttpByteSource.open(url, { signal }) : await openPartsAsOne(parts.map((p) => () => HttpByteSource.open(p, { signal })), signal);
+    source =
+      parts === null
+        ? await HttpByteSource.open(url, { signal })
+        : await openPartsAsOne(
+            parts.map((p) => () => HttpByteSource.open(p, { signal })),
+            signal,
+          );
   } catch (e) {
     // Best effort: a server the live reader cannot use (no Range on a large file) may still download; the plan
     // then runs after the download, and real network errors are reported by that download.
@@ -74,8 +80,11 @@ export async function checkMemoryPlan(
   budgetBytes?: number,
 ): Promise<void> {
   if (selection.name !== 'webgpu') return;
-  const limits = (selection.ops as { memoryLimits?: { maxStorageBufferBindingSize: number; maxBufferSize: number; kvBytesPerElement: 2 | 4 } })
-    .memoryLimits;
+  const limits = (
+    selection.ops as {
+      memoryLimits?: { maxStorageBufferBindingSize: number; maxBufferSize: number; kvBytesPerElement: 2 | 4 };
+    }
+  ).memoryLimits;
   if (!limits) return;
   const { planMemory } = await import('../backend/webgpu/memory-plan.js');
   planMemory(
@@ -89,6 +98,10 @@ export async function checkMemoryPlan(
       kvBytesPerElement: limits.kvBytesPerElement,
       activationBytes: activationBytes(config, shape),
     },
-    { maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize, maxBufferSize: limits.maxBufferSize, budgetBytes },
+    {
+      maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+      maxBufferSize: limits.maxBufferSize,
+      budgetBytes,
+    },
   );
 }

@@ -17,7 +17,14 @@ import type {
 
 /** The default composition of the compound `Ops` steps (see `Ops` for their contracts). */
 export abstract class CompositeOps {
-  abstract rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void;
+  abstract rmsNorm(
+    out: Activation,
+    x: Activation,
+    weight: Weight | null,
+    eps: number,
+    n: number,
+    groupSize?: number,
+  ): void;
   abstract matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void;
   abstract rope(x: Activation, n: number, params: RopeParams): void;
   abstract storeKv(layer: number, k: Activation, v: Activation, n: number): void;
@@ -25,7 +32,13 @@ export abstract class CompositeOps {
   abstract add(out: Activation, a: Activation, b: Activation, n: number): void;
 
   /** normed = rmsNorm(x) once; then each projection's out = normed · weightᵀ (+ bias). */
-  normMatmul(normed: Activation, x: Activation, norm: RmsNormWeight, projections: readonly Projection[], n: number): void {
+  normMatmul(
+    normed: Activation,
+    x: Activation,
+    norm: RmsNormWeight,
+    projections: readonly Projection[],
+    n: number,
+  ): void {
     this.rmsNorm(normed, x, norm.weight, norm.eps, n); // normed [n, cols]
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]; // indexed: no iterator per call (the decode loop allocates nothing)
@@ -42,7 +55,16 @@ export abstract class CompositeOps {
   }
 
   /** out = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), through the scratch buffers. */
-  gatedFfn(out: Activation, x: Activation, norm: RmsNormWeight, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void {
+  gatedFfn(
+    out: Activation,
+    x: Activation,
+    norm: RmsNormWeight,
+    gate: Weight,
+    up: Weight,
+    n: number,
+    act: GluActivation,
+    scratch: GluScratch,
+  ): void {
     this.rmsNorm(scratch.normed, x, norm.weight, norm.eps, n); // normed [n, cols]
     this.matmul(scratch.gate, scratch.normed, gate, n); // gate [n, ffn]
     this.matmul(scratch.up, scratch.normed, up, n); // up [n, ffn]

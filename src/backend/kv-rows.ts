@@ -9,15 +9,31 @@ function kvRowsBytes(spec: KvCacheSpec, nPositions: number, elementBytes: number
 }
 
 /** Throws `LlmError('invalid-request')` unless `slot` and `nPositions` (and `rows`, when writing) fit `spec`. */
-export function checkKvRows(op: string, spec: KvCacheSpec, slot: number, nPositions: number, elementType: KvRows['elementType'], rows?: KvRows): void {
-  if (!(Number.isInteger(slot) && slot >= 0 && slot < spec.nSlots) || !(Number.isInteger(nPositions) && nPositions >= 0 && nPositions <= spec.contextLength)) {
-    throw new LlmError('invalid-request', `${op}: slot ${slot} / ${nPositions} positions are outside the KV cache (${spec.nSlots} slots, context ${spec.contextLength})`);
+export function checkKvRows(
+  op: string,
+  spec: KvCacheSpec,
+  slot: number,
+  nPositions: number,
+  elementType: KvRows['elementType'],
+  rows?: KvRows,
+): void {
+  if (
+    !(Number.isInteger(slot) && slot >= 0 && slot < spec.nSlots) ||
+    !(Number.isInteger(nPositions) && nPositions >= 0 && nPositions <= spec.contextLength)
+  ) {
+    throw new LlmError(
+      'invalid-request',
+      `${op}: slot ${slot} / ${nPositions} positions are outside the KV cache (${spec.nSlots} slots, context ${spec.contextLength})`,
+    );
   }
   if (rows !== undefined) {
     const expected = kvRowsBytes(spec, nPositions, elementType === 'f16' ? 2 : 4);
     if (rows.elementType !== elementType || rows.data.byteLength !== expected) {
-      throw new LlmError('invalid-request', `${op}: ${rows.data.byteLength} bytes of ${rows.elementType} KV do not match this cache ` +
-        `(${expected} bytes of ${elementType} for ${nPositions} positions)`);
+      throw new LlmError(
+        'invalid-request',
+        `${op}: ${rows.data.byteLength} bytes of ${rows.elementType} KV do not match this cache ` +
+          `(${expected} bytes of ${elementType} for ${nPositions} positions)`,
+      );
     }
   }
 }
@@ -26,7 +42,13 @@ export function checkKvRows(op: string, spec: KvCacheSpec, slot: number, nPositi
 export type F32KvLayer = (layer: number) => { readonly k: Float32Array; readonly v: Float32Array };
 
 /** `readKv` of an f32 cache: the first `nPositions` positions of every layer's K, then V, one after another. */
-export function readF32KvRows(op: string, spec: KvCacheSpec, slot: number, nPositions: number, layer: F32KvLayer): KvRows {
+export function readF32KvRows(
+  op: string,
+  spec: KvCacheSpec,
+  slot: number,
+  nPositions: number,
+  layer: F32KvLayer,
+): KvRows {
   checkKvRows(op, spec, slot, nPositions, 'f32');
   const len = nPositions * spec.nKvHeads * spec.headDim;
   const out = new Float32Array(spec.nLayers * 2 * len); // (nLayers, 2, nPositions·nKvHeads·headDim) f32

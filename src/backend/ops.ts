@@ -207,14 +207,29 @@ export interface Ops {
    * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias). `normed`
    * ([maxRows ≥ n, x.cols], not x) may receive rmsNorm(x); x itself is never modified. No out may be x or normed.
    */
-  normMatmul(normed: Activation, x: Activation, norm: RmsNormWeight, projections: readonly Projection[], n: number): void;
+  normMatmul(
+    normed: Activation,
+    x: Activation,
+    norm: RmsNormWeight,
+    projections: readonly Projection[],
+    n: number,
+  ): void;
   /** Residual add of a projection: x[n, w.nRows] += postNorm(input · wᵀ + bias). `options.scratch` may be overwritten. */
   matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void;
   /**
    * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ).
    * The scratch buffers may be overwritten; `out` must be none of them and not x.
    */
-  gatedFfn(out: Activation, x: Activation, norm: RmsNormWeight, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void;
+  gatedFfn(
+    out: Activation,
+    x: Activation,
+    norm: RmsNormWeight,
+    gate: Weight,
+    up: Weight,
+    n: number,
+    act: GluActivation,
+    scratch: GluScratch,
+  ): void;
   /** `rope(q)`, `rope(k)` (same params, in place), then `storeKv(layer, k, v)`. */
   ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void;
   /** Ends the step: submits recorded work. */

@@ -53,7 +53,11 @@ export function webGpuUnavailableReason(gpu?: GPU): string | null {
 
 /** Whether WASM threads can work here (a cross-origin isolated page, or Node). */
 function canUseWasmThreads(): boolean {
-  const g = globalThis as { crossOriginIsolated?: boolean; process?: { versions?: { node?: string } }; window?: unknown };
+  const g = globalThis as {
+    crossOriginIsolated?: boolean;
+    process?: { versions?: { node?: string } };
+    window?: unknown;
+  };
   return g.crossOriginIsolated === true || (typeof g.process?.versions?.node === 'string' && g.window === undefined);
 }
 
@@ -80,7 +84,10 @@ let nodeGpuInstance: Promise<GPU | undefined> | undefined;
 async function createNodeGpu(): Promise<GPU | undefined> {
   try {
     const specifier = 'webgpu';
-    const mod = (await import(/* @vite-ignore */ specifier)) as { create(args: string[]): GPU; globals: Record<string, unknown> };
+    const mod = (await import(/* @vite-ignore */ specifier)) as {
+      create(args: string[]): GPU;
+      globals: Record<string, unknown>;
+    };
     const g = globalThis as Record<string, unknown>;
     for (const [key, value] of Object.entries(mod.globals)) if (!(key in g)) g[key] = value;
     return mod.create([]);
@@ -109,9 +116,14 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       return createWasmOps({ threads: options.threads ?? (canUseWasmThreads() ? undefined : 1) });
     }
     case 'webgpu': {
-      const gpu = options.gpu ?? (webGpuUnavailableReason() && options.discoverNodeGpu !== false ? await nodeGpu() : undefined);
+      const gpu =
+        options.gpu ?? (webGpuUnavailableReason() && options.discoverNodeGpu !== false ? await nodeGpu() : undefined);
       const why = webGpuUnavailableReason(gpu);
-      if (why) throw new LlmError('webgpu-unavailable', `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`);
+      if (why)
+        throw new LlmError(
+          'webgpu-unavailable',
+          `starting the webgpu backend: ${why}; use backend: 'wasm' or a browser with WebGPU`,
+        );
       const { createWebGpuOps } = await import('./webgpu/index.js');
       return createWebGpuOps({
         ...(gpu ? { gpu } : {}),
@@ -120,12 +132,17 @@ export async function createBackend(name: BackendName, options: SelectBackendOpt
       });
     }
     default:
-      throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, { details: { field: 'backend' } });
+      throw new LlmError('invalid-request', `backend '${String(name)}' is not one of 'auto', 'webgpu', 'wasm', 'cpu'`, {
+        details: { field: 'backend' },
+      });
   }
 }
 
 /** Resolves `choice` to a running backend; for 'auto' a WebGPU failure falls back to WASM with the reason kept. */
-export async function selectBackend(choice: BackendName | 'auto', options: SelectBackendOptions = {}): Promise<BackendSelection> {
+export async function selectBackend(
+  choice: BackendName | 'auto',
+  options: SelectBackendOptions = {},
+): Promise<BackendSelection> {
   if (choice !== 'auto') {
     return { ops: await createBackend(choice, options), name: choice, reason: 'requested' };
   }
@@ -140,12 +157,17 @@ export async function selectBackend(choice: BackendName | 'auto', options: Selec
     // In Node, a software adapter (lavapipe on a GPU-less machine) is slower than the WASM backend: prefer WASM.
     const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
     if (!adapter) why = 'no WebGPU adapter was found';
-    else if (isSoftwareAdapter(adapter)) why = `the WebGPU adapter is a software renderer (${adapter.info.description || adapter.info.vendor}), slower than WASM`;
+    else if (isSoftwareAdapter(adapter))
+      why = `the WebGPU adapter is a software renderer (${adapter.info.description || adapter.info.vendor}), slower than WASM`;
   }
   if (!why) {
     options = { ...options, gpu };
     try {
-      return { ops: await createBackend('webgpu', options), name: 'webgpu', reason: 'auto: a WebGPU adapter is available' };
+      return {
+        ops: await createBackend('webgpu', options),
+        name: 'webgpu',
+        reason: 'auto: a WebGPU adapter is available',
+      };
     } catch (e) {
       if (isLlmError(e, 'aborted')) throw e;
       return wasmFallback(`auto: WebGPU failed to start (${e instanceof Error ? e.message : String(e)})`, options);

@@ -19,7 +19,11 @@ export function fixKeys(v: JValue): JValue {
   const items = v.value as JValue[];
   const rt = jinjaRuntime();
   return new rt.ArrayValue(
-    items.map((it) => (it.type === 'ArrayValue' && (it.value as JValue[]).length === 2 ? new rt.ArrayValue([fixKey((it.value as JValue[])[0]), (it.value as JValue[])[1]]) : fixKey(it))),
+    items.map((it) =>
+      it.type === 'ArrayValue' && (it.value as JValue[]).length === 2
+        ? new rt.ArrayValue([fixKey((it.value as JValue[])[0]), (it.value as JValue[])[1]])
+        : fixKey(it),
+    ),
   );
 }
 
@@ -68,7 +72,20 @@ export function pyFormat(fmt: string, args: JValue[]): string {
   const positional = args.filter((a) => a.type !== 'KeywordArgumentsValue');
   const kw = args.find((a) => a.type === 'KeywordArgumentsValue');
   let auto = 0;
-  const str = (x: JValue | undefined): string => (x === undefined ? '' : x.type === 'StringValue' ? String(x.value) : x.type === 'ArrayValue' || x.type === 'ObjectValue' ? pyRepr(x) : x.type === 'BooleanValue' ? (x.value ? 'True' : 'False') : x.type === 'NullValue' ? 'None' : x.toString());
+  const str = (x: JValue | undefined): string =>
+    x === undefined
+      ? ''
+      : x.type === 'StringValue'
+        ? String(x.value)
+        : x.type === 'ArrayValue' || x.type === 'ObjectValue'
+          ? pyRepr(x)
+          : x.type === 'BooleanValue'
+            ? x.value
+              ? 'True'
+              : 'False'
+            : x.type === 'NullValue'
+              ? 'None'
+              : x.toString();
   return fmt.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (m, field: string | undefined) => {
     if (m === '{{') return '{';
     if (m === '}}') return '}';
@@ -111,7 +128,8 @@ export function listMethod(list: JValue, name: string, checkSize: (n: number) =>
     case 'pop':
       return fn(([i]) => {
         if (arr.length === 0) throw new Error('pop from empty list');
-        const idx = i === undefined ? arr.length - 1 : Number(i.value) < 0 ? arr.length + Number(i.value) : Number(i.value);
+        const idx =
+          i === undefined ? arr.length - 1 : Number(i.value) < 0 ? arr.length + Number(i.value) : Number(i.value);
         if (idx < 0 || idx >= arr.length) throw new Error('pop index out of range');
         return arr.splice(idx, 1)[0];
       });
@@ -153,8 +171,10 @@ export function guardStringBuiltins(v: JValue, checkSize: (n: number) => void): 
         const str = String(v.value);
         const from = String(oldV.value);
         const to = String(newV.value);
-        const countArg = args[2]?.type === 'KeywordArgumentsValue' ? (args[2].value as Map<string, JValue>).get('count') : args[2];
-        const limit = countArg?.type === 'IntegerValue' && Number(countArg.value) >= 0 ? Number(countArg.value) : Infinity;
+        const countArg =
+          args[2]?.type === 'KeywordArgumentsValue' ? (args[2].value as Map<string, JValue>).get('count') : args[2];
+        const limit =
+          countArg?.type === 'IntegerValue' && Number(countArg.value) >= 0 ? Number(countArg.value) : Infinity;
         let n = 0;
         if (from === '') n = Math.min(limit, str.length + 1);
         else for (let i = str.indexOf(from); i >= 0 && n < limit; i = str.indexOf(from, i + from.length)) n++;

@@ -16,7 +16,17 @@
 
 import { type Environment, Interpreter } from '@huggingface/jinja';
 import { LlmError } from '../errors.js';
-import { fixKey, fixKeys, guardStringBuiltins, hasNumericKeys, listMethod, minMax, pyFormat, pyRepr, pyStrip } from './jinja-extensions.js';
+import {
+  fixKey,
+  fixKeys,
+  guardStringBuiltins,
+  hasNumericKeys,
+  listMethod,
+  minMax,
+  pyFormat,
+  pyRepr,
+  pyStrip,
+} from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
 
@@ -39,17 +49,48 @@ type Base = Record<string, (this: unknown, ...args: unknown[]) => JValue>;
 const base = Interpreter.prototype as unknown as Base;
 
 const UNDEFINED_FILTERS: Record<string, 'array' | 'string' | 'int' | 'undefined'> = {
-  capitalize: 'string', first: 'undefined', items: 'array', join: 'string', last: 'undefined', length: 'int',
-  list: 'array', lower: 'string', map: 'array', max: 'undefined', min: 'undefined', reject: 'array',
-  rejectattr: 'array', replace: 'string', reverse: 'array', safe: 'string', select: 'array', selectattr: 'array',
-  sort: 'array', string: 'string', strip: 'string', sum: 'int', title: 'string', truncate: 'string', unique: 'array',
-  upper: 'string', wordcount: 'int', count: 'int', trim: 'string',
+  capitalize: 'string',
+  first: 'undefined',
+  items: 'array',
+  join: 'string',
+  last: 'undefined',
+  length: 'int',
+  list: 'array',
+  lower: 'string',
+  map: 'array',
+  max: 'undefined',
+  min: 'undefined',
+  reject: 'array',
+  rejectattr: 'array',
+  replace: 'string',
+  reverse: 'array',
+  safe: 'string',
+  select: 'array',
+  selectattr: 'array',
+  sort: 'array',
+  string: 'string',
+  strip: 'string',
+  sum: 'int',
+  title: 'string',
+  truncate: 'string',
+  unique: 'array',
+  upper: 'string',
+  wordcount: 'int',
+  count: 'int',
+  trim: 'string',
 };
 /** Filters whose non-string input llama.cpp turns into its string form first. */
 const COERCED_TO_STRING = new Set(['capitalize', 'lower', 'replace', 'strip', 'trim', 'title', 'upper', 'wordcount']);
 const NONE_FILTERS: Record<string, 'array' | 'None'> = {
-  items: 'array', map: 'array', reject: 'array', rejectattr: 'array', select: 'array', selectattr: 'array',
-  unique: 'array', string: 'None', safe: 'None',
+  items: 'array',
+  map: 'array',
+  reject: 'array',
+  rejectattr: 'array',
+  select: 'array',
+  selectattr: 'array',
+  unique: 'array',
+  string: 'None',
+  safe: 'None',
 };
 
 /** Options of one render. */
@@ -84,7 +125,8 @@ export class ChatInterpreter extends Interpreter {
 
   /** Runs the program; budget overruns and engine errors become `LlmError('template')`. */
   override run(program: Program): ReturnType<Interpreter['run']> {
-    if (this.opts.signal?.aborted) throw new LlmError('aborted', 'rendering the chat template was aborted', { cause: this.opts.signal.reason });
+    if (this.opts.signal?.aborted)
+      throw new LlmError('aborted', 'rendering the chat template was aborted', { cause: this.opts.signal.reason });
     try {
       return super.run(program);
     } catch (e) {
@@ -103,17 +145,27 @@ export class ChatInterpreter extends Interpreter {
 
   private toLlmError(e: unknown): Error {
     if (e instanceof LlmError) return e;
-    const loc = typeof e === 'object' && e !== null ? ((e as Record<symbol, unknown>)[LOCATION] as { construct?: string; line?: number } | undefined) : undefined;
+    const loc =
+      typeof e === 'object' && e !== null
+        ? ((e as Record<symbol, unknown>)[LOCATION] as { construct?: string; line?: number } | undefined)
+        : undefined;
     const { construct, line } = loc ?? this.where();
     const at = construct ? ` in '${construct}'${line !== undefined ? ` (line ${line})` : ''}` : '';
     const details = { ...(construct ? { construct } : {}), ...(line !== undefined ? { line } : {}) };
     if (e instanceof TemplateRaise) {
-      return new LlmError('template', `the chat template refused the conversation: ${e.message}`, { cause: e, details });
+      return new LlmError('template', `the chat template refused the conversation: ${e.message}`, {
+        cause: e,
+        details,
+      });
     }
     if (e instanceof TemplateBudgetError) {
-      return new LlmError('template', `the chat template exceeded its budget${at}: ${e.message}`, { cause: e, details });
+      return new LlmError('template', `the chat template exceeded its budget${at}: ${e.message}`, {
+        cause: e,
+        details,
+      });
     }
-    const msg = e instanceof RangeError ? `${e.message} (a value grew too large)` : (e as Error)?.message ?? String(e);
+    const msg =
+      e instanceof RangeError ? `${e.message} (a value grew too large)` : ((e as Error)?.message ?? String(e));
     return new LlmError('template', `rendering the chat template failed${at}: ${msg}`, { cause: e, details });
   }
 
@@ -123,22 +175,27 @@ export class ChatInterpreter extends Interpreter {
 
   /** Checks a list about to be created (range, literals). */
   checkList(n: number, what: string): void {
-    if (n > this.opts.budget.maxListElements) this.over(`${what} would hold ${n} elements (limit ${this.opts.budget.maxListElements})`);
+    if (n > this.opts.budget.maxListElements)
+      this.over(`${what} would hold ${n} elements (limit ${this.opts.budget.maxListElements})`);
   }
 
   /** Throws when a string of `n` characters is over the budget. */
   checkString(n: number): void {
-    if (n > this.opts.budget.maxStringChars) this.over(`a string of ${n} characters (limit ${this.opts.budget.maxStringChars})`);
+    if (n > this.opts.budget.maxStringChars)
+      this.over(`a string of ${n} characters (limit ${this.opts.budget.maxStringChars})`);
   }
 
   /** `range()` with the budget applied before anything is allocated. */
   range(start: number, stop?: number, step = 1): number[] {
     if (stop === undefined) [start, stop] = [0, start];
-    for (const v of [start, stop, step]) if (!Number.isInteger(v)) throw new Error(`range() arguments must be integers, got ${v}`);
+    for (const v of [start, stop, step])
+      if (!Number.isInteger(v)) throw new Error(`range() arguments must be integers, got ${v}`);
     if (step === 0) throw new Error('range() step must not be zero');
     const n = Math.max(0, Math.ceil((stop - start) / step));
     if (n > this.opts.budget.maxRangeElements) {
-      this.over(`range(${start}, ${stop}, ${step}) would produce ${n} elements (limit ${this.opts.budget.maxRangeElements})`);
+      this.over(
+        `range(${start}, ${stop}, ${step}) would produce ${n} elements (limit ${this.opts.budget.maxRangeElements})`,
+      );
     }
     const out = new Array<number>(n);
     for (let i = 0; i < n; i++) out[i] = start + i * step;
@@ -171,11 +228,16 @@ export class ChatInterpreter extends Interpreter {
   markDeep(v: JValue, depth = 0): void {
     if (!this.opts.trackUsage || depth > 64) return;
     this.mark(v);
-    if (v.type === 'ArrayValue' || v.type === 'TupleValue') for (const x of v.value as JValue[]) this.markDeep(x, depth + 1);
-    else if (v.type === 'ObjectValue') for (const x of (v.value as Map<string, JValue>).values()) this.markDeep(x, depth + 1);
+    if (v.type === 'ArrayValue' || v.type === 'TupleValue')
+      for (const x of v.value as JValue[]) this.markDeep(x, depth + 1);
+    else if (v.type === 'ObjectValue')
+      for (const x of (v.value as Map<string, JValue>).values()) this.markDeep(x, depth + 1);
   }
 
-  override evaluate(statement: Parameters<Interpreter['evaluate']>[0], environment: Environment): ReturnType<Interpreter['evaluate']> {
+  override evaluate(
+    statement: Parameters<Interpreter['evaluate']>[0],
+    environment: Environment,
+  ): ReturnType<Interpreter['evaluate']> {
     const node = statement as unknown as Node | undefined;
     if (!node) return super.evaluate(statement, environment);
     this.tick(node);
@@ -195,7 +257,14 @@ export class ChatInterpreter extends Interpreter {
             if (!['StringValue', 'IntegerValue', 'FloatValue', 'BooleanValue'].includes(key.type)) {
               throw new Error(`Object keys must be strings or numbers: got ${key.type}`);
             }
-            const k2 = key.type === 'StringValue' ? String(key.value) : key.type === 'BooleanValue' ? (key.value ? 'True' : 'False') : (key.value as number);
+            const k2 =
+              key.type === 'StringValue'
+                ? String(key.value)
+                : key.type === 'BooleanValue'
+                  ? key.value
+                    ? 'True'
+                    : 'False'
+                  : (key.value as number);
             map.set(k2, this.evaluate(v as never, environment) as unknown as JValue);
           }
           result = new rt.ObjectValue(map);
@@ -213,13 +282,20 @@ export class ChatInterpreter extends Interpreter {
       if (this.forIterables.has(node)) {
         this.mark(result, result.type === 'ObjectValue' ? 'object_access' : 'array_access');
         if (result.type === 'UndefinedValue') result = new rt.ArrayValue([]);
-        else if (hasNumericKeys(result)) result = new rt.ArrayValue([...(result.value as Map<unknown, JValue>).keys()].map((k) => fixKey(rt.convert(k))));
+        else if (hasNumericKeys(result))
+          result = new rt.ArrayValue(
+            [...(result.value as Map<unknown, JValue>).keys()].map((k) => fixKey(rt.convert(k))),
+          );
       }
       if (result.type === 'StringValue' && (result.value as string).length > this.opts.budget.maxStringChars) {
-        this.over(`a string of ${(result.value as string).length} characters (limit ${this.opts.budget.maxStringChars})`);
+        this.over(
+          `a string of ${(result.value as string).length} characters (limit ${this.opts.budget.maxStringChars})`,
+        );
       }
       if (result.type === 'ArrayValue' && (result.value as unknown[]).length > this.opts.budget.maxListElements) {
-        this.over(`a list of ${(result.value as unknown[]).length} elements (limit ${this.opts.budget.maxListElements})`);
+        this.over(
+          `a list of ${(result.value as unknown[]).length} elements (limit ${this.opts.budget.maxListElements})`,
+        );
       }
       if (this.opts.trackUsage && (node.type === 'Identifier' || node.type === 'MemberExpression')) this.mark(result);
       return result as never;
@@ -265,7 +341,9 @@ function exprText(n: Node | undefined, depth = 0): string {
     case 'StringLiteral':
       return JSON.stringify(n.value).slice(0, 40);
     case 'MemberExpression':
-      return n.computed ? `${exprText(n.object, depth + 1)}[${exprText(n.property, depth + 1)}]` : `${exprText(n.object, depth + 1)}.${exprText(n.property, depth + 1)}`;
+      return n.computed
+        ? `${exprText(n.object, depth + 1)}[${exprText(n.property, depth + 1)}]`
+        : `${exprText(n.object, depth + 1)}.${exprText(n.property, depth + 1)}`;
     case 'CallExpression':
       return `${exprText(n.callee, depth + 1)}(${(n.args as Node[]).map((a) => exprText(a, depth + 1)).join(', ')})`;
     case 'FilterExpression':
@@ -281,7 +359,13 @@ function exprText(n: Node | undefined, depth = 0): string {
 
 function emptyOf(kind: 'array' | 'string' | 'int' | 'undefined'): JValue {
   const rt = jinjaRuntime();
-  return kind === 'array' ? new rt.ArrayValue([]) : kind === 'string' ? new rt.StringValue('') : kind === 'int' ? new rt.IntegerValue(0) : new rt.UndefinedValue();
+  return kind === 'array'
+    ? new rt.ArrayValue([])
+    : kind === 'string'
+      ? new rt.StringValue('')
+      : kind === 'int'
+        ? new rt.IntegerValue(0)
+        : new rt.UndefinedValue();
 }
 
 /** The `chars` argument of strip (positional or `chars=`), or undefined for whitespace. */
@@ -305,7 +389,12 @@ proto.evaluateFor = function (this: ChatInterpreter, node: Node, env: Environmen
 };
 
 proto.evaluateBlock = function (this: ChatInterpreter, statements: unknown, env: Environment) {
-  const self = this as unknown as { forBodies: Map<unknown, Node>; iterations: number; opts: ChatInterpreterOptions; over(s: string): never };
+  const self = this as unknown as {
+    forBodies: Map<unknown, Node>;
+    iterations: number;
+    opts: ChatInterpreterOptions;
+    over(s: string): never;
+  };
   if (self.forBodies.has(statements) && ++self.iterations > self.opts.budget.maxLoopIterations) {
     self.over(`more than ${self.opts.budget.maxLoopIterations} loop iterations`);
   }
@@ -324,11 +413,19 @@ proto.evaluateBinaryExpression = function (this: ChatInterpreter, node: Node, en
   const right = this.evaluate(node.right as never, env) as unknown as JValue;
   const rt = jinjaRuntime();
   const self = this as unknown as { opts: ChatInterpreterOptions; over(s: string): never };
-  if (op === '*' && ((left.type === 'StringValue' && right.type === 'IntegerValue') || (left.type === 'IntegerValue' && right.type === 'StringValue'))) {
+  if (
+    op === '*' &&
+    ((left.type === 'StringValue' && right.type === 'IntegerValue') ||
+      (left.type === 'IntegerValue' && right.type === 'StringValue'))
+  ) {
     // Python string repetition (llama.cpp has it), sized before it is built
-    const [str, n] = left.type === 'StringValue' ? [String(left.value), Number(right.value)] : [String(right.value), Number(left.value)];
+    const [str, n] =
+      left.type === 'StringValue'
+        ? [String(left.value), Number(right.value)]
+        : [String(right.value), Number(left.value)];
     const len = str.length * Math.max(0, n);
-    if (len > self.opts.budget.maxStringChars) self.over(`a string of ${len} characters (limit ${self.opts.budget.maxStringChars})`);
+    if (len > self.opts.budget.maxStringChars)
+      self.over(`a string of ${len} characters (limit ${self.opts.budget.maxStringChars})`);
     return new rt.StringValue(n > 0 ? str.repeat(n) : '');
   }
   if ((isNullish(left) && right.type === 'StringValue') || (isNullish(right) && left.type === 'StringValue')) {
@@ -343,7 +440,9 @@ proto.evaluateBinaryExpression = function (this: ChatInterpreter, node: Node, en
 
 // filters on undefined / none give empty values as llama.cpp does; tojson / string mark their input as used
 proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode: Node, env: Environment) {
-  const name = (filterNode.type === 'CallExpression' ? filterNode.callee?.value : filterNode.value) as string | undefined;
+  const name = (filterNode.type === 'CallExpression' ? filterNode.callee?.value : filterNode.value) as
+    | string
+    | undefined;
   const self = this as unknown as { mark(v: JValue, op?: string): void; markDeep(v: JValue): void };
   if (name) {
     self.mark(operand, name);
@@ -359,16 +458,22 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
     return NONE_FILTERS[name] === 'array' ? new rt.ArrayValue([]) : new rt.StringValue('None');
   }
   if ((name === 'trim' || name === 'strip') && operand.type === 'StringValue') {
-    const args = filterNode.type === 'CallExpression' ? (filterNode.args as Node[]).map((a) => this.evaluate(a as never, env) as unknown as JValue) : [];
+    const args =
+      filterNode.type === 'CallExpression'
+        ? (filterNode.args as Node[]).map((a) => this.evaluate(a as never, env) as unknown as JValue)
+        : [];
     return new rt.StringValue(pyStrip(String(operand.value), true, true, stripChars(args)));
   }
   if (filterNode.type === 'Identifier' && name) {
     if ((name === 'min' || name === 'max') && operand.type === 'ArrayValue') return minMax(operand, name);
     if (name === 'dictsort' && hasNumericKeys(operand)) {
-      const entries = [...(operand.value as Map<string | number, JValue>)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const entries = [...(operand.value as Map<string | number, JValue>)].sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0,
+      );
       return new rt.ArrayValue(entries.map(([k, v]) => new rt.ArrayValue([fixKey(rt.convert(k)), v])));
     }
-    if (name === 'string' && (operand.type === 'ArrayValue' || operand.type === 'ObjectValue')) return new rt.StringValue(pyRepr(operand));
+    if (name === 'string' && (operand.type === 'ArrayValue' || operand.type === 'ObjectValue'))
+      return new rt.StringValue(pyRepr(operand));
   }
   const out = base.applyFilter.call(this, operand, filterNode, env);
   return (name === 'items' || name === 'dictsort') && hasNumericKeys(operand) ? fixKeys(out) : out;
@@ -376,7 +481,8 @@ proto.applyFilter = function (this: ChatInterpreter, operand: JValue, filterNode
 
 proto.evaluateTestExpression = function (this: ChatInterpreter, node: Node, env: Environment) {
   const self = this as unknown as { mark(v: JValue, op?: string): void };
-  if (!(this as unknown as { opts: ChatInterpreterOptions }).opts.trackUsage) return base.evaluateTestExpression.call(this, node, env);
+  if (!(this as unknown as { opts: ChatInterpreterOptions }).opts.trackUsage)
+    return base.evaluateTestExpression.call(this, node, env);
   const operand = this.evaluate(node.operand as never, env) as unknown as JValue;
   self.mark(operand, `test_is_${node.test?.value as string}`);
   return base.evaluateTestExpression.call(this, { ...node, operand: { type: 'Precomputed', value: operand } }, env);
@@ -395,14 +501,20 @@ proto.evaluateMemberExpression = function (this: ChatInterpreter, expr: Node, en
       const map = object.value as Map<string | number, JValue>;
       return map.get(property.value as number) ?? map.get(String(property.value)) ?? new rt.UndefinedValue();
     }
-    return base.evaluateMemberExpression.call(this, { ...expr, object: pre, property: { type: 'Precomputed', value: property } }, env);
+    return base.evaluateMemberExpression.call(
+      this,
+      { ...expr, object: pre, property: { type: 'Precomputed', value: property } },
+      env,
+    );
   }
   if (!expr.computed) self.mark(object, expr.property?.type === 'IntegerLiteral' ? 'array_access' : 'object_access');
   if (!expr.computed && expr.property?.type === 'Identifier') {
     const name = expr.property.value as string;
     // methods of undefined / none give empty values as llama.cpp's do (`params.properties.items()` without properties)
-    if (object.type === 'UndefinedValue' && name in UNDEFINED_FILTERS) return new rt.FunctionValue(() => emptyOf(UNDEFINED_FILTERS[name]));
-    if (object.type === 'NullValue' && NONE_FILTERS[name] === 'array') return new rt.FunctionValue(() => new rt.ArrayValue([]));
+    if (object.type === 'UndefinedValue' && name in UNDEFINED_FILTERS)
+      return new rt.FunctionValue(() => emptyOf(UNDEFINED_FILTERS[name]));
+    if (object.type === 'NullValue' && NONE_FILTERS[name] === 'array')
+      return new rt.FunctionValue(() => new rt.ArrayValue([]));
     if (name === 'replace') guardStringBuiltins(object, (n) => this.checkString(n));
     if (object.type === 'ArrayValue') {
       const m = listMethod(object, name, (n) => this.checkList(n, 'a list'));
@@ -411,15 +523,22 @@ proto.evaluateMemberExpression = function (this: ChatInterpreter, expr: Node, en
       return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyFormat(String(object.value), args)));
     } else if (object.type === 'StringValue' && (name === 'strip' || name === 'lstrip' || name === 'rstrip')) {
       // the library ignores the `chars` argument and strips Unicode spaces; llama.cpp follows Python / C isspace
-      return new rt.FunctionValue((args: JValue[]) => new rt.StringValue(pyStrip(String(object.value), name !== 'rstrip', name !== 'lstrip', stripChars(args))));
+      return new rt.FunctionValue(
+        (args: JValue[]) =>
+          new rt.StringValue(pyStrip(String(object.value), name !== 'rstrip', name !== 'lstrip', stripChars(args))),
+      );
     } else if (hasNumericKeys(object)) {
       const map = object.value as Map<string | number, JValue>;
       if (name === 'get') {
-        return new rt.FunctionValue(([k, d]: JValue[]) => (k ? map.get(k.value as string | number) : undefined) ?? d ?? new rt.NullValue());
+        return new rt.FunctionValue(
+          ([k, d]: JValue[]) => (k ? map.get(k.value as string | number) : undefined) ?? d ?? new rt.NullValue(),
+        );
       }
       if (name === 'items' || name === 'keys' || name === 'dictsort') {
         const f = base.evaluateMemberExpression.call(this, { ...expr, object: pre }, env);
-        return new rt.FunctionValue((args: JValue[], scope: unknown) => fixKeys((f.value as (a: JValue[], s: unknown) => JValue)(args, scope)));
+        return new rt.FunctionValue((args: JValue[], scope: unknown) =>
+          fixKeys((f.value as (a: JValue[], s: unknown) => JValue)(args, scope)),
+        );
       }
     }
   }

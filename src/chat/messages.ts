@@ -52,7 +52,8 @@ function invalid(message: string, index?: number): LlmError {
  * calls must have that id.
  */
 export function validateMessages(messages: unknown): readonly ChatMessage[] {
-  if (!Array.isArray(messages)) throw invalid(`'messages' must be an array of {role, content} objects, got ${typeof messages}`);
+  if (!Array.isArray(messages))
+    throw invalid(`'messages' must be an array of {role, content} objects, got ${typeof messages}`);
   if (messages.length === 0) throw invalid('the conversation is empty; send at least one message');
   const openCalls = new Set<string>();
   let callsOpen = false;
@@ -70,16 +71,23 @@ export function validateMessages(messages: unknown): readonly ChatMessage[] {
       content.forEach((p: unknown, k: number) => {
         const part = p as { type?: unknown; text?: unknown } | null;
         if (typeof part !== 'object' || part === null || part.type !== 'text' || typeof part.text !== 'string') {
-          throw invalid(`message ${i} content[${k}] must be {type: 'text', text: string} (other part types are not supported)`, i);
+          throw invalid(
+            `message ${i} content[${k}] must be {type: 'text', text: string} (other part types are not supported)`,
+            i,
+          );
         }
       });
     } else if (typeof content !== 'string' && !(hasCalls && (content === null || content === undefined))) {
-      throw invalid(`message ${i} (${role}) has ${content === null ? 'null' : typeof content} content; content must be a string or text parts`, i);
+      throw invalid(
+        `message ${i} (${role}) has ${content === null ? 'null' : typeof content} content; content must be a string or text parts`,
+        i,
+      );
     }
     if (msg.reasoning_content !== undefined && typeof msg.reasoning_content !== 'string') {
       throw invalid(`message ${i} reasoning_content must be a string`, i);
     }
-    if (calls !== undefined && role !== 'assistant') throw invalid(`message ${i} (${role}) has tool_calls; only assistant messages may`, i);
+    if (calls !== undefined && role !== 'assistant')
+      throw invalid(`message ${i} (${role}) has tool_calls; only assistant messages may`, i);
     if (hasCalls) {
       openCalls.clear();
       callsOpen = true;
@@ -94,7 +102,10 @@ export function validateMessages(messages: unknown): readonly ChatMessage[] {
       const id = msg.tool_call_id;
       if (!callsOpen) throw invalid(`message ${i} is a tool result but no assistant tool call precedes it`, i);
       if (id !== undefined && (typeof id !== 'string' || (openCalls.size > 0 && !openCalls.has(id)))) {
-        throw invalid(`message ${i} answers tool call ${JSON.stringify(id)}, which no preceding assistant message made`, i);
+        throw invalid(
+          `message ${i} answers tool call ${JSON.stringify(id)}, which no preceding assistant message made`,
+          i,
+        );
       }
     } else {
       callsOpen = false;

@@ -78,7 +78,10 @@ export function trimHistory(
 }
 
 /** Renders and tokenizes one set of messages. */
-function assemble(messages: readonly ChatMessage[], options: BuildPromptOptions): { rendered: RenderedChat; tokens: number[] } {
+function assemble(
+  messages: readonly ChatMessage[],
+  options: BuildPromptOptions,
+): { rendered: RenderedChat; tokens: number[] } {
   const rendered = renderChat(messages, options);
   const tok = options.tokenizer;
   const tokens = tok.encode(rendered.prompt, { parseSpecial: true, addSpecial: false });
@@ -98,7 +101,10 @@ export function buildPrompt(messages: readonly ChatMessage[], options: BuildProm
   const valid = validateMessages(messages);
   const budget = options.maxPromptTokens ?? Infinity;
   if (budget !== Infinity && (!Number.isInteger(budget) || budget <= 0)) {
-    throw new LlmError('invalid-request', `building the prompt: maxPromptTokens must be a positive integer, got ${budget}`);
+    throw new LlmError(
+      'invalid-request',
+      `building the prompt: maxPromptTokens must be a positive integer, got ${budget}`,
+    );
   }
   type Assembled = { rendered: RenderedChat; tokens: number[]; messages: readonly ChatMessage[] };
   const memo: { last?: Assembled } = {};

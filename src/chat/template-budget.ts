@@ -56,7 +56,8 @@ export function resolveTemplateBudget(b: TemplateBudget | undefined): ResolvedTe
   for (const [k, v] of Object.entries(b ?? {})) {
     if (v === undefined) continue;
     if (!(k in out)) throw new TypeError(`unknown template budget '${k}'`);
-    if (typeof v !== 'number' || !(v > 0)) throw new TypeError(`template budget '${k}' must be a positive number, got ${String(v)}`);
+    if (typeof v !== 'number' || !(v > 0))
+      throw new TypeError(`template budget '${k}' must be a positive number, got ${String(v)}`);
     (out as Record<string, number>)[k] = v;
   }
   return out;

@@ -37,7 +37,12 @@ interface ProbeResult {
 }
 
 /** The interpreter's globals (shared by renders and probes). */
-export function setGlobals(env: Environment, interp: ChatInterpreter, now: Date, strftimeNow: (d: Date, f: string) => string): void {
+export function setGlobals(
+  env: Environment,
+  interp: ChatInterpreter,
+  now: Date,
+  strftimeNow: (d: Date, f: string) => string,
+): void {
   env.set('false', false);
   env.set('true', true);
   env.set('none', null);
@@ -61,12 +66,24 @@ function probeOnce(t: CompiledTemplate, vars: Record<string, unknown>): ProbeRes
   const env = new Environment();
   const interp = new ChatInterpreter(env, { budget: PROBE_TEMPLATE_BUDGET, trackUsage: true });
   setGlobals(env, interp, new Date(), () => '');
-  const all: Record<string, unknown> = { tools: [], bos_token: '', eos_token: '', add_generation_prompt: true, ...vars };
+  const all: Record<string, unknown> = {
+    tools: [],
+    bos_token: '',
+    eos_token: '',
+    add_generation_prompt: true,
+    ...vars,
+  };
   const inputs = new Map<string, JValue>();
   for (const [k, v] of Object.entries(all)) inputs.set(k, env.set(k, v) as unknown as JValue);
   try {
     const out = interp.run(t.program);
-    return { ok: true, overBudget: false, output: String((out as unknown as { value: unknown }).value), interp, inputs };
+    return {
+      ok: true,
+      overBudget: false,
+      output: String((out as unknown as { value: unknown }).value),
+      interp,
+      inputs,
+    };
   } catch (e) {
     return { ok: false, overBudget: isOverBudget(e), output: '', interp, inputs };
   }
@@ -86,7 +103,8 @@ const get = (v: JValue | undefined, key: string | number): JValue | undefined =>
 };
 const lookup = (r: ProbeResult, name: string): JValue | undefined => r.inputs.get(name);
 const used = (r: ProbeResult, v: JValue | undefined): boolean => v !== undefined && r.interp.used.has(v);
-const hasOp = (r: ProbeResult, v: JValue | undefined, op: string): boolean => v !== undefined && r.interp.ops.get(v)?.has(op) === true;
+const hasOp = (r: ProbeResult, v: JValue | undefined, op: string): boolean =>
+  v !== undefined && r.interp.ops.get(v)?.has(op) === true;
 
 const PROBE_TOOLS = [
   {
@@ -95,7 +113,11 @@ const PROBE_TOOLS = [
     function: {
       name: 'tool1',
       description: 'Tool description',
-      parameters: { type: 'object', properties: { arg: { type: 'string', description: 'Arg description' } }, required: ['arg'] },
+      parameters: {
+        type: 'object',
+        properties: { arg: { type: 'string', description: 'Arg description' } },
+        required: ['arg'],
+      },
     },
   },
 ];
@@ -160,7 +182,12 @@ function probeAll(t: CompiledTemplate, c: { -readonly [K in keyof TemplateCaps]:
   }
 
   // system role
-  r = probe(t, { messages: [{ role: 'system', content: 'System message' }, { role: 'user', content: 'User message' }] });
+  r = probe(t, {
+    messages: [
+      { role: 'system', content: 'System message' },
+      { role: 'user', content: 'User message' },
+    ],
+  });
   if (!used(r, get(get(lookup(r, 'messages'), 0), 'content'))) c.supportsSystemRole = false;
 
   // tools, single call with object arguments
@@ -186,9 +213,13 @@ function probeAll(t: CompiledTemplate, c: { -readonly [K in keyof TemplateCaps]:
   }
 
   // parallel calls
-  r = probe(t, { messages: toolConversation(c.supportsObjectArguments ? { arg: 'value' } : '{"arg": "value"}', 2), tools: PROBE_TOOLS });
+  r = probe(t, {
+    messages: toolConversation(c.supportsObjectArguments ? { arg: 'value' } : '{"arg": "value"}', 2),
+    tools: PROBE_TOOLS,
+  });
   if (!r.ok) c.supportsParallelToolCalls = false;
-  else if (!used(r, get(get(get(get(lookup(r, 'messages'), 1), 'tool_calls'), 1), 'function'))) c.supportsParallelToolCalls = false;
+  else if (!used(r, get(get(get(get(lookup(r, 'messages'), 1), 'tool_calls'), 1), 'function')))
+    c.supportsParallelToolCalls = false;
 
   // reasoning kept in history
   const placeholder = '<REASONING_CONTENT_PLACEHOLDER>';
@@ -209,6 +240,11 @@ function probeAll(t: CompiledTemplate, c: { -readonly [K in keyof TemplateCaps]:
   if (r.output.includes(placeholder)) c.supportsPreserveReasoning = true;
 
   // reasoning effort
-  r = probe(t, { messages: [{ role: 'user', content: 'User message' }], enable_thinking: true, reasoning_effort: 'low', reasoning_strength: 'low' });
+  r = probe(t, {
+    messages: [{ role: 'user', content: 'User message' }],
+    enable_thinking: true,
+    reasoning_effort: 'low',
+    reasoning_strength: 'low',
+  });
   c.supportsReasoningEffort = used(r, lookup(r, 'reasoning_effort')) || used(r, lookup(r, 'reasoning_strength'));
 }

@@ -79,7 +79,10 @@ function nodeLines(program: ReturnType<typeof parse>, source: string): NodeLines
  */
 function locateParseError(source: string, message: string): { line?: number; message: string } {
   if (/reading '?type'?|undefined/.test(message)) {
-    return { line: source.split('\n').length, message: 'the template ends inside an open block (a missing endfor / endif / endmacro / endset?)' };
+    return {
+      line: source.split('\n').length,
+      message: 'the template ends inside an open block (a missing endfor / endif / endmacro / endset?)',
+    };
   }
   let tokens: ReturnType<typeof tokenize>;
   try {
@@ -113,7 +116,8 @@ function locateParseError(source: string, message: string): { line?: number; mes
 export function compileTemplate(source: string): CompiledTemplate {
   let t = cache.get(source);
   if (t) return t;
-  if (typeof source !== 'string') throw new LlmError('template', `the chat template must be a string, got ${typeof source}`);
+  if (typeof source !== 'string')
+    throw new LlmError('template', `the chat template must be a string, got ${typeof source}`);
   let program: ReturnType<typeof parse>;
   try {
     // what the library's Template constructor does, without pulling in its formatter

@@ -15,14 +15,40 @@ type Msg = { [k: string]: Json };
 
 /** A family llama.cpp handles with a dedicated renderer/parser, or undefined (its generic path). */
 export type TemplateFamily =
-  | 'ministral3' | 'gpt-oss' | 'muse-glimmer' | 'functionary-v3.2' | 'kimi-k2' | 'kimi-k3' | 'ling3' | 'cohere2moe'
-  | 'lfm2' | 'gigachat-v3' | 'minimax-m3' | 'deepseek-v4' | 'deepseek-v3.2' | 'gemma4' | 'gemma4-outdated' | 'minicpm5'
+  | 'ministral3'
+  | 'gpt-oss'
+  | 'muse-glimmer'
+  | 'functionary-v3.2'
+  | 'kimi-k2'
+  | 'kimi-k3'
+  | 'ling3'
+  | 'cohere2moe'
+  | 'lfm2'
+  | 'gigachat-v3'
+  | 'minimax-m3'
+  | 'deepseek-v4'
+  | 'deepseek-v3.2'
+  | 'gemma4'
+  | 'gemma4-outdated'
+  | 'minicpm5'
   | 'qwen3-coder';
 
 /** Families whose llama.cpp handler declares reasoning support (so `enable_thinking` defaults to true). */
 export const FAMILIES_WITH_THINKING: ReadonlySet<TemplateFamily> = new Set<TemplateFamily>([
-  'ministral3', 'gpt-oss', 'muse-glimmer', 'kimi-k2', 'kimi-k3', 'ling3', 'cohere2moe', 'lfm2', 'minimax-m3',
-  'deepseek-v4', 'deepseek-v3.2', 'gemma4', 'gemma4-outdated', 'minicpm5',
+  'ministral3',
+  'gpt-oss',
+  'muse-glimmer',
+  'kimi-k2',
+  'kimi-k3',
+  'ling3',
+  'cohere2moe',
+  'lfm2',
+  'minimax-m3',
+  'deepseek-v4',
+  'deepseek-v3.2',
+  'gemma4',
+  'gemma4-outdated',
+  'minicpm5',
 ]);
 
 const has = (s: string, ...parts: string[]): boolean => parts.every((p) => s.includes(p));
@@ -45,16 +71,21 @@ export function templateFamily(src: string): TemplateFamily | undefined {
   if (has(src, 'dsml_token', 'DSML') && (src.includes('function_calls') || src.includes('tool_calls'))) {
     return src.includes('function_calls') ? 'deepseek-v3.2' : 'deepseek-v4';
   }
-  if (src.includes("'<|tool_call>call:'")) return src.includes('{#- OpenAI Chat Completions:') ? 'gemma4' : 'gemma4-outdated';
+  if (src.includes("'<|tool_call>call:'"))
+    return src.includes('{#- OpenAI Chat Completions:') ? 'gemma4' : 'gemma4-outdated';
   if (has(src, 'Tool usage guidelines:', '<function name="', '<param name="')) return 'minicpm5';
-  if (has(src, '<tool_call>', '<function=', '<parameter=') && !src.includes("'<tool_call><function=' ~ tool_call.name ~ '>'")) {
+  if (
+    has(src, '<tool_call>', '<function=', '<parameter=') &&
+    !src.includes("'<tool_call><function=' ~ tool_call.name ~ '>'")
+  ) {
     return 'qwen3-coder';
   }
   return undefined;
 }
 
 const isStr = (v: Json | undefined): v is string => typeof v === 'string';
-const calls = (m: Msg): Json[] | undefined => (Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? m.tool_calls : undefined);
+const calls = (m: Msg): Json[] | undefined =>
+  Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? m.tool_calls : undefined;
 
 function ministral3(messages: Msg[]): Msg[] {
   return messages.map((m) => {
@@ -141,7 +172,14 @@ function gemma4ToolResponses(messages: Msg[]): Msg[] {
         } else response = t.content;
       }
       const call = toolCalls[responses.length] as Msg | undefined;
-      let name = call && typeof call.function === 'object' && call.function && !Array.isArray(call.function) && isStr(call.function.name) ? call.function.name : '';
+      let name =
+        call &&
+        typeof call.function === 'object' &&
+        call.function &&
+        !Array.isArray(call.function) &&
+        isStr(call.function.name)
+          ? call.function.name
+          : '';
       if (name === '') name = isStr(t.tool_call_id) ? t.tool_call_id : '';
       responses.push({ name, response });
       i++;
@@ -183,7 +221,11 @@ export function adjustMessagesForFamily(family: TemplateFamily | undefined, mess
 }
 
 /** The prompt llama.cpp returns for this family (Gemma 4: the model turn after a closed turn). */
-export function completePromptForFamily(family: TemplateFamily | undefined, prompt: string, addGenerationPrompt: boolean): string {
+export function completePromptForFamily(
+  family: TemplateFamily | undefined,
+  prompt: string,
+  addGenerationPrompt: boolean,
+): string {
   if ((family === 'gemma4' || family === 'gemma4-outdated') && addGenerationPrompt && prompt.endsWith('<turn|>\n')) {
     return `${prompt}<|turn>model\n`;
   }

@@ -65,7 +65,8 @@ function toTemplateMessage(m: Record<string, unknown>): Msg {
       return { type: str(part.type), text: str(part.text) };
     });
   } else out.content = '';
-  if (typeof m.reasoning_content === 'string' && m.reasoning_content !== '') out.reasoning_content = m.reasoning_content;
+  if (typeof m.reasoning_content === 'string' && m.reasoning_content !== '')
+    out.reasoning_content = m.reasoning_content;
   if (typeof m.name === 'string' && m.name !== '') out.name = m.name;
   if (typeof m.tool_call_id === 'string' && m.tool_call_id !== '') out.tool_call_id = m.tool_call_id;
   const calls = m.tool_calls;
@@ -75,7 +76,10 @@ function toTemplateMessage(m: Record<string, unknown>): Msg {
       const args = call.function?.arguments;
       const o: Msg = {
         type: 'function',
-        function: { name: str(call.function?.name), arguments: typeof args === 'string' ? args : JSON.stringify(args ?? null) },
+        function: {
+          name: str(call.function?.name),
+          arguments: typeof args === 'string' ? args : JSON.stringify(args ?? null),
+        },
       };
       if (typeof call.id === 'string' && call.id !== '') o.id = call.id;
       return o;
@@ -88,7 +92,10 @@ function toTemplateMessage(m: Record<string, unknown>): Msg {
 function toTemplateTools(tools: readonly unknown[] | undefined): Json[] | undefined {
   if (!tools || tools.length === 0) return undefined;
   return tools.map((t, i) => {
-    const tool = t as { type?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } } | null;
+    const tool = t as {
+      type?: unknown;
+      function?: { name?: unknown; description?: unknown; parameters?: unknown };
+    } | null;
     if (!tool || typeof tool !== 'object' || tool.type !== 'function' || typeof tool.function?.name !== 'string') {
       throw invalid(`tools[${i}] must be {type: 'function', function: {name, description?, parameters?}}`);
     }
@@ -105,7 +112,11 @@ function toTemplateTools(tools: readonly unknown[] | undefined): Json[] | undefi
 }
 
 /** The template's variables for one request (see the module comment). */
-export function buildTemplateContext(req: TemplateRequest, caps: TemplateCaps, source: string): Record<string, unknown> {
+export function buildTemplateContext(
+  req: TemplateRequest,
+  caps: TemplateCaps,
+  source: string,
+): Record<string, unknown> {
   let messages: Msg[] = req.messages.map((m) => toTemplateMessage(m as Record<string, unknown>));
   if (/You have access to the following functions in JSONSchema format/.test(source)) {
     // StepFun: llama.cpp trims message texts before rendering
@@ -146,7 +157,9 @@ export function buildTemplateContext(req: TemplateRequest, caps: TemplateCaps, s
           try {
             parsed = JSON.parse(args) as Json;
           } catch (e) {
-            throw invalid(`tool call arguments must be JSON, got ${JSON.stringify(args.slice(0, 80))} (${(e as Error).message})`);
+            throw invalid(
+              `tool call arguments must be JSON, got ${JSON.stringify(args.slice(0, 80))} (${(e as Error).message})`,
+            );
           }
           return { ...call, function: { ...call.function, arguments: parsed } };
         }),
@@ -170,8 +183,14 @@ export function buildTemplateContext(req: TemplateRequest, caps: TemplateCaps, s
   if (req.addGenerationPrompt ?? true) ctx.add_generation_prompt = true;
   if (typeof ctx.preserve_reasoning === 'boolean') {
     const on = ctx.preserve_reasoning;
-    Object.assign(ctx, { preserve_thinking: on, clear_thinking: !on, truncate_history_thinking: !on, drop_thinking: !on });
+    Object.assign(ctx, {
+      preserve_thinking: on,
+      clear_thinking: !on,
+      truncate_history_thinking: !on,
+      drop_thinking: !on,
+    });
   }
-  if (typeof ctx.reasoning_effort === 'string' && ctx.reasoning_effort !== '') ctx.reasoning_strength = ctx.reasoning_effort;
+  if (typeof ctx.reasoning_effort === 'string' && ctx.reasoning_effort !== '')
+    ctx.reasoning_strength = ctx.reasoning_effort;
   return ctx;
 }

@@ -8,8 +8,21 @@ import { LlmError } from '../errors.js';
 
 /** Names a request may not override (the conversation itself and the interpreter's globals). */
 const RESERVED = new Set([
-  'messages', 'tools', 'bos_token', 'eos_token', 'add_generation_prompt', 'range', 'raise_exception', 'strftime_now',
-  'namespace', 'true', 'false', 'none', 'True', 'False', 'None',
+  'messages',
+  'tools',
+  'bos_token',
+  'eos_token',
+  'add_generation_prompt',
+  'range',
+  'raise_exception',
+  'strftime_now',
+  'namespace',
+  'true',
+  'false',
+  'none',
+  'True',
+  'False',
+  'None',
 ]);
 
 const MAX_DEPTH = 32;
@@ -26,7 +39,8 @@ function fail(message: string, field = 'chat_template_kwargs'): never {
  */
 export function validateChatTemplateKwargs(kwargs: unknown): Readonly<Record<string, unknown>> {
   if (kwargs === undefined || kwargs === null) return {};
-  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) fail(`must be an object of template variables, got ${Array.isArray(kwargs) ? 'an array' : typeof kwargs}`);
+  if (typeof kwargs !== 'object' || Array.isArray(kwargs))
+    fail(`must be an object of template variables, got ${Array.isArray(kwargs) ? 'an array' : typeof kwargs}`);
   let nodes = 0;
   const check = (v: unknown, path: string, depth: number, seen: Set<object>): void => {
     if (++nodes > MAX_NODES) fail(`more than ${MAX_NODES} values`, path);
@@ -48,9 +62,11 @@ export function validateChatTemplateKwargs(kwargs: unknown): Readonly<Record<str
   };
   for (const [name, value] of Object.entries(kwargs)) {
     const field = `chat_template_kwargs.${name}`;
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail(`'${name}' is not a template variable name (letters, digits, _)`, field);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      fail(`'${name}' is not a template variable name (letters, digits, _)`, field);
     if (RESERVED.has(name)) fail(`'${name}' is set by the renderer and cannot be overridden`, field);
-    if (name === 'enable_thinking' && typeof value !== 'boolean') fail(`enable_thinking must be a boolean, got ${JSON.stringify(value)}`, field);
+    if (name === 'enable_thinking' && typeof value !== 'boolean')
+      fail(`enable_thinking must be a boolean, got ${JSON.stringify(value)}`, field);
     check(value, field, 0, new Set());
   }
   return kwargs as Readonly<Record<string, unknown>>;

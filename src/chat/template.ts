@@ -13,7 +13,12 @@ import { type ChatMessage, validateMessages } from './messages.js';
 import { sha256Hex } from '../io/sha256.js';
 import { strftime } from './strftime.js';
 import { ChatInterpreter } from './jinja-interpreter.js';
-import { PROBE_TEMPLATE_BUDGET, resolveTemplateBudget, type ResolvedTemplateBudget, type TemplateBudget } from './template-budget.js';
+import {
+  PROBE_TEMPLATE_BUDGET,
+  resolveTemplateBudget,
+  type ResolvedTemplateBudget,
+  type TemplateBudget,
+} from './template-budget.js';
 import { compileTemplate, type CompiledTemplate } from './template-compile.js';
 import { isOverBudget, setGlobals, templateCaps, type TemplateCaps } from './template-caps.js';
 import { buildTemplateContext, type TemplateRequest } from './template-inputs.js';
@@ -27,8 +32,16 @@ export const CHATML_TEMPLATE =
 
 /** Turn-end markers that become stop strings when the template writes them. */
 const TURN_END_MARKERS = [
-  '<|im_end|>', '<|eot_id|>', '<|eom_id|>', '<end_of_turn>', '<|end|>', '<|endoftext|>', '<|end_of_text|>',
-  '<｜end▁of▁sentence｜>', '<turn|>', '</s>',
+  '<|im_end|>',
+  '<|eot_id|>',
+  '<|eom_id|>',
+  '<end_of_turn>',
+  '<|end|>',
+  '<|endoftext|>',
+  '<|end_of_text|>',
+  '<｜end▁of▁sentence｜>',
+  '<turn|>',
+  '</s>',
 ];
 
 /** Where the template came from. */
@@ -101,9 +114,13 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
   if (options.templateName !== undefined) {
     const text = read(`tokenizer.chat_template.${options.templateName}`);
     if (text === undefined) {
-      throw new LlmError('template', `the model has no chat template named '${options.templateName}' (tokenizer.chat_template.${options.templateName})`, {
-        details: { name: options.templateName },
-      });
+      throw new LlmError(
+        'template',
+        `the model has no chat template named '${options.templateName}' (tokenizer.chat_template.${options.templateName})`,
+        {
+          details: { name: options.templateName },
+        },
+      );
     }
     return { text, source: 'named' };
   }
@@ -113,7 +130,16 @@ export function selectTemplate(options: RenderChatOptions): { text: string; sour
 
 const thinkingCache = new WeakMap<CompiledTemplate, boolean>();
 
-const BUILT_IN_NAMES = new Set(['messages', 'tools', 'bos_token', 'eos_token', 'add_generation_prompt', 'range', 'raise_exception', 'strftime_now']);
+const BUILT_IN_NAMES = new Set([
+  'messages',
+  'tools',
+  'bos_token',
+  'eos_token',
+  'add_generation_prompt',
+  'range',
+  'raise_exception',
+  'strftime_now',
+]);
 
 /**
  * Whether a template supports reasoning, which llama.cpp's server turns into the default of `enable_thinking` (true
@@ -130,7 +156,12 @@ export function templateSupportsThinking(t: CompiledTemplate): boolean {
   const render = (messages: unknown[], on: boolean, addGenerationPrompt: boolean): string | undefined => {
     if (hostile) return undefined;
     try {
-      return renderCompiled(t, caps, { messages, bosToken: '', eosToken: '', enableThinkingDefault: on, addGenerationPrompt, now: new Date(0) }, { budget: PROBE_TEMPLATE_BUDGET });
+      return renderCompiled(
+        t,
+        caps,
+        { messages, bosToken: '', eosToken: '', enableThinkingDefault: on, addGenerationPrompt, now: new Date(0) },
+        { budget: PROBE_TEMPLATE_BUDGET },
+      );
     } catch (e) {
       hostile = isOverBudget(e);
       return undefined;
@@ -142,8 +173,10 @@ export function templateSupportsThinking(t: CompiledTemplate): boolean {
     { role: 'assistant', content: 'A1', reasoning_content: mark },
   ];
   const family = templateFamily(t.source);
-  let result = (family !== undefined && FAMILIES_WITH_THINKING.has(family)) || (render(history, true, false) ?? '').includes(mark);
-  if (!result && family !== 'gigachat-v3') result = /<think>|<\/think>|\[THINK\]|\[\/THINK\]|<\|think\|>|<seed:think>/.test(t.source);
+  let result =
+    (family !== undefined && FAMILIES_WITH_THINKING.has(family)) || (render(history, true, false) ?? '').includes(mark);
+  if (!result && family !== 'gigachat-v3')
+    result = /<think>|<\/think>|\[THINK\]|\[\/THINK\]|<\|think\|>|<seed:think>/.test(t.source);
   if (!result) {
     const one = [{ role: 'user', content: 'test' }];
     const on = render(one, true, true);
@@ -166,11 +199,16 @@ function renderCompiled(
   opts: { budget: ResolvedTemplateBudget; signal?: AbortSignal },
 ): string {
   const env = new Environment();
-  const interp = new ChatInterpreter(env, { budget: opts.budget, lines: t.lines, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const interp = new ChatInterpreter(env, {
+    budget: opts.budget,
+    lines: t.lines,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   setGlobals(env, interp, req.now, strftime);
   const vars = buildTemplateContext(req, caps, t.source);
   for (const [k, v] of Object.entries(vars)) {
-    if (['true', 'false', 'none', 'True', 'False', 'None', 'range', 'raise_exception', 'strftime_now'].includes(k)) continue;
+    if (['true', 'false', 'none', 'True', 'False', 'None', 'range', 'raise_exception', 'strftime_now'].includes(k))
+      continue;
     env.set(k, v);
   }
   const out = String((interp.run(t.program) as unknown as { value: unknown }).value);
@@ -189,7 +227,8 @@ export function renderChat(messages: readonly ChatMessage[], options: RenderChat
   const compiled = compileTemplate(text);
   const caps = templateCaps(compiled);
   const tok = options.tokenizer;
-  const tokenString = (id: number | null | undefined): string => (tok && id !== null && id !== undefined ? tok.tokenText(id) : '');
+  const tokenString = (id: number | null | undefined): string =>
+    tok && id !== null && id !== undefined ? tok.tokenText(id) : '';
   const bos = options.bosToken ?? tokenString(tok?.bosId);
   const eos = options.eosToken ?? tokenString(tok?.eosId);
   const kwargs: Record<string, unknown> = {};
@@ -206,14 +245,19 @@ export function renderChat(messages: readonly ChatMessage[], options: RenderChat
     enableThinkingDefault: templateSupportsThinking(compiled),
     now: options.now ?? new Date(),
   };
-  const renderOpts = { budget: resolveTemplateBudget(options.budget), ...(options.signal ? { signal: options.signal } : {}) };
+  const renderOpts = {
+    budget: resolveTemplateBudget(options.budget),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
   const render = (r: TemplateRequest): string => renderCompiled(compiled, caps, r, renderOpts);
   let prompt =
     (options.continueFinalMessage ?? true) && valid[valid.length - 1].role === 'assistant'
       ? renderContinuation(compiled, caps, request, render, request.enableThinkingDefault)
       : render(request);
-  if ((options.stripBos ?? tok?.addBos ?? false) && bos !== '' && prompt.startsWith(bos)) prompt = prompt.slice(bos.length);
-  if ((options.stripEos ?? tok?.addEos ?? false) && eos !== '' && prompt.endsWith(eos)) prompt = prompt.slice(0, -eos.length);
+  if ((options.stripBos ?? tok?.addBos ?? false) && bos !== '' && prompt.startsWith(bos))
+    prompt = prompt.slice(bos.length);
+  if ((options.stripEos ?? tok?.addEos ?? false) && eos !== '' && prompt.endsWith(eos))
+    prompt = prompt.slice(0, -eos.length);
 
   const stop = new Set<string>();
   const eog = tok ? [...tok.eogIds].sort((a, b) => a - b) : undefined;

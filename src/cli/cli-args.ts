@@ -33,7 +33,11 @@ export function usageError(message: string, usage: string, details?: Record<stri
  * Parses `args` against `specs`. A lone '-' is a positional; '--' ends the flags. Repeated flags: the last wins.
  * Unknown flags and missing values throw `LlmError('invalid-request')` with `usage` appended.
  */
-export function parseCommandLine<T extends FlagSpecs>(args: readonly string[], specs: T, usage: string): CommandLine<T> {
+export function parseCommandLine<T extends FlagSpecs>(
+  args: readonly string[],
+  specs: T,
+  usage: string,
+): CommandLine<T> {
   const values: Record<string, string | boolean> = {};
   const positionals: string[] = [];
   const byShort = new Map<string, string>();
@@ -71,11 +75,19 @@ export function parseCommandLine<T extends FlagSpecs>(args: readonly string[], s
  * Parses a flag's value as a number that passes `isValid` (described by `what`, e.g. 'a number ≥ 0'), or returns
  * undefined when the flag was not given.
  */
-export function numberFlag(command: string, flag: string, value: string | undefined, isValid: (x: number) => boolean, what: string): number | undefined {
+export function numberFlag(
+  command: string,
+  flag: string,
+  value: string | undefined,
+  isValid: (x: number) => boolean,
+  what: string,
+): number | undefined {
   if (value === undefined) return undefined;
   const x = Number(value);
   if (value.trim() === '' || !isValid(x)) {
-    throw new LlmError('invalid-request', `${command}: ${flag} must be ${what}, got '${value}'`, { details: { field: flag } });
+    throw new LlmError('invalid-request', `${command}: ${flag} must be ${what}, got '${value}'`, {
+      details: { field: flag },
+    });
   }
   return x;
 }
@@ -86,10 +98,17 @@ export function positiveIntFlag(command: string, flag: string, value: string | u
 }
 
 /** Checks that a flag's value is one of `choices` (the first is the default when the flag was not given). */
-export function choiceFlag<C extends string>(command: string, flag: string, value: string | undefined, choices: readonly C[]): C {
+export function choiceFlag<C extends string>(
+  command: string,
+  flag: string,
+  value: string | undefined,
+  choices: readonly C[],
+): C {
   const v = value ?? choices[0];
   if (!(choices as readonly string[]).includes(v)) {
-    throw new LlmError('invalid-request', `${command}: ${flag} must be one of ${choices.join(', ')}, got '${v}'`, { details: { field: flag } });
+    throw new LlmError('invalid-request', `${command}: ${flag} must be one of ${choices.join(', ')}, got '${v}'`, {
+      details: { field: flag },
+    });
   }
   return v as C;
 }

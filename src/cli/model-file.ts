@@ -31,10 +31,18 @@ const CLI_KERNEL_SETS: readonly KernelSet[] = KERNEL_SETS;
 export function kernelsFlag(command: string, value: string | undefined, backend: BackendName): KernelSet | undefined {
   if (value === undefined) return undefined;
   if (!(CLI_KERNEL_SETS as readonly string[]).includes(value)) {
-    throw new LlmError('invalid-request', `${command}: --kernels must be one of ${CLI_KERNEL_SETS.join(', ')}, got '${value}'`, { details: { field: '--kernels' } });
+    throw new LlmError(
+      'invalid-request',
+      `${command}: --kernels must be one of ${CLI_KERNEL_SETS.join(', ')}, got '${value}'`,
+      { details: { field: '--kernels' } },
+    );
   }
   if (backend !== 'webgpu') {
-    throw new LlmError('invalid-request', `${command}: --kernels applies to --backend webgpu only (got --backend ${backend})`, { details: { field: '--kernels' } });
+    throw new LlmError(
+      'invalid-request',
+      `${command}: --kernels applies to --backend webgpu only (got --backend ${backend})`,
+      { details: { field: '--kernels' } },
+    );
   }
   return value as KernelSet;
 }
@@ -77,7 +85,10 @@ async function loadModelHeader(target: string, signal: AbortSignal): Promise<Ggu
 }
 
 /** The metadata of a local GGUF file or an http(s) URL (header only). */
-export async function loadModelMetadata(target: string, signal: AbortSignal): Promise<Readonly<Record<string, GgufValue>>> {
+export async function loadModelMetadata(
+  target: string,
+  signal: AbortSignal,
+): Promise<Readonly<Record<string, GgufValue>>> {
   return (await loadModelHeader(target, signal)).metadata;
 }
 
@@ -100,7 +111,10 @@ export async function startBackend(
   const hasNavigatorGpu = Boolean((globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu);
   const gpu = await cliGpu();
   if (!gpu && !hasNavigatorGpu) {
-    throw new LlmError('webgpu-unavailable', "starting the webgpu backend: the npm package 'webgpu' (Dawn for Node) failed to load; use --backend wasm");
+    throw new LlmError(
+      'webgpu-unavailable',
+      "starting the webgpu backend: the npm package 'webgpu' (Dawn for Node) failed to load; use --backend wasm",
+    );
   }
   return createBackend(name, { ...options, ...(gpu ? { gpu } : {}) });
 }
@@ -120,9 +134,13 @@ export async function loadModel(
 ): Promise<TransformerModel> {
   const config = readModelConfig(file.gguf);
   if (positions > config.trainContextLength) {
-    throw new LlmError('context-overflow', `${positions} positions exceed the model's training context of ${config.trainContextLength}`, {
-      details: { positions, contextLength: config.trainContextLength },
-    });
+    throw new LlmError(
+      'context-overflow',
+      `${positions} positions exceed the model's training context of ${config.trainContextLength}`,
+      {
+        details: { positions, contextLength: config.trainContextLength },
+      },
+    );
   }
   const ops = await startBackend(backend, {
     signal,

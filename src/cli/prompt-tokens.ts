@@ -23,14 +23,23 @@ export async function inputTokens(
   if (values.tokens !== undefined) {
     const tokens = values.tokens.split(',').map((s) => Number(s.trim()));
     if (tokens.length === 0 || tokens.some((t) => !Number.isInteger(t) || t < 0)) {
-      throw new LlmError('invalid-request', `${command}: --tokens must be comma-separated token ids, got '${values.tokens}'`);
+      throw new LlmError(
+        'invalid-request',
+        `${command}: --tokens must be comma-separated token ids, got '${values.tokens}'`,
+      );
     }
     return { tokens, tokenizer };
   }
-  if (values.prompt === undefined) throw new LlmError('invalid-request', `${command}: give --prompt "text" or --tokens 1,2,3`);
-  if (!tokenizer) throw new LlmError('tokenizer', `${command}: the model file has no vocabulary (tokenizer.ggml.model); pass --tokens instead of --prompt`);
+  if (values.prompt === undefined)
+    throw new LlmError('invalid-request', `${command}: give --prompt "text" or --tokens 1,2,3`);
+  if (!tokenizer)
+    throw new LlmError(
+      'tokenizer',
+      `${command}: the model file has no vocabulary (tokenizer.ggml.model); pass --tokens instead of --prompt`,
+    );
   const tokens = tokenizer.encode(values.prompt, { addSpecial: true });
-  if (tokens.length === 0) throw new LlmError('invalid-request', `${command}: the prompt tokenizes to nothing; give a non-empty --prompt`);
+  if (tokens.length === 0)
+    throw new LlmError('invalid-request', `${command}: the prompt tokenizes to nothing; give a non-empty --prompt`);
   return { tokens, tokenizer };
 }
 

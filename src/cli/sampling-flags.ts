@@ -40,22 +40,32 @@ export function parseSamplingFlags(args: readonly string[]): { options: Sampling
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] =
+      a.startsWith('--') && a.includes('=')
+        ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+        : [a, undefined];
     const known = flag in NUMBER_FLAGS || flag === '--stop' || flag === '--logit-bias';
     if (!known) {
       rest.push(a);
       continue;
     }
     const value = inline ?? args[++i];
-    if (value === undefined) throw new LlmError('invalid-request', `flag ${flag} needs a value`, { details: { field: flag } });
+    if (value === undefined)
+      throw new LlmError('invalid-request', `flag ${flag} needs a value`, { details: { field: flag } });
     if (flag === '--stop') stop.push(value.replace(/\\n/g, '\n'));
     else if (flag === '--logit-bias') {
       const m = /^(\d+)=([-+]?[\d.]+(?:e[-+]?\d+)?)$/i.exec(value);
-      if (!m) throw new LlmError('invalid-request', `flag --logit-bias is '${value}'; write TOKEN_ID=BIAS, e.g. 13=-100`, { details: { field: 'logit_bias' } });
+      if (!m)
+        throw new LlmError('invalid-request', `flag --logit-bias is '${value}'; write TOKEN_ID=BIAS, e.g. 13=-100`, {
+          details: { field: 'logit_bias' },
+        });
       bias[m[1]] = Number(m[2]);
     } else {
       const n = Number(value);
-      if (value.trim() === '' || Number.isNaN(n)) throw new LlmError('invalid-request', `flag ${flag} is '${value}'; it must be a number`, { details: { field: NUMBER_FLAGS[flag] } });
+      if (value.trim() === '' || Number.isNaN(n))
+        throw new LlmError('invalid-request', `flag ${flag} is '${value}'; it must be a number`, {
+          details: { field: NUMBER_FLAGS[flag] },
+        });
       o[NUMBER_FLAGS[flag]] = n;
     }
   }

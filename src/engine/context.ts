@@ -58,9 +58,13 @@ function allZeroWarmup(backend: string): LlmError {
       { details: { backend } },
     );
   }
-  return new LlmError('feature-missing', `warmup on the ${backend} backend produced all-zero logits (its kernels did not run); try another backend`, {
-    details: { backend },
-  });
+  return new LlmError(
+    'feature-missing',
+    `warmup on the ${backend} backend produced all-zero logits (its kernels did not run); try another backend`,
+    {
+      details: { backend },
+    },
+  );
 }
 
 /**
@@ -123,9 +127,13 @@ export class Context {
       if (seg.tokens.length === 0) continue;
       const end = seg.startPos + seg.tokens.length;
       if (end > this.contextLength) {
-        throw new LlmError('context-overflow', `${kind}: positions ${seg.startPos}…${end - 1} exceed the context length ${this.contextLength}; shorten the input or load with a larger contextLength`, {
-          details: { startPos: seg.startPos, nTokens: seg.tokens.length, contextLength: this.contextLength },
-        });
+        throw new LlmError(
+          'context-overflow',
+          `${kind}: positions ${seg.startPos}…${end - 1} exceed the context length ${this.contextLength}; shorten the input or load with a larger contextLength`,
+          {
+            details: { startPos: seg.startPos, nTokens: seg.tokens.length, contextLength: this.contextLength },
+          },
+        );
       }
       const t0 = nowMs();
       let tokens: Int32Array; // [n] token ids
@@ -139,7 +147,10 @@ export class Context {
         if (at > 0) throwIfAborted(signal, kind);
         const piece = tokens.subarray(at, at + this.batchSize);
         const isLast = at + piece.length === tokens.length;
-        await this.transformer.eval(piece, seg.startPos + at, seg.slot, { logits: isLast ? seg.logits : 'none', signal });
+        await this.transformer.eval(piece, seg.startPos + at, seg.slot, {
+          logits: isLast ? seg.logits : 'none',
+          signal,
+        });
       }
       const ms = nowMs() - t0;
       if (kind === 'prefill') {

@@ -50,7 +50,10 @@ export interface GenerateTextResult extends GenerationResult {
  */
 export async function generateText(o: GenerateTextOptions): Promise<GenerateTextResult> {
   const norm = normalizeSamplingOptions(o, o.tokenizer.vocabSize);
-  const ids = typeof o.prompt === 'string' ? o.tokenizer.encode(o.prompt, { addSpecial: o.addSpecial ?? true, parseSpecial: o.parseSpecial ?? true }) : [...o.prompt];
+  const ids =
+    typeof o.prompt === 'string'
+      ? o.tokenizer.encode(o.prompt, { addSpecial: o.addSpecial ?? true, parseSpecial: o.parseSpecial ?? true })
+      : [...o.prompt];
   throwIfAborted(o.signal, 'generateText');
   const ctx = new Context(o.transformer, { contextLength: o.contextLength, nSlots: o.nSlots ?? 1 });
   const key = PromptCache.keyString({ model: 'generateText', template: '', tokenizer: '' });

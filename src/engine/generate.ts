@@ -108,18 +108,27 @@ export async function* generate(
 ): AsyncGenerator<string, GenerationResult, void> {
   const t0 = nowMs();
   const { prompt, signal } = input;
-  if (prompt.length === 0) throw new LlmError('invalid-request', 'generate: the prompt is empty; give at least one token', { details: { field: 'prompt' } });
-  if (prompt.length >= ctx.contextLength) {
-    throw new LlmError('context-overflow', `generate: the prompt has ${prompt.length} tokens but the context holds ${ctx.contextLength}; shorten it, use truncate: 'history', or load with a larger contextLength`, {
-      details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
+  if (prompt.length === 0)
+    throw new LlmError('invalid-request', 'generate: the prompt is empty; give at least one token', {
+      details: { field: 'prompt' },
     });
+  if (prompt.length >= ctx.contextLength) {
+    throw new LlmError(
+      'context-overflow',
+      `generate: the prompt has ${prompt.length} tokens but the context holds ${ctx.contextLength}; shorten it, use truncate: 'history', or load with a larger contextLength`,
+      {
+        details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
+      },
+    );
   }
   // Let an abort already posted to this thread (a worker's abort-signal port) arrive before any work starts.
   if (signal) await yieldToEventLoop();
   throwIfAborted(signal, 'generation');
   const wantLogprobs = input.logprobs !== undefined;
   const constraint = input.constraint;
-  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize, { fullRow: wantLogprobs || constraint !== undefined });
+  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize, {
+    fullRow: wantLogprobs || constraint !== undefined,
+  });
   const logprobs: PositionLogprobs[] = [];
   const lease = ctx.cache.acquire(input.cacheKey, prompt);
   const decoder = tokenizer.createStreamDecoder();

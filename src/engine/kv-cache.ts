@@ -36,7 +36,9 @@ export class KvCache {
 
   constructor(nSlots: number, contextLength: number) {
     if (!Number.isInteger(nSlots) || nSlots < 1) {
-      throw new LlmError('invalid-request', `KV cache: slots must be an integer ≥ 1, got ${nSlots}`, { details: { field: 'slots' } });
+      throw new LlmError('invalid-request', `KV cache: slots must be an integer ≥ 1, got ${nSlots}`, {
+        details: { field: 'slots' },
+      });
     }
     this.nSlots = nSlots;
     this.contextLength = contextLength;
@@ -65,7 +67,10 @@ export class KvCache {
   /** Replaces slot `i`'s record (after a copy or a reset). */
   set(i: number, key: string, tokens: readonly number[]): void {
     if (tokens.length > this.contextLength) {
-      throw new LlmError('context-overflow', `KV cache: ${tokens.length} tokens exceed the context length ${this.contextLength}`);
+      throw new LlmError(
+        'context-overflow',
+        `KV cache: ${tokens.length} tokens exceed the context length ${this.contextLength}`,
+      );
     }
     const s = this.mutable(i);
     s.key = tokens.length === 0 ? '' : key;
@@ -83,7 +88,10 @@ export class KvCache {
   append(i: number, key: string, tokens: readonly number[]): void {
     const s = this.mutable(i);
     if (s.tokens.length + tokens.length > this.contextLength) {
-      throw new LlmError('context-overflow', `KV cache: slot ${i} would hold ${s.tokens.length + tokens.length} tokens, over the context length ${this.contextLength}`);
+      throw new LlmError(
+        'context-overflow',
+        `KV cache: slot ${i} would hold ${s.tokens.length + tokens.length} tokens, over the context length ${this.contextLength}`,
+      );
     }
     if (s.tokens.length === 0) s.key = key;
     for (const t of tokens) s.tokens.push(t);

@@ -10,7 +10,12 @@
 
 import type { KvRows } from '../backend/ops.js';
 import { estimateStorage } from '../io/model-store.js';
-import { type PromptCacheRecord, type PromptCacheStore, type PromptCacheStoreOptions, resolvePromptCacheStore } from '../io/prompt-cache-store.js';
+import {
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
+  resolvePromptCacheStore,
+} from '../io/prompt-cache-store.js';
 import { sha256Hex, sha256HexAsync } from '../io/sha256.js';
 import type { Transformer } from '../model/model.js';
 import type { PromptCache } from './prompt-cache.js';
@@ -36,7 +41,12 @@ export class PersistedPromptCache {
   /** Ids saved or restored by this engine (no second write of the same entry). */
   private readonly known = new Set<string>();
 
-  constructor(private readonly transformer: Transformer, private readonly cache: PromptCache, private readonly model: string, options: PersistedPromptCacheOptions = {}) {
+  constructor(
+    private readonly transformer: Transformer,
+    private readonly cache: PromptCache,
+    private readonly model: string,
+    options: PersistedPromptCacheOptions = {},
+  ) {
     this.store = resolvePromptCacheStore(options);
     this.auto = options.auto ?? true;
     this.maxBytes = Math.max(0, options.maxBytes ?? DEFAULT_MAX_BYTES);
@@ -70,8 +80,15 @@ export class PersistedPromptCache {
     }
     if (!(await this.makeRoom(rows.data.byteLength))) return null;
     const record: PromptCacheRecord = {
-      id, model: this.model, key, kv, tokens: [...tokens], bytes: rows.data.byteLength,
-      sha256: await sha256HexAsync(rows.data), createdAt: now, lastUsedAt: now,
+      id,
+      model: this.model,
+      key,
+      kv,
+      tokens: [...tokens],
+      bytes: rows.data.byteLength,
+      sha256: await sha256HexAsync(rows.data),
+      createdAt: now,
+      lastUsedAt: now,
     };
     await this.store.put(record, rows.data);
     this.known.add(id);
@@ -106,8 +123,15 @@ export class PersistedPromptCache {
     if (ops.writeKv === undefined) return 0;
     const geometry = this.geometry();
     const wanted = (await this.store.list())
-      .filter((r) => r.model === this.model && keys.includes(r.key) && r.kv.endsWith(`:${geometry}`) && Array.isArray(r.tokens) &&
-        r.tokens.length > 0 && r.tokens.length < this.cache.kv.contextLength)
+      .filter(
+        (r) =>
+          r.model === this.model &&
+          keys.includes(r.key) &&
+          r.kv.endsWith(`:${geometry}`) &&
+          Array.isArray(r.tokens) &&
+          r.tokens.length > 0 &&
+          r.tokens.length < this.cache.kv.contextLength,
+      )
       .sort((a, b) => b.lastUsedAt - a.lastUsedAt);
     let restored = 0;
     for (const r of wanted) {

@@ -63,7 +63,15 @@ export class PromptCache {
   private readonly roots = new Map<string, TrieNode>();
   /** Per slot, the trie nodes of its tokens (paths[s][i] spells tokens 0…i). */
   private readonly paths: TrieNode[][];
-  private readonly counters: PromptCacheStats = { lookups: 0, hits: 0, hitTokens: 0, reusedTokens: 0, copies: 0, evictions: 0, evictedTokens: 0 };
+  private readonly counters: PromptCacheStats = {
+    lookups: 0,
+    hits: 0,
+    hitTokens: 0,
+    reusedTokens: 0,
+    copies: 0,
+    evictions: 0,
+    evictedTokens: 0,
+  };
 
   constructor(kv: KvCache, copySlot: CopySlotFn, tokenBudget = kv.nSlots * kv.contextLength) {
     this.kv = kv;
@@ -108,7 +116,11 @@ export class PromptCache {
     for (const s of best.slots) {
       const rec = this.kv.slot(s);
       if (rec.key !== key || !samePrefix(rec.tokens, prompt, bestDepth)) continue; // confirm, never trust the trie alone
-      const rank: [number, number, number] = [rec.refs === 0 ? 1 : 0, rec.tokens.length === bestDepth ? 1 : 0, rec.lastUsed];
+      const rank: [number, number, number] = [
+        rec.refs === 0 ? 1 : 0,
+        rec.tokens.length === bestDepth ? 1 : 0,
+        rec.lastUsed,
+      ];
       if (chosen < 0 || compareRank(rank, chosenRank) > 0) {
         chosen = s;
         chosenRank = rank;
@@ -193,7 +205,10 @@ export class PromptCache {
   evictToBudget(): void {
     let excess = this.kv.totalTokens() - this.tokenBudget;
     if (excess <= 0) return;
-    const candidates = this.kv.all().filter((s) => s.refs === 0 && s.tokens.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    const candidates = this.kv
+      .all()
+      .filter((s) => s.refs === 0 && s.tokens.length > 0)
+      .sort((a, b) => a.lastUsed - b.lastUsed);
     for (const s of candidates) {
       if (excess <= 0) break;
       const cut = Math.min(excess, s.tokens.length);

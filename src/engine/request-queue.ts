@@ -21,7 +21,9 @@ export class RequestQueue {
 
   constructor(maxPending = 16) {
     if (!Number.isInteger(maxPending) || maxPending < 0) {
-      throw new LlmError('invalid-request', `request queue: maxQueue must be an integer ≥ 0, got ${maxPending}`, { details: { field: 'maxQueue' } });
+      throw new LlmError('invalid-request', `request queue: maxQueue must be an integer ≥ 0, got ${maxPending}`, {
+        details: { field: 'maxQueue' },
+      });
     }
     this.maxPending = maxPending;
   }
@@ -48,7 +50,8 @@ export class RequestQueue {
    * `aborted` when `signal` fires before the task starts.
    */
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) throw new LlmError('aborted', 'request was aborted before it started', { cause: signal.reason });
+    if (signal?.aborted)
+      throw new LlmError('aborted', 'request was aborted before it started', { cause: signal.reason });
     if (this.running || this.waiting.length > 0) {
       if (this.waiting.length >= this.maxPending) throw this.fullError();
       await new Promise<void>((resolve, reject) => {
@@ -92,9 +95,13 @@ export class RequestQueue {
   }
 
   private fullError(): LlmError {
-    return new LlmError('invalid-request', `too many concurrent requests: ${this.waiting.length} already wait behind the running one (maxQueue ${this.maxPending}); wait for one to finish or raise maxQueue`, {
-      details: { field: 'maxQueue', maxQueue: this.maxPending },
-    });
+    return new LlmError(
+      'invalid-request',
+      `too many concurrent requests: ${this.waiting.length} already wait behind the running one (maxQueue ${this.maxPending}); wait for one to finish or raise maxQueue`,
+      {
+        details: { field: 'maxQueue', maxQueue: this.maxPending },
+      },
+    );
   }
 
   /** Hands the backend to the next waiter, or goes idle. */

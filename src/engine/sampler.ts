@@ -120,7 +120,13 @@ function applyTokenMask(logits: Float64Array, mask: TokenMask): void {
  * Samples from a full logit row (any settings); `rng` is advanced only when a draw happens. A `mask` (grammar)
  * removes disallowed tokens after the logit bias, before the penalties (llama.cpp applies its grammar sampler first).
  */
-export function sampleLogits(row: Float32Array, params: SamplingParams, history: readonly number[], rng: Rng, mask?: TokenMask): number {
+export function sampleLogits(
+  row: Float32Array,
+  params: SamplingParams,
+  history: readonly number[],
+  rng: Rng,
+  mask?: TokenMask,
+): number {
   const logits = Float64Array.from(row);
   for (let i = 0; i < logits.length; i++) if (Number.isNaN(logits[i])) logits[i] = -Infinity;
   if (params.logitBias) {

@@ -53,19 +53,34 @@ export interface NormalizedSampling {
 export function invalidField(field: string, value: unknown, allowed: string): never {
   let shown: string;
   try {
-    shown = typeof value === 'object' && value !== null ? (JSON.stringify(value)?.slice(0, 80) ?? String(value)) : typeof value === 'string' ? JSON.stringify(value) : String(value);
+    shown =
+      typeof value === 'object' && value !== null
+        ? (JSON.stringify(value)?.slice(0, 80) ?? String(value))
+        : typeof value === 'string'
+          ? JSON.stringify(value)
+          : String(value);
   } catch {
     shown = Object.prototype.toString.call(value);
   }
-  throw new LlmError('invalid-request', `request field '${field}' is ${shown}; it must be ${allowed}`, { details: { field, allowed } });
+  throw new LlmError('invalid-request', `request field '${field}' is ${shown}; it must be ${allowed}`, {
+    details: { field, allowed },
+  });
 }
 
-function num(o: object, field: string, def: number, min: number, max: number, opts: { integer?: boolean; minExclusive?: boolean } = {}): number {
+function num(
+  o: object,
+  field: string,
+  def: number,
+  min: number,
+  max: number,
+  opts: { integer?: boolean; minExclusive?: boolean } = {},
+): number {
   const v = (o as Record<string, unknown>)[field];
   if (v === undefined || v === null) return def;
   const kind = opts.integer ? 'an integer' : 'a number';
   const range = `${opts.minExclusive ? '>' : '≥'} ${min}${max === Infinity ? '' : ` and ≤ ${max}`}`;
-  if (typeof v !== 'number' || !Number.isFinite(v) || (opts.integer && !Number.isInteger(v))) invalidField(field, v, `${kind} ${range}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || (opts.integer && !Number.isInteger(v)))
+    invalidField(field, v, `${kind} ${range}`);
   if (v < min || (opts.minExclusive && v === min) || v > max) invalidField(field, v, `${kind} ${range}`);
   return v;
 }
@@ -82,35 +97,59 @@ export function normalizeSamplingOptions(o: SamplingOptions, vocabSize: number):
   const presencePenalty = num(o, 'presence_penalty', 0, -2, 2);
   const repetitionPenalty = num(o, 'repetition_penalty', 1, 0, 100, { minExclusive: true });
   const penaltyLastN = num(o, 'repeat_last_n', DEFAULT_SAMPLING.penaltyLastN, -1, Infinity, { integer: true });
-  const seed = o.seed === undefined || o.seed === null ? randomSeed() : num(o, 'seed', 0, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { integer: true });
+  const seed =
+    o.seed === undefined || o.seed === null
+      ? randomSeed()
+      : num(o, 'seed', 0, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { integer: true });
 
   let stop: string[] = [];
   if (o.stop !== undefined && o.stop !== null) {
     const list = typeof o.stop === 'string' ? [o.stop] : o.stop;
-    if (!Array.isArray(list) || list.length > MAX_STOP_STRINGS || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    if (
+      !Array.isArray(list) ||
+      list.length > MAX_STOP_STRINGS ||
+      list.some((s) => typeof s !== 'string' || s.length === 0)
+    ) {
       invalidField('stop', o.stop, `a non-empty string or an array of at most ${MAX_STOP_STRINGS} non-empty strings`);
     }
     const tooLong = list.findIndex((s) => s.length > MAX_STOP_LENGTH);
     if (tooLong >= 0) {
-      invalidField(typeof o.stop === 'string' ? 'stop' : `stop[${tooLong}]`, `${list[tooLong].slice(0, 40)}… (${list[tooLong].length} characters)`,
-        `at most ${MAX_STOP_LENGTH} characters long`);
+      invalidField(
+        typeof o.stop === 'string' ? 'stop' : `stop[${tooLong}]`,
+        `${list[tooLong].slice(0, 40)}… (${list[tooLong].length} characters)`,
+        `at most ${MAX_STOP_LENGTH} characters long`,
+      );
     }
     stop = [...list];
   }
 
   let logitBias: Map<number, number> | null = null;
   if (o.logit_bias !== undefined && o.logit_bias !== null) {
-    if (typeof o.logit_bias !== 'object' || Array.isArray(o.logit_bias)) invalidField('logit_bias', o.logit_bias, 'an object mapping token ids to biases');
+    if (typeof o.logit_bias !== 'object' || Array.isArray(o.logit_bias))
+      invalidField('logit_bias', o.logit_bias, 'an object mapping token ids to biases');
     logitBias = new Map();
     for (const [k, v] of Object.entries(o.logit_bias)) {
       const id = Number(k);
-      if (!/^\d+$/.test(k) || !Number.isSafeInteger(id) || id >= vocabSize) invalidField(`logit_bias.${k}`, k, `a token id in 0…${vocabSize - 1}`);
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < -100 || v > 100) invalidField(`logit_bias.${k}`, v, 'a number in [-100, 100]');
+      if (!/^\d+$/.test(k) || !Number.isSafeInteger(id) || id >= vocabSize)
+        invalidField(`logit_bias.${k}`, k, `a token id in 0…${vocabSize - 1}`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < -100 || v > 100)
+        invalidField(`logit_bias.${k}`, v, 'a number in [-100, 100]');
       if (v !== 0) logitBias.set(id, v);
     }
   }
   return {
-    sampling: { temperature, topK, topP, minP, repetitionPenalty, frequencyPenalty, presencePenalty, penaltyLastN, logitBias, seed },
+    sampling: {
+      temperature,
+      topK,
+      topP,
+      minP,
+      repetitionPenalty,
+      frequencyPenalty,
+      presencePenalty,
+      penaltyLastN,
+      logitBias,
+      seed,
+    },
     maxTokens,
     stop,
   };

@@ -40,7 +40,11 @@ export class StopMatcher {
 
   /** `stops`: the strings that end generation; empty strings are ignored. */
   constructor(stops: readonly string[]) {
-    this.automata = [...new Set(stops.filter((s) => s.length > 0))].map((stop) => ({ stop, failure: failureTable(stop), state: 0 }));
+    this.automata = [...new Set(stops.filter((s) => s.length > 0))].map((stop) => ({
+      stop,
+      failure: failureTable(stop),
+      state: 0,
+    }));
   }
 
   /**

@@ -176,9 +176,13 @@ export class ByteCursor {
     const v = hi * 0x1_0000_0000 + lo; // exact when hi < 2^21; otherwise far above any max ≤ 2^53 anyway
     if (hi >= 0x20_0000 || v > max) {
       const exact = (BigInt(hi) << 32n) | BigInt(lo);
-      throw new LlmError('gguf-invalid', `GGUF ${field} at byte offset ${at} is ${exact}, above the limit ${max} (${why})`, {
-        details: { field, offset: at, value: exact.toString(), limit: max },
-      });
+      throw new LlmError(
+        'gguf-invalid',
+        `GGUF ${field} at byte offset ${at} is ${exact}, above the limit ${max} (${why})`,
+        {
+          details: { field, offset: at, value: exact.toString(), limit: max },
+        },
+      );
     }
     return v;
   }

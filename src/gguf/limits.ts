@@ -70,9 +70,13 @@ export function resolveLimits(overrides: Partial<GgufLimits> | undefined): GgufL
     }
   }
   if (limits.maxHeaderBytes > 1024 * 1024 * 1024) {
-    throw new LlmError('invalid-request', `GGUF limit maxHeaderBytes must be at most 1 GiB, got ${limits.maxHeaderBytes}`, {
-      details: { field: 'maxHeaderBytes', value: limits.maxHeaderBytes },
-    });
+    throw new LlmError(
+      'invalid-request',
+      `GGUF limit maxHeaderBytes must be at most 1 GiB, got ${limits.maxHeaderBytes}`,
+      {
+        details: { field: 'maxHeaderBytes', value: limits.maxHeaderBytes },
+      },
+    );
   }
   return limits;
 }
@@ -108,7 +112,12 @@ export function checkCount(
 }
 
 /** Builds the `gguf-invalid` error for `field` at `offset`; `message` says what is wrong and should say what to do. */
-export function invalid(field: string, offset: number, message: string, extra?: Record<string, string | number>): LlmError {
+export function invalid(
+  field: string,
+  offset: number,
+  message: string,
+  extra?: Record<string, string | number>,
+): LlmError {
   return new LlmError('gguf-invalid', `GGUF ${field} at byte offset ${offset}: ${message}`, {
     details: { field, offset, ...(extra ?? {}) },
   });

@@ -80,9 +80,13 @@ export class MetadataReader {
       const first = Number(v[0]);
       for (let i = 1; i < v.length; i++) {
         if (Number(v[i]) !== first) {
-          throw new LlmError('unsupported-arch', `${this.errors.context}: '${key}' varies per layer (${preview(v)}); per-layer values are not supported`, {
-            details: { key },
-          });
+          throw new LlmError(
+            'unsupported-arch',
+            `${this.errors.context}: '${key}' varies per layer (${preview(v)}); per-layer values are not supported`,
+            {
+              details: { key },
+            },
+          );
         }
       }
       return first;
@@ -94,12 +98,20 @@ export class MetadataReader {
    * A finite number within [min, max] (`exclusiveMin`: strictly above min), or `fallback` when absent. NaN, ±Inf and
    * out-of-range values are `gguf-invalid` naming the key, the value and `why` (what the value feeds).
    */
-  finite(key: string, fallback: number | undefined, range: { min?: number; exclusiveMin?: boolean; max?: number }, why: string): number {
+  finite(
+    key: string,
+    fallback: number | undefined,
+    range: { min?: number; exclusiveMin?: boolean; max?: number },
+    why: string,
+  ): number {
     const v = this.number(key, fallback);
     const { min = -Infinity, exclusiveMin = false, max = Infinity } = range;
     if (!Number.isFinite(v) || v < min || (exclusiveMin && v === min) || v > max) {
       const want = `${exclusiveMin ? '>' : '≥'} ${min}${max !== Infinity ? ` and ≤ ${max}` : ''}`;
-      throw this.fail(`'${key}' is ${v}; it must be a finite number ${want} (${why}); the model file is broken`, { key, value: String(v) });
+      throw this.fail(`'${key}' is ${v}; it must be a finite number ${want} (${why}); the model file is broken`, {
+        key,
+        value: String(v),
+      });
     }
     return v;
   }
@@ -108,7 +120,10 @@ export class MetadataReader {
   count(key: string, fallback?: number): number {
     const raw = this.has(key) ? this.meta[key] : undefined;
     if (typeof raw === 'bigint' && (raw < 0n || raw > BigInt(Number.MAX_SAFE_INTEGER))) {
-      throw this.fail(`'${key}' is ${raw}, not a count this runtime can hold; the model file is corrupt or hostile`, { key, value: raw.toString() });
+      throw this.fail(`'${key}' is ${raw}, not a count this runtime can hold; the model file is corrupt or hostile`, {
+        key,
+        value: raw.toString(),
+      });
     }
     const v = this.number(key, fallback);
     if (!Number.isSafeInteger(v) || v < 0) {
@@ -125,7 +140,11 @@ export class MetadataReader {
     const v = this.count(key, fallback);
     if (v < min || v > max) {
       const why = v < min ? `below the minimum ${min}` : `above the limit ${limitName} = ${max}`;
-      throw this.fail(`'${key}' is ${v}, ${why}; the model file is corrupt or hostile`, { key, value: v, limit: v < min ? min : max });
+      throw this.fail(`'${key}' is ${v}, ${why}; the model file is corrupt or hostile`, {
+        key,
+        value: v,
+        limit: v < min ? min : max,
+      });
     }
     return v;
   }
@@ -134,14 +153,29 @@ export class MetadataReader {
    * A count per layer: an array of `nLayers` entries (llama.cpp `get_key_or_arr`) or one value for every layer,
    * each in [min, max] (`gguf-invalid` naming the key, the layer and the limit otherwise).
    */
-  boundedCounts(key: string, fallback: number | undefined, nLayers: number, min: number, max: number, limitName: string): number[] {
+  boundedCounts(
+    key: string,
+    fallback: number | undefined,
+    nLayers: number,
+    min: number,
+    max: number,
+    limitName: string,
+  ): number[] {
     const values = this.numberArray(key, nLayers);
     if (values === null) return new Array<number>(nLayers).fill(this.boundedCount(key, fallback, min, max, limitName));
     for (let il = 0; il < values.length; il++) {
       const v = values[il];
       if (!Number.isSafeInteger(v) || v < min || v > max) {
-        const why = !Number.isSafeInteger(v) ? 'not an integer' : v < min ? `below the minimum ${min}` : `above the limit ${limitName} = ${max}`;
-        throw this.fail(`'${key}' is ${v} for layer ${il}, ${why}; the model file is corrupt or hostile`, { key, layer: il, value: v });
+        const why = !Number.isSafeInteger(v)
+          ? 'not an integer'
+          : v < min
+            ? `below the minimum ${min}`
+            : `above the limit ${limitName} = ${max}`;
+        throw this.fail(`'${key}' is ${v} for layer ${il}, ${why}; the model file is corrupt or hostile`, {
+          key,
+          layer: il,
+          value: v,
+        });
       }
     }
     return values;
@@ -169,7 +203,11 @@ export class MetadataReader {
     const v = this.meta[key];
     if (!isArrayValue(v)) return null;
     if (expectedLength !== undefined && v.length !== expectedLength) {
-      throw this.fail(`'${key}' has ${v.length} entries, expected one per layer (${expectedLength})`, { key, entries: v.length, expected: expectedLength });
+      throw this.fail(`'${key}' has ${v.length} entries, expected one per layer (${expectedLength})`, {
+        key,
+        entries: v.length,
+        expected: expectedLength,
+      });
     }
     const out = new Array<number>(v.length);
     for (let i = 0; i < v.length; i++) {

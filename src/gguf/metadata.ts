@@ -74,9 +74,13 @@ function describe(file: GgufMetadataSource, key: string): string {
 }
 
 function missing(key: string, expected: string): LlmError {
-  return new LlmError('gguf-invalid', `GGUF metadata key "${key}" is missing (expected ${expected}); the model file is incomplete or of another kind`, {
-    details: { field: key, expected },
-  });
+  return new LlmError(
+    'gguf-invalid',
+    `GGUF metadata key "${key}" is missing (expected ${expected}); the model file is incomplete or of another kind`,
+    {
+      details: { field: key, expected },
+    },
+  );
 }
 
 function wrongType(file: GgufMetadataSource, key: string, expected: string): LlmError {
@@ -149,7 +153,10 @@ export function getBoolean(file: GgufMetadataSource, key: GgufMetadataKey): bool
  * An array value (any element type), or undefined when absent. Arrays of numbers and booleans come back as the
  * parser decoded them: typed arrays (`GgufNumericArray`).
  */
-export function getOptionalArray(file: GgufMetadataSource, key: GgufMetadataKey): readonly GgufValue[] | GgufNumericArray | undefined {
+export function getOptionalArray(
+  file: GgufMetadataSource,
+  key: GgufMetadataKey,
+): readonly GgufValue[] | GgufNumericArray | undefined {
   const v = getOptionalValue(file, key);
   if (v === undefined || isGgufArray(v)) return v;
   throw wrongType(file, key, 'ARRAY');
@@ -185,12 +192,17 @@ function getOptionalNumberArray(file: GgufMetadataSource, key: GgufMetadataKey):
   const v = getOptionalArray(file, key);
   if (v === undefined) return undefined;
   if (v instanceof BigInt64Array || v instanceof BigUint64Array) {
-    if (v.every((x) => x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER))) return Array.from(v, Number);
+    if (v.every((x) => x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER)))
+      return Array.from(v, Number);
     throw wrongType(file, key, 'a numeric ARRAY within ±2^53');
   }
   if (!Array.isArray(v)) return Array.from(v as ArrayLike<number>);
   if (v.every((x) => typeof x === 'number')) return v as readonly number[];
-  if (v.every((x) => typeof x === 'bigint' && x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER))) {
+  if (
+    v.every(
+      (x) => typeof x === 'bigint' && x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER),
+    )
+  ) {
     return v.map((x) => Number(x));
   }
   throw wrongType(file, key, 'a numeric ARRAY');
@@ -209,7 +221,10 @@ export function getArchitecture(file: GgufMetadataSource): string {
 }
 
 /** The architecture-prefixed key: `archKey(file, 'context_length')` → `'llama.context_length'`. */
-export function archKey<TSuffix extends ArchKeySuffix | (string & {})>(file: GgufMetadataSource, suffix: TSuffix): `${string}.${TSuffix}` {
+export function archKey<TSuffix extends ArchKeySuffix | (string & {})>(
+  file: GgufMetadataSource,
+  suffix: TSuffix,
+): `${string}.${TSuffix}` {
   return `${getArchitecture(file)}.${suffix}`;
 }
 
@@ -219,7 +234,10 @@ export function getArchNumber(file: GgufMetadataSource, suffix: ArchKeySuffix | 
 }
 
 /** A numeric hyper-parameter `{arch}.{suffix}`, or undefined when absent. */
-export function getOptionalArchNumber(file: GgufMetadataSource, suffix: ArchKeySuffix | (string & {})): number | undefined {
+export function getOptionalArchNumber(
+  file: GgufMetadataSource,
+  suffix: ArchKeySuffix | (string & {}),
+): number | undefined {
   return getOptionalNumber(file, archKey(file, suffix));
 }
 
@@ -227,16 +245,24 @@ export function getOptionalArchNumber(file: GgufMetadataSource, suffix: ArchKeyS
  * A per-layer hyper-parameter that may be a scalar or an array (e.g. `attention.head_count_kv` in some models):
  * returns one number per layer, or undefined when absent.
  */
-export function getOptionalArchPerLayer(file: GgufMetadataSource, suffix: ArchKeySuffix | (string & {}), nLayers: number): readonly number[] | undefined {
+export function getOptionalArchPerLayer(
+  file: GgufMetadataSource,
+  suffix: ArchKeySuffix | (string & {}),
+  nLayers: number,
+): readonly number[] | undefined {
   const key = archKey(file, suffix);
   const v = getOptionalValue(file, key);
   if (v === undefined) return undefined;
   if (!isGgufArray(v)) return new Array<number>(nLayers).fill(getNumber(file, key));
   // Length first: a hostile array is not copied before it is known to have one entry per layer.
   if (v.length !== nLayers) {
-    throw new LlmError('gguf-invalid', `GGUF metadata key "${key}" has ${v.length} entries, expected one per layer (${nLayers})`, {
-      details: { field: key, expected: nLayers, value: v.length },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      `GGUF metadata key "${key}" has ${v.length} entries, expected one per layer (${nLayers})`,
+      {
+        details: { field: key, expected: nLayers, value: v.length },
+      },
+    );
   }
   return getNumberArray(file, key);
 }

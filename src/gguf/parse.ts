@@ -11,11 +11,26 @@
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { ByteCursor, NeedMoreBytes } from './byte-cursor.js';
-import { type GgufLimits, MAX_TENSOR_ELEMENTS, MIN_BYTES, checkCount, invalid, resolveLimits, shorten } from './limits.js';
+import {
+  type GgufLimits,
+  MAX_TENSOR_ELEMENTS,
+  MIN_BYTES,
+  checkCount,
+  invalid,
+  resolveLimits,
+  shorten,
+} from './limits.js';
 import { valueTypeName } from './value-types.js';
 import { type ReadStep, SCALAR_BYTES, TICK, ensure, readString, readValue } from './read-value.js';
-import { GGML_TYPES, GgufValueType, isGgufArray, type GgufFile, type GgufTensorInfo, type GgufValue, type GgufValueTypeInfo } from './types.js';
-
+import {
+  GGML_TYPES,
+  GgufValueType,
+  isGgufArray,
+  type GgufFile,
+  type GgufTensorInfo,
+  type GgufValue,
+  type GgufValueTypeInfo,
+} from './types.js';
 
 /** Options of `parseGguf`. */
 export interface ParseGgufOptions {
@@ -88,19 +103,28 @@ export async function parseGguf(source: ByteSource, options: ParseGgufOptions = 
   /** Loads at least up to `end` (growing geometrically, never past the file or maxHeaderBytes). */
   const load = async (end: number): Promise<void> => {
     if (end > limits.maxHeaderBytes) {
-      throw invalid('header region', state.pos, `needs more than maxHeaderBytes = ${limits.maxHeaderBytes} bytes of header; the file is corrupt or hostile`, {
-        needed: end,
-        limit: limits.maxHeaderBytes,
-      });
+      throw invalid(
+        'header region',
+        state.pos,
+        `needs more than maxHeaderBytes = ${limits.maxHeaderBytes} bytes of header; the file is corrupt or hostile`,
+        {
+          needed: end,
+          limit: limits.maxHeaderBytes,
+        },
+      );
     }
     const want = Math.min(fileSize, limits.maxHeaderBytes, Math.max(end, bytes.length * 2));
     if (want <= bytes.length) return;
     const more = await source.read(bytes.length, want - bytes.length, signal);
     throwIfAborted(signal, what);
     if (more.byteLength !== want - bytes.length) {
-      throw new LlmError('gguf-invalid', `GGUF parse: ${source.name} returned ${more.byteLength} bytes at offset ${bytes.length}, asked for ${want - bytes.length}`, {
-        details: { field: 'read', offset: bytes.length },
-      });
+      throw new LlmError(
+        'gguf-invalid',
+        `GGUF parse: ${source.name} returned ${more.byteLength} bytes at offset ${bytes.length}, asked for ${want - bytes.length}`,
+        {
+          details: { field: 'read', offset: bytes.length },
+        },
+      );
     }
     if (bytes.length === 0) {
       bytes = more; // first chunk: used as is (never written to)
@@ -181,10 +205,30 @@ function* parseHeader(c: ByteCursor, s: ParseState, limits: GgufLimits): ReadSte
     yield* ensure(c, 8, 'metadata kv count');
     const kvAt = c.pos;
     const nKv = c.u64Bounded('metadata kv count', limits.maxMetadataKv, 'limit maxMetadataKv');
-    checkCount('metadata kv count', kvAt, nKv, limits.maxMetadataKv, 'maxMetadataKv', MIN_BYTES.metadataKv, c.remainingInFile);
-    checkCount('tensor count', tensorsAt, nTensors, limits.maxTensors, 'maxTensors', MIN_BYTES.tensorInfo, c.remainingInFile);
+    checkCount(
+      'metadata kv count',
+      kvAt,
+      nKv,
+      limits.maxMetadataKv,
+      'maxMetadataKv',
+      MIN_BYTES.metadataKv,
+      c.remainingInFile,
+    );
+    checkCount(
+      'tensor count',
+      tensorsAt,
+      nTensors,
+      limits.maxTensors,
+      'maxTensors',
+      MIN_BYTES.tensorInfo,
+      c.remainingInFile,
+    );
     if (nKv * MIN_BYTES.metadataKv + nTensors * MIN_BYTES.tensorInfo > c.remainingInFile) {
-      throw invalid('tensor count', tensorsAt, `${nTensors} tensors and ${nKv} metadata pairs cannot fit in the ${c.remainingInFile} bytes left`);
+      throw invalid(
+        'tensor count',
+        tensorsAt,
+        `${nTensors} tensors and ${nKv} metadata pairs cannot fit in the ${c.remainingInFile} bytes left`,
+      );
     }
     s.version = version;
     s.nTensors = nTensors;
@@ -223,7 +267,12 @@ function* readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): Read
   const nameAt = c.pos;
   const name = yield* readString(c, `tensor #${index} name`, limits);
   if (s.tensorNames.has(name)) {
-    throw invalid(`tensor #${index} name`, nameAt, `duplicate tensor name "${shorten(name)}"; each tensor may appear once`, { name: shorten(name) });
+    throw invalid(
+      `tensor #${index} name`,
+      nameAt,
+      `duplicate tensor name "${shorten(name)}"; each tensor may appear once`,
+      { name: shorten(name) },
+    );
   }
   const label = `tensor #${index} ("${shorten(name)}")`;
   yield* ensure(c, 4, `${label} n_dims`);
@@ -239,11 +288,17 @@ function* readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): Read
     const at = c.pos;
     const raw = c.u64(`${label} dim ${d}`);
     if (raw === 0n || raw > BigInt(MAX_TENSOR_ELEMENTS)) {
-      throw invalid(`${label} dim ${d}`, at, `dimension is ${raw}; it must be 1–${MAX_TENSOR_ELEMENTS}`, { value: raw.toString() });
+      throw invalid(`${label} dim ${d}`, at, `dimension is ${raw}; it must be 1–${MAX_TENSOR_ELEMENTS}`, {
+        value: raw.toString(),
+      });
     }
     const dim = Number(raw);
     if (nElements > MAX_TENSOR_ELEMENTS / dim) {
-      throw invalid(`${label} dim ${d}`, at, `element count overflows 2^53 (shape so far ${[...shape, dim].join('×')})`);
+      throw invalid(
+        `${label} dim ${d}`,
+        at,
+        `element count overflows 2^53 (shape so far ${[...shape, dim].join('×')})`,
+      );
     }
     nElements *= dim;
     shape.push(dim);
@@ -254,12 +309,19 @@ function* readTensorInfo(c: ByteCursor, s: ParseState, limits: GgufLimits): Read
   const offset = c.u64Bounded(`${label} offset`, MAX_TENSOR_ELEMENTS, 'offsets must be exact JS numbers');
   const info = GGML_TYPES.get(typeId);
   if (info === undefined) {
-    throw invalid(`${label} type`, typeAt, `unknown ggml type id ${typeId}; this build cannot load the tensor`, { value: typeId });
+    throw invalid(`${label} type`, typeAt, `unknown ggml type id ${typeId}; this build cannot load the tensor`, {
+      value: typeId,
+    });
   }
   if (shape[0] % info.blockElements !== 0) {
-    throw invalid(`${label} dim 0`, dimsAt + 4, `row length ${shape[0]} is not a multiple of the ${info.name} block size ${info.blockElements}`, {
-      value: shape[0],
-    });
+    throw invalid(
+      `${label} dim 0`,
+      dimsAt + 4,
+      `row length ${shape[0]} is not a multiple of the ${info.name} block size ${info.blockElements}`,
+      {
+        value: shape[0],
+      },
+    );
   }
   const byteLength = (nElements / info.blockElements) * info.blockBytes;
   if (!Number.isSafeInteger(byteLength)) {
@@ -282,17 +344,30 @@ function finish(s: ParseState, headerEnd: number, fileSize: number, limits: Gguf
     const field = `tensor #${i} ("${shorten(t.name)}") offset`;
     const at = s.offsetFieldAt[i];
     if (t.offset % alignment !== 0) {
-      throw invalid(field, at, `data offset ${t.offset} is not a multiple of the alignment ${alignment}`, { value: t.offset, alignment });
+      throw invalid(field, at, `data offset ${t.offset} is not a multiple of the alignment ${alignment}`, {
+        value: t.offset,
+        alignment,
+      });
     }
     const end = tensorDataOffset + t.offset + t.byteLength;
     if (end > fileSize) {
-      throw invalid(field, at, `data [${tensorDataOffset + t.offset}, ${end}) lies outside the file (${fileSize} bytes); the file is truncated`, {
-        value: t.offset,
-        fileSize,
-      });
+      throw invalid(
+        field,
+        at,
+        `data [${tensorDataOffset + t.offset}, ${end}) lies outside the file (${fileSize} bytes); the file is truncated`,
+        {
+          value: t.offset,
+          fileSize,
+        },
+      );
     }
     if (t.offset < prevEnd) {
-      throw invalid(field, at, `data at relative offset ${t.offset} overlaps tensor "${shorten(prevName)}" (ends at ${prevEnd})`, { value: t.offset });
+      throw invalid(
+        field,
+        at,
+        `data at relative offset ${t.offset} overlaps tensor "${shorten(prevName)}" (ends at ${prevEnd})`,
+        { value: t.offset },
+      );
     }
     prevEnd = t.offset + t.byteLength;
     prevName = t.name;
@@ -313,9 +388,19 @@ function readAlignment(s: ParseState, limits: GgufLimits): number {
   if (!(ALIGNMENT_KEY in s.metadata)) return GGUF_DEFAULT_ALIGNMENT;
   const raw = s.metadata[ALIGNMENT_KEY];
   const type = s.metadataTypes[ALIGNMENT_KEY].type;
-  const isInteger = type !== GgufValueType.FLOAT32 && type !== GgufValueType.FLOAT64 && SCALAR_BYTES[type] !== undefined && type !== GgufValueType.BOOL;
+  const isInteger =
+    type !== GgufValueType.FLOAT32 &&
+    type !== GgufValueType.FLOAT64 &&
+    SCALAR_BYTES[type] !== undefined &&
+    type !== GgufValueType.BOOL;
   const value = typeof raw === 'bigint' ? (raw <= BigInt(limits.maxAlignment) && raw >= 0n ? Number(raw) : -1) : raw;
-  if (!isInteger || typeof value !== 'number' || value < 1 || value > limits.maxAlignment || (value & (value - 1)) !== 0) {
+  if (
+    !isInteger ||
+    typeof value !== 'number' ||
+    value < 1 ||
+    value > limits.maxAlignment ||
+    (value & (value - 1)) !== 0
+  ) {
     const shown = isGgufArray(raw) ? `an array of ${raw.length}` : shorten(String(raw));
     throw new LlmError(
       'gguf-invalid',

@@ -63,10 +63,15 @@ function stringLength(c: ByteCursor, field: string, limits: GgufLimits): number 
   const at = c.pos;
   const n = c.u64Bounded(`${field} length`, limits.maxStringLength, 'limit maxStringLength');
   if (n > c.remainingInFile) {
-    throw invalid(`${field} length`, at, `string of ${n} bytes runs past the end of the file (${c.remainingInFile} bytes left)`, {
-      value: n,
-      remaining: c.remainingInFile,
-    });
+    throw invalid(
+      `${field} length`,
+      at,
+      `string of ${n} bytes runs past the end of the file (${c.remainingInFile} bytes left)`,
+      {
+        value: n,
+        remaining: c.remainingInFile,
+      },
+    );
   }
   return n;
 }
@@ -94,17 +99,28 @@ function loadedString(c: ByteCursor, field: string, limits: GgufLimits): string 
 /** Reads one fixed-size scalar of `type` (bytes already ensured). */
 function readScalar(c: ByteCursor, type: GgufValueType, field: string): GgufValue {
   switch (type) {
-    case GgufValueType.UINT8: return c.u8(field);
-    case GgufValueType.INT8: return c.i8(field);
-    case GgufValueType.UINT16: return c.u16(field);
-    case GgufValueType.INT16: return c.i16(field);
-    case GgufValueType.UINT32: return c.u32(field);
-    case GgufValueType.INT32: return c.i32(field);
-    case GgufValueType.FLOAT32: return c.f32(field);
-    case GgufValueType.BOOL: return c.u8(field) !== 0;
-    case GgufValueType.UINT64: return c.u64(field);
-    case GgufValueType.INT64: return c.i64(field);
-    default: return c.f64(field);
+    case GgufValueType.UINT8:
+      return c.u8(field);
+    case GgufValueType.INT8:
+      return c.i8(field);
+    case GgufValueType.UINT16:
+      return c.u16(field);
+    case GgufValueType.INT16:
+      return c.i16(field);
+    case GgufValueType.UINT32:
+      return c.u32(field);
+    case GgufValueType.INT32:
+      return c.i32(field);
+    case GgufValueType.FLOAT32:
+      return c.f32(field);
+    case GgufValueType.BOOL:
+      return c.u8(field) !== 0;
+    case GgufValueType.UINT64:
+      return c.u64(field);
+    case GgufValueType.INT64:
+      return c.i64(field);
+    default:
+      return c.f64(field);
   }
 }
 
@@ -120,16 +136,25 @@ export function* readValue(
   if (type === GgufValueType.STRING) return { value: yield* readString(c, field, limits), type: { type } };
   if (type === GgufValueType.ARRAY) return yield* readArray(c, field, depth, limits);
   const size = SCALAR_BYTES[type as GgufValueType];
-  if (size === undefined) throw invalid(`type of ${field}`, typeAt, `unknown value type ${type} (valid: 0–12)`, { value: type });
+  if (size === undefined)
+    throw invalid(`type of ${field}`, typeAt, `unknown value type ${type} (valid: 0–12)`, { value: type });
   yield* ensure(c, size, field);
-  return { value: readScalar(c, type as GgufValueType, field), type: { type: type as Exclude<GgufValueType, GgufValueType.ARRAY> } };
+  return {
+    value: readScalar(c, type as GgufValueType, field),
+    type: { type: type as Exclude<GgufValueType, GgufValueType.ARRAY> },
+  };
 }
 
 /**
  * Reads an array: u32 element type, u64 length, elements. The length is checked against the limit and the file
  * before anything is allocated; fixed-size elements are read as one typed array once `count × size` bytes are loaded.
  */
-function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLimits): Generator<number, TypedValue, void> {
+function* readArray(
+  c: ByteCursor,
+  field: string,
+  depth: number,
+  limits: GgufLimits,
+): Generator<number, TypedValue, void> {
   if (depth >= limits.maxArrayDepth) {
     throw invalid(field, c.pos, `arrays nested deeper than maxArrayDepth = ${limits.maxArrayDepth}`);
   }
@@ -138,7 +163,9 @@ function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLim
   const elemType = c.u32(`element type of ${field}`);
   const minBytes = minValueBytes(elemType);
   if (minBytes === undefined) {
-    throw invalid(`element type of ${field}`, elemAt, `unknown value type ${elemType} (valid: 0–12)`, { value: elemType });
+    throw invalid(`element type of ${field}`, elemAt, `unknown value type ${elemType} (valid: 0–12)`, {
+      value: elemType,
+    });
   }
   const lenAt = c.pos;
   const n = c.u64Bounded(`length of ${field}`, limits.maxArrayLength, 'limit maxArrayLength');
@@ -157,7 +184,13 @@ function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLim
       values[i] = item.value;
     }
     // An empty ARRAY-of-ARRAY stores no inner element type; UINT8 stands in for it.
-    return { value: values, type: { type: GgufValueType.ARRAY, element: element ?? { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT8 } } } };
+    return {
+      value: values,
+      type: {
+        type: GgufValueType.ARRAY,
+        element: element ?? { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT8 } },
+      },
+    };
   }
   if (elemType === GgufValueType.STRING) {
     const values = new Array<string>(n);
@@ -170,7 +203,10 @@ function* readArray(c: ByteCursor, field: string, depth: number, limits: GgufLim
   // Fixed-size elements: the byte count is known, so wait for all of it once and copy it as a typed array.
   yield* ensure(c, n * minBytes, field);
   const value = c.typedArray(elemType, n, field);
-  return { value, type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } } };
+  return {
+    value,
+    type: { type: GgufValueType.ARRAY, element: { type: elemType as Exclude<GgufValueType, GgufValueType.ARRAY> } },
+  };
 }
 
 /** Structural equality of two stored types. */

@@ -33,7 +33,9 @@ const NUM_RANGES: Partial<Record<GgufValueType, readonly [number, number]>> = Ob
 
 /** `UINT32`, `STRING`, `ARRAY<ARRAY<INT32>>` … */
 export function valueTypeName(type: GgufValueTypeInfo): string {
-  return type.type === GgufValueType.ARRAY ? `ARRAY<${valueTypeName(type.element)}>` : (GgufValueType[type.type] ?? `type ${type.type}`);
+  return type.type === GgufValueType.ARRAY
+    ? `ARRAY<${valueTypeName(type.element)}>`
+    : (GgufValueType[type.type] ?? `type ${type.type}`);
 }
 
 /** Convenience constructors for stored types, e.g. `gguf.array(gguf.STRING)`. */
@@ -55,9 +57,13 @@ export const ggufType = Object.freeze({
 } satisfies Record<string, GgufValueTypeInfo | ((e: GgufValueTypeInfo) => GgufValueTypeInfo)>);
 
 function inferError(field: string, what: string): LlmError {
-  return new LlmError('invalid-request', `writeGguf: cannot infer a GGUF type for ${field}: ${what}; give it in metadataTypes`, {
-    details: { field },
-  });
+  return new LlmError(
+    'invalid-request',
+    `writeGguf: cannot infer a GGUF type for ${field}: ${what}; give it in metadataTypes`,
+    {
+      details: { field },
+    },
+  );
 }
 
 /**
@@ -108,7 +114,16 @@ const TYPED_FOR: Partial<Record<GgufValueType, readonly (new (n: number) => Gguf
   [GgufValueType.UINT32]: [Uint32Array, Uint16Array, Uint8Array],
   [GgufValueType.INT32]: [Int32Array, Int16Array, Uint16Array, Int8Array, Uint8Array],
   [GgufValueType.FLOAT32]: [Float32Array],
-  [GgufValueType.FLOAT64]: [Float64Array, Float32Array, Int32Array, Uint32Array, Int16Array, Uint16Array, Int8Array, Uint8Array],
+  [GgufValueType.FLOAT64]: [
+    Float64Array,
+    Float32Array,
+    Int32Array,
+    Uint32Array,
+    Int16Array,
+    Uint16Array,
+    Int8Array,
+    Uint8Array,
+  ],
   [GgufValueType.BOOL]: [Uint8Array],
   [GgufValueType.UINT64]: [BigUint64Array],
   [GgufValueType.INT64]: [BigInt64Array],
@@ -121,7 +136,8 @@ function inferElementType(items: readonly GgufValue[], field: string): GgufValue
   const first = items[0];
   if (typeof first === 'string') return ggufType.STRING;
   if (typeof first === 'boolean') return ggufType.BOOL;
-  if (typeof first === 'bigint') return (items as bigint[]).some((v) => v > 0x7fffffffffffffffn) ? ggufType.UINT64 : ggufType.INT64;
+  if (typeof first === 'bigint')
+    return (items as bigint[]).some((v) => v > 0x7fffffffffffffffn) ? ggufType.UINT64 : ggufType.INT64;
   if (typeof first === 'number') {
     const nums = items as number[];
     if (nums.some((v) => !Number.isInteger(v) || Object.is(v, -0))) return ggufType.FLOAT32;
@@ -129,9 +145,12 @@ function inferElementType(items: readonly GgufValue[], field: string): GgufValue
     if (nums.every((v) => v >= 0 && v <= 0xffffffff)) return ggufType.UINT32;
     return ggufType.FLOAT64;
   }
-  const inner = items.map((v) => (Array.isArray(v) ? inferElementType(v, field) : typedArrayElement(v as GgufNumericArray)));
+  const inner = items.map((v) =>
+    Array.isArray(v) ? inferElementType(v, field) : typedArrayElement(v as GgufNumericArray),
+  );
   const name = valueTypeName(inner[0]);
-  if (inner.some((t) => valueTypeName(t) !== name)) throw inferError(field, 'nested arrays have different element types');
+  if (inner.some((t) => valueTypeName(t) !== name))
+    throw inferError(field, 'nested arrays have different element types');
   return ggufType.array(inner[0]);
 }
 
@@ -176,7 +195,8 @@ function valueProblem(value: GgufValue, type: GgufValueTypeInfo): string | undef
       if (isGgufArray(value) && !Array.isArray(value)) {
         const ok = TYPED_FOR[type.element.type]?.some((C) => value instanceof C) ?? false;
         if (!ok) return `a ${value.constructor.name} cannot hold ${valueTypeName(type.element)} elements`;
-        if (type.element.type === GgufValueType.BOOL && (value as Uint8Array).some((x) => x > 1)) return 'BOOL elements must be 0 or 1';
+        if (type.element.type === GgufValueType.BOOL && (value as Uint8Array).some((x) => x > 1))
+          return 'BOOL elements must be 0 or 1';
         return undefined;
       }
       if (!Array.isArray(value)) return `${typeof value} is not an array`;

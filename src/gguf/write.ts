@@ -122,17 +122,29 @@ const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** True when the typed array's bytes are exactly the GGUF encoding of `elem` elements (BOOL: 0/1 bytes, validated). */
 function sameLayout(items: ArrayBufferView, elem: GgufValueType): boolean {
   switch (elem) {
-    case GgufValueType.UINT8: case GgufValueType.BOOL: return items instanceof Uint8Array;
-    case GgufValueType.INT8: return items instanceof Int8Array;
-    case GgufValueType.UINT16: return items instanceof Uint16Array;
-    case GgufValueType.INT16: return items instanceof Int16Array;
-    case GgufValueType.UINT32: return items instanceof Uint32Array;
-    case GgufValueType.INT32: return items instanceof Int32Array;
-    case GgufValueType.FLOAT32: return items instanceof Float32Array;
-    case GgufValueType.FLOAT64: return items instanceof Float64Array;
-    case GgufValueType.UINT64: return items instanceof BigUint64Array;
-    case GgufValueType.INT64: return items instanceof BigInt64Array;
-    default: return false;
+    case GgufValueType.UINT8:
+    case GgufValueType.BOOL:
+      return items instanceof Uint8Array;
+    case GgufValueType.INT8:
+      return items instanceof Int8Array;
+    case GgufValueType.UINT16:
+      return items instanceof Uint16Array;
+    case GgufValueType.INT16:
+      return items instanceof Int16Array;
+    case GgufValueType.UINT32:
+      return items instanceof Uint32Array;
+    case GgufValueType.INT32:
+      return items instanceof Int32Array;
+    case GgufValueType.FLOAT32:
+      return items instanceof Float32Array;
+    case GgufValueType.FLOAT64:
+      return items instanceof Float64Array;
+    case GgufValueType.UINT64:
+      return items instanceof BigUint64Array;
+    case GgufValueType.INT64:
+      return items instanceof BigInt64Array;
+    default:
+      return false;
   }
 }
 
@@ -143,18 +155,30 @@ function bad(message: string, field: string): LlmError {
 /** Writes one value of stored type `type` (already validated by `checkValue`). */
 function writeValue(sink: ByteSink, type: GgufValueTypeInfo, value: GgufValue): void {
   switch (type.type) {
-    case GgufValueType.UINT8: return sink.u8(value as number);
-    case GgufValueType.INT8: return sink.i8(value as number);
-    case GgufValueType.UINT16: return sink.u16(value as number);
-    case GgufValueType.INT16: return sink.i16(value as number);
-    case GgufValueType.UINT32: return sink.u32(value as number);
-    case GgufValueType.INT32: return sink.i32(value as number);
-    case GgufValueType.FLOAT32: return sink.f32(value as number);
-    case GgufValueType.BOOL: return sink.u8(value ? 1 : 0);
-    case GgufValueType.STRING: return sink.string(value as string);
-    case GgufValueType.UINT64: return sink.u64(value as bigint | number);
-    case GgufValueType.INT64: return sink.i64(value as bigint | number);
-    case GgufValueType.FLOAT64: return sink.f64(value as number);
+    case GgufValueType.UINT8:
+      return sink.u8(value as number);
+    case GgufValueType.INT8:
+      return sink.i8(value as number);
+    case GgufValueType.UINT16:
+      return sink.u16(value as number);
+    case GgufValueType.INT16:
+      return sink.i16(value as number);
+    case GgufValueType.UINT32:
+      return sink.u32(value as number);
+    case GgufValueType.INT32:
+      return sink.i32(value as number);
+    case GgufValueType.FLOAT32:
+      return sink.f32(value as number);
+    case GgufValueType.BOOL:
+      return sink.u8(value ? 1 : 0);
+    case GgufValueType.STRING:
+      return sink.string(value as string);
+    case GgufValueType.UINT64:
+      return sink.u64(value as bigint | number);
+    case GgufValueType.INT64:
+      return sink.i64(value as bigint | number);
+    case GgufValueType.FLOAT64:
+      return sink.f64(value as number);
     case GgufValueType.ARRAY: {
       const items = value as ArrayLike<GgufValue>;
       sink.u32(type.element.type);
@@ -177,7 +201,10 @@ interface PlacedTensor {
 }
 
 /** Validates tensors and assigns offsets (packed in order, or the caller's). Returns them and the data section size. */
-function placeTensors(tensors: readonly GgufWriteTensor[], alignment: number): { placed: PlacedTensor[]; dataBytes: number } {
+function placeTensors(
+  tensors: readonly GgufWriteTensor[],
+  alignment: number,
+): { placed: PlacedTensor[]; dataBytes: number } {
   const names = new Set<string>();
   const explicit = tensors.filter((t) => t.offset !== undefined).length;
   if (explicit !== 0 && explicit !== tensors.length) {
@@ -195,12 +222,18 @@ function placeTensors(tensors: readonly GgufWriteTensor[], alignment: number): {
       throw bad(`${field} shape [${t.shape.join(', ')}] must have 1–4 positive integer dims`, field);
     }
     if (t.shape[0] % info.blockElements !== 0) {
-      throw bad(`${field} row length ${t.shape[0]} is not a multiple of the ${info.name} block size ${info.blockElements}`, field);
+      throw bad(
+        `${field} row length ${t.shape[0]} is not a multiple of the ${info.name} block size ${info.blockElements}`,
+        field,
+      );
     }
     const nElements = t.shape.reduce((a, b) => a * b, 1);
     const byteLength = (nElements / info.blockElements) * info.blockBytes;
     if (t.data.byteLength !== byteLength) {
-      throw bad(`${field} data has ${t.data.byteLength} bytes; ${info.name} [${t.shape.join(', ')}] needs ${byteLength}`, field);
+      throw bad(
+        `${field} data has ${t.data.byteLength} bytes; ${info.name} [${t.shape.join(', ')}] needs ${byteLength}`,
+        field,
+      );
     }
     const offset = t.offset ?? next;
     if (!Number.isSafeInteger(offset) || offset < 0 || offset % alignment !== 0) {
@@ -212,7 +245,8 @@ function placeTensors(tensors: readonly GgufWriteTensor[], alignment: number): {
   const sorted = [...placed].sort((a, b) => a.offset - b.offset);
   let end = 0;
   for (const p of sorted) {
-    if (p.offset < end) throw bad(`tensor "${p.tensor.name}" at offset ${p.offset} overlaps the previous tensor`, 'tensors.offset');
+    if (p.offset < end)
+      throw bad(`tensor "${p.tensor.name}" at offset ${p.offset} overlaps the previous tensor`, 'tensors.offset');
     end = alignUp(p.offset + p.tensor.data.byteLength, alignment);
   }
   return { placed, dataBytes: end };
@@ -228,7 +262,10 @@ function resolveTypes(input: GgufWriteInput): [string, GgufValueTypeInfo, GgufVa
   const metadata = input.metadata ?? {};
   for (const key of Object.keys(metadata)) {
     const value = metadata[key];
-    const type = (input.metadataTypes !== undefined && Object.hasOwn(input.metadataTypes, key) ? input.metadataTypes[key] : undefined) ?? inferValueType(value, key);
+    const type =
+      (input.metadataTypes !== undefined && Object.hasOwn(input.metadataTypes, key)
+        ? input.metadataTypes[key]
+        : undefined) ?? inferValueType(value, key);
     checkValue(value, type, `metadata "${key}"`);
     out.push([key, type, value]);
   }
@@ -237,7 +274,10 @@ function resolveTypes(input: GgufWriteInput): [string, GgufValueTypeInfo, GgufVa
 
 /** The alignment the file will use: `general.alignment` when given (a power of two), else 32. */
 function alignmentOf(input: GgufWriteInput): number {
-  const raw = input.metadata !== undefined && Object.hasOwn(input.metadata, ALIGNMENT_KEY) ? input.metadata[ALIGNMENT_KEY] : undefined;
+  const raw =
+    input.metadata !== undefined && Object.hasOwn(input.metadata, ALIGNMENT_KEY)
+      ? input.metadata[ALIGNMENT_KEY]
+      : undefined;
   if (raw === undefined) return GGUF_DEFAULT_ALIGNMENT;
   const n = typeof raw === 'bigint' ? Number(raw) : raw;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || (n & (n - 1)) !== 0 || n > 1 << 20) {
@@ -260,7 +300,10 @@ export function* writeGgufChunks(input: GgufWriteInput): Generator<Uint8Array> {
   const { placed, dataBytes } = placeTensors(tensors, alignment);
 
   const sink = new ByteSink();
-  sink.u8(0x47); sink.u8(0x47); sink.u8(0x55); sink.u8(0x46); // "GGUF"
+  sink.u8(0x47);
+  sink.u8(0x47);
+  sink.u8(0x55);
+  sink.u8(0x46); // "GGUF"
   sink.u32(version);
   sink.u64(tensors.length);
   sink.u64(kvs.length);
@@ -326,14 +369,19 @@ export interface GgufHeaderTensor {
  * there are tensors, for tensor data that lives elsewhere (e.g. the merged view of a split model). Tensor offsets
  * are written as given; they must be non-negative multiples of the alignment. Bad input: `LlmError('invalid-request')`.
  */
-export function writeGgufHeader(input: Omit<GgufWriteInput, 'tensors'> & { readonly tensors: readonly GgufHeaderTensor[] }): Uint8Array {
+export function writeGgufHeader(
+  input: Omit<GgufWriteInput, 'tensors'> & { readonly tensors: readonly GgufHeaderTensor[] },
+): Uint8Array {
   const version = input.version ?? 3;
   if (version !== 2 && version !== 3) throw bad(`version must be 2 or 3, got ${String(version)}`, 'version');
   const meta = { metadata: input.metadata, metadataTypes: input.metadataTypes };
   const alignment = alignmentOf(meta);
   const kvs = resolveTypes(meta);
   const sink = new ByteSink();
-  sink.u8(0x47); sink.u8(0x47); sink.u8(0x55); sink.u8(0x46); // "GGUF"
+  sink.u8(0x47);
+  sink.u8(0x47);
+  sink.u8(0x55);
+  sink.u8(0x46); // "GGUF"
   sink.u32(version);
   sink.u64(input.tensors.length);
   sink.u64(kvs.length);
@@ -344,7 +392,10 @@ export function writeGgufHeader(input: Omit<GgufWriteInput, 'tensors'> & { reado
   }
   for (const t of input.tensors) {
     if (!Number.isSafeInteger(t.offset) || t.offset < 0 || t.offset % alignment !== 0) {
-      throw bad(`tensor "${t.name}" offset ${t.offset} must be a non-negative multiple of the alignment ${alignment}`, 'tensors.offset');
+      throw bad(
+        `tensor "${t.name}" offset ${t.offset} must be a non-negative multiple of the alignment ${alignment}`,
+        'tensors.offset',
+      );
     }
     sink.string(t.name);
     sink.u32(t.shape.length);

@@ -16,7 +16,8 @@ export class BlobByteSource implements ByteSource {
   constructor(blob: Blob, name?: string) {
     this.blob = blob;
     this.size = blob.size;
-    this.name = name ?? (typeof (blob as File).name === 'string' && (blob as File).name !== '' ? (blob as File).name : 'blob');
+    this.name =
+      name ?? (typeof (blob as File).name === 'string' && (blob as File).name !== '' ? (blob as File).name : 'blob');
   }
 
   /** Reads `[offset, offset + length)` through `blob.slice(…).arrayBuffer()`. */
@@ -30,13 +31,21 @@ export class BlobByteSource implements ByteSource {
       bytes = new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
     } catch (e) {
       // NotReadableError: the file was changed or removed on disk after it was picked.
-      throw new LlmError('network', `reading ${length} bytes at offset ${offset} of ${this.name} failed ` +
-        `(${String(e)}); the file may have changed on disk: pick it again`, { cause: e, details: { offset, length } });
+      throw new LlmError(
+        'network',
+        `reading ${length} bytes at offset ${offset} of ${this.name} failed ` +
+          `(${String(e)}); the file may have changed on disk: pick it again`,
+        { cause: e, details: { offset, length } },
+      );
     }
     throwIfAborted(signal, `read of ${this.name}`);
     if (bytes.byteLength !== length) {
-      throw new LlmError('network', `reading ${this.name}: got ${bytes.byteLength} of ${length} bytes at offset ${offset}; ` +
-        'the file may have changed on disk: pick it again', { details: { offset, length } });
+      throw new LlmError(
+        'network',
+        `reading ${this.name}: got ${bytes.byteLength} of ${length} bytes at offset ${offset}; ` +
+          'the file may have changed on disk: pick it again',
+        { details: { offset, length } },
+      );
     }
     return bytes;
   }

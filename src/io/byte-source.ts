@@ -32,14 +32,22 @@ export class MemoryByteSource implements ByteSource {
   }
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     if (signal?.aborted) {
-      
       throw new LlmError('aborted', `read of ${this.name} was aborted`);
     }
-    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > this.size) {
-      
-      throw new LlmError('gguf-invalid', `read of ${length} bytes at offset ${offset} is outside ${this.name} (${this.size} bytes)`, {
-        details: { offset, length, size: this.size },
-      });
+    if (
+      !Number.isSafeInteger(offset) ||
+      !Number.isSafeInteger(length) ||
+      offset < 0 ||
+      length < 0 ||
+      offset + length > this.size
+    ) {
+      throw new LlmError(
+        'gguf-invalid',
+        `read of ${length} bytes at offset ${offset} is outside ${this.name} (${this.size} bytes)`,
+        {
+          details: { offset, length, size: this.size },
+        },
+      );
     }
     return this.bytes.subarray(offset, offset + length);
   }
@@ -50,9 +58,19 @@ export class MemoryByteSource implements ByteSource {
  * source of `size` bytes (non-integer, negative, or past the end). Shared by every `ByteSource` implementation.
  */
 export function checkReadRange(name: string, size: number, offset: number, length: number): void {
-  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
-    throw new LlmError('gguf-invalid', `read of ${length} bytes at offset ${offset} is outside ${name} (${size} bytes)`, {
-      details: { offset, length, size },
-    });
+  if (
+    !Number.isSafeInteger(offset) ||
+    !Number.isSafeInteger(length) ||
+    offset < 0 ||
+    length < 0 ||
+    offset + length > size
+  ) {
+    throw new LlmError(
+      'gguf-invalid',
+      `read of ${length} bytes at offset ${offset} is outside ${name} (${size} bytes)`,
+      {
+        details: { offset, length, size },
+      },
+    );
   }
 }

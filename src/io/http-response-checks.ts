@@ -49,7 +49,9 @@ export class RetryableFailure extends Error {
 
 /** The `RetryableFailure` for a retryable status, carrying the response's `Retry-After` when there is one. */
 export function retryableStatusFailure(res: Response): RetryableFailure {
-  return new RetryableFailure(`HTTP ${res.status}`, res.status, { retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) });
+  return new RetryableFailure(`HTTP ${res.status}`, res.status, {
+    retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+  });
 }
 
 /**
@@ -71,12 +73,20 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** The `LlmError('network')` for a status that no retry will fix, with the next action in the message. */
-export function httpStatusError(url: string, status: number, statusText: string, step: string, range?: string): LlmError {
+export function httpStatusError(
+  url: string,
+  status: number,
+  statusText: string,
+  step: string,
+  range?: string,
+): LlmError {
   const what = `HTTP ${status}${statusText ? ` ${statusText}` : ''}`;
   let hint: string;
   if (status === 404 || status === 410) hint = 'the file does not exist there; check the model URL';
-  else if (status === 401 || status === 403) hint = 'the server refused access; the file may be private, gated or the link expired';
-  else if (status === 416) hint = `the server rejected the byte range${range ? ` ${range}` : ''}; the file may have changed size, reload it`;
+  else if (status === 401 || status === 403)
+    hint = 'the server refused access; the file may be private, gated or the link expired';
+  else if (status === 416)
+    hint = `the server rejected the byte range${range ? ` ${range}` : ''}; the file may have changed size, reload it`;
   else hint = 'the server rejected the request';
   return new LlmError('network', `${step}: GET ${url} failed with ${what}: ${hint}`, {
     details: { url, status, ...(range !== undefined ? { range } : {}) },

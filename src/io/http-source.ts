@@ -57,7 +57,9 @@ export class HttpByteSource implements ByteSource {
   /** Reads `[offset, offset + length)`; see `RangeReader.read` for the errors. */
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     if (this.isClosed) {
-      return Promise.reject(new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`));
+      return Promise.reject(
+        new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`),
+      );
     }
     return this.reader.read(offset, length, signal);
   }

@@ -68,10 +68,14 @@ export class IdbByteSource implements ByteSource {
       throw asStoreError(e, `opening cached ${href}`);
     });
     if (m === undefined || !m.complete) {
-      throw new LlmError('invalid-request', `${href} is not ${m === undefined ? '' : 'completely '}in the model store; ` +
-        'download it first with downloadModel (or open it with caching off)', {
-        details: { url: href, isPresent: m !== undefined },
-      });
+      throw new LlmError(
+        'invalid-request',
+        `${href} is not ${m === undefined ? '' : 'completely '}in the model store; ` +
+          'download it first with downloadModel (or open it with caching off)',
+        {
+          details: { url: href, isPresent: m !== undefined },
+        },
+      );
     }
     if (!isServable(m)) {
       await deleteModel(href, options).catch(() => false);
@@ -79,7 +83,11 @@ export class IdbByteSource implements ByteSource {
     }
     const verify = options.verify ?? 'open';
     if (verify !== 'open' && verify !== 'read') {
-      throw new LlmError('invalid-request', `IdbByteSource.open option verify must be 'open' or 'read', got ${String(verify)}`, { details: { field: 'verify' } });
+      throw new LlmError(
+        'invalid-request',
+        `IdbByteSource.open option verify must be 'open' or 'read', got ${String(verify)}`,
+        { details: { field: 'verify' } },
+      );
     }
     if (verify === 'open') {
       const check = await checkStoredChunks(m, options);
@@ -110,7 +118,8 @@ export class IdbByteSource implements ByteSource {
   /** Reads `[offset, offset + length)` from the stored chunks. */
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     throwIfAborted(signal, `read of ${this.name}`);
-    if (this.isClosed) throw new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`);
+    if (this.isClosed)
+      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`);
     checkReadRange(this.name, this.size, offset, length);
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
@@ -152,17 +161,25 @@ export class IdbByteSource implements ByteSource {
     const expected = chunkLength(this.manifest, index);
     if (bytes === undefined || bytes.byteLength !== expected) {
       await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
-      throw new LlmError('network', `reading cached ${this.name}: chunk ${index} is ${bytes === undefined ? 'missing' : `${bytes.byteLength} bytes, not ${expected}`}; ` +
-        'the entry was marked incomplete: call downloadModel again to refetch the damaged part', {
-        details: { url: this.name, chunk: index },
-      });
+      throw new LlmError(
+        'network',
+        `reading cached ${this.name}: chunk ${index} is ${bytes === undefined ? 'missing' : `${bytes.byteLength} bytes, not ${expected}`}; ` +
+          'the entry was marked incomplete: call downloadModel again to refetch the damaged part',
+        {
+          details: { url: this.name, chunk: index },
+        },
+      );
     }
     if (this.isCheckedPerRead) {
       const actual = await sha256HexAsync(bytes);
       const recorded = this.manifest.chunkSha256?.[index] ?? null;
       if (actual !== recorded) {
         await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
-        throw storedCopyDamagedError(this.name, `chunk ${index} has sha256 ${actual}, not the ${recorded} recorded when it was stored`, index);
+        throw storedCopyDamagedError(
+          this.name,
+          `chunk ${index} has sha256 ${actual}, not the ${recorded} recorded when it was stored`,
+          index,
+        );
       }
     }
     this.recent.push([index, bytes]);

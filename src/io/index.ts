@@ -72,7 +72,8 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
   throwIfAborted(options.signal, 'opening the model');
   if (Array.isArray(model)) return openBlobParts(model as readonly Blob[], options.signal);
   if (typeof Blob !== 'undefined' && model instanceof Blob) return openSingleBlob(model);
-  const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+  const isNode =
+    typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
   let url: URL;
   if (model instanceof URL) {
     url = model;
@@ -80,25 +81,46 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
     url = new URL(model);
   } else if (typeof model === 'string' && isNode) {
     const parts = splitPartUrls(model);
-    if (parts !== null) return openPartsAsOne(parts.map((p) => () => NodeFileSource.open(p, options.signal)), options.signal);
+    if (parts !== null)
+      return openPartsAsOne(
+        parts.map((p) => () => NodeFileSource.open(p, options.signal)),
+        options.signal,
+      );
     return NodeFileSource.open(model, options.signal);
   } else if (typeof model === 'string' && typeof location !== 'undefined') {
     url = new URL(model, location.href);
   } else {
-    throw new LlmError('invalid-request', `openModelSource: cannot open ${String(model)}; pass a URL, a File/Blob, or (in Node) a path`);
+    throw new LlmError(
+      'invalid-request',
+      `openModelSource: cannot open ${String(model)}; pass a URL, a File/Blob, or (in Node) a path`,
+    );
   }
   if (url.protocol === 'file:') {
-    if (!isNode) throw new LlmError('invalid-request', `openModelSource: ${url.href} is a file: URL; in a browser pass the File instead`);
+    if (!isNode)
+      throw new LlmError(
+        'invalid-request',
+        `openModelSource: ${url.href} is a file: URL; in a browser pass the File instead`,
+      );
     const { fileURLToPath } = await import('node:url');
     const path = fileURLToPath(url);
     const parts = splitPartUrls(path);
-    if (parts !== null) return openPartsAsOne(parts.map((p) => () => NodeFileSource.open(p, options.signal)), options.signal);
+    if (parts !== null)
+      return openPartsAsOne(
+        parts.map((p) => () => NodeFileSource.open(p, options.signal)),
+        options.signal,
+      );
     return NodeFileSource.open(path, options.signal);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'blob:') {
-    throw new LlmError('invalid-request', `openModelSource: unsupported URL scheme ${url.protocol} in ${url.href}; use http(s)`);
+    throw new LlmError(
+      'invalid-request',
+      `openModelSource: unsupported URL scheme ${url.protocol} in ${url.href}; use http(s)`,
+    );
   }
-  const canCache = (options.cache ?? true) && url.protocol !== 'blob:' && (options.store !== undefined || typeof indexedDB !== 'undefined');
+  const canCache =
+    (options.cache ?? true) &&
+    url.protocol !== 'blob:' &&
+    (options.store !== undefined || typeof indexedDB !== 'undefined');
   const parts = url.protocol === 'blob:' ? null : splitPartUrls(url.href);
   if (parts !== null) return openSplitUrls(parts, { ...options, cache: canCache });
   if (!canCache) return HttpByteSource.open(url, options);

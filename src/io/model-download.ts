@@ -90,7 +90,12 @@ async function downloadWithRestarts(href: string, options: DownloadModelOptions)
   const existing = await readManifest(href, options);
   if (isServable(existing) && (expected === null || existing.sha256 === expected)) {
     const touched = await updateManifest(href, existing.downloadId, (m) => ({ ...m, lastUsedAt: Date.now() }), options);
-    reportProgress(options.onProgress, { phase: 'cached', loadedBytes: existing.size, totalBytes: existing.size, url: href });
+    reportProgress(options.onProgress, {
+      phase: 'cached',
+      loadedBytes: existing.size,
+      totalBytes: existing.size,
+      url: href,
+    });
     return touched ?? existing;
   }
   const storage = options.storage ?? defaultStorage();
@@ -111,7 +116,11 @@ async function downloadWithRestarts(href: string, options: DownloadModelOptions)
 }
 
 /** One attempt against one version of the file; a version change surfaces as the file-changed error. */
-async function downloadOnce(url: string, options: DownloadModelOptions, storage: StorageEstimator | undefined): Promise<ModelManifest> {
+async function downloadOnce(
+  url: string,
+  options: DownloadModelOptions,
+  storage: StorageEstimator | undefined,
+): Promise<ModelManifest> {
   const { signal, onProgress } = options;
   let manifest = await readManifest(url, options);
   let baseBytes = 0; // bytes already stored when this attempt started
@@ -128,8 +137,12 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
   });
   if (reader.size > MAX_STORED_BYTES) {
     // A size from the server is never trusted to size allocations (the chunk map) before it is checked.
-    throw new LlmError('storage-quota', `storing ${url}: the server reports ${reader.size} bytes, more than the ` +
-      `${MAX_STORED_BYTES / 2 ** 40} TiB the model store accepts; check the URL`, { details: { url, neededBytes: reader.size, availableBytes: MAX_STORED_BYTES } });
+    throw new LlmError(
+      'storage-quota',
+      `storing ${url}: the server reports ${reader.size} bytes, more than the ` +
+        `${MAX_STORED_BYTES / 2 ** 40} TiB the model store accepts; check the URL`,
+      { details: { url, neededBytes: reader.size, availableBytes: MAX_STORED_BYTES } },
+    );
   }
   const expected = expectedSha256(options.sha256) ?? reader.linkedSha256;
   if (manifest !== undefined && !canResume(manifest, reader, expected)) {
@@ -196,8 +209,13 @@ async function downloadOnce(url: string, options: DownloadModelOptions, storage:
 }
 
 /** Fetches every chunk `m` lacks with parallel range requests (at most `maxInFlight` workers) and stores them. */
-async function fetchMissingChunks(url: string, reader: RangeReader, m: ModelManifest, options: DownloadModelOptions,
-  store: (m: ModelManifest, index: number, bytes: Uint8Array) => Promise<void>): Promise<void> {
+async function fetchMissingChunks(
+  url: string,
+  reader: RangeReader,
+  m: ModelManifest,
+  options: DownloadModelOptions,
+  store: (m: ModelManifest, index: number, bytes: Uint8Array) => Promise<void>,
+): Promise<void> {
   const missing = m.chunkPresent.flatMap((present, i) => (present ? [] : [i]));
   let next = 0;
   let firstError: unknown;
@@ -228,20 +246,31 @@ async function fetchMissingChunks(url: string, reader: RangeReader, m: ModelMani
  * Reads every stored chunk back in order, checks it against the sha256 recorded when it was written, hashes the whole
  * file, compares that with the expected sha256 when there is one, then records it and marks the entry complete.
  */
-async function finish(url: string, downloadId: string, isResumed: boolean, options: DownloadModelOptions): Promise<ModelManifest> {
+async function finish(
+  url: string,
+  downloadId: string,
+  isResumed: boolean,
+  options: DownloadModelOptions,
+): Promise<ModelManifest> {
   const m = await readManifest(url, options);
   if (m === undefined || m.downloadId !== downloadId) {
     throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
   }
   if (!m.chunkPresent.every(Boolean)) {
-    throw new LlmError('network', `download of ${url} finished with chunks missing from the store; download it again`, { details: { url } });
+    throw new LlmError('network', `download of ${url} finished with chunks missing from the store; download it again`, {
+      details: { url },
+    });
   }
   const check = await checkStoredChunks(m, { ...options, wholeFile: true });
   if (!check.ok) {
     await deleteModel(url, options);
-    throw new LlmError('network', `verifying ${url}: ${check.reason} in the store; the entry was deleted, download it again`, {
-      details: { url, chunk: check.chunk },
-    });
+    throw new LlmError(
+      'network',
+      `verifying ${url}: ${check.reason} in the store; the entry was deleted, download it again`,
+      {
+        details: { url, chunk: check.chunk },
+      },
+    );
   }
   const actual = check.sha256 ?? '';
   if (m.sha256 !== null && actual !== m.sha256) {
@@ -249,10 +278,19 @@ async function finish(url: string, downloadId: string, isResumed: boolean, optio
     const what = isResumed
       ? 'the download resumed chunks stored earlier, so the file probably changed on the server in between'
       : 'check the URL and the expected hash, then download again';
-    throw new LlmError('network', `verifying ${url}: sha256 is ${actual} but ${m.sha256} was expected; the downloaded ` +
-      `copy was deleted: ${what}`, { details: { url, expected: m.sha256, actual, reason: 'checksum-mismatch', isResumed } });
+    throw new LlmError(
+      'network',
+      `verifying ${url}: sha256 is ${actual} but ${m.sha256} was expected; the downloaded ` +
+        `copy was deleted: ${what}`,
+      { details: { url, expected: m.sha256, actual, reason: 'checksum-mismatch', isResumed } },
+    );
   }
-  const done = await updateManifest(url, downloadId, (cur) => ({ ...cur, sha256: actual, complete: true, lastUsedAt: Date.now() }), options);
+  const done = await updateManifest(
+    url,
+    downloadId,
+    (cur) => ({ ...cur, sha256: actual, complete: true, lastUsedAt: Date.now() }),
+    options,
+  );
   if (done === null) {
     throw new LlmError('aborted', `download of ${url} stopped: its store entry was deleted or replaced meanwhile`);
   }
@@ -268,9 +306,13 @@ function isResumedMismatch(e: unknown): boolean {
 function expectedSha256(sha256: string | undefined): string | null {
   if (sha256 === undefined) return null;
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(sha256)) {
-    throw new LlmError('invalid-request', `downloadModel option sha256 must be 64 hex digits, got ${String(sha256).slice(0, 80)}`, {
-      details: { field: 'sha256' },
-    });
+    throw new LlmError(
+      'invalid-request',
+      `downloadModel option sha256 must be 64 hex digits, got ${String(sha256).slice(0, 80)}`,
+      {
+        details: { field: 'sha256' },
+      },
+    );
   }
   return sha256.toLowerCase();
 }
@@ -281,7 +323,8 @@ function expectedSha256(sha256: string | undefined): string | null {
  * version exactly) or a known sha256 that the finished file must match.
  */
 function canResume(m: ModelManifest, reader: RangeReader, expected: string | null): boolean {
-  if (m.size !== reader.size || m.etag !== reader.etag || m.lastModified !== reader.lastModified || !hasChunkDigests(m)) return false;
+  if (m.size !== reader.size || m.etag !== reader.etag || m.lastModified !== reader.lastModified || !hasChunkDigests(m))
+    return false;
   if (expected !== null && m.sha256 !== null && m.sha256 !== expected) return false;
   if (reader.hasStrongValidator) return true;
   return (expected ?? m.sha256) !== null;
@@ -308,11 +351,18 @@ function newManifest(url: string, reader: RangeReader, chunkBytes: number, sha25
 
 function checkChunkBytes(chunkBytes: number, size: number): number {
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
-    throw new LlmError('invalid-request', `downloadModel option chunkBytes must be a positive integer, got ${chunkBytes}`);
+    throw new LlmError(
+      'invalid-request',
+      `downloadModel option chunkBytes must be a positive integer, got ${chunkBytes}`,
+    );
   }
   if (chunkCountOf(size, chunkBytes) > MAX_CHUNKS) {
-    throw new LlmError('invalid-request', `downloadModel option chunkBytes ${chunkBytes} would cut the ${size}-byte file into ` +
-      `more than ${MAX_CHUNKS} chunks; use at least ${Math.ceil(size / MAX_CHUNKS)}`, { details: { field: 'chunkBytes' } });
+    throw new LlmError(
+      'invalid-request',
+      `downloadModel option chunkBytes ${chunkBytes} would cut the ${size}-byte file into ` +
+        `more than ${MAX_CHUNKS} chunks; use at least ${Math.ceil(size / MAX_CHUNKS)}`,
+      { details: { field: 'chunkBytes' } },
+    );
   }
   return chunkBytes;
 }
@@ -325,18 +375,28 @@ async function checkQuota(url: string, neededBytes: number, storage: StorageEsti
   if (neededBytes > availableBytes) throw await quotaError(url, neededBytes, storage, undefined, availableBytes);
 }
 
-async function quotaError(url: string, neededBytes: number, storage: StorageEstimator | undefined, cause: unknown,
-  knownAvailable?: number): Promise<LlmError> {
+async function quotaError(
+  url: string,
+  neededBytes: number,
+  storage: StorageEstimator | undefined,
+  cause: unknown,
+  knownAvailable?: number,
+): Promise<LlmError> {
   let availableBytes: number | null = knownAvailable ?? null;
   if (availableBytes === null) {
     const estimate = await estimateStorage(storage);
-    if (estimate !== null && estimate.quota !== null) availableBytes = Math.max(0, estimate.quota - (estimate.usage ?? 0));
+    if (estimate !== null && estimate.quota !== null)
+      availableBytes = Math.max(0, estimate.quota - (estimate.usage ?? 0));
   }
   const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
-  return new LlmError('storage-quota', `storing ${url}: ${mib(neededBytes)} more are needed but ` +
-    `${availableBytes === null ? 'the browser refused to store more' : `only ${mib(availableBytes)} are available`}; ` +
-    'free space (delete cached models with deleteModel) or use a smaller model', {
-    cause,
-    details: { url, neededBytes, availableBytes },
-  });
+  return new LlmError(
+    'storage-quota',
+    `storing ${url}: ${mib(neededBytes)} more are needed but ` +
+      `${availableBytes === null ? 'the browser refused to store more' : `only ${mib(availableBytes)} are available`}; ` +
+      'free space (delete cached models with deleteModel) or use a smaller model',
+    {
+      cause,
+      details: { url, neededBytes, availableBytes },
+    },
+  );
 }

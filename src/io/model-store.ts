@@ -73,8 +73,11 @@ let defaultStore: UseStore | undefined;
 function resolveStore(options?: ModelStoreOptions): UseStore {
   if (options?.store !== undefined) return options.store;
   if (typeof indexedDB === 'undefined') {
-    throw new LlmError('invalid-request', 'the model store needs IndexedDB, which this environment lacks; ' +
-      'open the model with caching off (cache: false) or pass options.store');
+    throw new LlmError(
+      'invalid-request',
+      'the model store needs IndexedDB, which this environment lacks; ' +
+        'open the model with caching off (cache: false) or pass options.store',
+    );
   }
   defaultStore ??= createStore('webgguf', 'models');
   return defaultStore;
@@ -111,7 +114,9 @@ export function storedBytesOf(m: ModelManifest): number {
 
 /** Reads the manifest of `url`, or undefined when the store has no entry for it. */
 export async function readManifest(url: string, options?: ModelStoreOptions): Promise<ModelManifest | undefined> {
-  return resolveStore(options)('readonly', (s) => promisifyRequest(s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>));
+  return resolveStore(options)('readonly', (s) =>
+    promisifyRequest(s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>),
+  );
 }
 
 /** Writes `m` as the manifest of `m.url` (replacing any other). */
@@ -126,8 +131,12 @@ export async function writeManifest(m: ModelManifest, options?: ModelStoreOption
  * Applies `change` to the manifest of `url` in one transaction when its `downloadId` is `downloadId`; resolves with
  * the new manifest, or null (nothing written) when the entry was deleted or replaced meanwhile.
  */
-export async function updateManifest(url: string, downloadId: string, change: (m: ModelManifest) => ModelManifest,
-  options?: ModelStoreOptions): Promise<ModelManifest | null> {
+export async function updateManifest(
+  url: string,
+  downloadId: string,
+  change: (m: ModelManifest) => ModelManifest,
+  options?: ModelStoreOptions,
+): Promise<ModelManifest | null> {
   return resolveStore(options)('readwrite', (s) => {
     let result: ModelManifest | null = null;
     const get = s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>;
@@ -146,10 +155,17 @@ export async function updateManifest(url: string, downloadId: string, change: (m
  * nothing, when the manifest is gone or belongs to another download. IndexedDB errors (e.g. `QuotaExceededError`)
  * reject unchanged; the transaction is rolled back, so the entry stays consistent.
  */
-export async function writeChunk(url: string, downloadId: string, index: number, bytes: Uint8Array, digest: string,
-  options?: ModelStoreOptions): Promise<boolean> {
+export async function writeChunk(
+  url: string,
+  downloadId: string,
+  index: number,
+  bytes: Uint8Array,
+  digest: string,
+  options?: ModelStoreOptions,
+): Promise<boolean> {
   // Structured clone copies a view's whole ArrayBuffer: store an exact-size buffer. (chunkLength) bytes.
-  const value = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  const value =
+    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
   return resolveStore(options)('readwrite', (s) => {
     let isWritten = false;
     const get = s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>;
@@ -175,8 +191,11 @@ function chunkDigestsOf(m: ModelManifest): (string | null)[] {
 
 /** True when `m` records a digest for every stored chunk (entries from before digests were kept do not). */
 export function hasChunkDigests(m: ModelManifest): boolean {
-  return Array.isArray(m.chunkSha256) && m.chunkSha256.length === m.chunkPresent.length &&
-    m.chunkPresent.every((present, i) => !present || typeof m.chunkSha256?.[i] === 'string');
+  return (
+    Array.isArray(m.chunkSha256) &&
+    m.chunkSha256.length === m.chunkPresent.length &&
+    m.chunkPresent.every((present, i) => !present || typeof m.chunkSha256?.[i] === 'string')
+  );
 }
 
 /** True for a complete entry that can be verified (whole-file sha256 and every chunk digest recorded). */
@@ -185,19 +204,35 @@ export function isServable(m: ModelManifest | undefined): m is ModelManifest {
 }
 
 /** Marks chunk `index` of the entry absent (and the entry incomplete), so the next download refetches it. */
-export async function markChunkMissing(url: string, downloadId: string, index: number, options?: ModelStoreOptions): Promise<void> {
-  await updateManifest(url, downloadId, (m) => {
-    const chunkPresent = m.chunkPresent.slice();
-    chunkPresent[index] = false;
-    const chunkSha256 = chunkDigestsOf(m);
-    chunkSha256[index] = null;
-    return { ...m, chunkPresent, chunkSha256, complete: false };
-  }, options).catch(() => null);
+export async function markChunkMissing(
+  url: string,
+  downloadId: string,
+  index: number,
+  options?: ModelStoreOptions,
+): Promise<void> {
+  await updateManifest(
+    url,
+    downloadId,
+    (m) => {
+      const chunkPresent = m.chunkPresent.slice();
+      chunkPresent[index] = false;
+      const chunkSha256 = chunkDigestsOf(m);
+      chunkSha256[index] = null;
+      return { ...m, chunkPresent, chunkSha256, complete: false };
+    },
+    options,
+  ).catch(() => null);
 }
 
 /** Reads chunk `index` of `url` as bytes, or undefined when it is not stored. */
-export async function readChunk(url: string, index: number, options?: ModelStoreOptions): Promise<Uint8Array | undefined> {
-  const value = await resolveStore(options)('readonly', (s) => promisifyRequest(s.get(chunkKey(url, index)) as IDBRequest<unknown>));
+export async function readChunk(
+  url: string,
+  index: number,
+  options?: ModelStoreOptions,
+): Promise<Uint8Array | undefined> {
+  const value = await resolveStore(options)('readonly', (s) =>
+    promisifyRequest(s.get(chunkKey(url, index)) as IDBRequest<unknown>),
+  );
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   return undefined;
@@ -206,7 +241,8 @@ export async function readChunk(url: string, index: number, options?: ModelStore
 /** Every manifest in the store (complete and incomplete), oldest first. Chunks are not read. */
 export async function listModels(options?: ModelStoreOptions): Promise<ModelManifest[]> {
   const all = await resolveStore(options)('readonly', (s) =>
-    promisifyRequest(s.getAll(IDBKeyRange.bound(['manifest'], ['manifest', []])) as IDBRequest<ModelManifest[]>));
+    promisifyRequest(s.getAll(IDBKeyRange.bound(['manifest'], ['manifest', []])) as IDBRequest<ModelManifest[]>),
+  );
   return all.sort((a, b) => a.createdAt - b.createdAt);
 }
 
@@ -221,7 +257,9 @@ export async function deleteModel(url: string, options?: ModelStoreOptions): Pro
 }
 
 /** Model count, stored bytes and (where the browser reports them) the origin's usage and quota. */
-export async function storageUsage(options?: ModelStoreOptions & { storage?: StorageEstimator }): Promise<StorageUsage> {
+export async function storageUsage(
+  options?: ModelStoreOptions & { storage?: StorageEstimator },
+): Promise<StorageUsage> {
   const models = await listModels(options);
   const estimate = await estimateStorage(options?.storage);
   return {
@@ -244,7 +282,9 @@ export function defaultStorage(): StorageEstimator | undefined {
 }
 
 /** `storage.estimate()` (default `navigator.storage`), or null when unavailable or failing. */
-export async function estimateStorage(storage = defaultStorage()): Promise<{ usage: number | null; quota: number | null } | null> {
+export async function estimateStorage(
+  storage = defaultStorage(),
+): Promise<{ usage: number | null; quota: number | null } | null> {
   if (storage === undefined) return null;
   try {
     const e = await storage.estimate();
@@ -266,10 +306,21 @@ export function isQuotaExceeded(e: unknown): boolean {
 export function asStoreError(e: unknown, step: string): unknown {
   if (e instanceof LlmError) return e;
   if (isQuotaExceeded(e)) {
-    return new LlmError('storage-quota', `${step}: the browser refused to store more (QuotaExceededError); free space ` +
-      '(delete cached models with deleteModel) or use a smaller model', { cause: e });
+    return new LlmError(
+      'storage-quota',
+      `${step}: the browser refused to store more (QuotaExceededError); free space ` +
+        '(delete cached models with deleteModel) or use a smaller model',
+      { cause: e },
+    );
   }
-  const what = typeof e === 'object' && e !== null && 'name' in e ? `${String(e.name)}: ${String((e as Error).message)}` : String(e);
-  return new LlmError('network', `${step}: the IndexedDB model store failed (${what}); retry, free storage, or open ` +
-    'the model with caching off (cache: false)', { cause: e, details: { reason: 'storage' } });
+  const what =
+    typeof e === 'object' && e !== null && 'name' in e
+      ? `${String(e.name)}: ${String((e as Error).message)}`
+      : String(e);
+  return new LlmError(
+    'network',
+    `${step}: the IndexedDB model store failed (${what}); retry, free storage, or open ` +
+      'the model with caching off (cache: false)',
+    { cause: e, details: { reason: 'storage' } },
+  );
 }

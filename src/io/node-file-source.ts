@@ -38,17 +38,25 @@ export class NodeFileSource implements ByteSource {
       handle = await fs.open(path, 'r');
     } catch (e) {
       const errno = (e as { code?: string }).code ?? 'unknown error';
-      throw new LlmError('invalid-request', `opening model file ${path} failed (${errno}): check the path and its permissions`, {
-        cause: e,
-        details: { path, errno },
-      });
+      throw new LlmError(
+        'invalid-request',
+        `opening model file ${path} failed (${errno}): check the path and its permissions`,
+        {
+          cause: e,
+          details: { path, errno },
+        },
+      );
     }
     try {
       const stat = await handle.stat();
       if (!stat.isFile()) {
-        throw new LlmError('invalid-request', `opening model file ${path}: not a regular file; pass the path of a .gguf file`, {
-          details: { path },
-        });
+        throw new LlmError(
+          'invalid-request',
+          `opening model file ${path}: not a regular file; pass the path of a .gguf file`,
+          {
+            details: { path },
+          },
+        );
       }
       return new NodeFileSource(handle, stat.size, path);
     } catch (e) {
@@ -61,7 +69,8 @@ export class NodeFileSource implements ByteSource {
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     throwIfAborted(signal, `read of ${this.name}`);
     const handle = this.handle;
-    if (handle === null) throw new LlmError('invalid-request', `read of ${this.name} after close(); open the file again`);
+    if (handle === null)
+      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the file again`);
     checkReadRange(this.name, this.size, offset, length);
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
     let filled = 0;
@@ -70,14 +79,22 @@ export class NodeFileSource implements ByteSource {
       try {
         ({ bytesRead } = await handle.read(out, filled, length - filled, offset + filled));
       } catch (e) {
-        throw new LlmError('network', `reading ${length} bytes at offset ${offset} of ${this.name} failed: ${String(e)}`, {
-          cause: e,
-          details: { path: this.name, offset, length },
-        });
+        throw new LlmError(
+          'network',
+          `reading ${length} bytes at offset ${offset} of ${this.name} failed: ${String(e)}`,
+          {
+            cause: e,
+            details: { path: this.name, offset, length },
+          },
+        );
       }
       if (bytesRead === 0) {
-        throw new LlmError('network', `reading ${this.name}: the file ended at ${offset + filled} bytes, but it had ` +
-          `${this.size} when opened; it was truncated while in use`, { details: { path: this.name, offset, length } });
+        throw new LlmError(
+          'network',
+          `reading ${this.name}: the file ended at ${offset + filled} bytes, but it had ` +
+            `${this.size} when opened; it was truncated while in use`,
+          { details: { path: this.name, offset, length } },
+        );
       }
       filled += bytesRead;
       throwIfAborted(signal, `read of ${this.name}`);

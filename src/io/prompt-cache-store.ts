@@ -43,14 +43,22 @@ export interface PromptCacheStore {
 export function memoryPromptCacheStore(): PromptCacheStore {
   const entries = new Map<string, { record: PromptCacheRecord; rows: Uint8Array }>();
   return {
-    async list() { return [...entries.values()].map((e) => e.record); },
-    async readRows(id) { return entries.get(id)?.rows.slice(); },
-    async put(record, rows) { entries.set(record.id, { record, rows: rows.slice() }); },
+    async list() {
+      return [...entries.values()].map((e) => e.record);
+    },
+    async readRows(id) {
+      return entries.get(id)?.rows.slice();
+    },
+    async put(record, rows) {
+      entries.set(record.id, { record, rows: rows.slice() });
+    },
     async touch(record) {
       const e = entries.get(record.id);
       if (e !== undefined) e.record = record;
     },
-    async delete(id) { return entries.delete(id); },
+    async delete(id) {
+      return entries.delete(id);
+    },
   };
 }
 
@@ -60,13 +68,19 @@ let defaultIdb: UseStore | undefined;
 export function idbPromptCacheStore(store?: UseStore): PromptCacheStore {
   const use = (): UseStore => {
     if (store !== undefined) return store;
-    if (typeof indexedDB === 'undefined') throw new LlmError('invalid-request', 'the persisted prompt cache needs IndexedDB here; pass a path (Node) or a store');
+    if (typeof indexedDB === 'undefined')
+      throw new LlmError(
+        'invalid-request',
+        'the persisted prompt cache needs IndexedDB here; pass a path (Node) or a store',
+      );
     defaultIdb ??= createStore('webgguf-prompt-cache', 'entries');
     return defaultIdb;
   };
   return {
     async list() {
-      return use()('readonly', (s) => promisifyRequest(s.getAll(IDBKeyRange.bound(['record'], ['record', []])) as IDBRequest<PromptCacheRecord[]>));
+      return use()('readonly', (s) =>
+        promisifyRequest(s.getAll(IDBKeyRange.bound(['record'], ['record', []])) as IDBRequest<PromptCacheRecord[]>),
+      );
     },
     async readRows(id) {
       const v = await use()('readonly', (s) => promisifyRequest(s.get(['rows', id]) as IDBRequest<unknown>));
@@ -102,7 +116,8 @@ export function filePromptCacheStore(dir: string): PromptCacheStore {
   const fs = async (): Promise<typeof import('node:fs/promises')> => import('node:fs/promises');
   const path = (id: string, ext: string): string => `${dir}/${id}.${ext}`;
   const safe = (id: string): string => {
-    if (!/^[0-9a-f]{64}$/.test(id)) throw new LlmError('invalid-request', `prompt cache: malformed entry id ${JSON.stringify(id)}`);
+    if (!/^[0-9a-f]{64}$/.test(id))
+      throw new LlmError('invalid-request', `prompt cache: malformed entry id ${JSON.stringify(id)}`);
     return id;
   };
   return {
@@ -145,7 +160,10 @@ export function filePromptCacheStore(dir: string): PromptCacheStore {
     },
     async delete(id) {
       const f = await fs();
-      const had = await f.rm(path(safe(id), 'json')).then(() => true, () => false);
+      const had = await f.rm(path(safe(id), 'json')).then(
+        () => true,
+        () => false,
+      );
       await f.rm(path(id, 'kv'), { force: true });
       return had;
     },

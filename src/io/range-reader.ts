@@ -144,9 +144,13 @@ export class RangeReader implements FileVersion {
       const range = parseContentRange(contentRange);
       if (range === null) {
         await res.body?.cancel().catch(() => undefined);
-        throw new LlmError('range-unsupported', `${step}: the 206 has ${contentRange === null ? 'no Content-Range' : `a malformed Content-Range '${contentRange}'`}; nothing was stored`, {
-          details: { url: this.url, range: rangeHeader, contentRange },
-        });
+        throw new LlmError(
+          'range-unsupported',
+          `${step}: the 206 has ${contentRange === null ? 'no Content-Range' : `a malformed Content-Range '${contentRange}'`}; nothing was stored`,
+          {
+            details: { url: this.url, range: rangeHeader, contentRange },
+          },
+        );
       }
       const changed = versionMismatch(this, res, range.total);
       if (changed !== null) {
@@ -155,8 +159,12 @@ export class RangeReader implements FileVersion {
       }
       if (range.start !== from || range.end !== this.size - 1 || range.total !== this.size) {
         await res.body?.cancel().catch(() => undefined);
-        throw new LlmError('network', `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
-          `Content-Range '${contentRange}'; nothing was stored`, { details: { url: this.url, range: rangeHeader, contentRange } });
+        throw new LlmError(
+          'network',
+          `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
+            `Content-Range '${contentRange}'; nothing was stored`,
+          { details: { url: this.url, range: rangeHeader, contentRange } },
+        );
       }
     } else if (res.status === 200 && from === 0) {
       const length = res.headers.get('content-length');
@@ -180,9 +188,13 @@ export class RangeReader implements FileVersion {
         const { done, value } = await readOrAbort(reader, attempt.signal);
         if (done) break;
         if (received + value.byteLength > expected) {
-          throw new LlmError('network', `${step}: the server sent more than the ${expected} bytes left in the file; nothing more was stored`, {
-            details: { url: this.url, expected },
-          });
+          throw new LlmError(
+            'network',
+            `${step}: the server sent more than the ${expected} bytes left in the file; nothing more was stored`,
+            {
+              details: { url: this.url, expected },
+            },
+          );
         }
         received += value.byteLength;
         attempt.progressed();
@@ -205,7 +217,9 @@ export class RangeReader implements FileVersion {
     const href = String(url);
     const fetchFn = options.fetch ?? globalThis.fetch;
     if (typeof fetchFn !== 'function') {
-      throw new LlmError('network', `opening ${href}: no fetch() in this environment; pass options.fetch`, { details: { url: href } });
+      throw new LlmError('network', `opening ${href}: no fetch() in this environment; pass options.fetch`, {
+        details: { url: href },
+      });
     }
     const settings: Settings = {
       maxInFlight: positive(options.maxInFlight, DEFAULTS.maxInFlight, 'maxInFlight'),
@@ -227,10 +241,14 @@ export class RangeReader implements FileVersion {
         const range = parseContentRange(res.headers.get('content-range'));
         await res.arrayBuffer().catch(() => undefined);
         if (range === null || range.total === null || range.start !== 0 || range.end !== 0) {
-          throw new LlmError('range-unsupported', `${step}: the 206 response has no Content-Range of bytes 0-0 with a ` +
-            `total (${res.headers.get('content-range') ?? 'header missing or not exposed by CORS'}), so the file size is unknown`, {
-            details: { url: href },
-          });
+          throw new LlmError(
+            'range-unsupported',
+            `${step}: the 206 response has no Content-Range of bytes 0-0 with a ` +
+              `total (${res.headers.get('content-range') ?? 'header missing or not exposed by CORS'}), so the file size is unknown`,
+            {
+              details: { url: href },
+            },
+          );
         }
         return { size: range.total, res, body: null };
       }
@@ -330,7 +348,10 @@ export class RangeReader implements FileVersion {
           await res.body?.cancel().catch(() => undefined);
           if (res.status === 200) {
             // Per If-Range, a 200 means "the validator no longer matches": the file changed.
-            throw fileChangedError({ url: this.url, what: versionMismatch(this, res, null) ?? 'the server answered a range request with the whole new file' });
+            throw fileChangedError({
+              url: this.url,
+              what: versionMismatch(this, res, null) ?? 'the server answered a range request with the whole new file',
+            });
           }
           if (isRetryableStatus(res.status)) throw retryableStatusFailure(res);
           throw httpStatusError(this.url, res.status, res.statusText, step, rangeHeader);
@@ -340,10 +361,14 @@ export class RangeReader implements FileVersion {
         const range = parseContentRange(contentRange);
         if (range === null) {
           await res.body?.cancel().catch(() => undefined);
-          throw new LlmError('range-unsupported', `${step}: the server answered ${rangeHeader} with a 206 but ` +
-            `${contentRange === null ? 'no Content-Range (missing, or not exposed by CORS)' : `a malformed Content-Range '${contentRange}'`}; ` +
-            'without it the bytes cannot be placed, so nothing was stored: serve the file with valid Range support ' +
-            '(and Access-Control-Expose-Headers: Content-Range)', { details: { url: this.url, range: rangeHeader, contentRange } });
+          throw new LlmError(
+            'range-unsupported',
+            `${step}: the server answered ${rangeHeader} with a 206 but ` +
+              `${contentRange === null ? 'no Content-Range (missing, or not exposed by CORS)' : `a malformed Content-Range '${contentRange}'`}; ` +
+              'without it the bytes cannot be placed, so nothing was stored: serve the file with valid Range support ' +
+              '(and Access-Control-Expose-Headers: Content-Range)',
+            { details: { url: this.url, range: rangeHeader, contentRange } },
+          );
         }
         const changed = versionMismatch(this, res, range.total);
         if (changed !== null) {
@@ -352,21 +377,31 @@ export class RangeReader implements FileVersion {
         }
         if (range.start !== first || range.end !== last || range.total !== this.size) {
           await res.body?.cancel().catch(() => undefined);
-          throw new LlmError('network', `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
-            `Content-Range '${contentRange}'; the server's Range support is broken, so nothing was stored`, {
-            details: { url: this.url, range: rangeHeader, contentRange },
-          });
+          throw new LlmError(
+            'network',
+            `${step}: asked for ${rangeHeader} of a ${this.size}-byte file but the server sent ` +
+              `Content-Range '${contentRange}'; the server's Range support is broken, so nothing was stored`,
+            {
+              details: { url: this.url, range: rangeHeader, contentRange },
+            },
+          );
         }
-        await streamBody(res, into.subarray(filled), attempt, (n) => {
-          filled += n;
-          this.receivedBytes += n;
-          reportProgress(this.settings.onProgress, {
-            phase: 'download',
-            loadedBytes: Math.min(this.receivedBytes, this.size),
-            totalBytes: this.size,
-            url: this.url,
-          });
-        }, step);
+        await streamBody(
+          res,
+          into.subarray(filled),
+          attempt,
+          (n) => {
+            filled += n;
+            this.receivedBytes += n;
+            reportProgress(this.settings.onProgress, {
+              phase: 'download',
+              loadedBytes: Math.min(this.receivedBytes, this.size),
+              totalBytes: this.size,
+              url: this.url,
+            });
+          },
+          step,
+        );
         if (filled < into.byteLength) {
           throw new RetryableFailure(`short body: ${filled - (first - start)} of ${last - first + 1} bytes arrived`);
         }
@@ -378,7 +413,12 @@ export class RangeReader implements FileVersion {
 }
 
 /** Issues one GET with the reader's headers plus `extra`; fetch `TypeError`s are left for `withRetries`. */
-function doFetch(settings: Settings, url: string, extra: Record<string, string>, signal: AbortSignal): Promise<Response> {
+function doFetch(
+  settings: Settings,
+  url: string,
+  extra: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
   const fetchFn = settings.fetch; // called unbound: browsers throw "Illegal invocation" for fetch with another `this`
   return fetchFn(url, {
     method: 'GET',
@@ -396,12 +436,14 @@ function linkedSha256Of(header: string | null): string | null {
 
 function positive(v: number | undefined, fallback: number, name: string): number {
   if (v === undefined) return fallback;
-  if (!Number.isFinite(v) || v < 1) throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 1, got ${v}`);
+  if (!Number.isFinite(v) || v < 1)
+    throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 1, got ${v}`);
   return Math.floor(v);
 }
 
 function nonNegative(v: number | undefined, fallback: number, name: string): number {
   if (v === undefined) return fallback;
-  if (!Number.isFinite(v) || v < 0) throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 0, got ${v}`);
+  if (!Number.isFinite(v) || v < 0)
+    throw new LlmError('invalid-request', `RangeReader option ${name} must be ≥ 0, got ${v}`);
   return v;
 }

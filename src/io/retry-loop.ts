@@ -42,8 +42,13 @@ export interface Attempt {
  * backoff. The failure count resets whenever an attempt received bytes, so a connection that keeps dropping after
  * some progress still finishes. Other errors pass through unchanged.
  */
-export async function withRetries<T>(url: string, step: string, settings: RetryPolicy, signal: AbortSignal | undefined,
-  body: (attempt: Attempt) => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  url: string,
+  step: string,
+  settings: RetryPolicy,
+  signal: AbortSignal | undefined,
+  body: (attempt: Attempt) => Promise<T>,
+): Promise<T> {
   let failures = 0;
   let attempts = 0;
   for (;;) {
@@ -54,22 +59,33 @@ export async function withRetries<T>(url: string, step: string, settings: RetryP
     let stallTimer: ReturnType<typeof setTimeout> | undefined;
     const arm = (): void => {
       clearTimeout(stallTimer);
-      stallTimer = setTimeout(() => link.abort(new RetryableFailure(`no data for ${settings.stallTimeoutMs} ms`)), settings.stallTimeoutMs);
+      stallTimer = setTimeout(
+        () => link.abort(new RetryableFailure(`no data for ${settings.stallTimeoutMs} ms`)),
+        settings.stallTimeoutMs,
+      );
     };
     arm();
     try {
-      return await body({ signal: link.signal, progressed: () => { madeProgress = true; arm(); } });
+      return await body({
+        signal: link.signal,
+        progressed: () => {
+          madeProgress = true;
+          arm();
+        },
+      });
     } catch (e) {
       rethrowIfAborted(e, signal, step);
       let failure: RetryableFailure;
       if (e instanceof RetryableFailure) failure = e;
       else if (link.signal.aborted && link.signal.reason instanceof RetryableFailure) failure = link.signal.reason;
-      else if (e instanceof TypeError || (isAbortError(e) && link.signal.aborted)) failure = new RetryableFailure(String(e), null, { cause: e });
+      else if (e instanceof TypeError || (isAbortError(e) && link.signal.aborted))
+        failure = new RetryableFailure(String(e), null, { cause: e });
       else throw e;
       failures = madeProgress && settings.resetOnProgress !== false ? 1 : failures + 1;
       if (failures > settings.retries) throw retriesExhaustedError(url, step, attempts, failure);
       if (failure.retryAfterMs !== null) {
-        if (failure.retryAfterMs > settings.maxRetryAfterMs) throw retryAfterTooLongError(url, step, failure, settings.maxRetryAfterMs);
+        if (failure.retryAfterMs > settings.maxRetryAfterMs)
+          throw retryAfterTooLongError(url, step, failure, settings.maxRetryAfterMs);
         await abortableDelay(failure.retryAfterMs, signal, step);
         continue;
       }
@@ -85,7 +101,11 @@ export async function withRetries<T>(url: string, step: string, settings: RetryP
 /** The error for a `Retry-After` longer than the caller allows waiting. */
 function retryAfterTooLongError(url: string, step: string, failure: RetryableFailure, maxMs: number): LlmError {
   const retryAfterMs = failure.retryAfterMs ?? 0;
-  return new LlmError('network', `${step}: GET ${url} answered ${failure.message} and asks to retry after ` +
-    `${Math.ceil(retryAfterMs / 1000)} s, longer than the ${Math.round(maxMs / 1000)} s allowed (maxRetryAfterMs); ` +
-    'try again later', { cause: failure, details: { url, status: failure.status, retryAfterMs } });
+  return new LlmError(
+    'network',
+    `${step}: GET ${url} answered ${failure.message} and asks to retry after ` +
+      `${Math.ceil(retryAfterMs / 1000)} s, longer than the ${Math.round(maxMs / 1000)} s allowed (maxRetryAfterMs); ` +
+      'try again later',
+    { cause: failure, details: { url, status: failure.status, retryAfterMs } },
+  );
 }

@@ -28,7 +28,8 @@ export class SlotLimiter {
 
   /** Waits for a slot. The returned release function is idempotent. */
   acquire(signal: AbortSignal | undefined, step: string): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(new LlmError('aborted', `${step} was aborted`, { cause: signal.reason }));
+    if (signal?.aborted)
+      return Promise.reject(new LlmError('aborted', `${step} was aborted`, { cause: signal.reason }));
     if (this.free > 0) {
       this.free--;
       return Promise.resolve(this.releaser());
@@ -56,7 +57,8 @@ export class SlotLimiter {
       if (released) return;
       released = true;
       const next = this.queue.shift();
-      if (next !== undefined) next.grant(); // the slot passes straight to the next waiter
+      if (next !== undefined)
+        next.grant(); // the slot passes straight to the next waiter
       else this.free++;
     };
   }

@@ -31,7 +31,10 @@ export function splitPartUrls(name: string): string[] | null {
 }
 
 /** Opens every part with `openers` (in parallel), then validates and merges them; on any failure closes what opened. */
-export async function openPartsAsOne(openers: readonly (() => Promise<ByteSource>)[], signal?: AbortSignal): Promise<SplitByteSource> {
+export async function openPartsAsOne(
+  openers: readonly (() => Promise<ByteSource>)[],
+  signal?: AbortSignal,
+): Promise<SplitByteSource> {
   const settled = await Promise.allSettled(openers.map((open) => open()));
   const opened = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -46,12 +49,22 @@ export async function openPartsAsOne(openers: readonly (() => Promise<ByteSource
 
 /** Opens `Blob`/`File` parts (in order) as one model. One blob is returned as is. */
 export async function openBlobParts(blobs: readonly Blob[], signal?: AbortSignal): Promise<ByteSource> {
-  if (blobs.length === 0) throw new LlmError('invalid-request', 'openModelSource: the model is an empty list of files; pass every part of the split model');
+  if (blobs.length === 0)
+    throw new LlmError(
+      'invalid-request',
+      'openModelSource: the model is an empty list of files; pass every part of the split model',
+    );
   if (!blobs.every((b) => typeof Blob !== 'undefined' && b instanceof Blob)) {
-    throw new LlmError('invalid-request', 'openModelSource: a list of models must hold only File/Blob objects (the parts of one split model)');
+    throw new LlmError(
+      'invalid-request',
+      'openModelSource: a list of models must hold only File/Blob objects (the parts of one split model)',
+    );
   }
   if (blobs.length === 1) return openSingleBlob(blobs[0]);
-  return openPartsAsOne(blobs.map((b) => async () => new BlobByteSource(b)), signal);
+  return openPartsAsOne(
+    blobs.map((b) => async () => new BlobByteSource(b)),
+    signal,
+  );
 }
 
 /** A lone `Blob`; a `File` named like one part of a larger set is refused with a message that says what to pass. */
@@ -59,8 +72,12 @@ export function openSingleBlob(blob: Blob): ByteSource {
   const name = typeof File !== 'undefined' && blob instanceof File ? blob.name : '';
   const split = parseSplitName(name);
   if (split !== null && split.count > 1) {
-    throw new LlmError('gguf-invalid', `${name} is part ${split.part} of a ${split.count}-part split model; pass all ` +
-      `${split.count} files together (model: [file1, file2, …])`, { details: { reason: 'split', part: split.part, expected: split.count } });
+    throw new LlmError(
+      'gguf-invalid',
+      `${name} is part ${split.part} of a ${split.count}-part split model; pass all ` +
+        `${split.count} files together (model: [file1, file2, …])`,
+      { details: { reason: 'split', part: split.part, expected: split.count } },
+    );
   }
   return new BlobByteSource(blob);
 }
@@ -78,16 +95,30 @@ export interface OpenSplitUrlsOptions extends DownloadModelOptions {
 export async function openSplitUrls(urls: readonly string[], options: OpenSplitUrlsOptions): Promise<SplitByteSource> {
   const { signal } = options;
   throwIfAborted(signal, 'opening the split model');
-  if (!options.cache) return openPartsAsOne(urls.map((u) => () => HttpByteSource.open(u, options)), signal);
+  if (!options.cache)
+    return openPartsAsOne(
+      urls.map((u) => () => HttpByteSource.open(u, options)),
+      signal,
+    );
   try {
     await downloadParts(urls, options);
-    const source = await openPartsAsOne(urls.map((u) => () => openStoredPart(u, options)), signal);
-    await Promise.all(urls.map(async (url, i) => {
-      const m = await readManifest(url, options);
-      if (m !== undefined && m.split?.first !== urls[0]) {
-        await updateManifest(url, m.downloadId, (x) => ({ ...x, split: { first: urls[0], part: i + 1, count: urls.length } }), options);
-      }
-    }));
+    const source = await openPartsAsOne(
+      urls.map((u) => () => openStoredPart(u, options)),
+      signal,
+    );
+    await Promise.all(
+      urls.map(async (url, i) => {
+        const m = await readManifest(url, options);
+        if (m !== undefined && m.split?.first !== urls[0]) {
+          await updateManifest(
+            url,
+            m.downloadId,
+            (x) => ({ ...x, split: { first: urls[0], part: i + 1, count: urls.length } }),
+            options,
+          );
+        }
+      }),
+    );
     return source;
   } catch (e) {
     if (isPermanentFailure(e)) await deleteParts(urls, options);
@@ -141,7 +172,10 @@ async function downloadParts(urls: readonly string[], options: DownloadModelOpti
           onProgress: (p) => {
             if (p.phase !== 'download' && p.phase !== 'cached') return;
             const prev = loaded.get(url);
-            loaded.set(url, { loaded: Math.max(prev?.loaded ?? 0, p.loadedBytes), total: Math.max(prev?.total ?? 0, p.totalBytes) });
+            loaded.set(url, {
+              loaded: Math.max(prev?.loaded ?? 0, p.loadedBytes),
+              total: Math.max(prev?.total ?? 0, p.totalBytes),
+            });
             report();
           },
         });

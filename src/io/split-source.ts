@@ -9,12 +9,7 @@
 
 import { LlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
-import {
-  SPLIT_COUNT_KEY,
-  SPLIT_NO_KEY,
-  SPLIT_TENSORS_COUNT_KEY,
-  splitInfoOf,
-} from '../gguf/split-metadata.js';
+import { SPLIT_COUNT_KEY, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY, splitInfoOf } from '../gguf/split-metadata.js';
 import { GgufValueType, type GgufFile, type GgufValue, type GgufValueTypeInfo } from '../gguf/types.js';
 import { type GgufHeaderTensor, writeGgufHeader } from '../gguf/write.js';
 import { type ByteSource, MemoryByteSource, checkReadRange } from './byte-source.js';
@@ -74,7 +69,9 @@ export class SplitByteSource implements ByteSource {
     this.size = size;
     this.name = `${parts[0].name} (+${parts.length - 1} parts)`;
     const ids = parts.map((p) => p as ByteSource & { sha256?: string | null; etag?: string | null });
-    this.sha256 = ids.every((p) => typeof p.sha256 === 'string' && p.sha256 !== '') ? ids.map((p) => p.sha256).join('+') : null;
+    this.sha256 = ids.every((p) => typeof p.sha256 === 'string' && p.sha256 !== '')
+      ? ids.map((p) => p.sha256).join('+')
+      : null;
     this.etag = ids.every((p) => typeof p.etag === 'string' && p.etag !== '') ? ids.map((p) => p.etag).join('+') : null;
   }
 
@@ -86,7 +83,8 @@ export class SplitByteSource implements ByteSource {
    * closes nothing: the caller owns `parts`.
    */
   static async open(parts: readonly ByteSource[], signal?: AbortSignal): Promise<SplitByteSource> {
-    if (parts.length < 2) throw splitError(`a split model needs at least 2 parts, got ${parts.length}`, { parts: parts.length });
+    if (parts.length < 2)
+      throw splitError(`a split model needs at least 2 parts, got ${parts.length}`, { parts: parts.length });
     const files: GgufFile[] = [];
     for (const p of parts) {
       throwIfAborted(signal, 'opening the split model');
@@ -94,13 +92,19 @@ export class SplitByteSource implements ByteSource {
     }
     const first = splitInfoOf(files[0]);
     if (first === null) {
-      throw splitError(`${parts[0].name} has no "${SPLIT_COUNT_KEY}" key: it is not the first part of a gguf-split model, ` +
-        'so it cannot be loaded together with other files; pass it alone', { part: 1 });
+      throw splitError(
+        `${parts[0].name} has no "${SPLIT_COUNT_KEY}" key: it is not the first part of a gguf-split model, ` +
+          'so it cannot be loaded together with other files; pass it alone',
+        { part: 1 },
+      );
     }
     if (first.count !== parts.length) {
-      throw splitError(`${parts[0].name} is part of a ${first.count}-part split model but ${parts.length} parts were given; ` +
-        (first.count > parts.length ? 'a part is missing' : 'extra files were given') + ' (pass every part, in order)',
-      { part: 1, expected: first.count, given: parts.length });
+      throw splitError(
+        `${parts[0].name} is part of a ${first.count}-part split model but ${parts.length} parts were given; ` +
+          (first.count > parts.length ? 'a part is missing' : 'extra files were given') +
+          ' (pass every part, in order)',
+        { part: 1, expected: first.count, given: parts.length },
+      );
     }
     let tensorTotal = 0;
     const names = new Set<string>();
@@ -108,39 +112,60 @@ export class SplitByteSource implements ByteSource {
       const info = splitInfoOf(files[i]);
       const where = { part: i + 1, name: parts[i].name };
       if (info === null) {
-        throw splitError(`${parts[i].name} (part ${i + 1}) has no "${SPLIT_COUNT_KEY}" key: it is not a part of this split model`, where);
+        throw splitError(
+          `${parts[i].name} (part ${i + 1}) has no "${SPLIT_COUNT_KEY}" key: it is not a part of this split model`,
+          where,
+        );
       }
       if (info.count !== first.count) {
-        throw splitError(`${parts[i].name} (part ${i + 1}) says ${SPLIT_COUNT_KEY} = ${info.count} but the first part says ` +
-          `${first.count}: the parts come from different models`, { ...where, value: info.count, expected: first.count });
+        throw splitError(
+          `${parts[i].name} (part ${i + 1}) says ${SPLIT_COUNT_KEY} = ${info.count} but the first part says ` +
+            `${first.count}: the parts come from different models`,
+          { ...where, value: info.count, expected: first.count },
+        );
       }
       if (info.no !== i) {
-        throw splitError(`${parts[i].name} is given as part ${i + 1} but its ${SPLIT_NO_KEY} is ${String(info.no)} (part ` +
-          `${info.no === null ? '?' : info.no + 1}): pass the parts in order, first part first`, { ...where, value: info.no });
+        throw splitError(
+          `${parts[i].name} is given as part ${i + 1} but its ${SPLIT_NO_KEY} is ${String(info.no)} (part ` +
+            `${info.no === null ? '?' : info.no + 1}): pass the parts in order, first part first`,
+          { ...where, value: info.no },
+        );
       }
       if (info.tensorsCount !== first.tensorsCount) {
-        throw splitError(`${parts[i].name} (part ${i + 1}) says ${SPLIT_TENSORS_COUNT_KEY} = ${String(info.tensorsCount)} but the ` +
-          `first part says ${String(first.tensorsCount)}: the parts come from different models`, { ...where, value: info.tensorsCount });
+        throw splitError(
+          `${parts[i].name} (part ${i + 1}) says ${SPLIT_TENSORS_COUNT_KEY} = ${String(info.tensorsCount)} but the ` +
+            `first part says ${String(first.tensorsCount)}: the parts come from different models`,
+          { ...where, value: info.tensorsCount },
+        );
       }
       for (const key of Object.keys(files[i].metadata)) {
         if (key.startsWith('split.') || !Object.hasOwn(files[0].metadata, key)) continue;
         if (key === 'general.alignment') continue; // each part is laid out with its own alignment
         if (!sameValue(files[i].metadata[key], files[0].metadata[key])) {
-          throw splitError(`${parts[i].name} (part ${i + 1}) has metadata "${key}" different from the first part: ` +
-            'the parts come from different models', { ...where, key });
+          throw splitError(
+            `${parts[i].name} (part ${i + 1}) has metadata "${key}" different from the first part: ` +
+              'the parts come from different models',
+            { ...where, key },
+          );
         }
       }
       for (const t of files[i].tensors) {
         if (names.has(t.name)) {
-          throw splitError(`tensor "${t.name}" is in more than one part (again in part ${i + 1}): the parts come from different models`, where);
+          throw splitError(
+            `tensor "${t.name}" is in more than one part (again in part ${i + 1}): the parts come from different models`,
+            where,
+          );
         }
         names.add(t.name);
       }
       tensorTotal += files[i].tensors.length;
     }
     if (first.tensorsCount !== null && first.tensorsCount !== tensorTotal) {
-      throw splitError(`the parts hold ${tensorTotal} tensors but ${SPLIT_TENSORS_COUNT_KEY} says ${first.tensorsCount}: ` +
-        'a part is truncated or from another model', { expected: first.tensorsCount, found: tensorTotal });
+      throw splitError(
+        `the parts hold ${tensorTotal} tensors but ${SPLIT_TENSORS_COUNT_KEY} says ${first.tensorsCount}: ` +
+          'a part is truncated or from another model',
+        { expected: first.tensorsCount, found: tensorTotal },
+      );
     }
     return SplitByteSource.build(parts, files);
   }
@@ -178,7 +203,13 @@ export class SplitByteSource implements ByteSource {
     }));
     const last = segments[segments.length - 1];
     const partInfo = files.map((f, i) => ({ name: parts[i].name, size: parts[i].size, tensorCount: f.tensors.length }));
-    return new SplitByteSource(new MemoryByteSource(header, 'split header'), segments, parts, partInfo, last.start + last.length);
+    return new SplitByteSource(
+      new MemoryByteSource(header, 'split header'),
+      segments,
+      parts,
+      partInfo,
+      last.start + last.length,
+    );
   }
 
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
@@ -188,7 +219,8 @@ export class SplitByteSource implements ByteSource {
     const headerEnd = this.header.size;
     // The common case, a tensor: one read from the part that holds it.
     for (const s of this.segments) {
-      if (offset >= s.start && end <= s.start + s.length) return s.source.read(s.sourceOffset + offset - s.start, length, signal);
+      if (offset >= s.start && end <= s.start + s.length)
+        return s.source.read(s.sourceOffset + offset - s.start, length, signal);
     }
     if (end <= headerEnd) return this.header.read(offset, length, signal);
     const out = new Uint8Array(length); // gaps between sections stay zero

@@ -12,7 +12,10 @@ import { Sha256, sha256HexAsync } from './sha256.js';
 
 /** What `checkStoredChunks` found. */
 export type StoredCheck =
-  | { readonly ok: true; /** The whole file's sha256 when `wholeFile` was asked for, else null. */ readonly sha256: string | null }
+  | {
+      readonly ok: true /** The whole file's sha256 when `wholeFile` was asked for, else null. */;
+      readonly sha256: string | null;
+    }
   | { readonly ok: false; readonly chunk: number; readonly reason: string };
 
 /** Options of `checkStoredChunks`. */
@@ -34,11 +37,17 @@ export async function checkStoredChunks(m: ModelManifest, options: StoredCheckOp
     });
     const expectedLength = chunkLength(m, i);
     if (chunk === undefined) return { ok: false, chunk: i, reason: `chunk ${i} is missing` };
-    if (chunk.byteLength !== expectedLength) return { ok: false, chunk: i, reason: `chunk ${i} is ${chunk.byteLength} bytes, not ${expectedLength}` };
+    if (chunk.byteLength !== expectedLength)
+      return { ok: false, chunk: i, reason: `chunk ${i} is ${chunk.byteLength} bytes, not ${expectedLength}` };
     const recorded = m.chunkSha256?.[i] ?? null;
     if (recorded === null) return { ok: false, chunk: i, reason: `chunk ${i} has no recorded sha256` };
     const actual = await sha256HexAsync(chunk);
-    if (actual !== recorded) return { ok: false, chunk: i, reason: `chunk ${i} has sha256 ${actual}, not the ${recorded} recorded when it was stored` };
+    if (actual !== recorded)
+      return {
+        ok: false,
+        chunk: i,
+        reason: `chunk ${i} has sha256 ${actual}, not the ${recorded} recorded when it was stored`,
+      };
     whole?.update(chunk);
     checkedBytes += chunk.byteLength;
     reportProgress(options.onProgress, { phase: 'verify', loadedBytes: checkedBytes, totalBytes: m.size, url: m.url });
@@ -48,9 +57,13 @@ export async function checkStoredChunks(m: ModelManifest, options: StoredCheckOp
 
 /** The error for a stored copy that failed its check: it is not served (and was dropped or marked for refetch). */
 export function storedCopyDamagedError(url: string, reason: string, chunk: number): LlmError {
-  return new LlmError('network', `opening cached ${url}: the stored copy does not match the checksums recorded when ` +
-    `it was downloaded (${reason}); it is not served and the damaged part will be downloaded again: call downloadModel ` +
-    '(or open the model again)', { details: { url, chunk, reason: 'checksum-mismatch' } });
+  return new LlmError(
+    'network',
+    `opening cached ${url}: the stored copy does not match the checksums recorded when ` +
+      `it was downloaded (${reason}); it is not served and the damaged part will be downloaded again: call downloadModel ` +
+      '(or open the model again)',
+    { details: { url, chunk, reason: 'checksum-mismatch' } },
+  );
 }
 
 /** True for the error from `storedCopyDamagedError`. */

@@ -26,7 +26,11 @@ export interface StreamIntoStoreOptions {
  * Streams the chunks `m` lacks, from the first missing one to the end of the file, through one response per attempt,
  * storing each chunk as it fills. Resolves with the entry generation that now holds every chunk.
  */
-export async function streamIntoStore(reader: RangeReader, m: ModelManifest, options: StreamIntoStoreOptions): Promise<ModelManifest> {
+export async function streamIntoStore(
+  reader: RangeReader,
+  m: ModelManifest,
+  options: StreamIntoStoreOptions,
+): Promise<ModelManifest> {
   let manifest = m;
   const firstMissing = manifest.chunkPresent.indexOf(false);
   if (firstMissing < 0) return manifest;
@@ -35,30 +39,37 @@ export async function streamIntoStore(reader: RangeReader, m: ModelManifest, opt
   let fill = 0; // bytes of `buffer` received (kept across attempts when resuming)
   let attempts = 0;
   const step = `downloading ${reader.url} in one response (the server sends no validator for range requests)`;
-  await withRetries(reader.url, step, { ...reader.retryPolicy, resetOnProgress: options.canResume }, options.signal, async (attempt) => {
-    if (attempts++ > 0 && !options.canResume) {
-      manifest = await options.restart();
-      index = 0;
-      buffer = new Uint8Array(chunkLength(manifest, 0));
-      fill = 0;
-    }
-    const generation = manifest;
-    await reader.streamFrom(index * generation.chunkBytes + fill, attempt, async (piece) => {
-      let at = 0;
-      while (at < piece.byteLength) {
-        const take = Math.min(buffer.byteLength - fill, piece.byteLength - at);
-        buffer.set(piece.subarray(at, at + take), fill);
-        fill += take;
-        at += take;
-        if (fill === buffer.byteLength) {
-          await options.store(generation, index, buffer);
-          index++;
-          fill = 0;
-          if (index < generation.chunkPresent.length) buffer = new Uint8Array(chunkLength(generation, index));
-          else if (at < piece.byteLength) throw new LlmError('network', `${step}: the server sent bytes past the end of the file`);
-        }
+  await withRetries(
+    reader.url,
+    step,
+    { ...reader.retryPolicy, resetOnProgress: options.canResume },
+    options.signal,
+    async (attempt) => {
+      if (attempts++ > 0 && !options.canResume) {
+        manifest = await options.restart();
+        index = 0;
+        buffer = new Uint8Array(chunkLength(manifest, 0));
+        fill = 0;
       }
-    });
-  });
+      const generation = manifest;
+      await reader.streamFrom(index * generation.chunkBytes + fill, attempt, async (piece) => {
+        let at = 0;
+        while (at < piece.byteLength) {
+          const take = Math.min(buffer.byteLength - fill, piece.byteLength - at);
+          buffer.set(piece.subarray(at, at + take), fill);
+          fill += take;
+          at += take;
+          if (fill === buffer.byteLength) {
+            await options.store(generation, index, buffer);
+            index++;
+            fill = 0;
+            if (index < generation.chunkPresent.length) buffer = new Uint8Array(chunkLength(generation, index));
+            else if (at < piece.byteLength)
+              throw new LlmError('network', `${step}: the server sent bytes past the end of the file`);
+          }
+        }
+      });
+    },
+  );
   return manifest;
 }

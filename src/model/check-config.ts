@@ -14,8 +14,15 @@ import type { ModelConfig } from './config.js';
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
 
-function invalid(message: string, key: string, value: number | string, extra: Record<string, string | number> = {}): LlmError {
-  return new LlmError('gguf-invalid', `loading model: ${message}; the model file is corrupt or hostile`, { details: { key, value, ...extra } });
+function invalid(
+  message: string,
+  key: string,
+  value: number | string,
+  extra: Record<string, string | number> = {},
+): LlmError {
+  return new LlmError('gguf-invalid', `loading model: ${message}; the model file is corrupt or hostile`, {
+    details: { key, value, ...extra },
+  });
 }
 
 /** Metadata keys read as text elsewhere that must be strings when present (a wrong type is not silently dropped). */
@@ -30,16 +37,24 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const arch = config.arch;
   for (const key of STRING_KEYS) {
     if (Object.hasOwn(gguf.metadata, key) && typeof gguf.metadata[key] !== 'string') {
-      throw new LlmError('gguf-invalid', `loading model: metadata '${key}' should be a string, found ${describeValue(gguf.metadata[key])}; the model file is broken`, {
-        details: { key },
-      });
+      throw new LlmError(
+        'gguf-invalid',
+        `loading model: metadata '${key}' should be a string, found ${describeValue(gguf.metadata[key])}; the model file is broken`,
+        {
+          details: { key },
+        },
+      );
     }
   }
   if (gguf.tensors.length === 0) {
     // A vocabulary-only GGUF (llama.cpp ships them for tokenizer tests): metadata and vocabulary, no weights.
-    throw new LlmError('gguf-invalid', 'loading model: the file holds no tensors: no model weights (a vocabulary-only GGUF)', {
-      details: { reason: 'no-weights' },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      'loading model: the file holds no tensors: no model weights (a vocabulary-only GGUF)',
+      {
+        details: { reason: 'no-weights' },
+      },
+    );
   }
   let layersPresent = 0;
   for (const t of gguf.tensors) {
@@ -48,12 +63,21 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   }
   const blockKey = `${arch}.block_count`;
   if (config.nLayers > layersPresent) {
-    throw invalid(`'${blockKey}' is ${config.nLayers} but the file holds tensors for ${layersPresent} layer(s)`, blockKey, config.nLayers, { layersPresent });
+    throw invalid(
+      `'${blockKey}' is ${config.nLayers} but the file holds tensors for ${layersPresent} layer(s)`,
+      blockKey,
+      config.nLayers,
+      { layersPresent },
+    );
   }
   const byName = new Map<string, GgufTensorInfo>(gguf.tensors.map((t) => [t.name, t]));
   // Every layer's required tensors, before the download and upload that would otherwise stop at the first gap.
   if (!byName.has(names.outputNorm)) {
-    throw new LlmError('gguf-invalid', `loading model: tensor '${names.outputNorm}' is missing; the model file is incomplete`, { details: { tensor: names.outputNorm } });
+    throw new LlmError(
+      'gguf-invalid',
+      `loading model: tensor '${names.outputNorm}' is missing; the model file is incomplete`,
+      { details: { tensor: names.outputNorm } },
+    );
   }
   const required = [
     names.attnNorm,
@@ -69,19 +93,29 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     for (const pattern of required) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
-        throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing (${blockKey} = ${config.nLayers}); the model file is incomplete`, {
-          details: { tensor: name, key: blockKey },
-        });
+        throw new LlmError(
+          'gguf-invalid',
+          `loading model: tensor '${name}' is missing (${blockKey} = ${config.nLayers}); the model file is incomplete`,
+          {
+            details: { tensor: name, key: blockKey },
+          },
+        );
       }
     }
   }
   const embd = byName.get(names.tokenEmbd);
   if (embd === undefined || embd.shape.length !== 2) {
-    throw new LlmError('gguf-invalid', `loading model: tensor '${names.tokenEmbd}' is missing or not 2-D`, { details: { tensor: names.tokenEmbd } });
+    throw new LlmError('gguf-invalid', `loading model: tensor '${names.tokenEmbd}' is missing or not 2-D`, {
+      details: { tensor: names.tokenEmbd },
+    });
   }
   const embdKey = `${arch}.embedding_length`;
   if (embd.shape[0] !== config.embeddingLength) {
-    throw invalid(`'${embdKey}' is ${config.embeddingLength} but '${names.tokenEmbd}' rows have ${embd.shape[0]} values`, embdKey, config.embeddingLength);
+    throw invalid(
+      `'${embdKey}' is ${config.embeddingLength} but '${names.tokenEmbd}' rows have ${embd.shape[0]} values`,
+      embdKey,
+      config.embeddingLength,
+    );
   }
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
@@ -107,11 +141,19 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const qkv = byName.get(layerTensorName(names.attnQkv, 0));
   const qkvRows = (layer0.nHeads + 2 * config.nKvHeads) * config.headDim;
   if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
-    throw invalid(`'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`, headsKey, layer0.nHeads);
+    throw invalid(
+      `'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`,
+      headsKey,
+      layer0.nHeads,
+    );
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
   if (down !== undefined && down.shape.length === 2 && down.shape[0] !== layer0.ffnDim) {
-    throw invalid(`'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`, ffnKey, layer0.ffnDim);
+    throw invalid(
+      `'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
+      ffnKey,
+      layer0.ffnDim,
+    );
   }
 }

@@ -109,7 +109,9 @@ export function modelMetadata(meta: Readonly<Record<string, GgufValue>>, arch: s
 
 /** Tokens in the vocabulary according to the metadata (the embedding table is checked against it at load). */
 function readVocabSize(r: MetadataReader): number {
-  return r.arrayLength('tokenizer.ggml.tokens') ?? r.boundedCount(r.archKey('vocab_size'), 0, 0, L.maxVocab, 'maxVocab');
+  return (
+    r.arrayLength('tokenizer.ggml.tokens') ?? r.boundedCount(r.archKey('vocab_size'), 0, 0, L.maxVocab, 'maxVocab')
+  );
 }
 
 /**
@@ -125,15 +127,25 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
   if (factor === 0) factor = r.finite(r.archKey('rope.scale_linear'), 0, { min: 0 }, why);
   const freqScale = factor === 0 || type === 'none' ? 1 : 1 / factor;
   if (!Number.isFinite(freqScale)) {
-    throw new LlmError('gguf-invalid', `reading model config: rope scaling factor ${factor} is too small; the model file is broken`, {
-      details: { key: r.archKey('rope.scaling.factor'), value: factor },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      `reading model config: rope scaling factor ${factor} is too small; the model file is broken`,
+      {
+        details: { key: r.archKey('rope.scaling.factor'), value: factor },
+      },
+    );
   }
   const attnFactor = r.finite(r.archKey('rope.scaling.attn_factor'), 1, { min: 0, exclusiveMin: true }, why);
   const yarnBase = {
     betaFast: r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why),
     betaSlow: r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why),
-    nCtxOrig: r.boundedCount(r.archKey('rope.scaling.original_context_length'), contextLength, 0, L.maxContextLength, 'maxContextLength'),
+    nCtxOrig: r.boundedCount(
+      r.archKey('rope.scaling.original_context_length'),
+      contextLength,
+      0,
+      L.maxContextLength,
+      'maxContextLength',
+    ),
   };
   if (type === 'none' || type === 'linear' || type === 'longrope') {
     // Magnitude scaling without YaRN's ramp: an extFactor-0 YaRN block carries attn_factor to the rope op.
@@ -143,11 +155,18 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
     const logMul = r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why);
     const f = 1 / freqScale;
     const mscale = (m: number): number => (f <= 1 ? 1 : 0.1 * m * Math.log(f) + 1);
-    return { freqScale, yarn: { ...yarnBase, extFactor: 1, attnFactor: logMul !== 0 ? attnFactor / mscale(logMul) : attnFactor } };
+    return {
+      freqScale,
+      yarn: { ...yarnBase, extFactor: 1, attnFactor: logMul !== 0 ? attnFactor / mscale(logMul) : attnFactor },
+    };
   }
-  throw new LlmError('unsupported-arch', `reading model config: rope scaling type '${type}' is not supported (none, linear, yarn, longrope are)`, {
-    details: { key: r.archKey('rope.scaling.type'), value: type },
-  });
+  throw new LlmError(
+    'unsupported-arch',
+    `reading model config: rope scaling type '${type}' is not supported (none, linear, yarn, longrope are)`,
+    {
+      details: { key: r.archKey('rope.scaling.type'), value: type },
+    },
+  );
 }
 
 /**
@@ -155,13 +174,21 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
  * head_count_kv = head_count, key_length = n_embd / n_head, rope.dimension_count = key_length,
  * rope.freq_base = 10000, attention scale 1/√key_length, no sliding window, no soft-caps.
  */
-export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, arch: string, options: ArchOptions): ModelConfig {
+export function readStandardConfig(
+  meta: Readonly<Record<string, GgufValue>>,
+  arch: string,
+  options: ArchOptions,
+): ModelConfig {
   const r = modelMetadata(meta, arch);
   const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
   if (experts > 0) {
-    throw new LlmError('unsupported-arch', `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`, {
-      details: { arch, experts },
-    });
+    throw new LlmError(
+      'unsupported-arch',
+      `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`,
+      {
+        details: { arch, experts },
+      },
+    );
   }
   const keyEmbd = r.archKey('embedding_length');
   const keyHeads = r.archKey('attention.head_count');
@@ -173,13 +200,26 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
   const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
   // llama.cpp reads these per layer (get_key_or_arr): one value, or an array of exactly one entry per layer.
   const layerHeads = r.boundedCounts(keyHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads');
-  const layerKvHeads = r.has(keyKvHeads) ? r.boundedCounts(keyKvHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads') : layerHeads;
-  const layerFfnDims = r.boundedCounts(r.archKey('feed_forward_length'), undefined, nLayers, 1, L.maxFeedForward, 'maxFeedForward');
+  const layerKvHeads = r.has(keyKvHeads)
+    ? r.boundedCounts(keyKvHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads')
+    : layerHeads;
+  const layerFfnDims = r.boundedCounts(
+    r.archKey('feed_forward_length'),
+    undefined,
+    nLayers,
+    1,
+    L.maxFeedForward,
+    'maxFeedForward',
+  );
   const nKvHeads = layerKvHeads[0];
   if (layerKvHeads.some((kv) => kv !== nKvHeads)) {
-    throw new LlmError('unsupported-arch', `reading model config: '${keyKvHeads}' varies per layer (${layerKvHeads.slice(0, 8).join(', ')}…); layers with different KV widths are not supported yet`, {
-      details: { key: keyKvHeads },
-    });
+    throw new LlmError(
+      'unsupported-arch',
+      `reading model config: '${keyKvHeads}' varies per layer (${layerKvHeads.slice(0, 8).join(', ')}…); layers with different KV widths are not supported yet`,
+      {
+        details: { key: keyKvHeads },
+      },
+    );
   }
   for (let il = 0; il < nLayers; il++) {
     const heads = layerHeads[il];
@@ -209,16 +249,24 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
   }
   const valueDim = r.boundedCount(keyValueLength, headDim, 1, L.maxHeadDim, 'maxHeadDim');
   if (valueDim !== headDim) {
-    throw new LlmError('unsupported-arch', `reading model config: '${keyKeyLength}' = ${headDim} ≠ '${keyValueLength}' = ${valueDim} is not supported`, {
-      details: { headDim, valueDim },
-    });
+    throw new LlmError(
+      'unsupported-arch',
+      `reading model config: '${keyKeyLength}' = ${headDim} ≠ '${keyValueLength}' = ${valueDim} is not supported`,
+      {
+        details: { headDim, valueDim },
+      },
+    );
   }
   const contextLength = r.boundedCount(r.archKey('context_length'), 2048, 0, L.maxContextLength, 'maxContextLength');
   const ropeDims = r.count(r.archKey('rope.dimension_count'), headDim);
   if (ropeDims > headDim || ropeDims % 2 !== 0) {
-    throw new LlmError('gguf-invalid', `reading model config: '${r.archKey('rope.dimension_count')}' = ${ropeDims} must be even and ≤ head size ${headDim}`, {
-      details: { key: r.archKey('rope.dimension_count'), ropeDims, headDim },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      `reading model config: '${r.archKey('rope.dimension_count')}' = ${ropeDims} must be even and ≤ head size ${headDim}`,
+      {
+        details: { key: r.archKey('rope.dimension_count'), ropeDims, headDim },
+      },
+    );
   }
   const scaling = readRopeScaling(r, contextLength);
   return {
@@ -254,7 +302,12 @@ export function readStandardConfig(meta: Readonly<Record<string, GgufValue>>, ar
  * slides iff il % n < n − 1 (every n-th layer is global); an array gives one flag per layer. `defaultPeriod` is
  * used when the key is absent.
  */
-export function readSlidingLayers(meta: Readonly<Record<string, GgufValue>>, arch: string, nLayers: number, defaultPeriod: number): boolean[] {
+export function readSlidingLayers(
+  meta: Readonly<Record<string, GgufValue>>,
+  arch: string,
+  nLayers: number,
+  defaultPeriod: number,
+): boolean[] {
   const r = modelMetadata(meta, arch);
   const key = r.archKey('attention.sliding_window_pattern');
   const flags = r.numberArray(key, nLayers);

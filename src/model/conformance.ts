@@ -27,19 +27,26 @@ export function parseReferenceJson(text: string, source: string): ReferenceJson 
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new LlmError('invalid-request', `reading reference ${source}: not valid JSON (${(e as Error).message})`, { cause: e });
+    throw new LlmError('invalid-request', `reading reference ${source}: not valid JSON (${(e as Error).message})`, {
+      cause: e,
+    });
   }
   const r = raw as Partial<ReferenceJson>;
   const bad = (what: string): never => {
-    throw new LlmError('invalid-request', `reading reference ${source}: ${what}; expected a llama.cpp *.reference.json`, {
-      details: { source },
-    });
+    throw new LlmError(
+      'invalid-request',
+      `reading reference ${source}: ${what}; expected a llama.cpp *.reference.json`,
+      {
+        details: { source },
+      },
+    );
   };
   if (typeof r !== 'object' || r === null) bad('the top level is not an object');
   if (!Array.isArray(r.eval_input) || r.eval_input.length === 0) bad("'eval_input' is missing or empty");
   if (typeof r.n_vocab !== 'number') bad("'n_vocab' is missing");
   const rows = r.logits_per_position_kv_f32;
-  if (!Array.isArray(rows) || rows.length !== r.eval_input!.length) bad("'logits_per_position_kv_f32' must have one row per eval_input token");
+  if (!Array.isArray(rows) || rows.length !== r.eval_input!.length)
+    bad("'logits_per_position_kv_f32' must have one row per eval_input token");
   for (const key of ['logits_per_position_kv_f32', 'logits_per_position_kv_f32_dequant_f32'] as const) {
     const v = r[key];
     if (v !== undefined && (!Array.isArray(v) || v.some((row) => !Array.isArray(row) || row.length !== r.n_vocab))) {
@@ -58,7 +65,14 @@ export function classifyWeights(gguf: GgufFile): WeightClass {
   const rank: Record<WeightClass, number> = { f32: 0, f16: 1, bf16: 2, quantized: 3 };
   for (const t of gguf.tensors) {
     if (t.shape.length < 2) continue;
-    const c: WeightClass = t.type === GgmlType.F32 ? 'f32' : t.type === GgmlType.F16 ? 'f16' : t.type === GgmlType.BF16 ? 'bf16' : 'quantized';
+    const c: WeightClass =
+      t.type === GgmlType.F32
+        ? 'f32'
+        : t.type === GgmlType.F16
+          ? 'f16'
+          : t.type === GgmlType.BF16
+            ? 'bf16'
+            : 'quantized';
     if (rank[c] > rank[cls]) cls = c;
   }
   return cls;
@@ -197,13 +211,21 @@ export interface ConformanceOptions {
 const fmt = (x: number): string => (x === 0 ? '0' : x.toExponential(2));
 
 /** Runs `ref.eval_input` through `model` and compares with the reference (see the file header). */
-export async function checkConformance(model: Transformer, ref: ReferenceJson, options: ConformanceOptions): Promise<ConformanceReport> {
+export async function checkConformance(
+  model: Transformer,
+  ref: ReferenceJson,
+  options: ConformanceOptions,
+): Promise<ConformanceReport> {
   const { tolerances: tol, slot = 0 } = options;
   const vocab = model.config.vocabSize;
   if (vocab !== ref.n_vocab) {
-    throw new LlmError('invalid-request', `conformance: the model has ${vocab} tokens but the reference was made with ${ref.n_vocab}; is it the reference of another model?`, {
-      details: { vocab, refVocab: ref.n_vocab },
-    });
+    throw new LlmError(
+      'invalid-request',
+      `conformance: the model has ${vocab} tokens but the reference was made with ${ref.n_vocab}; is it the reference of another model?`,
+      {
+        details: { vocab, refVocab: ref.n_vocab },
+      },
+    );
   }
   const input = Int32Array.from(ref.eval_input);
   const logits = (await model.eval(input, 0, slot, { logits: 'all', signal: options.signal }))!; // [positions, vocab]
@@ -219,7 +241,8 @@ export async function checkConformance(model: Transformer, ref: ReferenceJson, o
     const kv = toF32(ref.logits_per_position_kv_f32[p]);
     maxKv = Math.max(maxKv, maxAbsDiff(ours, kv));
     nmseSum += nmse(ours, kv);
-    if (maxDeq !== null) maxDeq = Math.max(maxDeq, maxAbsDiff(ours, toF32(ref.logits_per_position_kv_f32_dequant_f32![p])));
+    if (maxDeq !== null)
+      maxDeq = Math.max(maxDeq, maxAbsDiff(ours, toF32(ref.logits_per_position_kv_f32_dequant_f32![p])));
     const same = argmaxOf(ours) === argmaxOf(kv);
     if (same) agree++;
     if (topMargin(kv) > tol.argmaxMargin) {
@@ -229,9 +252,17 @@ export async function checkConformance(model: Transformer, ref: ReferenceJson, o
   }
   const checks: ConformanceCheck[] = [];
   if (maxDeq !== null) {
-    checks.push({ name: 'logits vs llama.cpp dequantized-F32', passed: maxDeq <= tol.dequantF32, detail: `max |Δ| ${fmt(maxDeq)} (limit ${tol.dequantF32})` });
+    checks.push({
+      name: 'logits vs llama.cpp dequantized-F32',
+      passed: maxDeq <= tol.dequantF32,
+      detail: `max |Δ| ${fmt(maxDeq)} (limit ${tol.dequantF32})`,
+    });
   }
-  checks.push({ name: 'logits vs llama.cpp F32-KV', passed: maxKv <= tol.kvF32, detail: `max |Δ| ${fmt(maxKv)} (limit ${tol.kvF32}), NMSE ${fmt(nmseSum / input.length)}` });
+  checks.push({
+    name: 'logits vs llama.cpp F32-KV',
+    passed: maxKv <= tol.kvF32,
+    detail: `max |Δ| ${fmt(maxKv)} (limit ${tol.kvF32}), NMSE ${fmt(nmseSum / input.length)}`,
+  });
   checks.push({
     name: 'argmax where decisive',
     passed: decisiveAgree === decisive,
@@ -263,7 +294,11 @@ export async function checkConformance(model: Transformer, ref: ReferenceJson, o
     }
     const n = expected.length;
     if (greedyMode === 'exact') {
-      checks.push({ name: `greedy ${n} tokens`, passed: greedyPrefix === n, detail: `${greedyPrefix}/${n} tokens equal llama.cpp's` });
+      checks.push({
+        name: `greedy ${n} tokens`,
+        passed: greedyPrefix === n,
+        detail: `${greedyPrefix}/${n} tokens equal llama.cpp's`,
+      });
     } else if (greedyMode === 'near-tie') {
       const nearTie = divergenceMargin !== null && divergenceMargin < tol.argmaxMargin;
       const detail =

@@ -46,10 +46,16 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];
   if (config.vocabSize !== 0 && config.vocabSize !== rows) {
-    const key = Object.hasOwn(gguf.metadata, 'tokenizer.ggml.tokens') ? 'tokenizer.ggml.tokens' : `${archName}.vocab_size`;
-    throw new LlmError('gguf-invalid', `loading model: the vocabulary ('${key}') has ${config.vocabSize} tokens but token_embd.weight has ${rows} rows`, {
-      details: { key, vocabSize: config.vocabSize, rows },
-    });
+    const key = Object.hasOwn(gguf.metadata, 'tokenizer.ggml.tokens')
+      ? 'tokenizer.ggml.tokens'
+      : `${archName}.vocab_size`;
+    throw new LlmError(
+      'gguf-invalid',
+      `loading model: the vocabulary ('${key}') has ${config.vocabSize} tokens but token_embd.weight has ${rows} rows`,
+      {
+        details: { key, vocabSize: config.vocabSize, rows },
+      },
+    );
   }
   return { ...config, vocabSize: rows };
 }
@@ -65,9 +71,15 @@ export async function loadTransformer(
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
-  for (const [key, v] of [['contextLength', contextLength], ['ubatchSize', ubatchSize], ['nSlots', nSlots]] as const) {
+  for (const [key, v] of [
+    ['contextLength', contextLength],
+    ['ubatchSize', ubatchSize],
+    ['nSlots', nSlots],
+  ] as const) {
     if (!(Number.isSafeInteger(v) && v > 0)) {
-      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, { details: { [key]: v } });
+      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, {
+        details: { [key]: v },
+      });
     }
   }
   const names = getArchitecture(config.arch).tensors;
@@ -76,7 +88,9 @@ export async function loadTransformer(
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
-  const output = loader.has(names.output) ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize]) : tokenEmbd;
+  const output = loader.has(names.output)
+    ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
+    : tokenEmbd;
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
@@ -158,7 +172,11 @@ class WeightLoader {
       return await this.ops.uploadWeight({ name, type: info.type, shape: info.shape }, bytes, this.options.signal);
     } catch (e) {
       // Name the tensor: the backend's message only knows the type.
-      if (isLlmError(e, 'unsupported-type')) throw new LlmError('unsupported-type', `loading model: tensor '${name}': ${e.message}`, { cause: e, details: { tensor: name } });
+      if (isLlmError(e, 'unsupported-type'))
+        throw new LlmError('unsupported-type', `loading model: tensor '${name}': ${e.message}`, {
+          cause: e,
+          details: { tensor: name },
+        });
       throw e;
     }
   }
@@ -178,7 +196,13 @@ class WeightLoader {
     let row = 0;
     for (const [partName, rows] of parts) {
       const slice = bytes.subarray(row * rowBytes, (row + rows) * rowBytes);
-      out.push(await this.ops.uploadWeight({ name: partName, type: info.type, shape: [rowLength, rows] }, slice, this.options.signal));
+      out.push(
+        await this.ops.uploadWeight(
+          { name: partName, type: info.type, shape: [rowLength, rows] },
+          slice,
+          this.options.signal,
+        ),
+      );
       row += rows;
     }
     return out;
@@ -208,7 +232,9 @@ class WeightLoader {
   private require(name: string, shape: readonly number[]): GgufTensorInfo {
     const info = this.byName.get(name);
     if (!info) {
-      throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing from ${this.source.name}`, { details: { tensor: name } });
+      throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing from ${this.source.name}`, {
+        details: { tensor: name },
+      });
     }
     const same = info.shape.length === shape.length && info.shape.every((d, i) => d === shape[i]);
     if (!same) {
@@ -223,7 +249,11 @@ class WeightLoader {
 
   private async read(info: GgufTensorInfo): Promise<Uint8Array> {
     throwIfAborted(this.options.signal, 'loading model weights');
-    const bytes = await this.source.read(this.gguf.tensorDataOffset + info.offset, info.byteLength, this.options.signal);
+    const bytes = await this.source.read(
+      this.gguf.tensorDataOffset + info.offset,
+      info.byteLength,
+      this.options.signal,
+    );
     const bad = firstNonFinite(info.type, bytes);
     if (bad >= 0) {
       throw new LlmError(

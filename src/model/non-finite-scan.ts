@@ -10,7 +10,9 @@ import { GgmlType } from '../gguf/types.js';
 import { QUANT_TYPES, type QuantType } from '../quant/index.js';
 
 /** Block geometry and f16 scale offsets of each block-quantized type scanned (from the quant registry). */
-const QUANT_SCALES: ReadonlyMap<GgmlType, QuantType> = new Map(QUANT_TYPES.filter((t) => t.f16Scales.length > 0).map((t) => [t.id, t]));
+const QUANT_SCALES: ReadonlyMap<GgmlType, QuantType> = new Map(
+  QUANT_TYPES.filter((t) => t.f16Scales.length > 0).map((t) => [t.id, t]),
+);
 
 /**
  * Index of the first non-finite element of `bytes` read as `type` (for quantized types: the first element of the
@@ -40,7 +42,11 @@ export function firstNonFinite(type: GgmlType, bytes: Uint8Array): number {
 }
 
 /** `bytes` as a little-endian word array (copied only when unaligned). Hosts here are little-endian, like GGUF. */
-function view<T extends Uint16Array | Uint32Array>(bytes: Uint8Array, size: number, Ctor: new (b: ArrayBufferLike, o: number, n: number) => T): T {
+function view<T extends Uint16Array | Uint32Array>(
+  bytes: Uint8Array,
+  size: number,
+  Ctor: new (b: ArrayBufferLike, o: number, n: number) => T,
+): T {
   const n = Math.floor(bytes.byteLength / size);
   if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, n);
   const copy = bytes.slice(0, n * size);

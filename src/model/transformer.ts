@@ -6,7 +6,18 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, AttentionParams, GluScratch, Ops, Projection, ResidualOptions, RmsNormWeight, RopeParams, TopK, Weight } from '../backend/ops.js';
+import type {
+  Activation,
+  AttentionParams,
+  GluScratch,
+  Ops,
+  Projection,
+  ResidualOptions,
+  RmsNormWeight,
+  RopeParams,
+  TopK,
+  Weight,
+} from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, type LayerSpec } from './layer-spec.js';
@@ -105,9 +116,19 @@ export class TransformerModel implements Transformer {
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
-    const acts: ActivationMap = new Map(activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]));
+    const acts: ActivationMap = new Map(
+      activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]),
+    );
     const act = (key: string): Activation => acts.get(key)!;
-    this.buffers = { x: act('x'), xb: act('xb'), xb2: act('xb2'), k: act('k'), v: act('v'), xLast: act('x_last'), logits: act('logits') };
+    this.buffers = {
+      x: act('x'),
+      xb: act('xb'),
+      xb2: act('xb2'),
+      k: act('k'),
+      v: act('v'),
+      xLast: act('x_last'),
+      logits: act('logits'),
+    };
     ops.createKvCache({
       nLayers: c.nLayers,
       nSlots: options.nSlots,
@@ -115,7 +136,9 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = describeLayers(c).map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts));
+    this.plans = describeLayers(c).map((spec, il) =>
+      planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts),
+    );
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -161,7 +184,10 @@ export class TransformerModel implements Transformer {
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
     for (const s of [srcSlot, dstSlot]) this.checkSlot(s);
     if (!(nPositions >= 0 && nPositions <= this.contextLength)) {
-      throw new LlmError('invalid-request', `copying KV: ${nPositions} positions do not fit a context of ${this.contextLength}`);
+      throw new LlmError(
+        'invalid-request',
+        `copying KV: ${nPositions} positions do not fit a context of ${this.contextLength}`,
+      );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
   }
@@ -186,7 +212,8 @@ export class TransformerModel implements Transformer {
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
       if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
-      if (p.rope) ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+      if (p.rope)
+        ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
       else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
@@ -210,7 +237,10 @@ export class TransformerModel implements Transformer {
     this.checkSlot(slot);
     if (tokens.length === 0) throw new LlmError('invalid-request', 'evaluating tokens: the token list is empty');
     if (!(Number.isSafeInteger(startPos) && startPos >= 0)) {
-      throw new LlmError('invalid-request', `evaluating tokens: start position ${startPos} is not a non-negative integer`);
+      throw new LlmError(
+        'invalid-request',
+        `evaluating tokens: start position ${startPos} is not a non-negative integer`,
+      );
     }
     if (startPos + tokens.length > this.contextLength) {
       throw new LlmError(
@@ -222,31 +252,49 @@ export class TransformerModel implements Transformer {
     }
     for (let i = 0; i < tokens.length; i++) {
       if (!(tokens[i] >= 0 && tokens[i] < this.config.vocabSize)) {
-        throw new LlmError('invalid-request', `evaluating tokens: token ${i} has id ${tokens[i]}, outside the vocabulary (0…${this.config.vocabSize - 1})`, {
-          details: { index: i, token: tokens[i], vocabSize: this.config.vocabSize },
-        });
+        throw new LlmError(
+          'invalid-request',
+          `evaluating tokens: token ${i} has id ${tokens[i]}, outside the vocabulary (0…${this.config.vocabSize - 1})`,
+          {
+            details: { index: i, token: tokens[i], vocabSize: this.config.vocabSize },
+          },
+        );
       }
     }
   }
 
   private checkSlot(slot: number): void {
     if (!(Number.isInteger(slot) && slot >= 0 && slot < this.nSlots)) {
-      throw new LlmError('invalid-request', `sequence slot ${slot} does not exist (the model was loaded with ${this.nSlots})`, {
-        details: { slot, nSlots: this.nSlots },
-      });
+      throw new LlmError(
+        'invalid-request',
+        `sequence slot ${slot} does not exist (the model was loaded with ${this.nSlots})`,
+        {
+          details: { slot, nSlots: this.nSlots },
+        },
+      );
     }
   }
 
   private requireLogits(): number {
     if (this.lastLogitsRow < 0) {
-      throw new LlmError('invalid-request', "reading logits: the last eval did not keep any (call eval with logits 'last' or 'all')");
+      throw new LlmError(
+        'invalid-request',
+        "reading logits: the last eval did not keep any (call eval with logits 'last' or 'all')",
+      );
     }
     return this.lastLogitsRow;
   }
 }
 
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
-function planLayer(c: ModelConfig, spec: LayerSpec, lw: LayerWeights, freqFactors: Float32Array | null, b: Buffers, acts: ActivationMap): LayerPlan {
+function planLayer(
+  c: ModelConfig,
+  spec: LayerSpec,
+  lw: LayerWeights,
+  freqFactors: Float32Array | null,
+  b: Buffers,
+  acts: ActivationMap,
+): LayerPlan {
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,

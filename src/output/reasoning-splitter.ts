@@ -31,7 +31,8 @@ export class ReasoningSplitter {
 
   constructor(format: ReasoningFormat, startInside = false) {
     this.format = format;
-    this.state = format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'body' : startInside ? 'reasoning' : 'start';
+    this.state =
+      format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'body' : startInside ? 'reasoning' : 'start';
     // Harmony output begins with a channel header (the prompt ends with `<|start|>assistant`); a body before any
     // header is the answer.
     this.channel = 'final';

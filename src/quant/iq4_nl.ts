@@ -12,7 +12,14 @@ import { checkDequantizeArgs, checkQuantizeArgs } from './row-args.js';
 
 const QK = 32;
 const BLOCK_BYTES = 18;
-const LAYOUT: Iq4BlockLayout = { superBlockSize: 32, dOffset: 0, scalesHOffset: -1, scalesLOffset: -1, qsOffset: 2, ntry: -1 };
+const LAYOUT: Iq4BlockLayout = {
+  superBlockSize: 32,
+  dOffset: 0,
+  scalesHOffset: -1,
+  scalesLOffset: -1,
+  qsOffset: 2,
+  ntry: -1,
+};
 
 /** The IQ4_NL type. */
 export const iq4_nl: QuantType = {

@@ -13,7 +13,14 @@ import { checkDequantizeArgs, checkQuantizeArgs } from './row-args.js';
 const fround = Math.fround;
 const QK_K = 256;
 const BLOCK_BYTES = 136;
-const LAYOUT: Iq4BlockLayout = { superBlockSize: 256, dOffset: 0, scalesHOffset: 2, scalesLOffset: 4, qsOffset: 8, ntry: 7 };
+const LAYOUT: Iq4BlockLayout = {
+  superBlockSize: 256,
+  dOffset: 0,
+  scalesHOffset: 2,
+  scalesLOffset: 4,
+  qsOffset: 8,
+  ntry: 7,
+};
 
 /** The IQ4_XS type. */
 export const iq4_xs: QuantType = {

@@ -61,7 +61,22 @@ export const q2_k: QuantType = {
       let maxMin = 0;
       for (let j = 0; j < 16; j++) {
         for (let l = 0; l < 16; l++) weights[l] = Math.abs(src[x + 16 * j + l]!);
-        scales[j] = makeQkx2Quants(16, 3, src, x + 16 * j, weights, L, 16 * j, mins, j, laux, -0.5, fround(0.1), 15, true);
+        scales[j] = makeQkx2Quants(
+          16,
+          3,
+          src,
+          x + 16 * j,
+          weights,
+          L,
+          16 * j,
+          mins,
+          j,
+          laux,
+          -0.5,
+          fround(0.1),
+          15,
+          true,
+        );
         if (scales[j]! > maxScale) maxScale = scales[j]!;
         if (mins[j]! > maxMin) maxMin = mins[j]!;
       }

@@ -49,7 +49,22 @@ export function quantizeKSuperBlock(
     }
     const avX = fround(Math.sqrt(fround(sumX2 / 32)));
     for (let l = 0; l < 32; l++) weights[l] = fround(avX + Math.abs(x[xo + 32 * j + l]!));
-    scales[j] = makeQkx2Quants(32, nmax, x, xo + 32 * j, weights, L, 32 * j, mins, j, laux, rmin, fround(0.1), nstep, false);
+    scales[j] = makeQkx2Quants(
+      32,
+      nmax,
+      x,
+      xo + 32 * j,
+      weights,
+      L,
+      32 * j,
+      mins,
+      j,
+      laux,
+      rmin,
+      fround(0.1),
+      nstep,
+      false,
+    );
     if (scales[j]! > maxScale) maxScale = scales[j]!;
     if (mins[j]! > maxMin) maxMin = mins[j]!;
   }

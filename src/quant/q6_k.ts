@@ -79,7 +79,8 @@ export const q6_k: QuantType = {
       const iscale = fround(-128 / maxScale);
       writeF16(dst, o + 208, fround(1 / iscale));
       const dAll = roundToF16(fround(1 / iscale));
-      for (let ib = 0; ib < 16; ib++) dst[o + 192 + ib] = Math.min(127, nearestInt(fround(iscale * scales[ib]!))) & 0xff;
+      for (let ib = 0; ib < 16; ib++)
+        dst[o + 192 + ib] = Math.min(127, nearestInt(fround(iscale * scales[ib]!))) & 0xff;
       for (let j = 0; j < 16; j++) {
         const d = fround(dAll * toInt8(dst[o + 192 + j]!));
         if (d === 0) continue;

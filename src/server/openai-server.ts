@@ -24,7 +24,12 @@ export interface OpenAiServerOptions {
 
 /** OpenAI's error object. */
 interface ErrorBody {
-  readonly error: { readonly message: string; readonly type: string; readonly param: string | null; readonly code: string | null };
+  readonly error: {
+    readonly message: string;
+    readonly type: string;
+    readonly param: string | null;
+    readonly code: string | null;
+  };
 }
 
 class HttpError extends Error {
@@ -43,9 +48,12 @@ function errorOf(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
   if (isLlmError(e)) {
     const field = typeof e.details?.field === 'string' ? e.details.field : null;
-    if (e.code === 'invalid-request' && e.details?.field === 'maxQueue') return new HttpError(429, e.message, 'rate_limit_error', 'queue_full');
-    if (e.code === 'invalid-request') return new HttpError(400, e.message, 'invalid_request_error', 'invalid_request', field);
-    if (e.code === 'context-overflow') return new HttpError(400, e.message, 'invalid_request_error', 'context_length_exceeded');
+    if (e.code === 'invalid-request' && e.details?.field === 'maxQueue')
+      return new HttpError(429, e.message, 'rate_limit_error', 'queue_full');
+    if (e.code === 'invalid-request')
+      return new HttpError(400, e.message, 'invalid_request_error', 'invalid_request', field);
+    if (e.code === 'context-overflow')
+      return new HttpError(400, e.message, 'invalid_request_error', 'context_length_exceeded');
     if (e.code === 'aborted') return new HttpError(499, e.message, 'aborted', 'aborted');
     return new HttpError(500, e.message, 'server_error', e.code);
   }
@@ -60,7 +68,14 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
-      reject(new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit} bytes`, 'invalid_request_error', 'body_too_large'));
+      reject(
+        new HttpError(
+          413,
+          `request body of ${declared} bytes is over the limit of ${limit} bytes`,
+          'invalid_request_error',
+          'body_too_large',
+        ),
+      );
       req.resume();
       return;
     }
@@ -69,7 +84,14 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > limit) {
-        reject(new HttpError(413, `request body is over the limit of ${limit} bytes`, 'invalid_request_error', 'body_too_large'));
+        reject(
+          new HttpError(
+            413,
+            `request body is over the limit of ${limit} bytes`,
+            'invalid_request_error',
+            'body_too_large',
+          ),
+        );
         req.destroy();
         return;
       }
@@ -85,9 +107,15 @@ function parseJson(text: string): Record<string, unknown> {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new HttpError(400, `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, 'invalid_request_error', 'invalid_json');
+    throw new HttpError(
+      400,
+      `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+      'invalid_request_error',
+      'invalid_json',
+    );
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new HttpError(400, 'the request body must be a JSON object', 'invalid_request_error', 'invalid_json');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new HttpError(400, 'the request body must be a JSON object', 'invalid_request_error', 'invalid_json');
   return v as Record<string, unknown>;
 }
 
@@ -106,7 +134,10 @@ export async function createOpenAiServer(engine: Engine, options: OpenAiServerOp
       return;
     }
     const text = JSON.stringify(value);
-    res.writeHead(status, headers({ 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) }));
+    res.writeHead(
+      status,
+      headers({ 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) }),
+    );
     res.end(text);
   };
 
@@ -114,21 +145,39 @@ export async function createOpenAiServer(engine: Engine, options: OpenAiServerOp
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, headers({ 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '600' }));
+      res.writeHead(
+        204,
+        headers({
+          'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+          'Access-Control-Max-Age': '600',
+        }),
+      );
       res.end();
       return;
     }
     if (path === '/health' && req.method === 'GET') return send(res, 200, { status: 'ok' });
     if (options.apiKey !== undefined && path.startsWith('/v1')) {
       const auth = req.headers.authorization ?? '';
-      if (auth !== `Bearer ${options.apiKey}`) throw new HttpError(401, 'invalid or missing API key (send Authorization: Bearer <key>)', 'authentication_error', 'invalid_api_key');
+      if (auth !== `Bearer ${options.apiKey}`)
+        throw new HttpError(
+          401,
+          'invalid or missing API key (send Authorization: Bearer <key>)',
+          'authentication_error',
+          'invalid_api_key',
+        );
     }
     if (path === '/v1/models' && req.method === 'GET') {
-      return send(res, 200, { object: 'list', data: [{ id: modelId, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'webgguf' }] });
+      return send(res, 200, {
+        object: 'list',
+        data: [{ id: modelId, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'webgguf' }],
+      });
     }
     const chat = path === '/v1/chat/completions';
-    if (!chat && path !== '/v1/completions') throw new HttpError(404, `no route ${req.method ?? ''} ${path}`, 'invalid_request_error', 'not_found');
-    if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`, 'invalid_request_error', 'method_not_allowed');
+    if (!chat && path !== '/v1/completions')
+      throw new HttpError(404, `no route ${req.method ?? ''} ${path}`, 'invalid_request_error', 'not_found');
+    if (req.method !== 'POST')
+      throw new HttpError(405, `${path} takes POST`, 'invalid_request_error', 'method_not_allowed');
     const request = parseJson(await readBody(req, limit));
     delete request.signal;
     // The client's disconnect aborts the generation (and frees the queue).
@@ -138,8 +187,15 @@ export async function createOpenAiServer(engine: Engine, options: OpenAiServerOp
     });
     const call = { ...request, signal: controller.signal } as never;
     const result: unknown = chat ? await engine.chat.completions.create(call) : await engine.completions.create(call);
-    if (request.stream !== true) return send(res, 200, { ...(result as object), model: typeof request.model === 'string' ? request.model : modelId });
-    res.writeHead(200, headers({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' }));
+    if (request.stream !== true)
+      return send(res, 200, {
+        ...(result as object),
+        model: typeof request.model === 'string' ? request.model : modelId,
+      });
+    res.writeHead(
+      200,
+      headers({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' }),
+    );
     try {
       for await (const chunk of result as AsyncIterable<object>) {
         if (controller.signal.aborted) break;

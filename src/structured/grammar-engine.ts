@@ -81,7 +81,8 @@ export class GrammarEngine {
       const tk = this.tokenizer;
       const vocab: string[] = new Array<string>(this.vocabSize);
       for (let id = 0; id < this.vocabSize; id++) {
-        const marker = id < tk.vocabSize && tk.isControl(id) && !tk.eogIds.has(id) && SYNTAX_MARKERS.has(tk.tokenText(id));
+        const marker =
+          id < tk.vocabSize && tk.isControl(id) && !tk.eogIds.has(id) && SYNTAX_MARKERS.has(tk.tokenText(id));
         if (id >= tk.vocabSize || (tk.isControl(id) && !marker)) {
           vocab[id] = '';
           continue;
@@ -91,7 +92,9 @@ export class GrammarEngine {
         for (const b of bytes) s += alphabet[b];
         vocab[id] = s;
       }
-      const info = await xg.TokenizerInfo.createTokenizerInfo(vocab, 'BYTE_LEVEL', false, this.vocabSize, [...tk.eogIds]);
+      const info = await xg.TokenizerInfo.createTokenizerInfo(vocab, 'BYTE_LEVEL', false, this.vocabSize, [
+        ...tk.eogIds,
+      ]);
       const compiler = await xg.GrammarCompiler.createGrammarCompiler(info, true);
       return { xg, compiler };
     })().catch((e: unknown) => {
@@ -129,10 +132,22 @@ export class GrammarEngine {
     if (r.error !== undefined || r.value === undefined) {
       // XGrammar aborted its instance: drop it (and everything built on it) so the next request starts clean.
       this.reset();
-      const why = r.messages.map((m) => m.replace(/^\[FATAL\]\s*\S+:\d+:\s*/, '')).filter((m) => m && !/^Aborted\(/.test(m)).join('; ') || String(r.error);
-      throw new LlmError('invalid-request', `request field '${field}': the ${spec.kind === 'grammar' ? 'grammar' : 'JSON schema'} cannot be compiled: ${why}`, {
-        details: { field, allowed: spec.kind === 'grammar' ? 'a GBNF/EBNF grammar with a root rule' : 'a JSON schema XGrammar supports' },
-      });
+      const why =
+        r.messages
+          .map((m) => m.replace(/^\[FATAL\]\s*\S+:\d+:\s*/, ''))
+          .filter((m) => m && !/^Aborted\(/.test(m))
+          .join('; ') || String(r.error);
+      throw new LlmError(
+        'invalid-request',
+        `request field '${field}': the ${spec.kind === 'grammar' ? 'grammar' : 'JSON schema'} cannot be compiled: ${why}`,
+        {
+          details: {
+            field,
+            allowed:
+              spec.kind === 'grammar' ? 'a GBNF/EBNF grammar with a root rule' : 'a JSON schema XGrammar supports',
+          },
+        },
+      );
     }
     this.lastCompileMs = performance.now() - t0;
     this.cache.set(key, r.value);

@@ -22,7 +22,8 @@ let instance: Promise<XgrammarModule> | null = null;
 /** Receives what XGrammar prints to stderr while a compile runs. */
 let sink: ((line: string) => void) | null = null;
 
-const isNode = typeof process !== 'undefined' && typeof process.versions === 'object' && typeof process.versions.node === 'string';
+const isNode =
+  typeof process !== 'undefined' && typeof process.versions === 'object' && typeof process.versions.node === 'string';
 
 async function readSource(): Promise<{ text: string; file: string }> {
   if (isNode) {
@@ -50,7 +51,7 @@ async function evaluate(): Promise<XgrammarModule> {
   // may not use import() where no module loader backs it (vm contexts, some workers).
   const text = (await source).text.replace("await import('module')", "require('module')");
   const mod = { exports: {} as Record<string, unknown> };
-  let req: unknown ;
+  let req: unknown;
   let dir = '';
   if (isNode) {
     const nodeModule = 'node:module';
@@ -82,7 +83,11 @@ async function evaluate(): Promise<XgrammarModule> {
 export function loadXgrammar(): Promise<XgrammarModule> {
   instance ??= evaluate().catch((e: unknown) => {
     instance = null;
-    throw e instanceof LlmError ? e : new LlmError('feature-missing', `loading the grammar engine (@mlc-ai/web-xgrammar) failed: ${String(e)}`, { cause: e });
+    throw e instanceof LlmError
+      ? e
+      : new LlmError('feature-missing', `loading the grammar engine (@mlc-ai/web-xgrammar) failed: ${String(e)}`, {
+          cause: e,
+        });
   });
   return instance;
 }
@@ -93,7 +98,9 @@ export function resetXgrammar(): void {
 }
 
 /** Runs `f`, collecting what XGrammar prints (its error messages). */
-export async function withXgrammarMessages<T>(f: () => Promise<T>): Promise<{ value?: T; error?: unknown; messages: string[] }> {
+export async function withXgrammarMessages<T>(
+  f: () => Promise<T>,
+): Promise<{ value?: T; error?: unknown; messages: string[] }> {
   const messages: string[] = [];
   sink = (line) => messages.push(line);
   try {

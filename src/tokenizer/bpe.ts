@@ -34,7 +34,8 @@ export class BpeEncoder {
     private readonly vocab: Vocab,
     merges: readonly string[],
   ) {
-    if (!vocab.preSpec) throw new LlmError('tokenizer', 'creating the BPE tokenizer: the vocabulary has no pre-tokenizer');
+    if (!vocab.preSpec)
+      throw new LlmError('tokenizer', 'creating the BPE tokenizer: the vocabulary has no pre-tokenizer');
     this.splitter = new RegexSplitter(vocab.preSpec.regexes);
     this.ranks = new Map();
     for (let i = 0; i < merges.length; i++) {

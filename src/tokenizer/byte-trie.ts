@@ -40,7 +40,9 @@ export class ByteTrie {
     for (let i = 0; i < key.length; i++) {
       const b = key[i];
       if (this.count >= this.bFirst.length) this.grow();
-      const first = this.bFirst, next = this.bNext!, label = this.bLabel!;
+      const first = this.bFirst,
+        next = this.bNext!,
+        label = this.bLabel!;
       // Sibling lists are kept sorted by byte, so freezing needs no sort.
       let prev = -1;
       let c = first[node];
@@ -64,7 +66,10 @@ export class ByteTrie {
   /** Renumbers breadth-first with sorted children and drops the build arrays. */
   private freeze(): void {
     const n = this.count;
-    const bFirst = this.bFirst!, bNext = this.bNext!, bLabel = this.bLabel!, bValue = this.bValue!;
+    const bFirst = this.bFirst!,
+      bNext = this.bNext!,
+      bLabel = this.bLabel!,
+      bValue = this.bValue!;
     const order = new Int32Array(n); // new id → old id
     const first = new Int32Array(n + 1);
     const label = new Uint8Array(n);

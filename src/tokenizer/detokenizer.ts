@@ -41,7 +41,8 @@ export class Detokenizer {
     if (type === 'rwkv') return unescapeRwkv(text);
     if (type === 'test') return utf8Encode(id.toString(16));
     if (type === 'plamo2') {
-      if (attr & TokenAttr.Byte && /^<0x[0-9A-Fa-f]{2}>$/.test(text)) return Uint8Array.of(parseInt(text.slice(3, 5), 16));
+      if (attr & TokenAttr.Byte && /^<0x[0-9A-Fa-f]{2}>$/.test(text))
+        return Uint8Array.of(parseInt(text.slice(3, 5), 16));
       return utf8Encode(text);
     }
     if (attr & (TokenAttr.Control | TokenAttr.Unknown | TokenAttr.UserDefined)) return utf8Encode(text);
@@ -148,7 +149,8 @@ function byteLevelDecode(text: string): Uint8Array {
 
 /** llama.cpp's three `clean_spaces` passes: " ?"/" !"/" ."/" ," lose the space, " ' " loses both, " 's" etc. lose it. */
 function cleanSpaces(text: Uint8Array): Uint8Array {
-  const SP = 0x20, Q = 0x27;
+  const SP = 0x20,
+    Q = 0x27;
   let t = Array.from(text);
   // pass 1
   let out: number[] = t.length ? [t[0]] : [];

@@ -18,7 +18,8 @@ const TOKENIZER_ERRORS: MetadataErrors = {
 const reader = (meta: TokenizerMetadata): MetadataReader => new MetadataReader(meta, TOKENIZER_ERRORS);
 
 /** A string value, or `undefined` when the key is absent. */
-export const readString = (meta: TokenizerMetadata, key: string): string | undefined => reader(meta).optionalString(key);
+export const readString = (meta: TokenizerMetadata, key: string): string | undefined =>
+  reader(meta).optionalString(key);
 
 /** A boolean value (integers 0/1 accepted), or `undefined` when absent. */
 export const readBool = (meta: TokenizerMetadata, key: string): boolean | undefined => reader(meta).optionalBool(key);
@@ -27,7 +28,9 @@ export const readBool = (meta: TokenizerMetadata, key: string): boolean | undefi
 export const readUint = (meta: TokenizerMetadata, key: string): number | undefined => reader(meta).optionalUint(key);
 
 /** An array of strings, or `undefined` when absent. */
-export const readStringArray = (meta: TokenizerMetadata, key: string): readonly string[] | undefined => reader(meta).optionalStringArray(key);
+export const readStringArray = (meta: TokenizerMetadata, key: string): readonly string[] | undefined =>
+  reader(meta).optionalStringArray(key);
 
 /** An array of numbers (f32 scores or i32 types), or `undefined` when absent; typed arrays are returned without a copy. */
-export const readNumberArray = (meta: TokenizerMetadata, key: string): ArrayLike<number> | undefined => reader(meta).optionalNumbers(key);
+export const readNumberArray = (meta: TokenizerMetadata, key: string): ArrayLike<number> | undefined =>
+  reader(meta).optionalNumbers(key);

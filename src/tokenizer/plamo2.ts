@@ -50,9 +50,13 @@ export class Plamo2Encoder {
     for (let b = 0; b < 256; b++) {
       // llama.cpp treats id 0 as "not set" too.
       if (this.bytes[b] === 0) {
-        throw new LlmError('tokenizer', `creating the PLaMo-2 tokenizer: byte token <0x${b.toString(16).toUpperCase().padStart(2, '0')}> is missing; re-convert the model`, {
-          details: { byte: b },
-        });
+        throw new LlmError(
+          'tokenizer',
+          `creating the PLaMo-2 tokenizer: byte token <0x${b.toString(16).toUpperCase().padStart(2, '0')}> is missing; re-convert the model`,
+          {
+            details: { byte: b },
+          },
+        );
       }
     }
   }

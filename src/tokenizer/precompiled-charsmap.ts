@@ -16,9 +16,13 @@ export interface CharsmapMatch {
 }
 
 function malformed(what: string): LlmError {
-  return new LlmError('tokenizer', `tokenizing: the precompiled charsmap is malformed (${what}); re-convert the model`, {
-    details: { what },
-  });
+  return new LlmError(
+    'tokenizer',
+    `tokenizing: the precompiled charsmap is malformed (${what}); re-convert the model`,
+    {
+      details: { what },
+    },
+  );
 }
 
 /** A parsed precompiled charsmap. */
@@ -59,7 +63,7 @@ export class PrecompiledCharsmap {
       if (c === 0) break;
       node = (node ^ c) >>> 0;
       const u = this.unit(node);
-      if (((u & 0x800000ff) >>> 0) !== c) break;
+      if ((u & 0x800000ff) >>> 0 !== c) break;
       const leaf = (u >>> 8) & 1;
       node = (node ^ this.base(node)) >>> 0;
       if (leaf) {
@@ -68,7 +72,8 @@ export class PrecompiledCharsmap {
       }
     }
     if (longest === 0) return null;
-    if (valueAt >= this.strings.length) throw malformed(`replacement offset ${valueAt} is past the ${this.strings.length}-byte string table`);
+    if (valueAt >= this.strings.length)
+      throw malformed(`replacement offset ${valueAt} is past the ${this.strings.length}-byte string table`);
     const end = this.strings.indexOf(0, valueAt);
     if (end < 0) throw malformed(`the replacement at offset ${valueAt} has no terminating NUL`);
     return { length: longest, replacement: this.strings.subarray(valueAt, end) };

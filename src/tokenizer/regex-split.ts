@@ -239,7 +239,8 @@ function gpt2Engine(p: Pieces): number[] {
         const cls = f2 & CpFlag.Letter ? 1 : f2 & CpFlag.Number ? 2 : 3;
         if (c === 0x20) pos++;
         for (;;) {
-          const inClass = cls === 1 ? (f2 & CpFlag.Letter) !== 0 : cls === 2 ? (f2 & CpFlag.Number) !== 0 : !(f2 & WLN) && f2 !== 0;
+          const inClass =
+            cls === 1 ? (f2 & CpFlag.Letter) !== 0 : cls === 2 ? (f2 & CpFlag.Number) !== 0 : !(f2 & WLN) && f2 !== 0;
           if (!inClass) break;
           pos++;
           f2 = pos < end ? F[pos] : 0;
@@ -250,7 +251,8 @@ function gpt2Engine(p: Pieces): number[] {
       }
       let nWs = 0;
       while (pos + nWs < end && F[pos + nWs] & CpFlag.Whitespace) nWs++;
-      if (nWs > 1 && pos + nWs < end) pos += nWs - 1; // \s+(?!\S): leave the last space to the next word
+      if (nWs > 1 && pos + nWs < end)
+        pos += nWs - 1; // \s+(?!\S): leave the last space to the next word
       else if (nWs > 0) pos += nWs;
       else pos++;
       if (pos > prevEnd) out.push(pos - prevEnd);
@@ -353,7 +355,9 @@ function compileEngine(src: string): Engine {
   try {
     return usesCategories(src) ? collapsedEngine(src) : plainEngine(src);
   } catch (e) {
-    throw new LlmError('tokenizer', `compiling pre-tokenizer regex '${src}' failed: ${(e as Error).message}`, { cause: e });
+    throw new LlmError('tokenizer', `compiling pre-tokenizer regex '${src}' failed: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }
 

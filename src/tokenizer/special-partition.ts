@@ -7,7 +7,9 @@
 import { TokenAttr, type Vocab } from './vocab.js';
 
 /** A piece of the input: raw text `text.slice(start, end)`, or one special token. */
-export type Fragment = { readonly kind: 'text'; readonly start: number; readonly end: number } | { readonly kind: 'token'; readonly id: number };
+export type Fragment =
+  | { readonly kind: 'text'; readonly start: number; readonly end: number }
+  | { readonly kind: 'token'; readonly id: number };
 
 /** C `isspace` on one UTF-16 unit (space, \t, \n, \v, \f, \r). */
 function isCSpace(c: number): boolean {

@@ -34,7 +34,8 @@ export class UgmEncoder {
       const attr = vocab.typeAttrs[id]; // llama.cpp builds the tokenizer before the by-text attribute fixes
       // llama.cpp's is_normal / is_user_defined / is_unused test the attribute bit.
       if (attr & TokenAttr.Normal) min = Math.min(min, vocab.scores[id]);
-      if (attr & (TokenAttr.Normal | TokenAttr.UserDefined | TokenAttr.Unused)) this.tokens.insert(utf8Encode(vocab.tokens[id]), id);
+      if (attr & (TokenAttr.Normal | TokenAttr.UserDefined | TokenAttr.Unused))
+        this.tokens.insert(utf8Encode(vocab.tokens[id]), id);
       if (attr & TokenAttr.UserDefined) {
         this.userDefined.insert(utf8Encode(vocab.tokens[id]), id);
         userDefined = true;
@@ -100,9 +101,13 @@ export class UgmEncoder {
     }
     for (let i = rev.length - 1; i >= 0; i--) {
       if (rev[i] < 0) {
-        throw new LlmError('tokenizer', 'tokenizing: the text needs the unknown token but the UGM vocabulary has none', {
-          details: { model: vocab.model },
-        });
+        throw new LlmError(
+          'tokenizer',
+          'tokenizing: the text needs the unknown token but the UGM vocabulary has none',
+          {
+            details: { model: vocab.model },
+          },
+        );
       }
       out.push(rev[i]);
     }

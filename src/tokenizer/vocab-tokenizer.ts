@@ -62,14 +62,21 @@ export class VocabTokenizer implements Tokenizer {
     this.spm = vocab.type === 'spm' ? new SpmEncoder(vocab) : null;
     this.wpm = vocab.type === 'wpm' ? new WpmEncoder(vocab) : null;
     this.other =
-      vocab.type === 'ugm' ? new UgmEncoder(vocab)
-      : vocab.type === 'rwkv' ? new RwkvEncoder(vocab)
-      : vocab.type === 'plamo2' ? new Plamo2Encoder(vocab)
-      : vocab.type === 'test' ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
-      : null;
+      vocab.type === 'ugm'
+        ? new UgmEncoder(vocab)
+        : vocab.type === 'rwkv'
+          ? new RwkvEncoder(vocab)
+          : vocab.type === 'plamo2'
+            ? new Plamo2Encoder(vocab)
+            : vocab.type === 'test'
+              ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
+              : null;
     if (vocab.type === 'bpe') {
       if (!merges) {
-        throw new LlmError('tokenizer', "creating the BPE tokenizer: 'tokenizer.ggml.merges' is missing; re-convert the model");
+        throw new LlmError(
+          'tokenizer',
+          "creating the BPE tokenizer: 'tokenizer.ggml.merges' is missing; re-convert the model",
+        );
       }
       this.bpe = new BpeEncoder(vocab, merges);
     } else {

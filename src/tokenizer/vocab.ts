@@ -66,14 +66,42 @@ export const DNA_KMER_MARKER = '\ue000';
 
 /** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
 const EOG_TEXTS = new Set([
-  '<|eot_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<|flush|>', '<|calls|>', '<end_of_turn>',
-  '<|endoftext|>', '</s>', '<|eom_id|>', '<EOT>', '_<EOT>', '[EOT]', '[EOS]', '<|end_of_text|>',
-  '<end_of_utterance>', '<eos>', '<turn|>', '<|tool_response>', '<｜end▁of▁sentence｜>', '[e~[',
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<|return|>',
+  '<|call|>',
+  '<|flush|>',
+  '<|calls|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '</s>',
+  '<|eom_id|>',
+  '<EOT>',
+  '_<EOT>',
+  '[EOT]',
+  '[EOS]',
+  '<|end_of_text|>',
+  '<end_of_utterance>',
+  '<eos>',
+  '<turn|>',
+  '<|tool_response>',
+  '<｜end▁of▁sentence｜>',
+  '[e~[',
 ]);
 /** Texts llama.cpp takes as the EOT token when the file names none. */
 const EOT_TEXTS = new Set([
-  '<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>', '_<EOT>',
-  '[EOT]', '<｜end▁of▁sentence｜>', '<end_of_utterance>',
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '<|end_of_text|>',
+  '<EOT>',
+  '_<EOT>',
+  '[EOT]',
+  '<｜end▁of▁sentence｜>',
+  '<end_of_utterance>',
 ]);
 /** FIM tokens that llama.cpp makes CONTROL and end-of-generation when present. */
 const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
@@ -85,15 +113,42 @@ const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
 const FIM_CONTROL_TEXTS: ReadonlyArray<[keys: readonly string[], texts: readonly string[]]> = [
   [
     ['tokenizer.ggml.fim_pre_token_id', 'tokenizer.ggml.prefix_token_id'],
-    ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>'],
+    [
+      '<|fim_prefix|>',
+      '<fim-prefix>',
+      '<fim_prefix>',
+      '<｜fim▁begin｜>',
+      '<PRE>',
+      '▁<PRE>',
+      '<|code_prefix|>',
+      '<|prefix|>',
+    ],
   ],
   [
     ['tokenizer.ggml.fim_suf_token_id', 'tokenizer.ggml.suffix_token_id'],
-    ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>'],
+    [
+      '<|fim_suffix|>',
+      '<fim-suffix>',
+      '<fim_suffix>',
+      '<｜fim▁hole｜>',
+      '<SUF>',
+      '▁<SUF>',
+      '<|code_suffix|>',
+      '<|suffix|>',
+    ],
   ],
   [
     ['tokenizer.ggml.fim_mid_token_id', 'tokenizer.ggml.middle_token_id'],
-    ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>'],
+    [
+      '<|fim_middle|>',
+      '<fim-middle>',
+      '<fim_middle>',
+      '<｜fim▁end｜>',
+      '<MID>',
+      '▁<MID>',
+      '<|code_middle|>',
+      '<|middle|>',
+    ],
   ],
 ];
 
@@ -105,9 +160,13 @@ function readCharsmap(meta: TokenizerMetadata): Uint8Array | null {
   const bytes = Uint8Array.from(raw, (x) => x & 0xff);
   const blob = bytes.length >= 4 ? new DataView(bytes.buffer).getUint32(0, true) : -1;
   if (blob < 0 || blob + 4 >= bytes.length) {
-    throw new LlmError('tokenizer', `creating the UGM tokenizer: '${key}' is malformed (${bytes.length} bytes, trie size ${blob}); re-convert the model`, {
-      details: { key, bytes: bytes.length },
-    });
+    throw new LlmError(
+      'tokenizer',
+      `creating the UGM tokenizer: '${key}' is malformed (${bytes.length} bytes, trie size ${blob}); re-convert the model`,
+      {
+        details: { key, bytes: bytes.length },
+      },
+    );
   }
   return bytes;
 }
@@ -166,12 +225,19 @@ export class Vocab {
   constructor(meta: TokenizerMetadata) {
     const model = readString(meta, 'tokenizer.ggml.model');
     if (model === undefined) {
-      throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.model' is missing; this GGUF has no vocabulary");
+      throw new LlmError(
+        'tokenizer',
+        "creating the tokenizer: 'tokenizer.ggml.model' is missing; this GGUF has no vocabulary",
+      );
     }
     if (model === 'none' || model === 'no_vocab') {
-      throw new LlmError('tokenizer', `creating the tokenizer: 'tokenizer.ggml.model' = '${model}': this GGUF has no vocabulary; pass token ids`, {
-        details: { model },
-      });
+      throw new LlmError(
+        'tokenizer',
+        `creating the tokenizer: 'tokenizer.ggml.model' = '${model}': this GGUF has no vocabulary; pass token ids`,
+        {
+          details: { model },
+        },
+      );
     }
     const type = Object.hasOwn(MODEL_TO_TYPE, model) ? MODEL_TO_TYPE[model] : undefined;
     if (!type) {
@@ -185,15 +251,26 @@ export class Vocab {
     this.type = type;
     const tokens = readStringArray(meta, 'tokenizer.ggml.tokens');
     if (!tokens || tokens.length === 0) {
-      throw new LlmError('tokenizer', "creating the tokenizer: 'tokenizer.ggml.tokens' is missing or empty; re-convert the model");
+      throw new LlmError(
+        'tokenizer',
+        "creating the tokenizer: 'tokenizer.ggml.tokens' is missing or empty; re-convert the model",
+      );
     }
     const n = tokens.length;
 
     // Per-type defaults (llama.cpp): special ids, then flags.
-    let bos: number | null = 1, eos: number | null = 2, unk: number | null = 0, sep: number | null = null;
+    let bos: number | null = 1,
+      eos: number | null = 2,
+      unk: number | null = 0,
+      sep: number | null = null;
     let pad: number | null = null;
-    let addBos = false, addEos = false, addSep = false, addSpacePrefix = false, cleanSpaces = false;
-    let ignoreMerges = false, escapeWhitespaces = true;
+    let addBos = false,
+      addEos = false,
+      addSep = false,
+      addSpacePrefix = false,
+      cleanSpaces = false;
+    let ignoreMerges = false,
+      escapeWhitespaces = true;
     this.pre = '';
     this.preSpec = null;
     this.precompiledCharsmap = null;
@@ -257,7 +334,8 @@ export class Vocab {
       if (oov !== undefined) {
         for (let i = oov + 1; i < n; i++) {
           const t = texts[i];
-          if (t.length > DNA_KMER_MARKER.length && t.endsWith(DNA_KMER_MARKER)) texts[i] = t.slice(0, -DNA_KMER_MARKER.length);
+          if (t.length > DNA_KMER_MARKER.length && t.endsWith(DNA_KMER_MARKER))
+            texts[i] = t.slice(0, -DNA_KMER_MARKER.length);
         }
       }
     }
@@ -393,7 +471,10 @@ export class Vocab {
       const id = this.tokenToId.get(text);
       if (id !== undefined) this.attrs[id] = on ? this.attrs[id] | attr : this.attrs[id] & ~attr;
     };
-    if (['jina-v2-de', 'jina-v2-es', 'jina-v2-code'].some((s) => pre.includes(s)) || ['nomic-bert-moe', 'jina-bert-v3'].some((s) => arch.includes(s))) {
+    if (
+      ['jina-v2-de', 'jina-v2-es', 'jina-v2-code'].some((s) => pre.includes(s)) ||
+      ['nomic-bert-moe', 'jina-bert-v3'].some((s) => arch.includes(s))
+    ) {
       set('<mask>', TokenAttr.Lstrip, true);
     } else if (name.includes('phi-3') || name.includes('phi3')) {
       for (const id of this.specialTokens) this.attrs[id] |= TokenAttr.Rstrip;
@@ -405,15 +486,23 @@ export class Vocab {
   }
 
   private shortArray(key: string, got: number, want: number): LlmError {
-    return new LlmError('tokenizer', `creating the tokenizer: '${key}' has ${got} entries for ${want} tokens; re-convert the model`, {
-      details: { key, got, want },
-    });
+    return new LlmError(
+      'tokenizer',
+      `creating the tokenizer: '${key}' has ${got} entries for ${want} tokens; re-convert the model`,
+      {
+        details: { key, got, want },
+      },
+    );
   }
 
   private missingSpecial(flag: string, idKey: string): LlmError {
-    return new LlmError('tokenizer', `creating the tokenizer: tokenizer.ggml.${flag} is true but tokenizer.ggml.${idKey} is not set`, {
-      details: { flag, idKey },
-    });
+    return new LlmError(
+      'tokenizer',
+      `creating the tokenizer: tokenizer.ggml.${flag} is true but tokenizer.ggml.${idKey} is not set`,
+      {
+        details: { flag, idKey },
+      },
+    );
   }
 
   /** Number of tokens. */
@@ -429,9 +518,13 @@ export class Vocab {
   /** Throws `LlmError('tokenizer')` unless `id` is a token id of this vocabulary. */
   checkId(id: number, step: string): void {
     if (!Number.isInteger(id) || id < 0 || id >= this.tokens.length) {
-      throw new LlmError('tokenizer', `${step}: token id ${id} is out of range (vocabulary has ${this.tokens.length} tokens)`, {
-        details: { id, vocabSize: this.tokens.length },
-      });
+      throw new LlmError(
+        'tokenizer',
+        `${step}: token id ${id} is out of range (vocabulary has ${this.tokens.length} tokens)`,
+        {
+          details: { id, vocabSize: this.tokens.length },
+        },
+      );
     }
   }
 }

@@ -18,7 +18,17 @@
  */
 
 /** A tool-call syntax. */
-export type ToolCallFormat = 'hermes' | 'qwen3-coder' | 'llama3' | 'mistral' | 'mistral-args' | 'harmony' | 'granite' | 'phi4' | 'lfm2' | 'gemma4';
+export type ToolCallFormat =
+  | 'hermes'
+  | 'qwen3-coder'
+  | 'llama3'
+  | 'mistral'
+  | 'mistral-args'
+  | 'harmony'
+  | 'granite'
+  | 'phi4'
+  | 'lfm2'
+  | 'gemma4';
 
 /** Detects the syntax from the template text (first match wins); templates without a known one get 'hermes'. */
 export function detectToolCallFormat(template: string): ToolCallFormat {
@@ -38,8 +48,23 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
 
 /** Marker strings of every syntax (special tokens the grammar engine and the parser must see as text). */
 export const TOOL_MARKERS: readonly string[] = [
-  '<tool_call>', '</tool_call>', '<|python_tag|>', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', '<|channel|>', '<|message|>', '<|constrain|>',
-  '<|start|>', '<|end|>', '<|tool_call|>', '<|tool_call_start|>', '<|tool_call_end|>', '<|tool_call>', '<tool_call|>', '<|"|>',
+  '<tool_call>',
+  '</tool_call>',
+  '<|python_tag|>',
+  '[TOOL_CALLS]',
+  '[ARGS]',
+  '[CALL_ID]',
+  '<|channel|>',
+  '<|message|>',
+  '<|constrain|>',
+  '<|start|>',
+  '<|end|>',
+  '<|tool_call|>',
+  '<|tool_call_start|>',
+  '<|tool_call_end|>',
+  '<|tool_call>',
+  '<tool_call|>',
+  '<|"|>',
 ];
 
 /** The strings that open a call in `format` (the streamed answer is held back from the first one on). */
@@ -70,7 +95,9 @@ export function callTriggers(format: ToolCallFormat): readonly string[] {
 export interface CallTag {
   readonly type: 'tag';
   readonly begin: string;
-  readonly content: { readonly type: 'json_schema'; readonly json_schema: unknown } | { readonly type: 'qwen_xml_parameter'; readonly json_schema: unknown };
+  readonly content:
+    | { readonly type: 'json_schema'; readonly json_schema: unknown }
+    | { readonly type: 'qwen_xml_parameter'; readonly json_schema: unknown };
   readonly end: string;
 }
 
@@ -78,26 +105,64 @@ export interface CallTag {
  * The structural tag of one call to `name` in `format`, with its trigger (a prefix of `begin`), or null when the
  * syntax is not expressible as one (lfm2, gemma4: parsed only).
  */
-export function callTag(format: ToolCallFormat, name: string, schema: unknown): { tag: CallTag; trigger: string } | null {
+export function callTag(
+  format: ToolCallFormat,
+  name: string,
+  schema: unknown,
+): { tag: CallTag; trigger: string } | null {
   const q = JSON.stringify(name);
   const json = { type: 'json_schema' as const, json_schema: schema };
   switch (format) {
     case 'hermes':
-      return { tag: { type: 'tag', begin: `<tool_call>\n{"name": ${q}, "arguments": `, content: json, end: '}\n</tool_call>' }, trigger: '<tool_call>' };
+      return {
+        tag: { type: 'tag', begin: `<tool_call>\n{"name": ${q}, "arguments": `, content: json, end: '}\n</tool_call>' },
+        trigger: '<tool_call>',
+      };
     case 'qwen3-coder':
-      return { tag: { type: 'tag', begin: `<tool_call>\n<function=${name}>\n`, content: { type: 'qwen_xml_parameter', json_schema: schema }, end: '</function>\n</tool_call>' }, trigger: '<tool_call>' };
+      return {
+        tag: {
+          type: 'tag',
+          begin: `<tool_call>\n<function=${name}>\n`,
+          content: { type: 'qwen_xml_parameter', json_schema: schema },
+          end: '</function>\n</tool_call>',
+        },
+        trigger: '<tool_call>',
+      };
     case 'llama3':
-      return { tag: { type: 'tag', begin: `{"name": ${q}, "parameters": `, content: json, end: '}' }, trigger: '{"name": ' };
+      return {
+        tag: { type: 'tag', begin: `{"name": ${q}, "parameters": `, content: json, end: '}' },
+        trigger: '{"name": ',
+      };
     case 'mistral':
-      return { tag: { type: 'tag', begin: `[TOOL_CALLS][{"name": ${q}, "arguments": `, content: json, end: '}]' }, trigger: '[TOOL_CALLS]' };
+      return {
+        tag: { type: 'tag', begin: `[TOOL_CALLS][{"name": ${q}, "arguments": `, content: json, end: '}]' },
+        trigger: '[TOOL_CALLS]',
+      };
     case 'mistral-args':
-      return { tag: { type: 'tag', begin: `[TOOL_CALLS]${name}[ARGS]`, content: json, end: '' }, trigger: '[TOOL_CALLS]' };
+      return {
+        tag: { type: 'tag', begin: `[TOOL_CALLS]${name}[ARGS]`, content: json, end: '' },
+        trigger: '[TOOL_CALLS]',
+      };
     case 'harmony':
-      return { tag: { type: 'tag', begin: `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>`, content: json, end: '' }, trigger: '<|channel|>commentary to=' };
+      return {
+        tag: {
+          type: 'tag',
+          begin: `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>`,
+          content: json,
+          end: '',
+        },
+        trigger: '<|channel|>commentary to=',
+      };
     case 'granite':
-      return { tag: { type: 'tag', begin: `<|tool_call|>[{"name": ${q}, "arguments": `, content: json, end: '}]' }, trigger: '<|tool_call|>' };
+      return {
+        tag: { type: 'tag', begin: `<|tool_call|>[{"name": ${q}, "arguments": `, content: json, end: '}]' },
+        trigger: '<|tool_call|>',
+      };
     case 'phi4':
-      return { tag: { type: 'tag', begin: `functools[{"name": ${q}, "arguments": `, content: json, end: '}]' }, trigger: 'functools[' };
+      return {
+        tag: { type: 'tag', begin: `functools[{"name": ${q}, "arguments": `, content: json, end: '}]' },
+        trigger: 'functools[',
+      };
     default:
       return null;
   }

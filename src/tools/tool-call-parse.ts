@@ -117,7 +117,8 @@ function pythonCalls(src: string): ParsedCall[] | null {
   const re = /([A-Za-z_][\w.-]*)\(([^()]*)\)/g;
   for (let m = re.exec(src); m; m = re.exec(src)) {
     const args: Record<string, unknown> = {};
-    const argRe = /([A-Za-z_]\w*)\s*=\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\[[^\]]*\]|\{[^}]*\})/g;
+    const argRe =
+      /([A-Za-z_]\w*)\s*=\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\[[^\]]*\]|\{[^}]*\})/g;
     for (let a = argRe.exec(m[2]); a; a = argRe.exec(m[2])) {
       const v = a[2];
       if (v.startsWith("'")) args[a[1]] = v.slice(1, -1).replace(/\\'/g, "'");
@@ -140,7 +141,10 @@ function pythonCalls(src: string): ParsedCall[] | null {
 function gemmaToJson(src: string): string {
   const strings: string[] = [];
   const withSlots = src.replace(/<\|"\|>([\s\S]*?)<\|"\|>/g, (_m, t: string) => `\u0000${strings.push(t) - 1}\u0000`);
-  const quoted = withSlots.replace(/([{,]\s*)([^:{}",[\]\u0000]+?)\s*:/g, (_m, p: string, k: string) => `${p}${JSON.stringify(k.trim())}:`);
+  const quoted = withSlots.replace(
+    /([{,]\s*)([^:{}",[\]\u0000]+?)\s*:/g,
+    (_m, p: string, k: string) => `${p}${JSON.stringify(k.trim())}:`,
+  );
   return quoted.replace(/\u0000(\d+)\u0000/g, (_m, n: string) => JSON.stringify(strings[Number(n)]));
 }
 
@@ -159,7 +163,9 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
       return scan(text, '<tool_call>', (s, at, calls) => {
         const m = /^\s*<function=([^>\n]+)>([\s\S]*?)<\/function>\s*/.exec(s.slice(at));
         if (!m) return -1;
-        const schema = tools.find((t) => t.name === m[1])?.parameters as { properties?: Record<string, unknown> } | undefined;
+        const schema = tools.find((t) => t.name === m[1])?.parameters as
+          | { properties?: Record<string, unknown> }
+          | undefined;
         const args: Record<string, unknown> = {};
         const pr = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
         for (let p = pr.exec(m[2]); p; p = pr.exec(m[2])) args[p[1]] = xmlValue(p[2], schema?.properties?.[p[1]]);

@@ -10,7 +10,10 @@ import type { ToolSpec } from './tool-spec.js';
 
 /** The constraint for `spec` in `format`, or null when the syntax cannot be constrained (parsed only). */
 export function toolGrammar(format: ToolCallFormat, spec: ToolSpec): GrammarSpec | null {
-  const chosen = typeof spec.choice === 'object' ? spec.tools.filter((t) => t.name === (spec.choice as { name: string }).name) : spec.tools;
+  const chosen =
+    typeof spec.choice === 'object'
+      ? spec.tools.filter((t) => t.name === (spec.choice as { name: string }).name)
+      : spec.tools;
   const items = chosen.map((t) => callTag(format, t.name, t.parameters));
   if (items.some((x) => x === null)) return null;
   const tags = items.map((x) => x!.tag);

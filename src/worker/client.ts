@@ -61,14 +61,19 @@ export function isCrossOrigin(url: URL): boolean {
  */
 function startBundledWorker(): Worker {
   const url = bundledWorkerUrl();
-  const script = isCrossOrigin(url) ? URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' })) : url;
+  const script = isCrossOrigin(url)
+    ? URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' }))
+    : url;
   return new Worker(script, { type: 'module' });
 }
 
 /** Starts a worker, loads the model there and returns the engine. */
 export async function createWorkerEngine(options: WorkerEngineOptions): Promise<Engine> {
   if (typeof Worker === 'undefined') {
-    throw new LlmError('invalid-request', 'createWorkerEngine: this environment has no Web Worker; use createEngine instead');
+    throw new LlmError(
+      'invalid-request',
+      'createWorkerEngine: this environment has no Web Worker; use createEngine instead',
+    );
   }
   const given = options.worker;
   let worker: Worker;
@@ -80,16 +85,26 @@ export async function createWorkerEngine(options: WorkerEngineOptions): Promise<
           ? new Worker(given, { type: 'module' })
           : startBundledWorker();
   } catch (e) {
-    throw new LlmError('invalid-request', `createWorkerEngine: could not start the worker${given === undefined ? ' bundled with webgguf' : ` at ${String(given)}`} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script, or an existing Worker`, {
-      cause: e,
-    });
+    throw new LlmError(
+      'invalid-request',
+      `createWorkerEngine: could not start the worker${given === undefined ? ' bundled with webgguf' : ` at ${String(given)}`} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script, or an existing Worker`,
+      {
+        cause: e,
+      },
+    );
   }
   const owned = !(given instanceof Worker);
   // A script that fails to load or to start reports only an `error` event: fail the load instead of waiting forever.
   let onError = (_e: Event): void => {};
   const failed = new Promise<never>((_, reject) => {
     onError = (e) => {
-      if (isLoadFailure(e)) reject(new LlmError('network', `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`));
+      if (isLoadFailure(e))
+        reject(
+          new LlmError(
+            'network',
+            `createWorkerEngine: the worker script${given instanceof Worker ? '' : ` at ${String(given ?? 'bundled with webgguf')}`} failed to load or start`,
+          ),
+        );
     };
   });
   worker.addEventListener('error', onError);

@@ -19,7 +19,9 @@ interface SerializedError {
   readonly cause?: string;
 }
 
-type SerializedThrow = { readonly isError: true; readonly value: SerializedError } | { readonly isError: false; readonly value: unknown };
+type SerializedThrow =
+  | { readonly isError: true; readonly value: SerializedError }
+  | { readonly isError: false; readonly value: unknown };
 
 /** Turns any thrown value into cloneable data, keeping `LlmError`'s code and details. */
 export function serializeError(value: unknown): SerializedThrow {
@@ -31,7 +33,11 @@ export function serializeError(value: unknown): SerializedThrow {
     stack: value.stack,
     cause: cause instanceof Error ? cause.message : cause === undefined ? undefined : String(cause),
   };
-  if (value instanceof LlmError) return { isError: true, value: { ...base, code: value.code, details: value.details ? { ...value.details } : undefined } };
+  if (value instanceof LlmError)
+    return {
+      isError: true,
+      value: { ...base, code: value.code, details: value.details ? { ...value.details } : undefined },
+    };
   return { isError: true, value: base };
 }
 

@@ -6,8 +6,23 @@
  */
 
 import * as Comlink from 'comlink';
-import type { ChatCompletions, Completions, Engine, EngineInfo, EngineOptions, EngineStats, TokenizeOptions } from '../api/engine.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk, CompletionRequest } from '../api/types.js';
+import type {
+  ChatCompletions,
+  Completions,
+  Engine,
+  EngineInfo,
+  EngineOptions,
+  EngineStats,
+  TokenizeOptions,
+} from '../api/engine.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  Completion,
+  CompletionChunk,
+  CompletionRequest,
+} from '../api/types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
@@ -22,9 +37,13 @@ export type UnloadHook = (answered: boolean) => void;
 export function msOption(value: number | undefined, name: string, step: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new LlmError('invalid-request', `${step}: option '${name}' must be a finite number of milliseconds ≥ 0, got ${String(value)}`, {
-      details: { field: name },
-    });
+    throw new LlmError(
+      'invalid-request',
+      `${step}: option '${name}' must be a finite number of milliseconds ≥ 0, got ${String(value)}`,
+      {
+        details: { field: name },
+      },
+    );
   }
   return value;
 }
@@ -50,7 +69,10 @@ export function wireOptionsOf(options: EngineOptions): WireEngineOptions {
   // Options of the worker clients themselves stay on this side.
   const own = rest as Record<string, unknown>;
   for (const k of ['worker', 'name', 'unloadTimeoutMs', 'connectTimeoutMs']) delete own[k];
-  return { ...rest, model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model };
+  return {
+    ...rest,
+    model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model,
+  };
 }
 
 /** Wraps a remote iterator as a local async iterable; closing it early cancels the request in the worker. */
@@ -105,17 +127,23 @@ export class RemoteEngine implements Engine {
     private readonly unloadTimeoutMs = DEFAULT_UNLOAD_TIMEOUT_MS,
   ) {
     this.info = info;
-    const chatCreate = async (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> => {
+    const chatCreate = async (
+      req: ChatCompletionRequest,
+    ): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> => {
       this.assertLoaded('chat.completions.create');
       const { signal, ...wire } = req ?? ({} as ChatCompletionRequest);
       const r = await this.remote.chat(wire, signal);
-      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<ChatCompletionChunk>>) : (r as ChatCompletion);
+      return req.stream === true
+        ? localStream(r as unknown as Comlink.Remote<StreamHandle<ChatCompletionChunk>>)
+        : (r as ChatCompletion);
     };
     const textCreate = async (req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> => {
       this.assertLoaded('completions.create');
       const { signal, ...wire } = req ?? ({} as CompletionRequest);
       const r = await this.remote.completion(wire, signal);
-      return req.stream === true ? localStream(r as unknown as Comlink.Remote<StreamHandle<CompletionChunk>>) : (r as Completion);
+      return req.stream === true
+        ? localStream(r as unknown as Comlink.Remote<StreamHandle<CompletionChunk>>)
+        : (r as Completion);
     };
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
@@ -128,7 +156,10 @@ export class RemoteEngine implements Engine {
 
   async detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string> {
     this.assertLoaded('detokenize');
-    if (!Array.isArray(ids)) throw new LlmError('invalid-request', 'detokenize: ids must be an array of token ids', { details: { field: 'ids' } });
+    if (!Array.isArray(ids))
+      throw new LlmError('invalid-request', 'detokenize: ids must be an array of token ids', {
+        details: { field: 'ids' },
+      });
     return this.remote.detokenize([...ids], options);
   }
 
@@ -145,7 +176,10 @@ export class RemoteEngine implements Engine {
 
   /** After `unload()` the proxy is released: calls fail with a clear error instead of Comlink's TypeError. */
   private assertLoaded(step: string): void {
-    if (this.unloading) throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, { details: { reason: 'unloaded' } });
+    if (this.unloading)
+      throw new LlmError('invalid-request', `${step}: the engine was unloaded; create a new engine`, {
+        details: { reason: 'unloaded' },
+      });
   }
 
   /**

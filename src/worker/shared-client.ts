@@ -8,7 +8,13 @@
 import * as Comlink from 'comlink';
 import type { Engine } from '../api/engine.js';
 import { LlmError } from '../errors.js';
-import { bundledWorkerUrl, createWorkerEngine, isCrossOrigin, isLoadFailure, type WorkerEngineOptions } from './client.js';
+import {
+  bundledWorkerUrl,
+  createWorkerEngine,
+  isCrossOrigin,
+  isLoadFailure,
+  type WorkerEngineOptions,
+} from './client.js';
 import './errors.js';
 import { RemoteEngine, msOption, unloadTimeoutOf, wireOptionsOf } from './remote-engine.js';
 import type { SharedEngineApi } from './shared-hub.js';
@@ -74,7 +80,9 @@ function withSharing(engine: Engine, sharing: EngineSharing): SharedWorkerEngine
  */
 export async function createSharedWorkerEngine(options: SharedWorkerEngineOptions): Promise<SharedWorkerEngine> {
   if (options === null || typeof options !== 'object') {
-    throw new LlmError('invalid-request', "createSharedWorkerEngine: options with 'model' are required", { details: { field: 'model' } });
+    throw new LlmError('invalid-request', "createSharedWorkerEngine: options with 'model' are required", {
+      details: { field: 'model' },
+    });
   }
   const unloadTimeoutMs = unloadTimeoutOf(options.unloadTimeoutMs, 'createSharedWorkerEngine');
   const connectTimeoutMs = msOption(options.connectTimeoutMs, 'connectTimeoutMs', 'createSharedWorkerEngine', 10_000);
@@ -84,18 +92,28 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
   if (typeof SharedWorker === 'undefined') return dedicated('no-shared-worker');
   let url: URL;
   try {
-    url = given !== undefined ? new URL(given, typeof location !== 'undefined' ? location.href : undefined) : bundledWorkerUrl();
+    url =
+      given !== undefined
+        ? new URL(given, typeof location !== 'undefined' ? location.href : undefined)
+        : bundledWorkerUrl();
   } catch (e) {
-    throw new LlmError('invalid-request', `createSharedWorkerEngine: worker '${String(given)}' is not a valid URL`, { cause: e, details: { field: 'worker' } });
+    throw new LlmError('invalid-request', `createSharedWorkerEngine: worker '${String(given)}' is not a valid URL`, {
+      cause: e,
+      details: { field: 'worker' },
+    });
   }
   if (isCrossOrigin(url)) return dedicated('cross-origin-script');
   let worker: SharedWorker;
   try {
     worker = new SharedWorker(url, { type: 'module', name });
   } catch (e) {
-    throw new LlmError('invalid-request', `createSharedWorkerEngine: could not start the shared worker at ${url.href} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script`, {
-      cause: e,
-    });
+    throw new LlmError(
+      'invalid-request',
+      `createSharedWorkerEngine: could not start the shared worker at ${url.href} (${e instanceof Error ? e.message : String(e)}); pass worker: the URL of webgguf's worker script`,
+      {
+        cause: e,
+      },
+    );
   }
   const port = worker.port;
   const remote = Comlink.wrap<SharedEngineApi>(port);
@@ -108,10 +126,12 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
     lockName = `webgguf-engine-${crypto.randomUUID()}`;
     const held = new Promise<void>((resolve) => (releaseLock = resolve));
     await new Promise<void>((granted, failed) => {
-      locks.request(lockName as string, () => {
-        granted();
-        return held;
-      }).catch(failed);
+      locks
+        .request(lockName as string, () => {
+          granted();
+          return held;
+        })
+        .catch(failed);
     }).catch(() => {
       lockName = null;
     });
@@ -130,7 +150,14 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
   let onError = (_e: Event): void => {};
   const failed = new Promise<never>((_, reject) => {
     onError = (e) => {
-      if (isLoadFailure(e)) reject(new LlmError('network', `createSharedWorkerEngine: the shared worker script at ${url.href} failed to load or start`, { details: { url: url.href } }));
+      if (isLoadFailure(e))
+        reject(
+          new LlmError(
+            'network',
+            `createSharedWorkerEngine: the shared worker script at ${url.href} failed to load or start`,
+            { details: { url: url.href } },
+          ),
+        );
     };
     worker.addEventListener('error', onError);
   });
@@ -142,10 +169,16 @@ export async function createSharedWorkerEngine(options: SharedWorkerEngineOption
     clearTimeout(timer);
     if (!answered) throw new LlmError('aborted', 'the shared worker did not answer');
     const { onProgress, signal } = options;
-    const info = await Promise.race([remote.load(wireOptionsOf(options), onProgress ? Comlink.proxy(onProgress) : undefined, signal), failed]);
+    const info = await Promise.race([
+      remote.load(wireOptionsOf(options), onProgress ? Comlink.proxy(onProgress) : undefined, signal),
+      failed,
+    ]);
     const sharing = await remote.sharing();
     worker.removeEventListener('error', onError);
-    return withSharing(new RemoteEngine(remote, info, close, unloadTimeoutMs), { mode: 'shared', attached: sharing.attached });
+    return withSharing(new RemoteEngine(remote, info, close, unloadTimeoutMs), {
+      mode: 'shared',
+      attached: sharing.attached,
+    });
   } catch (e) {
     worker.removeEventListener('error', onError);
     void remote.unload().catch(() => {});

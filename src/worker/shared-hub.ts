@@ -80,7 +80,8 @@ export function loadKeyOf(options: WireEngineOptions): string {
   const { model, ...rest } = options;
   let m: string;
   if (typeof model === 'string') m = `url:${model}`;
-  else if (typeof File !== 'undefined' && model instanceof File) m = `file:${model.name}:${model.size}:${model.lastModified}:${model.type}`;
+  else if (typeof File !== 'undefined' && model instanceof File)
+    m = `file:${model.name}:${model.size}:${model.lastModified}:${model.type}`;
   else m = `blob:${crypto.randomUUID()}`; // a bare Blob has no identity before it is read: never shared
   const opts = Object.entries(rest as Record<string, unknown>)
     .filter(([k, v]) => v !== undefined && k !== 'maxQueue')
@@ -149,21 +150,38 @@ export class SharedEngineHub {
 
   /** Serves a new handle on `port` (the shared worker's `connect` event). */
   connect(port: MessagePort): void {
-    const handle: Handle = { id: `h${this.nextId++}`, entry: null, attached: false, maxQueue: 16, gone: false, jobs: new Set() };
+    const handle: Handle = {
+      id: `h${this.nextId++}`,
+      entry: null,
+      attached: false,
+      maxQueue: 16,
+      gone: false,
+      jobs: new Set(),
+    };
     const api = this.apiFor(handle, port);
     // A page that releases its proxy without unloading (garbage collection, a bug) still ends its handle.
-    Comlink.expose(Object.assign(api, { [Comlink.finalizer]: () => void this.drop(handle, 'the engine was released by its page') }), port);
+    Comlink.expose(
+      Object.assign(api, { [Comlink.finalizer]: () => void this.drop(handle, 'the engine was released by its page') }),
+      port,
+    );
   }
 
   private apiFor(h: Handle, port: MessagePort): SharedEngineApi {
     const need = (step: string): Engine => {
       const engine = h.entry?.engine;
-      if (!engine || h.gone) throw new LlmError('invalid-request', `${step}: no model is loaded for this engine; create it again`, { details: { reason: 'unloaded' } });
+      if (!engine || h.gone)
+        throw new LlmError('invalid-request', `${step}: no model is loaded for this engine; create it again`, {
+          details: { reason: 'unloaded' },
+        });
       return engine;
     };
     return {
       hello: async (lockName) => {
-        if (lockName) this.watch(lockName, () => void this.drop(h, 'the page that held this engine is gone').finally(() => closeSoon(port)));
+        if (lockName)
+          this.watch(
+            lockName,
+            () => void this.drop(h, 'the page that held this engine is gone').finally(() => closeSoon(port)),
+          );
       },
       bye: async () => {
         await this.drop(h, 'the page that held this engine went away');
@@ -171,22 +189,42 @@ export class SharedEngineHub {
       },
       sharing: async () => ({ attached: h.attached, handles: h.entry?.handles.size ?? 0, engines: this.entries.size }),
       load: (options, onProgress, signal) => this.load(h, options, onProgress, signal),
-      chat: (request, signal) => this.request(h, signal, (s) => need('chat.completions.create').chat.completions.create({ ...request, signal: s })),
-      completion: (request, signal) => this.request(h, signal, (s) => need('completions.create').completions.create({ ...request, signal: s })),
+      chat: (request, signal) =>
+        this.request(h, signal, (s) =>
+          need('chat.completions.create').chat.completions.create({ ...request, signal: s }),
+        ),
+      completion: (request, signal) =>
+        this.request(h, signal, (s) => need('completions.create').completions.create({ ...request, signal: s })),
       tokenize: async (text, options) => need('tokenize').tokenize(text, options),
       detokenize: async (ids, options) => need('detokenize').detokenize(ids, options),
       stats: async () => need('stats').stats(),
       saveCache: async () => need('saveCache').saveCache(),
-      unload: () => this.drop(h, 'the engine was unloaded while this request was running or queued; create a new engine to continue'),
+      unload: () =>
+        this.drop(
+          h,
+          'the engine was unloaded while this request was running or queued; create a new engine to continue',
+        ),
     };
   }
 
-  private async load(h: Handle, options: WireEngineOptions, onProgress: ((p: LoadProgress) => void) | undefined, signal: AbortSignal | undefined): Promise<EngineInfo> {
+  private async load(
+    h: Handle,
+    options: WireEngineOptions,
+    onProgress: ((p: LoadProgress) => void) | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<EngineInfo> {
     try {
       if (h.gone) throw new LlmError('invalid-request', 'load: this engine handle was unloaded; create a new engine');
-      if (h.entry) throw new LlmError('invalid-request', 'load: this engine handle already holds a model; create another engine for another model');
+      if (h.entry)
+        throw new LlmError(
+          'invalid-request',
+          'load: this engine handle already holds a model; create another engine for another model',
+        );
       if (signal?.aborted) throw new LlmError('aborted', 'loading was aborted', { cause: signal.reason });
-      h.maxQueue = typeof options.maxQueue === 'number' && Number.isInteger(options.maxQueue) && options.maxQueue >= 0 ? options.maxQueue : 16;
+      h.maxQueue =
+        typeof options.maxQueue === 'number' && Number.isInteger(options.maxQueue) && options.maxQueue >= 0
+          ? options.maxQueue
+          : 16;
       const key = loadKeyOf(options);
       let entry = this.entries.get(key);
       h.attached = entry !== undefined;
@@ -207,7 +245,11 @@ export class SharedEngineHub {
       entry.listeners.set(h, progress);
       if (entry.last) progress(entry.last);
       const aborted = new Promise<never>((_, reject) => {
-        signal?.addEventListener('abort', () => reject(new LlmError('aborted', 'loading was aborted', { cause: signal.reason })), { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => reject(new LlmError('aborted', 'loading was aborted', { cause: signal.reason })),
+          { once: true },
+        );
       });
       try {
         const engine = await Promise.race([entry.ready, aborted]);
@@ -225,7 +267,15 @@ export class SharedEngineHub {
 
   private startLoad(key: string, options: WireEngineOptions): Entry {
     const controller = new AbortController();
-    const entry: Entry = { key, engine: null, ready: Promise.resolve(null as unknown as Engine), controller, handles: new Set(), listeners: new Map(), last: null };
+    const entry: Entry = {
+      key,
+      engine: null,
+      ready: Promise.resolve(null as unknown as Engine),
+      controller,
+      handles: new Set(),
+      listeners: new Map(),
+      last: null,
+    };
     entry.ready = this.factory({
       ...options,
       signal: controller.signal,
@@ -267,7 +317,10 @@ export class SharedEngineHub {
       signal?.removeEventListener('abort', onAbort);
     };
     try {
-      if (h.gone || !h.entry?.engine) throw new LlmError('invalid-request', 'request: no model is loaded for this engine; create it again', { details: { reason: 'unloaded' } });
+      if (h.gone || !h.entry?.engine)
+        throw new LlmError('invalid-request', 'request: no model is loaded for this engine; create it again', {
+          details: { reason: 'unloaded' },
+        });
       release = await this.queue.acquire(h.id, job.signal, h.maxQueue);
       const r = await start(job.signal);
       if (!(Symbol.asyncIterator in r)) return r;

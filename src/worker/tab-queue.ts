@@ -44,15 +44,20 @@ export class TabQueue {
    * when `tab` already has `maxPending` tasks waiting.
    */
   acquire(tab: string, signal?: AbortSignal, maxPending = 16): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(new LlmError('aborted', 'request was aborted before it started', { cause: signal.reason }));
+    if (signal?.aborted)
+      return Promise.reject(new LlmError('aborted', 'request was aborted before it started', { cause: signal.reason }));
     if (!this.tabs.has(tab)) this.tabs.set(tab, []);
     const queue = this.tabs.get(tab)!;
     if (this.running === null && this.pending === 0) return Promise.resolve(this.begin(tab));
     if (queue.length >= maxPending) {
       return Promise.reject(
-        new LlmError('invalid-request', `too many concurrent requests from this tab: ${queue.length} already wait (maxQueue ${maxPending}); wait for one to finish or raise maxQueue`, {
-          details: { field: 'maxQueue', maxQueue: maxPending },
-        }),
+        new LlmError(
+          'invalid-request',
+          `too many concurrent requests from this tab: ${queue.length} already wait (maxQueue ${maxPending}); wait for one to finish or raise maxQueue`,
+          {
+            details: { field: 'maxQueue', maxQueue: maxPending },
+          },
+        ),
       );
     }
     return new Promise<() => void>((resolve, reject) => {

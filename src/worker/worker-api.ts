@@ -6,12 +6,21 @@
 
 import * as Comlink from 'comlink';
 import type { Engine, EngineInfo, EngineOptions, EngineStats, LoadProgress, TokenizeOptions } from '../api/engine.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Completion, CompletionChunk, CompletionRequest } from '../api/types.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  Completion,
+  CompletionChunk,
+  CompletionRequest,
+} from '../api/types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 
 /** Engine options as they cross the boundary (no functions, no signal; a URL object becomes its string). */
-export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & { readonly model: string | Blob | readonly Blob[] };
+export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & {
+  readonly model: string | Blob | readonly Blob[];
+};
 
 /** A request as it crosses the boundary (the signal goes separately). */
 type Wire<T> = Omit<T, 'signal'>;
@@ -25,8 +34,14 @@ export interface StreamHandle<T> {
 /** The methods a worker exposes. */
 export interface WorkerEngineApi {
   load(options: WireEngineOptions, onProgress?: (p: LoadProgress) => void, signal?: AbortSignal): Promise<EngineInfo>;
-  chat(request: Wire<ChatCompletionRequest>, signal?: AbortSignal): Promise<ChatCompletion | (StreamHandle<ChatCompletionChunk> & Comlink.ProxyMarked)>;
-  completion(request: Wire<CompletionRequest>, signal?: AbortSignal): Promise<Completion | (StreamHandle<CompletionChunk> & Comlink.ProxyMarked)>;
+  chat(
+    request: Wire<ChatCompletionRequest>,
+    signal?: AbortSignal,
+  ): Promise<ChatCompletion | (StreamHandle<ChatCompletionChunk> & Comlink.ProxyMarked)>;
+  completion(
+    request: Wire<CompletionRequest>,
+    signal?: AbortSignal,
+  ): Promise<Completion | (StreamHandle<CompletionChunk> & Comlink.ProxyMarked)>;
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string>;
   stats(): Promise<EngineStats>;
@@ -56,7 +71,11 @@ export function createWorkerApi(factory: EngineFactory): WorkerEngineApi {
   };
   return {
     async load(options, onProgress, signal) {
-      if (engine || loading) throw new LlmError('invalid-request', 'load: this worker already holds an engine; create another worker engine for another model');
+      if (engine || loading)
+        throw new LlmError(
+          'invalid-request',
+          'load: this worker already holds an engine; create another worker engine for another model',
+        );
       loading = true;
       try {
         engine = await factory({ ...options, onProgress: onProgress ? (p) => void onProgress(p) : undefined, signal });

@@ -72,7 +72,9 @@ export const USAGE = `npm run bench -- [options]
 const SHAPES = ['qwen2.5-0.5b', 'llama-3.2-1b', 'tiny'] as const;
 
 function bad(option: string, value: string, what: string): never {
-  throw new LlmError('invalid-request', `bench options: ${option} got "${value}"; expected ${what}`, { details: { option, value } });
+  throw new LlmError('invalid-request', `bench options: ${option} got "${value}"; expected ${what}`, {
+    details: { option, value },
+  });
 }
 
 function intList(option: string, v: string): number[] {
@@ -90,9 +92,30 @@ function int(option: string, v: string): number {
 /** Parses argv (after `--`). */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const o: { -readonly [K in keyof BenchArgs]: BenchArgs[K] } = {
-    help: false, shape: 'qwen2.5-0.5b', quant: 'q4_0', model: undefined, threads: [1, 2], rounds: 3, prompts: [128, 512],
-    decode: 128, seed: 1, backends: ['wasm'], peers: ['llama.cpp'], browser: false, browserWebgpu: false, render: undefined, bandwidth: true, gpuBw: null,
-    bandwidthBytes: 256 * 2 ** 20, profileSteps: 8, profilePrefill: true, gpuTimestamps: true, kernels: 'auto', caseTimeoutS: 900, outDir: path.join(REPO_ROOT, '.cache', 'bench'), raw: [...argv],
+    help: false,
+    shape: 'qwen2.5-0.5b',
+    quant: 'q4_0',
+    model: undefined,
+    threads: [1, 2],
+    rounds: 3,
+    prompts: [128, 512],
+    decode: 128,
+    seed: 1,
+    backends: ['wasm'],
+    peers: ['llama.cpp'],
+    browser: false,
+    browserWebgpu: false,
+    render: undefined,
+    bandwidth: true,
+    gpuBw: null,
+    bandwidthBytes: 256 * 2 ** 20,
+    profileSteps: 8,
+    profilePrefill: true,
+    gpuTimestamps: true,
+    kernels: 'auto',
+    caseTimeoutS: 900,
+    outDir: path.join(REPO_ROOT, '.cache', 'bench'),
+    raw: [...argv],
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -102,20 +125,37 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       return x;
     };
     switch (k) {
-      case '-h': case '--help': o.help = true; break;
+      case '-h':
+      case '--help':
+        o.help = true;
+        break;
       case '--shape': {
         const s = v();
         if (!(SHAPES as readonly string[]).includes(s)) bad(k, s, SHAPES.join(' | '));
         o.shape = s as BenchArgs['shape'];
         break;
       }
-      case '--quant': o.quant = v(); break;
-      case '--model': o.model = path.resolve(v()); break;
-      case '--threads': o.threads = intList(k, v()); break;
-      case '--rounds': o.rounds = int(k, v()); break;
-      case '--prompts': o.prompts = intList(k, v()); break;
-      case '--decode': o.decode = int(k, v()); break;
-      case '--seed': o.seed = int(k, v()); break;
+      case '--quant':
+        o.quant = v();
+        break;
+      case '--model':
+        o.model = path.resolve(v());
+        break;
+      case '--threads':
+        o.threads = intList(k, v());
+        break;
+      case '--rounds':
+        o.rounds = int(k, v());
+        break;
+      case '--prompts':
+        o.prompts = intList(k, v());
+        break;
+      case '--decode':
+        o.decode = int(k, v());
+        break;
+      case '--seed':
+        o.seed = int(k, v());
+        break;
       case '--backends': {
         const s = v();
         const xs = s === 'none' ? [] : s.split(',');
@@ -126,16 +166,30 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--peers': {
         const s = v();
         const xs = s === 'none' ? [] : s.split(',');
-        if (xs.some((x) => !['llama.cpp', 'vulkan', 'cuda'].includes(x))) bad(k, s, 'llama.cpp, vulkan and/or cuda, or none');
+        if (xs.some((x) => !['llama.cpp', 'vulkan', 'cuda'].includes(x)))
+          bad(k, s, 'llama.cpp, vulkan and/or cuda, or none');
         o.peers = xs;
         break;
       }
-      case '--browser': o.browser = true; break;
-      case '--browser-webgpu': o.browser = true; o.browserWebgpu = true; break;
-      case '--render': o.render = path.resolve(v()); break;
-      case '--no-bandwidth': o.bandwidth = false; break;
-      case '--gpu-bw': o.gpuBw = int(k, v()); break;
-      case '--bandwidth-mib': o.bandwidthBytes = int(k, v()) * 2 ** 20; break;
+      case '--browser':
+        o.browser = true;
+        break;
+      case '--browser-webgpu':
+        o.browser = true;
+        o.browserWebgpu = true;
+        break;
+      case '--render':
+        o.render = path.resolve(v());
+        break;
+      case '--no-bandwidth':
+        o.bandwidth = false;
+        break;
+      case '--gpu-bw':
+        o.gpuBw = int(k, v());
+        break;
+      case '--bandwidth-mib':
+        o.bandwidthBytes = int(k, v()) * 2 ** 20;
+        break;
       case '--profile-steps': {
         const s = v();
         const x = Number(s);
@@ -143,18 +197,31 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         o.profileSteps = x;
         break;
       }
-      case '--no-profile-prefill': o.profilePrefill = false; break;
-      case '--no-gpu-timestamps': o.gpuTimestamps = false; break;
+      case '--no-profile-prefill':
+        o.profilePrefill = false;
+        break;
+      case '--no-gpu-timestamps':
+        o.gpuTimestamps = false;
+        break;
       case '--kernels': {
         const s = v();
         if (!['auto', 'hardware', 'software'].includes(s)) bad(k, s, 'auto | hardware | software');
         o.kernels = s as BenchArgs['kernels'];
         break;
       }
-      case '--quick': o.prompts = [32]; o.decode = 16; o.rounds = 1; break;
-      case '--out': o.outDir = path.resolve(v()); break;
-      case '--timeout': o.caseTimeoutS = int(k, v()); break;
-      default: bad('argument', k, 'one of the options in the usage');
+      case '--quick':
+        o.prompts = [32];
+        o.decode = 16;
+        o.rounds = 1;
+        break;
+      case '--out':
+        o.outDir = path.resolve(v());
+        break;
+      case '--timeout':
+        o.caseTimeoutS = int(k, v());
+        break;
+      default:
+        bad('argument', k, 'one of the options in the usage');
     }
   }
   return o;

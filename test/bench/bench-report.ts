@@ -4,10 +4,24 @@
  * decode tok/s (with the bandwidth roofline drawn per thread count).
  */
 
-import { median, round, type BandwidthResult, type BenchReport, type Ratio, type RunResult, type RuntimeId, type SummaryRow } from './bench-types.js';
+import {
+  median,
+  round,
+  type BandwidthResult,
+  type BenchReport,
+  type Ratio,
+  type RunResult,
+  type RuntimeId,
+  type SummaryRow,
+} from './bench-types.js';
 
 /** Medians over rounds for each (runtime, threads), in first-seen order. */
-export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw: BandwidthResult | null, gpuGbPerS: number | null = null): SummaryRow[] {
+export function summarize(
+  runs: readonly RunResult[],
+  bytesPerToken: number,
+  bw: BandwidthResult | null,
+  gpuGbPerS: number | null = null,
+): SummaryRow[] {
   const groups = new Map<string, RunResult[]>();
   for (const r of runs) {
     const key = `${r.host ?? 'node'}|${r.runtime}|${r.threads}`;
@@ -17,11 +31,12 @@ export function summarize(runs: readonly RunResult[], bytesPerToken: number, bw:
     const first = rs[0];
     const decode = rs.map((r) => r.decodeTokPerS);
     const prefill: Record<string, number> = {};
-    for (const k of Object.keys(first.prefillTokPerS)) prefill[k] = round(median(rs.map((r) => r.prefillTokPerS[k] ?? 0)));
+    for (const k of Object.keys(first.prefillTokPerS))
+      prefill[k] = round(median(rs.map((r) => r.prefillTokPerS[k] ?? 0)));
     const dec = median(decode);
     const perCpuS = 1000 / median(rs.map((r) => r.decodeCpuMsPerToken));
     const isGpu = GPU_RUNTIMES.includes(first.runtime);
-    const gb = isGpu ? gpuGbPerS ?? undefined : bw?.gbPerS[String(first.threads)];
+    const gb = isGpu ? (gpuGbPerS ?? undefined) : bw?.gbPerS[String(first.threads)];
     return {
       runtime: first.runtime,
       host: first.host ?? 'node',
@@ -47,7 +62,8 @@ function medianBreakdown(rs: readonly RunResult[]): Record<string, number> | nul
   const withB = rs.filter((r) => r.breakdownMs !== null);
   if (withB.length === 0) return null;
   const out: Record<string, number> = {};
-  for (const k of Object.keys(withB[0].breakdownMs ?? {})) out[k] = round(median(withB.map((r) => r.breakdownMs?.[k] ?? 0)), 3);
+  for (const k of Object.keys(withB[0].breakdownMs ?? {}))
+    out[k] = round(median(withB.map((r) => r.breakdownMs?.[k] ?? 0)), 3);
   return out;
 }
 
@@ -72,15 +88,27 @@ export function computeRatios(rows: readonly SummaryRow[]): Ratio[] {
       // Our WebGPU runs once (no thread count): it is compared with every thread count the peer ran at.
       const anyThreads = ours === 'webgguf-webgpu';
       if (a.host !== host) continue;
-      const peers = rows.filter((r) => r.runtime === peer && r.host === host && (r.threads === a.threads || anyThreads));
+      const peers = rows.filter(
+        (r) => r.runtime === peer && r.host === host && (r.threads === a.threads || anyThreads),
+      );
       for (const b of anyThreads ? peers : peers.slice(0, 1)) {
         const threads = anyThreads ? b.threads : a.threads;
         const target = TARGETS[`${ours}/${peer}`] ?? null;
         out.push({ metric: 'decode', threads, ours, peer, ratio: round(a.decodeTokPerS / b.decodeTokPerS, 3), target });
         if (peer === 'llama.cpp-cpu') {
-          out.push({ metric: 'decode-cpu-time', threads, ours, peer, ratio: round(a.decodeTokPerCpuS / b.decodeTokPerCpuS, 3), target: null });
+          out.push({
+            metric: 'decode-cpu-time',
+            threads,
+            ours,
+            peer,
+            ratio: round(a.decodeTokPerCpuS / b.decodeTokPerCpuS, 3),
+            target: null,
+          });
         }
-        for (const [k, metric] of [['128', 'prefill128'], ['512', 'prefill512']] as const) {
+        for (const [k, metric] of [
+          ['128', 'prefill128'],
+          ['512', 'prefill512'],
+        ] as const) {
           const x = a.prefillTokPerS[k];
           const y = b.prefillTokPerS[k];
           if (x && y) out.push({ metric, threads, ours, peer, ratio: round(x / y, 3), target: null });
@@ -105,7 +133,9 @@ export function toMarkdown(rep: BenchReport): string {
   );
   if (rep.gpuBandwidthGbPerS) lines.push(`GPU bandwidth (given): ${rep.gpuBandwidthGbPerS} GB/s.`, '');
   if (rep.bandwidth) {
-    const bw = Object.entries(rep.bandwidth.gbPerS).map(([t, g]) => `${g} GB/s (${t} thr)`).join(', ');
+    const bw = Object.entries(rep.bandwidth.gbPerS)
+      .map(([t, g]) => `${g} GB/s (${t} thr)`)
+      .join(', ');
     lines.push(`WASM streaming-read bandwidth: ${bw} (load ${rep.bandwidth.loadAvg}).`, '');
   }
   lines.push(
@@ -122,19 +152,29 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push('', '| ours ÷ peer | metric | threads | ratio | target |', '|---|---|---|---|---|');
     for (const q of rep.ratios) {
       const ok = q.target === null ? '' : q.ratio >= q.target ? ' ✔' : ' ✘';
-      lines.push(`| ${q.ours} ÷ ${q.peer}${q.peer === 'wllama' ? ' (chromium)' : ''} | ${q.metric} | ${q.threads} | ${q.ratio}×${ok} | ${q.target === null ? '–' : `≥ ${q.target}×`} |`);
+      lines.push(
+        `| ${q.ours} ÷ ${q.peer}${q.peer === 'wllama' ? ' (chromium)' : ''} | ${q.metric} | ${q.threads} | ${q.ratio}×${ok} | ${q.target === null ? '–' : `≥ ${q.target}×`} |`,
+      );
     }
-    if (rep.ratios.some((q) => q.ours === 'webgguf-webgpu')) lines.push('', 'WebGPU rows: threads = the peer\'s thread count (ours runs on the GPU).');
+    if (rep.ratios.some((q) => q.ours === 'webgguf-webgpu'))
+      lines.push('', "WebGPU rows: threads = the peer's thread count (ours runs on the GPU).");
   }
   const withB = rep.summary.filter((r) => r.breakdownMs);
   if (withB.length) {
     lines.push('', 'Decode step breakdown (ms per token, median over rounds; what each measures in brackets):', '');
     for (const r of withB) {
-      const parts = Object.entries(r.breakdownMs ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+      const parts = Object.entries(r.breakdownMs ?? {})
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
       lines.push(`- ${r.runtime} (${r.host}) ×${r.threads} [${r.breakdownSource ?? 'unknown'}]: ${parts}`);
-      const kernels = rep.runs.filter((x) => x.runtime === r.runtime && (x.host ?? 'node') === r.host && x.breakdownByKernelMs).pop();
+      const kernels = rep.runs
+        .filter((x) => x.runtime === r.runtime && (x.host ?? 'node') === r.host && x.breakdownByKernelMs)
+        .pop();
       if (kernels?.breakdownByKernelMs) {
-        const top = Object.entries(kernels.breakdownByKernelMs).slice(0, 8).map(([k, v]) => `${k} ${v}`).join(', ');
+        const top = Object.entries(kernels.breakdownByKernelMs)
+          .slice(0, 8)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ');
         lines.push(`  - by kernel (GPU ms per token, last round): ${top}`);
       }
     }
@@ -145,7 +185,9 @@ export function toMarkdown(rep: BenchReport): string {
     const last = new Map<string, RunResult>();
     for (const r of withP) last.set(`${r.host ?? 'node'} ${r.runtime} ×${r.threads}`, r);
     for (const [k, r] of last) {
-      const parts = Object.entries(r.prefillBreakdownMs ?? {}).map(([kind, v]) => `${kind} ${round(v, 1)}`).join(', ');
+      const parts = Object.entries(r.prefillBreakdownMs ?? {})
+        .map(([kind, v]) => `${kind} ${round(v, 1)}`)
+        .join(', ');
       lines.push(`- ${k} [${r.breakdownSource}]: ${parts}`);
     }
   }
@@ -163,8 +205,13 @@ function loadRange(runs: readonly RunResult[]): string {
 }
 
 const COLORS: Record<RuntimeId, string> = {
-  'webgguf-wasm': '#2b7bb9', 'webgguf-webgpu': '#7b4bb9', 'webgguf-cpu': '#8aa0b4',
-  'llama.cpp-cpu': '#d9822b', 'llama.cpp-vulkan': '#b95b2b', 'llama.cpp-cuda': '#8a3c1c', wllama: '#3c9a5f',
+  'webgguf-wasm': '#2b7bb9',
+  'webgguf-webgpu': '#7b4bb9',
+  'webgguf-cpu': '#8aa0b4',
+  'llama.cpp-cpu': '#d9822b',
+  'llama.cpp-vulkan': '#b95b2b',
+  'llama.cpp-cuda': '#8a3c1c',
+  wllama: '#3c9a5f',
 };
 
 /** SVG bar chart of median decode tok/s per (runtime, threads), with a dashed roofline per thread count. */
@@ -187,14 +234,20 @@ export function toSvg(rep: BenchReport): string {
     const y = top + i * (barH + 8);
     const label = `${r.runtime}${r.host === 'chromium' ? ' (chromium)' : ''} ×${r.threads}`;
     parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(label)}</text>`);
-    parts.push(`<rect x="${left}" y="${y}" width="${(x(r.decodeTokPerS) - left).toFixed(1)}" height="${barH}" fill="${COLORS[r.runtime]}"/>`);
+    parts.push(
+      `<rect x="${left}" y="${y}" width="${(x(r.decodeTokPerS) - left).toFixed(1)}" height="${barH}" fill="${COLORS[r.runtime]}"/>`,
+    );
     parts.push(`<text x="${x(r.decodeTokPerS) + 4}" y="${y + 15}">${r.decodeTokPerS}</text>`);
     const rf = roof(r);
     if (rf) {
-      parts.push(`<line x1="${x(rf).toFixed(1)}" x2="${x(rf).toFixed(1)}" y1="${y - 2}" y2="${y + barH + 2}" stroke="#c00" stroke-dasharray="3,2"/>`);
+      parts.push(
+        `<line x1="${x(rf).toFixed(1)}" x2="${x(rf).toFixed(1)}" y1="${y - 2}" y2="${y + barH + 2}" stroke="#c00" stroke-dasharray="3,2"/>`,
+      );
     }
   });
-  parts.push(`<text x="10" y="${H - 12}" fill="#555">${esc('red dashes: bandwidth roofline (measured WASM read GB/s, or the given GPU GB/s, ÷ bytes per token)')}</text>`);
+  parts.push(
+    `<text x="10" y="${H - 12}" fill="#555">${esc('red dashes: bandwidth roofline (measured WASM read GB/s, or the given GPU GB/s, ÷ bytes per token)')}</text>`,
+  );
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

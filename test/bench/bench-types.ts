@@ -7,7 +7,14 @@
 import { promptTokenIds } from '../../scripts/deterministic-random.mjs';
 
 /** Which runtime produced a figure. */
-export type RuntimeId = 'webgguf-wasm' | 'webgguf-webgpu' | 'webgguf-cpu' | 'llama.cpp-cpu' | 'llama.cpp-vulkan' | 'llama.cpp-cuda' | 'wllama';
+export type RuntimeId =
+  | 'webgguf-wasm'
+  | 'webgguf-webgpu'
+  | 'webgguf-cpu'
+  | 'llama.cpp-cpu'
+  | 'llama.cpp-vulkan'
+  | 'llama.cpp-cuda'
+  | 'wllama';
 
 /** The work a run measures (the same for every runtime in one report). */
 export interface Workload {
@@ -91,8 +98,19 @@ export interface BenchReport {
   readonly version: 1;
   readonly startedAt: string;
   readonly command: string;
-  readonly machine: { readonly cpus: number; readonly cpuModel: string; readonly node: string; readonly totalMemGiB: number };
-  readonly model: { readonly path: string; readonly shape: string; readonly quant: string; readonly bytes: number; readonly bytesPerToken: number };
+  readonly machine: {
+    readonly cpus: number;
+    readonly cpuModel: string;
+    readonly node: string;
+    readonly totalMemGiB: number;
+  };
+  readonly model: {
+    readonly path: string;
+    readonly shape: string;
+    readonly quant: string;
+    readonly bytes: number;
+    readonly bytesPerToken: number;
+  };
   readonly workload: Workload;
   readonly bandwidth: BandwidthResult | null;
   /** GPU memory bandwidth given with --gpu-bw (GB/s), for the GPU rows' roofline; null when not given. */
@@ -104,7 +122,12 @@ export interface BenchReport {
   readonly ratios: readonly Ratio[];
   readonly errors: readonly string[];
   /** Constrained decoding figures per backend (test/bench/structured-run.ts); absent in older reports. */
-  readonly structured?: readonly { readonly backend: string; readonly ratio: number; readonly firstCompileMs: number; readonly nextCompileMs: number }[];
+  readonly structured?: readonly {
+    readonly backend: string;
+    readonly ratio: number;
+    readonly firstCompileMs: number;
+    readonly nextCompileMs: number;
+  }[];
 }
 
 /** Median figures of one (runtime, threads) over its rounds. */

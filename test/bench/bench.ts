@@ -48,7 +48,12 @@ export function runCase(c: Case, timeoutMs: number): Promise<RunResult> {
         return;
       }
       const why = sig ? `killed by ${sig} (timeout ${timeoutMs / 1000} s?)` : `exit ${code}`;
-      const tail = (err || out).trim().split('\n').filter((l) => !/^\s+at /.test(l)).slice(-3).join(' | ');
+      const tail = (err || out)
+        .trim()
+        .split('\n')
+        .filter((l) => !/^\s+at /.test(l))
+        .slice(-3)
+        .join(' | ');
       reject(new Error(`${c.label}: ${why}: ${tail.slice(0, 400)}`));
     });
   });
@@ -63,11 +68,27 @@ function runJsonLine(argv: string[], timeoutMs: number): Promise<Record<string, 
 function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
   const ours = (backend: string, threads: number): Case => ({
     label: `webgguf ${backend} ×${threads}`,
-    argv: ['scripts/run-ts.mjs', 'test/bench/run-ours.ts', JSON.stringify({ modelPath, backend, threads, workload, profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }), ...(a.kernels === 'auto' ? {} : { kernels: a.kernels }) })],
+    argv: [
+      'scripts/run-ts.mjs',
+      'test/bench/run-ours.ts',
+      JSON.stringify({
+        modelPath,
+        backend,
+        threads,
+        workload,
+        profileSteps: a.profileSteps,
+        profilePrefill: a.profilePrefill,
+        ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }),
+        ...(a.kernels === 'auto' ? {} : { kernels: a.kernels }),
+      }),
+    ],
   });
   const llama = (threads: number, gpu?: 'vulkan' | 'cuda'): Case => ({
     label: `llama.cpp ${gpu ?? 'cpu'} ×${threads}`,
-    argv: ['scripts/bench/llama-cpp-run.mjs', JSON.stringify({ modelPath, threads, workload, ...(gpu ? { gpu } : {}) })],
+    argv: [
+      'scripts/bench/llama-cpp-run.mjs',
+      JSON.stringify({ modelPath, threads, workload, ...(gpu ? { gpu } : {}) }),
+    ],
     ...(gpu === 'vulkan' ? { env: { GGML_VK_VISIBLE_DEVICES: process.env['GGML_VK_VISIBLE_DEVICES'] ?? '0' } } : {}),
   });
   const out: Case[] = [];
@@ -127,9 +148,16 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
   const embd = gguf.tensors.find((t) => t.name === 'token_embd.weight');
   const vocab = embd?.shape[1] ?? 32000;
   const hi = Math.min(vocab, 30000);
-  const workload: Workload = { promptLengths: a.prompts, decodeTokens: a.decode, seed: a.seed, tokenRange: [Math.min(100, hi - 1), hi] };
+  const workload: Workload = {
+    promptLengths: a.prompts,
+    decodeTokens: a.decode,
+    seed: a.seed,
+    tokenRange: [Math.min(100, hi - 1), hi],
+  };
   const bpt = bytesPerToken(gguf.tensors);
-  log(`model ${modelPath} (${(src.size / 2 ** 20).toFixed(0)} MiB, ${(bpt / 2 ** 20).toFixed(0)} MiB/token); load avg ${os.loadavg()[0].toFixed(1)}`);
+  log(
+    `model ${modelPath} (${(src.size / 2 ** 20).toFixed(0)} MiB, ${(bpt / 2 ** 20).toFixed(0)} MiB/token); load avg ${os.loadavg()[0].toFixed(1)}`,
+  );
 
   const errors: string[] = [];
   let bandwidth: BandwidthResult | null = null;
@@ -153,7 +181,9 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       try {
         const r = await runCase(c, a.caseTimeoutS * 1000);
         runs.push(r);
-        log(`round ${round_ + 1} ${c.label}: prefill ${JSON.stringify(r.prefillTokPerS)} tok/s, decode ${r.decodeTokPerS} tok/s, load ${r.loadAvg.join('→')}`);
+        log(
+          `round ${round_ + 1} ${c.label}: prefill ${JSON.stringify(r.prefillTokPerS)} tok/s, decode ${r.decodeTokPerS} tok/s, load ${r.loadAvg.join('→')}`,
+        );
       } catch (e) {
         failed.add(c.label);
         errors.push((e as Error).message);
@@ -164,10 +194,20 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
   if (a.browser) {
     const { runBrowserBench } = await import('./browser-bench.js');
     try {
-      runs.push(...(await runBrowserBench({
-        modelPath, threads: a.threads, workload, rounds: a.rounds, log, webgpu: a.browserWebgpu, caseTimeoutMs: a.caseTimeoutS * 1000,
-        profileSteps: a.profileSteps, profilePrefill: a.profilePrefill, gpuTimestamps: a.gpuTimestamps,
-      })));
+      runs.push(
+        ...(await runBrowserBench({
+          modelPath,
+          threads: a.threads,
+          workload,
+          rounds: a.rounds,
+          log,
+          webgpu: a.browserWebgpu,
+          caseTimeoutMs: a.caseTimeoutS * 1000,
+          profileSteps: a.profileSteps,
+          profilePrefill: a.profilePrefill,
+          gpuTimestamps: a.gpuTimestamps,
+        })),
+      );
     } catch (e) {
       errors.push(`browser: ${(e as Error).message}`);
     }
@@ -176,7 +216,14 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
   const structured: StructuredResult[] = [];
   for (const backend of a.backends.filter((b) => b === 'wasm' || b === 'webgpu')) {
     try {
-      const r = await runJsonLine(['scripts/run-ts.mjs', 'test/bench/structured-run.ts', JSON.stringify({ modelPath, backend, threads: a.threads[0] ?? 1, decode: Math.min(a.decode, 64) })], a.caseTimeoutS * 1000);
+      const r = await runJsonLine(
+        [
+          'scripts/run-ts.mjs',
+          'test/bench/structured-run.ts',
+          JSON.stringify({ modelPath, backend, threads: a.threads[0] ?? 1, decode: Math.min(a.decode, 64) }),
+        ],
+        a.caseTimeoutS * 1000,
+      );
       structured.push(r as unknown as StructuredResult);
       log(`structured ${backend}: constrained ${JSON.stringify(r)}`);
     } catch (e) {
@@ -188,8 +235,19 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     version: 1,
     startedAt,
     command: `npm run bench -- ${args0(a)}`.trim(),
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.versions.node, totalMemGiB: round(os.totalmem() / 2 ** 30, 1) },
-    model: { path: modelPath, shape: a.model ? path.basename(a.model) : a.shape, quant: a.model ? '' : a.quant, bytes: src.size, bytesPerToken: bpt },
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      node: process.versions.node,
+      totalMemGiB: round(os.totalmem() / 2 ** 30, 1),
+    },
+    model: {
+      path: modelPath,
+      shape: a.model ? path.basename(a.model) : a.shape,
+      quant: a.model ? '' : a.quant,
+      bytes: src.size,
+      bytesPerToken: bpt,
+    },
     workload,
     bandwidth,
     gpuBandwidthGbPerS: a.gpuBw,

@@ -20,8 +20,15 @@ import type { PageSpec } from './browser/page-entry.js';
  * Extra flags can be added with WEBGGUF_BENCH_CHROMIUM_FLAGS (space-separated).
  */
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-webgpu-developer-features',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  '--no-sandbox',
+  '--enable-unsafe-webgpu',
+  '--use-webgpu-adapter=swiftshader',
+  '--enable-webgpu-developer-features',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
 ];
 
 /** Options of `runBrowserBench`. */
@@ -69,7 +76,11 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
     '/model/': path.dirname(o.modelPath),
   });
   const extra = (process.env['WEBGGUF_BENCH_CHROMIUM_FLAGS'] ?? '').split(/\s+/).filter((f) => f);
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extra], headless: true });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [...CHROMIUM_ARGS, ...extra],
+    headless: true,
+  });
   const results: RunResult[] = [];
   try {
     const page = await browser.newPage();
@@ -110,7 +121,9 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
           const l0 = os.loadavg()[0];
           const res = await run(spec);
           results.push({ ...res, host: 'chromium', loadAvg: [round(l0), round(os.loadavg()[0])] });
-          o.log(`round ${r + 1} ${label}: prefill ${JSON.stringify(res.prefillTokPerS)} tok/s, decode ${res.decodeTokPerS} tok/s`);
+          o.log(
+            `round ${r + 1} ${label}: prefill ${JSON.stringify(res.prefillTokPerS)} tok/s, decode ${res.decodeTokPerS} tok/s`,
+          );
         } catch (e) {
           failed.add(label);
           o.log(`round ${r + 1} ${label}: failed: ${(e as Error).message.split('\n')[0]}`);
@@ -125,8 +138,8 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
 }
 
 function callPage(page: Page, which: 'wasm' | 'webgpu' | 'wllama', spec: PageSpec): Promise<RunResult> {
-  return page.evaluate(
-    ([w, s]) => (w === 'wllama' ? window.webggufBench.wllama(s) : window.webggufBench.ours(s, w)),
-    [which, spec] as const,
-  );
+  return page.evaluate(([w, s]) => (w === 'wllama' ? window.webggufBench.wllama(s) : window.webggufBench.ours(s, w)), [
+    which,
+    spec,
+  ] as const);
 }

@@ -44,7 +44,9 @@ async function checkTimer(gpu: GPU, modelPath: string, steps: number): Promise<T
   const model = await loadTransformer(await parseGguf(source), source, wrapped, { contextLength: 256 });
   try {
     const prompt = Int32Array.of(1, 403, 407, 261, 378);
-    const run = async (timed: boolean): Promise<{ tokens: number[]; subs: number[]; ms: number; dispatches: number }> => {
+    const run = async (
+      timed: boolean,
+    ): Promise<{ tokens: number[]; subs: number[]; ms: number; dispatches: number }> => {
       await model.eval(prompt, 0, 0);
       const first = await model.argmax();
       const d0 = ops.stats.dispatches;
@@ -97,7 +99,9 @@ export async function main(args: string[]): Promise<number> {
     try {
       const workload = { promptLengths: [128, 512], decodeTokens: 128, seed: 1, tokenRange: [100, 30000] as const };
       const r = await measureOurs({ modelPath, backend: 'webgpu', threads: 1, workload, profileSteps: 8 });
-      console.log(`${modelPath}: prefill ${JSON.stringify(r.prefillTokPerS)} tok/s, decode ${r.decodeTokPerS} tok/s; ${r.breakdownSource}: ${JSON.stringify(r.breakdownMs)}`);
+      console.log(
+        `${modelPath}: prefill ${JSON.stringify(r.prefillTokPerS)} tok/s, decode ${r.decodeTokPerS} tok/s; ${r.breakdownSource}: ${JSON.stringify(r.breakdownMs)}`,
+      );
       runs.push(r);
     } catch (e) {
       errors.push(`${modelPath}: ${(e as Error).message}`);

@@ -34,7 +34,8 @@ function randomWeight(type: GgmlType, k: number, rows: number): Uint8Array {
   const poolBytes = new Uint8Array(rowBytes * 16);
   qt.quantizeRow!(pool, poolBytes);
   const out = new Uint8Array(rowBytes * rows);
-  for (let r = 0; r < rows; r++) out.set(poolBytes.subarray((r % 16) * rowBytes, (r % 16 + 1) * rowBytes), r * rowBytes);
+  for (let r = 0; r < rows; r++)
+    out.set(poolBytes.subarray((r % 16) * rowBytes, ((r % 16) + 1) * rowBytes), r * rowBytes);
   return out;
 }
 
@@ -50,7 +51,10 @@ export async function main(args: string[]): Promise<number> {
     for (const [rows, k] of SHAPES) {
       const x = ops.createActivation(`x${k}`, 1, k);
       const out = ops.createActivation(`o${rows}`, 1, rows);
-      const table = await ops.uploadWeight({ name: `x-table${k}`, type: GgmlType.F32, shape: [k, 1] }, new Uint8Array(new Float32Array(k).fill(0.01).buffer));
+      const table = await ops.uploadWeight(
+        { name: `x-table${k}`, type: GgmlType.F32, shape: [k, 1] },
+        new Uint8Array(new Float32Array(k).fill(0.01).buffer),
+      );
       for (const type of TYPES) {
         const bytes = randomWeight(type, k, rows);
         const w = await ops.uploadWeight({ name: `w.${rows}x${k}.${GgmlType[type]}`, type, shape: [k, rows] }, bytes);
@@ -66,7 +70,9 @@ export async function main(args: string[]): Promise<number> {
         }
         times.sort((a, b) => a - b);
         const ms = times[Math.floor(times.length / 2)]!;
-        console.log(`| ${rows}×${k} | ${GgmlType[type]} | ${(bytes.byteLength / 2 ** 20).toFixed(1)} | ${(ms * 1000).toFixed(1)} | ${(bytes.byteLength / (ms / 1000) / 1e9).toFixed(1)} |`);
+        console.log(
+          `| ${rows}×${k} | ${GgmlType[type]} | ${(bytes.byteLength / 2 ** 20).toFixed(1)} | ${(ms * 1000).toFixed(1)} | ${(bytes.byteLength / (ms / 1000) / 1e9).toFixed(1)} |`,
+        );
       }
     }
   } finally {

@@ -139,7 +139,12 @@ class TimestampTimer implements GpuTimer {
       throw new Error(`reading GPU timestamps failed: ${String(cause)}`, { cause });
     }
     const t = this.totals;
-    return { ...t, byKind: new Map(t.byKind), dispatchesByKind: new Map(t.dispatchesByKind), byKernel: new Map(t.byKernel) };
+    return {
+      ...t,
+      byKind: new Map(t.byKind),
+      dispatchesByKind: new Map(t.dispatchesByKind),
+      byKernel: new Map(t.byKernel),
+    };
   }
 
   reset(): void {
@@ -157,11 +162,23 @@ class TimestampTimer implements GpuTimer {
   /** A query set and its resolve/readback buffers from the pools. */
   takeSet(): TimerSet {
     const bytes = QUERIES_PER_SET * 8;
-    const set = this.freeSets.pop() ?? this.own(this.real.createQuerySet({ label: 'gpu-timer', type: 'timestamp', count: QUERIES_PER_SET }));
+    const set =
+      this.freeSets.pop() ??
+      this.own(this.real.createQuerySet({ label: 'gpu-timer', type: 'timestamp', count: QUERIES_PER_SET }));
     const resolve =
-      this.freeResolves.pop() ?? this.own(this.real.createBuffer({ label: 'gpu-timer-resolve', size: bytes, usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC }));
+      this.freeResolves.pop() ??
+      this.own(
+        this.real.createBuffer({
+          label: 'gpu-timer-resolve',
+          size: bytes,
+          usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
+        }),
+      );
     const readback =
-      this.freeReadbacks.pop() ?? this.own(this.real.createBuffer({ label: 'gpu-timer-readback', size: bytes, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
+      this.freeReadbacks.pop() ??
+      this.own(
+        this.real.createBuffer({ label: 'gpu-timer-readback', size: bytes, usage: USAGE_MAP_READ | USAGE_COPY_DST }),
+      );
     return { set, resolve, readback };
   }
 
@@ -229,7 +246,15 @@ type MutableTotals = { -readonly [K in keyof GpuTimings]: GpuTimings[K] } & {
 };
 
 function emptyTotals(): MutableTotals {
-  return { passes: 0, submissions: 0, busyMs: 0, spanMs: 0, byKind: new Map(), dispatchesByKind: new Map(), byKernel: new Map() };
+  return {
+    passes: 0,
+    submissions: 0,
+    busyMs: 0,
+    spanMs: 0,
+    byKind: new Map(),
+    dispatchesByKind: new Map(),
+    byKernel: new Map(),
+  };
 }
 
 /**
@@ -308,9 +333,16 @@ function statePass(enc: TimedEncoder, label: string): GPUComputePassEncoder {
       state.pipeline = p;
       return undefined;
     },
-    setBindGroup: (index: number, group: GPUBindGroup | null, offsets?: Iterable<number>, start?: number, length?: number): undefined => {
+    setBindGroup: (
+      index: number,
+      group: GPUBindGroup | null,
+      offsets?: Iterable<number>,
+      start?: number,
+      length?: number,
+    ): undefined => {
       let list: number[] = [];
-      if (offsets instanceof Uint32Array) list = Array.from(offsets.subarray(start ?? 0, (start ?? 0) + (length ?? offsets.length)));
+      if (offsets instanceof Uint32Array)
+        list = Array.from(offsets.subarray(start ?? 0, (start ?? 0) + (length ?? offsets.length)));
       else if (offsets) list = [...offsets];
       state.groups.set(index, [group, list]);
       return undefined;

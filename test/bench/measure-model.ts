@@ -8,7 +8,15 @@ import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import type { ByteSource } from '../../src/io/byte-source.js';
 import { loadTransformer } from '../../src/model/load.js';
-import { median, percentile, promptTokens, round, type RunResult, type RuntimeId, type Workload } from './bench-types.js';
+import {
+  median,
+  percentile,
+  promptTokens,
+  round,
+  type RunResult,
+  type RuntimeId,
+  type Workload,
+} from './bench-types.js';
 import type { GpuTimer } from './gpu-timer.js';
 import { breakdownPerToken, gpuBreakdownPerToken, profileOps } from './op-profiler.js';
 
@@ -98,7 +106,9 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
       if (timer && timerFailure === null) {
         try {
           const t = await timer.collect();
-          kernelMs = Object.fromEntries([...t.byKernel].sort((x, y) => y[1] - x[1]).map(([k, v]) => [k, round(v / steps, 3)]));
+          kernelMs = Object.fromEntries(
+            [...t.byKernel].sort((x, y) => y[1] - x[1]).map(([k, v]) => [k, round(v / steps, 3)]),
+          );
           return gpuBreakdownPerToken(t.byKind, t.spanMs, steps, wall);
         } catch (e) {
           // Never fail a run for its breakdown: fall back to encode time and say why.
@@ -110,7 +120,11 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
     };
     const contextLength = maxPrompt + decodeTokens + 16;
     const tUp0 = performance.now();
-    const model = await loadTransformer(gguf, source, ops, { contextLength, ubatchSize: Math.min(512, maxPrompt), ...(signal ? { signal } : {}) });
+    const model = await loadTransformer(gguf, source, ops, {
+      contextLength,
+      ubatchSize: Math.min(512, maxPrompt),
+      ...(signal ? { signal } : {}),
+    });
     const tLoaded = performance.now();
     try {
       const [lo, hi] = m.workload.tokenRange;
@@ -183,13 +197,21 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
         backend: created.ops.description,
         threads: m.threads,
         model: m.modelName,
-        loadMs: { parse: round(tParsed - tStart, 1), upload: round(tLoaded - tUp0, 1), total: round(tLoaded - tStart, 1) },
+        loadMs: {
+          parse: round(tParsed - tStart, 1),
+          upload: round(tLoaded - tUp0, 1),
+          total: round(tLoaded - tStart, 1),
+        },
         warmupMs: round(warmupMs, 1),
         prefillTokPerS: prefill,
         ttftMs,
         decodeTokPerS: round(decodeTokens / (decodeMs / 1000), 3),
         decodeCpuMsPerToken: round(cpuMs / decodeTokens, 2),
-        decodeStepMs: { median: round(median(steps), 2), p10: round(percentile(steps, 10), 2), p90: round(percentile(steps, 90), 2) },
+        decodeStepMs: {
+          median: round(median(steps), 2),
+          p10: round(percentile(steps, 10), 2),
+          p90: round(percentile(steps, 90), 2),
+        },
         breakdownMs,
         prefillBreakdownMs,
         breakdownSource: breakdownSource(created, timerFailure),
@@ -206,7 +228,6 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
     await source.close?.();
   }
 }
-
 
 /** What the breakdown measures, for the report. */
 function breakdownSource(created: CreatedOps, timerFailure: string | null): string {

@@ -33,9 +33,29 @@ function matmulKind(w: Weight): string {
  * the compound steps (normMatmul, matmulResidual, gatedFfn, ropeStoreKv) and WebGPU's own fused kernels.
  */
 const TIMED = new Set<string>([
-  'embed', 'rmsNorm', 'matmul', 'rope', 'storeKv', 'attention', 'glu', 'add', 'scale', 'softcap', 'copyRows',
-  'beginStep', 'endStep', 'read', 'argmax', 'topK', 'copyKv', 'matmulFused', 'matmulGlu', 'ropeStoreKv',
-  'normMatmul', 'matmulResidual', 'gatedFfn',
+  'embed',
+  'rmsNorm',
+  'matmul',
+  'rope',
+  'storeKv',
+  'attention',
+  'glu',
+  'add',
+  'scale',
+  'softcap',
+  'copyRows',
+  'beginStep',
+  'endStep',
+  'read',
+  'argmax',
+  'topK',
+  'copyKv',
+  'matmulFused',
+  'matmulGlu',
+  'ropeStoreKv',
+  'normMatmul',
+  'matmulResidual',
+  'gatedFfn',
 ]);
 
 /**
@@ -130,7 +150,12 @@ export function breakdownPerToken(profile: OpProfile, steps: number, totalMs: nu
  * Per-token breakdown from GPU timestamps over `steps` steps that took `totalMs` of wall time: GPU ms per op kind,
  * 'gpu gaps' (between timed passes within a submission) and 'host/wait (GPU idle)' for the rest of the wall time.
  */
-export function gpuBreakdownPerToken(byKind: ReadonlyMap<string, number>, spanMs: number, steps: number, totalMs: number): Record<string, number> {
+export function gpuBreakdownPerToken(
+  byKind: ReadonlyMap<string, number>,
+  spanMs: number,
+  steps: number,
+  totalMs: number,
+): Record<string, number> {
   const out: Record<string, number> = {};
   let busy = 0;
   for (const [kind, t] of [...byKind].sort((a, b) => b[1] - a[1])) {

@@ -33,13 +33,21 @@ async function createOps(spec: OursSpec, notes: string[]): Promise<CreatedOps> {
   if (spec.backend === 'wasm') {
     const { createWasmOps } = await import('../../src/backend/wasm/index.js');
     const ops = await createWasmOps({ threads: spec.threads, ...(spec.variant ? { variant: spec.variant } : {}) });
-    if (!ops.description.includes(`×${spec.threads} thread`)) notes.push(`asked for ${spec.threads} threads, got: ${ops.description}`);
+    if (!ops.description.includes(`×${spec.threads} thread`))
+      notes.push(`asked for ${spec.threads} threads, got: ${ops.description}`);
     return { ops, runtime: 'webgguf-wasm', heapBytes: () => wasmHeapBytes(ops) };
   }
   if (spec.backend === 'webgpu') {
     const { createTimedWebGpuOps } = await import('./webgpu-timed-ops.js');
     const { nodeGpu } = await import('./node-gpu.js');
-    return createTimedWebGpuOps({ gpu: await nodeGpu(), ...(spec.noGpuTimestamps ? { noTimestamps: true } : {}), ...(spec.kernels ? { kernels: spec.kernels } : {}) }, notes);
+    return createTimedWebGpuOps(
+      {
+        gpu: await nodeGpu(),
+        ...(spec.noGpuTimestamps ? { noTimestamps: true } : {}),
+        ...(spec.kernels ? { kernels: spec.kernels } : {}),
+      },
+      notes,
+    );
   }
   const { createCpuOps } = await import('../../src/backend/cpu/cpu-ops.js');
   return { ops: createCpuOps(), runtime: 'webgguf-cpu', heapBytes: () => null };

@@ -31,26 +31,46 @@ export interface StructuredResult {
 
 function schema20(tag: string): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
-  for (let i = 0; i < 20; i++) properties[`${tag}_${i}`] = i % 3 === 0 ? { type: 'integer' } : i % 3 === 1 ? { type: 'string' } : { type: 'boolean' };
+  for (let i = 0; i < 20; i++)
+    properties[`${tag}_${i}`] =
+      i % 3 === 0 ? { type: 'integer' } : i % 3 === 1 ? { type: 'string' } : { type: 'boolean' };
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
 
 /** Measures one spec. */
 export async function measureStructured(spec: StructuredSpec): Promise<StructuredResult> {
-  const engine = (await createEngine({ model: spec.modelPath, backend: spec.backend, threads: spec.threads, contextLength: 512 })) as LocalEngine;
+  const engine = (await createEngine({
+    model: spec.modelPath,
+    backend: spec.backend,
+    threads: spec.threads,
+    contextLength: 512,
+  })) as LocalEngine;
   try {
     const decodeRate = async (extra: Record<string, unknown>): Promise<number> => {
       const t0 = performance.now();
-      const r = await engine.completions.create({ prompt: 'The data:', temperature: 0, max_tokens: spec.decode, ...extra });
+      const r = await engine.completions.create({
+        prompt: 'The data:',
+        temperature: 0,
+        max_tokens: spec.decode,
+        ...extra,
+      });
       return r.usage.completion_tokens / ((performance.now() - t0) / 1000);
     };
     let t = performance.now();
-    await engine.grammar.compile({ kind: 'json-schema', schema: JSON.stringify(schema20('a')), strict: true, name: 'a' }, 'response_format');
+    await engine.grammar.compile(
+      { kind: 'json-schema', schema: JSON.stringify(schema20('a')), strict: true, name: 'a' },
+      'response_format',
+    );
     const firstCompileMs = performance.now() - t;
     t = performance.now();
-    await engine.grammar.compile({ kind: 'json-schema', schema: JSON.stringify(schema20('b')), strict: true, name: 'b' }, 'response_format');
+    await engine.grammar.compile(
+      { kind: 'json-schema', schema: JSON.stringify(schema20('b')), strict: true, name: 'b' },
+      'response_format',
+    );
     const nextCompileMs = performance.now() - t;
-    const rf = { response_format: { type: 'json_schema', json_schema: { name: 'a', schema: schema20('a'), strict: true } } };
+    const rf = {
+      response_format: { type: 'json_schema', json_schema: { name: 'a', schema: schema20('a'), strict: true } },
+    };
     await decodeRate({}); // warm both paths once
     await decodeRate(rf);
     const unconstrainedTokPerS = await decodeRate({});

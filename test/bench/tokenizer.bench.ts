@@ -81,7 +81,9 @@ export async function main(): Promise<number> {
     console.log(
       `${v.split('/').pop()!.padEnd(32)} ${tok.model.padEnd(6)} ${String(n).padStart(8)} tokens  ` +
         `wall first ${times[0].toFixed(0).padStart(5)} ms, best ${best.toFixed(0).padStart(5)} ms  ` +
-        `cpu best ${Math.min(...cpu).toFixed(0).padStart(5)} ms  ${(text.length / 1048576 / (best / 1000)).toFixed(2)} MB/s wall`,
+        `cpu best ${Math.min(...cpu)
+          .toFixed(0)
+          .padStart(5)} ms  ${(text.length / 1048576 / (best / 1000)).toFixed(2)} MB/s wall`,
     );
   }
   return 0;

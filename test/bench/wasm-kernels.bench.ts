@@ -83,17 +83,27 @@ function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
 
 /** Median and best wall seconds and median process CPU seconds of one matmul of `rows`×`k`. */
 async function timeMatmul(
-  ops: Ops, type: GgmlType, rows: number, k: number, budgetMs: number, n = 1, streamBytes = 0,
+  ops: Ops,
+  type: GgmlType,
+  rows: number,
+  k: number,
+  budgetMs: number,
+  n = 1,
+  streamBytes = 0,
 ): Promise<{ median: number; best: number; cpu: number }> {
   // With streamBytes, enough copies of the matrix that cycling through them reads weights from memory, as decode does.
   const blocks = randomBlocks(type, rows, k);
   const copies = Math.max(1, Math.ceil(streamBytes / blocks.length));
   const ws: Weight[] = [];
-  for (let c = 0; c < copies; c++) ws.push(await ops.uploadWeight({ name: `w${rows}x${k}#${c}`, type, shape: [k, rows] }, blocks));
+  for (let c = 0; c < copies; c++)
+    ws.push(await ops.uploadWeight({ name: `w${rows}x${k}#${c}`, type, shape: [k, rows] }, blocks));
   let next = 0;
   const w = (): Weight => ws[next++ % copies];
   const xTable = new Float32Array(k * n).map((_, i) => Math.sin(i));
-  const table = await ops.uploadWeight({ name: `x${k}`, type: GgmlType.F32, shape: [k, n] }, new Uint8Array(xTable.buffer));
+  const table = await ops.uploadWeight(
+    { name: `x${k}`, type: GgmlType.F32, shape: [k, n] },
+    new Uint8Array(xTable.buffer),
+  );
   const x = ops.createActivation('x', n, k);
   const out = ops.createActivation('out', n, rows);
   ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
@@ -135,17 +145,39 @@ async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
   const layers: Record<string, Weight>[] = [];
   for (let l = 0; l < nLayers; l++) {
     layers.push({
-      attnNorm: await f32('an', dim, 1), ffnNorm: await f32('fn', dim, 1),
-      q: await up('q', dim, dim), k: await up('k', kvDim, dim), v: await up('v', kvDim, dim), o: await up('o', dim, dim),
-      qb: await f32('qb', dim, 0.01), kb: await f32('kb', kvDim, 0.01), vb: await f32('vb', kvDim, 0.01),
-      gate: await up('gate', ffn, dim), upw: await up('up', ffn, dim), down: await up('down', dim, ffn),
+      attnNorm: await f32('an', dim, 1),
+      ffnNorm: await f32('fn', dim, 1),
+      q: await up('q', dim, dim),
+      k: await up('k', kvDim, dim),
+      v: await up('v', kvDim, dim),
+      o: await up('o', dim, dim),
+      qb: await f32('qb', dim, 0.01),
+      kb: await f32('kb', kvDim, 0.01),
+      vb: await f32('vb', kvDim, 0.01),
+      gate: await up('gate', ffn, dim),
+      upw: await up('up', ffn, dim),
+      down: await up('down', dim, ffn),
     });
   }
-  const output = await ops.uploadWeight({ name: 'output', type: GgmlType.Q8_0, shape: [dim, vocab] }, randomBlocks(GgmlType.Q8_0, vocab, dim));
+  const output = await ops.uploadWeight(
+    { name: 'output', type: GgmlType.Q8_0, shape: [dim, vocab] },
+    randomBlocks(GgmlType.Q8_0, vocab, dim),
+  );
   const norm = await f32('norm', dim, 1);
   const a = (label: string, cols: number) => ops.createActivation(label, 1, cols);
-  const [x, xn, q, k, v, att, o, g, u, h, logits] = [a('x', dim), a('xn', dim), a('q', dim), a('k', kvDim), a('v', kvDim),
-    a('att', dim), a('o', dim), a('g', ffn), a('u', ffn), a('h', ffn), a('logits', vocab)];
+  const [x, xn, q, k, v, att, o, g, u, h, logits] = [
+    a('x', dim),
+    a('xn', dim),
+    a('q', dim),
+    a('k', kvDim),
+    a('v', kvDim),
+    a('att', dim),
+    a('o', dim),
+    a('g', ffn),
+    a('u', ffn),
+    a('h', ffn),
+    a('logits', vocab),
+  ];
   ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + maxSteps + 1, nKvHeads, headDim });
   const rope = { kind: 'neox' as const, headDim, nRot: headDim, theta: 1e6, freqScale: 1 };
   const attn = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
@@ -192,7 +224,14 @@ async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
  * baseline build and a new one see the same machine load); prints tok/s, tok per CPU-second and time per op kind.
  */
 async function decodeSim(opsList: Ops[], labels: string[], warmup: number, steps: number): Promise<void> {
-  const runs = await Promise.all(opsList.map(async (ops) => ({ step: await setupDecode(ops, warmup + steps), times: new Map<string, number>(), wall: 0, cpu: 0 })));
+  const runs = await Promise.all(
+    opsList.map(async (ops) => ({
+      step: await setupDecode(ops, warmup + steps),
+      times: new Map<string, number>(),
+      wall: 0,
+      cpu: 0,
+    })),
+  );
   for (let s = 0; s < warmup + steps; s++) {
     for (const run of runs) {
       const timed = s >= warmup;
@@ -234,7 +273,12 @@ export async function main(args: string[] = []): Promise<number> {
   const f = detectWasmFeatures();
   const only = listOption(args, 'only');
   const threadList = (listOption(args, 'threads') ?? ['1', '2']).map(Number).filter((t) => t === 1 || f.threads);
-  console.log(`features: simd128 ${f.simd128}, relaxed-simd ${f.relaxedSimd}, threads ${f.threads}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `features: simd128 ${f.simd128}, relaxed-simd ${f.relaxedSimd}, threads ${f.threads}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const allVariants: WasmVariant[] = ['scalar', 'simd128', ...(f.relaxedSimd ? (['relaxed-simd'] as const) : [])];
   const wanted = listOption(args, 'variant');
   const variants = wanted ? allVariants.filter((v) => wanted.includes(v)) : allVariants;
@@ -267,7 +311,12 @@ export async function main(args: string[] = []): Promise<number> {
       ops.destroy();
     }
   }
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (args.includes('--decode')) {
     const baseline = args.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
     const steps = Number(listOption(args, 'steps')?.[0] ?? 24);

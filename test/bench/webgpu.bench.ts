@@ -28,7 +28,12 @@ export async function main(args: string[]): Promise<number> {
   for (const variant of GPU_VARIANTS.filter((v) => !only || v.name === only)) {
     const source = await NodeFileSource.open(path);
     const gguf = await parseGguf(source);
-    const ops = await createWebGpuOps({ gpu, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, kernels });
+    const ops = await createWebGpuOps({
+      gpu,
+      preferF16: variant.preferF16,
+      useSubgroups: variant.useSubgroups,
+      kernels,
+    });
     const model = await loadTransformer(gguf, source, ops, { contextLength: 512, ubatchSize: 64 });
     const prompt = Int32Array.from([1, 403, 407, 261, 378]); // BOS + "Once upon a time" (stories260K vocab)
     const rates: number[] = [];

@@ -9,7 +9,13 @@ import { isLlmError } from '../../src/errors.js';
 import { createFakeTokenizer, createFakeTransformer, spellScript } from '../unit/engine/fake-model.js';
 
 function io(): CliIo & { stdout: string; stderr: string } {
-  const o = { stdout: '', stderr: '', signal: new AbortController().signal, out: (t: string) => void (o.stdout += t), err: (t: string) => void (o.stderr += t) };
+  const o = {
+    stdout: '',
+    stderr: '',
+    signal: new AbortController().signal,
+    out: (t: string) => void (o.stdout += t),
+    err: (t: string) => void (o.stderr += t),
+  };
   return o;
 }
 
@@ -40,12 +46,35 @@ describe('webgguf chat', () => {
   });
 
   it('parses sampling flags and refuses bad arguments with invalid-request', async () => {
-    const { options, rest } = parseSamplingFlags(['m.gguf', '--temp', '0.5', '--top-k=20', '--stop', 'END', '--stop', '\\n\\n', '--logit-bias', '13=-100', '-n', '7', '--ctx', '64']);
-    expect(options).toEqual({ temperature: 0.5, top_k: 20, stop: ['END', '\n\n'], logit_bias: { '13': -100 }, max_tokens: 7 });
+    const { options, rest } = parseSamplingFlags([
+      'm.gguf',
+      '--temp',
+      '0.5',
+      '--top-k=20',
+      '--stop',
+      'END',
+      '--stop',
+      '\\n\\n',
+      '--logit-bias',
+      '13=-100',
+      '-n',
+      '7',
+      '--ctx',
+      '64',
+    ]);
+    expect(options).toEqual({
+      temperature: 0.5,
+      top_k: 20,
+      stop: ['END', '\n\n'],
+      logit_bias: { '13': -100 },
+      max_tokens: 7,
+    });
     expect(rest).toEqual(['m.gguf', '--ctx', '64']);
     expect(() => parseSamplingFlags(['--top-p', 'x'])).toThrow(/--top-p/);
     expect(() => parseSamplingFlags(['--logit-bias', 'a=b'])).toThrow(/TOKEN_ID=BIAS/);
     await expect(chat.run([], io())).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
-    await expect(chat.run(['m.gguf', '--backend', 'tpu'], io())).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
+    await expect(chat.run(['m.gguf', '--backend', 'tpu'], io())).rejects.toSatisfy((e) =>
+      isLlmError(e, 'invalid-request'),
+    );
   });
 });

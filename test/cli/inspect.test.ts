@@ -53,10 +53,21 @@ describe('webgguf inspect', () => {
     expect(r.architecture).toBe('llama');
     expect(r.hyperParameters['block_count']).toBe(5);
     expect(r.tokenizer).toMatchObject({ model: 'llama', pre: null, vocabSize: 512, hasChatTemplate: false });
-    expect(r.metadata['tokenizer.ggml.tokens']).toEqual({ type: 'ARRAY<STRING>', length: 512, head: ['<unk>', '<s>', '</s>', '<0x00>', '<0x01>', '<0x02>', '<0x03>', '<0x04>'] });
+    expect(r.metadata['tokenizer.ggml.tokens']).toEqual({
+      type: 'ARRAY<STRING>',
+      length: 512,
+      head: ['<unk>', '<s>', '</s>', '<0x00>', '<0x01>', '<0x02>', '<0x03>', '<0x04>'],
+    });
     expect(r.metadataNote).toMatch(/summarised/);
     expect(r.tensors).toHaveLength(48);
-    expect(r.tensors[0]).toEqual({ name: 'token_embd.weight', type: 'F32', shape: [64, 512], offset: 0, bytes: 131072, params: 32768 });
+    expect(r.tensors[0]).toEqual({
+      name: 'token_embd.weight',
+      type: 'F32',
+      shape: [64, 512],
+      offset: 0,
+      bytes: 131072,
+      params: 32768,
+    });
     expect(r.totals).toMatchObject({ tensors: 48, params: 292800, bytes: 1171200, perType: { F32: { count: 48 } } });
   });
 
@@ -73,11 +84,14 @@ describe('webgguf inspect', () => {
   it('writes 64-bit integers as numbers when exact and strings otherwise', async () => {
     const path = join(tmp, 'u64.gguf');
     const model = tinyModel();
-    writeFileSync(path, writeGguf({
-      ...model,
-      metadata: { ...model.metadata, 'general.big': 2n ** 60n, 'general.small': 7n, 'general.nan': NaN },
-      metadataTypes: { ...model.metadataTypes, 'general.big': ggufType.UINT64, 'general.small': ggufType.UINT64 },
-    }));
+    writeFileSync(
+      path,
+      writeGguf({
+        ...model,
+        metadata: { ...model.metadata, 'general.big': 2n ** 60n, 'general.small': 7n, 'general.nan': NaN },
+        metadataTypes: { ...model.metadataTypes, 'general.big': ggufType.UINT64, 'general.small': ggufType.UINT64 },
+      }),
+    );
     const r = JSON.parse((await run(path, '--json')).out) as JsonReport;
     expect(r.metadata['general.big']).toBe('1152921504606846976');
     expect(r.metadata['general.small']).toBe(7);
@@ -99,7 +113,10 @@ describe('webgguf inspect', () => {
 
   it('fails on garbage with the LlmError message and no stack trace', async () => {
     const path = join(tmp, 'garbage.gguf');
-    writeFileSync(path, new Uint8Array(4096).map((_, i) => (i * 131 + 7) & 0xff));
+    writeFileSync(
+      path,
+      new Uint8Array(4096).map((_, i) => (i * 131 + 7) & 0xff),
+    );
     const { code, out, err } = await run(path);
     expect(code).not.toBe(0);
     expect(out).toBe('');

@@ -36,8 +36,16 @@ describe('webgguf eval / conform / generate (cpu backend)', () => {
   });
 
   it('conform fails (exit 1) when the limits are impossible', async () => {
-    const r = await cli('conform', sharedPath('models', 'derived', 'stories260K-q8_0.gguf'), '--reference',
-      sharedPath('models', 'derived', 'stories260K-q8_0.reference.json'), '--max-error', '0.001', '--greedy', 'off');
+    const r = await cli(
+      'conform',
+      sharedPath('models', 'derived', 'stories260K-q8_0.gguf'),
+      '--reference',
+      sharedPath('models', 'derived', 'stories260K-q8_0.reference.json'),
+      '--max-error',
+      '0.001',
+      '--greedy',
+      'off',
+    );
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL {2}logits vs llama\.cpp F32-KV/);
     expect(r.out.trimEnd().split('\n').pop()).toBe('2 passed, 1 failed');

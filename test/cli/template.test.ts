@@ -19,11 +19,24 @@ const file = (name: string, doc: unknown): string => {
   return p;
 };
 
-const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather of a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  },
+];
 const request = {
   messages: [
     { role: 'user', content: 'Weather in Paris?' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
+    },
     { role: 'tool', tool_call_id: 'c1', content: '21C, sunny' },
   ],
   tools,
@@ -41,10 +54,24 @@ describe('webgguf template', () => {
     expect(doc.prompt).toContain('<tool_response>\n21C, sunny\n</tool_response>');
     expect(doc.prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
     // thinking on (the default for a reasoning template): no empty think block
-    const on = await cli('template', QWEN3, '--messages', file('req-on.json', { ...request, chat_template_kwargs: {} }), '--json');
+    const on = await cli(
+      'template',
+      QWEN3,
+      '--messages',
+      file('req-on.json', { ...request, chat_template_kwargs: {} }),
+      '--json',
+    );
     expect((JSON.parse(on.out) as { prompt: string }).prompt.endsWith('<|im_start|>assistant\n')).toBe(true);
     // --kwargs overrides the file
-    const off = await cli('template', QWEN3, '--messages', file('req-on2.json', { ...request, chat_template_kwargs: {} }), '--kwargs', '{"enable_thinking": false}', '--json');
+    const off = await cli(
+      'template',
+      QWEN3,
+      '--messages',
+      file('req-on2.json', { ...request, chat_template_kwargs: {} }),
+      '--kwargs',
+      '{"enable_thinking": false}',
+      '--json',
+    );
     expect((JSON.parse(off.out) as { prompt: string }).prompt).toBe(doc.prompt);
   });
 
@@ -63,10 +90,22 @@ describe('webgguf template', () => {
   });
 
   it('bad input is invalid-request naming the field', async () => {
-    const r = await cli('template', QWEN3, '--messages', file('bad.json', { messages: [{ role: 'user', content: 'x' }], chat_template_kwargs: { enable_thinking: 1 } }));
+    const r = await cli(
+      'template',
+      QWEN3,
+      '--messages',
+      file('bad.json', { messages: [{ role: 'user', content: 'x' }], chat_template_kwargs: { enable_thinking: 1 } }),
+    );
     expect(r.code).not.toBe(0);
     expect(r.err).toMatch(/enable_thinking must be a boolean/);
-    const k = await cli('template', QWEN3, '--messages', file('ok.json', [{ role: 'user', content: 'x' }]), '--kwargs', 'nope');
+    const k = await cli(
+      'template',
+      QWEN3,
+      '--messages',
+      file('ok.json', [{ role: 'user', content: 'x' }]),
+      '--kwargs',
+      'nope',
+    );
     expect(k.err).toMatch(/--kwargs must be a JSON object/);
   });
 });

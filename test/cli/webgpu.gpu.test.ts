@@ -31,14 +31,18 @@ describe('webgguf CLI on WebGPU (built bundle, child process)', () => {
     expect(await nodeGpu()).toBe(a);
   });
 
-  it.skipIf(!existsSync(BUILT_CLI))('conform passes on the f16 path and on the f32 path (--f32)', () => {
-    for (const extra of [[], ['--f32']]) {
-      const r = runBuiltCli(['conform', MODEL, '--backend', 'webgpu', ...extra]);
-      expect(r.err, r.err).not.toMatch(/terminate called|futex|Segmentation/);
-      expect(r.out, r.err).toMatch(/^backend: webgpu /m);
-      expect(r.out).toMatch(extra.length ? /^backend: webgpu f32 /m : /^backend: webgpu (f16|f32) /m);
-      expect(r.out.trimEnd().split('\n').pop()).toBe('3 passed, 0 failed');
-      expect(r.code).toBe(0);
-    }
-  }, 240_000);
+  it.skipIf(!existsSync(BUILT_CLI))(
+    'conform passes on the f16 path and on the f32 path (--f32)',
+    () => {
+      for (const extra of [[], ['--f32']]) {
+        const r = runBuiltCli(['conform', MODEL, '--backend', 'webgpu', ...extra]);
+        expect(r.err, r.err).not.toMatch(/terminate called|futex|Segmentation/);
+        expect(r.out, r.err).toMatch(/^backend: webgpu /m);
+        expect(r.out).toMatch(extra.length ? /^backend: webgpu f32 /m : /^backend: webgpu (f16|f32) /m);
+        expect(r.out.trimEnd().split('\n').pop()).toBe('3 passed, 0 failed');
+        expect(r.code).toBe(0);
+      }
+    },
+    240_000,
+  );
 });

@@ -15,7 +15,12 @@ let server: StaticServer;
 test.beforeAll(async () => {
   const IIFE_DIR = requireIifeDir();
   await buildPageBundle('test/e2e/pages/ai-sdk-entry.ts', BUNDLE_DIR);
-  server = await startStaticServer({ '/cdn/webgguf/': IIFE_DIR, '/app/': BUNDLE_DIR, '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'), '/shared/': SHARED_DIR });
+  server = await startStaticServer({
+    '/cdn/webgguf/': IIFE_DIR,
+    '/app/': BUNDLE_DIR,
+    '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'),
+    '/shared/': SHARED_DIR,
+  });
 });
 test.afterAll(async () => {
   await server?.close();
@@ -27,26 +32,59 @@ test('streamText, generateObject and a tool call with the AI SDK over a worker e
   await expect(page.locator('#status')).toHaveText('ready', { timeout: 60_000 });
   const out = await page.evaluate(async () => {
     type Any = (...a: unknown[]) => unknown;
-    const w = window as unknown as { WebGGUF: { createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }> }; aiTest: Record<string, Any> };
+    const w = window as unknown as {
+      WebGGUF: { createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }> };
+      aiTest: Record<string, Any>;
+    };
     const { generateObject, jsonSchema, streamText, generateText, tool, createWebGGUF } = w.aiTest;
-    const engine = await w.WebGGUF.createWorkerEngine({ model: '/shared/models/stories260K.gguf', backend: 'wasm', contextLength: 1024 });
+    const engine = await w.WebGGUF.createWorkerEngine({
+      model: '/shared/models/stories260K.gguf',
+      backend: 'wasm',
+      contextLength: 1024,
+    });
     const model = (createWebGGUF(engine) as Any)();
-    const s = streamText({ model, prompt: 'Once upon a time', temperature: 0, maxOutputTokens: 12 }) as { textStream: AsyncIterable<string> };
+    const s = streamText({ model, prompt: 'Once upon a time', temperature: 0, maxOutputTokens: 12 }) as {
+      textStream: AsyncIterable<string>;
+    };
     let text = '';
     for await (const t of s.textStream) text += t;
-    const schema = jsonSchema({ type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false });
-    const o = (await generateObject({ model, schema, prompt: 'Tom', temperature: 0, maxOutputTokens: 40 })) as { object: { ok: unknown } };
+    const schema = jsonSchema({
+      type: 'object',
+      properties: { ok: { type: 'boolean' } },
+      required: ['ok'],
+      additionalProperties: false,
+    });
+    const o = (await generateObject({ model, schema, prompt: 'Tom', temperature: 0, maxOutputTokens: 40 })) as {
+      object: { ok: unknown };
+    };
     let executed = 0;
     const pick = tool({
-      inputSchema: jsonSchema({ type: 'object', properties: { color: { enum: ['red', 'blue'] } }, required: ['color'], additionalProperties: false }),
+      inputSchema: jsonSchema({
+        type: 'object',
+        properties: { color: { enum: ['red', 'blue'] } },
+        required: ['color'],
+        additionalProperties: false,
+      }),
       execute: async () => {
         executed++;
         return 'done';
       },
     });
-    const g = (await generateText({ model, prompt: 'Tom', temperature: 0, maxOutputTokens: 80, toolChoice: 'required', tools: { pick } })) as { toolCalls: { toolName: string; input: { color: string } }[] };
+    const g = (await generateText({
+      model,
+      prompt: 'Tom',
+      temperature: 0,
+      maxOutputTokens: 80,
+      toolChoice: 'required',
+      tools: { pick },
+    })) as { toolCalls: { toolName: string; input: { color: string } }[] };
     await engine.unload();
-    return { text, ok: o.object.ok, call: g.toolCalls[0] ? { name: g.toolCalls[0].toolName, color: g.toolCalls[0].input.color } : null, executed };
+    return {
+      text,
+      ok: o.object.ok,
+      call: g.toolCalls[0] ? { name: g.toolCalls[0].toolName, color: g.toolCalls[0].input.color } : null,
+      executed,
+    };
   });
   console.log(JSON.stringify(out));
   expect(out.text.length).toBeGreaterThan(0);

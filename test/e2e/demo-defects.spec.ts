@@ -27,17 +27,22 @@ const LOAD_TIMEOUT = Number(process.env.WEBGGUF_DEMO_LOAD_TIMEOUT ?? 120_000);
 let server: StaticServer;
 let badDir: string;
 
-
 test.beforeAll(async () => {
   // Bad "models", made now from the committed fixture: text renamed .gguf, a web page, a truncated GGUF, a GGUF with
   // the metadata and vocabulary but no tensors (like llama.cpp's vocab-only files).
   badDir = mkdtempSync(join(tmpdir(), 'webgguf-demo-bad-'));
   const model = readFileSync(sharedPath('models', 'stories260K.gguf'));
   writeFileSync(join(badDir, 'notes.gguf'), 'These are my notes, not a model.\n'.repeat(200));
-  writeFileSync(join(badDir, 'page.gguf'), `<!DOCTYPE html><html><head><title>model.gguf · Hugging Face</title></head><body>${'<p>x</p>'.repeat(500)}</body></html>`);
+  writeFileSync(
+    join(badDir, 'page.gguf'),
+    `<!DOCTYPE html><html><head><title>model.gguf · Hugging Face</title></head><body>${'<p>x</p>'.repeat(500)}</body></html>`,
+  );
   writeFileSync(join(badDir, 'truncated.gguf'), model.subarray(0, Math.floor(model.length * 0.6)));
   const parsed = await parseGguf(new MemoryByteSource(new Uint8Array(model)));
-  writeFileSync(join(badDir, 'vocab-only.gguf'), writeGguf({ version: parsed.version, metadata: parsed.metadata, metadataTypes: parsed.metadataTypes, tensors: [] }));
+  writeFileSync(
+    join(badDir, 'vocab-only.gguf'),
+    writeGguf({ version: parsed.version, metadata: parsed.metadata, metadataTypes: parsed.metadataTypes, tensors: [] }),
+  );
   writeFileSync(join(badDir, 'hf-page.html'), '<!DOCTYPE html><html><body>a Hugging Face file page</body></html>');
   server = await startStaticServer({ '/': DEMO_DIR, '/shared/': SHARED_DIR, '/bad/': badDir });
 });
@@ -46,7 +51,10 @@ test.afterAll(async () => {
   await server?.close();
 });
 
-async function open(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; page: Page }> {
+async function open(
+  browser: Browser,
+  viewport = { width: 1280, height: 800 },
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport, serviceWorkers: 'block' });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
@@ -71,10 +79,14 @@ const errorBox = (p: Page) => p.locator('#error');
 async function ask(p: Page, text: string): Promise<void> {
   await p.locator('#prompt').fill(text);
   await p.locator('#prompt').press('Enter');
-  await expect(p.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', { timeout: LOAD_TIMEOUT });
+  await expect(p.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', {
+    timeout: LOAD_TIMEOUT,
+  });
 }
 
-test('defect 1: a failed load is never retried at startup; the last model that worked loads from the cache', async ({ browser }) => {
+test('defect 1: a failed load is never retried at startup; the last model that worked loads from the cache', async ({
+  browser,
+}) => {
   const { context, page } = await open(browser);
   try {
     await page.goto(url({ model: MODEL_PATH, raw: '1' }));
@@ -155,7 +167,9 @@ test('defect 4: the download panel shows no stale state after a failure or a loc
   }
 });
 
-test('defect 5: errors lead with one plain sentence per cause, details behind "Details", and can be dismissed', async ({ browser }) => {
+test('defect 5: errors lead with one plain sentence per cause, details behind "Details", and can be dismissed', async ({
+  browser,
+}) => {
   const { context, page } = await open(browser);
   try {
     await page.goto(url({ raw: '1' }));
@@ -187,20 +201,25 @@ test('defect 5: errors lead with one plain sentence per cause, details behind "D
     // A Hugging Face page link (/blob/) is rewritten to its download link (/resolve/) and loads.
     await context.route('https://huggingface.co/**', async (route) => {
       const path = new URL(route.request().url()).pathname;
-      if (path.includes('/blob/')) return route.fulfill({ status: 200, contentType: 'text/html', path: join(badDir, 'hf-page.html') });
+      if (path.includes('/blob/'))
+        return route.fulfill({ status: 200, contentType: 'text/html', path: join(badDir, 'hf-page.html') });
       const response = await route.fetch({ url: server.url(MODEL_PATH) });
       return route.fulfill({ response });
     });
     await loadByUrl(page, 'https://huggingface.co/someone/stories/blob/main/stories260K.gguf');
     await ready(page);
-    await expect(page.locator('#custom-url')).toHaveValue('https://huggingface.co/someone/stories/resolve/main/stories260K.gguf');
+    await expect(page.locator('#custom-url')).toHaveValue(
+      'https://huggingface.co/someone/stories/resolve/main/stories260K.gguf',
+    );
   } finally {
     await context.setOffline(false);
     await context.close();
   }
 });
 
-test('defect 6: after Stop the speed is this answer\'s real speed; nothing before the first token; notes persist', async ({ browser }) => {
+test("defect 6: after Stop the speed is this answer's real speed; nothing before the first token; notes persist", async ({
+  browser,
+}) => {
   const { context, page } = await open(browser);
   try {
     await page.goto(url({ model: MODEL_PATH, raw: '1', max_tokens: '2000' }));
@@ -209,8 +228,10 @@ test('defect 6: after Stop the speed is this answer\'s real speed; nothing befor
     await page.locator('#prompt').fill(PROMPT);
     await page.locator('#send').click();
     const first = page.locator('li.message.assistant').last();
-    // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
-    await expect.poll(async () => (await first.locator('.content').innerText()).length, { timeout: LOAD_TIMEOUT }).toBeGreaterThan(40);
+    await expect
+      // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
+      .poll(async () => (await first.locator('.content').innerText()).length, { timeout: LOAD_TIMEOUT })
+      .toBeGreaterThan(40);
     await page.locator('#stop').click();
     await expect(first).toHaveAttribute('data-done', 'true');
     const wallSeconds = (Date.now() - sentAt) / 1000;
@@ -240,7 +261,9 @@ test('defect 6: after Stop the speed is this answer\'s real speed; nothing befor
     await page.locator('#max-tokens').fill('8');
     await page.locator('#max-tokens').dispatchEvent('change');
     await page.locator('#regenerate').click();
-    await expect(page.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', { timeout: LOAD_TIMEOUT });
+    await expect(page.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', {
+      timeout: LOAD_TIMEOUT,
+    });
     await expect(page.locator('li.message.assistant').first().locator('.note')).toHaveText('— stopped');
     await expect(page.locator('li.message.assistant').last().locator('.note')).toHaveText('— reached the token limit');
   } finally {
@@ -248,7 +271,9 @@ test('defect 6: after Stop the speed is this answer\'s real speed; nothing befor
   }
 });
 
-test('defect 7: the loaded model is named everywhere; Delete asks first and unloads the loaded model', async ({ browser }) => {
+test('defect 7: the loaded model is named everywhere; Delete asks first and unloads the loaded model', async ({
+  browser,
+}) => {
   const { context, page } = await open(browser);
   try {
     await page.goto(url({ model: MODEL_PATH, raw: '1' }));
@@ -273,7 +298,9 @@ test('defect 7: the loaded model is named everywhere; Delete asks first and unlo
   }
 });
 
-test('defect 8: a phone\'s first visit shows how to load a model; ☰ has a name; only finished answers are announced', async ({ browser }) => {
+test("defect 8: a phone's first visit shows how to load a model; ☰ has a name; only finished answers are announced", async ({
+  browser,
+}) => {
   const { context, page } = await open(browser, { width: 390, height: 844 });
   try {
     await page.goto(url({ raw: '1', temperature: '0', max_tokens: '8' }));

@@ -27,7 +27,7 @@ const ANSWER = [
   '```js',
   'for (let i = 0; i < 3; i++) {',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: markdown sample holding JavaScript source, not a template
-  "  console.log(`line ${i}`); // prints three lines",
+  '  console.log(`line ${i}`); // prints three lines',
   '}',
   '```',
   '',
@@ -82,7 +82,10 @@ const conversationRecords = (now: number) => ({
     { role: 'user', content: 'Write a loop that prints three lines.' },
     { role: 'assistant', content: ANSWER, finish: 'stop' },
   ],
-  'conversation:story': [{ role: 'user', content: 'Once upon a time' }, { role: 'assistant', content: 'there was a cat.', finish: 'length' }],
+  'conversation:story': [
+    { role: 'user', content: 'Once upon a time' },
+    { role: 'assistant', content: 'there was a cat.', finish: 'length' },
+  ],
   currentConversation: 'code',
 });
 
@@ -90,7 +93,9 @@ async function shot(page: Page, name: string): Promise<void> {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
-test('Markdown: highlighted code with copy buttons, tables, thinking block, links; model HTML stays text', async ({ browser }) => {
+test('Markdown: highlighted code with copy buttons, tables, thinking block, links; model HTML stays text', async ({
+  browser,
+}) => {
   const page = await openPage(browser);
   await page.goto(server.url(`/?backend=wasm&model=${MODEL_PATH}`));
   await expect(page.locator('body')).toHaveAttribute('data-engine', 'ready', { timeout: LOAD_TIMEOUT });
@@ -124,7 +129,9 @@ test('Markdown: highlighted code with copy buttons, tables, thinking block, link
   await page.context().close();
 });
 
-test('conversations: switch, rename, delete, export, undo New chat; regenerate one answer; meter and model info', async ({ browser }) => {
+test('conversations: switch, rename, delete, export, undo New chat; regenerate one answer; meter and model info', async ({
+  browser,
+}) => {
   const page = await openPage(browser);
   await page.goto(server.url(`/?backend=wasm&raw=1&temperature=0&max_tokens=6&model=${MODEL_PATH}`));
   await expect(page.locator('body')).toHaveAttribute('data-engine', 'ready', { timeout: LOAD_TIMEOUT });
@@ -189,7 +196,9 @@ test('first-run card and error state screenshots', async ({ browser }) => {
   await expect(page.locator('#first-run')).toHaveAttribute('data-capability', /WebGPU|WASM/);
   await shot(page, 'demo-first-run');
   await page.locator('#custom-url').fill('https://huggingface.co/someone/model/blob/main/model.gguf');
-  await page.context().route('https://huggingface.co/**', (route) => route.fulfill({ status: 404, body: 'Entry not found' }));
+  await page
+    .context()
+    .route('https://huggingface.co/**', (route) => route.fulfill({ status: 404, body: 'Entry not found' }));
   await page.locator('#load-model').click();
   await expect(page.locator('#error .error-summary')).toHaveText('The model file was not found at that address.');
   await page.locator('#error summary').click();

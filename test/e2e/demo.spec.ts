@@ -31,7 +31,8 @@ let page: Page;
 test.describe.configure({ mode: 'serial' });
 
 test.beforeAll(async ({ browser }) => {
-  if (!existsSync(resolve(DEMO_DIR, 'index.html'))) throw new Error(`${DEMO_DIR} is missing: run \`npm run build\` first`);
+  if (!existsSync(resolve(DEMO_DIR, 'index.html')))
+    throw new Error(`${DEMO_DIR} is missing: run \`npm run build\` first`);
   server = await startStaticServer({ '/': DEMO_DIR, '/shared/': SHARED_DIR });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
@@ -48,7 +49,13 @@ test.afterAll(async () => {
 
 /** The demo URL loading the fixture in text-completion mode with greedy sampling. */
 function demoUrl(extra: Record<string, string> = {}): string {
-  const q = new URLSearchParams({ model: MODEL_PATH, raw: '1', temperature: '0', max_tokens: String(REFERENCE.greedy_kv_f32.n), ...extra });
+  const q = new URLSearchParams({
+    model: MODEL_PATH,
+    raw: '1',
+    temperature: '0',
+    max_tokens: String(REFERENCE.greedy_kv_f32.n),
+    ...extra,
+  });
   return server.url(`/?${q}`);
 }
 
@@ -123,7 +130,9 @@ test('offline: the service worker serves the app and generation still works', as
   await page.evaluate(async () => {
     await navigator.serviceWorker.ready;
   });
-  await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 30_000 }).toBe(true);
+  await expect
+    .poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 30_000 })
+    .toBe(true);
   await context.setOffline(true);
   try {
     server.log.length = 0;
@@ -150,7 +159,8 @@ test('stop mid-stream, then generate again', async () => {
   await expect(answer).toHaveAttribute('data-done', 'true', { timeout: 60_000 });
   const finish = await answer.getAttribute('data-finish');
   // biome-ignore lint/performance/useDomNodeTextContent: innerText() is the rendered text the user reads, which is what this checks
-  console.log(`stopped answer ended with '${finish}' after ${(await answer.locator('.content').innerText()).length} characters`);
+  const shown = (await answer.locator('.content').innerText()).length;
+  console.log(`stopped answer ended with '${finish}' after ${shown} characters`);
   expect(finish).toBe('aborted');
   await expect(page.locator('#error')).toBeHidden();
   await page.locator('#max-tokens').fill(String(REFERENCE.greedy_kv_f32.n));
@@ -174,7 +184,9 @@ test('?backend=wasm forces the WASM backend and gives the same answer', async ()
   await expect(page.locator('#prompt')).toHaveValue(REFERENCE.prompt);
   await expect(page.locator('li.message')).toHaveCount(0);
   await page.locator('#prompt').press('Enter');
-  await expect(page.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', { timeout: LOAD_TIMEOUT });
+  await expect(page.locator('li.message.assistant').last()).toHaveAttribute('data-done', 'true', {
+    timeout: LOAD_TIMEOUT,
+  });
   expect(await answerText(page)).toBe(REFERENCE.greedy_kv_f32.text.trim());
   await expect(page.locator('#stats')).toContainText(/prompt 5 tokens, [1-9]\d* reused from cache/);
 });

@@ -40,7 +40,8 @@ let server: StaticServer;
 let dir: string;
 
 test.beforeAll(async () => {
-  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js'))) throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
+  if (!existsSync(resolve(IIFE_DIR, 'webgguf.js')))
+    throw new Error(`${IIFE_DIR}/webgguf.js is missing: run \`npm run build\` first`);
   dir = mkdtempSync(join(tmpdir(), 'webgguf-hostile-'));
   for (const [i, name] of WORKER_CASES.entries()) {
     const c = HOSTILE_CASES.find((x) => x.name === name);
@@ -62,7 +63,9 @@ test.afterAll(async () => {
 type Outcome = { ok: true } | { ok: false; isLlmError: boolean; code: string | null; message: string; ms: number };
 
 for (const mode of ['url', 'blob'] as const) {
-  test(`hostile models through createWorkerEngine (${mode}) fail with a clean LlmError naming the cause`, async ({ page }) => {
+  test(`hostile models through createWorkerEngine (${mode}) fail with a clean LlmError naming the cause`, async ({
+    page,
+  }) => {
     test.setTimeout(WORKER_CASES.length * CASE_BOUND_MS + 60_000);
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -74,7 +77,10 @@ for (const mode of ['url', 'blob'] as const) {
       const outcome = await page.evaluate(
         async ({ url, mode }): Promise<Outcome> => {
           const w = window as unknown as {
-            WebGGUF: { LlmError: new (...a: never[]) => Error; createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }> };
+            WebGGUF: {
+              LlmError: new (...a: never[]) => Error;
+              createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }>;
+            };
           };
           const t0 = performance.now();
           try {
@@ -84,14 +90,24 @@ for (const mode of ['url', 'blob'] as const) {
             return { ok: true };
           } catch (e) {
             const err = e as { code?: string; message?: string };
-            return { ok: false, isLlmError: e instanceof w.WebGGUF.LlmError, code: err.code ?? null, message: String(err.message ?? e), ms: performance.now() - t0 };
+            return {
+              ok: false,
+              isLlmError: e instanceof w.WebGGUF.LlmError,
+              code: err.code ?? null,
+              message: String(err.message ?? e),
+              ms: performance.now() - t0,
+            };
           }
         },
         { url, mode },
       );
       expect(outcome.ok, `${name}: loaded instead of failing`).toBe(false);
       if (outcome.ok) continue;
-      expect({ name, isLlmError: outcome.isLlmError, code: outcome.code }).toEqual({ name, isLlmError: true, code: c.code });
+      expect({ name, isLlmError: outcome.isLlmError, code: outcome.code }).toEqual({
+        name,
+        isLlmError: true,
+        code: c.code,
+      });
       expect(outcome.message, name).toMatch(c.message);
       if (c.notMessage) expect(outcome.message, name).not.toMatch(c.notMessage);
       expect(outcome.ms, name).toBeLessThan(CASE_BOUND_MS);

@@ -61,11 +61,19 @@ const modelUrl = (): string => server.url(MODEL_PATH);
 
 test('downloads into IndexedDB, then reloads and reads it back with zero network requests', async ({ page }) => {
   await openPage(page);
-  const first = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  const first = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [
+    modelUrl(),
+    CHUNK,
+  ] as const);
   expect(first).toMatchObject({ ok: true, message: null });
   expect(first.chunkPresent).toHaveLength(N_CHUNKS);
   expect(server.requestsFor(MODEL_PATH)).toHaveLength(1 + N_CHUNKS); // probe + one request per chunk
-  expect(server.requestsFor(MODEL_PATH).slice(1).every((r) => r.status === 206 && r.ifRange !== null)).toBe(true);
+  expect(
+    server
+      .requestsFor(MODEL_PATH)
+      .slice(1)
+      .every((r) => r.status === 206 && r.ifRange !== null),
+  ).toBe(true);
 
   await page.reload();
   await expect(page.locator('#status')).toHaveText('ready');
@@ -79,10 +87,11 @@ test('downloads into IndexedDB, then reloads and reads it back with zero network
 
 test('an interrupted download resumes after a reload without refetching stored chunks', async ({ page }) => {
   await openPage(page);
-  const interrupted = await page.evaluate(
-    ([url, chunk, stopAt]) => window.webggufIo.download(url, chunk, stopAt),
-    [modelUrl(), CHUNK, 4 * CHUNK] as const,
-  );
+  const interrupted = await page.evaluate(([url, chunk, stopAt]) => window.webggufIo.download(url, chunk, stopAt), [
+    modelUrl(),
+    CHUNK,
+    4 * CHUNK,
+  ] as const);
   expect(interrupted).toMatchObject({ ok: false, code: 'aborted' });
   const stored = interrupted.chunkPresent.flatMap((p, i) => (p ? [i] : []));
   expect(stored.length).toBeGreaterThan(0);
@@ -95,7 +104,10 @@ test('an interrupted download resumes after a reload without refetching stored c
 
   await server.idle(); // requests the first page sent just before aborting must not count as the resume's
   server.clearLog();
-  const resumed = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  const resumed = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [
+    modelUrl(),
+    CHUNK,
+  ] as const);
   expect(resumed).toMatchObject({ ok: true, message: null });
   const [probe, ...rest] = server.requestsFor(MODEL_PATH);
   expect(probe.range).toBe('bytes=0-0');
@@ -106,21 +118,30 @@ test('an interrupted download resumes after a reload without refetching stored c
   await page.reload();
   await expect(page.locator('#status')).toHaveText('ready');
   server.clearLog();
-  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({
+    sha256: FIXTURE_SHA,
+    kind: 'idb',
+  });
   expect(server.requestsFor(MODEL_PATH)).toHaveLength(0);
 });
 
 test('connections dropped mid-chunk are retried and the stored file is intact', async ({ page }) => {
   await openPage(page);
   server.setFault(MODEL_PATH, { skip: 1, times: 4, dropAfterBytes: 50_000 });
-  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [
+    modelUrl(),
+    CHUNK,
+  ] as const);
   expect(result).toMatchObject({ ok: true, message: null });
   const ranged = server.requestsFor(MODEL_PATH).slice(1);
   expect(ranged.length).toBe(N_CHUNKS + 4);
   // Chromium may discard bytes that were in flight when the connection broke, so the page can re-request some of
   // them (the stall test below shows exact resumption); never more than the dropped responses carried.
   expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBeLessThanOrEqual(FIXTURE.byteLength + 4 * 50_000);
-  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({
+    sha256: FIXTURE_SHA,
+    kind: 'idb',
+  });
 });
 
 test('a stalled connection is cancelled and resumed from the last byte received', async ({ page }) => {
@@ -134,24 +155,46 @@ test('a stalled connection is cancelled and resumed from the last byte received'
   const ranged = server.requestsFor(MODEL_PATH).slice(1);
   expect(ranged.length).toBe(N_CHUNKS + 3);
   expect(ranged.reduce((n, r) => n + r.bytesSent, 0)).toBe(FIXTURE.byteLength); // no byte fetched twice
-  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({
+    sha256: FIXTURE_SHA,
+    kind: 'idb',
+  });
 });
 
 test('without validators the file comes through one response and is stored intact', async ({ page }) => {
   await openPage(page);
   server.setFault(MODEL_PATH, { noValidators: true });
-  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const);
+  const result = await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [
+    modelUrl(),
+    CHUNK,
+  ] as const);
   expect(result).toMatchObject({ ok: true, message: null });
   expect(server.requestsFor(MODEL_PATH).map((r) => r.range)).toEqual(['bytes=0-0', 'bytes=0-']);
-  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({
+    sha256: FIXTURE_SHA,
+    kind: 'idb',
+  });
 });
 
-test('a byte changed in IndexedDB is refused on open; opening the model again refetches only that chunk', async ({ page }) => {
+test('a byte changed in IndexedDB is refused on open; opening the model again refetches only that chunk', async ({
+  page,
+}) => {
   await openPage(page);
-  expect(await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const)).toMatchObject({ ok: true });
+  expect(
+    await page.evaluate(([url, chunk]) => window.webggufIo.download(url, chunk), [modelUrl(), CHUNK] as const),
+  ).toMatchObject({ ok: true });
   await page.evaluate((url) => window.webggufIo.tamper(url, 3, 1000), modelUrl());
-  expect(await page.evaluate((url) => window.webggufIo.openError(url), modelUrl())).toEqual({ code: 'network', reason: 'checksum-mismatch' });
+  expect(await page.evaluate((url) => window.webggufIo.openError(url), modelUrl())).toEqual({
+    code: 'network',
+    reason: 'checksum-mismatch',
+  });
   server.clearLog();
-  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({ sha256: FIXTURE_SHA, kind: 'idb' });
-  expect(server.requestsFor(MODEL_PATH).map((r) => r.range)).toEqual(['bytes=0-0', `bytes=${3 * CHUNK}-${4 * CHUNK - 1}`]);
+  expect(await page.evaluate((url) => window.webggufIo.readBackSha(url), modelUrl())).toEqual({
+    sha256: FIXTURE_SHA,
+    kind: 'idb',
+  });
+  expect(server.requestsFor(MODEL_PATH).map((r) => r.range)).toEqual([
+    'bytes=0-0',
+    `bytes=${3 * CHUNK}-${4 * CHUNK - 1}`,
+  ]);
 });

@@ -35,7 +35,13 @@ type Outcome = { ok: true; value: string } | { ok: false; isLlmError: boolean; c
 
 async function openPage(page: Page, backend: string, engine: 'worker' | 'in-thread' = 'worker'): Promise<void> {
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
-  const q = new URLSearchParams({ model: MODEL_PATH, backend, engine, prompt: REFERENCE.prompt, max_tokens: String(REFERENCE.greedy_kv_f32.n) });
+  const q = new URLSearchParams({
+    model: MODEL_PATH,
+    backend,
+    engine,
+    prompt: REFERENCE.prompt,
+    max_tokens: String(REFERENCE.greedy_kv_f32.n),
+  });
   await page.goto(server.url(`/pages/iife.html?${q}`));
   await expect(page.locator('#status')).toHaveText('done', { timeout: 180_000 });
 }
@@ -44,12 +50,17 @@ test('a plain page with only the script-tag bundle generates the reference text 
   await openPage(page, 'wasm');
   expect((await page.locator('#output').textContent())?.trim()).toBe(REFERENCE.greedy_kv_f32.text.trim());
   const info = await page.evaluate(() => {
-    const w = window as unknown as { engine: { info: { backend: { name: string; description: string } } }; WebGGUF: Record<string, unknown> };
+    const w = window as unknown as {
+      engine: { info: { backend: { name: string; description: string } } };
+      WebGGUF: Record<string, unknown>;
+    };
     return { backend: w.engine.info.backend, exports: Object.keys(w.WebGGUF).sort() };
   });
   console.log(`script-tag engine backend: ${info.backend.description}`);
   expect(info.backend.name).toBe('wasm');
-  expect(info.exports).toEqual(expect.arrayContaining(['createEngine', 'createWorkerEngine', 'LlmError', 'downloadModel', 'listModels']));
+  expect(info.exports).toEqual(
+    expect.arrayContaining(['createEngine', 'createWorkerEngine', 'LlmError', 'downloadModel', 'listModels']),
+  );
   // Only the script's own folder served the code: the worker and WASM resolved relative to webgguf.js.
   const code = server.log.filter((r) => /\.(js|wasm)$/.test(r.path)).map((r) => r.path);
   expect(code.length).toBeGreaterThan(1);
@@ -59,7 +70,9 @@ test('a plain page with only the script-tag bundle generates the reference text 
   expect(code.some((p) => /\/in-thread-entry-[^/]+\.js$/.test(p))).toBe(false);
 });
 
-test('createEngine from the script tag runs the engine in the page, its module fetched on first use', async ({ page }) => {
+test('createEngine from the script tag runs the engine in the page, its module fetched on first use', async ({
+  page,
+}) => {
   server.log.length = 0;
   await openPage(page, 'wasm', 'in-thread');
   expect((await page.locator('#output').textContent())?.trim()).toBe(REFERENCE.greedy_kv_f32.text.trim());
@@ -70,7 +83,9 @@ test('createEngine from the script tag runs the engine in the page, its module f
   expect(server.log.filter((r) => r.status === 404)).toEqual([]);
 });
 
-test('worker boundary: aborts reject with code aborted, LlmError codes survive, the engine keeps working', async ({ page }) => {
+test('worker boundary: aborts reject with code aborted, LlmError codes survive, the engine keeps working', async ({
+  page,
+}) => {
   await openPage(page, 'wasm');
   const results = await page.evaluate(async (prompt): Promise<Record<string, Outcome>> => {
     type Err = { code?: string; message?: string };
@@ -84,7 +99,12 @@ test('worker boundary: aborts reject with code aborted, LlmError codes survive, 
         return { ok: true, value: await f() };
       } catch (e) {
         const err = e as Err;
-        return { ok: false, isLlmError: e instanceof LlmError, code: err.code ?? null, message: String(err.message ?? e) };
+        return {
+          ok: false,
+          isLlmError: e instanceof LlmError,
+          code: err.code ?? null,
+          message: String(err.message ?? e),
+        };
       }
     };
     const create = (r: object) => w.engine.completions.create({ prompt, temperature: 0, ...r });
@@ -92,7 +112,9 @@ test('worker boundary: aborts reject with code aborted, LlmError codes survive, 
     // A streamed request aborted after its first chunk.
     out.streamAbort = await settle(async () => {
       const c = new AbortController();
-      const stream = (await create({ max_tokens: 1000, stream: true, signal: c.signal })) as AsyncIterable<{ choices: { text: string }[] }>;
+      const stream = (await create({ max_tokens: 1000, stream: true, signal: c.signal })) as AsyncIterable<{
+        choices: { text: string }[];
+      }>;
       let text = '';
       for await (const chunk of stream) {
         text += chunk.choices[0].text;
@@ -140,17 +162,27 @@ test('worker boundary: aborts reject with code aborted, LlmError codes survive, 
   expect(results.after).toEqual({ ok: true, value: REFERENCE.greedy_kv_f32.text });
 });
 
-test('the script-tag bundle also works from another origin (a CDN), its worker started through a blob module', async ({ page }) => {
+test('the script-tag bundle also works from another origin (a CDN), its worker started through a blob module', async ({
+  page,
+}) => {
   const cdn = await startStaticServer({ '/cdn/webgguf/': IIFE_DIR });
   // The page comes from the main server (with COOP/COEP), the bundle from the CDN's origin (another port).
   const pageDir = resolve(REPO_ROOT, 'test-results/e2e-bundles/iife-cdn');
   mkdirSync(pageDir, { recursive: true });
   const html = readFileSync(resolve(REPO_ROOT, 'test/e2e/support/iife.html'), 'utf8');
-  writeFileSync(resolve(pageDir, 'cdn.html'), html.replace('../cdn/webgguf/webgguf.js', cdn.url('/cdn/webgguf/webgguf.js')));
+  writeFileSync(
+    resolve(pageDir, 'cdn.html'),
+    html.replace('../cdn/webgguf/webgguf.js', cdn.url('/cdn/webgguf/webgguf.js')),
+  );
   const pages = await startStaticServer({ '/pages/': pageDir, '/shared/': SHARED_DIR });
   try {
     page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
-    const q = new URLSearchParams({ model: MODEL_PATH, backend: 'wasm', prompt: REFERENCE.prompt, max_tokens: String(REFERENCE.greedy_kv_f32.n) });
+    const q = new URLSearchParams({
+      model: MODEL_PATH,
+      backend: 'wasm',
+      prompt: REFERENCE.prompt,
+      max_tokens: String(REFERENCE.greedy_kv_f32.n),
+    });
     await page.goto(pages.url(`/pages/cdn.html?${q}`));
     await expect(page.locator('#status')).toHaveText(/^(done|error)/, { timeout: 180_000 });
     await expect(page.locator('#status')).toHaveText('done');

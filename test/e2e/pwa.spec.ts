@@ -22,7 +22,8 @@ const DEMO_DIR = resolve(REPO_ROOT, 'dist/demo');
 let server: StaticServer;
 
 test.beforeAll(async () => {
-  if (!existsSync(resolve(DEMO_DIR, 'index.html'))) throw new Error(`${DEMO_DIR} is missing: run \`npm run build\` first`);
+  if (!existsSync(resolve(DEMO_DIR, 'index.html')))
+    throw new Error(`${DEMO_DIR} is missing: run \`npm run build\` first`);
   server = await startStaticServer({ '/': DEMO_DIR }, { isolation: false });
 });
 
@@ -30,7 +31,10 @@ test.afterAll(async () => {
   await server?.close();
 });
 
-test('without COOP/COEP from the host, the service worker isolates the page after one reload; it is installable', async ({ page, context }) => {
+test('without COOP/COEP from the host, the service worker isolates the page after one reload; it is installable', async ({
+  page,
+  context,
+}) => {
   let navigations = 0;
   page.on('framenavigated', (f) => {
     if (f === page.mainFrame()) navigations++;
@@ -54,7 +58,9 @@ test('without COOP/COEP from the host, the service worker isolates the page afte
     expect((await page.request.get(server.url(icon!.src))).status()).toBe(200);
   }
   const cdp = await context.newCDPSession(page);
-  const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] };
+  const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as {
+    installabilityErrors: { errorId: string }[];
+  };
   // Playwright's contexts are incognito, where Chromium never offers installation; every other check must pass.
   expect(installabilityErrors.filter((e) => e.errorId !== 'in-incognito')).toEqual([]);
 });
@@ -73,18 +79,30 @@ function copyBuild(from: string): string {
 function nextBuild(from: string, { chunks = true } = {}): string {
   const dir = copyBuild(from);
   const assets = join(dir, 'assets');
-  const renames = chunks ? readdirSync(assets).filter((f) => f.endsWith('.js')).map((f) => [f, f.replace(/\.js$/, '-next.js')] as const) : [];
+  const renames = chunks
+    ? readdirSync(assets)
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => [f, f.replace(/\.js$/, '-next.js')] as const)
+    : [];
   for (const [a, b] of renames) {
     renameSync(join(assets, a), join(assets, b));
     writeFileSync(join(assets, b), `${readFileSync(join(assets, b), 'utf8')}\n// next deploy\n`);
   }
-  const text = [join(dir, 'index.html'), ...readdirSync(assets).filter((f) => /\.(js|css)$/.test(f)).map((f) => join(assets, f))];
+  const text = [
+    join(dir, 'index.html'),
+    ...readdirSync(assets)
+      .filter((f) => /\.(js|css)$/.test(f))
+      .map((f) => join(assets, f)),
+  ];
   for (const f of text) {
     let body = readFileSync(f, 'utf8');
     for (const [a, b] of renames) body = body.replaceAll(a, b);
     writeFileSync(f, body);
   }
-  writeFileSync(join(dir, 'icon.svg'), readFileSync(join(dir, 'icon.svg'), 'utf8').replace('<svg', '<svg data-deploy="next"'));
+  writeFileSync(
+    join(dir, 'icon.svg'),
+    readFileSync(join(dir, 'icon.svg'), 'utf8').replace('<svg', '<svg data-deploy="next"'),
+  );
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.webmanifest'), 'utf8')) as { name: string };
   writeFileSync(join(dir, 'manifest.webmanifest'), JSON.stringify({ ...manifest, name: `${manifest.name} (next)` }));
   generateServiceWorker(dir);
@@ -92,7 +110,11 @@ function nextBuild(from: string, { chunks = true } = {}): string {
 }
 
 async function controlled(page: Page): Promise<void> {
-  await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null).catch(() => false), { timeout: 30_000 }).toBe(true);
+  await expect
+    .poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null).catch(() => false), {
+      timeout: 30_000,
+    })
+    .toBe(true);
 }
 
 const text = (page: Page, path: string) => page.evaluate((p) => fetch(p).then((r) => r.text()), path);
@@ -133,7 +155,8 @@ test.describe('service worker updates', () => {
     page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
     await page.goto(host.url('/?backend=wasm'));
     await controlled(page);
-    const shellCaches = () => page.evaluate(() => caches.keys().then((k) => k.filter((n) => n.startsWith('webgguf-shell-'))));
+    const shellCaches = () =>
+      page.evaluate(() => caches.keys().then((k) => k.filter((n) => n.startsWith('webgguf-shell-'))));
     const [first] = await shellCaches();
     // The host now serves the next deploy only: the old chunk files are gone (a SPA host answers with index.html).
     mounts['/'] = buildB;
@@ -148,11 +171,20 @@ test.describe('service worker updates', () => {
     await expect(page.locator('#update-banner')).toBeVisible({ timeout: 30_000 });
     // The person agrees: the page reloads into the new version, which works too.
     await page.getByRole('button', { name: 'Reload to update' }).click();
-    await expect.poll(() => page.evaluate(() => Array.from(document.scripts, (s) => s.src).join(' ')).catch(() => ''), { timeout: 30_000 }).toContain('-next.js');
+    await expect
+      .poll(() => page.evaluate(() => Array.from(document.scripts, (s) => s.src).join(' ')).catch(() => ''), {
+        timeout: 30_000,
+      })
+      .toContain('-next.js');
     await expect(page.locator('body')).toHaveAttribute('data-engine', 'ready', { timeout: 120_000 });
     expect(await text(page, './icon.svg')).toContain('data-deploy="next"');
     // No tab runs the old version any more: its cache goes.
-    await expect.poll(() => page.evaluate(() => caches.keys().then((k) => k.filter((n) => n.startsWith('webgguf-shell-')).length)), { timeout: 30_000 }).toBe(1);
+    await expect
+      .poll(
+        () => page.evaluate(() => caches.keys().then((k) => k.filter((n) => n.startsWith('webgguf-shell-')).length)),
+        { timeout: 30_000 },
+      )
+      .toBe(1);
     await page.close();
   });
 
@@ -169,7 +201,9 @@ test.describe('service worker updates', () => {
     const reloaded = page.waitForEvent('load', { timeout: 60_000 });
     await page.getByRole('button', { name: 'Reload to update' }).click();
     await reloaded;
-    await expect.poll(() => text(page, './icon.svg').catch(() => ''), { timeout: 30_000 }).toContain('data-deploy="next"');
+    await expect
+      .poll(() => text(page, './icon.svg').catch(() => ''), { timeout: 30_000 })
+      .toContain('data-deploy="next"');
     expect(await text(page, './manifest.webmanifest')).toContain('(next)');
     await page.close();
   });
@@ -188,7 +222,9 @@ test.describe('service worker updates', () => {
     }
     const stand = await text(page, './assets/not-a-real-chunk.js');
     expect(stand).toContain('<!doctype html>');
-    expect(await page.evaluate(() => caches.match('./assets/not-a-real-chunk.js').then((r) => r === undefined))).toBe(true);
+    expect(await page.evaluate(() => caches.match('./assets/not-a-real-chunk.js').then((r) => r === undefined))).toBe(
+      true,
+    );
     await page.close();
   });
 });

@@ -71,7 +71,8 @@ async function openTab(context: BrowserContext, query = ''): Promise<Page> {
   return page;
 }
 
-const load = (page: Page, options: object = LOAD) => page.evaluate((o) => (window as unknown as { t: T }).t.load(o), options);
+const load = (page: Page, options: object = LOAD) =>
+  page.evaluate((o) => (window as unknown as { t: T }).t.load(o), options);
 const start = (page: Page, name: string, request: object, abortAfter?: number) =>
   page.evaluate(([n, r, a]) => (window as unknown as { t: T }).t.start(n, r, a), [name, request, abortAfter] as const);
 const wait = (page: Page, name: string) => page.evaluate((n) => (window as unknown as { t: T }).t.wait(n), name);
@@ -81,7 +82,9 @@ test('a second tab attaches to the loaded model, and the tabs take turns round-r
   const tab1 = await openTab(context);
   const first = await load(tab1);
   expect(first).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
-  console.log(`shared-worker engine backend: ${first.backend}; page cross-origin isolated: ${await tab1.evaluate(() => crossOriginIsolated)}`);
+  console.log(
+    `shared-worker engine backend: ${first.backend}; page cross-origin isolated: ${await tab1.evaluate(() => crossOriginIsolated)}`,
+  );
   const tab2 = await openTab(context);
   const second = await load(tab2);
   expect(second).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: true }, identity: first.identity });
@@ -118,17 +121,26 @@ test('a second tab attaches to the loaded model, and the tabs take turns round-r
   expect(server.log.filter((r) => r.status === 404)).toEqual([]);
   expect(server.log.some((r) => /^\/cdn\/webgguf\/assets\/worker-[^/]+\.js$/.test(r.path))).toBe(true);
   const tab3 = await openTab(context);
-  expect(await load(tab3, { ...LOAD, contextLength: 64 })).toMatchObject({ ok: true, sharing: { mode: 'shared', attached: false } });
+  expect(await load(tab3, { ...LOAD, contextLength: 64 })).toMatchObject({
+    ok: true,
+    sharing: { mode: 'shared', attached: false },
+  });
   start(tab1, 'r3', REF_REQUEST);
   expect((await wait(tab1, 'r3')).text).toBe(REFERENCE.greedy_kv_f32.text);
 });
 
-test('a tab attaching while the first tab still downloads waits for that load and sees its progress', async ({ context }) => {
+test('a tab attaching while the first tab still downloads waits for that load and sees its progress', async ({
+  context,
+}) => {
   const url = `${MODEL_PATH}?throttle`;
   const logStart = server.log.length;
   const tab1 = await openTab(context);
   const loading1 = load(tab1, { ...LOAD, model: url });
-  await tab1.waitForFunction(() => (window as unknown as { t: T }).t.progress.some((p) => p.phase === 'download' && p.loadedBytes > 0), undefined, { timeout: 60_000 });
+  await tab1.waitForFunction(
+    () => (window as unknown as { t: T }).t.progress.some((p) => p.phase === 'download' && p.loadedBytes > 0),
+    undefined,
+    { timeout: 60_000 },
+  );
   const tab2 = await openTab(context);
   const second = await load(tab2, { ...LOAD, model: url });
   const first = await loading1;
@@ -154,7 +166,9 @@ test('a tab attaching while the first tab still downloads waits for that load an
   expect((await wait(tab2, 'r')).text).toBe(REFERENCE.greedy_kv_f32.text);
 });
 
-test('closing the tab that loaded the model mid-generation ends only its requests; the other tab carries on', async ({ context }) => {
+test('closing the tab that loaded the model mid-generation ends only its requests; the other tab carries on', async ({
+  context,
+}) => {
   // Tab 1 hides pagehide from webgguf: only its Web Lock, released when the tab dies, tells the worker.
   const tab1 = await openTab(context, '?nobye=1');
   expect(await load(tab1)).toMatchObject({ ok: true, sharing: { attached: false } });
@@ -190,7 +204,12 @@ test('an abort in one tab does not touch the other; errors cross with their code
   expect(await load(tab1)).toMatchObject({ ok: true });
   const tab2 = await openTab(context);
   expect(await load(tab2)).toMatchObject({ ok: true, sharing: { attached: true } });
-  await start(tab1, 'aborted', { prompt: REFERENCE.prompt, max_tokens: 400, temperature: 0.8, seed: 3, stream: true }, 3);
+  await start(
+    tab1,
+    'aborted',
+    { prompt: REFERENCE.prompt, max_tokens: 400, temperature: 0.8, seed: 3, stream: true },
+    3,
+  );
   await start(tab2, 'r', { ...REF_REQUEST, stream: true });
   const aborted = await wait(tab1, 'aborted');
   expect(aborted.result).toMatchObject({ ok: false, isLlmError: true, code: 'aborted' });
@@ -208,21 +227,32 @@ test('an abort in one tab does not touch the other; errors cross with their code
 
 test('without SharedWorker it falls back to a dedicated worker', async ({ context }) => {
   const tab = await openTab(context, '?noshared=1');
-  expect(await tab.evaluate(() => typeof (window as unknown as { SharedWorker?: unknown }).SharedWorker)).toBe('undefined');
+  expect(await tab.evaluate(() => typeof (window as unknown as { SharedWorker?: unknown }).SharedWorker)).toBe(
+    'undefined',
+  );
   expect(await load(tab)).toMatchObject({ ok: true, sharing: { mode: 'dedicated', attached: false } });
   await start(tab, 'r', REF_REQUEST);
   expect((await wait(tab, 'r')).text).toBe(REFERENCE.greedy_kv_f32.text);
 });
 
-test('unload() of a worker engine whose worker hangs returns after unloadTimeoutMs, the worker terminated', async ({ context }) => {
+test('unload() of a worker engine whose worker hangs returns after unloadTimeoutMs, the worker terminated', async ({
+  context,
+}) => {
   const tab = await openTab(context);
   const r = await tab.evaluate(async () => {
     const w = window as unknown as { WebGGUF: { createWorkerEngine(o: object): Promise<{ unload(): Promise<void> }> } };
     const held = async () => (await navigator.locks.query()).held?.map((l) => l.name) ?? [];
-    const engine = await w.WebGGUF.createWorkerEngine({ model: 'hung.gguf', worker: '/pages/hung-worker.js', unloadTimeoutMs: 500 });
+    const engine = await w.WebGGUF.createWorkerEngine({
+      model: 'hung.gguf',
+      worker: '/pages/hung-worker.js',
+      unloadTimeoutMs: 500,
+    });
     const before = await held();
     const t0 = performance.now();
-    const outcome = await Promise.race([engine.unload().then(() => 'resolved'), new Promise((res) => setTimeout(() => res('still waiting after 15 s'), 15_000))]);
+    const outcome = await Promise.race([
+      engine.unload().then(() => 'resolved'),
+      new Promise((res) => setTimeout(() => res('still waiting after 15 s'), 15_000)),
+    ]);
     const waited = performance.now() - t0;
     // A terminated worker's locks are released: wait (up to 10 s) for that.
     let aliveAfter = true;
@@ -230,7 +260,13 @@ test('unload() of a worker engine whose worker hangs returns after unloadTimeout
       await new Promise((res) => setTimeout(res, 100));
       aliveAfter = (await held()).includes('webgguf-test-hung-worker');
     }
-    return { outcome, waited, aliveBefore: before.includes('webgguf-test-hung-worker'), aliveAfter, releasedAfterMs: performance.now() - t0 };
+    return {
+      outcome,
+      waited,
+      aliveBefore: before.includes('webgguf-test-hung-worker'),
+      aliveAfter,
+      releasedAfterMs: performance.now() - t0,
+    };
   });
   console.log(JSON.stringify(r));
   expect(r.outcome).toBe('resolved');

@@ -16,7 +16,8 @@ import { sharedPath } from '../helpers/shared-path.js';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const BUNDLE_DIR = resolve(REPO_ROOT, 'test-results/e2e-bundles/split-cache');
-const SYSTEM = 'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog.';
+const SYSTEM =
+  'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog.';
 
 let server: FaultServer;
 let dir: string;
@@ -31,14 +32,22 @@ test.beforeAll(async () => {
       emptyOutDir: true,
       target: 'es2022',
       minify: false,
-      lib: { entry: resolve(REPO_ROOT, 'test/e2e/pages/split-cache-entry.ts'), formats: ['es'], fileName: () => 'split-cache-entry.js' },
+      lib: {
+        entry: resolve(REPO_ROOT, 'test/e2e/pages/split-cache-entry.ts'),
+        formats: ['es'],
+        fileName: () => 'split-cache-entry.js',
+      },
       rollupOptions: { external: [/^node:/] },
     },
   });
   dir = mkdtempSync(join(tmpdir(), 'webgguf-e2e-split-'));
   const parts = await splitGguf(new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf'))), 3);
   splitNames('stories', 3).forEach((name, i) => writeFileSync(join(dir, name), parts[i]));
-  server = await startFaultServer({ '/split/': dir, '/app/': BUNDLE_DIR, '/pages/': resolve(REPO_ROOT, 'test/e2e/pages') });
+  server = await startFaultServer({
+    '/split/': dir,
+    '/app/': BUNDLE_DIR,
+    '/pages/': resolve(REPO_ROOT, 'test/e2e/pages'),
+  });
 });
 
 test.afterAll(async () => {
@@ -46,7 +55,9 @@ test.afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('a split model loads from its first part URL; after a reload the system prompt is restored from IndexedDB', async ({ page }) => {
+test('a split model loads from its first part URL; after a reload the system prompt is restored from IndexedDB', async ({
+  page,
+}) => {
   const url = server.url('/split/' + splitNames('stories', 3)[0]);
   await page.goto(server.url('/pages/split-cache.html'));
   await expect(page.locator('#status')).toHaveText('ready');

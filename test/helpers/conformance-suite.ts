@@ -63,7 +63,11 @@ export function formatReport(id: string, r: ConformanceReport): string {
 }
 
 /** Registers one vitest test per fixture for the backend made by `createOps`. */
-export function runConformanceSuite(name: string, createOps: () => Ops | Promise<Ops>, options: ConformanceSuiteOptions = {}): void {
+export function runConformanceSuite(
+  name: string,
+  createOps: () => Ops | Promise<Ops>,
+  options: ConformanceSuiteOptions = {},
+): void {
   const fixtures = listReferenceFixtures().filter(options.filter ?? (() => true));
   describe(`conformance vs llama.cpp: ${name} backend`, () => {
     it('finds the shared fixtures', () => {

@@ -127,7 +127,9 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     };
   };
   const fileFor = (path: string): string | null => {
-    const prefix = Object.keys(mounts).filter((p) => path.startsWith(p)).sort((a, b) => b.length - a.length)[0];
+    const prefix = Object.keys(mounts)
+      .filter((p) => path.startsWith(p))
+      .sort((a, b) => b.length - a.length)[0];
     if (prefix === undefined) return null;
     const root = resolve(mounts[prefix]);
     const file = normalize(join(root, decodeURIComponent(path.slice(prefix.length))));
@@ -152,7 +154,15 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const rangeHeader = req.headers.range ?? null;
     const ifRange = typeof req.headers['if-range'] === 'string' ? req.headers['if-range'] : null;
-    const record: RequestRecord = { method: req.method ?? 'GET', path, range: rangeHeader, ifRange, status: 0, at: Date.now(), bytesSent: 0 };
+    const record: RequestRecord = {
+      method: req.method ?? 'GET',
+      path,
+      range: rangeHeader,
+      ifRange,
+      status: 0,
+      at: Date.now(),
+      bytesSent: 0,
+    };
     requests.push(record);
     lastArrivalMs = Date.now();
     inFlight++;
@@ -168,7 +178,10 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
       if (n >= skip && (slot.fault.times === undefined || n < skip + slot.fault.times)) fault = slot.fault;
     }
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After, X-Linked-Etag');
+    res.setHeader(
+      'Access-Control-Expose-Headers',
+      'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After, X-Linked-Etag',
+    );
     res.setHeader('Cache-Control', 'no-store');
     const redirect = redirects.get(path);
     if (redirect !== undefined) {
@@ -199,7 +212,8 @@ export async function startFaultServer(mounts: Record<string, string> = { '/': S
     let start = 0;
     let end = size - 1;
     let status = 200;
-    const isIfRangeOk = ifRange === null || fault.ignoreIfRange === true || ifRange === v.etag || ifRange === v.lastModified;
+    const isIfRangeOk =
+      ifRange === null || fault.ignoreIfRange === true || ifRange === v.etag || ifRange === v.lastModified;
     if (rangeHeader !== null && !fault.ignoreRange && isIfRangeOk) {
       const m = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader.trim());
       let a = m && m[1] !== '' ? Number(m[1]) : NaN;

@@ -5,7 +5,12 @@
  */
 
 import { parseGguf } from '../../src/gguf/parse.js';
-import { SPLIT_COUNT_KEY, SPLIT_KEY_TYPES, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY } from '../../src/gguf/split-metadata.js';
+import {
+  SPLIT_COUNT_KEY,
+  SPLIT_KEY_TYPES,
+  SPLIT_NO_KEY,
+  SPLIT_TENSORS_COUNT_KEY,
+} from '../../src/gguf/split-metadata.js';
 import type { GgufValue, GgufValueTypeInfo } from '../../src/gguf/types.js';
 import { type GgufWriteTensor, writeGguf } from '../../src/gguf/write.js';
 import { MemoryByteSource } from '../../src/io/byte-source.js';
@@ -15,16 +20,24 @@ export interface SplitGgufOptions {
   /** Put no tensor in the first part (gguf-split's `--no-tensor-first-split`). */
   readonly noTensorsInFirst?: boolean;
   /** Extra metadata (values and types) written into part `index` (0-based), overriding the split keys too. */
-  readonly overrides?: Readonly<Record<number, { metadata: Record<string, GgufValue>; types?: Record<string, GgufValueTypeInfo> }>>;
+  readonly overrides?: Readonly<
+    Record<number, { metadata: Record<string, GgufValue>; types?: Record<string, GgufValueTypeInfo> }>
+  >;
   /** `general.alignment` of the parts after the first (default: the file's). */
   readonly laterAlignment?: number;
 }
 
 /** Splits the GGUF `bytes` into `n` part files (n ≥ 1). */
-export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGgufOptions = {}): Promise<Uint8Array<ArrayBuffer>[]> {
+export async function splitGguf(
+  bytes: Uint8Array,
+  n: number,
+  options: SplitGgufOptions = {},
+): Promise<Uint8Array<ArrayBuffer>[]> {
   const file = await parseGguf(new MemoryByteSource(bytes));
   const tensors: GgufWriteTensor[] = file.tensors.map((t) => ({
-    name: t.name, type: t.type, shape: t.shape,
+    name: t.name,
+    type: t.type,
+    shape: t.shape,
     data: bytes.subarray(file.tensorDataOffset + t.offset, file.tensorDataOffset + t.offset + t.byteLength),
   }));
   const groups: GgufWriteTensor[][] = Array.from({ length: n }, () => []);
@@ -32,7 +45,11 @@ export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGguf
   const slots = n - first;
   tensors.forEach((t, i) => groups[first + Math.floor((i * slots) / tensors.length)].push(t));
   return groups.map((group, i) => {
-    const split: Record<string, GgufValue> = { [SPLIT_NO_KEY]: i, [SPLIT_COUNT_KEY]: n, [SPLIT_TENSORS_COUNT_KEY]: tensors.length };
+    const split: Record<string, GgufValue> = {
+      [SPLIT_NO_KEY]: i,
+      [SPLIT_COUNT_KEY]: n,
+      [SPLIT_TENSORS_COUNT_KEY]: tensors.length,
+    };
     const base: Record<string, GgufValue> = i === 0 ? { ...file.metadata } : {};
     const types: Record<string, GgufValueTypeInfo> = i === 0 ? { ...file.metadataTypes } : {};
     if (i > 0 && options.laterAlignment !== undefined) {
@@ -51,5 +68,8 @@ export async function splitGguf(bytes: Uint8Array, n: number, options: SplitGguf
 
 /** File names of a split set: `${stem}-00001-of-0000N.gguf` … */
 export function splitNames(stem: string, n: number): string[] {
-  return Array.from({ length: n }, (_, i) => `${stem}-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.gguf`);
+  return Array.from(
+    { length: n },
+    (_, i) => `${stem}-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.gguf`,
+  );
 }

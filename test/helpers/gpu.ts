@@ -34,7 +34,8 @@ export async function getTestGpu(): Promise<GPU> {
   Object.assign(globalThis, globals);
   gpu = create([]) as GPU;
   const adapter = await gpu.requestAdapter();
-  if (!adapter) throw new Error('no WebGPU adapter in Node: install Mesa lavapipe 25 (see ../shared/docs/test-environment.md §1)');
+  if (!adapter)
+    throw new Error('no WebGPU adapter in Node: install Mesa lavapipe 25 (see ../shared/docs/test-environment.md §1)');
   console.log(`[gpu] adapter: ${adapter.info.description || adapter.info.vendor}`);
   return gpu;
 }
@@ -105,7 +106,12 @@ export function collectGpuErrors(): string[] {
 }
 
 /** A weight of `type` with `nRows` rows of `k` from seeded randoms: its GGUF bytes and the dequantized values. */
-export function makeWeight(type: GgmlType, k: number, nRows: number, seed: number): { bytes: Uint8Array; values: Float32Array } {
+export function makeWeight(
+  type: GgmlType,
+  k: number,
+  nRows: number,
+  seed: number,
+): { bytes: Uint8Array; values: Float32Array } {
   const qt = getQuantType(type);
   const src = randoms(k * nRows, seed); // (nRows, k)
   const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);

@@ -14,7 +14,11 @@ export interface GreedySteps {
 
 /** Runs `n` greedy steps from token `first` at position `startPos`; `stats.submissions` counts queue submissions. */
 export async function greedySteps(
-  model: Pick<Transformer, 'eval' | 'argmax'>, stats: { readonly submissions: number }, first: number, startPos: number, n: number,
+  model: Pick<Transformer, 'eval' | 'argmax'>,
+  stats: { readonly submissions: number },
+  first: number,
+  startPos: number,
+  n: number,
 ): Promise<GreedySteps> {
   const tokens: number[] = [];
   const submissionsPerStep: number[] = [];

@@ -61,14 +61,49 @@ const BLOCKS = /'llama\.block_count'/;
 
 /** Every case. Codes: gguf-invalid for broken files, unsupported-arch for valid files of another kind. */
 export const HOSTILE_CASES: readonly HostileCase[] = [
-  { name: 'block_count 1e8', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 1e8, U32) },
-  { name: 'block_count 2^31', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 2 ** 31, U32) },
-  { name: 'block_count 2^40 (u64)', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 2n ** 40n, U64) },
+  {
+    name: 'block_count 1e8',
+    code: 'gguf-invalid',
+    message: BLOCKS,
+    edit: (m) => set(m, 'llama.block_count', 1e8, U32),
+  },
+  {
+    name: 'block_count 2^31',
+    code: 'gguf-invalid',
+    message: BLOCKS,
+    edit: (m) => set(m, 'llama.block_count', 2 ** 31, U32),
+  },
+  {
+    name: 'block_count 2^40 (u64)',
+    code: 'gguf-invalid',
+    message: BLOCKS,
+    edit: (m) => set(m, 'llama.block_count', 2n ** 40n, U64),
+  },
   { name: 'block_count 0', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 0, U32) },
-  { name: 'block_count -1 (i32)', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', -1, I32) },
-  { name: 'block_count 2.5 (f32)', code: 'gguf-invalid', message: BLOCKS, edit: (m) => set(m, 'llama.block_count', 2.5, F32) },
-  { name: 'vocabulary-only (no tensors)', code: 'gguf-invalid', message: /no model weights/, edit: (m) => void m.tensors.splice(0) },
-  { name: 'block_count one beyond the tensors', code: 'gguf-invalid', message: /'llama\.block_count' is 6 .*5 layer/, edit: (m) => set(m, 'llama.block_count', 6, U32) },
+  {
+    name: 'block_count -1 (i32)',
+    code: 'gguf-invalid',
+    message: BLOCKS,
+    edit: (m) => set(m, 'llama.block_count', -1, I32),
+  },
+  {
+    name: 'block_count 2.5 (f32)',
+    code: 'gguf-invalid',
+    message: BLOCKS,
+    edit: (m) => set(m, 'llama.block_count', 2.5, F32),
+  },
+  {
+    name: 'vocabulary-only (no tensors)',
+    code: 'gguf-invalid',
+    message: /no model weights/,
+    edit: (m) => void m.tensors.splice(0),
+  },
+  {
+    name: 'block_count one beyond the tensors',
+    code: 'gguf-invalid',
+    message: /'llama\.block_count' is 6 .*5 layer/,
+    edit: (m) => set(m, 'llama.block_count', 6, U32),
+  },
   {
     name: 'n_embd / n_head not an integer, no key_length',
     code: 'gguf-invalid',
@@ -79,28 +114,82 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
       set(m, 'llama.attention.head_count_kv', 3, U32);
     },
   },
-  { name: 'head_count_kv not dividing head_count', code: 'gguf-invalid', message: /'llama\.attention\.head_count_kv' = 3/, edit: (m) => set(m, 'llama.attention.head_count_kv', 3, U32) },
-  { name: 'head_count 2^40', code: 'gguf-invalid', message: /'llama\.attention\.head_count' is 1099511627776/, edit: (m) => set(m, 'llama.attention.head_count', 2n ** 40n, U64) },
-  { name: 'head count × key_length ≠ attn_q rows', code: 'gguf-invalid', message: /head_count.*query rows.*attn_q/, edit: (m) => set(m, 'llama.attention.key_length', 16, U32) },
-  { name: 'embedding_length ≠ token_embd', code: 'gguf-invalid', message: /'llama\.embedding_length' is 128/, edit: (m) => set(m, 'llama.embedding_length', 128, U32) },
-  { name: 'feed_forward_length ≠ ffn_down', code: 'gguf-invalid', message: /'llama\.feed_forward_length' is 100/, edit: (m) => set(m, 'llama.feed_forward_length', 100, U32) },
-  { name: 'context_length 2^40', code: 'gguf-invalid', message: /'llama\.context_length' is 1099511627776/, edit: (m) => set(m, 'llama.context_length', 2n ** 40n, U64) },
-  { name: 'expert_count 2^40', code: 'gguf-invalid', message: /'llama\.expert_count' is 1099511627776/, edit: (m) => set(m, 'llama.expert_count', 2n ** 40n, U64) },
-  { name: 'rope.dimension_count beyond the head', code: 'gguf-invalid', message: /rope\.dimension_count/, edit: (m) => set(m, 'llama.rope.dimension_count', 1000, U32) },
-  { name: 'NaN rms epsilon', code: 'gguf-invalid', message: /layer_norm_rms_epsilon' is NaN/, edit: (m) => set(m, 'llama.attention.layer_norm_rms_epsilon', NaN, F32) },
-  { name: 'rope.freq_base 0', code: 'gguf-invalid', message: /'llama\.rope\.freq_base' is 0/, edit: (m) => set(m, 'llama.rope.freq_base', 0, F32) },
+  {
+    name: 'head_count_kv not dividing head_count',
+    code: 'gguf-invalid',
+    message: /'llama\.attention\.head_count_kv' = 3/,
+    edit: (m) => set(m, 'llama.attention.head_count_kv', 3, U32),
+  },
+  {
+    name: 'head_count 2^40',
+    code: 'gguf-invalid',
+    message: /'llama\.attention\.head_count' is 1099511627776/,
+    edit: (m) => set(m, 'llama.attention.head_count', 2n ** 40n, U64),
+  },
+  {
+    name: 'head count × key_length ≠ attn_q rows',
+    code: 'gguf-invalid',
+    message: /head_count.*query rows.*attn_q/,
+    edit: (m) => set(m, 'llama.attention.key_length', 16, U32),
+  },
+  {
+    name: 'embedding_length ≠ token_embd',
+    code: 'gguf-invalid',
+    message: /'llama\.embedding_length' is 128/,
+    edit: (m) => set(m, 'llama.embedding_length', 128, U32),
+  },
+  {
+    name: 'feed_forward_length ≠ ffn_down',
+    code: 'gguf-invalid',
+    message: /'llama\.feed_forward_length' is 100/,
+    edit: (m) => set(m, 'llama.feed_forward_length', 100, U32),
+  },
+  {
+    name: 'context_length 2^40',
+    code: 'gguf-invalid',
+    message: /'llama\.context_length' is 1099511627776/,
+    edit: (m) => set(m, 'llama.context_length', 2n ** 40n, U64),
+  },
+  {
+    name: 'expert_count 2^40',
+    code: 'gguf-invalid',
+    message: /'llama\.expert_count' is 1099511627776/,
+    edit: (m) => set(m, 'llama.expert_count', 2n ** 40n, U64),
+  },
+  {
+    name: 'rope.dimension_count beyond the head',
+    code: 'gguf-invalid',
+    message: /rope\.dimension_count/,
+    edit: (m) => set(m, 'llama.rope.dimension_count', 1000, U32),
+  },
+  {
+    name: 'NaN rms epsilon',
+    code: 'gguf-invalid',
+    message: /layer_norm_rms_epsilon' is NaN/,
+    edit: (m) => set(m, 'llama.attention.layer_norm_rms_epsilon', NaN, F32),
+  },
+  {
+    name: 'rope.freq_base 0',
+    code: 'gguf-invalid',
+    message: /'llama\.rope\.freq_base' is 0/,
+    edit: (m) => set(m, 'llama.rope.freq_base', 0, F32),
+  },
   {
     name: 'NaN weight',
     code: 'gguf-invalid',
     message: /blk\.0\.attn_q\.weight' holds a non-finite value/,
     notMessage: /try another backend/,
-    edit: (m) => replaceTensor(m, 'blk.0.attn_q.weight', { data: withF32(tensor(m, 'blk.0.attn_q.weight'), (w) => (w[5] = NaN)) }),
+    edit: (m) =>
+      replaceTensor(m, 'blk.0.attn_q.weight', { data: withF32(tensor(m, 'blk.0.attn_q.weight'), (w) => (w[5] = NaN)) }),
   },
   {
     name: 'Inf weight',
     code: 'gguf-invalid',
     message: /output_norm\.weight' holds a non-finite value/,
-    edit: (m) => replaceTensor(m, 'output_norm.weight', { data: withF32(tensor(m, 'output_norm.weight'), (w) => (w[0] = -Infinity)) }),
+    edit: (m) =>
+      replaceTensor(m, 'output_norm.weight', {
+        data: withF32(tensor(m, 'output_norm.weight'), (w) => (w[0] = -Infinity)),
+      }),
   },
   {
     name: 'finite weights that overflow to non-finite logits',
@@ -122,7 +211,16 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     message: /'llama\.attention\.head_count' has 3 entries, expected one per layer \(5\)/,
     edit: (m) => set(m, 'llama.attention.head_count', [8, 8, 8], { type: GgufValueType.ARRAY, element: U32 }),
   },
-  { name: 'missing output_norm', code: 'gguf-invalid', message: /output_norm\.weight' is missing/, edit: (m) => void m.tensors.splice(m.tensors.findIndex((t) => t.name === 'output_norm.weight'), 1) },
+  {
+    name: 'missing output_norm',
+    code: 'gguf-invalid',
+    message: /output_norm\.weight' is missing/,
+    edit: (m) =>
+      void m.tensors.splice(
+        m.tensors.findIndex((t) => t.name === 'output_norm.weight'),
+        1,
+      ),
+  },
   {
     name: 'non-string general.architecture',
     code: 'gguf-invalid',
@@ -130,7 +228,12 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     notMessage: /vocabulary/,
     edit: (m) => set(m, 'general.architecture', 7, U32),
   },
-  { name: 'unknown architecture', code: 'unsupported-arch', message: /'mamba9'/, edit: (m) => set(m, 'general.architecture', 'mamba9', { type: GgufValueType.STRING }) },
+  {
+    name: 'unknown architecture',
+    code: 'unsupported-arch',
+    message: /'mamba9'/,
+    edit: (m) => set(m, 'general.architecture', 'mamba9', { type: GgufValueType.STRING }),
+  },
   {
     name: 'missing general.architecture',
     code: 'gguf-invalid',
@@ -157,8 +260,26 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
       }
     },
   },
-  { name: 'missing layer tensor', code: 'gguf-invalid', message: /blk\.2\.ffn_up\.weight' is missing/, edit: (m) => void m.tensors.splice(m.tensors.findIndex((t) => t.name === 'blk.2.ffn_up.weight'), 1) },
-  { name: 'missing token_embd', code: 'gguf-invalid', message: /token_embd\.weight' is missing/, edit: (m) => void m.tensors.splice(m.tensors.findIndex((t) => t.name === 'token_embd.weight'), 1) },
+  {
+    name: 'missing layer tensor',
+    code: 'gguf-invalid',
+    message: /blk\.2\.ffn_up\.weight' is missing/,
+    edit: (m) =>
+      void m.tensors.splice(
+        m.tensors.findIndex((t) => t.name === 'blk.2.ffn_up.weight'),
+        1,
+      ),
+  },
+  {
+    name: 'missing token_embd',
+    code: 'gguf-invalid',
+    message: /token_embd\.weight' is missing/,
+    edit: (m) =>
+      void m.tensors.splice(
+        m.tensors.findIndex((t) => t.name === 'token_embd.weight'),
+        1,
+      ),
+  },
   {
     name: 'wrong tensor shape',
     code: 'gguf-invalid',
@@ -192,7 +313,11 @@ async function baseModel(): Promise<{ model: EditableModel; version: 2 | 3 }> {
 /** The bytes of `c`: the base model with its one change. */
 export async function hostileModelBytes(c: HostileCase): Promise<Uint8Array> {
   const { model, version } = await baseModel();
-  const copy: EditableModel = { metadata: { ...model.metadata }, metadataTypes: { ...model.metadataTypes }, tensors: [...model.tensors] };
+  const copy: EditableModel = {
+    metadata: { ...model.metadata },
+    metadataTypes: { ...model.metadataTypes },
+    tensors: [...model.tensors],
+  };
   const write = (m: EditableModel): Uint8Array => writeGguf({ version, ...m } satisfies GgufWriteInput);
   return c.edit(copy, write) ?? write(copy);
 }

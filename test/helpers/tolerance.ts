@@ -11,7 +11,10 @@ export type { Tolerances, WeightClass };
 /** A backend's adjustment: fixed numbers, or a function of the reference limits and the fixture. */
 export type ToleranceOverride =
   | Partial<Tolerances>
-  | ((base: Tolerances, fixture: { readonly weights: WeightClass; readonly arch: string; readonly id: string }) => Tolerances);
+  | ((
+      base: Tolerances,
+      fixture: { readonly weights: WeightClass; readonly arch: string; readonly id: string },
+    ) => Tolerances);
 
 /** Limits for one fixture: the reference table with `override` applied. */
 export function tolerancesFor(

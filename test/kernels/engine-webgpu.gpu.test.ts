@@ -18,7 +18,10 @@ import { createTokenizer } from '../../src/tokenizer/index.js';
 import { sharedPath } from '../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
-const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { text: string } };
+const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
+  prompt: string;
+  greedy_kv_f32: { text: string };
+};
 
 async function nodeGpu(): Promise<GPU> {
   process.env.VK_ICD_FILENAMES ??= '/usr/share/vulkan/icd.d/lvp_icd.json';
@@ -57,7 +60,9 @@ describe('engine on WebGPU', () => {
       const g = await web.completions.create({ prompt: REF.prompt, temperature: 0, max_tokens: 30 });
       expect(g.choices[0].text).toBe(REF.greedy_kv_f32.text);
       const req = { prompt: 'Once upon a time, a cat', temperature: 0.9, top_k: 40, max_tokens: 20, seed: 42 };
-      expect((await web.completions.create(req)).choices[0].text).toBe((await cpu.completions.create(req)).choices[0].text);
+      expect((await web.completions.create(req)).choices[0].text).toBe(
+        (await cpu.completions.create(req)).choices[0].text,
+      );
     } finally {
       await web.unload();
       await cpu.unload();
@@ -90,7 +95,13 @@ describe('engine on WebGPU', () => {
       const before = allocations();
       for (let i = 0; i < 100; i++) {
         const ac = new AbortController();
-        const s = await engine.completions.create({ prompt: `Once upon a time ${i % 3}`, stream: true, max_tokens: 30, seed: i, signal: ac.signal });
+        const s = await engine.completions.create({
+          prompt: `Once upon a time ${i % 3}`,
+          stream: true,
+          max_tokens: 30,
+          seed: i,
+          signal: ac.signal,
+        });
         // Even iterations abort while the prompt is being evaluated, odd ones after the first streamed chunk.
         if (i % 2 === 0) setTimeout(() => ac.abort(), 0);
         let err: unknown = null;

@@ -23,7 +23,16 @@ v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 const features = detectWasmFeatures();
 const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? (['relaxed-simd'] as const) : [])];
 
-type Gemv = (w: number, x: number, out: number, k: number, r0: number, r1: number, n: number, outStride: number) => void;
+type Gemv = (
+  w: number,
+  x: number,
+  out: number,
+  k: number,
+  r0: number,
+  r1: number,
+  n: number,
+  outStride: number,
+) => void;
 interface Kernels {
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   [name: string]: unknown;
@@ -66,7 +75,8 @@ function logitRows(maxLen: number, seed: number): Float32Array[] {
 /** One build's kernels over a fresh memory of `pages` 64 KiB pages. */
 async function instantiate(variant: WasmVariant, pages: number): Promise<{ memory: WebAssembly.Memory; k8: Kernels }> {
   const memory = new WebAssembly.Memory({ initial: pages });
-  const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+  const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } })
+    .exports as unknown as Kernels;
   return { memory, k8 };
 }
 
@@ -98,7 +108,10 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
         const k8 = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernels;
         const gemv = k8[name] as Gemv;
         for (const nb of blockCounts) {
-          for (const [rows, n] of [[5, 1], [3, 5]]) {
+          for (const [rows, n] of [
+            [5, 1],
+            [3, 5],
+          ]) {
             const k = nb * qt.blockElements;
             const wBytes = randomBytes(rows * nb * qt.blockBytes, nb * 131 + rows + type);
             for (let b = 0; b < rows * nb; b++) {
@@ -123,30 +136,32 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
             k8.quantize_q8(X, k, n, k, XQ);
             // All rows at once, then as two thread chunks split mid-pair (an unpaired first and last row).
             for (const split of [rows, 1]) {
-            new Float32Array(memory.buffer, OUT, n * rows).fill(NaN);
-            gemv(W, XQ, OUT, k, 0, split, n, rows);
-            if (split < rows) gemv(W, XQ, OUT, k, split, rows, n, rows);
-            const got = new Float32Array(memory.buffer.slice(OUT, OUT + n * rows * 4));
-            const deq = new Float32Array(rows * k);
-            qt.dequantizeRow(wBytes, deq, rows * k);
-            for (let t = 0; t < n; t++) {
-              const base = XQ + t * q8RowBytes(k);
-              const qs = new Int8Array(memory.buffer, base, k);
-              const d = new Float32Array(memory.buffer, base + k, k / 32);
-              for (let r = 0; r < rows; r++) {
-                let want = 0;
-                let mag = 0;
-                for (let i = 0; i < k; i++) {
-                  const p = deq[r * k + i] * qs[i] * d[i >> 5];
-                  want += p;
-                  mag += Math.abs(p);
-                }
-                const diff = Math.abs(got[t * rows + r] - want);
-                if (!(diff <= 2e-6 * mag + 1e-30)) {
-                  expect.fail(`${variant} ${name} nb=${nb} rows=${rows} n=${n} split ${split}: out[${t}, ${r}] = ${got[t * rows + r]}, f64 ${want}, |Δ| ${diff}`);
+              new Float32Array(memory.buffer, OUT, n * rows).fill(NaN);
+              gemv(W, XQ, OUT, k, 0, split, n, rows);
+              if (split < rows) gemv(W, XQ, OUT, k, split, rows, n, rows);
+              const got = new Float32Array(memory.buffer.slice(OUT, OUT + n * rows * 4));
+              const deq = new Float32Array(rows * k);
+              qt.dequantizeRow(wBytes, deq, rows * k);
+              for (let t = 0; t < n; t++) {
+                const base = XQ + t * q8RowBytes(k);
+                const qs = new Int8Array(memory.buffer, base, k);
+                const d = new Float32Array(memory.buffer, base + k, k / 32);
+                for (let r = 0; r < rows; r++) {
+                  let want = 0;
+                  let mag = 0;
+                  for (let i = 0; i < k; i++) {
+                    const p = deq[r * k + i] * qs[i] * d[i >> 5];
+                    want += p;
+                    mag += Math.abs(p);
+                  }
+                  const diff = Math.abs(got[t * rows + r] - want);
+                  if (!(diff <= 2e-6 * mag + 1e-30)) {
+                    expect.fail(
+                      `${variant} ${name} nb=${nb} rows=${rows} n=${n} split ${split}: out[${t}, ${r}] = ${got[t * rows + r]}, f64 ${want}, |Δ| ${diff}`,
+                    );
+                  }
                 }
               }
-            }
             }
           }
         }
@@ -157,9 +172,20 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
   it('interleave_row_pairs (in place, every build) matches the reference layout for odd and even row counts', async () => {
     for (const variant of VARIANTS) {
       const { memory, k8 } = await instantiate(variant, 4);
-      const interleave = k8.interleave_row_pairs as (w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number) => void;
+      const interleave = k8.interleave_row_pairs as (
+        w: number,
+        nRows: number,
+        rowBytes: number,
+        blockBytes: number,
+        scratch: number,
+      ) => void;
       for (const blockBytes of [18, 22, 34]) {
-        for (const [rows, nb] of [[1, 1], [2, 3], [5, 7], [6, 28]]) {
+        for (const [rows, nb] of [
+          [1, 1],
+          [2, 3],
+          [5, 7],
+          [6, 28],
+        ]) {
           const rowBytes = nb * blockBytes;
           const src = randomBytes(rows * rowBytes, rows * 31 + nb + blockBytes);
           const want = new Uint8Array(storedRows(rows) * rowBytes);
@@ -186,7 +212,10 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
       const argmax = k8.argmax_f32 as (x: number, n: number) => number;
       for (const c of cases) {
         new Float32Array(memory.buffer, 64, c.length).set(c);
-        expect(argmax(64, c.length), `${variant} [${Array.from(c.subarray(0, 12)).join(', ')}${c.length > 12 ? ', …' : ''}]`).toBe(argmaxOf(c)); // `if (d[j] > d[best]) best = j`
+        expect(
+          argmax(64, c.length),
+          `${variant} [${Array.from(c.subarray(0, 12)).join(', ')}${c.length > 12 ? ', …' : ''}]`,
+        ).toBe(argmaxOf(c)); // `if (d[j] > d[best]) best = j`
       }
     }
   });
@@ -201,7 +230,10 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
           new Float32Array(memory.buffer, 1024, c.length).set(c);
           const count = topk(1024, c.length, Math.min(k, c.length), 64);
           const got = Array.from(new Int32Array(memory.buffer, 64, count));
-          expect(got, `${variant} k ${k} [${Array.from(c.subarray(0, 10)).join(', ')}${c.length > 10 ? ', …' : ''}]`).toEqual(Array.from(topKScan(c, k).ids));
+          expect(
+            got,
+            `${variant} k ${k} [${Array.from(c.subarray(0, 10)).join(', ')}${c.length > 10 ? ', …' : ''}]`,
+          ).toEqual(Array.from(topKScan(c, k).ids));
         }
       }
     }
@@ -210,7 +242,8 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
   it('Q8_0 weights of −128 are exact in the relaxed sign-split dot (one row, and a stored row pair)', async () => {
     const variant: WasmVariant = features.relaxedSimd ? 'relaxed-simd' : 'simd128';
     const memory = new WebAssembly.Memory({ initial: 4 });
-    const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } }).exports as unknown as Kernels;
+    const k8 = new WebAssembly.Instance(await loadKernelModule(variant, false), { env: { memory } })
+      .exports as unknown as Kernels;
     const k = 64;
     for (const rows of [1, 2]) {
       const w = new Uint8Array(rows * 2 * 34).fill(0x80); // two blocks of −128 per row, scale 1.0

@@ -49,7 +49,12 @@ function shapes(blockElements: number): [number, number, number][] {
 }
 
 /** Weight bytes of `type` for random values [nRows, k], plus their exact dequantized f32 values. */
-function makeWeight(type: GgmlType, k: number, nRows: number, rand: () => number): { bytes: Uint8Array; deq: Float32Array } {
+function makeWeight(
+  type: GgmlType,
+  k: number,
+  nRows: number,
+  rand: () => number,
+): { bytes: Uint8Array; deq: Float32Array } {
   const qt = getQuantType(type);
   const src = randomF32(k * nRows, rand);
   const bytes = new Uint8Array((k * nRows * qt.blockBytes) / qt.blockElements);
@@ -105,7 +110,10 @@ for (const config of CONFIGS) {
             const out = ops.createActivation('out', n + 1, nRows);
             ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
             // Write x through the ops: embed is type-specific, so use a one-row F32 "table" per token.
-            const table = await ops.uploadWeight({ name: 'xtable', type: GgmlType.F32, shape: [k, n] }, new Uint8Array(x.buffer.slice(0)));
+            const table = await ops.uploadWeight(
+              { name: 'xtable', type: GgmlType.F32, shape: [k, n] },
+              new Uint8Array(x.buffer.slice(0)),
+            );
             ops.endStep();
             ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
             ops.embed(xa, table, n);
@@ -121,7 +129,9 @@ for (const config of CONFIGS) {
               const tol = (isFloat ? 0 : q8Bound(deq, x, k, r, t)) + 1e-5 * mag + 1e-6;
               const diff = Math.abs(got[t * nRows + r] - want[t * nRows + r]);
               if (!(diff <= tol)) {
-                expect.fail(`${qt.name} k=${k} rows=${nRows} n=${n}: out[${t}, ${r}] = ${got[t * nRows + r]}, reference ${want[t * nRows + r]}, |Δ| ${diff} > ${tol}`);
+                expect.fail(
+                  `${qt.name} k=${k} rows=${nRows} n=${n}: out[${t}, ${r}] = ${got[t * nRows + r]}, reference ${want[t * nRows + r]}, |Δ| ${diff} > ${tol}`,
+                );
               }
             }
           }
@@ -141,8 +151,14 @@ for (const config of CONFIGS) {
       for (const ops of [wasm, cpu]) {
         const wa = await ops.uploadWeight({ name: 'a', type: GgmlType.Q4_0, shape: [k, rows] }, a.bytes);
         const wb = await ops.uploadWeight({ name: 'b', type: GgmlType.Q8_0, shape: [k, rows] }, b.bytes);
-        const wbias = await ops.uploadWeight({ name: 'bias', type: GgmlType.F32, shape: [rows] }, new Uint8Array(bias.buffer.slice(0)));
-        const table = await ops.uploadWeight({ name: 'xt', type: GgmlType.F32, shape: [k, 2] }, new Uint8Array(x.buffer.slice(0)));
+        const wbias = await ops.uploadWeight(
+          { name: 'bias', type: GgmlType.F32, shape: [rows] },
+          new Uint8Array(bias.buffer.slice(0)),
+        );
+        const table = await ops.uploadWeight(
+          { name: 'xt', type: GgmlType.F32, shape: [k, 2] },
+          new Uint8Array(x.buffer.slice(0)),
+        );
         const xa = ops.createActivation('x', 2, k);
         const o1 = ops.createActivation('o1', 2, rows);
         const o2 = ops.createActivation('o2', 2, rows);

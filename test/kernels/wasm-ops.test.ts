@@ -23,8 +23,10 @@ function rng(seed: number): () => number {
   return () => next() * 2 - 1;
 }
 
-const bytesOf = (a: Float32Array): Uint8Array => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
-const randomF32 = (n: number, rand: () => number, scale = 1): Float32Array => Float32Array.from({ length: n }, () => rand() * scale);
+const bytesOf = (a: Float32Array): Uint8Array =>
+  new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
+const randomF32 = (n: number, rand: () => number, scale = 1): Float32Array =>
+  Float32Array.from({ length: n }, () => rand() * scale);
 
 function expectClose(got: Float32Array, want: Float32Array, what: string, rel = 1e-5): void {
   expect(got.length, what).toBe(want.length);
@@ -40,8 +42,17 @@ async function both<T>(wasm: Ops, body: (ops: Ops) => Promise<T>): Promise<[T, T
 }
 
 /** Uploads `rows` × `cols` f32 values and embeds them into a new activation (how tests set activations). */
-async function setActivation(ops: Ops, label: string, values: Float32Array, rows: number, cols: number): Promise<Activation> {
-  const table = await ops.uploadWeight({ name: `${label}-values`, type: GgmlType.F32, shape: [cols, rows] }, bytesOf(values));
+async function setActivation(
+  ops: Ops,
+  label: string,
+  values: Float32Array,
+  rows: number,
+  cols: number,
+): Promise<Activation> {
+  const table = await ops.uploadWeight(
+    { name: `${label}-values`, type: GgmlType.F32, shape: [cols, rows] },
+    bytesOf(values),
+  );
   const a = ops.createActivation(label, rows, cols);
   ops.beginStep({ tokens: Int32Array.from({ length: rows }, (_, i) => i), startPos: 0, slot: 0 });
   ops.embed(a, table, rows);
@@ -115,8 +126,22 @@ for (const config of CONFIGS) {
         { kind: 'norm', headDim, nRot: 16, theta: 10000, freqScale: 1 },
         { kind: 'neox', headDim, nRot: 16, theta: 1e6, freqScale: 0.5 },
         { kind: 'neox', headDim, nRot: 8, theta: 10000, freqScale: 1 },
-        { kind: 'norm', headDim, nRot: 16, theta: 500000, freqScale: 1, freqFactors: Float32Array.from({ length: 8 }, (_, i) => 1 + i) },
-        { kind: 'neox', headDim, nRot: 16, theta: 10000, freqScale: 0.25, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } },
+        {
+          kind: 'norm',
+          headDim,
+          nRot: 16,
+          theta: 500000,
+          freqScale: 1,
+          freqFactors: Float32Array.from({ length: 8 }, (_, i) => 1 + i),
+        },
+        {
+          kind: 'neox',
+          headDim,
+          nRot: 16,
+          theta: 10000,
+          freqScale: 0.25,
+          yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 },
+        },
       ];
       for (const params of cases) {
         const x = randomF32(3 * 3 * headDim, rand);
@@ -146,7 +171,11 @@ for (const config of CONFIGS) {
         k: randomF32(s.n * nKvHeads * headDim, rand),
         v: randomF32(s.n * nKvHeads * headDim, rand),
       }));
-      for (const [slidingWindow, softcap] of [[0, 0], [3, 0], [0, 2.5]]) {
+      for (const [slidingWindow, softcap] of [
+        [0, 0],
+        [3, 0],
+        [0, 2.5],
+      ]) {
         const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow, softcap };
         const [got, want] = await both(wasm, async (ops) => {
           ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 16, nKvHeads, headDim });
@@ -174,7 +203,8 @@ for (const config of CONFIGS) {
           results.push(await ops.read(o, last.n));
           return results;
         });
-        for (let i = 0; i < got.length; i++) expectClose(got[i], want[i], `attention window ${slidingWindow} cap ${softcap} step ${i}`);
+        for (let i = 0; i < got.length; i++)
+          expectClose(got[i], want[i], `attention window ${slidingWindow} cap ${softcap} step ${i}`);
         expectClose(got[3], got[2], 'attention from the copied slot');
       }
     });
@@ -183,26 +213,29 @@ for (const config of CONFIGS) {
       [8, 2, 64, 150],
       [6, 3, 80, 37], // head width not a multiple of 32: 32-column passes, then 4-column ones
       [4, 4, 6, 23], // not a multiple of 4: the scalar dot and V-sum paths
-    ])('attention over a long context: %i heads, %i KV heads × %i, %i positions (split across threads by head)', async (nHeads, nKvHeads, headDim, prompt) => {
-      const rand = rng(6);
-      const qp = randomF32(prompt * nHeads * headDim, rand);
-      const kp = randomF32(prompt * nKvHeads * headDim, rand);
-      const vp = randomF32(prompt * nKvHeads * headDim, rand);
-      const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
-      const [got, want] = await both(wasm, async (ops) => {
-        ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: prompt + 1, nKvHeads, headDim });
-        const q = await setActivation(ops, 'q', qp, prompt, nHeads * headDim);
-        const k = await setActivation(ops, 'k', kp, prompt, nKvHeads * headDim);
-        const v = await setActivation(ops, 'v', vp, prompt, nKvHeads * headDim);
-        const o = ops.createActivation('o', prompt, nHeads * headDim);
-        ops.beginStep({ tokens: new Int32Array(prompt), startPos: 0, slot: 0 });
-        ops.storeKv(0, k, v, prompt);
-        ops.attention(o, q, 0, prompt, params);
-        ops.endStep();
-        return ops.read(o, prompt);
-      });
-      expectClose(got, want, 'long-context attention', 1e-4);
-    });
+    ])(
+      'attention over a long context: %i heads, %i KV heads × %i, %i positions (split across threads by head)',
+      async (nHeads, nKvHeads, headDim, prompt) => {
+        const rand = rng(6);
+        const qp = randomF32(prompt * nHeads * headDim, rand);
+        const kp = randomF32(prompt * nKvHeads * headDim, rand);
+        const vp = randomF32(prompt * nKvHeads * headDim, rand);
+        const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
+        const [got, want] = await both(wasm, async (ops) => {
+          ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: prompt + 1, nKvHeads, headDim });
+          const q = await setActivation(ops, 'q', qp, prompt, nHeads * headDim);
+          const k = await setActivation(ops, 'k', kp, prompt, nKvHeads * headDim);
+          const v = await setActivation(ops, 'v', vp, prompt, nKvHeads * headDim);
+          const o = ops.createActivation('o', prompt, nHeads * headDim);
+          ops.beginStep({ tokens: new Int32Array(prompt), startPos: 0, slot: 0 });
+          ops.storeKv(0, k, v, prompt);
+          ops.attention(o, q, 0, prompt, params);
+          ops.endStep();
+          return ops.read(o, prompt);
+        });
+        expectClose(got, want, 'long-context attention', 1e-4);
+      },
+    );
 
     it('glu (silu, gelu), add, scale, softcap, copyRows, argmax and topK', async () => {
       const rand = rng(5);
@@ -237,12 +270,12 @@ for (const config of CONFIGS) {
     });
 
     it('reports bad input as LlmError: unknown type, short data, token outside vocabulary, context overflow', async () => {
-      await expect(wasm.uploadWeight({ name: 'bad', type: 99 as GgmlType, shape: [32, 1] }, new Uint8Array(64))).rejects.toSatisfy((e) =>
-        isLlmError(e, 'unsupported-type'),
-      );
-      await expect(wasm.uploadWeight({ name: 'short', type: GgmlType.Q4_0, shape: [64, 2] }, new Uint8Array(10))).rejects.toSatisfy((e) =>
-        isLlmError(e, 'gguf-invalid'),
-      );
+      await expect(
+        wasm.uploadWeight({ name: 'bad', type: 99 as GgmlType, shape: [32, 1] }, new Uint8Array(64)),
+      ).rejects.toSatisfy((e) => isLlmError(e, 'unsupported-type'));
+      await expect(
+        wasm.uploadWeight({ name: 'short', type: GgmlType.Q4_0, shape: [64, 2] }, new Uint8Array(10)),
+      ).rejects.toSatisfy((e) => isLlmError(e, 'gguf-invalid'));
       const t: Weight = await wasm.uploadWeight({ name: 't', type: GgmlType.F32, shape: [4, 2] }, new Uint8Array(32));
       const a = wasm.createActivation('a', 2, 4);
       wasm.beginStep({ tokens: Int32Array.of(2), startPos: 0, slot: 0 });
@@ -257,7 +290,9 @@ for (const config of CONFIGS) {
       const a = wasm.createActivation('after-destroy', 1, 4);
       expect(() => wasm.destroy()).not.toThrow();
       wasm.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
-      expect(() => wasm.storeKv(0, a, a, 1)).toThrow(expect.objectContaining({ code: 'invalid-request', message: expect.stringMatching(/before createKvCache/) }));
+      expect(() => wasm.storeKv(0, a, a, 1)).toThrow(
+        expect.objectContaining({ code: 'invalid-request', message: expect.stringMatching(/before createKvCache/) }),
+      );
       wasm.endStep();
       expect(() => wasm.destroy()).not.toThrow();
     });
@@ -284,7 +319,9 @@ describe('wasm backend options', () => {
     await expect(createWasmOps({ threads: 0 })).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
     // Node 20 without --experimental-wasm-relaxed-simd (this file does not set it) cannot run relaxed SIMD.
     if (!features.relaxedSimd) {
-      await expect(createWasmOps({ variant: 'relaxed-simd' })).rejects.toSatisfy((e) => isLlmError(e, 'feature-missing'));
+      await expect(createWasmOps({ variant: 'relaxed-simd' })).rejects.toSatisfy((e) =>
+        isLlmError(e, 'feature-missing'),
+      );
     }
   });
 });

@@ -9,10 +9,23 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { AttentionParams, Ops, Weight } from '../../src/backend/ops.js';
-import { planPrefillAttention, prefillAttentionBytes, prefillAttentionGrid, prefillAttentionSplits } from '../../src/backend/webgpu/attention-prefill.js';
+import {
+  planPrefillAttention,
+  prefillAttentionBytes,
+  prefillAttentionGrid,
+  prefillAttentionSplits,
+} from '../../src/backend/webgpu/attention-prefill.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
-import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, GPU_VARIANTS, randoms, relMaxAbs } from '../helpers/gpu.js';
+import {
+  collectGpuErrors,
+  destroyTestGpu,
+  getTestDevice,
+  getTestGpu,
+  GPU_VARIANTS,
+  randoms,
+  relMaxAbs,
+} from '../helpers/gpu.js';
 
 const created: WebGpuOps[] = [];
 const gpuErrors = collectGpuErrors();
@@ -28,14 +41,25 @@ interface Case {
   readonly chunks: readonly number[];
 }
 
-function params(nHeads: number, nKvHeads: number, headDim: number, slidingWindow = 0, softcap = 0, scale = 1 / Math.sqrt(headDim)): AttentionParams {
+function params(
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  slidingWindow = 0,
+  softcap = 0,
+  scale = 1 / Math.sqrt(headDim),
+): AttentionParams {
   return { nHeads, nKvHeads, headDim, scale, slidingWindow, softcap };
 }
 
 const CASES: readonly Case[] = [
   { name: 'GQA 1, hd 64, one chunk of 17', params: params(2, 2, 64), chunks: [17] },
   { name: 'GQA 2, hd 64, 5 then 3 then 1 (decode)', params: params(4, 2, 64), chunks: [5, 3, 1] },
-  { name: 'GQA 4, hd 37, 20 then 100, window 30, softcap 20', params: params(4, 1, 37, 30, 20, 0.3), chunks: [20, 100] },
+  {
+    name: 'GQA 4, hd 37, 20 then 100, window 30, softcap 20',
+    params: params(4, 1, 37, 30, 20, 0.3),
+    chunks: [20, 100],
+  },
   { name: 'GQA 7, hd 64, 100 then 17', params: params(14, 2, 64), chunks: [100, 17] },
   { name: 'GQA 7, hd 64, window 8, softcap 5, 1 then 3 then 17', params: params(7, 1, 64, 8, 5), chunks: [1, 3, 17] },
   { name: 'GQA 2, hd 8 (stories260K), 100', params: params(8, 4, 8), chunks: [100] },
@@ -63,7 +87,10 @@ async function runCases(ops: Ops): Promise<Float32Array[]> {
     const o = ops.createActivation('o', maxN, qCols);
     // Rows by position: an F32 "embedding" table per tensor, gathered with the step's token ids = positions.
     const table = (name: string, cols: number): Promise<Weight> =>
-      ops.uploadWeight({ name, type: GgmlType.F32, shape: [cols, total] }, new Uint8Array(randoms(cols * total, seed++).buffer));
+      ops.uploadWeight(
+        { name, type: GgmlType.F32, shape: [cols, total] },
+        new Uint8Array(randoms(cols * total, seed++).buffer),
+      );
     const tq = await table('tq', qCols);
     const tk = await table('tk', kvCols);
     const tv = await table('tv', kvCols);
@@ -146,7 +173,12 @@ for (const variant of GPU_VARIANTS) {
   describe(`webgpu prefill attention vs reference (${variant.name})`, () => {
     it('chunks, cached prefixes, GQA, window, softcap, head dims (device limits)', async () => {
       // isSoftware: false takes the GPU kernel choices on lavapipe too.
-      const ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, isSoftware: false });
+      const ops = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        preferF16: variant.preferF16,
+        useSubgroups: variant.useSubgroups,
+        isSoftware: false,
+      });
       created.push(ops);
       console.log(`[gpu] ${ops.description}`);
       expectClose(await runCases(ops), await getReference(), ops.description.includes('f16'));

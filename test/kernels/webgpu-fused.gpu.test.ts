@@ -15,7 +15,16 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { runConformanceSuite } from '../helpers/conformance-suite.js';
-import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, makeWeight, nmseOf as nmse, randoms, relMaxAbs } from '../helpers/gpu.js';
+import {
+  collectGpuErrors,
+  destroyTestGpu,
+  getTestDevice,
+  getTestGpu,
+  makeWeight,
+  nmseOf as nmse,
+  randoms,
+  relMaxAbs,
+} from '../helpers/gpu.js';
 
 /** rmsNorm(x)·w per row in f64 (x [n, k], w [k]). */
 function normRef(x: Float32Array, w: Float32Array, k: number, n: number, eps: number): Float64Array {
@@ -47,14 +56,23 @@ const gelu = (g: number): number => 0.5 * g * (1 + Math.tanh(0.7978845608028654 
 
 /** Writes `values` ([n, cols]) into `act` through an F32 embedding table (the only host→activation path of Ops). */
 async function setRows(ops: Ops, act: Activation, values: Float32Array, n: number): Promise<void> {
-  const table = await ops.uploadWeight({ name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] }, new Uint8Array(values.buffer.slice(0)));
+  const table = await ops.uploadWeight(
+    { name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] },
+    new Uint8Array(values.buffer.slice(0)),
+  );
   ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
   ops.embed(act, table, n);
   ops.endStep();
 }
 
 /** Random x [n, k] (seed) and out [n, nRows] (seed + 1, the residual an accumulating matmul adds to), set on `ops`. */
-async function matmulInputs(ops: Ops, k: number, nRows: number, n: number, seed: number): Promise<{ xv: Float32Array; res0: Float32Array; x: Activation; out: Activation }> {
+async function matmulInputs(
+  ops: Ops,
+  k: number,
+  nRows: number,
+  n: number,
+  seed: number,
+): Promise<{ xv: Float32Array; res0: Float32Array; x: Activation; out: Activation }> {
   const xv = randoms(n * k, seed);
   const res0 = randoms(n * nRows, seed + 1);
   const x = ops.createActivation('x', n, k);
@@ -64,7 +82,11 @@ async function matmulInputs(ops: Ops, k: number, nRows: number, n: number, seed:
   return { xv, res0, x, out };
 }
 
-async function vector(ops: Ops, name: string, v: Float32Array): Promise<ReturnType<Ops['uploadWeight']> extends Promise<infer W> ? W : never> {
+async function vector(
+  ops: Ops,
+  name: string,
+  v: Float32Array,
+): Promise<ReturnType<Ops['uploadWeight']> extends Promise<infer W> ? W : never> {
   return ops.uploadWeight({ name, type: GgmlType.F32, shape: [v.length] }, new Uint8Array(v.buffer.slice(0)));
 }
 
@@ -77,7 +99,17 @@ afterAll(() => {
 
 const ROPE_CASES: [string, RopeParams][] = [
   ['neox', { kind: 'neox', headDim: 16, nRot: 16, theta: 1e6, freqScale: 1 }],
-  ['norm partial + yarn', { kind: 'norm', headDim: 16, nRot: 8, theta: 10000, freqScale: 0.5, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } }],
+  [
+    'norm partial + yarn',
+    {
+      kind: 'norm',
+      headDim: 16,
+      nRot: 8,
+      theta: 10000,
+      freqScale: 0.5,
+      yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 },
+    },
+  ],
 ];
 
 /** rope q and k, store k and v at positions 5…7 of slot 1 (one `ropeStoreKv` step), then attention over it. */
@@ -85,7 +117,12 @@ async function ropeStore(ops: Ops): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 16, nKvHeads: 2, headDim: 16 });
   const n = 3;
-  const [q, k, v, o] = [ops.createActivation('q', n, 64), ops.createActivation('k', n, 32), ops.createActivation('v', n, 32), ops.createActivation('o', n, 64)];
+  const [q, k, v, o] = [
+    ops.createActivation('q', n, 64),
+    ops.createActivation('k', n, 32),
+    ops.createActivation('v', n, 32),
+    ops.createActivation('o', n, 64),
+  ];
   for (const [i, [, params]] of ROPE_CASES.entries()) {
     await setRows(ops, q, randoms(n * 64, 50 + i), n);
     await setRows(ops, k, randoms(n * 32, 60 + i), n);
@@ -109,7 +146,11 @@ describe('webgpu rope_store', () => {
       created.push(ops);
       const got = await ropeStore(ops);
       const limit = ops.description.includes('f16') ? 4e-3 : 2e-5; // f16 KV rounding (2⁻¹¹) reaches attention
-      got.forEach((g, i) => expect(relMaxAbs(g, want[i]!), `${ROPE_CASES[Math.floor(i / 3)]![0]} result ${i % 3}`).toBeLessThan(i % 3 === 2 ? limit : 2e-5));
+      got.forEach((g, i) =>
+        expect(relMaxAbs(g, want[i]!), `${ROPE_CASES[Math.floor(i / 3)]![0]} result ${i % 3}`).toBeLessThan(
+          i % 3 === 2 ? limit : 2e-5,
+        ),
+      );
     });
   }
 });
@@ -127,7 +168,12 @@ for (const variant of VARIANTS) {
   describe(`webgpu gemv_bcast (${variant.name}, software)`, () => {
     let ops: WebGpuOps;
     beforeAll(async () => {
-      ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: true, isSoftware: true });
+      ops = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        preferF16: variant.preferF16,
+        useSubgroups: true,
+        isSoftware: true,
+      });
       created.push(ops);
     });
 
@@ -136,7 +182,20 @@ for (const variant of VARIANTS) {
       const qt = getQuantType(type);
       it(`${qt.name}: plain, +bias, +norm, +accumulate match the reference`, async () => {
         // Row counts pick the workgroup size (16 below 256 rows, 32 below 2048, else 64), each with a partial group.
-        const shapes: [number, number][] = qt.blockElements === 256 ? [[256, 70]] : type === GgmlType.Q4_0 ? [[32, 1], [96, 70], [64, 300], [32, 2100]] : [[32, 1], [96, 70]];
+        const shapes: [number, number][] =
+          qt.blockElements === 256
+            ? [[256, 70]]
+            : type === GgmlType.Q4_0
+              ? [
+                  [32, 1],
+                  [96, 70],
+                  [64, 300],
+                  [32, 2100],
+                ]
+              : [
+                  [32, 1],
+                  [96, 70],
+                ];
         for (const [k, nRows] of shapes) {
           const { bytes, values } = makeWeight(type, k, nRows, 11 + k + nRows + type);
           const w = await ops.uploadWeight({ name: `${qt.name}.${k}x${nRows}`, type, shape: [k, nRows] }, bytes);
@@ -155,20 +214,31 @@ for (const variant of VARIANTS) {
               { opts: {}, want: plain },
               { opts: { bias }, want: plain.map((v, i) => v + bv[i % nRows]!) },
               { opts: { norm: { weight: nw, eps: EPS } }, want: normed },
-              { opts: { norm: { weight: nw, eps: EPS }, accumulate: true, bias }, want: normed.map((v, i) => v + bv[i % nRows]! + res0[i]!) },
+              {
+                opts: { norm: { weight: nw, eps: EPS }, accumulate: true, bias },
+                want: normed.map((v, i) => v + bv[i % nRows]! + res0[i]!),
+              },
             ];
             for (const { opts, want } of cases) {
               await setRows(ops, out, res0, n);
               ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
               expect(ops.matmulFused(out, x, w, n, opts)).toBe(true);
               ops.endStep();
-              expect(nmse(await ops.read(out, n), want), `${qt.name} [${k}×${nRows}] n=${n} ${Object.keys(opts).join('+')}`).toBeLessThan(1e-9);
+              expect(
+                nmse(await ops.read(out, n), want),
+                `${qt.name} [${k}×${nRows}] n=${n} ${Object.keys(opts).join('+')}`,
+              ).toBeLessThan(1e-9);
             }
             // Plain matmul takes the same kernel on software adapters.
             ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
             ops.matmul(out, x, w, n, bias);
             ops.endStep();
-            expect(nmse(await ops.read(out, n), plain.map((v, i) => v + bv[i % nRows]!))).toBeLessThan(1e-9);
+            expect(
+              nmse(
+                await ops.read(out, n),
+                plain.map((v, i) => v + bv[i % nRows]!),
+              ),
+            ).toBeLessThan(1e-9);
           }
         }
       });
@@ -197,7 +267,13 @@ for (const variant of VARIANTS) {
               ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
               expect(ops.matmulGlu(out, x, gw, uw, n, act, norm)).toBe(true);
               ops.endStep();
-              expect(nmse(await ops.read(out, n), gr.map((v, i) => f(v) * ur[i]!)), `n=${n} norm=${norm !== null}`).toBeLessThan(1e-9);
+              expect(
+                nmse(
+                  await ops.read(out, n),
+                  gr.map((v, i) => f(v) * ur[i]!),
+                ),
+                `n=${n} norm=${norm !== null}`,
+              ).toBeLessThan(1e-9);
             }
           }
         });
@@ -222,7 +298,11 @@ for (const variant of VARIANTS) {
 describe('webgpu gemv_bcast: other adapters and split weights', () => {
   it('the software no-subgroup path declines the fused ops; GPU kernels decline them for batches and ungrouped gate/up (unfused kernels run instead)', async () => {
     const gpu = await getTestGpu();
-    for (const opts of [{ isSoftware: false, useSubgroups: true }, { isSoftware: true, useSubgroups: false }, { isSoftware: false, useSubgroups: false }]) {
+    for (const opts of [
+      { isSoftware: false, useSubgroups: true },
+      { isSoftware: true, useSubgroups: false },
+      { isSoftware: false, useSubgroups: false },
+    ]) {
       const ops = await createWebGpuOps({ gpu, preferF16: false, ...opts });
       created.push(ops);
       const q = makeWeight(GgmlType.Q4_0, 64, 5, 3);
@@ -236,7 +316,12 @@ describe('webgpu gemv_bcast: other adapters and split weights', () => {
   });
 
   it('a weight split across bindings: every part accumulates into its own columns', async () => {
-    const ops = await createWebGpuOps({ gpu: await getTestGpu(), useSubgroups: true, isSoftware: true, maxBindingBytes: 1000 });
+    const ops = await createWebGpuOps({
+      gpu: await getTestGpu(),
+      useSubgroups: true,
+      isSoftware: true,
+      maxBindingBytes: 1000,
+    });
     created.push(ops);
     const [k, nRows, n] = [64, 37, 2]; // Q4_0 rows of one 80-byte group: parts of 12, 12, 12 + 1 rows
     const q = makeWeight(GgmlType.Q4_0, k, nRows, 8);
@@ -263,7 +348,9 @@ for (const variant of VARIANTS) {
     {
       // The fast block products (Q4_0, Q8_0) and the generic one (F32 stories260K); the other derived types run
       // through the same generic dot32 as the Q4_K case above.
-      filter: (f) => f.id === 'stories260K.gguf' || (variant.preferF16 && ['derived/stories260K-q4_0.gguf', 'derived/stories260K-q8_0.gguf'].includes(f.id)),
+      filter: (f) =>
+        f.id === 'stories260K.gguf' ||
+        (variant.preferF16 && ['derived/stories260K-q4_0.gguf', 'derived/stories260K-q8_0.gguf'].includes(f.id)),
       tolerances: (base) => {
         const extra = variant.preferF16 ? 2e-2 : 0;
         return { ...base, dequantF32: Math.max(base.dequantF32, 2e-2) + extra, kvF32: base.kvF32 + extra };
@@ -276,7 +363,12 @@ for (const variant of VARIANTS) {
 describe('webgpu gemv_bcast, per-lane x path (subgroups < 8)', () => {
   it('norm + bias, accumulate and gate/up/GLU match the reference', async () => {
     {
-      const ops = await createWebGpuOps({ gpu: await getTestGpu(), useSubgroups: true, isSoftware: true, bcastDirectLoads: true });
+      const ops = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        useSubgroups: true,
+        isSoftware: true,
+        bcastDirectLoads: true,
+      });
       created.push(ops);
       const [k, nRows, n] = [96, 70, 2];
       const q = makeWeight(GgmlType.Q4_0, k, nRows, 31);
@@ -297,7 +389,12 @@ describe('webgpu gemv_bcast, per-lane x path (subgroups < 8)', () => {
       expect(ops.matmulGlu(out, x, w, uw, n, 'silu', { weight: nw, eps: EPS })).toBe(true);
       ops.endStep();
       const ur = matmulRef(u.values, xn, k, nRows, n);
-      expect(nmse(await ops.read(out, n), matmulRef(q.values, xn, k, nRows, n).map((v, i) => silu(v) * ur[i]!))).toBeLessThan(1e-9);
+      expect(
+        nmse(
+          await ops.read(out, n),
+          matmulRef(q.values, xn, k, nRows, n).map((v, i) => silu(v) * ur[i]!),
+        ),
+      ).toBeLessThan(1e-9);
     }
   });
 });

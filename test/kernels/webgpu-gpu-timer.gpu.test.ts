@@ -20,8 +20,27 @@ import { sharedPath } from '../helpers/shared-path.js';
 
 /** Op kinds the bench profiler names (op-profiler.ts): Ops methods, matmuls split by weight. */
 const OP_KINDS = new Set([
-  'embed', 'rmsNorm', 'rope', 'storeKv', 'attention', 'glu', 'add', 'scale', 'softcap', 'copyRows', 'argmax', 'topK',
-  'read', 'copyKv', 'beginStep', 'endStep', 'matmul attn', 'matmul ffn', 'matmul output', 'matmul other', 'rope+storeKv',
+  'embed',
+  'rmsNorm',
+  'rope',
+  'storeKv',
+  'attention',
+  'glu',
+  'add',
+  'scale',
+  'softcap',
+  'copyRows',
+  'argmax',
+  'topK',
+  'read',
+  'copyKv',
+  'beginStep',
+  'endStep',
+  'matmul attn',
+  'matmul ffn',
+  'matmul output',
+  'matmul other',
+  'rope+storeKv',
 ]);
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -61,7 +80,9 @@ describe('gpu timer on stories260K', async () => {
   const gpu = await getTestGpu();
   const adapter = (await gpu.requestAdapter())!;
   const hasTimestamps = adapter.features.has('timestamp-query');
-  console.log(`[gpu-timer] adapter ${adapter.info.description}: timestamp-query ${hasTimestamps ? 'offered' : 'not offered'}`);
+  console.log(
+    `[gpu-timer] adapter ${adapter.info.description}: timestamp-query ${hasTimestamps ? 'offered' : 'not offered'}`,
+  );
 
   it('device.ts requests timestamp-query when the adapter offers it', async () => {
     const ctx = await requestGpuContext({ adapter: (await gpu.requestAdapter())! });
@@ -130,8 +151,12 @@ describe('gpu timer on stories260K', async () => {
     expect(sumKernels).toBeCloseTo(t.busyMs, 6);
     const perToken = gpuBreakdownPerToken(t.byKind, t.spanMs, 4, wall);
     expect(Object.keys(perToken)).toContain('host/wait (GPU idle)');
-    console.log(`[gpu-timer] stories260K, ${t.passes / 4} timed passes per step, GPU ms per token: ${JSON.stringify(perToken)}`);
-    console.log(`[gpu-timer] by kernel, ms per token: ${[...t.byKernel].map(([k, v]) => `${k} ${(v / 4).toFixed(3)}`).join(", ")}`);
+    console.log(
+      `[gpu-timer] stories260K, ${t.passes / 4} timed passes per step, GPU ms per token: ${JSON.stringify(perToken)}`,
+    );
+    console.log(
+      `[gpu-timer] by kernel, ms per token: ${[...t.byKernel].map(([k, v]) => `${k} ${(v / 4).toFixed(3)}`).join(', ')}`,
+    );
 
     // Off again: back to the backend's own single pass; totals reset.
     timer.reset();

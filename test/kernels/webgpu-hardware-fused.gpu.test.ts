@@ -33,7 +33,10 @@ function matvec(w: Float32Array, x: ArrayLike<number>, k: number, nRows: number)
 }
 
 async function setRow(ops: Ops, act: Activation, values: Float32Array): Promise<void> {
-  const table = await ops.uploadWeight({ name: `row${values.length}.${Math.random()}`, type: GgmlType.F32, shape: [act.cols, 1] }, new Uint8Array(values.buffer.slice(0)));
+  const table = await ops.uploadWeight(
+    { name: `row${values.length}.${Math.random()}`, type: GgmlType.F32, shape: [act.cols, 1] },
+    new Uint8Array(values.buffer.slice(0)),
+  );
   ops.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
   ops.embed(act, table, 1);
   ops.endStep();
@@ -53,7 +56,13 @@ describe('hardware fused GEMV (gemv_sg)', () => {
   for (const path of PATHS) {
     for (const type of [GgmlType.Q4_0, GgmlType.Q4_K]) {
       it(`${path.name} ${GgmlType[type]}: Q|K|V with norm and biases in one dispatch; gate·up·GLU; accumulate`, async () => {
-        const ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: path.preferF16, useSubgroups: path.useSubgroups, kernels: 'hardware', maxBindingBytes: 1 << 20 });
+        const ops = await createWebGpuOps({
+          gpu: await getTestGpu(),
+          preferF16: path.preferF16,
+          useSubgroups: path.useSubgroups,
+          kernels: 'hardware',
+          maxBindingBytes: 1 << 20,
+        });
         created.push(ops);
         const k = 512;
         const [nq, nkv, nff] = [96, 32, 80]; // rows: not multiples of the 16-row workgroup
@@ -68,17 +77,26 @@ describe('hardware fused GEMV (gemv_sg)', () => {
           up: makeWeight(type, k, nff, 7),
         };
         const biases = { q: randoms(nq, 8), k: randoms(nkv, 9), v: randoms(nkv, 10) };
-        const up = async (name: string, m: { bytes: Uint8Array }, rows: number): Promise<Weight> => ops.uploadWeight({ name, type, shape: [k, rows] }, m.bytes);
+        const up = async (name: string, m: { bytes: Uint8Array }, rows: number): Promise<Weight> =>
+          ops.uploadWeight({ name, type, shape: [k, rows] }, m.bytes);
         const wq = await up('blk.0.attn_q.weight', mats.q, nq);
         const wk = await up('blk.0.attn_k.weight', mats.k, nkv);
         const wv = await up('blk.0.attn_v.weight', mats.v, nkv);
         const wgate = await up('blk.0.ffn_gate.weight', mats.gate, nff);
         const wup = await up('blk.0.ffn_up.weight', mats.up, nff);
         const nw = await vector(ops, 'blk.0.attn_norm.weight', normW);
-        const [bq, bk, bv] = [await vector(ops, 'bq', biases.q), await vector(ops, 'bk', biases.k), await vector(ops, 'bv', biases.v)];
+        const [bq, bk, bv] = [
+          await vector(ops, 'bq', biases.q),
+          await vector(ops, 'bk', biases.k),
+          await vector(ops, 'bv', biases.v),
+        ];
         ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: 4, nKvHeads: 1, headDim: 32 }); // completes pending groups
         const x = ops.createActivation('x', 1, k);
-        const [q, kk, v] = [ops.createActivation('q', 1, nq), ops.createActivation('k', 1, nkv), ops.createActivation('v', 1, nkv)];
+        const [q, kk, v] = [
+          ops.createActivation('q', 1, nq),
+          ops.createActivation('k', 1, nkv),
+          ops.createActivation('v', 1, nkv),
+        ];
         const hidden = ops.createActivation('hidden', 1, nff);
         const res = ops.createActivation('res', 1, nq);
         const res0 = randoms(nq, 11);
@@ -94,7 +112,13 @@ describe('hardware fused GEMV (gemv_sg)', () => {
         expect(ops.matmulGlu(hidden, x, wgate, wup, 1, 'silu', norm)).toBe(true);
         expect(ops.matmulFused(res, x, wq, 1, { accumulate: true })).toBe(true);
         ops.endStep();
-        const got = { q: await ops.read(q, 1), k: await ops.read(kk, 1), v: await ops.read(v, 1), hidden: await ops.read(hidden, 1), res: await ops.read(res, 1) };
+        const got = {
+          q: await ops.read(q, 1),
+          k: await ops.read(kk, 1),
+          v: await ops.read(v, 1),
+          hidden: await ops.read(hidden, 1),
+          res: await ops.read(res, 1),
+        };
         expect(ops.stats.dispatches - before).toBe(3); // Q|K|V, gate·up·GLU, accumulate
 
         const xn = normRef(xv, normW, eps);
@@ -109,19 +133,26 @@ describe('hardware fused GEMV (gemv_sg)', () => {
           })(),
           res: matvec(mats.q.values, xv, k, nq).map((y, r) => y + res0[r]!),
         };
-        for (const key of ['q', 'k', 'v', 'hidden', 'res'] as const) expect(nmseOf(got[key], want[key]), key).toBeLessThan(1e-9);
+        for (const key of ['q', 'k', 'v', 'hidden', 'res'] as const)
+          expect(nmseOf(got[key], want[key]), key).toBeLessThan(1e-9);
 
         // A batch (gemm) reads the grouped members through their own buffer ranges.
         const x2 = ops.createActivation('x2', 2, k);
         const k2 = ops.createActivation('k2', 2, nkv);
         const xs = randoms(2 * k, 12);
-        const table = await ops.uploadWeight({ name: 'rows2', type: GgmlType.F32, shape: [k, 2] }, new Uint8Array(xs.buffer.slice(0)));
+        const table = await ops.uploadWeight(
+          { name: 'rows2', type: GgmlType.F32, shape: [k, 2] },
+          new Uint8Array(xs.buffer.slice(0)),
+        );
         ops.beginStep({ tokens: Int32Array.of(0, 1), startPos: 0, slot: 0 });
         ops.embed(x2, table, 2);
         ops.matmul(k2, x2, wk, 2);
         ops.endStep();
         const gotK2 = await ops.read(k2, 2);
-        const wantK2 = [...matvec(mats.k.values, xs.subarray(0, k), k, nkv), ...matvec(mats.k.values, xs.subarray(k), k, nkv)];
+        const wantK2 = [
+          ...matvec(mats.k.values, xs.subarray(0, k), k, nkv),
+          ...matvec(mats.k.values, xs.subarray(k), k, nkv),
+        ];
         expect(nmseOf(gotK2, wantK2)).toBeLessThan(path.preferF16 ? 1e-6 : 1e-9);
         expect(gpuErrors).toEqual([]);
       });

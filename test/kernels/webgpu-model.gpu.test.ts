@@ -27,7 +27,9 @@ const SUBSET = ['synthetic/synth-llama-256-q4_k_m.gguf', 'arch/gemma2-f16.gguf',
  * 'hardware' (the set a GPU gets — gemv_sg / gemv, tiled gemm, the hardware fusions — forced on lavapipe).
  * WEBGGUF_GPU_KERNELS=hardware|auto runs one of them only.
  */
-const KERNEL_SETS = (['auto', 'hardware'] as const).filter((k) => !process.env.WEBGGUF_GPU_KERNELS || process.env.WEBGGUF_GPU_KERNELS === k);
+const KERNEL_SETS = (['auto', 'hardware'] as const).filter(
+  (k) => !process.env.WEBGGUF_GPU_KERNELS || process.env.WEBGGUF_GPU_KERNELS === k,
+);
 
 for (const kernels of KERNEL_SETS) {
   for (const variant of GPU_VARIANTS) {

@@ -11,7 +11,15 @@ import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, AttentionParams, Ops, RopeParams } from '../../src/backend/ops.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
-import { collectGpuErrors, destroyTestGpu, getTestDevice, getTestGpu, GPU_VARIANTS, randoms, relMaxAbs } from '../helpers/gpu.js';
+import {
+  collectGpuErrors,
+  destroyTestGpu,
+  getTestDevice,
+  getTestGpu,
+  GPU_VARIANTS,
+  randoms,
+  relMaxAbs,
+} from '../helpers/gpu.js';
 
 const created: WebGpuOps[] = [];
 const gpuErrors = collectGpuErrors();
@@ -22,7 +30,10 @@ afterAll(() => {
 
 /** Loads `values` ([n, act.cols]) into `act` through an F32 table and embed (Ops has no host→activation write). */
 async function setRows(ops: Ops, act: Activation, values: Float32Array, n: number): Promise<void> {
-  const table = await ops.uploadWeight({ name: 'rows', type: GgmlType.F32, shape: [act.cols, n] }, new Uint8Array(values.buffer.slice(0)));
+  const table = await ops.uploadWeight(
+    { name: 'rows', type: GgmlType.F32, shape: [act.cols, n] },
+    new Uint8Array(values.buffer.slice(0)),
+  );
   ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
   ops.embed(act, table, n);
   ops.endStep();
@@ -60,8 +71,30 @@ async function norms(ops: Ops): Promise<Float32Array[]> {
 const ROPES: [string, RopeParams, number][] = [
   ['norm', { kind: 'norm', headDim: 16, nRot: 16, theta: 10000, freqScale: 1 }, 5],
   ['neox partial', { kind: 'neox', headDim: 16, nRot: 8, theta: 1e6, freqScale: 1 }, 5],
-  ['norm freq factors + linear scale', { kind: 'norm', headDim: 16, nRot: 16, theta: 5e5, freqScale: 0.5, freqFactors: Float32Array.from({ length: 8 }, (_, i) => 1 + i) }, 7],
-  ['neox yarn', { kind: 'neox', headDim: 16, nRot: 16, theta: 10000, freqScale: 0.25, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } }, 9],
+  [
+    'norm freq factors + linear scale',
+    {
+      kind: 'norm',
+      headDim: 16,
+      nRot: 16,
+      theta: 5e5,
+      freqScale: 0.5,
+      freqFactors: Float32Array.from({ length: 8 }, (_, i) => 1 + i),
+    },
+    7,
+  ],
+  [
+    'neox yarn',
+    {
+      kind: 'neox',
+      headDim: 16,
+      nRot: 16,
+      theta: 10000,
+      freqScale: 0.25,
+      yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 },
+    },
+    9,
+  ],
   ['norm far position', { kind: 'norm', headDim: 16, nRot: 16, theta: 10000, freqScale: 1 }, 3000],
 ];
 
@@ -92,9 +125,18 @@ async function attention(ops: Ops): Promise<Float32Array[]> {
   const k = ops.createActivation('k', N, 48);
   const v = ops.createActivation('v', N, 48);
   const o = ops.createActivation('o', N, 96);
-  const tq = await ops.uploadWeight({ name: 'tq', type: GgmlType.F32, shape: [96, N + 3] }, new Uint8Array(randoms(96 * (N + 3), 21).buffer));
-  const tk = await ops.uploadWeight({ name: 'tk', type: GgmlType.F32, shape: [48, N + 3] }, new Uint8Array(randoms(48 * (N + 3), 22).buffer));
-  const tv = await ops.uploadWeight({ name: 'tv', type: GgmlType.F32, shape: [48, N + 3] }, new Uint8Array(randoms(48 * (N + 3), 23).buffer));
+  const tq = await ops.uploadWeight(
+    { name: 'tq', type: GgmlType.F32, shape: [96, N + 3] },
+    new Uint8Array(randoms(96 * (N + 3), 21).buffer),
+  );
+  const tk = await ops.uploadWeight(
+    { name: 'tk', type: GgmlType.F32, shape: [48, N + 3] },
+    new Uint8Array(randoms(48 * (N + 3), 22).buffer),
+  );
+  const tv = await ops.uploadWeight(
+    { name: 'tv', type: GgmlType.F32, shape: [48, N + 3] },
+    new Uint8Array(randoms(48 * (N + 3), 23).buffer),
+  );
   const step = async (tokens: number[], startPos: number, slot: number): Promise<void> => {
     const n = tokens.length;
     ops.beginStep({ tokens: Int32Array.from(tokens), startPos, slot });
@@ -108,7 +150,11 @@ async function attention(ops: Ops): Promise<Float32Array[]> {
     }
     ops.endStep();
   };
-  await step(Array.from({ length: N }, (_, i) => i), 0, 0);
+  await step(
+    Array.from({ length: N }, (_, i) => i),
+    0,
+    0,
+  );
   await step([N], N, 0);
   await step([N + 1], N + 1, 0);
   ops.copyKv(0, 1, N + 2);
@@ -173,7 +219,11 @@ for (const variant of GPU_VARIANTS) {
     let gpuOps: WebGpuOps | null = null;
     const gpu = async (): Promise<Ops> => {
       if (!gpuOps) {
-        gpuOps = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+        gpuOps = await createWebGpuOps({
+          gpu: await getTestGpu(),
+          preferF16: variant.preferF16,
+          useSubgroups: variant.useSubgroups,
+        });
         created.push(gpuOps);
       }
       return gpuOps;
@@ -188,7 +238,9 @@ for (const variant of GPU_VARIANTS) {
     it('rope: norm, neox, partial, freq factors, scaling, yarn, far positions', async () => {
       const [got, want] = await both(gpu, ropes);
       // Angles are f32 on the GPU: the error grows with the position (≈ pos · 2⁻²⁴ rad).
-      got.forEach((g, i) => expect(relMaxAbs(g, want[i]!), ROPES[i]![0]).toBeLessThan(ROPES[i]![2] > 100 ? 2e-3 : 2e-5));
+      got.forEach((g, i) =>
+        expect(relMaxAbs(g, want[i]!), ROPES[i]![0]).toBeLessThan(ROPES[i]![2] > 100 ? 2e-3 : 2e-5),
+      );
     });
 
     it('attention: prefill, split-K decode, GQA, window, softcap, copyKv', async () => {
@@ -219,7 +271,9 @@ describe('webgpu device loss', () => {
     device.destroy();
     await expect(pending).rejects.toMatchObject({ code: 'device-lost' });
     await new Promise((r) => setTimeout(r, 10)); // device.lost settles
-    expect(() => ops.beginStep({ tokens: new Int32Array(1), startPos: 0, slot: 0 })).toThrow(expect.objectContaining({ code: 'device-lost' }));
+    expect(() => ops.beginStep({ tokens: new Int32Array(1), startPos: 0, slot: 0 })).toThrow(
+      expect.objectContaining({ code: 'device-lost' }),
+    );
     ops.destroy();
   });
 });

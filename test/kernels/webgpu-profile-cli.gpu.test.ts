@@ -12,7 +12,17 @@ const MODEL = sharedPath('models', 'stories260K.gguf');
 
 describe('webgguf profile / --kernels', () => {
   it('profile --kernels hardware --json: decode and prefill counts with per-matmul shapes', async () => {
-    const r = await runCliCaptured('profile', MODEL, '--backend', 'webgpu', '--kernels', 'hardware', '--prefill', '8', '--json');
+    const r = await runCliCaptured(
+      'profile',
+      MODEL,
+      '--backend',
+      'webgpu',
+      '--kernels',
+      'hardware',
+      '--prefill',
+      '8',
+      '--json',
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out) as {
@@ -22,11 +32,21 @@ describe('webgguf profile / --kernels', () => {
     };
     expect(report.kernels).toBe('hardware');
     for (const step of [report.decode, report.prefill]) {
-      for (const key of ['layers', 'dispatches', 'submissions', 'readbackBytes', 'weightBytesLogical', 'weightBytesLoaded', 'kvBytes', 'kvBytesRead']) {
+      for (const key of [
+        'layers',
+        'dispatches',
+        'submissions',
+        'readbackBytes',
+        'weightBytesLogical',
+        'weightBytesLoaded',
+        'kvBytes',
+        'kvBytesRead',
+      ]) {
         expect(typeof step[key], key).toBe('number');
       }
       expect(step.matmuls.length).toBeGreaterThan(0);
-      for (const m of step.matmuls) for (const key of ['rows', 'cols', 'workgroups', 'subgroups']) expect(typeof m[key], key).toBe('number');
+      for (const m of step.matmuls)
+        for (const key of ['rows', 'cols', 'workgroups', 'subgroups']) expect(typeof m[key], key).toBe('number');
     }
     expect(report.decode['layers']).toBe(5);
     expect(report.decode['submissions']).toBe(1);

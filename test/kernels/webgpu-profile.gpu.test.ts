@@ -28,7 +28,10 @@ const gpuErrors = collectGpuErrors();
 const N_LAYER = 3;
 const PREFILL = 70;
 
-async function profileModel(preferF16: boolean, useSubgroups: boolean): Promise<{ decode: StepProfile; prefill: StepProfile }> {
+async function profileModel(
+  preferF16: boolean,
+  useSubgroups: boolean,
+): Promise<{ decode: StepProfile; prefill: StepProfile }> {
   const file = path.join(dir, 'qwen2-q4_0.gguf');
   await writeSyntheticModel({
     arch: 'qwen2',
@@ -60,14 +63,18 @@ async function profileModel(preferF16: boolean, useSubgroups: boolean): Promise<
 describe('hardware kernel set: structural profile (Qwen2.5-shaped Q4_0)', () => {
   it('decode on f16+subgroups: ≤ 8 dispatches per layer, 1 submission, ≤ 8 bytes read back, fused GEMVs', async () => {
     const { decode, prefill } = await profileModel(true, true);
-    console.log(`[profile] decode ${decode.dispatches} dispatches (${decode.dispatchesPerLayer.toFixed(2)}/layer), kernels ${JSON.stringify(decode.kernels)}`);
+    console.log(
+      `[profile] decode ${decode.dispatches} dispatches (${decode.dispatchesPerLayer.toFixed(2)}/layer), kernels ${JSON.stringify(decode.kernels)}`,
+    );
     expect(decode.dispatches).toBeLessThanOrEqual(8 * N_LAYER + 6);
     expect(decode.submissions).toBe(1);
     expect(decode.readbackBytes).toBeLessThanOrEqual(8);
     // One Q|K|V dispatch, one gate·up·GLU dispatch, wo and down accumulating into the residual.
     expect(decode.matmuls.filter((m) => m.name.includes('attn_q') && m.name.includes('attn_v'))).toHaveLength(N_LAYER);
     expect(decode.matmuls.filter((m) => m.kernel.includes('glu'))).toHaveLength(N_LAYER);
-    expect(Object.keys(decode.kernels).some((k) => k.startsWith('rms_norm') || k.startsWith('add') || k.startsWith('glu.'))).toBe(false);
+    expect(
+      Object.keys(decode.kernels).some((k) => k.startsWith('rms_norm') || k.startsWith('add') || k.startsWith('glu.')),
+    ).toBe(false);
     for (const m of decode.matmuls) expect(m.subgroupsPerMiB, m.name).toBeGreaterThanOrEqual(4);
     // Decode attention: each K/V byte read once for the 7 query heads of its KV head (7× on the per-query-head kernel).
     expect(decode.kvBytesRead / decode.kvBytes).toBeLessThanOrEqual(1.1);

@@ -12,10 +12,25 @@ import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.
 import { GPU_QUANT_LAYOUTS } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
-import { collectGpuErrors, destroyTestGpu, getTestGpu, GPU_VARIANTS, makeWeight, nmseOf as nmse, randoms } from '../helpers/gpu.js';
+import {
+  collectGpuErrors,
+  destroyTestGpu,
+  getTestGpu,
+  GPU_VARIANTS,
+  makeWeight,
+  nmseOf as nmse,
+  randoms,
+} from '../helpers/gpu.js';
 
 /** out[t, r] = Σ_k w[r, k]·x[t, k] in f64. */
-function matmulRef(w: Float32Array, x: Float32Array, k: number, nRows: number, n: number, bias?: Float32Array): Float64Array {
+function matmulRef(
+  w: Float32Array,
+  x: Float32Array,
+  k: number,
+  nRows: number,
+  n: number,
+  bias?: Float32Array,
+): Float64Array {
   const out = new Float64Array(n * nRows); // (n, nRows)
   for (let t = 0; t < n; t++) {
     for (let r = 0; r < nRows; r++) {
@@ -28,8 +43,16 @@ function matmulRef(w: Float32Array, x: Float32Array, k: number, nRows: number, n
 }
 
 /** Writes `values` ([n, cols]) into `act` through an F32 embedding table (the only host→activation path of Ops). */
-async function setRows(ops: Ops, act: ReturnType<Ops['createActivation']>, values: Float32Array, n: number): Promise<void> {
-  const table = await ops.uploadWeight({ name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] }, new Uint8Array(values.buffer.slice(0)));
+async function setRows(
+  ops: Ops,
+  act: ReturnType<Ops['createActivation']>,
+  values: Float32Array,
+  n: number,
+): Promise<void> {
+  const table = await ops.uploadWeight(
+    { name: `rows${values.length}`, type: GgmlType.F32, shape: [act.cols, n] },
+    new Uint8Array(values.buffer.slice(0)),
+  );
   ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
   ops.embed(act, table, n);
   ops.endStep();
@@ -48,7 +71,12 @@ for (const variant of GPU_VARIANTS) {
     let ops: WebGpuOps;
     beforeAll(async () => {
       // isSoftware: false selects the GPU kernels (gemv_sg or the workgroup-per-row gemv for K > 256) on lavapipe too.
-      ops = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, isSoftware: false });
+      ops = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        preferF16: variant.preferF16,
+        useSubgroups: variant.useSubgroups,
+        isSoftware: false,
+      });
       created.push(ops);
       console.log(`[gpu] ${ops.description}`);
     });
@@ -59,7 +87,17 @@ for (const variant of GPU_VARIANTS) {
       // One block per row; several blocks (or an odd float row) with a row count that is not a multiple of 32; and
       // rows longer than 256, which decode through the workgroup-per-row gemv instead of gemv_rows.
       const longK = isFloat ? 301 : Math.ceil(257 / qt.blockElements) * qt.blockElements;
-      const shapes: [number, number][] = isFloat ? [[45, 1], [64, 37], [longK, 3]] : [[qt.blockElements, 1], [qt.blockElements * 3, 37], [longK, 3]];
+      const shapes: [number, number][] = isFloat
+        ? [
+            [45, 1],
+            [64, 37],
+            [longK, 3],
+          ]
+        : [
+            [qt.blockElements, 1],
+            [qt.blockElements * 3, 37],
+            [longK, 3],
+          ];
       it(`${qt.name}: embed, gemv and gemm match the dequantized reference`, async () => {
         for (const [k, nRows] of shapes) {
           const { bytes, values } = makeWeight(type, k, nRows, 7 + k + nRows + type);
@@ -74,7 +112,10 @@ for (const variant of GPU_VARIANTS) {
           for (let i = 0; i < 3; i++) {
             for (let j = 0; j < k; j++) {
               const want = values[tokens[i]! * k + j]!;
-              expect(Math.abs(got[i * k + j]! - want), `${qt.name} embed row ${tokens[i]} col ${j}`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
+              expect(
+                Math.abs(got[i * k + j]! - want),
+                `${qt.name} embed row ${tokens[i]} col ${j}`,
+              ).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
             }
           }
           // gemv (n = 1) and gemm (n = 5 and n = 33: a partial second token tile).
@@ -98,7 +139,12 @@ for (const variant of GPU_VARIANTS) {
 
     it('weights split across bindings: embed, gemv and gemm see every part', async () => {
       // 1000-byte bindings: Q4_0 rows of 64 are one 80-byte group (2 blocks + padding), so 37 rows become parts of 12, 12, 12 + 1.
-      const split = await createWebGpuOps({ gpu: await getTestGpu(), preferF16: variant.preferF16, useSubgroups: variant.useSubgroups, maxBindingBytes: 1000 });
+      const split = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        preferF16: variant.preferF16,
+        useSubgroups: variant.useSubgroups,
+        maxBindingBytes: 1000,
+      });
       created.push(split);
       const k = 64;
       const nRows = 37;
@@ -128,7 +174,10 @@ for (const variant of GPU_VARIANTS) {
       const { bytes, values } = makeWeight(GgmlType.Q8_0, k, nRows, 5);
       const w = await ops.uploadWeight({ name: 'bias.w', type: GgmlType.Q8_0, shape: [k, nRows] }, bytes);
       const bv = randoms(nRows, 6);
-      const b = await ops.uploadWeight({ name: 'bias.b', type: GgmlType.F32, shape: [nRows] }, new Uint8Array(bv.buffer));
+      const b = await ops.uploadWeight(
+        { name: 'bias.b', type: GgmlType.F32, shape: [nRows] },
+        new Uint8Array(bv.buffer),
+      );
       for (const n of [1, 3]) {
         const xv = randoms(n * k, 8);
         const x = ops.createActivation('x', n, k);

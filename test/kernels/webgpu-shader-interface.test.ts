@@ -53,7 +53,8 @@ describe('WebGPU shader interface', () => {
       table.forEach((kind, binding) => {
         if (kind !== null) expect(declared.get(binding), `${key} binding ${binding}`).toBe(kind);
       });
-      for (const b of declared.keys()) expect(b, `${key}: binding ${b} is declared but not in the table`).toBeLessThan(table.length);
+      for (const b of declared.keys())
+        expect(b, `${key}: binding ${b} is declared but not in the table`).toBeLessThan(table.length);
     });
   }
 
@@ -62,7 +63,10 @@ describe('WebGPU shader interface', () => {
       const src = kernelInterfaceSource(kernel);
       const fields = paramsFields(src);
       expect(fields.length * 4).toBeLessThanOrEqual(PARAMS_BYTES);
-      expect(fields.every((f) => f.type === 'u32' || f.type === 'f32' || f.type === 'i32'), JSON.stringify(fields)).toBe(true);
+      expect(
+        fields.every((f) => f.type === 'u32' || f.type === 'f32' || f.type === 'i32'),
+        JSON.stringify(fields),
+      ).toBe(true);
       if (/var<storage, read> weights\b/.test(src)) expect(fields.map((f) => f.name)).toContain('k');
     });
   }

@@ -28,7 +28,10 @@ describe('hardware GEMV with a subgroup wider than the workgroup', () => {
       const packed = repackRows(layout, bytes, k, { rowStart: 0, nRows });
       const xv = randoms(k, 5);
       const mk = (data: ArrayBufferView | null, size: number, extra: number): GPUBuffer => {
-        const b = device.createBuffer({ size: Math.ceil(size / 16) * 16, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | extra });
+        const b = device.createBuffer({
+          size: Math.ceil(size / 16) * 16,
+          usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | extra,
+        });
         if (data) device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
         return b;
       };
@@ -39,12 +42,33 @@ describe('hardware GEMV with a subgroup wider than the workgroup', () => {
       const [rw1, rw2] = [mk(null, 16, 0), mk(null, 16, 0)];
       const pipes = new PipelineCache(device, 'f32', true, PARAMS_BYTES);
       const rec = new StepRecorder(device);
-      const pipe = pipes.get({ kernel: 'gemv_sg', quant: { name: layout.name, wgsl: layout.wgsl }, wgSize: 4, tag: 'wg4' });
+      const pipe = pipes.get({
+        kernel: 'gemv_sg',
+        quant: { name: layout.name, wgsl: layout.wgsl },
+        wgSize: 4,
+        tag: 'wg4',
+      });
       const rowsPerGroup = 16;
       rec.dispatch(
         pipe,
         [null, w, x, out, dummy, dummy, rw1, rw2],
-        (p) => p.u(k).u(nRows).u(rowWords(layout, k)).u(k).u(nRows).u(0).u(0).u(0).f(0).u(nRows).u(nRows).u(0).u(0).u(0).u(0),
+        (p) =>
+          p
+            .u(k)
+            .u(nRows)
+            .u(rowWords(layout, k))
+            .u(k)
+            .u(nRows)
+            .u(0)
+            .u(0)
+            .u(0)
+            .f(0)
+            .u(nRows)
+            .u(nRows)
+            .u(0)
+            .u(0)
+            .u(0)
+            .u(0),
         [Math.ceil(nRows / rowsPerGroup), 1, 1],
       );
       const got = new Float32Array(await rec.read(out, 0, nRows * 4));

@@ -41,30 +41,58 @@ describe('architecture registry', () => {
 
   it('applies llama.cpp defaults', () => {
     const c = getArchitecture('llama').config(minimal('llama'));
-    expect(c).toMatchObject({ nKvHeads: 4, headDim: 16, ropeDims: 16, ropeTheta: 10000, ropeFreqScale: 1, normEps: 1e-5, slidingWindow: 0 });
+    expect(c).toMatchObject({
+      nKvHeads: 4,
+      headDim: 16,
+      ropeDims: 16,
+      ropeTheta: 10000,
+      ropeFreqScale: 1,
+      normEps: 1e-5,
+      slidingWindow: 0,
+    });
     expect(c.attentionScale).toBeCloseTo(1 / 4, 12);
     const scaled = getArchitecture('qwen2').config(minimal('qwen2', { 'qwen2.rope.scaling.factor': 4 }));
     expect(scaled.ropeFreqScale).toBe(0.25);
     expect(scaled.ropeKind).toBe('neox');
-    const none = getArchitecture('llama').config(minimal('llama', { 'llama.rope.scaling.type': 'none', 'llama.rope.scaling.factor': 4 }));
+    const none = getArchitecture('llama').config(
+      minimal('llama', { 'llama.rope.scaling.type': 'none', 'llama.rope.scaling.factor': 4 }),
+    );
     expect(none.ropeFreqScale).toBe(1); // llama.cpp never scales with type none
     const yarn = getArchitecture('qwen2').config(
-      minimal('qwen2', { 'qwen2.rope.scaling.type': 'yarn', 'qwen2.rope.scaling.factor': 4, 'qwen2.rope.scaling.original_context_length': 32768 }),
+      minimal('qwen2', {
+        'qwen2.rope.scaling.type': 'yarn',
+        'qwen2.rope.scaling.factor': 4,
+        'qwen2.rope.scaling.original_context_length': 32768,
+      }),
     );
     expect(yarn.ropeYarn).toEqual({ extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 32768 });
-    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.rope.scaling.type': 'su' }))).toThrow(/'su'/);
-    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.expert_count': 8 }))).toThrow(/mixture of 8 experts/);
+    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.rope.scaling.type': 'su' }))).toThrow(
+      /'su'/,
+    );
+    expect(() => getArchitecture('llama').config(minimal('llama', { 'llama.expert_count': 8 }))).toThrow(
+      /mixture of 8 experts/,
+    );
   });
 
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
-    expect(c).toMatchObject({ attnSoftcap: 50, finalSoftcap: 30, scaleEmbeddings: true, activation: 'gelu', postNorms: true });
+    expect(c).toMatchObject({
+      attnSoftcap: 50,
+      finalSoftcap: 30,
+      scaleEmbeddings: true,
+      activation: 'gelu',
+      postNorms: true,
+    });
   });
 
   it('gemma3: every 6th layer global, local rope base 10000 unscaled, global layers keep the scaling', () => {
     const c = getArchitecture('gemma3').config(
-      minimal('gemma3', { 'gemma3.attention.sliding_window': 512, 'gemma3.rope.freq_base': 1e6, 'gemma3.rope.scaling.factor': 8 }),
+      minimal('gemma3', {
+        'gemma3.attention.sliding_window': 512,
+        'gemma3.rope.freq_base': 1e6,
+        'gemma3.rope.scaling.factor': 8,
+      }),
     );
     expect(c.slidingLayers.map((s) => (s ? 'L' : 'G')).join('')).toBe('LLLLLGLLLLLG');
     expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1 });
@@ -88,7 +116,8 @@ describe('architecture registry', () => {
       seen.add(c.arch);
       expect(c.vocabSize).toBeGreaterThan(0);
       if (c.arch === 'gemma3') expect(c.slidingLayers).toEqual([true, false]);
-      if (c.arch === 'gemma2') expect(c).toMatchObject({ slidingWindow: 5, attnSoftcap: 10, finalSoftcap: 12, headDim: 64 });
+      if (c.arch === 'gemma2')
+        expect(c).toMatchObject({ slidingWindow: 5, attnSoftcap: 10, finalSoftcap: 12, headDim: 64 });
       if (c.arch === 'qwen3') expect(c.headDim).toBe(64);
     }
     expect([...seen].sort()).toEqual(ARCHITECTURES.map((a) => a.name).sort());

@@ -32,12 +32,16 @@ describe('architecture recipe', () => {
       withReference.add(String(gguf.metadata['general.architecture']));
     }
     const missing = ARCHITECTURES.map((a) => a.name).filter((name) => !withReference.has(name));
-    expect(missing, 'architectures without a <name>.gguf + <name>.reference.json fixture in ../shared/models').toEqual([]);
+    expect(missing, 'architectures without a <name>.gguf + <name>.reference.json fixture in ../shared/models').toEqual(
+      [],
+    );
   });
 
   it('CONTRIBUTING.md names only files that exist, the registry among them', () => {
     const text = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
-    const paths = [...text.matchAll(/`((?:src|test)\/[\w./-]+\.ts)`/g)].map((m) => m[1]).filter((p) => !p.includes('<'));
+    const paths = [...text.matchAll(/`((?:src|test)\/[\w./-]+\.ts)`/g)]
+      .map((m) => m[1])
+      .filter((p) => !p.includes('<'));
     expect(paths).toContain('src/model/arch/index.ts');
     for (const p of paths) expect(existsSync(join(ROOT, p)), p).toBe(true);
   });

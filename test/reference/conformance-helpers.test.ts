@@ -24,8 +24,15 @@ describe('conformance helpers', () => {
   it('tolerance table: reference limits by weight class and arch, backend overrides', () => {
     const gemmaQ = { weights: 'quantized' as const, arch: 'gemma2', id: 'x' };
     expect(tolerancesFor(gemmaQ)).toEqual({ dequantF32: 2e-2, kvF32: 0.5, argmaxMargin: 0.5 });
-    expect(tolerancesFor({ weights: 'f32', arch: 'llama', id: 'x' })).toEqual({ dequantF32: 1e-3, kvF32: 1e-3, argmaxMargin: 0.5 });
-    expect(tolerancesFor({ weights: 'f16', arch: 'qwen2', id: 'x' }, backendTolerances(0.01)).dequantF32).toBeCloseTo(0.03, 12);
+    expect(tolerancesFor({ weights: 'f32', arch: 'llama', id: 'x' })).toEqual({
+      dequantF32: 1e-3,
+      kvF32: 1e-3,
+      argmaxMargin: 0.5,
+    });
+    expect(tolerancesFor({ weights: 'f16', arch: 'qwen2', id: 'x' }, backendTolerances(0.01)).dequantF32).toBeCloseTo(
+      0.03,
+      12,
+    );
     expect(tolerancesFor({ weights: 'bf16', arch: 'llama', id: 'x' }, { kvF32: 1 }).kvF32).toBe(1);
   });
 
@@ -38,7 +45,12 @@ describe('conformance helpers', () => {
       }
       return null;
     };
-    for (const text of ['{', '[]', '{"eval_input": [1], "n_vocab": 2}', '{"eval_input": [1], "n_vocab": 2, "logits_per_position_kv_f32": [[1]]}']) {
+    for (const text of [
+      '{',
+      '[]',
+      '{"eval_input": [1], "n_vocab": 2}',
+      '{"eval_input": [1], "n_vocab": 2, "logits_per_position_kv_f32": [[1]]}',
+    ]) {
       const e = bad(text);
       expect(isLlmError(e, 'invalid-request')).toBe(true);
       expect((e as Error).message).toContain('ref.json');
@@ -50,6 +62,8 @@ describe('conformance helpers', () => {
     const fixtures = listReferenceFixtures();
     expect(fixtures.length).toBeGreaterThanOrEqual(30);
     expect(fixtures.filter((f) => f.requireGreedy).map((f) => f.id)).toContain('stories260K.gguf');
-    expect(fixtures.every((f) => f.requireGreedy === (f.id === 'stories260K.gguf' || f.id.startsWith('derived/')))).toBe(true);
+    expect(
+      fixtures.every((f) => f.requireGreedy === (f.id === 'stories260K.gguf' || f.id.startsWith('derived/'))),
+    ).toBe(true);
   });
 });

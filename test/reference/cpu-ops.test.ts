@@ -27,7 +27,14 @@ async function act(ops: Ops, label: string, rows: number, cols: number, values?:
   return a;
 }
 
-const rope = (over: Partial<RopeParams>): RopeParams => ({ kind: 'norm', headDim: 4, nRot: 4, theta: 10000, freqScale: 1, ...over });
+const rope = (over: Partial<RopeParams>): RopeParams => ({
+  kind: 'norm',
+  headDim: 4,
+  nRot: 4,
+  theta: 10000,
+  freqScale: 1,
+  ...over,
+});
 
 describe('cpu reference ops', () => {
   it('rope: position 0 is the identity; NORM rotates adjacent pairs, NEOX halves', async () => {
@@ -58,7 +65,16 @@ describe('cpu reference ops', () => {
     const x = await act(ops, 'x', 1, 8, [1, 0, 1, 0, 0, 0, 1, 0]);
     ops.beginStep({ tokens: Int32Array.of(0), startPos: 1, slot: 0 });
     // Correction dims for nRot 8, original context 64, betas 32/1: [0, 2].
-    ops.rope(x, 1, rope({ headDim: 8, nRot: 8, freqScale: 0.25, yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 } }));
+    ops.rope(
+      x,
+      1,
+      rope({
+        headDim: 8,
+        nRot: 8,
+        freqScale: 0.25,
+        yarn: { extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 64 },
+      }),
+    );
     ops.endStep();
     const o = await ops.read(x, 1);
     const m = 1 + 0.1 * Math.log(4);
@@ -98,15 +114,34 @@ describe('cpu reference ops', () => {
       const z = e.reduce((a, b) => a + b, 0);
       return [0, 1].map((j) => vals.reduce((acc, vv, i) => acc + (e[i] / z) * vv[j], 0));
     };
-    const K = [[1, 0], [0, 1], [1, 1]];
-    const V = [[1, 2], [3, 4], [5, 6]];
-    for (const [slidingWindow, softcap] of [[0, 0], [2, 0], [0, 0.7]]) {
+    const K = [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ];
+    const V = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ];
+    for (const [slidingWindow, softcap] of [
+      [0, 0],
+      [2, 0],
+      [0, 0.7],
+    ]) {
       ops.beginStep({ tokens: Int32Array.of(0, 0, 0), startPos: 0, slot: 0 });
       ops.storeKv(0, k, v, 3);
       ops.attention(out, q, 0, 3, { nHeads: 2, nKvHeads: 1, headDim: 2, scale: 0.5, slidingWindow, softcap });
       ops.endStep();
       const o = await ops.read(out, 3);
-      const qs = [[1, 0], [0, 1], [2, 0], [0, 2], [1, 1], [-1, 1]];
+      const qs = [
+        [1, 0],
+        [0, 1],
+        [2, 0],
+        [0, 2],
+        [1, 1],
+        [-1, 1],
+      ];
       for (let row = 0; row < 3; row++) {
         const first = slidingWindow > 0 ? Math.max(0, row - slidingWindow + 1) : 0;
         for (let h = 0; h < 2; h++) {
@@ -184,7 +219,9 @@ describe('cpu reference ops', () => {
     ops.matmul(y, x, w, 1);
     ops.endStep();
     expect((await ops.read(y, 1))[0]).toBe(1);
-    const err = await ops.uploadWeight({ name: 'bad', type: GgmlType.F32, shape: [4, 2] }, new Uint8Array(16)).catch((e) => e);
+    const err = await ops
+      .uploadWeight({ name: 'bad', type: GgmlType.F32, shape: [4, 2] }, new Uint8Array(16))
+      .catch((e) => e);
     expect(isLlmError(err, 'gguf-invalid')).toBe(true);
     expect(String(err.message)).toContain('bad');
   });

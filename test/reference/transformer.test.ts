@@ -73,7 +73,11 @@ describe('transformer', () => {
 
   it('rejects bad requests with named errors', async () => {
     const model = await load('stories260K.gguf', { contextLength: 4 });
-    const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isLlmError(e) ? e.code : String(e)));
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e) => (isLlmError(e) ? e.code : String(e)),
+      );
     expect(await codeOf(model.eval(Int32Array.of(1, 2, 3, 4, 5), 0, 0))).toBe('context-overflow');
     expect(await codeOf(model.eval(Int32Array.of(1), 0, 1))).toBe('invalid-request');
     expect(await codeOf(model.eval(Int32Array.of(512), 0, 0))).toBe('invalid-request');
@@ -87,7 +91,10 @@ describe('transformer', () => {
   it('loading reports progress, honours abort and names an unsupported architecture', async () => {
     const { gguf, source } = await open('stories260K.gguf');
     const seen: number[] = [];
-    const model = await loadTransformer(gguf, source, createCpuOps(), { contextLength: 8, onProgress: (p) => seen.push(p.loadedBytes / p.totalBytes) });
+    const model = await loadTransformer(gguf, source, createCpuOps(), {
+      contextLength: 8,
+      onProgress: (p) => seen.push(p.loadedBytes / p.totalBytes),
+    });
     expect(seen.length).toBe(gguf.tensors.length);
     expect(seen[seen.length - 1]).toBe(1);
     model.destroy();

@@ -126,9 +126,13 @@ class CpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < n; i++) {
       const id = tokens[i];
       if (!(id >= 0 && id < table.nRows)) {
-        throw new LlmError('invalid-request', `embedding token ${i}: id ${id} is outside the vocabulary (0…${table.nRows - 1})`, {
-          details: { index: i, token: id, vocabSize: table.nRows },
-        });
+        throw new LlmError(
+          'invalid-request',
+          `embedding token ${i}: id ${id} is outside the vocabulary (0…${table.nRows - 1})`,
+          {
+            details: { index: i, token: id, vocabSize: table.nRows },
+          },
+        );
       }
       o.set(t.subarray(id * cols, (id + 1) * cols), i * out.cols);
     }
@@ -206,7 +210,8 @@ class CpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < len; i++) {
       const x = g[i];
       // SiLU: x·σ(x). GELU: llama.cpp's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-      const a = act === 'silu' ? x / (1 + Math.exp(-x)) : 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x)));
+      const a =
+        act === 'silu' ? x / (1 + Math.exp(-x)) : 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x)));
       o[i] = a * u[i];
     }
   }

@@ -12,7 +12,13 @@ function yarnCorrDim(nDims: number, nCtxOrig: number, nRot: number, base: number
 }
 
 /** [low, high] dimension range over which YaRN ramps from interpolation to extrapolation. */
-function yarnCorrDims(nDims: number, nCtxOrig: number, base: number, betaFast: number, betaSlow: number): [number, number] {
+function yarnCorrDims(
+  nDims: number,
+  nCtxOrig: number,
+  base: number,
+  betaFast: number,
+  betaSlow: number,
+): [number, number] {
   const start = Math.floor(yarnCorrDim(nDims, nCtxOrig, betaFast, base));
   const end = Math.ceil(yarnCorrDim(nDims, nCtxOrig, betaSlow, base));
   return [Math.max(0, start), Math.min(nDims - 1, end)];

@@ -7,7 +7,14 @@
 import { LlmError } from '../../errors.js';
 import type { Ops } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
-import { bestVariant, detectWasmFeatures, IS_NODE, isVariantSupported, loadKernelModule, type WasmVariant } from './loader.js';
+import {
+  bestVariant,
+  detectWasmFeatures,
+  IS_NODE,
+  isVariantSupported,
+  loadKernelModule,
+  type WasmVariant,
+} from './loader.js';
 import { ThreadPool } from './thread-pool.js';
 import { WASM32_MAX_PAGES, WasmHeap } from './wasm-heap.js';
 import { WasmOps } from './wasm-ops.js';

@@ -11,7 +11,16 @@ import { QUANT_TYPES } from '../../quant/index.js';
  * x is a Q8 activation block (see wasm/assembly/q8-activations.ts) for quantized kernels and f32 [n, k] for float
  * kernels; out is f32 [n, outStride].
  */
-export type GemvKernel = (w: number, x: number, out: number, k: number, r0: number, r1: number, n: number, outStride: number) => void;
+export type GemvKernel = (
+  w: number,
+  x: number,
+  out: number,
+  k: number,
+  r0: number,
+  r1: number,
+  n: number,
+  outStride: number,
+) => void;
 
 /** The module's exports. */
 export interface KernelExports {
@@ -35,9 +44,21 @@ export interface KernelExports {
    * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */
   attention_f32(
-    out: number, q: number, k: number, v: number, scores: number,
-    n: number, startPos: number, nHeads: number, nKvHeads: number, headDim: number,
-    window: number, scale: number, softcap: number, h0: number, h1: number,
+    out: number,
+    q: number,
+    k: number,
+    v: number,
+    scores: number,
+    n: number,
+    startPos: number,
+    nHeads: number,
+    nKvHeads: number,
+    headDim: number,
+    window: number,
+    scale: number,
+    softcap: number,
+    h0: number,
+    h1: number,
   ): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approximation). */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;

@@ -114,7 +114,9 @@ async function readBytes(url: URL): Promise<Uint8Array<ArrayBuffer>> {
  */
 function nodeFallbackUrls(variant: WasmVariant, shared: boolean): URL[] {
   const name = buildFileName(variant, shared);
-  return ['../wasm/build/', '../../wasm/build/', '../../../wasm/build/'].map((dir) => new URL(dir + name, import.meta.url));
+  return ['../wasm/build/', '../../wasm/build/', '../../../wasm/build/'].map(
+    (dir) => new URL(dir + name, import.meta.url),
+  );
 }
 
 /**
@@ -122,11 +124,16 @@ function nodeFallbackUrls(variant: WasmVariant, shared: boolean): URL[] {
  * that serve them from elsewhere); otherwise they resolve next to this module as built.
  * @throws LlmError('feature-missing') when the file cannot be read or compiled.
  */
-export async function loadKernelModule(variant: WasmVariant, shared: boolean, baseUrl?: string | URL): Promise<WebAssembly.Module> {
+export async function loadKernelModule(
+  variant: WasmVariant,
+  shared: boolean,
+  baseUrl?: string | URL,
+): Promise<WebAssembly.Module> {
   const url = baseUrl !== undefined ? new URL(buildFileName(variant, shared), baseUrl) : buildUrl(variant, shared);
   let bytes: Uint8Array<ArrayBuffer> | null = null;
   let firstError: unknown = null;
-  const candidates = url.protocol === 'file:' && baseUrl === undefined ? [url, ...nodeFallbackUrls(variant, shared)] : [url];
+  const candidates =
+    url.protocol === 'file:' && baseUrl === undefined ? [url, ...nodeFallbackUrls(variant, shared)] : [url];
   for (const candidate of candidates) {
     try {
       bytes = await readBytes(candidate);

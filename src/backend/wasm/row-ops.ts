@@ -13,7 +13,15 @@ import type { RopeParams } from '../ops.js';
  * RMS-normalises `groups` consecutive groups of `g` values from `src` into `dst` (may alias), times w[0 … g) when
  * `w` ≥ 0. Sum of squares in f64.
  */
-export function rmsNormRows(f32: Float32Array, dst: number, src: number, w: number, g: number, groups: number, eps: number): void {
+export function rmsNormRows(
+  f32: Float32Array,
+  dst: number,
+  src: number,
+  w: number,
+  g: number,
+  groups: number,
+  eps: number,
+): void {
   for (let r = 0; r < groups; r++) {
     const s = src + r * g;
     const d = dst + r * g;
@@ -89,7 +97,15 @@ export class RopeTables {
  * Rotates n rows of `cols` values at f32 index `x` in place (heads of `headDim`; pairs (2i, 2i+1) for 'norm',
  * (i, i + nRot/2) for 'neox'; dimensions ≥ nRot pass through), with tables from `RopeTables.get`.
  */
-export function ropeRotate(f32: Float32Array, x: number, cols: number, n: number, params: RopeParams, cos: Float64Array, sin: Float64Array): void {
+export function ropeRotate(
+  f32: Float32Array,
+  x: number,
+  cols: number,
+  n: number,
+  params: RopeParams,
+  cos: Float64Array,
+  sin: Float64Array,
+): void {
   const { headDim, nRot } = params;
   const half = nRot / 2;
   const isNorm = params.kind === 'norm';

@@ -15,7 +15,9 @@ import { QUANT_TYPES } from '../../quant/index.js';
 
 /** ggml types stored row-pair interleaved (`QuantType.wasm.rowPairs` in the quant registry), with their block bytes. */
 export const ROW_PAIR_TYPES: ReadonlyMap<GgmlType, number> = new Map(
-  QUANT_TYPES.flatMap((t): [GgmlType, number][] => (t.wasm !== 'dequantize' && t.wasm.rowPairs === true ? [[t.id, t.blockBytes]] : [])),
+  QUANT_TYPES.flatMap((t): [GgmlType, number][] =>
+    t.wasm !== 'dequantize' && t.wasm.rowPairs === true ? [[t.id, t.blockBytes]] : [],
+  ),
 );
 
 /** Rows stored for a matrix of `nRows` rows (padded to even). */
@@ -28,7 +30,13 @@ export function storedRows(nRows: number): number {
  * layout; the padding row is zeros. The reference for the kernels' in-place `interleave_row_pairs`, which uploads
  * use (this per-block copy takes seconds on a whole model).
  */
-export function interleaveRowPairs(src: Uint8Array, dst: Uint8Array, nRows: number, rowBytes: number, blockBytes: number): void {
+export function interleaveRowPairs(
+  src: Uint8Array,
+  dst: Uint8Array,
+  nRows: number,
+  rowBytes: number,
+  blockBytes: number,
+): void {
   const nb = rowBytes / blockBytes;
   for (let p = 0; 2 * p < nRows; p++) {
     const base = 2 * p * rowBytes;
@@ -47,7 +55,14 @@ export function interleaveRowPairs(src: Uint8Array, dst: Uint8Array, nRows: numb
  * Copies row r of a row-pair matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its rowBytes
  * bytes. A byte loop, no views: it runs once per embedded token.
  */
-export function readPairedRow(mem: Uint8Array, at: number, r: number, rowBytes: number, blockBytes: number, out: Uint8Array): void {
+export function readPairedRow(
+  mem: Uint8Array,
+  at: number,
+  r: number,
+  rowBytes: number,
+  blockBytes: number,
+  out: Uint8Array,
+): void {
   const nb = rowBytes / blockBytes;
   let from = at + (r >> 1) * 2 * rowBytes + (r & 1) * blockBytes;
   let to = 0;

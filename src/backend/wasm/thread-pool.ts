@@ -94,7 +94,10 @@ function canBlock(): boolean {
   }
 }
 
-async function startHelper(onMessage: (m: unknown) => void, onError: (e: unknown) => void): Promise<Helper & { post(m: unknown): void }> {
+async function startHelper(
+  onMessage: (m: unknown) => void,
+  onError: (e: unknown) => void,
+): Promise<Helper & { post(m: unknown): void }> {
   if (IS_NODE) {
     const { Worker } = await import('node:worker_threads');
     const w = new Worker(WORKER_SOURCE, { eval: true });
@@ -132,7 +135,12 @@ export class ThreadPool {
    * Starts `nThreads − 1` helpers running `module` over `heap` (which must be shared) and waits until all are ready.
    * @throws LlmError('feature-missing') when a helper cannot start.
    */
-  static async create(module: WebAssembly.Module, heap: WasmHeap, nThreads: number, spin = HELPER_SPINS): Promise<ThreadPool> {
+  static async create(
+    module: WebAssembly.Module,
+    heap: WasmHeap,
+    nThreads: number,
+    spin = HELPER_SPINS,
+  ): Promise<ThreadPool> {
     const region = heap.alloc(CTRL_SLOTS * 4, 'thread control block');
     const ctrlIndex = region.byteOffset >>> 2;
     const helpers: Helper[] = [];
@@ -167,8 +175,16 @@ export class ThreadPool {
    * thread). Returns after every chunk has finished. Allocates nothing (decode issues hundreds per token).
    */
   dispatch(
-    name: GemvName, fn: GemvKernel, w: number, x: number, out: number, k: number, n: number, outStride: number,
-    rows: number, minChunkRows = 8,
+    name: GemvName,
+    fn: GemvKernel,
+    w: number,
+    x: number,
+    out: number,
+    k: number,
+    n: number,
+    outStride: number,
+    rows: number,
+    minChunkRows = 8,
   ): void {
     const c = this.heap.i32;
     const b = this.ctrl;

@@ -80,7 +80,12 @@ export class WasmOps extends CompositeOps implements Ops {
   private kv: KvOffsets[][] = []; // [nSlots][nLayers]
   private kvRegion = { byteOffset: 0, byteLength: 0 };
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
-  private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = { act: null, version: -1, n: 0, k: 0 };
+  private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
+    act: null,
+    version: -1,
+    n: 0,
+    k: 0,
+  };
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
   private readonly ropeTables = new RopeTables();
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
@@ -123,9 +128,17 @@ export class WasmOps extends CompositeOps implements Ops {
     const pairBlockBytes = ROW_PAIR_TYPES.get(info.type) ?? 0;
     const region = this.heap.alloc(pairBlockBytes ? storedRows(nRows) * rowBytes : byteLength, `weight ${info.name}`);
     this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
-    if (pairBlockBytes) this.k.interleave_row_pairs(region.byteOffset, nRows, rowBytes, pairBlockBytes, this.scratch(2 * rowBytes));
+    if (pairBlockBytes)
+      this.k.interleave_row_pairs(region.byteOffset, nRows, rowBytes, pairBlockBytes, this.scratch(2 * rowBytes));
     const w: WasmWeight = {
-      name: info.name, type: info.type, rowLength, nRows, byteOffset: region.byteOffset, rowBytes, pairBlockBytes, vectorOffset: -1,
+      name: info.name,
+      type: info.type,
+      rowLength,
+      nRows,
+      byteOffset: region.byteOffset,
+      rowBytes,
+      pairBlockBytes,
+      vectorOffset: -1,
     };
     return w;
   }
@@ -141,7 +154,10 @@ export class WasmOps extends CompositeOps implements Ops {
     const total = bytes * 2 * spec.nLayers * spec.nSlots;
     // The heap never frees: a new cache reuses the old region when it fits (zeroed), else takes a fresh one.
     if (total > this.kvRegion.byteLength) {
-      this.kvRegion = this.heap.alloc(total, `KV cache (${spec.nSlots} slots × ${spec.nLayers} layers × ${spec.contextLength} positions)`);
+      this.kvRegion = this.heap.alloc(
+        total,
+        `KV cache (${spec.nSlots} slots × ${spec.nLayers} layers × ${spec.contextLength} positions)`,
+      );
     } else {
       this.heap.u8.fill(0, this.kvRegion.byteOffset, this.kvRegion.byteOffset + total);
     }
@@ -169,9 +185,13 @@ export class WasmOps extends CompositeOps implements Ops {
     for (let i = 0; i < n; i++) {
       const id = tokens[i];
       if (!(id >= 0 && id < t.nRows)) {
-        throw new LlmError('invalid-request', `embedding token ${i}: id ${id} is outside the vocabulary (0…${t.nRows - 1})`, {
-          details: { index: i, token: id, vocabSize: t.nRows },
-        });
+        throw new LlmError(
+          'invalid-request',
+          `embedding token ${i}: id ${id} is outside the vocabulary (0…${t.nRows - 1})`,
+          {
+            details: { index: i, token: id, vocabSize: t.nRows },
+          },
+        );
       }
       const dst = (o.byteOffset >>> 2) + i * o.cols;
       if (qt === null) {
@@ -257,7 +277,12 @@ export class WasmOps extends CompositeOps implements Ops {
     const cache = this.layerKv(layer);
     const { startPos } = this.step();
     const { nHeads, nKvHeads, headDim } = params;
-    if (nKvHeads !== spec.nKvHeads || headDim !== spec.headDim || nHeads % nKvHeads !== 0 || startPos + n > spec.contextLength) {
+    if (
+      nKvHeads !== spec.nKvHeads ||
+      headDim !== spec.headDim ||
+      nHeads % nKvHeads !== 0 ||
+      startPos + n > spec.contextLength
+    ) {
       throw new LlmError(
         'invalid-request',
         `attention of layer ${layer}: ${nHeads} heads / ${nKvHeads} KV heads × ${headDim} at positions ${startPos}…${startPos + n - 1} ` +
@@ -388,7 +413,16 @@ export class WasmOps extends CompositeOps implements Ops {
   }
 
   /** Runs a matvec over rows 0 … rows−1, on all threads when the work is large enough. */
-  private run(name: GemvName, w: number, x: number, out: number, k: number, rows: number, n: number, outStride: number): void {
+  private run(
+    name: GemvName,
+    w: number,
+    x: number,
+    out: number,
+    k: number,
+    rows: number,
+    n: number,
+    outStride: number,
+  ): void {
     const fn = this.k[name];
     if (this.pool && rows >= 2 * this.pool.nThreads && rows * k * n >= MIN_PARALLEL_WORK) {
       this.pool.dispatch(name, fn, w, x, out, k, n, outStride, rows);
@@ -402,7 +436,8 @@ export class WasmOps extends CompositeOps implements Ops {
     const key = this.q8Key;
     if (key.act === x && key.version === x.version && key.n >= n && key.k === k) return this.q8.byteOffset;
     const bytes = n * q8RowBytes(k);
-    if (bytes > this.q8.byteLength) this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
+    if (bytes > this.q8.byteLength)
+      this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
     this.k.quantize_q8(x.byteOffset, x.cols, n, k, this.q8.byteOffset);
     key.act = x; // updated in place: matmuls quantize several times per token
     key.version = x.version;
@@ -433,7 +468,11 @@ export class WasmOps extends CompositeOps implements Ops {
     for (let r0 = 0; r0 < w.nRows; r0 += chunkRows) {
       const rows = Math.min(chunkRows, w.nRows - r0);
       const src = w.byteOffset + r0 * w.rowBytes;
-      qt.dequantizeRow(this.heap.u8.subarray(src, src + rows * w.rowBytes), this.heap.f32.subarray(buf >>> 2, (buf >>> 2) + rows * k), rows * k);
+      qt.dequantizeRow(
+        this.heap.u8.subarray(src, src + rows * w.rowBytes),
+        this.heap.f32.subarray(buf >>> 2, (buf >>> 2) + rows * k),
+        rows * k,
+      );
       this.run('gemv_f32', buf, xf, o.byteOffset + r0 * 4, k, rows, n, o.cols);
     }
   }
@@ -487,9 +526,13 @@ export class WasmOps extends CompositeOps implements Ops {
     const spec = this.requireKv();
     const { slot } = this.step();
     if (!(slot >= 0 && slot < spec.nSlots) || !(layer >= 0 && layer < spec.nLayers)) {
-      throw new LlmError('invalid-request', `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${spec.nLayers} layers)`, {
-        details: { slot, layer, nSlots: spec.nSlots, nLayers: spec.nLayers },
-      });
+      throw new LlmError(
+        'invalid-request',
+        `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${spec.nLayers} layers)`,
+        {
+          details: { slot, layer, nSlots: spec.nSlots, nLayers: spec.nLayers },
+        },
+      );
     }
     return this.kv[slot][layer];
   }

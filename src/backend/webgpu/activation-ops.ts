@@ -37,7 +37,12 @@ export class ActivationOps {
     const pipe = this.h.pipe({ kernel: 'embed', quant: w.layout, wgSize: WG_ROW });
     const groupsX = Math.ceil(w.rowLength / (4 * WG_ROW));
     for (const part of w.parts) {
-      this.h.rec.dispatch(pipe, [null, part.buffer, tokens, o.buffer], (p) => p.u(w.rowLength).u(w.rowStride).u(part.rowStart).u(part.nRows).u(o.cols), [groupsX, n, 1]);
+      this.h.rec.dispatch(
+        pipe,
+        [null, part.buffer, tokens, o.buffer],
+        (p) => p.u(w.rowLength).u(w.rowStride).u(part.rowStart).u(part.nRows).u(o.cols),
+        [groupsX, n, 1],
+      );
     }
   }
 
@@ -46,12 +51,25 @@ export class ActivationOps {
     const xa = x as GpuActivation;
     const g = groupSize ?? xa.cols;
     if (xa.cols % g !== 0 || o.cols !== xa.cols) {
-      throw new LlmError('invalid-request', `rmsNorm: ${xa.cols} columns are not whole groups of ${g} (or out has ${o.cols} columns)`);
+      throw new LlmError(
+        'invalid-request',
+        `rmsNorm: ${xa.cols} columns are not whole groups of ${g} (or out has ${o.cols} columns)`,
+      );
     }
     const inPlace = o.buffer === xa.buffer;
     const pipe = this.h.pipe({ kernel: 'rms_norm', entry: inPlace ? 'main_inplace' : 'main', wgSize: WG_ROW });
-    const wb = weight ? (weight as GpuWeight).vector ?? (weight as GpuWeight).parts[0]!.buffer : this.h.dummy;
-    this.h.rec.dispatch(pipe, [null, inPlace ? null : xa.buffer, o.buffer, wb], (p) => p.u(xa.cols).u(g).f(eps).u(weight ? 1 : 0), [xa.cols / g, n, 1]);
+    const wb = weight ? ((weight as GpuWeight).vector ?? (weight as GpuWeight).parts[0]!.buffer) : this.h.dummy;
+    this.h.rec.dispatch(
+      pipe,
+      [null, inPlace ? null : xa.buffer, o.buffer, wb],
+      (p) =>
+        p
+          .u(xa.cols)
+          .u(g)
+          .f(eps)
+          .u(weight ? 1 : 0),
+      [xa.cols / g, n, 1],
+    );
   }
 
   rope(st: KvStep, x: Activation, n: number, params: RopeParams): void {
@@ -64,8 +82,19 @@ export class ActivationOps {
     this.h.rec.dispatch(
       pipe,
       [null, xa.buffer, table],
-      (p) => p.u(xa.cols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(total)
-        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
+      (p) =>
+        p
+          .u(xa.cols)
+          .u(params.headDim)
+          .u(params.nRot)
+          .u(st.startPos)
+          .u(params.kind === 'neox' ? 1 : 0)
+          .u(total)
+          .f(params.freqScale)
+          .f(y.extFactor)
+          .f(y.mscale)
+          .f(y.corrLo)
+          .f(y.corrHi),
       grid(Math.ceil(total / WG_FLAT)),
     );
   }
@@ -74,7 +103,13 @@ export class ActivationOps {
     const [o, g, u] = [out, gate, up].map((a) => (a as GpuActivation).buffer) as [GPUBuffer, GPUBuffer, GPUBuffer];
     if (o === g && o === u) throw new LlmError('invalid-request', 'glu: out, gate and up are the same buffer');
     const entry = o === g ? 'main_out_gate' : o === u ? 'main_out_up' : 'main';
-    const pipe = this.h.pipe({ kernel: 'glu', entry, wgSize: WG_FLAT, constants: { IS_GELU: act === 'gelu' }, tag: act });
+    const pipe = this.h.pipe({
+      kernel: 'glu',
+      entry,
+      wgSize: WG_FLAT,
+      constants: { IS_GELU: act === 'gelu' },
+      tag: act,
+    });
     const count = n * out.cols;
     this.h.rec.dispatch(pipe, [null, g, u, o], (p) => p.u(count), grid(Math.ceil(count / WG_FLAT)));
   }
@@ -89,7 +124,12 @@ export class ActivationOps {
     const entry = o === ab || o === bb ? 'main_out_a' : 'main';
     const other = o === ab ? bb : ab;
     const pipe = this.h.pipe({ kernel: 'add', entry, wgSize: WG_FLAT });
-    this.h.rec.dispatch(pipe, entry === 'main' ? [null, ab, bb, o] : [null, null, other, o], (p) => p.u(count), grid(Math.ceil(count / WG_FLAT)));
+    this.h.rec.dispatch(
+      pipe,
+      entry === 'main' ? [null, ab, bb, o] : [null, null, other, o],
+      (p) => p.u(count),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
   }
 
   scale(x: Activation, s: number, n: number): void {
@@ -107,15 +147,33 @@ export class ActivationOps {
     const same = o.buffer === xa.buffer;
     if (same && srcRow === 0) return;
     if (o.cols !== xa.cols || (same && srcRow < n)) {
-      throw new LlmError('invalid-request', `copyRows: out (${o.cols} cols) and x (${xa.cols} cols) must match and not overlap (srcRow ${srcRow}, n ${n})`);
+      throw new LlmError(
+        'invalid-request',
+        `copyRows: out (${o.cols} cols) and x (${xa.cols} cols) must match and not overlap (srcRow ${srcRow}, n ${n})`,
+      );
     }
     const pipe = this.h.pipe({ kernel: 'copy_rows', entry: same ? 'main_same' : 'main', wgSize: WG_FLAT });
-    this.h.rec.dispatch(pipe, [null, same ? null : xa.buffer, o.buffer], (p) => p.u(count).u(srcRow * xa.cols), grid(Math.ceil(count / WG_FLAT)));
+    this.h.rec.dispatch(
+      pipe,
+      [null, same ? null : xa.buffer, o.buffer],
+      (p) => p.u(count).u(srcRow * xa.cols),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
   }
 
   private unary(x: Activation, s: number, n: number, isSoftcap: boolean): void {
     const count = n * x.cols;
-    const pipe = this.h.pipe({ kernel: 'scale', wgSize: WG_FLAT, constants: { IS_SOFTCAP: isSoftcap }, tag: isSoftcap ? 'softcap' : undefined });
-    this.h.rec.dispatch(pipe, [null, (x as GpuActivation).buffer], (p) => p.u(count).f(s), grid(Math.ceil(count / WG_FLAT)));
+    const pipe = this.h.pipe({
+      kernel: 'scale',
+      wgSize: WG_FLAT,
+      constants: { IS_SOFTCAP: isSoftcap },
+      tag: isSoftcap ? 'softcap' : undefined,
+    });
+    this.h.rec.dispatch(
+      pipe,
+      [null, (x as GpuActivation).buffer],
+      (p) => p.u(count).f(s),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
   }
 }

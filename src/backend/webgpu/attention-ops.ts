@@ -6,7 +6,12 @@
 
 import { LlmError } from '../../errors.js';
 import type { AttentionParams, KvCacheSpec } from '../ops.js';
-import { planPrefillAttention, PREFILL_ATTN_WG_SIZE, prefillAttentionGrid, prefillAttentionSplits } from './attention-prefill.js';
+import {
+  planPrefillAttention,
+  PREFILL_ATTN_WG_SIZE,
+  prefillAttentionGrid,
+  prefillAttentionSplits,
+} from './attention-prefill.js';
 import type { GpuContext } from './device.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { KvLayer, KvStep } from './kv-cache-ops.js';
@@ -41,11 +46,22 @@ export class AttentionOps {
   constructor(private readonly h: AttentionHost) {}
 
   /** out = attention(q, K, V of `l`) for the step's n tokens at st.startPos … (spec: the cache `l` belongs to). */
-  attention(st: KvStep, spec: KvCacheSpec, l: KvLayer, o: GpuActivation, qa: GpuActivation, n: number, params: AttentionParams): void {
+  attention(
+    st: KvStep,
+    spec: KvCacheSpec,
+    l: KvLayer,
+    o: GpuActivation,
+    qa: GpuActivation,
+    n: number,
+    params: AttentionParams,
+  ): void {
     const ctx = this.h.ctx;
     const { nHeads, nKvHeads, headDim } = params;
     if (headDim > 4 * WG_ROW || nHeads % nKvHeads !== 0 || o.buffer === qa.buffer) {
-      throw new LlmError('invalid-request', `attention: unsupported geometry (headDim ${headDim} ≤ ${4 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`);
+      throw new LlmError(
+        'invalid-request',
+        `attention: unsupported geometry (headDim ${headDim} ≤ ${4 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`,
+      );
     }
     const kvCols = nKvHeads * headDim;
     const kvLen = st.startPos + n;
@@ -63,7 +79,9 @@ export class AttentionOps {
     // Decode on GPUs with grouped-query attention takes it too: one workgroup per KV head (× splits) reads each K/V
     // byte once for all the query heads of its group, instead of once per query head.
     const isTiled = n >= 2 || (!ctx.isSoftware && group >= 2);
-    const tiles = isTiled ? planPrefillAttention(headDim, n * group, ctx.isF16 ? 2 : 4, this.h.device.limits.maxComputeWorkgroupStorageSize) : null;
+    const tiles = isTiled
+      ? planPrefillAttention(headDim, n * group, ctx.isF16 ? 2 : 4, this.h.device.limits.maxComputeWorkgroupStorageSize)
+      : null;
     if (tiles) {
       const groups = prefillAttentionGrid(tiles, n, nHeads, nKvHeads);
       const splits = ctx.isSoftware ? 1 : prefillAttentionSplits(groups[0] * groups[1], kvLen, tiles.keys, maxSplits);
@@ -76,15 +94,29 @@ export class AttentionOps {
       this.h.rec.dispatch(
         pipe,
         [null, qa.buffer, l.k, l.v, o.buffer, this.partial],
-        (p) => p.u(n).u(group).u(qa.cols).u(kvCols).u(st.slot * spec.contextLength * kvCols).u(st.startPos)
-          .u(params.slidingWindow).f(params.scale).f(params.softcap).u(splits).u(Math.ceil(kvLen / splits)).u(splits === 1 ? 1 : 0),
+        (p) =>
+          p
+            .u(n)
+            .u(group)
+            .u(qa.cols)
+            .u(kvCols)
+            .u(st.slot * spec.contextLength * kvCols)
+            .u(st.startPos)
+            .u(params.slidingWindow)
+            .f(params.scale)
+            .f(params.softcap)
+            .u(splits)
+            .u(Math.ceil(kvLen / splits))
+            .u(splits === 1 ? 1 : 0),
         [groups[0], groups[1], splits],
       );
       const prof = this.h.profiler();
       if (prof) {
         const kvRow = headDim * (ctx.isF16 ? 2 : 4) * 2; // K and V of one position of one KV head
         let read = 0;
-        for (let t = 0; t < groups[0]; t++) read += (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
+        for (let t = 0; t < groups[0]; t++)
+          read +=
+            (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
         prof.attention(kvLen * kvRow * nKvHeads, read);
       }
       this.combine(o, nHeads, headDim, splits, n);
@@ -96,8 +128,21 @@ export class AttentionOps {
     this.h.rec.dispatch(
       attn,
       [null, qa.buffer, l.k, l.v, o.buffer, this.partial],
-      (p) => p.u(nHeads).u(nKvHeads).u(headDim).u(qa.cols).u(kvCols).u(st.slot * spec.contextLength * kvCols).u(st.startPos)
-        .u(params.slidingWindow).u(nSplits).u(splitLen).u(nSplits === 1 ? 1 : 0).f(params.scale).f(params.softcap),
+      (p) =>
+        p
+          .u(nHeads)
+          .u(nKvHeads)
+          .u(headDim)
+          .u(qa.cols)
+          .u(kvCols)
+          .u(st.slot * spec.contextLength * kvCols)
+          .u(st.startPos)
+          .u(params.slidingWindow)
+          .u(nSplits)
+          .u(splitLen)
+          .u(nSplits === 1 ? 1 : 0)
+          .f(params.scale)
+          .f(params.softcap),
       [nSplits, nHeads, n],
     );
     const prof = this.h.profiler();
@@ -114,6 +159,10 @@ export class AttentionOps {
   private combine(o: GpuActivation, nHeads: number, headDim: number, nSplits: number, n: number): void {
     if (nSplits === 1) return;
     const combine = this.h.pipe({ kernel: 'attention_combine', wgSize: WG_ROW });
-    this.h.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [nHeads, n, 1]);
+    this.h.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [
+      nHeads,
+      n,
+      1,
+    ]);
   }
 }

@@ -78,7 +78,12 @@ export function planPrefillAttention(
 }
 
 /** Workgroup grid of a prefill-attention dispatch: (row tiles, KV heads, 1). */
-export function prefillAttentionGrid(tiles: PrefillAttentionTiles, n: number, nHeads: number, nKvHeads: number): [number, number, number] {
+export function prefillAttentionGrid(
+  tiles: PrefillAttentionTiles,
+  n: number,
+  nHeads: number,
+  nKvHeads: number,
+): [number, number, number] {
   return [Math.ceil((n * (nHeads / nKvHeads)) / tiles.rows), nKvHeads, 1];
 }
 

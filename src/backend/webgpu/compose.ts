@@ -9,16 +9,19 @@ import { LlmError } from '../../errors.js';
 
 /** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
 const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(import.meta.glob<string>('../../../shaders/**/*.wgsl', { query: '?raw', import: 'default', eager: true })).map(([path, src]) => [
-    path.replace(/^.*\/shaders\//, '').replace(/\.wgsl$/, ''),
-    src,
-  ]),
+  Object.entries(
+    import.meta.glob<string>('../../../shaders/**/*.wgsl', { query: '?raw', import: 'default', eager: true }),
+  ).map(([path, src]) => [path.replace(/^.*\/shaders\//, '').replace(/\.wgsl$/, ''), src]),
 );
 
 /** The WGSL of shaders/<name>.wgsl (`common/bits`, `quant/q4_0` …). @throws LlmError when there is no such file. */
 export function shaderSource(name: string): string {
   const src = SHADERS[name];
-  if (src === undefined) throw new LlmError('invalid-request', `no shader shaders/${name}.wgsl (have: ${Object.keys(SHADERS).sort().join(', ')})`);
+  if (src === undefined)
+    throw new LlmError(
+      'invalid-request',
+      `no shader shaders/${name}.wgsl (have: ${Object.keys(SHADERS).sort().join(', ')})`,
+    );
   return src;
 }
 

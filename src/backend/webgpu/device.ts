@@ -98,13 +98,17 @@ const OPTIONAL_FEATURES: readonly GPUFeatureName[] = ['shader-f16', 'subgroups',
 function isSoftwareAdapter(info: GPUAdapterInfo | undefined): boolean {
   if (!info) return false;
   const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
-  return /llvmpipe|lavapipe|swiftshader/.test(text) || (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+  return (
+    /llvmpipe|lavapipe|swiftshader/.test(text) || (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true
+  );
 }
 
 function describeAdapter(adapter: GPUAdapter | undefined): string {
   const info = adapter?.info;
   if (!info) return 'unknown adapter';
-  return info.description || [info.vendor, info.architecture, info.device].filter((s) => s).join(' ') || 'unknown adapter';
+  return (
+    info.description || [info.vendor, info.architecture, info.device].filter((s) => s).join(' ') || 'unknown adapter'
+  );
 }
 
 /**
@@ -121,10 +125,15 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       isF16: preferF16 && d.features.has('shader-f16'),
       isSubgroups: useSubgroups && d.features.has('subgroups'),
       hasTimestampQuery: d.features.has('timestamp-query'),
-      adapterDescription: describeAdapter(options.adapter) === 'unknown adapter' ? 'caller-provided device' : describeAdapter(options.adapter),
+      adapterDescription:
+        describeAdapter(options.adapter) === 'unknown adapter'
+          ? 'caller-provided device'
+          : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware: softwareChoice(options) ?? isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware:
+        softwareChoice(options) ??
+        isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
       bcastDirectLoads: options.bcastDirectLoads === true,
     };
   }

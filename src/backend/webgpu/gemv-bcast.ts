@@ -31,9 +31,15 @@ export function canFuseGlu(layout: GpuQuantLayout): boolean {
  * The quant source (`name` for the pipeline key, `wgsl` to compose) of gemv_bcast for `layout`; with `glu`, also
  * the `dot32_up` over the up-projection binding (only for types where `canFuseGlu`).
  */
-export function bcastQuantSource(layout: GpuQuantLayout, glu: boolean): { readonly name: string; readonly wgsl: string } {
+export function bcastQuantSource(
+  layout: GpuQuantLayout,
+  glu: boolean,
+): { readonly name: string; readonly wgsl: string } {
   const fast = FAST_DOT32.get(layout.type);
   const dot = fast ?? shaderSource('quant/dot32');
-  const up = glu && fast ? fast.replaceAll('weights4[', 'up_w4[').replaceAll('weights[', 'up_w[').replace('fn dot32(', 'fn dot32_up(') : DOT32_UP_STUB;
+  const up =
+    glu && fast
+      ? fast.replaceAll('weights4[', 'up_w4[').replaceAll('weights[', 'up_w[').replace('fn dot32(', 'fn dot32_up(')
+      : DOT32_UP_STUB;
   return { name: layout.name, wgsl: [layout.wgsl, dot, up].join('\n') };
 }

@@ -40,12 +40,23 @@ export interface HardwareGemvHost {
   buffer(label: string, size: number, extraUsage: number): GPUBuffer;
   /** The f32 buffer of a 1-D weight. */
   vec(w: Weight): GPUBuffer;
-  profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void;
+  profileMatmul(
+    kernel: string,
+    ws: readonly GpuWeight[],
+    nRows: number,
+    n: number,
+    groups: readonly number[],
+    wgSize: number,
+    reads: number,
+  ): void;
 }
 
 /** See the file header. */
 export class HardwareGemv {
-  private readonly pendingGroups = new Map<string, { slot: WeightGroupSlot; members: (GpuWeight | undefined)[]; bytes: (Uint8Array | undefined)[] }>();
+  private readonly pendingGroups = new Map<
+    string,
+    { slot: WeightGroupSlot; members: (GpuWeight | undefined)[]; bytes: (Uint8Array | undefined)[] }
+  >();
   private pendingQkv: PendingQkv | null = null;
   private readonly qkvBiases = new WeakMap<GpuWeightGroup, GPUBuffer>(); // concatenated bq|bk|bv
 
@@ -60,7 +71,15 @@ export class HardwareGemv {
    * out (+)= norm(x)·Wᵀ (+ bias) for one token, or false where the hardware GEMV does not take it. Q, K and V of one
    * group are held back and recorded as one dispatch when the third arrives (`settle` records what is held).
    */
-  fused(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: GpuWeight | null, norm: FusedNorm | null, accumulate: boolean): boolean {
+  fused(
+    o: GpuActivation,
+    xa: GpuActivation,
+    wt: GpuWeight,
+    n: number,
+    bias: GpuWeight | null,
+    norm: FusedNorm | null,
+    accumulate: boolean,
+  ): boolean {
     if (!this.applies(xa, wt, n, norm)) return false;
     const g = wt.group;
     if (g?.kind !== 'qkv' || accumulate) {
@@ -71,7 +90,14 @@ export class HardwareGemv {
     // sequence breaks: another op, another x or norm).
     const i = g.members.indexOf(wt);
     const pend = this.pendingQkv;
-    if (pend && pend.group === g && pend.outs.length === i && pend.x === xa && pend.norm?.weight === norm?.weight && pend.norm?.eps === norm?.eps) {
+    if (
+      pend &&
+      pend.group === g &&
+      pend.outs.length === i &&
+      pend.x === xa &&
+      pend.norm?.weight === norm?.weight &&
+      pend.norm?.eps === norm?.eps
+    ) {
       pend.outs.push(o);
       pend.biases.push(bias);
     } else {
@@ -87,18 +113,50 @@ export class HardwareGemv {
   }
 
   /** out = act(norm(x)·gateᵀ)·(norm(x)·upᵀ) in one dispatch when gate and up were uploaded as one group; else false. */
-  glu(o: GpuActivation, xa: GpuActivation, g: GpuWeight, u: GpuWeight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
+  glu(
+    o: GpuActivation,
+    xa: GpuActivation,
+    g: GpuWeight,
+    u: GpuWeight,
+    n: number,
+    act: GluActivation,
+    norm: FusedNorm | null,
+  ): boolean {
     const grp = g.group;
-    if (grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.applies(xa, g, n, norm)) return false;
+    if (grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.applies(xa, g, n, norm))
+      return false;
     const pipe = this.sgPipe(g.layout, norm !== null, false, act);
     const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
     this.h.rec.dispatch(
       pipe,
-      [null, grp.buffer, xa.buffer, o.buffer, this.h.dummy, norm ? this.h.vec(norm.weight) : this.h.dummy, this.h.dummyRw[0], this.h.dummyRw[1]],
-      (p) => writeGemvSgParams(p, {
-        k: g.rowLength, n_rows: g.nRows, row_stride: g.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: 0, has_bias: 0, x_offset: 0,
-        eps: norm?.eps ?? 0, split1: g.nRows, split2: g.nRows, out1_stride: 0, out2_stride: 0, w_base1: grp.wordBase[1]!, w_base2: 0,
-      }),
+      [
+        null,
+        grp.buffer,
+        xa.buffer,
+        o.buffer,
+        this.h.dummy,
+        norm ? this.h.vec(norm.weight) : this.h.dummy,
+        this.h.dummyRw[0],
+        this.h.dummyRw[1],
+      ],
+      (p) =>
+        writeGemvSgParams(p, {
+          k: g.rowLength,
+          n_rows: g.nRows,
+          row_stride: g.rowStride,
+          x_stride: xa.cols,
+          out_stride: o.cols,
+          out_offset: 0,
+          has_bias: 0,
+          x_offset: 0,
+          eps: norm?.eps ?? 0,
+          split1: g.nRows,
+          split2: g.nRows,
+          out1_stride: 0,
+          out2_stride: 0,
+          w_base1: grp.wordBase[1]!,
+          w_base2: 0,
+        }),
       groups,
     );
     this.h.profileMatmul(pipe.label, [g, u], g.nRows, 1, groups, SG_WG, 1);
@@ -147,18 +205,39 @@ export class HardwareGemv {
     this.h.rec.dispatch(
       pipe,
       [null, g.buffer, pend.x.buffer, o0.buffer, bias, nw, o1.buffer, o2.buffer],
-      (p) => writeGemvSgParams(p, {
-        k: q.rowLength, n_rows: total, row_stride: q.rowStride, x_stride: pend.x.cols, out_stride: o0.cols, out_offset: 0, has_bias: withBias ? 1 : 0,
-        x_offset: 0, eps: pend.norm?.eps ?? 0, split1: q.nRows, split2: q.nRows + k.nRows, out1_stride: o1.cols, out2_stride: o2.cols,
-        w_base1: g.wordBase[1]!, w_base2: g.wordBase[2]!,
-      }),
+      (p) =>
+        writeGemvSgParams(p, {
+          k: q.rowLength,
+          n_rows: total,
+          row_stride: q.rowStride,
+          x_stride: pend.x.cols,
+          out_stride: o0.cols,
+          out_offset: 0,
+          has_bias: withBias ? 1 : 0,
+          x_offset: 0,
+          eps: pend.norm?.eps ?? 0,
+          split1: q.nRows,
+          split2: q.nRows + k.nRows,
+          out1_stride: o1.cols,
+          out2_stride: o2.cols,
+          w_base1: g.wordBase[1]!,
+          w_base2: g.wordBase[2]!,
+        }),
       groups,
     );
     this.h.profileMatmul(pipe.label, [q, k, v], total, 1, groups, SG_WG, 1);
   }
 
   /** The hardware GEMV (gemv_sg) of one weight, part by part, with the fusions asked for. */
-  gemv(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: GpuWeight | null, norm: FusedNorm | null, accumulate: boolean): void {
+  gemv(
+    o: GpuActivation,
+    xa: GpuActivation,
+    wt: GpuWeight,
+    n: number,
+    bias: GpuWeight | null,
+    norm: FusedNorm | null,
+    accumulate: boolean,
+  ): void {
     const pipe = this.sgPipe(wt.layout, norm !== null, accumulate, null);
     const b = bias ? this.h.vec(bias) : this.h.dummy;
     const nw = norm ? this.h.vec(norm.weight) : this.h.dummy;
@@ -167,10 +246,24 @@ export class HardwareGemv {
       this.h.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b, nw, this.h.dummyRw[0], this.h.dummyRw[1]],
-        (p) => writeGemvSgParams(p, {
-          k: wt.rowLength, n_rows: part.nRows, row_stride: wt.rowStride, x_stride: xa.cols, out_stride: o.cols, out_offset: part.rowStart,
-          has_bias: bias ? 1 : 0, x_offset: 0, eps: norm?.eps ?? 0, split1: part.nRows, split2: part.nRows, out1_stride: 0, out2_stride: 0, w_base1: 0, w_base2: 0,
-        }),
+        (p) =>
+          writeGemvSgParams(p, {
+            k: wt.rowLength,
+            n_rows: part.nRows,
+            row_stride: wt.rowStride,
+            x_stride: xa.cols,
+            out_stride: o.cols,
+            out_offset: part.rowStart,
+            has_bias: bias ? 1 : 0,
+            x_offset: 0,
+            eps: norm?.eps ?? 0,
+            split1: part.nRows,
+            split2: part.nRows,
+            out1_stride: 0,
+            out2_stride: 0,
+            w_base1: 0,
+            w_base2: 0,
+          }),
         groups,
       );
       this.h.profileMatmul(pipe.label, [wt], part.nRows, n, groups, SG_WG, n);
@@ -183,8 +276,14 @@ export class HardwareGemv {
   }
 
   /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
-  private sgPipe(quant: GpuQuantLayout, hasNorm: boolean, accumulate: boolean, glu: GluActivation | null): CachedPipeline {
-    const tag = [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
+  private sgPipe(
+    quant: GpuQuantLayout,
+    hasNorm: boolean,
+    accumulate: boolean,
+    glu: GluActivation | null,
+  ): CachedPipeline {
+    const tag =
+      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
       kernel: this.h.ctx.isSubgroups ? 'gemv_sg' : 'gemv',
@@ -222,12 +321,23 @@ export class HardwareGemv {
   private commitGroup(kind: WeightGroupKind | null, members: readonly GpuWeight[], bytes: readonly Uint8Array[]): void {
     const first = members[0]!;
     const align = this.h.device.limits.minStorageBufferOffsetAlignment;
-    const { offsets, total } = groupOffsets(bytes.map((b) => b.byteLength), align);
-    const alike = members.every((m) => m.type === first.type && m.rowLength === first.rowLength && m.rowStride === first.rowStride);
+    const { offsets, total } = groupOffsets(
+      bytes.map((b) => b.byteLength),
+      align,
+    );
+    const alike = members.every(
+      (m) => m.type === first.type && m.rowLength === first.rowLength && m.rowStride === first.rowStride,
+    );
     if (kind === null || !alike || total > this.h.maxWeightBinding) {
       members.forEach((m, i) => {
         const buffer = this.h.buffer(m.name, bytes[i]!.byteLength, BufferUsage.COPY_DST);
-        this.h.device.queue.writeBuffer(buffer, 0, bytes[i]!.buffer as ArrayBuffer, bytes[i]!.byteOffset, bytes[i]!.byteLength);
+        this.h.device.queue.writeBuffer(
+          buffer,
+          0,
+          bytes[i]!.buffer as ArrayBuffer,
+          bytes[i]!.byteOffset,
+          bytes[i]!.byteLength,
+        );
         m.parts = [{ buffer, rowStart: 0, nRows: m.nRows }];
       });
       return;
@@ -246,7 +356,11 @@ export class HardwareGemv {
   commitPending(): void {
     for (const g of this.pendingGroups.values()) {
       const present = g.members.map((m, i) => [m, g.bytes[i]] as const).filter(([m]) => m);
-      this.commitGroup(null, present.map(([m]) => m!), present.map(([, b]) => b!));
+      this.commitGroup(
+        null,
+        present.map(([m]) => m!),
+        present.map(([, b]) => b!),
+      );
     }
     this.pendingGroups.clear();
   }

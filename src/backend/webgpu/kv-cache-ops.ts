@@ -67,9 +67,18 @@ export class KvCacheOps {
     const layerBytes = spec.nSlots * spec.contextLength * spec.nKvHeads * spec.headDim * elemBytes;
     if (layerBytes > maxBinding) {
       const maxCtx = Math.floor(maxBinding / (spec.nSlots * spec.nKvHeads * spec.headDim * elemBytes));
-      throw new LlmError('out-of-memory', `allocating the KV cache: one layer needs ${layerBytes} bytes at context ${spec.contextLength}, over the storage binding limit of ${maxBinding}; use a context length of at most ${maxCtx}`, {
-        details: { layerBytes, contextLength: spec.contextLength, maxContextLength: maxCtx, maxStorageBufferBindingSize: maxBinding },
-      });
+      throw new LlmError(
+        'out-of-memory',
+        `allocating the KV cache: one layer needs ${layerBytes} bytes at context ${spec.contextLength}, over the storage binding limit of ${maxBinding}; use a context length of at most ${maxCtx}`,
+        {
+          details: {
+            layerBytes,
+            contextLength: spec.contextLength,
+            maxContextLength: maxCtx,
+            maxStorageBufferBindingSize: maxBinding,
+          },
+        },
+      );
     }
     const size = Math.ceil(layerBytes / 4) * 4;
     this.kv = [];
@@ -93,27 +102,48 @@ export class KvCacheOps {
     const spec = this.require('storeKv', layer);
     const kvCols = spec.nKvHeads * spec.headDim;
     if (st.startPos + n > spec.contextLength) {
-      throw new LlmError('context-overflow', `storeKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
-        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
-      });
+      throw new LlmError(
+        'context-overflow',
+        `storeKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`,
+        {
+          details: { startPos: st.startPos, n, contextLength: spec.contextLength },
+        },
+      );
     }
     const count = n * kvCols;
     const dst = (st.slot * spec.contextLength + st.startPos) * kvCols;
     const pipe = this.h.pipe({ kernel: 'store_kv', wgSize: WG_FLAT });
     const l = this.kv[layer]!;
-    this.h.rec.dispatch(pipe, [null, k.buffer, v.buffer, l.k, l.v], (p) => p.u(count).u(dst), grid(Math.ceil(count / WG_FLAT)));
+    this.h.rec.dispatch(
+      pipe,
+      [null, k.buffer, v.buffer, l.k, l.v],
+      (p) => p.u(count).u(dst),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
   }
 
   /** RoPE on q and k, then k and v stored, as one dispatch; false, having recorded nothing, where it does not fuse. */
-  ropeStore(st: KvStep, layer: number, qa: GpuActivation, ka: GpuActivation, va: GpuActivation, n: number, params: RopeParams): boolean {
+  ropeStore(
+    st: KvStep,
+    layer: number,
+    qa: GpuActivation,
+    ka: GpuActivation,
+    va: GpuActivation,
+    n: number,
+    params: RopeParams,
+  ): boolean {
     const spec = this.require('ropeStoreKv', layer);
     const kvCols = spec.nKvHeads * spec.headDim;
     const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
     if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false;
     if (st.startPos + n > spec.contextLength) {
-      throw new LlmError('context-overflow', `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`, {
-        details: { startPos: st.startPos, n, contextLength: spec.contextLength },
-      });
+      throw new LlmError(
+        'context-overflow',
+        `ropeStoreKv: positions ${st.startPos}…${st.startPos + n - 1} exceed the context length ${spec.contextLength}`,
+        {
+          details: { startPos: st.startPos, n, contextLength: spec.contextLength },
+        },
+      );
     }
     const half = params.nRot / 2;
     const total = n * ((qa.cols + kvCols) / params.headDim) * half + n * kvCols;
@@ -123,9 +153,21 @@ export class KvCacheOps {
     this.h.rec.dispatch(
       pipe,
       [null, qa.buffer, ka.buffer, va.buffer, this.h.ropeTable(params), l.k, l.v],
-      (p) => p.u(qa.cols).u(kvCols).u(params.headDim).u(params.nRot).u(st.startPos).u(params.kind === 'neox' ? 1 : 0).u(n)
-        .u((st.slot * spec.contextLength + st.startPos) * kvCols)
-        .f(params.freqScale).f(y.extFactor).f(y.mscale).f(y.corrLo).f(y.corrHi),
+      (p) =>
+        p
+          .u(qa.cols)
+          .u(kvCols)
+          .u(params.headDim)
+          .u(params.nRot)
+          .u(st.startPos)
+          .u(params.kind === 'neox' ? 1 : 0)
+          .u(n)
+          .u((st.slot * spec.contextLength + st.startPos) * kvCols)
+          .f(params.freqScale)
+          .f(y.extFactor)
+          .f(y.mscale)
+          .f(y.corrLo)
+          .f(y.corrHi),
       grid(Math.ceil(total / WG_FLAT)),
     );
     return true;
@@ -136,13 +178,25 @@ export class KvCacheOps {
     const spec = this.require('copyKv', 0);
     if (srcSlot === dstSlot || nPositions <= 0) return false;
     if (Math.max(srcSlot, dstSlot) >= spec.nSlots || nPositions > spec.contextLength) {
-      throw new LlmError('invalid-request', `copyKv: slots ${srcSlot}→${dstSlot} / ${nPositions} positions are outside the cache (${spec.nSlots} slots, context ${spec.contextLength})`);
+      throw new LlmError(
+        'invalid-request',
+        `copyKv: slots ${srcSlot}→${dstSlot} / ${nPositions} positions are outside the cache (${spec.nSlots} slots, context ${spec.contextLength})`,
+      );
     }
     const kvCols = spec.nKvHeads * spec.headDim;
     const count = nPositions * kvCols;
     const pipe = this.h.pipe({ kernel: 'copy_kv', wgSize: WG_FLAT });
     for (const l of this.kv) {
-      this.h.rec.dispatch(pipe, [null, l.k, l.v], (p) => p.u(count).u(srcSlot * spec.contextLength * kvCols).u(dstSlot * spec.contextLength * kvCols), grid(Math.ceil(count / WG_FLAT)));
+      this.h.rec.dispatch(
+        pipe,
+        [null, l.k, l.v],
+        (p) =>
+          p
+            .u(count)
+            .u(srcSlot * spec.contextLength * kvCols)
+            .u(dstSlot * spec.contextLength * kvCols),
+        grid(Math.ceil(count / WG_FLAT)),
+      );
     }
     return true;
   }

@@ -113,7 +113,10 @@ export class PipelineCache {
     const entry = spec.entry ?? 'main';
     const bindings = ENTRY_BINDINGS[`${spec.kernel}.${entry}`];
     if (!bindings) {
-      throw new LlmError('invalid-request', `building pipeline ${label}: no binding table for entry ${spec.kernel}.${entry}`);
+      throw new LlmError(
+        'invalid-request',
+        `building pipeline ${label}: no binding table for entry ${spec.kernel}.${entry}`,
+      );
     }
     const code = composeShader({
       kernel: spec.kernel,

@@ -33,11 +33,27 @@ export class ProfileSession {
     this.prof = null;
     this.rec.onDispatch = null;
     const s = this.rec.stats;
-    return collector.summarize({ dispatches: s.dispatches - start.dispatches, submissions: s.submissions - start.submissions, bytesRead: s.bytesRead - start.bytesRead }, layers, tokens);
+    return collector.summarize(
+      {
+        dispatches: s.dispatches - start.dispatches,
+        submissions: s.submissions - start.submissions,
+        bytesRead: s.bytesRead - start.bytesRead,
+      },
+      layers,
+      tokens,
+    );
   }
 
   /** Reports one matmul dispatch to the profiler: `reads` = times each weight row is loaded (tokens or token tiles). */
-  matmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void {
+  matmul(
+    kernel: string,
+    ws: readonly GpuWeight[],
+    nRows: number,
+    n: number,
+    groups: readonly number[],
+    wgSize: number,
+    reads: number,
+  ): void {
     const collector = this.collector;
     if (!collector) return;
     const w = ws[0]!;

@@ -81,7 +81,11 @@ export class ProfileCollector {
   }
 
   /** The totals, given the recorder counters over the stretch and the model's layer count. */
-  summarize(counters: { dispatches: number; submissions: number; bytesRead: number }, layers: number, tokens: number): StepProfile {
+  summarize(
+    counters: { dispatches: number; submissions: number; bytesRead: number },
+    layers: number,
+    tokens: number,
+  ): StepProfile {
     const matmuls = this.matmuls.map(toMatmulProfile);
     const sum = (f: (m: MatmulProfile) => number): number => matmuls.reduce((a, m) => a + f(m), 0);
     return {

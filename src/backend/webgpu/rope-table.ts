@@ -16,10 +16,16 @@ export function ropeInverseFrequencies(params: RopeParams): Float32Array<ArrayBu
 }
 
 /** YaRN uniforms: correction dims [lo, hi], extrapolation mix and magnitude scale (identity without YaRN). */
-export function ropeYarnUniforms(params: RopeParams): { corrLo: number; corrHi: number; extFactor: number; mscale: number } {
+export function ropeYarnUniforms(params: RopeParams): {
+  corrLo: number;
+  corrHi: number;
+  extFactor: number;
+  mscale: number;
+} {
   const yarn = params.yarn;
   if (!yarn) return { corrLo: 0, corrHi: 0, extFactor: 0, mscale: 1 };
-  const corrDim = (beta: number): number => (params.nRot * Math.log(yarn.nCtxOrig / (beta * 2 * Math.PI))) / (2 * Math.log(params.theta));
+  const corrDim = (beta: number): number =>
+    (params.nRot * Math.log(yarn.nCtxOrig / (beta * 2 * Math.PI))) / (2 * Math.log(params.theta));
   return {
     corrLo: Math.max(0, Math.floor(corrDim(yarn.betaFast))),
     corrHi: Math.min(params.nRot - 1, Math.ceil(corrDim(yarn.betaSlow))),

@@ -45,7 +45,11 @@ export class SamplingOps {
   /** The k largest values of row `row` of x and their indices. */
   async topK(xa: GpuActivation, row: number, k: number): Promise<TopK> {
     if (!Number.isInteger(k) || k < 1 || k > Math.min(MAX_TOP_K, xa.cols)) {
-      throw new LlmError('invalid-request', `topK: k = ${k} must be an integer in 1 … ${Math.min(MAX_TOP_K, xa.cols)}`, { details: { k } });
+      throw new LlmError(
+        'invalid-request',
+        `topK: k = ${k} must be an integer in 1 … ${Math.min(MAX_TOP_K, xa.cols)}`,
+        { details: { k } },
+      );
     }
     const nChunks = Math.ceil(xa.cols / TOPK_CHUNK);
     const candBytes = nChunks * MAX_TOP_K * 8;
@@ -54,7 +58,16 @@ export class SamplingOps {
       this.topkCand = this.h.buffer('topk-candidates', candBytes, 0);
     }
     const chunk = this.h.pipe({ kernel: 'topk_chunk', wgSize: WG_FLAT });
-    this.h.rec.dispatch(chunk, [null, xa.buffer, this.topkCand], (p) => p.u(row * xa.cols).u(xa.cols).u(k), [nChunks, 1, 1]);
+    this.h.rec.dispatch(
+      chunk,
+      [null, xa.buffer, this.topkCand],
+      (p) =>
+        p
+          .u(row * xa.cols)
+          .u(xa.cols)
+          .u(k),
+      [nChunks, 1, 1],
+    );
     const merge = this.h.pipe({ kernel: 'topk_merge', wgSize: WG_FLAT });
     this.h.rec.dispatch(merge, [null, this.topkCand, this.result], (p) => p.u(nChunks * k).u(k), [1, 1, 1]);
     const bytes = await this.h.rec.read(this.result, 0, 8 * k);

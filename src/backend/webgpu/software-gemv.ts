@@ -27,7 +27,15 @@ export interface SoftwareGemvHost {
   readonly dummy: GPUBuffer;
   /** The f32 buffer of a 1-D weight. */
   vec(w: Weight): GPUBuffer;
-  profileMatmul(kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number): void;
+  profileMatmul(
+    kernel: string,
+    ws: readonly GpuWeight[],
+    nRows: number,
+    n: number,
+    groups: readonly number[],
+    wgSize: number,
+    reads: number,
+  ): void;
 }
 
 /** See the file header. */
@@ -39,22 +47,48 @@ export class SoftwareGemv {
    * software-adapter decode kernel (subgroups, K a multiple of 32, n ≤ SOFTWARE_GEMV_MAX_N). Returns false, having
    * recorded nothing, where it does not apply (GPUs keep their kernels).
    */
-  bcast(o: GpuActivation, xa: GpuActivation, wt: GpuWeight, n: number, bias: Weight | null, norm: FusedNorm | null, accumulate: boolean, glu: { up: GpuWeight; act: GluActivation } | null): boolean {
+  bcast(
+    o: GpuActivation,
+    xa: GpuActivation,
+    wt: GpuWeight,
+    n: number,
+    bias: Weight | null,
+    norm: FusedNorm | null,
+    accumulate: boolean,
+    glu: { up: GpuWeight; act: GluActivation } | null,
+  ): boolean {
     const ctx = this.h.ctx;
     const k = wt.rowLength;
-    if (!ctx.isSoftware || !ctx.isSubgroups || n > SOFTWARE_GEMV_MAX_N || wt.vector || k % BCAST_BLOCK !== 0 || xa.cols % 4 !== 0) return false;
+    if (
+      !ctx.isSoftware ||
+      !ctx.isSubgroups ||
+      n > SOFTWARE_GEMV_MAX_N ||
+      wt.vector ||
+      k % BCAST_BLOCK !== 0 ||
+      xa.cols % 4 !== 0
+    )
+      return false;
     const nw = norm ? (norm.weight as GpuWeight) : null;
     if (nw && (nw.rowLength !== k || xa.cols !== k)) return false;
     const isGelu = glu?.act === 'gelu';
     const direct = ctx.bcastDirectLoads;
-    const tag = [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : ''].filter((t) => t).join('_') || undefined;
+    const tag =
+      [norm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu.act}` : '', direct ? 'direct' : '']
+        .filter((t) => t)
+        .join('_') || undefined;
     // Smaller workgroups for short matrices, so that even K/V projections (128 rows) spread over the CPU's threads.
     const wgSize = wt.nRows >= 2048 ? BCAST_WG : wt.nRows >= 256 ? BCAST_WG / 2 : BCAST_WG / 4;
     const pipe = this.h.pipes.get({
       kernel: 'gemv_bcast',
       quant: bcastQuantSource(wt.layout, glu !== null),
       wgSize,
-      constants: { HAS_NORM: norm !== null, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: isGelu, FORCE_DIRECT: direct },
+      constants: {
+        HAS_NORM: norm !== null,
+        ACCUMULATE: accumulate,
+        IS_GLU: glu !== null,
+        IS_GELU: isGelu,
+        FORCE_DIRECT: direct,
+      },
       tag,
     });
     const vec = (v: Weight | null): GPUBuffer => (v ? this.h.vec(v) : this.h.dummy);
@@ -64,10 +98,27 @@ export class SoftwareGemv {
       this.h.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, vec(bias), vec(nw), upBuffer, part.buffer, upBuffer], // weights, up: u32 and vec4 views
-        (p) => p.u(k).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).f(eps),
+        (p) =>
+          p
+            .u(k)
+            .u(part.nRows)
+            .u(wt.rowStride)
+            .u(xa.cols)
+            .u(o.cols)
+            .u(part.rowStart)
+            .u(bias ? 1 : 0)
+            .f(eps),
         grid(Math.ceil(part.nRows / (2 * wgSize)), n), // two rows per invocation
       );
-      this.h.profileMatmul(pipe.label, glu ? [wt, glu.up] : [wt], part.nRows, n, grid(Math.ceil(part.nRows / (2 * wgSize)), n), wgSize, n);
+      this.h.profileMatmul(
+        pipe.label,
+        glu ? [wt, glu.up] : [wt],
+        part.nRows,
+        n,
+        grid(Math.ceil(part.nRows / (2 * wgSize)), n),
+        wgSize,
+        n,
+      );
     }
     return true;
   }
@@ -76,10 +127,21 @@ export class SoftwareGemv {
    * out = act(norm(x)·gateᵀ)·(norm(x)·upᵀ) on software adapters, gate and up of one shape; false where gemv_bcast
    * does not take it (split weights, a quant type it cannot fuse, out = x, too many tokens).
    */
-  glu(o: GpuActivation, xa: GpuActivation, g: GpuWeight, u: GpuWeight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
+  glu(
+    o: GpuActivation,
+    xa: GpuActivation,
+    g: GpuWeight,
+    u: GpuWeight,
+    n: number,
+    act: GluActivation,
+    norm: FusedNorm | null,
+  ): boolean {
     if (g.parts.length !== 1 || u.parts.length !== 1 || !canFuseGlu(g.layout) || o.buffer === xa.buffer) return false;
     if (xa.cols < g.rowLength || o.cols < g.nRows) {
-      throw new LlmError('invalid-request', `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`);
+      throw new LlmError(
+        'invalid-request',
+        `matmulGlu ${g.name}: x has ${xa.cols} columns for rows of ${g.rowLength}, out ${o.cols} columns for ${g.nRows} rows`,
+      );
     }
     return this.bcast(o, xa, g, n, null, norm, false, { up: u, act });
   }

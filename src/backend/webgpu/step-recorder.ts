@@ -182,7 +182,9 @@ export class StepRecorder {
       return bytes;
     } catch (cause) {
       if (cause instanceof LlmError) throw cause;
-      throw this.lostError ?? new LlmError('device-lost', `reading back GPU results failed: ${String(cause)}`, { cause });
+      throw (
+        this.lostError ?? new LlmError('device-lost', `reading back GPU results failed: ${String(cause)}`, { cause })
+      );
     } finally {
       this.pending.delete(reject);
     }
@@ -215,16 +217,22 @@ export class StepRecorder {
     let key = p.label;
     for (let b = 1; b < p.bindings.length; b++) {
       const x = buffers[b];
-      if (p.bindings[b] !== null && x) key += isRange(x) ? `|${this.bufferId(x.buffer)}@${x.offset}` : `|${this.bufferId(x)}`;
+      if (p.bindings[b] !== null && x)
+        key += isRange(x) ? `|${this.bufferId(x.buffer)}@${x.offset}` : `|${this.bufferId(x)}`;
     }
     let bg = this.bindGroups.get(key);
     if (!bg) {
-      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.paramsBuffer, offset: 0, size: PARAMS_BYTES } }];
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: this.paramsBuffer, offset: 0, size: PARAMS_BYTES } },
+      ];
       for (let b = 1; b < p.bindings.length; b++) {
         if (p.bindings[b] === null) continue;
         const buffer = buffers[b];
         if (!buffer) throw new LlmError('invalid-request', `recording ${p.label}: binding ${b} has no buffer`);
-        entries.push({ binding: b, resource: isRange(buffer) ? { buffer: buffer.buffer, offset: buffer.offset, size: buffer.size } : { buffer } });
+        entries.push({
+          binding: b,
+          resource: isRange(buffer) ? { buffer: buffer.buffer, offset: buffer.offset, size: buffer.size } : { buffer },
+        });
       }
       bg = this.device.createBindGroup({ label: p.label, layout: p.layout, entries });
       this.bindGroups.set(key, bg);

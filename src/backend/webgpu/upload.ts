@@ -55,7 +55,9 @@ function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
 }
 
 /** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType; from the quant registry. */
-export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(QUANT_TYPES.map((t) => [t.id, layoutOf(t, false)]));
+export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
+  QUANT_TYPES.map((t) => [t.id, layoutOf(t, false)]),
+);
 
 /**
  * Where the hardware kernel set lays a type out differently (`webgpu.hardwareRows` in the registry): row-split, so
@@ -70,7 +72,11 @@ export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new
  * The GPU layout of `type` for a kernel set (default: the software set's).
  * @throws LlmError('unsupported-type') for a type the WebGPU backend has no snippet for.
  */
-export function getGpuQuantLayout(type: GgmlType, tensor = 'a tensor', kernels: 'hardware' | 'software' = 'software'): GpuQuantLayout {
+export function getGpuQuantLayout(
+  type: GgmlType,
+  tensor = 'a tensor',
+  kernels: 'hardware' | 'software' = 'software',
+): GpuQuantLayout {
   const l = (kernels === 'hardware' ? HARDWARE_QUANT_LAYOUTS.get(type) : undefined) ?? GPU_QUANT_LAYOUTS.get(type);
   if (!l) {
     throw new LlmError(
@@ -160,7 +166,14 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
  * f16 scale) back to back, then the scales as f16 in order, then zero padding to whole 16 bytes; missing blocks of
  * the last group stay zero. `dst` is zero-filled, (nRows, dstRowBytes) bytes.
  */
-function repackGrouped(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlocks: number, nRows: number, dstRowBytes: number): void {
+function repackGrouped(
+  l: GpuQuantLayout,
+  src: Uint8Array,
+  dst: Uint8Array,
+  nBlocks: number,
+  nRows: number,
+  dstRowBytes: number,
+): void {
   const bb = l.blockBytes;
   const qb = bb - l.headToTail; // quant bytes per block
   const gBytes = groupWords(l) * 4;
@@ -177,7 +190,14 @@ function repackGrouped(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlo
 }
 
 /** Row-split layout (see GpuQuantLayout.rowSplit): per row the block bodies, then the blocks' leading scales. */
-function repackRowSplit(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlocks: number, nRows: number, dstRowBytes: number): void {
+function repackRowSplit(
+  l: GpuQuantLayout,
+  src: Uint8Array,
+  dst: Uint8Array,
+  nBlocks: number,
+  nRows: number,
+  dstRowBytes: number,
+): void {
   const bb = l.blockBytes;
   const head = l.headToTail;
   const body = bb - head;

@@ -10,7 +10,16 @@
 
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
-import type { Activation, AttentionParams, FusedMatmulOptions, FusedNorm, GluActivation, GluScratch, KvCacheSpec, Ops } from '../ops.js';
+import type {
+  Activation,
+  AttentionParams,
+  FusedMatmulOptions,
+  FusedNorm,
+  GluActivation,
+  GluScratch,
+  KvCacheSpec,
+  Ops,
+} from '../ops.js';
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkKvRows } from '../kv-rows.js';
@@ -92,8 +101,15 @@ export class WebGpuOps extends CompositeOps implements Ops {
       buffer: (label: string, size: number, usage: number) => this.buffer(label, size, usage),
       release: (b: GPUBuffer) => this.release(b),
       vec: (w: Weight) => this.vec(w),
-      profileMatmul: (kernel: string, ws: readonly GpuWeight[], nRows: number, n: number, groups: readonly number[], wgSize: number, reads: number) =>
-        this.profile.matmul(kernel, ws, nRows, n, groups, wgSize, reads),
+      profileMatmul: (
+        kernel: string,
+        ws: readonly GpuWeight[],
+        nRows: number,
+        n: number,
+        groups: readonly number[],
+        wgSize: number,
+        reads: number,
+      ) => this.profile.matmul(kernel, ws, nRows, n, groups, wgSize, reads),
       profiler: () => this.profile.collector,
       stash: (slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array) => this.hw.stash(slot, w, bytes),
       ropeTable: (params: RopeParams) => this.ropeTables.get(params),
@@ -139,9 +155,17 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   /** What the memory plan needs: the device's buffer limits and the KV element size (2 on the f16 path). */
-  get memoryLimits(): { readonly maxStorageBufferBindingSize: number; readonly maxBufferSize: number; readonly kvBytesPerElement: 2 | 4 } {
+  get memoryLimits(): {
+    readonly maxStorageBufferBindingSize: number;
+    readonly maxBufferSize: number;
+    readonly kvBytesPerElement: 2 | 4;
+  } {
     const l = this.device.limits;
-    return { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, kvBytesPerElement: this.ctx.isF16 ? 2 : 4 };
+    return {
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxBufferSize: l.maxBufferSize,
+      kvBytesPerElement: this.ctx.isF16 ? 2 : 4,
+    };
   }
 
   // ── memory ───────────────────────────────────────────────────────────────────────────────────────────────────
@@ -153,9 +177,13 @@ export class WebGpuOps extends CompositeOps implements Ops {
   createActivation(label: string, maxRows: number, cols: number): Activation {
     const bytes = maxRows * cols * 4;
     if (bytes > this.maxBinding) {
-      throw new LlmError('out-of-memory', `creating activation ${label} [${maxRows}, ${cols}]: ${bytes} bytes is over the device's storage binding limit of ${this.maxBinding}; use a smaller batch (ubatch) size`, {
-        details: { label, maxRows, cols, bytes, maxStorageBufferBindingSize: this.maxBinding },
-      });
+      throw new LlmError(
+        'out-of-memory',
+        `creating activation ${label} [${maxRows}, ${cols}]: ${bytes} bytes is over the device's storage binding limit of ${this.maxBinding}; use a smaller batch (ubatch) size`,
+        {
+          details: { label, maxRows, cols, bytes, maxStorageBufferBindingSize: this.maxBinding },
+        },
+      );
     }
     const buffer = this.buffer(label, bytes, BufferUsage.COPY_SRC | BufferUsage.COPY_DST);
     if (maxRows > this.tokenCapacity) {
@@ -182,9 +210,13 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.flushNow(); // the token write must come after every previously recorded dispatch
     const n = batch.tokens.length;
     if (n > this.tokenCapacity) {
-      throw new LlmError('invalid-request', `beginStep: ${n} tokens exceed the largest activation (${this.tokenCapacity} rows); split the batch`, {
-        details: { tokens: n, maxRows: this.tokenCapacity },
-      });
+      throw new LlmError(
+        'invalid-request',
+        `beginStep: ${n} tokens exceed the largest activation (${this.tokenCapacity} rows); split the batch`,
+        {
+          details: { tokens: n, maxRows: this.tokenCapacity },
+        },
+      );
     }
     if (n > 0) this.device.queue.writeBuffer(this.tokens, 0, batch.tokens.buffer, batch.tokens.byteOffset, n * 4);
     this.step = { startPos: batch.startPos, slot: batch.slot, n };
@@ -203,7 +235,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const xa = x as GpuActivation;
     const wt = w as GpuWeight;
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
-      throw new LlmError('invalid-request', `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
+      throw new LlmError(
+        'invalid-request',
+        `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`,
+      );
     }
     if (this.sw.bcast(o, xa, wt, n, bias ?? null, null, false, null)) return; // software adapters: gemv_bcast
     // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
@@ -215,14 +250,26 @@ export class WebGpuOps extends CompositeOps implements Ops {
       return;
     }
     const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
-    const b = bias ? (bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer : this.dummy;
+    const b = bias ? ((bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer) : this.dummy;
     for (const part of wt.parts) {
       const groups: [number, number, number] =
-        kind === 'gemm' ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1] : grid(Math.ceil(part.nRows / GEMV_ROWS_PER_GROUP[kind]), n);
+        kind === 'gemm'
+          ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1]
+          : grid(Math.ceil(part.nRows / GEMV_ROWS_PER_GROUP[kind]), n);
       this.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b],
-        (p) => p.u(wt.rowLength).u(part.nRows).u(wt.rowStride).u(xa.cols).u(o.cols).u(part.rowStart).u(bias ? 1 : 0).u(0).u(n),
+        (p) =>
+          p
+            .u(wt.rowLength)
+            .u(part.nRows)
+            .u(wt.rowStride)
+            .u(xa.cols)
+            .u(o.cols)
+            .u(part.rowStart)
+            .u(bias ? 1 : 0)
+            .u(0)
+            .u(n),
         groups,
       );
       this.profile.matmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
@@ -234,25 +281,52 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const xa = x as GpuActivation;
     const wt = w as GpuWeight;
     if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
-      throw new LlmError('invalid-request', `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`);
+      throw new LlmError(
+        'invalid-request',
+        `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`,
+      );
     }
-    if (this.sw.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null)) return true;
-    return this.hw.fused(o, xa, wt, n, (options.bias as GpuWeight | null | undefined) ?? null, options.norm ?? null, options.accumulate === true);
+    if (this.sw.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null))
+      return true;
+    return this.hw.fused(
+      o,
+      xa,
+      wt,
+      n,
+      (options.bias as GpuWeight | null | undefined) ?? null,
+      options.norm ?? null,
+      options.accumulate === true,
+    );
   }
 
-  matmulGlu(out: Activation, x: Activation, gate: Weight, up: Weight, n: number, act: GluActivation, norm: FusedNorm | null): boolean {
+  matmulGlu(
+    out: Activation,
+    x: Activation,
+    gate: Weight,
+    up: Weight,
+    n: number,
+    act: GluActivation,
+    norm: FusedNorm | null,
+  ): boolean {
     const o = out as GpuActivation;
     const xa = x as GpuActivation;
     const g = gate as GpuWeight;
     const u = up as GpuWeight;
-    const sameShape = g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
+    const sameShape =
+      g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
     if (!this.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
     return sameShape && this.sw.glu(o, xa, g, u, n, act, norm);
   }
 
   // Compound steps: the fused kernels where they apply (gemv_bcast on software adapters; the hardware GEMV with its
   // Q|K|V and gate|up groups on GPUs), else the shared composition.
-  override normMatmul(normed: Activation, x: Activation, norm: FusedNorm, projections: readonly Projection[], n: number): void {
+  override normMatmul(
+    normed: Activation,
+    x: Activation,
+    norm: FusedNorm,
+    projections: readonly Projection[],
+    n: number,
+  ): void {
     let isNormed = false;
     for (const p of projections) {
       if (this.matmulFused(p.out, x, p.weight, n, { bias: p.bias, norm })) continue;
@@ -268,7 +342,16 @@ export class WebGpuOps extends CompositeOps implements Ops {
     }
   }
 
-  override gatedFfn(out: Activation, x: Activation, norm: FusedNorm, gate: Weight, up: Weight, n: number, act: GluActivation, scratch: GluScratch): void {
+  override gatedFfn(
+    out: Activation,
+    x: Activation,
+    norm: FusedNorm,
+    gate: Weight,
+    up: Weight,
+    n: number,
+    act: GluActivation,
+    scratch: GluScratch,
+  ): void {
     if (!this.matmulGlu(out, x, gate, up, n, act, norm)) super.gatedFfn(out, x, norm, gate, up, n, act, scratch);
   }
 
@@ -276,7 +359,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.rope(this.requireStep('rope'), x, n, params);
   }
 
-  override ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): boolean {
+  override ropeStoreKv(
+    layer: number,
+    q: Activation,
+    k: Activation,
+    v: Activation,
+    n: number,
+    params: RopeParams,
+  ): boolean {
     const st = this.requireStep('ropeStoreKv');
     if (!this.kvc.ropeStore(st, layer, q as GpuActivation, k as GpuActivation, v as GpuActivation, n, params)) {
       super.ropeStoreKv(layer, q, k, v, n, params); // not fusable (or aliased buffers): the three ops
@@ -372,7 +462,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
       for (const [i, buf] of [layer.k, layer.v].entries()) {
         const chunk = new Uint8Array(padded);
         chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
-        if (padded !== bytes) chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
+        if (padded !== bytes)
+          chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
         this.device.queue.writeBuffer(buf, offset, chunk);
       }
     }
@@ -397,7 +488,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     this.hw.settle();
-    return this.pipes.get({ ...spec, quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined });
+    return this.pipes.get({
+      ...spec,
+      quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined,
+    });
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
@@ -409,7 +503,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {
-    const b = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 4) * 4), usage: BufferUsage.STORAGE | extraUsage });
+    const b = this.device.createBuffer({
+      label,
+      size: Math.max(16, Math.ceil(size / 4) * 4),
+      usage: BufferUsage.STORAGE | extraUsage,
+    });
     this.buffers.add(b);
     return b;
   }

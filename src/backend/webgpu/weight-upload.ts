@@ -27,7 +27,12 @@ export interface WeightUploadHost {
 }
 
 /** Uploads one tensor (`Ops.uploadWeight`). */
-export async function uploadGpuWeight(h: WeightUploadHost, info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
+export async function uploadGpuWeight(
+  h: WeightUploadHost,
+  info: WeightInfo,
+  data: Uint8Array,
+  signal?: AbortSignal,
+): Promise<Weight> {
   throwIfAborted(signal, `uploading ${info.name}`);
   h.rec.checkAlive();
   const rowLength = info.shape[0] ?? 1;
@@ -37,26 +42,56 @@ export async function uploadGpuWeight(h: WeightUploadHost, info: WeightInfo, dat
     const buffer = h.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
     h.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
     const layout = getGpuQuantLayout(GgmlType.F32);
-    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows: 1, layout, rowStride: rowLength, parts: [{ buffer, rowStart: 0, nRows: 1 }], vector: buffer, host: values, group: null };
+    const w: GpuWeight = {
+      name: info.name,
+      type: info.type,
+      rowLength,
+      nRows: 1,
+      layout,
+      rowStride: rowLength,
+      parts: [{ buffer, rowStart: 0, nRows: 1 }],
+      vector: buffer,
+      host: values,
+      group: null,
+    };
     return w;
   }
   const layout = getGpuQuantLayout(info.type, info.name, h.ctx.isSoftware ? 'software' : 'hardware');
   if (rowLength % layout.blockElements !== 0) {
-    throw new LlmError('gguf-invalid', `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`, {
-      details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${layout.name} block size ${layout.blockElements}`,
+      {
+        details: { tensor: info.name, rowLength, blockElements: layout.blockElements },
+      },
+    );
   }
   const needBytes = (rowLength / layout.blockElements) * layout.blockBytes * nRows;
   if (data.byteLength < needBytes) {
-    throw new LlmError('gguf-invalid', `uploading ${info.name}: ${data.byteLength} bytes given, ${needBytes} needed for shape [${info.shape.join(', ')}] of ${layout.name}`, {
-      details: { tensor: info.name, byteLength: data.byteLength, needBytes },
-    });
+    throw new LlmError(
+      'gguf-invalid',
+      `uploading ${info.name}: ${data.byteLength} bytes given, ${needBytes} needed for shape [${info.shape.join(', ')}] of ${layout.name}`,
+      {
+        details: { tensor: info.name, byteLength: data.byteLength, needBytes },
+      },
+    );
   }
   const rowStride = rowWords(layout, rowLength);
   const slot = h.ctx.isSoftware ? null : weightGroupOf(info.name);
   if (slot && rowStride * 4 * nRows <= h.maxWeightBinding) {
     // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
-    const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts: [], vector: null, host: null, group: null };
+    const w: GpuWeight = {
+      name: info.name,
+      type: info.type,
+      rowLength,
+      nRows,
+      layout,
+      rowStride,
+      parts: [],
+      vector: null,
+      host: null,
+      group: null,
+    };
     h.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
     return w;
   }
@@ -69,6 +104,17 @@ export async function uploadGpuWeight(h: WeightUploadHost, info: WeightInfo, dat
     parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
     if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
   }
-  const w: GpuWeight = { name: info.name, type: info.type, rowLength, nRows, layout, rowStride, parts, vector: null, host: null, group: null };
+  const w: GpuWeight = {
+    name: info.name,
+    type: info.type,
+    rowLength,
+    nRows,
+    layout,
+    rowStride,
+    parts,
+    vector: null,
+    host: null,
+    group: null,
+  };
   return w;
 }

@@ -27,11 +27,17 @@ interface ChatArgs {
 function parseArgs(rest: string[]): ChatArgs {
   const { values, positionals } = parseCommandLine(
     rest,
-    { backend: { type: 'string', short: 'b' }, ctx: { type: 'string', short: 'c' }, threads: { type: 'string' }, system: { type: 'string', short: 's' } },
+    {
+      backend: { type: 'string', short: 'b' },
+      ctx: { type: 'string', short: 'c' },
+      threads: { type: 'string' },
+      system: { type: 'string', short: 's' },
+    },
     USAGE,
   );
   if (positionals.length === 0) throw usageError('chat: give a model', USAGE);
-  if (positionals.length > 1) throw usageError(`chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'`, USAGE);
+  if (positionals.length > 1)
+    throw usageError(`chat: expected one model, got '${positionals[0]}' and '${positionals[1]}'`, USAGE);
   return {
     model: positionals[0],
     backend: choiceFlag('chat', '--backend', values.backend, BACKEND_CHOICES),
@@ -56,7 +62,13 @@ async function* stdinLines(): AsyncGenerator<string> {
  * Runs a chat session over `lines` (one user message each) on `engine`, writing answers to `io.out` and
  * status to `io.err`. Exported for tests.
  */
-export async function chatSession(engine: Engine, lines: AsyncIterable<string>, io: CliIo, sampling: ReturnType<typeof parseSamplingFlags>['options'], system?: string): Promise<number> {
+export async function chatSession(
+  engine: Engine,
+  lines: AsyncIterable<string>,
+  io: CliIo,
+  sampling: ReturnType<typeof parseSamplingFlags>['options'],
+  system?: string,
+): Promise<number> {
   const start = (): ChatMessage[] => (system ? [{ role: 'system', content: system }] : []);
   let messages = start();
   for await (const raw of lines) {
@@ -71,7 +83,13 @@ export async function chatSession(engine: Engine, lines: AsyncIterable<string>, 
     messages.push({ role: 'user', content: line });
     let answer = '';
     try {
-      const stream = await engine.chat.completions.create({ ...sampling, messages, stream: true, truncate: 'history', signal: io.signal });
+      const stream = await engine.chat.completions.create({
+        ...sampling,
+        messages,
+        stream: true,
+        truncate: 'history',
+        signal: io.signal,
+      });
       for await (const chunk of stream) {
         const text = chunk.choices[0]?.delta.content ?? '';
         answer += text;
@@ -87,7 +105,9 @@ export async function chatSession(engine: Engine, lines: AsyncIterable<string>, 
     io.out('\n');
     messages.push({ role: 'assistant', content: answer });
     const s = await engine.stats();
-    io.err(`[${s.decodeTokensPerSecond.toFixed(1)} tok/s, first token ${Math.round(s.timeToFirstTokenMs)} ms, prompt cache reused ${s.promptCache.reusedTokens} tokens]\n`);
+    io.err(
+      `[${s.decodeTokensPerSecond.toFixed(1)} tok/s, first token ${Math.round(s.timeToFirstTokenMs)} ms, prompt cache reused ${s.promptCache.reusedTokens} tokens]\n`,
+    );
   }
   return 0;
 }
@@ -109,7 +129,9 @@ const command: CliCommand = {
     });
     try {
       const b = engine.info.backend;
-      io.err(`${engine.info.model.name || a.model}: ${b.description} (${b.reason}); context ${engine.info.contextLength}. One message per line; /reset, /exit; end of input quits.\n`);
+      io.err(
+        `${engine.info.model.name || a.model}: ${b.description} (${b.reason}); context ${engine.info.contextLength}. One message per line; /reset, /exit; end of input quits.\n`,
+      );
       return await chatSession(engine, stdinLines(), io, sampling, a.system);
     } finally {
       await engine.unload();

@@ -47,9 +47,14 @@ function errorLimit(flag: string, value: string | undefined): number | undefined
 
 function printReport(io: CliIo, report: ConformanceReport): void {
   io.out(`positions: ${report.positions}\n`);
-  if (report.maxAbsDequantF32 !== null) io.out(`max abs error vs dequantized-F32 reference: ${report.maxAbsDequantF32.toExponential(3)}\n`);
-  io.out(`max abs error vs F32-KV reference: ${report.maxAbsKvF32.toExponential(3)} (NMSE ${report.nmseKvF32.toExponential(2)})\n`);
-  io.out(`argmax agreement: ${report.argmaxAgree}/${report.positions} positions (${report.argmaxDecisiveAgree}/${report.argmaxDecisive} decisive)\n`);
+  if (report.maxAbsDequantF32 !== null)
+    io.out(`max abs error vs dequantized-F32 reference: ${report.maxAbsDequantF32.toExponential(3)}\n`);
+  io.out(
+    `max abs error vs F32-KV reference: ${report.maxAbsKvF32.toExponential(3)} (NMSE ${report.nmseKvF32.toExponential(2)})\n`,
+  );
+  io.out(
+    `argmax agreement: ${report.argmaxAgree}/${report.positions} positions (${report.argmaxDecisiveAgree}/${report.argmaxDecisive} decisive)\n`,
+  );
   if (report.greedyTokens) io.out(`greedy match: ${report.greedyPrefix}/${report.greedyTokens.length} tokens\n`);
   for (const c of report.checks) io.out(`${c.passed ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
 }
@@ -73,7 +78,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (positionals.length !== 1) throw usageError('conform: expected one model path', USAGE);
   const referencePath = values.reference ?? referencePathFor(positionals[0]);
   if (referencePath === null) {
-    throw usageError(`conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model`, USAGE);
+    throw usageError(
+      `conform: no --reference given and no ${basename(positionals[0], '.gguf')}.reference.json beside the model`,
+      USAGE,
+    );
   }
   const backend = choiceFlag('conform', '--backend', values.backend, CLI_BACKENDS);
   const greedy = choiceFlag('conform', '--greedy', values.greedy, GREEDY_MODES);
@@ -81,7 +89,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     refText = await readFile(referencePath, 'utf8');
   } catch (e) {
-    throw new LlmError('invalid-request', `conform: cannot read reference ${referencePath} (${(e as { code?: string }).code ?? e})`, { cause: e });
+    throw new LlmError(
+      'invalid-request',
+      `conform: cannot read reference ${referencePath} (${(e as { code?: string }).code ?? e})`,
+      { cause: e },
+    );
   }
   const ref = parseReferenceJson(refText, referencePath);
 
@@ -92,7 +104,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const maxError = errorLimit('--max-error', values['max-error']);
     const maxDequantError = errorLimit('--max-dequant-error', values['max-dequant-error']);
     const positions = ref.eval_input.length + (greedy === 'off' ? 0 : (ref.greedy_kv_f32?.tokens.length ?? 0));
-    const model = await loadModel(file, backend, Math.min(positions, config.trainContextLength), io.signal, positiveIntFlag('conform', '--threads', values.threads), values.f32 ? false : undefined, kernelsFlag('conform', values.kernels, backend));
+    const model = await loadModel(
+      file,
+      backend,
+      Math.min(positions, config.trainContextLength),
+      io.signal,
+      positiveIntFlag('conform', '--threads', values.threads),
+      values.f32 ? false : undefined,
+      kernelsFlag('conform', values.kernels, backend),
+    );
     const f16Path = backend === 'webgpu' && /^webgpu f16\b/.test(model.ops.description);
     const base = tolerancesFor(backend, referenceTolerances(weights, config.arch), f16Path);
     const tolerances: Tolerances = {
@@ -107,8 +127,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
       const failed = report.checks.filter((c) => !c.passed).length;
       if (values.json) {
         io.out(
-          JSON.stringify({ model: file.path, reference: referencePath, backend: model.ops.description, arch: config.arch, weights, tolerances, elapsedMs, ...report }) +
-            '\n',
+          JSON.stringify({
+            model: file.path,
+            reference: referencePath,
+            backend: model.ops.description,
+            arch: config.arch,
+            weights,
+            tolerances,
+            elapsedMs,
+            ...report,
+          }) + '\n',
         );
       } else {
         io.out(`model: ${file.path} (${config.arch}, ${weights} weights)\nbackend: ${model.ops.description}\n`);

@@ -10,7 +10,8 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens, showToken } from '../prompt-tokens.js';
 
-const USAGE = 'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K]';
+const USAGE =
+  'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K]';
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(
@@ -34,7 +35,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const { tokens, tokenizer } = await inputTokens('eval', file.gguf, values);
     const kernels = kernelsFlag('eval', values.kernels, backend);
-    const model = await loadModel(file, backend, tokens.length, io.signal, positiveIntFlag('eval', '--threads', values.threads), undefined, kernels);
+    const model = await loadModel(
+      file,
+      backend,
+      tokens.length,
+      io.signal,
+      positiveIntFlag('eval', '--threads', values.threads),
+      undefined,
+      kernels,
+    );
     try {
       const vocab = model.config.vocabSize;
       const logits = (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!; // [n, vocab]

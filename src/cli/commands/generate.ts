@@ -46,10 +46,22 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const file = await openModelFile(positionals[0], io.signal);
   try {
     const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
-    if (!tokenizer) throw new LlmError('tokenizer', 'generate: the model file has no vocabulary, so its output cannot be shown as text');
+    if (!tokenizer)
+      throw new LlmError(
+        'tokenizer',
+        'generate: the model file has no vocabulary, so its output cannot be shown as text',
+      );
     const contextLength = tokens.length + maxTokens;
     const kernels = kernelsFlag('generate', values.kernels, backend);
-    const model = await loadModel(file, backend, contextLength, io.signal, positiveIntFlag('generate', '--threads', values.threads), undefined, kernels);
+    const model = await loadModel(
+      file,
+      backend,
+      contextLength,
+      io.signal,
+      positiveIntFlag('generate', '--threads', values.threads),
+      undefined,
+      kernels,
+    );
     try {
       const r = await generateText({
         ...sampling,

@@ -19,7 +19,8 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { SplitByteSource } from '../../io/split-source.js';
 import { openModelFile } from '../model-file.js';
 
-const USAGE = 'webgguf inspect <path|url> [--json]   print a GGUF header: architecture, hyper-parameters, tokenizer, tensors';
+const USAGE =
+  'webgguf inspect <path|url> [--json]   print a GGUF header: architecture, hyper-parameters, tokenizer, tensors';
 /** Metadata arrays longer than this are summarised in JSON (and text) output. */
 const ARRAY_SUMMARY_THRESHOLD = 16;
 /** Elements kept in a summarised array's `head`. */
@@ -61,11 +62,17 @@ interface InspectReport {
   metadata: Record<string, JsonValue>;
   metadataTypes: Record<string, string>;
   tensors: TensorRow[];
-  totals: { tensors: number; params: number; bytes: number; perType: Record<string, { count: number; params: number; bytes: number }> };
+  totals: {
+    tensors: number;
+    params: number;
+    bytes: number;
+    perType: Record<string, { count: number; params: number; bytes: number }>;
+  };
 }
 
 function jsonScalar(v: number | bigint | boolean | string): number | string | boolean {
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;
 }
@@ -76,8 +83,9 @@ function toJson(v: GgufValue, typeName: string): JsonValue {
   if (!Array.isArray(v)) {
     // A typed array (numbers, booleans as 0/1): summarise from its head without copying the whole of it.
     const isBool = typeName === 'ARRAY<BOOL>';
-    const head = Array.from(v.subarray(0, v.length > ARRAY_SUMMARY_THRESHOLD ? ARRAY_HEAD : v.length) as ArrayLike<number | bigint>, (x) =>
-      isBool ? x !== 0 : jsonScalar(x),
+    const head = Array.from(
+      v.subarray(0, v.length > ARRAY_SUMMARY_THRESHOLD ? ARRAY_HEAD : v.length) as ArrayLike<number | bigint>,
+      (x) => (isBool ? x !== 0 : jsonScalar(x)),
     );
     return v.length > ARRAY_SUMMARY_THRESHOLD ? { type: typeName, length: v.length, head } : head;
   }
@@ -174,7 +182,8 @@ function showValue(v: JsonValue, isF32: boolean, max = 72): string {
     return q.length > max ? `${q.slice(0, max - 1)}…" (${int(v.length)} chars)` : q;
   }
   if (Array.isArray(v)) return `[${v.map((x) => showValue(x, isF32, 24)).join(', ')}]`;
-  if (typeof v === 'object') return `${int(v.length)} elements: [${v.head.map((x) => showValue(x, isF32, 24)).join(', ')}, …]`;
+  if (typeof v === 'object')
+    return `${int(v.length)} elements: [${v.head.map((x) => showValue(x, isF32, 24)).join(', ')}, …]`;
   if (typeof v === 'number' && isF32 && Number.isFinite(v)) return shortestF32(v);
   return String(v);
 }
@@ -183,43 +192,70 @@ const isF32 = (r: InspectReport, key: string): boolean => r.metadataTypes[key]?.
 
 function table(rows: string[][], rightAligned: Set<number>): string[] {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return rows.map((r) => r.map((cell, c) => (rightAligned.has(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, c) => (rightAligned.has(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** Renders the report as text. */
 export function formatInspectText(r: InspectReport): string {
   const out: string[] = [];
-  out.push(`file           ${r.file} (${int(r.fileSize)} bytes${r.parts !== undefined ? `, merged view of ${r.parts.length} split parts` : ''})`);
+  out.push(
+    `file           ${r.file} (${int(r.fileSize)} bytes${r.parts !== undefined ? `, merged view of ${r.parts.length} split parts` : ''})`,
+  );
   for (const [i, p] of (r.parts ?? []).entries()) {
     out.push(`  part ${i + 1}       ${p.name} (${int(p.size)} bytes, ${int(p.tensors)} tensors)`);
   }
-  out.push(`gguf           version ${r.version}, alignment ${r.alignment}, tensor data at byte ${int(r.tensorDataOffset)}`);
+  out.push(
+    `gguf           version ${r.version}, alignment ${r.alignment}, tensor data at byte ${int(r.tensorDataOffset)}`,
+  );
   out.push(`architecture   ${r.architecture ?? '(none)'}${r.name !== null ? `   name ${JSON.stringify(r.name)}` : ''}`);
   const hp = Object.entries(r.hyperParameters);
   if (hp.length > 0) {
     out.push('', `hyper-parameters (${r.architecture}.*)`);
-    out.push(...table(hp.map(([k, v]) => [`  ${k}`, showValue(v, isF32(r, `${r.architecture}.${k}`))]), new Set()));
+    out.push(
+      ...table(
+        hp.map(([k, v]) => [`  ${k}`, showValue(v, isF32(r, `${r.architecture}.${k}`))]),
+        new Set(),
+      ),
+    );
   }
   const t = r.tokenizer;
   out.push('', 'tokenizer');
-  out.push(`  model ${t.model ?? '(none)'}, pre-tokenizer ${t.pre ?? '(none)'}, vocab ${t.vocabSize === null ? '(none)' : int(t.vocabSize)} tokens` +
-    (t.mergesCount !== null ? `, ${int(t.mergesCount)} merges` : ''));
+  out.push(
+    `  model ${t.model ?? '(none)'}, pre-tokenizer ${t.pre ?? '(none)'}, vocab ${t.vocabSize === null ? '(none)' : int(t.vocabSize)} tokens` +
+      (t.mergesCount !== null ? `, ${int(t.mergesCount)} merges` : ''),
+  );
   out.push(`  chat template ${t.hasChatTemplate ? 'present' : 'absent'}`);
   const other = Object.keys(r.metadata).filter((k) => !(r.architecture !== null && k.startsWith(`${r.architecture}.`)));
   if (other.length > 0) {
     out.push('', 'other metadata');
-    out.push(...table(other.map((k) => [`  ${k}`, r.metadataTypes[k], showValue(r.metadata[k], isF32(r, k))]), new Set()));
+    out.push(
+      ...table(
+        other.map((k) => [`  ${k}`, r.metadataTypes[k], showValue(r.metadata[k], isF32(r, k))]),
+        new Set(),
+      ),
+    );
   }
   out.push('', `tensors (${int(r.tensors.length)})`);
   if (r.tensors.length > 0) {
     const rows = [['  name', 'type', 'shape', 'offset', 'bytes']];
-    for (const x of r.tensors) rows.push([`  ${x.name}`, x.type, `[${x.shape.join(', ')}]`, int(x.offset), int(x.bytes)]);
+    for (const x of r.tensors)
+      rows.push([`  ${x.name}`, x.type, `[${x.shape.join(', ')}]`, int(x.offset), int(x.bytes)]);
     out.push(...table(rows, new Set([3, 4])));
   }
   const totals = r.totals;
-  out.push('', `totals         ${int(totals.tensors)} tensors, ${int(totals.params)} parameters, ${int(totals.bytes)} bytes of tensor data`);
+  out.push(
+    '',
+    `totals         ${int(totals.tensors)} tensors, ${int(totals.params)} parameters, ${int(totals.bytes)} bytes of tensor data`,
+  );
   for (const [type, e] of Object.entries(totals.perType).sort((a, b) => b[1].bytes - a[1].bytes)) {
-    out.push(`  ${type.padEnd(8)} ${int(e.count).padStart(5)} tensors  ${int(e.params).padStart(15)} params  ${int(e.bytes).padStart(15)} bytes`);
+    out.push(
+      `  ${type.padEnd(8)} ${int(e.count).padStart(5)} tensors  ${int(e.params).padStart(15)} params  ${int(e.bytes).padStart(15)} bytes`,
+    );
   }
   return out.join('\n') + '\n';
 }

@@ -49,12 +49,24 @@ async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const config = readModelConfig(file.gguf);
     if (prefill + 1 > config.trainContextLength) {
-      throw new LlmError('context-overflow', `profile: --prefill ${prefill} + 1 decode token exceed the model's context of ${config.trainContextLength}`);
+      throw new LlmError(
+        'context-overflow',
+        `profile: --prefill ${prefill} + 1 decode token exceed the model's context of ${config.trainContextLength}`,
+      );
     }
-    const ops = await startBackend(backend, { signal: io.signal, ...(values.f32 ? { preferF16: false } : {}), ...(kernels ? { kernels } : {}) });
+    const ops = await startBackend(backend, {
+      signal: io.signal,
+      ...(values.f32 ? { preferF16: false } : {}),
+      ...(kernels ? { kernels } : {}),
+    });
     try {
-      if (!isProfilingOps(ops)) throw new LlmError('invalid-request', `profile: backend ${ops.name} has no structural profiler`);
-      const model = await loadTransformer(file.gguf, file.source, ops, { contextLength: prefill + 1, ubatchSize: prefill, signal: io.signal });
+      if (!isProfilingOps(ops))
+        throw new LlmError('invalid-request', `profile: backend ${ops.name} has no structural profiler`);
+      const model = await loadTransformer(file.gguf, file.source, ops, {
+        contextLength: prefill + 1,
+        ubatchSize: prefill,
+        signal: io.signal,
+      });
       const tokens = Int32Array.from({ length: prefill }, (_, i) => (i * 7919 + 13) % config.vocabSize);
       ops.beginProfile();
       await model.eval(tokens, 0, 0, { logits: 'last', signal: io.signal });
@@ -64,7 +76,14 @@ async function run(args: string[], io: CliIo): Promise<number> {
       await model.eval(Int32Array.of(next), prefill, 0, { logits: 'last', signal: io.signal });
       await model.argmax();
       const decode = { position: prefill, ...ops.endProfile(config.nLayers, 1) };
-      const report = { model: file.path, backend: ops.description, kernels: ops.kernelSet, subgroupWidthAssumed: PROFILE_SUBGROUP_WIDTH, decode, prefill: prefillProfile };
+      const report = {
+        model: file.path,
+        backend: ops.description,
+        kernels: ops.kernelSet,
+        subgroupWidthAssumed: PROFILE_SUBGROUP_WIDTH,
+        decode,
+        prefill: prefillProfile,
+      };
       if (values.json) io.out(JSON.stringify(report, null, 2) + '\n');
       else printSummary(io, report.backend, decode, prefillProfile);
       return 0;
@@ -78,7 +97,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
 
 function printSummary(io: CliIo, backend: string, decode: StepProfile, prefill: StepProfile): void {
   io.out(`backend: ${backend}\n`);
-  for (const [label, p] of [['decode token', decode], [`prefill chunk (${prefill.tokens} tokens)`, prefill]] as const) {
+  for (const [label, p] of [
+    ['decode token', decode],
+    [`prefill chunk (${prefill.tokens} tokens)`, prefill],
+  ] as const) {
     const minSg = Math.min(...p.matmuls.map((m) => m.subgroupsPerMiB));
     io.out(
       `${label}: ${p.dispatches} dispatches (${p.dispatchesPerLayer.toFixed(2)}/layer), ${p.submissions} submissions, ${p.readbackBytes} B read back; ` +

@@ -48,7 +48,9 @@ const command: CliCommand = {
       const server = await createOpenAiServer(engine, {
         ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
         ...(values.cors !== undefined ? { cors: values.cors } : {}),
-        ...(values['max-body'] !== undefined ? { maxBodyBytes: positiveIntFlag('serve', '--max-body', values['max-body']) } : {}),
+        ...(values['max-body'] !== undefined
+          ? { maxBodyBytes: positiveIntFlag('serve', '--max-body', values['max-body']) }
+          : {}),
       });
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -56,7 +58,9 @@ const command: CliCommand = {
       });
       const addr = server.address();
       const shown = typeof addr === 'object' && addr ? `http://${host}:${addr.port}` : String(addr);
-      io.err(`${engine.info.model.name || positionals[0]} on ${engine.info.backend.description}; OpenAI API at ${shown}/v1 (Ctrl-C stops)\n`);
+      io.err(
+        `${engine.info.model.name || positionals[0]} on ${engine.info.backend.description}; OpenAI API at ${shown}/v1 (Ctrl-C stops)\n`,
+      );
       await new Promise<void>((resolve) => {
         if (io.signal.aborted) resolve();
         io.signal.addEventListener('abort', () => resolve(), { once: true });

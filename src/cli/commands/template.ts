@@ -70,16 +70,28 @@ async function readInput(path: string): Promise<TemplateInput> {
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
   } catch (e) {
-    throw new LlmError('invalid-request', `reading messages from ${path} failed: ${(e as Error).message}; give a JSON array of {role, content} or {messages, tools, chat_template_kwargs}`, {
-      cause: e,
-    });
+    throw new LlmError(
+      'invalid-request',
+      `reading messages from ${path} failed: ${(e as Error).message}; give a JSON array of {role, content} or {messages, tools, chat_template_kwargs}`,
+      {
+        cause: e,
+      },
+    );
   }
   if (Array.isArray(parsed)) return { messages: parsed as ChatMessage[], chatTemplateKwargs: {} };
-  if (typeof parsed !== 'object' || parsed === null) throw new LlmError('invalid-request', `${path} holds no messages; give [{"role": "user", "content": "…"}]`);
+  if (typeof parsed !== 'object' || parsed === null)
+    throw new LlmError('invalid-request', `${path} holds no messages; give [{"role": "user", "content": "…"}]`);
   const doc = parsed as { messages?: unknown; tools?: unknown; chat_template_kwargs?: unknown };
-  if (!Array.isArray(doc.messages)) throw new LlmError('invalid-request', `${path} holds no messages array; give {"messages": [{"role": "user", "content": "…"}]}`, { details: { field: 'messages' } });
+  if (!Array.isArray(doc.messages))
+    throw new LlmError(
+      'invalid-request',
+      `${path} holds no messages array; give {"messages": [{"role": "user", "content": "…"}]}`,
+      { details: { field: 'messages' } },
+    );
   if (doc.tools !== undefined && doc.tools !== null && !Array.isArray(doc.tools)) {
-    throw new LlmError('invalid-request', `${path}: 'tools' must be an array of {type: 'function', function: {...}}`, { details: { field: 'tools' } });
+    throw new LlmError('invalid-request', `${path}: 'tools' must be an array of {type: 'function', function: {...}}`, {
+      details: { field: 'tools' },
+    });
   }
   return {
     messages: doc.messages as ChatMessage[],
@@ -93,7 +105,11 @@ function parseKwargs(text: string): Readonly<Record<string, unknown>> {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new LlmError('invalid-request', `--kwargs must be a JSON object, e.g. '{"enable_thinking": false}': ${(e as Error).message}`, { details: { field: 'kwargs' } });
+    throw new LlmError(
+      'invalid-request',
+      `--kwargs must be a JSON object, e.g. '{"enable_thinking": false}': ${(e as Error).message}`,
+      { details: { field: 'kwargs' } },
+    );
   }
   return validateChatTemplateKwargs(v);
 }

@@ -28,12 +28,19 @@ interface TokenizeArgs {
 function parseArgs(args: string[]): TokenizeArgs {
   const { values, positionals } = parseCommandLine(
     args,
-    { text: { type: 'string' }, test: { type: 'string' }, special: { type: 'boolean' }, bos: { type: 'boolean' }, json: { type: 'boolean' } },
+    {
+      text: { type: 'string' },
+      test: { type: 'string' },
+      special: { type: 'boolean' },
+      bos: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
     USAGE,
   );
   if (positionals.length === 0) throw usageError('missing <model>', USAGE);
   if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`, USAGE);
-  if ((values.text === undefined) === (values.test === undefined)) throw usageError('give exactly one of --text or --test', USAGE);
+  if ((values.text === undefined) === (values.test === undefined))
+    throw usageError('give exactly one of --text or --test', USAGE);
   return {
     model: positionals[0],
     special: values.special === true,
@@ -52,15 +59,28 @@ async function readVectorFile(inpPath: string): Promise<{ text: string; ids: num
   try {
     [inp, out] = await Promise.all([readFile(inpPath, 'utf8'), readFile(outPath, 'utf8')]);
   } catch (e) {
-    throw new LlmError('invalid-request', `reading test vectors ${inpPath} / ${outPath} failed: ${(e as Error).message}`, { cause: e });
+    throw new LlmError(
+      'invalid-request',
+      `reading test vectors ${inpPath} / ${outPath} failed: ${(e as Error).message}`,
+      { cause: e },
+    );
   }
   const texts = inp.split('\n__ggml_vocab_test__\n');
   if (texts[texts.length - 1] === '') texts.pop();
   const lines = out.split('\n');
   if (lines.length < texts.length) {
-    throw new LlmError('invalid-request', `${outPath} has ${lines.length} lines for ${texts.length} cases in ${inpPath}`);
+    throw new LlmError(
+      'invalid-request',
+      `${outPath} has ${lines.length} lines for ${texts.length} cases in ${inpPath}`,
+    );
   }
-  return texts.map((text, i) => ({ text, ids: lines[i].split(' ').filter((s) => s !== '').map(Number) }));
+  return texts.map((text, i) => ({
+    text,
+    ids: lines[i]
+      .split(' ')
+      .filter((s) => s !== '')
+      .map(Number),
+  }));
 }
 
 const command: CliCommand = {
@@ -85,7 +105,9 @@ const command: CliCommand = {
       }
       failed++;
       if (failed <= MAX_SHOWN_FAILURES) {
-        io.out(`FAIL ${JSON.stringify(c.text.length > 120 ? `${c.text.slice(0, 120)}…` : c.text)}\n  want ${c.ids.join(' ')}\n  got  ${got.join(' ')}\n`);
+        io.out(
+          `FAIL ${JSON.stringify(c.text.length > 120 ? `${c.text.slice(0, 120)}…` : c.text)}\n  want ${c.ids.join(' ')}\n  got  ${got.join(' ')}\n`,
+        );
       }
     }
     if (failed > MAX_SHOWN_FAILURES) io.out(`… ${failed - MAX_SHOWN_FAILURES} more failures not shown\n`);

@@ -16,7 +16,13 @@ export const gemma2: Architecture = {
   config(meta) {
     const base = readStandardConfig(meta, 'gemma2', options);
     const r = modelMetadata(meta, 'gemma2');
-    const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 4096, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
+    const slidingWindow = r.boundedCount(
+      r.archKey('attention.sliding_window'),
+      4096,
+      0,
+      MODEL_LIMITS.maxContextLength,
+      'maxContextLength',
+    );
     return {
       ...base,
       slidingWindow,
@@ -24,7 +30,9 @@ export const gemma2: Architecture = {
       attnSoftcap: r.finite(r.archKey('attn_logit_softcapping'), 50, { min: 0 }, 'the attention soft-cap'),
       finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 30, { min: 0 }, 'the final soft-cap'),
       attentionScale:
-        base.nLayers === 46 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
+        base.nLayers === 46
+          ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads))
+          : 1 / Math.sqrt(base.headDim),
     };
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,

@@ -8,7 +8,13 @@ import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } fro
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options = archOptions({ ropeKind: 'neox', activation: 'gelu', qkNorm: true, postNorms: true, scaleEmbeddings: true });
+const options = archOptions({
+  ropeKind: 'neox',
+  activation: 'gelu',
+  qkNorm: true,
+  postNorms: true,
+  scaleEmbeddings: true,
+});
 
 /** gemma3: Gemma-3 27B (62 layers) scales attention by 1/√(n_embd/n_head) (integer division, as llama.cpp), as llama.cpp. */
 export const gemma3: Architecture = {
@@ -16,16 +22,34 @@ export const gemma3: Architecture = {
   config(meta) {
     const base = readStandardConfig(meta, 'gemma3', options);
     const r = modelMetadata(meta, 'gemma3');
-    const slidingWindow = r.boundedCount(r.archKey('attention.sliding_window'), 0, 0, MODEL_LIMITS.maxContextLength, 'maxContextLength');
+    const slidingWindow = r.boundedCount(
+      r.archKey('attention.sliding_window'),
+      0,
+      0,
+      MODEL_LIMITS.maxContextLength,
+      'maxContextLength',
+    );
     return {
       ...base,
       slidingWindow,
       slidingLayers:
-        slidingWindow > 0 ? readSlidingLayers(meta, 'gemma3', base.nLayers, 6) : new Array<boolean>(base.nLayers).fill(false),
-      ropeSwa: { theta: r.finite(r.archKey('rope.freq_base_swa'), 10000, { min: 0, exclusiveMin: true }, 'the sliding-window rope base'), freqScale: 1 },
+        slidingWindow > 0
+          ? readSlidingLayers(meta, 'gemma3', base.nLayers, 6)
+          : new Array<boolean>(base.nLayers).fill(false),
+      ropeSwa: {
+        theta: r.finite(
+          r.archKey('rope.freq_base_swa'),
+          10000,
+          { min: 0, exclusiveMin: true },
+          'the sliding-window rope base',
+        ),
+        freqScale: 1,
+      },
       finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 0, { min: 0 }, 'the final soft-cap'),
       attentionScale:
-        base.nLayers === 62 ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads)) : 1 / Math.sqrt(base.headDim),
+        base.nLayers === 62
+          ? 1 / Math.sqrt(Math.floor(base.embeddingLength / base.nHeads))
+          : 1 / Math.sqrt(base.headDim),
     };
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,

@@ -83,20 +83,30 @@ function textOfTokens(n: number): string {
 }
 
 async function wllama(spec: PageSpec): Promise<RunResult> {
-  const mod = (await import(/* @vite-ignore */ `${spec.wllamaUrl}index.js`)) as { Wllama: new (paths: Record<string, string>, cfg?: Record<string, unknown>) => WllamaLike };
+  const mod = (await import(/* @vite-ignore */ `${spec.wllamaUrl}index.js`)) as {
+    Wllama: new (paths: Record<string, string>, cfg?: Record<string, unknown>) => WllamaLike;
+  };
   const blob = await modelBlob(spec.modelUrl);
   const t0 = performance.now();
   const w = new mod.Wllama({ default: `${spec.wllamaUrl}wasm/wllama.wasm` }, { suppressNativeLog: true });
   const { promptLengths, decodeTokens } = spec.workload;
   await w.loadModel([blob], {
-    n_threads: spec.threads, n_ctx: Math.max(...promptLengths) + decodeTokens + 64, n_batch: 512, n_gpu_layers: 0,
+    n_threads: spec.threads,
+    n_ctx: Math.max(...promptLengths) + decodeTokens + 64,
+    n_batch: 512,
+    n_gpu_layers: 0,
   });
   const loadMs = performance.now() - t0;
   const complete = async (prompt: string, maxTokens: number): Promise<{ t: Timings; wall: number }> => {
     let timings: Timings | null = null;
     const s = performance.now();
     await w.createCompletion({
-      prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, cache_prompt: false, stream: true,
+      prompt,
+      max_tokens: maxTokens,
+      temperature: 0,
+      ignore_eos: true,
+      cache_prompt: false,
+      stream: true,
       onData: (c: { timings?: Timings }) => {
         if (c.timings) timings = c.timings;
       },
@@ -119,14 +129,24 @@ async function wllama(spec: PageSpec): Promise<RunResult> {
     const { t } = await complete(textOfTokens(promptLengths[0] - 1), decodeTokens + 1);
     const perTok = t.predicted_ms / Math.max(1, t.predicted_n);
     return {
-      runtime: 'wllama', backend: 'wllama 3.13.0 (llama.cpp wasm)', threads: spec.threads, model: spec.modelUrl,
+      runtime: 'wllama',
+      backend: 'wllama 3.13.0 (llama.cpp wasm)',
+      threads: spec.threads,
+      model: spec.modelUrl,
       loadMs: { parse: 0, upload: round(loadMs, 1), total: round(loadMs, 1) },
-      warmupMs: round(warmupMs, 1), prefillTokPerS: prefill, ttftMs,
-      decodeTokPerS: round(t.predicted_per_second, 3), decodeCpuMsPerToken: round(perTok, 2),
+      warmupMs: round(warmupMs, 1),
+      prefillTokPerS: prefill,
+      ttftMs,
+      decodeTokPerS: round(t.predicted_per_second, 3),
+      decodeCpuMsPerToken: round(perTok, 2),
       decodeStepMs: { median: round(perTok, 2), p10: round(perTok, 2), p90: round(perTok, 2) },
-      breakdownMs: null, breakdownSource: 'n/a (peer; llama-server timings)',
-      memoryMiB: { peakRss: round(PAGE_ENV.peakRssMiB(), 1), backend: null }, loadAvg: [NaN, NaN],
-      notes: [`prompt text ' the'×n (${t.prompt_n} tokens counted by wllama); decode = ${t.predicted_n} tokens; CPU time = wall`],
+      breakdownMs: null,
+      breakdownSource: 'n/a (peer; llama-server timings)',
+      memoryMiB: { peakRss: round(PAGE_ENV.peakRssMiB(), 1), backend: null },
+      loadAvg: [NaN, NaN],
+      notes: [
+        `prompt text ' the'×n (${t.prompt_n} tokens counted by wllama); decode = ${t.predicted_n} tokens; CPU time = wall`,
+      ],
     };
   } finally {
     await w.exit();

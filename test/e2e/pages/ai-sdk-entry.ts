@@ -2,5 +2,12 @@
 import { generateObject, generateText, jsonSchema, streamText, tool } from 'ai';
 import { createWebGGUF } from '../../../src/ai-sdk/index.js';
 
-(window as unknown as { aiTest: unknown }).aiTest = { generateObject, generateText, jsonSchema, streamText, tool, createWebGGUF };
+(window as unknown as { aiTest: unknown }).aiTest = {
+  generateObject,
+  generateText,
+  jsonSchema,
+  streamText,
+  tool,
+  createWebGGUF,
+};
 document.getElementById('status')!.textContent = 'ready';

@@ -5,7 +5,14 @@
 
 import { createStore, get, set } from 'idb-keyval';
 import { LlmError } from '../../../src/errors.js';
-import { IdbByteSource, deleteModel, downloadModel, listModels, openModelSource, sha256Hex } from '../../../src/io/index.js';
+import {
+  IdbByteSource,
+  deleteModel,
+  downloadModel,
+  listModels,
+  openModelSource,
+  sha256Hex,
+} from '../../../src/io/index.js';
 
 /** Outcome of a download: the manifest's chunk map on success, the error's code and message otherwise. */
 export interface DownloadOutcome {
@@ -20,7 +27,12 @@ const api = {
    * Downloads `url` into the store in `chunkBytes` chunks; with `abortAfterBytes`, aborts once that many bytes have
    * been loaded; `stallTimeoutMs` shortens the reader's stall timeout.
    */
-  async download(url: string, chunkBytes: number, abortAfterBytes?: number, stallTimeoutMs?: number): Promise<DownloadOutcome> {
+  async download(
+    url: string,
+    chunkBytes: number,
+    abortAfterBytes?: number,
+    stallTimeoutMs?: number,
+  ): Promise<DownloadOutcome> {
     const controller = new AbortController();
     try {
       const m = await downloadModel(url, {
@@ -30,7 +42,8 @@ const api = {
         maxInFlight: 2,
         signal: controller.signal,
         onProgress: (p) => {
-          if (abortAfterBytes !== undefined && p.phase === 'download' && p.loadedBytes >= abortAfterBytes) controller.abort();
+          if (abortAfterBytes !== undefined && p.phase === 'download' && p.loadedBytes >= abortAfterBytes)
+            controller.abort();
         },
       });
       return { ok: true, code: null, message: null, chunkPresent: m.chunkPresent };
@@ -67,7 +80,10 @@ const api = {
       await IdbByteSource.open(url);
       return null;
     } catch (e) {
-      return { code: e instanceof LlmError ? e.code : 'unexpected', reason: e instanceof LlmError ? e.details?.reason : null };
+      return {
+        code: e instanceof LlmError ? e.code : 'unexpected',
+        reason: e instanceof LlmError ? e.details?.reason : null,
+      };
     }
   },
   /** Milliseconds taken by `IdbByteSource.open` with `verify`, then by one read of the whole file. */

@@ -11,10 +11,27 @@ const TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfo
 
 const api = {
   /** Loads `url` (CPU backend), runs one greedy chat; returns the text, the cached prompt tokens and what is stored. */
-  async run(url: string, system: string, user: string): Promise<{ text: string; cached: number; parts: number; caches: number }> {
-    const engine = await createEngine({ model: url, backend: 'cpu', contextLength: 256, warmup: false, chatTemplate: TEMPLATE });
+  async run(
+    url: string,
+    system: string,
+    user: string,
+  ): Promise<{ text: string; cached: number; parts: number; caches: number }> {
+    const engine = await createEngine({
+      model: url,
+      backend: 'cpu',
+      contextLength: 256,
+      warmup: false,
+      chatTemplate: TEMPLATE,
+    });
     try {
-      const r = await engine.chat.completions.create({ messages: [{ role: 'system', content: system }, { role: 'user', content: user }], temperature: 0, max_tokens: 20 });
+      const r = await engine.chat.completions.create({
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        temperature: 0,
+        max_tokens: 20,
+      });
       return {
         text: r.choices[0].message.content ?? '',
         cached: r.usage?.prompt_tokens_details?.cached_tokens ?? 0,

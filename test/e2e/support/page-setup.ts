@@ -15,7 +15,8 @@ export const REPO_ROOT: string = resolve(fileURLToPath(new URL('../../../', impo
 /** The script-tag bundle's folder (dist/iife). @throws Error when `npm run build` has not made webgguf.js there. */
 export function requireIifeDir(): string {
   const dir = resolve(REPO_ROOT, 'dist/iife');
-  if (!existsSync(resolve(dir, 'webgguf.js'))) throw new Error(`${dir}/webgguf.js is missing: run \`npm run build\` first`);
+  if (!existsSync(resolve(dir, 'webgguf.js')))
+    throw new Error(`${dir}/webgguf.js is missing: run \`npm run build\` first`);
   return dir;
 }
 
@@ -33,7 +34,11 @@ export async function buildPageBundle(entry: string, outDir: string): Promise<vo
       emptyOutDir: true,
       target: 'es2022',
       minify: false,
-      lib: { entry: resolve(REPO_ROOT, entry), formats: ['es'], fileName: () => `${basename(entry).replace(/\.ts$/, '')}.js` },
+      lib: {
+        entry: resolve(REPO_ROOT, entry),
+        formats: ['es'],
+        fileName: () => `${basename(entry).replace(/\.ts$/, '')}.js`,
+      },
       rollupOptions: { external: [/^node:/] },
     },
   });

@@ -53,7 +53,10 @@ export interface StaticServerOptions {
 }
 
 /** Starts a server mapping URL prefixes (e.g. `/`, `/shared/`) to folders; the longest matching prefix wins. */
-export async function startStaticServer(mounts: Record<string, string>, options: StaticServerOptions = {}): Promise<StaticServer> {
+export async function startStaticServer(
+  mounts: Record<string, string>,
+  options: StaticServerOptions = {},
+): Promise<StaticServer> {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const log: LoggedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -76,7 +79,8 @@ export async function startStaticServer(mounts: Record<string, string>, options:
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const range = typeof req.headers.range === 'string' ? req.headers.range : null;
-    const record = (status: number): void => void log.push({ method: req.method ?? 'GET', path: url.pathname, range, status });
+    const record = (status: number): void =>
+      void log.push({ method: req.method ?? 'GET', path: url.pathname, range, status });
     if (options.isolation !== false) {
       res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
       res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');

@@ -13,7 +13,11 @@ import { sharedPath } from '../../helpers/shared-path.js';
 describe('AI SDK provider on stories260K', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await createEngine({ model: sharedPath('models', 'stories260K.gguf'), backend: 'cpu', contextLength: 1024 });
+    engine = await createEngine({
+      model: sharedPath('models', 'stories260K.gguf'),
+      backend: 'cpu',
+      contextLength: 1024,
+    });
   });
   afterAll(() => engine.unload());
 
@@ -57,7 +61,12 @@ describe('AI SDK provider on stories260K', () => {
       tools: {
         pick: tool({
           description: 'Pick a color',
-          inputSchema: jsonSchema<{ color: 'red' | 'blue' }>({ type: 'object', properties: { color: { enum: ['red', 'blue'] } }, required: ['color'], additionalProperties: false }),
+          inputSchema: jsonSchema<{ color: 'red' | 'blue' }>({
+            type: 'object',
+            properties: { color: { enum: ['red', 'blue'] } },
+            required: ['color'],
+            additionalProperties: false,
+          }),
           execute: async (input) => {
             seen.push(input);
             return { ok: true };

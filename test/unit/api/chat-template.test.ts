@@ -41,14 +41,24 @@ describe('chat with the model template (qwen2 fixture)', () => {
     const first = await engine.chat.completions.create({ messages, max_tokens: 3, seed: 1 });
     expect(first.usage.prompt_tokens).toBe(REF.chat_example.tokens_parse_special.length);
     const before = await engine.stats();
-    const next: ChatMessage[] = [...messages, { role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'And then?' }];
+    const next: ChatMessage[] = [
+      ...messages,
+      { role: 'assistant', content: first.choices[0].message.content },
+      { role: 'user', content: 'And then?' },
+    ];
     const second = await engine.chat.completions.create({ messages: next, max_tokens: 2, seed: 1 });
     const after = await engine.stats();
     const newTokens = second.usage.prompt_tokens - second.usage.prompt_tokens_details.cached_tokens;
     expect(second.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(first.usage.prompt_tokens);
     expect(after.prefillTokens - before.prefillTokens).toBe(newTokens);
 
-    const other = await createEngine({ model: MODEL, backend: 'cpu', contextLength: 256, warmup: false, chatTemplate: '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:' });
+    const other = await createEngine({
+      model: MODEL,
+      backend: 'cpu',
+      contextLength: 256,
+      warmup: false,
+      chatTemplate: '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:',
+    });
     try {
       expect(other.info.chatTemplateHash).not.toBe(engine.info.chatTemplateHash);
       const r = await other.chat.completions.create({ messages, max_tokens: 1 });

@@ -10,7 +10,12 @@ import { createEngineFromParts, type LocalEngine, type EngineParts } from '../..
 import type { ChatCompletionChunk, ChatMessage } from '../../../src/api/types.js';
 import { isLlmError } from '../../../src/errors.js';
 import { llmError } from '../../helpers/llm-error.js';
-import { createFakeTokenizer, createFakeTransformer, spellScript, type FakeTransformerOptions } from '../engine/fake-model.js';
+import {
+  createFakeTokenizer,
+  createFakeTransformer,
+  spellScript,
+  type FakeTransformerOptions,
+} from '../engine/fake-model.js';
 
 async function makeEngine(o: FakeTransformerOptions & Partial<EngineParts> = {}) {
   const transformer = createFakeTransformer(o);
@@ -33,7 +38,9 @@ async function makeEngine(o: FakeTransformerOptions & Partial<EngineParts> = {})
 const sys: ChatMessage = { role: 'system', content: 'You are terse.' };
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
+async function collect(
+  stream: AsyncIterable<ChatCompletionChunk>,
+): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
   const chunks: ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
@@ -58,9 +65,19 @@ describe('LocalEngine', () => {
     const messages = [sys, user('hi')];
     const r = await engine.chat.completions.create({ messages, temperature: 0 });
     expect(r.object).toBe('chat.completion');
-    expect(r.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant', content: 'Hello!' }, finish_reason: 'stop', logprobs: null });
+    expect(r.choices[0]).toMatchObject({
+      index: 0,
+      message: { role: 'assistant', content: 'Hello!' },
+      finish_reason: 'stop',
+      logprobs: null,
+    });
     const promptTokens = createChatMlFormatter(tokenizer).build(messages).tokens.length;
-    expect(r.usage).toEqual({ prompt_tokens: promptTokens, completion_tokens: 6, total_tokens: promptTokens + 6, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(r.usage).toEqual({
+      prompt_tokens: promptTokens,
+      completion_tokens: 6,
+      total_tokens: promptTokens + 6,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
   });
 
   it('streams the same text, role first, usage and finish_reason last', async () => {
@@ -81,7 +98,11 @@ describe('LocalEngine', () => {
     const turn1: ChatMessage[] = [sys, user('Count to three.')];
     const r1 = await engine.chat.completions.create({ messages: turn1, temperature: 0 });
     const p1 = fmt.build(turn1).tokens;
-    const turn2: ChatMessage[] = [...turn1, { role: 'assistant', content: r1.choices[0].message.content }, user('Again.')];
+    const turn2: ChatMessage[] = [
+      ...turn1,
+      { role: 'assistant', content: r1.choices[0].message.content },
+      user('Again.'),
+    ];
     const p2 = fmt.build(turn2).tokens;
     const before = transformer.counters.evaluatedTokens;
     const r2 = await engine.chat.completions.create({ messages: turn2, temperature: 0, max_tokens: 1 });
@@ -116,7 +137,8 @@ describe('LocalEngine', () => {
       const { engine } = await makeEngine();
       const messages = [sys, user('tell me something')];
       if (warm) await engine.chat.completions.create({ messages: [sys, user('tell me')], max_tokens: 3, seed: 1 });
-      return (await engine.chat.completions.create({ messages, max_tokens: 12, seed: 5, temperature: 1 })).choices[0].message.content;
+      return (await engine.chat.completions.create({ messages, max_tokens: 12, seed: 5, temperature: 1 })).choices[0]
+        .message.content;
     };
     expect(await run(true)).toBe(await run(false));
   });
@@ -188,10 +210,18 @@ describe('LocalEngine', () => {
     expect(e.code).toBe('context-overflow');
     expect(e.details).toMatchObject({ contextLength: 128 });
     const history: ChatMessage[] = [sys];
-    for (let i = 0; i < 6; i++) history.push(user(`question ${i} ${'y'.repeat(20)}`), { role: 'assistant', content: `answer ${i}` });
+    for (let i = 0; i < 6; i++)
+      history.push(user(`question ${i} ${'y'.repeat(20)}`), { role: 'assistant', content: `answer ${i}` });
     history.push(user('last question'));
-    await expect(engine.chat.completions.create({ messages: history, max_tokens: 4 })).rejects.toSatisfy((x) => isLlmError(x, 'context-overflow'));
-    const r = await engine.chat.completions.create({ messages: history, max_tokens: 4, truncate: 'history', temperature: 0 });
+    await expect(engine.chat.completions.create({ messages: history, max_tokens: 4 })).rejects.toSatisfy((x) =>
+      isLlmError(x, 'context-overflow'),
+    );
+    const r = await engine.chat.completions.create({
+      messages: history,
+      max_tokens: 4,
+      truncate: 'history',
+      temperature: 0,
+    });
     expect(r.usage.prompt_tokens + 4).toBeLessThanOrEqual(128);
     expect(r.choices[0].message.content).toBe('k');
     // Even the last message alone does not fit: still an overflow, naming the reason.
@@ -202,7 +232,8 @@ describe('LocalEngine', () => {
   it('queues concurrent requests FIFO and refuses beyond maxQueue', async () => {
     const { engine } = await makeEngine({ maxQueue: 1, delayMs: 2 });
     const order: number[] = [];
-    const req = (i: number) => engine.chat.completions.create({ messages: [user(`r${i}`)], max_tokens: 3 }).then(() => order.push(i));
+    const req = (i: number) =>
+      engine.chat.completions.create({ messages: [user(`r${i}`)], max_tokens: 3 }).then(() => order.push(i));
     const first = req(1);
     const second = req(2);
     const e = await errorOf(engine.chat.completions.create({ messages: [user('r3')], max_tokens: 3 }));
@@ -219,7 +250,13 @@ describe('LocalEngine', () => {
     const before = snapshot();
     for (let i = 0; i < 100; i++) {
       const ac = new AbortController();
-      const stream = await engine.chat.completions.create({ messages: [sys, user(`abort ${i % 7}`)], stream: true, signal: ac.signal, max_tokens: 50, temperature: 0 });
+      const stream = await engine.chat.completions.create({
+        messages: [sys, user(`abort ${i % 7}`)],
+        stream: true,
+        signal: ac.signal,
+        max_tokens: 50,
+        temperature: 0,
+      });
       let n = 0;
       const e = await (async () => {
         try {

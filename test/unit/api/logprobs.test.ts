@@ -48,7 +48,15 @@ describe('logprobs on stories260K', () => {
   afterAll(() => engine.unload());
 
   it('completions logprobs: N gives N alternatives and text offsets', async () => {
-    const r = await engine.completions.create({ prompt: 'Once upon a time', temperature: 1.3, repetition_penalty: 1.3, seed: 5, max_tokens: 12, logprobs: 5, echo: true });
+    const r = await engine.completions.create({
+      prompt: 'Once upon a time',
+      temperature: 1.3,
+      repetition_penalty: 1.3,
+      seed: 5,
+      max_tokens: 12,
+      logprobs: 5,
+      echo: true,
+    });
     const lp = r.choices[0].logprobs!;
     expect(lp.tokens.length).toBe(r.usage.completion_tokens);
     expect(lp.top_logprobs.every((t) => Object.keys(t).length >= 1 && Object.keys(t).length <= 5)).toBe(true);
@@ -59,12 +67,20 @@ describe('logprobs on stories260K', () => {
   it('chat-free raw check: chosen and top logprobs equal eval for the same tokens', async () => {
     const prompt = 'Once upon a time, there was';
     const promptIds = await engine.tokenize(prompt);
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: prompt }], temperature: 0.9, seed: 11, max_tokens: 10, logprobs: true, top_logprobs: 4 });
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: prompt }],
+      temperature: 0.9,
+      seed: 11,
+      max_tokens: 10,
+      logprobs: true,
+      top_logprobs: 4,
+    });
     const content = r.choices[0].logprobs!.content!;
     expect(content.length).toBe(r.usage.completion_tokens);
     for (const c of content) {
       expect(c.top_logprobs).toHaveLength(4);
-      for (let i = 1; i < 4; i++) expect(c.top_logprobs[i - 1].logprob).toBeGreaterThanOrEqual(c.top_logprobs[i].logprob);
+      for (let i = 1; i < 4; i++)
+        expect(c.top_logprobs[i - 1].logprob).toBeGreaterThanOrEqual(c.top_logprobs[i].logprob);
       expect(c.logprob).toBeLessThanOrEqual(c.top_logprobs[0].logprob + 1e-9);
     }
     void promptIds;
@@ -92,7 +108,11 @@ describe('logprobs on stories260K', () => {
       const whole = await engine.completions.create({ prompt: promptIds, ...req, logprobs: 0 });
       expect(whole.choices[0].text).toBe(r.choices[0].text);
       // A byte-fallback token (<0x2C>) and a text token (",") may share bytes; the tokenizer never picks the former.
-      const candidates = lp.tokens.map((t) => (byBytes.get(Array.from(new TextEncoder().encode(t)).join(',')) ?? []).filter((id) => !/^<0x[0-9A-F]{2}>$/.test(tk.tokenText(id))));
+      const candidates = lp.tokens.map((t) =>
+        (byBytes.get(Array.from(new TextEncoder().encode(t)).join(',')) ?? []).filter(
+          (id) => !/^<0x[0-9A-F]{2}>$/.test(tk.tokenText(id)),
+        ),
+      );
       const ids = candidates.map((c) => c[0]);
       const ref = await referenceLogprobs([...promptIds, ...ids]);
       const n = Math.min(ids.length, lp.token_logprobs.length);
@@ -112,7 +132,13 @@ describe('logprobs on stories260K', () => {
   });
 
   it('streamed chunks carry the same logprobs as the whole answer', async () => {
-    const req = { messages: [{ role: 'user' as const, content: 'Lily' }], temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 2 };
+    const req = {
+      messages: [{ role: 'user' as const, content: 'Lily' }],
+      temperature: 0,
+      max_tokens: 12,
+      logprobs: true,
+      top_logprobs: 2,
+    };
     const whole = await engine.chat.completions.create(req);
     const s = await engine.chat.completions.create({ ...req, stream: true });
     const got: number[] = [];
@@ -130,7 +156,9 @@ describe('logprobs on stories260K', () => {
       [{ top_logprobs: 2 }, 'top_logprobs'],
     ];
     for (const [extra, field] of bad) {
-      const e = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], ...extra } as never).catch((x: unknown) => x);
+      const e = await engine.chat.completions
+        .create({ messages: [{ role: 'user', content: 'x' }], ...extra } as never)
+        .catch((x: unknown) => x);
       expect(isLlmError(e, 'invalid-request') && e.details?.field).toBe(field);
     }
     const e = await engine.completions.create({ prompt: 'x', logprobs: 1.5 } as never).catch((x: unknown) => x);

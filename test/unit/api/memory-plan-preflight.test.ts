@@ -37,8 +37,18 @@ async function tightBudget(): Promise<number> {
     const gguf = await parseGguf(source);
     const c = readModelConfig(gguf);
     const activations = activationBytes(c, { contextLength: CONTEXT, ubatchSize: CONTEXT });
-    const base = { tensors: gguf.tensors, nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, nSlots: SLOTS, activationBytes: activations };
-    const plan = planMemory({ ...base, contextLength: 64, kvBytesPerElement: 4 }, { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 });
+    const base = {
+      tensors: gguf.tensors,
+      nLayers: c.nLayers,
+      nKvHeads: c.nKvHeads,
+      headDim: c.headDim,
+      nSlots: SLOTS,
+      activationBytes: activations,
+    };
+    const plan = planMemory(
+      { ...base, contextLength: 64, kvBytesPerElement: 4 },
+      { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 },
+    );
     return plan.totalBytes;
   } finally {
     await source.close();
@@ -64,9 +74,21 @@ describe('memory plan before download', () => {
   it("explicit 'webgpu': out-of-memory with the numbers and a context suggestion, after reading the header only", async () => {
     server.clearLog();
     const url = server.url(PATH);
-    const err = await llmError(createEngine({ model: url, backend: 'webgpu', gpu, contextLength: CONTEXT, slots: SLOTS, gpuMemoryBudget: budget, warmup: false }));
+    const err = await llmError(
+      createEngine({
+        model: url,
+        backend: 'webgpu',
+        gpu,
+        contextLength: CONTEXT,
+        slots: SLOTS,
+        gpuMemoryBudget: budget,
+        warmup: false,
+      }),
+    );
     expect(err.code).toBe('out-of-memory');
-    expect(err.message).toMatch(/weights .* MiB \+ KV cache .* MiB \+ activations .* MiB = .* MiB, over the budget of .* MiB; use a context length of at most \d+/);
+    expect(err.message).toMatch(
+      /weights .* MiB \+ KV cache .* MiB \+ activations .* MiB = .* MiB, over the budget of .* MiB; use a context length of at most \d+/,
+    );
     const details = err.details as Record<string, number>;
     expect(details.contextLength).toBe(CONTEXT);
     expect(details.maxContextLength).toBeGreaterThanOrEqual(64);
@@ -83,10 +105,20 @@ describe('memory plan before download', () => {
   });
 
   it("'auto': the plan that does not fit falls back to WASM with the reason", async () => {
-    const engine = await createEngine({ model: server.url(PATH), backend: 'auto', gpu, contextLength: CONTEXT, slots: SLOTS, gpuMemoryBudget: budget, warmup: false });
+    const engine = await createEngine({
+      model: server.url(PATH),
+      backend: 'auto',
+      gpu,
+      contextLength: CONTEXT,
+      slots: SLOTS,
+      gpuMemoryBudget: budget,
+      warmup: false,
+    });
     try {
       expect(engine.info.backend.name).toBe('wasm');
-      expect(engine.info.backend.reason).toMatch(/auto: the WebGPU memory plan does not fit \(.*over the budget.*context length of at most \d+/);
+      expect(engine.info.backend.reason).toMatch(
+        /auto: the WebGPU memory plan does not fit \(.*over the budget.*context length of at most \d+/,
+      );
       const out = await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 4 });
       expect(out.choices[0].text.length).toBeGreaterThan(0);
     } finally {
@@ -97,13 +129,38 @@ describe('memory plan before download', () => {
 
   it('a cached model is planned after parsing; the suggested context fits; without a budget WebGPU loads and runs', async () => {
     server.clearLog();
-    const tight = await llmError(createEngine({ model: server.url(PATH), backend: 'webgpu', gpu, contextLength: CONTEXT, slots: SLOTS, gpuMemoryBudget: budget, warmup: false }));
+    const tight = await llmError(
+      createEngine({
+        model: server.url(PATH),
+        backend: 'webgpu',
+        gpu,
+        contextLength: CONTEXT,
+        slots: SLOTS,
+        gpuMemoryBudget: budget,
+        warmup: false,
+      }),
+    );
     expect(tight.code).toBe('out-of-memory');
     // The suggested context fits the same budget.
-    const fits = await createEngine({ model: server.url(PATH), backend: 'webgpu', gpu, contextLength: suggested, slots: SLOTS, gpuMemoryBudget: budget, warmup: false });
+    const fits = await createEngine({
+      model: server.url(PATH),
+      backend: 'webgpu',
+      gpu,
+      contextLength: suggested,
+      slots: SLOTS,
+      gpuMemoryBudget: budget,
+      warmup: false,
+    });
     expect(fits.info.backend.name).toBe('webgpu');
     await fits.unload();
-    const engine = await createEngine({ model: server.url(PATH), backend: 'webgpu', gpu, contextLength: CONTEXT, slots: SLOTS, warmup: false });
+    const engine = await createEngine({
+      model: server.url(PATH),
+      backend: 'webgpu',
+      gpu,
+      contextLength: CONTEXT,
+      slots: SLOTS,
+      warmup: false,
+    });
     try {
       expect(engine.info.backend.name).toBe('webgpu');
       const out = await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 4 });
@@ -115,6 +172,8 @@ describe('memory plan before download', () => {
   });
 
   it("rejects a 'gpuMemoryBudget' that is not a positive number", async () => {
-    expect((await llmError(createEngine({ model: MODEL, backend: 'cpu', gpuMemoryBudget: -1 }))).code).toBe('invalid-request');
+    expect((await llmError(createEngine({ model: MODEL, backend: 'cpu', gpuMemoryBudget: -1 }))).code).toBe(
+      'invalid-request',
+    );
   });
 });

@@ -22,7 +22,11 @@ describe('OpenAI-compatible server with the openai client', () => {
   let base: string;
   let client: OpenAI;
   beforeAll(async () => {
-    engine = await createEngine({ model: sharedPath('models', 'stories260K.gguf'), backend: 'cpu', contextLength: 1024 });
+    engine = await createEngine({
+      model: sharedPath('models', 'stories260K.gguf'),
+      backend: 'cpu',
+      contextLength: 1024,
+    });
     server = await createOpenAiServer(engine, { apiKey: KEY, cors: '*', maxBodyBytes: 64 * 1024, modelId: 'stories' });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,10 +38,21 @@ describe('OpenAI-compatible server with the openai client', () => {
   });
 
   it('chat and completions, whole and streamed', async () => {
-    const r = await client.chat.completions.create({ model: 'stories', messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0, max_tokens: 12 });
+    const r = await client.chat.completions.create({
+      model: 'stories',
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      temperature: 0,
+      max_tokens: 12,
+    });
     expect(r.object).toBe('chat.completion');
     expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
-    const s = await client.chat.completions.create({ model: 'stories', messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0, max_tokens: 12, stream: true });
+    const s = await client.chat.completions.create({
+      model: 'stories',
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      temperature: 0,
+      max_tokens: 12,
+      stream: true,
+    });
     let text = '';
     let finish: string | null = null;
     for await (const c of s) {
@@ -46,9 +61,21 @@ describe('OpenAI-compatible server with the openai client', () => {
     }
     expect(text).toBe(r.choices[0].message.content);
     expect(finish).toBe(r.choices[0].finish_reason);
-    const t = await client.completions.create({ model: 'stories', prompt: 'Lily', temperature: 0, max_tokens: 8, logprobs: 2 });
+    const t = await client.completions.create({
+      model: 'stories',
+      prompt: 'Lily',
+      temperature: 0,
+      max_tokens: 8,
+      logprobs: 2,
+    });
     expect(t.choices[0].logprobs!.tokens!.length).toBe(t.usage!.completion_tokens);
-    const ts = await client.completions.create({ model: 'stories', prompt: 'Lily', temperature: 0, max_tokens: 8, stream: true });
+    const ts = await client.completions.create({
+      model: 'stories',
+      prompt: 'Lily',
+      temperature: 0,
+      max_tokens: 8,
+      stream: true,
+    });
     let t2 = '';
     for await (const c of ts) t2 += c.choices[0]?.text ?? '';
     expect(t2).toBe(t.choices[0].text);
@@ -57,7 +84,12 @@ describe('OpenAI-compatible server with the openai client', () => {
   });
 
   it('json_schema, logprobs and forced tool calls', async () => {
-    const schema = { type: 'object', properties: { ok: { type: 'boolean' }, n: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['ok', 'n'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { ok: { type: 'boolean' }, n: { type: 'integer', minimum: 0, maximum: 9 } },
+      required: ['ok', 'n'],
+      additionalProperties: false,
+    };
     const r = await client.chat.completions.create({
       model: 'stories',
       messages: [{ role: 'user', content: 'Tom' }],
@@ -70,8 +102,26 @@ describe('OpenAI-compatible server with the openai client', () => {
     const v = JSON.parse(r.choices[0].message.content!) as { ok: boolean; n: number };
     expect(typeof v.ok).toBe('boolean');
     expect(r.choices[0].logprobs!.content![0].top_logprobs).toHaveLength(3);
-    const tool = { type: 'function' as const, function: { name: 'pick', parameters: { type: 'object', properties: { color: { enum: ['red', 'blue'] } }, required: ['color'], additionalProperties: false } } };
-    const c = await client.chat.completions.create({ model: 'stories', messages: [{ role: 'user', content: 'Tom' }], tools: [tool], tool_choice: 'required', temperature: 0, max_tokens: 80 });
+    const tool = {
+      type: 'function' as const,
+      function: {
+        name: 'pick',
+        parameters: {
+          type: 'object',
+          properties: { color: { enum: ['red', 'blue'] } },
+          required: ['color'],
+          additionalProperties: false,
+        },
+      },
+    };
+    const c = await client.chat.completions.create({
+      model: 'stories',
+      messages: [{ role: 'user', content: 'Tom' }],
+      tools: [tool],
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+    });
     expect(c.choices[0].finish_reason).toBe('tool_calls');
     const call = c.choices[0].message.tool_calls![0] as { function: { name: string; arguments: string } };
     expect(call.function.name).toBe('pick');
@@ -82,13 +132,20 @@ describe('OpenAI-compatible server with the openai client', () => {
     const bad = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'wrong', maxRetries: 0 });
     const e = await bad.models.list().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(OpenAI.AuthenticationError);
-    const post = (b: string) => fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: b });
+    const post = (b: string) =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+        body: b,
+      });
     const m = await post('{"messages": [');
     expect(m.status).toBe(400);
     expect(((await m.json()) as { error: { code: string; message: string } }).error.code).toBe('invalid_json');
     const big = await post(JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(70 * 1024) }] }));
     expect(big.status).toBe(413);
-    const f = await client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'x' }], top_logprobs: 50, logprobs: true }).catch((x: unknown) => x);
+    const f = await client.chat.completions
+      .create({ model: 'x', messages: [{ role: 'user', content: 'x' }], top_logprobs: 50, logprobs: true })
+      .catch((x: unknown) => x);
     expect(f).toBeInstanceOf(OpenAI.BadRequestError);
     expect((f as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('top_logprobs');
     expect((await fetch(`${base}/health`)).status).toBe(200);
@@ -96,7 +153,18 @@ describe('OpenAI-compatible server with the openai client', () => {
 
   it('a client that aborts its stream aborts the generation; concurrent requests queue and all finish', async () => {
     const ac = new AbortController();
-    const s = await client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'Once' }], max_tokens: 900, temperature: 1, seed: 1, logit_bias: { '2': -100 }, stream: true }, { signal: ac.signal });
+    const s = await client.chat.completions.create(
+      {
+        model: 'x',
+        messages: [{ role: 'user', content: 'Once' }],
+        max_tokens: 900,
+        temperature: 1,
+        seed: 1,
+        logit_bias: { '2': -100 },
+        stream: true,
+      },
+      { signal: ac.signal },
+    );
     let n = 0;
     try {
       for await (const c of s) {
@@ -108,7 +176,11 @@ describe('OpenAI-compatible server with the openai client', () => {
     }
     expect(n).toBeGreaterThanOrEqual(3);
     const before = Date.now();
-    const rs = await Promise.all([1, 2, 3].map((seed) => client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 6, seed, temperature: 1 })));
+    const rs = await Promise.all(
+      [1, 2, 3].map((seed) =>
+        client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 6, seed, temperature: 1 }),
+      ),
+    );
     expect(rs.every((r) => r.usage!.completion_tokens > 0)).toBe(true);
     expect(Date.now() - before).toBeLessThan(60_000);
     const stats = await engine.stats();

@@ -31,9 +31,15 @@ function splitInPieces(format: Parameters<typeof splitReasoning>[0], text: strin
 describe('reasoning splitter', () => {
   it('think tags, at every delta size', () => {
     for (const size of [1, 2, 3, 7, 100]) {
-      expect(splitInPieces(TAGS, '<think>\nLet me see.\n</think>\n\nThe answer is 4.', size)).toEqual({ reasoning: '\nLet me see.\n', content: 'The answer is 4.' });
+      expect(splitInPieces(TAGS, '<think>\nLet me see.\n</think>\n\nThe answer is 4.', size)).toEqual({
+        reasoning: '\nLet me see.\n',
+        content: 'The answer is 4.',
+      });
       expect(splitInPieces(TAGS, '  \n<think>a<b</think>c', size)).toEqual({ reasoning: 'a<b', content: 'c' });
-      expect(splitInPieces(TAGS, 'No thinking <think> here', size)).toEqual({ reasoning: '', content: 'No thinking <think> here' });
+      expect(splitInPieces(TAGS, 'No thinking <think> here', size)).toEqual({
+        reasoning: '',
+        content: 'No thinking <think> here',
+      });
       expect(splitInPieces(TAGS, 'still thinking', size, true)).toEqual({ reasoning: 'still thinking', content: '' });
       expect(splitInPieces(TAGS, 'forced</think>done', size, true)).toEqual({ reasoning: 'forced', content: 'done' });
       expect(splitInPieces(TAGS, '<think>cut off', size)).toEqual({ reasoning: 'cut off', content: '' });
@@ -43,13 +49,17 @@ describe('reasoning splitter', () => {
 
   it('harmony channels (gpt-oss)', () => {
     const out = '<|channel|>analysis<|message|>User asks 2+2.<|end|><|start|>assistant<|channel|>final<|message|>4';
-    for (const size of [1, 4, 1000]) expect(splitInPieces({ kind: 'harmony' }, out, size)).toEqual({ reasoning: 'User asks 2+2.', content: '4' });
+    for (const size of [1, 4, 1000])
+      expect(splitInPieces({ kind: 'harmony' }, out, size)).toEqual({ reasoning: 'User asks 2+2.', content: '4' });
   });
 
   it('detects the format from the template', () => {
     expect(detectReasoningFormat('{{ "<|channel|>" }}', true)).toEqual({ kind: 'harmony' });
     expect(detectReasoningFormat('{% if x %}<think>\n\n</think>{% endif %}', true)).toEqual(TAGS);
-    expect(detectReasoningFormat('[THINK]{{ m.reasoning_content }}[/THINK]', true)).toMatchObject({ open: '[THINK]', close: '[/THINK]' });
+    expect(detectReasoningFormat('[THINK]{{ m.reasoning_content }}[/THINK]', true)).toMatchObject({
+      open: '[THINK]',
+      close: '[/THINK]',
+    });
     expect(detectReasoningFormat('{{ messages }}', false)).toEqual({ kind: 'none' });
     expect(startsInsideReasoning(TAGS, '<|im_start|>assistant\n<think>\n')).toBe(true);
     expect(startsInsideReasoning(TAGS, '<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(false);
@@ -61,7 +71,8 @@ const QWEN3 =
   '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}' +
   '{%- if add_generation_prompt %}<|im_start|>assistant\n{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{%- endif %}' +
   '{%- if reasoning_effort is defined %}[effort={{ reasoning_effort }}]{%- endif %}{%- endif %}';
-const R1 = '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n{%- endif %}';
+const R1 =
+  '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n{%- endif %}';
 
 async function engineWith(template: string, output: string) {
   const tokenizer = createFakeTokenizer();
@@ -103,23 +114,38 @@ describe('reasoning through the engine', () => {
     const HARMONY =
       '{%- for m in messages %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|end|>{%- endfor %}' +
       '{%- if add_generation_prompt %}<|start|>assistant{%- endif %}{# <|channel|> #}';
-    const engine = await engineWith(HARMONY, '<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4');
+    const engine = await engineWith(
+      HARMONY,
+      '<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4',
+    );
     const r = await engine.chat.completions.create({ messages, temperature: 0 });
     expect(r.choices[0].message).toEqual({ role: 'assistant', content: '4', reasoning_content: 'Simple sum.' });
   });
 
   it('a model without reasoning: no reasoning_content', async () => {
-    const engine = await engineWith('{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}', '<think>x</think>y');
+    const engine = await engineWith(
+      '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}',
+      '<think>x</think>y',
+    );
     const r = await engine.chat.completions.create({ messages, temperature: 0 });
     expect(r.choices[0].message).toEqual({ role: 'assistant', content: '<think>x</think>y' });
   });
 
   it('reasoning_effort and enable_thinking: false reach the template; bad effort is refused', async () => {
     const engine = await engineWith(QWEN3, 'ok');
-    const r = await engine.chat.completions.create({ messages, temperature: 0, reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } });
+    const r = await engine.chat.completions.create({
+      messages,
+      temperature: 0,
+      reasoning_effort: 'high',
+      chat_template_kwargs: { enable_thinking: false },
+    });
     expect(r.choices[0].message.content).toBe('ok');
-    expect(r.usage.prompt_tokens).toBeGreaterThan((await engine.chat.completions.create({ messages, temperature: 0 })).usage.prompt_tokens + 'effort=high'.length);
-    const e = await engine.chat.completions.create({ messages, reasoning_effort: 'max' as never }).catch((x: unknown) => x);
+    expect(r.usage.prompt_tokens).toBeGreaterThan(
+      (await engine.chat.completions.create({ messages, temperature: 0 })).usage.prompt_tokens + 'effort=high'.length,
+    );
+    const e = await engine.chat.completions
+      .create({ messages, reasoning_effort: 'max' as never })
+      .catch((x: unknown) => x);
     expect(isLlmError(e, 'invalid-request') && e.details?.field).toBe('reasoning_effort');
   });
 
@@ -127,14 +153,22 @@ describe('reasoning through the engine', () => {
     const engine = await engineWith(QWEN3, 'done');
     const conv = [
       { role: 'user' as const, content: [{ type: 'text' as const, text: 'weather?' }] },
-      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'get', arguments: '{}' } }] },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'get', arguments: '{}' } }],
+      },
       { role: 'tool' as const, content: 'sunny', tool_call_id: 'c1' },
     ];
     const r = await engine.chat.completions.create({ messages: conv, temperature: 0 });
     expect(r.choices[0].message.content).toBe('done');
-    const bad = await engine.chat.completions.create({ messages: [{ role: 'user', content: null }] } as never).catch((x: unknown) => x);
+    const bad = await engine.chat.completions
+      .create({ messages: [{ role: 'user', content: null }] } as never)
+      .catch((x: unknown) => x);
     expect(isLlmError(bad, 'invalid-request') && bad.details?.field).toBe('messages[0].content');
-    const badCall = await engine.chat.completions.create({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 1 }] }] } as never).catch((x: unknown) => x);
+    const badCall = await engine.chat.completions
+      .create({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 1 }] }] } as never)
+      .catch((x: unknown) => x);
     expect(isLlmError(badCall, 'invalid-request') && badCall.details?.field).toBe('messages[0].tool_calls[0]');
   });
 });

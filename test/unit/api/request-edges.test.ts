@@ -17,8 +17,10 @@ import { sharedPath } from '../../helpers/shared-path.js';
 
 const VOCAB = 512;
 const messages = [{ role: 'user' as const, content: 'hi' }];
-const chat = (extra: Record<string, unknown>): ChatCompletionRequest => ({ messages, ...extra }) as ChatCompletionRequest;
-const completion = (extra: Record<string, unknown>): CompletionRequest => ({ prompt: 'hi', ...extra }) as CompletionRequest;
+const chat = (extra: Record<string, unknown>): ChatCompletionRequest =>
+  ({ messages, ...extra }) as ChatCompletionRequest;
+const completion = (extra: Record<string, unknown>): CompletionRequest =>
+  ({ prompt: 'hi', ...extra }) as CompletionRequest;
 
 describe('request fields', () => {
   const refusedChat: [string, unknown][] = [
@@ -42,7 +44,13 @@ describe('request fields', () => {
     });
   }
 
-  const refusedCompletion: [string, unknown][] = [['suffix', 'end'], ['best_of', 2], ['logprobs', 21], ['messages', messages], ['tools', []]];
+  const refusedCompletion: [string, unknown][] = [
+    ['suffix', 'end'],
+    ['best_of', 2],
+    ['logprobs', 21],
+    ['messages', messages],
+    ['tools', []],
+  ];
   for (const [field, value] of refusedCompletion) {
     it(`completions: ${field} = ${JSON.stringify(value)} is refused naming the field`, () => {
       const e = thrownLlmError(() => normalizeCompletionRequest(completion({ [field]: value }), VOCAB));
@@ -52,19 +60,42 @@ describe('request fields', () => {
 
   it('the defaults OpenAI clients send are accepted as no-ops', () => {
     const defaults = {
-      n: 1, logprobs: false, top_logprobs: null, presence_penalty: 0, frequency_penalty: 0, user: 'u-1',
-      stream_options: { include_usage: true }, response_format: { type: 'text' }, tool_choice: 'none', tools: null,
-      parallel_tool_calls: true, store: false, model: 'x', stream: false, signal: undefined, seed: undefined,
+      n: 1,
+      logprobs: false,
+      top_logprobs: null,
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      user: 'u-1',
+      stream_options: { include_usage: true },
+      response_format: { type: 'text' },
+      tool_choice: 'none',
+      tools: null,
+      parallel_tool_calls: true,
+      store: false,
+      model: 'x',
+      stream: false,
+      signal: undefined,
+      seed: undefined,
     };
     expect(() => normalizeChatRequest(chat(defaults), VOCAB)).not.toThrow();
-    expect(() => normalizeCompletionRequest(completion({ ...defaults, best_of: 1, suffix: null, logprobs: null, echo: false }), VOCAB)).not.toThrow();
+    expect(() =>
+      normalizeCompletionRequest(
+        completion({ ...defaults, best_of: 1, suffix: null, logprobs: null, echo: false }),
+        VOCAB,
+      ),
+    ).not.toThrow();
   });
 
   it('max_completion_tokens is max_tokens under its newer name; conflicting values are refused', () => {
     expect(normalizeChatRequest(chat({ max_completion_tokens: 7 }), VOCAB).maxTokens).toBe(7);
     expect(normalizeChatRequest(chat({ max_completion_tokens: 7, max_tokens: 7 }), VOCAB).maxTokens).toBe(7);
-    expect(thrownLlmError(() => normalizeChatRequest(chat({ max_completion_tokens: 7, max_tokens: 8 }), VOCAB)).details?.field).toBe('max_completion_tokens');
-    expect(thrownLlmError(() => normalizeChatRequest(chat({ max_completion_tokens: 0 }), VOCAB)).details?.field).toBe('max_completion_tokens');
+    expect(
+      thrownLlmError(() => normalizeChatRequest(chat({ max_completion_tokens: 7, max_tokens: 8 }), VOCAB)).details
+        ?.field,
+    ).toBe('max_completion_tokens');
+    expect(thrownLlmError(() => normalizeChatRequest(chat({ max_completion_tokens: 0 }), VOCAB)).details?.field).toBe(
+      'max_completion_tokens',
+    );
   });
 });
 
@@ -75,14 +106,22 @@ describe('stop strings', () => {
     expect(e.code).toBe('invalid-request');
     expect(e.details?.field).toBe('stop[1]');
     expect(e.message).toContain(String(MAX_STOP_LENGTH));
-    expect(thrownLlmError(() => normalizeCompletionRequest(completion({ stop: long }), VOCAB)).details?.field).toBe('stop');
+    expect(thrownLlmError(() => normalizeCompletionRequest(completion({ stop: long }), VOCAB)).details?.field).toBe(
+      'stop',
+    );
     expect(() => normalizeChatRequest(chat({ stop: ['y'.repeat(MAX_STOP_LENGTH)] }), VOCAB)).not.toThrow();
-    expect(thrownLlmError(() => normalizeChatRequest(chat({ stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }), VOCAB)).details?.field).toBe('stop');
+    expect(
+      thrownLlmError(() => normalizeChatRequest(chat({ stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }), VOCAB))
+        .details?.field,
+    ).toBe('stop');
   });
 
   it('matching work grows with the text × the stops, not with the output so far (adversarial near-misses)', () => {
     // 16 stops of 256 characters that all almost match a long run of 'a': the worst case for naive suffix checks.
-    const stops = Array.from({ length: 16 }, (_, i) => 'a'.repeat(MAX_STOP_LENGTH - 1 - i) + String.fromCharCode(98 + i) + 'a'.repeat(i));
+    const stops = Array.from(
+      { length: 16 },
+      (_, i) => 'a'.repeat(MAX_STOP_LENGTH - 1 - i) + String.fromCharCode(98 + i) + 'a'.repeat(i),
+    );
     const m = new StopMatcher(stops);
     let chars = 0;
     let emitted = 0;
@@ -99,7 +138,8 @@ describe('stop strings', () => {
 
   it('gives the same output as a full rescan on random text and stops', () => {
     const rand = mulberry32(21);
-    const pick = (alphabet: string, n: number): string => Array.from({ length: n }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+    const pick = (alphabet: string, n: number): string =>
+      Array.from({ length: n }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
     for (let trial = 0; trial < 400; trial++) {
       const stops = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => pick('abc', 1 + Math.floor(rand() * 4)));
       const pieces = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => pick('abcd', Math.floor(rand() * 4)));
@@ -139,14 +179,23 @@ describe('max_tokens beyond the context (stories260K, contextLength 32)', () => 
   const CTX = 32;
   let engine: Engine;
   beforeAll(async () => {
-    engine = await createEngine({ model: sharedPath('models', 'stories260K.gguf'), backend: 'cpu', contextLength: CTX, warmup: false });
+    engine = await createEngine({
+      model: sharedPath('models', 'stories260K.gguf'),
+      backend: 'cpu',
+      contextLength: CTX,
+      warmup: false,
+    });
   });
   afterAll(async () => {
     await engine?.unload();
   });
 
   it("ends with finish_reason 'length' when the context fills; usage never exceeds it", async () => {
-    const r = (await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 1000 })) as Completion;
+    const r = (await engine.completions.create({
+      prompt: 'Once upon a time',
+      temperature: 0,
+      max_tokens: 1000,
+    })) as Completion;
     expect(r.choices[0].finish_reason).toBe('length');
     expect(r.usage.total_tokens).toBe(CTX);
     expect(r.usage.prompt_tokens + r.usage.completion_tokens).toBe(CTX);
@@ -154,8 +203,17 @@ describe('max_tokens beyond the context (stories260K, contextLength 32)', () => 
   });
 
   it('streaming reports the same finish_reason and usage', async () => {
-    const whole = (await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 1000 })) as Completion;
-    const stream = (await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 1000, stream: true })) as AsyncIterable<CompletionChunk>;
+    const whole = (await engine.completions.create({
+      prompt: 'Once upon a time',
+      temperature: 0,
+      max_tokens: 1000,
+    })) as Completion;
+    const stream = (await engine.completions.create({
+      prompt: 'Once upon a time',
+      temperature: 0,
+      max_tokens: 1000,
+      stream: true,
+    })) as AsyncIterable<CompletionChunk>;
     let text = '';
     let last: CompletionChunk | undefined;
     for await (const c of stream) {
@@ -169,7 +227,11 @@ describe('max_tokens beyond the context (stories260K, contextLength 32)', () => 
   });
 
   it('max_tokens within the room: exactly max_tokens tokens, length', async () => {
-    const r = (await engine.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 5 })) as Completion;
+    const r = (await engine.completions.create({
+      prompt: 'Once upon a time',
+      temperature: 0,
+      max_tokens: 5,
+    })) as Completion;
     expect(r.usage.completion_tokens).toBe(5);
     expect(r.choices[0].finish_reason).toBe('length');
   });

@@ -1,6 +1,11 @@
 /** Backend selection: requested backends, 'auto' without WebGPU or with a failing adapter → WASM with the reason. */
 import { describe, expect, it } from 'vitest';
-import { createBackend, isSoftwareAdapter, selectBackend, webGpuUnavailableReason } from '../../../src/backend/select-backend.js';
+import {
+  createBackend,
+  isSoftwareAdapter,
+  selectBackend,
+  webGpuUnavailableReason,
+} from '../../../src/backend/select-backend.js';
 import { isLlmError } from '../../../src/errors.js';
 
 describe('selectBackend', () => {
@@ -13,7 +18,9 @@ describe('selectBackend', () => {
 
   it('refuses webgpu where there is none, naming what to do', async () => {
     expect(webGpuUnavailableReason()).toMatch(/navigator\.gpu/);
-    await expect(createBackend('webgpu', { discoverNodeGpu: false })).rejects.toSatisfy((e) => isLlmError(e, 'webgpu-unavailable') && /backend: 'wasm'/.test((e as Error).message));
+    await expect(createBackend('webgpu', { discoverNodeGpu: false })).rejects.toSatisfy(
+      (e) => isLlmError(e, 'webgpu-unavailable') && /backend: 'wasm'/.test((e as Error).message),
+    );
     await expect(createBackend('tpu' as never)).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
   });
 

@@ -20,10 +20,16 @@ import { createTokenizer } from '../../../src/tokenizer/index.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
-const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { tokens: number[]; text: string } };
+const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
+  prompt: string;
+  greedy_kv_f32: { tokens: number[]; text: string };
+};
 
 /** Wraps an Ops so that every allocation and release is counted. */
-function countingOps(inner: Ops): { ops: Ops; counts: { weights: number; activations: number; kvCaches: number; destroyed: number } } {
+function countingOps(inner: Ops): {
+  ops: Ops;
+  counts: { weights: number; activations: number; kvCaches: number; destroyed: number };
+} {
   const counts = { weights: 0, activations: 0, kvCaches: 0, destroyed: 0 };
   const ops = new Proxy(inner, {
     get(target, prop, receiver) {
@@ -41,7 +47,10 @@ function countingOps(inner: Ops): { ops: Ops; counts: { weights: number; activat
   return { ops, counts };
 }
 
-async function engineOnCountingOps(): Promise<{ engine: LocalEngine; counts: ReturnType<typeof countingOps>['counts'] }> {
+async function engineOnCountingOps(): Promise<{
+  engine: LocalEngine;
+  counts: ReturnType<typeof countingOps>['counts'];
+}> {
   const source = await NodeFileSource.open(MODEL);
   const gguf = await parseGguf(source);
   const { ops, counts } = countingOps(createCpuOps());
@@ -107,7 +116,9 @@ describe('stories260K on the CPU reference backend', () => {
       const a2 = await warm.completions.create({ prompt: `${shared} Tom`, temperature: 0, max_tokens: 6 });
       expect(a2.usage.prompt_tokens_details.cached_tokens).toBe(a.usage.prompt_tokens - 1);
       expect(a2.choices[0].text).toBe(a.choices[0].text);
-      expect((await cold.completions.create({ prompt: `${shared} Sue`, temperature: 0, max_tokens: 6 })).choices[0].text).toBe(b.choices[0].text);
+      expect(
+        (await cold.completions.create({ prompt: `${shared} Sue`, temperature: 0, max_tokens: 6 })).choices[0].text,
+      ).toBe(b.choices[0].text);
     } finally {
       await warm.unload();
       await cold.unload();
@@ -121,14 +132,29 @@ describe('stories260K on the CPU reference backend', () => {
     expect(b.choices[0].text).toBe(a.choices[0].text);
     const c = await engine.completions.create({ ...req, seed: 99 });
     expect(c.choices[0].text).not.toBe(a.choices[0].text);
-    const greedyPenalised = await engine.completions.create({ prompt: REF.prompt, temperature: 0, max_tokens: 30, repetition_penalty: 1.5, frequency_penalty: 0.5 });
+    const greedyPenalised = await engine.completions.create({
+      prompt: REF.prompt,
+      temperature: 0,
+      max_tokens: 30,
+      repetition_penalty: 1.5,
+      frequency_penalty: 0.5,
+    });
     expect(greedyPenalised.choices[0].text).not.toBe(REF.greedy_kv_f32.text);
-    const banned = await engine.completions.create({ prompt: REF.prompt, temperature: 0, max_tokens: 1, logit_bias: { [REF.greedy_kv_f32.tokens[0]]: -100 } });
+    const banned = await engine.completions.create({
+      prompt: REF.prompt,
+      temperature: 0,
+      max_tokens: 1,
+      logit_bias: { [REF.greedy_kv_f32.tokens[0]]: -100 },
+    });
     expect(banned.choices[0].text).not.toBe(', ');
   });
 
   it('chat works on a model without a template (ChatML fallback)', async () => {
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Tell me a story.' }], max_tokens: 8, seed: 3 });
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Tell me a story.' }],
+      max_tokens: 8,
+      seed: 3,
+    });
     expect(r.usage.completion_tokens).toBeGreaterThan(0);
     expect(r.choices[0].message.role).toBe('assistant');
   });
@@ -171,7 +197,14 @@ describe('aborts on a real backend', () => {
     const kvBefore = engine.context.kv.all().map((s) => ({ n: s.tokens.length, refs: s.refs }));
     for (let i = 0; i < 100; i++) {
       const ac = new AbortController();
-      const s = await engine.completions.create({ prompt: `Once upon a time ${i % 5}`, stream: true, max_tokens: 40, temperature: 0.7, seed: i, signal: ac.signal });
+      const s = await engine.completions.create({
+        prompt: `Once upon a time ${i % 5}`,
+        stream: true,
+        max_tokens: 40,
+        temperature: 0.7,
+        seed: i,
+        signal: ac.signal,
+      });
       let n = 0;
       let err: unknown = null;
       try {

@@ -23,10 +23,26 @@ const WEATHER = {
   function: {
     name: 'get_weather',
     description: 'Current weather',
-    parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 20 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', maxLength: 20 }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+      required: ['city', 'days'],
+      additionalProperties: false,
+    },
   },
 };
-const TIME = { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['UTC', 'CET'] } }, required: ['zone'], additionalProperties: false } } };
+const TIME = {
+  type: 'function' as const,
+  function: {
+    name: 'get_time',
+    parameters: {
+      type: 'object',
+      properties: { zone: { enum: ['UTC', 'CET'] } },
+      required: ['zone'],
+      additionalProperties: false,
+    },
+  },
+};
 const tools = [WEATHER.function, TIME.function].map((f) => ({ name: f.name, parameters: f.parameters }));
 
 describe('tool-call syntaxes', () => {
@@ -49,24 +65,88 @@ describe('tool-call syntaxes', () => {
 
   it('parses each family', () => {
     const cases: [ToolCallFormat, string, string, { name: string; args: unknown }[]][] = [
-      ['hermes', 'Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>', 'Let me check.', [{ name: 'get_weather', args: { city: 'Paris', days: 2 } }]],
-      ['hermes', '<tool_call>{"name":"get_time","arguments":{"zone":"UTC"}}</tool_call>\n<tool_call>{"name":"get_weather","arguments":{"city":"Oslo","days":1}}</tool_call>', '', [{ name: 'get_time', args: { zone: 'UTC' } }, { name: 'get_weather', args: { city: 'Oslo', days: 1 } }]],
-      ['qwen3-coder', '<tool_call>\n<function=get_weather>\n<parameter=city>\n123 Main\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>', '', [{ name: 'get_weather', args: { city: '123 Main', days: 3 } }]],
-      ['llama3', '<|python_tag|>{"name": "get_time", "parameters": {"zone": "CET"}}', '', [{ name: 'get_time', args: { zone: 'CET' } }]],
-      ['mistral', '[TOOL_CALLS][{"name": "get_time", "arguments": {"zone": "UTC"}, "id": "abc123def"}]', '', [{ name: 'get_time', args: { zone: 'UTC' } }]],
-      ['mistral-args', 'Sure.[TOOL_CALLS]get_time[ARGS]{"zone": "UTC"}', 'Sure.', [{ name: 'get_time', args: { zone: 'UTC' } }]],
-      ['harmony', '<|channel|>analysis<|message|>Need time.<|end|><|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{"zone":"UTC"}', '', [{ name: 'get_time', args: { zone: 'UTC' } }]],
-      ['granite', '<|tool_call|>[{"name": "get_time", "arguments": {"zone": "UTC"}}]', '', [{ name: 'get_time', args: { zone: 'UTC' } }]],
-      ['phi4', 'functools[{"name": "get_time", "arguments": {"zone": "CET"}}]', '', [{ name: 'get_time', args: { zone: 'CET' } }]],
-      ['lfm2', '<|tool_call_start|>[get_weather(city="Rome", days=2)]<|tool_call_end|>Checking.', 'Checking.', [{ name: 'get_weather', args: { city: 'Rome', days: 2 } }]],
-      ['gemma4', '<|tool_call>call:get_weather{city:<|"|>Tokyo, JP<|"|>,days:4}<tool_call|>', '', [{ name: 'get_weather', args: { city: 'Tokyo, JP', days: 4 } }]],
+      [
+        'hermes',
+        'Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>',
+        'Let me check.',
+        [{ name: 'get_weather', args: { city: 'Paris', days: 2 } }],
+      ],
+      [
+        'hermes',
+        '<tool_call>{"name":"get_time","arguments":{"zone":"UTC"}}</tool_call>\n<tool_call>{"name":"get_weather","arguments":{"city":"Oslo","days":1}}</tool_call>',
+        '',
+        [
+          { name: 'get_time', args: { zone: 'UTC' } },
+          { name: 'get_weather', args: { city: 'Oslo', days: 1 } },
+        ],
+      ],
+      [
+        'qwen3-coder',
+        '<tool_call>\n<function=get_weather>\n<parameter=city>\n123 Main\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>',
+        '',
+        [{ name: 'get_weather', args: { city: '123 Main', days: 3 } }],
+      ],
+      [
+        'llama3',
+        '<|python_tag|>{"name": "get_time", "parameters": {"zone": "CET"}}',
+        '',
+        [{ name: 'get_time', args: { zone: 'CET' } }],
+      ],
+      [
+        'mistral',
+        '[TOOL_CALLS][{"name": "get_time", "arguments": {"zone": "UTC"}, "id": "abc123def"}]',
+        '',
+        [{ name: 'get_time', args: { zone: 'UTC' } }],
+      ],
+      [
+        'mistral-args',
+        'Sure.[TOOL_CALLS]get_time[ARGS]{"zone": "UTC"}',
+        'Sure.',
+        [{ name: 'get_time', args: { zone: 'UTC' } }],
+      ],
+      [
+        'harmony',
+        '<|channel|>analysis<|message|>Need time.<|end|><|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{"zone":"UTC"}',
+        '',
+        [{ name: 'get_time', args: { zone: 'UTC' } }],
+      ],
+      [
+        'granite',
+        '<|tool_call|>[{"name": "get_time", "arguments": {"zone": "UTC"}}]',
+        '',
+        [{ name: 'get_time', args: { zone: 'UTC' } }],
+      ],
+      [
+        'phi4',
+        'functools[{"name": "get_time", "arguments": {"zone": "CET"}}]',
+        '',
+        [{ name: 'get_time', args: { zone: 'CET' } }],
+      ],
+      [
+        'lfm2',
+        '<|tool_call_start|>[get_weather(city="Rome", days=2)]<|tool_call_end|>Checking.',
+        'Checking.',
+        [{ name: 'get_weather', args: { city: 'Rome', days: 2 } }],
+      ],
+      [
+        'gemma4',
+        '<|tool_call>call:get_weather{city:<|"|>Tokyo, JP<|"|>,days:4}<tool_call|>',
+        '',
+        [{ name: 'get_weather', args: { city: 'Tokyo, JP', days: 4 } }],
+      ],
     ];
     for (const [format, text, content, calls] of cases) {
       const r = parseToolCalls(format, text, tools);
-      expect(r.calls.map((c) => ({ name: c.name, args: JSON.parse(c.arguments) as unknown })), `${format}: ${text}`).toEqual(calls);
+      expect(
+        r.calls.map((c) => ({ name: c.name, args: JSON.parse(c.arguments) as unknown })),
+        `${format}: ${text}`,
+      ).toEqual(calls);
       if (format !== 'harmony') expect(r.content).toBe(content);
     }
-    expect(parseToolCalls('hermes', 'no call <tool_call>{"broken"', tools)).toEqual({ content: 'no call <tool_call>{"broken"', calls: [] });
+    expect(parseToolCalls('hermes', 'no call <tool_call>{"broken"', tools)).toEqual({
+      content: 'no call <tool_call>{"broken"',
+      calls: [],
+    });
   });
 
   it('the stream gate shows text up to a call, whatever the delta boundaries', () => {
@@ -117,14 +197,29 @@ describe('tool calls through the engine', () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', days: 2 });
     expect(call.id).toMatch(/^call_/);
     const chunks: ChatCompletionChunk[] = [];
-    for await (const c of await engine.chat.completions.create({ messages, tools: [WEATHER, TIME], temperature: 0, stream: true })) chunks.push(c);
+    for await (const c of await engine.chat.completions.create({
+      messages,
+      tools: [WEATHER, TIME],
+      temperature: 0,
+      stream: true,
+    }))
+      chunks.push(c);
     expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe('Checking.');
     const parts = chunks.flatMap((c) => c.choices[0].delta.tool_calls ?? []);
-    expect(parts.filter((p) => p.index === 0).map((p) => p.function.arguments).join('')).toBe(call.function.arguments);
+    expect(
+      parts
+        .filter((p) => p.index === 0)
+        .map((p) => p.function.arguments)
+        .join(''),
+    ).toBe(call.function.arguments);
     expect(chunks.at(-1)!.choices[0].finish_reason).toBe('tool_calls');
     // The next turn: the call and its result go back through the template.
     const next = await engine.chat.completions.create({
-      messages: [...messages, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: '{"temp": 21}' }],
+      messages: [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: '{"temp": 21}' },
+      ],
       tools: [WEATHER, TIME],
       temperature: 0,
     });
@@ -153,13 +248,30 @@ describe('tool calls through the engine', () => {
 describe('forced calls on stories260K (generic tool prompt: its template has no tools)', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await createEngine({ model: sharedPath('models', 'stories260K.gguf'), backend: 'cpu', contextLength: 1024 });
+    engine = await createEngine({
+      model: sharedPath('models', 'stories260K.gguf'),
+      backend: 'cpu',
+      contextLength: 1024,
+    });
   });
   afterAll(() => engine.unload());
 
   it("'required' and a named function force calls whose arguments match the schema", async () => {
-    for (const [choice, seed] of [['required', 1], ['required', 2], [{ type: 'function', function: { name: 'get_time' } }, 3], [{ type: 'function', function: { name: 'get_weather' } }, 4]] as const) {
-      const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Once upon a time' }], tools: [WEATHER, TIME], tool_choice: choice, parallel_tool_calls: false, temperature: 1, seed, max_tokens: 200 });
+    for (const [choice, seed] of [
+      ['required', 1],
+      ['required', 2],
+      [{ type: 'function', function: { name: 'get_time' } }, 3],
+      [{ type: 'function', function: { name: 'get_weather' } }, 4],
+    ] as const) {
+      const r = await engine.chat.completions.create({
+        messages: [{ role: 'user', content: 'Once upon a time' }],
+        tools: [WEATHER, TIME],
+        tool_choice: choice,
+        parallel_tool_calls: false,
+        temperature: 1,
+        seed,
+        max_tokens: 200,
+      });
       expect(r.choices[0].finish_reason, JSON.stringify(r.choices[0])).toBe('tool_calls');
       const calls = r.choices[0].message.tool_calls!;
       expect(calls).toHaveLength(1);

@@ -22,15 +22,24 @@ async function connect(script = spellScript('Hi from the worker.'), delayMs = 0)
     return createFakeEngine(o.model, transformer, 256, 2);
   };
   const progress: LoadProgress[] = [];
-  const engine = await connectWorkerEngine(channels.expose(createWorkerApi(factory)), { model: 'model.gguf', onProgress: (p) => progress.push(p) });
+  const engine = await connectWorkerEngine(channels.expose(createWorkerApi(factory)), {
+    model: 'model.gguf',
+    onProgress: (p) => progress.push(p),
+  });
   return { engine, transformer, progress };
 }
 
 describe('error serialisation', () => {
   it('keeps LlmError code, message and details; plain errors stay Errors', () => {
-    const e = deserializeError(serializeError(new LlmError('context-overflow', 'too long', { details: { promptTokens: 9, contextLength: 8 } })));
+    const e = deserializeError(
+      serializeError(new LlmError('context-overflow', 'too long', { details: { promptTokens: 9, contextLength: 8 } })),
+    );
     expect(e).toBeInstanceOf(LlmError);
-    expect(e).toMatchObject({ code: 'context-overflow', message: 'too long', details: { promptTokens: 9, contextLength: 8 } });
+    expect(e).toMatchObject({
+      code: 'context-overflow',
+      message: 'too long',
+      details: { promptTokens: 9, contextLength: 8 },
+    });
     const p = deserializeError(serializeError(new TypeError('x')));
     expect(p).toBeInstanceOf(Error);
     expect((p as Error).name).toBe('TypeError');
@@ -54,7 +63,11 @@ describe('worker engine over a MessageChannel', () => {
 
   it('streams chunks as an async iterable, usage last', async () => {
     const { engine } = await connect();
-    const stream = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'hey' }], temperature: 0, stream: true });
+    const stream = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'hey' }],
+      temperature: 0,
+      stream: true,
+    });
     let text = '';
     let last = null;
     for await (const c of stream) {
@@ -72,7 +85,9 @@ describe('worker engine over a MessageChannel', () => {
 
   it('LlmError crosses with its code and details', async () => {
     const { engine } = await connect();
-    const e = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], temperature: -3 }).catch((x: unknown) => x);
+    const e = await engine.chat.completions
+      .create({ messages: [{ role: 'user', content: 'x' }], temperature: -3 })
+      .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(LlmError);
     expect(e).toMatchObject({ code: 'invalid-request', details: { field: 'temperature' } });
     await engine.unload();
@@ -81,7 +96,13 @@ describe('worker engine over a MessageChannel', () => {
   it('an AbortSignal crosses: aborting mid-stream ends it with aborted, and the engine stays usable', async () => {
     const { engine } = await connect(() => 97, 2);
     const ac = new AbortController();
-    const stream = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'go' }], temperature: 0, stream: true, max_tokens: 200, signal: ac.signal });
+    const stream = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'go' }],
+      temperature: 0,
+      stream: true,
+      max_tokens: 200,
+      signal: ac.signal,
+    });
     let n = 0;
     const err = await (async () => {
       try {
@@ -92,22 +113,37 @@ describe('worker engine over a MessageChannel', () => {
       return null;
     })();
     expect(isLlmError(err, 'aborted')).toBe(true);
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'again' }], temperature: 0, max_tokens: 2 });
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'again' }],
+      temperature: 0,
+      max_tokens: 2,
+    });
     expect(r.choices[0].message.content).toBe('aa');
     // A signal aborted before the call rejects at once.
     const pre = new AbortController();
     pre.abort();
-    const e2 = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], signal: pre.signal }).catch((x: unknown) => x);
+    const e2 = await engine.chat.completions
+      .create({ messages: [{ role: 'user', content: 'x' }], signal: pre.signal })
+      .catch((x: unknown) => x);
     expect(isLlmError(e2, 'aborted')).toBe(true);
     await engine.unload();
   });
 
   it('breaking out of a remote stream cancels the request in the worker', async () => {
     const { engine, transformer } = await connect(() => 98, 1);
-    const stream = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'go' }], temperature: 0, stream: true, max_tokens: 500 });
+    const stream = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'go' }],
+      temperature: 0,
+      stream: true,
+      max_tokens: 500,
+    });
     let n = 0;
     for await (const _ of stream) if (++n === 2) break;
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'next' }], temperature: 0, max_tokens: 1 });
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'next' }],
+      temperature: 0,
+      max_tokens: 1,
+    });
     expect(r.choices[0].finish_reason).toBe('length');
     expect(transformer.counters.evaluatedTokens).toBeLessThan(400);
     await engine.unload();

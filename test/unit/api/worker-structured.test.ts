@@ -24,21 +24,47 @@ async function connect(text: string) {
 describe('structured features through the worker', () => {
   it('grammar, logprobs and a bad grammar error cross the bridge', async () => {
     const engine = await connect('yes');
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'ok?' }], grammar: 'root ::= "yes" | "no"', temperature: 0, logprobs: true, top_logprobs: 2 });
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'ok?' }],
+      grammar: 'root ::= "yes" | "no"',
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     expect(r.choices[0].message.content).toBe('yes');
     expect(r.choices[0].logprobs!.content!.length).toBe(3);
-    const e = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], grammar: 'root ::= ' }).catch((x: unknown) => x);
+    const e = await engine.chat.completions
+      .create({ messages: [{ role: 'user', content: 'x' }], grammar: 'root ::= ' })
+      .catch((x: unknown) => x);
     expect(isLlmError(e, 'invalid-request') && e.details?.field).toBe('grammar');
     await engine.unload();
   });
 
   it('a tool call (generic prompt) and the AI SDK over the WorkerEngine', async () => {
     const engine = await connect('<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>');
-    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] } } }];
-    const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'call f' }], tools, temperature: 0 });
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'f',
+          parameters: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] },
+        },
+      },
+    ];
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'call f' }],
+      tools,
+      temperature: 0,
+    });
     expect(r.choices[0].finish_reason).toBe('tool_calls');
     expect(JSON.parse(r.choices[0].message.tool_calls![0].function.arguments)).toEqual({ x: 1 });
-    const g = await generateText({ model: createWebGGUF(engine)(), prompt: 'call f', temperature: 0, tools: {}, maxOutputTokens: 100 });
+    const g = await generateText({
+      model: createWebGGUF(engine)(),
+      prompt: 'call f',
+      temperature: 0,
+      tools: {},
+      maxOutputTokens: 100,
+    });
     expect(g.text).toContain('<tool_call>'); // no tools given: the text is plain
     await engine.unload();
   });

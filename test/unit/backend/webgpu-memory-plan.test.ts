@@ -43,18 +43,29 @@ describe('planMemory', () => {
       expect(isLlmError(e, 'out-of-memory')).toBe(true);
       const details = (e as { details: { maxContextLength: number } }).details;
       expect((e as Error).message).toMatch(/context length of at most \d+/);
-      const ok = planMemory({ ...model, contextLength: details.maxContextLength }, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB, budgetBytes: budget });
+      const ok = planMemory(
+        { ...model, contextLength: details.maxContextLength },
+        { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB, budgetBytes: budget },
+      );
       expect(ok.totalBytes).toBeLessThanOrEqual(budget);
     }
   });
 
   it('fails when one KV layer exceeds the storage binding limit', () => {
-    expect(() => planMemory({ ...model, contextLength: 1 << 20 }, { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB })).toThrow(/at most 524288/);
+    expect(() =>
+      planMemory(
+        { ...model, contextLength: 1 << 20 },
+        { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB },
+      ),
+    ).toThrow(/at most 524288/);
   });
 
   it('rejects a type the WebGPU backend cannot run', () => {
-    expect(() => planMemory({ ...model, tensors: [{ name: 'x', type: GgmlType.IQ2_XXS, shape: [256, 2] }] }, { maxStorageBufferBindingSize: MiB, maxBufferSize: MiB })).toThrow(
-      expect.objectContaining({ code: 'unsupported-type' }),
-    );
+    expect(() =>
+      planMemory(
+        { ...model, tensors: [{ name: 'x', type: GgmlType.IQ2_XXS, shape: [256, 2] }] },
+        { maxStorageBufferBindingSize: MiB, maxBufferSize: MiB },
+      ),
+    ).toThrow(expect.objectContaining({ code: 'unsupported-type' }));
   });
 });

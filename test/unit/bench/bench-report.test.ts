@@ -14,21 +14,44 @@ const GPU_SOURCE = 'GPU time per op (timestamp-query; one timed pass per dispatc
 
 function run(runtime: RuntimeId, threads: number, decode: number, extra: Partial<RunResult> = {}): RunResult {
   return {
-    runtime, host: 'chromium', backend: runtime, threads, model: 'm.gguf',
-    loadMs: { parse: 1, upload: 2, total: 3 }, warmupMs: 1, prefillTokPerS: { '128': decode * 2 }, ttftMs: 10,
-    decodeTokPerS: decode, decodeCpuMsPerToken: 1000 / decode, decodeStepMs: { median: 1, p10: 1, p90: 1 },
-    breakdownMs: null, breakdownSource: 'n/a (peer)', memoryMiB: { peakRss: 1, backend: null }, loadAvg: [1, 1], notes: [],
+    runtime,
+    host: 'chromium',
+    backend: runtime,
+    threads,
+    model: 'm.gguf',
+    loadMs: { parse: 1, upload: 2, total: 3 },
+    warmupMs: 1,
+    prefillTokPerS: { '128': decode * 2 },
+    ttftMs: 10,
+    decodeTokPerS: decode,
+    decodeCpuMsPerToken: 1000 / decode,
+    decodeStepMs: { median: 1, p10: 1, p90: 1 },
+    breakdownMs: null,
+    breakdownSource: 'n/a (peer)',
+    memoryMiB: { peakRss: 1, backend: null },
+    loadAvg: [1, 1],
+    notes: [],
     ...extra,
   };
 }
 
 describe('bench report', () => {
   const runs = [
-    run('webgguf-wasm', 1, 15, { breakdownMs: { 'matmul ffn': 30, 'js/other': 2 }, breakdownSource: 'wall-clock per op' }),
+    run('webgguf-wasm', 1, 15, {
+      breakdownMs: { 'matmul ffn': 30, 'js/other': 2 },
+      breakdownSource: 'wall-clock per op',
+    }),
     run('wllama', 1, 2),
-    run('webgguf-wasm', 2, 25, { breakdownMs: { 'matmul ffn': 20, 'js/other': 2 }, breakdownSource: 'wall-clock per op' }),
+    run('webgguf-wasm', 2, 25, {
+      breakdownMs: { 'matmul ffn': 20, 'js/other': 2 },
+      breakdownSource: 'wall-clock per op',
+    }),
     run('wllama', 2, 4),
-    run('webgguf-webgpu', 1, 0.5, { breakdownMs: { 'matmul ffn': 1500, 'host/wait (GPU idle)': 100 }, breakdownSource: GPU_SOURCE, breakdownByKernelMs: { 'gemv.q4_0.f32.wg64': 1400 } }),
+    run('webgguf-webgpu', 1, 0.5, {
+      breakdownMs: { 'matmul ffn': 1500, 'host/wait (GPU idle)': 100 },
+      breakdownSource: GPU_SOURCE,
+      breakdownByKernelMs: { 'gemv.q4_0.f32.wg64': 1400 },
+    }),
   ];
   const summary = summarize(runs, 330 * 2 ** 20, null);
   const ratios = computeRatios(summary);
@@ -48,10 +71,18 @@ describe('bench report', () => {
 
   it('renders the ratio rows and what each breakdown measures', () => {
     const report: BenchReport = {
-      version: 1, startedAt: '2026-01-01T00:00:00', command: 'npm run bench -- --browser-webgpu',
+      version: 1,
+      startedAt: '2026-01-01T00:00:00',
+      command: 'npm run bench -- --browser-webgpu',
       machine: { cpus: 2, cpuModel: 'x', node: process.versions.node, totalMemGiB: 1 },
       model: { path: 'm.gguf', shape: 'qwen2.5-0.5b', quant: 'q4_0', bytes: 1, bytesPerToken: 1 },
-      workload: WORKLOAD, bandwidth: null, gpuBandwidthGbPerS: null, runs, summary, ratios, errors: [],
+      workload: WORKLOAD,
+      bandwidth: null,
+      gpuBandwidthGbPerS: null,
+      runs,
+      summary,
+      ratios,
+      errors: [],
     };
     const md = toMarkdown(report);
     expect(md).toContain('| webgguf-webgpu ÷ wllama (chromium) | decode | 2 | 0.125× | – |');
@@ -67,7 +98,10 @@ describe('bench report', () => {
     ]);
     // 4 steps: 80 ms busy, 90 ms from first to last pass, 200 ms of wall time.
     expect(gpuBreakdownPerToken(byKind, 90, 4, 200)).toEqual({
-      'matmul ffn': 15, attention: 5, 'gpu gaps': 2.5, 'host/wait (GPU idle)': 27.5,
+      'matmul ffn': 15,
+      attention: 5,
+      'gpu gaps': 2.5,
+      'host/wait (GPU idle)': 27.5,
     });
   });
 });

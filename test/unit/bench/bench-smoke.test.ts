@@ -18,7 +18,15 @@ const WORKLOAD = { promptLengths: [3], decodeTokens: 2, seed: 1, tokenRange: [10
 function expectRunShape(r: RunResult): void {
   expect(r.runtime).toBe('webgguf-wasm');
   expect(r.threads).toBe(1);
-  for (const v of [r.loadMs.parse, r.loadMs.upload, r.loadMs.total, r.warmupMs, r.ttftMs, r.decodeTokPerS, r.decodeCpuMsPerToken]) {
+  for (const v of [
+    r.loadMs.parse,
+    r.loadMs.upload,
+    r.loadMs.total,
+    r.warmupMs,
+    r.ttftMs,
+    r.decodeTokPerS,
+    r.decodeCpuMsPerToken,
+  ]) {
     expect(Number.isFinite(v) && v >= 0).toBe(true);
   }
   expect(Object.keys(r.prefillTokPerS)).toEqual(['3']);
@@ -34,11 +42,23 @@ function expectRunShape(r: RunResult): void {
 
 describe('bench harness (smoke)', () => {
   it('measures the WASM backend and renders a report', async () => {
-    const run = await measureOurs({ modelPath: MODEL, backend: 'wasm', threads: 1, workload: WORKLOAD, profileSteps: 2 });
+    const run = await measureOurs({
+      modelPath: MODEL,
+      backend: 'wasm',
+      threads: 1,
+      workload: WORKLOAD,
+      profileSteps: 2,
+    });
     expectRunShape(run);
     expect(JSON.parse(JSON.stringify(run))).toEqual(run);
 
-    const peer: RunResult = { ...run, runtime: 'llama.cpp-cpu', backend: 'peer', breakdownMs: null, decodeTokPerS: run.decodeTokPerS * 2 };
+    const peer: RunResult = {
+      ...run,
+      runtime: 'llama.cpp-cpu',
+      backend: 'peer',
+      breakdownMs: null,
+      decodeTokPerS: run.decodeTokPerS * 2,
+    };
     const bandwidth = await probeBandwidth({ bytes: 2 ** 20, threads: [1], repeats: 1, passes: 1 });
     expect(bandwidth.gbPerS['1']).toBeGreaterThan(0);
     const summary = summarize([run, peer], 1e6, bandwidth);
@@ -50,10 +70,18 @@ describe('bench harness (smoke)', () => {
     expect(decode?.target).toBe(0.8);
 
     const report: BenchReport = {
-      version: 1, startedAt: '2026-01-01T00:00:00', command: 'npm run bench -- --quick',
+      version: 1,
+      startedAt: '2026-01-01T00:00:00',
+      command: 'npm run bench -- --quick',
       machine: { cpus: 2, cpuModel: 'x', node: process.versions.node, totalMemGiB: 1 },
       model: { path: MODEL, shape: 'tiny', quant: 'q4_0', bytes: 1e6, bytesPerToken: 1e6 },
-      workload: WORKLOAD, bandwidth, gpuBandwidthGbPerS: null, runs: [run, peer], summary, ratios, errors: ['vulkan: skipped'],
+      workload: WORKLOAD,
+      bandwidth,
+      gpuBandwidthGbPerS: null,
+      runs: [run, peer],
+      summary,
+      ratios,
+      errors: ['vulkan: skipped'],
     };
     const md = toMarkdown(report);
     expect(md).toContain('| webgguf-wasm |');

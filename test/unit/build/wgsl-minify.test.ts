@@ -28,14 +28,17 @@ describe('minifyWgsl', () => {
     expect(files.length).toBeGreaterThan(20);
   });
 
-  it.each(files.map((f) => [path.relative(SHADERS, f), f]))('%s keeps its tokens and loses its comments', (_name, file) => {
-    const src = readFileSync(file, 'utf8');
-    const min = minifyWgsl(src);
-    const stripped = src.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, ' '); // whichever opens first (no nesting in shaders/)
-    expect(tokens(min)).toEqual(tokens(stripped));
-    expect(min).not.toMatch(/\/\/|\/\*/);
-    expect(min.length).toBeLessThan(src.length);
-  });
+  it.each(files.map((f) => [path.relative(SHADERS, f), f]))(
+    '%s keeps its tokens and loses its comments',
+    (_name, file) => {
+      const src = readFileSync(file, 'utf8');
+      const min = minifyWgsl(src);
+      const stripped = src.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, ' '); // whichever opens first (no nesting in shaders/)
+      expect(tokens(min)).toEqual(tokens(stripped));
+      expect(min).not.toMatch(/\/\/|\/\*/);
+      expect(min.length).toBeLessThan(src.length);
+    },
+  );
 
   it('handles nested block comments, comment markers inside comments, and keeps line breaks between tokens', () => {
     const src = 'fn a() /* x /* y */ z */ -> f32 {\n  // c /* not open\n  return 1.0 / 2.0; // d\n}\n';

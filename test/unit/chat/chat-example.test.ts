@@ -11,7 +11,13 @@ import { listGgufFiles } from '../../helpers/shared-path.js';
 import { loadMetadata, loadTokenizer } from '../tokenizer/vocab-fixtures.js';
 
 interface ChatExample {
-  context: { messages: ChatMessage[]; add_generation_prompt: boolean; bos_token: string; eos_token: string; date_string: string };
+  context: {
+    messages: ChatMessage[];
+    add_generation_prompt: boolean;
+    bos_token: string;
+    eos_token: string;
+    date_string: string;
+  };
   rendered: string;
   tokens_parse_special: number[];
 }
@@ -23,7 +29,9 @@ describe('arch fixtures: chat_example', () => {
   for (const gguf of FILES) {
     const name = gguf.split('/').pop()!;
     it(name, async () => {
-      const ref = JSON.parse(readFileSync(gguf.replace(/\.gguf$/, '.reference.json'), 'utf8')) as { chat_example: ChatExample };
+      const ref = JSON.parse(readFileSync(gguf.replace(/\.gguf$/, '.reference.json'), 'utf8')) as {
+        chat_example: ChatExample;
+      };
       const ex = ref.chat_example;
       const [metadata, tokenizer] = await Promise.all([loadMetadata(gguf), loadTokenizer(gguf)]);
       expect(tokenizer.tokenText(tokenizer.bosId!)).toBe(ex.context.bos_token);
@@ -39,9 +47,16 @@ describe('arch fixtures: chat_example', () => {
       expect(r.templateSource).toBe('metadata');
       expect(r.prompt).toBe(ex.rendered);
       // by default the prompt is what is tokenised: a leading BOS text goes when the vocabulary adds BOS itself
-      const reported = renderChat(ex.context.messages, { metadata, tokenizer, addGenerationPrompt: ex.context.add_generation_prompt, variables: { date_string: ex.context.date_string } });
+      const reported = renderChat(ex.context.messages, {
+        metadata,
+        tokenizer,
+        addGenerationPrompt: ex.context.add_generation_prompt,
+        variables: { date_string: ex.context.date_string },
+      });
       const bosText = tokenizer.tokenText(tokenizer.bosId!);
-      expect(reported.prompt).toBe(tokenizer.addBos && ex.rendered.startsWith(bosText) ? ex.rendered.slice(bosText.length) : ex.rendered);
+      expect(reported.prompt).toBe(
+        tokenizer.addBos && ex.rendered.startsWith(bosText) ? ex.rendered.slice(bosText.length) : ex.rendered,
+      );
       expect(r.templateHash).toMatch(/^[0-9a-f]{64}$/);
       expect(r.eogTokenIds!.length).toBeGreaterThan(0);
 
@@ -52,14 +67,25 @@ describe('arch fixtures: chat_example', () => {
       // newline after them is eaten) and SPM's add_space_prefix puts '▁' before the text that follows a special token.
       const back = tokenizer.decode(ids, { renderSpecial: true });
       if (name.startsWith('phi3')) {
-        expect(back).toBe(ex.rendered.replace(/(<\|(?:user|assistant)\|>)\n(?=[^])/g, '$1 ').replace(/(<\|(?:end|assistant)\|>)\n/g, '$1'));
+        expect(back).toBe(
+          ex.rendered
+            .replace(/(<\|(?:user|assistant)\|>)\n(?=[^])/g, '$1 ')
+            .replace(/(<\|(?:end|assistant)\|>)\n/g, '$1'),
+        );
       } else {
         expect(back).toBe(ex.rendered);
       }
 
       // Prompt assembly gives the same ids (BOS already written by the template where the family wants it).
-      const p = buildPrompt(ex.context.messages, { metadata, tokenizer, variables: { date_string: ex.context.date_string } });
-      const expected = tokenizer.addBos && ex.tokens_parse_special[0] !== tokenizer.bosId ? [tokenizer.bosId, ...ex.tokens_parse_special] : ex.tokens_parse_special;
+      const p = buildPrompt(ex.context.messages, {
+        metadata,
+        tokenizer,
+        variables: { date_string: ex.context.date_string },
+      });
+      const expected =
+        tokenizer.addBos && ex.tokens_parse_special[0] !== tokenizer.bosId
+          ? [tokenizer.bosId, ...ex.tokens_parse_special]
+          : ex.tokens_parse_special;
       expect(p.tokens).toEqual(expected);
     });
   }

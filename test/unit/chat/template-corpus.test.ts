@@ -36,7 +36,15 @@ interface Corpus {
 
 const dir = new URL('../../fixtures/templates/', import.meta.url);
 const corpus = JSON.parse(gunzipSync(readFileSync(new URL('renderings.json.gz', dir))).toString('utf8')) as Corpus;
-const conversations = CONVERSATIONS as Record<string, { messages: ChatMessage[]; tools?: unknown[]; chat_template_kwargs?: Record<string, unknown>; add_generation_prompt?: boolean }>;
+const conversations = CONVERSATIONS as Record<
+  string,
+  {
+    messages: ChatMessage[];
+    tools?: unknown[];
+    chat_template_kwargs?: Record<string, unknown>;
+    add_generation_prompt?: boolean;
+  }
+>;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const [dd, mon, yyyy] = corpus.dateString.split(' ');
 /** The day llama.cpp rendered on, at local noon (templates print the date, not the time). */
@@ -46,7 +54,10 @@ function stripBos(s: string, bos: string): string {
   return bos !== '' && s.startsWith(bos) ? s.slice(bos.length) : s;
 }
 
-type Outcome = { kind: 'same' } | { kind: 'diff'; ours: string; theirs: string } | { kind: 'error-mismatch'; detail: string };
+type Outcome =
+  | { kind: 'same' }
+  | { kind: 'diff'; ours: string; theirs: string }
+  | { kind: 'error-mismatch'; detail: string };
 
 function compare(name: string, id: string): Outcome {
   const t = corpus.templates[name];
@@ -71,7 +82,10 @@ function compare(name: string, id: string): Outcome {
   }
   if (expected.error !== undefined) {
     if (err !== undefined && isLlmError(err, 'template')) return { kind: 'same' };
-    return { kind: 'error-mismatch', detail: `llama.cpp fails (${expected.error.slice(0, 120)}) but ours ${err ? String(err) : 'renders'}` };
+    return {
+      kind: 'error-mismatch',
+      detail: `llama.cpp fails (${expected.error.slice(0, 120)}) but ours ${err ? String(err) : 'renders'}`,
+    };
   }
   if (ours === undefined) return { kind: 'error-mismatch', detail: `ours fails: ${(err as Error)?.message}` };
   const a = stripBos(ours, t.bos);
@@ -87,7 +101,8 @@ function firstDifference(a: string, b: string): string {
 }
 
 const pairs: [string, string][] = [];
-for (const [name, t] of Object.entries(corpus.templates)) for (const id of Object.keys(t.cases ?? {})) pairs.push([name, id]);
+for (const [name, t] of Object.entries(corpus.templates))
+  for (const id of Object.keys(t.cases ?? {})) pairs.push([name, id]);
 
 describe('chat templates render as llama.cpp renders them (corpus)', () => {
   const outcomes = new Map<string, Outcome>();
@@ -106,7 +121,10 @@ describe('chat templates render as llama.cpp renders them (corpus)', () => {
   });
 
   it('the pairs that differ are exactly the documented ones', () => {
-    const differing = [...outcomes].filter(([, o]) => o.kind !== 'same').map(([k]) => k).sort();
+    const differing = [...outcomes]
+      .filter(([, o]) => o.kind !== 'same')
+      .map(([k]) => k)
+      .sort();
     expect(differing).toEqual([...Object.keys(KNOWN_DIFFERENCES)].sort());
   });
 
@@ -117,12 +135,19 @@ describe('chat templates render as llama.cpp renders them (corpus)', () => {
       const template = readFileSync(new URL(`corpus/${name}.jinja`, dir), 'utf8');
       let caps: Record<string, boolean>;
       try {
-        caps = renderChat([{ role: 'user', content: 'x' }], { template, now: NOW }).caps as unknown as Record<string, boolean>;
+        caps = renderChat([{ role: 'user', content: 'x' }], { template, now: NOW }).caps as unknown as Record<
+          string,
+          boolean
+        >;
       } catch {
         continue;
       }
       const thinking = templateSupportsThinking(compileTemplate(template));
-      if (t.supports_thinking !== undefined && thinking !== t.supports_thinking && !(name in KNOWN_THINKING_DIFFERENCES)) {
+      if (
+        t.supports_thinking !== undefined &&
+        thinking !== t.supports_thinking &&
+        !(name in KNOWN_THINKING_DIFFERENCES)
+      ) {
         mismatches.push(`${name} supports_thinking: llama.cpp ${t.supports_thinking}, ours ${thinking}`);
       }
       for (const [k, v] of Object.entries(t.caps)) {

@@ -24,7 +24,11 @@ function template(name: string): string {
 }
 
 /** A real vocabulary with extra CONTROL tokens appended (what a family's GGUF has for its chat markers). */
-function withControlTokens(meta: Readonly<Record<string, GgufValue>>, extra: string[], overrides: Record<string, GgufValue> = {}) {
+function withControlTokens(
+  meta: Readonly<Record<string, GgufValue>>,
+  extra: string[],
+  overrides: Record<string, GgufValue> = {},
+) {
   const tokens = meta['tokenizer.ggml.tokens'] as string[];
   const types = (meta['tokenizer.ggml.token_type'] as number[] | undefined) ?? tokens.map(() => 1);
   const out: Record<string, GgufValue> = { ...meta, ...overrides };
@@ -53,25 +57,54 @@ describe('renderChat', () => {
   });
 
   it('omits the generation prompt on request', () => {
-    expect(renderChat([{ role: 'user', content: 'x' }], { addGenerationPrompt: false }).prompt).toBe('<|im_start|>user\nx<|im_end|>\n');
+    expect(renderChat([{ role: 'user', content: 'x' }], { addGenerationPrompt: false }).prompt).toBe(
+      '<|im_start|>user\nx<|im_end|>\n',
+    );
   });
 
   it('uses named and explicit templates', () => {
-    const metadata = { 'tokenizer.chat_template': 'A{{ messages[0].content }}', 'tokenizer.chat_template.tool_use': 'T{{ tools|length }}' };
+    const metadata = {
+      'tokenizer.chat_template': 'A{{ messages[0].content }}',
+      'tokenizer.chat_template.tool_use': 'T{{ tools|length }}',
+    };
     expect(renderChat(HELLO, { metadata }).prompt).toBe('AHello!');
-    const named = renderChat(HELLO, { metadata, templateName: 'tool_use', tools: [{ type: 'function', function: { name: 'f' } }] });
+    const named = renderChat(HELLO, {
+      metadata,
+      templateName: 'tool_use',
+      tools: [{ type: 'function', function: { name: 'f' } }],
+    });
     expect(named.prompt).toBe('T1');
     expect(named.templateSource).toBe('named');
     expect(renderChat(HELLO, { metadata, template: 'E' }).templateSource).toBe('explicit');
-    expectLlmError(() => renderChat(HELLO, { metadata, templateName: 'rag' }), 'template', /no chat template named 'rag'/);
+    expectLlmError(
+      () => renderChat(HELLO, { metadata, templateName: 'rag' }),
+      'template',
+      /no chat template named 'rag'/,
+    );
   });
 
   it('rejects bad conversations before rendering', () => {
     expectLlmError(() => renderChat([]), 'invalid-request', /empty/);
-    expectLlmError(() => renderChat([{ role: 'wizard', content: 'x' } as unknown as ChatMessage]), 'invalid-request', /unknown role "wizard"/);
-    expectLlmError(() => renderChat([{ role: 'user', content: 42 } as unknown as ChatMessage]), 'invalid-request', /number content/);
+    expectLlmError(
+      () => renderChat([{ role: 'wizard', content: 'x' } as unknown as ChatMessage]),
+      'invalid-request',
+      /unknown role "wizard"/,
+    );
+    expectLlmError(
+      () => renderChat([{ role: 'user', content: 42 } as unknown as ChatMessage]),
+      'invalid-request',
+      /number content/,
+    );
     expectLlmError(() => renderChat([{ role: 'user', content: null }]), 'invalid-request', /null content/);
-    expectLlmError(() => renderChat([{ role: 'user', content: 'q' }, { role: 'tool', content: '1', tool_call_id: 'a' }]), 'invalid-request', /no assistant tool call/);
+    expectLlmError(
+      () =>
+        renderChat([
+          { role: 'user', content: 'q' },
+          { role: 'tool', content: '1', tool_call_id: 'a' },
+        ]),
+      'invalid-request',
+      /no assistant tool call/,
+    );
     const call = { id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
     const msgs: ChatMessage[] = [
       { role: 'user', content: 'q' },
@@ -79,20 +112,33 @@ describe('renderChat', () => {
       { role: 'tool', content: '1', tool_call_id: 'call_2' },
     ];
     expectLlmError(() => renderChat(msgs), 'invalid-request', /call_2/);
-    expect(renderChat([...msgs.slice(0, 2), { role: 'tool', content: '1', tool_call_id: 'call_1' }], { template: 'ok' }).prompt).toBe('ok');
+    expect(
+      renderChat([...msgs.slice(0, 2), { role: 'tool', content: '1', tool_call_id: 'call_1' }], { template: 'ok' })
+        .prompt,
+    ).toBe('ok');
   });
 
   it("turns the template's raise_exception and syntax errors into LlmError('template')", () => {
     const strict = "{% if messages|length > 2 %}{{ raise_exception('Too many messages') }}{% endif %}";
-    expectLlmError(() => renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: strict }), 'template', /Too many messages/);
+    expectLlmError(
+      () => renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: strict }),
+      'template',
+      /Too many messages/,
+    );
     // a template that refuses the system role gets it folded into the first user message, as llama.cpp does
-    const gemma = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for m in messages %}{{ m.role }}:{{ m.content }}|{% endfor %}";
-    expect(renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: gemma }).prompt).toBe('user:s\nHello!|assistant:Hi there.|user:Tell me a story.|');
+    const gemma =
+      "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for m in messages %}{{ m.role }}:{{ m.content }}|{% endfor %}";
+    expect(renderChat([{ role: 'system', content: 's' }, ...HELLO], { template: gemma }).prompt).toBe(
+      'user:s\nHello!|assistant:Hi there.|user:Tell me a story.|',
+    );
     expectLlmError(() => renderChat(HELLO, { template: '{% for %}' }), 'template', /parsing the chat template/);
   });
 
   it('provides strftime_now from the given clock', () => {
-    const r = renderChat(HELLO, { template: '{{ strftime_now("%d %b %Y") }}|{{ strftime_now("%Y-%m-%d") }}', now: new Date(2024, 6, 26, 12) });
+    const r = renderChat(HELLO, {
+      template: '{{ strftime_now("%d %b %Y") }}|{{ strftime_now("%Y-%m-%d") }}',
+      now: new Date(2024, 6, 26, 12),
+    });
     expect(r.prompt).toBe('26 Jul 2024|2024-07-26');
   });
 
@@ -105,7 +151,17 @@ describe('renderChat', () => {
 
 describe('public templates round-trip through a tokenizer', () => {
   it('Mistral Small 3.1: markers become single control tokens, text comes back', async () => {
-    const markers = ['[INST]', '[/INST]', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]', '[TOOL_CALLS]', '[AVAILABLE_TOOLS]', '[/AVAILABLE_TOOLS]', '[TOOL_RESULTS]', '[/TOOL_RESULTS]'];
+    const markers = [
+      '[INST]',
+      '[/INST]',
+      '[SYSTEM_PROMPT]',
+      '[/SYSTEM_PROMPT]',
+      '[TOOL_CALLS]',
+      '[AVAILABLE_TOOLS]',
+      '[/AVAILABLE_TOOLS]',
+      '[TOOL_RESULTS]',
+      '[/TOOL_RESULTS]',
+    ];
     const base = await loadMetadata(sharedPath('tokenizer-vectors', 'ggml-vocab-llama-spm.gguf'));
     const tok = createTokenizer(withControlTokens(base, markers, { 'tokenizer.ggml.add_space_prefix': false }));
     const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], {
@@ -113,7 +169,9 @@ describe('public templates round-trip through a tokenizer', () => {
       tokenizer: tok,
     });
     // the vocabulary adds BOS itself, so the reported prompt is the tokenised text: without the template's <s>
-    expect(r.prompt).toBe('[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hello![/INST]Hi there.</s>[INST]Tell me a story.[/INST]');
+    expect(r.prompt).toBe(
+      '[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hello![/INST]Hi there.</s>[INST]Tell me a story.[/INST]',
+    );
     const raw = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], {
       template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
       tokenizer: tok,
@@ -121,15 +179,23 @@ describe('public templates round-trip through a tokenizer', () => {
     });
     expect(raw.prompt).toBe(`<s>${r.prompt}`);
     const ids = tok.encode(raw.prompt, { parseSpecial: true });
-    for (const m of ['<s>', '</s>', '[INST]', '[/INST]', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]']) expect(ids).toContain(tok.tokenId(m));
+    for (const m of ['<s>', '</s>', '[INST]', '[/INST]', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]'])
+      expect(ids).toContain(tok.tokenId(m));
     expect(tok.decode(ids, { renderSpecial: true })).toBe(raw.prompt);
     expect(r.stopStrings).toContain('</s>');
     const call = { id: 'abc', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
     expectLlmError(
       () =>
-        renderChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', content: '1', tool_call_id: 'abc' }], {
-          template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
-        }),
+        renderChat(
+          [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: null, tool_calls: [call] },
+            { role: 'tool', content: '1', tool_call_id: 'abc' },
+          ],
+          {
+            template: template('mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja'),
+          },
+        ),
       'template',
       /Tool call IDs should be alphanumeric/,
     );
@@ -139,10 +205,15 @@ describe('public templates round-trip through a tokenizer', () => {
     const meta = await loadMetadata(sharedPath('models', 'arch', 'gemma3-f16.gguf'));
     const tok = createTokenizer(meta);
     const gemma3 = template('google-gemma-3-4b-it.jinja');
-    const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], { template: gemma3, tokenizer: tok, stripBos: false });
+    const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], {
+      template: gemma3,
+      tokenizer: tok,
+      stripBos: false,
+    });
     const bos = tok.tokenText(tok.bosId!); // the fixture's vocab spells BOS its own way
     expect(r.prompt).toBe(
-      bos + '<start_of_turn>user\nBe brief.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there.<end_of_turn>\n' +
+      bos +
+        '<start_of_turn>user\nBe brief.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there.<end_of_turn>\n' +
         '<start_of_turn>user\nTell me a story.<end_of_turn>\n<start_of_turn>model\n',
     );
     const ids = tok.encode(r.prompt, { parseSpecial: true });
@@ -150,14 +221,28 @@ describe('public templates round-trip through a tokenizer', () => {
     expect(ids.filter((id) => id === tok.tokenId('<start_of_turn>'))).toHaveLength(4);
     expect(tok.decode(ids, { renderSpecial: true })).toBe(r.prompt);
     expectLlmError(
-      () => renderChat([{ role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }], { template: gemma3, tokenizer: tok }),
+      () =>
+        renderChat(
+          [
+            { role: 'assistant', content: 'x' },
+            { role: 'user', content: 'y' },
+          ],
+          { template: gemma3, tokenizer: tok },
+        ),
       'template',
       /roles must alternate/,
     );
   });
 
   it('DeepSeek R1 (Qwen vocab): markers become single control tokens, text comes back', async () => {
-    const markers = ['<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>', '<｜User｜>', '<｜Assistant｜>', '<think>', '</think>'];
+    const markers = [
+      '<｜begin▁of▁sentence｜>',
+      '<｜end▁of▁sentence｜>',
+      '<｜User｜>',
+      '<｜Assistant｜>',
+      '<think>',
+      '</think>',
+    ];
     const base = await loadMetadata(sharedPath('tokenizer-vectors', 'ggml-vocab-qwen2.gguf'));
     const tok = createTokenizer(withControlTokens(base, markers));
     const r = renderChat([{ role: 'system', content: 'Be brief.' }, ...HELLO], {

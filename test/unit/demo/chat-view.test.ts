@@ -11,7 +11,11 @@ describe('splitThinking', () => {
   it('splits a closed, an open (streaming) and a template-opened thinking block', () => {
     expect(splitThinking('<think>plan</think>\n\nAnswer')).toEqual({ thinking: 'plan', answer: 'Answer', open: false });
     expect(splitThinking('<think>still thinking')).toEqual({ thinking: 'still thinking', answer: '', open: true });
-    expect(splitThinking('plan first</think>Answer')).toEqual({ thinking: 'plan first', answer: 'Answer', open: false });
+    expect(splitThinking('plan first</think>Answer')).toEqual({
+      thinking: 'plan first',
+      answer: 'Answer',
+      open: false,
+    });
     expect(splitThinking('No thinking here')).toEqual({ thinking: null, answer: 'No thinking here', open: false });
   });
 });
@@ -27,7 +31,10 @@ describe('ChatView', () => {
       { role: 'user', content: 'again' },
       { role: 'assistant', content: '<think>hmm</think>long answer', finish: 'length' },
     ]);
-    expect(Array.from(list.querySelectorAll('.note'), (n) => n.textContent)).toEqual(['— stopped', '— reached the token limit']);
+    expect(Array.from(list.querySelectorAll('.note'), (n) => n.textContent)).toEqual([
+      '— stopped',
+      '— reached the token limit',
+    ]);
     expect(list.querySelector('details.thinking summary')?.textContent).toBe('Thought process');
     expect(list.getAttribute('aria-live')).toBeNull();
     expect(status.textContent).toBe('');

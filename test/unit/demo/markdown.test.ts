@@ -17,7 +17,8 @@ function dom(markdown: string): HTMLElement {
 
 describe('renderMarkdown', () => {
   it('shows any HTML the model writes as text, never as markup', () => {
-    const md = '<img src=x onerror=alert(1)> <script>alert(1)</script> **<b>x</b>** <a href="javascript:alert(1)">y</a>\n\n<iframe src="https://evil"></iframe>';
+    const md =
+      '<img src=x onerror=alert(1)> <script>alert(1)</script> **<b>x</b>** <a href="javascript:alert(1)">y</a>\n\n<iframe src="https://evil"></iframe>';
     const html = renderMarkdown(md);
     expect(html).not.toMatch(/<img|<script|<b>|<iframe|<a href="javascript/i);
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
@@ -28,7 +29,14 @@ describe('renderMarkdown', () => {
   });
 
   it('links only http(s) and mailto URLs, with target=_blank rel=noopener, and cannot break out of the attribute', () => {
-    for (const bad of ['[a](javascript:alert(1))', '[a](JaVaScRiPt:alert(1))', '[a](data:text/html,<script>x</script>)', '[a](vbscript:x)', '<javascript:alert(1)>', '![i](javascript:alert(1))']) {
+    for (const bad of [
+      '[a](javascript:alert(1))',
+      '[a](JaVaScRiPt:alert(1))',
+      '[a](data:text/html,<script>x</script>)',
+      '[a](vbscript:x)',
+      '<javascript:alert(1)>',
+      '![i](javascript:alert(1))',
+    ]) {
       expect(dom(bad).querySelector('a'), bad).toBeNull();
     }
     const a = dom('[docs](https://example.com/a"onmouseover="x)').querySelector('a');
@@ -48,7 +56,11 @@ describe('renderMarkdown', () => {
       ['[**bold** and _it_](https://x.org/p?q=*star*&r=_u_)', 'https://x.org/p?q=*star*&r=_u_', 'bold and it'],
       ['_[under](https://x.org/_blank_/x_y)_', 'https://x.org/_blank_/x_y', 'under'],
       ['**[strong](https://x.org/**a**)** tail', 'https://x.org/**a**', 'strong'],
-      ['visit https://x.org/_snake_case_/path and *more*', 'https://x.org/_snake_case_/path', 'https://x.org/_snake_case_/path'],
+      [
+        'visit https://x.org/_snake_case_/path and *more*',
+        'https://x.org/_snake_case_/path',
+        'https://x.org/_snake_case_/path',
+      ],
     ];
     for (const [md, href, text] of cases) {
       const root = dom(md);
@@ -67,7 +79,9 @@ describe('renderMarkdown', () => {
   });
 
   it('renders fenced code (escaped, language kept), inline code, lists, headings and tables', () => {
-    const root = dom('# Title\n\n```js\nif (a < b) {}\n```\n\n- one `x<y`\n- two\n\n1. first\n\n| a | b |\n|---|---|\n| 1 | 2 |');
+    const root = dom(
+      '# Title\n\n```js\nif (a < b) {}\n```\n\n- one `x<y`\n- two\n\n1. first\n\n| a | b |\n|---|---|\n| 1 | 2 |',
+    );
     expect(root.querySelector('h3')?.textContent).toBe('Title');
     const pre = root.querySelector('pre');
     expect(pre?.getAttribute('data-lang')).toBe('js');
@@ -85,6 +99,8 @@ describe('renderMarkdown', () => {
   });
 
   it('escapeHtml escapes the five special characters', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
   });
 });

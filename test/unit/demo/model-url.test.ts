@@ -16,14 +16,20 @@ describe('modelUrlFrom', () => {
     expect(modelUrlFrom('/models/m.gguf', base)).toBe('https://demo.example/models/m.gguf');
     expect(modelUrlFrom('./m.gguf', base)).toBe('https://demo.example/chat/m.gguf');
     expect(modelUrlFrom('m.gguf', base)).toBe('https://demo.example/chat/m.gguf');
-    expect(modelUrlFrom('huggingface.co/a/b/resolve/main/m.gguf', base)).toBe('https://huggingface.co/a/b/resolve/main/m.gguf');
+    expect(modelUrlFrom('huggingface.co/a/b/resolve/main/m.gguf', base)).toBe(
+      'https://huggingface.co/a/b/resolve/main/m.gguf',
+    );
   });
 
   it('rewrites Hugging Face /blob/ page links to /resolve/ download links, and nothing else', () => {
-    expect(modelUrlFrom('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/blob/main/q4.gguf?download=true', base)).toBe(
-      'https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/q4.gguf?download=true',
+    expect(
+      modelUrlFrom('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/blob/main/q4.gguf?download=true', base),
+    ).toBe('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/q4.gguf?download=true');
+    expect(huggingFaceDownloadUrl(new URL('https://example.com/a/b/blob/main/x.gguf')).href).toBe(
+      'https://example.com/a/b/blob/main/x.gguf',
     );
-    expect(huggingFaceDownloadUrl(new URL('https://example.com/a/b/blob/main/x.gguf')).href).toBe('https://example.com/a/b/blob/main/x.gguf');
-    expect(huggingFaceDownloadUrl(new URL('https://huggingface.co/a/b/resolve/main/x.gguf')).href).toBe('https://huggingface.co/a/b/resolve/main/x.gguf');
+    expect(huggingFaceDownloadUrl(new URL('https://huggingface.co/a/b/resolve/main/x.gguf')).href).toBe(
+      'https://huggingface.co/a/b/resolve/main/x.gguf',
+    );
   });
 });

@@ -10,7 +10,10 @@ describe('Context', () => {
   it('splits a segment into batchSize pieces; only the last keeps logits', async () => {
     const t = createFakeTransformer({ contextLength: 128 });
     const ctx = new Context(t, { contextLength: 128, nSlots: 2, batchSize: 10 });
-    await ctx.decode([{ slot: 1, startPos: 0, tokens: Array.from({ length: 25 }, (_, i) => i), logits: 'last' }], 'prefill');
+    await ctx.decode(
+      [{ slot: 1, startPos: 0, tokens: Array.from({ length: 25 }, (_, i) => i), logits: 'last' }],
+      'prefill',
+    );
     expect(t.counters.calls).toEqual([
       [0, 10, 'none'],
       [10, 10, 'none'],
@@ -23,15 +26,31 @@ describe('Context', () => {
   it('refuses positions past the context with context-overflow', async () => {
     const t = createFakeTransformer({ contextLength: 16 });
     const ctx = new Context(t, { contextLength: 16, nSlots: 1 });
-    await expect(ctx.decode([{ slot: 0, startPos: 10, tokens: [1, 2, 3, 4, 5, 6, 7], logits: 'last' }], 'decode')).rejects.toSatisfy((e) => isLlmError(e, 'context-overflow'));
-    const gen = generate(ctx, createFakeTokenizer(), { prompt: new Array(16).fill(65), cacheKey: 'k', sampling: { ...DEFAULT_SAMPLING, seed: 1 }, maxTokens: 4, stop: [], eogIds: new Set() });
+    await expect(
+      ctx.decode([{ slot: 0, startPos: 10, tokens: [1, 2, 3, 4, 5, 6, 7], logits: 'last' }], 'decode'),
+    ).rejects.toSatisfy((e) => isLlmError(e, 'context-overflow'));
+    const gen = generate(ctx, createFakeTokenizer(), {
+      prompt: new Array(16).fill(65),
+      cacheKey: 'k',
+      sampling: { ...DEFAULT_SAMPLING, seed: 1 },
+      maxTokens: 4,
+      stop: [],
+      eogIds: new Set(),
+    });
     await expect(gen.next()).rejects.toSatisfy((e) => isLlmError(e, 'context-overflow'));
   });
 
   it('ends with finish_reason length when the context fills during generation', async () => {
     const t = createFakeTransformer({ contextLength: 12, script: () => 66 });
     const ctx = new Context(t, { contextLength: 12, nSlots: 1 });
-    const gen = generate(ctx, createFakeTokenizer(), { prompt: [65, 65, 65, 65], cacheKey: 'k', sampling: { ...DEFAULT_SAMPLING, temperature: 0, seed: 1 }, maxTokens: Infinity, stop: [], eogIds: new Set() });
+    const gen = generate(ctx, createFakeTokenizer(), {
+      prompt: [65, 65, 65, 65],
+      cacheKey: 'k',
+      sampling: { ...DEFAULT_SAMPLING, temperature: 0, seed: 1 },
+      maxTokens: Infinity,
+      stop: [],
+      eogIds: new Set(),
+    });
     let text = '';
     for (;;) {
       const s = await gen.next();
@@ -68,7 +87,11 @@ describe('Context', () => {
 
   it('non-finite or all-zero warmup logits on the CPU/WASM backends blame the model (gguf-invalid), not the backend', async () => {
     for (const name of ['cpu', 'wasm']) {
-      for (const [bad, cause] of [[Infinity, /non-finite output/], [NaN, /non-finite output/], [0, /all-zero logits/]] as const) {
+      for (const [bad, cause] of [
+        [Infinity, /non-finite output/],
+        [NaN, /non-finite output/],
+        [0, /all-zero logits/],
+      ] as const) {
         const t = createFakeTransformer();
         (t as { ops: unknown }).ops = { ...t.ops, name };
         t.readLogits = async () => new Float32Array(8).fill(bad);

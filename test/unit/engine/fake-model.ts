@@ -116,12 +116,21 @@ function hashHistory(cells: Int32Array, n: number): number {
 }
 
 /** A `Transformer` whose logits depend only on the slot's cells 0 … pos. */
-export function createFakeTransformer(o: FakeTransformerOptions = {}): Transformer & { counters: FakeCounters; cells: Int32Array[] } {
+export function createFakeTransformer(
+  o: FakeTransformerOptions = {},
+): Transformer & { counters: FakeCounters; cells: Int32Array[] } {
   const nSlots = o.nSlots ?? 2;
   const contextLength = o.contextLength ?? 256;
   const ubatchSize = o.ubatchSize ?? 16;
   const cells = Array.from({ length: nSlots }, () => new Int32Array(contextLength).fill(-1));
-  const counters: FakeCounters = { evalCalls: 0, evaluatedTokens: 0, bytesReadBack: 0, copies: 0, destroyed: false, calls: [] };
+  const counters: FakeCounters = {
+    evalCalls: 0,
+    evaluatedTokens: 0,
+    bytesReadBack: 0,
+    copies: 0,
+    destroyed: false,
+    calls: [],
+  };
   let last: Float32Array | null = null;
   const logitsFor = (slot: number, n: number): Float32Array => {
     const c = cells[slot];
@@ -135,20 +144,32 @@ export function createFakeTransformer(o: FakeTransformerOptions = {}): Transform
     if (want !== null && want !== undefined) out[want] += 20;
     return out;
   };
-  const config = { arch: 'fake', name: 'fake-model', vocabSize: FAKE_VOCAB, contextLength: 4096 } as unknown as ModelConfig;
+  const config = {
+    arch: 'fake',
+    name: 'fake-model',
+    vocabSize: FAKE_VOCAB,
+    contextLength: 4096,
+  } as unknown as ModelConfig;
   return {
     config,
     ops: { name: 'fake', description: 'fake ops' } as unknown as Ops,
     ubatchSize,
     counters,
     cells,
-    async eval(tokens: Int32Array, startPos: number, slot: number, options: { logits?: LogitsWanted; signal?: AbortSignal } = {}) {
+    async eval(
+      tokens: Int32Array,
+      startPos: number,
+      slot: number,
+      options: { logits?: LogitsWanted; signal?: AbortSignal } = {},
+    ) {
       if (counters.destroyed) throw new Error('fake transformer used after destroy');
-      if (slot < 0 || slot >= nSlots || startPos + tokens.length > contextLength) throw new RangeError(`bad eval slot ${slot} pos ${startPos}+${tokens.length}`);
+      if (slot < 0 || slot >= nSlots || startPos + tokens.length > contextLength)
+        throw new RangeError(`bad eval slot ${slot} pos ${startPos}+${tokens.length}`);
       counters.evalCalls++;
       counters.calls.push([startPos, tokens.length, options.logits ?? 'last']);
       for (let s = 0; s < tokens.length; s += ubatchSize) {
-        if (options.signal?.aborted) throw new LlmError('aborted', 'eval was aborted', { cause: options.signal.reason });
+        if (options.signal?.aborted)
+          throw new LlmError('aborted', 'eval was aborted', { cause: options.signal.reason });
         await new Promise((r) => setTimeout(r, o.delayMs ?? 0));
         const chunk = tokens.subarray(s, s + ubatchSize);
         cells[slot].set(chunk, startPos + s);
@@ -169,7 +190,9 @@ export function createFakeTransformer(o: FakeTransformerOptions = {}): Transform
       return b;
     },
     async topK(k: number): Promise<TopK> {
-      const ids = Array.from(last!.keys()).sort((a, b) => last![b] - last![a] || a - b).slice(0, k);
+      const ids = Array.from(last!.keys())
+        .sort((a, b) => last![b] - last![a] || a - b)
+        .slice(0, k);
       counters.bytesReadBack += k * 8;
       return { ids: Int32Array.from(ids), logits: Float32Array.from(ids.map((i) => last![i])) };
     },

@@ -12,7 +12,8 @@ import { getTestGpu } from '../../helpers/gpu.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
-const LONG = 'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog. One day she found a';
+const LONG =
+  'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog. One day she found a';
 
 let gpu: GPU;
 const engines: Engine[] = [];
@@ -32,7 +33,9 @@ afterAll(async () => {
 describe('persisted prompt cache on WebGPU', () => {
   it('save → new engine → restore gives the cold output; f16 rows are refused by an f32 cache', async () => {
     const store = memoryPromptCacheStore();
-    const cold = (await (await open({ persistedCache: false })).completions.create({ prompt: LONG, temperature: 0, max_tokens: 30 })).choices[0].text;
+    const cold = (
+      await (await open({ persistedCache: false })).completions.create({ prompt: LONG, temperature: 0, max_tokens: 30 })
+    ).choices[0].text;
     const a = await open({ persistedCache: { store, auto: false } });
     await a.completions.create({ prompt: LONG, temperature: 0, max_tokens: 1 });
     expect(await a.saveCache()).toBe(1);

@@ -12,20 +12,39 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { Engine, EngineOptions } from '../../../src/api/engine.js';
 import type { ChatMessage } from '../../../src/api/types.js';
-import { type PromptCacheStore, deletePromptCache, listPromptCaches, memoryPromptCacheStore } from '../../../src/io/prompt-cache-store.js';
+import {
+  type PromptCacheStore,
+  deletePromptCache,
+  listPromptCaches,
+  memoryPromptCacheStore,
+} from '../../../src/io/prompt-cache-store.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
-const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { text: string } };
+const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
+  prompt: string;
+  greedy_kv_f32: { text: string };
+};
 const TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:';
-const SYSTEM = 'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog.';
-const messages = (user: string): ChatMessage[] => [{ role: 'system', content: SYSTEM }, { role: 'user', content: user }];
+const SYSTEM =
+  'Once upon a time there was a little girl named Lily who loved to play in the park with her big red ball and her dog.';
+const messages = (user: string): ChatMessage[] => [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: user },
+];
 
 let dir: string;
 const engines: Engine[] = [];
 
 async function open(options: Partial<EngineOptions>): Promise<Engine> {
-  const e = await createEngine({ model: MODEL, backend: 'cpu', contextLength: 256, warmup: false, chatTemplate: TEMPLATE, ...options });
+  const e = await createEngine({
+    model: MODEL,
+    backend: 'cpu',
+    contextLength: 256,
+    warmup: false,
+    chatTemplate: TEMPLATE,
+    ...options,
+  });
   engines.push(e);
   return e;
 }
@@ -36,7 +55,10 @@ const coldLong = new Map<string, string>();
 async function coldText(backend: 'cpu' | 'wasm'): Promise<string> {
   if (!coldLong.has(backend)) {
     const e = await open({ backend, threads: 1, persistedCache: false });
-    coldLong.set(backend, (await e.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 })).choices[0].text);
+    coldLong.set(
+      backend,
+      (await e.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 })).choices[0].text,
+    );
   }
   return coldLong.get(backend) ?? '';
 }
@@ -121,7 +143,9 @@ describe('persisted prompt cache', () => {
     await chat(await open({ persistedCache: { path } }), 'Hi.');
     const [record] = await listPromptCaches({ path });
     expect(readdirSync(path).sort()).toEqual([`${record.id}.json`, `${record.id}.kv`]);
-    expect((await chat(await open({ persistedCache: { path } }), 'Tell me a story.')).cached).toBe(record.tokens.length);
+    expect((await chat(await open({ persistedCache: { path } }), 'Tell me a story.')).cached).toBe(
+      record.tokens.length,
+    );
     const kvFile = join(path, `${record.id}.kv`);
     const bytes = readFileSync(kvFile);
     bytes[7] ^= 1;

@@ -53,7 +53,7 @@ describe('PromptCache', () => {
     expect(a2.reused).toBe(23);
   });
 
-  it('reuses in place when the owner\'s tail is worth less than the other slot\'s contents', () => {
+  it("reuses in place when the owner's tail is worth less than the other slot's contents", () => {
     const { turn, copies, kv } = setup();
     const a = turn(K, range(0, 10), [90]); // A: 11 tokens
     const b = turn(K, range(300, 340)); // B: 40 unrelated tokens in the other slot

@@ -28,7 +28,9 @@ describe('RequestQueue', () => {
     const q = new RequestQueue(1);
     const slow = q.run(() => tick(5));
     const waiting = q.run(() => tick(1));
-    await expect(q.run(() => tick(1))).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request') && /maxQueue 1/.test((e as Error).message));
+    await expect(q.run(() => tick(1))).rejects.toSatisfy(
+      (e) => isLlmError(e, 'invalid-request') && /maxQueue 1/.test((e as Error).message),
+    );
     expect(() => q.checkCapacity()).toThrow(/too many concurrent requests/);
     await Promise.all([slow, waiting]);
     await q.run(() => tick(1));

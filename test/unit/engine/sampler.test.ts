@@ -4,7 +4,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../../src/engine/rng.js';
-import { applyPenalties, DEFAULT_SAMPLING, Sampler, sampleCandidates, sampleLogits, selectTopK, type LogitSource, type SamplingParams } from '../../../src/engine/sampler.js';
+import {
+  applyPenalties,
+  DEFAULT_SAMPLING,
+  Sampler,
+  sampleCandidates,
+  sampleLogits,
+  selectTopK,
+  type LogitSource,
+  type SamplingParams,
+} from '../../../src/engine/sampler.js';
 
 const params = (p: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, seed: 42, ...p });
 
@@ -63,7 +72,11 @@ describe('selectTopK', () => {
 describe('penalties (llama.cpp formula)', () => {
   it('divides positive, multiplies negative, subtracts frequency and presence', () => {
     const logits = Float64Array.from([2, -2, 1, 4]);
-    applyPenalties(logits, params({ repetitionPenalty: 2, frequencyPenalty: 0.5, presencePenalty: 0.25, penaltyLastN: 3 }), [3, 0, 1, 1]);
+    applyPenalties(
+      logits,
+      params({ repetitionPenalty: 2, frequencyPenalty: 0.5, presencePenalty: 0.25, penaltyLastN: 3 }),
+      [3, 0, 1, 1],
+    );
     // last 3 tokens: 0 ×1, 1 ×2 (token 3 is outside the window)
     expect(Array.from(logits)).toEqual([2 / 2 - 0.5 - 0.25, -2 * 2 - 1 - 0.25, 1, 4]);
   });
@@ -75,7 +88,11 @@ describe('penalties (llama.cpp formula)', () => {
 });
 
 describe('top-p, min-p, temperature', () => {
-  const c = () => ({ ids: Int32Array.from([0, 1, 2, 3]), logits: Float64Array.from([Math.log(0.5), Math.log(0.3), Math.log(0.15), Math.log(0.05)]), n: 4 });
+  const c = () => ({
+    ids: Int32Array.from([0, 1, 2, 3]),
+    logits: Float64Array.from([Math.log(0.5), Math.log(0.3), Math.log(0.15), Math.log(0.05)]),
+    n: 4,
+  });
   it('top-p keeps the smallest prefix reaching p', () => {
     const seen = new Set<number>();
     const rng = createRng(1);
@@ -97,7 +114,8 @@ describe('top-p, min-p, temperature', () => {
   });
   it('a tiny temperature concentrates on the top token', () => {
     const rng = createRng(4);
-    for (let i = 0; i < 50; i++) expect(sampleCandidates(c(), params({ topP: 1, minP: 0, temperature: 0.01 }), rng)).toBe(0);
+    for (let i = 0; i < 50; i++)
+      expect(sampleCandidates(c(), params({ topP: 1, minP: 0, temperature: 0.01 }), rng)).toBe(0);
   });
 });
 

@@ -20,7 +20,13 @@ describe('StopMatcher', () => {
     { name: 'stop across three pieces', stops: ['END'], pieces: ['ab', 'E', 'N', 'Dzz'], out: 'ab', stopped: true },
     { name: 'false start is released', stops: ['END'], pieces: ['ab', 'EN', 'x'], out: 'abENx', stopped: false },
     { name: 'held prefix released at the end', stops: ['END'], pieces: ['ab', 'EN'], out: 'abEN', stopped: false },
-    { name: 'earliest of several stops', stops: ['\n\n', 'User:'], pieces: ['hi User', ':\n\n'], out: 'hi ', stopped: true },
+    {
+      name: 'earliest of several stops',
+      stops: ['\n\n', 'User:'],
+      pieces: ['hi User', ':\n\n'],
+      out: 'hi ',
+      stopped: true,
+    },
     { name: 'overlapping prefix', stops: ['aab'], pieces: ['a', 'a', 'a', 'b'], out: 'a', stopped: true },
     { name: 'multi-byte characters', stops: ['ü!'], pieces: ['grüß', 'ü', '!'], out: 'grüß', stopped: true },
   ];

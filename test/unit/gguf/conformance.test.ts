@@ -19,7 +19,8 @@ const HF_PSEUDO_KEYS = new Set(['version', 'tensor_count', 'kv_count']);
 
 /** The two parsers choose bigint vs number differently for 64-bit values: compare exact integers as numbers. */
 function norm(v: unknown): unknown {
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : `${v}n`;
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : `${v}n`;
   if (Array.isArray(v)) return v.map(norm);
   // We decode numeric and boolean arrays as typed arrays (booleans as 0/1); compare them element-wise as numbers.
   if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<unknown>, norm);
@@ -39,7 +40,10 @@ describe('conformance with @huggingface/gguf', () => {
   it('finds the shared fixtures', () => {
     expect(FILES.length).toBeGreaterThanOrEqual(40);
     for (const dir of ['models/derived', 'models/synthetic', 'models/arch', 'tokenizer-vectors']) {
-      expect(FILES.some((f) => f.includes(`/${dir}/`)), dir).toBe(true);
+      expect(
+        FILES.some((f) => f.includes(`/${dir}/`)),
+        dir,
+      ).toBe(true);
     }
   });
 
@@ -68,9 +72,15 @@ describe('conformance with @huggingface/gguf', () => {
     }
 
     expect(ours.tensors.map((t) => ({ name: t.name, type: t.type, shape: [...t.shape], offset: t.offset }))).toEqual(
-      theirs.tensorInfos.map((t) => ({ name: t.name, type: t.dtype, shape: t.shape.map(Number), offset: Number(t.offset) })),
+      theirs.tensorInfos.map((t) => ({
+        name: t.name,
+        type: t.dtype,
+        shape: t.shape.map(Number),
+        offset: Number(t.offset),
+      })),
     );
-    for (const t of ours.tensors) expect(ours.tensorDataOffset + t.offset + t.byteLength).toBeLessThanOrEqual(ours.fileSize);
+    for (const t of ours.tensors)
+      expect(ours.tensorDataOffset + t.offset + t.byteLength).toBeLessThanOrEqual(ours.fileSize);
   });
 
   it.each(FILES.map((f) => [basename(f), f]))('%s is rewritten byte for byte by writeGguf', async (_label, path) => {

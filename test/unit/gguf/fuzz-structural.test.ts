@@ -37,7 +37,9 @@ function buildCase(rnd: () => number): { bytes: Uint8Array; category: Category }
   const layers = 1 + int(3);
   const embd = 8;
   const ffn = 16;
-  const tensors: { name: string; shape: (number | bigint)[]; type: number }[] = [{ name: 'token_embd.weight', shape: [embd, 8], type: GgmlType.F32 }];
+  const tensors: { name: string; shape: (number | bigint)[]; type: number }[] = [
+    { name: 'token_embd.weight', shape: [embd, 8], type: GgmlType.F32 },
+  ];
   tensors.push({ name: 'output_norm.weight', shape: [embd], type: GgmlType.F32 });
   for (let il = 0; il < layers; il++) {
     for (const [n, shape] of [
@@ -67,70 +69,142 @@ function buildCase(rnd: () => number): { bytes: Uint8Array; category: Category }
 
   type Kv = (r: RawGguf) => void;
   const kvs: Kv[] = [];
-  const str = (s: string): Kv => (w) => {
-    const b = new TextEncoder().encode(s);
-    const len = lie('counts') ? pick([BigInt(b.length + 1), BigInt(Math.max(0, b.length - 1)), ...HUGE_U64]) : BigInt(b.length);
-    w.u64(len).raw(b);
-  };
-  const key = (k: string, type: number, value: Kv): Kv => (w) => {
-    str(k)(w);
-    w.u32(lie('types') ? pick([13, 100, 0xffffffff]) : type);
-    value(w);
-  };
-  const u32 = (v: number): Kv => (w) => void w.u32(v);
-  const arr = (elemType: number, n: number, elem: (i: number) => Kv): Kv => (w) => {
-    w.u32(elemType);
-    const claimed = lie('counts') ? pick([BigInt(n + 1), BigInt(Math.max(0, n - 1)), 0n, ...HUGE_U64]) : BigInt(n);
-    w.u64(claimed);
-    for (let i = 0; i < n; i++) elem(i)(w);
-  };
+  const str =
+    (s: string): Kv =>
+    (w) => {
+      const b = new TextEncoder().encode(s);
+      const len = lie('counts')
+        ? pick([BigInt(b.length + 1), BigInt(Math.max(0, b.length - 1)), ...HUGE_U64])
+        : BigInt(b.length);
+      w.u64(len).raw(b);
+    };
+  const key =
+    (k: string, type: number, value: Kv): Kv =>
+    (w) => {
+      str(k)(w);
+      w.u32(lie('types') ? pick([13, 100, 0xffffffff]) : type);
+      value(w);
+    };
+  const u32 =
+    (v: number): Kv =>
+    (w) =>
+      void w.u32(v);
+  const arr =
+    (elemType: number, n: number, elem: (i: number) => Kv): Kv =>
+    (w) => {
+      w.u32(elemType);
+      const claimed = lie('counts') ? pick([BigInt(n + 1), BigInt(Math.max(0, n - 1)), 0n, ...HUGE_U64]) : BigInt(n);
+      w.u64(claimed);
+      for (let i = 0; i < n; i++) elem(i)(w);
+    };
   /** An ARRAY of ARRAY … nested `depth` deep (depth 0 = an array of u32). */
-  const nested = (depth: number): Kv => (w) => {
-    if (depth === 0) return arr(GgufValueType.UINT32, int(4), (i) => u32(i))(w);
-    const n = 1 + int(2);
-    w.u32(GgufValueType.ARRAY).u64(lie('counts') ? pick(HUGE_U64) : BigInt(n));
-    for (let i = 0; i < n; i++) {
-      // A mixed inner type now and then (nested arrays must share one element type).
-      if (category === 'nesting' && rnd() < 0.1) arr(GgufValueType.STRING, 1, () => str('x'))(w);
-      else nested(depth - 1)(w);
-    }
-  };
+  const nested =
+    (depth: number): Kv =>
+    (w) => {
+      if (depth === 0) return arr(GgufValueType.UINT32, int(4), (i) => u32(i))(w);
+      const n = 1 + int(2);
+      w.u32(GgufValueType.ARRAY).u64(lie('counts') ? pick(HUGE_U64) : BigInt(n));
+      for (let i = 0; i < n; i++) {
+        // A mixed inner type now and then (nested arrays must share one element type).
+        if (category === 'nesting' && rnd() < 0.1) arr(GgufValueType.STRING, 1, () => str('x'))(w);
+        else nested(depth - 1)(w);
+      }
+    };
 
-  kvs.push(key('general.architecture', GgufValueType.STRING, str(lie('hparams') ? pick(['', 'mamba9', 'llama\u0000']) : 'llama')));
+  kvs.push(
+    key(
+      'general.architecture',
+      GgufValueType.STRING,
+      str(lie('hparams') ? pick(['', 'mamba9', 'llama\u0000']) : 'llama'),
+    ),
+  );
   const hp = (suffix: string, v: number): Kv => {
     if (!lie('hparams')) return key(`llama.${suffix}`, GgufValueType.UINT32, u32(v));
     const how = pick(['u64', 'i32', 'f32', 'string', 'array'] as const);
     if (how === 'u64') return key(`llama.${suffix}`, GgufValueType.UINT64, (w) => void w.u64(pick([0n, ...HUGE_U64])));
     if (how === 'i32') return key(`llama.${suffix}`, GgufValueType.INT32, u32(pick([0xffffffff, 0x80000000])));
-    if (how === 'f32') return key(`llama.${suffix}`, GgufValueType.FLOAT32, (w) => void w.f32(pick([NaN, Infinity, 2.5, -1, 1e30])));
+    if (how === 'f32')
+      return key(`llama.${suffix}`, GgufValueType.FLOAT32, (w) => void w.f32(pick([NaN, Infinity, 2.5, -1, 1e30])));
     if (how === 'string') return key(`llama.${suffix}`, GgufValueType.STRING, str('12'));
-    return key(`llama.${suffix}`, GgufValueType.ARRAY, arr(GgufValueType.UINT32, int(6), () => u32(pick([0, 1, 2 ** 31]))));
+    return key(
+      `llama.${suffix}`,
+      GgufValueType.ARRAY,
+      arr(GgufValueType.UINT32, int(6), () => u32(pick([0, 1, 2 ** 31]))),
+    );
   };
-  kvs.push(hp('block_count', layers), hp('embedding_length', embd), hp('attention.head_count', 2), hp('feed_forward_length', ffn));
+  kvs.push(
+    hp('block_count', layers),
+    hp('embedding_length', embd),
+    hp('attention.head_count', 2),
+    hp('feed_forward_length', ffn),
+  );
   kvs.push(hp('context_length', 128), hp('attention.head_count_kv', 2));
   if (rnd() < 0.5 || category === 'hparams') {
-    kvs.push(key('llama.attention.layer_norm_rms_epsilon', GgufValueType.FLOAT32, (w) => void w.f32(lie('hparams') ? pick([NaN, -1, Infinity]) : 1e-5)));
-    kvs.push(key('llama.rope.freq_base', GgufValueType.FLOAT32, (w) => void w.f32(lie('hparams') ? pick([0, NaN, -5]) : 10000)));
+    kvs.push(
+      key(
+        'llama.attention.layer_norm_rms_epsilon',
+        GgufValueType.FLOAT32,
+        (w) => void w.f32(lie('hparams') ? pick([NaN, -1, Infinity]) : 1e-5),
+      ),
+    );
+    kvs.push(
+      key(
+        'llama.rope.freq_base',
+        GgufValueType.FLOAT32,
+        (w) => void w.f32(lie('hparams') ? pick([0, NaN, -5]) : 10000),
+      ),
+    );
   }
-  kvs.push(key('tokenizer.ggml.tokens', GgufValueType.ARRAY, arr(GgufValueType.STRING, 8, (i) => str(`t${i}`))));
-  kvs.push(key('tokenizer.ggml.scores', GgufValueType.ARRAY, arr(GgufValueType.FLOAT32, 8, () => (w) => void w.f32(0))));
-  if (category === 'nesting' || rnd() < 0.2) kvs.push(key('nested', GgufValueType.ARRAY, nested(category === 'nesting' ? int(12) : 1)));
+  kvs.push(
+    key(
+      'tokenizer.ggml.tokens',
+      GgufValueType.ARRAY,
+      arr(GgufValueType.STRING, 8, (i) => str(`t${i}`)),
+    ),
+  );
+  kvs.push(
+    key(
+      'tokenizer.ggml.scores',
+      GgufValueType.ARRAY,
+      arr(GgufValueType.FLOAT32, 8, () => (w) => void w.f32(0)),
+    ),
+  );
+  if (category === 'nesting' || rnd() < 0.2)
+    kvs.push(key('nested', GgufValueType.ARRAY, nested(category === 'nesting' ? int(12) : 1)));
   let alignment = 32;
   if (category === 'alignment' || rnd() < 0.2) {
-    const how = lie('alignment') ? pick(['zero', 'npot', 'huge', 'u64', 'f32', 'string', 'array', 'i32neg'] as const) : 'ok';
+    const how = lie('alignment')
+      ? pick(['zero', 'npot', 'huge', 'u64', 'f32', 'string', 'array', 'i32neg'] as const)
+      : 'ok';
     if (how === 'ok') {
       alignment = pick([1, 8, 64, 4096]);
       kvs.push(key('general.alignment', GgufValueType.UINT32, u32(alignment)));
     } else if (how === 'zero' || how === 'npot' || how === 'huge') {
-      kvs.push(key('general.alignment', GgufValueType.UINT32, u32(how === 'zero' ? 0 : how === 'npot' ? pick([3, 24, 1000]) : pick([2 ** 21, 2 ** 31]))));
-    } else if (how === 'u64') kvs.push(key('general.alignment', GgufValueType.UINT64, (w) => void w.u64(pick(HUGE_U64))));
+      kvs.push(
+        key(
+          'general.alignment',
+          GgufValueType.UINT32,
+          u32(how === 'zero' ? 0 : how === 'npot' ? pick([3, 24, 1000]) : pick([2 ** 21, 2 ** 31])),
+        ),
+      );
+    } else if (how === 'u64')
+      kvs.push(key('general.alignment', GgufValueType.UINT64, (w) => void w.u64(pick(HUGE_U64))));
     else if (how === 'f32') kvs.push(key('general.alignment', GgufValueType.FLOAT32, (w) => void w.f32(32)));
     else if (how === 'string') kvs.push(key('general.alignment', GgufValueType.STRING, str('32')));
-    else if (how === 'array') kvs.push(key('general.alignment', GgufValueType.ARRAY, arr(GgufValueType.UINT32, 1, () => u32(32))));
+    else if (how === 'array')
+      kvs.push(
+        key(
+          'general.alignment',
+          GgufValueType.ARRAY,
+          arr(GgufValueType.UINT32, 1, () => u32(32)),
+        ),
+      );
     else kvs.push(key('general.alignment', GgufValueType.INT32, u32(0xffffffe0)));
   }
 
-  const nTensors = lie('counts') ? pick([BigInt(tensors.length + 1), BigInt(tensors.length - 1), ...HUGE_U64]) : BigInt(tensors.length);
+  const nTensors = lie('counts')
+    ? pick([BigInt(tensors.length + 1), BigInt(tensors.length - 1), ...HUGE_U64])
+    : BigInt(tensors.length);
   const nKv = lie('counts') ? pick([BigInt(kvs.length + 1), BigInt(kvs.length - 1), ...HUGE_U64]) : BigInt(kvs.length);
   r.header(3, nTensors, nKv);
   for (const kv of kvs) kv(r);
@@ -188,13 +262,18 @@ describe('GGUF structural fuzz corpus', () => {
       try {
         outcome = await runCase(bytes, chunk);
       } catch (e) {
-        throw new Error(`structural fuzz case #${i} (${category}, ${bytes.length} bytes, chunk ${chunk}) threw a non-LlmError: ${String(e)}`, { cause: e });
+        throw new Error(
+          `structural fuzz case #${i} (${category}, ${bytes.length} bytes, chunk ${chunk}) threw a non-LlmError: ${String(e)}`,
+          { cause: e },
+        );
       }
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       byCategory[category] = (byCategory[category] ?? 0) + 1;
     }
     const seconds = (performance.now() - started) / 1000;
-    console.log(`gguf structural fuzz: ${CASES} cases in ${seconds.toFixed(1)} s (seed ${SEED}): ${JSON.stringify(outcomes)} by category ${JSON.stringify(byCategory)}`);
+    console.log(
+      `gguf structural fuzz: ${CASES} cases in ${seconds.toFixed(1)} s (seed ${SEED}): ${JSON.stringify(outcomes)} by category ${JSON.stringify(byCategory)}`,
+    );
     expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(CASES);
     // The corpus exercises both ends: rejected headers and ones that parse and read as a model.
     expect(outcomes['gguf-invalid'] ?? 0).toBeGreaterThan(CASES / 10);

@@ -12,7 +12,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../../src/errors.js';
 import { LlmError } from '../../../src/errors.js';
-import { type GgufFile, GgufValueType, type GgufValue, type GgufValueTypeInfo, parseGguf, writeGguf } from '../../../src/gguf/index.js';
+import {
+  type GgufFile,
+  GgufValueType,
+  type GgufValue,
+  type GgufValueTypeInfo,
+  parseGguf,
+  writeGguf,
+} from '../../../src/gguf/index.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { readModelConfig } from '../../../src/model/load.js';
 import { createTokenizer } from '../../../src/tokenizer/index.js';
@@ -271,22 +278,31 @@ interface CorpusCase {
 function corpus(base: Base): CorpusCase[] {
   const out: CorpusCase[] = [];
   for (const key of COUNT_KEYS) {
-    for (const [i, v] of COUNT_VALUES.entries()) out.push({ name: `count ${key} #${i}`, bytes: () => rewrite(base, { [key]: v }) });
+    for (const [i, v] of COUNT_VALUES.entries())
+      out.push({ name: `count ${key} #${i}`, bytes: () => rewrite(base, { [key]: v }) });
     out.push({ name: `count ${key} deleted`, bytes: () => rewrite(base, { [key]: undefined }) });
   }
   for (const [key, values] of Object.entries(VOCAB_VALUES)) {
-    for (const [i, v] of values.entries()) out.push({ name: `vocab ${key} #${i}`, bytes: () => rewrite(base, { [key]: v }) });
+    for (const [i, v] of values.entries())
+      out.push({ name: `vocab ${key} #${i}`, bytes: () => rewrite(base, { [key]: v }) });
     out.push({ name: `vocab ${key} deleted`, bytes: () => rewrite(base, { [key]: undefined }) });
   }
-  for (const [i, v] of ALIGNMENT_VALUES.entries()) out.push({ name: `alignment #${i}`, bytes: () => rewrite(base, { 'general.alignment': v }) });
+  for (const [i, v] of ALIGNMENT_VALUES.entries())
+    out.push({ name: `alignment #${i}`, bytes: () => rewrite(base, { 'general.alignment': v }) });
   for (const [i, v] of NESTING_VALUES.entries()) {
     out.push({ name: `nesting fuzz.nested #${i}`, bytes: () => rewrite(base, { 'fuzz.nested': v }) });
-    out.push({ name: `nesting tokenizer.ggml.tokens #${i}`, bytes: () => rewrite(base, { 'tokenizer.ggml.tokens': v }) });
+    out.push({
+      name: `nesting tokenizer.ggml.tokens #${i}`,
+      bytes: () => rewrite(base, { 'tokenizer.ggml.tokens': v }),
+    });
   }
   for (const [i, dims] of DIMS.entries()) {
     for (const typeId of TYPE_IDS) {
       for (const offset of [0n, 32n, 1n, 2n ** 53n - 1n, 2n ** 64n - 1n]) {
-        out.push({ name: `dims #${i} type ${typeId} offset ${offset}`, bytes: () => tensorHeader(dims, typeId, offset) });
+        out.push({
+          name: `dims #${i} type ${typeId} offset ${offset}`,
+          bytes: () => tensorHeader(dims, typeId, offset),
+        });
       }
     }
   }
@@ -340,8 +356,12 @@ async function runCase(c: CorpusCase): Promise<string> {
   try {
     return await Promise.race([run(), hang]);
   } catch (e) {
-    if (e instanceof LlmError && ALLOWED[stage].includes(e.code) && e.message.length > 0 && e.message.length < 2000) return `${stage}:${e.code}`;
-    throw new Error(`structural fuzz case '${c.name}' failed at ${stage} with ${e instanceof LlmError ? `LlmError(${e.code})` : 'a non-LlmError'}: ${String(e)}`, { cause: e });
+    if (e instanceof LlmError && ALLOWED[stage].includes(e.code) && e.message.length > 0 && e.message.length < 2000)
+      return `${stage}:${e.code}`;
+    throw new Error(
+      `structural fuzz case '${c.name}' failed at ${stage} with ${e instanceof LlmError ? `LlmError(${e.code})` : 'a non-LlmError'}: ${String(e)}`,
+      { cause: e },
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -365,7 +385,9 @@ describe('GGUF structural fuzz (parse → model config → tokenizer)', () => {
       }
     }
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(`gguf structural fuzz: ${cases.length} cases in ${seconds} s (seed ${SEED}): ${JSON.stringify(outcomes)}`);
+    console.log(
+      `gguf structural fuzz: ${cases.length} cases in ${seconds} s (seed ${SEED}): ${JSON.stringify(outcomes)}`,
+    );
     expect(failures.slice(0, 20), `${failures.length} of ${cases.length} cases failed`).toEqual([]);
     expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(cases.length);
     expect(outcomes['parse:gguf-invalid'] ?? 0).toBeGreaterThan(0);

@@ -75,7 +75,13 @@ function mutate(p: Prepared, rnd: () => number): { patched: Uint8Array; size: nu
     const f = pick(p.fields);
     if (f.width === 8) {
       const current = view.getBigUint64(f.offset, true);
-      const choices = [...INFLATED_U64, current + 1n, current * 2n + 1n, BigInt(p.bytes.length), BigInt(p.bytes.length - f.offset)];
+      const choices = [
+        ...INFLATED_U64,
+        current + 1n,
+        current * 2n + 1n,
+        BigInt(p.bytes.length),
+        BigInt(p.bytes.length - f.offset),
+      ];
       view.setBigUint64(f.offset, BigInt.asUintN(64, pick(choices)), true);
     } else {
       const choices = [0xffffffff, 0, 5, 13, 40, 1 << 31, view.getUint32(f.offset, true) + 1, Math.floor(rnd() * 64)];
@@ -163,7 +169,9 @@ describe('GGUF parser fuzz', () => {
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuStarted);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    console.log(`gguf fuzz: ${CASES} cases in ${seconds.toFixed(1)} s (${cpuSeconds.toFixed(1)} s CPU, seed ${SEED}): ${JSON.stringify(outcomes)}`);
+    console.log(
+      `gguf fuzz: ${CASES} cases in ${seconds.toFixed(1)} s (${cpuSeconds.toFixed(1)} s CPU, seed ${SEED}): ${JSON.stringify(outcomes)}`,
+    );
     expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(CASES);
     expect(outcomes['gguf-invalid'] ?? 0).toBeGreaterThan(CASES / 4);
   });

@@ -13,7 +13,10 @@ import { expectLlmError as expectCodedLlmError } from '../../helpers/llm-error.j
 /** Builds arbitrary (possibly invalid) GGUF bytes field by field. */
 export class RawGguf {
   private readonly parts: number[] = [];
-  u8(v: number): this { this.parts.push(v & 0xff); return this; }
+  u8(v: number): this {
+    this.parts.push(v & 0xff);
+    return this;
+  }
   u32(v: number): this {
     const b = new Uint8Array(4);
     new DataView(b.buffer).setUint32(0, v >>> 0, true);
@@ -33,13 +36,24 @@ export class RawGguf {
     const b = new TextEncoder().encode(s);
     return this.u64(b.length).raw(b);
   }
-  raw(b: Uint8Array): this { for (const x of b) this.parts.push(x); return this; }
-  zeros(n: number): this { for (let i = 0; i < n; i++) this.parts.push(0); return this; }
+  raw(b: Uint8Array): this {
+    for (const x of b) this.parts.push(x);
+    return this;
+  }
+  zeros(n: number): this {
+    for (let i = 0; i < n; i++) this.parts.push(0);
+    return this;
+  }
   /** Pads with zeros up to a multiple of `alignment`. */
-  align(alignment: number): this { return this.zeros((alignment - (this.parts.length % alignment)) % alignment); }
+  align(alignment: number): this {
+    return this.zeros((alignment - (this.parts.length % alignment)) % alignment);
+  }
   /** "GGUF", version, tensor count, kv count. */
   header(version: number, nTensors: number | bigint, nKv: number | bigint): this {
-    return this.raw(new Uint8Array([0x47, 0x47, 0x55, 0x46])).u32(version).u64(nTensors).u64(nKv);
+    return this.raw(new Uint8Array([0x47, 0x47, 0x55, 0x46]))
+      .u32(version)
+      .u64(nTensors)
+      .u64(nKv);
   }
   /** A tensor info: name, dims, type id, offset. */
   tensor(name: string, shape: (number | bigint)[], type: number, offset: number | bigint): this {
@@ -47,8 +61,12 @@ export class RawGguf {
     for (const d of shape) this.u64(d);
     return this.u32(type).u64(offset);
   }
-  get length(): number { return this.parts.length; }
-  build(): Uint8Array { return new Uint8Array(this.parts); }
+  get length(): number {
+    return this.parts.length;
+  }
+  build(): Uint8Array {
+    return new Uint8Array(this.parts);
+  }
 }
 
 /** f32 bytes of `values`. */
@@ -74,7 +92,12 @@ export function tinyModel(): GgufWriteInput {
     },
     metadataTypes: { 'llama.attention.layer_norm_rms_epsilon': { type: GgufValueType.FLOAT32 } },
     tensors: [
-      { name: 'token_embd.weight', type: GgmlType.F32, shape: [8, 6], data: f32Bytes(Array.from({ length: 48 }, (_, i) => i / 8)) },
+      {
+        name: 'token_embd.weight',
+        type: GgmlType.F32,
+        shape: [8, 6],
+        data: f32Bytes(Array.from({ length: 48 }, (_, i) => i / 8)),
+      },
       { name: 'output_norm.weight', type: GgmlType.F32, shape: [8], data: f32Bytes([1, 1, 1, 1, 1, 1, 1, 1]) },
       { name: 'blk.0.q4.weight', type: GgmlType.Q4_0, shape: [32, 2], data: new Uint8Array(36).fill(7) },
     ],
@@ -87,7 +110,10 @@ export class CountingSource implements ByteSource {
   private readonly inner: MemoryByteSource;
   readonly size: number;
   readonly name = 'counting';
-  constructor(bytes: Uint8Array, private readonly onRead?: (n: number) => void) {
+  constructor(
+    bytes: Uint8Array,
+    private readonly onRead?: (n: number) => void,
+  ) {
     this.inner = new MemoryByteSource(bytes);
     this.size = bytes.byteLength;
   }
@@ -97,11 +123,17 @@ export class CountingSource implements ByteSource {
     return this.inner.read(offset, length, signal);
   }
   /** Highest byte offset (exclusive) read so far. */
-  get maxEnd(): number { return Math.max(0, ...this.reads.map((r) => r.offset + r.length)); }
+  get maxEnd(): number {
+    return Math.max(0, ...this.reads.map((r) => r.offset + r.length));
+  }
 }
 
 /** Awaits `p` and asserts it rejected with `LlmError(code)` (default `gguf-invalid`); returns the error. */
-export function expectLlmError(p: Promise<unknown>, code: ErrorCode = 'gguf-invalid', message?: RegExp): Promise<LlmError> {
+export function expectLlmError(
+  p: Promise<unknown>,
+  code: ErrorCode = 'gguf-invalid',
+  message?: RegExp,
+): Promise<LlmError> {
   return expectCodedLlmError(p, code, message);
 }
 

@@ -89,12 +89,17 @@ describe('header parsing cost', () => {
       [GgufValueType.INT64, BigInt64Array as never, [-(2n ** 63n), 5n]],
     ];
     for (const [type, Ctor, values] of cases) {
-      const bytes = writeGguf({ metadata: { k: values as never }, metadataTypes: { k: { type: GgufValueType.ARRAY, element: { type } } } });
+      const bytes = writeGguf({
+        metadata: { k: values as never },
+        metadataTypes: { k: { type: GgufValueType.ARRAY, element: { type } } },
+      });
       const f = await parseGguf(new MemoryByteSource(bytes));
       expect(f.metadata['k'], GgufValueType[type]).toBeInstanceOf(Ctor);
       expect(Array.from(f.metadata['k'] as ArrayLike<unknown>)).toEqual(values);
       // Round trip from the typed array itself.
-      const again = await parseGguf(new MemoryByteSource(writeGguf({ metadata: f.metadata, metadataTypes: f.metadataTypes })));
+      const again = await parseGguf(
+        new MemoryByteSource(writeGguf({ metadata: f.metadata, metadataTypes: f.metadataTypes })),
+      );
       expect(again.metadata['k']).toEqual(f.metadata['k']);
     }
     const bools = writeGguf({ metadata: { b: [true, false, true] } });

@@ -42,7 +42,11 @@ async function file(): Promise<GgufFile> {
       'tokenizer.ggml.add_bos_token': true,
       u64s: [1n, 2n],
     },
-    metadataTypes: { 'llama.rope.freq_base': ggufType.FLOAT32, 'general.small64': ggufType.UINT64, u64s: ggufType.array(ggufType.UINT64) },
+    metadataTypes: {
+      'llama.rope.freq_base': ggufType.FLOAT32,
+      'general.small64': ggufType.UINT64,
+      u64s: ggufType.array(ggufType.UINT64),
+    },
   });
   return parseGguf(new MemoryByteSource(bytes));
 }
@@ -76,17 +80,26 @@ describe('metadata accessors', () => {
     expect(getOptionalArchNumber(f, 'expert_count')).toBeUndefined();
     expect(getOptionalArchPerLayer(f, 'attention.head_count_kv', 3)).toEqual([4, 4, 2]);
     expect(getOptionalArchPerLayer(f, 'context_length', 2)).toEqual([2048, 2048]);
-    expectInvalid(() => getOptionalArchPerLayer(f, 'attention.head_count_kv', 5), /3 entries, expected one per layer \(5\)/);
+    expectInvalid(
+      () => getOptionalArchPerLayer(f, 'attention.head_count_kv', 5),
+      /3 entries, expected one per layer \(5\)/,
+    );
   });
 
   it('names the key and the expected type on errors', async () => {
     const f = await file();
-    expectInvalid(() => getString(f, 'llama.context_length'), /"llama.context_length" has type UINT32, expected STRING/);
+    expectInvalid(
+      () => getString(f, 'llama.context_length'),
+      /"llama.context_length" has type UINT32, expected STRING/,
+    );
     expectInvalid(() => getNumber(f, 'general.name'), /"general.name" is missing \(expected a number\)/);
     expectInvalid(() => getNumber(f, 'general.big'), /within ±2\^53/);
     expectInvalid(() => getStringArray(f, 'llama.attention.head_count_kv'), /expected ARRAY<STRING>/);
     expectInvalid(() => getBoolean(f, 'tokenizer.ggml.tokens'), /has type ARRAY<STRING>, expected BOOL/);
-    expectInvalid(() => getArchNumber({ metadata: Object.create(null), metadataTypes: Object.create(null) }, 'context_length'), /general.architecture/);
+    expectInvalid(
+      () => getArchNumber({ metadata: Object.create(null), metadataTypes: Object.create(null) }, 'context_length'),
+      /general.architecture/,
+    );
   });
 
   it('does not see inherited properties as keys', async () => {

@@ -39,13 +39,27 @@ describe('parseGguf: valid files', () => {
     r.str('f32').u32(GgufValueType.FLOAT32).f32(0.5);
     r.str('bool').u32(GgufValueType.BOOL).u8(1);
     r.str('str').u32(STR).str('héllo');
-    r.str('u64').u32(GgufValueType.UINT64).u64(2n ** 64n - 1n);
+    r.str('u64')
+      .u32(GgufValueType.UINT64)
+      .u64(2n ** 64n - 1n);
     r.str('i64').u32(GgufValueType.INT64).u64(-3n);
-    r.str('f64').u32(GgufValueType.FLOAT64).raw(new Uint8Array(new Float64Array([0.1]).buffer));
+    r.str('f64')
+      .u32(GgufValueType.FLOAT64)
+      .raw(new Uint8Array(new Float64Array([0.1]).buffer));
     const f = await parse(r.build());
     expect({ ...f.metadata }).toEqual({
-      u8: 250, i8: -1, u16: 0x1234, i16: -2, u32: 0xffffffff, i32: -5, f32: 0.5, bool: true, str: 'héllo',
-      u64: 2n ** 64n - 1n, i64: -3n, f64: 0.1,
+      u8: 250,
+      i8: -1,
+      u16: 0x1234,
+      i16: -2,
+      u32: 0xffffffff,
+      i32: -5,
+      f32: 0.5,
+      bool: true,
+      str: 'héllo',
+      u64: 2n ** 64n - 1n,
+      i64: -3n,
+      f64: 0.1,
     });
     expect(f.metadataTypes['u64']).toEqual({ type: GgufValueType.UINT64 });
   });
@@ -61,14 +75,32 @@ describe('parseGguf: valid files', () => {
   });
 
   it('keeps strings byte-exact: a leading U+FEFF is data, invalid UTF-8 becomes U+FFFD', async () => {
-    const b = new RawGguf().header(3, 0, 2).str('bom').u32(STR).str('\uFEFF').str('bad').u32(STR).u64(2).u8(0x61).u8(0xff).build();
+    const b = new RawGguf()
+      .header(3, 0, 2)
+      .str('bom')
+      .u32(STR)
+      .str('\uFEFF')
+      .str('bad')
+      .u32(STR)
+      .u64(2)
+      .u8(0x61)
+      .u8(0xff)
+      .build();
     const f = await parse(b);
     expect(f.metadata['bom']).toBe('\uFEFF');
     expect(f.metadata['bad']).toBe('a\uFFFD');
   });
 
   it('keeps __proto__ as plain data in a null-prototype object', async () => {
-    const b = new RawGguf().header(3, 0, 2).str('__proto__').u32(STR).str('x').str('constructor').u32(U32).u32(1).build();
+    const b = new RawGguf()
+      .header(3, 0, 2)
+      .str('__proto__')
+      .u32(STR)
+      .str('x')
+      .str('constructor')
+      .u32(U32)
+      .u32(1)
+      .build();
     const f = await parse(b);
     expect(Object.getPrototypeOf(f.metadata)).toBeNull();
     expect(Object.hasOwn(f.metadata, '__proto__')).toBe(true);
@@ -84,7 +116,10 @@ describe('parseGguf: valid files', () => {
     const f = await parse(r.build());
     expect(f.alignment).toBe(64);
     expect(f.tensorDataOffset % 64).toBe(0);
-    expect(f.tensors.map((t) => [t.name, t.offset, t.byteLength])).toEqual([['b', 64, 16], ['a', 0, 16]]);
+    expect(f.tensors.map((t) => [t.name, t.offset, t.byteLength])).toEqual([
+      ['b', 64, 16],
+      ['a', 0, 16],
+    ]);
   });
 
   it('accepts a vocab-only file that ends right after the metadata (no padding)', async () => {
@@ -95,9 +130,20 @@ describe('parseGguf: valid files', () => {
   });
 
   it('computes tensor sizes from block geometry', async () => {
-    const r = new RawGguf().header(3, 1, 0).tensor('q', [64, 3], GgmlType.Q4_K === 12 ? GgmlType.Q4_0 : 0, 0).align(32).zeros(2 * 3 * 18);
+    const r = new RawGguf()
+      .header(3, 1, 0)
+      .tensor('q', [64, 3], GgmlType.Q4_K === 12 ? GgmlType.Q4_0 : 0, 0)
+      .align(32)
+      .zeros(2 * 3 * 18);
     const f = await parse(r.build());
-    expect(f.tensors[0]).toEqual({ name: 'q', type: GgmlType.Q4_0, shape: [64, 3], offset: 0, byteLength: 108, nElements: 192 });
+    expect(f.tensors[0]).toEqual({
+      name: 'q',
+      type: GgmlType.Q4_0,
+      shape: [64, 3],
+      offset: 0,
+      byteLength: 108,
+      nElements: 192,
+    });
   });
 });
 
@@ -132,13 +178,21 @@ describe('parseGguf: incremental reads', () => {
 
   it('refuses a header larger than maxHeaderBytes', async () => {
     const b = writeGguf({ metadata: { s: 'x'.repeat(5000) } });
-    await expectLlmError(parse(b, { limits: { initialChunkBytes: 512, maxHeaderBytes: 2048 } }), 'gguf-invalid', /maxHeaderBytes/);
+    await expectLlmError(
+      parse(b, { limits: { initialChunkBytes: 512, maxHeaderBytes: 2048 } }),
+      'gguf-invalid',
+      /maxHeaderBytes/,
+    );
   });
 });
 
 describe('parseGguf: hostile headers', () => {
   it('rejects a wrong magic', async () => {
-    const e = await expectLlmError(parse(new TextEncoder().encode('GGML\x03\0\0\0' + '\0'.repeat(16))), 'gguf-invalid', /not a GGUF file/);
+    const e = await expectLlmError(
+      parse(new TextEncoder().encode('GGML\x03\0\0\0' + '\0'.repeat(16))),
+      'gguf-invalid',
+      /not a GGUF file/,
+    );
     expect(e.details).toMatchObject({ field: 'magic', offset: 0 });
   });
 
@@ -163,7 +217,11 @@ describe('parseGguf: hostile headers', () => {
   });
 
   it('rejects string lengths beyond the file without allocating', async () => {
-    const huge = new RawGguf().header(3, 0, 1).u64(2n ** 62n).zeros(32).build();
+    const huge = new RawGguf()
+      .header(3, 0, 1)
+      .u64(2n ** 62n)
+      .zeros(32)
+      .build();
     const e = await expectLlmError(parse(huge), 'gguf-invalid', /metadata key #0 length/);
     expect(e.details).toMatchObject({ offset: 24 });
     const past = new RawGguf().header(3, 0, 1).u64(1000).raw(new Uint8Array(20)).build();
@@ -173,7 +231,13 @@ describe('parseGguf: hostile headers', () => {
   it('rejects array lengths beyond the file or the limit', async () => {
     const past = new RawGguf().header(3, 0, 1).str('a').u32(ARR).u32(U32).u64(1_000_000).u32(1).build();
     await expectLlmError(parse(past), 'gguf-invalid', /length of metadata "a".*only \d+ bytes remain/);
-    const huge = new RawGguf().header(3, 0, 1).str('a').u32(ARR).u32(STR).u64(2n ** 63n).build();
+    const huge = new RawGguf()
+      .header(3, 0, 1)
+      .str('a')
+      .u32(ARR)
+      .u32(STR)
+      .u64(2n ** 63n)
+      .build();
     await expectLlmError(parse(huge), 'gguf-invalid', /maxArrayLength/);
   });
 
@@ -183,20 +247,44 @@ describe('parseGguf: hostile headers', () => {
   });
 
   it('rejects unknown value types, deep nesting and mixed nested arrays', async () => {
-    await expectLlmError(parse(new RawGguf().header(3, 0, 1).str('k').u32(13).u32(0).build()), 'gguf-invalid', /unknown value type 13/);
-    await expectLlmError(parse(new RawGguf().header(3, 0, 1).str('k').u32(ARR).u32(99).u64(0).build()), 'gguf-invalid', /unknown value type 99/);
+    await expectLlmError(
+      parse(new RawGguf().header(3, 0, 1).str('k').u32(13).u32(0).build()),
+      'gguf-invalid',
+      /unknown value type 13/,
+    );
+    await expectLlmError(
+      parse(new RawGguf().header(3, 0, 1).str('k').u32(ARR).u32(99).u64(0).build()),
+      'gguf-invalid',
+      /unknown value type 99/,
+    );
     const deep = new RawGguf().header(3, 0, 1).str('k').u32(ARR);
     for (let i = 0; i < 20; i++) deep.u32(ARR).u64(1);
     deep.u32(U32).u64(0);
     await expectLlmError(parse(deep.build()), 'gguf-invalid', /maxArrayDepth/);
-    const mixed = new RawGguf().header(3, 0, 1).str('k').u32(ARR).u32(ARR).u64(2).u32(U32).u64(0).u32(STR).u64(0).build();
+    const mixed = new RawGguf()
+      .header(3, 0, 1)
+      .str('k')
+      .u32(ARR)
+      .u32(ARR)
+      .u64(2)
+      .u32(U32)
+      .u64(0)
+      .u32(STR)
+      .u64(0)
+      .build();
     await expectLlmError(parse(mixed), 'gguf-invalid', /different element types/);
   });
 
   it('rejects duplicate keys and duplicate tensor names', async () => {
     const dupKey = new RawGguf().header(3, 0, 2).str('k').u32(U32).u32(1).str('k').u32(U32).u32(2).build();
     await expectLlmError(parse(dupKey), 'gguf-invalid', /duplicate key "k"/);
-    const dupT = new RawGguf().header(3, 2, 0).tensor('t', [4], 0, 0).tensor('t', [4], 0, 32).align(32).zeros(64).build();
+    const dupT = new RawGguf()
+      .header(3, 2, 0)
+      .tensor('t', [4], 0, 0)
+      .tensor('t', [4], 0, 32)
+      .align(32)
+      .zeros(64)
+      .build();
     await expectLlmError(parse(dupT), 'gguf-invalid', /duplicate tensor name "t"/);
   });
 
@@ -208,7 +296,8 @@ describe('parseGguf: hostile headers', () => {
   });
 
   it('rejects bad n_dims, zero dims and element-count overflow', async () => {
-    const body = (shape: (number | bigint)[], type = 0) => new RawGguf().header(3, 1, 0).tensor('t', shape, type, 0).align(32).zeros(64).build();
+    const body = (shape: (number | bigint)[], type = 0) =>
+      new RawGguf().header(3, 1, 0).tensor('t', shape, type, 0).align(32).zeros(64).build();
     await expectLlmError(parse(body([])), 'gguf-invalid', /n_dims is 0/);
     await expectLlmError(parse(body([1, 1, 1, 1, 1])), 'gguf-invalid', /n_dims is 5/);
     await expectLlmError(parse(body([4, 0])), 'gguf-invalid', /dim 1.*dimension is 0/);
@@ -226,17 +315,25 @@ describe('parseGguf: hostile headers', () => {
   });
 
   it('rejects tensor data outside the file, misaligned and overlapping tensors', async () => {
-    const one = (offset: number | bigint, extra = 16) => new RawGguf().header(3, 1, 0).tensor('t', [4], 0, offset).align(32).zeros(extra).build();
+    const one = (offset: number | bigint, extra = 16) =>
+      new RawGguf().header(3, 1, 0).tensor('t', [4], 0, offset).align(32).zeros(extra).build();
     await expectLlmError(parse(one(0, 8)), 'gguf-invalid', /outside the file/);
     await expectLlmError(parse(one(2n ** 40n)), 'gguf-invalid', /outside the file/);
     await expectLlmError(parse(one(2n ** 60n)), 'gguf-invalid', /offset/);
     await expectLlmError(parse(one(8, 64)), 'gguf-invalid', /not a multiple of the alignment 32/);
-    const overlap = new RawGguf().header(3, 2, 0).tensor('a', [16], 0, 0).tensor('b', [4], 0, 32).align(32).zeros(128).build();
+    const overlap = new RawGguf()
+      .header(3, 2, 0)
+      .tensor('a', [16], 0, 0)
+      .tensor('b', [4], 0, 32)
+      .align(32)
+      .zeros(128)
+      .build();
     await expectLlmError(parse(overlap), 'gguf-invalid', /overlaps tensor "a"/);
   });
 
   it('rejects a bad general.alignment', async () => {
-    const withAlign = (type: number, write: (r: RawGguf) => RawGguf) => write(new RawGguf().header(3, 0, 1).str('general.alignment').u32(type)).build();
+    const withAlign = (type: number, write: (r: RawGguf) => RawGguf) =>
+      write(new RawGguf().header(3, 0, 1).str('general.alignment').u32(type)).build();
     for (const v of [0, 3, 48, 2 ** 31]) {
       const e = await expectLlmError(parse(withAlign(U32, (r) => r.u32(v))), 'gguf-invalid', /general.alignment/);
       expect(e.details).toMatchObject({ field: 'general.alignment', offset: 24 + 8 + 17 + 4 });

@@ -34,7 +34,8 @@ function plainArrays(v: unknown, inArray = false): unknown {
   if (Array.isArray(v)) return v.map((x) => plainArrays(x, true));
   if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<unknown>);
   if (typeof v === 'boolean' && inArray) return v ? 1 : 0;
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainArrays(x)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainArrays(x)]));
   return v;
 }
 
@@ -92,7 +93,18 @@ describe('writeGguf round trip', () => {
   });
 
   it('reproduces inferred values exactly when they are representable', async () => {
-    const metadata = { a: 1, b: -1, c: 0.5, d: 'x', e: true, f: [1, 2, 3], g: ['p', 'q'], h: [[0.5], [1.5]], big: 2 ** 40, n: 5n };
+    const metadata = {
+      a: 1,
+      b: -1,
+      c: 0.5,
+      d: 'x',
+      e: true,
+      f: [1, 2, 3],
+      g: ['p', 'q'],
+      h: [[0.5], [1.5]],
+      big: 2 ** 40,
+      n: 5n,
+    };
     const f = await roundTrip({ metadata });
     expect(plain({ ...f.metadata })).toEqual(metadata);
   });
@@ -112,7 +124,13 @@ describe('writeGguf round trip', () => {
   });
 
   it('uses general.alignment and explicit offsets (tensor table out of offset order)', async () => {
-    const t = (name: string, offset: number) => ({ name, type: GgmlType.F32, shape: [4], data: new Uint8Array(16).fill(offset & 0xff), offset });
+    const t = (name: string, offset: number) => ({
+      name,
+      type: GgmlType.F32,
+      shape: [4],
+      data: new Uint8Array(16).fill(offset & 0xff),
+      offset,
+    });
     const input: GgufWriteInput = {
       metadata: { 'general.alignment': 64 },
       tensors: [t('second', 128), t('first', 0)],
@@ -121,7 +139,10 @@ describe('writeGguf round trip', () => {
     const f = await parseGguf(new MemoryByteSource(bytes));
     expect(f.alignment).toBe(64);
     expect(f.tensorDataOffset % 64).toBe(0);
-    expect(f.tensors.map((x) => [x.name, x.offset])).toEqual([['second', 128], ['first', 0]]);
+    expect(f.tensors.map((x) => [x.name, x.offset])).toEqual([
+      ['second', 128],
+      ['first', 0],
+    ]);
     expect(bytes[f.tensorDataOffset + 128]).toBe(128);
     expect(bytes.length % 64).toBe(0);
   });
@@ -131,7 +152,10 @@ describe('writeGguf round trip', () => {
     expect(chunks.length).toBeGreaterThan(1);
     const joined = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
     let at = 0;
-    for (const c of chunks) { joined.set(c, at); at += c.length; }
+    for (const c of chunks) {
+      joined.set(c, at);
+      at += c.length;
+    }
     expect(joined).toEqual(writeGguf(tinyModel()));
   });
 
@@ -142,7 +166,12 @@ describe('writeGguf round trip', () => {
 });
 
 describe('writeGguf rejects bad input', () => {
-  const f32 = (name: string, shape: number[], bytes: number) => ({ name, type: GgmlType.F32, shape, data: new Uint8Array(bytes) });
+  const f32 = (name: string, shape: number[], bytes: number) => ({
+    name,
+    type: GgmlType.F32,
+    shape,
+    data: new Uint8Array(bytes),
+  });
   it.each([
     ['value out of range', { metadata: { k: 300 }, metadataTypes: { k: ggufType.UINT8 } }, /outside 0..255/],
     ['wrong JS type', { metadata: { k: 'x' }, metadataTypes: { k: ggufType.UINT32 } }, /not an integer/],
@@ -151,10 +180,22 @@ describe('writeGguf rejects bad input', () => {
     ['data size', { tensors: [f32('t', [4], 15)] }, /needs 16/],
     ['duplicate tensor', { tensors: [f32('t', [4], 16), f32('t', [4], 16)] }, /duplicate/],
     ['bad shape', { tensors: [f32('t', [0], 0)] }, /1–4 positive integer dims/],
-    ['block size', { tensors: [{ name: 'q', type: GgmlType.Q8_0, shape: [16], data: new Uint8Array(17) }] }, /block size 32/],
+    [
+      'block size',
+      { tensors: [{ name: 'q', type: GgmlType.Q8_0, shape: [16], data: new Uint8Array(17) }] },
+      /block size 32/,
+    ],
     ['bad alignment', { metadata: { 'general.alignment': 24 } }, /power of two/],
-    ['unknown type', { metadata: { k: 1 }, metadataTypes: { k: { type: 99 as GgufValueType.UINT8 } } }, /unknown value type/],
+    [
+      'unknown type',
+      { metadata: { k: 1 }, metadataTypes: { k: { type: 99 as GgufValueType.UINT8 } } },
+      /unknown value type/,
+    ],
   ] as [string, GgufWriteInput, RegExp][])('%s', async (_name, input, message) => {
-    await expectLlmError(Promise.resolve().then(() => writeGguf(input)), 'invalid-request', message);
+    await expectLlmError(
+      Promise.resolve().then(() => writeGguf(input)),
+      'invalid-request',
+      message,
+    );
   });
 });

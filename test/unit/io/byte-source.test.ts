@@ -46,7 +46,10 @@ const SOURCES: { name: string; open: () => Promise<ByteSource> }[] = [
   { name: 'MemoryByteSource', open: async () => new MemoryByteSource(FIXTURE, 'fixture') },
   { name: 'NodeFileSource', open: () => NodeFileSource.open(FIXTURE_PATH) },
   { name: 'BlobByteSource', open: async () => new BlobByteSource(new Blob([FIXTURE])) },
-  { name: 'HttpByteSource', open: () => HttpByteSource.open(server.url('/models/stories260K.gguf'), { chunkBytes: 100_000 }) },
+  {
+    name: 'HttpByteSource',
+    open: () => HttpByteSource.open(server.url('/models/stories260K.gguf'), { chunkBytes: 100_000 }),
+  },
 ];
 
 describe.each(SOURCES)('$name', ({ name, open: openSource }) => {
@@ -54,7 +57,13 @@ describe.each(SOURCES)('$name', ({ name, open: openSource }) => {
   it('reads exact bytes at any offset, including zero-length reads', async () => {
     const source = await open();
     expect(source.size).toBe(FIXTURE.byteLength);
-    for (const [offset, length] of [[0, 8], [0, 0], [FIXTURE.byteLength, 0], [77_777, 123_456], [FIXTURE.byteLength - 1, 1]]) {
+    for (const [offset, length] of [
+      [0, 8],
+      [0, 0],
+      [FIXTURE.byteLength, 0],
+      [77_777, 123_456],
+      [FIXTURE.byteLength - 1, 1],
+    ]) {
       const bytes = await source.read(offset, length);
       expect(bytes.byteLength).toBe(length);
       expect(sha(bytes)).toBe(sha(FIXTURE.subarray(offset, offset + length)));
@@ -64,7 +73,14 @@ describe.each(SOURCES)('$name', ({ name, open: openSource }) => {
 
   it('rejects out-of-range reads with gguf-invalid', async () => {
     const source = await open();
-    for (const [offset, length] of [[-1, 1], [0, FIXTURE.byteLength + 1], [FIXTURE.byteLength, 1], [1.5, 2], [0, -1], [2 ** 53, 1]]) {
+    for (const [offset, length] of [
+      [-1, 1],
+      [0, FIXTURE.byteLength + 1],
+      [FIXTURE.byteLength, 1],
+      [1.5, 2],
+      [0, -1],
+      [2 ** 53, 1],
+    ]) {
       const e = await llmError(source.read(offset, length));
       expect(e.code).toBe('gguf-invalid');
       expect(e.details).toMatchObject({ offset, length, size: FIXTURE.byteLength });
@@ -120,7 +136,12 @@ describe('openModelSource', () => {
     { name: 'a file: URL → NodeFileSource', input: () => pathToFileURL(FIXTURE_PATH), kind: NodeFileSource },
     { name: 'a Blob → BlobByteSource', input: () => new Blob([FIXTURE]), kind: BlobByteSource },
     { name: 'a URL with cache off → HttpByteSource', input: url, options: { cache: false }, kind: HttpByteSource },
-    { name: 'a URL with IndexedDB → IdbByteSource (downloaded into the store)', input: () => new URL(url()), options: { store }, kind: IdbByteSource },
+    {
+      name: 'a URL with IndexedDB → IdbByteSource (downloaded into the store)',
+      input: () => new URL(url()),
+      options: { store },
+      kind: IdbByteSource,
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {

@@ -75,7 +75,9 @@ describe('Content-Range of every 206 is checked', () => {
   });
 
   it('a malformed Content-Range (end before start): range-unsupported', async () => {
-    expect((await llmError(readWhole({ skip: 1, contentRange: (a, b, size) => `bytes ${b}-${a}/${size}` }))).code).toBe('range-unsupported');
+    expect((await llmError(readWhole({ skip: 1, contentRange: (a, b, size) => `bytes ${b}-${a}/${size}` }))).code).toBe(
+      'range-unsupported',
+    );
   });
 });
 

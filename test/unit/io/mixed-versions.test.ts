@@ -48,7 +48,13 @@ beforeEach(async () => {
   server.clearLog();
 });
 
-const opts = (extra: DownloadModelOptions = {}): DownloadModelOptions => ({ store, chunkBytes: CHUNK, retryDelayMs: 1, maxInFlight: 2, ...extra });
+const opts = (extra: DownloadModelOptions = {}): DownloadModelOptions => ({
+  store,
+  chunkBytes: CHUNK,
+  retryDelayMs: 1,
+  maxInFlight: 2,
+  ...extra,
+});
 
 /** A fetch that removes response headers, as a server or CORS without them would. */
 function fetchWithout(...names: string[]): typeof fetch {
@@ -80,14 +86,17 @@ describe('no validators: one response, never mixed', () => {
   it('same-size replacement mid-download: the stored file is one whole version', async () => {
     server.setFault(PATH, { noValidators: true, trickle: { bytesPerWrite: 32 * 1024, delayMs: 2 } });
     let isReplaced = false;
-    const m = await downloadModel(url, opts({
-      onProgress: (p) => {
-        if (!isReplaced && p.phase === 'download' && p.loadedBytes >= 3 * CHUNK) {
-          isReplaced = true;
-          server.replaceFile(PATH, CHANGED);
-        }
-      },
-    }));
+    const m = await downloadModel(
+      url,
+      opts({
+        onProgress: (p) => {
+          if (!isReplaced && p.phase === 'download' && p.loadedBytes >= 3 * CHUNK) {
+            isReplaced = true;
+            server.replaceFile(PATH, CHANGED);
+          }
+        },
+      }),
+    );
     expect(isReplaced).toBe(true);
     const stored = sha(await readBack());
     expect([sha(FIXTURE), sha(CHANGED)]).toContain(stored);
@@ -112,17 +121,21 @@ describe('no validators: one response, never mixed', () => {
   it('302 to a target that changes mid-download: one whole version', async () => {
     server.replaceFile('/a.gguf', FIXTURE);
     server.replaceFile('/b.gguf', CHANGED);
-    for (const p of ['/a.gguf', '/b.gguf']) server.setFault(p, { noValidators: true, trickle: { bytesPerWrite: 32 * 1024, delayMs: 2 } });
+    for (const p of ['/a.gguf', '/b.gguf'])
+      server.setFault(p, { noValidators: true, trickle: { bytesPerWrite: 32 * 1024, delayMs: 2 } });
     server.setRedirect(PATH, '/a.gguf');
     let isSwitched = false;
-    await downloadModel(url, opts({
-      onProgress: (p) => {
-        if (!isSwitched && p.phase === 'download' && p.loadedBytes >= 2 * CHUNK) {
-          isSwitched = true;
-          server.setRedirect(PATH, '/b.gguf');
-        }
-      },
-    }));
+    await downloadModel(
+      url,
+      opts({
+        onProgress: (p) => {
+          if (!isSwitched && p.phase === 'download' && p.loadedBytes >= 2 * CHUNK) {
+            isSwitched = true;
+            server.setRedirect(PATH, '/b.gguf');
+          }
+        },
+      }),
+    );
     expect(isSwitched).toBe(true);
     expect([sha(FIXTURE), sha(CHANGED)]).toContain(sha(await readBack()));
   });
@@ -133,16 +146,19 @@ describe('no validators: one response, never mixed', () => {
     server.setRedirect(PATH, '/a.gguf');
     let isSwitched = false;
     const phases: string[] = [];
-    await downloadModel(url, opts({
-      maxInFlight: 1,
-      onProgress: (p) => {
-        phases.push(p.phase);
-        if (!isSwitched && p.phase === 'download' && p.loadedBytes >= 2 * CHUNK) {
-          isSwitched = true;
-          server.setRedirect(PATH, '/b.gguf');
-        }
-      },
-    }));
+    await downloadModel(
+      url,
+      opts({
+        maxInFlight: 1,
+        onProgress: (p) => {
+          phases.push(p.phase);
+          if (!isSwitched && p.phase === 'download' && p.loadedBytes >= 2 * CHUNK) {
+            isSwitched = true;
+            server.setRedirect(PATH, '/b.gguf');
+          }
+        },
+      }),
+    );
     expect(phases).toContain('restart');
     expect(sha(await readBack())).toBe(sha(CHANGED));
   });
@@ -150,8 +166,16 @@ describe('no validators: one response, never mixed', () => {
   it('a dropped connection restarts from zero (no checksum to verify a resumed file) and completes', async () => {
     server.setFault(PATH, { skip: 1, times: 2, dropAfterBytes: 300_000 });
     const phases: string[] = [];
-    await downloadModel(url, opts({ fetch: fetchWithout('etag', 'last-modified'), onProgress: (p) => phases.push(p.phase) }));
-    expect(server.requestsFor(PATH).slice(1).map((r) => r.range)).toEqual(['bytes=0-', 'bytes=0-', 'bytes=0-']);
+    await downloadModel(
+      url,
+      opts({ fetch: fetchWithout('etag', 'last-modified'), onProgress: (p) => phases.push(p.phase) }),
+    );
+    expect(
+      server
+        .requestsFor(PATH)
+        .slice(1)
+        .map((r) => r.range),
+    ).toEqual(['bytes=0-', 'bytes=0-', 'bytes=0-']);
     expect(phases).toContain('restart');
     expect(sha(await readBack())).toBe(sha(FIXTURE));
   });
@@ -272,7 +296,12 @@ describe('the stored copy is checked on every open', () => {
     server.clearLog();
     const source = await openModelSource(url, opts());
     expect(sha(await source.read(0, source.size))).toBe(sha(FIXTURE));
-    expect(server.requestsFor(PATH).slice(1).map((r) => r.range)).toEqual([`bytes=${2 * CHUNK}-${3 * CHUNK - 1}`]);
+    expect(
+      server
+        .requestsFor(PATH)
+        .slice(1)
+        .map((r) => r.range),
+    ).toEqual([`bytes=${2 * CHUNK}-${3 * CHUNK - 1}`]);
   });
 
   it("verify: 'read' refuses the damaged chunk at the read that meets it", async () => {
@@ -300,7 +329,9 @@ describe('the stored copy is checked on every open', () => {
 
 describe('createEngine', () => {
   it('passes sha256 to the download: a wrong one is a checksum-mismatch and nothing is stored', async () => {
-    const e = await llmError(createEngine({ model: url, sha256: '0'.repeat(64), backend: 'cpu', warmup: false, contextLength: 64 }));
+    const e = await llmError(
+      createEngine({ model: url, sha256: '0'.repeat(64), backend: 'cpu', warmup: false, contextLength: 64 }),
+    );
     expect(e.code).toBe('network');
     expect(e.details?.reason).toBe('checksum-mismatch');
     expect(await readManifest(url)).toBeUndefined();

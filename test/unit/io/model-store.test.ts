@@ -14,7 +14,14 @@ import type { LlmError } from '../../../src/errors.js';
 import type { DownloadProgress } from '../../../src/io/download-progress.js';
 import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { type DownloadModelOptions, downloadModel } from '../../../src/io/model-download.js';
-import { chunkKey, deleteModel, listModels, readChunk, readManifest, storageUsage } from '../../../src/io/model-store.js';
+import {
+  chunkKey,
+  deleteModel,
+  listModels,
+  readChunk,
+  readManifest,
+  storageUsage,
+} from '../../../src/io/model-store.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
@@ -45,7 +52,13 @@ beforeEach(async () => {
   server.clearLog();
 });
 
-const opts = (extra: DownloadModelOptions = {}): DownloadModelOptions => ({ store, chunkBytes: CHUNK, retryDelayMs: 1, maxInFlight: 2, ...extra });
+const opts = (extra: DownloadModelOptions = {}): DownloadModelOptions => ({
+  store,
+  chunkBytes: CHUNK,
+  retryDelayMs: 1,
+  maxInFlight: 2,
+  ...extra,
+});
 
 async function readBack(): Promise<Uint8Array> {
   const source = await IdbByteSource.open(url, { store });
@@ -85,7 +98,12 @@ describe('model store', () => {
   it('IdbByteSource reads ranges across chunk boundaries and rejects out-of-range reads', async () => {
     await downloadModel(url, opts());
     const source = await IdbByteSource.open(url, { store });
-    for (const [offset, length] of [[0, 0], [CHUNK - 3, 6], [5, 3 * CHUNK + 11], [FIXTURE.byteLength - 9, 9]]) {
+    for (const [offset, length] of [
+      [0, 0],
+      [CHUNK - 3, 6],
+      [5, 3 * CHUNK + 11],
+      [FIXTURE.byteLength - 9, 9],
+    ]) {
       expect(sha(await source.read(offset, length))).toBe(sha(FIXTURE.subarray(offset, offset + length)));
     }
     expect((await llmError(source.read(FIXTURE.byteLength, 1))).code).toBe('gguf-invalid');
@@ -171,7 +189,8 @@ describe('model store', () => {
   });
 
   it('an IndexedDB that cannot open (e.g. a private window) is a clear network error, not a raw DOMException', async () => {
-    const broken: UseStore = () => Promise.reject(new DOMException('The database connection is closing.', 'InvalidStateError'));
+    const broken: UseStore = () =>
+      Promise.reject(new DOMException('The database connection is closing.', 'InvalidStateError'));
     const e = await llmError(downloadModel(url, opts({ store: broken })));
     expect(e.code).toBe('network');
     expect(e.message).toContain('InvalidStateError');
@@ -196,15 +215,18 @@ describe('model store', () => {
     const changed = FIXTURE.map((b) => b ^ 0x77);
     let isChanged = false;
     const phases: string[] = [];
-    const m = await downloadModel(url, opts({
-      onProgress: (p) => {
-        phases.push(p.phase);
-        if (!isChanged && p.phase === 'download' && p.loadedBytes >= 3 * CHUNK) {
-          isChanged = true;
-          server.replaceFile(PATH, changed);
-        }
-      },
-    }));
+    const m = await downloadModel(
+      url,
+      opts({
+        onProgress: (p) => {
+          phases.push(p.phase);
+          if (!isChanged && p.phase === 'download' && p.loadedBytes >= 3 * CHUNK) {
+            isChanged = true;
+            server.replaceFile(PATH, changed);
+          }
+        },
+      }),
+    );
     expect(isChanged).toBe(true);
     expect(phases).toContain('restart');
     expect(m.complete).toBe(true);
@@ -213,7 +235,10 @@ describe('model store', () => {
 
   it('verifies a known sha256 and deletes the entry on mismatch', async () => {
     const phases: string[] = [];
-    const ok = await downloadModel(url, opts({ sha256: sha(FIXTURE).toUpperCase(), onProgress: (p) => phases.push(p.phase) }));
+    const ok = await downloadModel(
+      url,
+      opts({ sha256: sha(FIXTURE).toUpperCase(), onProgress: (p) => phases.push(p.phase) }),
+    );
     expect(ok.sha256).toBe(sha(FIXTURE));
     expect(phases).toContain('verify');
     await deleteModel(url, { store });
@@ -236,7 +261,12 @@ describe('model store', () => {
     expect((await readManifest(url, { store }))?.complete).toBe(false);
     server.clearLog();
     await downloadModel(url, opts());
-    expect(server.requestsFor(PATH).slice(1).map((r) => chunkOf(r.range))).toEqual([3]);
+    expect(
+      server
+        .requestsFor(PATH)
+        .slice(1)
+        .map((r) => chunkOf(r.range)),
+    ).toEqual([3]);
     expect(sha(await readBack())).toBe(sha(FIXTURE));
   });
 

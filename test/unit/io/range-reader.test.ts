@@ -38,7 +38,10 @@ beforeEach(async () => {
 });
 
 /** Opens the fixture with `fault` installed and reads it whole. */
-async function readWhole(fault: Fault | undefined, options: HttpByteSourceOptions = {}): Promise<{ bytes: Uint8Array; source: HttpByteSource }> {
+async function readWhole(
+  fault: Fault | undefined,
+  options: HttpByteSourceOptions = {},
+): Promise<{ bytes: Uint8Array; source: HttpByteSource }> {
   server.setFault(PATH, fault);
   const source = await HttpByteSource.open(server.url(PATH), { ...FAST, ...options });
   const bytes = await source.read(0, source.size);
@@ -53,7 +56,12 @@ describe('range reader: bytes arrive intact', () => {
       check: () => {
         expect(server.requestsFor(PATH)).toHaveLength(1 + Math.ceil(FIXTURE.byteLength / CHUNK));
         expect(server.maxConcurrent).toBeLessThanOrEqual(3);
-        expect(server.requestsFor(PATH).slice(1).every((r) => r.ifRange?.startsWith('"') === true)).toBe(true);
+        expect(
+          server
+            .requestsFor(PATH)
+            .slice(1)
+            .every((r) => r.ifRange?.startsWith('"') === true),
+        ).toBe(true);
       },
     },
     {
@@ -79,7 +87,13 @@ describe('range reader: bytes arrive intact', () => {
     {
       name: 'HTTP 503 on the probe, then success',
       fault: { times: 1, status: 503 },
-      check: () => expect(server.requestsFor(PATH).map((r) => r.status).slice(0, 2)).toEqual([503, 206]),
+      check: () =>
+        expect(
+          server
+            .requestsFor(PATH)
+            .map((r) => r.status)
+            .slice(0, 2),
+        ).toEqual([503, 206]),
     },
     {
       name: 'slow trickle (8 KiB every 2 ms)',
@@ -118,7 +132,13 @@ describe('range reader: bytes arrive intact', () => {
 
   it('partial reads at odd offsets match the file, including across request boundaries', async () => {
     const source = await HttpByteSource.open(server.url(PATH), { ...FAST, chunkBytes: 1000 });
-    for (const [offset, length] of [[0, 0], [0, 24], [999, 2], [123_457, 5_001], [FIXTURE.byteLength - 7, 7]]) {
+    for (const [offset, length] of [
+      [0, 0],
+      [0, 24],
+      [999, 2],
+      [123_457, 5_001],
+      [FIXTURE.byteLength - 7, 7],
+    ]) {
       expect(sha(await source.read(offset, length))).toBe(sha(FIXTURE.subarray(offset, offset + length)));
     }
     const e = await llmError(source.read(FIXTURE.byteLength - 1, 2));
@@ -127,7 +147,10 @@ describe('range reader: bytes arrive intact', () => {
 
   it('reports download progress up to the file size', async () => {
     const seen: number[] = [];
-    const source = await HttpByteSource.open(server.url(PATH), { ...FAST, onProgress: (p) => seen.push(p.loadedBytes) });
+    const source = await HttpByteSource.open(server.url(PATH), {
+      ...FAST,
+      onProgress: (p) => seen.push(p.loadedBytes),
+    });
     await source.read(0, source.size);
     expect(seen.at(-1)).toBe(FIXTURE.byteLength);
     expect(seen.every((n, i) => i === 0 || n >= seen[i - 1])).toBe(true);
@@ -148,8 +171,19 @@ describe('range reader: clear errors', () => {
     { name: '403 on open', fault: { status: 403 }, code: 'network', status: 403 },
     { name: '416 on every ranged read', fault: { skip: 1, status: 416 }, code: 'network', status: 416 },
     { name: '404 appearing mid-read', fault: { skip: 3, status: 404 }, code: 'network', status: 404 },
-    { name: '500 forever: retries run out', fault: { skip: 1, status: 500 }, code: 'network', status: 500, options: { retries: 2 } },
-    { name: 'Range ignored and file above maxFullBodyBytes', fault: { ignoreRange: true }, code: 'range-unsupported', options: { maxFullBodyBytes: 1 << 20 } },
+    {
+      name: '500 forever: retries run out',
+      fault: { skip: 1, status: 500 },
+      code: 'network',
+      status: 500,
+      options: { retries: 2 },
+    },
+    {
+      name: 'Range ignored and file above maxFullBodyBytes',
+      fault: { ignoreRange: true },
+      code: 'range-unsupported',
+      options: { maxFullBodyBytes: 1 << 20 },
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {
@@ -169,7 +203,9 @@ describe('range reader: clear errors', () => {
       calls++;
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
-    const e = await llmError(RangeReader.open('https://models.example/x.gguf', { fetch: failing, retries: 2, retryDelayMs: 1 }));
+    const e = await llmError(
+      RangeReader.open('https://models.example/x.gguf', { fetch: failing, retries: 2, retryDelayMs: 1 }),
+    );
     expect(e.code).toBe('network');
     expect(e.message).toContain('https://models.example/x.gguf');
     expect(e.message).toContain('CORS');
@@ -182,7 +218,10 @@ describe('range reader: clear errors', () => {
     const source = await HttpByteSource.open(server.url(path), FAST);
     const head = await source.read(0, CHUNK);
     expect(sha(head)).toBe(sha(FIXTURE.subarray(0, CHUNK)));
-    server.replaceFile(path, FIXTURE.map((b) => b ^ 0x5a));
+    server.replaceFile(
+      path,
+      FIXTURE.map((b) => b ^ 0x5a),
+    );
     const e = await llmError(source.read(CHUNK, 4 * CHUNK));
     expect(isFileChangedError(e)).toBe(true);
     expect(server.requestsFor(path).at(-1)?.status).toBe(200);
@@ -192,7 +231,10 @@ describe('range reader: clear errors', () => {
     const path = '/changing-2.gguf';
     server.replaceFile(path, FIXTURE);
     const source = await HttpByteSource.open(server.url(path), FAST);
-    server.replaceFile(path, FIXTURE.map((b) => b ^ 0x5a));
+    server.replaceFile(
+      path,
+      FIXTURE.map((b) => b ^ 0x5a),
+    );
     server.setFault(path, { ignoreIfRange: true });
     const e = await llmError(source.read(0, 3 * CHUNK));
     expect(isFileChangedError(e)).toBe(true);
@@ -223,7 +265,10 @@ describe('range reader: clear errors', () => {
     expect(sha(await source.read(0, source.size))).toBe(FIXTURE_SHA);
     expect(seen.filter((v) => v !== null).length).toBeGreaterThanOrEqual(1);
     expect(seen.at(-1)).toBeNull();
-    server.replaceFile(path, FIXTURE.map((b) => b ^ 0x22));
+    server.replaceFile(
+      path,
+      FIXTURE.map((b) => b ^ 0x22),
+    );
     expect(isFileChangedError(await llmError(source.read(0, 10)))).toBe(true);
   });
 

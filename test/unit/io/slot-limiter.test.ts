@@ -10,16 +10,18 @@ describe('SlotLimiter', () => {
     let active = 0;
     let peak = 0;
     const order: number[] = [];
-    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
-      const release = await limiter.acquire(undefined, 'test');
-      order.push(i);
-      active++;
-      peak = Math.max(peak, active);
-      await new Promise((r) => setTimeout(r, 5));
-      active--;
-      release();
-      release(); // idempotent
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const release = await limiter.acquire(undefined, 'test');
+        order.push(i);
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise((r) => setTimeout(r, 5));
+        active--;
+        release();
+        release(); // idempotent
+      }),
+    );
     expect(peak).toBe(2);
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(limiter.inUse).toBe(0);

@@ -16,14 +16,23 @@ import { LlmError } from '../../../src/errors.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { GgufValueType } from '../../../src/gguf/types.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import { type ByteSource, SplitByteSource, deleteSplitModel, listModels, openModelSource } from '../../../src/io/index.js';
+import {
+  type ByteSource,
+  SplitByteSource,
+  deleteSplitModel,
+  listModels,
+  openModelSource,
+} from '../../../src/io/index.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { splitGguf, splitNames } from '../../helpers/gguf-splitter.js';
 import { runCliCaptured } from '../../helpers/run-cli.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const FIXTURE = new Uint8Array(readFileSync(sharedPath('models', 'stories260K.gguf')));
-const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as { prompt: string; greedy_kv_f32: { text: string } };
+const REF = JSON.parse(readFileSync(sharedPath('models', 'stories260K.reference.json'), 'utf8')) as {
+  prompt: string;
+  greedy_kv_f32: { text: string };
+};
 
 let dir: string;
 let server: FaultServer;
@@ -48,18 +57,28 @@ async function expectSameTensors(source: ByteSource, sameKeys = true): Promise<v
   for (const [i, t] of whole.tensors.entries()) {
     const m = merged.tensors[i];
     expect(m.shape).toEqual(t.shape);
-    const expected = FIXTURE.subarray(whole.tensorDataOffset + t.offset, whole.tensorDataOffset + t.offset + t.byteLength);
+    const expected = FIXTURE.subarray(
+      whole.tensorDataOffset + t.offset,
+      whole.tensorDataOffset + t.offset + t.byteLength,
+    );
     expectBytes(await source.read(merged.tensorDataOffset + m.offset, m.byteLength), expected);
   }
 }
 
 /** Byte equality without vitest's element-by-element diff (slow on large arrays). */
 function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
-  expect(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength).equals(Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength))).toBe(true);
+  expect(
+    Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength).equals(
+      Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength),
+    ),
+  ).toBe(true);
 }
 
 async function rejection(p: Promise<unknown>): Promise<LlmError> {
-  const e = await p.then(() => null, (err: unknown) => err);
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(LlmError);
   return e as LlmError;
 }
@@ -78,7 +97,9 @@ describe('split GGUF', () => {
     const [first] = writeParts('path', await splitGguf(FIXTURE, 3));
     const source = await openModelSource(first);
     expect(source).toBeInstanceOf(SplitByteSource);
-    expect((source as SplitByteSource).partInfo.map((p) => p.tensorCount).reduce((a, b) => a + b)).toBe((await parseGguf(new MemoryByteSource(FIXTURE))).tensors.length);
+    expect((source as SplitByteSource).partInfo.map((p) => p.tensorCount).reduce((a, b) => a + b)).toBe(
+      (await parseGguf(new MemoryByteSource(FIXTURE))).tensors.length,
+    );
     await expectSameTensors(source);
     await source.close?.();
     const engine = await createEngine({ model: first, backend: 'cpu', contextLength: 128, warmup: false });
@@ -92,7 +113,11 @@ describe('split GGUF', () => {
     const files = splitNames('files', 4).map((n, i) => new File([parts[i]], n));
     await expectSameTensors(await openModelSource(files));
     // A first part with a larger alignment than the others: the merged view uses the smallest.
-    const wide = await splitGguf(FIXTURE, 3, { overrides: { 0: { metadata: { 'general.alignment': 64 }, types: { 'general.alignment': { type: GgufValueType.UINT32 } } } } });
+    const wide = await splitGguf(FIXTURE, 3, {
+      overrides: {
+        0: { metadata: { 'general.alignment': 64 }, types: { 'general.alignment': { type: GgufValueType.UINT32 } } },
+      },
+    });
     const wideSource = await openModelSource(wide.map((b) => new Blob([b])));
     await expectSameTensors(wideSource, false);
     expect((await parseGguf(wideSource)).alignment).toBe(32);
@@ -107,7 +132,13 @@ describe('split GGUF', () => {
     const store = freshStore();
     const url = server.url('/' + splitNames('url', 3)[0]);
     const progress: number[] = [];
-    const source = await openModelSource(url, { store, chunkBytes: 64 * 1024, onProgress: (p) => { if (p.phase === 'download') progress.push(p.loadedBytes); } });
+    const source = await openModelSource(url, {
+      store,
+      chunkBytes: 64 * 1024,
+      onProgress: (p) => {
+        if (p.phase === 'download') progress.push(p.loadedBytes);
+      },
+    });
     await expectSameTensors(source);
     const listed = await listModels({ store });
     expect(listed.map((m) => m.split?.part).sort()).toEqual([1, 2, 3]);
@@ -126,11 +157,18 @@ describe('split GGUF', () => {
     const store = freshStore();
     const url = server.url('/' + splitNames('resume', 3)[0]);
     const abort = new AbortController();
-    const sent = (): number => server.requests.filter((r) => r.path.startsWith('/resume-')).reduce((n, r) => n + r.bytesSent, 0);
-    const e = await rejection(openModelSource(url, {
-      store, chunkBytes: 32 * 1024, signal: abort.signal,
-      onProgress: (p) => { if (p.phase === 'download' && p.loadedBytes > total / 2) abort.abort(); },
-    }));
+    const sent = (): number =>
+      server.requests.filter((r) => r.path.startsWith('/resume-')).reduce((n, r) => n + r.bytesSent, 0);
+    const e = await rejection(
+      openModelSource(url, {
+        store,
+        chunkBytes: 32 * 1024,
+        signal: abort.signal,
+        onProgress: (p) => {
+          if (p.phase === 'download' && p.loadedBytes > total / 2) abort.abort();
+        },
+      }),
+    );
     expect(e.code).toBe('aborted');
     const kept = await listModels({ store });
     expect(kept.length).toBeGreaterThan(0);
@@ -153,7 +191,9 @@ describe('split GGUF', () => {
     const paths = writeParts('missing', await splitGguf(FIXTURE, 3));
     rmSync(paths[2]);
     const store = freshStore();
-    const e = await rejection(openModelSource(server.url('/' + splitNames('missing', 3)[0]), { store, chunkBytes: 64 * 1024 }));
+    const e = await rejection(
+      openModelSource(server.url('/' + splitNames('missing', 3)[0]), { store, chunkBytes: 64 * 1024 }),
+    );
     expect(e.code).toBe('network');
     expect(e.details?.status).toBe(404);
     expect(await listModels({ store })).toEqual([]);
@@ -163,7 +203,9 @@ describe('split GGUF', () => {
   it('a part with another split.count is gguf-invalid and nothing stays stored', async () => {
     writeParts('count', await splitGguf(FIXTURE, 3, { overrides: { 1: { metadata: { 'split.count': 4 } } } }));
     const store = freshStore();
-    const e = await rejection(openModelSource(server.url('/' + splitNames('count', 3)[0]), { store, chunkBytes: 64 * 1024 }));
+    const e = await rejection(
+      openModelSource(server.url('/' + splitNames('count', 3)[0]), { store, chunkBytes: 64 * 1024 }),
+    );
     expect(e.code).toBe('gguf-invalid');
     expect(e.message).toMatch(/split\.count = 4/);
     expect(e.details).toMatchObject({ reason: 'split', part: 2 });
@@ -175,13 +217,22 @@ describe('split GGUF', () => {
     const tensors = await splitGguf(FIXTURE, 3, { overrides: { 2: { metadata: { 'split.tensors.count': 99 } } } });
     const e1 = await rejection(openModelSource(tensors.map((b, i) => new File([b], names[i]))));
     expect(e1.message).toMatch(/different models/);
-    const arch = await splitGguf(FIXTURE, 3, { overrides: { 1: { metadata: { 'general.architecture': 'gemma' }, types: { 'general.architecture': { type: GgufValueType.STRING } } } } });
+    const arch = await splitGguf(FIXTURE, 3, {
+      overrides: {
+        1: {
+          metadata: { 'general.architecture': 'gemma' },
+          types: { 'general.architecture': { type: GgufValueType.STRING } },
+        },
+      },
+    });
     const e2 = await rejection(openModelSource(arch.map((b, i) => new File([b], names[i]))));
     expect(e2.code).toBe('gguf-invalid');
     expect(e2.message).toMatch(/general\.architecture/);
     // A part from another split of the same model: the tensor total no longer adds up (or a tensor repeats).
     const other = await splitGguf(FIXTURE, 3, { noTensorsInFirst: true });
-    const e3 = await rejection(openModelSource([tensors[0], other[1], tensors[2]].map((b, i) => new File([b], names[i]))));
+    const e3 = await rejection(
+      openModelSource([tensors[0], other[1], tensors[2]].map((b, i) => new File([b], names[i]))),
+    );
     expect(e3.code).toBe('gguf-invalid');
   });
 
@@ -194,7 +245,9 @@ describe('split GGUF', () => {
     expect(e.message).toMatch(/in order/);
     expect((await rejection(openModelSource(files.slice(0, 2)))).message).toMatch(/a part is missing/);
     expect((await rejection(openModelSource(files[0]))).message).toMatch(/pass all 3 files/);
-    expect((await rejection(openModelSource([new File([FIXTURE], 'a.gguf'), files[1]]))).message).toMatch(/not the first part/);
+    expect((await rejection(openModelSource([new File([FIXTURE], 'a.gguf'), files[1]]))).message).toMatch(
+      /not the first part/,
+    );
   });
 
   it('a read across part boundaries is stitched from both parts (gaps read as zeros)', async () => {
@@ -202,11 +255,15 @@ describe('split GGUF', () => {
     const source = await openModelSource(parts.map((b) => new Blob([b])));
     const all = await source.read(0, source.size);
     for (const size of [65536, 100003]) {
-      for (let at = 0; at + size <= source.size; at += size) expectBytes(await source.read(at, size), all.subarray(at, at + size));
+      for (let at = 0; at + size <= source.size; at += size)
+        expectBytes(await source.read(at, size), all.subarray(at, at + size));
     }
     const merged = await parseGguf(source);
     const boundary = (source as SplitByteSource).partInfo[0].size - 100; // the merged file's data starts after a header
-    expectBytes(await source.read(boundary + merged.tensorDataOffset, 300), all.subarray(boundary + merged.tensorDataOffset, boundary + merged.tensorDataOffset + 300));
+    expectBytes(
+      await source.read(boundary + merged.tensorDataOffset, 300),
+      all.subarray(boundary + merged.tensorDataOffset, boundary + merged.tensorDataOffset + 300),
+    );
     expect((await rejection(source.read(source.size - 1, 2))).code).toBe('gguf-invalid');
   });
 
@@ -215,7 +272,11 @@ describe('split GGUF', () => {
     const whole = await parseGguf(new MemoryByteSource(FIXTURE));
     const r = await runCliCaptured('inspect', first, '--json');
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.out) as { parts: { tensors: number }[]; tensors: unknown[]; metadata: Record<string, unknown> };
+    const report = JSON.parse(r.out) as {
+      parts: { tensors: number }[];
+      tensors: unknown[];
+      metadata: Record<string, unknown>;
+    };
     expect(report.parts).toHaveLength(2);
     expect(report.tensors).toHaveLength(whole.tensors.length);
     expect(report.parts[0].tensors + report.parts[1].tensors).toBe(whole.tensors.length);

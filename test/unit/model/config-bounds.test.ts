@@ -33,8 +33,15 @@ function expectInvalid(arch: string, extra: Record<string, GgufValue>, key: stri
 describe('model config bounds', () => {
   for (const { name: arch } of ARCHITECTURES) {
     it(`${arch}: huge counts are gguf-invalid naming the key and value`, () => {
-      for (const suffix of ['block_count', 'embedding_length', 'attention.head_count', 'feed_forward_length', 'expert_count']) {
-        for (const v of HUGE) expectInvalid(arch, { [`${arch}.${suffix}`]: v }, `${arch}.${suffix}`, new RegExp(String(v)));
+      for (const suffix of [
+        'block_count',
+        'embedding_length',
+        'attention.head_count',
+        'feed_forward_length',
+        'expert_count',
+      ]) {
+        for (const v of HUGE)
+          expectInvalid(arch, { [`${arch}.${suffix}`]: v }, `${arch}.${suffix}`, new RegExp(String(v)));
       }
       for (const suffix of ['attention.head_count_kv', 'attention.key_length', 'vocab_size', 'context_length']) {
         expectInvalid(arch, { [`${arch}.${suffix}`]: 2n ** 40n }, `${arch}.${suffix}`, /1099511627776/);
@@ -43,21 +50,34 @@ describe('model config bounds', () => {
 
     it(`${arch}: zero, negative and fractional counts are gguf-invalid`, () => {
       for (const suffix of ['block_count', 'embedding_length', 'attention.head_count', 'feed_forward_length']) {
-        for (const v of [0, -1, 2.5, NaN]) expectInvalid(arch, { [`${arch}.${suffix}`]: v }, `${arch}.${suffix}`, new RegExp(String(v)));
+        for (const v of [0, -1, 2.5, NaN])
+          expectInvalid(arch, { [`${arch}.${suffix}`]: v }, `${arch}.${suffix}`, new RegExp(String(v)));
       }
       expectInvalid(arch, { [`${arch}.attention.head_count_kv`]: 0 }, `${arch}.attention.head_count_kv`, /0/);
     });
 
     it(`${arch}: eps, rope base and scaling must be finite and in range`, () => {
-      expectInvalid(arch, { [`${arch}.attention.layer_norm_rms_epsilon`]: NaN }, `${arch}.attention.layer_norm_rms_epsilon`, /NaN/);
-      expectInvalid(arch, { [`${arch}.attention.layer_norm_rms_epsilon`]: -1 }, `${arch}.attention.layer_norm_rms_epsilon`, /-1/);
+      expectInvalid(
+        arch,
+        { [`${arch}.attention.layer_norm_rms_epsilon`]: NaN },
+        `${arch}.attention.layer_norm_rms_epsilon`,
+        /NaN/,
+      );
+      expectInvalid(
+        arch,
+        { [`${arch}.attention.layer_norm_rms_epsilon`]: -1 },
+        `${arch}.attention.layer_norm_rms_epsilon`,
+        /-1/,
+      );
       expectInvalid(arch, { [`${arch}.rope.freq_base`]: 0 }, `${arch}.rope.freq_base`, /is 0/);
       expectInvalid(arch, { [`${arch}.rope.freq_base`]: Infinity }, `${arch}.rope.freq_base`, /Infinity/);
       expectInvalid(arch, { [`${arch}.rope.scaling.factor`]: NaN }, `${arch}.rope.scaling.factor`, /NaN/);
     });
 
     it(`${arch}: n_embd / n_head not an integer names head_count, not the absent key_length`, () => {
-      const err = thrownLlmError(() => getArchitecture(arch).config(minimal(arch, { [`${arch}.attention.head_count`]: 3 })));
+      const err = thrownLlmError(() =>
+        getArchitecture(arch).config(minimal(arch, { [`${arch}.attention.head_count`]: 3 })),
+      );
       expect(err.code).toBe('gguf-invalid');
       expect(err.message).toContain(`'${arch}.attention.head_count' = 3`);
       expect(err.message).not.toContain('key_length');
@@ -69,9 +89,19 @@ describe('model config bounds', () => {
     expectInvalid('gemma2', { [key]: new Array<GgufValue>(7).fill(true) }, key, /7 entries/);
     const big = new Uint8Array(64 * 1024 * 1024);
     expectInvalid('gemma2', { [key]: big as unknown as GgufValue }, key, /67108864 entries/);
-    expectInvalid('gemma3', { 'gemma3.attention.sliding_window': 2n ** 40n }, 'gemma3.attention.sliding_window', /1099511627776/);
+    expectInvalid(
+      'gemma3',
+      { 'gemma3.attention.sliding_window': 2n ** 40n },
+      'gemma3.attention.sliding_window',
+      /1099511627776/,
+    );
     for (const suffix of ['attention.head_count', 'attention.head_count_kv', 'feed_forward_length']) {
-      expectInvalid('llama', { [`llama.${suffix}`]: new Uint32Array(64 * 1024 * 1024) as unknown as GgufValue }, `llama.${suffix}`, /67108864 entries/);
+      expectInvalid(
+        'llama',
+        { [`llama.${suffix}`]: new Uint32Array(64 * 1024 * 1024) as unknown as GgufValue },
+        `llama.${suffix}`,
+        /67108864 entries/,
+      );
     }
   });
 });

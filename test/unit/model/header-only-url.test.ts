@@ -54,7 +54,11 @@ describe('hostile header behind a URL (memory plan before download)', () => {
         return;
       }
       const start = Number(m[1]);
-      const end = Math.min(CLAIMED_SIZE - 1, m[2] === '' ? CLAIMED_SIZE - 1 : Number(m[2]), start + 4 * 1024 * 1024 - 1);
+      const end = Math.min(
+        CLAIMED_SIZE - 1,
+        m[2] === '' ? CLAIMED_SIZE - 1 : Number(m[2]),
+        start + 4 * 1024 * 1024 - 1,
+      );
       const body = new Uint8Array(end - start + 1); // zeros past the header, as a 2 GiB file of nothing
       if (start < header.length) body.set(header.subarray(start, Math.min(header.length, end + 1)));
       res.writeHead(206, {
@@ -76,18 +80,22 @@ describe('hostile header behind a URL (memory plan before download)', () => {
     ['2^40', 2n ** 40n, { type: GgufValueType.UINT64 }],
     ['0', 0, { type: GgufValueType.UINT32 }],
   ];
-  it.each(cases)('block_count %s', async (label, value, type) => {
-    const header = hostileHeader(value, type);
-    expect(header.length).toBeLessThan(2048);
-    const path = `/blocks-${label}.gguf`;
-    files.set(path, header);
-    const t0 = performance.now();
-    const err = await llmError(createEngine({ model: `${origin}${path}`, backend: 'cpu' }));
-    expect(performance.now() - t0).toBeLessThan(10_000);
-    expect(err.code, err.message).toBe('gguf-invalid');
-    expect(err.message).toContain("'llama.block_count'");
-    // Only ranged reads of the header region: no download of the claimed 2 GiB.
-    const mine = requests.filter((r) => r.path === path);
-    expect(mine.every((r) => r.range !== null)).toBe(true);
-  }, 30_000);
+  it.each(cases)(
+    'block_count %s',
+    async (label, value, type) => {
+      const header = hostileHeader(value, type);
+      expect(header.length).toBeLessThan(2048);
+      const path = `/blocks-${label}.gguf`;
+      files.set(path, header);
+      const t0 = performance.now();
+      const err = await llmError(createEngine({ model: `${origin}${path}`, backend: 'cpu' }));
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expect(err.code, err.message).toBe('gguf-invalid');
+      expect(err.message).toContain("'llama.block_count'");
+      // Only ranged reads of the header region: no download of the claimed 2 GiB.
+      const mine = requests.filter((r) => r.path === path);
+      expect(mine.every((r) => r.range !== null)).toBe(true);
+    },
+    30_000,
+  );
 });

@@ -19,14 +19,28 @@ import { sharedPath } from '../../helpers/shared-path.js';
 const CASE_BOUND_MS = 20_000;
 
 describe('hostile models (in-thread createEngine)', () => {
-  it.each(HOSTILE_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const bytes = await hostileModelBytes(c);
-    const t0 = performance.now();
-    const err = await llmError(createEngine({ model: new Blob([bytes as Uint8Array<ArrayBuffer>]), backend: 'cpu', contextLength: 64, slots: 1 }));
-    expect(performance.now() - t0).toBeLessThan(CASE_BOUND_MS);
-    expect({ code: err.code, message: err.message }).toMatchObject({ code: c.code, message: expect.stringMatching(c.message) });
-    if (c.notMessage) expect(err.message).not.toMatch(c.notMessage);
-  }, CASE_BOUND_MS + 10_000);
+  it.each(HOSTILE_CASES.map((c) => [c.name, c] as const))(
+    '%s',
+    async (_name, c) => {
+      const bytes = await hostileModelBytes(c);
+      const t0 = performance.now();
+      const err = await llmError(
+        createEngine({
+          model: new Blob([bytes as Uint8Array<ArrayBuffer>]),
+          backend: 'cpu',
+          contextLength: 64,
+          slots: 1,
+        }),
+      );
+      expect(performance.now() - t0).toBeLessThan(CASE_BOUND_MS);
+      expect({ code: err.code, message: err.message }).toMatchObject({
+        code: c.code,
+        message: expect.stringMatching(c.message),
+      });
+      if (c.notMessage) expect(err.message).not.toMatch(c.notMessage);
+    },
+    CASE_BOUND_MS + 10_000,
+  );
 });
 
 describe('hostile quantized model (in-thread createEngine)', () => {

@@ -26,9 +26,18 @@ describe('firstNonFinite', () => {
 
   it('finds a non-finite scale in each block-quantized layout', () => {
     const cases: [GgmlType, number][] = [
-      [GgmlType.Q4_0, 0], [GgmlType.Q4_1, 2], [GgmlType.Q5_0, 0], [GgmlType.Q5_1, 2], [GgmlType.Q8_0, 0],
-      [GgmlType.Q2_K, 82], [GgmlType.Q3_K, 108], [GgmlType.Q4_K, 2], [GgmlType.Q5_K, 0], [GgmlType.Q6_K, 208],
-      [GgmlType.IQ4_NL, 0], [GgmlType.IQ4_XS, 0],
+      [GgmlType.Q4_0, 0],
+      [GgmlType.Q4_1, 2],
+      [GgmlType.Q5_0, 0],
+      [GgmlType.Q5_1, 2],
+      [GgmlType.Q8_0, 0],
+      [GgmlType.Q2_K, 82],
+      [GgmlType.Q3_K, 108],
+      [GgmlType.Q4_K, 2],
+      [GgmlType.Q5_K, 0],
+      [GgmlType.Q6_K, 208],
+      [GgmlType.IQ4_NL, 0],
+      [GgmlType.IQ4_XS, 0],
     ];
     for (const [type, at] of cases) {
       const info = GGML_TYPES.get(type)!;

@@ -36,7 +36,8 @@ async function base(): Promise<{ variant: Variant; metadataTypes: Record<string,
 async function variants(): Promise<{ full: Uint8Array; cut: Uint8Array }> {
   const { variant, metadataTypes } = await base();
   const get = (name: string): GgufWriteTensor => variant.tensors.find((t) => t.name === name)!;
-  for (const n of ['blk.1.ffn_gate.weight', 'blk.1.ffn_up.weight', 'blk.1.ffn_down.weight']) expect(get(n).type).toBe(GgmlType.F32);
+  for (const n of ['blk.1.ffn_gate.weight', 'blk.1.ffn_up.weight', 'blk.1.ffn_down.weight'])
+    expect(get(n).type).toBe(GgmlType.F32);
   const down = get('blk.1.ffn_down.weight'); // [nFf per row, nEmbd rows]
   const [nFf, nEmbd] = down.shape;
   const downF = new Float32Array(down.data.slice().buffer);
@@ -56,14 +57,21 @@ async function variants(): Promise<{ full: Uint8Array; cut: Uint8Array }> {
   }
   const nLayers = Number(variant.metadata['llama.block_count']);
   const widths = Uint32Array.from({ length: nLayers }, (_, il) => (il === 1 ? CUT : nFf));
-  const write = (tensors: GgufWriteTensor[], meta: Record<string, GgufValue>, types: Record<string, never>): Uint8Array =>
-    writeGguf({ metadata: meta, metadataTypes: types, tensors });
+  const write = (
+    tensors: GgufWriteTensor[],
+    meta: Record<string, GgufValue>,
+    types: Record<string, never>,
+  ): Uint8Array => writeGguf({ metadata: meta, metadataTypes: types, tensors });
   return {
     full: write(full, variant.metadata, metadataTypes),
-    cut: write(cut, { ...variant.metadata, 'llama.feed_forward_length': widths as unknown as GgufValue }, {
-      ...metadataTypes,
-      'llama.feed_forward_length': { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT32 } } as never,
-    }),
+    cut: write(
+      cut,
+      { ...variant.metadata, 'llama.feed_forward_length': widths as unknown as GgufValue },
+      {
+        ...metadataTypes,
+        'llama.feed_forward_length': { type: GgufValueType.ARRAY, element: { type: GgufValueType.UINT32 } } as never,
+      },
+    ),
   };
 }
 
@@ -89,7 +97,11 @@ describe('per-layer hyper-parameters', () => {
       ...extra,
     });
     const c = getArchitecture('llama').config(
-      meta({ 'llama.feed_forward_length': [128, 96, 160], 'llama.attention.head_count': [4, 2, 8], 'llama.attention.key_length': 16 }),
+      meta({
+        'llama.feed_forward_length': [128, 96, 160],
+        'llama.attention.head_count': [4, 2, 8],
+        'llama.attention.key_length': 16,
+      }),
     );
     expect(describeLayers(c).map((l) => [l.kind, l.nHeads, l.nKvHeads, l.ffnDim])).toEqual([
       ['attention', 4, 2, 128],
@@ -97,13 +109,18 @@ describe('per-layer hyper-parameters', () => {
       ['attention', 8, 2, 160],
     ]);
     expect([c.nHeads, c.ffnDim]).toEqual([8, 160]); // buffers are sized by the widest layer
-    expect(thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.feed_forward_length': [128, 0, 128] }))).message).toMatch(
-      /'llama\.feed_forward_length' is 0 for layer 1/,
+    expect(
+      thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.feed_forward_length': [128, 0, 128] })))
+        .message,
+    ).toMatch(/'llama\.feed_forward_length' is 0 for layer 1/);
+    const kv = thrownLlmError(() =>
+      getArchitecture('llama').config(meta({ 'llama.attention.head_count_kv': [2, 1, 2] })),
     );
-    const kv = thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.attention.head_count_kv': [2, 1, 2] })));
     expect(kv.code).toBe('unsupported-arch');
     expect(kv.message).toContain("'llama.attention.head_count_kv' varies per layer");
-    expect(thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.attention.head_count': [4, 3, 4] }))).message).toMatch(/on layer 1/);
+    expect(
+      thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.attention.head_count': [4, 3, 4] }))).message,
+    ).toMatch(/on layer 1/);
   });
 
   for (const [name, make] of [

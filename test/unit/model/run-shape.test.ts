@@ -36,7 +36,10 @@ describe('run shape', () => {
     it(`${rel}: activationBytes equals what the transformer allocates`, async () => {
       const source = new MemoryByteSource(readFileSync(sharedPath('models', rel)), rel);
       const gguf = await parseGguf(source);
-      for (const shape of [{ contextLength: 64, ubatchSize: 7 }, { contextLength: 16, ubatchSize: 512 }]) {
+      for (const shape of [
+        { contextLength: 64, ubatchSize: 7 },
+        { contextLength: 16, ubatchSize: 512 },
+      ]) {
         const c = counting(createCpuOps());
         const model = await loadTransformer(gguf, source, c.ops, { ...shape, nSlots: 1 });
         expect(c.bytes()).toBe(activationBytes(model.config, shape));

@@ -24,7 +24,8 @@ import { vectorPath } from './quant-vectors.js';
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // this test process only, as wasm-matmul.test.ts
 const features = detectWasmFeatures();
 const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? ['relaxed-simd' as const] : [])];
-const shaderPath = (name: string): string => fileURLToPath(new URL(`../../../shaders/quant/${name}.wgsl`, import.meta.url));
+const shaderPath = (name: string): string =>
+  fileURLToPath(new URL(`../../../shaders/quant/${name}.wgsl`, import.meta.url));
 
 describe('every registry type has golden vectors', () => {
   for (const t of QUANT_TYPES) {
@@ -48,7 +49,10 @@ describe('every registry type runs on the CPU reference backend', () => {
       const ops = createCpuOps();
       const w = await ops.uploadWeight({ name: 'w', type: t.id, shape: [k, 1] }, bytes);
       const ones = new Float32Array(k).fill(1);
-      const table = await ops.uploadWeight({ name: 'x', type: GgmlType.F32, shape: [k, 1] }, new Uint8Array(ones.buffer));
+      const table = await ops.uploadWeight(
+        { name: 'x', type: GgmlType.F32, shape: [k, 1] },
+        new Uint8Array(ones.buffer),
+      );
       const x = ops.createActivation('x', 1, k);
       const out = ops.createActivation('out', 1, 1);
       ops.beginStep({ tokens: Int32Array.of(0), startPos: 0, slot: 0 });
@@ -83,7 +87,11 @@ describe('every registry type has its WASM path', () => {
         expect(ROW_PAIR_TYPES.has(t.id), t.name).toBe(false);
         continue;
       }
-      expect(fused, t.name).toEqual({ name: t.wasm.kernel, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements });
+      expect(fused, t.name).toEqual({
+        name: t.wasm.kernel,
+        isQ8: t.wasm.activations === 'q8',
+        blockElements: t.blockElements,
+      });
       expect(ROW_PAIR_TYPES.get(t.id), t.name).toBe(t.wasm.rowPairs === true ? t.blockBytes : undefined);
     }
     expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0']);
@@ -99,7 +107,11 @@ describe('every registry type has its WebGPU layout', () => {
       const g = t.webgpu!;
       const l = layout!;
       expect([l.name, l.blockElements, l.blockBytes, l.headToTail, l.groupBlocks]).toEqual([
-        g.snippet, t.blockElements, t.blockBytes, g.headToTail, g.groupBlocks,
+        g.snippet,
+        t.blockElements,
+        t.blockBytes,
+        g.headToTail,
+        g.groupBlocks,
       ]);
       expect(canFuseGlu(l), `${t.name} fastDot32`).toBe(g.fastDot32);
       expect(existsSync(shaderPath(g.snippet)), shaderPath(g.snippet)).toBe(true);
@@ -108,7 +120,13 @@ describe('every registry type has its WebGPU layout', () => {
       const rows = HARDWARE_QUANT_LAYOUTS.get(t.id);
       expect(existsSync(shaderPath(`${g.snippet}_rows`)), `${t.name} row-split snippet`).toBe(g.hardwareRows === true);
       expect(rows !== undefined, `${t.name} in HARDWARE_QUANT_LAYOUTS`).toBe(g.hardwareRows === true);
-      if (rows) expect([rows.name, rows.rowSplit, rows.groupBlocks, rows.blockBytes]).toEqual([`${g.snippet}_rows`, true, 0, t.blockBytes]);
+      if (rows)
+        expect([rows.name, rows.rowSplit, rows.groupBlocks, rows.blockBytes]).toEqual([
+          `${g.snippet}_rows`,
+          true,
+          0,
+          t.blockBytes,
+        ]);
     });
   }
 });

@@ -59,7 +59,10 @@ export function loadVectors(type: string): QuantVectors {
         ? null
         : (() => {
             const inp = fromB64(raw.quantize.input);
-            return { input: new Float32Array(inp.buffer, 0, inp.length / 4), expectedBlocks: fromB64(raw.quantize.expectedBlocks) };
+            return {
+              input: new Float32Array(inp.buffer, 0, inp.length / 4),
+              expectedBlocks: fromB64(raw.quantize.expectedBlocks),
+            };
           })(),
     ...(raw.dequantizeAllSha256 !== undefined ? { dequantizeAllSha256: raw.dequantizeAllSha256 } : {}),
   };

@@ -11,7 +11,8 @@ import { mulberry32 } from '../../helpers/mulberry32.js';
 function firstByteDiff(a: Uint8Array, b: Uint8Array, blockBytes: number): string | null {
   if (a.length !== b.length) return `length ${a.length} vs ${b.length}`;
   for (let i = 0; i < a.length; i++) {
-    if (a[i] !== b[i]) return `byte ${i} (block ${Math.floor(i / blockBytes)}, +${i % blockBytes}): got ${a[i]} want ${b[i]}`;
+    if (a[i] !== b[i])
+      return `byte ${i} (block ${Math.floor(i / blockBytes)}, +${i % blockBytes}): got ${a[i]} want ${b[i]}`;
   }
   return null;
 }
@@ -39,8 +40,21 @@ function gaussian(n: number, seed: number): Float32Array {
 
 // Normalised RMS error bounds of a Gaussian round trip (measured values are ≈ 60–80 % of these).
 const NRMSE_BOUND: Record<string, number> = {
-  F32: 0, F16: 5e-4, BF16: 4e-3, Q8_0: 0.01, Q6_K: 0.03, Q5_0: 0.05, Q5_1: 0.05, Q5_K: 0.05, Q4_0: 0.1, Q4_1: 0.1,
-  Q4_K: 0.1, IQ4_NL: 0.1, IQ4_XS: 0.1, Q3_K: 0.2, Q2_K: 0.4,
+  F32: 0,
+  F16: 5e-4,
+  BF16: 4e-3,
+  Q8_0: 0.01,
+  Q6_K: 0.03,
+  Q5_0: 0.05,
+  Q5_1: 0.05,
+  Q5_K: 0.05,
+  Q4_0: 0.1,
+  Q4_1: 0.1,
+  Q4_K: 0.1,
+  IQ4_NL: 0.1,
+  IQ4_XS: 0.1,
+  Q3_K: 0.2,
+  Q2_K: 0.4,
 };
 
 describe('round trip quantize → dequantize', () => {

@@ -14,7 +14,23 @@ describe('quant registry', () => {
   it('lists the 15 required types with ggml geometry', () => {
     const names = QUANT_TYPES.map((t) => t.name).sort();
     expect(names).toEqual(
-      ['BF16', 'F16', 'F32', 'IQ4_NL', 'IQ4_XS', 'Q2_K', 'Q3_K', 'Q4_0', 'Q4_1', 'Q4_K', 'Q5_0', 'Q5_1', 'Q5_K', 'Q6_K', 'Q8_0'].sort(),
+      [
+        'BF16',
+        'F16',
+        'F32',
+        'IQ4_NL',
+        'IQ4_XS',
+        'Q2_K',
+        'Q3_K',
+        'Q4_0',
+        'Q4_1',
+        'Q4_K',
+        'Q5_0',
+        'Q5_1',
+        'Q5_K',
+        'Q6_K',
+        'Q8_0',
+      ].sort(),
     );
     for (const t of QUANT_TYPES) {
       const info = GGML_TYPES.get(t.id)!;

@@ -25,7 +25,8 @@ async function load(file: string): Promise<{ gguf: GgufFile; bytes: Uint8Array }
   return { gguf: await parseGguf(new MemoryByteSource(bytes, file)), bytes };
 }
 
-const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? Number(x) : x)));
+const plain = (v: unknown): unknown =>
+  JSON.parse(JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? Number(x) : x)));
 
 describe('synthetic models match the arch fixtures layout', () => {
   for (const arch of SYNTHETIC_ARCHES) {
@@ -34,7 +35,8 @@ describe('synthetic models match the arch fixtures layout', () => {
       await writeSyntheticModel({ arch, quant: GgmlType.F16, out });
       const mine = await load(out);
       const ref = await load(path.join(SHARED_MODELS, 'arch', TEMPLATE_FILE[arch]));
-      const table = (g: GgufFile): string[] => g.tensors.map((t) => `${t.name} [${t.shape.join(',')}] ${t.type}`).sort();
+      const table = (g: GgufFile): string[] =>
+        g.tensors.map((t) => `${t.name} [${t.shape.join(',')}] ${t.type}`).sort();
       expect(table(mine.gguf)).toEqual(table(ref.gguf));
       for (const key of Object.keys(ref.gguf.metadata)) {
         if (key === 'general.name') continue;
@@ -64,11 +66,17 @@ describe('synthetic models match the arch fixtures layout', () => {
   });
 
   it('rejects bad requests with LlmError and honours AbortSignal', async () => {
-    await expect(writeSyntheticModel({ arch: 'mamba' as 'llama', quant: GgmlType.F16, out: path.join(dir, 'x.gguf') })).rejects.toSatisfy((e) => isLlmError(e, 'unsupported-arch'));
-    await expect(writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'y.gguf'), shape: { nHeadKv: 3 } })).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
+    await expect(
+      writeSyntheticModel({ arch: 'mamba' as 'llama', quant: GgmlType.F16, out: path.join(dir, 'x.gguf') }),
+    ).rejects.toSatisfy((e) => isLlmError(e, 'unsupported-arch'));
+    await expect(
+      writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'y.gguf'), shape: { nHeadKv: 3 } }),
+    ).rejects.toSatisfy((e) => isLlmError(e, 'invalid-request'));
     const ac = new AbortController();
     ac.abort();
-    await expect(writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'z.gguf'), signal: ac.signal })).rejects.toSatisfy((e) => isLlmError(e, 'aborted'));
+    await expect(
+      writeSyntheticModel({ arch: 'llama', quant: GgmlType.F16, out: path.join(dir, 'z.gguf'), signal: ac.signal }),
+    ).rejects.toSatisfy((e) => isLlmError(e, 'aborted'));
     expect(() => parseQuant('q9_9')).toThrow(/unknown quant/);
     expect(parseQuant('q4_k')).toBe(GgmlType.Q4_K);
     expect(parseShape('n_embd=512,n_layer=3,tied=1')).toEqual({ nEmbd: 512, nLayer: 3, tied: true });

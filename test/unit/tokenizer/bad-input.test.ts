@@ -28,7 +28,12 @@ describe.each(VOCABS)('%s', (name) => {
   it('rejects invalid ids with LlmError("tokenizer")', async () => {
     const tok = await loadTokenizer(vocab(name));
     for (const bad of [-1, tok.vocabSize, 1.5, Number.NaN, 2 ** 40]) {
-      for (const fn of [() => tok.decode([bad]), () => tok.tokenText(bad), () => tok.tokenBytes(bad), () => tok.createStreamDecoder().push(bad)]) {
+      for (const fn of [
+        () => tok.decode([bad]),
+        () => tok.tokenText(bad),
+        () => tok.tokenBytes(bad),
+        () => tok.createStreamDecoder().push(bad),
+      ]) {
         let err: unknown;
         try {
           fn();

@@ -75,7 +75,7 @@ export function buildCharsmap(table: ReadonlyArray<readonly [key: string, replac
   // Like darts-clone's 256-unit blocks: `base ^ c` must stay inside the array for every byte c (llama.cpp bounds-checks).
   let maxBase = 0;
   for (const b of usedBases) maxBase = Math.max(maxBase, b);
-  while (units.length < ((maxBase | 0xff) + 1)) units.push(0);
+  while (units.length < (maxBase | 0xff) + 1) units.push(0);
   const out = new Uint8Array(4 + units.length * 4 + strings.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, units.length * 4, true);

@@ -25,7 +25,9 @@ const hex = (u8: Uint8Array): string => Buffer.from(u8).toString('hex');
 const fromHex = (s: string): string => new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.from(s, 'hex'));
 
 describe.each(syntheticVocabs().map((v) => [v.name, v] as const))('%s vs llama.cpp', (name, v) => {
-  const ref = JSON.parse(readFileSync(new URL(`../../fixtures/tokenizers/${name}.json`, import.meta.url), 'utf8')) as Reference;
+  const ref = JSON.parse(
+    readFileSync(new URL(`../../fixtures/tokenizers/${name}.json`, import.meta.url), 'utf8'),
+  ) as Reference;
   const bytes = syntheticVocabGguf(v);
   let tok: VocabTokenizer | undefined;
   const load = async (): Promise<VocabTokenizer> => {
@@ -35,7 +37,9 @@ describe.each(syntheticVocabs().map((v) => [v.name, v] as const))('%s vs llama.c
 
   it('is built from the same GGUF the reference was made from', () => {
     const sha = createHash('sha256').update(bytes).digest('hex');
-    expect(sha, 'the synthetic vocabulary drifted: regenerate with scripts/make-tokenizer-reference.ts').toBe(ref.sha256);
+    expect(sha, 'the synthetic vocabulary drifted: regenerate with scripts/make-tokenizer-reference.ts').toBe(
+      ref.sha256,
+    );
     expect(ref.cases.length).toBe(v.cases.length);
   });
 
@@ -45,7 +49,9 @@ describe.each(syntheticVocabs().map((v) => [v.name, v] as const))('%s vs llama.c
     for (const c of ref.cases) {
       const got = t.encode(c.text, { addSpecial: c.addSpecial, parseSpecial: c.parseSpecial });
       if (JSON.stringify(got) !== JSON.stringify(c.ids)) {
-        failures.push(`${JSON.stringify(c.text)} add=${c.addSpecial} parse=${c.parseSpecial}\n   want ${c.ids.join(' ')}\n   got  ${got.join(' ')}`);
+        failures.push(
+          `${JSON.stringify(c.text)} add=${c.addSpecial} parse=${c.parseSpecial}\n   want ${c.ids.join(' ')}\n   got  ${got.join(' ')}`,
+        );
       }
     }
     expect(failures, `${failures.length}/${ref.cases.length} cases differ:\n${failures.join('\n')}`).toEqual([]);
@@ -58,7 +64,8 @@ describe.each(syntheticVocabs().map((v) => [v.name, v] as const))('%s vs llama.c
     ref.pieces.forEach(([plain, special], id) => {
       const a = hex(t.tokenBytes(id));
       const b = hex(t.tokenBytes(id, { renderSpecial: true }));
-      if (a !== plain || b !== special) failures.push(`${id} ${JSON.stringify(t.tokenText(id))}: want ${plain}/${special} got ${a}/${b}`);
+      if (a !== plain || b !== special)
+        failures.push(`${id} ${JSON.stringify(t.tokenText(id))}: want ${plain}/${special} got ${a}/${b}`);
     });
     expect(failures, failures.join('\n')).toEqual([]);
   });

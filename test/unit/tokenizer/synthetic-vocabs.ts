@@ -43,23 +43,117 @@ interface Tok {
 const hexByte = (b: number): string => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
 
 const WORDS = [
-  'the', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', 'hello', 'world', 'token', 'izer', 'tok', 'en',
-  'un', 'known', 'fine', 'café', 'naïve', 're', 'ing', 'ed', 'er', 'is', 'it', 'in', 'on', 'an', 'at', 'and',
+  'the',
+  'quick',
+  'brown',
+  'fox',
+  'jumps',
+  'over',
+  'lazy',
+  'dog',
+  'hello',
+  'world',
+  'token',
+  'izer',
+  'tok',
+  'en',
+  'un',
+  'known',
+  'fine',
+  'café',
+  'naïve',
+  're',
+  'ing',
+  'ed',
+  'er',
+  'is',
+  'it',
+  'in',
+  'on',
+  'an',
+  'at',
+  'and',
 ];
-const PIECES = ['東京', '東', '京', 'タワー', 'タ', 'ワ', 'ー', 'Привет', 'при', 'вет', '😀', '..', '...', '!!', '12', '123', '99'];
+const PIECES = [
+  '東京',
+  '東',
+  '京',
+  'タワー',
+  'タ',
+  'ワ',
+  'ー',
+  'Привет',
+  'при',
+  'вет',
+  '😀',
+  '..',
+  '...',
+  '!!',
+  '12',
+  '123',
+  '99',
+];
 
 /** Texts every vocabulary is checked on (edge behaviour first, then fixed sentences, then seeded random strings). */
 function baseTexts(extra: readonly string[]): string[] {
   const texts = [
-    '', ' ', '  ', '   ', '\t', '\n', '\n\n', '\n\n\n', ' \n ', 'a', ' a', 'a ', '  a  b  ', 'Hello world', ' Hello  world ',
-    'hello\tworld\nagain', 'the quick brown fox jumps over the lazy dog', 'The Quick Brown Fox!', 'tokenizer tokenized',
-    'naïve café', 'nai\u0308ve cafe\u0301', 'ﬁne ﬀ ﬂ', 'Ａｂｃ １２３', 'a\u200bb\u200b', '\u3000x\u3000 y', 'wait…', '™ and ①',
-    '\u00a0nbsp\u00a0', '東京タワー', 'Привет мир', '😀😀 😀', '\u{10348}\u{1F9EA}', '\uFEFFbom', 'x\uFEFFy', '123 4567 89',
-    '~tilde~', 'a\\b', 'line1\r\nline2', '\u0000nul', 'ÿ\u00ff\u0100', 'ok' + ' '.repeat(9) + 'ok',
+    '',
+    ' ',
+    '  ',
+    '   ',
+    '\t',
+    '\n',
+    '\n\n',
+    '\n\n\n',
+    ' \n ',
+    'a',
+    ' a',
+    'a ',
+    '  a  b  ',
+    'Hello world',
+    ' Hello  world ',
+    'hello\tworld\nagain',
+    'the quick brown fox jumps over the lazy dog',
+    'The Quick Brown Fox!',
+    'tokenizer tokenized',
+    'naïve café',
+    'nai\u0308ve cafe\u0301',
+    'ﬁne ﬀ ﬂ',
+    'Ａｂｃ １２３',
+    'a\u200bb\u200b',
+    '\u3000x\u3000 y',
+    'wait…',
+    '™ and ①',
+    '\u00a0nbsp\u00a0',
+    '東京タワー',
+    'Привет мир',
+    '😀😀 😀',
+    '\u{10348}\u{1F9EA}',
+    '\uFEFFbom',
+    'x\uFEFFy',
+    '123 4567 89',
+    '~tilde~',
+    'a\\b',
+    'line1\r\nline2',
+    '\u0000nul',
+    'ÿ\u00ff\u0100',
+    'ok' + ' '.repeat(9) + 'ok',
     ...extra,
   ];
   const rnd = mulberry32(SYNTHETIC_SEED + texts.length);
-  const alphabet = [...'abcdefghijklmnopqrstuvwxyz   .,!?\n\t', 'the ', 'hello', '東', '京', 'é', 'ﬁ', '😀', 'Ａ', '\u200b', '\u3000'];
+  const alphabet = [
+    ...'abcdefghijklmnopqrstuvwxyz   .,!?\n\t',
+    'the ',
+    'hello',
+    '東',
+    '京',
+    'é',
+    'ﬁ',
+    '😀',
+    'Ａ',
+    '\u200b',
+    '\u3000',
+  ];
   for (let i = 0; i < 16; i++) {
     let s = '';
     const n = 1 + Math.floor(rnd() * 24);
@@ -73,7 +167,12 @@ function baseTexts(extra: readonly string[]): string[] {
 function casesOf(texts: readonly string[]): TokCase[] {
   const out: TokCase[] = [];
   for (const text of texts) {
-    for (const [addSpecial, parseSpecial] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+    for (const [addSpecial, parseSpecial] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
       out.push({ text, addSpecial, parseSpecial });
     }
   }
@@ -96,7 +195,13 @@ function header(name: string): Record<string, GgufValue> {
   };
 }
 
-function finish(name: string, model: string, toks: Tok[], extra: Record<string, GgufValue>, texts: string[]): SyntheticVocab {
+function finish(
+  name: string,
+  model: string,
+  toks: Tok[],
+  extra: Record<string, GgufValue>,
+  texts: string[],
+): SyntheticVocab {
   const seen = new Set<string>();
   for (const t of toks) {
     if (seen.has(t.text)) throw new Error(`synthetic vocab ${name}: duplicate token ${JSON.stringify(t.text)}`);
@@ -163,9 +268,29 @@ function ugm(name: string, variant: 'a' | 'b'): SyntheticVocab {
   if (variant === 'a') {
     extra['tokenizer.ggml.precompiled_charsmap'] = [
       ...buildCharsmap([
-        ['ﬁ', 'fi'], ['ﬀ', 'ff'], ['ﬂ', 'fl'], ['Ａ', 'A'], ['ｂ', 'b'], ['ｃ', 'c'], ['１', '1'], ['２', '2'], ['３', '3'],
-        ['\u3000', ' '], ['\u00a0', ' '], ['\t', ' '], ['\n', ' '], ['\r', ''], ['\u200b', ''], ['e\u0301', 'é'],
-        ['i\u0308', 'ï'], ['…', '...'], ['™', 'TM'], ['①', '1'], ['T', 't'], ['TH', 'th'], ['ÿ', 'y'],
+        ['ﬁ', 'fi'],
+        ['ﬀ', 'ff'],
+        ['ﬂ', 'fl'],
+        ['Ａ', 'A'],
+        ['ｂ', 'b'],
+        ['ｃ', 'c'],
+        ['１', '1'],
+        ['２', '2'],
+        ['３', '3'],
+        ['\u3000', ' '],
+        ['\u00a0', ' '],
+        ['\t', ' '],
+        ['\n', ' '],
+        ['\r', ''],
+        ['\u200b', ''],
+        ['e\u0301', 'é'],
+        ['i\u0308', 'ï'],
+        ['…', '...'],
+        ['™', 'TM'],
+        ['①', '1'],
+        ['T', 't'],
+        ['TH', 'th'],
+        ['ÿ', 'y'],
       ]),
     ];
     extra['tokenizer.ggml.eos_token_id'] = 1;
@@ -230,15 +355,21 @@ function gemma4(): SyntheticVocab {
   for (const w of WORDS.slice(0, 12)) learn(w);
   for (const p of PIECES.slice(0, 6)) learn(p);
   learn('▁▁');
-  return finish('synthetic-gemma4', 'gemma4', toks, {
-    'tokenizer.ggml.merges': merges,
-    'tokenizer.ggml.bos_token_id': 2,
-    'tokenizer.ggml.eos_token_id': 1,
-    'tokenizer.ggml.unknown_token_id': 3,
-    'tokenizer.ggml.padding_token_id': 0,
-    'tokenizer.ggml.add_bos_token': false,
-    'tokenizer.ggml.add_eos_token': false,
-  }, ['<start_of_turn>user\nhi<end_of_turn>\n', '<bos><eos>', 'a\n\n\nb', '<mask> x', '</s>']);
+  return finish(
+    'synthetic-gemma4',
+    'gemma4',
+    toks,
+    {
+      'tokenizer.ggml.merges': merges,
+      'tokenizer.ggml.bos_token_id': 2,
+      'tokenizer.ggml.eos_token_id': 1,
+      'tokenizer.ggml.unknown_token_id': 3,
+      'tokenizer.ggml.padding_token_id': 0,
+      'tokenizer.ggml.add_bos_token': false,
+      'tokenizer.ggml.add_eos_token': false,
+    },
+    ['<start_of_turn>user\nhi<end_of_turn>\n', '<bos><eos>', 'a\n\n\nb', '<mask> x', '</s>'],
+  );
 }
 
 /** RWKV "world": escaped byte strings, greedy longest match; '~' has no token, so it is the unknown token. */
@@ -278,12 +409,18 @@ function rwkv(): SyntheticVocab {
   toks.push({ text: 'xy', type: T.USER_DEFINED, score: 0 }, { text: 'éx', type: T.USER_DEFINED, score: 0 });
   // As llama.cpp's converter: BOS = EOS = '<s>', and the plain '\n\n' token named as EOT (it stays a normal token).
   const eot = toks.findIndex((t) => t.text === '\\n\\n');
-  return finish('synthetic-rwkv', 'rwkv', toks, {
-    'tokenizer.ggml.bos_token_id': 0,
-    'tokenizer.ggml.eos_token_id': 0,
-    'tokenizer.ggml.eot_token_id': eot,
-    'tokenizer.ggml.unknown_token_id': 0,
-  }, ['<s>x<s>', '<|user|>hi', '~~~', 'a\n\nb', 'éxy', 'xyéx']);
+  return finish(
+    'synthetic-rwkv',
+    'rwkv',
+    toks,
+    {
+      'tokenizer.ggml.bos_token_id': 0,
+      'tokenizer.ggml.eos_token_id': 0,
+      'tokenizer.ggml.eot_token_id': eot,
+      'tokenizer.ggml.unknown_token_id': 0,
+    },
+    ['<s>x<s>', '<|user|>hi', '~~~', 'a\n\nb', 'éxy', 'xyéx'],
+  );
 }
 
 /** PLaMo-2: DP over suffixes with scores, `<0xXX>` byte fallback, leading BOM dropped. */
@@ -315,18 +452,38 @@ function plamo2(): SyntheticVocab {
   add('[P');
   // The converter pads the vocabulary with UNUSED '[PADn]' tokens scored -1000: exactly llama.cpp's UNKNOWN_SCORE.
   for (let i = 1; i <= 12; i++) toks.push({ text: `[PAD${i}]`, type: T.UNUSED, score: -1000 });
-  return finish('synthetic-plamo2', 'plamo2', toks, {
-    'tokenizer.ggml.pre': 'default',
-    'tokenizer.ggml.bos_token_id': 1,
-    'tokenizer.ggml.eos_token_id': 2,
-    'tokenizer.ggml.add_bos_token': true,
-  }, ['<|plamo:bos|>x<|plamo:eos|>', '<|user|>hi', 'xyzzy', '[PAD1]', 'the[PAD1]x', 'a[PAD12]b[PAD', 'x[PAD3][PAD4]', '[P[PA[PAD']);
+  return finish(
+    'synthetic-plamo2',
+    'plamo2',
+    toks,
+    {
+      'tokenizer.ggml.pre': 'default',
+      'tokenizer.ggml.bos_token_id': 1,
+      'tokenizer.ggml.eos_token_id': 2,
+      'tokenizer.ggml.add_bos_token': true,
+    },
+    [
+      '<|plamo:bos|>x<|plamo:eos|>',
+      '<|user|>hi',
+      'xyzzy',
+      '[PAD1]',
+      'the[PAD1]x',
+      'a[PAD12]b[PAD',
+      'x[PAD3][PAD4]',
+      '[P[PA[PAD',
+    ],
+  );
 }
 
 /** `whitespace` (jina-embeddings-v2-base-zh): whitespace dropped, raw-UTF-8 BPE per run, optional lower-casing. */
 function whitespace(name: string, lowercase: boolean): SyntheticVocab {
-  const toks: Tok[] = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map((text) => ({ text, type: T.CONTROL, score: 0 }));
-  for (const b of [0x41, 0x7e, 0xe2, 0x80, 0x8b, 0xf0, 0x9f, 0x98]) toks.push({ text: hexByte(b), type: T.BYTE, score: 0 });
+  const toks: Tok[] = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map((text) => ({
+    text,
+    type: T.CONTROL,
+    score: 0,
+  }));
+  for (const b of [0x41, 0x7e, 0xe2, 0x80, 0x8b, 0xf0, 0x9f, 0x98])
+    toks.push({ text: hexByte(b), type: T.BYTE, score: 0 });
   const have = new Set(toks.map((t) => t.text));
   const add = (text: string): void => {
     if (!have.has(text)) {
@@ -370,20 +527,35 @@ function hybridDna(): SyntheticVocab {
   const kmers = new Set(['AAAAAA', 'CCCCCC', 'ACGTAC', 'GTACGT', 'TTTTTT', 'ACGAAA', 'AAAAAA']);
   while (kmers.size < 48) kmers.add(Array.from({ length: 6 }, () => 'ACGT'[Math.floor(rnd() * 4)]).join(''));
   for (const k of kmers) toks.push({ text: `${k}\ue000`, type: T.NORMAL, score: 0 });
-  return finish('synthetic-hybriddna', 'hybriddna', toks, {
-    'tokenizer.ggml.pre': 'gpt-2',
-    'tokenizer.ggml.merges': merges,
-    'tokenizer.ggml.bos_token_id': 256 + 0,
-    'tokenizer.ggml.eos_token_id': toks.findIndex((t) => t.text === '<|endoftext|>'),
-  }, [
-    '<dna>ACGTACGTACGT</dna>', 'the <dna>acgtacgtac</dna> dog', '<dna>CCCCCC', 'x</dna><dna></dna>', '<dna>ACGé東ACGTAC</dna>',
-    '<dna>NNNNNNAC</dna><dna>TTTTTTTTTTTT</dna>', 'CCCCCC <dna>CCCCCC</dna>',
-  ]);
+  return finish(
+    'synthetic-hybriddna',
+    'hybriddna',
+    toks,
+    {
+      'tokenizer.ggml.pre': 'gpt-2',
+      'tokenizer.ggml.merges': merges,
+      'tokenizer.ggml.bos_token_id': 256 + 0,
+      'tokenizer.ggml.eos_token_id': toks.findIndex((t) => t.text === '<|endoftext|>'),
+    },
+    [
+      '<dna>ACGTACGTACGT</dna>',
+      'the <dna>acgtacgtac</dna> dog',
+      '<dna>CCCCCC',
+      'x</dna><dna></dna>',
+      '<dna>ACGé東ACGTAC</dna>',
+      '<dna>NNNNNNAC</dna><dna>TTTTTTTTTTTT</dna>',
+      'CCCCCC <dna>CCCCCC</dna>',
+    ],
+  );
 }
 
 /** llama.cpp's `test` type: 5-byte hash chunks, hex detokenization. */
 function testVocab(): SyntheticVocab {
-  const toks: Tok[] = Array.from({ length: 97 }, (_, i) => ({ text: `t${i}`, type: i === 5 ? T.CONTROL : T.NORMAL, score: 0 }));
+  const toks: Tok[] = Array.from({ length: 97 }, (_, i) => ({
+    text: `t${i}`,
+    type: i === 5 ? T.CONTROL : T.NORMAL,
+    score: 0,
+  }));
   toks.push({ text: '<user>', type: T.USER_DEFINED, score: 0 });
   return finish('synthetic-test', 'test', toks, {}, ['<user>abc', 't5t5']);
 }
@@ -391,8 +563,15 @@ function testVocab(): SyntheticVocab {
 /** Every synthetic vocabulary, in a fixed order. */
 export function syntheticVocabs(): SyntheticVocab[] {
   return [
-    ugm('synthetic-ugm', 'a'), ugm('synthetic-ugm-plain', 'b'), gemma4(), rwkv(), plamo2(),
-    whitespace('synthetic-whitespace', false), whitespace('synthetic-whitespace-lower', true), hybridDna(), testVocab(),
+    ugm('synthetic-ugm', 'a'),
+    ugm('synthetic-ugm-plain', 'b'),
+    gemma4(),
+    rwkv(),
+    plamo2(),
+    whitespace('synthetic-whitespace', false),
+    whitespace('synthetic-whitespace-lower', true),
+    hybridDna(),
+    testVocab(),
   ];
 }
 

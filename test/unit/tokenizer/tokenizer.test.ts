@@ -42,45 +42,73 @@ describe('refusals', () => {
   const base = { 'tokenizer.ggml.tokens': ['a', 'b'] } as Record<string, GgufValue>;
   it('refuses unsupported vocabulary types by name', () => {
     for (const model of ['nonsense', 'toString', '__proto__']) {
-      expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), new RegExp(`'${model}' is not supported`));
+      expectTokenizerError(
+        () => createTokenizer({ ...base, 'tokenizer.ggml.model': model }),
+        new RegExp(`'${model}' is not supported`),
+      );
     }
     for (const model of ['none', 'no_vocab']) {
-      expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': model }), /has no vocabulary; pass token ids/);
+      expectTokenizerError(
+        () => createTokenizer({ ...base, 'tokenizer.ggml.model': model }),
+        /has no vocabulary; pass token ids/,
+      );
     }
   });
   it('refuses an unknown BPE pre-tokenizer', () => {
     expectTokenizerError(
-      () => createTokenizer({ ...base, 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'martian', 'tokenizer.ggml.merges': [] }),
+      () =>
+        createTokenizer({
+          ...base,
+          'tokenizer.ggml.model': 'gpt2',
+          'tokenizer.ggml.pre': 'martian',
+          'tokenizer.ggml.merges': [],
+        }),
       /unknown pre-tokenizer.*'martian'/,
     );
   });
   it('refuses missing or malformed vocabularies', () => {
     expectTokenizerError(() => createTokenizer({}), /tokenizer.ggml.model' is missing/);
     expectTokenizerError(() => createTokenizer({ 'tokenizer.ggml.model': 'llama' }), /tokens' is missing/);
-    expectTokenizerError(() => createTokenizer({ 'tokenizer.ggml.model': 'llama', 'tokenizer.ggml.tokens': 'abc' }), /array of strings/);
+    expectTokenizerError(
+      () => createTokenizer({ 'tokenizer.ggml.model': 'llama', 'tokenizer.ggml.tokens': 'abc' }),
+      /array of strings/,
+    );
     expectTokenizerError(
       () => createTokenizer({ ...base, 'tokenizer.ggml.model': 'llama', 'tokenizer.ggml.scores': [0] }),
       /scores' has 1 entries for 2 tokens/,
     );
-    expectTokenizerError(() => createTokenizer({ ...base, 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'gpt-2' }), /merges' is missing/);
+    expectTokenizerError(
+      () => createTokenizer({ ...base, 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'gpt-2' }),
+      /merges' is missing/,
+    );
   });
 });
 
 describe('every pre-tokenizer', () => {
   // A byte-level vocabulary without merges: each UTF-8 byte is one token, so every split must cover the text exactly.
-  const bytesVocab = { 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.tokens': [...BYTE_TO_CHAR], 'tokenizer.ggml.merges': [] };
+  const bytesVocab = {
+    'tokenizer.ggml.model': 'gpt2',
+    'tokenizer.ggml.tokens': [...BYTE_TO_CHAR],
+    'tokenizer.ggml.merges': [],
+  };
   const sample = "Hello, y'all! 3.14159 €100 — naïve café\n\n\tПривет 東京タワー 😀 ﷺ \u00a0end  ";
   // SPM-style BPE pre-tokenizers (Gemma 4 …) run on raw UTF-8 with spaces escaped, falling back to <0xXX> tokens.
   const hexVocab = {
     'tokenizer.ggml.model': 'gpt2',
-    'tokenizer.ggml.tokens': Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`),
+    'tokenizer.ggml.tokens': Array.from(
+      { length: 256 },
+      (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`,
+    ),
     'tokenizer.ggml.merges': [],
   };
   const spmStyle = new Set(['gemma4', 'granite-embed-multi-311m', 'sarvam-moe']);
   const rawUtf8 = new Set([...spmStyle, 'whitespace']);
   it.each(PRE_TOKENIZER_NAMES)('%s compiles and covers the text', (pre) => {
     const escaped = spmStyle.has(pre);
-    const tok = createTokenizer({ ...(rawUtf8.has(pre) ? hexVocab : bytesVocab), 'tokenizer.ggml.pre': pre } as Record<string, GgufValue>);
+    const tok = createTokenizer({ ...(rawUtf8.has(pre) ? hexVocab : bytesVocab), 'tokenizer.ggml.pre': pre } as Record<
+      string,
+      GgufValue
+    >);
     const ids = tok.encode(sample);
     expect(ids.length).toBe(new TextEncoder().encode(escaped ? sample.replaceAll(' ', '\u2581') : sample).length);
   });
@@ -122,14 +150,17 @@ describe('special tokens', () => {
 });
 
 describe('detokenization', () => {
-  it.each(['llama-spm', 'phi-3', 'qwen2', 'qwen35', 'deepseek-coder', 'deepseek-llm'])('%s: decode(encode(text)) === text on the vectors', async (name) => {
-    const tok = await loadTokenizer(vocab(name));
-    for (const c of readVectors(`${vocab(name)}.inp`)) expect(tok.decode(tok.encode(c.text))).toBe(c.text);
-  });
+  it.each(['llama-spm', 'phi-3', 'qwen2', 'qwen35', 'deepseek-coder', 'deepseek-llm'])(
+    '%s: decode(encode(text)) === text on the vectors',
+    async (name) => {
+      const tok = await loadTokenizer(vocab(name));
+      for (const c of readVectors(`${vocab(name)}.inp`)) expect(tok.decode(tok.encode(c.text))).toBe(c.text);
+    },
+  );
 
   it('applies clean_spaces like llama.cpp (gpt-2)', async () => {
     const tok = await loadTokenizer(vocab('gpt-2'));
-    expect(tok.decode(tok.encode('Hello , world ! It \' s'))).toBe("Hello, world! It's");
+    expect(tok.decode(tok.encode("Hello , world ! It ' s"))).toBe("Hello, world! It's");
   });
 
   it('renders or drops control tokens', async () => {

@@ -55,6 +55,9 @@ export function readVectors(inpPath: string): VectorCase[] {
   const outs = readFileSync(inpPath.replace(/\.inp$/, '.out'), 'utf8').split('\n');
   return inputs.map((text, i) => ({
     text,
-    ids: (outs[i] ?? '').split(' ').filter((s) => s !== '').map(Number),
+    ids: (outs[i] ?? '')
+      .split(' ')
+      .filter((s) => s !== '')
+      .map(Number),
   }));
 }

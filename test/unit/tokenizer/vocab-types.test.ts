@@ -26,7 +26,10 @@ describe('ByteTrie', () => {
     const keys: Uint8Array[] = [];
     for (let i = 0; i < 6000; i++) {
       // Few distinct bytes near the root and all 256 deeper: wide and narrow nodes, repeats.
-      const k = Uint8Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, j) => Math.floor(rnd() * (j === 0 ? 300 : 256)) & 0xff);
+      const k = Uint8Array.from(
+        { length: 1 + Math.floor(rnd() * 6) },
+        (_, j) => Math.floor(rnd() * (j === 0 ? 300 : 256)) & 0xff,
+      );
       keys.push(k);
       trie.insert(k, i);
       ref.set(k.join(','), i);
@@ -44,7 +47,14 @@ describe('ByteTrie', () => {
 
 describe('precompiled charsmap', () => {
   it('finds the longest key and its replacement, and nothing for other text', () => {
-    const map = new PrecompiledCharsmap(buildCharsmap([['a', 'x'], ['ab', 'yy'], ['abc', ''], ['東', 'east']]));
+    const map = new PrecompiledCharsmap(
+      buildCharsmap([
+        ['a', 'x'],
+        ['ab', 'yy'],
+        ['abc', ''],
+        ['東', 'east'],
+      ]),
+    );
     const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
     const dec = (u: Uint8Array): string => new TextDecoder().decode(u);
     expect(map.match(enc('a'), 0)).toMatchObject({ length: 1 });
@@ -56,7 +66,11 @@ describe('precompiled charsmap', () => {
   });
 
   it('refuses a charsmap that is too short or whose trie size is past its end', () => {
-    for (const bad of [[1, 2, 3], [0xff, 0, 0, 0, 1, 2], [4, 0, 0, 0, 0, 0, 0, 0]]) {
+    for (const bad of [
+      [1, 2, 3],
+      [0xff, 0, 0, 0, 1, 2],
+      [4, 0, 0, 0, 0, 0, 0, 0],
+    ]) {
       const meta = { ...byName('synthetic-ugm'), 'tokenizer.ggml.precompiled_charsmap': bad };
       expect(thrownLlmError(() => createTokenizer(meta)).message).toMatch(/precompiled_charsmap' is malformed/);
     }
@@ -87,7 +101,9 @@ describe('malformed vocabularies', () => {
     const meta = byName('synthetic-plamo2');
     const tokens = [...(meta['tokenizer.ggml.tokens'] as string[])];
     tokens[tokens.indexOf(hexByte(0x41))] = 'not a byte';
-    expect(thrownLlmError(() => createTokenizer({ ...meta, 'tokenizer.ggml.tokens': tokens })).message).toMatch(/<0x41> is missing/);
+    expect(thrownLlmError(() => createTokenizer({ ...meta, 'tokenizer.ggml.tokens': tokens })).message).toMatch(
+      /<0x41> is missing/,
+    );
   });
 
   it('gemma4 without merges', () => {
@@ -109,7 +125,12 @@ describe('malformed vocabularies', () => {
     const tokens = [...(meta['tokenizer.ggml.tokens'] as string[]), '~~'];
     const types = [...(meta['tokenizer.ggml.token_type'] as number[]), 1];
     const scores = [...(meta['tokenizer.ggml.scores'] as number[]), 0];
-    const tok = createTokenizer({ ...meta, 'tokenizer.ggml.tokens': tokens, 'tokenizer.ggml.token_type': types, 'tokenizer.ggml.scores': scores });
+    const tok = createTokenizer({
+      ...meta,
+      'tokenizer.ggml.tokens': tokens,
+      'tokenizer.ggml.token_type': types,
+      'tokenizer.ggml.scores': scores,
+    });
     const tilde2 = tokens.length - 1;
     expect(tok.encode('~~~')).toEqual([tilde2, 0]);
   });

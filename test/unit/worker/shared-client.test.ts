@@ -53,7 +53,8 @@ function stubWorker(): { terminated: number } {
 }
 
 const WORKER = 'http://127.0.0.1/webgguf/worker.js';
-const text = async (engine: Engine) => (await engine.completions.create({ prompt: 'x', max_tokens: 3, temperature: 0 })).choices[0].text;
+const text = async (engine: Engine) =>
+  (await engine.completions.create({ prompt: 'x', max_tokens: 3, temperature: 0 })).choices[0].text;
 
 describe('createSharedWorkerEngine', () => {
   it('two engines for the same model share one load in the shared worker', async () => {

@@ -52,7 +52,11 @@ function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
     const lock = `tab-${++tabs}`;
     await remote.hello(lock);
     const progress: LoadProgress[] = [];
-    const info = await remote.load({ model, ...extra }, Comlink.proxy((p: LoadProgress) => void progress.push(p)), signal);
+    const info = await remote.load(
+      { model, ...extra },
+      Comlink.proxy((p: LoadProgress) => void progress.push(p)),
+      signal,
+    );
     const sharing = await remote.sharing();
     const engine = new RemoteEngine(remote, info, () => port2.close(), 300);
     return { engine, sharing, progress, die: () => gone.get(lock)?.(), bye: () => remote.bye() };
@@ -165,7 +169,9 @@ describe('shared engine hub', () => {
   });
 
   it('keys: a URL by its text, options in any order, maxQueue ignored, bare Blobs never shared', () => {
-    expect(loadKeyOf({ model: 'u', contextLength: 5, backend: 'wasm' })).toBe(loadKeyOf({ model: 'u', backend: 'wasm', contextLength: 5, maxQueue: 3 }));
+    expect(loadKeyOf({ model: 'u', contextLength: 5, backend: 'wasm' })).toBe(
+      loadKeyOf({ model: 'u', backend: 'wasm', contextLength: 5, maxQueue: 3 }),
+    );
     expect(loadKeyOf({ model: 'u' })).not.toBe(loadKeyOf({ model: 'v' }));
     const blob = new Blob(['x']);
     expect(loadKeyOf({ model: blob })).not.toBe(loadKeyOf({ model: blob }));

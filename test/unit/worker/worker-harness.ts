@@ -12,7 +12,12 @@ import type { Transformer } from '../../../src/model/model.js';
 import { createFakeTokenizer } from '../engine/fake-model.js';
 
 /** A local engine over `transformer` with the fake tokenizer and ChatML, named `fake:<model>`. */
-export function createFakeEngine(model: unknown, transformer: Transformer, contextLength: number, slots: number): Promise<Engine> {
+export function createFakeEngine(
+  model: unknown,
+  transformer: Transformer,
+  contextLength: number,
+  slots: number,
+): Promise<Engine> {
   const tokenizer = createFakeTokenizer();
   return createEngineFromParts({
     transformer,
@@ -48,7 +53,12 @@ export function useChannels(): { pair(): MessageChannel; expose(api: unknown): M
 }
 
 /** A stand-in for the `Worker` global whose messages go to `connect()`'s port; `terminate` calls `onTerminate`. */
-export function fakeWorkerClass(connect: () => MessagePort, onTerminate: () => void): new (url?: string | URL) => object {
+export function fakeWorkerClass(
+  connect: () => MessagePort,
+  onTerminate: () => void,
+): new (
+  url?: string | URL,
+) => object {
   return class FakeWorker {
     private readonly port = connect();
     postMessage(data: unknown, transfer?: Transferable[]): void {
