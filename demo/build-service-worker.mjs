@@ -42,9 +42,13 @@ export function generateServiceWorker(outDir) {
     .digest('hex')
     .slice(0, 12);
   writeFileSync(join(outDir, 'precache.json'), JSON.stringify(entries));
-  const sw = readFileSync(TEMPLATE, 'utf8')
-    .replaceAll('__BUILD_ID__', version)
-    .replace('[/*__PRECACHE__*/]', JSON.stringify(entries.map((e) => e.url)));
+  const template = readFileSync(TEMPLATE, 'utf8');
+  // The file list goes where the template has `[/*__PRECACHE__*/]` (whatever white space a formatter put inside).
+  const placeholder = /\[\s*\/\*__PRECACHE__\*\/\s*\]/;
+  if (!placeholder.test(template) || !template.includes('__BUILD_ID__')) {
+    throw new Error(`${TEMPLATE}: the __BUILD_ID__ or [/*__PRECACHE__*/] placeholder is missing; the service worker would cache nothing`);
+  }
+  const sw = template.replaceAll('__BUILD_ID__', version).replace(placeholder, JSON.stringify(entries.map((e) => e.url)));
   writeFileSync(join(outDir, 'sw.js'), sw);
   return version;
 }
