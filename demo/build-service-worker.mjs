@@ -46,9 +46,13 @@ export function generateServiceWorker(outDir) {
   // The file list goes where the template has `[/*__PRECACHE__*/]` (whatever white space a formatter put inside).
   const placeholder = /\[\s*\/\*__PRECACHE__\*\/\s*\]/;
   if (!placeholder.test(template) || !template.includes('__BUILD_ID__')) {
-    throw new Error(`${TEMPLATE}: the __BUILD_ID__ or [/*__PRECACHE__*/] placeholder is missing; the service worker would cache nothing`);
+    throw new Error(
+      `${TEMPLATE}: the __BUILD_ID__ or [/*__PRECACHE__*/] placeholder is missing; the service worker would cache nothing`,
+    );
   }
-  const sw = template.replaceAll('__BUILD_ID__', version).replace(placeholder, JSON.stringify(entries.map((e) => e.url)));
+  const sw = template
+    .replaceAll('__BUILD_ID__', version)
+    .replace(placeholder, JSON.stringify(entries.map((e) => e.url)));
   writeFileSync(join(outDir, 'sw.js'), sw);
   return version;
 }
