@@ -6,26 +6,9 @@
 
 import { LlmError } from '../errors.js';
 import { GgufValueType, type GgufNumericArray } from './types.js';
-
-/** GGUF stores little-endian; typed arrays use the host's order, which is little-endian on every current platform. */
-const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+import { GGUF_TYPED_ARRAYS, LITTLE_ENDIAN_HOST } from './value-types.js';
 
 const BOOL_TYPE: number = GgufValueType.BOOL;
-
-/** Element size and typed-array constructor of each fixed-size value type. */
-const TYPED: Partial<Record<number, { size: number; make: (b: ArrayBuffer, n: number) => GgufNumericArray }>> = {
-  [GgufValueType.UINT8]: { size: 1, make: (b, n) => new Uint8Array(b, 0, n) },
-  [GgufValueType.INT8]: { size: 1, make: (b, n) => new Int8Array(b, 0, n) },
-  [GgufValueType.BOOL]: { size: 1, make: (b, n) => new Uint8Array(b, 0, n) },
-  [GgufValueType.UINT16]: { size: 2, make: (b, n) => new Uint16Array(b, 0, n) },
-  [GgufValueType.INT16]: { size: 2, make: (b, n) => new Int16Array(b, 0, n) },
-  [GgufValueType.UINT32]: { size: 4, make: (b, n) => new Uint32Array(b, 0, n) },
-  [GgufValueType.INT32]: { size: 4, make: (b, n) => new Int32Array(b, 0, n) },
-  [GgufValueType.FLOAT32]: { size: 4, make: (b, n) => new Float32Array(b, 0, n) },
-  [GgufValueType.UINT64]: { size: 8, make: (b, n) => new BigUint64Array(b, 0, n) },
-  [GgufValueType.INT64]: { size: 8, make: (b, n) => new BigInt64Array(b, 0, n) },
-  [GgufValueType.FLOAT64]: { size: 8, make: (b, n) => new Float64Array(b, 0, n) },
-};
 
 /**
  * Internal "load more bytes and retry" signal (msgpack's `MORE_DATA`). Thrown by `ByteCursor` when a read needs bytes
@@ -200,7 +183,7 @@ export class ByteCursor {
    * `n × size` bytes, no per-element work on little-endian hosts. BOOL becomes a Uint8Array of 0/1.
    */
   typedArray(type: number, n: number, field: string): GgufNumericArray {
-    const spec = TYPED[type];
+    const spec = GGUF_TYPED_ARRAYS[type];
     if (spec === undefined) throw new Error(`typedArray: value type ${type} is not fixed-size`);
     const byteLength = n * spec.size;
     this.require(byteLength, field);
@@ -209,9 +192,9 @@ export class ByteCursor {
     if (LITTLE_ENDIAN_HOST || spec.size === 1) {
       const copy = this.bytes.slice(at, at + byteLength); // own buffer, offset 0: aligned for every element size
       if (type === BOOL_TYPE) for (let i = 0; i < n; i++) copy[i] = copy[i] !== 0 ? 1 : 0;
-      return spec.make(copy.buffer, n);
+      return new spec.of(copy.buffer, 0, n);
     }
-    const out = spec.make(new ArrayBuffer(byteLength), n);
+    const out = new spec.of(new ArrayBuffer(byteLength), 0, n);
     const dv = new DataView(out.buffer);
     for (let i = 0; i < byteLength; i += spec.size) {
       for (let b = 0; b < spec.size; b++) dv.setUint8(i + spec.size - 1 - b, this.bytes[at + i + b]);

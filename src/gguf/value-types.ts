@@ -105,6 +105,29 @@ function typedArrayElement(v: GgufNumericArray): GgufValueTypeInfo {
   return ggufType.INT64;
 }
 
+/** GGUF stores little-endian; typed arrays use the host's order, which is little-endian on every current platform. */
+export const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+type TypedArrayOf = new (buffer: ArrayBuffer, byteOffset: number, length: number) => GgufNumericArray;
+
+/**
+ * Element size and the typed array whose bytes are exactly the GGUF encoding of each fixed-size value type (on a
+ * little-endian host; BOOL: a Uint8Array of 0/1). The parser reads arrays into these; the writer copies them as is.
+ */
+export const GGUF_TYPED_ARRAYS: Partial<Record<number, { readonly size: number; readonly of: TypedArrayOf }>> = {
+  [GgufValueType.UINT8]: { size: 1, of: Uint8Array },
+  [GgufValueType.INT8]: { size: 1, of: Int8Array },
+  [GgufValueType.BOOL]: { size: 1, of: Uint8Array },
+  [GgufValueType.UINT16]: { size: 2, of: Uint16Array },
+  [GgufValueType.INT16]: { size: 2, of: Int16Array },
+  [GgufValueType.UINT32]: { size: 4, of: Uint32Array },
+  [GgufValueType.INT32]: { size: 4, of: Int32Array },
+  [GgufValueType.FLOAT32]: { size: 4, of: Float32Array },
+  [GgufValueType.UINT64]: { size: 8, of: BigUint64Array },
+  [GgufValueType.INT64]: { size: 8, of: BigInt64Array },
+  [GgufValueType.FLOAT64]: { size: 8, of: Float64Array },
+};
+
 /** Typed arrays each element type accepts as is (their range fits the type; BOOL takes 0/1 bytes). */
 const TYPED_FOR: Partial<Record<GgufValueType, readonly (new (n: number) => GgufNumericArray)[]>> = {
   [GgufValueType.UINT8]: [Uint8Array],

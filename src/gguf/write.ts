@@ -6,7 +6,7 @@
 
 import { LlmError } from '../errors.js';
 import { ALIGNMENT_KEY, GGUF_DEFAULT_ALIGNMENT } from './parse.js';
-import { inferValueType, checkValue } from './value-types.js';
+import { GGUF_TYPED_ARRAYS, LITTLE_ENDIAN_HOST, checkValue, inferValueType } from './value-types.js';
 import { GGML_TYPES, GgufValueType, type GgmlType, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
 /** One tensor to write. */
@@ -117,37 +117,6 @@ class ByteSink {
   }
 }
 
-const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-/** True when the typed array's bytes are exactly the GGUF encoding of `elem` elements (BOOL: 0/1 bytes, validated). */
-function sameLayout(items: ArrayBufferView, elem: GgufValueType): boolean {
-  switch (elem) {
-    case GgufValueType.UINT8:
-    case GgufValueType.BOOL:
-      return items instanceof Uint8Array;
-    case GgufValueType.INT8:
-      return items instanceof Int8Array;
-    case GgufValueType.UINT16:
-      return items instanceof Uint16Array;
-    case GgufValueType.INT16:
-      return items instanceof Int16Array;
-    case GgufValueType.UINT32:
-      return items instanceof Uint32Array;
-    case GgufValueType.INT32:
-      return items instanceof Int32Array;
-    case GgufValueType.FLOAT32:
-      return items instanceof Float32Array;
-    case GgufValueType.FLOAT64:
-      return items instanceof Float64Array;
-    case GgufValueType.UINT64:
-      return items instanceof BigUint64Array;
-    case GgufValueType.INT64:
-      return items instanceof BigInt64Array;
-    default:
-      return false;
-  }
-}
-
 function bad(message: string, field: string): LlmError {
   return new LlmError('invalid-request', `writeGguf: ${message}`, { details: { field } });
 }
@@ -184,7 +153,8 @@ function writeValue(sink: ByteSink, type: GgufValueTypeInfo, value: GgufValue): 
       sink.u32(type.element.type);
       sink.u64(items.length);
       const elem = type.element;
-      if (ArrayBuffer.isView(items) && LITTLE_ENDIAN_HOST && sameLayout(items, elem.type)) {
+      const exact = GGUF_TYPED_ARRAYS[elem.type]?.of;
+      if (LITTLE_ENDIAN_HOST && exact !== undefined && items instanceof exact) {
         sink.raw(new Uint8Array(items.buffer, items.byteOffset, items.byteLength)); // already the file's encoding
         return;
       }
