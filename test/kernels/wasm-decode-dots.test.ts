@@ -10,7 +10,7 @@
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
-import { q8RowBytes } from '../../src/backend/wasm/kernel-exports.js';
+import { type GemvKernel, q8RowBytes } from '../../src/backend/wasm/kernel-exports.js';
 import { loadKernelModule } from '../../src/backend/wasm/loader.js';
 import { interleaveRowPairs, readPairedRow, ROW_PAIR_TYPES, storedRows } from '../../src/backend/wasm/row-pairs.js';
 import { GgmlType } from '../../src/gguf/types.js';
@@ -23,16 +23,7 @@ v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 const features = detectWasmFeatures();
 const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? (['relaxed-simd'] as const) : [])];
 
-type Gemv = (
-  w: number,
-  x: number,
-  out: number,
-  k: number,
-  r0: number,
-  r1: number,
-  n: number,
-  outStride: number,
-) => void;
+type Gemv = GemvKernel;
 interface Kernels {
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   [name: string]: unknown;

@@ -277,6 +277,23 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   matmulFused(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean {
+    return this.fused(out, x, w, n, options.bias ?? null, options.norm ?? null, options.accumulate === true);
+  }
+
+  /**
+   * out (+)= norm(x)·Wᵀ + bias in one fused kernel (gemv_bcast on software adapters, the hardware GEMV with its Q|K|V
+   * group on GPUs); false, having recorded nothing, where neither applies. Positional: the compound steps call it
+   * per projection and token, and allocate nothing.
+   */
+  private fused(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    n: number,
+    bias: Weight | null,
+    norm: FusedNorm | null,
+    accumulate: boolean,
+  ): boolean {
     const o = out as GpuActivation;
     const xa = x as GpuActivation;
     const wt = w as GpuWeight;
@@ -286,17 +303,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
         `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`,
       );
     }
-    if (this.sw.bcast(o, xa, wt, n, options.bias ?? null, options.norm ?? null, options.accumulate === true, null))
-      return true;
-    return this.hw.fused(
-      o,
-      xa,
-      wt,
-      n,
-      (options.bias as GpuWeight | null | undefined) ?? null,
-      options.norm ?? null,
-      options.accumulate === true,
-    );
+    if (this.sw.bcast(o, xa, wt, n, bias, norm, accumulate, null)) return true;
+    return this.hw.fused(o, xa, wt, n, bias as GpuWeight | null, norm, accumulate);
   }
 
   matmulGlu(
@@ -329,7 +337,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   ): void {
     let isNormed = false;
     for (const p of projections) {
-      if (this.matmulFused(p.out, x, p.weight, n, { bias: p.bias, norm })) continue;
+      if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
       if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
       this.matmul(p.out, normed, p.weight, n, p.bias);
@@ -337,7 +345,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.matmulFused(x, input, w, n, { bias: options.bias, accumulate: true })) {
+    if (options.postNorm || !this.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
