@@ -20,9 +20,9 @@ const SG_ROWS = GEMV_SG_ROWS;
 
 /** A Q|K|V group being recorded: q, then k, then v arrive as three matmulFused calls and go out as one dispatch. */
 interface PendingQkv {
-  readonly group: GpuWeightGroup;
-  readonly x: GpuActivation;
-  readonly norm: FusedNorm | null;
+  group: GpuWeightGroup;
+  x: GpuActivation;
+  norm: FusedNorm | null;
   readonly outs: GpuActivation[];
   readonly biases: (GpuWeight | null)[];
 }
@@ -58,6 +58,8 @@ export class HardwareGemv {
     { slot: WeightGroupSlot; members: (GpuWeight | undefined)[]; bytes: (Uint8Array | undefined)[] }
   >();
   private pendingQkv: PendingQkv | null = null;
+  private qkvRecord: PendingQkv | null = null;
+  private readonly sgPipes = new Map<GpuQuantLayout, CachedPipeline[]>(); // per quant layout, by fusion flags // reused for every layer and token: nothing allocated per token
   private readonly qkvBiases = new WeakMap<GpuWeightGroup, GPUBuffer>(); // concatenated bq|bk|bv
 
   constructor(private readonly h: HardwareGemvHost) {}
@@ -106,7 +108,15 @@ export class HardwareGemv {
         this.gemv(o, xa, wt, n, bias, norm, false);
         return true;
       }
-      this.pendingQkv = { group: g, x: xa, norm, outs: [o], biases: [bias] };
+      const r = (this.qkvRecord ??= { group: g, x: xa, norm, outs: [], biases: [] });
+      r.group = g;
+      r.x = xa;
+      r.norm = norm;
+      r.outs.length = 0;
+      r.biases.length = 0;
+      r.outs.push(o);
+      r.biases.push(bias);
+      this.pendingQkv = r;
     }
     if (this.pendingQkv?.outs.length === 3) this.emitQkv();
     return true;
@@ -163,6 +173,13 @@ export class HardwareGemv {
     return true;
   }
 
+  /** Records the held Q, K, V products one dispatch each (their biases do not all match, or the group broke). */
+  private emitEach(pend: PendingQkv): void {
+    for (let i = 0; i < pend.outs.length; i++) {
+      this.gemv(pend.outs[i]!, pend.x, pend.group.members[i]!, 1, pend.biases[i]!, pend.norm, false);
+    }
+  }
+
   /** True when the hardware GEMV takes a fused decode product of `w` (one token, norm over all of x). */
   private applies(xa: GpuActivation, w: GpuWeight, n: number, norm: FusedNorm | null): boolean {
     if (this.h.ctx.isSoftware || n !== 1 || w.vector || w.parts.length === 0) return false;
@@ -175,9 +192,10 @@ export class HardwareGemv {
     this.pendingQkv = null;
     const g = pend.group;
     const [q, k, v] = g.members as [GpuWeight, GpuWeight, GpuWeight];
-    const withBias = pend.biases.filter((b) => b).length;
+    let withBias = 0;
+    for (const b of pend.biases) if (b) withBias++;
     if (withBias !== 0 && withBias !== 3) {
-      pend.outs.forEach((o, i) => this.gemv(o, pend.x, g.members[i]!, 1, pend.biases[i]!, pend.norm, false));
+      this.emitEach(pend);
       return;
     }
     let bias = this.h.dummy;
@@ -282,6 +300,20 @@ export class HardwareGemv {
     accumulate: boolean,
     glu: GluActivation | null,
   ): CachedPipeline {
+    this.settle(); // a held Q|K|V group is recorded before anything after it (as the backend's pipe() does)
+    // Looked up per dispatch: a small array per quant layout indexed by the fusion flags, so no key string is built.
+    const index = (hasNorm ? 1 : 0) | (accumulate ? 2 : 0) | (glu === 'silu' ? 4 : glu === 'gelu' ? 8 : 0);
+    let byFlags = this.sgPipes.get(quant);
+    if (!byFlags) this.sgPipes.set(quant, (byFlags = []));
+    return (byFlags[index] ??= this.createSgPipe(quant, hasNorm, accumulate, glu));
+  }
+
+  private createSgPipe(
+    quant: GpuQuantLayout,
+    hasNorm: boolean,
+    accumulate: boolean,
+    glu: GluActivation | null,
+  ): CachedPipeline {
     const tag =
       [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
@@ -299,7 +331,7 @@ export class HardwareGemv {
     const pend = this.pendingQkv;
     if (!pend) return;
     this.pendingQkv = null;
-    pend.outs.forEach((o, i) => this.gemv(o, pend.x, pend.group.members[i]!, 1, pend.biases[i]!, pend.norm, false));
+    this.emitEach(pend);
   }
 
   /** Adds a member to its pending group; uploads the group once complete. */

@@ -39,11 +39,17 @@ export interface RecorderStats {
 /** Writes one dispatch's uniform block as a run of 32-bit fields (Params struct order). */
 export class ParamsWriter {
   private i = 0;
+  private base = 0;
   constructor(
     private readonly u32: Uint32Array,
     private readonly f32: Float32Array,
-    private readonly base: number,
   ) {}
+  /** Starts a dispatch's block at word `base` (one writer serves every dispatch: nothing allocated per dispatch). */
+  at(base: number): this {
+    this.base = base;
+    this.i = 0;
+    return this;
+  }
   u(v: number): this {
     this.u32[this.base + this.i++] = v >>> 0;
     return this;
@@ -72,6 +78,7 @@ export class StepRecorder {
   private readonly staging: ArrayBuffer;
   private readonly stagingU32: Uint32Array;
   private readonly stagingF32: Float32Array;
+  private readonly params: ParamsWriter; // writes each dispatch's uniform block into the staging words
   private readonly paramsBuffer: GPUBuffer; // (ARENA_SLOTS, slotBytes) uniform blocks
   private slot = 0;
   private readonly bindGroups = new Map<string, GPUBindGroup>();
@@ -89,6 +96,7 @@ export class StepRecorder {
     this.staging = new ArrayBuffer(ARENA_SLOTS * this.slotBytes);
     this.stagingU32 = new Uint32Array(this.staging);
     this.stagingF32 = new Float32Array(this.staging);
+    this.params = new ParamsWriter(this.stagingU32, this.stagingF32);
     this.paramsBuffer = device.createBuffer({
       label: 'params-arena',
       size: this.staging.byteLength,
@@ -124,7 +132,7 @@ export class StepRecorder {
     const slot = this.slot++;
     const base = (slot * this.slotBytes) / 4;
     this.stagingU32.fill(0, base, base + PARAMS_BYTES / 4);
-    writeParams(new ParamsWriter(this.stagingU32, this.stagingF32, base));
+    writeParams(this.params.at(base));
     const pass = this.ensurePass();
     pass.setPipeline(p.pipeline);
     pass.setBindGroup(0, this.bindGroup(p, buffers), [slot * this.slotBytes]);
