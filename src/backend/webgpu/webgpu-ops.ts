@@ -336,7 +336,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     n: number,
   ): void {
     let isNormed = false;
-    for (const p of projections) {
+    for (let i = 0; i < projections.length; i++) {
+      const p = projections[i]!;
       if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
       if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
