@@ -32,13 +32,22 @@ export function quantFromFileName(name: string): string | null {
   return m ? m[1].toUpperCase() : null;
 }
 
+/** "494 M", "1.24 B", "292 K" parameters. */
+function formatParameters(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} B`;
+  if (n >= 1e6) return `${Math.round(n / 1e6)} M`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)} K`;
+  return String(n);
+}
+
 /** `<dt>/<dd>` pairs describing the loaded model. */
 export function describeModel(info: EngineInfo, fileName: string, backend: string, noTemplate: boolean): HTMLElement[] {
   const rows: [string, string][] = [
     ['Model', info.model.name || '(unnamed)'],
     ['File', fileName],
     ['Architecture', info.model.arch],
-    ['Quantization', quantFromFileName(fileName) ?? 'see file'],
+    ['Parameters', formatParameters(info.model.parameterCount)],
+    ['Quantization', quantFromFileName(fileName) ?? info.model.quantization],
     ['Vocabulary', `${info.model.vocabSize.toLocaleString('en')} tokens`],
     [
       'Context',

@@ -12,6 +12,7 @@ import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
+import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
 import { openModelSource } from '../io/index.js';
 import type { ModelConfig } from '../model/config.js';
@@ -212,6 +213,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         tokenizer: model.tokenizer,
         chat: model.chat,
         modelIdentity: modelIdentityOf(model.source),
+        modelFacts: modelFactsOf(model.gguf),
         backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
         contextLength,
         slots: nSlots,

@@ -109,6 +109,10 @@ export interface EngineInfo {
     readonly vocabSize: number;
     /** Training context of the model. */
     readonly trainContextLength: number;
+    /** Elements of every tensor in the file (what "0.5B" counts). */
+    readonly parameterCount: number;
+    /** The ggml type holding most matrix weights (`Q4_K`), `(mixed)` appended when others hold over a tenth. */
+    readonly quantization: string;
   };
   readonly backend: BackendInfo;
   /** KV cells per sequence of this engine. */

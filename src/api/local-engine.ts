@@ -4,6 +4,7 @@
  * Built from already-loaded parts, so tests can drive it with fakes; `createEngine` does the loading.
  */
 
+import type { ModelFacts } from './model-facts.js';
 import { LlmError, isLlmError } from '../errors.js';
 import { Context, nowMs } from '../engine/context.js';
 import { generate, type GenerationInput, type GenerationResult } from '../engine/generate.js';
@@ -50,6 +51,8 @@ export interface EngineParts {
   readonly chat: ChatFormatter;
   /** sha256, etag + size, or file name + size. */
   readonly modelIdentity: string;
+  /** Parameter count and quantization from the header (absent: reported as 0 and 'unknown'). */
+  readonly modelFacts?: ModelFacts;
   readonly backend: BackendInfo;
   /** KV cells per slot the transformer was loaded with. */
   readonly contextLength: number;
@@ -140,6 +143,8 @@ export class LocalEngine implements Engine {
         identity: parts.modelIdentity,
         vocabSize: c.vocabSize,
         trainContextLength: c.trainContextLength,
+        parameterCount: parts.modelFacts?.parameterCount ?? 0,
+        quantization: parts.modelFacts?.quantization ?? 'unknown',
       },
       backend: parts.backend,
       contextLength: parts.contextLength,

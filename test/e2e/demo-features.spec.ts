@@ -179,6 +179,8 @@ test('conversations: switch, rename, delete, export, undo New chat; regenerate o
   await expect(info).toContainText('llama');
   await expect(info).toContainText('WASM');
   await expect(info).toContainText('Chat template');
+  await expect(info).toContainText(/Parameters\s*\d+ K/); // stories260K: ~292 K, from the header's tensor table
+  await expect(info).toContainText(/Quantization\s*F32/); // no quant in the file name: the tensors' type
   await page.locator('#backend').selectOption('wasm');
   await page.locator('#temperature').fill('1.5');
   await page.locator('#temperature').dispatchEvent('change');

@@ -11,7 +11,15 @@ import type { WorkerEngineApi } from '../../../src/worker/worker-api.js';
 import { fakeWorkerClass, useChannels } from './worker-harness.js';
 
 const INFO: EngineInfo = {
-  model: { name: 'hung', arch: 'llama', identity: 'fake:hung', vocabSize: 4, trainContextLength: 8 },
+  model: {
+    name: 'hung',
+    arch: 'llama',
+    identity: 'fake:hung',
+    vocabSize: 4,
+    trainContextLength: 8,
+    parameterCount: 0,
+    quantization: 'F32',
+  },
   backend: { name: 'fake', description: 'fake', reason: 'requested' },
   contextLength: 8,
   slots: 1,
