@@ -7,7 +7,7 @@
 
 import { GgmlType, GGML_TYPES } from '../../src/gguf/types.js';
 
-/** Architectures the fixture tool can make. */
+/** Architectures the fixture tool makes from their shared fixtures (the others: `archs/index.ts`). */
 export const SYNTHETIC_ARCHES = ['llama', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3'] as const;
 /** One of SYNTHETIC_ARCHES. */
 export type SyntheticArch = (typeof SYNTHETIC_ARCHES)[number];
@@ -24,6 +24,8 @@ export interface ModelShape {
   readonly nVocab: number;
   /** Output matrix shared with token_embd (no output.weight). */
   readonly tied: boolean;
+  /** An architecture's own knobs (`--shape n_expert=8,…`), read by its spec (`arch-spec.ts` `extra`). */
+  readonly extra?: Readonly<Record<string, number>>;
 }
 
 /** Named shapes: benchmark-sized models and the arch fixtures' own dims ('tiny'). */

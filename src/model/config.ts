@@ -94,6 +94,8 @@ export interface ModelConfig extends ArchOptions {
   readonly slidingWindow: number;
   /** Which layers use the sliding window ([nLayers]). */
   readonly slidingLayers: readonly boolean[];
+  /** Layers without rope, whose positions enter only through the causal mask (NoPE; smollm3) ([nLayers]). */
+  readonly noRopeLayers: readonly boolean[];
   /** Multiplier of q·k (llama.cpp `f_attention_scale`, default 1/√headDim). */
   readonly attentionScale: number;
   /** Attention-logit soft-cap (gemma2), 0 = off. */
@@ -291,6 +293,7 @@ export function readStandardConfig(
     ropeSwa: null,
     slidingWindow: 0,
     slidingLayers: new Array<boolean>(nLayers).fill(false),
+    noRopeLayers: new Array<boolean>(nLayers).fill(false),
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,

@@ -47,9 +47,11 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       headDim: c.headDim,
       ffnDim: c.layerFfnDims[il] ?? c.ffnDim,
       slidingWindow: sliding ? c.slidingWindow : 0,
-      rope: swaRope
-        ? { theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
-        : { theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
+      rope: c.noRopeLayers[il]
+        ? null
+        : swaRope
+          ? { theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
+          : { theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
     };
   });
 }
