@@ -12,6 +12,7 @@ import { type ByteSource, HttpByteSource, readManifest, splitPartUrls } from '..
 import { openPartsAsOne } from '../io/split-model.js';
 import type { ModelConfig } from '../model/config.js';
 import { activationBytes, type RunShape } from '../model/run-shape.js';
+import { describeLayers, kvLayersOf } from '../model/layer-spec.js';
 import type { ModelInput } from './engine.js';
 
 /** First range read for a remote header (the parser grows it geometrically when the header is larger). */
@@ -90,9 +91,7 @@ export async function checkMemoryPlan(
   planMemory(
     {
       tensors: gguf.tensors,
-      nLayers: config.nLayers,
-      nKvHeads: config.nKvHeads,
-      headDim: config.headDim,
+      kvLayers: kvLayersOf(describeLayers(config)),
       contextLength: shape.contextLength,
       nSlots: shape.nSlots,
       kvBytesPerElement: limits.kvBytesPerElement,

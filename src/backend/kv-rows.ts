@@ -1,11 +1,49 @@
-/** Checks shared by every backend's `readKv` / `writeKv` (the layout is `KvRows`'). */
+/** KV geometry helpers and checks shared by every backend (per-layer widths, attention geometry, `readKv` / `writeKv`). */
 
 import { LlmError } from '../errors.js';
-import type { KvCacheSpec, KvRows } from './ops.js';
+import type { AttentionParams, KvCacheSpec, KvRows } from './ops.js';
+
+/** Values in one position's K (or V) row of layer `l`: `nKvHeads · headDim` (0 for a layer without KV). */
+export function kvLayerCols(spec: KvCacheSpec, l: number): number {
+  const layer = spec.layers[l];
+  return layer.nKvHeads * layer.headDim;
+}
+
+/** Values in one position's K (or V) rows of every layer together. */
+export function kvPositionCols(spec: KvCacheSpec): number {
+  let cols = 0;
+  for (let l = 0; l < spec.layers.length; l++) cols += kvLayerCols(spec, l);
+  return cols;
+}
+
+/**
+ * Throws `LlmError('invalid-request')` unless attention `params` of `layer` match that layer's KV geometry (same KV
+ * heads and head size, query heads a multiple of the KV heads).
+ */
+export function checkAttentionGeometry(spec: KvCacheSpec, layer: number, params: AttentionParams): void {
+  const kv = spec.layers[layer];
+  const { nHeads, nKvHeads, headDim } = params;
+  if (
+    kv === undefined ||
+    kv.nKvHeads !== nKvHeads ||
+    kv.headDim !== headDim ||
+    nKvHeads < 1 ||
+    nHeads % nKvHeads !== 0
+  ) {
+    throw new LlmError(
+      'invalid-request',
+      `attention of layer ${layer}: ${nHeads} heads / ${nKvHeads} KV heads × ${headDim} do not match the KV cache ` +
+        (kv === undefined
+          ? `(${spec.layers.length} layers)`
+          : `(${kv.nKvHeads} KV heads × ${kv.headDim} on this layer)`),
+      { details: { layer, nHeads, nKvHeads, headDim } },
+    );
+  }
+}
 
 /** Bytes of the `KvRows` of `nPositions` positions for `spec` with `elementBytes`-byte values. */
 function kvRowsBytes(spec: KvCacheSpec, nPositions: number, elementBytes: number): number {
-  return spec.nLayers * 2 * nPositions * spec.nKvHeads * spec.headDim * elementBytes;
+  return 2 * nPositions * kvPositionCols(spec) * elementBytes;
 }
 
 /** Throws `LlmError('invalid-request')` unless `slot` and `nPositions` (and `rows`, when writing) fit `spec`. */
@@ -38,7 +76,7 @@ export function checkKvRows(
   }
 }
 
-/** One layer's K and V cache of one slot as f32 views (at least `nPositions · nKvHeads · headDim` values each). */
+/** One layer's K and V cache of one slot as f32 views (at least `nPositions · kvLayerCols` values each). */
 export type F32KvLayer = (layer: number) => { readonly k: Float32Array; readonly v: Float32Array };
 
 /** `readKv` of an f32 cache: the first `nPositions` positions of every layer's K, then V, one after another. */
@@ -50,12 +88,15 @@ export function readF32KvRows(
   layer: F32KvLayer,
 ): KvRows {
   checkKvRows(op, spec, slot, nPositions, 'f32');
-  const len = nPositions * spec.nKvHeads * spec.headDim;
-  const out = new Float32Array(spec.nLayers * 2 * len); // (nLayers, 2, nPositions·nKvHeads·headDim) f32
-  for (let l = 0; l < spec.nLayers; l++) {
+  const out = new Float32Array(2 * nPositions * kvPositionCols(spec)); // per layer: K then V [nPositions, cols_l] f32
+  let at = 0;
+  for (let l = 0; l < spec.layers.length; l++) {
+    const len = nPositions * kvLayerCols(spec, l);
+    if (len === 0) continue;
     const { k, v } = layer(l);
-    out.set(k.subarray(0, len), 2 * l * len);
-    out.set(v.subarray(0, len), (2 * l + 1) * len);
+    out.set(k.subarray(0, len), at);
+    out.set(v.subarray(0, len), at + len);
+    at += 2 * len;
   }
   return { elementType: 'f32', nPositions, data: new Uint8Array(out.buffer) };
 }
@@ -63,11 +104,14 @@ export function readF32KvRows(
 /** `writeKv` of an f32 cache: the inverse of `readF32KvRows`. */
 export function writeF32KvRows(op: string, spec: KvCacheSpec, slot: number, rows: KvRows, layer: F32KvLayer): void {
   checkKvRows(op, spec, slot, rows.nPositions, 'f32', rows);
-  const len = rows.nPositions * spec.nKvHeads * spec.headDim;
   const src = new Float32Array(rows.data.slice().buffer); // aligned copy: rows.data may start at any byte
-  for (let l = 0; l < spec.nLayers; l++) {
+  let at = 0;
+  for (let l = 0; l < spec.layers.length; l++) {
+    const len = rows.nPositions * kvLayerCols(spec, l);
+    if (len === 0) continue;
     const { k, v } = layer(l);
-    k.set(src.subarray(2 * l * len, (2 * l + 1) * len));
-    v.set(src.subarray((2 * l + 1) * len, (2 * l + 2) * len));
+    k.set(src.subarray(at, at + len));
+    v.set(src.subarray(at + len, at + 2 * len));
+    at += 2 * len;
   }
 }

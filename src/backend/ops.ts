@@ -40,19 +40,28 @@ export interface Activation {
   readonly cols: number;
 }
 
-/** Static KV cache geometry, allocated once for the context length. */
-export interface KvCacheSpec {
-  readonly nLayers: number;
-  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
-  readonly nSlots: number;
-  readonly contextLength: number;
+/** KV geometry of one layer; `nKvHeads` 0 = the layer stores no KV of its own (nothing is allocated for it). */
+export interface KvLayerSpec {
   readonly nKvHeads: number;
+  /** Width of one K (and V) head. */
   readonly headDim: number;
 }
 
 /**
+ * Static KV cache geometry, allocated once for the context length. Layers may differ (per-layer KV head counts and
+ * head sizes): layer l stores rows of `layers[l].nKvHeads · layers[l].headDim` values.
+ */
+export interface KvCacheSpec {
+  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
+  readonly nSlots: number;
+  readonly contextLength: number;
+  /** One record per layer, layer 0 first (the layer count is `layers.length`). */
+  readonly layers: readonly KvLayerSpec[];
+}
+
+/**
  * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
- * positions 0 … nPositions−1 (`nKvHeads·headDim` values each), little-endian `elementType` values.
+ * positions 0 … nPositions−1 (that layer's `nKvHeads·headDim` values each), little-endian `elementType` values.
  */
 export interface KvRows {
   readonly elementType: 'f32' | 'f16';

@@ -20,7 +20,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
+import { checkAttentionGeometry, kvLayerCols, readF32KvRows, writeF32KvRows } from '../kv-rows.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
@@ -102,13 +102,13 @@ class CpuOps extends CompositeOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): void {
-    const cols = spec.nKvHeads * spec.headDim;
     this.kvSpec = spec;
     this.kv = [];
     for (let s = 0; s < spec.nSlots; s++) {
       const layers: KvLayer[] = [];
-      for (let l = 0; l < spec.nLayers; l++) {
-        layers.push({ k: new Float32Array(spec.contextLength * cols), v: new Float32Array(spec.contextLength * cols) });
+      for (let l = 0; l < spec.layers.length; l++) {
+        const len = spec.contextLength * kvLayerCols(spec, l); // [contextLength, nKvHeads·headDim] of layer l
+        layers.push({ k: new Float32Array(len), v: new Float32Array(len) });
       }
       this.kv.push(layers);
     }
@@ -190,8 +190,14 @@ class CpuOps extends CompositeOps implements Ops {
         { details: { startPos, n, contextLength: spec.contextLength } },
       );
     }
-    const cols = spec.nKvHeads * spec.headDim;
     const cache = this.layerKv(layer);
+    const cols = kvLayerCols(spec, layer);
+    if (k.cols < cols || v.cols < cols) {
+      throw new LlmError(
+        'invalid-request',
+        `storing KV of layer ${layer}: k/v rows of ${k.cols}/${v.cols} values are narrower than the layer's ${cols}`,
+      );
+    }
     for (let i = 0; i < n; i++) {
       cache.k.set(buf(k).subarray(i * k.cols, i * k.cols + cols), (startPos + i) * cols);
       cache.v.set(buf(v).subarray(i * v.cols, i * v.cols + cols), (startPos + i) * cols);
@@ -199,6 +205,7 @@ class CpuOps extends CompositeOps implements Ops {
   }
 
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
+    checkAttentionGeometry(this.requireKv(), layer, params);
     attentionRows(buf(out), buf(q), this.layerKv(layer), n, this.step().startPos, params);
   }
 
@@ -263,13 +270,13 @@ class CpuOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     const spec = this.requireKv();
-    const cols = spec.nKvHeads * spec.headDim;
     for (const s of [srcSlot, dstSlot]) {
       if (!(s >= 0 && s < spec.nSlots)) {
         throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${spec.nSlots} slots)`);
       }
     }
-    for (let l = 0; l < spec.nLayers; l++) {
+    for (let l = 0; l < spec.layers.length; l++) {
+      const cols = kvLayerCols(spec, l);
       const src = this.kv[srcSlot][l];
       const dst = this.kv[dstSlot][l];
       dst.k.set(src.k.subarray(0, nPositions * cols));
@@ -304,8 +311,8 @@ class CpuOps extends CompositeOps implements Ops {
   private layerKv(layer: number): KvLayer {
     const spec = this.requireKv();
     const { slot } = this.step();
-    if (!(layer >= 0 && layer < spec.nLayers)) {
-      throw new LlmError('invalid-request', `cpu ops: KV layer ${layer} does not exist (${spec.nLayers} layers)`);
+    if (!(layer >= 0 && layer < spec.layers.length)) {
+      throw new LlmError('invalid-request', `cpu ops: KV layer ${layer} does not exist (${spec.layers.length} layers)`);
     }
     if (!(slot >= 0 && slot < spec.nSlots)) {
       throw new LlmError('invalid-request', `cpu ops: slot ${slot} does not exist (${spec.nSlots} slots)`, {

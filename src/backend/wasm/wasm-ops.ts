@@ -23,7 +23,7 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
+import { checkAttentionGeometry, kvLayerCols, kvPositionCols, readF32KvRows, writeF32KvRows } from '../kv-rows.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -48,7 +48,7 @@ interface WasmActivation extends Activation {
   version: number;
 }
 
-/** Per-slot, per-layer KV storage: byte offsets of k and v, each [contextLength, nKvHeads·headDim] f32. */
+/** Per-slot, per-layer KV storage: byte offsets of k and v, each [contextLength, nKvHeads·headDim of the layer] f32. */
 interface KvOffsets {
   readonly k: number;
   readonly v: number;
@@ -150,13 +150,12 @@ export class WasmOps extends CompositeOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): void {
-    const bytes = spec.contextLength * spec.nKvHeads * spec.headDim * 4; // one [contextLength, nKvHeads·headDim] f32
-    const total = bytes * 2 * spec.nLayers * spec.nSlots;
+    const total = 2 * spec.nSlots * spec.contextLength * kvPositionCols(spec) * 4;
     // The heap never frees: a new cache reuses the old region when it fits (zeroed), else takes a fresh one.
     if (total > this.kvRegion.byteLength) {
       this.kvRegion = this.heap.alloc(
         total,
-        `KV cache (${spec.nSlots} slots × ${spec.nLayers} layers × ${spec.contextLength} positions)`,
+        `KV cache (${spec.nSlots} slots × ${spec.layers.length} layers × ${spec.contextLength} positions)`,
       );
     } else {
       this.heap.u8.fill(0, this.kvRegion.byteOffset, this.kvRegion.byteOffset + total);
@@ -166,7 +165,11 @@ export class WasmOps extends CompositeOps implements Ops {
     let at = this.kvRegion.byteOffset;
     for (let s = 0; s < spec.nSlots; s++) {
       const layers: KvOffsets[] = [];
-      for (let l = 0; l < spec.nLayers; l++, at += 2 * bytes) layers.push({ k: at, v: at + bytes });
+      for (let l = 0; l < spec.layers.length; l++) {
+        const bytes = spec.contextLength * kvLayerCols(spec, l) * 4; // one [contextLength, nKvHeads·headDim] f32
+        layers.push({ k: at, v: at + bytes });
+        at += 2 * bytes;
+      }
       this.kv.push(layers);
     }
   }
@@ -261,8 +264,14 @@ export class WasmOps extends CompositeOps implements Ops {
         { details: { startPos, n, contextLength: spec.contextLength } },
       );
     }
-    const cols = spec.nKvHeads * spec.headDim;
     const cache = this.layerKv(layer);
+    const cols = kvLayerCols(spec, layer);
+    if (k.cols < cols || v.cols < cols) {
+      throw new LlmError(
+        'invalid-request',
+        `storing KV of layer ${layer}: k/v rows of ${k.cols}/${v.cols} values are narrower than the layer's ${cols}`,
+      );
+    }
     const f32 = this.heap.f32;
     for (let i = 0; i < n; i++) {
       const ks = (act(k).byteOffset >>> 2) + i * k.cols;
@@ -277,17 +286,12 @@ export class WasmOps extends CompositeOps implements Ops {
     const cache = this.layerKv(layer);
     const { startPos } = this.step();
     const { nHeads, nKvHeads, headDim } = params;
-    if (
-      nKvHeads !== spec.nKvHeads ||
-      headDim !== spec.headDim ||
-      nHeads % nKvHeads !== 0 ||
-      startPos + n > spec.contextLength
-    ) {
+    checkAttentionGeometry(spec, layer, params);
+    if (startPos + n > spec.contextLength) {
       throw new LlmError(
         'invalid-request',
-        `attention of layer ${layer}: ${nHeads} heads / ${nKvHeads} KV heads × ${headDim} at positions ${startPos}…${startPos + n - 1} ` +
-          `do not match the KV cache (${spec.nKvHeads} KV heads × ${spec.headDim}, ${spec.contextLength} positions)`,
-        { details: { layer, nHeads, nKvHeads, headDim, startPos, n } },
+        `attention of layer ${layer}: positions ${startPos}…${startPos + n - 1} are outside the KV cache (${spec.contextLength} positions)`,
+        { details: { layer, startPos, n } },
       );
     }
     const o = act(out);
@@ -379,9 +383,9 @@ export class WasmOps extends CompositeOps implements Ops {
         });
       }
     }
-    const len = nPositions * spec.nKvHeads * spec.headDim;
     const f32 = this.heap.f32;
-    for (let l = 0; l < spec.nLayers; l++) {
+    for (let l = 0; l < spec.layers.length; l++) {
+      const len = nPositions * kvLayerCols(spec, l);
       const src = this.kv[srcSlot][l];
       const dst = this.kv[dstSlot][l];
       f32.copyWithin(dst.k >>> 2, src.k >>> 2, (src.k >>> 2) + len);
@@ -400,7 +404,7 @@ export class WasmOps extends CompositeOps implements Ops {
   /** Layer `l`'s K and V cache of `slot` as views of the WASM heap: (contextLength, nKvHeads·headDim) f32 each. */
   private kvViews(slot: number, l: number): { k: Float32Array; v: Float32Array } {
     const spec = this.requireKv();
-    const len = spec.contextLength * spec.nKvHeads * spec.headDim;
+    const len = spec.contextLength * kvLayerCols(spec, l);
     const { k, v } = this.kv[slot][l];
     return { k: this.heap.f32.subarray(k >>> 2, (k >>> 2) + len), v: this.heap.f32.subarray(v >>> 2, (v >>> 2) + len) };
   }
@@ -525,12 +529,13 @@ export class WasmOps extends CompositeOps implements Ops {
   private layerKv(layer: number): KvOffsets {
     const spec = this.requireKv();
     const { slot } = this.step();
-    if (!(slot >= 0 && slot < spec.nSlots) || !(layer >= 0 && layer < spec.nLayers)) {
+    const nLayers = spec.layers.length;
+    if (!(slot >= 0 && slot < spec.nSlots) || !(layer >= 0 && layer < nLayers)) {
       throw new LlmError(
         'invalid-request',
-        `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${spec.nLayers} layers)`,
+        `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${nLayers} layers)`,
         {
-          details: { slot, layer, nSlots: spec.nSlots, nLayers: spec.nLayers },
+          details: { slot, layer, nSlots: spec.nSlots, nLayers },
         },
       );
     }

@@ -1,0 +1,26 @@
+/**
+ * Per-layer KV geometry (issue #13) on WebGPU, both capability paths: see `helpers/kv-per-layer.ts`.
+ */
+
+import { afterAll, describe, it } from 'vitest';
+import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
+import { destroyTestGpu, GPU_VARIANTS, getTestGpu } from '../helpers/gpu.js';
+import { expectGeometryRefused, expectPerLayerKv } from '../helpers/kv-per-layer.js';
+
+afterAll(() => destroyTestGpu());
+
+for (const variant of GPU_VARIANTS) {
+  describe(`webgpu ${variant.name}: a KV cache with per-layer geometry`, () => {
+    it('gives each layer what a cache of that layer alone gives; persists and copies per layer', async () => {
+      const ops = await createWebGpuOps({
+        gpu: await getTestGpu(),
+        preferF16: variant.preferF16,
+        useSubgroups: variant.useSubgroups,
+      });
+      const isF16 = ops.description.includes('f16');
+      await expectPerLayerKv(ops, isF16 ? 4e-3 : 2e-5, isF16 ? 2 : 4);
+      expectGeometryRefused(ops);
+      ops.destroy();
+    });
+  });
+}
