@@ -5,7 +5,7 @@
  */
 
 import type { BackendSelection } from '../backend/select-backend.js';
-import { isLlmError, throwIfAborted } from '../errors.js';
+import { isLlmError, LlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
 import { type ByteSource, HttpByteSource, readManifest, splitPartUrls } from '../io/index.js';
@@ -87,6 +87,14 @@ export async function checkMemoryPlan(
     }
   ).memoryLimits;
   if (!limits) return;
+  const native = limits.kvBytesPerElement === 2 ? 'f16' : 'f32';
+  if (shape.kvType !== undefined && shape.kvType !== native) {
+    throw new LlmError(
+      'unsupported-type',
+      `planning GPU memory: the WebGPU backend stores KV as ${native} on this device and cannot store kvType '${shape.kvType}' yet`,
+      { details: { kvType: shape.kvType, supported: [native] } },
+    );
+  }
   const { planMemory } = await import('../backend/webgpu/memory-plan.js');
   planMemory(
     {

@@ -4,6 +4,7 @@
  * for the memory plan before anything is downloaded.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 
@@ -22,6 +23,8 @@ export interface RunShape {
   readonly ubatchSize: number;
   /** Independent sequences. */
   readonly nSlots: number;
+  /** KV cache element type; default: the backend's own. */
+  readonly kvType?: KvType;
 }
 
 /** The default KV size: the training context, at most `DEFAULT_CONTEXT_LENGTH` (which is also used when it is unknown). */

@@ -10,6 +10,7 @@ import type {
   Activation,
   AttentionParams,
   GluScratch,
+  KvCacheSpec,
   Ops,
   Projection,
   ResidualOptions,
@@ -18,11 +19,12 @@ import type {
   TopK,
   Weight,
 } from '../backend/ops.js';
+import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, kvLayersOf, type LayerSpec } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { LogitsWanted, Transformer } from './model.js';
+import type { KvCacheInfo, LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -95,6 +97,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly kvCache: KvCacheInfo;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -128,7 +131,14 @@ export class TransformerModel implements Transformer {
       logits: act('logits'),
     };
     const layers = describeLayers(c);
-    ops.createKvCache({ nSlots: options.nSlots, contextLength: options.contextLength, layers: kvLayersOf(layers) });
+    const kvSpec: KvCacheSpec = {
+      nSlots: options.nSlots,
+      contextLength: options.contextLength,
+      layers: kvLayersOf(layers),
+      ...(options.kvType ? { kvType: options.kvType } : {}),
+    };
+    const kvType = ops.createKvCache(kvSpec);
+    this.kvCache = { type: kvType, bytes: kvCacheBytes(kvSpec, kvType) };
     this.plans = layers.map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts));
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];

@@ -63,6 +63,16 @@ export class KvCacheOps {
       this.h.release(l.k);
       this.h.release(l.v);
     }
+    const native = this.h.ctx.isF16 ? 'f16' : 'f32';
+    if (spec.kvType !== undefined && spec.kvType !== native) {
+      // TODO(#20): quantized (q8_0 / q4_0) and non-native float KV in the WGSL store and attention kernels.
+      throw new LlmError(
+        'unsupported-type',
+        `allocating the KV cache: the WebGPU backend stores KV as ${native} on this device and cannot store kvType ` +
+          `'${spec.kvType}' yet; use kvType '${native}' or the wasm backend`,
+        { details: { kvType: spec.kvType, supported: [native] } },
+      );
+    }
     const elemBytes = this.h.ctx.isF16 ? 2 : 4;
     const maxBinding = this.h.maxBinding;
     const widest = Math.max(0, ...spec.layers.map((_, l) => kvLayerCols(spec, l))); // the largest layer decides

@@ -23,6 +23,7 @@ import type {
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkAttentionGeometry, checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
@@ -196,10 +197,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return a;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
+  createKvCache(spec: KvCacheSpec): KvType {
     this.hw.commitPending();
     this.flushNow();
     this.kvc.create(spec);
+    return this.ctx.isF16 ? 'f16' : 'f32';
   }
 
   // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
