@@ -14,6 +14,7 @@
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -40,22 +41,37 @@ export interface Activation {
   readonly cols: number;
 }
 
-/** Static KV cache geometry, allocated once for the context length. */
-export interface KvCacheSpec {
-  readonly nLayers: number;
-  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
-  readonly nSlots: number;
-  readonly contextLength: number;
+/** KV geometry of one layer; `nKvHeads` 0 = the layer stores no KV of its own (nothing is allocated for it). */
+export interface KvLayerSpec {
   readonly nKvHeads: number;
+  /** Width of one K (and V) head. */
   readonly headDim: number;
 }
 
 /**
+ * Static KV cache geometry, allocated once for the context length. Layers may differ (per-layer KV head counts and
+ * head sizes): layer l stores rows of `layers[l].nKvHeads · layers[l].headDim` values.
+ */
+export interface KvCacheSpec {
+  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
+  readonly nSlots: number;
+  readonly contextLength: number;
+  /** One record per layer, layer 0 first (the layer count is `layers.length`). */
+  readonly layers: readonly KvLayerSpec[];
+  /**
+   * Element type of K and V (llama.cpp `-ctk`/`-ctv`); default: the backend's own (f32 on cpu and wasm, f16 or f32 on
+   * WebGPU as its shader path). A backend that cannot store a type throws `LlmError('unsupported-type')`.
+   */
+  readonly kvType?: KvType;
+}
+
+/**
  * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
- * positions 0 … nPositions−1 (`nKvHeads·headDim` values each), little-endian `elementType` values.
+ * positions 0 … nPositions−1 (that layer's `nKvHeads·headDim` values each, `kvRowBytes` bytes), little-endian.
  */
 export interface KvRows {
-  readonly elementType: 'f32' | 'f16';
+  /** The cache's KV type; block types hold ggml blocks (`block_q8_0`, `block_q4_0`) of each row. */
+  readonly elementType: KvType;
   readonly nPositions: number;
   readonly data: Uint8Array;
 }
@@ -166,8 +182,11 @@ export interface Ops {
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
-  /** Allocates (or reallocates) the KV cache; contents start as zeros. */
-  createKvCache(spec: KvCacheSpec): void;
+  /**
+   * Allocates (or reallocates) the KV cache; contents start as zeros. Returns the element type it stores
+   * (`spec.kvType`, or the backend's default).
+   */
+  createKvCache(spec: KvCacheSpec): KvType;
 
   /** Starts a step: makes the batch's token ids and positions visible to the ops that follow. */
   beginStep(batch: StepBatch): void;

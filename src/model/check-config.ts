@@ -10,6 +10,7 @@ import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import { describeValue } from '../gguf/value-types.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
+import { describeLayers } from './layer-spec.js';
 
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
@@ -120,26 +121,26 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
-  const layer0 = { nHeads: config.layerHeads[0], ffnDim: config.layerFfnDims[0] }; // the per-layer values of layer 0
+  const layer0 = describeLayers(config)[0]; // the per-layer values of layer 0
   const q = byName.get(layerTensorName(names.attnQ, 0));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * config.headDim) {
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
     throw invalid(
-      `'${headsKey}' = ${layer0.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${layer0.nHeads * config.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
       layer0.nHeads,
     );
   }
   const k = byName.get(layerTensorName(names.attnK, 0));
-  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== config.nKvHeads * config.headDim) {
+  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== layer0.nKvHeads * layer0.headDim) {
     throw invalid(
-      `'${kvKey}' = ${config.nKvHeads} × head size ${config.headDim} = ${config.nKvHeads * config.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
+      `'${kvKey}' = ${layer0.nKvHeads} × head size ${layer0.headDim} = ${layer0.nKvHeads * layer0.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
       kvKey,
-      config.nKvHeads,
+      layer0.nKvHeads,
     );
   }
   const qkv = byName.get(layerTensorName(names.attnQkv, 0));
-  const qkvRows = (layer0.nHeads + 2 * config.nKvHeads) * config.headDim;
+  const qkvRows = (layer0.nHeads + 2 * layer0.nKvHeads) * layer0.headDim;
   if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
     throw invalid(
       `'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`,

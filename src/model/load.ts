@@ -4,6 +4,7 @@
  * (the file is never held whole in memory), splitting phi3's fused QKV and gate|up matrices by rows on the way.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, Weight } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
@@ -33,6 +34,8 @@ export interface LoadTransformerOptions {
   readonly ubatchSize?: number;
   /** Independent sequences sharing the weights; default 1. */
   readonly nSlots?: number;
+  /** KV cache element type (llama.cpp `-ctk`/`-ctv`); default: the backend's own. */
+  readonly kvType?: KvType;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
 }
@@ -141,7 +144,7 @@ export async function loadTransformer(
     });
   }
   const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
-  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
 /** Reads tensors by name and uploads them, checking shapes and reporting progress. */

@@ -3,10 +3,19 @@
  * `model/transformer.ts`; consumed by `engine/`.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, TopK } from '../backend/ops.js';
 
 /** What `eval` leaves readable after the last step. */
 export type LogitsWanted = 'last' | 'all' | 'none';
+
+/** A loaded model's KV cache. */
+export interface KvCacheInfo {
+  /** Element type of K and V. */
+  readonly type: KvType;
+  /** Bytes of K and V, every layer and slot. */
+  readonly bytes: number;
+}
 
 /** A model ready to run on one backend. */
 export interface Transformer {
@@ -15,6 +24,8 @@ export interface Transformer {
   readonly ops: Ops;
   /** Largest number of tokens processed in one step (longer inputs are chunked). */
   readonly ubatchSize: number;
+  /** The KV cache's element type and size (absent on test doubles without a cache). */
+  readonly kvCache?: KvCacheInfo;
   /**
    * Runs `tokens` at positions startPos … of sequence `slot`, in chunks of `ubatchSize`, writing their KV.
    * With 'last' the final token's logits stay on the backend for `readLogits`/`argmax`/`topK`; with 'all' every

@@ -10,6 +10,7 @@ import type {
   Activation,
   AttentionParams,
   GluScratch,
+  KvCacheSpec,
   Ops,
   Projection,
   ResidualOptions,
@@ -18,11 +19,12 @@ import type {
   TopK,
   Weight,
 } from '../backend/ops.js';
+import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import { describeLayers, type LayerSpec } from './layer-spec.js';
+import { describeLayers, kvLayersOf, type LayerSpec } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { LogitsWanted, Transformer } from './model.js';
+import type { KvCacheInfo, LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -66,6 +68,8 @@ interface LayerPlan {
   /** q, k, v projections of the normalised input. */
   readonly qkv: readonly Projection[];
   readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
+  readonly k: Activation; // [ubatch, nKvHeads·headDim] of this layer
+  readonly v: Activation; // [ubatch, nKvHeads·headDim] of this layer
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
@@ -81,8 +85,6 @@ interface Buffers {
   readonly x: Activation; // [ubatch, nEmbd] residual stream
   readonly xb: Activation; // [ubatch, nEmbd] normalised input of a sub-block
   readonly xb2: Activation; // [ubatch, nEmbd] output of a sub-block
-  readonly k: Activation; // [ubatch, nKvHeads·headDim]
-  readonly v: Activation; // [ubatch, nKvHeads·headDim]
   readonly xLast: Activation; // [1, nEmbd] last row, for 'last' logits
   readonly logits: Activation; // [logitRows, vocab]
 }
@@ -95,6 +97,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly kvCache: KvCacheInfo;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -124,21 +127,19 @@ export class TransformerModel implements Transformer {
       x: act('x'),
       xb: act('xb'),
       xb2: act('xb2'),
-      k: act('k'),
-      v: act('v'),
       xLast: act('x_last'),
       logits: act('logits'),
     };
-    ops.createKvCache({
-      nLayers: c.nLayers,
+    const layers = describeLayers(c);
+    const kvSpec: KvCacheSpec = {
       nSlots: options.nSlots,
       contextLength: options.contextLength,
-      nKvHeads: c.nKvHeads,
-      headDim: c.headDim,
-    });
-    this.plans = describeLayers(c).map((spec, il) =>
-      planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts),
-    );
+      layers: kvLayersOf(layers),
+      ...(options.kvType ? { kvType: options.kvType } : {}),
+    };
+    const kvType = ops.createKvCache(kvSpec);
+    this.kvCache = { type: kvType, bytes: kvCacheBytes(kvSpec, kvType) };
+    this.plans = layers.map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts));
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -211,10 +212,10 @@ export class TransformerModel implements Transformer {
       // Attention sub-block.
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
+      if (lw.kNorm) ops.rmsNorm(p.k, p.k, lw.kNorm, c.normEps, n, headDim);
       if (p.rope)
-        ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
+        ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+      else ops.storeKv(il, p.k, p.v, n); // NoPE layer: positions only through the causal mask
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
@@ -292,14 +293,14 @@ function planLayer(
   spec: LayerSpec,
   lw: LayerWeights,
   freqFactors: Float32Array | null,
-  b: Buffers,
   acts: ActivationMap,
 ): LayerPlan {
+  const b = { xb: acts.get('xb')!, xb2: acts.get('xb2')! };
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
     headDim: spec.headDim,
-    nRot: c.ropeDims,
+    nRot: spec.rope.nRot,
     theta: spec.rope.theta,
     freqScale: spec.rope.freqScale,
     ...(freqFactors ? { freqFactors } : {}),
@@ -315,6 +316,9 @@ function planLayer(
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
+  const kvCols = spec.nKvHeads * spec.headDim;
+  const k = widths.get('k', kvCols);
+  const v = widths.get('v', kvCols);
   const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
   return {
     spec,
@@ -323,10 +327,12 @@ function planLayer(
     attnNorm: { weight: lw.attnNorm, eps: c.normEps },
     qkv: [
       { out: q, weight: lw.wq, bias: lw.bq },
-      { out: b.k, weight: lw.wk, bias: lw.bk },
-      { out: b.v, weight: lw.wv, bias: lw.bv },
+      { out: k, weight: lw.wk, bias: lw.bk },
+      { out: v, weight: lw.wv, bias: lw.bv },
     ],
     q,
+    k,
+    v,
     att: widths.get('att', qCols),
     attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
     ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },

@@ -22,7 +22,8 @@ import type {
 } from '../ops.js';
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
-import { checkKvRows } from '../kv-rows.js';
+import { checkAttentionGeometry, checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
@@ -196,10 +197,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return a;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
+  createKvCache(spec: KvCacheSpec): KvType {
     this.hw.commitPending();
     this.flushNow();
     this.kvc.create(spec);
+    return this.ctx.isF16 ? 'f16' : 'f32';
   }
 
   // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -390,6 +392,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const st = this.requireStep('attention');
     const spec = this.kvc.require('attention', layer);
+    checkAttentionGeometry(spec, layer, params);
     this.attn.attention(st, spec, this.kvc.layer(layer), out as GpuActivation, q as GpuActivation, n, params);
   }
 
@@ -444,14 +447,17 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const elementType = this.ctx.isF16 ? 'f16' : 'f32';
     checkKvRows('readKv', spec, slot, nPositions, elementType);
     const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
-    const out = new Uint8Array(spec.nLayers * 2 * bytes);
-    for (let l = 0; l < spec.nLayers && bytes > 0; l++) {
+    const out = new Uint8Array(2 * nPositions * kvPositionCols(spec) * eb); // per layer: K then V [nPositions, cols_l]
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
       const layer = this.kvc.layer(l);
-      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), 2 * l * bytes);
-      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), (2 * l + 1) * bytes);
+      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), at);
+      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), at + bytes);
+      at += 2 * bytes;
     }
     return { elementType, nPositions, data: out };
   }
@@ -461,20 +467,23 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const elementType = this.ctx.isF16 ? 'f16' : 'f32';
     checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
     const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = rows.nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    if (bytes === 0) return;
+    if (rows.nPositions === 0) return;
     this.rec.flush(); // recorded work first, then the writes, in queue order
-    const padded = Math.ceil(bytes / 4) * 4;
-    for (let l = 0; l < spec.nLayers; l++) {
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = rows.nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4;
       const layer = this.kvc.layer(l);
       for (const [i, buf] of [layer.k, layer.v].entries()) {
         const chunk = new Uint8Array(padded);
-        chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
+        chunk.set(rows.data.subarray(at + i * bytes, at + (i + 1) * bytes));
         if (padded !== bytes)
           chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
         this.device.queue.writeBuffer(buf, offset, chunk);
       }
+      at += 2 * bytes;
     }
   }
 
