@@ -7,7 +7,11 @@
 import { extra, plan, SMALL_SHAPE, type SpecMetadata, u32, type SyntheticArchSpec } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
 
-function block(s: ModelShape, il: number): TensorPlan[] {
+/**
+ * A block without pre-norms: q/k norms per head (`headNorms`) or over all heads, post-attention and post-FFN norms
+ * (weights around `postNormCenter`: below 1 keeps deep random models well-conditioned).
+ */
+export function postNormBlock(s: ModelShape, il: number, headNorms: boolean, postNormCenter = 1): TensorPlan[] {
   const b = `blk.${il}.`;
   const qDim = s.nHead * s.headDim;
   const kvDim = s.nHeadKv * s.headDim;
@@ -16,13 +20,13 @@ function block(s: ModelShape, il: number): TensorPlan[] {
     plan.mat(`${b}attn_k.weight`, s.nEmbd, kvDim),
     plan.mat(`${b}attn_v.weight`, s.nEmbd, kvDim),
     plan.mat(`${b}attn_output.weight`, qDim, s.nEmbd),
-    plan.norm(`${b}attn_q_norm.weight`, qDim),
-    plan.norm(`${b}attn_k_norm.weight`, kvDim),
-    plan.norm(`${b}post_attention_norm.weight`, s.nEmbd),
+    plan.norm(`${b}attn_q_norm.weight`, headNorms ? s.headDim : qDim),
+    plan.norm(`${b}attn_k_norm.weight`, headNorms ? s.headDim : kvDim),
+    plan.norm(`${b}post_attention_norm.weight`, s.nEmbd, postNormCenter),
     plan.mat(`${b}ffn_gate.weight`, s.nEmbd, s.nFf),
     plan.mat(`${b}ffn_up.weight`, s.nEmbd, s.nFf),
     plan.mat(`${b}ffn_down.weight`, s.nFf, s.nEmbd),
-    plan.norm(`${b}post_ffw_norm.weight`, s.nEmbd),
+    plan.norm(`${b}post_ffw_norm.weight`, s.nEmbd, postNormCenter),
   ];
 }
 
@@ -36,7 +40,7 @@ export const olmo2: SyntheticArchSpec = {
   },
   tensors: (s) => [
     plan.embedding(s),
-    ...Array.from({ length: s.nLayer }, (_, il) => block(s, il)).flat(),
+    ...Array.from({ length: s.nLayer }, (_, il) => postNormBlock(s, il, false)).flat(),
     ...plan.head(s),
   ],
 };
