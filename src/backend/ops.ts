@@ -160,6 +160,8 @@ export interface ResidualOptions {
   readonly bias: Weight | null;
   /** RMSNorm of the product before it is added (gemma2/3 post-norms), or null. */
   readonly postNorm: RmsNormWeight | null;
+  /** Multiplier of the (post-normed) product before it is added (granite's residual scale); 1 = none. */
+  readonly scale: number;
   /** [maxRows ≥ n, w.nRows] buffer the default composition computes the product in; not `x` or the input. */
   readonly scratch: Activation;
 }
@@ -223,26 +225,30 @@ export interface Ops {
    * with fused kernels overrides it and falls back to that composition where its kernels do not apply.
    */
   /**
-   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias). `normed`
-   * ([maxRows ≥ n, x.cols], not x) may receive rmsNorm(x); x itself is never modified. No out may be x or normed.
+   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias); with `norm` null,
+   * out = x · weightᵀ (+ bias) (olmo2's blocks have no pre-norm). `normed` ([maxRows ≥ n, x.cols], not x) may
+   * receive rmsNorm(x); x itself is never modified. No out may be x or normed.
    */
   normMatmul(
     normed: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     projections: readonly Projection[],
     n: number,
   ): void;
-  /** Residual add of a projection: x[n, w.nRows] += postNorm(input · wᵀ + bias). `options.scratch` may be overwritten. */
+  /**
+   * Residual add of a projection: x[n, w.nRows] += scale · postNorm(input · wᵀ + bias). `options.scratch` may be
+   * overwritten.
+   */
   matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void;
   /**
-   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ).
-   * The scratch buffers may be overwritten; `out` must be none of them and not x.
+   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), or of
+   * x itself when `norm` is null. The scratch buffers may be overwritten; `out` must be none of them and not x.
    */
   gatedFfn(
     out: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     gate: Weight,
     up: Weight,
     n: number,

@@ -81,10 +81,9 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     );
   }
   const required = [
-    names.attnNorm,
+    ...(config.preNorms ? [names.attnNorm, names.ffnNorm] : []),
     ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
     names.attnOut,
-    names.ffnNorm,
     ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
     names.ffnDown,
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),

@@ -28,19 +28,19 @@ import type { KvCacheInfo, LogitsWanted, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
-  readonly attnNorm: Weight; // [nEmbd]
+  readonly attnNorm: Weight | null; // [nEmbd] (null: no pre-norm, olmo2)
   readonly wq: Weight; // [nHeads·headDim rows, nEmbd]
   readonly wk: Weight; // [nKvHeads·headDim rows, nEmbd]
   readonly wv: Weight; // [nKvHeads·headDim rows, nEmbd]
   readonly bq: Weight | null; // [nHeads·headDim]
   readonly bk: Weight | null; // [nKvHeads·headDim]
   readonly bv: Weight | null; // [nKvHeads·headDim]
-  readonly qNorm: Weight | null; // [headDim]
-  readonly kNorm: Weight | null; // [headDim]
+  readonly qNorm: Weight | null; // [headDim], or [nHeads·headDim] when normalising all heads together (olmo2)
+  readonly kNorm: Weight | null; // [headDim], or [nKvHeads·headDim]
   readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
   readonly bo: Weight | null; // [nEmbd]
   readonly postAttnNorm: Weight | null; // [nEmbd]
-  readonly ffnNorm: Weight; // [nEmbd]
+  readonly ffnNorm: Weight | null; // [nEmbd] (null: no pre-norm)
   readonly gate: Weight; // [ffnDim rows, nEmbd]
   readonly up: Weight; // [ffnDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, ffnDim]
@@ -64,7 +64,10 @@ interface LayerPlan {
   readonly spec: LayerSpec;
   readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
-  readonly attnNorm: RmsNormWeight;
+  readonly attnNorm: RmsNormWeight | null;
+  /** Columns each q / k norm covers: headDim, or the whole row (`qkNormScope` 'all-heads'). */
+  readonly qNormGroup: number;
+  readonly kNormGroup: number;
   /** q, k, v projections of the normalised input. */
   readonly qkv: readonly Projection[];
   readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
@@ -73,7 +76,7 @@ interface LayerPlan {
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
-  readonly ffnNorm: RmsNormWeight;
+  readonly ffnNorm: RmsNormWeight | null;
   readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
   readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   /** Down projection → x (post-norm). */
@@ -203,19 +206,23 @@ export class TransformerModel implements Transformer {
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
-    if (c.scaleEmbeddings) ops.scale(b.x, Math.fround(Math.sqrt(c.embeddingLength)), n);
+    if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
 
     for (let il = 0; il < this.plans.length; il++) {
       const lw = w.layers[il];
       const p = this.plans[il];
-      const headDim = p.spec.headDim;
+      const lateNorm = c.qkNormAfterRope;
       // Attention sub-block.
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(p.k, p.k, lw.kNorm, c.normEps, n, headDim);
-      if (p.rope)
+      if (!lateNorm) this.normQk(lw, p, n);
+      if (p.rope && !lateNorm)
         ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else ops.storeKv(il, p.k, p.v, n); // NoPE layer: positions only through the causal mask
+      else {
+        if (p.rope) ops.rope(p.q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
+        if (p.rope) ops.rope(p.k, n, p.rope);
+        if (lateNorm) this.normQk(lw, p, n); // hunyuan-dense: q/k norms after rope
+        ops.storeKv(il, p.k, p.v, n);
+      }
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
@@ -229,9 +236,17 @@ export class TransformerModel implements Transformer {
       const rows = logits === 'last' ? 1 : n;
       if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
       ops.normMatmul(b.xb, src, this.outputNorm, this.outputHead, rows); // logits [rows, vocab]
+      if (c.logitScale !== 1) ops.scale(b.logits, c.logitScale, rows);
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
+  }
+
+  /** RMSNorm of q and k in place, per head or over all heads (`LayerPlan.qNormGroup`). */
+  private normQk(lw: LayerWeights, p: LayerPlan, n: number): void {
+    const eps = this.config.normEps;
+    if (lw.qNorm) this.ops.rmsNorm(p.q, p.q, lw.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
+    if (lw.kNorm) this.ops.rmsNorm(p.k, p.k, lw.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -320,11 +335,20 @@ function planLayer(
   const k = widths.get('k', kvCols);
   const v = widths.get('v', kvCols);
   const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  const allHeads = c.qkNormScope === 'all-heads';
+  const residual = (bias: Weight | null, postNorm: Weight | null): ResidualOptions => ({
+    bias,
+    postNorm: norm(postNorm),
+    scale: c.residualScale,
+    scratch: b.xb2,
+  });
   return {
     spec,
     rope,
     attention,
-    attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+    attnNorm: norm(lw.attnNorm),
+    qNormGroup: allHeads ? qCols : spec.headDim,
+    kNormGroup: allHeads ? spec.nKvHeads * spec.headDim : spec.headDim,
     qkv: [
       { out: q, weight: lw.wq, bias: lw.bq },
       { out: k, weight: lw.wk, bias: lw.bk },
@@ -334,10 +358,10 @@ function planLayer(
     k,
     v,
     att: widths.get('att', qCols),
-    attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
-    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    attnOut: residual(lw.bo, lw.postAttnNorm),
+    ffnNorm: norm(lw.ffnNorm),
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
     hidden: widths.get('hidden', spec.ffnDim),
-    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+    ffnOut: residual(null, lw.postFfnNorm),
   };
 }

@@ -333,7 +333,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override normMatmul(
     normed: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     projections: readonly Projection[],
     n: number,
   ): void {
@@ -341,14 +341,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
       if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
-      if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
+      if (norm && !isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
-      this.matmul(p.out, normed, p.weight, n, p.bias);
+      this.matmul(p.out, norm ? normed : x, p.weight, n, p.bias);
     }
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.fused(x, input, w, n, options.bias, null, true)) {
+    if (options.postNorm || options.scale !== 1 || !this.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
@@ -356,7 +356,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override gatedFfn(
     out: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     gate: Weight,
     up: Weight,
     n: number,
