@@ -79,18 +79,22 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       { details: { tensor: names.outputNorm } },
     );
   }
-  const required = [
+  const ffnRequired = [
     names.attnNorm,
-    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
-    names.attnOut,
     names.ffnNorm,
     ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
     names.ffnDown,
-    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
   ];
+  const required = [
+    ...ffnRequired,
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    names.attnOut,
+    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+  ];
+  const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
   for (let il = 0; il < config.nLayers; il++) {
-    for (const pattern of required) {
+    for (const pattern of config.shortConvLayers[il] ? convRequired : required) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -121,7 +125,8 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
   const layer0 = { nHeads: config.layerHeads[0], ffnDim: config.layerFfnDims[0] }; // the per-layer values of layer 0
-  const q = byName.get(layerTensorName(names.attnQ, 0));
+  const firstAttn = Math.max(0, config.shortConvLayers.indexOf(false)); // layer whose q/k shapes are checked
+  const q = byName.get(layerTensorName(names.attnQ, firstAttn));
   if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * config.headDim) {
     throw invalid(
       `'${headsKey}' = ${layer0.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${layer0.nHeads * config.headDim} query rows, ` +
@@ -130,7 +135,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       layer0.nHeads,
     );
   }
-  const k = byName.get(layerTensorName(names.attnK, 0));
+  const k = byName.get(layerTensorName(names.attnK, firstAttn));
   if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== config.nKvHeads * config.headDim) {
     throw invalid(
       `'${kvKey}' = ${config.nKvHeads} × head size ${config.headDim} = ${config.nKvHeads * config.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,

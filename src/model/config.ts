@@ -102,6 +102,10 @@ export interface ModelConfig extends ArchOptions {
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+  /** Layers whose token mixer is a short gated convolution instead of attention (lfm2) ([nLayers]). */
+  readonly shortConvLayers: readonly boolean[];
+  /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
+  readonly shortConvWidth: number;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -297,6 +301,8 @@ export function readStandardConfig(
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,
+    shortConvLayers: new Array<boolean>(nLayers).fill(false),
+    shortConvWidth: 0,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The layer plan as data: one `LayerSpec` per block, derived once from a `ModelConfig`, that the forward pass,
- * the weight loader and the memory sizing iterate. Today every layer is an attention block; recurrent and MoE
- * layers become new `kind`s here rather than special cases in the forward pass.
+ * the weight loader and the memory sizing iterate: attention blocks and short-convolution blocks (lfm2); further
+ * recurrent and MoE layers become new `kind`s here rather than special cases in the forward pass.
  */
 
 import type { ModelConfig, YarnConfig } from './config.js';
@@ -31,13 +31,32 @@ interface AttentionLayerSpec {
   readonly rope: LayerRope | null;
 }
 
+/**
+ * One short gated convolution + gated-FFN block (lfm2): in_proj → B·x → causal depthwise conv over the last
+ * `convWidth` inputs → C· → out_proj. Its state per sequence is the last `convWidth − 1` conv inputs (no KV).
+ */
+interface ShortConvLayerSpec {
+  readonly kind: 'shortconv';
+  /** Taps of the depthwise convolution (`shortconv.l_cache`). */
+  readonly convWidth: number;
+  /** Width of the gated FFN's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec;
+
+/** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
+export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
+  return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
+}
 
 /** The per-layer records of `config`, layer 0 first. */
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
+    const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
+    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     return {
@@ -45,7 +64,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
-      ffnDim: c.layerFfnDims[il] ?? c.ffnDim,
+      ffnDim,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]
         ? null

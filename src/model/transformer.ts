@@ -20,7 +20,7 @@ import type {
 } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import { describeLayers, type LayerSpec } from './layer-spec.js';
+import { describeLayers, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { LogitsWanted, Transformer } from './model.js';
 
@@ -45,6 +45,20 @@ export interface LayerWeights {
   readonly postFfnNorm: Weight | null; // [nEmbd]
 }
 
+/** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
+export interface ShortConvLayerWeights {
+  readonly kind: 'shortconv';
+  readonly attnNorm: Weight; // [nEmbd] operator norm
+  readonly inProj: Weight; // [3·nEmbd rows, nEmbd]: B | C | x
+  readonly conv: Weight; // [nEmbd rows, taps] depthwise kernel
+  readonly outProj: Weight; // [nEmbd rows, nEmbd]
+  readonly ffnNorm: Weight; // [nEmbd]
+  readonly gate: Weight; // [ffnDim rows, nEmbd]
+  readonly up: Weight; // [ffnDim rows, nEmbd]
+  readonly down: Weight; // [nEmbd rows, ffnDim]
+  readonly postFfnNorm: null;
+}
+
 /** Every weight of a model, as uploaded to one backend. */
 export interface ModelWeights {
   readonly tokenEmbd: Weight; // [vocab rows, nEmbd]
@@ -54,12 +68,25 @@ export interface ModelWeights {
   readonly outputBias: Weight | null; // [vocab]
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
-  readonly layers: readonly LayerWeights[];
+  readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
 }
 
-/** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
-interface LayerPlan {
-  readonly spec: LayerSpec;
+/** The gated FFN of a layer plan (the same for every layer kind). */
+interface FfnPlan {
+  readonly ffnNorm: RmsNormWeight;
+  readonly gate: Weight;
+  readonly up: Weight;
+  readonly down: Weight;
+  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
+  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
+  /** Down projection → x (post-norm). */
+  readonly ffnOut: ResidualOptions;
+}
+
+/** Everything one attention layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
+interface AttentionLayerPlan extends FfnPlan {
+  readonly kind: 'attention';
+  readonly w: LayerWeights;
   readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
   readonly attnNorm: RmsNormWeight;
@@ -69,12 +96,21 @@ interface LayerPlan {
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
-  readonly ffnNorm: RmsNormWeight;
-  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
-  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
-  /** Down projection → x (post-norm). */
-  readonly ffnOut: ResidualOptions;
 }
+
+/** The same for a short-convolution layer. */
+interface ShortConvLayerPlan extends FfnPlan {
+  readonly kind: 'shortconv';
+  readonly w: ShortConvLayerWeights;
+  readonly attnNorm: RmsNormWeight;
+  /** in_proj of the normalised input → bcx. */
+  readonly inProj: readonly Projection[];
+  readonly bcx: Activation; // [ubatch, 3·nEmbd] B | C | x
+  /** out_proj → x. */
+  readonly convOut: ResidualOptions;
+}
+
+type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan;
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
@@ -95,6 +131,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly hasRecurrentState: boolean;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -136,7 +173,12 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = describeLayers(c).map((spec, il) =>
+    const layers = describeLayers(c);
+    const stateSizes = layers.map((spec) => recurrentStateSize(spec, c.embeddingLength));
+    this.hasRecurrentState = stateSizes.some((size) => size > 0);
+    // Recurrent layers keep their KV rows allocated but unused until the KV cache has per-layer geometry.
+    if (this.hasRecurrentState) ops.createRecurrentState({ nSlots: options.nSlots, layerSizes: stateSizes });
+    this.plans = layers.map((spec, il) =>
       planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts),
     );
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
@@ -190,6 +232,17 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
+    if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
+  }
+
+  readState(slot: number): Promise<Float32Array | null> {
+    this.checkSlot(slot);
+    return this.hasRecurrentState ? this.ops.readRecurrentState(slot) : Promise.resolve(null);
+  }
+
+  writeState(slot: number, state: Float32Array): void {
+    this.checkSlot(slot);
+    if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
   destroy(): void {
@@ -205,21 +258,12 @@ export class TransformerModel implements Transformer {
     if (c.scaleEmbeddings) ops.scale(b.x, Math.fround(Math.sqrt(c.embeddingLength)), n);
 
     for (let il = 0; il < this.plans.length; il++) {
-      const lw = w.layers[il];
       const p = this.plans[il];
-      const headDim = p.spec.headDim;
-      // Attention sub-block.
-      ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
-      if (p.rope)
-        ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
-      ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+      if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
+      else this.attentionBlock(p, il, n);
       // Feed-forward sub-block (gated).
-      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
-      ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+      ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
     if (logits !== 'none') {
@@ -231,6 +275,29 @@ export class TransformerModel implements Transformer {
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
+  }
+
+  /** Attention sub-block of layer il: x += attention(norm(x)). */
+  private attentionBlock(p: AttentionLayerPlan, il: number, n: number): void {
+    const { ops, config: c, buffers: b } = this;
+    const lw = p.w;
+    const headDim = p.attention.headDim;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
+    if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
+    if (p.rope)
+      ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+    else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
+    ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+    ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+  }
+
+  /** Short-convolution sub-block of layer il (lfm2): x += out_proj(C · conv([state ‖ B·x])), state updated. */
+  private shortConvBlock(p: ShortConvLayerPlan, il: number, n: number): void {
+    const { ops, buffers: b } = this;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
+    ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
+    ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -290,12 +357,35 @@ export class TransformerModel implements Transformer {
 function planLayer(
   c: ModelConfig,
   spec: LayerSpec,
-  lw: LayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights,
   freqFactors: Float32Array | null,
   b: Buffers,
   acts: ActivationMap,
 ): LayerPlan {
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
+  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  const ffn: FfnPlan = {
+    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    gate: lw.gate,
+    up: lw.up,
+    down: lw.down,
+    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
+    hidden: widths.get('hidden', spec.ffnDim),
+    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+  };
+  if (spec.kind === 'shortconv' || 'inProj' in lw) {
+    if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
+    const bcx = widths.get('bcx', 3 * c.embeddingLength);
+    return {
+      ...ffn,
+      kind: 'shortconv',
+      w: lw,
+      attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+      inProj: [{ out: bcx, weight: lw.inProj, bias: null }],
+      bcx,
+      convOut: { bias: null, postNorm: null, scratch: b.xb2 },
+    };
+  }
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
     headDim: spec.headDim,
@@ -315,9 +405,10 @@ function planLayer(
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
-  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
   return {
-    spec,
+    ...ffn,
+    kind: 'attention',
+    w: lw,
     rope,
     attention,
     attnNorm: { weight: lw.attnNorm, eps: c.normEps },
@@ -329,9 +420,5 @@ function planLayer(
     q,
     att: widths.get('att', qCols),
     attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
-    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
-    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
-    hidden: widths.get('hidden', spec.ffnDim),
-    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
   };
 }

@@ -4,7 +4,10 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { lfm2 } from './lfm2.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
-export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map([smollm3].map((spec) => [spec.name, spec]));
+export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
+  [smollm3, lfm2].map((spec) => [spec.name, spec]),
+);
