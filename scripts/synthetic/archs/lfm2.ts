@@ -32,7 +32,8 @@ export const lfm2: SyntheticArchSpec = {
       return [
         plan.norm(`${b}attn_norm.weight`, E),
         { name: `${b}shortconv.conv.weight`, shape: [taps, E], kind: 'conv', std: 1 / Math.sqrt(taps), center: 0 },
-        plan.mat(`${b}shortconv.in_proj.weight`, E, 3 * E),
+        // B, C and x multiply: a smaller scale keeps their product (and the quantization error it amplifies) near 1.
+        plan.mat(`${b}shortconv.in_proj.weight`, E, 3 * E, 0.6 / Math.sqrt(E)),
         plan.mat(`${b}shortconv.out_proj.weight`, E, E),
         plan.norm(`${b}ffn_norm.weight`, E),
         plan.mat(`${b}ffn_gate.weight`, E, s.nFf),
