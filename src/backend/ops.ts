@@ -66,6 +66,17 @@ export interface KvCacheSpec {
 }
 
 /**
+ * Recurrent state geometry (short-convolution layers), allocated once: per sequence slot and layer, `layerSizes[l]`
+ * f32 values (0 for layers without recurrent state). Unlike KV it is not indexed by position: it always describes
+ * the sequence after its last evaluated token, so it is copied or restored whole, never truncated.
+ */
+export interface RecurrentStateSpec {
+  readonly nSlots: number;
+  /** f32 values of state per slot for each layer ([nLayers]). */
+  readonly layerSizes: readonly number[];
+}
+
+/**
  * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
  * positions 0 … nPositions−1 (that layer's `nKvHeads·headDim` values each, `kvRowBytes` bytes), little-endian.
  */
@@ -257,6 +268,13 @@ export interface Ops {
   ): void;
   /** `rope(q)`, `rope(k)` (same params, in place), then `storeKv(layer, k, v)`. */
   ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void;
+  /**
+   * Short gated convolution of the step's tokens (lfm2), from bcx = in_proj(x) ([n, 3·C] as B | C | x blocks of C
+   * columns): out[i, c] = C[i, c] · Σ_k kernel[c, k] · w[i + k, c] over the window w = [state ‖ B·x] of
+   * (kernel.rowLength − 1) + n rows, kernel [C rows, taps]. The state of `layer` in the step's slot (its last taps − 1
+   * window rows, [taps − 1, C]) is read, then replaced by the window's last rows; at startPos 0 it reads as zeros.
+   */
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 
@@ -267,6 +285,14 @@ export interface Ops {
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
 
+  /** Allocates the recurrent state of every slot (only called for models with recurrent layers); contents are zeros. */
+  createRecurrentState(spec: RecurrentStateSpec): void;
+  /** Copies every layer's recurrent state of one slot to another (n > 1, prompt-cache reuse). */
+  copyRecurrentState(srcSlot: number, dstSlot: number): void;
+  /** Reads every layer's recurrent state of `slot`, layer after layer ([Σ layerSizes] f32): a prompt-cache snapshot. */
+  readRecurrentState(slot: number): Promise<Float32Array>;
+  /** Overwrites every layer's recurrent state of `slot` with what `readRecurrentState` returned. */
+  writeRecurrentState(slot: number, state: Float32Array): void;
   /** Copies positions 0 … nPositions−1 of every layer from one slot to another (prompt-cache reuse). */
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void;
   /** Optional: reads positions 0 … nPositions−1 of every layer's K and V of `slot` (prompt-cache persistence). */

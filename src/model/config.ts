@@ -137,6 +137,10 @@ export interface ModelConfig extends ArchOptions {
    * 1 + scale · ln(⌊p / floor⌋ + 1); null = off.
    */
   readonly attnTemperature: { readonly scale: number; readonly floor: number } | null;
+  /** Layers whose token mixer is a short gated convolution instead of attention (lfm2) ([nLayers]). */
+  readonly shortConvLayers: readonly boolean[];
+  /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
+  readonly shortConvWidth: number;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -356,6 +360,8 @@ export function readStandardConfig(
     residualScale: 1,
     logitScale: 1,
     attnTemperature: null,
+    shortConvLayers: new Array<boolean>(nLayers).fill(false),
+    shortConvWidth: 0,
   };
 }
 

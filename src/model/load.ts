@@ -16,7 +16,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
-import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
+import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
 interface LoadProgress {
@@ -99,9 +99,25 @@ export async function loadTransformer(
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
-  const layers: LayerWeights[] = [];
+  const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
   for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    if (spec.kind === 'shortconv') {
+      const E = c.embeddingLength;
+      layers.push({
+        kind: 'shortconv',
+        attnNorm: await loader.upload(n(names.attnNorm), [E]),
+        inProj: await loader.upload(n(names.shortConvInProj), [E, 3 * E]),
+        conv: await loader.upload(n(names.shortConv), [spec.convWidth, E]),
+        outProj: await loader.upload(n(names.shortConvOutProj), [E, E]),
+        ffnNorm: await loader.upload(n(names.ffnNorm), [E]),
+        gate: await loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+        up: await loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+        down: await loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        postFfnNorm: null,
+      });
+      continue;
+    }
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;

@@ -43,8 +43,18 @@ export interface Transformer {
   argmax(): Promise<number>;
   /** Top-k of the last evaluated token's logits, computed on the backend. */
   topK(k: number): Promise<TopK>;
-  /** Copies the first nPositions of KV from one slot to another. */
+  /**
+   * Copies the first nPositions of KV from one slot to another, and the whole recurrent state (which describes the
+   * source after its last evaluated token, whatever nPositions says: the caller copies recurrent models' slots only
+   * at that point).
+   */
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void;
+  /** True when some layer keeps recurrent state (short convolutions): it cannot be truncated to a prefix. */
+  readonly hasRecurrentState: boolean;
+  /** A snapshot of `slot`'s recurrent state after its last evaluated token; null for models without one. */
+  readState(slot: number): Promise<Float32Array | null>;
+  /** Restores a snapshot taken by `readState` into `slot` (no-op for models without recurrent state). */
+  writeState(slot: number, state: Float32Array): void;
   /** Releases backend memory. */
   destroy(): void;
 }

@@ -22,7 +22,7 @@ import type {
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import { describeLayers, kvLayersOf, type LayerSpec } from './layer-spec.js';
+import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, Transformer } from './model.js';
 
@@ -47,6 +47,20 @@ export interface LayerWeights {
   readonly postFfnNorm: Weight | null; // [nEmbd]
 }
 
+/** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
+export interface ShortConvLayerWeights {
+  readonly kind: 'shortconv';
+  readonly attnNorm: Weight; // [nEmbd] operator norm
+  readonly inProj: Weight; // [3·nEmbd rows, nEmbd]: B | C | x
+  readonly conv: Weight; // [nEmbd rows, taps] depthwise kernel
+  readonly outProj: Weight; // [nEmbd rows, nEmbd]
+  readonly ffnNorm: Weight; // [nEmbd]
+  readonly gate: Weight; // [ffnDim rows, nEmbd]
+  readonly up: Weight; // [ffnDim rows, nEmbd]
+  readonly down: Weight; // [nEmbd rows, ffnDim]
+  readonly postFfnNorm: null;
+}
+
 /** Every weight of a model, as uploaded to one backend. */
 export interface ModelWeights {
   readonly tokenEmbd: Weight; // [vocab rows, nEmbd]
@@ -56,12 +70,25 @@ export interface ModelWeights {
   readonly outputBias: Weight | null; // [vocab]
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
-  readonly layers: readonly LayerWeights[];
+  readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
 }
 
-/** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
-interface LayerPlan {
-  readonly spec: LayerSpec;
+/** The gated FFN of a layer plan (the same for every layer kind). */
+interface FfnPlan {
+  readonly ffnNorm: RmsNormWeight | null;
+  readonly gate: Weight;
+  readonly up: Weight;
+  readonly down: Weight;
+  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
+  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
+  /** Down projection → x (post-norm). */
+  readonly ffnOut: ResidualOptions;
+}
+
+/** Everything one attention layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
+interface AttentionLayerPlan extends FfnPlan {
+  readonly kind: 'attention';
+  readonly w: LayerWeights;
   readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
   readonly attnNorm: RmsNormWeight | null;
@@ -76,12 +103,21 @@ interface LayerPlan {
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
-  readonly ffnNorm: RmsNormWeight | null;
-  readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
-  readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
-  /** Down projection → x (post-norm). */
-  readonly ffnOut: ResidualOptions;
 }
+
+/** The same for a short-convolution layer. */
+interface ShortConvLayerPlan extends FfnPlan {
+  readonly kind: 'shortconv';
+  readonly w: ShortConvLayerWeights;
+  readonly attnNorm: RmsNormWeight;
+  /** in_proj of the normalised input → bcx. */
+  readonly inProj: readonly Projection[];
+  readonly bcx: Activation; // [ubatch, 3·nEmbd] B | C | x
+  /** out_proj → x. */
+  readonly convOut: ResidualOptions;
+}
+
+type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan;
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
@@ -101,6 +137,7 @@ export class TransformerModel implements Transformer {
   readonly contextLength: number;
   readonly nSlots: number;
   readonly kvCache: KvCacheInfo;
+  readonly hasRecurrentState: boolean;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -142,6 +179,9 @@ export class TransformerModel implements Transformer {
     };
     const kvType = ops.createKvCache(kvSpec);
     this.kvCache = { type: kvType, bytes: kvCacheBytes(kvSpec, kvType) };
+    const stateSizes = layers.map((spec) => recurrentStateSize(spec, c.embeddingLength));
+    this.hasRecurrentState = stateSizes.some((size) => size > 0);
+    if (this.hasRecurrentState) ops.createRecurrentState({ nSlots: options.nSlots, layerSizes: stateSizes });
     this.plans = layers.map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts));
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
@@ -194,6 +234,17 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
+    if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
+  }
+
+  readState(slot: number): Promise<Float32Array | null> {
+    this.checkSlot(slot);
+    return this.hasRecurrentState ? this.ops.readRecurrentState(slot) : Promise.resolve(null);
+  }
+
+  writeState(slot: number, state: Float32Array): void {
+    this.checkSlot(slot);
+    if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
   destroy(): void {
@@ -209,25 +260,12 @@ export class TransformerModel implements Transformer {
     if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
 
     for (let il = 0; il < this.plans.length; il++) {
-      const lw = w.layers[il];
       const p = this.plans[il];
-      const lateNorm = c.qkNormAfterRope;
-      // Attention sub-block.
-      ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      if (!lateNorm) this.normQk(lw, p, n);
-      if (p.rope && !lateNorm)
-        ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else {
-        if (p.rope) ops.rope(p.q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
-        if (p.rope) ops.rope(p.k, n, p.rope);
-        if (lateNorm) this.normQk(lw, p, n); // hunyuan-dense: q/k norms after rope
-        ops.storeKv(il, p.k, p.v, n);
-      }
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
-      ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+      if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
+      else this.attentionBlock(p, il, n);
       // Feed-forward sub-block (gated).
-      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
-      ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+      ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
     if (logits !== 'none') {
@@ -242,11 +280,37 @@ export class TransformerModel implements Transformer {
     ops.endStep();
   }
 
-  /** RMSNorm of q and k in place, per head or over all heads (`LayerPlan.qNormGroup`). */
-  private normQk(lw: LayerWeights, p: LayerPlan, n: number): void {
+  /** Attention sub-block of layer il: x += attention(norm(x)). */
+  private attentionBlock(p: AttentionLayerPlan, il: number, n: number): void {
+    const { ops, config: c, buffers: b } = this;
+    const lateNorm = c.qkNormAfterRope;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    if (!lateNorm) this.normQk(p, n);
+    if (p.rope && !lateNorm)
+      ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
+    else {
+      if (p.rope) ops.rope(p.q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
+      if (p.rope) ops.rope(p.k, n, p.rope);
+      if (lateNorm) this.normQk(p, n); // hunyuan-dense: q/k norms after rope
+      ops.storeKv(il, p.k, p.v, n);
+    }
+    ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+    ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+  }
+
+  /** RMSNorm of q and k in place, per head or over all heads (`qNormGroup`). */
+  private normQk(p: AttentionLayerPlan, n: number): void {
     const eps = this.config.normEps;
-    if (lw.qNorm) this.ops.rmsNorm(p.q, p.q, lw.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
-    if (lw.kNorm) this.ops.rmsNorm(p.k, p.k, lw.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+    if (p.w.qNorm) this.ops.rmsNorm(p.q, p.q, p.w.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
+    if (p.w.kNorm) this.ops.rmsNorm(p.k, p.k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+  }
+
+  /** Short-convolution sub-block of layer il (lfm2): x += out_proj(C · conv([state ‖ B·x])), state updated. */
+  private shortConvBlock(p: ShortConvLayerPlan, il: number, n: number): void {
+    const { ops, buffers: b } = this;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
+    ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
+    ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -306,12 +370,41 @@ export class TransformerModel implements Transformer {
 function planLayer(
   c: ModelConfig,
   spec: LayerSpec,
-  lw: LayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
 ): LayerPlan {
   const b = { xb: acts.get('xb')!, xb2: acts.get('xb2')! };
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
+  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  const residual = (bias: Weight | null, postNorm: Weight | null): ResidualOptions => ({
+    bias,
+    postNorm: norm(postNorm),
+    scale: c.residualScale,
+    scratch: b.xb2,
+  });
+  const ffn: FfnPlan = {
+    ffnNorm: norm(lw.ffnNorm),
+    gate: lw.gate,
+    up: lw.up,
+    down: lw.down,
+    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
+    hidden: widths.get('hidden', spec.ffnDim),
+    ffnOut: residual(null, lw.postFfnNorm),
+  };
+  if (spec.kind === 'shortconv' || 'inProj' in lw) {
+    if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
+    const bcx = widths.get('bcx', 3 * c.embeddingLength);
+    return {
+      ...ffn,
+      kind: 'shortconv',
+      w: lw,
+      attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+      inProj: [{ out: bcx, weight: lw.inProj, bias: null }],
+      bcx,
+      convOut: residual(null, null),
+    };
+  }
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
     headDim: spec.headDim,
@@ -334,16 +427,11 @@ function planLayer(
   const kvCols = spec.nKvHeads * spec.headDim;
   const k = widths.get('k', kvCols);
   const v = widths.get('v', kvCols);
-  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
   const allHeads = c.qkNormScope === 'all-heads';
-  const residual = (bias: Weight | null, postNorm: Weight | null): ResidualOptions => ({
-    bias,
-    postNorm: norm(postNorm),
-    scale: c.residualScale,
-    scratch: b.xb2,
-  });
   return {
-    spec,
+    ...ffn,
+    kind: 'attention',
+    w: lw,
     rope,
     attention,
     attnNorm: norm(lw.attnNorm),
@@ -359,9 +447,5 @@ function planLayer(
     v,
     att: widths.get('att', qCols),
     attnOut: residual(lw.bo, lw.postAttnNorm),
-    ffnNorm: norm(lw.ffnNorm),
-    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
-    hidden: widths.get('hidden', spec.ffnDim),
-    ffnOut: residual(null, lw.postFfnNorm),
   };
 }

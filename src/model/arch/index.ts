@@ -9,6 +9,7 @@ import { exaone4 } from './exaone4.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
+import { lfm2 } from './lfm2.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
@@ -31,6 +32,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   olmo2,
   granite,
   exaone4,
+  lfm2,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
