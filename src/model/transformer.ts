@@ -22,7 +22,7 @@ import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, type LayerSpec } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { LogitsWanted, Transformer } from './model.js';
+import type { LogitsWanted, SequenceToken, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -74,6 +74,16 @@ interface LayerPlan {
   readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   /** Down projection → x (post-norm). */
   readonly ffnOut: ResidualOptions;
+  /** One-row buffers a multi-sequence step runs one sequence's rope/KV/attention in; null with one slot. */
+  readonly seq: SequenceRow | null;
+}
+
+/** One sequence's row of a multi-sequence step, gathered out of (and att scattered back into) the step's rows. */
+interface SequenceRow {
+  readonly q: Activation; // [1, nHeads·headDim] of this layer
+  readonly k: Activation; // [1, nKvHeads·headDim]
+  readonly v: Activation; // [1, nKvHeads·headDim]
+  readonly att: Activation; // [1, nHeads·headDim]
 }
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
@@ -95,6 +105,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly maxSequenceRows: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -104,6 +115,8 @@ export class TransformerModel implements Transformer {
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
   private lastLogitsRow = -1;
+  /** Rows of `buffers.logits` the last `evalRows` filled (0 after `eval`). */
+  private sequenceRows = 0;
 
   constructor(
     readonly config: ModelConfig,
@@ -116,6 +129,7 @@ export class TransformerModel implements Transformer {
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
+    this.maxSequenceRows = this.nSlots > 1 ? Math.min(this.nSlots, this.logitRows) : 0;
     const acts: ActivationMap = new Map(
       activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]),
     );
@@ -136,9 +150,21 @@ export class TransformerModel implements Transformer {
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
     });
-    this.plans = describeLayers(c).map((spec, il) =>
-      planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts),
-    );
+    const rowBuffers = new Map<string, Activation>(); // one-row buffers by label and width
+    const row = (label: string, cols: number): Activation => {
+      const key = widthKey(label, cols);
+      if (!rowBuffers.has(key)) rowBuffers.set(key, ops.createActivation(`${label}_row`, 1, cols));
+      return rowBuffers.get(key)!;
+    };
+    this.plans = describeLayers(c).map((spec, il) => {
+      const qCols = spec.nHeads * spec.headDim;
+      const kvCols = this.buffers.k.cols;
+      const seq =
+        this.maxSequenceRows > 1
+          ? { q: row('q', qCols), k: row('k', kvCols), v: row('v', kvCols), att: row('att', qCols) }
+          : null;
+      return planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts, seq);
+    });
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -155,30 +181,42 @@ export class TransformerModel implements Transformer {
     const step = wanted === 'all' ? this.logitRows : this.ubatchSize;
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
+    this.sequenceRows = 0;
     for (let off = 0; off < tokens.length; off += step) {
       throwIfAborted(options.signal, 'evaluating tokens');
       const n = Math.min(step, tokens.length - off);
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
-      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode);
+      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
       if (all) all.set(await this.ops.read(this.buffers.logits, n), off * vocab);
       if (isFinal && mode !== 'none') this.lastLogitsRow = mode === 'all' ? n - 1 : 0;
     }
     return all;
   }
 
-  async readLogits(): Promise<Float32Array> {
-    const row = this.requireLogits();
-    const rows = await this.ops.read(this.buffers.logits, row + 1);
-    return rows.slice(row * this.config.vocabSize);
+  async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'evaluating sequences');
+    this.checkRows(rows);
+    const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
+    this.lastLogitsRow = -1;
+    this.sequenceRows = 0;
+    this.forward(tokens, rows[0].pos, rows[0].slot, 'all', rows);
+    this.sequenceRows = rows.length;
+    this.lastLogitsRow = rows.length - 1;
   }
 
-  argmax(): Promise<number> {
-    return this.ops.argmax(this.buffers.logits, this.requireLogits());
+  async readLogits(row?: number): Promise<Float32Array> {
+    const r = this.logitsRow(row);
+    const rows = await this.ops.read(this.buffers.logits, r + 1);
+    return rows.slice(r * this.config.vocabSize);
   }
 
-  topK(k: number): Promise<TopK> {
-    return this.ops.topK(this.buffers.logits, this.requireLogits(), k);
+  argmax(row?: number): Promise<number> {
+    return this.ops.argmax(this.buffers.logits, this.logitsRow(row));
+  }
+
+  topK(k: number, row?: number): Promise<TopK> {
+    return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
   }
 
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -196,8 +234,17 @@ export class TransformerModel implements Transformer {
     this.ops.destroy();
   }
 
-  /** One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1. */
-  private forward(tokens: Int32Array, startPos: number, slot: number, logits: LogitsWanted): void {
+  /**
+   * One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1 of `slot`, or, with `rows`, one token
+   * per sequence (row i at rows[i].pos of rows[i].slot).
+   */
+  private forward(
+    tokens: Int32Array,
+    startPos: number,
+    slot: number,
+    logits: LogitsWanted,
+    rows: readonly SequenceToken[] | null,
+  ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
@@ -212,10 +259,8 @@ export class TransformerModel implements Transformer {
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
       if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
       if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
-      if (p.rope)
-        ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      if (rows) this.attendRows(il, p, rows);
+      else this.attend(il, p, p.q, b.k, b.v, p.att, n); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
@@ -231,6 +276,57 @@ export class TransformerModel implements Transformer {
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
+  }
+
+  /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
+  private attend(
+    il: number,
+    p: LayerPlan,
+    q: Activation,
+    k: Activation,
+    v: Activation,
+    att: Activation,
+    n: number,
+  ): void {
+    if (p.rope) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
+    else this.ops.storeKv(il, k, v, n); // NoPE layer: positions only through the causal mask
+    this.ops.attention(att, q, il, n, p.attention);
+  }
+
+  /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */
+  private attendRows(il: number, p: LayerPlan, rows: readonly SequenceToken[]): void {
+    const { ops, buffers: b } = this;
+    ops.setSequence(rows[0].slot, rows[0].pos);
+    this.attend(il, p, p.q, b.k, b.v, p.att, 1); // row 0 is already where a one-row step has it
+    const s = p.seq!;
+    for (let r = 1; r < rows.length; r++) {
+      ops.copyRows(s.q, p.q, r, 1);
+      ops.copyRows(s.k, b.k, r, 1);
+      ops.copyRows(s.v, b.v, r, 1);
+      ops.setSequence(rows[r].slot, rows[r].pos);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1);
+      ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
+    }
+  }
+
+  private checkRows(rows: readonly SequenceToken[]): void {
+    if (rows.length === 0 || rows.length > this.maxSequenceRows) {
+      throw new LlmError(
+        'invalid-request',
+        `evaluating sequences: ${rows.length} rows given; this model takes 1…${this.maxSequenceRows} per step (one per slot)`,
+        { details: { rows: rows.length, maxSequenceRows: this.maxSequenceRows } },
+      );
+    }
+    const slots = new Set<number>();
+    for (const r of rows) {
+      this.checkRequest(Int32Array.of(r.token), r.pos, r.slot);
+      if (slots.has(r.slot)) {
+        throw new LlmError('invalid-request', `evaluating sequences: slot ${r.slot} appears twice in one step`, {
+          details: { slot: r.slot },
+        });
+      }
+      slots.add(r.slot);
+    }
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -275,6 +371,19 @@ export class TransformerModel implements Transformer {
     }
   }
 
+  /** Row of `buffers.logits` to read: `row` of the last `evalRows`, or the last evaluated token's. */
+  private logitsRow(row: number | undefined): number {
+    const last = this.requireLogits();
+    if (row === undefined) return last;
+    if (!(Number.isInteger(row) && row >= 0 && row < Math.max(1, this.sequenceRows))) {
+      throw new LlmError(
+        'invalid-request',
+        `reading logits: row ${row} does not exist (the last step kept ${Math.max(1, this.sequenceRows)})`,
+      );
+    }
+    return this.sequenceRows > 0 ? row : last;
+  }
+
   private requireLogits(): number {
     if (this.lastLogitsRow < 0) {
       throw new LlmError(
@@ -294,6 +403,7 @@ function planLayer(
   freqFactors: Float32Array | null,
   b: Buffers,
   acts: ActivationMap,
+  seq: SequenceRow | null,
 ): LayerPlan {
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
   const rope: RopeParams | null = spec.rope && {
@@ -333,5 +443,6 @@ function planLayer(
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
     hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+    seq,
   };
 }
