@@ -46,7 +46,10 @@ export interface ChatMessage {
 export interface SamplingRequest extends SamplingOptions {
   /** OpenAI's newer name for `max_tokens` (same meaning; when both are given they must be equal). */
   readonly max_completion_tokens?: number;
-  /** Only 1 is supported. */
+  /**
+   * Choices to generate, 1…8 (default 1). The prompt is prefilled once and the choices decode together; choice i
+   * samples with `seed + i`, so a seeded request is reproducible and its choices differ.
+   */
   readonly n?: number;
   /** Accepted for OpenAI compatibility; no effect locally. */
   readonly user?: string;

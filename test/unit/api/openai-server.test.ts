@@ -83,6 +83,32 @@ describe('OpenAI-compatible server with the openai client', () => {
     expect(models.data.map((m) => m.id)).toEqual(['stories']);
   });
 
+  it('n choices: seeded, distinct, streamed by index (3 choices over 2 slots)', async () => {
+    const req = {
+      model: 'stories',
+      messages: [{ role: 'user' as const, content: 'Once upon a time' }],
+      temperature: 1,
+      seed: 7,
+      max_tokens: 10,
+      n: 3,
+    };
+    const r = await client.chat.completions.create(req);
+    const texts = r.choices.map((c) => c.message.content);
+    expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(texts).size).toBeGreaterThan(1);
+    const s = await client.chat.completions.create({ ...req, stream: true });
+    const streamed = ['', '', ''];
+    let completion = 0;
+    for await (const c of s) {
+      for (const ch of c.choices) streamed[ch.index] += ch.delta.content ?? '';
+      completion = c.usage?.completion_tokens ?? completion;
+    }
+    expect(streamed).toEqual(texts);
+    expect(completion).toBe(r.usage!.completion_tokens);
+    const one = await client.chat.completions.create({ ...req, n: 1, seed: 8 });
+    expect(one.choices[0].message.content).toBe(texts[1]);
+  });
+
   it('json_schema, logprobs and forced tool calls', async () => {
     const schema = {
       type: 'object',
