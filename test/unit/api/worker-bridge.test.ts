@@ -83,7 +83,6 @@ describe('worker engine over a MessageChannel', () => {
     await engine.unload();
   });
 
-
   it('n choices cross: whole and streamed with their index, usage summing the choices', async () => {
     const { engine } = await connect();
     const req = { messages: [{ role: 'user' as const, content: 'hey' }], temperature: 0, n: 2 };
