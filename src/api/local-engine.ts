@@ -29,6 +29,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatMessage,
+  ChatToolCallDelta,
   Completion,
   CompletionChunk,
   CompletionRequest,
@@ -393,13 +394,16 @@ export class LocalEngine implements Engine {
     // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
     const deltas = (
       i: number,
-      s: { reasoning: string; content: string },
+      s: { reasoning: string; content: string; calls?: readonly ChatToolCallDelta[] },
       lp: readonly PositionLogprobs[] | null,
     ): ChatCompletionChunk[] => {
       const out: ChatCompletionChunk[] = [];
-      if (s.reasoning) out.push(chunk(i, { reasoning_content: s.reasoning }, null, null, s.content ? null : lp));
-      if (s.content || (!s.reasoning && lp && lp.length > 0))
-        out.push(chunk(i, { content: s.content }, null, null, lp));
+      const calls = s.calls ?? [];
+      const textLp = calls.length > 0 ? null : lp; // with call fragments, the log-probabilities ride on those
+      if (s.reasoning) out.push(chunk(i, { reasoning_content: s.reasoning }, null, null, s.content ? null : textLp));
+      if (s.content || (!s.reasoning && textLp && textLp.length > 0))
+        out.push(chunk(i, { content: s.content }, null, null, textLp));
+      if (calls.length > 0) out.push(chunk(i, { tool_calls: [...calls] }, null, null, lp));
       return out;
     };
     return this.stream<ChatCompletionChunk>(
@@ -407,10 +411,8 @@ export class LocalEngine implements Engine {
       (text, lp, i) => deltas(i, answers[i]!.push(text), lp),
       (r, lp, i, usage) => {
         const e = answers[i]!.end();
-        const calls = e.calls.map((c, index) => ({ index, ...c }));
         return [
-          ...deltas(i, e, null),
-          ...(calls.length > 0 ? [chunk(i, { tool_calls: calls }, null, null)] : []),
+          ...deltas(i, { reasoning: e.reasoning, content: e.content, calls: e.callDeltas }, null),
           chunk(i, {}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usage, lp),
         ];
       },

@@ -152,6 +152,32 @@ describe('OpenAI-compatible server with the openai client', () => {
     const call = c.choices[0].message.tool_calls![0] as { function: { name: string; arguments: string } };
     expect(call.function.name).toBe('pick');
     expect(['red', 'blue']).toContain((JSON.parse(call.function.arguments) as { color: string }).color);
+    // Streamed: the call's arguments arrive in fragments as they are written and concatenate to the same call.
+    const s = await client.chat.completions.create({
+      model: 'stories',
+      messages: [{ role: 'user', content: 'Tom' }],
+      tools: [tool],
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+      stream: true,
+    });
+    let name = '';
+    let args = '';
+    let fragments = 0;
+    let finish: string | null = null;
+    for await (const ch of s) {
+      for (const f of ch.choices[0]?.delta.tool_calls ?? []) {
+        name += f.function?.name ?? '';
+        args += f.function?.arguments ?? '';
+        fragments++;
+      }
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    expect(name).toBe('pick');
+    expect(args).toBe(call.function.arguments);
+    expect(fragments).toBeGreaterThan(2);
+    expect(finish).toBe('tool_calls');
   });
 
   it('errors: wrong key 401, malformed JSON 400, oversized body 413, bad field 400 — OpenAI error objects', async () => {
