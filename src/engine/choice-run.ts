@@ -44,10 +44,17 @@ export class ChoiceRun {
     return this.sampler.route;
   }
 
-  /** Samples this choice's next token from `source` (its row of the last step), under its grammar. */
+  /**
+   * Samples this choice's next token from `source` (its row of the last step), under its grammar. With a grammar the
+   * logit row is asked for first — on WebGPU that submits the step's forward pass — and the grammar's token mask is
+   * computed while it runs (a constrained request always reads the full row, so the read is never wasted).
+   */
   async sample(source: LogitSource): Promise<number> {
-    const mask = this.constraint ? await this.constraint.nextMask() : null;
-    return this.sampler.sample(source, this.history, mask ?? undefined);
+    if (!this.constraint) return this.sampler.sample(source, this.history);
+    const row = source.readLogits();
+    row.catch(() => {}); // a failure is reported below, once the mask is known
+    const mask = await this.constraint.nextMask();
+    return this.sampler.sample({ ...source, readLogits: () => row }, this.history, mask ?? undefined);
   }
 
   /**
