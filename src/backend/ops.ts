@@ -10,7 +10,9 @@
  *   `matmul` computes `out[n, nRows] = x[n, rowLength] · Wᵀ`.
  * - A step is `beginStep` … ops … `endStep`. Ops may be recorded (WebGPU) or run at once (CPU); only `read*`,
  *   `argmax` and `topK` return results, as promises, and they see every op issued before them.
- * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`.
+ * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`. A step of
+ *   several sequences (one row each, `n` choices decoding together) runs the row-wise ops over all rows and the
+ *   per-sequence ops (rope, KV store, attention) once per sequence after `setSequence`.
  */
 
 import type { GgmlType } from '../gguf/types.js';
@@ -203,6 +205,12 @@ export interface Ops {
 
   /** Starts a step: makes the batch's token ids and positions visible to the ops that follow. */
   beginStep(batch: StepBatch): void;
+  /**
+   * Within a step, points the per-sequence ops that follow (`rope`, `storeKv`, `ropeStoreKv`, `attention`) at
+   * sequence `slot` with row 0 of their activations at position `startPos` (a step of several sequences issues them
+   * once per sequence on that sequence's rows); the step's token ids are unchanged.
+   */
+  setSequence(slot: number, startPos: number): void;
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
   /**
@@ -229,8 +237,11 @@ export interface Ops {
   scale(x: Activation, s: number, n: number): void;
   /** x = cap · tanh(x / cap) in place (gemma2 final-logit soft-capping). */
   softcap(x: Activation, cap: number, n: number): void;
-  /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
+  /**
+   * out[dstRow … dstRow+n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head); `dstRow` defaults to 0.
+   * When out is x the two ranges must not overlap.
+   */
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow?: number): void;
   /*
    * Compound steps. `CompositeOps` (backend/composite-ops.ts) composes each from the primitives above; a backend
    * with fused kernels overrides it and falls back to that composition where its kernels do not apply.

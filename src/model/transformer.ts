@@ -24,7 +24,7 @@ import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { KvCacheInfo, LogitsWanted, Transformer } from './model.js';
+import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -85,6 +85,14 @@ interface FfnPlan {
   readonly ffnOut: ResidualOptions;
 }
 
+/** One sequence's row of a multi-sequence step, gathered out of (and att scattered back into) the step's rows. */
+interface SequenceRow {
+  readonly q: Activation; // [1, nHeads·headDim] of this layer
+  readonly k: Activation; // [1, nKvHeads·headDim]
+  readonly v: Activation; // [1, nKvHeads·headDim]
+  readonly att: Activation; // [1, nHeads·headDim]
+}
+
 /** Everything one attention layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
 interface AttentionLayerPlan extends FfnPlan {
   readonly kind: 'attention';
@@ -103,6 +111,8 @@ interface AttentionLayerPlan extends FfnPlan {
   readonly att: Activation; // [ubatch, nHeads·headDim] attention output
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
+  /** One-row buffers a multi-sequence step runs one sequence's rope/KV/attention in; null with one slot. */
+  readonly seq: SequenceRow | null;
 }
 
 /** The same for a short-convolution layer. */
@@ -138,6 +148,7 @@ export class TransformerModel implements Transformer {
   readonly nSlots: number;
   readonly kvCache: KvCacheInfo;
   readonly hasRecurrentState: boolean;
+  readonly maxSequenceRows: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -147,6 +158,8 @@ export class TransformerModel implements Transformer {
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
   private lastLogitsRow = -1;
+  /** Rows of `buffers.logits` the last `evalRows` filled (0 after `eval`). */
+  private sequenceRows = 0;
 
   constructor(
     readonly config: ModelConfig,
@@ -159,6 +172,7 @@ export class TransformerModel implements Transformer {
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
+    this.maxSequenceRows = this.nSlots > 1 ? Math.min(this.nSlots, this.logitRows) : 0;
     const acts: ActivationMap = new Map(
       activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]),
     );
@@ -182,7 +196,27 @@ export class TransformerModel implements Transformer {
     const stateSizes = layers.map((spec) => recurrentStateSize(spec, c.embeddingLength));
     this.hasRecurrentState = stateSizes.some((size) => size > 0);
     if (this.hasRecurrentState) ops.createRecurrentState({ nSlots: options.nSlots, layerSizes: stateSizes });
-    this.plans = layers.map((spec, il) => planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts));
+    // Several sequences per step (n choices) need one-row buffers per attention width; recurrent layers run one
+    // sequence per step (their state follows the step's slot), so such models take one row at a time.
+    this.maxSequenceRows = this.nSlots > 1 && !this.hasRecurrentState ? Math.min(this.nSlots, this.logitRows) : 0;
+    const rowBuffers = new Map<string, Activation>(); // one-row buffers by label and width
+    const row = (label: string, cols: number): Activation => {
+      const key = widthKey(label, cols);
+      if (!rowBuffers.has(key)) rowBuffers.set(key, ops.createActivation(`${label}_row`, 1, cols));
+      return rowBuffers.get(key)!;
+    };
+    this.plans = layers.map((spec, il) => {
+      const seq =
+        this.maxSequenceRows > 1 && spec.kind === 'attention'
+          ? {
+              q: row('q', spec.nHeads * spec.headDim),
+              k: row('k', spec.nKvHeads * spec.headDim),
+              v: row('v', spec.nKvHeads * spec.headDim),
+              att: row('att', spec.nHeads * spec.headDim),
+            }
+          : null;
+      return planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts, seq);
+    });
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -199,30 +233,42 @@ export class TransformerModel implements Transformer {
     const step = wanted === 'all' ? this.logitRows : this.ubatchSize;
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
+    this.sequenceRows = 0;
     for (let off = 0; off < tokens.length; off += step) {
       throwIfAborted(options.signal, 'evaluating tokens');
       const n = Math.min(step, tokens.length - off);
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
-      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode);
+      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
       if (all) all.set(await this.ops.read(this.buffers.logits, n), off * vocab);
       if (isFinal && mode !== 'none') this.lastLogitsRow = mode === 'all' ? n - 1 : 0;
     }
     return all;
   }
 
-  async readLogits(): Promise<Float32Array> {
-    const row = this.requireLogits();
-    const rows = await this.ops.read(this.buffers.logits, row + 1);
-    return rows.slice(row * this.config.vocabSize);
+  async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'evaluating sequences');
+    this.checkRows(rows);
+    const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
+    this.lastLogitsRow = -1;
+    this.sequenceRows = 0;
+    this.forward(tokens, rows[0].pos, rows[0].slot, 'all', rows);
+    this.sequenceRows = rows.length;
+    this.lastLogitsRow = rows.length - 1;
   }
 
-  argmax(): Promise<number> {
-    return this.ops.argmax(this.buffers.logits, this.requireLogits());
+  async readLogits(row?: number): Promise<Float32Array> {
+    const r = this.logitsRow(row);
+    const rows = await this.ops.read(this.buffers.logits, r + 1);
+    return rows.slice(r * this.config.vocabSize);
   }
 
-  topK(k: number): Promise<TopK> {
-    return this.ops.topK(this.buffers.logits, this.requireLogits(), k);
+  argmax(row?: number): Promise<number> {
+    return this.ops.argmax(this.buffers.logits, this.logitsRow(row));
+  }
+
+  topK(k: number, row?: number): Promise<TopK> {
+    return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
   }
 
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -251,8 +297,17 @@ export class TransformerModel implements Transformer {
     this.ops.destroy();
   }
 
-  /** One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1. */
-  private forward(tokens: Int32Array, startPos: number, slot: number, logits: LogitsWanted): void {
+  /**
+   * One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1 of `slot`, or, with `rows`, one token
+   * per sequence (row i at rows[i].pos of rows[i].slot).
+   */
+  private forward(
+    tokens: Int32Array,
+    startPos: number,
+    slot: number,
+    logits: LogitsWanted,
+    rows: readonly SequenceToken[] | null,
+  ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
@@ -262,7 +317,7 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
-      else this.attentionBlock(p, il, n);
+      else this.attentionBlock(p, il, n, rows);
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
       ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
@@ -280,29 +335,58 @@ export class TransformerModel implements Transformer {
     ops.endStep();
   }
 
-  /** Attention sub-block of layer il: x += attention(norm(x)). */
-  private attentionBlock(p: AttentionLayerPlan, il: number, n: number): void {
-    const { ops, config: c, buffers: b } = this;
-    const lateNorm = c.qkNormAfterRope;
+  /** Attention sub-block of layer il: x += attention(norm(x)), per sequence when the step has several (`rows`). */
+  private attentionBlock(p: AttentionLayerPlan, il: number, n: number, rows: readonly SequenceToken[] | null): void {
+    const { ops, buffers: b } = this;
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-    if (!lateNorm) this.normQk(p, n);
-    if (p.rope && !lateNorm)
-      ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-    else {
-      if (p.rope) ops.rope(p.q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
-      if (p.rope) ops.rope(p.k, n, p.rope);
-      if (lateNorm) this.normQk(p, n); // hunyuan-dense: q/k norms after rope
-      ops.storeKv(il, p.k, p.v, n);
-    }
-    ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+    if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
+    if (rows) this.attendRows(il, p, rows);
+    else this.attend(il, p, p.q, p.k, p.v, p.att, n); // att [n, nHeads·headDim]
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 
   /** RMSNorm of q and k in place, per head or over all heads (`qNormGroup`). */
-  private normQk(p: AttentionLayerPlan, n: number): void {
+  private normQk(p: AttentionLayerPlan, q: Activation, k: Activation, n: number): void {
     const eps = this.config.normEps;
-    if (p.w.qNorm) this.ops.rmsNorm(p.q, p.q, p.w.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
-    if (p.w.kNorm) this.ops.rmsNorm(p.k, p.k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+    if (p.w.qNorm) this.ops.rmsNorm(q, q, p.w.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
+    if (p.w.kNorm) this.ops.rmsNorm(k, k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+  }
+
+  /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
+  private attend(
+    il: number,
+    p: AttentionLayerPlan,
+    q: Activation,
+    k: Activation,
+    v: Activation,
+    att: Activation,
+    n: number,
+  ): void {
+    const lateNorm = this.config.qkNormAfterRope;
+    if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
+    else {
+      if (p.rope) this.ops.rope(q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
+      if (p.rope) this.ops.rope(k, n, p.rope);
+      if (lateNorm) this.normQk(p, q, k, n); // hunyuan-dense: q/k norms after rope
+      this.ops.storeKv(il, k, v, n);
+    }
+    this.ops.attention(att, q, il, n, p.attention);
+  }
+
+  /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */
+  private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[]): void {
+    const { ops } = this;
+    ops.setSequence(rows[0].slot, rows[0].pos);
+    this.attend(il, p, p.q, p.k, p.v, p.att, 1); // row 0 is already where a one-row step has it
+    const s = p.seq!;
+    for (let r = 1; r < rows.length; r++) {
+      ops.copyRows(s.q, p.q, r, 1);
+      ops.copyRows(s.k, p.k, r, 1);
+      ops.copyRows(s.v, p.v, r, 1);
+      ops.setSequence(rows[r].slot, rows[r].pos);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1);
+      ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
+    }
   }
 
   /** Short-convolution sub-block of layer il (lfm2): x += out_proj(C · conv([state ‖ B·x])), state updated. */
@@ -311,6 +395,26 @@ export class TransformerModel implements Transformer {
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
     ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
     ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
+  }
+
+  private checkRows(rows: readonly SequenceToken[]): void {
+    if (rows.length === 0 || rows.length > this.maxSequenceRows) {
+      throw new LlmError(
+        'invalid-request',
+        `evaluating sequences: ${rows.length} rows given; this model takes 1…${this.maxSequenceRows} per step (one per slot)`,
+        { details: { rows: rows.length, maxSequenceRows: this.maxSequenceRows } },
+      );
+    }
+    const slots = new Set<number>();
+    for (const r of rows) {
+      this.checkRequest(Int32Array.of(r.token), r.pos, r.slot);
+      if (slots.has(r.slot)) {
+        throw new LlmError('invalid-request', `evaluating sequences: slot ${r.slot} appears twice in one step`, {
+          details: { slot: r.slot },
+        });
+      }
+      slots.add(r.slot);
+    }
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -355,6 +459,19 @@ export class TransformerModel implements Transformer {
     }
   }
 
+  /** Row of `buffers.logits` to read: `row` of the last `evalRows`, or the last evaluated token's. */
+  private logitsRow(row: number | undefined): number {
+    const last = this.requireLogits();
+    if (row === undefined) return last;
+    if (!(Number.isInteger(row) && row >= 0 && row < Math.max(1, this.sequenceRows))) {
+      throw new LlmError(
+        'invalid-request',
+        `reading logits: row ${row} does not exist (the last step kept ${Math.max(1, this.sequenceRows)})`,
+      );
+    }
+    return this.sequenceRows > 0 ? row : last;
+  }
+
   private requireLogits(): number {
     if (this.lastLogitsRow < 0) {
       throw new LlmError(
@@ -373,6 +490,7 @@ function planLayer(
   lw: LayerWeights | ShortConvLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
+  seq: SequenceRow | null,
 ): LayerPlan {
   const b = { xb: acts.get('xb')!, xb2: acts.get('xb2')! };
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
@@ -447,5 +565,6 @@ function planLayer(
     v,
     att: widths.get('att', qCols),
     attnOut: residual(lw.bo, lw.postAttnNorm),
+    seq,
   };
 }

@@ -133,6 +133,10 @@ class CpuOps extends CompositeOps implements Ops {
     this.batch = batch;
   }
 
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
+  }
+
   embed(out: Activation, table: Weight, n: number): void {
     const o = buf(out);
     const t = (table as CpuWeight).data; // [vocab, rowLength]
@@ -280,9 +284,9 @@ class CpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < len; i++) d[i] = cap * Math.tanh(d[i] / cap);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    const src = buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols);
-    buf(out).set(src, 0);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    if (buf(out) === buf(x)) buf(out).copyWithin(dstRow * x.cols, srcRow * x.cols, (srcRow + n) * x.cols);
+    else buf(out).set(buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols), dstRow * out.cols);
   }
 
   endStep(): void {

@@ -156,6 +156,10 @@ export class WasmOps extends CompositeOps implements Ops {
     this.batch = batch;
   }
 
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
+  }
+
   embed(out: Activation, table: Weight, n: number): void {
     const o = act(out);
     const t = table as WasmWeight;
@@ -317,9 +321,9 @@ export class WasmOps extends CompositeOps implements Ops {
     act(x).version++;
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     const s = (act(x).byteOffset >>> 2) + srcRow * x.cols;
-    this.heap.f32.copyWithin(act(out).byteOffset >>> 2, s, s + n * x.cols);
+    this.heap.f32.copyWithin((act(out).byteOffset >>> 2) + dstRow * out.cols, s, s + n * x.cols);
     act(out).version++;
   }
 

@@ -228,6 +228,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.step = { startPos: batch.startPos, slot: batch.slot, n };
   }
 
+  setSequence(slot: number, startPos: number): void {
+    this.step = { startPos, slot, n: this.requireStep('setSequence').n };
+  }
+
   embed(out: Activation, table: Weight, n: number): void {
     this.acts.embed(out, table, n, this.tokens);
   }
@@ -416,8 +420,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.softcap(x, cap, n);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    this.acts.copyRows(out, x, srcRow, n);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    this.acts.copyRows(out, x, srcRow, n, dstRow);
   }
 
   endStep(): void {
