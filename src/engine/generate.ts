@@ -130,6 +130,9 @@ export async function* generate(
     fullRow: wantLogprobs || constraint !== undefined,
   });
   const logprobs: PositionLogprobs[] = [];
+  // Recurrent models stop their prefill where the prompt leaves a cached prefix and snapshot their state there (and
+  // at the prompt's end), so the next prompt sharing either resumes from it (measured before the lease cuts it).
+  const split = ctx.cache.isRecurrent ? ctx.cache.sharedPrefix(input.cacheKey, prompt) : 0;
   const lease = ctx.cache.acquire(input.cacheKey, prompt);
   const decoder = tokenizer.createStreamDecoder();
   const stopper = new StopMatcher(input.stop);
@@ -142,10 +145,19 @@ export async function* generate(
   let ttft = 0;
   try {
     // Prefill the uncached tail; its KV is recorded only once completely written.
-    const tail = prompt.slice(lease.reused);
     const tp = nowMs();
-    await ctx.decode([{ slot: lease.slot, startPos: lease.reused, tokens: tail, logits: 'last' }], 'prefill', signal);
-    ctx.cache.append(lease, tail);
+    for (const [from, to] of split > lease.reused
+      ? [
+          [lease.reused, split],
+          [split, prompt.length],
+        ]
+      : [[lease.reused, prompt.length]]) {
+      const piece = prompt.slice(from, to);
+      const logits = to === prompt.length ? 'last' : 'none';
+      await ctx.decode([{ slot: lease.slot, startPos: from, tokens: piece, logits }], 'prefill', signal);
+      ctx.cache.append(lease, piece);
+      await ctx.cache.snapshot(lease);
+    }
     prefillMs = nowMs() - tp;
 
     let lastYield = nowMs();
