@@ -88,13 +88,17 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   ];
   const required = [
     ...ffnRequired,
-    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, ...(config.valueNorm ? [] : [names.attnV])]),
     names.attnOut,
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
   ];
   const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
+  const perLayer = config.perLayerEmbd > 0 ? [names.perLayerInpGate, names.perLayerProj, names.perLayerPostNorm] : [];
+  // A layer reading an earlier layer's KV needs no K/V of its own (gemma4).
+  const kvOnly = new Set([names.attnK, names.attnKNorm, names.attnV]);
   for (let il = 0; il < config.nLayers; il++) {
-    for (const pattern of config.shortConvLayers[il] ? convRequired : required) {
+    const attention = [...required, ...perLayer].filter((p) => config.kvSources[il] === il || !kvOnly.has(p));
+    for (const pattern of config.shortConvLayers[il] ? convRequired : attention) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(

@@ -36,6 +36,10 @@ export interface ArchOptions {
   readonly attnOutBias: boolean;
   /** The lm head is always `token_embd`, even when the file has an `output.weight` (gemma). */
   readonly alwaysTied: boolean;
+  /** V gets a weightless per-head RMSNorm; a layer without `attn_v` uses its K projection as V (gemma4). */
+  readonly valueNorm: boolean;
+  /** The `rope_freqs` divisors ([headDim / 2]) apply to global layers only, not sliding ones (gemma4). */
+  readonly globalRopeFreqs: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -52,6 +56,8 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   fusedGateUp: false,
   attnOutBias: true,
   alwaysTied: false,
+  valueNorm: false,
+  globalRopeFreqs: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -141,6 +147,13 @@ export interface ModelConfig extends ArchOptions {
   readonly shortConvLayers: readonly boolean[];
   /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
   readonly shortConvWidth: number;
+  /**
+   * The layer whose KV cache each layer attends over ([nLayers]): its own index, or an earlier layer's for a layer
+   * that reuses that layer's KV and projects no K/V of its own (gemma4 `attention.shared_kv_layers`).
+   */
+  readonly kvSources: readonly number[];
+  /** Width of each layer's per-layer token embedding (gemma4 `embedding_length_per_layer_input`); 0 = none. */
+  readonly perLayerEmbd: number;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -362,6 +375,8 @@ export function readStandardConfig(
     attnTemperature: null,
     shortConvLayers: new Array<boolean>(nLayers).fill(false),
     shortConvWidth: 0,
+    kvSources: Array.from({ length: nLayers }, (_, il) => il),
+    perLayerEmbd: 0,
   };
 }
 

@@ -17,6 +17,8 @@ interface LayerRope {
   readonly freqScale: number;
   /** YaRN parameters, or null. */
   readonly yarn: YarnConfig | null;
+  /** The model's `rope_freqs` divisors apply to this layer (all layers, or only global ones with `globalRopeFreqs`). */
+  readonly freqFactors: boolean;
 }
 
 /** One attention + gated-FFN block. */
@@ -27,7 +29,11 @@ export interface AttentionLayerSpec {
   readonly nKvHeads: number;
   /** Width of one head (keys, values and queries) on this layer. */
   readonly headDim: number;
-  // TODO(gemma3n, gemma4): `kvSource?: number` — a layer that reads another layer's KV instead of storing its own.
+  /**
+   * The layer whose KV cache this one attends over: its own index, or an earlier layer's (gemma4 shared KV): then
+   * the layer projects no K/V, stores nothing and keeps no KV of its own.
+   */
+  readonly kvSource: number;
   /** Width of the gated FFN's hidden layer. */
   readonly ffnDim: number;
   /** Keys farther back than this many positions are masked; 0 = global attention. */
@@ -70,26 +76,30 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
+    const freqFactors = !(c.globalRopeFreqs && sliding);
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
       headDim: sliding ? c.headDimSwa : c.headDim,
+      kvSource: c.kvSources[il] ?? il,
       ffnDim,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]
         ? null
         : swaRope
-          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
-          : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
+          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null, freqFactors }
+          : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn, freqFactors },
     };
   });
 }
 
 /** The KV cache geometry of `layers`: each layer's own KV heads and head size. */
 export function kvLayersOf(layers: readonly LayerSpec[]): KvLayerSpec[] {
-  // A layer without attention (short convolution) keeps no KV: 0 columns.
-  return layers.map((l) =>
-    l.kind === 'attention' ? { nKvHeads: l.nKvHeads, headDim: l.headDim } : { nKvHeads: 0, headDim: 0 },
+  // A layer without attention (short convolution) or reading another layer's KV keeps no KV: 0 columns.
+  return layers.map((l, il) =>
+    l.kind === 'attention' && l.kvSource === il
+      ? { nKvHeads: l.nKvHeads, headDim: l.headDim }
+      : { nKvHeads: 0, headDim: 0 },
   );
 }

@@ -7,7 +7,7 @@
 import type { KvType } from '../backend/kv-type.js';
 import type { Ops, Weight } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
-import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
+import { GGML_TYPES, GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
@@ -16,6 +16,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
+import type { PerLayerWeights } from './per-layer-input.js';
 import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
@@ -98,6 +99,8 @@ export async function loadTransformer(
       : tokenEmbd;
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
+  const perLayer = c.perLayerEmbd > 0 ? await loader.perLayerWeights(names, c) : null;
+  const nPL = c.perLayerEmbd;
 
   const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
   for (const [il, spec] of describeLayers(c).entries()) {
@@ -118,6 +121,7 @@ export async function loadTransformer(
       });
       continue;
     }
+    const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;
@@ -129,8 +133,12 @@ export async function loadTransformer(
         ])
       : [
           await loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
-          await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]),
-          await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
+          ownKv ? await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]) : null,
+          !ownKv
+            ? null
+            : c.valueNorm
+              ? await loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
+              : await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
     const [gate, up] = c.fusedGateUp
       ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
@@ -150,7 +158,7 @@ export async function loadTransformer(
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
       qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
+      kNorm: c.qkNorm && ownKv ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: c.attnOutBias ? await loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
@@ -159,9 +167,18 @@ export async function loadTransformer(
       up,
       down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
+      perLayer:
+        nPL > 0
+          ? {
+              gate: await loader.upload(n(names.perLayerInpGate), [c.embeddingLength, nPL]),
+              proj: await loader.upload(n(names.perLayerProj), [nPL, c.embeddingLength]),
+              postNorm: await loader.upload(n(names.perLayerPostNorm), [c.embeddingLength]),
+            }
+          : null,
+      outScale: loader.has(n(names.layerOutScale)) ? (await loader.hostValues(n(names.layerOutScale), [1]))[0] : 1,
     });
   }
-  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
+  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, perLayer, layers };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
@@ -242,12 +259,53 @@ class WeightLoader {
       name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
     }
     if (name === null) return null;
-    const info = this.require(name, [c.ropeDims / 2]);
+    // gemma4 applies them to global layers only, one per pair of the global head (llama.cpp n_embd_head / 2).
+    return this.hostValues(name, [(c.globalRopeFreqs ? c.headDim : c.ropeDims) / 2]);
+  }
+
+  /** A small tensor's values on the host (f32, dequantized). */
+  async hostValues(name: string, shape: readonly number[]): Promise<Float32Array> {
+    const info = this.require(name, shape);
     const bytes = await this.read(info);
-    const out = new Float32Array(info.nElements); // [ropeDims / 2]
+    const out = new Float32Array(info.nElements); // [nElements]
     if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
     else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
     return out;
+  }
+
+  /**
+   * gemma4's per-layer token embeddings, split by layer: layer l's columns of `per_layer_token_embd` (whole quant
+   * blocks of each row) and its rows of `per_layer_model_proj`, each uploaded as its own weight.
+   */
+  async perLayerWeights(names: TensorNames, c: ModelConfig): Promise<PerLayerWeights> {
+    const nPL = c.perLayerEmbd;
+    const total = nPL * c.nLayers;
+    const info = this.require(names.perLayerTokenEmbd, [total, c.vocabSize]);
+    const { blockElements, blockBytes } = GGML_TYPES.get(info.type)!; // a known type: checked at parse
+    if (nPL % blockElements !== 0) {
+      throw new LlmError(
+        'unsupported-type',
+        `loading model: tensor '${info.name}' cannot be split per layer: ${nPL} columns are not whole blocks of ${blockElements}`,
+        { details: { tensor: info.name, perLayer: nPL, blockElements } },
+      );
+    }
+    const bytes = await this.read(info);
+    const rowBytes = (total / blockElements) * blockBytes;
+    const partBytes = (nPL / blockElements) * blockBytes;
+    const tokenEmbd: Weight[] = [];
+    for (let il = 0; il < c.nLayers; il++) {
+      const part = new Uint8Array(partBytes * c.vocabSize); // [vocab rows, nPL] in the tensor's blocks
+      for (let row = 0; row < c.vocabSize; row++) {
+        const from = row * rowBytes + il * partBytes;
+        part.set(bytes.subarray(from, from + partBytes), row * partBytes);
+      }
+      const name = `${info.name}[${il}]`;
+      tokenEmbd.push(await this.ops.uploadWeight({ name, type: info.type, shape: [nPL, c.vocabSize] }, part));
+    }
+    const parts = Array.from({ length: c.nLayers }, (_, il) => [`${names.perLayerModelProj}[${il}]`, nPL] as const);
+    const modelProj = await this.uploadSplit(names.perLayerModelProj, c.embeddingLength, parts);
+    const projNorm = await this.upload(names.perLayerProjNorm, [nPL]);
+    return { tokenEmbd, modelProj, projNorm };
   }
 
   private require(name: string, shape: readonly number[]): GgufTensorInfo {

@@ -7,6 +7,7 @@
 import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
+import { perLayerActivations } from './per-layer-input.js';
 
 /** KV cells per sequence when the caller gives none (capped by the training context when the file states one). */
 export const DEFAULT_CONTEXT_LENGTH = 4096;
@@ -79,6 +80,11 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
+  }
+  if (c.perLayerEmbd > 0) {
+    for (const { key, cols } of perLayerActivations(c.nLayers, c.perLayerEmbd)) {
+      shapes.push({ key, label: key.split(':')[0], rows: ub, cols });
+    }
   }
   return shapes;
 }

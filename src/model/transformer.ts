@@ -23,6 +23,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
+import { type PerLayerBlockWeights, PerLayerInput, type PerLayerWeights } from './per-layer-input.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 
@@ -30,8 +31,8 @@ import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './mo
 export interface LayerWeights {
   readonly attnNorm: Weight | null; // [nEmbd] (null: no pre-norm, olmo2)
   readonly wq: Weight; // [nHeads·headDim rows, nEmbd]
-  readonly wk: Weight; // [nKvHeads·headDim rows, nEmbd]
-  readonly wv: Weight; // [nKvHeads·headDim rows, nEmbd]
+  readonly wk: Weight | null; // [nKvHeads·headDim rows, nEmbd] (null: the layer reads another layer's KV)
+  readonly wv: Weight | null; // [nKvHeads·headDim rows, nEmbd] (null: KV shared, or V = K with `valueNorm`)
   readonly bq: Weight | null; // [nHeads·headDim]
   readonly bk: Weight | null; // [nKvHeads·headDim]
   readonly bv: Weight | null; // [nKvHeads·headDim]
@@ -45,6 +46,10 @@ export interface LayerWeights {
   readonly up: Weight; // [ffnDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, ffnDim]
   readonly postFfnNorm: Weight | null; // [nEmbd]
+  /** Gate into the layer's per-layer token embedding and projection back (gemma4), or null. */
+  readonly perLayer: PerLayerBlockWeights | null;
+  /** Multiplier of the residual stream after the block (`layer_output_scale`), 1 = none. */
+  readonly outScale: number;
 }
 
 /** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
@@ -70,6 +75,8 @@ export interface ModelWeights {
   readonly outputBias: Weight | null; // [vocab]
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
+  /** Per-layer token embeddings (gemma4), or null. */
+  readonly perLayer: PerLayerWeights | null;
   readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
 }
 
@@ -113,6 +120,14 @@ interface AttentionLayerPlan extends FfnPlan {
   readonly attnOut: ResidualOptions;
   /** One-row buffers a multi-sequence step runs one sequence's rope/KV/attention in; null with one slot. */
   readonly seq: SequenceRow | null;
+  /** The layer whose KV cache this one attends over (itself unless it shares an earlier layer's). */
+  readonly kvSource: number;
+  /** The layer projects and stores its own K/V (kvSource is itself). */
+  readonly ownKv: boolean;
+  /** V is a copy of the K projection (no `attn_v`; gemma4). */
+  readonly vFromK: boolean;
+  /** Per-layer embedding projection → x (post-norm), when the layer has one. */
+  readonly perLayerOut: ResidualOptions;
 }
 
 /** The same for a short-convolution layer. */
@@ -152,6 +167,7 @@ export class TransformerModel implements Transformer {
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
+  private readonly perLayerInput: PerLayerInput | null;
   /** The lm head as a projection of xb into the logits. */
   private readonly outputHead: readonly Projection[];
   /** Rows of `buffers.logits` one step may fill. */
@@ -215,9 +231,10 @@ export class TransformerModel implements Transformer {
               att: row('att', spec.nHeads * spec.headDim),
             }
           : null;
-      return planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts, seq);
+      return planLayer(c, il, spec, weights.layers[il], weights.ropeFreqFactors, acts, seq);
     });
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
+    this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
 
@@ -313,6 +330,7 @@ export class TransformerModel implements Transformer {
     ops.beginStep({ tokens, startPos, slot });
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    this.perLayerInput?.project(ops, b.x, n); // every layer's per-layer input [n, nPL] (gemma4)
 
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
@@ -321,6 +339,9 @@ export class TransformerModel implements Transformer {
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
       ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      if (p.kind === 'attention' && p.w.perLayer)
+        this.perLayerInput?.apply(ops, il, b.x, n, p.w.perLayer, p.perLayerOut);
+      if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
     }
 
     if (logits !== 'none') {
@@ -339,6 +360,7 @@ export class TransformerModel implements Transformer {
   private attentionBlock(p: AttentionLayerPlan, il: number, n: number, rows: readonly SequenceToken[] | null): void {
     const { ops, buffers: b } = this;
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    if (p.vFromK) ops.copyRows(p.v, p.k, 0, n); // no attn_v: V is the raw K projection (gemma4)
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
     if (rows) this.attendRows(il, p, rows);
     else this.attend(il, p, p.q, p.k, p.v, p.att, n); // att [n, nHeads·headDim]
@@ -349,7 +371,9 @@ export class TransformerModel implements Transformer {
   private normQk(p: AttentionLayerPlan, q: Activation, k: Activation, n: number): void {
     const eps = this.config.normEps;
     if (p.w.qNorm) this.ops.rmsNorm(q, q, p.w.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
+    if (!p.ownKv) return;
     if (p.w.kNorm) this.ops.rmsNorm(k, k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+    if (this.config.valueNorm) this.ops.rmsNorm(p.v, p.v, null, eps, n, p.attention.headDim); // weightless, per head
   }
 
   /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
@@ -363,6 +387,12 @@ export class TransformerModel implements Transformer {
     n: number,
   ): void {
     const lateNorm = this.config.qkNormAfterRope;
+    if (p.kvSource !== il) {
+      // KV shared with an earlier layer (gemma4): rope q only and attend over that layer's cache, storing nothing.
+      if (p.rope) this.ops.rope(q, n, p.rope);
+      this.ops.attention(att, q, p.kvSource, n, p.attention);
+      return;
+    }
     if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
     else {
       if (p.rope) this.ops.rope(q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
@@ -486,6 +516,7 @@ export class TransformerModel implements Transformer {
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
 function planLayer(
   c: ModelConfig,
+  il: number,
   spec: LayerSpec,
   lw: LayerWeights | ShortConvLayerWeights,
   freqFactors: Float32Array | null,
@@ -529,7 +560,7 @@ function planLayer(
     nRot: spec.rope.nRot,
     theta: spec.rope.theta,
     freqScale: spec.rope.freqScale,
-    ...(freqFactors ? { freqFactors } : {}),
+    ...(freqFactors && spec.rope.freqFactors ? { freqFactors } : {}),
     ...(spec.rope.yarn ? { yarn: spec.rope.yarn } : {}),
   };
   const attention: AttentionParams = {
@@ -546,6 +577,12 @@ function planLayer(
   const k = widths.get('k', kvCols);
   const v = widths.get('v', kvCols);
   const allHeads = c.qkNormScope === 'all-heads';
+  const ownKv = spec.kvSource === il;
+  const vFromK = ownKv && lw.wv === null;
+  if (ownKv && lw.wk === null) throw new Error(`layer plan: layer ${il} stores KV but has no K projection`);
+  const projections: Projection[] = [{ out: q, weight: lw.wq, bias: lw.bq }];
+  if (ownKv && lw.wk) projections.push({ out: k, weight: lw.wk, bias: lw.bk });
+  if (ownKv && lw.wv) projections.push({ out: v, weight: lw.wv, bias: lw.bv });
   return {
     ...ffn,
     kind: 'attention',
@@ -555,16 +592,16 @@ function planLayer(
     attnNorm: norm(lw.attnNorm),
     qNormGroup: allHeads ? qCols : spec.headDim,
     kNormGroup: allHeads ? spec.nKvHeads * spec.headDim : spec.headDim,
-    qkv: [
-      { out: q, weight: lw.wq, bias: lw.bq },
-      { out: k, weight: lw.wk, bias: lw.bk },
-      { out: v, weight: lw.wv, bias: lw.bv },
-    ],
+    qkv: projections,
     q,
     k,
     v,
     att: widths.get('att', qCols),
     attnOut: residual(lw.bo, lw.postAttnNorm),
     seq,
+    kvSource: spec.kvSource,
+    ownKv,
+    vFromK,
+    perLayerOut: residual(null, lw.perLayer?.postNorm ?? null),
   };
 }

@@ -42,6 +42,16 @@ export interface TensorNames {
   readonly shortConv: string;
   readonly shortConvInProj: string;
   readonly shortConvOutProj: string;
+  /** Per-layer token embeddings (gemma4): [nPL·nLayers, vocab], the projection [nEmbd, nPL·nLayers] and its norm. */
+  readonly perLayerTokenEmbd: string;
+  readonly perLayerModelProj: string;
+  readonly perLayerProjNorm: string;
+  /** Per layer: gate [nEmbd, nPL], projection back [nPL, nEmbd], its post-norm [nEmbd]. */
+  readonly perLayerInpGate: string;
+  readonly perLayerProj: string;
+  readonly perLayerPostNorm: string;
+  /** Scalar multiplier of a layer's output ([1]). */
+  readonly layerOutScale: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -74,6 +84,13 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   shortConv: 'blk.{i}.shortconv.conv.weight',
   shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
   shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',
+  perLayerTokenEmbd: 'per_layer_token_embd.weight',
+  perLayerModelProj: 'per_layer_model_proj.weight',
+  perLayerProjNorm: 'per_layer_proj_norm.weight',
+  perLayerInpGate: 'blk.{i}.inp_gate.weight',
+  perLayerProj: 'blk.{i}.proj.weight',
+  perLayerPostNorm: 'blk.{i}.post_norm.weight',
+  layerOutScale: 'blk.{i}.layer_output_scale.weight',
 };
 
 /** A tensor name of layer `layer`. */

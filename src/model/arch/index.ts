@@ -8,6 +8,7 @@ import type { Architecture } from './architecture.js';
 import { exaone4 } from './exaone4.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
+import { gemma4 } from './gemma4.js';
 import { granite } from './granite.js';
 import { lfm2 } from './lfm2.js';
 import { llama } from './llama.js';
@@ -28,6 +29,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   phi3,
   gemma2,
   gemma3,
+  gemma4,
   smollm3,
   olmo2,
   granite,

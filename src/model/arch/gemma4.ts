@@ -1,0 +1,107 @@
+/**
+ * `gemma4` (text, dense): gemma3's block (GEGLU, per-head q/k norms, post-norms, √n_embd embedding scale) plus
+ * a weightless per-head RMSNorm of V (V = K when a layer has no `attn_v`), attention scale 1, sliding layers with
+ * their own head size (`key_length_swa`) and rope base (`rope.freq_base_swa`), `rope_freqs` on global layers only,
+ * the last `attention.shared_kv_layers` layers reading an earlier layer's KV (llama.cpp: n_layer_kv_from_start − 2 for
+ * sliding readers, − 1 for global ones), per-layer token embeddings (`embedding_length_per_layer_input`), an optional
+ * per-layer output scale and the final-logit soft-cap (default 30). The MoE variant (26B-A4B) is refused.
+ */
+
+import { LlmError } from '../../errors.js';
+import { archOptions, modelMetadata, readStandardConfig } from '../config.js';
+import { MODEL_LIMITS } from '../model-limits.js';
+import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+
+const options = archOptions({
+  ropeKind: 'neox',
+  activation: 'gelu',
+  qkNorm: true,
+  postNorms: true,
+  scaleEmbeddings: true,
+  valueNorm: true,
+  globalRopeFreqs: true,
+});
+
+/** gemma4. */
+export const gemma4: Architecture = {
+  name: 'gemma4',
+  config(meta) {
+    const base = readStandardConfig(meta, 'gemma4', options);
+    const r = modelMetadata(meta, 'gemma4');
+    const L = MODEL_LIMITS;
+    // Required keys, as llama.cpp reads them (no default).
+    const slidingWindow = r.boundedCount(
+      r.archKey('attention.sliding_window'),
+      undefined,
+      0,
+      L.maxContextLength,
+      'maxContextLength',
+    );
+    r.boundedCount(r.archKey('attention.key_length_swa'), undefined, 1, L.maxHeadDim, 'maxHeadDim');
+    const patternKey = r.archKey('attention.sliding_window_pattern');
+    const pattern = r.numberArray(patternKey, base.nLayers);
+    if (pattern === null) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${patternKey}' must be an array of one flag per layer (${base.nLayers})`,
+        { details: { key: patternKey } },
+      );
+    }
+    const slidingLayers = pattern.map((f) => f !== 0);
+    const perLayerEmbd = r.boundedCount(
+      r.archKey('embedding_length_per_layer_input'),
+      undefined,
+      0,
+      L.maxEmbedding,
+      'maxEmbedding',
+    );
+    const sharedKey = r.archKey('attention.shared_kv_layers');
+    const shared = r.boundedCount(sharedKey, 0, 0, L.maxLayers, 'maxLayers');
+    const kvFromStart = base.nLayers - shared;
+    const kvSources = Array.from({ length: base.nLayers }, (_, il) =>
+      il < kvFromStart ? il : kvFromStart - (slidingLayers[il] ? 2 : 1),
+    );
+    if (shared > 0) {
+      // llama.cpp requires two KV layers before the shared ones; a reader's source must match its geometry.
+      if (kvFromStart < 2) {
+        throw new LlmError(
+          'gguf-invalid',
+          `reading model config: '${sharedKey}' = ${shared} leaves ${kvFromStart} of ${base.nLayers} layers with their own KV (at least 2 are needed)`,
+          { details: { key: sharedKey, value: shared, nLayers: base.nLayers } },
+        );
+      }
+      for (let il = kvFromStart; il < base.nLayers; il++) {
+        const src = kvSources[il];
+        const same = slidingLayers[src] === slidingLayers[il] && base.layerKvHeads[src] === base.layerKvHeads[il];
+        if (!same) {
+          throw new LlmError(
+            'gguf-invalid',
+            `reading model config: '${sharedKey}' = ${shared} makes layer ${il} read layer ${src}'s KV, whose ` +
+              `geometry differs (sliding ${slidingLayers[src]} vs ${slidingLayers[il]}, '${patternKey}')`,
+            { details: { key: sharedKey, layer: il, source: src } },
+          );
+        }
+      }
+    }
+    return {
+      ...base,
+      slidingWindow,
+      slidingLayers: slidingWindow > 0 ? slidingLayers : new Array<boolean>(base.nLayers).fill(false),
+      ropeSwa: {
+        theta: r.finite(
+          r.archKey('rope.freq_base_swa'),
+          10000,
+          { min: 0, exclusiveMin: true },
+          'the sliding-window rope base',
+        ),
+        freqScale: 1,
+      },
+      finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 30, { min: 0 }, 'the final soft-cap'),
+      attentionScale: 1,
+      kvSources,
+      perLayerEmbd,
+    };
+  },
+  tensors: LLAMA_CPP_TENSOR_NAMES,
+  options,
+};
