@@ -76,6 +76,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     memoryBytes: 3400 * MB,
     note: 'Largest here; desktop GPUs.',
   },
+  {
+    id: 'gemma4-e2b-q4km',
+    label: 'Gemma 4 E2B IT (Q4_K_M)',
+    url: hf('unsloth/gemma-4-E2B-it-GGUF', 'gemma-4-E2B-it-Q4_K_M.gguf'),
+    bytes: 3110 * MB,
+    memoryBytes: 3500 * MB,
+    note: '2B active of 5B stored (per-layer embeddings), shared KV, thinking switch; desktop GPUs.',
+  },
 ];
 
 /** Formats a byte count for people (1.2 GB, 386 MB). */
