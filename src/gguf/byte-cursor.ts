@@ -190,7 +190,8 @@ export class ByteCursor {
     const at = this.pos;
     this.pos += byteLength;
     if (LITTLE_ENDIAN_HOST || spec.size === 1) {
-      const copy = this.bytes.slice(at, at + byteLength); // own buffer, offset 0: aligned for every element size
+      // Own buffer, offset 0: aligned for every element size (Uint8Array's slice: a Node Buffer's is a view).
+      const copy = Uint8Array.prototype.slice.call(this.bytes, at, at + byteLength);
       if (type === BOOL_TYPE) for (let i = 0; i < n; i++) copy[i] = copy[i] !== 0 ? 1 : 0;
       return new spec.of(copy.buffer, 0, n);
     }

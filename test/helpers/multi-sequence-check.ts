@@ -5,6 +5,7 @@
  */
 
 import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Ops } from '../../src/backend/ops.js';
 import { isLlmError } from '../../src/errors.js';
@@ -16,7 +17,7 @@ import { maxAbsDiff } from './compare.js';
 import { sharedPath } from './shared-path.js';
 
 async function load(rel: string, ops: Ops, nSlots: number): Promise<Transformer> {
-  const source = new MemoryByteSource(readFileSync(sharedPath('models', rel)), rel);
+  const source = new MemoryByteSource(readFileSync(isAbsolute(rel) ? rel : sharedPath('models', rel)), rel);
   return loadTransformer(await parseGguf(source), source, ops, { contextLength: 32, ubatchSize: 8, nSlots });
 }
 
@@ -35,7 +36,7 @@ const ORDERS = [
   [3, 2, 1, 0],
 ];
 
-/** `fixtures`: model files under ../shared/models; `tolerance`: max |Δ| of a logit between batched and alone. */
+/** `fixtures`: model files under ../shared/models (or absolute paths); `tolerance`: max |Δ| of a logit between batched and alone. */
 export function describeMultiSequence(
   name: string,
   makeOps: () => Ops | Promise<Ops>,
