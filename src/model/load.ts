@@ -182,6 +182,9 @@ export async function loadTransformer(
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
+/** Bytes of `per_layer_token_embd` read at once while splitting it per layer. */
+const PER_LAYER_READ_BYTES = 64 * 1024 * 1024;
+
 /** Reads tensors by name and uploads them, checking shapes and reporting progress. */
 class WeightLoader {
   private readonly byName: Map<string, GgufTensorInfo>;
@@ -289,21 +292,29 @@ class WeightLoader {
         { details: { tensor: info.name, perLayer: nPL, blockElements } },
       );
     }
-    const bytes = await this.read(info);
     const rowBytes = (total / blockElements) * blockBytes;
     const partBytes = (nPL / blockElements) * blockBytes;
-    const tokenEmbd: Weight[] = [];
-    for (let il = 0; il < c.nLayers; il++) {
-      const part = new Uint8Array(partBytes * c.vocabSize); // [vocab rows, nPL] in the tensor's blocks
-      for (let row = 0; row < c.vocabSize; row++) {
-        const from = row * rowBytes + il * partBytes;
-        part.set(bytes.subarray(from, from + partBytes), row * partBytes);
+    // [vocab rows, nPL] of each layer in the tensor's blocks, filled from reads of at most ~64 MiB of whole rows (a
+    // real table is GBs: never one buffer of it).
+    const parts = Array.from({ length: c.nLayers }, () => new Uint8Array(partBytes * c.vocabSize));
+    const chunkRows = Math.max(1, Math.floor(PER_LAYER_READ_BYTES / rowBytes));
+    for (let row0 = 0; row0 < c.vocabSize; row0 += chunkRows) {
+      const rows = Math.min(chunkRows, c.vocabSize - row0);
+      const bytes = await this.read(info, row0 * rowBytes, rows * rowBytes);
+      for (let r = 0; r < rows; r++) {
+        for (let il = 0; il < c.nLayers; il++) {
+          const from = r * rowBytes + il * partBytes;
+          parts[il].set(bytes.subarray(from, from + partBytes), (row0 + r) * partBytes);
+        }
       }
+    }
+    const tokenEmbd: Weight[] = [];
+    for (const [il, part] of parts.entries()) {
       const name = `${info.name}[${il}]`;
       tokenEmbd.push(await this.ops.uploadWeight({ name, type: info.type, shape: [nPL, c.vocabSize] }, part));
     }
-    const parts = Array.from({ length: c.nLayers }, (_, il) => [`${names.perLayerModelProj}[${il}]`, nPL] as const);
-    const modelProj = await this.uploadSplit(names.perLayerModelProj, c.embeddingLength, parts);
+    const projParts = Array.from({ length: c.nLayers }, (_, il) => [`${names.perLayerModelProj}[${il}]`, nPL] as const);
+    const modelProj = await this.uploadSplit(names.perLayerModelProj, c.embeddingLength, projParts);
     const projNorm = await this.upload(names.perLayerProjNorm, [nPL]);
     return { tokenEmbd, modelProj, projNorm };
   }
@@ -326,14 +337,13 @@ class WeightLoader {
     return info;
   }
 
-  private async read(info: GgufTensorInfo): Promise<Uint8Array> {
+  /** The tensor's bytes, or `length` of them from byte `start` (whole blocks). */
+  private async read(info: GgufTensorInfo, start = 0, length = info.byteLength): Promise<Uint8Array> {
     throwIfAborted(this.options.signal, 'loading model weights');
-    const bytes = await this.source.read(
-      this.gguf.tensorDataOffset + info.offset,
-      info.byteLength,
-      this.options.signal,
-    );
-    const bad = firstNonFinite(info.type, bytes);
+    const bytes = await this.source.read(this.gguf.tensorDataOffset + info.offset + start, length, this.options.signal);
+    const { blockElements, blockBytes } = GGML_TYPES.get(info.type)!;
+    const found = firstNonFinite(info.type, bytes);
+    const bad = found < 0 ? found : found + (start / blockBytes) * blockElements;
     if (bad >= 0) {
       throw new LlmError(
         'gguf-invalid',
@@ -342,7 +352,7 @@ class WeightLoader {
         { details: { tensor: info.name, element: bad } },
       );
     }
-    this.loadedBytes += info.byteLength;
+    this.loadedBytes += length;
     this.options.onProgress?.({ loadedBytes: this.loadedBytes, totalBytes: this.totalBytes, tensor: info.name });
     return bytes;
   }
