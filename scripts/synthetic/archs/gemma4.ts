@@ -100,7 +100,8 @@ export const gemma4: SyntheticArchSpec = {
       ...(l.nPL > 0
         ? [
             plan.mat('per_layer_token_embd.weight', total, s.nVocab, 1 / Math.sqrt(l.nPL)),
-            plan.mat('per_layer_model_proj.weight', E, total),
+            // llama-quantize never quantizes it ("not too big so keep them as it is"): kept F32 like a conv kernel.
+            { ...plan.mat('per_layer_model_proj.weight', E, total), kind: 'conv' as const },
             plan.norm('per_layer_proj_norm.weight', l.nPL),
           ]
         : []),
