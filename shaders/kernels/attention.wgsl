@@ -4,7 +4,7 @@
 // walked in tiles of WG_SIZE with an online softmax (running max m, sum l, rescaled accumulator), in f32.
 // With one split (`direct`) the normalised row goes straight to out; otherwise (m, l, acc[head_dim]) go to
 // `partial` for attention_combine.wgsl. Scores: s = scale·q·k, then cap·tanh(s/cap) when softcap > 0.
-// Dispatch: (n_splits, n_heads, n) workgroups; head_dim ≤ 4·WG_SIZE and ≤ 256. Reference: cpu/attention.ts.
+// Dispatch: (n_splits, n_heads, n) workgroups; head_dim ≤ 8·WG_SIZE and ≤ 512 (Gemma 4 global layers). Reference: cpu/attention.ts.
 
 struct Params {
   n_heads: u32,
@@ -31,7 +31,7 @@ struct Params {
 
 const NEG_BIG: f32 = -3.0e38;
 
-var<workgroup> q_sh: array<f32, 256>;          // (head_dim) the query row
+var<workgroup> q_sh: array<f32, 512>;          // (head_dim ≤ 8·WG_SIZE = 512) the query row
 var<workgroup> p_sh: array<f32, WG_SIZE>;      // (WG_SIZE) softmax weights of the current tile
 var<workgroup> range_sh: vec2<u32>;            // [lo, hi) positions of this workgroup, made provably uniform
 
@@ -62,7 +62,7 @@ fn main(ids: Ids) {
 
   var m = NEG_BIG;
   var l = 0.0;
-  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0); // dims lid + j·WG_SIZE
+  var acc = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0); // dims lid + j·WG_SIZE
   for (var t0 = lo; t0 < hi; t0 += WG_SIZE) {
     let t = t0 + lid;
     var sc = NEG_BIG;
@@ -81,7 +81,7 @@ fn main(ids: Ids) {
     l = l * alpha + tile_sum;
     m = m_new;
     let cnt = min(WG_SIZE, hi - t0);
-    for (var j = 0u; j < 4u; j++) {
+    for (var j = 0u; j < 8u; j++) {
       let d = lid + j * WG_SIZE;
       if (d < hd) {
         var a = acc[j] * alpha;
@@ -93,14 +93,14 @@ fn main(ids: Ids) {
 
   if (p.is_direct != 0u) {
     let inv = 1.0 / l;
-    for (var j = 0u; j < 4u; j++) {
+    for (var j = 0u; j < 8u; j++) {
       let d = lid + j * WG_SIZE;
       if (d < hd) { out[q_off + d] = acc[j] * inv; }
     }
   } else {
     let pb = ((i * p.n_heads + h) * p.n_splits + s) * (hd + 2u);
     if (lid == 0u) { partial[pb] = m; partial[pb + 1u] = l; }
-    for (var j = 0u; j < 4u; j++) {
+    for (var j = 0u; j < 8u; j++) {
       let d = lid + j * WG_SIZE;
       if (d < hd) { partial[pb + 2u + d] = acc[j]; }
     }

@@ -57,10 +57,10 @@ export class AttentionOps {
   ): void {
     const ctx = this.h.ctx;
     const { nHeads, nKvHeads, headDim } = params;
-    if (headDim > 4 * WG_ROW || nHeads % nKvHeads !== 0 || o.buffer === qa.buffer) {
+    if (headDim > 8 * WG_ROW || nHeads % nKvHeads !== 0 || o.buffer === qa.buffer) {
       throw new LlmError(
         'invalid-request',
-        `attention: unsupported geometry (headDim ${headDim} ≤ ${4 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`,
+        `attention: unsupported geometry (headDim ${headDim} ≤ ${8 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`,
       );
     }
     const kvCols = nKvHeads * headDim;
