@@ -49,6 +49,8 @@ export interface SyntheticModelOptions {
   readonly seed?: number;
   /** Type of token_embd/output; default: as llama.cpp picks for a mostly-`quant` file (see `defaultEmbedType`). */
   readonly embedType?: GgmlType;
+  /** Gives the model an embedding head: `<arch>.pooling_type` (llama.cpp enum: 1 mean, 2 cls, 3 last, 4 rank). */
+  readonly pooling?: number;
   /** Tensors above this many elements are tiled from a pool of quantized random blocks (default 2^22). */
   readonly poolThreshold?: number;
   readonly signal?: AbortSignal;
@@ -399,6 +401,10 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   }
   const prepared = spec ? await prepareSpec(spec, o) : await prepareLegacy(legacy!, o);
   const { s, plans, metadata, metadataTypes } = prepared;
+  if (o.pooling !== undefined) {
+    metadata[`${o.arch}.pooling_type`] = o.pooling;
+    metadataTypes[`${o.arch}.pooling_type`] = U32;
+  }
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
   const alignment = 32;

@@ -102,6 +102,31 @@ export interface ModelConfig extends ArchOptions {
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+  /** How `embeddings` pools the final hidden states (`pooling_type`; 'none' when the file does not say). */
+  readonly poolingType: PoolingType;
+  /** Whether a token sees only earlier positions (`attention.causal`, default true; false for encoders). */
+  readonly causalAttention: boolean;
+}
+
+/** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
+export type PoolingType = 'none' | 'mean' | 'cls' | 'last' | 'rank';
+
+/** llama.cpp's `pooling_type` enum values, in order (0 = none … 4 = rank). */
+const POOLING_TYPES: readonly PoolingType[] = ['none', 'mean', 'cls', 'last', 'rank'];
+
+/** `<arch>.pooling_type` as a `PoolingType` ('none' when absent). */
+function readPoolingType(r: MetadataReader): PoolingType {
+  const key = r.archKey('pooling_type');
+  const id = r.count(key, 0);
+  const type = POOLING_TYPES[id];
+  if (type === undefined) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading model config: '${key}' = ${id} is not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)`,
+      { details: { key, value: id } },
+    );
+  }
+  return type;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -297,6 +322,8 @@ export function readStandardConfig(
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,
+    poolingType: readPoolingType(r),
+    causalAttention: r.optionalBool(r.archKey('attention.causal')) ?? true,
   };
 }
 

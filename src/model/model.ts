@@ -26,6 +26,12 @@ export interface Transformer {
     slot: number,
     options?: { logits?: LogitsWanted; signal?: AbortSignal },
   ): Promise<Float32Array | null>;
+  /**
+   * Runs `tokens` from position 0 of `slot` (overwriting its KV) and returns the hidden states after the output
+   * norm ([tokens.length · embeddingLength], row-major), which `model/pooling.ts` pools into an embedding (optional:
+   * test doubles may lack it).
+   */
+  hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
   /** Logits of the last evaluated token ([vocabSize]). */
   readLogits(): Promise<Float32Array>;
   /** argmax of the last evaluated token's logits, computed on the backend (reads back 4 bytes). */

@@ -167,6 +167,24 @@ export class TransformerModel implements Transformer {
     return all;
   }
 
+  /**
+   * Runs `tokens` from position 0 of `slot` (its KV is overwritten) and returns the final hidden states after the
+   * output norm, [tokens.length, nEmbd] row-major: what llama.cpp pools into embeddings (`t_embd`). No logits.
+   */
+  async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
+    this.checkRequest(tokens, 0, slot);
+    const nEmbd = this.config.embeddingLength;
+    const out = new Float32Array(tokens.length * nEmbd); // [tokens.length, nEmbd]
+    this.lastLogitsRow = -1;
+    for (let off = 0; off < tokens.length; off += this.ubatchSize) {
+      throwIfAborted(options.signal, 'computing embeddings');
+      const n = Math.min(this.ubatchSize, tokens.length - off);
+      this.forward(tokens.subarray(off, off + n), off, slot, 'hidden');
+      out.set(await this.ops.read(this.buffers.xb, n), off * nEmbd); // xb [n, nEmbd] = outputNorm(x)
+    }
+    return out;
+  }
+
   async readLogits(): Promise<Float32Array> {
     const row = this.requireLogits();
     const rows = await this.ops.read(this.buffers.logits, row + 1);
@@ -197,7 +215,7 @@ export class TransformerModel implements Transformer {
   }
 
   /** One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1. */
-  private forward(tokens: Int32Array, startPos: number, slot: number, logits: LogitsWanted): void {
+  private forward(tokens: Int32Array, startPos: number, slot: number, logits: LogitsWanted | 'hidden'): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
@@ -222,7 +240,9 @@ export class TransformerModel implements Transformer {
       ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
     }
 
-    if (logits !== 'none') {
+    if (logits === 'hidden') {
+      ops.rmsNorm(b.xb, b.x, w.outputNorm, c.normEps, n); // xb [n, nEmbd]: the hidden states embeddings pool
+    } else if (logits !== 'none') {
       // 'last' projects only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
       const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
