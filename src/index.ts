@@ -52,6 +52,13 @@ export type {
   CompletionLogprobs,
   ResponseFormat,
 } from './api/types.js';
+export type {
+  EmbeddingData,
+  EmbeddingRequest,
+  EmbeddingResponse,
+  EmbeddingUsage,
+  Embeddings,
+} from './api/embedding-types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
 export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';
 export { LlmError, isLlmError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js';

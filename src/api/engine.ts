@@ -15,6 +15,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from './types.js';
+import type { Embeddings } from './embedding-types.js';
 
 /** Which backend to run on. 'auto': WebGPU when an adapter works and passes warmup, else WASM. */
 export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
@@ -171,6 +172,12 @@ export interface Engine {
   readonly info: EngineInfo;
   readonly chat: { readonly completions: ChatCompletions };
   readonly completions: Completions;
+  /**
+   * `embeddings.create({ input, dimensions?, encoding_format?, normalize?, truncate? })`: sentence embeddings of an
+   * embedding model (a GGUF whose `pooling_type` is mean, cls or last), L2-normalised by default, in OpenAI's shape.
+   * A model without pooling fails with `invalid-request`.
+   */
+  readonly embeddings: Embeddings;
   /** Text → token ids with this model's tokenizer. */
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   /** Token ids → text (special tokens rendered as text when `renderSpecial`). */

@@ -43,6 +43,8 @@ import { withGenericToolPrompt } from '../tools/tool-prompt.js';
 import { ChatAnswer, type AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
+import type { Embeddings } from './embedding-types.js';
+import { embeddingsRequest } from './embeddings.js';
 
 /** Everything an engine runs on, already loaded. */
 export interface EngineParts {
@@ -109,6 +111,7 @@ export class LocalEngine implements Engine {
   readonly info: EngineInfo;
   readonly chat: { readonly completions: ChatCompletions };
   readonly completions: Completions;
+  readonly embeddings: Embeddings;
   private readonly parts: EngineParts;
   private readonly ctx: Context;
   private readonly queue: RequestQueue;
@@ -157,6 +160,14 @@ export class LocalEngine implements Engine {
     const textCreate = (req: CompletionRequest) => this.createCompletion(req);
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
+    this.embeddings = {
+      create: async (req) => {
+        this.assertLoaded('embeddings.create');
+        const { transformer, tokenizer, contextLength } = parts;
+        const host = { transformer, tokenizer, contextLength, cache: this.ctx.cache, queue: this.queue };
+        return embeddingsRequest(host, req).finally(() => this.requests++);
+      },
+    };
   }
 
   /** See `Engine.saveCache`. */

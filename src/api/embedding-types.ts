@@ -1,0 +1,57 @@
+/**
+ * Request and response shapes of `engine.embeddings.create` (OpenAI's `/v1/embeddings`).
+ */
+
+/** `engine.embeddings.create` request. */
+export interface EmbeddingRequest {
+  /**
+   * One text, several texts, or pre-tokenized inputs (arrays of token ids, fed as they are). Texts are tokenized with
+   * the model's special tokens (BOS/EOS as its vocabulary says), as llama.cpp's embedding path does. Some embedders
+   * expect a task prefix in the text itself (e.g. nomic's `search_query: `, E5's `query: `); add it yourself.
+   */
+  readonly input: string | readonly string[] | readonly (readonly number[])[];
+  /** Ignored (the engine serves one model); accepted for OpenAI compatibility. */
+  readonly model?: string;
+  /**
+   * Matryoshka truncation: keep the first `dimensions` values (then re-normalise). At most the model's embedding
+   * width; default all of them.
+   */
+  readonly dimensions?: number;
+  /** 'float' (default): `embedding` is a number[]; 'base64': little-endian float32 bytes in base64, as OpenAI. */
+  readonly encoding_format?: 'float' | 'base64';
+  /** L2-normalise each embedding (default true); false returns the pooled vector as llama.cpp computes it. */
+  readonly normalize?: boolean;
+  /** Cut inputs longer than the context to its length instead of failing with `invalid-request` (default false). */
+  readonly truncate?: boolean;
+  /** Aborts with `LlmError('aborted')`. */
+  readonly signal?: AbortSignal;
+}
+
+/** One embedding of a response. */
+export interface EmbeddingData {
+  readonly object: 'embedding';
+  /** Position of the input in `request.input`. */
+  readonly index: number;
+  /** The vector (number[] for 'float', a base64 string of float32 values for 'base64'). */
+  readonly embedding: number[] | string;
+}
+
+/** Token counts of an embeddings request. */
+export interface EmbeddingUsage {
+  readonly prompt_tokens: number;
+  readonly total_tokens: number;
+}
+
+/** `engine.embeddings.create` response. */
+export interface EmbeddingResponse {
+  readonly object: 'list';
+  readonly data: EmbeddingData[];
+  /** The model's `general.name` (or its architecture when unnamed). */
+  readonly model: string;
+  readonly usage: EmbeddingUsage;
+}
+
+/** `engine.embeddings`. */
+export interface Embeddings {
+  create(request: EmbeddingRequest): Promise<EmbeddingResponse>;
+}
