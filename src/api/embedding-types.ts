@@ -19,6 +19,11 @@ export interface EmbeddingRequest {
   readonly dimensions?: number;
   /** 'float' (default): `embedding` is a number[]; 'base64': little-endian float32 bytes in base64, as OpenAI. */
   readonly encoding_format?: 'float' | 'base64';
+  /**
+   * Pooling of the hidden states, overriding the model's `pooling_type` (llama.cpp's `--pooling`): needed for GGUFs
+   * that do not state one, e.g. Qwen3-Embedding ('last'; append `<|endoftext|>` to each text as its card says).
+   */
+  readonly pooling?: 'mean' | 'cls' | 'last';
   /** L2-normalise each embedding (default true); false returns the pooled vector as llama.cpp computes it. */
   readonly normalize?: boolean;
   /** Cut inputs longer than the context to its length instead of failing with `invalid-request` (default false). */

@@ -16,13 +16,25 @@ import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { EmbeddingRequest, EmbeddingResponse } from './embedding-types.js';
 
 /** Fields `embeddings.create` reads; any other is refused by name. */
-const FIELDS = new Set(['input', 'model', 'dimensions', 'encoding_format', 'normalize', 'truncate', 'signal', 'user']);
+const FIELDS = new Set([
+  'input',
+  'model',
+  'dimensions',
+  'encoding_format',
+  'pooling',
+  'normalize',
+  'truncate',
+  'signal',
+  'user',
+]);
 
 /** A checked request. */
 interface NormalizedEmbeddingRequest {
   /** Each input: a text, or token ids as given. */
   readonly inputs: readonly (string | readonly number[])[];
   readonly dimensions: number | undefined;
+  /** The request's pooling, or undefined for the model's. */
+  readonly pooling: 'mean' | 'cls' | 'last' | undefined;
   readonly base64: boolean;
   readonly normalize: boolean;
   readonly truncate: boolean;
@@ -66,7 +78,9 @@ function normalizeEmbeddingRequest(
     }
     return invalidField(field, item, 'a string or an array of token ids');
   });
-  const { dimensions, encoding_format: format, normalize, truncate } = req;
+  const { dimensions, encoding_format: format, normalize, truncate, pooling } = req;
+  if (pooling !== undefined && pooling !== 'mean' && pooling !== 'cls' && pooling !== 'last')
+    invalidField('pooling', pooling, "'mean', 'cls' or 'last'");
   if (dimensions !== undefined && !(Number.isInteger(dimensions) && dimensions >= 1 && dimensions <= nEmbd)) {
     invalidField('dimensions', dimensions, `an integer in 1…${nEmbd} (this model's embedding width)`);
   }
@@ -78,7 +92,14 @@ function normalizeEmbeddingRequest(
   ] as const) {
     if (v !== undefined && typeof v !== 'boolean') invalidField(name, v, 'a boolean');
   }
-  return { inputs, dimensions, base64: format === 'base64', normalize: normalize ?? true, truncate: truncate ?? false };
+  return {
+    inputs,
+    dimensions,
+    pooling,
+    base64: format === 'base64',
+    normalize: normalize ?? true,
+    truncate: truncate ?? false,
+  };
 }
 
 /** `v` as base64 of little-endian float32 values (OpenAI's `encoding_format: 'base64'`). */
@@ -126,11 +147,13 @@ async function computeEmbeddings(
   signal?: AbortSignal,
 ): Promise<EmbeddingResponse> {
   const c = model.config;
-  if (c.poolingType === 'none' || c.poolingType === 'rank' || !model.hiddenStates) {
+  const pooling = req.pooling ?? c.poolingType;
+  if (pooling === 'none' || pooling === 'rank' || !model.hiddenStates) {
     throw new LlmError(
       'invalid-request',
       `embeddings: this model (${c.arch}) has pooling type '${c.poolingType}', so it gives no sentence embeddings; ` +
-        'load an embedding model (one whose GGUF sets pooling_type to mean, cls or last)',
+        "load an embedding model (one whose GGUF sets pooling_type to mean, cls or last), or pass 'pooling' " +
+        'when it is one whose file does not say',
       { details: { pooling: c.poolingType } },
     );
   }
@@ -140,7 +163,7 @@ async function computeEmbeddings(
   for (const [index, tokens] of all.entries()) {
     throwIfAborted(signal, 'computing embeddings');
     const hidden = await model.hiddenStates(Int32Array.from(tokens), slot, { signal }); // [n, nEmbd]
-    const pooled = poolHiddenStates(hidden, tokens.length, c.embeddingLength, c.poolingType);
+    const pooled = poolHiddenStates(hidden, tokens.length, c.embeddingLength, pooling);
     const v = finishEmbedding(pooled, req.dimensions, req.normalize);
     data.push({ object: 'embedding', index, embedding: req.base64 ? float32Base64(v) : Array.from(v) });
     promptTokens += tokens.length;

@@ -36,5 +36,18 @@ describe('webgguf embed', () => {
     const chat = await runCliCaptured('embed', sharedPath('models', 'stories260K.gguf'), '--text', 'hi', '-b', 'cpu');
     expect(chat.code).toBe(1);
     expect(chat.err).toMatch(/pooling type 'none'/);
+    const pooled = await runCliCaptured(
+      'embed',
+      sharedPath('models', 'stories260K.gguf'),
+      '-t',
+      'hi',
+      '--pooling',
+      'mean',
+      '--json',
+      '-b',
+      'cpu',
+    );
+    expect(pooled.code, pooled.err).toBe(0);
+    expect((JSON.parse(pooled.out) as { data: unknown[] }).data).toHaveLength(1);
   });
 });

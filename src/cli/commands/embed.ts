@@ -12,7 +12,7 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { cliGpu } from '../model-file.js';
 
 const USAGE =
-  'webgguf embed <model.gguf|url> --text "…" [--text "…" …] [--json] [--dimensions N] [--no-normalize] [--truncate] [--backend auto|webgpu|wasm|cpu] [--ctx N] [--threads N]';
+  'webgguf embed <model.gguf|url> --text "…" [--text "…" …] [--json] [--dimensions N] [--pooling mean|cls|last] [--no-normalize] [--truncate] [--backend auto|webgpu|wasm|cpu] [--ctx N] [--threads N]';
 
 /** `--text` values in order (the shared parser keeps only the last of a repeated flag), and the other arguments. */
 function takeTexts(args: readonly string[]): { texts: string[]; rest: string[] } {
@@ -40,6 +40,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     {
       json: { type: 'boolean' },
       dimensions: { type: 'string' },
+      pooling: { type: 'string' },
       'no-normalize': { type: 'boolean' },
       truncate: { type: 'boolean' },
       backend: { type: 'string', short: 'b' },
@@ -52,6 +53,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (texts.length === 0) throw usageError('embed: give at least one --text', USAGE);
   const backend = choiceFlag('embed', '--backend', values.backend, BACKEND_CHOICES);
   const dimensions = positiveIntFlag('embed', '--dimensions', values.dimensions);
+  const pooling = choiceFlag('embed', '--pooling', values.pooling, ['mean', 'cls', 'last'] as const);
   const engine = await createEngine({
     model: positionals[0]!,
     backend,
@@ -67,6 +69,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const r = await engine.embeddings.create({
       input: texts,
       ...(dimensions !== undefined ? { dimensions } : {}),
+      ...(values.pooling !== undefined ? { pooling } : {}),
       ...(values['no-normalize'] ? { normalize: false } : {}),
       ...(values.truncate ? { truncate: true } : {}),
       signal: io.signal,

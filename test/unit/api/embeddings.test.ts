@@ -93,8 +93,12 @@ describe('embeddings.create (qwen3, last pooling)', () => {
       /'encoding_format'/,
     );
     await expectInvalid(
-      engine.embeddings.create({ input: 'a', pooling: 'mean' } as unknown as { input: string }),
+      engine.embeddings.create({ input: 'a', pooling: 'rank' } as unknown as { input: string }),
       /'pooling'/,
+    );
+    await expectInvalid(
+      engine.embeddings.create({ input: 'a', pool: 'mean' } as unknown as { input: string }),
+      /'pool' is not supported/,
     );
     const tooLong = [...long.tokens, ...long.tokens];
     await expectInvalid(engine.embeddings.create({ input: [tooLong] }), /68 tokens, longer than the context \(40\)/);
@@ -121,6 +125,9 @@ describe('embeddings.create on a model without pooling', () => {
     });
     try {
       await expectInvalid(engine.embeddings.create({ input: 'hello' }), /pooling type 'none'/);
+      // A request may pool a model whose file states no pooling (llama.cpp's --pooling), as Qwen3-Embedding needs.
+      const r = await engine.embeddings.create({ input: 'hello', pooling: 'last' });
+      expect(Math.hypot(...(r.data[0]!.embedding as number[]))).toBeCloseTo(1, 5);
     } finally {
       await engine.unload();
     }
