@@ -112,6 +112,7 @@ function bytesPerToken(tensors: readonly { name: string; byteLength: number }[])
 /** Entry of `npm run bench -- [options]`; returns 0 unless the arguments are bad. */
 export async function main(args: string[]): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  if (args[0] === 'embeddings') return (await import('./embedding-bench.js')).runEmbeddingBench(args.slice(1));
   let a: BenchArgs;
   try {
     a = parseBenchArgs(args);
