@@ -58,6 +58,9 @@ export type {
   EmbeddingResponse,
   EmbeddingUsage,
   Embeddings,
+  RerankRequest,
+  RerankResponse,
+  RerankResult,
 } from './api/embedding-types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
 export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';

@@ -212,6 +212,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         transformer,
         tokenizer: model.tokenizer,
         chat: model.chat,
+        ...rerankTemplateOf(model.gguf),
         modelIdentity: modelIdentityOf(model.source),
         modelFacts: modelFactsOf(model.gguf),
         backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
@@ -250,4 +251,10 @@ export async function readModelHeader(
   } finally {
     await source.close?.();
   }
+}
+
+/** `tokenizer.chat_template.rerank` as an `EngineParts` field, when the file has a string there. */
+function rerankTemplateOf(gguf: GgufFile): { rerankTemplate?: string } {
+  const t = gguf.metadata['tokenizer.chat_template.rerank'];
+  return typeof t === 'string' ? { rerankTemplate: t } : {};
 }

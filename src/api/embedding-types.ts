@@ -1,5 +1,5 @@
 /**
- * Request and response shapes of `engine.embeddings.create` (OpenAI's `/v1/embeddings`).
+ * Request and response shapes of `engine.embeddings.create` (OpenAI's `/v1/embeddings`) and `engine.rerank`.
  */
 
 /** `engine.embeddings.create` request. */
@@ -53,6 +53,39 @@ export interface EmbeddingResponse {
   readonly data: EmbeddingData[];
   /** The model's `general.name` (or its architecture when unnamed). */
   readonly model: string;
+  readonly usage: EmbeddingUsage;
+}
+
+/** `engine.rerank` request (the `/v1/rerank` shape of llama-server, Jina and Cohere). */
+export interface RerankRequest {
+  readonly query: string;
+  /** Documents to score against the query (at least one, none empty). */
+  readonly documents: readonly string[];
+  /** Keep only the best `top_n` results (default all). */
+  readonly top_n?: number;
+  /** Include each document's text in its result (default false). */
+  readonly return_documents?: boolean;
+  /** Ignored (one model per engine). */
+  readonly model?: string;
+  /** Cut query + document pairs longer than the context instead of failing (default false). */
+  readonly truncate?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** One scored document. */
+export interface RerankResult {
+  /** Position of the document in `request.documents`. */
+  readonly index: number;
+  /** The reranker's relevance score, higher is more relevant (Qwen3-Reranker: P(yes)). */
+  readonly relevance_score: number;
+  readonly document?: { readonly text: string };
+}
+
+/** `engine.rerank` response: results sorted by score, highest first. */
+export interface RerankResponse {
+  readonly object: 'list';
+  readonly model: string;
+  readonly results: RerankResult[];
   readonly usage: EmbeddingUsage;
 }
 

@@ -183,6 +183,8 @@ export interface EmbeddingHost {
   readonly cache: PromptCache;
   readonly queue: RequestQueue;
   readonly contextLength: number;
+  /** The GGUF's `tokenizer.chat_template.rerank` (`{query}`, `{document}`), when it has one. */
+  readonly rerankTemplate?: string;
 }
 
 /** Prompt-cache key of the slot an embeddings request leases (it records no tokens: the slot stays reusable). */

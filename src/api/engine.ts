@@ -15,7 +15,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from './types.js';
-import type { Embeddings } from './embedding-types.js';
+import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
 
 /** Which backend to run on. 'auto': WebGPU when an adapter works and passes warmup, else WASM. */
 export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
@@ -178,6 +178,12 @@ export interface Engine {
    * A model without pooling fails with `invalid-request`.
    */
   readonly embeddings: Embeddings;
+  /**
+   * Scores `documents` against `query` with a reranker (a GGUF with `pooling_type` rank and a `cls.output` head,
+   * e.g. Qwen3-Reranker), sorted by `relevance_score`, highest first; `top_n` keeps the best. Other models:
+   * `invalid-request`.
+   */
+  rerank(request: RerankRequest): Promise<RerankResponse>;
   /** Text → token ids with this model's tokenizer. */
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   /** Token ids → text (special tokens rendered as text when `renderSpecial`). */

@@ -43,14 +43,17 @@ import { withGenericToolPrompt } from '../tools/tool-prompt.js';
 import { ChatAnswer, type AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
-import type { Embeddings } from './embedding-types.js';
-import { embeddingsRequest } from './embeddings.js';
+import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
+import { embeddingsRequest, type EmbeddingHost } from './embeddings.js';
+import { rerankRequest } from './rerank.js';
 
 /** Everything an engine runs on, already loaded. */
 export interface EngineParts {
   readonly transformer: Transformer;
   readonly tokenizer: Tokenizer;
   readonly chat: ChatFormatter;
+  /** `tokenizer.chat_template.rerank` of the GGUF, for `rerank`. */
+  readonly rerankTemplate?: string;
   /** sha256, etag + size, or file name + size. */
   readonly modelIdentity: string;
   /** Parameter count and quantization from the header (absent: reported as 0 and 'unknown'). */
@@ -163,11 +166,21 @@ export class LocalEngine implements Engine {
     this.embeddings = {
       create: async (req) => {
         this.assertLoaded('embeddings.create');
-        const { transformer, tokenizer, contextLength } = parts;
-        const host = { transformer, tokenizer, contextLength, cache: this.ctx.cache, queue: this.queue };
-        return embeddingsRequest(host, req).finally(() => this.requests++);
+        return embeddingsRequest(this.embeddingHost(), req).finally(() => this.requests++);
       },
     };
+  }
+
+  /** See `Engine.rerank`. */
+  async rerank(req: RerankRequest): Promise<RerankResponse> {
+    this.assertLoaded('rerank');
+    return rerankRequest(this.embeddingHost(), req).finally(() => this.requests++);
+  }
+
+  private embeddingHost(): EmbeddingHost {
+    const { transformer, tokenizer, contextLength, rerankTemplate } = this.parts;
+    const host = { transformer, tokenizer, contextLength, cache: this.ctx.cache, queue: this.queue };
+    return rerankTemplate === undefined ? host : { ...host, rerankTemplate };
   }
 
   /** See `Engine.saveCache`. */

@@ -15,6 +15,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
+import type { RankHead } from './pooling.js';
 import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
@@ -148,7 +149,8 @@ export async function loadTransformer(
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
     });
   }
-  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
+  const rankHead = c.poolingType === 'rank' ? await loader.rankHead(c) : null;
+  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers, rankHead };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
 }
 
@@ -235,6 +237,40 @@ class WeightLoader {
     if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
     else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
     return out;
+  }
+
+  /**
+   * The classifier of a rank-pooling model, dequantized on the host (`cls.output.weight` [n_embd, n_cls_out] and its
+   * bias); null when the file has none. A dense `cls.weight` pre-head (BERT-style rerankers) is not supported.
+   */
+  async rankHead(c: ModelConfig): Promise<RankHead | null> {
+    if (this.has('cls.weight'))
+      throw new LlmError(
+        'unsupported-arch',
+        `loading model: this ${c.arch} reranker's dense cls head is not supported`,
+      );
+    const info = this.byName.get('cls.output.weight');
+    if (!info) return null;
+    const nOut = info.shape[1] ?? 1;
+    const host = async (t: GgufTensorInfo): Promise<Float32Array> => {
+      const bytes = await this.read(t);
+      const out = new Float32Array(t.nElements); // [elements]
+      if (t.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
+      else
+        for (let r = 0; r < t.nElements / t.shape[0]!; r++) {
+          const rowBytes = t.byteLength / (t.nElements / t.shape[0]!);
+          getQuantType(t.type).dequantizeRow(
+            bytes.subarray(r * rowBytes, (r + 1) * rowBytes),
+            out.subarray(r * t.shape[0]!),
+            t.shape[0]!,
+          );
+        }
+      return out;
+    };
+    const weight = await host(this.require('cls.output.weight', [c.embeddingLength, nOut])); // [nOut, nEmbd]
+    const bias = this.has('cls.output.bias') ? await host(this.require('cls.output.bias', [nOut])) : null;
+    const qwen3 = c.arch === 'qwen3';
+    return { weight, bias, nOut, lastToken: qwen3, softmax: qwen3 };
   }
 
   private require(name: string, shape: readonly number[]): GgufTensorInfo {

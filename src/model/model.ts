@@ -32,6 +32,8 @@ export interface Transformer {
    * test doubles may lack it).
    */
   hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
+  /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
+  readonly rankHead?: import('./pooling.js').RankHead | null;
   /** Logits of the last evaluated token ([vocabSize]). */
   readLogits(): Promise<Float32Array>;
   /** argmax of the last evaluated token's logits, computed on the backend (reads back 4 bytes). */

@@ -60,3 +60,34 @@ export function finishEmbedding(v: Float32Array, dimensions: number | undefined,
   if (norm > 0) for (let i = 0; i < out.length; i++) out[i] = out[i]! / norm;
   return out;
 }
+
+/**
+ * The classifier of a `rank`-pooling model (a reranker), kept on the host: llama.cpp's `cls_out` projection of the
+ * pooled row (+ bias), then a softmax for qwen3 (Qwen3-Reranker: P(yes), P(no)). `lastToken`: qwen3 pools the last
+ * token for 'rank', other architectures the first.
+ */
+export interface RankHead {
+  readonly weight: Float32Array; // [nOut, nEmbd] (cls.output.weight, ggml shape [nEmbd, nOut])
+  readonly bias: Float32Array | null; // [nOut]
+  readonly nOut: number;
+  readonly lastToken: boolean;
+  readonly softmax: boolean;
+}
+
+/** The rank head's outputs for one sequence's hidden states ([nTokens, nEmbd]); element 0 is the relevance score. */
+export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number, head: RankHead): Float32Array {
+  const row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  const out = new Float32Array(head.nOut); // [nOut]
+  for (let o = 0; o < head.nOut; o++) {
+    let dot = 0;
+    for (let j = 0; j < nEmbd; j++) dot += head.weight[o * nEmbd + j]! * row[j]!;
+    out[o] = dot + (head.bias?.[o] ?? 0);
+  }
+  if (head.softmax) {
+    const max = Math.max(...out);
+    let sum = 0;
+    for (let o = 0; o < out.length; o++) sum += out[o] = Math.exp(out[o]! - max);
+    for (let o = 0; o < out.length; o++) out[o] = out[o]! / sum;
+  }
+  return out;
+}

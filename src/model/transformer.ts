@@ -23,6 +23,7 @@ import type { ModelConfig } from './config.js';
 import { describeLayers, type LayerSpec } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { LogitsWanted, Transformer } from './model.js';
+import type { RankHead } from './pooling.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -55,6 +56,8 @@ export interface ModelWeights {
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
   readonly layers: readonly LayerWeights[];
+  /** Classifier of a rank-pooling model (host-side), or null. */
+  readonly rankHead?: RankHead | null;
 }
 
 /** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
@@ -95,6 +98,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly rankHead: RankHead | null;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -114,6 +118,7 @@ export class TransformerModel implements Transformer {
     const c = config;
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
+    this.rankHead = weights.rankHead ?? null;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
     const acts: ActivationMap = new Map(

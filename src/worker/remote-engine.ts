@@ -23,7 +23,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from '../api/types.js';
-import type { EmbeddingResponse, Embeddings } from '../api/embedding-types.js';
+import type { EmbeddingResponse, Embeddings, RerankRequest, RerankResponse } from '../api/embedding-types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
@@ -160,6 +160,14 @@ export class RemoteEngine implements Engine {
         return remote.embeddings(wire, signal);
       },
     };
+  }
+
+  async rerank(req: RerankRequest): Promise<RerankResponse> {
+    this.assertLoaded('rerank');
+    const remote = this.remote as unknown as Partial<Pick<WorkerEngineApi, 'rerank'>>;
+    if (!remote.rerank) throw new LlmError('feature-missing', 'rerank: the engine host predates reranking');
+    const { signal, ...wire } = req ?? ({} as RerankRequest);
+    return remote.rerank(wire, signal);
   }
 
   async tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {

@@ -1,7 +1,8 @@
 /**
  * Embedding conformance driver: for every recorded fixture with an embedding reference (`<id>.embeddings.json`,
  * written by the vitest global setup from test/fixtures/models), load the model on a backend, run every reference
- * input through `hiddenStates` + the model's pooling, and compare with llama.cpp's pooled vectors: cosine ≥ 0.9999
+ * input through `hiddenStates` + the model's pooling (or a reranker's classifier head: llama.cpp's `n_cls_out` outputs),
+ * and compare with llama.cpp's pooled vectors: cosine ≥ 0.9999
  * and max |Δ| ≤ 1e-3 (f32 weights), both raw and after L2 normalisation.
  */
 
@@ -12,7 +13,7 @@ import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { loadTransformer } from '../../src/model/load.js';
-import { finishEmbedding, poolHiddenStates } from '../../src/model/pooling.js';
+import { finishEmbedding, poolHiddenStates, rankOutputs } from '../../src/model/pooling.js';
 import { RECORDED_FIXTURE_DIR } from './shared-path.js';
 
 /** An embedding reference (scripts/oracle/make-embedding-reference.mjs). */
@@ -67,7 +68,11 @@ async function embedFixture(fixture: EmbeddingFixture, ops: Ops, ubatchSize = 51
     for (const input of fixture.reference.inputs) {
       const hidden = await model.hiddenStates(Int32Array.from(input.tokens), 0);
       const d = model.config.embeddingLength;
-      out.push(poolHiddenStates(hidden, input.tokens.length, d, model.config.poolingType));
+      const n = input.tokens.length;
+      const rank = model.config.poolingType === 'rank';
+      out.push(
+        rank ? rankOutputs(hidden, n, d, model.rankHead!) : poolHiddenStates(hidden, n, d, model.config.poolingType),
+      );
     }
     return out;
   } finally {

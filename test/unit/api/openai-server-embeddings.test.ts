@@ -50,3 +50,27 @@ describe('/v1/embeddings', () => {
     expect((bad as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
   });
 });
+
+describe('/v1/rerank', () => {
+  it('answers a reranker with sorted results (llama-server / Jina / Cohere shape)', async () => {
+    const model = join(RECORDED_FIXTURE_DIR, 'qwen3-f32-embd-rank-s7.gguf');
+    const engine = await createEngine({ model, backend: 'cpu', contextLength: 64, warmup: false });
+    const server = await createOpenAiServer(engine, { modelId: 'reranker' });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/rerank`;
+      const body = { query: 'Once upon a time,', documents: ['Hi', 'Lily', ' there was a robot.'], top_n: 2 };
+      const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      const got = (await res.json()) as { model: string; results: unknown[] };
+      const want = await engine.rerank(body);
+      expect(got).toEqual({ ...want, model: 'reranker' });
+      expect(got.results).toHaveLength(2);
+      const bad = await fetch(url, { method: 'POST', body: JSON.stringify({ query: 'q', documents: [] }) });
+      expect(bad.status).toBe(400);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+      await engine.unload();
+    }
+  });
+});

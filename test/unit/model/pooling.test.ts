@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isLlmError } from '../../../src/errors.js';
 import type { GgufValue } from '../../../src/gguf/types.js';
 import { getArchitecture } from '../../../src/model/arch/index.js';
-import { finishEmbedding, poolHiddenStates } from '../../../src/model/pooling.js';
+import { finishEmbedding, poolHiddenStates, rankOutputs } from '../../../src/model/pooling.js';
 
 // 3 tokens × 2 dims
 const hidden = Float32Array.from([1, 2, 3, 4, 5, 9]);
@@ -51,6 +51,18 @@ describe('finishEmbedding', () => {
     expect(Array.from(finishEmbedding(v, 2, false))).toEqual([3, 4]);
     expect(Array.from(finishEmbedding(new Float32Array(2), undefined, true))).toEqual([0, 0]);
     expect(Array.from(v)).toEqual([3, 4, 12]); // input untouched
+  });
+});
+
+describe('rankOutputs', () => {
+  it('projects the first row (+ bias) without softmax, or the last row with softmax (qwen3)', () => {
+    const weight = Float32Array.from([1, 0, 0, 1]); // [2 outputs, 2 dims]: identity
+    const plain = { weight, bias: Float32Array.from([10, 20]), nOut: 2, lastToken: false, softmax: false };
+    expect(Array.from(rankOutputs(hidden, 3, 2, plain))).toEqual([11, 22]);
+    const qwen3 = { weight, bias: null, nOut: 2, lastToken: true, softmax: true };
+    const [p0, p1] = Array.from(rankOutputs(hidden, 3, 2, qwen3)); // softmax(5, 9)
+    expect(p0).toBeCloseTo(1 / (1 + Math.exp(4)), 6);
+    expect(p0! + p1!).toBeCloseTo(1, 6);
   });
 });
 
