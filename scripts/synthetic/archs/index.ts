@@ -4,7 +4,13 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { exaone4 } from './exaone4.js';
+import { granite } from './granite.js';
+import { olmo2 } from './olmo2.js';
+import { lfm2 } from './lfm2.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
-export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map([smollm3].map((spec) => [spec.name, spec]));
+export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
+  [smollm3, olmo2, granite, exaone4, lfm2].map((spec) => [spec.name, spec]),
+);
