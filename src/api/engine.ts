@@ -123,6 +123,13 @@ export interface EngineInfo {
     readonly parameterCount: number;
     /** The ggml type holding most matrix weights (`Q4_K`), `(mixed)` appended when others hold over a tenth. */
     readonly quantization: string;
+    /**
+     * Width of the hidden states, the most `dimensions` `embeddings.create` takes. Optional: hosts built before
+     * embeddings leave it out.
+     */
+    readonly embeddingLength?: number;
+    /** The file's `pooling_type` ('none' for chat models; mean/cls/last for embedders, 'rank' for rerankers). */
+    readonly pooling?: 'none' | 'mean' | 'cls' | 'last' | 'rank';
   };
   readonly backend: BackendInfo;
   /** KV cells per sequence of this engine. */

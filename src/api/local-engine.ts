@@ -152,6 +152,8 @@ export class LocalEngine implements Engine {
         trainContextLength: c.trainContextLength,
         parameterCount: parts.modelFacts?.parameterCount ?? 0,
         quantization: parts.modelFacts?.quantization ?? 'unknown',
+        embeddingLength: c.embeddingLength,
+        pooling: c.poolingType,
       },
       backend: parts.backend,
       contextLength: parts.contextLength,

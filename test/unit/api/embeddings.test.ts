@@ -49,6 +49,7 @@ describe('embeddings.create (qwen3, last pooling)', () => {
 
   it("matches llama.cpp's tokens and pooled vectors, several inputs of different lengths in one request", async () => {
     const { inputs } = ref();
+    expect(engine.info.model).toMatchObject({ embeddingLength: 128, pooling: 'last' });
     const r = await engine.embeddings.create({ input: inputs.map((i) => i.text) });
     expect(r.object).toBe('list');
     expect(r.data.map((d) => d.index)).toEqual(inputs.map((_, i) => i));
