@@ -23,7 +23,7 @@ import { parseQuant, REPO_ROOT, writeSyntheticModel } from './synthetic-model.js
 
 const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${[...SYNTHETIC_ARCHES, ...ARCH_SPECS.keys()].join('|')}> --quant <q4_0|q8_0|q4_k|…|f16>
          --out DIR [--shape tiny|qwen2.5-0.5b|llama-3.2-1b|n_embd=256,n_layer=2,…] [--seed N] [--prompt "…"]
-         [--embed-type TYPE] [--embedding mean|cls|last|rank] [--no-reference] [--no-dequant] [--record [--label NAME]]`;
+         [--embed-type TYPE] [--embedding mean|cls|last|rank] [--non-causal] [--no-reference] [--no-dequant] [--record [--label NAME]]`;
 
 /** llama.cpp's pooling_type enum values by name. */
 const POOLING_IDS: Readonly<Record<string, number>> = { none: 0, mean: 1, cls: 2, last: 3, rank: 4 };
@@ -124,6 +124,7 @@ export async function main(args: string[]): Promise<number> {
     ...(shape !== undefined ? { shape } : {}),
     ...(embed !== undefined ? { embedType: parseQuant(embed) } : {}),
     ...(pooling !== undefined ? { pooling } : {}),
+    ...(args.includes('--non-causal') ? { causal: false } : {}),
   });
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   console.log(
@@ -136,7 +137,11 @@ export async function main(args: string[]): Promise<number> {
       if (!writeReference(info.path, prompt, !args.includes('--no-dequant'))) return 1;
       const embeddings = pooling !== undefined ? writeEmbeddingReference(info.path) : undefined;
       if (embeddings === null) return 1;
-      const label = opt('--label') ?? (poolingName !== undefined ? `embd-${poolingName}` : undefined);
+      const label =
+        opt('--label') ??
+        (poolingName !== undefined
+          ? `embd-${poolingName}${args.includes('--non-causal') ? '-noncausal' : ''}`
+          : undefined);
       const id = `${arch}-${quantName.toLowerCase()}${label ? `-${label}` : ''}-s${seed}`;
       const recipe: FixtureRecipe = {
         arch,
@@ -145,6 +150,7 @@ export async function main(args: string[]): Promise<number> {
         shape: info.shape,
         ...(embed !== undefined ? { embedType: embed.toLowerCase() } : {}),
         ...(pooling !== undefined ? { pooling } : {}),
+        ...(args.includes('--non-causal') ? { causal: false } : {}),
       };
       const reference = JSON.parse(readFileSync(info.path.replace(/\.gguf$/, '.reference.json'), 'utf8')) as Record<
         string,

@@ -51,6 +51,8 @@ export interface SyntheticModelOptions {
   readonly embedType?: GgmlType;
   /** Gives the model an embedding head: `<arch>.pooling_type` (llama.cpp enum: 1 mean, 2 cls, 3 last, 4 rank). */
   readonly pooling?: number;
+  /** false writes `<arch>.attention.causal = false` (every token sees the whole sequence). */
+  readonly causal?: boolean;
   /** Tensors above this many elements are tiled from a pool of quantized random blocks (default 2^22). */
   readonly poolThreshold?: number;
   readonly signal?: AbortSignal;
@@ -420,6 +422,10 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   if (o.pooling !== undefined) {
     metadata[`${o.arch}.pooling_type`] = o.pooling;
     metadataTypes[`${o.arch}.pooling_type`] = U32;
+  }
+  if (o.causal === false) {
+    metadata[`${o.arch}.attention.causal`] = false;
+    metadataTypes[`${o.arch}.attention.causal`] = { type: GgufValueType.BOOL };
   }
   if (o.pooling === RANK_POOLING) {
     // A Qwen3-Reranker-style head: two labels and cls.output [n_embd, 2] after the last token (llama.cpp qwen3).

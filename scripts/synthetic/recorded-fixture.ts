@@ -24,6 +24,8 @@ export interface FixtureRecipe {
   readonly embedType?: string;
   /** `<arch>.pooling_type` given to the model (`--embedding`), when it has an embedding head. */
   readonly pooling?: number;
+  /** false: `<arch>.attention.causal = false` (`--non-causal`). */
+  readonly causal?: boolean;
 }
 
 /** A committed fixture record. */
@@ -156,6 +158,7 @@ export type ModelWriter = (o: {
   out: string;
   embedType?: GgmlType;
   pooling?: number;
+  causal?: boolean;
 }) => Promise<unknown>;
 
 /** Generates the model of `recipe` at `out`. */
@@ -168,6 +171,7 @@ export async function writeRecipe(recipe: FixtureRecipe, out: string, write: Mod
     out,
     ...(recipe.embedType ? { embedType: quantOf(recipe.embedType) } : {}),
     ...(recipe.pooling !== undefined ? { pooling: recipe.pooling } : {}),
+    ...(recipe.causal === false ? { causal: false } : {}),
   });
 }
 

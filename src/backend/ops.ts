@@ -123,6 +123,11 @@ export interface AttentionParams {
   readonly slidingWindow: number;
   /** Attention logits become cap·tanh(s/cap) before the mask; 0 = off (gemma2). */
   readonly softcap: number;
+  /**
+   * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
+   * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
+   */
+  readonly causal?: boolean;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */

@@ -72,14 +72,6 @@ export async function loadTransformer(
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
-  if (!config.causalAttention) {
-    throw new LlmError(
-      'unsupported-arch',
-      `loading model: this ${config.arch} model asks for non-causal attention ('${config.arch}.attention.causal' = ` +
-        'false), which webgguf does not run yet',
-      { details: { arch: config.arch } },
-    );
-  }
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;

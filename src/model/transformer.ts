@@ -257,6 +257,14 @@ export class TransformerModel implements Transformer {
    */
   async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
     this.checkRequest(tokens, 0, slot);
+    if (!this.config.causalAttention && tokens.length > this.ubatchSize) {
+      throw new LlmError(
+        'invalid-request',
+        `computing embeddings: ${tokens.length} tokens do not fit one step of ${this.ubatchSize}; a model with ` +
+          'non-causal attention sees a sequence whole — load it with a larger ubatchSize',
+        { details: { tokens: tokens.length, ubatchSize: this.ubatchSize } },
+      );
+    }
     const nEmbd = this.config.embeddingLength;
     const out = new Float32Array(tokens.length * nEmbd); // [tokens.length, nEmbd]
     this.lastLogitsRow = -1;
@@ -564,6 +572,7 @@ function planLayer(
     scale: c.attentionScale,
     slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
+    ...(c.causalAttention ? {} : { causal: false }),
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);

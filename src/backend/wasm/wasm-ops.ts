@@ -270,7 +270,8 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     const o = act(out);
     const ctx = startPos + n;
-    const from = params.slidingWindow > 0 ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
+    const windowed = params.causal !== false && params.slidingWindow > 0;
+    const from = windowed ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n, startPos, from);
     const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
     const p = scores + nHeads * ctx * 4;
@@ -291,11 +292,25 @@ export class WasmOps extends CompositeOps implements Ops {
     f32[(p >>> 2) + 11] = params.scale;
     f32[(p >>> 2) + 12] = params.softcap;
     const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
-    if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-      this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
-    } else {
-      this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
-    }
+    const run = (): void => {
+      if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
+        this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
+      } else {
+        this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
+      }
+    };
+    if (params.causal === false) {
+      // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's
+      // mask is causal; positions enter attention only through the mask).
+      i32[at + 5] = 1;
+      i32[at + 6] = startPos + n - 1;
+      i32[at + 10] = 0;
+      for (let i = 0; i < n; i++) {
+        i32[at] = o.byteOffset + i * out.cols * 4;
+        i32[at + 1] = cache.q + i * q.cols * 4;
+        run();
+      }
+    } else run();
     o.version++;
   }
 
