@@ -5,10 +5,13 @@
 
 import { LlmError } from '../../errors.js';
 import type { Architecture } from './architecture.js';
+import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
+import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
+import { hunyuanDense } from './hunyuan-dense.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
@@ -31,6 +34,9 @@ export const ARCHITECTURES: readonly Architecture[] = [
   olmo2,
   granite,
   exaone4,
+  ernie4_5,
+  hunyuanDense,
+  gemma,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

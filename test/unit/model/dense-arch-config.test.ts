@@ -79,4 +79,28 @@ describe('dense architectures: config', () => {
     expect(err.code).toBe('gguf-invalid');
     expect(err.message).toContain("'exaone4.attention.sliding_window_pattern'");
   });
+
+  it('hunyuan-dense: q/k norms after rope; rope.scaling.alpha raises the base to base · alpha^(d / (d − 2))', () => {
+    const c = getArchitecture('hunyuan-dense').config(
+      meta('hunyuan-dense', { 'hunyuan-dense.rope.scaling.alpha': 1000, 'hunyuan-dense.attention.key_length': 128 }),
+    );
+    expect(c).toMatchObject({ qkNorm: true, qkNormAfterRope: true, qkNormScope: 'head', ropeKind: 'neox' });
+    expect(c.ropeTheta / (10000 * 1000 ** (128 / 126))).toBeCloseTo(1, 6);
+    expect(getArchitecture('hunyuan-dense').config(meta('hunyuan-dense')).ropeTheta).toBe(10000);
+    const err = thrownLlmError(() =>
+      getArchitecture('hunyuan-dense').config(meta('hunyuan-dense', { 'hunyuan-dense.rope.scaling.alpha': 1e38 })),
+    );
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain("'hunyuan-dense.rope.scaling.alpha'");
+  });
+
+  it('ernie4_5 ignores attn_output.bias; gemma scales embeddings by √n_embd and always ties the lm head', () => {
+    expect(getArchitecture('ernie4_5').config(meta('ernie4_5'))).toMatchObject({
+      attnOutBias: false,
+      ropeKind: 'norm',
+    });
+    const g = getArchitecture('gemma').config(meta('gemma'));
+    expect(g).toMatchObject({ alwaysTied: true, embeddingScale: 8, activation: 'gelu', ropeKind: 'neox' });
+    expect(g.attentionScale).toBeCloseTo(1 / 4, 12);
+  });
 });
