@@ -158,9 +158,9 @@ export class TransformerModel implements Transformer {
     const step = wanted === 'all' ? this.logitRows : this.ubatchSize;
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
-    for (let off = 0; off < tokens.length; off += step) {
+    for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
-      const n = Math.min(step, tokens.length - off);
+      n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
       this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode);
@@ -206,6 +206,7 @@ export class TransformerModel implements Transformer {
     ops.beginStep({ tokens, startPos, slot });
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    const qTemperature = attentionTemperature(c, startPos); // one value per step (see temperatureRun)
 
     for (let il = 0; il < this.plans.length; il++) {
       const lw = w.layers[il];
@@ -222,6 +223,7 @@ export class TransformerModel implements Transformer {
         if (lateNorm) this.normQk(lw, p, n); // hunyuan-dense: q/k norms after rope
         ops.storeKv(il, b.k, b.v, n);
       }
+      if (qTemperature !== 1) ops.scale(p.q, qTemperature, n); // mistral3: q · temperature after rope
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
       // Feed-forward sub-block (gated).
@@ -299,6 +301,18 @@ export class TransformerModel implements Transformer {
     }
     return this.lastLogitsRow;
   }
+}
+
+/** llama 4's attention temperature of q at position `pos` (mistral3), 1 when the model has none; f32 as llama.cpp. */
+function attentionTemperature(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? Math.fround(Math.log(Math.floor(pos / t.floor) + 1) * t.scale + 1) : 1;
+}
+
+/** Tokens from `pos` that share one attention temperature (a step never crosses a multiple of its floor). */
+function temperatureRun(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? t.floor - (pos % t.floor) : Number.POSITIVE_INFINITY;
 }
 
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */

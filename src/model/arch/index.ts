@@ -12,6 +12,7 @@ import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
 import { hunyuanDense } from './hunyuan-dense.js';
+import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
@@ -37,6 +38,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5,
   hunyuanDense,
   gemma,
+  mistral3,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -103,4 +103,26 @@ describe('dense architectures: config', () => {
     expect(g).toMatchObject({ alwaysTied: true, embeddingScale: 8, activation: 'gelu', ropeKind: 'neox' });
     expect(g.attentionScale).toBeCloseTo(1 / 4, 12);
   });
+
+  it('mistral3: attention temperature from attention.temperature_scale over the original context', () => {
+    const plain = getArchitecture('mistral3').config(meta('mistral3'));
+    expect(plain.attnTemperature).toBeNull();
+    const c = getArchitecture('mistral3').config(
+      meta('mistral3', {
+        'mistral3.attention.temperature_scale': 0.1,
+        'mistral3.rope.scaling.type': 'yarn',
+        'mistral3.rope.scaling.factor': 16,
+        'mistral3.rope.scaling.original_context_length': 16384,
+      }),
+    );
+    expect(c.attnTemperature).toEqual({ scale: 0.1, floor: 16384 });
+    expect(c.ropeFreqScale).toBe(1 / 16);
+    const err = thrownLlmError(() =>
+      getArchitecture('mistral3').config(
+        meta('mistral3', { 'mistral3.attention.temperature_scale': 0.1, 'mistral3.context_length': 0 }),
+      ),
+    );
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain("'mistral3.rope.scaling.original_context_length'");
+  });
 });
