@@ -71,6 +71,11 @@ describe('dense architectures: config', () => {
     expect(layers.slice(0, 4).map((l) => l.slidingWindow)).toEqual([4096, 4096, 4096, 0]);
     expect(layers.slice(0, 4).map((l) => l.rope !== null)).toEqual([true, true, true, false]);
     expect(big).toMatchObject({ preNorms: false, postNorms: true, qkNormScope: 'head' });
+    // Pattern 0 is llama.cpp's "every layer slides" (set_swa_pattern), not "none".
+    const allSliding = getArchitecture('exaone4').config(
+      meta('exaone4', { 'exaone4.attention.sliding_window_pattern': 0 }, 64),
+    );
+    expect(allSliding.slidingLayers.every((s) => s)).toBe(true);
     const err = thrownLlmError(() =>
       getArchitecture('exaone4').config(
         meta('exaone4', { 'exaone4.attention.sliding_window_pattern': new Array<GgufValue>(3).fill(true) }, 64),
