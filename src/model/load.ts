@@ -4,6 +4,7 @@
  * (the file is never held whole in memory), splitting phi3's fused QKV and gate|up matrices by rows on the way.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, Weight } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
@@ -15,7 +16,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
-import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
+import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
 interface LoadProgress {
@@ -33,6 +34,8 @@ export interface LoadTransformerOptions {
   readonly ubatchSize?: number;
   /** Independent sequences sharing the weights; default 1. */
   readonly nSlots?: number;
+  /** KV cache element type (llama.cpp `-ctk`/`-ctv`); default: the backend's own. */
+  readonly kvType?: KvType;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
 }
@@ -96,9 +99,25 @@ export async function loadTransformer(
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
-  const layers: LayerWeights[] = [];
+  const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
   for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    if (spec.kind === 'shortconv') {
+      const E = c.embeddingLength;
+      layers.push({
+        kind: 'shortconv',
+        attnNorm: await loader.upload(n(names.attnNorm), [E]),
+        inProj: await loader.upload(n(names.shortConvInProj), [E, 3 * E]),
+        conv: await loader.upload(n(names.shortConv), [spec.convWidth, E]),
+        outProj: await loader.upload(n(names.shortConvOutProj), [E, E]),
+        ffnNorm: await loader.upload(n(names.ffnNorm), [E]),
+        gate: await loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+        up: await loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+        down: await loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        postFfnNorm: null,
+      });
+      continue;
+    }
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;
@@ -143,7 +162,7 @@ export async function loadTransformer(
     });
   }
   const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
-  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
 /** Reads tensors by name and uploads them, checking shapes and reporting progress. */

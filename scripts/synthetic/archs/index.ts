@@ -11,9 +11,10 @@ import { granite } from './granite.js';
 import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
+import { lfm2 } from './lfm2.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
-  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3].map((spec) => [spec.name, spec]),
+  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3, lfm2].map((spec) => [spec.name, spec]),
 );

@@ -12,6 +12,7 @@ import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
 import { hunyuanDense } from './hunyuan-dense.js';
+import { lfm2 } from './lfm2.js';
 import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
@@ -39,6 +40,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   hunyuanDense,
   gemma,
   mistral3,
+  lfm2,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GgufValue } from '../../../src/gguf/types.js';
 import { getArchitecture } from '../../../src/model/arch/index.js';
-import { describeLayers } from '../../../src/model/layer-spec.js';
+import { attentionLayers } from '../../../src/model/layer-spec.js';
 import { thrownLlmError } from '../../helpers/llm-error.js';
 
 const meta = (arch: string, extra: Record<string, GgufValue> = {}, layers = 4): Record<string, GgufValue> => ({
@@ -27,9 +27,9 @@ describe('dense architectures: config', () => {
     const swa = getArchitecture('olmo2').config(
       meta('olmo2', { 'olmo2.attention.sliding_window': 8, 'olmo2.rope.scaling.factor': 4 }),
     );
-    const layers = describeLayers(swa);
+    const layers = attentionLayers(swa);
     expect(layers.map((l) => l.slidingWindow)).toEqual([8, 8, 8, 0]);
-    expect(layers[0]!.rope).toEqual({ theta: 10000, freqScale: 1, yarn: null });
+    expect(layers[0]!.rope).toMatchObject({ theta: 10000, freqScale: 1, yarn: null });
     expect(layers[3]!.rope).toMatchObject({ freqScale: 0.25 });
   });
 
@@ -45,11 +45,11 @@ describe('dense architectures: config', () => {
     expect(c).toMatchObject({ logitScale: 0.125, embeddingScale: 12, residualScale: 0.22, attentionScale: 0.0078125 });
     const plain = getArchitecture('granite').config(meta('granite', { 'granite.logit_scale': 1 }));
     expect(plain).toMatchObject({ logitScale: 1, embeddingScale: 1, residualScale: 1, attentionScale: 0.25 });
-    expect(describeLayers(plain).every((l) => l.rope !== null)).toBe(true);
+    expect(attentionLayers(plain).every((l) => l.rope !== null)).toBe(true);
     const noRope = getArchitecture('granite').config(
       meta('granite', { 'granite.logit_scale': 1, 'granite.rope.scaling.finetuned': false }),
     );
-    expect(describeLayers(noRope).every((l) => l.rope === null)).toBe(true);
+    expect(attentionLayers(noRope).every((l) => l.rope === null)).toBe(true);
     const bads: Record<string, GgufValue>[] = [{}, { 'granite.logit_scale': 0 }, { 'granite.logit_scale': Number.NaN }];
     for (const bad of bads) {
       const err = thrownLlmError(() => getArchitecture('granite').config(meta('granite', bad)));
@@ -65,9 +65,9 @@ describe('dense architectures: config', () => {
 
   it('exaone4: hybrid only at 64 layers (sliding layers rotate, global ones are NoPE); otherwise all rope, no window', () => {
     const small = getArchitecture('exaone4').config(meta('exaone4', { 'exaone4.attention.sliding_window': 8 }, 30));
-    expect(describeLayers(small).every((l) => l.slidingWindow === 0 && l.rope !== null)).toBe(true);
+    expect(attentionLayers(small).every((l) => l.slidingWindow === 0 && l.rope !== null)).toBe(true);
     const big = getArchitecture('exaone4').config(meta('exaone4', {}, 64));
-    const layers = describeLayers(big);
+    const layers = attentionLayers(big);
     expect(layers.slice(0, 4).map((l) => l.slidingWindow)).toEqual([4096, 4096, 4096, 0]);
     expect(layers.slice(0, 4).map((l) => l.rope !== null)).toEqual([true, true, true, false]);
     expect(big).toMatchObject({ preNorms: false, postNorms: true, qkNormScope: 'head' });
