@@ -7,7 +7,7 @@
 
 import { GgmlType, GGML_TYPES } from '../../src/gguf/types.js';
 
-/** Architectures the fixture tool can make. */
+/** Architectures the fixture tool makes from their shared fixtures (the others: `archs/index.ts`). */
 export const SYNTHETIC_ARCHES = ['llama', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3'] as const;
 /** One of SYNTHETIC_ARCHES. */
 export type SyntheticArch = (typeof SYNTHETIC_ARCHES)[number];
@@ -24,6 +24,8 @@ export interface ModelShape {
   readonly nVocab: number;
   /** Output matrix shared with token_embd (no output.weight). */
   readonly tied: boolean;
+  /** An architecture's own knobs (`--shape n_expert=8,…`), read by its spec (`arch-spec.ts` `extra`). */
+  readonly extra?: Readonly<Record<string, number>>;
 }
 
 /** Named shapes: benchmark-sized models and the arch fixtures' own dims ('tiny'). */
@@ -54,7 +56,8 @@ export const TEMPLATE_FILE: Readonly<Record<SyntheticArch, string>> = {
 };
 
 /** What kind of values a tensor holds (decides its random distribution and whether it is quantized). */
-export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs';
+/** 'conv': a depthwise convolution kernel, kept F32 (llama-quant never quantizes `shortconv.conv`). */
+export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'conv';
 
 /** One tensor to generate. */
 export interface TensorPlan {
@@ -161,7 +164,7 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1) return GgmlType.F32;
+  if (plan.shape.length === 1 || plan.kind === 'conv') return GgmlType.F32;
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

@@ -265,6 +265,7 @@ export class LocalEngine implements Engine {
       prefillTokens: t.prefillTokens,
       decodeTokens: t.decodeTokens,
       promptCache: this.ctx.cacheStats(),
+      kvCache: this.parts.transformer.kvCache ?? { type: 'f32', bytes: 0 },
     };
   }
 

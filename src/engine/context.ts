@@ -108,7 +108,15 @@ export class Context {
     this.nSlots = options.nSlots;
     this.batchSize = Math.max(1, options.batchSize ?? 512);
     this.kv = new KvCache(options.nSlots, options.contextLength);
-    this.cache = new PromptCache(this.kv, (src, dst, n) => transformer.copySlot(src, dst, n), options.cacheTokenBudget);
+    const states = transformer.hasRecurrentState
+      ? { read: (slot: number) => transformer.readState(slot), write: transformer.writeState.bind(transformer) }
+      : null;
+    this.cache = new PromptCache(
+      this.kv,
+      (src, dst, n) => transformer.copySlot(src, dst, n),
+      options.cacheTokenBudget,
+      states,
+    );
   }
 
   /** Tokens per step of the transformer. */
@@ -136,6 +144,7 @@ export class Context {
         );
       }
       const t0 = nowMs();
+      this.cache.beginWrite(seg.slot); // a recurrent state is unknown until the caller records what was written
       let tokens: Int32Array; // [n] token ids
       if (seg.tokens.length === 1) {
         this.oneToken[0] = seg.tokens[0]!;

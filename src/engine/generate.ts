@@ -216,13 +216,27 @@ async function* runGroup(
   let decodeMs = 0;
   let ttft = 0;
   try {
-    // Prefill the uncached tail once; its KV is recorded only once completely written.
+    // Prefill the uncached tail once; its KV is recorded only once completely written. Recurrent models stop their
+    // prefill where the prompt leaves a cached prefix and snapshot their state there (and at the prompt's end), so
+    // the next prompt sharing either resumes from it (measured before the lease cuts it).
+    const split = ctx.cache.isRecurrent ? ctx.cache.sharedPrefix(input.cacheKey, prompt) : 0;
     leases.push(ctx.cache.acquire(input.cacheKey, prompt));
     const lead = leases[0]!;
-    const tail = prompt.slice(lead.reused);
     const tp = nowMs();
-    await ctx.decode([{ slot: lead.slot, startPos: lead.reused, tokens: tail, logits: 'last' }], 'prefill', signal);
-    ctx.cache.append(lead, tail);
+    const pieces =
+      split > lead.reused
+        ? [
+            [lead.reused, split],
+            [split, prompt.length],
+          ]
+        : [[lead.reused, prompt.length]];
+    for (const [from, to] of pieces) {
+      const piece = prompt.slice(from, to);
+      const logits = to === prompt.length ? 'last' : 'none';
+      await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
+      ctx.cache.append(lead, piece);
+      await ctx.cache.snapshot(lead);
+    }
     // Every other choice starts from a copy of the prompt's KV.
     for (let i = 1; i < runs.length; i++) {
       const lease = ctx.cache.acquire(input.cacheKey, prompt);

@@ -3,10 +3,19 @@
  * `model/transformer.ts`; consumed by `engine/`.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, TopK } from '../backend/ops.js';
 
 /** What `eval` leaves readable after the last step. */
 export type LogitsWanted = 'last' | 'all' | 'none';
+
+/** A loaded model's KV cache. */
+export interface KvCacheInfo {
+  /** Element type of K and V. */
+  readonly type: KvType;
+  /** Bytes of K and V, every layer and slot. */
+  readonly bytes: number;
+}
 
 /** One row of a multi-sequence step: `token` at position `pos` of sequence `slot`. */
 export interface SequenceToken {
@@ -22,6 +31,8 @@ export interface Transformer {
   readonly ops: Ops;
   /** Largest number of tokens processed in one step (longer inputs are chunked). */
   readonly ubatchSize: number;
+  /** The KV cache's element type and size (absent on test doubles without a cache). */
+  readonly kvCache?: KvCacheInfo;
   /**
    * Runs `tokens` at positions startPos … of sequence `slot`, in chunks of `ubatchSize`, writing their KV.
    * With 'last' the final token's logits stay on the backend for `readLogits`/`argmax`/`topK`; with 'all' every
@@ -47,8 +58,18 @@ export interface Transformer {
   argmax(row?: number): Promise<number>;
   /** Top-k of those logits, computed on the backend. */
   topK(k: number, row?: number): Promise<TopK>;
-  /** Copies the first nPositions of KV from one slot to another. */
+  /**
+   * Copies the first nPositions of KV from one slot to another, and the whole recurrent state (which describes the
+   * source after its last evaluated token, whatever nPositions says: the caller copies recurrent models' slots only
+   * at that point).
+   */
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void;
+  /** True when some layer keeps recurrent state (short convolutions): it cannot be truncated to a prefix. */
+  readonly hasRecurrentState: boolean;
+  /** A snapshot of `slot`'s recurrent state after its last evaluated token; null for models without one. */
+  readState(slot: number): Promise<Float32Array | null>;
+  /** Restores a snapshot taken by `readState` into `slot` (no-op for models without recurrent state). */
+  writeState(slot: number, state: Float32Array): void;
   /** Releases backend memory. */
   destroy(): void;
 }

@@ -221,6 +221,11 @@ export function createFakeTransformer(
       counters.bytesReadBack += k * 8;
       return { ids: Int32Array.from(ids), logits: Float32Array.from(ids.map((i) => last[i])) };
     },
+    hasRecurrentState: false,
+    async readState() {
+      return null;
+    },
+    writeState() {},
     copySlot(src: number, dst: number, n: number) {
       counters.copies++;
       cells[dst].set(cells[src].subarray(0, n), 0);
