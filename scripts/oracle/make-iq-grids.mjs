@@ -83,12 +83,30 @@ for (const g of GRIDS) {
       words.push(w >>> 0);
     }
     note = 'entry e: bits [16(e % 2) + 2j, +2) of word e/2 hold element j + 1 (elements are −1, 0, 1)';
-  } else if (bytes === 8) {
-    words = values.flatMap((v) => [Number(v & 0xffffffffn), Number(v >> 32n)]);
-    note = 'entry e: words 2e (elements 0..3, byte j = element j) and 2e + 1 (elements 4..7)';
   } else {
-    words = values.map(Number);
-    note = 'entry e: word e, byte j = element j';
+    // Codes into the grid's few levels, 16 bits per entry, two entries per word: IQ2 grids (8 elements in
+    // {8, 25, 43}) 2 bits per element; IQ3 grids (4 elements, 8 levels) 3 bits per element.
+    const levels = g.name.startsWith('iq2')
+      ? [8, 25, 43]
+      : g.name === 'iq3xxs_grid'
+        ? [4, 12, 20, 28, 36, 44, 52, 62]
+        : [1, 3, 5, 7, 9, 11, 13, 15];
+    const bits = levels.length === 3 ? 2 : 3;
+    const code = (v) => {
+      const i = levels.indexOf(v);
+      if (i < 0) throw new Error(`${g.name}: value ${v} is not one of ${levels}`);
+      return i;
+    };
+    words = [];
+    for (let e = 0; e < values.length; e += 2) {
+      let w = 0;
+      for (let h = 0; h < 2; h++) {
+        for (let j = 0; j < bytes; j++)
+          w |= code(Number((values[e + h] >> BigInt(8 * j)) & 0xffn)) << (16 * h + bits * j);
+      }
+      words.push(w >>> 0);
+    }
+    note = `entry e: bits [16(e % 2) + ${bits}j, +${bits}) of word e/2 hold element j as an index into (${levels.join(', ')})`;
   }
   const wl = [];
   for (let i = 0; i < words.length; i += 9) {

@@ -11,6 +11,6 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   let idx = wbyte(bw, 4u * ib + l) | (((wbyte(bw, 64u + ib) >> (2u * l)) & 3u) << 8u);
   let sc = (wbyte(bw, 72u + ib) >> (4u * (l >> 1u))) & 15u;
   let db = f16_lo(weights[bw + 20u]) * (0.5 + f32(sc)) * 0.25;
-  return (db * iq_grid4(IQ2S_GRID[2u * idx + h])) * iq_signs4(wbyte(bw, 32u + 4u * ib + l), 4u * h);
+  return (db * iq2_grid4(IQ2S_GRID[idx >> 1u], idx, h)) * iq_signs4(wbyte(bw, 32u + 4u * ib + l), 4u * h);
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

@@ -11,6 +11,7 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   let v = (weights[bw + 2u * ib + (l >> 1u)] >> (16u * (l & 1u))) & 0xffffu;
   let sc = (wbyte(bw, 64u + ib) >> (4u * (l >> 1u))) & 15u;
   let db = f16_lo(weights[bw + 18u]) * (0.5 + f32(sc)) * 0.25;
-  return (db * iq_grid4(IQ2XS_GRID[2u * (v & 511u) + h])) * iq_signs4(iq_ksigns(v >> 9u), 4u * h);
+  let idx = v & 511u;
+  return (db * iq2_grid4(IQ2XS_GRID[idx >> 1u], idx, h)) * iq_signs4(iq_ksigns(v >> 9u), 4u * h);
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

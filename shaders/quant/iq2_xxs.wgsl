@@ -12,6 +12,6 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   let idx = (weights[bw + 2u * ib] >> (8u * l)) & 0xffu;
   let db = f16_lo(weights[bw + 16u]) * (0.5 + f32(aux >> 28u)) * 0.25;
   let s = iq_ksigns((aux >> (7u * l)) & 127u);
-  return (db * iq_grid4(IQ2XXS_GRID[2u * idx + h])) * iq_signs4(s, 4u * h);
+  return (db * iq2_grid4(IQ2XXS_GRID[idx >> 1u], idx, h)) * iq_signs4(s, 4u * h);
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

@@ -11,6 +11,6 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   let idx = wbyte(bw, e >> 2u) | (((wbyte(bw, 64u + ib) >> p) & 1u) << 8u);
   let sc = (wbyte(bw, 104u + (ib >> 1u)) >> (4u * (ib & 1u))) & 15u;
   let db = f16_lo(weights[bw + 27u]) * f32(1u + 2u * sc);
-  return (db * iq_grid4(IQ3S_GRID[idx])) * iq_signs4(wbyte(bw, 72u + (e >> 3u)), 4u * h);
+  return (db * vec4<f32>(2u * iq3_codes(IQ3S_GRID[idx >> 1u], idx) + 1u)) * iq_signs4(wbyte(bw, 72u + (e >> 3u)), 4u * h);
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

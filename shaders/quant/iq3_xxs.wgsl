@@ -10,7 +10,9 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   let h = (e >> 2u) & 1u;
   let aux = weights[bw + 16u + ib];
   let db = f16_lo(weights[bw + 24u]) * (0.5 + f32(aux >> 28u)) * 0.5;
-  let g = IQ3XXS_GRID[wbyte(bw, (e >> 2u))];
-  return (db * iq_grid4(g)) * iq_signs4(iq_ksigns((aux >> (7u * l)) & 127u), 4u * h);
+  let idx = wbyte(bw, e >> 2u);
+  let c = iq3_codes(IQ3XXS_GRID[idx >> 1u], idx);
+  let g = select(vec4<f32>(4u + 8u * c), vec4<f32>(62.0), c == vec4<u32>(7u)); // levels 4, 12, …, 52, 62
+  return (db * g) * iq_signs4(iq_ksigns((aux >> (7u * l)) & 127u), 4u * h);
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }

@@ -234,9 +234,9 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    for (let off = 0; off < tokens.length; off += step) {
+    for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
-      const n = Math.min(step, tokens.length - off);
+      n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
       this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
@@ -313,11 +313,12 @@ export class TransformerModel implements Transformer {
     ops.beginStep({ tokens, startPos, slot });
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    const qTemperature = attentionTemperature(c, startPos); // one value per step (see temperatureRun)
 
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
-      else this.attentionBlock(p, il, n, rows);
+      else this.attentionBlock(p, il, n, rows, qTemperature);
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
       ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
@@ -336,12 +337,18 @@ export class TransformerModel implements Transformer {
   }
 
   /** Attention sub-block of layer il: x += attention(norm(x)), per sequence when the step has several (`rows`). */
-  private attentionBlock(p: AttentionLayerPlan, il: number, n: number, rows: readonly SequenceToken[] | null): void {
+  private attentionBlock(
+    p: AttentionLayerPlan,
+    il: number,
+    n: number,
+    rows: readonly SequenceToken[] | null,
+    qTemperature: number,
+  ): void {
     const { ops, buffers: b } = this;
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
-    if (rows) this.attendRows(il, p, rows);
-    else this.attend(il, p, p.q, p.k, p.v, p.att, n); // att [n, nHeads·headDim]
+    if (rows) this.attendRows(il, p, rows, qTemperature);
+    else this.attend(il, p, p.q, p.k, p.v, p.att, n, qTemperature); // att [n, nHeads·headDim]
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 
@@ -361,6 +368,7 @@ export class TransformerModel implements Transformer {
     v: Activation,
     att: Activation,
     n: number,
+    qTemperature: number,
   ): void {
     const lateNorm = this.config.qkNormAfterRope;
     if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
@@ -370,21 +378,22 @@ export class TransformerModel implements Transformer {
       if (lateNorm) this.normQk(p, q, k, n); // hunyuan-dense: q/k norms after rope
       this.ops.storeKv(il, k, v, n);
     }
+    if (qTemperature !== 1) this.ops.scale(q, qTemperature, n); // mistral3: q · temperature after rope
     this.ops.attention(att, q, il, n, p.attention);
   }
 
   /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */
-  private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[]): void {
+  private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[], qTemperature: number): void {
     const { ops } = this;
     ops.setSequence(rows[0].slot, rows[0].pos);
-    this.attend(il, p, p.q, p.k, p.v, p.att, 1); // row 0 is already where a one-row step has it
+    this.attend(il, p, p.q, p.k, p.v, p.att, 1, qTemperature); // row 0 is already where a one-row step has it
     const s = p.seq!;
     for (let r = 1; r < rows.length; r++) {
       ops.copyRows(s.q, p.q, r, 1);
       ops.copyRows(s.k, p.k, r, 1);
       ops.copyRows(s.v, p.v, r, 1);
       ops.setSequence(rows[r].slot, rows[r].pos);
-      this.attend(il, p, s.q, s.k, s.v, s.att, 1);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1, qTemperature);
       ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
     }
   }
@@ -481,6 +490,18 @@ export class TransformerModel implements Transformer {
     }
     return this.lastLogitsRow;
   }
+}
+
+/** llama 4's attention temperature of q at position `pos` (mistral3), 1 when the model has none; f32 as llama.cpp. */
+function attentionTemperature(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? Math.fround(Math.log(Math.floor(pos / t.floor) + 1) * t.scale + 1) : 1;
+}
+
+/** Tokens from `pos` that share one attention temperature (a step never crosses a multiple of its floor). */
+function temperatureRun(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? t.floor - (pos % t.floor) : Number.POSITIVE_INFINITY;
 }
 
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
