@@ -11,8 +11,8 @@ import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
-import { hunyuanDense } from './hunyuan-dense.js';
 import { lfm2 } from './lfm2.js';
+import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
@@ -36,11 +36,11 @@ export const ARCHITECTURES: readonly Architecture[] = [
   olmo2,
   granite,
   exaone4,
+  lfm2,
   ernie4_5,
   hunyuanDense,
   gemma,
   mistral3,
-  lfm2,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
