@@ -3,6 +3,9 @@
  * 'q4_0', whose K and V rows are quantized in blocks of 32 values along the head dimension (ggml `block_q8_0` /
  * `block_q4_0` bytes). As llama.cpp's flash-attention path (which it requires for a quantized V cache), attention
  * reads dequantized V, and for a quantized K multiplies keys by q quantized to Q8_0 (K's `vec_dot_type`).
+ * As llama.cpp (llama-kv-cache.cpp `attn_rot_k/v`), a quantized cache whose head size is a multiple of 64 stores K and
+ * V rotated by a normalised Sylvester-Hadamard matrix H (H·H = I): q and k by H of the largest power of two dividing
+ * the head size, v by H of 64, and the attention output rotated back by the latter.
  */
 
 import { LlmError } from '../errors.js';
@@ -92,4 +95,37 @@ export function roundQueryForKv(kType: KvType, q: Float32Array): void {
   const bytes = new Uint8Array(kvRowBytes('q8_0', q.length));
   qt.quantizeRow!(q, bytes);
   qt.dequantizeRow(bytes, q, q.length);
+}
+
+/**
+ * Sizes of the Hadamard rotations of a `type` cache whose heads are `headDim` wide, for K (and q) and for V (and the
+ * attention output); 0 = none (float types, or a head size that is not a multiple of 64).
+ */
+export function kvRotations(type: KvType, headDim: number): { readonly k: number; readonly v: number } {
+  if (!isQuantizedKv(type) || headDim % 64 !== 0) return { k: 0, v: 0 };
+  let k = 64;
+  while (headDim % (2 * k) === 0) k *= 2;
+  return { k, v: 64 };
+}
+
+/**
+ * Rotates every run of `size` values of `x` in place by the normalised Sylvester-Hadamard matrix of that size
+ * (a fast Walsh-Hadamard transform, then ÷√size); `size` a power of two dividing x.length, 0 = nothing to do.
+ */
+export function hadamardRows(x: Float32Array, size: number): void {
+  if (size === 0) return;
+  const norm = 1 / Math.sqrt(size);
+  for (let base = 0; base < x.length; base += size) {
+    for (let h = 1; h < size; h *= 2) {
+      for (let i = base; i < base + size; i += 2 * h) {
+        for (let j = i; j < i + h; j++) {
+          const a = x[j];
+          const b = x[j + h];
+          x[j] = a + b;
+          x[j + h] = a - b;
+        }
+      }
+    }
+    for (let i = base; i < base + size; i++) x[i] *= norm;
+  }
 }

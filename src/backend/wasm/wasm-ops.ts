@@ -288,6 +288,7 @@ export class WasmOps extends CompositeOps implements Ops {
     } else {
       this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
     }
+    this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }
 
