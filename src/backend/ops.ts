@@ -14,6 +14,7 @@
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
@@ -261,6 +262,11 @@ export interface Ops {
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
 
+  /**
+   * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions
+   * [nKeep, nKeep+nDiscard), moves the later ones down and re-rotates their keys in place. Resolves when done.
+   */
+  shiftKv(slot: number, shift: KvShift): Promise<void>;
   /** Copies positions 0 … nPositions−1 of every layer from one slot to another (prompt-cache reuse). */
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void;
   /** Optional: reads positions 0 … nPositions−1 of every layer's K and V of `slot` (prompt-cache persistence). */

@@ -53,6 +53,11 @@ export interface GenerationInput {
   readonly visibleTokens?: ReadonlyMap<number, string>;
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
+  /**
+   * Context shift (llama.cpp `--context-shift`): when the context is full, keep the first `nKeep` positions, drop
+   * half of the rest and go on (the transformer re-rotates the kept keys in place). Absent: stop with 'length'.
+   */
+  readonly contextShift?: { readonly nKeep: number };
 }
 
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
@@ -140,6 +145,9 @@ export async function* generate(
   let prefillMs = 0;
   let decodeMs = 0;
   let ttft = 0;
+  const shift = input.contextShift;
+  let discarded = 0; // positions dropped by context shifts so far
+  let isShifted = false;
   try {
     // Prefill the uncached tail; its KV is recorded only once completely written.
     const tail = prompt.slice(lease.reused);
@@ -184,15 +192,29 @@ export async function* generate(
         break;
       }
       // The token would be evaluated at `pos`. Prompt + output never exceed the context: once they fill it, the
-      // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for).
-      const pos = prompt.length + generated.length - 1;
-      if (generated.length >= input.maxTokens || pos + 1 >= ctx.contextLength) {
+      // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for) — unless
+      // a context shift makes room (then, without max_tokens, at most one context's worth of tokens is generated).
+      let pos = prompt.length + generated.length - 1 - discarded;
+      const cap = Number.isFinite(input.maxTokens) || !shift ? input.maxTokens : ctx.contextLength;
+      if (generated.length >= cap) {
         finishReason = 'length';
         break;
       }
+      if (pos + 1 >= ctx.contextLength) {
+        const nDiscard = shift ? Math.floor((pos - shift.nKeep) / 2) : 0; // llama.cpp: n_discard = n_left / 2
+        if (nDiscard < 1 || !ctx.transformer.shiftContext) {
+          finishReason = 'length';
+          break;
+        }
+        await ctx.transformer.shiftContext(lease.slot, shift!.nKeep, nDiscard, pos);
+        ctx.cache.shifted(lease, shift!.nKeep);
+        isShifted = true;
+        discarded += nDiscard;
+        pos -= nDiscard;
+      }
       const td = nowMs();
       await ctx.decode([{ slot: lease.slot, startPos: pos, tokens: [token], logits: 'last' }], 'decode', signal);
-      ctx.cache.append(lease, [token]);
+      if (!isShifted) ctx.cache.append(lease, [token]);
       decodeMs += nowMs() - td;
     }
     const rest = stopper.push(decoder.flush());

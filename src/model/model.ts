@@ -43,6 +43,11 @@ export interface Transformer {
   argmax(): Promise<number>;
   /** Top-k of the last evaluated token's logits, computed on the backend. */
   topK(k: number): Promise<TopK>;
+  /**
+   * Context shift (llama.cpp): in `slot`, drops positions [nKeep, nKeep+nDiscard) of the nPositions filled, moves the
+   * later ones down by nDiscard and re-rotates their keys (no re-prefill). Absent on test doubles that cannot.
+   */
+  shiftContext?(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void>;
   /** Copies the first nPositions of KV from one slot to another. */
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void;
   /** Releases backend memory. */

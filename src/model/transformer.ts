@@ -193,6 +193,11 @@ export class TransformerModel implements Transformer {
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
   }
 
+  async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
+    this.checkSlot(slot);
+    await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes: this.plans.map((p) => p.rope) });
+  }
+
   destroy(): void {
     this.ops.destroy();
   }

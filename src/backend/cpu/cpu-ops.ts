@@ -21,6 +21,7 @@ import type {
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
 import {
   checkKvType,
   decodeKvRow,
@@ -333,6 +334,12 @@ class CpuOps extends CompositeOps implements Ops {
       dst.k.set(src.k.subarray(0, bytes));
       dst.v.set(src.v.subarray(0, bytes));
     }
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.requireKv();
+    checkKvShift(spec, slot, shift);
+    shiftKvBytes(spec, this.kvType, (l) => this.kv[slot][l], shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {

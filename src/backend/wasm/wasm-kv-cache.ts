@@ -6,6 +6,7 @@
 
 import { LlmError } from '../../errors.js';
 import { kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
 import {
   checkKvType,
   decodeKvRow,
@@ -189,6 +190,12 @@ export class WasmKvCache {
       u8.copyWithin(dst.k, src.k, src.k + bytes);
       u8.copyWithin(dst.v, src.v, src.v + bytes);
     }
+  }
+
+  /** `Ops.shiftKv`. */
+  shift(slot: number, shift: KvShift): void {
+    checkKvShift(this.spec, slot, shift);
+    shiftKvBytes(this.spec, this.type, (l) => this.views(slot, l), shift);
   }
 
   /** `Ops.readKv`. */

@@ -24,6 +24,7 @@ import type {
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
@@ -345,6 +346,10 @@ export class WasmOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     this.requireKvCache().copy(srcSlot, dstSlot, nPositions);
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    this.requireKvCache().shift(slot, shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {

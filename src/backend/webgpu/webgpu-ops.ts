@@ -23,6 +23,7 @@ import type {
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkAttentionGeometry, checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import { checkKvShift, type KvShift, kvRowsLayers, shiftKvBytes } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
@@ -440,6 +441,15 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
+  }
+
+  /** Through the host: reads the slot's KV, shifts it (`kv-shift.ts`), writes it back (a step's worth of traffic). */
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.kvc.require('shiftKv', 0);
+    checkKvShift(spec, slot, shift);
+    const rows = await this.readKv(slot, shift.nPositions);
+    shiftKvBytes(spec, rows.elementType, kvRowsLayers(spec, rows), shift);
+    await this.writeKv(slot, rows);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
