@@ -10,7 +10,7 @@
 
 import { LlmError } from '../errors.js';
 import { GgmlType } from '../gguf/types.js';
-import { readF16, roundToF16, writeF16 } from '../quant/half.js';
+import { f16ToF32BitsTable, readF16, roundToF16, writeF16 } from '../quant/half.js';
 import { getQuantType } from '../quant/index.js';
 import type { KvLayerSpec } from './ops.js';
 
@@ -75,7 +75,22 @@ export function decodeKvRow(type: KvType, src: Uint8Array, dst: Float32Array): v
   if (type === 'f32') {
     new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src.subarray(0, dst.byteLength));
   } else if (type === 'f16') {
-    for (let i = 0; i < dst.length; i++) dst[i] = readF16(src, 2 * i);
+    if (src.byteOffset % 2 === 0) {
+      // Whole rows through the f16 → f32 bits table (rows start at even offsets in every cache layout).
+      const bits = f16ToF32BitsTable();
+      const halves = new Uint16Array(src.buffer, src.byteOffset, dst.length);
+      const out = new Uint32Array(dst.buffer, dst.byteOffset, dst.length);
+      for (let i = 0; i < out.length; i++) out[i] = bits[halves[i]];
+    } else {
+      for (let i = 0; i < dst.length; i++) dst[i] = readF16(src, 2 * i);
+    }
+  } else if (type === 'q8_0') {
+    // block_q8_0: f16 d, then 32 int8 quants; value = q·d (the Q8_0 type's dequantizeRow, without per-value shifts).
+    const q = new Int8Array(src.buffer, src.byteOffset, src.length);
+    for (let o = 0, y = 0; y < dst.length; o += 34, y += 32) {
+      const d = readF16(src, o);
+      for (let j = 0; j < 32; j++) dst[y + j] = q[o + 2 + j] * d;
+    }
   } else {
     getQuantType(QUANT[type]).dequantizeRow(src, dst, dst.length);
   }
