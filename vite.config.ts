@@ -108,6 +108,8 @@ export default defineConfig(({ mode }) => {
       'test/kernels/**/*.test.ts',
       'test/reference/**/*.test.ts',
     ],
+    // Regenerates the recorded random-weight models (test/fixtures/models) before any test lists fixtures.
+    globalSetup: ['test/setup/recorded-fixtures.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks' as const,

@@ -3,18 +3,25 @@
  * quantizers), then its reference JSON from real llama.cpp through the dev-only oracle package in scripts/oracle.
  * Usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch llama --quant q4_0 --out DIR [--shape tiny|qwen2.5-0.5b|
  *        k=v,…] [--seed N] [--prompt "…"] [--embed-type q8_0] [--no-reference] [--no-dequant]
- *   shape keys: n_embd, n_head, n_head_kv, head_dim, n_ff, n_layer, n_vocab, tied (0/1).
+ *   shape keys: n_embd, n_head, n_head_kv, head_dim, n_ff, n_layer, n_vocab, tied (0/1); any other key (n_expert=8, …)
+ *   is an architecture's own knob (ModelShape.extra, read by its spec in scripts/synthetic/archs).
+ * Recording (tests regenerate the model from its recipe; only the recipe, sha256 and compact reference are committed):
+ *        npm run fixtures -- --record [--label NAME] --arch smollm3 --quant q8_0 --seed 3 [--shape …]
+ *   writes test/fixtures/models/<arch>-<quant>[-<label>]-s<seed>.json (needs the oracle in scripts/oracle).
  */
 
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SYNTHETIC_ARCHES, type ModelShape, type SyntheticArch } from './synthetic/arch-plan.js';
+import { SYNTHETIC_ARCHES, type ModelShape } from './synthetic/arch-plan.js';
+import { ARCH_SPECS } from './synthetic/archs/index.js';
+import { type FixtureRecipe, fileSha256, recordFixture } from './synthetic/recorded-fixture.js';
 import { parseQuant, REPO_ROOT, writeSyntheticModel } from './synthetic-model.js';
 
-const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${SYNTHETIC_ARCHES.join('|')}> --quant <q4_0|q8_0|q4_k|…|f16>
+const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${[...SYNTHETIC_ARCHES, ...ARCH_SPECS.keys()].join('|')}> --quant <q4_0|q8_0|q4_k|…|f16>
          --out DIR [--shape tiny|qwen2.5-0.5b|llama-3.2-1b|n_embd=256,n_layer=2,…] [--seed N] [--prompt "…"]
-         [--embed-type TYPE] [--no-reference] [--no-dequant]`;
+         [--embed-type TYPE] [--no-reference] [--no-dequant] [--record [--label NAME]]`;
 
 const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
   n_embd: 'nEmbd',
@@ -30,14 +37,20 @@ const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
 /** Parses `--shape` (a named shape or k=v pairs). */
 export function parseShape(spec: string | undefined): Partial<ModelShape> | string | undefined {
   if (spec === undefined || !spec.includes('=')) return spec;
-  const out: Record<string, number | boolean> = {};
+  const out: Record<string, number | boolean | Record<string, number>> = {};
+  const extra: Record<string, number> = {};
   for (const kv of spec.split(',')) {
     const [k, v] = kv.split('=');
-    const key = SHAPE_KEYS[k!.trim()];
-    if (key === undefined || v === undefined)
-      throw new Error(`--shape: unknown key "${k}" (keys: ${Object.keys(SHAPE_KEYS).join(', ')})`);
-    out[key] = key === 'tied' ? v === '1' || v === 'true' : Number(v);
+    const name = k!.trim();
+    const key = SHAPE_KEYS[name];
+    if (v === undefined || !Number.isFinite(Number(v)))
+      throw new Error(
+        `--shape: "${kv}" is not key=number (keys: ${Object.keys(SHAPE_KEYS).join(', ')}, or a spec's own)`,
+      );
+    if (key === undefined) extra[name] = Number(v);
+    else out[key] = key === 'tied' ? v === '1' || v === 'true' : Number(v);
   }
+  if (Object.keys(extra).length > 0) out['extra'] = extra;
   return out as Partial<ModelShape>;
 }
 
@@ -68,9 +81,10 @@ export async function main(args: string[]): Promise<number> {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const arch = opt('--arch') as SyntheticArch | undefined;
+  const arch = opt('--arch');
   const quantName = opt('--quant');
-  const outDir = opt('--out');
+  const record = args.includes('--record');
+  const outDir = record ? mkdtempSync(path.join(tmpdir(), 'webgguf-record-')) : opt('--out');
   if (args.includes('--help') || arch === undefined || quantName === undefined || outDir === undefined) {
     console.error(USAGE);
     return args.includes('--help') ? 0 : 2;
@@ -95,12 +109,31 @@ export async function main(args: string[]): Promise<number> {
     `${info.path}: ${info.arch} ${JSON.stringify(info.shape)}, ${(info.nParams / 1e6).toFixed(2)} M params, ` +
       `${info.bytes} bytes, tensor types ${JSON.stringify(info.tensorTypes)} (${secs} s)`,
   );
-  if (!args.includes('--no-reference')) {
-    writeReference(
-      info.path,
-      opt('--prompt') ?? 'Once upon a time, there was a robot.',
-      !args.includes('--no-dequant'),
-    );
+  const prompt = opt('--prompt') ?? 'Once upon a time, there was a robot.';
+  if (record) {
+    try {
+      if (!writeReference(info.path, prompt, !args.includes('--no-dequant'))) return 1;
+      const label = opt('--label');
+      const id = `${arch}-${quantName.toLowerCase()}${label ? `-${label}` : ''}-s${seed}`;
+      const recipe: FixtureRecipe = {
+        arch,
+        quant: quantName.toLowerCase(),
+        seed,
+        shape: info.shape,
+        ...(embed !== undefined ? { embedType: embed.toLowerCase() } : {}),
+      };
+      const reference = JSON.parse(readFileSync(info.path.replace(/\.gguf$/, '.reference.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      const file = path.join(REPO_ROOT, 'test', 'fixtures', 'models', `${id}.json`);
+      writeFileSync(file, recordFixture(recipe, fileSha256(info.path), reference));
+      console.log(`recorded ${file}`);
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
+    return 0;
   }
+  if (!args.includes('--no-reference')) writeReference(info.path, prompt, !args.includes('--no-dequant'));
   return 0;
 }

@@ -16,6 +16,7 @@ import { writeGgufChunks, type GgufWriteTensor } from '../src/gguf/write.js';
 import { MemoryByteSource } from '../src/io/byte-source.js';
 import { getQuantType, tensorByteLength } from '../src/quant/index.js';
 import { mulberry32 as uniform } from './deterministic-random.mjs';
+import { standardMetadata, type SyntheticArchSpec } from './synthetic/arch-spec.js';
 import {
   FILE_TYPE,
   llama3RopeFreqs,
@@ -28,6 +29,7 @@ import {
   type SyntheticArch,
   type TensorPlan,
 } from './synthetic/arch-plan.js';
+import { ARCH_SPECS } from './synthetic/archs/index.js';
 
 /** Repository root and the shared fixtures folder beside it. */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
@@ -35,7 +37,8 @@ export const SHARED_MODELS = path.resolve(REPO_ROOT, '..', 'shared', 'models');
 
 /** Options of `writeSyntheticModel`. */
 export interface SyntheticModelOptions {
-  readonly arch: SyntheticArch;
+  /** One of SYNTHETIC_ARCHES or of the specs in synthetic/archs. */
+  readonly arch: string;
   /** Quant of the matrices (1-D tensors stay F32). */
   readonly quant: GgmlType;
   /** Shape overrides over the arch fixture's dims; or a NAMED_SHAPES key. */
@@ -54,7 +57,7 @@ export interface SyntheticModelOptions {
 /** What was written. */
 export interface SyntheticModelInfo {
   readonly path: string;
-  readonly arch: SyntheticArch;
+  readonly arch: string;
   readonly shape: ModelShape;
   readonly nParams: number;
   readonly bytes: number;
@@ -170,27 +173,9 @@ function buildMetadata(
   metadata['general.name'] = name;
   const ft = FILE_TYPE[quant];
   if (ft !== undefined) set('general.file_type', ft);
-  // Pad the vocabulary with unused tokens (type 5) up to nVocab.
   const tokens = metadata['tokenizer.ggml.tokens'] as string[];
   if (s.nVocab > tokens.length) {
-    const n0 = tokens.length;
-    const pad = s.nVocab - n0;
-    metadata['tokenizer.ggml.tokens'] = [
-      ...tokens,
-      ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
-    ];
-    const types = metadata['tokenizer.ggml.token_type'];
-    if (Array.isArray(types) || ArrayBuffer.isView(types))
-      metadata['tokenizer.ggml.token_type'] = [
-        ...Array.from(types as ArrayLike<number>),
-        ...new Array<number>(pad).fill(5),
-      ];
-    const scores = metadata['tokenizer.ggml.scores'];
-    if (Array.isArray(scores) || ArrayBuffer.isView(scores))
-      metadata['tokenizer.ggml.scores'] = [
-        ...Array.from(scores as ArrayLike<number>),
-        ...new Array<number>(pad).fill(-1e9),
-      ];
+    padVocabulary(metadata, s.nVocab);
   } else if (s.nVocab < tokens.length) {
     throw new LlmError(
       'invalid-request',
@@ -306,32 +291,129 @@ function resolveShape(
   return { s: { ...base, ...(shape ?? {}) }, name: shape === undefined ? 'tiny' : 'custom' };
 }
 
+/** A model about to be written: its shape, tensors, metadata and how a tensor's f32 values are drawn. */
+interface PreparedModel {
+  readonly s: ModelShape;
+  readonly plans: readonly TensorPlan[];
+  readonly metadata: Record<string, GgufValue>;
+  readonly metadataTypes: Record<string, GgufValueTypeInfo>;
+  values(p: TensorPlan, rnd: () => number): Float32Array;
+}
+
+/** One of the first six architectures: metadata and shape start from its shared fixture. */
+async function prepareLegacy(arch: SyntheticArch, o: SyntheticModelOptions): Promise<PreparedModel> {
+  const template = await loadTemplate(arch);
+  const { s, name: shapeName } = resolveShape(arch, template, o.shape);
+  checkShape(s);
+  const withRope = template.tensors.some((x) => x.name === 'rope_freqs.weight');
+  const quantName = getQuantType(o.quant).name.toLowerCase();
+  const name = `webgguf-synth-${arch}-${shapeName}-${quantName}`;
+  return {
+    s,
+    plans: planTensors(arch, s, withRope),
+    ...buildMetadata(arch, template, s, o.quant, name),
+    values: (p, rnd) => tensorValues(p, rnd, s, arch, template, shapeName),
+  };
+}
+
+/** Pads the vocabulary with unused tokens (type 5, score −1e9) up to nVocab (never trims it). */
+function padVocabulary(metadata: Record<string, GgufValue>, nVocab: number): void {
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  if (!Array.isArray(tokens) || nVocab <= tokens.length) return;
+  const n0 = tokens.length;
+  const pad = nVocab - n0;
+  metadata['tokenizer.ggml.tokens'] = [
+    ...(tokens as string[]),
+    ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
+  ];
+  const types = metadata['tokenizer.ggml.token_type'];
+  if (Array.isArray(types) || ArrayBuffer.isView(types))
+    metadata['tokenizer.ggml.token_type'] = [
+      ...Array.from(types as ArrayLike<number>),
+      ...new Array<number>(pad).fill(5),
+    ];
+  const scores = metadata['tokenizer.ggml.scores'];
+  if (Array.isArray(scores) || ArrayBuffer.isView(scores))
+    metadata['tokenizer.ggml.scores'] = [
+      ...Array.from(scores as ArrayLike<number>),
+      ...new Array<number>(pad).fill(-1e9),
+    ];
+}
+
+/** An architecture written from scratch (synthetic/archs): the tokenizer from a shared file, the rest from the spec. */
+async function prepareSpec(spec: SyntheticArchSpec, o: SyntheticModelOptions): Promise<PreparedModel> {
+  const named = typeof o.shape === 'string' ? spec.namedShapes?.[o.shape] : undefined;
+  if (typeof o.shape === 'string' && named === undefined) {
+    const names = Object.keys(spec.namedShapes ?? {});
+    throw new LlmError(
+      'invalid-request',
+      `fixture tool: ${spec.name} has ${names.length ? `the named shapes ${names.join(', ')}` : 'no named shapes'}; or pass k=v pairs`,
+    );
+  }
+  const over: Partial<ModelShape> = named ?? (typeof o.shape === 'string' ? {} : (o.shape ?? {}));
+  const s: ModelShape = {
+    ...spec.shape,
+    ...over,
+    extra: { ...(spec.shape.extra ?? {}), ...(over.extra ?? {}) },
+  };
+  checkShape(s);
+  const tokenizerFile = path.join(SHARED_MODELS, spec.tokenizer ?? 'stories260K.gguf');
+  if (!existsSync(tokenizerFile)) {
+    throw new LlmError('invalid-request', `fixture tokenizer ${tokenizerFile} for arch ${spec.name} is missing`);
+  }
+  const t = await parseGguf(new MemoryByteSource(new Uint8Array(readFileSync(tokenizerFile)), tokenizerFile));
+  const metadata: Record<string, GgufValue> = Object.create(null) as Record<string, GgufValue>;
+  const metadataTypes: Record<string, GgufValueTypeInfo> = Object.create(null) as Record<string, GgufValueTypeInfo>;
+  const put = (key: string, value: GgufValue, type: GgufValueTypeInfo): void => {
+    metadata[key] = value;
+    metadataTypes[key] = type;
+  };
+  const quantName = getQuantType(o.quant).name.toLowerCase();
+  put('general.architecture', spec.name, { type: GgufValueType.STRING });
+  put('general.name', `webgguf-synth-${spec.name}-${quantName}`, { type: GgufValueType.STRING });
+  const ft = FILE_TYPE[o.quant];
+  if (ft !== undefined) put('general.file_type', ft, U32);
+  const entries = { ...standardMetadata(spec.name, s), ...spec.metadata(s) };
+  for (const [key, e] of Object.entries(entries)) if (e !== null) put(key, e.value, e.type);
+  for (const key of Object.keys(t.metadata)) {
+    if (key.startsWith('tokenizer.')) put(key, t.metadata[key]!, t.metadataTypes[key]!);
+  }
+  padVocabulary(metadata, s.nVocab);
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  if (!Array.isArray(tokens) || tokens.length !== s.nVocab) {
+    throw new LlmError(
+      'invalid-request',
+      `fixture tool: n_vocab ${s.nVocab} must equal the ${tokenizerFile} vocabulary (${Array.isArray(tokens) ? tokens.length : 0})`,
+    );
+  }
+  return {
+    s,
+    plans: spec.tensors(s),
+    metadata,
+    metadataTypes,
+    values: (p, rnd) => {
+      const out = new Float32Array(p.shape.reduce((a, b) => a * b, 1)); // (elements) f32
+      fillGaussian(out, rnd, p.kind === 'norm' ? p.center : 0, p.std);
+      return out;
+    },
+  };
+}
+
 /**
  * Writes a random-weight model. The header comes from the project's `writeGgufChunks`; tensor data is generated,
  * quantized and appended one tensor at a time in the writer's layout (packed in order, aligned).
  */
 export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<SyntheticModelInfo> {
-  if (!SYNTHETIC_ARCHES.includes(o.arch)) {
-    throw new LlmError(
-      'unsupported-arch',
-      `fixture tool: architecture "${o.arch}" is not one of ${SYNTHETIC_ARCHES.join(', ')}`,
-    );
+  const spec = ARCH_SPECS.get(o.arch);
+  const legacy = SYNTHETIC_ARCHES.find((a) => a === o.arch);
+  if (spec === undefined && legacy === undefined) {
+    const known = [...SYNTHETIC_ARCHES, ...ARCH_SPECS.keys()];
+    throw new LlmError('unsupported-arch', `fixture tool: architecture "${o.arch}" is not one of ${known.join(', ')}`);
   }
-  const template = await loadTemplate(o.arch);
-  const { s, name: shapeName } = resolveShape(o.arch, template, o.shape);
-  checkShape(s);
-  const withRope = template.tensors.some((x) => x.name === 'rope_freqs.weight');
-  const plans = planTensors(o.arch, s, withRope);
+  const prepared = spec ? await prepareSpec(spec, o) : await prepareLegacy(legacy!, o);
+  const { s, plans, metadata, metadataTypes } = prepared;
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
-  const quantName = getQuantType(o.quant).name.toLowerCase();
-  const { metadata, metadataTypes } = buildMetadata(
-    o.arch,
-    template,
-    s,
-    o.quant,
-    `webgguf-synth-${o.arch}-${shapeName}-${quantName}`,
-  );
   const alignment = 32;
 
   // Header: the writer needs every tensor's byte length; zero-filled placeholders are never touched (lazy pages).
@@ -356,13 +438,7 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
       throwIfAborted(o.signal, 'synthetic model generation');
       const p = plans[i]!;
       const rnd = uniform(hashSeed(o.seed ?? 1, p.name));
-      const data = tensorBytes(
-        p,
-        types[i]!,
-        () => tensorValues(p, rnd, s, o.arch, template, shapeName),
-        rnd,
-        o.poolThreshold ?? 1 << 22,
-      );
+      const data = tensorBytes(p, types[i]!, () => prepared.values(p, rnd), rnd, o.poolThreshold ?? 1 << 22);
       writeSync(fd, data);
       pos += data.byteLength;
       const pad = (alignment - (pos % alignment)) % alignment;
@@ -391,16 +467,19 @@ export function syntheticCacheDir(): string {
  * `quant`: a GgmlType or name ('q4_0'); `arch` defaults to the shape's (qwen2 for 'qwen2.5-0.5b', llama otherwise).
  */
 export async function makeSyntheticModel(opts: {
-  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny';
+  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b';
   quant: GgmlType | string;
   arch?: SyntheticArch;
   seed?: number;
   signal?: AbortSignal;
 }): Promise<string> {
   const quant = typeof opts.quant === 'string' ? parseQuant(opts.quant) : opts.quant;
+  // A spec's named shape (lfm2-1.2b), else one of NAMED_SHAPES.
+  const specArch = [...ARCH_SPECS.values()].find((sp) => sp.namedShapes?.[opts.shape] !== undefined)?.name;
   const named = NAMED_SHAPES[opts.shape];
-  if (named === undefined) throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
-  const arch = opts.arch ?? named.arch;
+  if (named === undefined && specArch === undefined)
+    throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
+  const arch = specArch ?? opts.arch ?? named!.arch;
   const file = path.join(
     syntheticCacheDir(),
     `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,

@@ -7,7 +7,7 @@
 
 import { GgmlType, GGML_TYPES } from '../../src/gguf/types.js';
 
-/** Architectures the fixture tool can make. */
+/** Architectures the fixture tool makes from their shared fixtures (the others: `archs/index.ts`). */
 export const SYNTHETIC_ARCHES = ['llama', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3'] as const;
 /** One of SYNTHETIC_ARCHES. */
 export type SyntheticArch = (typeof SYNTHETIC_ARCHES)[number];
@@ -24,6 +24,8 @@ export interface ModelShape {
   readonly nVocab: number;
   /** Output matrix shared with token_embd (no output.weight). */
   readonly tied: boolean;
+  /** An architecture's own knobs (`--shape n_expert=8,…`), read by its spec (`arch-spec.ts` `extra`). */
+  readonly extra?: Readonly<Record<string, number>>;
 }
 
 /** Named shapes: benchmark-sized models and the arch fixtures' own dims ('tiny'). */
@@ -54,7 +56,8 @@ export const TEMPLATE_FILE: Readonly<Record<SyntheticArch, string>> = {
 };
 
 /** What kind of values a tensor holds (decides its random distribution and whether it is quantized). */
-export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs';
+/** 'conv': a depthwise convolution kernel, kept F32 (llama-quant never quantizes `shortconv.conv`). */
+export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'conv';
 
 /** One tensor to generate. */
 export interface TensorPlan {
@@ -141,13 +144,29 @@ export const FILE_TYPE: Readonly<Partial<Record<GgmlType, number>>> = {
   [GgmlType.Q4_K]: 15,
   [GgmlType.Q5_K]: 17,
   [GgmlType.Q6_K]: 18,
+  [GgmlType.IQ2_XXS]: 19,
+  [GgmlType.IQ2_XS]: 20,
+  [GgmlType.IQ3_XXS]: 23,
+  [GgmlType.IQ1_S]: 24,
   [GgmlType.IQ4_NL]: 25,
+  [GgmlType.IQ3_S]: 26,
+  [GgmlType.IQ2_S]: 29, // LLAMA_FTYPE_MOSTLY_IQ2_M: IQ2_S is its default type (MOSTLY_IQ2_S = 28 defaults to IQ2_XS)
   [GgmlType.IQ4_XS]: 30,
+  [GgmlType.IQ1_M]: 31,
   [GgmlType.BF16]: 32,
+  [GgmlType.MXFP4]: 38, // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
 };
 
 /** llama.cpp's replacement when a row does not fit a type's blocks (llama-quant.cpp fallback). */
 const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
+  // The 256-element IQ codebook types fall back to the 32-element IQ4_NL; MXFP4 (32) has none, so it becomes F16.
+  [GgmlType.IQ1_S]: GgmlType.IQ4_NL,
+  [GgmlType.IQ1_M]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_XXS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_XS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_S]: GgmlType.IQ4_NL,
+  [GgmlType.IQ3_XXS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ3_S]: GgmlType.IQ4_NL,
   [GgmlType.Q2_K]: GgmlType.IQ4_NL,
   [GgmlType.Q3_K]: GgmlType.IQ4_NL,
   [GgmlType.IQ4_XS]: GgmlType.IQ4_NL,
@@ -161,7 +180,7 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1) return GgmlType.F32;
+  if (plan.shape.length === 1 || plan.kind === 'conv') return GgmlType.F32;
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

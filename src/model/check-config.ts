@@ -80,18 +80,21 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       { details: { tensor: names.outputNorm } },
     );
   }
-  const required = [
-    names.attnNorm,
-    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
-    names.attnOut,
-    names.ffnNorm,
+  const ffnRequired = [
+    ...(config.preNorms ? [names.attnNorm, names.ffnNorm] : []),
     ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
     names.ffnDown,
-    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
   ];
+  const required = [
+    ...ffnRequired,
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    names.attnOut,
+    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+  ];
+  const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
   for (let il = 0; il < config.nLayers; il++) {
-    for (const pattern of required) {
+    for (const pattern of config.shortConvLayers[il] ? convRequired : required) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -121,8 +124,16 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
-  const layer0 = describeLayers(config)[0]; // the per-layer values of layer 0
-  const q = byName.get(layerTensorName(names.attnQ, 0));
+  const specs = describeLayers(config);
+  const firstAttn = Math.max(
+    0,
+    specs.findIndex((l) => l.kind === 'attention'),
+  ); // layer whose q/k shapes are checked
+  const spec0 = specs[firstAttn];
+  // the per-layer values of the first attention layer (a model of only recurrent layers checks nothing here)
+  const layer0 =
+    spec0.kind === 'attention' ? spec0 : { nHeads: config.nHeads, nKvHeads: config.nKvHeads, headDim: config.headDim };
+  const q = byName.get(layerTensorName(names.attnQ, firstAttn));
   if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
     throw invalid(
       `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
@@ -131,7 +142,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       layer0.nHeads,
     );
   }
-  const k = byName.get(layerTensorName(names.attnK, 0));
+  const k = byName.get(layerTensorName(names.attnK, firstAttn));
   if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== layer0.nKvHeads * layer0.headDim) {
     throw invalid(
       `'${kvKey}' = ${layer0.nKvHeads} × head size ${layer0.headDim} = ${layer0.nKvHeads * layer0.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
@@ -150,11 +161,11 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
-  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== layer0.ffnDim) {
+  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== specs[0].ffnDim) {
     throw invalid(
-      `'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
+      `'${ffnKey}' is ${specs[0].ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
       ffnKey,
-      layer0.ffnDim,
+      specs[0].ffnDim,
     );
   }
 }

@@ -16,8 +16,14 @@ export interface ArchOptions {
   readonly ropeKind: 'norm' | 'neox';
   /** Gated FFN activation: SwiGLU ('silu') or GEGLU ('gelu', tanh approximation). */
   readonly activation: GluActivation;
-  /** Per-head RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`). */
+  /** RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`), per head unless `qkNormScope` says otherwise. */
   readonly qkNorm: boolean;
+  /** 'head': the q/k norms normalise each head (weight [headDim]); 'all-heads': the whole q or k row (olmo2). */
+  readonly qkNormScope: 'head' | 'all-heads';
+  /** The q/k norms come after rope instead of before it (hunyuan-dense). */
+  readonly qkNormAfterRope: boolean;
+  /** RMSNorm of each sub-block's input (`attn_norm`, `ffn_norm`); false: only post-norms (olmo2, exaone4). */
+  readonly preNorms: boolean;
   /** RMSNorm of the attention and FFN outputs before their residual adds (`post_attention_norm`, `post_ffw_norm`). */
   readonly postNorms: boolean;
   /** Embeddings are multiplied by √n_embd (gemma). */
@@ -26,6 +32,10 @@ export interface ArchOptions {
   readonly fusedQkv: boolean;
   /** Gate and up come as one `ffn_up` matrix of 2·n_ff rows, gate first (phi3), split at load time. */
   readonly fusedGateUp: boolean;
+  /** `attn_output.bias` is applied when present (ernie4_5: llama.cpp loads it but never adds it). */
+  readonly attnOutBias: boolean;
+  /** The lm head is always `token_embd`, even when the file has an `output.weight` (gemma). */
+  readonly alwaysTied: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -33,10 +43,15 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   ropeKind: 'norm',
   activation: 'silu',
   qkNorm: false,
+  qkNormScope: 'head',
+  qkNormAfterRope: false,
+  preNorms: true,
   postNorms: false,
   scaleEmbeddings: false,
   fusedQkv: false,
   fusedGateUp: false,
+  attnOutBias: true,
+  alwaysTied: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -103,12 +118,29 @@ export interface ModelConfig extends ArchOptions {
   readonly slidingWindow: number;
   /** Which layers use the sliding window ([nLayers]). */
   readonly slidingLayers: readonly boolean[];
+  /** Layers without rope, whose positions enter only through the causal mask (NoPE; smollm3) ([nLayers]). */
+  readonly noRopeLayers: readonly boolean[];
   /** Multiplier of q·k (llama.cpp `f_attention_scale`, default 1/√headDim). */
   readonly attentionScale: number;
   /** Attention-logit soft-cap (gemma2), 0 = off. */
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+  /** Multiplier of the token embeddings (√n_embd for gemma, `embedding_scale` for granite), 1 = none. */
+  readonly embeddingScale: number;
+  /** Multiplier of each sub-block's output before its residual add (granite `residual_scale`), 1 = none. */
+  readonly residualScale: number;
+  /** Multiplier of the logits (granite: 1 / `logit_scale`), 1 = none. */
+  readonly logitScale: number;
+  /**
+   * Attention temperature (mistral3, llama 4): q of the token at position p is multiplied by
+   * 1 + scale · ln(⌊p / floor⌋ + 1); null = off.
+   */
+  readonly attnTemperature: { readonly scale: number; readonly floor: number } | null;
+  /** Layers whose token mixer is a short gated convolution instead of attention (lfm2) ([nLayers]). */
+  readonly shortConvLayers: readonly boolean[];
+  /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
+  readonly shortConvWidth: number;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -320,9 +352,16 @@ export function readStandardConfig(
     ropeSwa: null,
     slidingWindow: 0,
     slidingLayers: new Array<boolean>(nLayers).fill(false),
+    noRopeLayers: new Array<boolean>(nLayers).fill(false),
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,
+    embeddingScale: options.scaleEmbeddings ? Math.fround(Math.sqrt(embeddingLength)) : 1,
+    residualScale: 1,
+    logitScale: 1,
+    attnTemperature: null,
+    shortConvLayers: new Array<boolean>(nLayers).fill(false),
+    shortConvWidth: 0,
   };
 }
 

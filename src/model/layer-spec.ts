@@ -1,7 +1,7 @@
 /**
  * The layer plan as data: one `LayerSpec` per block, derived once from a `ModelConfig`, that the forward pass,
- * the weight loader and the memory sizing iterate. Today every layer is an attention block; recurrent and MoE
- * layers become new `kind`s here rather than special cases in the forward pass.
+ * the weight loader and the memory sizing iterate: attention blocks and short-convolution blocks (lfm2); further
+ * recurrent and MoE layers become new `kind`s here rather than special cases in the forward pass.
  */
 
 import type { KvLayerSpec } from '../backend/ops.js';
@@ -20,7 +20,7 @@ interface LayerRope {
 }
 
 /** One attention + gated-FFN block. */
-interface AttentionLayerSpec {
+export interface AttentionLayerSpec {
   readonly kind: 'attention';
   readonly nHeads: number;
   /** KV heads of this layer's own KV cache (sized per layer from these records). */
@@ -36,13 +36,37 @@ interface AttentionLayerSpec {
   readonly rope: LayerRope | null;
 }
 
+/**
+ * One short gated convolution + gated-FFN block (lfm2): in_proj → B·x → causal depthwise conv over the last
+ * `convWidth` inputs → C· → out_proj. Its state per sequence is the last `convWidth − 1` conv inputs (no KV).
+ */
+interface ShortConvLayerSpec {
+  readonly kind: 'shortconv';
+  /** Taps of the depthwise convolution (`shortconv.l_cache`). */
+  readonly convWidth: number;
+  /** Width of the gated FFN's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec;
+
+/** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
+export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
+  return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
+}
+
+/** The attention layers' records of `config` (tests and tools that look only at attention geometry). */
+export function attentionLayers(config: ModelConfig): AttentionLayerSpec[] {
+  return describeLayers(config).filter((l): l is AttentionLayerSpec => l.kind === 'attention');
+}
 
 /** The per-layer records of `config`, layer 0 first. */
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
+    const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
+    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
@@ -51,16 +75,21 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
       headDim: sliding ? c.headDimSwa : c.headDim,
-      ffnDim: c.layerFfnDims[il] ?? c.ffnDim,
+      ffnDim,
       slidingWindow: sliding ? c.slidingWindow : 0,
-      rope: swaRope
-        ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
-        : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
+      rope: c.noRopeLayers[il]
+        ? null
+        : swaRope
+          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
+          : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
     };
   });
 }
 
 /** The KV cache geometry of `layers`: each layer's own KV heads and head size. */
 export function kvLayersOf(layers: readonly LayerSpec[]): KvLayerSpec[] {
-  return layers.map((l) => ({ nKvHeads: l.nKvHeads, headDim: l.headDim }));
+  // A layer without attention (short convolution) keeps no KV: 0 columns.
+  return layers.map((l) =>
+    l.kind === 'attention' ? { nKvHeads: l.nKvHeads, headDim: l.headDim } : { nKvHeads: 0, headDim: 0 },
+  );
 }

@@ -16,7 +16,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
-import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
+import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
 
 /** Progress of weight upload. */
 interface LoadProgress {
@@ -88,18 +88,36 @@ export async function loadTransformer(
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
   const c = config;
+  const allHeads = c.qkNormScope === 'all-heads';
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
-  const output = loader.has(names.output)
-    ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
-    : tokenEmbd;
+  const output =
+    !c.alwaysTied && loader.has(names.output)
+      ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
+      : tokenEmbd;
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
-  const layers: LayerWeights[] = [];
+  const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
   for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    if (spec.kind === 'shortconv') {
+      const E = c.embeddingLength;
+      layers.push({
+        kind: 'shortconv',
+        attnNorm: await loader.upload(n(names.attnNorm), [E]),
+        inProj: await loader.upload(n(names.shortConvInProj), [E, 3 * E]),
+        conv: await loader.upload(n(names.shortConv), [spec.convWidth, E]),
+        outProj: await loader.upload(n(names.shortConvOutProj), [E, E]),
+        ffnNorm: await loader.upload(n(names.ffnNorm), [E]),
+        gate: await loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+        up: await loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+        down: await loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        postFfnNorm: null,
+      });
+      continue;
+    }
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;
@@ -124,19 +142,19 @@ export async function loadTransformer(
           await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
         ];
     layers.push({
-      attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
+      attnNorm: c.preNorms ? await loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
       wq,
       wk,
       wv,
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [spec.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [spec.headDim]) : null,
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
-      bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
+      bo: c.attnOutBias ? await loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
+      ffnNorm: c.preNorms ? await loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate,
       up,
       down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),

@@ -72,8 +72,12 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
     shapes.push({ key, label, rows: ub, cols });
   };
   for (const layer of describeLayers(c)) {
-    for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
-    for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+    if (layer.kind === 'shortconv') {
+      add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
+    } else {
+      for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+      for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+    }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
   }
   return shapes;

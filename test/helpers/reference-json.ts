@@ -3,17 +3,17 @@
  * ../shared/models with a `<stem>.reference.json` beside it. Parsing and validation live in src/model/conformance.ts.
  */
 
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { referencePathFor } from '../../src/cli/model-file.js';
 import { parseReferenceJson, type ReferenceJson } from '../../src/model/conformance.js';
-import { listGgufFiles, sharedPath } from './shared-path.js';
+import { listGgufFiles, RECORDED_FIXTURE_DIR, sharedPath } from './shared-path.js';
 
 export type { ReferenceJson } from '../../src/model/conformance.js';
 
 /** A model fixture with its reference. */
 export interface ReferenceFixture {
-  /** Path relative to shared/models, e.g. 'arch/gemma2-f16.gguf'. */
+  /** Path relative to shared/models, e.g. 'arch/gemma2-f16.gguf'; 'recorded/<id>.gguf' for test/fixtures/models. */
   readonly id: string;
   readonly ggufPath: string;
   readonly referencePath: string;
@@ -21,7 +21,10 @@ export interface ReferenceFixture {
   readonly requireGreedy: boolean;
 }
 
-/** Every GGUF under shared/models that has a reference JSON, sorted by id. */
+/**
+ * Every GGUF under shared/models that has a reference JSON, sorted by id, then the recorded fixtures the vitest global
+ * setup regenerated from test/fixtures/models (test/setup/recorded-fixtures.ts).
+ */
 export function listReferenceFixtures(): ReferenceFixture[] {
   const root = sharedPath('models');
   const out: ReferenceFixture[] = [];
@@ -30,6 +33,12 @@ export function listReferenceFixtures(): ReferenceFixture[] {
     if (!referencePath) continue;
     const id = relative(root, ggufPath);
     out.push({ id, ggufPath, referencePath, requireGreedy: id === 'stories260K.gguf' || id.startsWith('derived/') });
+  }
+  const recorded = existsSync(RECORDED_FIXTURE_DIR) ? readdirSync(RECORDED_FIXTURE_DIR) : [];
+  for (const name of recorded.filter((f) => f.endsWith('.gguf')).sort()) {
+    const ggufPath = join(RECORDED_FIXTURE_DIR, name);
+    const referencePath = referencePathFor(ggufPath);
+    if (referencePath) out.push({ id: `recorded/${name}`, ggufPath, referencePath, requireGreedy: false });
   }
   return out;
 }

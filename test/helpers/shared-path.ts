@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 /** Repository root (this file lives at test/helpers/). */
 const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
+/** Where the vitest global setup regenerates the recorded fixtures of test/fixtures/models (test/setup/). */
+export const RECORDED_FIXTURE_DIR: string = join(REPO_ROOT, '.cache', 'recorded-fixtures');
+
 /** Absolute path of the shared fixture folder (`<repo>/../shared`). */
 export const SHARED_DIR: string = resolve(REPO_ROOT, '..', 'shared');
 

@@ -261,6 +261,9 @@ for (const config of CONFIGS) {
         r.push(await ops.read(o, 3));
         ops.copyRows(last, o, 2, 1);
         r.push(await ops.read(last, 1));
+        ops.copyRows(o, last, 0, 1, 1); // into row 1
+        ops.copyRows(o, o, 0, 1, 2); // within one buffer
+        r.push(await ops.read(o, 3));
         r.push(Float32Array.of(await ops.argmax(o, 1)));
         const top = await ops.topK(ga, 2, 5);
         r.push(Float32Array.from(top.ids), top.logits);

@@ -198,6 +198,12 @@ async function elementwise(ops: Ops): Promise<Float32Array[]> {
   ops.copyRows(c, a, 2, 1);
   ops.endStep();
   out.push(await ops.read(c, 1));
+  // With a destination row: into another buffer, and within one buffer (ranges apart).
+  ops.beginStep({ tokens: new Int32Array(3), startPos: 0, slot: 0 });
+  ops.copyRows(c, b, 0, 1, 2);
+  ops.copyRows(a, a, 0, 1, 1);
+  ops.endStep();
+  out.push(await ops.read(c, 3), await ops.read(a, 3));
   return out;
 }
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { ARCHITECTURES } from '../../src/model/arch/index.js';
-import { listGgufFiles } from '../helpers/shared-path.js';
+import { listReferenceFixtures } from '../helpers/reference-json.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
@@ -23,18 +23,18 @@ describe('architecture recipe', () => {
     expect(files.sort()).toEqual(ARCHITECTURES.map((a) => a.name).sort());
   });
 
-  it('every registered architecture has a shared fixture with a llama.cpp reference', async () => {
+  it('every registered architecture has a fixture with a llama.cpp reference (shared or recorded)', async () => {
     const withReference = new Set<string>();
-    for (const path of listGgufFiles('models')) {
-      if (!existsSync(path.replace(/\.gguf$/, '.reference.json'))) continue;
+    for (const { ggufPath: path } of listReferenceFixtures()) {
       const source = await NodeFileSource.open(path);
       const gguf = await parseGguf(source).finally(() => source.close());
       withReference.add(String(gguf.metadata['general.architecture']));
     }
     const missing = ARCHITECTURES.map((a) => a.name).filter((name) => !withReference.has(name));
-    expect(missing, 'architectures without a <name>.gguf + <name>.reference.json fixture in ../shared/models').toEqual(
-      [],
-    );
+    expect(
+      missing,
+      'architectures without a fixture: record one with `npm run fixtures -- --record --arch <name> …` (CONTRIBUTING.md)',
+    ).toEqual([]);
   });
 
   it('CONTRIBUTING.md names only files that exist, the registry among them', () => {

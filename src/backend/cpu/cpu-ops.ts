@@ -13,6 +13,7 @@ import type {
   GluActivation,
   KvCacheSpec,
   Ops,
+  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -36,6 +37,7 @@ import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
 import { CompositeOps } from '../composite-ops.js';
+import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
 /** A weight on the CPU backend: always dequantized to f32. */
 /** One layer's K and V of one slot as stored: [contextLength, kvRowBytes] bytes each (the cache's KV type). */
@@ -85,6 +87,7 @@ class CpuOps extends CompositeOps implements Ops {
   private kvType: KvType = 'f32';
   private kvSpec: KvCacheSpec | null = null;
   private batch: StepBatch | null = null;
+  private readonly recurrent = new HostRecurrentState();
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     throwIfAborted(signal, `uploading ${info.name}`);
@@ -138,6 +141,10 @@ class CpuOps extends CompositeOps implements Ops {
 
   beginStep(batch: StepBatch): void {
     this.batch = batch;
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -295,9 +302,9 @@ class CpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < len; i++) d[i] = cap * Math.tanh(d[i] / cap);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    const src = buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols);
-    buf(out).set(src, 0);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    if (buf(out) === buf(x)) buf(out).copyWithin(dstRow * x.cols, srcRow * x.cols, (srcRow + n) * x.cols);
+    else buf(out).set(buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols), dstRow * out.cols);
   }
 
   endStep(): void {
@@ -318,6 +325,43 @@ class CpuOps extends CompositeOps implements Ops {
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
     return topKScan(buf(x).subarray(row * x.cols, (row + 1) * x.cols), k);
+  }
+
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const { slot, startPos } = this.step();
+    const taps = kernel.rowLength;
+    const channels = kernel.nRows;
+    shortConvRows({
+      out: buf(out),
+      outAt: 0,
+      outStride: out.cols,
+      bcx: buf(bcx),
+      bcxAt: 0,
+      bcxStride: bcx.cols,
+      state: this.recurrent.layer(slot, layer, (taps - 1) * channels),
+      kernel: (kernel as CpuWeight).data,
+      kernelAt: 0,
+      n,
+      channels,
+      taps,
+      fresh: startPos === 0,
+    });
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    this.recurrent.copy(srcSlot, dstSlot);
+  }
+
+  async readRecurrentState(slot: number): Promise<Float32Array> {
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.recurrent.write(slot, state);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {

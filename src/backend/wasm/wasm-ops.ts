@@ -16,6 +16,7 @@ import type {
   GluActivation,
   KvCacheSpec,
   Ops,
+  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -33,6 +34,7 @@ import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } 
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { CompositeOps } from '../composite-ops.js';
+import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
 /** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
 interface WasmWeight extends Weight {
@@ -74,6 +76,8 @@ export class WasmOps extends CompositeOps implements Ops {
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
   private kv: WasmKvCache | null = null;
+  /** Short-convolution state per slot and layer (host memory: the convolution runs in TypeScript). */
+  private readonly recurrent = new HostRecurrentState();
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
     act: null,
@@ -151,6 +155,10 @@ export class WasmOps extends CompositeOps implements Ops {
 
   beginStep(batch: StepBatch): void {
     this.batch = batch;
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -315,9 +323,9 @@ export class WasmOps extends CompositeOps implements Ops {
     act(x).version++;
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     const s = (act(x).byteOffset >>> 2) + srcRow * x.cols;
-    this.heap.f32.copyWithin(act(out).byteOffset >>> 2, s, s + n * x.cols);
+    this.heap.f32.copyWithin((act(out).byteOffset >>> 2) + dstRow * out.cols, s, s + n * x.cols);
     act(out).version++;
   }
 
@@ -342,6 +350,33 @@ export class WasmOps extends CompositeOps implements Ops {
     const ids = this.heap.i32.slice(idsAt >>> 2, (idsAt >>> 2) + count);
     const f32 = this.heap.f32;
     return { ids, logits: Float32Array.from(ids, (j) => f32[(at >>> 2) + j]) };
+  }
+
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const { slot, startPos } = this.step();
+    const [taps, channels, f32] = [kernel.rowLength, kernel.nRows, this.heap.f32];
+    const state = this.recurrent.layer(slot, layer, (taps - 1) * channels); // [taps − 1, channels]
+    const [o, b] = [act(out), act(bcx)];
+    const [outStride, bcxStride, outAt, bcxAt] = [out.cols, bcx.cols, o.byteOffset >>> 2, b.byteOffset >>> 2];
+    const args = { outAt, outStride, bcxAt, bcxStride, kernelAt: this.vector(kernel), n, channels, taps };
+    shortConvRows({ ...args, out: f32, bcx: f32, state, kernel: f32, fresh: startPos === 0 });
+    o.version++;
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    this.recurrent.copy(srcSlot, dstSlot);
+  }
+
+  async readRecurrentState(slot: number): Promise<Float32Array> {
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.recurrent.write(slot, state);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {

@@ -19,6 +19,7 @@ import type {
   GluScratch,
   KvCacheSpec,
   Ops,
+  RecurrentStateSpec,
 } from '../ops.js';
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
@@ -32,6 +33,7 @@ import { AttentionOps } from './attention-ops.js';
 import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
+import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -74,6 +76,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
+  private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -125,6 +128,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.ropeTables = new RopeTableCache(host);
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.sampling = new SamplingOps(host); // allocates the result buffer
+    this.recurrent = new RecurrentStateOps(host);
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -223,6 +227,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     }
     if (n > 0) this.device.queue.writeBuffer(this.tokens, 0, batch.tokens.buffer, batch.tokens.byteOffset, n * 4);
     this.step = { startPos: batch.startPos, slot: batch.slot, n };
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -334,7 +342,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override normMatmul(
     normed: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     projections: readonly Projection[],
     n: number,
   ): void {
@@ -342,14 +350,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
       if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
-      if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
+      if (norm && !isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
-      this.matmul(p.out, normed, p.weight, n, p.bias);
+      this.matmul(p.out, norm ? normed : x, p.weight, n, p.bias);
     }
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.fused(x, input, w, n, options.bias, null, true)) {
+    if (options.postNorm || options.scale !== 1 || !this.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
@@ -357,7 +365,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override gatedFfn(
     out: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     gate: Weight,
     up: Weight,
     n: number,
@@ -413,8 +421,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.softcap(x, cap, n);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    this.acts.copyRows(out, x, srcRow, n);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    this.acts.copyRows(out, x, srcRow, n, dstRow);
   }
 
   endStep(): void {
@@ -437,6 +445,30 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   topK(x: Activation, row: number, k: number): Promise<TopK> {
     return this.sampling.topK(x as GpuActivation, row, k);
+  }
+
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const st = this.requireStep('shortConv');
+    const [o, b] = [out as GpuActivation, bcx as GpuActivation];
+    this.recurrent.shortConv(st, o, b, layer, n, this.vec(kernel), kernel.rowLength, kernel.nRows);
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    if (this.recurrent.copy(srcSlot, dstSlot) && !this.step) this.scheduleFlush();
+  }
+
+  readRecurrentState(slot: number): Promise<Float32Array> {
+    this.hw.settle();
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.hw.settle();
+    this.recurrent.write(slot, state);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {

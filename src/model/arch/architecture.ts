@@ -38,6 +38,10 @@ export interface TensorNames {
   readonly ffnUp: string;
   readonly ffnDown: string;
   readonly postFfnNorm: string;
+  /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
+  readonly shortConv: string;
+  readonly shortConvInProj: string;
+  readonly shortConvOutProj: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -67,6 +71,9 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnUp: 'blk.{i}.ffn_up.weight',
   ffnDown: 'blk.{i}.ffn_down.weight',
   postFfnNorm: 'blk.{i}.post_ffw_norm.weight',
+  shortConv: 'blk.{i}.shortconv.conv.weight',
+  shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
+  shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',
 };
 
 /** A tensor name of layer `layer`. */

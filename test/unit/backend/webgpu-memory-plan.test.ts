@@ -78,7 +78,7 @@ describe('planMemory', () => {
   it('rejects a type the WebGPU backend cannot run', () => {
     expect(() =>
       planMemory(
-        { ...model, tensors: [{ name: 'x', type: GgmlType.IQ2_XXS, shape: [256, 2] }] },
+        { ...model, tensors: [{ name: 'x', type: GgmlType.TQ1_0, shape: [256, 2] }] },
         { maxStorageBufferBindingSize: MiB, maxBufferSize: MiB },
       ),
     ).toThrow(expect.objectContaining({ code: 'unsupported-type' }));

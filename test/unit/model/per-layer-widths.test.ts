@@ -13,7 +13,7 @@ import { parseGguf } from '../../../src/gguf/parse.js';
 import { GgmlType, GgufValueType, type GgufValue } from '../../../src/gguf/types.js';
 import { type GgufWriteTensor, writeGguf } from '../../../src/gguf/write.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import { describeLayers } from '../../../src/model/layer-spec.js';
+import { attentionLayers } from '../../../src/model/layer-spec.js';
 import { loadTransformer } from '../../../src/model/load.js';
 import { maxAbsDiff } from '../../helpers/compare.js';
 import { readEditableGguf } from '../../helpers/editable-gguf.js';
@@ -103,7 +103,14 @@ describe('per-layer hyper-parameters', () => {
         'llama.attention.key_length': 16,
       }),
     );
-    expect(describeLayers(c).map((l) => [l.kind, l.nHeads, l.nKvHeads, l.ffnDim])).toEqual([
+    expect(
+      attentionLayers(c).map((l) => [
+        l.kind,
+        l.kind === 'attention' && l.nHeads,
+        l.kind === 'attention' && l.nKvHeads,
+        l.ffnDim,
+      ]),
+    ).toEqual([
       ['attention', 4, 2, 128],
       ['attention', 2, 2, 96],
       ['attention', 8, 2, 160],
@@ -116,7 +123,7 @@ describe('per-layer hyper-parameters', () => {
     const perLayerKv = getArchitecture('llama').config(
       meta({ 'llama.attention.head_count_kv': [2, 1, 4], 'llama.attention.key_length': 16 }),
     );
-    expect(describeLayers(perLayerKv).map((l) => [l.nKvHeads, l.headDim])).toEqual([
+    expect(attentionLayers(perLayerKv).map((l) => [l.nKvHeads, l.headDim])).toEqual([
       [2, 16],
       [1, 16],
       [4, 16],
@@ -138,7 +145,7 @@ describe('per-layer hyper-parameters', () => {
       'gemma2.attention.value_length_swa': 16,
       'gemma2.rope.dimension_count_swa': 8,
     });
-    expect(describeLayers(swa).map((l) => [l.slidingWindow > 0, l.nKvHeads, l.headDim, l.rope?.nRot])).toEqual([
+    expect(attentionLayers(swa).map((l) => [l.slidingWindow > 0, l.nKvHeads, l.headDim, l.rope?.nRot])).toEqual([
       [true, 2, 16, 8],
       [false, 1, 32, 32],
       [true, 2, 16, 8],

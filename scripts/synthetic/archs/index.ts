@@ -1,0 +1,16 @@
+/**
+ * Architectures the fixture tool writes from scratch (`arch-spec.ts`), by `general.architecture`. The first six
+ * (llama, qwen2, qwen3, phi3, gemma2, gemma3) start from their shared fixtures instead (`arch-plan.ts`).
+ */
+
+import type { SyntheticArchSpec } from '../arch-spec.js';
+import { exaone4 } from './exaone4.js';
+import { granite } from './granite.js';
+import { olmo2 } from './olmo2.js';
+import { lfm2 } from './lfm2.js';
+import { smollm3 } from './smollm3.js';
+
+/** Every spec, by name. */
+export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
+  [smollm3, olmo2, granite, exaone4, lfm2].map((spec) => [spec.name, spec]),
+);
