@@ -6,16 +6,11 @@
  * q4_0 KV.
  */
 
-import path from 'node:path';
 import v8 from 'node:v8';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { createWasmOps } from '../../src/backend/wasm/index.js';
 import { describeMultiSequence } from '../helpers/multi-sequence-check.js';
-import { RECORDED_FIXTURE_DIR, sharedPath } from '../helpers/shared-path.js';
-
-/** A recorded fixture (test/fixtures/models) as a path under ../shared/models. */
-const recorded = (id: string): string =>
-  path.relative(sharedPath('models'), path.join(RECORDED_FIXTURE_DIR, `${id}.gguf`));
+import { recordedModelPath } from '../helpers/shared-path.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
@@ -23,7 +18,7 @@ describeMultiSequence(
   'cpu',
   () => createCpuOps(),
   // mistral3: an attention temperature that changes at position 8, where one row of a step sits and others not.
-  ['stories260K.gguf', 'arch/gemma2-f16.gguf', 'arch/qwen3-f16.gguf', recorded('mistral3-q8_0-s1')],
+  ['stories260K.gguf', 'arch/gemma2-f16.gguf', 'arch/qwen3-f16.gguf', recordedModelPath('mistral3-q8_0-s1')],
   1e-4,
 );
 describeMultiSequence(
