@@ -67,6 +67,10 @@ export class NodeFileSource implements ByteSource {
 
   /** Reads exactly `length` bytes at `offset` (looping over short reads). */
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal, `read of ${this.name}`);
+    if (this.handle === null)
+      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the file again`);
+    checkReadRange(this.name, this.size, offset, length);
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
     await this.readInto(offset, out, signal);
     return out;
