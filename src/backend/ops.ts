@@ -38,7 +38,7 @@ export interface WeightStream {
   /** The piece `[offset, offset + length)` is filled: rearrange/upload it. */
   commit(offset: number, length: number): void;
   /** Every byte is committed: the weight. */
-  finish(): Weight;
+  finish(): Promise<Weight>;
   /** Releases what the stream holds when it will not finish (abort, read error). */
   cancel(): void;
 }

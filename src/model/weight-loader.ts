@@ -197,7 +197,7 @@ export class WeightLoader {
         ahead = next.done ? null : start(next.value);
         stream.commit(piece.offset, piece.length);
         if (piece.isLastOfPart) {
-          part.slot.set(stream.finish());
+          part.slot.set(await stream.finish());
           open.delete(stream);
           streams.delete(part.name);
         }

@@ -45,7 +45,7 @@ function countingOps(ops: Ops, counts: { begun: number; finished: number; cancel
           return {
             target: (o, l) => s.target(o, l),
             commit: (o, l) => s.commit(o, l),
-            finish: () => {
+            finish: async () => {
               counts.finished++;
               return s.finish();
             },

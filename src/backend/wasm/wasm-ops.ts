@@ -102,7 +102,7 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     stream.target(0, byteLength).set(data.subarray(0, byteLength));
     stream.commit(0, byteLength);
-    return stream.finish();
+    return await stream.finish();
   }
 
   /** Places a weight in WASM memory and returns the stream that fills it in place (wasm-weight-stream.ts). */

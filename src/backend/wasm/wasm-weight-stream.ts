@@ -99,7 +99,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
       committed += length;
     },
-    finish: () => {
+    finish: async () => {
       if (committed !== byteLength) {
         throw new LlmError('invalid-request', `uploading ${info.name}: ${committed} of its ${byteLength} bytes given`, {
           details: { tensor: info.name, committed, byteLength },
