@@ -124,6 +124,8 @@ export interface BenchReport {
   readonly errors: readonly string[];
   /** The cached-load section (test/bench/cached-load.ts); absent in older reports, null when skipped. */
   readonly cachedLoad?: CachedLoadResult | null;
+  /** The same from IndexedDB in Chromium (with --browser); absent in older reports, null when not run. */
+  readonly cachedLoadBrowser?: CachedLoadResult | null;
   /** Constrained decoding figures per backend (test/bench/structured-run.ts); absent in older reports. */
   readonly structured?: readonly {
     readonly backend: string;

@@ -253,6 +253,22 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`cached load: ${(e as Error).message}`);
     }
   }
+  let cachedLoadBrowser: CachedLoadResult | null = null;
+  if (a.cachedLoad && a.browser) {
+    const { runBrowserCachedLoad } = await import('./browser-bench.js');
+    try {
+      cachedLoadBrowser = await runBrowserCachedLoad({
+        modelPath,
+        backends: a.browserWebgpu ? ['wasm', 'webgpu'] : ['wasm'],
+        threads: a.threads[0] ?? 1,
+        rounds: a.rounds,
+        log,
+        caseTimeoutMs: a.caseTimeoutS * 1000,
+      });
+    } catch (e) {
+      errors.push(`cached load (chromium): ${(e as Error).message}`);
+    }
+  }
   const summary = summarize(runs, bpt, bandwidth, a.gpuBw);
   const report: BenchReport = {
     version: 1,
@@ -280,6 +296,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     errors,
     structured,
     cachedLoad,
+    cachedLoadBrowser,
   };
   mkdirSync(a.outDir, { recursive: true });
   const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);
@@ -292,7 +309,10 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
 
 /** The report's tables, then the cached-load section when it ran. */
 function reportMarkdown(r: BenchReport): string {
-  return r.cachedLoad ? `${toMarkdown(r)}\n${cachedLoadMarkdown(r.cachedLoad)}` : toMarkdown(r);
+  let md = toMarkdown(r);
+  if (r.cachedLoad) md += `\n${cachedLoadMarkdown(r.cachedLoad)}`;
+  if (r.cachedLoadBrowser) md += `\n${cachedLoadMarkdown(r.cachedLoadBrowser, 'Chromium, IndexedDB')}`;
+  return md;
 }
 
 /** The options as typed, for the report's `command`. */

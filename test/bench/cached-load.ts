@@ -58,7 +58,7 @@ export async function runCachedLoad(o: {
       got.push(res);
       runs.push(res);
       o.log(
-        `cached load round ${r + 1} ${s.mode} ${s.mode === 'ready' ? s.backend : ''}: ${round(res.ms, 0)} ms, RSS +${round(res.rssGrowthMiB, 0)} MiB`,
+        `cached load round ${r + 1} ${s.mode} ${s.mode === 'ready' ? s.backend : ''}: ${round(res.ms, 0)} ms${Number.isFinite(res.rssGrowthMiB) ? `, RSS +${round(res.rssGrowthMiB, 0)} MiB` : ''}`,
       );
     }
     perRound.push({ read: got.find((g) => g.mode === 'read')!, ready: got.filter((g) => g.mode === 'ready') });
@@ -88,10 +88,10 @@ export async function runCachedLoad(o: {
   return { modelBytes, threads: o.threads, rows, runs };
 }
 
-/** The section as Markdown. */
-export function cachedLoadMarkdown(r: CachedLoadResult): string {
+/** The section as Markdown; `where` names the store (default: Node, a local file). */
+export function cachedLoadMarkdown(r: CachedLoadResult, where = 'Node, local file'): string {
   const lines = [
-    `## Cached load (Node, local file, ${(r.modelBytes / 2 ** 20).toFixed(0)} MiB, ${r.threads} thread${r.threads > 1 ? 's' : ''})`,
+    `## Cached load (${where}, ${(r.modelBytes / 2 ** 20).toFixed(0)} MiB, ${r.threads} thread${r.threads > 1 ? 's' : ''})`,
     '',
     '| backend | rounds | read only | ready (parse + upload + warmup) | ready ÷ read (median of per-round) | load / warmup | ready CPU | peak RSS growth (÷ model) |',
     '|---|---|---|---|---|---|---|---|',
@@ -100,7 +100,9 @@ export function cachedLoadMarkdown(r: CachedLoadResult): string {
     lines.push(
       `| ${x.backend} | ${x.rounds} | ${x.readMs} ms (${x.readMBps} MB/s) | ${x.readyMs} ms (${x.readyMBps} MB/s) | ` +
         `**${x.ratio}×** ${x.ratio <= 1.5 ? '✔' : '✘'} (≤ 1.5×) | ${x.loadMs} / ${x.warmupMs} ms | ${x.readyCpuMs} ms | ` +
-        `${x.rssGrowthMiB} MiB (${x.rssPerModel}×) ${x.rssPerModel <= 1.1 ? '✔' : '✘'} |`,
+        (Number.isFinite(x.rssGrowthMiB)
+          ? `${x.rssGrowthMiB} MiB (${x.rssPerModel}×) ${x.rssPerModel <= 1.1 ? '✔' : '✘'} |`
+          : '– (no RSS in a page) |'),
     );
   }
   return `${lines.join('\n')}\n`;
