@@ -167,6 +167,8 @@ interface PageCachedLoadRun {
   readonly rssGrowthMiB: number;
   readonly loadMs?: number;
   readonly warmupMs?: number;
+  /** `ready`: ms from the start to the first progress event of each phase (parse, upload, warmup, ready). */
+  readonly phaseStartMs?: Record<string, number>;
 }
 
 /**
@@ -182,9 +184,18 @@ async function cachedLoad(url: string, mode: 'read' | 'ready', backend: 'wasm' |
   if (mode === 'read') {
     for (let i = 0; i < m.chunkPresent.length; i++) await readChunk(url, i);
   } else {
-    const engine = await createEngine({ model: url, backend, threads, persistedCache: false });
+    const at: Record<string, number> = {};
+    const engine = await createEngine({
+      model: url,
+      backend,
+      threads,
+      persistedCache: false,
+      onProgress: (p) => {
+        at[p.phase] ??= performance.now() - t0; // first event of each phase
+      },
+    });
     const stats = await engine.stats();
-    extra = { loadMs: stats.loadMs, warmupMs: stats.warmupMs };
+    extra = { loadMs: stats.loadMs, warmupMs: stats.warmupMs, phaseStartMs: at };
     await engine.unload();
   }
   const ms = performance.now() - t0;
