@@ -8,9 +8,11 @@
 
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createEngine } from '../../src/api/create-engine.js';
 import type { Ops, WeightInfo, WeightStream } from '../../src/backend/ops.js';
 import { createWasmOps } from '../../src/backend/wasm/index.js';
+import { WasmOps } from '../../src/backend/wasm/wasm-ops.js';
 import { isLlmError } from '../../src/errors.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { GgmlType } from '../../src/gguf/types.js';
@@ -171,5 +173,31 @@ describe('streamed weight load (WASM)', () => {
     }).catch((e: unknown) => e);
     expect(isLlmError(err, 'gguf-invalid')).toBe(true);
     expect((err as { details: Record<string, unknown> }).details).toMatchObject({ tensor: t.name, element });
+  });
+
+  it('createEngine aborted mid-upload rejects with aborted, destroys the backend and closes the file', async () => {
+    const destroy = vi.spyOn(WasmOps.prototype, 'destroy');
+    const close = vi.spyOn(NodeFileSource.prototype, 'close');
+    try {
+      const controller = new AbortController();
+      let uploads = 0;
+      const err = await createEngine({
+        model: sharedPath('models', 'arch/qwen2-q8_0.gguf'),
+        backend: 'wasm',
+        threads: 1,
+        contextLength: 32,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.phase === 'upload' && ++uploads === 3) controller.abort();
+        },
+      }).catch((e: unknown) => e);
+      expect(isLlmError(err, 'aborted')).toBe(true);
+      expect(uploads).toBe(3);
+      expect(destroy).toHaveBeenCalledTimes(1);
+      expect(close).toHaveBeenCalledTimes(1);
+    } finally {
+      destroy.mockRestore();
+      close.mockRestore();
+    }
   });
 });
