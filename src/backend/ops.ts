@@ -27,6 +27,26 @@ export interface WeightInfo {
   readonly shape: readonly number[];
 }
 
+/**
+ * A weight being streamed onto a backend (`Ops.beginWeight`): the loader writes the tensor's GGUF bytes piece by
+ * piece, in order, into `target`s and `commit`s each, so reading the file, rearranging rows and uploading overlap and
+ * no copy of the whole tensor is ever made. Pieces are whole rows; every piece but the last of a tensor is a multiple
+ * of 4 rows. At most two pieces are outstanding (targeted, not yet committed) at a time.
+ */
+export interface WeightStream {
+  /**
+   * Memory to fill with bytes `[offset, offset + length)` of the tensor: a view of backend memory or a staging
+   * buffer, valid until that piece is committed. The backend allocates nothing here (reads may be in flight).
+   */
+  target(offset: number, length: number): Uint8Array;
+  /** The piece `[offset, offset + length)` is filled: rearrange/upload it. */
+  commit(offset: number, length: number): void;
+  /** Every byte is committed: the weight. */
+  finish(): Promise<Weight>;
+  /** Releases what the stream holds when it will not finish (abort, read error). */
+  cancel(): void;
+}
+
 /** A weight living on a backend. Opaque beyond these fields. */
 export interface Weight {
   readonly name: string;
@@ -196,6 +216,11 @@ export interface Ops {
 
   /** Uploads one tensor from its raw GGUF bytes (the backend may repack or dequantize). */
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
+  /**
+   * Starts streaming one tensor in (see `WeightStream`); validates and allocates like `uploadWeight`. Optional: the
+   * loader falls back to reading each tensor whole and calling `uploadWeight`.
+   */
+  beginWeight?(info: WeightInfo): WeightStream;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
   /**

@@ -21,7 +21,17 @@ import type {
   Ops,
   RecurrentStateSpec,
 } from '../ops.js';
-import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
+import type {
+  KvRows,
+  Projection,
+  ResidualOptions,
+  RopeParams,
+  StepBatch,
+  TopK,
+  Weight,
+  WeightInfo,
+  WeightStream,
+} from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
@@ -39,7 +49,7 @@ import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import { GEMV_SG_ROWS } from './gemv-sg-params.js';
 import type { WeightGroupSlot } from './weight-groups.js';
-import { uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
+import { beginGpuWeight, uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
 import type { StepProfile } from './profile.js';
 import { ProfileSession } from './profile-session.js';
 import { HardwareGemv } from './hardware-gemv.js';
@@ -178,6 +188,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     return uploadGpuWeight(this.uploadHost, info, data, signal);
+  }
+
+  beginWeight(info: WeightInfo): WeightStream {
+    return beginGpuWeight(this.uploadHost, info);
   }
 
   createActivation(label: string, maxRows: number, cols: number): Activation {
