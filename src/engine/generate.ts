@@ -53,6 +53,11 @@ export interface GenerationInput {
   readonly visibleTokens?: ReadonlyMap<number, string>;
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
+  /**
+   * Prompt positions the chat layer knows as turn boundaries (the end of the system prompt): a model with recurrent
+   * layers snapshots its state there, so another conversation sharing that prefix resumes from it.
+   */
+  readonly stateBoundaries?: readonly number[];
 }
 
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
@@ -146,12 +151,12 @@ export async function* generate(
   try {
     // Prefill the uncached tail; its KV is recorded only once completely written.
     const tp = nowMs();
-    for (const [from, to] of split > lease.reused
-      ? [
-          [lease.reused, split],
-          [split, prompt.length],
-        ]
-      : [[lease.reused, prompt.length]]) {
+    const cuts = ctx.cache.isRecurrent ? [split, ...(input.stateBoundaries ?? [])] : [];
+    const ends = [...new Set(cuts.filter((c) => c > lease.reused && c < prompt.length)), prompt.length].sort(
+      (a, b) => a - b,
+    );
+    for (let i = 0, from = lease.reused; i < ends.length; from = ends[i++]) {
+      const to = ends[i];
       const piece = prompt.slice(from, to);
       const logits = to === prompt.length ? 'last' : 'none';
       await ctx.decode([{ slot: lease.slot, startPos: from, tokens: piece, logits }], 'prefill', signal);

@@ -40,8 +40,14 @@ describe('prompt cache with recurrent state (lfm2)', () => {
     await close();
   });
 
-  const run = async (ctx: Context, prompt: readonly number[], maxTokens = 4): Promise<GenerationResult> => {
+  const run = async (
+    ctx: Context,
+    prompt: readonly number[],
+    maxTokens = 4,
+    stateBoundaries?: readonly number[],
+  ): Promise<GenerationResult> => {
     const gen = generate(ctx, tokenizer, {
+      ...(stateBoundaries ? { stateBoundaries } : {}),
       prompt,
       cacheKey: 'k',
       sampling: normalizeSamplingOptions({ temperature: 0 }, tokenizer.vocabSize).sampling,
@@ -86,6 +92,16 @@ describe('prompt cache with recurrent state (lfm2)', () => {
     expect(c.cachedTokens).toBe(system.length);
     expect(ctx.cacheStats()).toMatchObject({ snapshotRestores: 1 });
     same(c, await cold(cPrompt));
+  });
+
+  it("with the chat layer's system-prompt boundary, the second conversation already shares it", async () => {
+    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
+    const system = ids(3, 12);
+    await run(ctx, [...system, ...ids(40, 5)], 4, [system.length]);
+    const bPrompt = [...system, ...ids(80, 5)];
+    const b = await run(ctx, bPrompt, 4, [system.length]);
+    expect(b.cachedTokens).toBe(system.length);
+    same(b, await cold(bPrompt));
   });
 
   it('an identical prompt again never reuses a state past the prompt, and equals a cold run', async () => {
