@@ -11,9 +11,11 @@ import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
 import { Context } from '../../../src/engine/context.js';
 import { generate, type GenerationResult } from '../../../src/engine/generate.js';
 import { KvCache } from '../../../src/engine/kv-cache.js';
+import { PersistedPromptCache } from '../../../src/engine/persisted-cache.js';
 import { PromptCache } from '../../../src/engine/prompt-cache.js';
 import { normalizeSamplingOptions } from '../../../src/engine/sampling-options.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
+import { memoryPromptCacheStore } from '../../../src/io/prompt-cache-store.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { loadTransformer } from '../../../src/model/load.js';
 import type { Transformer } from '../../../src/model/model.js';
@@ -102,6 +104,15 @@ describe('prompt cache with recurrent state (lfm2)', () => {
     const b = await run(ctx, bPrompt, 4, [system.length]);
     expect(b.cachedTokens).toBe(system.length);
     same(b, await cold(bPrompt));
+  });
+
+  it('the persisted prompt cache keeps nothing for it (KV without the state could never be served)', async () => {
+    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
+    const p = ids(6, 12);
+    await run(ctx, p);
+    const persisted = new PersistedPromptCache(transformer, ctx.cache, 'lfm2', { store: memoryPromptCacheStore() });
+    expect(await persisted.save('k', p)).toBeNull();
+    expect(await persisted.saveAll()).toBe(0);
   });
 
   it('an identical prompt again never reuses a state past the prompt, and equals a cold run', async () => {
