@@ -10,10 +10,13 @@
  *   `matmul` computes `out[n, nRows] = x[n, rowLength] · Wᵀ`.
  * - A step is `beginStep` … ops … `endStep`. Ops may be recorded (WebGPU) or run at once (CPU); only `read*`,
  *   `argmax` and `topK` return results, as promises, and they see every op issued before them.
- * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`.
+ * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`. A step of
+ *   several sequences (one row each, `n` choices decoding together) runs the row-wise ops over all rows and the
+ *   per-sequence ops (rope, KV store, attention) once per sequence after `setSequence`.
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -40,14 +43,28 @@ export interface Activation {
   readonly cols: number;
 }
 
-/** Static KV cache geometry, allocated once for the context length. */
+/** KV geometry of one layer; `nKvHeads` 0 = the layer stores no KV of its own (nothing is allocated for it). */
+export interface KvLayerSpec {
+  readonly nKvHeads: number;
+  /** Width of one K (and V) head. */
+  readonly headDim: number;
+}
+
+/**
+ * Static KV cache geometry, allocated once for the context length. Layers may differ (per-layer KV head counts and
+ * head sizes): layer l stores rows of `layers[l].nKvHeads · layers[l].headDim` values.
+ */
 export interface KvCacheSpec {
-  readonly nLayers: number;
   /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
   readonly nSlots: number;
   readonly contextLength: number;
-  readonly nKvHeads: number;
-  readonly headDim: number;
+  /** One record per layer, layer 0 first (the layer count is `layers.length`). */
+  readonly layers: readonly KvLayerSpec[];
+  /**
+   * Element type of K and V (llama.cpp `-ctk`/`-ctv`); default: the backend's own (f32 on cpu and wasm, f16 or f32 on
+   * WebGPU as its shader path). A backend that cannot store a type throws `LlmError('unsupported-type')`.
+   */
+  readonly kvType?: KvType;
 }
 
 /**
@@ -63,10 +80,11 @@ export interface RecurrentStateSpec {
 
 /**
  * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
- * positions 0 … nPositions−1 (`nKvHeads·headDim` values each), little-endian `elementType` values.
+ * positions 0 … nPositions−1 (that layer's `nKvHeads·headDim` values each, `kvRowBytes` bytes), little-endian.
  */
 export interface KvRows {
-  readonly elementType: 'f32' | 'f16';
+  /** The cache's KV type; block types hold ggml blocks (`block_q8_0`, `block_q4_0`) of each row. */
+  readonly elementType: KvType;
   readonly nPositions: number;
   readonly data: Uint8Array;
 }
@@ -155,6 +173,8 @@ export interface ResidualOptions {
   readonly bias: Weight | null;
   /** RMSNorm of the product before it is added (gemma2/3 post-norms), or null. */
   readonly postNorm: RmsNormWeight | null;
+  /** Multiplier of the (post-normed) product before it is added (granite's residual scale); 1 = none. */
+  readonly scale: number;
   /** [maxRows ≥ n, w.nRows] buffer the default composition computes the product in; not `x` or the input. */
   readonly scratch: Activation;
 }
@@ -177,11 +197,20 @@ export interface Ops {
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
-  /** Allocates (or reallocates) the KV cache; contents start as zeros. */
-  createKvCache(spec: KvCacheSpec): void;
+  /**
+   * Allocates (or reallocates) the KV cache; contents start as zeros. Returns the element type it stores
+   * (`spec.kvType`, or the backend's default).
+   */
+  createKvCache(spec: KvCacheSpec): KvType;
 
   /** Starts a step: makes the batch's token ids and positions visible to the ops that follow. */
   beginStep(batch: StepBatch): void;
+  /**
+   * Within a step, points the per-sequence ops that follow (`rope`, `storeKv`, `ropeStoreKv`, `attention`) at
+   * sequence `slot` with row 0 of their activations at position `startPos` (a step of several sequences issues them
+   * once per sequence on that sequence's rows); the step's token ids are unchanged.
+   */
+  setSequence(slot: number, startPos: number): void;
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
   /**
@@ -208,33 +237,40 @@ export interface Ops {
   scale(x: Activation, s: number, n: number): void;
   /** x = cap · tanh(x / cap) in place (gemma2 final-logit soft-capping). */
   softcap(x: Activation, cap: number, n: number): void;
-  /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
+  /**
+   * out[dstRow … dstRow+n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head); `dstRow` defaults to 0.
+   * When out is x the two ranges must not overlap.
+   */
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow?: number): void;
   /*
    * Compound steps. `CompositeOps` (backend/composite-ops.ts) composes each from the primitives above; a backend
    * with fused kernels overrides it and falls back to that composition where its kernels do not apply.
    */
   /**
-   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias). `normed`
-   * ([maxRows ≥ n, x.cols], not x) may receive rmsNorm(x); x itself is never modified. No out may be x or normed.
+   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias); with `norm` null,
+   * out = x · weightᵀ (+ bias) (olmo2's blocks have no pre-norm). `normed` ([maxRows ≥ n, x.cols], not x) may
+   * receive rmsNorm(x); x itself is never modified. No out may be x or normed.
    */
   normMatmul(
     normed: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     projections: readonly Projection[],
     n: number,
   ): void;
-  /** Residual add of a projection: x[n, w.nRows] += postNorm(input · wᵀ + bias). `options.scratch` may be overwritten. */
+  /**
+   * Residual add of a projection: x[n, w.nRows] += scale · postNorm(input · wᵀ + bias). `options.scratch` may be
+   * overwritten.
+   */
   matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void;
   /**
-   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ).
-   * The scratch buffers may be overwritten; `out` must be none of them and not x.
+   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), or of
+   * x itself when `norm` is null. The scratch buffers may be overwritten; `out` must be none of them and not x.
    */
   gatedFfn(
     out: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     gate: Weight,
     up: Weight,
     n: number,

@@ -6,7 +6,7 @@
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
-import type { Transformer, LogitsWanted } from '../model/model.js';
+import type { LogitsWanted, SequenceToken, Transformer } from '../model/model.js';
 import { KvCache } from './kv-cache.js';
 import { PromptCache, type PromptCacheStats } from './prompt-cache.js';
 
@@ -170,6 +170,18 @@ export class Context {
         this.timers.decodeMs += ms;
       }
     }
+  }
+
+  /**
+   * One decode step of several sequences together (`Transformer.evalRows`: one token per slot, every row's logits
+   * kept); counted as `rows.length` decoded tokens.
+   */
+  async decodeRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'decode');
+    const t0 = nowMs();
+    await this.transformer.evalRows(rows, signal);
+    this.timers.decodeTokens += rows.length;
+    this.timers.decodeMs += nowMs() - t0;
   }
 
   /**

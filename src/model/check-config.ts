@@ -10,9 +10,12 @@ import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import { describeValue } from '../gguf/value-types.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
+import { describeLayers } from './layer-spec.js';
 
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
+/** A dense FFN's bias (`blk.N.ffn_gate.bias`, `ffn_up.bias`, `ffn_down.bias`). */
+const FFN_BIAS = /^blk\.\d{1,9}\.ffn_(gate|up|down)\.bias$/;
 
 function invalid(
   message: string,
@@ -80,8 +83,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     );
   }
   const ffnRequired = [
-    names.attnNorm,
-    names.ffnNorm,
+    ...(config.preNorms ? [names.attnNorm, names.ffnNorm] : []),
     ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
     names.ffnDown,
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
@@ -107,6 +109,16 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       }
     }
   }
+  // llama.cpp adds optional FFN biases (granite, mistral3, llama); the forward pass has none, so refuse rather than
+  // silently drop them.
+  const ffnBias = gguf.tensors.find((t) => FFN_BIAS.test(t.name));
+  if (ffnBias) {
+    throw new LlmError(
+      'unsupported-arch',
+      `loading model: tensor '${ffnBias.name}': feed-forward biases are not supported yet (this ${arch} file has them)`,
+      { details: { tensor: ffnBias.name, arch } },
+    );
+  }
   const embd = byName.get(names.tokenEmbd);
   if (embd === undefined || embd.shape.length !== 2) {
     throw new LlmError('gguf-invalid', `loading model: tensor '${names.tokenEmbd}' is missing or not 2-D`, {
@@ -124,27 +136,34 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
-  const layer0 = { nHeads: config.layerHeads[0], ffnDim: config.layerFfnDims[0] }; // the per-layer values of layer 0
-  const firstAttn = Math.max(0, config.shortConvLayers.indexOf(false)); // layer whose q/k shapes are checked
+  const specs = describeLayers(config);
+  const firstAttn = Math.max(
+    0,
+    specs.findIndex((l) => l.kind === 'attention'),
+  ); // layer whose q/k shapes are checked
+  const spec0 = specs[firstAttn];
+  // the per-layer values of the first attention layer (a model of only recurrent layers checks nothing here)
+  const layer0 =
+    spec0.kind === 'attention' ? spec0 : { nHeads: config.nHeads, nKvHeads: config.nKvHeads, headDim: config.headDim };
   const q = byName.get(layerTensorName(names.attnQ, firstAttn));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * config.headDim) {
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
     throw invalid(
-      `'${headsKey}' = ${layer0.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${layer0.nHeads * config.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
       layer0.nHeads,
     );
   }
   const k = byName.get(layerTensorName(names.attnK, firstAttn));
-  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== config.nKvHeads * config.headDim) {
+  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== layer0.nKvHeads * layer0.headDim) {
     throw invalid(
-      `'${kvKey}' = ${config.nKvHeads} × head size ${config.headDim} = ${config.nKvHeads * config.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
+      `'${kvKey}' = ${layer0.nKvHeads} × head size ${layer0.headDim} = ${layer0.nKvHeads * layer0.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
       kvKey,
-      config.nKvHeads,
+      layer0.nKvHeads,
     );
   }
   const qkv = byName.get(layerTensorName(names.attnQkv, 0));
-  const qkvRows = (layer0.nHeads + 2 * config.nKvHeads) * config.headDim;
+  const qkvRows = (layer0.nHeads + 2 * layer0.nKvHeads) * layer0.headDim;
   if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
     throw invalid(
       `'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`,
@@ -154,11 +173,11 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
-  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== layer0.ffnDim) {
+  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== specs[0].ffnDim) {
     throw invalid(
-      `'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
+      `'${ffnKey}' is ${specs[0].ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
       ffnKey,
-      layer0.ffnDim,
+      specs[0].ffnDim,
     );
   }
 }

@@ -4,10 +4,13 @@
  * recurrent and MoE layers become new `kind`s here rather than special cases in the forward pass.
  */
 
+import type { KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 
-/** Rotary embedding of one layer (sliding layers may have their own base, gemma3). */
+/** Rotary embedding of one layer (sliding layers may have their own base, gemma3, and rotated width). */
 interface LayerRope {
+  /** Dimensions rotated per head (≤ headDim). */
+  readonly nRot: number;
   /** Base frequency. */
   readonly theta: number;
   /** 1 / linear scaling factor. */
@@ -17,12 +20,14 @@ interface LayerRope {
 }
 
 /** One attention + gated-FFN block. */
-interface AttentionLayerSpec {
+export interface AttentionLayerSpec {
   readonly kind: 'attention';
   readonly nHeads: number;
+  /** KV heads of this layer's own KV cache (sized per layer from these records). */
   readonly nKvHeads: number;
-  /** Width of one head (keys, values and queries). */
+  /** Width of one head (keys, values and queries) on this layer. */
   readonly headDim: number;
+  // TODO(gemma3n, gemma4): `kvSource?: number` — a layer that reads another layer's KV instead of storing its own.
   /** Width of the gated FFN's hidden layer. */
   readonly ffnDim: number;
   /** Keys farther back than this many positions are masked; 0 = global attention. */
@@ -51,6 +56,11 @@ export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
   return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
 }
 
+/** The attention layers' records of `config` (tests and tools that look only at attention geometry). */
+export function attentionLayers(config: ModelConfig): AttentionLayerSpec[] {
+  return describeLayers(config).filter((l): l is AttentionLayerSpec => l.kind === 'attention');
+}
+
 /** The per-layer records of `config`, layer 0 first. */
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
@@ -59,18 +69,27 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
+    const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
-      nKvHeads: c.nKvHeads,
-      headDim: c.headDim,
+      nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
+      headDim: sliding ? c.headDimSwa : c.headDim,
       ffnDim,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]
         ? null
         : swaRope
-          ? { theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
-          : { theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
+          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
+          : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
     };
   });
+}
+
+/** The KV cache geometry of `layers`: each layer's own KV heads and head size. */
+export function kvLayersOf(layers: readonly LayerSpec[]): KvLayerSpec[] {
+  // A layer without attention (short convolution) keeps no KV: 0 columns.
+  return layers.map((l) =>
+    l.kind === 'attention' ? { nKvHeads: l.nKvHeads, headDim: l.headDim } : { nKvHeads: 0, headDim: 0 },
+  );
 }

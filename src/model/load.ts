@@ -4,6 +4,7 @@
  * (the file is never held whole in memory), splitting phi3's fused QKV and gate|up matrices by rows on the way.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, Weight } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
@@ -33,6 +34,8 @@ export interface LoadTransformerOptions {
   readonly ubatchSize?: number;
   /** Independent sequences sharing the weights; default 1. */
   readonly nSlots?: number;
+  /** KV cache element type (llama.cpp `-ctk`/`-ctv`); default: the backend's own. */
+  readonly kvType?: KvType;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
 }
@@ -85,12 +88,14 @@ export async function loadTransformer(
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
   const c = config;
+  const allHeads = c.qkNormScope === 'all-heads';
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
-  const output = loader.has(names.output)
-    ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
-    : tokenEmbd;
+  const output =
+    !c.alwaysTied && loader.has(names.output)
+      ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
+      : tokenEmbd;
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
@@ -137,19 +142,19 @@ export async function loadTransformer(
           await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
         ];
     layers.push({
-      attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
+      attnNorm: c.preNorms ? await loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
       wq,
       wk,
       wv,
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [spec.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [spec.headDim]) : null,
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
-      bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
+      bo: c.attnOutBias ? await loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
+      ffnNorm: c.preNorms ? await loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate,
       up,
       down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
@@ -157,7 +162,7 @@ export async function loadTransformer(
     });
   }
   const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
-  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
 /** Reads tensors by name and uploads them, checking shapes and reporting progress. */

@@ -4,6 +4,7 @@
  * for the memory plan before anything is downloaded.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 
@@ -22,6 +23,8 @@ export interface RunShape {
   readonly ubatchSize: number;
   /** Independent sequences. */
   readonly nSlots: number;
+  /** KV cache element type; default: the backend's own. */
+  readonly kvType?: KvType;
 }
 
 /** The default KV size: the training context, at most `DEFAULT_CONTEXT_LENGTH` (which is also used when it is unknown). */
@@ -49,18 +52,15 @@ export function widthKey(label: string, cols: number): string {
 
 /**
  * Every activation buffer of a model of `config` run with `ubatchSize` tokens per step: the residual stream and its
- * sub-block buffers, K and V, the last row and the logits, then q/att and gate/up/hidden once per distinct width.
+ * sub-block buffers, the last row and the logits, then q/att, k/v and gate/up/hidden once per distinct width.
  */
 export function activationShapes(config: ModelConfig, ubatchSize: number): ActivationShape[] {
   const c = config;
   const ub = ubatchSize;
-  const kvCols = c.nKvHeads * c.headDim;
   const shapes: ActivationShape[] = [
     { key: 'x', label: 'x', rows: ub, cols: c.embeddingLength },
     { key: 'xb', label: 'xb', rows: ub, cols: c.embeddingLength },
     { key: 'xb2', label: 'xb2', rows: ub, cols: c.embeddingLength },
-    { key: 'k', label: 'k', rows: ub, cols: kvCols },
-    { key: 'v', label: 'v', rows: ub, cols: kvCols },
     { key: 'x_last', label: 'x_last', rows: 1, cols: c.embeddingLength },
     { key: 'logits', label: 'logits', rows: logitRowsOf(c.vocabSize, ub), cols: c.vocabSize },
   ];
@@ -72,9 +72,12 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
     shapes.push({ key, label, rows: ub, cols });
   };
   for (const layer of describeLayers(c)) {
-    if (layer.kind === 'shortconv')
+    if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
-    else for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+    } else {
+      for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+      for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+    }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
   }
   return shapes;

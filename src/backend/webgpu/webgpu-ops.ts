@@ -23,7 +23,8 @@ import type {
 } from '../ops.js';
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
-import { checkKvRows } from '../kv-rows.js';
+import { checkAttentionGeometry, checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
@@ -200,10 +201,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return a;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
+  createKvCache(spec: KvCacheSpec): KvType {
     this.hw.commitPending();
     this.flushNow();
     this.kvc.create(spec);
+    return this.ctx.isF16 ? 'f16' : 'f32';
   }
 
   // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -224,6 +226,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     }
     if (n > 0) this.device.queue.writeBuffer(this.tokens, 0, batch.tokens.buffer, batch.tokens.byteOffset, n * 4);
     this.step = { startPos: batch.startPos, slot: batch.slot, n };
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -335,7 +341,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override normMatmul(
     normed: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     projections: readonly Projection[],
     n: number,
   ): void {
@@ -343,14 +349,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
       if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
-      if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
+      if (norm && !isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
-      this.matmul(p.out, normed, p.weight, n, p.bias);
+      this.matmul(p.out, norm ? normed : x, p.weight, n, p.bias);
     }
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.fused(x, input, w, n, options.bias, null, true)) {
+    if (options.postNorm || options.scale !== 1 || !this.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
@@ -358,7 +364,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override gatedFfn(
     out: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     gate: Weight,
     up: Weight,
     n: number,
@@ -394,6 +400,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const st = this.requireStep('attention');
     const spec = this.kvc.require('attention', layer);
+    checkAttentionGeometry(spec, layer, params);
     this.attn.attention(st, spec, this.kvc.layer(layer), out as GpuActivation, q as GpuActivation, n, params);
   }
 
@@ -413,8 +420,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.softcap(x, cap, n);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    this.acts.copyRows(out, x, srcRow, n);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    this.acts.copyRows(out, x, srcRow, n, dstRow);
   }
 
   endStep(): void {
@@ -472,14 +479,17 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const elementType = this.ctx.isF16 ? 'f16' : 'f32';
     checkKvRows('readKv', spec, slot, nPositions, elementType);
     const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
-    const out = new Uint8Array(spec.nLayers * 2 * bytes);
-    for (let l = 0; l < spec.nLayers && bytes > 0; l++) {
+    const out = new Uint8Array(2 * nPositions * kvPositionCols(spec) * eb); // per layer: K then V [nPositions, cols_l]
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
       const layer = this.kvc.layer(l);
-      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), 2 * l * bytes);
-      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), (2 * l + 1) * bytes);
+      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), at);
+      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), at + bytes);
+      at += 2 * bytes;
     }
     return { elementType, nPositions, data: out };
   }
@@ -489,20 +499,23 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const elementType = this.ctx.isF16 ? 'f16' : 'f32';
     checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
     const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = rows.nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    if (bytes === 0) return;
+    if (rows.nPositions === 0) return;
     this.rec.flush(); // recorded work first, then the writes, in queue order
-    const padded = Math.ceil(bytes / 4) * 4;
-    for (let l = 0; l < spec.nLayers; l++) {
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = rows.nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4;
       const layer = this.kvc.layer(l);
       for (const [i, buf] of [layer.k, layer.v].entries()) {
         const chunk = new Uint8Array(padded);
-        chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
+        chunk.set(rows.data.subarray(at + i * bytes, at + (i + 1) * bytes));
         if (padded !== bytes)
           chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
         this.device.queue.writeBuffer(buf, offset, chunk);
       }
+      at += 2 * bytes;
     }
   }
 
