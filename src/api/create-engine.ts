@@ -237,6 +237,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
+        ...(options.contextShift !== undefined ? { contextShift: options.contextShift } : {}),
       },
       signal,
     );

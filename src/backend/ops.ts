@@ -16,6 +16,7 @@
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
@@ -296,6 +297,11 @@ export interface Ops {
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
 
+  /**
+   * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions
+   * [nKeep, nKeep+nDiscard), moves the later ones down and re-rotates their keys in place. Resolves when done.
+   */
+  shiftKv(slot: number, shift: KvShift): Promise<void>;
   /** Allocates the recurrent state of every slot (only called for models with recurrent layers); contents are zeros. */
   createRecurrentState(spec: RecurrentStateSpec): void;
   /** Copies every layer's recurrent state of one slot to another (n > 1, prompt-cache reuse). */

@@ -293,6 +293,12 @@ export class TransformerModel implements Transformer {
     if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
+  async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
+    this.checkSlot(slot);
+    const ropes = this.plans.map((p) => (p.kind === 'attention' ? p.rope : null)); // recurrent layers hold no KV
+    await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes });
+  }
+
   destroy(): void {
     this.ops.destroy();
   }

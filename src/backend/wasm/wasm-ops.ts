@@ -25,6 +25,7 @@ import type {
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
@@ -296,6 +297,7 @@ export class WasmOps extends CompositeOps implements Ops {
     } else {
       this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
     }
+    this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }
 
@@ -379,6 +381,10 @@ export class WasmOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     this.requireKvCache().copy(srcSlot, dstSlot, nPositions);
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    this.requireKvCache().shift(slot, shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
