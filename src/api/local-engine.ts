@@ -204,7 +204,8 @@ export class LocalEngine implements Engine {
   ): number {
     const first = messages[0];
     if (
-      this.persisted?.auto !== true ||
+      // Wanted for the persisted cache's automatic entry, and by recurrent models as a snapshot point.
+      (this.persisted?.auto !== true && !this.parts.transformer.hasRecurrentState) ||
       messages.length < 2 ||
       first?.role !== 'system' ||
       typeof first.content !== 'string'
@@ -595,6 +596,7 @@ export class LocalEngine implements Engine {
       ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
       ...(onToken ? { onToken } : {}),
       ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
+      ...(p.persistPrefix ? { stateBoundaries: [p.persistPrefix] } : {}),
       ...((this.parts.contextShift ?? p.isChat === true)
         ? { contextShift: { nKeep: this.keptOnShift(p.prompt) } }
         : {}),
@@ -611,7 +613,7 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value[0]!.timings.timeToFirstTokenMs;
-            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0)
+            if (this.persisted?.auto === true && (p.persistPrefix ?? 0) > 0)
               await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }

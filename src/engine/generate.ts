@@ -60,6 +60,11 @@ export interface GenerationInput {
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
   /**
+   * Prompt positions the chat layer knows as turn boundaries (the end of the system prompt): a model with recurrent
+   * layers snapshots its state there, so another conversation sharing that prefix resumes from it.
+   */
+  readonly stateBoundaries?: readonly number[];
+  /**
    * Context shift (llama.cpp `--context-shift`): when the context is full, keep the first `nKeep` positions, drop
    * half of the rest and go on (the transformer re-rotates the kept keys in place). Absent: stop with 'length'.
    */
@@ -246,14 +251,12 @@ async function* runGroup(
     leases.push(ctx.cache.acquire(input.cacheKey, prompt));
     const lead = leases[0]!;
     const tp = nowMs();
-    const pieces =
-      split > lead.reused
-        ? [
-            [lead.reused, split],
-            [split, prompt.length],
-          ]
-        : [[lead.reused, prompt.length]];
-    for (const [from, to] of pieces) {
+    const cuts = ctx.cache.isRecurrent ? [split, ...(input.stateBoundaries ?? [])] : [];
+    const ends = [...new Set(cuts.filter((c) => c > lead.reused && c < prompt.length)), prompt.length].sort(
+      (a, b) => a - b,
+    );
+    for (let i = 0, from = lead.reused; i < ends.length; from = ends[i++]) {
+      const to = ends[i]!;
       const piece = prompt.slice(from, to);
       const logits = to === prompt.length ? 'last' : 'none';
       await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
