@@ -44,6 +44,7 @@ export type {
   SamplingRequest,
   ChatTextPart,
   ChatToolCall,
+  ChatToolCallDelta,
   ChatTool,
   ChatToolChoice,
   ChatLogprobs,

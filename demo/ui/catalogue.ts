@@ -69,6 +69,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Noticeably smarter; needs a decent GPU.',
   },
   {
+    id: 'smollm3-3b-q4km',
+    label: 'SmolLM3 3B (Q4_K_M)',
+    url: hf('unsloth/SmolLM3-3B-GGUF', 'SmolLM3-3B-Q4_K_M.gguf'),
+    bytes: 1920 * MB,
+    memoryBytes: 2350 * MB,
+    note: 'Hybrid reasoning (think / no_think), 6 languages; every 4th layer without rope.',
+  },
+  {
     id: 'phi3.5-mini-q4km',
     label: 'Phi-3.5 mini Instruct (Q4_K_M)',
     url: hf('bartowski/Phi-3.5-mini-instruct-GGUF', 'Phi-3.5-mini-instruct-Q4_K_M.gguf'),

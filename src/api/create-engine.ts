@@ -74,8 +74,11 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   let planned: BackendSelection | null = header ? await selectAndPlan(run, header) : null;
   let source: ByteSource | null = null;
   try {
+    // A stored copy is checked chunk by chunk as the load reads it (one pass over the bytes, not a second one at
+    // open): a chunk that fails its recorded sha256 ends the load with the integrity error before anything is served.
     source = await openModelSource(options.model, {
       signal: run.signal,
+      verify: 'read',
       ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
       onProgress: (p) => run.report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
@@ -238,6 +241,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
+        ...(options.contextShift !== undefined ? { contextShift: options.contextShift } : {}),
       },
       signal,
     );

@@ -59,6 +59,13 @@ export interface EngineOptions {
    * loading falls back to WASM).
    */
   readonly kvType?: KvType;
+  /**
+   * When a generation fills the context, keep going as llama.cpp's context shift does: keep the first position (BOS),
+   * drop the oldest half of the rest and re-rotate the kept keys in place (no re-prefill); the output then no longer
+   * sees the dropped tokens. Default: on for chat completions, off for completions (they end with 'length').
+   * Without `max_tokens`, a shifted generation stops after `contextLength` generated tokens.
+   */
+  readonly contextShift?: boolean;
   /** Logical batch: most prompt tokens submitted per decode call. Default 512. */
   readonly batchSize?: number;
   /** Physical batch: most tokens per forward step (chunked prefill). Default min(batchSize, 512). */

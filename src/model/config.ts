@@ -393,9 +393,9 @@ export function readStandardConfig(
 }
 
 /**
- * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it: a number n means layer il
- * slides iff il % n < n − 1 (every n-th layer is global); an array gives one flag per layer. `defaultPeriod` is
- * used when the key is absent.
+ * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it (`set_swa_pattern`): a number n
+ * means layer il slides iff il % n < n − 1 (every n-th layer is global), 0 that every layer slides; an array gives one
+ * flag per layer. `defaultPeriod` is used when the key is absent.
  */
 export function readSlidingLayers(
   meta: Readonly<Record<string, GgufValue>>,
@@ -408,5 +408,5 @@ export function readSlidingLayers(
   const flags = r.numberArray(key, nLayers);
   if (flags) return flags.map((f) => f !== 0);
   const period = r.boundedCount(key, defaultPeriod, 0, L.maxLayers, 'maxLayers');
-  return Array.from({ length: nLayers }, (_, il) => period > 0 && il % period < period - 1);
+  return Array.from({ length: nLayers }, (_, il) => period === 0 || il % period < period - 1);
 }

@@ -67,6 +67,11 @@ export interface Transformer {
   /** Top-k of those logits, computed on the backend. */
   topK(k: number, row?: number): Promise<TopK>;
   /**
+   * Context shift (llama.cpp): in `slot`, drops positions [nKeep, nKeep+nDiscard) of the nPositions filled, moves the
+   * later ones down by nDiscard and re-rotates their keys (no re-prefill). Absent on test doubles that cannot; never done for models with recurrent state.
+   */
+  shiftContext?(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void>;
+  /**
    * Copies the first nPositions of KV from one slot to another, and the whole recurrent state (which describes the
    * source after its last evaluated token, whatever nPositions says: the caller copies recurrent models' slots only
    * at that point).

@@ -22,6 +22,7 @@ import type {
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { attentionTemperature, temperatureRun } from './attention-temperature.js';
 import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
@@ -239,9 +240,9 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    for (let off = 0; off < tokens.length; off += step) {
+    for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
-      const n = Math.min(step, tokens.length - off);
+      n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
       this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
@@ -324,6 +325,12 @@ export class TransformerModel implements Transformer {
     if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
+  async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
+    this.checkSlot(slot);
+    const ropes = this.plans.map((p) => (p.kind === 'attention' ? p.rope : null)); // recurrent layers hold no KV
+    await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes });
+  }
+
   destroy(): void {
     this.ops.destroy();
   }
@@ -348,7 +355,7 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
-      else this.attentionBlock(p, il, n, rows);
+      else this.attentionBlock(p, il, n, startPos, rows);
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
       ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
@@ -369,12 +376,18 @@ export class TransformerModel implements Transformer {
   }
 
   /** Attention sub-block of layer il: x += attention(norm(x)), per sequence when the step has several (`rows`). */
-  private attentionBlock(p: AttentionLayerPlan, il: number, n: number, rows: readonly SequenceToken[] | null): void {
+  private attentionBlock(
+    p: AttentionLayerPlan,
+    il: number,
+    n: number,
+    startPos: number,
+    rows: readonly SequenceToken[] | null,
+  ): void {
     const { ops, buffers: b } = this;
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
     if (rows) this.attendRows(il, p, rows);
-    else this.attend(il, p, p.q, p.k, p.v, p.att, n); // att [n, nHeads·headDim]
+    else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 
@@ -385,7 +398,10 @@ export class TransformerModel implements Transformer {
     if (p.w.kNorm) this.ops.rmsNorm(k, k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
   }
 
-  /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
+  /**
+   * Rope, KV store (cache[step slot][il][pos … pos+n) = k, v) and attention of one sequence's n rows at positions
+   * pos … pos+n−1 (one attention temperature serves them: `temperatureRun`).
+   */
   private attend(
     il: number,
     p: AttentionLayerPlan,
@@ -394,6 +410,7 @@ export class TransformerModel implements Transformer {
     v: Activation,
     att: Activation,
     n: number,
+    pos: number,
   ): void {
     const lateNorm = this.config.qkNormAfterRope;
     if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
@@ -403,6 +420,8 @@ export class TransformerModel implements Transformer {
       if (lateNorm) this.normQk(p, q, k, n); // hunyuan-dense: q/k norms after rope
       this.ops.storeKv(il, k, v, n);
     }
+    const temperature = attentionTemperature(this.config, pos);
+    if (temperature !== 1) this.ops.scale(q, temperature, n); // mistral3: q · temperature after rope
     this.ops.attention(att, q, il, n, p.attention);
   }
 
@@ -410,14 +429,14 @@ export class TransformerModel implements Transformer {
   private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[]): void {
     const { ops } = this;
     ops.setSequence(rows[0].slot, rows[0].pos);
-    this.attend(il, p, p.q, p.k, p.v, p.att, 1); // row 0 is already where a one-row step has it
+    this.attend(il, p, p.q, p.k, p.v, p.att, 1, rows[0].pos); // row 0 is already where a one-row step has it
     const s = p.seq!;
     for (let r = 1; r < rows.length; r++) {
       ops.copyRows(s.q, p.q, r, 1);
       ops.copyRows(s.k, p.k, r, 1);
       ops.copyRows(s.v, p.v, r, 1);
       ops.setSequence(rows[r].slot, rows[r].pos);
-      this.attend(il, p, s.q, s.k, s.v, s.att, 1);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1, rows[r].pos);
       ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
     }
   }
