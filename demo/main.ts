@@ -24,6 +24,7 @@ import { ErrorBox } from './ui/error-box';
 import { renderFirstRun } from './ui/first-run';
 import { describeModel, usesChatMlFallback } from './ui/model-info';
 import { ModelPanel } from './ui/model-panel';
+import { wireNotesPanel } from './ui/notes-panel';
 import { backendLabel } from './ui/status-text';
 import { startServiceWorker } from './ui/sw-client';
 
@@ -363,5 +364,17 @@ async function init(): Promise<void> {
   await startModel();
   refreshHeader();
 }
+
+wireNotesPanel(
+  {
+    load: $<HTMLButtonElement>('notes-load'),
+    status: $('notes-status'),
+    notes: $<HTMLTextAreaElement>('notes-text'),
+    query: $<HTMLInputElement>('notes-query'),
+    search: $<HTMLButtonElement>('notes-search'),
+    results: $<HTMLOListElement>('notes-results'),
+  },
+  (e) => errors.show(e),
+);
 
 void init().catch((e: unknown) => errors.show(e));

@@ -3,6 +3,8 @@
  * quantizers), then its reference JSON from real llama.cpp through the dev-only oracle package in scripts/oracle.
  * Usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch llama --quant q4_0 --out DIR [--shape tiny|qwen2.5-0.5b|
  *        k=v,…] [--seed N] [--prompt "…"] [--embed-type q8_0] [--no-reference] [--no-dequant]
+ *        [--embedding mean|cls|last|rank]: gives the model `<arch>.pooling_type` (an embedding head); the reference then
+ *        also holds llama.cpp's pooled embeddings of a few inputs (scripts/oracle/make-embedding-reference.mjs).
  *   shape keys: n_embd, n_head, n_head_kv, head_dim, n_ff, n_layer, n_vocab, tied (0/1); any other key (n_expert=8, …)
  *   is an architecture's own knob (ModelShape.extra, read by its spec in scripts/synthetic/archs).
  * Recording (tests regenerate the model from its recipe; only the recipe, sha256 and compact reference are committed):
@@ -21,7 +23,10 @@ import { parseQuant, REPO_ROOT, writeSyntheticModel } from './synthetic-model.js
 
 const USAGE = `usage: node scripts/run-ts.mjs scripts/fixtures.ts --arch <${[...SYNTHETIC_ARCHES, ...ARCH_SPECS.keys()].join('|')}> --quant <q4_0|q8_0|q4_k|…|f16>
          --out DIR [--shape tiny|qwen2.5-0.5b|llama-3.2-1b|n_embd=256,n_layer=2,…] [--seed N] [--prompt "…"]
-         [--embed-type TYPE] [--no-reference] [--no-dequant] [--record [--label NAME]]`;
+         [--embed-type TYPE] [--embedding mean|cls|last|rank] [--non-causal] [--no-reference] [--no-dequant] [--record [--label NAME]]`;
+
+/** llama.cpp's pooling_type enum values by name. */
+const POOLING_IDS: Readonly<Record<string, number>> = { none: 0, mean: 1, cls: 2, last: 3, rank: 4 };
 
 const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
   n_embd: 'nEmbd',
@@ -75,6 +80,15 @@ export function writeReference(modelPath: string, prompt: string, dequant: boole
   return true;
 }
 
+/** Runs the oracle's embedding reference for `modelPath`; returns the parsed JSON (null when the oracle is missing). */
+function writeEmbeddingReference(modelPath: string): Record<string, unknown> | null {
+  const script = path.join(REPO_ROOT, 'scripts', 'oracle', 'make-embedding-reference.mjs');
+  if (!existsSync(path.join(REPO_ROOT, 'scripts', 'oracle', 'node_modules', 'node-llama-cpp'))) return null;
+  const r = spawnSync(process.execPath, [script, modelPath], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`fixtures: embedding oracle failed (exit ${r.status}) for ${modelPath}`);
+  return JSON.parse(readFileSync(modelPath.replace(/\.gguf$/, '.embeddings.json'), 'utf8')) as Record<string, unknown>;
+}
+
 /** CLI entry (called by scripts/run-ts.mjs). Returns the exit status. */
 export async function main(args: string[]): Promise<number> {
   const opt = (name: string): string | undefined => {
@@ -94,6 +108,12 @@ export async function main(args: string[]): Promise<number> {
   const shapeLabel = typeof shape === 'string' ? shape : shape === undefined ? 'tiny' : 'custom';
   const seed = Number(opt('--seed') ?? 1);
   const embed = opt('--embed-type');
+  const poolingName = opt('--embedding');
+  const pooling = poolingName === undefined ? undefined : POOLING_IDS[poolingName];
+  if (poolingName !== undefined && pooling === undefined) {
+    console.error(`--embedding: "${poolingName}" is not one of ${Object.keys(POOLING_IDS).join(', ')}`);
+    return 2;
+  }
   const out = path.resolve(outDir, `${arch}-${shapeLabel}-${quantName.toLowerCase()}.gguf`);
   const t0 = performance.now();
   const info = await writeSyntheticModel({
@@ -103,6 +123,8 @@ export async function main(args: string[]): Promise<number> {
     seed,
     ...(shape !== undefined ? { shape } : {}),
     ...(embed !== undefined ? { embedType: parseQuant(embed) } : {}),
+    ...(pooling !== undefined ? { pooling } : {}),
+    ...(args.includes('--non-causal') ? { causal: false } : {}),
   });
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   console.log(
@@ -113,7 +135,13 @@ export async function main(args: string[]): Promise<number> {
   if (record) {
     try {
       if (!writeReference(info.path, prompt, !args.includes('--no-dequant'))) return 1;
-      const label = opt('--label');
+      const embeddings = pooling !== undefined ? writeEmbeddingReference(info.path) : undefined;
+      if (embeddings === null) return 1;
+      const label =
+        opt('--label') ??
+        (poolingName !== undefined
+          ? `embd-${poolingName}${args.includes('--non-causal') ? '-noncausal' : ''}`
+          : undefined);
       const id = `${arch}-${quantName.toLowerCase()}${label ? `-${label}` : ''}-s${seed}`;
       const recipe: FixtureRecipe = {
         arch,
@@ -121,19 +149,24 @@ export async function main(args: string[]): Promise<number> {
         seed,
         shape: info.shape,
         ...(embed !== undefined ? { embedType: embed.toLowerCase() } : {}),
+        ...(pooling !== undefined ? { pooling } : {}),
+        ...(args.includes('--non-causal') ? { causal: false } : {}),
       };
       const reference = JSON.parse(readFileSync(info.path.replace(/\.gguf$/, '.reference.json'), 'utf8')) as Record<
         string,
         unknown
       >;
       const file = path.join(REPO_ROOT, 'test', 'fixtures', 'models', `${id}.json`);
-      writeFileSync(file, recordFixture(recipe, fileSha256(info.path), reference));
+      writeFileSync(file, recordFixture(recipe, fileSha256(info.path), reference, embeddings));
       console.log(`recorded ${file}`);
     } finally {
       rmSync(outDir, { recursive: true, force: true });
     }
     return 0;
   }
-  if (!args.includes('--no-reference')) writeReference(info.path, prompt, !args.includes('--no-dequant'));
+  if (!args.includes('--no-reference')) {
+    writeReference(info.path, prompt, !args.includes('--no-dequant'));
+    if (pooling !== undefined) writeEmbeddingReference(info.path);
+  }
   return 0;
 }

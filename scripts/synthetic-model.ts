@@ -49,6 +49,10 @@ export interface SyntheticModelOptions {
   readonly seed?: number;
   /** Type of token_embd/output; default: as llama.cpp picks for a mostly-`quant` file (see `defaultEmbedType`). */
   readonly embedType?: GgmlType;
+  /** Gives the model an embedding head: `<arch>.pooling_type` (llama.cpp enum: 1 mean, 2 cls, 3 last, 4 rank). */
+  readonly pooling?: number;
+  /** false writes `<arch>.attention.causal = false` (every token sees the whole sequence). */
+  readonly causal?: boolean;
   /** Tensors above this many elements are tiled from a pool of quantized random blocks (default 2^22). */
   readonly poolThreshold?: number;
   readonly signal?: AbortSignal;
@@ -138,6 +142,8 @@ function templateShape(arch: SyntheticArch, t: GgufFile): ModelShape {
 }
 
 const U32: GgufValueTypeInfo = { type: GgufValueType.UINT32 };
+/** llama.cpp's pooling_type of rerankers. */
+const RANK_POOLING = 4;
 
 /** Template metadata with the shape keys, name, file type and padded vocabulary replaced. */
 function buildMetadata(
@@ -411,7 +417,31 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
     throw new LlmError('unsupported-arch', `fixture tool: architecture "${o.arch}" is not one of ${known.join(', ')}`);
   }
   const prepared = spec ? await prepareSpec(spec, o) : await prepareLegacy(legacy!, o);
-  const { s, plans, metadata, metadataTypes } = prepared;
+  const { s, metadata, metadataTypes } = prepared;
+  const plans = [...prepared.plans];
+  if (o.pooling !== undefined) {
+    metadata[`${o.arch}.pooling_type`] = o.pooling;
+    metadataTypes[`${o.arch}.pooling_type`] = U32;
+  }
+  if (o.causal === false) {
+    metadata[`${o.arch}.attention.causal`] = false;
+    metadataTypes[`${o.arch}.attention.causal`] = { type: GgufValueType.BOOL };
+  }
+  if (o.pooling === RANK_POOLING) {
+    // A Qwen3-Reranker-style head: two labels and cls.output [n_embd, 2] after the last token (llama.cpp qwen3).
+    metadata[`${o.arch}.classifier.output_labels`] = ['yes', 'no'];
+    metadataTypes[`${o.arch}.classifier.output_labels`] = {
+      type: GgufValueType.ARRAY,
+      element: { type: GgufValueType.STRING },
+    };
+    plans.push({
+      name: 'cls.output.weight',
+      shape: [s.nEmbd, 2],
+      kind: 'matrix',
+      std: 1 / Math.sqrt(s.nEmbd),
+      center: 0,
+    });
+  }
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
   const alignment = 32;

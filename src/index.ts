@@ -44,6 +44,7 @@ export type {
   SamplingRequest,
   ChatTextPart,
   ChatToolCall,
+  ChatToolCallDelta,
   ChatTool,
   ChatToolChoice,
   ChatLogprobs,
@@ -52,6 +53,16 @@ export type {
   CompletionLogprobs,
   ResponseFormat,
 } from './api/types.js';
+export type {
+  EmbeddingData,
+  EmbeddingRequest,
+  EmbeddingResponse,
+  EmbeddingUsage,
+  Embeddings,
+  RerankRequest,
+  RerankResponse,
+  RerankResult,
+} from './api/embedding-types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
 export type { KvType } from './backend/kv-type.js';
 export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';

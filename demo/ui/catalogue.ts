@@ -69,6 +69,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Noticeably smarter; needs a decent GPU.',
   },
   {
+    id: 'smollm3-3b-q4km',
+    label: 'SmolLM3 3B (Q4_K_M)',
+    url: hf('unsloth/SmolLM3-3B-GGUF', 'SmolLM3-3B-Q4_K_M.gguf'),
+    bytes: 1920 * MB,
+    memoryBytes: 2350 * MB,
+    note: 'Hybrid reasoning (think / no_think), 6 languages; every 4th layer without rope.',
+  },
+  {
     id: 'phi3.5-mini-q4km',
     label: 'Phi-3.5 mini Instruct (Q4_K_M)',
     url: hf('bartowski/Phi-3.5-mini-instruct-GGUF', 'Phi-3.5-mini-instruct-Q4_K_M.gguf'),
@@ -85,6 +93,39 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: '2B active of 5B stored (per-layer embeddings), shared KV, thinking switch; desktop GPUs.',
   },
 ];
+
+/** How an embedding model wants its texts: what `embeddings.create` needs beyond the text (see its model card). */
+export interface EmbeddingFormat {
+  /** Put before a search query (an instruction, `query: `, `search_query: `…). */
+  readonly queryPrefix: string;
+  /** Put before each note (`passage: `, `search_document: `…), often nothing. */
+  readonly documentPrefix: string;
+  /** Put after every text (Qwen3-Embedding: `<|endoftext|>`). */
+  readonly suffix: string;
+  /** Pooling when the GGUF states none. */
+  readonly pooling?: 'mean' | 'cls' | 'last';
+}
+
+/** An embedding model of the "search your notes" panel. */
+export interface EmbeddingCatalogueModel extends CatalogueModel {
+  readonly format: EmbeddingFormat;
+}
+
+/** The embedding model the notes panel offers (not a chat model: kept out of `CATALOGUE`). */
+export const EMBEDDING_MODEL: EmbeddingCatalogueModel = {
+  id: 'qwen3-embedding-0.6b-q8',
+  label: 'Qwen3 Embedding 0.6B (Q8_0)',
+  url: hf('Qwen/Qwen3-Embedding-0.6B-GGUF', 'Qwen3-Embedding-0.6B-Q8_0.gguf'),
+  bytes: 639 * MB,
+  memoryBytes: 760 * MB,
+  note: 'Multilingual sentence embeddings (last-token pooling), 1024 dimensions.',
+  format: {
+    queryPrefix: 'Instruct: Given a question, retrieve the note that answers it\nQuery: ',
+    documentPrefix: '',
+    suffix: '<|endoftext|>',
+    pooling: 'last',
+  },
+};
 
 /** Formats a byte count for people (1.2 GB, 386 MB). */
 export function formatBytes(bytes: number): string {

@@ -22,6 +22,10 @@ export interface FixtureRecipe {
   readonly shape: ModelShape;
   /** token_embd/output type name, when not the default. */
   readonly embedType?: string;
+  /** `<arch>.pooling_type` given to the model (`--embedding`), when it has an embedding head. */
+  readonly pooling?: number;
+  /** false: `<arch>.attention.causal = false` (`--non-causal`). */
+  readonly causal?: boolean;
 }
 
 /** A committed fixture record. */
@@ -30,6 +34,18 @@ export interface FixtureRecord {
   readonly gguf_sha256: string;
   /** The reference JSON with every `logits_per_position_*` replaced by `{ rows, cols, f32_base64 }`. */
   readonly reference: Readonly<Record<string, unknown>>;
+  /**
+   * llama.cpp's pooled embeddings (scripts/oracle/make-embedding-reference.mjs) with the vectors packed as
+   * `{ rows, cols, f32_base64 }` under `embeddings`; regenerated as `<id>.embeddings.json` with `inputs[i].embedding`.
+   */
+  readonly embeddings?: Readonly<Record<string, unknown>>;
+}
+
+/** One input of an embedding reference. */
+interface EmbeddingInput {
+  readonly text: string;
+  readonly tokens: readonly number[];
+  readonly embedding: readonly number[];
 }
 
 /** Reference keys kept in a record (the F16-KV runs are dropped: conformance compares against F32 KV). */
@@ -68,16 +84,47 @@ function unpackRows(p: PackedRows, where: string): number[][] {
   return Array.from({ length: p.rows }, (_, i) => Array.from(data.subarray(i * p.cols, (i + 1) * p.cols)));
 }
 
-/** The record of a reference JSON made by scripts/oracle/make-reference.mjs. */
-export function recordFixture(recipe: FixtureRecipe, ggufSha256: string, reference: Record<string, unknown>): string {
+/**
+ * The record of a reference JSON made by scripts/oracle/make-reference.mjs, and of an embedding reference made by
+ * scripts/oracle/make-embedding-reference.mjs when the model has an embedding head.
+ */
+export function recordFixture(
+  recipe: FixtureRecipe,
+  ggufSha256: string,
+  reference: Record<string, unknown>,
+  embeddings?: Record<string, unknown>,
+): string {
   const kept: Record<string, unknown> = {};
   for (const key of KEPT_KEYS) {
     const v = reference[key];
     if (v === undefined) continue;
     kept[key] = key.startsWith('logits_per_position_') ? packRows(v as number[][]) : v;
   }
-  const record: FixtureRecord = { recipe, gguf_sha256: ggufSha256, reference: kept };
+  const record: FixtureRecord = {
+    recipe,
+    gguf_sha256: ggufSha256,
+    reference: kept,
+    ...(embeddings ? { embeddings: packEmbeddings(embeddings) } : {}),
+  };
   return `${JSON.stringify(record, null, 1)}\n`;
+}
+
+/** An embedding reference with its vectors packed (`vectors`) and each input's text and tokens kept. */
+function packEmbeddings(e: Record<string, unknown>): Record<string, unknown> {
+  const inputs = e['inputs'] as EmbeddingInput[];
+  const { model_sha256: _sha, inputs: _inputs, ...rest } = e;
+  return {
+    ...rest,
+    inputs: inputs.map(({ text, tokens }) => ({ text, tokens })),
+    vectors: packRows(inputs.map((i) => i.embedding)),
+  };
+}
+
+/** The embedding reference JSON text (the oracle's format) of a packed `embeddings` section. */
+function expandEmbeddings(packed: Readonly<Record<string, unknown>>, where: string): string {
+  const { vectors, inputs, ...rest } = packed as { vectors: PackedRows; inputs: Omit<EmbeddingInput, 'embedding'>[] };
+  const rows = unpackRows(vectors, where);
+  return JSON.stringify({ ...rest, inputs: inputs.map((input, i) => ({ ...input, embedding: rows[i] })) });
 }
 
 /** The reference JSON text (the ../shared format) of a record. */
@@ -110,6 +157,8 @@ export type ModelWriter = (o: {
   shape: ModelShape;
   out: string;
   embedType?: GgmlType;
+  pooling?: number;
+  causal?: boolean;
 }) => Promise<unknown>;
 
 /** Generates the model of `recipe` at `out`. */
@@ -121,6 +170,8 @@ export async function writeRecipe(recipe: FixtureRecipe, out: string, write: Mod
     shape: recipe.shape,
     out,
     ...(recipe.embedType ? { embedType: quantOf(recipe.embedType) } : {}),
+    ...(recipe.pooling !== undefined ? { pooling: recipe.pooling } : {}),
+    ...(recipe.causal === false ? { causal: false } : {}),
   });
 }
 
@@ -156,6 +207,9 @@ export async function materializeRecordedFixtures(
       renameSync(tmp, gguf);
     }
     writeFileSync(path.join(outDir, `${id}.reference.json`), expandReference(record, where));
+    if (record.embeddings) {
+      writeFileSync(path.join(outDir, `${id}.embeddings.json`), expandEmbeddings(record.embeddings, where));
+    }
     made.push(gguf);
   }
   // A deleted or renamed record leaves no model behind (the suites list every model of outDir).

@@ -38,6 +38,7 @@ struct Params {
   n_splits: u32,     // runs of split_len positions, one per workgroup z (split-K for short batches on GPUs)
   split_len: u32,
   is_direct: u32,    // 1: one split, normalised rows go to out; 0: (m, l, acc) go to partial
+  kv_end: u32,       // 0: causal; else every token sees positions < kv_end (non-causal, no window)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -60,8 +61,13 @@ fn tanh_safe(v: f32) -> f32 {
 
 /** First visible position for a query at `pos`. */
 fn first_visible(pos: u32) -> u32 {
-  if (p.window > 0u && pos + 1u > p.window) { return pos + 1u - p.window; }
+  if (p.kv_end == 0u && p.window > 0u && pos + 1u > p.window) { return pos + 1u - p.window; }
   return 0u;
+}
+
+/** One past the last visible position for a query at `pos`. */
+fn end_visible(pos: u32) -> u32 {
+  return select(pos + 1u, p.kv_end, p.kv_end > 0u);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -83,7 +89,7 @@ fn main(ids: Ids) {
     let t_lo = j0 / p.group;
     let t_hi = (min(j0 + ROWS, n_rows) - 1u) / p.group;
     let lo = max(first_visible(p.start_pos + t_lo), sp * p.split_len);
-    let hi = min(p.start_pos + t_hi + 1u, (sp + 1u) * p.split_len);
+    let hi = min(end_visible(p.start_pos + t_hi), (sp + 1u) * p.split_len);
     range_sh = vec2<u32>(lo, max(lo, hi));
   }
   for (var e = lid; e < ROWS * H4; e += WG_SIZE) {
@@ -141,7 +147,7 @@ fn main(ids: Ids) {
     for (var kk = c; kk < KEYS; kk += TPR) {
       let key = k0 + kk;
       var sc = NEG_BIG;
-      if (row_ok && kk < cnt && key <= pos && key >= first) {
+      if (row_ok && kk < cnt && key < end_visible(pos) && key >= first) {
         var dot_qk = 0.0;
         for (var d = 0u; d < H4; d++) { dot_qk += dot(q_sh[r * P4 + d], vec4<f32>(k_sh[kk * P4 + d])); }
         sc = dot_qk * p.scale;

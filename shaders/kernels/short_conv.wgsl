@@ -2,7 +2,9 @@
 // columns; the window of channel c is [state ‖ B·x] (taps − 1 + n rows; the state reads as zeros when `fresh`).
 // Entry `main`: out[t, c] = C[t, c] · Σ_k kernel[c, k] · window[t + k, c], one invocation per (t, c), all tokens in
 // parallel. Entry `update`: state = the window's last taps − 1 rows, one invocation per channel (after `main`, in
-// its own dispatch, so `main` reads the old state). Everything f32 (ggml_ssm_conv accumulates in f32).
+// its own dispatch, so `main` reads the old state). Entry `copy`: state[dst_at + i] = state[state_at + i] for i < n
+// (a slot's whole state into another slot: WebGPU forbids buffer copies within one buffer). Everything f32
+// (ggml_ssm_conv accumulates in f32).
 // Dispatch: 1-D, (gx, gy). Reference: shortConvRows (src/backend/short-conv.ts).
 
 struct Params {
@@ -13,6 +15,7 @@ struct Params {
   out_cols: u32,
   state_at: u32,   // f32 index of this layer's state in this slot: (taps − 1, channels)
   fresh: u32,      // 1: the sequence starts here, the old state reads as zeros
+  dst_at: u32,     // `copy` only: f32 index of the destination slot's state
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -50,4 +53,10 @@ fn update(ids: Ids) {
     let v = window(p.n + r, c);
     state[p.state_at + r * p.channels + c] = v;
   }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn copy(ids: Ids) {
+  let i = index(ids);
+  if (i < p.n) { state[p.dst_at + i] = state[p.state_at + i]; }
 }

@@ -105,8 +105,11 @@ export class ChatAnswer {
     if (!tools || !this.gate) return [];
     const harmony = tools.format === 'harmony';
     if (harmony ? !this.raw.includes(' to=functions.') : !this.gate.calling) return [];
-    const partial = partialToolCalls(tools.format, harmony ? this.raw : this.gate.text);
-    if (!partial) return [];
+    const text = harmony ? this.raw : this.gate.text;
+    // Syntaxes not read while written (lfm2, gemma4): each call whole, once it parses.
+    const partial =
+      partialToolCalls(tools.format, text, tools.spec.tools) ??
+      parseToolCalls(tools.format, text, tools.spec.tools).calls.map((c) => ({ ...c, args: c.arguments }));
     const out: ChatToolCallDelta[] = [];
     const calls = tools.spec.parallel ? partial : partial.slice(0, 1);
     for (let index = 0; index < calls.length; index++) {

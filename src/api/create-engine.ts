@@ -74,8 +74,11 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   let planned: BackendSelection | null = header ? await selectAndPlan(run, header) : null;
   let source: ByteSource | null = null;
   try {
+    // A stored copy is checked chunk by chunk as the load reads it (one pass over the bytes, not a second one at
+    // open): a chunk that fails its recorded sha256 ends the load with the integrity error before anything is served.
     source = await openModelSource(options.model, {
       signal: run.signal,
+      verify: 'read',
       ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
       onProgress: (p) => run.report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
@@ -223,6 +226,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         transformer,
         tokenizer: model.tokenizer,
         chat: model.chat,
+        ...rerankTemplateOf(model.gguf),
         modelIdentity: modelIdentityOf(model.source),
         modelFacts: modelFactsOf(model.gguf),
         backend: { name: selection.name, description: selection.ops.description, reason: selection.reason },
@@ -237,6 +241,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
+        ...(options.contextShift !== undefined ? { contextShift: options.contextShift } : {}),
       },
       signal,
     );
@@ -261,4 +266,10 @@ export async function readModelHeader(
   } finally {
     await source.close?.();
   }
+}
+
+/** `tokenizer.chat_template.rerank` as an `EngineParts` field, when the file has a string there. */
+function rerankTemplateOf(gguf: GgufFile): { rerankTemplate?: string } {
+  const t = gguf.metadata['tokenizer.chat_template.rerank'];
+  return typeof t === 'string' ? { rerankTemplate: t } : {};
 }

@@ -16,6 +16,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from './types.js';
+import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
 
 /** Which backend to run on. 'auto': WebGPU when an adapter works and passes warmup, else WASM. */
 export type BackendChoice = 'auto' | 'webgpu' | 'wasm' | 'cpu';
@@ -58,6 +59,13 @@ export interface EngineOptions {
    * loading falls back to WASM).
    */
   readonly kvType?: KvType;
+  /**
+   * When a generation fills the context, keep going as llama.cpp's context shift does: keep the first position (BOS),
+   * drop the oldest half of the rest and re-rotate the kept keys in place (no re-prefill); the output then no longer
+   * sees the dropped tokens. Default: on for chat completions, off for completions (they end with 'length').
+   * Without `max_tokens`, a shifted generation stops after `contextLength` generated tokens.
+   */
+  readonly contextShift?: boolean;
   /** Logical batch: most prompt tokens submitted per decode call. Default 512. */
   readonly batchSize?: number;
   /** Physical batch: most tokens per forward step (chunked prefill). Default min(batchSize, 512). */
@@ -122,6 +130,13 @@ export interface EngineInfo {
     readonly parameterCount: number;
     /** The ggml type holding most matrix weights (`Q4_K`), `(mixed)` appended when others hold over a tenth. */
     readonly quantization: string;
+    /**
+     * Width of the hidden states, the most `dimensions` `embeddings.create` takes. Optional: hosts built before
+     * embeddings leave it out.
+     */
+    readonly embeddingLength?: number;
+    /** The file's `pooling_type` ('none' for chat models; mean/cls/last for embedders, 'rank' for rerankers). */
+    readonly pooling?: 'none' | 'mean' | 'cls' | 'last' | 'rank';
   };
   readonly backend: BackendInfo;
   /** KV cells per sequence of this engine. */
@@ -182,6 +197,18 @@ export interface Engine {
   readonly info: EngineInfo;
   readonly chat: { readonly completions: ChatCompletions };
   readonly completions: Completions;
+  /**
+   * `embeddings.create({ input, dimensions?, encoding_format?, normalize?, truncate? })`: sentence embeddings of an
+   * embedding model (a GGUF whose `pooling_type` is mean, cls or last), L2-normalised by default, in OpenAI's shape.
+   * A model without pooling fails with `invalid-request`.
+   */
+  readonly embeddings: Embeddings;
+  /**
+   * Scores `documents` against `query` with a reranker (a GGUF with `pooling_type` rank and a `cls.output` head,
+   * e.g. Qwen3-Reranker), sorted by `relevance_score`, highest first; `top_n` keeps the best. Other models:
+   * `invalid-request`.
+   */
+  rerank(request: RerankRequest): Promise<RerankResponse>;
   /** Text → token ids with this model's tokenizer. */
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   /** Token ids → text (special tokens rendered as text when `renderSpecial`). */

@@ -44,12 +44,17 @@ import { withGenericToolPrompt } from '../tools/tool-prompt.js';
 import { ChatAnswer, type AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
+import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
+import { embeddingsRequest, type EmbeddingHost } from './embeddings.js';
+import { rerankRequest } from './rerank.js';
 
 /** Everything an engine runs on, already loaded. */
 export interface EngineParts {
   readonly transformer: Transformer;
   readonly tokenizer: Tokenizer;
   readonly chat: ChatFormatter;
+  /** `tokenizer.chat_template.rerank` of the GGUF, for `rerank`. */
+  readonly rerankTemplate?: string;
   /** sha256, etag + size, or file name + size. */
   readonly modelIdentity: string;
   /** Parameter count and quantization from the header (absent: reported as 0 and 'unknown'). */
@@ -70,6 +75,8 @@ export interface EngineParts {
   readonly onUnload?: () => void | Promise<void>;
   /** The persisted prompt cache (off when absent or false). */
   readonly persistedCache?: false | PersistedPromptCacheOptions;
+  /** Context shift when the context fills (`EngineOptions.contextShift`; default: chat requests only). */
+  readonly contextShift?: boolean;
 }
 
 /** Creates an engine over loaded parts, running the warmup decode unless disabled. */
@@ -101,6 +108,8 @@ interface PreparedRequest {
   readonly compiled?: CompiledGrammar;
   /** Tokens of the prompt's system-prompt prefix to persist after the request (0: none). */
   readonly persistPrefix?: number;
+  /** A chat request (context shift is on by default for them). */
+  readonly isChat?: boolean;
 }
 
 type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
@@ -110,6 +119,7 @@ export class LocalEngine implements Engine {
   readonly info: EngineInfo;
   readonly chat: { readonly completions: ChatCompletions };
   readonly completions: Completions;
+  readonly embeddings: Embeddings;
   private readonly parts: EngineParts;
   private readonly ctx: Context;
   private readonly queue: RequestQueue;
@@ -146,6 +156,8 @@ export class LocalEngine implements Engine {
         trainContextLength: c.trainContextLength,
         parameterCount: parts.modelFacts?.parameterCount ?? 0,
         quantization: parts.modelFacts?.quantization ?? 'unknown',
+        embeddingLength: c.embeddingLength,
+        pooling: c.poolingType,
       },
       backend: parts.backend,
       contextLength: parts.contextLength,
@@ -158,6 +170,24 @@ export class LocalEngine implements Engine {
     const textCreate = (req: CompletionRequest) => this.createCompletion(req);
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
+    this.embeddings = {
+      create: async (req) => {
+        this.assertLoaded('embeddings.create');
+        return embeddingsRequest(this.embeddingHost(), req).finally(() => this.requests++);
+      },
+    };
+  }
+
+  /** See `Engine.rerank`. */
+  async rerank(req: RerankRequest): Promise<RerankResponse> {
+    this.assertLoaded('rerank');
+    return rerankRequest(this.embeddingHost(), req).finally(() => this.requests++);
+  }
+
+  private embeddingHost(): EmbeddingHost {
+    const { transformer, tokenizer, contextLength, rerankTemplate } = this.parts;
+    const host = { transformer, tokenizer, contextLength, cache: this.ctx.cache, queue: this.queue };
+    return rerankTemplate === undefined ? host : { ...host, rerankTemplate };
   }
 
   /** See `Engine.saveCache`. */
@@ -200,7 +230,8 @@ export class LocalEngine implements Engine {
   ): number {
     const first = messages[0];
     if (
-      this.persisted?.auto !== true ||
+      // Wanted for the persisted cache's automatic entry, and by recurrent models as a snapshot point.
+      (this.persisted?.auto !== true && !this.parts.transformer.hasRecurrentState) ||
       messages.length < 2 ||
       first?.role !== 'system' ||
       typeof first.content !== 'string'
@@ -518,6 +549,7 @@ export class LocalEngine implements Engine {
         eogIds,
         signal,
         persistPrefix,
+        isChat: true,
       };
     // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
     if (format.kind === 'harmony')
@@ -533,7 +565,24 @@ export class LocalEngine implements Engine {
     );
     const reasoning =
       format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
-    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens, persistPrefix };
+    return {
+      prompt: [...built.tokens],
+      key,
+      norm,
+      stop,
+      eogIds,
+      signal,
+      ...reasoning,
+      visibleTokens,
+      persistPrefix,
+      isChat: true,
+    };
+  }
+
+  /** Positions a context shift keeps: the BOS token when the prompt starts with it (llama.cpp: n_keep + add_bos). */
+  private keptOnShift(prompt: readonly number[]): number {
+    const tk = this.parts.tokenizer;
+    return tk.addBos && tk.bosId !== null && prompt[0] === tk.bosId ? 1 : 0;
   }
 
   private checkFits(nTokens: number): void {
@@ -573,6 +622,10 @@ export class LocalEngine implements Engine {
       ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
       ...(onToken ? { onToken } : {}),
       ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
+      ...(p.persistPrefix ? { stateBoundaries: [p.persistPrefix] } : {}),
+      ...((this.parts.contextShift ?? p.isChat === true)
+        ? { contextShift: { nKeep: this.keptOnShift(p.prompt) } }
+        : {}),
     };
     const task = async (): Promise<GenerationResult[]> => {
       this.assertLoaded('request');
@@ -586,7 +639,7 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value[0]!.timings.timeToFirstTokenMs;
-            if (this.persisted !== null && (p.persistPrefix ?? 0) > 0)
+            if (this.persisted?.auto === true && (p.persistPrefix ?? 0) > 0)
               await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }

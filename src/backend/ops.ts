@@ -16,6 +16,7 @@
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
@@ -24,6 +25,26 @@ export interface WeightInfo {
   readonly type: GgmlType;
   /** ggml `ne` order: shape[0] = row length. 1-D tensors (norms, biases) have one entry. */
   readonly shape: readonly number[];
+}
+
+/**
+ * A weight being streamed onto a backend (`Ops.beginWeight`): the loader writes the tensor's GGUF bytes piece by
+ * piece, in order, into `target`s and `commit`s each, so reading the file, rearranging rows and uploading overlap and
+ * no copy of the whole tensor is ever made. Pieces are whole rows; every piece but the last of a tensor is a multiple
+ * of 4 rows. At most two pieces are outstanding (targeted, not yet committed) at a time.
+ */
+export interface WeightStream {
+  /**
+   * Memory to fill with bytes `[offset, offset + length)` of the tensor: a view of backend memory or a staging
+   * buffer, valid until that piece is committed. The backend allocates nothing here (reads may be in flight).
+   */
+  target(offset: number, length: number): Uint8Array;
+  /** The piece `[offset, offset + length)` is filled: rearrange/upload it. */
+  commit(offset: number, length: number): void;
+  /** Every byte is committed: the weight. */
+  finish(): Promise<Weight>;
+  /** Releases what the stream holds when it will not finish (abort, read error). */
+  cancel(): void;
 }
 
 /** A weight living on a backend. Opaque beyond these fields. */
@@ -123,6 +144,11 @@ export interface AttentionParams {
   readonly slidingWindow: number;
   /** Attention logits become cap·tanh(s/cap) before the mask; 0 = off (gemma2). */
   readonly softcap: number;
+  /**
+   * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
+   * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
+   */
+  readonly causal?: boolean;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */
@@ -195,6 +221,11 @@ export interface Ops {
 
   /** Uploads one tensor from its raw GGUF bytes (the backend may repack or dequantize). */
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
+  /**
+   * Starts streaming one tensor in (see `WeightStream`); validates and allocates like `uploadWeight`. Optional: the
+   * loader falls back to reading each tensor whole and calling `uploadWeight`.
+   */
+  beginWeight?(info: WeightInfo): WeightStream;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
   /**
@@ -296,6 +327,11 @@ export interface Ops {
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
 
+  /**
+   * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions
+   * [nKeep, nKeep+nDiscard), moves the later ones down and re-rotates their keys in place. Resolves when done.
+   */
+  shiftKv(slot: number, shift: KvShift): Promise<void>;
   /** Allocates the recurrent state of every slot (only called for models with recurrent layers); contents are zeros. */
   createRecurrentState(spec: RecurrentStateSpec): void;
   /** Copies every layer's recurrent state of one slot to another (n > 1, prompt-cache reuse). */

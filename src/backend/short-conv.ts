@@ -30,31 +30,29 @@ export interface ShortConvArgs {
   readonly fresh: boolean;
 }
 
+/** [taps − 1 + n] f32: one channel's window, shared by every call (single-threaded, never re-entered). */
+let windowScratch = new Float32Array(64);
+
 /** out = C · conv([state ‖ B·x]) for n rows; then state = the window's last taps − 1 rows (see `Ops.shortConv`). */
 export function shortConvRows(a: ShortConvArgs): void {
   const { out, bcx, state, kernel, n, channels: C, taps } = a;
   const d = taps - 1; // state rows
   if (a.fresh) state.fill(0);
-  // Window row r (0 … d+n): state row r when r < d, else B·x of token r − d.
-  const win = (r: number, c: number): number => {
-    if (r < d) return state[r * C + c];
-    const row = a.bcxAt + (r - d) * a.bcxStride;
-    return Math.fround(bcx[row + c] * bcx[row + 2 * C + c]);
-  };
-  for (let i = 0; i < n; i++) {
-    const o = a.outAt + i * a.outStride;
-    const cRow = a.bcxAt + i * a.bcxStride + C;
-    for (let c = 0; c < C; c++) {
-      const kr = a.kernelAt + c * taps;
-      let sum = 0;
-      for (let k = 0; k < taps; k++) sum += kernel[kr + k] * win(i + k, c);
-      out[o + c] = Math.fround(bcx[cRow + c] * Math.fround(sum));
+  if (windowScratch.length < d + n) windowScratch = new Float32Array(d + n); // grows once: decode allocates nothing
+  const win = windowScratch; // one channel's window [state ‖ B·x], f32 as ggml's mul
+  for (let c = 0; c < C; c++) {
+    for (let r = 0; r < d; r++) win[r] = state[r * C + c];
+    for (let i = 0; i < n; i++) {
+      const row = a.bcxAt + i * a.bcxStride;
+      win[d + i] = bcx[row + c] * bcx[row + 2 * C + c];
     }
-  }
-  // New state: window rows n … n + d − 1 (rows of the old state first when n < d, read before they are overwritten).
-  for (let r = 0; r < d; r++) {
-    const src = n + r;
-    for (let c = 0; c < C; c++) state[r * C + c] = win(src, c);
+    const kr = a.kernelAt + c * taps;
+    for (let i = 0; i < n; i++) {
+      let sum = 0;
+      for (let k = 0; k < taps; k++) sum += kernel[kr + k] * win[i + k];
+      out[a.outAt + i * a.outStride + c] = Math.fround(bcx[a.bcxAt + i * a.bcxStride + C + c] * Math.fround(sum));
+    }
+    for (let r = 0; r < d; r++) state[r * C + c] = win[n + r]; // the window's last d rows
   }
 }
 

@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<{ default: CliCommand }>> = {
   chat: () => import('./commands/chat.js'),
   profile: () => import('./commands/profile.js'),
   serve: () => import('./commands/serve.js'),
+  embed: () => import('./commands/embed.js'),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit status. */

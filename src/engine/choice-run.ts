@@ -27,6 +27,8 @@ export class ChoiceRun {
   finishReason: FinishReason = 'length';
   /** False once the choice has ended. */
   live = true;
+  /** Positions dropped by context shifts so far (the next token's position is history length − 1 − this). */
+  private discarded = 0;
   private readonly stopper: StopMatcher;
 
   constructor(
@@ -78,15 +80,38 @@ export class ChoiceRun {
     this.text += r.text;
     if (r.stopped || !accepted || (this.constraint?.isTerminated() ?? false)) return r.text + this.end('stop');
     // The token would be evaluated at `pos`. Prompt + output never exceed the context: once they fill it, the
-    // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for).
-    const pos = this.history.length - 1;
-    if (this.generated.length >= input.maxTokens || pos + 1 >= contextLength) return r.text + this.end('length');
+    // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for) — unless the
+    // request shifts the context (the loop then makes room; without max_tokens at most a context's worth is made).
+    const pos = this.lastPos;
+    const shifts = input.contextShift !== undefined;
+    const cap = shifts && !Number.isFinite(input.maxTokens) ? contextLength : input.maxTokens;
+    if (this.generated.length >= cap || (!shifts && pos + 1 >= contextLength)) return r.text + this.end('length');
     return r.text;
   }
 
   /** Position the last taken token is evaluated at. */
   get lastPos(): number {
-    return this.history.length - 1;
+    return this.history.length - 1 - this.discarded;
+  }
+
+  /** The request's context shift, if it asked for one. */
+  get contextShift(): GenerationInput['contextShift'] {
+    return this.input.contextShift;
+  }
+
+  /** True once a context shift happened (the slot's later cells are then not recorded in the prompt cache). */
+  get isShifted(): boolean {
+    return this.discarded > 0;
+  }
+
+  /** Records a context shift of `nDiscard` positions. */
+  shifted(nDiscard: number): void {
+    this.discarded += nDiscard;
+  }
+
+  /** Ends the choice with 'length' because its context is full and cannot shift; returns the held-back text. */
+  cutAtContext(): string {
+    return this.end('length');
   }
 
   /** Ends the choice; returns the text held back until now (a partial character, a possible stop-string start). */

@@ -59,6 +59,16 @@ export interface GenerationInput {
   readonly visibleTokens?: ReadonlyMap<number, string>;
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
+  /**
+   * Prompt positions the chat layer knows as turn boundaries (the end of the system prompt): a model with recurrent
+   * layers snapshots its state there, so another conversation sharing that prefix resumes from it.
+   */
+  readonly stateBoundaries?: readonly number[];
+  /**
+   * Context shift (llama.cpp `--context-shift`): when the context is full, keep the first `nKeep` positions, drop
+   * half of the rest and go on (the transformer re-rotates the kept keys in place). Absent: stop with 'length'.
+   */
+  readonly contextShift?: { readonly nKeep: number };
 }
 
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
@@ -184,6 +194,24 @@ export async function* generateChoices(
   }
 }
 
+/**
+ * Makes room for `run`'s next token when the context is full, by llama.cpp's context shift: keep the first `nKeep`
+ * positions, drop half of the rest (n_discard = n_left / 2), re-rotate the kept keys in place; the prompt cache keeps
+ * only the cells before the dropped range. False when the request or the model cannot shift (recurrent state).
+ */
+async function shiftContext(ctx: Context, run: ChoiceRun, lease: SlotLease): Promise<boolean> {
+  const shift = run.contextShift;
+  const t = ctx.transformer;
+  if (!shift || !t.shiftContext || t.hasRecurrentState) return false;
+  const nPast = run.lastPos; // positions 0 … lastPos−1 hold KV
+  const nDiscard = Math.floor((nPast - shift.nKeep) / 2);
+  if (nDiscard < 1) return false;
+  await t.shiftContext(lease.slot, shift.nKeep, nDiscard, nPast);
+  ctx.cache.shifted(lease, shift.nKeep);
+  run.shifted(nDiscard);
+  return true;
+}
+
 /** Row `row` of the transformer's last step as a `LogitSource` (undefined: the last evaluated token). */
 function rowSource(t: Transformer, row: number | undefined): LogitSource {
   return { readLogits: () => t.readLogits(row), argmax: () => t.argmax(row), topK: (k) => t.topK(k, row) };
@@ -223,14 +251,12 @@ async function* runGroup(
     leases.push(ctx.cache.acquire(input.cacheKey, prompt));
     const lead = leases[0]!;
     const tp = nowMs();
-    const pieces =
-      split > lead.reused
-        ? [
-            [lead.reused, split],
-            [split, prompt.length],
-          ]
-        : [[lead.reused, prompt.length]];
-    for (const [from, to] of pieces) {
+    const cuts = ctx.cache.isRecurrent ? [split, ...(input.stateBoundaries ?? [])] : [];
+    const ends = [...new Set(cuts.filter((c) => c > lead.reused && c < prompt.length)), prompt.length].sort(
+      (a, b) => a - b,
+    );
+    for (let i = 0, from = lead.reused; i < ends.length; from = ends[i++]) {
+      const to = ends[i]!;
       const piece = prompt.slice(from, to);
       const logits = to === prompt.length ? 'last' : 'none';
       await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
@@ -267,7 +293,13 @@ async function* runGroup(
         const text = run.take(token, ctx.contextLength);
         if (text) yield { index: run.index, text };
         if (!run.live) continue;
-        rows.push({ slot: leases[runs.indexOf(run)]!.slot, pos: run.lastPos, token });
+        const lease = leases[runs.indexOf(run)]!;
+        if (run.lastPos + 1 >= ctx.contextLength && !(await shiftContext(ctx, run, lease))) {
+          const tail = run.cutAtContext();
+          if (tail) yield { index: run.index, text: tail };
+          continue;
+        }
+        rows.push({ slot: lease.slot, pos: run.lastPos, token });
         next.push(run);
       }
       if (rows.length === 0) break;
@@ -280,7 +312,10 @@ async function* runGroup(
         await ctx.decodeRows(rows, signal);
         sources = rows.map((_, i) => rowSource(ctx.transformer, i));
       }
-      for (const r of rows) ctx.cache.append(leases.find((l) => l.slot === r.slot)!, [r.token]);
+      for (const r of rows) {
+        const lease = leases.find((l) => l.slot === r.slot)!;
+        if (!runs[leases.indexOf(lease)]!.isShifted) ctx.cache.append(lease, [r.token]);
+      }
       decodeMs += nowMs() - td;
       stepping = next;
     }

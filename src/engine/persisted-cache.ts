@@ -66,7 +66,8 @@ export class PersistedPromptCache {
    */
   async save(key: string, tokens: readonly number[]): Promise<PromptCacheRecord | null> {
     const ops = this.transformer.ops;
-    if (ops.readKv === undefined || tokens.length < this.minTokens) return null;
+    // A recurrent model's KV alone cannot resume it (its state is not persisted): such an entry would never be used.
+    if (ops.readKv === undefined || tokens.length < this.minTokens || this.transformer.hasRecurrentState) return null;
     const match = this.cache.lookup(key, tokens, tokens.length);
     if (match === null || match.matched !== tokens.length) return null;
     const rows = await ops.readKv(match.slot, tokens.length);

@@ -312,6 +312,15 @@ export class PromptCache {
     this.stateAt[lease.slot] = this.kv.slot(lease.slot).tokens.length; // completely written up to here
   }
 
+  /**
+   * After a context shift of the lease's slot: only cells 0 … nKeep−1 still hold the KV of the tokens recorded
+   * there (the moved cells' values were computed alongside the discarded tokens), so the record is cut to them and
+   * the caller appends nothing more for this lease — shifted cells are never served as a prefix.
+   */
+  shifted(lease: SlotLease, nKeep: number): void {
+    this.truncate(lease.slot, Math.min(nKeep, this.kv.slot(lease.slot).tokens.length));
+  }
+
   /** Ends a lease and trims unused slots, least recently used first, down to the token budget. */
   release(lease: SlotLease): void {
     this.kv.unref(lease.slot);

@@ -17,8 +17,24 @@ export interface ByteSource {
    * (`network`, `gguf-invalid` for a range beyond `size`, `aborted`). `length` may be 0.
    */
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Reads `dst.byteLength` bytes starting at `offset` straight into `dst` (which may view shared or backend memory),
+   * with the errors of `read`. Optional: `readInto` (below) falls back to `read` and a copy.
+   */
+  readInto?(offset: number, dst: Uint8Array, signal?: AbortSignal): Promise<void>;
   /** Releases handles (file descriptors, connections). Reads after `close` reject. Optional. */
   close?(): Promise<void>;
+}
+
+/** Reads `[offset, offset + dst.byteLength)` of `source` into `dst`: its own `readInto`, else `read` and a copy. */
+export async function readInto(
+  source: ByteSource,
+  offset: number,
+  dst: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (source.readInto) return source.readInto(offset, dst, signal);
+  dst.set(await source.read(offset, dst.byteLength, signal));
 }
 
 /** A `ByteSource` over bytes already in memory (tests, small files, the writer's output). */

@@ -34,7 +34,9 @@ export interface IdbByteSourceOptions extends ModelStoreOptions {
    *   reading and hashing the whole file once more per open (WebCrypto: roughly 0.8 GB/s of hashing plus the
    *   IndexedDB read);
    * - `'read'`: each chunk when it is first read — the same guarantee that no unchecked byte is served, with no extra
-   *   pass (loading a model reads every tensor anyway), but damage surfaces at the read that meets it.
+   *   pass (loading a model reads every tensor anyway), but damage surfaces at the read that meets it. Reading in
+   *   order, the next chunk is fetched and hashed while the current one is consumed. `createEngine` opens this way:
+   *   the load's single read is the check, and a damaged chunk fails the load before the model is served.
    */
   verify?: 'open' | 'read';
 }
@@ -46,6 +48,10 @@ const CACHED_CHUNKS = 2;
 export class IdbByteSource implements ByteSource {
   /** Most recently used chunks, newest last: `[index, (chunkLength) bytes]`. */
   private readonly recent: [number, Uint8Array][] = [];
+  /** The chunk being fetched ahead of an in-order read, if any. */
+  private ahead: { readonly index: number; readonly bytes: Promise<Uint8Array> } | null = null;
+  /** Index of the last chunk fetched on demand (read-ahead starts when the next one follows it). */
+  private lastMiss = -2;
   private isClosed = false;
 
   private constructor(
@@ -118,36 +124,58 @@ export class IdbByteSource implements ByteSource {
   /** Reads `[offset, offset + length)` from the stored chunks. */
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     throwIfAborted(signal, `read of ${this.name}`);
-    if (this.isClosed)
-      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`);
+    this.checkOpen();
     checkReadRange(this.name, this.size, offset, length);
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
-    const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
-    if (first === last) {
+    if (length > 0 && first === Math.floor((offset + length - 1) / chunkBytes)) {
       const chunk = await this.chunk(first);
       const at = offset - first * chunkBytes;
       return chunk.slice(at, at + length);
     }
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
+    await this.readInto(offset, out, signal);
+    return out;
+  }
+
+  /**
+   * Copies `[offset, offset + dst.byteLength)` from the stored chunks straight into `dst`. Reading on in order, the
+   * next chunk is fetched (and checked, with `verify: 'read'`) while this one is consumed.
+   */
+  async readInto(offset: number, dst: Uint8Array, signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, `read of ${this.name}`);
+    this.checkOpen();
+    const length = dst.byteLength;
+    checkReadRange(this.name, this.size, offset, length);
+    const { chunkBytes } = this.manifest;
+    const first = Math.floor(offset / chunkBytes);
+    const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
     for (let i = first; i <= last; i++) {
       throwIfAborted(signal, `read of ${this.name}`);
       const chunk = await this.chunk(i);
       const chunkStart = i * chunkBytes;
       const from = Math.max(offset, chunkStart);
       const to = Math.min(offset + length, chunkStart + chunk.byteLength);
-      out.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
+      dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
     }
-    return out;
+  }
+
+  private checkOpen(): void {
+    if (this.isClosed)
+      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the model again`);
   }
 
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
     this.recent.length = 0;
+    this.ahead = null;
   }
 
-  /** Chunk `index`, from the small in-memory cache or IndexedDB; a missing/damaged chunk invalidates the entry. */
+  /**
+   * Chunk `index`, from the small in-memory cache, a fetch already under way, or IndexedDB. After a miss that follows
+   * the previous one (reading in order, as a model load does), chunk index + 1 is fetched (and checked) ahead.
+   */
   private async chunk(index: number): Promise<Uint8Array> {
     const hit = this.recent.findIndex(([i]) => i === index);
     if (hit >= 0) {
@@ -155,6 +183,24 @@ export class IdbByteSource implements ByteSource {
       this.recent.push(entry);
       return entry[1];
     }
+    let pending = this.ahead?.index === index ? this.ahead.bytes : null;
+    if (pending !== null) this.ahead = null;
+    pending ??= this.fetchChunk(index);
+    const isInOrder = this.lastMiss === index - 1;
+    this.lastMiss = index;
+    if (isInOrder && index + 1 < this.manifest.chunkPresent.length && this.ahead === null) {
+      const bytes = this.fetchChunk(index + 1);
+      bytes.catch(() => undefined); // surfaces only if that chunk is read
+      this.ahead = { index: index + 1, bytes };
+    }
+    const bytes = await pending;
+    this.recent.push([index, bytes]);
+    if (this.recent.length > CACHED_CHUNKS) this.recent.shift();
+    return bytes;
+  }
+
+  /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
+  private async fetchChunk(index: number): Promise<Uint8Array> {
     const bytes = await readChunk(this.name, index, this.options).catch((e: unknown) => {
       throw asStoreError(e, `reading chunk ${index} of cached ${this.name}`);
     });
@@ -182,8 +228,6 @@ export class IdbByteSource implements ByteSource {
         );
       }
     }
-    this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) this.recent.shift();
     return bytes;
   }
 }

@@ -68,16 +68,27 @@ export class NodeFileSource implements ByteSource {
   /** Reads exactly `length` bytes at `offset` (looping over short reads). */
   async read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array> {
     throwIfAborted(signal, `read of ${this.name}`);
-    const handle = this.handle;
-    if (handle === null)
+    if (this.handle === null)
       throw new LlmError('invalid-request', `read of ${this.name} after close(); open the file again`);
     checkReadRange(this.name, this.size, offset, length);
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
+    await this.readInto(offset, out, signal);
+    return out;
+  }
+
+  /** Reads `dst.byteLength` bytes at `offset` straight into `dst` (positional reads, looping over short ones). */
+  async readInto(offset: number, dst: Uint8Array, signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, `read of ${this.name}`);
+    const handle = this.handle;
+    if (handle === null)
+      throw new LlmError('invalid-request', `read of ${this.name} after close(); open the file again`);
+    const length = dst.byteLength;
+    checkReadRange(this.name, this.size, offset, length);
     let filled = 0;
     while (filled < length) {
       let bytesRead: number;
       try {
-        ({ bytesRead } = await handle.read(out, filled, length - filled, offset + filled));
+        ({ bytesRead } = await handle.read(dst, filled, length - filled, offset + filled));
       } catch (e) {
         throw new LlmError(
           'network',
@@ -99,7 +110,6 @@ export class NodeFileSource implements ByteSource {
       filled += bytesRead;
       throwIfAborted(signal, `read of ${this.name}`);
     }
-    return out;
   }
 
   /** Closes the file handle; later reads reject. Idempotent. */

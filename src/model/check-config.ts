@@ -14,6 +14,8 @@ import { describeLayers } from './layer-spec.js';
 
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
+/** A dense FFN's bias (`blk.N.ffn_gate.bias`, `ffn_up.bias`, `ffn_down.bias`). */
+const FFN_BIAS = /^blk\.\d{1,9}\.ffn_(gate|up|down)\.bias$/;
 
 function invalid(
   message: string,
@@ -110,6 +112,16 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
         );
       }
     }
+  }
+  // llama.cpp adds optional FFN biases (granite, mistral3, llama); the forward pass has none, so refuse rather than
+  // silently drop them.
+  const ffnBias = gguf.tensors.find((t) => FFN_BIAS.test(t.name));
+  if (ffnBias) {
+    throw new LlmError(
+      'unsupported-arch',
+      `loading model: tensor '${ffnBias.name}': feed-forward biases are not supported yet (this ${arch} file has them)`,
+      { details: { tensor: ffnBias.name, arch } },
+    );
   }
   const embd = byName.get(names.tokenEmbd);
   if (embd === undefined || embd.shape.length !== 2) {

@@ -154,6 +154,31 @@ export interface ModelConfig extends ArchOptions {
   readonly kvSources: readonly number[];
   /** Width of each layer's per-layer token embedding (gemma4 `embedding_length_per_layer_input`); 0 = none. */
   readonly perLayerEmbd: number;
+  /** How `embeddings` pools the final hidden states (`pooling_type`; 'none' when the file does not say). */
+  readonly poolingType: PoolingType;
+  /** Whether a token sees only earlier positions (`attention.causal`, default true; false for encoders). */
+  readonly causalAttention: boolean;
+}
+
+/** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
+export type PoolingType = 'none' | 'mean' | 'cls' | 'last' | 'rank';
+
+/** llama.cpp's `pooling_type` enum values, in order (0 = none … 4 = rank). */
+const POOLING_TYPES: readonly PoolingType[] = ['none', 'mean', 'cls', 'last', 'rank'];
+
+/** `<arch>.pooling_type` as a `PoolingType` ('none' when absent). */
+function readPoolingType(r: MetadataReader): PoolingType {
+  const key = r.archKey('pooling_type');
+  const id = r.count(key, 0);
+  const type = POOLING_TYPES[id];
+  if (type === undefined) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading model config: '${key}' = ${id} is not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)`,
+      { details: { key, value: id } },
+    );
+  }
+  return type;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -377,13 +402,15 @@ export function readStandardConfig(
     shortConvWidth: 0,
     kvSources: Array.from({ length: nLayers }, (_, il) => il),
     perLayerEmbd: 0,
+    poolingType: readPoolingType(r),
+    causalAttention: r.optionalBool(r.archKey('attention.causal')) ?? true,
   };
 }
 
 /**
- * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it: a number n means layer il
- * slides iff il % n < n − 1 (every n-th layer is global); an array gives one flag per layer. `defaultPeriod` is
- * used when the key is absent.
+ * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it (`set_swa_pattern`): a number n
+ * means layer il slides iff il % n < n − 1 (every n-th layer is global), 0 that every layer slides; an array gives one
+ * flag per layer. `defaultPeriod` is used when the key is absent.
  */
 export function readSlidingLayers(
   meta: Readonly<Record<string, GgufValue>>,
@@ -396,5 +423,5 @@ export function readSlidingLayers(
   const flags = r.numberArray(key, nLayers);
   if (flags) return flags.map((f) => f !== 0);
   const period = r.boundedCount(key, defaultPeriod, 0, L.maxLayers, 'maxLayers');
-  return Array.from({ length: nLayers }, (_, il) => period > 0 && il % period < period - 1);
+  return Array.from({ length: nLayers }, (_, il) => period === 0 || il % period < period - 1);
 }

@@ -5,9 +5,9 @@
  */
 
 import type { KvType } from '../backend/kv-type.js';
-import type { Ops, Weight } from '../backend/ops.js';
-import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
-import { GGML_TYPES, GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
+import type { Ops } from '../backend/ops.js';
+import { LlmError } from '../errors.js';
+import { GgmlType, type GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
@@ -15,17 +15,32 @@ import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
-import { firstNonFinite } from './non-finite-scan.js';
-import type { PerLayerWeights } from './per-layer-input.js';
+import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
+import type { RankHead } from './pooling.js';
 import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
+import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
-/** Progress of weight upload. */
-interface LoadProgress {
-  readonly loadedBytes: number;
-  readonly totalBytes: number;
-  /** The tensor just uploaded. */
-  readonly tensor: string;
-}
+/** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
+type LayerSlots =
+  | ({ readonly kind: 'attention' } & {
+      readonly [K in Exclude<keyof LayerWeights, 'perLayer' | 'outScale'>]:
+        | WeightSlot
+        | (null extends LayerWeights[K] ? null : never);
+    } & {
+      readonly perLayer: { readonly gate: WeightSlot; readonly proj: WeightSlot; readonly postNorm: WeightSlot } | null;
+      readonly outScale: number;
+    })
+  | {
+      readonly kind: 'shortconv';
+      readonly attnNorm: WeightSlot;
+      readonly inProj: WeightSlot;
+      readonly conv: WeightSlot;
+      readonly outProj: WeightSlot;
+      readonly ffnNorm: WeightSlot;
+      readonly gate: WeightSlot;
+      readonly up: WeightSlot;
+      readonly down: WeightSlot;
+    };
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
@@ -39,6 +54,8 @@ export interface LoadTransformerOptions {
   readonly kvType?: KvType;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
+  /** Bytes per piece when the backend streams weights in (`Ops.beginWeight`); default 4 MiB, whole rows, ≥ 4 rows. */
+  readonly pieceBytes?: number;
 }
 
 /** Reads the configuration of a parsed GGUF file (architecture lookup + metadata), without touching tensor data. */
@@ -91,269 +108,210 @@ export async function loadTransformer(
   const c = config;
   const allHeads = c.qkNormScope === 'all-heads';
 
-  const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
-  const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
+  const ropeFreqFactors = await ropeFactors(loader, gguf, names, c, contextLength);
+  const rankHead = c.poolingType === 'rank' ? await rankHeadOf(loader, gguf, c) : null;
+  const nPL = c.perLayerEmbd;
+  const outScales: number[] = []; // per layer (`layer_output_scale`, gemma4), 1 when absent
+  for (let il = 0; il < c.nLayers; il++) {
+    const name = layerTensorName(names.layerOutScale, il);
+    outScales.push(loader.has(name) ? (await hostValues(loader, name, [1]))[0] : 1);
+  }
+  const perLayerSlots = nPL > 0 ? namePerLayerWeights(loader, names, c) : null;
+  // Name every weight first (shapes checked before any read), then read them all in file order.
+  const tokenEmbd = loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
+  const outputNorm = loader.upload(names.outputNorm, [c.embeddingLength]);
   const output =
     !c.alwaysTied && loader.has(names.output)
-      ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
+      ? loader.upload(names.output, [c.embeddingLength, c.vocabSize])
       : tokenEmbd;
-  const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
-  const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
-  const perLayer = c.perLayerEmbd > 0 ? await loader.perLayerWeights(names, c) : null;
-  const nPL = c.perLayerEmbd;
-
-  const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
-  for (const [il, spec] of describeLayers(c).entries()) {
+  const outputBias = loader.optional(names.outputBias, [c.vocabSize]);
+  const layerSlots = describeLayers(c).map((spec, il): LayerSlots => {
     const n = (pattern: string): string => layerTensorName(pattern, il);
     if (spec.kind === 'shortconv') {
       const E = c.embeddingLength;
-      layers.push({
+      return {
         kind: 'shortconv',
-        attnNorm: await loader.upload(n(names.attnNorm), [E]),
-        inProj: await loader.upload(n(names.shortConvInProj), [E, 3 * E]),
-        conv: await loader.upload(n(names.shortConv), [spec.convWidth, E]),
-        outProj: await loader.upload(n(names.shortConvOutProj), [E, E]),
-        ffnNorm: await loader.upload(n(names.ffnNorm), [E]),
-        gate: await loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
-        up: await loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
-        down: await loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
-        postFfnNorm: null,
-      });
-      continue;
+        attnNorm: loader.upload(n(names.attnNorm), [E]),
+        inProj: loader.upload(n(names.shortConvInProj), [E, 3 * E]),
+        conv: loader.upload(n(names.shortConv), [spec.convWidth, E]),
+        outProj: loader.upload(n(names.shortConvOutProj), [E, E]),
+        ffnNorm: loader.upload(n(names.ffnNorm), [E]),
+        gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+        up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+        down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+      };
     }
     const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;
     const [wq, wk, wv] = c.fusedQkv
-      ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
+      ? loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
           [n(names.attnQ), qRows],
           [n(names.attnK), kvRows],
           [n(names.attnV), kvRows],
         ])
       : [
-          await loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
-          ownKv ? await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]) : null,
+          loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
+          ownKv ? loader.upload(n(names.attnK), [c.embeddingLength, kvRows]) : null,
           !ownKv
             ? null
             : c.valueNorm
-              ? await loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
-              : await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
+              ? loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
+              : loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
     const [gate, up] = c.fusedGateUp
-      ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
+      ? loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
           [n(names.ffnGate), ffnDim],
           [n(names.ffnUp), ffnDim],
         ])
       : [
-          await loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
-          await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
+          loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
+          loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
         ];
-    layers.push({
-      attnNorm: c.preNorms ? await loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
+    return {
+      kind: 'attention',
+      attnNorm: c.preNorms ? loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
       wq,
       wk,
       wv,
-      bq: await loader.optional(n(names.attnQBias), [qRows]),
-      bk: await loader.optional(n(names.attnKBias), [kvRows]),
-      bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
-      kNorm: c.qkNorm && ownKv ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
-      wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
-      bo: c.attnOutBias ? await loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
-      postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: c.preNorms ? await loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
+      bq: loader.optional(n(names.attnQBias), [qRows]),
+      bk: loader.optional(n(names.attnKBias), [kvRows]),
+      bv: loader.optional(n(names.attnVBias), [kvRows]),
+      qNorm: c.qkNorm ? loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
+      kNorm: c.qkNorm && ownKv ? loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
+      wo: loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
+      bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
+      postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
+      ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate,
       up,
-      down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
-      postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
+      down: loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
+      postFfnNorm: c.postNorms ? loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
       perLayer:
         nPL > 0
           ? {
-              gate: await loader.upload(n(names.perLayerInpGate), [c.embeddingLength, nPL]),
-              proj: await loader.upload(n(names.perLayerProj), [nPL, c.embeddingLength]),
-              postNorm: await loader.upload(n(names.perLayerPostNorm), [c.embeddingLength]),
+              gate: loader.upload(n(names.perLayerInpGate), [c.embeddingLength, nPL]),
+              proj: loader.upload(n(names.perLayerProj), [nPL, c.embeddingLength]),
+              postNorm: loader.upload(n(names.perLayerPostNorm), [c.embeddingLength]),
             }
           : null,
-      outScale: loader.has(n(names.layerOutScale)) ? (await loader.hostValues(n(names.layerOutScale), [1]))[0] : 1,
-    });
-  }
-  const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, perLayer, layers };
+      outScale: outScales[il],
+    };
+  });
+  await loader.loadAll();
+  const perLayer = perLayerSlots && perLayerWeightsOf(perLayerSlots, await perLayerSlots.tables());
+  const get = (slot: WeightSlot | null) => slot?.get() ?? null;
+  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights =>
+    l.kind === 'shortconv'
+      ? {
+          kind: 'shortconv',
+          attnNorm: l.attnNorm.get(),
+          inProj: l.inProj.get(),
+          conv: l.conv.get(),
+          outProj: l.outProj.get(),
+          ffnNorm: l.ffnNorm.get(),
+          gate: l.gate.get(),
+          up: l.up.get(),
+          down: l.down.get(),
+          postFfnNorm: null,
+        }
+      : {
+          attnNorm: get(l.attnNorm),
+          wq: l.wq.get(),
+          wk: get(l.wk),
+          wv: get(l.wv),
+          bq: get(l.bq),
+          bk: get(l.bk),
+          bv: get(l.bv),
+          qNorm: get(l.qNorm),
+          kNorm: get(l.kNorm),
+          wo: l.wo.get(),
+          bo: get(l.bo),
+          postAttnNorm: get(l.postAttnNorm),
+          ffnNorm: get(l.ffnNorm),
+          gate: l.gate.get(),
+          up: l.up.get(),
+          down: l.down.get(),
+          postFfnNorm: get(l.postFfnNorm),
+          perLayer: l.perLayer && {
+            gate: l.perLayer.gate.get(),
+            proj: l.perLayer.proj.get(),
+            postNorm: l.perLayer.postNorm.get(),
+          },
+          outScale: l.outScale,
+        },
+  );
+  const weights: ModelWeights = {
+    tokenEmbd: tokenEmbd.get(),
+    outputNorm: outputNorm.get(),
+    output: output.get(),
+    outputBias: get(outputBias),
+    ropeFreqFactors,
+    perLayer,
+    layers,
+    rankHead,
+  };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
-/** Bytes of `per_layer_token_embd` read at once while splitting it per layer. */
-const PER_LAYER_READ_BYTES = 64 * 1024 * 1024;
-
-/** Reads tensors by name and uploads them, checking shapes and reporting progress. */
-class WeightLoader {
-  private readonly byName: Map<string, GgufTensorInfo>;
-  private readonly totalBytes: number;
-  private loadedBytes = 0;
-
-  constructor(
-    private readonly gguf: GgufFile,
-    private readonly source: ByteSource,
-    private readonly ops: Ops,
-    private readonly options: LoadTransformerOptions,
-  ) {
-    this.byName = new Map(gguf.tensors.map((t) => [t.name, t]));
-    this.totalBytes = gguf.tensors.reduce((s, t) => s + t.byteLength, 0);
+/**
+ * Rope frequency divisors: `rope_freqs.weight` (llama3), or LongRoPE's short/long factors chosen as llama.cpp does
+ * (long when the context exceeds the original training context). Kept on the host: rope params carry them.
+ */
+async function ropeFactors(
+  loader: WeightLoader,
+  gguf: GgufFile,
+  names: TensorNames,
+  c: ModelConfig,
+  contextLength: number,
+): Promise<Float32Array | null> {
+  let name: string | null = null;
+  if (loader.has(names.ropeFreqs)) name = names.ropeFreqs;
+  else if (loader.has(names.ropeFactorsShort) || loader.has(names.ropeFactorsLong)) {
+    const r = modelMetadata(gguf.metadata, c.arch);
+    const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.trainContextLength);
+    name = contextLength > orig && loader.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
   }
+  if (name === null) return null;
+  // gemma4 applies them to global layers only, one per pair of the global head (llama.cpp n_embd_head / 2).
+  return hostValues(loader, name, [(c.globalRopeFreqs ? c.headDim : c.ropeDims) / 2]);
+}
 
-  has(name: string): boolean {
-    return this.byName.has(name);
-  }
+/** A small tensor's values on the host (f32, dequantized). */
+async function hostValues(loader: WeightLoader, name: string, shape: readonly number[]): Promise<Float32Array> {
+  const { info, bytes } = await loader.readHost(name, shape);
+  const out = new Float32Array(info.nElements); // [nElements]
+  if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
+  else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
+  return out;
+}
 
-  /** Uploads a required tensor whose ggml shape must equal `shape`. */
-  async upload(name: string, shape: readonly number[]): Promise<Weight> {
-    const info = this.require(name, shape);
-    const bytes = await this.read(info);
-    try {
-      return await this.ops.uploadWeight({ name, type: info.type, shape: info.shape }, bytes, this.options.signal);
-    } catch (e) {
-      // Name the tensor: the backend's message only knows the type.
-      if (isLlmError(e, 'unsupported-type'))
-        throw new LlmError('unsupported-type', `loading model: tensor '${name}': ${e.message}`, {
-          cause: e,
-          details: { tensor: name },
-        });
-      throw e;
-    }
-  }
-
-  /** Uploads a tensor when present; null otherwise. */
-  async optional(name: string, shape: readonly number[]): Promise<Weight | null> {
-    return this.has(name) ? this.upload(name, shape) : null;
-  }
-
-  /** Uploads a fused matrix as consecutive row ranges, each as its own weight (rows are contiguous in GGUF). */
-  async uploadSplit(name: string, rowLength: number, parts: readonly (readonly [string, number])[]): Promise<Weight[]> {
-    const totalRows = parts.reduce((s, [, rows]) => s + rows, 0);
-    const info = this.require(name, [rowLength, totalRows]);
-    const bytes = await this.read(info);
-    const rowBytes = info.byteLength / totalRows;
-    const out: Weight[] = [];
-    let row = 0;
-    for (const [partName, rows] of parts) {
-      const slice = bytes.subarray(row * rowBytes, (row + rows) * rowBytes);
-      out.push(
-        await this.ops.uploadWeight(
-          { name: partName, type: info.type, shape: [rowLength, rows] },
-          slice,
-          this.options.signal,
-        ),
-      );
-      row += rows;
+/**
+ * The classifier of a rank-pooling model, dequantized on the host (`cls.output.weight` [n_embd, n_cls_out] and its
+ * bias); null when the file has none. A dense `cls.weight` pre-head (BERT-style rerankers) is not supported.
+ */
+async function rankHeadOf(loader: WeightLoader, gguf: GgufFile, c: ModelConfig): Promise<RankHead | null> {
+  if (loader.has('cls.weight'))
+    throw new LlmError('unsupported-arch', `loading model: this ${c.arch} reranker's dense cls head is not supported`);
+  if (!loader.has('cls.output.weight')) return null;
+  const host = async (name: string, shape: readonly number[]): Promise<Float32Array> => {
+    const { info, bytes } = await loader.readHost(name, shape);
+    const rowLength = info.shape[0]!;
+    const rows = info.nElements / rowLength;
+    const rowBytes = info.byteLength / rows;
+    const out = new Float32Array(info.nElements); // [rows, rowLength]
+    for (let r = 0; r < rows; r++) {
+      const src = bytes.subarray(r * rowBytes, (r + 1) * rowBytes);
+      const dst = out.subarray(r * rowLength, (r + 1) * rowLength);
+      if (info.type === GgmlType.F32) new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src);
+      else getQuantType(info.type).dequantizeRow(src, dst, rowLength);
     }
     return out;
-  }
-
-  /**
-   * Rope frequency divisors: `rope_freqs.weight` (llama3), or LongRoPE's short/long factors chosen as llama.cpp does
-   * (long when the context exceeds the original training context). Kept on the host: rope params carry them.
-   */
-  async ropeFactors(names: TensorNames, c: ModelConfig, contextLength: number): Promise<Float32Array | null> {
-    let name: string | null = null;
-    if (this.has(names.ropeFreqs)) name = names.ropeFreqs;
-    else if (this.has(names.ropeFactorsShort) || this.has(names.ropeFactorsLong)) {
-      const r = modelMetadata(this.gguf.metadata, c.arch);
-      const orig = r.count(r.archKey('rope.scaling.original_context_length'), c.trainContextLength);
-      name = contextLength > orig && this.has(names.ropeFactorsLong) ? names.ropeFactorsLong : names.ropeFactorsShort;
-    }
-    if (name === null) return null;
-    // gemma4 applies them to global layers only, one per pair of the global head (llama.cpp n_embd_head / 2).
-    return this.hostValues(name, [(c.globalRopeFreqs ? c.headDim : c.ropeDims) / 2]);
-  }
-
-  /** A small tensor's values on the host (f32, dequantized). */
-  async hostValues(name: string, shape: readonly number[]): Promise<Float32Array> {
-    const info = this.require(name, shape);
-    const bytes = await this.read(info);
-    const out = new Float32Array(info.nElements); // [nElements]
-    if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
-    else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
-    return out;
-  }
-
-  /**
-   * gemma4's per-layer token embeddings, split by layer: layer l's columns of `per_layer_token_embd` (whole quant
-   * blocks of each row) and its rows of `per_layer_model_proj`, each uploaded as its own weight.
-   */
-  async perLayerWeights(names: TensorNames, c: ModelConfig): Promise<PerLayerWeights> {
-    const nPL = c.perLayerEmbd;
-    const total = nPL * c.nLayers;
-    const info = this.require(names.perLayerTokenEmbd, [total, c.vocabSize]);
-    const { blockElements, blockBytes } = GGML_TYPES.get(info.type)!; // a known type: checked at parse
-    if (nPL % blockElements !== 0) {
-      throw new LlmError(
-        'unsupported-type',
-        `loading model: tensor '${info.name}' cannot be split per layer: ${nPL} columns are not whole blocks of ${blockElements}`,
-        { details: { tensor: info.name, perLayer: nPL, blockElements } },
-      );
-    }
-    const rowBytes = (total / blockElements) * blockBytes;
-    const partBytes = (nPL / blockElements) * blockBytes;
-    // [vocab rows, nPL] of each layer in the tensor's blocks, filled from reads of at most ~64 MiB of whole rows (a
-    // real table is GBs: never one buffer of it).
-    const parts = Array.from({ length: c.nLayers }, () => new Uint8Array(partBytes * c.vocabSize));
-    const chunkRows = Math.max(1, Math.floor(PER_LAYER_READ_BYTES / rowBytes));
-    for (let row0 = 0; row0 < c.vocabSize; row0 += chunkRows) {
-      const rows = Math.min(chunkRows, c.vocabSize - row0);
-      const bytes = await this.read(info, row0 * rowBytes, rows * rowBytes);
-      for (let r = 0; r < rows; r++) {
-        for (let il = 0; il < c.nLayers; il++) {
-          const from = r * rowBytes + il * partBytes;
-          parts[il].set(bytes.subarray(from, from + partBytes), (row0 + r) * partBytes);
-        }
-      }
-    }
-    const tokenEmbd: Weight[] = [];
-    for (const [il, part] of parts.entries()) {
-      const name = `${info.name}[${il}]`;
-      tokenEmbd.push(await this.ops.uploadWeight({ name, type: info.type, shape: [nPL, c.vocabSize] }, part));
-    }
-    const projParts = Array.from({ length: c.nLayers }, (_, il) => [`${names.perLayerModelProj}[${il}]`, nPL] as const);
-    const modelProj = await this.uploadSplit(names.perLayerModelProj, c.embeddingLength, projParts);
-    const projNorm = await this.upload(names.perLayerProjNorm, [nPL]);
-    return { tokenEmbd, modelProj, projNorm };
-  }
-
-  private require(name: string, shape: readonly number[]): GgufTensorInfo {
-    const info = this.byName.get(name);
-    if (!info) {
-      throw new LlmError('gguf-invalid', `loading model: tensor '${name}' is missing from ${this.source.name}`, {
-        details: { tensor: name },
-      });
-    }
-    const same = info.shape.length === shape.length && info.shape.every((d, i) => d === shape[i]);
-    if (!same) {
-      throw new LlmError(
-        'gguf-invalid',
-        `loading model: tensor '${name}' has shape [${info.shape.join(', ')}], the config implies [${shape.join(', ')}]`,
-        { details: { tensor: name, shape: info.shape.join(','), expected: shape.join(',') } },
-      );
-    }
-    return info;
-  }
-
-  /** The tensor's bytes, or `length` of them from byte `start` (whole blocks). */
-  private async read(info: GgufTensorInfo, start = 0, length = info.byteLength): Promise<Uint8Array> {
-    throwIfAborted(this.options.signal, 'loading model weights');
-    const bytes = await this.source.read(this.gguf.tensorDataOffset + info.offset + start, length, this.options.signal);
-    const { blockElements, blockBytes } = GGML_TYPES.get(info.type)!;
-    const found = firstNonFinite(info.type, bytes);
-    const bad = found < 0 ? found : found + (start / blockBytes) * blockElements;
-    if (bad >= 0) {
-      throw new LlmError(
-        'gguf-invalid',
-        `loading model: tensor '${info.name}' holds a non-finite value (NaN or Inf) at element ${bad}; the model would produce non-finite output — ` +
-          'the file is broken, re-convert or re-download it',
-        { details: { tensor: info.name, element: bad } },
-      );
-    }
-    this.loadedBytes += length;
-    this.options.onProgress?.({ loadedBytes: this.loadedBytes, totalBytes: this.totalBytes, tensor: info.name });
-    return bytes;
-  }
+  };
+  const nOut = gguf.tensors.find((t) => t.name === 'cls.output.weight')?.shape[1] ?? 1;
+  const weight = await host('cls.output.weight', [c.embeddingLength, nOut]); // [nOut, nEmbd]
+  const bias = loader.has('cls.output.bias') ? await host('cls.output.bias', [nOut]) : null;
+  const qwen3 = c.arch === 'qwen3';
+  return { weight, bias, nOut, lastToken: qwen3, softmax: qwen3 };
 }

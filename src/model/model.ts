@@ -44,6 +44,14 @@ export interface Transformer {
     slot: number,
     options?: { logits?: LogitsWanted; signal?: AbortSignal },
   ): Promise<Float32Array | null>;
+  /**
+   * Runs `tokens` from position 0 of `slot` (overwriting its KV) and returns the hidden states after the output
+   * norm ([tokens.length · embeddingLength], row-major), which `model/pooling.ts` pools into an embedding (optional:
+   * test doubles may lack it).
+   */
+  hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
+  /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
+  readonly rankHead?: import('./pooling.js').RankHead | null;
   /** Most rows `evalRows` takes (0 when the model was loaded with one sequence slot). */
   readonly maxSequenceRows: number;
   /**
@@ -58,6 +66,11 @@ export interface Transformer {
   argmax(row?: number): Promise<number>;
   /** Top-k of those logits, computed on the backend. */
   topK(k: number, row?: number): Promise<TopK>;
+  /**
+   * Context shift (llama.cpp): in `slot`, drops positions [nKeep, nKeep+nDiscard) of the nPositions filled, moves the
+   * later ones down by nDiscard and re-rotates their keys (no re-prefill). Absent on test doubles that cannot; never done for models with recurrent state.
+   */
+  shiftContext?(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void>;
   /**
    * Copies the first nPositions of KV from one slot to another, and the whole recurrent state (which describes the
    * source after its last evaluated token, whatever nPositions says: the caller copies recurrent models' slots only

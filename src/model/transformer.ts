@@ -22,10 +22,12 @@ import type {
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { attentionTemperature, temperatureRun } from './attention-temperature.js';
 import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { type PerLayerBlockWeights, PerLayerInput, type PerLayerWeights } from './per-layer-input.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
+import type { RankHead } from './pooling.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -78,6 +80,8 @@ export interface ModelWeights {
   /** Per-layer token embeddings (gemma4), or null. */
   readonly perLayer: PerLayerWeights | null;
   readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
+  /** Classifier of a rank-pooling model (host-side), or null. */
+  readonly rankHead?: RankHead | null;
 }
 
 /** The gated FFN of a layer plan (the same for every layer kind). */
@@ -161,6 +165,7 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly rankHead: RankHead | null;
   readonly kvCache: KvCacheInfo;
   readonly hasRecurrentState: boolean;
   readonly maxSequenceRows: number;
@@ -186,6 +191,7 @@ export class TransformerModel implements Transformer {
     const c = config;
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
+    this.rankHead = weights.rankHead ?? null;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
     this.maxSequenceRows = this.nSlots > 1 ? Math.min(this.nSlots, this.logitRows) : 0;
@@ -251,9 +257,9 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    for (let off = 0; off < tokens.length; off += step) {
+    for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
-      const n = Math.min(step, tokens.length - off);
+      n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
       this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
@@ -261,6 +267,32 @@ export class TransformerModel implements Transformer {
       if (isFinal && mode !== 'none') this.lastLogitsRow = mode === 'all' ? n - 1 : 0;
     }
     return all;
+  }
+
+  /**
+   * Runs `tokens` from position 0 of `slot` (its KV is overwritten) and returns the final hidden states after the
+   * output norm, [tokens.length, nEmbd] row-major: what llama.cpp pools into embeddings (`t_embd`). No logits.
+   */
+  async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
+    this.checkRequest(tokens, 0, slot);
+    if (!this.config.causalAttention && tokens.length > this.ubatchSize) {
+      throw new LlmError(
+        'invalid-request',
+        `computing embeddings: ${tokens.length} tokens do not fit one step of ${this.ubatchSize}; a model with ` +
+          'non-causal attention sees a sequence whole — load it with a larger ubatchSize',
+        { details: { tokens: tokens.length, ubatchSize: this.ubatchSize } },
+      );
+    }
+    const nEmbd = this.config.embeddingLength;
+    const out = new Float32Array(tokens.length * nEmbd); // [tokens.length, nEmbd]
+    this.lastLogitsRow = -1;
+    for (let off = 0; off < tokens.length; off += this.ubatchSize) {
+      throwIfAborted(options.signal, 'computing embeddings');
+      const n = Math.min(this.ubatchSize, tokens.length - off);
+      this.forward(tokens.subarray(off, off + n), off, slot, 'hidden', null);
+      out.set(await this.ops.read(this.buffers.xb, n), off * nEmbd); // xb [n, nEmbd] = outputNorm(x)
+    }
+    return out;
   }
 
   async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
@@ -310,6 +342,12 @@ export class TransformerModel implements Transformer {
     if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
+  async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
+    this.checkSlot(slot);
+    const ropes = this.plans.map((p) => (p.kind === 'attention' ? p.rope : null)); // recurrent layers hold no KV
+    await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes });
+  }
+
   destroy(): void {
     this.ops.destroy();
   }
@@ -322,7 +360,7 @@ export class TransformerModel implements Transformer {
     tokens: Int32Array,
     startPos: number,
     slot: number,
-    logits: LogitsWanted,
+    logits: LogitsWanted | 'hidden',
     rows: readonly SequenceToken[] | null,
   ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
@@ -335,7 +373,7 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
-      else this.attentionBlock(p, il, n, rows);
+      else this.attentionBlock(p, il, n, startPos, rows);
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
       ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
@@ -344,7 +382,9 @@ export class TransformerModel implements Transformer {
       if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
     }
 
-    if (logits !== 'none') {
+    if (logits === 'hidden') {
+      ops.rmsNorm(b.xb, b.x, w.outputNorm, c.normEps, n); // xb [n, nEmbd]: the hidden states embeddings pool
+    } else if (logits !== 'none') {
       // 'last' projects only the final row (x itself when it is the only row); 'all' every row. logits [rows, vocab]
       const src = logits === 'last' && n > 1 ? b.xLast : b.x;
       const rows = logits === 'last' ? 1 : n;
@@ -357,13 +397,19 @@ export class TransformerModel implements Transformer {
   }
 
   /** Attention sub-block of layer il: x += attention(norm(x)), per sequence when the step has several (`rows`). */
-  private attentionBlock(p: AttentionLayerPlan, il: number, n: number, rows: readonly SequenceToken[] | null): void {
+  private attentionBlock(
+    p: AttentionLayerPlan,
+    il: number,
+    n: number,
+    startPos: number,
+    rows: readonly SequenceToken[] | null,
+  ): void {
     const { ops, buffers: b } = this;
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
     if (p.vFromK) ops.copyRows(p.v, p.k, 0, n); // no attn_v: V is the raw K projection (gemma4)
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
     if (rows) this.attendRows(il, p, rows);
-    else this.attend(il, p, p.q, p.k, p.v, p.att, n); // att [n, nHeads·headDim]
+    else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 
@@ -376,7 +422,10 @@ export class TransformerModel implements Transformer {
     if (this.config.valueNorm) this.ops.rmsNorm(p.v, p.v, null, eps, n, p.attention.headDim); // weightless, per head
   }
 
-  /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
+  /**
+   * Rope, KV store (cache[step slot][il][pos … pos+n) = k, v) and attention of one sequence's n rows at positions
+   * pos … pos+n−1 (one attention temperature serves them: `temperatureRun`).
+   */
   private attend(
     il: number,
     p: AttentionLayerPlan,
@@ -385,6 +434,7 @@ export class TransformerModel implements Transformer {
     v: Activation,
     att: Activation,
     n: number,
+    pos: number,
   ): void {
     const lateNorm = this.config.qkNormAfterRope;
     if (p.kvSource !== il) {
@@ -400,6 +450,8 @@ export class TransformerModel implements Transformer {
       if (lateNorm) this.normQk(p, q, k, n); // hunyuan-dense: q/k norms after rope
       this.ops.storeKv(il, k, v, n);
     }
+    const temperature = attentionTemperature(this.config, pos);
+    if (temperature !== 1) this.ops.scale(q, temperature, n); // mistral3: q · temperature after rope
     this.ops.attention(att, q, il, n, p.attention);
   }
 
@@ -407,14 +459,14 @@ export class TransformerModel implements Transformer {
   private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[]): void {
     const { ops } = this;
     ops.setSequence(rows[0].slot, rows[0].pos);
-    this.attend(il, p, p.q, p.k, p.v, p.att, 1); // row 0 is already where a one-row step has it
+    this.attend(il, p, p.q, p.k, p.v, p.att, 1, rows[0].pos); // row 0 is already where a one-row step has it
     const s = p.seq!;
     for (let r = 1; r < rows.length; r++) {
       ops.copyRows(s.q, p.q, r, 1);
       ops.copyRows(s.k, p.k, r, 1);
       ops.copyRows(s.v, p.v, r, 1);
       ops.setSequence(rows[r].slot, rows[r].pos);
-      this.attend(il, p, s.q, s.k, s.v, s.att, 1);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1, rows[r].pos);
       ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
     }
   }
@@ -570,6 +622,7 @@ function planLayer(
     scale: c.attentionScale,
     slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
+    ...(c.causalAttention ? {} : { causal: false }),
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);

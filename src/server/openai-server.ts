@@ -1,7 +1,7 @@
 /**
  * An OpenAI-compatible HTTP server (Node `http`) over an `Engine`: `POST /v1/chat/completions` and
  * `POST /v1/completions` (JSON, or server-sent events with `stream: true`, ending in `data: [DONE]`),
- * `GET /v1/models`, `GET /health`. A bearer key is checked when set; bodies over the size limit get 413; malformed
+ * `POST /v1/embeddings` (embedding models), `POST /v1/rerank` (rerankers), `GET /v1/models`, `GET /health`. A bearer key is checked when set; bodies over the size limit get 413; malformed
  * JSON gets 400 with an OpenAI-style error object; a client that disconnects aborts its generation; concurrent
  * requests wait in the engine's FIFO queue (429 when it is full).
  */
@@ -174,7 +174,9 @@ export async function createOpenAiServer(engine: Engine, options: OpenAiServerOp
       });
     }
     const chat = path === '/v1/chat/completions';
-    if (!chat && path !== '/v1/completions')
+    const embeddings = path === '/v1/embeddings';
+    const rerank = path === '/v1/rerank';
+    if (!chat && !embeddings && !rerank && path !== '/v1/completions')
       throw new HttpError(404, `no route ${req.method ?? ''} ${path}`, 'invalid_request_error', 'not_found');
     if (req.method !== 'POST')
       throw new HttpError(405, `${path} takes POST`, 'invalid_request_error', 'method_not_allowed');
@@ -186,6 +188,8 @@ export async function createOpenAiServer(engine: Engine, options: OpenAiServerOp
       if (!res.writableFinished) controller.abort(new LlmError('aborted', 'the client disconnected'));
     });
     const call = { ...request, signal: controller.signal } as never;
+    if (embeddings) return send(res, 200, { ...(await engine.embeddings.create(call)), model: modelId });
+    if (rerank) return send(res, 200, { ...(await engine.rerank(call)), model: modelId });
     const result: unknown = chat ? await engine.chat.completions.create(call) : await engine.completions.create(call);
     if (request.stream !== true)
       return send(res, 200, {

@@ -6,7 +6,7 @@
  */
 
 import type { ToolCallFormat } from './tool-call-format.js';
-import { minifyJson, objectMembers, valueEnd } from './tool-call-stream.js';
+import { minifyJson, objectMembers, valueEnd, xmlValue } from './tool-call-stream.js';
 import type { ToolFunction } from './tool-spec.js';
 
 /** One parsed call. */
@@ -127,16 +127,6 @@ function jsonList(argKeys: readonly string[], close = ''): (s: string, at: numbe
     calls.push(...(got as ParsedCall[]));
     return close ? skip(s, j.end, close) : j.end;
   };
-}
-
-function xmlValue(raw: string, schema: unknown): unknown {
-  const type = (schema as { type?: unknown } | undefined)?.type;
-  if (type === 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
 }
 
 /** Python-style literal list `[f(a="x", b=1), g()]` (LFM2) → calls. */

@@ -3,11 +3,25 @@
  * complete, an id the model wrote, and its arguments text so far — so `delta.tool_calls` fragments can go out as the
  * model generates them. Arguments are the JSON value as the model wrote it with the whitespace outside strings
  * removed (`minifyJson`): a filter that only ever appends, so every streamed prefix is a prefix of the final text, and
- * `parseToolCalls` returns that same text for the finished call. JSON-argument syntaxes stream (hermes, llama3,
- * mistral, mistral-args, harmony, granite, phi4); qwen3-coder, lfm2 and gemma4 (not JSON) come whole at the end.
+ * `parseToolCalls` returns that same text for the finished call. JSON-argument syntaxes stream character by character
+ * (hermes, llama3, mistral, mistral-args, harmony, granite, phi4); qwen3-coder's XML parameters stream one whole
+ * parameter at a time (`{"p":v` … `}`, as `JSON.stringify` of the parsed object writes them); lfm2 and gemma4 return
+ * null here (the caller sends each of their calls whole once it parses).
  */
 
 import type { ToolCallFormat } from './tool-call-format.js';
+import type { ToolFunction } from './tool-spec.js';
+
+/** A Qwen3-Coder parameter's value: the raw text for string parameters, else its JSON (raw text if not JSON). */
+export function xmlValue(raw: string, schema: unknown): unknown {
+  const type = (schema as { type?: unknown } | undefined)?.type;
+  if (type === 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
 
 /** A call as far as the text shows it. */
 export interface PartialCall {
@@ -152,11 +166,47 @@ function* after(s: string, open: string): Generator<number> {
   for (let at = s.indexOf(open); at >= 0; at = s.indexOf(open, at + open.length)) yield at + open.length;
 }
 
-/** The calls begun in `text` (the answer from the start, reasoning removed; harmony: the raw output), or null. */
-export function partialToolCalls(format: ToolCallFormat, text: string): PartialCall[] | null {
+/** Qwen3-Coder calls: `{` once the function is named, each parameter once closed, `}` once the function is. */
+function xmlCalls(text: string, tools: readonly ToolFunction[], out: PartialCall[]): void {
+  for (const i of after(text, '<tool_call>')) {
+    const m = /^\s*<function=([^>\n]+)>/.exec(text.slice(i));
+    if (!m) continue;
+    const bodyStart = i + m[0].length;
+    const close = text.indexOf('</function>', bodyStart);
+    const body = text.slice(bodyStart, close < 0 ? text.length : close);
+    const schema = tools.find((t) => t.name === m[1])?.parameters as
+      | { properties?: Record<string, unknown> }
+      | undefined;
+    const seen = new Set<string>();
+    const parts: string[] = [];
+    let repeated = false;
+    const pr = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
+    for (let p = pr.exec(body); p; p = pr.exec(body)) {
+      // A repeated parameter rewrites an earlier one: stop streaming this call there.
+      repeated = seen.has(p[1]);
+      if (repeated) break;
+      seen.add(p[1]);
+      parts.push(`${JSON.stringify(p[1])}:${JSON.stringify(xmlValue(p[2], schema?.properties?.[p[1]]))}`);
+    }
+    out.push({ name: m[1], args: `{${parts.join(',')}${close >= 0 && !repeated ? '}' : ''}` });
+  }
+}
+
+/**
+ * The calls begun in `text` (the answer from the start, reasoning removed; harmony: the raw output), or null for
+ * syntaxes not read while written. `tools` gives qwen3-coder's parameter types.
+ */
+export function partialToolCalls(
+  format: ToolCallFormat,
+  text: string,
+  tools: readonly ToolFunction[] = [],
+): PartialCall[] | null {
   const out: PartialCall[] = [];
   const json = ['arguments', 'parameters'];
   switch (format) {
+    case 'qwen3-coder':
+      xmlCalls(text, tools, out);
+      return out;
     case 'hermes':
       for (const i of after(text, '<tool_call>')) {
         const at = skipWs(text, i);

@@ -23,6 +23,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from '../api/types.js';
+import type { EmbeddingResponse, Embeddings, RerankRequest, RerankResponse } from '../api/embedding-types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 import type { StreamHandle, WireEngineOptions, WorkerEngineApi } from './worker-api.js';
@@ -118,6 +119,7 @@ export class RemoteEngine implements Engine {
   readonly info: EngineInfo;
   readonly chat: { readonly completions: ChatCompletions };
   readonly completions: Completions;
+  readonly embeddings: Embeddings;
   private unloading: Promise<void> | null = null;
 
   constructor(
@@ -147,6 +149,25 @@ export class RemoteEngine implements Engine {
     };
     this.chat = { completions: { create: chatCreate as ChatCompletions['create'] } };
     this.completions = { create: textCreate as Completions['create'] };
+    this.embeddings = {
+      create: async (req): Promise<EmbeddingResponse> => {
+        this.assertLoaded('embeddings.create');
+        const remote = this.remote as unknown as Partial<Pick<WorkerEngineApi, 'embeddings'>>;
+        if (!remote.embeddings) {
+          throw new LlmError('feature-missing', 'embeddings.create: the engine host predates embeddings');
+        }
+        const { signal, ...wire } = req ?? ({} as typeof req);
+        return remote.embeddings(wire, signal);
+      },
+    };
+  }
+
+  async rerank(req: RerankRequest): Promise<RerankResponse> {
+    this.assertLoaded('rerank');
+    const remote = this.remote as unknown as Partial<Pick<WorkerEngineApi, 'rerank'>>;
+    if (!remote.rerank) throw new LlmError('feature-missing', 'rerank: the engine host predates reranking');
+    const { signal, ...wire } = req ?? ({} as RerankRequest);
+    return remote.rerank(wire, signal);
   }
 
   async tokenize(text: string, options?: TokenizeOptions): Promise<number[]> {

@@ -20,6 +20,7 @@
 import * as Comlink from 'comlink';
 import type { Engine, EngineInfo, LoadProgress } from '../api/engine.js';
 import type { ChatCompletion, Completion } from '../api/types.js';
+import type { EmbeddingResponse, RerankResponse } from '../api/embedding-types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 import { TabQueue } from './tab-queue.js';
@@ -195,6 +196,12 @@ export class SharedEngineHub {
         ),
       completion: (request, signal) =>
         this.request(h, signal, (s) => need('completions.create').completions.create({ ...request, signal: s })),
+      embeddings: (request, signal) =>
+        this.request(h, signal, (s) =>
+          need('embeddings.create').embeddings.create({ ...request, signal: s }),
+        ) as Promise<EmbeddingResponse>,
+      rerank: (request, signal) =>
+        this.request(h, signal, (s) => need('rerank').rerank({ ...request, signal: s })) as Promise<RerankResponse>,
       tokenize: async (text, options) => need('tokenize').tokenize(text, options),
       detokenize: async (ids, options) => need('detokenize').detokenize(ids, options),
       stats: async () => need('stats').stats(),
@@ -299,7 +306,7 @@ export class SharedEngineHub {
   }
 
   /** Runs one request of `h` in its turn; a stream keeps the turn until the engine produced its last chunk. */
-  private async request<R extends ChatCompletion | Completion, C>(
+  private async request<R extends ChatCompletion | Completion | EmbeddingResponse | RerankResponse, C>(
     h: Handle,
     signal: AbortSignal | undefined,
     start: (signal: AbortSignal) => Promise<R | AsyncIterable<C>>,

@@ -14,6 +14,7 @@ import type {
   CompletionChunk,
   CompletionRequest,
 } from '../api/types.js';
+import type { EmbeddingRequest, EmbeddingResponse, RerankRequest, RerankResponse } from '../api/embedding-types.js';
 import { LlmError } from '../errors.js';
 import './errors.js';
 
@@ -42,6 +43,10 @@ export interface WorkerEngineApi {
     request: Wire<CompletionRequest>,
     signal?: AbortSignal,
   ): Promise<Completion | (StreamHandle<CompletionChunk> & Comlink.ProxyMarked)>;
+  /** Optional so hosts built before embeddings still type-check; absent → `feature-missing` on the page side. */
+  embeddings?(request: Wire<EmbeddingRequest>, signal?: AbortSignal): Promise<EmbeddingResponse>;
+  /** Optional as `embeddings`. */
+  rerank?(request: Wire<RerankRequest>, signal?: AbortSignal): Promise<RerankResponse>;
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   detokenize(ids: readonly number[], options?: { readonly renderSpecial?: boolean }): Promise<string>;
   stats(): Promise<EngineStats>;
@@ -94,6 +99,8 @@ export function createWorkerApi(factory: EngineFactory): WorkerEngineApi {
       const r = await need('completions.create').completions.create({ ...request, signal });
       return Symbol.asyncIterator in r ? proxyStream(r) : r;
     },
+    embeddings: (request, signal) => need('embeddings.create').embeddings.create({ ...request, signal }),
+    rerank: (request, signal) => need('rerank').rerank({ ...request, signal }),
     tokenize: (text, options) => need('tokenize').tokenize(text, options),
     detokenize: (ids, options) => need('detokenize').detokenize(ids, options),
     stats: () => need('stats').stats(),

@@ -30,6 +30,8 @@ export interface BenchArgs {
   /** Re-render the Markdown and SVG of an existing JSON report instead of running. */
   readonly render: string | undefined;
   readonly bandwidth: boolean;
+  /** The cached-load section (file read vs engine ready; --no-cached-load skips it). */
+  readonly cachedLoad: boolean;
   /** GPU memory bandwidth, GB/s (for the GPU rows' roofline). */
   readonly gpuBw: number | null;
   readonly bandwidthBytes: number;
@@ -61,6 +63,7 @@ export const USAGE = `npm run bench -- [options]
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
+  --no-cached-load                         skip the cached-load section (read the file vs createEngine ready)
   --profile-steps N                        decode steps timed op by op (default 8; 0: no breakdown). WebGPU: GPU time
                                            from timestamp queries where the adapter offers them, else encode time
   --no-profile-prefill                     skip the op-by-op re-run of the first prompt (saves a prefill)
@@ -107,6 +110,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     browserWebgpu: false,
     render: undefined,
     bandwidth: true,
+    cachedLoad: true,
     gpuBw: null,
     bandwidthBytes: 256 * 2 ** 20,
     profileSteps: 8,
@@ -180,6 +184,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--render':
         o.render = path.resolve(v());
+        break;
+      case '--no-cached-load':
+        o.cachedLoad = false;
         break;
       case '--no-bandwidth':
         o.bandwidth = false;

@@ -5,6 +5,7 @@
  */
 
 import { promptTokenIds } from '../../scripts/deterministic-random.mjs';
+import type { CachedLoadResult } from './cached-load.js';
 
 /** Which runtime produced a figure. */
 export type RuntimeId =
@@ -121,6 +122,10 @@ export interface BenchReport {
   readonly summary: readonly SummaryRow[];
   readonly ratios: readonly Ratio[];
   readonly errors: readonly string[];
+  /** The cached-load section (test/bench/cached-load.ts); absent in older reports, null when skipped. */
+  readonly cachedLoad?: CachedLoadResult | null;
+  /** The same from IndexedDB in Chromium (with --browser); absent in older reports, null when not run. */
+  readonly cachedLoadBrowser?: CachedLoadResult | null;
   /** Constrained decoding figures per backend (test/bench/structured-run.ts); absent in older reports. */
   readonly structured?: readonly {
     readonly backend: string;

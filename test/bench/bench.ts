@@ -18,6 +18,8 @@ import { round, type BandwidthResult, type BenchReport, type RunResult, type Wor
 import { parseBenchArgs, USAGE, type BenchArgs } from './bench-args.js';
 import type { ChoicesResult } from './choices-run.js';
 import type { StructuredResult } from './structured-run.js';
+import { cachedLoadMarkdown, runCachedLoad, type CachedLoadResult } from './cached-load.js';
+import type { CachedLoadRun } from './cached-load-run.js';
 
 /** One case of a round: which runner, with what spec. */
 interface Case {
@@ -113,6 +115,7 @@ function bytesPerToken(tensors: readonly { name: string; byteLength: number }[])
 /** Entry of `npm run bench -- [options]`; returns 0 unless the arguments are bad. */
 export async function main(args: string[]): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  if (args[0] === 'embeddings') return (await import('./embedding-bench.js')).runEmbeddingBench(args.slice(1));
   let a: BenchArgs;
   try {
     a = parseBenchArgs(args);
@@ -129,13 +132,13 @@ export async function main(args: string[]): Promise<number> {
     const summary = summarize(rep.runs, rep.model.bytesPerToken, rep.bandwidth, rep.gpuBandwidthGbPerS ?? null);
     const full: BenchReport = { ...rep, summary, ratios: computeRatios(summary) };
     const stem = a.render.replace(/\.json$/, '');
-    writeFileSync(`${stem}.md`, toMarkdown(full));
+    writeFileSync(`${stem}.md`, reportMarkdown(full));
     writeFileSync(`${stem}.svg`, toSvg(full));
-    console.log(toMarkdown(full));
+    console.log(reportMarkdown(full));
     return 0;
   }
   const report = await runBench(a, (line) => console.log(line));
-  console.log(`\n${toMarkdown(report)}`);
+  console.log(`\n${reportMarkdown(report)}`);
   return 0;
 }
 
@@ -249,6 +252,43 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`choices wasm: ${(e as Error).message}`);
     }
   }
+  // Cached load: reading the file alone vs createEngine until ready, same rounds, separate processes.
+  let cachedLoad: CachedLoadResult | null = null;
+  const loadBackends = a.backends.filter((b): b is 'wasm' | 'webgpu' => b === 'wasm' || b === 'webgpu');
+  if (a.cachedLoad && loadBackends.length > 0) {
+    try {
+      cachedLoad = await runCachedLoad({
+        modelPath,
+        backends: loadBackends,
+        threads: a.threads[0] ?? 1,
+        rounds: a.rounds,
+        run: async (spec) =>
+          (await runJsonLine(
+            ['scripts/run-ts.mjs', 'test/bench/cached-load-run.ts', JSON.stringify(spec)],
+            a.caseTimeoutS * 1000,
+          )) as unknown as CachedLoadRun,
+        log,
+      });
+    } catch (e) {
+      errors.push(`cached load: ${(e as Error).message}`);
+    }
+  }
+  let cachedLoadBrowser: CachedLoadResult | null = null;
+  if (a.cachedLoad && a.browser) {
+    const { runBrowserCachedLoad } = await import('./browser-bench.js');
+    try {
+      cachedLoadBrowser = await runBrowserCachedLoad({
+        modelPath,
+        backends: a.browserWebgpu ? ['wasm', 'webgpu'] : ['wasm'],
+        threads: a.threads[0] ?? 1,
+        rounds: a.rounds,
+        log,
+        caseTimeoutMs: a.caseTimeoutS * 1000,
+      });
+    } catch (e) {
+      errors.push(`cached load (chromium): ${(e as Error).message}`);
+    }
+  }
   const summary = summarize(runs, bpt, bandwidth, a.gpuBw);
   const report: BenchReport = {
     version: 1,
@@ -276,14 +316,24 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     errors,
     structured,
     choices,
+    cachedLoad,
+    cachedLoadBrowser,
   };
   mkdirSync(a.outDir, { recursive: true });
   const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);
   writeFileSync(`${stem}.json`, `${JSON.stringify(report, null, 1)}\n`);
-  writeFileSync(`${stem}.md`, toMarkdown(report));
+  writeFileSync(`${stem}.md`, reportMarkdown(report));
   writeFileSync(`${stem}.svg`, toSvg(report));
   log(`wrote ${stem}.{json,md,svg}`);
   return report;
+}
+
+/** The report's tables, then the cached-load section when it ran. */
+function reportMarkdown(r: BenchReport): string {
+  let md = toMarkdown(r);
+  if (r.cachedLoad) md += `\n${cachedLoadMarkdown(r.cachedLoad)}`;
+  if (r.cachedLoadBrowser) md += `\n${cachedLoadMarkdown(r.cachedLoadBrowser, 'Chromium, IndexedDB')}`;
+  return md;
 }
 
 /** The options as typed, for the report's `command`. */

@@ -13,6 +13,7 @@ import { buildPageBundle } from '../e2e/support/page-setup.js';
 import { startStaticServer } from '../e2e/support/static-server.js';
 import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
+import { runCachedLoad, type CachedLoadResult } from './cached-load.js';
 
 /**
  * Chromium flags of ../shared/docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic), plus WebGPU developer
@@ -64,16 +65,14 @@ async function buildPage(): Promise<void> {
   );
 }
 
-/** Runs the browser cases, interleaved over rounds; a failing case is reported once and skipped after. */
-export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult[]> {
-  const haveWllama = !o.noWllama && existsSync(path.join(WLLAMA_DIR, 'index.js'));
-  if (!o.noWllama && !haveWllama) o.log('browser: wllama not installed (cd scripts/bench && npm install); skipping it');
+/** Builds and serves the page, launches Chromium on it and waits until the page is ready. */
+async function openBenchPage(modelPath: string, caseTimeoutMs = 900_000) {
   await buildPage();
   const server = await startStaticServer({
     '/app/': BUNDLE_DIR,
     '/kernels/': path.join(REPO_ROOT, 'wasm', 'build'),
     '/wllama/': WLLAMA_DIR,
-    '/model/': path.dirname(o.modelPath),
+    '/model/': path.dirname(modelPath),
   });
   const extra = (process.env['WEBGGUF_BENCH_CHROMIUM_FLAGS'] ?? '').split(/\s+/).filter((f) => f);
   const browser = await chromium.launch({
@@ -81,12 +80,61 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult
     args: [...CHROMIUM_ARGS, ...extra],
     headless: true,
   });
-  const results: RunResult[] = [];
   try {
     const page = await browser.newPage();
-    page.setDefaultTimeout(o.caseTimeoutMs ?? 900_000);
+    page.setDefaultTimeout(caseTimeoutMs);
     await page.goto(server.url('/app/index.html'));
     await page.waitForFunction(() => document.title === 'webgguf bench ready', undefined, { timeout: 120_000 });
+    return { browser, page, server };
+  } catch (e) {
+    await browser.close();
+    await server.close();
+    throw e;
+  }
+}
+
+/**
+ * The cached-load section in Chromium, from IndexedDB: the model is stored once from the local server, then each
+ * round reads its stored chunks back and runs `createEngine` on its URL (test/bench/cached-load.ts does the rounds).
+ */
+export async function runBrowserCachedLoad(o: {
+  readonly modelPath: string;
+  readonly backends: readonly ('wasm' | 'webgpu')[];
+  readonly threads: number;
+  readonly rounds: number;
+  readonly log: (line: string) => void;
+  readonly caseTimeoutMs?: number;
+}): Promise<CachedLoadResult> {
+  const { browser, page, server } = await openBenchPage(o.modelPath, o.caseTimeoutMs);
+  try {
+    const url = server.url(`/model/${encodeURIComponent(path.basename(o.modelPath))}`);
+    return await runCachedLoad({
+      modelPath: o.modelPath,
+      backends: o.backends,
+      threads: o.threads,
+      rounds: o.rounds,
+      log: (line) => o.log(`chromium idb ${line}`),
+      run: (spec) =>
+        page.evaluate(([u, m, b, t]) => window.webggufBench.cachedLoad(u, m, b, t), [
+          url,
+          spec.mode,
+          spec.backend,
+          o.threads,
+        ] as const),
+    });
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+/** Runs the browser cases, interleaved over rounds; a failing case is reported once and skipped after. */
+export async function runBrowserBench(o: BrowserBenchOptions): Promise<RunResult[]> {
+  const haveWllama = !o.noWllama && existsSync(path.join(WLLAMA_DIR, 'index.js'));
+  if (!o.noWllama && !haveWllama) o.log('browser: wllama not installed (cd scripts/bench && npm install); skipping it');
+  const { browser, page, server } = await openBenchPage(o.modelPath, o.caseTimeoutMs);
+  const results: RunResult[] = [];
+  try {
     const isolated = await page.evaluate(() => crossOriginIsolated);
     const adapter = await page.evaluate(async () => {
       const a = await navigator.gpu?.requestAdapter({ powerPreference: 'high-performance' });

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Ops } from '../../src/backend/ops.js';
+import type { KvType } from '../../src/backend/kv-type.js';
 import { isLlmError } from '../../src/errors.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { MemoryByteSource } from '../../src/io/byte-source.js';
@@ -16,9 +17,9 @@ import type { SequenceToken, Transformer } from '../../src/model/model.js';
 import { maxAbsDiff } from './compare.js';
 import { sharedPath } from './shared-path.js';
 
-async function load(rel: string, ops: Ops, nSlots: number): Promise<Transformer> {
+async function load(rel: string, ops: Ops, nSlots: number, kvType?: KvType): Promise<Transformer> {
   const source = new MemoryByteSource(readFileSync(isAbsolute(rel) ? rel : sharedPath('models', rel)), rel);
-  return loadTransformer(await parseGguf(source), source, ops, { contextLength: 32, ubatchSize: 8, nSlots });
+  return loadTransformer(await parseGguf(source), source, ops, { contextLength: 32, ubatchSize: 8, nSlots, kvType });
 }
 
 /** Prompt shared by every sequence; sequence 3 has one more token (so rows sit at different positions). */
@@ -36,17 +37,21 @@ const ORDERS = [
   [3, 2, 1, 0],
 ];
 
-/** `fixtures`: model files under ../shared/models (or absolute paths); `tolerance`: max |Δ| of a logit between batched and alone. */
+/**
+ * `fixtures`: model files under ../shared/models (or absolute paths); `tolerance`: max |Δ| of a logit between batched and alone;
+ * `kvType`: the KV cache's element type (both runs).
+ */
 export function describeMultiSequence(
   name: string,
   makeOps: () => Ops | Promise<Ops>,
   fixtures: readonly string[],
   tolerance: number,
+  kvType?: KvType,
 ): void {
-  describe(`${name}: n sequences in one step`, () => {
+  describe(`${name}: n sequences in one step${kvType ? ` (${kvType} KV)` : ''}`, () => {
     for (const rel of fixtures) {
       it(`equal each sequence run alone (${rel})`, { timeout: 120_000 }, async () => {
-        const batched = await load(rel, await makeOps(), 4);
+        const batched = await load(rel, await makeOps(), 4, kvType);
         expect(batched.maxSequenceRows).toBe(4);
         await batched.eval(Int32Array.from(PROMPT), 0, 0);
         for (const s of [1, 2]) batched.copySlot(0, s, PROMPT.length);
@@ -72,7 +77,7 @@ export function describeMultiSequence(
         }
         batched.destroy();
 
-        const alone = await load(rel, await makeOps(), 1);
+        const alone = await load(rel, await makeOps(), 1, kvType);
         expect(alone.maxSequenceRows).toBe(0);
         for (let slot = 0; slot < 4; slot++) {
           await alone.eval(Int32Array.from(slot === 3 ? [...PROMPT, 290] : PROMPT), 0, 0);

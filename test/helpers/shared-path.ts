@@ -4,7 +4,7 @@
  */
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Repository root (this file lives at test/helpers/). */
@@ -29,6 +29,11 @@ function requireSharedDir(): void {
 export function sharedPath(...parts: string[]): string {
   requireSharedDir();
   return join(SHARED_DIR, ...parts);
+}
+
+/** A recorded fixture's model (`<id>.gguf` of `RECORDED_FIXTURE_DIR`) as a path relative to `../shared/models`. */
+export function recordedModelPath(id: string): string {
+  return relative(sharedPath('models'), join(RECORDED_FIXTURE_DIR, `${id}.gguf`));
 }
 
 /**

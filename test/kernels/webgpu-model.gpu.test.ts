@@ -62,5 +62,6 @@ runConformanceSuite(
     chunkDevice ??= await getTestDevice(['shader-f16', 'subgroups']);
     return createWebGpuOps({ device: chunkDevice, preferF16: false, useSubgroups: false });
   },
-  { filter: (f) => f.id === 'stories260K.gguf', ubatchSize: 3 },
+  // lfm2 too: its convolution state crosses steps shorter than, equal to and longer than the window.
+  { filter: (f) => f.id === 'stories260K.gguf' || f.id.startsWith('recorded/lfm2'), ubatchSize: 3 },
 );

@@ -53,8 +53,12 @@ describe('WebGPU shader interface', () => {
       table.forEach((kind, binding) => {
         if (kind !== null) expect(declared.get(binding), `${key} binding ${binding}`).toBe(kind);
       });
-      for (const b of declared.keys())
-        expect(b, `${key}: binding ${b} is declared but not in the table`).toBeLessThan(table.length);
+      // A file's declarations serve all its entry points; a second entry point (short_conv.update) may use fewer,
+      // so only the main entry point's table must cover every declared binding.
+      if (entry === 'main') {
+        for (const b of declared.keys())
+          expect(b, `${key}: binding ${b} is declared but not in the table`).toBeLessThan(table.length);
+      }
     });
   }
 

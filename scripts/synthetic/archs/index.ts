@@ -4,14 +4,21 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
+import { gemma } from './gemma.js';
 import { gemma4 } from './gemma4.js';
 import { granite } from './granite.js';
+import { hunyuanDense } from './hunyuan-dense.js';
+import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
-  [smollm3, olmo2, granite, exaone4, lfm2, gemma4].map((spec) => [spec.name, spec]),
+  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3, lfm2, gemma4].map((spec) => [
+    spec.name,
+    spec,
+  ]),
 );

@@ -2,7 +2,7 @@
  * `lfm2`: short gated convolution layers (`attention.head_count_kv` 0) and GQA attention layers with q/k norms, tied
  * embeddings, the final norm named `token_embd_norm` (llama.cpp's lfm2 quirk). Knobs: `attn_period` (layer il is
  * attention when il % attn_period = attn_period − 1; default 3), `layout_1_2b` = 1 (LFM2-1.2B's layer pattern),
- * `l_cache` (conv taps; default 3, as every LFM2). Named shape 'lfm2-1.2b' for the benchmark.
+ * `l_cache` (conv taps; default 3, as every LFM2), `swa` (attention.sliding_window; default none). Named shape 'lfm2-1.2b' for the benchmark.
  */
 
 import { extra, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
@@ -41,6 +41,7 @@ export const lfm2: SyntheticArchSpec = {
     ),
     'lfm2.shortconv.l_cache': u32(extra(s, 'l_cache', 3)),
     'lfm2.vocab_size': u32(s.nVocab),
+    ...(extra(s, 'swa', 0) > 0 ? { 'lfm2.attention.sliding_window': u32(extra(s, 'swa', 0)) } : {}),
   }),
   tensors: (s) => {
     const E = s.nEmbd;

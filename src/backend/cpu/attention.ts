@@ -33,12 +33,14 @@ export function attentionRows(
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
     // A key at position k is visible iff k ≤ pos and pos − k < slidingWindow (llama.cpp's SWA mask).
-    const first = slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
+    const causal = params.causal !== false;
+    const first = causal && slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
+    const last = causal ? pos : startPos + n - 1; // non-causal rows see the whole sequence
     for (let h = 0; h < nHeads; h++) {
       const qBase = i * qCols + h * headDim;
       const kvOff = Math.floor(h / group) * headDim;
       let max = -Infinity;
-      for (let k = first; k <= pos; k++) {
+      for (let k = first; k <= last; k++) {
         const kBase = k * kvCols + kvOff;
         let dot = 0;
         for (let d = 0; d < headDim; d++) dot += q[qBase + d] * kv.k[kBase + d];
@@ -48,13 +50,13 @@ export function attentionRows(
         if (s > max) max = s;
       }
       let sum = 0;
-      for (let k = first; k <= pos; k++) {
+      for (let k = first; k <= last; k++) {
         const e = Math.exp(scores[k] - max);
         scores[k] = e;
         sum += e;
       }
       acc.fill(0);
-      for (let k = first; k <= pos; k++) {
+      for (let k = first; k <= last; k++) {
         const p = scores[k] / sum;
         const vBase = k * kvCols + kvOff;
         for (let d = 0; d < headDim; d++) acc[d] += p * kv.v[vBase + d];

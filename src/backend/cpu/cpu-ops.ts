@@ -22,7 +22,17 @@ import type {
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
-import { checkKvType, decodeKvRow, encodeKvRow, type KvType, kvRowBytes, roundQueryForKv } from '../kv-type.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
+import {
+  checkKvType,
+  decodeKvRow,
+  encodeKvRow,
+  hadamardRows,
+  type KvType,
+  kvRotations,
+  kvRowBytes,
+  roundQueryForKv,
+} from '../kv-type.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
@@ -218,10 +228,15 @@ class CpuOps extends CompositeOps implements Ops {
       );
     }
     const rowBytes = kvRowBytes(this.kvType, cols);
+    const rot = kvRotations(this.kvType, spec.layers[layer].headDim);
     for (let i = 0; i < n; i++) {
       const at = (startPos + i) * rowBytes;
-      encodeKvRow(this.kvType, buf(k).subarray(i * k.cols, i * k.cols + cols), cache.k.subarray(at, at + rowBytes));
-      encodeKvRow(this.kvType, buf(v).subarray(i * v.cols, i * v.cols + cols), cache.v.subarray(at, at + rowBytes));
+      const kRow = buf(k).slice(i * k.cols, i * k.cols + cols); // [cols], rotated as llama.cpp stores it
+      const vRow = buf(v).slice(i * v.cols, i * v.cols + cols);
+      hadamardRows(kRow, rot.k);
+      hadamardRows(vRow, rot.v);
+      encodeKvRow(this.kvType, kRow, cache.k.subarray(at, at + rowBytes));
+      encodeKvRow(this.kvType, vRow, cache.v.subarray(at, at + rowBytes));
     }
   }
 
@@ -245,9 +260,12 @@ class CpuOps extends CompositeOps implements Ops {
       decodeKvRow(type, cache.k.subarray(p * rowBytes), kv.k.subarray(p * cols, (p + 1) * cols));
       decodeKvRow(type, cache.v.subarray(p * rowBytes), kv.v.subarray(p * cols, (p + 1) * cols));
     }
+    const rot = kvRotations(type, params.headDim);
     const qRounded = buf(q).slice(0, n * q.cols); // [n, nHeads·headDim]
+    hadamardRows(qRounded, rot.k);
     roundQueryForKv(type, qRounded);
     attentionRows(buf(out), qRounded, kv, n, startPos, params);
+    hadamardRows(buf(out).subarray(0, n * out.cols), rot.v); // back from the rotated V basis
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
@@ -360,6 +378,12 @@ class CpuOps extends CompositeOps implements Ops {
       dst.k.set(src.k.subarray(0, bytes));
       dst.v.set(src.v.subarray(0, bytes));
     }
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.requireKv();
+    checkKvShift(spec, slot, shift);
+    shiftKvBytes(spec, this.kvType, (l) => this.kv[slot][l], shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {

@@ -6,7 +6,17 @@
 
 import { LlmError } from '../../errors.js';
 import { kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
-import { checkKvType, decodeKvRow, encodeKvRow, type KvType, kvRowBytes, roundQueryForKv } from '../kv-type.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
+import {
+  checkKvType,
+  decodeKvRow,
+  encodeKvRow,
+  hadamardRows,
+  type KvType,
+  kvRotations,
+  kvRowBytes,
+  roundQueryForKv,
+} from '../kv-type.js';
 import type { KvCacheSpec, KvRows } from '../ops.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -34,6 +44,7 @@ export class WasmKvCache {
   readonly type: KvType;
   private readonly kv: KvOffsets[][] = []; // [nSlots][nLayers]
   private decoded = { byteOffset: 0, byteLength: 0 }; // dequantized K, V and rounded q of one attention call
+  private row = new Float32Array(0); // one K or V row being rotated before it is stored
   /** The heap region holding the cache (the next cache reuses it when it fits). */
   readonly region: { byteOffset: number; byteLength: number };
 
@@ -87,15 +98,22 @@ export class WasmKvCache {
     const cache = this.at(slot, layer);
     const cols = kvLayerCols(this.spec, layer);
     const rowBytes = kvRowBytes(this.type, cols);
+    const rot = kvRotations(this.type, this.spec.layers[layer].headDim);
     const f32 = this.heap.f32;
     const u8 = this.heap.u8;
     for (let i = 0; i < n; i++) {
       const dst = (startPos + i) * rowBytes;
-      for (const [src, base] of [
-        [k, cache.k],
-        [v, cache.v],
+      for (const [src, base, size] of [
+        [k, cache.k, rot.k],
+        [v, cache.v, rot.v],
       ]) {
-        const row = f32.subarray((src >>> 2) + i * stride, (src >>> 2) + i * stride + cols);
+        let row = f32.subarray((src >>> 2) + i * stride, (src >>> 2) + i * stride + cols);
+        if (size > 0) {
+          const copy = this.rowScratch(cols); // rotated copy, as llama.cpp stores it
+          copy.set(row);
+          hadamardRows(copy, size);
+          row = copy;
+        }
         encodeKvRow(this.type, row, u8.subarray(base + dst, base + dst + rowBytes));
       }
     }
@@ -138,8 +156,21 @@ export class WasmKvCache {
     }
     const qRows = f32.subarray(out.q >>> 2, (out.q >>> 2) + n * qCols);
     qRows.set(f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
+    hadamardRows(qRows, kvRotations(this.type, this.spec.layers[layer].headDim).k);
     roundQueryForKv(this.type, qRows);
     return out;
+  }
+
+  /** Rotates attention's output rows [0, n) (f32 at byte offset `out`, `cols` wide) back from a rotated V basis. */
+  finishAttention(layer: number, out: number, cols: number, n: number): void {
+    const size = kvRotations(this.type, this.spec.layers[layer].headDim).v;
+    if (size > 0) hadamardRows(this.heap.f32.subarray(out >>> 2, (out >>> 2) + n * cols), size);
+  }
+
+  /** A reusable f32 row of `cols` values. */
+  private rowScratch(cols: number): Float32Array {
+    if (this.row.length !== cols) this.row = new Float32Array(cols);
+    return this.row;
   }
 
   /** Copies positions [0, nPositions) of every layer from one slot to another. */
@@ -159,6 +190,12 @@ export class WasmKvCache {
       u8.copyWithin(dst.k, src.k, src.k + bytes);
       u8.copyWithin(dst.v, src.v, src.v + bytes);
     }
+  }
+
+  /** `Ops.shiftKv`. */
+  shift(slot: number, shift: KvShift): void {
+    checkKvShift(this.spec, slot, shift);
+    shiftKvBytes(this.spec, this.type, (l) => this.views(slot, l), shift);
   }
 
   /** `Ops.readKv`. */

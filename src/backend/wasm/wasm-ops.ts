@@ -25,25 +25,17 @@ import type {
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
-import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
+import { readPairedRow } from './row-pairs.js';
+import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { CompositeOps } from '../composite-ops.js';
 import { HostRecurrentState, shortConvRows } from '../short-conv.js';
-
-/** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
-interface WasmWeight extends Weight {
-  readonly byteOffset: number;
-  readonly rowBytes: number;
-  /** Block bytes of the row-pair layout; 0 for GGUF rows. */
-  readonly pairBlockBytes: number;
-  /** f32 copy for use as a vector (norm weights, biases), made on first use. */
-  vectorOffset: number;
-}
 
 /** An f32 activation [maxRows, cols] in WASM memory. */
 interface WasmActivation extends Activation {
@@ -98,47 +90,23 @@ export class WasmOps extends CompositeOps implements Ops {
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     throwIfAborted(signal, `uploading ${info.name}`);
-    const geometry = GGML_TYPES.get(info.type);
-    if (!geometry) {
-      throw new LlmError('unsupported-type', `uploading ${info.name}: unknown ggml type id ${info.type}`, {
-        details: { tensor: info.name, type: info.type },
-      });
-    }
-    if (!FUSED_KERNELS.has(info.type)) getQuantType(info.type); // throws unsupported-type naming it
-    const rowLength = info.shape[0];
-    const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
-    if (rowLength % geometry.blockElements !== 0) {
-      throw new LlmError(
-        'gguf-invalid',
-        `uploading ${info.name}: row length ${rowLength} is not a multiple of the ${geometry.name} block size ${geometry.blockElements}`,
-        { details: { tensor: info.name, rowLength, blockElements: geometry.blockElements } },
-      );
-    }
-    const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
-    const byteLength = rowBytes * nRows;
+    const stream = this.beginWeight(info);
+    const byteLength = stream.byteLength;
     if (data.byteLength < byteLength) {
       throw new LlmError(
         'gguf-invalid',
-        `uploading ${info.name}: got ${data.byteLength} bytes, its ${geometry.name} shape [${info.shape.join(', ')}] needs ${byteLength}`,
+        `uploading ${info.name}: got ${data.byteLength} bytes, its ${GGML_TYPES.get(info.type)?.name} shape [${info.shape.join(', ')}] needs ${byteLength}`,
         { details: { tensor: info.name, byteLength: data.byteLength, expectedBytes: byteLength } },
       );
     }
-    const pairBlockBytes = ROW_PAIR_TYPES.get(info.type) ?? 0;
-    const region = this.heap.alloc(pairBlockBytes ? storedRows(nRows) * rowBytes : byteLength, `weight ${info.name}`);
-    this.heap.u8.set(data.subarray(0, byteLength), region.byteOffset);
-    if (pairBlockBytes)
-      this.k.interleave_row_pairs(region.byteOffset, nRows, rowBytes, pairBlockBytes, this.scratch(2 * rowBytes));
-    const w: WasmWeight = {
-      name: info.name,
-      type: info.type,
-      rowLength,
-      nRows,
-      byteOffset: region.byteOffset,
-      rowBytes,
-      pairBlockBytes,
-      vectorOffset: -1,
-    };
-    return w;
+    stream.target(0, byteLength).set(data.subarray(0, byteLength));
+    stream.commit(0, byteLength);
+    return await stream.finish();
+  }
+
+  /** Places a weight in WASM memory and returns the stream that fills it in place (wasm-weight-stream.ts). */
+  beginWeight(info: WeightInfo): WasmWeightStream {
+    return beginWasmWeight({ heap: this.heap, k: this.k, scratch: (bytes) => this.scratch(bytes) }, info);
   }
 
   createActivation(label: string, maxRows: number, cols: number): Activation {
@@ -270,7 +238,8 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     const o = act(out);
     const ctx = startPos + n;
-    const from = params.slidingWindow > 0 ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
+    const windowed = params.causal !== false && params.slidingWindow > 0;
+    const from = windowed ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n, startPos, from);
     const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
     const p = scores + nHeads * ctx * 4;
@@ -291,11 +260,26 @@ export class WasmOps extends CompositeOps implements Ops {
     f32[(p >>> 2) + 11] = params.scale;
     f32[(p >>> 2) + 12] = params.softcap;
     const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
-    if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-      this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
-    } else {
-      this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
-    }
+    const run = (): void => {
+      if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
+        this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
+      } else {
+        this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
+      }
+    };
+    if (params.causal === false) {
+      // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's
+      // mask is causal; positions enter attention only through the mask).
+      i32[at + 5] = 1;
+      i32[at + 6] = startPos + n - 1;
+      i32[at + 10] = 0;
+      for (let i = 0; i < n; i++) {
+        i32[at] = o.byteOffset + i * out.cols * 4;
+        i32[at + 1] = cache.q + i * q.cols * 4;
+        run();
+      }
+    } else run();
+    this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }
 
@@ -379,6 +363,10 @@ export class WasmOps extends CompositeOps implements Ops {
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     this.requireKvCache().copy(srcSlot, dstSlot, nPositions);
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    this.requireKvCache().shift(slot, shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {

@@ -65,6 +65,7 @@ export class AttentionOps {
     }
     const kvCols = nKvHeads * headDim;
     const kvLen = st.startPos + n;
+    const kvEnd = params.causal === false ? kvLen : 0; // non-causal: every row sees the whole sequence
     const rowFloats = nHeads * (headDim + 2);
     const needFloats = Math.max(qa.maxRows, ATTN_MAX_SPLITS) * rowFloats;
     if (this.partialFloats < needFloats) {
@@ -107,7 +108,8 @@ export class AttentionOps {
             .f(params.softcap)
             .u(splits)
             .u(Math.ceil(kvLen / splits))
-            .u(splits === 1 ? 1 : 0),
+            .u(splits === 1 ? 1 : 0)
+            .u(kvEnd),
         [groups[0], groups[1], splits],
       );
       const prof = this.h.profiler();
@@ -142,7 +144,8 @@ export class AttentionOps {
           .u(splitLen)
           .u(nSplits === 1 ? 1 : 0)
           .f(params.scale)
-          .f(params.softcap),
+          .f(params.softcap)
+          .u(kvEnd),
       [nSplits, nHeads, n],
     );
     const prof = this.h.profiler();

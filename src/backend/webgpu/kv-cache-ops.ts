@@ -1,12 +1,14 @@
 /**
  * The KV cache on the GPU: one K and one V buffer per layer, and the ops that write it (store_kv, the fused
- * rope_store that also rotates Q and K, copy_kv between sequence slots). Used by WebGpuOps through a narrow host
+ * rope_store that also rotates Q and K, copy_kv between sequence slots), read it back or write it from the host
+ * (readKv / writeKv) and shift it (through the host, `kv-shift.ts`). Used by WebGpuOps through a narrow host
  * interface; attention reads the buffers through `layer`.
  */
 
 import { LlmError } from '../../errors.js';
-import { kvLayerCols } from '../kv-rows.js';
-import type { KvCacheSpec, RopeParams } from '../ops.js';
+import { checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import { checkKvShift, type KvShift, kvRowsLayers, shiftKvBytes } from '../kv-shift.js';
+import type { KvCacheSpec, KvRows, RopeParams } from '../ops.js';
 import type { GpuContext } from './device.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
@@ -216,5 +218,61 @@ export class KvCacheOps {
       );
     }
     return true;
+  }
+
+  /** Through the host: reads the slot's KV, shifts it (`kv-shift.ts`), writes it back (a step's worth of traffic). */
+  async shift(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.require('shiftKv', 0);
+    checkKvShift(spec, slot, shift);
+    const rows = await this.read(slot, shift.nPositions);
+    shiftKvBytes(spec, rows.elementType, kvRowsLayers(spec, rows), shift);
+    await this.write(slot, rows);
+  }
+
+  /** `Ops.readKv`: positions [0, nPositions) of every layer of `slot`, read back. */
+  async read(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.require('readKv', 0);
+    const elementType = this.h.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('readKv', spec, slot, nPositions, elementType);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const out = new Uint8Array(2 * nPositions * kvPositionCols(spec) * eb); // per layer: K then V [nPositions, cols_l]
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
+      const layer = this.layer(l);
+      out.set(new Uint8Array(await this.h.rec.read(layer.k, offset, padded), 0, bytes), at);
+      out.set(new Uint8Array(await this.h.rec.read(layer.v, offset, padded), 0, bytes), at + bytes);
+      at += 2 * bytes;
+    }
+    return { elementType, nPositions, data: out };
+  }
+
+  /** `Ops.writeKv`: the inverse of `read`, queued after the work recorded so far. */
+  async write(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.require('writeKv', 0);
+    const elementType = this.h.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
+    const eb = elementType === 'f16' ? 2 : 4;
+    if (rows.nPositions === 0) return;
+    this.h.rec.flush(); // recorded work first, then the writes, in queue order
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = rows.nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4;
+      const layer = this.layer(l);
+      for (const [i, buf] of [layer.k, layer.v].entries()) {
+        const chunk = new Uint8Array(padded);
+        chunk.set(rows.data.subarray(at + i * bytes, at + (i + 1) * bytes));
+        if (padded !== bytes)
+          chunk.set(new Uint8Array(await this.h.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
+        this.h.ctx.device.queue.writeBuffer(buf, offset, chunk);
+      }
+      at += 2 * bytes;
+    }
   }
 }

@@ -38,6 +38,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'copy_rows.main_same': ['uniform', null, 'rw'],
   'short_conv.main': ['uniform', 'read', 'rw', 'read', 'rw'],
   'short_conv.update': ['uniform', 'read', 'rw'],
+  'short_conv.copy': ['uniform', null, 'rw'],
   'argmax.main': ['uniform', 'read', 'rw'],
   'topk_chunk.main': ['uniform', 'read', 'rw'],
   'topk_merge.main': ['uniform', 'rw', 'rw'],

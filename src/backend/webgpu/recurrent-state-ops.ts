@@ -68,7 +68,7 @@ export class RecurrentStateOps {
     const stateAt = step.slot * this.slotValues + this.layerAt[layer]!;
     const fresh = step.startPos === 0 ? 1 : 0;
     const params = (p: ParamsWriter): void => {
-      p.u(n).u(channels).u(taps).u(bcx.cols).u(out.cols).u(stateAt).u(fresh);
+      p.u(n).u(channels).u(taps).u(bcx.cols).u(out.cols).u(stateAt).u(fresh).u(0);
     };
     const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
     this.h.rec.dispatch(
@@ -85,8 +85,23 @@ export class RecurrentStateOps {
   copy(srcSlot: number, dstSlot: number): boolean {
     const state = this.require('copyRecurrentState', Math.max(srcSlot, dstSlot));
     if (srcSlot === dstSlot || this.slotValues === 0) return false;
-    const bytes = this.slotValues * 4;
-    this.h.rec.copy(state, srcSlot * bytes, state, dstSlot * bytes, bytes);
+    const count = this.slotValues;
+    const pipe = this.h.pipe({ kernel: 'short_conv', entry: 'copy', wgSize: WG_FLAT });
+    this.h.rec.dispatch(
+      pipe,
+      [null, null, state],
+      (p) => {
+        p.u(count)
+          .u(0)
+          .u(0)
+          .u(0)
+          .u(0)
+          .u(srcSlot * count)
+          .u(0)
+          .u(dstSlot * count);
+      },
+      grid(Math.ceil(count / WG_FLAT)),
+    );
     return true;
   }
 

@@ -21,9 +21,20 @@ import type {
   Ops,
   RecurrentStateSpec,
 } from '../ops.js';
-import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
+import type {
+  KvRows,
+  Projection,
+  ResidualOptions,
+  RopeParams,
+  StepBatch,
+  TopK,
+  Weight,
+  WeightInfo,
+  WeightStream,
+} from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
-import { checkAttentionGeometry, checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
@@ -38,7 +49,7 @@ import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import { GEMV_SG_ROWS } from './gemv-sg-params.js';
 import type { WeightGroupSlot } from './weight-groups.js';
-import { uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
+import { beginGpuWeight, uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
 import type { StepProfile } from './profile.js';
 import { ProfileSession } from './profile-session.js';
 import { HardwareGemv } from './hardware-gemv.js';
@@ -177,6 +188,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     return uploadGpuWeight(this.uploadHost, info, data, signal);
+  }
+
+  beginWeight(info: WeightInfo): WeightStream {
+    return beginGpuWeight(this.uploadHost, info);
   }
 
   createActivation(label: string, maxRows: number, cols: number): Activation {
@@ -474,49 +489,16 @@ export class WebGpuOps extends CompositeOps implements Ops {
     if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
   }
 
-  async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    const spec = this.kvc.require('readKv', 0);
-    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
-    checkKvRows('readKv', spec, slot, nPositions, elementType);
-    const eb = elementType === 'f16' ? 2 : 4;
-    const out = new Uint8Array(2 * nPositions * kvPositionCols(spec) * eb); // per layer: K then V [nPositions, cols_l]
-    let at = 0;
-    for (let l = 0; l < spec.layers.length; l++) {
-      const bytes = nPositions * kvLayerCols(spec, l) * eb;
-      if (bytes === 0) continue;
-      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
-      const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
-      const layer = this.kvc.layer(l);
-      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), at);
-      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), at + bytes);
-      at += 2 * bytes;
-    }
-    return { elementType, nPositions, data: out };
+  shiftKv(slot: number, shift: KvShift): Promise<void> {
+    return this.kvc.shift(slot, shift);
   }
 
-  async writeKv(slot: number, rows: KvRows): Promise<void> {
-    const spec = this.kvc.require('writeKv', 0);
-    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
-    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
-    const eb = elementType === 'f16' ? 2 : 4;
-    if (rows.nPositions === 0) return;
-    this.rec.flush(); // recorded work first, then the writes, in queue order
-    let at = 0;
-    for (let l = 0; l < spec.layers.length; l++) {
-      const bytes = rows.nPositions * kvLayerCols(spec, l) * eb;
-      if (bytes === 0) continue;
-      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
-      const padded = Math.ceil(bytes / 4) * 4;
-      const layer = this.kvc.layer(l);
-      for (const [i, buf] of [layer.k, layer.v].entries()) {
-        const chunk = new Uint8Array(padded);
-        chunk.set(rows.data.subarray(at + i * bytes, at + (i + 1) * bytes));
-        if (padded !== bytes)
-          chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
-        this.device.queue.writeBuffer(buf, offset, chunk);
-      }
-      at += 2 * bytes;
-    }
+  readKv(slot: number, nPositions: number): Promise<KvRows> {
+    return this.kvc.read(slot, nPositions);
+  }
+
+  writeKv(slot: number, rows: KvRows): Promise<void> {
+    return this.kvc.write(slot, rows);
   }
 
   destroy(): void {

@@ -7,7 +7,8 @@
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
-import type { Weight, WeightInfo } from '../ops.js';
+import { GGML_TYPES } from '../../gguf/types.js';
+import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import type { GpuContext } from './device.js';
 import type { GpuWeight } from './gpu-resources.js';
 import type { StepRecorder } from './step-recorder.js';
@@ -123,4 +124,106 @@ export async function uploadGpuWeight(
     group: null,
   };
   return w;
+}
+
+/**
+ * Streams one tensor in (`Ops.beginWeight`): a matrix's GPU buffers are created first, each committed piece (whole
+ * rows, read into one of two reused staging arrays) is repacked and written with `writeBuffer` at its rows' place,
+ * so reading the file and uploading overlap and no copy of the whole tensor is made. Vectors and grouped members
+ * (held until their group is complete anyway) are gathered whole and go through `uploadGpuWeight`.
+ */
+export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStream {
+  h.rec.checkAlive();
+  const rowLength = info.shape[0] ?? 1;
+  const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
+  const geometry = GGML_TYPES.get(info.type);
+  if (!geometry) {
+    throw new LlmError('unsupported-type', `uploading ${info.name}: unknown ggml type id ${info.type}`, {
+      details: { tensor: info.name, type: info.type },
+    });
+  }
+  const srcRowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
+  const byteLength = srcRowBytes * nRows;
+  const layout =
+    info.shape.length === 1
+      ? null
+      : getGpuQuantLayout(info.type, info.name, h.ctx.isSoftware ? 'software' : 'hardware');
+  const rowStride = layout ? rowWords(layout, rowLength) : 0;
+  const isGrouped =
+    !h.ctx.isSoftware && weightGroupOf(info.name) !== null && rowStride * 4 * nRows <= h.maxWeightBinding;
+  if (layout === null || isGrouped || rowLength % layout.blockElements !== 0) {
+    const whole = new Uint8Array(byteLength); // (byteLength) bytes of GGUF rows
+    return {
+      target: (offset, length) => whole.subarray(offset, offset + length),
+      commit: () => undefined,
+      finish: () => uploadGpuWeight(h, info, whole),
+      cancel: () => undefined,
+    };
+  }
+  const parts = splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding).map((p) => ({
+    buffer: h.buffer(info.name, p.nRows * rowStride * 4, BufferUsage.COPY_DST),
+    rowStart: p.rowStart,
+    nRows: p.nRows,
+  }));
+  const staging = [new Uint8Array(0), new Uint8Array(0)]; // pieces alternate: two may be outstanding
+  let targeted = 0;
+  let committedPieces = 0;
+  let committed = 0;
+  return {
+    target: (_offset, length) => {
+      const i = targeted++ & 1;
+      if (staging[i].byteLength < length) staging[i] = new Uint8Array(length);
+      return staging[i].subarray(0, length); // (length) bytes of GGUF rows at `offset`
+    },
+    commit: (offset, length) => {
+      if (offset !== committed || offset % srcRowBytes !== 0 || length % srcRowBytes !== 0) {
+        throw new LlmError(
+          'invalid-request',
+          `uploading ${info.name}: piece [${offset}, ${offset + length}) out of order or not whole rows`,
+          {
+            details: { tensor: info.name, offset, length },
+          },
+        );
+      }
+      h.rec.checkAlive();
+      const r0 = offset / srcRowBytes;
+      const n = length / srcRowBytes;
+      const src = staging[committedPieces++ & 1].subarray(0, length);
+      const bytes = repackRows(layout, src, rowLength, { rowStart: 0, nRows: n }); // [n, rowStride] words
+      for (const p of parts) {
+        const lo = Math.max(r0, p.rowStart);
+        const hi = Math.min(r0 + n, p.rowStart + p.nRows);
+        if (lo >= hi) continue;
+        h.device.queue.writeBuffer(
+          p.buffer,
+          (lo - p.rowStart) * rowStride * 4,
+          bytes.buffer,
+          bytes.byteOffset + (lo - r0) * rowStride * 4,
+          (hi - lo) * rowStride * 4,
+        );
+      }
+      committed += length;
+    },
+    finish: async () => {
+      if (committed !== byteLength) {
+        throw new LlmError('invalid-request', `uploading ${info.name}: ${committed} of its ${byteLength} bytes given`, {
+          details: { tensor: info.name, committed, byteLength },
+        });
+      }
+      const w: GpuWeight = {
+        name: info.name,
+        type: info.type,
+        rowLength,
+        nRows,
+        layout,
+        rowStride,
+        parts,
+        vector: null,
+        host: null,
+        group: null,
+      };
+      return w;
+    },
+    cancel: () => undefined, // the part buffers are the backend's: destroy() releases them
+  };
 }

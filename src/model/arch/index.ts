@@ -5,12 +5,16 @@
 
 import { LlmError } from '../../errors.js';
 import type { Architecture } from './architecture.js';
+import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
+import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { gemma4 } from './gemma4.js';
 import { granite } from './granite.js';
 import { lfm2 } from './lfm2.js';
+import { hunyuanDense } from './hunyuan-dense.js';
+import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
 import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
@@ -35,6 +39,10 @@ export const ARCHITECTURES: readonly Architecture[] = [
   granite,
   exaone4,
   lfm2,
+  ernie4_5,
+  hunyuanDense,
+  gemma,
+  mistral3,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -1,7 +1,8 @@
 /**
  * `lfm2` (LFM2 / LFM2.5): llama.cpp's lfm2 graph. Layers whose `attention.head_count_kv` entry is 0 are short gated
  * convolution blocks (in_proj → B·x → causal depthwise conv of `shortconv.l_cache` taps → C· → out_proj), the
- * others GQA attention with per-head q/k RMSNorm and neox rope; every layer has the SwiGLU FFN. The final norm is
+ * others GQA attention with per-head q/k RMSNorm and neox rope (sliding over `attention.sliding_window` positions when
+ * the file sets one); every layer has the SwiGLU FFN. The final norm is
  * stored as `token_embd_norm.weight` (llama.cpp's `LLM_TENSOR_OUTPUT_NORM_LFM2` naming quirk).
  */
 
@@ -33,7 +34,10 @@ export const lfm2: Architecture = {
       if (attentionKv.length > 0) standard[kvKey] = attentionKv[0];
       else delete standard[kvKey];
     }
-    const base = readStandardConfig(standard, 'lfm2', options);
+    const std = readStandardConfig(standard, 'lfm2', options);
+    // `attention.sliding_window` > 0: every attention layer slides (llama.cpp's LLAMA_SWA_TYPE_STANDARD for lfm2).
+    const window = r.boundedCount(r.archKey('attention.sliding_window'), 0, 0, L.maxContextLength, 'maxContextLength');
+    const base = window > 0 ? { ...std, slidingWindow: window, slidingLayers: recurrent.map((rec) => !rec) } : std;
     if (!recurrent.some(Boolean)) return base;
     const widthKey = r.archKey('shortconv.l_cache');
     if (!r.has(widthKey)) {

@@ -5,6 +5,7 @@
  * with id + name, arrive in several chunks before the final one and concatenate to the call (two parallel calls too).
  */
 import { describe, expect, it } from 'vitest';
+import { ChatAnswer } from '../../../src/api/chat-answer.js';
 import { createChatFormatter } from '../../../src/api/chat-formatter.js';
 import { createEngineFromParts, type LocalEngine } from '../../../src/api/local-engine.js';
 import type { ChatCompletionChunk, ChatToolCallDelta } from '../../../src/api/types.js';
@@ -38,6 +39,10 @@ const CASES: [ToolCallFormat, string][] = [
     '<|channel|>analysis<|message|>Need time.<|end|><|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{"zone": "UTC"}<|call|>',
   ],
   ['granite', '<|tool_call|>[{"name": "get_time", "arguments": {"zone": "UTC"}}]'],
+  [
+    'qwen3-coder',
+    '<tool_call>\n<function=get_weather>\n<parameter=city>\n123 Main\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=tags>\n["a", "b"]\n</parameter>\n</function>\n</tool_call>',
+  ],
   ['phi4', 'functools[{"name": "get_time", "arguments": {"zone": "CET"}}]'],
 ];
 
@@ -53,7 +58,7 @@ describe('tool calls read while written', () => {
       let last: string[] = [];
       let grew = 0;
       for (let p = 0; p <= text.length; p++) {
-        const calls = partialToolCalls(format, text.slice(0, p))!;
+        const calls = partialToolCalls(format, text.slice(0, p), tools)!;
         expect(calls.length).toBeLessThanOrEqual(final.length);
         calls.forEach((c, i) => {
           expect(c.name, `prefix ${p}`).toBe(final[i]!.name);
@@ -65,15 +70,35 @@ describe('tool calls read while written', () => {
         });
         last = calls.map((c) => c.args);
       }
-      const whole = partialToolCalls(format, text)!;
+      const whole = partialToolCalls(format, text, tools)!;
       expect(whole.map((c) => [c.name, c.args])).toEqual(final.map((c) => [c.name, c.arguments]));
       expect(grew).toBeGreaterThan(3); // arguments arrive piece by piece
       if (format === 'mistral-args') expect(whole[0]!.id).toBe('x1');
     });
   }
 
-  it('non-JSON syntaxes are not streamed', () => {
-    for (const f of ['qwen3-coder', 'lfm2', 'gemma4'] as const) expect(partialToolCalls(f, 'x')).toBeNull();
+  it('lfm2 and gemma4 are not read while written: their calls go out whole once they parse', () => {
+    for (const f of ['lfm2', 'gemma4'] as const) expect(partialToolCalls(f, 'x')).toBeNull();
+    const text = 'Checking.<|tool_call_start|>[get_weather(city="Rome", days=2)]<|tool_call_end|>';
+    const answer = new ChatAnswer({
+      tools: { format: 'lfm2', spec: { tools, raw: [], choice: 'auto', parallel: true } },
+    });
+    const pushed: ChatToolCallDelta[][] = [];
+    for (let i = 0; i < text.length; i += 4) pushed.push(answer.push(text.slice(i, i + 4)).calls);
+    const first = pushed.findIndex((c) => c.length > 0);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(pushed.length - 1); // before the output ends
+    expect(pushed[first]).toEqual([
+      {
+        index: 0,
+        id: expect.stringMatching(/^call_/),
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Rome","days":2}' },
+      },
+    ]);
+    const end = answer.end();
+    expect(end.callDeltas).toEqual([]);
+    expect(end.calls[0]!.id).toBe(pushed[first]![0]!.id);
   });
 });
 

@@ -11,9 +11,11 @@ import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
 import { Context } from '../../../src/engine/context.js';
 import { generate, type GenerationResult } from '../../../src/engine/generate.js';
 import { KvCache } from '../../../src/engine/kv-cache.js';
+import { PersistedPromptCache } from '../../../src/engine/persisted-cache.js';
 import { PromptCache } from '../../../src/engine/prompt-cache.js';
 import { normalizeSamplingOptions } from '../../../src/engine/sampling-options.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
+import { memoryPromptCacheStore } from '../../../src/io/prompt-cache-store.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { loadTransformer } from '../../../src/model/load.js';
 import type { Transformer } from '../../../src/model/model.js';
@@ -40,8 +42,14 @@ describe('prompt cache with recurrent state (lfm2)', () => {
     await close();
   });
 
-  const run = async (ctx: Context, prompt: readonly number[], maxTokens = 4): Promise<GenerationResult> => {
+  const run = async (
+    ctx: Context,
+    prompt: readonly number[],
+    maxTokens = 4,
+    stateBoundaries?: readonly number[],
+  ): Promise<GenerationResult> => {
     const gen = generate(ctx, tokenizer, {
+      ...(stateBoundaries ? { stateBoundaries } : {}),
       prompt,
       cacheKey: 'k',
       sampling: normalizeSamplingOptions({ temperature: 0 }, tokenizer.vocabSize).sampling,
@@ -86,6 +94,25 @@ describe('prompt cache with recurrent state (lfm2)', () => {
     expect(c.cachedTokens).toBe(system.length);
     expect(ctx.cacheStats()).toMatchObject({ snapshotRestores: 1 });
     same(c, await cold(cPrompt));
+  });
+
+  it("with the chat layer's system-prompt boundary, the second conversation already shares it", async () => {
+    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
+    const system = ids(3, 12);
+    await run(ctx, [...system, ...ids(40, 5)], 4, [system.length]);
+    const bPrompt = [...system, ...ids(80, 5)];
+    const b = await run(ctx, bPrompt, 4, [system.length]);
+    expect(b.cachedTokens).toBe(system.length);
+    same(b, await cold(bPrompt));
+  });
+
+  it('the persisted prompt cache keeps nothing for it (KV without the state could never be served)', async () => {
+    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
+    const p = ids(6, 12);
+    await run(ctx, p);
+    const persisted = new PersistedPromptCache(transformer, ctx.cache, 'lfm2', { store: memoryPromptCacheStore() });
+    expect(await persisted.save('k', p)).toBeNull();
+    expect(await persisted.saveAll()).toBe(0);
   });
 
   it('an identical prompt again never reuses a state past the prompt, and equals a cold run', async () => {

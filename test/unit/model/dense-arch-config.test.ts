@@ -71,6 +71,11 @@ describe('dense architectures: config', () => {
     expect(layers.slice(0, 4).map((l) => l.slidingWindow)).toEqual([4096, 4096, 4096, 0]);
     expect(layers.slice(0, 4).map((l) => l.rope !== null)).toEqual([true, true, true, false]);
     expect(big).toMatchObject({ preNorms: false, postNorms: true, qkNormScope: 'head' });
+    // Pattern 0 is llama.cpp's "every layer slides" (set_swa_pattern), not "none".
+    const allSliding = getArchitecture('exaone4').config(
+      meta('exaone4', { 'exaone4.attention.sliding_window_pattern': 0 }, 64),
+    );
+    expect(allSliding.slidingLayers.every((s) => s)).toBe(true);
     const err = thrownLlmError(() =>
       getArchitecture('exaone4').config(
         meta('exaone4', { 'exaone4.attention.sliding_window_pattern': new Array<GgufValue>(3).fill(true) }, 64),
@@ -78,5 +83,51 @@ describe('dense architectures: config', () => {
     );
     expect(err.code).toBe('gguf-invalid');
     expect(err.message).toContain("'exaone4.attention.sliding_window_pattern'");
+  });
+
+  it('hunyuan-dense: q/k norms after rope; rope.scaling.alpha raises the base to base · alpha^(d / (d − 2))', () => {
+    const c = getArchitecture('hunyuan-dense').config(
+      meta('hunyuan-dense', { 'hunyuan-dense.rope.scaling.alpha': 1000, 'hunyuan-dense.attention.key_length': 128 }),
+    );
+    expect(c).toMatchObject({ qkNorm: true, qkNormAfterRope: true, qkNormScope: 'head', ropeKind: 'neox' });
+    expect(c.ropeTheta / (10000 * 1000 ** (128 / 126))).toBeCloseTo(1, 6);
+    expect(getArchitecture('hunyuan-dense').config(meta('hunyuan-dense')).ropeTheta).toBe(10000);
+    const err = thrownLlmError(() =>
+      getArchitecture('hunyuan-dense').config(meta('hunyuan-dense', { 'hunyuan-dense.rope.scaling.alpha': 1e38 })),
+    );
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain("'hunyuan-dense.rope.scaling.alpha'");
+  });
+
+  it('ernie4_5 ignores attn_output.bias; gemma scales embeddings by √n_embd and always ties the lm head', () => {
+    expect(getArchitecture('ernie4_5').config(meta('ernie4_5'))).toMatchObject({
+      attnOutBias: false,
+      ropeKind: 'norm',
+    });
+    const g = getArchitecture('gemma').config(meta('gemma'));
+    expect(g).toMatchObject({ alwaysTied: true, embeddingScale: 8, activation: 'gelu', ropeKind: 'neox' });
+    expect(g.attentionScale).toBeCloseTo(1 / 4, 12);
+  });
+
+  it('mistral3: attention temperature from attention.temperature_scale over the original context', () => {
+    const plain = getArchitecture('mistral3').config(meta('mistral3'));
+    expect(plain.attnTemperature).toBeNull();
+    const c = getArchitecture('mistral3').config(
+      meta('mistral3', {
+        'mistral3.attention.temperature_scale': 0.1,
+        'mistral3.rope.scaling.type': 'yarn',
+        'mistral3.rope.scaling.factor': 16,
+        'mistral3.rope.scaling.original_context_length': 16384,
+      }),
+    );
+    expect(c.attnTemperature).toEqual({ scale: 0.1, floor: 16384 });
+    expect(c.ropeFreqScale).toBe(1 / 16);
+    const err = thrownLlmError(() =>
+      getArchitecture('mistral3').config(
+        meta('mistral3', { 'mistral3.attention.temperature_scale': 0.1, 'mistral3.context_length': 0 }),
+      ),
+    );
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain("'mistral3.rope.scaling.original_context_length'");
   });
 });

@@ -28,6 +28,30 @@ const recipe: FixtureRecipe = {
 };
 
 describe('recorded fixtures', () => {
+  it('an embedding section (pooling recipe) regenerates as <id>.embeddings.json with the vectors unpacked', async () => {
+    const embRecipe: FixtureRecipe = { ...recipe, pooling: 3 };
+    const file = path.join(dir, 'emb.gguf');
+    await writeRecipe(embRecipe, file, writeSyntheticModel);
+    const inputs = [
+      { text: 'a', tokens: [1, 2], embedding: [0.5, -1.25, 3] },
+      { text: 'bc', tokens: [1, 3, 4], embedding: [1, 2, Math.fround(0.1)] },
+    ];
+    const embeddings = { pooling_type: 3, model_sha256: 'x', inputs };
+    const records = path.join(dir, 'emb-records');
+    await import('node:fs').then((fs) => fs.mkdirSync(records));
+    writeFileSync(path.join(records, 'e.json'), recordFixture(embRecipe, fileSha256(file), { n_vocab: 1 }, embeddings));
+    const out = path.join(dir, 'emb-out');
+    await materializeRecordedFixtures(records, out, writeSyntheticModel);
+    const expanded = JSON.parse(readFileSync(path.join(out, 'e.embeddings.json'), 'utf8')) as Record<string, unknown>;
+    expect(expanded).toEqual({ pooling_type: 3, inputs });
+    // The pooling recipe is part of the file: the model carries smollm3.pooling_type = 3.
+    const { parseGguf } = await import('../../../src/gguf/parse.js');
+    const { NodeFileSource } = await import('../../../src/io/node-file-source.js');
+    const src = await NodeFileSource.open(path.join(out, 'e.gguf'));
+    expect((await parseGguf(src)).metadata['smollm3.pooling_type']).toBe(3);
+    await src.close?.();
+  });
+
   it('regenerates the recorded file and expands its reference; a changed generator fails naming the record', async () => {
     const first = path.join(dir, 'first.gguf');
     await writeRecipe(recipe, first, writeSyntheticModel);

@@ -1,0 +1,93 @@
+/**
+ * Pooling of a sequence's final hidden states into one embedding, with llama.cpp's semantics (llama-graph.cpp
+ * `build_pooling`, `llm_graph_input_cls`): 'mean' averages every row, 'cls' takes the first, 'last' the last.
+ * It runs on the hidden states read back from the backend (`Transformer.hiddenStates`): pooling is O(tokens·n_embd)
+ * against the forward pass's O(tokens·params), so one implementation serves every backend with identical results.
+ * Then the optional L2 normalisation and Matryoshka truncation (`dimensions`, re-normalised) of the API.
+ */
+
+import { LlmError } from '../errors.js';
+import type { PoolingType } from './config.js';
+
+/**
+ * One vector from `hidden` ([nTokens, nEmbd] row-major, after the output norm) by `pooling`. 'none' and 'rank'
+ * have no single-vector meaning here and are refused (`invalid-request`).
+ */
+export function poolHiddenStates(
+  hidden: Float32Array,
+  nTokens: number,
+  nEmbd: number,
+  pooling: PoolingType,
+): Float32Array {
+  if (!(nTokens > 0) || hidden.length < nTokens * nEmbd) {
+    throw new LlmError('invalid-request', `pooling: ${nTokens} rows of ${nEmbd} do not fit ${hidden.length} values`);
+  }
+  switch (pooling) {
+    case 'cls':
+      return hidden.slice(0, nEmbd);
+    case 'last':
+      return hidden.slice((nTokens - 1) * nEmbd, nTokens * nEmbd);
+    case 'mean': {
+      const sum = new Float64Array(nEmbd); // [nEmbd] accumulated in f64, rounded once
+      for (let t = 0; t < nTokens; t++) {
+        const row = t * nEmbd;
+        for (let j = 0; j < nEmbd; j++) sum[j] += hidden[row + j]!;
+      }
+      const out = new Float32Array(nEmbd); // [nEmbd]
+      for (let j = 0; j < nEmbd; j++) out[j] = sum[j]! / nTokens;
+      return out;
+    }
+    default:
+      throw new LlmError(
+        'invalid-request',
+        `embeddings: this model's pooling type is '${pooling}', which gives no sentence embedding; ` +
+          'use an embedding model (pooling mean, cls or last)',
+        { details: { pooling } },
+      );
+  }
+}
+
+/**
+ * The first `dimensions` values of `v` (Matryoshka truncation; all when undefined), scaled to unit L2 norm when
+ * `normalize` (a zero vector stays zero, as llama.cpp's `common_embd_normalize`).
+ */
+export function finishEmbedding(v: Float32Array, dimensions: number | undefined, normalize: boolean): Float32Array {
+  const out = dimensions === undefined ? v.slice() : v.slice(0, dimensions); // [dimensions]
+  if (!normalize) return out;
+  let ss = 0;
+  for (let i = 0; i < out.length; i++) ss += out[i]! * out[i]!;
+  const norm = Math.sqrt(ss);
+  if (norm > 0) for (let i = 0; i < out.length; i++) out[i] = out[i]! / norm;
+  return out;
+}
+
+/**
+ * The classifier of a `rank`-pooling model (a reranker), kept on the host: llama.cpp's `cls_out` projection of the
+ * pooled row (+ bias), then a softmax for qwen3 (Qwen3-Reranker: P(yes), P(no)). `lastToken`: qwen3 pools the last
+ * token for 'rank', other architectures the first.
+ */
+export interface RankHead {
+  readonly weight: Float32Array; // [nOut, nEmbd] (cls.output.weight, ggml shape [nEmbd, nOut])
+  readonly bias: Float32Array | null; // [nOut]
+  readonly nOut: number;
+  readonly lastToken: boolean;
+  readonly softmax: boolean;
+}
+
+/** The rank head's outputs for one sequence's hidden states ([nTokens, nEmbd]); element 0 is the relevance score. */
+export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number, head: RankHead): Float32Array {
+  const row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  const out = new Float32Array(head.nOut); // [nOut]
+  for (let o = 0; o < head.nOut; o++) {
+    let dot = 0;
+    for (let j = 0; j < nEmbd; j++) dot += head.weight[o * nEmbd + j]! * row[j]!;
+    out[o] = dot + (head.bias?.[o] ?? 0);
+  }
+  if (head.softmax) {
+    const max = Math.max(...out);
+    let sum = 0;
+    for (let o = 0; o < out.length; o++) sum += out[o] = Math.exp(out[o]! - max);
+    for (let o = 0; o < out.length; o++) out[o] = out[o]! / sum;
+  }
+  return out;
+}

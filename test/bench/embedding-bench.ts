@@ -1,0 +1,201 @@
+/**
+ * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
+ * [--quant q8_0] [--seed 1]`: embeddings/s of `engine.embeddings.create` against llama.cpp's embedding path
+ * (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a qwen3 stack
+ * with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), the decoder
+ * embedder the runtime runs today. Inputs have random lengths in [min, max]. Never gating; prints a table and JSON.
+ */
+
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEngine } from '../../src/api/create-engine.js';
+import { mulberry32, promptTokenIds } from '../../scripts/deterministic-random.mjs';
+import { parseQuant, REPO_ROOT, writeSyntheticModel } from '../../scripts/synthetic-model.js';
+import { nodeGpu } from './node-gpu.js';
+
+/** The benchmark model: bge-small's width, depth and FFN on qwen3 layers (head size 64, no GQA). */
+const SHAPE = { nEmbd: 384, nHead: 6, nHeadKv: 6, headDim: 64, nFf: 1536, nLayer: 12 };
+/** llama.cpp's pooling_type 3 ('last'). */
+const POOLING_LAST = 3;
+
+interface EmbeddingBenchResult {
+  readonly runner: string;
+  readonly threads: number;
+  readonly inputs: number;
+  readonly tokens: number;
+  readonly seconds: number;
+  readonly embeddingsPerSecond: number;
+  readonly tokensPerSecond: number;
+}
+
+function flag(args: readonly string[], name: string, fallback: string): string {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1]! : fallback;
+}
+
+/** `n` token-id arrays of lengths uniform in [min, max] (ids in 10…vocab−1, deterministic from `seed`). */
+function benchInputs(n: number, min: number, max: number, vocab: number, seed: number): number[][] {
+  const rnd = mulberry32(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const len = min + Math.floor(rnd() * (max - min + 1));
+    return promptTokenIds(len, seed * 1000 + i, 10, vocab);
+  });
+}
+
+async function runOurs(
+  model: string,
+  backend: 'wasm' | 'webgpu' | 'cpu',
+  threads: number,
+  inputs: number[][],
+  contextLength: number,
+): Promise<{ result: EmbeddingBenchResult; first: number[] }> {
+  const engine = await createEngine({
+    model,
+    backend,
+    threads,
+    contextLength,
+    slots: 1,
+    warmup: false,
+    ...(backend === 'webgpu' ? { gpu: await nodeGpu() } : {}),
+  });
+  try {
+    await engine.embeddings.create({ input: [inputs[0]!.slice(0, 8)] }); // pipelines, scratch: not timed
+    const t0 = performance.now();
+    const r = await engine.embeddings.create({ input: inputs });
+    const seconds = (performance.now() - t0) / 1000;
+    const tokens = r.usage.prompt_tokens;
+    const runner = `webgguf ${engine.info.backend.description}`;
+    return {
+      result: {
+        runner,
+        threads,
+        inputs: inputs.length,
+        tokens,
+        seconds,
+        embeddingsPerSecond: inputs.length / seconds,
+        tokensPerSecond: tokens / seconds,
+      },
+      first: r.data[0]!.embedding as number[],
+    };
+  } finally {
+    await engine.unload();
+  }
+}
+
+/** The part of node-llama-cpp this benchmark calls. */
+interface LlamaLib {
+  getLlama(o: { gpu: false; build: 'never'; logLevel: string }): Promise<{
+    loadModel(o: { modelPath: string; gpuLayers: number }): Promise<{
+      createEmbeddingContext(o: { contextSize: number; batchSize: number; threads: number }): Promise<{
+        getEmbeddingFor(tokens: readonly number[]): Promise<{ readonly vector: readonly number[] }>;
+        dispose(): Promise<void>;
+      }>;
+      dispose(): Promise<void>;
+    }>;
+  }>;
+  readonly LlamaLogLevel: { readonly error: string };
+}
+
+async function runLlamaCpp(
+  model: string,
+  threads: number,
+  inputs: number[][],
+  contextLength: number,
+): Promise<{ result: EmbeddingBenchResult; first: number[] }> {
+  const entry = path.join(REPO_ROOT, 'scripts', 'oracle', 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+  if (!existsSync(entry))
+    throw new Error('llama.cpp: node-llama-cpp is not installed (cd scripts/oracle && npm install)');
+  // node-llama-cpp lives in the dev-only oracle folder (not a dependency): typed here by the little this uses.
+  const lib = (await import(pathToFileURL(entry).href)) as LlamaLib;
+  const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error });
+  const m = await llama.loadModel({ modelPath: model, gpuLayers: 0 });
+  const ctx = await m.createEmbeddingContext({ contextSize: contextLength, batchSize: contextLength, threads });
+  try {
+    await ctx.getEmbeddingFor(inputs[0]!.slice(0, 8));
+    const t0 = performance.now();
+    let first: readonly number[] = [];
+    let tokens = 0;
+    for (const [i, ids] of inputs.entries()) {
+      const e = await ctx.getEmbeddingFor(ids);
+      if (i === 0) first = e.vector;
+      tokens += ids.length;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const runner = `llama.cpp cpu (node-llama-cpp embedding context)`;
+    return {
+      result: {
+        runner,
+        threads,
+        inputs: inputs.length,
+        tokens,
+        seconds,
+        embeddingsPerSecond: inputs.length / seconds,
+        tokensPerSecond: tokens / seconds,
+      },
+      first: [...first],
+    };
+  } finally {
+    await ctx.dispose();
+    await m.dispose();
+  }
+}
+
+function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+/** Entry of `npm run bench -- embeddings …`; returns the exit status. */
+export async function runEmbeddingBench(args: readonly string[]): Promise<number> {
+  const n = Number(flag(args, '--inputs', '256'));
+  const min = Number(flag(args, '--min', '64'));
+  const max = Number(flag(args, '--max', '512'));
+  const threads = Number(flag(args, '--threads', '1'));
+  const seed = Number(flag(args, '--seed', '1'));
+  const quant = flag(args, '--quant', 'q8_0');
+  const backends = flag(args, '--backends', 'wasm').split(',') as ('wasm' | 'webgpu' | 'cpu')[];
+  const dir = path.join(REPO_ROOT, '.cache', 'bench');
+  mkdirSync(dir, { recursive: true });
+  const model = path.join(dir, `embedding-qwen3-bge-small-shape-${quant}-s${seed}.gguf`);
+  if (!existsSync(model)) {
+    const shape = { ...SHAPE, nVocab: 2226, tied: true };
+    await writeSyntheticModel({
+      arch: 'qwen3',
+      quant: parseQuant(quant),
+      shape,
+      seed,
+      out: model,
+      pooling: POOLING_LAST,
+    });
+  }
+  const inputs = benchInputs(n, min, max, 2226, seed);
+  const contextLength = max + 8;
+  const results: EmbeddingBenchResult[] = [];
+  const llama = await runLlamaCpp(model, threads, inputs, contextLength);
+  results.push(llama.result);
+  for (const b of backends) {
+    const ours = await runOurs(model, b, threads, inputs, contextLength);
+    results.push(ours.result);
+    console.error(
+      `${ours.result.runner}: cosine to llama.cpp's first embedding ${cosine(ours.first, llama.first).toFixed(6)}`,
+    );
+  }
+  console.log(`embeddings: ${n} inputs of ${min}–${max} tokens, ${path.basename(model)}, ${threads} thread(s)`);
+  for (const r of results) {
+    const ratio = r.embeddingsPerSecond / llama.result.embeddingsPerSecond;
+    console.log(
+      `${r.runner.padEnd(52)} ${r.embeddingsPerSecond.toFixed(2).padStart(8)} embeddings/s ` +
+        `${r.tokensPerSecond.toFixed(0).padStart(7)} tokens/s  ${ratio.toFixed(2)}× llama.cpp`,
+    );
+  }
+  console.log(JSON.stringify({ kind: 'embeddings', inputs: n, min, max, threads, quant, results }));
+  return 0;
+}

@@ -1,0 +1,17 @@
+/** Recurrent state snapshots and slot copies on WebGPU (state buffer reads, writes and copies; see the helper). */
+
+import { afterAll, describe, it } from 'vitest';
+import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
+import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
+import { checkRecurrentState } from '../helpers/recurrent-state-check.js';
+
+describe('recurrent state on WebGPU (lfm2)', () => {
+  afterAll(() => destroyTestGpu());
+  for (const variant of GPU_VARIANTS) {
+    it(`${variant.name}: a snapshot written back resumes; a slot copy carries the state`, async () => {
+      const device = await getTestDevice(['shader-f16', 'subgroups']);
+      const ops = await createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+      await checkRecurrentState(ops, variant.preferF16 ? 2e-2 : 1e-3);
+    });
+  }
+});

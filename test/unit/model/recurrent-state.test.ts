@@ -1,0 +1,18 @@
+/** Recurrent state snapshots and slot copies on the CPU reference and WASM backends (see recurrent-state-check.ts). */
+
+import v8 from 'node:v8';
+import { describe, it } from 'vitest';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
+import { createWasmOps } from '../../../src/backend/wasm/index.js';
+import { checkRecurrentState } from '../../helpers/recurrent-state-check.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+describe('recurrent state (lfm2)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0);
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4);
+  });
+});
