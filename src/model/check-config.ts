@@ -10,6 +10,7 @@ import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import { describeValue } from '../gguf/value-types.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
+import { checkMoeTensors, moeTensorPatterns } from './check-moe.js';
 
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
@@ -84,8 +85,9 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
     names.attnOut,
     names.ffnNorm,
-    ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
-    names.ffnDown,
+    ...(config.moe
+      ? moeTensorPatterns(config.moe, names)
+      : [...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]), names.ffnDown]),
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
   ];
@@ -146,6 +148,10 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       headsKey,
       layer0.nHeads,
     );
+  }
+  if (config.moe) {
+    checkMoeTensors(byName, config, config.moe, names);
+    return;
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));

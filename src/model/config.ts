@@ -9,6 +9,7 @@ import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';
 import { MODEL_LIMITS as L } from './model-limits.js';
+import { type MoeConfig, type MoeRouting, readMoeConfig } from './moe-config.js';
 
 /** Static choices of an architecture: how its forward pass differs from llama's. */
 export interface ArchOptions {
@@ -26,6 +27,8 @@ export interface ArchOptions {
   readonly fusedQkv: boolean;
   /** Gate and up come as one `ffn_up` matrix of 2·n_ff rows, gate first (phi3), split at load time. */
   readonly fusedGateUp: boolean;
+  /** Mixture-of-experts routing of the FFN (`moe-config.ts`), or null for a dense FFN. */
+  readonly moeRouting: MoeRouting | null;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -37,6 +40,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   scaleEmbeddings: false,
   fusedQkv: false,
   fusedGateUp: false,
+  moeRouting: null,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -102,6 +106,8 @@ export interface ModelConfig extends ArchOptions {
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+  /** Experts of a mixture-of-experts FFN, or null for a dense model. */
+  readonly moe: MoeConfig | null;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -182,16 +188,6 @@ export function readStandardConfig(
   options: ArchOptions,
 ): ModelConfig {
   const r = modelMetadata(meta, arch);
-  const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
-  if (experts > 0) {
-    throw new LlmError(
-      'unsupported-arch',
-      `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`,
-      {
-        details: { arch, experts },
-      },
-    );
-  }
   const keyEmbd = r.archKey('embedding_length');
   const keyHeads = r.archKey('attention.head_count');
   const keyKvHeads = r.archKey('attention.head_count_kv');
@@ -213,6 +209,7 @@ export function readStandardConfig(
     L.maxFeedForward,
     'maxFeedForward',
   );
+  const moe = readMoeConfig(r, arch, options.moeRouting, nLayers, layerFfnDims);
   const nKvHeads = layerKvHeads[0];
   if (layerKvHeads.some((kv) => kv !== nKvHeads)) {
     throw new LlmError(
@@ -297,6 +294,7 @@ export function readStandardConfig(
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,
+    moe,
   };
 }
 

@@ -12,10 +12,16 @@ import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
-import { describeLayers } from './layer-spec.js';
+import { describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { firstNonFinite } from './non-finite-scan.js';
-import { type LayerWeights, type ModelWeights, TransformerModel } from './transformer.js';
+import {
+  type DenseFfnWeights,
+  type LayerWeights,
+  type ModelWeights,
+  type MoeWeights,
+  TransformerModel,
+} from './transformer.js';
 
 /** Progress of weight upload. */
 interface LoadProgress {
@@ -99,7 +105,6 @@ export async function loadTransformer(
     const n = (pattern: string): string => layerTensorName(pattern, il);
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
-    const ffnDim = spec.ffnDim;
     const [wq, wk, wv] = c.fusedQkv
       ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
           [n(names.attnQ), qRows],
@@ -111,15 +116,7 @@ export async function loadTransformer(
           await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]),
           await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
-    const [gate, up] = c.fusedGateUp
-      ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
-          [n(names.ffnGate), ffnDim],
-          [n(names.ffnUp), ffnDim],
-        ])
-      : [
-          await loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
-          await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
-        ];
+    const ffn = spec.moe ? null : await loadDenseFfn(loader, names, c, il, spec.ffnDim);
     layers.push({
       attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
       wq,
@@ -134,14 +131,62 @@ export async function loadTransformer(
       bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
-      gate,
-      up,
-      down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
+      ffn,
+      moe: spec.moe ? await loadMoe(loader, names, c, il, spec.moe, spec.ffnDim) : null,
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
     });
   }
   const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+}
+
+/** The dense gated FFN of layer `il` (phi3's fused gate|up split by rows). */
+async function loadDenseFfn(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  ffnDim: number,
+): Promise<DenseFfnWeights> {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const [gate, up] = c.fusedGateUp
+    ? await loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
+        [n(names.ffnGate), ffnDim],
+        [n(names.ffnUp), ffnDim],
+      ])
+    : [
+        await loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
+        await loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
+      ];
+  return { gate, up, down: await loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]) };
+}
+
+/** The router, the 3-D expert stacks (one weight each) and the shared expert of MoE layer `il`. */
+async function loadMoe(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  m: MoeLayerSpec,
+  sharedDim: number,
+): Promise<MoeWeights> {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const e = c.embeddingLength;
+  return {
+    router: await loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
+    gate: await loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
+    up: await loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
+    down: await loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
+    shared:
+      m.shared === 'none'
+        ? null
+        : {
+            gate: await loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
+            up: await loader.upload(n(names.ffnUpShexp), [e, sharedDim]),
+            down: await loader.upload(n(names.ffnDownShexp), [sharedDim, e]),
+            gateInp: m.shared === 'gated' ? await loader.upload(n(names.ffnGateInpShexp), [e]) : null,
+          },
+  };
 }
 
 /** Reads tensors by name and uploads them, checking shapes and reporting progress. */

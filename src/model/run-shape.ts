@@ -49,7 +49,8 @@ export function widthKey(label: string, cols: number): string {
 
 /**
  * Every activation buffer of a model of `config` run with `ubatchSize` tokens per step: the residual stream and its
- * sub-block buffers, K and V, the last row and the logits, then q/att and gate/up/hidden once per distinct width.
+ * sub-block buffers, K and V, the last row and the logits, then q/att and gate/up/hidden once per distinct width, and
+ * a MoE layer's router logits, expert ids and weights and per-expert rows ([ubatch·nUsed, width]).
  */
 export function activationShapes(config: ModelConfig, ubatchSize: number): ActivationShape[] {
   const c = config;
@@ -65,15 +66,26 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
     { key: 'logits', label: 'logits', rows: logitRowsOf(c.vocabSize, ub), cols: c.vocabSize },
   ];
   const seen = new Set<string>();
-  const add = (label: string, cols: number): void => {
+  const add = (label: string, cols: number, rows = ub): void => {
     const key = widthKey(label, cols);
-    if (seen.has(key)) return;
+    if (seen.has(key) || cols === 0) return;
     seen.add(key);
-    shapes.push({ key, label, rows: ub, cols });
+    shapes.push({ key, label, rows, cols });
   };
-  for (const layer of describeLayers(c)) {
+  const layers = describeLayers(c);
+  // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
+  const slotRows = ub * Math.max(1, ...layers.map((l) => l.moe?.nUsed ?? 0));
+  for (const layer of layers) {
     for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
+    const m = layer.moe;
+    if (m) {
+      add('moe_logits', m.nExperts);
+      for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);
+      for (const label of ['moe_gate', 'moe_up', 'moe_hidden']) add(label, m.expertDim, slotRows);
+      add('moe_down', c.embeddingLength, slotRows);
+      if (m.shared === 'gated') add('moe_shared_logit', 1);
+    }
   }
   return shapes;
 }

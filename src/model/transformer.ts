@@ -10,6 +10,7 @@ import type {
   Activation,
   AttentionParams,
   GluScratch,
+  MoeStep,
   Ops,
   Projection,
   ResidualOptions,
@@ -20,7 +21,7 @@ import type {
 } from '../backend/ops.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import { describeLayers, type LayerSpec } from './layer-spec.js';
+import { describeLayers, type LayerSpec, type MoeLayerSpec } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { LogitsWanted, Transformer } from './model.js';
 
@@ -39,10 +40,28 @@ export interface LayerWeights {
   readonly bo: Weight | null; // [nEmbd]
   readonly postAttnNorm: Weight | null; // [nEmbd]
   readonly ffnNorm: Weight; // [nEmbd]
+  /** The dense FFN; null on a mixture-of-experts layer. */
+  readonly ffn: DenseFfnWeights | null;
+  /** The experts of a mixture-of-experts layer, or null. */
+  readonly moe: MoeWeights | null;
+  readonly postFfnNorm: Weight | null; // [nEmbd]
+}
+
+/** A dense gated FFN. */
+export interface DenseFfnWeights {
   readonly gate: Weight; // [ffnDim rows, nEmbd]
   readonly up: Weight; // [ffnDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, ffnDim]
-  readonly postFfnNorm: Weight | null; // [nEmbd]
+}
+
+/** The experts of a MoE FFN: 3-D stacks uploaded as one weight each (expert e owns rows e·rows … (e+1)·rows). */
+export interface MoeWeights {
+  readonly router: Weight; // [nExperts rows, nEmbd]
+  readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
+  /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
+  readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
 }
 
 /** Every weight of a model, as uploaded to one backend. */
@@ -70,6 +89,10 @@ interface LayerPlan {
   /** Output projection → x (bias, post-norm). */
   readonly attnOut: ResidualOptions;
   readonly ffnNorm: RmsNormWeight;
+  /** The dense FFN's weights, or null on a MoE layer. */
+  readonly dense: DenseFfnWeights | null;
+  /** The MoE FFN step, or null on a dense layer. */
+  readonly moe: MoeStep | null;
   readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
   readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   /** Down projection → x (post-norm). */
@@ -217,9 +240,13 @@ export class TransformerModel implements Transformer {
       else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
-      // Feed-forward sub-block (gated).
-      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, lw.gate, lw.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
-      ops.matmulResidual(b.x, p.hidden, lw.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      // Feed-forward sub-block (gated; or a mixture of experts).
+      if (p.moe)
+        ops.moeFfn(b.x, p.ffnNorm, p.moe, n); // x [n, nEmbd] += Σ_k w_k · expert_k(norm(x)) (+ shared)
+      else if (p.dense) {
+        ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.dense.gate, p.dense.up, n, c.activation, p.ffnScratch); // [n, ffnDim]
+        ops.matmulResidual(b.x, p.hidden, p.dense.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      }
     }
 
     if (logits !== 'none') {
@@ -330,8 +357,53 @@ function planLayer(
     att: widths.get('att', qCols),
     attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
     ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
+    dense: lw.ffn,
+    moe: spec.moe && lw.moe ? planMoe(c, spec.moe, lw.moe, b, widths.get) : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
-    hidden: widths.get('hidden', spec.ffnDim),
+    hidden: widths.get('hidden', spec.ffnDim), // absent (undefined) on a MoE layer without a shared expert
     ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+  };
+}
+
+/** The MoE step of one layer: its weights, routing and the buffers of its widths (see `activationShapes`). */
+function planMoe(
+  c: ModelConfig,
+  m: MoeLayerSpec,
+  w: MoeWeights,
+  b: Buffers,
+  get: (label: string, cols: number) => Activation,
+): MoeStep {
+  const sh = w.shared;
+  return {
+    router: w.router,
+    gate: w.gate,
+    up: w.up,
+    down: w.down,
+    nExperts: m.nExperts,
+    route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale },
+    activation: c.activation,
+    shared: sh && {
+      gate: sh.gate,
+      up: sh.up,
+      down: sh.down,
+      gateInp: sh.gateInp,
+      scratch: {
+        gate: get('gate', sh.gate.nRows),
+        up: get('up', sh.gate.nRows),
+        hidden: get('hidden', sh.gate.nRows),
+        logit: get('moe_shared_logit', 1),
+      },
+    },
+    scratch: {
+      normed: b.xb,
+      logits: get('moe_logits', m.nExperts),
+      ids: get('moe_ids', m.nUsed),
+      weights: get('moe_weights', m.nUsed),
+      gate: get('moe_gate', m.expertDim),
+      up: get('moe_up', m.expertDim),
+      hidden: get('moe_hidden', m.expertDim),
+      down: get('moe_down', c.embeddingLength),
+      out: b.xb2,
+    },
   };
 }

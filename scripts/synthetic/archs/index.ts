@@ -4,7 +4,11 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { qwen2moe } from './qwen2moe.js';
+import { qwen3moe } from './qwen3moe.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
-export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map([smollm3].map((spec) => [spec.name, spec]));
+export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
+  [smollm3, qwen3moe, qwen2moe].map((spec) => [spec.name, spec]),
+);

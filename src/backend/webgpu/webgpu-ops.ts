@@ -401,6 +401,22 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.add(out, a, b, n);
   }
 
+  moeRoute(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: mixture-of-experts models do not run on WebGPU yet');
+  }
+
+  matmulExperts(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: mixture-of-experts models do not run on WebGPU yet');
+  }
+
+  moeCombine(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: mixture-of-experts models do not run on WebGPU yet');
+  }
+
+  sigmoidGatedAdd(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: mixture-of-experts models do not run on WebGPU yet');
+  }
+
   scale(x: Activation, s: number, n: number): void {
     this.acts.scale(x, s, n);
   }

@@ -38,6 +38,16 @@ export interface TensorNames {
   readonly ffnUp: string;
   readonly ffnDown: string;
   readonly postFfnNorm: string;
+  /** Mixture of experts: the router [n_embd, n_expert] and the 3-D expert stacks [cols, rows, n_expert]. */
+  readonly ffnGateInp: string;
+  readonly ffnGateExps: string;
+  readonly ffnUpExps: string;
+  readonly ffnDownExps: string;
+  /** The shared expert and its sigmoid gate [n_embd] (qwen2moe). */
+  readonly ffnGateShexp: string;
+  readonly ffnUpShexp: string;
+  readonly ffnDownShexp: string;
+  readonly ffnGateInpShexp: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -67,6 +77,14 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnUp: 'blk.{i}.ffn_up.weight',
   ffnDown: 'blk.{i}.ffn_down.weight',
   postFfnNorm: 'blk.{i}.post_ffw_norm.weight',
+  ffnGateInp: 'blk.{i}.ffn_gate_inp.weight',
+  ffnGateExps: 'blk.{i}.ffn_gate_exps.weight',
+  ffnUpExps: 'blk.{i}.ffn_up_exps.weight',
+  ffnDownExps: 'blk.{i}.ffn_down_exps.weight',
+  ffnGateShexp: 'blk.{i}.ffn_gate_shexp.weight',
+  ffnUpShexp: 'blk.{i}.ffn_up_shexp.weight',
+  ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
+  ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
 };
 
 /** A tensor name of layer `layer`. */

@@ -11,13 +11,25 @@ import { llama } from './llama.js';
 import { phi3 } from './phi3.js';
 import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
+import { qwen2moe } from './qwen2moe.js';
+import { qwen3moe } from './qwen3moe.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
 
 /** Every supported architecture. */
-export const ARCHITECTURES: readonly Architecture[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3];
+export const ARCHITECTURES: readonly Architecture[] = [
+  llama,
+  qwen2,
+  qwen3,
+  phi3,
+  gemma2,
+  gemma3,
+  smollm3,
+  qwen3moe,
+  qwen2moe,
+];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
 export function getArchitecture(name: string): Architecture {
