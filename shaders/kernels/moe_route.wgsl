@@ -1,0 +1,53 @@
+// moe_route: mixture-of-experts routing, one invocation per token (ggml build_moe_ffn): probabilities of the router
+// logits (softmax with the max subtracted, or a sigmoid per expert), the n_used most probable experts (highest
+// first, ties to the lower index; selected on the logits, which both gatings order alike), their probabilities as
+// weights, divided by their sum (clamped below at 2^-14) when NORM_WEIGHTS, times `scale`. Ids are written as f32.
+// Dispatch: 1-D over tokens, (gx, gy). Reference: CpuOps.moeRoute (backend/moe-route.ts).
+
+override IS_SIGMOID: bool = false;
+override NORM_WEIGHTS: bool = false;
+
+struct Params {
+  n: u32,            // tokens
+  n_experts: u32,
+  n_used: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;        // (n, n_experts) f32
+@group(0) @binding(2) var<storage, read_write> ids: array<f32>;     // (n, n_used) expert ids as f32
+@group(0) @binding(3) var<storage, read_write> weights: array<f32>; // (n, n_used) f32
+
+fn is_taken(at: u32, k: u32, e: u32) -> bool {
+  for (var j = 0u; j < k; j++) { if (u32(ids[at + j]) == e) { return true; } }
+  return false;
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main(gid: Ids) {
+  let t = (gid.wg.y * gid.nwg.x + gid.wg.x) * WG_SIZE + gid.lid;
+  if (t >= p.n) { return; }
+  let lb = t * p.n_experts;
+  let at = t * p.n_used;
+  var mx = -3.0e38;
+  for (var e = 0u; e < p.n_experts; e++) { mx = max(mx, logits[lb + e]); }
+  var sum = 0.0;
+  if (!IS_SIGMOID) { for (var e = 0u; e < p.n_experts; e++) { sum += exp(logits[lb + e] - mx); } }
+  var total = 0.0;
+  for (var k = 0u; k < p.n_used; k++) {
+    var best = 0xffffffffu;
+    var best_l = 0.0;
+    for (var e = 0u; e < p.n_experts; e++) {
+      let l = logits[lb + e];
+      if ((best == 0xffffffffu || l > best_l) && !is_taken(at, k, e)) { best = e; best_l = l; }
+    }
+    var prob: f32;
+    if (IS_SIGMOID) { prob = 1.0 / (1.0 + exp(-best_l)); } else { prob = exp(best_l - mx) * (1.0 / sum); }
+    ids[at + k] = f32(best);
+    weights[at + k] = prob;
+    total += prob;
+  }
+  let denom = select(1.0, max(total, 6.103515625e-5), NORM_WEIGHTS);
+  for (var k = 0u; k < p.n_used; k++) { weights[at + k] = weights[at + k] / denom * p.scale; }
+}
