@@ -31,13 +31,14 @@ export function checkMoeTensors(
 ): void {
   const k = (suffix: string): string => `${config.arch}.${suffix}`;
   const e = config.embeddingLength;
+  const fk = moe.expertWidthKey ?? 'expert_feed_forward_length';
   for (let il = 0; il < config.nLayers; il++) {
     const f = moe.layerExpertDims[il];
     const checks: [string, readonly number[], readonly string[]][] = [
       [names.ffnGateInp, [e, moe.nExperts], ['embedding_length', 'expert_count']],
-      [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', 'expert_feed_forward_length', 'expert_count']],
-      [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', 'expert_feed_forward_length', 'expert_count']],
-      [names.ffnDownExps, [f, e, moe.nExperts], ['expert_feed_forward_length', 'embedding_length', 'expert_count']],
+      [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+      [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+      [names.ffnDownExps, [f, e, moe.nExperts], [fk, 'embedding_length', 'expert_count']],
     ];
     if (moe.shared !== 'none') {
       const s = moe.sharedDim;

@@ -19,6 +19,8 @@ export interface ArchOptions {
   readonly activation: GluActivation;
   /** Per-head RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`). */
   readonly qkNorm: boolean;
+  /** What the q/k RMSNorm spans: each head ('head', weight [headDim]) or the whole projection ('full'; olmoe). */
+  readonly qkNormScope: 'head' | 'full';
   /** RMSNorm of the attention and FFN outputs before their residual adds (`post_attention_norm`, `post_ffw_norm`). */
   readonly postNorms: boolean;
   /** Embeddings are multiplied by √n_embd (gemma). */
@@ -36,6 +38,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   ropeKind: 'norm',
   activation: 'silu',
   qkNorm: false,
+  qkNormScope: 'head',
   postNorms: false,
   scaleEmbeddings: false,
   fusedQkv: false,

@@ -125,8 +125,12 @@ export async function loadTransformer(
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [spec.headDim]) : null,
-      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [spec.headDim]) : null,
+      qNorm: c.qkNorm
+        ? await loader.upload(n(names.attnQNorm), [c.qkNormScope === 'full' ? qRows : spec.headDim])
+        : null,
+      kNorm: c.qkNorm
+        ? await loader.upload(n(names.attnKNorm), [c.qkNormScope === 'full' ? kvRows : spec.headDim])
+        : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,

@@ -19,6 +19,11 @@ export interface MoeRouting {
   readonly normWeights: boolean;
   /** A shared expert every token runs: none, plain (added as is) or gated by sigmoid(x · ffn_gate_inp_shexp). */
   readonly shared: 'none' | 'plain' | 'gated';
+  /**
+   * Where one expert's width comes from: `expert_feed_forward_length` (default n_ff / n_expert_used; qwen*moe), or
+   * `feed_forward_length` itself (olmoe's llama.cpp graph never reads the expert key).
+   */
+  readonly expertWidthKey?: 'expert_feed_forward_length' | 'feed_forward_length';
 }
 
 /** The mixture-of-experts part of a model's config. */
@@ -76,9 +81,12 @@ export function readMoeConfig(
     }
   }
   const expertKey = r.archKey('expert_feed_forward_length');
-  const layerExpertDims = r.has(expertKey)
-    ? r.boundedCounts(expertKey, undefined, nLayers, 1, L.maxFeedForward, 'maxFeedForward')
-    : layerFfnDims.map((ff, il) => Math.floor(ff / layerUsed[il]));
+  const layerExpertDims =
+    routing.expertWidthKey === 'feed_forward_length'
+      ? [...layerFfnDims]
+      : r.has(expertKey)
+        ? r.boundedCounts(expertKey, undefined, nLayers, 1, L.maxFeedForward, 'maxFeedForward')
+        : layerFfnDims.map((ff, il) => Math.floor(ff / layerUsed[il]));
   if (layerExpertDims.some((d) => d < 1)) {
     throw invalid(`'${expertKey}' is absent and n_ff / n_expert_used is 0`, expertKey, 0);
   }

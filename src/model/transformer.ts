@@ -233,8 +233,9 @@ export class TransformerModel implements Transformer {
       const headDim = p.spec.headDim;
       // Attention sub-block.
       ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, headDim); // per head
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, headDim);
+      const qkGroup = c.qkNormScope === 'full' ? undefined : headDim; // per head, or the whole row (olmoe)
+      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, qkGroup);
+      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, qkGroup);
       if (p.rope)
         ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
       else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask

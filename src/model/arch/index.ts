@@ -8,6 +8,7 @@ import type { Architecture } from './architecture.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { llama } from './llama.js';
+import { olmoe } from './olmoe.js';
 import { phi3 } from './phi3.js';
 import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
@@ -29,6 +30,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   smollm3,
   qwen3moe,
   qwen2moe,
+  olmoe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

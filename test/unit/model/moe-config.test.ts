@@ -56,10 +56,14 @@ describe('mixture-of-experts config', () => {
       meta('qwen2moe', { 'qwen2moe.expert_shared_feed_forward_length': 48 }),
     );
     expect(sh.moe?.sharedDim).toBe(48);
+    // olmoe: experts are feed_forward_length wide (its graph never reads the expert key); full-width q/k norms.
+    const ol = getArchitecture('olmoe').config(meta('olmoe', { 'olmoe.expert_feed_forward_length': 7 }));
+    expect(ol.moe).toMatchObject({ normWeights: false, shared: 'none', layerExpertDims: [256, 256, 256] });
+    expect(ol.qkNormScope).toBe('full');
   });
 
   it('bad counts are gguf-invalid naming the key', () => {
-    for (const arch of ['qwen3moe', 'qwen2moe']) {
+    for (const arch of ['qwen3moe', 'qwen2moe', 'olmoe']) {
       const count = `${arch}.expert_count`;
       const used = `${arch}.expert_used_count`;
       expectInvalid(arch, { [count]: 0 }, count);
@@ -68,7 +72,9 @@ describe('mixture-of-experts config', () => {
       expectInvalid(arch, { [used]: 9 }, used); // top-k above the expert count
       expectInvalid(arch, { [used]: new Uint32Array([2, 2]) }, used); // one entry per layer wanted
       expectInvalid(arch, { [used]: new Uint32Array([2, 9, 2]) }, used);
-      expectInvalid(arch, { [`${arch}.expert_feed_forward_length`]: 0 }, `${arch}.expert_feed_forward_length`);
+      if (arch !== 'olmoe') {
+        expectInvalid(arch, { [`${arch}.expert_feed_forward_length`]: 0 }, `${arch}.expert_feed_forward_length`);
+      }
     }
     const noCount = meta('qwen3moe');
     delete noCount['qwen3moe.expert_count'];
