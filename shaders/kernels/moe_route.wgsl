@@ -1,11 +1,12 @@
 // moe_route: mixture-of-experts routing, one invocation per token (ggml build_moe_ffn): probabilities of the router
 // logits (softmax with the max subtracted, or a sigmoid per expert), the n_used most probable experts (highest
 // first, ties to the lower index; selected on the logits, which both gatings order alike), their probabilities as
-// weights, divided by their sum (clamped below at 2^-14) when NORM_WEIGHTS, times `scale`. Ids are written as f32.
+// weights (with HAS_BIAS, experts are selected by probability + bias[e], weighted by the probability), divided by their sum (clamped below at 2^-14) when NORM_WEIGHTS, times `scale`. Ids are written as f32.
 // Dispatch: 1-D over tokens, (gx, gy). Reference: CpuOps.moeRoute (backend/moe-route.ts).
 
 override IS_SIGMOID: bool = false;
 override NORM_WEIGHTS: bool = false;
+override HAS_BIAS: bool = false;
 
 struct Params {
   n: u32,            // tokens
@@ -18,6 +19,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read> logits: array<f32>;        // (n, n_experts) f32
 @group(0) @binding(2) var<storage, read_write> ids: array<f32>;     // (n, n_used) expert ids as f32
 @group(0) @binding(3) var<storage, read_write> weights: array<f32>; // (n, n_used) f32
+@group(0) @binding(4) var<storage, read> bias: array<f32>;          // (n_experts) f32 selection bias, HAS_BIAS
+
+fn prob(l: f32, mx: f32, sum: f32) -> f32 {
+  if (IS_SIGMOID) { return 1.0 / (1.0 + exp(-l)); }
+  return exp(l - mx) * (1.0 / sum);
+}
 
 fn is_taken(at: u32, k: u32, e: u32) -> bool {
   for (var j = 0u; j < k; j++) { if (u32(ids[at + j]) == e) { return true; } }
@@ -37,16 +44,16 @@ fn main(gid: Ids) {
   var total = 0.0;
   for (var k = 0u; k < p.n_used; k++) {
     var best = 0xffffffffu;
-    var best_l = 0.0;
+    var best_v = 0.0;
     for (var e = 0u; e < p.n_experts; e++) {
-      let l = logits[lb + e];
-      if ((best == 0xffffffffu || l > best_l) && !is_taken(at, k, e)) { best = e; best_l = l; }
+      var v = logits[lb + e]; // without a bias the logits order the experts as their probabilities do
+      if (HAS_BIAS) { v = prob(v, mx, sum) + bias[e]; }
+      if ((best == 0xffffffffu || v > best_v) && !is_taken(at, k, e)) { best = e; best_v = v; }
     }
-    var prob: f32;
-    if (IS_SIGMOID) { prob = 1.0 / (1.0 + exp(-best_l)); } else { prob = exp(best_l - mx) * (1.0 / sum); }
+    let pr = prob(logits[lb + best], mx, sum);
     ids[at + k] = f32(best);
-    weights[at + k] = prob;
-    total += prob;
+    weights[at + k] = pr;
+    total += pr;
   }
   let denom = select(1.0, max(total, 6.103515625e-5), NORM_WEIGHTS);
   for (var k = 0u; k < p.n_used; k++) { weights[at + k] = weights[at + k] / denom * p.scale; }

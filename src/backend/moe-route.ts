@@ -30,6 +30,8 @@ export function routeToken(
   nUsed: number,
   params: MoeRouteParams,
   probs: Float32Array,
+  bias: Float32Array | null = null,
+  biasAt = 0,
 ): void {
   const { logits, logitsAt, ids, idsAt: outAt, weights, weightsAt: wAt } = rows;
   if (params.gating === 'softmax') {
@@ -52,7 +54,7 @@ export function routeToken(
     let best = -1;
     let bestP = -Infinity;
     for (let e = 0; e < nExperts; e++) {
-      const p = probs[e];
+      const p = bias ? probs[e] + bias[biasAt + e] : probs[e]; // selection value; the weight stays probs[e]
       if (p > bestP && !taken(ids, outAt, k, e)) {
         best = e;
         bestP = p;

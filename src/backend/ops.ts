@@ -163,6 +163,8 @@ export interface MoeRouteParams {
   readonly normWeights: boolean;
   /** Multiplier of the weights after normalisation (1 = none). */
   readonly scale: number;
+  /** Per-expert bias [nExperts] added to the probabilities to select experts (not to the weights), or null. */
+  readonly selectionBias: Weight | null;
 }
 
 /** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */

@@ -85,14 +85,14 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
     names.attnOut,
     names.ffnNorm,
-    ...(config.moe
-      ? moeTensorPatterns(config.moe, names)
-      : [...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]), names.ffnDown]),
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
   ];
+  const dense = [...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]), names.ffnDown];
+  const experts = config.moe ? moeTensorPatterns(config.moe, names) : dense;
   for (let il = 0; il < config.nLayers; il++) {
-    for (const pattern of required) {
+    const ffn = config.moe?.layerIsMoe[il] ? experts : dense;
+    for (const pattern of [...required, ...ffn]) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -151,7 +151,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   }
   if (config.moe) {
     checkMoeTensors(byName, config, config.moe, names);
-    return;
+    if (config.moe.layerIsMoe[0]) return; // layer 0's dense FFN is checked below otherwise
   }
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));

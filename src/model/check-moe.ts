@@ -22,6 +22,23 @@ export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] 
   ];
 }
 
+/** The routing selection bias (`exp_probs_b`, ernie4_5-moe) must have one value per expert when present. */
+export function checkSelectionBias(
+  byName: ReadonlyMap<string, GgufTensorInfo>,
+  moe: MoeConfig,
+  names: TensorNames,
+  il: number,
+): void {
+  const name = layerTensorName(names.ffnExpProbsB, il);
+  const t = byName.get(name);
+  if (t === undefined || (t.shape.length === 1 && t.shape[0] === moe.nExperts)) return;
+  throw new LlmError(
+    'gguf-invalid',
+    `loading model: tensor '${name}' has shape [${t.shape.join(', ')}], but 'expert_count' = ${moe.nExperts} implies [${moe.nExperts}]`,
+    { details: { tensor: name, key: 'expert_count' } },
+  );
+}
+
 /** Throws `gguf-invalid` naming the key whose value disagrees with a MoE tensor's shape (tensors are present). */
 export function checkMoeTensors(
   byName: ReadonlyMap<string, GgufTensorInfo>,
@@ -33,6 +50,7 @@ export function checkMoeTensors(
   const e = config.embeddingLength;
   const fk = moe.expertWidthKey ?? 'expert_feed_forward_length';
   for (let il = 0; il < config.nLayers; il++) {
+    if (!moe.layerIsMoe[il]) continue;
     const f = moe.layerExpertDims[il];
     const checks: [string, readonly number[], readonly string[]][] = [
       [names.ffnGateInp, [e, moe.nExperts], ['embedding_length', 'expert_count']],
@@ -50,6 +68,7 @@ export function checkMoeTensors(
       );
     }
     if (moe.shared === 'gated') checks.push([names.ffnGateInpShexp, [e], ['embedding_length']]);
+    checkSelectionBias(byName, moe, names, il);
     for (const [pattern, want, keys] of checks) {
       const name = layerTensorName(pattern, il);
       const t = byName.get(name);

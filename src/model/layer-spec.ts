@@ -55,21 +55,24 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const m = c.moe;
-    const moe: MoeLayerSpec | null = m && {
-      gating: m.gating,
-      normWeights: m.normWeights,
-      shared: m.shared,
-      nExperts: m.nExperts,
-      nUsed: m.layerUsed[il],
-      expertDim: m.layerExpertDims[il],
-      weightsScale: m.weightsScale,
-    };
+    const moe: MoeLayerSpec | null =
+      !m || !m.layerIsMoe[il]
+        ? null
+        : {
+            gating: m.gating,
+            normWeights: m.normWeights,
+            shared: m.shared,
+            nExperts: m.nExperts,
+            nUsed: m.layerUsed[il],
+            expertDim: m.layerExpertDims[il],
+            weightsScale: m.weightsScale,
+          };
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
-      ffnDim: m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim),
+      ffnDim: moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim),
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]

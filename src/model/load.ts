@@ -181,6 +181,7 @@ async function loadMoe(
     gate: await loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
     up: await loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
     down: await loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
+    selectionBias: await loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
     shared:
       m.shared === 'none'
         ? null

@@ -38,6 +38,8 @@ export interface MoeConfig extends MoeRouting {
   readonly sharedDim: number;
   /** Multiplier of the routing weights after normalisation (1 = none). */
   readonly weightsScale: number;
+  /** Which layers route to experts ([nLayers]; the others have a dense FFN: ernie4_5-moe's leading layers). */
+  readonly layerIsMoe: readonly boolean[];
 }
 
 function invalid(message: string, key: string, value: number): LlmError {
@@ -95,5 +97,13 @@ export function readMoeConfig(
     routing.shared === 'none'
       ? 0
       : r.boundedCount(sharedKey, Math.max(...layerFfnDims), 1, L.maxFeedForward, 'maxFeedForward');
-  return { ...routing, nExperts, layerUsed, layerExpertDims, sharedDim, weightsScale: 1 };
+  return {
+    ...routing,
+    nExperts,
+    layerUsed,
+    layerExpertDims,
+    sharedDim,
+    weightsScale: 1,
+    layerIsMoe: new Array<boolean>(nLayers).fill(true),
+  };
 }

@@ -60,6 +60,8 @@ export interface MoeWeights {
   readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
+  /** Selection bias of the router probabilities (`exp_probs_b`) [nExperts], or null. */
+  readonly selectionBias: Weight | null;
   /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
   readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
 }
@@ -381,7 +383,7 @@ function planMoe(
     up: w.up,
     down: w.down,
     nExperts: m.nExperts,
-    route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale },
+    route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale, selectionBias: w.selectionBias },
     activation: c.activation,
     shared: sh && {
       gate: sh.gate,

@@ -22,7 +22,9 @@ export interface ExpertCase {
   readonly nUsed: number;
   /** Tokens of the step (> 1: prefill grouping). */
   readonly n: number;
-  readonly route: MoeRouteParams;
+  readonly route: Omit<MoeRouteParams, 'selectionBias'>;
+  /** Route with a random per-expert selection bias (`exp_probs_b`). */
+  readonly withBias?: boolean;
 }
 
 function weightBytes(c: ExpertCase, rand: () => number): Uint8Array {
@@ -84,6 +86,14 @@ async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Ar
   const outDown = a('down', n * nUsed, k);
   const sum = a('sum', n, k);
   const tokens = Int32Array.from({ length: n }, (_, i) => i);
+  // A selection bias of the size of the probabilities' spread; the never-routed last expert keeps a large penalty.
+  const biasValues = Float32Array.from({ length: nExperts }, (_, e) => (e === nExperts - 1 ? -100 : 0.3 * rand()));
+  const selectionBias = c.withBias
+    ? await ops.uploadWeight(
+        { name: 'exp_probs_b', type: GgmlType.F32, shape: [nExperts] },
+        new Uint8Array(biasValues.buffer),
+      )
+    : null;
   ops.beginStep({ tokens, startPos: 0, slot: 0 });
   ops.embed(xs, await table(ops, 'x', x, k), n);
   ops.embed(lg, await table(ops, 'l', logits, nExperts), n);
@@ -94,7 +104,7 @@ async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Ar
   ops.embed(hid, await table(ops, 'h', hidden, rows), n * nUsed);
   ops.endStep();
   ops.beginStep({ tokens, startPos: 0, slot: 0 });
-  ops.moeRoute(ids, wts, lg, n, c.route);
+  ops.moeRoute(ids, wts, lg, n, { ...c.route, selectionBias });
   ops.matmulExperts(out, xs, w, nExperts, ids, n, false);
   ops.matmulExperts(outDown, hid, down, nExperts, ids, n, true);
   ops.moeCombine(sum, outDown, wts, n);

@@ -4,6 +4,7 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { ernie4_5Moe } from './ernie4_5-moe.js';
 import { olmoe } from './olmoe.js';
 import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
@@ -11,5 +12,5 @@ import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
-  [smollm3, qwen3moe, qwen2moe, olmoe].map((spec) => [spec.name, spec]),
+  [smollm3, qwen3moe, qwen2moe, olmoe, ernie4_5Moe].map((spec) => [spec.name, spec]),
 );

@@ -229,7 +229,8 @@ class CpuOps extends CompositeOps implements Ops {
         weights: buf(weights),
         weightsAt: t * weights.cols,
       };
-      routeToken(rows, logits.cols, ids.cols, params, probs);
+      const bias = params.selectionBias ? (params.selectionBias as CpuWeight).data : null; // [nExperts]
+      routeToken(rows, logits.cols, ids.cols, params, probs, bias);
     }
   }
 

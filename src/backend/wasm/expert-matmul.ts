@@ -9,7 +9,7 @@
 
 import { getQuantType } from '../../quant/index.js';
 import { type RouteRows, routeToken } from '../moe-route.js';
-import type { Activation, MoeRouteParams } from '../ops.js';
+import type { Activation, MoeRouteParams, Weight } from '../ops.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -59,6 +59,8 @@ export class WasmExperts {
     private readonly k: KernelExports,
     private readonly runRows: RunRows,
     private readonly quantizeQ8: QuantizeQ8,
+    /** f32 index of a 1-D weight's values in the heap (`WasmOps.vector`). */
+    private readonly vector: (w: Weight) => number,
   ) {}
 
   route(
@@ -70,12 +72,13 @@ export class WasmExperts {
   ): void {
     if (this.probs.length < logits.cols) this.probs = new Float32Array(logits.cols);
     const f32 = this.heap.f32;
+    const biasAt = p.selectionBias ? this.vector(p.selectionBias) : 0; // f32 index of [nExperts]
     const rows: RouteRows = { logits: f32, logitsAt: 0, ids: f32, idsAt: 0, weights: f32, weightsAt: 0 };
     for (let t = 0; t < n; t++) {
       rows.logitsAt = (logits.byteOffset >>> 2) + t * logits.cols;
       rows.idsAt = (ids.byteOffset >>> 2) + t * ids.cols;
       rows.weightsAt = (weights.byteOffset >>> 2) + t * weights.cols;
-      routeToken(rows, logits.cols, ids.cols, p, this.probs);
+      routeToken(rows, logits.cols, ids.cols, p, this.probs, p.selectionBias ? f32 : null, biasAt);
     }
   }
 

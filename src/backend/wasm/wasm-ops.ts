@@ -104,6 +104,7 @@ export class WasmOps extends CompositeOps implements Ops {
       exports,
       (name, w, x, out, k, rows, n, stride) => this.run(name, w, x, out, k, rows, n, stride),
       (x, n, k) => this.quantizeQ8(act(x), n, k),
+      (w) => this.vector(w),
     );
   }
 

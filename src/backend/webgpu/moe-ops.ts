@@ -22,6 +22,8 @@ const MAX_GROUPS = 65535;
 /** What the MoE ops need of the backend. */
 export interface MoeOpsHost {
   readonly rec: StepRecorder;
+  /** (4) f32 zeros for unused read bindings. */
+  readonly dummy: GPUBuffer;
   pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline;
 }
 
@@ -40,12 +42,17 @@ export class MoeOps {
     const pipe = this.h.pipe({
       kernel: 'moe_route',
       wgSize: WG_FLAT,
-      constants: { IS_SIGMOID: params.gating === 'sigmoid', NORM_WEIGHTS: params.normWeights },
-      tag: `${params.gating}${params.normWeights ? '.norm' : ''}`,
+      constants: {
+        IS_SIGMOID: params.gating === 'sigmoid',
+        NORM_WEIGHTS: params.normWeights,
+        HAS_BIAS: params.selectionBias !== null,
+      },
+      tag: `${params.gating}${params.normWeights ? '.norm' : ''}${params.selectionBias ? '.bias' : ''}`,
     });
+    const bias = params.selectionBias ? (params.selectionBias as GpuWeight).vector : null;
     this.h.rec.dispatch(
       pipe,
-      [null, buf(logits), buf(ids), buf(weights)],
+      [null, buf(logits), buf(ids), buf(weights), bias ?? this.h.dummy],
       (p) => p.u(n).u(logits.cols).u(nUsed).f(params.scale),
       grid(Math.ceil(n / WG_FLAT)),
     );

@@ -48,6 +48,8 @@ export interface TensorNames {
   readonly ffnUpShexp: string;
   readonly ffnDownShexp: string;
   readonly ffnGateInpShexp: string;
+  /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
+  readonly ffnExpProbsB: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -85,6 +87,7 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnUpShexp: 'blk.{i}.ffn_up_shexp.weight',
   ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
   ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
+  ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
 };
 
 /** A tensor name of layer `layer`. */

@@ -5,6 +5,7 @@
 
 import { LlmError } from '../../errors.js';
 import type { Architecture } from './architecture.js';
+import { ernie4_5Moe } from './ernie4_5-moe.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { llama } from './llama.js';
@@ -31,6 +32,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   qwen3moe,
   qwen2moe,
   olmoe,
+  ernie4_5Moe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

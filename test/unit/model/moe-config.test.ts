@@ -60,6 +60,32 @@ describe('mixture-of-experts config', () => {
     const ol = getArchitecture('olmoe').config(meta('olmoe', { 'olmoe.expert_feed_forward_length': 7 }));
     expect(ol.moe).toMatchObject({ normWeights: false, shared: 'none', layerExpertDims: [256, 256, 256] });
     expect(ol.qkNormScope).toBe('full');
+    // ernie4_5-moe: dense leading layers, experts every interleave step, a plain shared expert only when sized.
+    const ek = (k: string): string => `ernie4_5-moe.${k}`;
+    const er = getArchitecture('ernie4_5-moe').config(
+      meta('ernie4_5-moe', {
+        [ek('block_count')]: 5,
+        [ek('interleave_moe_layer_step')]: 2,
+        [ek('leading_dense_block_count')]: 2,
+        [ek('expert_shared_feed_forward_length')]: 64,
+      }),
+    );
+    expect(er.moe?.layerIsMoe).toEqual([false, false, false, true, false]);
+    expect(describeLayers(er).map((l) => [l.moe !== null, l.ffnDim])).toEqual([
+      [false, 256],
+      [false, 256],
+      [false, 256],
+      [true, 64],
+      [false, 256],
+    ]);
+    expect(er.moe).toMatchObject({ shared: 'plain', sharedDim: 64, normWeights: true });
+    const noShared = getArchitecture('ernie4_5-moe').config(
+      meta('ernie4_5-moe', { [ek('interleave_moe_layer_step')]: 1 }),
+    );
+    expect(noShared.moe).toMatchObject({ shared: 'none', sharedDim: 0, layerIsMoe: [true, true, true] });
+    const err = thrownLlmError(() => getArchitecture('ernie4_5-moe').config(meta('ernie4_5-moe')));
+    expect(err.code).toBe('gguf-invalid');
+    expect(err.message).toContain(`'${ek('interleave_moe_layer_step')}'`);
   });
 
   it('bad counts are gguf-invalid naming the key', () => {
