@@ -168,7 +168,7 @@ export interface MoeRouteParams {
 }
 
 /** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */
-export interface MoeScratch {
+interface MoeScratch {
   readonly normed: Activation; // [ubatch, nEmbd]
   readonly logits: Activation; // [ubatch, nExperts] router logits
   readonly ids: Activation; // [ubatch, nUsed] selected experts (integers held in f32)
@@ -181,7 +181,7 @@ export interface MoeScratch {
 }
 
 /** The shared expert of a MoE FFN (qwen2moe): a dense gated FFN, optionally gated by sigmoid(x · gateInp). */
-export interface SharedExpert {
+interface SharedExpert {
   readonly gate: Weight; // [sharedDim rows, nEmbd]
   readonly up: Weight; // [sharedDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, sharedDim]

@@ -23,7 +23,7 @@ export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] 
 }
 
 /** The routing selection bias (`exp_probs_b`, ernie4_5-moe) must have one value per expert when present. */
-export function checkSelectionBias(
+function checkSelectionBias(
   byName: ReadonlyMap<string, GgufTensorInfo>,
   moe: MoeConfig,
   names: TensorNames,

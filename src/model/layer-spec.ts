@@ -56,7 +56,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const m = c.moe;
     const moe: MoeLayerSpec | null =
-      !m || !m.layerIsMoe[il]
+      m?.layerIsMoe[il] !== true
         ? null
         : {
             gating: m.gating,
