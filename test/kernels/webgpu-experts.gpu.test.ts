@@ -3,13 +3,18 @@
  * through `expectExpertOpsMatch`, on both capability paths and both kernel sets (their weight layouts differ):
  * Q8_0 with an odd number of rows per expert, Q4_K, F16, Q2_K; decode and multi-token steps; sigmoid and softmax
  * routing. An unselected expert holds NaN, so reading it fails the check. Also: a stack bigger than the weight
- * binding limit is split per expert and still routed right.
+ * binding limit is split per expert and still routed right, and a MoE model's decode step is one submission whose
+ * only readback is the argmax (no per-layer readback of the routing).
  */
 
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { NodeFileSource } from '../../src/io/node-file-source.js';
+import { loadTransformer } from '../../src/model/load.js';
+import { RECORDED_FIXTURE_DIR } from '../helpers/shared-path.js';
 import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
 import { type ExpertCase, expectExpertOpsMatch } from '../helpers/moe-ops-check.js';
 
@@ -64,5 +69,26 @@ describe('webgpu mixture-of-experts ops vs the reference', () => {
     const gpu = await createWebGpuOps({ device, preferF16: false, useSubgroups: false, maxBindingBytes: 5000 });
     await expectExpertOpsMatch(gpu, createCpuOps(), CASES[1]!, 2e-3);
     gpu.destroy();
+  }, 60_000);
+
+  it('decodes a MoE model with one submission and only the argmax readback per token (routing stays on the GPU)', async () => {
+    const device = await getTestDevice([]);
+    const ops = await createWebGpuOps({ device, preferF16: false, useSubgroups: false });
+    const source = await NodeFileSource.open(`${RECORDED_FIXTURE_DIR}/qwen3moe-q8_0-s2.gguf`);
+    const model = await loadTransformer(await parseGguf(source), source, ops, { contextLength: 64 });
+    try {
+      await model.eval(Int32Array.of(1, 403, 407, 261), 0, 0);
+      let tok = await model.argmax();
+      for (let pos = 4; pos < 8; pos++) {
+        const { submissions, bytesRead } = ops.stats;
+        await model.eval(Int32Array.of(tok), pos, 0);
+        tok = await model.argmax();
+        expect(ops.stats.submissions - submissions).toBe(1);
+        expect(ops.stats.bytesRead - bytesRead).toBeLessThanOrEqual(8); // argmax's result only, whatever the layers
+      }
+    } finally {
+      model.destroy();
+      await source.close();
+    }
   }, 60_000);
 });
