@@ -12,11 +12,11 @@ const MIN_WEIGHT_SUM = 6.103515625e-5;
 
 /** Where `routeToken` reads and writes: f32 views (possibly the same one) and the index of this token's values. */
 export interface RouteRows {
-  readonly logits: Float32Array;
+  logits: Float32Array;
   logitsAt: number;
-  readonly ids: Float32Array;
+  ids: Float32Array;
   idsAt: number;
-  readonly weights: Float32Array;
+  weights: Float32Array;
   weightsAt: number;
 }
 

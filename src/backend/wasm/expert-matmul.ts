@@ -53,6 +53,15 @@ export class WasmExperts {
   private probs = new Float32Array(0); // [nExperts] router probabilities of one token
   private counts = new Int32Array(0); // [nExperts + 1] rows per expert, then prefix offsets
   private order = new Int32Array(0); // [n·nUsed] row indices t·nUsed + s grouped by expert
+  /** Where routeToken reads and writes, refreshed per call (views of the heap; no object per layer per token). */
+  private readonly rows: RouteRows = {
+    logits: new Float32Array(0),
+    logitsAt: 0,
+    ids: new Float32Array(0),
+    idsAt: 0,
+    weights: new Float32Array(0),
+    weightsAt: 0,
+  };
 
   constructor(
     private readonly heap: WasmHeap,
@@ -73,7 +82,10 @@ export class WasmExperts {
     if (this.probs.length < logits.cols) this.probs = new Float32Array(logits.cols);
     const f32 = this.heap.f32;
     const biasAt = p.selectionBias ? this.vector(p.selectionBias) : 0; // f32 index of [nExperts]
-    const rows: RouteRows = { logits: f32, logitsAt: 0, ids: f32, idsAt: 0, weights: f32, weightsAt: 0 };
+    const rows = this.rows;
+    rows.logits = f32;
+    rows.ids = f32;
+    rows.weights = f32;
     for (let t = 0; t < n; t++) {
       rows.logitsAt = (logits.byteOffset >>> 2) + t * logits.cols;
       rows.idsAt = (ids.byteOffset >>> 2) + t * ids.cols;
