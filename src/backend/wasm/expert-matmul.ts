@@ -7,6 +7,7 @@
  * Routing and the weighted sums are host loops over the heap (a few hundred values per token).
  */
 
+import { LlmError } from '../../errors.js';
 import { getQuantType } from '../../quant/index.js';
 import { type RouteRows, routeToken } from '../moe-route.js';
 import type { Activation, MoeRouteParams, Weight } from '../ops.js';
@@ -107,6 +108,12 @@ export class WasmExperts {
     const nUsed = ids.cols;
     const rows = w.nRows / nExperts; // rows of one expert
     const kk = w.rowLength;
+    if (x.cols !== kk || out.cols !== rows || n * nUsed > out.maxRows || !Number.isInteger(rows)) {
+      throw new LlmError(
+        'invalid-request',
+        `matmulExperts ${w.name}: x [${n}, ${x.cols}] · ${nExperts} experts of [${rows}, ${kk}] does not fit out ${out.label} [${out.maxRows}, ${out.cols}]`,
+      );
+    }
     const total = n * nUsed;
     this.groupByExpert(ids, n, nExperts);
     const fused = FUSED_KERNELS.get(w.type);
