@@ -202,27 +202,9 @@ function buildMetadata(
   metadata['general.name'] = name;
   const ft = FILE_TYPE[quant];
   if (ft !== undefined) set('general.file_type', ft);
-  // Pad the vocabulary with unused tokens (type 5) up to nVocab.
   const tokens = metadata['tokenizer.ggml.tokens'] as string[];
   if (s.nVocab > tokens.length) {
-    const n0 = tokens.length;
-    const pad = s.nVocab - n0;
-    metadata['tokenizer.ggml.tokens'] = [
-      ...tokens,
-      ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
-    ];
-    const types = metadata['tokenizer.ggml.token_type'];
-    if (Array.isArray(types) || ArrayBuffer.isView(types))
-      metadata['tokenizer.ggml.token_type'] = [
-        ...Array.from(types as ArrayLike<number>),
-        ...new Array<number>(pad).fill(5),
-      ];
-    const scores = metadata['tokenizer.ggml.scores'];
-    if (Array.isArray(scores) || ArrayBuffer.isView(scores))
-      metadata['tokenizer.ggml.scores'] = [
-        ...Array.from(scores as ArrayLike<number>),
-        ...new Array<number>(pad).fill(-1e9),
-      ];
+    padVocabulary(metadata, s.nVocab);
   } else if (s.nVocab < tokens.length) {
     throw new LlmError(
       'invalid-request',
@@ -363,15 +345,45 @@ async function prepareLegacy(arch: SyntheticArch, o: SyntheticModelOptions): Pro
   };
 }
 
+/** Pads the vocabulary with unused tokens (type 5, score −1e9) up to nVocab (never trims it). */
+function padVocabulary(metadata: Record<string, GgufValue>, nVocab: number): void {
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  if (!Array.isArray(tokens) || nVocab <= tokens.length) return;
+  const n0 = tokens.length;
+  const pad = nVocab - n0;
+  metadata['tokenizer.ggml.tokens'] = [
+    ...(tokens as string[]),
+    ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
+  ];
+  const types = metadata['tokenizer.ggml.token_type'];
+  if (Array.isArray(types) || ArrayBuffer.isView(types))
+    metadata['tokenizer.ggml.token_type'] = [
+      ...Array.from(types as ArrayLike<number>),
+      ...new Array<number>(pad).fill(5),
+    ];
+  const scores = metadata['tokenizer.ggml.scores'];
+  if (Array.isArray(scores) || ArrayBuffer.isView(scores))
+    metadata['tokenizer.ggml.scores'] = [
+      ...Array.from(scores as ArrayLike<number>),
+      ...new Array<number>(pad).fill(-1e9),
+    ];
+}
+
 /** An architecture written from scratch (synthetic/archs): the tokenizer from a shared file, the rest from the spec. */
 async function prepareSpec(spec: SyntheticArchSpec, o: SyntheticModelOptions): Promise<PreparedModel> {
-  if (typeof o.shape === 'string') {
-    throw new LlmError('invalid-request', `fixture tool: ${spec.name} has no named shapes; pass k=v pairs`);
+  const named = typeof o.shape === 'string' ? spec.namedShapes?.[o.shape] : undefined;
+  if (typeof o.shape === 'string' && named === undefined) {
+    const names = Object.keys(spec.namedShapes ?? {});
+    throw new LlmError(
+      'invalid-request',
+      `fixture tool: ${spec.name} has ${names.length ? `the named shapes ${names.join(', ')}` : 'no named shapes'}; or pass k=v pairs`,
+    );
   }
+  const over: Partial<ModelShape> = named ?? (typeof o.shape === 'string' ? {} : (o.shape ?? {}));
   const s: ModelShape = {
     ...spec.shape,
-    ...(o.shape ?? {}),
-    extra: { ...(spec.shape.extra ?? {}), ...(o.shape?.extra ?? {}) },
+    ...over,
+    extra: { ...(spec.shape.extra ?? {}), ...(over.extra ?? {}) },
   };
   checkShape(s);
   const tokenizerFile = path.join(SHARED_MODELS, spec.tokenizer ?? 'stories260K.gguf');
@@ -395,6 +407,7 @@ async function prepareSpec(spec: SyntheticArchSpec, o: SyntheticModelOptions): P
   for (const key of Object.keys(t.metadata)) {
     if (key.startsWith('tokenizer.')) put(key, t.metadata[key]!, t.metadataTypes[key]!);
   }
+  padVocabulary(metadata, s.nVocab);
   const tokens = metadata['tokenizer.ggml.tokens'];
   if (!Array.isArray(tokens) || tokens.length !== s.nVocab) {
     throw new LlmError(
@@ -483,7 +496,7 @@ export function syntheticCacheDir(): string {
  * `quant`: a GgmlType or name ('q4_0'); `arch` defaults to the shape's (qwen2 for 'qwen2.5-0.5b', llama otherwise).
  */
 export async function makeSyntheticModel(opts: {
-  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | SpecBenchShape;
+  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b' | SpecBenchShape;
   quant: GgmlType | string;
   arch?: SyntheticArch;
   seed?: number;
@@ -509,9 +522,12 @@ export async function makeSyntheticModel(opts: {
     renameSync(tmp, file);
     return file;
   }
+  // A spec's named shape (lfm2-1.2b), else one of NAMED_SHAPES.
+  const specArch = [...ARCH_SPECS.values()].find((sp) => sp.namedShapes?.[opts.shape] !== undefined)?.name;
   const named = NAMED_SHAPES[opts.shape as keyof typeof NAMED_SHAPES];
-  if (named === undefined) throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
-  const arch = opts.arch ?? named.arch;
+  if (named === undefined && specArch === undefined)
+    throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
+  const arch = specArch ?? opts.arch ?? named!.arch;
   const file = path.join(
     syntheticCacheDir(),
     `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,

@@ -44,6 +44,7 @@ export type {
   SamplingRequest,
   ChatTextPart,
   ChatToolCall,
+  ChatToolCallDelta,
   ChatTool,
   ChatToolChoice,
   ChatLogprobs,
@@ -53,6 +54,7 @@ export type {
   ResponseFormat,
 } from './api/types.js';
 export type { PromptCacheStats } from './engine/prompt-cache.js';
+export type { KvType } from './backend/kv-type.js';
 export type { PersistedPromptCacheOptions } from './engine/persisted-cache.js';
 export { LlmError, isLlmError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js';
 export {

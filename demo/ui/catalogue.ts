@@ -37,6 +37,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Multilingual, ChatML template.',
   },
   {
+    id: 'lfm2-1.2b-q4km',
+    label: 'LFM2 1.2B (Q4_K_M)',
+    url: hf('LiquidAI/LFM2-1.2B-GGUF', 'LFM2-1.2B-Q4_K_M.gguf'),
+    bytes: 731 * MB,
+    memoryBytes: 1000 * MB,
+    note: 'Hybrid: short convolutions + 6 attention layers; fast prefill, ChatML-like template.',
+  },
+  {
     id: 'gemma3-1b-q4km',
     label: 'Gemma 3 1B IT (Q4_K_M)',
     url: hf('unsloth/gemma-3-1b-it-GGUF', 'gemma-3-1b-it-Q4_K_M.gguf'),
@@ -59,6 +67,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     bytes: 1117 * MB,
     memoryBytes: 1450 * MB,
     note: 'Noticeably smarter; needs a decent GPU.',
+  },
+  {
+    id: 'smollm3-3b-q4km',
+    label: 'SmolLM3 3B (Q4_K_M)',
+    url: hf('unsloth/SmolLM3-3B-GGUF', 'SmolLM3-3B-Q4_K_M.gguf'),
+    bytes: 1920 * MB,
+    memoryBytes: 2350 * MB,
+    note: 'Hybrid reasoning (think / no_think), 6 languages; every 4th layer without rope.',
   },
   {
     id: 'phi3.5-mini-q4km',

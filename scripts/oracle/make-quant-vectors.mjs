@@ -48,6 +48,18 @@ const TYPES = [
   { name: 'Q6_K', sym: 'q6_K', qk: 256, bytes: 210, f16Fields: [208] },
   { name: 'IQ4_NL', sym: 'iq4_nl', qk: 32, bytes: 18, f16Fields: [0] },
   { name: 'IQ4_XS', sym: 'iq4_xs', qk: 256, bytes: 136, f16Fields: [0] },
+  // Appended (earlier types keep their seeds). The IQ1–IQ3 codebook types are dequantize-only in webgguf (their
+  // ggml quantizers need an importance matrix or start-up neighbour tables): no quantize vectors (noQuantize).
+  { name: 'IQ2_XXS', sym: 'iq2_xxs', qk: 256, bytes: 66, f16Fields: [0], noQuantize: true },
+  { name: 'IQ2_XS', sym: 'iq2_xs', qk: 256, bytes: 74, f16Fields: [0], noQuantize: true },
+  { name: 'IQ2_S', sym: 'iq2_s', qk: 256, bytes: 82, f16Fields: [0], noQuantize: true },
+  { name: 'IQ3_XXS', sym: 'iq3_xxs', qk: 256, bytes: 98, f16Fields: [0], noQuantize: true },
+  { name: 'IQ3_S', sym: 'iq3_s', qk: 256, bytes: 110, f16Fields: [0], noQuantize: true },
+  { name: 'IQ1_S', sym: 'iq1_s', qk: 256, bytes: 50, f16Fields: [0], noQuantize: true },
+  // IQ1_M's f16 scale is the top nibbles of its four u16 scale words (bytes 49, 51, 53, 55: high nibble each).
+  { name: 'IQ1_M', sym: 'iq1_m', qk: 256, bytes: 56, f16Fields: [], iq1mScale: true, noQuantize: true },
+  // MXFP4's scale is an E8M0 byte at 0: edge exponents 0, 1 (subnormal results), 2, 254, then 110…140.
+  { name: 'MXFP4', sym: 'mxfp4', qk: 32, bytes: 17, f16Fields: [], e8m0: true },
 ];
 
 /** Random blocks: random bytes with sane f16 scales; a few blocks carry edge scales (0, subnormal, negative, large). */
@@ -57,6 +69,15 @@ function randomBlocks(t, nBlocks, seed) {
   for (let i = 0; i < out.length; i++) out[i] = (r() * 256) | 0;
   const edge = [0, 2.0e-7 /* subnormal */, -0.0123, 3.5, 6.1e-5 /* smallest normal */];
   for (let b = 0; b < nBlocks; b++) {
+    if (t.e8m0) out[b * t.bytes] = b < 4 ? [0, 1, 2, 254][b] : 110 + ((r() * 31) | 0);
+    if (t.iq1mScale) {
+      const v = b < edge.length ? edge[b] : Math.pow(2, -12 + r() * 10) * (r() < 0.25 ? -1 : 1);
+      const h = toF16(v);
+      for (let s = 0; s < 4; s++) {
+        const at = b * t.bytes + 49 + 2 * s;
+        out[at] = (out[at] & 0x0f) | (((h >> (4 * s)) & 0xf) << 4);
+      }
+    }
     for (const f of t.f16Fields) {
       const mag = Math.pow(2, -12 + r() * 10) * (r() < 0.25 ? -1 : 1);
       const v = b < edge.length && f === t.f16Fields[0] ? edge[b] : mag;
@@ -112,7 +133,7 @@ for (const [idx, t] of TYPES.entries()) {
   const qBlocks = t.qk === 256 ? 8 : 16;
   const x = quantInputs(t.qk, qBlocks, 2000 + idx);
   const q = new Uint8Array(qBlocks * t.bytes);
-  const hasRef = ggml.hasQuantizeRef(t.sym);
+  const hasRef = !t.noQuantize && ggml.hasQuantizeRef(t.sym);
   if (hasRef) ggml.quantizeRowRef(t.sym, x, q, x.length);
   save(t.name, {
     type: t.name,

@@ -3,8 +3,12 @@
 // ../shared/models/*.reference.json (see shared/models/README.md): per-position logits with the default F16 KV cache and
 // with an F32 KV cache (flash attention off), greedy continuations, and — for models that are not all-F32 — the F32-KV
 // logits of a copy llama.cpp itself dequantized to F32 (llama_model_quantize ALL_F32, run in a child process).
+// With --kv-type q8_0,q4_0 (llama.cpp -ctk/-ctv) it adds logits_per_position_kv_<type>: K and V caches of that type,
+// flash attention on (llama.cpp needs it for a quantized V cache). --positions 0,7,14 keeps only those rows of every
+// logits array (small references to commit).
 // Usage: node scripts/oracle/make-reference.mjs <model.gguf> [--prompt "Once upon a time"] [--out file.json]
-//        [--greedy 30] [--no-dequant]   (default out: <model without .gguf>.reference.json beside the model)
+//        [--greedy 30] [--no-dequant] [--kv-type q8_0,q4_0] [--positions 0,7]
+//        (default out: <model without .gguf>.reference.json beside the model)
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -32,12 +36,14 @@ let llamaPromise;
 const llama = () => (llamaPromise ??= getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error }));
 
 /** Per-position logits (full vocab, float32 decimals) after feeding `tokens`, and a greedy continuation of `n`. */
-async function runContext(model, tokens, kvF32, greedyN) {
+async function runContext(model, tokens, kvF32, greedyN, kvType = null) {
+  const typed = kvType ? kvType.toUpperCase() : null; // ggml type name: F16, Q8_0, Q4_0 …
   const context = await model.createContext({
     contextSize: CONTEXT_SIZE,
     threads: 1,
     batchSize: CONTEXT_SIZE,
     ...(kvF32 ? { experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32', flashAttention: false } : {}),
+    ...(typed ? { experimentalKvCacheKeyType: typed, experimentalKvCacheValueType: typed, flashAttention: true } : {}),
   });
   try {
     const seq = context.getSequence();
@@ -74,7 +80,10 @@ async function allF32(model) {
 /**
  * Builds the reference object for `modelPath`. Options: prompt, greedy (tokens, default 30), dequant (default true).
  */
-export async function makeReference(modelPath, { prompt = 'Once upon a time', greedy = 30, dequant = true } = {}) {
+export async function makeReference(
+  modelPath,
+  { prompt = 'Once upon a time', greedy = 30, dequant = true, kvTypes = [], positions = null } = {},
+) {
   const l = await llama();
   const model = await l.loadModel({ modelPath, gpuLayers: 0 });
   const addBos = model.tokens.shouldPrependBosToken && model.tokens.bos != null;
@@ -82,12 +91,15 @@ export async function makeReference(modelPath, { prompt = 'Once upon a time', gr
   const evalInput = addBos ? [model.tokens.bos, ...promptTokens] : promptTokens;
   const f16 = await runContext(model, evalInput, false, greedy);
   const f32 = await runContext(model, evalInput, true, greedy);
+  const typed = [];
+  for (const t of kvTypes) typed.push([t, await runContext(model, evalInput, false, 0, t)]);
   const f16Text = model.detokenize(f16.greedy);
   const f32Text = model.detokenize(f32.greedy);
   const needDequant = dequant && !(await allF32(model));
   await model.dispose();
 
-  const rowsJson = (rows) => rows.map((r) => Array.from(r, f32Decimal));
+  const kept = (rows) => (positions ? positions.map((p) => rows[p]) : rows);
+  const rowsJson = (rows) => kept(rows).map((r) => Array.from(r, f32Decimal));
   const ref = {
     model: basename(modelPath),
     model_sha256: createHash('sha256').update(readFileSync(modelPath)).digest('hex'),
@@ -108,10 +120,14 @@ export async function makeReference(modelPath, { prompt = 'Once upon a time', gr
       'logits_per_position[i] = logits after feeding eval_input[0..i] (predicts token i+1), the prompt fed as one batch. ' +
       '*_kv_f16 = llama.cpp default context (F16 KV cache, flash attention auto); *_kv_f32 = F32 KV cache, flash-attn off; ' +
       '*_dequant_f32 = F32-KV rows of a copy llama.cpp dequantized to F32 (llama_model_quantize ALL_F32). ' +
+      '*_kv_<type> (q8_0, q4_0 …) = K and V caches of that type, flash attention on; `positions`, when present, lists ' +
+      'the eval positions whose rows every logits array keeps. ' +
       'Values are float32 written as the shortest decimal that round-trips through float32 (Math.fround restores them).',
     argmax_per_position: f16.rows.map((r) => r.reduce((b, v, i) => (v > r[b] ? i : b), 0)),
     logits_per_position_kv_f16: rowsJson(f16.rows),
     logits_per_position_kv_f32: rowsJson(f32.rows),
+    ...(positions ? { positions } : {}),
+    ...Object.fromEntries(typed.map(([t, r]) => [`logits_per_position_kv_${t}`, rowsJson(r.rows)])),
     greedy_kv_f16: { n: greedy, tokens: f16.greedy, text: f16Text },
     greedy_kv_f32: { n: greedy, tokens: f32.greedy, text: f32Text },
   };
@@ -141,11 +157,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     return i >= 0 ? args[i + 1] : undefined;
   };
   const modelPath = args.find(
-    (a, i) => !a.startsWith('--') && !['--prompt', '--out', '--greedy'].includes(args[i - 1]),
+    (a, i) =>
+      !a.startsWith('--') && !['--prompt', '--out', '--greedy', '--kv-type', '--positions'].includes(args[i - 1]),
   );
   if (!modelPath) {
     console.error(
-      'usage: node scripts/oracle/make-reference.mjs <model.gguf> [--prompt "…"] [--out file.json] [--greedy 30] [--no-dequant]',
+      'usage: node scripts/oracle/make-reference.mjs <model.gguf> [--prompt "…"] [--out file.json] [--greedy 30] [--no-dequant] [--kv-type q8_0,q4_0] [--positions 0,7]',
     );
     process.exit(2);
   }
@@ -153,6 +170,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     prompt: opt('--prompt') ?? 'Once upon a time',
     greedy: Number(opt('--greedy') ?? 30),
     dequant: !args.includes('--no-dequant'),
+    kvTypes: opt('--kv-type')?.split(',') ?? [],
+    positions: opt('--positions')?.split(',').map(Number) ?? null,
   });
   const out = resolve(opt('--out') ?? modelPath.replace(/\.gguf$/, '') + '.reference.json');
   writeFileSync(out, JSON.stringify(ref) + '\n');

@@ -56,8 +56,11 @@ export const TEMPLATE_FILE: Readonly<Record<SyntheticArch, string>> = {
 };
 
 /** What kind of values a tensor holds (decides its random distribution and whether it is quantized). */
-/** 'router': a MoE router (`ffn_gate_inp`), kept F32 as llama.cpp's quantizer keeps it. */
-export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'router';
+/**
+ * 'router': a MoE router (`ffn_gate_inp`), kept F32 as llama.cpp's quantizer keeps it; 'conv': a depthwise
+ * convolution kernel, kept F32 (llama-quant never quantizes `shortconv.conv`).
+ */
+export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'router' | 'conv';
 
 /** One tensor to generate. */
 export interface TensorPlan {
@@ -144,13 +147,29 @@ export const FILE_TYPE: Readonly<Partial<Record<GgmlType, number>>> = {
   [GgmlType.Q4_K]: 15,
   [GgmlType.Q5_K]: 17,
   [GgmlType.Q6_K]: 18,
+  [GgmlType.IQ2_XXS]: 19,
+  [GgmlType.IQ2_XS]: 20,
+  [GgmlType.IQ3_XXS]: 23,
+  [GgmlType.IQ1_S]: 24,
   [GgmlType.IQ4_NL]: 25,
+  [GgmlType.IQ3_S]: 26,
+  [GgmlType.IQ2_S]: 29, // LLAMA_FTYPE_MOSTLY_IQ2_M: IQ2_S is its default type (MOSTLY_IQ2_S = 28 defaults to IQ2_XS)
   [GgmlType.IQ4_XS]: 30,
+  [GgmlType.IQ1_M]: 31,
   [GgmlType.BF16]: 32,
+  [GgmlType.MXFP4]: 38, // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
 };
 
 /** llama.cpp's replacement when a row does not fit a type's blocks (llama-quant.cpp fallback). */
 const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
+  // The 256-element IQ codebook types fall back to the 32-element IQ4_NL; MXFP4 (32) has none, so it becomes F16.
+  [GgmlType.IQ1_S]: GgmlType.IQ4_NL,
+  [GgmlType.IQ1_M]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_XXS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_XS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_S]: GgmlType.IQ4_NL,
+  [GgmlType.IQ3_XXS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ3_S]: GgmlType.IQ4_NL,
   [GgmlType.Q2_K]: GgmlType.IQ4_NL,
   [GgmlType.Q3_K]: GgmlType.IQ4_NL,
   [GgmlType.IQ4_XS]: GgmlType.IQ4_NL,
@@ -164,7 +183,7 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1 || plan.kind === 'router') return GgmlType.F32;
+  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv') return GgmlType.F32;
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

@@ -26,6 +26,8 @@ export interface SyntheticArchSpec {
   readonly tokenizer?: string;
   /** The default shape (`--shape k=v` overrides it); `extra` holds the architecture's own knobs (experts, …). */
   readonly shape: ModelShape;
+  /** Named shapes over `shape` (benchmark-sized models, e.g. 'lfm2-1.2b'); the vocabulary is padded up to nVocab. */
+  readonly namedShapes?: Readonly<Record<string, Partial<ModelShape>>>;
   /** Keys beyond the standard ones written for every spec (see `standardMetadata`), or overriding them. */
   metadata(s: ModelShape): SpecMetadata;
   /** Every tensor, in the order llama.cpp's converter writes them. */

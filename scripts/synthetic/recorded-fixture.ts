@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
@@ -126,7 +126,8 @@ export async function writeRecipe(recipe: FixtureRecipe, out: string, write: Mod
 
 /**
  * Regenerates every record of `recordDir` into `outDir` as `<id>.gguf` + `<id>.reference.json` (skipping files whose
- * sha256 already matches); throws naming the record when a regenerated file's sha256 differs from the recorded one.
+ * sha256 already matches) and removes the models of records that no longer exist; throws naming the record when a
+ * regenerated file's sha256 differs from the recorded one.
  */
 export async function materializeRecordedFixtures(
   recordDir: string,
@@ -156,6 +157,12 @@ export async function materializeRecordedFixtures(
     }
     writeFileSync(path.join(outDir, `${id}.reference.json`), expandReference(record, where));
     made.push(gguf);
+  }
+  // A deleted or renamed record leaves no model behind (the suites list every model of outDir).
+  const ids = new Set(names.map((n) => n.replace(/\.json$/, '')));
+  for (const f of readdirSync(outDir)) {
+    const id = f.replace(/\.(gguf|reference\.json)$/, '');
+    if (id !== f && !ids.has(id)) rmSync(path.join(outDir, f), { force: true });
   }
   return made;
 }

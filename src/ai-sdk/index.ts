@@ -83,6 +83,8 @@ export class WebGGUFLanguageModel implements LanguageModelV3 {
     let open: 'text' | 'reasoning' | null = null;
     let part = 0;
     let started = false;
+    /** Calls being streamed, by index: their id, name and the arguments so far. */
+    const calls: { id: string; name: string; input: string }[] = [];
     const stream = new ReadableStream<LanguageModelV3StreamPart>({
       async pull(controller) {
         if (!started) {
@@ -114,20 +116,26 @@ export class WebGGUFLanguageModel implements LanguageModelV3 {
           if (!choice) return;
           if (choice.delta.reasoning_content) write('reasoning', choice.delta.reasoning_content);
           if (choice.delta.content) write('text', choice.delta.content);
-          for (const call of choice.delta.tool_calls ?? []) {
+          // Call fragments: the first of an index starts the call, the arguments of each are input deltas.
+          for (const frag of choice.delta.tool_calls ?? []) {
             close();
-            controller.enqueue({ type: 'tool-input-start', id: call.id, toolName: call.function.name });
-            controller.enqueue({ type: 'tool-input-delta', id: call.id, delta: call.function.arguments });
-            controller.enqueue({ type: 'tool-input-end', id: call.id });
-            controller.enqueue({
-              type: 'tool-call',
-              toolCallId: call.id,
-              toolName: call.function.name,
-              input: call.function.arguments,
-            });
+            let call = calls[frag.index];
+            if (!call) {
+              call = { id: frag.id ?? `call_${frag.index}`, name: frag.function.name ?? '', input: '' };
+              calls[frag.index] = call;
+              controller.enqueue({ type: 'tool-input-start', id: call.id, toolName: call.name });
+            }
+            if (frag.function.arguments) {
+              call.input += frag.function.arguments;
+              controller.enqueue({ type: 'tool-input-delta', id: call.id, delta: frag.function.arguments });
+            }
           }
           if (choice.finish_reason) {
             close();
+            for (const call of calls) {
+              controller.enqueue({ type: 'tool-input-end', id: call.id });
+              controller.enqueue({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
+            }
             controller.enqueue({ type: 'finish', finishReason: finish(choice.finish_reason), usage: usage(c.usage) });
           }
         } catch (e) {

@@ -1,17 +1,19 @@
 /**
  * Turns a chat model's raw output into the OpenAI answer: reasoning apart (`reasoning_content`), tool calls parsed
  * from the model's native syntax (`tool_calls`, `finish_reason: 'tool_calls'`), the rest as `content` — for a whole
- * answer, or delta by delta for a stream (answer text is held back from the moment a call starts; the calls are
- * emitted, each as one `delta.tool_calls` entry, when generation ends).
+ * answer, or delta by delta for a stream (answer text is held back from the moment a call starts; each call goes out
+ * as `delta.tool_calls` fragments while it is written — id and name first, then its arguments piece by piece — for
+ * the JSON-argument syntaxes, whole when generation ends for the others; see tool-call-stream.ts).
  */
 
 import type { ReasoningFormat } from '../output/reasoning-format.js';
 import { ReasoningSplitter, splitReasoning, type SplitText } from '../output/reasoning-splitter.js';
 import { callTriggers, type ToolCallFormat } from '../tools/tool-call-format.js';
 import { parseToolCalls, type ParsedCall } from '../tools/tool-call-parse.js';
+import { partialToolCalls } from '../tools/tool-call-stream.js';
 import type { ToolSpec } from '../tools/tool-spec.js';
 import { ToolStreamGate } from '../tools/tool-stream-gate.js';
-import type { ChatToolCall } from './types.js';
+import type { ChatToolCall, ChatToolCallDelta } from './types.js';
 
 /** How a chat request's output is read. */
 export interface AnswerShape {
@@ -19,9 +21,17 @@ export interface AnswerShape {
   readonly tools?: { readonly format: ToolCallFormat; readonly spec: ToolSpec };
 }
 
+/** A streamed delta: reasoning, answer text and call fragments that may be shown now. */
+export interface AnswerDelta extends SplitText {
+  readonly calls: ChatToolCallDelta[];
+}
+
 /** What the stream's end adds. */
 export interface AnswerEnd extends SplitText {
+  /** Every call of the answer, whole (for `message.tool_calls` and `finish_reason`). */
   readonly calls: ChatToolCall[];
+  /** Fragments of the calls not streamed yet (a stream's last call fragments). */
+  readonly callDeltas: ChatToolCallDelta[];
 }
 
 function newCallId(): string {
@@ -31,12 +41,19 @@ function newCallId(): string {
   return `call_${s}`;
 }
 
-function toCalls(calls: readonly ParsedCall[]): ChatToolCall[] {
-  return calls.map((c) => ({
-    id: c.id ?? newCallId(),
+function toCalls(calls: readonly ParsedCall[], ids: readonly string[] = []): ChatToolCall[] {
+  return calls.map((c, i) => ({
+    id: ids[i] ?? c.id ?? newCallId(),
     type: 'function',
     function: { name: c.name, arguments: c.arguments },
   }));
+}
+
+/** A call already announced in a stream: its id and name, and the arguments sent so far. */
+interface StreamedCall {
+  readonly id: string;
+  readonly name: string;
+  args: string;
 }
 
 /** Reads one output. */
@@ -47,6 +64,8 @@ export class ChatAnswer {
   private raw = '';
   /** Answer characters already shown. */
   private emitted = 0;
+  /** Calls whose fragments went out, by index. */
+  private readonly streamed: StreamedCall[] = [];
 
   constructor(shape: AnswerShape) {
     this.shape = shape;
@@ -59,7 +78,7 @@ export class ChatAnswer {
     const split = shape.reasoning
       ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside)
       : { reasoning: '', content: text };
-    if (!shape.tools) return { ...split, calls: [] };
+    if (!shape.tools) return { ...split, calls: [], callDeltas: [] };
     const { format, spec } = shape.tools;
     const parsed = parseToolCalls(format, format === 'harmony' ? text : split.content, spec.tools);
     const calls = spec.parallel ? parsed.calls : parsed.calls.slice(0, 1);
@@ -67,34 +86,80 @@ export class ChatAnswer {
       reasoning: split.reasoning,
       content: format === 'harmony' ? split.content : parsed.content,
       calls: toCalls(calls),
+      callDeltas: [],
     };
   }
 
-  /** The next delta: reasoning and the answer text that may be shown now. */
-  push(text: string): SplitText {
+  /** The next delta: reasoning, the answer text that may be shown now and the call fragments written so far. */
+  push(text: string): AnswerDelta {
     this.raw += text;
     const s = this.splitter ? this.splitter.push(text) : { reasoning: '', content: text };
     const content = this.gate ? this.gate.push(s.content) : s.content;
     this.emitted += content.length;
-    return { reasoning: s.reasoning, content };
+    return { reasoning: s.reasoning, content, calls: this.callFragments() };
+  }
+
+  /** Fragments of the calls written since the last push (JSON-argument syntaxes, once a call started). */
+  private callFragments(): ChatToolCallDelta[] {
+    const tools = this.shape.tools;
+    if (!tools || !this.gate) return [];
+    const harmony = tools.format === 'harmony';
+    if (harmony ? !this.raw.includes(' to=functions.') : !this.gate.calling) return [];
+    const text = harmony ? this.raw : this.gate.text;
+    // Syntaxes not read while written (lfm2, gemma4): each call whole, once it parses.
+    const partial =
+      partialToolCalls(tools.format, text, tools.spec.tools) ??
+      parseToolCalls(tools.format, text, tools.spec.tools).calls.map((c) => ({ ...c, args: c.arguments }));
+    const out: ChatToolCallDelta[] = [];
+    const calls = tools.spec.parallel ? partial : partial.slice(0, 1);
+    for (let index = 0; index < calls.length; index++) {
+      const c = calls[index]!;
+      const seen = this.streamed[index];
+      if (!seen) {
+        const id = c.id ?? newCallId();
+        this.streamed.push({ id, name: c.name, args: c.args });
+        out.push({ index, id, type: 'function', function: { name: c.name, arguments: c.args } });
+      } else if (c.args.length > seen.args.length && c.args.startsWith(seen.args)) {
+        out.push({ index, function: { arguments: c.args.slice(seen.args.length) } });
+        seen.args = c.args;
+      }
+    }
+    return out;
+  }
+
+  /** The rest of each call after what was streamed (whole for calls not announced yet). */
+  private finalFragments(calls: readonly ChatToolCall[]): ChatToolCallDelta[] {
+    const out: ChatToolCallDelta[] = [];
+    calls.forEach((c, index) => {
+      const seen = this.streamed[index];
+      if (!seen) out.push({ index, ...c });
+      else if (c.function.arguments.startsWith(seen.args) && c.function.arguments.length > seen.args.length)
+        out.push({ index, function: { arguments: c.function.arguments.slice(seen.args.length) } });
+    });
+    return out;
   }
 
   /** The end of the output: what was held back, and the calls. */
   end(): AnswerEnd {
     const s = this.splitter ? this.splitter.flush() : { reasoning: '', content: '' };
-    if (!this.gate || !this.shape.tools) return { ...s, calls: [] };
+    if (!this.gate || !this.shape.tools) return { ...s, calls: [], callDeltas: [] };
     const shown = this.gate.push(s.content);
     this.emitted += shown.length;
     const { format, spec } = this.shape.tools;
-    if (!this.gate.calling) return { reasoning: s.reasoning, content: shown + this.gate.flush(), calls: [] };
+    if (!this.gate.calling)
+      return { reasoning: s.reasoning, content: shown + this.gate.flush(), calls: [], callDeltas: [] };
     // Harmony call bodies never reach the answer text (the splitter drops them): read calls from the raw output.
     const source = format === 'harmony' ? this.raw : this.gate.text;
     const parsed = parseToolCalls(format, source, spec.tools);
     if (parsed.calls.length === 0) {
       // Not a well-formed call after all: release the held text as answer.
-      return { reasoning: s.reasoning, content: shown + this.gate.text.slice(this.emitted), calls: [] };
+      return { reasoning: s.reasoning, content: shown + this.gate.text.slice(this.emitted), calls: [], callDeltas: [] };
     }
-    const calls = spec.parallel ? parsed.calls : parsed.calls.slice(0, 1);
-    return { reasoning: s.reasoning, content: shown, calls: toCalls(calls) };
+    const parsedCalls = spec.parallel ? parsed.calls : parsed.calls.slice(0, 1);
+    const calls = toCalls(
+      parsedCalls,
+      this.streamed.map((c) => c.id),
+    );
+    return { reasoning: s.reasoning, content: shown, calls, callDeltas: this.finalFragments(calls) };
   }
 }

@@ -8,6 +8,7 @@
  */
 
 import { selectBackend, wasmFallback, type BackendSelection } from '../backend/select-backend.js';
+import { KV_TYPES } from '../backend/kv-type.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -109,6 +110,13 @@ function planRun(options: EngineOptions): LoadRun {
   }
   for (const k of ['contextLength', 'slots', 'batchSize', 'ubatchSize', 'cacheTokenBudget', 'threads'] as const)
     positiveInt(k, options[k]);
+  if (options.kvType !== undefined && !KV_TYPES.includes(options.kvType)) {
+    throw new LlmError(
+      'invalid-request',
+      `createEngine: option 'kvType' is '${String(options.kvType)}'; use ${KV_TYPES.map((t) => `'${t}'`).join(', ')}`,
+      { details: { field: 'kvType' } },
+    );
+  }
   if (
     options.gpuMemoryBudget !== undefined &&
     !(Number.isFinite(options.gpuMemoryBudget) && options.gpuMemoryBudget > 0)
@@ -144,7 +152,9 @@ function shapeOf(run: LoadRun, gguf: GgufFile): { config: ModelConfig; shape: Ru
   const config = readModelConfig(gguf);
   const contextLength = Math.min(run.options.contextLength ?? defaultContextLength(config), MAX_CONTEXT_LENGTH);
   const ubatchSize = Math.min(run.options.ubatchSize ?? run.batchSize, run.batchSize, contextLength);
-  return { config, shape: { contextLength, ubatchSize, nSlots: run.options.slots ?? DEFAULT_SLOTS } };
+  const nSlots = run.options.slots ?? DEFAULT_SLOTS;
+  const { kvType } = run.options;
+  return { config, shape: { contextLength, ubatchSize, nSlots, ...(kvType ? { kvType } : {}) } };
 }
 
 /** Selects the backend and checks its memory plan; under 'auto' a WebGPU plan that cannot fit falls back to WASM. */
@@ -196,12 +206,13 @@ async function loadWithFallback(run: LoadRun, model: ParsedModel, selection: Bac
 /** Uploads the weights to `selection` and builds the engine (with warmup); releases the backend when that fails. */
 async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelection): Promise<Engine> {
   const { options, signal } = run;
-  const { contextLength, ubatchSize, nSlots } = model.shape;
+  const { contextLength, ubatchSize, nSlots, kvType } = model.shape;
   try {
     const transformer = await loadTransformer(model.gguf, model.source, selection.ops, {
       contextLength,
       ubatchSize,
       nSlots,
+      kvType,
       signal,
       onProgress: (p) => run.report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
@@ -226,6 +237,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
+        ...(options.contextShift !== undefined ? { contextShift: options.contextShift } : {}),
       },
       signal,
     );

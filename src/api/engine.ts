@@ -4,6 +4,7 @@
  * implement it exactly; streams are async iterables.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
 import type { TemplateBudget } from '../chat/template-budget.js';
 import type { PromptCacheStats } from '../engine/prompt-cache.js';
@@ -49,6 +50,21 @@ export interface EngineOptions {
   readonly contextLength?: number;
   /** Independent KV sequences kept for the prompt cache (conversations). Default 2. */
   readonly slots?: number;
+  /**
+   * KV cache element type, llama.cpp's `-ctk`/`-ctv` for both K and V: 'f32', 'f16', or 'q8_0' / 'q4_0' (rows
+   * quantized in blocks of 32 along the head dimension; about 0.53× / 0.28× the bytes of f16, at some accuracy cost).
+   * Default: the backend's own (f32 on cpu and wasm; f16 on WebGPU where shader-f16 is available, else f32). WebGPU
+   * stores only its own type; another fails loading with `LlmError('unsupported-type')` (under backend 'auto',
+   * loading falls back to WASM).
+   */
+  readonly kvType?: KvType;
+  /**
+   * When a generation fills the context, keep going as llama.cpp's context shift does: keep the first position (BOS),
+   * drop the oldest half of the rest and re-rotate the kept keys in place (no re-prefill); the output then no longer
+   * sees the dropped tokens. Default: on for chat completions, off for completions (they end with 'length').
+   * Without `max_tokens`, a shifted generation stops after `contextLength` generated tokens.
+   */
+  readonly contextShift?: boolean;
   /** Logical batch: most prompt tokens submitted per decode call. Default 512. */
   readonly batchSize?: number;
   /** Physical batch: most tokens per forward step (chunked prefill). Default min(batchSize, 512). */
@@ -142,6 +158,8 @@ export interface EngineStats {
   readonly prefillTokens: number;
   readonly decodeTokens: number;
   readonly promptCache: PromptCacheStats;
+  /** The KV cache: its element type (`EngineOptions.kvType` or the backend's default) and bytes (K and V, all slots). */
+  readonly kvCache: { readonly type: KvType; readonly bytes: number };
 }
 
 /** Options of `tokenize`. */

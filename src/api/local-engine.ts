@@ -7,7 +7,7 @@
 import type { ModelFacts } from './model-facts.js';
 import { LlmError, isLlmError } from '../errors.js';
 import { Context, nowMs } from '../engine/context.js';
-import { generate, type GenerationInput, type GenerationResult } from '../engine/generate.js';
+import { generateChoices, type GenerationInput, type GenerationResult } from '../engine/generate.js';
 import { PromptCache } from '../engine/prompt-cache.js';
 import { PersistedPromptCache, type PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
@@ -29,6 +29,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatMessage,
+  ChatToolCallDelta,
   Completion,
   CompletionChunk,
   CompletionRequest,
@@ -69,6 +70,8 @@ export interface EngineParts {
   readonly onUnload?: () => void | Promise<void>;
   /** The persisted prompt cache (off when absent or false). */
   readonly persistedCache?: false | PersistedPromptCacheOptions;
+  /** Context shift when the context fills (`EngineOptions.contextShift`; default: chat requests only). */
+  readonly contextShift?: boolean;
 }
 
 /** Creates an engine over loaded parts, running the warmup decode unless disabled. */
@@ -100,6 +103,8 @@ interface PreparedRequest {
   readonly compiled?: CompiledGrammar;
   /** Tokens of the prompt's system-prompt prefix to persist after the request (0: none). */
   readonly persistPrefix?: number;
+  /** A chat request (context shift is on by default for them). */
+  readonly isChat?: boolean;
 }
 
 type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
@@ -264,6 +269,7 @@ export class LocalEngine implements Engine {
       prefillTokens: t.prefillTokens,
       decodeTokens: t.decodeTokens,
       promptCache: this.ctx.cacheStats(),
+      kvCache: this.parts.transformer.kvCache ?? { type: 'f32', bytes: 0 },
     };
   }
 
@@ -353,33 +359,30 @@ export class LocalEngine implements Engine {
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
     if (!norm.stream) {
-      const result = await this.run(prepared, () => {});
-      const a = ChatAnswer.whole(shape, result.text);
-      const message = {
-        role: 'assistant' as const,
-        content: a.content,
-        ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
-        ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
-      };
-      const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
+      const results = await this.run(prepared, () => {});
       return {
         id,
         object: 'chat.completion',
         created,
         model,
-        choices: [
-          {
-            index: 0,
-            message,
-            finish_reason: finish,
-            logprobs: result.logprobs ? chatLogprobs(tk, result.logprobs) : null,
-          },
-        ],
-        usage: usageOf(result),
+        choices: results.map((result, index) => {
+          const a = ChatAnswer.whole(shape, result.text);
+          const message = {
+            role: 'assistant' as const,
+            content: a.content,
+            ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
+            ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
+          };
+          const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
+          const logprobs = result.logprobs ? chatLogprobs(tk, result.logprobs) : null;
+          return { index, message, finish_reason: finish, logprobs };
+        }),
+        usage: usageOf(results),
       };
     }
     type Delta = ChatCompletionChunk['choices'][0]['delta'];
     const chunk = (
+      index: number,
       delta: Delta,
       finish: ChatCompletionChunk['choices'][0]['finish_reason'],
       usage: CompletionUsage | null,
@@ -389,34 +392,36 @@ export class LocalEngine implements Engine {
       object: 'chat.completion.chunk',
       created,
       model,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
+      choices: [{ index, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
       usage,
     });
-    const answer = new ChatAnswer(shape);
+    const answers = Array.from({ length: norm.n }, () => new ChatAnswer(shape));
     // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
     const deltas = (
-      s: { reasoning: string; content: string },
+      i: number,
+      s: { reasoning: string; content: string; calls?: readonly ChatToolCallDelta[] },
       lp: readonly PositionLogprobs[] | null,
     ): ChatCompletionChunk[] => {
       const out: ChatCompletionChunk[] = [];
-      if (s.reasoning) out.push(chunk({ reasoning_content: s.reasoning }, null, null, s.content ? null : lp));
-      if (s.content || (!s.reasoning && lp && lp.length > 0)) out.push(chunk({ content: s.content }, null, null, lp));
+      const calls = s.calls ?? [];
+      const textLp = calls.length > 0 ? null : lp; // with call fragments, the log-probabilities ride on those
+      if (s.reasoning) out.push(chunk(i, { reasoning_content: s.reasoning }, null, null, s.content ? null : textLp));
+      if (s.content || (!s.reasoning && textLp && textLp.length > 0))
+        out.push(chunk(i, { content: s.content }, null, null, textLp));
+      if (calls.length > 0) out.push(chunk(i, { tool_calls: [...calls] }, null, null, lp));
       return out;
     };
     return this.stream<ChatCompletionChunk>(
       prepared,
-      (text, lp) => deltas(answer.push(text), lp),
-      (r, lp) => {
-        const e = answer.end();
-        const calls =
-          e.calls.length > 0 ? [chunk({ tool_calls: e.calls.map((c, index) => ({ index, ...c })) }, null, null)] : [];
+      (text, lp, i) => deltas(i, answers[i]!.push(text), lp),
+      (r, lp, i, usage) => {
+        const e = answers[i]!.end();
         return [
-          ...deltas(e, null),
-          ...calls,
-          chunk({}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usageOf(r), lp),
+          ...deltas(i, { reasoning: e.reasoning, content: e.content, calls: e.callDeltas }, null),
+          chunk(i, {}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usage, lp),
         ];
       },
-      chunk({ role: 'assistant', content: '' }, null, null),
+      Array.from({ length: norm.n }, (_, i) => chunk(i, { role: 'assistant', content: '' }, null, null)),
     );
   }
 
@@ -443,46 +448,45 @@ export class LocalEngine implements Engine {
     const created = Math.floor(Date.now() / 1000);
     const model = this.info.model.name || this.info.model.identity;
     if (!norm.stream) {
-      const result = await this.run(prepared, () => {});
+      const results = await this.run(prepared, () => {});
       return {
         id,
         object: 'text_completion',
         created,
         model,
-        choices: [
-          {
-            index: 0,
-            text: echo + result.text,
-            finish_reason: result.finishReason,
-            logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null,
-          },
-        ],
-        usage: usageOf(result),
+        choices: results.map((result, index) => ({
+          index,
+          text: echo + result.text,
+          finish_reason: result.finishReason,
+          logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null,
+        })),
+        usage: usageOf(results),
       };
     }
-    let offset = echo.length;
+    const offsets = new Array<number>(norm.n).fill(echo.length); // per choice: characters streamed so far
     const chunk = (
+      index: number,
       text: string,
       finish: GenerationResult['finishReason'] | null,
       usage: CompletionUsage | null,
       lp: readonly PositionLogprobs[] | null = null,
     ): CompletionChunk => {
-      const logprobs = lp ? completionLogprobs(tk, lp, offset) : null;
-      if (logprobs) offset += logprobs.tokens.reduce((n, t) => n + t.length, 0);
+      const logprobs = lp ? completionLogprobs(tk, lp, offsets[index]!) : null;
+      if (logprobs) offsets[index]! += logprobs.tokens.reduce((n, t) => n + t.length, 0);
       return {
         id,
         object: 'text_completion',
         created,
         model,
-        choices: [{ index: 0, text, finish_reason: finish, logprobs }],
+        choices: [{ index, text, finish_reason: finish, logprobs }],
         usage,
       };
     };
     return this.stream<CompletionChunk>(
       prepared,
-      (t, lp) => [chunk(t, null, null, lp)],
-      (r, lp) => [chunk('', r.finishReason, usageOf(r), lp)],
-      echo ? chunk(echo, null, null) : null,
+      (t, lp, i) => [chunk(i, t, null, null, lp)],
+      (r, lp, i, usage) => [chunk(i, '', r.finishReason, usage, lp)],
+      echo ? Array.from({ length: norm.n }, (_, i) => chunk(i, echo, null, null)) : [],
     );
   }
 
@@ -518,6 +522,7 @@ export class LocalEngine implements Engine {
         eogIds,
         signal,
         persistPrefix,
+        isChat: true,
       };
     // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
     if (format.kind === 'harmony')
@@ -533,7 +538,24 @@ export class LocalEngine implements Engine {
     );
     const reasoning =
       format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
-    return { prompt: [...built.tokens], key, norm, stop, eogIds, signal, ...reasoning, visibleTokens, persistPrefix };
+    return {
+      prompt: [...built.tokens],
+      key,
+      norm,
+      stop,
+      eogIds,
+      signal,
+      ...reasoning,
+      visibleTokens,
+      persistPrefix,
+      isChat: true,
+    };
+  }
+
+  /** Positions a context shift keeps: the BOS token when the prompt starts with it (llama.cpp: n_keep + add_bos). */
+  private keptOnShift(prompt: readonly number[]): number {
+    const tk = this.parts.tokenizer;
+    return tk.addBos && tk.bosId !== null && prompt[0] === tk.bosId ? 1 : 0;
   }
 
   private checkFits(nTokens: number): void {
@@ -547,13 +569,13 @@ export class LocalEngine implements Engine {
     }
   }
 
-  /** Runs a prepared request in the queue; `onText` receives each safe text delta. */
+  /** Runs a prepared request's choices in the queue; `onText` receives each safe text delta with its choice. */
   private run(
     p: PreparedRequest,
-    onText: (text: string) => void,
+    onText: (text: string, index: number) => void,
     cancel?: AbortSignal,
     onToken?: GenerationInput['onToken'],
-  ): Promise<GenerationResult> {
+  ): Promise<GenerationResult[]> {
     this.queue.checkCapacity();
     const job = new AbortController();
     const parents = [p.signal, this.unloadController.signal, cancel].filter((s): s is AbortSignal => s !== undefined);
@@ -573,21 +595,27 @@ export class LocalEngine implements Engine {
       ...(p.norm.logprobs !== undefined ? { logprobs: p.norm.logprobs } : {}),
       ...(onToken ? { onToken } : {}),
       ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
+      ...((this.parts.contextShift ?? p.isChat === true)
+        ? { contextShift: { nKeep: this.keptOnShift(p.prompt) } }
+        : {}),
     };
-    const task = async (): Promise<GenerationResult> => {
+    const task = async (): Promise<GenerationResult[]> => {
       this.assertLoaded('request');
-      const constraint = p.compiled ? await this.grammar.constraint(p.compiled, p.eogIds) : undefined;
-      const gen = generate(this.ctx, this.parts.tokenizer, constraint ? { ...input, constraint } : input);
+      const compiled = p.compiled;
+      const constraints = compiled
+        ? await Promise.all(Array.from({ length: p.norm.n }, () => this.grammar.constraint(compiled, p.eogIds)))
+        : undefined;
+      const gen = generateChoices(this.ctx, this.parts.tokenizer, input, p.norm.n, constraints);
       try {
         for (;;) {
           const step = await gen.next();
           if (step.done) {
-            this.lastTtftMs = step.value.timings.timeToFirstTokenMs;
+            this.lastTtftMs = step.value[0]!.timings.timeToFirstTokenMs;
             if (this.persisted !== null && (p.persistPrefix ?? 0) > 0)
               await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
-          onText(step.value);
+          onText(step.value.text, step.value.index);
         }
       } finally {
         this.requests++;
@@ -606,41 +634,54 @@ export class LocalEngine implements Engine {
       });
   }
 
-  /** Starts a request whose output is a stream of chunks (first, deltas, then a final chunk with usage). */
+  /**
+   * Starts a request whose output is a stream of chunks: `first`, each choice's deltas (tagged with its index), then
+   * each choice's final chunks, the last of which carries the usage of all choices.
+   */
   private stream<T>(
     p: PreparedRequest,
-    delta: (text: string, logprobs: readonly PositionLogprobs[] | null) => T[],
-    final: (r: GenerationResult, logprobs: readonly PositionLogprobs[] | null) => T[],
-    first: T | null,
+    delta: (text: string, logprobs: readonly PositionLogprobs[] | null, index: number) => T[],
+    final: (
+      r: GenerationResult,
+      logprobs: readonly PositionLogprobs[] | null,
+      index: number,
+      usage: CompletionUsage | null,
+    ) => T[],
+    first: readonly T[],
   ): AsyncIterable<T> {
     this.queue.checkCapacity();
     const cancel = new AbortController();
     const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
-    if (first !== null) out.push(first);
+    for (const c of first) out.push(c);
     // The reader's abort ends the stream at once, even if chunks are still buffered.
     const onAbort = (): void => out.abort(new LlmError('aborted', 'request was aborted', { cause: p.signal?.reason }));
     p.signal?.addEventListener('abort', onAbort, { once: true });
     // Log-probabilities of the tokens behind each text delta travel in that delta's chunk (the rest in the last).
     const wantLp = p.norm.logprobs !== undefined;
-    let pending: PositionLogprobs[] = [];
-    const take = (): PositionLogprobs[] | null => {
+    const pending: PositionLogprobs[][] = Array.from({ length: p.norm.n }, () => []); // per choice
+    const take = (i: number): PositionLogprobs[] | null => {
       if (!wantLp) return null;
-      const lp = pending;
-      pending = [];
+      const lp = pending[i]!;
+      pending[i] = [];
       return lp;
     };
-    const onToken = wantLp ? (_id: number, lp: PositionLogprobs | null) => void (lp && pending.push(lp)) : undefined;
+    const onToken = wantLp
+      ? (_id: number, lp: PositionLogprobs | null, i: number) => void (lp && pending[i]!.push(lp))
+      : undefined;
     this.run(
       p,
-      (t) => {
-        for (const c of delta(t, take())) out.push(c);
+      (t, i) => {
+        for (const c of delta(t, take(i), i)) out.push(c);
       },
       cancel.signal,
       onToken,
     )
       .then(
-        (r) => {
-          for (const c of final(r, take())) out.push(c);
+        (results) => {
+          results.forEach((r, i) => {
+            const usage = i === results.length - 1 ? usageOf(results) : null;
+            for (const c of final(r, take(i), i, usage)) out.push(c);
+          });
           out.end();
         },
         (e: unknown) => out.fail(e),
@@ -658,11 +699,14 @@ export class LocalEngine implements Engine {
   }
 }
 
-function usageOf(r: GenerationResult): CompletionUsage {
+/** Usage of a request's choices: the prompt once (it is prefilled once), the completion tokens of every choice. */
+function usageOf(results: readonly GenerationResult[]): CompletionUsage {
+  const first = results[0]!;
+  const completion = results.reduce((sum, r) => sum + r.tokens.length, 0);
   return {
-    prompt_tokens: r.promptTokens,
-    completion_tokens: r.tokens.length,
-    total_tokens: r.promptTokens + r.tokens.length,
-    prompt_tokens_details: { cached_tokens: r.cachedTokens },
+    prompt_tokens: first.promptTokens,
+    completion_tokens: completion,
+    total_tokens: first.promptTokens + completion,
+    prompt_tokens_details: { cached_tokens: first.cachedTokens },
   };
 }

@@ -5,13 +5,14 @@
  */
 
 import type { BackendSelection } from '../backend/select-backend.js';
-import { isLlmError, throwIfAborted } from '../errors.js';
+import { isLlmError, LlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile } from '../gguf/types.js';
 import { type ByteSource, HttpByteSource, readManifest, splitPartUrls } from '../io/index.js';
 import { openPartsAsOne } from '../io/split-model.js';
 import type { ModelConfig } from '../model/config.js';
 import { activationBytes, type RunShape } from '../model/run-shape.js';
+import { describeLayers, kvLayersOf } from '../model/layer-spec.js';
 import type { ModelInput } from './engine.js';
 
 /** First range read for a remote header (the parser grows it geometrically when the header is larger). */
@@ -86,13 +87,19 @@ export async function checkMemoryPlan(
     }
   ).memoryLimits;
   if (!limits) return;
+  const native = limits.kvBytesPerElement === 2 ? 'f16' : 'f32';
+  if (shape.kvType !== undefined && shape.kvType !== native) {
+    throw new LlmError(
+      'unsupported-type',
+      `planning GPU memory: the WebGPU backend stores KV as ${native} on this device and cannot store kvType '${shape.kvType}' yet`,
+      { details: { kvType: shape.kvType, supported: [native] } },
+    );
+  }
   const { planMemory } = await import('../backend/webgpu/memory-plan.js');
   planMemory(
     {
       tensors: gguf.tensors,
-      nLayers: config.nLayers,
-      nKvHeads: config.nKvHeads,
-      headDim: config.headDim,
+      kvLayers: kvLayersOf(describeLayers(config)),
       contextLength: shape.contextLength,
       nSlots: shape.nSlots,
       kvBytesPerElement: limits.kvBytesPerElement,

@@ -27,6 +27,17 @@ export interface ChatToolCall {
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
+/**
+ * One fragment of a streamed call. The first fragment of an `index` carries `id`, `type` and the function's `name`;
+ * the `arguments` of all fragments of an index, in order, concatenate to the call's arguments.
+ */
+export interface ChatToolCallDelta {
+  readonly index: number;
+  readonly id?: string;
+  readonly type?: 'function';
+  readonly function: { readonly name?: string; readonly arguments: string };
+}
+
 /** One message of a conversation. */
 export interface ChatMessage {
   readonly role: ChatRole;
@@ -46,7 +57,10 @@ export interface ChatMessage {
 export interface SamplingRequest extends SamplingOptions {
   /** OpenAI's newer name for `max_tokens` (same meaning; when both are given they must be equal). */
   readonly max_completion_tokens?: number;
-  /** Only 1 is supported. */
+  /**
+   * Choices to generate, 1…8 (default 1). The prompt is prefilled once and the choices decode together; choice i
+   * samples with `seed + i`, so a seeded request is reproducible and its choices differ.
+   */
   readonly n?: number;
   /** Accepted for OpenAI compatibility; no effect locally. */
   readonly user?: string;
@@ -187,8 +201,8 @@ export interface ChatCompletionChunk {
       readonly role?: 'assistant';
       readonly content?: string;
       readonly reasoning_content?: string;
-      /** Calls, by `index`; the fragments of one index concatenate to the call (here each call comes whole). */
-      readonly tool_calls?: (ChatToolCall & { readonly index: number })[];
+      /** Call fragments, by `index`, sent as the model writes the call (see `ChatToolCallDelta`). */
+      readonly tool_calls?: ChatToolCallDelta[];
     };
     readonly finish_reason: FinishReason | null;
     readonly logprobs: ChatLogprobs | null;

@@ -103,6 +103,8 @@ const COMPLETION_NO_OP_FIELDS: Readonly<
 /** Settings of a request after validation. */
 export interface NormalizedRequest extends NormalizedSampling {
   readonly stream: boolean;
+  /** Choices to generate (1…8): one prefill, decoded together; choice i draws with seed + i. */
+  readonly n: number;
   /** Alternatives per position when log-probabilities are asked for; undefined = none. */
   readonly logprobs?: number;
   /** The output constraint (`response_format` JSON modes or `grammar`), if any. */
@@ -110,6 +112,9 @@ export interface NormalizedRequest extends NormalizedSampling {
   /** The request field the constraint came from (for error messages). */
   readonly grammarField?: string;
 }
+
+/** Most choices one request may ask for (`n`). */
+const MAX_CHOICES = 8;
 
 function topCount(field: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TOP_LOGPROBS)
@@ -160,7 +165,9 @@ function normalizeSampling(
   vocabSize: number,
 ): NormalizedRequest {
   if (req === null || typeof req !== 'object') invalidField('request', req, 'an object');
-  if (req.n !== undefined && req.n !== null && req.n !== 1) invalidField('n', req.n, '1 (one choice per request)');
+  const n = req.n ?? 1;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_CHOICES)
+    invalidField('n', req.n, `an integer 1…${MAX_CHOICES} (choices per request)`);
   if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean')
     invalidField('stream', req.stream, 'a boolean');
   if (req.signal !== undefined && !(typeof req.signal === 'object' && req.signal !== null && 'aborted' in req.signal))
@@ -171,7 +178,7 @@ function normalizeSampling(
   const g = spec ? { grammar: spec, grammarField: spec.kind === 'grammar' ? 'grammar' : 'response_format' } : {};
   const mct = req.max_completion_tokens;
   if (mct === undefined || mct === null)
-    return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true, ...g };
+    return { ...normalizeSamplingOptions(req, vocabSize), stream: req.stream === true, n, ...g };
   if (req.max_tokens !== undefined && req.max_tokens !== null && req.max_tokens !== mct) {
     invalidField('max_completion_tokens', mct, `equal to max_tokens (${String(req.max_tokens)}) when both are given`);
   }
@@ -179,6 +186,7 @@ function normalizeSampling(
     return {
       ...normalizeSamplingOptions({ ...req, max_tokens: mct as number }, vocabSize),
       stream: req.stream === true,
+      n,
       ...g,
     };
   } catch (e) {

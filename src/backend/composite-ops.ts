@@ -45,43 +45,48 @@ export abstract class CompositeOps {
   abstract moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
   abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
 
-  /** normed = rmsNorm(x) once; then each projection's out = normed · weightᵀ (+ bias). */
+  abstract scale(x: Activation, s: number, n: number): void;
+
+  /** normed = rmsNorm(x) once (x itself without a norm); then each projection's out = normed · weightᵀ (+ bias). */
   normMatmul(
     normed: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     projections: readonly Projection[],
     n: number,
   ): void {
-    this.rmsNorm(normed, x, norm.weight, norm.eps, n); // normed [n, cols]
+    if (norm) this.rmsNorm(normed, x, norm.weight, norm.eps, n); // normed [n, cols]
+    const src = norm ? normed : x;
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]; // indexed: no iterator per call (the decode loop allocates nothing)
-      this.matmul(p.out, normed, p.weight, n, p.bias); // out [n, weight.nRows]
+      this.matmul(p.out, src, p.weight, n, p.bias); // out [n, weight.nRows]
     }
   }
 
-  /** scratch = input · wᵀ (+ bias), post-normed when asked; x += scratch. */
+  /** scratch = input · wᵀ (+ bias), post-normed and scaled when asked; x += scratch. */
   matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
     const s = options.scratch;
     this.matmul(s, input, w, n, options.bias); // scratch [n, w.nRows]
     if (options.postNorm) this.rmsNorm(s, s, options.postNorm.weight, options.postNorm.eps, n);
+    if (options.scale !== 1) this.scale(s, options.scale, n);
     this.add(x, x, s, n);
   }
 
-  /** out = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), through the scratch buffers. */
+  /** out = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ) (x itself without a norm), through the scratch buffers. */
   gatedFfn(
     out: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     gate: Weight,
     up: Weight,
     n: number,
     act: GluActivation,
     scratch: GluScratch,
   ): void {
-    this.rmsNorm(scratch.normed, x, norm.weight, norm.eps, n); // normed [n, cols]
-    this.matmul(scratch.gate, scratch.normed, gate, n); // gate [n, ffn]
-    this.matmul(scratch.up, scratch.normed, up, n); // up [n, ffn]
+    if (norm) this.rmsNorm(scratch.normed, x, norm.weight, norm.eps, n); // normed [n, cols]
+    const src = norm ? scratch.normed : x;
+    this.matmul(scratch.gate, src, gate, n); // gate [n, ffn]
+    this.matmul(scratch.up, src, up, n); // up [n, ffn]
     this.glu(out, scratch.gate, scratch.up, n, act); // out = act(gate) · up
   }
 

@@ -10,10 +10,14 @@
  *   `matmul` computes `out[n, nRows] = x[n, rowLength] · Wᵀ`.
  * - A step is `beginStep` … ops … `endStep`. Ops may be recorded (WebGPU) or run at once (CPU); only `read*`,
  *   `argmax` and `topK` return results, as promises, and they see every op issued before them.
- * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`.
+ * - Positions in a step are contiguous: token i of the step is at position `startPos + i` of sequence `slot`. A step of
+ *   several sequences (one row each, `n` choices decoding together) runs the row-wise ops over all rows and the
+ *   per-sequence ops (rope, KV store, attention) once per sequence after `setSequence`.
  */
 
 import type { GgmlType } from '../gguf/types.js';
+import type { KvShift } from './kv-shift.js';
+import type { KvType } from './kv-type.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -40,22 +44,48 @@ export interface Activation {
   readonly cols: number;
 }
 
-/** Static KV cache geometry, allocated once for the context length. */
-export interface KvCacheSpec {
-  readonly nLayers: number;
-  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
-  readonly nSlots: number;
-  readonly contextLength: number;
+/** KV geometry of one layer; `nKvHeads` 0 = the layer stores no KV of its own (nothing is allocated for it). */
+export interface KvLayerSpec {
   readonly nKvHeads: number;
+  /** Width of one K (and V) head. */
   readonly headDim: number;
 }
 
 /**
+ * Static KV cache geometry, allocated once for the context length. Layers may differ (per-layer KV head counts and
+ * head sizes): layer l stores rows of `layers[l].nKvHeads · layers[l].headDim` values.
+ */
+export interface KvCacheSpec {
+  /** Independent sequences (conversations), each with its own `contextLength` cells per layer. */
+  readonly nSlots: number;
+  readonly contextLength: number;
+  /** One record per layer, layer 0 first (the layer count is `layers.length`). */
+  readonly layers: readonly KvLayerSpec[];
+  /**
+   * Element type of K and V (llama.cpp `-ctk`/`-ctv`); default: the backend's own (f32 on cpu and wasm, f16 or f32 on
+   * WebGPU as its shader path). A backend that cannot store a type throws `LlmError('unsupported-type')`.
+   */
+  readonly kvType?: KvType;
+}
+
+/**
+ * Recurrent state geometry (short-convolution layers), allocated once: per sequence slot and layer, `layerSizes[l]`
+ * f32 values (0 for layers without recurrent state). Unlike KV it is not indexed by position: it always describes
+ * the sequence after its last evaluated token, so it is copied or restored whole, never truncated.
+ */
+export interface RecurrentStateSpec {
+  readonly nSlots: number;
+  /** f32 values of state per slot for each layer ([nLayers]). */
+  readonly layerSizes: readonly number[];
+}
+
+/**
  * KV rows of one slot as raw bytes, for persisting a prompt prefix: for each layer, the K rows then the V rows of
- * positions 0 … nPositions−1 (`nKvHeads·headDim` values each), little-endian `elementType` values.
+ * positions 0 … nPositions−1 (that layer's `nKvHeads·headDim` values each, `kvRowBytes` bytes), little-endian.
  */
 export interface KvRows {
-  readonly elementType: 'f32' | 'f16';
+  /** The cache's KV type; block types hold ggml blocks (`block_q8_0`, `block_q4_0`) of each row. */
+  readonly elementType: KvType;
   readonly nPositions: number;
   readonly data: Uint8Array;
 }
@@ -144,6 +174,8 @@ export interface ResidualOptions {
   readonly bias: Weight | null;
   /** RMSNorm of the product before it is added (gemma2/3 post-norms), or null. */
   readonly postNorm: RmsNormWeight | null;
+  /** Multiplier of the (post-normed) product before it is added (granite's residual scale); 1 = none. */
+  readonly scale: number;
   /** [maxRows ≥ n, w.nRows] buffer the default composition computes the product in; not `x` or the input. */
   readonly scratch: Activation;
 }
@@ -220,11 +252,20 @@ export interface Ops {
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
-  /** Allocates (or reallocates) the KV cache; contents start as zeros. */
-  createKvCache(spec: KvCacheSpec): void;
+  /**
+   * Allocates (or reallocates) the KV cache; contents start as zeros. Returns the element type it stores
+   * (`spec.kvType`, or the backend's default).
+   */
+  createKvCache(spec: KvCacheSpec): KvType;
 
   /** Starts a step: makes the batch's token ids and positions visible to the ops that follow. */
   beginStep(batch: StepBatch): void;
+  /**
+   * Within a step, points the per-sequence ops that follow (`rope`, `storeKv`, `ropeStoreKv`, `attention`) at
+   * sequence `slot` with row 0 of their activations at position `startPos` (a step of several sequences issues them
+   * once per sequence on that sequence's rows); the step's token ids are unchanged.
+   */
+  setSequence(slot: number, startPos: number): void;
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
   /**
@@ -275,33 +316,40 @@ export interface Ops {
   scale(x: Activation, s: number, n: number): void;
   /** x = cap · tanh(x / cap) in place (gemma2 final-logit soft-capping). */
   softcap(x: Activation, cap: number, n: number): void;
-  /** out[0 … n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head). */
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void;
+  /**
+   * out[dstRow … dstRow+n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head); `dstRow` defaults to 0.
+   * When out is x the two ranges must not overlap.
+   */
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow?: number): void;
   /*
    * Compound steps. `CompositeOps` (backend/composite-ops.ts) composes each from the primitives above; a backend
    * with fused kernels overrides it and falls back to that composition where its kernels do not apply.
    */
   /**
-   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias). `normed`
-   * ([maxRows ≥ n, x.cols], not x) may receive rmsNorm(x); x itself is never modified. No out may be x or normed.
+   * Normalises x once and projects it: for each projection, out = rmsNorm(x) · weightᵀ (+ bias); with `norm` null,
+   * out = x · weightᵀ (+ bias) (olmo2's blocks have no pre-norm). `normed` ([maxRows ≥ n, x.cols], not x) may
+   * receive rmsNorm(x); x itself is never modified. No out may be x or normed.
    */
   normMatmul(
     normed: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     projections: readonly Projection[],
     n: number,
   ): void;
-  /** Residual add of a projection: x[n, w.nRows] += postNorm(input · wᵀ + bias). `options.scratch` may be overwritten. */
+  /**
+   * Residual add of a projection: x[n, w.nRows] += scale · postNorm(input · wᵀ + bias). `options.scratch` may be
+   * overwritten.
+   */
   matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void;
   /**
-   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ).
-   * The scratch buffers may be overwritten; `out` must be none of them and not x.
+   * Gated FFN up to its down projection: out[n, gate.nRows] = act(rmsNorm(x) · gateᵀ) · (rmsNorm(x) · upᵀ), or of
+   * x itself when `norm` is null. The scratch buffers may be overwritten; `out` must be none of them and not x.
    */
   gatedFfn(
     out: Activation,
     x: Activation,
-    norm: RmsNormWeight,
+    norm: RmsNormWeight | null,
     gate: Weight,
     up: Weight,
     n: number,
@@ -315,6 +363,13 @@ export interface Ops {
   moeFfn(x: Activation, norm: RmsNormWeight, step: MoeStep, n: number): void;
   /** `rope(q)`, `rope(k)` (same params, in place), then `storeKv(layer, k, v)`. */
   ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void;
+  /**
+   * Short gated convolution of the step's tokens (lfm2), from bcx = in_proj(x) ([n, 3·C] as B | C | x blocks of C
+   * columns): out[i, c] = C[i, c] · Σ_k kernel[c, k] · w[i + k, c] over the window w = [state ‖ B·x] of
+   * (kernel.rowLength − 1) + n rows, kernel [C rows, taps]. The state of `layer` in the step's slot (its last taps − 1
+   * window rows, [taps − 1, C]) is read, then replaced by the window's last rows; at startPos 0 it reads as zeros.
+   */
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 
@@ -325,6 +380,19 @@ export interface Ops {
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
 
+  /**
+   * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions
+   * [nKeep, nKeep+nDiscard), moves the later ones down and re-rotates their keys in place. Resolves when done.
+   */
+  shiftKv(slot: number, shift: KvShift): Promise<void>;
+  /** Allocates the recurrent state of every slot (only called for models with recurrent layers); contents are zeros. */
+  createRecurrentState(spec: RecurrentStateSpec): void;
+  /** Copies every layer's recurrent state of one slot to another (n > 1, prompt-cache reuse). */
+  copyRecurrentState(srcSlot: number, dstSlot: number): void;
+  /** Reads every layer's recurrent state of `slot`, layer after layer ([Σ layerSizes] f32): a prompt-cache snapshot. */
+  readRecurrentState(slot: number): Promise<Float32Array>;
+  /** Overwrites every layer's recurrent state of `slot` with what `readRecurrentState` returned. */
+  writeRecurrentState(slot: number, state: Float32Array): void;
   /** Copies positions 0 … nPositions−1 of every layer from one slot to another (prompt-cache reuse). */
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void;
   /** Optional: reads positions 0 … nPositions−1 of every layer's K and V of `slot` (prompt-cache persistence). */

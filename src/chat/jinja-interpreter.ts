@@ -29,6 +29,8 @@ import {
 } from './jinja-extensions.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
+import { COERCED_TO_STRING, NONE_FILTERS, UNDEFINED_FILTERS } from './jinja-filter-defaults.js';
+import { describeStatement } from './template-node-text.js';
 
 type Program = Parameters<Interpreter['run']>[0];
 /** An AST node (the fields read here). */
@@ -47,51 +49,6 @@ export class TemplateBudgetError extends Error {}
 // The private evaluation methods of the base class, called on `this`.
 type Base = Record<string, (this: unknown, ...args: unknown[]) => JValue>;
 const base = Interpreter.prototype as unknown as Base;
-
-const UNDEFINED_FILTERS: Record<string, 'array' | 'string' | 'int' | 'undefined'> = {
-  capitalize: 'string',
-  first: 'undefined',
-  items: 'array',
-  join: 'string',
-  last: 'undefined',
-  length: 'int',
-  list: 'array',
-  lower: 'string',
-  map: 'array',
-  max: 'undefined',
-  min: 'undefined',
-  reject: 'array',
-  rejectattr: 'array',
-  replace: 'string',
-  reverse: 'array',
-  safe: 'string',
-  select: 'array',
-  selectattr: 'array',
-  sort: 'array',
-  string: 'string',
-  strip: 'string',
-  sum: 'int',
-  title: 'string',
-  truncate: 'string',
-  unique: 'array',
-  upper: 'string',
-  wordcount: 'int',
-  count: 'int',
-  trim: 'string',
-};
-/** Filters whose non-string input llama.cpp turns into its string form first. */
-const COERCED_TO_STRING = new Set(['capitalize', 'lower', 'replace', 'strip', 'trim', 'title', 'upper', 'wordcount']);
-const NONE_FILTERS: Record<string, 'array' | 'None'> = {
-  items: 'array',
-  map: 'array',
-  reject: 'array',
-  rejectattr: 'array',
-  select: 'array',
-  selectattr: 'array',
-  unique: 'array',
-  string: 'None',
-  safe: 'None',
-};
 
 /** Options of one render. */
 export interface ChatInterpreterOptions {
@@ -138,7 +95,7 @@ export class ChatInterpreter extends Interpreter {
   where(): { construct?: string; line?: number } {
     for (let i = this.stack.length - 1; i >= 0; i--) {
       const line = this.opts.lines?.get(this.stack[i]);
-      if (line !== undefined) return { construct: describe(this.stack[i]), line };
+      if (line !== undefined) return { construct: describeStatement(this.stack[i]), line };
     }
     return {};
   }
@@ -302,7 +259,10 @@ export class ChatInterpreter extends Interpreter {
     } catch (e) {
       // the innermost located statement names where a failure happened (the stack unwinds before run() sees it)
       if (tracked && typeof e === 'object' && e !== null && !(LOCATION in e)) {
-        (e as Record<symbol, unknown>)[LOCATION] = { construct: describe(node), line: this.opts.lines?.get(node) };
+        (e as Record<symbol, unknown>)[LOCATION] = {
+          construct: describeStatement(node),
+          line: this.opts.lines?.get(node),
+        };
       }
       throw e;
     } finally {
@@ -312,50 +272,6 @@ export class ChatInterpreter extends Interpreter {
 }
 
 const LOCATION = Symbol('template-location');
-
-/** A short text naming a statement (for error messages). */
-function describe(n: Node): string {
-  switch (n.type) {
-    case 'For':
-      return `for … in ${exprText(n.iterable)}`;
-    case 'If':
-      return `if ${exprText(n.test)}`;
-    case 'SetStatement':
-    case 'Set':
-      return `set ${exprText(n.assignee)}`;
-    case 'Macro':
-      return `macro ${exprText(n.name)}`;
-    default:
-      return `{{ ${exprText(n)} }}`;
-  }
-}
-
-function exprText(n: Node | undefined, depth = 0): string {
-  if (!n || depth > 6) return '…';
-  switch (n.type) {
-    case 'Identifier':
-      return String(n.value);
-    case 'IntegerLiteral':
-    case 'FloatLiteral':
-      return String(n.value);
-    case 'StringLiteral':
-      return JSON.stringify(n.value).slice(0, 40);
-    case 'MemberExpression':
-      return n.computed
-        ? `${exprText(n.object, depth + 1)}[${exprText(n.property, depth + 1)}]`
-        : `${exprText(n.object, depth + 1)}.${exprText(n.property, depth + 1)}`;
-    case 'CallExpression':
-      return `${exprText(n.callee, depth + 1)}(${(n.args as Node[]).map((a) => exprText(a, depth + 1)).join(', ')})`;
-    case 'FilterExpression':
-      return `${exprText(n.operand, depth + 1)} | ${exprText(n.filter, depth + 1)}`;
-    case 'BinaryExpression':
-      return `${exprText(n.left, depth + 1)} ${n.operator?.value ?? '?'} ${exprText(n.right, depth + 1)}`;
-    case 'SelectExpression':
-      return `${exprText(n.lhs, depth + 1)} if ${exprText(n.test, depth + 1)}`;
-    default:
-      return n.type;
-  }
-}
 
 function emptyOf(kind: 'array' | 'string' | 'int' | 'undefined'): JValue {
   const rt = jinjaRuntime();

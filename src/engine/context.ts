@@ -6,7 +6,7 @@
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
-import type { Transformer, LogitsWanted } from '../model/model.js';
+import type { LogitsWanted, SequenceToken, Transformer } from '../model/model.js';
 import { KvCache } from './kv-cache.js';
 import { PromptCache, type PromptCacheStats } from './prompt-cache.js';
 
@@ -108,7 +108,15 @@ export class Context {
     this.nSlots = options.nSlots;
     this.batchSize = Math.max(1, options.batchSize ?? 512);
     this.kv = new KvCache(options.nSlots, options.contextLength);
-    this.cache = new PromptCache(this.kv, (src, dst, n) => transformer.copySlot(src, dst, n), options.cacheTokenBudget);
+    const states = transformer.hasRecurrentState
+      ? { read: (slot: number) => transformer.readState(slot), write: transformer.writeState.bind(transformer) }
+      : null;
+    this.cache = new PromptCache(
+      this.kv,
+      (src, dst, n) => transformer.copySlot(src, dst, n),
+      options.cacheTokenBudget,
+      states,
+    );
   }
 
   /** Tokens per step of the transformer. */
@@ -136,6 +144,7 @@ export class Context {
         );
       }
       const t0 = nowMs();
+      this.cache.beginWrite(seg.slot); // a recurrent state is unknown until the caller records what was written
       let tokens: Int32Array; // [n] token ids
       if (seg.tokens.length === 1) {
         this.oneToken[0] = seg.tokens[0]!;
@@ -161,6 +170,18 @@ export class Context {
         this.timers.decodeMs += ms;
       }
     }
+  }
+
+  /**
+   * One decode step of several sequences together (`Transformer.evalRows`: one token per slot, every row's logits
+   * kept); counted as `rows.length` decoded tokens.
+   */
+  async decodeRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'decode');
+    const t0 = nowMs();
+    await this.transformer.evalRows(rows, signal);
+    this.timers.decodeTokens += rows.length;
+    this.timers.decodeMs += nowMs() - t0;
   }
 
   /**

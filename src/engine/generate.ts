@@ -3,14 +3,20 @@
  * and evaluate one token at a time until an end-of-generation token, a stop string, `maxTokens` or the end of the
  * context. Text is streamed through the tokenizer's UTF-8-safe stream decoder and the stop matcher, so a partial
  * character or a stop string is never emitted.
+ *
+ * With n choices (`generateChoices`) the prompt is prefilled once, its KV copied into a slot per choice, and the live
+ * choices decode together: one `evalRows` step per token for all of them (weights read once), each choice sampling
+ * from its own row with its own seed (`seed + index`). More choices than the model has slots run in groups.
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
+import type { SequenceToken, Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { ChoiceRun, choiceSeed, type FinishReason } from './choice-run.js';
 import { nowMs, type Context } from './context.js';
-import { positionLogprobs, type PositionLogprobs } from './generate-logprobs.js';
-import { Sampler, type ReadbackRoute, type SamplingParams, type TokenMask } from './sampler.js';
-import { StopMatcher } from './stop.js';
+import type { PositionLogprobs } from './generate-logprobs.js';
+import { Sampler, type LogitSource, type ReadbackRoute, type SamplingParams, type TokenMask } from './sampler.js';
+import type { SlotLease } from './prompt-cache.js';
 
 /** Longest stretch of decoding, ms, without letting queued tasks (an abort message) run. */
 const YIELD_INTERVAL_MS = 8;
@@ -44,8 +50,8 @@ export interface GenerationInput {
   readonly signal?: AbortSignal;
   /** Report log-probabilities with this many alternatives per position (0–20); absent = none. */
   readonly logprobs?: number;
-  /** Called for each generated token (EOG excluded) with its log-probabilities when asked. */
-  readonly onToken?: (id: number, logprobs: PositionLogprobs | null) => void;
+  /** Called for each generated token (EOG excluded) with its log-probabilities when asked, and its choice's index. */
+  readonly onToken?: (id: number, logprobs: PositionLogprobs | null, index: number) => void;
   /**
    * Special tokens shown in the text as their marker (an output parser needs them: `<think>`, harmony channel
    * markers), although special tokens are otherwise not rendered.
@@ -53,6 +59,11 @@ export interface GenerationInput {
   readonly visibleTokens?: ReadonlyMap<number, string>;
   /** Restricts which tokens may be sampled (a grammar); generation stops when it is complete. */
   readonly constraint?: TokenConstraint;
+  /**
+   * Context shift (llama.cpp `--context-shift`): when the context is full, keep the first `nKeep` positions, drop
+   * half of the rest and go on (the transformer re-rotates the kept keys in place). Absent: stop with 'length'.
+   */
+  readonly contextShift?: { readonly nKeep: number };
 }
 
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
@@ -66,9 +77,6 @@ export interface TokenConstraint {
   /** Frees the constraint's state (called once generation ends). */
   dispose?(): void;
 }
-
-/** Why generation ended (OpenAI `finish_reason`). */
-type FinishReason = 'stop' | 'length';
 
 /** Timing of one generation, in milliseconds. */
 interface GenerationTimings {
@@ -106,48 +114,164 @@ export async function* generate(
   tokenizer: Pick<Tokenizer, 'createStreamDecoder'>,
   input: GenerationInput,
 ): AsyncGenerator<string, GenerationResult, void> {
+  const { constraint, ...rest } = input;
+  const gen = generateChoices(ctx, tokenizer, rest, 1, constraint ? [constraint] : undefined);
+  try {
+    for (;;) {
+      const step = await gen.next();
+      if (step.done) return step.value[0]!;
+      yield step.value.text;
+    }
+  } finally {
+    await gen.return([]);
+  }
+}
+
+/** A text delta of one choice. */
+export interface ChoiceDelta {
+  readonly index: number;
+  readonly text: string;
+}
+
+/**
+ * Runs `n` choices of one generation (prompt prefilled once, choices decoded together); yields each choice's text
+ * deltas and returns the results by choice index. `constraints`, when given, holds one grammar matcher per choice.
+ * Throws `LlmError('aborted')` when `signal` fires.
+ */
+export async function* generateChoices(
+  ctx: Context,
+  tokenizer: Pick<Tokenizer, 'createStreamDecoder'>,
+  input: Omit<GenerationInput, 'constraint'>,
+  n: number,
+  constraints?: readonly TokenConstraint[],
+): AsyncGenerator<ChoiceDelta, GenerationResult[], void> {
   const t0 = nowMs();
   const { prompt, signal } = input;
-  if (prompt.length === 0)
-    throw new LlmError('invalid-request', 'generate: the prompt is empty; give at least one token', {
-      details: { field: 'prompt' },
-    });
-  if (prompt.length >= ctx.contextLength) {
-    throw new LlmError(
-      'context-overflow',
-      `generate: the prompt has ${prompt.length} tokens but the context holds ${ctx.contextLength}; shorten it, use truncate: 'history', or load with a larger contextLength`,
-      {
-        details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
-      },
-    );
+  try {
+    if (prompt.length === 0)
+      throw new LlmError('invalid-request', 'generate: the prompt is empty; give at least one token', {
+        details: { field: 'prompt' },
+      });
+    if (prompt.length >= ctx.contextLength) {
+      throw new LlmError(
+        'context-overflow',
+        `generate: the prompt has ${prompt.length} tokens but the context holds ${ctx.contextLength}; shorten it, use truncate: 'history', or load with a larger contextLength`,
+        {
+          details: { promptTokens: prompt.length, contextLength: ctx.contextLength },
+        },
+      );
+    }
+    // Let an abort already posted to this thread (a worker's abort-signal port) arrive before any work starts.
+    if (signal) await yieldToEventLoop();
+    throwIfAborted(signal, 'generation');
+    const group = Math.max(1, Math.min(n, ctx.transformer.maxSequenceRows, ctx.nSlots));
+    const results: GenerationResult[] = [];
+    for (let first = 0; first < n; first += group) {
+      const indices = Array.from({ length: Math.min(group, n - first) }, (_, i) => first + i);
+      const gen = runGroup(ctx, tokenizer, input, indices, constraints, t0);
+      for (;;) {
+        const step = await gen.next();
+        if (step.done) {
+          results.push(...step.value);
+          break;
+        }
+        yield step.value;
+      }
+    }
+    return results;
+  } catch (e) {
+    if (signal?.aborted && !(e instanceof LlmError && e.code === 'aborted')) {
+      throw new LlmError('aborted', 'generation was aborted', { cause: signal.reason });
+    }
+    throw e;
+  } finally {
+    for (const c of constraints ?? []) c.dispose?.();
   }
-  // Let an abort already posted to this thread (a worker's abort-signal port) arrive before any work starts.
-  if (signal) await yieldToEventLoop();
-  throwIfAborted(signal, 'generation');
-  const wantLogprobs = input.logprobs !== undefined;
-  const constraint = input.constraint;
-  const sampler = new Sampler(input.sampling, ctx.transformer.config.vocabSize, {
-    fullRow: wantLogprobs || constraint !== undefined,
-  });
-  const logprobs: PositionLogprobs[] = [];
-  const lease = ctx.cache.acquire(input.cacheKey, prompt);
-  const decoder = tokenizer.createStreamDecoder();
-  const stopper = new StopMatcher(input.stop);
-  const history = prompt.slice();
-  const generated: number[] = [];
-  let text = '';
-  let finishReason: FinishReason = 'length';
+}
+
+/**
+ * Makes room for `run`'s next token when the context is full, by llama.cpp's context shift: keep the first `nKeep`
+ * positions, drop half of the rest (n_discard = n_left / 2), re-rotate the kept keys in place; the prompt cache keeps
+ * only the cells before the dropped range. False when the request or the model cannot shift (recurrent state).
+ */
+async function shiftContext(ctx: Context, run: ChoiceRun, lease: SlotLease): Promise<boolean> {
+  const shift = run.contextShift;
+  const t = ctx.transformer;
+  if (!shift || !t.shiftContext || t.hasRecurrentState) return false;
+  const nPast = run.lastPos; // positions 0 … lastPos−1 hold KV
+  const nDiscard = Math.floor((nPast - shift.nKeep) / 2);
+  if (nDiscard < 1) return false;
+  await t.shiftContext(lease.slot, shift.nKeep, nDiscard, nPast);
+  ctx.cache.shifted(lease, shift.nKeep);
+  run.shifted(nDiscard);
+  return true;
+}
+
+/** Row `row` of the transformer's last step as a `LogitSource` (undefined: the last evaluated token). */
+function rowSource(t: Transformer, row: number | undefined): LogitSource {
+  return { readLogits: () => t.readLogits(row), argmax: () => t.argmax(row), topK: (k) => t.topK(k, row) };
+}
+
+/** One group of choices sharing a prefill: the slots are leased, filled, decoded together and released. */
+async function* runGroup(
+  ctx: Context,
+  tokenizer: Pick<Tokenizer, 'createStreamDecoder'>,
+  input: Omit<GenerationInput, 'constraint'>,
+  indices: readonly number[],
+  constraints: readonly TokenConstraint[] | undefined,
+  t0: number,
+): AsyncGenerator<ChoiceDelta, GenerationResult[], void> {
+  const { prompt, signal } = input;
+  const fullRow = input.logprobs !== undefined || constraints !== undefined;
+  const vocab = ctx.transformer.config.vocabSize;
+  const runs = indices.map(
+    (i) =>
+      new ChoiceRun(
+        i,
+        input,
+        new Sampler({ ...input.sampling, seed: choiceSeed(input.sampling.seed, i) }, vocab, { fullRow }),
+        tokenizer.createStreamDecoder(),
+        constraints?.[i],
+      ),
+  );
+  const leases: SlotLease[] = [];
   let prefillMs = 0;
   let decodeMs = 0;
   let ttft = 0;
   try {
-    // Prefill the uncached tail; its KV is recorded only once completely written.
-    const tail = prompt.slice(lease.reused);
+    // Prefill the uncached tail once; its KV is recorded only once completely written. Recurrent models stop their
+    // prefill where the prompt leaves a cached prefix and snapshot their state there (and at the prompt's end), so
+    // the next prompt sharing either resumes from it (measured before the lease cuts it).
+    const split = ctx.cache.isRecurrent ? ctx.cache.sharedPrefix(input.cacheKey, prompt) : 0;
+    leases.push(ctx.cache.acquire(input.cacheKey, prompt));
+    const lead = leases[0]!;
     const tp = nowMs();
-    await ctx.decode([{ slot: lease.slot, startPos: lease.reused, tokens: tail, logits: 'last' }], 'prefill', signal);
-    ctx.cache.append(lease, tail);
+    const pieces =
+      split > lead.reused
+        ? [
+            [lead.reused, split],
+            [split, prompt.length],
+          ]
+        : [[lead.reused, prompt.length]];
+    for (const [from, to] of pieces) {
+      const piece = prompt.slice(from, to);
+      const logits = to === prompt.length ? 'last' : 'none';
+      await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
+      ctx.cache.append(lead, piece);
+      await ctx.cache.snapshot(lead);
+    }
+    // Every other choice starts from a copy of the prompt's KV.
+    for (let i = 1; i < runs.length; i++) {
+      const lease = ctx.cache.acquire(input.cacheKey, prompt);
+      leases.push(lease);
+      ctx.transformer.copySlot(lead.slot, lease.slot, prompt.length);
+      ctx.cache.append(lease, prompt.slice(lease.reused));
+    }
     prefillMs = nowMs() - tp;
 
+    // The first token of every choice comes from the prompt's logits.
+    let sources = runs.map(() => rowSource(ctx.transformer, undefined));
+    let stepping = runs;
     let lastYield = nowMs();
     for (;;) {
       // Backends whose steps settle as microtasks (WASM) would otherwise starve the task queue, so an abort message
@@ -157,68 +281,54 @@ export async function* generate(
         lastYield = nowMs();
       }
       throwIfAborted(signal, 'generation');
-      const mask = constraint ? await constraint.nextMask() : null;
-      const token = await sampler.sample(ctx.transformer, history, mask ?? undefined);
-      if (generated.length === 0) ttft = nowMs() - t0;
-      if (input.eogIds.has(token)) {
-        finishReason = 'stop';
-        break;
+      const rows: SequenceToken[] = [];
+      const next: ChoiceRun[] = [];
+      for (let i = 0; i < stepping.length; i++) {
+        const run = stepping[i]!;
+        const token = await run.sample(sources[i]!);
+        if (ttft === 0) ttft = nowMs() - t0;
+        const text = run.take(token, ctx.contextLength);
+        if (text) yield { index: run.index, text };
+        if (!run.live) continue;
+        const lease = leases[runs.indexOf(run)]!;
+        if (run.lastPos + 1 >= ctx.contextLength && !(await shiftContext(ctx, run, lease))) {
+          const tail = run.cutAtContext();
+          if (tail) yield { index: run.index, text: tail };
+          continue;
+        }
+        rows.push({ slot: lease.slot, pos: run.lastPos, token });
+        next.push(run);
       }
-      let lp: PositionLogprobs | null = null;
-      if (wantLogprobs && sampler.lastRow) {
-        lp = positionLogprobs(sampler.lastRow, token, input.logprobs ?? 0);
-        logprobs.push(lp);
-      }
-      input.onToken?.(token, lp);
-      const accepted = constraint ? constraint.accept(token) : true;
-      generated.push(token);
-      history.push(token);
-      const marker = input.visibleTokens?.get(token);
-      const r = stopper.push(marker !== undefined ? decoder.flush() + marker : decoder.push(token));
-      if (r.text) {
-        text += r.text;
-        yield r.text;
-      }
-      if (r.stopped || !accepted || (constraint?.isTerminated() ?? false)) {
-        finishReason = 'stop';
-        break;
-      }
-      // The token would be evaluated at `pos`. Prompt + output never exceed the context: once they fill it, the
-      // answer ends with 'length' (so usage.total_tokens ≤ contextLength, whatever max_tokens asked for).
-      const pos = prompt.length + generated.length - 1;
-      if (generated.length >= input.maxTokens || pos + 1 >= ctx.contextLength) {
-        finishReason = 'length';
-        break;
-      }
+      if (rows.length === 0) break;
       const td = nowMs();
-      await ctx.decode([{ slot: lease.slot, startPos: pos, tokens: [token], logits: 'last' }], 'decode', signal);
-      ctx.cache.append(lease, [token]);
+      if (rows.length === 1) {
+        const r = rows[0]!;
+        await ctx.decode([{ slot: r.slot, startPos: r.pos, tokens: [r.token], logits: 'last' }], 'decode', signal);
+        sources = [rowSource(ctx.transformer, undefined)];
+      } else {
+        await ctx.decodeRows(rows, signal);
+        sources = rows.map((_, i) => rowSource(ctx.transformer, i));
+      }
+      for (const r of rows) {
+        const lease = leases.find((l) => l.slot === r.slot)!;
+        if (!runs[leases.indexOf(lease)]!.isShifted) ctx.cache.append(lease, [r.token]);
+      }
       decodeMs += nowMs() - td;
+      stepping = next;
     }
-    const rest = stopper.push(decoder.flush());
-    const tailText = rest.text + (rest.stopped ? '' : stopper.flush());
-    if (tailText) {
-      text += tailText;
-      yield tailText;
-    }
-  } catch (e) {
-    if (signal?.aborted && !(e instanceof LlmError && e.code === 'aborted')) {
-      throw new LlmError('aborted', 'generation was aborted', { cause: signal.reason });
-    }
-    throw e;
   } finally {
-    ctx.cache.release(lease);
-    constraint?.dispose?.();
+    for (const lease of leases) ctx.cache.release(lease);
   }
-  return {
-    text,
-    tokens: generated,
-    finishReason,
+  const timings = { prefillMs, timeToFirstTokenMs: ttft, decodeMs, totalMs: nowMs() - t0 };
+  return runs.map((run, i) => ({
+    text: run.text,
+    tokens: run.generated,
+    finishReason: run.finishReason,
     promptTokens: prompt.length,
-    cachedTokens: lease.reused,
-    slot: lease.slot,
-    route: sampler.route,
-    ...(wantLogprobs ? { logprobs } : {}),
-    timings: { prefillMs, timeToFirstTokenMs: ttft, decodeMs, totalMs: nowMs() - t0 },
-  };
+    cachedTokens: leases[0]!.reused,
+    slot: leases[i]!.slot,
+    route: run.route,
+    ...(input.logprobs !== undefined ? { logprobs: run.logprobs } : {}),
+    timings,
+  }));
 }

@@ -18,6 +18,7 @@ import {
 } from '../io/prompt-cache-store.js';
 import { sha256Hex, sha256HexAsync } from '../io/sha256.js';
 import type { Transformer } from '../model/model.js';
+import { describeLayers, kvLayersOf } from '../model/layer-spec.js';
 import type { PromptCache } from './prompt-cache.js';
 
 /** Options of the persisted prompt cache (`EngineOptions.persistedCache`). */
@@ -53,10 +54,10 @@ export class PersistedPromptCache {
     this.minTokens = Math.max(1, options.minTokens ?? 8);
   }
 
-  /** `layers×kvCols` of this model's KV cache. */
+  /** `layers×kvCols` of this model's KV cache (`kvCols` listed per layer when the layers differ). */
   private geometry(): string {
-    const c = this.transformer.config;
-    return `${c.nLayers}x${c.nKvHeads * c.headDim}`;
+    const cols = kvLayersOf(describeLayers(this.transformer.config)).map((l) => l.nKvHeads * l.headDim);
+    return `${cols.length}x${cols.every((c) => c === cols[0]) ? cols[0] : cols.join(',')}`;
   }
 
   /**

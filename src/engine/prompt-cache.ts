@@ -3,6 +3,12 @@
  * flags), whose nodes know which slots hold KV for the prefix they spell. A request leases a slot whose KV already
  * covers the longest cached prefix of its prompt (copying that prefix into another slot when the owner's tail is
  * worth more than that slot's contents); unused slots are trimmed LRU under a token budget.
+ *
+ * Models with recurrent layers (lfm2's short convolutions) also keep a state per slot that describes the sequence
+ * after its last evaluated token and cannot be cut back to a prefix. For them a match only lands where a state is
+ * known: the slot's own state when it was completely written at that position (`stateAt`), or a snapshot taken
+ * there (end of each prompt, and the point where a prompt left a cached prefix); snapshots are kept LRU under a
+ * count budget. A slot being written has no known state until its record says what was written.
  */
 
 import type { KvCache } from './kv-cache.js';
@@ -33,6 +39,26 @@ export interface PromptCacheStats {
   evictions: number;
   /** Tokens evicted. */
   evictedTokens: number;
+  /** Recurrent-state snapshots taken (models with recurrent layers only). */
+  stateSnapshots: number;
+  /** Matches served from a snapshot rather than a slot's own state. */
+  snapshotRestores: number;
+}
+
+/** A model's recurrent state, for the prompt cache (null for models without one). */
+export interface RecurrentStateAccess {
+  /** The state of `slot` after its last evaluated token. */
+  read(slot: number): Promise<Float32Array | null>;
+  /** Replaces the state of `slot`. */
+  write(slot: number, state: Float32Array): void;
+}
+
+/** The recurrent state after `tokens` (under `key`). */
+interface StateSnapshot {
+  readonly key: string;
+  readonly tokens: readonly number[];
+  readonly state: Float32Array;
+  lastUsed: number;
 }
 
 /** A request's hold on one slot. */
@@ -71,13 +97,36 @@ export class PromptCache {
     copies: 0,
     evictions: 0,
     evictedTokens: 0,
+    stateSnapshots: 0,
+    snapshotRestores: 0,
   };
+  private readonly states: RecurrentStateAccess | null;
+  /** Per slot, the position its recurrent state describes; −1 while unknown (being written, or cut back). */
+  private readonly stateAt: number[];
+  private readonly snapshots: StateSnapshot[] = [];
+  /** Most snapshots kept (LRU). */
+  private readonly snapshotBudget: number;
+  private snapshotClock = 0;
 
-  constructor(kv: KvCache, copySlot: CopySlotFn, tokenBudget = kv.nSlots * kv.contextLength) {
+  constructor(
+    kv: KvCache,
+    copySlot: CopySlotFn,
+    tokenBudget = kv.nSlots * kv.contextLength,
+    states: RecurrentStateAccess | null = null,
+    snapshotBudget = 4 * kv.nSlots + 4,
+  ) {
     this.kv = kv;
     this.copySlot = copySlot;
     this.tokenBudget = Math.max(0, tokenBudget);
     this.paths = Array.from({ length: kv.nSlots }, () => []);
+    this.states = states;
+    this.stateAt = new Array<number>(kv.nSlots).fill(0);
+    this.snapshotBudget = Math.max(0, snapshotBudget);
+  }
+
+  /** True when the model keeps recurrent state (matches then land only where a state is known). */
+  get isRecurrent(): boolean {
+    return this.states !== null;
   }
 
   /** The string form of a key (exact, not hashed: different keys never share a trie). */
@@ -135,7 +184,10 @@ export class PromptCache {
    */
   acquire(key: string, prompt: readonly number[]): SlotLease {
     this.counters.lookups++;
-    const match = this.lookup(key, prompt, prompt.length - 1);
+    const kvMatch = this.lookup(key, prompt, prompt.length - 1);
+    // Recurrent models: only where a state is known (the slot's own, or a snapshot); null when none is.
+    const restore = kvMatch && this.states ? this.stateMatch(key, prompt, kvMatch.slot, kvMatch.matched) : null;
+    const match = kvMatch && this.states ? (restore ? { slot: kvMatch.slot, matched: restore.at } : null) : kvMatch;
     let slot: number;
     let reused = 0;
     if (match) {
@@ -152,11 +204,16 @@ export class PromptCache {
         this.truncate(slot, match.matched);
       } else if (victim >= 0) {
         slot = victim;
-        this.copySlot(match.slot, victim, match.matched);
+        this.copySlot(match.slot, victim, match.matched); // KV prefix (and the owner's whole recurrent state)
         this.counters.copies++;
         this.record(victim, key, owner.tokens.slice(0, match.matched));
       } else {
         throw new Error('prompt cache: every slot is in use');
+      }
+      if (restore?.snapshot) {
+        this.states!.write(slot, restore.snapshot.state);
+        restore.snapshot.lastUsed = ++this.snapshotClock;
+        this.counters.snapshotRestores++;
       }
       reused = match.matched;
       this.counters.reusedTokens += reused;
@@ -165,8 +222,74 @@ export class PromptCache {
       if (slot < 0) throw new Error('prompt cache: every slot is in use');
       this.truncate(slot, 0);
     }
+    this.stateAt[slot] = reused; // the state describes the reused prefix (a fresh sequence's is zeros at 0)
     this.kv.ref(slot);
     return { slot, key, reused };
+  }
+
+  /**
+   * Where a recurrent model's prompt can resume in `slot` (whose KV holds `matched` tokens of it): the slot's own
+   * state when it sits within the match, or the longest snapshot of a prefix of at most `matched` tokens.
+   */
+  private stateMatch(
+    key: string,
+    prompt: readonly number[],
+    slot: number,
+    matched: number,
+  ): { at: number; snapshot: StateSnapshot | null } | null {
+    const own = this.stateAt[slot];
+    let best: { at: number; snapshot: StateSnapshot | null } | null =
+      own > 0 && own <= matched ? { at: own, snapshot: null } : null;
+    for (const snap of this.snapshots) {
+      const n = snap.tokens.length;
+      if (snap.key !== key || n > matched || n <= (best?.at ?? 0) || !samePrefix(snap.tokens, prompt, n)) continue;
+      best = { at: n, snapshot: snap };
+    }
+    return best;
+  }
+
+  /**
+   * The longest prefix of `prompt` whose KV is cached (up to prompt.length − 1 tokens), whether or not a recurrent
+   * state is known there: a recurrent model's request stops its prefill there to take a snapshot, so that the next
+   * prompt sharing that prefix resumes from it.
+   */
+  sharedPrefix(key: string, prompt: readonly number[]): number {
+    return this.lookup(key, prompt, prompt.length - 1)?.matched ?? 0;
+  }
+
+  /** Marks `slot`'s recurrent state as unknown: it is about to be written (cleared again by `append`). */
+  beginWrite(slot: number): void {
+    if (this.states) this.stateAt[slot] = -1;
+  }
+
+  /**
+   * Keeps a snapshot of the lease's recurrent state at the slot's current extent (only when that state is known and
+   * no snapshot of those tokens exists); evicts the least recently used beyond the budget. No-op for other models.
+   */
+  async snapshot(lease: SlotLease): Promise<void> {
+    if (!this.states || this.snapshotBudget === 0) return;
+    const rec = this.kv.slot(lease.slot);
+    const n = rec.tokens.length;
+    if (n === 0 || this.stateAt[lease.slot] !== n) return;
+    const existing = this.snapshots.find(
+      (s) => s.key === lease.key && s.tokens.length === n && samePrefix(s.tokens, rec.tokens, n),
+    );
+    if (existing) {
+      existing.lastUsed = ++this.snapshotClock;
+      return;
+    }
+    const tokens = rec.tokens.slice();
+    const state = await this.states.read(lease.slot);
+    if (!state || this.stateAt[lease.slot] !== n) return; // written meanwhile: not the state of these tokens
+    this.snapshots.push({ key: lease.key, tokens, state, lastUsed: ++this.snapshotClock });
+    this.counters.stateSnapshots++;
+    while (this.snapshots.length > this.snapshotBudget) {
+      let lru = 0;
+      for (let i = 1; i < this.snapshots.length; i++) {
+        if (this.snapshots[i].lastUsed < this.snapshots[lru].lastUsed) lru = i;
+      }
+      this.snapshots.splice(lru, 1);
+    }
   }
 
   /**
@@ -177,6 +300,7 @@ export class PromptCache {
     if (this.kv.slot(slot).refs > 0) throw new Error(`prompt cache: slot ${slot} is in use`);
     this.truncate(slot, 0);
     this.record(slot, key, tokens);
+    this.stateAt[slot] = -1; // KV only: a recurrent state for these tokens is not known
     this.kv.ref(slot);
     this.kv.unref(slot);
   }
@@ -185,6 +309,16 @@ export class PromptCache {
   append(lease: SlotLease, tokens: readonly number[]): void {
     const rec = this.kv.slot(lease.slot);
     this.record(lease.slot, lease.key, [...rec.tokens, ...tokens]);
+    this.stateAt[lease.slot] = this.kv.slot(lease.slot).tokens.length; // completely written up to here
+  }
+
+  /**
+   * After a context shift of the lease's slot: only cells 0 … nKeep−1 still hold the KV of the tokens recorded
+   * there (the moved cells' values were computed alongside the discarded tokens), so the record is cut to them and
+   * the caller appends nothing more for this lease — shifted cells are never served as a prefix.
+   */
+  shifted(lease: SlotLease, nKeep: number): void {
+    this.truncate(lease.slot, Math.min(nKeep, this.kv.slot(lease.slot).tokens.length));
   }
 
   /** Ends a lease and trims unused slots, least recently used first, down to the token budget. */
@@ -198,6 +332,8 @@ export class PromptCache {
     this.kv.clear();
     this.roots.clear();
     for (const p of this.paths) p.length = 0;
+    this.stateAt.fill(0);
+    this.snapshots.length = 0;
     if (resetStats) for (const k of Object.keys(this.counters) as (keyof PromptCacheStats)[]) this.counters[k] = 0;
   }
 
@@ -270,6 +406,7 @@ export class PromptCache {
       }
     }
     this.kv.truncate(slot, n);
+    if (n < this.stateAt[slot]) this.stateAt[slot] = -1; // a recurrent state cannot be cut back
     if (n === 0) {
       const root = this.roots.get(key);
       if (root && root.children.size === 0) this.roots.delete(key);

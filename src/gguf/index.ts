@@ -1,6 +1,6 @@
 /**
- * GGUF module: the incremental parser (`parseGguf`), the writer (`writeGguf`, `writeGgufChunks`), typed metadata
- * accessors (`getString`, `archKey` …) and the format tables. Everything here reads through a `ByteSource` and never
+ * GGUF module: the incremental parser (`parseGguf`), the writer (`writeGguf`, `writeGgufChunks`), the one typed
+ * metadata reader (`MetadataReader`, taking the error code of its caller) and the format tables. Everything here reads through a `ByteSource` and never
  * fetches on its own.
  */
 
@@ -8,4 +8,4 @@ export * from './types.js';
 export { parseGguf } from './parse.js';
 export { writeGguf, writeGgufChunks, type GgufWriteInput } from './write.js';
 export { inferValueType, valueTypeName, ggufType } from './value-types.js';
-export * from './metadata.js';
+export { MetadataReader } from './metadata-reader.js';

@@ -11,9 +11,12 @@ import { describeValue } from '../gguf/value-types.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
 import { checkMoeTensors, moeTensorPatterns } from './check-moe.js';
+import { describeLayers } from './layer-spec.js';
 
 /** `blk.N.` tensor names: N is the layer. */
 const LAYER_TENSOR = /^blk\.(\d{1,9})\./;
+/** A dense FFN's bias (`blk.N.ffn_gate.bias`, `ffn_up.bias`, `ffn_down.bias`). */
+const FFN_BIAS = /^blk\.\d{1,9}\.ffn_(gate|up|down)\.bias$/;
 
 function invalid(
   message: string,
@@ -80,19 +83,27 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       { details: { tensor: names.outputNorm } },
     );
   }
-  const required = [
-    names.attnNorm,
-    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
-    names.attnOut,
-    names.ffnNorm,
-    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+  const ffnRequired = [
+    ...(config.preNorms ? [names.attnNorm, names.ffnNorm] : []),
+    ...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]),
+    names.ffnDown,
     ...(config.postNorms ? [names.postAttnNorm, names.postFfnNorm] : []),
   ];
-  const dense = [...(config.fusedGateUp ? [names.ffnUp] : [names.ffnGate, names.ffnUp]), names.ffnDown];
-  const experts = config.moe ? moeTensorPatterns(config.moe, names) : dense;
+  const required = [
+    ...ffnRequired,
+    ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, names.attnV]),
+    names.attnOut,
+    ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+  ];
+  const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
+  // A mixture-of-experts layer has the router and expert stacks in place of the dense FFN.
+  const dense = new Set([names.ffnGate, names.ffnUp, names.ffnDown]);
+  const moeRequired = config.moe
+    ? [...required.filter((t) => !dense.has(t)), ...moeTensorPatterns(config.moe, names)]
+    : required;
   for (let il = 0; il < config.nLayers; il++) {
-    const ffn = config.moe?.layerIsMoe[il] ? experts : dense;
-    for (const pattern of [...required, ...ffn]) {
+    const patterns = config.shortConvLayers[il] ? convRequired : config.moe?.layerIsMoe[il] ? moeRequired : required;
+    for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -104,6 +115,16 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
         );
       }
     }
+  }
+  // llama.cpp adds optional FFN biases (granite, mistral3, llama); the forward pass has none, so refuse rather than
+  // silently drop them.
+  const ffnBias = gguf.tensors.find((t) => FFN_BIAS.test(t.name));
+  if (ffnBias) {
+    throw new LlmError(
+      'unsupported-arch',
+      `loading model: tensor '${ffnBias.name}': feed-forward biases are not supported yet (this ${arch} file has them)`,
+      { details: { tensor: ffnBias.name, arch } },
+    );
   }
   const embd = byName.get(names.tokenEmbd);
   if (embd === undefined || embd.shape.length !== 2) {
@@ -122,26 +143,34 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const headsKey = `${arch}.attention.head_count`;
   const kvKey = `${arch}.attention.head_count_kv`;
   const headDimKeys = `'${arch}.attention.key_length' (or ${embdKey} / head_count)`;
-  const layer0 = { nHeads: config.layerHeads[0], ffnDim: config.layerFfnDims[0] }; // the per-layer values of layer 0
-  const q = byName.get(layerTensorName(names.attnQ, 0));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * config.headDim) {
+  const specs = describeLayers(config);
+  const firstAttn = Math.max(
+    0,
+    specs.findIndex((l) => l.kind === 'attention'),
+  ); // layer whose q/k shapes are checked
+  const spec0 = specs[firstAttn];
+  // the per-layer values of the first attention layer (a model of only recurrent layers checks nothing here)
+  const layer0 =
+    spec0.kind === 'attention' ? spec0 : { nHeads: config.nHeads, nKvHeads: config.nKvHeads, headDim: config.headDim };
+  const q = byName.get(layerTensorName(names.attnQ, firstAttn));
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
     throw invalid(
-      `'${headsKey}' = ${layer0.nHeads} × head size ${config.headDim} (${headDimKeys}) = ${layer0.nHeads * config.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
       layer0.nHeads,
     );
   }
-  const k = byName.get(layerTensorName(names.attnK, 0));
-  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== config.nKvHeads * config.headDim) {
+  const k = byName.get(layerTensorName(names.attnK, firstAttn));
+  if (!config.fusedQkv && k !== undefined && k.shape.length === 2 && k.shape[1] !== layer0.nKvHeads * layer0.headDim) {
     throw invalid(
-      `'${kvKey}' = ${config.nKvHeads} × head size ${config.headDim} = ${config.nKvHeads * config.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
+      `'${kvKey}' = ${layer0.nKvHeads} × head size ${layer0.headDim} = ${layer0.nKvHeads * layer0.headDim} key rows, but '${k.name}' has ${k.shape[1]}`,
       kvKey,
-      config.nKvHeads,
+      layer0.nKvHeads,
     );
   }
   const qkv = byName.get(layerTensorName(names.attnQkv, 0));
-  const qkvRows = (layer0.nHeads + 2 * config.nKvHeads) * config.headDim;
+  const qkvRows = (layer0.nHeads + 2 * layer0.nKvHeads) * layer0.headDim;
   if (config.fusedQkv && qkv !== undefined && qkv.shape.length === 2 && qkv.shape[1] !== qkvRows) {
     throw invalid(
       `'${headsKey}', '${kvKey}' and the head size give ${qkvRows} fused QKV rows, but '${qkv.name}' has ${qkv.shape[1]}`,
@@ -149,17 +178,14 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       layer0.nHeads,
     );
   }
-  if (config.moe) {
-    checkMoeTensors(byName, config, config.moe, names);
-    if (config.moe.layerIsMoe[0]) return; // layer 0's dense FFN is checked below otherwise
-  }
+  if (config.moe) checkMoeTensors(byName, config, config.moe, names);
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
-  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== layer0.ffnDim) {
+  if (down !== undefined && down.shape.length === 2 && down.shape[0] !== specs[0].ffnDim) {
     throw invalid(
-      `'${ffnKey}' is ${layer0.ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
+      `'${ffnKey}' is ${specs[0].ffnDim} but '${down.name}' rows have ${down.shape[0]} values`,
       ffnKey,
-      layer0.ffnDim,
+      specs[0].ffnDim,
     );
   }
 }

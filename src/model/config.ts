@@ -17,10 +17,14 @@ export interface ArchOptions {
   readonly ropeKind: 'norm' | 'neox';
   /** Gated FFN activation: SwiGLU ('silu') or GEGLU ('gelu', tanh approximation). */
   readonly activation: GluActivation;
-  /** Per-head RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`). */
+  /** RMSNorm of q and k before rope (`attn_q_norm`, `attn_k_norm`), per head unless `qkNormScope` says otherwise. */
   readonly qkNorm: boolean;
-  /** What the q/k RMSNorm spans: each head ('head', weight [headDim]) or the whole projection ('full'; olmoe). */
-  readonly qkNormScope: 'head' | 'full';
+  /** 'head': the q/k norms normalise each head (weight [headDim]); 'all-heads': the whole q or k row (olmo2). */
+  readonly qkNormScope: 'head' | 'all-heads';
+  /** The q/k norms come after rope instead of before it (hunyuan-dense). */
+  readonly qkNormAfterRope: boolean;
+  /** RMSNorm of each sub-block's input (`attn_norm`, `ffn_norm`); false: only post-norms (olmo2, exaone4). */
+  readonly preNorms: boolean;
   /** RMSNorm of the attention and FFN outputs before their residual adds (`post_attention_norm`, `post_ffw_norm`). */
   readonly postNorms: boolean;
   /** Embeddings are multiplied by √n_embd (gemma). */
@@ -31,6 +35,10 @@ export interface ArchOptions {
   readonly fusedGateUp: boolean;
   /** Mixture-of-experts routing of the FFN (`moe-config.ts`), or null for a dense FFN. */
   readonly moeRouting: MoeRouting | null;
+  /** `attn_output.bias` is applied when present (ernie4_5: llama.cpp loads it but never adds it). */
+  readonly attnOutBias: boolean;
+  /** The lm head is always `token_embd`, even when the file has an `output.weight` (gemma). */
+  readonly alwaysTied: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -39,11 +47,15 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   activation: 'silu',
   qkNorm: false,
   qkNormScope: 'head',
+  qkNormAfterRope: false,
+  preNorms: true,
   postNorms: false,
   scaleEmbeddings: false,
   fusedQkv: false,
   fusedGateUp: false,
   moeRouting: null,
+  attnOutBias: true,
+  alwaysTied: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -77,10 +89,17 @@ export interface ModelConfig extends ArchOptions {
   readonly nHeads: number;
   /** Query heads per layer ([nLayers]; `attention.head_count` as one value or one per layer). */
   readonly layerHeads: readonly number[];
-  /** KV heads, the same on every layer (the KV cache is uniform). */
+  /** KV heads: the most of any layer. */
   readonly nKvHeads: number;
+  /**
+   * KV heads per layer ([nLayers]; `attention.head_count_kv` as one value or one per layer, llama.cpp
+   * `get_key_or_arr`). 0 marks a layer without KV of its own (recurrent layers), which no architecture runs yet.
+   */
+  readonly layerKvHeads: readonly number[];
   /** Width of one attention head (`attention.key_length`, default n_embd / n_head). */
   readonly headDim: number;
+  /** Head width of sliding-window layers (`attention.key_length_swa`, default headDim; llama.cpp `n_embd_head_k_swa`). */
+  readonly headDimSwa: number;
   /** n_ff: the widest FFN of any layer. */
   readonly ffnDim: number;
   /** FFN width per layer ([nLayers]; `feed_forward_length` as one value or one per layer). */
@@ -89,6 +108,8 @@ export interface ModelConfig extends ArchOptions {
   readonly normEps: number;
   /** Dimensions rotated per head (`rope.dimension_count`, default headDim). */
   readonly ropeDims: number;
+  /** Dimensions rotated per head on sliding-window layers (`rope.dimension_count_swa`, default ropeDims). */
+  readonly ropeDimsSwa: number;
   /** `rope.freq_base` (default 10000). */
   readonly ropeTheta: number;
   /** 1 / `rope.scaling.factor` for linear and YaRN scaling, else 1. */
@@ -111,6 +132,21 @@ export interface ModelConfig extends ArchOptions {
   readonly finalSoftcap: number;
   /** Experts of a mixture-of-experts FFN, or null for a dense model. */
   readonly moe: MoeConfig | null;
+  /** Multiplier of the token embeddings (√n_embd for gemma, `embedding_scale` for granite), 1 = none. */
+  readonly embeddingScale: number;
+  /** Multiplier of each sub-block's output before its residual add (granite `residual_scale`), 1 = none. */
+  readonly residualScale: number;
+  /** Multiplier of the logits (granite: 1 / `logit_scale`), 1 = none. */
+  readonly logitScale: number;
+  /**
+   * Attention temperature (mistral3, llama 4): q of the token at position p is multiplied by
+   * 1 + scale · ln(⌊p / floor⌋ + 1); null = off.
+   */
+  readonly attnTemperature: { readonly scale: number; readonly floor: number } | null;
+  /** Layers whose token mixer is a short gated convolution instead of attention (lfm2) ([nLayers]). */
+  readonly shortConvLayers: readonly boolean[];
+  /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
+  readonly shortConvWidth: number;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -182,7 +218,8 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
 
 /**
  * Reads the hyper-parameters shared by llama-like architectures, with llama.cpp's defaults:
- * head_count_kv = head_count, key_length = n_embd / n_head, rope.dimension_count = key_length,
+ * head_count_kv = head_count (one value or one per layer), key_length = n_embd / n_head, key_length_swa = key_length,
+ * rope.dimension_count = key_length (its _swa twin likewise),
  * rope.freq_base = 10000, attention scale 1/√key_length, no sliding window, no soft-caps.
  */
 export function readStandardConfig(
@@ -201,8 +238,9 @@ export function readStandardConfig(
   const nLayers = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
   // llama.cpp reads these per layer (get_key_or_arr): one value, or an array of exactly one entry per layer.
   const layerHeads = r.boundedCounts(keyHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads');
+  // 0 KV heads is llama.cpp's mark of a layer without attention (recurrent layers of hybrid models).
   const layerKvHeads = r.has(keyKvHeads)
-    ? r.boundedCounts(keyKvHeads, undefined, nLayers, 1, L.maxHeads, 'maxHeads')
+    ? r.boundedCounts(keyKvHeads, undefined, nLayers, 0, L.maxHeads, 'maxHeads')
     : layerHeads;
   const layerFfnDims = r.boundedCounts(
     r.archKey('feed_forward_length'),
@@ -213,24 +251,30 @@ export function readStandardConfig(
     'maxFeedForward',
   );
   const moe = readMoeConfig(r, arch, options.moeRouting, nLayers, layerFfnDims);
-  const nKvHeads = layerKvHeads[0];
-  if (layerKvHeads.some((kv) => kv !== nKvHeads)) {
-    throw new LlmError(
-      'unsupported-arch',
-      `reading model config: '${keyKvHeads}' varies per layer (${layerKvHeads.slice(0, 8).join(', ')}…); layers with different KV widths are not supported yet`,
-      {
-        details: { key: keyKvHeads },
-      },
-    );
-  }
   for (let il = 0; il < nLayers; il++) {
     const heads = layerHeads[il];
-    if (heads % nKvHeads !== 0) {
+    const kvHeads = layerKvHeads[il];
+    const perLayer = nLayers > 1 && (layerHeads.some((h) => h !== heads) || layerKvHeads.some((h) => h !== kvHeads));
+    if (kvHeads === 0 && layerKvHeads.every((h) => h === 0)) {
       throw new LlmError(
         'gguf-invalid',
-        `reading model config: '${keyHeads}' = ${heads} heads cannot be grouped over '${keyKvHeads}' = ${nKvHeads} KV heads (not a divisor)` +
-          (nLayers > 1 && layerHeads.some((h) => h !== heads) ? ` on layer ${il}` : ''),
-        { details: { key: keyKvHeads, nHeads: heads, nKvHeads, layer: il } },
+        `reading model config: '${keyKvHeads}' is 0 on every layer: an attention model without KV heads; the model file is broken`,
+        { details: { key: keyKvHeads, value: 0 } },
+      );
+    }
+    if (kvHeads === 0) {
+      throw new LlmError(
+        'unsupported-arch',
+        `reading model config: '${keyKvHeads}' is 0 on layer ${il}: a layer without attention (recurrent) is not supported yet`,
+        { details: { key: keyKvHeads, layer: il } },
+      );
+    }
+    if (heads % kvHeads !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${keyHeads}' = ${heads} heads cannot be grouped over '${keyKvHeads}' = ${kvHeads} KV heads (not a divisor)` +
+          (perLayer ? ` on layer ${il}` : ''),
+        { details: { key: keyKvHeads, nHeads: heads, nKvHeads: kvHeads, layer: il } },
       );
     }
   }
@@ -250,25 +294,34 @@ export function readStandardConfig(
     headDim = embeddingLength / nHeads;
   }
   const valueDim = r.boundedCount(keyValueLength, headDim, 1, L.maxHeadDim, 'maxHeadDim');
-  if (valueDim !== headDim) {
+  const headDimSwa = r.boundedCount(`${keyKeyLength}_swa`, headDim, 1, L.maxHeadDim, 'maxHeadDim');
+  const valueDimSwa = r.boundedCount(`${keyValueLength}_swa`, headDimSwa, 1, L.maxHeadDim, 'maxHeadDim');
+  if (valueDim !== headDim || valueDimSwa !== headDimSwa) {
     throw new LlmError(
       'unsupported-arch',
-      `reading model config: '${keyKeyLength}' = ${headDim} ≠ '${keyValueLength}' = ${valueDim} is not supported`,
+      `reading model config: key head size ${valueDim !== headDim ? headDim : headDimSwa} ≠ value head size ` +
+        `${valueDim !== headDim ? valueDim : valueDimSwa} ('${keyKeyLength}' / '${keyValueLength}'${valueDim !== headDim ? '' : ' _swa'}) is not supported`,
       {
-        details: { headDim, valueDim },
+        details: { headDim, valueDim, headDimSwa, valueDimSwa },
       },
     );
   }
   const contextLength = r.boundedCount(r.archKey('context_length'), 2048, 0, L.maxContextLength, 'maxContextLength');
   const ropeDims = r.count(r.archKey('rope.dimension_count'), headDim);
-  if (ropeDims > headDim || ropeDims % 2 !== 0) {
-    throw new LlmError(
-      'gguf-invalid',
-      `reading model config: '${r.archKey('rope.dimension_count')}' = ${ropeDims} must be even and ≤ head size ${headDim}`,
-      {
-        details: { key: r.archKey('rope.dimension_count'), ropeDims, headDim },
-      },
-    );
+  const ropeDimsSwa = r.count(r.archKey('rope.dimension_count_swa'), ropeDims); // llama.cpp: n_rot_swa = n_rot_full
+  for (const [key, dims, size] of [
+    ['rope.dimension_count', ropeDims, headDim],
+    ['rope.dimension_count_swa', ropeDimsSwa, headDimSwa],
+  ] as const) {
+    if (dims > size || dims % 2 !== 0) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading model config: '${r.archKey(key)}' = ${dims} must be even and ≤ head size ${size}`,
+        {
+          details: { key: r.archKey(key), ropeDims: dims, headDim: size },
+        },
+      );
+    }
   }
   const scaling = readRopeScaling(r, contextLength);
   return {
@@ -281,12 +334,15 @@ export function readStandardConfig(
     nLayers,
     nHeads: Math.max(...layerHeads),
     layerHeads,
-    nKvHeads,
+    nKvHeads: Math.max(...layerKvHeads),
+    layerKvHeads,
     headDim,
+    headDimSwa,
     ffnDim: Math.max(...layerFfnDims),
     layerFfnDims,
     normEps: r.finite(r.archKey('attention.layer_norm_rms_epsilon'), 1e-5, { min: 0 }, 'the RMSNorm epsilon'),
     ropeDims,
+    ropeDimsSwa,
     ropeTheta: r.finite(r.archKey('rope.freq_base'), 10000, { min: 0, exclusiveMin: true }, 'the rope frequency base'),
     ropeFreqScale: scaling.freqScale,
     ropeYarn: scaling.yarn,
@@ -298,13 +354,19 @@ export function readStandardConfig(
     attnSoftcap: 0,
     finalSoftcap: 0,
     moe,
+    embeddingScale: options.scaleEmbeddings ? Math.fround(Math.sqrt(embeddingLength)) : 1,
+    residualScale: 1,
+    logitScale: 1,
+    attnTemperature: null,
+    shortConvLayers: new Array<boolean>(nLayers).fill(false),
+    shortConvWidth: 0,
   };
 }
 
 /**
- * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it: a number n means layer il
- * slides iff il % n < n − 1 (every n-th layer is global); an array gives one flag per layer. `defaultPeriod` is
- * used when the key is absent.
+ * Which layers slide, from `attention.sliding_window_pattern` as llama.cpp reads it (`set_swa_pattern`): a number n
+ * means layer il slides iff il % n < n − 1 (every n-th layer is global), 0 that every layer slides; an array gives one
+ * flag per layer. `defaultPeriod` is used when the key is absent.
  */
 export function readSlidingLayers(
   meta: Readonly<Record<string, GgufValue>>,
@@ -317,5 +379,5 @@ export function readSlidingLayers(
   const flags = r.numberArray(key, nLayers);
   if (flags) return flags.map((f) => f !== 0);
   const period = r.boundedCount(key, defaultPeriod, 0, L.maxLayers, 'maxLayers');
-  return Array.from({ length: nLayers }, (_, il) => period > 0 && il % period < period - 1);
+  return Array.from({ length: nLayers }, (_, il) => period === 0 || il % period < period - 1);
 }

@@ -95,7 +95,10 @@ export interface Tolerances {
 export function referenceTolerances(weights: WeightClass, arch: string): Tolerances {
   const isGemma = arch.startsWith('gemma');
   const kvF32: Record<WeightClass, number> = { f32: 1e-3, f16: 2e-2, bf16: 0.1, quantized: 0.5 };
-  return { dequantF32: isGemma ? 2e-2 : 1e-3, kvF32: kvF32[weights], argmaxMargin: 0.5 };
+  // lfm2's short-conv blocks multiply three projections (B · x · C) before out_proj, so llama.cpp's own Q8_K rounding
+  // of activations on its normal path grows about half again (its dequantized-F32 logits still match to 1e-5).
+  const gated = arch === 'lfm2' && weights === 'quantized' ? 1.5 : 1;
+  return { dequantF32: isGemma ? 2e-2 : 1e-3, kvF32: kvF32[weights] * gated, argmaxMargin: 0.5 };
 }
 
 /** Largest |a[i] − b[i]|. */

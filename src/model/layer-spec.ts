@@ -1,14 +1,17 @@
 /**
  * The layer plan as data: one `LayerSpec` per block, derived once from a `ModelConfig`, that the forward pass,
- * the weight loader and the memory sizing iterate. Every layer is an attention block whose FFN is dense or a mixture of experts
- * (`moe`); recurrent layers become new `kind`s here rather than special cases in the forward pass.
+ * the weight loader and the memory sizing iterate: attention blocks and short-convolution blocks (lfm2); further
+ * recurrent and MoE layers become new `kind`s here rather than special cases in the forward pass.
  */
 
+import type { KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 import type { MoeRouting } from './moe-config.js';
 
-/** Rotary embedding of one layer (sliding layers may have their own base, gemma3). */
+/** Rotary embedding of one layer (sliding layers may have their own base, gemma3, and rotated width). */
 interface LayerRope {
+  /** Dimensions rotated per head (≤ headDim). */
+  readonly nRot: number;
   /** Base frequency. */
   readonly theta: number;
   /** 1 / linear scaling factor. */
@@ -28,13 +31,15 @@ export interface MoeLayerSpec extends MoeRouting {
   readonly weightsScale: number;
 }
 
-/** One attention + gated-FFN block. */
-interface AttentionLayerSpec {
+/** One attention + gated-FFN (or mixture-of-experts) block. */
+export interface AttentionLayerSpec {
   readonly kind: 'attention';
   readonly nHeads: number;
+  /** KV heads of this layer's own KV cache (sized per layer from these records). */
   readonly nKvHeads: number;
-  /** Width of one head (keys, values and queries). */
+  /** Width of one head (keys, values and queries) on this layer. */
   readonly headDim: number;
+  // TODO(gemma3n, gemma4): `kvSource?: number` — a layer that reads another layer's KV instead of storing its own.
   /** Width of the dense gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
   /** The routed experts of the FFN, or null for a dense FFN. */
@@ -45,15 +50,40 @@ interface AttentionLayerSpec {
   readonly rope: LayerRope | null;
 }
 
+/**
+ * One short gated convolution + gated-FFN block (lfm2): in_proj → B·x → causal depthwise conv over the last
+ * `convWidth` inputs → C· → out_proj. Its state per sequence is the last `convWidth − 1` conv inputs (no KV).
+ */
+interface ShortConvLayerSpec {
+  readonly kind: 'shortconv';
+  /** Taps of the depthwise convolution (`shortconv.l_cache`). */
+  readonly convWidth: number;
+  /** Width of the gated FFN's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec;
+
+/** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
+export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
+  return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
+}
+
+/** The attention layers' records of `config` (tests and tools that look only at attention geometry). */
+export function attentionLayers(config: ModelConfig): AttentionLayerSpec[] {
+  return describeLayers(config).filter((l): l is AttentionLayerSpec => l.kind === 'attention');
+}
 
 /** The per-layer records of `config`, layer 0 first. */
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
+    const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
+    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
+    const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
     const m = c.moe;
     const moe: MoeLayerSpec | null =
       m?.layerIsMoe[il] !== true
@@ -70,16 +100,24 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
-      nKvHeads: c.nKvHeads,
-      headDim: c.headDim,
-      ffnDim: moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim),
+      nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
+      headDim: sliding ? c.headDimSwa : c.headDim,
+      ffnDim: moe && m ? m.sharedDim : ffnDim,
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]
         ? null
         : swaRope
-          ? { theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
-          : { theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
+          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null }
+          : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn },
     };
   });
+}
+
+/** The KV cache geometry of `layers`: each layer's own KV heads and head size. */
+export function kvLayersOf(layers: readonly LayerSpec[]): KvLayerSpec[] {
+  // A layer without attention (short convolution) keeps no KV: 0 columns.
+  return layers.map((l) =>
+    l.kind === 'attention' ? { nKvHeads: l.nKvHeads, headDim: l.headDim } : { nKvHeads: 0, headDim: 0 },
+  );
 }

@@ -4,6 +4,7 @@
  * (the file is never held whole in memory), splitting phi3's fused QKV and gate|up matrices by rows on the way.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, Weight } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
@@ -20,6 +21,7 @@ import {
   type LayerWeights,
   type ModelWeights,
   type MoeWeights,
+  type ShortConvLayerWeights,
   TransformerModel,
 } from './transformer.js';
 
@@ -39,6 +41,8 @@ export interface LoadTransformerOptions {
   readonly ubatchSize?: number;
   /** Independent sequences sharing the weights; default 1. */
   readonly nSlots?: number;
+  /** KV cache element type (llama.cpp `-ctk`/`-ctv`); default: the backend's own. */
+  readonly kvType?: KvType;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: LoadProgress) => void;
 }
@@ -91,20 +95,39 @@ export async function loadTransformer(
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
   const c = config;
+  const allHeads = c.qkNormScope === 'all-heads';
 
   const tokenEmbd = await loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = await loader.upload(names.outputNorm, [c.embeddingLength]);
-  const output = loader.has(names.output)
-    ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
-    : tokenEmbd;
+  const output =
+    !c.alwaysTied && loader.has(names.output)
+      ? await loader.upload(names.output, [c.embeddingLength, c.vocabSize])
+      : tokenEmbd;
   const outputBias = await loader.optional(names.outputBias, [c.vocabSize]);
   const ropeFreqFactors = await loader.ropeFactors(names, c, contextLength);
 
-  const layers: LayerWeights[] = [];
+  const layers: (LayerWeights | ShortConvLayerWeights)[] = [];
   for (const [il, spec] of describeLayers(c).entries()) {
     const n = (pattern: string): string => layerTensorName(pattern, il);
+    if (spec.kind === 'shortconv') {
+      const E = c.embeddingLength;
+      layers.push({
+        kind: 'shortconv',
+        attnNorm: await loader.upload(n(names.attnNorm), [E]),
+        inProj: await loader.upload(n(names.shortConvInProj), [E, 3 * E]),
+        conv: await loader.upload(n(names.shortConv), [spec.convWidth, E]),
+        outProj: await loader.upload(n(names.shortConvOutProj), [E, E]),
+        ffnNorm: await loader.upload(n(names.ffnNorm), [E]),
+        gate: await loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+        up: await loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+        down: await loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        postFfnNorm: null,
+      });
+      continue;
+    }
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
+    const ffnDim = spec.ffnDim;
     const [wq, wk, wv] = c.fusedQkv
       ? await loader.uploadSplit(n(names.attnQkv), c.embeddingLength, [
           [n(names.attnQ), qRows],
@@ -116,32 +139,30 @@ export async function loadTransformer(
           await loader.upload(n(names.attnK), [c.embeddingLength, kvRows]),
           await loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
-    const ffn = spec.moe ? null : await loadDenseFfn(loader, names, c, il, spec.ffnDim);
+    const dense = spec.moe ? null : await loadDenseFfn(loader, names, c, il, ffnDim);
     layers.push({
-      attnNorm: await loader.upload(n(names.attnNorm), [c.embeddingLength]),
+      attnNorm: c.preNorms ? await loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
       wq,
       wk,
       wv,
       bq: await loader.optional(n(names.attnQBias), [qRows]),
       bk: await loader.optional(n(names.attnKBias), [kvRows]),
       bv: await loader.optional(n(names.attnVBias), [kvRows]),
-      qNorm: c.qkNorm
-        ? await loader.upload(n(names.attnQNorm), [c.qkNormScope === 'full' ? qRows : spec.headDim])
-        : null,
-      kNorm: c.qkNorm
-        ? await loader.upload(n(names.attnKNorm), [c.qkNormScope === 'full' ? kvRows : spec.headDim])
-        : null,
+      qNorm: c.qkNorm ? await loader.upload(n(names.attnQNorm), [allHeads ? qRows : spec.headDim]) : null,
+      kNorm: c.qkNorm ? await loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: await loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
-      bo: await loader.optional(n(names.attnOutBias), [c.embeddingLength]),
+      bo: c.attnOutBias ? await loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? await loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: await loader.upload(n(names.ffnNorm), [c.embeddingLength]),
-      ffn,
-      moe: spec.moe ? await loadMoe(loader, names, c, il, spec.moe, spec.ffnDim) : null,
+      ffnNorm: c.preNorms ? await loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
+      gate: dense?.gate ?? null,
+      up: dense?.up ?? null,
+      down: dense?.down ?? null,
+      moe: spec.moe ? await loadMoe(loader, names, c, il, spec.moe, ffnDim) : null,
       postFfnNorm: c.postNorms ? await loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
     });
   }
   const weights: ModelWeights = { tokenEmbd, outputNorm, output, outputBias, ropeFreqFactors, layers };
-  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots });
+  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
 
 /** The dense gated FFN of layer `il` (phi3's fused gate|up split by rows). */

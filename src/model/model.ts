@@ -3,10 +3,26 @@
  * `model/transformer.ts`; consumed by `engine/`.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { Ops, TopK } from '../backend/ops.js';
 
 /** What `eval` leaves readable after the last step. */
 export type LogitsWanted = 'last' | 'all' | 'none';
+
+/** A loaded model's KV cache. */
+export interface KvCacheInfo {
+  /** Element type of K and V. */
+  readonly type: KvType;
+  /** Bytes of K and V, every layer and slot. */
+  readonly bytes: number;
+}
+
+/** One row of a multi-sequence step: `token` at position `pos` of sequence `slot`. */
+export interface SequenceToken {
+  readonly slot: number;
+  readonly pos: number;
+  readonly token: number;
+}
 
 /** A model ready to run on one backend. */
 export interface Transformer {
@@ -15,6 +31,8 @@ export interface Transformer {
   readonly ops: Ops;
   /** Largest number of tokens processed in one step (longer inputs are chunked). */
   readonly ubatchSize: number;
+  /** The KV cache's element type and size (absent on test doubles without a cache). */
+  readonly kvCache?: KvCacheInfo;
   /**
    * Runs `tokens` at positions startPos … of sequence `slot`, in chunks of `ubatchSize`, writing their KV.
    * With 'last' the final token's logits stay on the backend for `readLogits`/`argmax`/`topK`; with 'all' every
@@ -26,14 +44,37 @@ export interface Transformer {
     slot: number,
     options?: { logits?: LogitsWanted; signal?: AbortSignal },
   ): Promise<Float32Array | null>;
-  /** Logits of the last evaluated token ([vocabSize]). */
-  readLogits(): Promise<Float32Array>;
-  /** argmax of the last evaluated token's logits, computed on the backend (reads back 4 bytes). */
-  argmax(): Promise<number>;
-  /** Top-k of the last evaluated token's logits, computed on the backend. */
-  topK(k: number): Promise<TopK>;
-  /** Copies the first nPositions of KV from one slot to another. */
+  /** Most rows `evalRows` takes (0 when the model was loaded with one sequence slot). */
+  readonly maxSequenceRows: number;
+  /**
+   * One step over several sequences together (n choices decoding at once): row i runs `rows[i].token` at position
+   * `rows[i].pos` of slot `rows[i].slot` (distinct slots); every weight is read once for all rows. Each row's logits
+   * stay readable afterwards as `row` i of `readLogits`/`argmax`/`topK`.
+   */
+  evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void>;
+  /** Logits ([vocabSize]) of the last evaluated token, or of row `row` of the last `evalRows`. */
+  readLogits(row?: number): Promise<Float32Array>;
+  /** argmax of those logits, computed on the backend (reads back 4 bytes). */
+  argmax(row?: number): Promise<number>;
+  /** Top-k of those logits, computed on the backend. */
+  topK(k: number, row?: number): Promise<TopK>;
+  /**
+   * Context shift (llama.cpp): in `slot`, drops positions [nKeep, nKeep+nDiscard) of the nPositions filled, moves the
+   * later ones down by nDiscard and re-rotates their keys (no re-prefill). Absent on test doubles that cannot; never done for models with recurrent state.
+   */
+  shiftContext?(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void>;
+  /**
+   * Copies the first nPositions of KV from one slot to another, and the whole recurrent state (which describes the
+   * source after its last evaluated token, whatever nPositions says: the caller copies recurrent models' slots only
+   * at that point).
+   */
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void;
+  /** True when some layer keeps recurrent state (short convolutions): it cannot be truncated to a prefix. */
+  readonly hasRecurrentState: boolean;
+  /** A snapshot of `slot`'s recurrent state after its last evaluated token; null for models without one. */
+  readState(slot: number): Promise<Float32Array | null>;
+  /** Restores a snapshot taken by `readState` into `slot` (no-op for models without recurrent state). */
+  writeState(slot: number, state: Float32Array): void;
   /** Releases backend memory. */
   destroy(): void;
 }

@@ -4,6 +4,7 @@
  * for the memory plan before anything is downloaded.
  */
 
+import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 
@@ -22,6 +23,8 @@ export interface RunShape {
   readonly ubatchSize: number;
   /** Independent sequences. */
   readonly nSlots: number;
+  /** KV cache element type; default: the backend's own. */
+  readonly kvType?: KvType;
 }
 
 /** The default KV size: the training context, at most `DEFAULT_CONTEXT_LENGTH` (which is also used when it is unknown). */
@@ -49,19 +52,15 @@ export function widthKey(label: string, cols: number): string {
 
 /**
  * Every activation buffer of a model of `config` run with `ubatchSize` tokens per step: the residual stream and its
- * sub-block buffers, K and V, the last row and the logits, then q/att and gate/up/hidden once per distinct width, and
- * a MoE layer's router logits, expert ids and weights and per-expert rows ([ubatch·nUsed, width]).
+ * sub-block buffers, the last row and the logits, then q/att, k/v and gate/up/hidden once per distinct width.
  */
 export function activationShapes(config: ModelConfig, ubatchSize: number): ActivationShape[] {
   const c = config;
   const ub = ubatchSize;
-  const kvCols = c.nKvHeads * c.headDim;
   const shapes: ActivationShape[] = [
     { key: 'x', label: 'x', rows: ub, cols: c.embeddingLength },
     { key: 'xb', label: 'xb', rows: ub, cols: c.embeddingLength },
     { key: 'xb2', label: 'xb2', rows: ub, cols: c.embeddingLength },
-    { key: 'k', label: 'k', rows: ub, cols: kvCols },
-    { key: 'v', label: 'v', rows: ub, cols: kvCols },
     { key: 'x_last', label: 'x_last', rows: 1, cols: c.embeddingLength },
     { key: 'logits', label: 'logits', rows: logitRowsOf(c.vocabSize, ub), cols: c.vocabSize },
   ];
@@ -74,11 +73,16 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
   };
   const layers = describeLayers(c);
   // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
-  const slotRows = ub * Math.max(1, ...layers.map((l) => l.moe?.nUsed ?? 0));
+  const slotRows = ub * Math.max(1, ...layers.map((l) => (l.kind === 'attention' ? (l.moe?.nUsed ?? 0) : 0)));
   for (const layer of layers) {
-    for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+    if (layer.kind === 'shortconv') {
+      add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
+    } else {
+      for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+      for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+    }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
-    const m = layer.moe;
+    const m = layer.kind === 'attention' ? layer.moe : null;
     if (m) {
       add('moe_logits', m.nExperts);
       for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);

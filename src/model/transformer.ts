@@ -10,6 +10,7 @@ import type {
   Activation,
   AttentionParams,
   GluScratch,
+  KvCacheSpec,
   MoeStep,
   Ops,
   Projection,
@@ -19,35 +20,38 @@ import type {
   TopK,
   Weight,
 } from '../backend/ops.js';
+import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import { describeLayers, type LayerSpec, type MoeLayerSpec } from './layer-spec.js';
+import { describeLayers, kvLayersOf, type LayerSpec, type MoeLayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { LogitsWanted, Transformer } from './model.js';
+import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
-  readonly attnNorm: Weight; // [nEmbd]
+  readonly attnNorm: Weight | null; // [nEmbd] (null: no pre-norm, olmo2)
   readonly wq: Weight; // [nHeads·headDim rows, nEmbd]
   readonly wk: Weight; // [nKvHeads·headDim rows, nEmbd]
   readonly wv: Weight; // [nKvHeads·headDim rows, nEmbd]
   readonly bq: Weight | null; // [nHeads·headDim]
   readonly bk: Weight | null; // [nKvHeads·headDim]
   readonly bv: Weight | null; // [nKvHeads·headDim]
-  readonly qNorm: Weight | null; // [headDim]
-  readonly kNorm: Weight | null; // [headDim]
+  readonly qNorm: Weight | null; // [headDim], or [nHeads·headDim] when normalising all heads together (olmo2)
+  readonly kNorm: Weight | null; // [headDim], or [nKvHeads·headDim]
   readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
   readonly bo: Weight | null; // [nEmbd]
   readonly postAttnNorm: Weight | null; // [nEmbd]
-  readonly ffnNorm: Weight; // [nEmbd]
-  /** The dense FFN; null on a mixture-of-experts layer. */
-  readonly ffn: DenseFfnWeights | null;
+  readonly ffnNorm: Weight | null; // [nEmbd] (null: no pre-norm)
+  /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`). */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
   /** The experts of a mixture-of-experts layer, or null. */
   readonly moe: MoeWeights | null;
   readonly postFfnNorm: Weight | null; // [nEmbd]
 }
 
-/** A dense gated FFN. */
+/** A dense gated FFN (a MoE layer's shared expert). */
 export interface DenseFfnWeights {
   readonly gate: Weight; // [ffnDim rows, nEmbd]
   readonly up: Weight; // [ffnDim rows, nEmbd]
@@ -66,6 +70,20 @@ export interface MoeWeights {
   readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
 }
 
+/** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
+export interface ShortConvLayerWeights {
+  readonly kind: 'shortconv';
+  readonly attnNorm: Weight; // [nEmbd] operator norm
+  readonly inProj: Weight; // [3·nEmbd rows, nEmbd]: B | C | x
+  readonly conv: Weight; // [nEmbd rows, taps] depthwise kernel
+  readonly outProj: Weight; // [nEmbd rows, nEmbd]
+  readonly ffnNorm: Weight; // [nEmbd]
+  readonly gate: Weight; // [ffnDim rows, nEmbd]
+  readonly up: Weight; // [ffnDim rows, nEmbd]
+  readonly down: Weight; // [nEmbd rows, ffnDim]
+  readonly postFfnNorm: null;
+}
+
 /** Every weight of a model, as uploaded to one backend. */
 export interface ModelWeights {
   readonly tokenEmbd: Weight; // [vocab rows, nEmbd]
@@ -75,24 +93,16 @@ export interface ModelWeights {
   readonly outputBias: Weight | null; // [vocab]
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
-  readonly layers: readonly LayerWeights[];
+  readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
 }
 
-/** Everything one layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
-interface LayerPlan {
-  readonly spec: LayerSpec;
-  readonly rope: RopeParams | null;
-  readonly attention: AttentionParams;
-  readonly attnNorm: RmsNormWeight;
-  /** q, k, v projections of the normalised input. */
-  readonly qkv: readonly Projection[];
-  readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
-  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
-  /** Output projection → x (bias, post-norm). */
-  readonly attnOut: ResidualOptions;
-  readonly ffnNorm: RmsNormWeight;
-  /** The dense FFN's weights, or null on a MoE layer. */
-  readonly dense: DenseFfnWeights | null;
+/** The gated FFN of a layer plan (the same for every layer kind). */
+interface FfnPlan {
+  readonly ffnNorm: RmsNormWeight | null;
+  /** The dense FFN's weights (null on a MoE layer). */
+  readonly gate: Weight | null;
+  readonly up: Weight | null;
+  readonly down: Weight | null;
   /** The MoE FFN step, or null on a dense layer. */
   readonly moe: MoeStep | null;
   readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
@@ -101,13 +111,55 @@ interface LayerPlan {
   readonly ffnOut: ResidualOptions;
 }
 
+/** One sequence's row of a multi-sequence step, gathered out of (and att scattered back into) the step's rows. */
+interface SequenceRow {
+  readonly q: Activation; // [1, nHeads·headDim] of this layer
+  readonly k: Activation; // [1, nKvHeads·headDim]
+  readonly v: Activation; // [1, nKvHeads·headDim]
+  readonly att: Activation; // [1, nHeads·headDim]
+}
+
+/** Everything one attention layer's steps take besides the step's tokens, built once at load (the decode loop allocates nothing). */
+interface AttentionLayerPlan extends FfnPlan {
+  readonly kind: 'attention';
+  readonly w: LayerWeights;
+  readonly rope: RopeParams | null;
+  readonly attention: AttentionParams;
+  readonly attnNorm: RmsNormWeight | null;
+  /** Columns each q / k norm covers: headDim, or the whole row (`qkNormScope` 'all-heads'). */
+  readonly qNormGroup: number;
+  readonly kNormGroup: number;
+  /** q, k, v projections of the normalised input. */
+  readonly qkv: readonly Projection[];
+  readonly q: Activation; // [ubatch, nHeads·headDim] of this layer
+  readonly k: Activation; // [ubatch, nKvHeads·headDim] of this layer
+  readonly v: Activation; // [ubatch, nKvHeads·headDim] of this layer
+  readonly att: Activation; // [ubatch, nHeads·headDim] attention output
+  /** Output projection → x (bias, post-norm). */
+  readonly attnOut: ResidualOptions;
+  /** One-row buffers a multi-sequence step runs one sequence's rope/KV/attention in; null with one slot. */
+  readonly seq: SequenceRow | null;
+}
+
+/** The same for a short-convolution layer. */
+interface ShortConvLayerPlan extends FfnPlan {
+  readonly kind: 'shortconv';
+  readonly w: ShortConvLayerWeights;
+  readonly attnNorm: RmsNormWeight;
+  /** in_proj of the normalised input → bcx. */
+  readonly inProj: readonly Projection[];
+  readonly bcx: Activation; // [ubatch, 3·nEmbd] B | C | x
+  /** out_proj → x. */
+  readonly convOut: ResidualOptions;
+}
+
+type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan;
+
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
   readonly x: Activation; // [ubatch, nEmbd] residual stream
   readonly xb: Activation; // [ubatch, nEmbd] normalised input of a sub-block
   readonly xb2: Activation; // [ubatch, nEmbd] output of a sub-block
-  readonly k: Activation; // [ubatch, nKvHeads·headDim]
-  readonly v: Activation; // [ubatch, nKvHeads·headDim]
   readonly xLast: Activation; // [1, nEmbd] last row, for 'last' logits
   readonly logits: Activation; // [logitRows, vocab]
 }
@@ -120,6 +172,9 @@ export class TransformerModel implements Transformer {
   readonly ubatchSize: number;
   readonly contextLength: number;
   readonly nSlots: number;
+  readonly kvCache: KvCacheInfo;
+  readonly hasRecurrentState: boolean;
+  readonly maxSequenceRows: number;
   private readonly buffers: Buffers;
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
@@ -129,6 +184,8 @@ export class TransformerModel implements Transformer {
   private readonly logitRows: number;
   /** Row of `buffers.logits` holding the last evaluated token's logits, or -1 when none is there. */
   private lastLogitsRow = -1;
+  /** Rows of `buffers.logits` the last `evalRows` filled (0 after `eval`). */
+  private sequenceRows = 0;
 
   constructor(
     readonly config: ModelConfig,
@@ -141,6 +198,7 @@ export class TransformerModel implements Transformer {
     this.nSlots = options.nSlots;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
+    this.maxSequenceRows = this.nSlots > 1 ? Math.min(this.nSlots, this.logitRows) : 0;
     const acts: ActivationMap = new Map(
       activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]),
     );
@@ -149,21 +207,42 @@ export class TransformerModel implements Transformer {
       x: act('x'),
       xb: act('xb'),
       xb2: act('xb2'),
-      k: act('k'),
-      v: act('v'),
       xLast: act('x_last'),
       logits: act('logits'),
     };
-    ops.createKvCache({
-      nLayers: c.nLayers,
+    const layers = describeLayers(c);
+    const kvSpec: KvCacheSpec = {
       nSlots: options.nSlots,
       contextLength: options.contextLength,
-      nKvHeads: c.nKvHeads,
-      headDim: c.headDim,
+      layers: kvLayersOf(layers),
+      ...(options.kvType ? { kvType: options.kvType } : {}),
+    };
+    const kvType = ops.createKvCache(kvSpec);
+    this.kvCache = { type: kvType, bytes: kvCacheBytes(kvSpec, kvType) };
+    const stateSizes = layers.map((spec) => recurrentStateSize(spec, c.embeddingLength));
+    this.hasRecurrentState = stateSizes.some((size) => size > 0);
+    if (this.hasRecurrentState) ops.createRecurrentState({ nSlots: options.nSlots, layerSizes: stateSizes });
+    // Several sequences per step (n choices) need one-row buffers per attention width; recurrent layers run one
+    // sequence per step (their state follows the step's slot), so such models take one row at a time.
+    this.maxSequenceRows = this.nSlots > 1 && !this.hasRecurrentState ? Math.min(this.nSlots, this.logitRows) : 0;
+    const rowBuffers = new Map<string, Activation>(); // one-row buffers by label and width
+    const row = (label: string, cols: number): Activation => {
+      const key = widthKey(label, cols);
+      if (!rowBuffers.has(key)) rowBuffers.set(key, ops.createActivation(`${label}_row`, 1, cols));
+      return rowBuffers.get(key)!;
+    };
+    this.plans = layers.map((spec, il) => {
+      const seq =
+        this.maxSequenceRows > 1 && spec.kind === 'attention'
+          ? {
+              q: row('q', spec.nHeads * spec.headDim),
+              k: row('k', spec.nKvHeads * spec.headDim),
+              v: row('v', spec.nKvHeads * spec.headDim),
+              att: row('att', spec.nHeads * spec.headDim),
+            }
+          : null;
+      return planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, acts, seq);
     });
-    this.plans = describeLayers(c).map((spec, il) =>
-      planLayer(c, spec, weights.layers[il], weights.ropeFreqFactors, this.buffers, acts),
-    );
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
@@ -180,30 +259,42 @@ export class TransformerModel implements Transformer {
     const step = wanted === 'all' ? this.logitRows : this.ubatchSize;
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
-    for (let off = 0; off < tokens.length; off += step) {
+    this.sequenceRows = 0;
+    for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
-      const n = Math.min(step, tokens.length - off);
+      n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
-      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode);
+      this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
       if (all) all.set(await this.ops.read(this.buffers.logits, n), off * vocab);
       if (isFinal && mode !== 'none') this.lastLogitsRow = mode === 'all' ? n - 1 : 0;
     }
     return all;
   }
 
-  async readLogits(): Promise<Float32Array> {
-    const row = this.requireLogits();
-    const rows = await this.ops.read(this.buffers.logits, row + 1);
-    return rows.slice(row * this.config.vocabSize);
+  async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'evaluating sequences');
+    this.checkRows(rows);
+    const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
+    this.lastLogitsRow = -1;
+    this.sequenceRows = 0;
+    this.forward(tokens, rows[0].pos, rows[0].slot, 'all', rows);
+    this.sequenceRows = rows.length;
+    this.lastLogitsRow = rows.length - 1;
   }
 
-  argmax(): Promise<number> {
-    return this.ops.argmax(this.buffers.logits, this.requireLogits());
+  async readLogits(row?: number): Promise<Float32Array> {
+    const r = this.logitsRow(row);
+    const rows = await this.ops.read(this.buffers.logits, r + 1);
+    return rows.slice(r * this.config.vocabSize);
   }
 
-  topK(k: number): Promise<TopK> {
-    return this.ops.topK(this.buffers.logits, this.requireLogits(), k);
+  argmax(row?: number): Promise<number> {
+    return this.ops.argmax(this.buffers.logits, this.logitsRow(row));
+  }
+
+  topK(k: number, row?: number): Promise<TopK> {
+    return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
   }
 
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -215,40 +306,57 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
+    if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
+  }
+
+  readState(slot: number): Promise<Float32Array | null> {
+    this.checkSlot(slot);
+    return this.hasRecurrentState ? this.ops.readRecurrentState(slot) : Promise.resolve(null);
+  }
+
+  writeState(slot: number, state: Float32Array): void {
+    this.checkSlot(slot);
+    if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
+  }
+
+  async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
+    this.checkSlot(slot);
+    const ropes = this.plans.map((p) => (p.kind === 'attention' ? p.rope : null)); // recurrent layers hold no KV
+    await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes });
   }
 
   destroy(): void {
     this.ops.destroy();
   }
 
-  /** One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1. */
-  private forward(tokens: Int32Array, startPos: number, slot: number, logits: LogitsWanted): void {
+  /**
+   * One step of n ≤ ubatchSize tokens at positions startPos … startPos+n−1 of `slot`, or, with `rows`, one token
+   * per sequence (row i at rows[i].pos of rows[i].slot).
+   */
+  private forward(
+    tokens: Int32Array,
+    startPos: number,
+    slot: number,
+    logits: LogitsWanted,
+    rows: readonly SequenceToken[] | null,
+  ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
-    if (c.scaleEmbeddings) ops.scale(b.x, Math.fround(Math.sqrt(c.embeddingLength)), n);
+    if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    const qTemperature = attentionTemperature(c, startPos); // one value per step (see temperatureRun)
 
     for (let il = 0; il < this.plans.length; il++) {
-      const lw = w.layers[il];
       const p = this.plans[il];
-      const headDim = p.spec.headDim;
-      // Attention sub-block.
-      ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
-      const qkGroup = c.qkNormScope === 'full' ? undefined : headDim; // per head, or the whole row (olmoe)
-      if (lw.qNorm) ops.rmsNorm(p.q, p.q, lw.qNorm, c.normEps, n, qkGroup);
-      if (lw.kNorm) ops.rmsNorm(b.k, b.k, lw.kNorm, c.normEps, n, qkGroup);
-      if (p.rope)
-        ops.ropeStoreKv(il, p.q, b.k, b.v, n, p.rope); // cache[slot][il][startPos … startPos+n) = k, v
-      else ops.storeKv(il, b.k, b.v, n); // NoPE layer: positions only through the causal mask
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
-      ops.matmulResidual(b.x, p.att, lw.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+      if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
+      else this.attentionBlock(p, il, n, rows, qTemperature);
       // Feed-forward sub-block (gated; or a mixture of experts).
-      if (p.moe)
-        ops.moeFfn(b.x, p.ffnNorm, p.moe, n); // x [n, nEmbd] += Σ_k w_k · expert_k(norm(x)) (+ shared)
-      else if (p.dense) {
-        ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.dense.gate, p.dense.up, n, c.activation, p.ffnScratch); // [n, ffnDim]
-        ops.matmulResidual(b.x, p.hidden, p.dense.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      if (p.moe && p.ffnNorm)
+        ops.moeFfn(b.x, p.ffnNorm, p.moe, n); // x [n, nEmbd] += Σ_k w_k · expert_k(norm(x))
+      else if (p.gate && p.up && p.down) {
+        ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+        ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
       }
     }
 
@@ -258,9 +366,100 @@ export class TransformerModel implements Transformer {
       const rows = logits === 'last' ? 1 : n;
       if (src === b.xLast) ops.copyRows(b.xLast, b.x, n - 1, 1); // xLast [1, nEmbd]
       ops.normMatmul(b.xb, src, this.outputNorm, this.outputHead, rows); // logits [rows, vocab]
+      if (c.logitScale !== 1) ops.scale(b.logits, c.logitScale, rows);
       if (c.finalSoftcap > 0) ops.softcap(b.logits, c.finalSoftcap, rows);
     }
     ops.endStep();
+  }
+
+  /** Attention sub-block of layer il: x += attention(norm(x)), per sequence when the step has several (`rows`). */
+  private attentionBlock(
+    p: AttentionLayerPlan,
+    il: number,
+    n: number,
+    rows: readonly SequenceToken[] | null,
+    qTemperature: number,
+  ): void {
+    const { ops, buffers: b } = this;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
+    if (rows) this.attendRows(il, p, rows, qTemperature);
+    else this.attend(il, p, p.q, p.k, p.v, p.att, n, qTemperature); // att [n, nHeads·headDim]
+    ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+  }
+
+  /** RMSNorm of q and k in place, per head or over all heads (`qNormGroup`). */
+  private normQk(p: AttentionLayerPlan, q: Activation, k: Activation, n: number): void {
+    const eps = this.config.normEps;
+    if (p.w.qNorm) this.ops.rmsNorm(q, q, p.w.qNorm, eps, n, p.qNormGroup); // q [n, nHeads·headDim]
+    if (p.w.kNorm) this.ops.rmsNorm(k, k, p.w.kNorm, eps, n, p.kNormGroup); // k [n, nKvHeads·headDim]
+  }
+
+  /** Rope, KV store (cache[step slot][il][startPos … startPos+n) = k, v) and attention of one sequence's n rows. */
+  private attend(
+    il: number,
+    p: AttentionLayerPlan,
+    q: Activation,
+    k: Activation,
+    v: Activation,
+    att: Activation,
+    n: number,
+    qTemperature: number,
+  ): void {
+    const lateNorm = this.config.qkNormAfterRope;
+    if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
+    else {
+      if (p.rope) this.ops.rope(q, n, p.rope); // no rope on a NoPE layer: positions only through the causal mask
+      if (p.rope) this.ops.rope(k, n, p.rope);
+      if (lateNorm) this.normQk(p, q, k, n); // hunyuan-dense: q/k norms after rope
+      this.ops.storeKv(il, k, v, n);
+    }
+    if (qTemperature !== 1) this.ops.scale(q, qTemperature, n); // mistral3: q · temperature after rope
+    this.ops.attention(att, q, il, n, p.attention);
+  }
+
+  /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */
+  private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[], qTemperature: number): void {
+    const { ops } = this;
+    ops.setSequence(rows[0].slot, rows[0].pos);
+    this.attend(il, p, p.q, p.k, p.v, p.att, 1, qTemperature); // row 0 is already where a one-row step has it
+    const s = p.seq!;
+    for (let r = 1; r < rows.length; r++) {
+      ops.copyRows(s.q, p.q, r, 1);
+      ops.copyRows(s.k, p.k, r, 1);
+      ops.copyRows(s.v, p.v, r, 1);
+      ops.setSequence(rows[r].slot, rows[r].pos);
+      this.attend(il, p, s.q, s.k, s.v, s.att, 1, qTemperature);
+      ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
+    }
+  }
+
+  /** Short-convolution sub-block of layer il (lfm2): x += out_proj(C · conv([state ‖ B·x])), state updated. */
+  private shortConvBlock(p: ShortConvLayerPlan, il: number, n: number): void {
+    const { ops, buffers: b } = this;
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
+    ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
+    ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
+  }
+
+  private checkRows(rows: readonly SequenceToken[]): void {
+    if (rows.length === 0 || rows.length > this.maxSequenceRows) {
+      throw new LlmError(
+        'invalid-request',
+        `evaluating sequences: ${rows.length} rows given; this model takes 1…${this.maxSequenceRows} per step (one per slot)`,
+        { details: { rows: rows.length, maxSequenceRows: this.maxSequenceRows } },
+      );
+    }
+    const slots = new Set<number>();
+    for (const r of rows) {
+      this.checkRequest(Int32Array.of(r.token), r.pos, r.slot);
+      if (slots.has(r.slot)) {
+        throw new LlmError('invalid-request', `evaluating sequences: slot ${r.slot} appears twice in one step`, {
+          details: { slot: r.slot },
+        });
+      }
+      slots.add(r.slot);
+    }
   }
 
   private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
@@ -305,6 +504,19 @@ export class TransformerModel implements Transformer {
     }
   }
 
+  /** Row of `buffers.logits` to read: `row` of the last `evalRows`, or the last evaluated token's. */
+  private logitsRow(row: number | undefined): number {
+    const last = this.requireLogits();
+    if (row === undefined) return last;
+    if (!(Number.isInteger(row) && row >= 0 && row < Math.max(1, this.sequenceRows))) {
+      throw new LlmError(
+        'invalid-request',
+        `reading logits: row ${row} does not exist (the last step kept ${Math.max(1, this.sequenceRows)})`,
+      );
+    }
+    return this.sequenceRows > 0 ? row : last;
+  }
+
   private requireLogits(): number {
     if (this.lastLogitsRow < 0) {
       throw new LlmError(
@@ -316,20 +528,66 @@ export class TransformerModel implements Transformer {
   }
 }
 
+/** llama 4's attention temperature of q at position `pos` (mistral3), 1 when the model has none; f32 as llama.cpp. */
+function attentionTemperature(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? Math.fround(Math.log(Math.floor(pos / t.floor) + 1) * t.scale + 1) : 1;
+}
+
+/** Tokens from `pos` that share one attention temperature (a step never crosses a multiple of its floor). */
+function temperatureRun(c: ModelConfig, pos: number): number {
+  const t = c.attnTemperature;
+  return t ? t.floor - (pos % t.floor) : Number.POSITIVE_INFINITY;
+}
+
 /** The plan of one layer: its rope and attention parameters, its steps' weights and the buffers of its widths. */
 function planLayer(
   c: ModelConfig,
   spec: LayerSpec,
-  lw: LayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights,
   freqFactors: Float32Array | null,
-  b: Buffers,
   acts: ActivationMap,
+  seq: SequenceRow | null,
 ): LayerPlan {
+  const b = { xb: acts.get('xb')!, xb2: acts.get('xb2')! };
   const widths = { get: (label: string, cols: number): Activation => acts.get(widthKey(label, cols))! };
+  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  const residual = (bias: Weight | null, postNorm: Weight | null): ResidualOptions => ({
+    bias,
+    postNorm: norm(postNorm),
+    scale: c.residualScale,
+    scratch: b.xb2,
+  });
+  const ffn: FfnPlan = {
+    ffnNorm: norm(lw.ffnNorm),
+    gate: lw.gate,
+    up: lw.up,
+    down: lw.down,
+    moe:
+      spec.kind === 'attention' && spec.moe && 'moe' in lw && lw.moe
+        ? planMoe(c, spec.moe, lw.moe, b, widths.get)
+        : null,
+    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
+    hidden: widths.get('hidden', spec.ffnDim),
+    ffnOut: residual(null, lw.postFfnNorm),
+  };
+  if (spec.kind === 'shortconv' || 'inProj' in lw) {
+    if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
+    const bcx = widths.get('bcx', 3 * c.embeddingLength);
+    return {
+      ...ffn,
+      kind: 'shortconv',
+      w: lw,
+      attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+      inProj: [{ out: bcx, weight: lw.inProj, bias: null }],
+      bcx,
+      convOut: residual(null, null),
+    };
+  }
   const rope: RopeParams | null = spec.rope && {
     kind: c.ropeKind,
     headDim: spec.headDim,
-    nRot: c.ropeDims,
+    nRot: spec.rope.nRot,
     theta: spec.rope.theta,
     freqScale: spec.rope.freqScale,
     ...(freqFactors ? { freqFactors } : {}),
@@ -345,26 +603,30 @@ function planLayer(
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
-  const norm = (weight: Weight | null): RmsNormWeight | null => (weight ? { weight, eps: c.normEps } : null);
+  const kvCols = spec.nKvHeads * spec.headDim;
+  const k = widths.get('k', kvCols);
+  const v = widths.get('v', kvCols);
+  const allHeads = c.qkNormScope === 'all-heads';
   return {
-    spec,
+    ...ffn,
+    kind: 'attention',
+    w: lw,
     rope,
     attention,
-    attnNorm: { weight: lw.attnNorm, eps: c.normEps },
+    attnNorm: norm(lw.attnNorm),
+    qNormGroup: allHeads ? qCols : spec.headDim,
+    kNormGroup: allHeads ? spec.nKvHeads * spec.headDim : spec.headDim,
     qkv: [
       { out: q, weight: lw.wq, bias: lw.bq },
-      { out: b.k, weight: lw.wk, bias: lw.bk },
-      { out: b.v, weight: lw.wv, bias: lw.bv },
+      { out: k, weight: lw.wk, bias: lw.bk },
+      { out: v, weight: lw.wv, bias: lw.bv },
     ],
     q,
+    k,
+    v,
     att: widths.get('att', qCols),
-    attnOut: { bias: lw.bo, postNorm: norm(lw.postAttnNorm), scratch: b.xb2 },
-    ffnNorm: { weight: lw.ffnNorm, eps: c.normEps },
-    dense: lw.ffn,
-    moe: spec.moe && lw.moe ? planMoe(c, spec.moe, lw.moe, b, widths.get) : null,
-    ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
-    hidden: widths.get('hidden', spec.ffnDim), // absent (undefined) on a MoE layer without a shared expert
-    ffnOut: { bias: null, postNorm: norm(lw.postFfnNorm), scratch: b.xb2 },
+    attnOut: residual(lw.bo, lw.postAttnNorm),
+    seq,
   };
 }
 
@@ -373,9 +635,12 @@ function planMoe(
   c: ModelConfig,
   m: MoeLayerSpec,
   w: MoeWeights,
-  b: Buffers,
+  b: { readonly xb: Activation; readonly xb2: Activation },
   get: (label: string, cols: number) => Activation,
 ): MoeStep {
+  if (c.residualScale !== 1) {
+    throw new LlmError('unsupported-arch', `${c.arch}: a residual scale on mixture-of-experts layers is not supported`);
+  }
   const sh = w.shared;
   return {
     router: w.router,

@@ -4,8 +4,8 @@
  *
  * Adding a type (the tests demand each step):
  * 1. `src/quant/<name>.ts` exporting its `QuantType` (geometry equal to `GGML_TYPES`, `f16Scales`, bit-exact
- *    `dequantizeRow`, reference `quantizeRow`, `wasm`: a kernel or 'dequantize', `webgpu` layout facts), listed once
- *    in QUANT_TYPES below.
+ *    `dequantizeRow`, reference `quantizeRow` unless the type is in DEQUANTIZE_ONLY, `wasm`: a kernel or
+ *    'dequantize', `webgpu` layout facts), listed once in QUANT_TYPES below.
  * 2. Golden vectors `test/unit/quant/vectors/<name>.json` from ggml (scripts/oracle/make-quant-vectors.mjs).
  * 3. WASM: nothing for 'dequantize'; a fused kernel is an export of wasm/assembly/index.ts named in GEMV_NAMES and
  *    KernelExports (src/backend/wasm/kernel-exports.ts), then `npm run build:wasm`.
@@ -16,10 +16,17 @@
  */
 
 import { LlmError } from '../errors.js';
-import { GGML_TYPES, type GgmlType } from '../gguf/types.js';
+import { GGML_TYPES, GgmlType } from '../gguf/types.js';
 import { bf16 } from './bf16.js';
 import { f16 } from './f16.js';
 import { f32 } from './f32.js';
+import { iq1_m } from './iq1_m.js';
+import { iq1_s } from './iq1_s.js';
+import { iq2_s } from './iq2_s.js';
+import { iq2_xs } from './iq2_xs.js';
+import { iq2_xxs } from './iq2_xxs.js';
+import { iq3_s } from './iq3_s.js';
+import { iq3_xxs } from './iq3_xxs.js';
 import { iq4_nl } from './iq4_nl.js';
 import { iq4_xs } from './iq4_xs.js';
 import { q2_k } from './q2_k.js';
@@ -31,6 +38,7 @@ import { q5_0 } from './q5_0.js';
 import { q5_1 } from './q5_1.js';
 import { q5_k } from './q5_k.js';
 import { q6_k } from './q6_k.js';
+import { mxfp4 } from './mxfp4.js';
 import { q8_0 } from './q8_0.js';
 import type { QuantType } from './quant-type.js';
 
@@ -50,10 +58,34 @@ export const QUANT_TYPES: readonly QuantType[] = [
   q4_k,
   q5_k,
   q6_k,
+  iq2_xxs,
+  iq2_xs,
+  iq3_xxs,
+  iq1_s,
   iq4_nl,
+  iq3_s,
+  iq2_s,
   iq4_xs,
+  iq1_m,
   bf16,
+  mxfp4,
 ];
+
+/**
+ * The types webgguf reads but does not write: no `quantizeRow`. ggml's quantizers for these codebook types are grid
+ * searches (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS refuse to run without an importance matrix; IQ2_S, IQ3_XXS, IQ3_S search
+ * neighbour tables built at start-up), so models in them come from llama.cpp (scripts/oracle/quantize-model.mjs, or
+ * ggml_quantize_chunk with an importance matrix). Every other type has its reference quantizer.
+ */
+export const DEQUANTIZE_ONLY: ReadonlySet<GgmlType> = new Set([
+  GgmlType.IQ2_XXS,
+  GgmlType.IQ2_XS,
+  GgmlType.IQ3_XXS,
+  GgmlType.IQ1_S,
+  GgmlType.IQ3_S,
+  GgmlType.IQ2_S,
+  GgmlType.IQ1_M,
+]);
 
 const BY_ID: ReadonlyMap<GgmlType, QuantType> = new Map(QUANT_TYPES.map((t) => [t.id, t]));
 

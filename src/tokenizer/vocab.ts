@@ -16,6 +16,7 @@ import {
 } from './metadata-reader.js';
 import { type PreTokenizerSpec, getPreTokenizer } from './pre-tokenizers.js';
 import { utf8ByteLength } from './unicode.js';
+import { EOG_TEXTS, EOT_TEXTS, FIM_CONTROL_TEXTS, FIM_EOG_TEXTS } from './special-token-texts.js';
 
 /** Token attributes (llama.h `llama_token_attr`), a bit set. */
 export enum TokenAttr {
@@ -63,94 +64,6 @@ const MODEL_TO_TYPE: Readonly<Record<string, VocabType>> = {
 
 /** U+E000: the suffix that keeps hybriddna's DNA k-mers apart from equal BPE tokens; stripped from their texts. */
 export const DNA_KMER_MARKER = '\ue000';
-
-/** Texts that mark a token as end-of-generation (llama.cpp's list; matched against the vocabulary). */
-const EOG_TEXTS = new Set([
-  '<|eot_id|>',
-  '<|im_end|>',
-  '<|end|>',
-  '<|return|>',
-  '<|call|>',
-  '<|flush|>',
-  '<|calls|>',
-  '<end_of_turn>',
-  '<|endoftext|>',
-  '</s>',
-  '<|eom_id|>',
-  '<EOT>',
-  '_<EOT>',
-  '[EOT]',
-  '[EOS]',
-  '<|end_of_text|>',
-  '<end_of_utterance>',
-  '<eos>',
-  '<turn|>',
-  '<|tool_response>',
-  '<｜end▁of▁sentence｜>',
-  '[e~[',
-]);
-/** Texts llama.cpp takes as the EOT token when the file names none. */
-const EOT_TEXTS = new Set([
-  '<|eot_id|>',
-  '<|im_end|>',
-  '<|end|>',
-  '<end_of_turn>',
-  '<|endoftext|>',
-  '<|end_of_text|>',
-  '<EOT>',
-  '_<EOT>',
-  '[EOT]',
-  '<｜end▁of▁sentence｜>',
-  '<end_of_utterance>',
-]);
-/** FIM tokens that llama.cpp makes CONTROL and end-of-generation when present. */
-const FIM_EOG_TEXTS: ReadonlyArray<[key: string, texts: readonly string[]]> = [
-  ['tokenizer.ggml.fim_pad_token_id', ['<|fim_pad|>', '<fim-pad>', '<fim_pad>', '<PAD>', '[PAD]']],
-  ['tokenizer.ggml.fim_rep_token_id', ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>']],
-  ['tokenizer.ggml.fim_sep_token_id', ['<|file_sep|>']],
-];
-/** FIM prefix/suffix/middle tokens that llama.cpp makes CONTROL when the file names none (keys incl. deprecated). */
-const FIM_CONTROL_TEXTS: ReadonlyArray<[keys: readonly string[], texts: readonly string[]]> = [
-  [
-    ['tokenizer.ggml.fim_pre_token_id', 'tokenizer.ggml.prefix_token_id'],
-    [
-      '<|fim_prefix|>',
-      '<fim-prefix>',
-      '<fim_prefix>',
-      '<｜fim▁begin｜>',
-      '<PRE>',
-      '▁<PRE>',
-      '<|code_prefix|>',
-      '<|prefix|>',
-    ],
-  ],
-  [
-    ['tokenizer.ggml.fim_suf_token_id', 'tokenizer.ggml.suffix_token_id'],
-    [
-      '<|fim_suffix|>',
-      '<fim-suffix>',
-      '<fim_suffix>',
-      '<｜fim▁hole｜>',
-      '<SUF>',
-      '▁<SUF>',
-      '<|code_suffix|>',
-      '<|suffix|>',
-    ],
-  ],
-  [
-    ['tokenizer.ggml.fim_mid_token_id', 'tokenizer.ggml.middle_token_id'],
-    [
-      '<|fim_middle|>',
-      '<fim-middle>',
-      '<fim_middle>',
-      '<｜fim▁end｜>',
-      '<MID>',
-      '▁<MID>',
-      '<|code_middle|>',
-      '<|middle|>',
-    ],
-  ],
-];
 
 /** `tokenizer.ggml.precompiled_charsmap` (an i8/u8 array) as bytes, checked as llama.cpp checks it; null when absent. */
 function readCharsmap(meta: TokenizerMetadata): Uint8Array | null {

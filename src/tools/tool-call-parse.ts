@@ -1,10 +1,12 @@
 /**
  * Reads tool calls back from a model's answer text in its native syntax (see `tool-call-format.ts`): the calls
  * (name + arguments as JSON text, as OpenAI returns them) and the answer text around them. Malformed call text is
- * left in the content rather than dropped.
+ * left in the content rather than dropped. JSON arguments are the value as the model wrote it, whitespace outside
+ * strings removed (`minifyJson`), so a streamed call's fragments (`tool-call-stream.ts`) concatenate to exactly this.
  */
 
 import type { ToolCallFormat } from './tool-call-format.js';
+import { minifyJson, objectMembers, valueEnd, xmlValue } from './tool-call-stream.js';
 import type { ToolFunction } from './tool-spec.js';
 
 /** One parsed call. */
@@ -38,26 +40,51 @@ function jsonEnd(s: string, i: number): number {
   return -1;
 }
 
-function parseJsonAt(s: string, i: number): { value: unknown; end: number } | null {
+function parseJsonAt(s: string, i: number): { value: unknown; start: number; end: number } | null {
   while (i < s.length && /\s/.test(s[i])) i++;
   const end = jsonEnd(s, i);
   if (end < 0) return null;
   try {
-    return { value: JSON.parse(s.slice(i, end)) as unknown, end };
+    return { value: JSON.parse(s.slice(i, end)) as unknown, start: i, end };
   } catch {
     return null;
   }
 }
 
-const argsText = (a: unknown): string => (typeof a === 'string' ? a : JSON.stringify(a ?? {}));
+/** Arguments text of a parsed value written at s[start, end): a JSON string's own text, else the value minified. */
+function argsText(value: unknown, s: string, start: number, end: number): string {
+  if (typeof value === 'string') return value;
+  return value === null || value === undefined ? '{}' : minifyJson(s.slice(start, end));
+}
 
-function callOf(o: unknown, argKeys: readonly string[]): ParsedCall | null {
+/** A call object parsed from s at `start`: its name, id and the first member named like arguments (as written). */
+function callOf(o: unknown, argKeys: readonly string[], s: string, start: number): ParsedCall | null {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return null;
   const r = o as Record<string, unknown>;
   const name = r.name;
   if (typeof name !== 'string') return null;
-  const key = argKeys.find((k) => k in r);
-  return { name, arguments: argsText(key ? r[key] : {}), ...(typeof r.id === 'string' ? { id: r.id } : {}) };
+  const m = objectMembers(s, start).members.find((x) => argKeys.includes(x.key));
+  const args = m ? argsText(JSON.parse(s.slice(m.start, m.end)) as unknown, s, m.start, m.end) : '{}';
+  return { name, arguments: args, ...(typeof r.id === 'string' ? { id: r.id } : {}) };
+}
+
+/** Start of each element of the JSON array written at `start`. */
+function elementStarts(s: string, start: number): number[] {
+  const starts: number[] = [];
+  const ws = (k: number): number => {
+    while (k < s.length && /\s/.test(s[k])) k++;
+    return k;
+  };
+  let i = ws(start + 1);
+  while (i < s.length && s[i] !== ']') {
+    starts.push(i);
+    const e = valueEnd(s, i);
+    if (e < 0) break;
+    i = ws(e);
+    if (s[i] !== ',') break;
+    i = ws(i + 1);
+  }
+  return starts;
 }
 
 /** The result: calls and the text outside them. */
@@ -94,21 +121,12 @@ function jsonList(argKeys: readonly string[], close = ''): (s: string, at: numbe
     const j = parseJsonAt(s, at);
     if (!j) return -1;
     const list = Array.isArray(j.value) ? j.value : [j.value];
-    const got = list.map((x) => callOf(x, argKeys));
+    const starts = Array.isArray(j.value) ? elementStarts(s, j.start) : [j.start];
+    const got = list.map((x, k) => callOf(x, argKeys, s, starts[k] ?? j.start));
     if (got.some((c) => c === null)) return -1;
     calls.push(...(got as ParsedCall[]));
     return close ? skip(s, j.end, close) : j.end;
   };
-}
-
-function xmlValue(raw: string, schema: unknown): unknown {
-  const type = (schema as { type?: unknown } | undefined)?.type;
-  if (type === 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
 }
 
 /** Python-style literal list `[f(a="x", b=1), g()]` (LFM2) → calls. */
@@ -154,7 +172,7 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
     case 'hermes':
       return scan(text, '<tool_call>', (s, at, calls) => {
         const j = parseJsonAt(s, at);
-        const c = j && callOf(j.value, ['arguments', 'parameters']);
+        const c = j && callOf(j.value, ['arguments', 'parameters'], s, j.start);
         if (!j || !c) return -1;
         calls.push(c);
         return skip(s, j.end, '</tool_call>');
@@ -176,7 +194,7 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
       const t = text.replace('<|python_tag|>', '');
       return scan(t, '{"name"', (s, at, calls) => {
         const j = parseJsonAt(s, at - '{"name"'.length);
-        const c = j && callOf(j.value, ['parameters', 'arguments']);
+        const c = j && callOf(j.value, ['parameters', 'arguments'], s, j.start);
         if (!j || !c) return -1;
         calls.push(c);
         return skip(s, j.end, ';');
@@ -190,7 +208,7 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
         if (!m) return -1;
         const j = parseJsonAt(s, at + m[0].length);
         if (!j) return -1;
-        calls.push({ name: m[1], arguments: argsText(j.value), ...(m[2] ? { id: m[2] } : {}) });
+        calls.push({ name: m[1], arguments: argsText(j.value, s, j.start, j.end), ...(m[2] ? { id: m[2] } : {}) });
         return j.end;
       });
     case 'harmony':
@@ -199,7 +217,7 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
         if (!m) return -1;
         const j = parseJsonAt(s, at + m[0].length);
         if (!j) return -1;
-        calls.push({ name: m[1], arguments: argsText(j.value) });
+        calls.push({ name: m[1], arguments: argsText(j.value, s, j.start, j.end) });
         return skip(s, j.end, '<|call|>');
       });
     case 'granite':

@@ -159,6 +159,13 @@ export function toMarkdown(rep: BenchReport): string {
     if (rep.ratios.some((q) => q.ours === 'webgguf-webgpu'))
       lines.push('', "WebGPU rows: threads = the peer's thread count (ours runs on the GPU).");
   }
+  for (const c of rep.choices ?? []) {
+    lines.push(
+      '',
+      `Batched choices (${c.backend}): n = ${c.n} aggregate decode ${c.batchedTokPerCpuS} tok/s vs n = 1 ${c.singleTokPerCpuS} ` +
+        `tok/s per CPU second: ${c.ratio}× (wall time ${c.wallRatio}×; target ≥ 2.5×).`,
+    );
+  }
   const withB = rep.summary.filter((r) => r.breakdownMs);
   if (withB.length) {
     lines.push('', 'Decode step breakdown (ms per token, median over rounds; what each measures in brackets):', '');

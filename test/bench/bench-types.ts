@@ -128,6 +128,16 @@ export interface BenchReport {
     readonly firstCompileMs: number;
     readonly nextCompileMs: number;
   }[];
+  /** Batched choices per backend (test/bench/choices-run.ts); absent in older reports. */
+  readonly choices?: readonly {
+    readonly backend: string;
+    readonly n: number;
+    readonly singleTokPerCpuS: number;
+    readonly batchedTokPerCpuS: number;
+    /** batched ÷ single aggregate decode tok/s (CPU time). */
+    readonly ratio: number;
+    readonly wallRatio: number;
+  }[];
 }
 
 /** Median figures of one (runtime, threads) over its rounds. */

@@ -16,6 +16,7 @@ import { probeBandwidth } from './bandwidth-probe.js';
 import { computeRatios, summarize, toMarkdown, toSvg } from './bench-report.js';
 import { round, type BandwidthResult, type BenchReport, type RunResult, type Workload } from './bench-types.js';
 import { parseBenchArgs, USAGE, type BenchArgs } from './bench-args.js';
+import type { ChoicesResult } from './choices-run.js';
 import type { StructuredResult } from './structured-run.js';
 
 /** One case of a round: which runner, with what spec. */
@@ -230,6 +231,24 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`structured ${backend}: ${(e as Error).message}`);
     }
   }
+  // Batched choices (issue 16): n = 4 aggregate decode tok/s ÷ n = 1, WASM at 1 thread (target ≥ 2.5×).
+  const choices: ChoicesResult[] = [];
+  if (a.backends.includes('wasm')) {
+    try {
+      const r = await runJsonLine(
+        [
+          'scripts/run-ts.mjs',
+          'test/bench/choices-run.ts',
+          JSON.stringify({ modelPath, backend: 'wasm', threads: 1, decode: Math.min(a.decode, 32), n: 4 }),
+        ],
+        a.caseTimeoutS * 1000,
+      );
+      choices.push(r as unknown as ChoicesResult);
+      log(`choices wasm: ${JSON.stringify(r)}`);
+    } catch (e) {
+      errors.push(`choices wasm: ${(e as Error).message}`);
+    }
+  }
   const summary = summarize(runs, bpt, bandwidth, a.gpuBw);
   const report: BenchReport = {
     version: 1,
@@ -256,6 +275,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     ratios: computeRatios(summary),
     errors,
     structured,
+    choices,
   };
   mkdirSync(a.outDir, { recursive: true });
   const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);

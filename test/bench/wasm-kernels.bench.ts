@@ -23,6 +23,7 @@ import v8 from 'node:v8';
 import type { Ops, Weight } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 /** [type, rows, k]: Qwen2.5-0.5B's attention/FFN shapes, its whole Q8_0 output matrix, Llama-3.2-1B's FFN, K-quants. */
 const CASES: [GgmlType, number, number][] = [
@@ -178,7 +179,11 @@ async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
     a('h', ffn),
     a('logits', vocab),
   ];
-  ops.createKvCache({ nLayers, nSlots: 1, contextLength: pos + maxSteps + 1, nKvHeads, headDim });
+  ops.createKvCache({
+    nSlots: 1,
+    contextLength: pos + maxSteps + 1,
+    layers: uniformKvLayers(nLayers, nKvHeads, headDim),
+  });
   const rope = { kind: 'neox' as const, headDim, nRot: headDim, theta: 1e6, freqScale: 1 };
   const attn = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
   return async (s, t) => {

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import type { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
+import { quantWeightBytes } from './quant-weight.js';
 
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 
@@ -114,9 +115,7 @@ export function makeWeight(
 ): { bytes: Uint8Array; values: Float32Array } {
   const qt = getQuantType(type);
   const src = randoms(k * nRows, seed); // (nRows, k)
-  const bytes = new Uint8Array((k / qt.blockElements) * qt.blockBytes * nRows);
-  if (!qt.quantizeRow) throw new Error(`no reference quantizer for ${qt.name}`);
-  qt.quantizeRow(src, bytes);
+  const bytes = quantWeightBytes(qt, src, seed);
   const values = new Float32Array(k * nRows); // (nRows, k)
   qt.dequantizeRow(bytes, values, values.length);
   return { bytes, values };

@@ -1,7 +1,7 @@
 /**
  * The decode matvec paths of every kernel build (scalar, simd128, relaxed-simd when this Node can enable it), called
  * directly on one memory: Q4_0's two-rows-at-a-time dot, Q8_0's relaxed sign-split dot, the Q4_K/Q6_K/Q5_K dots,
- * on raw random block bytes (every nibble, every Q8_0 byte including −128, random scales), with block counts that hit
+ * MXFP4's swizzle lookup, on raw random block bytes (every nibble, every Q8_0 byte including −128, random scales), with block counts that hit
  * the main loops and their tails (1, 3, 7, 28 blocks) and odd row counts, for 1 token and for 5 (a 4-token tile + 1).
  * Reference: f64 Σ dequantized weight × the kernel's own Q8 activation (read back from memory), so the only
  * tolerance is f32 accumulation order: 2e-6 · Σ|w·x|.
@@ -39,6 +39,7 @@ const TYPES: [GgmlType, string, number[], number[]][] = [
   [GgmlType.Q4_K, 'gemv_q4_k', [0, 2], [1, 3]],
   [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],
   [GgmlType.Q6_K, 'gemv_q6_k', [208], [1, 3]],
+  [GgmlType.MXFP4, 'gemv_mxfp4', [], [1, 3, 7, 28]], // its E8M0 scale byte is planted below
 ];
 
 /**
@@ -111,6 +112,8 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
                 wBytes[b * qt.blockBytes + at] = h & 0xff;
                 wBytes[b * qt.blockBytes + at + 1] = h >> 8;
               }
+              // MXFP4: E8M0 exponent 118 … 133, scales 2^-10 … 2^5 (no overflow to inf).
+              if (type === GgmlType.MXFP4) wBytes[b * qt.blockBytes] = 118 + (wBytes[b * qt.blockBytes]! & 15);
             }
             // Layout (bytes): weights at 0 (Q4_0 / Q8_0 in the backend's row-pair layout, padded to even rows),
             // f32 x [n, k], Q8 x [n, q8RowBytes(k)], out [n, rows].

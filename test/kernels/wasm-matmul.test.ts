@@ -15,6 +15,7 @@ import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/b
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType, QUANT_TYPES } from '../../src/quant/index.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
+import { quantWeightBytes } from '../helpers/quant-weight.js';
 
 // Node 20 hides relaxed SIMD behind a V8 flag; enabling it here (this test process only) lets the relaxed build run.
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -57,9 +58,7 @@ function makeWeight(
 ): { bytes: Uint8Array; deq: Float32Array } {
   const qt = getQuantType(type);
   const src = randomF32(k * nRows, rand);
-  const bytes = new Uint8Array((k * nRows * qt.blockBytes) / qt.blockElements);
-  if (!qt.quantizeRow) throw new Error(`${qt.name} has no quantizeRow`);
-  qt.quantizeRow(src, bytes);
+  const bytes = quantWeightBytes(qt, src, qt.id * 131 + k + nRows);
   const deq = new Float32Array(k * nRows);
   qt.dequantizeRow(bytes, deq, k * nRows);
   return { bytes, deq };

@@ -16,6 +16,7 @@ import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 /** Deterministic uniform [-1, 1) generator (mulberry32). */
 function rng(seed: number): () => number {
@@ -178,7 +179,7 @@ for (const config of CONFIGS) {
       ]) {
         const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow, softcap };
         const [got, want] = await both(wasm, async (ops) => {
-          ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 16, nKvHeads, headDim });
+          ops.createKvCache({ nSlots: 2, contextLength: 16, layers: uniformKvLayers(2, nKvHeads, headDim) });
           const results: Float32Array[] = [];
           for (let s = 0; s < steps.length; s++) {
             const { startPos, n } = steps[s];
@@ -222,7 +223,7 @@ for (const config of CONFIGS) {
         const vp = randomF32(prompt * nKvHeads * headDim, rand);
         const params = { nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim), slidingWindow: 0, softcap: 0 };
         const [got, want] = await both(wasm, async (ops) => {
-          ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: prompt + 1, nKvHeads, headDim });
+          ops.createKvCache({ nSlots: 1, contextLength: prompt + 1, layers: uniformKvLayers(1, nKvHeads, headDim) });
           const q = await setActivation(ops, 'q', qp, prompt, nHeads * headDim);
           const k = await setActivation(ops, 'k', kp, prompt, nKvHeads * headDim);
           const v = await setActivation(ops, 'v', vp, prompt, nKvHeads * headDim);
@@ -260,6 +261,9 @@ for (const config of CONFIGS) {
         r.push(await ops.read(o, 3));
         ops.copyRows(last, o, 2, 1);
         r.push(await ops.read(last, 1));
+        ops.copyRows(o, last, 0, 1, 1); // into row 1
+        ops.copyRows(o, o, 0, 1, 2); // within one buffer
+        r.push(await ops.read(o, 3));
         r.push(Float32Array.of(await ops.argmax(o, 1)));
         const top = await ops.topK(ga, 2, 5);
         r.push(Float32Array.from(top.ids), top.logits);
@@ -280,7 +284,7 @@ for (const config of CONFIGS) {
       const a = wasm.createActivation('a', 2, 4);
       wasm.beginStep({ tokens: Int32Array.of(2), startPos: 0, slot: 0 });
       expect(() => wasm.embed(a, t, 1)).toThrow(/outside the vocabulary/);
-      wasm.createKvCache({ nLayers: 1, nSlots: 1, contextLength: 2, nKvHeads: 1, headDim: 4 });
+      wasm.createKvCache({ nSlots: 1, contextLength: 2, layers: uniformKvLayers(1, 1, 4) });
       wasm.beginStep({ tokens: Int32Array.of(0), startPos: 2, slot: 0 });
       expect(() => wasm.storeKv(0, a, a, 1)).toThrow(expect.objectContaining({ code: 'context-overflow' }));
       wasm.endStep();

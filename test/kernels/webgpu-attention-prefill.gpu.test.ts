@@ -26,6 +26,7 @@ import {
   randoms,
   relMaxAbs,
 } from '../helpers/gpu.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 const created: WebGpuOps[] = [];
 const gpuErrors = collectGpuErrors();
@@ -78,7 +79,7 @@ async function runCases(ops: Ops): Promise<Float32Array[]> {
     const { nHeads, nKvHeads, headDim } = c.params;
     const total = c.chunks.reduce((a, b) => a + b, 0);
     const maxN = Math.max(...c.chunks);
-    ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: total + 3, nKvHeads, headDim });
+    ops.createKvCache({ nSlots: 1, contextLength: total + 3, layers: uniformKvLayers(1, nKvHeads, headDim) });
     const qCols = nHeads * headDim;
     const kvCols = nKvHeads * headDim;
     const q = ops.createActivation('q', maxN, qCols);

@@ -25,6 +25,7 @@ import {
   randoms,
   relMaxAbs,
 } from '../helpers/gpu.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 /** rmsNorm(x)·w per row in f64 (x [n, k], w [k]). */
 function normRef(x: Float32Array, w: Float32Array, k: number, n: number, eps: number): Float64Array {
@@ -115,7 +116,7 @@ const ROPE_CASES: [string, RopeParams][] = [
 /** rope q and k, store k and v at positions 5…7 of slot 1 (one `ropeStoreKv` step), then attention over it. */
 async function ropeStore(ops: Ops): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
-  ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 16, nKvHeads: 2, headDim: 16 });
+  ops.createKvCache({ nSlots: 2, contextLength: 16, layers: uniformKvLayers(2, 2, 16) });
   const n = 3;
   const [q, k, v, o] = [
     ops.createActivation('q', n, 64),

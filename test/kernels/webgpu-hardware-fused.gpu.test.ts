@@ -10,6 +10,7 @@ import type { Activation, Ops, Weight } from '../../src/backend/ops.js';
 import { createWebGpuOps, type WebGpuOps } from '../../src/backend/webgpu/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { collectGpuErrors, destroyTestGpu, getTestGpu, makeWeight, nmseOf, randoms } from '../helpers/gpu.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 const gpuErrors = collectGpuErrors();
 const created: WebGpuOps[] = [];
@@ -90,7 +91,7 @@ describe('hardware fused GEMV (gemv_sg)', () => {
           await vector(ops, 'bk', biases.k),
           await vector(ops, 'bv', biases.v),
         ];
-        ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: 4, nKvHeads: 1, headDim: 32 }); // completes pending groups
+        ops.createKvCache({ nSlots: 1, contextLength: 4, layers: uniformKvLayers(1, 1, 32) }); // completes pending groups
         const x = ops.createActivation('x', 1, k);
         const [q, kk, v] = [
           ops.createActivation('q', 1, nq),

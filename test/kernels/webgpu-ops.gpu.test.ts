@@ -20,6 +20,7 @@ import {
   randoms,
   relMaxAbs,
 } from '../helpers/gpu.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 const created: WebGpuOps[] = [];
 const gpuErrors = collectGpuErrors();
@@ -119,7 +120,7 @@ const ATTN: AttentionParams[] = [
 /** Prefill 150 positions, decode two more (split-K: ⌈151/64⌉ splits), then copy to slot 1 and decode there. */
 async function attention(ops: Ops): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
-  ops.createKvCache({ nLayers: 2, nSlots: 2, contextLength: 300, nKvHeads: 2, headDim: 24 });
+  ops.createKvCache({ nSlots: 2, contextLength: 300, layers: uniformKvLayers(2, 2, 24) });
   const N = 150;
   const q = ops.createActivation('q', N, 96);
   const k = ops.createActivation('k', N, 48);
@@ -197,6 +198,12 @@ async function elementwise(ops: Ops): Promise<Float32Array[]> {
   ops.copyRows(c, a, 2, 1);
   ops.endStep();
   out.push(await ops.read(c, 1));
+  // With a destination row: into another buffer, and within one buffer (ranges apart).
+  ops.beginStep({ tokens: new Int32Array(3), startPos: 0, slot: 0 });
+  ops.copyRows(c, b, 0, 1, 2);
+  ops.copyRows(a, a, 0, 1, 1);
+  ops.endStep();
+  out.push(await ops.read(c, 3), await ops.read(a, 3));
   return out;
 }
 

@@ -8,6 +8,7 @@ import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, Ops, RopeParams, Weight } from '../../src/backend/ops.js';
 import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 const f32Bytes = (values: number[]): Uint8Array => new Uint8Array(Float32Array.from(values).buffer);
 
@@ -99,7 +100,7 @@ describe('cpu reference ops', () => {
 
   it('attention: causal GQA softmax over the cache, sliding window and soft-cap', async () => {
     const ops = createCpuOps();
-    ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: 4, nKvHeads: 1, headDim: 2 });
+    ops.createKvCache({ nSlots: 1, contextLength: 4, layers: uniformKvLayers(1, 1, 2) });
     const k = await act(ops, 'k', 3, 2, [1, 0, 0, 1, 1, 1]);
     const v = await act(ops, 'v', 3, 2, [1, 2, 3, 4, 5, 6]);
     const q = await act(ops, 'q', 3, 4, [1, 0, 0, 1, 2, 0, 0, 2, 1, 1, -1, 1]); // 2 query heads share kv head 0
@@ -228,7 +229,7 @@ describe('cpu reference ops', () => {
 
   it('storeKv past the context is a context-overflow error', async () => {
     const ops = createCpuOps();
-    ops.createKvCache({ nLayers: 1, nSlots: 1, contextLength: 2, nKvHeads: 1, headDim: 2 });
+    ops.createKvCache({ nSlots: 1, contextLength: 2, layers: uniformKvLayers(1, 1, 2) });
     const k = ops.createActivation('k', 2, 2);
     ops.beginStep({ tokens: Int32Array.of(0, 0), startPos: 1, slot: 0 });
     expect(() => ops.storeKv(0, k, k, 2)).toThrow(/context holds 2/);

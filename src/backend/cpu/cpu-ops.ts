@@ -14,6 +14,7 @@ import type {
   KvCacheSpec,
   MoeRouteParams,
   Ops,
+  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -21,14 +22,32 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
+import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
+import {
+  checkKvType,
+  decodeKvRow,
+  encodeKvRow,
+  hadamardRows,
+  type KvType,
+  kvRotations,
+  kvRowBytes,
+  roundQueryForKv,
+} from '../kv-type.js';
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
 import { routeToken } from '../moe-route.js';
 import { CompositeOps } from '../composite-ops.js';
+import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
 /** A weight on the CPU backend: always dequantized to f32. */
+/** One layer's K and V of one slot as stored: [contextLength, kvRowBytes] bytes each (the cache's KV type). */
+interface KvBytes {
+  readonly k: Uint8Array;
+  readonly v: Uint8Array;
+}
+
 interface CpuWeight extends Weight {
   readonly data: Float32Array; // [nRows, rowLength]
 }
@@ -66,9 +85,11 @@ class CpuOps extends CompositeOps implements Ops {
   readonly name = 'cpu';
   readonly description = 'cpu reference (plain TypeScript, f32 storage, f64 accumulation)';
 
-  private kv: KvLayer[][] = []; // [nSlots][nLayers]
+  private kv: KvBytes[][] = []; // [nSlots][nLayers]
+  private kvType: KvType = 'f32';
   private kvSpec: KvCacheSpec | null = null;
   private batch: StepBatch | null = null;
+  private readonly recurrent = new HostRecurrentState();
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     throwIfAborted(signal, `uploading ${info.name}`);
@@ -103,21 +124,29 @@ class CpuOps extends CompositeOps implements Ops {
     return act;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
-    const cols = spec.nKvHeads * spec.headDim;
+  createKvCache(spec: KvCacheSpec): KvType {
+    const type = spec.kvType ?? 'f32';
+    checkKvType(type, spec.layers);
     this.kvSpec = spec;
+    this.kvType = type;
     this.kv = [];
     for (let s = 0; s < spec.nSlots; s++) {
-      const layers: KvLayer[] = [];
-      for (let l = 0; l < spec.nLayers; l++) {
-        layers.push({ k: new Float32Array(spec.contextLength * cols), v: new Float32Array(spec.contextLength * cols) });
+      const layers: KvBytes[] = [];
+      for (let l = 0; l < spec.layers.length; l++) {
+        const len = spec.contextLength * kvRowBytes(type, kvLayerCols(spec, l)); // [contextLength, row bytes] of layer l
+        layers.push({ k: new Uint8Array(len), v: new Uint8Array(len) });
       }
       this.kv.push(layers);
     }
+    return type;
   }
 
   beginStep(batch: StepBatch): void {
     this.batch = batch;
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -192,16 +221,53 @@ class CpuOps extends CompositeOps implements Ops {
         { details: { startPos, n, contextLength: spec.contextLength } },
       );
     }
-    const cols = spec.nKvHeads * spec.headDim;
     const cache = this.layerKv(layer);
+    const cols = kvLayerCols(spec, layer);
+    if (k.cols < cols || v.cols < cols) {
+      throw new LlmError(
+        'invalid-request',
+        `storing KV of layer ${layer}: k/v rows of ${k.cols}/${v.cols} values are narrower than the layer's ${cols}`,
+      );
+    }
+    const rowBytes = kvRowBytes(this.kvType, cols);
+    const rot = kvRotations(this.kvType, spec.layers[layer].headDim);
     for (let i = 0; i < n; i++) {
-      cache.k.set(buf(k).subarray(i * k.cols, i * k.cols + cols), (startPos + i) * cols);
-      cache.v.set(buf(v).subarray(i * v.cols, i * v.cols + cols), (startPos + i) * cols);
+      const at = (startPos + i) * rowBytes;
+      const kRow = buf(k).slice(i * k.cols, i * k.cols + cols); // [cols], rotated as llama.cpp stores it
+      const vRow = buf(v).slice(i * v.cols, i * v.cols + cols);
+      hadamardRows(kRow, rot.k);
+      hadamardRows(vRow, rot.v);
+      encodeKvRow(this.kvType, kRow, cache.k.subarray(at, at + rowBytes));
+      encodeKvRow(this.kvType, vRow, cache.v.subarray(at, at + rowBytes));
     }
   }
 
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
-    attentionRows(buf(out), buf(q), this.layerKv(layer), n, this.step().startPos, params);
+    const spec = this.requireKv();
+    checkAttentionGeometry(spec, layer, params);
+    const { startPos } = this.step();
+    const cache = this.layerKv(layer);
+    const type = this.kvType;
+    const cols = kvLayerCols(spec, layer);
+    if (type === 'f32') {
+      const f32 = (b: Uint8Array): Float32Array => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+      attentionRows(buf(out), buf(q), { k: f32(cache.k), v: f32(cache.v) }, n, startPos, params);
+      return;
+    }
+    // Dequantized K and V of positions 0 … startPos+n−1, and q as llama.cpp multiplies it by such keys.
+    const ctx = startPos + n;
+    const rowBytes = kvRowBytes(type, cols);
+    const kv: KvLayer = { k: new Float32Array(ctx * cols), v: new Float32Array(ctx * cols) }; // [ctx, cols] each
+    for (let p = 0; p < ctx; p++) {
+      decodeKvRow(type, cache.k.subarray(p * rowBytes), kv.k.subarray(p * cols, (p + 1) * cols));
+      decodeKvRow(type, cache.v.subarray(p * rowBytes), kv.v.subarray(p * cols, (p + 1) * cols));
+    }
+    const rot = kvRotations(type, params.headDim);
+    const qRounded = buf(q).slice(0, n * q.cols); // [n, nHeads·headDim]
+    hadamardRows(qRounded, rot.k);
+    roundQueryForKv(type, qRounded);
+    attentionRows(buf(out), qRounded, kv, n, startPos, params);
+    hadamardRows(buf(out).subarray(0, n * out.cols), rot.v); // back from the rotated V basis
   }
 
   glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void {
@@ -315,9 +381,9 @@ class CpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < len; i++) d[i] = cap * Math.tanh(d[i] / cap);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    const src = buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols);
-    buf(out).set(src, 0);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    if (buf(out) === buf(x)) buf(out).copyWithin(dstRow * x.cols, srcRow * x.cols, (srcRow + n) * x.cols);
+    else buf(out).set(buf(x).subarray(srcRow * x.cols, (srcRow + n) * x.cols), dstRow * out.cols);
   }
 
   endStep(): void {
@@ -340,28 +406,71 @@ class CpuOps extends CompositeOps implements Ops {
     return topKScan(buf(x).subarray(row * x.cols, (row + 1) * x.cols), k);
   }
 
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const { slot, startPos } = this.step();
+    const taps = kernel.rowLength;
+    const channels = kernel.nRows;
+    shortConvRows({
+      out: buf(out),
+      outAt: 0,
+      outStride: out.cols,
+      bcx: buf(bcx),
+      bcxAt: 0,
+      bcxStride: bcx.cols,
+      state: this.recurrent.layer(slot, layer, (taps - 1) * channels),
+      kernel: (kernel as CpuWeight).data,
+      kernelAt: 0,
+      n,
+      channels,
+      taps,
+      fresh: startPos === 0,
+    });
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    this.recurrent.copy(srcSlot, dstSlot);
+  }
+
+  async readRecurrentState(slot: number): Promise<Float32Array> {
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.recurrent.write(slot, state);
+  }
+
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     const spec = this.requireKv();
-    const cols = spec.nKvHeads * spec.headDim;
     for (const s of [srcSlot, dstSlot]) {
       if (!(s >= 0 && s < spec.nSlots)) {
         throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${spec.nSlots} slots)`);
       }
     }
-    for (let l = 0; l < spec.nLayers; l++) {
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = nPositions * kvRowBytes(this.kvType, kvLayerCols(spec, l));
       const src = this.kv[srcSlot][l];
       const dst = this.kv[dstSlot][l];
-      dst.k.set(src.k.subarray(0, nPositions * cols));
-      dst.v.set(src.v.subarray(0, nPositions * cols));
+      dst.k.set(src.k.subarray(0, bytes));
+      dst.v.set(src.v.subarray(0, bytes));
     }
   }
 
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.requireKv();
+    checkKvShift(spec, slot, shift);
+    shiftKvBytes(spec, this.kvType, (l) => this.kv[slot][l], shift);
+  }
+
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    return readF32KvRows('readKv', this.requireKv(), slot, nPositions, (l) => this.kv[slot][l]);
+    return readKvBytes('readKv', this.requireKv(), slot, nPositions, this.kvType, (l) => this.kv[slot][l]);
   }
 
   async writeKv(slot: number, rows: KvRows): Promise<void> {
-    writeF32KvRows('writeKv', this.requireKv(), slot, rows, (l) => this.kv[slot][l]);
+    writeKvBytes('writeKv', this.requireKv(), slot, rows, this.kvType, (l) => this.kv[slot][l]);
   }
 
   destroy(): void {
@@ -380,11 +489,11 @@ class CpuOps extends CompositeOps implements Ops {
     return this.kvSpec;
   }
 
-  private layerKv(layer: number): KvLayer {
+  private layerKv(layer: number): KvBytes {
     const spec = this.requireKv();
     const { slot } = this.step();
-    if (!(layer >= 0 && layer < spec.nLayers)) {
-      throw new LlmError('invalid-request', `cpu ops: KV layer ${layer} does not exist (${spec.nLayers} layers)`);
+    if (!(layer >= 0 && layer < spec.layers.length)) {
+      throw new LlmError('invalid-request', `cpu ops: KV layer ${layer} does not exist (${spec.layers.length} layers)`);
     }
     if (!(slot >= 0 && slot < spec.nSlots)) {
       throw new LlmError('invalid-request', `cpu ops: slot ${slot} does not exist (${spec.nSlots} slots)`, {

@@ -34,6 +34,7 @@ export interface KernelExports {
   gemv_q4_k: GemvKernel;
   gemv_q5_k: GemvKernel;
   gemv_q6_k: GemvKernel;
+  gemv_mxfp4: GemvKernel;
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
@@ -86,6 +87,7 @@ export const GEMV_NAMES = [
   'gemv_q4_k',
   'gemv_q5_k',
   'gemv_q6_k',
+  'gemv_mxfp4',
   'gemv_f32',
   'gemv_f16',
   'gemv_bf16',

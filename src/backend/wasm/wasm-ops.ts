@@ -17,6 +17,7 @@ import type {
   KvCacheSpec,
   MoeRouteParams,
   Ops,
+  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -24,7 +25,10 @@ import type {
   WeightInfo,
 } from '../ops.js';
 import type { KvRows } from '../ops.js';
-import { readF32KvRows, writeF32KvRows } from '../kv-rows.js';
+import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
+import type { KvType } from '../kv-type.js';
+import { WasmKvCache } from './wasm-kv-cache.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow, ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -32,6 +36,7 @@ import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
 import { CompositeOps } from '../composite-ops.js';
+import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
 /** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
 interface WasmWeight extends Weight {
@@ -48,12 +53,6 @@ interface WasmActivation extends Activation {
   readonly byteOffset: number;
   /** Bumped by every op that writes it (keys the Q8 cache). */
   version: number;
-}
-
-/** Per-slot, per-layer KV storage: byte offsets of k and v, each [contextLength, nKvHeads·headDim] f32. */
-interface KvOffsets {
-  readonly k: number;
-  readonly v: number;
 }
 
 /**
@@ -78,9 +77,9 @@ export class WasmOps extends CompositeOps implements Ops {
   private readonly k: KernelExports;
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
-  private kvSpec: KvCacheSpec | null = null;
-  private kv: KvOffsets[][] = []; // [nSlots][nLayers]
-  private kvRegion = { byteOffset: 0, byteLength: 0 };
+  private kv: WasmKvCache | null = null;
+  /** Short-convolution state per slot and layer (host memory: the convolution runs in TypeScript). */
+  private readonly recurrent = new HostRecurrentState();
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
     act: null,
@@ -159,30 +158,17 @@ export class WasmOps extends CompositeOps implements Ops {
     return a;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
-    const bytes = spec.contextLength * spec.nKvHeads * spec.headDim * 4; // one [contextLength, nKvHeads·headDim] f32
-    const total = bytes * 2 * spec.nLayers * spec.nSlots;
-    // The heap never frees: a new cache reuses the old region when it fits (zeroed), else takes a fresh one.
-    if (total > this.kvRegion.byteLength) {
-      this.kvRegion = this.heap.alloc(
-        total,
-        `KV cache (${spec.nSlots} slots × ${spec.nLayers} layers × ${spec.contextLength} positions)`,
-      );
-    } else {
-      this.heap.u8.fill(0, this.kvRegion.byteOffset, this.kvRegion.byteOffset + total);
-    }
-    this.kvSpec = spec;
-    this.kv = [];
-    let at = this.kvRegion.byteOffset;
-    for (let s = 0; s < spec.nSlots; s++) {
-      const layers: KvOffsets[] = [];
-      for (let l = 0; l < spec.nLayers; l++, at += 2 * bytes) layers.push({ k: at, v: at + bytes });
-      this.kv.push(layers);
-    }
+  createKvCache(spec: KvCacheSpec): KvType {
+    this.kv = new WasmKvCache(this.heap, spec, this.kv?.region ?? { byteOffset: 0, byteLength: 0 });
+    return this.kv.type;
   }
 
   beginStep(batch: StepBatch): void {
     this.batch = batch;
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -271,44 +257,39 @@ export class WasmOps extends CompositeOps implements Ops {
         { details: { startPos, n, contextLength: spec.contextLength } },
       );
     }
-    const cols = spec.nKvHeads * spec.headDim;
-    const cache = this.layerKv(layer);
-    const f32 = this.heap.f32;
-    for (let i = 0; i < n; i++) {
-      const ks = (act(k).byteOffset >>> 2) + i * k.cols;
-      const vs = (act(v).byteOffset >>> 2) + i * v.cols;
-      f32.copyWithin((cache.k >>> 2) + (startPos + i) * cols, ks, ks + cols);
-      f32.copyWithin((cache.v >>> 2) + (startPos + i) * cols, vs, vs + cols);
+    const cols = spec.layers[layer]?.nKvHeads * spec.layers[layer]?.headDim;
+    if (k.cols < cols || v.cols < cols || k.cols !== v.cols) {
+      throw new LlmError(
+        'invalid-request',
+        `storing KV of layer ${layer}: k/v rows of ${k.cols}/${v.cols} values do not fit the layer's ${cols}`,
+      );
     }
+    this.requireKvCache().store(this.step().slot, layer, act(k).byteOffset, act(v).byteOffset, k.cols, n, startPos);
   }
 
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const spec = this.requireKv();
-    const cache = this.layerKv(layer);
-    const { startPos } = this.step();
+    const { startPos, slot } = this.step();
     const { nHeads, nKvHeads, headDim } = params;
-    if (
-      nKvHeads !== spec.nKvHeads ||
-      headDim !== spec.headDim ||
-      nHeads % nKvHeads !== 0 ||
-      startPos + n > spec.contextLength
-    ) {
+    checkAttentionGeometry(spec, layer, params);
+    if (startPos + n > spec.contextLength) {
       throw new LlmError(
         'invalid-request',
-        `attention of layer ${layer}: ${nHeads} heads / ${nKvHeads} KV heads × ${headDim} at positions ${startPos}…${startPos + n - 1} ` +
-          `do not match the KV cache (${spec.nKvHeads} KV heads × ${spec.headDim}, ${spec.contextLength} positions)`,
-        { details: { layer, nHeads, nKvHeads, headDim, startPos, n } },
+        `attention of layer ${layer}: positions ${startPos}…${startPos + n - 1} are outside the KV cache (${spec.contextLength} positions)`,
+        { details: { layer, startPos, n } },
       );
     }
     const o = act(out);
     const ctx = startPos + n;
+    const from = params.slidingWindow > 0 ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
+    const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n, startPos, from);
     const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
     const p = scores + nHeads * ctx * 4;
     const i32 = this.heap.i32;
     const f32 = this.heap.f32;
     const at = p >>> 2; // the parameter block, written field by field (no array per call)
     i32[at] = o.byteOffset;
-    i32[at + 1] = act(q).byteOffset;
+    i32[at + 1] = cache.q;
     i32[at + 2] = cache.k;
     i32[at + 3] = cache.v;
     i32[at + 4] = scores;
@@ -326,6 +307,7 @@ export class WasmOps extends CompositeOps implements Ops {
     } else {
       this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
     }
+    this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }
 
@@ -380,9 +362,9 @@ export class WasmOps extends CompositeOps implements Ops {
     act(x).version++;
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     const s = (act(x).byteOffset >>> 2) + srcRow * x.cols;
-    this.heap.f32.copyWithin(act(out).byteOffset >>> 2, s, s + n * x.cols);
+    this.heap.f32.copyWithin((act(out).byteOffset >>> 2) + dstRow * out.cols, s, s + n * x.cols);
     act(out).version++;
   }
 
@@ -409,45 +391,52 @@ export class WasmOps extends CompositeOps implements Ops {
     return { ids, logits: Float32Array.from(ids, (j) => f32[(at >>> 2) + j]) };
   }
 
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const { slot, startPos } = this.step();
+    const [taps, channels, f32] = [kernel.rowLength, kernel.nRows, this.heap.f32];
+    const state = this.recurrent.layer(slot, layer, (taps - 1) * channels); // [taps − 1, channels]
+    const [o, b] = [act(out), act(bcx)];
+    const [outStride, bcxStride, outAt, bcxAt] = [out.cols, bcx.cols, o.byteOffset >>> 2, b.byteOffset >>> 2];
+    const args = { outAt, outStride, bcxAt, bcxStride, kernelAt: this.vector(kernel), n, channels, taps };
+    shortConvRows({ ...args, out: f32, bcx: f32, state, kernel: f32, fresh: startPos === 0 });
+    o.version++;
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    this.recurrent.copy(srcSlot, dstSlot);
+  }
+
+  async readRecurrentState(slot: number): Promise<Float32Array> {
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.recurrent.write(slot, state);
+  }
+
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
-    const spec = this.requireKv();
-    for (const s of [srcSlot, dstSlot]) {
-      if (!(s >= 0 && s < spec.nSlots)) {
-        throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${spec.nSlots} slots)`, {
-          details: { slot: s, nSlots: spec.nSlots },
-        });
-      }
-    }
-    const len = nPositions * spec.nKvHeads * spec.headDim;
-    const f32 = this.heap.f32;
-    for (let l = 0; l < spec.nLayers; l++) {
-      const src = this.kv[srcSlot][l];
-      const dst = this.kv[dstSlot][l];
-      f32.copyWithin(dst.k >>> 2, src.k >>> 2, (src.k >>> 2) + len);
-      f32.copyWithin(dst.v >>> 2, src.v >>> 2, (src.v >>> 2) + len);
-    }
+    this.requireKvCache().copy(srcSlot, dstSlot, nPositions);
+  }
+
+  async shiftKv(slot: number, shift: KvShift): Promise<void> {
+    this.requireKvCache().shift(slot, shift);
   }
 
   async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    return readF32KvRows('readKv', this.requireKv(), slot, nPositions, (l) => this.kvViews(slot, l));
+    return this.requireKvCache().read(slot, nPositions);
   }
 
   async writeKv(slot: number, rows: KvRows): Promise<void> {
-    writeF32KvRows('writeKv', this.requireKv(), slot, rows, (l) => this.kvViews(slot, l));
-  }
-
-  /** Layer `l`'s K and V cache of `slot` as views of the WASM heap: (contextLength, nKvHeads·headDim) f32 each. */
-  private kvViews(slot: number, l: number): { k: Float32Array; v: Float32Array } {
-    const spec = this.requireKv();
-    const len = spec.contextLength * spec.nKvHeads * spec.headDim;
-    const { k, v } = this.kv[slot][l];
-    return { k: this.heap.f32.subarray(k >>> 2, (k >>> 2) + len), v: this.heap.f32.subarray(v >>> 2, (v >>> 2) + len) };
+    this.requireKvCache().write(slot, rows);
   }
 
   destroy(): void {
     this.pool?.destroy();
-    this.kv = [];
-    this.kvSpec = null;
+    this.kv = null;
     this.batch = null;
   }
 
@@ -556,24 +545,13 @@ export class WasmOps extends CompositeOps implements Ops {
     return this.batch;
   }
 
-  private requireKv(): KvCacheSpec {
-    if (!this.kvSpec) throw new LlmError('invalid-request', 'wasm ops: the KV cache was used before createKvCache');
-    return this.kvSpec;
+  private requireKvCache(): WasmKvCache {
+    if (!this.kv) throw new LlmError('invalid-request', 'wasm ops: the KV cache was used before createKvCache');
+    return this.kv;
   }
 
-  private layerKv(layer: number): KvOffsets {
-    const spec = this.requireKv();
-    const { slot } = this.step();
-    if (!(slot >= 0 && slot < spec.nSlots) || !(layer >= 0 && layer < spec.nLayers)) {
-      throw new LlmError(
-        'invalid-request',
-        `wasm ops: slot ${slot} / layer ${layer} does not exist (${spec.nSlots} slots, ${spec.nLayers} layers)`,
-        {
-          details: { slot, layer, nSlots: spec.nSlots, nLayers: spec.nLayers },
-        },
-      );
-    }
-    return this.kv[slot][layer];
+  private requireKv(): KvCacheSpec {
+    return this.requireKvCache().spec;
   }
 }
 

@@ -140,23 +140,27 @@ export class ActivationOps {
     this.unary(x, cap, n, true);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     const o = out as GpuActivation;
     const xa = x as GpuActivation;
     const count = n * xa.cols;
     const same = o.buffer === xa.buffer;
-    if (same && srcRow === 0) return;
-    if (o.cols !== xa.cols || (same && srcRow < n)) {
+    if (same && srcRow === dstRow) return;
+    if (o.cols !== xa.cols || (same && srcRow < dstRow + n && dstRow < srcRow + n)) {
       throw new LlmError(
         'invalid-request',
-        `copyRows: out (${o.cols} cols) and x (${xa.cols} cols) must match and not overlap (srcRow ${srcRow}, n ${n})`,
+        `copyRows: out (${o.cols} cols) and x (${xa.cols} cols) must match and not overlap (srcRow ${srcRow}, dstRow ${dstRow}, n ${n})`,
       );
     }
     const pipe = this.h.pipe({ kernel: 'copy_rows', entry: same ? 'main_same' : 'main', wgSize: WG_FLAT });
     this.h.rec.dispatch(
       pipe,
       [null, same ? null : xa.buffer, o.buffer],
-      (p) => p.u(count).u(srcRow * xa.cols),
+      (p) =>
+        p
+          .u(count)
+          .u(srcRow * xa.cols)
+          .u(dstRow * o.cols),
       grid(Math.ceil(count / WG_FLAT)),
     );
   }

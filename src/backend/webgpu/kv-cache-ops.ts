@@ -1,11 +1,14 @@
 /**
  * The KV cache on the GPU: one K and one V buffer per layer, and the ops that write it (store_kv, the fused
- * rope_store that also rotates Q and K, copy_kv between sequence slots). Used by WebGpuOps through a narrow host
+ * rope_store that also rotates Q and K, copy_kv between sequence slots), read it back or write it from the host
+ * (readKv / writeKv) and shift it (through the host, `kv-shift.ts`). Used by WebGpuOps through a narrow host
  * interface; attention reads the buffers through `layer`.
  */
 
 import { LlmError } from '../../errors.js';
-import type { KvCacheSpec, RopeParams } from '../ops.js';
+import { checkKvRows, kvLayerCols, kvPositionCols } from '../kv-rows.js';
+import { checkKvShift, type KvShift, kvRowsLayers, shiftKvBytes } from '../kv-shift.js';
+import type { KvCacheSpec, KvRows, RopeParams } from '../ops.js';
 import type { GpuContext } from './device.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
@@ -18,7 +21,7 @@ const COPY = BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
 /** Workgroup size of the elementwise KV kernels. */
 const WG_FLAT = 256;
 
-/** The K and V buffers of one layer: (nSlots, contextLength, nKvHeads·headDim) F each (f16 on the f16 path). */
+/** The K and V buffers of one layer: (nSlots, contextLength, nKvHeads·headDim of the layer) F each (f16 on the f16 path). */
 export interface KvLayer {
   readonly k: GPUBuffer;
   readonly v: GPUBuffer;
@@ -62,11 +65,22 @@ export class KvCacheOps {
       this.h.release(l.k);
       this.h.release(l.v);
     }
+    const native = this.h.ctx.isF16 ? 'f16' : 'f32';
+    if (spec.kvType !== undefined && spec.kvType !== native) {
+      // TODO(#20): quantized (q8_0 / q4_0) and non-native float KV in the WGSL store and attention kernels.
+      throw new LlmError(
+        'unsupported-type',
+        `allocating the KV cache: the WebGPU backend stores KV as ${native} on this device and cannot store kvType ` +
+          `'${spec.kvType}' yet; use kvType '${native}' or the wasm backend`,
+        { details: { kvType: spec.kvType, supported: [native] } },
+      );
+    }
     const elemBytes = this.h.ctx.isF16 ? 2 : 4;
     const maxBinding = this.h.maxBinding;
-    const layerBytes = spec.nSlots * spec.contextLength * spec.nKvHeads * spec.headDim * elemBytes;
+    const widest = Math.max(0, ...spec.layers.map((_, l) => kvLayerCols(spec, l))); // the largest layer decides
+    const layerBytes = spec.nSlots * spec.contextLength * widest * elemBytes;
     if (layerBytes > maxBinding) {
-      const maxCtx = Math.floor(maxBinding / (spec.nSlots * spec.nKvHeads * spec.headDim * elemBytes));
+      const maxCtx = Math.floor(maxBinding / (spec.nSlots * widest * elemBytes));
       throw new LlmError(
         'out-of-memory',
         `allocating the KV cache: one layer needs ${layerBytes} bytes at context ${spec.contextLength}, over the storage binding limit of ${maxBinding}; use a context length of at most ${maxCtx}`,
@@ -80,9 +94,13 @@ export class KvCacheOps {
         },
       );
     }
-    const size = Math.ceil(layerBytes / 4) * 4;
     this.kv = [];
-    for (let i = 0; i < spec.nLayers; i++) {
+    for (let i = 0; i < spec.layers.length; i++) {
+      // Layer i's own width; at least one word (a layer without KV binds nothing but still has a buffer).
+      const size = Math.max(
+        4,
+        Math.ceil((spec.nSlots * spec.contextLength * kvLayerCols(spec, i) * elemBytes) / 4) * 4,
+      );
       // COPY_SRC / COPY_DST: readKv / writeKv (the persisted prompt cache).
       this.kv.push({ k: this.h.buffer(`k_cache.${i}`, size, COPY), v: this.h.buffer(`v_cache.${i}`, size, COPY) });
     }
@@ -100,7 +118,7 @@ export class KvCacheOps {
   /** Writes k and v rows [0, n) at the step's positions. */
   store(st: KvStep, layer: number, k: GpuActivation, v: GpuActivation, n: number): void {
     const spec = this.require('storeKv', layer);
-    const kvCols = spec.nKvHeads * spec.headDim;
+    const kvCols = kvLayerCols(spec, layer);
     if (st.startPos + n > spec.contextLength) {
       throw new LlmError(
         'context-overflow',
@@ -133,7 +151,7 @@ export class KvCacheOps {
     params: RopeParams,
   ): boolean {
     const spec = this.require('ropeStoreKv', layer);
-    const kvCols = spec.nKvHeads * spec.headDim;
+    const kvCols = kvLayerCols(spec, layer);
     const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
     if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false;
     if (st.startPos + n > spec.contextLength) {
@@ -183,10 +201,11 @@ export class KvCacheOps {
         `copyKv: slots ${srcSlot}→${dstSlot} / ${nPositions} positions are outside the cache (${spec.nSlots} slots, context ${spec.contextLength})`,
       );
     }
-    const kvCols = spec.nKvHeads * spec.headDim;
-    const count = nPositions * kvCols;
     const pipe = this.h.pipe({ kernel: 'copy_kv', wgSize: WG_FLAT });
-    for (const l of this.kv) {
+    for (const [il, l] of this.kv.entries()) {
+      const kvCols = kvLayerCols(spec, il);
+      const count = nPositions * kvCols;
+      if (count === 0) continue;
       this.h.rec.dispatch(
         pipe,
         [null, l.k, l.v],
@@ -199,5 +218,61 @@ export class KvCacheOps {
       );
     }
     return true;
+  }
+
+  /** Through the host: reads the slot's KV, shifts it (`kv-shift.ts`), writes it back (a step's worth of traffic). */
+  async shift(slot: number, shift: KvShift): Promise<void> {
+    const spec = this.require('shiftKv', 0);
+    checkKvShift(spec, slot, shift);
+    const rows = await this.read(slot, shift.nPositions);
+    shiftKvBytes(spec, rows.elementType, kvRowsLayers(spec, rows), shift);
+    await this.write(slot, rows);
+  }
+
+  /** `Ops.readKv`: positions [0, nPositions) of every layer of `slot`, read back. */
+  async read(slot: number, nPositions: number): Promise<KvRows> {
+    const spec = this.require('readKv', 0);
+    const elementType = this.h.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('readKv', spec, slot, nPositions, elementType);
+    const eb = elementType === 'f16' ? 2 : 4;
+    const out = new Uint8Array(2 * nPositions * kvPositionCols(spec) * eb); // per layer: K then V [nPositions, cols_l]
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
+      const layer = this.layer(l);
+      out.set(new Uint8Array(await this.h.rec.read(layer.k, offset, padded), 0, bytes), at);
+      out.set(new Uint8Array(await this.h.rec.read(layer.v, offset, padded), 0, bytes), at + bytes);
+      at += 2 * bytes;
+    }
+    return { elementType, nPositions, data: out };
+  }
+
+  /** `Ops.writeKv`: the inverse of `read`, queued after the work recorded so far. */
+  async write(slot: number, rows: KvRows): Promise<void> {
+    const spec = this.require('writeKv', 0);
+    const elementType = this.h.ctx.isF16 ? 'f16' : 'f32';
+    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
+    const eb = elementType === 'f16' ? 2 : 4;
+    if (rows.nPositions === 0) return;
+    this.h.rec.flush(); // recorded work first, then the writes, in queue order
+    let at = 0;
+    for (let l = 0; l < spec.layers.length; l++) {
+      const bytes = rows.nPositions * kvLayerCols(spec, l) * eb;
+      if (bytes === 0) continue;
+      const offset = slot * spec.contextLength * kvLayerCols(spec, l) * eb;
+      const padded = Math.ceil(bytes / 4) * 4;
+      const layer = this.layer(l);
+      for (const [i, buf] of [layer.k, layer.v].entries()) {
+        const chunk = new Uint8Array(padded);
+        chunk.set(rows.data.subarray(at + i * bytes, at + (i + 1) * bytes));
+        if (padded !== bytes)
+          chunk.set(new Uint8Array(await this.h.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
+        this.h.ctx.device.queue.writeBuffer(buf, offset, chunk);
+      }
+      at += 2 * bytes;
+    }
   }
 }

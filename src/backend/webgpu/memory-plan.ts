@@ -6,15 +6,15 @@
 
 import { LlmError } from '../../errors.js';
 import type { GgmlType } from '../../gguf/types.js';
+import type { KvLayerSpec } from '../ops.js';
 import { getGpuQuantLayout, rowWords } from './upload.js';
 
 /** What the plan needs to know about a model and a run. */
 export interface MemoryPlanInput {
   /** Every tensor to upload (GGUF tensor infos fit). */
   readonly tensors: readonly { readonly name: string; readonly type: GgmlType; readonly shape: readonly number[] }[];
-  readonly nLayers: number;
-  readonly nKvHeads: number;
-  readonly headDim: number;
+  /** KV geometry of each layer (the model's `kvLayersOf`); a layer with 0 KV heads holds no cache. */
+  readonly kvLayers: readonly KvLayerSpec[];
   readonly contextLength: number;
   /** Sequences kept in the KV cache (default 1). */
   readonly nSlots?: number;
@@ -37,7 +37,7 @@ export interface MemoryPlan {
   readonly weightBytes: number;
   /** K and V, all layers and slots. */
   readonly kvBytes: number;
-  /** One layer's K (or V) buffer. */
+  /** The largest layer's K (or V) buffer. */
   readonly kvLayerBytes: number;
   readonly activationBytes: number;
   readonly totalBytes: number;
@@ -79,16 +79,19 @@ export function planMemory(input: MemoryPlanInput, limits: MemoryLimits): Memory
     }
     weightBytes += t.shape.length === 1 ? rowBytes : rowBytes * nRows;
   }
-  const positionBytes = nSlots * input.nKvHeads * input.headDim * input.kvBytesPerElement; // one position, one layer, K or V
+  const layerCols = input.kvLayers.map((l) => l.nKvHeads * l.headDim);
+  const widest = Math.max(1, ...layerCols);
+  const positionBytes = nSlots * widest * input.kvBytesPerElement; // one position of the widest layer, K or V
+  const allPositionBytes = 2 * nSlots * layerCols.reduce((a, b) => a + b, 0) * input.kvBytesPerElement; // K and V, all layers
   const kvLayerBytes = positionBytes * input.contextLength;
-  const kvBytes = 2 * input.nLayers * kvLayerBytes;
+  const kvBytes = allPositionBytes * input.contextLength;
   const activationBytes = input.activationBytes ?? 0;
   const totalBytes = weightBytes + kvBytes + activationBytes;
   const perBufferLimit = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   let maxContextLength = Math.floor(perBufferLimit / positionBytes);
   if (limits.budgetBytes !== undefined) {
     const left = limits.budgetBytes - weightBytes - activationBytes;
-    maxContextLength = Math.min(maxContextLength, Math.max(0, Math.floor(left / (2 * input.nLayers * positionBytes))));
+    maxContextLength = Math.min(maxContextLength, Math.max(0, Math.floor(left / Math.max(1, allPositionBytes))));
   }
   const details = {
     weightBytes,

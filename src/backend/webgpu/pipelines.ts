@@ -36,6 +36,8 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'scale.main': ['uniform', 'rw'],
   'copy_rows.main': ['uniform', 'read', 'rw'],
   'copy_rows.main_same': ['uniform', null, 'rw'],
+  'short_conv.main': ['uniform', 'read', 'rw', 'read', 'rw'],
+  'short_conv.update': ['uniform', 'read', 'rw'],
   'argmax.main': ['uniform', 'read', 'rw'],
   'topk_chunk.main': ['uniform', 'read', 'rw'],
   'topk_merge.main': ['uniform', 'rw', 'rw'],

@@ -45,7 +45,11 @@ function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
   return {
     type: t.id,
     name,
-    wgsl: shaderSource(`quant/${name}`),
+    // The snippet, after the lookup tables it indexes (the IQ grids: generated `const` arrays).
+    wgsl: [
+      ...(w.tables ?? []).map((table) => shaderSource(`quant/tables/${table}`)),
+      shaderSource(`quant/${name}`),
+    ].join('\n'),
     blockElements: t.blockElements,
     blockBytes: t.blockBytes,
     headToTail: w.headToTail,

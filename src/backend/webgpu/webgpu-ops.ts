@@ -20,10 +20,13 @@ import type {
   KvCacheSpec,
   MoeRouteParams,
   Ops,
+  RecurrentStateSpec,
 } from '../ops.js';
 import type { KvRows, Projection, ResidualOptions, RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
-import { checkKvRows } from '../kv-rows.js';
+import { checkAttentionGeometry } from '../kv-rows.js';
+import type { KvShift } from '../kv-shift.js';
+import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
@@ -32,6 +35,7 @@ import { AttentionOps } from './attention-ops.js';
 import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
+import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -75,6 +79,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
+  private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -127,6 +132,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.ropeTables = new RopeTableCache(host);
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.sampling = new SamplingOps(host); // allocates the result buffer
+    this.recurrent = new RecurrentStateOps(host);
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -200,10 +206,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return a;
   }
 
-  createKvCache(spec: KvCacheSpec): void {
+  createKvCache(spec: KvCacheSpec): KvType {
     this.hw.commitPending();
     this.flushNow();
     this.kvc.create(spec);
+    return this.ctx.isF16 ? 'f16' : 'f32';
   }
 
   // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -224,6 +231,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     }
     if (n > 0) this.device.queue.writeBuffer(this.tokens, 0, batch.tokens.buffer, batch.tokens.byteOffset, n * 4);
     this.step = { startPos: batch.startPos, slot: batch.slot, n };
+  }
+
+  setSequence(slot: number, startPos: number): void {
+    this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -335,7 +346,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override normMatmul(
     normed: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     projections: readonly Projection[],
     n: number,
   ): void {
@@ -343,14 +354,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
       if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
-      if (!isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
+      if (norm && !isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
-      this.matmul(p.out, normed, p.weight, n, p.bias);
+      this.matmul(p.out, norm ? normed : x, p.weight, n, p.bias);
     }
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || !this.fused(x, input, w, n, options.bias, null, true)) {
+    if (options.postNorm || options.scale !== 1 || !this.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
@@ -358,7 +369,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   override gatedFfn(
     out: Activation,
     x: Activation,
-    norm: FusedNorm,
+    norm: FusedNorm | null,
     gate: Weight,
     up: Weight,
     n: number,
@@ -394,6 +405,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const st = this.requireStep('attention');
     const spec = this.kvc.require('attention', layer);
+    checkAttentionGeometry(spec, layer, params);
     this.attn.attention(st, spec, this.kvc.layer(layer), out as GpuActivation, q as GpuActivation, n, params);
   }
 
@@ -437,8 +449,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.softcap(x, cap, n);
   }
 
-  copyRows(out: Activation, x: Activation, srcRow: number, n: number): void {
-    this.acts.copyRows(out, x, srcRow, n);
+  copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
+    this.acts.copyRows(out, x, srcRow, n, dstRow);
   }
 
   endStep(): void {
@@ -463,47 +475,44 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return this.sampling.topK(x as GpuActivation, row, k);
   }
 
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    const st = this.requireStep('shortConv');
+    const [o, b] = [out as GpuActivation, bcx as GpuActivation];
+    this.recurrent.shortConv(st, o, b, layer, n, this.vec(kernel), kernel.rowLength, kernel.nRows);
+  }
+
+  createRecurrentState(spec: RecurrentStateSpec): void {
+    this.recurrent.create(spec);
+  }
+
+  copyRecurrentState(srcSlot: number, dstSlot: number): void {
+    if (this.recurrent.copy(srcSlot, dstSlot) && !this.step) this.scheduleFlush();
+  }
+
+  readRecurrentState(slot: number): Promise<Float32Array> {
+    this.hw.settle();
+    return this.recurrent.read(slot);
+  }
+
+  writeRecurrentState(slot: number, state: Float32Array): void {
+    this.hw.settle();
+    this.recurrent.write(slot, state);
+  }
+
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
   }
 
-  async readKv(slot: number, nPositions: number): Promise<KvRows> {
-    const spec = this.kvc.require('readKv', 0);
-    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
-    checkKvRows('readKv', spec, slot, nPositions, elementType);
-    const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    const padded = Math.ceil(bytes / 4) * 4; // copies are whole 4-byte words; the cache buffers are padded likewise
-    const out = new Uint8Array(spec.nLayers * 2 * bytes);
-    for (let l = 0; l < spec.nLayers && bytes > 0; l++) {
-      const layer = this.kvc.layer(l);
-      out.set(new Uint8Array(await this.rec.read(layer.k, offset, padded), 0, bytes), 2 * l * bytes);
-      out.set(new Uint8Array(await this.rec.read(layer.v, offset, padded), 0, bytes), (2 * l + 1) * bytes);
-    }
-    return { elementType, nPositions, data: out };
+  shiftKv(slot: number, shift: KvShift): Promise<void> {
+    return this.kvc.shift(slot, shift);
   }
 
-  async writeKv(slot: number, rows: KvRows): Promise<void> {
-    const spec = this.kvc.require('writeKv', 0);
-    const elementType = this.ctx.isF16 ? 'f16' : 'f32';
-    checkKvRows('writeKv', spec, slot, rows.nPositions, elementType, rows);
-    const eb = elementType === 'f16' ? 2 : 4;
-    const bytes = rows.nPositions * spec.nKvHeads * spec.headDim * eb;
-    const offset = slot * spec.contextLength * spec.nKvHeads * spec.headDim * eb;
-    if (bytes === 0) return;
-    this.rec.flush(); // recorded work first, then the writes, in queue order
-    const padded = Math.ceil(bytes / 4) * 4;
-    for (let l = 0; l < spec.nLayers; l++) {
-      const layer = this.kvc.layer(l);
-      for (const [i, buf] of [layer.k, layer.v].entries()) {
-        const chunk = new Uint8Array(padded);
-        chunk.set(rows.data.subarray((2 * l + i) * bytes, (2 * l + i + 1) * bytes));
-        if (padded !== bytes)
-          chunk.set(new Uint8Array(await this.rec.read(buf, offset + padded - 4, 4)).subarray(bytes % 4), bytes);
-        this.device.queue.writeBuffer(buf, offset, chunk);
-      }
-    }
+  readKv(slot: number, nPositions: number): Promise<KvRows> {
+    return this.kvc.read(slot, nPositions);
+  }
+
+  writeKv(slot: number, rows: KvRows): Promise<void> {
+    return this.kvc.write(slot, rows);
   }
 
   destroy(): void {

@@ -27,6 +27,12 @@ export interface WeightUploadHost {
   stash(slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array): void;
 }
 
+/**
+ * Rows shorter than this are no matmul's (every quant block holds ≥ 32 values): such tensors (lfm2's depthwise conv
+ * kernel, [taps, channels]) are read elementwise, so they are uploaded as f32 like 1-D tensors.
+ */
+const MIN_MATRIX_ROW = 32;
+
 /** Uploads one tensor (`Ops.uploadWeight`). */
 export async function uploadGpuWeight(
   h: WeightUploadHost,
@@ -38,8 +44,8 @@ export async function uploadGpuWeight(
   h.rec.checkAlive();
   const rowLength = info.shape[0] ?? 1;
   const nRows = info.shape.slice(1).reduce((a, b) => a * b, 1);
-  if (info.shape.length === 1) {
-    const values = vectorToF32(info.name, info.type, data, rowLength);
+  if (info.shape.length === 1 || rowLength < MIN_MATRIX_ROW) {
+    const values = vectorToF32(info.name, info.type, data, rowLength * nRows);
     const buffer = h.buffer(info.name, values.byteLength, BufferUsage.COPY_DST);
     h.device.queue.writeBuffer(buffer, 0, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
     const layout = getGpuQuantLayout(GgmlType.F32);
@@ -47,10 +53,10 @@ export async function uploadGpuWeight(
       name: info.name,
       type: info.type,
       rowLength,
-      nRows: 1,
+      nRows,
       layout,
       rowStride: rowLength,
-      parts: [{ buffer, rowStart: 0, nRows: 1 }],
+      parts: [{ buffer, rowStart: 0, nRows }],
       vector: buffer,
       host: values,
       group: null,

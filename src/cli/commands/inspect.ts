@@ -10,8 +10,6 @@ import {
   type GgufNumericArray,
   type GgufValue,
   isGgufArray,
-  getOptionalArray,
-  getOptionalString,
   valueTypeName,
 } from '../../gguf/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
@@ -98,7 +96,7 @@ function toJson(v: GgufValue, typeName: string): JsonValue {
 
 /** Builds the report from a parsed header. */
 export function buildInspectReport(file: GgufFile, fileName: string): InspectReport {
-  const arch = getOptionalString(file, 'general.architecture') ?? null;
+  const arch = safeString(file, 'general.architecture');
   const metadata: Record<string, JsonValue> = Object.create(null) as Record<string, JsonValue>;
   const metadataTypes: Record<string, string> = Object.create(null) as Record<string, string>;
   const hyperParameters: Record<string, JsonValue> = Object.create(null) as Record<string, JsonValue>;
@@ -161,7 +159,8 @@ function safeString(file: GgufFile, key: string): string | null {
 }
 
 function safeArray(file: GgufFile, key: string): readonly GgufValue[] | GgufNumericArray | undefined {
-  return isGgufArray(file.metadata[key]) ? getOptionalArray(file, key) : undefined;
+  const v = Object.hasOwn(file.metadata, key) ? file.metadata[key] : undefined;
+  return v !== undefined && isGgufArray(v) ? v : undefined;
 }
 
 const int = (n: number): string => n.toLocaleString('en-US');

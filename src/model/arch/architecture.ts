@@ -50,6 +50,10 @@ export interface TensorNames {
   readonly ffnGateInpShexp: string;
   /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
   readonly ffnExpProbsB: string;
+  /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
+  readonly shortConv: string;
+  readonly shortConvInProj: string;
+  readonly shortConvOutProj: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -88,6 +92,9 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
   ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
   ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
+  shortConv: 'blk.{i}.shortconv.conv.weight',
+  shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
+  shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',
 };
 
 /** A tensor name of layer `layer`. */

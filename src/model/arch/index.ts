@@ -6,10 +6,18 @@
 import { LlmError } from '../../errors.js';
 import type { Architecture } from './architecture.js';
 import { ernie4_5Moe } from './ernie4_5-moe.js';
+import { ernie4_5 } from './ernie4_5.js';
+import { exaone4 } from './exaone4.js';
+import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
+import { granite } from './granite.js';
+import { lfm2 } from './lfm2.js';
+import { hunyuanDense } from './hunyuan-dense.js';
+import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
 import { olmoe } from './olmoe.js';
+import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
 import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
@@ -29,6 +37,14 @@ export const ARCHITECTURES: readonly Architecture[] = [
   gemma2,
   gemma3,
   smollm3,
+  olmo2,
+  granite,
+  exaone4,
+  lfm2,
+  ernie4_5,
+  hunyuanDense,
+  gemma,
+  mistral3,
   qwen3moe,
   qwen2moe,
   olmoe,

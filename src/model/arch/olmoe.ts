@@ -10,7 +10,7 @@ import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 const options = archOptions({
   ropeKind: 'neox',
   qkNorm: true,
-  qkNormScope: 'full',
+  qkNormScope: 'all-heads',
   moeRouting: { gating: 'softmax', normWeights: false, shared: 'none', expertWidthKey: 'feed_forward_length' },
 });
 

@@ -1,7 +1,8 @@
 /**
  * The AI SDK provider (`webgguf/ai-sdk`) driven by the real `ai` package in Node on stories260K: generateText,
  * streamText (the streamed text equals the whole), generateObject / streamObject with a JSON schema (the object
- * validates), and a forced tool call executed by the SDK.
+ * validates), and a forced tool call executed by the SDK — whole, and streamed (its input arrives as several
+ * tool-input deltas that concatenate to the call's input).
  */
 import { generateObject, generateText, jsonSchema, streamObject, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,5 +79,37 @@ describe('AI SDK provider on stories260K', () => {
     expect(['red', 'blue']).toContain((r.toolCalls[0].input as { color: string }).color);
     expect(seen).toHaveLength(1);
     expect(r.toolResults[0].output).toEqual({ ok: true });
+
+    const s = streamText({
+      model,
+      prompt: 'Once upon a time',
+      temperature: 0,
+      maxOutputTokens: 80,
+      toolChoice: 'required',
+      tools: {
+        pick: tool({
+          inputSchema: jsonSchema<{ color: 'red' | 'blue' }>({
+            type: 'object',
+            properties: { color: { enum: ['red', 'blue'] } },
+            required: ['color'],
+            additionalProperties: false,
+          }),
+          execute: async () => ({ ok: true }),
+        }),
+      },
+    });
+    let input = '';
+    let deltas = 0;
+    const calls: unknown[] = [];
+    for await (const part of s.fullStream) {
+      if (part.type === 'tool-input-delta') {
+        input += part.delta;
+        deltas++;
+      }
+      if (part.type === 'tool-call') calls.push(part.input);
+    }
+    expect(deltas).toBeGreaterThan(1);
+    expect(calls).toEqual([r.toolCalls[0].input]);
+    expect(JSON.parse(input)).toEqual(r.toolCalls[0].input);
   });
 });

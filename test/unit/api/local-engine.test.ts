@@ -186,7 +186,7 @@ describe('LocalEngine', () => {
       [{ messages: m, stop: [''] }, 'stop'],
       [{ messages: m, logit_bias: { '99999': 1 } }, 'logit_bias.99999'],
       [{ messages: m, logit_bias: { '5': 500 } }, 'logit_bias.5'],
-      [{ messages: m, n: 2 }, 'n'],
+      [{ messages: m, n: 9 }, 'n'],
       [{ messages: m, seed: 1.5 }, 'seed'],
       [{ messages: [] }, 'messages'],
       [{ messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],

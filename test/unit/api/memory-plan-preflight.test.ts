@@ -14,6 +14,7 @@ import { parseGguf } from '../../../src/gguf/parse.js';
 import { readManifest } from '../../../src/io/model-store.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { readModelConfig } from '../../../src/model/load.js';
+import { describeLayers, kvLayersOf } from '../../../src/model/layer-spec.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
 import { sharedPath } from '../../helpers/shared-path.js';
@@ -39,9 +40,7 @@ async function tightBudget(): Promise<number> {
     const activations = activationBytes(c, { contextLength: CONTEXT, ubatchSize: CONTEXT });
     const base = {
       tensors: gguf.tensors,
-      nLayers: c.nLayers,
-      nKvHeads: c.nKvHeads,
-      headDim: c.headDim,
+      kvLayers: kvLayersOf(describeLayers(c)),
       nSlots: SLOTS,
       activationBytes: activations,
     };

@@ -83,6 +83,32 @@ describe('OpenAI-compatible server with the openai client', () => {
     expect(models.data.map((m) => m.id)).toEqual(['stories']);
   });
 
+  it('n choices: seeded, distinct, streamed by index (3 choices over 2 slots)', async () => {
+    const req = {
+      model: 'stories',
+      messages: [{ role: 'user' as const, content: 'Once upon a time' }],
+      temperature: 1,
+      seed: 7,
+      max_tokens: 10,
+      n: 3,
+    };
+    const r = await client.chat.completions.create(req);
+    const texts = r.choices.map((c) => c.message.content);
+    expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(texts).size).toBeGreaterThan(1);
+    const s = await client.chat.completions.create({ ...req, stream: true });
+    const streamed = ['', '', ''];
+    let completion = 0;
+    for await (const c of s) {
+      for (const ch of c.choices) streamed[ch.index] += ch.delta.content ?? '';
+      completion = c.usage?.completion_tokens ?? completion;
+    }
+    expect(streamed).toEqual(texts);
+    expect(completion).toBe(r.usage!.completion_tokens);
+    const one = await client.chat.completions.create({ ...req, n: 1, seed: 8 });
+    expect(one.choices[0].message.content).toBe(texts[1]);
+  });
+
   it('json_schema, logprobs and forced tool calls', async () => {
     const schema = {
       type: 'object',
@@ -126,6 +152,32 @@ describe('OpenAI-compatible server with the openai client', () => {
     const call = c.choices[0].message.tool_calls![0] as { function: { name: string; arguments: string } };
     expect(call.function.name).toBe('pick');
     expect(['red', 'blue']).toContain((JSON.parse(call.function.arguments) as { color: string }).color);
+    // Streamed: the call's arguments arrive in fragments as they are written and concatenate to the same call.
+    const s = await client.chat.completions.create({
+      model: 'stories',
+      messages: [{ role: 'user', content: 'Tom' }],
+      tools: [tool],
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+      stream: true,
+    });
+    let name = '';
+    let args = '';
+    let fragments = 0;
+    let finish: string | null = null;
+    for await (const ch of s) {
+      for (const f of ch.choices[0]?.delta.tool_calls ?? []) {
+        name += f.function?.name ?? '';
+        args += f.function?.arguments ?? '';
+        fragments++;
+      }
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    expect(name).toBe('pick');
+    expect(args).toBe(call.function.arguments);
+    expect(fragments).toBeGreaterThan(2);
+    expect(finish).toBe('tool_calls');
   });
 
   it('errors: wrong key 401, malformed JSON 400, oversized body 413, bad field 400 — OpenAI error objects', async () => {

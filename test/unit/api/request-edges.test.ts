@@ -29,7 +29,9 @@ describe('request fields', () => {
     ['response_format', 'json'],
     ['logprobs', 'yes'],
     ['top_logprobs', 30],
-    ['n', 2],
+    ['n', 9],
+    ['n', 0],
+    ['n', 1.5],
     ['functions', [{ name: 'f' }]],
     ['stream_options', { include_usage: true, extra: 1 }],
     ['max_token', 5], // a misspelling must not pass unnoticed

@@ -146,6 +146,27 @@ describe('constrained decoding on stories260K', () => {
     expect(streamed).toBe(r.choices[0].message.content);
   });
 
+  it('n choices each get their own grammar matcher: every stop-ended choice validates', async () => {
+    const schema = SCHEMAS[0];
+    const r = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'n', schema, strict: true } },
+      max_tokens: 120,
+      temperature: 1.2,
+      seed: 5,
+      n: 3,
+    });
+    expect(r.choices).toHaveLength(3);
+    expect(new Set(r.choices.map((c) => c.message.content)).size).toBeGreaterThan(1);
+    let stopped = 0;
+    for (const c of r.choices) {
+      if (c.finish_reason !== 'stop') continue;
+      stopped++;
+      expect(validates(JSON.parse(c.message.content) as unknown, schema), c.message.content).toBe(true);
+    }
+    expect(stopped).toBeGreaterThan(0);
+  });
+
   it("max_tokens cuts the output with finish_reason 'length'", async () => {
     const r = await engine.completions.create({
       prompt: 'Once',

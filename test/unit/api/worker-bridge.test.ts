@@ -83,6 +83,25 @@ describe('worker engine over a MessageChannel', () => {
     await engine.unload();
   });
 
+  it('n choices cross: whole and streamed with their index, usage summing the choices', async () => {
+    const { engine } = await connect();
+    const req = { messages: [{ role: 'user' as const, content: 'hey' }], temperature: 0, n: 2 };
+    const r = await engine.chat.completions.create(req);
+    expect(r.choices.map((c) => [c.index, c.message.content])).toEqual([
+      [0, 'Hi from the worker.'],
+      [1, 'Hi from the worker.'],
+    ]);
+    expect(r.usage.completion_tokens).toBe(38);
+    const text = ['', ''];
+    let usage = null;
+    for await (const c of await engine.chat.completions.create({ ...req, stream: true })) {
+      for (const ch of c.choices) text[ch.index] += ch.delta.content ?? '';
+      usage = c.usage ?? usage;
+    }
+    expect(text).toEqual(['Hi from the worker.', 'Hi from the worker.']);
+    expect(usage?.completion_tokens).toBe(38);
+    await engine.unload();
+  });
   it('LlmError crosses with its code and details', async () => {
     const { engine } = await connect();
     const e = await engine.chat.completions

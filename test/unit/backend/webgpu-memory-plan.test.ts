@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { planMemory } from '../../../src/backend/webgpu/memory-plan.js';
 import { GgmlType } from '../../../src/gguf/types.js';
 import { isLlmError } from '../../../src/errors.js';
+import { uniformKvLayers } from '../../helpers/kv-layers.js';
 
 const MiB = 1 << 20;
 const model = {
@@ -15,9 +16,7 @@ const model = {
     { name: 'blk.0.attn_q.weight', type: GgmlType.Q4_0, shape: [896, 896] },
     { name: 'blk.0.attn_norm.weight', type: GgmlType.F32, shape: [896] },
   ],
-  nLayers: 24,
-  nKvHeads: 2,
-  headDim: 64,
+  kvLayers: uniformKvLayers(24, 2, 64),
   contextLength: 4096,
   kvBytesPerElement: 2 as const,
   activationBytes: 8 * MiB,
@@ -60,10 +59,26 @@ describe('planMemory', () => {
     ).toThrow(/at most 524288/);
   });
 
+  it('sizes the KV cache per layer: each layer its own width, the widest one against the binding limit', () => {
+    const kvLayers = [
+      { nKvHeads: 2, headDim: 64 },
+      { nKvHeads: 1, headDim: 64 },
+      { nKvHeads: 4, headDim: 32 },
+      { nKvHeads: 4, headDim: 64 },
+    ];
+    const plan = planMemory(
+      { ...model, kvLayers, contextLength: 1024 },
+      { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB },
+    );
+    expect(plan.kvBytes).toBe(2 * 1024 * (128 + 64 + 128 + 256) * 2);
+    expect(plan.kvLayerBytes).toBe(1024 * 256 * 2);
+    expect(plan.maxContextLength).toBe(Math.floor((128 * MiB) / (256 * 2)));
+  });
+
   it('rejects a type the WebGPU backend cannot run', () => {
     expect(() =>
       planMemory(
-        { ...model, tensors: [{ name: 'x', type: GgmlType.IQ2_XXS, shape: [256, 2] }] },
+        { ...model, tensors: [{ name: 'x', type: GgmlType.TQ1_0, shape: [256, 2] }] },
         { maxStorageBufferBindingSize: MiB, maxBufferSize: MiB },
       ),
     ).toThrow(expect.objectContaining({ code: 'unsupported-type' }));

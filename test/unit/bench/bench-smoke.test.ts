@@ -9,6 +9,7 @@ import { probeBandwidth } from '../../bench/bandwidth-probe.js';
 import { parseBenchArgs } from '../../bench/bench-args.js';
 import { computeRatios, summarize, toMarkdown, toSvg } from '../../bench/bench-report.js';
 import { promptTokens, type BenchReport, type RunResult } from '../../bench/bench-types.js';
+import { measureChoices } from '../../bench/choices-run.js';
 import { measureOurs } from '../../bench/run-ours.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
@@ -82,8 +83,12 @@ describe('bench harness (smoke)', () => {
       summary,
       ratios,
       errors: ['vulkan: skipped'],
+      choices: [await measureChoices({ modelPath: MODEL, backend: 'wasm', threads: 1, decode: 4, n: 2, repeats: 1 })],
     };
+    const c = report.choices![0]!;
+    for (const v of [c.singleTokPerCpuS, c.batchedTokPerCpuS, c.ratio, c.wallRatio]) expect(v).toBeGreaterThan(0);
     const md = toMarkdown(report);
+    expect(md).toContain('Batched choices (wasm');
     expect(md).toContain('| webgguf-wasm |');
     expect(md).toContain('webgguf-wasm ÷ llama.cpp-cpu');
     expect(md).toContain('vulkan: skipped');

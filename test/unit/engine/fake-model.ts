@@ -7,7 +7,7 @@
 import type { Ops, TopK } from '../../../src/backend/ops.js';
 import { LlmError } from '../../../src/errors.js';
 import type { ModelConfig } from '../../../src/model/config.js';
-import type { LogitsWanted, Transformer } from '../../../src/model/model.js';
+import type { LogitsWanted, SequenceToken, Transformer } from '../../../src/model/model.js';
 import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from '../../../src/tokenizer/tokenizer.js';
 
 /** Ids 0…255 are bytes; then the specials. */
@@ -131,7 +131,13 @@ export function createFakeTransformer(
     destroyed: false,
     calls: [],
   };
-  let last: Float32Array | null = null;
+  /** Logits of the last eval (one row) or of each row of the last evalRows. */
+  let lastRows: Float32Array[] = [];
+  const rowOf = (row?: number): Float32Array => {
+    const r = lastRows[row ?? lastRows.length - 1];
+    if (!r) throw new RangeError(`fake transformer: no logits row ${row}`);
+    return r;
+  };
   const logitsFor = (slot: number, n: number): Float32Array => {
     const c = cells[slot];
     const out = new Float32Array(FAKE_VOCAB);
@@ -154,8 +160,24 @@ export function createFakeTransformer(
     config,
     ops: { name: 'fake', description: 'fake ops' } as unknown as Ops,
     ubatchSize,
+    maxSequenceRows: nSlots > 1 ? nSlots : 0,
     counters,
     cells,
+    async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal) {
+      if (counters.destroyed) throw new Error('fake transformer used after destroy');
+      if (signal?.aborted) throw new LlmError('aborted', 'eval was aborted', { cause: signal.reason });
+      if (rows.length === 0 || rows.length > nSlots || new Set(rows.map((r) => r.slot)).size !== rows.length)
+        throw new RangeError(`bad evalRows of ${rows.length} rows`);
+      counters.evalCalls++;
+      counters.calls.push([rows[0].pos, rows.length, 'all']);
+      await new Promise((r) => setTimeout(r, o.delayMs ?? 0));
+      for (const r of rows) {
+        if (r.pos >= contextLength) throw new RangeError(`bad evalRows pos ${r.pos}`);
+        cells[r.slot][r.pos] = r.token;
+      }
+      counters.evaluatedTokens += rows.length;
+      lastRows = rows.map((r) => logitsFor(r.slot, r.pos + 1));
+    },
     async eval(
       tokens: Int32Array,
       startPos: number,
@@ -176,26 +198,34 @@ export function createFakeTransformer(
         counters.evaluatedTokens += chunk.length;
       }
       const end = startPos + tokens.length;
-      last = logitsFor(slot, end);
+      lastRows = [logitsFor(slot, end)];
       return null;
     },
-    async readLogits() {
-      counters.bytesReadBack += last!.byteLength;
-      return last!.slice();
+    async readLogits(row?: number) {
+      const last = rowOf(row);
+      counters.bytesReadBack += last.byteLength;
+      return last.slice();
     },
-    async argmax() {
+    async argmax(row?: number) {
+      const last = rowOf(row);
       counters.bytesReadBack += 4;
       let b = 0;
-      for (let i = 1; i < last!.length; i++) if (last![i] > last![b]) b = i;
+      for (let i = 1; i < last.length; i++) if (last[i] > last[b]) b = i;
       return b;
     },
-    async topK(k: number): Promise<TopK> {
-      const ids = Array.from(last!.keys())
-        .sort((a, b) => last![b] - last![a] || a - b)
+    async topK(k: number, row?: number): Promise<TopK> {
+      const last = rowOf(row);
+      const ids = Array.from(last.keys())
+        .sort((a, b) => last[b] - last[a] || a - b)
         .slice(0, k);
       counters.bytesReadBack += k * 8;
-      return { ids: Int32Array.from(ids), logits: Float32Array.from(ids.map((i) => last![i])) };
+      return { ids: Int32Array.from(ids), logits: Float32Array.from(ids.map((i) => last[i])) };
     },
+    hasRecurrentState: false,
+    async readState() {
+      return null;
+    },
+    writeState() {},
     copySlot(src: number, dst: number, n: number) {
       counters.copies++;
       cells[dst].set(cells[src].subarray(0, n), 0);

@@ -59,7 +59,7 @@ describe('mixture-of-experts config', () => {
     // olmoe: experts are feed_forward_length wide (its graph never reads the expert key); full-width q/k norms.
     const ol = getArchitecture('olmoe').config(meta('olmoe', { 'olmoe.expert_feed_forward_length': 7 }));
     expect(ol.moe).toMatchObject({ normWeights: false, shared: 'none', layerExpertDims: [256, 256, 256] });
-    expect(ol.qkNormScope).toBe('full');
+    expect(ol.qkNormScope).toBe('all-heads');
     // ernie4_5-moe: dense leading layers, experts every interleave step, a plain shared expert only when sized.
     const ek = (k: string): string => `ernie4_5-moe.${k}`;
     const er = getArchitecture('ernie4_5-moe').config(
@@ -71,7 +71,7 @@ describe('mixture-of-experts config', () => {
       }),
     );
     expect(er.moe?.layerIsMoe).toEqual([false, false, false, true, false]);
-    expect(describeLayers(er).map((l) => [l.moe !== null, l.ffnDim])).toEqual([
+    expect(describeLayers(er).map((l) => [l.kind === 'attention' && l.moe !== null, l.ffnDim])).toEqual([
       [false, 256],
       [false, 256],
       [false, 256],

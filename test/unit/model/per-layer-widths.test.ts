@@ -13,7 +13,7 @@ import { parseGguf } from '../../../src/gguf/parse.js';
 import { GgmlType, GgufValueType, type GgufValue } from '../../../src/gguf/types.js';
 import { type GgufWriteTensor, writeGguf } from '../../../src/gguf/write.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import { describeLayers } from '../../../src/model/layer-spec.js';
+import { attentionLayers } from '../../../src/model/layer-spec.js';
 import { loadTransformer } from '../../../src/model/load.js';
 import { maxAbsDiff } from '../../helpers/compare.js';
 import { readEditableGguf } from '../../helpers/editable-gguf.js';
@@ -103,7 +103,14 @@ describe('per-layer hyper-parameters', () => {
         'llama.attention.key_length': 16,
       }),
     );
-    expect(describeLayers(c).map((l) => [l.kind, l.nHeads, l.nKvHeads, l.ffnDim])).toEqual([
+    expect(
+      attentionLayers(c).map((l) => [
+        l.kind,
+        l.kind === 'attention' && l.nHeads,
+        l.kind === 'attention' && l.nKvHeads,
+        l.ffnDim,
+      ]),
+    ).toEqual([
       ['attention', 4, 2, 128],
       ['attention', 2, 2, 96],
       ['attention', 8, 2, 160],
@@ -113,11 +120,45 @@ describe('per-layer hyper-parameters', () => {
       thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.feed_forward_length': [128, 0, 128] })))
         .message,
     ).toMatch(/'llama\.feed_forward_length' is 0 for layer 1/);
-    const kv = thrownLlmError(() =>
-      getArchitecture('llama').config(meta({ 'llama.attention.head_count_kv': [2, 1, 2] })),
+    const perLayerKv = getArchitecture('llama').config(
+      meta({ 'llama.attention.head_count_kv': [2, 1, 4], 'llama.attention.key_length': 16 }),
     );
-    expect(kv.code).toBe('unsupported-arch');
-    expect(kv.message).toContain("'llama.attention.head_count_kv' varies per layer");
+    expect(attentionLayers(perLayerKv).map((l) => [l.nKvHeads, l.headDim])).toEqual([
+      [2, 16],
+      [1, 16],
+      [4, 16],
+    ]);
+    expect(perLayerKv.nKvHeads).toBe(4);
+    // Head sizes per layer (llama.cpp n_embd_head_k_swa): sliding layers take `key_length_swa`, their rope
+    // `rope.dimension_count_swa`; gemma2's even layers slide.
+    const swa = getArchitecture('gemma2').config({
+      ...meta({ 'llama.attention.head_count_kv': [2, 1, 2], 'llama.attention.key_length': 16 }),
+      'general.architecture': 'gemma2',
+      'gemma2.embedding_length': 64,
+      'gemma2.block_count': 3,
+      'gemma2.attention.head_count': 4,
+      'gemma2.attention.head_count_kv': [2, 1, 2],
+      'gemma2.feed_forward_length': 128,
+      'gemma2.attention.key_length': 32,
+      'gemma2.attention.value_length': 32,
+      'gemma2.attention.key_length_swa': 16,
+      'gemma2.attention.value_length_swa': 16,
+      'gemma2.rope.dimension_count_swa': 8,
+    });
+    expect(attentionLayers(swa).map((l) => [l.slidingWindow > 0, l.nKvHeads, l.headDim, l.rope?.nRot])).toEqual([
+      [true, 2, 16, 8],
+      [false, 1, 32, 32],
+      [true, 2, 16, 8],
+    ]);
+    const recurrent = thrownLlmError(() =>
+      getArchitecture('llama').config(meta({ 'llama.attention.head_count_kv': [2, 0, 2] })),
+    );
+    expect(recurrent.code).toBe('unsupported-arch');
+    expect(recurrent.message).toMatch(/is 0 on layer 1/);
+    expect(
+      thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.attention.head_count_kv': [2, 3, 2] })))
+        .message,
+    ).toMatch(/not a divisor\) on layer 1/);
     expect(
       thrownLlmError(() => getArchitecture('llama').config(meta({ 'llama.attention.head_count': [4, 3, 4] }))).message,
     ).toMatch(/on layer 1/);

@@ -3,7 +3,7 @@
  * its compact reference expands to the ../shared format, and a generator change (different bytes) fails loudly.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,12 @@ describe('recorded fixtures', () => {
     const ref = parseReferenceJson(readFileSync(path.join(out, 'a.reference.json'), 'utf8'), 'a');
     expect(ref.logits_per_position_kv_f32).toEqual(rows);
     expect('logits_per_position_kv_f16' in ref).toBe(false);
+
+    // A deleted record's model goes too (the suites would otherwise keep testing it).
+    writeFileSync(path.join(out, 'gone.gguf'), 'x');
+    writeFileSync(path.join(out, 'gone.reference.json'), '{}');
+    await materializeRecordedFixtures(records, out, writeSyntheticModel);
+    expect(readdirSync(out).sort()).toEqual(['a.gguf', 'a.reference.json']);
 
     // Another seed stands for a generator change: the bytes differ from the recorded sha256.
     const changed = { ...recipe, seed: 12 };

@@ -6,7 +6,7 @@
  * (WASM vs CPU) and test/kernels/webgpu-quant.gpu.test.ts (GPU).
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import { GPU_QUANT_LAYOUTS, HARDWARE_QUANT_LAYOUTS } from '../../../src/backend/
 import { GgmlType } from '../../../src/gguf/types.js';
 import { QUANT_TYPES } from '../../../src/quant/index.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
+import { quantWeightBytes } from '../../helpers/quant-weight.js';
 import { vectorPath } from './quant-vectors.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // this test process only, as wasm-matmul.test.ts
@@ -41,9 +42,7 @@ describe('every registry type runs on the CPU reference backend', () => {
       const k = Math.max(256, t.blockElements);
       const r = mulberry32(t.id + 1);
       const values = Float32Array.from({ length: k }, () => r() * 2 - 1);
-      const bytes = new Uint8Array((k / t.blockElements) * t.blockBytes);
-      if (!t.quantizeRow) throw new Error(`${t.name} has no quantizeRow: the CPU check cannot make a weight`);
-      t.quantizeRow(values, bytes);
+      const bytes = quantWeightBytes(t, values, t.id + 1);
       const deq = new Float32Array(k);
       t.dequantizeRow(bytes, deq, k);
       const ops = createCpuOps();
@@ -115,6 +114,12 @@ describe('every registry type has its WebGPU layout', () => {
       ]);
       expect(canFuseGlu(l), `${t.name} fastDot32`).toBe(g.fastDot32);
       expect(existsSync(shaderPath(g.snippet)), shaderPath(g.snippet)).toBe(true);
+      for (const table of g.tables ?? []) {
+        expect(existsSync(shaderPath(`tables/${table}`)), `${t.name} table ${table}`).toBe(true);
+        expect(l.wgsl, `${t.name}: table ${table} precedes the snippet`).toContain(
+          readFileSync(shaderPath(`tables/${table}`), 'utf8'),
+        );
+      }
       expect(existsSync(shaderPath(`${g.snippet}_dot32`)), `${t.name} fast dot32 snippet`).toBe(g.fastDot32);
       // The hardware kernel set's row-split form: exactly where a _rows snippet exists, and no other shape change.
       const rows = HARDWARE_QUANT_LAYOUTS.get(t.id);

@@ -4,7 +4,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { QUANT_TYPES } from '../../../src/quant/index.js';
+import { DEQUANTIZE_ONLY, QUANT_TYPES } from '../../../src/quant/index.js';
 import { loadVectors } from './quant-vectors.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
 
@@ -17,8 +17,10 @@ function firstByteDiff(a: Uint8Array, b: Uint8Array, blockBytes: number): string
   return null;
 }
 
+const QUANTIZABLE = QUANT_TYPES.filter((t) => !DEQUANTIZE_ONLY.has(t.id));
+
 describe('quantizeRow is byte-exact with ggml quantize_row_*_ref (golden vectors)', () => {
-  for (const t of QUANT_TYPES) {
+  for (const t of QUANTIZABLE) {
     it(t.name, () => {
       const v = loadVectors(t.name);
       expect(v.quantize).not.toBeNull();
@@ -28,6 +30,13 @@ describe('quantizeRow is byte-exact with ggml quantize_row_*_ref (golden vectors
       expect(firstByteDiff(out, q.expectedBlocks, t.blockBytes)).toBeNull();
     });
   }
+
+  it('dequantize-only types have no quantizer and no quantize vectors', () => {
+    for (const t of QUANT_TYPES.filter((q) => DEQUANTIZE_ONLY.has(q.id))) {
+      expect(t.quantizeRow, t.name).toBeUndefined();
+      expect(loadVectors(t.name).quantize, t.name).toBeNull();
+    }
+  });
 });
 
 /** Deterministic Gaussian samples (mulberry32 + Box–Muller). */
@@ -53,12 +62,13 @@ const NRMSE_BOUND: Record<string, number> = {
   Q4_K: 0.1,
   IQ4_NL: 0.1,
   IQ4_XS: 0.1,
+  MXFP4: 0.15,
   Q3_K: 0.2,
   Q2_K: 0.4,
 };
 
 describe('round trip quantize → dequantize', () => {
-  for (const t of QUANT_TYPES) {
+  for (const t of QUANTIZABLE) {
     it(`${t.name} stays within its error bound`, () => {
       const n = 4096;
       const x = gaussian(n, 7 + t.id);
@@ -78,7 +88,7 @@ describe('round trip quantize → dequantize', () => {
   }
 
   it('quantizing all zeros gives zeros back for every type', () => {
-    for (const t of QUANT_TYPES) {
+    for (const t of QUANTIZABLE) {
       const x = new Float32Array(t.blockElements * 2);
       const bytes = new Uint8Array(2 * t.blockBytes);
       t.quantizeRow!(x, bytes);

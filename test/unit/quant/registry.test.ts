@@ -5,21 +5,36 @@
 
 import { describe, expect, it } from 'vitest';
 import { GGML_TYPES, GgmlType } from '../../../src/gguf/types.js';
-import { dequantize, getQuantType, isSupportedType, QUANT_TYPES, tensorByteLength } from '../../../src/quant/index.js';
+import {
+  DEQUANTIZE_ONLY,
+  dequantize,
+  getQuantType,
+  isSupportedType,
+  QUANT_TYPES,
+  tensorByteLength,
+} from '../../../src/quant/index.js';
 import { thrownLlmError } from '../../helpers/llm-error.js';
 
 const thrown = thrownLlmError;
 
 describe('quant registry', () => {
-  it('lists the 15 required types with ggml geometry', () => {
+  it('lists the 23 required types with ggml geometry', () => {
     const names = QUANT_TYPES.map((t) => t.name).sort();
     expect(names).toEqual(
       [
         'BF16',
         'F16',
         'F32',
+        'IQ1_M',
+        'IQ1_S',
+        'IQ2_S',
+        'IQ2_XS',
+        'IQ2_XXS',
+        'IQ3_S',
+        'IQ3_XXS',
         'IQ4_NL',
         'IQ4_XS',
+        'MXFP4',
         'Q2_K',
         'Q3_K',
         'Q4_0',
@@ -38,26 +53,36 @@ describe('quant registry', () => {
       expect(t.name).toBe(info.name);
       expect([t.blockElements, t.blockBytes]).toEqual([info.blockElements, info.blockBytes]);
       expect(isSupportedType(t.id)).toBe(true);
-      expect(typeof t.quantizeRow).toBe('function');
     }
+    expect(QUANT_TYPES.map((t) => t.id)).toEqual([...QUANT_TYPES.map((t) => t.id)].sort((a, b) => a - b));
+  });
+
+  it('every type has its reference quantizer except exactly the dequantize-only IQ1–IQ3 codebook types', () => {
+    const readOnly = QUANT_TYPES.filter((t) => t.quantizeRow === undefined).map((t) => t.name);
+    expect(readOnly.sort()).toEqual(['IQ1_M', 'IQ1_S', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ3_S', 'IQ3_XXS']);
+    expect([...DEQUANTIZE_ONLY].map((id) => getQuantType(id).name).sort()).toEqual(readOnly);
+    for (const t of QUANT_TYPES) expect(typeof t.quantizeRow === 'function', t.name).toBe(!DEQUANTIZE_ONLY.has(t.id));
   });
 
   it('an unsupported type names itself in LlmError(unsupported-type)', () => {
-    const e = thrown(() => getQuantType(GgmlType.IQ2_XXS));
+    const e = thrown(() => getQuantType(GgmlType.TQ1_0));
     expect(e.code).toBe('unsupported-type');
-    expect(e.message).toContain('IQ2_XXS');
-    expect(e.details?.type).toBe('IQ2_XXS');
+    expect(e.message).toContain('TQ1_0');
+    expect(e.details?.type).toBe('TQ1_0');
     const u = thrown(() => getQuantType(99 as GgmlType));
     expect(u.code).toBe('unsupported-type');
     expect(u.message).toContain('99');
-    expect(isSupportedType(GgmlType.MXFP4)).toBe(false);
+    expect(isSupportedType(GgmlType.TQ2_0)).toBe(false);
+    expect(isSupportedType(GgmlType.Q8_K)).toBe(false);
   });
 
   it('tensorByteLength follows block geometry and rejects partial blocks', () => {
     expect(tensorByteLength(GgmlType.Q4_0, [64, 3])).toBe(2 * 18 * 3);
     expect(tensorByteLength(GgmlType.Q6_K, [512, 2])).toBe(2 * 210 * 2);
     expect(tensorByteLength(GgmlType.F32, [7])).toBe(28);
-    expect(tensorByteLength(GgmlType.IQ2_XXS, [256])).toBe(66); // sizes of unsupported-but-known types still work
+    expect(tensorByteLength(GgmlType.TQ2_0, [256])).toBe(66); // sizes of unsupported-but-known types still work
+    expect(tensorByteLength(GgmlType.MXFP4, [64, 3])).toBe(2 * 17 * 3);
+    expect(tensorByteLength(GgmlType.IQ1_M, [512])).toBe(2 * 56);
     expect(thrown(() => tensorByteLength(GgmlType.Q4_K, [100, 2])).code).toBe('gguf-invalid');
     expect(thrown(() => tensorByteLength(1234 as GgmlType, [32])).code).toBe('unsupported-type');
   });

@@ -1,0 +1,217 @@
+/**
+ * The WASM backend's KV cache: per slot and layer, K and V rows in one heap region, stored as the cache's KV type
+ * (f32 rows the attention kernel reads in place; f16 / Q8_0 / Q4_0 rows dequantized into a scratch region for the
+ * positions a step attends to, with q rounded as llama.cpp multiplies it by such keys — see `kv-type.ts`).
+ */
+
+import { LlmError } from '../../errors.js';
+import { kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
+import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
+import {
+  checkKvType,
+  decodeKvRow,
+  encodeKvRow,
+  hadamardRows,
+  type KvType,
+  kvRotations,
+  kvRowBytes,
+  roundQueryForKv,
+} from '../kv-type.js';
+import type { KvCacheSpec, KvRows } from '../ops.js';
+import type { WasmHeap } from './wasm-heap.js';
+
+/** Byte offsets of one layer's K and V of one slot: [contextLength, kvRowBytes] each. */
+interface KvOffsets {
+  readonly k: number;
+  readonly v: number;
+}
+
+/** What the attention kernel reads for one layer: f32 K and V rows indexed by position, and f32 q rows. */
+export interface KvAttentionInputs {
+  /** Byte offset of position 0's K row ([positions, cols] f32; rows before the window may be stale). */
+  readonly k: number;
+  readonly v: number;
+  /** Byte offset of q [n, q.cols] f32 (the activation itself, or a rounded copy). */
+  readonly q: number;
+}
+
+const ALIGN = 64;
+const up = (bytes: number): number => Math.ceil(bytes / ALIGN) * ALIGN;
+
+/** See the file header. */
+export class WasmKvCache {
+  readonly spec: KvCacheSpec;
+  readonly type: KvType;
+  private readonly kv: KvOffsets[][] = []; // [nSlots][nLayers]
+  private decoded = { byteOffset: 0, byteLength: 0 }; // dequantized K, V and rounded q of one attention call
+  private row = new Float32Array(0); // one K or V row being rotated before it is stored
+  /** The heap region holding the cache (the next cache reuses it when it fits). */
+  readonly region: { byteOffset: number; byteLength: number };
+
+  /** Places the cache in `previous` (a former cache's region) when it fits, zeroing what it uses, else in a new one. */
+  constructor(
+    private readonly heap: WasmHeap,
+    spec: KvCacheSpec,
+    previous: { byteOffset: number; byteLength: number },
+  ) {
+    const type = spec.kvType ?? 'f32';
+    checkKvType(type, spec.layers);
+    this.spec = spec;
+    this.type = type;
+    const layerBytes = spec.layers.map((_, l) => up(spec.contextLength * kvRowBytes(type, kvLayerCols(spec, l))));
+    const total = 2 * spec.nSlots * layerBytes.reduce((a, b) => a + b, 0);
+    if (total > previous.byteLength) {
+      this.region = heap.alloc(
+        total,
+        `KV cache (${spec.nSlots} slots × ${spec.layers.length} layers × ${spec.contextLength} positions, ${type})`,
+      );
+    } else {
+      this.region = previous;
+      heap.u8.fill(0, previous.byteOffset, previous.byteOffset + total);
+    }
+    let at = this.region.byteOffset;
+    for (let s = 0; s < spec.nSlots; s++) {
+      const layers: KvOffsets[] = [];
+      for (const bytes of layerBytes) {
+        layers.push({ k: at, v: at + bytes });
+        at += 2 * bytes;
+      }
+      this.kv.push(layers);
+    }
+  }
+
+  /** Layer `layer` of `slot`, checked. */
+  private at(slot: number, layer: number): KvOffsets {
+    const nLayers = this.spec.layers.length;
+    if (!(slot >= 0 && slot < this.spec.nSlots) || !(layer >= 0 && layer < nLayers)) {
+      throw new LlmError(
+        'invalid-request',
+        `wasm ops: slot ${slot} / layer ${layer} does not exist (${this.spec.nSlots} slots, ${nLayers} layers)`,
+        { details: { slot, layer, nSlots: this.spec.nSlots, nLayers } },
+      );
+    }
+    return this.kv[slot][layer];
+  }
+
+  /** Stores rows [0, n) of k and v (f32 at byte offsets, `stride` values apart) at positions startPos … of slot. */
+  store(slot: number, layer: number, k: number, v: number, stride: number, n: number, startPos: number): void {
+    const cache = this.at(slot, layer);
+    const cols = kvLayerCols(this.spec, layer);
+    const rowBytes = kvRowBytes(this.type, cols);
+    const rot = kvRotations(this.type, this.spec.layers[layer].headDim);
+    const f32 = this.heap.f32;
+    const u8 = this.heap.u8;
+    for (let i = 0; i < n; i++) {
+      const dst = (startPos + i) * rowBytes;
+      for (const [src, base, size] of [
+        [k, cache.k, rot.k],
+        [v, cache.v, rot.v],
+      ]) {
+        let row = f32.subarray((src >>> 2) + i * stride, (src >>> 2) + i * stride + cols);
+        if (size > 0) {
+          const copy = this.rowScratch(cols); // rotated copy, as llama.cpp stores it
+          copy.set(row);
+          hadamardRows(copy, size);
+          row = copy;
+        }
+        encodeKvRow(this.type, row, u8.subarray(base + dst, base + dst + rowBytes));
+      }
+    }
+  }
+
+  /**
+   * The f32 inputs of attention on `layer` of `slot` for q rows [0, n) at startPos (q: byte offset, `qCols` wide):
+   * f32 caches as they are; other types dequantized from position `from` on (earlier ones are outside the window).
+   */
+  attentionInputs(
+    slot: number,
+    layer: number,
+    q: number,
+    qCols: number,
+    n: number,
+    startPos: number,
+    from: number,
+  ): KvAttentionInputs {
+    const cache = this.at(slot, layer);
+    if (this.type === 'f32') return { k: cache.k, v: cache.v, q };
+    const cols = kvLayerCols(this.spec, layer);
+    const ctx = startPos + n;
+    const kvBytes = up(ctx * cols * 4);
+    const need = 2 * kvBytes + n * qCols * 4; // K, V [ctx, cols] f32, then q [n, qCols] f32
+    if (need > this.decoded.byteLength) {
+      this.decoded = this.heap.alloc(Math.max(need, 2 * this.decoded.byteLength), 'dequantized KV scratch');
+    }
+    const base = this.decoded.byteOffset;
+    const out = { k: base, v: base + kvBytes, q: base + 2 * kvBytes };
+    const rowBytes = kvRowBytes(this.type, cols);
+    const u8 = this.heap.u8;
+    const f32 = this.heap.f32;
+    for (const [src, dst] of [
+      [cache.k, out.k],
+      [cache.v, out.v],
+    ]) {
+      // Rows from … ctx−1 are contiguous in both layouts: one call per matrix.
+      const bytes = u8.subarray(src + from * rowBytes, src + ctx * rowBytes);
+      decodeKvRow(this.type, bytes, f32.subarray((dst >>> 2) + from * cols, (dst >>> 2) + ctx * cols));
+    }
+    const qRows = f32.subarray(out.q >>> 2, (out.q >>> 2) + n * qCols);
+    qRows.set(f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
+    hadamardRows(qRows, kvRotations(this.type, this.spec.layers[layer].headDim).k);
+    roundQueryForKv(this.type, qRows);
+    return out;
+  }
+
+  /** Rotates attention's output rows [0, n) (f32 at byte offset `out`, `cols` wide) back from a rotated V basis. */
+  finishAttention(layer: number, out: number, cols: number, n: number): void {
+    const size = kvRotations(this.type, this.spec.layers[layer].headDim).v;
+    if (size > 0) hadamardRows(this.heap.f32.subarray(out >>> 2, (out >>> 2) + n * cols), size);
+  }
+
+  /** A reusable f32 row of `cols` values. */
+  private rowScratch(cols: number): Float32Array {
+    if (this.row.length !== cols) this.row = new Float32Array(cols);
+    return this.row;
+  }
+
+  /** Copies positions [0, nPositions) of every layer from one slot to another. */
+  copy(srcSlot: number, dstSlot: number, nPositions: number): void {
+    for (const s of [srcSlot, dstSlot]) {
+      if (!(s >= 0 && s < this.spec.nSlots)) {
+        throw new LlmError('invalid-request', `copying KV: slot ${s} does not exist (${this.spec.nSlots} slots)`, {
+          details: { slot: s, nSlots: this.spec.nSlots },
+        });
+      }
+    }
+    const u8 = this.heap.u8;
+    for (let l = 0; l < this.spec.layers.length; l++) {
+      const bytes = nPositions * kvRowBytes(this.type, kvLayerCols(this.spec, l));
+      const src = this.kv[srcSlot][l];
+      const dst = this.kv[dstSlot][l];
+      u8.copyWithin(dst.k, src.k, src.k + bytes);
+      u8.copyWithin(dst.v, src.v, src.v + bytes);
+    }
+  }
+
+  /** `Ops.shiftKv`. */
+  shift(slot: number, shift: KvShift): void {
+    checkKvShift(this.spec, slot, shift);
+    shiftKvBytes(this.spec, this.type, (l) => this.views(slot, l), shift);
+  }
+
+  /** `Ops.readKv`. */
+  read(slot: number, nPositions: number): KvRows {
+    return readKvBytes('readKv', this.spec, slot, nPositions, this.type, (l) => this.views(slot, l));
+  }
+
+  /** `Ops.writeKv`. */
+  write(slot: number, rows: KvRows): void {
+    writeKvBytes('writeKv', this.spec, slot, rows, this.type, (l) => this.views(slot, l));
+  }
+
+  /** Layer `l`'s K and V of `slot` as heap byte views ([contextLength, kvRowBytes] each). */
+  private views(slot: number, l: number): { k: Uint8Array; v: Uint8Array } {
+    const len = this.spec.contextLength * kvRowBytes(this.type, kvLayerCols(this.spec, l));
+    const { k, v } = this.kv[slot][l];
+    return { k: this.heap.u8.subarray(k, k + len), v: this.heap.u8.subarray(v, v + len) };
+  }
+}

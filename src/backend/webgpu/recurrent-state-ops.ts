@@ -1,0 +1,128 @@
+/**
+ * Recurrent state on the GPU (short-convolution layers, lfm2): one buffer of (nSlots, Σ layer sizes) f32, allocated
+ * once, and the `short_conv` kernel's two dispatches per layer inside the step's submission (convolution over all
+ * the step's tokens in parallel, then the state update). Slot copies are buffer copies; snapshots read and write a
+ * slot's row of the buffer.
+ */
+
+import { LlmError } from '../../errors.js';
+import type { RecurrentStateSpec } from '../ops.js';
+import { BufferUsage } from './gpu-flags.js';
+import type { GpuActivation } from './gpu-resources.js';
+import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import { grid, type ParamsWriter, type StepRecorder } from './step-recorder.js';
+
+const WG_FLAT = 256;
+
+/** What the recurrent state needs of the backend. */
+export interface RecurrentStateHost {
+  readonly device: GPUDevice;
+  readonly rec: StepRecorder;
+  pipe(spec: Omit<PipelineSpec, 'quant'>): CachedPipeline;
+  buffer(label: string, size: number, extraUsage: number): GPUBuffer;
+  release(b: GPUBuffer): void;
+}
+
+/** See the file header. */
+export class RecurrentStateOps {
+  private state: GPUBuffer | null = null; // (nSlots, slotValues) f32
+  private spec: RecurrentStateSpec | null = null;
+  private layerAt: number[] = []; // f32 index of each layer's state within a slot's row
+  private slotValues = 0;
+
+  constructor(private readonly h: RecurrentStateHost) {}
+
+  create(spec: RecurrentStateSpec): void {
+    if (this.state) this.h.release(this.state);
+    this.spec = spec;
+    this.layerAt = [];
+    let at = 0;
+    for (const size of spec.layerSizes) {
+      this.layerAt.push(at);
+      at += size;
+    }
+    this.slotValues = at;
+    const usage = BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+    this.state = this.h.buffer('recurrent_state', Math.max(16, spec.nSlots * at * 4), usage); // zeros
+  }
+
+  /** Records the two dispatches of `Ops.shortConv` for `layer` of `slot`. */
+  shortConv(
+    step: { readonly startPos: number; readonly slot: number },
+    out: GpuActivation,
+    bcx: GpuActivation,
+    layer: number,
+    n: number,
+    kernel: GPUBuffer,
+    taps: number,
+    channels: number,
+  ): void {
+    const state = this.require('shortConv', step.slot);
+    if (this.spec!.layerSizes[layer] !== (taps - 1) * channels || bcx.cols < 3 * channels || out.cols < channels) {
+      throw new LlmError(
+        'invalid-request',
+        `shortConv of layer ${layer}: ${taps} taps × ${channels} channels do not match its state or buffers`,
+        { details: { layer, taps, channels } },
+      );
+    }
+    const stateAt = step.slot * this.slotValues + this.layerAt[layer]!;
+    const fresh = step.startPos === 0 ? 1 : 0;
+    const params = (p: ParamsWriter): void => {
+      p.u(n).u(channels).u(taps).u(bcx.cols).u(out.cols).u(stateAt).u(fresh);
+    };
+    const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
+    this.h.rec.dispatch(
+      conv,
+      [null, bcx.buffer, state, kernel, out.buffer],
+      params,
+      grid(Math.ceil((n * channels) / WG_FLAT)),
+    );
+    const update = this.h.pipe({ kernel: 'short_conv', entry: 'update', wgSize: WG_FLAT });
+    this.h.rec.dispatch(update, [null, bcx.buffer, state], params, grid(Math.ceil(channels / WG_FLAT)));
+  }
+
+  /** Records a copy of one slot's state into another; false when there is nothing to copy. */
+  copy(srcSlot: number, dstSlot: number): boolean {
+    const state = this.require('copyRecurrentState', Math.max(srcSlot, dstSlot));
+    if (srcSlot === dstSlot || this.slotValues === 0) return false;
+    const bytes = this.slotValues * 4;
+    this.h.rec.copy(state, srcSlot * bytes, state, dstSlot * bytes, bytes);
+    return true;
+  }
+
+  async read(slot: number): Promise<Float32Array> {
+    const state = this.require('readRecurrentState', slot);
+    const bytes = this.slotValues * 4;
+    if (bytes === 0) return new Float32Array(0);
+    return new Float32Array(await this.h.rec.read(state, slot * bytes, bytes)); // [Σ layer sizes]
+  }
+
+  write(slot: number, values: Float32Array): void {
+    const state = this.require('writeRecurrentState', slot);
+    if (values.length !== this.slotValues) {
+      throw new LlmError(
+        'invalid-request',
+        `writeRecurrentState: ${values.length} values, a slot holds ${this.slotValues}`,
+        { details: { slot, values: values.length, expected: this.slotValues } },
+      );
+    }
+    this.h.rec.flush(); // recorded work first, then the write, in queue order
+    this.h.device.queue.writeBuffer(
+      state,
+      slot * this.slotValues * 4,
+      values.buffer,
+      values.byteOffset,
+      values.byteLength,
+    );
+  }
+
+  private require(op: string, slot: number): GPUBuffer {
+    if (!this.state || !this.spec) throw new LlmError('invalid-request', `${op}: no recurrent state was created`);
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.spec.nSlots)) {
+      throw new LlmError('invalid-request', `${op}: slot ${slot} does not exist (${this.spec.nSlots} slots)`, {
+        details: { slot, nSlots: this.spec.nSlots },
+      });
+    }
+    return this.state;
+  }
+}
