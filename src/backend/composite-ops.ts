@@ -114,6 +114,7 @@ export abstract class CompositeOps {
         this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
       } else this.add(s.out, s.out, s.down, n);
     }
+    if (step.residualScale !== 1) this.scale(s.out, step.residualScale, n);
     this.add(x, x, s.out, n);
   }
 

@@ -237,6 +237,8 @@ export interface MoeStep {
   readonly nExperts: number;
   readonly route: MoeRouteParams;
   readonly activation: GluActivation;
+  /** Multiplier of the FFN output before the residual add (granite's `residual_scale`; 1 = none). */
+  readonly residualScale: number;
   readonly shared: SharedExpert | null;
   readonly scratch: MoeScratch;
 }

@@ -638,9 +638,6 @@ function planMoe(
   b: { readonly xb: Activation; readonly xb2: Activation },
   get: (label: string, cols: number) => Activation,
 ): MoeStep {
-  if (c.residualScale !== 1) {
-    throw new LlmError('unsupported-arch', `${c.arch}: a residual scale on mixture-of-experts layers is not supported`);
-  }
   const sh = w.shared;
   return {
     router: w.router,
@@ -650,6 +647,7 @@ function planMoe(
     nExperts: m.nExperts,
     route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale, selectionBias: w.selectionBias },
     activation: c.activation,
+    residualScale: c.residualScale,
     shared: sh && {
       gate: sh.gate,
       up: sh.up,

@@ -12,6 +12,7 @@ import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
 import { gemma } from './gemma.js';
 import { granite } from './granite.js';
+import { granitemoe } from './granitemoe.js';
 import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
@@ -34,5 +35,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     qwen2moe,
     olmoe,
     ernie4_5Moe,
+    granitemoe,
   ].map((spec) => [spec.name, spec]),
 );

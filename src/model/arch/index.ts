@@ -12,6 +12,7 @@ import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { granite } from './granite.js';
+import { granitemoe } from './granitemoe.js';
 import { lfm2 } from './lfm2.js';
 import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
@@ -49,6 +50,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   qwen2moe,
   olmoe,
   ernie4_5Moe,
+  granitemoe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -83,6 +83,12 @@ describe('mixture-of-experts config', () => {
       meta('ernie4_5-moe', { [ek('interleave_moe_layer_step')]: 1 }),
     );
     expect(noShared.moe).toMatchObject({ shared: 'none', sharedDim: 0, layerIsMoe: [true, true, true] });
+    // granitemoe: experts n_ff wide, granite's multipliers (the residual scale also scales the experts' sum).
+    const gr = getArchitecture('granitemoe').config(
+      meta('granitemoe', { 'granitemoe.logit_scale': 4, 'granitemoe.residual_scale': 0.25 }),
+    );
+    expect(gr.moe).toMatchObject({ shared: 'none', normWeights: true, layerExpertDims: [256, 256, 256] });
+    expect(gr.residualScale).toBe(0.25);
     const err = thrownLlmError(() => getArchitecture('ernie4_5-moe').config(meta('ernie4_5-moe')));
     expect(err.code).toBe('gguf-invalid');
     expect(err.message).toContain(`'${ek('interleave_moe_layer_step')}'`);
