@@ -31,6 +31,35 @@ import {
 } from './synthetic/arch-plan.js';
 import { ARCH_SPECS } from './synthetic/archs/index.js';
 
+/**
+ * Benchmark shapes of architectures written from scratch: a Qwen3-30B-A3B scaled down to 1.03 B parameters of which
+ * 0.15 B are active (64 experts, top-8, expert width 512, 10 layers; the spec tokenizer's 512-token vocabulary), and a dense model with the same active bytes
+ * (its FFN 8 × 512 wide; smollm3 is llama's block) to compare MoE decode with.
+ */
+const SPEC_BENCH_SHAPES = {
+  'qwen3moe-a0.2b': {
+    arch: 'qwen3moe',
+    shape: {
+      nEmbd: 1024,
+      nHead: 16,
+      nHeadKv: 4,
+      headDim: 64,
+      nFf: 4096,
+      nLayer: 10,
+      nVocab: 512,
+      tied: false,
+      extra: { n_expert: 64, n_expert_used: 8, n_ff_exp: 512 },
+    },
+  },
+  'dense-a0.2b': {
+    arch: 'smollm3',
+    shape: { nEmbd: 1024, nHead: 16, nHeadKv: 4, headDim: 64, nFf: 4096, nLayer: 10, nVocab: 512, tied: false },
+  },
+} as const satisfies Record<string, { arch: string; shape: Partial<ModelShape> }>;
+
+/** A benchmark shape of `SPEC_BENCH_SHAPES`. */
+export type SpecBenchShape = keyof typeof SPEC_BENCH_SHAPES;
+
 /** Repository root and the shared fixtures folder beside it. */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const SHARED_MODELS = path.resolve(REPO_ROOT, '..', 'shared', 'models');
@@ -497,16 +526,35 @@ export function syntheticCacheDir(): string {
  * `quant`: a GgmlType or name ('q4_0'); `arch` defaults to the shape's (qwen2 for 'qwen2.5-0.5b', llama otherwise).
  */
 export async function makeSyntheticModel(opts: {
-  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b';
+  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b' | SpecBenchShape;
   quant: GgmlType | string;
   arch?: SyntheticArch;
   seed?: number;
   signal?: AbortSignal;
 }): Promise<string> {
   const quant = typeof opts.quant === 'string' ? parseQuant(opts.quant) : opts.quant;
+  if (opts.shape in SPEC_BENCH_SHAPES) {
+    const spec = SPEC_BENCH_SHAPES[opts.shape as SpecBenchShape];
+    const file = path.join(
+      syntheticCacheDir(),
+      `${spec.arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,
+    );
+    if (existsSync(file)) return file;
+    const tmp = `${file}.partial-${process.pid}`;
+    await writeSyntheticModel({
+      arch: spec.arch,
+      quant,
+      shape: spec.shape,
+      out: tmp,
+      seed: opts.seed ?? 1,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    renameSync(tmp, file);
+    return file;
+  }
   // A spec's named shape (lfm2-1.2b), else one of NAMED_SHAPES.
   const specArch = [...ARCH_SPECS.values()].find((sp) => sp.namedShapes?.[opts.shape] !== undefined)?.name;
-  const named = NAMED_SHAPES[opts.shape];
+  const named = NAMED_SHAPES[opts.shape as keyof typeof NAMED_SHAPES];
   if (named === undefined && specArch === undefined)
     throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
   const arch = specArch ?? opts.arch ?? named!.arch;

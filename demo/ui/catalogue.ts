@@ -82,7 +82,16 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     url: hf('bartowski/Phi-3.5-mini-instruct-GGUF', 'Phi-3.5-mini-instruct-Q4_K_M.gguf'),
     bytes: 2390 * MB,
     memoryBytes: 3400 * MB,
-    note: 'Largest here; desktop GPUs.',
+    note: 'Largest dense model here; desktop GPUs.',
+  },
+  {
+    // Size from the public model card (~17.3 GB); not re-checked offline when this entry was added.
+    id: 'qwen3-30b-a3b-q4km',
+    label: 'Qwen3 30B-A3B MoE (Q4_K_M)',
+    url: hf('unsloth/Qwen3-30B-A3B-GGUF', 'Qwen3-30B-A3B-Q4_K_M.gguf'),
+    bytes: 17700 * MB,
+    memoryBytes: 18200 * MB,
+    note: 'Mixture of experts: 128 experts, 8 per token (3B active) — fast for its size, but the 17 GB of weights need a GPU with ≥ 20 GB (WebGPU only).',
   },
   {
     id: 'gemma4-e2b-q4km',

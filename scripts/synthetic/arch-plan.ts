@@ -56,8 +56,11 @@ export const TEMPLATE_FILE: Readonly<Record<SyntheticArch, string>> = {
 };
 
 /** What kind of values a tensor holds (decides its random distribution and whether it is quantized). */
-/** 'conv': a depthwise convolution kernel, kept F32 (llama-quant never quantizes `shortconv.conv`). */
-export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'conv';
+/**
+ * 'router': a MoE router (`ffn_gate_inp`), kept F32 as llama.cpp's quantizer keeps it; 'conv': a depthwise
+ * convolution kernel, kept F32 (llama-quant never quantizes `shortconv.conv`).
+ */
+export type TensorKind = 'matrix' | 'embedding' | 'output' | 'norm' | 'bias' | 'rope_freqs' | 'router' | 'conv';
 
 /** One tensor to generate. */
 export interface TensorPlan {
@@ -180,7 +183,7 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1 || plan.kind === 'conv') return GgmlType.F32;
+  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv') return GgmlType.F32;
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

@@ -101,6 +101,14 @@ export const plan = {
     std: 1 / Math.sqrt(cols),
     center: 0,
   }),
+  /** A MoE router `ffn_gate_inp` [cols, nExperts] (F32; logits of std 2 for routing margins well above rounding). */
+  router: (name: string, cols: number, nExperts: number): TensorPlan => ({
+    name,
+    shape: [cols, nExperts],
+    kind: 'router',
+    std: 2 / Math.sqrt(cols),
+    center: 0,
+  }),
   /** A norm weight around `center`. */
   norm: (name: string, n: number, center = 1): TensorPlan => ({ name, shape: [n], kind: 'norm', std: 0.1, center }),
   /** A bias. */

@@ -8,6 +8,8 @@ import type {
   Activation,
   GluActivation,
   GluScratch,
+  MoeRouteParams,
+  MoeStep,
   Projection,
   ResidualOptions,
   RmsNormWeight,
@@ -30,6 +32,18 @@ export abstract class CompositeOps {
   abstract storeKv(layer: number, k: Activation, v: Activation, n: number): void;
   abstract glu(out: Activation, gate: Activation, up: Activation, n: number, act: GluActivation): void;
   abstract add(out: Activation, a: Activation, b: Activation, n: number): void;
+  abstract moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void;
+  abstract matmulExperts(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    nExperts: number,
+    ids: Activation,
+    n: number,
+    xPerSlot: boolean,
+  ): void;
+  abstract moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
+  abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
 
   abstract scale(x: Activation, s: number, n: number): void;
 
@@ -74,6 +88,34 @@ export abstract class CompositeOps {
     this.matmul(scratch.gate, src, gate, n); // gate [n, ffn]
     this.matmul(scratch.up, src, up, n); // up [n, ffn]
     this.glu(out, scratch.gate, scratch.up, n, act); // out = act(gate) · up
+  }
+
+  /** normed = rmsNorm(x); route; gate/up over the selected experts; GLU; down; weighted sum (+ shared); x += out. */
+  moeFfn(x: Activation, norm: RmsNormWeight, step: MoeStep, n: number): void {
+    const s = step.scratch;
+    const nUsed = s.ids.cols;
+    this.rmsNorm(s.normed, x, norm.weight, norm.eps, n); // normed [n, nEmbd]
+    this.matmul(s.logits, s.normed, step.router, n); // logits [n, nExperts]
+    this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
+    this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
+    this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
+    this.glu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
+    this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
+    this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]
+    const sh = step.shared;
+    if (sh) {
+      const h = sh.scratch;
+      this.matmul(h.gate, s.normed, sh.gate, n); // [n, sharedDim]
+      this.matmul(h.up, s.normed, sh.up, n);
+      this.glu(h.hidden, h.gate, h.up, n, step.activation);
+      this.matmul(s.down, h.hidden, sh.down, n); // down's first n rows [n, nEmbd]
+      if (sh.gateInp) {
+        this.matmul(h.logit, s.normed, sh.gateInp, n); // [n, 1]
+        this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
+      } else this.add(s.out, s.out, s.down, n);
+    }
+    if (step.residualScale !== 1) this.scale(s.out, step.residualScale, n);
+    this.add(x, x, s.out, n);
   }
 
   /** Rotates q and k in place, then stores k and v in `layer` of the step's slot. */

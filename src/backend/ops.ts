@@ -212,6 +212,62 @@ export interface GluScratch {
   readonly up: Activation;
 }
 
+/** How `moeRoute` turns router logits into expert weights (llama.cpp `build_moe_ffn`). */
+export interface MoeRouteParams {
+  /** probs = softmax(logits) over the experts, or sigmoid(logits) per expert. */
+  readonly gating: 'softmax' | 'sigmoid';
+  /** Divide the selected probabilities by their sum (clamped below at 2⁻¹⁴, as ggml). */
+  readonly normWeights: boolean;
+  /** Multiplier of the weights after normalisation (1 = none). */
+  readonly scale: number;
+  /** Per-expert bias [nExperts] added to the probabilities to select experts (not to the weights), or null. */
+  readonly selectionBias: Weight | null;
+}
+
+/** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */
+interface MoeScratch {
+  readonly normed: Activation; // [ubatch, nEmbd]
+  readonly logits: Activation; // [ubatch, nExperts] router logits
+  readonly ids: Activation; // [ubatch, nUsed] selected experts (integers held in f32)
+  readonly weights: Activation; // [ubatch, nUsed] their routing weights
+  readonly gate: Activation; // [ubatch·nUsed, expertDim]
+  readonly up: Activation; // [ubatch·nUsed, expertDim]
+  readonly hidden: Activation; // [ubatch·nUsed, expertDim]
+  readonly down: Activation; // [ubatch·nUsed, nEmbd] per-expert outputs (then the shared expert's output)
+  readonly out: Activation; // [ubatch, nEmbd] the FFN's output before the residual add
+}
+
+/** The shared expert of a MoE FFN (qwen2moe): a dense gated FFN, optionally gated by sigmoid(x · gateInp). */
+interface SharedExpert {
+  readonly gate: Weight; // [sharedDim rows, nEmbd]
+  readonly up: Weight; // [sharedDim rows, nEmbd]
+  readonly down: Weight; // [nEmbd rows, sharedDim]
+  readonly gateInp: Weight | null; // [nEmbd]: one row
+  /** Buffers of its hidden layer. */
+  readonly scratch: {
+    readonly gate: Activation;
+    readonly up: Activation;
+    readonly hidden: Activation;
+    readonly logit: Activation;
+  }; // [ubatch, sharedDim] ×3, [ubatch, 1]
+}
+
+/** Everything one mixture-of-experts FFN step takes besides its input (built once at load). */
+export interface MoeStep {
+  readonly router: Weight; // [nExperts rows, nEmbd] (ffn_gate_inp)
+  /** 3-D expert stacks in ggml order [nEmbd, expertDim, nExperts]: expert e owns rows e·expertDim … */
+  readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
+  readonly nExperts: number;
+  readonly route: MoeRouteParams;
+  readonly activation: GluActivation;
+  /** Multiplier of the FFN output before the residual add (granite's `residual_scale`; 1 = none). */
+  readonly residualScale: number;
+  readonly shared: SharedExpert | null;
+  readonly scratch: MoeScratch;
+}
+
 /** The operations of a forward pass. */
 export interface Ops {
   /** 'cpu' | 'wasm' | 'webgpu'. */
@@ -251,6 +307,30 @@ export interface Ops {
   rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void;
   /** out[n, w.nRows] = x[n, w.rowLength] · wᵀ (+ bias, a vector of w.nRows). */
   matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void;
+  /**
+   * Mixture-of-experts routing of n tokens: from router logits [n, nExperts] picks the `ids.cols` most probable
+   * experts per token (highest first, ties to the lower index) into `ids` [n, nUsed] and their weights (probabilities,
+   * normalised and scaled per `params`) into `weights` [n, nUsed]. Stays on the backend (no readback).
+   */
+  moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void;
+  /**
+   * Gather matmul over selected experts (ggml `mul_mat_id`): w stacks `nExperts` matrices of w.nRows / nExperts rows;
+   * for token t and slot k < ids.cols, out row t·nUsed + k = x row (xPerSlot ? t·nUsed + k : t) · W[ids[t, k]]ᵀ.
+   * Reads only the selected experts' rows.
+   */
+  matmulExperts(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    nExperts: number,
+    ids: Activation,
+    n: number,
+    xPerSlot: boolean,
+  ): void;
+  /** out[t] = Σ_k weights[t, k] · y[t·nUsed + k] for t < n (nUsed = weights.cols); out [n, y.cols]. */
+  moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
+  /** out[t] += sigmoid(gate[t, 0]) · y[t] for t < n (a sigmoid-gated residual, qwen2moe's shared expert). */
+  sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
   /** Rotates x in place, viewed as [n, cols / headDim heads, headDim], at positions startPos + i. */
   rope(x: Activation, n: number, params: RopeParams): void;
   /** Writes k and v ([n, nKvHeads·headDim]) into `layer` of the step's slot at positions startPos … startPos+n−1. */
@@ -308,6 +388,11 @@ export interface Ops {
     act: GluActivation,
     scratch: GluScratch,
   ): void;
+  /**
+   * Residual mixture-of-experts FFN: x[n, nEmbd] += Σ_k w_k · expert_k(rmsNorm(x)) (+ the shared expert), with the
+   * experts routed by `step.router` (see `moeRoute`, `matmulExperts`). `step.scratch` may be overwritten.
+   */
+  moeFfn(x: Activation, norm: RmsNormWeight, step: MoeStep, n: number): void;
   /** `rope(q)`, `rope(k)` (same params, in place), then `storeKv(layer, k, v)`. */
   ropeStoreKv(layer: number, q: Activation, k: Activation, v: Activation, n: number, params: RopeParams): void;
   /**

@@ -10,6 +10,7 @@ import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import { describeValue } from '../gguf/value-types.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
+import { checkMoeTensors, moeTensorPatterns } from './check-moe.js';
 import { describeLayers } from './layer-spec.js';
 
 /** `blk.N.` tensor names: N is the layer. */
@@ -95,12 +96,20 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
   ];
   const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
+  // A mixture-of-experts layer has the router and expert stacks in place of the dense FFN.
+  const dense = new Set([names.ffnGate, names.ffnUp, names.ffnDown]);
+  const moeRequired = config.moe
+    ? [...required.filter((t) => !dense.has(t)), ...moeTensorPatterns(config.moe, names)]
+    : required;
   const perLayer = config.perLayerEmbd > 0 ? [names.perLayerInpGate, names.perLayerProj, names.perLayerPostNorm] : [];
   // A layer reading an earlier layer's KV needs no K/V of its own (gemma4).
   const kvOnly = new Set([names.attnK, names.attnKNorm, names.attnV]);
   for (let il = 0; il < config.nLayers; il++) {
-    const attention = [...required, ...perLayer].filter((p) => config.kvSources[il] === il || !kvOnly.has(p));
-    for (const pattern of config.shortConvLayers[il] ? convRequired : attention) {
+    const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
+      (p) => config.kvSources[il] === il || !kvOnly.has(p),
+    );
+    const patterns = config.shortConvLayers[il] ? convRequired : attention;
+    for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -175,6 +184,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       layer0.nHeads,
     );
   }
+  if (config.moe) checkMoeTensors(byName, config, config.moe, names);
   const ffnKey = `${arch}.feed_forward_length`;
   const down = byName.get(layerTensorName(names.ffnDown, 0));
   if (down !== undefined && down.shape.length === 2 && down.shape[0] !== specs[0].ffnDim) {

@@ -9,6 +9,7 @@ import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';
 import { MODEL_LIMITS as L } from './model-limits.js';
+import { type MoeConfig, type MoeRouting, readMoeConfig } from './moe-config.js';
 
 /** Static choices of an architecture: how its forward pass differs from llama's. */
 export interface ArchOptions {
@@ -32,6 +33,8 @@ export interface ArchOptions {
   readonly fusedQkv: boolean;
   /** Gate and up come as one `ffn_up` matrix of 2·n_ff rows, gate first (phi3), split at load time. */
   readonly fusedGateUp: boolean;
+  /** Mixture-of-experts routing of the FFN (`moe-config.ts`), or null for a dense FFN. */
+  readonly moeRouting: MoeRouting | null;
   /** `attn_output.bias` is applied when present (ernie4_5: llama.cpp loads it but never adds it). */
   readonly attnOutBias: boolean;
   /** The lm head is always `token_embd`, even when the file has an `output.weight` (gemma). */
@@ -54,6 +57,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   scaleEmbeddings: false,
   fusedQkv: false,
   fusedGateUp: false,
+  moeRouting: null,
   attnOutBias: true,
   alwaysTied: false,
   valueNorm: false,
@@ -132,6 +136,8 @@ export interface ModelConfig extends ArchOptions {
   readonly attnSoftcap: number;
   /** Final-logit soft-cap (gemma2), 0 = off. */
   readonly finalSoftcap: number;
+  /** Experts of a mixture-of-experts FFN, or null for a dense model. */
+  readonly moe: MoeConfig | null;
   /** Multiplier of the token embeddings (√n_embd for gemma, `embedding_scale` for granite), 1 = none. */
   readonly embeddingScale: number;
   /** Multiplier of each sub-block's output before its residual add (granite `residual_scale`), 1 = none. */
@@ -260,16 +266,6 @@ export function readStandardConfig(
   options: ArchOptions,
 ): ModelConfig {
   const r = modelMetadata(meta, arch);
-  const experts = r.boundedCount(r.archKey('expert_count'), 0, 0, L.maxExperts, 'maxExperts');
-  if (experts > 0) {
-    throw new LlmError(
-      'unsupported-arch',
-      `reading model config: this ${arch} model is a mixture of ${experts} experts, which webgguf does not run`,
-      {
-        details: { arch, experts },
-      },
-    );
-  }
   const keyEmbd = r.archKey('embedding_length');
   const keyHeads = r.archKey('attention.head_count');
   const keyKvHeads = r.archKey('attention.head_count_kv');
@@ -292,6 +288,7 @@ export function readStandardConfig(
     L.maxFeedForward,
     'maxFeedForward',
   );
+  const moe = readMoeConfig(r, arch, options.moeRouting, nLayers, layerFfnDims);
   for (let il = 0; il < nLayers; il++) {
     const heads = layerHeads[il];
     const kvHeads = layerKvHeads[il];
@@ -394,6 +391,7 @@ export function readStandardConfig(
     attentionScale: 1 / Math.sqrt(headDim),
     attnSoftcap: 0,
     finalSoftcap: 0,
+    moe,
     embeddingScale: options.scaleEmbeddings ? Math.fround(Math.sqrt(embeddingLength)) : 1,
     residualScale: 1,
     logitScale: 1,

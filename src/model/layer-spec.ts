@@ -6,6 +6,7 @@
 
 import type { KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
+import type { MoeRouting } from './moe-config.js';
 
 /** Rotary embedding of one layer (sliding layers may have their own base, gemma3, and rotated width). */
 interface LayerRope {
@@ -21,7 +22,18 @@ interface LayerRope {
   readonly freqFactors: boolean;
 }
 
-/** One attention + gated-FFN block. */
+/** The mixture-of-experts FFN of one layer (llama.cpp `build_moe_ffn`). */
+export interface MoeLayerSpec extends MoeRouting {
+  readonly nExperts: number;
+  /** Experts per token (top-k). */
+  readonly nUsed: number;
+  /** Hidden width of one expert. */
+  readonly expertDim: number;
+  /** Multiplier of the routing weights (1 = none). */
+  readonly weightsScale: number;
+}
+
+/** One attention + gated-FFN (or mixture-of-experts) block. */
 export interface AttentionLayerSpec {
   readonly kind: 'attention';
   readonly nHeads: number;
@@ -34,8 +46,10 @@ export interface AttentionLayerSpec {
    * the layer projects no K/V, stores nothing and keeps no KV of its own.
    */
   readonly kvSource: number;
-  /** Width of the gated FFN's hidden layer. */
+  /** Width of the dense gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
+  /** The routed experts of the FFN, or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
   /** Keys farther back than this many positions are masked; 0 = global attention. */
   readonly slidingWindow: number;
   /** Rotary embedding, or null for a NoPE layer (positions enter only through the causal mask). */
@@ -77,13 +91,27 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
     const freqFactors = !(c.globalRopeFreqs && sliding);
+    const m = c.moe;
+    const moe: MoeLayerSpec | null =
+      m?.layerIsMoe[il] !== true
+        ? null
+        : {
+            gating: m.gating,
+            normWeights: m.normWeights,
+            shared: m.shared,
+            nExperts: m.nExperts,
+            nUsed: m.layerUsed[il],
+            expertDim: m.layerExpertDims[il],
+            weightsScale: m.weightsScale,
+          };
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
       headDim: sliding ? c.headDimSwa : c.headDim,
       kvSource: c.kvSources[il] ?? il,
-      ffnDim,
+      ffnDim: moe && m ? m.sharedDim : ffnDim,
+      moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]
         ? null

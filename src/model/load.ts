@@ -13,17 +13,24 @@ import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
-import { describeLayers } from './layer-spec.js';
+import { describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
-import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
+import {
+  type DenseFfnWeights,
+  type LayerWeights,
+  type ModelWeights,
+  type MoeWeights,
+  type ShortConvLayerWeights,
+  TransformerModel,
+} from './transformer.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
 type LayerSlots =
-  | ({ readonly kind: 'attention' } & {
-      readonly [K in Exclude<keyof LayerWeights, 'perLayer' | 'outScale'>]:
+  | ({ readonly kind: 'attention'; readonly moe: MoeSlots | null } & {
+      readonly [K in Exclude<keyof LayerWeights, 'moe' | 'perLayer' | 'outScale'>]:
         | WeightSlot
         | (null extends LayerWeights[K] ? null : never);
     } & {
@@ -41,6 +48,19 @@ type LayerSlots =
       readonly up: WeightSlot;
       readonly down: WeightSlot;
     };
+
+/** A layer's dense gated FFN, named before it is read. */
+type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
+
+/** A MoE layer's router, expert stacks and shared expert, named before they are read. */
+interface MoeSlots {
+  readonly router: WeightSlot;
+  readonly gate: WeightSlot;
+  readonly up: WeightSlot;
+  readonly down: WeightSlot;
+  readonly selectionBias: WeightSlot | null;
+  readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
+}
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
@@ -160,15 +180,7 @@ export async function loadTransformer(
               ? loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
               : loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
-    const [gate, up] = c.fusedGateUp
-      ? loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
-          [n(names.ffnGate), ffnDim],
-          [n(names.ffnUp), ffnDim],
-        ])
-      : [
-          loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
-          loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
-        ];
+    const dense = spec.moe ? null : denseFfnSlots(loader, names, c, il, ffnDim);
     return {
       kind: 'attention',
       attnNorm: c.preNorms ? loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
@@ -184,9 +196,10 @@ export async function loadTransformer(
       bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
-      gate,
-      up,
-      down: loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]),
+      gate: dense?.gate ?? null,
+      up: dense?.up ?? null,
+      down: dense?.down ?? null,
+      moe: spec.moe ? moeSlots(loader, names, c, il, spec.moe, ffnDim) : null,
       postFfnNorm: c.postNorms ? loader.upload(n(names.postFfnNorm), [c.embeddingLength]) : null,
       perLayer:
         nPL > 0
@@ -230,9 +243,10 @@ export async function loadTransformer(
           bo: get(l.bo),
           postAttnNorm: get(l.postAttnNorm),
           ffnNorm: get(l.ffnNorm),
-          gate: l.gate.get(),
-          up: l.up.get(),
-          down: l.down.get(),
+          gate: get(l.gate),
+          up: get(l.up),
+          down: get(l.down),
+          moe: l.moe && moeWeights(l.moe),
           postFfnNorm: get(l.postFfnNorm),
           perLayer: l.perLayer && {
             gate: l.perLayer.gate.get(),
@@ -314,4 +328,67 @@ async function rankHeadOf(loader: WeightLoader, gguf: GgufFile, c: ModelConfig):
   const bias = loader.has('cls.output.bias') ? await host('cls.output.bias', [nOut]) : null;
   const qwen3 = c.arch === 'qwen3';
   return { weight, bias, nOut, lastToken: qwen3, softmax: qwen3 };
+}
+
+/** The dense gated FFN of layer `il` (phi3's fused gate|up split by rows). */
+function denseFfnSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  ffnDim: number,
+): DenseFfnSlots {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const [gate, up] = c.fusedGateUp
+    ? loader.uploadSplit(n(names.ffnUp), c.embeddingLength, [
+        [n(names.ffnGate), ffnDim],
+        [n(names.ffnUp), ffnDim],
+      ])
+    : [
+        loader.upload(n(names.ffnGate), [c.embeddingLength, ffnDim]),
+        loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
+      ];
+  return { gate: gate!, up: up!, down: loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]) };
+}
+
+/** The router, the 3-D expert stacks (one weight each) and the shared expert of MoE layer `il`. */
+function moeSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  m: MoeLayerSpec,
+  sharedDim: number,
+): MoeSlots {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const e = c.embeddingLength;
+  return {
+    router: loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
+    gate: loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
+    up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
+    down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
+    selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
+    shared:
+      m.shared === 'none'
+        ? null
+        : {
+            gate: loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
+            up: loader.upload(n(names.ffnUpShexp), [e, sharedDim]),
+            down: loader.upload(n(names.ffnDownShexp), [sharedDim, e]),
+            gateInp: m.shared === 'gated' ? loader.upload(n(names.ffnGateInpShexp), [e]) : null,
+          },
+  };
+}
+
+/** The uploaded weights of a MoE layer's slots. */
+function moeWeights(m: MoeSlots): MoeWeights {
+  const s = m.shared;
+  return {
+    router: m.router.get(),
+    gate: m.gate.get(),
+    up: m.up.get(),
+    down: m.down.get(),
+    selectionBias: m.selectionBias?.get() ?? null,
+    shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
+  };
 }

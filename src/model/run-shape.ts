@@ -66,13 +66,16 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
     { key: 'logits', label: 'logits', rows: logitRowsOf(c.vocabSize, ub), cols: c.vocabSize },
   ];
   const seen = new Set<string>();
-  const add = (label: string, cols: number): void => {
+  const add = (label: string, cols: number, rows = ub): void => {
     const key = widthKey(label, cols);
-    if (seen.has(key)) return;
+    if (seen.has(key) || cols === 0) return;
     seen.add(key);
-    shapes.push({ key, label, rows: ub, cols });
+    shapes.push({ key, label, rows, cols });
   };
-  for (const layer of describeLayers(c)) {
+  const layers = describeLayers(c);
+  // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
+  const slotRows = ub * Math.max(1, ...layers.map((l) => (l.kind === 'attention' ? (l.moe?.nUsed ?? 0) : 0)));
+  for (const layer of layers) {
     if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
     } else {
@@ -80,6 +83,14 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
+    const m = layer.kind === 'attention' ? layer.moe : null;
+    if (m) {
+      add('moe_logits', m.nExperts);
+      for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);
+      for (const label of ['moe_gate', 'moe_up', 'moe_hidden']) add(label, m.expertDim, slotRows);
+      add('moe_down', c.embeddingLength, slotRows);
+      if (m.shared === 'gated') add('moe_shared_logit', 1);
+    }
   }
   if (c.perLayerEmbd > 0) {
     for (const { key, cols } of perLayerActivations(c.nLayers, c.perLayerEmbd)) {

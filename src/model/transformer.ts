@@ -11,6 +11,7 @@ import type {
   AttentionParams,
   GluScratch,
   KvCacheSpec,
+  MoeStep,
   Ops,
   Projection,
   ResidualOptions,
@@ -23,7 +24,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { attentionTemperature, temperatureRun } from './attention-temperature.js';
-import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
+import { describeLayers, kvLayersOf, type LayerSpec, type MoeLayerSpec, recurrentStateSize } from './layer-spec.js';
 import { type PerLayerBlockWeights, PerLayerInput, type PerLayerWeights } from './per-layer-input.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
@@ -44,14 +45,36 @@ export interface LayerWeights {
   readonly bo: Weight | null; // [nEmbd]
   readonly postAttnNorm: Weight | null; // [nEmbd]
   readonly ffnNorm: Weight | null; // [nEmbd] (null: no pre-norm)
-  readonly gate: Weight; // [ffnDim rows, nEmbd]
-  readonly up: Weight; // [ffnDim rows, nEmbd]
-  readonly down: Weight; // [nEmbd rows, ffnDim]
+  /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`). */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
+  /** The experts of a mixture-of-experts layer, or null. */
+  readonly moe: MoeWeights | null;
   readonly postFfnNorm: Weight | null; // [nEmbd]
   /** Gate into the layer's per-layer token embedding and projection back (gemma4), or null. */
   readonly perLayer: PerLayerBlockWeights | null;
   /** Multiplier of the residual stream after the block (`layer_output_scale`), 1 = none. */
   readonly outScale: number;
+}
+
+/** A dense gated FFN (a MoE layer's shared expert). */
+export interface DenseFfnWeights {
+  readonly gate: Weight; // [ffnDim rows, nEmbd]
+  readonly up: Weight; // [ffnDim rows, nEmbd]
+  readonly down: Weight; // [nEmbd rows, ffnDim]
+}
+
+/** The experts of a MoE FFN: 3-D stacks uploaded as one weight each (expert e owns rows e·rows … (e+1)·rows). */
+export interface MoeWeights {
+  readonly router: Weight; // [nExperts rows, nEmbd]
+  readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
+  readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
+  /** Selection bias of the router probabilities (`exp_probs_b`) [nExperts], or null. */
+  readonly selectionBias: Weight | null;
+  /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
+  readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
 }
 
 /** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
@@ -87,9 +110,12 @@ export interface ModelWeights {
 /** The gated FFN of a layer plan (the same for every layer kind). */
 interface FfnPlan {
   readonly ffnNorm: RmsNormWeight | null;
-  readonly gate: Weight;
-  readonly up: Weight;
-  readonly down: Weight;
+  /** The dense FFN's weights (null on a MoE layer). */
+  readonly gate: Weight | null;
+  readonly up: Weight | null;
+  readonly down: Weight | null;
+  /** The MoE FFN step, or null on a dense layer. */
+  readonly moe: MoeStep | null;
   readonly ffnScratch: GluScratch; // normed [ubatch, nEmbd], gate and up [ubatch, ffnDim]
   readonly hidden: Activation; // [ubatch, ffnDim] act(gate) · up (own buffer: glu's output may not alias its inputs)
   /** Down projection → x (post-norm). */
@@ -374,9 +400,13 @@ export class TransformerModel implements Transformer {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
       else this.attentionBlock(p, il, n, startPos, rows);
-      // Feed-forward sub-block (gated).
-      ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
-      ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      // Feed-forward sub-block (gated; or a mixture of experts).
+      if (p.moe && p.ffnNorm)
+        ops.moeFfn(b.x, p.ffnNorm, p.moe, n); // x [n, nEmbd] += Σ_k w_k · expert_k(norm(x))
+      else if (p.gate && p.up && p.down) {
+        ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+        ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
+      }
       if (p.kind === 'attention' && p.w.perLayer)
         this.perLayerInput?.apply(ops, il, b.x, n, p.w.perLayer, p.perLayerOut);
       if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
@@ -589,6 +619,10 @@ function planLayer(
     gate: lw.gate,
     up: lw.up,
     down: lw.down,
+    moe:
+      spec.kind === 'attention' && spec.moe && 'moe' in lw && lw.moe
+        ? planMoe(c, spec.moe, lw.moe, b, widths.get)
+        : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
     hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: residual(null, lw.postFfnNorm),
@@ -656,5 +690,49 @@ function planLayer(
     ownKv,
     vFromK,
     perLayerOut: residual(null, lw.perLayer?.postNorm ?? null),
+  };
+}
+
+/** The MoE step of one layer: its weights, routing and the buffers of its widths (see `activationShapes`). */
+function planMoe(
+  c: ModelConfig,
+  m: MoeLayerSpec,
+  w: MoeWeights,
+  b: { readonly xb: Activation; readonly xb2: Activation },
+  get: (label: string, cols: number) => Activation,
+): MoeStep {
+  const sh = w.shared;
+  return {
+    router: w.router,
+    gate: w.gate,
+    up: w.up,
+    down: w.down,
+    nExperts: m.nExperts,
+    route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale, selectionBias: w.selectionBias },
+    activation: c.activation,
+    residualScale: c.residualScale,
+    shared: sh && {
+      gate: sh.gate,
+      up: sh.up,
+      down: sh.down,
+      gateInp: sh.gateInp,
+      scratch: {
+        gate: get('gate', sh.gate.nRows),
+        up: get('up', sh.gate.nRows),
+        hidden: get('hidden', sh.gate.nRows),
+        logit: get('moe_shared_logit', 1),
+      },
+    },
+    scratch: {
+      normed: b.xb,
+      logits: get('moe_logits', m.nExperts),
+      ids: get('moe_ids', m.nUsed),
+      weights: get('moe_weights', m.nUsed),
+      gate: get('moe_gate', m.expertDim),
+      up: get('moe_up', m.expertDim),
+      hidden: get('moe_hidden', m.expertDim),
+      down: get('moe_down', c.embeddingLength),
+      out: b.xb2,
+    },
   };
 }

@@ -4,11 +4,16 @@
  */
 
 import type { SyntheticArchSpec } from '../arch-spec.js';
+import { ernie4_5Moe } from './ernie4_5-moe.js';
+import { olmoe } from './olmoe.js';
+import { qwen2moe } from './qwen2moe.js';
+import { qwen3moe } from './qwen3moe.js';
 import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
 import { gemma } from './gemma.js';
 import { gemma4 } from './gemma4.js';
 import { granite } from './granite.js';
+import { granitemoe } from './granitemoe.js';
 import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
@@ -17,8 +22,21 @@ import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
-  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3, lfm2, gemma4].map((spec) => [
-    spec.name,
-    spec,
-  ]),
+  [
+    smollm3,
+    olmo2,
+    granite,
+    exaone4,
+    ernie4_5,
+    hunyuanDense,
+    gemma,
+    mistral3,
+    lfm2,
+    qwen3moe,
+    qwen2moe,
+    olmoe,
+    ernie4_5Moe,
+    granitemoe,
+    gemma4,
+  ].map((spec) => [spec.name, spec]),
 );

@@ -12,6 +12,7 @@ import type {
   AttentionParams,
   GluActivation,
   KvCacheSpec,
+  MoeRouteParams,
   Ops,
   RecurrentStateSpec,
   RopeParams,
@@ -36,6 +37,7 @@ import {
 import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
+import { routeToken } from '../moe-route.js';
 import { CompositeOps } from '../composite-ops.js';
 import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
@@ -279,6 +281,83 @@ class CpuOps extends CompositeOps implements Ops {
       const a =
         act === 'silu' ? x / (1 + Math.exp(-x)) : 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x)));
       o[i] = a * u[i];
+    }
+  }
+
+  moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {
+    const probs = new Float32Array(logits.cols); // [nExperts] (the reference allocates freely)
+    for (let t = 0; t < n; t++) {
+      const rows = {
+        logits: buf(logits),
+        logitsAt: t * logits.cols,
+        ids: buf(ids),
+        idsAt: t * ids.cols,
+        weights: buf(weights),
+        weightsAt: t * weights.cols,
+      };
+      const bias = params.selectionBias ? (params.selectionBias as CpuWeight).data : null; // [nExperts]
+      routeToken(rows, logits.cols, ids.cols, params, probs, bias);
+    }
+  }
+
+  matmulExperts(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    nExperts: number,
+    ids: Activation,
+    n: number,
+    xPerSlot: boolean,
+  ): void {
+    const nUsed = ids.cols;
+    const rows = w.nRows / nExperts; // rows of one expert
+    const k = w.rowLength;
+    if (x.cols !== k || out.cols !== rows || n * nUsed > out.maxRows || !Number.isInteger(rows)) {
+      throw new LlmError(
+        'invalid-request',
+        `cpu matmulExperts ${w.name}: x ${x.label} [${n}, ${x.cols}] · ${nExperts} experts of [${rows}, ${k}] does not fit out ${out.label} [${out.maxRows}, ${out.cols}]`,
+      );
+    }
+    const o = buf(out);
+    const src = buf(x);
+    const wd = (w as CpuWeight).data; // [nExperts·rows, k]
+    const sel = buf(ids);
+    for (let t = 0; t < n; t++) {
+      for (let s = 0; s < nUsed; s++) {
+        const e = sel[t * nUsed + s];
+        const xBase = (xPerSlot ? t * nUsed + s : t) * x.cols;
+        const oBase = (t * nUsed + s) * out.cols;
+        for (let r = 0; r < rows; r++) {
+          const wBase = (e * rows + r) * k;
+          let acc = 0;
+          for (let j = 0; j < k; j++) acc += src[xBase + j] * wd[wBase + j];
+          o[oBase + r] = acc;
+        }
+      }
+    }
+  }
+
+  moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void {
+    const o = buf(out);
+    const src = buf(y);
+    const wt = buf(weights);
+    const nUsed = weights.cols;
+    const cols = y.cols;
+    for (let t = 0; t < n; t++) {
+      for (let j = 0; j < cols; j++) {
+        let acc = 0;
+        for (let s = 0; s < nUsed; s++) acc += wt[t * nUsed + s] * src[(t * nUsed + s) * cols + j];
+        o[t * out.cols + j] = acc;
+      }
+    }
+  }
+
+  sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
+    const o = buf(out);
+    const src = buf(y);
+    for (let t = 0; t < n; t++) {
+      const g = 1 / (1 + Math.exp(-buf(gate)[t * gate.cols]));
+      for (let j = 0; j < out.cols; j++) o[t * out.cols + j] += g * src[t * y.cols + j];
     }
   }
 

@@ -15,6 +15,7 @@ import type {
   AttentionParams,
   GluActivation,
   KvCacheSpec,
+  MoeRouteParams,
   Ops,
   RecurrentStateSpec,
   RopeParams,
@@ -34,6 +35,7 @@ import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
+import { WasmExperts } from './expert-matmul.js';
 import { CompositeOps } from '../composite-ops.js';
 import { HostRecurrentState, shortConvRows } from '../short-conv.js';
 
@@ -79,6 +81,7 @@ export class WasmOps extends CompositeOps implements Ops {
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
   private readonly ropeTables = new RopeTables();
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
+  private readonly experts: WasmExperts;
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
     super();
@@ -86,6 +89,13 @@ export class WasmOps extends CompositeOps implements Ops {
     this.k = exports;
     this.pool = pool;
     this.description = description;
+    this.experts = new WasmExperts(
+      heap,
+      exports,
+      (name, w, x, out, k, rows, n, stride) => this.run(name, w, x, out, k, rows, n, stride),
+      (x, n, k) => this.quantizeQ8(act(x), n, k),
+      (w) => this.vector(w),
+    );
   }
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
@@ -287,6 +297,35 @@ export class WasmOps extends CompositeOps implements Ops {
     const o = act(out);
     this.k.glu_f32(o.byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, activation === 'gelu' ? 1 : 0);
     o.version++;
+  }
+
+  moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {
+    this.experts.route(act(ids), act(weights), act(logits), n, params);
+    act(ids).version++;
+    act(weights).version++;
+  }
+
+  matmulExperts(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    nExperts: number,
+    ids: Activation,
+    n: number,
+    xPerSlot: boolean,
+  ): void {
+    this.experts.matmul(act(out), act(x), w as WasmWeight, nExperts, act(ids), n, xPerSlot);
+    act(out).version++;
+  }
+
+  moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void {
+    this.experts.combine(act(out), act(y), act(weights), n);
+    act(out).version++;
+  }
+
+  sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
+    this.experts.sigmoidGatedAdd(act(out), act(y), act(gate), n);
+    act(out).version++;
   }
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {

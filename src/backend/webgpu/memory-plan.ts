@@ -68,6 +68,15 @@ export function planMemory(input: MemoryPlanInput, limits: MemoryLimits): Memory
         { details: { tensor: t.name, rowBytes, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize } },
       );
     }
+    const expertBytes = t.shape.length === 3 ? rowBytes * (t.shape[1] ?? 1) : 0; // one expert of a 3-D stack
+    if (expertBytes > limits.maxStorageBufferBindingSize) {
+      throw new LlmError(
+        'out-of-memory',
+        `planning GPU memory: one expert of ${t.name} is ${MiB(expertBytes)}, over the storage binding limit of ` +
+          `${MiB(limits.maxStorageBufferBindingSize)} (stacks are split per expert); this model cannot run on this device's WebGPU`,
+        { details: { tensor: t.name, expertBytes, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize } },
+      );
+    }
     weightBytes += t.shape.length === 1 ? rowBytes : rowBytes * nRows;
   }
   const layerCols = input.kvLayers.map((l) => l.nKvHeads * l.headDim);

@@ -18,6 +18,7 @@ import type {
   GluActivation,
   GluScratch,
   KvCacheSpec,
+  MoeRouteParams,
   Ops,
   RecurrentStateSpec,
 } from '../ops.js';
@@ -39,6 +40,7 @@ import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
 import { watchDevice } from './device.js';
 import { ActivationOps } from './activation-ops.js';
+import { MoeOps } from './moe-ops.js';
 import { AttentionOps } from './attention-ops.js';
 import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
@@ -81,6 +83,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly uploadHost: WeightUploadHost;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
   private readonly acts: ActivationOps; // embed, norms, RoPE and elementwise ops
+  private readonly moe: MoeOps; // mixture-of-experts routing, gather matmul and sums
   private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
   private readonly sw: SoftwareGemv; // gemv_bcast of software adapters
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
@@ -131,6 +134,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     };
     this.uploadHost = host;
     this.acts = new ActivationOps(host);
+    this.moe = new MoeOps(host);
     this.hw = new HardwareGemv(host);
     this.sw = new SoftwareGemv(host);
     this.kvc = new KvCacheOps(host);
@@ -425,6 +429,30 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {
     this.acts.add(out, a, b, n);
+  }
+
+  moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {
+    this.moe.route(ids, weights, logits, n, params);
+  }
+
+  matmulExperts(
+    out: Activation,
+    x: Activation,
+    w: Weight,
+    nExperts: number,
+    ids: Activation,
+    n: number,
+    xPerSlot: boolean,
+  ): void {
+    this.moe.matmulExperts(out, x, w, nExperts, ids, n, xPerSlot);
+  }
+
+  moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void {
+    this.moe.combine(out, y, weights, n);
+  }
+
+  sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
+    this.moe.sigmoidGatedAdd(out, y, gate, n);
   }
 
   scale(x: Activation, s: number, n: number): void {

@@ -14,6 +14,7 @@ import type { GpuWeight } from './gpu-resources.js';
 import type { StepRecorder } from './step-recorder.js';
 import { getGpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
 import { weightGroupOf, type WeightGroupSlot } from './weight-groups.js';
+import { expertParts } from './moe-ops.js';
 
 /** What the weight upload needs of the backend. */
 export interface WeightUploadHost {
@@ -103,7 +104,12 @@ export async function uploadGpuWeight(
     return w;
   }
   const parts = [];
-  for (const part of splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding)) {
+  // A 3-D expert stack [k, rows, nExperts] splits at expert boundaries (gemv_id addresses experts within a part).
+  const split =
+    info.shape.length === 3
+      ? expertParts(info.name, info.shape[2], rowStride * 4 * info.shape[1], info.shape[1], h.maxWeightBinding)
+      : splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding);
+  for (const part of split) {
     throwIfAborted(signal, `uploading ${info.name}`);
     const bytes = repackRows(layout, data, rowLength, part);
     const buffer = h.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);

@@ -38,6 +38,18 @@ export interface TensorNames {
   readonly ffnUp: string;
   readonly ffnDown: string;
   readonly postFfnNorm: string;
+  /** Mixture of experts: the router [n_embd, n_expert] and the 3-D expert stacks [cols, rows, n_expert]. */
+  readonly ffnGateInp: string;
+  readonly ffnGateExps: string;
+  readonly ffnUpExps: string;
+  readonly ffnDownExps: string;
+  /** The shared expert and its sigmoid gate [n_embd] (qwen2moe). */
+  readonly ffnGateShexp: string;
+  readonly ffnUpShexp: string;
+  readonly ffnDownShexp: string;
+  readonly ffnGateInpShexp: string;
+  /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
+  readonly ffnExpProbsB: string;
   /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
   readonly shortConv: string;
   readonly shortConvInProj: string;
@@ -81,6 +93,15 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnUp: 'blk.{i}.ffn_up.weight',
   ffnDown: 'blk.{i}.ffn_down.weight',
   postFfnNorm: 'blk.{i}.post_ffw_norm.weight',
+  ffnGateInp: 'blk.{i}.ffn_gate_inp.weight',
+  ffnGateExps: 'blk.{i}.ffn_gate_exps.weight',
+  ffnUpExps: 'blk.{i}.ffn_up_exps.weight',
+  ffnDownExps: 'blk.{i}.ffn_down_exps.weight',
+  ffnGateShexp: 'blk.{i}.ffn_gate_shexp.weight',
+  ffnUpShexp: 'blk.{i}.ffn_up_shexp.weight',
+  ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
+  ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
+  ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
   shortConv: 'blk.{i}.shortconv.conv.weight',
   shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
   shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',

@@ -5,6 +5,7 @@
 
 import { LlmError } from '../../errors.js';
 import type { Architecture } from './architecture.js';
+import { ernie4_5Moe } from './ernie4_5-moe.js';
 import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
 import { gemma } from './gemma.js';
@@ -12,14 +13,18 @@ import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { gemma4 } from './gemma4.js';
 import { granite } from './granite.js';
+import { granitemoe } from './granitemoe.js';
 import { lfm2 } from './lfm2.js';
 import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { llama } from './llama.js';
+import { olmoe } from './olmoe.js';
 import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
 import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
+import { qwen2moe } from './qwen2moe.js';
+import { qwen3moe } from './qwen3moe.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
@@ -43,6 +48,11 @@ export const ARCHITECTURES: readonly Architecture[] = [
   hunyuanDense,
   gemma,
   mistral3,
+  qwen3moe,
+  qwen2moe,
+  olmoe,
+  ernie4_5Moe,
+  granitemoe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

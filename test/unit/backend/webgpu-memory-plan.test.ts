@@ -83,4 +83,20 @@ describe('planMemory', () => {
       ),
     ).toThrow(expect.objectContaining({ code: 'unsupported-type' }));
   });
+
+  it('counts a 3-D expert stack whole and refuses one whose single expert exceeds the binding limit', () => {
+    // Qwen3-30B-A3B-like layer: 128 experts of [2048 → 768] Q4_K (144 B per 256 values, repacked as is).
+    const stack = { name: 'blk.0.ffn_gate_exps.weight', type: GgmlType.Q4_K, shape: [2048, 768, 128] };
+    const limits = { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB };
+    const plan = planMemory({ ...model, tensors: [stack] }, limits);
+    const expertBytes = 768 * (2048 / 256) * 144;
+    expect(plan.weightBytes).toBe(128 * expertBytes); // split per expert at upload, counted once
+    try {
+      planMemory({ ...model, tensors: [stack] }, { ...limits, maxStorageBufferBindingSize: expertBytes - 1 });
+      expect.unreachable();
+    } catch (e) {
+      expect(isLlmError(e, 'out-of-memory')).toBe(true);
+      expect((e as Error).message).toContain('one expert of blk.0.ffn_gate_exps.weight');
+    }
+  });
 });

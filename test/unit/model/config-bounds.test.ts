@@ -16,6 +16,10 @@ const minimal = (arch: string, extra: Record<string, GgufValue> = {}): Record<st
   [`${arch}.block_count`]: 4,
   [`${arch}.attention.head_count`]: 4,
   [`${arch}.feed_forward_length`]: 128,
+  // Mixture-of-experts architectures need their expert counts (checked below).
+  ...(getArchitecture(arch).options.moeRouting
+    ? { [`${arch}.expert_count`]: 8, [`${arch}.expert_used_count`]: 2 }
+    : {}),
   ...extra,
 });
 

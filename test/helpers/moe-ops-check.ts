@@ -1,0 +1,136 @@
+/**
+ * The mixture-of-experts ops of a backend against the reference backend (createCpuOps), on random data: routing
+ * (softmax and sigmoid, normalised or not, scaled), the gather matmul over selected experts with the activations
+ * broadcast per token or one row per slot, the weighted sum and the sigmoid-gated add. The expert the router never
+ * picks is filled with 0xFF bytes (NaN scales or values in every type): any read of an unselected expert's rows
+ * shows up as a non-finite output. Inputs enter through `embed` of f32 tables (Ops has no host write).
+ */
+
+import { expect } from 'vitest';
+import type { Activation, MoeRouteParams, Ops, Weight } from '../../src/backend/ops.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { getQuantType, tensorByteLength } from '../../src/quant/index.js';
+import { mulberry32 } from './mulberry32.js';
+
+/** One shape of the check. */
+export interface ExpertCase {
+  readonly type: GgmlType;
+  readonly nExperts: number;
+  /** Rows of one expert (odd counts exercise row-pair layouts across experts). */
+  readonly rows: number;
+  readonly k: number;
+  readonly nUsed: number;
+  /** Tokens of the step (> 1: prefill grouping). */
+  readonly n: number;
+  readonly route: Omit<MoeRouteParams, 'selectionBias'>;
+  /** Route with a random per-expert selection bias (`exp_probs_b`). */
+  readonly withBias?: boolean;
+}
+
+function weightBytes(c: ExpertCase, rand: () => number): Uint8Array {
+  const rowsAll = c.nExperts * c.rows;
+  const values = Float32Array.from({ length: rowsAll * c.k }, () => rand() / Math.sqrt(c.k)); // [nExperts·rows, k]
+  let bytes: Uint8Array;
+  if (c.type === GgmlType.F32) bytes = new Uint8Array(values.buffer);
+  else {
+    bytes = new Uint8Array(tensorByteLength(c.type, [c.k, c.rows, c.nExperts]));
+    const qt = getQuantType(c.type);
+    const rowBytes = bytes.length / rowsAll;
+    for (let r = 0; r < rowsAll; r++) {
+      qt.quantizeRow!(values.subarray(r * c.k, (r + 1) * c.k), bytes.subarray(r * rowBytes, (r + 1) * rowBytes));
+    }
+  }
+  const lastExpert = bytes.length - bytes.length / c.nExperts;
+  bytes.fill(0xff, lastExpert); // never routed to: NaN if read
+  return bytes;
+}
+
+async function table(ops: Ops, name: string, values: Float32Array, cols: number): Promise<Weight> {
+  return ops.uploadWeight(
+    { name, type: GgmlType.F32, shape: [cols, values.length / cols] },
+    new Uint8Array(values.buffer.slice(0)),
+  );
+}
+
+/** Runs the MoE ops of `c` on `ops`; returns ids, weights, gate rows, per-slot down rows, combined and gated sums. */
+async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Array[]> {
+  const rand = (
+    (r) => () =>
+      r() * 2 - 1
+  )(mulberry32(seed));
+  const { n, k, nUsed, nExperts, rows } = c;
+  const x = Float32Array.from({ length: n * k }, rand); // [n, k]
+  const logits = Float32Array.from({ length: n * nExperts }, (_, i) =>
+    i % nExperts === nExperts - 1 ? -50 : 3 * rand(),
+  );
+  const hidden = Float32Array.from({ length: n * nUsed * rows }, rand); // [n·nUsed, rows]: down's per-slot input
+  const gateLogit = Float32Array.from({ length: n }, rand); // [n, 1]
+  const w = await ops.uploadWeight(
+    { name: 'exps', type: c.type, shape: [k, rows, nExperts] },
+    weightBytes(c, mulberry32(seed + 1)),
+  );
+  // down's rows are `rows` long: its own type falls back to F16 when they are not whole blocks (as llama.cpp's mixes).
+  const downType = rows % getQuantType(c.type).blockElements === 0 ? c.type : GgmlType.F16;
+  const down = await ops.uploadWeight(
+    { name: 'down_exps', type: downType, shape: [rows, k, nExperts] },
+    weightBytes({ ...c, type: downType, rows: k, k: rows }, mulberry32(seed + 2)),
+  );
+  const a = (label: string, r: number, cols: number): Activation => ops.createActivation(label, r, cols);
+  const xs = a('x', n, k);
+  const lg = a('logits', n, nExperts);
+  const hid = a('hidden', n * nUsed, rows);
+  const gl = a('gate_logit', n, 1);
+  const ids = a('ids', n, nUsed);
+  const wts = a('weights', n, nUsed);
+  const out = a('gate', n * nUsed, rows);
+  const outDown = a('down', n * nUsed, k);
+  const sum = a('sum', n, k);
+  const tokens = Int32Array.from({ length: n }, (_, i) => i);
+  // A selection bias of the size of the probabilities' spread; the never-routed last expert keeps a large penalty.
+  const biasValues = Float32Array.from({ length: nExperts }, (_, e) => (e === nExperts - 1 ? -100 : 0.3 * rand()));
+  const selectionBias = c.withBias
+    ? await ops.uploadWeight(
+        { name: 'exp_probs_b', type: GgmlType.F32, shape: [nExperts] },
+        new Uint8Array(biasValues.buffer),
+      )
+    : null;
+  ops.beginStep({ tokens, startPos: 0, slot: 0 });
+  ops.embed(xs, await table(ops, 'x', x, k), n);
+  ops.embed(lg, await table(ops, 'l', logits, nExperts), n);
+  ops.embed(gl, await table(ops, 'g', gateLogit, 1), n);
+  ops.endStep();
+  // hidden has n·nUsed rows: embed it with that many tokens.
+  ops.beginStep({ tokens: Int32Array.from({ length: n * nUsed }, (_, i) => i), startPos: 0, slot: 0 });
+  ops.embed(hid, await table(ops, 'h', hidden, rows), n * nUsed);
+  ops.endStep();
+  ops.beginStep({ tokens, startPos: 0, slot: 0 });
+  ops.moeRoute(ids, wts, lg, n, { ...c.route, selectionBias });
+  ops.matmulExperts(out, xs, w, nExperts, ids, n, false);
+  ops.matmulExperts(outDown, hid, down, nExperts, ids, n, true);
+  ops.moeCombine(sum, outDown, wts, n);
+  ops.sigmoidGatedAdd(sum, xs, gl, n);
+  ops.endStep();
+  return Promise.all([
+    ops.read(ids, n),
+    ops.read(wts, n),
+    ops.read(out, n * nUsed),
+    ops.read(outDown, n * nUsed),
+    ops.read(sum, n),
+  ]);
+}
+
+const PARTS = ['ids', 'weights', 'matmulExperts(x per token)', 'matmulExperts(x per slot)', 'combine + gated add'];
+
+/** Checks `ops` against `ref` on case `c`: ids equal, the rest within `rel` (relative to max(1, |ref|)). */
+export async function expectExpertOpsMatch(ops: Ops, ref: Ops, c: ExpertCase, rel: number, seed = 7): Promise<void> {
+  const [got, want] = [await runCase(ops, c, seed), await runCase(ref, c, seed)];
+  for (let p = 0; p < PARTS.length; p++) {
+    const what = `${getQuantType(c.type).name} ${c.nExperts}×${c.rows}×${c.k} top-${c.nUsed} n=${c.n}: ${PARTS[p]}`;
+    for (let i = 0; i < want[p].length; i++) {
+      if (!Number.isFinite(got[p][i])) expect.fail(`${what}[${i}] is ${got[p][i]} (an unselected expert was read?)`);
+      const tol = p === 0 ? 0 : rel * Math.max(1, Math.abs(want[p][i]));
+      if (!(Math.abs(got[p][i] - want[p][i]) <= tol))
+        expect.fail(`${what}[${i}]: ${got[p][i]} vs reference ${want[p][i]}`);
+    }
+  }
+}

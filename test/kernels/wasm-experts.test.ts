@@ -1,0 +1,54 @@
+/**
+ * The WASM backend's mixture-of-experts ops (routing, gather matmul over the selected experts, weighted sum, gated
+ * add) against the reference backend, through `expectExpertOpsMatch`: fused Q8 kernels (Q8_0 row pairs with an odd
+ * number of rows per expert, Q4_K), f32-activation kernels (F16), a dequantize-only type (Q2_K); decode (one token)
+ * and grouped prefill; one and two threads. An unselected expert holds NaN, so reading it fails the check.
+ */
+
+import v8 from 'node:v8';
+import { describe, it } from 'vitest';
+import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
+import { createWasmOps } from '../../src/backend/wasm/index.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { type ExpertCase, expectExpertOpsMatch } from '../helpers/moe-ops-check.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+const SOFTMAX_NORM = { gating: 'softmax', normWeights: true, scale: 1 } as const;
+const CASES: ExpertCase[] = [
+  { type: GgmlType.Q8_0, nExperts: 7, rows: 33, k: 64, nUsed: 2, n: 1, route: SOFTMAX_NORM },
+  {
+    type: GgmlType.Q8_0,
+    nExperts: 7,
+    rows: 33,
+    k: 64,
+    nUsed: 3,
+    n: 6,
+    route: { gating: 'sigmoid', normWeights: false, scale: 2.5 },
+  },
+  { type: GgmlType.Q4_K, nExperts: 5, rows: 16, k: 256, nUsed: 4, n: 5, route: SOFTMAX_NORM },
+  {
+    type: GgmlType.F16,
+    nExperts: 4,
+    rows: 9,
+    k: 32,
+    nUsed: 1,
+    n: 3,
+    route: { gating: 'softmax', normWeights: false, scale: 1 },
+  },
+  { type: GgmlType.Q2_K, nExperts: 3, rows: 8, k: 256, nUsed: 2, n: 2, route: SOFTMAX_NORM },
+  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withBias: true },
+];
+
+describe('wasm mixture-of-experts ops vs the reference', () => {
+  for (const threads of [1, 2]) {
+    it(`matches on every case (${threads} thread${threads > 1 ? 's' : ''})`, async () => {
+      const wasm = await createWasmOps({ threads });
+      try {
+        for (const c of CASES) await expectExpertOpsMatch(wasm, createCpuOps(), c, 2e-2);
+      } finally {
+        wasm.destroy();
+      }
+    }, 60_000);
+  }
+});
