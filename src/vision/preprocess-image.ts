@@ -20,7 +20,7 @@ export interface PreprocessedImage {
 }
 
 /** `invalid-request` unless `img` is a well-formed RGB8 image of bounded size. */
-export function checkRgbImage(img: RgbImage): void {
+function checkRgbImage(img: RgbImage): void {
   const { width, height, data } = img;
   for (const [name, v] of [
     ['width', width],

@@ -13,7 +13,7 @@ import type { GgufValue } from '../gguf/types.js';
 export type ResizeAlgorithm = 'bilinear' | 'bicubic' | 'lanczos';
 
 /** The activation of the encoder's MLP (`clip.use_gelu` / `clip.use_silu`, else quick-GELU). */
-export type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
+type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
 
 /** What a projector type fixes beyond the file's keys (llama.cpp hard-codes these per projector). */
 interface ProjectorFacts {

@@ -11,7 +11,7 @@ import { parseGguf } from '../../../src/gguf/parse.js';
 import type { GgufFile } from '../../../src/gguf/types.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 
-export interface RecordedImage {
+interface RecordedImage {
   readonly width: number;
   readonly height: number;
   readonly seed: number;
