@@ -16,7 +16,7 @@ import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
 
 /** An encoded image. */
-export interface ImageEmbeddings {
+interface ImageEmbeddings {
   /** Tokens the image takes in the prompt. */
   readonly nTokens: number;
   /** [nTokens, nEmbdText] */
