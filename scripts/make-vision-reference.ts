@@ -45,6 +45,15 @@ const CASES: readonly VisionCase[] = [
       [50, 60, 9],
     ],
   },
+  {
+    name: 'gemma3-f16-s3',
+    seed: 3,
+    shape: { ...DEFAULT_GEMMA3_MMPROJ, nLayers: 3, matrices: 'f16' },
+    images: [
+      [64, 64, 10],
+      [200, 150, 11],
+    ],
+  },
 ];
 
 const TEXT_MODEL = '../shared/models/stories260K.gguf';

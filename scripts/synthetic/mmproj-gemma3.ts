@@ -5,6 +5,7 @@
  */
 
 import { writeGguf } from '../../src/gguf/write.js';
+import { writeF16 } from '../../src/quant/half.js';
 import { GgmlType, type GgufValue } from '../../src/gguf/types.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
@@ -20,6 +21,8 @@ export interface Gemma3MmprojShape {
   /** Output width: the text model's n_embd. */
   readonly nEmbdText: number;
   readonly merge: number;
+  /** Type of the matrices (patch kernel, attention, FFN, projection) as published mmproj files store them; default F32. */
+  readonly matrices?: 'f32' | 'f16';
 }
 
 export const DEFAULT_GEMMA3_MMPROJ: Gemma3MmprojShape = {
@@ -44,7 +47,13 @@ export function gemma3Mmproj(seed: number, shape: Gemma3MmprojShape = DEFAULT_GE
     const n = dims.reduce((a, b) => a * b, 1);
     const v = new Float32Array(n);
     for (let i = 0; i < n; i++) v[i] = center + (rand() * 2 - 1) * spread;
-    tensors.push({ name, type: GgmlType.F32, shape: dims, data: new Uint8Array(v.buffer) });
+    if (shape.matrices === 'f16' && dims.length >= 2 && name !== VISION_TENSORS.positionEmbd) {
+      const h = new Uint8Array(n * 2);
+      for (let i = 0; i < n; i++) writeF16(h, i * 2, v[i]);
+      tensors.push({ name, type: GgmlType.F16, shape: dims, data: h });
+    } else {
+      tensors.push({ name, type: GgmlType.F32, shape: dims, data: new Uint8Array(v.buffer) });
+    }
   };
   const T = VISION_TENSORS;
   add(T.patchEmbd, [p, p, 3, d], 1 / Math.sqrt(3 * p * p));
