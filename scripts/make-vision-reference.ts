@@ -54,6 +54,12 @@ const CASES: readonly VisionCase[] = [
       [200, 150, 11],
     ],
   },
+  {
+    name: 'gemma3-preln-swapped-s4',
+    seed: 4,
+    shape: { ...DEFAULT_GEMMA3_MMPROJ, nFf: 40, preLn: true, swappedFfn: true },
+    images: [[70, 50, 12]],
+  },
 ];
 
 const TEXT_MODEL = '../shared/models/stories260K.gguf';

@@ -23,6 +23,10 @@ export interface Gemma3MmprojShape {
   readonly merge: number;
   /** Type of the matrices (patch kernel, attention, FFN, projection) as published mmproj files store them; default F32. */
   readonly matrices?: 'f32' | 'f16';
+  /** Adds `v.pre_ln.*` (a LayerNorm before the first block, which llama.cpp applies when present). */
+  readonly preLn?: boolean;
+  /** Stores each FFN's up matrix under `ffn_down` and down under `ffn_up`, as early gemma3 conversions did. */
+  readonly swappedFfn?: boolean;
 }
 
 export const DEFAULT_GEMMA3_MMPROJ: Gemma3MmprojShape = {
@@ -59,6 +63,10 @@ export function gemma3Mmproj(seed: number, shape: Gemma3MmprojShape = DEFAULT_GE
   add(T.patchEmbd, [p, p, 3, d], 1 / Math.sqrt(3 * p * p));
   add(T.patchBias, [d], 0.1);
   add(T.positionEmbd, [d, nPatches], 0.5);
+  if (shape.preLn) {
+    add(T.preLnWeight, [d], 0.2, 1);
+    add(T.preLnBias, [d], 0.1);
+  }
   for (let il = 0; il < shape.nLayers; il++) {
     const W = (k: keyof typeof VISION_LAYER_TENSORS, dims: number[], spread: number) =>
       add(layerTensorName(k, il, 'weight'), dims, spread);
@@ -72,10 +80,11 @@ export function gemma3Mmproj(seed: number, shape: Gemma3MmprojShape = DEFAULT_GE
     }
     add(layerTensorName('ln2', il, 'weight'), [d], 0.2, 1);
     B('ln2', d, 0.1);
-    W('ffnUp', [d, f], 1 / Math.sqrt(d));
-    B('ffnUp', f, 0.1);
-    W('ffnDown', [f, d], 1 / Math.sqrt(f));
-    B('ffnDown', d, 0.1);
+    const [up, down] = shape.swappedFfn ? (['ffnDown', 'ffnUp'] as const) : (['ffnUp', 'ffnDown'] as const);
+    W(up, [d, f], 1 / Math.sqrt(d));
+    B(up, f, 0.1);
+    W(down, [f, d], 1 / Math.sqrt(f));
+    B(down, d, 0.1);
   }
   add(T.postLnWeight, [d], 0.2, 1);
   add(T.postLnBias, [d], 0.1);

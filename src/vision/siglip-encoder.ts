@@ -1,7 +1,8 @@
 /**
  * The SigLIP ViT encoder with the gemma3 projector on the plain-TS reference path (llama.cpp `clip_graph_siglip`,
  * `tools/mtmd/models/siglip.cpp` and `clip_graph::build_vit` in `clip.cpp`):
- *   patch embedding (the stride-`patch` conv as a matmul over patches) + bias + learned position embeddings;
+ *   patch embedding (the stride-`patch` conv as a matmul over patches) + bias + learned position embeddings
+ *   (then a pre-LN where the file has one);
  *   per block: x += Wo·attn(LN1(x)) (non-causal, all heads, scale 1/√head_dim), x += down(GELU(up(LN2(x))));
  *   post-LN; `merge`×`merge` average pooling over the patch grid; RMSNorm × soft_emb_norm; projection to the text
  *   model's n_embd. Output: [nTokens, nEmbdText] f32, nTokens = (imageSize / patch / merge)².
@@ -131,6 +132,7 @@ export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: A
   const side = img.size / patchSize;
   const n = side * side;
   let x = embedPatches(w, img);
+  if (w.preLn !== undefined) x = layerNorm(x, n, d, w.preLn.w, w.preLn.b, eps);
   for (const L of w.layers) {
     throwIfAborted(signal, 'encoding the image');
     const h = layerNorm(x, n, d, L.ln1W, L.ln1B, eps);

@@ -48,6 +48,8 @@ export interface VisionWeights {
   /** [nPatches, d] */
   readonly posEmbd: Float32Array;
   readonly layers: readonly VisionLayerWeights[];
+  /** [d] each; present in some conversions (llama.cpp applies it when present) */
+  readonly preLn?: { readonly w: Float32Array; readonly b: Float32Array };
   /** [d] each */
   readonly postLnW: Float32Array;
   readonly postLnB: Float32Array;
@@ -65,6 +67,10 @@ class TensorReader {
     private readonly signal?: AbortSignal,
   ) {
     for (const t of gguf.tensors) this.byName.set(t.name, t);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
   }
 
   info(name: string): GgufTensorInfo {
@@ -119,9 +125,14 @@ export async function loadVisionWeights(
   const T = VISION_TENSORS;
   const layers: VisionLayerWeights[] = [];
   for (let il = 0; il < config.nLayers; il++) {
+    // Early gemma3 conversions stored up under ffn_down and down under ffn_up; llama.cpp swaps them back when
+    // ffn_down's rows are n_embd long (clip.cpp `is_ffn_swapped`).
+    const swapped = d !== f && r.info(layerTensorName('ffnDown', il, 'weight')).shape[0] === d;
+    const real = (k: keyof typeof VISION_LAYER_TENSORS) =>
+      swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
     const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
-      r.read(layerTensorName(k, il, 'weight'), shape);
-    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => r.read(layerTensorName(k, il, 'bias'), [n]);
+      r.read(layerTensorName(real(k), il, 'weight'), shape);
+    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => r.read(layerTensorName(real(k), il, 'bias'), [n]);
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
@@ -148,6 +159,9 @@ export async function loadVisionWeights(
     patchB: await r.read(T.patchBias, [d]),
     posEmbd: await r.read(T.positionEmbd, [d, nPatches]),
     layers,
+    ...(r.has(T.preLnWeight)
+      ? { preLn: { w: await r.read(T.preLnWeight, [d]), b: await r.read(T.preLnBias, [d]) } }
+      : {}),
     postLnW: await r.read(T.postLnWeight, [d]),
     postLnB: await r.read(T.postLnBias, [d]),
     softEmbNormW: await r.read(T.softEmbNorm, [d]),
