@@ -1,0 +1,77 @@
+/**
+ * Image preprocessing exactly as llama.cpp's mtmd does it for fixed-size encoders (`mtmd_image_preprocessor_fixed_size`
+ * in `tools/mtmd/mtmd-image.cpp`, used by `gemma3`): the image is scaled to fit `imageSize`² keeping its aspect ratio
+ * (Pillow-compatible resampling, sides rounded up), centred on black padding, scaled to [0, 1], normalised with the
+ * mmproj's per-channel mean and std in f32, and laid out channel-major — the encoder's `inp_raw` tensor.
+ */
+
+import { LlmError } from '../errors.js';
+import { type RgbImage, resizePillow } from './resize-pillow.js';
+import type { VisionConfig } from './vision-config.js';
+
+/** Largest side of an input image, in pixels; decoders downscale or refuse anything larger. */
+export const MAX_IMAGE_SIDE = 16384;
+
+/** The encoder's input: f32 [3, size, size] (channel-major), values normalised. */
+export interface PreprocessedImage {
+  readonly size: number;
+  /** [3, size, size] */
+  readonly pixels: Float32Array;
+}
+
+/** `invalid-request` unless `img` is a well-formed RGB8 image of bounded size. */
+function checkRgbImage(img: RgbImage): void {
+  const { width, height, data } = img;
+  for (const [name, v] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) {
+      throw new LlmError('invalid-request', `image ${name} is ${v}; it must be an integer in [1, ${MAX_IMAGE_SIDE}]`, {
+        details: { field: name, value: Number.isFinite(v) ? v : String(v), limit: MAX_IMAGE_SIDE },
+      });
+    }
+  }
+  if (!(data instanceof Uint8Array) || data.length !== width * height * 3) {
+    throw new LlmError(
+      'invalid-request',
+      `image data holds ${data instanceof Uint8Array ? data.length : 'no'} bytes; a ${width}×${height} RGB8 image needs ${width * height * 3}`,
+      { details: { field: 'data', width, height } },
+    );
+  }
+}
+
+/** Scales `img` to fit `size`² (aspect kept, sides rounded up) and centres it on black (llama.cpp `PAD_CEIL`). */
+function fitAndPad(img: RgbImage, size: number, config: VisionConfig): RgbImage {
+  if (img.width === size && img.height === size) return img;
+  // f32 arithmetic as in img_tool::resize: scale = min(size / w, size / h) in float.
+  const scale = Math.min(Math.fround(size / img.width), Math.fround(size / img.height));
+  const newW = Math.min(Math.ceil(Math.fround(img.width * scale)), size);
+  const newH = Math.min(Math.ceil(Math.fround(img.height * scale)), size);
+  const resized = resizePillow(img, newW, newH, config.resize);
+  const data = new Uint8Array(size * size * 3);
+  const ox = Math.trunc((size - newW) / 2);
+  const oy = Math.trunc((size - newH) / 2);
+  for (let y = 0; y < newH; y++) {
+    data.set(resized.data.subarray(y * newW * 3, (y + 1) * newW * 3), ((oy + y) * size + ox) * 3);
+  }
+  return { width: size, height: size, data };
+}
+
+/** Preprocesses an RGB8 image for a fixed-size encoder (gemma3). */
+export function preprocessImage(img: RgbImage, config: VisionConfig): PreprocessedImage {
+  checkRgbImage(img);
+  const size = config.imageSize;
+  const fitted = fitAndPad(img, size, config);
+  const plane = size * size;
+  const pixels = new Float32Array(3 * plane);
+  const { imageMean: mean, imageStd: std } = config;
+  for (let i = 0; i < plane; i++) {
+    for (let c = 0; c < 3; c++) {
+      // clip_image_f32::from_u8 then normalize, each step rounded to f32.
+      const x = Math.fround(fitted.data[i * 3 + c] / 255);
+      pixels[c * plane + i] = Math.fround(Math.fround(x - mean[c]) / std[c]);
+    }
+  }
+  return { size, pixels };
+}

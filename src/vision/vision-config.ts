@@ -1,0 +1,200 @@
+/**
+ * The vision half of an `mmproj` GGUF (llama.cpp's `tools/mtmd`, `clip.cpp` `load_hparams`): the `clip.*` and
+ * `clip.vision.*` keys read into a typed `VisionConfig` through the project's one `MetadataReader` — every bad or
+ * missing value `gguf-invalid` naming its key, a projector this runtime cannot run `unsupported-arch` listing the
+ * ones it can. Per-projector defaults (merge factor, resize algorithm) are data in `PROJECTORS`.
+ */
+
+import { LlmError } from '../errors.js';
+import { MetadataReader } from '../gguf/metadata-reader.js';
+import type { GgufValue } from '../gguf/types.js';
+
+/** How an image is resized to the encoder's input (llama.cpp `resize_algo`, Pillow-compatible). */
+export type ResizeAlgorithm = 'bilinear' | 'bicubic' | 'lanczos';
+
+/** The activation of the encoder's MLP (`clip.use_gelu` / `clip.use_silu`, else quick-GELU). */
+type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
+
+/** What a projector type fixes beyond the file's keys (llama.cpp hard-codes these per projector). */
+interface ProjectorFacts {
+  /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
+  readonly defaultMerge: number;
+  readonly resize: ResizeAlgorithm;
+  /** Text inserted before/after the image's embeddings in the prompt (llama.cpp `mtmd.cpp` `img_beg`/`img_end`). */
+  readonly imageBegin: string;
+  readonly imageEnd: string;
+}
+
+/** Projector types this runtime runs, keyed by `clip.projector_type`. */
+const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
+  gemma3: { defaultMerge: 4, resize: 'bilinear', imageBegin: '<start_of_image>', imageEnd: '<end_of_image>' },
+};
+
+/** The projector types `readVisionConfig` accepts. */
+export const SUPPORTED_PROJECTORS: readonly string[] = Object.keys(PROJECTORS);
+
+/** Bounds that keep a hostile file from sizing huge allocations; real encoders are far inside them. */
+const LIMITS = {
+  /** SigLIP-so400m: 1152; the largest published ViTs (InternViT-6B) 3200. */
+  maxEmbd: 16384,
+  maxLayers: 256,
+  maxHeads: 256,
+  maxFfn: 65536,
+  /** gemma3: 896; the largest fixed-size encoders are ~1–2k pixels a side. */
+  maxImageSize: 8192,
+  maxPatchSize: 64,
+  maxMerge: 16,
+} as const;
+
+/** The vision encoder and projector of an mmproj file. */
+export interface VisionConfig {
+  /** `clip.projector_type` (or `clip.vision.projector_type` in mixed-modality files). */
+  readonly projector: string;
+  /** Side of the square image the encoder takes (`clip.vision.image_size`), in pixels. */
+  readonly imageSize: number;
+  /** Side of one patch (`clip.vision.patch_size`), in pixels; it divides `imageSize`. */
+  readonly patchSize: number;
+  /** Width of the ViT's hidden state (`clip.vision.embedding_length`). */
+  readonly nEmbd: number;
+  /** `clip.vision.feed_forward_length`. */
+  readonly nFf: number;
+  /** `clip.vision.block_count`. */
+  readonly nLayers: number;
+  /** `clip.vision.attention.head_count`. */
+  readonly nHeads: number;
+  /** `clip.vision.attention.head_dim`, else nEmbd / nHeads. */
+  readonly headDim: number;
+  /** `clip.vision.attention.layer_norm_epsilon`. */
+  readonly eps: number;
+  /** `clip.vision.projection_dim` as stored (informational; the output width comes from the projection tensor). */
+  readonly projectionDim: number;
+  /** Per-channel RGB mean and std applied after scaling pixels to [0, 1] (f32 values as stored). */
+  readonly imageMean: readonly [number, number, number];
+  readonly imageStd: readonly [number, number, number];
+  readonly ffn: VisionFfnActivation;
+  /** Patches merged per side by the projector. */
+  readonly merge: number;
+  readonly resize: ResizeAlgorithm;
+  readonly imageBegin: string;
+  readonly imageEnd: string;
+}
+
+/** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
+function channels(r: MetadataReader, key: string, nonZero: boolean): [number, number, number] {
+  const v = r.optionalNumbers(key);
+  if (v === undefined || v.length < 3) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading vision config: '${key}' must hold at least 3 values (R, G, B), found ${v === undefined ? 'none' : v.length}`,
+      { details: { key } },
+    );
+  }
+  const out: [number, number, number] = [Math.fround(v[0]), Math.fround(v[1]), Math.fround(v[2])];
+  for (const x of out) {
+    if (!Number.isFinite(x) || (nonZero && x === 0)) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading vision config: '${key}' holds ${x}, not a finite${nonZero ? ' non-zero' : ''} number`,
+        {
+          details: { key },
+        },
+      );
+    }
+  }
+  return out;
+}
+
+/** The projector type named by the file, or `gguf-invalid` when it names none. */
+function projectorType(r: MetadataReader): string {
+  const main = r.optionalString('clip.projector_type');
+  const type = main !== undefined && main !== '' ? main : r.optionalString('clip.vision.projector_type');
+  if (type === undefined || type === '') {
+    throw new LlmError(
+      'gguf-invalid',
+      "reading vision config: metadata key 'clip.projector_type' is missing; this is not an mmproj file",
+      { details: { key: 'clip.projector_type' } },
+    );
+  }
+  return type;
+}
+
+/** Reads the vision config of an mmproj file's metadata. */
+export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): VisionConfig {
+  const r = new MetadataReader(meta, { code: 'gguf-invalid', context: 'reading vision config' }, 'clip.vision');
+  if (r.optionalBool('clip.has_vision_encoder') === false) {
+    throw new LlmError('gguf-invalid', "reading vision config: 'clip.has_vision_encoder' is false; no vision encoder", {
+      details: { key: 'clip.has_vision_encoder' },
+    });
+  }
+  const projector = projectorType(r);
+  const facts = Object.hasOwn(PROJECTORS, projector) ? PROJECTORS[projector] : undefined;
+  if (facts === undefined) {
+    throw new LlmError(
+      'unsupported-arch',
+      `mmproj projector type '${projector}' is not supported; supported: ${SUPPORTED_PROJECTORS.join(', ')}`,
+      { details: { projector, supported: SUPPORTED_PROJECTORS } },
+    );
+  }
+  const k = (s: string) => r.archKey(s);
+  const nEmbd = r.boundedCount(k('embedding_length'), undefined, 1, LIMITS.maxEmbd, 'maxEmbd');
+  const nHeads = r.boundedCount(k('attention.head_count'), undefined, 1, LIMITS.maxHeads, 'maxHeads');
+  const headDim = r.has(k('attention.head_dim'))
+    ? r.boundedCount(k('attention.head_dim'), undefined, 1, LIMITS.maxEmbd, 'maxEmbd')
+    : nEmbd / nHeads;
+  if (!Number.isInteger(headDim) || headDim * nHeads !== nEmbd) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading vision config: '${k('embedding_length')}' (${nEmbd}) is not '${k('attention.head_count')}' (${nHeads}) × head size ${headDim}`,
+      { details: { key: k('attention.head_count'), nEmbd, nHeads } },
+    );
+  }
+  const imageSize = r.boundedCount('clip.vision.image_size', undefined, 1, LIMITS.maxImageSize, 'maxImageSize');
+  const patchSize = r.boundedCount('clip.vision.patch_size', undefined, 1, LIMITS.maxPatchSize, 'maxPatchSize');
+  const merge = r.boundedCount(
+    'clip.vision.projector.scale_factor',
+    facts.defaultMerge,
+    1,
+    LIMITS.maxMerge,
+    'maxMerge',
+  );
+  if (imageSize % (patchSize * merge) !== 0) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading vision config: 'clip.vision.image_size' ${imageSize} is not a multiple of patch size ${patchSize} × merge ${merge}`,
+      { details: { key: 'clip.vision.image_size', imageSize, patchSize, merge } },
+    );
+  }
+  const gelu = r.optionalBool('clip.use_gelu') ?? false;
+  const silu = r.optionalBool('clip.use_silu') ?? false;
+  if (gelu && silu) {
+    throw new LlmError('gguf-invalid', "reading vision config: both 'clip.use_gelu' and 'clip.use_silu' are set", {
+      details: { key: 'clip.use_silu' },
+    });
+  }
+  return {
+    projector,
+    imageSize,
+    patchSize,
+    nEmbd,
+    nFf: r.boundedCount(k('feed_forward_length'), undefined, 1, LIMITS.maxFfn, 'maxFfn'),
+    nLayers: r.boundedCount(k('block_count'), undefined, 1, LIMITS.maxLayers, 'maxLayers'),
+    nHeads,
+    headDim,
+    eps: Math.fround(
+      r.finite(
+        k('attention.layer_norm_epsilon'),
+        undefined,
+        { min: 0, exclusiveMin: true, max: 1 },
+        'layer norm epsilon',
+      ),
+    ),
+    projectionDim: r.count(k('projection_dim'), 0),
+    imageMean: channels(r, 'clip.vision.image_mean', false),
+    imageStd: channels(r, 'clip.vision.image_std', true),
+    ffn: gelu ? 'gelu' : silu ? 'silu' : 'gelu-quick',
+    merge,
+    resize: facts.resize,
+    imageBegin: facts.imageBegin,
+    imageEnd: facts.imageEnd,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The one entry point of image input on the reference path: open an mmproj (`loadVisionEncoder`: header, config,
+ * weights checked against the text model's n_embd), then `encode` any image input to the embeddings the language
+ * model takes in place of the image's tokens ([nTokens, nEmbdText] f32), with the image's content hash — the key the
+ * prompt cache will use for image chunks (same pixels, same key; other pixels never match).
+ */
+
+import { throwIfAborted } from '../errors.js';
+import { parseGguf } from '../gguf/parse.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { decodeImage, type ImageInput } from './decode-image.js';
+import { preprocessImage } from './preprocess-image.js';
+import type { RgbImage } from './resize-pillow.js';
+import { encodeImage } from './siglip-encoder.js';
+import { readVisionConfig, type VisionConfig } from './vision-config.js';
+import { loadVisionWeights } from './vision-weights.js';
+
+/** An encoded image. */
+interface ImageEmbeddings {
+  /** Tokens the image takes in the prompt. */
+  readonly nTokens: number;
+  /** [nTokens, nEmbdText] */
+  readonly embeddings: Float32Array;
+  /** sha256 (hex) of the decoded RGB8 pixels and their size: the prompt-cache key of the image chunk. */
+  readonly hash: string;
+}
+
+/** A loaded mmproj. */
+export interface VisionEncoder {
+  readonly config: VisionConfig;
+  encode(input: ImageInput, signal?: AbortSignal): Promise<ImageEmbeddings>;
+}
+
+/** sha256 of the pixels and their dimensions, hex. */
+async function imageHash(img: RgbImage): Promise<string> {
+  const head = new Uint32Array([img.width, img.height]);
+  const bytes = new Uint8Array(8 + img.data.length);
+  bytes.set(new Uint8Array(head.buffer), 0);
+  bytes.set(img.data, 8);
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Opens the mmproj in `source` for a text model of width `nEmbdText`. */
+export async function loadVisionEncoder(
+  source: ByteSource,
+  nEmbdText: number,
+  signal?: AbortSignal,
+): Promise<VisionEncoder> {
+  const gguf = await parseGguf(source, { signal });
+  const config = readVisionConfig(gguf.metadata);
+  const weights = await loadVisionWeights(gguf, source, config, nEmbdText, signal);
+  return {
+    config,
+    async encode(input, encodeSignal) {
+      const img = await decodeImage(input, encodeSignal);
+      throwIfAborted(encodeSignal, 'encoding the image');
+      const embeddings = encodeImage(weights, preprocessImage(img, config), encodeSignal);
+      return { nTokens: embeddings.length / nEmbdText, embeddings, hash: await imageHash(img) };
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * Loads the gemma3 vision encoder's weights from an mmproj file into f32 arrays (the plain-TS reference encoder's
+ * form): every tensor looked up by its llama.cpp name (`tensor-names.ts`), its ggml shape checked against the
+ * `VisionConfig` (`gguf-invalid` naming the tensor), any type webgguf dequantizes accepted.
+ */
+
+import { LlmError, throwIfAborted } from '../errors.js';
+import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
+import type { ByteSource } from '../io/byte-source.js';
+import { dequantize } from '../quant/index.js';
+import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
+import type { VisionConfig } from './vision-config.js';
+
+/** One ViT block: weights in ggml order (row j of a matrix = output j), biases per output. */
+interface VisionLayerWeights {
+  /** [d] each */
+  readonly ln1W: Float32Array;
+  readonly ln1B: Float32Array;
+  /** [d, d] (out, in) */
+  readonly qW: Float32Array;
+  readonly qB: Float32Array;
+  readonly kW: Float32Array;
+  readonly kB: Float32Array;
+  readonly vW: Float32Array;
+  readonly vB: Float32Array;
+  readonly oW: Float32Array;
+  readonly oB: Float32Array;
+  readonly ln2W: Float32Array;
+  readonly ln2B: Float32Array;
+  /** [f, d] (out, in) */
+  readonly upW: Float32Array;
+  /** [f] */
+  readonly upB: Float32Array;
+  /** [d, f] (out, in) */
+  readonly downW: Float32Array;
+  readonly downB: Float32Array;
+}
+
+/** The encoder and gemma3 projector. */
+export interface VisionWeights {
+  readonly config: VisionConfig;
+  /** Width of the projected embeddings: the text model's n_embd. */
+  readonly nEmbdText: number;
+  /** [d, 3, patch, patch] (conv kernel: out channel, in channel, ky, kx) */
+  readonly patchW: Float32Array;
+  /** [d] */
+  readonly patchB: Float32Array;
+  /** [nPatches, d] */
+  readonly posEmbd: Float32Array;
+  readonly layers: readonly VisionLayerWeights[];
+  /** [d] each; present in some conversions (llama.cpp applies it when present) */
+  readonly preLn?: { readonly w: Float32Array; readonly b: Float32Array };
+  /** [d] each */
+  readonly postLnW: Float32Array;
+  readonly postLnB: Float32Array;
+  readonly softEmbNormW: Float32Array;
+  /** [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
+  readonly projW: Float32Array;
+}
+
+/** Reads tensors of one file by name, checking shapes. */
+class TensorReader {
+  private readonly byName = new Map<string, GgufTensorInfo>();
+  constructor(
+    private readonly gguf: GgufFile,
+    private readonly source: ByteSource,
+    private readonly signal?: AbortSignal,
+  ) {
+    for (const t of gguf.tensors) this.byName.set(t.name, t);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  info(name: string): GgufTensorInfo {
+    const t = this.byName.get(name);
+    if (t === undefined) {
+      throw new LlmError('gguf-invalid', `mmproj tensor '${name}' is missing; the file cannot be run without it`, {
+        details: { tensor: name },
+      });
+    }
+    return t;
+  }
+
+  async read(name: string, shape: readonly number[]): Promise<Float32Array> {
+    throwIfAborted(this.signal, 'loading the vision encoder');
+    const t = this.info(name);
+    const same = t.shape.length >= shape.length && t.shape.every((n, i) => n === (shape[i] ?? 1));
+    if (!same) {
+      throw new LlmError(
+        'gguf-invalid',
+        `mmproj tensor '${name}' has shape [${t.shape.join(', ')}]; the vision config needs [${shape.join(', ')}]`,
+        { details: { tensor: name, shape: [...t.shape], expected: [...shape] } },
+      );
+    }
+    const bytes = await this.source.read(this.gguf.tensorDataOffset + t.offset, t.byteLength, this.signal);
+    return dequantize(t.type, bytes, t.nElements);
+  }
+}
+
+/**
+ * Loads the vision weights. `nEmbdText` is the text model's n_embd: a projection of another width is
+ * `invalid-request` (the mmproj belongs to another model).
+ */
+export async function loadVisionWeights(
+  gguf: GgufFile,
+  source: ByteSource,
+  config: VisionConfig,
+  nEmbdText: number,
+  signal?: AbortSignal,
+): Promise<VisionWeights> {
+  const r = new TensorReader(gguf, source, signal);
+  const { nEmbd: d, nFf: f, patchSize: p } = config;
+  const nPatches = (config.imageSize / p) ** 2;
+  const projShape = r.info(VISION_TENSORS.inputProjection).shape;
+  if (projShape[0] !== nEmbdText) {
+    throw new LlmError(
+      'invalid-request',
+      `the mmproj projects images to ${projShape[0]} values per token but the text model's n_embd is ${nEmbdText}; ` +
+        'use the mmproj file made for this model',
+      { details: { mmprojEmbd: projShape[0] ?? 0, modelEmbd: nEmbdText } },
+    );
+  }
+  const T = VISION_TENSORS;
+  const layers: VisionLayerWeights[] = [];
+  for (let il = 0; il < config.nLayers; il++) {
+    // Early gemma3 conversions stored up under ffn_down and down under ffn_up; llama.cpp swaps them back when
+    // ffn_down's rows are n_embd long (clip.cpp `is_ffn_swapped`).
+    const swapped = d !== f && r.info(layerTensorName('ffnDown', il, 'weight')).shape[0] === d;
+    const real = (k: keyof typeof VISION_LAYER_TENSORS) =>
+      swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
+    const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
+      r.read(layerTensorName(real(k), il, 'weight'), shape);
+    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => r.read(layerTensorName(real(k), il, 'bias'), [n]);
+    layers.push({
+      ln1W: await w('ln1', [d]),
+      ln1B: await b('ln1', d),
+      qW: await w('attnQ', [d, d]),
+      qB: await b('attnQ', d),
+      kW: await w('attnK', [d, d]),
+      kB: await b('attnK', d),
+      vW: await w('attnV', [d, d]),
+      vB: await b('attnV', d),
+      oW: await w('attnOut', [d, d]),
+      oB: await b('attnOut', d),
+      ln2W: await w('ln2', [d]),
+      ln2B: await b('ln2', d),
+      upW: await w('ffnUp', [d, f]),
+      upB: await b('ffnUp', f),
+      downW: await w('ffnDown', [f, d]),
+      downB: await b('ffnDown', d),
+    });
+  }
+  return {
+    config,
+    nEmbdText,
+    patchW: await r.read(T.patchEmbd, [p, p, 3, d]),
+    patchB: await r.read(T.patchBias, [d]),
+    posEmbd: await r.read(T.positionEmbd, [d, nPatches]),
+    layers,
+    ...(r.has(T.preLnWeight)
+      ? { preLn: { w: await r.read(T.preLnWeight, [d]), b: await r.read(T.preLnBias, [d]) } }
+      : {}),
+    postLnW: await r.read(T.postLnWeight, [d]),
+    postLnB: await r.read(T.postLnBias, [d]),
+    softEmbNormW: await r.read(T.softEmbNorm, [d]),
+    projW: await r.read(T.inputProjection, [nEmbdText, d]),
+  };
+}

@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decodeImage } from '../../../src/vision/decode-image.js';
+import { expectLlmError } from '../../helpers/llm-error.js';
+
+/** A PNG signature and IHDR of w × h: enough for the header check (the stubbed decoder never reads the rest). */
+function pngHeader(w: number, h: number): Uint8Array {
+  const b = new Uint8Array(33);
+  b.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+  new DataView(b.buffer).setUint32(16, w);
+  new DataView(b.buffer).setUint32(20, h);
+  return b;
+}
+const dataUrl = (b: Uint8Array) => `data:image/png;base64,${Buffer.from(b).toString('base64')}`;
+
+/** Stubs createImageBitmap and OffscreenCanvas: a w × h bitmap whose RGBA pixel i is (i, i+1, i+2, 7). */
+function stubDecoder(w: number, h: number) {
+  const calls: unknown[] = [];
+  const close = vi.fn();
+  vi.stubGlobal('createImageBitmap', async (blob: Blob, opts: unknown) => {
+    calls.push(opts, blob.size);
+    return { width: w, height: h, close };
+  });
+  vi.stubGlobal(
+    'OffscreenCanvas',
+    class {
+      getContext() {
+        return {
+          drawImage: () => {},
+          getImageData: () => ({
+            data: Uint8ClampedArray.from({ length: w * h * 4 }, (_, j) => (j % 4 === 3 ? 7 : (j >> 2) + (j % 4))),
+          }),
+        };
+      }
+    },
+  );
+  return { calls, close };
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('decodeImage', () => {
+  it('passes RGB pixels through and drops ImageData alpha', async () => {
+    const rgb = { width: 1, height: 1, data: new Uint8Array([1, 2, 3]) };
+    expect(await decodeImage(rgb)).toBe(rgb);
+    const imageData = {
+      width: 2,
+      height: 1,
+      colorSpace: 'srgb',
+      data: new Uint8ClampedArray([1, 2, 3, 4, 5, 6, 7, 8]),
+    };
+    expect((await decodeImage(imageData as unknown as ImageData)).data).toEqual(new Uint8Array([1, 2, 3, 5, 6, 7]));
+  });
+
+  it('decodes a data URL through createImageBitmap without premultiplying or colour conversion', async () => {
+    const { calls, close } = stubDecoder(2, 2);
+    const img = await decodeImage(dataUrl(pngHeader(2, 2)));
+    expect(calls[0]).toEqual({ premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+    expect(img).toEqual({ width: 2, height: 2, data: new Uint8Array([0, 1, 2, 1, 2, 3, 2, 3, 4, 3, 4, 5]) });
+    expect(close).toHaveBeenCalled();
+  });
+
+  it('rejects bad input before decoding', async () => {
+    const { calls } = stubDecoder(2, 2);
+    await expectLlmError(
+      decodeImage(dataUrl(new TextEncoder().encode('plain text'))),
+      'invalid-request',
+      /not an image/,
+    );
+    await expectLlmError(decodeImage(pngHeader(0, 5)), 'invalid-request', /0×5/);
+    await expectLlmError(decodeImage('ftp://example.com/a.png'), 'invalid-request', /data: or http/);
+    await expectLlmError(decodeImage({} as unknown as Blob), 'invalid-request', /not an image input/);
+    expect(calls).toEqual([]);
+  });
+
+  it('reports a decoder failure as invalid-request and explains the Node path', async () => {
+    vi.stubGlobal('createImageBitmap', async () => {
+      throw new Error('InvalidStateError');
+    });
+    await expectLlmError(decodeImage(pngHeader(4, 4)), 'invalid-request', /corrupt or truncated/);
+    vi.stubGlobal('createImageBitmap', undefined);
+    await expectLlmError(decodeImage(pngHeader(4, 4)), 'invalid-request', /in Node pass RGB pixels/);
+  });
+});
