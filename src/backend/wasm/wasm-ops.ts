@@ -238,9 +238,8 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     const o = act(out);
     const ctx = startPos + n;
-    const from = params.slidingWindow > 0 ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
-    const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n, startPos, from);
-    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
+    const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
+    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 56-byte parameter block
     const p = scores + nHeads * ctx * 4;
     const i32 = this.heap.i32;
     const f32 = this.heap.f32;
@@ -258,11 +257,13 @@ export class WasmOps extends CompositeOps implements Ops {
     i32[at + 10] = params.slidingWindow;
     f32[(p >>> 2) + 11] = params.scale;
     f32[(p >>> 2) + 12] = params.softcap;
+    i32[at + 13] = cache.kind;
     const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
+    const name = cache.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
     if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-      this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
+      this.pool.dispatch(name, this.k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
     } else {
-      this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
+      this.k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
     }
     this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
