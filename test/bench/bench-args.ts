@@ -4,6 +4,7 @@
  */
 
 import path from 'node:path';
+import { KV_TYPES, type KvType } from '../../src/backend/kv-type.js';
 import { LlmError } from '../../src/errors.js';
 import { REPO_ROOT } from '../../scripts/synthetic-model.js';
 
@@ -15,6 +16,8 @@ export interface BenchArgs {
   /** A GGUF to use instead of a synthetic model. */
   readonly model: string | undefined;
   readonly threads: readonly number[];
+  /** KV cache types our backends run with, each a case of every round (empty: the backend's default). */
+  readonly kvTypes: readonly KvType[];
   readonly rounds: number;
   readonly prompts: readonly number[];
   readonly decode: number;
@@ -55,6 +58,8 @@ export const USAGE = `npm run bench -- [options]
   --quant q4_0|q4_k|q8_0|…                 its quant (default q4_0)
   --model FILE.gguf                        use this file instead
   --threads 1,2                            thread counts (default 1,2)
+  --kv-type f16,q8_0                       our backends' KV cache types, each run in every round (default: the
+                                           backend's own); a report with several adds their ratios
   --rounds N                               interleaved rounds per case (default 3; medians reported)
   --prompts 128,512                        prefill prompt lengths (default 128,512)
   --decode N                               decoded tokens (default 128)
@@ -103,6 +108,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     quant: 'q4_0',
     model: undefined,
     threads: [1, 2],
+    kvTypes: [],
     rounds: 3,
     prompts: [128, 512],
     decode: 128,
@@ -151,6 +157,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--threads':
         o.threads = intList(k, v());
         break;
+      case '--kv-type': {
+        const s = v();
+        const xs = s.split(',');
+        if (xs.some((x) => !(KV_TYPES as readonly string[]).includes(x)))
+          bad(k, s, `comma-separated ${KV_TYPES.join(' | ')}`);
+        o.kvTypes = xs as KvType[];
+        break;
+      }
       case '--rounds':
         o.rounds = int(k, v());
         break;

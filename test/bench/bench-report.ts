@@ -24,7 +24,7 @@ export function summarize(
 ): SummaryRow[] {
   const groups = new Map<string, RunResult[]>();
   for (const r of runs) {
-    const key = `${r.host ?? 'node'}|${r.runtime}|${r.threads}`;
+    const key = `${r.host ?? 'node'}|${r.runtime}|${r.threads}|${r.kv?.type ?? ''}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return [...groups.values()].map((rs) => {
@@ -42,6 +42,7 @@ export function summarize(
       host: first.host ?? 'node',
       backend: first.backend,
       threads: first.threads,
+      ...(first.kv ? { kv: first.kv } : {}),
       rounds: rs.length,
       loadMs: round(median(rs.map((r) => r.loadMs.total)), 0),
       prefillTokPerS: prefill,
@@ -159,6 +160,7 @@ export function toMarkdown(rep: BenchReport): string {
     if (rep.ratios.some((q) => q.ours === 'webgguf-webgpu'))
       lines.push('', "WebGPU rows: threads = the peer's thread count (ours runs on the GPU).");
   }
+  lines.push(...kvTypeLines(rep.summary));
   for (const c of rep.choices ?? []) {
     lines.push(
       '',
@@ -200,6 +202,33 @@ export function toMarkdown(rep: BenchReport): string {
   }
   if (rep.errors.length) lines.push('', 'Not run / failed:', '', ...rep.errors.map((e) => `- ${e}`));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Same-run ratios of our runs with several KV types (`--kv-type f16,q8_0`): each type's decode tok/s (wall and per
+ * CPU-second) and KV bytes ÷ those of the first type run, per backend, host and thread count.
+ */
+function kvTypeLines(rows: readonly SummaryRow[]): string[] {
+  const lines: string[] = [];
+  for (const base of rows) {
+    const same = rows.filter(
+      (r) => r.kv && r.runtime === base.runtime && r.host === base.host && r.threads === base.threads,
+    );
+    if (same.length < 2 || same[0] !== base || !base.kv) continue;
+    if (!lines.length)
+      lines.push(
+        '',
+        `| KV type ÷ first | runtime | thr | decode tok/s | decode tok/CPU-s | KV bytes |`,
+        '|---|---|---|---|---|---|',
+      );
+    for (const r of same.slice(1)) {
+      lines.push(
+        `| ${r.kv?.type} ÷ ${base.kv.type} | ${r.runtime} (${r.host}) | ${r.threads} | ${round(r.decodeTokPerS / base.decodeTokPerS, 3)}× | ` +
+          `${round(r.decodeTokPerCpuS / base.decodeTokPerCpuS, 3)}× | ${round((r.kv?.bytes ?? 0) / base.kv.bytes, 3)}× |`,
+      );
+    }
+  }
+  return lines;
 }
 
 function pctOrDash(x: number | null): string {

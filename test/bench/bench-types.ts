@@ -38,6 +38,8 @@ export interface RunResult {
   readonly backend: string;
   readonly threads: number;
   readonly model: string;
+  /** Our backends: the KV cache's type and bytes (K and V, all slots, at the run's context length). */
+  readonly kv?: { readonly type: string; readonly bytes: number };
   /** Milliseconds: header parse, weight upload (or the peer's whole model load), context creation. */
   readonly loadMs: { readonly parse: number; readonly upload: number; readonly total: number };
   /** Milliseconds of the warm-up (a short prompt and a few decode steps, not counted). */
@@ -151,6 +153,8 @@ export interface SummaryRow {
   readonly host: 'node' | 'chromium';
   readonly backend: string;
   readonly threads: number;
+  /** The KV cache of our runs (see RunResult.kv). */
+  readonly kv?: { readonly type: string; readonly bytes: number };
   readonly rounds: number;
   readonly loadMs: number;
   readonly prefillTokPerS: Readonly<Record<string, number>>;

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
+import type { KvType } from '../../src/backend/kv-type.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { makeSyntheticModel, REPO_ROOT } from '../../scripts/synthetic-model.js';
@@ -69,8 +70,8 @@ function runJsonLine(argv: string[], timeoutMs: number): Promise<Record<string, 
 
 /** The cases of one round, in order (reversed on odd rounds so drift in machine load cancels out). */
 function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
-  const ours = (backend: string, threads: number): Case => ({
-    label: `webgguf ${backend} ×${threads}`,
+  const ours = (backend: string, threads: number, kvType?: KvType): Case => ({
+    label: `webgguf ${backend} ×${threads}${kvType ? ` KV ${kvType}` : ''}`,
     argv: [
       'scripts/run-ts.mjs',
       'test/bench/run-ours.ts',
@@ -79,6 +80,7 @@ function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
         backend,
         threads,
         workload,
+        ...(kvType ? { kvType } : {}),
         profileSteps: a.profileSteps,
         profilePrefill: a.profilePrefill,
         ...(a.gpuTimestamps ? {} : { noGpuTimestamps: true }),
@@ -95,12 +97,13 @@ function casesFor(a: BenchArgs, modelPath: string, workload: Workload): Case[] {
     ...(gpu === 'vulkan' ? { env: { GGML_VK_VISIBLE_DEVICES: process.env['GGML_VK_VISIBLE_DEVICES'] ?? '0' } } : {}),
   });
   const out: Case[] = [];
+  const kvTypes = a.kvTypes.length ? a.kvTypes : [undefined];
   for (const t of a.threads) {
-    if (a.backends.includes('wasm')) out.push(ours('wasm', t));
-    if (a.backends.includes('cpu')) out.push(ours('cpu', t));
+    for (const kv of kvTypes) if (a.backends.includes('wasm')) out.push(ours('wasm', t, kv));
+    for (const kv of kvTypes) if (a.backends.includes('cpu')) out.push(ours('cpu', t, kv));
     if (a.peers.includes('llama.cpp')) out.push(llama(t));
   }
-  if (a.backends.includes('webgpu')) out.push(ours('webgpu', 1));
+  for (const kv of kvTypes) if (a.backends.includes('webgpu')) out.push(ours('webgpu', 1, kv));
   if (a.peers.includes('vulkan')) out.push(llama(a.threads[a.threads.length - 1] ?? 1, 'vulkan'));
   if (a.peers.includes('cuda')) out.push(llama(a.threads[a.threads.length - 1] ?? 1, 'cuda'));
   return out;

@@ -4,6 +4,7 @@
  * per-step spread and CPU time, and a per-op breakdown of a few profiled decode steps.
  */
 
+import type { KvType } from '../../src/backend/kv-type.js';
 import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import type { ByteSource } from '../../src/io/byte-source.js';
@@ -52,6 +53,8 @@ export interface MeasureInput {
   readonly createOps: (notes: string[]) => Promise<CreatedOps>;
   readonly threads: number;
   readonly workload: Workload;
+  /** KV cache type (default: the backend's own). */
+  readonly kvType?: KvType;
   /** Decode steps timed op by op after the plain decode (default 8; 0 skips). */
   readonly profileSteps?: number;
   /**
@@ -123,6 +126,7 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
     const model = await loadTransformer(gguf, source, ops, {
       contextLength,
       ubatchSize: Math.min(512, maxPrompt),
+      ...(m.kvType ? { kvType: m.kvType } : {}),
       ...(signal ? { signal } : {}),
     });
     const tLoaded = performance.now();
@@ -194,7 +198,8 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
       const heap = created.heapBytes();
       return {
         runtime: created.runtime,
-        backend: created.ops.description,
+        backend: m.kvType ? `${created.ops.description}, KV ${model.kvCache.type}` : created.ops.description,
+        kv: { type: model.kvCache.type, bytes: model.kvCache.bytes },
         threads: m.threads,
         model: m.modelName,
         loadMs: {

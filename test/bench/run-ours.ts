@@ -6,6 +6,7 @@
 
 import os from 'node:os';
 import v8 from 'node:v8';
+import type { KvType } from '../../src/backend/kv-type.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import type { RunResult, Workload } from './bench-types.js';
 import { measureModel, wasmHeapBytes, type CreatedOps, type MeasureEnv } from './measure-model.js';
@@ -16,6 +17,8 @@ export interface OursSpec {
   readonly backend: 'wasm' | 'webgpu' | 'cpu';
   readonly threads: number;
   readonly workload: Workload;
+  /** KV cache type (default: the backend's own). */
+  readonly kvType?: KvType;
   /** Force a WASM kernel build (default: the best supported). */
   readonly variant?: 'scalar' | 'simd128' | 'relaxed-simd';
   /** Decode steps timed op by op after the plain decode (default 8; 0 skips). */
@@ -72,6 +75,7 @@ export function measureOurs(spec: OursSpec, signal?: AbortSignal): Promise<RunRe
     createOps: (notes) => createOps(spec, notes),
     threads: spec.threads,
     workload: spec.workload,
+    ...(spec.kvType ? { kvType: spec.kvType } : {}),
     ...(spec.profileSteps !== undefined ? { profileSteps: spec.profileSteps } : {}),
     ...(spec.profilePrefill !== undefined ? { profilePrefill: spec.profilePrefill } : {}),
     env: NODE_ENV,

@@ -86,7 +86,7 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
 
 /** sc[t] = e^(sc[t] − m) for first ≤ t ≤ last; returns their sum. */
 // @ts-ignore: decorator
-@inline function expRows(sc: usize, first: i32, last: i32, m: f32): f32 {
+@inline export function expRows(sc: usize, first: i32, last: i32, m: f32): f32 {
   let sum: f32 = 0;
   let t = first;
   if (ASC_FEATURE_SIMD) {

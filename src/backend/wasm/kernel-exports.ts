@@ -41,6 +41,11 @@ export interface KernelExports {
   /** attention_f32 with its 13 parameters in memory at `w` (see wasm/assembly/attention.ts); heads r0 … r1−1. */
   attention_heads: GemvKernel;
   /**
+   * attention_kv with its 14 parameters in memory at `w` (attention_heads' 13, then the KV kind: 1 f16, 2 q8_0,
+   * 3 q4_0; see wasm/assembly/attention-kv.ts); heads r0 … r1−1.
+   */
+  attention_kv_heads: GemvKernel;
+  /**
    * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
    * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */
@@ -92,6 +97,7 @@ export const GEMV_NAMES = [
   'gemv_f16',
   'gemv_bf16',
   'attention_heads',
+  'attention_kv_heads',
 ] as const;
 
 /** One kernel name. */

@@ -1,7 +1,7 @@
 /**
- * The WASM backend's KV cache: per slot and layer, K and V rows in one heap region, stored as the cache's KV type
- * (f32 rows the attention kernel reads in place; f16 / Q8_0 / Q4_0 rows dequantized into a scratch region for the
- * positions a step attends to, with q rounded as llama.cpp multiplies it by such keys — see `kv-type.ts`).
+ * The WASM backend's KV cache: per slot and layer, K and V rows in one heap region, stored as the cache's KV type,
+ * which the attention kernels read in place (f32: attention.ts; f16 / Q8_0 / Q4_0: attention-kv.ts, with q rounded
+ * or quantized as llama.cpp multiplies it by such keys — see `kv-type.ts`).
  */
 
 import { LlmError } from '../../errors.js';
@@ -9,7 +9,6 @@ import { kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
 import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
 import {
   checkKvType,
-  decodeKvRow,
   encodeKvRow,
   hadamardRows,
   type KvType,
@@ -26,14 +25,19 @@ interface KvOffsets {
   readonly v: number;
 }
 
-/** What the attention kernel reads for one layer: f32 K and V rows indexed by position, and f32 q rows. */
+/** What the attention kernel reads for one layer: K and V rows indexed by position, and q rows. */
 export interface KvAttentionInputs {
-  /** Byte offset of position 0's K row ([positions, cols] f32; rows before the window may be stale). */
+  /** Byte offset of position 0's K row ([contextLength, kvRowBytes] as the cache's type). */
   readonly k: number;
   readonly v: number;
-  /** Byte offset of q [n, q.cols] f32 (the activation itself, or a rounded copy). */
+  /** Byte offset of q (the f32 activation itself, or its rounded / quantized copy; see `attentionInputs`). */
   readonly q: number;
+  /** The kernel's KV kind: 0 f32 (attention_heads), 1 f16, 2 q8_0, 3 q4_0 (attention_kv_heads). */
+  readonly kind: number;
 }
+
+/** KV kind codes of wasm/assembly/attention-kv.ts by cache type (0: the f32 kernel). */
+const KV_KINDS: Readonly<Record<KvType, number>> = { f32: 0, f16: 1, q8_0: 2, q4_0: 3 };
 
 const ALIGN = 64;
 const up = (bytes: number): number => Math.ceil(bytes / ALIGN) * ALIGN;
@@ -43,8 +47,8 @@ export class WasmKvCache {
   readonly spec: KvCacheSpec;
   readonly type: KvType;
   private readonly kv: KvOffsets[][] = []; // [nSlots][nLayers]
-  private decoded = { byteOffset: 0, byteLength: 0 }; // dequantized K, V and rounded q of one attention call
-  private row = new Float32Array(0); // one K or V row being rotated before it is stored
+  private qScratch = { byteOffset: 0, byteLength: 0 }; // rounded / quantized q of one attention call
+  private row = new Float32Array(0); // one K or V row being rotated before it is stored, or q being prepared
   /** The heap region holding the cache (the next cache reuses it when it fits). */
   readonly region: { byteOffset: number; byteLength: number };
 
@@ -120,45 +124,30 @@ export class WasmKvCache {
   }
 
   /**
-   * The f32 inputs of attention on `layer` of `slot` for q rows [0, n) at startPos (q: byte offset, `qCols` wide):
-   * f32 caches as they are; other types dequantized from position `from` on (earlier ones are outside the window).
+   * The inputs of attention on `layer` of `slot` for q rows [0, n) (q: byte offset of f32 [n, qCols]): the cache's K
+   * and V rows in place, and q as the kernel for the cache's type multiplies keys by it — f32 as it is; f16: rounded
+   * to f16 (f32 [n, qCols]); q8_0 / q4_0: rotated like the stored keys, then quantized to Q8_0 blocks
+   * (block_q8_0 [n, qCols / 32]), as llama.cpp converts q to K's `vec_dot_type`.
    */
-  attentionInputs(
-    slot: number,
-    layer: number,
-    q: number,
-    qCols: number,
-    n: number,
-    startPos: number,
-    from: number,
-  ): KvAttentionInputs {
+  attentionInputs(slot: number, layer: number, q: number, qCols: number, n: number): KvAttentionInputs {
     const cache = this.at(slot, layer);
-    if (this.type === 'f32') return { k: cache.k, v: cache.v, q };
-    const cols = kvLayerCols(this.spec, layer);
-    const ctx = startPos + n;
-    const kvBytes = up(ctx * cols * 4);
-    const need = 2 * kvBytes + n * qCols * 4; // K, V [ctx, cols] f32, then q [n, qCols] f32
-    if (need > this.decoded.byteLength) {
-      this.decoded = this.heap.alloc(Math.max(need, 2 * this.decoded.byteLength), 'dequantized KV scratch');
+    const kind = KV_KINDS[this.type];
+    if (kind === 0) return { k: cache.k, v: cache.v, q, kind };
+    const qRows = this.rowScratch(n * qCols);
+    qRows.set(this.heap.f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
+    const bytes = kind === 1 ? n * qCols * 4 : kvRowBytes('q8_0', n * qCols);
+    if (bytes > this.qScratch.byteLength) {
+      this.qScratch = this.heap.alloc(Math.max(bytes, 2 * this.qScratch.byteLength), 'attention q scratch');
     }
-    const base = this.decoded.byteOffset;
-    const out = { k: base, v: base + kvBytes, q: base + 2 * kvBytes };
-    const rowBytes = kvRowBytes(this.type, cols);
-    const u8 = this.heap.u8;
-    const f32 = this.heap.f32;
-    for (const [src, dst] of [
-      [cache.k, out.k],
-      [cache.v, out.v],
-    ]) {
-      // Rows from … ctx−1 are contiguous in both layouts: one call per matrix.
-      const bytes = u8.subarray(src + from * rowBytes, src + ctx * rowBytes);
-      decodeKvRow(this.type, bytes, f32.subarray((dst >>> 2) + from * cols, (dst >>> 2) + ctx * cols));
+    const at = this.qScratch.byteOffset;
+    if (kind === 1) {
+      roundQueryForKv('f16', qRows);
+      this.heap.f32.set(qRows, at >>> 2);
+    } else {
+      hadamardRows(qRows, kvRotations(this.type, this.spec.layers[layer].headDim).k);
+      encodeKvRow('q8_0', qRows, this.heap.u8.subarray(at, at + bytes));
     }
-    const qRows = f32.subarray(out.q >>> 2, (out.q >>> 2) + n * qCols);
-    qRows.set(f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
-    hadamardRows(qRows, kvRotations(this.type, this.spec.layers[layer].headDim).k);
-    roundQueryForKv(this.type, qRows);
-    return out;
+    return { k: cache.k, v: cache.v, q: at, kind };
   }
 
   /** Rotates attention's output rows [0, n) (f32 at byte offset `out`, `cols` wide) back from a rotated V basis. */
@@ -169,8 +158,8 @@ export class WasmKvCache {
 
   /** A reusable f32 row of `cols` values. */
   private rowScratch(cols: number): Float32Array {
-    if (this.row.length !== cols) this.row = new Float32Array(cols);
-    return this.row;
+    if (this.row.length < cols) this.row = new Float32Array(cols);
+    return this.row.subarray(0, cols);
   }
 
   /** Copies positions [0, nPositions) of every layer from one slot to another. */

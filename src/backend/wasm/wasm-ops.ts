@@ -27,7 +27,7 @@ import type {
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
-import type { KvType } from '../kv-type.js';
+import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow } from './row-pairs.js';
@@ -248,10 +248,8 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     const o = act(out);
     const ctx = startPos + n;
-    const windowed = params.causal !== false && params.slidingWindow > 0;
-    const from = windowed ? Math.max(0, startPos - params.slidingWindow + 1) : 0; // first visible key
-    const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n, startPos, from);
-    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 52-byte parameter block
+    const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
+    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 56-byte parameter block
     const p = scores + nHeads * ctx * 4;
     const i32 = this.heap.i32;
     const f32 = this.heap.f32;
@@ -269,12 +267,14 @@ export class WasmOps extends CompositeOps implements Ops {
     i32[at + 10] = params.slidingWindow;
     f32[(p >>> 2) + 11] = params.scale;
     f32[(p >>> 2) + 12] = params.softcap;
+    i32[at + 13] = cache.kind;
     const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
+    const name = cache.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
     const run = (): void => {
       if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-        this.pool.dispatch('attention_heads', this.k.attention_heads, p, 0, 0, 0, 0, 0, nHeads, 1);
+        this.pool.dispatch(name, this.k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
       } else {
-        this.k.attention_heads(p, 0, 0, 0, 0, nHeads, 0, 0);
+        this.k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
       }
     };
     if (params.causal === false) {
@@ -283,9 +283,11 @@ export class WasmOps extends CompositeOps implements Ops {
       i32[at + 5] = 1;
       i32[at + 6] = startPos + n - 1;
       i32[at + 10] = 0;
+      // q row stride as the cache prepared it: f32 (f32 / f16 KV) or Q8_0 blocks (q8_0 / q4_0 KV).
+      const qStride = cache.kind <= 1 ? q.cols * 4 : kvRowBytes('q8_0', q.cols);
       for (let i = 0; i < n; i++) {
         i32[at] = o.byteOffset + i * out.cols * 4;
-        i32[at + 1] = cache.q + i * q.cols * 4;
+        i32[at + 1] = cache.q + i * qStride;
         run();
       }
     } else run();

@@ -5,6 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from '../../bench/bench-args.js';
 import { computeRatios, summarize, toMarkdown } from '../../bench/bench-report.js';
 import type { BenchReport, RunResult, RuntimeId } from '../../bench/bench-types.js';
 import { gpuBreakdownPerToken } from '../../bench/op-profiler.js';
@@ -103,5 +104,37 @@ describe('bench report', () => {
       'gpu gaps': 2.5,
       'host/wait (GPU idle)': 27.5,
     });
+  });
+
+  it('--kv-type runs every listed KV type as its own row and reports same-run ratios to the first', () => {
+    expect(parseBenchArgs(['--kv-type', 'f16,q8_0']).kvTypes).toEqual(['f16', 'q8_0']);
+    expect(parseBenchArgs([]).kvTypes).toEqual([]);
+    expect(() => parseBenchArgs(['--kv-type', 'q5_0'])).toThrow(/--kv-type got "q5_0"/);
+    const kvRuns = [
+      run('webgguf-wasm', 1, 20, { host: 'node', kv: { type: 'f16', bytes: 1000 } }),
+      run('webgguf-wasm', 1, 19, { host: 'node', kv: { type: 'q8_0', bytes: 531.25 } }),
+      run('webgguf-wasm', 1, 21, { host: 'node', kv: { type: 'f16', bytes: 1000 } }),
+      run('webgguf-wasm', 1, 20, { host: 'node', kv: { type: 'q8_0', bytes: 531.25 } }),
+    ];
+    const rows = summarize(kvRuns, 1, null);
+    expect(rows.map((r) => [r.kv?.type, r.rounds, r.decodeTokPerS])).toEqual([
+      ['f16', 2, 20.5],
+      ['q8_0', 2, 19.5],
+    ]);
+    const md = toMarkdown({
+      version: 1,
+      startedAt: '2026-01-01T00:00:00',
+      command: 'npm run bench -- --kv-type f16,q8_0',
+      machine: { cpus: 2, cpuModel: 'x', node: process.versions.node, totalMemGiB: 1 },
+      model: { path: 'm.gguf', shape: 'qwen2.5-0.5b', quant: 'q4_0', bytes: 1, bytesPerToken: 1 },
+      workload: WORKLOAD,
+      bandwidth: null,
+      gpuBandwidthGbPerS: null,
+      runs: kvRuns,
+      summary: rows,
+      ratios: [],
+      errors: [],
+    });
+    expect(md).toContain('| q8_0 ÷ f16 | webgguf-wasm (node) | 1 | 0.951× | 0.951× | 0.531× |');
   });
 });
