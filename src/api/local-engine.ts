@@ -23,25 +23,23 @@ import type {
   EngineStats,
   TokenizeOptions,
 } from './engine.js';
-import { PushStream } from './push-stream.js';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatMessage,
-  ChatToolCallDelta,
   Completion,
   CompletionChunk,
   CompletionRequest,
-  CompletionUsage,
 } from './types.js';
-import { chatLogprobs, completionLogprobs } from './logprobs-format.js';
-import type { PositionLogprobs } from '../engine/generate-logprobs.js';
-import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
-import { detectToolCallFormat, TOOL_MARKERS, type ToolCallFormat } from '../tools/tool-call-format.js';
+import { chatChunks, chatCompletion } from './chat-response.js';
+import { type ChunkMakers, completionChunks, responseMeta, textCompletion } from './completion-response.js';
+import { streamChunks } from './chunk-stream.js';
+import { checkPromptFits, type PreparedRequest, prepareChatRequest } from './prepared-request.js';
+import { detectToolCallFormat, type ToolCallFormat } from '../tools/tool-call-format.js';
 import { toolGrammar } from '../tools/tool-grammar.js';
 import { withGenericToolPrompt } from '../tools/tool-prompt.js';
-import { ChatAnswer, type AnswerShape } from './chat-answer.js';
+import type { AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
@@ -86,33 +84,6 @@ export async function createEngineFromParts(parts: EngineParts, signal?: AbortSi
   await engine.restoreCache();
   return engine;
 }
-
-let idCounter = 0;
-function newId(prefix: string): string {
-  idCounter = (idCounter + 1) % 1e9;
-  return `${prefix}-${Date.now().toString(36)}${idCounter.toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
-}
-
-/** A request ready to run: its prompt tokens, cache key and settings. */
-interface PreparedRequest {
-  readonly prompt: number[];
-  readonly key: string;
-  readonly norm: NormalizedRequest;
-  readonly stop: readonly string[];
-  readonly eogIds: ReadonlySet<number>;
-  readonly signal: AbortSignal | undefined;
-  /** Chat: how the output carries reasoning, and whether it starts inside the reasoning. */
-  readonly reasoning?: { readonly format: ReasoningFormat; readonly startInside: boolean };
-  readonly visibleTokens?: ReadonlyMap<number, string>;
-  /** The compiled output constraint, if any (a matcher is made from it when the request runs). */
-  readonly compiled?: CompiledGrammar;
-  /** Tokens of the prompt's system-prompt prefix to persist after the request (0: none). */
-  readonly persistPrefix?: number;
-  /** A chat request (context shift is on by default for them). */
-  readonly isChat?: boolean;
-}
-
-type CompiledGrammar = Awaited<ReturnType<GrammarEngine['compile']>>;
 
 /** `Engine` running in the calling thread. */
 export class LocalEngine implements Engine {
@@ -381,75 +352,10 @@ export class LocalEngine implements Engine {
       ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
       ...(toolSpec && toolFormat ? { tools: { format: toolFormat, spec: toolSpec } } : {}),
     };
-    const tk = this.parts.tokenizer;
-    const id = newId('chatcmpl');
-    const created = Math.floor(Date.now() / 1000);
-    const model = this.info.model.name || this.info.model.identity;
-    if (!norm.stream) {
-      const results = await this.run(prepared, () => {});
-      return {
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        choices: results.map((result, index) => {
-          const a = ChatAnswer.whole(shape, result.text);
-          const message = {
-            role: 'assistant' as const,
-            content: a.content,
-            ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
-            ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
-          };
-          const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
-          const logprobs = result.logprobs ? chatLogprobs(tk, result.logprobs) : null;
-          return { index, message, finish_reason: finish, logprobs };
-        }),
-        usage: usageOf(results),
-      };
-    }
-    type Delta = ChatCompletionChunk['choices'][0]['delta'];
-    const chunk = (
-      index: number,
-      delta: Delta,
-      finish: ChatCompletionChunk['choices'][0]['finish_reason'],
-      usage: CompletionUsage | null,
-      lp: readonly PositionLogprobs[] | null = null,
-    ): ChatCompletionChunk => ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index, delta, finish_reason: finish, logprobs: lp ? chatLogprobs(tk, lp) : null }],
-      usage,
-    });
-    const answers = Array.from({ length: norm.n }, () => new ChatAnswer(shape));
-    // One delta may hold reasoning and answer text (a close tag inside it): reasoning goes first, in its own chunk.
-    const deltas = (
-      i: number,
-      s: { reasoning: string; content: string; calls?: readonly ChatToolCallDelta[] },
-      lp: readonly PositionLogprobs[] | null,
-    ): ChatCompletionChunk[] => {
-      const out: ChatCompletionChunk[] = [];
-      const calls = s.calls ?? [];
-      const textLp = calls.length > 0 ? null : lp; // with call fragments, the log-probabilities ride on those
-      if (s.reasoning) out.push(chunk(i, { reasoning_content: s.reasoning }, null, null, s.content ? null : textLp));
-      if (s.content || (!s.reasoning && textLp && textLp.length > 0))
-        out.push(chunk(i, { content: s.content }, null, null, textLp));
-      if (calls.length > 0) out.push(chunk(i, { tool_calls: [...calls] }, null, null, lp));
-      return out;
-    };
-    return this.stream<ChatCompletionChunk>(
-      prepared,
-      (text, lp, i) => deltas(i, answers[i]!.push(text), lp),
-      (r, lp, i, usage) => {
-        const e = answers[i]!.end();
-        return [
-          ...deltas(i, { reasoning: e.reasoning, content: e.content, calls: e.callDeltas }, null),
-          chunk(i, {}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usage, lp),
-        ];
-      },
-      Array.from({ length: norm.n }, (_, i) => chunk(i, { role: 'assistant', content: '' }, null, null)),
-    );
+    const meta = responseMeta('chatcmpl', this.info);
+    if (!norm.stream) return chatCompletion(meta, shape, await this.run(prepared, () => {}), this.parts.tokenizer);
+    const chunks = chatChunks(meta, shape, norm.n, this.parts.tokenizer);
+    return this.stream(prepared, chunks);
   }
 
   private async createCompletion(req: CompletionRequest): Promise<Completion | AsyncIterable<CompletionChunk>> {
@@ -471,53 +377,13 @@ export class LocalEngine implements Engine {
     });
     this.checkFits(prompt.length);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
-    const id = newId('cmpl');
-    const created = Math.floor(Date.now() / 1000);
-    const model = this.info.model.name || this.info.model.identity;
-    if (!norm.stream) {
-      const results = await this.run(prepared, () => {});
-      return {
-        id,
-        object: 'text_completion',
-        created,
-        model,
-        choices: results.map((result, index) => ({
-          index,
-          text: echo + result.text,
-          finish_reason: result.finishReason,
-          logprobs: result.logprobs ? completionLogprobs(tk, result.logprobs, echo.length) : null,
-        })),
-        usage: usageOf(results),
-      };
-    }
-    const offsets = new Array<number>(norm.n).fill(echo.length); // per choice: characters streamed so far
-    const chunk = (
-      index: number,
-      text: string,
-      finish: GenerationResult['finishReason'] | null,
-      usage: CompletionUsage | null,
-      lp: readonly PositionLogprobs[] | null = null,
-    ): CompletionChunk => {
-      const logprobs = lp ? completionLogprobs(tk, lp, offsets[index]!) : null;
-      if (logprobs) offsets[index]! += logprobs.tokens.reduce((n, t) => n + t.length, 0);
-      return {
-        id,
-        object: 'text_completion',
-        created,
-        model,
-        choices: [{ index, text, finish_reason: finish, logprobs }],
-        usage,
-      };
-    };
-    return this.stream<CompletionChunk>(
-      prepared,
-      (t, lp, i) => [chunk(i, t, null, null, lp)],
-      (r, lp, i, usage) => [chunk(i, '', r.finishReason, usage, lp)],
-      echo ? Array.from({ length: norm.n }, (_, i) => chunk(i, echo, null, null)) : [],
-    );
+    const meta = responseMeta('cmpl', this.info);
+    if (!norm.stream) return textCompletion(meta, echo, await this.run(prepared, () => {}), tk);
+    const chunks = completionChunks(meta, echo, norm.n, tk);
+    return this.stream(prepared, chunks);
   }
 
-  /** Renders and tokenizes a conversation, trimming whole turns when asked and needed. */
+  /** Renders and tokenizes a conversation (`prepareChatRequest`) with this engine's cache key and prefix cache. */
   private prepareChat(
     messages: readonly ChatMessage[],
     norm: NormalizedRequest & { truncate: 'none' | 'history' },
@@ -526,57 +392,17 @@ export class LocalEngine implements Engine {
     tools?: readonly unknown[],
     parseTools = false,
   ): PreparedRequest {
-    const tk = this.parts.tokenizer;
-    const n = this.parts.contextLength;
-    // With truncate: 'history', keep room for the answer: max_tokens, or a quarter of the context (at most half).
-    const reserve = Math.min(Number.isFinite(norm.maxTokens) ? norm.maxTokens : Math.floor(n / 4), Math.floor(n / 2));
-    const built = this.parts.chat.build(messages, norm.truncate === 'history' ? Math.max(1, n - reserve) : undefined, {
-      chatTemplateKwargs,
-      signal,
-      ...(tools ? { tools } : {}),
-    });
-    this.checkFits(built.tokens.length);
-    const key = this.chatKey();
-    const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-    const persistPrefix = this.systemPrefix(messages, built.tokens, chatTemplateKwargs);
-    const format = this.parts.chat.reasoningFormat ?? { kind: 'none' as const };
-    if (format.kind === 'none' && !parseTools)
-      return {
-        prompt: [...built.tokens],
-        key,
-        norm,
-        stop: [...built.stop, ...norm.stop],
-        eogIds,
-        signal,
-        persistPrefix,
-        isChat: true,
-      };
-    // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
-    if (format.kind === 'harmony')
-      for (const id of eogIds) if (['<|end|>', '<|start|>'].includes(tk.tokenText(id))) eogIds.delete(id);
-    // The parsers read their markers as text: those that are single special tokens are rendered into the stream.
-    const visibleTokens = new Map<number, string>();
-    for (const m of [...parserVisibleMarkers(format), ...(parseTools ? TOOL_MARKERS : [])]) {
-      const ids = tk.encode(m, { addSpecial: false, parseSpecial: true });
-      if (ids.length === 1 && tk.isControl(ids[0]) && !eogIds.has(ids[0])) visibleTokens.set(ids[0], m);
-    }
-    const stop = [...built.stop, ...norm.stop].filter(
-      (s) => format.kind !== 'harmony' || (s !== '<|end|>' && s !== '<|start|>'),
+    return prepareChatRequest(
+      {
+        tokenizer: this.parts.tokenizer,
+        chat: this.parts.chat,
+        contextLength: this.parts.contextLength,
+        key: this.chatKey(),
+        checkFits: (n) => this.checkFits(n),
+        systemPrefix: (tokens) => this.systemPrefix(messages, tokens, chatTemplateKwargs),
+      },
+      { messages, norm, signal, chatTemplateKwargs, tools, parseTools },
     );
-    const reasoning =
-      format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
-    return {
-      prompt: [...built.tokens],
-      key,
-      norm,
-      stop,
-      eogIds,
-      signal,
-      ...reasoning,
-      visibleTokens,
-      persistPrefix,
-      isChat: true,
-    };
   }
 
   /** Positions a context shift keeps: the BOS token when the prompt starts with it (llama.cpp: n_keep + add_bos). */
@@ -586,14 +412,7 @@ export class LocalEngine implements Engine {
   }
 
   private checkFits(nTokens: number): void {
-    const n = this.parts.contextLength;
-    if (nTokens >= n) {
-      throw new LlmError(
-        'context-overflow',
-        `preparing the prompt: ${nTokens} tokens do not fit the context of ${n}; pass truncate: 'history' (chat), shorten the input, or load with a larger contextLength`,
-        { details: { promptTokens: nTokens, contextLength: n } },
-      );
-    }
+    checkPromptFits(nTokens, this.parts.contextLength);
   }
 
   /** Runs a prepared request's choices in the queue; `onText` receives each safe text delta with its choice. */
@@ -662,60 +481,10 @@ export class LocalEngine implements Engine {
       });
   }
 
-  /**
-   * Starts a request whose output is a stream of chunks: `first`, each choice's deltas (tagged with its index), then
-   * each choice's final chunks, the last of which carries the usage of all choices.
-   */
-  private stream<T>(
-    p: PreparedRequest,
-    delta: (text: string, logprobs: readonly PositionLogprobs[] | null, index: number) => T[],
-    final: (
-      r: GenerationResult,
-      logprobs: readonly PositionLogprobs[] | null,
-      index: number,
-      usage: CompletionUsage | null,
-    ) => T[],
-    first: readonly T[],
-  ): AsyncIterable<T> {
+  /** Starts a request whose output is a stream of chunks (`streamChunks` over this engine's queue). */
+  private stream<T>(p: PreparedRequest, makers: ChunkMakers<T>): AsyncIterable<T> {
     this.queue.checkCapacity();
-    const cancel = new AbortController();
-    const out = new PushStream<T>(() => cancel.abort(new LlmError('aborted', 'the stream was closed by its reader')));
-    for (const c of first) out.push(c);
-    // The reader's abort ends the stream at once, even if chunks are still buffered.
-    const onAbort = (): void => out.abort(new LlmError('aborted', 'request was aborted', { cause: p.signal?.reason }));
-    p.signal?.addEventListener('abort', onAbort, { once: true });
-    // Log-probabilities of the tokens behind each text delta travel in that delta's chunk (the rest in the last).
-    const wantLp = p.norm.logprobs !== undefined;
-    const pending: PositionLogprobs[][] = Array.from({ length: p.norm.n }, () => []); // per choice
-    const take = (i: number): PositionLogprobs[] | null => {
-      if (!wantLp) return null;
-      const lp = pending[i]!;
-      pending[i] = [];
-      return lp;
-    };
-    const onToken = wantLp
-      ? (_id: number, lp: PositionLogprobs | null, i: number) => void (lp && pending[i]!.push(lp))
-      : undefined;
-    this.run(
-      p,
-      (t, i) => {
-        for (const c of delta(t, take(i), i)) out.push(c);
-      },
-      cancel.signal,
-      onToken,
-    )
-      .then(
-        (results) => {
-          results.forEach((r, i) => {
-            const usage = i === results.length - 1 ? usageOf(results) : null;
-            for (const c of final(r, take(i), i, usage)) out.push(c);
-          });
-          out.end();
-        },
-        (e: unknown) => out.fail(e),
-      )
-      .finally(() => p.signal?.removeEventListener('abort', onAbort));
-    return out;
+    return streamChunks(p, makers, (onText, cancel, onToken) => this.run(p, onText, cancel, onToken));
   }
 
   private assertLoaded(step: string): void {
@@ -725,16 +494,4 @@ export class LocalEngine implements Engine {
       });
     }
   }
-}
-
-/** Usage of a request's choices: the prompt once (it is prefilled once), the completion tokens of every choice. */
-function usageOf(results: readonly GenerationResult[]): CompletionUsage {
-  const first = results[0]!;
-  const completion = results.reduce((sum, r) => sum + r.tokens.length, 0);
-  return {
-    prompt_tokens: first.promptTokens,
-    completion_tokens: completion,
-    total_tokens: first.promptTokens + completion,
-    prompt_tokens_details: { cached_tokens: first.cachedTokens },
-  };
 }
