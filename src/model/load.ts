@@ -17,14 +17,14 @@ import { describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
-import {
-  type DenseFfnWeights,
-  type LayerWeights,
-  type ModelWeights,
-  type MoeWeights,
-  type ShortConvLayerWeights,
-  TransformerModel,
-} from './transformer.js';
+import type {
+  DenseFfnWeights,
+  LayerWeights,
+  ModelWeights,
+  MoeWeights,
+  ShortConvLayerWeights,
+} from './model-weights.js';
+import { TransformerModel } from './transformer.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
