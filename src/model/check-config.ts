@@ -95,8 +95,13 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
   ];
   const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
+  const n = names;
+  const deltaNetRequired = [...ffnRequired, n.attnQkv, n.ssmGate, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmBeta, n.ssmAlpha];
+  deltaNetRequired.push(n.ssmNorm, n.ssmOut);
+  const layerRequired = (il: number): string[] =>
+    config.shortConvLayers[il] ? convRequired : config.deltaNetLayers[il] ? deltaNetRequired : required;
   for (let il = 0; il < config.nLayers; il++) {
-    for (const pattern of config.shortConvLayers[il] ? convRequired : required) {
+    for (const pattern of layerRequired(il)) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
         throw new LlmError(
@@ -146,9 +151,10 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const layer0 =
     spec0.kind === 'attention' ? spec0 : { nHeads: config.nHeads, nKvHeads: config.nKvHeads, headDim: config.headDim };
   const q = byName.get(layerTensorName(names.attnQ, firstAttn));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
+  const qRows = layer0.nHeads * layer0.headDim * (config.attnOutputGate ? 2 : 1); // gated: [q | gate] per head
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== qRows) {
     throw invalid(
-      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${qRows} query rows${config.attnOutputGate ? ' (with their output gates)' : ''}, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
       layer0.nHeads,

@@ -4,7 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
-import type { GluActivation } from '../backend/ops.js';
+import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';
@@ -141,6 +141,12 @@ export interface ModelConfig extends ArchOptions {
   readonly shortConvLayers: readonly boolean[];
   /** Taps of the short convolution (`shortconv.l_cache`); 0 when no layer has one. */
   readonly shortConvWidth: number;
+  /** Layers whose token mixer is a gated DeltaNet instead of attention (qwen35) ([nLayers]). */
+  readonly deltaNetLayers: readonly boolean[];
+  /** Geometry of the DeltaNet layers (`ssm.*` keys); null when no layer has one. */
+  readonly deltaNet: DeltaNetDims | null;
+  /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
+  readonly attnOutputGate: boolean;
 }
 
 /** The metadata reader of model configuration: `gguf-invalid` errors in the context 'reading model config'. */
@@ -362,6 +368,9 @@ export function readStandardConfig(
     attnTemperature: null,
     shortConvLayers: new Array<boolean>(nLayers).fill(false),
     shortConvWidth: 0,
+    deltaNetLayers: new Array<boolean>(nLayers).fill(false),
+    deltaNet: null,
+    attnOutputGate: false,
   };
 }
 

@@ -13,7 +13,8 @@ import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
-import { describeLayers } from './layer-spec.js';
+import type { DeltaNetLayerWeights } from './delta-net-layer.js';
+import { type DeltaNetLayerSpec, describeLayers } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { type LayerWeights, type ModelWeights, type ShortConvLayerWeights, TransformerModel } from './transformer.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
@@ -33,7 +34,10 @@ type LayerSlots =
       readonly gate: WeightSlot;
       readonly up: WeightSlot;
       readonly down: WeightSlot;
-    };
+    }
+  | ({ readonly kind: 'deltanet' } & {
+      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
+    });
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
@@ -126,6 +130,7 @@ export async function loadTransformer(
         down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
       };
     }
+    if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
     const ffnDim = spec.ffnDim;
@@ -136,7 +141,7 @@ export async function loadTransformer(
           [n(names.attnV), kvRows],
         ])
       : [
-          loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
+          loader.upload(n(names.attnQ), [c.embeddingLength, c.attnOutputGate ? 2 * qRows : qRows]),
           loader.upload(n(names.attnK), [c.embeddingLength, kvRows]),
           loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
@@ -172,39 +177,41 @@ export async function loadTransformer(
   });
   await loader.loadAll();
   const get = (slot: WeightSlot | null) => slot?.get() ?? null;
-  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights =>
-    l.kind === 'shortconv'
-      ? {
-          kind: 'shortconv',
-          attnNorm: l.attnNorm.get(),
-          inProj: l.inProj.get(),
-          conv: l.conv.get(),
-          outProj: l.outProj.get(),
-          ffnNorm: l.ffnNorm.get(),
-          gate: l.gate.get(),
-          up: l.up.get(),
-          down: l.down.get(),
-          postFfnNorm: null,
-        }
-      : {
-          attnNorm: get(l.attnNorm),
-          wq: l.wq.get(),
-          wk: l.wk.get(),
-          wv: l.wv.get(),
-          bq: get(l.bq),
-          bk: get(l.bk),
-          bv: get(l.bv),
-          qNorm: get(l.qNorm),
-          kNorm: get(l.kNorm),
-          wo: l.wo.get(),
-          bo: get(l.bo),
-          postAttnNorm: get(l.postAttnNorm),
-          ffnNorm: get(l.ffnNorm),
-          gate: l.gate.get(),
-          up: l.up.get(),
-          down: l.down.get(),
-          postFfnNorm: get(l.postFfnNorm),
-        },
+  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights =>
+    l.kind === 'deltanet'
+      ? deltaNetWeights(l)
+      : l.kind === 'shortconv'
+        ? {
+            kind: 'shortconv',
+            attnNorm: l.attnNorm.get(),
+            inProj: l.inProj.get(),
+            conv: l.conv.get(),
+            outProj: l.outProj.get(),
+            ffnNorm: l.ffnNorm.get(),
+            gate: l.gate.get(),
+            up: l.up.get(),
+            down: l.down.get(),
+            postFfnNorm: null,
+          }
+        : {
+            attnNorm: get(l.attnNorm),
+            wq: l.wq.get(),
+            wk: l.wk.get(),
+            wv: l.wv.get(),
+            bq: get(l.bq),
+            bk: get(l.bk),
+            bv: get(l.bv),
+            qNorm: get(l.qNorm),
+            kNorm: get(l.kNorm),
+            wo: l.wo.get(),
+            bo: get(l.bo),
+            postAttnNorm: get(l.postAttnNorm),
+            ffnNorm: get(l.ffnNorm),
+            gate: l.gate.get(),
+            up: l.up.get(),
+            down: l.down.get(),
+            postFfnNorm: get(l.postFfnNorm),
+          },
   );
   const weights: ModelWeights = {
     tokenEmbd: tokenEmbd.get(),
@@ -241,4 +248,57 @@ async function ropeFactors(
   if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
   else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
   return out;
+}
+
+/** Names (and shape-checks) the weights of a gated DeltaNet layer (qwen35), as llama.cpp's `load_block_trunk`. */
+function deltaNetSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  il: number,
+  E: number,
+  spec: DeltaNetLayerSpec,
+): LayerSlots {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const d = spec.dims;
+  const vCols = d.nVHeads * d.headV;
+  const convDim = 2 * d.nKHeads * d.headK + vCols;
+  return {
+    kind: 'deltanet',
+    attnNorm: loader.upload(n(names.attnNorm), [E]),
+    qkv: loader.upload(n(names.attnQkv), [E, convDim]),
+    z: loader.upload(n(names.ssmGate), [E, vCols]),
+    beta: loader.upload(n(names.ssmBeta), [E, d.nVHeads]),
+    alpha: loader.upload(n(names.ssmAlpha), [E, d.nVHeads]),
+    conv: loader.upload(n(names.ssmConv1d), [d.convWidth, convDim]),
+    dtBias: loader.upload(n(names.ssmDt), [d.nVHeads]),
+    a: loader.upload(n(names.ssmA), [d.nVHeads]),
+    norm: loader.upload(n(names.ssmNorm), [d.headV]),
+    outProj: loader.upload(n(names.ssmOut), [vCols, E]),
+    ffnNorm: loader.upload(n(names.ffnNorm), [E]),
+    gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+    up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+    down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+  };
+}
+
+/** The uploaded weights of a DeltaNet layer's slots. */
+function deltaNetWeights(l: Extract<LayerSlots, { kind: 'deltanet' }>): DeltaNetLayerWeights {
+  return {
+    kind: 'deltanet',
+    attnNorm: l.attnNorm.get(),
+    qkv: l.qkv.get(),
+    z: l.z.get(),
+    beta: l.beta.get(),
+    alpha: l.alpha.get(),
+    conv: l.conv.get(),
+    dtBias: l.dtBias.get(),
+    a: l.a.get(),
+    norm: l.norm.get(),
+    outProj: l.outProj.get(),
+    ffnNorm: l.ffnNorm.get(),
+    gate: l.gate.get(),
+    up: l.up.get(),
+    down: l.down.get(),
+    postFfnNorm: null,
+  };
 }

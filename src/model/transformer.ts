@@ -23,6 +23,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { attentionTemperature, temperatureRun } from './attention-temperature.js';
+import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, deltaNetBlock, planDeltaNet } from './delta-net-layer.js';
 import { describeLayers, kvLayersOf, type LayerSpec, recurrentStateSize } from './layer-spec.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
@@ -71,7 +72,7 @@ export interface ModelWeights {
   readonly outputBias: Weight | null; // [vocab]
   /** Per-dimension rope frequency divisors (`rope_freqs` / LongRoPE factors), [ropeDims / 2]. */
   readonly ropeFreqFactors: Float32Array | null;
-  readonly layers: readonly (LayerWeights | ShortConvLayerWeights)[];
+  readonly layers: readonly (LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights)[];
 }
 
 /** The gated FFN of a layer plan (the same for every layer kind). */
@@ -114,6 +115,8 @@ interface AttentionLayerPlan extends FfnPlan {
   readonly attnOut: ResidualOptions;
   /** One-row buffers a multi-sequence step runs one sequence's rope/KV/attention in; null with one slot. */
   readonly seq: SequenceRow | null;
+  /** Gated attention (qwen35): the q projection's per-head [q | gate] rows and the gate split out of them; or null. */
+  readonly outputGate: { readonly qg: Activation; readonly gate: Activation } | null;
 }
 
 /** The same for a short-convolution layer. */
@@ -128,7 +131,14 @@ interface ShortConvLayerPlan extends FfnPlan {
   readonly convOut: ResidualOptions;
 }
 
-type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan;
+/** The same for a gated DeltaNet layer (qwen35). */
+interface DeltaNetLayerPlan extends FfnPlan, DeltaNetMixerPlan {
+  readonly kind: 'deltanet';
+  /** ssm_out → x. */
+  readonly mixerOut: ResidualOptions;
+}
+
+type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan;
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
 interface Buffers {
@@ -324,6 +334,7 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
+      else if (p.kind === 'deltanet') deltaNetBlock(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
       else this.attentionBlock(p, il, n, startPos, rows);
       // Feed-forward sub-block (gated).
       ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
@@ -351,10 +362,13 @@ export class TransformerModel implements Transformer {
     rows: readonly SequenceToken[] | null,
   ): void {
     const { ops, buffers: b } = this;
-    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q (or qg) [n, nHeads·headDim (·2)], k and v [n, nKvHeads·headDim]
+    const g = p.outputGate;
+    if (g) ops.splitHeadPairs(p.q, g.gate, g.qg, n, p.attention.headDim); // q, gate [n, nHeads·headDim]
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
     if (rows) this.attendRows(il, p, rows);
     else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
+    if (g) ops.mulSigmoid(p.att, g.gate, n); // att ·= sigmoid(gate)
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 
@@ -506,7 +520,7 @@ export class TransformerModel implements Transformer {
 function planLayer(
   c: ModelConfig,
   spec: LayerSpec,
-  lw: LayerWeights | ShortConvLayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
   seq: SequenceRow | null,
@@ -529,6 +543,13 @@ function planLayer(
     hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: residual(null, lw.postFfnNorm),
   };
+  if (spec.kind === 'deltanet' || ('kind' in lw && lw.kind === 'deltanet')) {
+    if (spec.kind !== 'deltanet' || !('kind' in lw) || lw.kind !== 'deltanet') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mixer = planDeltaNet(spec, lw, c.normEps, (key) => acts.get(key)!);
+    return { ...ffn, ...mixer, kind: 'deltanet', mixerOut: residual(null, null) };
+  }
   if (spec.kind === 'shortconv' || 'inProj' in lw) {
     if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
     const bcx = widths.get('bcx', 3 * c.embeddingLength);
@@ -561,6 +582,7 @@ function planLayer(
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
+  const outputGate = c.attnOutputGate ? { qg: widths.get('qg', 2 * qCols), gate: widths.get('q_gate', qCols) } : null;
   const kvCols = spec.nKvHeads * spec.headDim;
   const k = widths.get('k', kvCols);
   const v = widths.get('v', kvCols);
@@ -575,7 +597,7 @@ function planLayer(
     qNormGroup: allHeads ? qCols : spec.headDim,
     kNormGroup: allHeads ? spec.nKvHeads * spec.headDim : spec.headDim,
     qkv: [
-      { out: q, weight: lw.wq, bias: lw.bq },
+      { out: outputGate?.qg ?? q, weight: lw.wq, bias: lw.bq },
       { out: k, weight: lw.wk, bias: lw.bk },
       { out: v, weight: lw.wv, bias: lw.bv },
     ],
@@ -585,5 +607,6 @@ function planLayer(
     att: widths.get('att', qCols),
     attnOut: residual(lw.bo, lw.postAttnNorm),
     seq,
+    outputGate,
   };
 }

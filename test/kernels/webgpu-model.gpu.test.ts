@@ -43,7 +43,10 @@ for (const kernels of KERNEL_SETS) {
       },
       {
         // Recorded fixtures (test/fixtures/models: one per architecture added since) are tiny: always all of them.
-        filter: (f) => isFull || f.requireGreedy || SUBSET.includes(f.id) || f.id.startsWith('recorded/'),
+        // TODO(qwen35): WGSL DeltaNet kernels; until then WebGPU refuses qwen35 (unsupported-arch).
+        filter: (f) =>
+          !f.id.startsWith('recorded/qwen35') &&
+          (isFull || f.requireGreedy || SUBSET.includes(f.id) || f.id.startsWith('recorded/')),
         tolerances: (base) => {
           const extra = variant.preferF16 ? 2e-2 : 0;
           return { ...base, dequantF32: Math.max(base.dequantF32, 2e-2) + extra, kvF32: base.kvF32 + extra };

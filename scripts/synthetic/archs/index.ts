@@ -12,9 +12,13 @@ import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
+import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
-  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3, lfm2].map((spec) => [spec.name, spec]),
+  [smollm3, olmo2, granite, exaone4, ernie4_5, hunyuanDense, gemma, mistral3, lfm2, qwen35].map((spec) => [
+    spec.name,
+    spec,
+  ]),
 );

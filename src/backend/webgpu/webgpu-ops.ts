@@ -467,6 +467,19 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.recurrent.shortConv(st, o, b, layer, n, this.vec(kernel), kernel.rowLength, kernel.nRows);
   }
 
+  deltaNet(): void {
+    // TODO(qwen35): WGSL kernels for the conv1d + gated delta rule (cpu and wasm run it today).
+    throw new LlmError('unsupported-arch', 'webgpu: gated DeltaNet layers (qwen35) are not supported on WebGPU yet');
+  }
+
+  splitHeadPairs(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: gated attention (qwen35) is not supported on WebGPU yet');
+  }
+
+  mulSigmoid(): void {
+    throw new LlmError('unsupported-arch', 'webgpu: gated attention (qwen35) is not supported on WebGPU yet');
+  }
+
   createRecurrentState(spec: RecurrentStateSpec): void {
     this.recurrent.create(spec);
   }

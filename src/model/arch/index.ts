@@ -19,6 +19,7 @@ import { olmo2 } from './olmo2.js';
 import { phi3 } from './phi3.js';
 import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
+import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
@@ -41,6 +42,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   hunyuanDense,
   gemma,
   mistral3,
+  qwen35,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
