@@ -111,6 +111,8 @@ export interface DeltaNetInputs {
   readonly z: Activation; // [n, nVHeads·headV] output gate
   readonly beta: Activation; // [n, nVHeads]
   readonly alpha: Activation; // [n, nVHeads]
+  /** Scratch of the conv1d output ([n, 2·nKHeads·headK + nVHeads·headV]); backends that need none ignore it. */
+  readonly conv: Activation;
 }
 
 /** The small weights of a DeltaNet layer (its projections are matmuls of the forward pass). */

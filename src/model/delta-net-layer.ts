@@ -60,6 +60,7 @@ export function planDeltaNet(
     z: get(widthKey('dn_z', vCols)),
     beta: get(widthKey('dn_beta', d.nVHeads)),
     alpha: get(widthKey('dn_alpha', d.nVHeads)),
+    conv: get(widthKey('dn_conv', 2 * d.nKHeads * d.headK + vCols)),
   };
   return {
     attnNorm: { weight: w.attnNorm, eps },

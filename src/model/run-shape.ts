@@ -76,7 +76,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
     } else if (layer.kind === 'deltanet') {
       const d = layer.dims;
-      add('dn_mixed', 2 * d.nKHeads * d.headK + d.nVHeads * d.headV); // q | k | v before the conv
+      for (const label of ['dn_mixed', 'dn_conv']) add(label, 2 * d.nKHeads * d.headK + d.nVHeads * d.headV); // q | k | v
       for (const label of ['dn_z', 'dn_out']) add(label, d.nVHeads * d.headV);
       for (const label of ['dn_beta', 'dn_alpha']) add(label, d.nVHeads);
     } else {
