@@ -8,7 +8,7 @@
 
 import type { DeltaNetDims } from '../../backend/ops.js';
 import { LlmError } from '../../errors.js';
-import type { GgufValue } from '../../gguf/types.js';
+import { type GgufValue, isGgufArray } from '../../gguf/types.js';
 import { archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS as L } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
@@ -26,7 +26,8 @@ const invalid = (message: string, key: string, value: number): LlmError =>
 /** qwen35: Qwen3.5 0.8B … 27B dense. */
 export const qwen35: Architecture = {
   name: 'qwen35',
-  config(meta) {
+  config(fileMeta) {
+    const meta = trunkMetadata(fileMeta);
     const r = modelMetadata(meta, 'qwen35');
     const std = readStandardConfig(meta, 'qwen35', options);
     const nLayers = std.nLayers;
@@ -43,6 +44,39 @@ export const qwen35: Architecture = {
   tensors: { ...LLAMA_CPP_TENSOR_NAMES, ffnNorm: 'blk.{i}.post_attention_norm.weight' },
   options,
 };
+
+/**
+ * The metadata of the layers the main pass runs: without the `nextn_predict_layers` multi-token-prediction blocks
+ * llama.cpp loads after them (per-layer arrays cut to match), and with a per-layer `attention.head_count_kv` that
+ * marks recurrent layers 0 read as the attention layers' one value.
+ */
+function trunkMetadata(meta: Readonly<Record<string, GgufValue>>): Record<string, GgufValue> {
+  const r = modelMetadata(meta, 'qwen35');
+  const out: Record<string, GgufValue> = { ...meta };
+  const nextnKey = r.archKey('nextn_predict_layers');
+  const nextn = r.boundedCount(nextnKey, 0, 0, L.maxLayers, 'maxLayers');
+  if (nextn > 0) {
+    const blockKey = r.archKey('block_count');
+    const all = r.boundedCount(blockKey, undefined, 1, L.maxLayers, 'maxLayers');
+    if (nextn >= all)
+      throw invalid(`'${nextnKey}' (${nextn}) leaves none of the ${all} blocks ('${blockKey}')`, nextnKey, nextn);
+    out[blockKey] = all - nextn;
+    for (const suffix of [
+      'attention.head_count',
+      'attention.head_count_kv',
+      'feed_forward_length',
+      'attention.recurrent_layers',
+    ]) {
+      const v = out[r.archKey(suffix)];
+      if (isGgufArray(v) && v.length === all) out[r.archKey(suffix)] = v.slice(0, all - nextn) as GgufValue;
+    }
+  }
+  const kvKey = r.archKey('attention.head_count_kv');
+  const kv = modelMetadata(out, 'qwen35').numberArray(kvKey);
+  const attentionKv = new Set(kv?.filter((h) => h > 0));
+  if (kv?.includes(0) && attentionKv.size === 1) out[kvKey] = [...attentionKv][0]!;
+  return out;
+}
 
 /** The DeltaNet geometry from the `ssm.*` keys, checked for consistency (llama.cpp asserts headK = headV). */
 function readDeltaNetDims(meta: Readonly<Record<string, GgufValue>>): DeltaNetDims {
