@@ -10,7 +10,7 @@ import { REPO_ROOT } from '../../scripts/synthetic-model.js';
 /** Parsed options. */
 export interface BenchArgs {
   readonly help: boolean;
-  readonly shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b';
+  readonly shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b' | 'qwen3.5-0.8b';
   readonly quant: string;
   /** A GGUF to use instead of a synthetic model. */
   readonly model: string | undefined;
@@ -48,7 +48,7 @@ export interface BenchArgs {
 }
 
 export const USAGE = `npm run bench -- [options]
-  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b   synthetic model shape (default qwen2.5-0.5b; cached in ~/.cache/webgguf)
+  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b|qwen3.5-0.8b   synthetic model shape (default qwen2.5-0.5b; cached in ~/.cache/webgguf)
   --quant q4_0|q4_k|q8_0|…                 its quant (default q4_0)
   --model FILE.gguf                        use this file instead
   --threads 1,2                            thread counts (default 1,2)
@@ -72,7 +72,7 @@ export const USAGE = `npm run bench -- [options]
   --out DIR                                results folder (default .cache/bench)
   --timeout S                              per-case limit in seconds (default 900)`;
 
-const SHAPES = ['qwen2.5-0.5b', 'llama-3.2-1b', 'tiny', 'lfm2-1.2b'] as const;
+const SHAPES = ['qwen2.5-0.5b', 'llama-3.2-1b', 'tiny', 'lfm2-1.2b', 'qwen3.5-0.8b'] as const;
 
 function bad(option: string, value: string, what: string): never {
   throw new LlmError('invalid-request', `bench options: ${option} got "${value}"; expected ${what}`, {

@@ -30,6 +30,21 @@ const sections = (nRot: number): number[] => {
 export const qwen35: SyntheticArchSpec = {
   name: 'qwen35',
   shape: { ...SMALL_SHAPE, nLayer: 4, tied: false },
+  namedShapes: {
+    // Qwen3.5-0.8B (Qwen/Qwen3.5-0.8B text config; llama.cpp types 24 layers × 1024 as 0.8B): 8 heads / 2 KV heads of
+    // 256, a quarter of each head rotated, 16 key and 16 value DeltaNet heads of 128, 4-tap conv, tied embeddings.
+    'qwen3.5-0.8b': {
+      nEmbd: 1024,
+      nHead: 8,
+      nHeadKv: 2,
+      headDim: 256,
+      nFf: 3584,
+      nLayer: 24,
+      nVocab: 248320,
+      tied: true,
+      extra: { n_rot: 64, head_k: 128, k_heads: 16, v_heads: 16, conv: 4, interval: 4 },
+    },
+  },
   metadata: (s) => {
     const d = dims(s);
     const nRot = extra(s, 'n_rot', 32);
