@@ -526,7 +526,7 @@ export function syntheticCacheDir(): string {
  * `quant`: a GgmlType or name ('q4_0'); `arch` defaults to the shape's (qwen2 for 'qwen2.5-0.5b', llama otherwise).
  */
 export async function makeSyntheticModel(opts: {
-  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b' | SpecBenchShape;
+  shape: 'qwen2.5-0.5b' | 'llama-3.2-1b' | 'tiny' | 'lfm2-1.2b' | 'qwen3.5-0.8b' | SpecBenchShape;
   quant: GgmlType | string;
   arch?: SyntheticArch;
   seed?: number;

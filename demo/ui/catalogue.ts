@@ -37,6 +37,16 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Multilingual, ChatML template.',
   },
   {
+    // Unsloth's GGUF release of Qwen/Qwen3.5-0.8B (file name by its naming scheme; size from the pure Q4_K_M footprint,
+    // ~416 MiB — not re-checked offline).
+    id: 'qwen3.5-0.8b-q4km',
+    label: 'Qwen3.5 0.8B (Q4_K_M)',
+    url: hf('unsloth/Qwen3.5-0.8B-GGUF', 'Qwen3.5-0.8B-Q4_K_M.gguf'),
+    bytes: 420 * MB,
+    memoryBytes: 650 * MB,
+    note: 'Hybrid: gated DeltaNet layers + 6 gated attention layers; small KV cache, ChatML template.',
+  },
+  {
     id: 'lfm2-1.2b-q4km',
     label: 'LFM2 1.2B (Q4_K_M)',
     url: hf('LiquidAI/LFM2-1.2B-GGUF', 'LFM2-1.2B-Q4_K_M.gguf'),

@@ -93,6 +93,37 @@ export interface KvCacheSpec {
  * f32 values (0 for layers without recurrent state). Unlike KV it is not indexed by position: it always describes
  * the sequence after its last evaluated token, so it is copied or restored whole, never truncated.
  */
+/** Geometry of a gated DeltaNet layer (qwen35: `ssm.conv_kernel`, `ssm.state_size`, `ssm.group_count`, `ssm.time_step_rank`). */
+export interface DeltaNetDims {
+  /** Taps of the conv1d. */
+  readonly convWidth: number;
+  /** Key head size and count (q and k heads). */
+  readonly headK: number;
+  readonly nKHeads: number;
+  /** Value head size and count (a multiple of nKHeads; head h reads key head h mod nKHeads). */
+  readonly headV: number;
+  readonly nVHeads: number;
+}
+
+/** The per-step projections a DeltaNet layer mixes. */
+export interface DeltaNetInputs {
+  readonly mixed: Activation; // [n, 2·nKHeads·headK + nVHeads·headV] q | k | v
+  readonly z: Activation; // [n, nVHeads·headV] output gate
+  readonly beta: Activation; // [n, nVHeads]
+  readonly alpha: Activation; // [n, nVHeads]
+  /** Scratch of the conv1d output ([n, 2·nKHeads·headK + nVHeads·headV]); backends that need none ignore it. */
+  readonly conv: Activation;
+}
+
+/** The small weights of a DeltaNet layer (its projections are matmuls of the forward pass). */
+export interface DeltaNetWeights {
+  readonly dims: DeltaNetDims;
+  readonly conv: Weight; // [convDim rows, convWidth]
+  readonly dtBias: Weight; // [nVHeads]
+  readonly a: Weight; // [nVHeads]
+  readonly norm: Weight; // [headV]
+}
+
 export interface RecurrentStateSpec {
   readonly nSlots: number;
   /** f32 values of state per slot for each layer ([nLayers]). */
@@ -402,6 +433,17 @@ export interface Ops {
    * window rows, [taps − 1, C]) is read, then replaced by the window's last rows; at startPos 0 it reads as zeros.
    */
   shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void;
+  /**
+   * Gated DeltaNet token mixer of the step's tokens (qwen35): conv1d + SiLU over `inputs.mixed` with the conv state,
+   * L2-normalised q/k, the gated delta rule per value head on its [headV, headK] state (decay exp(softplus(alpha +
+   * dtBias)·a), write strength sigmoid(beta)), then per-head RMSNorm · norm · SiLU(z) → out [n, nVHeads·headV]. The
+   * state of `layer` in the step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
+   */
+  deltaNet(out: Activation, inputs: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void;
+  /** Splits per-head [q | gate] rows of qg ([n, 2·cols]) into q and gate ([n, cols] each, heads of headDim). */
+  splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
+  /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */
+  mulSigmoid(x: Activation, gate: Activation, n: number): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

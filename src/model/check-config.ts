@@ -104,11 +104,18 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const perLayer = config.perLayerEmbd > 0 ? [names.perLayerInpGate, names.perLayerProj, names.perLayerPostNorm] : [];
   // A layer reading an earlier layer's KV needs no K/V of its own (gemma4).
   const kvOnly = new Set([names.attnK, names.attnKNorm, names.attnV]);
+  const n = names;
+  const deltaNetRequired = [...ffnRequired, n.attnQkv, n.ssmGate, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmBeta, n.ssmAlpha];
+  deltaNetRequired.push(n.ssmNorm, n.ssmOut);
   for (let il = 0; il < config.nLayers; il++) {
     const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
       (p) => config.kvSources[il] === il || !kvOnly.has(p),
     );
-    const patterns = config.shortConvLayers[il] ? convRequired : attention;
+    const patterns = config.shortConvLayers[il]
+      ? convRequired
+      : config.deltaNetLayers[il]
+        ? deltaNetRequired
+        : attention;
     for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {
@@ -159,9 +166,10 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const layer0 =
     spec0.kind === 'attention' ? spec0 : { nHeads: config.nHeads, nKvHeads: config.nKvHeads, headDim: config.headDim };
   const q = byName.get(layerTensorName(names.attnQ, firstAttn));
-  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== layer0.nHeads * layer0.headDim) {
+  const qRows = layer0.nHeads * layer0.headDim * (config.attnOutputGate ? 2 : 1); // gated: [q | gate] per head
+  if (!config.fusedQkv && q !== undefined && q.shape.length === 2 && q.shape[1] !== qRows) {
     throw invalid(
-      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${layer0.nHeads * layer0.headDim} query rows, ` +
+      `'${headsKey}' = ${layer0.nHeads} × head size ${layer0.headDim} (${headDimKeys}) = ${qRows} query rows${config.attnOutputGate ? ' (with their output gates)' : ''}, ` +
         `but '${q.name}' has ${q.shape[1]}`,
       headsKey,
       layer0.nHeads,

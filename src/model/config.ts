@@ -4,7 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
-import type { GluActivation } from '../backend/ops.js';
+import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';
@@ -164,6 +164,12 @@ export interface ModelConfig extends ArchOptions {
   readonly poolingType: PoolingType;
   /** Whether a token sees only earlier positions (`attention.causal`, default true; false for encoders). */
   readonly causalAttention: boolean;
+  /** Layers whose token mixer is a gated DeltaNet instead of attention (qwen35) ([nLayers]). */
+  readonly deltaNetLayers: readonly boolean[];
+  /** Geometry of the DeltaNet layers (`ssm.*` keys); null when no layer has one. */
+  readonly deltaNet: DeltaNetDims | null;
+  /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
+  readonly attnOutputGate: boolean;
 }
 
 /** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
@@ -402,6 +408,9 @@ export function readStandardConfig(
     perLayerEmbd: 0,
     poolingType: readPoolingType(r),
     causalAttention: r.optionalBool(r.archKey('attention.causal')) ?? true,
+    deltaNetLayers: new Array<boolean>(nLayers).fill(false),
+    deltaNet: null,
+    attnOutputGate: false,
   };
 }
 

@@ -17,6 +17,7 @@ import type {
 } from '../backend/ops.js';
 import type { ModelConfig } from './config.js';
 import type { LayerSpec, MoeLayerSpec } from './layer-spec.js';
+import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, planDeltaNet } from './delta-net-layer.js';
 import type { LayerWeights, MoeWeights, ShortConvLayerWeights } from './model-weights.js';
 import { widthKey } from './run-shape.js';
 
@@ -71,6 +72,8 @@ export interface AttentionLayerPlan extends FfnPlan {
   readonly vFromK: boolean;
   /** Per-layer embedding projection → x (post-norm), when the layer has one. */
   readonly perLayerOut: ResidualOptions;
+  /** Gated attention (qwen35): the q projection's per-head [q | gate] rows and the gate split out of them; or null. */
+  readonly outputGate: { readonly qg: Activation; readonly gate: Activation } | null;
 }
 
 /** The same for a short-convolution layer. */
@@ -85,7 +88,14 @@ export interface ShortConvLayerPlan extends FfnPlan {
   readonly convOut: ResidualOptions;
 }
 
-export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan;
+/** The same for a gated DeltaNet layer (qwen35). */
+interface DeltaNetLayerPlan extends FfnPlan, DeltaNetMixerPlan {
+  readonly kind: 'deltanet';
+  /** ssm_out → x. */
+  readonly mixerOut: ResidualOptions;
+}
+
+export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan;
 
 /** The activations of a model, by `ActivationShape.key`. */
 export type ActivationMap = ReadonlyMap<string, Activation>;
@@ -95,7 +105,7 @@ export function planLayer(
   c: ModelConfig,
   il: number,
   spec: LayerSpec,
-  lw: LayerWeights | ShortConvLayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
   seq: SequenceRow | null,
@@ -122,6 +132,13 @@ export function planLayer(
     hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: residual(null, lw.postFfnNorm),
   };
+  if (spec.kind === 'deltanet' || ('kind' in lw && lw.kind === 'deltanet')) {
+    if (spec.kind !== 'deltanet' || !('kind' in lw) || lw.kind !== 'deltanet') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mixer = planDeltaNet(spec, lw, c.normEps, (key) => acts.get(key)!);
+    return { ...ffn, ...mixer, kind: 'deltanet', mixerOut: residual(null, null) };
+  }
   if (spec.kind === 'shortconv' || 'inProj' in lw) {
     if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
     const bcx = widths.get('bcx', 3 * c.embeddingLength);
@@ -155,6 +172,7 @@ export function planLayer(
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
+  const outputGate = c.attnOutputGate ? { qg: widths.get('qg', 2 * qCols), gate: widths.get('q_gate', qCols) } : null;
   const kvCols = spec.nKvHeads * spec.headDim;
   const k = widths.get('k', kvCols);
   const v = widths.get('v', kvCols);
@@ -162,7 +180,7 @@ export function planLayer(
   const ownKv = spec.kvSource === il;
   const vFromK = ownKv && lw.wv === null;
   if (ownKv && lw.wk === null) throw new Error(`layer plan: layer ${il} stores KV but has no K projection`);
-  const projections: Projection[] = [{ out: q, weight: lw.wq, bias: lw.bq }];
+  const projections: Projection[] = [{ out: outputGate?.qg ?? q, weight: lw.wq, bias: lw.bq }];
   if (ownKv && lw.wk) projections.push({ out: k, weight: lw.wk, bias: lw.bk });
   if (ownKv && lw.wv) projections.push({ out: v, weight: lw.wv, bias: lw.bv });
   return {
@@ -185,6 +203,7 @@ export function planLayer(
     ownKv,
     vFromK,
     perLayerOut: residual(null, lw.perLayer?.postNorm ?? null),
+    outputGate,
   };
 }
 

@@ -4,7 +4,8 @@
  * recurrent and MoE layers become new `kind`s here rather than special cases in the forward pass.
  */
 
-import type { KvLayerSpec } from '../backend/ops.js';
+import { deltaNetStateSize } from '../backend/delta-net.js';
+import type { DeltaNetDims, KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 import type { MoeRouting } from './moe-config.js';
 
@@ -68,11 +69,24 @@ interface ShortConvLayerSpec {
   readonly ffnDim: number;
 }
 
+/**
+ * One gated DeltaNet + gated-FFN block (qwen35): attn_qkv → conv1d + SiLU → L2-normalised q, k → gated delta rule per
+ * value head → RMSNorm · SiLU(z) → ssm_out. Its state per sequence is the conv window and one [headV, headK] matrix
+ * per value head (no KV).
+ */
+export interface DeltaNetLayerSpec {
+  readonly kind: 'deltanet';
+  readonly dims: DeltaNetDims;
+  /** Width of the gated FFN's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerSpec;
 
 /** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
 export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
+  if (spec.kind === 'deltanet') return deltaNetStateSize(spec.dims);
   return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
 }
 
@@ -87,6 +101,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
     const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
     if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
+    if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
@@ -124,7 +139,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
 
 /** The KV cache geometry of `layers`: each layer's own KV heads and head size. */
 export function kvLayersOf(layers: readonly LayerSpec[]): KvLayerSpec[] {
-  // A layer without attention (short convolution) or reading another layer's KV keeps no KV: 0 columns.
+  // A layer without attention (short convolution, DeltaNet) or reading another layer's KV keeps no KV: 0 columns.
   return layers.map((l, il) =>
     l.kind === 'attention' && l.kvSource === il
       ? { nKvHeads: l.nKvHeads, headDim: l.headDim }

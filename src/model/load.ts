@@ -13,7 +13,8 @@ import { getQuantType } from '../quant/index.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
-import { describeLayers, type MoeLayerSpec } from './layer-spec.js';
+import type { DeltaNetLayerWeights } from './delta-net-layer.js';
+import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
@@ -47,7 +48,10 @@ type LayerSlots =
       readonly gate: WeightSlot;
       readonly up: WeightSlot;
       readonly down: WeightSlot;
-    };
+    }
+  | ({ readonly kind: 'deltanet' } & {
+      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
+    });
 
 /** A layer's dense gated FFN, named before it is read. */
 type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
@@ -161,6 +165,7 @@ export async function loadTransformer(
         down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
       };
     }
+    if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
     const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
@@ -172,7 +177,7 @@ export async function loadTransformer(
           [n(names.attnV), kvRows],
         ])
       : [
-          loader.upload(n(names.attnQ), [c.embeddingLength, qRows]),
+          loader.upload(n(names.attnQ), [c.embeddingLength, c.attnOutputGate ? 2 * qRows : qRows]),
           ownKv ? loader.upload(n(names.attnK), [c.embeddingLength, kvRows]) : null,
           !ownKv
             ? null
@@ -215,46 +220,48 @@ export async function loadTransformer(
   await loader.loadAll();
   const perLayer = perLayerSlots && perLayerWeightsOf(perLayerSlots, await perLayerSlots.tables());
   const get = (slot: WeightSlot | null) => slot?.get() ?? null;
-  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights =>
-    l.kind === 'shortconv'
-      ? {
-          kind: 'shortconv',
-          attnNorm: l.attnNorm.get(),
-          inProj: l.inProj.get(),
-          conv: l.conv.get(),
-          outProj: l.outProj.get(),
-          ffnNorm: l.ffnNorm.get(),
-          gate: l.gate.get(),
-          up: l.up.get(),
-          down: l.down.get(),
-          postFfnNorm: null,
-        }
-      : {
-          attnNorm: get(l.attnNorm),
-          wq: l.wq.get(),
-          wk: get(l.wk),
-          wv: get(l.wv),
-          bq: get(l.bq),
-          bk: get(l.bk),
-          bv: get(l.bv),
-          qNorm: get(l.qNorm),
-          kNorm: get(l.kNorm),
-          wo: l.wo.get(),
-          bo: get(l.bo),
-          postAttnNorm: get(l.postAttnNorm),
-          ffnNorm: get(l.ffnNorm),
-          gate: get(l.gate),
-          up: get(l.up),
-          down: get(l.down),
-          moe: l.moe && moeWeights(l.moe),
-          postFfnNorm: get(l.postFfnNorm),
-          perLayer: l.perLayer && {
-            gate: l.perLayer.gate.get(),
-            proj: l.perLayer.proj.get(),
-            postNorm: l.perLayer.postNorm.get(),
+  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights =>
+    l.kind === 'deltanet'
+      ? deltaNetWeights(l)
+      : l.kind === 'shortconv'
+        ? {
+            kind: 'shortconv',
+            attnNorm: l.attnNorm.get(),
+            inProj: l.inProj.get(),
+            conv: l.conv.get(),
+            outProj: l.outProj.get(),
+            ffnNorm: l.ffnNorm.get(),
+            gate: l.gate.get(),
+            up: l.up.get(),
+            down: l.down.get(),
+            postFfnNorm: null,
+          }
+        : {
+            attnNorm: get(l.attnNorm),
+            wq: l.wq.get(),
+            wk: get(l.wk),
+            wv: get(l.wv),
+            bq: get(l.bq),
+            bk: get(l.bk),
+            bv: get(l.bv),
+            qNorm: get(l.qNorm),
+            kNorm: get(l.kNorm),
+            wo: l.wo.get(),
+            bo: get(l.bo),
+            postAttnNorm: get(l.postAttnNorm),
+            ffnNorm: get(l.ffnNorm),
+            gate: get(l.gate),
+            up: get(l.up),
+            down: get(l.down),
+            moe: l.moe && moeWeights(l.moe),
+            postFfnNorm: get(l.postFfnNorm),
+            perLayer: l.perLayer && {
+              gate: l.perLayer.gate.get(),
+              proj: l.perLayer.proj.get(),
+              postNorm: l.perLayer.postNorm.get(),
+            },
+            outScale: l.outScale,
           },
-          outScale: l.outScale,
-        },
   );
   const weights: ModelWeights = {
     tokenEmbd: tokenEmbd.get(),
@@ -390,5 +397,58 @@ function moeWeights(m: MoeSlots): MoeWeights {
     down: m.down.get(),
     selectionBias: m.selectionBias?.get() ?? null,
     shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
+  };
+}
+
+/** Names (and shape-checks) the weights of a gated DeltaNet layer (qwen35), as llama.cpp's `load_block_trunk`. */
+function deltaNetSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  il: number,
+  E: number,
+  spec: DeltaNetLayerSpec,
+): LayerSlots {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const d = spec.dims;
+  const vCols = d.nVHeads * d.headV;
+  const convDim = 2 * d.nKHeads * d.headK + vCols;
+  return {
+    kind: 'deltanet',
+    attnNorm: loader.upload(n(names.attnNorm), [E]),
+    qkv: loader.upload(n(names.attnQkv), [E, convDim]),
+    z: loader.upload(n(names.ssmGate), [E, vCols]),
+    beta: loader.upload(n(names.ssmBeta), [E, d.nVHeads]),
+    alpha: loader.upload(n(names.ssmAlpha), [E, d.nVHeads]),
+    conv: loader.upload(n(names.ssmConv1d), [d.convWidth, convDim]),
+    dtBias: loader.upload(n(names.ssmDt), [d.nVHeads]),
+    a: loader.upload(n(names.ssmA), [d.nVHeads]),
+    norm: loader.upload(n(names.ssmNorm), [d.headV]),
+    outProj: loader.upload(n(names.ssmOut), [vCols, E]),
+    ffnNorm: loader.upload(n(names.ffnNorm), [E]),
+    gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
+    up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
+    down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+  };
+}
+
+/** The uploaded weights of a DeltaNet layer's slots. */
+function deltaNetWeights(l: Extract<LayerSlots, { kind: 'deltanet' }>): DeltaNetLayerWeights {
+  return {
+    kind: 'deltanet',
+    attnNorm: l.attnNorm.get(),
+    qkv: l.qkv.get(),
+    z: l.z.get(),
+    beta: l.beta.get(),
+    alpha: l.alpha.get(),
+    conv: l.conv.get(),
+    dtBias: l.dtBias.get(),
+    a: l.a.get(),
+    norm: l.norm.get(),
+    outProj: l.outProj.get(),
+    ffnNorm: l.ffnNorm.get(),
+    gate: l.gate.get(),
+    up: l.up.get(),
+    down: l.down.get(),
+    postFfnNorm: null,
   };
 }

@@ -78,8 +78,17 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
   for (const layer of layers) {
     if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
+    } else if (layer.kind === 'deltanet') {
+      const d = layer.dims;
+      for (const label of ['dn_mixed', 'dn_conv']) add(label, 2 * d.nKHeads * d.headK + d.nVHeads * d.headV); // q | k | v
+      for (const label of ['dn_z', 'dn_out']) add(label, d.nVHeads * d.headV);
+      for (const label of ['dn_beta', 'dn_alpha']) add(label, d.nVHeads);
     } else {
       for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
+      if (c.attnOutputGate) {
+        add('qg', 2 * layer.nHeads * layer.headDim); // per-head [q | gate] rows of the gated q projection
+        add('q_gate', layer.nHeads * layer.headDim);
+      }
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);

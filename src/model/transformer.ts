@@ -11,6 +11,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { attentionTemperature, temperatureRun } from './attention-temperature.js';
+import { deltaNetBlock } from './delta-net-layer.js';
 import { describeLayers, kvLayersOf, recurrentStateSize } from './layer-spec.js';
 import {
   type ActivationMap,
@@ -247,6 +248,7 @@ export class TransformerModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
+      else if (p.kind === 'deltanet') deltaNetBlock(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
       else this.attentionBlock(p, il, n, startPos, rows);
       // Feed-forward sub-block (gated; or a mixture of experts).
       if (p.moe && p.ffnNorm)
@@ -283,11 +285,14 @@ export class TransformerModel implements Transformer {
     rows: readonly SequenceToken[] | null,
   ): void {
     const { ops, buffers: b } = this;
-    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim]
+    ops.normMatmul(b.xb, b.x, p.attnNorm, p.qkv, n); // q (or qg) [n, nHeads·headDim (·2)], k and v [n, nKvHeads·headDim]
     if (p.vFromK) ops.copyRows(p.v, p.k, 0, n); // no attn_v: V is the raw K projection (gemma4)
+    const g = p.outputGate;
+    if (g) ops.splitHeadPairs(p.q, g.gate, g.qg, n, p.attention.headDim); // q, gate [n, nHeads·headDim]
     if (!this.config.qkNormAfterRope) this.normQk(p, p.q, p.k, n);
     if (rows) this.attendRows(il, p, rows);
     else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
+    if (g) ops.mulSigmoid(p.att, g.gate, n); // att ·= sigmoid(gate)
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
   }
 

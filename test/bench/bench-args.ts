@@ -51,7 +51,7 @@ export interface BenchArgs {
 }
 
 export const USAGE = `npm run bench -- [options]
-  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b|qwen3moe-a0.2b|dense-a0.2b
+  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b|qwen3.5-0.8b|qwen3moe-a0.2b|dense-a0.2b
                                            synthetic model shape (default qwen2.5-0.5b; cached in ~/.cache/webgguf;
                                            qwen3moe-a0.2b: 64 experts top-8, 1.03 B total / 0.15 B active;
                                            dense-a0.2b: a dense model of the same active bytes)
@@ -80,7 +80,15 @@ export const USAGE = `npm run bench -- [options]
   --out DIR                                results folder (default .cache/bench)
   --timeout S                              per-case limit in seconds (default 900)`;
 
-const SHAPES = ['qwen2.5-0.5b', 'llama-3.2-1b', 'tiny', 'lfm2-1.2b', 'qwen3moe-a0.2b', 'dense-a0.2b'] as const;
+const SHAPES = [
+  'qwen2.5-0.5b',
+  'llama-3.2-1b',
+  'tiny',
+  'lfm2-1.2b',
+  'qwen3.5-0.8b',
+  'qwen3moe-a0.2b',
+  'dense-a0.2b',
+] as const;
 
 function bad(option: string, value: string, what: string): never {
   throw new LlmError('invalid-request', `bench options: ${option} got "${value}"; expected ${what}`, {

@@ -56,6 +56,10 @@ const TIMED = new Set<string>([
   'normMatmul',
   'matmulResidual',
   'gatedFfn',
+  'shortConv',
+  'deltaNet',
+  'splitHeadPairs',
+  'mulSigmoid',
 ]);
 
 /**

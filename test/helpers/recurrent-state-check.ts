@@ -13,9 +13,9 @@ import { maxAbsDiff } from '../../src/model/conformance.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { RECORDED_FIXTURE_DIR } from './shared-path.js';
 
-/** Runs the checks on `ops` with the recorded lfm2 fixture. */
-export async function checkRecurrentState(ops: Ops, tol: number): Promise<void> {
-  const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, 'lfm2-q8_0-s1.gguf'));
+/** Runs the checks on `ops` with a recorded hybrid fixture (lfm2's by default). */
+export async function checkRecurrentState(ops: Ops, tol: number, fixture = 'lfm2-q8_0-s1.gguf'): Promise<void> {
+  const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, fixture));
   const model = await loadTransformer(await parseGguf(source), source, ops, { contextLength: 32, nSlots: 2 });
   try {
     const vocab = model.config.vocabSize;

@@ -5,13 +5,15 @@ import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
 import { checkRecurrentState } from '../helpers/recurrent-state-check.js';
 
-describe('recurrent state on WebGPU (lfm2)', () => {
+describe('recurrent state on WebGPU (lfm2, qwen35)', () => {
   afterAll(() => destroyTestGpu());
-  for (const variant of GPU_VARIANTS) {
-    it(`${variant.name}: a snapshot written back resumes; a slot copy carries the state`, async () => {
-      const device = await getTestDevice(['shader-f16', 'subgroups']);
-      const ops = await createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
-      await checkRecurrentState(ops, variant.preferF16 ? 2e-2 : 1e-3);
-    });
+  for (const fixture of ['lfm2-q8_0-s1.gguf', 'qwen35-q8_0-s1.gguf']) {
+    for (const variant of GPU_VARIANTS) {
+      it(`${fixture} ${variant.name}: a snapshot written back resumes; a slot copy carries the state`, async () => {
+        const device = await getTestDevice(['shader-f16', 'subgroups']);
+        const ops = await createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+        await checkRecurrentState(ops, variant.preferF16 ? 2e-2 : 1e-3, fixture);
+      });
+    }
   }
 });

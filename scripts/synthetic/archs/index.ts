@@ -18,6 +18,7 @@ import { hunyuanDense } from './hunyuan-dense.js';
 import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
+import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -38,5 +39,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     ernie4_5Moe,
     granitemoe,
     gemma4,
+    qwen35,
   ].map((spec) => [spec.name, spec]),
 );

@@ -14,7 +14,6 @@ import type {
   KvCacheSpec,
   MoeRouteParams,
   Ops,
-  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -38,8 +37,9 @@ import { attentionRows, type KvLayer } from './attention.js';
 import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
 import { routeToken } from '../moe-route.js';
-import { CompositeOps } from '../composite-ops.js';
-import { HostRecurrentState, shortConvRows } from '../short-conv.js';
+import { HostHybridOps } from '../host-hybrid-ops.js';
+import { shortConvRows } from '../short-conv.js';
+import type { HostView } from '../delta-net.js';
 
 /** A weight on the CPU backend: always dequantized to f32. */
 /** One layer's K and V of one slot as stored: [contextLength, kvRowBytes] bytes each (the cache's KV type). */
@@ -81,7 +81,7 @@ function dequantize(info: WeightInfo, data: Uint8Array, rowLength: number, nRows
 }
 
 /** Plain-TS implementation of `Ops` (see the file header). */
-class CpuOps extends CompositeOps implements Ops {
+class CpuOps extends HostHybridOps implements Ops {
   readonly name = 'cpu';
   readonly description = 'cpu reference (plain TypeScript, f32 storage, f64 accumulation)';
 
@@ -89,7 +89,6 @@ class CpuOps extends CompositeOps implements Ops {
   private kvType: KvType = 'f32';
   private kvSpec: KvCacheSpec | null = null;
   private batch: StepBatch | null = null;
-  private readonly recurrent = new HostRecurrentState();
 
   async uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     throwIfAborted(signal, `uploading ${info.name}`);
@@ -427,21 +426,7 @@ class CpuOps extends CompositeOps implements Ops {
     });
   }
 
-  createRecurrentState(spec: RecurrentStateSpec): void {
-    this.recurrent.create(spec);
-  }
-
-  copyRecurrentState(srcSlot: number, dstSlot: number): void {
-    this.recurrent.copy(srcSlot, dstSlot);
-  }
-
-  async readRecurrentState(slot: number): Promise<Float32Array> {
-    return this.recurrent.read(slot);
-  }
-
-  writeRecurrentState(slot: number, state: Float32Array): void {
-    this.recurrent.write(slot, state);
-  }
+  protected readonly view: HostView = (t) => [(t as CpuWeight | CpuActivation).data, 0]; // both f32
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     const spec = this.requireKv();
@@ -479,7 +464,7 @@ class CpuOps extends CompositeOps implements Ops {
     this.batch = null;
   }
 
-  private step(): StepBatch {
+  protected step(): StepBatch {
     if (!this.batch) throw new LlmError('invalid-request', 'cpu ops: an op was issued outside beginStep … endStep');
     return this.batch;
   }

@@ -17,7 +17,6 @@ import type {
   KvCacheSpec,
   MoeRouteParams,
   Ops,
-  RecurrentStateSpec,
   RopeParams,
   StepBatch,
   TopK,
@@ -36,8 +35,9 @@ import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } 
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
-import { CompositeOps } from '../composite-ops.js';
-import { HostRecurrentState, shortConvRows } from '../short-conv.js';
+import { HostHybridOps } from '../host-hybrid-ops.js';
+import { shortConvRows } from '../short-conv.js';
+import type { HostView } from '../delta-net.js';
 
 /** An f32 activation [maxRows, cols] in WASM memory. */
 interface WasmActivation extends Activation {
@@ -61,7 +61,7 @@ const MIN_PARALLEL_ATTENTION = 1 << 15;
 const DEQUANT_CHUNK_BYTES = 1 << 20;
 
 /** The WASM backend (see the file header). */
-export class WasmOps extends CompositeOps implements Ops {
+export class WasmOps extends HostHybridOps implements Ops {
   readonly name = 'wasm';
   readonly description: string;
   private readonly heap: WasmHeap;
@@ -70,7 +70,6 @@ export class WasmOps extends CompositeOps implements Ops {
   private batch: StepBatch | null = null;
   private kv: WasmKvCache | null = null;
   /** Short-convolution state per slot and layer (host memory: the convolution runs in TypeScript). */
-  private readonly recurrent = new HostRecurrentState();
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
     act: null,
@@ -386,20 +385,10 @@ export class WasmOps extends CompositeOps implements Ops {
     o.version++;
   }
 
-  createRecurrentState(spec: RecurrentStateSpec): void {
-    this.recurrent.create(spec);
-  }
+  protected readonly view: HostView = (t) => [this.heap.f32, 'nRows' in t ? this.vector(t) : act(t).byteOffset >>> 2];
 
-  copyRecurrentState(srcSlot: number, dstSlot: number): void {
-    this.recurrent.copy(srcSlot, dstSlot);
-  }
-
-  async readRecurrentState(slot: number): Promise<Float32Array> {
-    return this.recurrent.read(slot);
-  }
-
-  writeRecurrentState(slot: number, state: Float32Array): void {
-    this.recurrent.write(slot, state);
+  protected override written(a: Activation): void {
+    act(a).version++;
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -524,7 +513,7 @@ export class WasmOps extends CompositeOps implements Ops {
     return this.rowCopy;
   }
 
-  private step(): StepBatch {
+  protected step(): StepBatch {
     if (!this.batch) throw new LlmError('invalid-request', 'wasm ops: an op was issued outside beginStep … endStep');
     return this.batch;
   }

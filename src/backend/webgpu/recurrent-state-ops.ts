@@ -81,6 +81,21 @@ export class RecurrentStateOps {
     this.h.rec.dispatch(update, [null, bcx.buffer, state], params, grid(Math.ceil(channels / WG_FLAT)));
   }
 
+  /** The state buffer and the f32 index of `layer`'s state in `slot`, checked to hold `size` values. */
+  locate(op: string, slot: number, layer: number, size: number): { readonly state: GPUBuffer; readonly at: number } {
+    const state = this.require(op, slot);
+    if (this.spec!.layerSizes[layer] !== size) {
+      throw new LlmError(
+        'invalid-request',
+        `${op} of layer ${layer}: its state holds ${this.spec!.layerSizes[layer]} values, ${size} asked`,
+        {
+          details: { layer, size },
+        },
+      );
+    }
+    return { state, at: slot * this.slotValues + this.layerAt[layer]! };
+  }
+
   /** Records a copy of one slot's state into another; false when there is nothing to copy. */
   copy(srcSlot: number, dstSlot: number): boolean {
     const state = this.require('copyRecurrentState', Math.max(srcSlot, dstSlot));

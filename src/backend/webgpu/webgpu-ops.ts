@@ -21,6 +21,8 @@ import type {
   MoeRouteParams,
   Ops,
   RecurrentStateSpec,
+  DeltaNetInputs,
+  DeltaNetWeights,
 } from '../ops.js';
 import type {
   KvRows,
@@ -46,6 +48,7 @@ import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
+import { DeltaNetOps } from './delta-net-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
 import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
@@ -90,6 +93,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
+  private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -143,6 +147,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
     this.sampling = new SamplingOps(host); // allocates the result buffer
     this.recurrent = new RecurrentStateOps(host);
+    this.dn = new DeltaNetOps(host, this.recurrent);
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -493,6 +498,28 @@ export class WebGpuOps extends CompositeOps implements Ops {
     const st = this.requireStep('shortConv');
     const [o, b] = [out as GpuActivation, bcx as GpuActivation];
     this.recurrent.shortConv(st, o, b, layer, n, this.vec(kernel), kernel.rowLength, kernel.nRows);
+  }
+
+  deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
+    const st = this.requireStep('deltaNet');
+    const small = {
+      dims: w.dims,
+      conv: this.vec(w.conv),
+      dtBias: this.vec(w.dtBias),
+      a: this.vec(w.a),
+      norm: this.vec(w.norm),
+    };
+    this.dn.deltaNet(st, out as GpuActivation, x, layer, n, small, eps);
+  }
+
+  splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
+    this.requireStep('splitHeadPairs');
+    this.dn.splitHeadPairs(q as GpuActivation, gate as GpuActivation, qg as GpuActivation, n, headDim);
+  }
+
+  mulSigmoid(x: Activation, gate: Activation, n: number): void {
+    this.requireStep('mulSigmoid');
+    this.dn.mulSigmoid(x as GpuActivation, gate as GpuActivation, n);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {

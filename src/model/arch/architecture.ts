@@ -64,6 +64,15 @@ export interface TensorNames {
   readonly perLayerPostNorm: string;
   /** Scalar multiplier of a layer's output ([1]). */
   readonly layerOutScale: string;
+  /** Gated DeltaNet (qwen35): output gate z, conv1d kernel, dt bias, decay a, beta and alpha projections, norm, out. */
+  readonly ssmGate: string;
+  readonly ssmConv1d: string;
+  readonly ssmDt: string;
+  readonly ssmA: string;
+  readonly ssmBeta: string;
+  readonly ssmAlpha: string;
+  readonly ssmNorm: string;
+  readonly ssmOut: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -112,6 +121,14 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   perLayerProj: 'blk.{i}.proj.weight',
   perLayerPostNorm: 'blk.{i}.post_norm.weight',
   layerOutScale: 'blk.{i}.layer_output_scale.weight',
+  ssmGate: 'blk.{i}.attn_gate.weight',
+  ssmConv1d: 'blk.{i}.ssm_conv1d.weight',
+  ssmDt: 'blk.{i}.ssm_dt.bias',
+  ssmA: 'blk.{i}.ssm_a',
+  ssmBeta: 'blk.{i}.ssm_beta.weight',
+  ssmAlpha: 'blk.{i}.ssm_alpha.weight',
+  ssmNorm: 'blk.{i}.ssm_norm.weight',
+  ssmOut: 'blk.{i}.ssm_out.weight',
 };
 
 /** A tensor name of layer `layer`. */

@@ -25,6 +25,7 @@ import { qwen2 } from './qwen2.js';
 import { qwen3 } from './qwen3.js';
 import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
+import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
@@ -53,6 +54,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   olmoe,
   ernie4_5Moe,
   granitemoe,
+  qwen35,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -1,5 +1,6 @@
 /**
- * The prompt cache of a model with recurrent layers (lfm2's short convolutions, recorded fixture, CPU reference):
+ * The prompt cache of a model with recurrent layers (lfm2's short convolutions, qwen35's DeltaNet; recorded
+ * fixtures, CPU reference):
  * a state cannot be cut back to a prefix, so a match lands only where a state is known — the slot's own state at
  * its end (a conversation's next turn) or a snapshot (a shared system prompt) — and every served answer equals a
  * cold run of the whole prompt, token for token and logprob for logprob. A state being written is never served.
@@ -26,104 +27,106 @@ import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
 const CTX = 96;
 const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => 3 + ((from + i * 7) % 500));
 
-describe('prompt cache with recurrent state (lfm2)', () => {
-  let transformer: Transformer;
-  let tokenizer: Tokenizer;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, 'lfm2-q8_0-s1.gguf'));
-    const gguf = await parseGguf(source);
-    tokenizer = createTokenizer(gguf.metadata);
-    transformer = await loadTransformer(gguf, source, createCpuOps(), { contextLength: CTX, nSlots: 2 });
-    close = () => source.close();
-  });
-  afterAll(async () => {
-    transformer.destroy();
-    await close();
-  });
-
-  const run = async (
-    ctx: Context,
-    prompt: readonly number[],
-    maxTokens = 4,
-    stateBoundaries?: readonly number[],
-  ): Promise<GenerationResult> => {
-    const gen = generate(ctx, tokenizer, {
-      ...(stateBoundaries ? { stateBoundaries } : {}),
-      prompt,
-      cacheKey: 'k',
-      sampling: normalizeSamplingOptions({ temperature: 0 }, tokenizer.vocabSize).sampling,
-      maxTokens,
-      stop: [],
-      eogIds: new Set(),
-      logprobs: 3,
+for (const arch of ['lfm2', 'qwen35']) {
+  describe(`prompt cache with recurrent state (${arch})`, () => {
+    let transformer: Transformer;
+    let tokenizer: Tokenizer;
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, `${arch}-q8_0-s1.gguf`));
+      const gguf = await parseGguf(source);
+      tokenizer = createTokenizer(gguf.metadata);
+      transformer = await loadTransformer(gguf, source, createCpuOps(), { contextLength: CTX, nSlots: 2 });
+      close = () => source.close();
     });
-    for (;;) {
-      const step = await gen.next();
-      if (step.done) return step.value;
-    }
-  };
-  /** The same prompt on a fresh context (slot 0 from position 0): what a served answer must equal. */
-  const cold = (prompt: readonly number[]): Promise<GenerationResult> =>
-    run(new Context(transformer, { contextLength: CTX, nSlots: 2 }), prompt);
-  const same = (a: GenerationResult, b: GenerationResult): void => {
-    expect(a.tokens).toEqual(b.tokens);
-    expect(a.logprobs).toEqual(b.logprobs);
-  };
+    afterAll(async () => {
+      transformer.destroy();
+      await close();
+    });
 
-  it("a conversation's next turn resumes from the slot's state and equals a cold run", async () => {
-    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
-    const p1 = ids(1, 20);
-    const t1 = await run(ctx, p1);
-    const p2 = [...p1, ...t1.tokens, ...ids(9, 6)];
-    const t2 = await run(ctx, p2);
-    expect(t2.cachedTokens).toBe(p1.length + t1.tokens.length - 1); // all that was evaluated
-    same(t2, await cold(p2));
-  });
+    const run = async (
+      ctx: Context,
+      prompt: readonly number[],
+      maxTokens = 4,
+      stateBoundaries?: readonly number[],
+    ): Promise<GenerationResult> => {
+      const gen = generate(ctx, tokenizer, {
+        ...(stateBoundaries ? { stateBoundaries } : {}),
+        prompt,
+        cacheKey: 'k',
+        sampling: normalizeSamplingOptions({ temperature: 0 }, tokenizer.vocabSize).sampling,
+        maxTokens,
+        stop: [],
+        eogIds: new Set(),
+        logprobs: 3,
+      });
+      for (;;) {
+        const step = await gen.next();
+        if (step.done) return step.value;
+      }
+    };
+    /** The same prompt on a fresh context (slot 0 from position 0): what a served answer must equal. */
+    const cold = (prompt: readonly number[]): Promise<GenerationResult> =>
+      run(new Context(transformer, { contextLength: CTX, nSlots: 2 }), prompt);
+    const same = (a: GenerationResult, b: GenerationResult): void => {
+      expect(a.tokens).toEqual(b.tokens);
+      expect(a.logprobs).toEqual(b.logprobs);
+    };
 
-  it('conversations sharing a system prompt share it through a snapshot, equal to cold runs', async () => {
-    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
-    const system = ids(2, 12);
-    const a = await run(ctx, [...system, ...ids(40, 5)]);
-    expect(a.cachedTokens).toBe(0);
-    // b shares only the system prompt with a: no state is known there yet, so b stops its prefill there to keep one.
-    const b = await run(ctx, [...system, ...ids(80, 5)]);
-    expect(b.cachedTokens).toBe(0);
-    const cPrompt = [...system, ...ids(120, 5)];
-    const c = await run(ctx, cPrompt);
-    expect(c.cachedTokens).toBe(system.length);
-    expect(ctx.cacheStats()).toMatchObject({ snapshotRestores: 1 });
-    same(c, await cold(cPrompt));
-  });
+    it("a conversation's next turn resumes from the slot's state and equals a cold run", async () => {
+      const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
+      const p1 = ids(1, 20);
+      const t1 = await run(ctx, p1);
+      const p2 = [...p1, ...t1.tokens, ...ids(9, 6)];
+      const t2 = await run(ctx, p2);
+      expect(t2.cachedTokens).toBe(p1.length + t1.tokens.length - 1); // all that was evaluated
+      same(t2, await cold(p2));
+    });
 
-  it("with the chat layer's system-prompt boundary, the second conversation already shares it", async () => {
-    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
-    const system = ids(3, 12);
-    await run(ctx, [...system, ...ids(40, 5)], 4, [system.length]);
-    const bPrompt = [...system, ...ids(80, 5)];
-    const b = await run(ctx, bPrompt, 4, [system.length]);
-    expect(b.cachedTokens).toBe(system.length);
-    same(b, await cold(bPrompt));
-  });
+    it('conversations sharing a system prompt share it through a snapshot, equal to cold runs', async () => {
+      const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
+      const system = ids(2, 12);
+      const a = await run(ctx, [...system, ...ids(40, 5)]);
+      expect(a.cachedTokens).toBe(0);
+      // b shares only the system prompt with a: no state is known there yet, so b stops its prefill there to keep one.
+      const b = await run(ctx, [...system, ...ids(80, 5)]);
+      expect(b.cachedTokens).toBe(0);
+      const cPrompt = [...system, ...ids(120, 5)];
+      const c = await run(ctx, cPrompt);
+      expect(c.cachedTokens).toBe(system.length);
+      expect(ctx.cacheStats()).toMatchObject({ snapshotRestores: 1 });
+      same(c, await cold(cPrompt));
+    });
 
-  it('the persisted prompt cache keeps nothing for it (KV without the state could never be served)', async () => {
-    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
-    const p = ids(6, 12);
-    await run(ctx, p);
-    const persisted = new PersistedPromptCache(transformer, ctx.cache, 'lfm2', { store: memoryPromptCacheStore() });
-    expect(await persisted.save('k', p)).toBeNull();
-    expect(await persisted.saveAll()).toBe(0);
-  });
+    it("with the chat layer's system-prompt boundary, the second conversation already shares it", async () => {
+      const ctx = new Context(transformer, { contextLength: CTX, nSlots: 2 });
+      const system = ids(3, 12);
+      await run(ctx, [...system, ...ids(40, 5)], 4, [system.length]);
+      const bPrompt = [...system, ...ids(80, 5)];
+      const b = await run(ctx, bPrompt, 4, [system.length]);
+      expect(b.cachedTokens).toBe(system.length);
+      same(b, await cold(bPrompt));
+    });
 
-  it('an identical prompt again never reuses a state past the prompt, and equals a cold run', async () => {
-    const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
-    const p = ids(5, 15);
-    await run(ctx, p);
-    const again = await run(ctx, p); // the slot's state is after p + output; the snapshot after all of p
-    expect(again.cachedTokens).toBe(0);
-    same(again, await cold(p));
+    it('the persisted prompt cache keeps nothing for it (KV without the state could never be served)', async () => {
+      const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
+      const p = ids(6, 12);
+      await run(ctx, p);
+      const persisted = new PersistedPromptCache(transformer, ctx.cache, arch, { store: memoryPromptCacheStore() });
+      expect(await persisted.save('k', p)).toBeNull();
+      expect(await persisted.saveAll()).toBe(0);
+    });
+
+    it('an identical prompt again never reuses a state past the prompt, and equals a cold run', async () => {
+      const ctx = new Context(transformer, { contextLength: CTX, nSlots: 1 });
+      const p = ids(5, 15);
+      await run(ctx, p);
+      const again = await run(ctx, p); // the slot's state is after p + output; the snapshot after all of p
+      expect(again.cachedTokens).toBe(0);
+      same(again, await cold(p));
+    });
   });
-});
+}
 
 describe('prompt cache state bookkeeping', () => {
   const states = () => {

@@ -16,3 +16,12 @@ describe('recurrent state (lfm2)', () => {
     await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4);
   });
 });
+
+describe('recurrent state (qwen35: conv window + DeltaNet state)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'qwen35-q8_0-s1.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'qwen35-q8_0-s1.gguf');
+  });
+});

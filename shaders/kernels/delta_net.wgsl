@@ -1,0 +1,136 @@
+// delta_net: qwen35's gated DeltaNet token mixer (Ops.deltaNet), five entries recorded in order in one step:
+//   `conv`       conv[t, c] = silu(Σ_k kernel[c, k] · window[t + k, c]) over the window [state ‖ mixed] of taps − 1 + n
+//                rows (the state reads as zeros when `fresh`); one invocation per (t, c), all tokens in parallel.
+//   `update`     the conv state = the window's last taps − 1 rows; one invocation per channel (after `conv`).
+//   `l2norm`     each q and k head of conv, in place: x / sqrt(Σx² + eps); one invocation per (t, key head of q|k).
+//   `rule`       the gated delta rule, one invocation per state row (value head h, row j), tokens in order:
+//                S_j ·= exp(softplus(alpha + dt_bias)·a); d = (v_j − S_j·k)·sigmoid(beta); S_j += d·k;
+//                out[t, h·hv + j] = (S_j·q)/sqrt(hk). Row j depends on no other row, so rows run in parallel.
+//   `gated_norm` out row of head h, in place: rmsnorm(o)·norm·silu(z); one invocation per (t, h).
+// Value head h reads key head h mod n_k (ggml's repeat). Everything f32 (ggml's ops are f32).
+// Dispatch: 1-D, (gx, gy). Reference: deltaNetRows (src/backend/delta-net.ts).
+
+struct Params {
+  n: u32,
+  channels: u32,    // conv channels: 2·n_k·head_k + n_v·head_v
+  taps: u32,
+  mixed_cols: u32,
+  state_at: u32,    // f32 index of this layer's state in this slot: conv (taps − 1, channels), then (n_v, head_v, head_k)
+  fresh: u32,       // 1: the sequence starts here, the old state reads as zeros
+  head_k: u32,
+  n_k: u32,
+  head_v: u32,
+  n_v: u32,
+  out_cols: u32,
+  z_cols: u32,
+  beta_cols: u32,
+  alpha_cols: u32,
+  conv_cols: u32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> mixed: array<f32>;         // (n, mixed_cols) f32 q | k | v
+@group(0) @binding(2) var<storage, read_write> state: array<f32>;   // (nSlots, Σ layer sizes) f32
+@group(0) @binding(3) var<storage, read> kernel: array<f32>;        // (channels, taps) f32
+@group(0) @binding(4) var<storage, read_write> conv: array<f32>;    // (n, conv_cols) f32 scratch
+@group(0) @binding(5) var<storage, read> beta: array<f32>;          // (n, beta_cols) f32
+@group(0) @binding(6) var<storage, read> alpha: array<f32>;         // (n, alpha_cols) f32
+@group(0) @binding(7) var<storage, read> dt_bias: array<f32>;       // (n_v) f32
+@group(0) @binding(8) var<storage, read> a: array<f32>;             // (n_v) f32
+@group(0) @binding(9) var<storage, read_write> out: array<f32>;     // (n, out_cols) f32
+@group(0) @binding(10) var<storage, read> z: array<f32>;            // (n, z_cols) f32
+@group(0) @binding(11) var<storage, read> norm: array<f32>;         // (head_v) f32
+
+fn window(r: u32, c: u32) -> f32 {
+  let d = p.taps - 1u;
+  if (r < d) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
+  return mixed[(r - d) * p.mixed_cols + c];
+}
+
+fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
+
+fn index(ids: Ids) -> u32 { return (ids.wg.y * ids.nwg.x + ids.wg.x) * WG_SIZE + ids.lid; }
+
+@compute @workgroup_size(WG_SIZE)
+fn main(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.n * p.channels) { return; }
+  let t = g / p.channels;
+  let c = g % p.channels;
+  var sum = 0.0;
+  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
+  conv[t * p.conv_cols + c] = silu(sum);
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn update(ids: Ids) {
+  let c = index(ids);
+  if (c >= p.channels) { return; }
+  // Ascending rows: row r reads window row n + r ≥ r + 1, which this loop has not overwritten yet.
+  for (var r = 0u; r + 1u < p.taps; r++) {
+    let v = window(p.n + r, c);
+    state[p.state_at + r * p.channels + c] = v;
+  }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn l2norm(ids: Ids) {
+  let g = index(ids);
+  let heads = 2u * p.n_k;
+  if (g >= p.n * heads) { return; }
+  let at = (g / heads) * p.conv_cols + (g % heads) * p.head_k;
+  var ss = 0.0;
+  for (var i = 0u; i < p.head_k; i++) { ss += conv[at + i] * conv[at + i]; }
+  let inv = 1.0 / sqrt(ss + p.eps);
+  for (var i = 0u; i < p.head_k; i++) { conv[at + i] *= inv; }
+}
+
+fn softplus(x: f32) -> f32 { return select(log(1.0 + exp(x)), x, x > 20.0); }
+
+@compute @workgroup_size(WG_SIZE)
+fn rule(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.n_v * p.head_v) { return; }
+  let h = g / p.head_v;
+  let j = g % p.head_v;
+  let row = p.state_at + (p.taps - 1u) * p.channels + g * p.head_k; // S[h][j, :]
+  if (p.fresh != 0u) { for (var i = 0u; i < p.head_k; i++) { state[row + i] = 0.0; } }
+  let q_at = (h % p.n_k) * p.head_k;
+  let k_at = p.n_k * p.head_k + q_at;
+  let v_at = 2u * p.n_k * p.head_k + g;
+  let scale = 1.0 / sqrt(f32(p.head_k));
+  for (var t = 0u; t < p.n; t++) {
+    let c = t * p.conv_cols;
+    let decay = exp(softplus(alpha[t * p.alpha_cols + h] + dt_bias[h]) * a[h]);
+    let b = 1.0 / (1.0 + exp(-beta[t * p.beta_cols + h]));
+    var sk = 0.0;
+    for (var i = 0u; i < p.head_k; i++) {
+      let s = state[row + i] * decay;
+      state[row + i] = s;
+      sk += s * conv[c + k_at + i];
+    }
+    let d = (conv[c + v_at] - sk) * b;
+    var o = 0.0;
+    for (var i = 0u; i < p.head_k; i++) {
+      let s = state[row + i] + conv[c + k_at + i] * d;
+      state[row + i] = s;
+      o += s * conv[c + q_at + i];
+    }
+    out[t * p.out_cols + g] = o * scale;
+  }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn gated_norm(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.n * p.n_v) { return; }
+  let t = g / p.n_v;
+  let h = g % p.n_v;
+  let at = t * p.out_cols + h * p.head_v;
+  let z_at = t * p.z_cols + h * p.head_v;
+  var ss = 0.0;
+  for (var j = 0u; j < p.head_v; j++) { ss += out[at + j] * out[at + j]; }
+  let inv = 1.0 / sqrt(ss / f32(p.head_v) + p.eps);
+  for (var j = 0u; j < p.head_v; j++) { out[at + j] = out[at + j] * inv * norm[j] * silu(z[z_at + j]); }
+}

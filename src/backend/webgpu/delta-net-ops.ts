@@ -1,0 +1,85 @@
+/**
+ * qwen35's layers on WebGPU, inside the step's submission: the gated DeltaNet (`delta_net` kernel: conv, conv-state
+ * update, q/k L2 norm, delta rule, gated norm — five dispatches per layer) over the recurrent state buffer, and
+ * gated attention's head split and sigmoid gate (`gated_attn`).
+ */
+
+import { deltaNetStateSize } from '../delta-net.js';
+import type { DeltaNetDims, DeltaNetInputs } from '../ops.js';
+import type { GpuActivation } from './gpu-resources.js';
+import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
+import { grid, type ParamsWriter } from './step-recorder.js';
+
+const WG = 64;
+
+/** The f32 buffers of a DeltaNet layer's small weights. */
+export interface DeltaNetGpuWeights {
+  readonly dims: DeltaNetDims;
+  readonly conv: GPUBuffer; // [convDim, taps]
+  readonly dtBias: GPUBuffer; // [nVHeads]
+  readonly a: GPUBuffer; // [nVHeads]
+  readonly norm: GPUBuffer; // [headV]
+}
+
+/** See the file header. */
+export class DeltaNetOps {
+  constructor(
+    private readonly h: RecurrentStateHost,
+    private readonly recurrent: RecurrentStateOps,
+  ) {}
+
+  /** Records `Ops.deltaNet` for `layer` of the step's slot. */
+  deltaNet(
+    step: { readonly startPos: number; readonly slot: number },
+    out: GpuActivation,
+    x: DeltaNetInputs,
+    layer: number,
+    n: number,
+    w: DeltaNetGpuWeights,
+    eps: number,
+  ): void {
+    const d = w.dims;
+    const { state, at } = this.recurrent.locate('deltaNet', step.slot, layer, deltaNetStateSize(d));
+    const channels = 2 * d.nKHeads * d.headK + d.nVHeads * d.headV;
+    const [mixed, conv, beta, alpha, z] = [x.mixed, x.conv, x.beta, x.alpha, x.z] as GpuActivation[];
+    const params = (p: ParamsWriter): void => {
+      p.u(n)
+        .u(channels)
+        .u(d.convWidth)
+        .u(mixed.cols)
+        .u(at)
+        .u(step.startPos === 0 ? 1 : 0)
+        .u(d.headK)
+        .u(d.nKHeads);
+      p.u(d.headV).u(d.nVHeads).u(out.cols).u(z.cols).u(beta.cols).u(alpha.cols).u(conv.cols).f(eps);
+    };
+    const pipe = (entry: string) => this.h.pipe({ kernel: 'delta_net', entry, wgSize: WG });
+    const rec = this.h.rec;
+    const groups = (count: number) => grid(Math.ceil(count / WG));
+    rec.dispatch(pipe('main'), [null, mixed.buffer, state, w.conv, conv.buffer], params, groups(n * channels));
+    rec.dispatch(pipe('update'), [null, mixed.buffer, state], params, groups(channels));
+    rec.dispatch(pipe('l2norm'), [null, null, null, null, conv.buffer], params, groups(n * 2 * d.nKHeads));
+    const rule = [null, null, state, null, conv.buffer, beta.buffer, alpha.buffer, w.dtBias, w.a, out.buffer];
+    rec.dispatch(pipe('rule'), rule, params, groups(d.nVHeads * d.headV));
+    const norm = [null, null, null, null, null, null, null, null, null, out.buffer, z.buffer, w.norm];
+    rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nVHeads));
+  }
+
+  /** Records `Ops.splitHeadPairs`. */
+  splitHeadPairs(q: GpuActivation, gate: GpuActivation, qg: GpuActivation, n: number, headDim: number): void {
+    const pipe = this.h.pipe({ kernel: 'gated_attn', wgSize: WG });
+    const params = (p: ParamsWriter): void => {
+      p.u(n).u(q.cols).u(headDim).u(qg.cols);
+    };
+    this.h.rec.dispatch(pipe, [null, qg.buffer, q.buffer, gate.buffer], params, grid(Math.ceil((n * q.cols) / WG)));
+  }
+
+  /** Records `Ops.mulSigmoid`. */
+  mulSigmoid(x: GpuActivation, gate: GpuActivation, n: number): void {
+    const pipe = this.h.pipe({ kernel: 'gated_attn', entry: 'mul_sigmoid', wgSize: WG });
+    const params = (p: ParamsWriter): void => {
+      p.u(n).u(x.cols).u(0).u(0);
+    };
+    this.h.rec.dispatch(pipe, [null, null, x.buffer, gate.buffer], params, grid(Math.ceil((n * x.cols) / WG)));
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * qwen35 files whose DeltaNet hyper-parameters and tensors disagree are `gguf-invalid` naming the key or the tensor,
+ * before anything runs: missing or inconsistent `ssm.*` keys, a conv kernel of another width, a mixed projection of
+ * the wrong width, a recurrent layer lacking its tensors, an attention q projection without its output gates.
+ */
+
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
+import { parseGguf } from '../../../src/gguf/parse.js';
+import type { GgufFile, GgufValue } from '../../../src/gguf/types.js';
+import { NodeFileSource } from '../../../src/io/node-file-source.js';
+import { loadTransformer } from '../../../src/model/load.js';
+import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
+import { llmError } from '../../helpers/llm-error.js';
+
+describe('qwen35 bad input', () => {
+  let source: NodeFileSource;
+  let gguf: GgufFile;
+  beforeAll(async () => {
+    source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, 'qwen35-q8_0-s1.gguf'));
+    gguf = await parseGguf(source);
+  });
+  afterAll(() => source.close());
+
+  const load = (edit: { meta?: Record<string, GgufValue | undefined>; tensors?: (f: GgufFile) => GgufFile }) => {
+    const metadata: Record<string, GgufValue> = { ...gguf.metadata };
+    for (const [k, v] of Object.entries(edit.meta ?? {})) {
+      if (v === undefined) delete metadata[k];
+      else metadata[k] = v;
+    }
+    const file = (edit.tensors ?? ((f) => f))({ ...gguf, metadata });
+    return llmError(loadTransformer(file, source, createCpuOps(), { contextLength: 32 }));
+  };
+  const reshaped =
+    (name: string, shape: number[]) =>
+    (f: GgufFile): GgufFile => ({
+      ...f,
+      tensors: f.tensors.map((t) => (t.name === name ? { ...t, shape } : t)),
+    });
+
+  it('each missing ssm key is named', async () => {
+    for (const key of ['conv_kernel', 'state_size', 'group_count', 'time_step_rank', 'inner_size']) {
+      const e = await load({ meta: { [`qwen35.ssm.${key}`]: undefined } });
+      expect(e.code).toBe('gguf-invalid');
+      expect(e.message).toContain(`'qwen35.ssm.${key}'`);
+    }
+  });
+
+  it('zero or huge ssm counts name the key', async () => {
+    for (const v of [0, 2 ** 30]) {
+      const e = await load({ meta: { 'qwen35.ssm.state_size': v } });
+      expect(e.code).toBe('gguf-invalid');
+      expect(e.message).toContain("'qwen35.ssm.state_size'");
+    }
+  });
+
+  it('inner_size other than state_size × time_step_rank names inner_size', async () => {
+    const e = await load({ meta: { 'qwen35.ssm.inner_size': 96 } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.details?.key).toBe('qwen35.ssm.inner_size');
+  });
+
+  it('value heads not a multiple of key heads name time_step_rank', async () => {
+    const e = await load({ meta: { 'qwen35.ssm.time_step_rank': 3, 'qwen35.ssm.inner_size': 96 } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.details?.key).toBe('qwen35.ssm.time_step_rank');
+  });
+
+  it('a conv kernel of another width than conv_kernel names the tensor', async () => {
+    const e = await load({ meta: { 'qwen35.ssm.conv_kernel': 3 } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.details?.tensor).toBe('blk.0.ssm_conv1d.weight');
+  });
+
+  it('a mixed projection of the wrong width names the tensor', async () => {
+    const e = await load({ tensors: reshaped('blk.1.attn_qkv.weight', [256, 224]) });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toContain('blk.1.attn_qkv.weight');
+  });
+
+  it('a recurrent layer without its ssm_out names the tensor', async () => {
+    const e = await load({
+      tensors: (f) => ({ ...f, tensors: f.tensors.filter((t) => t.name !== 'blk.2.ssm_out.weight') }),
+    });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toContain('blk.2.ssm_out.weight');
+  });
+
+  it('an attention q projection without its output gates names the head count', async () => {
+    const e = await load({ tensors: reshaped('blk.3.attn_q.weight', [256, 256]) });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toContain('blk.3.attn_q.weight');
+  });
+});
