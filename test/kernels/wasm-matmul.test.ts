@@ -46,6 +46,7 @@ function shapes(blockElements: number): [number, number, number][] {
     [k[0], 1, 1],
     [k[1], 37, 5], // five tokens: one 4-token tile + one
     [k[2], 131, 2],
+    [k[1], 37, 12], // Q4_0: 4-row groups × (8 + 4 tokens), row 36 outside every group
     [k[2], 131, 11], // two 4-token tiles + three, split across threads (chunks may start or end mid-pair)
   ];
 }

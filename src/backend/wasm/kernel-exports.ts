@@ -27,6 +27,11 @@ export interface KernelExports {
   /** Quantizes n rows of f32 x ([n, xStride], first k columns) into Q8 activation rows at `out`. */
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   gemv_q4_0: GemvKernel;
+  /**
+   * gemv_q4_0 for n ≥ 8 tokens through 4-row tiles (wasm/assembly/gemv-q4-0-rows4.ts): needs
+   * rows4ScratchBytes(nRows, k) bytes of scratch right after the n Q8 activation rows at x.
+   */
+  gemv_q4_0_rows4: GemvKernel;
   gemv_q4_1: GemvKernel;
   gemv_q5_0: GemvKernel;
   gemv_q5_1: GemvKernel;
@@ -92,6 +97,7 @@ export const GEMV_NAMES = [
   'gemv_f16',
   'gemv_bf16',
   'attention_heads',
+  'gemv_q4_0_rows4',
 ] as const;
 
 /** One kernel name. */
@@ -126,4 +132,9 @@ function isGemvName(name: string): name is GemvName {
 /** Bytes of one Q8 activation row of k elements (k % 32 == 0): qs k + d k/8 + s k/8 + isum16 k/4. */
 export function q8RowBytes(k: number): number {
   return k + (k >> 2) + (k >> 2);
+}
+
+/** Scratch gemv_q4_0_rows4 packs its 4-row groups into: (nRows / 4) groups of (k / 32) blocks of 72 bytes. */
+export function rows4ScratchBytes(nRows: number, k: number): number {
+  return (nRows >> 2) * (k >> 5) * 72;
 }
