@@ -28,7 +28,7 @@ import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
-import { FUSED_KERNELS, q8RowBytes, rows4ScratchBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow } from './row-pairs.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -181,11 +181,11 @@ export class WasmOps extends CompositeOps implements Ops {
     }
     const fused = FUSED_KERNELS.get(wt.type);
     if (fused?.isQ8) {
-      // Q4_0 with several tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
-      const scratch = wt.type === GgmlType.Q4_0 && n >= 8 ? rows4ScratchBytes(wt.nRows, k) : 0;
-      const rows4 = scratch > 0 && scratch <= MAX_ROWS4_SCRATCH;
-      const xq = this.quantizeQ8(xa, n, k, rows4 ? scratch : 0);
-      this.run(rows4 ? 'gemv_q4_0_rows4' : fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+      // Q4_0, Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
+      const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
+      const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
+      const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
+      this.run(rows4 ? r4.name : fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused) {
       this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else {
