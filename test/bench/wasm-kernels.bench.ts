@@ -9,7 +9,7 @@
  * random, 128 cached positions) op by op, to show where a token's time goes.
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case]
  *   [--decode [--steps=24] [--baseline=DIR]] [--only=Q4_0,Q8_0] [--variant=relaxed-simd] [--threads=1] [--no-prefill]
- *   [--stream]
+ *   [--stream] [--prefill-only] [--tokens=32,4]
  * `--stream` cycles through copies of each matrix (≥ 256 MiB in all) so its weights come from memory, not cache:
  * the difference from the plain run is what streaming costs the kernel.
  * `--baseline=DIR` runs the decode simulation on the builds in DIR too (e.g. `git show HEAD:wasm/build/…` copies),
@@ -43,6 +43,7 @@ const CASES: [GgmlType, number, number][] = [
 /** [type, rows, k] of the 32-token prefill cases. */
 const PREFILL_CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_0, 4864, 896],
+  [GgmlType.Q4_0, 896, 4864],
   [GgmlType.Q5_0, 4864, 896],
   [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_K, 2048, 2048],
@@ -291,7 +292,7 @@ export async function main(args: string[] = []): Promise<number> {
   for (const variant of variants) {
     for (const threads of threadList) {
       const ops = await createWasmOps({ variant, threads });
-      for (const [type, rows, k] of cases) {
+      for (const [type, rows, k] of args.includes('--prefill-only') ? [] : cases) {
         if (variant === 'scalar' && rows * k > 1 << 26) continue; // the 145 MB output matrix would take seconds
         const { median, best, cpu } = await timeMatmul(ops, type, rows, k, budgetMs, 1, stream ? 256 * 2 ** 20 : 0);
         const bytes = matrixBytes(type, rows, k);
@@ -306,11 +307,13 @@ export async function main(args: string[] = []): Promise<number> {
         // Prefill: 32 tokens through the multi-token tiles (multiply-adds per second), one shape per type.
         for (const [type, rows, k] of PREFILL_CASES) {
           if (only && !only.includes(GgmlType[type])) continue;
-          const p = await timeMatmul(ops, type, rows, k, budgetMs, 32);
-          const macs = rows * k * 32;
-          console.log(
-            `${ops.description.padEnd(28)} ${GgmlType[type]} ${rows}×${k} ×32 tokens  median ${(macs / p.median / 1e9).toFixed(1)} GMAC/s   best ${(macs / p.best / 1e9).toFixed(1)} GMAC/s`,
-          );
+          for (const tokens of (listOption(args, 'tokens') ?? ['32']).map(Number)) {
+            const p = await timeMatmul(ops, type, rows, k, budgetMs, tokens);
+            const macs = rows * k * tokens;
+            console.log(
+              `${ops.description.padEnd(28)} ${GgmlType[type]} ${rows}×${k} ×${tokens} tokens  median ${(macs / p.median / 1e9).toFixed(1)} GMAC/s   best ${(macs / p.best / 1e9).toFixed(1)} GMAC/s   CPU ${(macs / p.cpu / 1e9).toFixed(1)} GMAC/CPU-s`,
+            );
+          }
         }
       }
       ops.destroy();

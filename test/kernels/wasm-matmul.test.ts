@@ -46,6 +46,8 @@ function shapes(blockElements: number): [number, number, number][] {
     [k[0], 1, 1],
     [k[1], 37, 5], // five tokens: one 4-token tile + one
     [k[2], 131, 2],
+    [k[1], 37, 12], // Q4_0: 4-row groups × (8 + 4 tokens), row 36 outside every group
+    [k[2], 131, 11], // two 4-token tiles + three, split across threads (chunks may start or end mid-pair)
   ];
 }
 
@@ -79,6 +81,54 @@ function q8Bound(deq: Float32Array, x: Float32Array, k: number, r: number, t: nu
   return bound;
 }
 
+/** Runs x [n, k] · W [nRows, k]ᵀ on `wasm` and the cpu reference and fails on any output outside the Q8 bound. */
+async function checkMatmul(
+  wasm: Ops,
+  cpu: Ops,
+  qt: { id: GgmlType; name: string },
+  k: number,
+  nRows: number,
+  n: number,
+  bytes: Uint8Array,
+  deq: Float32Array,
+  x: Float32Array,
+  isFloat: boolean,
+): Promise<void> {
+  const info = { name: `w_${qt.name}_${k}x${nRows}`, type: qt.id, shape: [k, nRows] };
+  const results: Float32Array[] = [];
+  for (const ops of [wasm, cpu]) {
+    const w = await ops.uploadWeight(info, bytes);
+    const xa = ops.createActivation('x', n + 1, k);
+    const out = ops.createActivation('out', n + 1, nRows);
+    ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+    // Write x through the ops: embed is type-specific, so use a one-row F32 "table" per token.
+    const table = await ops.uploadWeight(
+      { name: 'xtable', type: GgmlType.F32, shape: [k, n] },
+      new Uint8Array(x.buffer.slice(0)),
+    );
+    ops.endStep();
+    ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
+    ops.embed(xa, table, n);
+    ops.matmul(out, xa, w, n);
+    ops.endStep();
+    results.push(await ops.read(out, n));
+  }
+  const [got, want] = results;
+  for (let t = 0; t < n; t++) {
+    for (let r = 0; r < nRows; r++) {
+      let mag = 0;
+      for (let i = 0; i < k; i++) mag += Math.abs(deq[r * k + i] * x[t * k + i]);
+      const tol = (isFloat ? 0 : q8Bound(deq, x, k, r, t)) + 1e-5 * mag + 1e-6;
+      const diff = Math.abs(got[t * nRows + r] - want[t * nRows + r]);
+      if (!(diff <= tol)) {
+        expect.fail(
+          `${qt.name} k=${k} rows=${nRows} n=${n}: out[${t}, ${r}] = ${got[t * nRows + r]}, reference ${want[t * nRows + r]}, |Δ| ${diff} > ${tol}`,
+        );
+      }
+    }
+  }
+}
+
 const opened: Ops[] = [];
 afterAll(() => {
   for (const o of opened) o.destroy();
@@ -101,42 +151,26 @@ for (const config of CONFIGS) {
         for (const [k, nRows, n] of shapes(qt.blockElements)) {
           const { bytes, deq } = makeWeight(qt.id, k, nRows, rand);
           const x = randomF32(n * k, rand, 2);
-          const info = { name: `w_${qt.name}_${k}x${nRows}`, type: qt.id, shape: [k, nRows] };
-          const results: Float32Array[] = [];
-          for (const ops of [wasm, cpu]) {
-            const w = await ops.uploadWeight(info, bytes);
-            const xa = ops.createActivation('x', n + 1, k);
-            const out = ops.createActivation('out', n + 1, nRows);
-            ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
-            // Write x through the ops: embed is type-specific, so use a one-row F32 "table" per token.
-            const table = await ops.uploadWeight(
-              { name: 'xtable', type: GgmlType.F32, shape: [k, n] },
-              new Uint8Array(x.buffer.slice(0)),
-            );
-            ops.endStep();
-            ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
-            ops.embed(xa, table, n);
-            ops.matmul(out, xa, w, n);
-            ops.endStep();
-            results.push(await ops.read(out, n));
-          }
-          const [got, want] = results;
-          for (let t = 0; t < n; t++) {
-            for (let r = 0; r < nRows; r++) {
-              let mag = 0;
-              for (let i = 0; i < k; i++) mag += Math.abs(deq[r * k + i] * x[t * k + i]);
-              const tol = (isFloat ? 0 : q8Bound(deq, x, k, r, t)) + 1e-5 * mag + 1e-6;
-              const diff = Math.abs(got[t * nRows + r] - want[t * nRows + r]);
-              if (!(diff <= tol)) {
-                expect.fail(
-                  `${qt.name} k=${k} rows=${nRows} n=${n}: out[${t}, ${r}] = ${got[t * nRows + r]}, reference ${want[t * nRows + r]}, |Δ| ${diff} > ${tol}`,
-                );
-              }
-            }
-          }
+          await checkMatmul(wasm, cpu, qt, k, nRows, n, bytes, deq, x, isFloat);
         }
       });
     }
+
+    it('Q8_0 weights of −128 give exact dots in the token tiles and the one-token rows', async () => {
+      const rand = rng(4242);
+      const qt = getQuantType(GgmlType.Q8_0);
+      for (const [k, nRows, n] of [
+        [96, 37, 9],
+        [1024, 67, 6],
+      ]) {
+        const { bytes } = makeWeight(GgmlType.Q8_0, k, nRows, rand);
+        // Every 7th quant byte (34-byte blocks: f16 scale, then 32 quants) becomes −128, in both rows of each pair.
+        for (let i = 0; i < bytes.length; i++) if (i % 34 >= 2 && i % 7 === 0) bytes[i] = 0x80;
+        const deq = new Float32Array(k * nRows);
+        qt.dequantizeRow(bytes, deq, k * nRows);
+        await checkMatmul(wasm, cpu, qt, k, nRows, n, bytes, deq, randomF32(n * k, rand, 2), false);
+      }
+    });
 
     it('adds a bias and reuses quantized activations across matmuls of the same x', async () => {
       const rand = rng(99);

@@ -3,7 +3,7 @@
  * All matvecs share one signature so the thread pool can split any of them by rows.
  */
 
-import type { GgmlType } from '../../gguf/types.js';
+import { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
 
 /**
@@ -27,6 +27,13 @@ export interface KernelExports {
   /** Quantizes n rows of f32 x ([n, xStride], first k columns) into Q8 activation rows at `out`. */
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   gemv_q4_0: GemvKernel;
+  /**
+   * gemv_q4_0 for n ≥ 8 tokens through 4-row tiles (wasm/assembly/gemv-rows4.ts): needs
+   * rows4ScratchBytes(GgmlType.Q4_0, nRows, k) bytes of scratch right after the n Q8 activation rows at x.
+   */
+  gemv_q4_0_rows4: GemvKernel;
+  /** gemv_q5_0's 4-row-tile twin (see gemv_q4_0_rows4). */
+  gemv_q5_0_rows4: GemvKernel;
   gemv_q4_1: GemvKernel;
   gemv_q5_0: GemvKernel;
   gemv_q5_1: GemvKernel;
@@ -98,6 +105,8 @@ export const GEMV_NAMES = [
   'gemv_bf16',
   'attention_heads',
   'attention_kv_heads',
+  'gemv_q4_0_rows4',
+  'gemv_q5_0_rows4',
 ] as const;
 
 /** One kernel name. */
@@ -132,4 +141,17 @@ function isGemvName(name: string): name is GemvName {
 /** Bytes of one Q8 activation row of k elements (k % 32 == 0): qs k + d k/8 + s k/8 + isum16 k/4. */
 export function q8RowBytes(k: number): number {
   return k + (k >> 2) + (k >> 2);
+}
+
+/**
+ * The 4-row-tile kernel for a type with one (Q4_0, Q5_0: wasm/assembly/gemv-rows4.ts, n ≥ 8) and the scratch it packs
+ * its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 72 (Q4_0) or 136 (Q5_0) bytes.
+ */
+export function rows4Kernel(type: GgmlType, nRows: number, k: number): { name: GemvName; scratch: number } | null {
+  const blockBytes = type === GgmlType.Q4_0 ? 72 : type === GgmlType.Q5_0 ? 136 : 0;
+  if (blockBytes === 0) return null;
+  return {
+    name: type === GgmlType.Q4_0 ? 'gemv_q4_0_rows4' : 'gemv_q5_0_rows4',
+    scratch: (nRows >> 2) * (k >> 5) * blockBytes,
+  };
 }

@@ -28,7 +28,7 @@ import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
-import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow } from './row-pairs.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
 import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -59,6 +59,8 @@ const MIN_PARALLEL_WORK = 1 << 18;
 const MIN_PARALLEL_ATTENTION = 1 << 15;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
+/** Most scratch (≈ the matrix's size) for gemv_q4_0_rows4's packed groups; larger matrices take gemv_q4_0. */
+const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
 export class WasmOps extends HostHybridOps implements Ops {
@@ -188,8 +190,11 @@ export class WasmOps extends HostHybridOps implements Ops {
     }
     const fused = FUSED_KERNELS.get(wt.type);
     if (fused?.isQ8) {
-      const xq = this.quantizeQ8(xa, n, k);
-      this.run(fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+      // Q4_0, Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
+      const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
+      const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
+      const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
+      this.run(rows4 ? r4.name : fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused) {
       this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else {
@@ -433,12 +438,17 @@ export class WasmOps extends HostHybridOps implements Ops {
   }
 
   /** Q8 activation rows of x[0 … n) (first k columns), reused while x is unchanged. Returns their byte offset. */
-  private quantizeQ8(x: WasmActivation, n: number, k: number): number {
+  private quantizeQ8(x: WasmActivation, n: number, k: number, scratchAfter = 0): number {
     const key = this.q8Key;
-    if (key.act === x && key.version === x.version && key.n >= n && key.k === k) return this.q8.byteOffset;
-    const bytes = n * q8RowBytes(k);
-    if (bytes > this.q8.byteLength)
+    const bytes = n * q8RowBytes(k) + scratchAfter;
+    if (bytes > this.q8.byteLength) {
       this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
+      key.act = null; // a new region: nothing quantized in it yet
+    }
+    if (key.act === x && key.version === x.version && key.n >= n && key.k === k) {
+      if (scratchAfter > 0) key.n = n; // the kernel's scratch overwrites any cached rows after the first n
+      return this.q8.byteOffset;
+    }
     this.k.quantize_q8(x.byteOffset, x.cols, n, k, this.q8.byteOffset);
     key.act = x; // updated in place: matmuls quantize several times per token
     key.version = x.version;
