@@ -50,9 +50,9 @@ import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
 import { SamplingOps } from './sampling-ops.js';
-import { SOFTWARE_GEMV_MAX_N, SoftwareGemv } from './software-gemv.js';
-import { grid, PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
-import { GEMV_SG_ROWS } from './gemv-sg-params.js';
+import { SoftwareGemv } from './software-gemv.js';
+import { MatmulOps } from './matmul-ops.js';
+import { PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
 import type { WeightGroupSlot } from './weight-groups.js';
 import { beginGpuWeight, uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
 import type { StepProfile } from './profile.js';
@@ -62,11 +62,6 @@ import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
-const GEMV_ROWS_MAX_K = 256;
-/** Rows per workgroup of each decode kernel. */
-const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: GEMV_SG_ROWS } as const;
-
-/** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
 export class WebGpuOps extends CompositeOps implements Ops {
   readonly name = 'webgpu';
   readonly description: string;
@@ -89,6 +84,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly moe: MoeOps; // mixture-of-experts routing, gather matmul and sums
   private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
   private readonly sw: SoftwareGemv; // gemv_bcast of software adapters
+  private readonly mm: MatmulOps; // picks gemv_bcast, the hardware GEMV, gemv_rows or gemm per matmul
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
@@ -141,6 +137,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.moe = new MoeOps(host);
     this.hw = new HardwareGemv(host);
     this.sw = new SoftwareGemv(host);
+    this.mm = new MatmulOps(host, this.hw, this.sw);
     this.kvc = new KvCacheOps(host);
     this.attn = new AttentionOps(host);
     this.ropeTables = new RopeTableCache(host);
@@ -265,60 +262,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   matmul(out: Activation, x: Activation, w: Weight, n: number, bias?: Weight | null): void {
-    const o = out as GpuActivation;
-    const xa = x as GpuActivation;
-    const wt = w as GpuWeight;
-    if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
-      throw new LlmError(
-        'invalid-request',
-        `matmul ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`,
-      );
-    }
-    if (this.sw.bcast(o, xa, wt, n, bias ?? null, null, false, null)) return; // software adapters: gemv_bcast
-    // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
-    // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
-    // gemm — except small batches on software adapters, which the decode kernels run faster per token.
-    const kind = this.gemvKind(wt.rowLength, n);
-    if (kind === 'gemv_sg' || kind === 'gemv') {
-      this.hw.gemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
-      return;
-    }
-    const pipe = this.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
-    const b = bias ? ((bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer) : this.dummy;
-    for (const part of wt.parts) {
-      const groups: [number, number, number] =
-        kind === 'gemm'
-          ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1]
-          : grid(Math.ceil(part.nRows / GEMV_ROWS_PER_GROUP[kind]), n);
-      this.rec.dispatch(
-        pipe,
-        [null, part.buffer, xa.buffer, o.buffer, b],
-        (p) =>
-          p
-            .u(wt.rowLength)
-            .u(part.nRows)
-            .u(wt.rowStride)
-            .u(xa.cols)
-            .u(o.cols)
-            .u(part.rowStart)
-            .u(bias ? 1 : 0)
-            .u(0)
-            .u(n),
-        groups,
-      );
-      this.profile.matmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
-    }
+    this.mm.matmul(out, x, w, n, bias ?? null);
   }
 
   matmulFused(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean {
     return this.fused(out, x, w, n, options.bias ?? null, options.norm ?? null, options.accumulate === true);
   }
 
-  /**
-   * out (+)= norm(x)·Wᵀ + bias in one fused kernel (gemv_bcast on software adapters, the hardware GEMV with its Q|K|V
-   * group on GPUs); false, having recorded nothing, where neither applies. Positional: the compound steps call it
-   * per projection and token, and allocate nothing.
-   */
+  /** out (+)= norm(x)·Wᵀ + bias in one fused kernel where one applies (see `MatmulOps.fused`). */
   private fused(
     out: Activation,
     x: Activation,
@@ -328,17 +279,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     norm: FusedNorm | null,
     accumulate: boolean,
   ): boolean {
-    const o = out as GpuActivation;
-    const xa = x as GpuActivation;
-    const wt = w as GpuWeight;
-    if (xa.cols < wt.rowLength || o.cols < wt.nRows || o.buffer === xa.buffer) {
-      throw new LlmError(
-        'invalid-request',
-        `matmulFused ${wt.name}: x has ${xa.cols} columns for rows of ${wt.rowLength}, out ${o.cols} columns for ${wt.nRows} rows (out must not be x)`,
-      );
-    }
-    if (this.sw.bcast(o, xa, wt, n, bias, norm, accumulate, null)) return true;
-    return this.hw.fused(o, xa, wt, n, bias as GpuWeight | null, norm, accumulate);
+    return this.mm.fused(out, x, w, n, bias, norm, accumulate);
   }
 
   matmulGlu(
@@ -350,14 +291,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     act: GluActivation,
     norm: FusedNorm | null,
   ): boolean {
-    const o = out as GpuActivation;
-    const xa = x as GpuActivation;
-    const g = gate as GpuWeight;
-    const u = up as GpuWeight;
-    const sameShape =
-      g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
-    if (!this.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
-    return sameShape && this.sw.glu(o, xa, g, u, n, act, norm);
+    return this.mm.glu(out, x, gate, up, n, act, norm);
   }
 
   // Compound steps: the fused kernels where they apply (gemv_bcast on software adapters; the hardware GEMV with its
@@ -579,14 +513,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
       ...spec,
       quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined,
     });
-  }
-
-  /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */
-  private gemvKind(k: number, n: number): 'gemm' | 'gemv' | 'gemv_rows' | 'gemv_sg' {
-    if (n > 1 && !(this.ctx.isSoftware && n <= SOFTWARE_GEMV_MAX_N)) return 'gemm';
-    if (k <= GEMV_ROWS_MAX_K) return 'gemv_rows';
-    if (this.ctx.isSubgroups) return 'gemv_sg';
-    return this.ctx.isSoftware ? 'gemv_rows' : 'gemv';
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {
