@@ -38,7 +38,12 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   const isGrammarEngine = (f) =>
     f.endsWith('.js') && readFileSync(join(dir, f), 'utf8').slice(0, 600).includes('global.xgrammar');
   const grammarFiles = files.filter(isGrammarEngine);
-  const byName = new Map(files.filter((f) => !grammarFiles.includes(f)).map((f) => [f.split('/').pop(), f]));
+  // The IQ1–IQ3 codebook grids (src/quant/grids/iq-grid-tables.ts, ~25 KB gzipped) are fetched only when a model holds
+  // such tensors (src/quant/iq-grids.ts): reported apart too.
+  const gridFiles = files.filter((f) => /\/iq-grid-tables-[\w-]+\.js$/.test(f));
+  const byName = new Map(
+    files.filter((f) => !grammarFiles.includes(f) && !gridFiles.includes(f)).map((f) => [f.split('/').pop(), f]),
+  );
   /** The files `start` loads, transitively, never entering a file matching `skip` (nor the grammar engine). */
   const closure = (start, skip) => {
     const seen = new Set([start]);
@@ -74,7 +79,8 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
       Object.entries(paths)
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
-      `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}`,
+      `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
+      `; lazy IQ grids ${sizes(gridFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

@@ -10,6 +10,7 @@ import { LlmError } from '../errors.js';
 import { GgmlType, type GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { getQuantType } from '../quant/index.js';
+import { IQ_GRID_TYPES, loadIqGrids } from '../quant/iq-grids.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
@@ -113,6 +114,8 @@ export async function loadTransformer(
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
+  // IQ1–IQ3 tensors decode through codebook grids kept out of the main download (quant/iq-grids.ts).
+  if (gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type))) await loadIqGrids();
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;

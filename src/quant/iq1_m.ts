@@ -8,7 +8,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ1S_GRID } from './grids/iq1s-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import type { QuantType } from './quant-type.js';
 import { checkDequantizeArgs } from './row-args.js';
@@ -18,7 +18,6 @@ const QK_K = 256;
 const BLOCK_BYTES = 56;
 /** ggml IQ1M_DELTA. */
 const DELTA = 0.125;
-const GRID = new Int8Array(IQ1S_GRID.buffer, IQ1S_GRID.byteOffset, IQ1S_GRID.length); // elements −1, 0, 1
 
 /** The IQ1_M type. */
 export const iq1_m: QuantType = {
@@ -30,6 +29,8 @@ export const iq1_m: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq1_m', headToTail: 0, groupBlocks: 0, fastDot32: false, tables: ['iq1s_grid'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const grid = iqGrids().iq1s; // ggml `iq1s_grid` (loaded with the model)
+    const GRID = new Int8Array(grid.buffer, grid.byteOffset, grid.length); // elements −1, 0, 1
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const sc = [0, 0, 0, 0];
     const scale = new Uint8Array(2); // the assembled f16 scale, little-endian

@@ -6,7 +6,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ1S_GRID } from './grids/iq1s-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import type { QuantType } from './quant-type.js';
 import { checkDequantizeArgs } from './row-args.js';
@@ -16,7 +16,6 @@ const QK_K = 256;
 const BLOCK_BYTES = 50;
 /** ggml IQ1S_DELTA. */
 const DELTA = 0.125;
-const GRID = new Int8Array(IQ1S_GRID.buffer, IQ1S_GRID.byteOffset, IQ1S_GRID.length); // elements −1, 0, 1
 
 /** The IQ1_S type. */
 export const iq1_s: QuantType = {
@@ -28,6 +27,8 @@ export const iq1_s: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq1_s', headToTail: 2, groupBlocks: 0, fastDot32: false, tables: ['iq1s_grid'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const grid = iqGrids().iq1s; // ggml `iq1s_grid` (loaded with the model)
+    const GRID = new Int8Array(grid.buffer, grid.byteOffset, grid.length); // elements −1, 0, 1
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;

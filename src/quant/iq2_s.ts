@@ -6,7 +6,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ2S_GRID } from './grids/iq2s-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import { signOf } from './iq-signs.js';
 import type { QuantType } from './quant-type.js';
@@ -26,6 +26,7 @@ export const iq2_s: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq2_s', headToTail: 2, groupBlocks: 0, fastDot32: false, tables: ['iq2s_grid', 'iq_signs'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const IQ2S_GRID = iqGrids().iq2s; // ggml `iq2s_grid` (loaded with the model)
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;

@@ -6,7 +6,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ2XS_GRID } from './grids/iq2xs-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import { KSIGNS_IQ2XS, signOf } from './iq-signs.js';
 import type { QuantType } from './quant-type.js';
@@ -26,6 +26,7 @@ export const iq2_xs: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq2_xs', headToTail: 2, groupBlocks: 0, fastDot32: false, tables: ['iq2xs_grid', 'iq_signs'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const IQ2XS_GRID = iqGrids().iq2xs; // ggml `iq2xs_grid` (loaded with the model)
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;

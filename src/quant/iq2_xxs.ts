@@ -7,7 +7,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ2XXS_GRID } from './grids/iq2xxs-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import { KSIGNS_IQ2XS, signOf } from './iq-signs.js';
 import type { QuantType } from './quant-type.js';
@@ -27,6 +27,7 @@ export const iq2_xxs: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq2_xxs', headToTail: 2, groupBlocks: 0, fastDot32: false, tables: ['iq2xxs_grid', 'iq_signs'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const IQ2XXS_GRID = iqGrids().iq2xxs; // ggml `iq2xxs_grid` (loaded with the model)
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;

@@ -6,7 +6,7 @@
  */
 
 import { GgmlType } from '../gguf/types.js';
-import { IQ3XXS_GRID } from './grids/iq3xxs-grid.js';
+import { iqGrids } from './iq-grids.js';
 import { readF16 } from './half.js';
 import { KSIGNS_IQ2XS, signOf } from './iq-signs.js';
 import type { QuantType } from './quant-type.js';
@@ -26,6 +26,7 @@ export const iq3_xxs: QuantType = {
   wasm: 'dequantize',
   webgpu: { snippet: 'iq3_xxs', headToTail: 2, groupBlocks: 0, fastDot32: false, tables: ['iq3xxs_grid', 'iq_signs'] },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
+    const IQ3XXS_GRID = iqGrids().iq3xxs; // ggml `iq3xxs_grid` (loaded with the model)
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {
       const o = i * BLOCK_BYTES;

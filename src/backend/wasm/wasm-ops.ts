@@ -28,6 +28,8 @@ import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
+import { embedRows } from './embed-rows.js';
+import { runAttentionKernel } from './attention-kernel.js';
 import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow } from './row-pairs.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
@@ -51,12 +53,6 @@ interface WasmActivation extends Activation {
  * about what a 128×896 Q4_0 matvec (a small model's k/v projection, 115k multiply-adds) takes alone.
  */
 const MIN_PARALLEL_WORK = 1 << 18;
-/**
- * Attention splits across threads from this many multiply-adds (heads × rows × head width × positions): its per-head
- * work is f32 SIMD over a cache-resident KV, so it pays off earlier than a matvec streaming weights (2-thread decode
- * of Qwen2.5-0.5B at 128–192 positions: attention 1.27 → 0.89–1.03 ms per token).
- */
-const MIN_PARALLEL_ATTENTION = 1 << 15;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
 /** Most scratch (≈ the matrix's size) for gemv_q4_0_rows4's packed groups; larger matrices take gemv_q4_0. */
@@ -141,30 +137,9 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   embed(out: Activation, table: Weight, n: number): void {
     const o = act(out);
-    const t = table as WasmWeight;
-    const tokens = this.step().tokens;
-    const cols = t.rowLength;
-    const f32 = this.heap.f32;
-    const qt = t.type === GgmlType.F32 ? null : getQuantType(t.type);
-    for (let i = 0; i < n; i++) {
-      const id = tokens[i];
-      if (!(id >= 0 && id < t.nRows)) {
-        throw new LlmError(
-          'invalid-request',
-          `embedding token ${i}: id ${id} is outside the vocabulary (0…${t.nRows - 1})`,
-          {
-            details: { index: i, token: id, vocabSize: t.nRows },
-          },
-        );
-      }
-      const dst = (o.byteOffset >>> 2) + i * o.cols;
-      if (qt === null) {
-        const src = t.byteOffset + id * t.rowBytes;
-        f32.set(f32.subarray(src >>> 2, (src >>> 2) + cols), dst);
-      } else {
-        qt.dequantizeRow(this.rowBytesOf(t, id), f32.subarray(dst, dst + cols), cols);
-      }
-    }
+    embedRows(this.heap.f32, table as WasmWeight, this.step().tokens, o.byteOffset >>> 2, o.cols, n, (w, r) =>
+      this.rowBytesOf(w, r),
+    );
     o.version++;
   }
 
@@ -241,7 +216,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const spec = this.requireKv();
     const { startPos, slot } = this.step();
-    const { nHeads, nKvHeads, headDim } = params;
+    const { nHeads } = params;
     checkAttentionGeometry(spec, layer, params);
     if (startPos + n > spec.contextLength) {
       throw new LlmError(
@@ -254,47 +229,19 @@ export class WasmOps extends HostHybridOps implements Ops {
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
     const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 56-byte parameter block
-    const p = scores + nHeads * ctx * 4;
-    const i32 = this.heap.i32;
-    const f32 = this.heap.f32;
-    const at = p >>> 2; // the parameter block, written field by field (no array per call)
-    i32[at] = o.byteOffset;
-    i32[at + 1] = cache.q;
-    i32[at + 2] = cache.k;
-    i32[at + 3] = cache.v;
-    i32[at + 4] = scores;
-    i32[at + 5] = n;
-    i32[at + 6] = startPos;
-    i32[at + 7] = nHeads;
-    i32[at + 8] = nKvHeads;
-    i32[at + 9] = headDim;
-    i32[at + 10] = params.slidingWindow;
-    f32[(p >>> 2) + 11] = params.scale;
-    f32[(p >>> 2) + 12] = params.softcap;
-    i32[at + 13] = cache.kind;
-    const work = nHeads * n * headDim * (params.slidingWindow > 0 ? Math.min(ctx, params.slidingWindow) : ctx);
-    const name = cache.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
-    const run = (): void => {
-      if (this.pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-        this.pool.dispatch(name, this.k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
-      } else {
-        this.k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
-      }
-    };
-    if (params.causal === false) {
-      // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's
-      // mask is causal; positions enter attention only through the mask).
-      i32[at + 5] = 1;
-      i32[at + 6] = startPos + n - 1;
-      i32[at + 10] = 0;
+    runAttentionKernel(this.heap, this.k, this.pool, scores, {
+      out: o.byteOffset,
+      outCols: out.cols,
+      q: cache.q,
       // q row stride as the cache prepared it: f32 (f32 / f16 KV) or Q8_0 blocks (q8_0 / q4_0 KV).
-      const qStride = cache.kind <= 1 ? q.cols * 4 : kvRowBytes('q8_0', q.cols);
-      for (let i = 0; i < n; i++) {
-        i32[at] = o.byteOffset + i * out.cols * 4;
-        i32[at + 1] = cache.q + i * qStride;
-        run();
-      }
-    } else run();
+      qStride: cache.kind <= 1 ? q.cols * 4 : kvRowBytes('q8_0', q.cols),
+      k: cache.k,
+      v: cache.v,
+      kind: cache.kind,
+      n,
+      startPos,
+      params,
+    });
     this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }

@@ -10,7 +10,12 @@ import { LlmError } from '../../errors.js';
 /** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
 const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(
-    import.meta.glob<string>('../../../shaders/**/*.wgsl', { query: '?raw', import: 'default', eager: true }),
+    // The IQ grid tables (shaders/quant/tables/) come with the lazily loaded grids (src/quant/iq-grids.ts).
+    import.meta.glob<string>(['../../../shaders/**/*.wgsl', '!../../../shaders/quant/tables/*.wgsl'], {
+      query: '?raw',
+      import: 'default',
+      eager: true,
+    }),
   ).map(([path, src]) => [path.replace(/^.*\/shaders\//, '').replace(/\.wgsl$/, ''), src]),
 );
 

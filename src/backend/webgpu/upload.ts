@@ -7,6 +7,7 @@
  * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
  */
 
+import { iqGrids } from '../../quant/iq-grids.js';
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES, type QuantType } from '../../quant/index.js';
@@ -45,11 +46,12 @@ function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
   return {
     type: t.id,
     name,
-    // The snippet, after the lookup tables it indexes (the IQ grids: generated `const` arrays).
-    wgsl: [
-      ...(w.tables ?? []).map((table) => shaderSource(`quant/tables/${table}`)),
-      shaderSource(`quant/${name}`),
-    ].join('\n'),
+    // The snippet, after the lookup tables it indexes (the IQ grids: generated `const` arrays, loaded with a model
+    // that needs them — read when a pipeline is built, not here).
+    get wgsl(): string {
+      const tables = (w.tables ?? []).map((table) => iqGrids().wgsl[table] ?? shaderSource(`quant/tables/${table}`));
+      return [...tables, shaderSource(`quant/${name}`)].join('\n');
+    },
     blockElements: t.blockElements,
     blockBytes: t.blockBytes,
     headToTail: w.headToTail,
