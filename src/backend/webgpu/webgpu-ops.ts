@@ -266,20 +266,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   matmulFused(out: Activation, x: Activation, w: Weight, n: number, options: FusedMatmulOptions): boolean {
-    return this.fused(out, x, w, n, options.bias ?? null, options.norm ?? null, options.accumulate === true);
-  }
-
-  /** out (+)= norm(x)·Wᵀ + bias in one fused kernel where one applies (see `MatmulOps.fused`). */
-  private fused(
-    out: Activation,
-    x: Activation,
-    w: Weight,
-    n: number,
-    bias: Weight | null,
-    norm: FusedNorm | null,
-    accumulate: boolean,
-  ): boolean {
-    return this.mm.fused(out, x, w, n, bias, norm, accumulate);
+    return this.mm.fused(out, x, w, n, options.bias ?? null, options.norm ?? null, options.accumulate === true);
   }
 
   matmulGlu(
@@ -306,7 +293,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     let isNormed = false;
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
-      if (this.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
+      if (this.mm.fused(p.out, x, p.weight, n, p.bias, norm, false)) continue;
       if (norm && !isNormed) this.rmsNorm(normed, x, norm.weight, norm.eps, n);
       isNormed = true;
       this.matmul(p.out, norm ? normed : x, p.weight, n, p.bias);
@@ -314,7 +301,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   override matmulResidual(x: Activation, input: Activation, w: Weight, n: number, options: ResidualOptions): void {
-    if (options.postNorm || options.scale !== 1 || !this.fused(x, input, w, n, options.bias, null, true)) {
+    if (options.postNorm || options.scale !== 1 || !this.mm.fused(x, input, w, n, options.bias, null, true)) {
       super.matmulResidual(x, input, w, n, options);
     }
   }
