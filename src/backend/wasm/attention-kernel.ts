@@ -17,19 +17,22 @@ import type { WasmHeap } from './wasm-heap.js';
  */
 const MIN_PARALLEL_ATTENTION = 1 << 15;
 
-/** Where an attention call's operands are (byte offsets into the heap) and its geometry. */
+/**
+ * Where an attention call's operands are (byte offsets into the heap) and its geometry. The backend keeps one record
+ * and refills it per call (attention runs per layer per token: no object per call).
+ */
 export interface AttentionCall {
-  readonly out: number; // [n, outCols] f32
-  readonly outCols: number;
-  readonly q: number; // n rows of qStride bytes (f32, or Q8_0 blocks for quantized KV)
-  readonly qStride: number;
-  readonly k: number;
-  readonly v: number;
+  out: number; // [n, outCols] f32
+  outCols: number;
+  q: number; // n rows of qStride bytes (f32, or Q8_0 blocks for quantized KV)
+  qStride: number;
+  k: number;
+  v: number;
   /** The kernel's KV kind: 0 f32, 1 f16, 2 q8_0, 3 q4_0. */
-  readonly kind: number;
-  readonly n: number;
-  readonly startPos: number;
-  readonly params: AttentionParams;
+  kind: number;
+  n: number;
+  startPos: number;
+  params: AttentionParams;
 }
 
 /**
@@ -66,15 +69,9 @@ export function runAttentionKernel(
   const window = c.params.slidingWindow;
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
-  const run = (): void => {
-    if (pool && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION) {
-      pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
-    } else {
-      k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
-    }
-  };
+  const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
-    run();
+    runHeads(k, pool, name, p, nHeads, parallel);
     return;
   }
   // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's mask is
@@ -85,6 +82,19 @@ export function runAttentionKernel(
   for (let i = 0; i < c.n; i++) {
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
-    run();
+    runHeads(k, pool, name, p, nHeads, parallel);
   }
+}
+
+/** One kernel call over every head (split across the pool's threads when `parallel`), parameter block at `p`. */
+function runHeads(
+  k: KernelExports,
+  pool: ThreadPool | null,
+  name: 'attention_heads' | 'attention_kv_heads',
+  p: number,
+  nHeads: number,
+  parallel: boolean,
+): void {
+  if (parallel && pool) pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
+  else k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
 }

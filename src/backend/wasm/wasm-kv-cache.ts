@@ -49,6 +49,8 @@ export class WasmKvCache {
   private readonly kv: KvOffsets[][] = []; // [nSlots][nLayers]
   private qScratch = { byteOffset: 0, byteLength: 0 }; // rounded / quantized q of one attention call
   private row = new Float32Array(0); // one K or V row being rotated before it is stored, or q being prepared
+  /** What `attentionInputs` returns, refilled per call (attention runs per layer per token: no object per call). */
+  private readonly inputs = { k: 0, v: 0, q: 0, kind: 0 };
   /** The heap region holding the cache (the next cache reuses it when it fits). */
   readonly region: { byteOffset: number; byteLength: number };
 
@@ -132,7 +134,7 @@ export class WasmKvCache {
   attentionInputs(slot: number, layer: number, q: number, qCols: number, n: number): KvAttentionInputs {
     const cache = this.at(slot, layer);
     const kind = KV_KINDS[this.type];
-    if (kind === 0) return { k: cache.k, v: cache.v, q, kind };
+    if (kind === 0) return this.fill(cache.k, cache.v, q, kind);
     const qRows = this.rowScratch(n * qCols);
     qRows.set(this.heap.f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
     const bytes = kind === 1 ? n * qCols * 4 : kvRowBytes('q8_0', n * qCols);
@@ -147,7 +149,16 @@ export class WasmKvCache {
       hadamardRows(qRows, kvRotations(this.type, this.spec.layers[layer].headDim).k);
       encodeKvRow('q8_0', qRows, this.heap.u8.subarray(at, at + bytes));
     }
-    return { k: cache.k, v: cache.v, q: at, kind };
+    return this.fill(cache.k, cache.v, at, kind);
+  }
+
+  private fill(k: number, v: number, q: number, kind: number): KvAttentionInputs {
+    const r = this.inputs;
+    r.k = k;
+    r.v = v;
+    r.q = q;
+    r.kind = kind;
+    return r;
   }
 
   /** Rotates attention's output rows [0, n) (f32 at byte offset `out`, `cols` wide) back from a rotated V basis. */

@@ -29,7 +29,7 @@ import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { embedRows } from './embed-rows.js';
-import { runAttentionKernel } from './attention-kernel.js';
+import { type AttentionCall, runAttentionKernel } from './attention-kernel.js';
 import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
 import { readPairedRow } from './row-pairs.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
@@ -66,6 +66,21 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly k: KernelExports;
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
+  /** The attention call's operands, refilled per call. */
+  private readonly attnCall: AttentionCall = {
+    out: 0,
+    outCols: 0,
+    q: 0,
+    qStride: 0,
+    k: 0,
+    v: 0,
+    kind: 0,
+    n: 0,
+    startPos: 0,
+    params: { nHeads: 1, nKvHeads: 1, headDim: 1, scale: 1, slidingWindow: 0, softcap: 0 },
+  };
+  /** `rowBytesOf` bound once (the embedding lookup runs per token). */
+  private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
   /** Short-convolution state per slot and layer (host memory: the convolution runs in TypeScript). */
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
@@ -137,9 +152,7 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   embed(out: Activation, table: Weight, n: number): void {
     const o = act(out);
-    embedRows(this.heap.f32, table as WasmWeight, this.step().tokens, o.byteOffset >>> 2, o.cols, n, (w, r) =>
-      this.rowBytesOf(w, r),
-    );
+    embedRows(this.heap.f32, table as WasmWeight, this.step().tokens, o.byteOffset >>> 2, o.cols, n, this.rowBytes);
     o.version++;
   }
 
@@ -229,19 +242,19 @@ export class WasmOps extends HostHybridOps implements Ops {
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
     const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 56-byte parameter block
-    runAttentionKernel(this.heap, this.k, this.pool, scores, {
-      out: o.byteOffset,
-      outCols: out.cols,
-      q: cache.q,
-      // q row stride as the cache prepared it: f32 (f32 / f16 KV) or Q8_0 blocks (q8_0 / q4_0 KV).
-      qStride: cache.kind <= 1 ? q.cols * 4 : kvRowBytes('q8_0', q.cols),
-      k: cache.k,
-      v: cache.v,
-      kind: cache.kind,
-      n,
-      startPos,
-      params,
-    });
+    const c = this.attnCall; // refilled per call: no object per layer per token
+    c.out = o.byteOffset;
+    c.outCols = out.cols;
+    c.q = cache.q;
+    // q row stride as the cache prepared it: f32 (f32 / f16 KV) or Q8_0 blocks (q8_0 / q4_0 KV).
+    c.qStride = cache.kind <= 1 ? q.cols * 4 : kvRowBytes('q8_0', q.cols);
+    c.k = cache.k;
+    c.v = cache.v;
+    c.kind = cache.kind;
+    c.n = n;
+    c.startPos = startPos;
+    c.params = params;
+    runAttentionKernel(this.heap, this.k, this.pool, scores, c);
     this.requireKvCache().finishAttention(layer, o.byteOffset, out.cols, n);
     o.version++;
   }

@@ -90,6 +90,8 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
+  /** The small vectors of each DeltaNet layer's weights as the kernels bind them. */
+  private readonly deltaNetVectors = new WeakMap<DeltaNetWeights, Parameters<DeltaNetOps['deltaNet']>[5]>();
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -417,19 +419,26 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
     const st = this.requireStep('shortConv');
-    const [o, b] = [out as GpuActivation, bcx as GpuActivation];
-    this.recurrent.shortConv(st, o, b, layer, n, this.vec(kernel), kernel.rowLength, kernel.nRows);
+    this.recurrent.shortConv(
+      st,
+      out as GpuActivation,
+      bcx as GpuActivation,
+      layer,
+      n,
+      this.vec(kernel),
+      kernel.rowLength,
+      kernel.nRows,
+    );
   }
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     const st = this.requireStep('deltaNet');
-    const small = {
-      dims: w.dims,
-      conv: this.vec(w.conv),
-      dtBias: this.vec(w.dtBias),
-      a: this.vec(w.a),
-      norm: this.vec(w.norm),
-    };
+    let small = this.deltaNetVectors.get(w); // built once per layer's weights, not per token
+    if (!small) {
+      const vec = (v: Weight): GPUBuffer => this.vec(v);
+      small = { dims: w.dims, conv: vec(w.conv), dtBias: vec(w.dtBias), a: vec(w.a), norm: vec(w.norm) };
+      this.deltaNetVectors.set(w, small);
+    }
     this.dn.deltaNet(st, out as GpuActivation, x, layer, n, small, eps);
   }
 
