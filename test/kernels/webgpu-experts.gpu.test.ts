@@ -71,6 +71,40 @@ describe('webgpu mixture-of-experts ops vs the reference', () => {
     gpu.destroy();
   }, 60_000);
 
+  it('splits expert stacks per expert when the weights stream in at load too', async () => {
+    // loadTransformer streams tensors (beginWeight); a stack over the binding limit must split at expert boundaries
+    // there as in uploadWeight, else gemv_id addresses experts across parts wrongly.
+    const device = await getTestDevice([]);
+    const path = `${RECORDED_FIXTURE_DIR}/qwen3moe-q8_0-s2.gguf`;
+    const logitsWith = async (maxBindingBytes?: number): Promise<Float32Array> => {
+      const ops = await createWebGpuOps({
+        device,
+        preferF16: false,
+        useSubgroups: false,
+        ...(maxBindingBytes ? { maxBindingBytes } : {}),
+      });
+      const source = await NodeFileSource.open(path);
+      const gguf = await parseGguf(source);
+      const model = await loadTransformer(gguf, source, ops, { contextLength: 16 });
+      try {
+        await model.eval(Int32Array.of(1, 403, 407, 261), 0, 0);
+        return await model.readLogits();
+      } finally {
+        model.destroy();
+        await source.close();
+      }
+    };
+    const source = await NodeFileSource.open(path);
+    const stack = (await parseGguf(source)).tensors.find((t) => t.name === 'blk.0.ffn_down_exps.weight')!;
+    await source.close();
+    const expertBytes = stack.byteLength / stack.shape[2]!;
+    const whole = await logitsWith();
+    const split = await logitsWith(Math.ceil(expertBytes * 1.5)); // one expert per part
+    let maxDiff = 0;
+    for (let i = 0; i < whole.length; i++) maxDiff = Math.max(maxDiff, Math.abs(whole[i]! - split[i]!));
+    expect(maxDiff).toBeLessThan(1e-4);
+  }, 120_000);
+
   it('decodes a MoE model with one submission and only the argmax readback per token (routing stays on the GPU)', async () => {
     const device = await getTestDevice([]);
     const ops = await createWebGpuOps({ device, preferF16: false, useSubgroups: false });

@@ -88,28 +88,13 @@ export async function uploadGpuWeight(
   const slot = h.ctx.isSoftware ? null : weightGroupOf(info.name);
   if (slot && rowStride * 4 * nRows <= h.maxWeightBinding) {
     // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
-    const w: GpuWeight = {
-      name: info.name,
-      type: info.type,
-      rowLength,
-      nRows,
-      layout,
-      rowStride,
-      parts: [],
-      vector: null,
-      host: null,
-      group: null,
-    };
+    const w = matrixWeight(info, layout, rowLength, nRows, rowStride, []);
     h.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
     return w;
   }
   const parts = [];
   // A 3-D expert stack [k, rows, nExperts] splits at expert boundaries (gemv_id addresses experts within a part).
-  const split =
-    info.shape.length === 3
-      ? expertParts(info.name, info.shape[2], rowStride * 4 * info.shape[1], info.shape[1], h.maxWeightBinding)
-      : splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding);
-  for (const part of split) {
+  for (const part of weightParts(h, info, nRows, rowStride)) {
     throwIfAborted(signal, `uploading ${info.name}`);
     const bytes = repackRows(layout, data, rowLength, part);
     const buffer = h.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);
@@ -117,19 +102,7 @@ export async function uploadGpuWeight(
     parts.push({ buffer, rowStart: part.rowStart, nRows: part.nRows });
     if (parts.length > 1) await Promise.resolve(); // let an abort land between big parts
   }
-  const w: GpuWeight = {
-    name: info.name,
-    type: info.type,
-    rowLength,
-    nRows,
-    layout,
-    rowStride,
-    parts,
-    vector: null,
-    host: null,
-    group: null,
-  };
-  return w;
+  return matrixWeight(info, layout, rowLength, nRows, rowStride, parts);
 }
 
 /**
@@ -166,7 +139,7 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
       cancel: () => undefined,
     };
   }
-  const parts = splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding).map((p) => ({
+  const parts = weightParts(h, info, nRows, rowStride).map((p) => ({
     buffer: h.buffer(info.name, p.nRows * rowStride * 4, BufferUsage.COPY_DST),
     rowStart: p.rowStart,
     nRows: p.nRows,
@@ -216,20 +189,46 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
           details: { tensor: info.name, committed, byteLength },
         });
       }
-      const w: GpuWeight = {
-        name: info.name,
-        type: info.type,
-        rowLength,
-        nRows,
-        layout,
-        rowStride,
-        parts,
-        vector: null,
-        host: null,
-        group: null,
-      };
-      return w;
+      return matrixWeight(info, layout, rowLength, nRows, rowStride, parts);
     },
     cancel: () => undefined, // the part buffers are the backend's: destroy() releases them
+  };
+}
+
+/**
+ * The binding-sized parts of a matrix: row ranges, or for a 3-D expert stack [k, rows, nExperts] whole experts
+ * (gemv_id addresses experts within a part). The whole-tensor and the streamed upload split alike.
+ */
+function weightParts(
+  h: WeightUploadHost,
+  info: WeightInfo,
+  nRows: number,
+  rowStride: number,
+): { readonly rowStart: number; readonly nRows: number }[] {
+  return info.shape.length === 3
+    ? expertParts(info.name, info.shape[2]!, rowStride * 4 * info.shape[1]!, info.shape[1]!, h.maxWeightBinding)
+    : splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding);
+}
+
+/** A matrix weight record over its uploaded parts. */
+function matrixWeight(
+  info: WeightInfo,
+  layout: GpuWeight['layout'],
+  rowLength: number,
+  nRows: number,
+  rowStride: number,
+  parts: GpuWeight['parts'],
+): GpuWeight {
+  return {
+    name: info.name,
+    type: info.type,
+    rowLength,
+    nRows,
+    layout,
+    rowStride,
+    parts,
+    vector: null,
+    host: null,
+    group: null,
   };
 }
