@@ -1,12 +1,13 @@
 /**
  * What the host backends (cpu, wasm) share for hybrid models: the per-slot recurrent state in host memory and the
  * ops of qwen35's layers that run over it as plain TypeScript (gated DeltaNet, gated attention's head split and
- * sigmoid gate), each backend only saying where its values live (`view`).
+ * sigmoid gate) and gemma3n's AltUp primitives, each backend only saying where its values live (`view`).
  */
 
+import { hostAddScaledRows, hostGaussianTopK, hostMatchMagnitude, hostMulVector } from './altup-host.js';
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
@@ -34,6 +35,26 @@ export abstract class HostHybridOps extends CompositeOps {
 
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
+    this.written(x);
+  }
+
+  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {
+    hostAddScaledRows(this.view, out, y, coef, col, bias, n);
+    this.written(out);
+  }
+
+  matchMagnitude(x: Activation, target: Activation, n: number): void {
+    hostMatchMagnitude(this.view, x, target, n);
+    this.written(x);
+  }
+
+  gaussianTopK(x: Activation, z: number, n: number): void {
+    hostGaussianTopK(this.view, x, z, n);
+    this.written(x);
+  }
+
+  mulVector(x: Activation, w: Weight, n: number): void {
+    hostMulVector(this.view, x, w, n);
     this.written(x);
   }
 

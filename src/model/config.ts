@@ -4,6 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
+import type { AltUpConfig } from './altup-config.js';
 import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
@@ -168,6 +169,8 @@ export interface ModelConfig extends ArchOptions {
   readonly deltaNetLayers: readonly boolean[];
   /** Geometry of the DeltaNet layers (`ssm.*` keys); null when no layer has one. */
   readonly deltaNet: DeltaNetDims | null;
+  /** AltUp streams, LAuReL and activation sparsity (gemma3n), or null. */
+  readonly altup: AltUpConfig | null;
   /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
   readonly attnOutputGate: boolean;
 }
@@ -411,6 +414,7 @@ export function readStandardConfig(
     deltaNetLayers: new Array<boolean>(nLayers).fill(false),
     deltaNet: null,
     attnOutputGate: false,
+    altup: null,
   };
 }
 

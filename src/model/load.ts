@@ -18,6 +18,7 @@ import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
+import { altUpWeightsOf, nameAltUpWeights } from './altup-load.js';
 import type { RankHead } from './pooling.js';
 import type {
   DenseFfnWeights,
@@ -144,6 +145,7 @@ export async function loadTransformer(
     outScales.push(loader.has(name) ? (await hostValues(loader, name, [1]))[0] : 1);
   }
   const perLayerSlots = nPL > 0 ? namePerLayerWeights(loader, names, c) : null;
+  const altUpSlots = c.altup ? nameAltUpWeights(loader, c, c.altup) : null;
   // Name every weight first (shapes checked before any read), then read them all in file order.
   const tokenEmbd = loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = loader.upload(names.outputNorm, [c.embeddingLength]);
@@ -275,6 +277,7 @@ export async function loadTransformer(
     perLayer,
     layers,
     rankHead,
+    altUp: altUpSlots && altUpWeightsOf(altUpSlots),
   };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }

@@ -5,6 +5,7 @@
  */
 
 import type { Weight } from '../backend/ops.js';
+import type { AltUpWeights } from './altup.js';
 import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js';
 import type { RankHead } from './pooling.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
@@ -84,4 +85,6 @@ export interface ModelWeights {
   readonly layers: readonly (LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights)[];
   /** Classifier of a rank-pooling model (host-side), or null. */
   readonly rankHead?: RankHead | null;
+  /** AltUp streams and LAuReL (gemma3n), or null. */
+  readonly altUp?: AltUpWeights | null;
 }

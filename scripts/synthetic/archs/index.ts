@@ -12,6 +12,7 @@ import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
 import { gemma } from './gemma.js';
 import { gemma4 } from './gemma4.js';
+import { gemma3n } from './gemma3n.js';
 import { granite } from './granite.js';
 import { granitemoe } from './granitemoe.js';
 import { hunyuanDense } from './hunyuan-dense.js';
@@ -40,5 +41,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitemoe,
     gemma4,
     qwen35,
+    gemma3n,
   ].map((spec) => [spec.name, spec]),
 );

@@ -48,6 +48,7 @@ import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
+import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
@@ -90,6 +91,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
+  private readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
   /** The small vectors of each DeltaNet layer's weights as the kernels bind them. */
   private readonly deltaNetVectors = new WeakMap<DeltaNetWeights, Parameters<DeltaNetOps['deltaNet']>[5]>();
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
@@ -147,6 +149,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.sampling = new SamplingOps(host); // allocates the result buffer
     this.recurrent = new RecurrentStateOps(host);
     this.dn = new DeltaNetOps(host, this.recurrent);
+    this.altUp = new AltUpOps(host);
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -450,6 +453,26 @@ export class WebGpuOps extends CompositeOps implements Ops {
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     this.requireStep('mulSigmoid');
     this.dn.mulSigmoid(x as GpuActivation, gate as GpuActivation, n);
+  }
+
+  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {
+    this.requireStep('addScaledRows');
+    this.altUp.addScaledRows(out, y, coef, col, bias, n);
+  }
+
+  matchMagnitude(x: Activation, target: Activation, n: number): void {
+    this.requireStep('matchMagnitude');
+    this.altUp.matchMagnitude(x, target, n);
+  }
+
+  gaussianTopK(x: Activation, z: number, n: number): void {
+    this.requireStep('gaussianTopK');
+    this.altUp.gaussianTopK(x, z, n);
+  }
+
+  mulVector(x: Activation, w: Weight, n: number): void {
+    this.requireStep('mulVector');
+    this.altUp.mulVector(x, w, n);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {

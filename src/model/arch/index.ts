@@ -12,6 +12,7 @@ import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { gemma4 } from './gemma4.js';
+import { gemma3n } from './gemma3n.js';
 import { granite } from './granite.js';
 import { granitemoe } from './granitemoe.js';
 import { lfm2 } from './lfm2.js';
@@ -55,6 +56,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5Moe,
   granitemoe,
   qwen35,
+  gemma3n,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
