@@ -1,10 +1,10 @@
 // altup: gemma3n's AltUp and activation-sparsity primitives, f32 throughout.
-// Entry `add_scaled` (Ops.addScaledRows): out[t, i] += (coef[t, col] + bias) · y[t, i]; one invocation per value.
+// Entry `main` (Ops.addScaledRows): out[t, i] += (coef[t, col] + bias) · y[t, i]; one invocation per value.
 // Entry `mul_vector` (Ops.mulVector): x[t, i] ·= w[i]; one invocation per value.
 // Entry `match_mag` (Ops.matchMagnitude): x[t] = x[t] · ‖target[t]‖ / ‖x[t]‖; one workgroup per row (two sums).
 // Entry `gauss_topk` (Ops.gaussianTopK): x[t, i] = max(0, x[t, i] − (mean + z · std)), std over cols − 1; one
 // workgroup per row (mean, then the squared deviations).
-// Dispatch: add_scaled / mul_vector 1-D (gx, gy) over n·cols; match_mag / gauss_topk (1, n).
+// Dispatch: main / mul_vector 1-D (gx, gy) over n·cols; match_mag / gauss_topk (1, n).
 // Reference: src/backend/altup-host.ts; llama.cpp gemma3n calc_magnitude, gaussian_topk, altup_predict/correct.
 
 struct Params {
@@ -13,7 +13,7 @@ struct Params {
   y_cols: u32,    // columns of y / target
   coef_cols: u32, // columns of coef
   col: u32,       // the coef column
-  bias: f32,      // added to the coefficient (add_scaled)
+  bias: f32,      // added to the coefficient (main)
   z: f32,         // std multiplier (gauss_topk)
   pad: u32,
 }
@@ -26,7 +26,7 @@ struct Params {
 fn index(ids: Ids) -> u32 { return (ids.wg.y * ids.nwg.x + ids.wg.x) * WG_SIZE + ids.lid; }
 
 @compute @workgroup_size(WG_SIZE)
-fn add_scaled(ids: Ids) {
+fn main(ids: Ids) {
   let g = index(ids);
   if (g >= p.n * p.cols) { return; }
   let t = g / p.cols;
@@ -63,7 +63,7 @@ fn gauss_topk(ids: Ids) {
   let mean = wg_sum(s, ids) / f32(p.cols);
   var ss = 0.0;
   for (var j = ids.lid; j < p.cols; j += WG_SIZE) { let d = x[base + j] - mean; ss += d * d; }
-  let std = sqrt(wg_sum(ss, ids) / f32(p.cols - 1u));
-  let cutoff = mean + std * p.z;
+  let sd = sqrt(wg_sum(ss, ids) / f32(p.cols - 1u));
+  let cutoff = mean + sd * p.z;
   for (var j = ids.lid; j < p.cols; j += WG_SIZE) { x[base + j] = max(x[base + j] - cutoff, 0.0); }
 }

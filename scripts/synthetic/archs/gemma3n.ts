@@ -3,7 +3,8 @@
  * post-norms) with AltUp (4 streams: `altup_proj` / `altup_unembd_proj` stacks, per-layer router, prediction and
  * correction coefficients), LAuReL (rank 64), per-layer token embeddings (256 wide: llama.cpp fixes both), every 5th
  * layer global, layers from 20 on reading layer 18's or 19's KV (their own K/V tensors unused), tied output. llama.cpp reads none of
- * the AltUp keys (they are written as the converter does). Knobs: `swa` (window, default 512).
+ * the AltUp keys (they are written as the converter does). Knobs: `swa` (window, default 512), `router` (scale of the
+ * AltUp router weights, default 1).
  */
 
 import {
@@ -95,7 +96,7 @@ export const gemma3n: SyntheticArchSpec = {
         plan.norm(`${b}altup_correct_scale.weight`, E),
         coef(`${b}altup_predict_coef.weight`, N, N * N),
         // router · rmsNorm(x) / nEmbd: weights of std √nEmbd give modalities of unit scale before the tanh.
-        { ...plan.router(`${b}altup_router.weight`, E, N), std: Math.sqrt(E) },
+        { ...plan.router(`${b}altup_router.weight`, E, N), std: Math.sqrt(E) * extra(s, 'router', 1) },
         plan.norm(`${b}altup_router_norm.weight`, E),
         f32Mat(`${b}laurel_l.weight`, E, LAUREL_RANK),
         f32Mat(`${b}laurel_r.weight`, LAUREL_RANK, E),

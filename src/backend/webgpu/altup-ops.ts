@@ -26,7 +26,7 @@ export class AltUpOps {
     const params = (p: ParamsWriter): void => {
       p.u(n).u(o.cols).u(ya.cols).u(c.cols).u(col).f(bias).f(0).u(0);
     };
-    const pipe = this.h.pipe({ kernel: 'altup', entry: 'add_scaled', wgSize: WG_FLAT });
+    const pipe = this.h.pipe({ kernel: 'altup', wgSize: WG_FLAT });
     this.h.rec.dispatch(pipe, [null, o.buffer, ya.buffer, c.buffer], params, grid(Math.ceil((n * o.cols) / WG_FLAT)));
   }
 

@@ -53,7 +53,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_gated': ['uniform', 'read', 'read', 'rw'],
-  'altup.add_scaled': ['uniform', 'rw', 'read', 'read'],
+  'altup.main': ['uniform', 'rw', 'read', 'read'],
   'altup.mul_vector': ['uniform', 'rw', null, 'read'],
   'altup.match_mag': ['uniform', 'rw', 'read', null],
   'altup.gauss_topk': ['uniform', 'rw', null, null],
