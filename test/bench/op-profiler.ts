@@ -60,6 +60,10 @@ const TIMED = new Set<string>([
   'deltaNet',
   'splitHeadPairs',
   'mulSigmoid',
+  'addScaledRows',
+  'matchMagnitude',
+  'gaussianTopK',
+  'mulVector',
 ]);
 
 /**
