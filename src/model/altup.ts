@@ -12,7 +12,7 @@
  * - `merge` (after the last layer): x = (s_0 + Σ_{i≥1} rescale(altup_unembd_proj_i · s_i, ‖s_act‖)) / N.
  */
 
-import type { Activation, GluScratch, Ops, RmsNormWeight, Weight } from '../backend/ops.js';
+import type { Activation, GluActivation, GluScratch, Ops, RmsNormWeight, Weight } from '../backend/ops.js';
 import type { AltUpConfig } from './altup-config.js';
 import { LAUREL_RANK } from './altup-load.js';
 import type { ModelConfig } from './config.js';
@@ -74,6 +74,7 @@ export class AltUp {
   private readonly a: AltUpConfig;
   private readonly routerScale: number;
   private readonly eps: number;
+  private readonly act: GluActivation;
 
   constructor(
     c: ModelConfig,
@@ -95,6 +96,7 @@ export class AltUp {
     this.lauOut = act('laurel_out');
     this.routerScale = Math.fround(1 / c.embeddingLength);
     this.eps = c.normEps;
+    this.act = c.activation;
   }
 
   /** The streams from the scaled token embeddings x ([n, nEmbd]). */
@@ -133,7 +135,7 @@ export class AltUp {
   }
 
   /**
-   * The FFN up to its down projection with a sparsified gate on the layers that have one: out = gelu(topk(gate ·
+   * The FFN up to its down projection with a sparsified gate on the layers that have one: out = act(topk(gate ·
    * rmsNorm(x))) · (up · rmsNorm(x)). Returns false (nothing done) on a dense layer.
    */
   sparseGate(
@@ -154,7 +156,7 @@ export class AltUp {
     ops.matmul(scratch.gate, src, gate, n); // gate [n, ffn]
     ops.gaussianTopK(scratch.gate, z, n);
     ops.matmul(scratch.up, src, up, n); // up [n, ffn]
-    ops.glu(out, scratch.gate, scratch.up, n, 'gelu');
+    ops.glu(out, scratch.gate, scratch.up, n, this.act);
     return true;
   }
 
