@@ -1,13 +1,13 @@
 /**
- * The AltUp and activation-sparsity primitives of `Ops` (gemma3n) on a host backend (cpu, wasm) whose values `view`
+ * The AltUp and activation-sparsity primitives of `Ops.altUp` (gemma3n) on a host backend (cpu, wasm) whose values `view`
  * locates: per-row weighted adds, magnitude matching and gaussian top-k. Sums in f64; every stored value is f32.
  */
 
 import type { HostView } from './delta-net.js';
-import type { Activation, Weight } from './ops.js';
+import type { Activation, AltUpPrimitives, Weight } from './ops.js';
 
-/** `Ops.addScaledRows`: out[t, i] += (coef[t, col] + bias) · y[t, i] for t < n. */
-export function hostAddScaledRows(
+/** `addScaledRows`: out[t, i] += (coef[t, col] + bias) · y[t, i] for t < n. */
+function hostAddScaledRows(
   view: HostView,
   out: Activation,
   y: Activation,
@@ -33,8 +33,8 @@ function rowNorm(d: Float32Array, at: number, cols: number): number {
   return Math.fround(Math.sqrt(Math.fround(ss)));
 }
 
-/** `Ops.matchMagnitude`: x[t] = x[t] · ‖target[t]‖ / ‖x[t]‖ for t < n. */
-export function hostMatchMagnitude(view: HostView, x: Activation, target: Activation, n: number): void {
+/** `matchMagnitude`: x[t] = x[t] · ‖target[t]‖ / ‖x[t]‖ for t < n. */
+function hostMatchMagnitude(view: HostView, x: Activation, target: Activation, n: number): void {
   const [[xd, xAt], [td, tAt]] = [view(x), view(target)];
   const cols = x.cols;
   for (let t = 0; t < n; t++) {
@@ -45,8 +45,8 @@ export function hostMatchMagnitude(view: HostView, x: Activation, target: Activa
   }
 }
 
-/** `Ops.gaussianTopK`: x[t, i] = max(0, x[t, i] − (mean + z · std)) per row, std over cols − 1. */
-export function hostGaussianTopK(view: HostView, x: Activation, z: number, n: number): void {
+/** `gaussianTopK`: x[t, i] = max(0, x[t, i] − (mean + z · std)) per row, std over cols − 1. */
+function hostGaussianTopK(view: HostView, x: Activation, z: number, n: number): void {
   const [xd, xAt] = view(x);
   const cols = x.cols;
   for (let t = 0; t < n; t++) {
@@ -65,12 +65,40 @@ export function hostGaussianTopK(view: HostView, x: Activation, z: number, n: nu
   }
 }
 
-/** `Ops.mulVector`: x[t, i] ·= w[i] for t < n. */
-export function hostMulVector(view: HostView, x: Activation, w: Weight, n: number): void {
+/** `mulVector`: x[t, i] ·= w[i] for t < n. */
+function hostMulVector(view: HostView, x: Activation, w: Weight, n: number): void {
   const [[xd, xAt], [wd, wAt]] = [view(x), view(w)];
   const cols = x.cols;
   for (let t = 0; t < n; t++) {
     const r = xAt + t * cols;
     for (let i = 0; i < cols; i++) xd[r + i] = Math.fround(xd[r + i] * wd[wAt + i]);
+  }
+}
+
+/** `Ops.altUp` of a host backend: values where `view` says, each written activation reported to `written`. */
+export class HostAltUp implements AltUpPrimitives {
+  constructor(
+    private readonly view: HostView,
+    private readonly written: (a: Activation) => void,
+  ) {}
+
+  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {
+    hostAddScaledRows(this.view, out, y, coef, col, bias, n);
+    this.written(out);
+  }
+
+  matchMagnitude(x: Activation, target: Activation, n: number): void {
+    hostMatchMagnitude(this.view, x, target, n);
+    this.written(x);
+  }
+
+  gaussianTopK(x: Activation, z: number, n: number): void {
+    hostGaussianTopK(this.view, x, z, n);
+    this.written(x);
+  }
+
+  mulVector(x: Activation, w: Weight, n: number): void {
+    hostMulVector(this.view, x, w, n);
+    this.written(x);
   }
 }

@@ -4,15 +4,27 @@
  * sigmoid gate) and gemma3n's AltUp primitives, each backend only saying where its values live (`view`).
  */
 
-import { hostAddScaledRows, hostGaussianTopK, hostMatchMagnitude, hostMulVector } from './altup-host.js';
+import { HostAltUp } from './altup-host.js';
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
+import type {
+  Activation,
+  AltUpPrimitives,
+  DeltaNetInputs,
+  DeltaNetWeights,
+  RecurrentStateSpec,
+  StepBatch,
+} from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
   protected readonly recurrent = new HostRecurrentState();
+  /** gemma3n's AltUp primitives over this backend's values (`view` is read at call time: subclasses set it). */
+  readonly altUp: AltUpPrimitives = new HostAltUp(
+    (t) => this.view(t),
+    (a) => this.written(a),
+  );
   /** The step in progress (throws outside beginStep … endStep). */
   protected abstract step(): StepBatch;
   /** Where an activation's (or an f32 weight's) values are. */
@@ -35,26 +47,6 @@ export abstract class HostHybridOps extends CompositeOps {
 
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
-    this.written(x);
-  }
-
-  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {
-    hostAddScaledRows(this.view, out, y, coef, col, bias, n);
-    this.written(out);
-  }
-
-  matchMagnitude(x: Activation, target: Activation, n: number): void {
-    hostMatchMagnitude(this.view, x, target, n);
-    this.written(x);
-  }
-
-  gaussianTopK(x: Activation, z: number, n: number): void {
-    hostGaussianTopK(this.view, x, z, n);
-    this.written(x);
-  }
-
-  mulVector(x: Activation, w: Weight, n: number): void {
-    hostMulVector(this.view, x, w, n);
     this.written(x);
   }
 

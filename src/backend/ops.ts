@@ -299,6 +299,21 @@ export interface MoeStep {
   readonly scratch: MoeScratch;
 }
 
+/**
+ * Row-wise primitives of gemma3n's AltUp streams and sparse FFN gate that no composition of the other ops expresses;
+ * issued within a step like every op.
+ */
+export interface AltUpPrimitives {
+  /** out[t, i] += (coef[t, col] + bias) · y[t, i] for t < n: a per-row weighted add whose weight is a column of coef. */
+  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void;
+  /** x[t] = x[t] · ‖target[t]‖ / ‖x[t]‖ for t < n (Euclidean norms of whole rows; target has x's columns). */
+  matchMagnitude(x: Activation, target: Activation, n: number): void;
+  /** x[t, i] = max(0, x[t, i] − (mean(x[t]) + z · std(x[t]))) for t < n, std with the n − 1 denominator (gaussian top-k). */
+  gaussianTopK(x: Activation, z: number, n: number): void;
+  /** x[t, i] ·= w[i] for t < n (w an f32 vector of x.cols). */
+  mulVector(x: Activation, w: Weight, n: number): void;
+}
+
 /** The operations of a forward pass. */
 export interface Ops {
   /** 'cpu' | 'wasm' | 'webgpu'. */
@@ -444,17 +459,8 @@ export interface Ops {
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */
   mulSigmoid(x: Activation, gate: Activation, n: number): void;
-  /*
-   * AltUp / activation sparsity primitives (gemma3n; reference: src/backend/altup-host.ts).
-   */
-  /** out[t, i] += (coef[t, col] + bias) · y[t, i] for t < n: a per-row weighted add whose weight is a column of coef. */
-  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void;
-  /** x[t] = x[t] · ‖target[t]‖ / ‖x[t]‖ for t < n (Euclidean norms of whole rows; target has x's columns). */
-  matchMagnitude(x: Activation, target: Activation, n: number): void;
-  /** x[t, i] = max(0, x[t, i] − (mean(x[t]) + z · std(x[t]))) for t < n, std with the n − 1 denominator (gaussian top-k). */
-  gaussianTopK(x: Activation, z: number, n: number): void;
-  /** x[t, i] ·= w[i] for t < n (w an f32 vector of x.cols). */
-  mulVector(x: Activation, w: Weight, n: number): void;
+  /** gemma3n's AltUp and activation-sparsity primitives (reference: src/backend/altup-host.ts). */
+  readonly altUp: AltUpPrimitives;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

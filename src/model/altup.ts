@@ -104,7 +104,7 @@ export class AltUp {
     ops.copyRows(this.s[0], x, 0, n);
     for (let i = 1; i < this.s.length; i++) {
       ops.matmul(this.s[i], x, this.w.proj[i - 1], n); // s_i [n, nEmbd]
-      ops.matchMagnitude(this.s[i], x, n);
+      ops.altUp.matchMagnitude(this.s[i], x, n);
     }
   }
 
@@ -116,7 +116,7 @@ export class AltUp {
     ops.matmul(this.coef, this.mod, lw.predictCoef, n); // coef [n, N·N]
     for (let j = 0; j < N; j++) {
       ops.copyRows(this.p[j], this.s[j], 0, n);
-      for (let k = 0; k < N; k++) ops.addScaledRows(this.p[j], this.s[k], this.coef, j * N + k, 0, n);
+      for (let k = 0; k < N; k++) ops.altUp.addScaledRows(this.p[j], this.s[k], this.coef, j * N + k, 0, n);
     }
     ops.copyRows(x, this.p[this.a.activeIdx], 0, n); // x [n, nEmbd] = active prediction
     // LAuReL of the attention input: lau = xn + rmsNorm(laurel_r · laurel_l · xn)
@@ -154,7 +154,7 @@ export class AltUp {
     if (norm) ops.rmsNorm(scratch.normed, x, norm.weight, norm.eps, n); // normed [n, nEmbd]
     const src = norm ? scratch.normed : x;
     ops.matmul(scratch.gate, src, gate, n); // gate [n, ffn]
-    ops.gaussianTopK(scratch.gate, z, n);
+    ops.altUp.gaussianTopK(scratch.gate, z, n);
     ops.matmul(scratch.up, src, up, n); // up [n, ffn]
     ops.glu(out, scratch.gate, scratch.up, n, this.act);
     return true;
@@ -171,11 +171,11 @@ export class AltUp {
     ops.add(this.r, this.r, x, n); // innovation r = x − p_act
     for (let i = 0; i < this.s.length; i++) {
       ops.copyRows(this.s[i], this.p[i], 0, n);
-      ops.addScaledRows(this.s[i], this.r, this.ccoef, i, 1, n); // s_i = p_i + (c_i + 1) · r
+      ops.altUp.addScaledRows(this.s[i], this.r, this.ccoef, i, 1, n); // s_i = p_i + (c_i + 1) · r
     }
     if (!perLayer || !this.perLayer) return;
     ops.copyRows(this.d, this.s[act], 0, n);
-    ops.mulVector(this.d, lw.correctScale, n);
+    ops.altUp.mulVector(this.d, lw.correctScale, n);
     this.perLayer.delta(ops, il, this.r, this.d, n, perLayer); // r [n, nEmbd]
     for (let i = 1; i < this.s.length; i++) ops.add(this.s[i], this.s[i], this.r, n);
   }
@@ -186,7 +186,7 @@ export class AltUp {
     ops.copyRows(x, this.s[0], 0, n);
     for (let i = 1; i < this.s.length; i++) {
       ops.matmul(this.p[i], this.s[i], this.w.unembd[i - 1], n); // [n, nEmbd]
-      ops.matchMagnitude(this.p[i], target, n);
+      ops.altUp.matchMagnitude(this.p[i], target, n);
       ops.add(x, x, this.p[i], n);
     }
     ops.scale(x, Math.fround(1 / this.s.length), n);

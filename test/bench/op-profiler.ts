@@ -60,10 +60,6 @@ const TIMED = new Set<string>([
   'deltaNet',
   'splitHeadPairs',
   'mulSigmoid',
-  'addScaledRows',
-  'matchMagnitude',
-  'gaussianTopK',
-  'mulVector',
 ]);
 
 /**

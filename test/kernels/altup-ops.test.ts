@@ -1,5 +1,5 @@
 /**
- * gemma3n's AltUp primitives (`addScaledRows`, `matchMagnitude`, `gaussianTopK`, `mulVector`) on the reference and
+ * gemma3n's AltUp primitives (`Ops.altUp`: addScaledRows, matchMagnitude, gaussianTopK, mulVector) on the reference and
  * WASM backends against an f64 reference, including the gaussian top-k cutoff's n − 1 denominator. WebGPU runs the
  * same ops in the model conformance suite (the gemma3n fixtures).
  */
@@ -73,7 +73,7 @@ for (const [name, make] of [
 
     it('addScaledRows: x[t] += (coef[t, col] + bias) · y[t]', async () => {
       const ops = await make();
-      const got = await run(ops, (a) => ops.addScaledRows(a.x, a.y, a.coef, 3, 1, N));
+      const got = await run(ops, (a) => ops.altUp.addScaledRows(a.x, a.y, a.coef, 3, 1, N));
       expectClose(
         got,
         Array.from(x, (v, i) => v + (coef[Math.floor(i / C) * 5 + 3]! + 1) * y[i]!),
@@ -84,7 +84,7 @@ for (const [name, make] of [
 
     it('matchMagnitude: x[t] · ‖y[t]‖ / ‖x[t]‖', async () => {
       const ops = await make();
-      const got = await run(ops, (a) => ops.matchMagnitude(a.x, a.y, N));
+      const got = await run(ops, (a) => ops.altUp.matchMagnitude(a.x, a.y, N));
       const t = (i: number) => Math.floor(i / C);
       expectClose(
         got,
@@ -97,7 +97,7 @@ for (const [name, make] of [
     it('gaussianTopK: max(0, x − (mean + z · std)), std over C − 1', async () => {
       const ops = await make();
       const z = 0.7;
-      const got = await run(ops, (a) => ops.gaussianTopK(a.x, z, N));
+      const got = await run(ops, (a) => ops.altUp.gaussianTopK(a.x, z, N));
       const want = Array.from(x, (v, i) => {
         const row = x.subarray(Math.floor(i / C) * C, Math.floor(i / C) * C + C);
         const mean = row.reduce((s, u) => s + u, 0) / C;
@@ -113,7 +113,7 @@ for (const [name, make] of [
       const ops = await make();
       const w = randomF32(C, 4);
       const wt = await ops.uploadWeight({ name: 'w', type: GgmlType.F32, shape: [C] }, bytesOf(w));
-      const got = await run(ops, (a) => ops.mulVector(a.x, wt, N));
+      const got = await run(ops, (a) => ops.altUp.mulVector(a.x, wt, N));
       expectClose(
         got,
         Array.from(x, (v, i) => v * w[i % C]!),

@@ -5,7 +5,7 @@
  */
 
 import { LlmError } from '../../errors.js';
-import type { Activation, Weight } from '../ops.js';
+import type { Activation, AltUpPrimitives, Weight } from '../ops.js';
 import type { ActivationOpsHost } from './activation-ops.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
@@ -16,7 +16,7 @@ const WG_ROW = 64; // one workgroup per row
 type Host = Pick<ActivationOpsHost, 'rec' | 'pipe'>;
 
 /** See the file header. */
-export class AltUpOps {
+export class AltUpOps implements AltUpPrimitives {
   constructor(private readonly h: Host) {}
 
   addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {

@@ -70,7 +70,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
-  private readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
+  readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -391,26 +391,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     this.requireStep('mulSigmoid');
     this.dn.mulSigmoid(x as GpuActivation, gate as GpuActivation, n);
-  }
-
-  addScaledRows(out: Activation, y: Activation, coef: Activation, col: number, bias: number, n: number): void {
-    this.requireStep('addScaledRows');
-    this.altUp.addScaledRows(out, y, coef, col, bias, n);
-  }
-
-  matchMagnitude(x: Activation, target: Activation, n: number): void {
-    this.requireStep('matchMagnitude');
-    this.altUp.matchMagnitude(x, target, n);
-  }
-
-  gaussianTopK(x: Activation, z: number, n: number): void {
-    this.requireStep('gaussianTopK');
-    this.altUp.gaussianTopK(x, z, n);
-  }
-
-  mulVector(x: Activation, w: Weight, n: number): void {
-    this.requireStep('mulVector');
-    this.altUp.mulVector(x, w, n);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {
