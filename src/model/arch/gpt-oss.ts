@@ -7,6 +7,7 @@
  * ('softmax-weight'), biased expert projections and the clamped SwiGLU (α 1.702, limit 7).
  */
 
+import { LlmError } from '../../errors.js';
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
@@ -32,6 +33,15 @@ export const gptOss: Architecture = {
       MODEL_LIMITS.maxContextLength,
       'maxContextLength',
     );
+    // llama.cpp lets sliding layers have their own base (YaRN still applying); released files have none.
+    const swaBase = r.finite(r.archKey('rope.freq_base_swa'), base.ropeTheta, {}, 'rope');
+    if (swaBase !== base.ropeTheta) {
+      throw new LlmError(
+        'unsupported-arch',
+        `reading model config: gpt-oss with its own sliding-layer rope base ('${r.archKey('rope.freq_base_swa')}' = ${swaBase}) is not supported`,
+        { details: { arch: NAME, key: r.archKey('rope.freq_base_swa'), value: swaBase } },
+      );
+    }
     return { ...base, slidingWindow, slidingLayers: readSlidingLayers(meta, NAME, base.nLayers, 2) };
   },
   tensors: { ...LLAMA_CPP_TENSOR_NAMES, ffnNorm: 'blk.{i}.post_attention_norm.weight' },

@@ -54,6 +54,23 @@ describe('gpt-oss bad input', () => {
     expect(e.message).toContain("'gpt-oss.attention.sliding_window'");
   });
 
+  it('a sliding-layer rope base of its own is refused naming the key (one equal to the global base loads)', async () => {
+    const e = await load({ meta: { 'gpt-oss.rope.freq_base_swa': 10000 } });
+    expect(e.code).toBe('unsupported-arch');
+    expect(e.message).toContain("'gpt-oss.rope.freq_base_swa'");
+    const same = gguf.metadata['gpt-oss.rope.freq_base'];
+    await expect(
+      loadTransformer(
+        { ...gguf, metadata: { ...gguf.metadata, 'gpt-oss.rope.freq_base_swa': same } },
+        source,
+        createCpuOps(),
+        {
+          contextLength: 32,
+        },
+      ),
+    ).resolves.toBeDefined();
+  });
+
   it('more experts per token than experts names expert_used_count', async () => {
     const e = await load({ meta: { 'gpt-oss.expert_used_count': 6 } });
     expect(e.code).toBe('gguf-invalid');
