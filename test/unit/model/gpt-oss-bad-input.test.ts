@@ -91,10 +91,16 @@ describe('gpt-oss bad input', () => {
     }
   });
 
-  it('an expert bias of another expert count names the tensor', async () => {
+  it('an expert bias of another expert count or width names the tensor and the key', async () => {
     const e = await load({ tensors: reshaped('blk.0.ffn_gate_exps.bias', [96, 4]) });
     expect(e.code).toBe('gguf-invalid');
     expect(e.message).toContain('blk.0.ffn_gate_exps.bias');
+    expect(e.details?.key).toBe('gpt-oss.expert_count');
+    const w = await load({ tensors: reshaped('blk.1.ffn_down_exps.bias', [255, 5]) });
+    expect(w.details?.tensor).toBe('blk.1.ffn_down_exps.bias');
+    expect(w.details?.key).toBe('gpt-oss.embedding_length');
+    const r = await load({ tensors: reshaped('blk.2.ffn_gate_inp.bias', [6]) });
+    expect(r.details?.key).toBe('gpt-oss.expert_count');
   });
 
   it('sinks of another head count name the tensor', async () => {
