@@ -1,13 +1,15 @@
 /**
  * What the host backends (cpu, wasm) share for hybrid models: the per-slot recurrent state in host memory and the
  * ops of qwen35's layers that run over it as plain TypeScript (gated DeltaNet, gated attention's head split and
- * sigmoid gate), each backend only saying where its values live (`view`).
+ * sigmoid gate) and gpt-oss's expert biases and clamped SwiGLU, each backend only saying where its values live (`view`).
  */
 
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
+import { hostAddExpertBias } from './expert-bias.js';
+import { hostSwigluOai } from './swiglu-oai.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -35,6 +37,16 @@ export abstract class HostHybridOps extends CompositeOps {
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
     this.written(x);
+  }
+
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    hostAddExpertBias(this.view, out, bias, ids, n);
+    this.written(out);
+  }
+
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    hostSwigluOai(this.view, out, gate, up, n);
+    this.written(out);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {
