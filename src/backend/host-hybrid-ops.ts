@@ -1,7 +1,8 @@
 /**
  * What the host backends (cpu, wasm) share for hybrid models: the per-slot recurrent state in host memory and the
  * ops of qwen35's layers that run over it as plain TypeScript (gated DeltaNet, gated attention's head split and
- * sigmoid gate) and gemma3n's AltUp primitives, each backend only saying where its values live (`view`).
+ * sigmoid gate), gpt-oss's expert biases and clamped SwiGLU and gemma3n's AltUp primitives, each backend only saying
+ * where its values live (`view`).
  */
 
 import { HostAltUp } from './altup-host.js';
@@ -14,8 +15,11 @@ import type {
   DeltaNetWeights,
   RecurrentStateSpec,
   StepBatch,
+  Weight,
 } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
+import { hostAddExpertBias } from './expert-bias.js';
+import { hostSwigluOai } from './swiglu-oai.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -48,6 +52,16 @@ export abstract class HostHybridOps extends CompositeOps {
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
     this.written(x);
+  }
+
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    hostAddExpertBias(this.view, out, bias, ids, n);
+    this.written(out);
+  }
+
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    hostSwigluOai(this.view, out, gate, up, n);
+    this.written(out);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {

@@ -44,6 +44,8 @@ export interface ArchOptions {
   readonly valueNorm: boolean;
   /** The `rope_freqs` divisors ([headDim / 2]) apply to global layers only, not sliding ones (gemma4). */
   readonly globalRopeFreqs: boolean;
+  /** Every attention layer has per-head sink logits `attn_sinks` [nHeads] (gpt-oss). */
+  readonly attnSinks: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -63,6 +65,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   alwaysTied: false,
   valueNorm: false,
   globalRopeFreqs: false,
+  attnSinks: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */

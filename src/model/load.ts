@@ -65,6 +65,8 @@ interface MoeSlots {
   readonly up: WeightSlot;
   readonly down: WeightSlot;
   readonly selectionBias: WeightSlot | null;
+  readonly routerBias: WeightSlot | null;
+  readonly expertBias: { readonly gate: WeightSlot; readonly up: WeightSlot; readonly down: WeightSlot } | null;
   readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
 }
 
@@ -204,6 +206,7 @@ export async function loadTransformer(
       kNorm: c.qkNorm && ownKv ? loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
+      sinks: c.attnSinks ? loader.upload(n(names.attnSinks), [spec.nHeads]) : null,
       postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate: dense?.gate ?? null,
@@ -253,6 +256,7 @@ export async function loadTransformer(
             kNorm: get(l.kNorm),
             wo: l.wo.get(),
             bo: get(l.bo),
+            sinks: get(l.sinks),
             postAttnNorm: get(l.postAttnNorm),
             ffnNorm: get(l.ffnNorm),
             gate: get(l.gate),
@@ -381,6 +385,14 @@ function moeSlots(
     up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
     down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
     selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
+    routerBias: c.moe?.oai ? loader.upload(n(names.ffnGateInpBias), [m.nExperts]) : null,
+    expertBias: c.moe?.oai
+      ? {
+          gate: loader.uploadVector(n(names.ffnGateExpsBias), [m.expertDim, m.nExperts]),
+          up: loader.uploadVector(n(names.ffnUpExpsBias), [m.expertDim, m.nExperts]),
+          down: loader.uploadVector(n(names.ffnDownExpsBias), [e, m.nExperts]),
+        }
+      : null,
     shared:
       m.shared === 'none'
         ? null
@@ -402,6 +414,12 @@ function moeWeights(m: MoeSlots): MoeWeights {
     up: m.up.get(),
     down: m.down.get(),
     selectionBias: m.selectionBias?.get() ?? null,
+    routerBias: m.routerBias?.get() ?? null,
+    expertBias: m.expertBias && {
+      gate: m.expertBias.gate.get(),
+      up: m.expertBias.up.get(),
+      down: m.expertBias.down.get(),
+    },
     shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
   };
 }

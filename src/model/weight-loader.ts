@@ -110,6 +110,15 @@ export class WeightLoader {
     return slot;
   }
 
+  /** Names a required tensor of ggml shape `shape`, uploaded as one 1-D vector of all its elements (per-expert biases). */
+  uploadVector(name: string, shape: readonly number[]): WeightSlot {
+    const info = this.require(name, shape);
+    const slot = new WeightSlot(name);
+    const parts = [{ name, shape: [info.nElements], rowStart: 0, nRows: 1, slot }];
+    this.jobs.push({ info, rowBytes: info.byteLength, parts });
+    return slot;
+  }
+
   /** Names a tensor when present; null otherwise. */
   optional(name: string, shape: readonly number[]): WeightSlot | null {
     return this.has(name) ? this.upload(name, shape) : null;

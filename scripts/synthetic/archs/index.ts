@@ -21,6 +21,7 @@ import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { gptOss } from './gpt-oss.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -41,6 +42,7 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitemoe,
     gemma4,
     qwen35,
+    gptOss,
     gemma3n,
   ].map((spec) => [spec.name, spec]),
 );

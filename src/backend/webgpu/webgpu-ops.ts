@@ -332,6 +332,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.moe.combine(out, y, weights, n);
   }
 
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    this.moe.addExpertBias(out, bias, ids, n);
+  }
+
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    this.moe.swigluOai(out, gate, up, n);
+  }
+
   sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
     this.moe.sigmoidGatedAdd(out, y, gate, n);
   }

@@ -28,6 +28,7 @@ import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { gptOss } from './gpt-oss.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -56,6 +57,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5Moe,
   granitemoe,
   qwen35,
+  gptOss,
   gemma3n,
 ];
 
