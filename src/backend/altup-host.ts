@@ -4,7 +4,8 @@
  */
 
 import type { HostView } from './delta-net.js';
-import type { Activation, AltUpPrimitives, Weight } from './ops.js';
+import type { AltUpPrimitives } from './altup-primitives.js';
+import type { Activation, Weight } from './ops.js';
 
 /** `addScaledRows`: out[t, i] += (coef[t, col] + bias) · y[t, i] for t < n. */
 function hostAddScaledRows(

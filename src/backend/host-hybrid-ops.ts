@@ -6,17 +6,10 @@
  */
 
 import { HostAltUp } from './altup-host.js';
+import type { AltUpPrimitives } from './altup-primitives.js';
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type {
-  Activation,
-  AltUpPrimitives,
-  DeltaNetInputs,
-  DeltaNetWeights,
-  RecurrentStateSpec,
-  StepBatch,
-  Weight,
-} from './ops.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 import { hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';

@@ -5,7 +5,8 @@
  */
 
 import { LlmError } from '../../errors.js';
-import type { Activation, AltUpPrimitives, Weight } from '../ops.js';
+import type { AltUpPrimitives } from '../altup-primitives.js';
+import type { Activation, Weight } from '../ops.js';
 import type { ActivationOpsHost } from './activation-ops.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
