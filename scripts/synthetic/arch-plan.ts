@@ -183,7 +183,10 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv') return GgmlType.F32;
+  // Norm-like weights stay F32 whatever their rank (Mamba-2's ssm_a / ssm_d [1, n_head], grouped ssm_norm).
+  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv' || plan.kind === 'norm') {
+    return GgmlType.F32;
+  }
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

@@ -6,7 +6,16 @@
 
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
+import { hostMamba2, mamba2StateSize } from './mamba2.js';
+import type {
+  Activation,
+  DeltaNetInputs,
+  DeltaNetWeights,
+  Mamba2Inputs,
+  Mamba2Weights,
+  RecurrentStateSpec,
+  StepBatch,
+} from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
@@ -23,6 +32,13 @@ export abstract class HostHybridOps extends CompositeOps {
     const { slot, startPos } = this.step();
     const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
     hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0);
+    this.written(out);
+  }
+
+  mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
+    const { slot, startPos } = this.step();
+    const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
+    hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0);
     this.written(out);
   }
 

@@ -124,6 +124,42 @@ export interface DeltaNetWeights {
   readonly norm: Weight; // [headV]
 }
 
+/**
+ * Geometry of a Mamba-2 layer (`ssm.conv_kernel`, `ssm.state_size`, `ssm.group_count`, `ssm.time_step_rank`,
+ * `ssm.inner_size` = nHeads · headDim).
+ */
+export interface Mamba2Dims {
+  /** Taps of the conv1d (d_conv). */
+  readonly convWidth: number;
+  /** SSM state size per channel (d_state, the width of B and C per group). */
+  readonly dState: number;
+  /** Groups of B and C (n_group); head h reads group h / (nHeads / nGroups). */
+  readonly nGroups: number;
+  /** SSM heads (dt rank); each has one dt, A and D. */
+  readonly nHeads: number;
+  /** Channels per head (d_inner / nHeads). */
+  readonly headDim: number;
+}
+
+/** The per-step input of a Mamba-2 layer and the conv scratch. */
+export interface Mamba2Inputs {
+  /** [n, 2·dInner + 2·nGroups·dState + nHeads] ssm_in projection: z | x | B | C | dt. */
+  readonly zxbcdt: Activation;
+  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]); backends that need none ignore it. */
+  readonly conv: Activation;
+}
+
+/** The small weights of a Mamba-2 layer (its in/out projections are matmuls of the forward pass). */
+export interface Mamba2Weights {
+  readonly dims: Mamba2Dims;
+  readonly conv: Weight; // [dInner + 2·nGroups·dState rows, convWidth]
+  readonly convBias: Weight | null; // [dInner + 2·nGroups·dState]
+  readonly dtBias: Weight; // [nHeads]
+  readonly a: Weight; // [nHeads] −exp(A_log)
+  readonly d: Weight; // [nHeads] skip
+  readonly norm: Weight; // [dInner] grouped RMSNorm weight (ggml [dInner / nGroups, nGroups])
+}
+
 export interface RecurrentStateSpec {
   readonly nSlots: number;
   /** f32 values of state per slot for each layer ([nLayers]). */
@@ -440,6 +476,14 @@ export interface Ops {
    * state of `layer` in the step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
    */
   deltaNet(out: Activation, inputs: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void;
+  /**
+   * Mamba-2 token mixer of the step's tokens (llama.cpp `build_mamba2_layer`): from zxbcdt = z | xBC | dt, causal
+   * depthwise conv1d (+ bias) + SiLU over xBC with the conv state, the selective scan per head (dt = softplus(dt +
+   * dtBias), state = state·exp(dt·a) + dt·x·Bᵀ, y = state·C + D·x, B and C of the head's group), then y · SiLU(z)
+   * RMS-normalised per group (dInner / nGroups columns) × norm → out [n, nHeads·headDim]. The state of `layer` in the
+   * step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
+   */
+  mamba2(out: Activation, inputs: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void;
   /** Splits per-head [q | gate] rows of qg ([n, 2·cols]) into q and gate ([n, cols] each, heads of headDim). */
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */

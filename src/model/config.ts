@@ -4,7 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
-import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
+import type { DeltaNetDims, GluActivation, Mamba2Dims } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';
@@ -170,6 +170,10 @@ export interface ModelConfig extends ArchOptions {
   readonly deltaNet: DeltaNetDims | null;
   /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
   readonly attnOutputGate: boolean;
+  /** Layers whose token mixer is Mamba-2 instead of attention (granitehybrid) ([nLayers]). */
+  readonly mamba2Layers: readonly boolean[];
+  /** Geometry of the Mamba-2 layers (`ssm.*` keys); null when no layer has one. */
+  readonly mamba2: Mamba2Dims | null;
 }
 
 /** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
@@ -411,6 +415,8 @@ export function readStandardConfig(
     deltaNetLayers: new Array<boolean>(nLayers).fill(false),
     deltaNet: null,
     attnOutputGate: false,
+    mamba2Layers: new Array<boolean>(nLayers).fill(false),
+    mamba2: null,
   };
 }
 

@@ -19,6 +19,7 @@ import type { ModelConfig } from './config.js';
 import type { LayerSpec, MoeLayerSpec } from './layer-spec.js';
 import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, planDeltaNet } from './delta-net-layer.js';
 import type { LayerWeights, MoeWeights, ShortConvLayerWeights } from './model-weights.js';
+import { type Mamba2LayerWeights, type Mamba2MixerPlan, planMamba2 } from './mamba2-layer.js';
 import { widthKey } from './run-shape.js';
 
 /** The gated FFN of a layer plan (the same for every layer kind). */
@@ -95,7 +96,14 @@ interface DeltaNetLayerPlan extends FfnPlan, DeltaNetMixerPlan {
   readonly mixerOut: ResidualOptions;
 }
 
-export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan;
+/** The same for a Mamba-2 layer (granitehybrid). */
+interface Mamba2LayerPlan extends FfnPlan, Mamba2MixerPlan {
+  readonly kind: 'mamba2';
+  /** ssm_out → x. */
+  readonly mixerOut: ResidualOptions;
+}
+
+export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan | Mamba2LayerPlan;
 
 /** The activations of a model, by `ActivationShape.key`. */
 export type ActivationMap = ReadonlyMap<string, Activation>;
@@ -105,7 +113,7 @@ export function planLayer(
   c: ModelConfig,
   il: number,
   spec: LayerSpec,
-  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
   seq: SequenceRow | null,
@@ -125,7 +133,7 @@ export function planLayer(
     up: lw.up,
     down: lw.down,
     moe:
-      spec.kind === 'attention' && spec.moe && 'moe' in lw && lw.moe
+      (spec.kind === 'attention' || spec.kind === 'mamba2') && spec.moe && 'moe' in lw && lw.moe
         ? planMoe(c, spec.moe, lw.moe, b, widths.get)
         : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
@@ -138,6 +146,13 @@ export function planLayer(
     }
     const mixer = planDeltaNet(spec, lw, c.normEps, (key) => acts.get(key)!);
     return { ...ffn, ...mixer, kind: 'deltanet', mixerOut: residual(null, null) };
+  }
+  if (spec.kind === 'mamba2' || ('kind' in lw && lw.kind === 'mamba2')) {
+    if (spec.kind !== 'mamba2' || !('kind' in lw) || lw.kind !== 'mamba2') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mixer = planMamba2(spec, lw, c.normEps, (key) => acts.get(key)!);
+    return { ...ffn, ...mixer, kind: 'mamba2', mixerOut: residual(null, null) };
   }
   if (spec.kind === 'shortconv' || 'inProj' in lw) {
     if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');

@@ -16,6 +16,7 @@ import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
+import { type Mamba2LayerWeights, type Mamba2MixerSlots, mamba2Slots, mamba2Weights } from './mamba2-layer.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
@@ -52,7 +53,13 @@ type LayerSlots =
     }
   | ({ readonly kind: 'deltanet' } & {
       readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
-    });
+    })
+  | {
+      readonly kind: 'mamba2';
+      readonly mixer: Mamba2MixerSlots;
+      readonly dense: DenseFfnSlots | null;
+      readonly moe: MoeSlots | null;
+    };
 
 /** A layer's dense gated FFN, named before it is read. */
 type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
@@ -169,6 +176,14 @@ export async function loadTransformer(
       };
     }
     if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
+    if (spec.kind === 'mamba2') {
+      return {
+        kind: 'mamba2',
+        mixer: mamba2Slots(loader, names, il, c.embeddingLength, spec),
+        dense: spec.moe ? null : denseFfnSlots(loader, names, c, il, spec.ffnDim),
+        moe: spec.moe ? moeSlots(loader, names, c, il, spec.moe, spec.ffnDim) : null,
+      };
+    }
     const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
@@ -223,48 +238,56 @@ export async function loadTransformer(
   await loader.loadAll();
   const perLayer = perLayerSlots && perLayerWeightsOf(perLayerSlots, await perLayerSlots.tables());
   const get = (slot: WeightSlot | null) => slot?.get() ?? null;
-  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights =>
-    l.kind === 'deltanet'
-      ? deltaNetWeights(l)
-      : l.kind === 'shortconv'
-        ? {
-            kind: 'shortconv',
-            attnNorm: l.attnNorm.get(),
-            inProj: l.inProj.get(),
-            conv: l.conv.get(),
-            outProj: l.outProj.get(),
-            ffnNorm: l.ffnNorm.get(),
-            gate: l.gate.get(),
-            up: l.up.get(),
-            down: l.down.get(),
-            postFfnNorm: null,
-          }
-        : {
-            attnNorm: get(l.attnNorm),
-            wq: l.wq.get(),
-            wk: get(l.wk),
-            wv: get(l.wv),
-            bq: get(l.bq),
-            bk: get(l.bk),
-            bv: get(l.bv),
-            qNorm: get(l.qNorm),
-            kNorm: get(l.kNorm),
-            wo: l.wo.get(),
-            bo: get(l.bo),
-            postAttnNorm: get(l.postAttnNorm),
-            ffnNorm: get(l.ffnNorm),
-            gate: get(l.gate),
-            up: get(l.up),
-            down: get(l.down),
+  const layers = layerSlots.map(
+    (l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights =>
+      l.kind === 'mamba2'
+        ? mamba2Weights(l.mixer, {
+            gate: get(l.dense?.gate ?? null),
+            up: get(l.dense?.up ?? null),
+            down: get(l.dense?.down ?? null),
             moe: l.moe && moeWeights(l.moe),
-            postFfnNorm: get(l.postFfnNorm),
-            perLayer: l.perLayer && {
-              gate: l.perLayer.gate.get(),
-              proj: l.perLayer.proj.get(),
-              postNorm: l.perLayer.postNorm.get(),
-            },
-            outScale: l.outScale,
-          },
+          })
+        : l.kind === 'deltanet'
+          ? deltaNetWeights(l)
+          : l.kind === 'shortconv'
+            ? {
+                kind: 'shortconv',
+                attnNorm: l.attnNorm.get(),
+                inProj: l.inProj.get(),
+                conv: l.conv.get(),
+                outProj: l.outProj.get(),
+                ffnNorm: l.ffnNorm.get(),
+                gate: l.gate.get(),
+                up: l.up.get(),
+                down: l.down.get(),
+                postFfnNorm: null,
+              }
+            : {
+                attnNorm: get(l.attnNorm),
+                wq: l.wq.get(),
+                wk: get(l.wk),
+                wv: get(l.wv),
+                bq: get(l.bq),
+                bk: get(l.bk),
+                bv: get(l.bv),
+                qNorm: get(l.qNorm),
+                kNorm: get(l.kNorm),
+                wo: l.wo.get(),
+                bo: get(l.bo),
+                postAttnNorm: get(l.postAttnNorm),
+                ffnNorm: get(l.ffnNorm),
+                gate: get(l.gate),
+                up: get(l.up),
+                down: get(l.down),
+                moe: l.moe && moeWeights(l.moe),
+                postFfnNorm: get(l.postFfnNorm),
+                perLayer: l.perLayer && {
+                  gate: l.perLayer.gate.get(),
+                  proj: l.perLayer.proj.get(),
+                  postNorm: l.perLayer.postNorm.get(),
+                },
+                outScale: l.outScale,
+              },
   );
   const weights: ModelWeights = {
     tokenEmbd: tokenEmbd.get(),

@@ -23,6 +23,8 @@ import type {
   RecurrentStateSpec,
   DeltaNetInputs,
   DeltaNetWeights,
+  Mamba2Inputs,
+  Mamba2Weights,
 } from '../ops.js';
 import type {
   KvRows,
@@ -49,6 +51,7 @@ import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelin
 import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
+import { Mamba2Ops } from './mamba2-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
 import { MatmulOps } from './matmul-ops.js';
@@ -90,6 +93,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
+  private readonly m2: Mamba2Ops; // granitehybrid's Mamba-2 dispatches
   /** The small vectors of each DeltaNet layer's weights as the kernels bind them. */
   private readonly deltaNetVectors = new WeakMap<DeltaNetWeights, Parameters<DeltaNetOps['deltaNet']>[5]>();
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
@@ -147,6 +151,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.sampling = new SamplingOps(host); // allocates the result buffer
     this.recurrent = new RecurrentStateOps(host);
     this.dn = new DeltaNetOps(host, this.recurrent);
+    this.m2 = new Mamba2Ops(host, this.recurrent, (w) => this.vec(w));
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -440,6 +445,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
       this.deltaNetVectors.set(w, small);
     }
     this.dn.deltaNet(st, out as GpuActivation, x, layer, n, small, eps);
+  }
+
+  mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
+    this.m2.record(this.requireStep('mamba2'), out as GpuActivation, x, layer, n, w, eps);
   }
 
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
