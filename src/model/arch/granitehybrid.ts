@@ -9,7 +9,7 @@
 
 import { archOptions, modelMetadata, readStandardConfig } from '../config.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
-import { readMamba2Dims, splitRecurrentLayers } from './mamba2-config.js';
+import { readMamba2Dims, splitRecurrentLayers } from '../mamba2-config.js';
 
 const NAME = 'granitehybrid';
 const dense = archOptions();

@@ -27,7 +27,7 @@ import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
 const CTX = 96;
 const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => 3 + ((from + i * 7) % 500));
 
-for (const arch of ['lfm2', 'qwen35']) {
+for (const arch of ['lfm2', 'qwen35', 'granitehybrid']) {
   describe(`prompt cache with recurrent state (${arch})`, () => {
     let transformer: Transformer;
     let tokenizer: Tokenizer;

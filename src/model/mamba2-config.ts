@@ -4,11 +4,11 @@
  * the per-layer `attention.head_count_kv` whose 0 entries mark the recurrent layers.
  */
 
-import type { Mamba2Dims } from '../../backend/ops.js';
-import { LlmError } from '../../errors.js';
-import type { GgufValue } from '../../gguf/types.js';
-import { modelMetadata } from '../config.js';
-import { MODEL_LIMITS as L } from '../model-limits.js';
+import type { Mamba2Dims } from '../backend/ops.js';
+import { LlmError } from '../errors.js';
+import type { GgufValue } from '../gguf/types.js';
+import { modelMetadata } from './config.js';
+import { MODEL_LIMITS as L } from './model-limits.js';
 
 /** Most conv1d taps accepted (real Mamba-2 models have 4): bounds the per-sequence state a header can ask for. */
 const MAX_CONV_WIDTH = 256;
