@@ -2,7 +2,8 @@
  * `granitehybrid` (Granite 4.0 H): Mamba-2 layers and llama attention layers (`attention.head_count_kv` 0 marks a
  * Mamba-2 layer; every `attn_every`-th layer, default 3rd, attends), each followed by an FFN — dense gated, or with
  * `n_expert` > 0 granitemoe's experts (n_ff wide) plus a shared expert of `n_ff_shexp` (0 = none). Granite's
- * multipliers (knobs in thousandths as granite's spec), NoPE unless `rope` = 1 (`rope.scaling.finetuned`). Mamba-2
+ * multipliers (knobs in thousandths as granite's spec; defaults embedding 1, residual 0.7 so the mixers, not the
+ * token's own embedding, decide the untied head's argmax), NoPE unless `rope` = 1 (`rope.scaling.finetuned`). Mamba-2
  * knobs: `d_state` (ssm.state_size; 32), `n_group` (ssm.group_count; 2), `ssm_heads` (ssm.time_step_rank; 8),
  * `d_conv` (ssm.conv_kernel; 4), `conv_bias` (1: ssm_conv1d.bias; default 1); d_inner = 2·n_embd as llama.cpp requires.
  */
@@ -72,7 +73,7 @@ function mamba2(s: ModelShape, il: number): TensorPlan[] {
 /** granitehybrid. */
 export const granitehybrid: SyntheticArchSpec = {
   name: NAME,
-  shape: { ...SMALL_SHAPE, nLayer: 4, tied: true },
+  shape: { ...SMALL_SHAPE, nLayer: 4, tied: false },
   metadata: (s) => {
     const d = ssm(s);
     return {
@@ -92,8 +93,8 @@ export const granitehybrid: SyntheticArchSpec = {
             ...(shexp(s) > 0 ? { [`${NAME}.expert_shared_feed_forward_length`]: u32(shexp(s)) } : {}),
           }
         : {}),
-      [`${NAME}.embedding_scale`]: f32(extra(s, 'embedding_scale_milli', 12000) / 1000),
-      [`${NAME}.residual_scale`]: f32(extra(s, 'residual_scale_milli', 220) / 1000),
+      [`${NAME}.embedding_scale`]: f32(extra(s, 'embedding_scale_milli', 1000) / 1000),
+      [`${NAME}.residual_scale`]: f32(extra(s, 'residual_scale_milli', 700) / 1000),
       [`${NAME}.attention.scale`]: f32(extra(s, 'attention_scale_milli', 15.625) / 1000),
       [`${NAME}.logit_scale`]: f32(extra(s, 'logit_scale_milli', 2000) / 1000),
     };
