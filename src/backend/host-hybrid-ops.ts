@@ -42,6 +42,15 @@ export abstract class HostHybridOps extends CompositeOps {
     this.written(out);
   }
 
+  reluSquared(x: Activation, n: number): void {
+    const [d, at] = this.view(x);
+    for (let i = at; i < at + n * x.cols; i++) {
+      const r = Math.max(d[i], 0);
+      d[i] = Math.fround(r * r);
+    }
+    this.written(x);
+  }
+
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
     hostSplitHeadPairs(this.view, q, gate, qg, n, headDim);
     this.written(q);

@@ -484,6 +484,8 @@ export interface Ops {
    * step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
    */
   mamba2(out: Activation, inputs: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void;
+  /** x = max(x, 0)² in place over n rows (nemotron_h's ungated relu² MLP, llama.cpp `LLM_FFN_RELU_SQR`). */
+  reluSquared(x: Activation, n: number): void;
   /** Splits per-head [q | gate] rows of qg ([n, 2·cols]) into q and gate ([n, cols] each, heads of headDim). */
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */

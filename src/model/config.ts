@@ -174,6 +174,8 @@ export interface ModelConfig extends ArchOptions {
   readonly mamba2Layers: readonly boolean[];
   /** Geometry of the Mamba-2 layers (`ssm.*` keys); null when no layer has one. */
   readonly mamba2: Mamba2Dims | null;
+  /** Layers that are only an ungated relu² MLP, no token mixer (nemotron_h) ([nLayers]). */
+  readonly mlpLayers: readonly boolean[];
 }
 
 /** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
@@ -417,6 +419,7 @@ export function readStandardConfig(
     attnOutputGate: false,
     mamba2Layers: new Array<boolean>(nLayers).fill(false),
     mamba2: null,
+    mlpLayers: new Array<boolean>(nLayers).fill(false),
   };
 }
 

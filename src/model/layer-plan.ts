@@ -20,6 +20,7 @@ import type { LayerSpec, MoeLayerSpec } from './layer-spec.js';
 import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, planDeltaNet } from './delta-net-layer.js';
 import type { LayerWeights, MoeWeights, ShortConvLayerWeights } from './model-weights.js';
 import { type Mamba2LayerWeights, type Mamba2MixerPlan, planMamba2 } from './mamba2-layer.js';
+import { type MlpLayerWeights, type MlpPlan, planMlp } from './mlp-layer.js';
 import { widthKey } from './run-shape.js';
 
 /** The gated FFN of a layer plan (the same for every layer kind). */
@@ -103,7 +104,12 @@ interface Mamba2LayerPlan extends FfnPlan, Mamba2MixerPlan {
   readonly mixerOut: ResidualOptions;
 }
 
-export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan | Mamba2LayerPlan;
+/** The same for an MLP-only layer (nemotron_h); its FFN fields are empty (the MLP is its own step). */
+interface MlpLayerPlan extends FfnPlan, MlpPlan {
+  readonly kind: 'mlp';
+}
+
+export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan | Mamba2LayerPlan | MlpLayerPlan;
 
 /** The activations of a model, by `ActivationShape.key`. */
 export type ActivationMap = ReadonlyMap<string, Activation>;
@@ -113,7 +119,7 @@ export function planLayer(
   c: ModelConfig,
   il: number,
   spec: LayerSpec,
-  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights | MlpLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
   seq: SequenceRow | null,
@@ -146,6 +152,13 @@ export function planLayer(
     }
     const mixer = planDeltaNet(spec, lw, c.normEps, (key) => acts.get(key)!);
     return { ...ffn, ...mixer, kind: 'deltanet', mixerOut: residual(null, null) };
+  }
+  if (spec.kind === 'mlp' || ('kind' in lw && lw.kind === 'mlp')) {
+    if (spec.kind !== 'mlp' || !('kind' in lw) || lw.kind !== 'mlp') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mlp = planMlp(lw, c.normEps, widths.get('hidden', spec.ffnDim), residual(null, null));
+    return { ...ffn, up: null, down: null, ...mlp, kind: 'mlp' };
   }
   if (spec.kind === 'mamba2' || ('kind' in lw && lw.kind === 'mamba2')) {
     if (spec.kind !== 'mamba2' || !('kind' in lw) || lw.kind !== 'mamba2') {

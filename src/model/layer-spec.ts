@@ -96,8 +96,15 @@ export interface Mamba2LayerSpec {
   readonly moe: MoeLayerSpec | null;
 }
 
+/** One MLP-only block (nemotron_h): norm → ffn_up → relu² → ffn_down, no token mixer, no state. */
+interface MlpLayerSpec {
+  readonly kind: 'mlp';
+  /** Width of the MLP's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerSpec | Mamba2LayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerSpec | Mamba2LayerSpec | MlpLayerSpec;
 
 /** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
 export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
@@ -116,6 +123,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
     const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
+    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim };
     if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
     const m = c.moe;

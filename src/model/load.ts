@@ -17,6 +17,7 @@ import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { type Mamba2LayerWeights, type Mamba2MixerSlots, mamba2Slots, mamba2Weights } from './mamba2-layer.js';
+import { type MlpLayerWeights, type MlpSlots, mlpSlots, mlpWeights } from './mlp-layer.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
@@ -59,7 +60,8 @@ type LayerSlots =
       readonly mixer: Mamba2MixerSlots;
       readonly dense: DenseFfnSlots | null;
       readonly moe: MoeSlots | null;
-    };
+    }
+  | ({ readonly kind: 'mlp' } & MlpSlots);
 
 /** A layer's dense gated FFN, named before it is read. */
 type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
@@ -176,11 +178,12 @@ export async function loadTransformer(
       };
     }
     if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
+    if (spec.kind === 'mlp') return { kind: 'mlp', ...mlpSlots(loader, names, il, c.embeddingLength, spec.ffnDim) };
     if (spec.kind === 'mamba2') {
       return {
         kind: 'mamba2',
         mixer: mamba2Slots(loader, names, il, c.embeddingLength, spec),
-        dense: spec.moe ? null : denseFfnSlots(loader, names, c, il, spec.ffnDim),
+        dense: spec.moe || spec.ffnDim === 0 ? null : denseFfnSlots(loader, names, c, il, spec.ffnDim),
         moe: spec.moe ? moeSlots(loader, names, c, il, spec.moe, spec.ffnDim) : null,
       };
     }
@@ -203,7 +206,7 @@ export async function loadTransformer(
               ? loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
               : loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
-    const dense = spec.moe ? null : denseFfnSlots(loader, names, c, il, ffnDim);
+    const dense = spec.moe || ffnDim === 0 ? null : denseFfnSlots(loader, names, c, il, ffnDim); // 0: no FFN (nemotron_h)
     return {
       kind: 'attention',
       attnNorm: c.preNorms ? loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
@@ -218,7 +221,7 @@ export async function loadTransformer(
       wo: loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
+      ffnNorm: c.preNorms && (ffnDim > 0 || spec.moe) ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate: dense?.gate ?? null,
       up: dense?.up ?? null,
       down: dense?.down ?? null,
@@ -239,55 +242,57 @@ export async function loadTransformer(
   const perLayer = perLayerSlots && perLayerWeightsOf(perLayerSlots, await perLayerSlots.tables());
   const get = (slot: WeightSlot | null) => slot?.get() ?? null;
   const layers = layerSlots.map(
-    (l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights =>
-      l.kind === 'mamba2'
-        ? mamba2Weights(l.mixer, {
-            gate: get(l.dense?.gate ?? null),
-            up: get(l.dense?.up ?? null),
-            down: get(l.dense?.down ?? null),
-            moe: l.moe && moeWeights(l.moe),
-          })
-        : l.kind === 'deltanet'
-          ? deltaNetWeights(l)
-          : l.kind === 'shortconv'
-            ? {
-                kind: 'shortconv',
-                attnNorm: l.attnNorm.get(),
-                inProj: l.inProj.get(),
-                conv: l.conv.get(),
-                outProj: l.outProj.get(),
-                ffnNorm: l.ffnNorm.get(),
-                gate: l.gate.get(),
-                up: l.up.get(),
-                down: l.down.get(),
-                postFfnNorm: null,
-              }
-            : {
-                attnNorm: get(l.attnNorm),
-                wq: l.wq.get(),
-                wk: get(l.wk),
-                wv: get(l.wv),
-                bq: get(l.bq),
-                bk: get(l.bk),
-                bv: get(l.bv),
-                qNorm: get(l.qNorm),
-                kNorm: get(l.kNorm),
-                wo: l.wo.get(),
-                bo: get(l.bo),
-                postAttnNorm: get(l.postAttnNorm),
-                ffnNorm: get(l.ffnNorm),
-                gate: get(l.gate),
-                up: get(l.up),
-                down: get(l.down),
-                moe: l.moe && moeWeights(l.moe),
-                postFfnNorm: get(l.postFfnNorm),
-                perLayer: l.perLayer && {
-                  gate: l.perLayer.gate.get(),
-                  proj: l.perLayer.proj.get(),
-                  postNorm: l.perLayer.postNorm.get(),
+    (l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights | MlpLayerWeights =>
+      l.kind === 'mlp'
+        ? mlpWeights(l)
+        : l.kind === 'mamba2'
+          ? mamba2Weights(l.mixer, {
+              gate: get(l.dense?.gate ?? null),
+              up: get(l.dense?.up ?? null),
+              down: get(l.dense?.down ?? null),
+              moe: l.moe && moeWeights(l.moe),
+            })
+          : l.kind === 'deltanet'
+            ? deltaNetWeights(l)
+            : l.kind === 'shortconv'
+              ? {
+                  kind: 'shortconv',
+                  attnNorm: l.attnNorm.get(),
+                  inProj: l.inProj.get(),
+                  conv: l.conv.get(),
+                  outProj: l.outProj.get(),
+                  ffnNorm: l.ffnNorm.get(),
+                  gate: l.gate.get(),
+                  up: l.up.get(),
+                  down: l.down.get(),
+                  postFfnNorm: null,
+                }
+              : {
+                  attnNorm: get(l.attnNorm),
+                  wq: l.wq.get(),
+                  wk: get(l.wk),
+                  wv: get(l.wv),
+                  bq: get(l.bq),
+                  bk: get(l.bk),
+                  bv: get(l.bv),
+                  qNorm: get(l.qNorm),
+                  kNorm: get(l.kNorm),
+                  wo: l.wo.get(),
+                  bo: get(l.bo),
+                  postAttnNorm: get(l.postAttnNorm),
+                  ffnNorm: get(l.ffnNorm),
+                  gate: get(l.gate),
+                  up: get(l.up),
+                  down: get(l.down),
+                  moe: l.moe && moeWeights(l.moe),
+                  postFfnNorm: get(l.postFfnNorm),
+                  perLayer: l.perLayer && {
+                    gate: l.perLayer.gate.get(),
+                    proj: l.perLayer.proj.get(),
+                    postNorm: l.perLayer.postNorm.get(),
+                  },
+                  outScale: l.outScale,
                 },
-                outScale: l.outScale,
-              },
   );
   const weights: ModelWeights = {
     tokenEmbd: tokenEmbd.get(),

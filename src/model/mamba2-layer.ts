@@ -32,7 +32,7 @@ export interface Mamba2LayerWeights {
   readonly d: Weight; // [nHeads]
   readonly norm: Weight; // [dInner]
   readonly outProj: Weight; // [nEmbd rows, dInner] ssm_out
-  readonly ffnNorm: Weight; // [nEmbd]
+  readonly ffnNorm: Weight | null; // [nEmbd] (null: no FFN after the mixer, nemotron_h)
   /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`). */
   readonly gate: Weight | null; // [ffnDim rows, nEmbd]
   readonly up: Weight | null; // [ffnDim rows, nEmbd]
@@ -69,7 +69,7 @@ export function mamba2Slots(
     d: loader.upload(n(names.ssmD), [1, d.nHeads]),
     norm: loader.upload(n(names.ssmNorm), [w.inner / d.nGroups, d.nGroups]),
     outProj: loader.upload(n(names.ssmOut), [w.inner, E]),
-    ffnNorm: loader.upload(n(names.ffnNorm), [E]),
+    ffnNorm: spec.ffnDim > 0 || spec.moe ? loader.upload(n(names.ffnNorm), [E]) : null,
   };
 }
 
@@ -89,7 +89,7 @@ export function mamba2Weights(
     d: s.d.get(),
     norm: s.norm.get(),
     outProj: s.outProj.get(),
-    ffnNorm: s.ffnNorm.get(),
+    ffnNorm: s.ffnNorm?.get() ?? null,
     ...ffn,
     postFfnNorm: null,
   };

@@ -9,6 +9,7 @@ import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js
 import type { RankHead } from './pooling.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import type { Mamba2LayerWeights } from './mamba2-layer.js';
+import type { MlpLayerWeights } from './mlp-layer.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -82,7 +83,13 @@ export interface ModelWeights {
   readonly ropeFreqFactors: Float32Array | null;
   /** Per-layer token embeddings (gemma4), or null. */
   readonly perLayer: PerLayerWeights | null;
-  readonly layers: readonly (LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights)[];
+  readonly layers: readonly (
+    | LayerWeights
+    | ShortConvLayerWeights
+    | DeltaNetLayerWeights
+    | Mamba2LayerWeights
+    | MlpLayerWeights
+  )[];
   /** Classifier of a rank-pooling model (host-side), or null. */
   readonly rankHead?: RankHead | null;
 }

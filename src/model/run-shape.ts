@@ -86,7 +86,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['dn_beta', 'dn_alpha']) add(label, d.nVHeads);
     } else if (layer.kind === 'mamba2') {
       for (const [label, cols] of mamba2Activations(layer)) add(label, cols);
-    } else {
+    } else if (layer.kind === 'attention') {
       for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
       if (c.attnOutputGate) {
         add('qg', 2 * layer.nHeads * layer.headDim); // per-head [q | gate] rows of the gated q projection

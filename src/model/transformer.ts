@@ -13,6 +13,7 @@ import type { ModelConfig } from './config.js';
 import { attentionTemperature, temperatureRun } from './attention-temperature.js';
 import { deltaNetBlock } from './delta-net-layer.js';
 import { mamba2Block } from './mamba2-layer.js';
+import { mlpBlock } from './mlp-layer.js';
 import { describeLayers, kvLayersOf, recurrentStateSize } from './layer-spec.js';
 import {
   type ActivationMap,
@@ -251,6 +252,7 @@ export class TransformerModel implements Transformer {
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
       else if (p.kind === 'deltanet') deltaNetBlock(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
       else if (p.kind === 'mamba2') mamba2Block(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
+      else if (p.kind === 'mlp') mlpBlock(ops, p, n, b.x, b.xb);
       else this.attentionBlock(p, il, n, startPos, rows);
       // Feed-forward sub-block (gated; or a mixture of experts).
       if (p.moe && p.ffnNorm)

@@ -1,7 +1,7 @@
 /**
  * The Mamba-2 token mixer on WebGPU, inside the step's submission: the `mamba2` kernel's four dispatches per layer
  * (conv1d + SiLU over all the step's tokens, conv-state update, selective scan per state row, grouped gated norm) over
- * the recurrent state buffer.
+ * the recurrent state buffer; and nemotron_h's relu² (`relu_sqr`), the other op its hybrids add.
  */
 
 import { mamba2StateSize, mamba2Widths } from '../mamba2.js';
@@ -60,6 +60,13 @@ export class Mamba2Ops {
       this.vectors.set(weights, w);
     }
     recordMamba2(this.h, this.recurrent, step, out, x, layer, n, w, eps);
+  }
+
+  /** Records `Ops.reluSquared` (the step is only checked to be open). */
+  reluSquared(_step: unknown, x: GpuActivation, n: number): void {
+    const count = n * x.cols;
+    const pipe = this.h.pipe({ kernel: 'relu_sqr', wgSize: WG });
+    this.h.rec.dispatch(pipe, [null, x.buffer], (p) => p.u(count), grid(Math.ceil(count / WG)));
   }
 }
 

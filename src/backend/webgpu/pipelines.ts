@@ -48,6 +48,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'mamba2.update': ['uniform', 'read', 'rw', null, null, null, null, null, null, null, null],
   'mamba2.scan': ['uniform', 'read', 'rw', null, 'rw', null, 'read', 'read', 'read', 'rw', null],
   'mamba2.gated_norm': ['uniform', null, null, null, null, null, null, null, null, 'rw', 'read'],
+  'relu_sqr.main': ['uniform', 'rw'],
   'gated_attn.main': ['uniform', 'read', 'rw', 'rw'],
   'gated_attn.mul_sigmoid': ['uniform', null, 'rw', 'rw'],
   'argmax.main': ['uniform', 'read', 'rw'],

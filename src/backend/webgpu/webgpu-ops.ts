@@ -451,6 +451,10 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.m2.record(this.requireStep('mamba2'), out as GpuActivation, x, layer, n, w, eps);
   }
 
+  reluSquared(x: Activation, n: number): void {
+    this.m2.reluSquared(this.requireStep('reluSquared'), x as GpuActivation, n);
+  }
+
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
     this.requireStep('splitHeadPairs');
     this.dn.splitHeadPairs(q as GpuActivation, gate as GpuActivation, qg as GpuActivation, n, headDim);

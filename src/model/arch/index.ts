@@ -27,6 +27,7 @@ import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
+import { nemotronH } from './nemotron_h.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
@@ -57,6 +58,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   granitemoe,
   qwen35,
   granitehybrid,
+  nemotronH,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
