@@ -48,7 +48,7 @@ export function hostMamba2(
   const [dtBias, dtAt] = view(w.dtBias);
   const [aw, aAt] = view(w.a);
   const [dw, dAt] = view(w.d);
-  const [norm, normAt] = view(w.norm);
+  const normView = w.norm ? view(w.norm) : null;
   const taps = d.convWidth;
   const win = taps - 1; // conv state rows
   const sAt = win * C; // ssm states start here: [nHeads, headDim, dState]
@@ -96,7 +96,9 @@ export function hostMamba2(
         o[outRow + ii] = Math.fround(silu(zx[row + ii]) * y);
       }
     }
-    // RMSNorm of each group of dInner / nGroups columns, times ssm_norm.
+    // RMSNorm of each group of dInner / nGroups columns, times ssm_norm (when the layer has one).
+    if (!normView) continue;
+    const [norm, normAt] = normView;
     for (let g = 0; g < d.nGroups; g++) {
       const at = outRow + g * groupCols;
       let ss = 0;

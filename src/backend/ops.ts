@@ -157,7 +157,8 @@ export interface Mamba2Weights {
   readonly dtBias: Weight; // [nHeads]
   readonly a: Weight; // [nHeads] −exp(A_log)
   readonly d: Weight; // [nHeads] skip
-  readonly norm: Weight; // [dInner] grouped RMSNorm weight (ggml [dInner / nGroups, nGroups])
+  /** [dInner] grouped RMSNorm weight (ggml [dInner / nGroups, nGroups]); null: y · SiLU(z) is not normalised. */
+  readonly norm: Weight | null;
 }
 
 export interface RecurrentStateSpec {
@@ -480,7 +481,7 @@ export interface Ops {
    * Mamba-2 token mixer of the step's tokens (llama.cpp `build_mamba2_layer`): from zxbcdt = z | xBC | dt, causal
    * depthwise conv1d (+ bias) + SiLU over xBC with the conv state, the selective scan per head (dt = softplus(dt +
    * dtBias), state = state·exp(dt·a) + dt·x·Bᵀ, y = state·C + D·x, B and C of the head's group), then y · SiLU(z)
-   * RMS-normalised per group (dInner / nGroups columns) × norm → out [n, nHeads·headDim]. The state of `layer` in the
+   * RMS-normalised per group (dInner / nGroups columns) × norm (when the layer has one) → out [n, nHeads·headDim]. The state of `layer` in the
    * step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
    */
   mamba2(out: Activation, inputs: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void;

@@ -115,15 +115,18 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
       (p) => (config.kvSources[il] === il || !kvOnly.has(p)) && !(noFfn && ffnOnly.has(p)),
     );
-    const patterns = config.mlpLayers[il]
-      ? [n.attnNorm, n.ffnUp, n.ffnDown]
-      : config.mamba2Layers[il]
-        ? [...mamba2Mixer, ...attention.filter((p) => !attnOnly.has(p))].filter((p) => !(noFfn && ffnOnly.has(p)))
-        : config.shortConvLayers[il]
-          ? convRequired
-          : config.deltaNetLayers[il]
-            ? deltaNetRequired
-            : attention;
+    const patterns =
+      config.mamba2Parallel && config.mamba2Layers[il]
+        ? [...attention, n.ssmIn, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmD, n.ssmOut]
+        : config.mlpLayers[il]
+          ? [n.attnNorm, n.ffnUp, n.ffnDown]
+          : config.mamba2Layers[il]
+            ? [...mamba2Mixer, ...attention.filter((p) => !attnOnly.has(p))].filter((p) => !(noFfn && ffnOnly.has(p)))
+            : config.shortConvLayers[il]
+              ? convRequired
+              : config.deltaNetLayers[il]
+                ? deltaNetRequired
+                : attention;
     for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {

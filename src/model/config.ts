@@ -174,6 +174,8 @@ export interface ModelConfig extends ArchOptions {
   readonly mamba2Layers: readonly boolean[];
   /** Geometry of the Mamba-2 layers (`ssm.*` keys); null when no layer has one. */
   readonly mamba2: Mamba2Dims | null;
+  /** The `mamba2Layers` are attention layers that also run a Mamba-2 mixer on the same normed input (falcon-h1). */
+  readonly mamba2Parallel: boolean;
   /** Layers that are only an ungated relu² MLP, no token mixer (nemotron_h) ([nLayers]). */
   readonly mlpLayers: readonly boolean[];
 }
@@ -420,6 +422,7 @@ export function readStandardConfig(
     mamba2Layers: new Array<boolean>(nLayers).fill(false),
     mamba2: null,
     mlpLayers: new Array<boolean>(nLayers).fill(false),
+    mamba2Parallel: false,
   };
 }
 

@@ -76,6 +76,8 @@ export interface AttentionLayerPlan extends FfnPlan {
   readonly perLayerOut: ResidualOptions;
   /** Gated attention (qwen35): the q projection's per-head [q | gate] rows and the gate split out of them; or null. */
   readonly outputGate: { readonly qg: Activation; readonly gate: Activation } | null;
+  /** The Mamba-2 mixer beside the attention (falcon-h1; its ssm_in is among `qkv`), with ssm_out → x; or null. */
+  readonly ssm: (Mamba2MixerPlan & { readonly mixerOut: ResidualOptions }) | null;
 }
 
 /** The same for a short-convolution layer. */
@@ -164,7 +166,7 @@ export function planLayer(
     if (spec.kind !== 'mamba2' || !('kind' in lw) || lw.kind !== 'mamba2') {
       throw new Error('layer plan: layer kind and weights differ');
     }
-    const mixer = planMamba2(spec, lw, c.normEps, (key) => acts.get(key)!);
+    const mixer = planMamba2(spec.dims, lw, c.normEps, (key) => acts.get(key)!);
     return { ...ffn, ...mixer, kind: 'mamba2', mixerOut: residual(null, null) };
   }
   if (spec.kind === 'shortconv' || 'inProj' in lw) {
@@ -211,6 +213,15 @@ export function planLayer(
   const projections: Projection[] = [{ out: outputGate?.qg ?? q, weight: lw.wq, bias: lw.bq }];
   if (ownKv && lw.wk) projections.push({ out: k, weight: lw.wk, bias: lw.bk });
   if (ownKv && lw.wv) projections.push({ out: v, weight: lw.wv, bias: lw.bv });
+  if (spec.ssm && !(lw.ssm && lw.attnNorm)) throw new Error(`layer plan: layer ${il} has no parallel Mamba-2 weights`);
+  const ssm =
+    spec.ssm && lw.ssm && lw.attnNorm
+      ? {
+          ...planMamba2(spec.ssm, { ...lw.ssm, attnNorm: lw.attnNorm }, c.normEps, (key) => acts.get(key)!),
+          mixerOut: residual(null, null),
+        }
+      : null;
+  if (ssm) projections.push(...ssm.proj); // ssm_in of the same normed input
   return {
     ...ffn,
     kind: 'attention',
@@ -232,6 +243,7 @@ export function planLayer(
     vFromK,
     perLayerOut: residual(null, lw.perLayer?.postNorm ?? null),
     outputGate,
+    ssm,
   };
 }
 

@@ -56,6 +56,8 @@ export interface AttentionLayerSpec {
   readonly slidingWindow: number;
   /** Rotary embedding, or null for a NoPE layer (positions enter only through the causal mask). */
   readonly rope: LayerRope | null;
+  /** A Mamba-2 mixer run beside the attention on the same normed input, outputs summed (falcon-h1); or null. */
+  readonly ssm: Mamba2Dims | null;
 }
 
 /**
@@ -110,6 +112,7 @@ export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerS
 export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
   if (spec.kind === 'deltanet') return deltaNetStateSize(spec.dims);
   if (spec.kind === 'mamba2') return mamba2StateSize(spec.dims);
+  if (spec.kind === 'attention' && spec.ssm) return mamba2StateSize(spec.ssm);
   return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
 }
 
@@ -128,7 +131,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
     const m = c.moe;
     const moe = layerMoe(c, il);
-    if (c.mamba2Layers[il] && c.mamba2)
+    if (c.mamba2Layers[il] && c.mamba2 && !c.mamba2Parallel)
       return { kind: 'mamba2', dims: c.mamba2, ffnDim: moe && m ? m.sharedDim : ffnDim, moe };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
@@ -143,6 +146,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       ffnDim: moe && m ? m.sharedDim : ffnDim,
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
+      ssm: c.mamba2Parallel && c.mamba2Layers[il] ? c.mamba2 : null,
       rope: c.noRopeLayers[il]
         ? null
         : swaRope

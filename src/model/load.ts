@@ -16,7 +16,15 @@ import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
-import { type Mamba2LayerWeights, type Mamba2MixerSlots, mamba2Slots, mamba2Weights } from './mamba2-layer.js';
+import {
+  type Mamba2LayerWeights,
+  type Mamba2MixerSlots,
+  type Mamba2SsmSlots,
+  mamba2Slots,
+  mamba2SsmSlots,
+  mamba2SsmWeights,
+  mamba2Weights,
+} from './mamba2-layer.js';
 import { type MlpLayerWeights, type MlpSlots, mlpSlots, mlpWeights } from './mlp-layer.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
@@ -34,12 +42,13 @@ import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loade
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
 type LayerSlots =
   | ({ readonly kind: 'attention'; readonly moe: MoeSlots | null } & {
-      readonly [K in Exclude<keyof LayerWeights, 'moe' | 'perLayer' | 'outScale'>]:
+      readonly [K in Exclude<keyof LayerWeights, 'moe' | 'perLayer' | 'outScale' | 'ssm'>]:
         | WeightSlot
         | (null extends LayerWeights[K] ? null : never);
     } & {
       readonly perLayer: { readonly gate: WeightSlot; readonly proj: WeightSlot; readonly postNorm: WeightSlot } | null;
       readonly outScale: number;
+      readonly ssm: Mamba2SsmSlots | null;
     })
   | {
       readonly kind: 'shortconv';
@@ -236,6 +245,7 @@ export async function loadTransformer(
             }
           : null,
       outScale: outScales[il],
+      ssm: spec.ssm && mamba2SsmSlots(loader, names, il, c.embeddingLength, spec.ssm, true),
     };
   });
   await loader.loadAll();
@@ -292,6 +302,7 @@ export async function loadTransformer(
                     postNorm: l.perLayer.postNorm.get(),
                   },
                   outScale: l.outScale,
+                  ssm: l.ssm && mamba2SsmWeights(l.ssm),
                 },
   );
   const weights: ModelWeights = {

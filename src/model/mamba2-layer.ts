@@ -7,6 +7,7 @@
 import { mamba2Widths } from '../backend/mamba2.js';
 import type {
   Activation,
+  Mamba2Dims,
   Mamba2Inputs,
   Mamba2Weights,
   Ops,
@@ -30,7 +31,7 @@ export interface Mamba2LayerWeights {
   readonly dtBias: Weight; // [nHeads]
   readonly a: Weight; // [nHeads]
   readonly d: Weight; // [nHeads]
-  readonly norm: Weight; // [dInner]
+  readonly norm: Weight | null; // [dInner] (optional in falcon-h1)
   readonly outProj: Weight; // [nEmbd rows, dInner] ssm_out
   readonly ffnNorm: Weight | null; // [nEmbd] (null: no FFN after the mixer, nemotron_h)
   /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`). */
@@ -40,6 +41,17 @@ export interface Mamba2LayerWeights {
   readonly moe: MoeWeights | null;
   readonly postFfnNorm: null;
 }
+
+/** The Mamba-2 mixer's own weights (a falcon-h1 attention layer runs one beside its attention). */
+export type Mamba2SsmWeights = Pick<
+  Mamba2LayerWeights,
+  'inProj' | 'conv' | 'convBias' | 'dtBias' | 'a' | 'd' | 'norm' | 'outProj'
+>;
+
+/** `Mamba2SsmWeights` named before any is read. */
+export type Mamba2SsmSlots = {
+  readonly [K in keyof Mamba2SsmWeights]: WeightSlot | (null extends Mamba2SsmWeights[K] ? null : never);
+};
 
 /** The mixer weights of a Mamba-2 layer, named (and shape-checked) before any is read. */
 export type Mamba2MixerSlots = {
@@ -57,19 +69,49 @@ export function mamba2Slots(
   spec: Mamba2LayerSpec,
 ): Mamba2MixerSlots {
   const n = (pattern: string): string => layerTensorName(pattern, il);
-  const d = spec.dims;
-  const w = mamba2Widths(d);
   return {
     attnNorm: loader.upload(n(names.attnNorm), [E]),
+    ...mamba2SsmSlots(loader, names, il, E, spec.dims, false),
+    ffnNorm: spec.ffnDim > 0 || spec.moe ? loader.upload(n(names.ffnNorm), [E]) : null,
+  };
+}
+
+/** Names the Mamba-2 mixer's own weights of layer `il` (ssm_norm optional where `normOptional`, falcon-h1). */
+export function mamba2SsmSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  il: number,
+  E: number,
+  d: Mamba2Dims,
+  normOptional: boolean,
+): Mamba2SsmSlots {
+  const n = (pattern: string): string => layerTensorName(pattern, il);
+  const w = mamba2Widths(d);
+  return {
     inProj: loader.upload(n(names.ssmIn), [E, w.proj]),
     conv: loader.upload(n(names.ssmConv1d), [d.convWidth, w.conv]),
     convBias: loader.optional(n(names.ssmConv1dBias), [w.conv]),
     dtBias: loader.upload(n(names.ssmDt), [d.nHeads]),
     a: loader.upload(n(names.ssmA), [1, d.nHeads]),
     d: loader.upload(n(names.ssmD), [1, d.nHeads]),
-    norm: loader.upload(n(names.ssmNorm), [w.inner / d.nGroups, d.nGroups]),
+    norm: normOptional
+      ? loader.optional(n(names.ssmNorm), [w.inner / d.nGroups, d.nGroups])
+      : loader.upload(n(names.ssmNorm), [w.inner / d.nGroups, d.nGroups]),
     outProj: loader.upload(n(names.ssmOut), [w.inner, E]),
-    ffnNorm: spec.ffnDim > 0 || spec.moe ? loader.upload(n(names.ffnNorm), [E]) : null,
+  };
+}
+
+/** The uploaded weights of `mamba2SsmSlots`. */
+export function mamba2SsmWeights(s: Mamba2SsmSlots): Mamba2SsmWeights {
+  return {
+    inProj: s.inProj.get(),
+    conv: s.conv.get(),
+    convBias: s.convBias?.get() ?? null,
+    dtBias: s.dtBias.get(),
+    a: s.a.get(),
+    d: s.d.get(),
+    norm: s.norm?.get() ?? null,
+    outProj: s.outProj.get(),
   };
 }
 
@@ -81,14 +123,7 @@ export function mamba2Weights(
   return {
     kind: 'mamba2',
     attnNorm: s.attnNorm.get(),
-    inProj: s.inProj.get(),
-    conv: s.conv.get(),
-    convBias: s.convBias?.get() ?? null,
-    dtBias: s.dtBias.get(),
-    a: s.a.get(),
-    d: s.d.get(),
-    norm: s.norm.get(),
-    outProj: s.outProj.get(),
+    ...mamba2SsmWeights(s),
     ffnNorm: s.ffnNorm?.get() ?? null,
     ...ffn,
     postFfnNorm: null,
@@ -107,8 +142,8 @@ export interface Mamba2MixerPlan {
 }
 
 /** The activations a Mamba-2 layer of `dims` adds, as (label, width) pairs (see `activationShapes`). */
-export function mamba2Activations(spec: Mamba2LayerSpec): [string, number][] {
-  const w = mamba2Widths(spec.dims);
+export function mamba2Activations(dims: Mamba2Dims): [string, number][] {
+  const w = mamba2Widths(dims);
   return [
     ['m2_zxbcdt', w.proj],
     ['m2_conv', w.conv],
@@ -118,18 +153,18 @@ export function mamba2Activations(spec: Mamba2LayerSpec): [string, number][] {
 
 /** The mixer plan of a Mamba-2 layer over the activations `get` finds by width key. */
 export function planMamba2(
-  spec: Mamba2LayerSpec,
-  w: Mamba2LayerWeights,
+  dims: Mamba2Dims,
+  w: Mamba2SsmWeights & { readonly attnNorm: Weight },
   eps: number,
   get: (key: string) => Activation,
 ): Mamba2MixerPlan {
-  const [[zl, zc], [cl, cc], [ol, oc]] = mamba2Activations(spec);
+  const [[zl, zc], [cl, cc], [ol, oc]] = mamba2Activations(dims);
   const inputs: Mamba2Inputs = { zxbcdt: get(widthKey(zl, zc)), conv: get(widthKey(cl, cc)) };
   return {
     attnNorm: { weight: w.attnNorm, eps },
     proj: [{ out: inputs.zxbcdt, weight: w.inProj, bias: null }],
     inputs,
-    small: { dims: spec.dims, conv: w.conv, convBias: w.convBias, dtBias: w.dtBias, a: w.a, d: w.d, norm: w.norm },
+    small: { dims, conv: w.conv, convBias: w.convBias, dtBias: w.dtBias, a: w.a, d: w.d, norm: w.norm },
     out: get(widthKey(ol, oc)),
     outProj: w.outProj,
   };

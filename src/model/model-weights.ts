@@ -8,7 +8,7 @@ import type { Weight } from '../backend/ops.js';
 import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js';
 import type { RankHead } from './pooling.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
-import type { Mamba2LayerWeights } from './mamba2-layer.js';
+import type { Mamba2LayerWeights, Mamba2SsmWeights } from './mamba2-layer.js';
 import type { MlpLayerWeights } from './mlp-layer.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
@@ -37,6 +37,8 @@ export interface LayerWeights {
   readonly perLayer: PerLayerBlockWeights | null;
   /** Multiplier of the residual stream after the block (`layer_output_scale`), 1 = none. */
   readonly outScale: number;
+  /** The Mamba-2 mixer run beside the attention (falcon-h1), or null. */
+  readonly ssm: Mamba2SsmWeights | null;
 }
 
 /** A dense gated FFN (a MoE layer's shared expert). */

@@ -85,7 +85,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['dn_z', 'dn_out']) add(label, d.nVHeads * d.headV);
       for (const label of ['dn_beta', 'dn_alpha']) add(label, d.nVHeads);
     } else if (layer.kind === 'mamba2') {
-      for (const [label, cols] of mamba2Activations(layer)) add(label, cols);
+      for (const [label, cols] of mamba2Activations(layer.dims)) add(label, cols);
     } else if (layer.kind === 'attention') {
       for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
       if (c.attnOutputGate) {
@@ -93,6 +93,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
         add('q_gate', layer.nHeads * layer.headDim);
       }
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+      if (layer.ssm) for (const [label, cols] of mamba2Activations(layer.ssm)) add(label, cols);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
     const m = 'moe' in layer ? layer.moe : null;

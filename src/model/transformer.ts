@@ -298,6 +298,11 @@ export class TransformerModel implements Transformer {
     else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
     if (g) ops.mulSigmoid(p.att, g.gate, n); // att ·= sigmoid(gate)
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+    const s = p.ssm; // falcon-h1: the Mamba-2 mixer of the same normed input (its ssm_in ran with q, k, v)
+    if (s) {
+      ops.mamba2(s.out, s.inputs, il, n, s.small, this.config.normEps); // out [n, dInner]
+      ops.matmulResidual(b.x, s.out, s.outProj, n, s.mixerOut); // x [n, nEmbd] += out · ssm_outᵀ
+    }
   }
 
   /** RMSNorm of q and k in place, per head or over all heads (`qNormGroup`). */

@@ -21,6 +21,7 @@ import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
 import { nemotronH } from './nemotron_h.js';
+import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -44,5 +45,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     qwen35,
     granitehybrid,
     nemotronH,
+    falconH1,
   ].map((spec) => [spec.name, spec]),
 );

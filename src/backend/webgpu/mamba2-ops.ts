@@ -20,7 +20,7 @@ interface Mamba2GpuWeights {
   readonly dtBias: GPUBuffer; // [nHeads]
   readonly a: GPUBuffer; // [nHeads]
   readonly d: GPUBuffer; // [nHeads]
-  readonly norm: GPUBuffer; // [inner]
+  readonly norm: GPUBuffer | null; // [inner]
 }
 
 /** See the file header. */
@@ -55,7 +55,7 @@ export class Mamba2Ops {
         dtBias: v(m.dtBias),
         a: v(m.a),
         d: v(m.d),
-        norm: v(m.norm),
+        norm: m.norm && v(m.norm),
       };
       this.vectors.set(weights, w);
     }
@@ -110,6 +110,7 @@ function recordMamba2(
   h.rec.dispatch(pipe('update'), [null, zx.buffer, state], params, groups(widths.conv));
   const scan = [null, zx.buffer, state, null, conv.buffer, null, w.dtBias, w.a, w.d, out.buffer];
   h.rec.dispatch(pipe('scan'), scan, params, groups(widths.inner));
+  if (!w.norm) return; // no ssm_norm: out is y · silu(z) as the scan wrote it
   const norm = [null, null, null, null, null, null, null, null, null, out.buffer, w.norm];
   h.rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nGroups));
 }

@@ -28,6 +28,7 @@ import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
 import { nemotronH } from './nemotron_h.js';
+import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
@@ -59,6 +60,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   qwen35,
   granitehybrid,
   nemotronH,
+  falconH1,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

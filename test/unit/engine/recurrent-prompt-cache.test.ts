@@ -27,7 +27,13 @@ import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
 const CTX = 96;
 const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => 3 + ((from + i * 7) % 500));
 
-for (const fixture of ['lfm2-q8_0-s1', 'qwen35-q8_0-s1', 'granitehybrid-q8_0-s1', 'nemotron_h-q8_0-s2']) {
+for (const fixture of [
+  'lfm2-q8_0-s1',
+  'qwen35-q8_0-s1',
+  'granitehybrid-q8_0-s1',
+  'nemotron_h-q8_0-s2',
+  'falcon-h1-q8_0-s1',
+]) {
   const arch = fixture.replace(/-q8_0-s\d$/, '');
   describe(`prompt cache with recurrent state (${arch})`, () => {
     let transformer: Transformer;

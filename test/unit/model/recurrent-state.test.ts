@@ -43,3 +43,12 @@ describe('recurrent state (nemotron_h: Mamba-2 beside MLP-only and attention-onl
     await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'nemotron_h-q8_0-s2.gguf');
   });
 });
+
+describe('recurrent state (falcon-h1: Mamba-2 beside attention in every layer, KV and state together)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'falcon-h1-q8_0-s1.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'falcon-h1-q8_0-s1.gguf');
+  });
+});
