@@ -6,16 +6,8 @@
 
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import { hostMamba2, mamba2StateSize } from './mamba2.js';
-import type {
-  Activation,
-  DeltaNetInputs,
-  DeltaNetWeights,
-  Mamba2Inputs,
-  Mamba2Weights,
-  RecurrentStateSpec,
-  StepBatch,
-} from './ops.js';
+import { hostMamba2, type Mamba2Inputs, type Mamba2Weights, mamba2StateSize } from './mamba2.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */

@@ -18,6 +18,7 @@
 import type { GgmlType } from '../gguf/types.js';
 import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
+import type { Mamba2Inputs, Mamba2Weights } from './mamba2.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -122,43 +123,6 @@ export interface DeltaNetWeights {
   readonly dtBias: Weight; // [nVHeads]
   readonly a: Weight; // [nVHeads]
   readonly norm: Weight; // [headV]
-}
-
-/**
- * Geometry of a Mamba-2 layer (`ssm.conv_kernel`, `ssm.state_size`, `ssm.group_count`, `ssm.time_step_rank`,
- * `ssm.inner_size` = nHeads · headDim).
- */
-export interface Mamba2Dims {
-  /** Taps of the conv1d (d_conv). */
-  readonly convWidth: number;
-  /** SSM state size per channel (d_state, the width of B and C per group). */
-  readonly dState: number;
-  /** Groups of B and C (n_group); head h reads group h / (nHeads / nGroups). */
-  readonly nGroups: number;
-  /** SSM heads (dt rank); each has one dt, A and D. */
-  readonly nHeads: number;
-  /** Channels per head (d_inner / nHeads). */
-  readonly headDim: number;
-}
-
-/** The per-step input of a Mamba-2 layer and the conv scratch. */
-export interface Mamba2Inputs {
-  /** [n, 2·dInner + 2·nGroups·dState + nHeads] ssm_in projection: z | x | B | C | dt. */
-  readonly zxbcdt: Activation;
-  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]); backends that need none ignore it. */
-  readonly conv: Activation;
-}
-
-/** The small weights of a Mamba-2 layer (its in/out projections are matmuls of the forward pass). */
-export interface Mamba2Weights {
-  readonly dims: Mamba2Dims;
-  readonly conv: Weight; // [dInner + 2·nGroups·dState rows, convWidth]
-  readonly convBias: Weight | null; // [dInner + 2·nGroups·dState]
-  readonly dtBias: Weight; // [nHeads]
-  readonly a: Weight; // [nHeads] −exp(A_log)
-  readonly d: Weight; // [nHeads] skip
-  /** [dInner] grouped RMSNorm weight (ggml [dInner / nGroups, nGroups]); null: y · SiLU(z) is not normalised. */
-  readonly norm: Weight | null;
 }
 
 export interface RecurrentStateSpec {

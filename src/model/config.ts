@@ -4,7 +4,8 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
-import type { DeltaNetDims, GluActivation, Mamba2Dims } from '../backend/ops.js';
+import type { Mamba2Dims } from '../backend/mamba2.js';
+import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';

@@ -5,8 +5,8 @@
  */
 
 import { deltaNetStateSize } from '../backend/delta-net.js';
-import { mamba2StateSize } from '../backend/mamba2.js';
-import type { DeltaNetDims, KvLayerSpec, Mamba2Dims } from '../backend/ops.js';
+import { type Mamba2Dims, mamba2StateSize } from '../backend/mamba2.js';
+import type { DeltaNetDims, KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 import type { MoeRouting } from './moe-config.js';
 

@@ -4,7 +4,7 @@
  * the per-layer `attention.head_count_kv` whose 0 entries mark the recurrent layers.
  */
 
-import type { Mamba2Dims } from '../backend/ops.js';
+import type { Mamba2Dims } from '../backend/mamba2.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { modelMetadata } from './config.js';

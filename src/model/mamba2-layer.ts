@@ -4,17 +4,8 @@
  * that follows is the shared FFN of every layer kind (dense gated, or a mixture of experts).
  */
 
-import { mamba2Widths } from '../backend/mamba2.js';
-import type {
-  Activation,
-  Mamba2Dims,
-  Mamba2Inputs,
-  Mamba2Weights,
-  Ops,
-  Projection,
-  RmsNormWeight,
-  Weight,
-} from '../backend/ops.js';
+import { type Mamba2Dims, type Mamba2Inputs, type Mamba2Weights, mamba2Widths } from '../backend/mamba2.js';
+import type { Activation, Ops, Projection, RmsNormWeight, Weight } from '../backend/ops.js';
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { Mamba2LayerSpec } from './layer-spec.js';
 import type { MoeWeights } from './model-weights.js';

@@ -5,7 +5,8 @@
  */
 
 import { mamba2StateSize, mamba2Widths } from '../mamba2.js';
-import type { Mamba2Dims, Mamba2Inputs, Mamba2Weights, Weight } from '../ops.js';
+import type { Mamba2Dims, Mamba2Inputs, Mamba2Weights } from '../mamba2.js';
+import type { Weight } from '../ops.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';

@@ -23,8 +23,6 @@ import type {
   RecurrentStateSpec,
   DeltaNetInputs,
   DeltaNetWeights,
-  Mamba2Inputs,
-  Mamba2Weights,
 } from '../ops.js';
 import type {
   KvRows,
@@ -51,6 +49,7 @@ import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelin
 import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
+import type { Mamba2Inputs, Mamba2Weights } from '../mamba2.js';
 import { Mamba2Ops } from './mamba2-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
