@@ -5,7 +5,8 @@
 //   `scan`       the selective scan, one invocation per state row (head h, channel i), tokens in order:
 //                dt = softplus(dt_raw + dt_bias[h]); S ·= exp(dt · a[h]); S += B · (x · dt); y = S · C + D[h] · x;
 //                out[t, h·head_dim + i] = y · silu(z). B and C are group h / (n_heads / n_groups)'s. Rows are independent.
-//   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one invocation per (t, group).
+//   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
+//                (sum of squares with one workgroup reduction).
 // Everything f32 (ggml's ssm ops are f32). Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
 
 struct Params {
@@ -102,14 +103,14 @@ fn scan(ids: Ids) {
 
 @compute @workgroup_size(WG_SIZE)
 fn gated_norm(ids: Ids) {
-  let g = index(ids);
-  if (g >= p.n * p.n_groups) { return; }
+  let g = ids.wg.y * ids.nwg.x + ids.wg.x; // one workgroup per (t, group)
   let t = g / p.n_groups;
   let grp = g % p.n_groups;
-  let cols = p.inner / p.n_groups;
+  // A padding workgroup (g past the last) works on no columns, but still joins the reduction's barriers.
+  let cols = select(0u, p.inner / p.n_groups, g < p.n * p.n_groups);
   let at = t * p.out_cols + grp * cols;
   var ss = 0.0;
-  for (var i = 0u; i < cols; i++) { ss += out[at + i] * out[at + i]; }
-  let inv = 1.0 / sqrt(ss / f32(cols) + p.eps);
-  for (var i = 0u; i < cols; i++) { out[at + i] = out[at + i] * inv * norm[grp * cols + i]; }
+  for (var i = ids.lid; i < cols; i += WG_SIZE) { let v = out[at + i]; ss += v * v; }
+  let inv = 1.0 / sqrt(wg_sum(ss, ids) / f32(max(cols, 1u)) + p.eps);
+  for (var i = ids.lid; i < cols; i += WG_SIZE) { out[at + i] = out[at + i] * inv * norm[grp * cols + i]; }
 }

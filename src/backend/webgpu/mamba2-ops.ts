@@ -113,5 +113,5 @@ function recordMamba2(
   h.rec.dispatch(pipe('scan'), scan, params, groups(widths.inner));
   if (!w.norm) return; // no ssm_norm: out is y · silu(z) as the scan wrote it
   const norm = [null, null, null, null, null, null, null, null, null, out.buffer, w.norm];
-  h.rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nGroups));
+  h.rec.dispatch(pipe('gated_norm'), norm, params, grid(n * d.nGroups)); // one workgroup per (t, group)
 }
