@@ -183,8 +183,11 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv' || plan.kind === 'bias') {
-    return GgmlType.F32; // biases stay F32 at any rank (gpt-oss's per-expert [rows, n_expert] ones)
+  // Biases and norm-like weights stay F32 whatever their rank (gpt-oss's per-expert [rows, n_expert] biases,
+  // Mamba-2's ssm_a / ssm_d [1, n_head], grouped ssm_norm).
+  const isF32 = ['router', 'conv', 'bias', 'norm'].includes(plan.kind);
+  if (plan.shape.length === 1 || isF32) {
+    return GgmlType.F32;
   }
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;

@@ -9,6 +9,7 @@ import { HostAltUp } from './altup-host.js';
 import type { AltUpPrimitives } from './altup-primitives.js';
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
+import { hostMamba2, type Mamba2Inputs, type Mamba2Weights, mamba2StateSize } from './mamba2.js';
 import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
 import { hostAddExpertBias } from './expert-bias.js';
@@ -34,6 +35,22 @@ export abstract class HostHybridOps extends CompositeOps {
     const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
     hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0);
     this.written(out);
+  }
+
+  mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
+    const { slot, startPos } = this.step();
+    const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
+    hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0);
+    this.written(out);
+  }
+
+  reluSquared(x: Activation, n: number): void {
+    const [d, at] = this.view(x);
+    for (let i = at; i < at + n * x.cols; i++) {
+      const r = Math.max(d[i], 0);
+      d[i] = Math.fround(r * r);
+    }
+    this.written(x);
   }
 
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {

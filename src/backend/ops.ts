@@ -19,6 +19,7 @@ import type { AltUpPrimitives } from './altup-primitives.js';
 import type { GgmlType } from '../gguf/types.js';
 import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
+import type { Mamba2Inputs, Mamba2Weights } from './mamba2.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -459,6 +460,16 @@ export interface Ops {
    * state of `layer` in the step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
    */
   deltaNet(out: Activation, inputs: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void;
+  /**
+   * Mamba-2 token mixer of the step's tokens (llama.cpp `build_mamba2_layer`): from zxbcdt = z | xBC | dt, causal
+   * depthwise conv1d (+ bias) + SiLU over xBC with the conv state, the selective scan per head (dt = softplus(dt +
+   * dtBias), state = state·exp(dt·a) + dt·x·Bᵀ, y = state·C + D·x, B and C of the head's group), then y · SiLU(z)
+   * RMS-normalised per group (dInner / nGroups columns) × norm (when the layer has one) → out [n, nHeads·headDim]. The state of `layer` in the
+   * step's slot is advanced past the n tokens; at startPos 0 it reads as zeros.
+   */
+  mamba2(out: Activation, inputs: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void;
+  /** x = max(x, 0)² in place over n rows (nemotron_h's ungated relu² MLP, llama.cpp `LLM_FFN_RELU_SQR`). */
+  reluSquared(x: Activation, n: number): void;
   /** Splits per-head [q | gate] rows of qg ([n, 2·cols]) into q and gate ([n, cols] each, heads of headDim). */
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */

@@ -108,15 +108,26 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
   const n = names;
   const deltaNetRequired = [...ffnRequired, n.attnQkv, n.ssmGate, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmBeta, n.ssmAlpha];
   deltaNetRequired.push(n.ssmNorm, n.ssmOut);
+  const mamba2Mixer = [n.attnNorm, n.ffnNorm, n.ssmIn, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmD, n.ssmNorm, n.ssmOut];
+  const attnOnly = new Set([n.attnQ, n.attnK, n.attnV, n.attnQkv, n.attnOut, n.attnQNorm, n.attnKNorm]);
+  const ffnOnly = new Set([n.ffnNorm, n.ffnGate, n.ffnUp, n.ffnDown]); // absent where a layer has no FFN (nemotron_h)
   for (let il = 0; il < config.nLayers; il++) {
+    const noFfn = config.layerFfnDims[il] === 0 && !config.moe?.layerIsMoe[il];
     const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
-      (p) => config.kvSources[il] === il || !kvOnly.has(p),
+      (p) => (config.kvSources[il] === il || !kvOnly.has(p)) && !(noFfn && ffnOnly.has(p)),
     );
-    const patterns = config.shortConvLayers[il]
-      ? convRequired
-      : config.deltaNetLayers[il]
-        ? deltaNetRequired
-        : attention;
+    const patterns =
+      config.mamba2Parallel && config.mamba2Layers[il]
+        ? [...attention, n.ssmIn, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmD, n.ssmOut]
+        : config.mlpLayers[il]
+          ? [n.attnNorm, n.ffnUp, n.ffnDown]
+          : config.mamba2Layers[il]
+            ? [...mamba2Mixer, ...attention.filter((p) => !attnOnly.has(p))].filter((p) => !(noFfn && ffnOnly.has(p)))
+            : config.shortConvLayers[il]
+              ? convRequired
+              : config.deltaNetLayers[il]
+                ? deltaNetRequired
+                : attention;
     for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {

@@ -5,6 +5,7 @@
  */
 
 import type { AltUpConfig } from './altup-config.js';
+import type { Mamba2Dims } from '../backend/mamba2.js';
 import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
@@ -176,6 +177,14 @@ export interface ModelConfig extends ArchOptions {
   readonly altup: AltUpConfig | null;
   /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
   readonly attnOutputGate: boolean;
+  /** Layers whose token mixer is Mamba-2 instead of attention (granitehybrid) ([nLayers]). */
+  readonly mamba2Layers: readonly boolean[];
+  /** Geometry of the Mamba-2 layers (`ssm.*` keys); null when no layer has one. */
+  readonly mamba2: Mamba2Dims | null;
+  /** The `mamba2Layers` are attention layers that also run a Mamba-2 mixer on the same normed input (falcon-h1). */
+  readonly mamba2Parallel: boolean;
+  /** Layers that are only an ungated relu² MLP, no token mixer (nemotron_h) ([nLayers]). */
+  readonly mlpLayers: readonly boolean[];
 }
 
 /** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */
@@ -418,6 +427,10 @@ export function readStandardConfig(
     deltaNet: null,
     attnOutputGate: false,
     altup: null,
+    mamba2Layers: new Array<boolean>(nLayers).fill(false),
+    mamba2: null,
+    mlpLayers: new Array<boolean>(nLayers).fill(false),
+    mamba2Parallel: false,
   };
 }
 

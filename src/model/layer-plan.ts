@@ -19,6 +19,8 @@ import type { ModelConfig } from './config.js';
 import type { LayerSpec, MoeLayerSpec } from './layer-spec.js';
 import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, planDeltaNet } from './delta-net-layer.js';
 import type { LayerWeights, MoeWeights, ShortConvLayerWeights } from './model-weights.js';
+import { type Mamba2LayerWeights, type Mamba2MixerPlan, planMamba2 } from './mamba2-layer.js';
+import { type MlpLayerWeights, type MlpPlan, planMlp } from './mlp-layer.js';
 import { widthKey } from './run-shape.js';
 
 /** The gated FFN of a layer plan (the same for every layer kind). */
@@ -74,6 +76,8 @@ export interface AttentionLayerPlan extends FfnPlan {
   readonly perLayerOut: ResidualOptions;
   /** Gated attention (qwen35): the q projection's per-head [q | gate] rows and the gate split out of them; or null. */
   readonly outputGate: { readonly qg: Activation; readonly gate: Activation } | null;
+  /** The Mamba-2 mixer beside the attention (falcon-h1; its ssm_in is among `qkv`), with ssm_out → x; or null. */
+  readonly ssm: (Mamba2MixerPlan & { readonly mixerOut: ResidualOptions }) | null;
 }
 
 /** The same for a short-convolution layer. */
@@ -95,7 +99,19 @@ interface DeltaNetLayerPlan extends FfnPlan, DeltaNetMixerPlan {
   readonly mixerOut: ResidualOptions;
 }
 
-export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan;
+/** The same for a Mamba-2 layer (granitehybrid). */
+interface Mamba2LayerPlan extends FfnPlan, Mamba2MixerPlan {
+  readonly kind: 'mamba2';
+  /** ssm_out → x. */
+  readonly mixerOut: ResidualOptions;
+}
+
+/** The same for an MLP-only layer (nemotron_h); its FFN fields are empty (the MLP is its own step). */
+interface MlpLayerPlan extends FfnPlan, MlpPlan {
+  readonly kind: 'mlp';
+}
+
+export type LayerPlan = AttentionLayerPlan | ShortConvLayerPlan | DeltaNetLayerPlan | Mamba2LayerPlan | MlpLayerPlan;
 
 /** The activations of a model, by `ActivationShape.key`. */
 export type ActivationMap = ReadonlyMap<string, Activation>;
@@ -105,7 +121,7 @@ export function planLayer(
   c: ModelConfig,
   il: number,
   spec: LayerSpec,
-  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights,
+  lw: LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights | MlpLayerWeights,
   freqFactors: Float32Array | null,
   acts: ActivationMap,
   seq: SequenceRow | null,
@@ -125,7 +141,7 @@ export function planLayer(
     up: lw.up,
     down: lw.down,
     moe:
-      spec.kind === 'attention' && spec.moe && 'moe' in lw && lw.moe
+      (spec.kind === 'attention' || spec.kind === 'mamba2') && spec.moe && 'moe' in lw && lw.moe
         ? planMoe(c, spec.moe, lw.moe, b, widths.get)
         : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
@@ -138,6 +154,20 @@ export function planLayer(
     }
     const mixer = planDeltaNet(spec, lw, c.normEps, (key) => acts.get(key)!);
     return { ...ffn, ...mixer, kind: 'deltanet', mixerOut: residual(null, null) };
+  }
+  if (spec.kind === 'mlp' || ('kind' in lw && lw.kind === 'mlp')) {
+    if (spec.kind !== 'mlp' || !('kind' in lw) || lw.kind !== 'mlp') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mlp = planMlp(lw, c.normEps, widths.get('hidden', spec.ffnDim), residual(null, null));
+    return { ...ffn, up: null, down: null, ...mlp, kind: 'mlp' };
+  }
+  if (spec.kind === 'mamba2' || ('kind' in lw && lw.kind === 'mamba2')) {
+    if (spec.kind !== 'mamba2' || !('kind' in lw) || lw.kind !== 'mamba2') {
+      throw new Error('layer plan: layer kind and weights differ');
+    }
+    const mixer = planMamba2(spec.dims, lw, c.normEps, (key) => acts.get(key)!);
+    return { ...ffn, ...mixer, kind: 'mamba2', mixerOut: residual(null, null) };
   }
   if (spec.kind === 'shortconv' || 'inProj' in lw) {
     if (spec.kind !== 'shortconv' || !('inProj' in lw)) throw new Error('layer plan: layer kind and weights differ');
@@ -184,6 +214,15 @@ export function planLayer(
   const projections: Projection[] = [{ out: outputGate?.qg ?? q, weight: lw.wq, bias: lw.bq }];
   if (ownKv && lw.wk) projections.push({ out: k, weight: lw.wk, bias: lw.bk });
   if (ownKv && lw.wv) projections.push({ out: v, weight: lw.wv, bias: lw.bv });
+  if (spec.ssm && !(lw.ssm && lw.attnNorm)) throw new Error(`layer plan: layer ${il} has no parallel Mamba-2 weights`);
+  const ssm =
+    spec.ssm && lw.ssm && lw.attnNorm
+      ? {
+          ...planMamba2(spec.ssm, { ...lw.ssm, attnNorm: lw.attnNorm }, c.normEps, (key) => acts.get(key)!),
+          mixerOut: residual(null, null),
+        }
+      : null;
+  if (ssm) projections.push(...ssm.proj); // ssm_in of the same normed input
   return {
     ...ffn,
     kind: 'attention',
@@ -205,6 +244,7 @@ export function planLayer(
     vFromK,
     perLayerOut: residual(null, lw.perLayer?.postNorm ?? null),
     outputGate,
+    ssm,
   };
 }
 

@@ -5,6 +5,7 @@
  */
 
 import { deltaNetStateSize } from '../backend/delta-net.js';
+import { type Mamba2Dims, mamba2StateSize } from '../backend/mamba2.js';
 import type { DeltaNetDims, KvLayerSpec } from '../backend/ops.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 import type { MoeRouting } from './moe-config.js';
@@ -55,6 +56,8 @@ export interface AttentionLayerSpec {
   readonly slidingWindow: number;
   /** Rotary embedding, or null for a NoPE layer (positions enter only through the causal mask). */
   readonly rope: LayerRope | null;
+  /** A Mamba-2 mixer run beside the attention on the same normed input, outputs summed (falcon-h1); or null. */
+  readonly ssm: Mamba2Dims | null;
 }
 
 /**
@@ -81,12 +84,35 @@ export interface DeltaNetLayerSpec {
   readonly ffnDim: number;
 }
 
+/**
+ * One Mamba-2 + FFN block (granitehybrid): ssm_in → conv1d + SiLU over x | B | C → selective scan per head → D skip →
+ * y · SiLU(z) grouped RMSNorm → ssm_out. Its state per sequence is the conv window and one [headDim, dState] matrix per
+ * head (no KV).
+ */
+export interface Mamba2LayerSpec {
+  readonly kind: 'mamba2';
+  readonly dims: Mamba2Dims;
+  /** Width of the dense gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
+  readonly ffnDim: number;
+  /** The routed experts of the FFN, or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
+}
+
+/** One MLP-only block (nemotron_h): norm → ffn_up → relu² → ffn_down, no token mixer, no state. */
+interface MlpLayerSpec {
+  readonly kind: 'mlp';
+  /** Width of the MLP's hidden layer. */
+  readonly ffnDim: number;
+}
+
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
-export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerSpec;
+export type LayerSpec = AttentionLayerSpec | ShortConvLayerSpec | DeltaNetLayerSpec | Mamba2LayerSpec | MlpLayerSpec;
 
 /** f32 values of recurrent state one sequence keeps for `spec` (0 for attention layers, whose memory is the KV). */
 export function recurrentStateSize(spec: LayerSpec, nEmbd: number): number {
   if (spec.kind === 'deltanet') return deltaNetStateSize(spec.dims);
+  if (spec.kind === 'mamba2') return mamba2StateSize(spec.dims);
+  if (spec.kind === 'attention' && spec.ssm) return mamba2StateSize(spec.ssm);
   return spec.kind === 'shortconv' ? (spec.convWidth - 1) * nEmbd : 0;
 }
 
@@ -100,25 +126,17 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
     const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
+    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim };
     if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
     if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
+    const m = c.moe;
+    const moe = layerMoe(c, il);
+    if (c.mamba2Layers[il] && c.mamba2 && !c.mamba2Parallel)
+      return { kind: 'mamba2', dims: c.mamba2, ffnDim: moe && m ? m.sharedDim : ffnDim, moe };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
     const freqFactors = !(c.globalRopeFreqs && sliding);
-    const m = c.moe;
-    const moe: MoeLayerSpec | null =
-      m?.layerIsMoe[il] !== true
-        ? null
-        : {
-            gating: m.gating,
-            normWeights: m.normWeights,
-            shared: m.shared,
-            nExperts: m.nExperts,
-            nUsed: m.layerUsed[il],
-            expertDim: m.layerExpertDims[il],
-            weightsScale: m.weightsScale,
-          };
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
@@ -128,6 +146,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       ffnDim: moe && m ? m.sharedDim : ffnDim,
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
+      ssm: c.mamba2Parallel && c.mamba2Layers[il] ? c.mamba2 : null,
       rope: c.noRopeLayers[il]
         ? null
         : swaRope
@@ -135,6 +154,22 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
           : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn, freqFactors },
     };
   });
+}
+
+/** The routed experts of layer il, or null for a dense FFN. */
+function layerMoe(c: ModelConfig, il: number): MoeLayerSpec | null {
+  const m = c.moe;
+  return m?.layerIsMoe[il] !== true
+    ? null
+    : {
+        gating: m.gating,
+        normWeights: m.normWeights,
+        shared: m.shared,
+        nExperts: m.nExperts,
+        nUsed: m.layerUsed[il],
+        expertDim: m.layerExpertDims[il],
+        weightsScale: m.weightsScale,
+      };
 }
 
 /** The KV cache geometry of `layers`: each layer's own KV heads and head size. */

@@ -16,6 +16,16 @@ import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
+import {
+  type Mamba2LayerWeights,
+  type Mamba2MixerSlots,
+  type Mamba2SsmSlots,
+  mamba2Slots,
+  mamba2SsmSlots,
+  mamba2SsmWeights,
+  mamba2Weights,
+} from './mamba2-layer.js';
+import { type MlpLayerWeights, type MlpSlots, mlpSlots, mlpWeights } from './mlp-layer.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import { altUpWeightsOf, nameAltUpWeights } from './altup-load.js';
@@ -33,12 +43,13 @@ import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loade
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
 type LayerSlots =
   | ({ readonly kind: 'attention'; readonly moe: MoeSlots | null } & {
-      readonly [K in Exclude<keyof LayerWeights, 'moe' | 'perLayer' | 'outScale'>]:
+      readonly [K in Exclude<keyof LayerWeights, 'moe' | 'perLayer' | 'outScale' | 'ssm'>]:
         | WeightSlot
         | (null extends LayerWeights[K] ? null : never);
     } & {
       readonly perLayer: { readonly gate: WeightSlot; readonly proj: WeightSlot; readonly postNorm: WeightSlot } | null;
       readonly outScale: number;
+      readonly ssm: Mamba2SsmSlots | null;
     })
   | {
       readonly kind: 'shortconv';
@@ -53,7 +64,14 @@ type LayerSlots =
     }
   | ({ readonly kind: 'deltanet' } & {
       readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
-    });
+    })
+  | {
+      readonly kind: 'mamba2';
+      readonly mixer: Mamba2MixerSlots;
+      readonly dense: DenseFfnSlots | null;
+      readonly moe: MoeSlots | null;
+    }
+  | ({ readonly kind: 'mlp' } & MlpSlots);
 
 /** A layer's dense gated FFN, named before it is read. */
 type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
@@ -173,6 +191,15 @@ export async function loadTransformer(
       };
     }
     if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
+    if (spec.kind === 'mlp') return { kind: 'mlp', ...mlpSlots(loader, names, il, c.embeddingLength, spec.ffnDim) };
+    if (spec.kind === 'mamba2') {
+      return {
+        kind: 'mamba2',
+        mixer: mamba2Slots(loader, names, il, c.embeddingLength, spec),
+        dense: spec.moe || spec.ffnDim === 0 ? null : denseFfnSlots(loader, names, c, il, spec.ffnDim),
+        moe: spec.moe ? moeSlots(loader, names, c, il, spec.moe, spec.ffnDim) : null,
+      };
+    }
     const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
@@ -192,7 +219,7 @@ export async function loadTransformer(
               ? loader.optional(n(names.attnV), [c.embeddingLength, kvRows])
               : loader.upload(n(names.attnV), [c.embeddingLength, kvRows]),
         ];
-    const dense = spec.moe ? null : denseFfnSlots(loader, names, c, il, ffnDim);
+    const dense = spec.moe || ffnDim === 0 ? null : denseFfnSlots(loader, names, c, il, ffnDim); // 0: no FFN (nemotron_h)
     return {
       kind: 'attention',
       attnNorm: c.preNorms ? loader.upload(n(names.attnNorm), [c.embeddingLength]) : null,
@@ -208,7 +235,7 @@ export async function loadTransformer(
       bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
       sinks: c.attnSinks ? loader.upload(n(names.attnSinks), [spec.nHeads]) : null,
       postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
-      ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
+      ffnNorm: c.preNorms && (ffnDim > 0 || spec.moe) ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate: dense?.gate ?? null,
       up: dense?.up ?? null,
       down: dense?.down ?? null,
@@ -223,54 +250,66 @@ export async function loadTransformer(
             }
           : null,
       outScale: outScales[il],
+      ssm: spec.ssm && mamba2SsmSlots(loader, names, il, c.embeddingLength, spec.ssm, true),
     };
   });
   await loader.loadAll();
   const perLayer = perLayerSlots && perLayerWeightsOf(perLayerSlots, await perLayerSlots.tables());
   const get = (slot: WeightSlot | null) => slot?.get() ?? null;
-  const layers = layerSlots.map((l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights =>
-    l.kind === 'deltanet'
-      ? deltaNetWeights(l)
-      : l.kind === 'shortconv'
-        ? {
-            kind: 'shortconv',
-            attnNorm: l.attnNorm.get(),
-            inProj: l.inProj.get(),
-            conv: l.conv.get(),
-            outProj: l.outProj.get(),
-            ffnNorm: l.ffnNorm.get(),
-            gate: l.gate.get(),
-            up: l.up.get(),
-            down: l.down.get(),
-            postFfnNorm: null,
-          }
-        : {
-            attnNorm: get(l.attnNorm),
-            wq: l.wq.get(),
-            wk: get(l.wk),
-            wv: get(l.wv),
-            bq: get(l.bq),
-            bk: get(l.bk),
-            bv: get(l.bv),
-            qNorm: get(l.qNorm),
-            kNorm: get(l.kNorm),
-            wo: l.wo.get(),
-            bo: get(l.bo),
-            sinks: get(l.sinks),
-            postAttnNorm: get(l.postAttnNorm),
-            ffnNorm: get(l.ffnNorm),
-            gate: get(l.gate),
-            up: get(l.up),
-            down: get(l.down),
-            moe: l.moe && moeWeights(l.moe),
-            postFfnNorm: get(l.postFfnNorm),
-            perLayer: l.perLayer && {
-              gate: l.perLayer.gate.get(),
-              proj: l.perLayer.proj.get(),
-              postNorm: l.perLayer.postNorm.get(),
-            },
-            outScale: l.outScale,
-          },
+  const layers = layerSlots.map(
+    (l): LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights | Mamba2LayerWeights | MlpLayerWeights =>
+      l.kind === 'mlp'
+        ? mlpWeights(l)
+        : l.kind === 'mamba2'
+          ? mamba2Weights(l.mixer, {
+              gate: get(l.dense?.gate ?? null),
+              up: get(l.dense?.up ?? null),
+              down: get(l.dense?.down ?? null),
+              moe: l.moe && moeWeights(l.moe),
+            })
+          : l.kind === 'deltanet'
+            ? deltaNetWeights(l)
+            : l.kind === 'shortconv'
+              ? {
+                  kind: 'shortconv',
+                  attnNorm: l.attnNorm.get(),
+                  inProj: l.inProj.get(),
+                  conv: l.conv.get(),
+                  outProj: l.outProj.get(),
+                  ffnNorm: l.ffnNorm.get(),
+                  gate: l.gate.get(),
+                  up: l.up.get(),
+                  down: l.down.get(),
+                  postFfnNorm: null,
+                }
+              : {
+                  attnNorm: get(l.attnNorm),
+                  wq: l.wq.get(),
+                  wk: get(l.wk),
+                  wv: get(l.wv),
+                  bq: get(l.bq),
+                  bk: get(l.bk),
+                  bv: get(l.bv),
+                  qNorm: get(l.qNorm),
+                  kNorm: get(l.kNorm),
+                  wo: l.wo.get(),
+                  bo: get(l.bo),
+                  sinks: get(l.sinks),
+                  postAttnNorm: get(l.postAttnNorm),
+                  ffnNorm: get(l.ffnNorm),
+                  gate: get(l.gate),
+                  up: get(l.up),
+                  down: get(l.down),
+                  moe: l.moe && moeWeights(l.moe),
+                  postFfnNorm: get(l.postFfnNorm),
+                  perLayer: l.perLayer && {
+                    gate: l.perLayer.gate.get(),
+                    proj: l.perLayer.proj.get(),
+                    postNorm: l.perLayer.postNorm.get(),
+                  },
+                  outScale: l.outScale,
+                  ssm: l.ssm && mamba2SsmWeights(l.ssm),
+                },
   );
   const weights: ModelWeights = {
     tokenEmbd: tokenEmbd.get(),

@@ -9,6 +9,8 @@ import type { AltUpWeights } from './altup.js';
 import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js';
 import type { RankHead } from './pooling.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
+import type { Mamba2LayerWeights, Mamba2SsmWeights } from './mamba2-layer.js';
+import type { MlpLayerWeights } from './mlp-layer.js';
 
 /** Weights of one block; optional ones are null when the architecture or file has none. */
 export interface LayerWeights {
@@ -37,6 +39,8 @@ export interface LayerWeights {
   readonly perLayer: PerLayerBlockWeights | null;
   /** Multiplier of the residual stream after the block (`layer_output_scale`), 1 = none. */
   readonly outScale: number;
+  /** The Mamba-2 mixer run beside the attention (falcon-h1), or null. */
+  readonly ssm: Mamba2SsmWeights | null;
 }
 
 /** A dense gated FFN (a MoE layer's shared expert). */
@@ -86,7 +90,13 @@ export interface ModelWeights {
   readonly ropeFreqFactors: Float32Array | null;
   /** Per-layer token embeddings (gemma4), or null. */
   readonly perLayer: PerLayerWeights | null;
-  readonly layers: readonly (LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights)[];
+  readonly layers: readonly (
+    | LayerWeights
+    | ShortConvLayerWeights
+    | DeltaNetLayerWeights
+    | Mamba2LayerWeights
+    | MlpLayerWeights
+  )[];
   /** Classifier of a rank-pooling model (host-side), or null. */
   readonly rankHead?: RankHead | null;
   /** AltUp streams and LAuReL (gemma3n), or null. */

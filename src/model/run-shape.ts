@@ -7,6 +7,7 @@
 import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
+import { mamba2Activations } from './mamba2-layer.js';
 import { perLayerActivations } from './per-layer-input.js';
 import { altUpActivations } from './altup.js';
 
@@ -75,7 +76,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
   };
   const layers = describeLayers(c);
   // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
-  const slotRows = ub * Math.max(1, ...layers.map((l) => (l.kind === 'attention' ? (l.moe?.nUsed ?? 0) : 0)));
+  const slotRows = ub * Math.max(1, ...layers.map((l) => ('moe' in l ? (l.moe?.nUsed ?? 0) : 0)));
   for (const layer of layers) {
     if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
@@ -84,16 +85,19 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['dn_mixed', 'dn_conv']) add(label, 2 * d.nKHeads * d.headK + d.nVHeads * d.headV); // q | k | v
       for (const label of ['dn_z', 'dn_out']) add(label, d.nVHeads * d.headV);
       for (const label of ['dn_beta', 'dn_alpha']) add(label, d.nVHeads);
-    } else {
+    } else if (layer.kind === 'mamba2') {
+      for (const [label, cols] of mamba2Activations(layer.dims)) add(label, cols);
+    } else if (layer.kind === 'attention') {
       for (const label of ['q', 'att']) add(label, layer.nHeads * layer.headDim);
       if (c.attnOutputGate) {
         add('qg', 2 * layer.nHeads * layer.headDim); // per-head [q | gate] rows of the gated q projection
         add('q_gate', layer.nHeads * layer.headDim);
       }
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
+      if (layer.ssm) for (const [label, cols] of mamba2Activations(layer.ssm)) add(label, cols);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
-    const m = layer.kind === 'attention' ? layer.moe : null;
+    const m = 'moe' in layer ? layer.moe : null;
     if (m) {
       add('moe_logits', m.nExperts);
       for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);

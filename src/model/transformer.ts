@@ -12,6 +12,8 @@ import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
 import { attentionTemperature, temperatureRun } from './attention-temperature.js';
 import { deltaNetBlock } from './delta-net-layer.js';
+import { mamba2Block } from './mamba2-layer.js';
+import { mlpBlock } from './mlp-layer.js';
 import { describeLayers, kvLayersOf, recurrentStateSize } from './layer-spec.js';
 import {
   type ActivationMap,
@@ -255,6 +257,8 @@ export class TransformerModel implements Transformer {
       alt?.predict(ops, il, b.x, n, p.kind === 'attention' ? p.attnNorm : null);
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
       else if (p.kind === 'deltanet') deltaNetBlock(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
+      else if (p.kind === 'mamba2') mamba2Block(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
+      else if (p.kind === 'mlp') mlpBlock(ops, p, n, b.x, b.xb);
       else this.attentionBlock(p, il, n, startPos, rows);
       alt?.laurelAdd(ops, b.x, n);
       // Feed-forward sub-block (gated; or a mixture of experts).
@@ -305,6 +309,11 @@ export class TransformerModel implements Transformer {
     else this.attend(il, p, p.q, p.k, p.v, p.att, n, startPos); // att [n, nHeads·headDim]
     if (g) ops.mulSigmoid(p.att, g.gate, n); // att ·= sigmoid(gate)
     ops.matmulResidual(b.x, p.att, p.w.wo, n, p.attnOut); // x [n, nEmbd] += (post-norm) att · woᵀ
+    const s = p.ssm; // falcon-h1: the Mamba-2 mixer of the same normed input (its ssm_in ran with q, k, v)
+    if (s) {
+      ops.mamba2(s.out, s.inputs, il, n, s.small, this.config.normEps); // out [n, dInner]
+      ops.matmulResidual(b.x, s.out, s.outProj, n, s.mixerOut); // x [n, nEmbd] += out · ssm_outᵀ
+    }
   }
 
   /** RMSNorm of q and k in place, per head or over all heads (`qNormGroup`). */

@@ -5,9 +5,15 @@ import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
 import { checkRecurrentState } from '../helpers/recurrent-state-check.js';
 
-describe('recurrent state on WebGPU (lfm2, qwen35)', () => {
+describe('recurrent state on WebGPU (lfm2, qwen35, granitehybrid, nemotron_h, falcon-h1)', () => {
   afterAll(() => destroyTestGpu());
-  for (const fixture of ['lfm2-q8_0-s1.gguf', 'qwen35-q8_0-s1.gguf']) {
+  for (const fixture of [
+    'lfm2-q8_0-s1.gguf',
+    'qwen35-q8_0-s1.gguf',
+    'granitehybrid-q8_0-s1.gguf',
+    'nemotron_h-q8_0-s2.gguf',
+    'falcon-h1-q8_0-s1.gguf',
+  ]) {
     for (const variant of GPU_VARIANTS) {
       it(`${fixture} ${variant.name}: a snapshot written back resumes; a slot copy carries the state`, async () => {
         const device = await getTestDevice(['shader-f16', 'subgroups']);

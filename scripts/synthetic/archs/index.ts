@@ -20,6 +20,9 @@ import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
+import { granitehybrid } from './granitehybrid.js';
+import { nemotronH } from './nemotron_h.js';
+import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 
@@ -44,5 +47,8 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     qwen35,
     gptOss,
     gemma3n,
+    granitehybrid,
+    nemotronH,
+    falconH1,
   ].map((spec) => [spec.name, spec]),
 );

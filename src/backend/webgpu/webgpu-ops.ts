@@ -29,6 +29,8 @@ import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
+import type { Mamba2Inputs, Mamba2Weights } from '../mamba2.js';
+import { Mamba2Ops } from './mamba2-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
 import { MatmulOps } from './matmul-ops.js';
@@ -71,6 +73,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
   readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
+  private readonly m2: Mamba2Ops; // granitehybrid's Mamba-2 dispatches
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -119,6 +122,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.recurrent = new RecurrentStateOps(host);
     this.dn = new DeltaNetOps(host, this.recurrent);
     this.altUp = new AltUpOps(host);
+    this.m2 = new Mamba2Ops(host, this.recurrent, (w) => this.vec(w));
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -389,6 +393,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     this.dn.deltaNet(this.requireStep('deltaNet'), out as GpuActivation, x, layer, n, w, eps);
+  }
+
+  mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
+    this.m2.record(this.requireStep('mamba2'), out as GpuActivation, x, layer, n, w, eps);
+  }
+
+  reluSquared(x: Activation, n: number): void {
+    this.m2.reluSquared(this.requireStep('reluSquared'), x as GpuActivation, n);
   }
 
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {

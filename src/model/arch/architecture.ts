@@ -79,6 +79,10 @@ export interface TensorNames {
   readonly ssmAlpha: string;
   readonly ssmNorm: string;
   readonly ssmOut: string;
+  /** Mamba-2 (granitehybrid): in projection z | xBC | dt, conv1d bias (optional), D skip [1, nHeads]. */
+  readonly ssmIn: string;
+  readonly ssmConv1dBias: string;
+  readonly ssmD: string;
 }
 
 /** llama.cpp's names, shared by every architecture in the registry. */
@@ -140,6 +144,9 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ssmAlpha: 'blk.{i}.ssm_alpha.weight',
   ssmNorm: 'blk.{i}.ssm_norm.weight',
   ssmOut: 'blk.{i}.ssm_out.weight',
+  ssmIn: 'blk.{i}.ssm_in.weight',
+  ssmConv1dBias: 'blk.{i}.ssm_conv1d.bias',
+  ssmD: 'blk.{i}.ssm_d',
 };
 
 /** A tensor name of layer `layer`. */

@@ -27,6 +27,9 @@ import { qwen3 } from './qwen3.js';
 import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
+import { granitehybrid } from './granitehybrid.js';
+import { nemotronH } from './nemotron_h.js';
+import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 
@@ -59,6 +62,9 @@ export const ARCHITECTURES: readonly Architecture[] = [
   qwen35,
   gptOss,
   gemma3n,
+  granitehybrid,
+  nemotronH,
+  falconH1,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -27,13 +27,20 @@ import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
 const CTX = 96;
 const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => 3 + ((from + i * 7) % 500));
 
-for (const arch of ['lfm2', 'qwen35']) {
+for (const fixture of [
+  'lfm2-q8_0-s1',
+  'qwen35-q8_0-s1',
+  'granitehybrid-q8_0-s1',
+  'nemotron_h-q8_0-s2',
+  'falcon-h1-q8_0-s1',
+]) {
+  const arch = fixture.replace(/-q8_0-s\d$/, '');
   describe(`prompt cache with recurrent state (${arch})`, () => {
     let transformer: Transformer;
     let tokenizer: Tokenizer;
     let close: () => Promise<void>;
     beforeAll(async () => {
-      const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, `${arch}-q8_0-s1.gguf`));
+      const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, `${fixture}.gguf`));
       const gguf = await parseGguf(source);
       tokenizer = createTokenizer(gguf.metadata);
       transformer = await loadTransformer(gguf, source, createCpuOps(), { contextLength: CTX, nSlots: 2 });

@@ -25,3 +25,30 @@ describe('recurrent state (qwen35: conv window + DeltaNet state)', () => {
     await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'qwen35-q8_0-s1.gguf');
   });
 });
+
+describe('recurrent state (granitehybrid: conv window + Mamba-2 state)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'granitehybrid-q8_0-s1.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'granitehybrid-q8_0-s1.gguf');
+  });
+});
+
+describe('recurrent state (nemotron_h: Mamba-2 beside MLP-only and attention-only blocks)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'nemotron_h-q8_0-s2.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'nemotron_h-q8_0-s2.gguf');
+  });
+});
+
+describe('recurrent state (falcon-h1: Mamba-2 beside attention in every layer, KV and state together)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'falcon-h1-q8_0-s1.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'falcon-h1-q8_0-s1.gguf');
+  });
+});

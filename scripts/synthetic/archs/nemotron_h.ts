@@ -1,0 +1,85 @@
+/**
+ * `nemotron_h` (Nemotron-H dense): blocks of three kinds in the repeating pattern M - M * M - (Mamba-2, relu² MLP,
+ * attention without rope), marked as llama.cpp's converter does: `feed_forward_length` per layer (n_ff on MLP layers,
+ * else 0) and `attention.head_count_kv` per layer (n_head_kv on attention layers, else 0). Mamba-2 knobs:
+ * `ssm_heads` (ssm.time_step_rank; 8), `ssm_head_dim` (48: d_inner = 384, not 2·n_embd), `n_group` (4), `d_state`
+ * (16), `d_conv` (4).
+ */
+
+import { extra, f32, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
+import type { ModelShape, TensorPlan } from '../arch-plan.js';
+
+const NAME = 'nemotron_h';
+const PATTERN = ['M', '-', 'M', '*', 'M', '-'] as const;
+const kind = (il: number): (typeof PATTERN)[number] => PATTERN[il % PATTERN.length]!;
+
+const ssm = (s: ModelShape) => {
+  const nHeads = extra(s, 'ssm_heads', 8);
+  const inner = nHeads * extra(s, 'ssm_head_dim', 48);
+  const dState = extra(s, 'd_state', 16);
+  const nGroup = extra(s, 'n_group', 4);
+  const conv = inner + 2 * nGroup * dState;
+  return { inner, dState, nGroup, nHeads, dConv: extra(s, 'd_conv', 4), conv, proj: inner + conv + nHeads };
+};
+
+/** nemotron_h. */
+export const nemotronH: SyntheticArchSpec = {
+  name: NAME,
+  shape: { ...SMALL_SHAPE, nLayer: 6, tied: false },
+  metadata: (s) => {
+    const d = ssm(s);
+    const layers = Array.from({ length: s.nLayer }, (_, il) => kind(il));
+    return {
+      [`${NAME}.feed_forward_length`]: u32Array(layers.map((k) => (k === '-' ? s.nFf : 0))),
+      [`${NAME}.attention.head_count_kv`]: u32Array(layers.map((k) => (k === '*' ? s.nHeadKv : 0))),
+      [`${NAME}.ssm.conv_kernel`]: u32(d.dConv),
+      [`${NAME}.ssm.inner_size`]: u32(d.inner),
+      [`${NAME}.ssm.state_size`]: u32(d.dState),
+      [`${NAME}.ssm.time_step_rank`]: u32(d.nHeads),
+      [`${NAME}.ssm.group_count`]: u32(d.nGroup),
+      [`${NAME}.rope.dimension_count`]: null,
+      // llama.cpp requires the plain epsilon and falls back to it for the RMS one (absent here, so that is tested).
+      [`${NAME}.attention.layer_norm_epsilon`]: f32(1e-5),
+      [`${NAME}.attention.layer_norm_rms_epsilon`]: null,
+    };
+  },
+  tensors: (s) => {
+    const E = s.nEmbd;
+    const d = ssm(s);
+    const qDim = s.nHead * s.headDim;
+    const kvDim = s.nHeadKv * s.headDim;
+    const block = (il: number): TensorPlan[] => {
+      const b = `blk.${il}.`;
+      const norm = plan.norm(`${b}attn_norm.weight`, E);
+      if (kind(il) === '-')
+        return [norm, plan.mat(`${b}ffn_up.weight`, E, s.nFf), plan.mat(`${b}ffn_down.weight`, s.nFf, E)];
+      if (kind(il) === '*') {
+        return [
+          norm,
+          plan.mat(`${b}attn_q.weight`, E, qDim),
+          plan.mat(`${b}attn_k.weight`, E, kvDim),
+          plan.mat(`${b}attn_v.weight`, E, kvDim),
+          plan.mat(`${b}attn_output.weight`, qDim, E),
+        ];
+      }
+      return [
+        norm,
+        plan.mat(`${b}ssm_in.weight`, E, d.proj),
+        {
+          name: `${b}ssm_conv1d.weight`,
+          shape: [d.dConv, d.conv],
+          kind: 'conv',
+          std: 1 / Math.sqrt(d.dConv),
+          center: 0,
+        },
+        plan.bias(`${b}ssm_conv1d.bias`, d.conv, 0.1),
+        plan.bias(`${b}ssm_dt.bias`, d.nHeads),
+        { name: `${b}ssm_a`, shape: [1, d.nHeads], kind: 'norm', std: 0.3, center: -1 },
+        { name: `${b}ssm_d`, shape: [1, d.nHeads], kind: 'norm', std: 0.1, center: 1 },
+        { name: `${b}ssm_norm.weight`, shape: [d.inner / d.nGroup, d.nGroup], kind: 'norm', std: 0.1, center: 1 },
+        plan.mat(`${b}ssm_out.weight`, d.inner, E),
+      ];
+    };
+    return [plan.embedding(s), ...Array.from({ length: s.nLayer }, (_, il) => block(il)).flat(), ...plan.head(s)];
+  },
+};

@@ -1,0 +1,116 @@
+// mamba2: the Mamba-2 token mixer (Ops.mamba2), four entries recorded in order in one step:
+//   `main`       conv[t, c] = silu(Σ_k kernel[c, k] · window[t + k, c] + bias[c]) over the window [state ‖ xBC] of
+//                taps − 1 + n rows (the state reads as zeros when `fresh`); one invocation per (t, c), tokens in parallel.
+//   `update`     the conv state = the window's last taps − 1 rows; one invocation per channel (after `main`).
+//   `scan`       the selective scan, one invocation per state row (head h, channel i), tokens in order:
+//                dt = softplus(dt_raw + dt_bias[h]); S ·= exp(dt · a[h]); S += B · (x · dt); y = S · C + D[h] · x;
+//                out[t, h·head_dim + i] = y · silu(z). B and C are group h / (n_heads / n_groups)'s. Rows are independent.
+//   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
+//                (sum of squares with one workgroup reduction).
+// Everything f32 (ggml's ssm ops are f32). Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
+
+struct Params {
+  n: u32,
+  channels: u32,    // conv channels x | B | C: inner + 2·n_groups·d_state
+  taps: u32,
+  zx_cols: u32,
+  state_at: u32,    // f32 index of this layer's state in this slot: conv (taps − 1, channels), then (inner, d_state)
+  fresh: u32,       // 1: the sequence starts here, the old state reads as zeros
+  inner: u32,       // n_heads · head_dim
+  d_state: u32,
+  n_groups: u32,
+  n_heads: u32,
+  head_dim: u32,
+  out_cols: u32,
+  conv_cols: u32,
+  has_bias: u32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> zx: array<f32>;            // (n, zx_cols) f32 z | xBC | dt
+@group(0) @binding(2) var<storage, read_write> state: array<f32>;   // (nSlots, Σ layer sizes) f32
+@group(0) @binding(3) var<storage, read> kernel: array<f32>;        // (channels, taps) f32
+@group(0) @binding(4) var<storage, read_write> conv: array<f32>;    // (n, conv_cols) f32 scratch x | B | C
+@group(0) @binding(5) var<storage, read> bias: array<f32>;          // (channels) f32 (unread when has_bias is 0)
+@group(0) @binding(6) var<storage, read> dt_bias: array<f32>;       // (n_heads) f32
+@group(0) @binding(7) var<storage, read> a: array<f32>;             // (n_heads) f32
+@group(0) @binding(8) var<storage, read> d: array<f32>;             // (n_heads) f32
+@group(0) @binding(9) var<storage, read_write> out: array<f32>;     // (n, out_cols) f32
+@group(0) @binding(10) var<storage, read> norm: array<f32>;         // (inner) f32
+
+fn window(r: u32, c: u32) -> f32 {
+  let w = p.taps - 1u;
+  if (r < w) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
+  return zx[(r - w) * p.zx_cols + p.inner + c];
+}
+
+fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
+
+fn softplus(x: f32) -> f32 { return select(log(1.0 + exp(x)), x, x > 20.0); }
+
+fn index(ids: Ids) -> u32 { return (ids.wg.y * ids.nwg.x + ids.wg.x) * WG_SIZE + ids.lid; }
+
+@compute @workgroup_size(WG_SIZE)
+fn main(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.n * p.channels) { return; }
+  let t = g / p.channels;
+  let c = g % p.channels;
+  var sum = 0.0;
+  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
+  if (p.has_bias != 0u) { sum += bias[c]; }
+  conv[t * p.conv_cols + c] = silu(sum);
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn update(ids: Ids) {
+  let c = index(ids);
+  if (c >= p.channels) { return; }
+  // Ascending rows: row r reads window row n + r ≥ r + 1, which this loop has not overwritten yet.
+  for (var r = 0u; r + 1u < p.taps; r++) {
+    let v = window(p.n + r, c);
+    state[p.state_at + r * p.channels + c] = v;
+  }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn scan(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.inner) { return; }
+  let h = g / p.head_dim;
+  let row = p.state_at + (p.taps - 1u) * p.channels + g * p.d_state; // S[h][i, :]
+  if (p.fresh != 0u) { for (var j = 0u; j < p.d_state; j++) { state[row + j] = 0.0; } }
+  let grp = h / (p.n_heads / p.n_groups);
+  let b_at = p.inner + grp * p.d_state;
+  let c_at = p.inner + p.n_groups * p.d_state + grp * p.d_state;
+  for (var t = 0u; t < p.n; t++) {
+    let cr = t * p.conv_cols;
+    let zr = t * p.zx_cols;
+    let dt = softplus(zx[zr + p.inner + p.channels + h] + dt_bias[h]);
+    let decay = exp(dt * a[h]);
+    let x = conv[cr + g];
+    let x_dt = x * dt;
+    var y = 0.0;
+    for (var j = 0u; j < p.d_state; j++) {
+      let s = state[row + j] * decay + conv[cr + b_at + j] * x_dt;
+      state[row + j] = s;
+      y += s * conv[cr + c_at + j];
+    }
+    out[t * p.out_cols + g] = (y + x * d[h]) * silu(zx[zr + g]);
+  }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn gated_norm(ids: Ids) {
+  let g = ids.wg.y * ids.nwg.x + ids.wg.x; // one workgroup per (t, group)
+  let t = g / p.n_groups;
+  let grp = g % p.n_groups;
+  // A padding workgroup (g past the last) works on no columns, but still joins the reduction's barriers.
+  let cols = select(0u, p.inner / p.n_groups, g < p.n * p.n_groups);
+  let at = t * p.out_cols + grp * cols;
+  var ss = 0.0;
+  for (var i = ids.lid; i < cols; i += WG_SIZE) { let v = out[at + i]; ss += v * v; }
+  let inv = 1.0 / sqrt(wg_sum(ss, ids) / f32(max(cols, 1u)) + p.eps);
+  for (var i = ids.lid; i < cols; i += WG_SIZE) { out[at + i] = out[at + i] * inv * norm[grp * cols + i]; }
+}

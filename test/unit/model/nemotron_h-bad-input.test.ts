@@ -1,0 +1,86 @@
+/**
+ * nemotron_h files whose layer-kind arrays, Mamba-2 hyper-parameters or tensors disagree are `gguf-invalid` naming
+ * the key or the tensor, before anything runs; the experts variant's keys are refused as `unsupported-arch`.
+ */
+
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
+import { parseGguf } from '../../../src/gguf/parse.js';
+import type { GgufFile, GgufValue } from '../../../src/gguf/types.js';
+import { NodeFileSource } from '../../../src/io/node-file-source.js';
+import { describeLayers } from '../../../src/model/layer-spec.js';
+import { loadTransformer, readModelConfig } from '../../../src/model/load.js';
+import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
+import { llmError } from '../../helpers/llm-error.js';
+
+const A = 'nemotron_h';
+
+describe('nemotron_h bad input', () => {
+  let source: NodeFileSource;
+  let gguf: GgufFile;
+  beforeAll(async () => {
+    source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, `${A}-q8_0-s2.gguf`));
+    gguf = await parseGguf(source);
+  });
+  afterAll(() => source.close());
+
+  const load = (edit: { meta?: Record<string, GgufValue | undefined>; tensors?: (f: GgufFile) => GgufFile }) => {
+    const metadata: Record<string, GgufValue> = { ...gguf.metadata };
+    for (const [k, v] of Object.entries(edit.meta ?? {})) {
+      if (v === undefined) delete metadata[k];
+      else metadata[k] = v;
+    }
+    const file = (edit.tensors ?? ((f) => f))({ ...gguf, metadata });
+    return llmError(loadTransformer(file, source, createCpuOps(), { contextLength: 32 }));
+  };
+  const without =
+    (name: string) =>
+    (f: GgufFile): GgufFile => ({
+      ...f,
+      tensors: f.tensors.filter((t) => t.name !== name),
+    });
+
+  it('the per-layer arrays give the layer kinds: Mamba-2, MLP-only, attention without rope or FFN', () => {
+    const c = readModelConfig(gguf);
+    expect(describeLayers(c).map((l) => l.kind)).toEqual(['mamba2', 'mlp', 'mamba2', 'attention', 'mamba2', 'mlp']);
+    expect(c.noRopeLayers.every(Boolean)).toBe(true);
+    expect(c.layerFfnDims).toEqual([0, 640, 0, 0, 0, 640]);
+    expect(c.normEps).toBeCloseTo(1e-5, 10); // from attention.layer_norm_epsilon (no RMS key in the file)
+  });
+
+  it('each missing ssm key is named', async () => {
+    for (const key of ['conv_kernel', 'state_size', 'group_count', 'time_step_rank', 'inner_size']) {
+      const e = await load({ meta: { [`${A}.ssm.${key}`]: undefined } });
+      expect(e.code).toBe('gguf-invalid');
+      expect(e.message).toContain(`'${A}.ssm.${key}'`);
+    }
+  });
+
+  it('a per-layer array of the wrong length names the key', async () => {
+    for (const key of ['feed_forward_length', 'attention.head_count_kv']) {
+      const e = await load({ meta: { [`${A}.${key}`]: Uint32Array.of(0, 640, 0) } });
+      expect(e.code).toBe('gguf-invalid');
+      expect(e.message).toContain(`'${A}.${key}'`);
+    }
+  });
+
+  it('inner_size that is not heads × head size of the tensors names the tensor', async () => {
+    const e = await load({ meta: { [`${A}.ssm.inner_size`]: 392 } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toContain('blk.0.ssm_in.weight');
+  });
+
+  it('a missing block tensor of each kind is named', async () => {
+    for (const name of ['blk.1.ffn_up.weight', 'blk.2.ssm_conv1d.weight', 'blk.3.attn_k.weight']) {
+      const e = await load({ tensors: without(name) });
+      expect(e.code, name).toBe('gguf-invalid');
+      expect(e.message).toContain(name);
+    }
+  });
+
+  it('experts (nemotron_h_moe keys) are unsupported-arch', async () => {
+    const e = await load({ meta: { [`${A}.expert_count`]: 8, [`${A}.expert_used_count`]: 2 } });
+    expect(e.code).toBe('unsupported-arch');
+  });
+});
