@@ -34,6 +34,14 @@ export interface KernelExports {
   gemv_q4_0_rows4: GemvKernel;
   /** gemv_q5_0's 4-row-tile twin (see gemv_q4_0_rows4). */
   gemv_q5_0_rows4: GemvKernel;
+  /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
+  gemv_q4_0_r4: GemvKernel;
+  /** Q8_0 weights in 4-row groups · n Q8 rows, followed at x + n·q8RowBytes(k) by their split_q8_signs rows. */
+  gemv_q8_0_r4: GemvKernel;
+  /** Writes n Q8 activation rows' quants at x split by sign (per block of 32: max(q, 0), then max(−q, 0)) to out [n, 2k]. */
+  split_q8_signs(x: number, n: number, k: number, out: number): void;
+  /** 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. */
+  rows4_kernels(): number;
   gemv_q4_1: GemvKernel;
   gemv_q5_0: GemvKernel;
   gemv_q5_1: GemvKernel;
@@ -80,6 +88,12 @@ export interface KernelExports {
    * (2·rowBytes bytes); an odd count needs rowBytes more bytes reserved after the last row.
    */
   interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
+  /**
+   * Rearranges nRows GGUF-layout rows at `w` (blocks of an f16 scale then 16·m quant bytes) into 4-row groups in place
+   * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
+   * group's missing rows reserved after the last row.
+   */
+  interleave_rows4(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
@@ -107,6 +121,8 @@ export const GEMV_NAMES = [
   'attention_kv_heads',
   'gemv_q4_0_rows4',
   'gemv_q5_0_rows4',
+  'gemv_q4_0_r4',
+  'gemv_q8_0_r4',
 ] as const;
 
 /** One kernel name. */
@@ -118,6 +134,8 @@ export interface FusedKernel {
   readonly isQ8: boolean;
   /** Row lengths must be a multiple of this (the kernel's block size). */
   readonly blockElements: number;
+  /** The kernel for weights stored in 4-row groups (relaxed-SIMD builds; registry `wasm.rows4`), or null. */
+  readonly rows4: { readonly name: GemvName; readonly signSplit: boolean } | null;
 }
 
 /**
@@ -130,7 +148,11 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (t.wasm === 'dequantize') return [];
     const name = t.wasm.kernel;
     if (!isGemvName(name)) throw new Error(`quant type ${t.name}: WASM kernel ${name} is not listed in GEMV_NAMES`);
-    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements }]];
+    const r4 = t.wasm.rows4;
+    if (r4 && !isGemvName(r4.kernel))
+      throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
+    const rows4 = r4 && isGemvName(r4.kernel) ? { name: r4.kernel, signSplit: r4.signSplit } : null;
+    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4 }]];
   }),
 );
 
