@@ -20,7 +20,8 @@ export interface WasmQuantPath {
   readonly rowPairs?: boolean;
   /**
    * On kernel builds with relaxed SIMD, 2-D weights of this type are stored in 4-row groups instead of row pairs
-   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes) and multiplied
+   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes; the quants
+   * must be 0…127, the relaxed dot's i7 operand) and multiplied
    * by this kernel at every token count; 3-D expert stacks keep the row pairs.
    */
   readonly rows4?: WasmRows4Path;
@@ -33,11 +34,6 @@ export interface WasmQuantPath {
 export interface WasmRows4Path {
   /** Export of the kernel module multiplying the 4-row layout (wasm/assembly/gemv-stored-rows4.ts). */
   readonly kernel: `gemv_${string}`;
-  /**
-   * The kernel also reads the Q8 activations split by sign (`split_q8_signs`, placed after the Q8 rows): for signed
-   * weights, whose dots need the activations as the relaxed dot's 0…127 operand.
-   */
-  readonly signSplit: boolean;
 }
 
 /**

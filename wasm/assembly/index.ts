@@ -14,5 +14,5 @@ export { attention_kv, attention_kv_heads } from './attention-kv';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';
-export { gemv_q4_0_r4, gemv_q8_0_r4, rows4_kernels, split_q8_signs } from './gemv-stored-rows4';
+export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
 export { interleave_rows4 } from './rows4-layout';

@@ -36,10 +36,6 @@ export interface KernelExports {
   gemv_q5_0_rows4: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
-  /** Q8_0 weights in 4-row groups · n Q8 rows, followed at x + n·q8RowBytes(k) by their split_q8_signs rows. */
-  gemv_q8_0_r4: GemvKernel;
-  /** Writes n Q8 activation rows' quants at x split by sign (per block of 32: max(q, 0), then max(−q, 0)) to out [n, 2k]. */
-  split_q8_signs(x: number, n: number, k: number, out: number): void;
   /** 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. */
   rows4_kernels(): number;
   gemv_q4_1: GemvKernel;
@@ -122,7 +118,6 @@ export const GEMV_NAMES = [
   'gemv_q4_0_rows4',
   'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
-  'gemv_q8_0_r4',
 ] as const;
 
 /** One kernel name. */
@@ -135,7 +130,7 @@ export interface FusedKernel {
   /** Row lengths must be a multiple of this (the kernel's block size). */
   readonly blockElements: number;
   /** The kernel for weights stored in 4-row groups (relaxed-SIMD builds; registry `wasm.rows4`), or null. */
-  readonly rows4: { readonly name: GemvName; readonly signSplit: boolean } | null;
+  readonly rows4: GemvName | null;
 }
 
 /**
@@ -151,7 +146,7 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     const r4 = t.wasm.rows4;
     if (r4 && !isGemvName(r4.kernel))
       throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
-    const rows4 = r4 && isGemvName(r4.kernel) ? { name: r4.kernel, signSplit: r4.signSplit } : null;
+    const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
     return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4 }]];
   }),
 );

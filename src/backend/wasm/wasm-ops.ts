@@ -177,10 +177,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     }
     const fused = FUSED_KERNELS.get(wt.type);
     if (fused?.rows4 && wt.rows4BlockBytes) {
-      // Stored in 4-row groups: one kernel for every n; signed weights (Q8_0) also read x split by sign after x's rows.
-      const xq = this.quantizeQ8(xa, n, k, fused.rows4.signSplit ? 2 * n * k : 0);
-      if (fused.rows4.signSplit) this.k.split_q8_signs(xq, n, k, xq + n * q8RowBytes(k));
-      this.run(fused.rows4.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+      // Stored in 4-row groups: one kernel for every token count.
+      this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused?.isQ8) {
       // Q4_0, Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
       const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
