@@ -5,7 +5,7 @@
  */
 export { quantize_q8 } from './q8-activations';
 export { gemv_q4_0, gemv_q4_1, gemv_q5_0, gemv_q5_1, gemv_q8_0 } from './gemv-q32';
-export { gemv_q4_0_rows4, gemv_q5_0_rows4 } from './gemv-rows4';
+export { gemv_q5_0_rows4 } from './gemv-rows4';
 export { gemv_q4_k, gemv_q5_k, gemv_q6_k } from './gemv-k-quants';
 export { gemv_mxfp4 } from './gemv-mxfp4';
 export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';

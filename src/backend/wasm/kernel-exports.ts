@@ -28,11 +28,9 @@ export interface KernelExports {
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   gemv_q4_0: GemvKernel;
   /**
-   * gemv_q4_0 for n ≥ 8 tokens through 4-row tiles (wasm/assembly/gemv-rows4.ts): needs
-   * rows4ScratchBytes(GgmlType.Q4_0, nRows, k) bytes of scratch right after the n Q8 activation rows at x.
+   * gemv_q5_0 for n ≥ 8 tokens through 4-row tiles packed per call (wasm/assembly/gemv-rows4.ts): needs
+   * rows4Kernel(GgmlType.Q5_0, nRows, k).scratch bytes of scratch right after the n Q8 activation rows at x.
    */
-  gemv_q4_0_rows4: GemvKernel;
-  /** gemv_q5_0's 4-row-tile twin (see gemv_q4_0_rows4). */
   gemv_q5_0_rows4: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
@@ -115,7 +113,6 @@ export const GEMV_NAMES = [
   'gemv_bf16',
   'attention_heads',
   'attention_kv_heads',
-  'gemv_q4_0_rows4',
   'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
 ] as const;
@@ -161,14 +158,11 @@ export function q8RowBytes(k: number): number {
 }
 
 /**
- * The 4-row-tile kernel for a type with one (Q4_0, Q5_0: wasm/assembly/gemv-rows4.ts, n ≥ 8) and the scratch it packs
- * its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 72 (Q4_0) or 136 (Q5_0) bytes.
+ * The per-call 4-row-tile kernel of a row-pair type that has one (Q5_0: wasm/assembly/gemv-rows4.ts, n ≥ 8) and the
+ * scratch it packs its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 136 bytes. (Q4_0 is
+ * stored in 4-row groups at load instead: `FusedKernel.rows4`.)
  */
 export function rows4Kernel(type: GgmlType, nRows: number, k: number): { name: GemvName; scratch: number } | null {
-  const blockBytes = type === GgmlType.Q4_0 ? 72 : type === GgmlType.Q5_0 ? 136 : 0;
-  if (blockBytes === 0) return null;
-  return {
-    name: type === GgmlType.Q4_0 ? 'gemv_q4_0_rows4' : 'gemv_q5_0_rows4',
-    scratch: (nRows >> 2) * (k >> 5) * blockBytes,
-  };
+  if (type !== GgmlType.Q5_0) return null;
+  return { name: 'gemv_q5_0_rows4', scratch: (nRows >> 2) * (k >> 5) * 136 };
 }

@@ -54,7 +54,7 @@ interface WasmActivation extends Activation {
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ the matrix's size) for gemv_q4_0_rows4's packed groups; larger matrices take gemv_q4_0. */
+/** Most scratch (≈ 1.5× the matrix's size) for gemv_q5_0_rows4's packed groups; larger matrices take gemv_q5_0. */
 const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
@@ -180,7 +180,7 @@ export class WasmOps extends HostHybridOps implements Ops {
       // Stored in 4-row groups: one kernel for every token count.
       this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused?.isQ8) {
-      // Q4_0, Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
+      // Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
       const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
       const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
       const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
