@@ -34,8 +34,11 @@ export interface KernelExports {
   gemv_q5_0_rows4: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
-  /** 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. */
-  rows4_kernels(): number;
+  /**
+   * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
+   * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
+   */
+  rows4_kernels?(): number;
   gemv_q4_1: GemvKernel;
   gemv_q5_0: GemvKernel;
   gemv_q5_1: GemvKernel;

@@ -67,7 +67,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
   const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
   const byteLength = rowBytes * nRows;
   // 4-row groups (2-D weights of a rows4 type, on a build whose 4-row kernels run), else row pairs where the registry says so.
-  const rows4 = info.shape.length <= 2 && FUSED_KERNELS.get(info.type)?.rows4 && h.k.rows4_kernels() === 1;
+  const rows4 = info.shape.length <= 2 && FUSED_KERNELS.get(info.type)?.rows4 && h.k.rows4_kernels?.() === 1;
   const rows4BlockBytes = rows4 ? geometry.blockBytes : 0;
   const pairBlockBytes = rows4BlockBytes ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
   const groupRows = rows4BlockBytes ? 4 : 2; // rows rearranged together
