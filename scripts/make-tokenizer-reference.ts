@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SYNTHETIC_SEED, syntheticVocabGguf, syntheticVocabs } from '../test/unit/tokenizer/synthetic-vocabs.js';
+import { SYNTHETIC_SEED } from '../test/unit/tokenizer/synthetic-texts.js';
+import { syntheticVocabGguf, syntheticVocabs } from '../test/unit/tokenizer/synthetic-vocabs.js';
 
 interface OracleResult {
   cases: { text: string; addSpecial: boolean; parseSpecial: boolean; ids: number[] }[];

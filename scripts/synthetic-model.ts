@@ -34,7 +34,8 @@ import { ARCH_SPECS } from './synthetic/archs/index.js';
 /**
  * Benchmark shapes of architectures written from scratch: a Qwen3-30B-A3B scaled down to 1.03 B parameters of which
  * 0.15 B are active (64 experts, top-8, expert width 512, 10 layers; the spec tokenizer's 512-token vocabulary), and a dense model with the same active bytes
- * (its FFN 8 × 512 wide; smollm3 is llama's block) to compare MoE decode with.
+ * (its FFN 8 × 512 wide; smollm3 is llama's block) to compare MoE decode with, and a gpt-oss-20b-shaped one (MXFP4
+ * experts with `--quant mxfp4`; token embedding and output Q8_0).
  */
 const SPEC_BENCH_SHAPES = {
   'qwen3moe-a0.2b': {
@@ -55,7 +56,23 @@ const SPEC_BENCH_SHAPES = {
     arch: 'smollm3',
     shape: { nEmbd: 1024, nHead: 16, nHeadKv: 4, headDim: 64, nFf: 4096, nLayer: 10, nVocab: 512, tied: false },
   },
-} as const satisfies Record<string, { arch: string; shape: Partial<ModelShape> }>;
+  // gpt-oss-20b scaled down: 32 experts, top-4, GQA 8, head 64, window 128 on even layers; 1.24 B total, 0.18 B active.
+  'gpt-oss-a0.2b': {
+    arch: 'gpt-oss',
+    shape: {
+      nEmbd: 1024,
+      nHead: 16,
+      nHeadKv: 2,
+      headDim: 64,
+      nFf: 4096,
+      nLayer: 12,
+      nVocab: 512,
+      tied: false,
+      extra: { n_expert: 32, n_expert_used: 4, n_ff_exp: 1024, window: 128 },
+    },
+    embedType: GgmlType.Q8_0,
+  },
+} as const satisfies Record<string, { arch: string; shape: Partial<ModelShape>; embedType?: GgmlType }>;
 
 /** A benchmark shape of `SPEC_BENCH_SHAPES`. */
 export type SpecBenchShape = keyof typeof SPEC_BENCH_SHAPES;
@@ -547,6 +564,7 @@ export async function makeSyntheticModel(opts: {
       shape: spec.shape,
       out: tmp,
       seed: opts.seed ?? 1,
+      ...('embedType' in spec ? { embedType: spec.embedType } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     renameSync(tmp, file);

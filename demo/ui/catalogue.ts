@@ -95,6 +95,15 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Largest dense model here; desktop GPUs.',
   },
   {
+    // ggml-org's MXFP4 release of openai/gpt-oss-20b (~12.1 GB: MXFP4 experts); size not re-checked offline.
+    id: 'gpt-oss-20b-mxfp4',
+    label: 'gpt-oss 20B MoE (MXFP4)',
+    url: hf('ggml-org/gpt-oss-20b-GGUF', 'gpt-oss-20b-mxfp4.gguf'),
+    bytes: 11540 * MB,
+    memoryBytes: 11900 * MB,
+    note: 'Mixture of experts: 32 experts, 4 per token (3.6B active), attention sinks, harmony format with reasoning effort — needs a GPU with ≥ 14 GB (WebGPU only).',
+  },
+  {
     // Size from the public model card (~17.3 GB); not re-checked offline when this entry was added.
     id: 'qwen3-30b-a3b-q4km',
     label: 'Qwen3 30B-A3B MoE (Q4_K_M)',

@@ -179,11 +179,13 @@ const FALLBACK: Readonly<Partial<Record<GgmlType, GgmlType>>> = {
 };
 
 /**
- * Type of one tensor for a requested quant: 1-D tensors stay F32; a matrix whose row is not whole blocks falls back as
+ * Type of one tensor for a requested quant: 1-D tensors and biases stay F32; a matrix whose row is not whole blocks falls back as
  * llama.cpp does (then to F16). `embedType` overrides the token embedding (and output) type when given.
  */
 export function tensorType(plan: TensorPlan, quant: GgmlType, embedType: GgmlType | undefined): GgmlType {
-  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv') return GgmlType.F32;
+  if (plan.shape.length === 1 || plan.kind === 'router' || plan.kind === 'conv' || plan.kind === 'bias') {
+    return GgmlType.F32; // biases stay F32 at any rank (gpt-oss's per-expert [rows, n_expert] ones)
+  }
   let t = (plan.kind === 'embedding' || plan.kind === 'output') && embedType !== undefined ? embedType : quant;
   const row = plan.shape[0]!;
   for (let guard = 0; guard < 4; guard++) {

@@ -1,5 +1,6 @@
 // attention_combine: merges the n_splits partial results of attention.wgsl for each (row, head):
 // M = max m_s, L = Σ l_s·e^(m_s − M), out[d] = Σ acc_s[d]·e^(m_s − M) / L (empty splits have l_s = 0).
+// With has_sinks (gpt-oss) head h's sink logit joins the softmax as one more term: M includes it, L += e^(sink − M).
 // Dispatch: (n_heads, n) workgroups; invocations stride over head_dim. Reference: cpu/attention.ts.
 
 struct Params {
@@ -7,11 +8,13 @@ struct Params {
   head_dim: u32,
   n_splits: u32,
   q_stride: u32,
+  has_sinks: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> partial: array<f32>;        // (n, n_heads, n_splits, head_dim + 2) f32
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;      // (n, n_heads·head_dim) f32
+@group(0) @binding(3) var<storage, read> sinks: array<f32>;          // (n_heads) f32 sink logits, has_sinks
 
 @compute @workgroup_size(WG_SIZE)
 fn main(ids: Ids) {
@@ -22,6 +25,10 @@ fn main(ids: Ids) {
   var mx = -3.0e38;
   for (var s = 0u; s < p.n_splits; s++) { mx = max(mx, partial[pb + s * (hd + 2u)]); }
   var l = 0.0;
+  if (p.has_sinks != 0u) {
+    mx = max(mx, sinks[h]);
+    l = exp(sinks[h] - mx);
+  }
   for (var s = 0u; s < p.n_splits; s++) {
     let b = pb + s * (hd + 2u);
     l += partial[b + 1u] * exp(partial[b] - mx);

@@ -1,6 +1,7 @@
 // glu: out = act(gate) · up, elementwise over n·cols values; act = SiLU (SwiGLU) or GELU, tanh approximation
 // (GEGLU), chosen by the override IS_GELU. Entries: `main` (three buffers), `main_out_gate` (out === gate),
-// `main_out_up` (out === up). Dispatch: 1-D, (gx, gy). Reference: CpuOps.glu.
+// `main_out_up` (out === up); `main_oai`: gpt-oss's clamped SwiGLU (ggml swiglu_oai: x = min(gate, 7),
+// y = clamp(up, −7, 7), x·σ(1.702·x)·(y + 1)). Dispatch: 1-D, (gx, gy). Reference: CpuOps.glu.
 
 override IS_GELU: bool = false;
 
@@ -43,4 +44,14 @@ fn main_out_gate(ids: Ids) {
 fn main_out_up(ids: Ids) {
   let g = index(ids);
   if (g < p.count) { out[g] = act(gate[g]) * out[g]; }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_oai(ids: Ids) {
+  let g = index(ids);
+  if (g < p.count) {
+    let x = min(gate[g], 7.0);
+    let y = clamp(up[g], -7.0, 7.0);
+    out[g] = x / (1.0 + exp(-1.702 * x)) * (y + 1.0);
+  }
 }

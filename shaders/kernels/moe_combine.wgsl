@@ -1,6 +1,7 @@
 // moe_combine: the weighted sum of a mixture of experts' outputs and the shared expert's sigmoid-gated add.
 // `main`:       out[t, j] = Σ_s w[t, s] · y[t·n_used + s, j]   (w = the routing weights, n_used columns)
 // `main_gated`: out[t, j] += sigmoid(w[t·w_stride]) · y[t, j]    (w = the shared expert's gate logit)
+// `main_bias`:  out[r, j] += y[u32(w[r]) · cols + j]              (y = per-expert biases, w = the expert ids; gpt-oss)
 // Dispatch: 1-D over n·cols, (gx, gy). Reference: CpuOps.moeCombine / CpuOps.sigmoidGatedAdd.
 
 struct Params {
@@ -35,4 +36,13 @@ fn main_gated(ids: Ids) {
   let t = g / p.cols;
   let gate = 1.0 / (1.0 + exp(-w[t * p.w_stride]));
   out[g] += gate * y[g];
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_bias(ids: Ids) {
+  let g = index(ids);
+  if (g >= p.count) { return; }
+  let r = g / p.cols;
+  let j = g - r * p.cols;
+  out[g] += y[u32(w[r]) * p.cols + j];
 }

@@ -5,6 +5,7 @@
 // Dispatch: 1-D over tokens, (gx, gy). Reference: CpuOps.moeRoute (backend/moe-route.ts).
 
 override IS_SIGMOID: bool = false;
+override IS_SOFTMAX_WEIGHT: bool = false; // gpt-oss: select on the logits, weights = softmax of the selected logits
 override NORM_WEIGHTS: bool = false;
 override HAS_BIAS: bool = false;
 
@@ -22,6 +23,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> bias: array<f32>;          // (n_experts) f32 selection bias, HAS_BIAS
 
 fn prob(l: f32, mx: f32, sum: f32) -> f32 {
+  if (IS_SOFTMAX_WEIGHT) { return l; }
   if (IS_SIGMOID) { return 1.0 / (1.0 + exp(-l)); }
   return exp(l - mx) * (1.0 / sum);
 }
@@ -40,7 +42,7 @@ fn main(gid: Ids) {
   var mx = -3.0e38;
   for (var e = 0u; e < p.n_experts; e++) { mx = max(mx, logits[lb + e]); }
   var sum = 0.0;
-  if (!IS_SIGMOID) { for (var e = 0u; e < p.n_experts; e++) { sum += exp(logits[lb + e] - mx); } }
+  if (!IS_SIGMOID && !IS_SOFTMAX_WEIGHT) { for (var e = 0u; e < p.n_experts; e++) { sum += exp(logits[lb + e] - mx); } }
   var total = 0.0;
   for (var k = 0u; k < p.n_used; k++) {
     var best = 0xffffffffu;
@@ -54,6 +56,15 @@ fn main(gid: Ids) {
     ids[at + k] = f32(best);
     weights[at + k] = pr;
     total += pr;
+  }
+  if (IS_SOFTMAX_WEIGHT) {
+    var top = -3.0e38;
+    for (var k = 0u; k < p.n_used; k++) { top = max(top, weights[at + k]); }
+    var s = 0.0;
+    for (var k = 0u; k < p.n_used; k++) { let e = exp(weights[at + k] - top); weights[at + k] = e; s += e; }
+    let inv = 1.0 / s;
+    for (var k = 0u; k < p.n_used; k++) { weights[at + k] = weights[at + k] * inv; }
+    total = 1.0;
   }
   let denom = select(1.0, max(total, 6.103515625e-5), NORM_WEIGHTS);
   for (var k = 0u; k < p.n_used; k++) { weights[at + k] = weights[at + k] / denom * p.scale; }

@@ -44,6 +44,8 @@ export abstract class CompositeOps {
   ): void;
   abstract moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
   abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
+  abstract addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void;
+  abstract swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void;
 
   abstract scale(x: Activation, s: number, n: number): void;
 
@@ -90,24 +92,31 @@ export abstract class CompositeOps {
     this.glu(out, scratch.gate, scratch.up, n, act); // out = act(gate) · up
   }
 
-  /** normed = rmsNorm(x); route; gate/up over the selected experts; GLU; down; weighted sum (+ shared); x += out. */
+  /**
+   * normed = rmsNorm(x); route (router bias); gate/up over the selected experts (+ their biases); GLU; down (+ bias);
+   * weighted sum (+ shared); x += out.
+   */
   moeFfn(x: Activation, norm: RmsNormWeight, step: MoeStep, n: number): void {
     const s = step.scratch;
     const nUsed = s.ids.cols;
     this.rmsNorm(s.normed, x, norm.weight, norm.eps, n); // normed [n, nEmbd]
-    this.matmul(s.logits, s.normed, step.router, n); // logits [n, nExperts]
+    this.matmul(s.logits, s.normed, step.router, n, step.routerBias); // logits [n, nExperts]
     this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
+    const eb = step.expertBias;
     this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
+    if (eb) this.addExpertBias(s.gate, eb.gate, s.ids, n);
     this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
-    this.glu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
+    if (eb) this.addExpertBias(s.up, eb.up, s.ids, n);
+    this.expertGlu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
     this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
+    if (eb) this.addExpertBias(s.down, eb.down, s.ids, n);
     this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]
     const sh = step.shared;
     if (sh) {
       const h = sh.scratch;
       this.matmul(h.gate, s.normed, sh.gate, n); // [n, sharedDim]
       this.matmul(h.up, s.normed, sh.up, n);
-      this.glu(h.hidden, h.gate, h.up, n, step.activation);
+      this.expertGlu(h.hidden, h.gate, h.up, n, step.activation);
       this.matmul(s.down, h.hidden, sh.down, n); // down's first n rows [n, nEmbd]
       if (sh.gateInp) {
         this.matmul(h.logit, s.normed, sh.gateInp, n); // [n, 1]
@@ -116,6 +125,18 @@ export abstract class CompositeOps {
     }
     if (step.residualScale !== 1) this.scale(s.out, step.residualScale, n);
     this.add(x, x, s.out, n);
+  }
+
+  /** A MoE layer's GLU over `rows` rows: `glu`, or `swigluOai` for gpt-oss. */
+  private expertGlu(
+    out: Activation,
+    gate: Activation,
+    up: Activation,
+    rows: number,
+    act: GluActivation | 'swiglu-oai',
+  ): void {
+    if (act === 'swiglu-oai') this.swigluOai(out, gate, up, rows);
+    else this.glu(out, gate, up, rows, act);
   }
 
   /** Rotates q and k in place, then stores k and v in `layer` of the step's slot. */

@@ -1,17 +1,27 @@
 /**
  * What the host backends (cpu, wasm) share for hybrid models: the per-slot recurrent state in host memory and the
  * ops of qwen35's layers that run over it as plain TypeScript (gated DeltaNet, gated attention's head split and
- * sigmoid gate), each backend only saying where its values live (`view`).
+ * sigmoid gate), gpt-oss's expert biases and clamped SwiGLU and gemma3n's AltUp primitives, each backend only saying
+ * where its values live (`view`).
  */
 
+import { HostAltUp } from './altup-host.js';
+import type { AltUpPrimitives } from './altup-primitives.js';
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
+import { hostAddExpertBias } from './expert-bias.js';
+import { hostSwigluOai } from './swiglu-oai.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
   protected readonly recurrent = new HostRecurrentState();
+  /** gemma3n's AltUp primitives over this backend's values (`view` is read at call time: subclasses set it). */
+  readonly altUp: AltUpPrimitives = new HostAltUp(
+    (t) => this.view(t),
+    (a) => this.written(a),
+  );
   /** The step in progress (throws outside beginStep … endStep). */
   protected abstract step(): StepBatch;
   /** Where an activation's (or an f32 weight's) values are. */
@@ -35,6 +45,16 @@ export abstract class HostHybridOps extends CompositeOps {
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
     this.written(x);
+  }
+
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    hostAddExpertBias(this.view, out, bias, ids, n);
+    this.written(out);
+  }
+
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    hostSwigluOai(this.view, out, gate, up, n);
+    this.written(out);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {

@@ -2,7 +2,8 @@
  * Mixture-of-experts routing of one token on the host, as ggml computes it (`build_moe_ffn`): probabilities from the
  * router logits (softmax with the max subtracted, or a sigmoid per expert), the top-k experts (highest first, ties to
  * the lower index, as a stable descending argsort), their probabilities as weights, optionally divided by their sum
- * (clamped below at 6.103515625e-5, the smallest normal f16) and scaled. Shared by the cpu and WASM backends.
+ * (clamped below at 6.103515625e-5, the smallest normal f16) and scaled. gpt-oss's 'softmax-weight' selects on the
+ * logits and weights the selected experts by the softmax of their logits. Shared by the cpu and WASM backends.
  */
 
 import type { MoeRouteParams } from './ops.js';
@@ -45,8 +46,10 @@ export function routeToken(
     }
     const inv = Math.fround(1 / sum);
     for (let e = 0; e < nExperts; e++) probs[e] = Math.fround(probs[e] * inv);
-  } else {
+  } else if (params.gating === 'sigmoid') {
     for (let e = 0; e < nExperts; e++) probs[e] = 1 / (1 + Math.exp(-logits[logitsAt + e]));
+  } else {
+    for (let e = 0; e < nExperts; e++) probs[e] = logits[logitsAt + e]; // softmax-weight: select on the logits
   }
   // Top-k by selection: nUsed passes over the experts (nUsed ≤ 8 in practice; no allocation).
   let total = 0;
@@ -65,11 +68,26 @@ export function routeToken(
     weights[wAt + k] = probs[best];
     total += probs[best];
   }
+  if (params.gating === 'softmax-weight') softmaxInPlace(weights, wAt, nUsed);
   if (params.normWeights) {
     const sum = Math.max(Math.fround(total), MIN_WEIGHT_SUM);
     for (let k = 0; k < nUsed; k++) weights[wAt + k] = weights[wAt + k] / sum;
   }
   if (params.scale !== 1) for (let k = 0; k < nUsed; k++) weights[wAt + k] *= params.scale;
+}
+
+/** v[at … at+n) = softmax of themselves (max subtracted; f32 rounding as ggml's soft_max). */
+function softmaxInPlace(v: Float32Array, at: number, n: number): void {
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) max = Math.max(max, v[at + k]);
+  let sum = 0;
+  for (let k = 0; k < n; k++) {
+    const e = Math.fround(Math.exp(v[at + k] - max));
+    v[at + k] = e;
+    sum += e;
+  }
+  const inv = Math.fround(1 / sum);
+  for (let k = 0; k < n; k++) v[at + k] = v[at + k] * inv;
 }
 
 function taken(ids: Float32Array, at: number, k: number, e: number): boolean {

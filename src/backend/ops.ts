@@ -15,6 +15,7 @@
  *   per-sequence ops (rope, KV store, attention) once per sequence after `setSequence`.
  */
 
+import type { AltUpPrimitives } from './altup-primitives.js';
 import type { GgmlType } from '../gguf/types.js';
 import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
@@ -180,6 +181,8 @@ export interface AttentionParams {
    * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
+  /** Per-head sink logits [nHeads] f32 (gpt-oss): softmax denominators also count e^(sink − max); absent: none. */
+  readonly sinks?: Weight | null;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */
@@ -245,8 +248,8 @@ export interface GluScratch {
 
 /** How `moeRoute` turns router logits into expert weights (llama.cpp `build_moe_ffn`). */
 export interface MoeRouteParams {
-  /** probs = softmax(logits) over the experts, or sigmoid(logits) per expert. */
-  readonly gating: 'softmax' | 'sigmoid';
+  /** probs = softmax(logits), or sigmoid per expert; 'softmax-weight' (gpt-oss): softmax of the top-k logits only. */
+  readonly gating: 'softmax' | 'sigmoid' | 'softmax-weight';
   /** Divide the selected probabilities by their sum (clamped below at 2⁻¹⁴, as ggml). */
   readonly normWeights: boolean;
   /** Multiplier of the weights after normalisation (1 = none). */
@@ -283,6 +286,13 @@ interface SharedExpert {
   }; // [ubatch, sharedDim] ×3, [ubatch, 1]
 }
 
+/** Per-expert output biases (gpt-oss), f32 vectors of nExperts rows: gate, up [nExperts·expertDim], down [·nEmbd]. */
+export interface ExpertBiases {
+  readonly gate: Weight;
+  readonly up: Weight;
+  readonly down: Weight;
+}
+
 /** Everything one mixture-of-experts FFN step takes besides its input (built once at load). */
 export interface MoeStep {
   readonly router: Weight; // [nExperts rows, nEmbd] (ffn_gate_inp)
@@ -292,7 +302,12 @@ export interface MoeStep {
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
   readonly nExperts: number;
   readonly route: MoeRouteParams;
-  readonly activation: GluActivation;
+  /** The experts' GLU: `glu` with a `GluActivation`, or gpt-oss's clamped SwiGLU (`swigluOai`). */
+  readonly activation: GluActivation | 'swiglu-oai';
+  /** Bias of the router logits [nExperts] (gpt-oss), or absent/null. */
+  readonly routerBias?: Weight | null;
+  /** Per-expert biases of the gate, up and down outputs (gpt-oss; see `addExpertBias`), or absent/null. */
+  readonly expertBias?: ExpertBiases | null;
   /** Multiplier of the FFN output before the residual add (granite's `residual_scale`; 1 = none). */
   readonly residualScale: number;
   readonly shared: SharedExpert | null;
@@ -360,6 +375,10 @@ export interface Ops {
   ): void;
   /** out[t] = Σ_k weights[t, k] · y[t·nUsed + k] for t < n (nUsed = weights.cols); out [n, y.cols]. */
   moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
+  /** out[t·nUsed + k] += bias row ids[t, k] for t < n (bias: an f32 vector of nExperts rows of out.cols values). */
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void;
+  /** ggml `swiglu_oai` (gpt-oss): x = min(gate, 7), y = clamp(up, −7, 7), out = x·σ(1.702·x)·(y + 1), n rows. */
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void;
   /** out[t] += sigmoid(gate[t, 0]) · y[t] for t < n (a sigmoid-gated residual, qwen2moe's shared expert). */
   sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
   /** Rotates x in place, viewed as [n, cols / headDim heads, headDim], at positions startPos + i. */
@@ -444,6 +463,8 @@ export interface Ops {
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */
   mulSigmoid(x: Activation, gate: Activation, n: number): void;
+  /** gemma3n's AltUp and activation-sparsity primitives (reference: src/backend/altup-host.ts). */
+  readonly altUp: AltUpPrimitives;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

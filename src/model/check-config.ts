@@ -94,6 +94,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     ...(config.fusedQkv ? [names.attnQkv] : [names.attnQ, names.attnK, ...(config.valueNorm ? [] : [names.attnV])]),
     names.attnOut,
     ...(config.qkNorm ? [names.attnQNorm, names.attnKNorm] : []),
+    ...(config.attnSinks ? [names.attnSinks] : []),
   ];
   const convRequired = [...ffnRequired, names.shortConv, names.shortConvInProj, names.shortConvOutProj];
   // A mixture-of-experts layer has the router and expert stacks in place of the dense FFN.

@@ -19,6 +19,7 @@ export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] 
     names.ffnDownExps,
     ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
+    ...(moe.oai ? [names.ffnGateInpBias, names.ffnGateExpsBias, names.ffnUpExpsBias, names.ffnDownExpsBias] : []),
   ];
 }
 
@@ -68,6 +69,14 @@ export function checkMoeTensors(
       );
     }
     if (moe.shared === 'gated') checks.push([names.ffnGateInpShexp, [e], ['embedding_length']]);
+    if (moe.oai) {
+      checks.push(
+        [names.ffnGateInpBias, [moe.nExperts], ['expert_count']],
+        [names.ffnGateExpsBias, [f, moe.nExperts], [fk, 'expert_count']],
+        [names.ffnUpExpsBias, [f, moe.nExperts], [fk, 'expert_count']],
+        [names.ffnDownExpsBias, [e, moe.nExperts], ['embedding_length', 'expert_count']],
+      );
+    }
     checkSelectionBias(byName, moe, names, il);
     for (const [pattern, want, keys] of checks) {
       const name = layerTensorName(pattern, il);

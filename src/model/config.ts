@@ -4,6 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
+import type { AltUpConfig } from './altup-config.js';
 import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
@@ -43,6 +44,8 @@ export interface ArchOptions {
   readonly valueNorm: boolean;
   /** The `rope_freqs` divisors ([headDim / 2]) apply to global layers only, not sliding ones (gemma4). */
   readonly globalRopeFreqs: boolean;
+  /** Every attention layer has per-head sink logits `attn_sinks` [nHeads] (gpt-oss). */
+  readonly attnSinks: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -62,6 +65,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   alwaysTied: false,
   valueNorm: false,
   globalRopeFreqs: false,
+  attnSinks: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -168,6 +172,8 @@ export interface ModelConfig extends ArchOptions {
   readonly deltaNetLayers: readonly boolean[];
   /** Geometry of the DeltaNet layers (`ssm.*` keys); null when no layer has one. */
   readonly deltaNet: DeltaNetDims | null;
+  /** AltUp streams, LAuReL and activation sparsity (gemma3n), or null. */
+  readonly altup: AltUpConfig | null;
   /** The q projection also yields a per-head output gate, [q | gate] per head; attention output × sigmoid(gate) (qwen35). */
   readonly attnOutputGate: boolean;
 }
@@ -411,6 +417,7 @@ export function readStandardConfig(
     deltaNetLayers: new Array<boolean>(nLayers).fill(false),
     deltaNet: null,
     attnOutputGate: false,
+    altup: null,
   };
 }
 

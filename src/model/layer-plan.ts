@@ -169,6 +169,7 @@ export function planLayer(
     slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
     ...(c.causalAttention ? {} : { causal: false }),
+    ...(lw.sinks ? { sinks: lw.sinks } : {}),
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);
@@ -223,7 +224,9 @@ function planMoe(
     down: w.down,
     nExperts: m.nExperts,
     route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale, selectionBias: w.selectionBias },
-    activation: c.activation,
+    activation: c.moe?.oai ? 'swiglu-oai' : c.activation,
+    routerBias: w.routerBias,
+    expertBias: w.expertBias,
     residualScale: c.residualScale,
     shared: sh && {
       gate: sh.gate,

@@ -18,6 +18,7 @@ import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
+import { altUpWeightsOf, nameAltUpWeights } from './altup-load.js';
 import type { RankHead } from './pooling.js';
 import type {
   DenseFfnWeights,
@@ -64,6 +65,8 @@ interface MoeSlots {
   readonly up: WeightSlot;
   readonly down: WeightSlot;
   readonly selectionBias: WeightSlot | null;
+  readonly routerBias: WeightSlot | null;
+  readonly expertBias: { readonly gate: WeightSlot; readonly up: WeightSlot; readonly down: WeightSlot } | null;
   readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
 }
 
@@ -144,6 +147,7 @@ export async function loadTransformer(
     outScales.push(loader.has(name) ? (await hostValues(loader, name, [1]))[0] : 1);
   }
   const perLayerSlots = nPL > 0 ? namePerLayerWeights(loader, names, c) : null;
+  const altUpSlots = c.altup ? nameAltUpWeights(loader, c, c.altup) : null;
   // Name every weight first (shapes checked before any read), then read them all in file order.
   const tokenEmbd = loader.upload(names.tokenEmbd, [c.embeddingLength, c.vocabSize]);
   const outputNorm = loader.upload(names.outputNorm, [c.embeddingLength]);
@@ -202,6 +206,7 @@ export async function loadTransformer(
       kNorm: c.qkNorm && ownKv ? loader.upload(n(names.attnKNorm), [allHeads ? kvRows : spec.headDim]) : null,
       wo: loader.upload(n(names.attnOut), [qRows, c.embeddingLength]),
       bo: c.attnOutBias ? loader.optional(n(names.attnOutBias), [c.embeddingLength]) : null,
+      sinks: c.attnSinks ? loader.upload(n(names.attnSinks), [spec.nHeads]) : null,
       postAttnNorm: c.postNorms ? loader.upload(n(names.postAttnNorm), [c.embeddingLength]) : null,
       ffnNorm: c.preNorms ? loader.upload(n(names.ffnNorm), [c.embeddingLength]) : null,
       gate: dense?.gate ?? null,
@@ -251,6 +256,7 @@ export async function loadTransformer(
             kNorm: get(l.kNorm),
             wo: l.wo.get(),
             bo: get(l.bo),
+            sinks: get(l.sinks),
             postAttnNorm: get(l.postAttnNorm),
             ffnNorm: get(l.ffnNorm),
             gate: get(l.gate),
@@ -275,6 +281,7 @@ export async function loadTransformer(
     perLayer,
     layers,
     rankHead,
+    altUp: altUpSlots && altUpWeightsOf(altUpSlots),
   };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }
@@ -378,6 +385,14 @@ function moeSlots(
     up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
     down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
     selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
+    routerBias: c.moe?.oai ? loader.upload(n(names.ffnGateInpBias), [m.nExperts]) : null,
+    expertBias: c.moe?.oai
+      ? {
+          gate: loader.uploadVector(n(names.ffnGateExpsBias), [m.expertDim, m.nExperts]),
+          up: loader.uploadVector(n(names.ffnUpExpsBias), [m.expertDim, m.nExperts]),
+          down: loader.uploadVector(n(names.ffnDownExpsBias), [e, m.nExperts]),
+        }
+      : null,
     shared:
       m.shared === 'none'
         ? null
@@ -399,6 +414,12 @@ function moeWeights(m: MoeSlots): MoeWeights {
     up: m.up.get(),
     down: m.down.get(),
     selectionBias: m.selectionBias?.get() ?? null,
+    routerBias: m.routerBias?.get() ?? null,
+    expertBias: m.expertBias && {
+      gate: m.expertBias.gate.get(),
+      up: m.expertBias.up.get(),
+      down: m.expertBias.down.get(),
+    },
     shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
   };
 }

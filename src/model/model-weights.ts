@@ -4,7 +4,8 @@
  * Shapes in the comments are row-major [rows, row length] as the backends see them.
  */
 
-import type { Weight } from '../backend/ops.js';
+import type { ExpertBiases, Weight } from '../backend/ops.js';
+import type { AltUpWeights } from './altup.js';
 import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js';
 import type { RankHead } from './pooling.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
@@ -22,6 +23,7 @@ export interface LayerWeights {
   readonly kNorm: Weight | null; // [headDim], or [nKvHeads·headDim]
   readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
   readonly bo: Weight | null; // [nEmbd]
+  readonly sinks: Weight | null; // [nHeads] attention sink logits (gpt-oss)
   readonly postAttnNorm: Weight | null; // [nEmbd]
   readonly ffnNorm: Weight | null; // [nEmbd] (null: no pre-norm)
   /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`). */
@@ -50,6 +52,9 @@ export interface MoeWeights {
   readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
+  /** Router bias [nExperts] and per-expert output biases (gpt-oss), or null. */
+  readonly routerBias: Weight | null;
+  readonly expertBias: ExpertBiases | null;
   /** Selection bias of the router probabilities (`exp_probs_b`) [nExperts], or null. */
   readonly selectionBias: Weight | null;
   /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
@@ -84,4 +89,6 @@ export interface ModelWeights {
   readonly layers: readonly (LayerWeights | ShortConvLayerWeights | DeltaNetLayerWeights)[];
   /** Classifier of a rank-pooling model (host-side), or null. */
   readonly rankHead?: RankHead | null;
+  /** AltUp streams and LAuReL (gemma3n), or null. */
+  readonly altUp?: AltUpWeights | null;
 }

@@ -14,7 +14,7 @@ import { MODEL_LIMITS as L } from './model-limits.js';
 /** An architecture's routing choices (llama.cpp `build_moe_ffn` arguments of its graph). */
 export interface MoeRouting {
   /** Router probabilities: softmax over the experts, or an independent sigmoid per expert. */
-  readonly gating: 'softmax' | 'sigmoid';
+  readonly gating: 'softmax' | 'sigmoid' | 'softmax-weight';
   /** Divide the selected experts' weights by their sum (`norm_w`; qwen3moe true, qwen2moe/olmoe false). */
   readonly normWeights: boolean;
   /** A shared expert every token runs: none, plain (added as is) or gated by sigmoid(x · ffn_gate_inp_shexp). */
@@ -24,6 +24,11 @@ export interface MoeRouting {
    * `feed_forward_length` itself (olmoe's llama.cpp graph never reads the expert key).
    */
   readonly expertWidthKey?: 'expert_feed_forward_length' | 'feed_forward_length';
+  /**
+   * gpt-oss: the router and every expert projection carry biases (`ffn_gate_inp.bias`, `ffn_{gate,up,down}_exps.bias`,
+   * required) and the experts' GLU is the clamped SwiGLU (`swiglu-oai`).
+   */
+  readonly oai?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

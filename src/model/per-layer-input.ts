@@ -77,4 +77,12 @@ export class PerLayerInput {
     ops.glu(this.b, this.a, this.inputs[il], n, 'gelu'); // b = gelu(a) · in_l
     ops.matmulResidual(x, this.b, lw.proj, n, residual); // x [n, nEmbd] += post_norm(b · projᵀ)
   }
+
+  /** out = post_norm(proj · (gelu(gate · x) ⊙ in_l)) for layer il (gemma3n adds it to its AltUp streams). */
+  delta(ops: Ops, il: number, out: Activation, x: Activation, n: number, lw: PerLayerBlockWeights): void {
+    ops.matmul(this.a, x, lw.gate, n); // a [n, nPL]
+    ops.glu(this.b, this.a, this.inputs[il], n, 'gelu'); // b = gelu(a) · in_l
+    ops.matmul(out, this.b, lw.proj, n); // out [n, nEmbd]
+    ops.rmsNorm(out, out, lw.postNorm, this.eps, n);
+  }
 }

@@ -8,6 +8,7 @@ import type { KvType } from '../backend/kv-type.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { perLayerActivations } from './per-layer-input.js';
+import { altUpActivations } from './altup.js';
 
 /** KV cells per sequence when the caller gives none (capped by the training context when the file states one). */
 export const DEFAULT_CONTEXT_LENGTH = 4096;
@@ -106,6 +107,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       shapes.push({ key, label: key.split(':')[0], rows: ub, cols });
     }
   }
+  for (const { key, cols } of altUpActivations(c)) shapes.push({ key, label: key.split(':')[0], rows: ub, cols });
   return shapes;
 }
 

@@ -22,6 +22,7 @@ import {
 } from './layer-plan.js';
 import type { ModelWeights } from './model-weights.js';
 import { PerLayerInput } from './per-layer-input.js';
+import { AltUp } from './altup.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 import type { RankHead } from './pooling.js';
@@ -48,6 +49,7 @@ export class TransformerModel implements Transformer {
   private readonly plans: readonly LayerPlan[];
   private readonly outputNorm: RmsNormWeight;
   private readonly perLayerInput: PerLayerInput | null;
+  private readonly altUp: AltUp | null;
   /** The lm head as a projection of xb into the logits. */
   private readonly outputHead: readonly Projection[];
   /** Rows of `buffers.logits` one step may fill. */
@@ -116,6 +118,7 @@ export class TransformerModel implements Transformer {
     });
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
+    this.altUp = weights.altUp ? new AltUp(c, weights.altUp, act, this.perLayerInput) : null;
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
   }
 
@@ -244,23 +247,31 @@ export class TransformerModel implements Transformer {
     ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
     if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
     this.perLayerInput?.project(ops, b.x, n); // every layer's per-layer input [n, nPL] (gemma4)
+    this.altUp?.stack(ops, b.x, n); // the AltUp streams (gemma3n)
 
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il];
+      const alt = p.kind === 'attention' ? this.altUp : null; // x = the active stream's prediction; LAuReL
+      alt?.predict(ops, il, b.x, n, p.kind === 'attention' ? p.attnNorm : null);
       if (p.kind === 'shortconv') this.shortConvBlock(p, il, n);
       else if (p.kind === 'deltanet') deltaNetBlock(ops, p, il, n, b.x, b.xb, c.normEps, p.mixerOut);
       else this.attentionBlock(p, il, n, startPos, rows);
+      alt?.laurelAdd(ops, b.x, n);
       // Feed-forward sub-block (gated; or a mixture of experts).
       if (p.moe && p.ffnNorm)
         ops.moeFfn(b.x, p.ffnNorm, p.moe, n); // x [n, nEmbd] += Σ_k w_k · expert_k(norm(x))
       else if (p.gate && p.up && p.down) {
-        ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
+        if (!alt?.sparseGate(ops, il, p.hidden, b.x, p.ffnNorm, p.gate, p.up, p.ffnScratch, n))
+          ops.gatedFfn(p.hidden, b.x, p.ffnNorm, p.gate, p.up, n, c.activation, p.ffnScratch); // hidden [n, ffnDim]
         ops.matmulResidual(b.x, p.hidden, p.down, n, p.ffnOut); // x [n, nEmbd] += (post-norm) hidden · downᵀ
       }
-      if (p.kind === 'attention' && p.w.perLayer)
+      if (alt && p.kind === 'attention') alt.correct(ops, il, b.x, n, p.w.perLayer);
+      else if (p.kind === 'attention' && p.w.perLayer)
         this.perLayerInput?.apply(ops, il, b.x, n, p.w.perLayer, p.perLayerOut);
       if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
     }
+
+    this.altUp?.merge(ops, b.x, n); // x [n, nEmbd] from the AltUp streams
 
     if (logits === 'hidden') {
       ops.rmsNorm(b.xb, b.x, w.outputNorm, c.normEps, n); // xb [n, nEmbd]: the hidden states embeddings pool

@@ -110,15 +110,32 @@ export class WeightLoader {
     return slot;
   }
 
+  /** Names a required tensor of ggml shape `shape`, uploaded as one 1-D vector of all its elements (per-expert biases). */
+  uploadVector(name: string, shape: readonly number[]): WeightSlot {
+    const info = this.require(name, shape);
+    const slot = new WeightSlot(name);
+    const parts = [{ name, shape: [info.nElements], rowStart: 0, nRows: 1, slot }];
+    this.jobs.push({ info, rowBytes: info.byteLength, parts });
+    return slot;
+  }
+
   /** Names a tensor when present; null otherwise. */
   optional(name: string, shape: readonly number[]): WeightSlot | null {
     return this.has(name) ? this.upload(name, shape) : null;
   }
 
-  /** Names a fused matrix uploaded as consecutive row ranges, each as its own weight (rows are contiguous in GGUF). */
-  uploadSplit(name: string, rowLength: number, parts: readonly (readonly [string, number])[]): WeightSlot[] {
+  /**
+   * Names a fused matrix uploaded as consecutive row ranges, each as its own weight (rows are contiguous in GGUF);
+   * `shape` is its ggml shape when not [rowLength, total rows] (a 3-D stack split per matrix).
+   */
+  uploadSplit(
+    name: string,
+    rowLength: number,
+    parts: readonly (readonly [string, number])[],
+    shape?: readonly number[],
+  ): WeightSlot[] {
     const totalRows = parts.reduce((s, [, rows]) => s + rows, 0);
-    const info = this.require(name, [rowLength, totalRows]);
+    const info = this.require(name, shape ?? [rowLength, totalRows]);
     let rowStart = 0;
     const jobParts = parts.map(([partName, nRows]) => {
       const part = { name: partName, shape: [rowLength, nRows], rowStart, nRows, slot: new WeightSlot(partName) };

@@ -25,16 +25,19 @@ function partialSuffix(s: string, tag: string): number {
 /** Streaming splitter of one output. */
 export class ReasoningSplitter {
   private readonly format: ReasoningFormat;
-  private state: 'start' | 'reasoning' | 'content' | 'after-close' | 'header' | 'body' | 'role';
+  private state: 'start' | 'reasoning' | 'content' | 'after-close' | 'header' | 'body' | 'role' | 'lead';
   private buf = '';
   private channel = '';
+  /** The harmony message being headed names a recipient in its role header (`assistant to=functions.f`). */
+  private recipient = false;
 
   constructor(format: ReasoningFormat, startInside = false) {
     this.format = format;
     this.state =
-      format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'body' : startInside ? 'reasoning' : 'start';
-    // Harmony output begins with a channel header (the prompt ends with `<|start|>assistant`); a body before any
-    // header is the answer.
+      format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'lead' : startInside ? 'reasoning' : 'start';
+    // Harmony output begins with a channel header (the prompt ends with `<|start|>assistant`), possibly after a
+    // recipient continuing that role header (` to=functions.f<|channel|>commentary json<|message|>`); a body before
+    // any header is the answer.
     this.channel = 'final';
   }
 
@@ -106,13 +109,27 @@ export class ReasoningSplitter {
       else content += s;
     };
     for (;;) {
+      if (this.state === 'lead') {
+        // Held while it may still be a recipient (` to=functions.f`) ending where a marker starts.
+        const lead = /^\s*(?:t(?:o(?:=[^<\s]*)?)?)?/.exec(this.buf)![0];
+        if (lead.length === this.buf.length && !end) break;
+        const rest = this.buf.slice(lead.length);
+        if (/^\s*to=/.test(lead) && (rest.startsWith('<|') || (rest === '<' && !end))) {
+          if (rest === '<') break;
+          this.recipient = true;
+          this.buf = rest;
+        }
+        this.state = 'body';
+        continue;
+      }
       if (this.state === 'role') {
-        // `<|start|>assistant` precedes the next channel header: drop the role name.
+        // `<|start|>assistant` (or `assistant to=functions.f`) precedes the next channel header: drop the role name.
         const i = this.buf.indexOf('<|');
         if (i < 0) {
-          this.buf = this.buf.endsWith('<') && !end ? '<' : '';
+          if (end) this.buf = ''; // else held: the role header (and its recipient) may continue
           break;
         }
+        this.recipient = /to=/.test(this.buf.slice(0, i));
         this.buf = this.buf.slice(i);
         this.state = 'body';
         continue;
@@ -124,7 +141,9 @@ export class ReasoningSplitter {
           break;
         }
         const header = this.buf.slice(0, i);
-        this.channel = /^\s*analysis/.test(header) ? 'analysis' : /to=/.test(header) ? 'call' : 'final';
+        const call = this.recipient || /to=/.test(header);
+        this.channel = /^\s*analysis/.test(header) ? 'analysis' : call ? 'call' : 'final';
+        this.recipient = false;
         this.buf = this.buf.slice(i + '<|message|>'.length);
         this.state = 'body';
         continue;

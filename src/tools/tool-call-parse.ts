@@ -6,7 +6,7 @@
  */
 
 import type { ToolCallFormat } from './tool-call-format.js';
-import { minifyJson, objectMembers, valueEnd, xmlValue } from './tool-call-stream.js';
+import { HARMONY_CALL_HEADER, minifyJson, objectMembers, valueEnd, xmlValue } from './tool-call-stream.js';
 import type { ToolFunction } from './tool-spec.js';
 
 /** One parsed call. */
@@ -213,7 +213,7 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
       });
     case 'harmony':
       return scan(text, ' to=functions.', (s, at, calls) => {
-        const m = /^([\w.-]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/.exec(s.slice(at));
+        const m = HARMONY_CALL_HEADER.exec(s.slice(at));
         if (!m) return -1;
         const j = parseJsonAt(s, at + m[0].length);
         if (!j) return -1;

@@ -12,6 +12,13 @@
 import type { ToolCallFormat } from './tool-call-format.js';
 import type { ToolFunction } from './tool-spec.js';
 
+/**
+ * The rest of a harmony call header after ` to=functions.`: the name, then up to `<|message|>` — the channel header
+ * with an optional `<|constrain|>` (`f <|constrain|>json`), or, with the recipient in the role header
+ * (`assistant to=functions.f<|channel|>commentary json`), the channel header after it.
+ */
+export const HARMONY_CALL_HEADER = /^([\w.-]+)(?:\s*<\|channel\|>)?[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/;
+
 /** A Qwen3-Coder parameter's value: the raw text for string parameters, else its JSON (raw text if not JSON). */
 export function xmlValue(raw: string, schema: unknown): unknown {
   const type = (schema as { type?: unknown } | undefined)?.type;
@@ -247,7 +254,7 @@ export function partialToolCalls(
       return out;
     case 'harmony':
       for (const i of after(text, ' to=functions.')) {
-        const m = /^([\w.-]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/.exec(text.slice(i));
+        const m = HARMONY_CALL_HEADER.exec(text.slice(i));
         if (!m) continue;
         const start = skipWs(text, i + m[0].length);
         out.push({ name: m[1], args: argsFrom(text, start, valueEnd(text, start)) });

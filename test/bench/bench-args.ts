@@ -51,10 +51,11 @@ export interface BenchArgs {
 }
 
 export const USAGE = `npm run bench -- [options]
-  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b|qwen3.5-0.8b|qwen3moe-a0.2b|dense-a0.2b
+  --shape qwen2.5-0.5b|llama-3.2-1b|tiny|lfm2-1.2b|qwen3.5-0.8b|qwen3moe-a0.2b|dense-a0.2b|gpt-oss-a0.2b
                                            synthetic model shape (default qwen2.5-0.5b; cached in ~/.cache/webgguf;
                                            qwen3moe-a0.2b: 64 experts top-8, 1.03 B total / 0.15 B active;
-                                           dense-a0.2b: a dense model of the same active bytes)
+                                           dense-a0.2b: a dense model of the same active bytes;
+                                           gpt-oss-a0.2b: 32 experts top-4, MXFP4 with --quant mxfp4)
   --quant q4_0|q4_k|q8_0|…                 its quant (default q4_0)
   --model FILE.gguf                        use this file instead
   --threads 1,2                            thread counts (default 1,2)
@@ -88,6 +89,7 @@ const SHAPES = [
   'qwen3.5-0.8b',
   'qwen3moe-a0.2b',
   'dense-a0.2b',
+  'gpt-oss-a0.2b',
 ] as const;
 
 function bad(option: string, value: string, what: string): never {

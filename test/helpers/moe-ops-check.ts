@@ -1,7 +1,8 @@
 /**
  * The mixture-of-experts ops of a backend against the reference backend (createCpuOps), on random data: routing
  * (softmax and sigmoid, normalised or not, scaled), the gather matmul over selected experts with the activations
- * broadcast per token or one row per slot, the weighted sum and the sigmoid-gated add. The expert the router never
+ * broadcast per token or one row per slot, the weighted sum and the sigmoid-gated add (and gpt-oss's softmax-weight
+ * routing, per-expert biases and clamped SwiGLU). The expert the router never
  * picks is filled with 0xFF bytes (NaN scales or values in every type): any read of an unselected expert's rows
  * shows up as a non-finite output. Inputs enter through `embed` of f32 tables (Ops has no host write).
  */
@@ -25,6 +26,11 @@ export interface ExpertCase {
   readonly route: Omit<MoeRouteParams, 'selectionBias'>;
   /** Route with a random per-expert selection bias (`exp_probs_b`). */
   readonly withBias?: boolean;
+  /**
+   * gpt-oss's extras: per-expert biases added to the gate rows (`addExpertBias`; the never-routed expert's are NaN),
+   * then `swigluOai(gate rows, 10 · hidden)`, crossing both clamps (±7).
+   */
+  readonly oai?: boolean;
 }
 
 function weightBytes(c: ExpertCase, rand: () => number): Uint8Array {
@@ -109,22 +115,47 @@ async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Ar
   ops.matmulExperts(outDown, hid, down, nExperts, ids, n, true);
   ops.moeCombine(sum, outDown, wts, n);
   ops.sigmoidGatedAdd(sum, xs, gl, n);
+  const sw = a('swiglu_oai', n * nUsed, rows);
+  if (c.oai) {
+    // [nExperts·rows] f32, the last (never routed) expert's NaN
+    const bias = Float32Array.from({ length: nExperts * rows }, (_, i) =>
+      i >= (nExperts - 1) * rows ? Number.NaN : 5 * rand(),
+    );
+    const bw = await ops.uploadWeight(
+      { name: 'gate_exps.bias', type: GgmlType.F32, shape: [nExperts * rows] },
+      new Uint8Array(bias.buffer),
+    );
+    ops.addExpertBias(out, bw, ids, n);
+    const up = a('up', n * nUsed, rows);
+    ops.copyRows(up, hid, 0, n * nUsed);
+    ops.scale(up, 10, n * nUsed); // crosses both clamps (±7)
+    ops.swigluOai(sw, out, up, n * nUsed);
+  }
   ops.endStep();
-  return Promise.all([
+  const parts = [
     ops.read(ids, n),
     ops.read(wts, n),
     ops.read(out, n * nUsed),
     ops.read(outDown, n * nUsed),
     ops.read(sum, n),
-  ]);
+  ];
+  if (c.oai) parts.push(ops.read(sw, n * nUsed));
+  return Promise.all(parts);
 }
 
-const PARTS = ['ids', 'weights', 'matmulExperts(x per token)', 'matmulExperts(x per slot)', 'combine + gated add'];
+const PARTS = [
+  'ids',
+  'weights',
+  'matmulExperts(x per token)',
+  'matmulExperts(x per slot)',
+  'combine + gated add',
+  'swigluOai',
+];
 
 /** Checks `ops` against `ref` on case `c`: ids equal, the rest within `rel` (relative to max(1, |ref|)). */
 export async function expectExpertOpsMatch(ops: Ops, ref: Ops, c: ExpertCase, rel: number, seed = 7): Promise<void> {
   const [got, want] = [await runCase(ops, c, seed), await runCase(ref, c, seed)];
-  for (let p = 0; p < PARTS.length; p++) {
+  for (let p = 0; p < want.length; p++) {
     const what = `${getQuantType(c.type).name} ${c.nExperts}×${c.rows}×${c.k} top-${c.nUsed} n=${c.n}: ${PARTS[p]}`;
     for (let i = 0; i < want[p].length; i++) {
       if (!Number.isFinite(got[p][i])) expect.fail(`${what}[${i}] is ${got[p][i]} (an unselected expert was read?)`);

@@ -2,7 +2,8 @@
  * The WASM attention kernel over f16 / Q8_0 / Q4_0 KV caches read in place (wasm/assembly/attention-kv.ts) against
  * the reference backend with the same KV type (which dequantizes the rows and multiplies in f64): every kernel build,
  * GQA, sliding window, soft-capping, prompt then decode steps, head sizes with (64, 128) and without (32) llama.cpp's
- * Hadamard rotation, and head sizes the f16 path handles past its 32-column passes (80, 6).
+ * Hadamard rotation, and head sizes the f16 path handles past its 32-column passes (80, 6); gpt-oss's per-head sink
+ * logits on every KV type (f32 included).
  */
 
 import { describe, expect, it } from 'vitest';
@@ -36,6 +37,8 @@ interface Case {
   readonly headDim: number;
   readonly slidingWindow: number;
   readonly softcap: number;
+  /** Per-head sink logits (gpt-oss), random in ±3. */
+  readonly sinks?: boolean;
 }
 
 /** Attention outputs of three steps (prompt of 37, one token, three tokens) on slot 1 of layer 1. */
@@ -49,6 +52,12 @@ async function run(ops: Ops, c: Case, seed: number): Promise<Float32Array[]> {
     scale: 1 / Math.sqrt(headDim),
     slidingWindow: c.slidingWindow,
     softcap: c.softcap,
+    sinks: c.sinks
+      ? await ops.uploadWeight(
+          { name: 'attn_sinks', type: GgmlType.F32, shape: [nHeads] },
+          new Uint8Array(Float32Array.from({ length: nHeads }, () => 6 * next() - 3).buffer),
+        )
+      : null,
   };
   ops.createKvCache({ nSlots: 2, contextLength: 48, layers: uniformKvLayers(2, nKvHeads, headDim), kvType: c.kvType });
   const out: Float32Array[] = [];
@@ -79,6 +88,10 @@ const CASES: Case[] = [
   { kvType: 'f16', nHeads: 4, nKvHeads: 2, headDim: 64, slidingWindow: 0, softcap: 0 },
   { kvType: 'f16', nHeads: 2, nKvHeads: 1, headDim: 80, slidingWindow: 4, softcap: 0 },
   { kvType: 'f16', nHeads: 2, nKvHeads: 2, headDim: 6, slidingWindow: 0, softcap: 2 },
+  { kvType: 'f32', nHeads: 4, nKvHeads: 2, headDim: 64, slidingWindow: 5, softcap: 0, sinks: true },
+  { kvType: 'f16', nHeads: 4, nKvHeads: 1, headDim: 64, slidingWindow: 0, softcap: 0, sinks: true },
+  { kvType: 'q8_0', nHeads: 4, nKvHeads: 2, headDim: 64, slidingWindow: 7, softcap: 0, sinks: true },
+  { kvType: 'q4_0', nHeads: 2, nKvHeads: 2, headDim: 64, slidingWindow: 0, softcap: 0, sinks: true },
 ];
 
 const features = detectWasmFeatures();
@@ -91,7 +104,7 @@ const CONFIGS: { variant: WasmVariant; threads: number }[] = [
 for (const config of CONFIGS) {
   describe(`wasm attention over a typed KV cache (${config.variant} ×${config.threads})`, () => {
     it.each(CASES)(
-      '$kvType, $nHeads heads / $nKvHeads KV heads × $headDim, window $slidingWindow, softcap $softcap',
+      '$kvType, $nHeads heads / $nKvHeads KV heads × $headDim, window $slidingWindow, softcap $softcap, sinks $sinks',
       async (c) => {
         const wasm = await createWasmOps(config);
         const got = await run(wasm, c, 11);

@@ -40,6 +40,8 @@ interface Case {
   readonly name: string;
   readonly params: AttentionParams;
   readonly chunks: readonly number[];
+  /** Per-head sink logits (gpt-oss), or none. */
+  readonly sinks?: readonly number[];
 }
 
 function params(
@@ -69,6 +71,25 @@ const CASES: readonly Case[] = [
   // Few tokens after a long prefix: split-K over the cached positions (isSoftware: false), some splits outside the window.
   { name: 'GQA 4, hd 64, 300 then 3 (split-K), softcap 10', params: params(8, 2, 64, 0, 10), chunks: [300, 3] },
   { name: 'GQA 2, hd 8, 600 then 2 then 2 (split-K), window 100', params: params(4, 2, 8, 100), chunks: [600, 2, 2] },
+  // gpt-oss's sink logits: one split and split-K, the tiled kernel and the per-head decode kernel (GQA 1, n = 1).
+  {
+    name: 'sinks, GQA 2, hd 64, 5 then 3, window 4',
+    params: params(4, 2, 64, 4),
+    chunks: [5, 3],
+    sinks: [2, -1, 0.5, 4],
+  },
+  {
+    name: 'sinks, GQA 4, hd 64, 300 then 3 (split-K)',
+    params: params(8, 2, 64),
+    chunks: [300, 3],
+    sinks: [1, -2, 0, 3, 1, 2, -1, 0.5],
+  },
+  {
+    name: 'sinks, GQA 1, hd 64, 70 then 1 then 1 (decode kernel)',
+    params: params(2, 2, 64),
+    chunks: [70, 1, 1],
+    sinks: [3, -0.5],
+  },
 ];
 
 /** Runs every case on `ops`; returns the output rows of every step of every case. */
@@ -95,6 +116,13 @@ async function runCases(ops: Ops): Promise<Float32Array[]> {
     const tq = await table('tq', qCols);
     const tk = await table('tk', kvCols);
     const tv = await table('tv', kvCols);
+    const sinks = c.sinks
+      ? await ops.uploadWeight(
+          { name: 'attn_sinks', type: GgmlType.F32, shape: [nHeads] },
+          new Uint8Array(Float32Array.from(c.sinks).buffer),
+        )
+      : null;
+    const p: AttentionParams = sinks ? { ...c.params, sinks } : c.params;
     let startPos = 0;
     for (const n of c.chunks) {
       ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => startPos + i), startPos, slot: 0 });
@@ -102,7 +130,7 @@ async function runCases(ops: Ops): Promise<Float32Array[]> {
       ops.embed(k, tk, n);
       ops.embed(v, tv, n);
       ops.storeKv(0, k, v, n);
-      ops.attention(o, q, 0, n, c.params);
+      ops.attention(o, q, 0, n, p);
       ops.endStep();
       out.push(await ops.read(o, n));
       startPos += n;

@@ -11,7 +11,7 @@
  * dot per block, × dq·dk). Output: Σ_t p_t · V row t, V widened block by block with the outputs kept in registers.
  * Quantized kinds need headDim a multiple of 32 (the host checks it, see src/backend/kv-type.ts).
  */
-import { expRows } from './attention';
+import { expRows, sinkWeight } from './attention';
 import { tanhf } from './fast-math';
 import { dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
 
@@ -236,7 +236,7 @@ import { dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot'
 export function attention_kv(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
-  window: i32, scale: f32, softcap: f32, kind: i32, h0: i32, h1: i32,
+  window: i32, scale: f32, softcap: f32, kind: i32, sinks: usize, h0: i32, h1: i32,
 ): void {
   const qCols = nHeads * headDim;
   const kvStride = kvBytes(kind, nKvHeads * headDim);
@@ -252,8 +252,10 @@ export function attention_kv(
       const sc = scores + (<usize>(h * ctx) << 2);
       const qp = q + <usize>i * qStride + <usize>h * qHead;
       const kvOff = <usize>(h / group) * headBytes;
-      const m = scoreRowsKv(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap, kind);
-      const inv = <f32>1 / expRows(sc, first, pos, m);
+      let m = scoreRowsKv(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap, kind);
+      const sink: f32 = sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity;
+      m = max(m, sink);
+      const inv = <f32>1 / (expRows(sc, first, pos, m) + sinkWeight(sinks, sink, m));
       const op = out + (<usize>(i * qCols + h * headDim) << 2);
       if (kind == 1) weightedF16(op, sc, v + kvOff, kvStride, first, pos, headDim, inv);
       else if (kind == 2) weightedBlocks(op, sc, v + kvOff, kvStride, first, pos, headDim, inv, false);
@@ -264,13 +266,14 @@ export function attention_kv(
 
 /**
  * attention_kv with its arguments in memory, in the matvec signature (see attention_heads): `p` points at i32
- * {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window}, f32 {scale, softcap}, then i32 kind;
+ * {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window}, f32 {scale, softcap}, i32 kind, then the
+ * sink logits' address (0 = none);
  * heads h0 ≤ h < h1. The other parameters are unused.
  */
 export function attention_kv_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
   attention_kv(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
-    load<f32>(p, 44), load<f32>(p, 48), load<i32>(p, 52), h0, h1,
+    load<f32>(p, 44), load<f32>(p, 48), load<i32>(p, 52), load<u32>(p, 56), h0, h1,
   );
 }

@@ -1,7 +1,8 @@
 /**
  * Causal multi-head attention of a step's query rows over one layer's f32 KV cache, in f32 (the reference backend
  * does the same in f64). GQA (query head h reads KV head h / (nHeads / nKvHeads)), sliding window, and
- * attention-logit soft-capping (gemma2). Softmax subtracts the row maximum before exp.
+ * attention-logit soft-capping (gemma2), per-head sink logits (gpt-oss: one more softmax term e^(sink − max) with no
+ * value). Softmax subtracts the row maximum (sink included) before exp.
  *   q, out  f32 [n, nHeads·headDim]          k, v  f32 [contextLength, nKvHeads·headDim]
  *   scores  f32 [nHeads, startPos + n] scratch (one row per head, so threads splitting heads never share one)
  * Row i sits at position startPos + i and sees positions max(0, pos − window + 1) … pos (window 0 = all).
@@ -155,11 +156,17 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
   }
 }
 
+/** e^(sink − m): the softmax mass of head h's sink logit (gpt-oss), 0 without sinks (`sinks` 0). */
+// @ts-ignore: decorator
+@inline export function sinkWeight(sinks: usize, sink: f32, m: f32): f32 {
+  return sinks != 0 ? expf(sink - m) : 0;
+}
+
 /** See the file header. Heads h0 ≤ h < h1 only (so threads can split heads). */
 export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
-  window: i32, scale: f32, softcap: f32, h0: i32, h1: i32,
+  window: i32, scale: f32, softcap: f32, sinks: usize, h0: i32, h1: i32,
 ): void {
   const qCols = nHeads * headDim;
   const kvStride = <usize>(nKvHeads * headDim) << 2;
@@ -172,8 +179,10 @@ export function attention_f32(
       const sc = scores + (<usize>(h * ctx) << 2);
       const qp = q + (<usize>(i * qCols + h * headDim) << 2);
       const kvOff = <usize>((h / group) * headDim) << 2;
-      const m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
-      const sum = expRows(sc, first, pos, m);
+      let m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
+      const sink: f32 = sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity;
+      m = max(m, sink);
+      const sum = expRows(sc, first, pos, m) + sinkWeight(sinks, sink, m);
       weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, first, pos, headDim, <f32>1 / sum);
     }
   }
@@ -182,12 +191,13 @@ export function attention_f32(
 /**
  * attention_f32 with its arguments in memory, in the matvec signature so the host's thread pool can split heads
  * like rows: `p` points at i32 {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window} then
- * f32 {scale, softcap}; heads h0 ≤ h < h1. The other parameters are unused.
+ * f32 {scale, softcap}, (at 52 the KV kind of attention_kv_heads), then at 56 the address of the per-head sink logits
+ * (f32 [nHeads], 0 = none); heads h0 ≤ h < h1. The other parameters are unused.
  */
 export function attention_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
   attention_f32(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
-    load<f32>(p, 44), load<f32>(p, 48), h0, h1,
+    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1,
   );
 }

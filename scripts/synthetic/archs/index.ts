@@ -12,6 +12,7 @@ import { ernie4_5 } from './ernie4_5.js';
 import { exaone4 } from './exaone4.js';
 import { gemma } from './gemma.js';
 import { gemma4 } from './gemma4.js';
+import { gemma3n } from './gemma3n.js';
 import { granite } from './granite.js';
 import { granitemoe } from './granitemoe.js';
 import { hunyuanDense } from './hunyuan-dense.js';
@@ -20,6 +21,7 @@ import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { gptOss } from './gpt-oss.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -40,5 +42,7 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitemoe,
     gemma4,
     qwen35,
+    gptOss,
+    gemma3n,
   ].map((spec) => [spec.name, spec]),
 );

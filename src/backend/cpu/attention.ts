@@ -14,7 +14,8 @@ export interface KvLayer {
 
 /**
  * out[i, h·headDim …] = Σ_k softmax_k(s_ik) · V[k], with s_ik = cap·tanh(scale·q_i·K_k / cap) (or scale·q_i·K_k
- * without a cap), over positions k ≤ startPos + i inside the window. `q` and `out` are `[n, nHeads·headDim]`.
+ * without a cap), over positions k ≤ startPos + i inside the window. `q` and `out` are `[n, nHeads·headDim]`. With
+ * `sinks` ([nHeads], gpt-oss) head h's softmax denominator also counts e^(sinks[h] − max).
  */
 export function attentionRows(
   out: Float32Array,
@@ -23,6 +24,7 @@ export function attentionRows(
   n: number,
   startPos: number,
   params: AttentionParams,
+  sinks: Float32Array | null = null,
 ): void {
   const { nHeads, nKvHeads, headDim, scale, slidingWindow, softcap } = params;
   const qCols = nHeads * headDim;
@@ -49,7 +51,9 @@ export function attentionRows(
         scores[k] = s;
         if (s > max) max = s;
       }
-      let sum = 0;
+      const sink = sinks ? sinks[h] : -Infinity; // a key scoring `sink` with a zero value (gpt-oss)
+      if (sink > max) max = sink;
+      let sum = sinks ? Math.exp(sink - max) : 0;
       for (let k = first; k <= last; k++) {
         const e = Math.exp(scores[k] - max);
         scores[k] = e;

@@ -12,6 +12,7 @@ import type {
   AttentionParams,
   GluActivation,
   KvCacheSpec,
+  KvRows,
   MoeRouteParams,
   Ops,
   RopeParams,
@@ -20,7 +21,6 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
-import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
 import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
 import {
@@ -41,13 +41,12 @@ import { HostHybridOps } from '../host-hybrid-ops.js';
 import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
 
-/** A weight on the CPU backend: always dequantized to f32. */
 /** One layer's K and V of one slot as stored: [contextLength, kvRowBytes] bytes each (the cache's KV type). */
 interface KvBytes {
   readonly k: Uint8Array;
   readonly v: Uint8Array;
 }
-
+/** A weight on the CPU backend: always dequantized to f32. */
 interface CpuWeight extends Weight {
   readonly data: Float32Array; // [nRows, rowLength]
 }
@@ -248,9 +247,10 @@ class CpuOps extends HostHybridOps implements Ops {
     const cache = this.layerKv(layer);
     const type = this.kvType;
     const cols = kvLayerCols(spec, layer);
+    const sinks = params.sinks ? (params.sinks as CpuWeight).data : null; // [nHeads]
     if (type === 'f32') {
       const f32 = (b: Uint8Array): Float32Array => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-      attentionRows(buf(out), buf(q), { k: f32(cache.k), v: f32(cache.v) }, n, startPos, params);
+      attentionRows(buf(out), buf(q), { k: f32(cache.k), v: f32(cache.v) }, n, startPos, params, sinks);
       return;
     }
     // Dequantized K and V of positions 0 … startPos+n−1, and q as llama.cpp multiplies it by such keys.
@@ -265,7 +265,7 @@ class CpuOps extends HostHybridOps implements Ops {
     const qRounded = buf(q).slice(0, n * q.cols); // [n, nHeads·headDim]
     hadamardRows(qRounded, rot.k);
     roundQueryForKv(type, qRounded);
-    attentionRows(buf(out), qRounded, kv, n, startPos, params);
+    attentionRows(buf(out), qRounded, kv, n, startPos, params, sinks);
     hadamardRows(buf(out).subarray(0, n * out.cols), rot.v); // back from the rotated V basis
   }
 

@@ -30,6 +30,8 @@ export interface AttentionCall {
   v: number;
   /** The kernel's KV kind: 0 f32, 1 f16, 2 q8_0, 3 q4_0. */
   kind: number;
+  /** Byte address of the per-head sink logits (f32 [nHeads], gpt-oss), or 0 for none. */
+  sinks: number;
   n: number;
   startPos: number;
   params: AttentionParams;
@@ -37,7 +39,7 @@ export interface AttentionCall {
 
 /**
  * Runs one attention call; `scores` is scratch of [nHeads, startPos + n] f32 followed by 64 bytes for the parameter
- * block.
+ * block (15 words).
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -66,6 +68,7 @@ export function runAttentionKernel(
   f32[at + 11] = c.params.scale;
   f32[at + 12] = c.params.softcap;
   i32[at + 13] = c.kind;
+  i32[at + 14] = c.sinks;
   const window = c.params.slidingWindow;
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';

@@ -50,11 +50,11 @@ export interface KernelExports {
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
-  /** attention_f32 with its 13 parameters in memory at `w` (see wasm/assembly/attention.ts); heads r0 … r1−1. */
+  /** attention_f32 with its 14 parameters in memory at `w` (the sinks' address at byte 56) (see wasm/assembly/attention.ts); heads r0 … r1−1. */
   attention_heads: GemvKernel;
   /**
-   * attention_kv with its 14 parameters in memory at `w` (attention_heads' 13, then the KV kind: 1 f16, 2 q8_0,
-   * 3 q4_0; see wasm/assembly/attention-kv.ts); heads r0 … r1−1.
+   * attention_kv with its 15 parameters in memory at `w` (attention_heads' 13, the KV kind: 1 f16, 2 q8_0, 3 q4_0,
+   * then the sinks' address; see wasm/assembly/attention-kv.ts); heads r0 … r1−1.
    */
   attention_kv_heads: GemvKernel;
   /**
@@ -75,6 +75,7 @@ export interface KernelExports {
     window: number,
     scale: number,
     softcap: number,
+    sinks: number,
     h0: number,
     h1: number,
   ): void;

@@ -74,6 +74,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     k: 0,
     v: 0,
     kind: 0,
+    sinks: 0,
     n: 0,
     startPos: 0,
     params: { nHeads: 1, nKvHeads: 1, headDim: 1, scale: 1, slidingWindow: 0, softcap: 0 },
@@ -236,7 +237,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
-    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 56-byte parameter block
+    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 60-byte parameter block
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;
@@ -246,6 +247,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     c.k = cache.k;
     c.v = cache.v;
     c.kind = cache.kind;
+    c.sinks = params.sinks ? this.vector(params.sinks) << 2 : 0; // f32 [nHeads] sink logits (gpt-oss), 0 = none
     c.n = n;
     c.startPos = startPos;
     c.params = params;

@@ -13,7 +13,7 @@ import {
   prefillAttentionSplits,
 } from './attention-prefill.js';
 import type { GpuContext } from './device.js';
-import type { GpuActivation } from './gpu-resources.js';
+import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { KvLayer, KvStep } from './kv-cache-ops.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import type { ProfileCollector } from './profile.js';
@@ -63,6 +63,8 @@ export class AttentionOps {
         `attention: unsupported geometry (headDim ${headDim} ≤ ${8 * WG_ROW}, nHeads ${nHeads} a multiple of nKvHeads ${nKvHeads}, out distinct from q)`,
       );
     }
+    // Sink logits (gpt-oss) enter in the combine pass, which then always runs: the kernels write partial rows.
+    const sinks = params.sinks ? (params.sinks as GpuWeight).vector : null;
     const kvCols = nKvHeads * headDim;
     const kvLen = st.startPos + n;
     const kvEnd = params.causal === false ? kvLen : 0; // non-causal: every row sees the whole sequence
@@ -108,7 +110,7 @@ export class AttentionOps {
             .f(params.softcap)
             .u(splits)
             .u(Math.ceil(kvLen / splits))
-            .u(splits === 1 ? 1 : 0)
+            .u(splits === 1 && !sinks ? 1 : 0)
             .u(kvEnd),
         [groups[0], groups[1], splits],
       );
@@ -121,7 +123,7 @@ export class AttentionOps {
             (st.startPos + Math.floor((Math.min((t + 1) * tiles.rows, n * group) - 1) / group) + 1) * kvRow * nKvHeads;
         prof.attention(kvLen * kvRow * nKvHeads, read);
       }
-      this.combine(o, nHeads, headDim, splits, n);
+      this.combine(o, nHeads, headDim, splits, n, sinks);
       return;
     }
     const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), maxSplits));
@@ -142,7 +144,7 @@ export class AttentionOps {
           .u(params.slidingWindow)
           .u(nSplits)
           .u(splitLen)
-          .u(nSplits === 1 ? 1 : 0)
+          .u(nSplits === 1 && !sinks ? 1 : 0)
           .f(params.scale)
           .f(params.softcap)
           .u(kvEnd),
@@ -155,17 +157,31 @@ export class AttentionOps {
       for (let i = 0; i < n; i++) read += (st.startPos + i + 1) * kvRow * nHeads; // every query head reads its KV head
       prof.attention(kvLen * kvRow * nKvHeads, read);
     }
-    this.combine(o, nHeads, headDim, nSplits, n);
+    this.combine(o, nHeads, headDim, nSplits, n, sinks);
   }
 
-  /** Merges the split-K partial rows of attention into `o` (nothing to do for one split). */
-  private combine(o: GpuActivation, nHeads: number, headDim: number, nSplits: number, n: number): void {
-    if (nSplits === 1) return;
+  /** Merges the split-K partial rows of attention into `o`, adding the sinks (nothing to do for one split without). */
+  private combine(
+    o: GpuActivation,
+    nHeads: number,
+    headDim: number,
+    nSplits: number,
+    n: number,
+    sinks: GPUBuffer | null,
+  ): void {
+    if (nSplits === 1 && !sinks) return;
     const combine = this.h.pipe({ kernel: 'attention_combine', wgSize: WG_ROW });
-    this.h.rec.dispatch(combine, [null, this.partial, o.buffer], (p) => p.u(nHeads).u(headDim).u(nSplits).u(o.cols), [
-      nHeads,
-      n,
-      1,
-    ]);
+    this.h.rec.dispatch(
+      combine,
+      [null, this.partial, o.buffer, sinks ?? this.partial],
+      (p) =>
+        p
+          .u(nHeads)
+          .u(headDim)
+          .u(nSplits)
+          .u(o.cols)
+          .u(sinks ? 1 : 0),
+      [nHeads, n, 1],
+    );
   }
 }

@@ -5,7 +5,7 @@
  */
 
 import { deltaNetStateSize } from '../delta-net.js';
-import type { DeltaNetDims, DeltaNetInputs } from '../ops.js';
+import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights, Weight } from '../ops.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
@@ -13,7 +13,7 @@ import { grid, type ParamsWriter } from './step-recorder.js';
 const WG = 64;
 
 /** The f32 buffers of a DeltaNet layer's small weights. */
-export interface DeltaNetGpuWeights {
+interface DeltaNetGpuWeights {
   readonly dims: DeltaNetDims;
   readonly conv: GPUBuffer; // [convDim, taps]
   readonly dtBias: GPUBuffer; // [nVHeads]
@@ -23,6 +23,9 @@ export interface DeltaNetGpuWeights {
 
 /** See the file header. */
 export class DeltaNetOps {
+  /** The small vectors of each layer's weights as the kernels bind them, resolved once (not per token). */
+  private readonly vectors = new WeakMap<DeltaNetWeights, DeltaNetGpuWeights>();
+
   constructor(
     private readonly h: RecurrentStateHost,
     private readonly recurrent: RecurrentStateOps,
@@ -35,9 +38,10 @@ export class DeltaNetOps {
     x: DeltaNetInputs,
     layer: number,
     n: number,
-    w: DeltaNetGpuWeights,
+    weights: DeltaNetWeights,
     eps: number,
   ): void {
+    const w = this.gpuWeights(weights);
     const d = w.dims;
     const { state, at } = this.recurrent.locate('deltaNet', step.slot, layer, deltaNetStateSize(d));
     const channels = 2 * d.nKHeads * d.headK + d.nVHeads * d.headV;
@@ -63,6 +67,16 @@ export class DeltaNetOps {
     rec.dispatch(pipe('rule'), rule, params, groups(d.nVHeads * d.headV));
     const norm = [null, null, null, null, null, null, null, null, null, out.buffer, z.buffer, w.norm];
     rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nVHeads));
+  }
+
+  private gpuWeights(w: DeltaNetWeights): DeltaNetGpuWeights {
+    let g = this.vectors.get(w);
+    if (!g) {
+      const vec = (v: Weight): GPUBuffer => this.h.vec(v);
+      g = { dims: w.dims, conv: vec(w.conv), dtBias: vec(w.dtBias), a: vec(w.a), norm: vec(w.norm) };
+      this.vectors.set(w, g);
+    }
+    return g;
   }
 
   /** Records `Ops.splitHeadPairs`. */

@@ -44,6 +44,7 @@ export class MoeOps {
       wgSize: WG_FLAT,
       constants: {
         IS_SIGMOID: params.gating === 'sigmoid',
+        IS_SOFTMAX_WEIGHT: params.gating === 'softmax-weight',
         NORM_WEIGHTS: params.normWeights,
         HAS_BIAS: params.selectionBias !== null,
       },
@@ -106,6 +107,38 @@ export class MoeOps {
 
   sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
     this.elementwise('main_gated', out, y, gate, n, 1);
+  }
+
+  /** out[t·nUsed + k] += bias row ids[t, k] (`moe_combine.wgsl` main_bias; the bias is an f32 vector). */
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    const b = (bias as GpuWeight).vector;
+    const rows = n * ids.cols;
+    if (b === null || rows > out.maxRows || (bias.rowLength * bias.nRows) % out.cols !== 0) {
+      throw new LlmError('invalid-request', `addExpertBias ${bias.name}: not a vector of whole ${out.cols}-wide rows`);
+    }
+    const count = rows * out.cols;
+    const pipe = this.h.pipe({ kernel: 'moe_combine', entry: 'main_bias', wgSize: WG_FLAT });
+    this.h.rec.dispatch(
+      pipe,
+      [null, b, buf(ids), buf(out)],
+      (p) => p.u(count).u(out.cols).u(ids.cols).u(ids.cols),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
+  }
+
+  /** gpt-oss's clamped SwiGLU (`glu.wgsl` main_oai); out must be neither gate nor up. */
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    const count = n * out.cols;
+    if (buf(out) === buf(gate) || buf(out) === buf(up)) {
+      throw new LlmError('invalid-request', 'swigluOai: out must be neither gate nor up');
+    }
+    const pipe = this.h.pipe({ kernel: 'glu', entry: 'main_oai', wgSize: WG_FLAT, tag: 'oai' });
+    this.h.rec.dispatch(
+      pipe,
+      [null, buf(gate), buf(up), buf(out)],
+      (p) => p.u(count),
+      grid(Math.ceil(count / WG_FLAT)),
+    );
   }
 
   private elementwise(entry: string, out: Activation, y: Activation, w: Activation, n: number, nUsed: number): void {

@@ -26,11 +26,12 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'store_kv.main': ['uniform', 'read', 'read', 'rw', 'rw'],
   'copy_kv.main': ['uniform', 'rw', 'rw'],
   'attention.main': ['uniform', 'read', 'read', 'read', 'rw', 'rw'],
-  'attention_combine.main': ['uniform', 'read', 'rw'],
+  'attention_combine.main': ['uniform', 'read', 'rw', 'read'],
   'attention_prefill.main': ['uniform', 'read', 'read', 'read', 'rw', 'rw'],
   'glu.main': ['uniform', 'read', 'read', 'rw'],
   'glu.main_out_gate': ['uniform', null, 'read', 'rw'],
   'glu.main_out_up': ['uniform', 'read', null, 'rw'],
+  'glu.main_oai': ['uniform', 'read', 'read', 'rw'],
   'add.main': ['uniform', 'read', 'read', 'rw'],
   'add.main_out_a': ['uniform', null, 'read', 'rw'],
   'scale.main': ['uniform', 'rw'],
@@ -53,6 +54,11 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_gated': ['uniform', 'read', 'read', 'rw'],
+  'moe_combine.main_bias': ['uniform', 'read', 'read', 'rw'],
+  'altup.main': ['uniform', 'rw', 'read', 'read'],
+  'altup.mul_vector': ['uniform', 'rw', null, 'read'],
+  'altup.match_mag': ['uniform', 'rw', 'read', null],
+  'altup.gauss_topk': ['uniform', 'rw', null, null],
 };
 
 /** Which variant of a kernel to build. */

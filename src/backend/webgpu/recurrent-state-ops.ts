@@ -6,7 +6,7 @@
  */
 
 import { LlmError } from '../../errors.js';
-import type { RecurrentStateSpec } from '../ops.js';
+import type { RecurrentStateSpec, Weight } from '../ops.js';
 import { BufferUsage } from './gpu-flags.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
@@ -21,6 +21,8 @@ export interface RecurrentStateHost {
   pipe(spec: Omit<PipelineSpec, 'quant'>): CachedPipeline;
   buffer(label: string, size: number, extraUsage: number): GPUBuffer;
   release(b: GPUBuffer): void;
+  /** The f32 buffer of a 1-D weight. */
+  vec(w: Weight): GPUBuffer;
 }
 
 /** See the file header. */
@@ -53,10 +55,9 @@ export class RecurrentStateOps {
     bcx: GpuActivation,
     layer: number,
     n: number,
-    kernel: GPUBuffer,
-    taps: number,
-    channels: number,
+    kernelWeight: Weight,
   ): void {
+    const [kernel, taps, channels] = [this.h.vec(kernelWeight), kernelWeight.rowLength, kernelWeight.nRows];
     const state = this.require('shortConv', step.slot);
     if (this.spec!.layerSizes[layer] !== (taps - 1) * channels || bcx.cols < 3 * channels || out.cols < channels) {
       throw new LlmError(

@@ -5,36 +5,15 @@
  * This class owns the device, buffers, step state and flushing, and runs the matrix products' kernel choice; the
  * rest is delegated to one helper per concept, each given the same narrow host object: activation-ops (embed,
  * norms, RoPE, elementwise), hardware-gemv / software-gemv (decode GEMVs), kv-cache-ops, attention-ops,
- * sampling-ops, rope-table-cache, weight-upload and profile-session.
+ * sampling-ops, rope-table-cache, token-input, weight-upload and profile-session.
  */
 
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
-import type {
-  Activation,
-  AttentionParams,
-  FusedMatmulOptions,
-  FusedNorm,
-  GluActivation,
-  GluScratch,
-  KvCacheSpec,
-  MoeRouteParams,
-  Ops,
-  RecurrentStateSpec,
-  DeltaNetInputs,
-  DeltaNetWeights,
-} from '../ops.js';
-import type {
-  KvRows,
-  Projection,
-  ResidualOptions,
-  RopeParams,
-  StepBatch,
-  TopK,
-  Weight,
-  WeightInfo,
-  WeightStream,
-} from '../ops.js';
+import type { Activation, AttentionParams, DeltaNetInputs, DeltaNetWeights, FusedMatmulOptions } from '../ops.js';
+import type { FusedNorm, GluActivation, GluScratch, KvCacheSpec, KvRows, MoeRouteParams, Ops } from '../ops.js';
+import type { Projection, RecurrentStateSpec, ResidualOptions, RopeParams, StepBatch, TopK } from '../ops.js';
+import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
@@ -48,6 +27,7 @@ import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
+import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
@@ -58,10 +38,11 @@ import { beginGpuWeight, uploadGpuWeight, type WeightUploadHost } from './weight
 import type { StepProfile } from './profile.js';
 import { ProfileSession } from './profile-session.js';
 import { HardwareGemv } from './hardware-gemv.js';
+import { TokenInput } from './token-input.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { GpuQuantLayout } from './upload.js';
 
-/** Longest row for which decode uses one row per invocation (gemv_rows) instead of a workgroup per row. */
+/** See the file header. */
 export class WebGpuOps extends CompositeOps implements Ops {
   readonly name = 'webgpu';
   readonly description: string;
@@ -72,8 +53,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly maxWeightBinding: number;
   private readonly buffers = new Set<GPUBuffer>();
   private readonly dummy: GPUBuffer; // (4) f32 zeros, bound where a binding is unused
-  private tokens: GPUBuffer; // (tokenCapacity) i32 token ids of the step
-  private tokenCapacity = 512;
+  private readonly tokens: TokenInput; // (rows of the largest activation) i32 token ids of the step
   private step: { startPos: number; slot: number; n: number } | null = null;
   private flushScheduled = false;
   private isDestroyed = false;
@@ -90,8 +70,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
   private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
-  /** The small vectors of each DeltaNet layer's weights as the kernels bind them. */
-  private readonly deltaNetVectors = new WeakMap<DeltaNetWeights, Parameters<DeltaNetOps['deltaNet']>[5]>();
+  readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -121,15 +100,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
       buffer: (label: string, size: number, usage: number) => this.buffer(label, size, usage),
       release: (b: GPUBuffer) => this.release(b),
       vec: (w: Weight) => this.vec(w),
-      profileMatmul: (
-        kernel: string,
-        ws: readonly GpuWeight[],
-        nRows: number,
-        n: number,
-        groups: readonly number[],
-        wgSize: number,
-        reads: number,
-      ) => this.profile.matmul(kernel, ws, nRows, n, groups, wgSize, reads),
+      profileMatmul: this.profile.matmul.bind(this.profile),
       profiler: () => this.profile.collector,
       stash: (slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array) => this.hw.stash(slot, w, bytes),
       ropeTable: (params: RopeParams) => this.ropeTables.get(params),
@@ -143,10 +114,11 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.kvc = new KvCacheOps(host);
     this.attn = new AttentionOps(host);
     this.ropeTables = new RopeTableCache(host);
-    this.tokens = this.buffer('tokens', this.tokenCapacity * 4, BufferUsage.COPY_DST);
+    this.tokens = new TokenInput(host);
     this.sampling = new SamplingOps(host); // allocates the result buffer
     this.recurrent = new RecurrentStateOps(host);
     this.dn = new DeltaNetOps(host, this.recurrent);
+    this.altUp = new AltUpOps(host);
     watchDevice(ctx.device, (reason) => {
       if (!this.isDestroyed) this.rec.markLost(reason);
     });
@@ -192,8 +164,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
     };
   }
 
-  // ── memory ───────────────────────────────────────────────────────────────────────────────────────────────────
-
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight> {
     return uploadGpuWeight(this.uploadHost, info, data, signal);
   }
@@ -214,12 +184,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
       );
     }
     const buffer = this.buffer(label, bytes, BufferUsage.COPY_SRC | BufferUsage.COPY_DST);
-    if (maxRows > this.tokenCapacity) {
-      this.buffers.delete(this.tokens);
-      this.tokens.destroy();
-      this.tokenCapacity = maxRows;
-      this.tokens = this.buffer('tokens', maxRows * 4, BufferUsage.COPY_DST);
-    }
+    this.tokens.ensure(maxRows);
     const a: GpuActivation = { label, maxRows, cols, buffer };
     return a;
   }
@@ -231,24 +196,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
     return this.ctx.isF16 ? 'f16' : 'f32';
   }
 
-  // ── step ─────────────────────────────────────────────────────────────────────────────────────────────────────
-
   beginStep(batch: StepBatch): void {
     this.rec.checkAlive();
     if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
-    const n = batch.tokens.length;
-    if (n > this.tokenCapacity) {
-      throw new LlmError(
-        'invalid-request',
-        `beginStep: ${n} tokens exceed the largest activation (${this.tokenCapacity} rows); split the batch`,
-        {
-          details: { tokens: n, maxRows: this.tokenCapacity },
-        },
-      );
-    }
-    if (n > 0) this.device.queue.writeBuffer(this.tokens, 0, batch.tokens.buffer, batch.tokens.byteOffset, n * 4);
-    this.step = { startPos: batch.startPos, slot: batch.slot, n };
+    this.tokens.write(batch.tokens);
+    this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length };
   }
 
   setSequence(slot: number, startPos: number): void {
@@ -256,7 +209,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   embed(out: Activation, table: Weight, n: number): void {
-    this.acts.embed(out, table, n, this.tokens);
+    this.acts.embed(out, table, n, this.tokens.buffer);
   }
 
   rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {
@@ -379,6 +332,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.moe.combine(out, y, weights, n);
   }
 
+  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
+    this.moe.addExpertBias(out, bias, ids, n);
+  }
+
+  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    this.moe.swigluOai(out, gate, up, n);
+  }
+
   sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
     this.moe.sigmoidGatedAdd(out, y, gate, n);
   }
@@ -401,8 +362,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.scheduleFlush();
   }
 
-  // ── results ──────────────────────────────────────────────────────────────────────────────────────────────────
-
   async read(x: Activation, n: number): Promise<Float32Array> {
     this.hw.settle();
     const xa = x as GpuActivation;
@@ -418,28 +377,18 @@ export class WebGpuOps extends CompositeOps implements Ops {
   }
 
   shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
-    const st = this.requireStep('shortConv');
     this.recurrent.shortConv(
-      st,
+      this.requireStep('shortConv'),
       out as GpuActivation,
       bcx as GpuActivation,
       layer,
       n,
-      this.vec(kernel),
-      kernel.rowLength,
-      kernel.nRows,
+      kernel,
     );
   }
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
-    const st = this.requireStep('deltaNet');
-    let small = this.deltaNetVectors.get(w); // built once per layer's weights, not per token
-    if (!small) {
-      const vec = (v: Weight): GPUBuffer => this.vec(v);
-      small = { dims: w.dims, conv: vec(w.conv), dtBias: vec(w.dtBias), a: vec(w.a), norm: vec(w.norm) };
-      this.deltaNetVectors.set(w, small);
-    }
-    this.dn.deltaNet(st, out as GpuActivation, x, layer, n, small, eps);
+    this.dn.deltaNet(this.requireStep('deltaNet'), out as GpuActivation, x, layer, n, w, eps);
   }
 
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
@@ -494,8 +443,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.rec.destroy();
     if (this.ctx.ownsDevice) this.device.destroy();
   }
-
-  // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────
 
   /** The f32 buffer of a 1-D weight. */
   private vec(w: Weight): GPUBuffer {

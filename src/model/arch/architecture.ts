@@ -48,6 +48,12 @@ export interface TensorNames {
   readonly ffnUpShexp: string;
   readonly ffnDownShexp: string;
   readonly ffnGateInpShexp: string;
+  /** gpt-oss: router bias [n_expert], expert biases [rows, n_expert], attention sinks [n_head]. */
+  readonly ffnGateInpBias: string;
+  readonly ffnGateExpsBias: string;
+  readonly ffnUpExpsBias: string;
+  readonly ffnDownExpsBias: string;
+  readonly attnSinks: string;
   /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
   readonly ffnExpProbsB: string;
   /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
@@ -111,6 +117,11 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
   ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
   ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
+  ffnGateInpBias: 'blk.{i}.ffn_gate_inp.bias',
+  ffnGateExpsBias: 'blk.{i}.ffn_gate_exps.bias',
+  ffnUpExpsBias: 'blk.{i}.ffn_up_exps.bias',
+  ffnDownExpsBias: 'blk.{i}.ffn_down_exps.bias',
+  attnSinks: 'blk.{i}.attn_sinks.weight',
   shortConv: 'blk.{i}.shortconv.conv.weight',
   shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
   shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',

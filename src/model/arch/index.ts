@@ -12,6 +12,7 @@ import { gemma } from './gemma.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { gemma4 } from './gemma4.js';
+import { gemma3n } from './gemma3n.js';
 import { granite } from './granite.js';
 import { granitemoe } from './granitemoe.js';
 import { lfm2 } from './lfm2.js';
@@ -27,6 +28,7 @@ import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { gptOss } from './gpt-oss.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -55,6 +57,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5Moe,
   granitemoe,
   qwen35,
+  gptOss,
+  gemma3n,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -11,20 +11,11 @@ import { ggufType } from '../../../src/gguf/value-types.js';
 import type { GgufValue, GgufValueTypeInfo } from '../../../src/gguf/types.js';
 import { BYTE_TO_CHAR } from '../../../src/tokenizer/unicode.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
+import { baseTexts, casesOf, PIECES, SYNTHETIC_SEED, type TokCase, WORDS } from './synthetic-texts.js';
 import { buildCharsmap } from './charsmap-builder.js';
-
-/** Seed of every synthetic vocabulary and random case. */
-export const SYNTHETIC_SEED = 0x7e18;
 
 /** llama.h `llama_token_type`. */
 const T = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
-
-/** One tokenizer call to compare. */
-interface TokCase {
-  readonly text: string;
-  readonly addSpecial: boolean;
-  readonly parseSpecial: boolean;
-}
 
 /** A synthetic vocabulary: its GGUF metadata (with stored types) and the texts it is checked on. */
 export interface SyntheticVocab {
@@ -41,143 +32,6 @@ interface Tok {
 }
 
 const hexByte = (b: number): string => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
-
-const WORDS = [
-  'the',
-  'quick',
-  'brown',
-  'fox',
-  'jumps',
-  'over',
-  'lazy',
-  'dog',
-  'hello',
-  'world',
-  'token',
-  'izer',
-  'tok',
-  'en',
-  'un',
-  'known',
-  'fine',
-  'café',
-  'naïve',
-  're',
-  'ing',
-  'ed',
-  'er',
-  'is',
-  'it',
-  'in',
-  'on',
-  'an',
-  'at',
-  'and',
-];
-const PIECES = [
-  '東京',
-  '東',
-  '京',
-  'タワー',
-  'タ',
-  'ワ',
-  'ー',
-  'Привет',
-  'при',
-  'вет',
-  '😀',
-  '..',
-  '...',
-  '!!',
-  '12',
-  '123',
-  '99',
-];
-
-/** Texts every vocabulary is checked on (edge behaviour first, then fixed sentences, then seeded random strings). */
-function baseTexts(extra: readonly string[]): string[] {
-  const texts = [
-    '',
-    ' ',
-    '  ',
-    '   ',
-    '\t',
-    '\n',
-    '\n\n',
-    '\n\n\n',
-    ' \n ',
-    'a',
-    ' a',
-    'a ',
-    '  a  b  ',
-    'Hello world',
-    ' Hello  world ',
-    'hello\tworld\nagain',
-    'the quick brown fox jumps over the lazy dog',
-    'The Quick Brown Fox!',
-    'tokenizer tokenized',
-    'naïve café',
-    'nai\u0308ve cafe\u0301',
-    'ﬁne ﬀ ﬂ',
-    'Ａｂｃ １２３',
-    'a\u200bb\u200b',
-    '\u3000x\u3000 y',
-    'wait…',
-    '™ and ①',
-    '\u00a0nbsp\u00a0',
-    '東京タワー',
-    'Привет мир',
-    '😀😀 😀',
-    '\u{10348}\u{1F9EA}',
-    '\uFEFFbom',
-    'x\uFEFFy',
-    '123 4567 89',
-    '~tilde~',
-    'a\\b',
-    'line1\r\nline2',
-    '\u0000nul',
-    'ÿ\u00ff\u0100',
-    'ok' + ' '.repeat(9) + 'ok',
-    ...extra,
-  ];
-  const rnd = mulberry32(SYNTHETIC_SEED + texts.length);
-  const alphabet = [
-    ...'abcdefghijklmnopqrstuvwxyz   .,!?\n\t',
-    'the ',
-    'hello',
-    '東',
-    '京',
-    'é',
-    'ﬁ',
-    '😀',
-    'Ａ',
-    '\u200b',
-    '\u3000',
-  ];
-  for (let i = 0; i < 16; i++) {
-    let s = '';
-    const n = 1 + Math.floor(rnd() * 24);
-    for (let k = 0; k < n; k++) s += alphabet[Math.floor(rnd() * alphabet.length)];
-    texts.push(s);
-  }
-  return texts;
-}
-
-/** Each text with add_special and parse_special off and on. */
-function casesOf(texts: readonly string[]): TokCase[] {
-  const out: TokCase[] = [];
-  for (const text of texts) {
-    for (const [addSpecial, parseSpecial] of [
-      [false, false],
-      [true, false],
-      [false, true],
-      [true, true],
-    ] as const) {
-      out.push({ text, addSpecial, parseSpecial });
-    }
-  }
-  return out;
-}
 
 /** Metadata shared by every synthetic vocabulary (llama.cpp's vocab-only loader still reads the arch's hparams). */
 function header(name: string): Record<string, GgufValue> {

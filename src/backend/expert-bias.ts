@@ -1,0 +1,29 @@
+/**
+ * `Ops.addExpertBias` on a host backend: each (token, slot) row of a gather matmul's output gets the bias row of the
+ * expert it was routed to (gpt-oss's `ffn_{gate,up,down}_exps.bias`).
+ */
+
+import { LlmError } from '../errors.js';
+import type { HostView } from './delta-net.js';
+import type { Activation, Weight } from './ops.js';
+
+/** out[t·nUsed + k] += bias row ids[t, k] (bias: one vector of rows of out.cols values) for t < n. */
+export function hostAddExpertBias(view: HostView, out: Activation, bias: Weight, ids: Activation, n: number): void {
+  const cols = out.cols;
+  const nUsed = ids.cols;
+  const nExperts = (bias.rowLength * bias.nRows) / cols;
+  if (!Number.isInteger(nExperts) || n * nUsed > out.maxRows) {
+    throw new LlmError(
+      'invalid-request',
+      `addExpertBias ${bias.name}: ${bias.rowLength * bias.nRows} values are not whole rows of ${out.label} [${out.maxRows}, ${cols}] for ${n}×${nUsed} slots`,
+    );
+  }
+  const [[od, oAt], [bd, bAt], [id, iAt]] = [view(out), view(bias), view(ids)];
+  for (let r = 0; r < n * nUsed; r++) {
+    const e = id[iAt + r];
+    if (!(e >= 0 && e < nExperts)) continue; // ids come from moeRoute: always in range
+    const o = oAt + r * cols;
+    const b = bAt + e * cols;
+    for (let c = 0; c < cols; c++) od[o + c] += bd[b + c];
+  }
+}
