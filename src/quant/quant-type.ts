@@ -18,6 +18,22 @@ export interface WasmQuantPath {
   readonly activations: 'q8' | 'f32';
   /** Rows stored pair-interleaved at upload (src/backend/wasm/row-pairs.ts); the kernel reads that layout. */
   readonly rowPairs?: boolean;
+  /**
+   * On kernel builds with relaxed SIMD, 2-D weights of this type are stored in 4-row groups instead of row pairs
+   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes; the quants
+   * must be 0…127, the relaxed dot's i7 operand) and multiplied
+   * by this kernel at every token count; 3-D expert stacks keep the row pairs.
+   */
+  readonly rows4?: WasmRows4Path;
+}
+
+/**
+ * The 4-row-group path of a WASM quant type (`WasmQuantPath.rows4`).
+ * @public
+ */
+export interface WasmRows4Path {
+  /** Export of the kernel module multiplying the 4-row layout (wasm/assembly/gemv-stored-rows4.ts). */
+  readonly kernel: `gemv_${string}`;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 export { quantize_q8 } from './q8-activations';
 export { gemv_q4_0, gemv_q4_1, gemv_q5_0, gemv_q5_1, gemv_q8_0 } from './gemv-q32';
-export { gemv_q4_0_rows4, gemv_q5_0_rows4 } from './gemv-rows4';
+export { gemv_q5_0_rows4 } from './gemv-rows4';
 export { gemv_q4_k, gemv_q5_k, gemv_q6_k } from './gemv-k-quants';
 export { gemv_mxfp4 } from './gemv-mxfp4';
 export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
@@ -14,3 +14,5 @@ export { attention_kv, attention_kv_heads } from './attention-kv';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';
+export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
+export { interleave_rows4 } from './rows4-layout';

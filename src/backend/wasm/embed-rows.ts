@@ -6,6 +6,8 @@
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
 import { getQuantType } from '../../quant/index.js';
+import { readPairedRow } from './row-pairs.js';
+import { readRows4Row } from './rows4-layout.js';
 import type { WasmWeight } from './wasm-weight-stream.js';
 
 /**
@@ -42,4 +44,15 @@ export function embedRows(
       qt.dequantizeRow(rowBytes(t, id), f32.subarray(dst, dst + cols), cols);
     }
   }
+}
+
+/**
+ * Row r of a quantized weight in GGUF layout: a view into the heap for GGUF rows, else `copy` (rowBytes bytes)
+ * gathered from its row pair or 4-row group.
+ */
+export function weightRow(u8: Uint8Array, w: WasmWeight, r: number, copy: Uint8Array): Uint8Array {
+  if (w.rows4BlockBytes) readRows4Row(u8, w.byteOffset, r, w.rowBytes, w.rows4BlockBytes, copy);
+  else if (w.pairBlockBytes) readPairedRow(u8, w.byteOffset, r, w.rowBytes, w.pairBlockBytes, copy);
+  else return u8.subarray(w.byteOffset + r * w.rowBytes, w.byteOffset + (r + 1) * w.rowBytes);
+  return copy;
 }

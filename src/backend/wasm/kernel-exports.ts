@@ -28,12 +28,17 @@ export interface KernelExports {
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   gemv_q4_0: GemvKernel;
   /**
-   * gemv_q4_0 for n ≥ 8 tokens through 4-row tiles (wasm/assembly/gemv-rows4.ts): needs
-   * rows4ScratchBytes(GgmlType.Q4_0, nRows, k) bytes of scratch right after the n Q8 activation rows at x.
+   * gemv_q5_0 for n ≥ 8 tokens through 4-row tiles packed per call (wasm/assembly/gemv-rows4.ts): needs
+   * rows4Kernel(GgmlType.Q5_0, nRows, k).scratch bytes of scratch right after the n Q8 activation rows at x.
    */
-  gemv_q4_0_rows4: GemvKernel;
-  /** gemv_q5_0's 4-row-tile twin (see gemv_q4_0_rows4). */
   gemv_q5_0_rows4: GemvKernel;
+  /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
+  gemv_q4_0_r4: GemvKernel;
+  /**
+   * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
+   * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
+   */
+  rows4_kernels?(): number;
   gemv_q4_1: GemvKernel;
   gemv_q5_0: GemvKernel;
   gemv_q5_1: GemvKernel;
@@ -81,6 +86,12 @@ export interface KernelExports {
    * (2·rowBytes bytes); an odd count needs rowBytes more bytes reserved after the last row.
    */
   interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
+  /**
+   * Rearranges nRows GGUF-layout rows at `w` (blocks of an f16 scale then 16·m quant bytes) into 4-row groups in place
+   * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
+   * group's missing rows reserved after the last row.
+   */
+  interleave_rows4(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
@@ -106,8 +117,8 @@ export const GEMV_NAMES = [
   'gemv_bf16',
   'attention_heads',
   'attention_kv_heads',
-  'gemv_q4_0_rows4',
   'gemv_q5_0_rows4',
+  'gemv_q4_0_r4',
 ] as const;
 
 /** One kernel name. */
@@ -119,6 +130,8 @@ export interface FusedKernel {
   readonly isQ8: boolean;
   /** Row lengths must be a multiple of this (the kernel's block size). */
   readonly blockElements: number;
+  /** The kernel for weights stored in 4-row groups (relaxed-SIMD builds; registry `wasm.rows4`), or null. */
+  readonly rows4: GemvName | null;
 }
 
 /**
@@ -131,7 +144,11 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (t.wasm === 'dequantize') return [];
     const name = t.wasm.kernel;
     if (!isGemvName(name)) throw new Error(`quant type ${t.name}: WASM kernel ${name} is not listed in GEMV_NAMES`);
-    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements }]];
+    const r4 = t.wasm.rows4;
+    if (r4 && !isGemvName(r4.kernel))
+      throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
+    const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
+    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4 }]];
   }),
 );
 
@@ -145,14 +162,11 @@ export function q8RowBytes(k: number): number {
 }
 
 /**
- * The 4-row-tile kernel for a type with one (Q4_0, Q5_0: wasm/assembly/gemv-rows4.ts, n ≥ 8) and the scratch it packs
- * its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 72 (Q4_0) or 136 (Q5_0) bytes.
+ * The per-call 4-row-tile kernel of a row-pair type that has one (Q5_0: wasm/assembly/gemv-rows4.ts, n ≥ 8) and the
+ * scratch it packs its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 136 bytes. (Q4_0 is
+ * stored in 4-row groups at load instead: `FusedKernel.rows4`.)
  */
 export function rows4Kernel(type: GgmlType, nRows: number, k: number): { name: GemvName; scratch: number } | null {
-  const blockBytes = type === GgmlType.Q4_0 ? 72 : type === GgmlType.Q5_0 ? 136 : 0;
-  if (blockBytes === 0) return null;
-  return {
-    name: type === GgmlType.Q4_0 ? 'gemv_q4_0_rows4' : 'gemv_q5_0_rows4',
-    scratch: (nRows >> 2) * (k >> 5) * blockBytes,
-  };
+  if (type !== GgmlType.Q5_0) return null;
+  return { name: 'gemv_q5_0_rows4', scratch: (nRows >> 2) * (k >> 5) * 136 };
 }

@@ -38,6 +38,21 @@ export function addRows(f32: Float32Array, dst: number, a: number, b: number, le
   for (let i = 0; i < len; i++) f32[dst + i] = f32[a + i] + f32[b + i];
 }
 
+/** out[i, r] += bias[r] for rows i < n of an activation `cols` wide (f32 indices), r < nRows. */
+export function addBiasRows(
+  f32: Float32Array,
+  out: number,
+  cols: number,
+  bias: number,
+  nRows: number,
+  n: number,
+): void {
+  for (let i = 0; i < n; i++) {
+    const row = out + i * cols;
+    for (let r = 0; r < nRows; r++) f32[row + r] += f32[bias + r];
+  }
+}
+
 /** x[i] *= s for i < len. */
 export function scaleRows(f32: Float32Array, x: number, s: number, len: number): void {
   for (let i = 0; i < len; i++) f32[x + i] *= s;

@@ -28,12 +28,11 @@ import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
-import { embedRows } from './embed-rows.js';
+import { embedRows, weightRow } from './embed-rows.js';
 import { type AttentionCall, runAttentionKernel } from './attention-kernel.js';
 import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
-import { readPairedRow } from './row-pairs.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
-import { addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
+import { addBiasRows, addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
@@ -55,7 +54,7 @@ interface WasmActivation extends Activation {
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ the matrix's size) for gemv_q4_0_rows4's packed groups; larger matrices take gemv_q4_0. */
+/** Most scratch (≈ 1.5× the matrix's size) for gemv_q5_0_rows4's packed groups; larger matrices take gemv_q5_0. */
 const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
@@ -178,8 +177,11 @@ export class WasmOps extends HostHybridOps implements Ops {
       );
     }
     const fused = FUSED_KERNELS.get(wt.type);
-    if (fused?.isQ8) {
-      // Q4_0, Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
+    if (fused?.rows4 && wt.rows4BlockBytes) {
+      // Stored in 4-row groups: one kernel for every token count.
+      this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
+    } else if (fused?.isQ8) {
+      // Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
       const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
       const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
       const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
@@ -189,14 +191,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     } else {
       this.matmulDequant(o, xa, wt, n);
     }
-    if (bias) {
-      const f32 = this.heap.f32;
-      const b = this.vector(bias);
-      for (let i = 0; i < n; i++) {
-        const row = (o.byteOffset >>> 2) + i * out.cols;
-        for (let r = 0; r < wt.nRows; r++) f32[row + r] += f32[b + r];
-      }
-    }
+    if (bias) addBiasRows(this.heap.f32, o.byteOffset >>> 2, out.cols, this.vector(bias), wt.nRows, n);
     o.version++;
   }
 
@@ -476,13 +471,10 @@ export class WasmOps extends HostHybridOps implements Ops {
     return wt.vectorOffset >>> 2;
   }
 
-  /** Row r of a quantized weight in GGUF layout (a view into the heap, or a copy gathered from a row pair). */
+  /** Row r of a quantized weight in GGUF layout (embed-rows.ts `weightRow`; the copy buffer is reused). */
   private rowBytesOf(w: WasmWeight, r: number): Uint8Array {
-    const u8 = this.heap.u8;
-    if (!w.pairBlockBytes) return u8.subarray(w.byteOffset + r * w.rowBytes, w.byteOffset + (r + 1) * w.rowBytes);
     if (this.rowCopy.length !== w.rowBytes) this.rowCopy = new Uint8Array(w.rowBytes); // one embedding table: once
-    readPairedRow(u8, w.byteOffset, r, w.rowBytes, w.pairBlockBytes, this.rowCopy);
-    return this.rowCopy;
+    return weightRow(this.heap.u8, w, r, this.rowCopy);
   }
 
   protected step(): StepBatch {

@@ -1,8 +1,9 @@
 /**
  * Streaming a weight into WASM memory (`Ops.beginWeight` of the WASM backend): the weight's region is placed first,
- * the loader reads the file straight into it piece by piece, and each committed piece (whole row pairs) is rearranged
- * into the row-pair layout (row-pairs.ts) in place while the next piece is being read — no copy of the tensor is
- * made outside WASM memory, and the rearrangement overlaps the read instead of following it.
+ * the loader reads the file straight into it piece by piece, and each committed piece (whole row pairs, or 4-row
+ * groups) is rearranged into the row-pair layout (row-pairs.ts) or the 4-row layout (rows4-layout.ts) in place while
+ * the next piece is being read — no copy of the tensor is made outside WASM memory, and the rearrangement overlaps
+ * the read instead of following it.
  */
 
 import { LlmError } from '../../errors.js';
@@ -11,14 +12,20 @@ import { getQuantType } from '../../quant/index.js';
 import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import { FUSED_KERNELS, type KernelExports } from './kernel-exports.js';
 import { ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
+import { rows4StoredRows } from './rows4-layout.js';
 import type { WasmHeap } from './wasm-heap.js';
 
-/** A weight in WASM memory: GGUF rows [nRows, rowBytes], or row pairs (pairBlockBytes > 0; row-pairs.ts). */
+/**
+ * A weight in WASM memory: GGUF rows [nRows, rowBytes], row pairs (pairBlockBytes > 0; row-pairs.ts) or 4-row groups
+ * (rows4BlockBytes > 0; rows4-layout.ts).
+ */
 export interface WasmWeight extends Weight {
   readonly byteOffset: number;
   readonly rowBytes: number;
   /** Block bytes of the row-pair layout; 0 for GGUF rows. */
   readonly pairBlockBytes: number;
+  /** Block bytes of the 4-row-group layout; 0 for the other layouts. */
+  readonly rows4BlockBytes: number;
   /** f32 copy for use as a vector (norm weights, biases), made on first use. */
   vectorOffset: number;
 }
@@ -59,23 +66,28 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
   }
   const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
   const byteLength = rowBytes * nRows;
-  const pairBlockBytes = ROW_PAIR_TYPES.get(info.type) ?? 0;
-  const region = h.heap.alloc(pairBlockBytes ? storedRows(nRows) * rowBytes : byteLength, `weight ${info.name}`);
-  const scratch = pairBlockBytes ? h.scratch(2 * rowBytes) : 0; // 2·rowBytes: one pair
+  // 4-row groups (2-D weights of a rows4 type, on a build whose 4-row kernels run), else row pairs where the registry says so.
+  const rows4 = info.shape.length <= 2 && FUSED_KERNELS.get(info.type)?.rows4 && h.k.rows4_kernels?.() === 1;
+  const rows4BlockBytes = rows4 ? geometry.blockBytes : 0;
+  const pairBlockBytes = rows4BlockBytes ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
+  const groupRows = rows4BlockBytes ? 4 : 2; // rows rearranged together
+  const stored = rows4BlockBytes ? rows4StoredRows(nRows) : pairBlockBytes ? storedRows(nRows) : nRows;
+  const region = h.heap.alloc(stored * rowBytes, `weight ${info.name}`);
+  const scratch = rows4BlockBytes || pairBlockBytes ? h.scratch(groupRows * rowBytes) : 0; // one group's rows
   let committed = 0;
-  /** A piece must be whole rows inside the tensor, starting on a pair (even row). */
+  /** A piece must be whole rows inside the tensor, starting on a group (a row pair or 4-row group). */
   const check = (offset: number, length: number): void => {
     if (
       !(Number.isSafeInteger(offset) && Number.isSafeInteger(length)) ||
       offset < 0 ||
       length < 0 ||
       offset + length > byteLength ||
-      offset % (2 * rowBytes) !== 0 ||
+      offset % (groupRows * rowBytes) !== 0 ||
       (length % rowBytes !== 0 && offset + length !== byteLength)
     ) {
       throw new LlmError(
         'invalid-request',
-        `uploading ${info.name}: piece [${offset}, ${offset + length}) is not whole row pairs of its ${byteLength} bytes`,
+        `uploading ${info.name}: piece [${offset}, ${offset + length}) is not whole ${groupRows}-row groups of its ${byteLength} bytes`,
         { details: { tensor: info.name, offset, length } },
       );
     }
@@ -94,8 +106,10 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
           details: { tensor: info.name, offset, committed },
         });
       }
-      // The last piece may end on an odd row: its zero partner is the padding row reserved after it.
-      if (pairBlockBytes)
+      // The last piece may end inside a group: its zero rows are the padding reserved after it.
+      if (rows4BlockBytes)
+        h.k.interleave_rows4(region.byteOffset + offset, length / rowBytes, rowBytes, rows4BlockBytes, scratch);
+      else if (pairBlockBytes)
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
       committed += length;
     },
@@ -113,6 +127,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
         byteOffset: region.byteOffset,
         rowBytes,
         pairBlockBytes,
+        rows4BlockBytes,
         vectorOffset: -1,
       };
       return w;

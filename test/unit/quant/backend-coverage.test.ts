@@ -90,7 +90,10 @@ describe('every registry type has its WASM path', () => {
         name: t.wasm.kernel,
         isQ8: t.wasm.activations === 'q8',
         blockElements: t.blockElements,
+        rows4: t.wasm.rows4?.kernel ?? null,
       });
+      // A 4-row layout is stored only for blocks of an f16 scale then 16·m quant bytes (rows4-layout.ts).
+      if (t.wasm.rows4) expect((t.blockBytes - 2) % 16, t.name).toBe(0);
       expect(ROW_PAIR_TYPES.get(t.id), t.name).toBe(t.wasm.rowPairs === true ? t.blockBytes : undefined);
     }
     expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0']);

@@ -1,0 +1,213 @@
+/**
+ * The 4-row weight layout of the relaxed-SIMD build (src/backend/wasm/rows4-layout.ts, wasm/assembly/
+ * gemv-stored-rows4.ts) for every type the registry gives one (Q4_0): its matmuls equal the simd128 build's
+ * row-pair kernels within f32 rounding (the same integer block sums; only the float order differs) for row counts
+ * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
+ * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
+ * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused.
+ */
+
+import v8 from 'node:v8';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Ops } from '../../src/backend/ops.js';
+import { createWasmOps, detectWasmFeatures } from '../../src/backend/wasm/index.js';
+import { interleaveRows4, readRows4Row, rows4StoredRows } from '../../src/backend/wasm/rows4-layout.js';
+import { isLlmError } from '../../src/errors.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { getQuantType, QUANT_TYPES } from '../../src/quant/index.js';
+import { mulberry32 } from '../helpers/mulberry32.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+const ROWS4_TYPES = QUANT_TYPES.filter((t) => t.wasm !== 'dequantize' && t.wasm.rows4 !== undefined);
+const relaxed = detectWasmFeatures().relaxedSimd;
+
+function randomF32(n: number, seed: number, scale = 1): Float32Array {
+  const r = mulberry32(seed);
+  return Float32Array.from({ length: n }, () => (r() * 2 - 1) * scale);
+}
+
+function quantize(type: GgmlType, values: Float32Array): Uint8Array {
+  const qt = getQuantType(type);
+  const bytes = new Uint8Array((values.length / qt.blockElements) * qt.blockBytes);
+  qt.quantizeRow!(values, bytes);
+  return bytes;
+}
+
+/** x [n, k] · W [nRows, k]ᵀ on `ops` (x written through an F32 table's embedding lookup). */
+async function matmul(
+  ops: Ops,
+  type: GgmlType,
+  bytes: Uint8Array,
+  k: number,
+  nRows: number,
+  x: Float32Array,
+  n: number,
+) {
+  const w = await ops.uploadWeight({ name: `w${k}x${nRows}`, type, shape: [k, nRows] }, bytes);
+  const table = await ops.uploadWeight(
+    { name: 'x', type: GgmlType.F32, shape: [k, n] },
+    new Uint8Array(x.buffer.slice(0)),
+  );
+  const xa = ops.createActivation('x', n, k);
+  const out = ops.createActivation('out', n, nRows);
+  ops.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
+  ops.embed(xa, table, n);
+  ops.matmul(out, xa, w, n);
+  ops.endStep();
+  return ops.read(out, n);
+}
+
+/**
+ * Fails unless got equals want within f32 rounding: 1e-6 of Σ|w·x| per output (w dequantized from `bytes`; the
+ * integer block sums are equal, only the order of the f32 scale-and-add steps differs).
+ */
+function expectClose(
+  got: Float32Array,
+  want: Float32Array,
+  what: string,
+  type: GgmlType,
+  bytes: Uint8Array,
+  x: Float32Array,
+  k: number,
+): void {
+  const nRows = want.length / (x.length / k);
+  const w = new Float32Array(nRows * k);
+  getQuantType(type).dequantizeRow(bytes, w, nRows * k);
+  let worst = 0;
+  for (let i = 0; i < want.length; i++) {
+    const [t, r] = [Math.floor(i / nRows), i % nRows];
+    let mag = 0;
+    for (let j = 0; j < k; j++) mag += Math.abs(w[r * k + j]! * x[t * k + j]!);
+    worst = Math.max(worst, Math.abs(got[i]! - want[i]!) / (1e-6 * mag + 1e-6));
+  }
+  expect(worst, what).toBeLessThanOrEqual(1);
+}
+
+describe('4-row layout: JS reference', () => {
+  it('reads back every row of every type from a matrix with padding rows', () => {
+    for (const qt of ROWS4_TYPES) {
+      for (const nRows of [1, 3, 4, 6, 9]) {
+        const k = 96;
+        const src = quantize(qt.id, randomF32(k * nRows, nRows));
+        const rowBytes = (k / 32) * qt.blockBytes;
+        const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
+        interleaveRows4(src, dst, nRows, rowBytes, qt.blockBytes);
+        const row = new Uint8Array(rowBytes);
+        for (let r = 0; r < rows4StoredRows(nRows); r++) {
+          readRows4Row(dst, 0, r, rowBytes, qt.blockBytes, row);
+          const want = r < nRows ? src.subarray(r * rowBytes, (r + 1) * rowBytes) : new Uint8Array(rowBytes);
+          expect(Array.from(row), `${qt.name} rows ${nRows} row ${r}`).toEqual(Array.from(want));
+        }
+      }
+    }
+  });
+});
+
+describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-pair kernels', () => {
+  let r4: Ops;
+  let r4x2: Ops;
+  let pairs: Ops;
+  beforeAll(async () => {
+    r4 = await createWasmOps({ variant: 'relaxed-simd', threads: 1 });
+    r4x2 = await createWasmOps({ variant: 'relaxed-simd', threads: 2 });
+    pairs = await createWasmOps({ variant: 'simd128', threads: 1 });
+  });
+  afterAll(() => {
+    for (const o of [r4, r4x2, pairs]) o?.destroy();
+  });
+
+  for (const qt of ROWS4_TYPES) {
+    it(`${qt.name}: rows 1, 2, 3, 5, 6, 7, 37 × tokens 1…9, 11, 17 (8-, 4- and 1-token tiles)`, async () => {
+      const k = 96;
+      for (const nRows of [1, 2, 3, 5, 6, 7, 37]) {
+        const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 100 + nRows));
+        for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17]) {
+          const x = randomF32(n * k, n * 31 + nRows, 3);
+          const want = await matmul(pairs, qt.id, bytes, k, nRows, x, n);
+          const got = await matmul(r4, qt.id, bytes, k, nRows, x, n);
+          expectClose(got, want, `${qt.name} rows ${nRows} n ${n}`, qt.id, bytes, x, k);
+        }
+      }
+    });
+
+    it(`${qt.name}: two threads whose row chunks cut 4-row groups (131 rows × 1024)`, async () => {
+      const [k, nRows] = [1024, 131]; // chunks at rows 32, 65, 98: two of them inside a group
+      const bytes = quantize(qt.id, randomF32(k * nRows, qt.id));
+      for (const n of [1, 4, 13]) {
+        const x = randomF32(n * k, n, 2);
+        const want = await matmul(pairs, qt.id, bytes, k, nRows, x, n);
+        expectClose(
+          await matmul(r4x2, qt.id, bytes, k, nRows, x, n),
+          want,
+          `${qt.name} ×2 threads n ${n}`,
+          qt.id,
+          bytes,
+          x,
+          k,
+        );
+      }
+    });
+
+    it(`${qt.name}: an embedding lookup of a table stored in 4-row groups gives its GGUF rows`, async () => {
+      const [k, nRows] = [64, 7];
+      const bytes = quantize(qt.id, randomF32(k * nRows, 5));
+      const want = new Float32Array(k * nRows);
+      qt.dequantizeRow(bytes, want, k * nRows);
+      const table = await r4.uploadWeight({ name: 'emb', type: qt.id, shape: [k, nRows] }, bytes);
+      const out = r4.createActivation('e', nRows, k);
+      r4.beginStep({ tokens: Int32Array.of(6, 0, 5, 1, 4, 2, 3), startPos: 0, slot: 0 });
+      r4.embed(out, table, nRows);
+      r4.endStep();
+      const got = await r4.read(out, nRows);
+      [6, 0, 5, 1, 4, 2, 3].forEach((id, i) => {
+        expect(Array.from(got.subarray(i * k, (i + 1) * k)), `row ${id}`).toEqual(
+          Array.from(want.subarray(id * k, (id + 1) * k)),
+        );
+      });
+    });
+
+    it(`${qt.name}: a streamed upload in 4-row pieces equals a whole upload; a piece inside a group is refused`, async () => {
+      const [k, nRows, n] = [64, 10, 5];
+      const bytes = quantize(qt.id, randomF32(k * nRows, 9));
+      const rowBytes = (k / 32) * qt.blockBytes;
+      const info = { name: 'streamed', type: qt.id, shape: [k, nRows] };
+      const stream = r4.beginWeight!(info);
+      for (let r = 0; r < nRows; r += 4) {
+        const len = Math.min(4, nRows - r) * rowBytes;
+        stream.target(r * rowBytes, len).set(bytes.subarray(r * rowBytes, r * rowBytes + len));
+        stream.commit(r * rowBytes, len);
+      }
+      const w = await stream.finish();
+      const x = randomF32(n * k, 3);
+      const xa = r4.createActivation('x', n, k);
+      const out = r4.createActivation('out', n, nRows);
+      const table = await r4.uploadWeight(
+        { name: 'x', type: GgmlType.F32, shape: [k, n] },
+        new Uint8Array(x.buffer.slice(0)),
+      );
+      r4.beginStep({ tokens: Int32Array.from({ length: n }, (_, i) => i), startPos: 0, slot: 0 });
+      r4.embed(xa, table, n);
+      r4.matmul(out, xa, w, n);
+      r4.endStep();
+      expectClose(
+        await r4.read(out, n),
+        await matmul(pairs, qt.id, bytes, k, nRows, x, n),
+        `${qt.name} streamed`,
+        qt.id,
+        bytes,
+        x,
+        k,
+      );
+      const bad = r4.beginWeight!(info);
+      let error: unknown;
+      try {
+        bad.target(2 * rowBytes, 4 * rowBytes);
+      } catch (e) {
+        error = e;
+      }
+      expect(isLlmError(error) && error.code === 'invalid-request', String(error)).toBe(true);
+      bad.cancel();
+    });
+  }
+});
