@@ -8,6 +8,7 @@ import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
 import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
+import { checkRows } from './set-rows.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -18,6 +19,13 @@ export abstract class HostHybridOps extends CompositeOps {
   protected abstract readonly view: HostView;
   /** Marks an activation written (the wasm backend versions them). */
   protected written(_a: Activation): void {}
+
+  setRows(out: Activation, rows: Float32Array, n: number): void {
+    checkRows(out, rows, n);
+    const [data, at] = this.view(out);
+    data.set(rows.subarray(0, n * out.cols), at);
+    this.written(out);
+  }
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     const { slot, startPos } = this.step();

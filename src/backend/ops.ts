@@ -332,6 +332,11 @@ export interface Ops {
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
   /**
+   * out[0 … n) = `rows` ([n, out.cols] f32, row-major): a step whose input is embedding rows (an image's, from
+   * `vision/`) instead of token ids. Issue it where `embed` would go; the step's token ids are then placeholders.
+   */
+  setRows(out: Activation, rows: Float32Array, n: number): void;
+  /**
    * RMS-normalises each group of `groupSize` columns of each row (default: the whole row), then multiplies by
    * `weight` (length groupSize) when given: out = x / sqrt(mean(x²) + eps) · w. `out` may be `x`.
    */
