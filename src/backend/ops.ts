@@ -176,8 +176,9 @@ export interface AttentionParams {
   /** Attention logits become cap·tanh(s/cap) before the mask; 0 = off (gemma2). */
   readonly softcap: number;
   /**
-   * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
-   * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
+   * false: every row sees every position of the step's sequence up to startPos+n−1 (encoders, `attention.causal`
+   * false; gemma3's image chunks), a sliding window still masking keys pos − k ≥ window as llama.cpp's mask does.
+   * Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
 }
