@@ -13,7 +13,7 @@ import type { ImageEmbeddings } from '../vision/vision-encoder.js';
 import type { ChatMessage, ChatRequestMessage } from './types.js';
 
 /** llama.cpp's default media marker (`mtmd_default_marker`). */
-const MEDIA_MARKER = '<__media__>';
+export const MEDIA_MARKER = '<__media__>';
 
 /** What an image part carries: a data:/http(s) URL or a Blob. */
 type ImageSource = string | Blob;
