@@ -78,8 +78,9 @@ export function main(args: string[]): number {
   const tmp = mkdtempSync(join(tmpdir(), 'image-logits-'));
   try {
     const exe = join(tmp, 'mtmd-logits');
+    const compiler = process.env.CC ?? 'cc'; // the system C compiler (dev-only oracle build)
     const cc = spawnSync(
-      'cc',
+      compiler,
       [
         '-O1',
         '-o',
