@@ -6,6 +6,8 @@
  * tokens for any image).
  */
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GEMMA3_MMPROJ, gemma3Mmproj } from '../../../scripts/synthetic/mmproj-gemma3.js';
@@ -73,6 +75,20 @@ describe('chat with images', () => {
     expect(a.usage.prompt_tokens).toBeGreaterThanOrEqual(text.usage.prompt_tokens + IMAGE_TOKENS + framing - 1);
     expect(b.usage.prompt_tokens).toBe(a.usage.prompt_tokens);
     expect(firstLogprobs(a)).not.toEqual(firstLogprobs(b)); // other pixels, other logits
+  });
+
+  it('an http URL is fetched and gives what the same bytes as a data: URL give', async () => {
+    const url = pngUrl(16, 16, 9);
+    const bytes = Buffer.from(url.split(',')[1], 'base64');
+    const server = createServer((_, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(bytes));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const fetched = await answer(engine, ask(`http://127.0.0.1:${port}/cat.png`));
+      expect(firstLogprobs(fetched)).toEqual(firstLogprobs(await answer(engine, ask(url))));
+    } finally {
+      server.close();
+    }
   });
 
   it('a follow-up about the same image reuses its KV; another image never matches past its start', async () => {
