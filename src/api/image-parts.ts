@@ -55,7 +55,8 @@ export interface ImageFraming {
 
 /**
  * The prompt's token ids and image chunks from its rendered text (`tokens`: how the chat layer tokenized it whole,
- * BOS included when it added one) and the encoded images, in marker order.
+ * BOS included when it added one) and the encoded images, in marker order; `dropped`: the history was trimmed (the
+ * first images then may have no marker left).
  */
 export function imagePrompt(
   tk: Tokenizer,
@@ -63,8 +64,11 @@ export function imagePrompt(
   tokens: readonly number[],
   images: readonly ImageEmbeddings[],
   framing: ImageFraming,
+  dropped = false,
 ): { tokens: number[]; images: PromptImage[] } {
   const pieces = text.split(MEDIA_MARKER);
+  // History trimming drops the oldest turns: their images go with them.
+  if (dropped && pieces.length - 1 < images.length) images = images.slice(images.length - (pieces.length - 1));
   if (pieces.length - 1 !== images.length) {
     throw new LlmError(
       'invalid-request',

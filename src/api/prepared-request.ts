@@ -89,7 +89,9 @@ export function prepareChatRequest(
     signal,
     ...(tools ? { tools } : {}),
   });
-  const withImages = req.images && imagePrompt(tk, built.prompt, built.tokens, req.images.encoded, req.images.framing);
+  const im = req.images;
+  const withImages =
+    im && imagePrompt(tk, built.prompt, built.tokens, im.encoded, im.framing, built.droppedMessages > 0);
   const tokens = withImages ? withImages.tokens : built.tokens;
   const images = withImages ? { images: withImages.images } : {};
   env.checkFits(tokens.length);

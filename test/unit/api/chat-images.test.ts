@@ -114,6 +114,22 @@ describe('chat with images', () => {
     }
   });
 
+  it("truncate: 'history' drops an old turn's image with it", async () => {
+    const long = 'Once upon a time there was a robot who liked to count. '.repeat(6);
+    const messages: ChatRequestMessage[] = [
+      ...ask(pngUrl(10, 10, 5), long),
+      { role: 'assistant', content: 'A robot.' },
+      ...ask(pngUrl(10, 10, 6), 'And this one?'),
+    ];
+    const r = (await engine.chat.completions.create({
+      messages,
+      max_tokens: 2,
+      truncate: 'history',
+    })) as ChatCompletion;
+    expect(r.usage.prompt_tokens).toBeLessThan(96);
+    await expectLlmError(engine.chat.completions.create({ messages, max_tokens: 2 }), 'context-overflow');
+  });
+
   it('bad image input is invalid-request naming the part', async () => {
     const create = (messages: ChatRequestMessage[]) => engine.chat.completions.create({ messages, max_tokens: 1 });
     await expectLlmError(create(ask('file:///etc/passwd')), 'invalid-request', /content\[0\]/);
