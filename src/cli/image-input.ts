@@ -58,7 +58,8 @@ export async function imageInput(
 
 /**
  * Logits of every position of `tokens` ([n, vocab]) evaluated from position 0 of slot 0: text through `eval`, each
- * image chunk as one `evalEmbeddings` step (its own positions' logits included).
+ * image chunk as one `evalEmbeddings` step. An image's own positions predict nothing (llama.cpp outputs no logits
+ * there): their rows are NaN.
  */
 export async function evalWithImages(
   model: Transformer,
@@ -79,8 +80,8 @@ export async function evalWithImages(
   };
   for (const im of images) {
     await text(im.start);
-    const opts = { logits: 'all', nonCausal: im.nonCausal, signal } as const;
-    out.set((await model.evalEmbeddings!(im.embeddings, im.start, 0, opts))!, im.start * vocab);
+    await model.evalEmbeddings!(im.embeddings, im.start, 0, { logits: 'none', nonCausal: im.nonCausal, signal });
+    out.fill(Number.NaN, im.start * vocab, (im.start + im.nTokens) * vocab);
     pos = im.start + im.nTokens;
   }
   await text(tokens.length);

@@ -49,14 +49,16 @@ describe('CLI image input', () => {
     const got = JSON.parse(r.out) as {
       tokens: (number | null)[];
       images: { start: number; n_tokens: number }[];
-      logits: number[][];
+      logits: (number[] | null)[];
     };
     const image = FX.chunks.find((c: { type: string }) => c.type === 'image');
     expect(got.images).toEqual([{ start: image.start, n_tokens: image.n_tokens }]);
+    expect(got.logits[image.start]).toBeNull(); // an image position predicts nothing
+    expect(got.tokens[image.start]).toBeNull();
     const after = FX.chunks.find((c: { type: string; start: number }) => c.type === 'text' && c.start > image.start);
     after.logits_per_position.forEach((ref: string, i: number) => {
       expect(got.tokens[after.start + i]).toBe(after.tokens[i]);
-      expect(maxAbsDiff(got.logits[after.start + i], decodeF32(ref))).toBeLessThan(2e-2);
+      expect(maxAbsDiff(got.logits[after.start + i]!, decodeF32(ref))).toBeLessThan(2e-2);
     });
   });
 

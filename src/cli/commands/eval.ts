@@ -56,20 +56,21 @@ async function run(args: string[], io: CliIo): Promise<number> {
         ? await evalWithImages(model, tokens, image.images, io.signal)
         : (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!;
       if (values.json) {
-        const rows = tokens.map((_, p) => Array.from(logits.subarray(p * vocab, (p + 1) * vocab)));
+        const rows = tokens.map((t, p) => (t < 0 ? null : Array.from(logits.subarray(p * vocab, (p + 1) * vocab))));
         const images = image?.images.map((im) => ({ start: im.start, n_tokens: im.nTokens }));
-        const ids = tokens.map((t) => (t < 0 ? null : t)); // image positions: null
+        const ids = tokens.map((t) => (t < 0 ? null : t)); // image positions: null (no logits there either)
         io.out(JSON.stringify({ tokens: ids, ...(images ? { images } : {}), logits: rows }) + '\n');
         return 0;
       }
       io.out(`${model.ops.description}; ${tokens.length} tokens, vocabulary ${vocab}\n`);
       for (let p = 0; p < tokens.length; p++) {
+        if (tokens[p] < 0) continue; // an image position: no logits
         const row = logits.subarray(p * vocab, (p + 1) * vocab);
         const order = Array.from(row.keys())
           .sort((a, b) => row[b] - row[a] || a - b)
           .slice(0, top);
         const best = order.map((id) => `${showToken(tokenizer, id)}=${row[id].toFixed(4)}`).join('  ');
-        io.out(`pos ${p} token ${tokens[p] < 0 ? '[image]' : showToken(tokenizer, tokens[p])} → argmax ${argmaxOf(row)}: ${best}\n`);
+        io.out(`pos ${p} token ${showToken(tokenizer, tokens[p])} → argmax ${argmaxOf(row)}: ${best}\n`);
       }
       return 0;
     } finally {
