@@ -43,6 +43,8 @@ export type {
   SamplingOptions,
   SamplingRequest,
   ChatTextPart,
+  ChatImagePart,
+  ChatRequestMessage,
   ChatToolCall,
   ChatToolCallDelta,
   ChatTool,

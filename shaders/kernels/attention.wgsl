@@ -50,7 +50,7 @@ fn main(ids: Ids) {
   let hd = p.head_dim;
   let pos = p.start_pos + i;
   var first = 0u;
-  if (p.kv_end == 0u && p.window > 0u && pos + 1u > p.window) { first = pos + 1u - p.window; }
+  if (p.window > 0u && pos + 1u > p.window) { first = pos + 1u - p.window; }
   let end = select(pos + 1u, p.kv_end, p.kv_end > 0u); // one past the last visible position
   if (lid == 0u) { range_sh = vec2<u32>(max(first, s * p.split_len), min(end, (s + 1u) * p.split_len)); }
   // The tile loop holds barriers: its bounds must be uniform in the analysis's eyes, not just in fact.

@@ -38,7 +38,7 @@ struct Params {
   n_splits: u32,     // runs of split_len positions, one per workgroup z (split-K for short batches on GPUs)
   split_len: u32,
   is_direct: u32,    // 1: one split, normalised rows go to out; 0: (m, l, acc) go to partial
-  kv_end: u32,       // 0: causal; else every token sees positions < kv_end (non-causal, no window)
+  kv_end: u32,       // 0: causal; else every token sees positions < kv_end (non-causal; the window still applies)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -61,7 +61,7 @@ fn tanh_safe(v: f32) -> f32 {
 
 /** First visible position for a query at `pos`. */
 fn first_visible(pos: u32) -> u32 {
-  if (p.kv_end == 0u && p.window > 0u && pos + 1u > p.window) { return pos + 1u - p.window; }
+  if (p.window > 0u && pos + 1u > p.window) { return pos + 1u - p.window; }
   return 0u;
 }
 

@@ -24,6 +24,7 @@ import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
+import { openVision } from './open-vision.js';
 import { checkMemoryPlan, readHeaderBeforeDownload } from './memory-preflight.js';
 
 /** Default number of KV sequences of an engine. */
@@ -219,6 +220,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
       signal,
       onProgress: (p) => run.report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
+    const vision = options.mmproj !== undefined ? await openVision(options.mmproj, transformer, signal) : null;
     const loadMs = nowMs() - run.t0;
     if (options.warmup !== false) run.report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
     return await createEngineFromParts(
@@ -242,6 +244,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
         ...(options.contextShift !== undefined ? { contextShift: options.contextShift } : {}),
+        ...(vision ? { vision } : {}),
       },
       signal,
     );

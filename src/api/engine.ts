@@ -41,6 +41,11 @@ export interface LoadProgress {
 export interface EngineOptions {
   readonly model: ModelInput;
   /**
+   * The model's vision projector (llama.cpp's `mmproj` GGUF: `clip.projector_type` gemma3), as a URL, File/Blob or
+   * path: chat messages may then hold `image_url` content parts. Its width must be the model's `n_embd`.
+   */
+  readonly mmproj?: ModelInput;
+  /**
    * Expected sha256 (64 hex digits) of a model given by URL: the download is checked against it, and it lets an
    * interrupted download resume from a server without a strong ETag (see `downloadModel`'s `sha256`).
    */

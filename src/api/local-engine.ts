@@ -45,6 +45,7 @@ import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedReques
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
 import { embeddingsRequest, type EmbeddingHost } from './embeddings.js';
 import { rerankRequest } from './rerank.js';
+import { encodeRequestImages } from './image-parts.js';
 
 /** Everything an engine runs on, already loaded. */
 export interface EngineParts {
@@ -75,6 +76,8 @@ export interface EngineParts {
   readonly persistedCache?: false | PersistedPromptCacheOptions;
   /** Context shift when the context fills (`EngineOptions.contextShift`; default: chat requests only). */
   readonly contextShift?: boolean;
+  /** The mmproj's vision encoder (`EngineOptions.mmproj`): image content parts need it. */
+  readonly vision?: import('../vision/vision-encoder.js').VisionEncoder;
 }
 
 /** Creates an engine over loaded parts, running the warmup decode unless disabled. */
@@ -321,7 +324,8 @@ export class LocalEngine implements Engine {
 
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
-    const norm = normalizeChatRequest(req, this.parts.tokenizer.vocabSize);
+    const { messages: parts, images } = await encodeRequestImages(this.parts.vision, req.messages, req.signal);
+    const norm = normalizeChatRequest({ ...req, messages: parts }, this.parts.tokenizer.vocabSize);
     const kwargs =
       req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)
         ? { ...(req.chat_template_kwargs ?? {}), reasoning_effort: req.reasoning_effort }
@@ -346,6 +350,7 @@ export class LocalEngine implements Engine {
         kwargs,
         toolSpec && chatFmt.supportsTools ? toolSpec.raw : undefined,
         toolFormat !== undefined,
+        images,
       ),
     );
     const shape: AnswerShape = {
@@ -375,7 +380,7 @@ export class LocalEngine implements Engine {
       eogIds: tk.eogIds,
       signal: req.signal,
     });
-    this.checkFits(prompt.length);
+    checkPromptFits(prompt.length, this.parts.contextLength);
     const echo = norm.echo ? (typeof req.prompt === 'string' ? req.prompt : tk.decode(prompt)) : '';
     const meta = responseMeta('cmpl', this.info);
     if (!norm.stream) return textCompletion(meta, echo, await this.run(prepared, () => {}), tk);
@@ -391,6 +396,7 @@ export class LocalEngine implements Engine {
     chatTemplateKwargs?: unknown,
     tools?: readonly unknown[],
     parseTools = false,
+    images?: Parameters<typeof prepareChatRequest>[1]['images'],
   ): PreparedRequest {
     return prepareChatRequest(
       {
@@ -398,10 +404,10 @@ export class LocalEngine implements Engine {
         chat: this.parts.chat,
         contextLength: this.parts.contextLength,
         key: this.chatKey(),
-        checkFits: (n) => this.checkFits(n),
+        checkFits: (n) => checkPromptFits(n, this.parts.contextLength),
         systemPrefix: (tokens) => this.systemPrefix(messages, tokens, chatTemplateKwargs),
       },
-      { messages, norm, signal, chatTemplateKwargs, tools, parseTools },
+      { messages, norm, signal, chatTemplateKwargs, tools, parseTools, ...(images ? { images } : {}) },
     );
   }
 
@@ -409,10 +415,6 @@ export class LocalEngine implements Engine {
   private keptOnShift(prompt: readonly number[]): number {
     const tk = this.parts.tokenizer;
     return tk.addBos && tk.bosId !== null && prompt[0] === tk.bosId ? 1 : 0;
-  }
-
-  private checkFits(nTokens: number): void {
-    checkPromptFits(nTokens, this.parts.contextLength);
   }
 
   /** Runs a prepared request's choices in the queue; `onText` receives each safe text delta with its choice. */
@@ -442,7 +444,8 @@ export class LocalEngine implements Engine {
       ...(onToken ? { onToken } : {}),
       ...(p.visibleTokens && p.visibleTokens.size > 0 ? { visibleTokens: p.visibleTokens } : {}),
       ...(p.persistPrefix ? { stateBoundaries: [p.persistPrefix] } : {}),
-      ...((this.parts.contextShift ?? p.isChat === true)
+      ...(p.images ? { images: p.images } : {}), // no context shift through image chunks (as llama-server)
+      ...((this.parts.contextShift ?? p.isChat === true) && !p.images
         ? { contextShift: { nKeep: this.keptOnShift(p.prompt) } }
         : {}),
     };

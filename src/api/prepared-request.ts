@@ -10,6 +10,9 @@ import type { GrammarEngine } from '../structured/grammar-engine.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { TOOL_MARKERS } from '../tools/tool-call-format.js';
 import type { ChatFormatter } from './chat-formatter.js';
+import type { PromptImage } from '../engine/prompt-images.js';
+import type { ImageEmbeddings } from '../vision/vision-encoder.js';
+import { type ImageFraming, imagePrompt } from './image-parts.js';
 import type { ChatMessage } from './types.js';
 import type { NormalizedRequest } from './validate-request.js';
 
@@ -30,6 +33,8 @@ export interface PreparedRequest {
   readonly persistPrefix?: number;
   /** A chat request (context shift is on by default for them). */
   readonly isChat?: boolean;
+  /** Image chunks of the prompt (`prompt` holds their placeholder ids). */
+  readonly images?: readonly PromptImage[];
 }
 
 /** A compiled output constraint. */
@@ -70,6 +75,8 @@ export function prepareChatRequest(
     readonly chatTemplateKwargs?: unknown;
     readonly tools?: readonly unknown[] | undefined;
     readonly parseTools: boolean;
+    /** The request's encoded images, in order, and how the projector frames them. */
+    readonly images?: { readonly encoded: readonly ImageEmbeddings[]; readonly framing: ImageFraming };
   },
 ): PreparedRequest {
   const { messages, norm, signal, chatTemplateKwargs, tools, parseTools } = req;
@@ -82,14 +89,19 @@ export function prepareChatRequest(
     signal,
     ...(tools ? { tools } : {}),
   });
-  env.checkFits(built.tokens.length);
+  const im = req.images;
+  const withImages =
+    im && imagePrompt(tk, built.prompt, built.tokens, im.encoded, im.framing, built.droppedMessages > 0);
+  const tokens = withImages ? withImages.tokens : built.tokens;
+  const images = withImages ? { images: withImages.images } : {};
+  env.checkFits(tokens.length);
   const key = env.key;
   const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-  const persistPrefix = env.systemPrefix(built.tokens);
+  const persistPrefix = withImages ? 0 : env.systemPrefix(built.tokens); // placeholders are never persisted
   const format = env.chat.reasoningFormat ?? { kind: 'none' as const };
   if (format.kind === 'none' && !parseTools)
     return {
-      prompt: [...built.tokens],
+      prompt: [...tokens],
       key,
       norm,
       stop: [...built.stop, ...norm.stop],
@@ -97,6 +109,7 @@ export function prepareChatRequest(
       signal,
       persistPrefix,
       isChat: true,
+      ...images,
     };
   // Harmony ends a channel with `<|end|>` and opens the next with `<|start|>`: they are not the end of the answer.
   if (format.kind === 'harmony')
@@ -113,7 +126,7 @@ export function prepareChatRequest(
   const reasoning =
     format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, built.prompt) } };
   return {
-    prompt: [...built.tokens],
+    prompt: [...tokens],
     key,
     norm,
     stop,
@@ -123,5 +136,6 @@ export function prepareChatRequest(
     visibleTokens,
     persistPrefix,
     isChat: true,
+    ...images,
   };
 }

@@ -20,6 +20,20 @@ export interface ChatTextPart {
   readonly text: string;
 }
 
+/**
+ * An image content part (OpenAI shape): `url` is a `data:` URL or an http(s) URL (fetched), or — an extension — a
+ * `Blob` holding the encoded image. Needs an engine created with `mmproj`.
+ */
+export interface ChatImagePart {
+  readonly type: 'image_url';
+  readonly image_url: { readonly url: string | Blob };
+}
+
+/** A message of a request: as `ChatMessage`, and its content parts may also be images. */
+export type ChatRequestMessage = Omit<ChatMessage, 'content'> & {
+  readonly content: ChatMessage['content'] | readonly (ChatTextPart | ChatImagePart)[];
+};
+
 /** A tool call the assistant made (OpenAI shape); `arguments` is JSON text. */
 export interface ChatToolCall {
   readonly id: string;
@@ -83,7 +97,7 @@ export interface ChatCompletionRequest extends SamplingRequest {
   readonly logprobs?: boolean | null;
   /** With `logprobs: true`: also the 0–20 most likely tokens at each position. */
   readonly top_logprobs?: number | null;
-  readonly messages: readonly ChatMessage[];
+  readonly messages: readonly ChatRequestMessage[];
   /** Return an async iterable of chunks instead of one completion. */
   readonly stream?: boolean;
   /** Ignored (one engine serves one model); accepted for OpenAI compatibility. */

@@ -234,7 +234,7 @@ function checkMessage(m: ChatMessage, i: number): ChatMessage {
         invalidField(
           `messages[${i}].content[${k}]`,
           part,
-          "{ type: 'text', text: string } (other part types are not supported)",
+          "{ type: 'text', text: string } or { type: 'image_url', image_url: { url } } (other part types are not supported)",
         );
       }
     });

@@ -14,6 +14,7 @@ import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, S
 import { HostRecurrentState } from './short-conv.js';
 import { hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';
+import { checkRows } from './set-rows.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -29,6 +30,13 @@ export abstract class HostHybridOps extends CompositeOps {
   protected abstract readonly view: HostView;
   /** Marks an activation written (the wasm backend versions them). */
   protected written(_a: Activation): void {}
+
+  setRows(out: Activation, rows: Float32Array, n: number): void {
+    checkRows(out, rows, n);
+    const [data, at] = this.view(out);
+    data.set(rows.subarray(0, n * out.cols), at);
+    this.written(out);
+  }
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     const { slot, startPos } = this.step();

@@ -178,8 +178,9 @@ export interface AttentionParams {
   /** Attention logits become cap·tanh(s/cap) before the mask; 0 = off (gemma2). */
   readonly softcap: number;
   /**
-   * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
-   * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
+   * false: every row sees every position of the step's sequence up to startPos+n−1 (encoders, `attention.causal`
+   * false; gemma3's image chunks), a sliding window still masking keys pos − k ≥ window as llama.cpp's mask does.
+   * Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
   /** Per-head sink logits [nHeads] f32 (gpt-oss): softmax denominators also count e^(sink − max); absent: none. */
@@ -347,6 +348,11 @@ export interface Ops {
   setSequence(slot: number, startPos: number): void;
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
+  /**
+   * out[0 … n) = `rows` ([n, out.cols] f32, row-major): a step whose input is embedding rows (an image's, from
+   * `vision/`) instead of token ids. Issue it where `embed` would go; the step's token ids are then placeholders.
+   */
+  setRows(out: Activation, rows: Float32Array, n: number): void;
   /**
    * RMS-normalises each group of `groupSize` columns of each row (default: the whole row), then multiplies by
    * `weight` (length groupSize) when given: out = x / sqrt(mean(x²) + eps) · w. `out` may be `x`.

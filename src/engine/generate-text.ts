@@ -10,6 +10,7 @@ import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { Context } from './context.js';
 import { generate, type GenerationResult } from './generate.js';
 import { PromptCache } from './prompt-cache.js';
+import type { PromptImage } from './prompt-images.js';
 import { normalizeSamplingOptions, type SamplingOptions } from './sampling-options.js';
 
 /** Options of `generateText`. */
@@ -29,6 +30,8 @@ export interface GenerateTextOptions extends SamplingOptions {
   /** Receives each piece of text as soon as it is safe to show. */
   readonly onText?: (text: string) => void;
   readonly signal?: AbortSignal;
+  /** Image chunks of a prompt given as ids (placeholders at their positions; see `engine/prompt-images.ts`). */
+  readonly images?: readonly PromptImage[];
 }
 
 /** The result with speeds. */
@@ -65,6 +68,7 @@ export async function generateText(o: GenerateTextOptions): Promise<GenerateText
     stop: norm.stop,
     eogIds: o.tokenizer.eogIds,
     signal: o.signal,
+    ...(o.images ? { images: o.images } : {}),
   });
   for (;;) {
     const step = await gen.next();

@@ -17,6 +17,7 @@ import { nowMs, type Context } from './context.js';
 import type { PositionLogprobs } from './generate-logprobs.js';
 import { Sampler, type LogitSource, type ReadbackRoute, type SamplingParams, type TokenMask } from './sampler.js';
 import type { SlotLease } from './prompt-cache.js';
+import { type PromptImage, prefillWithImages, resumeAt } from './prompt-images.js';
 
 /** Longest stretch of decoding, ms, without letting queued tasks (an abort message) run. */
 const YIELD_INTERVAL_MS = 8;
@@ -69,6 +70,8 @@ export interface GenerationInput {
    * half of the rest and go on (the transformer re-rotates the kept keys in place). Absent: stop with 'length'.
    */
   readonly contextShift?: { readonly nKeep: number };
+  /** Image chunks of the prompt (`prompt` holds their placeholder ids), in order. */
+  readonly images?: readonly PromptImage[];
 }
 
 /** A constraint on the sampled tokens (a compiled grammar's matcher). */
@@ -255,11 +258,13 @@ async function* runGroup(
     const ends = [...new Set(cuts.filter((c) => c > lead.reused && c < prompt.length)), prompt.length].sort(
       (a, b) => a - b,
     );
-    for (let i = 0, from = lead.reused; i < ends.length; from = ends[i++]) {
+    const images = input.images ?? [];
+    for (let i = 0, from = resumeAt(lead.reused, images); i < ends.length; from = ends[i++]) {
       const to = ends[i]!;
-      const piece = prompt.slice(from, to);
+      const piece = prompt.slice(Math.max(from, lead.reused), to); // a cut image chunk is evaluated again whole
       const logits = to === prompt.length ? 'last' : 'none';
-      await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
+      if (images.length > 0) await prefillWithImages(ctx, lead.slot, prompt, images, { from, to }, logits, signal);
+      else await ctx.decode([{ slot: lead.slot, startPos: from!, tokens: piece, logits }], 'prefill', signal);
       ctx.cache.append(lead, piece);
       await ctx.cache.snapshot(lead);
     }

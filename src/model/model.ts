@@ -24,6 +24,14 @@ export interface SequenceToken {
   readonly token: number;
 }
 
+/** Options of `Transformer.evalEmbeddings`. */
+export interface EmbeddingsEvalOptions {
+  readonly logits?: LogitsWanted;
+  /** The rows attend to each other bidirectionally (one step), as llama.cpp's non-causal image decode. */
+  readonly nonCausal?: boolean;
+  readonly signal?: AbortSignal;
+}
+
 /** A model ready to run on one backend. */
 export interface Transformer {
   /** Hyper-parameters read from the GGUF metadata (see `model/config.ts`). */
@@ -52,6 +60,18 @@ export interface Transformer {
   hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
   /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
   readonly rankHead?: import('./pooling.js').RankHead | null;
+  /**
+   * Evaluates embedding rows instead of token ids (an image's encoder output, [nRows, nEmbd] f32) at positions
+   * startPos … of `slot`, as llama.cpp's mtmd decodes an image chunk: no token lookup and no embedding scale; with
+   * `nonCausal` the rows see each other whole (gemma3), so they must fit one step (nRows ≤ ubatchSize). Logits as
+   * `eval`.
+   */
+  evalEmbeddings?(
+    rows: Float32Array,
+    startPos: number,
+    slot: number,
+    options?: EmbeddingsEvalOptions,
+  ): Promise<Float32Array | null>;
   /** Most rows `evalRows` takes (0 when the model was loaded with one sequence slot). */
   readonly maxSequenceRows: number;
   /**

@@ -6,7 +6,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import type { Activation, KvCacheSpec, Ops, Projection, RmsNormWeight, TopK } from '../backend/ops.js';
+import type { Activation, AttentionParams, KvCacheSpec, Ops, Projection, RmsNormWeight, TopK } from '../backend/ops.js';
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
@@ -26,7 +26,8 @@ import type { ModelWeights } from './model-weights.js';
 import { PerLayerInput } from './per-layer-input.js';
 import { AltUp } from './altup.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
-import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
+import type { EmbeddingsEvalOptions, KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
+import { checkEmbeddingRows, type EmbeddingInput } from './embedding-input.js';
 import type { RankHead } from './pooling.js';
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
@@ -60,6 +61,8 @@ export class TransformerModel implements Transformer {
   private lastLogitsRow = -1;
   /** Rows of `buffers.logits` the last `evalRows` filled (0 after `eval`). */
   private sequenceRows = 0;
+  /** The embedding rows `evalEmbeddings` is running (row `offset` is the current step's first); null for tokens. */
+  private input: EmbeddingInput | null = null;
 
   constructor(
     readonly config: ModelConfig,
@@ -130,8 +133,37 @@ export class TransformerModel implements Transformer {
     slot: number,
     options: { logits?: LogitsWanted; signal?: AbortSignal } = {},
   ): Promise<Float32Array | null> {
-    const wanted = options.logits ?? 'last';
     this.checkRequest(tokens, startPos, slot);
+    return this.evalSteps(tokens, startPos, slot, options);
+  }
+
+  async evalEmbeddings(
+    rows: Float32Array,
+    startPos: number,
+    slot: number,
+    options: EmbeddingsEvalOptions = {},
+  ): Promise<Float32Array | null> {
+    const nonCausal = options.nonCausal === true;
+    const oneStep = options.logits === 'all' ? this.logitRows : this.ubatchSize; // rows a non-causal chunk may hold
+    const n = checkEmbeddingRows(rows, this.config, nonCausal ? oneStep : 0, this.perLayerInput !== null);
+    const placeholders = new Int32Array(n); // [n] token ids the step carries but never looks up
+    this.checkRequest(placeholders, startPos, slot);
+    this.input = { rows, causal: !nonCausal, offset: 0 };
+    try {
+      return await this.evalSteps(placeholders, startPos, slot, options);
+    } finally {
+      this.input = null;
+    }
+  }
+
+  /** `eval`'s steps over checked tokens (placeholders when `input` holds embedding rows). */
+  private async evalSteps(
+    tokens: Int32Array,
+    startPos: number,
+    slot: number,
+    options: { logits?: LogitsWanted; signal?: AbortSignal },
+  ): Promise<Float32Array | null> {
+    const wanted = options.logits ?? 'last';
     const vocab = this.config.vocabSize;
     const step = wanted === 'all' ? this.logitRows : this.ubatchSize;
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
@@ -142,6 +174,7 @@ export class TransformerModel implements Transformer {
       n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
       const isFinal = off + n === tokens.length;
       const mode: LogitsWanted = wanted === 'all' ? 'all' : wanted === 'last' && isFinal ? 'last' : 'none';
+      if (this.input) this.input.offset = off;
       this.forward(tokens.subarray(off, off + n), startPos + off, slot, mode, null);
       if (all) all.set(await this.ops.read(this.buffers.logits, n), off * vocab);
       if (isFinal && mode !== 'none') this.lastLogitsRow = mode === 'all' ? n - 1 : 0;
@@ -246,8 +279,11 @@ export class TransformerModel implements Transformer {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     ops.beginStep({ tokens, startPos, slot });
-    ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
-    if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);
+    else {
+      ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
+      if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
+    }
     this.perLayerInput?.project(ops, b.x, n); // every layer's per-layer input [n, nPL] (gemma4)
     this.altUp?.stack(ops, b.x, n); // the AltUp streams (gemma3n)
 
@@ -343,7 +379,7 @@ export class TransformerModel implements Transformer {
     if (p.kvSource !== il) {
       // KV shared with an earlier layer (gemma4): rope q only and attend over that layer's cache, storing nothing.
       if (p.rope) this.ops.rope(q, n, p.rope);
-      this.ops.attention(att, q, p.kvSource, n, p.attention);
+      this.ops.attention(att, q, p.kvSource, n, this.attentionParams(p));
       return;
     }
     if (p.rope && !lateNorm) this.ops.ropeStoreKv(il, q, k, v, n, p.rope);
@@ -355,7 +391,12 @@ export class TransformerModel implements Transformer {
     }
     const temperature = attentionTemperature(this.config, pos);
     if (temperature !== 1) this.ops.scale(q, temperature, n); // mistral3: q · temperature after rope
-    this.ops.attention(att, q, il, n, p.attention);
+    this.ops.attention(att, q, il, n, this.attentionParams(p));
+  }
+
+  /** The layer's attention parameters; non-causal while a non-causal chunk of embedding rows runs. */
+  private attentionParams(p: AttentionLayerPlan): AttentionParams {
+    return this.input?.causal === false ? { ...p.attention, causal: false } : p.attention;
   }
 
   /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */

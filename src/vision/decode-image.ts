@@ -4,7 +4,7 @@
  * before anything is decoded), then decoded with `createImageBitmap` and read back through an `OffscreenCanvas`;
  * `ImageBitmap` and `ImageData` are read directly; `RgbImage` passes through. Alpha is dropped, not composited, and no
  * colour-space conversion is applied — as llama.cpp's stb_image load with 3 channels does. In Node (no
- * `createImageBitmap`) encoded input needs a decoder the library does not bundle yet: pass `RgbImage` pixels.
+ * `createImageBitmap`) PNG and JPEG go through the optional `pngjs` / `jpeg-js` (`node-image-decoder.ts`).
  */
 
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -53,13 +53,11 @@ function readBitmap(bitmap: ImageBitmap): RgbImage {
 }
 
 async function decodeBlob(blob: Blob, signal?: AbortSignal): Promise<RgbImage> {
-  readImageHeader(new Uint8Array(await blob.slice(0, IMAGE_HEADER_BYTES).arrayBuffer()));
+  const header = readImageHeader(new Uint8Array(await blob.slice(0, IMAGE_HEADER_BYTES).arrayBuffer()));
   throwIfAborted(signal, 'decoding the image');
   if (typeof createImageBitmap !== 'function') {
-    throw new LlmError(
-      'invalid-request',
-      'decoding PNG/JPEG/WebP needs createImageBitmap (browsers and workers); in Node pass RGB pixels { width, height, data }',
-    );
+    const { decodeInNode } = await import('./node-image-decoder.js'); // Node: pngjs / jpeg-js
+    return decodeInNode(new Uint8Array(await blob.arrayBuffer()), header);
   }
   let bitmap: ImageBitmap;
   try {

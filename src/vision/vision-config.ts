@@ -23,11 +23,19 @@ interface ProjectorFacts {
   /** Text inserted before/after the image's embeddings in the prompt (llama.cpp `mtmd.cpp` `img_beg`/`img_end`). */
   readonly imageBegin: string;
   readonly imageEnd: string;
+  /** The language model decodes the image's rows non-causally (llama.cpp `mtmd_decode_use_non_causal`). */
+  readonly nonCausal: boolean;
 }
 
 /** Projector types this runtime runs, keyed by `clip.projector_type`. */
 const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
-  gemma3: { defaultMerge: 4, resize: 'bilinear', imageBegin: '<start_of_image>', imageEnd: '<end_of_image>' },
+  gemma3: {
+    defaultMerge: 4,
+    resize: 'bilinear',
+    imageBegin: '<start_of_image>',
+    imageEnd: '<end_of_image>',
+    nonCausal: true,
+  },
 };
 
 /** The projector types `readVisionConfig` accepts. */
@@ -77,6 +85,8 @@ export interface VisionConfig {
   readonly resize: ResizeAlgorithm;
   readonly imageBegin: string;
   readonly imageEnd: string;
+  /** Image rows are decoded non-causally by the language model. */
+  readonly nonCausal: boolean;
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -196,5 +206,6 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     resize: facts.resize,
     imageBegin: facts.imageBegin,
     imageEnd: facts.imageEnd,
+    nonCausal: facts.nonCausal,
   };
 }

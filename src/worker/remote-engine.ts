@@ -66,14 +66,13 @@ function pageRelative(model: string): string {
 
 /** Engine options as they cross to a worker: no functions, no signal, no GPU object, the model URL absolute. */
 export function wireOptionsOf(options: EngineOptions): WireEngineOptions {
-  const { onProgress: _p, signal: _s, model, gpu: _gpu, ...rest } = options;
+  const { onProgress: _p, signal: _s, model, gpu: _gpu, mmproj, ...rest } = options;
   // Options of the worker clients themselves stay on this side.
   const own = rest as Record<string, unknown>;
   for (const k of ['worker', 'name', 'unloadTimeoutMs', 'connectTimeoutMs']) delete own[k];
-  return {
-    ...rest,
-    model: model instanceof URL ? model.href : typeof model === 'string' ? pageRelative(model) : model,
-  };
+  const wire = (m: NonNullable<EngineOptions['mmproj']>) =>
+    m instanceof URL ? m.href : typeof m === 'string' ? pageRelative(m) : m;
+  return { ...rest, model: wire(model), ...(mmproj !== undefined ? { mmproj: wire(mmproj) } : {}) };
 }
 
 /** Wraps a remote iterator as a local async iterable; closing it early cancels the request in the worker. */

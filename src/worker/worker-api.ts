@@ -19,8 +19,9 @@ import { LlmError } from '../errors.js';
 import './errors.js';
 
 /** Engine options as they cross the boundary (no functions, no signal; a URL object becomes its string). */
-export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu'> & {
+export type WireEngineOptions = Omit<EngineOptions, 'onProgress' | 'signal' | 'model' | 'gpu' | 'mmproj'> & {
   readonly model: string | Blob | readonly Blob[];
+  readonly mmproj?: string | Blob | readonly Blob[];
 };
 
 /** A request as it crosses the boundary (the signal goes separately). */

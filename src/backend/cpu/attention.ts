@@ -34,10 +34,11 @@ export function attentionRows(
   const acc = new Float64Array(headDim); // [headDim]
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
-    // A key at position k is visible iff k ≤ pos and pos − k < slidingWindow (llama.cpp's SWA mask).
+    // A key at position k is visible iff k ≤ pos and pos − k < slidingWindow (llama.cpp's SWA mask); non-causal rows
+    // also see the later positions of the step (the window still masks the earlier ones, as llama.cpp's mask).
     const causal = params.causal !== false;
-    const first = causal && slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
-    const last = causal ? pos : startPos + n - 1; // non-causal rows see the whole sequence
+    const first = slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
+    const last = causal ? pos : startPos + n - 1;
     for (let h = 0; h < nHeads; h++) {
       const qBase = i * qCols + h * headDim;
       const kvOff = Math.floor(h / group) * headDim;

@@ -78,11 +78,12 @@ export function runAttentionKernel(
     return;
   }
   // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's mask is
-  // causal; positions enter attention only through the mask).
+  // causal; positions enter attention only through the mask); a window widened by the row's distance from there
+  // still masks the keys pos − k ≥ window of the row's own position (llama.cpp's SWA mask).
   i32[at + 5] = 1;
   i32[at + 6] = c.startPos + c.n - 1;
-  i32[at + 10] = 0;
   for (let i = 0; i < c.n; i++) {
+    i32[at + 10] = window > 0 ? window + (c.n - 1 - i) : 0;
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
     runHeads(k, pool, name, p, nHeads, parallel);

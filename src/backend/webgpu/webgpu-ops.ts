@@ -16,6 +16,7 @@ import type { Projection, RecurrentStateSpec, ResidualOptions, RopeParams, StepB
 import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
+import { checkRows } from '../set-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import type { KvType } from '../kv-type.js';
 import type { GpuContext } from './device.js';
@@ -214,6 +215,12 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   embed(out: Activation, table: Weight, n: number): void {
     this.acts.embed(out, table, n, this.tokens.buffer);
+  }
+
+  setRows(out: Activation, rows: Float32Array, n: number): void {
+    checkRows(out, rows, n);
+    this.flushNow(); // the write lands after every dispatch recorded before it
+    this.device.queue.writeBuffer((out as GpuActivation).buffer, 0, rows.buffer, rows.byteOffset, n * out.cols * 4);
   }
 
   rmsNorm(out: Activation, x: Activation, weight: Weight | null, eps: number, n: number, groupSize?: number): void {

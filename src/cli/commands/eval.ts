@@ -9,9 +9,11 @@ import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cl
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens, showToken } from '../prompt-tokens.js';
+import { evalWithImages, IMAGE_FLAGS, IMAGE_FLAGS_HELP, imageInput } from '../image-input.js';
 
 const USAGE =
-  'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K]';
+  'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K] ' +
+  IMAGE_FLAGS_HELP;
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(
@@ -24,6 +26,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       kernels: { type: 'string' },
       json: { type: 'boolean' },
       top: { type: 'string' },
+      ...IMAGE_FLAGS,
     },
     USAGE,
   );
@@ -33,7 +36,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
 
   const file = await openModelFile(positionals[0], io.signal);
   try {
-    const { tokens, tokenizer } = await inputTokens('eval', file.gguf, values);
+    const input = await inputTokens('eval', file.gguf, values);
+    const { tokenizer } = input;
+    const image = await imageInput('eval', file.gguf, tokenizer, values, io.signal);
+    const tokens = image ? image.tokens : input.tokens;
     const kernels = kernelsFlag('eval', values.kernels, backend);
     const model = await loadModel(
       file,
@@ -46,14 +52,19 @@ async function run(args: string[], io: CliIo): Promise<number> {
     );
     try {
       const vocab = model.config.vocabSize;
-      const logits = (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!; // [n, vocab]
+      const logits = image // [n, vocab]
+        ? await evalWithImages(model, tokens, image.images, io.signal)
+        : (await model.eval(Int32Array.from(tokens), 0, 0, { logits: 'all', signal: io.signal }))!;
       if (values.json) {
-        const rows = tokens.map((_, p) => Array.from(logits.subarray(p * vocab, (p + 1) * vocab)));
-        io.out(JSON.stringify({ tokens, logits: rows }) + '\n');
+        const rows = tokens.map((t, p) => (t < 0 ? null : Array.from(logits.subarray(p * vocab, (p + 1) * vocab))));
+        const images = image?.images.map((im) => ({ start: im.start, n_tokens: im.nTokens }));
+        const ids = tokens.map((t) => (t < 0 ? null : t)); // image positions: null (no logits there either)
+        io.out(JSON.stringify({ tokens: ids, ...(images ? { images } : {}), logits: rows }) + '\n');
         return 0;
       }
       io.out(`${model.ops.description}; ${tokens.length} tokens, vocabulary ${vocab}\n`);
       for (let p = 0; p < tokens.length; p++) {
+        if (tokens[p] < 0) continue; // an image position: no logits
         const row = logits.subarray(p * vocab, (p + 1) * vocab);
         const order = Array.from(row.keys())
           .sort((a, b) => row[b] - row[a] || a - b)

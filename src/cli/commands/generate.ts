@@ -12,8 +12,9 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { choiceFlag, parseCommandLine, positiveIntFlag, usageError } from '../cli-args.js';
 import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-file.js';
 import { inputTokens } from '../prompt-tokens.js';
+import { IMAGE_FLAGS, IMAGE_FLAGS_HELP, imageInput } from '../image-input.js';
 
-const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--ignore-eos] ${SAMPLING_FLAGS_HELP}`;
+const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--ignore-eos] ${IMAGE_FLAGS_HELP} ${SAMPLING_FLAGS_HELP}`;
 
 /** Tokens generated when -n is not given. */
 const DEFAULT_MAX_TOKENS = 64;
@@ -36,6 +37,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       threads: { type: 'string' },
       kernels: { type: 'string' },
       'ignore-eos': { type: 'boolean' },
+      ...IMAGE_FLAGS,
     },
     USAGE,
   );
@@ -45,7 +47,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
 
   const file = await openModelFile(positionals[0], io.signal);
   try {
-    const { tokens, tokenizer } = await inputTokens('generate', file.gguf, values);
+    const input = await inputTokens('generate', file.gguf, values);
+    const { tokenizer } = input;
+    const image = await imageInput('generate', file.gguf, tokenizer, values, io.signal);
+    const tokens = image ? image.tokens : input.tokens;
     if (!tokenizer)
       throw new LlmError(
         'tokenizer',
@@ -73,6 +78,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
         contextLength,
         onText: (t) => io.out(t),
         signal: io.signal,
+        ...(image ? { images: image.images } : {}),
       });
       io.out('\n');
       io.err(

@@ -1,3 +1,5 @@
+import jpeg from 'jpeg-js';
+import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeImage } from '../../../src/vision/decode-image.js';
 import { expectLlmError } from '../../helpers/llm-error.js';
@@ -74,12 +76,40 @@ describe('decodeImage', () => {
     expect(calls).toEqual([]);
   });
 
-  it('reports a decoder failure as invalid-request and explains the Node path', async () => {
+  it('reports a decoder failure as invalid-request, on the Node path too', async () => {
     vi.stubGlobal('createImageBitmap', async () => {
       throw new Error('InvalidStateError');
     });
     await expectLlmError(decodeImage(pngHeader(4, 4)), 'invalid-request', /corrupt or truncated/);
     vi.stubGlobal('createImageBitmap', undefined);
-    await expectLlmError(decodeImage(pngHeader(4, 4)), 'invalid-request', /in Node pass RGB pixels/);
+    await expectLlmError(decodeImage(pngHeader(4, 4)), 'invalid-request', /PNG image could not be decoded/);
+  });
+});
+
+describe('decodeImage in Node (pngjs / jpeg-js)', () => {
+  afterEach(() => vi.unstubAllGlobals());
+  const w = 5;
+  const h = 3;
+  const rgba = Uint8Array.from({ length: w * h * 4 }, (_, i) => (i % 4 === 3 ? 255 : (i * 37) % 256)); // [h, w, 4]
+  const rgb = rgba.filter((_, i) => i % 4 !== 3); // [h, w, 3]
+
+  it('decodes a PNG data URL and a PNG Blob to the exact pixels', async () => {
+    vi.stubGlobal('createImageBitmap', undefined);
+    const png = PNG.sync.write(Object.assign(new PNG({ width: w, height: h }), { data: Buffer.from(rgba) }));
+    for (const input of [`data:image/png;base64,${png.toString('base64')}`, new Blob([new Uint8Array(png)])]) {
+      const img = await decodeImage(input);
+      expect([img.width, img.height]).toEqual([w, h]);
+      expect(Array.from(img.data)).toEqual(Array.from(rgb));
+    }
+  });
+
+  it('decodes a JPEG to its size and near its pixels; a cut JPEG is invalid-request', async () => {
+    vi.stubGlobal('createImageBitmap', undefined);
+    const flat = new Uint8Array(16 * 8 * 4).fill(200); // a flat grey survives JPEG almost exactly
+    const jpg = jpeg.encode({ data: flat, width: 16, height: 8 }, 95).data;
+    const img = await decodeImage(new Uint8Array(jpg));
+    expect([img.width, img.height]).toEqual([16, 8]);
+    for (const v of img.data) expect(Math.abs(v - 200)).toBeLessThanOrEqual(2);
+    await expectLlmError(decodeImage(new Uint8Array(jpg.subarray(0, 200))), 'invalid-request', /JPEG/);
   });
 });

@@ -24,6 +24,9 @@ describe('loadVisionEncoder', () => {
     const flipped = seedImage(im.width, im.height, im.seed);
     const transposed = await enc.encode({ width: flipped.height, height: flipped.width, data: flipped.data });
     expect(transposed.hash).not.toBe(a.hash);
+    // The same pixels are never encoded twice: 3 encodes for 4 calls, the repeat served from the kept images.
+    expect(enc.encodedImages).toBe(3);
+    expect(again.embeddings).toBe(a.embeddings);
   });
 
   it('an aborted encode rejects with aborted', async () => {

@@ -1,0 +1,159 @@
+/**
+ * Records llama.cpp mtmd's answer for a prompt holding an image (issue #17 conformance): builds the C oracle
+ * (scripts/oracle/mtmd-logits.c) against the CPU build of libmtmd/libllama (LLCPP_SRC, default /work/cache/llcpp,
+ * libraries in its build/bin), runs it on a shared random-weight gemma3 model, the synthetic gemma3 mmproj at the
+ * model's width and a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
+ * the image's start and size), the image embeddings and the logits of the text positions after the image (f32
+ * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir]`.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DEFAULT_GEMMA3_MMPROJ, type Gemma3MmprojShape, gemma3Mmproj } from './synthetic/mmproj-gemma3.js';
+import { seedImage } from './synthetic/seed-image.mjs';
+
+interface LogitsCase {
+  readonly name: string;
+  /** Under ../shared/models. */
+  readonly model: string;
+  readonly mmprojSeed: number;
+  readonly shape: Gemma3MmprojShape;
+  readonly image: readonly [width: number, height: number, seed: number];
+  /** `<__media__>` marks the image. */
+  readonly prompt: string;
+}
+
+const CASES: readonly LogitsCase[] = [
+  {
+    name: 'gemma3-f16',
+    model: 'arch/gemma3-f16.gguf',
+    mmprojSeed: 5,
+    shape: { ...DEFAULT_GEMMA3_MMPROJ, nEmbdText: 256 },
+    image: [40, 30, 7],
+    prompt: 'Once upon a time, <__media__> there was a robot.',
+  },
+  {
+    name: 'gemma3-f16-16tok',
+    model: 'arch/gemma3-f16.gguf',
+    mmprojSeed: 6,
+    shape: {
+      ...DEFAULT_GEMMA3_MMPROJ,
+      imageSize: 112,
+      patchSize: 14,
+      nEmbd: 48,
+      nHeads: 6,
+      nFf: 80,
+      nLayers: 1,
+      merge: 2,
+      nEmbdText: 256,
+    },
+    image: [90, 120, 8],
+    prompt: 'A picture: <__media__> It shows',
+  },
+];
+
+interface OracleChunk {
+  readonly type: 'text' | 'image';
+  readonly start: number;
+  readonly tokens?: number[];
+  readonly logits?: string[];
+  readonly n_tokens?: number;
+  readonly non_causal?: boolean;
+  readonly embeddings?: string;
+}
+
+/** Logits kept per text chunk after the image (each n_vocab f32): enough to pin the image's KV, small in git. */
+const KEPT_POSITIONS = 3;
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+/** Entry point for scripts/run-ts.mjs. */
+export function main(args: string[]): number {
+  const outDir = resolve(args[0] ?? 'test/fixtures/vision');
+  const src = process.env.LLCPP_SRC ?? '/work/cache/llcpp';
+  const bin = join(src, 'build', 'bin');
+  const tmp = mkdtempSync(join(tmpdir(), 'image-logits-'));
+  try {
+    const exe = join(tmp, 'mtmd-logits');
+    const compiler = process.env.CC ?? 'cc'; // the system C compiler (dev-only oracle build)
+    const cc = spawnSync(
+      compiler,
+      [
+        '-O1',
+        '-o',
+        exe,
+        'scripts/oracle/mtmd-logits.c',
+        `-I${src}/include`,
+        `-I${src}/ggml/include`,
+        `-I${src}/tools/mtmd`,
+        `-L${bin}`,
+        '-lmtmd',
+        '-lllama',
+        '-lggml-base',
+        '-lggml',
+        `-Wl,-rpath,${bin}`,
+      ],
+      { stdio: 'inherit' },
+    );
+    if (cc.status !== 0) return 1;
+    for (const c of CASES) {
+      const mmproj = gemma3Mmproj(c.mmprojSeed, c.shape);
+      writeFileSync(join(tmp, 'mmproj.gguf'), mmproj);
+      const [w, h, seed] = c.image;
+      writeFileSync(join(tmp, 'image.rgb'), seedImage(w, h, seed).data);
+      const modelPath = resolve('..', 'shared', 'models', c.model);
+      const r = spawnSync(
+        exe,
+        [modelPath, join(tmp, 'mmproj.gguf'), join(tmp, 'image.rgb'), `${w}`, `${h}`, c.prompt],
+        {
+          maxBuffer: 1 << 28,
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        },
+      );
+      if (r.status !== 0) {
+        console.error(`the oracle failed on ${c.name}`);
+        return 1;
+      }
+      const out = JSON.parse(r.stdout) as { n_vocab: number; n_embd: number; chunks: OracleChunk[] };
+      const image = out.chunks.findIndex((k) => k.type === 'image');
+      const doc = {
+        about:
+          'llama.cpp mtmd (CPU build, flash attention off, 1 thread): a prompt holding an image; logits of the first text positions after the image. Regenerate with scripts/make-image-logits.ts',
+        name: c.name,
+        model: c.model,
+        model_sha256: sha256(readFileSync(modelPath)),
+        mmproj: { seed: c.mmprojSeed, shape: c.shape, sha256: sha256(mmproj) },
+        image: { width: w, height: h, seed },
+        prompt: c.prompt,
+        n_vocab: out.n_vocab,
+        chunks: out.chunks.map((k, i) =>
+          k.type === 'image'
+            ? {
+                type: 'image',
+                start: k.start,
+                n_tokens: k.n_tokens,
+                non_causal: k.non_causal,
+                image_embeddings: k.embeddings,
+              }
+            : {
+                type: 'text',
+                start: k.start,
+                tokens: k.tokens,
+                ...(i > image ? { logits_per_position: k.logits!.slice(0, KEPT_POSITIONS) } : {}),
+              },
+        ),
+      };
+      writeFileSync(join(outDir, `logits-${c.name}.json`), `${JSON.stringify(doc)}\n`);
+      console.log(
+        `${c.name}: ${out.chunks.map((k) => (k.type === 'image' ? `[image ${k.n_tokens}]` : k.tokens!.length)).join(' + ')}`,
+      );
+    }
+    return 0;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Conformance of a prompt holding an image with llama.cpp's mtmd (test/fixtures/vision/logits-*.json, recorded by
+ * scripts/make-image-logits.ts): the encoder's embeddings within 1e-3 relative, the prompt's chunks as mtmd tokenizes
+ * them (BOS, text, the projector's begin/end text, the image's positions), and — the image's rows evaluated as one
+ * non-causal chunk — the logits of the text after it within the suite's F32-KV tolerance for the model's weights.
+ * Each backend's test file calls `describeImageLogits`.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type Gemma3MmprojShape, gemma3Mmproj } from '../../scripts/synthetic/mmproj-gemma3.js';
+import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
+import { imagePrompt } from '../../src/api/image-parts.js';
+import type { Ops } from '../../src/backend/ops.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { MemoryByteSource } from '../../src/io/byte-source.js';
+import { referenceTolerances } from '../../src/model/conformance.js';
+import { loadTransformer } from '../../src/model/load.js';
+import { createTokenizer } from '../../src/tokenizer/index.js';
+import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
+import { maxAbsDiff } from './compare.js';
+import { sharedPath } from './shared-path.js';
+import { decodeF32, sha256 } from '../unit/vision/vision-fixtures.js';
+
+type Chunk =
+  | { type: 'text'; start: number; tokens: number[]; logits_per_position?: string[] }
+  | { type: 'image'; start: number; n_tokens: number; non_causal: boolean; image_embeddings: string };
+
+interface ImageLogitsFixture {
+  readonly name: string;
+  readonly model: string;
+  readonly mmproj: { seed: number; shape: Gemma3MmprojShape; sha256: string };
+  readonly image: { width: number; height: number; seed: number };
+  readonly prompt: string;
+  readonly n_vocab: number;
+  readonly chunks: Chunk[];
+}
+
+const DIR = 'test/fixtures/vision';
+const fixtures = (): ImageLogitsFixture[] =>
+  readdirSync(DIR)
+    .filter((f) => f.startsWith('logits-') && f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as ImageLogitsFixture);
+
+/** max |a − b| / max |b|. */
+function relDiff(a: Float32Array, b: Float32Array): number {
+  let ref = 0;
+  for (const v of b) ref = Math.max(ref, Math.abs(v));
+  return maxAbsDiff(a, b) / ref;
+}
+
+/** `extra`: what the backend adds to the reference F32-KV logit tolerance (its own activation rounding). */
+export function describeImageLogits(name: string, makeOps: () => Ops | Promise<Ops>, extra: number): void {
+  describe(`${name}: a prompt holding an image vs llama.cpp mtmd`, () => {
+    for (const fx of fixtures()) {
+      it(`embeddings, chunks and the logits after the image (${fx.name})`, { timeout: 300_000 }, async () => {
+        const mmproj = gemma3Mmproj(fx.mmproj.seed, fx.mmproj.shape);
+        expect(sha256(mmproj), 'the generator no longer makes the recorded mmproj').toBe(fx.mmproj.sha256);
+        const bytes = readFileSync(sharedPath('models', fx.model));
+        const source = new MemoryByteSource(bytes, fx.model);
+        const gguf = await parseGguf(source);
+        const model = await loadTransformer(gguf, source, await makeOps(), { contextLength: 128, ubatchSize: 32 });
+        const vision = await loadVisionEncoder(new MemoryByteSource(mmproj), model.config.embeddingLength);
+        const image = fx.chunks.find((c) => c.type === 'image')!;
+        const encoded = await vision.encode(seedImage(fx.image.width, fx.image.height, fx.image.seed));
+        expect(encoded.nTokens).toBe(image.n_tokens);
+        expect(relDiff(encoded.embeddings, decodeF32(image.image_embeddings))).toBeLessThan(1e-3);
+
+        // The chunks as mtmd tokenizes them: BOS + text, begin text, the image, end text + text.
+        const tk = createTokenizer(gguf.metadata);
+        const ours = imagePrompt(tk, fx.prompt, tk.bosId === null ? [] : [tk.bosId], [encoded], vision.config);
+        const theirs = fx.chunks.flatMap((c) => (c.type === 'text' ? c.tokens : Array<number>(c.n_tokens).fill(-1)));
+        expect(ours.tokens.map((t) => (t < 0 ? -1 : t))).toEqual(theirs);
+        expect(ours.images[0].start).toBe(image.start);
+        expect(ours.images[0].nonCausal).toBe(image.non_causal);
+
+        // The prompt evaluated chunk by chunk; the logits after the image vs llama.cpp's (F32 KV).
+        const tol = referenceTolerances('f16', model.config.arch).kvF32 + extra;
+        let worst = 0;
+        for (const c of fx.chunks) {
+          if (c.type === 'image') {
+            await model.evalEmbeddings!(encoded.embeddings, c.start, 0, { nonCausal: c.non_causal, logits: 'none' });
+            continue;
+          }
+          const logits = (await model.eval(Int32Array.from(c.tokens), c.start, 0, { logits: 'all' }))!;
+          (c.logits_per_position ?? []).forEach((ref, i) => {
+            const got = logits.subarray(i * fx.n_vocab, (i + 1) * fx.n_vocab);
+            worst = Math.max(worst, maxAbsDiff(got, decodeF32(ref)));
+          });
+        }
+        console.log(`[image-logits] ${name} ${fx.name}: max |Δlogit| ${worst.toExponential(2)} (limit ${tol})`);
+        expect(worst).toBeLessThan(tol);
+        model.destroy();
+      });
+    }
+  });
+}
