@@ -8,14 +8,13 @@ import type {
   Activation,
   GluActivation,
   GluScratch,
-  MoeRouteParams,
-  MoeStep,
   Projection,
   ResidualOptions,
   RmsNormWeight,
   RopeParams,
   Weight,
 } from './ops.js';
+import type { MoeRouteParams, MoeStep } from './moe-step.js';
 
 /** The default composition of the compound `Ops` steps (see `Ops` for their contracts). */
 export abstract class CompositeOps {

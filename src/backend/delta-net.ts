@@ -6,7 +6,8 @@
  * still to come), so decode and prefill share one path.
  */
 
-import type { Activation, DeltaNetDims, DeltaNetInputs, DeltaNetWeights, Weight } from './ops.js';
+import type { Activation, Weight } from './ops.js';
+import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
 
 /** Where a backend keeps an activation's or an f32 weight's values: the array and the f32 index of element 0. */
 export type HostView = (x: Activation | Weight) => readonly [Float32Array, number];

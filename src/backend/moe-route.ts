@@ -6,7 +6,7 @@
  * logits and weights the selected experts by the softmax of their logits. Shared by the cpu and WASM backends.
  */
 
-import type { MoeRouteParams } from './ops.js';
+import type { MoeRouteParams } from './moe-step.js';
 
 /** ggml's clamp of the weight sum before normalising (smallest normal f16). */
 const MIN_WEIGHT_SUM = 6.103515625e-5;

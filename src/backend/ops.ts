@@ -16,6 +16,8 @@
  */
 
 import type { AltUpPrimitives } from './altup-primitives.js';
+import type { DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
+import type { MoeRouteParams, MoeStep } from './moe-step.js';
 import type { GgmlType } from '../gguf/types.js';
 import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
@@ -95,37 +97,6 @@ export interface KvCacheSpec {
  * f32 values (0 for layers without recurrent state). Unlike KV it is not indexed by position: it always describes
  * the sequence after its last evaluated token, so it is copied or restored whole, never truncated.
  */
-/** Geometry of a gated DeltaNet layer (qwen35: `ssm.conv_kernel`, `ssm.state_size`, `ssm.group_count`, `ssm.time_step_rank`). */
-export interface DeltaNetDims {
-  /** Taps of the conv1d. */
-  readonly convWidth: number;
-  /** Key head size and count (q and k heads). */
-  readonly headK: number;
-  readonly nKHeads: number;
-  /** Value head size and count (a multiple of nKHeads; head h reads key head h mod nKHeads). */
-  readonly headV: number;
-  readonly nVHeads: number;
-}
-
-/** The per-step projections a DeltaNet layer mixes. */
-export interface DeltaNetInputs {
-  readonly mixed: Activation; // [n, 2·nKHeads·headK + nVHeads·headV] q | k | v
-  readonly z: Activation; // [n, nVHeads·headV] output gate
-  readonly beta: Activation; // [n, nVHeads]
-  readonly alpha: Activation; // [n, nVHeads]
-  /** Scratch of the conv1d output ([n, 2·nKHeads·headK + nVHeads·headV]); backends that need none ignore it. */
-  readonly conv: Activation;
-}
-
-/** The small weights of a DeltaNet layer (its projections are matmuls of the forward pass). */
-export interface DeltaNetWeights {
-  readonly dims: DeltaNetDims;
-  readonly conv: Weight; // [convDim rows, convWidth]
-  readonly dtBias: Weight; // [nVHeads]
-  readonly a: Weight; // [nVHeads]
-  readonly norm: Weight; // [headV]
-}
-
 export interface RecurrentStateSpec {
   readonly nSlots: number;
   /** f32 values of state per slot for each layer ([nLayers]). */
@@ -246,74 +217,6 @@ export interface GluScratch {
   readonly normed: Activation;
   readonly gate: Activation;
   readonly up: Activation;
-}
-
-/** How `moeRoute` turns router logits into expert weights (llama.cpp `build_moe_ffn`). */
-export interface MoeRouteParams {
-  /** probs = softmax(logits), or sigmoid per expert; 'softmax-weight' (gpt-oss): softmax of the top-k logits only. */
-  readonly gating: 'softmax' | 'sigmoid' | 'softmax-weight';
-  /** Divide the selected probabilities by their sum (clamped below at 2⁻¹⁴, as ggml). */
-  readonly normWeights: boolean;
-  /** Multiplier of the weights after normalisation (1 = none). */
-  readonly scale: number;
-  /** Per-expert bias [nExperts] added to the probabilities to select experts (not to the weights), or null. */
-  readonly selectionBias: Weight | null;
-}
-
-/** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */
-interface MoeScratch {
-  readonly normed: Activation; // [ubatch, nEmbd]
-  readonly logits: Activation; // [ubatch, nExperts] router logits
-  readonly ids: Activation; // [ubatch, nUsed] selected experts (integers held in f32)
-  readonly weights: Activation; // [ubatch, nUsed] their routing weights
-  readonly gate: Activation; // [ubatch·nUsed, expertDim]
-  readonly up: Activation; // [ubatch·nUsed, expertDim]
-  readonly hidden: Activation; // [ubatch·nUsed, expertDim]
-  readonly down: Activation; // [ubatch·nUsed, nEmbd] per-expert outputs (then the shared expert's output)
-  readonly out: Activation; // [ubatch, nEmbd] the FFN's output before the residual add
-}
-
-/** The shared expert of a MoE FFN (qwen2moe): a dense gated FFN, optionally gated by sigmoid(x · gateInp). */
-interface SharedExpert {
-  readonly gate: Weight; // [sharedDim rows, nEmbd]
-  readonly up: Weight; // [sharedDim rows, nEmbd]
-  readonly down: Weight; // [nEmbd rows, sharedDim]
-  readonly gateInp: Weight | null; // [nEmbd]: one row
-  /** Buffers of its hidden layer. */
-  readonly scratch: {
-    readonly gate: Activation;
-    readonly up: Activation;
-    readonly hidden: Activation;
-    readonly logit: Activation;
-  }; // [ubatch, sharedDim] ×3, [ubatch, 1]
-}
-
-/** Per-expert output biases (gpt-oss), f32 vectors of nExperts rows: gate, up [nExperts·expertDim], down [·nEmbd]. */
-export interface ExpertBiases {
-  readonly gate: Weight;
-  readonly up: Weight;
-  readonly down: Weight;
-}
-
-/** Everything one mixture-of-experts FFN step takes besides its input (built once at load). */
-export interface MoeStep {
-  readonly router: Weight; // [nExperts rows, nEmbd] (ffn_gate_inp)
-  /** 3-D expert stacks in ggml order [nEmbd, expertDim, nExperts]: expert e owns rows e·expertDim … */
-  readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
-  readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
-  readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
-  readonly nExperts: number;
-  readonly route: MoeRouteParams;
-  /** The experts' GLU: `glu` with a `GluActivation`, or gpt-oss's clamped SwiGLU (`swigluOai`). */
-  readonly activation: GluActivation | 'swiglu-oai';
-  /** Bias of the router logits [nExperts] (gpt-oss), or absent/null. */
-  readonly routerBias?: Weight | null;
-  /** Per-expert biases of the gate, up and down outputs (gpt-oss; see `addExpertBias`), or absent/null. */
-  readonly expertBias?: ExpertBiases | null;
-  /** Multiplier of the FFN output before the residual add (granite's `residual_scale`; 1 = none). */
-  readonly residualScale: number;
-  readonly shared: SharedExpert | null;
-  readonly scratch: MoeScratch;
 }
 
 /** The operations of a forward pass. */

@@ -6,7 +6,8 @@
 
 import type { AltUpConfig } from './altup-config.js';
 import type { Mamba2Dims } from '../backend/mamba2.js';
-import type { DeltaNetDims, GluActivation } from '../backend/ops.js';
+import type { GluActivation } from '../backend/ops.js';
+import type { DeltaNetDims } from '../backend/delta-net-types.js';
 import { LlmError } from '../errors.js';
 import type { GgufValue } from '../gguf/types.js';
 import { MetadataReader } from '../gguf/metadata-reader.js';

@@ -3,15 +3,8 @@
  * x += ssm_out(deltaNet(norm(x))). The FFN that follows is the shared gated FFN of every layer kind.
  */
 
-import type {
-  Activation,
-  DeltaNetInputs,
-  DeltaNetWeights,
-  Ops,
-  Projection,
-  RmsNormWeight,
-  Weight,
-} from '../backend/ops.js';
+import type { Activation, Ops, Projection, RmsNormWeight, Weight } from '../backend/ops.js';
+import type { DeltaNetInputs, DeltaNetWeights } from '../backend/delta-net-types.js';
 import type { DeltaNetLayerSpec } from './layer-spec.js';
 import { widthKey } from './run-shape.js';
 

@@ -8,13 +8,13 @@ import type {
   Activation,
   AttentionParams,
   GluScratch,
-  MoeStep,
   Projection,
   ResidualOptions,
   RmsNormWeight,
   RopeParams,
   Weight,
 } from '../backend/ops.js';
+import type { MoeStep } from '../backend/moe-step.js';
 import type { ModelConfig } from './config.js';
 import type { LayerSpec, MoeLayerSpec } from './layer-spec.js';
 import { type DeltaNetLayerWeights, type DeltaNetMixerPlan, planDeltaNet } from './delta-net-layer.js';

@@ -6,7 +6,8 @@
 
 import { deltaNetStateSize } from '../backend/delta-net.js';
 import { type Mamba2Dims, mamba2StateSize } from '../backend/mamba2.js';
-import type { DeltaNetDims, KvLayerSpec } from '../backend/ops.js';
+import type { KvLayerSpec } from '../backend/ops.js';
+import type { DeltaNetDims } from '../backend/delta-net-types.js';
 import type { ModelConfig, YarnConfig } from './config.js';
 import type { MoeRouting } from './moe-config.js';
 

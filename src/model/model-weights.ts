@@ -4,7 +4,8 @@
  * Shapes in the comments are row-major [rows, row length] as the backends see them.
  */
 
-import type { ExpertBiases, Weight } from '../backend/ops.js';
+import type { Weight } from '../backend/ops.js';
+import type { ExpertBiases } from '../backend/moe-step.js';
 import type { AltUpWeights } from './altup.js';
 import type { PerLayerBlockWeights, PerLayerWeights } from './per-layer-input.js';
 import type { RankHead } from './pooling.js';

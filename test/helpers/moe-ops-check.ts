@@ -8,7 +8,8 @@
  */
 
 import { expect } from 'vitest';
-import type { Activation, MoeRouteParams, Ops, Weight } from '../../src/backend/ops.js';
+import type { Activation, Ops, Weight } from '../../src/backend/ops.js';
+import type { MoeRouteParams } from '../../src/backend/moe-step.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType, tensorByteLength } from '../../src/quant/index.js';
 import { mulberry32 } from './mulberry32.js';

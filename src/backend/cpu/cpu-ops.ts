@@ -13,7 +13,6 @@ import type {
   GluActivation,
   KvCacheSpec,
   KvRows,
-  MoeRouteParams,
   Ops,
   RopeParams,
   StepBatch,
@@ -21,6 +20,7 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
+import type { MoeRouteParams } from '../moe-step.js';
 import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
 import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
 import {

@@ -10,7 +10,8 @@
 import { LlmError } from '../../errors.js';
 import { getQuantType } from '../../quant/index.js';
 import { type RouteRows, routeToken } from '../moe-route.js';
-import type { Activation, MoeRouteParams, Weight } from '../ops.js';
+import type { Activation, Weight } from '../ops.js';
+import type { MoeRouteParams } from '../moe-step.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import type { WasmHeap } from './wasm-heap.js';
 

@@ -15,7 +15,6 @@ import type {
   AttentionParams,
   GluActivation,
   KvCacheSpec,
-  MoeRouteParams,
   Ops,
   RopeParams,
   StepBatch,
@@ -23,6 +22,7 @@ import type {
   Weight,
   WeightInfo,
 } from '../ops.js';
+import type { MoeRouteParams } from '../moe-step.js';
 import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';

@@ -5,7 +5,8 @@
  */
 
 import { deltaNetStateSize } from '../delta-net.js';
-import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights, Weight } from '../ops.js';
+import type { Weight } from '../ops.js';
+import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights } from '../delta-net-types.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';

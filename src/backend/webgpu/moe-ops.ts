@@ -7,7 +7,8 @@
  */
 
 import { LlmError } from '../../errors.js';
-import type { Activation, MoeRouteParams, Weight } from '../ops.js';
+import type { Activation, Weight } from '../ops.js';
+import type { MoeRouteParams } from '../moe-step.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';

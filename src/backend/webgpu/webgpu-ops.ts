@@ -10,8 +10,10 @@
 
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
-import type { Activation, AttentionParams, DeltaNetInputs, DeltaNetWeights, FusedMatmulOptions } from '../ops.js';
-import type { FusedNorm, GluActivation, GluScratch, KvCacheSpec, KvRows, MoeRouteParams, Ops } from '../ops.js';
+import type { Activation, AttentionParams, FusedMatmulOptions } from '../ops.js';
+import type { DeltaNetInputs, DeltaNetWeights } from '../delta-net-types.js';
+import type { FusedNorm, GluActivation, GluScratch, KvCacheSpec, KvRows, Ops } from '../ops.js';
+import type { MoeRouteParams } from '../moe-step.js';
 import type { Projection, RecurrentStateSpec, ResidualOptions, RopeParams, StepBatch, TopK } from '../ops.js';
 import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import { CompositeOps } from '../composite-ops.js';

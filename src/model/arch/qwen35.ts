@@ -6,7 +6,7 @@
  * output × sigmoid(gate). The FFN's pre-norm is `post_attention_norm` (no post-norms).
  */
 
-import type { DeltaNetDims } from '../../backend/ops.js';
+import type { DeltaNetDims } from '../../backend/delta-net-types.js';
 import { LlmError } from '../../errors.js';
 import { type GgufValue, isGgufArray } from '../../gguf/types.js';
 import { archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';

@@ -45,7 +45,11 @@ function setup(delayMs = 1, gate = false, fail = false, hangUnload = false) {
   const hub = new SharedEngineHub(factory, (lock, onGone) => gone.set(lock, onGone));
   let tabs = 0;
   /** Opens a "tab": a port to the hub, then loads `model` like createSharedWorkerEngine does. */
-  const tab = async (model = 'a.gguf', extra: Omit<Partial<EngineOptions>, 'model' | 'mmproj'> = {}, signal?: AbortSignal) => {
+  const tab = async (
+    model = 'a.gguf',
+    extra: Omit<Partial<EngineOptions>, 'model' | 'mmproj'> = {},
+    signal?: AbortSignal,
+  ) => {
     const { port1, port2 } = channels.pair();
     hub.connect(port1);
     const remote = Comlink.wrap<SharedEngineApi>(port2);
