@@ -5,18 +5,17 @@
  * This class owns the device, buffers, step state and flushing, and runs the matrix products' kernel choice; the
  * rest is delegated to one helper per concept, each given the same narrow host object: activation-ops (embed,
  * norms, RoPE, elementwise), hardware-gemv / software-gemv (decode GEMVs), kv-cache-ops, attention-ops,
- * sampling-ops, rope-table-cache, token-input, weight-upload and profile-session.
+ * sampling-ops, rope-table-cache, token-input, weight-upload and profile-session. The other layer kinds' ops (MoE,
+ * short convolution, DeltaNet, Mamba-2, recurrent state) are delegated by the base class in layer-kind-ops.ts.
  */
 
 import { BufferUsage } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
 import type { Activation, AttentionParams, FusedMatmulOptions } from '../ops.js';
-import type { DeltaNetInputs, DeltaNetWeights } from '../delta-net-types.js';
 import type { FusedNorm, GluActivation, GluScratch, KvCacheSpec, KvRows, Ops } from '../ops.js';
-import type { MoeRouteParams } from '../moe-step.js';
-import type { Projection, RecurrentStateSpec, ResidualOptions, RopeParams, StepBatch, TopK } from '../ops.js';
+import type { Projection, ResidualOptions, RopeParams, StepBatch, TopK } from '../ops.js';
 import type { Weight, WeightInfo, WeightStream } from '../ops.js';
-import { CompositeOps } from '../composite-ops.js';
+import { WebGpuLayerKindOps } from './layer-kind-ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import { checkRows } from '../set-rows.js';
 import type { KvShift } from '../kv-shift.js';
@@ -32,7 +31,6 @@ import { RopeTableCache } from './rope-table-cache.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
-import type { Mamba2Inputs, Mamba2Weights } from '../mamba2.js';
 import { Mamba2Ops } from './mamba2-ops.js';
 import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
@@ -48,7 +46,7 @@ import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** See the file header. */
-export class WebGpuOps extends CompositeOps implements Ops {
+export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
   readonly name = 'webgpu';
   readonly description: string;
   private readonly device: GPUDevice;
@@ -66,17 +64,17 @@ export class WebGpuOps extends CompositeOps implements Ops {
   private readonly uploadHost: WeightUploadHost;
   private readonly dummyRw: [GPUBuffer, GPUBuffer]; // unused read-write bindings of gemv_sg
   private readonly acts: ActivationOps; // embed, norms, RoPE and elementwise ops
-  private readonly moe: MoeOps; // mixture-of-experts routing, gather matmul and sums
+  protected readonly moe: MoeOps; // mixture-of-experts routing, gather matmul and sums
   private readonly hw: HardwareGemv; // decode GEMV of the hardware kernel set
   private readonly sw: SoftwareGemv; // gemv_bcast of software adapters
   private readonly mm: MatmulOps; // picks gemv_bcast, the hardware GEMV, gemv_rows or gemm per matmul
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
-  private readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
-  private readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
+  protected readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
+  protected readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
   readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
-  private readonly m2: Mamba2Ops; // granitehybrid's Mamba-2 dispatches
+  protected readonly m2: Mamba2Ops; // granitehybrid's Mamba-2 dispatches
   private readonly sampling: SamplingOps; // owns the (2·MAX_TOP_K) u32 result and top-k candidate buffers
 
   constructor(private readonly ctx: GpuContext) {
@@ -325,38 +323,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
     this.acts.add(out, a, b, n);
   }
 
-  moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {
-    this.moe.route(ids, weights, logits, n, params);
-  }
-
-  matmulExperts(
-    out: Activation,
-    x: Activation,
-    w: Weight,
-    nExperts: number,
-    ids: Activation,
-    n: number,
-    xPerSlot: boolean,
-  ): void {
-    this.moe.matmulExperts(out, x, w, nExperts, ids, n, xPerSlot);
-  }
-
-  moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void {
-    this.moe.combine(out, y, weights, n);
-  }
-
-  addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
-    this.moe.addExpertBias(out, bias, ids, n);
-  }
-
-  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
-    this.moe.swigluOai(out, gate, up, n);
-  }
-
-  sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void {
-    this.moe.sigmoidGatedAdd(out, y, gate, n);
-  }
-
   scale(x: Activation, s: number, n: number): void {
     this.acts.scale(x, s, n);
   }
@@ -387,57 +353,6 @@ export class WebGpuOps extends CompositeOps implements Ops {
 
   topK(x: Activation, row: number, k: number): Promise<TopK> {
     return this.sampling.topK(x as GpuActivation, row, k);
-  }
-
-  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
-    this.recurrent.shortConv(
-      this.requireStep('shortConv'),
-      out as GpuActivation,
-      bcx as GpuActivation,
-      layer,
-      n,
-      kernel,
-    );
-  }
-
-  deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
-    this.dn.deltaNet(this.requireStep('deltaNet'), out as GpuActivation, x, layer, n, w, eps);
-  }
-
-  mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
-    this.m2.record(this.requireStep('mamba2'), out as GpuActivation, x, layer, n, w, eps);
-  }
-
-  reluSquared(x: Activation, n: number): void {
-    this.m2.reluSquared(this.requireStep('reluSquared'), x as GpuActivation, n);
-  }
-
-  splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
-    this.requireStep('splitHeadPairs');
-    this.dn.splitHeadPairs(q as GpuActivation, gate as GpuActivation, qg as GpuActivation, n, headDim);
-  }
-
-  mulSigmoid(x: Activation, gate: Activation, n: number): void {
-    this.requireStep('mulSigmoid');
-    this.dn.mulSigmoid(x as GpuActivation, gate as GpuActivation, n);
-  }
-
-  createRecurrentState(spec: RecurrentStateSpec): void {
-    this.recurrent.create(spec);
-  }
-
-  copyRecurrentState(srcSlot: number, dstSlot: number): void {
-    if (this.recurrent.copy(srcSlot, dstSlot) && !this.step) this.scheduleFlush();
-  }
-
-  readRecurrentState(slot: number): Promise<Float32Array> {
-    this.hw.settle();
-    return this.recurrent.read(slot);
-  }
-
-  writeRecurrentState(slot: number, state: Float32Array): void {
-    this.hw.settle();
-    this.recurrent.write(slot, state);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
@@ -495,7 +410,7 @@ export class WebGpuOps extends CompositeOps implements Ops {
     b.destroy();
   }
 
-  private requireStep(op: string): { startPos: number; slot: number; n: number } {
+  protected requireStep(op: string): { startPos: number; slot: number; n: number } {
     if (!this.step) throw new LlmError('invalid-request', `${op} called outside beginStep … endStep`);
     return this.step;
   }
@@ -512,6 +427,14 @@ export class WebGpuOps extends CompositeOps implements Ops {
       this.flushScheduled = false;
       if (!this.step && !this.isDestroyed) this.rec.flush();
     }, 0);
+  }
+
+  protected settle(): void {
+    this.hw.settle();
+  }
+
+  protected flushIfIdle(): void {
+    if (!this.step) this.scheduleFlush();
   }
 
   private flushNow(): void {
