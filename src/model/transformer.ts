@@ -6,6 +6,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
+import { checkRequest, checkRows, checkSlot } from './eval-checks.js';
 import type { Activation, AttentionParams, KvCacheSpec, Ops, Projection, RmsNormWeight, TopK } from '../backend/ops.js';
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -133,7 +134,7 @@ export class TransformerModel implements Transformer {
     slot: number,
     options: { logits?: LogitsWanted; signal?: AbortSignal } = {},
   ): Promise<Float32Array | null> {
-    this.checkRequest(tokens, startPos, slot);
+    checkRequest(this, tokens, startPos, slot);
     return this.evalSteps(tokens, startPos, slot, options);
   }
 
@@ -147,7 +148,7 @@ export class TransformerModel implements Transformer {
     const oneStep = options.logits === 'all' ? this.logitRows : this.ubatchSize; // rows a non-causal chunk may hold
     const n = checkEmbeddingRows(rows, this.config, nonCausal ? oneStep : 0, this.perLayerInput !== null);
     const placeholders = new Int32Array(n); // [n] token ids the step carries but never looks up
-    this.checkRequest(placeholders, startPos, slot);
+    checkRequest(this, placeholders, startPos, slot);
     this.input = { rows, causal: !nonCausal, offset: 0 };
     try {
       return await this.evalSteps(placeholders, startPos, slot, options);
@@ -187,7 +188,7 @@ export class TransformerModel implements Transformer {
    * output norm, [tokens.length, nEmbd] row-major: what llama.cpp pools into embeddings (`t_embd`). No logits.
    */
   async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
-    this.checkRequest(tokens, 0, slot);
+    checkRequest(this, tokens, 0, slot);
     if (!this.config.causalAttention && tokens.length > this.ubatchSize) {
       throw new LlmError(
         'invalid-request',
@@ -210,7 +211,7 @@ export class TransformerModel implements Transformer {
 
   async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, 'evaluating sequences');
-    this.checkRows(rows);
+    checkRows(this, rows);
     const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
@@ -234,7 +235,7 @@ export class TransformerModel implements Transformer {
   }
 
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
-    for (const s of [srcSlot, dstSlot]) this.checkSlot(s);
+    for (const s of [srcSlot, dstSlot]) checkSlot(this, s);
     if (!(nPositions >= 0 && nPositions <= this.contextLength)) {
       throw new LlmError(
         'invalid-request',
@@ -246,17 +247,17 @@ export class TransformerModel implements Transformer {
   }
 
   readState(slot: number): Promise<Float32Array | null> {
-    this.checkSlot(slot);
+    checkSlot(this, slot);
     return this.hasRecurrentState ? this.ops.readRecurrentState(slot) : Promise.resolve(null);
   }
 
   writeState(slot: number, state: Float32Array): void {
-    this.checkSlot(slot);
+    checkSlot(this, slot);
     if (this.hasRecurrentState) this.ops.writeRecurrentState(slot, state);
   }
 
   async shiftContext(slot: number, nKeep: number, nDiscard: number, nPositions: number): Promise<void> {
-    this.checkSlot(slot);
+    checkSlot(this, slot);
     const ropes = this.plans.map((p) => (p.kind === 'attention' ? p.rope : null)); // recurrent layers hold no KV
     await this.ops.shiftKv(slot, { nKeep, nDiscard, nPositions, ropes });
   }
@@ -421,68 +422,6 @@ export class TransformerModel implements Transformer {
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
     ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
     ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
-  }
-
-  private checkRows(rows: readonly SequenceToken[]): void {
-    if (rows.length === 0 || rows.length > this.maxSequenceRows) {
-      throw new LlmError(
-        'invalid-request',
-        `evaluating sequences: ${rows.length} rows given; this model takes 1…${this.maxSequenceRows} per step (one per slot)`,
-        { details: { rows: rows.length, maxSequenceRows: this.maxSequenceRows } },
-      );
-    }
-    const slots = new Set<number>();
-    for (const r of rows) {
-      this.checkRequest(Int32Array.of(r.token), r.pos, r.slot);
-      if (slots.has(r.slot)) {
-        throw new LlmError('invalid-request', `evaluating sequences: slot ${r.slot} appears twice in one step`, {
-          details: { slot: r.slot },
-        });
-      }
-      slots.add(r.slot);
-    }
-  }
-
-  private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
-    this.checkSlot(slot);
-    if (tokens.length === 0) throw new LlmError('invalid-request', 'evaluating tokens: the token list is empty');
-    if (!(Number.isSafeInteger(startPos) && startPos >= 0)) {
-      throw new LlmError(
-        'invalid-request',
-        `evaluating tokens: start position ${startPos} is not a non-negative integer`,
-      );
-    }
-    if (startPos + tokens.length > this.contextLength) {
-      throw new LlmError(
-        'context-overflow',
-        `evaluating ${tokens.length} tokens at position ${startPos}: the context holds ${this.contextLength} positions; ` +
-          'load the model with a larger contextLength or shorten the input',
-        { details: { startPos, nTokens: tokens.length, contextLength: this.contextLength } },
-      );
-    }
-    for (let i = 0; i < tokens.length; i++) {
-      if (!(tokens[i] >= 0 && tokens[i] < this.config.vocabSize)) {
-        throw new LlmError(
-          'invalid-request',
-          `evaluating tokens: token ${i} has id ${tokens[i]}, outside the vocabulary (0…${this.config.vocabSize - 1})`,
-          {
-            details: { index: i, token: tokens[i], vocabSize: this.config.vocabSize },
-          },
-        );
-      }
-    }
-  }
-
-  private checkSlot(slot: number): void {
-    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.nSlots)) {
-      throw new LlmError(
-        'invalid-request',
-        `sequence slot ${slot} does not exist (the model was loaded with ${this.nSlots})`,
-        {
-          details: { slot, nSlots: this.nSlots },
-        },
-      );
-    }
   }
 
   /** Row of `buffers.logits` to read: `row` of the last `evalRows`, or the last evaluated token's. */

@@ -1,5 +1,6 @@
 /**
- * The recorded llama.cpp mtmd answers of test/fixtures/vision/*.json (scripts/make-vision-reference.ts) and the
+ * The recorded llama.cpp mtmd answers of test/fixtures/vision/*.json (scripts/make-vision-reference.ts; the
+ * `logits-*.json` records of whole prompts belong to test/helpers/image-logits-check.ts) and the
  * mmproj and seed images regenerated from their recipes.
  */
 
@@ -34,7 +35,7 @@ const DIR = 'test/fixtures/vision';
 
 export function visionFixtures(): VisionFixture[] {
   return readdirSync(DIR)
-    .filter((f) => f.endsWith('.json'))
+    .filter((f) => f.endsWith('.json') && !f.startsWith('logits-'))
     .sort()
     .map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as VisionFixture);
 }
