@@ -111,11 +111,14 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
       (p) => config.kvSources[il] === il || !kvOnly.has(p),
     );
-    const patterns = config.shortConvLayers[il]
-      ? convRequired
-      : config.deltaNetLayers[il]
-        ? deltaNetRequired
-        : attention;
+    const recurrent = config.shortConvLayers[il] ? convRequired : config.deltaNetLayers[il] ? deltaNetRequired : null;
+    // A recurrent layer's FFN is dense or a mixture of experts too (lfm2moe, qwen35moe).
+    const patterns =
+      recurrent === null
+        ? attention
+        : config.moe?.layerIsMoe[il]
+          ? [...recurrent.filter((t) => !dense.has(t)), ...moeTensorPatterns(config.moe, names)]
+          : recurrent;
     for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {

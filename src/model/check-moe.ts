@@ -19,6 +19,7 @@ export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] 
     names.ffnDownExps,
     ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
+    ...(moe.requireSelectionBias ? [names.ffnExpProbsB] : []),
   ];
 }
 

@@ -124,10 +124,7 @@ export function planLayer(
     gate: lw.gate,
     up: lw.up,
     down: lw.down,
-    moe:
-      spec.kind === 'attention' && spec.moe && 'moe' in lw && lw.moe
-        ? planMoe(c, spec.moe, lw.moe, b, widths.get)
-        : null,
+    moe: spec.moe && lw.moe ? planMoe(c, spec.moe, lw.moe, b, widths.get) : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
     hidden: widths.get('hidden', spec.ffnDim),
     ffnOut: residual(null, lw.postFfnNorm),

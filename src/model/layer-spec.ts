@@ -65,8 +65,10 @@ interface ShortConvLayerSpec {
   readonly kind: 'shortconv';
   /** Taps of the depthwise convolution (`shortconv.l_cache`). */
   readonly convWidth: number;
-  /** Width of the gated FFN's hidden layer. */
+  /** Width of the gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
+  /** The routed experts of the FFN (lfm2moe), or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
 }
 
 /**
@@ -77,8 +79,10 @@ interface ShortConvLayerSpec {
 export interface DeltaNetLayerSpec {
   readonly kind: 'deltanet';
   readonly dims: DeltaNetDims;
-  /** Width of the gated FFN's hidden layer. */
+  /** Width of the gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
+  /** The routed experts of the FFN (qwen35moe), or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
 }
 
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
@@ -99,13 +103,6 @@ export function attentionLayers(config: ModelConfig): AttentionLayerSpec[] {
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
-    const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
-    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
-    if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
-    const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
-    const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
-    const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
-    const freqFactors = !(c.globalRopeFreqs && sliding);
     const m = c.moe;
     const moe: MoeLayerSpec | null =
       m?.layerIsMoe[il] !== true
@@ -119,13 +116,21 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
             expertDim: m.layerExpertDims[il],
             weightsScale: m.weightsScale,
           };
+    // The FFN is the same on every layer kind: dense, or the experts plus the shared expert's width.
+    const ffnDim = moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim);
+    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim, moe };
+    if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim, moe };
+    const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
+    const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
+    const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
+    const freqFactors = !(c.globalRopeFreqs && sliding);
     return {
       kind: 'attention',
       nHeads: c.layerHeads[il] ?? c.nHeads,
       nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
       headDim: sliding ? c.headDimSwa : c.headDim,
       kvSource: c.kvSources[il] ?? il,
-      ffnDim: moe && m ? m.sharedDim : ffnDim,
+      ffnDim,
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
       rope: c.noRopeLayers[il]

@@ -15,7 +15,7 @@ import { getArchitecture, layerTensorName, type TensorNames } from './arch/index
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
-import { type DeltaNetLayerSpec, describeLayers, type MoeLayerSpec } from './layer-spec.js';
+import { type DeltaNetLayerSpec, describeLayers, type LayerSpec, type MoeLayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
@@ -39,20 +39,25 @@ type LayerSlots =
       readonly perLayer: { readonly gate: WeightSlot; readonly proj: WeightSlot; readonly postNorm: WeightSlot } | null;
       readonly outScale: number;
     })
-  | {
+  | ({
       readonly kind: 'shortconv';
       readonly attnNorm: WeightSlot;
       readonly inProj: WeightSlot;
       readonly conv: WeightSlot;
       readonly outProj: WeightSlot;
       readonly ffnNorm: WeightSlot;
-      readonly gate: WeightSlot;
-      readonly up: WeightSlot;
-      readonly down: WeightSlot;
-    }
+    } & FfnSlots)
   | ({ readonly kind: 'deltanet' } & {
-      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
-    });
+      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm' | keyof FfnSlots>]: WeightSlot;
+    } & FfnSlots);
+
+/** A recurrent layer's FFN: dense, or the experts of a MoE layer (lfm2moe, qwen35moe). */
+interface FfnSlots {
+  readonly gate: WeightSlot | null;
+  readonly up: WeightSlot | null;
+  readonly down: WeightSlot | null;
+  readonly moe: MoeSlots | null;
+}
 
 /** A layer's dense gated FFN, named before it is read. */
 type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
@@ -163,12 +168,15 @@ export async function loadTransformer(
         conv: loader.upload(n(names.shortConv), [spec.convWidth, E]),
         outProj: loader.upload(n(names.shortConvOutProj), [E, E]),
         ffnNorm: loader.upload(n(names.ffnNorm), [E]),
-        gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
-        up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
-        down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        ...recurrentFfnSlots(loader, names, c, il, spec),
       };
     }
-    if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
+    if (spec.kind === 'deltanet') {
+      return {
+        ...deltaNetSlots(loader, names, il, c.embeddingLength, spec),
+        ...recurrentFfnSlots(loader, names, c, il, spec),
+      };
+    }
     const ownKv = spec.kvSource === il; // a layer reading an earlier layer's KV has no K/V (its file may)
     const qRows = spec.nHeads * spec.headDim; // per-layer geometry
     const kvRows = spec.nKvHeads * spec.headDim;
@@ -234,9 +242,10 @@ export async function loadTransformer(
             conv: l.conv.get(),
             outProj: l.outProj.get(),
             ffnNorm: l.ffnNorm.get(),
-            gate: l.gate.get(),
-            up: l.up.get(),
-            down: l.down.get(),
+            gate: get(l.gate),
+            up: get(l.up),
+            down: get(l.down),
+            moe: l.moe && moeWeights(l.moe),
             postFfnNorm: null,
           }
         : {
@@ -410,7 +419,7 @@ function deltaNetSlots(
   il: number,
   E: number,
   spec: DeltaNetLayerSpec,
-): LayerSlots {
+): Omit<Extract<LayerSlots, { kind: 'deltanet' }>, keyof FfnSlots> {
   const n = (pattern: string): string => layerTensorName(pattern, il);
   const d = spec.dims;
   const vCols = d.nVHeads * d.headV;
@@ -428,10 +437,19 @@ function deltaNetSlots(
     norm: loader.upload(n(names.ssmNorm), [d.headV]),
     outProj: loader.upload(n(names.ssmOut), [vCols, E]),
     ffnNorm: loader.upload(n(names.ffnNorm), [E]),
-    gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
-    up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
-    down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
   };
+}
+
+/** The FFN of a recurrent layer: the dense gated FFN, or a MoE layer's router and experts. */
+function recurrentFfnSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  spec: Extract<LayerSpec, { kind: 'shortconv' | 'deltanet' }>,
+): FfnSlots {
+  if (spec.moe) return { gate: null, up: null, down: null, moe: moeSlots(loader, names, c, il, spec.moe, spec.ffnDim) };
+  return { ...denseFfnSlots(loader, names, c, il, spec.ffnDim), moe: null };
 }
 
 /** The uploaded weights of a DeltaNet layer's slots. */
@@ -449,9 +467,10 @@ function deltaNetWeights(l: Extract<LayerSlots, { kind: 'deltanet' }>): DeltaNet
     norm: l.norm.get(),
     outProj: l.outProj.get(),
     ffnNorm: l.ffnNorm.get(),
-    gate: l.gate.get(),
-    up: l.up.get(),
-    down: l.down.get(),
+    gate: l.gate?.get() ?? null,
+    up: l.up?.get() ?? null,
+    down: l.down?.get() ?? null,
+    moe: l.moe && moeWeights(l.moe),
     postFfnNorm: null,
   };
 }

@@ -64,9 +64,11 @@ export interface ShortConvLayerWeights {
   readonly conv: Weight; // [nEmbd rows, taps] depthwise kernel
   readonly outProj: Weight; // [nEmbd rows, nEmbd]
   readonly ffnNorm: Weight; // [nEmbd]
-  readonly gate: Weight; // [ffnDim rows, nEmbd]
-  readonly up: Weight; // [ffnDim rows, nEmbd]
-  readonly down: Weight; // [nEmbd rows, ffnDim]
+  /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`; lfm2moe). */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
+  readonly moe: MoeWeights | null;
   readonly postFfnNorm: null;
 }
 

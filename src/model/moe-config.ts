@@ -24,6 +24,8 @@ export interface MoeRouting {
    * `feed_forward_length` itself (olmoe's llama.cpp graph never reads the expert key).
    */
   readonly expertWidthKey?: 'expert_feed_forward_length' | 'feed_forward_length';
+  /** Every MoE layer must have the selection bias `exp_probs_b` (lfm2moe; elsewhere it is optional). */
+  readonly requireSelectionBias?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

@@ -74,7 +74,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
   };
   const layers = describeLayers(c);
   // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
-  const slotRows = ub * Math.max(1, ...layers.map((l) => (l.kind === 'attention' ? (l.moe?.nUsed ?? 0) : 0)));
+  const slotRows = ub * Math.max(1, ...layers.map((l) => l.moe?.nUsed ?? 0));
   for (const layer of layers) {
     if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
@@ -92,7 +92,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['k', 'v']) add(label, layer.nKvHeads * layer.headDim);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
-    const m = layer.kind === 'attention' ? layer.moe : null;
+    const m = layer.moe;
     if (m) {
       add('moe_logits', m.nExperts);
       for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);

@@ -20,6 +20,8 @@ import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { lfm2moe } from './lfm2moe.js';
+import { qwen35moe } from './qwen35moe.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -40,5 +42,7 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitemoe,
     gemma4,
     qwen35,
+    lfm2moe,
+    qwen35moe,
   ].map((spec) => [spec.name, spec]),
 );

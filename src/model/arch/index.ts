@@ -27,6 +27,8 @@ import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { lfm2moe } from './lfm2moe.js';
+import { qwen35moe } from './qwen35moe.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -55,6 +57,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5Moe,
   granitemoe,
   qwen35,
+  lfm2moe,
+  qwen35moe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
