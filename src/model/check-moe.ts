@@ -29,14 +29,16 @@ function checkSelectionBias(
   moe: MoeConfig,
   names: TensorNames,
   il: number,
+  arch: string,
 ): void {
   const name = layerTensorName(names.ffnExpProbsB, il);
   const t = byName.get(name);
   if (t === undefined || (t.shape.length === 1 && t.shape[0] === moe.nExperts)) return;
+  const key = `${arch}.expert_count`;
   throw new LlmError(
     'gguf-invalid',
-    `loading model: tensor '${name}' has shape [${t.shape.join(', ')}], but 'expert_count' = ${moe.nExperts} implies [${moe.nExperts}]`,
-    { details: { tensor: name, key: 'expert_count' } },
+    `loading model: tensor '${name}' has shape [${t.shape.join(', ')}], but '${key}' = ${moe.nExperts} implies [${moe.nExperts}]`,
+    { details: { tensor: name, key } },
   );
 }
 
@@ -69,7 +71,7 @@ export function checkMoeTensors(
       );
     }
     if (moe.shared === 'gated') checks.push([names.ffnGateInpShexp, [e], ['embedding_length']]);
-    checkSelectionBias(byName, moe, names, il);
+    checkSelectionBias(byName, moe, names, il, config.arch);
     for (const [pattern, want, keys] of checks) {
       const name = layerTensorName(pattern, il);
       const t = byName.get(name);
