@@ -95,25 +95,38 @@ export abstract class CompositeOps {
     const s = step.scratch;
     const nUsed = s.ids.cols;
     this.rmsNorm(s.normed, x, norm.weight, norm.eps, n); // normed [n, nEmbd]
-    this.matmul(s.logits, s.normed, step.router, n); // logits [n, nExperts]
+    const rn = step.routerNorm;
+    if (rn) {
+      // The router's own input in down's first n rows (free until the experts write it): [n, nEmbd].
+      this.rmsNorm(s.down, x, rn.weight, rn.eps, n);
+      if (rn.scale !== 1) this.scale(s.down, rn.scale, n);
+    }
+    this.matmul(s.logits, rn ? s.down : s.normed, step.router, n); // logits [n, nExperts]
     this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
     this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
     this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
     this.glu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
     this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
     this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]
+    const pn = step.expertsPostNorm;
+    if (pn) this.rmsNorm(s.out, s.out, pn.weight, pn.eps, n);
     const sh = step.shared;
     if (sh) {
       const h = sh.scratch;
-      this.matmul(h.gate, s.normed, sh.gate, n); // [n, sharedDim]
-      this.matmul(h.up, s.normed, sh.up, n);
+      const own = sh.norm;
+      if (own) this.rmsNorm(s.down, x, own.weight, own.eps, n); // its own normalised input in down's first n rows
+      const input = own ? s.down : s.normed;
+      this.matmul(h.gate, input, sh.gate, n); // [n, sharedDim]
+      this.matmul(h.up, input, sh.up, n);
       this.glu(h.hidden, h.gate, h.up, n, step.activation);
+      if (sh.gateInp) this.matmul(h.logit, input, sh.gateInp, n); // [n, 1] (before down overwrites the input)
       this.matmul(s.down, h.hidden, sh.down, n); // down's first n rows [n, nEmbd]
-      if (sh.gateInp) {
-        this.matmul(h.logit, s.normed, sh.gateInp, n); // [n, 1]
-        this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
-      } else this.add(s.out, s.out, s.down, n);
+      if (sh.postNorm) this.rmsNorm(s.down, s.down, sh.postNorm.weight, sh.postNorm.eps, n);
+      if (sh.gateInp) this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
+      else this.add(s.out, s.out, s.down, n);
     }
+    const on = step.outNorm;
+    if (on) this.rmsNorm(s.out, s.out, on.weight, on.eps, n);
     if (step.residualScale !== 1) this.scale(s.out, step.residualScale, n);
     this.add(x, x, s.out, n);
   }

@@ -253,6 +253,11 @@ export interface MoeRouteParams {
   readonly scale: number;
   /** Per-expert bias [nExperts] added to the probabilities to select experts (not to the weights), or null. */
   readonly selectionBias: Weight | null;
+  /**
+   * Per-expert multiplier [nExperts] of a selected expert's weight, applied last (gemma4's `ffn_down_exps.scale`, which
+   * ggml multiplies into that expert's down output); absent or null for none.
+   */
+  readonly expertScale?: Weight | null;
 }
 
 /** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */
@@ -274,6 +279,10 @@ interface SharedExpert {
   readonly up: Weight; // [sharedDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, sharedDim]
   readonly gateInp: Weight | null; // [nEmbd]: one row
+  /** Its own pre-norm of the layer input (gemma4's `ffn_norm`; absent: the experts' normalised input). */
+  readonly norm?: RmsNormWeight | null;
+  /** RMSNorm of its output before it joins the experts' (gemma4's `post_ffw_norm_1`). */
+  readonly postNorm?: RmsNormWeight | null;
   /** Buffers of its hidden layer. */
   readonly scratch: {
     readonly gate: Activation;
@@ -297,6 +306,15 @@ export interface MoeStep {
   readonly residualScale: number;
   readonly shared: SharedExpert | null;
   readonly scratch: MoeScratch;
+  /**
+   * The router's own input, rmsNorm(x) · weight · scale (gemma4: `ffn_gate_inp.scale`, 1/√nEmbd); absent: the experts'
+   * normalised input.
+   */
+  readonly routerNorm?: (RmsNormWeight & { readonly scale: number }) | null;
+  /** RMSNorm of the experts' weighted sum before the shared expert joins it (gemma4's `post_ffw_norm_2`). */
+  readonly expertsPostNorm?: RmsNormWeight | null;
+  /** RMSNorm of the whole FFN output before the residual add (the layer's post-FFN norm, gemma4). */
+  readonly outNorm?: RmsNormWeight | null;
 }
 
 /** The operations of a forward pass. */

@@ -20,6 +20,7 @@ export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] 
     ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
     ...(moe.requireSelectionBias ? [names.ffnExpProbsB] : []),
+    ...(moe.branchNorms ? [names.ffnGateInpScale, names.ffnPreNorm2, names.ffnPostNorm1, names.ffnPostNorm2] : []),
   ];
 }
 

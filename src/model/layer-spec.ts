@@ -115,6 +115,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
             nUsed: m.layerUsed[il],
             expertDim: m.layerExpertDims[il],
             weightsScale: m.weightsScale,
+            ...(m.branchNorms ? { branchNorms: true } : {}),
           };
     // The FFN is the same on every layer kind: dense, or the experts plus the shared expert's width.
     const ffnDim = moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim);

@@ -15,17 +15,12 @@ import { getArchitecture, layerTensorName, type TensorNames } from './arch/index
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
-import { type DeltaNetLayerSpec, describeLayers, type LayerSpec, type MoeLayerSpec } from './layer-spec.js';
+import { type DeltaNetLayerSpec, describeLayers, type LayerSpec } from './layer-spec.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
 import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import type { RankHead } from './pooling.js';
-import type {
-  DenseFfnWeights,
-  LayerWeights,
-  ModelWeights,
-  MoeWeights,
-  ShortConvLayerWeights,
-} from './model-weights.js';
+import type { DenseFfnWeights, LayerWeights, ModelWeights, ShortConvLayerWeights } from './model-weights.js';
+import { type MoeSlots, moeSlots, moeWeights } from './moe-load.js';
 import { TransformerModel } from './transformer.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
@@ -60,17 +55,7 @@ interface FfnSlots {
 }
 
 /** A layer's dense gated FFN, named before it is read. */
-type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
-
-/** A MoE layer's router, expert stacks and shared expert, named before they are read. */
-interface MoeSlots {
-  readonly router: WeightSlot;
-  readonly gate: WeightSlot;
-  readonly up: WeightSlot;
-  readonly down: WeightSlot;
-  readonly selectionBias: WeightSlot | null;
-  readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
-}
+export type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
@@ -368,48 +353,6 @@ function denseFfnSlots(
         loader.upload(n(names.ffnUp), [c.embeddingLength, ffnDim]),
       ];
   return { gate: gate!, up: up!, down: loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]) };
-}
-
-/** The router, the 3-D expert stacks (one weight each) and the shared expert of MoE layer `il`. */
-function moeSlots(
-  loader: WeightLoader,
-  names: TensorNames,
-  c: ModelConfig,
-  il: number,
-  m: MoeLayerSpec,
-  sharedDim: number,
-): MoeSlots {
-  const n = (pattern: string): string => layerTensorName(pattern, il);
-  const e = c.embeddingLength;
-  return {
-    router: loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
-    gate: loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
-    up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
-    down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
-    selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
-    shared:
-      m.shared === 'none'
-        ? null
-        : {
-            gate: loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
-            up: loader.upload(n(names.ffnUpShexp), [e, sharedDim]),
-            down: loader.upload(n(names.ffnDownShexp), [sharedDim, e]),
-            gateInp: m.shared === 'gated' ? loader.upload(n(names.ffnGateInpShexp), [e]) : null,
-          },
-  };
-}
-
-/** The uploaded weights of a MoE layer's slots. */
-function moeWeights(m: MoeSlots): MoeWeights {
-  const s = m.shared;
-  return {
-    router: m.router.get(),
-    gate: m.gate.get(),
-    up: m.up.get(),
-    down: m.down.get(),
-    selectionBias: m.selectionBias?.get() ?? null,
-    shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
-  };
 }
 
 /** Names (and shape-checks) the weights of a gated DeltaNet layer (qwen35), as llama.cpp's `load_block_trunk`. */

@@ -54,6 +54,18 @@ export interface MoeWeights {
   readonly selectionBias: Weight | null;
   /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
   readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
+  /** Per-expert multiplier of an expert's output (`ffn_down_exps.scale`) [nExperts], or null. */
+  readonly expertScale: Weight | null;
+  /**
+   * gemma4's branch norms: the router's input scale `ffn_gate_inp.scale`, the experts' pre-norm `pre_ffw_norm_2` and
+   * post-norm `post_ffw_norm_2`, the shared expert's post-norm `post_ffw_norm_1` (each [nEmbd]); or null.
+   */
+  readonly branch: {
+    readonly routerNorm: Weight;
+    readonly expertsNorm: Weight;
+    readonly expertsPostNorm: Weight;
+    readonly sharedPostNorm: Weight;
+  } | null;
 }
 
 /** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */

@@ -26,6 +26,12 @@ export interface MoeRouting {
   readonly expertWidthKey?: 'expert_feed_forward_length' | 'feed_forward_length';
   /** Every MoE layer must have the selection bias `exp_probs_b` (lfm2moe; elsewhere it is optional). */
   readonly requireSelectionBias?: boolean;
+  /**
+   * gemma4's arrangement: the router reads rmsNorm(x) · `ffn_gate_inp.scale` / √nEmbd, the experts their own pre-norm
+   * (`pre_ffw_norm_2`) with a post-norm (`post_ffw_norm_2`), the shared expert (the dense FFN) `ffn_norm` with a
+   * post-norm (`post_ffw_norm_1`), and the layer's post-FFN norm covers their sum.
+   */
+  readonly branchNorms?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

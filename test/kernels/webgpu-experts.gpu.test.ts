@@ -44,6 +44,7 @@ const CASES: ExpertCase[] = [
   },
   { type: GgmlType.Q2_K, nExperts: 3, rows: 8, k: 256, nUsed: 2, n: 2, route: SOFTMAX_NORM },
   { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withBias: true },
+  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withScale: true },
 ];
 
 describe('webgpu mixture-of-experts ops vs the reference', () => {

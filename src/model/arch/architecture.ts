@@ -50,6 +50,13 @@ export interface TensorNames {
   readonly ffnGateInpShexp: string;
   /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
   readonly ffnExpProbsB: string;
+  /** Per-expert output scale [n_expert] (gemma4; optional). */
+  readonly ffnDownExpsScale: string;
+  /** gemma4 MoE: the router's input scale [n_embd] and the branch norms (see `MoeRouting.branchNorms`). */
+  readonly ffnGateInpScale: string;
+  readonly ffnPreNorm2: string;
+  readonly ffnPostNorm1: string;
+  readonly ffnPostNorm2: string;
   /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
   readonly shortConv: string;
   readonly shortConvInProj: string;
@@ -111,6 +118,11 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnDownShexp: 'blk.{i}.ffn_down_shexp.weight',
   ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
   ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
+  ffnDownExpsScale: 'blk.{i}.ffn_down_exps.scale',
+  ffnGateInpScale: 'blk.{i}.ffn_gate_inp.scale',
+  ffnPreNorm2: 'blk.{i}.pre_ffw_norm_2.weight',
+  ffnPostNorm1: 'blk.{i}.post_ffw_norm_1.weight',
+  ffnPostNorm2: 'blk.{i}.post_ffw_norm_2.weight',
   shortConv: 'blk.{i}.shortconv.conv.weight',
   shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
   shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',

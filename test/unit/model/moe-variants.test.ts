@@ -1,5 +1,5 @@
 /**
- * The MoE variants of the hybrid families (lfm2moe, qwen35moe): their layer records (experts on short-convolution and
+ * The MoE variants of the hybrid families (lfm2moe, qwen35moe) and of gemma4 (26B-A4B): their layer records (experts on short-convolution and
  * DeltaNet layers as on attention layers, lfm2moe's dense leading layers and router function) and bad input on their
  * recorded fixtures' headers — expert count vs tensor shape, top-k above the expert count, a missing router or
  * selection bias, an unknown router function — each `gguf-invalid` (or `unsupported-arch`) naming the key or tensor.
@@ -35,7 +35,11 @@ function expectError(gguf: GgufFile, code: string, named: string): void {
   expect(err.message).toContain(`'${named}'`);
 }
 
-const FIXTURES = { lfm2moe: 'lfm2moe-q8_0-l3-s10.gguf', qwen35moe: 'qwen35moe-q8_0-l2-s22.gguf' } as const;
+const FIXTURES = {
+  lfm2moe: 'lfm2moe-q8_0-l3-s10.gguf',
+  qwen35moe: 'qwen35moe-q8_0-l2-s22.gguf',
+  gemma4: 'gemma4-q8_0-moe-s3.gguf',
+} as const;
 
 describe('MoE variants of hybrid families', () => {
   it('lfm2moe: dense leading layers, then experts on short-convolution and attention layers', async () => {
@@ -66,7 +70,26 @@ describe('MoE variants of hybrid families', () => {
     ]);
   });
 
-  for (const arch of ['lfm2moe', 'qwen35moe'] as const) {
+  it('gemma4 MoE: the dense FFN as shared expert beside the experts, with the branch norms', async () => {
+    const c = readModelConfig(await header(FIXTURES.gemma4));
+    expect(c.moe).toMatchObject({ gating: 'softmax', normWeights: true, shared: 'plain', branchNorms: true });
+    expect(describeLayers(c).map((l) => [l.kind, l.moe?.nExperts, l.ffnDim])).toEqual([
+      ['attention', 8, 640],
+      ['attention', 8, 640],
+      ['attention', 8, 640],
+    ]);
+    const gguf = await header(FIXTURES.gemma4);
+    for (const t of [
+      'ffn_gate_inp.scale',
+      'pre_ffw_norm_2.weight',
+      'post_ffw_norm_1.weight',
+      'post_ffw_norm_2.weight',
+    ]) {
+      expectError(without(gguf, `blk.1.${t}`), 'gguf-invalid', `blk.1.${t}`);
+    }
+  });
+
+  for (const arch of ['lfm2moe', 'qwen35moe', 'gemma4'] as const) {
     it(`${arch}: inconsistent experts are gguf-invalid naming the key or tensor`, async () => {
       const gguf = await header(FIXTURES[arch]);
       expectError(withMeta(gguf, { [`${arch}.expert_count`]: 7 }), 'gguf-invalid', `${arch}.expert_count`);
