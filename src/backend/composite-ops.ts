@@ -44,6 +44,7 @@ export abstract class CompositeOps {
   ): void;
   abstract moeCombine(out: Activation, y: Activation, weights: Activation, n: number): void;
   abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
+  abstract splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
 
   abstract scale(x: Activation, s: number, n: number): void;
 
@@ -103,8 +104,13 @@ export abstract class CompositeOps {
     }
     this.matmul(s.logits, rn ? s.down : s.normed, step.router, n); // logits [n, nExperts]
     this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
-    this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
-    this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
+    if (step.gateUp) {
+      this.matmulExperts(step.gateUp, s.normed, step.gate, step.nExperts, s.ids, n, false); // [n·nUsed, 2·expertDim]
+      this.splitHeadPairs(s.gate, s.up, step.gateUp, n * nUsed, s.gate.cols); // gate, up [n·nUsed, expertDim]
+    } else {
+      this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
+      this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
+    }
     this.glu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
     this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
     this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]

@@ -315,6 +315,8 @@ export interface MoeStep {
   readonly expertsPostNorm?: RmsNormWeight | null;
   /** RMSNorm of the whole FFN output before the residual add (the layer's post-FFN norm, gemma4). */
   readonly outNorm?: RmsNormWeight | null;
+  /** When set, `gate` is a fused stack (per expert its gate rows, then its up rows) multiplied into this buffer. */
+  readonly gateUp?: Activation | null; // [ubatch·nUsed, 2·expertDim]
 }
 
 /** The operations of a forward pass. */

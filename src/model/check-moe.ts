@@ -14,8 +14,7 @@ import type { MoeConfig } from './moe-config.js';
 export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] {
   return [
     names.ffnGateInp,
-    names.ffnGateExps,
-    names.ffnUpExps,
+    ...(moe.fusedGateUp ? [names.ffnGateUpExps] : [names.ffnGateExps, names.ffnUpExps]),
     names.ffnDownExps,
     ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
@@ -56,10 +55,15 @@ export function checkMoeTensors(
   for (let il = 0; il < config.nLayers; il++) {
     if (!moe.layerIsMoe[il]) continue;
     const f = moe.layerExpertDims[il];
+    const gateUp: [string, readonly number[], readonly string[]][] = moe.fusedGateUp
+      ? [[names.ffnGateUpExps, [e, 2 * f, moe.nExperts], ['embedding_length', fk, 'expert_count']]]
+      : [
+          [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+          [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+        ];
     const checks: [string, readonly number[], readonly string[]][] = [
       [names.ffnGateInp, [e, moe.nExperts], ['embedding_length', 'expert_count']],
-      [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
-      [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+      ...gateUp,
       [names.ffnDownExps, [f, e, moe.nExperts], [fk, 'embedding_length', 'expert_count']],
     ];
     if (moe.shared !== 'none') {

@@ -238,6 +238,7 @@ function planMoe(
     expertsPostNorm: br && { weight: br.expertsPostNorm, eps },
     // The layer's post-FFN norm covers the whole MoE output (gemma4; no other MoE architecture has post-norms).
     outNorm: layerNorms.postFfnNorm,
+    gateUp: m.fusedGateUp ? get('moe_gate_up', 2 * m.expertDim) : null,
     activation: c.activation,
     residualScale: c.residualScale,
     shared: sh && {

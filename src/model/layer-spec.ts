@@ -116,6 +116,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
             expertDim: m.layerExpertDims[il],
             weightsScale: m.weightsScale,
             ...(m.branchNorms ? { branchNorms: true } : {}),
+            ...(m.fusedGateUp ? { fusedGateUp: true } : {}),
           };
     // The FFN is the same on every layer kind: dense, or the experts plus the shared expert's width.
     const ffnDim = moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim);

@@ -77,7 +77,10 @@ export interface LoadTransformerOptions {
 export function readModelConfig(gguf: GgufFile): ModelConfig {
   const archName = modelMetadata(gguf.metadata, '').string('general.architecture');
   const arch = getArchitecture(archName);
-  const config = arch.config(gguf.metadata);
+  const read = arch.config(gguf.metadata);
+  // llama.cpp takes a fused gate|up expert stack in place of the two when the file has one.
+  const fused = read.moe !== null && gguf.tensors.some((t) => t.name.endsWith('.ffn_gate_up_exps.weight'));
+  const config = fused && read.moe ? { ...read, moe: { ...read.moe, fusedGateUp: true } } : read;
   checkConfigAgainstTensors(gguf, config, arch.tensors);
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];

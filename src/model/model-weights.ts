@@ -47,6 +47,7 @@ export interface DenseFfnWeights {
 /** The experts of a MoE FFN: 3-D stacks uploaded as one weight each (expert e owns rows e·rows … (e+1)·rows). */
 export interface MoeWeights {
   readonly router: Weight; // [nExperts rows, nEmbd]
+  /** With `MoeRouting.fusedGateUp`, gate and up are the same fused stack [nExperts·2·expertDim rows, nEmbd]. */
   readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]

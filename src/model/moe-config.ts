@@ -32,6 +32,11 @@ export interface MoeRouting {
    * post-norm (`post_ffw_norm_1`), and the layer's post-FFN norm covers their sum.
    */
   readonly branchNorms?: boolean;
+  /**
+   * The file holds gate and up experts as one stack `ffn_gate_up_exps` (per expert its gate rows, then its up rows), as
+   * llama.cpp accepts in place of the two; set from the tensors when the config is read (`readModelConfig`).
+   */
+  readonly fusedGateUp?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

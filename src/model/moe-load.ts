@@ -34,10 +34,12 @@ export function moeSlots(
 ): MoeSlots {
   const n = (pattern: string): string => layerTensorName(pattern, il);
   const e = c.embeddingLength;
+  // A fused gate|up stack is one weight standing for both (the MoE step splits its product).
+  const fused = m.fusedGateUp ? loader.upload(n(names.ffnGateUpExps), [e, 2 * m.expertDim, m.nExperts]) : null;
   return {
     router: loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
-    gate: loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
-    up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
+    gate: fused ?? loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
+    up: fused ?? loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
     down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
     selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
     // llama.cpp loads a per-expert output scale for any architecture when the file has one.

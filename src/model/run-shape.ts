@@ -98,6 +98,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);
       for (const label of ['moe_gate', 'moe_up', 'moe_hidden']) add(label, m.expertDim, slotRows);
       add('moe_down', c.embeddingLength, slotRows);
+      if (m.fusedGateUp) add('moe_gate_up', 2 * m.expertDim, slotRows);
       if (m.shared === 'gated') add('moe_shared_logit', 1);
     }
   }

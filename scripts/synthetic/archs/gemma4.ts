@@ -6,8 +6,8 @@
  * (default 64; 0 = none), `k_eq_v` = 1 (no `attn_v`: V is K). The layer pattern repeats sliding, sliding, global,
  * ending so the last two KV layers are sliding then global (as llama.cpp's KV reuse expects). MoE variant (26B-A4B):
  * `n_expert` > 0 (with `n_expert_used`, default 2, and `n_ff_exp`, default 128) adds to every layer the router, its
- * input scale, the expert stacks with a per-expert output scale and the branch norms; the dense FFN stays as the
- * shared expert.
+ * input scale, the expert stacks (`fused_gate_up` = 1: gate|up as one stack) with a per-expert output scale and the
+ * branch norms; the dense FFN stays as the shared expert.
  */
 
 import {
@@ -124,8 +124,12 @@ function experts(s: ModelShape, il: number): TensorPlan[] {
   const b = `blk.${il}.`;
   const E = s.nEmbd;
   const nExpert = extra(s, 'n_expert', 0);
+  const stacks = moeTensors(s, il);
+  // `fused_gate_up` = 1: gate and up experts as one `ffn_gate_up_exps` stack (as convert_hf_to_gguf writes Gemma 4).
+  const fused = extra(s, 'fused_gate_up', 0) === 1;
+  const nFfExp = extra(s, 'n_ff_exp', 128);
   return [
-    ...moeTensors(s, il),
+    ...(fused ? [stacks[0], plan.stack(`${b}ffn_gate_up_exps.weight`, E, 2 * nFfExp, nExpert), stacks[3]] : stacks),
     plan.norm(`${b}ffn_gate_inp.scale`, E, Math.sqrt(E)),
     { ...plan.norm(`${b}ffn_down_exps.scale`, nExpert), std: 0.3 },
     plan.norm(`${b}pre_ffw_norm_2.weight`, E),

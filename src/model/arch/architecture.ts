@@ -50,6 +50,8 @@ export interface TensorNames {
   readonly ffnGateInpShexp: string;
   /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
   readonly ffnExpProbsB: string;
+  /** Gate and up expert stacks fused per expert [n_embd, 2·n_ff_exp, n_expert] (gemma4, qwen35moe files may have it). */
+  readonly ffnGateUpExps: string;
   /** Per-expert output scale [n_expert] (gemma4; optional). */
   readonly ffnDownExpsScale: string;
   /** gemma4 MoE: the router's input scale [n_embd] and the branch norms (see `MoeRouting.branchNorms`). */
@@ -119,6 +121,7 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnGateInpShexp: 'blk.{i}.ffn_gate_inp_shexp.weight',
   ffnExpProbsB: 'blk.{i}.exp_probs_b.bias',
   ffnDownExpsScale: 'blk.{i}.ffn_down_exps.scale',
+  ffnGateUpExps: 'blk.{i}.ffn_gate_up_exps.weight',
   ffnGateInpScale: 'blk.{i}.ffn_gate_inp.scale',
   ffnPreNorm2: 'blk.{i}.pre_ffw_norm_2.weight',
   ffnPostNorm1: 'blk.{i}.post_ffw_norm_1.weight',

@@ -89,6 +89,19 @@ describe('MoE variants of hybrid families', () => {
     }
   });
 
+  it('gemma4 MoE: a fused ffn_gate_up_exps stack stands for gate and up, shape-checked', async () => {
+    const gguf = await header('gemma4-q8_0-moe-fused-s8.gguf');
+    const c = readModelConfig(gguf);
+    expect(c.moe).toMatchObject({ fusedGateUp: true, nExperts: 6 });
+    expect(describeLayers(c)[0].moe).toMatchObject({ fusedGateUp: true, expertDim: 128 });
+    expectError(
+      withMeta(gguf, { 'gemma4.expert_feed_forward_length': 64 }),
+      'gguf-invalid',
+      'gemma4.expert_feed_forward_length',
+    );
+    expectError(without(gguf, 'blk.2.ffn_gate_up_exps.weight'), 'gguf-invalid', 'blk.2.ffn_gate_up_exps.weight');
+  });
+
   for (const arch of ['lfm2moe', 'qwen35moe', 'gemma4'] as const) {
     it(`${arch}: inconsistent experts are gguf-invalid naming the key or tensor`, async () => {
       const gguf = await header(FIXTURES[arch]);
