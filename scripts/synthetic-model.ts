@@ -30,6 +30,8 @@ import {
   type TensorPlan,
 } from './synthetic/arch-plan.js';
 import { ARCH_SPECS } from './synthetic/archs/index.js';
+import { hasRandomCodes, randomCodeBytes } from './synthetic/random-codes.js';
+import { loadIqGrids } from '../src/quant/iq-grids.js';
 
 /**
  * Benchmark shapes of architectures written from scratch: a Qwen3-30B-A3B scaled down to 1.03 B parameters of which
@@ -129,7 +131,9 @@ export function parseQuant(name: string): GgmlType {
   if (id === undefined)
     throw new LlmError('invalid-request', `unknown quant type "${name}"; use e.g. q4_0, q8_0, q4_k, f16`);
   const t = getQuantType(id);
-  if (t.quantizeRow === undefined) throw new LlmError('unsupported-type', `quant type ${t.name} has no quantizer`);
+  // The read-only IQ types are made of random codes (synthetic/random-codes.ts).
+  if (t.quantizeRow === undefined && !hasRandomCodes(id))
+    throw new LlmError('unsupported-type', `quant type ${t.name} has no quantizer`);
   return id;
 }
 
@@ -273,6 +277,7 @@ function tensorBytes(
   const n = p.shape.reduce((a, b) => a * b, 1);
   const bytes = new Uint8Array(tensorByteLength(type, p.shape)); // (n / blockElements · blockBytes)
   const isFloat = type === GgmlType.F32 || type === GgmlType.F16 || type === GgmlType.BF16;
+  if (qt.quantizeRow === undefined) return randomCodeBytes(type, n, p.std, rnd);
   if (n <= poolThreshold || isFloat) {
     const rows = p.shape.slice(1).reduce((a, b) => a * b, 1);
     const rowLen = p.shape[0]!;
@@ -490,6 +495,7 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   }
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
+  if (types.some(hasRandomCodes)) await loadIqGrids(); // dequantization calibrates the random codes' scales
   const alignment = 32;
 
   // Header: the writer needs every tensor's byte length; zero-filled placeholders are never touched (lazy pages).

@@ -1,13 +1,15 @@
 // moe_route: mixture-of-experts routing, one invocation per token (ggml build_moe_ffn): probabilities of the router
 // logits (softmax with the max subtracted, or a sigmoid per expert), the n_used most probable experts (highest
 // first, ties to the lower index; selected on the logits, which both gatings order alike), their probabilities as
-// weights (with HAS_BIAS, experts are selected by probability + bias[e], weighted by the probability), divided by their sum (clamped below at 2^-14) when NORM_WEIGHTS, times `scale`. Ids are written as f32.
+// weights (with HAS_BIAS, experts are selected by probability + bias[e], weighted by the probability), divided by their sum (clamped below at 2^-14) when NORM_WEIGHTS, times `scale`, then (HAS_SCALE) times
+// the expert's own expert_scale[e] (gemma4's ffn_down_exps.scale). Ids are written as f32.
 // Dispatch: 1-D over tokens, (gx, gy). Reference: CpuOps.moeRoute (backend/moe-route.ts).
 
 override IS_SIGMOID: bool = false;
 override IS_SOFTMAX_WEIGHT: bool = false; // gpt-oss: select on the logits, weights = softmax of the selected logits
 override NORM_WEIGHTS: bool = false;
 override HAS_BIAS: bool = false;
+override HAS_SCALE: bool = false;
 
 struct Params {
   n: u32,            // tokens
@@ -21,6 +23,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> ids: array<f32>;     // (n, n_used) expert ids as f32
 @group(0) @binding(3) var<storage, read_write> weights: array<f32>; // (n, n_used) f32
 @group(0) @binding(4) var<storage, read> bias: array<f32>;          // (n_experts) f32 selection bias, HAS_BIAS
+@group(0) @binding(5) var<storage, read> expert_scale: array<f32>;  // (n_experts) f32 per-expert weight scale, HAS_SCALE
 
 fn prob(l: f32, mx: f32, sum: f32) -> f32 {
   if (IS_SOFTMAX_WEIGHT) { return l; }
@@ -67,5 +70,9 @@ fn main(gid: Ids) {
     total = 1.0;
   }
   let denom = select(1.0, max(total, 6.103515625e-5), NORM_WEIGHTS);
-  for (var k = 0u; k < p.n_used; k++) { weights[at + k] = weights[at + k] / denom * p.scale; }
+  for (var k = 0u; k < p.n_used; k++) {
+    var w = weights[at + k] / denom * p.scale;
+    if (HAS_SCALE) { w = w * expert_scale[u32(ids[at + k])]; }
+    weights[at + k] = w;
+  }
 }

@@ -45,6 +45,7 @@ export abstract class CompositeOps {
   abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
   abstract addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void;
   abstract swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void;
+  abstract splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
 
   abstract scale(x: Activation, s: number, n: number): void;
 
@@ -99,29 +100,49 @@ export abstract class CompositeOps {
     const s = step.scratch;
     const nUsed = s.ids.cols;
     this.rmsNorm(s.normed, x, norm.weight, norm.eps, n); // normed [n, nEmbd]
-    this.matmul(s.logits, s.normed, step.router, n, step.routerBias); // logits [n, nExperts]
+    const rn = step.routerNorm;
+    if (rn) {
+      // The router's own input in down's first n rows (free until the experts write it): [n, nEmbd].
+      this.rmsNorm(s.down, x, rn.weight, rn.eps, n);
+      if (rn.scale !== 1) this.scale(s.down, rn.scale, n);
+    }
+    this.matmul(s.logits, rn ? s.down : s.normed, step.router, n, step.routerBias); // logits [n, nExperts]
     this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
+    if (step.gateUp) {
+      this.matmulExperts(step.gateUp, s.normed, step.gate, step.nExperts, s.ids, n, false); // [n·nUsed, 2·expertDim]
+      this.splitHeadPairs(s.gate, s.up, step.gateUp, n * nUsed, s.gate.cols); // gate, up [n·nUsed, expertDim]
+    } else {
+      this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
+      this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
+    }
     const eb = step.expertBias;
-    this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
-    if (eb) this.addExpertBias(s.gate, eb.gate, s.ids, n);
-    this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
-    if (eb) this.addExpertBias(s.up, eb.up, s.ids, n);
+    if (eb) {
+      this.addExpertBias(s.gate, eb.gate, s.ids, n);
+      this.addExpertBias(s.up, eb.up, s.ids, n);
+    }
     this.expertGlu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
     this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
     if (eb) this.addExpertBias(s.down, eb.down, s.ids, n);
     this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]
+    const pn = step.expertsPostNorm;
+    if (pn) this.rmsNorm(s.out, s.out, pn.weight, pn.eps, n);
     const sh = step.shared;
     if (sh) {
       const h = sh.scratch;
-      this.matmul(h.gate, s.normed, sh.gate, n); // [n, sharedDim]
-      this.matmul(h.up, s.normed, sh.up, n);
+      const own = sh.norm;
+      if (own) this.rmsNorm(s.down, x, own.weight, own.eps, n); // its own normalised input in down's first n rows
+      const input = own ? s.down : s.normed;
+      this.matmul(h.gate, input, sh.gate, n); // [n, sharedDim]
+      this.matmul(h.up, input, sh.up, n);
       this.expertGlu(h.hidden, h.gate, h.up, n, step.activation);
+      if (sh.gateInp) this.matmul(h.logit, input, sh.gateInp, n); // [n, 1] (before down overwrites the input)
       this.matmul(s.down, h.hidden, sh.down, n); // down's first n rows [n, nEmbd]
-      if (sh.gateInp) {
-        this.matmul(h.logit, s.normed, sh.gateInp, n); // [n, 1]
-        this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
-      } else this.add(s.out, s.out, s.down, n);
+      if (sh.postNorm) this.rmsNorm(s.down, s.down, sh.postNorm.weight, sh.postNorm.eps, n);
+      if (sh.gateInp) this.sigmoidGatedAdd(s.out, s.down, h.logit, n);
+      else this.add(s.out, s.out, s.down, n);
     }
+    const on = step.outNorm;
+    if (on) this.rmsNorm(s.out, s.out, on.weight, on.eps, n);
     if (step.residualScale !== 1) this.scale(s.out, step.residualScale, n);
     this.add(x, x, s.out, n);
   }

@@ -2,8 +2,9 @@
  * Mixture-of-experts routing of one token on the host, as ggml computes it (`build_moe_ffn`): probabilities from the
  * router logits (softmax with the max subtracted, or a sigmoid per expert), the top-k experts (highest first, ties to
  * the lower index, as a stable descending argsort), their probabilities as weights, optionally divided by their sum
- * (clamped below at 6.103515625e-5, the smallest normal f16) and scaled. gpt-oss's 'softmax-weight' selects on the
- * logits and weights the selected experts by the softmax of their logits. Shared by the cpu and WASM backends.
+ * (clamped below at 6.103515625e-5, the smallest normal f16) and scaled, then each times its expert's own scale when
+ * the model has one. gpt-oss's 'softmax-weight' selects on the logits and weights the selected experts by the
+ * softmax of their logits. Shared by the cpu and WASM backends.
  */
 
 import type { MoeRouteParams } from './moe-step.js';
@@ -33,6 +34,8 @@ export function routeToken(
   probs: Float32Array,
   bias: Float32Array | null = null,
   biasAt = 0,
+  expertScale: Float32Array | null = null,
+  expertScaleAt = 0,
 ): void {
   const { logits, logitsAt, ids, idsAt: outAt, weights, weightsAt: wAt } = rows;
   if (params.gating === 'softmax') {
@@ -74,6 +77,7 @@ export function routeToken(
     for (let k = 0; k < nUsed; k++) weights[wAt + k] = weights[wAt + k] / sum;
   }
   if (params.scale !== 1) for (let k = 0; k < nUsed; k++) weights[wAt + k] *= params.scale;
+  if (expertScale) for (let k = 0; k < nUsed; k++) weights[wAt + k] *= expertScale[expertScaleAt + ids[outAt + k]];
 }
 
 /** v[at … at+n) = softmax of themselves (max subtracted; f32 rounding as ggml's soft_max). */

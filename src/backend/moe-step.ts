@@ -4,7 +4,7 @@
  * default composition computes in. Built once at load by the model; read by every backend.
  */
 
-import type { Activation, GluActivation, Weight } from './ops.js';
+import type { Activation, GluActivation, RmsNormWeight, Weight } from './ops.js';
 
 /** How `moeRoute` turns router logits into expert weights (llama.cpp `build_moe_ffn`). */
 export interface MoeRouteParams {
@@ -16,6 +16,11 @@ export interface MoeRouteParams {
   readonly scale: number;
   /** Per-expert bias [nExperts] added to the probabilities to select experts (not to the weights), or null. */
   readonly selectionBias: Weight | null;
+  /**
+   * Per-expert multiplier [nExperts] of a selected expert's weight, applied last (gemma4's `ffn_down_exps.scale`, which
+   * ggml multiplies into that expert's down output); absent or null for none.
+   */
+  readonly expertScale?: Weight | null;
 }
 
 /** Buffers the default `moeFfn` composition computes in (rows are tokens, or token·nUsed + slot). */
@@ -37,6 +42,10 @@ interface SharedExpert {
   readonly up: Weight; // [sharedDim rows, nEmbd]
   readonly down: Weight; // [nEmbd rows, sharedDim]
   readonly gateInp: Weight | null; // [nEmbd]: one row
+  /** Its own pre-norm of the layer input (gemma4's `ffn_norm`; absent: the experts' normalised input). */
+  readonly norm?: RmsNormWeight | null;
+  /** RMSNorm of its output before it joins the experts' (gemma4's `post_ffw_norm_1`). */
+  readonly postNorm?: RmsNormWeight | null;
   /** Buffers of its hidden layer. */
   readonly scratch: {
     readonly gate: Activation;
@@ -72,4 +81,15 @@ export interface MoeStep {
   readonly residualScale: number;
   readonly shared: SharedExpert | null;
   readonly scratch: MoeScratch;
+  /**
+   * The router's own input, rmsNorm(x) · weight · scale (gemma4: `ffn_gate_inp.scale`, 1/√nEmbd); absent: the experts'
+   * normalised input.
+   */
+  readonly routerNorm?: (RmsNormWeight & { readonly scale: number }) | null;
+  /** RMSNorm of the experts' weighted sum before the shared expert joins it (gemma4's `post_ffw_norm_2`). */
+  readonly expertsPostNorm?: RmsNormWeight | null;
+  /** RMSNorm of the whole FFN output before the residual add (the layer's post-FFN norm, gemma4). */
+  readonly outNorm?: RmsNormWeight | null;
+  /** When set, `gate` is a fused stack (per expert its gate rows, then its up rows) multiplied into this buffer. */
+  readonly gateUp?: Activation | null; // [ubatch·nUsed, 2·expertDim]
 }

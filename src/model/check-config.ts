@@ -116,6 +116,12 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
     const attention = [...(config.moe?.layerIsMoe[il] ? moeRequired : required), ...perLayer].filter(
       (p) => (config.kvSources[il] === il || !kvOnly.has(p)) && !(noFfn && ffnOnly.has(p)),
     );
+    const convOrDelta = config.shortConvLayers[il] ? convRequired : config.deltaNetLayers[il] ? deltaNetRequired : null;
+    // A recurrent layer's FFN is dense or a mixture of experts too (lfm2moe, qwen35moe).
+    const recurrent =
+      convOrDelta !== null && config.moe?.layerIsMoe[il]
+        ? [...convOrDelta.filter((t) => !dense.has(t)), ...moeTensorPatterns(config.moe, names)]
+        : convOrDelta;
     const patterns =
       config.mamba2Parallel && config.mamba2Layers[il]
         ? [...attention, n.ssmIn, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmD, n.ssmOut]
@@ -123,11 +129,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
           ? [n.attnNorm, n.ffnUp, n.ffnDown]
           : config.mamba2Layers[il]
             ? [...mamba2Mixer, ...attention.filter((p) => !attnOnly.has(p))].filter((p) => !(noFfn && ffnOnly.has(p)))
-            : config.shortConvLayers[il]
-              ? convRequired
-              : config.deltaNetLayers[il]
-                ? deltaNetRequired
-                : attention;
+            : (recurrent ?? attention);
     for (const pattern of patterns) {
       const name = layerTensorName(pattern, il);
       if (!byName.has(name)) {

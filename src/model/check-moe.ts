@@ -14,12 +14,13 @@ import type { MoeConfig } from './moe-config.js';
 export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] {
   return [
     names.ffnGateInp,
-    names.ffnGateExps,
-    names.ffnUpExps,
+    ...(moe.fusedGateUp ? [names.ffnGateUpExps] : [names.ffnGateExps, names.ffnUpExps]),
     names.ffnDownExps,
     ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
     ...(moe.oai ? [names.ffnGateInpBias, names.ffnGateExpsBias, names.ffnUpExpsBias, names.ffnDownExpsBias] : []),
+    ...(moe.requireSelectionBias ? [names.ffnExpProbsB] : []),
+    ...(moe.branchNorms ? [names.ffnGateInpScale, names.ffnPreNorm2, names.ffnPostNorm1, names.ffnPostNorm2] : []),
   ];
 }
 
@@ -29,14 +30,16 @@ function checkSelectionBias(
   moe: MoeConfig,
   names: TensorNames,
   il: number,
+  arch: string,
 ): void {
   const name = layerTensorName(names.ffnExpProbsB, il);
   const t = byName.get(name);
   if (t === undefined || (t.shape.length === 1 && t.shape[0] === moe.nExperts)) return;
+  const key = `${arch}.expert_count`;
   throw new LlmError(
     'gguf-invalid',
-    `loading model: tensor '${name}' has shape [${t.shape.join(', ')}], but 'expert_count' = ${moe.nExperts} implies [${moe.nExperts}]`,
-    { details: { tensor: name, key: 'expert_count' } },
+    `loading model: tensor '${name}' has shape [${t.shape.join(', ')}], but '${key}' = ${moe.nExperts} implies [${moe.nExperts}]`,
+    { details: { tensor: name, key } },
   );
 }
 
@@ -53,10 +56,15 @@ export function checkMoeTensors(
   for (let il = 0; il < config.nLayers; il++) {
     if (!moe.layerIsMoe[il]) continue;
     const f = moe.layerExpertDims[il];
+    const gateUp: [string, readonly number[], readonly string[]][] = moe.fusedGateUp
+      ? [[names.ffnGateUpExps, [e, 2 * f, moe.nExperts], ['embedding_length', fk, 'expert_count']]]
+      : [
+          [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+          [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+        ];
     const checks: [string, readonly number[], readonly string[]][] = [
       [names.ffnGateInp, [e, moe.nExperts], ['embedding_length', 'expert_count']],
-      [names.ffnGateExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
-      [names.ffnUpExps, [e, f, moe.nExperts], ['embedding_length', fk, 'expert_count']],
+      ...gateUp,
       [names.ffnDownExps, [f, e, moe.nExperts], [fk, 'embedding_length', 'expert_count']],
     ];
     if (moe.shared !== 'none') {
@@ -77,7 +85,7 @@ export function checkMoeTensors(
         [names.ffnDownExpsBias, [e, moe.nExperts], ['embedding_length', 'expert_count']],
       );
     }
-    checkSelectionBias(byName, moe, names, il);
+    checkSelectionBias(byName, moe, names, il, config.arch);
     for (const [pattern, want, keys] of checks) {
       const name = layerTensorName(pattern, il);
       const t = byName.get(name);

@@ -6,6 +6,7 @@
 import type { Activation, Ops, Projection, RmsNormWeight, Weight } from '../backend/ops.js';
 import type { DeltaNetInputs, DeltaNetWeights } from '../backend/delta-net-types.js';
 import type { DeltaNetLayerSpec } from './layer-spec.js';
+import type { MoeWeights } from './model-weights.js';
 import { widthKey } from './run-shape.js';
 
 /** Weights of a gated DeltaNet block; its FFN weights are those of an attention block. */
@@ -22,9 +23,11 @@ export interface DeltaNetLayerWeights {
   readonly norm: Weight; // [headV]
   readonly outProj: Weight; // [nEmbd rows, nVHeads·headV] ssm_out
   readonly ffnNorm: Weight; // [nEmbd] (post_attention_norm)
-  readonly gate: Weight; // [ffnDim rows, nEmbd]
-  readonly up: Weight; // [ffnDim rows, nEmbd]
-  readonly down: Weight; // [nEmbd rows, ffnDim]
+  /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`; qwen35moe). */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
+  readonly moe: MoeWeights | null;
   readonly postFfnNorm: null;
 }
 

@@ -135,14 +135,16 @@ export function planLayer(
     scale: c.residualScale,
     scratch: b.xb2,
   });
+  const branch = lw.moe?.branch ?? null;
   const ffn: FfnPlan = {
-    ffnNorm: norm(lw.ffnNorm),
+    // gemma4's experts read their own pre-norm; the layer's `ffn_norm` is then the shared expert's.
+    ffnNorm: norm(branch?.expertsNorm ?? lw.ffnNorm),
     gate: lw.gate,
     up: lw.up,
     down: lw.down,
     moe:
-      (spec.kind === 'attention' || spec.kind === 'mamba2') && spec.moe && 'moe' in lw && lw.moe
-        ? planMoe(c, spec.moe, lw.moe, b, widths.get)
+      spec.moe && lw.moe
+        ? planMoe(c, spec.moe, lw.moe, b, widths.get, { ffnNorm: norm(lw.ffnNorm), postFfnNorm: norm(lw.postFfnNorm) })
         : null,
     ffnScratch: { normed: b.xb, gate: widths.get('gate', spec.ffnDim), up: widths.get('up', spec.ffnDim) },
     hidden: widths.get('hidden', spec.ffnDim),
@@ -255,15 +257,29 @@ function planMoe(
   w: MoeWeights,
   b: { readonly xb: Activation; readonly xb2: Activation },
   get: (label: string, cols: number) => Activation,
+  layerNorms: { readonly ffnNorm: RmsNormWeight | null; readonly postFfnNorm: RmsNormWeight | null },
 ): MoeStep {
   const sh = w.shared;
+  const br = w.branch;
+  const eps = c.normEps;
   return {
     router: w.router,
     gate: w.gate,
     up: w.up,
     down: w.down,
     nExperts: m.nExperts,
-    route: { gating: m.gating, normWeights: m.normWeights, scale: m.weightsScale, selectionBias: w.selectionBias },
+    route: {
+      gating: m.gating,
+      normWeights: m.normWeights,
+      scale: m.weightsScale,
+      selectionBias: w.selectionBias,
+      expertScale: w.expertScale,
+    },
+    routerNorm: br && { weight: br.routerNorm, eps, scale: Math.fround(1 / Math.sqrt(c.embeddingLength)) },
+    expertsPostNorm: br && { weight: br.expertsPostNorm, eps },
+    // The layer's post-FFN norm covers the whole MoE output (gemma4; no other MoE architecture has post-norms).
+    outNorm: layerNorms.postFfnNorm,
+    gateUp: m.fusedGateUp ? get('moe_gate_up', 2 * m.expertDim) : null,
     activation: c.moe?.oai ? 'swiglu-oai' : c.activation,
     routerBias: w.routerBias,
     expertBias: w.expertBias,
@@ -273,6 +289,8 @@ function planMoe(
       up: sh.up,
       down: sh.down,
       gateInp: sh.gateInp,
+      norm: br ? layerNorms.ffnNorm : null,
+      postNorm: br && { weight: br.sharedPostNorm, eps },
       scratch: {
         gate: get('gate', sh.gate.nRows),
         up: get('up', sh.gate.nRows),

@@ -1,10 +1,11 @@
 import { layerTensorName, type TensorNames } from './arch/index.js';
 import type { ModelConfig } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
-import type { DeltaNetLayerSpec, MoeLayerSpec } from './layer-spec.js';
+import type { DeltaNetLayerSpec, LayerSpec } from './layer-spec.js';
 import type { Mamba2MixerSlots, Mamba2SsmSlots } from './mamba2-layer.js';
 import type { MlpSlots } from './mlp-layer.js';
-import type { DenseFfnWeights, LayerWeights, MoeWeights } from './model-weights.js';
+import type { DenseFfnWeights, LayerWeights } from './model-weights.js';
+import { type MoeSlots, moeSlots, moeWeights } from './moe-load.js';
 import type { WeightLoader, WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
@@ -18,20 +19,17 @@ export type LayerSlots =
       readonly outScale: number;
       readonly ssm: Mamba2SsmSlots | null;
     })
-  | {
+  | ({
       readonly kind: 'shortconv';
       readonly attnNorm: WeightSlot;
       readonly inProj: WeightSlot;
       readonly conv: WeightSlot;
       readonly outProj: WeightSlot;
       readonly ffnNorm: WeightSlot;
-      readonly gate: WeightSlot;
-      readonly up: WeightSlot;
-      readonly down: WeightSlot;
-    }
+    } & FfnSlots)
   | ({ readonly kind: 'deltanet' } & {
-      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm'>]: WeightSlot;
-    })
+      readonly [K in Exclude<keyof DeltaNetLayerWeights, 'kind' | 'postFfnNorm' | keyof FfnSlots>]: WeightSlot;
+    } & FfnSlots)
   | {
       readonly kind: 'mamba2';
       readonly mixer: Mamba2MixerSlots;
@@ -40,20 +38,16 @@ export type LayerSlots =
     }
   | ({ readonly kind: 'mlp' } & MlpSlots);
 
+/** A recurrent layer's FFN: dense, or the experts of a MoE layer (lfm2moe, qwen35moe). */
+interface FfnSlots {
+  readonly gate: WeightSlot | null;
+  readonly up: WeightSlot | null;
+  readonly down: WeightSlot | null;
+  readonly moe: MoeSlots | null;
+}
+
 /** A layer's dense gated FFN, named before it is read. */
 export type DenseFfnSlots = { readonly [K in keyof DenseFfnWeights]: WeightSlot };
-
-/** A MoE layer's router, expert stacks and shared expert, named before they are read. */
-export interface MoeSlots {
-  readonly router: WeightSlot;
-  readonly gate: WeightSlot;
-  readonly up: WeightSlot;
-  readonly down: WeightSlot;
-  readonly selectionBias: WeightSlot | null;
-  readonly routerBias: WeightSlot | null;
-  readonly expertBias: { readonly gate: WeightSlot; readonly up: WeightSlot; readonly down: WeightSlot } | null;
-  readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
-}
 
 /** The dense gated FFN of layer `il` (phi3's fused gate|up split by rows). */
 export function denseFfnSlots(
@@ -76,62 +70,6 @@ export function denseFfnSlots(
   return { gate: gate!, up: up!, down: loader.upload(n(names.ffnDown), [ffnDim, c.embeddingLength]) };
 }
 
-/** The router, the 3-D expert stacks (one weight each) and the shared expert of MoE layer `il`. */
-export function moeSlots(
-  loader: WeightLoader,
-  names: TensorNames,
-  c: ModelConfig,
-  il: number,
-  m: MoeLayerSpec,
-  sharedDim: number,
-): MoeSlots {
-  const n = (pattern: string): string => layerTensorName(pattern, il);
-  const e = c.embeddingLength;
-  return {
-    router: loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
-    gate: loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
-    up: loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
-    down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
-    selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
-    routerBias: c.moe?.oai ? loader.upload(n(names.ffnGateInpBias), [m.nExperts]) : null,
-    expertBias: c.moe?.oai
-      ? {
-          gate: loader.uploadVector(n(names.ffnGateExpsBias), [m.expertDim, m.nExperts]),
-          up: loader.uploadVector(n(names.ffnUpExpsBias), [m.expertDim, m.nExperts]),
-          down: loader.uploadVector(n(names.ffnDownExpsBias), [e, m.nExperts]),
-        }
-      : null,
-    shared:
-      m.shared === 'none'
-        ? null
-        : {
-            gate: loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
-            up: loader.upload(n(names.ffnUpShexp), [e, sharedDim]),
-            down: loader.upload(n(names.ffnDownShexp), [sharedDim, e]),
-            gateInp: m.shared === 'gated' ? loader.upload(n(names.ffnGateInpShexp), [e]) : null,
-          },
-  };
-}
-
-/** The uploaded weights of a MoE layer's slots. */
-export function moeWeights(m: MoeSlots): MoeWeights {
-  const s = m.shared;
-  return {
-    router: m.router.get(),
-    gate: m.gate.get(),
-    up: m.up.get(),
-    down: m.down.get(),
-    selectionBias: m.selectionBias?.get() ?? null,
-    routerBias: m.routerBias?.get() ?? null,
-    expertBias: m.expertBias && {
-      gate: m.expertBias.gate.get(),
-      up: m.expertBias.up.get(),
-      down: m.expertBias.down.get(),
-    },
-    shared: s && { gate: s.gate.get(), up: s.up.get(), down: s.down.get(), gateInp: s.gateInp?.get() ?? null },
-  };
-}
-
 /** Names (and shape-checks) the weights of a gated DeltaNet layer (qwen35), as llama.cpp's `load_block_trunk`. */
 export function deltaNetSlots(
   loader: WeightLoader,
@@ -139,7 +77,7 @@ export function deltaNetSlots(
   il: number,
   E: number,
   spec: DeltaNetLayerSpec,
-): LayerSlots {
+): Omit<Extract<LayerSlots, { kind: 'deltanet' }>, keyof FfnSlots> {
   const n = (pattern: string): string => layerTensorName(pattern, il);
   const d = spec.dims;
   const vCols = d.nVHeads * d.headV;
@@ -157,10 +95,19 @@ export function deltaNetSlots(
     norm: loader.upload(n(names.ssmNorm), [d.headV]),
     outProj: loader.upload(n(names.ssmOut), [vCols, E]),
     ffnNorm: loader.upload(n(names.ffnNorm), [E]),
-    gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
-    up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
-    down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
   };
+}
+
+/** The FFN of a recurrent layer: the dense gated FFN, or a MoE layer's router and experts. */
+export function recurrentFfnSlots(
+  loader: WeightLoader,
+  names: TensorNames,
+  c: ModelConfig,
+  il: number,
+  spec: Extract<LayerSpec, { kind: 'shortconv' | 'deltanet' }>,
+): FfnSlots {
+  if (spec.moe) return { gate: null, up: null, down: null, moe: moeSlots(loader, names, c, il, spec.moe, spec.ffnDim) };
+  return { ...denseFfnSlots(loader, names, c, il, spec.ffnDim), moe: null };
 }
 
 /** The uploaded weights of a DeltaNet layer's slots. */
@@ -178,9 +125,10 @@ export function deltaNetWeights(l: Extract<LayerSlots, { kind: 'deltanet' }>): D
     norm: l.norm.get(),
     outProj: l.outProj.get(),
     ffnNorm: l.ffnNorm.get(),
-    gate: l.gate.get(),
-    up: l.up.get(),
-    down: l.down.get(),
+    gate: l.gate?.get() ?? null,
+    up: l.up?.get() ?? null,
+    down: l.down?.get() ?? null,
+    moe: l.moe && moeWeights(l.moe),
     postFfnNorm: null,
   };
 }

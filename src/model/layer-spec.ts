@@ -69,8 +69,10 @@ interface ShortConvLayerSpec {
   readonly kind: 'shortconv';
   /** Taps of the depthwise convolution (`shortconv.l_cache`). */
   readonly convWidth: number;
-  /** Width of the gated FFN's hidden layer. */
+  /** Width of the gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
+  /** The routed experts of the FFN (lfm2moe), or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
 }
 
 /**
@@ -81,8 +83,10 @@ interface ShortConvLayerSpec {
 export interface DeltaNetLayerSpec {
   readonly kind: 'deltanet';
   readonly dims: DeltaNetDims;
-  /** Width of the gated FFN's hidden layer. */
+  /** Width of the gated FFN's hidden layer (of the shared expert on a MoE layer; 0 when it has none). */
   readonly ffnDim: number;
+  /** The routed experts of the FFN (qwen35moe), or null for a dense FFN. */
+  readonly moe: MoeLayerSpec | null;
 }
 
 /**
@@ -104,6 +108,8 @@ interface MlpLayerSpec {
   readonly kind: 'mlp';
   /** Width of the MLP's hidden layer. */
   readonly ffnDim: number;
+  /** Never experts (the field every layer kind's FFN has). */
+  readonly moe: null;
 }
 
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
@@ -126,14 +132,14 @@ export function attentionLayers(config: ModelConfig): AttentionLayerSpec[] {
 export function describeLayers(config: ModelConfig): LayerSpec[] {
   const c = config;
   return Array.from({ length: c.nLayers }, (_, il): LayerSpec => {
-    const ffnDim = c.layerFfnDims[il] ?? c.ffnDim;
-    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim };
-    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim };
-    if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim };
     const m = c.moe;
     const moe = layerMoe(c, il);
-    if (c.mamba2Layers[il] && c.mamba2 && !c.mamba2Parallel)
-      return { kind: 'mamba2', dims: c.mamba2, ffnDim: moe && m ? m.sharedDim : ffnDim, moe };
+    // The FFN is the same on every layer kind: dense, or the experts plus the shared expert's width.
+    const ffnDim = moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim);
+    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim, moe: null };
+    if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim, moe };
+    if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim, moe };
+    if (c.mamba2Layers[il] && c.mamba2 && !c.mamba2Parallel) return { kind: 'mamba2', dims: c.mamba2, ffnDim, moe };
     const sliding = c.slidingWindow > 0 && c.slidingLayers[il] === true;
     const swaRope = sliding && c.ropeSwa !== null ? c.ropeSwa : null;
     const nRot = sliding ? c.ropeDimsSwa : c.ropeDims;
@@ -144,7 +150,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       nKvHeads: c.layerKvHeads[il] ?? c.nKvHeads,
       headDim: sliding ? c.headDimSwa : c.headDim,
       kvSource: c.kvSources[il] ?? il,
-      ffnDim: moe && m ? m.sharedDim : ffnDim,
+      ffnDim,
       moe,
       slidingWindow: sliding ? c.slidingWindow : 0,
       ssm: c.mamba2Parallel && c.mamba2Layers[il] ? c.mamba2 : null,
@@ -170,6 +176,8 @@ function layerMoe(c: ModelConfig, il: number): MoeLayerSpec | null {
         nUsed: m.layerUsed[il],
         expertDim: m.layerExpertDims[il],
         weightsScale: m.weightsScale,
+        ...(m.branchNorms ? { branchNorms: true } : {}),
+        ...(m.fusedGateUp ? { fusedGateUp: true } : {}),
       };
 }
 

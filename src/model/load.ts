@@ -29,8 +29,9 @@ import { namePerLayerWeights, perLayerWeightsOf } from './per-layer-load.js';
 import { altUpWeightsOf, nameAltUpWeights } from './altup-load.js';
 import type { RankHead } from './pooling.js';
 import type { LayerWeights, ModelWeights, ShortConvLayerWeights } from './model-weights.js';
+import { moeSlots, moeWeights } from './moe-load.js';
 import { TransformerModel } from './transformer.js';
-import { type LayerSlots, denseFfnSlots, moeSlots, moeWeights, deltaNetSlots, deltaNetWeights } from './layer-slots.js';
+import { type LayerSlots, denseFfnSlots, deltaNetSlots, deltaNetWeights, recurrentFfnSlots } from './layer-slots.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** Options of `loadTransformer`. */
@@ -53,7 +54,10 @@ export interface LoadTransformerOptions {
 export function readModelConfig(gguf: GgufFile): ModelConfig {
   const archName = modelMetadata(gguf.metadata, '').string('general.architecture');
   const arch = getArchitecture(archName);
-  const config = arch.config(gguf.metadata);
+  const read = arch.config(gguf.metadata);
+  // llama.cpp takes a fused gate|up expert stack in place of the two when the file has one.
+  const fused = read.moe !== null && gguf.tensors.some((t) => t.name.endsWith('.ffn_gate_up_exps.weight'));
+  const config = fused && read.moe ? { ...read, moe: { ...read.moe, fusedGateUp: true } } : read;
   checkConfigAgainstTensors(gguf, config, arch.tensors);
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];
@@ -130,12 +134,15 @@ export async function loadTransformer(
         conv: loader.upload(n(names.shortConv), [spec.convWidth, E]),
         outProj: loader.upload(n(names.shortConvOutProj), [E, E]),
         ffnNorm: loader.upload(n(names.ffnNorm), [E]),
-        gate: loader.upload(n(names.ffnGate), [E, spec.ffnDim]),
-        up: loader.upload(n(names.ffnUp), [E, spec.ffnDim]),
-        down: loader.upload(n(names.ffnDown), [spec.ffnDim, E]),
+        ...recurrentFfnSlots(loader, names, c, il, spec),
       };
     }
-    if (spec.kind === 'deltanet') return deltaNetSlots(loader, names, il, c.embeddingLength, spec);
+    if (spec.kind === 'deltanet') {
+      return {
+        ...deltaNetSlots(loader, names, il, c.embeddingLength, spec),
+        ...recurrentFfnSlots(loader, names, c, il, spec),
+      };
+    }
     if (spec.kind === 'mlp') return { kind: 'mlp', ...mlpSlots(loader, names, il, c.embeddingLength, spec.ffnDim) };
     if (spec.kind === 'mamba2') {
       return {
@@ -222,9 +229,10 @@ export async function loadTransformer(
                   conv: l.conv.get(),
                   outProj: l.outProj.get(),
                   ffnNorm: l.ffnNorm.get(),
-                  gate: l.gate.get(),
-                  up: l.up.get(),
-                  down: l.down.get(),
+                  gate: get(l.gate),
+                  up: get(l.up),
+                  down: get(l.down),
+                  moe: l.moe && moeWeights(l.moe),
                   postFfnNorm: null,
                 }
               : {

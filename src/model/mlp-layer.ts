@@ -15,6 +15,7 @@ export interface MlpLayerWeights {
   readonly down: Weight; // [nEmbd rows, ffnDim]
   readonly ffnNorm: null;
   readonly gate: null;
+  readonly moe: null;
   readonly postFfnNorm: null;
 }
 
@@ -44,6 +45,7 @@ export function mlpWeights(s: MlpSlots): MlpLayerWeights {
     down: s.down.get(),
     ffnNorm: null,
     gate: null,
+    moe: null,
     postFfnNorm: null,
   };
 }

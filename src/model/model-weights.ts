@@ -54,6 +54,7 @@ export interface DenseFfnWeights {
 /** The experts of a MoE FFN: 3-D stacks uploaded as one weight each (expert e owns rows e·rows … (e+1)·rows). */
 export interface MoeWeights {
   readonly router: Weight; // [nExperts rows, nEmbd]
+  /** With `MoeRouting.fusedGateUp`, gate and up are the same fused stack [nExperts·2·expertDim rows, nEmbd]. */
   readonly gate: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly up: Weight; // [nExperts·expertDim rows, nEmbd]
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
@@ -64,6 +65,18 @@ export interface MoeWeights {
   readonly selectionBias: Weight | null;
   /** The shared expert (its sigmoid gate `gateInp` [nEmbd] when the architecture has one), or null. */
   readonly shared: (DenseFfnWeights & { readonly gateInp: Weight | null }) | null;
+  /** Per-expert multiplier of an expert's output (`ffn_down_exps.scale`) [nExperts], or null. */
+  readonly expertScale: Weight | null;
+  /**
+   * gemma4's branch norms: the router's input scale `ffn_gate_inp.scale`, the experts' pre-norm `pre_ffw_norm_2` and
+   * post-norm `post_ffw_norm_2`, the shared expert's post-norm `post_ffw_norm_1` (each [nEmbd]); or null.
+   */
+  readonly branch: {
+    readonly routerNorm: Weight;
+    readonly expertsNorm: Weight;
+    readonly expertsPostNorm: Weight;
+    readonly sharedPostNorm: Weight;
+  } | null;
 }
 
 /** Weights of a short-convolution block (lfm2); its FFN weights are those of an attention block. */
@@ -74,9 +87,11 @@ export interface ShortConvLayerWeights {
   readonly conv: Weight; // [nEmbd rows, taps] depthwise kernel
   readonly outProj: Weight; // [nEmbd rows, nEmbd]
   readonly ffnNorm: Weight; // [nEmbd]
-  readonly gate: Weight; // [ffnDim rows, nEmbd]
-  readonly up: Weight; // [ffnDim rows, nEmbd]
-  readonly down: Weight; // [nEmbd rows, ffnDim]
+  /** The dense gated FFN (null on a mixture-of-experts layer, which has `moe`; lfm2moe). */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
+  readonly moe: MoeWeights | null;
   readonly postFfnNorm: null;
 }
 

@@ -29,6 +29,19 @@ export interface MoeRouting {
    * required) and the experts' GLU is the clamped SwiGLU (`swiglu-oai`).
    */
   readonly oai?: boolean;
+  /** Every MoE layer must have the selection bias `exp_probs_b` (lfm2moe; elsewhere it is optional). */
+  readonly requireSelectionBias?: boolean;
+  /**
+   * gemma4's arrangement: the router reads rmsNorm(x) · `ffn_gate_inp.scale` / √nEmbd, the experts their own pre-norm
+   * (`pre_ffw_norm_2`) with a post-norm (`post_ffw_norm_2`), the shared expert (the dense FFN) `ffn_norm` with a
+   * post-norm (`post_ffw_norm_1`), and the layer's post-FFN norm covers their sum.
+   */
+  readonly branchNorms?: boolean;
+  /**
+   * The file holds gate and up experts as one stack `ffn_gate_up_exps` (per expert its gate rows, then its up rows), as
+   * llama.cpp accepts in place of the two; set from the tensors when the config is read (`readModelConfig`).
+   */
+  readonly fusedGateUp?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

@@ -76,7 +76,7 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
   };
   const layers = describeLayers(c);
   // Expert rows are token·nUsed + slot: sized for the most experts any layer uses.
-  const slotRows = ub * Math.max(1, ...layers.map((l) => ('moe' in l ? (l.moe?.nUsed ?? 0) : 0)));
+  const slotRows = ub * Math.max(1, ...layers.map((l) => l.moe?.nUsed ?? 0));
   for (const layer of layers) {
     if (layer.kind === 'shortconv') {
       add('bcx', 3 * c.embeddingLength); // B | C | x of the in_proj
@@ -97,12 +97,13 @@ export function activationShapes(config: ModelConfig, ubatchSize: number): Activ
       if (layer.ssm) for (const [label, cols] of mamba2Activations(layer.ssm)) add(label, cols);
     }
     for (const label of ['gate', 'up', 'hidden']) add(label, layer.ffnDim);
-    const m = 'moe' in layer ? layer.moe : null;
+    const m = layer.moe;
     if (m) {
       add('moe_logits', m.nExperts);
       for (const label of ['moe_ids', 'moe_weights']) add(label, m.nUsed);
       for (const label of ['moe_gate', 'moe_up', 'moe_hidden']) add(label, m.expertDim, slotRows);
       add('moe_down', c.embeddingLength, slotRows);
+      if (m.fusedGateUp) add('moe_gate_up', 2 * m.expertDim, slotRows);
       if (m.shared === 'gated') add('moe_shared_logit', 1);
     }
   }

@@ -24,7 +24,7 @@ export interface ExpertCase {
   readonly nUsed: number;
   /** Tokens of the step (> 1: prefill grouping). */
   readonly n: number;
-  readonly route: Omit<MoeRouteParams, 'selectionBias'>;
+  readonly route: Omit<MoeRouteParams, 'selectionBias' | 'expertScale'>;
   /** Route with a random per-expert selection bias (`exp_probs_b`). */
   readonly withBias?: boolean;
   /**
@@ -32,6 +32,8 @@ export interface ExpertCase {
    * then `swigluOai(gate rows, 10 · hidden)`, crossing both clamps (±7).
    */
   readonly oai?: boolean;
+  /** Route with a random per-expert weight scale (gemma4's `ffn_down_exps.scale`). */
+  readonly withScale?: boolean;
 }
 
 function weightBytes(c: ExpertCase, rand: () => number): Uint8Array {
@@ -101,6 +103,13 @@ async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Ar
         new Uint8Array(biasValues.buffer),
       )
     : null;
+  const scaleValues = Float32Array.from({ length: nExperts }, () => 1 + 0.5 * rand()); // [nExperts] in 0.5 … 1.5
+  const expertScale = c.withScale
+    ? await ops.uploadWeight(
+        { name: 'down_exps.scale', type: GgmlType.F32, shape: [nExperts] },
+        new Uint8Array(scaleValues.buffer),
+      )
+    : null;
   ops.beginStep({ tokens, startPos: 0, slot: 0 });
   ops.embed(xs, await table(ops, 'x', x, k), n);
   ops.embed(lg, await table(ops, 'l', logits, nExperts), n);
@@ -111,7 +120,7 @@ async function runCase(ops: Ops, c: ExpertCase, seed: number): Promise<Float32Ar
   ops.embed(hid, await table(ops, 'h', hidden, rows), n * nUsed);
   ops.endStep();
   ops.beginStep({ tokens, startPos: 0, slot: 0 });
-  ops.moeRoute(ids, wts, lg, n, { ...c.route, selectionBias });
+  ops.moeRoute(ids, wts, lg, n, { ...c.route, selectionBias, expertScale });
   ops.matmulExperts(out, xs, w, nExperts, ids, n, false);
   ops.matmulExperts(outDown, hid, down, nExperts, ids, n, true);
   ops.moeCombine(sum, outDown, wts, n);

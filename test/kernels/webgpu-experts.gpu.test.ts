@@ -54,6 +54,7 @@ const CASES: ExpertCase[] = [
     route: { gating: 'softmax-weight', normWeights: false, scale: 1 },
     oai: true,
   },
+  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withScale: true },
 ];
 
 describe('webgpu mixture-of-experts ops vs the reference', () => {

@@ -4,7 +4,10 @@
  * per-layer token embeddings, per-layer output scales, tied output. `head_dim` is the global layers' head size.
  * Knobs: `head_dim_swa` (default 32), `swa` (window, default 512), `shared_kv` (default 2), `n_embd_per_layer`
  * (default 64; 0 = none), `k_eq_v` = 1 (no `attn_v`: V is K). The layer pattern repeats sliding, sliding, global,
- * ending so the last two KV layers are sliding then global (as llama.cpp's KV reuse expects).
+ * ending so the last two KV layers are sliding then global (as llama.cpp's KV reuse expects). MoE variant (26B-A4B):
+ * `n_expert` > 0 (with `n_expert_used`, default 2, and `n_ff_exp`, default 128) adds to every layer the router, its
+ * input scale, the expert stacks (`fused_gate_up` = 1: gate|up as one stack) with a per-expert output scale and the
+ * branch norms; the dense FFN stays as the shared expert.
  */
 
 import {
@@ -19,6 +22,7 @@ import {
   type SyntheticArchSpec,
 } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
+import { moeMetadata, moeTensors } from './qwen3moe.js';
 
 interface Layout {
   readonly sliding: readonly boolean[];
@@ -57,6 +61,7 @@ export const gemma4: SyntheticArchSpec = {
       'gemma4.attention.shared_kv_layers': u32(s.nLayer - l.kvFromStart),
       'gemma4.final_logit_softcapping': f32(30),
       'gemma4.attention.layer_norm_rms_epsilon': f32(1e-6),
+      ...(extra(s, 'n_expert', 0) > 0 ? moeMetadata('gemma4', s) : {}),
     };
   },
   tensors: (s) => {
@@ -84,6 +89,7 @@ export const gemma4: SyntheticArchSpec = {
         plan.mat(`${b}ffn_gate.weight`, E, nFf),
         plan.mat(`${b}ffn_up.weight`, E, nFf),
         plan.mat(`${b}ffn_down.weight`, nFf, E),
+        ...(extra(s, 'n_expert', 0) > 0 ? experts(s, il) : []),
         plan.norm(`${b}post_ffw_norm.weight`, E),
         ...(l.nPL > 0
           ? [
@@ -112,3 +118,22 @@ export const gemma4: SyntheticArchSpec = {
     ];
   },
 };
+
+/** A MoE layer's router (its input scale around √n_embd undoes llama.cpp's 1/√n_embd), experts and branch norms. */
+function experts(s: ModelShape, il: number): TensorPlan[] {
+  const b = `blk.${il}.`;
+  const E = s.nEmbd;
+  const nExpert = extra(s, 'n_expert', 0);
+  const stacks = moeTensors(s, il);
+  // `fused_gate_up` = 1: gate and up experts as one `ffn_gate_up_exps` stack (as convert_hf_to_gguf writes Gemma 4).
+  const fused = extra(s, 'fused_gate_up', 0) === 1;
+  const nFfExp = extra(s, 'n_ff_exp', 128);
+  return [
+    ...(fused ? [stacks[0], plan.stack(`${b}ffn_gate_up_exps.weight`, E, 2 * nFfExp, nExpert), stacks[3]] : stacks),
+    plan.norm(`${b}ffn_gate_inp.scale`, E, Math.sqrt(E)),
+    { ...plan.norm(`${b}ffn_down_exps.scale`, nExpert), std: 0.3 },
+    plan.norm(`${b}pre_ffw_norm_2.weight`, E),
+    plan.norm(`${b}post_ffw_norm_1.weight`, E),
+    plan.norm(`${b}post_ffw_norm_2.weight`, E),
+  ];
+}

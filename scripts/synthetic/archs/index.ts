@@ -25,6 +25,8 @@ import { nemotronH } from './nemotron_h.js';
 import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
+import { lfm2moe } from './lfm2moe.js';
+import { qwen35moe } from './qwen35moe.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -50,5 +52,7 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitehybrid,
     nemotronH,
     falconH1,
+    lfm2moe,
+    qwen35moe,
   ].map((spec) => [spec.name, spec]),
 );

@@ -295,7 +295,8 @@ class CpuOps extends HostHybridOps implements Ops {
         weightsAt: t * weights.cols,
       };
       const bias = params.selectionBias ? (params.selectionBias as CpuWeight).data : null; // [nExperts]
-      routeToken(rows, logits.cols, ids.cols, params, probs, bias);
+      const scale = params.expertScale ? (params.expertScale as CpuWeight).data : null; // [nExperts]
+      routeToken(rows, logits.cols, ids.cols, params, probs, bias, 0, scale);
     }
   }
 

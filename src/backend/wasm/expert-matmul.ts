@@ -84,6 +84,7 @@ export class WasmExperts {
     if (this.probs.length < logits.cols) this.probs = new Float32Array(logits.cols);
     const f32 = this.heap.f32;
     const biasAt = p.selectionBias ? this.vector(p.selectionBias) : 0; // f32 index of [nExperts]
+    const scaleAt = p.expertScale ? this.vector(p.expertScale) : 0; // f32 index of [nExperts]
     const rows = this.rows;
     rows.logits = f32;
     rows.ids = f32;
@@ -92,7 +93,8 @@ export class WasmExperts {
       rows.logitsAt = (logits.byteOffset >>> 2) + t * logits.cols;
       rows.idsAt = (ids.byteOffset >>> 2) + t * ids.cols;
       rows.weightsAt = (weights.byteOffset >>> 2) + t * weights.cols;
-      routeToken(rows, logits.cols, ids.cols, p, this.probs, p.selectionBias ? f32 : null, biasAt);
+      const bias = p.selectionBias ? f32 : null;
+      routeToken(rows, logits.cols, ids.cols, p, this.probs, bias, biasAt, p.expertScale ? f32 : null, scaleAt);
     }
   }
 

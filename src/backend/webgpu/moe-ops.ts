@@ -48,13 +48,15 @@ export class MoeOps {
         IS_SOFTMAX_WEIGHT: params.gating === 'softmax-weight',
         NORM_WEIGHTS: params.normWeights,
         HAS_BIAS: params.selectionBias !== null,
+        HAS_SCALE: !!params.expertScale,
       },
-      tag: `${params.gating}${params.normWeights ? '.norm' : ''}${params.selectionBias ? '.bias' : ''}`,
+      tag: `${params.gating}${params.normWeights ? '.norm' : ''}${params.selectionBias ? '.bias' : ''}${params.expertScale ? '.scale' : ''}`,
     });
     const bias = params.selectionBias ? (params.selectionBias as GpuWeight).vector : null;
+    const scale = params.expertScale ? (params.expertScale as GpuWeight).vector : null;
     this.h.rec.dispatch(
       pipe,
-      [null, buf(logits), buf(ids), buf(weights), bias ?? this.h.dummy],
+      [null, buf(logits), buf(ids), buf(weights), bias ?? this.h.dummy, scale ?? this.h.dummy],
       (p) => p.u(n).u(logits.cols).u(nUsed).f(params.scale),
       grid(Math.ceil(n / WG_FLAT)),
     );

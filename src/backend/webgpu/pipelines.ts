@@ -56,7 +56,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'topk_chunk.main': ['uniform', 'read', 'rw'],
   'topk_merge.main': ['uniform', 'rw', 'rw'],
   'gemv_id.main': ['uniform', 'read', 'read', 'rw', 'read'],
-  'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read'],
+  'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_gated': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_bias': ['uniform', 'read', 'read', 'rw'],

@@ -56,6 +56,15 @@ export interface TensorNames {
   readonly attnSinks: string;
   /** Per-expert bias added to the router probabilities for selection only (ernie4_5-moe; optional). */
   readonly ffnExpProbsB: string;
+  /** Gate and up expert stacks fused per expert [n_embd, 2·n_ff_exp, n_expert] (gemma4, qwen35moe files may have it). */
+  readonly ffnGateUpExps: string;
+  /** Per-expert output scale [n_expert] (gemma4; optional). */
+  readonly ffnDownExpsScale: string;
+  /** gemma4 MoE: the router's input scale [n_embd] and the branch norms (see `MoeRouting.branchNorms`). */
+  readonly ffnGateInpScale: string;
+  readonly ffnPreNorm2: string;
+  readonly ffnPostNorm1: string;
+  readonly ffnPostNorm2: string;
   /** Short-convolution layers (lfm2): depthwise taps [l_cache, n_embd], B|C|x input and output projections. */
   readonly shortConv: string;
   readonly shortConvInProj: string;
@@ -126,6 +135,12 @@ export const LLAMA_CPP_TENSOR_NAMES: TensorNames = {
   ffnUpExpsBias: 'blk.{i}.ffn_up_exps.bias',
   ffnDownExpsBias: 'blk.{i}.ffn_down_exps.bias',
   attnSinks: 'blk.{i}.attn_sinks.weight',
+  ffnDownExpsScale: 'blk.{i}.ffn_down_exps.scale',
+  ffnGateUpExps: 'blk.{i}.ffn_gate_up_exps.weight',
+  ffnGateInpScale: 'blk.{i}.ffn_gate_inp.scale',
+  ffnPreNorm2: 'blk.{i}.pre_ffw_norm_2.weight',
+  ffnPostNorm1: 'blk.{i}.post_ffw_norm_1.weight',
+  ffnPostNorm2: 'blk.{i}.post_ffw_norm_2.weight',
   shortConv: 'blk.{i}.shortconv.conv.weight',
   shortConvInProj: 'blk.{i}.shortconv.in_proj.weight',
   shortConvOutProj: 'blk.{i}.shortconv.out_proj.weight',

@@ -4,7 +4,10 @@
  * their own head size (`key_length_swa`) and rope base (`rope.freq_base_swa`), `rope_freqs` on global layers only,
  * the last `attention.shared_kv_layers` layers reading an earlier layer's KV (llama.cpp: n_layer_kv_from_start − 2 for
  * sliding readers, − 1 for global ones), per-layer token embeddings (`embedding_length_per_layer_input`), an optional
- * per-layer output scale and the final-logit soft-cap (default 30). The MoE variant (26B-A4B) is refused.
+ * per-layer output scale and the final-logit soft-cap (default 30). The MoE variant (26B-A4B; `expert_count` > 0) keeps
+ * the dense FFN as a shared expert beside softmax-routed GELU experts (weights normalised, optional per-expert scale
+ * `ffn_down_exps.scale`), each branch with its own norms (`MoeRouting.branchNorms`); every layer is then MoE (llama.cpp
+ * decides per layer by the router's presence: a file mixing dense and MoE layers is refused naming the router).
  */
 
 import { LlmError } from '../../errors.js';
@@ -22,12 +25,20 @@ const options = archOptions({
   globalRopeFreqs: true,
 });
 
+/** The MoE variant's options: the dense FFN is the shared expert, the branches have their own norms. */
+const moeOptions = archOptions({
+  ...options,
+  moeRouting: { gating: 'softmax', normWeights: true, shared: 'plain', branchNorms: true },
+});
+
 /** gemma4. */
 export const gemma4: Architecture = {
   name: 'gemma4',
   config(meta) {
-    const base = readStandardConfig(meta, 'gemma4', options);
     const r = modelMetadata(meta, 'gemma4');
+    const hasExperts = r.count(r.archKey('expert_count'), 0) > 0;
+    const std = readStandardConfig(meta, 'gemma4', hasExperts ? moeOptions : options);
+    const base = std.moe ? { ...std, moe: { ...std.moe, sharedDim: sharedWidth(std.layerFfnDims) } } : std;
     const L = MODEL_LIMITS;
     // Required keys, as llama.cpp reads them (no default).
     const slidingWindow = r.boundedCount(
@@ -102,6 +113,25 @@ export const gemma4: Architecture = {
       perLayerEmbd,
     };
   },
-  tensors: LLAMA_CPP_TENSOR_NAMES,
+  // The MoE variant's shared expert is the dense FFN itself.
+  tensors: {
+    ...LLAMA_CPP_TENSOR_NAMES,
+    ffnGateShexp: LLAMA_CPP_TENSOR_NAMES.ffnGate,
+    ffnUpShexp: LLAMA_CPP_TENSOR_NAMES.ffnUp,
+    ffnDownShexp: LLAMA_CPP_TENSOR_NAMES.ffnDown,
+  },
   options,
 };
+
+/** The shared expert's width: the dense FFN's, which must then be one value for every layer. */
+function sharedWidth(layerFfnDims: readonly number[]): number {
+  const width = layerFfnDims[0];
+  if (layerFfnDims.some((d) => d !== width)) {
+    throw new LlmError(
+      'unsupported-arch',
+      `reading model config: this gemma4 mixture of experts has per-layer 'gemma4.feed_forward_length' values (${layerFfnDims.join(', ')}); its shared FFN must have one width`,
+      { details: { key: 'gemma4.feed_forward_length' } },
+    );
+  }
+  return width;
+}

@@ -32,6 +32,8 @@ import { nemotronH } from './nemotron_h.js';
 import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
+import { lfm2moe } from './lfm2moe.js';
+import { qwen35moe } from './qwen35moe.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -65,6 +67,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   granitehybrid,
   nemotronH,
   falconH1,
+  lfm2moe,
+  qwen35moe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -9,7 +9,7 @@
 import type { DeltaNetDims } from '../../backend/delta-net-types.js';
 import { LlmError } from '../../errors.js';
 import { type GgufValue, isGgufArray } from '../../gguf/types.js';
-import { archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';
+import { type ArchOptions, archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS as L } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
@@ -26,32 +26,39 @@ const invalid = (message: string, key: string, value: number): LlmError =>
 /** qwen35: Qwen3.5 0.8B … 27B dense. */
 export const qwen35: Architecture = {
   name: 'qwen35',
-  config(fileMeta) {
-    const meta = trunkMetadata(fileMeta);
-    const r = modelMetadata(meta, 'qwen35');
-    const std = readStandardConfig(meta, 'qwen35', options);
-    const nLayers = std.nLayers;
-    const flags = r.numberArray(r.archKey('attention.recurrent_layers'), nLayers);
-    const interval = r.boundedCount(r.archKey('full_attention_interval'), 4, 1, L.maxLayers, 'maxLayers');
-    const recurrent = flags
-      ? flags.map((f) => f !== 0)
-      : Array.from({ length: nLayers }, (_, il) => (il + 1) % interval !== 0);
-    checkRopeSections(meta, std);
-    const base: ModelConfig = { ...std, attnOutputGate: true };
-    if (!recurrent.some(Boolean)) return base;
-    return { ...base, deltaNetLayers: recurrent, deltaNet: readDeltaNetDims(meta) };
-  },
+  config: (meta) => readQwen35Config(meta, 'qwen35', options),
   tensors: { ...LLAMA_CPP_TENSOR_NAMES, ffnNorm: 'blk.{i}.post_attention_norm.weight' },
   options,
 };
+
+/** The config of a qwen35-family file (`name`: qwen35, qwen35moe): gated attention and DeltaNet layers. */
+export function readQwen35Config(
+  fileMeta: Readonly<Record<string, GgufValue>>,
+  name: string,
+  archOpts: ArchOptions,
+): ModelConfig {
+  const meta = trunkMetadata(fileMeta, name);
+  const r = modelMetadata(meta, name);
+  const std = readStandardConfig(meta, name, archOpts);
+  const nLayers = std.nLayers;
+  const flags = r.numberArray(r.archKey('attention.recurrent_layers'), nLayers);
+  const interval = r.boundedCount(r.archKey('full_attention_interval'), 4, 1, L.maxLayers, 'maxLayers');
+  const recurrent = flags
+    ? flags.map((f) => f !== 0)
+    : Array.from({ length: nLayers }, (_, il) => (il + 1) % interval !== 0);
+  checkRopeSections(meta, std, name);
+  const base: ModelConfig = { ...std, attnOutputGate: true };
+  if (!recurrent.some(Boolean)) return base;
+  return { ...base, deltaNetLayers: recurrent, deltaNet: readDeltaNetDims(meta, name) };
+}
 
 /**
  * The metadata of the layers the main pass runs: without the `nextn_predict_layers` multi-token-prediction blocks
  * llama.cpp loads after them (per-layer arrays cut to match), and with a per-layer `attention.head_count_kv` that
  * marks recurrent layers 0 read as the attention layers' one value.
  */
-function trunkMetadata(meta: Readonly<Record<string, GgufValue>>): Record<string, GgufValue> {
-  const r = modelMetadata(meta, 'qwen35');
+function trunkMetadata(meta: Readonly<Record<string, GgufValue>>, name: string): Record<string, GgufValue> {
+  const r = modelMetadata(meta, name);
   const out: Record<string, GgufValue> = { ...meta };
   const nextnKey = r.archKey('nextn_predict_layers');
   const nextn = r.boundedCount(nextnKey, 0, 0, L.maxLayers, 'maxLayers');
@@ -66,21 +73,23 @@ function trunkMetadata(meta: Readonly<Record<string, GgufValue>>): Record<string
       'attention.head_count_kv',
       'feed_forward_length',
       'attention.recurrent_layers',
+      'expert_used_count',
+      'expert_feed_forward_length',
     ]) {
       const v = out[r.archKey(suffix)];
       if (isGgufArray(v) && v.length === all) out[r.archKey(suffix)] = v.slice(0, all - nextn) as GgufValue;
     }
   }
   const kvKey = r.archKey('attention.head_count_kv');
-  const kv = modelMetadata(out, 'qwen35').numberArray(kvKey);
+  const kv = modelMetadata(out, name).numberArray(kvKey);
   const attentionKv = new Set(kv?.filter((h) => h > 0));
   if (kv?.includes(0) && attentionKv.size === 1) out[kvKey] = [...attentionKv][0]!;
   return out;
 }
 
 /** The DeltaNet geometry from the `ssm.*` keys, checked for consistency (llama.cpp asserts headK = headV). */
-function readDeltaNetDims(meta: Readonly<Record<string, GgufValue>>): DeltaNetDims {
-  const r = modelMetadata(meta, 'qwen35');
+function readDeltaNetDims(meta: Readonly<Record<string, GgufValue>>, name: string): DeltaNetDims {
+  const r = modelMetadata(meta, name);
   const k = (suffix: string): string => r.archKey(`ssm.${suffix}`);
   const convWidth = r.boundedCount(k('conv_kernel'), undefined, 1, MAX_CONV_WIDTH, 'maxConvWidth');
   const headK = r.boundedCount(k('state_size'), undefined, 1, L.maxHeadDim, 'maxHeadDim');
@@ -108,8 +117,8 @@ function readDeltaNetDims(meta: Readonly<Record<string, GgufValue>>): DeltaNetDi
  * `rope.dimension_sections` [t, h, w, e]: with text positions t = h = w = the token's position and e = 0, so the
  * interleaved M-RoPE is neox rope only when no rotated pair falls in the e section; refuse files where one would.
  */
-function checkRopeSections(meta: Readonly<Record<string, GgufValue>>, c: ModelConfig): void {
-  const r = modelMetadata(meta, 'qwen35');
+function checkRopeSections(meta: Readonly<Record<string, GgufValue>>, c: ModelConfig, name: string): void {
+  const r = modelMetadata(meta, name);
   const key = r.archKey('rope.dimension_sections');
   const s = r.numberArray(key);
   if (s === null) return;

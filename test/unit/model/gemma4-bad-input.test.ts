@@ -1,7 +1,7 @@
 /**
  * gemma4 files whose per-layer hyper-parameters and tensors disagree are `gguf-invalid` naming the key or tensor:
  * a sliding pattern of the wrong length, shared-KV layers that leave fewer than two KV layers or make a layer read a
- * layer of other geometry, a missing per-layer embedding width or tensor; the MoE variant is `unsupported-arch`.
+ * layer of other geometry, a missing per-layer embedding width or tensor, experts declared without their tensors.
  * Also the layer plan of the recorded fixture: which layers read which layer's KV, and the 0-width KV of readers.
  */
 
@@ -94,8 +94,17 @@ describe('gemma4 bad input', () => {
     expect(e.message).toContain('blk.1.attn_k.weight');
   });
 
-  it('the MoE variant is unsupported-arch', async () => {
+  it('experts declared in a dense file are gguf-invalid naming the missing top-k or router', async () => {
     const e = await load({ meta: { 'gemma4.expert_count': 8 } });
-    expect(e.code).toBe('unsupported-arch');
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.message).toContain('gemma4.expert_used_count');
+    const moe = { 'gemma4.expert_count': 8, 'gemma4.expert_used_count': 2 };
+    // The shared expert (the dense FFN) of a MoE file must have one width for every layer.
+    const perLayer = await load({ meta: moe });
+    expect(perLayer.code).toBe('unsupported-arch');
+    expect(perLayer.message).toContain('gemma4.feed_forward_length');
+    const r = await load({ meta: { ...moe, 'gemma4.feed_forward_length': 640 } });
+    expect(r.code).toBe('gguf-invalid');
+    expect(r.message).toContain('blk.0.ffn_gate_inp.weight');
   });
 });
