@@ -30,54 +30,11 @@ import {
   type TensorPlan,
 } from './synthetic/arch-plan.js';
 import { ARCH_SPECS } from './synthetic/archs/index.js';
-import { hasRandomCodes, randomCodeBytes } from './synthetic/random-codes.js';
+import { SPEC_BENCH_SHAPES, type SpecBenchShape } from './synthetic/bench-shapes.js';
+import { padVocabulary } from './synthetic/pad-vocabulary.js';
+import { fillGaussian, hashSeed, tensorBytes } from './synthetic/tensor-bytes.js';
+import { hasRandomCodes } from './synthetic/random-codes.js';
 import { loadIqGrids } from '../src/quant/iq-grids.js';
-
-/**
- * Benchmark shapes of architectures written from scratch: a Qwen3-30B-A3B scaled down to 1.03 B parameters of which
- * 0.15 B are active (64 experts, top-8, expert width 512, 10 layers; the spec tokenizer's 512-token vocabulary), and a dense model with the same active bytes
- * (its FFN 8 × 512 wide; smollm3 is llama's block) to compare MoE decode with, and a gpt-oss-20b-shaped one (MXFP4
- * experts with `--quant mxfp4`; token embedding and output Q8_0).
- */
-const SPEC_BENCH_SHAPES = {
-  'qwen3moe-a0.2b': {
-    arch: 'qwen3moe',
-    shape: {
-      nEmbd: 1024,
-      nHead: 16,
-      nHeadKv: 4,
-      headDim: 64,
-      nFf: 4096,
-      nLayer: 10,
-      nVocab: 512,
-      tied: false,
-      extra: { n_expert: 64, n_expert_used: 8, n_ff_exp: 512 },
-    },
-  },
-  'dense-a0.2b': {
-    arch: 'smollm3',
-    shape: { nEmbd: 1024, nHead: 16, nHeadKv: 4, headDim: 64, nFf: 4096, nLayer: 10, nVocab: 512, tied: false },
-  },
-  // gpt-oss-20b scaled down: 32 experts, top-4, GQA 8, head 64, window 128 on even layers; 1.24 B total, 0.18 B active.
-  'gpt-oss-a0.2b': {
-    arch: 'gpt-oss',
-    shape: {
-      nEmbd: 1024,
-      nHead: 16,
-      nHeadKv: 2,
-      headDim: 64,
-      nFf: 4096,
-      nLayer: 12,
-      nVocab: 512,
-      tied: false,
-      extra: { n_expert: 32, n_expert_used: 4, n_ff_exp: 1024, window: 128 },
-    },
-    embedType: GgmlType.Q8_0,
-  },
-} as const satisfies Record<string, { arch: string; shape: Partial<ModelShape>; embedType?: GgmlType }>;
-
-/** A benchmark shape of `SPEC_BENCH_SHAPES`. */
-export type SpecBenchShape = keyof typeof SPEC_BENCH_SHAPES;
 
 /** Repository root and the shared fixtures folder beside it. */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
@@ -136,26 +93,6 @@ export function parseQuant(name: string): GgmlType {
     throw new LlmError('unsupported-type', `quant type ${t.name} has no quantizer`);
   return id;
 }
-
-// --- randomness: deterministic per (seed, tensor name) -------------------------------------------------------------------
-
-function hashSeed(seed: number, name: string): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-/** Fills `out` with N(mean, std²) samples (Box–Muller, two per draw). */
-function fillGaussian(out: Float32Array, rnd: () => number, mean: number, std: number): void {
-  for (let i = 0; i < out.length; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(1 - rnd()));
-    const th = 2 * Math.PI * rnd();
-    out[i] = mean + std * r * Math.cos(th);
-    if (i + 1 < out.length) out[i + 1] = mean + std * r * Math.sin(th);
-  }
-}
-
-// --- template metadata --------------------------------------------------------------------------------------------------
 
 async function loadTemplate(arch: SyntheticArch): Promise<GgufFile> {
   const file = path.join(SHARED_MODELS, 'arch', TEMPLATE_FILE[arch]);
@@ -241,8 +178,6 @@ function buildMetadata(
   return { metadata, metadataTypes };
 }
 
-// --- tensor data ----------------------------------------------------------------------------------------------------------
-
 /** f32 values of a tensor (small tensors and non-pooled paths). */
 function tensorValues(
   p: TensorPlan,
@@ -263,47 +198,6 @@ function tensorValues(
   }
   fillGaussian(out, rnd, p.kind === 'norm' ? p.center : 0, p.std);
   return out;
-}
-
-/** Quantized bytes of one tensor; big quantized tensors are tiled from a pool of quantized random blocks. */
-function tensorBytes(
-  p: TensorPlan,
-  type: GgmlType,
-  values: () => Float32Array,
-  rnd: () => number,
-  poolThreshold: number,
-): Uint8Array {
-  const qt = getQuantType(type);
-  const n = p.shape.reduce((a, b) => a * b, 1);
-  const bytes = new Uint8Array(tensorByteLength(type, p.shape)); // (n / blockElements · blockBytes)
-  const isFloat = type === GgmlType.F32 || type === GgmlType.F16 || type === GgmlType.BF16;
-  if (qt.quantizeRow === undefined) return randomCodeBytes(type, n, p.std, rnd);
-  if (n <= poolThreshold || isFloat) {
-    const rows = p.shape.slice(1).reduce((a, b) => a * b, 1);
-    const rowLen = p.shape[0]!;
-    const chunkRows = Math.max(1, Math.floor((1 << 20) / rowLen));
-    const all = n <= poolThreshold ? values() : undefined;
-    const rowBytes = (rowLen / qt.blockElements) * qt.blockBytes;
-    const buf = new Float32Array(chunkRows * rowLen);
-    for (let r = 0; r < rows; r += chunkRows) {
-      const nr = Math.min(chunkRows, rows - r);
-      const src = all !== undefined ? all.subarray(r * rowLen, (r + nr) * rowLen) : buf.subarray(0, nr * rowLen);
-      if (all === undefined) fillGaussian(src, rnd, 0, p.std);
-      qt.quantizeRow!(src, bytes.subarray(r * rowBytes, (r + nr) * rowBytes));
-    }
-    return bytes;
-  }
-  const poolBlocks = Math.max(1, Math.floor((1 << 18) / qt.blockElements));
-  const poolValues = new Float32Array(poolBlocks * qt.blockElements);
-  fillGaussian(poolValues, rnd, 0, p.std);
-  const pool = new Uint8Array(poolBlocks * qt.blockBytes);
-  qt.quantizeRow!(poolValues, pool);
-  const nBlocks = n / qt.blockElements;
-  for (let b = 0; b < nBlocks; b++) {
-    const k = Math.floor(rnd() * poolBlocks);
-    bytes.set(pool.subarray(k * qt.blockBytes, (k + 1) * qt.blockBytes), b * qt.blockBytes);
-  }
-  return bytes;
 }
 
 /** Rejects shapes llama.cpp cannot load (non-positive sizes, heads not grouping evenly, odd head_dim). */
@@ -371,30 +265,6 @@ async function prepareLegacy(arch: SyntheticArch, o: SyntheticModelOptions): Pro
     ...buildMetadata(arch, template, s, o.quant, name),
     values: (p, rnd) => tensorValues(p, rnd, s, arch, template, shapeName),
   };
-}
-
-/** Pads the vocabulary with unused tokens (type 5, score −1e9) up to nVocab (never trims it). */
-function padVocabulary(metadata: Record<string, GgufValue>, nVocab: number): void {
-  const tokens = metadata['tokenizer.ggml.tokens'];
-  if (!Array.isArray(tokens) || nVocab <= tokens.length) return;
-  const n0 = tokens.length;
-  const pad = nVocab - n0;
-  metadata['tokenizer.ggml.tokens'] = [
-    ...(tokens as string[]),
-    ...Array.from({ length: pad }, (_, i) => `[webgguf-unused-${n0 + i}]`),
-  ];
-  const types = metadata['tokenizer.ggml.token_type'];
-  if (Array.isArray(types) || ArrayBuffer.isView(types))
-    metadata['tokenizer.ggml.token_type'] = [
-      ...Array.from(types as ArrayLike<number>),
-      ...new Array<number>(pad).fill(5),
-    ];
-  const scores = metadata['tokenizer.ggml.scores'];
-  if (Array.isArray(scores) || ArrayBuffer.isView(scores))
-    metadata['tokenizer.ggml.scores'] = [
-      ...Array.from(scores as ArrayLike<number>),
-      ...new Array<number>(pad).fill(-1e9),
-    ];
 }
 
 /** An architecture written from scratch (synthetic/archs): the tokenizer from a shared file, the rest from the spec. */

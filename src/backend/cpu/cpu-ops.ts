@@ -7,19 +7,8 @@
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
 import { getQuantType } from '../../quant/index.js';
-import type {
-  Activation,
-  AttentionParams,
-  GluActivation,
-  KvCacheSpec,
-  KvRows,
-  Ops,
-  RopeParams,
-  StepBatch,
-  TopK,
-  Weight,
-  WeightInfo,
-} from '../ops.js';
+import type { Activation, AttentionParams, GluActivation, KvCacheSpec, KvRows, Ops } from '../ops.js';
+import type { RopeParams, StepBatch, TopK, Weight, WeightInfo } from '../ops.js';
 import type { MoeRouteParams } from '../moe-step.js';
 import { checkAttentionGeometry, kvLayerCols, readKvBytes, writeKvBytes } from '../kv-rows.js';
 import { checkKvShift, type KvShift, shiftKvBytes } from '../kv-shift.js';
