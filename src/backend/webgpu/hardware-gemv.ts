@@ -9,6 +9,7 @@ import { BufferUsage } from './gpu-flags.js';
 import type { FusedNorm, GluActivation, Weight } from '../ops.js';
 import type { GpuContext } from './device.js';
 import { GEMV_SG_ROWS, GEMV_SG_WG, writeGemvSgParams } from './gemv-sg-params.js';
+import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
@@ -59,7 +60,8 @@ export class HardwareGemv {
   >();
   private pendingQkv: PendingQkv | null = null;
   private qkvRecord: PendingQkv | null = null;
-  private readonly sgPipes = new Map<GpuQuantLayout, CachedPipeline[]>(); // per quant layout, by fusion flags // reused for every layer and token: nothing allocated per token
+  // per quant layout and row length (gemv_sg's K override), by fusion flags; reused for every layer and token
+  private readonly sgPipes = new Map<GpuQuantLayout, Map<number, CachedPipeline[]>>();
   private readonly qkvBiases = new WeakMap<GpuWeightGroup, GPUBuffer>(); // concatenated bq|bk|bv
 
   constructor(private readonly h: HardwareGemvHost) {}
@@ -135,7 +137,7 @@ export class HardwareGemv {
     const grp = g.group;
     if (grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.applies(xa, g, n, norm))
       return false;
-    const pipe = this.sgPipe(g.layout, norm !== null, false, act);
+    const pipe = this.sgPipe(g.layout, g.rowLength, norm !== null, false, act);
     const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
     this.h.rec.dispatch(
       pipe,
@@ -217,7 +219,7 @@ export class HardwareGemv {
     }
     const [o0, o1, o2] = pend.outs as [GpuActivation, GpuActivation, GpuActivation];
     const total = q.nRows + k.nRows + v.nRows;
-    const pipe = this.sgPipe(q.layout, pend.norm !== null, false, null);
+    const pipe = this.sgPipe(q.layout, q.rowLength, pend.norm !== null, false, null);
     const groups = grid(Math.ceil(total / this.sgRows), 1);
     const nw = pend.norm ? this.h.vec(pend.norm.weight) : this.h.dummy;
     this.h.rec.dispatch(
@@ -256,7 +258,7 @@ export class HardwareGemv {
     norm: FusedNorm | null,
     accumulate: boolean,
   ): void {
-    const pipe = this.sgPipe(wt.layout, norm !== null, accumulate, null);
+    const pipe = this.sgPipe(wt.layout, wt.rowLength, norm !== null, accumulate, null);
     const b = bias ? this.h.vec(bias) : this.h.dummy;
     const nw = norm ? this.h.vec(norm.weight) : this.h.dummy;
     for (const part of wt.parts) {
@@ -296,6 +298,7 @@ export class HardwareGemv {
   /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
   private sgPipe(
     quant: GpuQuantLayout,
+    k: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
@@ -303,25 +306,31 @@ export class HardwareGemv {
     this.settle(); // a held Q|K|V group is recorded before anything after it (as the backend's pipe() does)
     // Looked up per dispatch: a small array per quant layout indexed by the fusion flags, so no key string is built.
     const index = (hasNorm ? 1 : 0) | (accumulate ? 2 : 0) | (glu === 'silu' ? 4 : glu === 'gelu' ? 8 : 0);
-    let byFlags = this.sgPipes.get(quant);
-    if (!byFlags) this.sgPipes.set(quant, (byFlags = []));
-    return (byFlags[index] ??= this.createSgPipe(quant, hasNorm, accumulate, glu));
+    let byK = this.sgPipes.get(quant);
+    if (!byK) this.sgPipes.set(quant, (byK = new Map()));
+    let byFlags = byK.get(k);
+    if (!byFlags) byK.set(k, (byFlags = []));
+    return (byFlags[index] ??= this.createSgPipe(quant, k, hasNorm, accumulate, glu));
   }
 
   private createSgPipe(
     quant: GpuQuantLayout,
+    k: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
   ): CachedPipeline {
+    const sg = this.h.ctx.isSubgroups;
     const tag =
-      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
+      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : '', sg ? `k${k}` : '']
+        .filter((t) => t)
+        .join('_') || undefined;
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
-      kernel: this.h.ctx.isSubgroups ? 'gemv_sg' : 'gemv',
-      quant,
+      kernel: sg ? 'gemv_sg' : 'gemv',
+      quant: sg ? gemvSgQuant(quant) : quant,
       wgSize: SG_WG,
-      constants: this.h.ctx.isSubgroups ? { ROWS: SG_ROWS, ...fusions } : fusions,
+      constants: sg ? { ROWS: SG_ROWS, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions } : fusions,
       ...(tag ? { tag } : {}),
     });
   }
