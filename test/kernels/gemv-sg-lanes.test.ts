@@ -12,7 +12,12 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GEMV_SG_ROWS, GEMV_SG_ROWS_PER_SUBGROUP, GEMV_SG_WG } from '../../src/backend/webgpu/gemv-sg-params.js';
+import {
+  GEMV_SG_ROWS,
+  GEMV_SG_ROWS_PER_SUBGROUP,
+  GEMV_SG_WG,
+  GEMV_SG_WG_SPLIT_K,
+} from '../../src/backend/webgpu/gemv-sg-params.js';
 import { gemvSgRowsPerSubgroup } from '../../src/backend/webgpu/gemv-sg-quant.js';
 import { type GpuQuantLayout, getGpuQuantLayout, rowWords } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
@@ -37,9 +42,15 @@ interface Load {
  * The loads of one gemv_sg workgroup grid over `nRows` rows of row length `k`, as the kernel issues them: quant
  * loads and scale loads of each (step, row) instruction. Row-split layouts only (every chunk is one block).
  */
-function modelLoads(l: GpuQuantLayout, k: number, nRows: number, sgSize: number): { quants: Load[]; scales: Load[] } {
-  const lanes = Math.min(sgSize, GEMV_SG_WG);
-  const nSg = Math.max(1, GEMV_SG_WG / lanes);
+function modelLoads(
+  l: GpuQuantLayout,
+  k: number,
+  nRows: number,
+  sgSize: number,
+  wgSize: number,
+): { quants: Load[]; scales: Load[] } {
+  const lanes = Math.min(sgSize, wgSize);
+  const nSg = Math.max(1, wgSize / lanes);
   const nGroups = GEMV_SG_ROWS / R;
   const ksplit = Math.max(1, Math.floor(nSg / nGroups));
   const nc = k / 32;
@@ -128,8 +139,11 @@ describe('gemv_sg lane → address model', () => {
           const nRows = 2 * GEMV_SG_ROWS + R + 1;
           const stride = rowWords(l, k);
           const body = (l.blockBytes - l.headToTail) / 4;
-          for (const sgSize of [32, 8]) {
-            const { quants, scales } = modelLoads(l, k, nRows, sgSize);
+          // Both workgroup sizes the host picks (gemvSgWorkgroupSize), on 32- and 8-wide subgroups.
+          for (const [sgSize, wgSize] of [32, 8].flatMap((sg) =>
+            [GEMV_SG_WG, GEMV_SG_WG_SPLIT_K].map((wg) => [sg, wg]),
+          )) {
+            const { quants, scales } = modelLoads(l, k, nRows, sgSize!, wgSize!);
             const counts = wordCounts([...quants, ...scales], nRows * stride);
             const wrong = counts.findIndex((c) => c !== 1);
             expect(wrong, `k ${k}, subgroup ${sgSize}: word ${wrong} loaded ${counts[wrong]}×`).toBe(-1);
@@ -150,7 +164,7 @@ describe('gemv_sg lane → address model', () => {
               for (let i = 1; i < words.length; i++)
                 if (words[i]! - words[i - 1]! !== 1) bad.push(`scale gap ${words[i]}`);
             }
-            expect(bad.slice(0, 5), `k ${k}, subgroup ${sgSize}`).toEqual([]);
+            expect(bad.slice(0, 5), `k ${k}, subgroup ${sgSize}, workgroup ${wgSize}`).toEqual([]);
           }
           const ggufBytes = (k / l.blockElements) * l.blockBytes;
           expect((stride * 4) / ggufBytes).toBeLessThanOrEqual(1.01);

@@ -21,7 +21,7 @@ const gpuErrors = collectGpuErrors();
 describe('hardware GEMV with a subgroup wider than the workgroup', () => {
   // [type, layout, workgroup sizes]: the row-split snippets' own dot_chunk and the generic one (load4 × 8).
   const cases: [GgmlType, 'hardware' | 'software', number[]][] = [
-    [GgmlType.Q4_0, 'hardware', [4, 64]],
+    [GgmlType.Q4_0, 'hardware', [4, 64, 256]],
     [GgmlType.Q8_0, 'hardware', [4, 64]],
     [GgmlType.Q5_0, 'hardware', [4, 64]],
     [GgmlType.IQ4_NL, 'hardware', [4, 64]],
@@ -29,14 +29,15 @@ describe('hardware GEMV with a subgroup wider than the workgroup', () => {
     [GgmlType.Q4_K, 'software', [4]],
     [GgmlType.F16, 'software', [64]],
   ];
-  // Workgroups of 4 lanes (narrower than lavapipe's 8-wide subgroups: the bug's shape) and of 64 (8 subgroups of 8:
-  // split-K, 4 subgroups per row group, partial sums combined in workgroup memory).
+  // Workgroups of 4 lanes (narrower than lavapipe's 8-wide subgroups: the bug's shape), of 64 (8 subgroups of 8:
+  // split-K, 4 subgroups per row group, partial sums combined in workgroup memory) and of 256 (the host's choice for
+  // few long rows, gemvSgWorkgroupSize: 16 subgroups per row group, here over K = 4096).
   for (const [type, kernels, wgSizes] of cases) {
     for (const wgSize of wgSizes) {
       it(`gemv_sg ${GgmlType[type]} (${kernels} layout), workgroup of ${wgSize} lanes on 8-wide subgroups covers all of K`, async () => {
         const device = await getTestDevice(['subgroups']);
         expect(device.features.has('subgroups')).toBe(true);
-        const k = 512;
+        const k = wgSize === 256 ? 4096 : 512;
         const nRows = 37;
         const layout = getGpuQuantLayout(type, 'w', kernels);
         const { bytes, values } = makeWeight(type, k, nRows, 11 + type);
