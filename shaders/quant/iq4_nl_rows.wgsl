@@ -13,3 +13,15 @@ fn load4(base: u32, i: u32) -> vec4<f32> {
   return iq4_lookup(bits4(weights[base + 4u * b + ((r & 15u) >> 2u)], select(0u, 4u, r >= 16u), 0xfu)) * d;
 }
 fn load1(base: u32, i: u32) -> f32 { return load4(base, i & ~3u)[i & 3u]; }
+/** Σ codebook(q)·x' of quant word w of a block (elements 4w… low nibbles, 16 + 4w… high). */
+fn iq4_nl_word(q: u32, lo: vec4<f32>, hi: vec4<f32>) -> f32 {
+  return dot(iq4_lookup(bits4(q, 0u, 0xfu)), lo) + dot(iq4_lookup(bits4(q, 4u, 0xfu)), hi);
+}
+/** gemv_sg's chunk c = block c dotted with xv: its 4 quant words loaded once, its scale once. */
+fn dot_chunk(base: u32, c: u32, xv: array<vec4<f32>, 8>, xsum: f32) -> f32 {
+  let qb = base + 4u * c;
+  let q = vec4<u32>(weights[qb], weights[qb + 1u], weights[qb + 2u], weights[qb + 3u]);
+  let d = unpack2x16float(weights[base + (p.k >> 5u) * 4u + (c >> 1u)])[c & 1u];
+  return d * (iq4_nl_word(q.x, xv[0], xv[4]) + iq4_nl_word(q.y, xv[1], xv[5]) + iq4_nl_word(q.z, xv[2], xv[6]) +
+    iq4_nl_word(q.w, xv[3], xv[7]));
+}

@@ -29,7 +29,7 @@ export const iq4_nl: QuantType = {
   blockBytes: BLOCK_BYTES,
   f16Scales: [0],
   wasm: 'dequantize',
-  webgpu: { snippet: 'iq4_nl', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true },
+  webgpu: { snippet: 'iq4_nl', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true, chunkDot: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const kv = KVALUES_IQ4NL;

@@ -22,7 +22,7 @@ export const q5_0: QuantType = {
   blockBytes: BLOCK_BYTES,
   f16Scales: [0],
   wasm: { kernel: 'gemv_q5_0', activations: 'q8', rowPairs: true },
-  webgpu: { snippet: 'q5_0', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true },
+  webgpu: { snippet: 'q5_0', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true, chunkDot: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

@@ -6,7 +6,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { GEMV_SG_ROWS, GEMV_SG_WG } from '../../src/backend/webgpu/gemv-sg-params.js';
+import { GEMV_SG_ROWS, gemvSgWorkgroupSize } from '../../src/backend/webgpu/gemv-sg-params.js';
 import { PROFILE_SUBGROUP_WIDTH } from '../../src/backend/webgpu/profile.js';
 
 interface Shape {
@@ -29,24 +29,25 @@ const SHAPES: Readonly<Record<string, Shape>> = {
 const Q4_0 = 18 / 32;
 const Q8_0 = 34 / 32;
 
-/** Subgroups per MiB of one gemv_sg dispatch over `rows` output rows reading `bytes` of weights. */
-function subgroupsPerMiB(rows: number, bytes: number): number {
+/** Subgroups per MiB of one gemv_sg dispatch over `rows` output rows of length `k` reading `bytes` of weights. */
+function subgroupsPerMiB(rows: number, k: number, bytes: number): number {
   const workgroups = Math.ceil(rows / GEMV_SG_ROWS);
-  return (workgroups * Math.max(1, GEMV_SG_WG / PROFILE_SUBGROUP_WIDTH)) / (bytes / 2 ** 20);
+  return (workgroups * Math.max(1, gemvSgWorkgroupSize(rows, k) / PROFILE_SUBGROUP_WIDTH)) / (bytes / 2 ** 20);
 }
 
 describe('hardware GEMV occupancy', () => {
   for (const [name, s] of Object.entries(SHAPES)) {
     it(`${name}: ≥ 4 subgroups per MiB for every decode matmul`, () => {
       const qkvRows = (s.nHead + 2 * s.nHeadKv) * s.headDim;
-      const matmuls: [string, number, number][] = [
-        ['q|k|v', qkvRows, qkvRows * s.nEmbd * Q4_0],
-        ['wo', s.nEmbd, s.nEmbd * s.nHead * s.headDim * Q4_0],
-        ['gate·up', s.nFf, 2 * s.nFf * s.nEmbd * Q4_0],
-        ['down', s.nEmbd, s.nEmbd * s.nFf * Q4_0],
-        ['output', s.nVocab, s.nVocab * s.nEmbd * Q8_0],
+      const matmuls: [string, number, number, number][] = [
+        ['q|k|v', qkvRows, s.nEmbd, Q4_0],
+        ['wo', s.nEmbd, s.nHead * s.headDim, Q4_0],
+        ['gate·up', s.nFf, s.nEmbd, 2 * Q4_0],
+        ['down', s.nEmbd, s.nFf, Q4_0],
+        ['output', s.nVocab, s.nEmbd, Q8_0],
       ];
-      for (const [m, rows, bytes] of matmuls) expect(subgroupsPerMiB(rows, bytes), m).toBeGreaterThanOrEqual(4);
+      for (const [m, rows, k, perElement] of matmuls)
+        expect(subgroupsPerMiB(rows, k, rows * k * perElement), m).toBeGreaterThanOrEqual(4);
     });
   }
 });

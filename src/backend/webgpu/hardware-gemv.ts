@@ -8,7 +8,8 @@
 import { BufferUsage } from './gpu-flags.js';
 import type { FusedNorm, GluActivation, Weight } from '../ops.js';
 import type { GpuContext } from './device.js';
-import { GEMV_SG_ROWS, GEMV_SG_WG, writeGemvSgParams } from './gemv-sg-params.js';
+import { GEMV_SG_ROWS, GEMV_SG_WG, gemvSgWorkgroupSize, writeGemvSgParams } from './gemv-sg-params.js';
+import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
@@ -59,7 +60,8 @@ export class HardwareGemv {
   >();
   private pendingQkv: PendingQkv | null = null;
   private qkvRecord: PendingQkv | null = null;
-  private readonly sgPipes = new Map<GpuQuantLayout, CachedPipeline[]>(); // per quant layout, by fusion flags // reused for every layer and token: nothing allocated per token
+  // per quant layout and row length (gemv_sg's K override), by fusion flags; reused for every layer and token
+  private readonly sgPipes = new Map<GpuQuantLayout, Map<number, CachedPipeline[]>>();
   private readonly qkvBiases = new WeakMap<GpuWeightGroup, GPUBuffer>(); // concatenated bq|bk|bv
 
   constructor(private readonly h: HardwareGemvHost) {}
@@ -135,7 +137,8 @@ export class HardwareGemv {
     const grp = g.group;
     if (grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.applies(xa, g, n, norm))
       return false;
-    const pipe = this.sgPipe(g.layout, norm !== null, false, act);
+    const wg = this.wgSize(g.nRows, g.rowLength);
+    const pipe = this.sgPipe(g.layout, g.rowLength, wg, norm !== null, false, act);
     const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
     this.h.rec.dispatch(
       pipe,
@@ -169,7 +172,7 @@ export class HardwareGemv {
         }),
       groups,
     );
-    this.h.profileMatmul(pipe.label, [g, u], g.nRows, 1, groups, SG_WG, 1);
+    this.h.profileMatmul(pipe.label, [g, u], g.nRows, 1, groups, wg, 1);
     return true;
   }
 
@@ -217,7 +220,8 @@ export class HardwareGemv {
     }
     const [o0, o1, o2] = pend.outs as [GpuActivation, GpuActivation, GpuActivation];
     const total = q.nRows + k.nRows + v.nRows;
-    const pipe = this.sgPipe(q.layout, pend.norm !== null, false, null);
+    const wg = this.wgSize(total, q.rowLength);
+    const pipe = this.sgPipe(q.layout, q.rowLength, wg, pend.norm !== null, false, null);
     const groups = grid(Math.ceil(total / this.sgRows), 1);
     const nw = pend.norm ? this.h.vec(pend.norm.weight) : this.h.dummy;
     this.h.rec.dispatch(
@@ -243,7 +247,7 @@ export class HardwareGemv {
         }),
       groups,
     );
-    this.h.profileMatmul(pipe.label, [q, k, v], total, 1, groups, SG_WG, 1);
+    this.h.profileMatmul(pipe.label, [q, k, v], total, 1, groups, wg, 1);
   }
 
   /** The hardware GEMV (gemv_sg) of one weight, part by part, with the fusions asked for. */
@@ -256,7 +260,8 @@ export class HardwareGemv {
     norm: FusedNorm | null,
     accumulate: boolean,
   ): void {
-    const pipe = this.sgPipe(wt.layout, norm !== null, accumulate, null);
+    const wg = this.wgSize(wt.nRows, wt.rowLength);
+    const pipe = this.sgPipe(wt.layout, wt.rowLength, wg, norm !== null, accumulate, null);
     const b = bias ? this.h.vec(bias) : this.h.dummy;
     const nw = norm ? this.h.vec(norm.weight) : this.h.dummy;
     for (const part of wt.parts) {
@@ -284,8 +289,13 @@ export class HardwareGemv {
           }),
         groups,
       );
-      this.h.profileMatmul(pipe.label, [wt], part.nRows, n, groups, SG_WG, n);
+      this.h.profileMatmul(pipe.label, [wt], part.nRows, n, groups, wg, n);
     }
+  }
+
+  /** Workgroup size of the hardware GEMV for `rows` rows of length `k` (gemv_sg: wider for few long rows; gemv: 64). */
+  private wgSize(rows: number, k: number): number {
+    return this.h.ctx.isSubgroups ? gemvSgWorkgroupSize(rows, k) : SG_WG;
   }
 
   /** Rows per workgroup of the hardware GEMV: gemv_sg's ROWS with subgroups, one row per workgroup (gemv) without. */
@@ -296,32 +306,45 @@ export class HardwareGemv {
   /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
   private sgPipe(
     quant: GpuQuantLayout,
+    k: number,
+    wg: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
   ): CachedPipeline {
     this.settle(); // a held Q|K|V group is recorded before anything after it (as the backend's pipe() does)
     // Looked up per dispatch: a small array per quant layout indexed by the fusion flags, so no key string is built.
-    const index = (hasNorm ? 1 : 0) | (accumulate ? 2 : 0) | (glu === 'silu' ? 4 : glu === 'gelu' ? 8 : 0);
-    let byFlags = this.sgPipes.get(quant);
-    if (!byFlags) this.sgPipes.set(quant, (byFlags = []));
-    return (byFlags[index] ??= this.createSgPipe(quant, hasNorm, accumulate, glu));
+    const index =
+      (hasNorm ? 1 : 0) |
+      (accumulate ? 2 : 0) |
+      (glu === 'silu' ? 4 : glu === 'gelu' ? 8 : 0) |
+      (wg !== SG_WG ? 16 : 0);
+    let byK = this.sgPipes.get(quant);
+    if (!byK) this.sgPipes.set(quant, (byK = new Map()));
+    let byFlags = byK.get(k);
+    if (!byFlags) byK.set(k, (byFlags = []));
+    return (byFlags[index] ??= this.createSgPipe(quant, k, wg, hasNorm, accumulate, glu));
   }
 
   private createSgPipe(
     quant: GpuQuantLayout,
+    k: number,
+    wg: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
   ): CachedPipeline {
+    const sg = this.h.ctx.isSubgroups;
     const tag =
-      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : ''].filter((t) => t).join('_') || undefined;
+      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : '', sg ? `k${k}` : '']
+        .filter((t) => t)
+        .join('_') || undefined;
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
-      kernel: this.h.ctx.isSubgroups ? 'gemv_sg' : 'gemv',
-      quant,
-      wgSize: SG_WG,
-      constants: this.h.ctx.isSubgroups ? { ROWS: SG_ROWS, ...fusions } : fusions,
+      kernel: sg ? 'gemv_sg' : 'gemv',
+      quant: sg ? gemvSgQuant(quant) : quant,
+      wgSize: wg,
+      constants: sg ? { ROWS: SG_ROWS, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions } : fusions,
       ...(tag ? { tag } : {}),
     });
   }

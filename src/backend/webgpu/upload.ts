@@ -37,6 +37,8 @@ export interface GpuQuantLayout {
    * reordered, padded to a whole word. The snippet finds the scales from p.k.
    */
   readonly rowSplit: boolean;
+  /** The snippet defines gemv_sg's fast `dot_chunk` (registry `webgpu.chunkDot`, for the layout that file serves). */
+  readonly chunkDot: boolean;
 }
 
 /** The layout of `t` from its registry record (src/quant): software (block) or hardware (row-split) form. */
@@ -57,6 +59,7 @@ function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
     headToTail: w.headToTail,
     groupBlocks: rowSplit ? 0 : w.groupBlocks,
     rowSplit,
+    chunkDot: w.chunkDot === true && (rowSplit || w.hardwareRows !== true),
   };
 }
 

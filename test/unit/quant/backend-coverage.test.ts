@@ -135,6 +135,13 @@ describe('every registry type has its WebGPU layout', () => {
           0,
           t.blockBytes,
         ]);
+      // gemv_sg's fast dot_chunk: defined by the hardware set's snippet exactly where the record says chunkDot.
+      const hw = rows ?? l;
+      const hwSnippet = readFileSync(shaderPath(hw.rowSplit ? `${g.snippet}_rows` : g.snippet), 'utf8');
+      expect(/\bfn dot_chunk\(/.test(hwSnippet), `${t.name} dot_chunk in its hardware snippet`).toBe(
+        g.chunkDot === true,
+      );
+      expect(hw.chunkDot, `${t.name} layout.chunkDot`).toBe(g.chunkDot === true);
     });
   }
 });
