@@ -6,8 +6,9 @@
 
 import { CompositeOps } from './composite-ops.js';
 import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSplitHeadPairs } from './delta-net.js';
-import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch } from './ops.js';
+import type { Activation, DeltaNetInputs, DeltaNetWeights, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import { HostRecurrentState } from './short-conv.js';
+import { hostGelu, hostLayerNorm } from './host-encoder-ops.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -34,6 +35,16 @@ export abstract class HostHybridOps extends CompositeOps {
 
   mulSigmoid(x: Activation, gate: Activation, n: number): void {
     hostMulSigmoid(this.view, x, gate, n);
+    this.written(x);
+  }
+
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void {
+    hostLayerNorm(this.view, out, x, weight, bias, eps, n);
+    this.written(out);
+  }
+
+  gelu(x: Activation, n: number): void {
+    hostGelu(this.view, x, n);
     this.written(x);
   }
 

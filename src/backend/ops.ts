@@ -444,6 +444,16 @@ export interface Ops {
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
   /** x[r, i] *= sigmoid(gate[r, i]) for n rows (qwen35's gated attention output). */
   mulSigmoid(x: Activation, gate: Activation, n: number): void;
+  /**
+   * LayerNorm of each row (encoders: bert): out = (x − mean(x)) / sqrt(var(x) + eps) · weight + bias, weight and bias
+   * [x.cols] each when given (ggml_norm, then ggml_mul and ggml_add). `out` may be `x`.
+   */
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void;
+  /**
+   * x = gelu(x) in place, llama.cpp's tanh approximation as its CPU backend tabulates it (ggml_gelu with
+   * GGML_GELU_FP16: x and the result rounded to f16; 0 for x ≤ −10, x for x ≥ 10): bert's sequential FFN.
+   */
+  gelu(x: Activation, n: number): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

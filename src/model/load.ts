@@ -27,6 +27,8 @@ import type {
   ShortConvLayerWeights,
 } from './model-weights.js';
 import { TransformerModel } from './transformer.js';
+import { EncoderModel } from './encoder.js';
+import { checkEncoderTensors, loadEncoderWeights } from './encoder-weights.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
@@ -67,6 +69,9 @@ interface MoeSlots {
   readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
 }
 
+/** A model `loadTransformer` returns: a decoder (`transformer.ts`) or an encoder (`encoder.ts`). */
+export type LoadedModel = TransformerModel | EncoderModel;
+
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
   /** KV positions per slot; default `defaultContextLength` (the training context, at most 4096). */
@@ -88,7 +93,8 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   const archName = modelMetadata(gguf.metadata, '').string('general.architecture');
   const arch = getArchitecture(archName);
   const config = arch.config(gguf.metadata);
-  checkConfigAgainstTensors(gguf, config, arch.tensors);
+  if (arch.encoder) checkEncoderTensors(gguf, config);
+  else checkConfigAgainstTensors(gguf, config, arch.tensors);
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];
   if (config.vocabSize !== 0 && config.vocabSize !== rows) {
@@ -106,6 +112,28 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   return { ...config, vocabSize: rows };
 }
 
+/**
+ * Loads an encoder (`Architecture.encoder`: bert family, embeddings only) or a decoder (`loadTransformer`) onto
+ * `ops`: what the engine and the embedding paths load.
+ */
+export async function loadAnyModel(
+  gguf: GgufFile,
+  source: ByteSource,
+  ops: Ops,
+  options: LoadTransformerOptions = {},
+): Promise<LoadedModel> {
+  const config = readModelConfig(gguf);
+  if (!getArchitecture(config.arch).encoder) return loadTransformer(gguf, source, ops, options);
+  const contextLength = options.contextLength ?? defaultContextLength(config);
+  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
+  const nSlots = options.nSlots ?? 1;
+  checkLoadShape(contextLength, ubatchSize, nSlots);
+  const loader = new WeightLoader(gguf, source, ops, options);
+  const rankHead = config.poolingType === 'rank' ? await rankHeadOf(loader, gguf, config) : null;
+  const weights = await loadEncoderWeights(loader, config, rankHead);
+  return new EncoderModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
+}
+
 /** Loads every weight of `gguf` onto `ops` and returns the ready model. */
 export async function loadTransformer(
   gguf: GgufFile,
@@ -119,19 +147,16 @@ export async function loadTransformer(
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
-  for (const [key, v] of [
-    ['contextLength', contextLength],
-    ['ubatchSize', ubatchSize],
-    ['nSlots', nSlots],
-  ] as const) {
-    if (!(Number.isSafeInteger(v) && v > 0)) {
-      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, {
-        details: { [key]: v },
-      });
-    }
-  }
+  checkLoadShape(contextLength, ubatchSize, nSlots);
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
+  if (getArchitecture(config.arch).encoder) {
+    throw new LlmError(
+      'invalid-request',
+      `loading model: ${config.arch} is an encoder (embeddings only, no lm head); load it with loadAnyModel`,
+      { details: { arch: config.arch } },
+    );
+  }
   const c = config;
   const allHeads = c.qkNormScope === 'all-heads';
 
@@ -277,6 +302,21 @@ export async function loadTransformer(
     rankHead,
   };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
+}
+
+/** `invalid-request` unless the run shape's counts are positive integers. */
+function checkLoadShape(contextLength: number, ubatchSize: number, nSlots: number): void {
+  for (const [key, v] of [
+    ['contextLength', contextLength],
+    ['ubatchSize', ubatchSize],
+    ['nSlots', nSlots],
+  ] as const) {
+    if (!(Number.isSafeInteger(v) && v > 0)) {
+      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, {
+        details: { [key]: v },
+      });
+    }
+  }
 }
 
 /**

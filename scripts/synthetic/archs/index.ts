@@ -19,6 +19,7 @@ import { mistral3 } from './mistral3.js';
 import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
+import { bert } from './bert.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -40,5 +41,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     granitemoe,
     gemma4,
     qwen35,
+    bert,
   ].map((spec) => [spec.name, spec]),
 );

@@ -144,4 +144,9 @@ export interface Architecture {
   config(meta: Readonly<Record<string, GgufValue>>): ModelConfig;
   readonly tensors: TensorNames;
   readonly options: ArchOptions;
+  /**
+   * An encoder (bert family, llama.cpp `src/models/bert.cpp`): post-norm LayerNorm blocks, no lm head, run by
+   * `model/encoder.ts` for embeddings only. Absent for decoders.
+   */
+  readonly encoder?: true;
 }

@@ -27,6 +27,7 @@ import { qwen2moe } from './qwen2moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
+import { bert } from './bert.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -55,6 +56,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   ernie4_5Moe,
   granitemoe,
   qwen35,
+  bert,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
