@@ -93,6 +93,26 @@ async function hostRows(loader: WeightLoader, name: string, shape: readonly numb
 }
 
 /**
+ * The classifier of a rank-pooling encoder (bge-reranker style), on the host: the optional dense `cls` layer (+ bias,
+ * then tanh) and `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state (llama.cpp
+ * `build_pooling`); null when the file has no `cls.output`.
+ */
+export async function encoderRankHeadOf(loader: WeightLoader, c: ModelConfig): Promise<RankHead | null> {
+  const E = c.embeddingLength;
+  if (!loader.has('cls.output.weight')) return null;
+  const nOut = loader.info('cls.output.weight').shape[1] ?? 1;
+  const dense = loader.has('cls.weight')
+    ? {
+        weight: await hostRows(loader, 'cls.weight', [E, E]), // [nEmbd out, nEmbd]
+        bias: loader.has('cls.bias') ? await hostRows(loader, 'cls.bias', [E]) : null,
+      }
+    : null;
+  const weight = await hostRows(loader, 'cls.output.weight', [E, nOut]); // [nOut, nEmbd]
+  const bias = loader.has('cls.output.bias') ? await hostRows(loader, 'cls.output.bias', [nOut]) : null;
+  return { weight, bias, nOut, lastToken: false, softmax: false, dense };
+}
+
+/**
  * `position_embd` (+ `token_types` row 0 added to each row), uploaded as one f32 table [positions rows, nEmbd];
  * llama.cpp adds them to the token embedding in f32 (bert.cpp).
  */

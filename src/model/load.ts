@@ -28,7 +28,7 @@ import type {
 } from './model-weights.js';
 import { TransformerModel } from './transformer.js';
 import { EncoderModel } from './encoder.js';
-import { checkEncoderTensors, loadEncoderWeights } from './encoder-weights.js';
+import { checkEncoderTensors, encoderRankHeadOf, loadEncoderWeights } from './encoder-weights.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
@@ -129,7 +129,7 @@ export async function loadAnyModel(
   const nSlots = options.nSlots ?? 1;
   checkLoadShape(contextLength, ubatchSize, nSlots);
   const loader = new WeightLoader(gguf, source, ops, options);
-  const rankHead = config.poolingType === 'rank' ? await rankHeadOf(loader, gguf, config) : null;
+  const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;
   const weights = await loadEncoderWeights(loader, config, rankHead);
   return new EncoderModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
 }

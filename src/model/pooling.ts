@@ -72,11 +72,25 @@ export interface RankHead {
   readonly nOut: number;
   readonly lastToken: boolean;
   readonly softmax: boolean;
+  /**
+   * BERT-style rerankers (bge-reranker): a dense `cls` layer before `cls.output`, row = tanh(cls · row + cls.bias)
+   * (llama.cpp `build_pooling`, RoBERTa's classification head); absent or null otherwise.
+   */
+  readonly dense?: { readonly weight: Float32Array; readonly bias: Float32Array | null } | null; // [nEmbd, nEmbd], [nEmbd]
 }
 
 /** The rank head's outputs for one sequence's hidden states ([nTokens, nEmbd]); element 0 is the relevance score. */
 export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number, head: RankHead): Float32Array {
-  const row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  let row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  if (head.dense) {
+    const pre = new Float32Array(nEmbd); // [nEmbd] tanh(cls · row + cls.bias)
+    for (let o = 0; o < nEmbd; o++) {
+      let dot = 0;
+      for (let j = 0; j < nEmbd; j++) dot += head.dense.weight[o * nEmbd + j]! * row[j]!;
+      pre[o] = Math.tanh(Math.fround(dot + (head.dense.bias?.[o] ?? 0)));
+    }
+    row = pre;
+  }
   const out = new Float32Array(head.nOut); // [nOut]
   for (let o = 0; o < head.nOut; o++) {
     let dot = 0;

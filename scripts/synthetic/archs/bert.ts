@@ -6,7 +6,7 @@
  * `--non-causal --embedding cls|mean` (llama.cpp reads `attention.causal`, default true, from the file).
  */
 
-import { f32, plan, SMALL_SHAPE, type SpecMetadata, u32, type SyntheticArchSpec } from '../arch-spec.js';
+import { extra, f32, plan, SMALL_SHAPE, type SpecMetadata, u32, type SyntheticArchSpec } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
 
 /** Trained positions (`context_length`: rows of `position_embd`). */
@@ -58,6 +58,15 @@ export const bert: SyntheticArchSpec = {
     { name: 'position_embd.weight', shape: [s.nEmbd, BERT_POSITIONS], kind: 'matrix', std: 0.5, center: 0 },
     ...layerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => bertBlock(s, il)).flat(),
+    // `--shape cls_head=1` (with `--embedding rank`): bge-reranker's dense head before cls.output (its weight is
+    // added by the generator for rank pooling).
+    ...(extra(s, 'cls_head', 0) > 0
+      ? [
+          plan.mat('cls.weight', s.nEmbd, s.nEmbd),
+          plan.bias('cls.bias', s.nEmbd, 0.1),
+          plan.bias('cls.output.bias', 2, 0.1),
+        ]
+      : []),
   ],
   embeddingOnly: true,
 };
