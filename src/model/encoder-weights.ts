@@ -13,6 +13,16 @@ import type { ModelConfig } from './config.js';
 import type { RankHead } from './pooling.js';
 import type { WeightLoader, WeightSlot } from './weight-loader.js';
 
+/**
+ * How an encoder architecture's blocks differ (llama.cpp's bert graph branches on the architecture): the FFN — bert's
+ * un-gated GELU with biases, or nomic-bert's SwiGLU without biases (llama.cpp ignores FFN biases there) — and NEOX
+ * rope of q and k (nomic-bert) instead of position embeddings.
+ */
+export interface EncoderOptions {
+  readonly ffn: 'gelu' | 'swiglu';
+  readonly rope: boolean;
+}
+
 /** A LayerNorm's weight and bias. */
 export interface LayerNormWeights {
   readonly weight: Weight; // [nEmbd]
@@ -31,6 +41,8 @@ export interface EncoderLayerWeights {
   readonly bo: Weight | null; // [nEmbd]
   /** LayerNorm of x + attention (`attn_output_norm`). */
   readonly attnOutNorm: LayerNormWeights;
+  /** SwiGLU gate (nomic-bert), or null for the un-gated GELU FFN. */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
   readonly up: Weight; // [ffnDim rows, nEmbd]
   readonly upBias: Weight | null; // [ffnDim]
   readonly down: Weight; // [nEmbd rows, ffnDim]
@@ -42,7 +54,10 @@ export interface EncoderLayerWeights {
 /** Every weight of an encoder. */
 export interface EncoderWeights {
   readonly tokenEmbd: Weight; // [vocab rows, nEmbd]
-  /** Position embedding + token-type row 0, by position: [positions rows, nEmbd] f32; null when neither exists. */
+  /**
+   * Position embedding + token-type row 0, by position: [positions rows, nEmbd] f32; without position embeddings
+   * (nomic-bert) the type row alone, [1, nEmbd], added to every token; null when neither exists.
+   */
   readonly inputRows: Weight | null;
   /** LayerNorm of the summed input embeddings (`token_embd_norm`). */
   readonly embdNorm: LayerNormWeights;
@@ -138,6 +153,7 @@ async function inputRowsOf(loader: WeightLoader, c: ModelConfig): Promise<Weight
 export async function loadEncoderWeights(
   loader: WeightLoader,
   c: ModelConfig,
+  options: EncoderOptions,
   rankHead: RankHead | null,
 ): Promise<EncoderWeights> {
   const E = c.embeddingLength;
@@ -153,20 +169,39 @@ export async function loadEncoderWeights(
     const qRows = c.layerHeads[il]! * c.headDim;
     const kvRows = c.layerKvHeads[il]! * c.headDim;
     const ff = c.layerFfnDims[il]!;
+    const fused = loader.has(`${b}attn_qkv.weight`); // nomic-bert: q | k | v rows in one matrix, split at load
+    if (loader.has(`${b}attn_qkv.bias`)) {
+      throw new LlmError('unsupported-arch', `loading model: a fused ${b}attn_qkv.bias is not supported`, {
+        details: { tensor: `${b}attn_qkv.bias` },
+      });
+    }
+    const [wq, wk, wv] = fused
+      ? loader.uploadSplit(`${b}attn_qkv.weight`, E, [
+          [`${b}attn_q.weight`, qRows],
+          [`${b}attn_k.weight`, kvRows],
+          [`${b}attn_v.weight`, kvRows],
+        ])
+      : [
+          loader.upload(`${b}attn_q.weight`, [E, qRows]),
+          loader.upload(`${b}attn_k.weight`, [E, kvRows]),
+          loader.upload(`${b}attn_v.weight`, [E, kvRows]),
+        ];
+    const swiglu = options.ffn === 'swiglu';
     return {
-      wq: loader.upload(`${b}attn_q.weight`, [E, qRows]),
-      wk: loader.upload(`${b}attn_k.weight`, [E, kvRows]),
-      wv: loader.upload(`${b}attn_v.weight`, [E, kvRows]),
+      wq: wq!,
+      wk: wk!,
+      wv: wv!,
       bq: loader.optional(`${b}attn_q.bias`, [qRows]),
       bk: loader.optional(`${b}attn_k.bias`, [kvRows]),
       bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
       wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
       bo: loader.optional(`${b}attn_output.bias`, [E]),
       attnOutNorm: norm(`${b}attn_output_norm`),
+      gate: swiglu ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null,
       up: loader.upload(`${b}ffn_up.weight`, [E, ff]),
-      upBias: loader.optional(`${b}ffn_up.bias`, [ff]),
+      upBias: swiglu ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
       down: loader.upload(`${b}ffn_down.weight`, [ff, E]),
-      downBias: loader.optional(`${b}ffn_down.bias`, [E]),
+      downBias: swiglu ? null : loader.optional(`${b}ffn_down.bias`, [E]),
       outNorm: norm(`${b}layer_output_norm`),
     };
   });
@@ -190,6 +225,7 @@ export async function loadEncoderWeights(
       wo: l.wo.get(),
       bo: get(l.bo),
       attnOutNorm: ln(l.attnOutNorm),
+      gate: get(l.gate),
       up: l.up.get(),
       upBias: get(l.upBias),
       down: l.down.get(),

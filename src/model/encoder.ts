@@ -1,7 +1,8 @@
 /**
  * The forward pass of an encoder (bert family; llama.cpp `src/models/bert.cpp`), written only against `Ops` like the
  * decoder's (`transformer.ts`) but with BERT's post-norm blocks: embed (+ position/type rows) → LayerNorm → per layer
- * [q,k,v (+bias) → attention over the whole sequence → x += o (+bias) → x = LN(x) → x += down(gelu(up(x))) → x = LN(x)]
+ * [q,k,v (+bias) → (nomic-bert: rope) → attention over the whole sequence → x += o (+bias) → x = LN(x) →
+ * x += down(gelu(up(x)) or swiglu) → x = LN(x)]
  * → the hidden states, which `model/pooling.ts` pools into embeddings. No lm head: `eval` runs the pass (warmup) and
  * `readLogits` gives the last token's hidden state; sampling ops are refused. A sequence runs whole in one step at
  * positions 0 … n−1 (longer ones than `ubatchSize` are refused, as llama.cpp asserts n_ubatch ≥ n_tokens).
@@ -10,17 +11,19 @@
 import type {
   Activation,
   AttentionParams,
+  GluScratch,
   KvCacheSpec,
   Ops,
   Projection,
   ResidualOptions,
+  RopeParams,
   TopK,
 } from '../backend/ops.js';
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import type { KvType } from '../backend/kv-type.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
-import type { EncoderLayerWeights, EncoderWeights, LayerNormWeights } from './encoder-weights.js';
+import type { EncoderLayerWeights, EncoderOptions, EncoderWeights, LayerNormWeights } from './encoder-weights.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 import type { RankHead } from './pooling.js';
 
@@ -33,6 +36,10 @@ interface EncoderLayerPlan {
   readonly k: Activation; // [ubatch, nKvHeads·headDim]
   readonly v: Activation; // [ubatch, nKvHeads·headDim]
   readonly hidden: Activation; // [ubatch, ffnDim]
+  /** The gated FFN's buffers (normed: unused, gate and up [ubatch, ffnDim]), with a gate. */
+  readonly ffnScratch: GluScratch;
+  /** NEOX rope of q and k (nomic-bert), or null. */
+  readonly rope: RopeParams | null;
   readonly attention: AttentionParams;
   readonly attnOut: ResidualOptions;
   readonly ffnOut: ResidualOptions;
@@ -51,7 +58,7 @@ export class EncoderModel implements Transformer {
   private readonly xb: Activation; // [ubatch, nEmbd] position/type rows of the step
   private readonly xb2: Activation; // [ubatch, nEmbd] scratch of the residual products
   private readonly plans: readonly EncoderLayerPlan[];
-  private readonly positions: Int32Array; // [ubatch] 0, 1, 2, …: the rows of `inputRows` a step adds
+  private readonly positions: Int32Array; // [ubatch] 0, 1, 2, … (or all 0): the rows of `inputRows` a step adds
   /** Tokens of the last `eval` (its final hidden row is what `readLogits` returns), 0 when none. */
   private lastTokens = 0;
 
@@ -60,6 +67,7 @@ export class EncoderModel implements Transformer {
     private readonly weights: EncoderWeights,
     readonly ops: Ops,
     options: { contextLength: number; ubatchSize: number; nSlots: number; kvType?: KvType },
+    encoder: EncoderOptions,
   ) {
     const c = config;
     this.contextLength = options.contextLength;
@@ -67,7 +75,9 @@ export class EncoderModel implements Transformer {
     this.rankHead = weights.rankHead;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     const u = this.ubatchSize;
-    this.positions = Int32Array.from({ length: u }, (_, i) => i);
+    // With one row (the type row alone: no position embeddings) every token adds row 0.
+    const byPosition = (weights.inputRows?.nRows ?? 0) > 1;
+    this.positions = Int32Array.from({ length: u }, (_, i) => (byPosition ? i : 0));
     const E = c.embeddingLength;
     this.x = ops.createActivation('x', u, E);
     this.xb = ops.createActivation('xb', u, E);
@@ -110,6 +120,14 @@ export class EncoderModel implements Transformer {
         v,
         att: width('att', qCols),
         hidden: width('hidden', c.layerFfnDims[il]!),
+        ffnScratch: {
+          normed: this.xb2,
+          gate: width('gate', c.layerFfnDims[il]!),
+          up: width('up', c.layerFfnDims[il]!),
+        },
+        rope: encoder.rope
+          ? { kind: 'neox', headDim: c.headDim, nRot: c.ropeDims, theta: c.ropeTheta, freqScale: c.ropeFreqScale }
+          : null,
         attention: {
           nHeads: c.layerHeads[il]!,
           nKvHeads: c.layerKvHeads[il]!,
@@ -205,12 +223,17 @@ export class EncoderModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il]!;
       ops.normMatmul(xb, x, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
-      ops.storeKv(il, p.k, p.v, n);
+      if (p.rope) ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope);
+      else ops.storeKv(il, p.k, p.v, n);
       ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
       ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
       this.norm(p.w.attnOutNorm, n); // x = LN(x)
-      ops.matmul(p.hidden, x, p.w.up, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
-      ops.gelu(p.hidden, n);
+      if (p.w.gate) {
+        ops.gatedFfn(p.hidden, x, null, p.w.gate, p.w.up, n, 'silu', p.ffnScratch); // hidden = silu(x·gateᵀ)·(x·upᵀ)
+      } else {
+        ops.matmul(p.hidden, x, p.w.up, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
+        ops.gelu(p.hidden, n);
+      }
       ops.matmulResidual(x, p.hidden, p.w.down, n, p.ffnOut); // x += hidden · downᵀ + b
       this.norm(p.w.outNorm, n); // x = LN(x)
     }
@@ -249,7 +272,8 @@ export class EncoderModel implements Transformer {
         { details: { nTokens: tokens.length, contextLength: this.contextLength } },
       );
     }
-    const positions = this.weights.inputRows?.nRows ?? Number.POSITIVE_INFINITY;
+    const rows = this.weights.inputRows?.nRows ?? 1;
+    const positions = rows > 1 ? rows : Number.POSITIVE_INFINITY;
     if (tokens.length > this.ubatchSize || tokens.length > positions) {
       throw new LlmError(
         'invalid-request',

@@ -123,15 +123,17 @@ export async function loadAnyModel(
   options: LoadTransformerOptions = {},
 ): Promise<LoadedModel> {
   const config = readModelConfig(gguf);
-  if (!getArchitecture(config.arch).encoder) return loadTransformer(gguf, source, ops, options);
+  const encoder = getArchitecture(config.arch).encoder;
+  if (!encoder) return loadTransformer(gguf, source, ops, options);
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
   checkLoadShape(contextLength, ubatchSize, nSlots);
   const loader = new WeightLoader(gguf, source, ops, options);
   const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;
-  const weights = await loadEncoderWeights(loader, config, rankHead);
-  return new EncoderModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
+  const weights = await loadEncoderWeights(loader, config, encoder, rankHead);
+  const shape = { contextLength, ubatchSize, nSlots, kvType: options.kvType };
+  return new EncoderModel(config, weights, ops, shape, encoder);
 }
 
 /** Loads every weight of `gguf` onto `ops` and returns the ready model. */

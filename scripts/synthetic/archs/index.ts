@@ -20,6 +20,7 @@ import { olmo2 } from './olmo2.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { bert } from './bert.js';
+import { nomicBert } from './nomic-bert.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -42,5 +43,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     gemma4,
     qwen35,
     bert,
+    nomicBert,
   ].map((spec) => [spec.name, spec]),
 );

@@ -5,6 +5,7 @@
 
 import type { GgufValue } from '../../gguf/types.js';
 import type { ArchOptions, ModelConfig } from '../config.js';
+import type { EncoderOptions } from '../encoder-weights.js';
 
 /** GGUF tensor names; `{i}` stands for the layer index. */
 export interface TensorNames {
@@ -148,5 +149,5 @@ export interface Architecture {
    * An encoder (bert family, llama.cpp `src/models/bert.cpp`): post-norm LayerNorm blocks, no lm head, run by
    * `model/encoder.ts` for embeddings only. Absent for decoders.
    */
-  readonly encoder?: true;
+  readonly encoder?: EncoderOptions;
 }

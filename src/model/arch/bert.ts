@@ -23,5 +23,5 @@ export const bert: Architecture = {
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,
   options,
-  encoder: true,
+  encoder: { ffn: 'gelu', rope: false },
 };

@@ -28,6 +28,7 @@ import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 import { bert } from './bert.js';
+import { nomicBert } from './nomic-bert.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -57,6 +58,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   granitemoe,
   qwen35,
   bert,
+  nomicBert,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
