@@ -13,12 +13,12 @@ import type { ModelShape, TensorPlan } from '../arch-plan.js';
 const BERT_POSITIONS = 512;
 
 /** A LayerNorm's weight (around 1) and bias. */
-function layerNorm(name: string, n: number): TensorPlan[] {
+export function bertLayerNorm(name: string, n: number): TensorPlan[] {
   return [plan.norm(`${name}.weight`, n), plan.bias(`${name}.bias`, n, 0.1)];
 }
 
 /** One BERT block: q/k/v/o with biases, the post-attention LayerNorm, a GELU FFN with biases, the output LayerNorm. */
-function bertBlock(s: ModelShape, il: number): TensorPlan[] {
+export function bertBlock(s: ModelShape, il: number): TensorPlan[] {
   const b = `blk.${il}.`;
   const qDim = s.nHead * s.headDim;
   const kvDim = s.nHeadKv * s.headDim;
@@ -31,12 +31,12 @@ function bertBlock(s: ModelShape, il: number): TensorPlan[] {
     plan.bias(`${b}attn_v.bias`, kvDim),
     plan.mat(`${b}attn_output.weight`, qDim, s.nEmbd),
     plan.bias(`${b}attn_output.bias`, s.nEmbd, 0.1),
-    ...layerNorm(`${b}attn_output_norm`, s.nEmbd),
+    ...bertLayerNorm(`${b}attn_output_norm`, s.nEmbd),
     plan.mat(`${b}ffn_up.weight`, s.nEmbd, s.nFf),
     plan.bias(`${b}ffn_up.bias`, s.nFf),
     plan.mat(`${b}ffn_down.weight`, s.nFf, s.nEmbd),
     plan.bias(`${b}ffn_down.bias`, s.nEmbd, 0.1),
-    ...layerNorm(`${b}layer_output_norm`, s.nEmbd),
+    ...bertLayerNorm(`${b}layer_output_norm`, s.nEmbd),
   ];
 }
 
@@ -56,7 +56,7 @@ export const bert: SyntheticArchSpec = {
     plan.embedding(s),
     { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'matrix', std: 0.5, center: 0 },
     { name: 'position_embd.weight', shape: [s.nEmbd, BERT_POSITIONS], kind: 'matrix', std: 0.5, center: 0 },
-    ...layerNorm('token_embd_norm', s.nEmbd),
+    ...bertLayerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => bertBlock(s, il)).flat(),
     // `--shape cls_head=1` (with `--embedding rank`): bge-reranker's dense head before cls.output (its weight is
     // added by the generator for rank pooling).

@@ -21,6 +21,7 @@ import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
+import { jinaBertV3 } from './jina-bert-v3.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -44,5 +45,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     qwen35,
     bert,
     nomicBert,
+    jinaBertV3,
   ].map((spec) => [spec.name, spec]),
 );

@@ -29,6 +29,7 @@ import { qwen35 } from './qwen35.js';
 import { smollm3 } from './smollm3.js';
 import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
+import { jinaBertV3 } from './jina-bert-v3.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -59,6 +60,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   qwen35,
   bert,
   nomicBert,
+  jinaBertV3,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
