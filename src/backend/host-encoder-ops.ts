@@ -7,7 +7,7 @@
  */
 
 import type { HostView } from './delta-net.js';
-import { roundToF16 } from '../quant/half.js';
+import { f16ToF32BitsTable, f32ToF16Bits, roundToF16 } from '../quant/half.js';
 import type { Activation, Weight } from './ops.js';
 
 /** √(2/π), the constant of the tanh approximation of GELU. */
@@ -47,18 +47,42 @@ export function hostLayerNorm(
   }
 }
 
+/** ggml's `ggml_table_gelu_f16`: GELU of every f16 value, rounded to f16 ([65536], built on first use). */
+let geluTable: Float32Array | null = null;
+
+function geluF16Table(): Float32Array {
+  if (geluTable) return geluTable;
+  const inputs = new Float32Array(f16ToF32BitsTable().buffer.slice(0)); // [65536] the f16 values
+  geluTable = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const v = inputs[h]!;
+    geluTable[h] = roundToF16(0.5 * v * (1 + Math.tanh(GELU_COEF * v * (1 + 0.044715 * v * v))));
+  }
+  return geluTable;
+}
+
 /**
  * `Ops.gelu` on a host backend, in place: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) as llama.cpp's CPU backend
- * computes it (GGML_GELU_FP16: x rounded to f16, the result read from an f16 table; 0 below −10, x above 10).
+ * computes it (GGML_GELU_FP16: x rounded to f16 indexes a table of f16 results; 0 below −10, x above 10).
  */
 export function hostGelu(view: HostView, x: Activation, n: number): void {
   const [xd, at] = view(x);
-  const len = n * x.cols;
-  for (let i = at; i < at + len; i++) {
+  const bits = new Uint32Array(xd.buffer, xd.byteOffset, xd.length); // the same values as raw f32 bits
+  const table = geluF16Table();
+  for (let i = at; i < at + n * x.cols; i++) {
     const v = xd[i]!;
     if (v <= -10) xd[i] = 0;
     if (v <= -10 || v >= 10) continue;
-    const h = roundToF16(v);
-    xd[i] = roundToF16(0.5 * h * (1 + Math.tanh(GELU_COEF * h * (1 + 0.044715 * h * h))));
+    const u = bits[i]!;
+    const e = ((u >>> 23) & 0xff) - 112; // f16 biased exponent
+    let h: number;
+    if (e <= 0)
+      h = f32ToF16Bits(v); // f16 subnormals and zero: the general conversion
+    else {
+      h = ((u >>> 16) & 0x8000) | (e << 10) | ((u >>> 13) & 0x3ff);
+      const rem = u & 0x1fff;
+      if (rem > 0x1000 || (rem === 0x1000 && (h & 1) === 1)) h++; // round to nearest even
+    }
+    xd[i] = table[h]!;
   }
 }

@@ -54,8 +54,9 @@ export const bert: SyntheticArchSpec = {
   }),
   tensors: (s) => [
     plan.embedding(s),
-    { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'matrix', std: 0.5, center: 0 },
-    { name: 'position_embd.weight', shape: [s.nEmbd, BERT_POSITIONS], kind: 'matrix', std: 0.5, center: 0 },
+    // Kept F32 ('conv' kind) in every quant, as llama.cpp's quantizer keeps token_types and position_embd.
+    { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'conv', std: 0.5, center: 0 },
+    { name: 'position_embd.weight', shape: [s.nEmbd, BERT_POSITIONS], kind: 'conv', std: 0.5, center: 0 },
     ...bertLayerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => bertBlock(s, il)).flat(),
     // `--shape cls_head=1` (with `--embedding rank`): bge-reranker's dense head before cls.output (its weight is

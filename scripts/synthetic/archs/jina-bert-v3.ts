@@ -18,7 +18,7 @@ export const jinaBertV3: SyntheticArchSpec = {
   }),
   tensors: (s) => [
     plan.embedding(s),
-    { name: 'token_types.weight', shape: [s.nEmbd, 1], kind: 'matrix', std: 0.5, center: 0 },
+    { name: 'token_types.weight', shape: [s.nEmbd, 1], kind: 'conv', std: 0.5, center: 0 },
     ...bertLayerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => bertBlock(s, il)).flat(),
   ],

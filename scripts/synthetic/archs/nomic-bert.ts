@@ -40,7 +40,7 @@ export const nomicBert: SyntheticArchSpec = {
   }),
   tensors: (s) => [
     plan.embedding(s),
-    { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'matrix', std: 0.5, center: 0 },
+    { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'conv', std: 0.5, center: 0 },
     ...layerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => nomicBlock(s, il)).flat(),
   ],
