@@ -27,8 +27,7 @@ import type {
   ShortConvLayerWeights,
 } from './model-weights.js';
 import { TransformerModel } from './transformer.js';
-import { EncoderModel } from './encoder.js';
-import { checkEncoderTensors, encoderRankHeadOf, loadEncoderWeights } from './encoder-weights.js';
+import { checkEncoderTensors } from './encoder-weights.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** A layer's weights named before any is read: every attention weight, or a short-convolution layer's. */
@@ -68,9 +67,6 @@ interface MoeSlots {
   readonly selectionBias: WeightSlot | null;
   readonly shared: (DenseFfnSlots & { readonly gateInp: WeightSlot | null }) | null;
 }
-
-/** A model `loadTransformer` returns: a decoder (`transformer.ts`) or an encoder (`encoder.ts`). */
-export type LoadedModel = TransformerModel | EncoderModel;
 
 /** Options of `loadTransformer`. */
 export interface LoadTransformerOptions {
@@ -112,30 +108,6 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   return { ...config, vocabSize: rows };
 }
 
-/**
- * Loads an encoder (`Architecture.encoder`: bert family, embeddings only) or a decoder (`loadTransformer`) onto
- * `ops`: what the engine and the embedding paths load.
- */
-export async function loadAnyModel(
-  gguf: GgufFile,
-  source: ByteSource,
-  ops: Ops,
-  options: LoadTransformerOptions = {},
-): Promise<LoadedModel> {
-  const config = readModelConfig(gguf);
-  const encoder = getArchitecture(config.arch).encoder;
-  if (!encoder) return loadTransformer(gguf, source, ops, options);
-  const contextLength = options.contextLength ?? defaultContextLength(config);
-  const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
-  const nSlots = options.nSlots ?? 1;
-  checkLoadShape(contextLength, ubatchSize, nSlots);
-  const loader = new WeightLoader(gguf, source, ops, options);
-  const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;
-  const weights = await loadEncoderWeights(loader, config, encoder, rankHead);
-  const shape = { contextLength, ubatchSize, nSlots, kvType: options.kvType };
-  return new EncoderModel(config, weights, ops, shape, encoder);
-}
-
 /** Loads every weight of `gguf` onto `ops` and returns the ready model. */
 export async function loadTransformer(
   gguf: GgufFile,
@@ -155,7 +127,7 @@ export async function loadTransformer(
   if (getArchitecture(config.arch).encoder) {
     throw new LlmError(
       'invalid-request',
-      `loading model: ${config.arch} is an encoder (embeddings only, no lm head); load it with loadAnyModel`,
+      `loading model: ${config.arch} is an encoder (embeddings only, no lm head); load it with loadAnyModel (model/load-any.ts)`,
       { details: { arch: config.arch } },
     );
   }
@@ -307,7 +279,7 @@ export async function loadTransformer(
 }
 
 /** `invalid-request` unless the run shape's counts are positive integers. */
-function checkLoadShape(contextLength: number, ubatchSize: number, nSlots: number): void {
+export function checkLoadShape(contextLength: number, ubatchSize: number, nSlots: number): void {
   for (const [key, v] of [
     ['contextLength', contextLength],
     ['ubatchSize', ubatchSize],

@@ -52,6 +52,8 @@ export interface Transformer {
   hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
   /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
   readonly rankHead?: import('./pooling.js').RankHead | null;
+  /** Dense layers applied to the pooled embedding (EmbeddingGemma; `model/pooling.ts` `projectPooled`); else absent. */
+  readonly pooledProjection?: import('./pooling.js').PooledProjection | null;
   /** Most rows `evalRows` takes (0 when the model was loaded with one sequence slot). */
   readonly maxSequenceRows: number;
   /**

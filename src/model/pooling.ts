@@ -105,3 +105,30 @@ export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number
   }
   return out;
 }
+
+/** Dense layers applied to the pooled vector (EmbeddingGemma; `dense-head.ts`): dense3 · (dense2 · v + bias). */
+export interface PooledProjection {
+  readonly dense2: Float32Array; // [mid, nEmbd]
+  readonly dense2Bias: Float32Array | null; // [mid]
+  readonly dense3: Float32Array; // [nEmbd, mid]
+  readonly mid: number;
+}
+
+/** `v` ([nEmbd]) through the model's pooled-vector head, or `v` itself when it has none. */
+export function projectPooled(v: Float32Array, head: PooledProjection | null | undefined): Float32Array {
+  if (!head) return v;
+  const n = v.length;
+  const h = new Float32Array(head.mid); // [mid]
+  for (let o = 0; o < head.mid; o++) {
+    let dot = 0;
+    for (let j = 0; j < n; j++) dot += head.dense2[o * n + j]! * v[j]!;
+    h[o] = dot + (head.dense2Bias?.[o] ?? 0);
+  }
+  const out = new Float32Array(n); // [nEmbd]
+  for (let o = 0; o < n; o++) {
+    let dot = 0;
+    for (let j = 0; j < head.mid; j++) dot += head.dense3[o * head.mid + j]! * h[j]!;
+    out[o] = dot;
+  }
+  return out;
+}

@@ -22,6 +22,7 @@ import { qwen35 } from './qwen35.js';
 import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
 import { jinaBertV3 } from './jina-bert-v3.js';
+import { gemmaEmbedding } from './gemma-embedding.js';
 import { smollm3 } from './smollm3.js';
 
 /** Every spec, by name. */
@@ -46,5 +47,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     bert,
     nomicBert,
     jinaBertV3,
+    gemmaEmbedding,
   ].map((spec) => [spec.name, spec]),
 );

@@ -30,6 +30,7 @@ import { smollm3 } from './smollm3.js';
 import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
 import { jinaBertV3 } from './jina-bert-v3.js';
+import { gemmaEmbedding } from './gemma-embedding.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -61,6 +62,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   bert,
   nomicBert,
   jinaBertV3,
+  gemmaEmbedding,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
