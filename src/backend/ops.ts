@@ -177,7 +177,8 @@ export interface AttentionParams {
   readonly softcap: number;
   /**
    * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
-   * false); the sliding window then does not apply. Default true (row i sees 0 … startPos+i).
+   * false); with a sliding window, only those within ±⌊slidingWindow/2⌋ of its own position (llama.cpp's symmetric
+   * SWA: gemma-embedding). Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
 }

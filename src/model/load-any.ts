@@ -35,12 +35,8 @@ export async function loadAnyModel(
   checkLoadShape(contextLength, ubatchSize, nSlots);
   if (!encoder) {
     const head = await denseHeadOf(new WeightLoader(gguf, source, ops, options), config);
-    if (!head) return loadTransformer(gguf, source, ops, options);
-    // EmbeddingGemma: its sliding layers' window is symmetric (±window/2) around each token, which the attention
-    // ops do not mask; a sequence within it is exact, so a step (which a non-causal sequence must fit) is capped there.
-    const cap = config.slidingWindow > 0 ? Math.floor(config.slidingWindow / 2) + 1 : ubatchSize;
-    const model = await loadTransformer(gguf, source, ops, { ...options, ubatchSize: Math.min(ubatchSize, cap) });
-    return Object.assign(model, { pooledProjection: head });
+    const model = await loadTransformer(gguf, source, ops, options);
+    return head ? Object.assign(model, { pooledProjection: head }) : model;
   }
   const loader = new WeightLoader(gguf, source, ops, options);
   const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;

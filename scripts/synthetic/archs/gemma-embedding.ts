@@ -2,8 +2,8 @@
  * `gemma-embedding` (EmbeddingGemma): gemma3's blocks (q/k norms, post-norms, GEGLU, embeddings × √n_embd, 5:1
  * sliding layers with their own rope base) run bidirectionally, then the output norm; the pooled vector goes through
  * the sentence-transformers dense layers `dense_2` (n_embd → `dense_2_feat_out`) and `dense_3` (back to n_embd).
- * The sliding window here (`--shape swa=W`, default 128) is wider than the recorded inputs: llama.cpp's symmetric
- * window then masks nothing. Record it with `--embedding mean`.
+ * `--shape swa=W` sets the (symmetric) sliding window, default 128: wider than the default inputs; `swa=16` makes it
+ * mask the longer ones. Record it with `--embedding mean`.
  */
 
 import { extra, plan, SMALL_SHAPE, type SpecMetadata, u32, f32, type SyntheticArchSpec } from '../arch-spec.js';

@@ -124,6 +124,10 @@ export class AttentionOps {
       this.combine(o, nHeads, headDim, splits, n);
       return;
     }
+    if (kvEnd > 0 && params.slidingWindow > 0 && kvLen > 1) {
+      // The per-row kernel has no symmetric window (only the tiled one does); one key alone needs none.
+      throw new LlmError('unsupported-arch', 'attention: a symmetric sliding window needs the tiled kernel');
+    }
     const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), maxSplits));
     const splitLen = Math.ceil(kvLen / nSplits);
     const attn = this.h.pipe({ kernel: 'attention', wgSize: WG_ROW });

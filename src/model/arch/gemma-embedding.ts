@@ -3,8 +3,8 @@
  * sliding layers — default every 6th global — with their own rope base `rope.freq_base_swa`) with bidirectional
  * attention (llama.cpp sets it whatever the file says) and attention scale 1/√head_dim; the output norm's hidden
  * states are pooled, then the sentence-transformers dense layers `dense_2`/`dense_3` (`model/dense-head.ts`) follow.
- * llama.cpp's sliding window is symmetric here (±window/2 around each token); sequences within it are exact and
- * longer ones are refused (`model/load-any.ts` caps the step there).
+ * llama.cpp's sliding window is symmetric here (±window/2 around each token): what non-causal attention with a window
+ * means in `AttentionParams`.
  */
 
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
