@@ -177,10 +177,14 @@ export interface AttentionParams {
   readonly softcap: number;
   /**
    * false: every row sees every position of the step's sequence, 0 … startPos+n−1 (encoders, `attention.causal`
-   * false); with a sliding window, only those within ±⌊slidingWindow/2⌋ of its own position (llama.cpp's symmetric
-   * SWA: gemma-embedding). Default true (row i sees 0 … startPos+i).
+   * false); the sliding window then does not apply unless `symmetricWindow`. Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
+  /**
+   * With `causal` false and a sliding window: row at position p sees only p − ⌊slidingWindow/2⌋ … p + ⌊slidingWindow/2⌋
+   * (llama.cpp's LLAMA_SWA_TYPE_SYMMETRIC: gemma-embedding). Default false.
+   */
+  readonly symmetricWindow?: boolean;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */

@@ -43,6 +43,8 @@ export interface ArchOptions {
   readonly valueNorm: boolean;
   /** The `rope_freqs` divisors ([headDim / 2]) apply to global layers only, not sliding ones (gemma4). */
   readonly globalRopeFreqs: boolean;
+  /** Non-causal sliding layers see ±window/2 around each token (llama.cpp's symmetric SWA: gemma-embedding). */
+  readonly symmetricWindow: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -62,6 +64,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   alwaysTied: false,
   valueNorm: false,
   globalRopeFreqs: false,
+  symmetricWindow: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */

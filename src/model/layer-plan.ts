@@ -168,7 +168,7 @@ export function planLayer(
     scale: c.attentionScale,
     slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
-    ...(c.causalAttention ? {} : { causal: false }),
+    ...(c.causalAttention ? {} : { causal: false, ...(c.symmetricWindow ? { symmetricWindow: true } : {}) }),
   };
   const qCols = spec.nHeads * spec.headDim;
   const q = widths.get('q', qCols);

@@ -75,16 +75,17 @@ export function runAttentionKernel(
     return;
   }
   // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's mask is
-  // causal; positions enter attention only through the mask). With a window (llama.cpp's symmetric SWA: |pos − k| ≤
-  // ⌊window / 2⌋) the row is placed at the last key it sees, with the window reaching back to the first one.
+  // causal; positions enter attention only through the mask). With `symmetricWindow` (llama.cpp's symmetric SWA:
+  // |pos − k| ≤ ⌊window / 2⌋) the row is placed at the last key it sees, the window reaching back to the first one.
   const last = c.startPos + c.n - 1;
+  const sym = c.params.symmetricWindow === true && window > 0;
   const half = Math.floor(window / 2);
   i32[at + 5] = 1;
   for (let i = 0; i < c.n; i++) {
     const pos = c.startPos + i;
-    const to = window > 0 ? Math.min(last, pos + half) : last;
+    const to = sym ? Math.min(last, pos + half) : last;
     i32[at + 6] = to;
-    i32[at + 10] = window > 0 ? to - Math.max(0, pos - half) + 1 : 0;
+    i32[at + 10] = sym ? to - Math.max(0, pos - half) + 1 : 0;
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
     runHeads(k, pool, name, p, nHeads, parallel);

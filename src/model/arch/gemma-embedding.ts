@@ -3,8 +3,7 @@
  * sliding layers — default every 6th global — with their own rope base `rope.freq_base_swa`) with bidirectional
  * attention (llama.cpp sets it whatever the file says) and attention scale 1/√head_dim; the output norm's hidden
  * states are pooled, then the sentence-transformers dense layers `dense_2`/`dense_3` (`model/dense-head.ts`) follow.
- * llama.cpp's sliding window is symmetric here (±window/2 around each token): what non-causal attention with a window
- * means in `AttentionParams`.
+ * llama.cpp's sliding window is symmetric here (±window/2 around each token: `symmetricWindow`).
  */
 
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
@@ -17,6 +16,7 @@ const options = archOptions({
   qkNorm: true,
   postNorms: true,
   scaleEmbeddings: true,
+  symmetricWindow: true,
 });
 
 /** gemma-embedding. */
