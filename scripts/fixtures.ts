@@ -134,7 +134,13 @@ export async function main(args: string[]): Promise<number> {
   const prompt = opt('--prompt') ?? 'Once upon a time, there was a robot.';
   if (record) {
     try {
-      if (!writeReference(info.path, prompt, !args.includes('--no-dequant'))) return 1;
+      // An encoder has no lm head (its llama.cpp logits are zeros): its reference is the embeddings alone.
+      const embeddingOnly = ARCH_SPECS.get(arch)?.embeddingOnly === true;
+      if (embeddingOnly && pooling === undefined) {
+        console.error(`fixtures: ${arch} has no lm head; record it with --embedding mean|cls|…`);
+        return 2;
+      }
+      if (!embeddingOnly && !writeReference(info.path, prompt, !args.includes('--no-dequant'))) return 1;
       const embeddings = pooling !== undefined ? writeEmbeddingReference(info.path) : undefined;
       if (embeddings === null) return 1;
       const label =
@@ -152,10 +158,12 @@ export async function main(args: string[]): Promise<number> {
         ...(pooling !== undefined ? { pooling } : {}),
         ...(args.includes('--non-causal') ? { causal: false } : {}),
       };
-      const reference = JSON.parse(readFileSync(info.path.replace(/\.gguf$/, '.reference.json'), 'utf8')) as Record<
-        string,
-        unknown
-      >;
+      const reference = embeddingOnly
+        ? {}
+        : (JSON.parse(readFileSync(info.path.replace(/\.gguf$/, '.reference.json'), 'utf8')) as Record<
+            string,
+            unknown
+          >);
       const file = path.join(REPO_ROOT, 'test', 'fixtures', 'models', `${id}.json`);
       writeFileSync(file, recordFixture(recipe, fileSha256(info.path), reference, embeddings));
       console.log(`recorded ${file}`);

@@ -32,6 +32,8 @@ export interface SyntheticArchSpec {
   metadata(s: ModelShape): SpecMetadata;
   /** Every tensor, in the order llama.cpp's converter writes them. */
   tensors(s: ModelShape): TensorPlan[];
+  /** An encoder without an lm head (bert): recorded with embeddings only (`--embedding`), no logits reference. */
+  readonly embeddingOnly?: boolean;
 }
 
 const scalar = (type: Exclude<GgufValueType, GgufValueType.ARRAY>): GgufValueTypeInfo => ({ type });

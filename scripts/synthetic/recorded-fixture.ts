@@ -206,7 +206,9 @@ export async function materializeRecordedFixtures(
       }
       renameSync(tmp, gguf);
     }
-    writeFileSync(path.join(outDir, `${id}.reference.json`), expandReference(record, where));
+    // An encoder's record holds embeddings only (no logits reference to compare).
+    if (Object.keys(record.reference).length > 0)
+      writeFileSync(path.join(outDir, `${id}.reference.json`), expandReference(record, where));
     if (record.embeddings) {
       writeFileSync(path.join(outDir, `${id}.embeddings.json`), expandEmbeddings(record.embeddings, where));
     }
@@ -215,7 +217,7 @@ export async function materializeRecordedFixtures(
   // A deleted or renamed record leaves no model behind (the suites list every model of outDir).
   const ids = new Set(names.map((n) => n.replace(/\.json$/, '')));
   for (const f of readdirSync(outDir)) {
-    const id = f.replace(/\.(gguf|reference\.json)$/, '');
+    const id = f.replace(/\.(gguf|reference\.json|embeddings\.json)$/, '');
     if (id !== f && !ids.has(id)) rmSync(path.join(outDir, f), { force: true });
   }
   return made;

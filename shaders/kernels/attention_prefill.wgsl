@@ -39,6 +39,7 @@ struct Params {
   split_len: u32,
   is_direct: u32,    // 1: one split, normalised rows go to out; 0: (m, l, acc) go to partial
   kv_end: u32,       // 0: causal; else every token sees positions < kv_end (non-causal; the window still applies)
+  symmetric: u32,    // 1 (non-causal only): a token at pos sees pos ± window/2 (llama.cpp's symmetric SWA)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -61,12 +62,14 @@ fn tanh_safe(v: f32) -> f32 {
 
 /** First visible position for a query at `pos`. */
 fn first_visible(pos: u32) -> u32 {
+  if (p.symmetric != 0u) { return select(0u, pos - p.window / 2u, pos > p.window / 2u); }
   if (p.window > 0u && pos + 1u > p.window) { return pos + 1u - p.window; }
   return 0u;
 }
 
-/** One past the last visible position for a query at `pos`. */
+/** One past the last visible position for a query at `pos` (non-causal: the sequence, or ±window/2 of pos). */
 fn end_visible(pos: u32) -> u32 {
+  if (p.symmetric != 0u) { return min(p.kv_end, pos + p.window / 2u + 1u); }
   return select(pos + 1u, p.kv_end, p.kv_end > 0u);
 }
 

@@ -1,7 +1,9 @@
 // glu: out = act(gate) · up, elementwise over n·cols values; act = SiLU (SwiGLU) or GELU, tanh approximation
 // (GEGLU), chosen by the override IS_GELU. Entries: `main` (three buffers), `main_out_gate` (out === gate),
 // `main_out_up` (out === up); `main_oai`: gpt-oss's clamped SwiGLU (ggml swiglu_oai: x = min(gate, 7),
-// y = clamp(up, −7, 7), x·σ(1.702·x)·(y + 1)). Dispatch: 1-D, (gx, gy). Reference: CpuOps.glu.
+// y = clamp(up, −7, 7), x·σ(1.702·x)·(y + 1)); `main_act` (out = gelu(out), no gate: bert's un-gated FFN; IS_GELU
+// must be set), which rounds x and the result to f16 as llama.cpp's CPU backend does (GGML_GELU_FP16 table; 0 for
+// x ≤ −10, x for x ≥ 10). Dispatch: 1-D, (gx, gy). Reference: CpuOps.glu.
 
 override IS_GELU: bool = false;
 
@@ -53,5 +55,22 @@ fn main_oai(ids: Ids) {
     let x = min(gate[g], 7.0);
     let y = clamp(up[g], -7.0, 7.0);
     out[g] = x / (1.0 + exp(-1.702 * x)) * (y + 1.0);
+  }
+}
+
+// v rounded to the nearest f16 value, ties to even (|v| < 65504): a multiple of the f16 quantum of v's binade
+// (2^(e−10), subnormal 2^−24). Written out because implementations may fold unpack2x16float(pack2x16float(v)) to v.
+fn round_f16(v: f32) -> f32 {
+  let e = i32((bitcast<u32>(v) >> 23u) & 0xffu) - 127;
+  let q = ldexp(1.0, max(e - 10, -24));
+  return round(v / q) * q;
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_act(ids: Ids) {
+  let g = index(ids);
+  if (g < p.count) {
+    let v = out[g];
+    out[g] = select(select(round_f16(act(round_f16(v))), v, v >= 10.0), 0.0, v <= -10.0);
   }
 }

@@ -17,7 +17,8 @@ import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
 import { openModelSource } from '../io/index.js';
 import type { ModelConfig } from '../model/config.js';
-import { loadTransformer, readModelConfig } from '../model/load.js';
+import { loadAnyModel } from '../model/load-any.js';
+import { readModelConfig } from '../model/load.js';
 import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
 import { createTokenizer, type Tokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
@@ -212,7 +213,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
   const { options, signal } = run;
   const { contextLength, ubatchSize, nSlots, kvType } = model.shape;
   try {
-    const transformer = await loadTransformer(model.gguf, model.source, selection.ops, {
+    const transformer = await loadAnyModel(model.gguf, model.source, selection.ops, {
       contextLength,
       ubatchSize,
       nSlots,

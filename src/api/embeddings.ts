@@ -11,7 +11,7 @@ import type { RequestQueue } from '../engine/request-queue.js';
 import { invalidField } from '../engine/sampling-options.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { Transformer } from '../model/model.js';
-import { finishEmbedding, poolHiddenStates } from '../model/pooling.js';
+import { finishEmbedding, poolHiddenStates, projectPooled } from '../model/pooling.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { EmbeddingRequest, EmbeddingResponse } from './embedding-types.js';
 
@@ -163,7 +163,10 @@ async function computeEmbeddings(
   for (const [index, tokens] of all.entries()) {
     throwIfAborted(signal, 'computing embeddings');
     const hidden = await model.hiddenStates(Int32Array.from(tokens), slot, { signal }); // [n, nEmbd]
-    const pooled = poolHiddenStates(hidden, tokens.length, c.embeddingLength, pooling);
+    const pooled = projectPooled(
+      poolHiddenStates(hidden, tokens.length, c.embeddingLength, pooling),
+      model.pooledProjection,
+    );
     const v = finishEmbedding(pooled, req.dimensions, req.normalize);
     data.push({ object: 'embedding', index, embedding: req.base64 ? float32Base64(v) : Array.from(v) });
     promptTokens += tokens.length;

@@ -16,6 +16,7 @@ import { HostRecurrentState } from './short-conv.js';
 import { hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';
 import { checkRows } from './set-rows.js';
+import { hostGelu, hostLayerNorm } from './host-encoder-ops.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
@@ -81,6 +82,16 @@ export abstract class HostHybridOps extends CompositeOps {
   swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
     hostSwigluOai(this.view, out, gate, up, n);
     this.written(out);
+  }
+
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void {
+    hostLayerNorm(this.view, out, x, weight, bias, eps, n);
+    this.written(out);
+  }
+
+  gelu(x: Activation, n: number): void {
+    hostGelu(this.view, x, n);
+    this.written(x);
   }
 
   createRecurrentState(spec: RecurrentStateSpec): void {

@@ -150,12 +150,17 @@ export interface AttentionParams {
   readonly softcap: number;
   /**
    * false: every row sees every position of the step's sequence up to startPos+n−1 (encoders, `attention.causal`
-   * false; gemma3's image chunks), a sliding window still masking keys pos − k ≥ window as llama.cpp's mask does.
-   * Default true (row i sees 0 … startPos+i).
+   * false; gemma3's image chunks), a sliding window still masking keys pos − k ≥ window as llama.cpp's mask does
+   * (or the symmetric window with `symmetricWindow`). Default true (row i sees 0 … startPos+i).
    */
   readonly causal?: boolean;
   /** Per-head sink logits [nHeads] f32 (gpt-oss): softmax denominators also count e^(sink − max); absent: none. */
   readonly sinks?: Weight | null;
+  /**
+   * With `causal` false and a sliding window: row at position p sees only p − ⌊slidingWindow/2⌋ … p + ⌊slidingWindow/2⌋
+   * (llama.cpp's LLAMA_SWA_TYPE_SYMMETRIC: gemma-embedding). Default false.
+   */
+  readonly symmetricWindow?: boolean;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */
@@ -385,6 +390,16 @@ export interface Ops {
   mulSigmoid(x: Activation, gate: Activation, n: number): void;
   /** gemma3n's AltUp and activation-sparsity primitives (reference: src/backend/altup-host.ts). */
   readonly altUp: AltUpPrimitives;
+  /**
+   * LayerNorm of each row (encoders: bert): out = (x − mean(x)) / sqrt(var(x) + eps) · weight + bias, weight and bias
+   * [x.cols] each when given (ggml_norm, then ggml_mul and ggml_add). `out` may be `x`.
+   */
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void;
+  /**
+   * x = gelu(x) in place, llama.cpp's tanh approximation as its CPU backend tabulates it (ggml_gelu with
+   * GGML_GELU_FP16: x and the result rounded to f16; 0 for x ≤ −10, x for x ≥ 10): bert's sequential FFN.
+   */
+  gelu(x: Activation, n: number): void;
   /** Ends the step: submits recorded work. */
   endStep(): void;
 

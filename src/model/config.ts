@@ -48,6 +48,8 @@ export interface ArchOptions {
   readonly globalRopeFreqs: boolean;
   /** Every attention layer has per-head sink logits `attn_sinks` [nHeads] (gpt-oss). */
   readonly attnSinks: boolean;
+  /** Non-causal sliding layers see ±window/2 around each token (llama.cpp's symmetric SWA: gemma-embedding). */
+  readonly symmetricWindow: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -68,6 +70,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   valueNorm: false,
   globalRopeFreqs: false,
   attnSinks: false,
+  symmetricWindow: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */

@@ -200,7 +200,7 @@ export function planLayer(
     scale: c.attentionScale,
     slidingWindow: spec.slidingWindow,
     softcap: c.attnSoftcap,
-    ...(c.causalAttention ? {} : { causal: false }),
+    ...(c.causalAttention ? {} : { causal: false, ...(c.symmetricWindow ? { symmetricWindow: true } : {}) }),
     ...(lw.sinks ? { sinks: lw.sinks } : {}),
   };
   const qCols = spec.nHeads * spec.headDim;

@@ -32,6 +32,7 @@ import type { LayerWeights, ModelWeights, ShortConvLayerWeights } from './model-
 import { moeSlots, moeWeights } from './moe-load.js';
 import { TransformerModel } from './transformer.js';
 import { type LayerSlots, denseFfnSlots, deltaNetSlots, deltaNetWeights, recurrentFfnSlots } from './layer-slots.js';
+import { checkEncoderTensors } from './encoder-weights.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** Options of `loadTransformer`. */
@@ -58,7 +59,8 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   // llama.cpp takes a fused gate|up expert stack in place of the two when the file has one.
   const fused = read.moe !== null && gguf.tensors.some((t) => t.name.endsWith('.ffn_gate_up_exps.weight'));
   const config = fused && read.moe ? { ...read, moe: { ...read.moe, fusedGateUp: true } } : read;
-  checkConfigAgainstTensors(gguf, config, arch.tensors);
+  if (arch.encoder) checkEncoderTensors(gguf, config);
+  else checkConfigAgainstTensors(gguf, config, arch.tensors);
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above
   const rows = embd.shape[1];
   if (config.vocabSize !== 0 && config.vocabSize !== rows) {
@@ -89,19 +91,16 @@ export async function loadTransformer(
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;
-  for (const [key, v] of [
-    ['contextLength', contextLength],
-    ['ubatchSize', ubatchSize],
-    ['nSlots', nSlots],
-  ] as const) {
-    if (!(Number.isSafeInteger(v) && v > 0)) {
-      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, {
-        details: { [key]: v },
-      });
-    }
-  }
+  checkLoadShape(contextLength, ubatchSize, nSlots);
   const names = getArchitecture(config.arch).tensors;
   const loader = new WeightLoader(gguf, source, ops, options);
+  if (getArchitecture(config.arch).encoder) {
+    throw new LlmError(
+      'invalid-request',
+      `loading model: ${config.arch} is an encoder (embeddings only, no lm head); load it with loadAnyModel (model/load-any.ts)`,
+      { details: { arch: config.arch } },
+    );
+  }
   const c = config;
   const allHeads = c.qkNormScope === 'all-heads';
 
@@ -276,6 +275,21 @@ export async function loadTransformer(
     altUp: altUpSlots && altUpWeightsOf(altUpSlots),
   };
   return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
+}
+
+/** `invalid-request` unless the run shape's counts are positive integers. */
+export function checkLoadShape(contextLength: number, ubatchSize: number, nSlots: number): void {
+  for (const [key, v] of [
+    ['contextLength', contextLength],
+    ['ubatchSize', ubatchSize],
+    ['nSlots', nSlots],
+  ] as const) {
+    if (!(Number.isSafeInteger(v) && v > 0)) {
+      throw new LlmError('invalid-request', `loading model: option ${key} must be a positive integer, got ${v}`, {
+        details: { [key]: v },
+      });
+    }
+  }
 }
 
 /**

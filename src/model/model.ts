@@ -72,6 +72,8 @@ export interface Transformer {
     slot: number,
     options?: EmbeddingsEvalOptions,
   ): Promise<Float32Array | null>;
+  /** Dense layers applied to the pooled embedding (EmbeddingGemma; `model/pooling.ts` `projectPooled`); else absent. */
+  readonly pooledProjection?: import('./pooling.js').PooledProjection | null;
   /** Most rows `evalRows` takes (0 when the model was loaded with one sequence slot). */
   readonly maxSequenceRows: number;
   /**

@@ -72,11 +72,25 @@ export interface RankHead {
   readonly nOut: number;
   readonly lastToken: boolean;
   readonly softmax: boolean;
+  /**
+   * BERT-style rerankers (bge-reranker): a dense `cls` layer before `cls.output`, row = tanh(cls · row + cls.bias)
+   * (llama.cpp `build_pooling`, RoBERTa's classification head); absent or null otherwise.
+   */
+  readonly dense?: { readonly weight: Float32Array; readonly bias: Float32Array | null } | null; // [nEmbd, nEmbd], [nEmbd]
 }
 
 /** The rank head's outputs for one sequence's hidden states ([nTokens, nEmbd]); element 0 is the relevance score. */
 export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number, head: RankHead): Float32Array {
-  const row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  let row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  if (head.dense) {
+    const pre = new Float32Array(nEmbd); // [nEmbd] tanh(cls · row + cls.bias)
+    for (let o = 0; o < nEmbd; o++) {
+      let dot = 0;
+      for (let j = 0; j < nEmbd; j++) dot += head.dense.weight[o * nEmbd + j]! * row[j]!;
+      pre[o] = Math.tanh(Math.fround(dot + (head.dense.bias?.[o] ?? 0)));
+    }
+    row = pre;
+  }
   const out = new Float32Array(head.nOut); // [nOut]
   for (let o = 0; o < head.nOut; o++) {
     let dot = 0;
@@ -88,6 +102,33 @@ export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number
     let sum = 0;
     for (let o = 0; o < out.length; o++) sum += out[o] = Math.exp(out[o]! - max);
     for (let o = 0; o < out.length; o++) out[o] = out[o]! / sum;
+  }
+  return out;
+}
+
+/** Dense layers applied to the pooled vector (EmbeddingGemma; `dense-head.ts`): dense3 · (dense2 · v + bias). */
+export interface PooledProjection {
+  readonly dense2: Float32Array; // [mid, nEmbd]
+  readonly dense2Bias: Float32Array | null; // [mid]
+  readonly dense3: Float32Array; // [nEmbd, mid]
+  readonly mid: number;
+}
+
+/** `v` ([nEmbd]) through the model's pooled-vector head, or `v` itself when it has none. */
+export function projectPooled(v: Float32Array, head: PooledProjection | null | undefined): Float32Array {
+  if (!head) return v;
+  const n = v.length;
+  const h = new Float32Array(head.mid); // [mid]
+  for (let o = 0; o < head.mid; o++) {
+    let dot = 0;
+    for (let j = 0; j < n; j++) dot += head.dense2[o * n + j]! * v[j]!;
+    h[o] = dot + (head.dense2Bias?.[o] ?? 0);
+  }
+  const out = new Float32Array(n); // [nEmbd]
+  for (let o = 0; o < n; o++) {
+    let dot = 0;
+    for (let j = 0; j < head.mid; j++) dot += head.dense3[o * head.mid + j]! * h[j]!;
+    out[o] = dot;
   }
   return out;
 }

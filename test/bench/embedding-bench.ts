@@ -1,9 +1,10 @@
 /**
  * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
- * [--quant q8_0] [--seed 1]`: embeddings/s of `engine.embeddings.create` against llama.cpp's embedding path
- * (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a qwen3 stack
- * with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), the decoder
- * embedder the runtime runs today. Inputs have random lengths in [min, max]. Never gating; prints a table and JSON.
+ * [--quant q8_0] [--seed 1] [--arch qwen3|bert]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
+ * embedding path (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a
+ * qwen3 stack with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), or with
+ * `--arch bert` a bge-small-shaped bert encoder (cls pooling, 33 M parameters). Inputs have random lengths in
+ * [min, max]. Never gating; prints a table and JSON.
  */
 
 import { existsSync, mkdirSync } from 'node:fs';
@@ -18,6 +19,10 @@ import { nodeGpu } from './node-gpu.js';
 const SHAPE = { nEmbd: 384, nHead: 6, nHeadKv: 6, headDim: 64, nFf: 1536, nLayer: 12 };
 /** llama.cpp's pooling_type 3 ('last'). */
 const POOLING_LAST = 3;
+/** `--arch bert`: bge-small itself (12 heads of 32, its 30522-token vocabulary: 33 M parameters), cls pooling. */
+const BERT_SHAPE = { nEmbd: 384, nHead: 12, nHeadKv: 12, headDim: 32, nFf: 1536, nLayer: 12, nVocab: 30522 };
+/** llama.cpp's pooling_type 2 ('cls'). */
+const POOLING_CLS = 2;
 
 interface EmbeddingBenchResult {
   readonly runner: string;
@@ -164,19 +169,21 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   const backends = flag(args, '--backends', 'wasm').split(',') as ('wasm' | 'webgpu' | 'cpu')[];
   const dir = path.join(REPO_ROOT, '.cache', 'bench');
   mkdirSync(dir, { recursive: true });
-  const model = path.join(dir, `embedding-qwen3-bge-small-shape-${quant}-s${seed}.gguf`);
+  const bert = flag(args, '--arch', 'qwen3') === 'bert';
+  const model = path.join(dir, `embedding-${bert ? 'bert' : 'qwen3'}-bge-small-shape-${quant}-s${seed}.gguf`);
+  const vocab = bert ? BERT_SHAPE.nVocab : 2226;
   if (!existsSync(model)) {
-    const shape = { ...SHAPE, nVocab: 2226, tied: true };
     await writeSyntheticModel({
-      arch: 'qwen3',
+      arch: bert ? 'bert' : 'qwen3',
       quant: parseQuant(quant),
-      shape,
+      shape: bert ? { ...BERT_SHAPE, tied: true } : { ...SHAPE, nVocab: vocab, tied: true },
       seed,
       out: model,
-      pooling: POOLING_LAST,
+      pooling: bert ? POOLING_CLS : POOLING_LAST,
+      ...(bert ? { causal: false } : {}),
     });
   }
-  const inputs = benchInputs(n, min, max, 2226, seed);
+  const inputs = benchInputs(n, min, max, vocab, seed);
   const contextLength = max + 8;
   const results: EmbeddingBenchResult[] = [];
   const llama = await runLlamaCpp(model, threads, inputs, contextLength);

@@ -12,8 +12,8 @@ import { describe, expect, it } from 'vitest';
 import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
-import { loadTransformer } from '../../src/model/load.js';
-import { finishEmbedding, poolHiddenStates, rankOutputs } from '../../src/model/pooling.js';
+import { loadAnyModel } from '../../src/model/load-any.js';
+import { finishEmbedding, poolHiddenStates, projectPooled, rankOutputs } from '../../src/model/pooling.js';
 import { RECORDED_FIXTURE_DIR } from './shared-path.js';
 
 /** An embedding reference (scripts/oracle/make-embedding-reference.mjs). */
@@ -63,7 +63,7 @@ async function embedFixture(fixture: EmbeddingFixture, ops: Ops, ubatchSize = 51
   try {
     const gguf = await parseGguf(source);
     const longest = Math.max(...fixture.reference.inputs.map((i) => i.tokens.length));
-    const model = await loadTransformer(gguf, source, ops, { contextLength: longest, ubatchSize });
+    const model = await loadAnyModel(gguf, source, ops, { contextLength: longest, ubatchSize });
     const out: Float32Array[] = [];
     for (const input of fixture.reference.inputs) {
       const hidden = await model.hiddenStates(Int32Array.from(input.tokens), 0);
@@ -71,7 +71,9 @@ async function embedFixture(fixture: EmbeddingFixture, ops: Ops, ubatchSize = 51
       const n = input.tokens.length;
       const rank = model.config.poolingType === 'rank';
       out.push(
-        rank ? rankOutputs(hidden, n, d, model.rankHead!) : poolHiddenStates(hidden, n, d, model.config.poolingType),
+        rank
+          ? rankOutputs(hidden, n, d, model.rankHead!)
+          : projectPooled(poolHiddenStates(hidden, n, d, model.config.poolingType), model.pooledProjection),
       );
     }
     return out;

@@ -43,6 +43,19 @@ export function listReferenceFixtures(): ReferenceFixture[] {
   return out;
 }
 
+/**
+ * The recorded fixtures whose llama.cpp reference is embeddings alone (encoders: no lm head, so no logits
+ * reference), as GGUF paths: `<id>.embeddings.json` beside the model and no `<id>.reference.json`.
+ */
+export function listEmbeddingOnlyFixtures(): string[] {
+  const recorded = existsSync(RECORDED_FIXTURE_DIR) ? readdirSync(RECORDED_FIXTURE_DIR) : [];
+  return recorded
+    .filter((f) => f.endsWith('.gguf'))
+    .map((f) => join(RECORDED_FIXTURE_DIR, f))
+    .filter((p) => existsSync(p.replace(/\.gguf$/, '.embeddings.json')) && !referencePathFor(p))
+    .sort();
+}
+
 /** Reads and validates one reference file. */
 export function loadReferenceJson(path: string): ReferenceJson {
   return parseReferenceJson(readFileSync(path, 'utf8'), path);

@@ -11,7 +11,7 @@ import type { GgufValue } from '../../src/gguf/types.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { ARCHITECTURES, getArchitecture } from '../../src/model/arch/index.js';
 import { readModelConfig } from '../../src/model/load.js';
-import { listReferenceFixtures } from '../helpers/reference-json.js';
+import { listEmbeddingOnlyFixtures, listReferenceFixtures } from '../helpers/reference-json.js';
 import { listGgufFiles } from '../helpers/shared-path.js';
 
 const minimal = (arch: string, extra: Record<string, GgufValue> = {}): Record<string, GgufValue> => ({
@@ -110,7 +110,11 @@ describe('architecture registry', () => {
 
   it('reads every shared and recorded fixture', async () => {
     const seen = new Set<string>();
-    for (const path of [...listGgufFiles('models'), ...listReferenceFixtures().map((f) => f.ggufPath)]) {
+    for (const path of [
+      ...listGgufFiles('models'),
+      ...listReferenceFixtures().map((f) => f.ggufPath),
+      ...listEmbeddingOnlyFixtures(),
+    ]) {
       const source = await NodeFileSource.open(path);
       const gguf = await parseGguf(source).finally(() => source.close());
       const c = readModelConfig(gguf);

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { ARCHITECTURES } from '../../src/model/arch/index.js';
-import { listReferenceFixtures } from '../helpers/reference-json.js';
+import { listEmbeddingOnlyFixtures, listReferenceFixtures } from '../helpers/reference-json.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
@@ -25,7 +25,7 @@ describe('architecture recipe', () => {
 
   it('every registered architecture has a fixture with a llama.cpp reference (shared or recorded)', async () => {
     const withReference = new Set<string>();
-    for (const { ggufPath: path } of listReferenceFixtures()) {
+    for (const path of [...listReferenceFixtures().map((f) => f.ggufPath), ...listEmbeddingOnlyFixtures()]) {
       const source = await NodeFileSource.open(path);
       const gguf = await parseGguf(source).finally(() => source.close());
       withReference.add(String(gguf.metadata['general.architecture']));

@@ -23,6 +23,10 @@ import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
 import { nemotronH } from './nemotron_h.js';
 import { falconH1 } from './falcon-h1.js';
+import { bert } from './bert.js';
+import { nomicBert } from './nomic-bert.js';
+import { jinaBertV3 } from './jina-bert-v3.js';
+import { gemmaEmbedding } from './gemma-embedding.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 import { lfm2moe } from './lfm2moe.js';
@@ -54,5 +58,9 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     falconH1,
     lfm2moe,
     qwen35moe,
+    bert,
+    nomicBert,
+    jinaBertV3,
+    gemmaEmbedding,
   ].map((spec) => [spec.name, spec]),
 );

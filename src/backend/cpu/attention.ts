@@ -35,10 +35,14 @@ export function attentionRows(
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
     // A key at position k is visible iff k ≤ pos and pos − k < slidingWindow (llama.cpp's SWA mask); non-causal rows
-    // also see the later positions of the step (the window still masks the earlier ones, as llama.cpp's mask).
+    // also see the later positions of the step (the window still masks the earlier ones, as llama.cpp's mask), or with
+    // `symmetricWindow` |pos − k| ≤ ⌊slidingWindow / 2⌋ (llama.cpp's symmetric SWA).
     const causal = params.causal !== false;
-    const first = slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
-    const last = causal ? pos : startPos + n - 1;
+    const sym = !causal && params.symmetricWindow === true && slidingWindow > 0;
+    const half = Math.floor(slidingWindow / 2);
+    const first = sym ? Math.max(0, pos - half) : slidingWindow > 0 ? Math.max(0, pos - slidingWindow + 1) : 0;
+    const end = startPos + n - 1;
+    const last = causal ? pos : sym ? Math.min(end, pos + half) : end;
     for (let h = 0; h < nHeads; h++) {
       const qBase = i * qCols + h * headDim;
       const kvOff = Math.floor(h / group) * headDim;

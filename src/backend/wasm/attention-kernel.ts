@@ -79,11 +79,18 @@ export function runAttentionKernel(
   }
   // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's mask is
   // causal; positions enter attention only through the mask); a window widened by the row's distance from there
-  // still masks the keys pos − k ≥ window of the row's own position (llama.cpp's SWA mask).
+  // still masks the keys pos − k ≥ window of the row's own position (llama.cpp's SWA mask). With `symmetricWindow`
+  // (llama.cpp's symmetric SWA: |pos − k| ≤ ⌊window / 2⌋) the row is placed at the last key it sees, the window
+  // reaching back to the first one.
+  const last = c.startPos + c.n - 1;
+  const sym = c.params.symmetricWindow === true && window > 0;
+  const half = Math.floor(window / 2);
   i32[at + 5] = 1;
-  i32[at + 6] = c.startPos + c.n - 1;
   for (let i = 0; i < c.n; i++) {
-    i32[at + 10] = window > 0 ? window + (c.n - 1 - i) : 0;
+    const pos = c.startPos + i;
+    const to = sym ? Math.min(last, pos + half) : last;
+    i32[at + 6] = to;
+    i32[at + 10] = sym ? to - Math.max(0, pos - half) + 1 : window > 0 ? window + (last - pos) : 0;
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
     runHeads(k, pool, name, p, nHeads, parallel);

@@ -10,7 +10,7 @@ import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { KvStep } from './kv-cache-ops.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { ropeYarnUniforms } from './rope-table.js';
-import { grid, type StepRecorder } from './step-recorder.js';
+import { type Binding, grid, type StepRecorder } from './step-recorder.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** Workgroup sizes (powers of two ≤ 256: SwiftShader's cap). */
@@ -69,6 +69,44 @@ export class ActivationOps {
           .f(eps)
           .u(weight ? 1 : 0),
       [xa.cols / g, n, 1],
+    );
+  }
+
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void {
+    const o = out as GpuActivation;
+    const xa = x as GpuActivation;
+    if (o.cols !== xa.cols) throw new LlmError('invalid-request', `layerNorm: out has ${o.cols} columns, x ${xa.cols}`);
+    const inPlace = o.buffer === xa.buffer;
+    const pipe = this.h.pipe({ kernel: 'layer_norm', entry: inPlace ? 'main_inplace' : 'main', wgSize: WG_ROW });
+    const vec = (w: Weight | null): Binding =>
+      w ? ((w as GpuWeight).vector ?? (w as GpuWeight).parts[0]!.buffer) : this.h.dummy;
+    this.h.rec.dispatch(
+      pipe,
+      [null, inPlace ? null : xa.buffer, o.buffer, vec(weight), vec(bias)],
+      (p) =>
+        p
+          .u(xa.cols)
+          .f(eps)
+          .u(weight ? 1 : 0)
+          .u(bias ? 1 : 0),
+      [1, n, 1],
+    );
+  }
+
+  gelu(x: Activation, n: number): void {
+    const pipe = this.h.pipe({
+      kernel: 'glu',
+      entry: 'main_act',
+      wgSize: WG_FLAT,
+      constants: { IS_GELU: true },
+      tag: 'gelu',
+    });
+    const count = n * x.cols;
+    this.h.rec.dispatch(
+      pipe,
+      [null, null, null, (x as GpuActivation).buffer],
+      (p) => p.u(count),
+      grid(Math.ceil(count / WG_FLAT)),
     );
   }
 

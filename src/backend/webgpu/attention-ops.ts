@@ -68,6 +68,7 @@ export class AttentionOps {
     const kvCols = nKvHeads * headDim;
     const kvLen = st.startPos + n;
     const kvEnd = params.causal === false ? kvLen : 0; // non-causal: every row sees the whole sequence
+    const symmetric = kvEnd > 0 && params.symmetricWindow === true && params.slidingWindow > 0; // ± window/2 of each row
     const rowFloats = nHeads * (headDim + 2);
     const needFloats = Math.max(qa.maxRows, ATTN_MAX_SPLITS) * rowFloats;
     if (this.partialFloats < needFloats) {
@@ -111,7 +112,8 @@ export class AttentionOps {
             .u(splits)
             .u(Math.ceil(kvLen / splits))
             .u(splits === 1 && !sinks ? 1 : 0)
-            .u(kvEnd),
+            .u(kvEnd)
+            .u(symmetric ? 1 : 0),
         [groups[0], groups[1], splits],
       );
       const prof = this.h.profiler();
@@ -125,6 +127,10 @@ export class AttentionOps {
       }
       this.combine(o, nHeads, headDim, splits, n, sinks);
       return;
+    }
+    if (symmetric && kvLen > 1) {
+      // The per-row kernel has no symmetric window (only the tiled one does); one key alone needs none.
+      throw new LlmError('unsupported-arch', 'attention: a symmetric sliding window needs the tiled kernel');
     }
     const nSplits = Math.max(1, Math.min(Math.ceil(kvLen / ATTN_MIN_SPLIT), maxSplits));
     const splitLen = Math.ceil(kvLen / nSplits);

@@ -319,6 +319,14 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.acts.glu(out, gate, up, n, act);
   }
 
+  layerNorm(out: Activation, x: Activation, weight: Weight | null, bias: Weight | null, eps: number, n: number): void {
+    this.acts.layerNorm(out, x, weight, bias, eps, n);
+  }
+
+  gelu(x: Activation, n: number): void {
+    this.acts.gelu(x, n);
+  }
+
   add(out: Activation, a: Activation, b: Activation, n: number): void {
     this.acts.add(out, a, b, n);
   }

@@ -5,6 +5,7 @@
 
 import type { GgufValue } from '../../gguf/types.js';
 import type { ArchOptions, ModelConfig } from '../config.js';
+import type { EncoderOptions } from '../encoder-weights.js';
 
 /** GGUF tensor names; `{i}` stands for the layer index. */
 export interface TensorNames {
@@ -177,4 +178,9 @@ export interface Architecture {
   config(meta: Readonly<Record<string, GgufValue>>): ModelConfig;
   readonly tensors: TensorNames;
   readonly options: ArchOptions;
+  /**
+   * An encoder (bert family, llama.cpp `src/models/bert.cpp`): post-norm LayerNorm blocks, no lm head, run by
+   * `model/encoder.ts` for embeddings only. Absent for decoders.
+   */
+  readonly encoder?: EncoderOptions;
 }

@@ -34,6 +34,10 @@ import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 import { lfm2moe } from './lfm2moe.js';
 import { qwen35moe } from './qwen35moe.js';
+import { bert } from './bert.js';
+import { nomicBert } from './nomic-bert.js';
+import { jinaBertV3 } from './jina-bert-v3.js';
+import { gemmaEmbedding } from './gemma-embedding.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -69,6 +73,10 @@ export const ARCHITECTURES: readonly Architecture[] = [
   falconH1,
   lfm2moe,
   qwen35moe,
+  bert,
+  nomicBert,
+  jinaBertV3,
+  gemmaEmbedding,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -1,0 +1,237 @@
+/**
+ * The weights of an encoder (bert family, `model/encoder.ts`) and their loading: named and shape-checked first, read
+ * in file order by the `WeightLoader`, llama.cpp's tensor names (`src/models/bert.cpp`). The rows added to every token
+ * embedding — token-type row 0 (llama.cpp: every token is "sentence A") plus the absolute position embedding — are
+ * summed on the host once at load into one f32 table indexed by position, [positions, nEmbd].
+ */
+
+import type { Weight } from '../backend/ops.js';
+import { LlmError } from '../errors.js';
+import { GgmlType, type GgufFile } from '../gguf/types.js';
+import { getQuantType } from '../quant/index.js';
+import type { ModelConfig } from './config.js';
+import type { RankHead } from './pooling.js';
+import type { WeightLoader, WeightSlot } from './weight-loader.js';
+
+/**
+ * How an encoder architecture's blocks differ (llama.cpp's bert graph branches on the architecture): the FFN — bert's
+ * un-gated GELU with biases, or nomic-bert's SwiGLU without biases (llama.cpp ignores FFN biases there) — and NEOX
+ * rope of q and k (nomic-bert) instead of position embeddings.
+ */
+export interface EncoderOptions {
+  readonly ffn: 'gelu' | 'swiglu';
+  readonly rope: boolean;
+}
+
+/** A LayerNorm's weight and bias. */
+export interface LayerNormWeights {
+  readonly weight: Weight; // [nEmbd]
+  readonly bias: Weight | null; // [nEmbd]
+}
+
+/** One encoder block. */
+export interface EncoderLayerWeights {
+  readonly wq: Weight; // [nHeads·headDim rows, nEmbd]
+  readonly wk: Weight; // [nKvHeads·headDim rows, nEmbd]
+  readonly wv: Weight; // [nKvHeads·headDim rows, nEmbd]
+  readonly bq: Weight | null; // [nHeads·headDim]
+  readonly bk: Weight | null; // [nKvHeads·headDim]
+  readonly bv: Weight | null; // [nKvHeads·headDim]
+  readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
+  readonly bo: Weight | null; // [nEmbd]
+  /** LayerNorm of x + attention (`attn_output_norm`). */
+  readonly attnOutNorm: LayerNormWeights;
+  /** SwiGLU gate (nomic-bert), or null for the un-gated GELU FFN. */
+  readonly gate: Weight | null; // [ffnDim rows, nEmbd]
+  readonly up: Weight; // [ffnDim rows, nEmbd]
+  readonly upBias: Weight | null; // [ffnDim]
+  readonly down: Weight; // [nEmbd rows, ffnDim]
+  readonly downBias: Weight | null; // [nEmbd]
+  /** LayerNorm of x + FFN (`layer_output_norm`). */
+  readonly outNorm: LayerNormWeights;
+}
+
+/** Every weight of an encoder. */
+export interface EncoderWeights {
+  readonly tokenEmbd: Weight; // [vocab rows, nEmbd]
+  /**
+   * Position embedding + token-type row 0, by position: [positions rows, nEmbd] f32; without position embeddings
+   * (nomic-bert) the type row alone, [1, nEmbd], added to every token; null when neither exists.
+   */
+  readonly inputRows: Weight | null;
+  /** LayerNorm of the summed input embeddings (`token_embd_norm`). */
+  readonly embdNorm: LayerNormWeights;
+  readonly layers: readonly EncoderLayerWeights[];
+  /** Classifier of a rank-pooling model (host-side), or null. */
+  readonly rankHead: RankHead | null;
+}
+
+/**
+ * Header checks of an encoder file before any upload (the decoder's `checkConfigAgainstTensors` expects an output
+ * norm and gated FFN): `token_embd.weight` 2-D of n_embd columns and `block_count` within the layers present.
+ */
+export function checkEncoderTensors(gguf: GgufFile, c: ModelConfig): void {
+  const embd = gguf.tensors.find((t) => t.name === 'token_embd.weight');
+  if (embd?.shape.length !== 2 || embd.shape[0] !== c.embeddingLength) {
+    throw new LlmError(
+      'gguf-invalid',
+      `loading model: token_embd.weight should be [${c.embeddingLength}, vocab] ('${c.arch}.embedding_length'), ` +
+        `found ${embd ? `[${embd.shape.join(', ')}]` : 'none'}; the model file is corrupt or hostile`,
+      { details: { key: `${c.arch}.embedding_length`, value: c.embeddingLength } },
+    );
+  }
+  const present = new Set(gguf.tensors.map((t) => /^blk\.(\d{1,9})\./.exec(t.name)?.[1]).filter((m) => m));
+  if (c.nLayers > present.size) {
+    throw new LlmError(
+      'gguf-invalid',
+      `loading model: '${c.arch}.block_count' is ${c.nLayers} but the file holds tensors for ${present.size} layer(s); ` +
+        'the model file is corrupt or hostile',
+      { details: { key: `${c.arch}.block_count`, value: c.nLayers, layersPresent: present.size } },
+    );
+  }
+}
+
+/** A tensor's values on the host as f32 ([rows, rowLength] row-major, dequantized). */
+async function hostRows(loader: WeightLoader, name: string, shape: readonly number[]): Promise<Float32Array> {
+  const { info, bytes } = await loader.readHost(name, shape);
+  const rowLength = info.shape[0]!;
+  const rows = info.nElements / rowLength;
+  const rowBytes = info.byteLength / rows;
+  const out = new Float32Array(info.nElements); // [rows, rowLength]
+  for (let r = 0; r < rows; r++) {
+    const src = bytes.subarray(r * rowBytes, (r + 1) * rowBytes);
+    const dst = out.subarray(r * rowLength, (r + 1) * rowLength);
+    if (info.type === GgmlType.F32) new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src);
+    else getQuantType(info.type).dequantizeRow(src, dst, rowLength);
+  }
+  return out;
+}
+
+/**
+ * The classifier of a rank-pooling encoder (bge-reranker style), on the host: the optional dense `cls` layer (+ bias,
+ * then tanh) and `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state (llama.cpp
+ * `build_pooling`); null when the file has no `cls.output`.
+ */
+export async function encoderRankHeadOf(loader: WeightLoader, c: ModelConfig): Promise<RankHead | null> {
+  const E = c.embeddingLength;
+  if (!loader.has('cls.output.weight')) return null;
+  const nOut = loader.info('cls.output.weight').shape[1] ?? 1;
+  const dense = loader.has('cls.weight')
+    ? {
+        weight: await hostRows(loader, 'cls.weight', [E, E]), // [nEmbd out, nEmbd]
+        bias: loader.has('cls.bias') ? await hostRows(loader, 'cls.bias', [E]) : null,
+      }
+    : null;
+  const weight = await hostRows(loader, 'cls.output.weight', [E, nOut]); // [nOut, nEmbd]
+  const bias = loader.has('cls.output.bias') ? await hostRows(loader, 'cls.output.bias', [nOut]) : null;
+  return { weight, bias, nOut, lastToken: false, softmax: false, dense };
+}
+
+/**
+ * `position_embd` (+ `token_types` row 0 added to each row), uploaded as one f32 table [positions rows, nEmbd];
+ * llama.cpp adds them to the token embedding in f32 (bert.cpp).
+ */
+async function inputRowsOf(loader: WeightLoader, c: ModelConfig): Promise<Weight | null> {
+  const E = c.embeddingLength;
+  const hasPos = loader.has('position_embd.weight');
+  const hasType = loader.has('token_types.weight');
+  if (!hasPos && !hasType) return null;
+  const positions = hasPos ? loader.info('position_embd.weight').shape[1]! : 1;
+  const table = hasPos ? await hostRows(loader, 'position_embd.weight', [E, positions]) : new Float32Array(E); // [positions, E]
+  if (hasType) {
+    const nTypes = loader.info('token_types.weight').shape[1] ?? 1;
+    const types = await hostRows(loader, 'token_types.weight', [E, nTypes]); // [nTypes, E]
+    for (let p = 0; p < positions; p++) for (let j = 0; j < E; j++) table[p * E + j] = table[p * E + j]! + types[j]!;
+  }
+  return loader.uploadBuilt(
+    { name: 'position_embd+token_types[0]', type: GgmlType.F32, shape: [E, positions] },
+    new Uint8Array(table.buffer),
+  );
+}
+
+/** Names, reads and uploads every weight of an encoder. */
+export async function loadEncoderWeights(
+  loader: WeightLoader,
+  c: ModelConfig,
+  options: EncoderOptions,
+  rankHead: RankHead | null,
+): Promise<EncoderWeights> {
+  const E = c.embeddingLength;
+  const inputRows = await inputRowsOf(loader, c);
+  const norm = (name: string) => ({
+    weight: loader.upload(`${name}.weight`, [E]),
+    bias: loader.optional(`${name}.bias`, [E]),
+  });
+  const tokenEmbd = loader.upload('token_embd.weight', [E, c.vocabSize]);
+  const embdNorm = norm('token_embd_norm');
+  const layerSlots = Array.from({ length: c.nLayers }, (_, il) => {
+    const b = `blk.${il}.`;
+    const qRows = c.layerHeads[il]! * c.headDim;
+    const kvRows = c.layerKvHeads[il]! * c.headDim;
+    const ff = c.layerFfnDims[il]!;
+    const fused = loader.has(`${b}attn_qkv.weight`); // nomic-bert: q | k | v rows in one matrix, split at load
+    if (loader.has(`${b}attn_qkv.bias`)) {
+      throw new LlmError('unsupported-arch', `loading model: a fused ${b}attn_qkv.bias is not supported`, {
+        details: { tensor: `${b}attn_qkv.bias` },
+      });
+    }
+    const [wq, wk, wv] = fused
+      ? loader.uploadSplit(`${b}attn_qkv.weight`, E, [
+          [`${b}attn_q.weight`, qRows],
+          [`${b}attn_k.weight`, kvRows],
+          [`${b}attn_v.weight`, kvRows],
+        ])
+      : [
+          loader.upload(`${b}attn_q.weight`, [E, qRows]),
+          loader.upload(`${b}attn_k.weight`, [E, kvRows]),
+          loader.upload(`${b}attn_v.weight`, [E, kvRows]),
+        ];
+    const swiglu = options.ffn === 'swiglu';
+    return {
+      wq: wq!,
+      wk: wk!,
+      wv: wv!,
+      bq: loader.optional(`${b}attn_q.bias`, [qRows]),
+      bk: loader.optional(`${b}attn_k.bias`, [kvRows]),
+      bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
+      wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
+      bo: loader.optional(`${b}attn_output.bias`, [E]),
+      attnOutNorm: norm(`${b}attn_output_norm`),
+      gate: swiglu ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null,
+      up: loader.upload(`${b}ffn_up.weight`, [E, ff]),
+      upBias: swiglu ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
+      down: loader.upload(`${b}ffn_down.weight`, [ff, E]),
+      downBias: swiglu ? null : loader.optional(`${b}ffn_down.bias`, [E]),
+      outNorm: norm(`${b}layer_output_norm`),
+    };
+  });
+  await loader.loadAll();
+  const get = (s: WeightSlot | null): Weight | null => s?.get() ?? null;
+  const ln = (n: { weight: WeightSlot; bias: WeightSlot | null }): LayerNormWeights => ({
+    weight: n.weight.get(),
+    bias: get(n.bias),
+  });
+  return {
+    tokenEmbd: tokenEmbd.get(),
+    inputRows,
+    embdNorm: ln(embdNorm),
+    layers: layerSlots.map((l) => ({
+      wq: l.wq.get(),
+      wk: l.wk.get(),
+      wv: l.wv.get(),
+      bq: get(l.bq),
+      bk: get(l.bk),
+      bv: get(l.bv),
+      wo: l.wo.get(),
+      bo: get(l.bo),
+      attnOutNorm: ln(l.attnOutNorm),
+      gate: get(l.gate),
+      up: l.up.get(),
+      upBias: get(l.upBias),
+      down: l.down.get(),
+      downBias: get(l.downBias),
+      outNorm: ln(l.outNorm),
+    })),
+    rankHead,
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * The forward pass of an encoder (bert family; llama.cpp `src/models/bert.cpp`), written only against `Ops` like the
+ * decoder's (`transformer.ts`) but with BERT's post-norm blocks: embed (+ position/type rows) → LayerNorm → per layer
+ * [q,k,v (+bias) → (nomic-bert: rope) → attention over the whole sequence → x += o (+bias) → x = LN(x) →
+ * x += down(gelu(up(x)) or swiglu) → x = LN(x)]
+ * → the hidden states, which `model/pooling.ts` pools into embeddings. No lm head: `eval` runs the pass (warmup) and
+ * `readLogits` gives the last token's hidden state; sampling ops are refused. A sequence runs whole in one step at
+ * positions 0 … n−1 (longer ones than `ubatchSize` are refused, as llama.cpp asserts n_ubatch ≥ n_tokens).
+ */
+
+import type {
+  Activation,
+  AttentionParams,
+  GluScratch,
+  KvCacheSpec,
+  Ops,
+  Projection,
+  ResidualOptions,
+  RopeParams,
+  TopK,
+} from '../backend/ops.js';
+import { kvCacheBytes } from '../backend/kv-rows.js';
+import type { KvType } from '../backend/kv-type.js';
+import { LlmError, throwIfAborted } from '../errors.js';
+import type { ModelConfig } from './config.js';
+import type { EncoderLayerWeights, EncoderOptions, EncoderWeights, LayerNormWeights } from './encoder-weights.js';
+import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
+import type { RankHead } from './pooling.js';
+
+/** One layer's buffers and step parameters, built once at load. */
+interface EncoderLayerPlan {
+  readonly w: EncoderLayerWeights;
+  readonly qkv: readonly Projection[];
+  readonly q: Activation; // [ubatch, nHeads·headDim]
+  readonly att: Activation; // [ubatch, nHeads·headDim]
+  readonly k: Activation; // [ubatch, nKvHeads·headDim]
+  readonly v: Activation; // [ubatch, nKvHeads·headDim]
+  readonly hidden: Activation; // [ubatch, ffnDim]
+  /** The gated FFN's buffers (normed: unused, gate and up [ubatch, ffnDim]), with a gate. */
+  readonly ffnScratch: GluScratch;
+  /** NEOX rope of q and k (nomic-bert), or null. */
+  readonly rope: RopeParams | null;
+  readonly attention: AttentionParams;
+  readonly attnOut: ResidualOptions;
+  readonly ffnOut: ResidualOptions;
+}
+
+/** An encoder on one backend: implements the engine's `Transformer` for embeddings. */
+export class EncoderModel implements Transformer {
+  readonly ubatchSize: number;
+  readonly contextLength: number;
+  readonly nSlots: number;
+  readonly rankHead: RankHead | null;
+  readonly kvCache: KvCacheInfo;
+  readonly hasRecurrentState = false;
+  readonly maxSequenceRows = 0;
+  private readonly x: Activation; // [ubatch, nEmbd] residual stream (the hidden states after the last layer)
+  private readonly xb: Activation; // [ubatch, nEmbd] position/type rows of the step
+  private readonly xb2: Activation; // [ubatch, nEmbd] scratch of the residual products
+  private readonly plans: readonly EncoderLayerPlan[];
+  private readonly positions: Int32Array; // [ubatch] 0, 1, 2, … (or all 0): the rows of `inputRows` a step adds
+  /** Tokens of the last `eval` (its final hidden row is what `readLogits` returns), 0 when none. */
+  private lastTokens = 0;
+
+  constructor(
+    readonly config: ModelConfig,
+    private readonly weights: EncoderWeights,
+    readonly ops: Ops,
+    options: { contextLength: number; ubatchSize: number; nSlots: number; kvType?: KvType },
+    encoder: EncoderOptions,
+  ) {
+    const c = config;
+    this.contextLength = options.contextLength;
+    this.nSlots = options.nSlots;
+    this.rankHead = weights.rankHead;
+    this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
+    const u = this.ubatchSize;
+    // With one row (the type row alone: no position embeddings) every token adds row 0.
+    const byPosition = (weights.inputRows?.nRows ?? 0) > 1;
+    this.positions = Int32Array.from({ length: u }, (_, i) => (byPosition ? i : 0));
+    const E = c.embeddingLength;
+    this.x = ops.createActivation('x', u, E);
+    this.xb = ops.createActivation('xb', u, E);
+    this.xb2 = ops.createActivation('xb2', u, E);
+    const kvSpec: KvCacheSpec = {
+      nSlots: options.nSlots,
+      contextLength: options.contextLength,
+      layers: c.layerKvHeads.map((nKvHeads) => ({ nKvHeads, headDim: c.headDim })),
+      ...(options.kvType ? { kvType: options.kvType } : {}),
+    };
+    const kvType = ops.createKvCache(kvSpec);
+    this.kvCache = { type: kvType, bytes: kvCacheBytes(kvSpec, kvType) };
+    const byWidth = new Map<string, Activation>(); // buffers shared by the layers of one width
+    const width = (label: string, cols: number): Activation => {
+      const key = `${label}:${cols}`;
+      if (!byWidth.has(key)) byWidth.set(key, ops.createActivation(label, u, cols));
+      return byWidth.get(key)!;
+    };
+    this.plans = weights.layers.map((w, il) => {
+      const qCols = c.layerHeads[il]! * c.headDim;
+      const kvCols = c.layerKvHeads[il]! * c.headDim;
+      const q = width('q', qCols);
+      const k = width('k', kvCols);
+      const v = width('v', kvCols);
+      const residual = (bias: EncoderLayerWeights['bo']): ResidualOptions => ({
+        bias,
+        postNorm: null,
+        scale: 1,
+        scratch: this.xb2,
+      });
+      return {
+        w,
+        qkv: [
+          { out: q, weight: w.wq, bias: w.bq },
+          { out: k, weight: w.wk, bias: w.bk },
+          { out: v, weight: w.wv, bias: w.bv },
+        ],
+        q,
+        k,
+        v,
+        att: width('att', qCols),
+        hidden: width('hidden', c.layerFfnDims[il]!),
+        ffnScratch: {
+          normed: this.xb2,
+          gate: width('gate', c.layerFfnDims[il]!),
+          up: width('up', c.layerFfnDims[il]!),
+        },
+        rope: encoder.rope
+          ? { kind: 'neox', headDim: c.headDim, nRot: c.ropeDims, theta: c.ropeTheta, freqScale: c.ropeFreqScale }
+          : null,
+        attention: {
+          nHeads: c.layerHeads[il]!,
+          nKvHeads: c.layerKvHeads[il]!,
+          headDim: c.headDim,
+          scale: c.attentionScale,
+          slidingWindow: 0,
+          softcap: 0,
+          ...(c.causalAttention ? {} : { causal: false }),
+        },
+        attnOut: residual(w.bo),
+        ffnOut: residual(w.downBias),
+      };
+    });
+  }
+
+  /**
+   * Runs `tokens` whole from position 0 of `slot` and returns the hidden states after the last layer,
+   * [tokens.length, nEmbd] row-major: what llama.cpp pools into embeddings (`t_embd`).
+   */
+  async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
+    throwIfAborted(options.signal, 'computing embeddings');
+    this.checkRequest(tokens, 0, slot);
+    this.forward(tokens, slot);
+    return this.ops.read(this.x, tokens.length); // [n, nEmbd]
+  }
+
+  /** Runs the pass (warmup); `readLogits` then gives the last token's hidden state. Encoders have no logits. */
+  async eval(
+    tokens: Int32Array,
+    startPos: number,
+    slot: number,
+    options: { logits?: LogitsWanted; signal?: AbortSignal } = {},
+  ): Promise<Float32Array | null> {
+    throwIfAborted(options.signal, 'evaluating tokens');
+    if (options.logits === 'all') throw this.noLogits('evaluating tokens with every logit');
+    this.checkRequest(tokens, startPos, slot);
+    this.forward(tokens, slot);
+    this.lastTokens = tokens.length;
+    return null;
+  }
+
+  /** The last evaluated token's final hidden state ([nEmbd]): an encoder has no lm head. */
+  async readLogits(row?: number): Promise<Float32Array> {
+    if (this.lastTokens === 0 || (row !== undefined && row !== 0)) throw this.noLogits('reading logits');
+    const rows = await this.ops.read(this.x, this.lastTokens);
+    return rows.slice((this.lastTokens - 1) * this.config.embeddingLength);
+  }
+
+  argmax(): Promise<number> {
+    return Promise.reject(this.noLogits('sampling'));
+  }
+
+  topK(): Promise<TopK> {
+    return Promise.reject(this.noLogits('sampling'));
+  }
+
+  evalRows(_rows: readonly SequenceToken[]): Promise<void> {
+    return Promise.reject(this.noLogits('evaluating sequences'));
+  }
+
+  copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
+    for (const s of [srcSlot, dstSlot]) this.checkSlot(s);
+    if (nPositions > 0) this.ops.copyKv(srcSlot, dstSlot, Math.min(nPositions, this.contextLength));
+  }
+
+  async readState(slot: number): Promise<Float32Array | null> {
+    this.checkSlot(slot);
+    return null;
+  }
+
+  writeState(slot: number): void {
+    this.checkSlot(slot);
+  }
+
+  destroy(): void {
+    this.ops.destroy();
+  }
+
+  /** One whole sequence at positions 0 … n−1 of `slot`; x [n, nEmbd] holds its hidden states afterwards. */
+  private forward(tokens: Int32Array, slot: number): void {
+    const { ops, weights: w, x, xb } = this;
+    const n = tokens.length;
+    if (w.inputRows) {
+      // The position (+ type) rows, looked up by position: a step of their own, as `embed` reads the step's ids.
+      ops.beginStep({ tokens: this.positions.subarray(0, n), startPos: 0, slot });
+      ops.embed(xb, w.inputRows, n); // xb [n, nEmbd]
+      ops.endStep();
+    }
+    ops.beginStep({ tokens, startPos: 0, slot });
+    ops.embed(x, w.tokenEmbd, n); // x [n, nEmbd]
+    if (w.inputRows) ops.add(x, x, xb, n); // x += position_embd[pos] + token_types[0]
+    this.norm(w.embdNorm, n);
+    for (let il = 0; il < this.plans.length; il++) {
+      const p = this.plans[il]!;
+      ops.normMatmul(xb, x, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
+      if (p.rope) ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope);
+      else ops.storeKv(il, p.k, p.v, n);
+      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
+      this.norm(p.w.attnOutNorm, n); // x = LN(x)
+      if (p.w.gate) {
+        ops.gatedFfn(p.hidden, x, null, p.w.gate, p.w.up, n, 'silu', p.ffnScratch); // hidden = silu(x·gateᵀ)·(x·upᵀ)
+      } else {
+        ops.matmul(p.hidden, x, p.w.up, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
+        ops.gelu(p.hidden, n);
+      }
+      ops.matmulResidual(x, p.hidden, p.w.down, n, p.ffnOut); // x += hidden · downᵀ + b
+      this.norm(p.w.outNorm, n); // x = LN(x)
+    }
+    ops.endStep();
+  }
+
+  /** x = LayerNorm(x) in place. */
+  private norm(ln: LayerNormWeights, n: number): void {
+    this.ops.layerNorm(this.x, this.x, ln.weight, ln.bias, this.config.normEps, n);
+  }
+
+  private noLogits(what: string): LlmError {
+    return new LlmError(
+      'invalid-request',
+      `${what}: this ${this.config.arch} model is an encoder without an lm head; it computes embeddings only ` +
+        '(engine.embeddings.create)',
+      { details: { arch: this.config.arch } },
+    );
+  }
+
+  private checkRequest(tokens: Int32Array, startPos: number, slot: number): void {
+    this.checkSlot(slot);
+    if (tokens.length === 0) throw new LlmError('invalid-request', 'evaluating tokens: the token list is empty');
+    if (startPos !== 0) {
+      throw new LlmError(
+        'invalid-request',
+        `evaluating tokens at position ${startPos}: an encoder sees each sequence whole, from position 0`,
+        { details: { startPos } },
+      );
+    }
+    if (tokens.length > this.contextLength) {
+      throw new LlmError(
+        'context-overflow',
+        `computing embeddings: ${tokens.length} tokens do not fit the context of ${this.contextLength}; load the ` +
+          'model with a larger contextLength or shorten the input',
+        { details: { nTokens: tokens.length, contextLength: this.contextLength } },
+      );
+    }
+    const rows = this.weights.inputRows?.nRows ?? 1;
+    const positions = rows > 1 ? rows : Number.POSITIVE_INFINITY;
+    if (tokens.length > this.ubatchSize || tokens.length > positions) {
+      throw new LlmError(
+        'invalid-request',
+        `computing embeddings: ${tokens.length} tokens do not fit one step of ${Math.min(this.ubatchSize, positions)}` +
+          (tokens.length > positions
+            ? ` (the model has ${positions} trained positions)`
+            : '; a model with non-causal attention sees a sequence whole — load it with a larger ubatchSize'),
+        { details: { tokens: tokens.length, ubatchSize: this.ubatchSize, positions } },
+      );
+    }
+    for (let i = 0; i < tokens.length; i++) {
+      if (!(tokens[i]! >= 0 && tokens[i]! < this.config.vocabSize)) {
+        throw new LlmError(
+          'invalid-request',
+          `evaluating tokens: token ${i} has id ${tokens[i]}, outside the vocabulary (0…${this.config.vocabSize - 1})`,
+          { details: { index: i, token: tokens[i]!, vocabSize: this.config.vocabSize } },
+        );
+      }
+    }
+  }
+
+  private checkSlot(slot: number): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.nSlots)) {
+      throw new LlmError(
+        'invalid-request',
+        `sequence slot ${slot} does not exist (the model was loaded with ${this.nSlots})`,
+        { details: { slot, nSlots: this.nSlots } },
+      );
+    }
+  }
+}
