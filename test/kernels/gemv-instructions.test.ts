@@ -1,0 +1,68 @@
+/**
+ * Instructions per weight of the hardware decode GEMV's inner loop (issue 23), counted statically from the WGSL
+ * (test/helpers/wgsl-op-count.ts: operators, builtin calls and storage reads, helper functions inlined, constant loops
+ * unrolled; a vector operation counts once). For every quant type whose row-split snippet has its own `dot_chunk`
+ * (registry `webgpu.chunkDot`): the chunk form decodes the block's scale once and loads its quant words once, so it
+ * must cost at most MAX_OPS_PER_WEIGHT operations per weight and at most MAX_RATIO of the same snippet's element-wise
+ * `load4` path (a scale decode and a word load per 4 weights, what gemv_sg did before). The prefill GEMM's inner loop
+ * is counted per multiply-add.
+ */
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { QUANT_TYPES } from '../../src/quant/index.js';
+import { countOps } from '../helpers/wgsl-op-count.js';
+
+const SHADERS = path.resolve(import.meta.dirname, '../../shaders');
+const read = (p: string): string => readFileSync(path.join(SHADERS, p), 'utf8');
+const BITS = read('common/bits.wgsl');
+const MAX_OPS_PER_WEIGHT = 5;
+/** Q4_0 0.37, Q8_0 0.40, IQ4_NL 0.38, Q5_0 0.53 of their load4 paths when this was written. */
+const MAX_RATIO = 0.6;
+
+const chunkTypes = QUANT_TYPES.filter((q) => q.webgpu?.chunkDot === true);
+
+describe('hardware GEMV instructions per weight', () => {
+  it('covers the types with a chunk dot (Q4_0, Q8_0 at least)', () => {
+    const names = chunkTypes.map((q) => q.name);
+    expect(names).toEqual(expect.arrayContaining(['Q4_0', 'Q8_0']));
+  });
+
+  for (const q of chunkTypes) {
+    it(`${q.name}: dot_chunk ≤ ${MAX_OPS_PER_WEIGHT} operations per weight and ≤ ${MAX_RATIO} × the load4 path`, () => {
+      const snippet = `quant/${q.webgpu!.snippet}${q.webgpu!.hardwareRows ? '_rows' : ''}.wgsl`;
+      const src = BITS + read(snippet);
+      const chunk = countOps(src, 'dot_chunk') / 32;
+      const perLoad4 = countOps(src, 'load4') / 4;
+      console.log(`[gemv ops] ${q.name}: dot_chunk ${chunk.toFixed(2)} / weight, load4 path ${perLoad4.toFixed(2)}`);
+      expect(chunk).toBeLessThanOrEqual(MAX_OPS_PER_WEIGHT);
+      expect(chunk).toBeLessThanOrEqual(perLoad4 * MAX_RATIO);
+    });
+  }
+
+  it('the counter sees a regression: a chunk that decodes its scale per 4 weights costs as much as load4', () => {
+    const src = `${BITS + read('quant/q4_0_rows.wgsl')}
+fn slow_chunk(base: u32, c: u32, xv: array<vec4<f32>, 8>) -> f32 {
+  var s = 0.0;
+  for (var j = 0u; j < 8u; j++) { s += dot(load4(base, c * 32u + 4u * j), xv[j]); }
+  return s;
+}`;
+    expect(countOps(src, 'slow_chunk') / 32).toBeGreaterThan(countOps(src, 'dot_chunk') / 16);
+  });
+});
+
+describe('prefill GEMM shared-memory reads per multiply-add', () => {
+  it('the k4 loop reads ≤ 0.25 tile values per multiply-add (4 rows × TT tokens × 4 k from 4 + TT vec4 reads)', () => {
+    const src = read('kernels/gemm.wgsl');
+    const loop = /for \(var k4 = 0u; k4 < K4; k4\+\+\) \{([\s\S]*?)\n {4}\}\n/.exec(src);
+    expect(loop, 'the k4 loop of gemm.wgsl').not.toBeNull();
+    const tt = 4; // the default TT: the token loop runs TT times
+    const body = `fn k4_body() {${loop![1]!.replace('i < TT', `i < ${tt}u`)}}`;
+    const reads = countOps(body, 'k4_body', 'loads');
+    const macs = 4 * tt * 4;
+    console.log(`[gemm] ${reads} vec4 tile reads per ${macs} multiply-adds`);
+    expect(reads).toBe(4 + tt);
+    expect(reads / macs).toBeLessThanOrEqual(0.25);
+  });
+});
