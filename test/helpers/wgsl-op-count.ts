@@ -32,7 +32,7 @@ const SINGLE = new Set(['+', '-', '*', '/', '%', '&', '|', '^', '<', '>', '!', '
 const CONSTRUCTORS = /^(vec[234]|mat\d x\d|array|f32|f16|u32|i32|bool|bitcast)$/;
 
 /** The functions of a WGSL source: name → body text (between the outer braces). */
-export function wgslFunctions(src: string): Map<string, string> {
+function wgslFunctions(src: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of src.matchAll(/\bfn\s+(\w+)\s*\(/g)) {
     const open = src.indexOf('{', m.index);
