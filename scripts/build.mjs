@@ -41,9 +41,15 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // The IQ1–IQ3 codebook grids (src/quant/grids/iq-grid-tables.ts, ~25 KB gzipped) are fetched only when a model holds
   // such tensors (src/quant/iq-grids.ts): reported apart too.
   const gridFiles = files.filter((f) => /\/iq-grid-tables-[\w-]+\.js$/.test(f));
-  const byName = new Map(
-    files.filter((f) => !grammarFiles.includes(f) && !gridFiles.includes(f)).map((f) => [f.split('/').pop(), f]),
+  // Feature chunks a text chat never fetches, imported on first use: the vision encoder (an engine given an mmproj,
+  // src/api/open-vision.ts), the encoder models (bert family, src/model/load-any.ts), the embeddings and rerank
+  // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts) and Node's image
+  // decoders: reported apart too.
+  const featureFiles = files.filter((f) =>
+    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder)-[\w-]+\.js$/.test(f),
   );
+  const apart = new Set([...grammarFiles, ...gridFiles, ...featureFiles]);
+  const byName = new Map(files.filter((f) => !apart.has(f)).map((f) => [f.split('/').pop(), f]));
   /** The files `start` loads, transitively, never entering a file matching `skip` (nor the grammar engine). */
   const closure = (start, skip) => {
     const seen = new Set([start]);
@@ -80,7 +86,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
       `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
-      `; lazy IQ grids ${sizes(gridFiles).text}`,
+      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, encoders, embeddings, split models; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

@@ -25,7 +25,6 @@ import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
-import { openVision } from './open-vision.js';
 import { checkMemoryPlan, readHeaderBeforeDownload } from './memory-preflight.js';
 
 /** Default number of KV sequences of an engine. */
@@ -221,7 +220,11 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
       signal,
       onProgress: (p) => run.report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
-    const vision = options.mmproj !== undefined ? await openVision(options.mmproj, transformer, signal) : null;
+    // The vision encoder is a chunk of its own, fetched only when an mmproj is given.
+    const vision =
+      options.mmproj !== undefined
+        ? await (await import('./open-vision.js')).openVision(options.mmproj, transformer, signal)
+        : null;
     const loadMs = nowMs() - run.t0;
     if (options.warmup !== false) run.report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
     return await createEngineFromParts(

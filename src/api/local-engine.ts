@@ -14,15 +14,8 @@ import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ChatFormatter } from './chat-formatter.js';
-import type {
-  BackendInfo,
-  ChatCompletions,
-  Completions,
-  Engine,
-  EngineInfo,
-  EngineStats,
-  TokenizeOptions,
-} from './engine.js';
+import type { BackendInfo, ChatCompletions, Completions, Engine, EngineInfo } from './engine.js';
+import type { EngineStats, TokenizeOptions } from './engine.js';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -43,8 +36,7 @@ import type { AnswerShape } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
-import { embeddingsRequest, type EmbeddingHost } from './embeddings.js';
-import { rerankRequest } from './rerank.js';
+import type { EmbeddingHost } from './embeddings.js';
 import { encodeRequestImages } from './image-parts.js';
 
 /** Everything an engine runs on, already loaded. */
@@ -147,6 +139,7 @@ export class LocalEngine implements Engine {
     this.embeddings = {
       create: async (req) => {
         this.assertLoaded('embeddings.create');
+        const { embeddingsRequest } = await import('./embeddings.js'); // a chunk fetched by the first embeddings call
         return embeddingsRequest(this.embeddingHost(), req).finally(() => this.requests++);
       },
     };
@@ -155,6 +148,7 @@ export class LocalEngine implements Engine {
   /** See `Engine.rerank`. */
   async rerank(req: RerankRequest): Promise<RerankResponse> {
     this.assertLoaded('rerank');
+    const { rerankRequest } = await import('./rerank.js');
     return rerankRequest(this.embeddingHost(), req).finally(() => this.requests++);
   }
 

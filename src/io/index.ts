@@ -28,7 +28,6 @@ export {
   readManifest,
   storageUsage,
 } from './model-store.js';
-export { SplitByteSource } from './split-source.js';
 export { deleteSplitModel, splitPartUrls } from './split-model.js';
 export {
   type PromptCacheRecord,

@@ -16,7 +16,7 @@ import { HttpByteSource } from './http-source.js';
 import { IdbByteSource } from './idb-byte-source.js';
 import { type DownloadModelOptions, downloadModel } from './model-download.js';
 import { type ModelStoreOptions, deleteModel, readManifest, updateManifest } from './model-store.js';
-import { SplitByteSource } from './split-source.js';
+import type { SplitByteSource } from './split-source.js';
 import { isStoredCopyDamagedError } from './stored-model-check.js';
 
 /** Parts downloaded at the same time (each part's own download is itself parallel by chunks). */
@@ -40,6 +40,8 @@ export async function openPartsAsOne(
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   try {
     if (failed !== undefined) throw failed.reason;
+    // The merged view of a split model (and the GGUF header writer it uses) is a chunk fetched only for split models.
+    const { SplitByteSource } = await import('./split-source.js');
     return await SplitByteSource.open(opened, signal);
   } catch (e) {
     await Promise.all(opened.map((p) => p.close?.().catch(() => undefined)));

@@ -1,7 +1,7 @@
 /**
  * `loadAnyModel`: what the engine and the embedding paths load — an encoder (`Architecture.encoder`: the bert family,
  * embeddings only, `encoder.ts`) or a decoder (`loadTransformer`), with an embedding model's pooled-vector head
- * (EmbeddingGemma's dense layers, `dense-head.ts`) when its file has one.
+ * (EmbeddingGemma's dense layers, `dense-head.ts`) when its file has one. The encoder code is imported on demand.
  */
 
 import type { Ops } from '../backend/ops.js';
@@ -9,8 +9,7 @@ import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { getArchitecture } from './arch/index.js';
 import { denseHeadOf } from './dense-head.js';
-import { EncoderModel } from './encoder.js';
-import { encoderRankHeadOf, loadEncoderWeights } from './encoder-weights.js';
+import type { EncoderModel } from './encoder.js';
 import { checkLoadShape, type LoadTransformerOptions, loadTransformer, readModelConfig } from './load.js';
 import type { PooledProjection } from './pooling.js';
 import { DEFAULT_UBATCH_SIZE, defaultContextLength } from './run-shape.js';
@@ -38,6 +37,11 @@ export async function loadAnyModel(
     const model = await loadTransformer(gguf, source, ops, options);
     return head ? Object.assign(model, { pooledProjection: head }) : model;
   }
+  // The encoder's loader and forward pass are a chunk of their own: a page that only chats never fetches them.
+  const [{ EncoderModel }, { encoderRankHeadOf, loadEncoderWeights }] = await Promise.all([
+    import('./encoder.js'),
+    import('./encoder-weights.js'),
+  ]);
   const loader = new WeightLoader(gguf, source, ops, options);
   const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;
   const weights = await loadEncoderWeights(loader, config, encoder, rankHead);

@@ -32,7 +32,7 @@ import type { LayerWeights, ModelWeights, ShortConvLayerWeights } from './model-
 import { moeSlots, moeWeights } from './moe-load.js';
 import { TransformerModel } from './transformer.js';
 import { type LayerSlots, denseFfnSlots, deltaNetSlots, deltaNetWeights, recurrentFfnSlots } from './layer-slots.js';
-import { checkEncoderTensors } from './encoder-weights.js';
+import { checkEncoderTensors } from './check-encoder.js';
 import { type LoadProgress, WeightLoader, type WeightSlot } from './weight-loader.js';
 
 /** Options of `loadTransformer`. */

@@ -16,13 +16,8 @@ import { LlmError } from '../../../src/errors.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { GgufValueType } from '../../../src/gguf/types.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
-import {
-  type ByteSource,
-  SplitByteSource,
-  deleteSplitModel,
-  listModels,
-  openModelSource,
-} from '../../../src/io/index.js';
+import { type ByteSource, deleteSplitModel, listModels, openModelSource } from '../../../src/io/index.js';
+import { SplitByteSource } from '../../../src/io/split-source.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { splitGguf, splitNames } from '../../helpers/gguf-splitter.js';
 import { runCliCaptured } from '../../helpers/run-cli.js';
