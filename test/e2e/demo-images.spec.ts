@@ -2,11 +2,12 @@
  * Images in the demo chat (issue #17) on the built dist/demo in real Chromium, WASM backend: `?model=&mmproj=` loads
  * the random-weight gemma3 fixture with a synthetic gemma3 projector (written at test time, served from 127.0.0.1)
  * through the model store; an image attached with the button (a PNG made here) or pasted shows in the composer, is
- * sent as an `image_url` part, shows as a thumbnail in the user's message, is answered, and survives a reload; a file
+ * sent as an `image_url` part, shows as a thumbnail in the user's message, is answered, survives a reload and is in the
+ * Markdown export; a file
  * that is not an image and an image sent to a text-only model are explained inline under the composer.
  */
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +114,11 @@ test('a model with its mmproj answers an attached image; the thumbnail stays aft
   await page.goto(demoUrl({}));
   await waitForEngine(page);
   await expect(page.locator('li.message.user img.thumb')).toBeVisible();
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export Markdown' }).click();
+  expect(readFileSync(await (await download).path(), 'utf8')).toMatch(
+    /## You\n\n!\[Attached image\]\(data:image\/jpeg;base64,[A-Za-z0-9+/=]+\)\n\nWhat is in the picture\?/,
+  );
 
   // The image really went into the prompt: the same question without it is 4 image tokens (+ markers) shorter.
   await page.locator('#clear').click();
