@@ -25,7 +25,7 @@ import { renderFirstRun } from './ui/first-run';
 import { describeModel, usesChatMlFallback } from './ui/model-info';
 import { ImageAttachment } from './ui/image-attach';
 import { ModelPanel } from './ui/model-panel';
-import { isProjectorUrl } from './ui/projector';
+import { isProjectorUrl, projectorFor } from './ui/projector';
 import { wireNotesPanel } from './ui/notes-panel';
 import { backendLabel } from './ui/status-text';
 import { startServiceWorker } from './ui/sw-client';
@@ -344,8 +344,9 @@ function wireSettings(phone: MediaQueryList): void {
 async function startModel(): Promise<void> {
   const models = await listModels().catch(() => []);
   const pending = await loadPendingDownload();
-  const partial = pending ? models.find((m) => m.url === pending && !m.complete) : undefined;
-  if (partial && !params.has('model')) panel.showPaused(partial);
+  const projector = pending ? await projectorFor(pending) : null; // its download may be the one left paused
+  const partial = pending ? models.find((m) => (m.url === pending || m.url === projector) && !m.complete) : undefined;
+  if (partial && pending && !params.has('model')) panel.showPaused(partial, pending);
   const param = params.get('model');
   if (param && (await panel.load(param, false, params.get('mmproj') ?? undefined))) return;
   // The last model that worked, else the most recently used complete one: from the cache, never a network request.
@@ -356,7 +357,10 @@ async function startModel(): Promise<void> {
     .filter((m, i) => m.complete && m.url !== param && !projectors[i]) // a projector loads with its model
     .sort((a, b) => b.lastUsedAt - a.lastUsedAt);
   const order = [...complete.filter((m) => m.url === last), ...complete.filter((m) => m.url !== last)];
+  const stored = new Set(models.filter((m) => m.complete).map((m) => m.url));
   for (const m of order.slice(0, 3)) {
+    const projector = await projectorFor(m.url);
+    if (projector !== null && !stored.has(projector)) continue; // its projector's download waits for Resume
     const failure = errors.current;
     const ok = await panel.load(m.url);
     if (failure !== null) errors.show(failure);

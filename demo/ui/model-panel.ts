@@ -297,16 +297,17 @@ export class ModelPanel {
     this.el.downloadText.textContent = '';
   }
 
-  /** Shows a partial download of `url` as paused, ready to resume (after a reload). */
-  showPaused(m: ModelManifest): void {
+  /** Shows a partial download (of `model`, or of its projector) as paused, ready to resume (after a reload). */
+  showPaused(m: ModelManifest, model: string = m.url): void {
     const stored = m.chunkPresent.filter(Boolean).length;
     const fraction = m.chunkPresent.length ? stored / m.chunkPresent.length : 0;
-    this.pendingUrl = m.url;
-    this.el.customUrl.value = m.url;
+    this.pendingUrl = model; // a projector resumes through its model
+    this.el.customUrl.value = model;
     this.el.download.hidden = false;
     this.el.download.dataset.state = 'paused';
     this.el.progress.value = fraction;
-    this.el.downloadText.textContent = `${Math.floor(100 * fraction)} % of ${formatBytes(m.size)} downloaded — paused`;
+    const what = m.url === model ? '' : 'Vision projector: ';
+    this.el.downloadText.textContent = `${what}${Math.floor(100 * fraction)} % of ${formatBytes(m.size)} downloaded — paused`;
     this.el.pause.textContent = 'Resume';
     this.el.pause.hidden = false;
   }

@@ -3,8 +3,8 @@
  * the random-weight gemma3 fixture with a synthetic gemma3 projector (written at test time, served from 127.0.0.1)
  * through the model store; an image attached with the button (a PNG made here) or pasted shows in the composer, is
  * sent as an `image_url` part, shows as a thumbnail in the user's message, is answered, survives a reload and is in the
- * Markdown export; a file
- * that is not an image and an image sent to a text-only model are explained inline under the composer.
+ * Markdown export; a file that is not an image and an image sent to a text-only model are explained inline under the
+ * composer; a projector's download pauses and resumes (after a reload) through its model, never resumed on its own.
  */
 
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,8 @@ const REPO_ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const DEMO_DIR = resolve(REPO_ROOT, 'dist/demo');
 const MODEL_PATH = '/shared/models/arch/gemma3-f16.gguf'; // n_embd 256
 const MMPROJ_PATH = '/gen/gemma3-synthetic.mmproj.gguf';
+/** A larger projector (2.2 MB: a wide MLP), slow enough through `?throttle` to pause mid-download. */
+const BIG_MMPROJ_PATH = '/gen/gemma3-wide.mmproj.gguf';
 const TEXT_ONLY_PATH = '/shared/models/stories260K.gguf';
 const LOAD_TIMEOUT = 60_000;
 
@@ -45,6 +47,10 @@ test.beforeAll(async ({ browser }) => {
   writeFileSync(
     join(genDir, 'gemma3-synthetic.mmproj.gguf'),
     gemma3Mmproj(5, { ...DEFAULT_GEMMA3_MMPROJ, nEmbdText: 256 }),
+  );
+  writeFileSync(
+    join(genDir, 'gemma3-wide.mmproj.gguf'),
+    gemma3Mmproj(6, { ...DEFAULT_GEMMA3_MMPROJ, nEmbdText: 256, nFf: 4096 }),
   );
   server = await startStaticServer({ '/': DEMO_DIR, '/shared/': SHARED_DIR, '/gen/': genDir });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, serviceWorkers: 'block' });
@@ -77,6 +83,22 @@ async function attachPng(p: Page): Promise<void> {
   await expect(p.locator('#attachment')).toBeVisible();
   expect(await p.locator('#attachment-thumb').getAttribute('src')).toMatch(/^data:image\/jpeg;base64,/);
 }
+
+test('an image sent to a text-only model is explained inline with the library message', async () => {
+  await page.goto(demoUrl({ model: TEXT_ONLY_PATH }));
+  await waitForEngine(page);
+  await page.locator('#clear').click();
+  await attachPng(page);
+  await page.locator('#prompt').fill('Describe this');
+  await page.locator('#send').click();
+  await expect(page.locator('#attach-note')).toContainText('takes text only');
+  await expect(page.locator('#attach-note')).toContainText('mmproj');
+  // The question is back in the composer with its image; nothing was added to the conversation, nothing crashed.
+  await expect(page.locator('#prompt')).toHaveValue('Describe this');
+  await expect(page.locator('#attachment')).toBeVisible();
+  await expect(page.locator('li.message')).toHaveCount(0);
+  await expect(page.locator('#error')).toBeHidden();
+});
 
 test('a model with its mmproj answers an attached image; the thumbnail stays after a reload', async () => {
   await page.goto(demoUrl({ model: MODEL_PATH, mmproj: MMPROJ_PATH }));
@@ -140,18 +162,28 @@ test('a file that is not an image is refused inline', async () => {
   await expect(page.locator('#attachment')).toBeHidden();
 });
 
-test('an image sent to a text-only model is explained inline with the library message', async () => {
-  await page.goto(demoUrl({ model: TEXT_ONLY_PATH }));
+test("the projector's download shows progress, pauses, and resumes through its model after a reload", async () => {
+  const slow = `${BIG_MMPROJ_PATH}?throttle=1`;
+  await page.goto(demoUrl({ model: MODEL_PATH, mmproj: slow })); // the model is stored already: only the projector
+  const text = page.locator('#download-text');
+  await expect(text).toContainText('Vision projector:', { timeout: 30_000 });
+  await page.locator('#pause-download').click();
+  await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused');
+  await expect(text).toContainText('Vision projector:');
+  // After a reload, the paused projector is offered for resumption under its model's URL, and resuming loads both.
+  await page.goto(demoUrl({}));
+  await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused', { timeout: 30_000 });
+  await expect(text).toContainText('Vision projector:');
+  expect(await page.locator('#custom-url').inputValue()).toBe(server.url(MODEL_PATH));
+  // Startup does not resume it (nor load the model without it): the download stays paused until Resume.
+  const requests = server.requestsFor(BIG_MMPROJ_PATH).length;
+  await page.waitForTimeout(1500);
+  await expect(page.locator('#download')).toHaveAttribute('data-state', 'paused');
+  expect(server.requestsFor(BIG_MMPROJ_PATH)).toHaveLength(requests);
+  await page.locator('#pause-download').click();
   await waitForEngine(page);
-  await page.locator('#clear').click();
-  await attachPng(page);
-  await page.locator('#prompt').fill('Describe this');
-  await page.locator('#send').click();
-  await expect(page.locator('#attach-note')).toContainText('takes text only');
-  await expect(page.locator('#attach-note')).toContainText('mmproj');
-  // The question is back in the composer with its image; nothing was added to the conversation, nothing crashed.
-  await expect(page.locator('#prompt')).toHaveValue('Describe this');
-  await expect(page.locator('#attachment')).toBeVisible();
-  await expect(page.locator('li.message')).toHaveCount(0);
-  await expect(page.locator('#error')).toBeHidden();
+  await expect(page.locator('#cached-models li', { hasText: 'gemma3-wide.mmproj.gguf' })).toContainText(
+    'vision projector',
+  );
+  await expect(page.locator('#cached-models li', { hasText: 'gemma3-wide.mmproj.gguf' })).not.toContainText('partial');
 });
