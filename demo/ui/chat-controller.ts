@@ -128,6 +128,7 @@ export class ChatController {
 
   /** The engine was loaded, replaced or unloaded. */
   engineChanged(): void {
+    this.hooks.attachment?.showNote(null); // a refusal was about the previous model
     this.setBusy(this.generating);
     void this.updateMeter();
   }

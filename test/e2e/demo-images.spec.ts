@@ -98,6 +98,9 @@ test('an image sent to a text-only model is explained inline with the library me
   await expect(page.locator('#attachment')).toBeVisible();
   await expect(page.locator('li.message')).toHaveCount(0);
   await expect(page.locator('#error')).toBeHidden();
+  // The note was about that model: unloading it clears the note.
+  await page.locator('#unload').click();
+  await expect(page.locator('#attach-note')).toBeHidden();
 });
 
 test('a model with its mmproj answers an attached image; the thumbnail stays after a reload', async () => {
