@@ -3,7 +3,7 @@
  * card, the conversations and the chat itself (ui/chat-controller.ts). A new model is loaded next to the current one
  * and replaces it only once it works; the "last model" is remembered only after a successful load. Imports the
  * public API only.
- * URL parameters: ?model=<url> (load at start), ?backend=auto|webgpu|wasm, ?raw=1 (text completion mode),
+ * URL parameters: ?model=<url> (load at start), ?mmproj=<url> (its vision projector: images in chat), ?backend=auto|webgpu|wasm, ?raw=1 (text completion mode),
  * ?temperature=, ?max_tokens=, ?seed= (override the saved settings without saving them, e.g. for greedy tests).
  */
 import { listModels, type BackendChoice, type Engine } from '../src/index';
@@ -23,7 +23,9 @@ import { hostingOf, startEngine } from './ui/engine-host';
 import { ErrorBox } from './ui/error-box';
 import { renderFirstRun } from './ui/first-run';
 import { describeModel, usesChatMlFallback } from './ui/model-info';
+import { ImageAttachment } from './ui/image-attach';
 import { ModelPanel } from './ui/model-panel';
+import { isProjectorUrl, projectorFor } from './ui/projector';
 import { wireNotesPanel } from './ui/notes-panel';
 import { backendLabel } from './ui/status-text';
 import { startServiceWorker } from './ui/sw-client';
@@ -134,6 +136,15 @@ const chat = new ChatController({
   error: (e) => errors.show(e),
   clearError: () => errors.clear(),
   changed: () => void conversations.refresh(),
+  attachment: new ImageAttachment({
+    button: $<HTMLButtonElement>('attach'),
+    input: $<HTMLInputElement>('attach-file'),
+    pasteTarget: $('prompt'),
+    preview: $('attachment'),
+    thumb: $<HTMLImageElement>('attachment-thumb'),
+    remove: $<HTMLButtonElement>('attachment-remove'),
+    note: $('attach-note'),
+  }),
 });
 const conversations = new ConversationList($<HTMLUListElement>('conversations'), chat);
 
@@ -153,7 +164,7 @@ function refreshHeader(): void {
  * Loads `model` in a new engine while the current one keeps working; only once the new one is ready does it replace
  * (and unload) the old one. Rejects with the load error, the current model untouched.
  */
-async function openModel(model: string | File): Promise<void> {
+async function openModel(model: string | File, mmproj?: string): Promise<void> {
   errors.clear();
   loading = true;
   document.body.dataset.loading = 'true';
@@ -165,6 +176,7 @@ async function openModel(model: string | File): Promise<void> {
     const backend: BackendChoice = backendParam ?? (ui.backend.value as BackendChoice);
     const engine = await startEngine({
       model,
+      ...(mmproj !== undefined ? { mmproj } : {}),
       backend,
       onProgress: (p) => {
         // Progress crosses the worker boundary on its own and may arrive after the engine is returned.
@@ -332,16 +344,23 @@ function wireSettings(phone: MediaQueryList): void {
 async function startModel(): Promise<void> {
   const models = await listModels().catch(() => []);
   const pending = await loadPendingDownload();
-  const partial = pending ? models.find((m) => m.url === pending && !m.complete) : undefined;
-  if (partial && !params.has('model')) panel.showPaused(partial);
+  const projector = pending ? await projectorFor(pending) : null; // its download may be the one left paused
+  const partial = pending ? models.find((m) => (m.url === pending || m.url === projector) && !m.complete) : undefined;
+  if (partial && pending && !params.has('model')) panel.showPaused(partial, pending);
   const param = params.get('model');
-  if (param && (await panel.load(param))) return;
+  if (param && (await panel.load(param, false, params.get('mmproj') ?? undefined))) return;
   // The last model that worked, else the most recently used complete one: from the cache, never a network request.
   // A failure (the ?model= above, or a stored file that no longer loads) stays on screen while the next one loads.
   const last = await loadLastModel();
-  const complete = models.filter((m) => m.complete && m.url !== param).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
+  const projectors = await Promise.all(models.map((m) => isProjectorUrl(m.url)));
+  const complete = models
+    .filter((m, i) => m.complete && m.url !== param && !projectors[i]) // a projector loads with its model
+    .sort((a, b) => b.lastUsedAt - a.lastUsedAt);
   const order = [...complete.filter((m) => m.url === last), ...complete.filter((m) => m.url !== last)];
+  const stored = new Set(models.filter((m) => m.complete).map((m) => m.url));
   for (const m of order.slice(0, 3)) {
+    const projector = await projectorFor(m.url);
+    if (projector !== null && !stored.has(projector)) continue; // its projector's download waits for Resume
     const failure = errors.current;
     const ok = await panel.load(m.url);
     if (failure !== null) errors.show(failure);

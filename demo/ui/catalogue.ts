@@ -13,6 +13,8 @@ export interface CatalogueModel {
   /** Memory needed to run with a 4k context, in bytes (approximate). */
   readonly memoryBytes: number;
   readonly note: string;
+  /** The model's vision projector (llama.cpp's mmproj GGUF), downloaded and loaded with it: images in chat. */
+  readonly mmproj?: { readonly url: string; readonly bytes: number };
 }
 
 const MB = 1024 * 1024;
@@ -119,6 +121,16 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     bytes: 3110 * MB,
     memoryBytes: 3500 * MB,
     note: '2B active of 5B stored (per-layer embeddings), shared KV, thinking switch; desktop GPUs.',
+  },
+  {
+    // ggml-org's release with its vision projector (SigLIP + gemma3 projector, f16): ~2.49 GB + ~851 MB.
+    id: 'gemma3-4b-q4km-vision',
+    label: 'Gemma 3 4B IT (Q4_K_M) + vision',
+    url: hf('ggml-org/gemma-3-4b-it-GGUF', 'gemma-3-4b-it-Q4_K_M.gguf'),
+    bytes: 2490 * MB,
+    memoryBytes: 4000 * MB,
+    note: 'Sees images: attach or paste a picture (its 851 MB vision projector is downloaded too); desktop GPUs.',
+    mmproj: { url: hf('ggml-org/gemma-3-4b-it-GGUF', 'mmproj-model-f16.gguf'), bytes: 851 * MB },
   },
 ];
 

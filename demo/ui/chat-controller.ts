@@ -4,8 +4,9 @@
  * answer, counted from its own tokens and clock — never the engine's lifetime average) and the context meter.
  * Persists through conversation-store; draws through ChatView.
  */
-import type { Engine } from '../../src/index';
+import { isLlmError, type ChatRequestMessage, type Engine } from '../../src/index';
 import { ChatView } from './chat-view';
+import type { ImageAttachment } from './image-attach';
 import { speedText } from './status-text';
 import {
   loadConversation,
@@ -42,6 +43,20 @@ export interface ChatHooks {
   clearError(): void;
   /** The conversation list changed (new title, new conversation). */
   changed(): void;
+  /** The composer's image attachment (sent with the next message as an `image_url` part). */
+  readonly attachment?: ImageAttachment;
+}
+
+/** A stored message as the request sends it: a user message's image first, then its text. */
+function requestMessage(m: StoredMessage): ChatRequestMessage {
+  if (m.role !== 'user' || m.image === undefined) return { role: m.role, content: m.content };
+  return {
+    role: 'user',
+    content: [
+      { type: 'image_url', image_url: { url: m.image } },
+      { type: 'text', text: m.content },
+    ],
+  };
 }
 
 /** Conversation state, streaming and the composer. */
@@ -113,6 +128,7 @@ export class ChatController {
 
   /** The engine was loaded, replaced or unloaded. */
   engineChanged(): void {
+    this.hooks.attachment?.showNote(null); // a refusal was about the previous model
     this.setBusy(this.generating);
     void this.updateMeter();
   }
@@ -175,11 +191,14 @@ export class ChatController {
   private send(): void {
     const e = this.hooks.els;
     const text = e.prompt.value.trim();
-    if (!text || !this.hooks.engine() || this.generation) return;
+    const image = this.hooks.attachment?.image ?? null;
+    if ((!text && image === null) || !this.hooks.engine() || this.generation) return;
     this.hideUndo();
-    this.messages.push({ role: 'user', content: text });
+    this.messages.push({ role: 'user', content: text, ...(image !== null ? { image } : {}) });
     this.view.append(this.messages[this.messages.length - 1], this.messages.length - 1);
     e.prompt.value = '';
+    this.hooks.attachment?.set(null);
+    this.hooks.attachment?.showNote(null);
     void this.respond();
   }
 
@@ -187,6 +206,7 @@ export class ChatController {
     this.stopGenerating();
     const e = this.hooks.els;
     e.prompt.value = this.messages[index].content;
+    this.hooks.attachment?.set(this.messages[index].image ?? null);
     this.messages = this.messages.slice(0, index);
     this.view.render(this.messages);
     void this.save();
@@ -243,7 +263,7 @@ export class ChatController {
           : await current.chat.completions.create({
               messages: [
                 ...(settings.systemPrompt.trim() ? [{ role: 'system' as const, content: settings.systemPrompt }] : []),
-                ...history,
+                ...history.map(requestMessage),
               ],
               stream: true,
               ...sampling,
@@ -268,6 +288,7 @@ export class ChatController {
       }
     } catch (e) {
       end = controller.signal.aborted ? 'aborted' : 'error';
+      if (this.refusedImage(e, history)) return; // `finally` still saves and ends the generation
       this.hooks.error(e);
     } finally {
       if (frame) cancelAnimationFrame(frame);
@@ -296,6 +317,29 @@ export class ChatController {
     this.hooks.els.stats.textContent = parts.join(' · ');
     await this.updateMeter(usage ? usage.prompt_tokens + usage.completion_tokens : undefined);
     this.focus();
+  }
+
+  /**
+   * A request whose images the engine refused (a model loaded without its vision projector): the question goes back
+   * into the composer with its image and the library's reason shows inline under it. True when `e` was that.
+   */
+  private refusedImage(e: unknown, history: readonly StoredMessage[]): boolean {
+    const attachment = this.hooks.attachment;
+    const last = history[history.length - 1];
+    if (
+      !attachment ||
+      !isLlmError(e, 'invalid-request') ||
+      e.details?.images === undefined ||
+      last?.image === undefined
+    )
+      return false;
+    this.messages = history.slice(0, -1);
+    this.view.render(this.messages);
+    void this.save();
+    this.hooks.els.prompt.value = last.content;
+    attachment.set(last.image);
+    attachment.showNote(e.message);
+    return true;
   }
 
   /** "used / context tokens": from the last answer's usage, else counted with the tokenizer. */

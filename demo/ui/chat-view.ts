@@ -1,6 +1,6 @@
 /**
  * Draws the conversation: one list item per message (user text escaped, assistant text as sanitised Markdown with a
- * collapsible "Thinking" block for `<think>…</think>`), message actions (copy; edit-and-resend on questions;
+ * collapsible "Thinking" block for `<think>…</think>`; a user message's attached image as a thumbnail), message actions (copy; edit-and-resend on questions;
  * regenerate on answers), the note under an answer that did not end normally (kept with the message, so it survives
  * reloads and re-renders), and cheap in-place updates of the streaming answer. The list itself is not a live region:
  * finished answers are announced once through a separate polite status. Knows nothing of the engine.
@@ -123,6 +123,13 @@ export class ChatView {
       if (note) li.append(this.note(note));
     } else {
       body.innerHTML = `<p>${escapeHtml(m.content).replace(/\n/g, '<br>')}</p>`;
+      if (m.image?.startsWith('data:image/')) {
+        const img = document.createElement('img');
+        img.className = 'thumb';
+        img.src = m.image;
+        img.alt = 'Attached image';
+        body.prepend(img);
+      }
     }
     return li;
   }

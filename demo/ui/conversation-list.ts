@@ -12,12 +12,13 @@ import {
   type StoredMessage,
 } from './conversation-store';
 
-/** The conversation as Markdown: a heading per message. */
+/** The conversation as Markdown: a heading per message (an attached image inline, as its data: URL). */
 function conversationMarkdown(title: string, messages: readonly StoredMessage[]): string {
   const who = (m: StoredMessage): string =>
     m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : 'System';
   const body = messages.map(
-    (m) => `## ${who(m)}\n\n${m.content}${m.finish && m.finish !== 'stop' ? `\n\n*(${m.finish})*` : ''}`,
+    (m) =>
+      `## ${who(m)}\n\n${m.image ? `![Attached image](${m.image})\n\n` : ''}${m.content}${m.finish && m.finish !== 'stop' ? `\n\n*(${m.finish})*` : ''}`,
   );
   return [`# ${title}`, ...body].join('\n\n') + '\n';
 }

@@ -1,7 +1,7 @@
 /**
  * Keeps the demo's state across reloads in IndexedDB (idb-keyval, its own store, separate from the model store):
  * the conversations (each under its own key, with a list of titles), settings, the last model that loaded
- * successfully and a download left paused. Failures to persist never break the chat: reported once to the console.
+ * successfully, a download left paused and the vision projector (mmproj) each model URL was loaded with. Failures to persist never break the chat: reported once to the console.
  */
 import { createStore, del, get, set } from 'idb-keyval';
 
@@ -14,6 +14,8 @@ export interface StoredMessage {
   content: string;
   /** How an assistant answer ended (shown under it, kept across reloads). */
   finish?: AnswerEnd;
+  /** A user message's attached image: a downscaled JPEG `data:` URL (bounded size), sent as an `image_url` part. */
+  image?: string;
 }
 
 /** A conversation as listed in the sidebar. */
@@ -169,3 +171,12 @@ export const savePendingDownload = (url: string | null): Promise<void> => write(
 
 /** The download left paused, if any. */
 export const loadPendingDownload = (): Promise<string | null> => read<string | null>('pendingDownload', null);
+
+/** The vision projector (mmproj URL) each model URL was loaded with, for models outside the catalogue. */
+export const loadProjectors = (): Promise<Record<string, string>> => read<Record<string, string>>('projectors', {});
+
+/** Remembers that model `url` goes with projector `mmproj`. */
+export async function saveProjector(url: string, mmproj: string): Promise<void> {
+  const all = await loadProjectors();
+  if (all[url] !== mmproj) await write('projectors', { ...all, [url]: mmproj });
+}

@@ -18,6 +18,8 @@ import {
 /** What the demo asks of an engine host. */
 export interface StartEngineOptions {
   readonly model: string | File;
+  /** The model's vision projector (mmproj URL, complete in the store): images in chat. */
+  readonly mmproj?: string;
   readonly backend: BackendChoice;
   readonly onProgress?: (p: LoadProgress) => void;
 }
@@ -37,6 +39,7 @@ export function startEngine(opts: StartEngineOptions): Promise<Engine> {
   const options = {
     model: opts.model,
     backend: opts.backend,
+    ...(opts.mmproj !== undefined ? { mmproj: opts.mmproj } : {}),
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   };
   return sharesEngine(opts.backend) ? createSharedWorkerEngine(options) : createWorkerEngine(options);

@@ -9,6 +9,7 @@ import { CATALOGUE, formatBytes } from './catalogue';
 import { savePendingDownload } from './conversation-store';
 import { DemoError } from './error-text';
 import { modelUrlFrom } from './model-url';
+import { isProjectorUrl, projectorFor, rememberProjector } from './projector';
 import { SpeedMeter } from './status-text';
 
 /** The elements the panel drives. */
@@ -30,9 +31,10 @@ export interface ModelPanelElements {
 export interface ModelPanelHooks {
   /**
    * Loads a model (an absolute URL complete in the store, or a local File) while the current one stays usable;
-   * rejects with the load error (the current model is then still loaded).
+   * with its vision projector `mmproj` (a URL complete in the store) when it has one; rejects with the load error
+   * (the current model is then still loaded).
    */
-  open(model: string | File): Promise<void>;
+  open(model: string | File, mmproj?: string): Promise<void>;
   /** Unloads the current model (before deleting its file). */
   unload(): Promise<void>;
   /** Shows an error. */
@@ -110,7 +112,7 @@ export class ModelPanel {
     for (const m of CATALOGUE) {
       const opt = document.createElement('option');
       opt.value = m.url;
-      opt.textContent = `${m.label} — ${formatBytes(m.bytes)}`;
+      opt.textContent = `${m.label} — ${formatBytes(m.bytes)}${m.mmproj ? ` + ${formatBytes(m.mmproj.bytes)}` : ''}`;
       el.catalogue.append(opt);
     }
     el.catalogue.value = CATALOGUE[0].url;
@@ -157,27 +159,40 @@ export class ModelPanel {
 
   /**
    * Makes `input` (a URL, as typed or from the catalogue) complete in the store — skipping the network entirely when
-   * `listModels()` already holds a complete entry — then opens it. A paused or failed download resumes with the same
-   * call. Resolves true when the model loaded.
+   * `listModels()` already holds a complete entry — then opens it. A model with a vision projector (`mmproj`, else the
+   * catalogue's or the one it was last loaded with) has the projector downloaded the same way, right after it. A
+   * paused or failed download resumes with the same call. Resolves true when the model loaded.
    */
-  async load(input: string, typed = false): Promise<boolean> {
+  async load(input: string, typed = false, mmproj?: string): Promise<boolean> {
     if (!input || this.downloading) return false;
     let url: string;
+    let projector: string | null;
     try {
       url = modelUrlFrom(input, location.href);
+      projector = mmproj !== undefined ? modelUrlFrom(mmproj, location.href) : await projectorFor(url);
     } catch (e) {
       this.hooks.error(e);
       return false;
     }
     if (typed && this.el.customUrl.value.trim() !== url) this.el.customUrl.value = url;
-    const cached = (await listModels().catch(() => [] as ModelManifest[])).find((m) => m.url === url && m.complete);
-    if (cached) {
-      if (this.pendingUrl === null || this.pendingUrl === url) {
-        this.hideDownload('done');
-        this.pendingUrl = null;
-      }
-      return this.openStored(url);
+    if (projector !== null) await rememberProjector(url, projector);
+    for (const file of projector !== null ? [url, projector] : [url]) {
+      if (!(await this.store(file, url))) return false;
     }
+    if (this.pendingUrl === null || this.pendingUrl === url) {
+      this.hideDownload('done');
+      this.pendingUrl = null;
+    }
+    return this.openStored(url, projector ?? undefined);
+  }
+
+  /**
+   * Downloads `url` into the store (progress, pause/resume) unless a complete copy is there; `model` is what the
+   * pause button resumes. Resolves true when `url` is complete in the store.
+   */
+  private async store(url: string, model: string): Promise<boolean> {
+    const cached = (await listModels().catch(() => [] as ModelManifest[])).find((m) => m.url === url && m.complete);
+    if (cached) return true;
     if (!navigator.onLine) {
       if (this.pendingUrl === null) this.hideDownload('idle');
       this.hooks.error(
@@ -193,37 +208,39 @@ export class ModelPanel {
     const controller = new AbortController();
     this.downloading = controller;
     this.hooks.busy?.(true);
-    this.pendingUrl = url;
+    this.pendingUrl = model;
     this.el.load.disabled = true;
     this.el.pause.textContent = 'Pause';
     this.el.pause.hidden = false;
     this.el.download.hidden = false;
     this.el.download.dataset.state = 'connecting';
     this.el.progress.value = 0;
-    this.el.downloadText.textContent = 'Connecting…';
+    this.el.downloadText.textContent = url === model ? 'Connecting…' : 'Connecting (vision projector)…';
+    const what = url === model ? '' : 'Vision projector: ';
     this.meter.reset();
     let ok = false;
     try {
       await probeModelUrl(url, controller.signal);
-      await savePendingDownload(url); // so a reload offers to resume this download
+      await savePendingDownload(model); // so a reload offers to resume this download
       await downloadModel(url, {
         signal: controller.signal,
         onProgress: (p) => {
           this.el.download.dataset.state = 'downloading';
           this.el.progress.value = p.totalBytes > 0 ? p.loadedBytes / p.totalBytes : 0;
           this.el.downloadText.textContent =
-            p.phase === 'verify'
+            what +
+            (p.phase === 'verify'
               ? 'Verifying…'
               : p.phase === 'restart'
                 ? 'The file changed on the server; starting over…'
-                : this.meter.update(p.loadedBytes, p.totalBytes);
+                : this.meter.update(p.loadedBytes, p.totalBytes));
         },
       });
       ok = true;
     } catch (e) {
       if (isLlmError(e, 'aborted')) {
         this.el.download.dataset.state = 'paused';
-        this.el.downloadText.textContent = `${Math.floor(100 * this.el.progress.value)} % downloaded — paused`;
+        this.el.downloadText.textContent = `${what}${Math.floor(100 * this.el.progress.value)} % downloaded — paused`;
         this.el.pause.textContent = 'Resume';
       } else {
         // A retry can only help a transient network failure, not a 404, a web page or a full disk.
@@ -233,7 +250,7 @@ export class ModelPanel {
           (status === null || status === undefined || (typeof status === 'number' && status >= 500));
         if (transient) {
           this.el.download.dataset.state = 'failed';
-          this.el.downloadText.textContent = `Download interrupted at ${Math.floor(100 * this.el.progress.value)} %`;
+          this.el.downloadText.textContent = `${what}Download interrupted at ${Math.floor(100 * this.el.progress.value)} %`;
           this.el.pause.textContent = 'Retry';
         } else {
           this.hideDownload('failed');
@@ -251,18 +268,20 @@ export class ModelPanel {
     if (!ok) return false;
     this.pendingUrl = null;
     await savePendingDownload(null);
-    this.hideDownload('done');
-    return this.openStored(url);
+    return true;
   }
 
-  /** Opens a stored model; a file the library rejects as not a valid GGUF is deleted from the store at once. */
-  private async openStored(url: string): Promise<boolean> {
+  /**
+   * Opens a stored model (with its stored projector); a file the library rejects as not a valid GGUF is deleted from
+   * the store at once — unless a projector was loaded with it, which may be the file at fault.
+   */
+  private async openStored(url: string, mmproj?: string): Promise<boolean> {
     try {
       this.hooks.busy?.(true);
-      await this.hooks.open(url);
+      await this.hooks.open(url, mmproj);
       return true;
     } catch (e) {
-      if (isLlmError(e) && MODEL_ERRORS_THAT_CONDEMN_THE_FILE.has(e.code))
+      if (isLlmError(e) && MODEL_ERRORS_THAT_CONDEMN_THE_FILE.has(e.code) && mmproj === undefined)
         await deleteModel(url).catch(() => undefined);
       this.hooks.error(e);
       return false;
@@ -278,16 +297,17 @@ export class ModelPanel {
     this.el.downloadText.textContent = '';
   }
 
-  /** Shows a partial download of `url` as paused, ready to resume (after a reload). */
-  showPaused(m: ModelManifest): void {
+  /** Shows a partial download (of `model`, or of its projector) as paused, ready to resume (after a reload). */
+  showPaused(m: ModelManifest, model: string = m.url): void {
     const stored = m.chunkPresent.filter(Boolean).length;
     const fraction = m.chunkPresent.length ? stored / m.chunkPresent.length : 0;
-    this.pendingUrl = m.url;
-    this.el.customUrl.value = m.url;
+    this.pendingUrl = model; // a projector resumes through its model
+    this.el.customUrl.value = model;
     this.el.download.hidden = false;
     this.el.download.dataset.state = 'paused';
     this.el.progress.value = fraction;
-    this.el.downloadText.textContent = `${Math.floor(100 * fraction)} % of ${formatBytes(m.size)} downloaded — paused`;
+    const what = m.url === model ? '' : 'Vision projector: ';
+    this.el.downloadText.textContent = `${what}${Math.floor(100 * fraction)} % of ${formatBytes(m.size)} downloaded — paused`;
     this.el.pause.textContent = 'Resume';
     this.el.pause.hidden = false;
   }
@@ -316,7 +336,8 @@ export class ModelPanel {
   async refresh(): Promise<void> {
     try {
       const [models, usage] = await Promise.all([listModels(), storageUsage()]);
-      const items = models.map((m) => this.cachedItem(m));
+      const projectors = await Promise.all(models.map((m) => isProjectorUrl(m.url)));
+      const items = models.map((m, i) => this.cachedItem(m, projectors[i]));
       if (items.length === 0) {
         const li = document.createElement('li');
         li.textContent = 'None yet.';
@@ -331,7 +352,8 @@ export class ModelPanel {
     }
   }
 
-  private cachedItem(m: ModelManifest): HTMLLIElement {
+  /** One cached file; a vision projector is loaded with its model, never on its own (no Load button). */
+  private cachedItem(m: ModelManifest, projector: boolean): HTMLLIElement {
     const li = document.createElement('li');
     const active = m.url === this.activeUrl;
     if (active) li.setAttribute('aria-current', 'true');
@@ -340,7 +362,7 @@ export class ModelPanel {
     const stored = m.chunkPresent.filter(Boolean).length;
     const status = m.complete ? '' : ` · partial ${Math.floor((100 * stored) / Math.max(1, m.chunkPresent.length))} %`;
     const file = decodeURIComponent(m.url.split('/').pop() ?? m.url);
-    name.textContent = `${file} — ${formatBytes(m.size)}${status}`;
+    name.textContent = `${file} — ${formatBytes(m.size)}${projector ? ' · vision projector' : ''}${status}`;
     name.title = m.url;
     if (active) {
       const tag = document.createElement('strong');
@@ -354,7 +376,7 @@ export class ModelPanel {
     use.type = 'button';
     use.textContent = m.complete ? 'Load' : 'Resume';
     use.setAttribute('aria-label', `${use.textContent} ${file}`);
-    use.hidden = active;
+    use.hidden = active || projector; // a projector resumes and loads with its model
     use.addEventListener('click', () => void this.load(m.url));
     const del = document.createElement('button');
     del.type = 'button';

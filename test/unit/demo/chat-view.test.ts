@@ -47,4 +47,23 @@ describe('ChatView', () => {
     expect(status.textContent).toBe('Answer: Streaming text');
     expect(finishNote('stop')).toBe('');
   });
+
+  it("shows a user message's stored image as a thumbnail, and only a data:image URL", () => {
+    const list = document.createElement('ol');
+    const view = new ChatView(list, document.createElement('div'), {
+      edit: () => undefined,
+      regenerate: () => undefined,
+    });
+    const jpeg = 'data:image/jpeg;base64,/9j/AA==';
+    view.render([
+      { role: 'user', content: 'what is this?', image: jpeg },
+      { role: 'assistant', content: 'a cat' },
+      { role: 'user', content: 'and this?', image: 'javascript:alert(1)' },
+    ]);
+    const thumbs = list.querySelectorAll<HTMLImageElement>('img.thumb');
+    expect(thumbs).toHaveLength(1);
+    expect(thumbs[0].getAttribute('src')).toBe(jpeg);
+    expect(thumbs[0].closest('li')?.dataset.index).toBe('0');
+    expect(thumbs[0].alt).toBe('Attached image');
+  });
 });
