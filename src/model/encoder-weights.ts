@@ -8,7 +8,6 @@
 import type { Weight } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import { GgmlType } from '../gguf/types.js';
-import { getQuantType } from '../quant/index.js';
 import type { ModelConfig } from './config.js';
 import type { RankHead } from './pooling.js';
 import type { WeightLoader, WeightSlot } from './weight-loader.js';
@@ -66,22 +65,6 @@ export interface EncoderWeights {
   readonly rankHead: RankHead | null;
 }
 
-/** A tensor's values on the host as f32 ([rows, rowLength] row-major, dequantized). */
-async function hostRows(loader: WeightLoader, name: string, shape: readonly number[]): Promise<Float32Array> {
-  const { info, bytes } = await loader.readHost(name, shape);
-  const rowLength = info.shape[0]!;
-  const rows = info.nElements / rowLength;
-  const rowBytes = info.byteLength / rows;
-  const out = new Float32Array(info.nElements); // [rows, rowLength]
-  for (let r = 0; r < rows; r++) {
-    const src = bytes.subarray(r * rowBytes, (r + 1) * rowBytes);
-    const dst = out.subarray(r * rowLength, (r + 1) * rowLength);
-    if (info.type === GgmlType.F32) new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src);
-    else getQuantType(info.type).dequantizeRow(src, dst, rowLength);
-  }
-  return out;
-}
-
 /**
  * The classifier of a rank-pooling encoder (bge-reranker style), on the host: the optional dense `cls` layer (+ bias,
  * then tanh) and `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state (llama.cpp
@@ -93,12 +76,12 @@ export async function encoderRankHeadOf(loader: WeightLoader, c: ModelConfig): P
   const nOut = loader.info('cls.output.weight').shape[1] ?? 1;
   const dense = loader.has('cls.weight')
     ? {
-        weight: await hostRows(loader, 'cls.weight', [E, E]), // [nEmbd out, nEmbd]
-        bias: loader.has('cls.bias') ? await hostRows(loader, 'cls.bias', [E]) : null,
+        weight: await loader.readHostF32('cls.weight', [E, E]), // [nEmbd out, nEmbd]
+        bias: loader.has('cls.bias') ? await loader.readHostF32('cls.bias', [E]) : null,
       }
     : null;
-  const weight = await hostRows(loader, 'cls.output.weight', [E, nOut]); // [nOut, nEmbd]
-  const bias = loader.has('cls.output.bias') ? await hostRows(loader, 'cls.output.bias', [nOut]) : null;
+  const weight = await loader.readHostF32('cls.output.weight', [E, nOut]); // [nOut, nEmbd]
+  const bias = loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
   return { weight, bias, nOut, lastToken: false, softmax: false, dense };
 }
 
@@ -112,10 +95,10 @@ async function inputRowsOf(loader: WeightLoader, c: ModelConfig): Promise<Weight
   const hasType = loader.has('token_types.weight');
   if (!hasPos && !hasType) return null;
   const positions = hasPos ? loader.info('position_embd.weight').shape[1]! : 1;
-  const table = hasPos ? await hostRows(loader, 'position_embd.weight', [E, positions]) : new Float32Array(E); // [positions, E]
+  const table = hasPos ? await loader.readHostF32('position_embd.weight', [E, positions]) : new Float32Array(E); // [positions, E]
   if (hasType) {
     const nTypes = loader.info('token_types.weight').shape[1] ?? 1;
-    const types = await hostRows(loader, 'token_types.weight', [E, nTypes]); // [nTypes, E]
+    const types = await loader.readHostF32('token_types.weight', [E, nTypes]); // [nTypes, E]
     for (let p = 0; p < positions; p++) for (let j = 0; j < E; j++) table[p * E + j] = table[p * E + j]! + types[j]!;
   }
   return loader.uploadBuilt(

@@ -7,9 +7,8 @@
 import type { KvType } from '../backend/kv-type.js';
 import type { Ops } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
-import { GgmlType, type GgufFile } from '../gguf/types.js';
+import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
-import { getQuantType } from '../quant/index.js';
 import { IQ_GRID_TYPES, loadIqGrids } from '../quant/iq-grids.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
@@ -110,7 +109,7 @@ export async function loadTransformer(
   const outScales: number[] = []; // per layer (`layer_output_scale`, gemma4), 1 when absent
   for (let il = 0; il < c.nLayers; il++) {
     const name = layerTensorName(names.layerOutScale, il);
-    outScales.push(loader.has(name) ? (await hostValues(loader, name, [1]))[0] : 1);
+    outScales.push(loader.has(name) ? (await loader.readHostF32(name, [1]))[0] : 1);
   }
   const perLayerSlots = nPL > 0 ? namePerLayerWeights(loader, names, c) : null;
   const altUpSlots = c.altup ? nameAltUpWeights(loader, c, c.altup) : null;
@@ -312,16 +311,7 @@ async function ropeFactors(
   }
   if (name === null) return null;
   // gemma4 applies them to global layers only, one per pair of the global head (llama.cpp n_embd_head / 2).
-  return hostValues(loader, name, [(c.globalRopeFreqs ? c.headDim : c.ropeDims) / 2]);
-}
-
-/** A small tensor's values on the host (f32, dequantized). */
-async function hostValues(loader: WeightLoader, name: string, shape: readonly number[]): Promise<Float32Array> {
-  const { info, bytes } = await loader.readHost(name, shape);
-  const out = new Float32Array(info.nElements); // [nElements]
-  if (info.type === GgmlType.F32) new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
-  else getQuantType(info.type).dequantizeRow(bytes, out, out.length);
-  return out;
+  return loader.readHostF32(name, [(c.globalRopeFreqs ? c.headDim : c.ropeDims) / 2]);
 }
 
 /**
@@ -332,23 +322,9 @@ async function rankHeadOf(loader: WeightLoader, gguf: GgufFile, c: ModelConfig):
   if (loader.has('cls.weight'))
     throw new LlmError('unsupported-arch', `loading model: this ${c.arch} reranker's dense cls head is not supported`);
   if (!loader.has('cls.output.weight')) return null;
-  const host = async (name: string, shape: readonly number[]): Promise<Float32Array> => {
-    const { info, bytes } = await loader.readHost(name, shape);
-    const rowLength = info.shape[0]!;
-    const rows = info.nElements / rowLength;
-    const rowBytes = info.byteLength / rows;
-    const out = new Float32Array(info.nElements); // [rows, rowLength]
-    for (let r = 0; r < rows; r++) {
-      const src = bytes.subarray(r * rowBytes, (r + 1) * rowBytes);
-      const dst = out.subarray(r * rowLength, (r + 1) * rowLength);
-      if (info.type === GgmlType.F32) new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src);
-      else getQuantType(info.type).dequantizeRow(src, dst, rowLength);
-    }
-    return out;
-  };
   const nOut = gguf.tensors.find((t) => t.name === 'cls.output.weight')?.shape[1] ?? 1;
-  const weight = await host('cls.output.weight', [c.embeddingLength, nOut]); // [nOut, nEmbd]
-  const bias = loader.has('cls.output.bias') ? await host('cls.output.bias', [nOut]) : null;
+  const weight = await loader.readHostF32('cls.output.weight', [c.embeddingLength, nOut]); // [nOut, nEmbd]
+  const bias = loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
   const qwen3 = c.arch === 'qwen3';
   return { weight, bias, nOut, lastToken: qwen3, softmax: qwen3 };
 }

@@ -10,7 +10,8 @@
 
 import type { Ops, Weight, WeightInfo, WeightStream } from '../backend/ops.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
-import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
+import { GgmlType, type GgufFile, type GgufTensorInfo } from '../gguf/types.js';
+import { getQuantType } from '../quant/index.js';
 import { type ByteSource, readInto } from '../io/byte-source.js';
 import { firstNonFinite } from './non-finite-scan.js';
 
@@ -154,6 +155,22 @@ export class WeightLoader {
     this.scan(info, bytes, 0);
     this.progress(info);
     return { info, bytes };
+  }
+
+  /** A tensor's values on the host as f32, [rows, rowLength] row-major (dequantized row by row; F32 copied). */
+  async readHostF32(name: string, shape: readonly number[]): Promise<Float32Array> {
+    const { info, bytes } = await this.readHost(name, shape);
+    const rowLength = info.shape[0]!;
+    const rows = info.nElements / rowLength;
+    const rowBytes = info.byteLength / rows;
+    const out = new Float32Array(info.nElements); // [rows, rowLength]
+    for (let r = 0; r < rows; r++) {
+      const src = bytes.subarray(r * rowBytes, (r + 1) * rowBytes);
+      const dst = out.subarray(r * rowLength, (r + 1) * rowLength);
+      if (info.type === GgmlType.F32) new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(src);
+      else getQuantType(info.type).dequantizeRow(src, dst, rowLength);
+    }
+    return out;
   }
 
   /**
