@@ -49,7 +49,20 @@ const BLOCK_BYTES: usize = 17;
 // @ts-ignore: decorator
 @inline function blockDot(wb: usize, x0: v128, x1: v128, table: v128, mask: v128): v128 {
   const q = v128.load(wb, 1);
-  return dot2U4I8I16(i8x16.swizzle(table, v128.and(q, mask)), x0, i8x16.swizzle(table, hiNibbles(q, mask)), x1);
+  return dot2U4I8I16(lookup(table, v128.and(q, mask)), x0, lookup(table, hiNibbles(q, mask)), x1);
+}
+
+/**
+ * table[i] per lane for indices 0 … 15: the relaxed swizzle is one x86 pshufb (defined for indices < 16); the plain
+ * one adds a saturating add first (its out-of-range indices must read 0).
+ */
+// @ts-ignore: decorator
+@inline function lookup(table: v128, idx: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    return i8x16.relaxed_swizzle(table, idx);
+  } else {
+    return i8x16.swizzle(table, idx);
+  }
 }
 
 /**
@@ -114,6 +127,90 @@ const BLOCK_BYTES: usize = 17;
   store<f32>(out + oStep, rb);
 }
 
+/** kv + 12 of the block at `wb`: its low-nibble (half 0) or high-nibble (half 1) elements. */
+// @ts-ignore: decorator
+@inline function unpack(wb: usize, half: i32, table: v128, mask: v128): v128 {
+  const q = v128.load(wb, 1);
+  return lookup(table, half == 0 ? v128.and(q, mask) : hiNibbles(q, mask));
+}
+
+/**
+ * One token's step of tile4PairMxfp4: the unpacked blocks [A_b, A_b+1, B_b, B_b+1] against that token's activation
+ * blocks b, b + 1 at `xb`; returns acc + d·(Σ(kv+12)·qx·d_x − 12·s) lane-wise (d = the four blocks' scales).
+ */
+// @ts-ignore: decorator
+@inline function stepToken(
+  acc: v128, la0: v128, ha0: v128, la1: v128, ha1: v128, lb0: v128, hb0: v128, lb1: v128, hb1: v128,
+  xb: usize, xd: usize, xs: usize, d: v128,
+): v128 {
+  const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
+  const p = pairSum4(dot2U4I8I16(la0, x0, ha0, x1), dot2U4I8I16(la1, x2, ha1, x3), dot2U4I8I16(lb0, x0, hb0, x1), dot2U4I8I16(lb1, x2, hb1, x3));
+  const t = fmaF32x4(f32x4.mul(v128.load64_splat(xs), f32x4.splat(-12)), f32x4.convert_i32x4_s(p), v128.load64_splat(xd));
+  return fmaF32x4(acc, t, d);
+}
+
+/**
+ * Prefill tile: the stored row pair at `w` (rows A, B) · four Q8 activation rows (xq, xq + xrb, …) → out[t·osb]
+ * (row A) and out[t·osb + 4] (row B) for t < 4. Each step unpacks two blocks of both rows once and runs them against
+ * every token as rowPairMxfp4 does against one.
+ */
+// @ts-ignore: decorator
+@inline function tile4PairMxfp4(w: usize, xq: usize, xrb: usize, nb: i32, k: i32, out: usize, osb: usize): void {
+  const table = kvTable();
+  const mask = i8x16.splat(0x0f);
+  const zero = i32x4.splat(0);
+  const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes after them
+  const xs = xd + (<usize>nb << 2);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const pa = w + <usize>b * (2 * BLOCK_BYTES); // A_b, B_b, A_b+1, B_b+1
+    const la0 = unpack(pa, 0, table, mask), ha0 = unpack(pa, 1, table, mask);
+    const lb0 = unpack(pa + BLOCK_BYTES, 0, table, mask), hb0 = unpack(pa + BLOCK_BYTES, 1, table, mask);
+    const la1 = unpack(pa + 2 * BLOCK_BYTES, 0, table, mask), ha1 = unpack(pa + 2 * BLOCK_BYTES, 1, table, mask);
+    const lb1 = unpack(pa + 3 * BLOCK_BYTES, 0, table, mask), hb1 = unpack(pa + 3 * BLOCK_BYTES, 1, table, mask);
+    let e = v128.load8_lane(pa, zero, 0);
+    e = v128.load8_lane(pa + 2 * BLOCK_BYTES, e, 4);
+    e = v128.load8_lane(pa + BLOCK_BYTES, e, 8);
+    e = v128.load8_lane(pa + 3 * BLOCK_BYTES, e, 12);
+    const d = e8m0HalfX4(e);
+    const xo = <usize>b << 5;
+    const so = <usize>b << 2;
+    a0 = stepToken(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
+    a1 = stepToken(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, xs + xrb + so, d);
+    a2 = stepToken(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so, d);
+    a3 = stepToken(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so, d);
+  }
+  let r0a = f32x4.extract_lane(a0, 0) + f32x4.extract_lane(a0, 1), r0b = f32x4.extract_lane(a0, 2) + f32x4.extract_lane(a0, 3);
+  let r1a = f32x4.extract_lane(a1, 0) + f32x4.extract_lane(a1, 1), r1b = f32x4.extract_lane(a1, 2) + f32x4.extract_lane(a1, 3);
+  let r2a = f32x4.extract_lane(a2, 0) + f32x4.extract_lane(a2, 1), r2b = f32x4.extract_lane(a2, 2) + f32x4.extract_lane(a2, 3);
+  let r3a = f32x4.extract_lane(a3, 0) + f32x4.extract_lane(a3, 1), r3b = f32x4.extract_lane(a3, 2) + f32x4.extract_lane(a3, 3);
+  if (b < nb) {
+    // Odd block count: the last block of both rows, token by token.
+    const pa = w + <usize>b * (2 * BLOCK_BYTES);
+    const pb = pa + BLOCK_BYTES;
+    const da = e8m0Half(<u32>load<u8>(pa)), db = e8m0Half(<u32>load<u8>(pb));
+    for (let t = 0; t < 4; t++) {
+      const xb = xq + <usize>t * xrb + (<usize>b << 5);
+      const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+      const p = pairSum4(blockDot(pa, x0, x1, table, mask), zero, blockDot(pb, x0, x1, table, mask), zero);
+      const dx = load<f32>(xd + <usize>t * xrb + (<usize>b << 2));
+      const sx = load<f32>(xs + <usize>t * xrb + (<usize>b << 2));
+      const ra = da * (<f32>i32x4.extract_lane(p, 0) * dx - 12 * sx);
+      const rb = db * (<f32>i32x4.extract_lane(p, 2) * dx - 12 * sx);
+      if (t == 0) { r0a += ra; r0b += rb; } else if (t == 1) { r1a += ra; r1b += rb; } else if (t == 2) { r2a += ra; r2b += rb; } else { r3a += ra; r3b += rb; }
+    }
+  }
+  store<f32>(out, r0a);
+  store<f32>(out, r0b, 4);
+  store<f32>(out + osb, r1a);
+  store<f32>(out + osb, r1b, 4);
+  store<f32>(out + 2 * osb, r2a);
+  store<f32>(out + 2 * osb, r2b, 4);
+  store<f32>(out + 3 * osb, r3a);
+  store<f32>(out + 3 * osb, r3b, 4);
+}
+
 /** One weight row (blocks `stride` bytes apart) · one Q8 activation row of k elements (nb blocks). */
 // @ts-ignore: decorator
 @inline function rowDotMxfp4(wr: usize, xq: usize, nb: i32, k: i32, stride: usize): f32 {
@@ -150,8 +247,9 @@ const BLOCK_BYTES: usize = 17;
 }
 
 /**
- * MXFP4 weights (row-pair layout) · Q8 activations: rows r0 … r1−1 for n tokens (signature as gemv_q4_0). A thread
- * chunk (or an expert's rows) may start or end mid-pair: such a row takes the one-row dot.
+ * MXFP4 weights (row-pair layout) · Q8 activations: rows r0 … r1−1 for n tokens (signature as gemv_q4_0). The SIMD
+ * builds take a stored pair against four tokens at a time (prefill), then token by token; a thread chunk (or an
+ * expert's rows) may start or end mid-pair: such a row takes the one-row dot.
  */
 export function gemv_mxfp4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
   const nb = k >> 5;
@@ -160,7 +258,10 @@ export function gemv_mxfp4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: 
   for (let r = r0; r < r1; ) {
     const wr = w + <usize>(r >> 1) * (rowBytes << 1) + <usize>(r & 1) * BLOCK_BYTES;
     if (ASC_FEATURE_SIMD && (r & 1) == 0 && r + 2 <= r1) {
-      for (let t = 0; t < n; t++) {
+      const osb = <usize>outStride << 2;
+      let t = 0;
+      for (; t + 4 <= n; t += 4) tile4PairMxfp4(wr, x + <usize>t * xrb, xrb, nb, k, out + <usize>t * osb + (<usize>r << 2), osb);
+      for (; t < n; t++) {
         rowPairMxfp4(wr, x + <usize>t * xrb, nb, k, out + ((<usize>t * <usize>outStride + <usize>r) << 2), 4);
       }
       r += 2;
