@@ -260,7 +260,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     o.version++;
   }
 
-  swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+  override swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
     this.k.glu_f32(act(out).byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, 2); // glu.ts act 2
     act(out).version++;
   }
