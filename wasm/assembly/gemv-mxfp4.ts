@@ -5,13 +5,13 @@
  * Rows are stored in the row-pair layout (src/backend/wasm/row-pairs.ts: rows 2p, 2p + 1 alternate block by block,
  * one memory stream), so the SIMD builds take a stored pair at a time: each activation load serves both rows. They
  * look the nibbles up with one i8x16.swizzle over a constant vector holding kv + 12 (0 … 24, unsigned, so the relaxed
- * build's i8·i7 dot takes it), and fold the +12 back out per block as −12·d_w·s (s = d_x·Σqx, stored with the
- * activations), as the Q4_0 kernels fold their −8. The scalar build computes kv from the nibble (the module has no
+ * build's i8·i7 dot takes it), and take the +12 back out of each block's integer dot as 12·Σqx (the activation
+ * row's isum16), so every block's dot is the exact integer Σ kv·qx before its one conversion to f32. The scalar build computes kv from the nibble (the module has no
  * data segment).
  */
 
 import { q8RowBytes } from './q8-activations';
-import { dot2U4I8I16, fmaF32x4, hiNibbles, hsumF32x4 } from './simd-dot';
+import { dot2U4I8I16, fmaF32x4, hiNibbles, hsumI32x4 } from './simd-dot';
 
 const BLOCK_BYTES: usize = 17;
 
@@ -77,6 +77,23 @@ const BLOCK_BYTES: usize = 17;
 }
 
 /**
+ * 12·[S_b, S_b+1, S_b, S_b+1] for S_b = Σqx of activation block b: the +12 offset's share of pairSum4's lanes, from
+ * the four isum16 half-block sums of blocks b, b + 1 at `hs`.
+ */
+// @ts-ignore: decorator
+@inline function offsetPair(hs: usize): v128 {
+  const h = v128.load(hs);
+  return i32x4.mul(i32x4.add(i32x4.shuffle(h, h, 0, 2, 0, 2), i32x4.shuffle(h, h, 1, 3, 1, 3)), i32x4.splat(12));
+}
+
+/** 12·S_b of activation block b (isum16 at `hs`, see offsetPair). */
+// @ts-ignore: decorator
+@inline function offsetBlock(hs: usize, b: i32): i32 {
+  const at = hs + (<usize>b << 3);
+  return 12 * (load<i32>(at) + load<i32>(at, 4));
+}
+
+/**
  * The stored row pair at `w` (rows A, B of nb blocks, interleaved A₀ B₀ A₁ B₁ …) · one Q8 activation row `xq`
  * (k elements) → out[0] (A) and out[oStep] (B). Two blocks of both rows per step, one vector [A_b, A_b+1, B_b,
  * B_b+1] throughout: one transpose-add, one conversion, one scale vector and two fused multiply-adds per step.
@@ -85,20 +102,19 @@ const BLOCK_BYTES: usize = 17;
 @inline function rowPairMxfp4(w: usize, xq: usize, nb: i32, k: i32, out: usize, oStep: usize): void {
   const table = kvTable();
   const mask = i8x16.splat(0x0f);
-  const xd = xq + <usize>k; // f32 [nb] activation scales, then f32 [nb] sums s
-  const xs = xd + (<usize>nb << 2);
+  const xd = xq + <usize>k; // f32 [nb] activation scales, f32 [nb] sums s, then i32 [2·nb] isum16
+  const hs = xd + (<usize>nb << 3);
   const zero = i32x4.splat(0);
   let acc = f32x4.splat(0); // lanes 0, 1: row A; 2, 3: row B
-  let cor = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
     const pa = w + <usize>b * (2 * BLOCK_BYTES); // A_b, then B_b, A_b+1, B_b+1
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
-    const p = pairSum4(
+    const p = i32x4.sub(pairSum4(
       blockDot(pa, x0, x1, table, mask), blockDot(pa + 2 * BLOCK_BYTES, x2, x3, table, mask),
       blockDot(pa + BLOCK_BYTES, x0, x1, table, mask), blockDot(pa + 3 * BLOCK_BYTES, x2, x3, table, mask),
-    );
+    ), offsetPair(hs + (<usize>b << 3)));
     let e = v128.load8_lane(pa, zero, 0);
     e = v128.load8_lane(pa + 2 * BLOCK_BYTES, e, 4);
     e = v128.load8_lane(pa + BLOCK_BYTES, e, 8);
@@ -106,11 +122,9 @@ const BLOCK_BYTES: usize = 17;
     const d = e8m0HalfX4(e);
     const so = <usize>b << 2;
     acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load64_splat(xd + so)));
-    cor = fmaF32x4(cor, d, v128.load64_splat(xs + so));
   }
-  const r = f32x4.sub(acc, f32x4.mul(cor, f32x4.splat(12)));
-  let ra = f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 1);
-  let rb = f32x4.extract_lane(r, 2) + f32x4.extract_lane(r, 3);
+  let ra = f32x4.extract_lane(acc, 0) + f32x4.extract_lane(acc, 1);
+  let rb = f32x4.extract_lane(acc, 2) + f32x4.extract_lane(acc, 3);
   if (b < nb) {
     // Odd block count: the last block of both rows.
     const pa = w + <usize>b * (2 * BLOCK_BYTES);
@@ -118,10 +132,10 @@ const BLOCK_BYTES: usize = 17;
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const p = pairSum4(blockDot(pa, x0, x1, table, mask), zero, blockDot(pa + BLOCK_BYTES, x0, x1, table, mask), zero);
     const dx = load<f32>(xd + (<usize>b << 2));
-    const sx = load<f32>(xs + (<usize>b << 2));
+    const off = offsetBlock(hs, b);
     const da = e8m0Half(<u32>load<u8>(pa)), db = e8m0Half(<u32>load<u8>(pa + BLOCK_BYTES));
-    ra += da * (<f32>i32x4.extract_lane(p, 0) * dx - 12 * sx);
-    rb += db * (<f32>i32x4.extract_lane(p, 2) * dx - 12 * sx);
+    ra += <f32>(i32x4.extract_lane(p, 0) - off) * (da * dx);
+    rb += <f32>(i32x4.extract_lane(p, 2) - off) * (db * dx);
   }
   store<f32>(out, ra);
   store<f32>(out + oStep, rb);
@@ -136,17 +150,16 @@ const BLOCK_BYTES: usize = 17;
 
 /**
  * One token's step of tile4PairMxfp4: the unpacked blocks [A_b, A_b+1, B_b, B_b+1] against that token's activation
- * blocks b, b + 1 at `xb`; returns acc + d·(Σ(kv+12)·qx·d_x − 12·s) lane-wise (d = the four blocks' scales).
+ * blocks b, b + 1 at `xb` (their isum16 at `hs`); returns acc + (Σ kv·qx)·d·d_x lane-wise (d = the blocks' scales).
  */
 // @ts-ignore: decorator
 @inline function stepToken(
   acc: v128, la0: v128, ha0: v128, la1: v128, ha1: v128, lb0: v128, hb0: v128, lb1: v128, hb1: v128,
-  xb: usize, xd: usize, xs: usize, d: v128,
+  xb: usize, xd: usize, hs: usize, d: v128,
 ): v128 {
   const x0 = v128.load(xb), x1 = v128.load(xb, 16), x2 = v128.load(xb, 32), x3 = v128.load(xb, 48);
   const p = pairSum4(dot2U4I8I16(la0, x0, ha0, x1), dot2U4I8I16(la1, x2, ha1, x3), dot2U4I8I16(lb0, x0, hb0, x1), dot2U4I8I16(lb1, x2, hb1, x3));
-  const t = fmaF32x4(f32x4.mul(v128.load64_splat(xs), f32x4.splat(-12)), f32x4.convert_i32x4_s(p), v128.load64_splat(xd));
-  return fmaF32x4(acc, t, d);
+  return fmaF32x4(acc, f32x4.convert_i32x4_s(i32x4.sub(p, offsetPair(hs))), f32x4.mul(d, v128.load64_splat(xd)));
 }
 
 /**
@@ -159,8 +172,8 @@ const BLOCK_BYTES: usize = 17;
   const table = kvTable();
   const mask = i8x16.splat(0x0f);
   const zero = i32x4.splat(0);
-  const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, sums nb·4 bytes after them
-  const xs = xd + (<usize>nb << 2);
+  const xd = xq + <usize>k; // token t's block scales at xd + t·xrb, its isum16 2·nb·4 bytes after them
+  const hs = xd + (<usize>nb << 3);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let b = 0;
   for (; b + 2 <= nb; b += 2) {
@@ -176,10 +189,11 @@ const BLOCK_BYTES: usize = 17;
     const d = e8m0HalfX4(e);
     const xo = <usize>b << 5;
     const so = <usize>b << 2;
-    a0 = stepToken(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, xs + so, d);
-    a1 = stepToken(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, xs + xrb + so, d);
-    a2 = stepToken(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so, d);
-    a3 = stepToken(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so, d);
+    const ho = <usize>b << 3;
+    a0 = stepToken(a0, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xo, xd + so, hs + ho, d);
+    a1 = stepToken(a1, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + xrb + xo, xd + xrb + so, hs + xrb + ho, d);
+    a2 = stepToken(a2, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 2 * xrb + xo, xd + 2 * xrb + so, hs + 2 * xrb + ho, d);
+    a3 = stepToken(a3, la0, ha0, la1, ha1, lb0, hb0, lb1, hb1, xq + 3 * xrb + xo, xd + 3 * xrb + so, hs + 3 * xrb + ho, d);
   }
   let r0a = f32x4.extract_lane(a0, 0) + f32x4.extract_lane(a0, 1), r0b = f32x4.extract_lane(a0, 2) + f32x4.extract_lane(a0, 3);
   let r1a = f32x4.extract_lane(a1, 0) + f32x4.extract_lane(a1, 1), r1b = f32x4.extract_lane(a1, 2) + f32x4.extract_lane(a1, 3);
@@ -195,9 +209,9 @@ const BLOCK_BYTES: usize = 17;
       const x0 = v128.load(xb), x1 = v128.load(xb, 16);
       const p = pairSum4(blockDot(pa, x0, x1, table, mask), zero, blockDot(pb, x0, x1, table, mask), zero);
       const dx = load<f32>(xd + <usize>t * xrb + (<usize>b << 2));
-      const sx = load<f32>(xs + <usize>t * xrb + (<usize>b << 2));
-      const ra = da * (<f32>i32x4.extract_lane(p, 0) * dx - 12 * sx);
-      const rb = db * (<f32>i32x4.extract_lane(p, 2) * dx - 12 * sx);
+      const off = offsetBlock(hs + <usize>t * xrb, b);
+      const ra = <f32>(i32x4.extract_lane(p, 0) - off) * (da * dx);
+      const rb = <f32>(i32x4.extract_lane(p, 2) - off) * (db * dx);
       if (t == 0) { r0a += ra; r0b += rb; } else if (t == 1) { r1a += ra; r1b += rb; } else if (t == 2) { r2a += ra; r2b += rb; } else { r3a += ra; r3b += rb; }
     }
   }
@@ -214,22 +228,19 @@ const BLOCK_BYTES: usize = 17;
 /** One weight row (blocks `stride` bytes apart) · one Q8 activation row of k elements (nb blocks). */
 // @ts-ignore: decorator
 @inline function rowDotMxfp4(wr: usize, xq: usize, nb: i32, k: i32, stride: usize): f32 {
-  const xd = xq + <usize>k; // the blocks' f32 d follow the k quants, then their sums s
+  const xd = xq + <usize>k; // the blocks' f32 d follow the k quants, then their sums s and isum16
   if (ASC_FEATURE_SIMD) {
     const table = kvTable();
     const mask = i8x16.splat(0x0f);
-    const xs = xd + (<usize>nb << 2);
-    let acc = f32x4.splat(0);
-    let cor: f32 = 0;
+    const hs = xd + (<usize>nb << 3);
+    let acc: f32 = 0;
     for (let b = 0; b < nb; b++) {
       const w0 = wr + <usize>b * stride;
       const xb = xq + (<usize>b << 5);
-      const p = i32x4.extadd_pairwise_i16x8_s(blockDot(w0, v128.load(xb), v128.load(xb, 16), table, mask));
-      const d = e8m0Half(<u32>load<u8>(w0));
-      acc = fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.splat(d * load<f32>(xd + (<usize>b << 2))));
-      cor += d * load<f32>(xs + (<usize>b << 2));
+      const p = hsumI32x4(i32x4.extadd_pairwise_i16x8_s(blockDot(w0, v128.load(xb), v128.load(xb, 16), table, mask)));
+      acc += <f32>(p - offsetBlock(hs, b)) * (e8m0Half(<u32>load<u8>(w0)) * load<f32>(xd + (<usize>b << 2)));
     }
-    return hsumF32x4(acc) - 12 * cor;
+    return acc;
   } else {
     let acc: f32 = 0;
     for (let b = 0; b < nb; b++) {
