@@ -45,7 +45,7 @@ export const mxfp4: QuantType = {
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
   f16Scales: [],
-  wasm: { kernel: 'gemv_mxfp4', activations: 'q8' },
+  wasm: { kernel: 'gemv_mxfp4', activations: 'q8', rowPairs: true },
   webgpu: { snippet: 'mxfp4', headToTail: 1, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);

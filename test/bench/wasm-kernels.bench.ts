@@ -38,6 +38,8 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q5_0, 4864, 896], // a Q4_K_M Qwen2.5-0.5B's gate/up (896 is not a multiple of 256: llama.cpp's fallback)
   [GgmlType.Q4_K, 896, 4864], // … and its down
   [GgmlType.Q6_K, 2048, 2048],
+  [GgmlType.MXFP4, 1024, 1024], // gpt-oss-a0.2b's expert and attention shapes
+  [GgmlType.MXFP4, 2048, 1024],
 ];
 
 /** [type, rows, k] of the 32-token prefill cases. */
@@ -48,15 +50,17 @@ const PREFILL_CASES: [GgmlType, number, number][] = [
   [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],
+  [GgmlType.MXFP4, 2048, 1024],
 ];
 
-/** Block geometry and f16 scale offsets of the benchmarked types. */
-const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At: number[] }>> = {
+/** Block geometry, f16 scale offsets and E8M0 scale offsets of the benchmarked types. */
+const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At: number[]; e8m0At?: number }>> = {
   [GgmlType.Q4_0]: { elements: 32, bytes: 18, f16At: [0] },
   [GgmlType.Q8_0]: { elements: 32, bytes: 34, f16At: [0] },
   [GgmlType.Q5_0]: { elements: 32, bytes: 22, f16At: [0] },
   [GgmlType.Q4_K]: { elements: 256, bytes: 144, f16At: [0, 2] },
   [GgmlType.Q6_K]: { elements: 256, bytes: 210, f16At: [208] },
+  [GgmlType.MXFP4]: { elements: 32, bytes: 17, f16At: [], e8m0At: 0 },
 };
 
 /** Bytes of a [rows, k] matrix of `type`. */
@@ -65,7 +69,7 @@ function matrixBytes(type: GgmlType, rows: number, k: number): number {
   return (rows * k * g.bytes) / g.elements;
 }
 
-/** Random blocks of `type` with sane f16 scales (0.01). */
+/** Random blocks of `type` with sane f16 scales (0.01) and E8M0 scales (2^−7). */
 function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
   const g = BLOCKS[type]!;
   const bytes = new Uint8Array(matrixBytes(type, rows, k));
@@ -79,6 +83,7 @@ function randomBlocks(type: GgmlType, rows: number, k: number): Uint8Array {
       bytes[b + at] = 0x1f; // f16 0x211f ≈ 0.01
       bytes[b + at + 1] = 0x21;
     }
+    if (g.e8m0At !== undefined) bytes[b + g.e8m0At] = 121;
   }
   return bytes;
 }

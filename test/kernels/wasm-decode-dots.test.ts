@@ -39,7 +39,7 @@ const TYPES: [GgmlType, string, number[], number[]][] = [
   [GgmlType.Q4_K, 'gemv_q4_k', [0, 2], [1, 3]],
   [GgmlType.Q5_K, 'gemv_q5_k', [0, 2], [1, 2]],
   [GgmlType.Q6_K, 'gemv_q6_k', [208], [1, 3]],
-  [GgmlType.MXFP4, 'gemv_mxfp4', [], [1, 3, 7, 28]], // its E8M0 scale byte is planted below
+  [GgmlType.MXFP4, 'gemv_mxfp4', [], [1, 3, 7, 28, 37, 38]], // E8M0 scale byte planted below; row pairs as Q4_0
 ];
 
 /**
@@ -112,8 +112,12 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
                 wBytes[b * qt.blockBytes + at] = h & 0xff;
                 wBytes[b * qt.blockBytes + at + 1] = h >> 8;
               }
-              // MXFP4: E8M0 exponent 118 … 133, scales 2^-10 … 2^5 (no overflow to inf).
-              if (type === GgmlType.MXFP4) wBytes[b * qt.blockBytes] = 118 + (wBytes[b * qt.blockBytes]! & 15);
+              // MXFP4: E8M0 exponent 118 … 133, scales 2^-10 … 2^5 (no overflow to inf); every 5th block 0 or 1,
+              // the subnormal scales 2^-128, 2^-127 (their products stay normal f32 against the activation scale).
+              if (type === GgmlType.MXFP4) {
+                const e = wBytes[b * qt.blockBytes]!;
+                wBytes[b * qt.blockBytes] = b % 5 === 4 ? e & 1 : 118 + (e & 15);
+              }
             }
             // Layout (bytes): weights at 0 (Q4_0 / Q8_0 in the backend's row-pair layout, padded to even rows),
             // f32 x [n, k], Q8 x [n, q8RowBytes(k)], out [n, rows].
@@ -173,7 +177,7 @@ describe('wasm decode matvecs on raw blocks, every build', () => {
         blockBytes: number,
         scratch: number,
       ) => void;
-      for (const blockBytes of [18, 22, 34]) {
+      for (const blockBytes of [17, 18, 22, 34]) {
         for (const [rows, nb] of [
           [1, 1],
           [2, 3],

@@ -1,7 +1,7 @@
 /**
  * The WASM backend's mixture-of-experts ops (routing, gather matmul over the selected experts, weighted sum, gated
- * add) against the reference backend, through `expectExpertOpsMatch`: fused Q8 kernels (Q8_0 row pairs with an odd
- * number of rows per expert, Q4_K), f32-activation kernels (F16), a dequantize-only type (Q2_K); decode (one token)
+ * add) against the reference backend, through `expectExpertOpsMatch`: fused Q8 kernels (Q8_0 and MXFP4 row pairs with
+ * an odd number of rows per expert, Q4_K), f32-activation kernels (F16), a dequantize-only type (Q2_K); decode (one token)
  * and grouped prefill; one and two threads. An unselected expert holds NaN, so reading it fails the check.
  */
 
@@ -48,6 +48,8 @@ const CASES: ExpertCase[] = [
     route: { gating: 'softmax-weight', normWeights: false, scale: 1 },
     oai: true,
   },
+  // MXFP4 row pairs with an odd number of rows per expert (pairs straddle experts) and an odd block count; decode.
+  { type: GgmlType.MXFP4, nExperts: 5, rows: 33, k: 96, nUsed: 3, n: 1, route: SOFTMAX_NORM },
   { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withScale: true },
 ];
 

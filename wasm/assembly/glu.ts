@@ -1,13 +1,16 @@
 /**
  * Gated-FFN activation: out = act(gate) · up, elementwise over `len` f32 values (SwiGLU: act = SiLU x·σ(x); GEGLU:
  * act = llama.cpp's tanh-approximated GELU 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))). tanh(z) is computed as
- * 1 − 2 / (e^{2z} + 1), exact at both tails with the clamped exp.
+ * 1 − 2 / (e^{2z} + 1), exact at both tails with the clamped exp. gpt-oss's clamped SwiGLU (ggml `swiglu_oai`):
+ * out = x·σ(1.702·x)·(clamp(up, −7, 7) + 1) with x = min(gate, 7).
  *   out, gate, up  f32 [len] (out may alias either)
  */
 import { expf, expf4 } from './fast-math';
 
 const GELU_COEF: f32 = 0.7978845608028654; // √(2/π)
 const GELU_CUBIC: f32 = 0.044715;
+const OAI_ALPHA: f32 = 1.702; // swiglu_oai's sigmoid slope
+const OAI_LIMIT: f32 = 7; // … and its clamp
 
 // @ts-ignore: decorator
 @inline function actScalar(x: f32, gelu: bool): f32 {
@@ -19,8 +22,12 @@ const GELU_CUBIC: f32 = 0.044715;
   return x / (1 + expf(min<f32>(-x, 88.7)));
 }
 
-/** See the file header; `act` 0 = SiLU, 1 = GELU (tanh). */
+/** See the file header; `act` 0 = SiLU, 1 = GELU (tanh), 2 = gpt-oss's clamped SwiGLU. */
 export function glu_f32(out: usize, gate: usize, up: usize, len: i32, act: i32): void {
+  if (act == 2) {
+    swigluOai(out, gate, up, len);
+    return;
+  }
   const gelu = act != 0;
   let i = 0;
   if (ASC_FEATURE_SIMD) {
@@ -43,5 +50,27 @@ export function glu_f32(out: usize, gate: usize, up: usize, len: i32, act: i32):
   for (; i < len; i++) {
     const off = <usize>i << 2;
     store<f32>(out + off, actScalar(load<f32>(gate + off), gelu) * load<f32>(up + off));
+  }
+}
+
+/** glu_f32's act 2 (see the file header). */
+function swigluOai(out: usize, gate: usize, up: usize, len: i32): void {
+  let i = 0;
+  if (ASC_FEATURE_SIMD) {
+    const one = f32x4.splat(1);
+    const lim = f32x4.splat(OAI_LIMIT);
+    for (; i + 4 <= len; i += 4) {
+      const off = <usize>i << 2;
+      const x = f32x4.min(v128.load(gate + off), lim);
+      const y = f32x4.min(f32x4.max(v128.load(up + off), f32x4.neg(lim)), lim);
+      const a = f32x4.div(x, f32x4.add(one, expf4(f32x4.mul(x, f32x4.splat(-OAI_ALPHA)))));
+      v128.store(out + off, f32x4.mul(a, f32x4.add(y, one)));
+    }
+  }
+  for (; i < len; i++) {
+    const off = <usize>i << 2;
+    const x = min<f32>(load<f32>(gate + off), OAI_LIMIT);
+    const y = min<f32>(max<f32>(load<f32>(up + off), -OAI_LIMIT), OAI_LIMIT);
+    store<f32>(out + off, (x / (1 + expf(min<f32>(-OAI_ALPHA * x, 88.7)))) * (y + 1));
   }
 }

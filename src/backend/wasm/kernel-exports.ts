@@ -79,7 +79,7 @@ export interface KernelExports {
     h0: number,
     h1: number,
   ): void;
-  /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approximation). */
+  /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approx.), 2 = gpt-oss's clamped SwiGLU. */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
   /**
    * Rearranges nRows GGUF-layout rows at `w` into the row-pair layout in place (row-pairs.ts), through `scratch`

@@ -1,5 +1,5 @@
 /**
- * The WASM backend's row-pair layout for Q4_0, Q5_0 and Q8_0 weights: rows 2p and 2p + 1 are stored block by block
+ * The WASM backend's row-pair layout for Q4_0, Q5_0, Q8_0 and MXFP4 weights: rows 2p and 2p + 1 are stored block by block
  * alternately (A₀ B₀ A₁ B₁ …) in the span the two rows take in the GGUF file, and an odd row count is padded with a
  * zero row. Single-token matvecs read two rows at a time (one activation load serves both); in GGUF layout those
  * two rows are two memory streams, which the hardware prefetcher does not keep up with when decode streams the

@@ -1,10 +1,9 @@
 /**
  * `Ops` over the WASM kernels: every buffer lives in one WebAssembly.Memory (wasm-heap.ts); matmul runs the fused
  * AssemblyScript matvecs (activations quantized to Q8 per 32-block for quantized weights, f32 for float weights),
- * split by rows across helper threads when a pool is given; attention and GLU are WASM kernels too; the light ops
- * (norm, rope, add, …) are tight TypeScript over views of that memory (rope shares the reference backend's angles).
- * Weights keep ggml's blocks; Q4_0 and Q8_0 are stored in row pairs (row-pairs.ts), the rest as GGUF rows; types
- * without a fused kernel are dequantized chunk-wise per matmul.
+ * split by rows across helper threads when a pool is given; attention and the GLUs are WASM kernels too; the light
+ * ops (norm, rope, add, …) are TypeScript over views of that memory. Weights keep ggml's blocks, in row pairs or
+ * 4-row groups where the registry says (wasm-weight-stream.ts); types without a fused kernel are dequantized.
  */
 
 import { LlmError, throwIfAborted } from '../../errors.js';
@@ -82,7 +81,6 @@ export class WasmOps extends HostHybridOps implements Ops {
   /** `rowBytesOf` bound once (the embedding lookup runs per token). */
   private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
-  /** Short-convolution state per slot and layer (host memory: the convolution runs in TypeScript). */
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
   private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
     act: null,
@@ -260,6 +258,11 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     this.k.glu_f32(o.byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, activation === 'gelu' ? 1 : 0);
     o.version++;
+  }
+
+  override swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
+    this.k.glu_f32(act(out).byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, 2); // glu.ts act 2
+    act(out).version++;
   }
 
   moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {

@@ -96,7 +96,7 @@ describe('every registry type has its WASM path', () => {
       if (t.wasm.rows4) expect((t.blockBytes - 2) % 16, t.name).toBe(0);
       expect(ROW_PAIR_TYPES.get(t.id), t.name).toBe(t.wasm.rowPairs === true ? t.blockBytes : undefined);
     }
-    expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0']);
+    expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0', 'MXFP4']);
   });
 });
 
