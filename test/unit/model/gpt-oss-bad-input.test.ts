@@ -1,49 +1,22 @@
-/**
- * gpt-oss files whose hyper-parameters and tensors disagree are `gguf-invalid` naming the key or the tensor: a
- * missing sliding window, top-k above the expert count, a missing router bias, attention sinks or expert bias, an
- * expert bias of another expert count, sinks of another head count.
- */
-
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
-import { parseGguf } from '../../../src/gguf/parse.js';
-import type { GgufFile, GgufValue } from '../../../src/gguf/types.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { loadTransformer } from '../../../src/model/load.js';
-import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
-import { llmError } from '../../helpers/llm-error.js';
+import {
+  type HeaderEdit,
+  loadEdited,
+  recordedHeader,
+  withoutTensor,
+  reshapedTensor,
+} from '../../helpers/header-edits.js';
 
 describe('gpt-oss bad input', () => {
-  let source: NodeFileSource;
-  let gguf: GgufFile;
-  beforeAll(async () => {
-    source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, 'gpt-oss-q8_0-s1.gguf'));
-    gguf = await parseGguf(source);
-  });
-  afterAll(() => source.close());
-
-  const load = (edit: { meta?: Record<string, GgufValue | undefined>; tensors?: (f: GgufFile) => GgufFile }) => {
-    const metadata: Record<string, GgufValue> = { ...gguf.metadata };
-    for (const [k, v] of Object.entries(edit.meta ?? {})) {
-      if (v === undefined) delete metadata[k];
-      else metadata[k] = v;
-    }
-    const file = (edit.tensors ?? ((f) => f))({ ...gguf, metadata });
-    return llmError(loadTransformer(file, source, createCpuOps(), { contextLength: 32 }));
-  };
-  const without =
-    (name: string) =>
-    (f: GgufFile): GgufFile => ({ ...f, tensors: f.tensors.filter((t) => t.name !== name) });
-  const reshaped =
-    (name: string, shape: number[]) =>
-    (f: GgufFile): GgufFile => ({
-      ...f,
-      tensors: f.tensors.map((t) => (t.name === name ? { ...t, shape } : t)),
-    });
+  const fx = recordedHeader('gpt-oss-q8_0-s1.gguf');
+  const load = (edit: HeaderEdit) => loadEdited(fx, edit);
+  const without = withoutTensor;
+  const reshaped = reshapedTensor;
 
   it('loads as recorded', async () => {
-    const model = await loadTransformer(gguf, source, createCpuOps(), { contextLength: 32 });
+    const model = await loadTransformer(fx.gguf, fx.source, createCpuOps(), { contextLength: 32 });
     expect(model.config.slidingLayers).toEqual([true, false, true, false]);
     expect(model.config.moe?.gating).toBe('softmax-weight');
   });
@@ -58,11 +31,11 @@ describe('gpt-oss bad input', () => {
     const e = await load({ meta: { 'gpt-oss.rope.freq_base_swa': 10000 } });
     expect(e.code).toBe('unsupported-arch');
     expect(e.message).toContain("'gpt-oss.rope.freq_base_swa'");
-    const same = gguf.metadata['gpt-oss.rope.freq_base'];
+    const same = fx.gguf.metadata['gpt-oss.rope.freq_base'];
     await expect(
       loadTransformer(
-        { ...gguf, metadata: { ...gguf.metadata, 'gpt-oss.rope.freq_base_swa': same } },
-        source,
+        { ...fx.gguf, metadata: { ...fx.gguf.metadata, 'gpt-oss.rope.freq_base_swa': same } },
+        fx.source,
         createCpuOps(),
         {
           contextLength: 32,

@@ -1,39 +1,14 @@
-/**
- * nemotron_h files whose layer-kind arrays, Mamba-2 hyper-parameters or tensors disagree are `gguf-invalid` naming
- * the key or the tensor, before anything runs; the experts variant's keys are refused as `unsupported-arch`.
- */
-
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
-import { parseGguf } from '../../../src/gguf/parse.js';
-import type { GgufFile, GgufValue } from '../../../src/gguf/types.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
+import { describe, expect, it } from 'vitest';
+import type { GgufFile } from '../../../src/gguf/types.js';
 import { describeLayers } from '../../../src/model/layer-spec.js';
-import { loadTransformer, readModelConfig } from '../../../src/model/load.js';
-import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
-import { llmError } from '../../helpers/llm-error.js';
+import { readModelConfig } from '../../../src/model/load.js';
+import { type HeaderEdit, loadEdited, recordedHeader } from '../../helpers/header-edits.js';
 
 const A = 'nemotron_h';
 
 describe('nemotron_h bad input', () => {
-  let source: NodeFileSource;
-  let gguf: GgufFile;
-  beforeAll(async () => {
-    source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, `${A}-q8_0-s2.gguf`));
-    gguf = await parseGguf(source);
-  });
-  afterAll(() => source.close());
-
-  const load = (edit: { meta?: Record<string, GgufValue | undefined>; tensors?: (f: GgufFile) => GgufFile }) => {
-    const metadata: Record<string, GgufValue> = { ...gguf.metadata };
-    for (const [k, v] of Object.entries(edit.meta ?? {})) {
-      if (v === undefined) delete metadata[k];
-      else metadata[k] = v;
-    }
-    const file = (edit.tensors ?? ((f) => f))({ ...gguf, metadata });
-    return llmError(loadTransformer(file, source, createCpuOps(), { contextLength: 32 }));
-  };
+  const fx = recordedHeader(`${A}-q8_0-s2.gguf`);
+  const load = (edit: HeaderEdit) => loadEdited(fx, edit);
   const without =
     (name: string) =>
     (f: GgufFile): GgufFile => ({
@@ -42,7 +17,7 @@ describe('nemotron_h bad input', () => {
     });
 
   it('the per-layer arrays give the layer kinds: Mamba-2, MLP-only, attention without rope or FFN', () => {
-    const c = readModelConfig(gguf);
+    const c = readModelConfig(fx.gguf);
     expect(describeLayers(c).map((l) => l.kind)).toEqual(['mamba2', 'mlp', 'mamba2', 'attention', 'mamba2', 'mlp']);
     expect(c.noRopeLayers.every(Boolean)).toBe(true);
     expect(c.layerFfnDims).toEqual([0, 640, 0, 0, 0, 640]);

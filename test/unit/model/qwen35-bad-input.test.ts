@@ -1,43 +1,10 @@
-/**
- * qwen35 files whose DeltaNet hyper-parameters and tensors disagree are `gguf-invalid` naming the key or the tensor,
- * before anything runs: missing or inconsistent `ssm.*` keys, a conv kernel of another width, a mixed projection of
- * the wrong width, a recurrent layer lacking its tensors, an attention q projection without its output gates.
- */
-
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
-import { parseGguf } from '../../../src/gguf/parse.js';
-import type { GgufFile, GgufValue } from '../../../src/gguf/types.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
-import { loadTransformer } from '../../../src/model/load.js';
-import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
-import { llmError } from '../../helpers/llm-error.js';
+import { describe, expect, it } from 'vitest';
+import { type HeaderEdit, loadEdited, recordedHeader, reshapedTensor } from '../../helpers/header-edits.js';
 
 describe('qwen35 bad input', () => {
-  let source: NodeFileSource;
-  let gguf: GgufFile;
-  beforeAll(async () => {
-    source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, 'qwen35-q8_0-s1.gguf'));
-    gguf = await parseGguf(source);
-  });
-  afterAll(() => source.close());
-
-  const load = (edit: { meta?: Record<string, GgufValue | undefined>; tensors?: (f: GgufFile) => GgufFile }) => {
-    const metadata: Record<string, GgufValue> = { ...gguf.metadata };
-    for (const [k, v] of Object.entries(edit.meta ?? {})) {
-      if (v === undefined) delete metadata[k];
-      else metadata[k] = v;
-    }
-    const file = (edit.tensors ?? ((f) => f))({ ...gguf, metadata });
-    return llmError(loadTransformer(file, source, createCpuOps(), { contextLength: 32 }));
-  };
-  const reshaped =
-    (name: string, shape: number[]) =>
-    (f: GgufFile): GgufFile => ({
-      ...f,
-      tensors: f.tensors.map((t) => (t.name === name ? { ...t, shape } : t)),
-    });
+  const fx = recordedHeader('qwen35-q8_0-s1.gguf');
+  const load = (edit: HeaderEdit) => loadEdited(fx, edit);
+  const reshaped = reshapedTensor;
 
   it('each missing ssm key is named', async () => {
     for (const key of ['conv_kernel', 'state_size', 'group_count', 'time_step_rank', 'inner_size']) {
