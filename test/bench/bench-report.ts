@@ -165,7 +165,7 @@ export function toMarkdown(rep: BenchReport): string {
     lines.push(
       '',
       `Batched choices (${c.backend}): n = ${c.n} aggregate decode ${c.batchedTokPerCpuS} tok/s vs n = 1 ${c.singleTokPerCpuS} ` +
-        `tok/s per CPU second: ${c.ratio}× (wall time ${c.wallRatio}×; target ≥ 2.5×).`,
+        `tok/s per CPU second: ${c.ratio ?? '–'}× (wall time ${c.wallRatio ?? '–'}×; target ≥ 2.5×).`,
     );
   }
   const withB = rep.summary.filter((r) => r.breakdownMs);

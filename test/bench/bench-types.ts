@@ -141,9 +141,9 @@ export interface BenchReport {
     readonly n: number;
     readonly singleTokPerCpuS: number;
     readonly batchedTokPerCpuS: number;
-    /** batched ÷ single aggregate decode tok/s (CPU time). */
-    readonly ratio: number;
-    readonly wallRatio: number;
+    /** batched ÷ single aggregate decode tok/s (CPU time); null when a rate was too short to measure. */
+    readonly ratio: number | null;
+    readonly wallRatio: number | null;
   }[];
 }
 

@@ -32,12 +32,12 @@ export interface ChoicesResult {
   readonly singleTokPerCpuS: number;
   /** All n choices' decode tokens per CPU second. */
   readonly batchedTokPerCpuS: number;
-  /** batched ÷ single, CPU time. */
-  readonly ratio: number;
+  /** batched ÷ single, CPU time; null when a rate was too short to measure (a tiny model, few steps). */
+  readonly ratio: number | null;
   /** The same in wall time (noisy on a loaded machine). */
   readonly singleTokPerS: number;
   readonly batchedTokPerS: number;
-  readonly wallRatio: number;
+  readonly wallRatio: number | null;
 }
 
 /** Measures one spec. */
@@ -67,25 +67,26 @@ export async function measureChoices(spec: ChoicesSpec): Promise<ChoicesResult> 
       for (let i = 0; i < (spec.repeats ?? 2); i++) {
         const [t1, c1, w1] = await request(n, 1);
         const [tD, cD, wD] = await request(n, spec.decode);
-        cpu = Math.max(cpu, ((tD - t1) * 1000) / (cD - c1));
-        wall = Math.max(wall, ((tD - t1) * 1000) / (wD - w1));
+        if (cD > c1) cpu = Math.max(cpu, ((tD - t1) * 1000) / (cD - c1));
+        if (wD > w1) wall = Math.max(wall, ((tD - t1) * 1000) / (wD - w1));
       }
       return [cpu, wall];
     };
     const [singleCpu, singleWall] = await rates(1);
     const [batchedCpu, batchedWall] = await rates(spec.n);
     const r1 = (v: number): number => Math.round(v * 10) / 10;
-    const r2 = (v: number): number => Math.round(v * 100) / 100;
+    // A rate is a difference of two timed runs: 0 when it fell under the timer's resolution, and then no ratio.
+    const r2 = (a: number, b: number): number | null => (a > 0 && b > 0 ? Math.round((a / b) * 100) / 100 : null);
     return {
       backend: engine.info.backend.description,
       threads: spec.threads,
       n: spec.n,
       singleTokPerCpuS: r1(singleCpu),
       batchedTokPerCpuS: r1(batchedCpu),
-      ratio: r2(batchedCpu / singleCpu),
+      ratio: r2(batchedCpu, singleCpu),
       singleTokPerS: r1(singleWall),
       batchedTokPerS: r1(batchedWall),
-      wallRatio: r2(batchedWall / singleWall),
+      wallRatio: r2(batchedWall, singleWall),
     };
   } finally {
     await engine.unload();

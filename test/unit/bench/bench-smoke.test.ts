@@ -86,7 +86,13 @@ describe('bench harness (smoke)', () => {
       choices: [await measureChoices({ modelPath: MODEL, backend: 'wasm', threads: 1, decode: 4, n: 2, repeats: 1 })],
     };
     const c = report.choices![0]!;
-    for (const v of [c.singleTokPerCpuS, c.batchedTokPerCpuS, c.ratio, c.wallRatio]) expect(v).toBeGreaterThan(0);
+    // Rates come from a difference of two timed runs: on a 260K model a few tokens can fall under the timer's
+    // resolution, so a rate may be 0 and its ratio null (what the report then prints); never negative or NaN.
+    for (const v of [c.singleTokPerCpuS, c.batchedTokPerCpuS]) {
+      expect(Number.isFinite(v) && v >= 0).toBe(true);
+    }
+    for (const r of [c.ratio, c.wallRatio]) expect(r === null || (Number.isFinite(r) && r > 0)).toBe(true);
+    expect(c.n).toBe(2);
     const md = toMarkdown(report);
     expect(md).toContain('Batched choices (wasm');
     expect(md).toContain('| webgguf-wasm |');
