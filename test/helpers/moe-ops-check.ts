@@ -175,3 +175,46 @@ export async function expectExpertOpsMatch(ops: Ops, ref: Ops, c: ExpertCase, re
     }
   }
 }
+
+/** Softmax routing with normalised weights, the common case. */
+export const SOFTMAX_NORM = { gating: 'softmax', normWeights: true, scale: 1 } as const;
+/**
+ * The cases every backend's MoE ops are checked on: fused Q8 kernels (Q8_0 with odd rows per expert, Q4_K), an
+ * f32-activation kernel (F16), a dequantize-only type (Q2_K), gpt-oss's biases and clamped SwiGLU (MXFP4), gemma4's
+ * per-expert scale; decode and grouped prefill.
+ */
+export const EXPERT_CASES: readonly ExpertCase[] = [
+  { type: GgmlType.Q8_0, nExperts: 7, rows: 33, k: 64, nUsed: 2, n: 1, route: SOFTMAX_NORM },
+  {
+    type: GgmlType.Q8_0,
+    nExperts: 7,
+    rows: 33,
+    k: 64,
+    nUsed: 3,
+    n: 6,
+    route: { gating: 'sigmoid', normWeights: false, scale: 2.5 },
+  },
+  { type: GgmlType.Q4_K, nExperts: 5, rows: 16, k: 256, nUsed: 4, n: 5, route: SOFTMAX_NORM },
+  {
+    type: GgmlType.F16,
+    nExperts: 4,
+    rows: 9,
+    k: 32,
+    nUsed: 1,
+    n: 3,
+    route: { gating: 'softmax', normWeights: false, scale: 1 },
+  },
+  { type: GgmlType.Q2_K, nExperts: 3, rows: 8, k: 256, nUsed: 2, n: 2, route: SOFTMAX_NORM },
+  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withBias: true },
+  {
+    type: GgmlType.MXFP4,
+    nExperts: 5,
+    rows: 32,
+    k: 64,
+    nUsed: 3,
+    n: 4,
+    route: { gating: 'softmax-weight', normWeights: false, scale: 1 },
+    oai: true,
+  },
+  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withScale: true },
+];

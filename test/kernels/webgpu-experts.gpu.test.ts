@@ -10,52 +10,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
-import { GgmlType } from '../../src/gguf/types.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { RECORDED_FIXTURE_DIR } from '../helpers/shared-path.js';
 import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
-import { type ExpertCase, expectExpertOpsMatch } from '../helpers/moe-ops-check.js';
+import { EXPERT_CASES, expectExpertOpsMatch } from '../helpers/moe-ops-check.js';
 
 afterAll(() => destroyTestGpu());
 
-const SOFTMAX_NORM = { gating: 'softmax', normWeights: true, scale: 1 } as const;
-const CASES: ExpertCase[] = [
-  { type: GgmlType.Q8_0, nExperts: 7, rows: 33, k: 64, nUsed: 2, n: 1, route: SOFTMAX_NORM },
-  {
-    type: GgmlType.Q8_0,
-    nExperts: 7,
-    rows: 33,
-    k: 64,
-    nUsed: 3,
-    n: 6,
-    route: { gating: 'sigmoid', normWeights: false, scale: 2.5 },
-  },
-  { type: GgmlType.Q4_K, nExperts: 5, rows: 16, k: 256, nUsed: 4, n: 5, route: SOFTMAX_NORM },
-  {
-    type: GgmlType.F16,
-    nExperts: 4,
-    rows: 9,
-    k: 32,
-    nUsed: 1,
-    n: 3,
-    route: { gating: 'softmax', normWeights: false, scale: 1 },
-  },
-  { type: GgmlType.Q2_K, nExperts: 3, rows: 8, k: 256, nUsed: 2, n: 2, route: SOFTMAX_NORM },
-  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withBias: true },
-  {
-    type: GgmlType.MXFP4,
-    nExperts: 5,
-    rows: 32,
-    k: 64,
-    nUsed: 3,
-    n: 4,
-    route: { gating: 'softmax-weight', normWeights: false, scale: 1 },
-    oai: true,
-  },
-  { type: GgmlType.Q8_0, nExperts: 9, rows: 32, k: 64, nUsed: 4, n: 3, route: SOFTMAX_NORM, withScale: true },
-];
+const CASES = EXPERT_CASES;
 
 describe('webgpu mixture-of-experts ops vs the reference', () => {
   for (const kernels of ['auto', 'hardware'] as const) {
