@@ -5,19 +5,14 @@
  * ssm_norm; llama.cpp's converter writes it only for models with `mamba_rms_norm`).
  */
 
-import { extra, plan, SMALL_SHAPE, type SyntheticArchSpec, u32 } from '../arch-spec.js';
+import { extra, plan, SMALL_SHAPE, type SyntheticArchSpec } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
+import { mamba2Dims, mamba2Metadata, type Mamba2SpecDims } from './mamba2-dims.js';
 
 const NAME = 'falcon-h1';
 
-const ssm = (s: ModelShape) => {
-  const nHeads = extra(s, 'ssm_heads', 8);
-  const inner = nHeads * extra(s, 'ssm_head_dim', 32);
-  const dState = extra(s, 'd_state', 32);
-  const nGroup = extra(s, 'n_group', 1);
-  const conv = inner + 2 * nGroup * dState;
-  return { inner, dState, nGroup, nHeads, dConv: extra(s, 'd_conv', 4), conv, proj: inner + conv + nHeads };
-};
+const ssm = (s: ModelShape): Mamba2SpecDims =>
+  mamba2Dims(s, { dState: 32, nGroup: 1 }, (h) => h * extra(s, 'ssm_head_dim', 32));
 
 /** falcon-h1. */
 export const falconH1: SyntheticArchSpec = {
@@ -26,11 +21,7 @@ export const falconH1: SyntheticArchSpec = {
   metadata: (s) => {
     const d = ssm(s);
     return {
-      [`${NAME}.ssm.conv_kernel`]: u32(d.dConv),
-      [`${NAME}.ssm.inner_size`]: u32(d.inner),
-      [`${NAME}.ssm.state_size`]: u32(d.dState),
-      [`${NAME}.ssm.time_step_rank`]: u32(d.nHeads),
-      [`${NAME}.ssm.group_count`]: u32(d.nGroup),
+      ...mamba2Metadata(NAME, d),
     };
   },
   tensors: (s) => {

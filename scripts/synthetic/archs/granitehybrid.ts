@@ -10,18 +10,12 @@
 
 import { bool, extra, f32, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
+import { mamba2Dims, mamba2Metadata, type Mamba2SpecDims } from './mamba2-dims.js';
 import { moeKnobs, moeTensors } from './qwen3moe.js';
 
 const NAME = 'granitehybrid';
 
-const ssm = (s: ModelShape) => {
-  const inner = 2 * s.nEmbd;
-  const dState = extra(s, 'd_state', 32);
-  const nGroup = extra(s, 'n_group', 2);
-  const nHeads = extra(s, 'ssm_heads', 8);
-  const conv = inner + 2 * nGroup * dState;
-  return { inner, dState, nGroup, nHeads, dConv: extra(s, 'd_conv', 4), conv, proj: inner + conv + nHeads };
-};
+const ssm = (s: ModelShape): Mamba2SpecDims => mamba2Dims(s, { dState: 32, nGroup: 2 }, () => 2 * s.nEmbd);
 
 const isAttention = (s: ModelShape, il: number): boolean => (il + 1) % extra(s, 'attn_every', 3) === 0;
 const experts = (s: ModelShape): number => extra(s, 'n_expert', 0);
@@ -80,11 +74,7 @@ export const granitehybrid: SyntheticArchSpec = {
       [`${NAME}.attention.head_count_kv`]: u32Array(
         Array.from({ length: s.nLayer }, (_, il) => (isAttention(s, il) ? s.nHeadKv : 0)),
       ),
-      [`${NAME}.ssm.conv_kernel`]: u32(d.dConv),
-      [`${NAME}.ssm.inner_size`]: u32(d.inner),
-      [`${NAME}.ssm.state_size`]: u32(d.dState),
-      [`${NAME}.ssm.time_step_rank`]: u32(d.nHeads),
-      [`${NAME}.ssm.group_count`]: u32(d.nGroup),
+      ...mamba2Metadata(NAME, d),
       [`${NAME}.rope.scaling.finetuned`]: bool(extra(s, 'rope', 0) !== 0),
       ...(experts(s) > 0
         ? {

@@ -6,21 +6,16 @@
  * (16), `d_conv` (4).
  */
 
-import { extra, f32, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
+import { extra, f32, plan, SMALL_SHAPE, type SyntheticArchSpec, u32Array } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
+import { mamba2Dims, mamba2Metadata, type Mamba2SpecDims } from './mamba2-dims.js';
 
 const NAME = 'nemotron_h';
 const PATTERN = ['M', '-', 'M', '*', 'M', '-'] as const;
 const kind = (il: number): (typeof PATTERN)[number] => PATTERN[il % PATTERN.length]!;
 
-const ssm = (s: ModelShape) => {
-  const nHeads = extra(s, 'ssm_heads', 8);
-  const inner = nHeads * extra(s, 'ssm_head_dim', 48);
-  const dState = extra(s, 'd_state', 16);
-  const nGroup = extra(s, 'n_group', 4);
-  const conv = inner + 2 * nGroup * dState;
-  return { inner, dState, nGroup, nHeads, dConv: extra(s, 'd_conv', 4), conv, proj: inner + conv + nHeads };
-};
+const ssm = (s: ModelShape): Mamba2SpecDims =>
+  mamba2Dims(s, { dState: 16, nGroup: 4 }, (h) => h * extra(s, 'ssm_head_dim', 48));
 
 /** nemotron_h. */
 export const nemotronH: SyntheticArchSpec = {
@@ -32,11 +27,7 @@ export const nemotronH: SyntheticArchSpec = {
     return {
       [`${NAME}.feed_forward_length`]: u32Array(layers.map((k) => (k === '-' ? s.nFf : 0))),
       [`${NAME}.attention.head_count_kv`]: u32Array(layers.map((k) => (k === '*' ? s.nHeadKv : 0))),
-      [`${NAME}.ssm.conv_kernel`]: u32(d.dConv),
-      [`${NAME}.ssm.inner_size`]: u32(d.inner),
-      [`${NAME}.ssm.state_size`]: u32(d.dState),
-      [`${NAME}.ssm.time_step_rank`]: u32(d.nHeads),
-      [`${NAME}.ssm.group_count`]: u32(d.nGroup),
+      ...mamba2Metadata(NAME, d),
       [`${NAME}.rope.dimension_count`]: null,
       // llama.cpp requires the plain epsilon and falls back to it for the RMS one (absent here, so that is tested).
       [`${NAME}.attention.layer_norm_epsilon`]: f32(1e-5),
