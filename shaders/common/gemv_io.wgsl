@@ -1,6 +1,6 @@
 // gemv_io: what the hardware decode GEMVs (kernels/gemv.wgsl, kernels/gemv_sg.wgsl) share, so the host records
 // both alike: the fusion overrides, one Params layout (src/backend/webgpu/gemv-sg-params.ts), the bindings, the
-// (normed) x loads, the row dot product over one invocation's share of K, the GLU activation and the split store.
+// (normed) x loads, the GLU activation and the split store.
 // Composed before either kernel (compose.ts KERNEL_SNIPPETS); needs load4/load1 from the quant snippet.
 
 override HAS_NORM: bool = false;
@@ -51,15 +51,6 @@ fn row_base(row: u32) -> u32 {
   if (row >= p.split2) { return p.w_base2 + (row - p.split2) * p.row_stride; }
   if (row >= p.split1) { return p.w_base1 + (row - p.split1) * p.row_stride; }
   return row * p.row_stride;
-}
-
-/** Σ_k W[row at base, k]·x'[k] over one invocation's share: element lane, lane + lanes, … (4 at a time, then 1). */
-fn row_dot(base: u32, xb: u32, lane: u32, lanes: u32) -> f32 {
-  let k4 = p.k & ~3u;
-  var acc = 0.0;
-  for (var i = lane * 4u; i < k4; i += lanes * 4u) { acc += dot(load4(base, i), x4(xb, i)); }
-  for (var i = k4 + lane; i < p.k; i += lanes) { acc += load1(base, i) * x1(xb, i); }
-  return acc;
 }
 
 fn act(g: f32) -> f32 {

@@ -43,8 +43,8 @@ export interface BenchArgs {
   readonly profilePrefill: boolean;
   /** WebGPU: breakdown from encode time even where the adapter has timestamp queries (--no-gpu-timestamps). */
   readonly gpuTimestamps: boolean;
-  /** WebGPU kernel set (--kernels auto|hardware|software; default auto). */
-  readonly kernels: 'auto' | 'hardware' | 'software';
+  /** WebGPU kernel set (--kernels auto|hardware|software|hardware-nosubgroups; default auto). */
+  readonly kernels: 'auto' | 'hardware' | 'software' | 'hardware-nosubgroups';
   readonly caseTimeoutS: number;
   readonly outDir: string;
   readonly raw: readonly string[];
@@ -67,7 +67,8 @@ export const USAGE = `npm run bench -- [options]
   --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
   --peers llama.cpp[,vulkan,cuda]|none     peers in Node (default llama.cpp; vulkan: ~4 min of shader compiles on lavapipe)
   --gpu-bw GBPS                            GPU memory bandwidth, for the GPU rows' roofline
-  --kernels auto|hardware|software         WebGPU kernel set (hardware: the GPU kernels, also on lavapipe)
+  --kernels auto|hardware|software         WebGPU kernel set (hardware: the GPU kernels, also on lavapipe;
+                                           hardware-nosubgroups: those of a GPU without subgroups)
   --browser                                also wllama + our WASM in headless Chromium
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
@@ -239,7 +240,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--kernels': {
         const s = v();
-        if (!['auto', 'hardware', 'software'].includes(s)) bad(k, s, 'auto | hardware | software');
+        if (!['auto', 'hardware', 'software', 'hardware-nosubgroups'].includes(s))
+          bad(k, s, 'auto | hardware | software | hardware-nosubgroups');
         o.kernels = s as BenchArgs['kernels'];
         break;
       }

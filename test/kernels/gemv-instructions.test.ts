@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { gemvShape } from '../../src/backend/webgpu/gemv-shape.js';
 import { QUANT_TYPES } from '../../src/quant/index.js';
 import { countOps } from '../helpers/wgsl-op-count.js';
 
@@ -64,5 +65,82 @@ describe('prefill GEMM shared-memory reads per multiply-add', () => {
     console.log(`[gemm] ${reads} vec4 tile reads per ${macs} multiply-adds`);
     expect(reads).toBe(4 + tt);
     expect(reads / macs).toBeLessThanOrEqual(0.25);
+  });
+});
+
+/**
+ * gemv, the hardware GEMV without subgroups (Firefox, Safari): its K loop (a chunk of x' loaded once, dotted with R
+ * rows through dot_chunk) against the loop it replaced (one load4 and one x4 per 4 weights of one row, a workgroup per
+ * row), per weight, and the barriers it spends per output row (the old one: a log2 tree of workgroupBarrier per
+ * reduction — norm, row, GLU up row — for each single row).
+ */
+describe('hardware GEMV without subgroups (gemv): instructions per weight and barriers per row', () => {
+  const IO = read('common/gemv_io.wgsl');
+  const GEMV = read('kernels/gemv.wgsl');
+  const R_ROWS = 4; // R of the types with a fast dot_chunk (gemvSgRowsPerSubgroup)
+  /** The K-loop body of gemv.wgsl (the GLU's up row left out on both sides), R unrolled to `r`, as a function. */
+  const newLoop = (r: number): string => {
+    const m = /for \(var c = j; c < nc; c \+= tpg\) \{([\s\S]*?)\n {4}\}\n/.exec(GEMV);
+    expect(m, 'the chunk loop of gemv.wgsl').not.toBeNull();
+    const body = m![1]!.replace('r < R', `r < ${r}u`).replace(/if \(IS_GLU\) \{[^\n]*\}/g, '');
+    return `fn new_chunk() {${body}}`;
+  };
+  /**
+   * What gemv's loop did before: 4 weights of one row per step, each step loading and scaling its own 4 x'; and, with
+   * HAS_NORM, a separate Σx² pass over x per workgroup, i.e. per row (the new loop adds x² as it loads each chunk).
+   * Both counted with the norm (the fused Q|K|V and gate·up dispatches; the count takes every `if` body).
+   */
+  const OLD_LOOP =
+    'fn old_step() { acc += dot(load4(base, i), x4(xb, i)); }\nfn old_norm() { ss += x[xb + i] * x[xb + i]; }';
+  const snippetOf = (q: (typeof QUANT_TYPES)[number]): string =>
+    q.webgpu!.chunkDot
+      ? read(`quant/${q.webgpu!.snippet}${q.webgpu!.hardwareRows ? '_rows' : ''}.wgsl`)
+      : `${read(`quant/${q.webgpu!.snippet}.wgsl`)}\n${read('common/dot_chunk.wgsl')}`;
+
+  const typeNames = [...chunkTypes.map((q) => q.name), 'Q4_K', 'Q6_K'];
+  for (const name of typeNames) {
+    const q = QUANT_TYPES.find((t) => t.name === name)!;
+    const r = q.webgpu!.chunkDot ? R_ROWS : 1;
+    it(`${name}: the chunk loop (R = ${r}) costs ≤ ${r > 1 ? MAX_RATIO : 1} × the old per-4-weights loop per weight`, () => {
+      const src = `${BITS}${snippetOf(q)}\n${IO}\n${GEMV}\n${newLoop(r)}\n${OLD_LOOP}`;
+      const now = countOps(src, 'new_chunk') / (32 * r);
+      const before = countOps(src, 'old_step') / 4 + countOps(src, 'old_norm');
+      console.log(`[gemv nosg ops] ${name}: ${now.toFixed(2)} / weight (R = ${r}), before ${before.toFixed(2)}`);
+      expect(now).toBeLessThanOrEqual(before * (r > 1 ? MAX_RATIO : 1));
+    });
+  }
+
+  /** Barriers of one workgroup: the kernel's own, plus the tree of reduce_shared.wgsl per wg_* call. */
+  const barriersOf = (fnBody: string, wgSize: number): number => {
+    const reduce = read('common/reduce_shared.wgsl');
+    const tree = /fn wg_reduce[\s\S]*?\n\}/.exec(reduce)![0];
+    const inLoop = (/for \([^)]*\) \{[\s\S]*?\n {2}\}/.exec(tree)![0].match(/workgroupBarrier\(\)/g) ?? []).length;
+    const perReduction = (tree.match(/workgroupBarrier\(\)/g) ?? []).length + inLoop * (Math.log2(wgSize) - 1);
+    const own = (fnBody.match(/workgroupBarrier\(\)/g) ?? []).length;
+    return own + (fnBody.match(/\bwg_(sum|max|min)\(/g) ?? []).length * perReduction;
+  };
+  /** gemv's main before the rewrite (issue 23): norm, row and up-row reductions, one row per workgroup. */
+  const OLD_MAIN =
+    'if (HAS_NORM) { f = 1.0 / sqrt(wg_sum(ss, ids) / f32(p.k) + p.eps); } var y = wg_sum(acc, ids) * f; ' +
+    'if (IS_GLU) { y = act(y) * (wg_sum(up, ids) * f); }';
+
+  it('≤ 2 barriers per workgroup (≤ 0.5 per row: ROWS ≥ 4), whatever the fusions; the old kernel: 24 per row', () => {
+    const main = /fn main\([\s\S]*$/.exec(GEMV)![0];
+    expect(main).not.toMatch(/\bwg_(sum|max|min)\(/);
+    const perWorkgroup = barriersOf(main, 64);
+    const old = barriersOf(OLD_MAIN, 64);
+    console.log(`[gemv nosg barriers] ${perWorkgroup} per workgroup of ≥ 4 rows; before: ${old} per row`);
+    expect(old).toBe(24);
+    expect(perWorkgroup).toBeLessThanOrEqual(2);
+    for (const [rows, k] of [
+      [1152, 896],
+      [896, 4864],
+      [151936, 896],
+      [3072, 2048],
+      [2048, 8192],
+      [128256, 2048],
+    ] as const) {
+      for (const r of [1, R_ROWS]) expect(perWorkgroup / gemvShape(rows, k, r).rows).toBeLessThanOrEqual(2 / r);
+    }
   });
 });

@@ -7,6 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { GEMV_SG_ROWS, gemvSgWorkgroupSize } from '../../src/backend/webgpu/gemv-sg-params.js';
+import { gemvShape } from '../../src/backend/webgpu/gemv-shape.js';
 import { PROFILE_SUBGROUP_WIDTH } from '../../src/backend/webgpu/profile.js';
 
 interface Shape {
@@ -48,6 +49,30 @@ describe('hardware GEMV occupancy', () => {
       ];
       for (const [m, rows, k, perElement] of matmuls)
         expect(subgroupsPerMiB(rows, k, rows * k * perElement), m).toBeGreaterThanOrEqual(4);
+    });
+  }
+});
+
+/**
+ * The same for gemv, the hardware GEMV without subgroups (Firefox, Safari): its workgroups (64 invocations, the
+ * host's split from gemv-shape.ts) per MiB of weights, counted as 64-lane workgroups (two 32-wide subgroups each).
+ */
+describe('hardware GEMV without subgroups (gemv): occupancy', () => {
+  for (const [name, s] of Object.entries(SHAPES)) {
+    it(`${name}: ≥ 4 workgroups of 64 lanes per MiB for every decode matmul`, () => {
+      const qkvRows = (s.nHead + 2 * s.nHeadKv) * s.headDim;
+      const matmuls: [string, number, number, number][] = [
+        ['q|k|v', qkvRows, s.nEmbd, Q4_0],
+        ['k alone', s.nHeadKv * s.headDim, s.nEmbd, Q4_0],
+        ['wo', s.nEmbd, s.nHead * s.headDim, Q4_0],
+        ['gate·up', s.nFf, s.nEmbd, 2 * Q4_0],
+        ['down', s.nEmbd, s.nFf, Q4_0],
+        ['output', s.nVocab, s.nEmbd, Q8_0],
+      ];
+      for (const [m, rows, k, perElement] of matmuls) {
+        const workgroups = Math.ceil(rows / gemvShape(rows, k, 4).rows);
+        expect(workgroups / ((rows * k * perElement) / 2 ** 20), m).toBeGreaterThanOrEqual(4);
+      }
     });
   }
 });

@@ -9,12 +9,14 @@ import { LlmError } from '../../errors.js';
 /**
  * Which kernel set to run: the one made for GPUs ('hardware'), the one made for CPU implementations of WebGPU
  * ('software': barrier-free, fused gemv_bcast), or as the adapter says ('auto'). Forcing 'hardware' on lavapipe is
- * how the GPU kernels are tested and profiled without a GPU.
+ * how the GPU kernels are tested and profiled without a GPU. 'hardware-nosubgroups' is the hardware set as a GPU
+ * without the `subgroups` feature runs it (Firefox, Safari: the GEMV `gemv` with workgroup-memory reductions), forced
+ * whatever the adapter offers.
  */
-export type KernelSet = 'hardware' | 'software' | 'auto';
+export type KernelSet = 'hardware' | 'software' | 'auto' | 'hardware-nosubgroups';
 
 /** The kernel sets a caller may name. */
-export const KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software'];
+export const KERNEL_SETS: readonly KernelSet[] = ['auto', 'hardware', 'software', 'hardware-nosubgroups'];
 
 /** Options for acquiring a device; all optional. */
 export interface GpuDeviceOptions {
@@ -35,7 +37,10 @@ export interface GpuDeviceOptions {
   readonly maxBindingBytes?: number;
   /** Treat the adapter as a CPU implementation (true) or a GPU (false); default: detected from its info. */
   readonly isSoftware?: boolean;
-  /** Kernel set (default 'auto'); 'hardware' / 'software' override `isSoftware`. */
+  /**
+   * Kernel set (default 'auto'); 'hardware' / 'software' override `isSoftware`; 'hardware-nosubgroups' also turns
+   * subgroups off (as `useSubgroups: false`).
+   */
   readonly kernels?: KernelSet;
   /**
    * gemv_bcast loads x per lane, the path of subgroups narrower than 8 (SwiftShader's 4), also where subgroups are
@@ -46,7 +51,7 @@ export interface GpuDeviceOptions {
 
 /** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
 function softwareChoice(options: GpuDeviceOptions): boolean | undefined {
-  if (options.kernels === 'hardware') return false;
+  if (options.kernels === 'hardware' || options.kernels === 'hardware-nosubgroups') return false;
   if (options.kernels === 'software') return true;
   return options.isSoftware;
 }
@@ -117,7 +122,7 @@ function describeAdapter(adapter: GPUAdapter | undefined): string {
  */
 export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise<GpuContext> {
   const preferF16 = options.preferF16 ?? true;
-  const useSubgroups = options.useSubgroups ?? true;
+  const useSubgroups = (options.useSubgroups ?? true) && options.kernels !== 'hardware-nosubgroups';
   if (options.device) {
     const d = options.device;
     return {

@@ -10,6 +10,7 @@ import type { FusedNorm, GluActivation, Weight } from '../ops.js';
 import type { GpuContext } from './device.js';
 import { GEMV_SG_ROWS, GEMV_SG_WG, gemvSgWorkgroupSize, writeGemvSgParams } from './gemv-sg-params.js';
 import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
+import { GEMV_WG, gemvShape } from './gemv-shape.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
@@ -137,9 +138,9 @@ export class HardwareGemv {
     const grp = g.group;
     if (grp?.kind !== 'gate_up' || u.group !== grp || grp.members[0] !== g || !this.applies(xa, g, n, norm))
       return false;
-    const wg = this.wgSize(g.nRows, g.rowLength);
-    const pipe = this.sgPipe(g.layout, g.rowLength, wg, norm !== null, false, act);
-    const groups = grid(Math.ceil(g.nRows / this.sgRows), 1);
+    const { wg, rows } = this.shape(g.nRows, g.rowLength, g.layout);
+    const pipe = this.sgPipe(g.layout, g.rowLength, wg, rows, norm !== null, false, act);
+    const groups = grid(Math.ceil(g.nRows / rows), 1);
     this.h.rec.dispatch(
       pipe,
       [
@@ -220,9 +221,9 @@ export class HardwareGemv {
     }
     const [o0, o1, o2] = pend.outs as [GpuActivation, GpuActivation, GpuActivation];
     const total = q.nRows + k.nRows + v.nRows;
-    const wg = this.wgSize(total, q.rowLength);
-    const pipe = this.sgPipe(q.layout, q.rowLength, wg, pend.norm !== null, false, null);
-    const groups = grid(Math.ceil(total / this.sgRows), 1);
+    const { wg, rows } = this.shape(total, q.rowLength, q.layout);
+    const pipe = this.sgPipe(q.layout, q.rowLength, wg, rows, pend.norm !== null, false, null);
+    const groups = grid(Math.ceil(total / rows), 1);
     const nw = pend.norm ? this.h.vec(pend.norm.weight) : this.h.dummy;
     this.h.rec.dispatch(
       pipe,
@@ -260,12 +261,12 @@ export class HardwareGemv {
     norm: FusedNorm | null,
     accumulate: boolean,
   ): void {
-    const wg = this.wgSize(wt.nRows, wt.rowLength);
-    const pipe = this.sgPipe(wt.layout, wt.rowLength, wg, norm !== null, accumulate, null);
+    const { wg, rows } = this.shape(wt.nRows, wt.rowLength, wt.layout);
+    const pipe = this.sgPipe(wt.layout, wt.rowLength, wg, rows, norm !== null, accumulate, null);
     const b = bias ? this.h.vec(bias) : this.h.dummy;
     const nw = norm ? this.h.vec(norm.weight) : this.h.dummy;
     for (const part of wt.parts) {
-      const groups = grid(Math.ceil(part.nRows / this.sgRows), n);
+      const groups = grid(Math.ceil(part.nRows / rows), n);
       this.h.rec.dispatch(
         pipe,
         [null, part.buffer, xa.buffer, o.buffer, b, nw, this.h.dummyRw[0], this.h.dummyRw[1]],
@@ -293,14 +294,13 @@ export class HardwareGemv {
     }
   }
 
-  /** Workgroup size of the hardware GEMV for `rows` rows of length `k` (gemv_sg: wider for few long rows; gemv: 64). */
-  private wgSize(rows: number, k: number): number {
-    return this.h.ctx.isSubgroups ? gemvSgWorkgroupSize(rows, k) : SG_WG;
-  }
-
-  /** Rows per workgroup of the hardware GEMV: gemv_sg's ROWS with subgroups, one row per workgroup (gemv) without. */
-  private get sgRows(): number {
-    return this.h.ctx.isSubgroups ? SG_ROWS : 1;
+  /**
+   * Workgroup size and rows per workgroup of the hardware GEMV for `nRows` rows of length `k`: gemv_sg's (wider
+   * workgroups for few long rows, ROWS rows) with subgroups, gemv's split (gemv-shape.ts) without.
+   */
+  private shape(nRows: number, k: number, quant: GpuQuantLayout): { wg: number; rows: number } {
+    if (this.h.ctx.isSubgroups) return { wg: gemvSgWorkgroupSize(nRows, k), rows: SG_ROWS };
+    return { wg: GEMV_WG, rows: gemvShape(nRows, k, gemvSgRowsPerSubgroup(quant)).rows };
   }
 
   /** The hardware GEMV variant with these fusions: gemv_sg with subgroups, else gemv (same Params and bindings). */
@@ -308,6 +308,7 @@ export class HardwareGemv {
     quant: GpuQuantLayout,
     k: number,
     wg: number,
+    rows: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
@@ -318,33 +319,34 @@ export class HardwareGemv {
       (hasNorm ? 1 : 0) |
       (accumulate ? 2 : 0) |
       (glu === 'silu' ? 4 : glu === 'gelu' ? 8 : 0) |
-      (wg !== SG_WG ? 16 : 0);
+      ((this.h.ctx.isSubgroups ? (wg !== SG_WG ? 1 : 0) : rows) << 4); // gemv: one variant per rows per workgroup
     let byK = this.sgPipes.get(quant);
     if (!byK) this.sgPipes.set(quant, (byK = new Map()));
     let byFlags = byK.get(k);
     if (!byFlags) byK.set(k, (byFlags = []));
-    return (byFlags[index] ??= this.createSgPipe(quant, k, wg, hasNorm, accumulate, glu));
+    return (byFlags[index] ??= this.createSgPipe(quant, k, wg, rows, hasNorm, accumulate, glu));
   }
 
   private createSgPipe(
     quant: GpuQuantLayout,
     k: number,
     wg: number,
+    rows: number,
     hasNorm: boolean,
     accumulate: boolean,
     glu: GluActivation | null,
   ): CachedPipeline {
     const sg = this.h.ctx.isSubgroups;
     const tag =
-      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : '', sg ? `k${k}` : '']
+      [hasNorm ? 'norm' : '', accumulate ? 'acc' : '', glu ? `glu_${glu}` : '', `k${k}`, sg ? '' : `rows${rows}`]
         .filter((t) => t)
         .join('_') || undefined;
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
       kernel: sg ? 'gemv_sg' : 'gemv',
-      quant: sg ? gemvSgQuant(quant) : quant,
+      quant: gemvSgQuant(quant),
       wgSize: wg,
-      constants: sg ? { ROWS: SG_ROWS, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions } : fusions,
+      constants: { ROWS: rows, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions },
       ...(tag ? { tag } : {}),
     });
   }

@@ -14,6 +14,10 @@ interface MatmulProfile extends Omit<MatmulRecord, 'wgSize'> {
   readonly subgroups: number;
   /** Weight rows one subgroup walks (fractional when several subgroups share a row). */
   readonly rowsPerSubgroup: number;
+  /** Invocations per workgroup. */
+  readonly lanes: number;
+  /** Output rows (× tokens) per workgroup launched. */
+  readonly rowsPerWorkgroup: number;
   /** weightBytesLoaded ÷ weightBytesLogical. */
   readonly loadsPerWeightByte: number;
   /** Subgroups per MiB of logical weight bytes (occupancy of a memory-bound GEMV). */
@@ -116,6 +120,8 @@ function toMatmulProfile(r: MatmulRecord): MatmulProfile {
     workgroups: r.workgroups,
     subgroups,
     rowsPerSubgroup: (r.rows * r.tokens) / subgroups,
+    lanes: r.wgSize,
+    rowsPerWorkgroup: (r.rows * r.tokens) / r.workgroups,
     weightBytesLogical: r.weightBytesLogical,
     weightBytesLoaded: r.weightBytesLoaded,
     loadsPerWeightByte: r.weightBytesLoaded / Math.max(1, r.weightBytesLogical),

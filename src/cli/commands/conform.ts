@@ -26,7 +26,7 @@ import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile, referencePathFor }
 const GREEDY_MODES: readonly GreedyMode[] = ['near-tie', 'exact', 'report', 'off'];
 
 const USAGE =
-  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--f32 (webgpu: no shader-f16)] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
+  'webgguf conform <model.gguf> [--reference <ref.json>, default: <model>.reference.json beside it] [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software|hardware-nosubgroups (webgpu)] [--f32 (webgpu: no shader-f16)] [--threads N] [--json] [--greedy near-tie|exact|report|off] [--max-error X] [--max-dequant-error X]';
 
 /**
  * Limits per backend: the reference table for 'cpu'; other backends may round activations (F16, Q8) as llama.cpp's

@@ -12,7 +12,7 @@ import { inputTokens, showToken } from '../prompt-tokens.js';
 import { evalWithImages, IMAGE_FLAGS, IMAGE_FLAGS_HELP, imageInput } from '../image-input.js';
 
 const USAGE =
-  'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--json] [--top K] ' +
+  'webgguf eval <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software|hardware-nosubgroups (webgpu)] [--threads N] [--json] [--top K] ' +
   IMAGE_FLAGS_HELP;
 
 async function run(args: string[], io: CliIo): Promise<number> {

@@ -14,7 +14,7 @@ import { CLI_BACKENDS, kernelsFlag, loadModel, openModelFile } from '../model-fi
 import { inputTokens } from '../prompt-tokens.js';
 import { IMAGE_FLAGS, IMAGE_FLAGS_HELP, imageInput } from '../image-input.js';
 
-const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software (webgpu)] [--threads N] [--ignore-eos] ${IMAGE_FLAGS_HELP} ${SAMPLING_FLAGS_HELP}`;
+const USAGE = `webgguf generate <model.gguf> (--prompt "…" | --tokens 1,2,3) [--backend cpu|wasm|webgpu] [--kernels auto|hardware|software|hardware-nosubgroups (webgpu)] [--threads N] [--ignore-eos] ${IMAGE_FLAGS_HELP} ${SAMPLING_FLAGS_HELP}`;
 
 /** Tokens generated when -n is not given. */
 const DEFAULT_MAX_TOKENS = 64;

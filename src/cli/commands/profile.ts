@@ -14,7 +14,7 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { kernelsFlag, openModelFile, startBackend } from '../model-file.js';
 
 const USAGE =
-  'webgguf profile <model.gguf> [--backend webgpu] [--kernels auto|hardware|software] [--f32] [--prefill N (chunk tokens, default 64)] [--json]';
+  'webgguf profile <model.gguf> [--backend webgpu] [--kernels auto|hardware|software|hardware-nosubgroups] [--f32] [--prefill N (chunk tokens, default 64)] [--json]';
 
 /** What the profiler needs of the backend (WebGpuOps). */
 interface ProfilingOps {
