@@ -67,7 +67,8 @@ export const USAGE = `npm run bench -- [options]
   --backends wasm[,webgpu,cpu]|none        our backends in Node (default wasm)
   --peers llama.cpp[,vulkan,cuda]|none     peers in Node (default llama.cpp; vulkan: ~4 min of shader compiles on lavapipe)
   --gpu-bw GBPS                            GPU memory bandwidth, for the GPU rows' roofline
-  --kernels auto|hardware|software         WebGPU kernel set (hardware: the GPU kernels, also on lavapipe;
+  --kernels auto|hardware|software|hardware-nosubgroups
+                                           WebGPU kernel set (hardware: the GPU kernels, also on lavapipe;
                                            hardware-nosubgroups: those of a GPU without subgroups)
   --browser                                also wllama + our WASM in headless Chromium
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)

@@ -4,7 +4,7 @@
  * and Q4_K, on the hardware kernel set. Each case records `reps` matmuls in one submission, times it from submit
  * to readback (median of 5), and reports the GGUF bytes of W per second. Very fast GPUs make small models measure
  * overhead, not kernels; these shapes are large enough to measure the kernel.
- * Usage: node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts [reps=20] [auto|hardware|software]
+ * Usage: node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts [reps=20] [auto|hardware|software|hardware-nosubgroups]
  */
 
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
@@ -42,7 +42,7 @@ function randomWeight(type: GgmlType, k: number, rows: number): Uint8Array {
 /** Runs the benchmark; returns the process exit status. */
 export async function main(args: string[]): Promise<number> {
   const reps = Number(args[0] ?? 20);
-  const kernels = (args[1] ?? 'hardware') as 'auto' | 'hardware' | 'software';
+  const kernels = (args[1] ?? 'hardware') as 'auto' | 'hardware' | 'software' | 'hardware-nosubgroups';
   const ops = await createWebGpuOps({ gpu: await nodeGpu(), kernels });
   console.log(`${ops.description}, kernels ${ops.kernelSet}, ${reps} matmuls per submission`);
   console.log('| shape (rows×K) | type | GGUF MiB | µs / matmul | GB/s |');

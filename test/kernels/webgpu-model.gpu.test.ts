@@ -54,6 +54,33 @@ for (const kernels of KERNEL_SETS) {
   }
 }
 
+// The hardware set as a GPU without `subgroups` runs it (Firefox, Safari: gemv with workgroup-memory reductions,
+// kernels 'hardware-nosubgroups') on the f16 path; its f32 path is the 'f32+shared hardware kernels' suite above.
+// Fixtures: the types the hardware set row-splits (Q4_0, Q8_0, Q5_0, IQ4_NL) and generic-chunk fallbacks (Q4_1,
+// Q5_1, BF16, F16, K-quants), plus the Qwen2 shape (Q|K|V biases folded into one dispatch).
+const NO_SUBGROUP_FIXTURES = [
+  'stories260K.gguf',
+  ...['q4_0', 'q8_0', 'q5_0', 'iq4_nl', 'q4_1', 'q5_1', 'bf16', 'f16'].map((q) => `derived/stories260K-${q}.gguf`),
+  'synthetic/synth-llama-256-q4_k_m.gguf',
+  'synthetic/synth-llama-256-q6_k.gguf',
+  'arch/qwen2-q8_0.gguf',
+];
+if (!process.env.WEBGGUF_GPU_KERNELS || process.env.WEBGGUF_GPU_KERNELS === 'hardware-nosubgroups') {
+  let nosgDevice: GPUDevice | null = null;
+  runConformanceSuite(
+    'webgpu f16+shared hardware-nosubgroups kernels',
+    async () => {
+      nosgDevice ??= await getTestDevice(['shader-f16', 'subgroups']);
+      return createWebGpuOps({ device: nosgDevice, preferF16: true, kernels: 'hardware-nosubgroups' });
+    },
+    {
+      filter: (f) => isFull || NO_SUBGROUP_FIXTURES.includes(f.id),
+      tolerances: (base) => ({ ...base, dequantF32: Math.max(base.dequantF32, 2e-2) + 2e-2, kvF32: base.kvF32 + 2e-2 }),
+      onReport: (fixture, report) => console.log(`[webgpu nosg f16] ${formatReport(fixture.id, report)}`),
+    },
+  );
+}
+
 // Chunked prefill: 3-token steps exercise gemm with n = 3 and attention rows at startPos > 0 (f32 path).
 let chunkDevice: GPUDevice | null = null;
 runConformanceSuite(

@@ -59,10 +59,29 @@ describe('webgguf profile / --kernels', () => {
     expect((JSON.parse(r.out) as { kernels: string }).kernels).toBe('software');
   });
 
+  it('--kernels hardware-nosubgroups: the hardware set without subgroups (gemv), rows and lanes per workgroup', async () => {
+    const r = await runCliCaptured('profile', MODEL, '--kernels', 'hardware-nosubgroups', '--prefill', '4', '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out) as {
+      kernels: string;
+      backend: string;
+      decode: { matmuls: { kernel: string; lanes: number; rowsPerWorkgroup: number }[] };
+    };
+    expect(report.kernels).toBe('hardware');
+    expect(report.backend).toMatch(/shared-memory/);
+    const gemv = report.decode.matmuls.filter((m) => m.kernel.startsWith('gemv.'));
+    expect(gemv.length).toBeGreaterThan(0); // the fused Q|K|V, wo, gate·up·GLU, down of each layer
+    expect(report.decode.matmuls.some((m) => m.kernel.startsWith('gemv_sg'))).toBe(false);
+    for (const m of gemv) {
+      expect(m.lanes).toBe(64);
+      expect(m.rowsPerWorkgroup, m.kernel).toBeGreaterThanOrEqual(4); // was 1: a workgroup per row
+    }
+  });
+
   it('a bad kernel set, or --kernels off webgpu, is a clear usage error', async () => {
     const bad = await runCliCaptured('eval', MODEL, '--tokens', '1,2', '--backend', 'webgpu', '--kernels', 'gpu');
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/--kernels must be one of auto, hardware, software, got 'gpu'/);
+    expect(bad.err).toMatch(/--kernels must be one of auto, hardware, software, hardware-nosubgroups, got 'gpu'/);
     const off = await runCliCaptured('conform', MODEL, '--backend', 'cpu', '--kernels', 'hardware');
     expect(off.code).toBe(1);
     expect(off.err).toMatch(/--kernels applies to --backend webgpu only/);

@@ -88,6 +88,12 @@ describe('hardware kernel set: structural profile (Qwen2.5-shaped Q4_0)', () => 
   it('the f32 path without subgroups (Firefox, Safari: the fused gemv) meets the same decode targets', async () => {
     const variant = GPU_VARIANTS.find((v) => !v.useSubgroups)!;
     const { decode } = await profileModel(variant.preferF16, variant.useSubgroups);
+    // gemv's split (gemv-shape.ts): R = 4 rows share each chunk of x', so ≥ 4 rows per 64-lane workgroup (was 1).
+    for (const m of decode.matmuls) {
+      expect(m.kernel, m.name).toMatch(/^gemv\./);
+      expect(m.lanes, m.name).toBe(64);
+      expect(m.rowsPerWorkgroup, m.name).toBeGreaterThanOrEqual(4);
+    }
     expect(decode.dispatches).toBeLessThanOrEqual(8 * N_LAYER + 6);
     expect(decode.submissions).toBe(1);
     expect(decode.readbackBytes).toBeLessThanOrEqual(8);
