@@ -14,7 +14,7 @@ const MAX_TPG = GEMV_WG;
 const MIN_WORKGROUPS = 128;
 
 /** One dispatch's split: rows per workgroup (the ROWS override) and invocations per row group. */
-export interface GemvShape {
+interface GemvShape {
   readonly rows: number;
   readonly threadsPerRowGroup: number;
 }
