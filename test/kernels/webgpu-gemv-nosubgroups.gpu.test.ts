@@ -21,7 +21,8 @@ const gpuErrors = collectGpuErrors();
 
 describe('gemv (no subgroups): host split', () => {
   it('long rows get more invocations per row group, few rows split K further, ROWS·TPG = R·64', () => {
-    expect(gemvShape(4864, 896, 4)).toEqual({ rows: 32, threadsPerRowGroup: 8 }); // 0.5B gate·up
+    expect(gemvShape(151936, 896, 4)).toEqual({ rows: 32, threadsPerRowGroup: 8 }); // 0.5B output: many rows
+    expect(gemvShape(4864, 896, 4)).toEqual({ rows: 8, threadsPerRowGroup: 32 }); // 0.5B gate·up: 608 workgroups
     expect(gemvShape(896, 4864, 4)).toEqual({ rows: 4, threadsPerRowGroup: 64 }); // 0.5B down
     expect(gemvShape(896, 896, 4)).toEqual({ rows: 8, threadsPerRowGroup: 32 }); // 0.5B wo: few rows
     expect(gemvShape(128256, 2048, 4)).toEqual({ rows: 8, threadsPerRowGroup: 32 }); // 1B output

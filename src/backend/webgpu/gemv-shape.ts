@@ -10,8 +10,12 @@ export const GEMV_WG = 64;
 /** Invocations per row group: fewest (rows of up to ~32 chunks) and most (one row group per workgroup). */
 const MIN_TPG = 8;
 const MAX_TPG = GEMV_WG;
-/** Workgroups below which a dispatch splits K over more invocations rather than taking more rows per workgroup. */
-const MIN_WORKGROUPS = 128;
+/**
+ * Workgroups below which a dispatch splits K over more invocations rather than taking more rows per workgroup: a
+ * GPU of 100+ compute units needs several workgroups each to keep enough loads in flight (gemv_sg launches 608 for
+ * the 0.5B gate·up; 152 here would leave most units with one).
+ */
+const MIN_WORKGROUPS = 512;
 
 /** One dispatch's split: rows per workgroup (the ROWS override) and invocations per row group. */
 interface GemvShape {
