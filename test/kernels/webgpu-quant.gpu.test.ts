@@ -1,7 +1,7 @@
 /**
  * WebGPU weight kernels vs the quant registry, for every type the backend runs, on the f16+subgroups and the
  * f32+shared-memory paths: embedding lookup (dequantization, ≈ exact vs QuantType.dequantizeRow), decode gemv
- * (n = 1: gemv_rows for K ≤ 256; above, gemv_sg with subgroups, else the workgroup-per-row gemv of GPUs) and
+ * (n = 1: gemv_rows for K ≤ 256; above, gemv_sg with subgroups, else gemv, the GPUs' GEMV without subgroups) and
  * tiled gemm (n ≥ 2), judged by NMSE against an f64 product of the dequantized weights. Shapes are odd on purpose:
  * one block per row, a single row, row counts that are not multiples of 32, F32/F16 rows of 45 and 301 elements.
  */
@@ -70,7 +70,7 @@ for (const variant of GPU_VARIANTS) {
   describe(`webgpu weights (${variant.name})`, () => {
     let ops: WebGpuOps;
     beforeAll(async () => {
-      // isSoftware: false selects the GPU kernels (gemv_sg or the workgroup-per-row gemv for K > 256) on lavapipe too.
+      // isSoftware: false selects the GPU kernels (gemv_sg, or gemv without subgroups, for K > 256) on lavapipe too.
       ops = await createWebGpuOps({
         gpu: await getTestGpu(),
         preferF16: variant.preferF16,
@@ -85,7 +85,7 @@ for (const variant of GPU_VARIANTS) {
       const qt = getQuantType(type);
       const isFloat = qt.blockElements === 1;
       // One block per row; several blocks (or an odd float row) with a row count that is not a multiple of 32; and
-      // rows longer than 256, which decode through the workgroup-per-row gemv instead of gemv_rows.
+      // rows longer than 256, which decode through gemv / gemv_sg instead of gemv_rows.
       const longK = isFloat ? 301 : Math.ceil(257 / qt.blockElements) * qt.blockElements;
       const shapes: [number, number][] = isFloat
         ? [

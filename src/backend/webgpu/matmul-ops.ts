@@ -59,7 +59,7 @@ export class MatmulOps {
     }
     if (this.sw.bcast(o, xa, wt, n, bias, null, false, null)) return; // software adapters: gemv_bcast
     // Decode: one row per invocation for short rows (no idle lanes, no barriers); longer rows one subgroup per
-    // row when subgroups exist, else a row per SIMD lane on software adapters and a workgroup per row on GPUs. Prefill: the tiled
+    // row when subgroups exist, else a row per SIMD lane on software adapters and gemv's row groups (gemv-shape.ts) on GPUs. Prefill: the tiled
     // gemm — except small batches on software adapters, which the decode kernels run faster per token.
     const kind = this.gemvKind(wt.rowLength, n);
     if (kind === 'gemv_sg' || kind === 'gemv') {
