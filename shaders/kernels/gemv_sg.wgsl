@@ -8,7 +8,8 @@
 // Work split: a workgroup covers ROWS rows, in ROWS / R row groups of R rows. A subgroup takes one row group at a
 // time and walks K in 32-element chunks, lane l taking chunks l, l + lanes, …: it loads the chunk's x' once (eight
 // vec4 kept in registers) and dots it with the R rows (the quant snippet's dot_chunk: a block's words loaded once
-// as one contiguous span, its scale decoded once). Subgroups beyond the row groups split K between them (split-K:
+// as one contiguous span, its scale decoded once: row-split scales from each row's scale_origin, found once per
+// row group). Subgroups beyond the row groups split K between them (split-K:
 // ksplit subgroups per row group, partial sums combined in workgroup memory). A subgroup wider than the workgroup
 // (128-wide subgroups on some mobile GPUs; lavapipe's 8 with WG_SIZE 4) holds only WG_SIZE live lanes, so lanes and
 // strides count min(subgroup_size, WG_SIZE) (issue 23: striding by subgroup_size skipped K).
@@ -71,9 +72,13 @@ fn main(
       let nr = select(0u, min(R, p.n_rows - first), first < p.n_rows); // rows of this group that exist
       var bases: array<u32, MAX_R>;
       var ubases: array<u32, MAX_R>;
+      var scales: array<u32, MAX_R>; // the rows' scale origins (row-split layouts: scales in their own region)
+      var uscales: array<u32, MAX_R>;
       for (var r = 0u; r < R; r++) {
         bases[r] = row_base(first + r);
         ubases[r] = p.w_base1 + (first + r) * p.row_stride;
+        scales[r] = scale_origin(bases[r]);
+        if (IS_GLU) { uscales[r] = scale_origin(ubases[r]); }
       }
       for (var c = kl; c < nc; c += kstride) {
         let xv = x_chunk(xb, c);
@@ -81,8 +86,8 @@ fn main(
         let xsum = s4.x + s4.y + s4.z + s4.w;
         for (var r = 0u; r < R; r++) {
           if (r < nr) {
-            acc[r] += dot_chunk(bases[r], c, xv, xsum);
-            if (IS_GLU) { up[r] += dot_chunk(ubases[r], c, xv, xsum); }
+            acc[r] += dot_chunk(bases[r], scales[r], c, xv, xsum);
+            if (IS_GLU) { up[r] += dot_chunk(ubases[r], uscales[r], c, xv, xsum); }
           }
         }
       }

@@ -13,7 +13,7 @@ import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
-import type { GpuQuantLayout } from './upload.js';
+import { type GpuQuantLayout, scaleBytes } from './upload.js';
 import { groupOffsets, type WeightGroupKind, type WeightGroupSlot } from './weight-groups.js';
 
 const SG_WG = GEMV_SG_WG;
@@ -400,9 +400,16 @@ export class HardwareGemv {
     const buffer = this.h.buffer(members.map((m) => m.name).join('+'), total, BufferUsage.COPY_DST);
     const group: GpuWeightGroup = { kind, buffer, members, wordBase: offsets.map((o) => o / 4) };
     members.forEach((m, i) => {
+      // A member's range runs to the next member (or the buffer's end): a row-split member's scale region is
+      // right-justified there, so its binding alone and gemv_io's segments of the whole buffer both end at it.
+      const end = offsets[i + 1] ?? total;
       const b = bytes[i]!;
-      this.h.device.queue.writeBuffer(buffer, offsets[i]!, b.buffer as ArrayBuffer, b.byteOffset, b.byteLength);
-      m.parts = [{ buffer: { buffer, offset: offsets[i]!, size: b.byteLength }, rowStart: 0, nRows: m.nRows }];
+      const tail = scaleBytes(m.layout, m.rowLength, m.nRows);
+      const q = this.h.device.queue;
+      q.writeBuffer(buffer, offsets[i]!, b.buffer as ArrayBuffer, b.byteOffset, b.byteLength - tail);
+      if (tail > 0)
+        q.writeBuffer(buffer, end - tail, b.buffer as ArrayBuffer, b.byteOffset + b.byteLength - tail, tail);
+      m.parts = [{ buffer: { buffer, offset: offsets[i]!, size: end - offsets[i]! }, rowStart: 0, nRows: m.nRows }];
       m.group = group;
     });
   }
