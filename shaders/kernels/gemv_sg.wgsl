@@ -15,7 +15,8 @@
 // strides count min(subgroup_size, WG_SIZE) (issue 23: striding by subgroup_size skipped K).
 // The host model of these addresses: test/kernels/gemv-sg-lanes.test.ts (keep in step with this file).
 // Composed after reduce_subgroup.wgsl (WG_SIZE), bits.wgsl, one quant snippet (load4/load1, dot_chunk, or
-// common/dot_chunk.wgsl after it) and common/gemv_io.wgsl (overrides but ROWS/K, Params, bindings, x4/x1, act, store).
+// common/dot_chunk.wgsl after it; then common/x_q8.wgsl with the snippet's dot_chunk_q8, or common/x_q8_none.wgsl)
+// and common/gemv_io.wgsl (overrides but ROWS/K, Params, bindings, x4/x1, act, store).
 // Dispatch: (gx, gy, n) workgroups, rows (wg.y·gx + wg.x)·ROWS …, token t = wg.z. f32 accumulation.
 // Reference: x·Wᵀ with W dequantized by src/quant (CpuOps.matmul), NMSE; fusions: webgpu-hardware-fused test.
 
@@ -24,6 +25,10 @@ override K: u32 = 0u; // row length fixed at pipeline creation (constant loop bo
 const MAX_R: u32 = 4u; // register arrays of a row group
 override R: u32 = 4u; // rows one subgroup dots with each chunk of x' (≤ MAX_R; the host sets 1 for types without
 // a fast dot_chunk, whose generic chunk — eight inlined K-quant decodes — would make R copies too big to compile well)
+// Q8 activations (llama.cpp's Q8_0 dot semantics, where the adapter has packed 4×8-bit integer dot products): each
+// chunk of x' quantised to int8 once per row group (common/x_q8.wgsl) and dotted with the rows by the snippet's
+// dot_chunk_q8 (dot4I8Packed); the host sets it for the types with one (gemv-sg-quant.ts), else x_q8_none stands in.
+override Q8_X: bool = false;
 
 // (ksplit, ROWS, 2) partial sums, gate and up: ksplit ≤ WG_SIZE / 4 (subgroups have ≥ 4 lanes)
 var<workgroup> part: array<f32, 2u * ROWS * max(1u, WG_SIZE / 4u)>;
@@ -82,6 +87,16 @@ fn main(
       }
       for (var c = kl; c < nc; c += kstride) {
         let xv = x_chunk(xb, c);
+        if (Q8_X) {
+          let xq = quantize_chunk(xv); // once per chunk, for the R rows
+          for (var r = 0u; r < R; r++) {
+            if (r < nr) {
+              acc[r] += dot_chunk_q8(bases[r], scales[r], c, xq);
+              if (IS_GLU) { up[r] += dot_chunk_q8(ubases[r], uscales[r], c, xq); }
+            }
+          }
+          continue;
+        }
         let s4 = xv[0] + xv[1] + xv[2] + xv[3] + xv[4] + xv[5] + xv[6] + xv[7];
         let xsum = s4.x + s4.y + s4.z + s4.w;
         for (var r = 0u; r < R; r++) {

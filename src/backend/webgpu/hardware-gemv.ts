@@ -9,7 +9,7 @@ import { BufferUsage } from './gpu-flags.js';
 import type { FusedNorm, GluActivation, Weight } from '../ops.js';
 import type { GpuContext } from './device.js';
 import { GEMV_SG_ROWS, GEMV_SG_WG, gemvSgWorkgroupSize, writeGemvSgParams } from './gemv-sg-params.js';
-import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
+import { gemvSgInt8, gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
@@ -342,9 +342,17 @@ export class HardwareGemv {
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
       kernel: sg ? 'gemv_sg' : 'gemv',
-      quant: sg ? gemvSgQuant(quant) : quant,
+      quant: sg ? gemvSgQuant(quant, this.h.ctx.isInt8Dot) : quant,
       wgSize: wg,
-      constants: sg ? { ROWS: SG_ROWS, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions } : fusions,
+      constants: sg
+        ? {
+            ROWS: SG_ROWS,
+            R: gemvSgRowsPerSubgroup(quant),
+            K: k,
+            Q8_X: gemvSgInt8(quant, this.h.ctx.isInt8Dot),
+            ...fusions,
+          }
+        : fusions,
       ...(tag ? { tag } : {}),
     });
   }
