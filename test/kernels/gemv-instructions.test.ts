@@ -54,7 +54,9 @@ describe('hardware GEMV instructions per weight', () => {
       const chunk = countOps(src, 'dot_chunk_q8') / 32;
       const q8 = chunk + countOps(src, 'quantize_chunk') / r / 32;
       const f32 = countOps(src, 'dot_chunk') / 32;
-      console.log(`[gemv ops] ${name} Q8 activations: ${q8.toFixed(2)} / weight (f32 activations ${f32.toFixed(2)})`);
+      console.log(
+        `[gemv ops] ${name} Q8 activations: ${q8.toFixed(2)} / weight, chunk alone ${chunk.toFixed(2)} (f32 activations ${f32.toFixed(2)})`,
+      );
       // the same weight words and scale as the f32 chunk, each loaded once
       expect(countOps(src, 'dot_chunk_q8', 'loads')).toBe(countOps(src, 'dot_chunk', 'loads'));
       expect(chunk).toBeLessThan(f32);
