@@ -63,6 +63,9 @@ if [ "$WHAT" = all ] || [ "$WHAT" = kernels ]; then
   # … and the same set as a GPU without subgroups runs it (Firefox, Safari: gemv with workgroup-memory reductions)
   WEBGGUF_REAL_GPU=1 WEBGGUF_TS_BUNDLES="$W/main/dist/scripts" timeout 300 node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts 20 hardware-nosubgroups 2>&1 |
     grep -v '^Warning' | tee "$RES/gemv-kernels-nosubgroups.md"
+  # the same with gemv_sg's Q8 activations off (f32 x), against the default (on where packed 4×8-bit dots exist)
+  WEBGGUF_REAL_GPU=1 WEBGGUF_TS_BUNDLES="$W/main/dist/scripts" timeout 300 node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts 20 hardware off 2>&1 |
+    grep -v '^Warning' | tee "$RES/gemv-kernels-int8-off.md"
 fi
 
 # 4. Benchmarks (our WebGPU vs llama.cpp Vulkan); the bundles stand in for the dev dependencies.

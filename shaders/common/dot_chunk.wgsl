@@ -4,8 +4,10 @@
 // with R = 1 (one row per chunk of x): R inlined copies of eight K-quant decoders would be too big to compile well.
 // Unrolled with constant indices: a loop indexing xv at run time puts it in scratch memory on compilers that keep
 // the loop (lavapipe: 2× slower).
-// base: the row's first word; c: the chunk (elements 32c … 32c + 31); xv: x' of those elements; xsum: their sum.
-fn dot_chunk(base: u32, c: u32, xv: array<vec4<f32>, 8>, xsum: f32) -> f32 {
+// base: the row's first word; so: the row's scale origin (row-split snippets' scale_origin; unused here, 0); c: the
+// chunk (elements 32c … 32c + 31); xv: x' of those elements; xsum: their sum.
+fn scale_origin(base: u32) -> u32 { return 0u; }
+fn dot_chunk(base: u32, so: u32, c: u32, xv: array<vec4<f32>, 8>, xsum: f32) -> f32 {
   let i = c * 32u;
   return dot(load4(base, i), xv[0]) + dot(load4(base, i + 4u), xv[1]) + dot(load4(base, i + 8u), xv[2]) +
     dot(load4(base, i + 12u), xv[3]) + dot(load4(base, i + 16u), xv[4]) + dot(load4(base, i + 20u), xv[5]) +

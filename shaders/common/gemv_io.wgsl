@@ -53,6 +53,18 @@ fn row_base(row: u32) -> u32 {
   return row * p.row_stride;
 }
 
+/**
+ * The words [start, end) of the member holding the row at word `base` (a row-split snippet finds the row's scales
+ * right-justified at `end`; shaders/common/weight_span.wgsl): members start at 0, w_base1 and w_base2 (0: none) and
+ * each runs to the next one, the last to the binding's end.
+ */
+fn weight_span(base: u32) -> vec2<u32> {
+  var s = vec2<u32>(0u, arrayLength(&weights));
+  if (p.w_base1 <= base) { s.x = max(s.x, p.w_base1); } else { s.y = min(s.y, p.w_base1); }
+  if (p.w_base2 <= base) { s.x = max(s.x, p.w_base2); } else { s.y = min(s.y, p.w_base2); }
+  return s;
+}
+
 fn act(g: f32) -> f32 {
   if (IS_GELU) { return 0.5 * g * (1.0 + tanh(0.7978845608028654 * g * (1.0 + 0.044715 * g * g))); }
   return g / (1.0 + exp(-g));

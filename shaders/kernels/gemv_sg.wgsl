@@ -8,13 +8,15 @@
 // Work split: a workgroup covers ROWS rows, in ROWS / R row groups of R rows. A subgroup takes one row group at a
 // time and walks K in 32-element chunks, lane l taking chunks l, l + lanes, …: it loads the chunk's x' once (eight
 // vec4 kept in registers) and dots it with the R rows (the quant snippet's dot_chunk: a block's words loaded once
-// as one contiguous span, its scale decoded once). Subgroups beyond the row groups split K between them (split-K:
+// as one contiguous span, its scale decoded once: row-split scales from each row's scale_origin, found once per
+// row group). Subgroups beyond the row groups split K between them (split-K:
 // ksplit subgroups per row group, partial sums combined in workgroup memory). A subgroup wider than the workgroup
 // (128-wide subgroups on some mobile GPUs; lavapipe's 8 with WG_SIZE 4) holds only WG_SIZE live lanes, so lanes and
 // strides count min(subgroup_size, WG_SIZE) (issue 23: striding by subgroup_size skipped K).
 // The host model of these addresses: test/kernels/gemv-sg-lanes.test.ts (keep in step with this file).
 // Composed after reduce_subgroup.wgsl (WG_SIZE), bits.wgsl, one quant snippet (load4/load1, dot_chunk, or
-// common/dot_chunk.wgsl after it) and common/gemv_io.wgsl (overrides but ROWS/K, Params, bindings, x4/x1, act, store).
+// common/dot_chunk.wgsl after it; then common/x_q8.wgsl with the snippet's dot_chunk_q8, or common/x_q8_none.wgsl)
+// and common/gemv_io.wgsl (overrides but ROWS/K, Params, bindings, x4/x1, act, store).
 // Dispatch: (gx, gy, n) workgroups, rows (wg.y·gx + wg.x)·ROWS …, token t = wg.z. f32 accumulation.
 // Reference: x·Wᵀ with W dequantized by src/quant (CpuOps.matmul), NMSE; fusions: webgpu-hardware-fused test.
 
@@ -23,6 +25,10 @@ override K: u32 = 0u; // row length fixed at pipeline creation (constant loop bo
 const MAX_R: u32 = 4u; // register arrays of a row group
 override R: u32 = 4u; // rows one subgroup dots with each chunk of x' (≤ MAX_R; the host sets 1 for types without
 // a fast dot_chunk, whose generic chunk — eight inlined K-quant decodes — would make R copies too big to compile well)
+// Q8 activations (llama.cpp's Q8_0 dot semantics, where the adapter has packed 4×8-bit integer dot products): each
+// chunk of x' quantised to int8 once per row group (common/x_q8.wgsl) and dotted with the rows by the snippet's
+// dot_chunk_q8 (dot4I8Packed); the host sets it for the types with one (gemv-sg-quant.ts), else x_q8_none stands in.
+override Q8_X: bool = false;
 
 // (ksplit, ROWS, 2) partial sums, gate and up: ksplit ≤ WG_SIZE / 4 (subgroups have ≥ 4 lanes)
 var<workgroup> part: array<f32, 2u * ROWS * max(1u, WG_SIZE / 4u)>;
@@ -71,18 +77,32 @@ fn main(
       let nr = select(0u, min(R, p.n_rows - first), first < p.n_rows); // rows of this group that exist
       var bases: array<u32, MAX_R>;
       var ubases: array<u32, MAX_R>;
+      var scales: array<u32, MAX_R>; // the rows' scale origins (row-split layouts: scales in their own region)
+      var uscales: array<u32, MAX_R>;
       for (var r = 0u; r < R; r++) {
         bases[r] = row_base(first + r);
         ubases[r] = p.w_base1 + (first + r) * p.row_stride;
+        scales[r] = scale_origin(bases[r]);
+        if (IS_GLU) { uscales[r] = scale_origin(ubases[r]); }
       }
       for (var c = kl; c < nc; c += kstride) {
         let xv = x_chunk(xb, c);
+        if (Q8_X) {
+          let xq = quantize_chunk(xv); // once per chunk, for the R rows
+          for (var r = 0u; r < R; r++) {
+            if (r < nr) {
+              acc[r] += dot_chunk_q8(bases[r], scales[r], c, xq);
+              if (IS_GLU) { up[r] += dot_chunk_q8(ubases[r], uscales[r], c, xq); }
+            }
+          }
+          continue;
+        }
         let s4 = xv[0] + xv[1] + xv[2] + xv[3] + xv[4] + xv[5] + xv[6] + xv[7];
         let xsum = s4.x + s4.y + s4.z + s4.w;
         for (var r = 0u; r < R; r++) {
           if (r < nr) {
-            acc[r] += dot_chunk(bases[r], c, xv, xsum);
-            if (IS_GLU) { up[r] += dot_chunk(ubases[r], c, xv, xsum); }
+            acc[r] += dot_chunk(bases[r], scales[r], c, xv, xsum);
+            if (IS_GLU) { up[r] += dot_chunk(ubases[r], uscales[r], c, xv, xsum); }
           }
         }
       }

@@ -5,6 +5,8 @@
  * to readback (median of 5), and reports the GGUF bytes of W per second. Very fast GPUs make small models measure
  * overhead, not kernels; these shapes are large enough to measure the kernel.
  * Usage: node scripts/run-ts.mjs test/bench/gemv-kernels.bench.ts [reps=20] [auto|hardware|software|hardware-nosubgroups]
+ *   [int8=auto|on|off] (int8: gemv_sg's Q8 activations for Q4_0 / Q8_0, by default where the adapter offers packed
+ *   4×8-bit dot products).
  */
 
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
@@ -43,8 +45,13 @@ function randomWeight(type: GgmlType, k: number, rows: number): Uint8Array {
 export async function main(args: string[]): Promise<number> {
   const reps = Number(args[0] ?? 20);
   const kernels = (args[1] ?? 'hardware') as 'auto' | 'hardware' | 'software' | 'hardware-nosubgroups';
-  const ops = await createWebGpuOps({ gpu: await nodeGpu(), kernels });
-  console.log(`${ops.description}, kernels ${ops.kernelSet}, ${reps} matmuls per submission`);
+  const int8 = args[2] ?? 'auto';
+  const ops = await createWebGpuOps({
+    gpu: await nodeGpu(),
+    kernels,
+    ...(int8 === 'auto' ? {} : { int8Dot: int8 === 'on' }),
+  });
+  console.log(`${ops.description}, kernels ${ops.kernelSet}, int8 ${int8}, ${reps} matmuls per submission`);
   console.log('| shape (rows×K) | type | GGUF MiB | µs / matmul | GB/s |');
   console.log('|---|---|---:|---:|---:|');
   try {
@@ -56,6 +63,7 @@ export async function main(args: string[]): Promise<number> {
         new Uint8Array(new Float32Array(k).fill(0.01).buffer),
       );
       for (const type of TYPES) {
+        if (k % getQuantType(type).blockElements !== 0) continue; // Q4_K at K = 896: no such matrix
         const bytes = randomWeight(type, k, rows);
         const w = await ops.uploadWeight({ name: `w.${rows}x${k}.${GgmlType[type]}`, type, shape: [k, rows] }, bytes);
         const times: number[] = [];

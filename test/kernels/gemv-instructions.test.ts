@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { GEMV_SG_ROWS_PER_SUBGROUP } from '../../src/backend/webgpu/gemv-sg-params.js';
 import { gemvShape } from '../../src/backend/webgpu/gemv-shape.js';
 import { QUANT_TYPES } from '../../src/quant/index.js';
 import { countOps } from '../helpers/wgsl-op-count.js';
@@ -39,6 +40,28 @@ describe('hardware GEMV instructions per weight', () => {
       console.log(`[gemv ops] ${q.name}: dot_chunk ${chunk.toFixed(2)} / weight, load4 path ${perLoad4.toFixed(2)}`);
       expect(chunk).toBeLessThanOrEqual(MAX_OPS_PER_WEIGHT);
       expect(chunk).toBeLessThanOrEqual(perLoad4 * MAX_RATIO);
+    });
+  }
+
+  // The Q8-activation variant (dot4I8Packed): per weight, the chunk's integer dot plus the chunk's quantisation of x
+  // shared by the R rows of a row group (Q4_0 1.59, Q8_0 1.68 when this was written). The counter counts a vec4
+  // float op once, like one dot4I8Packed, so the f32 chunk's four-wide multiply-adds look as cheap as the packed
+  // integer dot here; the integer chunk alone still costs less.
+  for (const name of ['q4_0', 'q8_0']) {
+    it(`${name}: dot_chunk_q8 below the f32 dot_chunk, ≤ 1.75 operations per weight with x's quantisation`, () => {
+      const src =
+        BITS + read(`quant/${name}_rows.wgsl`) + read('common/x_q8.wgsl') + read(`quant/${name}_rows_dot4.wgsl`);
+      const r = GEMV_SG_ROWS_PER_SUBGROUP;
+      const chunk = countOps(src, 'dot_chunk_q8') / 32;
+      const q8 = chunk + countOps(src, 'quantize_chunk') / r / 32;
+      const f32 = countOps(src, 'dot_chunk') / 32;
+      console.log(
+        `[gemv ops] ${name} Q8 activations: ${q8.toFixed(2)} / weight, chunk alone ${chunk.toFixed(2)} (f32 activations ${f32.toFixed(2)})`,
+      );
+      // the same weight words and scale as the f32 chunk, each loaded once
+      expect(countOps(src, 'dot_chunk_q8', 'loads')).toBe(countOps(src, 'dot_chunk', 'loads'));
+      expect(chunk).toBeLessThan(f32);
+      expect(q8).toBeLessThanOrEqual(1.75);
     });
   }
 

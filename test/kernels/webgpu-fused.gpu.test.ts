@@ -304,7 +304,7 @@ describe('webgpu gemv_bcast: other adapters and split weights', () => {
       { isSoftware: true, useSubgroups: false },
       { isSoftware: false, useSubgroups: false },
     ]) {
-      const ops = await createWebGpuOps({ gpu, preferF16: false, ...opts });
+      const ops = await createWebGpuOps({ gpu, preferF16: false, int8Dot: false, ...opts }); // f32 activations: exact
       created.push(ops);
       const q = makeWeight(GgmlType.Q4_0, 64, 5, 3);
       const w = await ops.uploadWeight({ name: 'q', type: GgmlType.Q4_0, shape: [64, 5] }, q.bytes);

@@ -63,6 +63,7 @@ describe('hardware fused GEMV (gemv_sg)', () => {
           useSubgroups: path.useSubgroups,
           kernels: 'hardware',
           maxBindingBytes: 1 << 20,
+          int8Dot: false, // f32 activations: exact against the f32 reference (Q8 activations: webgpu-int8-dot)
         });
         created.push(ops);
         const k = 512;

@@ -82,6 +82,9 @@ describe('hardware kernel set: structural profile (Qwen2.5-shaped Q4_0)', () => 
     // Row-split Q4_0/Q8_0 uploads: the kernels load exactly the GGUF's bytes (the grouped layout cost +11 % / +5.9 %).
     expect(decode.weightBytesLogical).toBeGreaterThan(0);
     expect(decode.weightBytesLoaded / decode.weightBytesLogical).toBeLessThanOrEqual(1.01);
+    // Two regions per binding (bodies, then scales): every row starts 16-byte aligned (the rows' own scales after
+    // their bodies put every other K = 896 Q4_0 row 8 bytes off).
+    for (const m of decode.matmuls) expect(m.rowAlign, m.name).toBe(16);
     expect(gpuErrors).toEqual([]);
   });
 

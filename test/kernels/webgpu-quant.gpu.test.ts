@@ -76,6 +76,7 @@ for (const variant of GPU_VARIANTS) {
         preferF16: variant.preferF16,
         useSubgroups: variant.useSubgroups,
         isSoftware: false,
+        int8Dot: false, // f32 activations: exact against the dequantized reference (Q8 ones: webgpu-int8-dot)
       });
       created.push(ops);
       console.log(`[gpu] ${ops.description}`);
@@ -137,36 +138,42 @@ for (const variant of GPU_VARIANTS) {
       });
     }
 
-    it('weights split across bindings: embed, gemv and gemm see every part', async () => {
-      // 1000-byte bindings: Q4_0 rows of 64 are one 80-byte group (2 blocks + padding), so 37 rows become parts of 12, 12, 12 + 1.
-      const split = await createWebGpuOps({
-        gpu: await getTestGpu(),
-        preferF16: variant.preferF16,
-        useSubgroups: variant.useSubgroups,
-        maxBindingBytes: 1000,
-      });
-      created.push(split);
-      const k = 64;
-      const nRows = 37;
-      const { bytes, values } = makeWeight(GgmlType.Q4_0, k, nRows, 77);
-      const w = await split.uploadWeight({ name: 'split', type: GgmlType.Q4_0, shape: [k, nRows] }, bytes);
-      const e = split.createActivation('e', 2, k);
-      split.beginStep({ tokens: Int32Array.of(3, 30), startPos: 0, slot: 0 });
-      split.embed(e, w, 2);
-      split.endStep();
-      const rows = await split.read(e, 2);
-      expect(Array.from(rows)).toEqual([...values.subarray(3 * k, 4 * k), ...values.subarray(30 * k, 31 * k)]);
-      for (const n of [1, 4]) {
-        const xv = randoms(n * k, 5 + n);
-        const x = split.createActivation('x', n, k);
-        const out = split.createActivation('out', n, nRows);
-        await setRows(split, x, xv, n);
-        split.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
-        split.matmul(out, x, w, n);
+    // 1000-byte bindings. Software set: Q4_0 rows of 64 are one 80-byte group (2 blocks + padding), so 37 rows
+    // become parts of 12, 12, 12 + 1. Hardware set (row-split): 36 bytes a row, parts of 27 + 10 rows, each part's
+    // scales at the end of its own binding.
+    for (const isSoftware of [undefined, false]) {
+      it(`weights split across bindings: embed, gemv and gemm see every part${isSoftware === false ? ' (hardware set)' : ''}`, async () => {
+        const split = await createWebGpuOps({
+          gpu: await getTestGpu(),
+          preferF16: variant.preferF16,
+          useSubgroups: variant.useSubgroups,
+          maxBindingBytes: 1000,
+          int8Dot: false,
+          ...(isSoftware === false ? { isSoftware } : {}),
+        });
+        created.push(split);
+        const k = 64;
+        const nRows = 37;
+        const { bytes, values } = makeWeight(GgmlType.Q4_0, k, nRows, 77);
+        const w = await split.uploadWeight({ name: 'split', type: GgmlType.Q4_0, shape: [k, nRows] }, bytes);
+        const e = split.createActivation('e', 2, k);
+        split.beginStep({ tokens: Int32Array.of(3, 30), startPos: 0, slot: 0 });
+        split.embed(e, w, 2);
         split.endStep();
-        expect(nmse(await split.read(out, n), matmulRef(values, xv, k, nRows, n))).toBeLessThan(3e-6);
-      }
-    });
+        const rows = await split.read(e, 2);
+        expect(Array.from(rows)).toEqual([...values.subarray(3 * k, 4 * k), ...values.subarray(30 * k, 31 * k)]);
+        for (const n of [1, 4]) {
+          const xv = randoms(n * k, 5 + n);
+          const x = split.createActivation('x', n, k);
+          const out = split.createActivation('out', n, nRows);
+          await setRows(split, x, xv, n);
+          split.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+          split.matmul(out, x, w, n);
+          split.endStep();
+          expect(nmse(await split.read(out, n), matmulRef(values, xv, k, nRows, n))).toBeLessThan(3e-6);
+        }
+      });
+    }
 
     it('matmul adds a bias (gemv and gemm)', async () => {
       const k = 64;

@@ -45,6 +45,7 @@ const reduceSharedWgsl = shaderSource('common/reduce_shared');
 const reduceSubgroupWgsl = shaderSource('common/reduce_subgroup');
 const ropeMathWgsl = shaderSource('common/rope_math');
 const gemvIoWgsl = shaderSource('common/gemv_io');
+const weightSpanWgsl = shaderSource('common/weight_span');
 
 /** Common snippets a kernel needs besides the reductions (composed before the kernel's own source). */
 const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
@@ -52,6 +53,11 @@ const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
   rope_store: ropeMathWgsl,
   gemv: gemvIoWgsl,
   gemv_sg: gemvIoWgsl,
+  // the binding's span, where row-split snippets find the scales (gemv_io defines its own for gemv / gemv_sg)
+  embed: weightSpanWgsl,
+  gemm: weightSpanWgsl,
+  gemv_id: weightSpanWgsl,
+  gemv_rows: weightSpanWgsl,
 };
 
 /**

@@ -47,6 +47,23 @@ export interface GpuDeviceOptions {
    * wider (tests take that path on lavapipe's 8 with it). Default false.
    */
   readonly bcastDirectLoads?: boolean;
+  /**
+   * Q8 activations in the hardware GEMV (gemv_sg) for Q4_0 / Q8_0 — x quantised per 32-element block as llama.cpp's
+   * Q8_0, dotted with dot4I8Packed. Default: where the WGSL language feature `packed_4x8_integer_dot_product` is
+   * offered (`gpu.wgslLanguageFeatures`, of `gpu` or `navigator.gpu`); true forces it (tests), false turns it off.
+   */
+  readonly int8Dot?: boolean;
+}
+
+/** The WGSL language feature the Q8-activation GEMV needs (dot4I8Packed, pack4xI8). */
+const INT8_DOT_FEATURE = 'packed_4x8_integer_dot_product';
+
+/** `int8Dot` as the options decide it, else whether the WebGPU entry point offers packed 4×8-bit dot products. */
+function int8DotChoice(options: GpuDeviceOptions): boolean {
+  if (options.int8Dot !== undefined) return options.int8Dot;
+  const gpu = options.gpu ?? (typeof navigator !== 'undefined' ? (navigator as Navigator).gpu : undefined);
+  const features = (gpu as { wgslLanguageFeatures?: ReadonlySet<string> } | undefined)?.wgslLanguageFeatures;
+  return features?.has(INT8_DOT_FEATURE) === true;
 }
 
 /** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
@@ -81,6 +98,8 @@ export interface GpuContext {
   readonly isSoftware: boolean;
   /** See GpuDeviceOptions.bcastDirectLoads. */
   readonly bcastDirectLoads: boolean;
+  /** Q8 activations with dot4I8Packed in gemv_sg (see GpuDeviceOptions.int8Dot). */
+  readonly isInt8Dot: boolean;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -140,6 +159,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
         softwareChoice(options) ??
         isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
       bcastDirectLoads: options.bcastDirectLoads === true,
+      isInt8Dot: int8DotChoice(options),
     };
   }
   let adapter = options.adapter ?? null;
@@ -186,6 +206,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
     isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
     bcastDirectLoads: options.bcastDirectLoads === true,
+    isInt8Dot: int8DotChoice(options),
   };
 }
 

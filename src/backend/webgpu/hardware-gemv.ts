@@ -9,12 +9,12 @@ import { BufferUsage } from './gpu-flags.js';
 import type { FusedNorm, GluActivation, Weight } from '../ops.js';
 import type { GpuContext } from './device.js';
 import { GEMV_SG_ROWS, GEMV_SG_WG, gemvSgWorkgroupSize, writeGemvSgParams } from './gemv-sg-params.js';
-import { gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
+import { gemvSgInt8, gemvSgQuant, gemvSgRowsPerSubgroup } from './gemv-sg-quant.js';
 import { GEMV_WG, gemvShape } from './gemv-shape.js';
 import type { GpuActivation, GpuWeight, GpuWeightGroup } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { grid, type StepRecorder } from './step-recorder.js';
-import type { GpuQuantLayout } from './upload.js';
+import { type GpuQuantLayout, scaleBytes } from './upload.js';
 import { groupOffsets, type WeightGroupKind, type WeightGroupSlot } from './weight-groups.js';
 
 const SG_WG = GEMV_SG_WG;
@@ -344,9 +344,15 @@ export class HardwareGemv {
     const fusions = { HAS_NORM: hasNorm, ACCUMULATE: accumulate, IS_GLU: glu !== null, IS_GELU: glu === 'gelu' };
     return this.h.pipe({
       kernel: sg ? 'gemv_sg' : 'gemv',
-      quant: gemvSgQuant(quant),
+      quant: gemvSgQuant(quant, sg && this.h.ctx.isInt8Dot),
       wgSize: wg,
-      constants: { ROWS: rows, R: gemvSgRowsPerSubgroup(quant), K: k, ...fusions },
+      constants: {
+        ROWS: rows,
+        R: gemvSgRowsPerSubgroup(quant),
+        K: k,
+        ...(sg ? { Q8_X: gemvSgInt8(quant, this.h.ctx.isInt8Dot) } : {}),
+        ...fusions,
+      },
       ...(tag ? { tag } : {}),
     });
   }
@@ -402,9 +408,16 @@ export class HardwareGemv {
     const buffer = this.h.buffer(members.map((m) => m.name).join('+'), total, BufferUsage.COPY_DST);
     const group: GpuWeightGroup = { kind, buffer, members, wordBase: offsets.map((o) => o / 4) };
     members.forEach((m, i) => {
+      // A member's range runs to the next member (or the buffer's end): a row-split member's scale region is
+      // right-justified there, so its binding alone and gemv_io's segments of the whole buffer both end at it.
+      const end = offsets[i + 1] ?? total;
       const b = bytes[i]!;
-      this.h.device.queue.writeBuffer(buffer, offsets[i]!, b.buffer as ArrayBuffer, b.byteOffset, b.byteLength);
-      m.parts = [{ buffer: { buffer, offset: offsets[i]!, size: b.byteLength }, rowStart: 0, nRows: m.nRows }];
+      const tail = scaleBytes(m.layout, m.rowLength, m.nRows);
+      const q = this.h.device.queue;
+      q.writeBuffer(buffer, offsets[i]!, b.buffer as ArrayBuffer, b.byteOffset, b.byteLength - tail);
+      if (tail > 0)
+        q.writeBuffer(buffer, end - tail, b.buffer as ArrayBuffer, b.byteOffset + b.byteLength - tail, tail);
+      m.parts = [{ buffer: { buffer, offset: offsets[i]!, size: end - offsets[i]! }, rowStart: 0, nRows: m.nRows }];
       m.group = group;
     });
   }

@@ -22,6 +22,8 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `maxBindingBytes`: split weights into bindings of at most this many bytes (default: the device limit).
  * - `isSoftware`: pick kernels for a CPU implementation of WebGPU or for a GPU (default: from the adapter info).
  * - `kernels`: 'hardware' | 'software' force a kernel set whatever the adapter ('auto', the default, detects it).
+ * - `int8Dot`: Q8 activations (dot4I8Packed) in the hardware GEMV for Q4_0 / Q8_0; default where the WGSL language
+ *   feature `packed_4x8_integer_dot_product` is offered, true / false force it.
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {

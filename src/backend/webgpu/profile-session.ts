@@ -7,6 +7,7 @@ import { LlmError } from '../../errors.js';
 import type { GpuWeight } from './gpu-resources.js';
 import { ProfileCollector, type StepProfile } from './profile.js';
 import type { RecorderStats, StepRecorder } from './step-recorder.js';
+import { rowBytes } from './upload.js';
 
 /** See the file header. */
 export class ProfileSession {
@@ -69,7 +70,8 @@ export class ProfileSession {
       workgroups: groups[0]! * groups[1]! * groups[2]!,
       wgSize,
       weightBytesLogical: logical,
-      weightBytesLoaded: weightRows * w.rowStride * 4 * reads,
+      weightBytesLoaded: weightRows * rowBytes(w.layout, w.rowLength) * reads,
+      rowAlign: Math.min(16, (w.rowStride * 4) & -(w.rowStride * 4)),
     });
   }
 }

@@ -61,6 +61,11 @@ export interface MatmulRecord {
   readonly weightBytesLogical: number;
   /** Bytes of weights the kernel loads from memory for this step (repacked rows, re-reads per token tile). */
   readonly weightBytesLoaded: number;
+  /**
+   * Alignment every weight row starts at in its binding, in bytes (the largest power of two ≤ 16 dividing the row
+   * stride): 16 lets a row's quants load as aligned vec4 spans on every row.
+   */
+  readonly rowAlign: number;
 }
 
 /** Collects the records of one profiled stretch of work. */
@@ -124,6 +129,7 @@ function toMatmulProfile(r: MatmulRecord): MatmulProfile {
     rowsPerWorkgroup: (r.rows * r.tokens) / r.workgroups,
     weightBytesLogical: r.weightBytesLogical,
     weightBytesLoaded: r.weightBytesLoaded,
+    rowAlign: r.rowAlign,
     loadsPerWeightByte: r.weightBytesLoaded / Math.max(1, r.weightBytesLogical),
     subgroupsPerMiB: subgroups / Math.max(1e-9, r.weightBytesLogical / 2 ** 20),
   };

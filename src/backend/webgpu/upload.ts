@@ -3,7 +3,8 @@
  * types whose block starts with a lone f16 scale before byte-aligned quants (Q5_0, IQ4_NL) move that scale to the
  * end of the block; every block is zero-padded to whole u32 words. Q4_0 and Q8_0 go further: groups of four blocks
  * with the quants first and the four scales after them, 16-byte aligned, so kernels load quants as vec4<u32>. Rows stay contiguous, so a row is
- * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows.
+ * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows. The hardware
+ * kernels' row-split form (GpuQuantLayout.rowSplit) keeps the GGUF's bytes: rows of bodies, then one scale region.
  * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
  */
 
@@ -32,9 +33,13 @@ export interface GpuQuantLayout {
    */
   readonly groupBlocks: number;
   /**
-   * Row-split layout (the hardware kernels' Q4_0, Q8_0, Q5_0, IQ4_NL): per row the blocks' bodies (the block minus
-   * its leading f16 scale, whole words) back to back, then the rows's f16 scales — exactly the GGUF's bytes
-   * reordered, padded to a whole word. The snippet finds the scales from p.k.
+   * Row-split layout (the hardware kernels' Q4_0, Q8_0, Q5_0, IQ4_NL): two regions per binding (a weight part, or a
+   * group member's range). First every row's block bodies (the block minus its leading f16 scale, whole words) back
+   * to back — a row is `rowWords` words, 16-byte aligned for every row length whose bodies are (Q4_0, IQ4_NL: 16 B
+   * per block, Q8_0: 32 B, Q5_0: 20 B, so K a multiple of 128) — then, right-justified at the binding's end, every
+   * block's f16 scale in reverse order: block b of row r (h = r·nb + b) is half 2·E − 1 − h of the binding's E words.
+   * Exactly the GGUF's bytes, reordered. The snippets find a row's scales from its first word and the binding's span
+   * (`weight_span`: the binding's length, or gemv_io's segments of a Q|K|V / gate|up buffer).
    */
   readonly rowSplit: boolean;
   /** The snippet defines gemv_sg's fast `dot_chunk` (registry `webgpu.chunkDot`, for the layout that file serves). */
@@ -98,12 +103,27 @@ export function getGpuQuantLayout(
   return l;
 }
 
-/** u32 words of one repacked row of `rowLength` elements. */
+/** u32 words of one repacked row of `rowLength` elements (row-split: its bodies only, the row stride). */
 export function rowWords(l: GpuQuantLayout, rowLength: number): number {
   const nBlocks = rowLength / l.blockElements;
-  if (l.rowSplit) return Math.ceil((nBlocks * l.blockBytes) / 4);
+  if (l.rowSplit) return (nBlocks * (l.blockBytes - l.headToTail)) / 4;
   if (l.groupBlocks > 0) return Math.ceil(nBlocks / l.groupBlocks) * groupWords(l);
   return l.blockElements === 1 ? Math.ceil((rowLength * l.blockBytes) / 4) : nBlocks * Math.ceil(l.blockBytes / 4);
+}
+
+/** Bytes one row occupies on the GPU (row-split: its bodies and its scales, exactly the GGUF's row). */
+export function rowBytes(l: GpuQuantLayout, rowLength: number): number {
+  return rowWords(l, rowLength) * 4 + (l.rowSplit ? (rowLength / l.blockElements) * l.headToTail : 0);
+}
+
+/** Bytes of the scale region at the end of a row-split binding of `nRows` rows (whole words); 0 for other layouts. */
+export function scaleBytes(l: GpuQuantLayout, rowLength: number, nRows: number): number {
+  return l.rowSplit ? Math.ceil((nRows * (rowLength / l.blockElements) * l.headToTail) / 4) * 4 : 0;
+}
+
+/** Bytes of a binding holding `nRows` repacked rows (row-split: the bodies, then the scale region). */
+export function partBytes(l: GpuQuantLayout, rowLength: number, nRows: number): number {
+  return nRows * rowWords(l, rowLength) * 4 + scaleBytes(l, rowLength, nRows);
 }
 
 /** u32 words of one group of a grouped layout: the quants of groupBlocks blocks, two words of scales, two of padding. */
@@ -122,7 +142,7 @@ export interface RowPart {
  * @throws LlmError('out-of-memory') when a single row exceeds the binding limit.
  */
 export function splitRows(name: string, nRows: number, rowBytes: number, maxBindingBytes: number): RowPart[] {
-  const perPart = Math.floor(maxBindingBytes / rowBytes);
+  const perPart = Math.floor((maxBindingBytes - 4) / rowBytes); // 4: a row-split scale region's rounding to words
   if (perPart < 1) {
     throw new LlmError(
       'out-of-memory',
@@ -137,18 +157,21 @@ export function splitRows(name: string, nRows: number, rowBytes: number, maxBind
 
 /**
  * Repacks rows [rowStart, rowStart + nRows) of a GGUF tensor (`data`: whole rows of blocks) into aligned words.
- * Returns bytes ready for `writeBuffer` (a view of `data` itself when the GGUF layout is already aligned).
+ * Returns bytes ready for `writeBuffer` (a view of `data` itself when the GGUF layout is already aligned); row-split:
+ * the part's whole binding, `partBytes` long (bodies, then the scale region).
  */
 export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: number, part: RowPart): Uint8Array {
   const srcRowBytes = (rowLength / l.blockElements) * l.blockBytes;
   const dstRowBytes = rowWords(l, rowLength) * 4;
   const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
   if (srcRowBytes === dstRowBytes && l.headToTail === 0 && l.groupBlocks === 0) return src; // already word aligned: upload as is
-  const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes
   if (l.rowSplit) {
-    repackRowSplit(l, src, dst, rowLength / l.blockElements, part.nRows, dstRowBytes);
+    const dst = new Uint8Array(partBytes(l, rowLength, part.nRows)); // (nRows, rowWords·4) bytes of bodies, then scales
+    repackBodies(l, src, dst, rowLength / l.blockElements, part.nRows);
+    writeScales(l, src, rowLength, part.nRows, 0, dst);
     return dst;
   }
+  const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes
   if (l.groupBlocks > 0) {
     repackGrouped(l, src, dst, rowLength / l.blockElements, part.nRows, dstRowBytes);
     return dst;
@@ -198,25 +221,34 @@ function repackGrouped(
   }
 }
 
-/** Row-split layout (see GpuQuantLayout.rowSplit): per row the block bodies, then the blocks' leading scales. */
-function repackRowSplit(
-  l: GpuQuantLayout,
-  src: Uint8Array,
-  dst: Uint8Array,
-  nBlocks: number,
-  nRows: number,
-  dstRowBytes: number,
-): void {
+/** Row-split layout (see GpuQuantLayout.rowSplit): the bodies of `nRows` GGUF rows (`src`) into `dst` from byte 0. */
+function repackBodies(l: GpuQuantLayout, src: Uint8Array, dst: Uint8Array, nBlocks: number, nRows: number): void {
   const bb = l.blockBytes;
   const head = l.headToTail;
   const body = bb - head;
-  for (let r = 0; r < nRows; r++) {
-    const d = r * dstRowBytes;
-    for (let b = 0; b < nBlocks; b++) {
-      const s = (r * nBlocks + b) * bb;
-      dst.set(src.subarray(s + head, s + bb), d + b * body);
-      dst.set(src.subarray(s, s + head), d + nBlocks * body + b * head);
-    }
+  for (let b = 0; b < nRows * nBlocks; b++) dst.set(src.subarray(b * bb + head, (b + 1) * bb), b * body);
+}
+
+/**
+ * Row-split layout: the f16 scales of `nRows` GGUF rows (`src`), the first being row `firstRow` of its binding, into
+ * `region` — the binding's scale region, ending where the binding ends (see GpuQuantLayout.rowSplit: reversed,
+ * block h of the binding at bytes region.length − 2 − 2h). Whole rows: the streamed upload fills it piece by piece.
+ */
+export function writeScales(
+  l: GpuQuantLayout,
+  src: Uint8Array,
+  rowLength: number,
+  nRows: number,
+  firstRow: number,
+  region: Uint8Array,
+): void {
+  const nb = rowLength / l.blockElements;
+  const bb = l.blockBytes;
+  const end = region.length - 2;
+  for (let b = 0; b < nRows * nb; b++) {
+    const at = end - 2 * (firstRow * nb + b);
+    region[at] = src[b * bb]!;
+    region[at + 1] = src[b * bb + 1]!;
   }
 }
 

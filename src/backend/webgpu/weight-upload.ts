@@ -12,7 +12,17 @@ import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import type { GpuContext } from './device.js';
 import type { GpuWeight } from './gpu-resources.js';
 import type { StepRecorder } from './step-recorder.js';
-import { getGpuQuantLayout, repackRows, rowWords, splitRows, vectorToF32 } from './upload.js';
+import {
+  getGpuQuantLayout,
+  partBytes,
+  repackRows,
+  rowBytes,
+  rowWords,
+  scaleBytes,
+  splitRows,
+  vectorToF32,
+  writeScales,
+} from './upload.js';
 import { weightGroupOf, type WeightGroupSlot } from './weight-groups.js';
 import { expertParts } from './moe-ops.js';
 
@@ -86,7 +96,7 @@ export async function uploadGpuWeight(
   }
   const rowStride = rowWords(layout, rowLength);
   const slot = h.ctx.isSoftware ? null : weightGroupOf(info.name);
-  if (slot && rowStride * 4 * nRows <= h.maxWeightBinding) {
+  if (slot && partBytes(layout, rowLength, nRows) <= h.maxWeightBinding) {
     // Grouped (Q|K|V, gate|up): held until the whole group is here, then uploaded into one buffer.
     const w = matrixWeight(info, layout, rowLength, nRows, rowStride, []);
     h.stash(slot, w, repackRows(layout, data, rowLength, { rowStart: 0, nRows }).slice());
@@ -94,7 +104,7 @@ export async function uploadGpuWeight(
   }
   const parts = [];
   // A 3-D expert stack [k, rows, nExperts] splits at expert boundaries (gemv_id addresses experts within a part).
-  for (const part of weightParts(h, info, nRows, rowStride)) {
+  for (const part of weightParts(h, info, nRows, rowBytes(layout, rowLength))) {
     throwIfAborted(signal, `uploading ${info.name}`);
     const bytes = repackRows(layout, data, rowLength, part);
     const buffer = h.buffer(info.name, bytes.byteLength, BufferUsage.COPY_DST);
@@ -129,7 +139,10 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
       : getGpuQuantLayout(info.type, info.name, h.ctx.isSoftware ? 'software' : 'hardware');
   const rowStride = layout ? rowWords(layout, rowLength) : 0;
   const isGrouped =
-    !h.ctx.isSoftware && weightGroupOf(info.name) !== null && rowStride * 4 * nRows <= h.maxWeightBinding;
+    !h.ctx.isSoftware &&
+    weightGroupOf(info.name) !== null &&
+    layout !== null &&
+    partBytes(layout, rowLength, nRows) <= h.maxWeightBinding;
   if (layout === null || isGrouped || rowLength % layout.blockElements !== 0) {
     const whole = new Uint8Array(byteLength); // (byteLength) bytes of GGUF rows
     return {
@@ -139,10 +152,12 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
       cancel: () => undefined,
     };
   }
-  const parts = weightParts(h, info, nRows, rowStride).map((p) => ({
-    buffer: h.buffer(info.name, p.nRows * rowStride * 4, BufferUsage.COPY_DST),
+  const parts = weightParts(h, info, nRows, rowBytes(layout, rowLength)).map((p) => ({
+    buffer: h.buffer(info.name, partBytes(layout, rowLength, p.nRows), BufferUsage.COPY_DST),
     rowStart: p.rowStart,
     nRows: p.nRows,
+    // row-split: the part's scale region, filled piece by piece and written at finish (its pieces need not be words)
+    scales: new Uint8Array(scaleBytes(layout, rowLength, p.nRows)),
   }));
   const staging = [new Uint8Array(0), new Uint8Array(0)]; // pieces alternate: two may be outstanding
   let targeted = 0;
@@ -168,11 +183,15 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
       const r0 = offset / srcRowBytes;
       const n = length / srcRowBytes;
       const src = staging[committedPieces++ & 1].subarray(0, length);
-      const bytes = repackRows(layout, src, rowLength, { rowStart: 0, nRows: n }); // [n, rowStride] words
+      const bytes = repackRows(layout, src, rowLength, { rowStart: 0, nRows: n }); // [n, rowStride] words (+ scales)
       for (const p of parts) {
         const lo = Math.max(r0, p.rowStart);
         const hi = Math.min(r0 + n, p.rowStart + p.nRows);
         if (lo >= hi) continue;
+        if (layout.rowSplit) {
+          const rows = src.subarray((lo - r0) * srcRowBytes, (hi - r0) * srcRowBytes);
+          writeScales(layout, rows, rowLength, hi - lo, lo - p.rowStart, p.scales);
+        }
         h.device.queue.writeBuffer(
           p.buffer,
           (lo - p.rowStart) * rowStride * 4,
@@ -189,7 +208,19 @@ export function beginGpuWeight(h: WeightUploadHost, info: WeightInfo): WeightStr
           details: { tensor: info.name, committed, byteLength },
         });
       }
-      return matrixWeight(info, layout, rowLength, nRows, rowStride, parts);
+      for (const p of parts) {
+        if (p.scales.byteLength === 0) continue;
+        const at = partBytes(layout, rowLength, p.nRows) - p.scales.byteLength;
+        h.device.queue.writeBuffer(p.buffer, at, p.scales.buffer, 0, p.scales.byteLength);
+      }
+      return matrixWeight(
+        info,
+        layout,
+        rowLength,
+        nRows,
+        rowStride,
+        parts.map(({ buffer, rowStart, nRows }) => ({ buffer, rowStart, nRows })),
+      );
     },
     cancel: () => undefined, // the part buffers are the backend's: destroy() releases them
   };
@@ -203,11 +234,12 @@ function weightParts(
   h: WeightUploadHost,
   info: WeightInfo,
   nRows: number,
-  rowStride: number,
+  rowBytes: number,
 ): { readonly rowStart: number; readonly nRows: number }[] {
+  // 4: a row-split scale region's rounding to whole words
   return info.shape.length === 3
-    ? expertParts(info.name, info.shape[2]!, rowStride * 4 * info.shape[1]!, info.shape[1]!, h.maxWeightBinding)
-    : splitRows(info.name, nRows, rowStride * 4, h.maxWeightBinding);
+    ? expertParts(info.name, info.shape[2]!, rowBytes * info.shape[1]!, info.shape[1]!, h.maxWeightBinding - 4)
+    : splitRows(info.name, nRows, rowBytes, h.maxWeightBinding);
 }
 
 /** A matrix weight record over its uploaded parts. */
