@@ -20,7 +20,7 @@ export interface PreprocessedImage {
 }
 
 /** `invalid-request` unless `img` is a well-formed RGB8 image of bounded size. */
-function checkRgbImage(img: RgbImage): void {
+export function checkRgbImage(img: RgbImage): void {
   const { width, height, data } = img;
   for (const [name, v] of [
     ['width', width],
@@ -58,20 +58,24 @@ function fitAndPad(img: RgbImage, size: number, config: VisionConfig): RgbImage 
   return { width: size, height: size, data };
 }
 
-/** Preprocesses an RGB8 image for a fixed-size encoder (gemma3). */
-export function preprocessImage(img: RgbImage, config: VisionConfig): PreprocessedImage {
-  checkRgbImage(img);
-  const size = config.imageSize;
-  const fitted = fitAndPad(img, size, config);
+/** A square RGB8 image scaled to [0, 1] and normalised with the config's mean/std, channel-major. */
+export function normalizeImage(img: RgbImage, config: VisionConfig): PreprocessedImage {
+  const size = img.width;
   const plane = size * size;
   const pixels = new Float32Array(3 * plane);
   const { imageMean: mean, imageStd: std } = config;
   for (let i = 0; i < plane; i++) {
     for (let c = 0; c < 3; c++) {
       // clip_image_f32::from_u8 then normalize, each step rounded to f32.
-      const x = Math.fround(fitted.data[i * 3 + c] / 255);
+      const x = Math.fround(img.data[i * 3 + c] / 255);
       pixels[c * plane + i] = Math.fround(Math.fround(x - mean[c]) / std[c]);
     }
   }
   return { size, pixels };
+}
+
+/** Preprocesses an RGB8 image for a fixed-size encoder (gemma3). */
+export function preprocessImage(img: RgbImage, config: VisionConfig): PreprocessedImage {
+  checkRgbImage(img);
+  return normalizeImage(fitAndPad(img, config.imageSize, config), config);
 }

@@ -126,9 +126,9 @@ function averagePool(x: Float32Array, side: number, d: number, merge: number): F
   return y;
 }
 
-/** The image's embeddings for the text model: [nTokens, nEmbdText]. */
-export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
-  const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize, merge } = w.config;
+/** The ViT trunk shared by the projectors: patches → blocks → post-LN. img: [3, size, size] → [(size / patch)², d]. */
+export function encodeVit(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
+  const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize } = w.config;
   const side = img.size / patchSize;
   const n = side * side;
   let x = embedPatches(w, img);
@@ -149,8 +149,16 @@ export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: A
     const down = linear(up, n, f, L.downW, L.downB, d);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   }
-  x = layerNorm(x, n, d, w.postLnW, w.postLnB, eps);
-  const pooled = averagePool(x, side, d, merge);
+  return layerNorm(x, n, d, w.postLnW, w.postLnB, eps);
+}
+
+/** The image's embeddings for the text model through the gemma3 projector: [nTokens, nEmbdText]. */
+export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
+  const { nEmbd: d, eps, patchSize, merge } = w.config;
+  const side = img.size / patchSize;
+  const softEmbNormW = w.softEmbNormW!;
+  const projW = w.projW!;
+  const pooled = averagePool(encodeVit(w, img, signal), side, d, merge);
   const nTokens = pooled.length / d;
   const nOut = w.nEmbdText;
   const out = new Float32Array(nTokens * nOut);
@@ -159,10 +167,10 @@ export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: A
     let ss = 0;
     for (let e = 0; e < d; e++) ss += pooled[t * d + e] ** 2;
     const inv = 1 / Math.sqrt(ss / d + eps);
-    for (let e = 0; e < d; e++) normed[e] = pooled[t * d + e] * inv * w.softEmbNormW[e];
+    for (let e = 0; e < d; e++) normed[e] = pooled[t * d + e] * inv * softEmbNormW[e];
     for (let j = 0; j < nOut; j++) {
       let s = 0;
-      for (let e = 0; e < d; e++) s += normed[e] * w.projW[e * nOut + j];
+      for (let e = 0; e < d; e++) s += normed[e] * projW[e * nOut + j];
       out[t * nOut + j] = s;
     }
   }

@@ -15,8 +15,31 @@ export type ResizeAlgorithm = 'bilinear' | 'bicubic' | 'lanczos';
 /** The activation of the encoder's MLP (`clip.use_gelu` / `clip.use_silu`, else quick-GELU). */
 type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
 
+/**
+ * How an image becomes encoder inputs (llama.cpp `mtmd_image_preprocessor_*`): `fixed` — one `imageSize`² picture,
+ * aspect kept, centred on black (gemma3); `idefics3` — resized so its longest side is `longestEdge`, cut into
+ * `imageSize`² tiles, plus the whole image squeezed to one tile (the overview), each tile encoded alone.
+ */
+type Preprocessor = 'fixed' | 'idefics3';
+
+/**
+ * The prompt text around the tiles of a tiled image (llama.cpp `mtmd.cpp` slice templates): `tileStart` is text
+ * (special tokens parsed) with `{row}` / `{col}` counted from 1; the other entries are single vocabulary tokens looked
+ * up by their exact text (mtmd `lookup_token`).
+ */
+interface TileMarkers {
+  readonly tileStart: string;
+  /** After each row of tiles but the last. */
+  readonly rowEnd: readonly string[];
+  readonly overviewStart: readonly string[];
+  readonly overviewEnd: readonly string[];
+}
+
 /** What a projector type fixes beyond the file's keys (llama.cpp hard-codes these per projector). */
 interface ProjectorFacts {
+  readonly preprocessor: Preprocessor;
+  /** Markers around the tiles, for tiled preprocessors. */
+  readonly tiles?: TileMarkers;
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -30,11 +53,27 @@ interface ProjectorFacts {
 /** Projector types this runtime runs, keyed by `clip.projector_type`. */
 const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
   gemma3: {
+    preprocessor: 'fixed',
     defaultMerge: 4,
     resize: 'bilinear',
     imageBegin: '<start_of_image>',
     imageEnd: '<end_of_image>',
     nonCausal: true,
+  },
+  // SmolVLM / Idefics3: SigLIP, pixel shuffle, one linear layer; tiles + overview (mtmd `MTMD_SLICE_TMPL_IDEFICS3`).
+  idefics3: {
+    preprocessor: 'idefics3',
+    defaultMerge: 1,
+    resize: 'lanczos',
+    imageBegin: '',
+    imageEnd: '',
+    nonCausal: false,
+    tiles: {
+      tileStart: '<fake_token_around_image><row_{row}_col_{col}>',
+      rowEnd: ['\n'],
+      overviewStart: ['\n\n', '<fake_token_around_image>', '<global-img>'],
+      overviewEnd: ['<fake_token_around_image>'],
+    },
   },
 };
 
@@ -87,6 +126,10 @@ export interface VisionConfig {
   readonly imageEnd: string;
   /** Image rows are decoded non-causally by the language model. */
   readonly nonCausal: boolean;
+  readonly preprocessor: Preprocessor;
+  /** `clip.vision.preproc_image_size`: the longest side a tiled image is resized to (0: absent). */
+  readonly longestEdge: number;
+  readonly tiles?: TileMarkers;
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -207,5 +250,25 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     imageBegin: facts.imageBegin,
     imageEnd: facts.imageEnd,
     nonCausal: facts.nonCausal,
+    preprocessor: facts.preprocessor,
+    longestEdge: tiledLongestEdge(r, facts),
+    ...(facts.tiles ? { tiles: facts.tiles } : {}),
   };
+}
+
+/**
+ * The longest side of a tiled image (`clip.vision.preproc_image_size`); mtmd's other idefics3 path (files without the
+ * key) is not built, so a tiled projector without it is `unsupported-arch`.
+ */
+function tiledLongestEdge(r: MetadataReader, facts: ProjectorFacts): number {
+  const key = 'clip.vision.preproc_image_size';
+  if (facts.preprocessor === 'fixed') return r.count(key, 0);
+  if (!r.has(key)) {
+    throw new LlmError(
+      'unsupported-arch',
+      `reading vision config: '${key}' is missing; re-convert the mmproj with a newer llama.cpp (tiling without it is not supported)`,
+      { details: { key } },
+    );
+  }
+  return r.boundedCount(key, undefined, 1, LIMITS.maxImageSize, 'maxImageSize');
 }

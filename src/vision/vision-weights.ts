@@ -8,6 +8,7 @@ import { LlmError, throwIfAborted } from '../errors.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { dequantize } from '../quant/index.js';
+import { PROJECTOR_TENSORS } from './projector-tensors.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -53,9 +54,12 @@ export interface VisionWeights {
   /** [d] each */
   readonly postLnW: Float32Array;
   readonly postLnB: Float32Array;
-  readonly softEmbNormW: Float32Array;
-  /** [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
-  readonly projW: Float32Array;
+  /** gemma3 only: [d] */
+  readonly softEmbNormW?: Float32Array;
+  /** gemma3 only: [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
+  readonly projW?: Float32Array;
+  /** The other projectors' `mm.*` tensors by llama.cpp name (`projector-tensors.ts`), ggml order. */
+  readonly mm: Readonly<Record<string, Float32Array>>;
 }
 
 /** Reads tensors of one file by name, checking shapes. */
@@ -113,15 +117,18 @@ export async function loadVisionWeights(
   const r = new TensorReader(gguf, source, signal);
   const { nEmbd: d, nFf: f, patchSize: p } = config;
   const nPatches = (config.imageSize / p) ** 2;
-  const projShape = r.info(VISION_TENSORS.inputProjection).shape;
-  if (projShape[0] !== nEmbdText) {
+  const proj = PROJECTOR_TENSORS[config.projector];
+  const outWidth = r.info(proj.output.tensor).shape[proj.output.dim];
+  if (outWidth !== nEmbdText) {
     throw new LlmError(
       'invalid-request',
-      `the mmproj projects images to ${projShape[0]} values per token but the text model's n_embd is ${nEmbdText}; ` +
-        'use the mmproj file made for this model',
-      { details: { mmprojEmbd: projShape[0] ?? 0, modelEmbd: nEmbdText } },
+      `the mmproj (projector '${config.projector}') projects images to ${outWidth} values per token but the text ` +
+        `model's n_embd is ${nEmbdText}; use the mmproj file made for this model`,
+      { details: { mmprojEmbd: outWidth ?? 0, modelEmbd: nEmbdText } },
     );
   }
+  const mm: Record<string, Float32Array> = {};
+  for (const [name, shape] of Object.entries(proj.tensors(config, nEmbdText))) mm[name] = await r.read(name, shape);
   const T = VISION_TENSORS;
   const layers: VisionLayerWeights[] = [];
   for (let il = 0; il < config.nLayers; il++) {
@@ -164,7 +171,9 @@ export async function loadVisionWeights(
       : {}),
     postLnW: await r.read(T.postLnWeight, [d]),
     postLnB: await r.read(T.postLnBias, [d]),
-    softEmbNormW: await r.read(T.softEmbNorm, [d]),
-    projW: await r.read(T.inputProjection, [nEmbdText, d]),
+    ...(config.projector === 'gemma3'
+      ? { softEmbNormW: await r.read(T.softEmbNorm, [d]), projW: await r.read(T.inputProjection, [nEmbdText, d]) }
+      : {}),
+    mm,
   };
 }

@@ -1,0 +1,139 @@
+/**
+ * Writes test/fixtures/vision/projectors/<name>.json: llama.cpp mtmd's answers (scripts/oracle/make-image-reference.mjs,
+ * the CPU build of libmtmd) for random-weight mmproj files of the projectors beyond gemma3
+ * (scripts/synthetic/mmproj-generators.ts) and seed images of several sizes and aspect ratios: per image, every image
+ * chunk mtmd makes of it (the tiles row by row, then the overview) with the sha256 and a few samples of its
+ * preprocessed encoder input and its embeddings. The tests regenerate the mmproj and the images from the recipe.
+ * Usage: node scripts/run-ts.mjs scripts/make-projector-reference.ts [outDir]
+ */
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
+import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { seedImage } from './synthetic/seed-image.mjs';
+
+interface ProjectorCase {
+  readonly name: string;
+  readonly projector: string;
+  readonly seed: number;
+  readonly shape: MmprojShape;
+  /** [width, height, seed] of each seed image. */
+  readonly images: readonly (readonly [number, number, number])[];
+}
+
+const CASES: readonly ProjectorCase[] = [
+  {
+    name: 'idefics3-s1',
+    projector: 'idefics3',
+    seed: 1,
+    shape: DEFAULT_IDEFICS3_MMPROJ,
+    images: [
+      [80, 80, 1],
+      [100, 40, 2],
+      [40, 100, 3],
+      [300, 200, 4],
+      [13, 77, 5],
+      [1, 1, 6],
+      [33, 31, 7],
+    ],
+  },
+  {
+    name: 'idefics3-p14-f16-s2',
+    projector: 'idefics3',
+    seed: 2,
+    shape: {
+      imageSize: 56,
+      patchSize: 14,
+      nEmbd: 48,
+      nHeads: 6,
+      nFf: 80,
+      nLayers: 1,
+      nEmbdText: 64,
+      merge: 2,
+      longestEdge: 112,
+      matrices: 'f16',
+    },
+    images: [
+      [112, 112, 8],
+      [500, 90, 9],
+      [50, 60, 10],
+    ],
+  },
+];
+
+const TEXT_MODEL = '../shared/models/stories260K.gguf';
+
+interface OracleChunk {
+  nTokens: number;
+  nEmbd: number;
+  inpRaw: { ne: number[]; data: string };
+  embeddings: string;
+}
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+function summary(c: OracleChunk) {
+  const raw = Buffer.from(c.inpRaw.data, 'base64');
+  const f = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+  const picks = [0, 1, Math.floor(f.length / 3), Math.floor(f.length / 2), f.length - 1];
+  return {
+    preprocessed: { ne: c.inpRaw.ne, sha256: sha256(raw), samples: picks.map((j) => [j, f[j]]) },
+    nTokens: c.nTokens,
+    nEmbd: c.nEmbd,
+    embeddings: c.embeddings,
+  };
+}
+
+/** Entry point for scripts/run-ts.mjs. */
+export function main(args: string[]): number {
+  const outDir = resolve(args[0] ?? 'test/fixtures/vision/projectors');
+  const tmp = mkdtempSync(join(tmpdir(), 'projector-ref-'));
+  try {
+    mkdirSync(outDir, { recursive: true });
+    for (const c of CASES) {
+      const mmproj = MMPROJ_GENERATORS[c.projector](c.seed, c.shape);
+      const mmprojFile = join(tmp, `${c.name}.mmproj.gguf`);
+      writeFileSync(mmprojFile, mmproj);
+      const images = c.images.map(([w, h, s], i) => {
+        const rgbFile = join(tmp, `${c.name}-${i}.rgb`);
+        writeFileSync(rgbFile, seedImage(w, h, s).data);
+        return { width: w, height: h, rgbFile };
+      });
+      const job = { mmproj: mmprojFile, textModel: resolve(TEXT_MODEL), nEmbdText: c.shape.nEmbdText, images };
+      writeFileSync(join(tmp, 'job.json'), JSON.stringify(job));
+      const r = spawnSync(
+        process.execPath,
+        ['make-image-reference.mjs', join(tmp, 'job.json'), join(tmp, 'out.json')],
+        { cwd: 'scripts/oracle', stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      if (r.status !== 0) {
+        console.error('the oracle failed (is scripts/oracle installed and LLCPP_BIN a CPU build of libmtmd?)');
+        return 1;
+      }
+      const results = JSON.parse(readFileSync(join(tmp, 'out.json'), 'utf8')) as { chunks: OracleChunk[] }[];
+      const doc = {
+        about: `llama.cpp mtmd (CPU build, flash attention off, 1 thread) on a synthetic ${c.projector} mmproj and seed images; every image chunk in prompt order; regenerate with scripts/make-projector-reference.ts`,
+        name: c.name,
+        projector: c.projector,
+        seed: c.seed,
+        shape: c.shape,
+        mmprojSha256: sha256(mmproj),
+        images: c.images.map(([width, height, seed], i) => ({
+          width,
+          height,
+          seed,
+          chunks: results[i].chunks.map(summary),
+        })),
+      };
+      writeFileSync(join(outDir, `${c.name}.json`), `${JSON.stringify(doc, null, 1)}\n`);
+      console.log(`${c.name}: ${c.images.map((_, i) => results[i].chunks.length).join('/')} chunks per image`);
+    }
+    return 0;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

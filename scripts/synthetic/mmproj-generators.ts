@@ -1,0 +1,16 @@
+/**
+ * The random-weight mmproj generators by projector type (`clip.projector_type`): what the reference makers and the
+ * tests regenerate a recorded mmproj with.
+ */
+
+import { gemma3Mmproj } from './mmproj-gemma3.js';
+import { type Idefics3MmprojShape, idefics3Mmproj } from './mmproj-idefics3.js';
+import type { VitShape } from './mmproj-vit.js';
+
+/** A shape of any projector: the trunk's fields plus the projector's own. */
+export type MmprojShape = VitShape & Partial<Omit<Idefics3MmprojShape, keyof VitShape>>;
+
+export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: MmprojShape) => Uint8Array>> = {
+  gemma3: gemma3Mmproj,
+  idefics3: (seed, shape) => idefics3Mmproj(seed, { ...shape, longestEdge: shape.longestEdge ?? shape.imageSize }),
+};

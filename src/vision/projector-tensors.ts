@@ -1,0 +1,20 @@
+/**
+ * Per projector type, the `mm.*` tensors the loader reads (beyond the ViT's) and which tensor dimension is the output
+ * width — the text model's n_embd it must match (llama.cpp `clip_n_mmproj_embd`). Keyed by `clip.projector_type`.
+ */
+
+import { IDEFICS3_FC, idefics3Tensors } from './projector-idefics3.js';
+import { VISION_TENSORS } from './tensor-names.js';
+import type { VisionConfig } from './vision-config.js';
+
+interface ProjectorTensors {
+  /** The tensor whose ggml dimension `dim` is the projected width. */
+  readonly output: { readonly tensor: string; readonly dim: number };
+  /** Tensors by name with their ggml shapes; gemma3's are fields of `VisionWeights` of their own. */
+  tensors(config: VisionConfig, nEmbdText: number): Record<string, number[]>;
+}
+
+export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
+  gemma3: { output: { tensor: VISION_TENSORS.inputProjection, dim: 0 }, tensors: () => ({}) },
+  idefics3: { output: { tensor: IDEFICS3_FC, dim: 1 }, tensors: idefics3Tensors },
+};

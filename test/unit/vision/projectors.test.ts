@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
+import { MemoryByteSource } from '../../../src/io/byte-source.js';
+import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
+import { preprocessTiles } from '../../../src/vision/preprocess-tiles.js';
+import { readVisionConfig } from '../../../src/vision/vision-config.js';
+import { loadVisionWeights } from '../../../src/vision/vision-weights.js';
+import { expectLlmError, thrownLlmError } from '../../helpers/llm-error.js';
+import { projectorFixtures, projectorMmproj } from './projector-fixtures.js';
+import { decodeF32, sha256 } from './vision-fixtures.js';
+
+/** Largest |a − b| over the largest |b|: the relative error of a whole embedding block. */
+function relError(a: Float32Array, b: Float32Array): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i] - b[i]));
+    scale = Math.max(scale, Math.abs(b[i]));
+  }
+  return diff / scale;
+}
+
+describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () => {
+  for (const fx of projectorFixtures()) {
+    for (const im of fx.images) {
+      it(`${fx.name}: ${im.width}×${im.height} preprocesses bit-identically to each of mtmd's chunks`, async () => {
+        const config = readVisionConfig((await projectorMmproj(fx)).gguf.metadata);
+        const t = preprocessTiles(seedImage(im.width, im.height, im.seed), config);
+        const inputs = [...t.tiles, t.overview];
+        expect(inputs.length).toBe(im.chunks.length);
+        inputs.forEach((got, i) => {
+          const ref = im.chunks[i].preprocessed;
+          expect([got.size, got.size, 3, 1]).toEqual(ref.ne);
+          for (const [k, v] of ref.samples) expect(got.pixels[k], `chunk ${i} element ${k}`).toBe(v);
+          expect(sha256(got.pixels), `chunk ${i}`).toBe(ref.sha256);
+        });
+      });
+    }
+
+    it(`${fx.name}: image embeddings of every chunk within 1e-3 relative`, { timeout: 120_000 }, async () => {
+      const { bytes, gguf } = await projectorMmproj(fx);
+      const config = readVisionConfig(gguf.metadata);
+      const weights = await loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText);
+      for (const im of fx.images) {
+        const parts = encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
+        const rows = parts.flatMap((p) => (p.type === 'rows' ? [p] : []));
+        expect(rows.map((r) => r.nTokens)).toEqual(im.chunks.map((c) => c.nTokens));
+        let worst = 0;
+        rows.forEach((r, i) => {
+          worst = Math.max(worst, relError(r.embeddings, decodeF32(im.chunks[i].embeddings)));
+        });
+        console.log(
+          `${fx.name} ${im.width}x${im.height}: ${rows.length} chunks, worst rel err ${worst.toExponential(2)}`,
+        );
+        expect(worst).toBeLessThan(1e-3);
+      }
+    });
+  }
+
+  it("idefics3: scale factor and longest edge come from the file; without 'preproc_image_size' it is unsupported-arch", async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'idefics3')!;
+    const meta = { ...(await projectorMmproj(fx)).gguf.metadata };
+    const config = readVisionConfig(meta);
+    expect([config.merge, config.longestEdge, config.resize, config.nonCausal]).toEqual([
+      fx.shape.merge,
+      fx.shape.longestEdge,
+      'lanczos',
+      false,
+    ]);
+    delete meta['clip.vision.preproc_image_size'];
+    expect(thrownLlmError(() => readVisionConfig(meta)).code).toBe('unsupported-arch');
+  });
+
+  it('an idefics3 mmproj for another text width is invalid-request naming the projector and both widths', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'idefics3')!;
+    const { bytes, gguf } = await projectorMmproj(fx);
+    const config = readVisionConfig(gguf.metadata);
+    const e = await expectLlmError(
+      loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText * 2),
+      'invalid-request',
+    );
+    expect(e.message).toMatch(/idefics3.*64.*128/);
+  });
+
+  it('an idefics3 fc matrix that does not fit the ViT width × merge² is gguf-invalid naming it', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'idefics3')!;
+    const { bytes, gguf } = await projectorMmproj(fx);
+    const config = { ...readVisionConfig(gguf.metadata), merge: fx.shape.merge + 1 };
+    await expectLlmError(
+      loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText),
+      'gguf-invalid',
+      /mm\.model\.fc\.weight/,
+    );
+  });
+});
