@@ -3,7 +3,7 @@
  * the CPU build of libmtmd) for random-weight mmproj files of the projectors beyond gemma3
  * (scripts/synthetic/mmproj-generators.ts) and seed images of several sizes and aspect ratios: per image, every image
  * chunk mtmd makes of it (the tiles row by row, then the overview) with the sha256 and a few samples of its
- * preprocessed encoder input and its embeddings. The tests regenerate the mmproj and the images from the recipe.
+ * preprocessed encoder input and its embeddings (of a chunk over 16 tokens, 16 evenly spaced rows, listed in `rows`). The tests regenerate the mmproj and the images from the recipe.
  * Usage: node scripts/run-ts.mjs scripts/make-projector-reference.ts [outDir]
  */
 
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -63,6 +64,50 @@ const CASES: readonly ProjectorCase[] = [
       [50, 60, 10],
     ],
   },
+  {
+    name: 'lfm2-s1',
+    projector: 'lfm2',
+    seed: 1,
+    shape: DEFAULT_LFM2_MMPROJ,
+    images: [
+      [64, 64, 11], // the table's own grid after upscaling to the minimum: 128² (16² patches)
+      [200, 150, 12],
+      [40, 100, 13],
+      [256, 256, 14],
+      [300, 170, 15], // over the maximum: shrunk
+      [1, 1, 16],
+      [13, 77, 17],
+    ],
+  },
+  {
+    name: 'lfm2-p14-noln-f16-s2',
+    projector: 'lfm2',
+    seed: 2,
+    shape: {
+      imageSize: 56,
+      patchSize: 14,
+      nEmbd: 48,
+      nHeads: 6,
+      nFf: 80,
+      nLayers: 1,
+      nEmbdText: 64,
+      merge: 2,
+      projHidden: 96,
+      noInputNorm: true,
+      matrices: 'f16',
+    },
+    images: [
+      [120, 90, 18],
+      [500, 90, 19],
+    ],
+  },
+  {
+    name: 'lfm2-tiles-s3',
+    projector: 'lfm2',
+    seed: 3,
+    shape: { ...DEFAULT_LFM2_MMPROJ, nLayers: 1 },
+    images: [[610, 290, 20]], // area over twice the maximum: 2×1 tiles of 512² (padded) + the thumbnail
+  },
 ];
 
 const TEXT_MODEL = '../shared/models/stories260K.gguf';
@@ -76,16 +121,24 @@ interface OracleChunk {
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
+/** Embedding rows kept per chunk: all up to this many, else this many evenly spaced ones (small JSON). */
+const KEPT_ROWS = 16;
+
 function summary(c: OracleChunk) {
   const raw = Buffer.from(c.inpRaw.data, 'base64');
   const f = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
   const picks = [0, 1, Math.floor(f.length / 3), Math.floor(f.length / 2), f.length - 1];
-  return {
+  const kept = {
     preprocessed: { ne: c.inpRaw.ne, sha256: sha256(raw), samples: picks.map((j) => [j, f[j]]) },
     nTokens: c.nTokens,
     nEmbd: c.nEmbd,
-    embeddings: c.embeddings,
   };
+  if (c.nTokens <= KEPT_ROWS) return { ...kept, embeddings: c.embeddings };
+  const all = Buffer.from(c.embeddings, 'base64');
+  const rows = Array.from({ length: KEPT_ROWS }, (_, i) => Math.floor((i * (c.nTokens - 1)) / (KEPT_ROWS - 1)));
+  const rowBytes = c.nEmbd * 4;
+  const picked = Buffer.concat(rows.map((r) => all.subarray(r * rowBytes, (r + 1) * rowBytes)));
+  return { ...kept, rows, embeddings: picked.toString('base64') };
 }
 
 /** Entry point for scripts/run-ts.mjs. */

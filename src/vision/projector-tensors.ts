@@ -4,17 +4,26 @@
  */
 
 import { IDEFICS3_FC, idefics3Tensors } from './projector-idefics3.js';
+import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
 interface ProjectorTensors {
   /** The tensor whose ggml dimension `dim` is the projected width. */
   readonly output: { readonly tensor: string; readonly dim: number };
-  /** Tensors by name with their ggml shapes; gemma3's are fields of `VisionWeights` of their own. */
-  tensors(config: VisionConfig, nEmbdText: number): Record<string, number[]>;
+  /**
+   * Tensors by name with their ggml shapes (`shapeOf`: a tensor's shape in the file, undefined when absent — for
+   * optional tensors and widths only the file knows); gemma3's are fields of `VisionWeights` of their own.
+   */
+  tensors(
+    config: VisionConfig,
+    nEmbdText: number,
+    shapeOf: (name: string) => readonly number[] | undefined,
+  ): Record<string, number[]>;
 }
 
 export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   gemma3: { output: { tensor: VISION_TENSORS.inputProjection, dim: 0 }, tensors: () => ({}) },
   idefics3: { output: { tensor: IDEFICS3_FC, dim: 1 }, tensors: idefics3Tensors },
+  lfm2: { output: { tensor: LFM2_TENSORS.down, dim: 1 }, tensors: lfm2Tensors },
 };

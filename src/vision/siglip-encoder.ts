@@ -83,24 +83,26 @@ function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number,
  * to f16 first: llama.cpp's `ggml_conv_2d` builds an F16 im2col on every backend and multiplies it in f16 (without
  * this the embeddings differ from mtmd's by ~3e-4 relative; with it and ggml's f16 GELU table, by ~1e-6).
  */
-function embedPatches(w: VisionWeights, img: PreprocessedImage): Float32Array {
+function embedPatches(w: VisionWeights, img: PreprocessedImage, posEmbd: Float32Array): Float32Array {
   const { nEmbd: d, patchSize: p } = w.config;
   const size = img.size;
+  const height = img.height ?? size;
   const side = size / p;
-  const x = new Float32Array(side * side * d);
-  for (let py = 0; py < side; py++) {
+  const rows = height / p;
+  const x = new Float32Array(side * rows * d);
+  for (let py = 0; py < rows; py++) {
     for (let px = 0; px < side; px++) {
       const patch = py * side + px;
       for (let e = 0; e < d; e++) {
         let s = 0;
         for (let c = 0; c < 3; c++) {
           for (let ky = 0; ky < p; ky++) {
-            const row = c * size * size + (py * p + ky) * size + px * p;
+            const row = c * size * height + (py * p + ky) * size + px * p;
             const ko = ((e * 3 + c) * p + ky) * p;
             for (let kx = 0; kx < p; kx++) s += roundToF16(w.patchW[ko + kx]) * roundToF16(img.pixels[row + kx]);
           }
         }
-        x[patch * d + e] = s + w.patchB[e] + w.posEmbd[patch * d + e];
+        x[patch * d + e] = s + w.patchB[e] + posEmbd[patch * d + e];
       }
     }
   }
@@ -126,12 +128,20 @@ function averagePool(x: Float32Array, side: number, d: number, merge: number): F
   return y;
 }
 
-/** The ViT trunk shared by the projectors: patches → blocks → post-LN. img: [3, size, size] → [(size / patch)², d]. */
-export function encodeVit(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
+/**
+ * The ViT trunk shared by the projectors: patches → blocks → post-LN. img: [3, height, size] →
+ * [(height / patch) · (size / patch), d]; `posEmbd` ([nPatches, d]): the position table resized to the patch grid
+ * (dynamic-resolution encoders), else the file's.
+ */
+export function encodeVit(
+  w: VisionWeights,
+  img: PreprocessedImage,
+  signal?: AbortSignal,
+  posEmbd: Float32Array = w.posEmbd,
+): Float32Array {
   const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize } = w.config;
-  const side = img.size / patchSize;
-  const n = side * side;
-  let x = embedPatches(w, img);
+  const n = (img.size / patchSize) * ((img.height ?? img.size) / patchSize);
+  let x = embedPatches(w, img, posEmbd);
   if (w.preLn !== undefined) x = layerNorm(x, n, d, w.preLn.w, w.preLn.b, eps);
   for (const L of w.layers) {
     throwIfAborted(signal, 'encoding the image');

@@ -18,9 +18,10 @@ type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
 /**
  * How an image becomes encoder inputs (llama.cpp `mtmd_image_preprocessor_*`): `fixed` — one `imageSize`² picture,
  * aspect kept, centred on black (gemma3); `idefics3` — resized so its longest side is `longestEdge`, cut into
- * `imageSize`² tiles, plus the whole image squeezed to one tile (the overview), each tile encoded alone.
+ * `imageSize`² tiles, plus the whole image squeezed to one tile (the overview), each tile encoded alone; `lfm2` —
+ * dynamic resolution: resized to whole merged patches within `tokenLimits`, large images also tiled (512²).
  */
-type Preprocessor = 'fixed' | 'idefics3';
+type Preprocessor = 'fixed' | 'idefics3' | 'lfm2';
 
 /**
  * The prompt text around the tiles of a tiled image (llama.cpp `mtmd.cpp` slice templates): `tileStart` is text
@@ -40,6 +41,8 @@ interface ProjectorFacts {
   readonly preprocessor: Preprocessor;
   /** Markers around the tiles, for tiled preprocessors. */
   readonly tiles?: TileMarkers;
+  /** Dynamic resolution: the fewest and most output tokens of one picture (llama.cpp `set_limit_image_tokens`). */
+  readonly tokenLimits?: readonly [number, number];
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -74,6 +77,22 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
       overviewStart: ['\n\n', '<fake_token_around_image>', '<global-img>'],
       overviewEnd: ['<fake_token_around_image>'],
     },
+  },
+  // LFM2-VL: SigLIP2 at dynamic resolution, pixel unshuffle, LayerNorm + MLP (mtmd `MTMD_SLICE_TMPL_LFM2`).
+  lfm2: {
+    preprocessor: 'lfm2',
+    defaultMerge: 1,
+    resize: 'bilinear',
+    imageBegin: '<|image_start|>',
+    imageEnd: '<|image_end|>',
+    nonCausal: false,
+    tiles: {
+      tileStart: '<|img_row_{row}_col_{col}|>',
+      rowEnd: [],
+      overviewStart: ['<|img_thumbnail|>'],
+      overviewEnd: [],
+    },
+    tokenLimits: [64, 256],
   },
 };
 
@@ -130,6 +149,8 @@ export interface VisionConfig {
   /** `clip.vision.preproc_image_size`: the longest side a tiled image is resized to (0: absent). */
   readonly longestEdge: number;
   readonly tiles?: TileMarkers;
+  /** Dynamic resolution: [min, max] output tokens of one picture; [0, 0] for the others. */
+  readonly tokenLimits: readonly [number, number];
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -253,6 +274,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     preprocessor: facts.preprocessor,
     longestEdge: tiledLongestEdge(r, facts),
     ...(facts.tiles ? { tiles: facts.tiles } : {}),
+    tokenLimits: facts.tokenLimits ?? [0, 0],
   };
 }
 
@@ -262,7 +284,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
  */
 function tiledLongestEdge(r: MetadataReader, facts: ProjectorFacts): number {
   const key = 'clip.vision.preproc_image_size';
-  if (facts.preprocessor === 'fixed') return r.count(key, 0);
+  if (facts.preprocessor !== 'idefics3') return r.count(key, 0);
   if (!r.has(key)) {
     throw new LlmError(
       'unsupported-arch',

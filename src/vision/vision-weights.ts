@@ -128,7 +128,9 @@ export async function loadVisionWeights(
     );
   }
   const mm: Record<string, Float32Array> = {};
-  for (const [name, shape] of Object.entries(proj.tensors(config, nEmbdText))) mm[name] = await r.read(name, shape);
+  const shapeOf = (name: string) => (r.has(name) ? r.info(name).shape : undefined);
+  for (const [name, shape] of Object.entries(proj.tensors(config, nEmbdText, shapeOf)))
+    mm[name] = await r.read(name, shape);
   const T = VISION_TENSORS;
   const layers: VisionLayerWeights[] = [];
   for (let il = 0; il < config.nLayers; il++) {

@@ -16,7 +16,9 @@ interface RecordedChunk {
   readonly preprocessed: { ne: number[]; sha256: string; samples: [number, number][] };
   readonly nTokens: number;
   readonly nEmbd: number;
-  /** base64 f32 [nTokens, nEmbd] */
+  /** Which rows `embeddings` holds (all when absent). */
+  readonly rows?: number[];
+  /** base64 f32 [rows.length or nTokens, nEmbd] */
   readonly embeddings: string;
 }
 
