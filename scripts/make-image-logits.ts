@@ -16,13 +16,18 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
+import { writeSyntheticModel } from './synthetic-model.js';
+import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface LogitsCase {
   readonly name: string;
-  /** Under ../shared/models. */
+  /** Under ../shared/models, or a label of the `synthetic` model. */
   readonly model: string;
+  /** A random-weight F16 text model the fixture tool writes (scripts/synthetic-model.ts) instead of a shared one. */
+  readonly synthetic?: { readonly arch: string; readonly seed: number };
   /** Vocabulary entries renamed in the model (scripts/synthetic/retoken-model.ts): the projector's marker tokens. */
   readonly vocabEdits?: readonly (readonly [number, string])[];
   /** `clip.projector_type` of the mmproj (default gemma3). */
@@ -78,6 +83,18 @@ const CASES: readonly LogitsCase[] = [
     image: [70, 40, 9],
     prompt: 'Look: <__media__> What is it?',
   },
+  {
+    // LFM2-VL's text model is lfm2 (short convolutions + attention): one dynamic-resolution picture between
+    // <|image_start|> / <|image_end|> (text here: the tiny vocabulary lacks them, on both sides alike).
+    name: 'lfm2-f16',
+    model: 'synthetic lfm2 f16 s9',
+    synthetic: { arch: 'lfm2', seed: 9 },
+    projector: 'lfm2',
+    mmprojSeed: 8,
+    shape: { ...DEFAULT_LFM2_MMPROJ, nEmbdText: 256 },
+    image: [90, 60, 10],
+    prompt: 'Look: <__media__> What is it?',
+  },
 ];
 
 interface OracleChunk {
@@ -131,6 +148,10 @@ export async function main(args: string[]): Promise<number> {
       const [w, h, seed] = c.image;
       writeFileSync(join(tmp, 'image.rgb'), seedImage(w, h, seed).data);
       let modelPath = resolve('..', 'shared', 'models', c.model);
+      if (c.synthetic) {
+        modelPath = join(tmp, 'model.gguf');
+        await writeSyntheticModel({ ...c.synthetic, quant: GgmlType.F16, out: modelPath });
+      }
       if (c.vocabEdits) {
         const edited = await retokenModel(readFileSync(modelPath), c.vocabEdits);
         modelPath = join(tmp, 'model.gguf');
@@ -161,6 +182,7 @@ export async function main(args: string[]): Promise<number> {
         name: c.name,
         model: c.model,
         model_sha256: sha256(readFileSync(modelPath)),
+        ...(c.synthetic ? { synthetic: c.synthetic } : {}),
         ...(c.vocabEdits ? { vocab_edits: c.vocabEdits } : {}),
         mmproj: { ...(c.projector ? { projector } : {}), seed: c.mmprojSeed, shape: c.shape, sha256: sha256(mmproj) },
         image: { width: w, height: h, seed },

@@ -6,12 +6,15 @@
  * Each backend's test file calls `describeImageLogits`.
  */
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MMPROJ_GENERATORS, type MmprojShape } from '../../scripts/synthetic/mmproj-generators.js';
 import { retokenModel } from '../../scripts/synthetic/retoken-model.js';
 import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
+import { writeSyntheticModel } from '../../scripts/synthetic-model.js';
+import { GgmlType } from '../../src/gguf/types.js';
 import { imagePrompt } from '../../src/api/image-parts.js';
 import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
@@ -32,6 +35,8 @@ interface ImageLogitsFixture {
   readonly name: string;
   readonly model: string;
   readonly model_sha256: string;
+  /** A random-weight F16 text model of the fixture tool instead of a shared file. */
+  readonly synthetic?: { arch: string; seed: number };
   /** Vocabulary entries renamed in the model (the projector's marker tokens). */
   readonly vocab_edits?: [number, string][];
   readonly mmproj: { projector?: string; seed: number; shape: MmprojShape; sha256: string };
@@ -48,6 +53,18 @@ const fixtures = (): ImageLogitsFixture[] =>
     .sort()
     .map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as ImageLogitsFixture);
 
+/** The bytes of a random-weight F16 text model written by the fixture tool. */
+async function syntheticModel(recipe: { arch: string; seed: number }): Promise<Uint8Array> {
+  const dir = mkdtempSync(join(tmpdir(), 'image-logits-'));
+  try {
+    const out = join(dir, 'model.gguf');
+    await writeSyntheticModel({ ...recipe, quant: GgmlType.F16, out });
+    return readFileSync(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** max |a − b| / max |b|. */
 function relDiff(a: Float32Array, b: Float32Array): number {
   let ref = 0;
@@ -62,7 +79,9 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
       it(`embeddings, chunks and the logits after the image (${fx.name})`, { timeout: 300_000 }, async () => {
         const mmproj = MMPROJ_GENERATORS[fx.mmproj.projector ?? 'gemma3'](fx.mmproj.seed, fx.mmproj.shape);
         expect(sha256(mmproj), 'the generator no longer makes the recorded mmproj').toBe(fx.mmproj.sha256);
-        let bytes: Uint8Array = readFileSync(sharedPath('models', fx.model));
+        let bytes: Uint8Array = fx.synthetic
+          ? await syntheticModel(fx.synthetic)
+          : readFileSync(sharedPath('models', fx.model));
         if (fx.vocab_edits) bytes = await retokenModel(bytes, fx.vocab_edits);
         expect(sha256(bytes), 'the model is not the one recorded').toBe(fx.model_sha256);
         const source = new MemoryByteSource(bytes, fx.model);
