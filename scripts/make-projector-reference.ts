@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
+import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -107,6 +108,37 @@ const CASES: readonly ProjectorCase[] = [
     seed: 3,
     shape: { ...DEFAULT_LFM2_MMPROJ, nLayers: 1 },
     images: [[610, 290, 20]], // area over twice the maximum: 2×1 tiles of 512² (padded) + the thumbnail
+  },
+  {
+    name: 'mlp-s1',
+    projector: 'mlp',
+    seed: 1,
+    shape: DEFAULT_MLP_MMPROJ,
+    images: [
+      [48, 48, 21],
+      [100, 40, 22], // bicubic, padded with llava's mean colour
+      [31, 70, 23],
+      [1, 1, 24],
+    ],
+  },
+  {
+    name: 'mlp-p14-f16-s2',
+    projector: 'mlp',
+    seed: 2,
+    shape: {
+      ...DEFAULT_MLP_MMPROJ,
+      imageSize: 56,
+      patchSize: 14,
+      nEmbd: 48,
+      nHeads: 6,
+      nFf: 80,
+      nLayers: 2,
+      matrices: 'f16',
+    },
+    images: [
+      [200, 120, 25],
+      [56, 56, 26],
+    ],
   },
 ];
 

@@ -25,6 +25,8 @@ export interface VitShape {
   readonly preLn?: boolean;
   /** Stores each FFN's up matrix under `ffn_down` and down under `ffn_up`, as early gemma3 conversions did. */
   readonly swappedFfn?: boolean;
+  /** CLIP-style trunk (llava): no patch bias, no post-LN. */
+  readonly clip?: boolean;
 }
 
 export interface SyntheticTensor {
@@ -56,7 +58,7 @@ export function addVitTensors(add: ReturnType<typeof tensorAdder>, shape: VitSha
   const { patchSize: p, nEmbd: d, nFf: f } = shape;
   const T = VISION_TENSORS;
   add(T.patchEmbd, [p, p, 3, d], 1 / Math.sqrt(3 * p * p));
-  add(T.patchBias, [d], 0.1);
+  if (!shape.clip) add(T.patchBias, [d], 0.1);
   add(T.positionEmbd, [d, nPatches], 0.5);
   if (shape.preLn) {
     add(T.preLnWeight, [d], 0.2, 1);
@@ -81,6 +83,7 @@ export function addVitTensors(add: ReturnType<typeof tensorAdder>, shape: VitSha
     W(down, [f, d], 1 / Math.sqrt(f));
     B(down, d, 0.1);
   }
+  if (shape.clip) return;
   add(T.postLnWeight, [d], 0.2, 1);
   add(T.postLnBias, [d], 0.1);
 }

@@ -11,6 +11,7 @@ import { preprocessSmartResize } from './preprocess-smart-resize.js';
 import { preprocessTiles } from './preprocess-tiles.js';
 import { projectIdefics3 } from './projector-idefics3.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
+import { projectMlp } from './projector-mlp.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
 import type { VisionConfig } from './vision-config.js';
@@ -54,6 +55,11 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
     const [gw, gh] = [pic.size / p, (pic.height ?? pic.size) / p];
     const vit = encodeVit(w, pic, signal, resizePositions(w.posEmbd, d, gw, gh));
     return projectLfm2(w.config, w.mm, vit, gw, gh, w.nEmbdText);
+  },
+  mlp: (w, pic, signal) => {
+    const nPatches = (pic.size / w.config.patchSize) ** 2;
+    const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
+    return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
 };
 

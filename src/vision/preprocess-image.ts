@@ -46,7 +46,7 @@ export function checkRgbImage(img: RgbImage): void {
 
 /**
  * Scales `img` to fit `width` × `height` (aspect kept, sides rounded up) and centres it on black (llama.cpp
- * `img_tool::resize` with `PAD_CEIL`).
+ * `img_tool::resize` with `PAD_CEIL`), or on the projector's pad colour (llava).
  */
 export function fitAndPad(img: RgbImage, width: number, height: number, config: VisionConfig): RgbImage {
   if (img.width === width && img.height === height) return img;
@@ -56,6 +56,14 @@ export function fitAndPad(img: RgbImage, width: number, height: number, config: 
   const newH = Math.min(Math.ceil(Math.fround(img.height * scale)), height);
   const resized = resizePillow(img, newW, newH, config.resize);
   const data = new Uint8Array(width * height * 3);
+  const [pr, pg, pb] = config.padColor;
+  if (pr !== 0 || pg !== 0 || pb !== 0) {
+    for (let i = 0; i < data.length; i += 3) {
+      data[i] = pr;
+      data[i + 1] = pg;
+      data[i + 2] = pb;
+    }
+  }
   const ox = Math.trunc((width - newW) / 2);
   const oy = Math.trunc((height - newH) / 2);
   for (let y = 0; y < newH; y++) {

@@ -5,6 +5,7 @@
 
 import { IDEFICS3_FC, idefics3Tensors } from './projector-idefics3.js';
 import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
+import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -26,4 +27,5 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   gemma3: { output: { tensor: VISION_TENSORS.inputProjection, dim: 0 }, tensors: () => ({}) },
   idefics3: { output: { tensor: IDEFICS3_FC, dim: 1 }, tensors: idefics3Tensors },
   lfm2: { output: { tensor: LFM2_TENSORS.down, dim: 1 }, tensors: lfm2Tensors },
+  mlp: { output: { tensor: MLP_TENSORS.down, dim: 1 }, tensors: mlpTensors },
 };

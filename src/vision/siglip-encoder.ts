@@ -128,22 +128,40 @@ function averagePool(x: Float32Array, side: number, d: number, merge: number): F
   return y;
 }
 
+/** The MLP's activation in place (`ggml_gelu` tanh form, `ggml_gelu_quick`, `ggml_silu`). */
+function activate(x: Float32Array, kind: VisionWeights['config']['ffn']): void {
+  for (let i = 0; i < x.length; i++) {
+    const u = x[i];
+    if (kind === 'gelu') x[i] = 0.5 * u * (1 + Math.tanh(GELU_COEF * u * (1 + 0.044715 * u * u)));
+    else x[i] = u / (1 + Math.exp(kind === 'silu' ? -u : -1.702 * u));
+  }
+}
+
 /**
- * The ViT trunk shared by the projectors: patches → blocks → post-LN. img: [3, height, size] →
- * [(height / patch) · (size / patch), d]; `posEmbd` ([nPatches, d]): the position table resized to the patch grid
- * (dynamic-resolution encoders), else the file's.
+ * The ViT trunk shared by the projectors: patches (+ the class token, appended after them as llama.cpp's CLIP graph
+ * does, when the file has one) → blocks → post-LN (when present). img: [3, height, size] →
+ * [(height / patch) · (size / patch) (+ 1), d]; `posEmbd`: the position table resized to the patch grid
+ * (dynamic-resolution encoders), else the file's; `layers`: blocks run (llava: all but the last).
  */
 export function encodeVit(
   w: VisionWeights,
   img: PreprocessedImage,
   signal?: AbortSignal,
   posEmbd: Float32Array = w.posEmbd,
+  layers: number = w.layers.length,
 ): Float32Array {
   const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize } = w.config;
-  const n = (img.size / patchSize) * ((img.height ?? img.size) / patchSize);
+  const nPatches = (img.size / patchSize) * ((img.height ?? img.size) / patchSize);
   let x = embedPatches(w, img, posEmbd);
+  if (w.classEmbd !== undefined) {
+    const withClass = new Float32Array((nPatches + 1) * d);
+    withClass.set(x);
+    for (let e = 0; e < d; e++) withClass[nPatches * d + e] = w.classEmbd[e] + posEmbd[nPatches * d + e];
+    x = withClass;
+  }
+  const n = x.length / d;
   if (w.preLn !== undefined) x = layerNorm(x, n, d, w.preLn.w, w.preLn.b, eps);
-  for (const L of w.layers) {
+  for (const L of w.layers.slice(0, layers)) {
     throwIfAborted(signal, 'encoding the image');
     const h = layerNorm(x, n, d, L.ln1W, L.ln1B, eps);
     const q = linear(h, n, d, L.qW, L.qB, d);
@@ -152,14 +170,11 @@ export function encodeVit(
     const a = linear(attention(q, k, v, n, nHeads, headDim), n, d, L.oW, L.oB, d);
     for (let i = 0; i < x.length; i++) x[i] += a[i];
     const up = linear(layerNorm(x, n, d, L.ln2W, L.ln2B, eps), n, d, L.upW, L.upB, f);
-    for (let i = 0; i < up.length; i++) {
-      const u = up[i];
-      up[i] = 0.5 * u * (1 + Math.tanh(GELU_COEF * u * (1 + 0.044715 * u * u)));
-    }
+    activate(up, w.config.ffn);
     const down = linear(up, n, f, L.downW, L.downB, d);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   }
-  return layerNorm(x, n, d, w.postLnW, w.postLnB, eps);
+  return w.postLn === undefined ? x : layerNorm(x, n, d, w.postLn.w, w.postLn.b, eps);
 }
 
 /** The image's embeddings for the text model through the gemma3 projector: [nTokens, nEmbdText]. */

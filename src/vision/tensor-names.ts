@@ -9,8 +9,10 @@ export const VISION_TENSORS = {
   patchEmbd: 'v.patch_embd.weight',
   /** [n_embd] */
   patchBias: 'v.patch_embd.bias',
-  /** [n_embd, n_patches] */
+  /** [n_embd, n_patches] (+ 1 row for the class token when there is one) */
   positionEmbd: 'v.position_embd.weight',
+  /** CLIP's class token (llava), [n_embd]. */
+  classEmbd: 'v.class_embd',
   preLnWeight: 'v.pre_ln.weight',
   preLnBias: 'v.pre_ln.bias',
   postLnWeight: 'v.post_ln.weight',

@@ -43,6 +43,8 @@ interface ProjectorFacts {
   readonly tiles?: TileMarkers;
   /** Dynamic resolution: the fewest and most output tokens of one picture (llama.cpp `set_limit_image_tokens`). */
   readonly tokenLimits?: readonly [number, number];
+  /** RGB of the padding around a fitted image (default black). */
+  readonly padColor?: readonly [number, number, number];
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -93,6 +95,16 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
       overviewEnd: [],
     },
     tokenLimits: [64, 256],
+  },
+  // LLaVA-1.5: CLIP ViT (all blocks but the last) + two-layer MLP; one fixed-size picture padded with the mean colour.
+  mlp: {
+    preprocessor: 'fixed',
+    defaultMerge: 1,
+    resize: 'bicubic',
+    imageBegin: '',
+    imageEnd: '',
+    nonCausal: false,
+    padColor: [122, 116, 104],
   },
 };
 
@@ -151,6 +163,8 @@ export interface VisionConfig {
   readonly tiles?: TileMarkers;
   /** Dynamic resolution: [min, max] output tokens of one picture; [0, 0] for the others. */
   readonly tokenLimits: readonly [number, number];
+  /** RGB of the padding around a fitted image. */
+  readonly padColor: readonly [number, number, number];
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -207,6 +221,13 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
       'unsupported-arch',
       `mmproj projector type '${projector}' is not supported; supported: ${SUPPORTED_PROJECTORS.join(', ')}`,
       { details: { projector, supported: SUPPORTED_PROJECTORS } },
+    );
+  }
+  if (r.has('clip.vision.image_grid_pinpoints')) {
+    throw new LlmError(
+      'unsupported-arch',
+      "reading vision config: 'clip.vision.image_grid_pinpoints' (LLaVA-1.6 any-resolution slicing) is not supported",
+      { details: { key: 'clip.vision.image_grid_pinpoints', projector } },
     );
   }
   const k = (s: string) => r.archKey(s);
@@ -275,6 +296,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     longestEdge: tiledLongestEdge(r, facts),
     ...(facts.tiles ? { tiles: facts.tiles } : {}),
     tokenLimits: facts.tokenLimits ?? [0, 0],
+    padColor: facts.padColor ?? [0, 0, 0],
   };
 }
 

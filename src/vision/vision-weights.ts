@@ -51,9 +51,10 @@ export interface VisionWeights {
   readonly layers: readonly VisionLayerWeights[];
   /** [d] each; present in some conversions (llama.cpp applies it when present) */
   readonly preLn?: { readonly w: Float32Array; readonly b: Float32Array };
-  /** [d] each */
-  readonly postLnW: Float32Array;
-  readonly postLnB: Float32Array;
+  /** [d] each; absent in some conversions (llava), then not applied */
+  readonly postLn?: { readonly w: Float32Array; readonly b: Float32Array };
+  /** [d]: CLIP's class token (llava), appended after the patches; the position table then has nPatches + 1 rows */
+  readonly classEmbd?: Float32Array;
   /** gemma3 only: [d] */
   readonly softEmbNormW?: Float32Array;
   /** gemma3 only: [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
@@ -165,14 +166,16 @@ export async function loadVisionWeights(
     config,
     nEmbdText,
     patchW: await r.read(T.patchEmbd, [p, p, 3, d]),
-    patchB: await r.read(T.patchBias, [d]),
-    posEmbd: await r.read(T.positionEmbd, [d, nPatches]),
+    patchB: r.has(T.patchBias) ? await r.read(T.patchBias, [d]) : new Float32Array(d), // CLIP has none
+    posEmbd: await r.read(T.positionEmbd, [d, nPatches + (r.has(T.classEmbd) ? 1 : 0)]),
+    ...(r.has(T.classEmbd) ? { classEmbd: await r.read(T.classEmbd, [d]) } : {}),
     layers,
     ...(r.has(T.preLnWeight)
       ? { preLn: { w: await r.read(T.preLnWeight, [d]), b: await r.read(T.preLnBias, [d]) } }
       : {}),
-    postLnW: await r.read(T.postLnWeight, [d]),
-    postLnB: await r.read(T.postLnBias, [d]),
+    ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
+      ? { postLn: { w: await r.read(T.postLnWeight, [d]), b: await r.read(T.postLnBias, [d]) } }
+      : {}),
     ...(config.projector === 'gemma3'
       ? { softEmbNormW: await r.read(T.softEmbNorm, [d]), projW: await r.read(T.inputProjection, [nEmbdText, d]) }
       : {}),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
+import { preprocessImage } from '../../../src/vision/preprocess-image.js';
 import { preprocessSmartResize } from '../../../src/vision/preprocess-smart-resize.js';
 import { preprocessTiles } from '../../../src/vision/preprocess-tiles.js';
 import { readVisionConfig } from '../../../src/vision/vision-config.js';
@@ -27,7 +28,12 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       it(`${fx.name}: ${im.width}×${im.height} preprocesses bit-identically to each of mtmd's chunks`, async () => {
         const config = readVisionConfig((await projectorMmproj(fx)).gguf.metadata);
         const img = seedImage(im.width, im.height, im.seed);
-        const t = config.preprocessor === 'lfm2' ? preprocessSmartResize(img, config) : preprocessTiles(img, config);
+        const t =
+          config.preprocessor === 'lfm2'
+            ? preprocessSmartResize(img, config)
+            : config.preprocessor === 'idefics3'
+              ? preprocessTiles(img, config)
+              : { tiles: [], overview: preprocessImage(img, config) };
         const inputs = [...t.tiles, t.overview];
         expect(inputs.length).toBe(im.chunks.length);
         inputs.forEach((got, i) => {
