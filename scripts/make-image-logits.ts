@@ -17,6 +17,7 @@ import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
+import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { writeSyntheticModel } from './synthetic-model.js';
 import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
@@ -94,6 +95,16 @@ const CASES: readonly LogitsCase[] = [
     shape: { ...DEFAULT_LFM2_MMPROJ, nEmbdText: 256 },
     image: [90, 60, 10],
     prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // LLaVA-1.5's text model is llama: the picture's rows with no text around them.
+    name: 'mlp-llama3-f16',
+    model: 'arch/llama3-f16.gguf',
+    projector: 'mlp',
+    mmprojSeed: 9,
+    shape: { ...DEFAULT_MLP_MMPROJ, nEmbdText: 256 },
+    image: [60, 45, 11],
+    prompt: 'USER: <__media__>\nWhat is it? ASSISTANT:',
   },
 ];
 
