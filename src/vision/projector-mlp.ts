@@ -4,6 +4,7 @@
  * token (llama.cpp's `patches` input: `i + 1`), then `mm.0` → GELU → `mm.2`, each with bias, to the text model's width.
  */
 
+import { LlmError } from '../errors.js';
 import { matmulRows } from './pixel-shuffle.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -23,6 +24,16 @@ export function mlpTensors(
   nEmbdText: number,
   shapeOf: (name: string) => readonly number[] | undefined,
 ): Record<string, number[]> {
+  if (shapeOf('mm.3.weight') !== undefined) {
+    // llama.cpp runs such files as `mlp_norm` (Yi-VL: LayerNorms after each linear layer).
+    throw new LlmError(
+      'unsupported-arch',
+      "mmproj projector 'mlp' with 'mm.3.weight' (Yi-VL's mlp_norm) is not supported",
+      {
+        details: { projector: 'mlp', tensor: 'mm.3.weight' },
+      },
+    );
+  }
   const hidden = shapeOf(MLP_TENSORS.up)?.[1] ?? 0;
   const T = MLP_TENSORS;
   return { [T.up]: [config.nEmbd, hidden], [T.upB]: [hidden], [T.down]: [hidden, nEmbdText], [T.downB]: [nEmbdText] };

@@ -84,6 +84,18 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
     expect(thrownLlmError(() => readVisionConfig(meta)).code).toBe('unsupported-arch');
   });
 
+  it("an mlp mmproj with Yi-VL's mm.3 (mlp_norm) is unsupported-arch, not run as plain mlp", async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'mlp')!;
+    const { bytes, gguf } = await projectorMmproj(fx);
+    const config = readVisionConfig(gguf.metadata);
+    const extra = { ...gguf.tensors[0], name: 'mm.3.weight' };
+    await expectLlmError(
+      loadVisionWeights({ ...gguf, tensors: [...gguf.tensors, extra] }, new MemoryByteSource(bytes), config, 64),
+      'unsupported-arch',
+      /mlp_norm/,
+    );
+  });
+
   it('an idefics3 mmproj for another text width is invalid-request naming the projector and both widths', async () => {
     const fx = projectorFixtures().find((f) => f.projector === 'idefics3')!;
     const { bytes, gguf } = await projectorMmproj(fx);
