@@ -16,6 +16,7 @@ import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generato
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
+import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -138,6 +139,37 @@ const CASES: readonly ProjectorCase[] = [
     images: [
       [200, 120, 25],
       [56, 56, 26],
+    ],
+  },
+  {
+    name: 'pixtral-merge2-s1',
+    projector: 'pixtral',
+    seed: 1,
+    shape: DEFAULT_PIXTRAL_MMPROJ,
+    images: [
+      [64, 48, 27],
+      [200, 150, 28],
+      [20, 20, 29], // under the minimum: scaled up
+      [90, 200, 30],
+    ],
+  },
+  {
+    name: 'pixtral-p14-f16-s2',
+    projector: 'pixtral',
+    seed: 2,
+    shape: {
+      ...DEFAULT_PIXTRAL_MMPROJ,
+      imageSize: 56,
+      patchSize: 14,
+      nEmbd: 48,
+      nHeads: 4,
+      nFf: 80,
+      merge: 1,
+      matrices: 'f16',
+    },
+    images: [
+      [120, 90, 31],
+      [33, 71, 32],
     ],
   },
 ];

@@ -7,6 +7,7 @@ import { gemma3Mmproj } from './mmproj-gemma3.js';
 import { type Idefics3MmprojShape, idefics3Mmproj } from './mmproj-idefics3.js';
 import { type Lfm2MmprojShape, lfm2Mmproj } from './mmproj-lfm2.js';
 import { type MlpMmprojShape, mlpMmproj } from './mmproj-mlp.js';
+import { pixtralMmproj } from './mmproj-pixtral.js';
 import type { VitShape } from './mmproj-vit.js';
 
 /** A shape of any projector: the trunk's fields plus the projector's own. */
@@ -20,4 +21,5 @@ export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: Mm
   idefics3: (seed, shape) => idefics3Mmproj(seed, { ...shape, longestEdge: shape.longestEdge ?? shape.imageSize }),
   lfm2: (seed, shape) => lfm2Mmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
   mlp: (seed, shape) => mlpMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
+  pixtral: (seed, shape) => pixtralMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
 };

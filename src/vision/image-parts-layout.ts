@@ -7,11 +7,12 @@
 
 import { throwIfAborted } from '../errors.js';
 import { checkRgbImage, type PreprocessedImage, preprocessImage } from './preprocess-image.js';
-import { preprocessSmartResize } from './preprocess-smart-resize.js';
+import { preprocessDynamic, preprocessSmartResize } from './preprocess-smart-resize.js';
 import { preprocessTiles } from './preprocess-tiles.js';
 import { projectIdefics3 } from './projector-idefics3.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
+import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
 import type { VisionConfig } from './vision-config.js';
@@ -41,6 +42,10 @@ const PREPROCESSORS: Readonly<Record<VisionConfig['preprocessor'], (img: RgbImag
     checkRgbImage(img);
     return preprocessSmartResize(img, c);
   },
+  dynamic: (img, c) => {
+    checkRgbImage(img);
+    return { cols: 0, rows: 0, tiles: [], overview: preprocessDynamic(img, c) };
+  },
 };
 
 /** One picture's embeddings, [nTokens, nEmbdText], by projector type. */
@@ -61,6 +66,7 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
     const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
     return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
+  pixtral: encodePixtral,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));

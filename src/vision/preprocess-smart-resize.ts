@@ -4,7 +4,8 @@
  * patch × merge with its area between the projector's token limits ("smart resize", `calc_size_preserved_ratio`, in
  * f32 as mtmd). An image whose area is over twice the limit is also cut into 512² tiles on the grid (2 to 10 tiles)
  * whose aspect ratio is closest to the image's, the image resized into the grid with black padding; the smart-resized
- * image is then the thumbnail, after the tiles.
+ * image is then the thumbnail, after the tiles. Pixtral (`mtmd_image_preprocessor_dyn_size`) uses the same size rule
+ * for one picture, fitted into it with black padding.
  */
 
 import { fitAndPad, normalizeImage, type PreprocessedImage } from './preprocess-image.js';
@@ -107,4 +108,12 @@ export function preprocessSmartResize(img: RgbImage, config: VisionConfig): Dyna
     }
   }
   return { cols, rows, tiles, overview };
+}
+
+/** Preprocesses an RGB8 image (already checked) for pixtral: one smart-resized picture, aspect kept, padded. */
+export function preprocessDynamic(img: RgbImage, config: VisionConfig): PreprocessedImage {
+  const align = config.patchSize * config.merge;
+  const [minTokens, maxTokens] = config.tokenLimits;
+  const [w, h] = smartResize(img.width, img.height, align, minTokens * align * align, maxTokens * align * align);
+  return normalizeImage(fitAndPad(img, w, h, config), config);
 }

@@ -18,7 +18,7 @@ import type { VisionWeights } from './vision-weights.js';
 const GELU_COEF = Math.sqrt(2 / Math.PI);
 
 /** y = W·x + b for each of `n` rows of `x`. x: [n, inDim], W: [outDim, inDim], b: [outDim] → [n, outDim]. */
-function linear(x: Float32Array, n: number, inDim: number, w: Float32Array, b: Float32Array, outDim: number) {
+export function linear(x: Float32Array, n: number, inDim: number, w: Float32Array, b: Float32Array, outDim: number) {
   const y = new Float32Array(n * outDim);
   for (let t = 0; t < n; t++) {
     const xo = t * inDim;
@@ -49,7 +49,7 @@ function layerNorm(x: Float32Array, n: number, d: number, w: Float32Array, b: Fl
 }
 
 /** Non-causal multi-head attention. q, k, v: [n, heads · hd] → [n, heads · hd]. */
-function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number, heads: number, hd: number) {
+export function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number, heads: number, hd: number) {
   const d = heads * hd;
   const out = new Float32Array(n * d);
   const scores = new Float64Array(n);
@@ -83,7 +83,7 @@ function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number,
  * to f16 first: llama.cpp's `ggml_conv_2d` builds an F16 im2col on every backend and multiplies it in f16 (without
  * this the embeddings differ from mtmd's by ~3e-4 relative; with it and ggml's f16 GELU table, by ~1e-6).
  */
-function embedPatches(w: VisionWeights, img: PreprocessedImage, posEmbd: Float32Array): Float32Array {
+export function embedPatches(w: VisionWeights, img: PreprocessedImage, posEmbd: Float32Array): Float32Array {
   const { nEmbd: d, patchSize: p } = w.config;
   const size = img.size;
   const height = img.height ?? size;

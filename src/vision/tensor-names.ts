@@ -33,6 +33,8 @@ export const VISION_LAYER_TENSORS = {
   ln2: 'v.blk.{il}.ln2',
   ffnUp: 'v.blk.{il}.ffn_up',
   ffnDown: 'v.blk.{il}.ffn_down',
+  /** pixtral's gated FFN */
+  ffnGate: 'v.blk.{il}.ffn_gate',
 } as const;
 
 /** The name of a layer tensor: `layerTensorName('attnQ', 3, 'bias')` → `v.blk.3.attn_q.bias`. */

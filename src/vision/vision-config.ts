@@ -19,9 +19,10 @@ type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
  * How an image becomes encoder inputs (llama.cpp `mtmd_image_preprocessor_*`): `fixed` — one `imageSize`² picture,
  * aspect kept, centred on black (gemma3); `idefics3` — resized so its longest side is `longestEdge`, cut into
  * `imageSize`² tiles, plus the whole image squeezed to one tile (the overview), each tile encoded alone; `lfm2` —
- * dynamic resolution: resized to whole merged patches within `tokenLimits`, large images also tiled (512²).
+ * dynamic resolution: resized to whole merged patches within `tokenLimits`, large images also tiled (512²);
+ * `dynamic` — the same size rule, one picture fitted (aspect kept, black padding) to it (pixtral).
  */
-type Preprocessor = 'fixed' | 'idefics3' | 'lfm2';
+type Preprocessor = 'fixed' | 'idefics3' | 'lfm2' | 'dynamic';
 
 /**
  * The prompt text around the tiles of a tiled image (llama.cpp `mtmd.cpp` slice templates): `tileStart` is text
@@ -45,6 +46,10 @@ interface ProjectorFacts {
   readonly tokenLimits?: readonly [number, number];
   /** RGB of the padding around a fitted image (default black). */
   readonly padColor?: readonly [number, number, number];
+  /** The key of the merge factor when not `clip.vision.projector.scale_factor` (pixtral: spatial_merge_size). */
+  readonly mergeKey?: string;
+  /** Positions by 2-D RoPE (base) instead of a learned table (pixtral). */
+  readonly rope2dTheta?: number;
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -106,6 +111,19 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
     nonCausal: false,
     padColor: [122, 116, 104],
   },
+  // Pixtral / Mistral Small 3.1 (mistral3): RMSNorm ViT with 2-D RoPE and a gated SiLU MLP at dynamic resolution,
+  // an optional patch merger, a GELU MLP; [IMG_BREAK] rows after each row of tokens but the last, then [IMG_END].
+  pixtral: {
+    preprocessor: 'dynamic',
+    defaultMerge: 1,
+    resize: 'bicubic',
+    imageBegin: '',
+    imageEnd: '[IMG_END]',
+    nonCausal: false,
+    tokenLimits: [8, 1024],
+    mergeKey: 'clip.vision.spatial_merge_size',
+    rope2dTheta: 10000,
+  },
 };
 
 /** The projector types `readVisionConfig` accepts. */
@@ -165,6 +183,8 @@ export interface VisionConfig {
   readonly tokenLimits: readonly [number, number];
   /** RGB of the padding around a fitted image. */
   readonly padColor: readonly [number, number, number];
+  /** 2-D RoPE base of the ViT's attention (pixtral); 0: a learned position table. */
+  readonly rope2dTheta: number;
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -246,7 +266,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
   const imageSize = r.boundedCount('clip.vision.image_size', undefined, 1, LIMITS.maxImageSize, 'maxImageSize');
   const patchSize = r.boundedCount('clip.vision.patch_size', undefined, 1, LIMITS.maxPatchSize, 'maxPatchSize');
   const merge = r.boundedCount(
-    'clip.vision.projector.scale_factor',
+    facts.mergeKey ?? 'clip.vision.projector.scale_factor',
     facts.defaultMerge,
     1,
     LIMITS.maxMerge,
@@ -297,6 +317,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     ...(facts.tiles ? { tiles: facts.tiles } : {}),
     tokenLimits: facts.tokenLimits ?? [0, 0],
     padColor: facts.padColor ?? [0, 0, 0],
+    rope2dTheta: facts.rope2dTheta ?? 0,
   };
 }
 

@@ -35,6 +35,8 @@ interface VisionLayerWeights {
   /** [d, f] (out, in) */
   readonly downW: Float32Array;
   readonly downB: Float32Array;
+  /** [f, d] (out, in): the gate of a gated FFN (pixtral: SiLU(gate) × up), when the file has one */
+  readonly gateW?: Float32Array;
 }
 
 /** The encoder and gemma3 projector. */
@@ -142,7 +144,12 @@ export async function loadVisionWeights(
       swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
     const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
       r.read(layerTensorName(real(k), il, 'weight'), shape);
-    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => r.read(layerTensorName(real(k), il, 'bias'), [n]);
+    // Biases are optional (pixtral has none), as llama.cpp's `if (layer.q_b)`; absent ones read as zeros.
+    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) =>
+      config.projector !== 'gemma3' && !r.has(layerTensorName(real(k), il, 'bias'))
+        ? Promise.resolve(new Float32Array(n))
+        : r.read(layerTensorName(real(k), il, 'bias'), [n]);
+    const gate = layerTensorName('ffnGate', il, 'weight');
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
@@ -160,6 +167,7 @@ export async function loadVisionWeights(
       upB: await b('ffnUp', f),
       downW: await w('ffnDown', [f, d]),
       downB: await b('ffnDown', d),
+      ...(r.has(gate) ? { gateW: await r.read(gate, [d, f]) } : {}),
     });
   }
   return {
@@ -167,11 +175,20 @@ export async function loadVisionWeights(
     nEmbdText,
     patchW: await r.read(T.patchEmbd, [p, p, 3, d]),
     patchB: r.has(T.patchBias) ? await r.read(T.patchBias, [d]) : new Float32Array(d), // CLIP has none
-    posEmbd: await r.read(T.positionEmbd, [d, nPatches + (r.has(T.classEmbd) ? 1 : 0)]),
+    posEmbd:
+      config.rope2dTheta > 0 // 2-D RoPE, no learned table
+        ? new Float32Array(0)
+        : await r.read(T.positionEmbd, [d, nPatches + (r.has(T.classEmbd) ? 1 : 0)]),
     ...(r.has(T.classEmbd) ? { classEmbd: await r.read(T.classEmbd, [d]) } : {}),
     layers,
     ...(r.has(T.preLnWeight)
-      ? { preLn: { w: await r.read(T.preLnWeight, [d]), b: await r.read(T.preLnBias, [d]) } }
+      ? {
+          preLn: {
+            w: await r.read(T.preLnWeight, [d]),
+            // pixtral's RMS pre-norm has no bias
+            b: config.rope2dTheta > 0 && !r.has(T.preLnBias) ? new Float32Array(d) : await r.read(T.preLnBias, [d]),
+          },
+        }
       : {}),
     ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
       ? { postLn: { w: await r.read(T.postLnWeight, [d]), b: await r.read(T.postLnBias, [d]) } }

@@ -3,7 +3,7 @@ import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
 import { preprocessImage } from '../../../src/vision/preprocess-image.js';
-import { preprocessSmartResize } from '../../../src/vision/preprocess-smart-resize.js';
+import { preprocessDynamic, preprocessSmartResize } from '../../../src/vision/preprocess-smart-resize.js';
 import { preprocessTiles } from '../../../src/vision/preprocess-tiles.js';
 import { readVisionConfig } from '../../../src/vision/vision-config.js';
 import { loadVisionWeights } from '../../../src/vision/vision-weights.js';
@@ -33,7 +33,9 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
             ? preprocessSmartResize(img, config)
             : config.preprocessor === 'idefics3'
               ? preprocessTiles(img, config)
-              : { tiles: [], overview: preprocessImage(img, config) };
+              : config.preprocessor === 'dynamic'
+                ? { tiles: [], overview: preprocessDynamic(img, config) }
+                : { tiles: [], overview: preprocessImage(img, config) };
         const inputs = [...t.tiles, t.overview];
         expect(inputs.length).toBe(im.chunks.length);
         inputs.forEach((got, i) => {
