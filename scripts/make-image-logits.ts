@@ -18,6 +18,7 @@ import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generato
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
+import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { writeSyntheticModel } from './synthetic-model.js';
 import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
@@ -105,6 +106,18 @@ const CASES: readonly LogitsCase[] = [
     shape: { ...DEFAULT_MLP_MMPROJ, nEmbdText: 256 },
     image: [60, 45, 11],
     prompt: 'USER: <__media__>\nWhat is it? ASSISTANT:',
+  },
+  {
+    // Mistral Small 3.1's text model is mistral3: merged patch rows with [IMG_BREAK] rows between, then [IMG_END]
+    // (text here: the tiny vocabulary lacks it, on both sides alike).
+    name: 'pixtral-mistral3-f16',
+    model: 'synthetic mistral3 f16 s10',
+    synthetic: { arch: 'mistral3', seed: 10 },
+    projector: 'pixtral',
+    mmprojSeed: 10,
+    shape: { ...DEFAULT_PIXTRAL_MMPROJ, nEmbdText: 256 },
+    image: [64, 48, 12],
+    prompt: '[INST]<__media__>What is it?[/INST]',
   },
 ];
 
