@@ -98,15 +98,21 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
     );
   });
 
-  it('an idefics3 mmproj for another text width is invalid-request naming the projector and both widths', async () => {
-    const fx = projectorFixtures().find((f) => f.projector === 'idefics3')!;
-    const { bytes, gguf } = await projectorMmproj(fx);
-    const config = readVisionConfig(gguf.metadata);
-    const e = await expectLlmError(
-      loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText * 2),
-      'invalid-request',
-    );
-    expect(e.message).toMatch(/idefics3.*64.*128/);
+  it('an mmproj of any projector for another text width is invalid-request naming the projector and both widths', async () => {
+    const seen = new Set<string>();
+    for (const fx of projectorFixtures()) {
+      if (seen.has(fx.projector)) continue;
+      seen.add(fx.projector);
+      const { bytes, gguf } = await projectorMmproj(fx);
+      const config = readVisionConfig(gguf.metadata);
+      const e = await expectLlmError(
+        loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText * 2),
+        'invalid-request',
+      );
+      expect(e.message).toContain(`'${fx.projector}'`);
+      expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
+    }
+    expect([...seen].sort()).toEqual(['idefics3', 'lfm2', 'mlp', 'pixtral']);
   });
 
   it('an idefics3 fc matrix that does not fit the ViT width × merge² is gguf-invalid naming it', async () => {
