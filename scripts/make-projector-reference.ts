@@ -16,6 +16,7 @@ import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generato
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
+import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
@@ -170,6 +171,17 @@ const CASES: readonly ProjectorCase[] = [
     images: [
       [120, 90, 31],
       [33, 71, 32],
+    ],
+  },
+  {
+    name: 'gemma4v-s1',
+    projector: 'gemma4v',
+    seed: 1,
+    shape: DEFAULT_GEMMA4V_MMPROJ,
+    images: [
+      [64, 64, 33], // under the minimum: scaled up to 216²
+      [100, 60, 34],
+      [30, 90, 35],
     ],
   },
 ];

@@ -12,6 +12,7 @@ import { preprocessTiles } from './preprocess-tiles.js';
 import { projectIdefics3 } from './projector-idefics3.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
+import { encodeGemma4v } from './projector-gemma4v.js';
 import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
@@ -67,6 +68,7 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
     return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
   pixtral: encodePixtral,
+  gemma4v: encodeGemma4v,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));

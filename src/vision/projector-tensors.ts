@@ -6,6 +6,7 @@
 import { IDEFICS3_FC, idefics3Tensors } from './projector-idefics3.js';
 import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
 import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
+import { GEMMA4V_TENSORS, gemma4vTensors } from './projector-gemma4v.js';
 import { PIXTRAL_TENSORS, pixtralTensors } from './projector-pixtral.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
@@ -30,4 +31,5 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   lfm2: { output: { tensor: LFM2_TENSORS.down, dim: 1 }, tensors: lfm2Tensors },
   mlp: { output: { tensor: MLP_TENSORS.down, dim: 1 }, tensors: mlpTensors },
   pixtral: { output: { tensor: PIXTRAL_TENSORS.down, dim: 1 }, tensors: pixtralTensors },
+  gemma4v: { output: { tensor: GEMMA4V_TENSORS.proj, dim: 1 }, tensors: gemma4vTensors },
 };

@@ -35,6 +35,12 @@ export const VISION_LAYER_TENSORS = {
   ffnDown: 'v.blk.{il}.ffn_down',
   /** pixtral's gated FFN */
   ffnGate: 'v.blk.{il}.ffn_gate',
+  /** gemma4v: per-head RMS norms of Q and K, post-attention / post-FFN norms, a scalar output scale */
+  attnQNorm: 'v.blk.{il}.attn_q_norm',
+  attnKNorm: 'v.blk.{il}.attn_k_norm',
+  attnPostNorm: 'v.blk.{il}.attn_post_norm',
+  ffnPostNorm: 'v.blk.{il}.ffn_post_norm',
+  outScale: 'v.blk.{il}.out_scale',
 } as const;
 
 /** The name of a layer tensor: `layerTensorName('attnQ', 3, 'bias')` → `v.blk.3.attn_q.bias`. */

@@ -50,6 +50,8 @@ interface ProjectorFacts {
   readonly mergeKey?: string;
   /** Positions by 2-D RoPE (base) instead of a learned table (pixtral). */
   readonly rope2dTheta?: number;
+  /** Text widths for which the image rows are decoded causally after all (gemma4v: E2B 1536, E4B 2560). */
+  readonly causalForTextWidths?: readonly number[];
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -124,6 +126,19 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
     mergeKey: 'clip.vision.spatial_merge_size',
     rope2dTheta: 10000,
   },
+  // Gemma 4 vision: RMSNorm ViT with per-head Q/K norms, 2-D NeoX RoPE and x/y position tables, merge² average
+  // pooling, RMSNorm + projection; dynamic resolution between <|image> … <image|> (mtmd `clip_graph_gemma4v`).
+  gemma4v: {
+    preprocessor: 'dynamic',
+    defaultMerge: 3,
+    resize: 'bicubic',
+    imageBegin: '<|image>',
+    imageEnd: '<image|>',
+    nonCausal: true,
+    tokenLimits: [70, 1120],
+    rope2dTheta: 100,
+    causalForTextWidths: [1536, 2560],
+  },
 };
 
 /** The projector types `readVisionConfig` accepts. */
@@ -183,8 +198,10 @@ export interface VisionConfig {
   readonly tokenLimits: readonly [number, number];
   /** RGB of the padding around a fitted image. */
   readonly padColor: readonly [number, number, number];
-  /** 2-D RoPE base of the ViT's attention (pixtral); 0: a learned position table. */
+  /** 2-D RoPE base of the ViT's attention (pixtral, gemma4v); 0: a learned position table. */
   readonly rope2dTheta: number;
+  /** Text widths for which `nonCausal` does not hold (mtmd `mtmd_decode_use_non_causal`). */
+  readonly causalForTextWidths: readonly number[];
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -272,7 +289,9 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     LIMITS.maxMerge,
     'maxMerge',
   );
-  if (imageSize % (patchSize * merge) !== 0) {
+  // Dynamic-resolution encoders size pictures themselves (gemma4v files state an unused 224).
+  const fixedSize = facts.preprocessor === 'fixed' || facts.preprocessor === 'idefics3';
+  if (fixedSize && imageSize % (patchSize * merge) !== 0) {
     throw new LlmError(
       'gguf-invalid',
       `reading vision config: 'clip.vision.image_size' ${imageSize} is not a multiple of patch size ${patchSize} × merge ${merge}`,
@@ -318,6 +337,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     tokenLimits: facts.tokenLimits ?? [0, 0],
     padColor: facts.padColor ?? [0, 0, 0],
     rope2dTheta: facts.rope2dTheta ?? 0,
+    causalForTextWidths: facts.causalForTextWidths ?? [],
   };
 }
 

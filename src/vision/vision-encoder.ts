@@ -69,7 +69,8 @@ export async function loadVisionEncoder(
   signal?: AbortSignal,
 ): Promise<VisionEncoder> {
   const gguf = await parseGguf(source, { signal });
-  const config = readVisionConfig(gguf.metadata);
+  const read = readVisionConfig(gguf.metadata);
+  const config = read.causalForTextWidths.includes(nEmbdText) ? { ...read, nonCausal: false } : read;
   const weights = await loadVisionWeights(gguf, source, config, nEmbdText, signal);
   const kept = new Map<string, ImageEmbeddings>(); // by hash, least recently used first
   let encodedImages = 0;

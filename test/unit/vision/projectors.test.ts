@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_GEMMA4V_MMPROJ, gemma4vMmproj } from '../../../scripts/synthetic/mmproj-gemma4v.js';
 import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
-import { preprocessImage } from '../../../src/vision/preprocess-image.js';
+import { type PreprocessedImage, preprocessImage } from '../../../src/vision/preprocess-image.js';
 import { preprocessDynamic, preprocessSmartResize } from '../../../src/vision/preprocess-smart-resize.js';
 import { preprocessTiles } from '../../../src/vision/preprocess-tiles.js';
 import { readVisionConfig } from '../../../src/vision/vision-config.js';
+import { loadVisionEncoder } from '../../../src/vision/vision-encoder.js';
 import { loadVisionWeights } from '../../../src/vision/vision-weights.js';
 import { expectLlmError, thrownLlmError } from '../../helpers/llm-error.js';
 import { projectorFixtures, projectorMmproj } from './projector-fixtures.js';
@@ -36,7 +38,10 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
               : config.preprocessor === 'dynamic'
                 ? { tiles: [], overview: preprocessDynamic(img, config) }
                 : { tiles: [], overview: preprocessImage(img, config) };
-        const inputs = [...t.tiles, t.overview];
+        // gemma4v maps pixels to [−1, 1] in its graph (ggml_scale_bias); mtmd's recorded input is after it.
+        const scaled = (q: PreprocessedImage) =>
+          config.projector === 'gemma4v' ? { ...q, pixels: q.pixels.map((v) => Math.fround(v * 2 - 1)) } : q;
+        const inputs = [...t.tiles, t.overview].map(scaled);
         expect(inputs.length).toBe(im.chunks.length);
         inputs.forEach((got, i) => {
           const ref = im.chunks[i].preprocessed;
@@ -86,6 +91,18 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
     expect(thrownLlmError(() => readVisionConfig(meta)).code).toBe('unsupported-arch');
   });
 
+  it('gemma4v image rows are non-causal except for the E2B/E4B text widths (mtmd_decode_use_non_causal)', async () => {
+    for (const [width, nonCausal] of [
+      [1536, false],
+      [2560, false],
+      [256, true],
+    ] as const) {
+      const bytes = gemma4vMmproj(1, { ...DEFAULT_GEMMA4V_MMPROJ, nEmbdText: width, nLayers: 1 });
+      const enc = await loadVisionEncoder(new MemoryByteSource(bytes), width);
+      expect([width, enc.config.nonCausal]).toEqual([width, nonCausal]);
+    }
+  });
+
   it("an mlp mmproj with Yi-VL's mm.3 (mlp_norm) is unsupported-arch, not run as plain mlp", async () => {
     const fx = projectorFixtures().find((f) => f.projector === 'mlp')!;
     const { bytes, gguf } = await projectorMmproj(fx);
@@ -112,7 +129,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       expect(e.message).toContain(`'${fx.projector}'`);
       expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
     }
-    expect([...seen].sort()).toEqual(['idefics3', 'lfm2', 'mlp', 'pixtral']);
+    expect([...seen].sort()).toEqual(['gemma4v', 'idefics3', 'lfm2', 'mlp', 'pixtral']);
   });
 
   it('an idefics3 fc matrix that does not fit the ViT width × merge² is gguf-invalid naming it', async () => {
