@@ -1,8 +1,9 @@
 /**
  * Records llama.cpp mtmd's answer for a prompt holding an image (issue #17 conformance): builds the C oracle
  * (scripts/oracle/mtmd-logits.c) against the CPU build of libmtmd/libllama (LLCPP_SRC, default /work/cache/llcpp,
- * libraries in its build/bin), runs it on a shared random-weight gemma3 model, the synthetic gemma3 mmproj at the
- * model's width and a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
+ * libraries in its build/bin), runs it on a shared random-weight text model (its vocabulary edited to hold the
+ * projector's marker tokens where the case says), a synthetic mmproj of the case's projector at the model's width and
+ * a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
  * the image's start and size), the image embeddings and the logits of the text positions after the image (f32
  * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir]`.
  */
@@ -12,15 +13,29 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_GEMMA3_MMPROJ, type Gemma3MmprojShape, gemma3Mmproj } from './synthetic/mmproj-gemma3.js';
+import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
+import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
+import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
+import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
+import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
+import { writeSyntheticModel } from './synthetic-model.js';
+import { GgmlType } from '../src/gguf/types.js';
+import { retokenModel } from './synthetic/retoken-model.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface LogitsCase {
   readonly name: string;
-  /** Under ../shared/models. */
+  /** Under ../shared/models, or a label of the `synthetic` model. */
   readonly model: string;
+  /** A random-weight F16 text model the fixture tool writes (scripts/synthetic-model.ts) instead of a shared one. */
+  readonly synthetic?: { readonly arch: string; readonly seed: number };
+  /** Vocabulary entries renamed in the model (scripts/synthetic/retoken-model.ts): the projector's marker tokens. */
+  readonly vocabEdits?: readonly (readonly [number, string])[];
+  /** `clip.projector_type` of the mmproj (default gemma3). */
+  readonly projector?: string;
   readonly mmprojSeed: number;
-  readonly shape: Gemma3MmprojShape;
+  readonly shape: MmprojShape;
   readonly image: readonly [width: number, height: number, seed: number];
   /** `<__media__>` marks the image. */
   readonly prompt: string;
@@ -53,6 +68,57 @@ const CASES: readonly LogitsCase[] = [
     image: [90, 120, 8],
     prompt: 'A picture: <__media__> It shows',
   },
+  {
+    // SmolVLM's text model is llama: llama3's reserved control tokens renamed to idefics3's markers; 3×2 tiles
+    // (row 2's markers are not in the vocabulary and tokenize as text, as they would in llama.cpp) + the overview.
+    name: 'idefics3-llama3-f16',
+    model: 'arch/llama3-f16.gguf',
+    vocabEdits: [
+      [2002, '<fake_token_around_image>'],
+      [2003, '<global-img>'],
+      [2005, '<row_1_col_1>'],
+      [2011, '<row_1_col_2>'],
+    ],
+    projector: 'idefics3',
+    mmprojSeed: 7,
+    shape: { ...DEFAULT_IDEFICS3_MMPROJ, nEmbdText: 256 },
+    image: [70, 40, 9],
+    prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // LFM2-VL's text model is lfm2 (short convolutions + attention): one dynamic-resolution picture between
+    // <|image_start|> / <|image_end|> (text here: the tiny vocabulary lacks them, on both sides alike).
+    name: 'lfm2-f16',
+    model: 'synthetic lfm2 f16 s9',
+    synthetic: { arch: 'lfm2', seed: 9 },
+    projector: 'lfm2',
+    mmprojSeed: 8,
+    shape: { ...DEFAULT_LFM2_MMPROJ, nEmbdText: 256 },
+    image: [90, 60, 10],
+    prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // LLaVA-1.5's text model is llama: the picture's rows with no text around them.
+    name: 'mlp-llama3-f16',
+    model: 'arch/llama3-f16.gguf',
+    projector: 'mlp',
+    mmprojSeed: 9,
+    shape: { ...DEFAULT_MLP_MMPROJ, nEmbdText: 256 },
+    image: [60, 45, 11],
+    prompt: 'USER: <__media__>\nWhat is it? ASSISTANT:',
+  },
+  {
+    // Mistral Small 3.1's text model is mistral3: merged patch rows with [IMG_BREAK] rows between, then [IMG_END]
+    // (text here: the tiny vocabulary lacks it, on both sides alike).
+    name: 'pixtral-mistral3-f16',
+    model: 'synthetic mistral3 f16 s10',
+    synthetic: { arch: 'mistral3', seed: 10 },
+    projector: 'pixtral',
+    mmprojSeed: 10,
+    shape: { ...DEFAULT_PIXTRAL_MMPROJ, nEmbdText: 256 },
+    image: [64, 48, 12],
+    prompt: '[INST]<__media__>What is it?[/INST]',
+  },
 ];
 
 interface OracleChunk {
@@ -71,7 +137,7 @@ const KEPT_POSITIONS = 3;
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 /** Entry point for scripts/run-ts.mjs. */
-export function main(args: string[]): number {
+export async function main(args: string[]): Promise<number> {
   const outDir = resolve(args[0] ?? 'test/fixtures/vision');
   const src = process.env.LLCPP_SRC ?? '/work/cache/llcpp';
   const bin = join(src, 'build', 'bin');
@@ -100,11 +166,21 @@ export function main(args: string[]): number {
     );
     if (cc.status !== 0) return 1;
     for (const c of CASES) {
-      const mmproj = gemma3Mmproj(c.mmprojSeed, c.shape);
+      const projector = c.projector ?? 'gemma3';
+      const mmproj = MMPROJ_GENERATORS[projector](c.mmprojSeed, c.shape);
       writeFileSync(join(tmp, 'mmproj.gguf'), mmproj);
       const [w, h, seed] = c.image;
       writeFileSync(join(tmp, 'image.rgb'), seedImage(w, h, seed).data);
-      const modelPath = resolve('..', 'shared', 'models', c.model);
+      let modelPath = resolve('..', 'shared', 'models', c.model);
+      if (c.synthetic) {
+        modelPath = join(tmp, 'model.gguf');
+        await writeSyntheticModel({ ...c.synthetic, quant: GgmlType.F16, out: modelPath });
+      }
+      if (c.vocabEdits) {
+        const edited = await retokenModel(readFileSync(modelPath), c.vocabEdits);
+        modelPath = join(tmp, 'model.gguf');
+        writeFileSync(modelPath, edited);
+      }
       const r = spawnSync(
         exe,
         [modelPath, join(tmp, 'mmproj.gguf'), join(tmp, 'image.rgb'), `${w}`, `${h}`, c.prompt],
@@ -119,14 +195,20 @@ export function main(args: string[]): number {
         return 1;
       }
       const out = JSON.parse(r.stdout) as { n_vocab: number; n_embd: number; chunks: OracleChunk[] };
-      const image = out.chunks.findIndex((k) => k.type === 'image');
+      // Logits kept: the first positions after the last image, and the first after the first image when more
+      // images follow (tiled projectors: the text between tiles).
+      const first = out.chunks.findIndex((k) => k.type === 'image');
+      const last = out.chunks.findLastIndex((k) => k.type === 'image');
+      const kept = (i: number) => (i > last ? KEPT_POSITIONS : i === first + 1 ? 1 : 0);
       const doc = {
         about:
           'llama.cpp mtmd (CPU build, flash attention off, 1 thread): a prompt holding an image; logits of the first text positions after the image. Regenerate with scripts/make-image-logits.ts',
         name: c.name,
         model: c.model,
         model_sha256: sha256(readFileSync(modelPath)),
-        mmproj: { seed: c.mmprojSeed, shape: c.shape, sha256: sha256(mmproj) },
+        ...(c.synthetic ? { synthetic: c.synthetic } : {}),
+        ...(c.vocabEdits ? { vocab_edits: c.vocabEdits } : {}),
+        mmproj: { ...(c.projector ? { projector } : {}), seed: c.mmprojSeed, shape: c.shape, sha256: sha256(mmproj) },
         image: { width: w, height: h, seed },
         prompt: c.prompt,
         n_vocab: out.n_vocab,
@@ -143,7 +225,7 @@ export function main(args: string[]): number {
                 type: 'text',
                 start: k.start,
                 tokens: k.tokens,
-                ...(i > image ? { logits_per_position: k.logits!.slice(0, KEPT_POSITIONS) } : {}),
+                ...(kept(i) > 0 ? { logits_per_position: k.logits!.slice(0, kept(i)) } : {}),
               },
         ),
       };

@@ -132,6 +132,20 @@ export const CATALOGUE: readonly CatalogueModel[] = [
     note: 'Sees images: attach or paste a picture (its 851 MB vision projector is downloaded too); desktop GPUs.',
     mmproj: { url: hf('ggml-org/gemma-3-4b-it-GGUF', 'mmproj-model-f16.gguf'), bytes: 851 * MB },
   },
+  {
+    // ggml-org's release (llama.cpp docs/multimodal.md): SmolLM2-135M text model + SigLIP-B/16 with the idefics3
+    // projector (512² tiles of 64 tokens + a global view), both Q8_0: ~145 MB + ~104 MB.
+    id: 'smolvlm-256m-q8-vision',
+    label: 'SmolVLM 256M Instruct (Q8_0) + vision',
+    url: hf('ggml-org/SmolVLM-256M-Instruct-GGUF', 'SmolVLM-256M-Instruct-Q8_0.gguf'),
+    bytes: 145 * MB,
+    memoryBytes: 420 * MB,
+    note: 'The smallest model that sees images: attach or paste a picture (its 104 MB vision projector is downloaded too).',
+    mmproj: {
+      url: hf('ggml-org/SmolVLM-256M-Instruct-GGUF', 'mmproj-SmolVLM-256M-Instruct-Q8_0.gguf'),
+      bytes: 104 * MB,
+    },
+  },
 ];
 
 /** How an embedding model wants its texts: what `embeddings.create` needs beyond the text (see its model card). */

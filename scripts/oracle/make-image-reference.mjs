@@ -5,7 +5,8 @@
 // (default /work/cache/llcpp/build/bin).
 // Usage: node scripts/oracle/make-image-reference.mjs <job.json> <out.json>
 //   job.json: { mmproj, textModel, images: [{ width, height, rgbFile }] }  (rgbFile: raw RGBRGB… bytes)
-//   out.json: [{ nTokens, nEmbd, inpRaw: { ne: [..], data: base64 f32 }, embeddings: base64 f32 }]
+//   out.json: [{ nTokens, nEmbd, inpRaw: { ne: [..], data: base64 f32 }, embeddings: base64 f32, chunks }]
+//   (the first image chunk's; `chunks` holds every image chunk of the image, same fields, for tiled projectors)
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -148,12 +149,14 @@ for (const img of job.images) {
     const nTokens = Number(mtmd_input_chunk_get_n_tokens(chunk));
     const nEmbd = job.nEmbdText;
     const embd = koffi.decode(mtmd_get_output_embd(ctx), koffi.array('float', nTokens * nEmbd));
-    out.push({
+    const rec = {
       nTokens,
       nEmbd,
       inpRaw: captured,
       embeddings: Buffer.from(new Float32Array(embd).buffer).toString('base64'),
-    });
+    };
+    if (!done) out.push({ ...rec, chunks: [] });
+    out[out.length - 1].chunks.push(rec); // tiled projectors: every image chunk, in prompt order
     done = true;
   }
   if (!done) throw new Error('oracle: no image chunk');

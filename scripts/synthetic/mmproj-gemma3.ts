@@ -5,29 +5,12 @@
  */
 
 import { writeGguf } from '../../src/gguf/write.js';
-import { writeF16 } from '../../src/quant/half.js';
-import { GgmlType, type GgufValue } from '../../src/gguf/types.js';
-import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
+import { VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
+import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
 
 /** The encoder's shape; defaults make a tiny model (8×8 patches pooled to 2×2 output tokens). */
-export interface Gemma3MmprojShape {
-  readonly imageSize: number;
-  readonly patchSize: number;
-  readonly nEmbd: number;
-  readonly nHeads: number;
-  readonly nFf: number;
-  readonly nLayers: number;
-  /** Output width: the text model's n_embd. */
-  readonly nEmbdText: number;
-  readonly merge: number;
-  /** Type of the matrices (patch kernel, attention, FFN, projection) as published mmproj files store them; default F32. */
-  readonly matrices?: 'f32' | 'f16';
-  /** Adds `v.pre_ln.*` (a LayerNorm before the first block, which llama.cpp applies when present). */
-  readonly preLn?: boolean;
-  /** Stores each FFN's up matrix under `ffn_down` and down under `ffn_up`, as early gemma3 conversions did. */
-  readonly swappedFfn?: boolean;
-}
+export type Gemma3MmprojShape = VitShape;
 
 export const DEFAULT_GEMMA3_MMPROJ: Gemma3MmprojShape = {
   imageSize: 64,
@@ -42,71 +25,13 @@ export const DEFAULT_GEMMA3_MMPROJ: Gemma3MmprojShape = {
 
 /** The mmproj file's bytes. */
 export function gemma3Mmproj(seed: number, shape: Gemma3MmprojShape = DEFAULT_GEMMA3_MMPROJ): Uint8Array {
-  const rand = mulberry32(seed);
-  const { imageSize, patchSize: p, nEmbd: d, nFf: f, nEmbdText } = shape;
-  const nPatches = (imageSize / p) ** 2;
-  const tensors: { name: string; type: GgmlType; shape: number[]; data: Uint8Array }[] = [];
-  /** A tensor of uniform values in [center − spread, center + spread]. */
-  const add = (name: string, dims: number[], spread: number, center = 0): void => {
-    const n = dims.reduce((a, b) => a * b, 1);
-    const v = new Float32Array(n);
-    for (let i = 0; i < n; i++) v[i] = center + (rand() * 2 - 1) * spread;
-    if (shape.matrices === 'f16' && dims.length >= 2 && name !== VISION_TENSORS.positionEmbd) {
-      const h = new Uint8Array(n * 2);
-      for (let i = 0; i < n; i++) writeF16(h, i * 2, v[i]);
-      tensors.push({ name, type: GgmlType.F16, shape: dims, data: h });
-    } else {
-      tensors.push({ name, type: GgmlType.F32, shape: dims, data: new Uint8Array(v.buffer) });
-    }
-  };
-  const T = VISION_TENSORS;
-  add(T.patchEmbd, [p, p, 3, d], 1 / Math.sqrt(3 * p * p));
-  add(T.patchBias, [d], 0.1);
-  add(T.positionEmbd, [d, nPatches], 0.5);
-  if (shape.preLn) {
-    add(T.preLnWeight, [d], 0.2, 1);
-    add(T.preLnBias, [d], 0.1);
-  }
-  for (let il = 0; il < shape.nLayers; il++) {
-    const W = (k: keyof typeof VISION_LAYER_TENSORS, dims: number[], spread: number) =>
-      add(layerTensorName(k, il, 'weight'), dims, spread);
-    const B = (k: keyof typeof VISION_LAYER_TENSORS, n: number, spread: number, center = 0) =>
-      add(layerTensorName(k, il, 'bias'), [n], spread, center);
-    add(layerTensorName('ln1', il, 'weight'), [d], 0.2, 1);
-    B('ln1', d, 0.1);
-    for (const k of ['attnQ', 'attnK', 'attnV', 'attnOut'] as const) {
-      W(k, [d, d], 1 / Math.sqrt(d));
-      B(k, d, 0.1);
-    }
-    add(layerTensorName('ln2', il, 'weight'), [d], 0.2, 1);
-    B('ln2', d, 0.1);
-    const [up, down] = shape.swappedFfn ? (['ffnDown', 'ffnUp'] as const) : (['ffnUp', 'ffnDown'] as const);
-    W(up, [d, f], 1 / Math.sqrt(d));
-    B(up, f, 0.1);
-    W(down, [f, d], 1 / Math.sqrt(f));
-    B(down, d, 0.1);
-  }
-  add(T.postLnWeight, [d], 0.2, 1);
-  add(T.postLnBias, [d], 0.1);
-  add(T.softEmbNorm, [d], 0.2, 1);
-  add(T.inputProjection, [nEmbdText, d], 1 / Math.sqrt(d));
-  const metadata: Record<string, GgufValue> = {
-    'general.architecture': 'clip',
-    'general.name': `synthetic gemma3 mmproj s${seed}`,
-    'clip.has_vision_encoder': true,
-    'clip.projector_type': 'gemma3',
-    'clip.use_gelu': true,
-    'clip.vision.image_size': imageSize,
-    'clip.vision.patch_size': p,
-    'clip.vision.embedding_length': d,
-    'clip.vision.feed_forward_length': f,
-    'clip.vision.block_count': shape.nLayers,
-    'clip.vision.projection_dim': nEmbdText,
-    'clip.vision.attention.head_count': shape.nHeads,
-    'clip.vision.attention.layer_norm_epsilon': 1e-6,
-    'clip.vision.image_mean': new Float32Array([0.5, 0.45, 0.4]),
-    'clip.vision.image_std': new Float32Array([0.5, 0.27, 0.3]),
-  };
+  const tensors: SyntheticTensor[] = [];
+  const add = tensorAdder(mulberry32(seed), shape, tensors);
+  const { nEmbd: d, nEmbdText } = shape;
+  addVitTensors(add, shape, (shape.imageSize / shape.patchSize) ** 2);
+  add(VISION_TENSORS.softEmbNorm, [d], 0.2, 1);
+  add(VISION_TENSORS.inputProjection, [nEmbdText, d], 1 / Math.sqrt(d));
+  const metadata = vitMetadata('gemma3', seed, shape);
   if (shape.merge !== 4) metadata['clip.vision.projector.scale_factor'] = shape.merge;
   return writeGguf({ metadata, tensors });
 }

@@ -82,12 +82,48 @@ export function imagePrompt(
   if (tk.bosId !== null && tokens[0] === tk.bosId && ids[0] !== tk.bosId) ids.unshift(tk.bosId);
   const chunks: PromptImage[] = [];
   images.forEach((im, i) => {
-    ids.push(...encode(framing.imageBegin));
-    chunks.push({ start: ids.length, nTokens: im.nTokens, embeddings: im.embeddings, nonCausal: framing.nonCausal });
-    ids.push(...imagePlaceholders(im.hash, im.nTokens));
-    ids.push(...encode(framing.imageEnd), ...encode(pieces[i + 1])); // each tokenized alone, as mtmd does
+    // The image's parts: its begin/end text (tiled projectors: tile markers, row ends) and its image chunks.
+    const placeholders = imagePlaceholders(im.hash, im.nTokens);
+    let row = 0;
+    for (const part of im.parts) {
+      if (part.type === 'text') ids.push(...encode(part.text));
+      else if (part.type === 'token') ids.push(tokenWithText(tk, part.text));
+      else {
+        chunks.push({
+          start: ids.length,
+          nTokens: part.nTokens,
+          embeddings: part.embeddings,
+          nonCausal: framing.nonCausal,
+        });
+        ids.push(...placeholders.slice(row, row + part.nTokens));
+        row += part.nTokens;
+      }
+    }
+    ids.push(...encode(pieces[i + 1])); // each tokenized alone, as mtmd does
   });
   return { tokens: ids, images: chunks };
+}
+
+/** Marker tokens already looked up, per vocabulary (a scan of the vocabulary each). */
+const lookedUp = new WeakMap<Tokenizer, Map<string, number>>();
+
+/** The first token whose rendered text is exactly `text` (mtmd `lookup_token`), or `invalid-request`. */
+function tokenWithText(tk: Tokenizer, text: string): number {
+  let known = lookedUp.get(tk);
+  if (!known) lookedUp.set(tk, (known = new Map()));
+  const hit = known.get(text);
+  if (hit !== undefined) return hit;
+  for (let id = 0; id < tk.vocabSize; id++) {
+    if (tk.decode([id], { renderSpecial: true }) === text) {
+      known.set(text, id);
+      return id;
+    }
+  }
+  throw new LlmError(
+    'invalid-request',
+    `placing images: the vocabulary has no token ${JSON.stringify(text)}, which this vision projector puts around image tiles; the mmproj belongs to another model`,
+    { details: { token: text } },
+  );
 }
 
 /** What a request's images need of the engine: its vision encoder, when it was created with one. */

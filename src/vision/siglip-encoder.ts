@@ -18,7 +18,7 @@ import type { VisionWeights } from './vision-weights.js';
 const GELU_COEF = Math.sqrt(2 / Math.PI);
 
 /** y = W·x + b for each of `n` rows of `x`. x: [n, inDim], W: [outDim, inDim], b: [outDim] → [n, outDim]. */
-function linear(x: Float32Array, n: number, inDim: number, w: Float32Array, b: Float32Array, outDim: number) {
+export function linear(x: Float32Array, n: number, inDim: number, w: Float32Array, b: Float32Array, outDim: number) {
   const y = new Float32Array(n * outDim);
   for (let t = 0; t < n; t++) {
     const xo = t * inDim;
@@ -49,7 +49,7 @@ function layerNorm(x: Float32Array, n: number, d: number, w: Float32Array, b: Fl
 }
 
 /** Non-causal multi-head attention. q, k, v: [n, heads · hd] → [n, heads · hd]. */
-function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number, heads: number, hd: number) {
+export function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number, heads: number, hd: number) {
   const d = heads * hd;
   const out = new Float32Array(n * d);
   const scores = new Float64Array(n);
@@ -83,24 +83,26 @@ function attention(q: Float32Array, k: Float32Array, v: Float32Array, n: number,
  * to f16 first: llama.cpp's `ggml_conv_2d` builds an F16 im2col on every backend and multiplies it in f16 (without
  * this the embeddings differ from mtmd's by ~3e-4 relative; with it and ggml's f16 GELU table, by ~1e-6).
  */
-function embedPatches(w: VisionWeights, img: PreprocessedImage): Float32Array {
+export function embedPatches(w: VisionWeights, img: PreprocessedImage, posEmbd: Float32Array): Float32Array {
   const { nEmbd: d, patchSize: p } = w.config;
   const size = img.size;
+  const height = img.height ?? size;
   const side = size / p;
-  const x = new Float32Array(side * side * d);
-  for (let py = 0; py < side; py++) {
+  const rows = height / p;
+  const x = new Float32Array(side * rows * d);
+  for (let py = 0; py < rows; py++) {
     for (let px = 0; px < side; px++) {
       const patch = py * side + px;
       for (let e = 0; e < d; e++) {
         let s = 0;
         for (let c = 0; c < 3; c++) {
           for (let ky = 0; ky < p; ky++) {
-            const row = c * size * size + (py * p + ky) * size + px * p;
+            const row = c * size * height + (py * p + ky) * size + px * p;
             const ko = ((e * 3 + c) * p + ky) * p;
             for (let kx = 0; kx < p; kx++) s += roundToF16(w.patchW[ko + kx]) * roundToF16(img.pixels[row + kx]);
           }
         }
-        x[patch * d + e] = s + w.patchB[e] + w.posEmbd[patch * d + e];
+        x[patch * d + e] = s + w.patchB[e] + posEmbd[patch * d + e];
       }
     }
   }
@@ -126,14 +128,40 @@ function averagePool(x: Float32Array, side: number, d: number, merge: number): F
   return y;
 }
 
-/** The image's embeddings for the text model: [nTokens, nEmbdText]. */
-export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
-  const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize, merge } = w.config;
-  const side = img.size / patchSize;
-  const n = side * side;
-  let x = embedPatches(w, img);
+/** The MLP's activation in place (`ggml_gelu` tanh form, `ggml_gelu_quick`, `ggml_silu`). */
+function activate(x: Float32Array, kind: VisionWeights['config']['ffn']): void {
+  for (let i = 0; i < x.length; i++) {
+    const u = x[i];
+    if (kind === 'gelu') x[i] = 0.5 * u * (1 + Math.tanh(GELU_COEF * u * (1 + 0.044715 * u * u)));
+    else x[i] = u / (1 + Math.exp(kind === 'silu' ? -u : -1.702 * u));
+  }
+}
+
+/**
+ * The ViT trunk shared by the projectors: patches (+ the class token, appended after them as llama.cpp's CLIP graph
+ * does, when the file has one) → blocks → post-LN (when present). img: [3, height, size] →
+ * [(height / patch) · (size / patch) (+ 1), d]; `posEmbd`: the position table resized to the patch grid
+ * (dynamic-resolution encoders), else the file's; `layers`: blocks run (llava: all but the last).
+ */
+export function encodeVit(
+  w: VisionWeights,
+  img: PreprocessedImage,
+  signal?: AbortSignal,
+  posEmbd: Float32Array = w.posEmbd,
+  layers: number = w.layers.length,
+): Float32Array {
+  const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize } = w.config;
+  const nPatches = (img.size / patchSize) * ((img.height ?? img.size) / patchSize);
+  let x = embedPatches(w, img, posEmbd);
+  if (w.classEmbd !== undefined) {
+    const withClass = new Float32Array((nPatches + 1) * d);
+    withClass.set(x);
+    for (let e = 0; e < d; e++) withClass[nPatches * d + e] = w.classEmbd[e] + posEmbd[nPatches * d + e];
+    x = withClass;
+  }
+  const n = x.length / d;
   if (w.preLn !== undefined) x = layerNorm(x, n, d, w.preLn.w, w.preLn.b, eps);
-  for (const L of w.layers) {
+  for (const L of w.layers.slice(0, layers)) {
     throwIfAborted(signal, 'encoding the image');
     const h = layerNorm(x, n, d, L.ln1W, L.ln1B, eps);
     const q = linear(h, n, d, L.qW, L.qB, d);
@@ -142,15 +170,20 @@ export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: A
     const a = linear(attention(q, k, v, n, nHeads, headDim), n, d, L.oW, L.oB, d);
     for (let i = 0; i < x.length; i++) x[i] += a[i];
     const up = linear(layerNorm(x, n, d, L.ln2W, L.ln2B, eps), n, d, L.upW, L.upB, f);
-    for (let i = 0; i < up.length; i++) {
-      const u = up[i];
-      up[i] = 0.5 * u * (1 + Math.tanh(GELU_COEF * u * (1 + 0.044715 * u * u)));
-    }
+    activate(up, w.config.ffn);
     const down = linear(up, n, f, L.downW, L.downB, d);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   }
-  x = layerNorm(x, n, d, w.postLnW, w.postLnB, eps);
-  const pooled = averagePool(x, side, d, merge);
+  return w.postLn === undefined ? x : layerNorm(x, n, d, w.postLn.w, w.postLn.b, eps);
+}
+
+/** The image's embeddings for the text model through the gemma3 projector: [nTokens, nEmbdText]. */
+export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: AbortSignal): Float32Array {
+  const { nEmbd: d, eps, patchSize, merge } = w.config;
+  const side = img.size / patchSize;
+  const softEmbNormW = w.softEmbNormW!;
+  const projW = w.projW!;
+  const pooled = averagePool(encodeVit(w, img, signal), side, d, merge);
   const nTokens = pooled.length / d;
   const nOut = w.nEmbdText;
   const out = new Float32Array(nTokens * nOut);
@@ -159,10 +192,10 @@ export function encodeImage(w: VisionWeights, img: PreprocessedImage, signal?: A
     let ss = 0;
     for (let e = 0; e < d; e++) ss += pooled[t * d + e] ** 2;
     const inv = 1 / Math.sqrt(ss / d + eps);
-    for (let e = 0; e < d; e++) normed[e] = pooled[t * d + e] * inv * w.softEmbNormW[e];
+    for (let e = 0; e < d; e++) normed[e] = pooled[t * d + e] * inv * softEmbNormW[e];
     for (let j = 0; j < nOut; j++) {
       let s = 0;
-      for (let e = 0; e < d; e++) s += normed[e] * w.projW[e * nOut + j];
+      for (let e = 0; e < d; e++) s += normed[e] * projW[e * nOut + j];
       out[t * nOut + j] = s;
     }
   }

@@ -9,8 +9,10 @@ export const VISION_TENSORS = {
   patchEmbd: 'v.patch_embd.weight',
   /** [n_embd] */
   patchBias: 'v.patch_embd.bias',
-  /** [n_embd, n_patches] */
+  /** [n_embd, n_patches] (+ 1 row for the class token when there is one) */
   positionEmbd: 'v.position_embd.weight',
+  /** CLIP's class token (llava), [n_embd]. */
+  classEmbd: 'v.class_embd',
   preLnWeight: 'v.pre_ln.weight',
   preLnBias: 'v.pre_ln.bias',
   postLnWeight: 'v.post_ln.weight',
@@ -31,6 +33,14 @@ export const VISION_LAYER_TENSORS = {
   ln2: 'v.blk.{il}.ln2',
   ffnUp: 'v.blk.{il}.ffn_up',
   ffnDown: 'v.blk.{il}.ffn_down',
+  /** pixtral's gated FFN */
+  ffnGate: 'v.blk.{il}.ffn_gate',
+  /** gemma4v: per-head RMS norms of Q and K, post-attention / post-FFN norms, a scalar output scale */
+  attnQNorm: 'v.blk.{il}.attn_q_norm',
+  attnKNorm: 'v.blk.{il}.attn_k_norm',
+  attnPostNorm: 'v.blk.{il}.attn_post_norm',
+  ffnPostNorm: 'v.blk.{il}.ffn_post_norm',
+  outScale: 'v.blk.{il}.out_scale',
 } as const;
 
 /** The name of a layer tensor: `layerTensorName('attnQ', 3, 'bias')` → `v.blk.3.attn_q.bias`. */

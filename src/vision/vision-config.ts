@@ -15,8 +15,43 @@ export type ResizeAlgorithm = 'bilinear' | 'bicubic' | 'lanczos';
 /** The activation of the encoder's MLP (`clip.use_gelu` / `clip.use_silu`, else quick-GELU). */
 type VisionFfnActivation = 'gelu' | 'silu' | 'gelu-quick';
 
+/**
+ * How an image becomes encoder inputs (llama.cpp `mtmd_image_preprocessor_*`): `fixed` — one `imageSize`² picture,
+ * aspect kept, centred on black (gemma3); `idefics3` — resized so its longest side is `longestEdge`, cut into
+ * `imageSize`² tiles, plus the whole image squeezed to one tile (the overview), each tile encoded alone; `lfm2` —
+ * dynamic resolution: resized to whole merged patches within `tokenLimits`, large images also tiled (512²);
+ * `dynamic` — the same size rule, one picture fitted (aspect kept, black padding) to it (pixtral).
+ */
+type Preprocessor = 'fixed' | 'idefics3' | 'lfm2' | 'dynamic';
+
+/**
+ * The prompt text around the tiles of a tiled image (llama.cpp `mtmd.cpp` slice templates): `tileStart` is text
+ * (special tokens parsed) with `{row}` / `{col}` counted from 1; the other entries are single vocabulary tokens looked
+ * up by their exact text (mtmd `lookup_token`).
+ */
+interface TileMarkers {
+  readonly tileStart: string;
+  /** After each row of tiles but the last. */
+  readonly rowEnd: readonly string[];
+  readonly overviewStart: readonly string[];
+  readonly overviewEnd: readonly string[];
+}
+
 /** What a projector type fixes beyond the file's keys (llama.cpp hard-codes these per projector). */
 interface ProjectorFacts {
+  readonly preprocessor: Preprocessor;
+  /** Markers around the tiles, for tiled preprocessors. */
+  readonly tiles?: TileMarkers;
+  /** Dynamic resolution: the fewest and most output tokens of one picture (llama.cpp `set_limit_image_tokens`). */
+  readonly tokenLimits?: readonly [number, number];
+  /** RGB of the padding around a fitted image (default black). */
+  readonly padColor?: readonly [number, number, number];
+  /** The key of the merge factor when not `clip.vision.projector.scale_factor` (pixtral: spatial_merge_size). */
+  readonly mergeKey?: string;
+  /** Positions by 2-D RoPE (base) instead of a learned table (pixtral). */
+  readonly rope2dTheta?: number;
+  /** Text widths for which the image rows are decoded causally after all (gemma4v: E2B 1536, E4B 2560). */
+  readonly causalForTextWidths?: readonly number[];
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -30,11 +65,79 @@ interface ProjectorFacts {
 /** Projector types this runtime runs, keyed by `clip.projector_type`. */
 const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
   gemma3: {
+    preprocessor: 'fixed',
     defaultMerge: 4,
     resize: 'bilinear',
     imageBegin: '<start_of_image>',
     imageEnd: '<end_of_image>',
     nonCausal: true,
+  },
+  // SmolVLM / Idefics3: SigLIP, pixel shuffle, one linear layer; tiles + overview (mtmd `MTMD_SLICE_TMPL_IDEFICS3`).
+  idefics3: {
+    preprocessor: 'idefics3',
+    defaultMerge: 1,
+    resize: 'lanczos',
+    imageBegin: '',
+    imageEnd: '',
+    nonCausal: false,
+    tiles: {
+      tileStart: '<fake_token_around_image><row_{row}_col_{col}>',
+      rowEnd: ['\n'],
+      overviewStart: ['\n\n', '<fake_token_around_image>', '<global-img>'],
+      overviewEnd: ['<fake_token_around_image>'],
+    },
+  },
+  // LFM2-VL: SigLIP2 at dynamic resolution, pixel unshuffle, LayerNorm + MLP (mtmd `MTMD_SLICE_TMPL_LFM2`).
+  lfm2: {
+    preprocessor: 'lfm2',
+    defaultMerge: 1,
+    resize: 'bilinear',
+    imageBegin: '<|image_start|>',
+    imageEnd: '<|image_end|>',
+    nonCausal: false,
+    tiles: {
+      tileStart: '<|img_row_{row}_col_{col}|>',
+      rowEnd: [],
+      overviewStart: ['<|img_thumbnail|>'],
+      overviewEnd: [],
+    },
+    tokenLimits: [64, 256],
+  },
+  // LLaVA-1.5: CLIP ViT (all blocks but the last) + two-layer MLP; one fixed-size picture padded with the mean colour.
+  mlp: {
+    preprocessor: 'fixed',
+    defaultMerge: 1,
+    resize: 'bicubic',
+    imageBegin: '',
+    imageEnd: '',
+    nonCausal: false,
+    padColor: [122, 116, 104],
+  },
+  // Pixtral / Mistral Small 3.1 (mistral3): RMSNorm ViT with 2-D RoPE and a gated SiLU MLP at dynamic resolution,
+  // an optional patch merger, a GELU MLP; [IMG_BREAK] rows after each row of tokens but the last, then [IMG_END].
+  pixtral: {
+    preprocessor: 'dynamic',
+    defaultMerge: 1,
+    resize: 'bicubic',
+    imageBegin: '',
+    imageEnd: '[IMG_END]',
+    nonCausal: false,
+    tokenLimits: [8, 1024],
+    mergeKey: 'clip.vision.spatial_merge_size',
+    rope2dTheta: 10000,
+  },
+  // Gemma 4 vision: RMSNorm ViT with per-head Q/K norms, 2-D NeoX RoPE and x/y position tables, merge² average
+  // pooling, RMSNorm + projection; dynamic resolution between <|image> … <image|> (mtmd `clip_graph_gemma4v`).
+  gemma4v: {
+    preprocessor: 'dynamic',
+    defaultMerge: 3,
+    resize: 'bicubic',
+    imageBegin: '<|image>',
+    imageEnd: '<image|>',
+    nonCausal: true,
+    tokenLimits: [70, 1120],
+    rope2dTheta: 100,
+    causalForTextWidths: [1536, 2560],
   },
 };
 
@@ -87,6 +190,18 @@ export interface VisionConfig {
   readonly imageEnd: string;
   /** Image rows are decoded non-causally by the language model. */
   readonly nonCausal: boolean;
+  readonly preprocessor: Preprocessor;
+  /** `clip.vision.preproc_image_size`: the longest side a tiled image is resized to (0: absent). */
+  readonly longestEdge: number;
+  readonly tiles?: TileMarkers;
+  /** Dynamic resolution: [min, max] output tokens of one picture; [0, 0] for the others. */
+  readonly tokenLimits: readonly [number, number];
+  /** RGB of the padding around a fitted image. */
+  readonly padColor: readonly [number, number, number];
+  /** 2-D RoPE base of the ViT's attention (pixtral, gemma4v); 0: a learned position table. */
+  readonly rope2dTheta: number;
+  /** Text widths for which `nonCausal` does not hold (mtmd `mtmd_decode_use_non_causal`). */
+  readonly causalForTextWidths: readonly number[];
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -145,6 +260,13 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
       { details: { projector, supported: SUPPORTED_PROJECTORS } },
     );
   }
+  if (r.has('clip.vision.image_grid_pinpoints')) {
+    throw new LlmError(
+      'unsupported-arch',
+      "reading vision config: 'clip.vision.image_grid_pinpoints' (LLaVA-1.6 any-resolution slicing) is not supported",
+      { details: { key: 'clip.vision.image_grid_pinpoints', projector } },
+    );
+  }
   const k = (s: string) => r.archKey(s);
   const nEmbd = r.boundedCount(k('embedding_length'), undefined, 1, LIMITS.maxEmbd, 'maxEmbd');
   const nHeads = r.boundedCount(k('attention.head_count'), undefined, 1, LIMITS.maxHeads, 'maxHeads');
@@ -161,13 +283,15 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
   const imageSize = r.boundedCount('clip.vision.image_size', undefined, 1, LIMITS.maxImageSize, 'maxImageSize');
   const patchSize = r.boundedCount('clip.vision.patch_size', undefined, 1, LIMITS.maxPatchSize, 'maxPatchSize');
   const merge = r.boundedCount(
-    'clip.vision.projector.scale_factor',
+    facts.mergeKey ?? 'clip.vision.projector.scale_factor',
     facts.defaultMerge,
     1,
     LIMITS.maxMerge,
     'maxMerge',
   );
-  if (imageSize % (patchSize * merge) !== 0) {
+  // Dynamic-resolution encoders size pictures themselves (gemma4v files state an unused 224).
+  const fixedSize = facts.preprocessor === 'fixed' || facts.preprocessor === 'idefics3';
+  if (fixedSize && imageSize % (patchSize * merge) !== 0) {
     throw new LlmError(
       'gguf-invalid',
       `reading vision config: 'clip.vision.image_size' ${imageSize} is not a multiple of patch size ${patchSize} × merge ${merge}`,
@@ -207,5 +331,29 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     imageBegin: facts.imageBegin,
     imageEnd: facts.imageEnd,
     nonCausal: facts.nonCausal,
+    preprocessor: facts.preprocessor,
+    longestEdge: tiledLongestEdge(r, facts),
+    ...(facts.tiles ? { tiles: facts.tiles } : {}),
+    tokenLimits: facts.tokenLimits ?? [0, 0],
+    padColor: facts.padColor ?? [0, 0, 0],
+    rope2dTheta: facts.rope2dTheta ?? 0,
+    causalForTextWidths: facts.causalForTextWidths ?? [],
   };
+}
+
+/**
+ * The longest side of a tiled image (`clip.vision.preproc_image_size`); mtmd's other idefics3 path (files without the
+ * key) is not built, so a tiled projector without it is `unsupported-arch`.
+ */
+function tiledLongestEdge(r: MetadataReader, facts: ProjectorFacts): number {
+  const key = 'clip.vision.preproc_image_size';
+  if (facts.preprocessor !== 'idefics3') return r.count(key, 0);
+  if (!r.has(key)) {
+    throw new LlmError(
+      'unsupported-arch',
+      `reading vision config: '${key}' is missing; re-convert the mmproj with a newer llama.cpp (tiling without it is not supported)`,
+      { details: { key } },
+    );
+  }
+  return r.boundedCount(key, undefined, 1, LIMITS.maxImageSize, 'maxImageSize');
 }

@@ -9,9 +9,8 @@ import { throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { decodeImage, type ImageInput } from './decode-image.js';
-import { preprocessImage } from './preprocess-image.js';
+import { encodeImageParts, type ImagePart } from './image-parts-layout.js';
 import type { RgbImage } from './resize-pillow.js';
-import { encodeImage } from './siglip-encoder.js';
 import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
 
@@ -19,8 +18,10 @@ import { loadVisionWeights } from './vision-weights.js';
 export interface ImageEmbeddings {
   /** Tokens the image takes in the prompt. */
   readonly nTokens: number;
-  /** [nTokens, nEmbdText] */
+  /** [nTokens, nEmbdText]: the rows of all the image's chunks, in prompt order */
   readonly embeddings: Float32Array;
+  /** What the image puts in the prompt, in order: text and its image chunks (one for fixed-size projectors). */
+  readonly parts: readonly ImagePart[];
   /** sha256 (hex) of the decoded RGB8 pixels and their size: the prompt-cache key of the image chunk. */
   readonly hash: string;
 }
@@ -50,6 +51,17 @@ async function imageHash(img: RgbImage): Promise<string> {
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** The rows of several chunks, one after the other. */
+function concatRows(chunks: readonly Float32Array[]): Float32Array {
+  const out = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
 /** Opens the mmproj in `source` for a text model of width `nEmbdText`. */
 export async function loadVisionEncoder(
   source: ByteSource,
@@ -57,7 +69,8 @@ export async function loadVisionEncoder(
   signal?: AbortSignal,
 ): Promise<VisionEncoder> {
   const gguf = await parseGguf(source, { signal });
-  const config = readVisionConfig(gguf.metadata);
+  const read = readVisionConfig(gguf.metadata);
+  const config = read.causalForTextWidths.includes(nEmbdText) ? { ...read, nonCausal: false } : read;
   const weights = await loadVisionWeights(gguf, source, config, nEmbdText, signal);
   const kept = new Map<string, ImageEmbeddings>(); // by hash, least recently used first
   let encodedImages = 0;
@@ -76,9 +89,11 @@ export async function loadVisionEncoder(
         return hit;
       }
       throwIfAborted(encodeSignal, 'encoding the image');
-      const embeddings = encodeImage(weights, preprocessImage(img, config), encodeSignal);
+      const parts = encodeImageParts(weights, img, encodeSignal);
       encodedImages++;
-      const out = { nTokens: embeddings.length / nEmbdText, embeddings, hash };
+      const chunks = parts.flatMap((p) => (p.type === 'rows' ? [p.embeddings] : []));
+      const embeddings = chunks.length === 1 ? chunks[0] : concatRows(chunks);
+      const out = { nTokens: embeddings.length / nEmbdText, embeddings, hash, parts };
       kept.set(hash, out);
       if (kept.size > KEPT_IMAGES) kept.delete(kept.keys().next().value!);
       return out;

@@ -8,6 +8,7 @@ import { LlmError, throwIfAborted } from '../errors.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { dequantize } from '../quant/index.js';
+import { PROJECTOR_TENSORS } from './projector-tensors.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -34,6 +35,8 @@ interface VisionLayerWeights {
   /** [d, f] (out, in) */
   readonly downW: Float32Array;
   readonly downB: Float32Array;
+  /** [f, d] (out, in): the gate of a gated FFN (pixtral: SiLU(gate) × up), when the file has one */
+  readonly gateW?: Float32Array;
 }
 
 /** The encoder and gemma3 projector. */
@@ -50,12 +53,16 @@ export interface VisionWeights {
   readonly layers: readonly VisionLayerWeights[];
   /** [d] each; present in some conversions (llama.cpp applies it when present) */
   readonly preLn?: { readonly w: Float32Array; readonly b: Float32Array };
-  /** [d] each */
-  readonly postLnW: Float32Array;
-  readonly postLnB: Float32Array;
-  readonly softEmbNormW: Float32Array;
-  /** [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
-  readonly projW: Float32Array;
+  /** [d] each; absent in some conversions (llava), then not applied */
+  readonly postLn?: { readonly w: Float32Array; readonly b: Float32Array };
+  /** [d]: CLIP's class token (llava), appended after the patches; the position table then has nPatches + 1 rows */
+  readonly classEmbd?: Float32Array;
+  /** gemma3 only: [d] */
+  readonly softEmbNormW?: Float32Array;
+  /** gemma3 only: [d, nEmbdText] (in, out): ggml's `mm.input_projection.weight` as stored, used transposed */
+  readonly projW?: Float32Array;
+  /** The other projectors' `mm.*` tensors by llama.cpp name (`projector-tensors.ts`), ggml order. */
+  readonly mm: Readonly<Record<string, Float32Array>>;
 }
 
 /** Reads tensors of one file by name, checking shapes. */
@@ -113,15 +120,20 @@ export async function loadVisionWeights(
   const r = new TensorReader(gguf, source, signal);
   const { nEmbd: d, nFf: f, patchSize: p } = config;
   const nPatches = (config.imageSize / p) ** 2;
-  const projShape = r.info(VISION_TENSORS.inputProjection).shape;
-  if (projShape[0] !== nEmbdText) {
+  const proj = PROJECTOR_TENSORS[config.projector];
+  const outWidth = r.info(proj.output.tensor).shape[proj.output.dim];
+  if (outWidth !== nEmbdText) {
     throw new LlmError(
       'invalid-request',
-      `the mmproj projects images to ${projShape[0]} values per token but the text model's n_embd is ${nEmbdText}; ` +
-        'use the mmproj file made for this model',
-      { details: { mmprojEmbd: projShape[0] ?? 0, modelEmbd: nEmbdText } },
+      `the mmproj (projector '${config.projector}') projects images to ${outWidth} values per token but the text ` +
+        `model's n_embd is ${nEmbdText}; use the mmproj file made for this model`,
+      { details: { mmprojEmbd: outWidth ?? 0, modelEmbd: nEmbdText } },
     );
   }
+  const mm: Record<string, Float32Array> = {};
+  const shapeOf = (name: string) => (r.has(name) ? r.info(name).shape : undefined);
+  for (const [name, shape] of Object.entries(proj.tensors(config, nEmbdText, shapeOf)))
+    mm[name] = await r.read(name, shape);
   const T = VISION_TENSORS;
   const layers: VisionLayerWeights[] = [];
   for (let il = 0; il < config.nLayers; il++) {
@@ -132,7 +144,12 @@ export async function loadVisionWeights(
       swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
     const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
       r.read(layerTensorName(real(k), il, 'weight'), shape);
-    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => r.read(layerTensorName(real(k), il, 'bias'), [n]);
+    // Biases are optional (pixtral has none), as llama.cpp's `if (layer.q_b)`; absent ones read as zeros.
+    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) =>
+      config.projector !== 'gemma3' && !r.has(layerTensorName(real(k), il, 'bias'))
+        ? Promise.resolve(new Float32Array(n))
+        : r.read(layerTensorName(real(k), il, 'bias'), [n]);
+    const gate = layerTensorName('ffnGate', il, 'weight');
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
@@ -150,21 +167,35 @@ export async function loadVisionWeights(
       upB: await b('ffnUp', f),
       downW: await w('ffnDown', [f, d]),
       downB: await b('ffnDown', d),
+      ...(r.has(gate) ? { gateW: await r.read(gate, [d, f]) } : {}),
     });
   }
   return {
     config,
     nEmbdText,
     patchW: await r.read(T.patchEmbd, [p, p, 3, d]),
-    patchB: await r.read(T.patchBias, [d]),
-    posEmbd: await r.read(T.positionEmbd, [d, nPatches]),
+    patchB: r.has(T.patchBias) ? await r.read(T.patchBias, [d]) : new Float32Array(d), // CLIP has none
+    posEmbd:
+      config.rope2dTheta > 0 // 2-D RoPE, no learned table
+        ? new Float32Array(0)
+        : await r.read(T.positionEmbd, [d, nPatches + (r.has(T.classEmbd) ? 1 : 0)]),
+    ...(r.has(T.classEmbd) ? { classEmbd: await r.read(T.classEmbd, [d]) } : {}),
     layers,
     ...(r.has(T.preLnWeight)
-      ? { preLn: { w: await r.read(T.preLnWeight, [d]), b: await r.read(T.preLnBias, [d]) } }
+      ? {
+          preLn: {
+            w: await r.read(T.preLnWeight, [d]),
+            // pixtral's RMS pre-norm has no bias
+            b: config.rope2dTheta > 0 && !r.has(T.preLnBias) ? new Float32Array(d) : await r.read(T.preLnBias, [d]),
+          },
+        }
       : {}),
-    postLnW: await r.read(T.postLnWeight, [d]),
-    postLnB: await r.read(T.postLnBias, [d]),
-    softEmbNormW: await r.read(T.softEmbNorm, [d]),
-    projW: await r.read(T.inputProjection, [nEmbdText, d]),
+    ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
+      ? { postLn: { w: await r.read(T.postLnWeight, [d]), b: await r.read(T.postLnBias, [d]) } }
+      : {}),
+    ...(config.projector === 'gemma3'
+      ? { softEmbNormW: await r.read(T.softEmbNorm, [d]), projW: await r.read(T.inputProjection, [nEmbdText, d]) }
+      : {}),
+    mm,
   };
 }

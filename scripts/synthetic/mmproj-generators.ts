@@ -1,0 +1,28 @@
+/**
+ * The random-weight mmproj generators by projector type (`clip.projector_type`): what the reference makers and the
+ * tests regenerate a recorded mmproj with.
+ */
+
+import { gemma3Mmproj } from './mmproj-gemma3.js';
+import { type Idefics3MmprojShape, idefics3Mmproj } from './mmproj-idefics3.js';
+import { type Lfm2MmprojShape, lfm2Mmproj } from './mmproj-lfm2.js';
+import { type MlpMmprojShape, mlpMmproj } from './mmproj-mlp.js';
+import { type Gemma4vMmprojShape, gemma4vMmproj } from './mmproj-gemma4v.js';
+import { pixtralMmproj } from './mmproj-pixtral.js';
+import type { VitShape } from './mmproj-vit.js';
+
+/** A shape of any projector: the trunk's fields plus the projector's own. */
+export type MmprojShape = VitShape &
+  Partial<Omit<Idefics3MmprojShape, keyof VitShape>> &
+  Partial<Omit<Lfm2MmprojShape, keyof VitShape>> &
+  Partial<Omit<MlpMmprojShape, keyof VitShape>> &
+  Partial<Omit<Gemma4vMmprojShape, keyof VitShape>>;
+
+export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: MmprojShape) => Uint8Array>> = {
+  gemma3: gemma3Mmproj,
+  idefics3: (seed, shape) => idefics3Mmproj(seed, { ...shape, longestEdge: shape.longestEdge ?? shape.imageSize }),
+  lfm2: (seed, shape) => lfm2Mmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
+  mlp: (seed, shape) => mlpMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
+  pixtral: (seed, shape) => pixtralMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
+  gemma4v: (seed, shape) => gemma4vMmproj(seed, { ...shape, posSize: shape.posSize ?? 64 }),
+};
