@@ -75,9 +75,13 @@ fn main(ids: Ids) {
   if (nr > 0u) {
     var bases: array<u32, MAX_R>;
     var ubases: array<u32, MAX_R>;
+    var scales: array<u32, MAX_R>; // the rows' scale origins (row-split layouts: scales in their own region)
+    var uscales: array<u32, MAX_R>;
     for (var r = 0u; r < R; r++) {
       bases[r] = row_base(first + r);
       ubases[r] = p.w_base1 + (first + r) * p.row_stride;
+      scales[r] = scale_origin(bases[r]);
+      if (IS_GLU) { uscales[r] = scale_origin(ubases[r]); }
     }
     let nc = k / 32u; // whole chunks; the rest (float types only) element by element
     for (var c = j; c < nc; c += tpg) {
@@ -86,8 +90,8 @@ fn main(ids: Ids) {
       let xsum = s4.x + s4.y + s4.z + s4.w;
       for (var r = 0u; r < R; r++) {
         if (r < nr) {
-          acc[r] += dot_chunk(bases[r], c, xv, xsum);
-          if (IS_GLU) { up[r] += dot_chunk(ubases[r], c, xv, xsum); }
+          acc[r] += dot_chunk(bases[r], scales[r], c, xv, xsum);
+          if (IS_GLU) { up[r] += dot_chunk(ubases[r], uscales[r], c, xv, xsum); }
         }
       }
     }
