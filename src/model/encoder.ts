@@ -6,6 +6,11 @@
  * → the hidden states, which `model/pooling.ts` pools into embeddings. No lm head: `eval` runs the pass (warmup) and
  * `readLogits` gives the last token's hidden state; sampling ops are refused. A sequence runs whole in one step at
  * positions 0 … n−1 (longer ones than `ubatchSize` are refused, as llama.cpp asserts n_ubatch ≥ n_tokens).
+ * Several sequences can share one step (`hiddenStatesPacked`): the row-wise ops run over all their rows at once, and
+ * attention once per sequence on its own rows (copied into the `seq` buffers), at positions restarting from 0 in the
+ * one slot — so no sequence sees another, as llama.cpp's per-sequence mask of a multi-sequence embedding batch.
+ * The step is bounded by `ubatchSize` alone, not the context (llama.cpp does not cap n_batch by n_ctx for
+ * non-causal models): the KV cache holds one sequence at a time.
  */
 
 import type {
@@ -43,6 +48,8 @@ interface EncoderLayerPlan {
   readonly attention: AttentionParams;
   readonly attnOut: ResidualOptions;
   readonly ffnOut: ResidualOptions;
+  /** One sequence's rows of q, k, v and att when a step packs several ([ubatch, …] each, shared by the layers). */
+  readonly seq: { readonly q: Activation; readonly k: Activation; readonly v: Activation; readonly att: Activation };
 }
 
 /** An encoder on one backend: implements the engine's `Transformer` for embeddings. */
@@ -58,7 +65,8 @@ export class EncoderModel implements Transformer {
   private readonly xb: Activation; // [ubatch, nEmbd] position/type rows of the step
   private readonly xb2: Activation; // [ubatch, nEmbd] scratch of the residual products
   private readonly plans: readonly EncoderLayerPlan[];
-  private readonly positions: Int32Array; // [ubatch] 0, 1, 2, … (or all 0): the rows of `inputRows` a step adds
+  /** Whether `inputRows` has a row per position (else its one row is added to every token). */
+  private readonly byPosition: boolean;
   /** Tokens of the last `eval` (its final hidden row is what `readLogits` returns), 0 when none. */
   private lastTokens = 0;
 
@@ -73,11 +81,10 @@ export class EncoderModel implements Transformer {
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
     this.rankHead = weights.rankHead;
-    this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
+    this.ubatchSize = Math.max(1, options.ubatchSize);
     const u = this.ubatchSize;
     // With one row (the type row alone: no position embeddings) every token adds row 0.
-    const byPosition = (weights.inputRows?.nRows ?? 0) > 1;
-    this.positions = Int32Array.from({ length: u }, (_, i) => (byPosition ? i : 0));
+    this.byPosition = (weights.inputRows?.nRows ?? 0) > 1;
     const E = c.embeddingLength;
     this.x = ops.createActivation('x', u, E);
     this.xb = ops.createActivation('xb', u, E);
@@ -139,6 +146,12 @@ export class EncoderModel implements Transformer {
         },
         attnOut: residual(w.bo),
         ffnOut: residual(w.downBias),
+        seq: {
+          q: width('seq.q', qCols),
+          k: width('seq.k', kvCols),
+          v: width('seq.v', kvCols),
+          att: width('seq.att', qCols),
+        },
       };
     });
   }
@@ -150,8 +163,36 @@ export class EncoderModel implements Transformer {
   async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
     throwIfAborted(options.signal, 'computing embeddings');
     this.checkRequest(tokens, 0, slot);
-    this.forward(tokens, slot);
+    this.forward([tokens], slot);
     return this.ops.read(this.x, tokens.length); // [n, nEmbd]
+  }
+
+  /**
+   * Several sequences in one pass (see the file header): their hidden states concatenated in order,
+   * [Σ lengths, nEmbd] row-major, each as `hiddenStates` of it alone gives. Together they must fit one step.
+   */
+  async hiddenStatesPacked(
+    sequences: readonly Int32Array[],
+    slot: number,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Float32Array> {
+    throwIfAborted(options.signal, 'computing embeddings');
+    if (sequences.length === 0) throw new LlmError('invalid-request', 'computing embeddings: no sequences to pack');
+    let total = 0;
+    for (const tokens of sequences) {
+      this.checkRequest(tokens, 0, slot);
+      total += tokens.length;
+    }
+    if (total > this.ubatchSize) {
+      throw new LlmError(
+        'invalid-request',
+        `computing embeddings: ${sequences.length} sequences of ${total} tokens do not fit one step of ` +
+          `${this.ubatchSize}; pack fewer`,
+        { details: { tokens: total, ubatchSize: this.ubatchSize } },
+      );
+    }
+    this.forward(sequences, slot);
+    return this.ops.read(this.x, total); // [Σ n, nEmbd]
   }
 
   /** Runs the pass (warmup); `readLogits` then gives the last token's hidden state. Encoders have no logits. */
@@ -164,7 +205,7 @@ export class EncoderModel implements Transformer {
     throwIfAborted(options.signal, 'evaluating tokens');
     if (options.logits === 'all') throw this.noLogits('evaluating tokens with every logit');
     this.checkRequest(tokens, startPos, slot);
-    this.forward(tokens, slot);
+    this.forward([tokens], slot);
     this.lastTokens = tokens.length;
     return null;
   }
@@ -206,13 +247,23 @@ export class EncoderModel implements Transformer {
     this.ops.destroy();
   }
 
-  /** One whole sequence at positions 0 … n−1 of `slot`; x [n, nEmbd] holds its hidden states afterwards. */
-  private forward(tokens: Int32Array, slot: number): void {
+  /**
+   * The sequences whole, packed one after another in one step, each at positions 0 … len−1 of `slot`;
+   * x [Σ len, nEmbd] holds their hidden states afterwards.
+   */
+  private forward(sequences: readonly Int32Array[], slot: number): void {
     const { ops, weights: w, x, xb } = this;
+    const tokens = sequences.length === 1 ? sequences[0]! : concatTokens(sequences); // [n]
+    const lengths = sequences.map((t) => t.length);
     const n = tokens.length;
     if (w.inputRows) {
       // The position (+ type) rows, looked up by position: a step of their own, as `embed` reads the step's ids.
-      ops.beginStep({ tokens: this.positions.subarray(0, n), startPos: 0, slot });
+      const positions = new Int32Array(n); // [n] 0 … len−1 per sequence (all 0 for the type row alone)
+      if (this.byPosition) {
+        let r = 0;
+        for (const len of lengths) for (let i = 0; i < len; i++) positions[r++] = i;
+      }
+      ops.beginStep({ tokens: positions, startPos: 0, slot });
       ops.embed(xb, w.inputRows, n); // xb [n, nEmbd]
       ops.endStep();
     }
@@ -223,9 +274,7 @@ export class EncoderModel implements Transformer {
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il]!;
       ops.normMatmul(xb, x, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
-      if (p.rope) ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope);
-      else ops.storeKv(il, p.k, p.v, n);
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
       ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
       this.norm(p.w.attnOutNorm, n); // x = LN(x)
       if (p.w.gate) {
@@ -238,6 +287,29 @@ export class EncoderModel implements Transformer {
       this.norm(p.w.outNorm, n); // x = LN(x)
     }
     ops.endStep();
+  }
+
+  /**
+   * Attention of layer il for each packed sequence on its own rows: the first in place, each later one's q/k/v rows
+   * copied to row 0 of the `seq` buffers, attended at positions 0 … len−1 and its att rows copied back.
+   */
+  private attend(il: number, p: EncoderLayerPlan, lengths: readonly number[], slot: number): void {
+    const { ops } = this;
+    let offset = 0;
+    for (const len of lengths) {
+      const b = offset === 0 ? p : p.seq;
+      if (offset > 0) {
+        ops.copyRows(b.q, p.q, offset, len);
+        ops.copyRows(b.k, p.k, offset, len);
+        ops.copyRows(b.v, p.v, offset, len);
+      }
+      ops.setSequence(slot, 0);
+      if (p.rope) ops.ropeStoreKv(il, b.q, b.k, b.v, len, p.rope);
+      else ops.storeKv(il, b.k, b.v, len);
+      ops.attention(b.att, b.q, il, len, p.attention); // att [len, nHeads·headDim]
+      if (offset > 0) ops.copyRows(p.att, b.att, 0, len, offset);
+      offset += len;
+    }
   }
 
   /** x = LayerNorm(x) in place. */
@@ -304,4 +376,15 @@ export class EncoderModel implements Transformer {
       );
     }
   }
+}
+
+/** The sequences one after another, [Σ lengths]. */
+function concatTokens(sequences: readonly Int32Array[]): Int32Array {
+  const out = new Int32Array(sequences.reduce((sum, t) => sum + t.length, 0));
+  let at = 0;
+  for (const t of sequences) {
+    out.set(t, at);
+    at += t.length;
+  }
+  return out;
 }
