@@ -2,7 +2,8 @@
  * The forward pass of an encoder (bert family; llama.cpp `src/models/bert.cpp`), written only against `Ops` like the
  * decoder's (`transformer.ts`) but with BERT's post-norm blocks: embed (+ position/type rows) → LayerNorm → per layer
  * [q,k,v (+bias) → (nomic-bert: rope) → attention over the whole sequence → x += o (+bias) → x = LN(x) →
- * x += down(gelu(up(x)) or swiglu) → x = LN(x)]
+ * x += down(gelu(up(x)) or swiglu, or a mixture of GELU experts: encoder-moe.ts) → x = LN(x)]
+ * (modern-bert: pre-norm blocks, `EncoderOptions.preNorm`, with local layers in a symmetric window)
  * → the hidden states, which `model/pooling.ts` pools into embeddings. No lm head: `eval` runs the pass (warmup) and
  * `readLogits` gives the last token's hidden state; sampling ops are refused. A sequence runs whole in one step at
  * positions 0 … n−1 (longer ones than `ubatchSize` are refused, as llama.cpp asserts n_ubatch ≥ n_tokens).
@@ -28,6 +29,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import type { KvType } from '../backend/kv-type.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { type EncoderMoeScratch, encoderMoeFfn, encoderMoeScratch } from './encoder-moe.js';
 import type { EncoderLayerWeights, EncoderOptions, EncoderWeights, LayerNormWeights } from './encoder-weights.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 import type { RankHead } from './pooling.js';
@@ -48,6 +50,8 @@ interface EncoderLayerPlan {
   readonly attention: AttentionParams;
   readonly attnOut: ResidualOptions;
   readonly ffnOut: ResidualOptions;
+  /** The MoE scratch of a layer with experts (nomic-bert-moe), else null. */
+  readonly moe: EncoderMoeScratch | null;
   /** One sequence's rows of q, k, v and att when a step packs several ([ubatch, …] each, shared by the layers). */
   readonly seq: { readonly q: Activation; readonly k: Activation; readonly v: Activation; readonly att: Activation };
 }
@@ -103,9 +107,15 @@ export class EncoderModel implements Transformer {
       if (!byWidth.has(key)) byWidth.set(key, ops.createActivation(label, u, cols));
       return byWidth.get(key)!;
     };
+    const moeByShape = new Map<string, EncoderMoeScratch>(); // MoE scratch shared by the layers of one shape
+    const moeScratch = (key: string, make: () => EncoderMoeScratch): EncoderMoeScratch => {
+      if (!moeByShape.has(key)) moeByShape.set(key, make());
+      return moeByShape.get(key)!;
+    };
     this.plans = weights.layers.map((w, il) => {
       const qCols = c.layerHeads[il]! * c.headDim;
       const kvCols = c.layerKvHeads[il]! * c.headDim;
+      const sliding = c.slidingLayers[il] === true && c.slidingWindow > 0;
       const q = width('q', qCols);
       const k = width('k', kvCols);
       const v = width('v', kvCols);
@@ -133,17 +143,29 @@ export class EncoderModel implements Transformer {
           up: width('up', c.layerFfnDims[il]!),
         },
         rope: encoder.rope
-          ? { kind: 'neox', headDim: c.headDim, nRot: c.ropeDims, theta: c.ropeTheta, freqScale: c.ropeFreqScale }
+          ? {
+              kind: 'neox',
+              headDim: c.headDim,
+              nRot: c.ropeDims,
+              ...(sliding && c.ropeSwa ? c.ropeSwa : { theta: c.ropeTheta, freqScale: c.ropeFreqScale }),
+            }
           : null,
         attention: {
           nHeads: c.layerHeads[il]!,
           nKvHeads: c.layerKvHeads[il]!,
           headDim: c.headDim,
           scale: c.attentionScale,
-          slidingWindow: 0,
+          slidingWindow: sliding ? c.slidingWindow : 0, // modern-bert's local layers
           softcap: 0,
           ...(c.causalAttention ? {} : { causal: false }),
+          ...(sliding && c.symmetricWindow ? { symmetricWindow: true } : {}),
         },
+        moe:
+          w.experts && c.moe
+            ? moeScratch(`${c.layerFfnDims[il]}:${c.moe.layerUsed[il]}`, () =>
+                encoderMoeScratch(ops, u, E, c.layerFfnDims[il]!, w.experts!.nExperts, c.moe!.layerUsed[il]!),
+              )
+            : null,
         attnOut: residual(w.bo),
         ffnOut: residual(w.downBias),
         seq: {
@@ -270,22 +292,31 @@ export class EncoderModel implements Transformer {
     ops.beginStep({ tokens, startPos: 0, slot });
     ops.embed(x, w.tokenEmbd, n); // x [n, nEmbd]
     if (w.inputRows) ops.add(x, x, xb, n); // x += position_embd[pos] + token_types[0]
-    this.norm(w.embdNorm, n);
+    this.norm(x, w.embdNorm, n);
+    const act = this.config.activation;
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il]!;
-      ops.normMatmul(xb, x, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
+      // Pre-norm (modern-bert): the block reads LN(x) from xb2 (free until the residual adds), else x itself.
+      const attnIn = p.w.attnNorm ? this.norm(this.xb2, p.w.attnNorm, n) : x;
+      ops.normMatmul(xb, attnIn, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
       this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
       ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
-      this.norm(p.w.attnOutNorm, n); // x = LN(x)
-      if (p.w.gate) {
-        ops.gatedFfn(p.hidden, x, null, p.w.gate, p.w.up, n, 'silu', p.ffnScratch); // hidden = silu(x·gateᵀ)·(x·upᵀ)
+      if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, n); // x = LN(x)
+      const ffnIn = p.w.ffnNorm ? this.norm(xb, p.w.ffnNorm, n) : x; // [n, nEmbd]
+      if (p.w.experts) {
+        encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, n); // x += Σ_k w_k · expert_k(x)
       } else {
-        ops.matmul(p.hidden, x, p.w.up, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
-        ops.gelu(p.hidden, n);
+        if (p.w.gate) {
+          ops.gatedFfn(p.hidden, ffnIn, null, p.w.gate, p.w.up!, n, act, p.ffnScratch); // act(in·gateᵀ)·(in·upᵀ)
+        } else {
+          ops.matmul(p.hidden, ffnIn, p.w.up!, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
+          ops.gelu(p.hidden, n);
+        }
+        ops.matmulResidual(x, p.hidden, p.w.down!, n, p.ffnOut); // x += hidden · downᵀ + b
       }
-      ops.matmulResidual(x, p.hidden, p.w.down, n, p.ffnOut); // x += hidden · downᵀ + b
-      this.norm(p.w.outNorm, n); // x = LN(x)
+      if (p.w.outNorm) this.norm(x, p.w.outNorm, n); // x = LN(x)
     }
+    if (w.outputNorm) this.norm(x, w.outputNorm, n); // modern-bert's final LayerNorm
     ops.endStep();
   }
 
@@ -312,9 +343,10 @@ export class EncoderModel implements Transformer {
     }
   }
 
-  /** x = LayerNorm(x) in place. */
-  private norm(ln: LayerNormWeights, n: number): void {
-    this.ops.layerNorm(this.x, this.x, ln.weight, ln.bias, this.config.normEps, n);
+  /** out = LayerNorm(x) (in place when out is x); returns out. */
+  private norm(out: Activation, ln: LayerNormWeights, n: number): Activation {
+    this.ops.layerNorm(out, this.x, ln.weight, ln.bias, this.config.normEps, n);
+    return out;
   }
 
   private noLogits(what: string): LlmError {

@@ -38,6 +38,8 @@ import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
 import { jinaBertV3 } from './jina-bert-v3.js';
 import { gemmaEmbedding } from './gemma-embedding.js';
+import { nomicBertMoe } from './nomic-bert-moe.js';
+import { modernBert } from './modern-bert.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -77,6 +79,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   nomicBert,
   jinaBertV3,
   gemmaEmbedding,
+  nomicBertMoe,
+  modernBert,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
