@@ -23,8 +23,14 @@ export interface EncoderOptions {
    * 'glu-fused' (modern-bert): one `ffn_up` of 2·ffnDim rows, the gate's rows first, split at load; the GLU's
    * activation is the config's `activation` (GEGLU or SwiGLU).
    */
-  readonly ffn: 'gelu' | 'swiglu' | 'glu-fused';
+  readonly ffn: 'gelu' | 'swiglu' | 'glu-fused' | 'geglu';
   readonly rope: boolean;
+  /**
+   * jina-bert-v2: ALiBi attention biases of this maximum bias (llama.cpp's `f_max_alibi_bias` 8) instead of positions;
+   * its 'geglu' FFN is gelu(x · ffn_gateᵀ) · (x · ffn_upᵀ + up bias) (a gate-less `ffn_up` of 2·ffnDim rows holds the
+   * gate's rows first), and q/k may have LayerNorms (`attn_q_norm`, `attn_k_norm`, over all heads).
+   */
+  readonly alibiMaxBias?: number;
   /**
    * modern-bert's pre-norm blocks: x += attn(LN(x)) (`attn_norm`, absent on layer 0: identity), x += ffn(LN(x))
    * (`ffn_norm`), LayerNorms without bias, a final `output_norm`; no post-norms, no token types or positions.
@@ -48,6 +54,9 @@ export interface EncoderLayerWeights {
   readonly bv: Weight | null; // [nKvHeads·headDim]
   readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
   readonly bo: Weight | null; // [nEmbd]
+  /** LayerNorms of q and k over all heads (jina-bert-v2, optional), else null. */
+  readonly qNorm: LayerNormWeights | null; // [nHeads·headDim]
+  readonly kNorm: LayerNormWeights | null; // [nKvHeads·headDim]
   /** Pre-norms of the attention and the FFN (modern-bert), else null. */
   readonly attnNorm: LayerNormWeights | null;
   readonly ffnNorm: LayerNormWeights | null;
@@ -165,7 +174,19 @@ export async function loadEncoderWeights(
           loader.upload(`${b}attn_v.weight`, [E, kvRows]),
         ];
     const swiglu = options.ffn === 'swiglu';
-    const fusedUp = options.ffn === 'glu-fused'; // modern-bert: gate | up rows in one ffn_up, split at load
+    // modern-bert (and a jina-bert-v2 without ffn_gate): gate | up rows in one ffn_up, split at load
+    const geglu = options.ffn === 'geglu';
+    const fusedUp = options.ffn === 'glu-fused' || (geglu && !loader.has(`${b}ffn_gate.weight`));
+    if (loader.has(`${b}attn_norm_2.weight`) || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
+      const name = loader.has(`${b}attn_norm_2.weight`) ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
+      throw new LlmError('unsupported-arch', `loading model: ${c.arch}'s ${name} is not supported`, {
+        details: { tensor: name },
+      });
+    }
+    const normOf = (name: string, cols: number) =>
+      loader.has(`${name}.weight`)
+        ? { weight: loader.upload(`${name}.weight`, [cols]), bias: loader.optional(`${name}.bias`, [cols]) }
+        : null;
     const moe = c.moe?.layerIsMoe[il] === true ? c.moe : null; // nomic-bert-moe: experts instead of the dense FFN
     const dense = moe === null;
     const [fusedGate, fusedUpPart] = fusedUp
@@ -183,10 +204,12 @@ export async function loadEncoderWeights(
       bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
       wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
       bo: loader.optional(`${b}attn_output.bias`, [E]),
+      qNorm: geglu ? normOf(`${b}attn_q_norm`, qRows) : null,
+      kNorm: geglu ? normOf(`${b}attn_k_norm`, kvRows) : null,
       attnNorm: pre && (il > 0 || loader.has(`${b}attn_norm.weight`)) ? norm(`${b}attn_norm`) : null,
       ffnNorm: pre ? norm(`${b}ffn_norm`) : null,
       attnOutNorm: pre ? null : norm(`${b}attn_output_norm`),
-      gate: fusedGate ?? (swiglu && dense ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null),
+      gate: fusedGate ?? ((swiglu || geglu) && dense ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null),
       up: fusedUpPart ?? (dense ? loader.upload(`${b}ffn_up.weight`, [E, ff]) : null),
       upBias: swiglu || fusedUp || !dense ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
       down: dense ? loader.upload(`${b}ffn_down.weight`, [ff, E]) : null,
@@ -222,6 +245,8 @@ export async function loadEncoderWeights(
       bv: get(l.bv),
       wo: l.wo.get(),
       bo: get(l.bo),
+      qNorm: lnOrNull(l.qNorm),
+      kNorm: lnOrNull(l.kNorm),
       attnNorm: lnOrNull(l.attnNorm),
       ffnNorm: lnOrNull(l.ffnNorm),
       attnOutNorm: lnOrNull(l.attnOutNorm),

@@ -159,6 +159,7 @@ export class EncoderModel implements Transformer {
           softcap: 0,
           ...(c.causalAttention ? {} : { causal: false }),
           ...(sliding && c.symmetricWindow ? { symmetricWindow: true } : {}),
+          ...(encoder.alibiMaxBias ? { alibiMaxBias: encoder.alibiMaxBias } : {}),
         },
         moe:
           w.experts && c.moe
@@ -299,6 +300,9 @@ export class EncoderModel implements Transformer {
       // Pre-norm (modern-bert): the block reads LN(x) from xb2 (free until the residual adds), else x itself.
       const attnIn = p.w.attnNorm ? this.norm(this.xb2, p.w.attnNorm, n) : x;
       ops.normMatmul(xb, attnIn, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
+      const eps = this.config.normEps;
+      if (p.w.qNorm) ops.layerNorm(p.q, p.q, p.w.qNorm.weight, p.w.qNorm.bias, eps, n); // jina-bert-v2
+      if (p.w.kNorm) ops.layerNorm(p.k, p.k, p.w.kNorm.weight, p.w.kNorm.bias, eps, n);
       this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
       ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
       if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, n); // x = LN(x)
@@ -306,7 +310,12 @@ export class EncoderModel implements Transformer {
       if (p.w.experts) {
         encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, n); // x += Σ_k w_k · expert_k(x)
       } else {
-        if (p.w.gate) {
+        if (p.w.gate && p.w.upBias) {
+          // jina-bert-v2: hidden = gelu(in · gateᵀ) · (in · upᵀ + b), the bias on the up half only
+          ops.matmul(p.ffnScratch.gate, ffnIn, p.w.gate, n); // [n, ffnDim]
+          ops.matmul(p.ffnScratch.up, ffnIn, p.w.up!, n, p.w.upBias); // [n, ffnDim]
+          ops.glu(p.hidden, p.ffnScratch.gate, p.ffnScratch.up, n, act);
+        } else if (p.w.gate) {
           ops.gatedFfn(p.hidden, ffnIn, null, p.w.gate, p.w.up!, n, act, p.ffnScratch); // act(in·gateᵀ)·(in·upᵀ)
         } else {
           ops.matmul(p.hidden, ffnIn, p.w.up!, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b

@@ -1,10 +1,11 @@
 /**
  * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
- * [--quant q8_0] [--seed 1] [--arch qwen3|bert]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
+ * [--quant q8_0] [--seed 1] [--arch qwen3|bert] [--packing-ab R]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
  * embedding path (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a
  * qwen3 stack with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), or with
  * `--arch bert` a bge-small-shaped bert encoder (cls pooling, 33 M parameters). Inputs have random lengths in
- * [min, max]. Never gating; prints a table and JSON.
+ * [min, max]. Never gating; prints a table and JSON. `--packing-ab R` instead compares, in one engine, the inputs in one
+ * request (packed into few passes by an encoder) with one request per input, over R alternated rounds.
  */
 
 import { existsSync, mkdirSync } from 'node:fs';
@@ -83,6 +84,62 @@ async function runOurs(
       },
       first: r.data[0]!.embedding as number[],
     };
+  } finally {
+    await engine.unload();
+  }
+}
+
+/**
+ * `--packing-ab R`: in one engine, R alternated rounds of the inputs in one request (packed into few passes) and of one
+ * request per input (one pass each); embeddings/s of each round, same process and model, so the load of a shared
+ * machine hits both alike.
+ */
+async function runPackingAb(
+  model: string,
+  backend: 'wasm' | 'webgpu' | 'cpu',
+  threads: number,
+  inputs: number[][],
+  contextLength: number,
+  rounds: number,
+): Promise<void> {
+  const engine = await createEngine({
+    model,
+    backend,
+    threads,
+    contextLength,
+    slots: 1,
+    warmup: false,
+    ...(backend === 'webgpu' ? { gpu: await nodeGpu() } : {}),
+  });
+  try {
+    await engine.embeddings.create({ input: [inputs[0]!.slice(0, 8)] });
+    const rate = async (run: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await run();
+      return inputs.length / ((performance.now() - t0) / 1000);
+    };
+    const packed: number[] = [];
+    const single: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      packed.push(await rate(() => engine.embeddings.create({ input: inputs })));
+      single.push(
+        await rate(async () => {
+          for (const ids of inputs) await engine.embeddings.create({ input: [ids] });
+        }),
+      );
+      console.log(
+        `round ${r + 1}: packed ${packed[r]!.toFixed(2)} embeddings/s, one per pass ${single[r]!.toFixed(2)} ` +
+          `(${(packed[r]! / single[r]!).toFixed(2)}×)`,
+      );
+    }
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+    console.log(
+      `${engine.info.backend.description}: median packed ${median(packed).toFixed(2)}, one per pass ` +
+        `${median(single).toFixed(2)} embeddings/s (${(median(packed) / median(single)).toFixed(2)}×)`,
+    );
+    console.log(
+      JSON.stringify({ kind: 'embeddings-packing-ab', backend, threads, inputs: inputs.length, packed, single }),
+    );
   } finally {
     await engine.unload();
   }
@@ -185,6 +242,11 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   }
   const inputs = benchInputs(n, min, max, vocab, seed);
   const contextLength = max + 8;
+  const abRounds = Number(flag(args, '--packing-ab', '0'));
+  if (abRounds > 0) {
+    for (const b of backends) await runPackingAb(model, b, threads, inputs, contextLength, abRounds);
+    return 0;
+  }
   const results: EmbeddingBenchResult[] = [];
   const llama = await runLlamaCpp(model, threads, inputs, contextLength);
   results.push(llama.result);

@@ -33,6 +33,7 @@ import { lfm2moe } from './lfm2moe.js';
 import { qwen35moe } from './qwen35moe.js';
 import { nomicBertMoe } from './nomic-bert-moe.js';
 import { modernBert } from './modern-bert.js';
+import { jinaBertV2 } from './jina-bert-v2.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -66,5 +67,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     gemmaEmbedding,
     nomicBertMoe,
     modernBert,
+    jinaBertV2,
   ].map((spec) => [spec.name, spec]),
 );

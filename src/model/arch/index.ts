@@ -40,6 +40,7 @@ import { jinaBertV3 } from './jina-bert-v3.js';
 import { gemmaEmbedding } from './gemma-embedding.js';
 import { nomicBertMoe } from './nomic-bert-moe.js';
 import { modernBert } from './modern-bert.js';
+import { jinaBertV2 } from './jina-bert-v2.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -81,6 +82,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   gemmaEmbedding,
   nomicBertMoe,
   modernBert,
+  jinaBertV2,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
