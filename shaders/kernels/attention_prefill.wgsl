@@ -7,7 +7,8 @@
 // output vec4s c, c+TPR, … (tiles hold vec4 rows, zero past HD); each one rescans its row's scores for the tile
 // maximum, so there are no reductions and three barriers per tile.
 // Mask: key k is visible to token t iff first(pos) ≤ k ≤ pos = start_pos + t, first = pos + 1 − window when a
-// sliding window is set. Scores s = scale·q·k, then cap·tanh(s/cap) when softcap > 0. Reference: cpu/attention.ts.
+// sliding window is set. Scores s = scale·q·k, then cap·tanh(s/cap) when softcap > 0, then the ALiBi bias when set.
+// Reference: cpu/attention.ts.
 // Split-K (short batches over long contexts on GPUs): workgroup z sees only positions [z, z+1)·split_len and writes
 // (m, l, acc) per row to `partial` for attention_combine.wgsl, as the decode kernel does; one split writes out.
 // Dispatch: (ceil(n·group / ROWS), n_kv_heads, n_splits) workgroups; HD ≤ 4·MAX_D4·TPR. Sizes: attention-prefill.ts.
@@ -40,6 +41,9 @@ struct Params {
   is_direct: u32,    // 1: one split, normalised rows go to out; 0: (m, l, acc) go to partial
   kv_end: u32,       // 0: causal; else every token sees positions < kv_end (non-causal; the window still applies)
   symmetric: u32,    // 1 (non-causal only): a token at pos sees pos ± window/2 (llama.cpp's symmetric SWA)
+  alibi_m0: f32,     // ALiBi (jina-bert-v2; alibi_n > 0): head h adds slope_h·−|pos − key| to its scores, with
+  alibi_m1: f32,     // slope_h = m0^(h+1) for h < alibi_n, else m1^(2(h − alibi_n)+1) (ggml's slopes, backend/alibi.ts)
+  alibi_n: u32,      // 2^⌊log2 n_heads⌋, or 0: no ALiBi
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -88,6 +92,10 @@ fn main(ids: Ids) {
   let pos = p.start_pos + t;
   let first = first_visible(pos);
   let sp = ids.wg.z;
+  var slope = 0.0; // ALiBi slope of head h (0: none)
+  if (p.alibi_n > 0u) {
+    slope = select(pow(p.alibi_m1, f32(2u * (h - p.alibi_n) + 1u)), pow(p.alibi_m0, f32(h + 1u)), h < p.alibi_n);
+  }
   if (lid == 0u) {
     let t_lo = j0 / p.group;
     let t_hi = (min(j0 + ROWS, n_rows) - 1u) / p.group;
@@ -155,6 +163,7 @@ fn main(ids: Ids) {
         for (var d = 0u; d < H4; d++) { dot_qk += dot(q_sh[r * P4 + d], vec4<f32>(k_sh[kk * P4 + d])); }
         sc = dot_qk * p.scale;
         if (p.softcap > 0.0) { sc = p.softcap * tanh_safe(sc / p.softcap); }
+        sc -= slope * abs(f32(key) - f32(pos));
       }
       s_sh[r * SP + kk] = sc;
     }

@@ -16,6 +16,7 @@ import type { ByteSource } from '../io/byte-source.js';
 import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
 import { openModelSource } from '../io/index.js';
+import { getArchitecture } from '../model/arch/index.js';
 import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
@@ -155,7 +156,10 @@ function planRun(options: EngineOptions): LoadRun {
 function shapeOf(run: LoadRun, gguf: GgufFile): { config: ModelConfig; shape: RunShape } {
   const config = readModelConfig(gguf);
   const contextLength = Math.min(run.options.contextLength ?? defaultContextLength(config), MAX_CONTEXT_LENGTH);
-  const ubatchSize = Math.min(run.options.ubatchSize ?? run.batchSize, run.batchSize, contextLength);
+  // An encoder packs several inputs into one step (model/encoder.ts), so its step is not capped by the context
+  // (llama.cpp caps n_batch by n_ctx only for causal models).
+  const stepCap = getArchitecture(config.arch).encoder ? Number.POSITIVE_INFINITY : contextLength;
+  const ubatchSize = Math.min(run.options.ubatchSize ?? run.batchSize, run.batchSize, stepCap);
   const nSlots = run.options.slots ?? DEFAULT_SLOTS;
   const { kvType } = run.options;
   return { config, shape: { contextLength, ubatchSize, nSlots, ...(kvType ? { kvType } : {}) } };

@@ -1,7 +1,8 @@
 /**
  * `engine.embeddings.create`: validates the request (`normalizeEmbeddingRequest`), tokenizes each input as
- * llama.cpp's embedding path does (BOS/EOS as the vocabulary says, special-token text parsed), runs each sequence
- * alone from position 0 of one leased slot — so sequences never attend to each other — reads back the output-normed
+ * llama.cpp's embedding path does (BOS/EOS as the vocabulary says, special-token text parsed), runs the sequences
+ * from position 0 of one leased slot — packed into as few forward passes as the model allows
+ * (`model/packed-hidden.ts`), never attending to each other — reads back the output-normed
  * hidden states, pools them by the model's `pooling_type` (model/pooling.ts) and finishes each vector (Matryoshka
  * truncation, L2 normalisation, float or base64), in OpenAI's response shape.
  */
@@ -11,6 +12,7 @@ import type { RequestQueue } from '../engine/request-queue.js';
 import { invalidField } from '../engine/sampling-options.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { Transformer } from '../model/model.js';
+import { forEachHiddenStates } from '../model/packed-hidden.js';
 import { finishEmbedding, poolHiddenStates, projectPooled } from '../model/pooling.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { EmbeddingRequest, EmbeddingResponse } from './embedding-types.js';
@@ -160,17 +162,14 @@ async function computeEmbeddings(
   const all = req.inputs.map((input, i) => inputTokens(input, i, tokenizer, contextLength, req.truncate));
   const data: EmbeddingResponse['data'] = [];
   let promptTokens = 0;
-  for (const [index, tokens] of all.entries()) {
-    throwIfAborted(signal, 'computing embeddings');
-    const hidden = await model.hiddenStates(Int32Array.from(tokens), slot, { signal }); // [n, nEmbd]
-    const pooled = projectPooled(
-      poolHiddenStates(hidden, tokens.length, c.embeddingLength, pooling),
-      model.pooledProjection,
-    );
+  throwIfAborted(signal, 'computing embeddings');
+  await forEachHiddenStates(model, all, slot, signal, (index, hidden) => {
+    const n = all[index]!.length;
+    const pooled = projectPooled(poolHiddenStates(hidden, n, c.embeddingLength, pooling), model.pooledProjection);
     const v = finishEmbedding(pooled, req.dimensions, req.normalize);
     data.push({ object: 'embedding', index, embedding: req.base64 ? float32Base64(v) : Array.from(v) });
-    promptTokens += tokens.length;
-  }
+    promptTokens += n;
+  });
   return {
     object: 'list',
     data,

@@ -8,6 +8,7 @@
 
 import { invalidField } from '../engine/sampling-options.js';
 import { LlmError, throwIfAborted } from '../errors.js';
+import { forEachHiddenStates } from '../model/packed-hidden.js';
 import { rankOutputs } from '../model/pooling.js';
 import type { RerankRequest, RerankResponse, RerankResult } from './embedding-types.js';
 import type { EmbeddingHost } from './embeddings.js';
@@ -81,11 +82,10 @@ export async function rerankRequest(host: EmbeddingHost, req: RerankRequest): Pr
     const lease = host.cache.acquire(RERANK_CACHE_KEY, []);
     try {
       const out: number[] = [];
-      for (const tokens of pairs) {
-        throwIfAborted(req.signal, 'reranking');
-        const hidden = await model.hiddenStates!(Int32Array.from(tokens), lease.slot, { signal: req.signal });
-        out.push(rankOutputs(hidden, tokens.length, c.embeddingLength, head)[0]!);
-      }
+      throwIfAborted(req.signal, 'reranking');
+      await forEachHiddenStates(model, pairs, lease.slot, req.signal, (i, hidden) => {
+        out[i] = rankOutputs(hidden, pairs[i]!.length, c.embeddingLength, head)[0]!;
+      });
       return out;
     } finally {
       host.cache.release(lease);

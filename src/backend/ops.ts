@@ -161,6 +161,11 @@ export interface AttentionParams {
    * (llama.cpp's LLAMA_SWA_TYPE_SYMMETRIC: gemma-embedding). Default false.
    */
   readonly symmetricWindow?: boolean;
+  /**
+   * ALiBi (jina-bert-v2): head h adds slope_h · −|pos − k| to each scaled score, ggml's slopes for this maximum bias
+   * (`backend/alibi.ts`); absent or 0: none.
+   */
+  readonly alibiMaxBias?: number;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */

@@ -9,6 +9,7 @@ import type { Weight } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import { GgmlType } from '../gguf/types.js';
 import type { ModelConfig } from './config.js';
+import type { EncoderExperts } from './encoder-moe.js';
 import type { RankHead } from './pooling.js';
 import type { WeightLoader, WeightSlot } from './weight-loader.js';
 
@@ -18,8 +19,23 @@ import type { WeightLoader, WeightSlot } from './weight-loader.js';
  * rope of q and k (nomic-bert) instead of position embeddings.
  */
 export interface EncoderOptions {
-  readonly ffn: 'gelu' | 'swiglu';
+  /**
+   * 'glu-fused' (modern-bert): one `ffn_up` of 2·ffnDim rows, the gate's rows first, split at load; the GLU's
+   * activation is the config's `activation` (GEGLU or SwiGLU).
+   */
+  readonly ffn: 'gelu' | 'swiglu' | 'glu-fused' | 'geglu';
   readonly rope: boolean;
+  /**
+   * jina-bert-v2: ALiBi attention biases of this maximum bias (llama.cpp's `f_max_alibi_bias` 8) instead of positions;
+   * its 'geglu' FFN is gelu(x · ffn_gateᵀ) · (x · ffn_upᵀ + up bias) (a gate-less `ffn_up` of 2·ffnDim rows holds the
+   * gate's rows first), and q/k may have LayerNorms (`attn_q_norm`, `attn_k_norm`, over all heads).
+   */
+  readonly alibiMaxBias?: number;
+  /**
+   * modern-bert's pre-norm blocks: x += attn(LN(x)) (`attn_norm`, absent on layer 0: identity), x += ffn(LN(x))
+   * (`ffn_norm`), LayerNorms without bias, a final `output_norm`; no post-norms, no token types or positions.
+   */
+  readonly preNorm?: boolean;
 }
 
 /** A LayerNorm's weight and bias. */
@@ -38,16 +54,25 @@ export interface EncoderLayerWeights {
   readonly bv: Weight | null; // [nKvHeads·headDim]
   readonly wo: Weight; // [nEmbd rows, nHeads·headDim]
   readonly bo: Weight | null; // [nEmbd]
-  /** LayerNorm of x + attention (`attn_output_norm`). */
-  readonly attnOutNorm: LayerNormWeights;
+  /** LayerNorms of q and k over all heads (jina-bert-v2, optional), else null. */
+  readonly qNorm: LayerNormWeights | null; // [nHeads·headDim]
+  readonly kNorm: LayerNormWeights | null; // [nKvHeads·headDim]
+  /** Pre-norms of the attention and the FFN (modern-bert), else null. */
+  readonly attnNorm: LayerNormWeights | null;
+  readonly ffnNorm: LayerNormWeights | null;
+  /** LayerNorm of x + attention (`attn_output_norm`; null with pre-norms). */
+  readonly attnOutNorm: LayerNormWeights | null;
   /** SwiGLU gate (nomic-bert), or null for the un-gated GELU FFN. */
   readonly gate: Weight | null; // [ffnDim rows, nEmbd]
-  readonly up: Weight; // [ffnDim rows, nEmbd]
+  /** The dense FFN's up and down (null on a MoE layer). */
+  readonly up: Weight | null; // [ffnDim rows, nEmbd]
   readonly upBias: Weight | null; // [ffnDim]
-  readonly down: Weight; // [nEmbd rows, ffnDim]
+  readonly down: Weight | null; // [nEmbd rows, ffnDim]
   readonly downBias: Weight | null; // [nEmbd]
-  /** LayerNorm of x + FFN (`layer_output_norm`). */
-  readonly outNorm: LayerNormWeights;
+  /** The experts replacing the dense FFN on a MoE layer (nomic-bert-moe), else null. */
+  readonly experts: EncoderExperts | null;
+  /** LayerNorm of x + FFN (`layer_output_norm`; null with pre-norms). */
+  readonly outNorm: LayerNormWeights | null;
 }
 
 /** Every weight of an encoder. */
@@ -61,6 +86,8 @@ export interface EncoderWeights {
   /** LayerNorm of the summed input embeddings (`token_embd_norm`). */
   readonly embdNorm: LayerNormWeights;
   readonly layers: readonly EncoderLayerWeights[];
+  /** LayerNorm of the last layer's output (`output_norm`, modern-bert), else null. */
+  readonly outputNorm: LayerNormWeights | null;
   /** Classifier of a rank-pooling model (host-side), or null. */
   readonly rankHead: RankHead | null;
 }
@@ -122,6 +149,8 @@ export async function loadEncoderWeights(
   });
   const tokenEmbd = loader.upload('token_embd.weight', [E, c.vocabSize]);
   const embdNorm = norm('token_embd_norm');
+  const pre = options.preNorm === true;
+  const outputNorm = pre ? norm('output_norm') : null;
   const layerSlots = Array.from({ length: c.nLayers }, (_, il) => {
     const b = `blk.${il}.`;
     const qRows = c.layerHeads[il]! * c.headDim;
@@ -145,6 +174,27 @@ export async function loadEncoderWeights(
           loader.upload(`${b}attn_v.weight`, [E, kvRows]),
         ];
     const swiglu = options.ffn === 'swiglu';
+    // modern-bert (and a jina-bert-v2 without ffn_gate): gate | up rows in one ffn_up, split at load
+    const geglu = options.ffn === 'geglu';
+    const fusedUp = options.ffn === 'glu-fused' || (geglu && !loader.has(`${b}ffn_gate.weight`));
+    if (loader.has(`${b}attn_norm_2.weight`) || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
+      const name = loader.has(`${b}attn_norm_2.weight`) ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
+      throw new LlmError('unsupported-arch', `loading model: ${c.arch}'s ${name} is not supported`, {
+        details: { tensor: name },
+      });
+    }
+    const normOf = (name: string, cols: number) =>
+      loader.has(`${name}.weight`)
+        ? { weight: loader.upload(`${name}.weight`, [cols]), bias: loader.optional(`${name}.bias`, [cols]) }
+        : null;
+    const moe = c.moe?.layerIsMoe[il] === true ? c.moe : null; // nomic-bert-moe: experts instead of the dense FFN
+    const dense = moe === null;
+    const [fusedGate, fusedUpPart] = fusedUp
+      ? loader.uploadSplit(`${b}ffn_up.weight`, E, [
+          [`${b}ffn_up.weight (gate)`, ff],
+          [`${b}ffn_up.weight (up)`, ff],
+        ])
+      : [null, null];
     return {
       wq: wq!,
       wk: wk!,
@@ -154,13 +204,25 @@ export async function loadEncoderWeights(
       bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
       wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
       bo: loader.optional(`${b}attn_output.bias`, [E]),
-      attnOutNorm: norm(`${b}attn_output_norm`),
-      gate: swiglu ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null,
-      up: loader.upload(`${b}ffn_up.weight`, [E, ff]),
-      upBias: swiglu ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
-      down: loader.upload(`${b}ffn_down.weight`, [ff, E]),
-      downBias: swiglu ? null : loader.optional(`${b}ffn_down.bias`, [E]),
-      outNorm: norm(`${b}layer_output_norm`),
+      qNorm: geglu ? normOf(`${b}attn_q_norm`, qRows) : null,
+      kNorm: geglu ? normOf(`${b}attn_k_norm`, kvRows) : null,
+      attnNorm: pre && (il > 0 || loader.has(`${b}attn_norm.weight`)) ? norm(`${b}attn_norm`) : null,
+      ffnNorm: pre ? norm(`${b}ffn_norm`) : null,
+      attnOutNorm: pre ? null : norm(`${b}attn_output_norm`),
+      gate: fusedGate ?? ((swiglu || geglu) && dense ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null),
+      up: fusedUpPart ?? (dense ? loader.upload(`${b}ffn_up.weight`, [E, ff]) : null),
+      upBias: swiglu || fusedUp || !dense ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
+      down: dense ? loader.upload(`${b}ffn_down.weight`, [ff, E]) : null,
+      downBias: swiglu || !dense ? null : loader.optional(`${b}ffn_down.bias`, [E]),
+      experts: moe
+        ? {
+            router: loader.upload(`${b}ffn_gate_inp.weight`, [E, moe.nExperts]),
+            up: loader.upload(`${b}ffn_up_exps.weight`, [E, ff, moe.nExperts]),
+            down: loader.upload(`${b}ffn_down_exps.weight`, [ff, E, moe.nExperts]),
+            nExperts: moe.nExperts,
+          }
+        : null,
+      outNorm: pre ? null : norm(`${b}layer_output_norm`),
     };
   });
   await loader.loadAll();
@@ -169,6 +231,7 @@ export async function loadEncoderWeights(
     weight: n.weight.get(),
     bias: get(n.bias),
   });
+  const lnOrNull = (n: { weight: WeightSlot; bias: WeightSlot | null } | null) => (n ? ln(n) : null);
   return {
     tokenEmbd: tokenEmbd.get(),
     inputRows,
@@ -182,14 +245,25 @@ export async function loadEncoderWeights(
       bv: get(l.bv),
       wo: l.wo.get(),
       bo: get(l.bo),
-      attnOutNorm: ln(l.attnOutNorm),
+      qNorm: lnOrNull(l.qNorm),
+      kNorm: lnOrNull(l.kNorm),
+      attnNorm: lnOrNull(l.attnNorm),
+      ffnNorm: lnOrNull(l.ffnNorm),
+      attnOutNorm: lnOrNull(l.attnOutNorm),
       gate: get(l.gate),
-      up: l.up.get(),
+      up: get(l.up),
       upBias: get(l.upBias),
-      down: l.down.get(),
+      down: get(l.down),
       downBias: get(l.downBias),
-      outNorm: ln(l.outNorm),
+      experts: l.experts && {
+        router: l.experts.router.get(),
+        up: l.experts.up.get(),
+        down: l.experts.down.get(),
+        nExperts: l.experts.nExperts,
+      },
+      outNorm: lnOrNull(l.outNorm),
     })),
+    outputNorm: lnOrNull(outputNorm),
     rankHead,
   };
 }

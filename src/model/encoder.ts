@@ -2,10 +2,16 @@
  * The forward pass of an encoder (bert family; llama.cpp `src/models/bert.cpp`), written only against `Ops` like the
  * decoder's (`transformer.ts`) but with BERT's post-norm blocks: embed (+ position/type rows) → LayerNorm → per layer
  * [q,k,v (+bias) → (nomic-bert: rope) → attention over the whole sequence → x += o (+bias) → x = LN(x) →
- * x += down(gelu(up(x)) or swiglu) → x = LN(x)]
+ * x += down(gelu(up(x)) or swiglu, or a mixture of GELU experts: encoder-moe.ts) → x = LN(x)]
+ * (modern-bert: pre-norm blocks, `EncoderOptions.preNorm`, with local layers in a symmetric window)
  * → the hidden states, which `model/pooling.ts` pools into embeddings. No lm head: `eval` runs the pass (warmup) and
  * `readLogits` gives the last token's hidden state; sampling ops are refused. A sequence runs whole in one step at
  * positions 0 … n−1 (longer ones than `ubatchSize` are refused, as llama.cpp asserts n_ubatch ≥ n_tokens).
+ * Several sequences can share one step (`hiddenStatesPacked`): the row-wise ops run over all their rows at once, and
+ * attention once per sequence on its own rows (copied into the `seq` buffers), at positions restarting from 0 in the
+ * one slot — so no sequence sees another, as llama.cpp's per-sequence mask of a multi-sequence embedding batch.
+ * The step is bounded by `ubatchSize` alone, not the context (llama.cpp does not cap n_batch by n_ctx for
+ * non-causal models): the KV cache holds one sequence at a time.
  */
 
 import type {
@@ -23,6 +29,7 @@ import { kvCacheBytes } from '../backend/kv-rows.js';
 import type { KvType } from '../backend/kv-type.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import { type EncoderMoeScratch, encoderMoeFfn, encoderMoeScratch } from './encoder-moe.js';
 import type { EncoderLayerWeights, EncoderOptions, EncoderWeights, LayerNormWeights } from './encoder-weights.js';
 import type { KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 import type { RankHead } from './pooling.js';
@@ -43,6 +50,10 @@ interface EncoderLayerPlan {
   readonly attention: AttentionParams;
   readonly attnOut: ResidualOptions;
   readonly ffnOut: ResidualOptions;
+  /** The MoE scratch of a layer with experts (nomic-bert-moe), else null. */
+  readonly moe: EncoderMoeScratch | null;
+  /** One sequence's rows of q, k, v and att when a step packs several ([ubatch, …] each, shared by the layers). */
+  readonly seq: { readonly q: Activation; readonly k: Activation; readonly v: Activation; readonly att: Activation };
 }
 
 /** An encoder on one backend: implements the engine's `Transformer` for embeddings. */
@@ -58,7 +69,8 @@ export class EncoderModel implements Transformer {
   private readonly xb: Activation; // [ubatch, nEmbd] position/type rows of the step
   private readonly xb2: Activation; // [ubatch, nEmbd] scratch of the residual products
   private readonly plans: readonly EncoderLayerPlan[];
-  private readonly positions: Int32Array; // [ubatch] 0, 1, 2, … (or all 0): the rows of `inputRows` a step adds
+  /** Whether `inputRows` has a row per position (else its one row is added to every token). */
+  private readonly byPosition: boolean;
   /** Tokens of the last `eval` (its final hidden row is what `readLogits` returns), 0 when none. */
   private lastTokens = 0;
 
@@ -73,11 +85,10 @@ export class EncoderModel implements Transformer {
     this.contextLength = options.contextLength;
     this.nSlots = options.nSlots;
     this.rankHead = weights.rankHead;
-    this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
+    this.ubatchSize = Math.max(1, options.ubatchSize);
     const u = this.ubatchSize;
     // With one row (the type row alone: no position embeddings) every token adds row 0.
-    const byPosition = (weights.inputRows?.nRows ?? 0) > 1;
-    this.positions = Int32Array.from({ length: u }, (_, i) => (byPosition ? i : 0));
+    this.byPosition = (weights.inputRows?.nRows ?? 0) > 1;
     const E = c.embeddingLength;
     this.x = ops.createActivation('x', u, E);
     this.xb = ops.createActivation('xb', u, E);
@@ -96,9 +107,15 @@ export class EncoderModel implements Transformer {
       if (!byWidth.has(key)) byWidth.set(key, ops.createActivation(label, u, cols));
       return byWidth.get(key)!;
     };
+    const moeByShape = new Map<string, EncoderMoeScratch>(); // MoE scratch shared by the layers of one shape
+    const moeScratch = (key: string, make: () => EncoderMoeScratch): EncoderMoeScratch => {
+      if (!moeByShape.has(key)) moeByShape.set(key, make());
+      return moeByShape.get(key)!;
+    };
     this.plans = weights.layers.map((w, il) => {
       const qCols = c.layerHeads[il]! * c.headDim;
       const kvCols = c.layerKvHeads[il]! * c.headDim;
+      const sliding = c.slidingLayers[il] === true && c.slidingWindow > 0;
       const q = width('q', qCols);
       const k = width('k', kvCols);
       const v = width('v', kvCols);
@@ -126,19 +143,38 @@ export class EncoderModel implements Transformer {
           up: width('up', c.layerFfnDims[il]!),
         },
         rope: encoder.rope
-          ? { kind: 'neox', headDim: c.headDim, nRot: c.ropeDims, theta: c.ropeTheta, freqScale: c.ropeFreqScale }
+          ? {
+              kind: 'neox',
+              headDim: c.headDim,
+              nRot: c.ropeDims,
+              ...(sliding && c.ropeSwa ? c.ropeSwa : { theta: c.ropeTheta, freqScale: c.ropeFreqScale }),
+            }
           : null,
         attention: {
           nHeads: c.layerHeads[il]!,
           nKvHeads: c.layerKvHeads[il]!,
           headDim: c.headDim,
           scale: c.attentionScale,
-          slidingWindow: 0,
+          slidingWindow: sliding ? c.slidingWindow : 0, // modern-bert's local layers
           softcap: 0,
           ...(c.causalAttention ? {} : { causal: false }),
+          ...(sliding && c.symmetricWindow ? { symmetricWindow: true } : {}),
+          ...(encoder.alibiMaxBias ? { alibiMaxBias: encoder.alibiMaxBias } : {}),
         },
+        moe:
+          w.experts && c.moe
+            ? moeScratch(`${c.layerFfnDims[il]}:${c.moe.layerUsed[il]}`, () =>
+                encoderMoeScratch(ops, u, E, c.layerFfnDims[il]!, w.experts!.nExperts, c.moe!.layerUsed[il]!),
+              )
+            : null,
         attnOut: residual(w.bo),
         ffnOut: residual(w.downBias),
+        seq: {
+          q: width('seq.q', qCols),
+          k: width('seq.k', kvCols),
+          v: width('seq.v', kvCols),
+          att: width('seq.att', qCols),
+        },
       };
     });
   }
@@ -150,8 +186,36 @@ export class EncoderModel implements Transformer {
   async hiddenStates(tokens: Int32Array, slot: number, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
     throwIfAborted(options.signal, 'computing embeddings');
     this.checkRequest(tokens, 0, slot);
-    this.forward(tokens, slot);
+    this.forward([tokens], slot);
     return this.ops.read(this.x, tokens.length); // [n, nEmbd]
+  }
+
+  /**
+   * Several sequences in one pass (see the file header): their hidden states concatenated in order,
+   * [Σ lengths, nEmbd] row-major, each as `hiddenStates` of it alone gives. Together they must fit one step.
+   */
+  async hiddenStatesPacked(
+    sequences: readonly Int32Array[],
+    slot: number,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Float32Array> {
+    throwIfAborted(options.signal, 'computing embeddings');
+    if (sequences.length === 0) throw new LlmError('invalid-request', 'computing embeddings: no sequences to pack');
+    let total = 0;
+    for (const tokens of sequences) {
+      this.checkRequest(tokens, 0, slot);
+      total += tokens.length;
+    }
+    if (total > this.ubatchSize) {
+      throw new LlmError(
+        'invalid-request',
+        `computing embeddings: ${sequences.length} sequences of ${total} tokens do not fit one step of ` +
+          `${this.ubatchSize}; pack fewer`,
+        { details: { tokens: total, ubatchSize: this.ubatchSize } },
+      );
+    }
+    this.forward(sequences, slot);
+    return this.ops.read(this.x, total); // [Σ n, nEmbd]
   }
 
   /** Runs the pass (warmup); `readLogits` then gives the last token's hidden state. Encoders have no logits. */
@@ -164,7 +228,7 @@ export class EncoderModel implements Transformer {
     throwIfAborted(options.signal, 'evaluating tokens');
     if (options.logits === 'all') throw this.noLogits('evaluating tokens with every logit');
     this.checkRequest(tokens, startPos, slot);
-    this.forward(tokens, slot);
+    this.forward([tokens], slot);
     this.lastTokens = tokens.length;
     return null;
   }
@@ -206,43 +270,92 @@ export class EncoderModel implements Transformer {
     this.ops.destroy();
   }
 
-  /** One whole sequence at positions 0 … n−1 of `slot`; x [n, nEmbd] holds its hidden states afterwards. */
-  private forward(tokens: Int32Array, slot: number): void {
+  /**
+   * The sequences whole, packed one after another in one step, each at positions 0 … len−1 of `slot`;
+   * x [Σ len, nEmbd] holds their hidden states afterwards.
+   */
+  private forward(sequences: readonly Int32Array[], slot: number): void {
     const { ops, weights: w, x, xb } = this;
+    const tokens = sequences.length === 1 ? sequences[0]! : concatTokens(sequences); // [n]
+    const lengths = sequences.map((t) => t.length);
     const n = tokens.length;
     if (w.inputRows) {
       // The position (+ type) rows, looked up by position: a step of their own, as `embed` reads the step's ids.
-      ops.beginStep({ tokens: this.positions.subarray(0, n), startPos: 0, slot });
+      const positions = new Int32Array(n); // [n] 0 … len−1 per sequence (all 0 for the type row alone)
+      if (this.byPosition) {
+        let r = 0;
+        for (const len of lengths) for (let i = 0; i < len; i++) positions[r++] = i;
+      }
+      ops.beginStep({ tokens: positions, startPos: 0, slot });
       ops.embed(xb, w.inputRows, n); // xb [n, nEmbd]
       ops.endStep();
     }
     ops.beginStep({ tokens, startPos: 0, slot });
     ops.embed(x, w.tokenEmbd, n); // x [n, nEmbd]
     if (w.inputRows) ops.add(x, x, xb, n); // x += position_embd[pos] + token_types[0]
-    this.norm(w.embdNorm, n);
+    this.norm(x, w.embdNorm, n);
+    const act = this.config.activation;
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il]!;
-      ops.normMatmul(xb, x, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
-      if (p.rope) ops.ropeStoreKv(il, p.q, p.k, p.v, n, p.rope);
-      else ops.storeKv(il, p.k, p.v, n);
-      ops.attention(p.att, p.q, il, n, p.attention); // att [n, nHeads·headDim]
+      // Pre-norm (modern-bert): the block reads LN(x) from xb2 (free until the residual adds), else x itself.
+      const attnIn = p.w.attnNorm ? this.norm(this.xb2, p.w.attnNorm, n) : x;
+      ops.normMatmul(xb, attnIn, null, p.qkv, n); // q [n, nHeads·headDim], k and v [n, nKvHeads·headDim] (+ biases)
+      const eps = this.config.normEps;
+      if (p.w.qNorm) ops.layerNorm(p.q, p.q, p.w.qNorm.weight, p.w.qNorm.bias, eps, n); // jina-bert-v2
+      if (p.w.kNorm) ops.layerNorm(p.k, p.k, p.w.kNorm.weight, p.w.kNorm.bias, eps, n);
+      this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
       ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
-      this.norm(p.w.attnOutNorm, n); // x = LN(x)
-      if (p.w.gate) {
-        ops.gatedFfn(p.hidden, x, null, p.w.gate, p.w.up, n, 'silu', p.ffnScratch); // hidden = silu(x·gateᵀ)·(x·upᵀ)
+      if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, n); // x = LN(x)
+      const ffnIn = p.w.ffnNorm ? this.norm(xb, p.w.ffnNorm, n) : x; // [n, nEmbd]
+      if (p.w.experts) {
+        encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, n); // x += Σ_k w_k · expert_k(x)
       } else {
-        ops.matmul(p.hidden, x, p.w.up, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
-        ops.gelu(p.hidden, n);
+        if (p.w.gate && p.w.upBias) {
+          // jina-bert-v2: hidden = gelu(in · gateᵀ) · (in · upᵀ + b), the bias on the up half only
+          ops.matmul(p.ffnScratch.gate, ffnIn, p.w.gate, n); // [n, ffnDim]
+          ops.matmul(p.ffnScratch.up, ffnIn, p.w.up!, n, p.w.upBias); // [n, ffnDim]
+          ops.glu(p.hidden, p.ffnScratch.gate, p.ffnScratch.up, n, act);
+        } else if (p.w.gate) {
+          ops.gatedFfn(p.hidden, ffnIn, null, p.w.gate, p.w.up!, n, act, p.ffnScratch); // act(in·gateᵀ)·(in·upᵀ)
+        } else {
+          ops.matmul(p.hidden, ffnIn, p.w.up!, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
+          ops.gelu(p.hidden, n);
+        }
+        ops.matmulResidual(x, p.hidden, p.w.down!, n, p.ffnOut); // x += hidden · downᵀ + b
       }
-      ops.matmulResidual(x, p.hidden, p.w.down, n, p.ffnOut); // x += hidden · downᵀ + b
-      this.norm(p.w.outNorm, n); // x = LN(x)
+      if (p.w.outNorm) this.norm(x, p.w.outNorm, n); // x = LN(x)
     }
+    if (w.outputNorm) this.norm(x, w.outputNorm, n); // modern-bert's final LayerNorm
     ops.endStep();
   }
 
-  /** x = LayerNorm(x) in place. */
-  private norm(ln: LayerNormWeights, n: number): void {
-    this.ops.layerNorm(this.x, this.x, ln.weight, ln.bias, this.config.normEps, n);
+  /**
+   * Attention of layer il for each packed sequence on its own rows: the first in place, each later one's q/k/v rows
+   * copied to row 0 of the `seq` buffers, attended at positions 0 … len−1 and its att rows copied back.
+   */
+  private attend(il: number, p: EncoderLayerPlan, lengths: readonly number[], slot: number): void {
+    const { ops } = this;
+    let offset = 0;
+    for (const len of lengths) {
+      const b = offset === 0 ? p : p.seq;
+      if (offset > 0) {
+        ops.copyRows(b.q, p.q, offset, len);
+        ops.copyRows(b.k, p.k, offset, len);
+        ops.copyRows(b.v, p.v, offset, len);
+      }
+      ops.setSequence(slot, 0);
+      if (p.rope) ops.ropeStoreKv(il, b.q, b.k, b.v, len, p.rope);
+      else ops.storeKv(il, b.k, b.v, len);
+      ops.attention(b.att, b.q, il, len, p.attention); // att [len, nHeads·headDim]
+      if (offset > 0) ops.copyRows(p.att, b.att, 0, len, offset);
+      offset += len;
+    }
+  }
+
+  /** out = LayerNorm(x) (in place when out is x); returns out. */
+  private norm(out: Activation, ln: LayerNormWeights, n: number): Activation {
+    this.ops.layerNorm(out, this.x, ln.weight, ln.bias, this.config.normEps, n);
+    return out;
   }
 
   private noLogits(what: string): LlmError {
@@ -304,4 +417,15 @@ export class EncoderModel implements Transformer {
       );
     }
   }
+}
+
+/** The sequences one after another, [Σ lengths]. */
+function concatTokens(sequences: readonly Int32Array[]): Int32Array {
+  const out = new Int32Array(sequences.reduce((sum, t) => sum + t.length, 0));
+  let at = 0;
+  for (const t of sequences) {
+    out.set(t, at);
+    at += t.length;
+  }
+  return out;
 }

@@ -58,6 +58,16 @@ export interface Transformer {
    * test doubles may lack it).
    */
   hiddenStates?(tokens: Int32Array, slot: number, options?: { signal?: AbortSignal }): Promise<Float32Array>;
+  /**
+   * `hiddenStates` of several sequences packed into one forward pass (encoders): each attends only to itself, at
+   * positions restarting from 0; returns their hidden states concatenated in order ([Σ lengths · embeddingLength]).
+   * Their total must fit one step (≤ `ubatchSize`). Absent: one `hiddenStates` per sequence (`model/packed-hidden.ts`).
+   */
+  hiddenStatesPacked?(
+    sequences: readonly Int32Array[],
+    slot: number,
+    options?: { signal?: AbortSignal },
+  ): Promise<Float32Array>;
   /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
   readonly rankHead?: import('./pooling.js').RankHead | null;
   /**

@@ -1,10 +1,11 @@
 /**
  * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
- * [--quant q8_0] [--seed 1] [--arch qwen3|bert]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
+ * [--quant q8_0] [--seed 1] [--arch qwen3|bert] [--packing-ab R]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
  * embedding path (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a
  * qwen3 stack with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), or with
  * `--arch bert` a bge-small-shaped bert encoder (cls pooling, 33 M parameters). Inputs have random lengths in
- * [min, max]. Never gating; prints a table and JSON.
+ * [min, max]. Never gating; prints a table and JSON. `--packing-ab R` instead compares, in one engine, the inputs in one
+ * request (packed into few passes by an encoder) with one request per input, over R alternated rounds.
  */
 
 import { existsSync, mkdirSync } from 'node:fs';
@@ -83,6 +84,76 @@ async function runOurs(
       },
       first: r.data[0]!.embedding as number[],
     };
+  } finally {
+    await engine.unload();
+  }
+}
+
+/**
+ * `--packing-ab R`: in one engine, R alternated rounds of the inputs in one request (packed into few passes) and of one
+ * request per input (one pass each); embeddings/s of each round, same process and model, so the load of a shared
+ * machine hits both alike.
+ */
+async function runPackingAb(
+  model: string,
+  backend: 'wasm' | 'webgpu' | 'cpu',
+  threads: number,
+  inputs: number[][],
+  contextLength: number,
+  rounds: number,
+): Promise<void> {
+  const engine = await createEngine({
+    model,
+    backend,
+    threads,
+    contextLength,
+    slots: 1,
+    warmup: false,
+    ...(backend === 'webgpu' ? { gpu: await nodeGpu() } : {}),
+  });
+  try {
+    await engine.embeddings.create({ input: [inputs[0]!.slice(0, 8)] });
+    // Embeddings per wall second and per CPU second of this process (1 thread: less sensitive to a shared machine).
+    const rate = async (run: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> => {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await run();
+      const cpu = process.cpuUsage(c0);
+      return {
+        wall: inputs.length / ((performance.now() - t0) / 1000),
+        cpu: inputs.length / ((cpu.user + cpu.system) / 1e6),
+      };
+    };
+    const packed: { wall: number; cpu: number }[] = [];
+    const single: { wall: number; cpu: number }[] = [];
+    const runPacked = async () => packed.push(await rate(() => engine.embeddings.create({ input: inputs })));
+    const runSingle = async () =>
+      single.push(
+        await rate(async () => {
+          for (const ids of inputs) await engine.embeddings.create({ input: [ids] });
+        }),
+      );
+    for (let r = 0; r < rounds; r++) {
+      // Alternated order, so a load that rises or falls within a round favours neither.
+      if (r % 2 === 0) await runPacked().then(runSingle);
+      else await runSingle().then(runPacked);
+      const [p, o] = [packed[r]!, single[r]!];
+      console.log(
+        `round ${r + 1}: packed ${p.wall.toFixed(2)} /s (${p.cpu.toFixed(2)} /CPU-s), one per pass ` +
+          `${o.wall.toFixed(2)} /s (${o.cpu.toFixed(2)} /CPU-s): ${(p.wall / o.wall).toFixed(2)}× wall, ` +
+          `${(p.cpu / o.cpu).toFixed(2)}× CPU`,
+      );
+    }
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+    const mp = median(packed.map((x) => x.cpu));
+    const ms = median(single.map((x) => x.cpu));
+    console.log(
+      `${engine.info.backend.description}: median packed ${mp.toFixed(2)}, one per pass ${ms.toFixed(2)} ` +
+        `embeddings/CPU-s (${(mp / ms).toFixed(2)}×)`,
+    );
+    console.log(
+      JSON.stringify({ kind: 'embeddings-packing-ab', backend, threads, inputs: inputs.length, packed, single }),
+    );
   } finally {
     await engine.unload();
   }
@@ -185,6 +256,11 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   }
   const inputs = benchInputs(n, min, max, vocab, seed);
   const contextLength = max + 8;
+  const abRounds = Number(flag(args, '--packing-ab', '0'));
+  if (abRounds > 0) {
+    for (const b of backends) await runPackingAb(model, b, threads, inputs, contextLength, abRounds);
+    return 0;
+  }
   const results: EmbeddingBenchResult[] = [];
   const llama = await runLlamaCpp(model, threads, inputs, contextLength);
   results.push(llama.result);

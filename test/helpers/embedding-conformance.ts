@@ -2,6 +2,7 @@
  * Embedding conformance driver: for every recorded fixture with an embedding reference (`<id>.embeddings.json`,
  * written by the vitest global setup from test/fixtures/models), load the model on a backend, run every reference
  * input through `hiddenStates` + the model's pooling (or a reranker's classifier head: llama.cpp's `n_cls_out` outputs),
+ * one at a time and — on an encoder — all packed into one pass (`model/packed-hidden.ts`),
  * and compare with llama.cpp's pooled vectors: cosine ≥ 0.9999
  * and max |Δ| ≤ 1e-3 (f32 weights), both raw and after L2 normalisation.
  */
@@ -12,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
-import { loadAnyModel } from '../../src/model/load-any.js';
+import { type LoadedModel, loadAnyModel } from '../../src/model/load-any.js';
+import { forEachHiddenStates } from '../../src/model/packed-hidden.js';
 import { finishEmbedding, poolHiddenStates, projectPooled, rankOutputs } from '../../src/model/pooling.js';
 import { RECORDED_FIXTURE_DIR } from './shared-path.js';
 
@@ -57,26 +59,41 @@ function compareVectors(a: ArrayLike<number>, b: ArrayLike<number>): { cosine: n
   return { cosine: dot / Math.sqrt(na * nb), maxAbs };
 }
 
-/** Pooled embeddings of every input of `fixture` on a fresh backend (one sequence after another in slot 0). */
-async function embedFixture(fixture: EmbeddingFixture, ops: Ops, ubatchSize = 512): Promise<Float32Array[]> {
+/** The pooled vector (or a reranker's outputs) of one input's hidden states ([n, nEmbd]). */
+function pooledOf(model: LoadedModel, hidden: Float32Array, n: number): Float32Array {
+  const d = model.config.embeddingLength;
+  return model.config.poolingType === 'rank'
+    ? rankOutputs(hidden, n, d, model.rankHead!)
+    : projectPooled(poolHiddenStates(hidden, n, d, model.config.poolingType), model.pooledProjection);
+}
+
+/**
+ * Pooled embeddings of every input of `fixture` on a fresh backend, one sequence after another in slot 0, and — for a
+ * model that packs sequences (encoders) — again with every input packed into one pass (`forEachHiddenStates`), or
+ * null for one that does not.
+ */
+async function embedFixture(
+  fixture: EmbeddingFixture,
+  ops: Ops,
+  ubatchSize = 512,
+): Promise<{ single: Float32Array[]; packed: Float32Array[] | null }> {
   const source = await NodeFileSource.open(fixture.ggufPath);
   try {
     const gguf = await parseGguf(source);
     const longest = Math.max(...fixture.reference.inputs.map((i) => i.tokens.length));
     const model = await loadAnyModel(gguf, source, ops, { contextLength: longest, ubatchSize });
-    const out: Float32Array[] = [];
+    const single: Float32Array[] = [];
     for (const input of fixture.reference.inputs) {
       const hidden = await model.hiddenStates(Int32Array.from(input.tokens), 0);
-      const d = model.config.embeddingLength;
-      const n = input.tokens.length;
-      const rank = model.config.poolingType === 'rank';
-      out.push(
-        rank
-          ? rankOutputs(hidden, n, d, model.rankHead!)
-          : projectPooled(poolHiddenStates(hidden, n, d, model.config.poolingType), model.pooledProjection),
-      );
+      single.push(pooledOf(model, hidden, input.tokens.length));
     }
-    return out;
+    if (!('hiddenStatesPacked' in model)) return { single, packed: null };
+    const sequences = fixture.reference.inputs.map((i) => i.tokens);
+    const packed: Float32Array[] = [];
+    await forEachHiddenStates(model, sequences, 0, undefined, (i, hidden) => {
+      packed[i] = pooledOf(model, hidden, sequences[i]!.length);
+    });
+    return { single, packed };
   } finally {
     ops.destroy();
     await source.close?.();
@@ -105,21 +122,32 @@ export function runEmbeddingConformance(
           );
           return;
         }
-        const got = await embedFixture(fixture, await createOps(), options.ubatchSize);
+        const { single, packed } = await embedFixture(fixture, await createOps(), options.ubatchSize);
         const lines: string[] = [];
-        fixture.reference.inputs.forEach((input, i) => {
-          const raw = compareVectors(got[i]!, input.embedding);
-          const unit = compareVectors(
-            finishEmbedding(got[i]!, undefined, true),
-            finishEmbedding(Float32Array.from(input.embedding), undefined, true),
-          );
-          lines.push(
-            `[${name}] ${fixture.id} #${i} (${input.tokens.length} tokens) cos ${raw.cosine.toFixed(7)} ` +
-              `max|Δ| ${raw.maxAbs.toExponential(2)} normalised ${unit.maxAbs.toExponential(2)}`,
-          );
-          expect(raw.cosine, lines.at(-1)).toBeGreaterThanOrEqual(0.9999);
-          expect(raw.maxAbs, lines.at(-1)).toBeLessThanOrEqual(maxAbs);
-          expect(unit.maxAbs, lines.at(-1)).toBeLessThanOrEqual(maxAbs);
+        for (const [label, got] of [
+          ['', single],
+          [' packed', packed],
+        ] as const) {
+          if (!got) continue;
+          fixture.reference.inputs.forEach((input, i) => {
+            const raw = compareVectors(got[i]!, input.embedding);
+            const unit = compareVectors(
+              finishEmbedding(got[i]!, undefined, true),
+              finishEmbedding(Float32Array.from(input.embedding), undefined, true),
+            );
+            lines.push(
+              `[${name}${label}] ${fixture.id} #${i} (${input.tokens.length} tokens) cos ${raw.cosine.toFixed(7)} ` +
+                `max|Δ| ${raw.maxAbs.toExponential(2)} normalised ${unit.maxAbs.toExponential(2)}`,
+            );
+            expect(raw.cosine, lines.at(-1)).toBeGreaterThanOrEqual(0.9999);
+            expect(raw.maxAbs, lines.at(-1)).toBeLessThanOrEqual(maxAbs);
+            expect(unit.maxAbs, lines.at(-1)).toBeLessThanOrEqual(maxAbs);
+          });
+        }
+        // Packed and one at a time differ only by rounding (no sequence sees another's rows).
+        packed?.forEach((v, i) => {
+          const d = compareVectors(v, single[i]!);
+          expect(d.maxAbs, `${fixture.id} #${i} packed vs alone`).toBeLessThanOrEqual(maxAbs / 10);
         });
         console.log(lines.join('\n'));
       });

@@ -11,6 +11,7 @@ import type { LlmError } from '../../src/errors.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import type { GgufFile, GgufValue } from '../../src/gguf/types.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
+import { loadAnyModel } from '../../src/model/load-any.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { llmError } from './llm-error.js';
 import { RECORDED_FIXTURE_DIR } from './shared-path.js';
@@ -38,15 +39,23 @@ export function recordedHeader(file: string): RecordedHeader {
   return fx;
 }
 
-/** The error `loadTransformer` gives for the fixture with `edit` applied (fails the test if it loads). */
-export function loadEdited(fx: RecordedHeader, edit: HeaderEdit): Promise<LlmError> {
+/**
+ * The error `loadTransformer` (or, with `options.anyModel`, `loadAnyModel`: encoders) gives for the fixture with `edit`
+ * applied (fails the test if it loads).
+ */
+export function loadEdited(
+  fx: RecordedHeader,
+  edit: HeaderEdit,
+  options: { anyModel?: boolean } = {},
+): Promise<LlmError> {
   const metadata: Record<string, GgufValue> = { ...fx.gguf.metadata };
   for (const [k, v] of Object.entries(edit.meta ?? {})) {
     if (v === undefined) delete metadata[k];
     else metadata[k] = v;
   }
   const file = (edit.tensors ?? ((f) => f))({ ...fx.gguf, metadata });
-  return llmError(loadTransformer(file, fx.source, createCpuOps(), { contextLength: 32 }));
+  const load = options.anyModel ? loadAnyModel : loadTransformer;
+  return llmError(load(file, fx.source, createCpuOps(), { contextLength: 32 }));
 }
 
 /** An edit of the tensor list: `name` dropped. */

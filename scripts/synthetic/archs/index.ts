@@ -31,6 +31,9 @@ import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 import { lfm2moe } from './lfm2moe.js';
 import { qwen35moe } from './qwen35moe.js';
+import { nomicBertMoe } from './nomic-bert-moe.js';
+import { modernBert } from './modern-bert.js';
+import { jinaBertV2 } from './jina-bert-v2.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -62,5 +65,8 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     nomicBert,
     jinaBertV3,
     gemmaEmbedding,
+    nomicBertMoe,
+    modernBert,
+    jinaBertV2,
   ].map((spec) => [spec.name, spec]),
 );

@@ -4,6 +4,7 @@
  * are accumulated in f64 so this stays the yardstick for the WASM and WebGPU kernels.
  */
 
+import { alibiSlopes } from '../alibi.js';
 import type { AttentionParams } from '../ops.js';
 
 /** One layer's cache of one slot: rows are positions, `[contextLength, nKvHeads·headDim]` each. */
@@ -14,7 +15,7 @@ export interface KvLayer {
 
 /**
  * out[i, h·headDim …] = Σ_k softmax_k(s_ik) · V[k], with s_ik = cap·tanh(scale·q_i·K_k / cap) (or scale·q_i·K_k
- * without a cap), over positions k ≤ startPos + i inside the window. `q` and `out` are `[n, nHeads·headDim]`. With
+ * without a cap; minus slope_h·|pos − k| with ALiBi), over positions k ≤ startPos + i inside the window. `q` and `out` are `[n, nHeads·headDim]`. With
  * `sinks` ([nHeads], gpt-oss) head h's softmax denominator also counts e^(sinks[h] − max).
  */
 export function attentionRows(
@@ -32,6 +33,7 @@ export function attentionRows(
   const group = nHeads / nKvHeads; // query heads per KV head
   const scores = new Float64Array(startPos + n); // [positions visible to the last row]
   const acc = new Float64Array(headDim); // [headDim]
+  const slopes = params.alibiMaxBias ? alibiSlopes(nHeads, params.alibiMaxBias) : null; // [nHeads] ALiBi
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
     // A key at position k is visible iff k ≤ pos and pos − k < slidingWindow (llama.cpp's SWA mask); non-causal rows
@@ -53,6 +55,7 @@ export function attentionRows(
         for (let d = 0; d < headDim; d++) dot += q[qBase + d] * kv.k[kBase + d];
         let s = dot * scale;
         if (softcap > 0) s = softcap * Math.tanh(s / softcap);
+        if (slopes) s -= slopes[h]! * Math.abs(pos - k);
         scores[k] = s;
         if (s > max) max = s;
       }

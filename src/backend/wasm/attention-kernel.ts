@@ -5,6 +5,8 @@
  * row alone at the sequence's last position.
  */
 
+import { LlmError } from '../../errors.js';
+import { attentionRows } from '../cpu/attention.js';
 import type { AttentionParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
 import type { ThreadPool } from './thread-pool.js';
@@ -50,6 +52,10 @@ export function runAttentionKernel(
 ): void {
   const { nHeads, nKvHeads, headDim } = c.params;
   const ctx = c.startPos + c.n;
+  if (c.params.alibiMaxBias) {
+    alibiAttention(heap, c);
+    return;
+  }
   const p = scores + nHeads * ctx * 4;
   const i32 = heap.i32;
   const f32 = heap.f32;
@@ -108,4 +114,25 @@ function runHeads(
 ): void {
   if (parallel && pool) pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
   else k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
+}
+
+/**
+ * ALiBi attention (jina-bert-v2's encoder) over the f32 KV cache in the heap, by the reference rows of
+ * `cpu/attention.ts` (no AssemblyScript kernel has the bias yet): an encoder's short sequences only.
+ */
+function alibiAttention(heap: WasmHeap, c: AttentionCall): void {
+  const { nHeads, nKvHeads, headDim } = c.params;
+  const qCols = nHeads * headDim;
+  if (c.kind !== 0 || c.qStride !== qCols * 4 || c.outCols !== qCols || c.sinks !== 0) {
+    throw new LlmError(
+      'unsupported-type',
+      'attention with ALiBi (jina-bert-v2) runs on an f32 KV cache only on the wasm backend; load the model without kvType',
+    );
+  }
+  const ctx = c.startPos + c.n;
+  const kvLen = ctx * nKvHeads * headDim;
+  const f32 = heap.f32;
+  const view = (byteOffset: number, length: number) => f32.subarray(byteOffset >>> 2, (byteOffset >>> 2) + length);
+  const kv = { k: view(c.k, kvLen), v: view(c.v, kvLen) }; // [ctx, nKvHeads·headDim] each
+  attentionRows(view(c.out, c.n * qCols), view(c.q, c.n * qCols), kv, c.n, c.startPos, c.params);
 }

@@ -5,6 +5,7 @@
  */
 
 import { LlmError } from '../../errors.js';
+import { alibiConstants } from '../alibi.js';
 import type { AttentionParams, KvCacheSpec } from '../ops.js';
 import {
   planPrefillAttention,
@@ -69,6 +70,7 @@ export class AttentionOps {
     const kvLen = st.startPos + n;
     const kvEnd = params.causal === false ? kvLen : 0; // non-causal: every row sees the whole sequence
     const symmetric = kvEnd > 0 && params.symmetricWindow === true && params.slidingWindow > 0; // ± window/2 of each row
+    const alibi = params.alibiMaxBias ? alibiConstants(nHeads, params.alibiMaxBias) : null; // jina-bert-v2
     const rowFloats = nHeads * (headDim + 2);
     const needFloats = Math.max(qa.maxRows, ATTN_MAX_SPLITS) * rowFloats;
     if (this.partialFloats < needFloats) {
@@ -113,7 +115,10 @@ export class AttentionOps {
             .u(Math.ceil(kvLen / splits))
             .u(splits === 1 && !sinks ? 1 : 0)
             .u(kvEnd)
-            .u(symmetric ? 1 : 0),
+            .u(symmetric ? 1 : 0)
+            .f(alibi?.m0 ?? 0)
+            .f(alibi?.m1 ?? 0)
+            .u(alibi?.nLog2 ?? 0),
         [groups[0], groups[1], splits],
       );
       const prof = this.h.profiler();
@@ -127,6 +132,10 @@ export class AttentionOps {
       }
       this.combine(o, nHeads, headDim, splits, n, sinks);
       return;
+    }
+    if (alibi && kvLen > 1) {
+      // The per-row kernel has no ALiBi bias (only the tiled one does); one key alone has a zero bias.
+      throw new LlmError('unsupported-arch', 'attention: ALiBi needs the tiled kernel');
     }
     if (symmetric && kvLen > 1) {
       // The per-row kernel has no symmetric window (only the tiled one does); one key alone needs none.

@@ -38,6 +38,9 @@ import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
 import { jinaBertV3 } from './jina-bert-v3.js';
 import { gemmaEmbedding } from './gemma-embedding.js';
+import { nomicBertMoe } from './nomic-bert-moe.js';
+import { modernBert } from './modern-bert.js';
+import { jinaBertV2 } from './jina-bert-v2.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -77,6 +80,9 @@ export const ARCHITECTURES: readonly Architecture[] = [
   nomicBert,
   jinaBertV3,
   gemmaEmbedding,
+  nomicBertMoe,
+  modernBert,
+  jinaBertV2,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
