@@ -102,9 +102,20 @@ function overrideValues(spec: PipelineSpec): Record<string, number> {
 /** Pipelines of every device, so backends re-created on one device (a new model, a test) reuse them. */
 const DEVICE_CACHES = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
 
+/** A variant found before: the spec fields its key is made of, for lookups that build no key string. */
+interface KnownVariant {
+  readonly entry: string | undefined;
+  readonly tag: string | undefined;
+  readonly quant: string | undefined;
+  readonly wgSize: number;
+  readonly pipe: CachedPipeline;
+}
+
 /** Builds and caches pipelines for one device and one capability choice (dtype, subgroups). */
 export class PipelineCache {
   private readonly cache: Map<string, CachedPipeline>;
+  /** Per kernel, the variants this cache has handed out (looked up per dispatch by comparing fields). */
+  private readonly known = new Map<string, KnownVariant[]>();
 
   constructor(
     private readonly device: GPUDevice,
@@ -133,8 +144,25 @@ export class PipelineCache {
     return this.cache.size;
   }
 
-  /** The pipeline for `spec`, built on first use. */
+  /** The pipeline for `spec`, built on first use (a variant used before is found without building its key). */
   get(spec: PipelineSpec): CachedPipeline {
+    const variants = this.known.get(spec.kernel);
+    if (variants) {
+      for (let i = 0; i < variants.length; i++) {
+        const v = variants[i]!;
+        if (v.wgSize === spec.wgSize && v.entry === spec.entry && v.tag === spec.tag && v.quant === spec.quant?.name)
+          return v.pipe;
+      }
+    }
+    const pipe = this.lookup(spec);
+    const list = variants ?? [];
+    if (!variants) this.known.set(spec.kernel, list);
+    list.push({ entry: spec.entry, tag: spec.tag, quant: spec.quant?.name, wgSize: spec.wgSize, pipe });
+    return pipe;
+  }
+
+  /** `get` by the readable key: the device's shared cache, else a new pipeline. */
+  private lookup(spec: PipelineSpec): CachedPipeline {
     const label = this.key(spec);
     const hit = this.cache.get(label);
     if (hit) return hit;

@@ -396,10 +396,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
 
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     this.hw.settle();
-    return this.pipes.get({
-      ...spec,
-      quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined,
-    });
+    return this.pipes.get(spec); // a GpuQuantLayout carries the snippet's name and WGSL
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {
