@@ -29,6 +29,11 @@ export interface ContextOptions {
   readonly batchSize?: number;
   /** Prompt-cache token budget (default: every cell of every slot). */
   readonly cacheTokenBudget?: number;
+  /**
+   * Pipelined greedy decode where the transformer can chain tokens on the backend (`pipelined-decode.ts`; default
+   * true): false decodes one step after the other, each token read back before the next step is recorded.
+   */
+  readonly pipelinedDecode?: boolean;
 }
 
 /** Cumulative timing counters (reset by warmup and `resetTimers`). */
@@ -99,6 +104,8 @@ export class Context {
   readonly kv: KvCache;
   readonly cache: PromptCache;
   readonly timers: ContextTimers = { prefillTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
+  /** Pipelined greedy decode is on and the transformer can chain tokens (see ContextOptions.pipelinedDecode). */
+  readonly pipelinedDecode: boolean;
   /** [1] token id: reused for every one-token decode step, so the decode loop allocates no id buffer per token. */
   private readonly oneToken = new Int32Array(1);
 
@@ -108,6 +115,7 @@ export class Context {
     this.nSlots = options.nSlots;
     this.batchSize = Math.max(1, options.batchSize ?? 512);
     this.kv = new KvCache(options.nSlots, options.contextLength);
+    this.pipelinedDecode = options.pipelinedDecode !== false && transformer.canChainTokens === true;
     const states = transformer.hasRecurrentState
       ? { read: (slot: number) => transformer.readState(slot), write: transformer.writeState.bind(transformer) }
       : null;
@@ -181,6 +189,19 @@ export class Context {
     const t0 = nowMs();
     await this.transformer.evalRows(rows, signal);
     this.timers.decodeTokens += rows.length;
+    this.timers.decodeMs += nowMs() - t0;
+  }
+
+  /**
+   * One decode step of the token the last `Transformer.argmaxToInput` left on the backend, at `pos` of `slot`
+   * (pipelined decode); counted as one decoded token. The caller records it in the prompt cache once it is known.
+   */
+  async decodeChained(slot: number, pos: number, signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'decode');
+    const t0 = nowMs();
+    this.cache.beginWrite(slot);
+    await this.transformer.evalChained!(pos, slot, signal);
+    this.timers.decodeTokens++;
     this.timers.decodeMs += nowMs() - t0;
   }
 

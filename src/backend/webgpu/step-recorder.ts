@@ -48,6 +48,8 @@ export interface RecorderStats {
   dispatches: number;
   submissions: number;
   bytesRead: number;
+  /** Host writes of a step's token ids (none for steps whose token the previous argmax wrote on the device). */
+  tokenWrites: number;
 }
 
 /** Writes one dispatch's uniform block as a run of 32-bit fields (Params struct order). */
@@ -85,7 +87,7 @@ export function grid(groups: number, z = 1): [number, number, number] {
 
 /** Records, submits and reads back. One per backend instance. */
 export class StepRecorder {
-  readonly stats: RecorderStats = { dispatches: 0, submissions: 0, bytesRead: 0 };
+  readonly stats: RecorderStats = { dispatches: 0, submissions: 0, bytesRead: 0, tokenWrites: 0 };
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   private readonly slotBytes: number;

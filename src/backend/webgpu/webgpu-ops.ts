@@ -205,7 +205,13 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.rec.checkAlive();
     if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
-    this.tokens.write(batch.tokens);
+    if (batch.tokensOnDevice !== true) this.tokens.write(batch.tokens);
+    else if (batch.tokens.length !== 1) {
+      throw new LlmError(
+        'invalid-request',
+        `beginStep: a step whose token is on the device has 1 token, not ${batch.tokens.length}`,
+      );
+    }
     this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length };
   }
 
@@ -361,6 +367,10 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
 
   topK(x: Activation, row: number, k: number): Promise<TopK> {
     return this.sampling.topK(x as GpuActivation, row, k);
+  }
+
+  argmaxToInput(x: Activation, row: number): Promise<number> {
+    return this.sampling.argmax(x as GpuActivation, row, this.tokens.buffer);
   }
 
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
