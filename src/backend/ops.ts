@@ -420,6 +420,12 @@ export interface Ops {
    * reads, so that step (`StepBatch.tokensOnDevice`) can be recorded and submitted before this resolves.
    */
   argmaxToInput?(x: Activation, row: number): Promise<number>;
+  /**
+   * Optional (WebGPU): runs `record` — steps and reads, as a warmup issues them — without executing anything (its
+   * reads resolve with zeros) to learn the pipelines those steps use, and compiles them asynchronously
+   * (`createComputePipelineAsync`) instead of at their first use; resolves once they are built.
+   */
+  preparePipelines?(record: () => Promise<void>): Promise<void>;
 
   /**
    * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions

@@ -206,7 +206,8 @@ export class Context {
   }
 
   /**
-   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, then clears
+   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile (first asynchronously where the
+   * transformer can: `prepareKernels`) and buffers are touched, then clears
    * the KV record and the timers. `tokens` are the vocab's BOS/EOS ids (0 when it has neither). The logits are read
    * back once and must be finite and not all zero — a backend whose kernels silently failed (an invalid GPU
    * pipeline writes nothing) is refused here with `feature-missing`, so `backend: 'auto'` can fall back; non-finite or
@@ -215,6 +216,7 @@ export class Context {
    */
   async warmup(tokens: readonly number[], signal?: AbortSignal): Promise<void> {
     const ids = tokens.length > 0 ? tokens.slice(0, 2) : [0];
+    await this.transformer.prepareKernels?.(Int32Array.from(ids), signal); // WebGPU: pipelines compiled asynchronously
     await this.transformer.eval(Int32Array.from(ids), 0, 0, { logits: 'last', signal });
     const logits = await this.transformer.readLogits(); // [vocabSize]
     let nonZero = false;

@@ -89,6 +89,12 @@ export interface Transformer {
   /** Top-k of those logits, computed on the backend. */
   topK(k: number, row?: number): Promise<TopK>;
   /**
+   * Optional: compiles the backend's kernels for prompt and decode steps ahead of their first use (WebGPU:
+   * asynchronously, `Ops.preparePipelines`); `tokens[0]` is a valid id to record them with; evaluates nothing. The
+   * warmup calls it first.
+   */
+  prepareKernels?(tokens: Int32Array, signal?: AbortSignal): Promise<void>;
+  /**
    * Optional: true when greedy decode can chain on the backend — `argmaxToInput` leaves its token in the backend's
    * token input, `evalChained` evaluates it — so a step is recorded before the previous token is read back. False
    * on backends without a device-side token input and for models with recurrent state (a speculative step could

@@ -236,6 +236,25 @@ export class TransformerModel implements Transformer {
     return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
   }
 
+  async prepareKernels(tokens: Int32Array, signal?: AbortSignal): Promise<void> {
+    const prepare = this.ops.preparePipelines?.bind(this.ops);
+    if (!prepare) return;
+    // Kernel variants follow the step's rows (attention tiles) and the cached length (split-K), so the recorded steps
+    // are prompts of 2, 4, … ubatchSize tokens and decode steps at the start and the end of the context.
+    const ids = new Int32Array(Math.min(this.ubatchSize, this.contextLength)).fill(tokens[0] ?? 0); // placeholders
+    await prepare(async () => {
+      for (let n = Math.min(2, ids.length); ; n = Math.min(2 * n, ids.length)) {
+        await this.eval(ids.subarray(0, n), 0, 0, { logits: 'last', signal });
+        if (n === ids.length) break;
+      }
+      for (const pos of new Set([Math.min(1, this.contextLength - 1), this.contextLength - 1])) {
+        await this.eval(ids.subarray(0, 1), pos, 0, { signal });
+      }
+      await this.argmax(); // greedy and pipelined decode
+      await this.topK(Math.min(40, this.config.vocabSize)); // seeded sampling's default route
+    });
+  }
+
   get canChainTokens(): boolean {
     return this.ops.argmaxToInput !== undefined && !this.hasRecurrentState;
   }

@@ -102,6 +102,11 @@ export class StepRecorder {
   private readonly freeReadbacks: GPUBuffer[] = [];
   private readonly pending = new Set<(e: LlmError) => void>();
   private lostError: LlmError | null = null;
+  /**
+   * While true nothing is recorded or submitted and reads resolve with zeros: the backend records a step this way
+   * to learn which pipelines it uses (their GPU pipelines are never touched) before compiling them asynchronously.
+   */
+  discarding = false;
   /** Called with the pipeline label of every recorded dispatch (the structural profiler). */
   onDispatch: ((label: string) => void) | null = null;
 
@@ -143,6 +148,7 @@ export class StepRecorder {
     groups: readonly [number, number, number],
   ): void {
     this.checkAlive();
+    if (this.discarding) return;
     if (this.slot === ARENA_SLOTS) this.flush();
     const slot = this.slot++;
     const base = (slot * this.slotBytes) / 4;
@@ -160,6 +166,7 @@ export class StepRecorder {
   /** Records a buffer-to-buffer copy (ends the current compute pass). */
   copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
     this.checkAlive();
+    if (this.discarding) return;
     this.ensurePass();
     this.pass!.end();
     this.pass = null;
@@ -189,6 +196,7 @@ export class StepRecorder {
    */
   async read(src: GPUBuffer, offset: number, size: number): Promise<ArrayBuffer> {
     this.checkAlive();
+    if (this.discarding) return new ArrayBuffer(size);
     const staging = this.takeReadback(size);
     this.copy(src, offset, staging, 0, size);
     this.flush();

@@ -369,6 +369,20 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     return this.sampling.topK(x as GpuActivation, row, k);
   }
 
+  async preparePipelines(record: () => Promise<void>): Promise<void> {
+    if (this.hw.hasPendingGroups) this.hw.commitPending();
+    this.flushNow();
+    this.rec.discarding = true;
+    try {
+      await record();
+      this.hw.settle();
+    } finally {
+      this.rec.discarding = false;
+      this.step = null;
+    }
+    await this.pipes.buildPending();
+  }
+
   argmaxToInput(x: Activation, row: number): Promise<number> {
     return this.sampling.argmax(x as GpuActivation, row, this.tokens.buffer);
   }
