@@ -3,8 +3,10 @@
  * time from `eval` to the submitted argmax (everything the host does while the GPU waits; median and minimum over
  * `steps` greedy decode steps of one model) and the JS heap bytes allocated per step, from V8's sampling heap
  * profiler (every 64 bytes; `heapUsed` deltas are dominated by V8's own bookkeeping), with the top allocation sites.
+ * With `pipelined` each step is recorded the way pipelined greedy decode does it (the token stays on the device:
+ * `evalChained` + `argmaxToInput`, step N+1 submitted before token N is read back).
  * Usage: node scripts/run-ts.mjs test/bench/step-record.bench.ts [model.gguf|qwen2.5-0.5b|llama-3.2-1b]
- *   [steps=32] [auto|hardware|software]
+ *   [steps=32] [auto|hardware|software] [pipelined]
  */
 
 import { Session } from 'node:inspector/promises';
@@ -36,8 +38,18 @@ export async function main(args: string[]): Promise<number> {
   let tok = await model.argmax();
   const tokenIds = new Int32Array(1); // [1] the step's token
   let pos = 4;
+  const pipelined = args[3] === 'pipelined';
+  let pending = pipelined ? model.argmaxToInput() : Promise.resolve(tok); // pipelined: the token left on the device
   const step = async (): Promise<number> => {
     const t0 = performance.now();
+    if (pipelined) {
+      await model.evalChained(pos++, 0); // embed reads the token the last argmax wrote on the device
+      const next = model.argmaxToInput(); // submits this step before the previous token is read back
+      const us = (performance.now() - t0) * 1000;
+      tok = await pending;
+      pending = next;
+      return us;
+    }
     tokenIds[0] = tok;
     await model.eval(tokenIds, pos++, 0, { logits: 'last' }); // recording is synchronous: no GPU wait here
     const next = model.argmax(); // records argmax and the readback copy, and submits
@@ -51,9 +63,14 @@ export async function main(args: string[]): Promise<number> {
   for (let i = 0; i < steps; i++) cpuUs.push(await step());
   const dispatches = (ops.stats.dispatches - before.dispatches) / steps;
   const submissions = (ops.stats.submissions - before.submissions) / steps;
+  const tokenWrites = (ops.stats.tokenWrites - before.tokenWrites) / steps;
   const session = new Session();
   session.connect();
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 64 });
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 64,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   for (let i = 0; i < steps; i++) await step();
   const { profile } = await session.post('HeapProfiler.stopSampling');
   session.disconnect();
@@ -69,11 +86,13 @@ export async function main(args: string[]): Promise<number> {
   const top = [...sites.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
   console.log(
     `${ops.description} (${ops.kernelSet} kernels), ${path.split('/').pop()}\n` +
-      `  per decode step: ${dispatches} dispatches, ${submissions} submissions\n` +
+      `  per decode step${pipelined ? ' (pipelined)' : ''}: ${dispatches} dispatches, ${submissions} submissions, ` +
+      `${tokenWrites} host token writes\n` +
       `  host recording (eval → submitted argmax): ${median(cpuUs).toFixed(0)} µs median, ${Math.min(...cpuUs).toFixed(0)} µs min\n` +
       `  JS heap allocated per step: ${(total / steps).toFixed(0)} B; top sites (B/step): ` +
       top.map(([site, b]) => `${site} ${(b / steps).toFixed(0)}`).join(', '),
   );
+  await pending;
   model.destroy();
   await source.close?.();
   return 0;
