@@ -40,12 +40,12 @@ let prompt: number[];
 const sides: Record<'on' | 'off', Side> = {} as Record<'on' | 'off', Side>;
 const closers: (() => Promise<void> | void)[] = [];
 
-async function load(pipelined: boolean): Promise<Side> {
+async function load(pipelined: boolean, kernels: 'auto' | 'hardware' = 'auto'): Promise<Side> {
   const source = await NodeFileSource.open(MODEL);
   closers.push(() => source.close());
   const gguf = await parseGguf(source);
   tokenizer ??= createTokenizer(gguf.metadata);
-  const ops = (await createWebGpuOps({ gpu: await getTestGpu() })) as WebGpuOps;
+  const ops = (await createWebGpuOps({ gpu: await getTestGpu(), kernels })) as WebGpuOps;
   const model = await loadTransformer(gguf, source, ops, { contextLength: CONTEXT, nSlots: 2 });
   closers.push(() => model.destroy());
   return { ops, model, ctx: new Context(model, { contextLength: CONTEXT, nSlots: 2, pipelinedDecode: pipelined }) };
@@ -159,6 +159,13 @@ describe('pipelined greedy decode on WebGPU', () => {
       expect(await both({ maxTokens: 30 }, after)).toMatchObject({ error: 'aborted' });
       await both({ maxTokens: 10 });
     }
+  });
+
+  it('the hardware kernel set (fused GEMVs, tiled attention) decodes the same tokens pipelined', async () => {
+    const hw = { on: await load(true, 'hardware'), off: await load(false, 'hardware') };
+    const on = await run(hw.on, { maxTokens: 30 });
+    expect(on).toEqual(await run(hw.off, { maxTokens: 30 }));
+    expect((on as { tokens: number[] }).tokens).toHaveLength(30);
   });
 
   it('seeded sampling, logprobs and n = 2 (unpipelined loop) give the same output either way', async () => {
