@@ -194,14 +194,14 @@ export class Context {
 
   /**
    * One decode step of the token the last `Transformer.argmaxToInput` left on the backend, at `pos` of `slot`
-   * (pipelined decode); counted as one decoded token. The caller records it in the prompt cache once it is known.
+   * (pipelined decode). The caller counts it as a decoded token (`timers.decodeTokens`) and records it in the prompt
+   * cache only once the token is taken (a discarded speculative step is neither).
    */
   async decodeChained(slot: number, pos: number, signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, 'decode');
     const t0 = nowMs();
     this.cache.beginWrite(slot);
     await this.transformer.evalChained!(pos, slot, signal);
-    this.timers.decodeTokens++;
     this.timers.decodeMs += nowMs() - t0;
   }
 

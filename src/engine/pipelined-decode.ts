@@ -83,6 +83,7 @@ export async function* pipelinedDecode(
     if (!run.live) return null; // step `pos` is discarded: its token is never taken, its cell never recorded
     throwIfAborted(signal, 'decode'); // where the unpipelined loop checks, before it would evaluate the token
     ctx.cache.append(lease, [token]); // the step at `pos` evaluated this token
+    ctx.timers.decodeTokens++;
     pending = next;
   }
 }

@@ -86,10 +86,13 @@ async function run(side: Side, input: Partial<GenerationInput>, abortAfter = Inf
 
 /** The same generation on both sides: equal outcomes and equal KV records. */
 async function both(input: Partial<GenerationInput>, abortAfter = Infinity): Promise<unknown> {
+  const decoded = (side: Side) => side.ctx.timers.decodeTokens;
+  const [on0, off0] = [decoded(sides.on), decoded(sides.off)];
   const on = await run(sides.on, input, abortAfter);
   const off = await run(sides.off, input, abortAfter);
   expect(on).toEqual(off);
   expect(sides.on.ctx.kv.all().map((s) => s.tokens)).toEqual(sides.off.ctx.kv.all().map((s) => s.tokens));
+  expect(decoded(sides.on) - on0).toBe(decoded(sides.off) - off0); // a discarded step is not counted
   return off;
 }
 
@@ -112,18 +115,21 @@ describe('pipelined greedy decode on WebGPU', () => {
   it('pipelined steps: 1 submission and no host token write each; the unpipelined loop writes every token', async () => {
     const counts = async (side: Side) => {
       side.ctx.cache.clear(true);
+      side.ctx.resetTimers();
       const before = { ...side.ops.stats };
       const r = (await run(side, { maxTokens: 12 })) as { tokens: number[] };
       expect(r.tokens).toHaveLength(12);
       return {
+        decodeTokens: side.ctx.timers.decodeTokens,
         submissions: side.ops.stats.submissions - before.submissions,
         tokenWrites: side.ops.stats.tokenWrites - before.tokenWrites,
       };
     };
     // The prompt is one host write and, with the first argmax, one submission; then 11 decode steps.
-    expect(await counts(sides.on)).toEqual({ submissions: 12, tokenWrites: 1 });
+    expect(await counts(sides.on)).toEqual({ decodeTokens: 11, submissions: 12, tokenWrites: 1 });
     const off = await counts(sides.off); // its forward pass may be submitted apart from its argmax (a yield between)
     expect(off.tokenWrites).toBe(12);
+    expect(off.decodeTokens).toBe(11);
     expect(off.submissions).toBeGreaterThanOrEqual(12);
   });
 
