@@ -68,6 +68,8 @@ export interface EngineParts {
   readonly persistedCache?: false | PersistedPromptCacheOptions;
   /** Context shift when the context fills (`EngineOptions.contextShift`; default: chat requests only). */
   readonly contextShift?: boolean;
+  /** Pipelined greedy decode where the backend chains tokens (`ContextOptions.pipelinedDecode`; default true). */
+  readonly pipelinedDecode?: boolean;
   /** The mmproj's vision encoder (`EngineOptions.mmproj`): image content parts need it. */
   readonly vision?: import('../vision/vision-encoder.js').VisionEncoder;
 }
@@ -106,6 +108,7 @@ export class LocalEngine implements Engine {
       nSlots: parts.slots,
       batchSize: parts.batchSize,
       cacheTokenBudget: parts.cacheTokenBudget,
+      pipelinedDecode: parts.pipelinedDecode,
     });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
     this.persisted =

@@ -173,6 +173,12 @@ export interface StepBatch {
   readonly tokens: Int32Array;
   readonly startPos: number;
   readonly slot: number;
+  /**
+   * The step's one token id is already in the backend's token input, put there on the device by `argmaxToInput`
+   * (`tokens` then holds a placeholder): the step needs no host write and can be recorded before that argmax is
+   * read back. Only backends with `argmaxToInput` are given it.
+   */
+  readonly tokensOnDevice?: boolean;
 }
 
 /** Activation function of a gated FFN: SwiGLU uses 'silu', GEGLU 'gelu' (tanh approximation, as llama.cpp). */
@@ -414,6 +420,17 @@ export interface Ops {
   argmax(x: Activation, row: number): Promise<number>;
   /** The k largest values of `row` with their indices, highest first (ties: lower index first). */
   topK(x: Activation, row: number, k: number): Promise<TopK>;
+  /**
+   * Optional (WebGPU): `argmax` written on the device straight into the token input the next step's `embed`
+   * reads, so that step (`StepBatch.tokensOnDevice`) can be recorded and submitted before this resolves.
+   */
+  argmaxToInput?(x: Activation, row: number): Promise<number>;
+  /**
+   * Optional (WebGPU): runs `record` — steps and reads, as a warmup issues them — without executing anything (its
+   * reads resolve with zeros) to learn the pipelines those steps use, and compiles them asynchronously
+   * (`createComputePipelineAsync`) instead of at their first use; resolves once they are built.
+   */
+  preparePipelines?(record: () => Promise<void>): Promise<void>;
 
   /**
    * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions

@@ -84,9 +84,15 @@ export class ChoiceRun {
     // request shifts the context (the loop then makes room; without max_tokens at most a context's worth is made).
     const pos = this.lastPos;
     const shifts = input.contextShift !== undefined;
-    const cap = shifts && !Number.isFinite(input.maxTokens) ? contextLength : input.maxTokens;
-    if (this.generated.length >= cap || (!shifts && pos + 1 >= contextLength)) return r.text + this.end('length');
+    if (this.generated.length >= this.tokenCap(contextLength) || (!shifts && pos + 1 >= contextLength))
+      return r.text + this.end('length');
     return r.text;
+  }
+
+  /** Most tokens this choice generates: `maxTokens`, or a context's worth when it shifts without a limit. */
+  tokenCap(contextLength: number): number {
+    const input = this.input;
+    return input.contextShift !== undefined && !Number.isFinite(input.maxTokens) ? contextLength : input.maxTokens;
   }
 
   /** Position the last taken token is evaluated at. */

@@ -29,6 +29,11 @@ export interface ContextOptions {
   readonly batchSize?: number;
   /** Prompt-cache token budget (default: every cell of every slot). */
   readonly cacheTokenBudget?: number;
+  /**
+   * Pipelined greedy decode where the transformer can chain tokens on the backend (`pipelined-decode.ts`; default
+   * true): false decodes one step after the other, each token read back before the next step is recorded.
+   */
+  readonly pipelinedDecode?: boolean;
 }
 
 /** Cumulative timing counters (reset by warmup and `resetTimers`). */
@@ -99,6 +104,8 @@ export class Context {
   readonly kv: KvCache;
   readonly cache: PromptCache;
   readonly timers: ContextTimers = { prefillTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
+  /** Pipelined greedy decode is on and the transformer can chain tokens (see ContextOptions.pipelinedDecode). */
+  readonly pipelinedDecode: boolean;
   /** [1] token id: reused for every one-token decode step, so the decode loop allocates no id buffer per token. */
   private readonly oneToken = new Int32Array(1);
 
@@ -108,6 +115,7 @@ export class Context {
     this.nSlots = options.nSlots;
     this.batchSize = Math.max(1, options.batchSize ?? 512);
     this.kv = new KvCache(options.nSlots, options.contextLength);
+    this.pipelinedDecode = options.pipelinedDecode !== false && transformer.canChainTokens === true;
     const states = transformer.hasRecurrentState
       ? { read: (slot: number) => transformer.readState(slot), write: transformer.writeState.bind(transformer) }
       : null;
@@ -185,7 +193,21 @@ export class Context {
   }
 
   /**
-   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile and buffers are touched, then clears
+   * One decode step of the token the last `Transformer.argmaxToInput` left on the backend, at `pos` of `slot`
+   * (pipelined decode). The caller counts it as a decoded token (`timers.decodeTokens`) and records it in the prompt
+   * cache only once the token is taken (a discarded speculative step is neither).
+   */
+  async decodeChained(slot: number, pos: number, signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal, 'decode');
+    const t0 = nowMs();
+    this.cache.beginWrite(slot);
+    await this.transformer.evalChained!(pos, slot, signal);
+    this.timers.decodeMs += nowMs() - t0;
+  }
+
+  /**
+   * llama.cpp's warmup: decodes BOS (+EOS) in slot 0 so that pipelines compile (first asynchronously where the
+   * transformer can: `prepareKernels`) and buffers are touched, then clears
    * the KV record and the timers. `tokens` are the vocab's BOS/EOS ids (0 when it has neither). The logits are read
    * back once and must be finite and not all zero — a backend whose kernels silently failed (an invalid GPU
    * pipeline writes nothing) is refused here with `feature-missing`, so `backend: 'auto'` can fall back; non-finite or
@@ -194,6 +216,7 @@ export class Context {
    */
   async warmup(tokens: readonly number[], signal?: AbortSignal): Promise<void> {
     const ids = tokens.length > 0 ? tokens.slice(0, 2) : [0];
+    await this.transformer.prepareKernels?.(Int32Array.from(ids), signal); // WebGPU: pipelines compiled asynchronously
     await this.transformer.eval(Int32Array.from(ids), 0, 0, { logits: 'last', signal });
     const logits = await this.transformer.readLogits(); // [vocabSize]
     let nonZero = false;

@@ -18,6 +18,7 @@ import type { PositionLogprobs } from './generate-logprobs.js';
 import { Sampler, type LogitSource, type ReadbackRoute, type SamplingParams, type TokenMask } from './sampler.js';
 import type { SlotLease } from './prompt-cache.js';
 import { type PromptImage, prefillWithImages, resumeAt } from './prompt-images.js';
+import { canPipeline, type DecodeClock, pipelinedDecode } from './pipelined-decode.js';
 
 /** Longest stretch of decoding, ms, without letting queued tasks (an abort message) run. */
 const YIELD_INTERVAL_MS = 8;
@@ -244,8 +245,7 @@ async function* runGroup(
   );
   const leases: SlotLease[] = [];
   let prefillMs = 0;
-  let decodeMs = 0;
-  let ttft = 0;
+  const clock: DecodeClock = { t0, ttft: 0, decodeMs: 0 };
   try {
     // Prefill the uncached tail once; its KV is recorded only once completely written. Recurrent models stop their
     // prefill where the prompt leaves a cached prefix and snapshot their state there (and at the prompt's end), so
@@ -280,6 +280,19 @@ async function* runGroup(
     // The first token of every choice comes from the prompt's logits.
     let sources = runs.map(() => rowSource(ctx.transformer, undefined));
     let stepping = runs;
+    if (canPipeline(ctx, runs, fullRow)) {
+      // Greedy on a device that keeps the token: each step submitted before the previous token is read back.
+      const gen = pipelinedDecode(ctx, runs[0]!, leases[0]!, clock, signal, sources[0]!);
+      for (;;) {
+        const step = await gen.next();
+        if (step.done) {
+          if (step.value) sources = [step.value];
+          else stepping = [];
+          break;
+        }
+        yield { index: runs[0]!.index, text: step.value };
+      }
+    }
     let lastYield = nowMs();
     for (;;) {
       // Backends whose steps settle as microtasks (WASM) would otherwise starve the task queue, so an abort message
@@ -294,7 +307,7 @@ async function* runGroup(
       for (let i = 0; i < stepping.length; i++) {
         const run = stepping[i]!;
         const token = await run.sample(sources[i]!);
-        if (ttft === 0) ttft = nowMs() - t0;
+        if (clock.ttft === 0) clock.ttft = nowMs() - t0;
         const text = run.take(token, ctx.contextLength);
         if (text) yield { index: run.index, text };
         if (!run.live) continue;
@@ -321,13 +334,18 @@ async function* runGroup(
         const lease = leases.find((l) => l.slot === r.slot)!;
         if (!runs[leases.indexOf(lease)]!.isShifted) ctx.cache.append(lease, [r.token]);
       }
-      decodeMs += nowMs() - td;
+      clock.decodeMs += nowMs() - td;
       stepping = next;
     }
   } finally {
     for (const lease of leases) ctx.cache.release(lease);
   }
-  const timings = { prefillMs, timeToFirstTokenMs: ttft, decodeMs, totalMs: nowMs() - t0 };
+  const timings = {
+    prefillMs,
+    timeToFirstTokenMs: clock.ttft,
+    decodeMs: clock.decodeMs,
+    totalMs: nowMs() - t0,
+  };
   return runs.map((run, i) => ({
     text: run.text,
     tokens: run.generated,

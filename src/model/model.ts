@@ -99,6 +99,26 @@ export interface Transformer {
   /** Top-k of those logits, computed on the backend. */
   topK(k: number, row?: number): Promise<TopK>;
   /**
+   * Optional: compiles the backend's kernels for prompt and decode steps ahead of their first use (WebGPU:
+   * asynchronously, `Ops.preparePipelines`); `tokens[0]` is a valid id to record them with; evaluates nothing. The
+   * warmup calls it first.
+   */
+  prepareKernels?(tokens: Int32Array, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: true when greedy decode can chain on the backend — `argmaxToInput` leaves its token in the backend's
+   * token input, `evalChained` evaluates it — so a step is recorded before the previous token is read back. False
+   * on backends without a device-side token input and for models with recurrent state (a speculative step could
+   * not be undone).
+   */
+  readonly canChainTokens?: boolean;
+  /** Optional: `argmax()` whose token also stays in the backend's token input for `evalChained` (canChainTokens). */
+  argmaxToInput?(): Promise<number>;
+  /**
+   * Optional: evaluates, at `startPos` of `slot`, the one token the last `argmaxToInput` left on the backend, keeping
+   * its logits as `eval` with 'last' does (canChainTokens).
+   */
+  evalChained?(startPos: number, slot: number, signal?: AbortSignal): Promise<void>;
+  /**
    * Context shift (llama.cpp): in `slot`, drops positions [nKeep, nKeep+nDiscard) of the nPositions filled, moves the
    * later ones down by nDiscard and re-rotates their keys (no re-prefill). Absent on test doubles that cannot; never done for models with recurrent state.
    */

@@ -64,6 +64,8 @@ export class TransformerModel implements Transformer {
   private sequenceRows = 0;
   /** The embedding rows `evalEmbeddings` is running (row `offset` is the current step's first); null for tokens. */
   private input: EmbeddingInput | null = null;
+  /** True while `evalChained` runs: the step's token is already on the backend (`StepBatch.tokensOnDevice`). */
+  private chained = false;
 
   constructor(
     readonly config: ModelConfig,
@@ -234,6 +236,46 @@ export class TransformerModel implements Transformer {
     return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
   }
 
+  async prepareKernels(tokens: Int32Array, signal?: AbortSignal): Promise<void> {
+    const prepare = this.ops.preparePipelines?.bind(this.ops);
+    if (!prepare) return;
+    // Kernel variants follow the step's rows (attention tiles) and the cached length (split-K), so the recorded steps
+    // are prompts of 2, 4, … ubatchSize tokens and decode steps at the start and the end of the context.
+    const ids = new Int32Array(Math.min(this.ubatchSize, this.contextLength)).fill(tokens[0] ?? 0); // placeholders
+    await prepare(async () => {
+      for (let n = Math.min(2, ids.length); ; n = Math.min(2 * n, ids.length)) {
+        await this.eval(ids.subarray(0, n), 0, 0, { logits: 'last', signal });
+        if (n === ids.length) break;
+      }
+      for (const pos of new Set([Math.min(1, this.contextLength - 1), this.contextLength - 1])) {
+        await this.eval(ids.subarray(0, 1), pos, 0, { signal });
+      }
+      await this.argmax(); // greedy and pipelined decode
+      await this.topK(Math.min(40, this.config.vocabSize)); // seeded sampling's default route
+    });
+  }
+
+  get canChainTokens(): boolean {
+    return this.ops.argmaxToInput !== undefined && !this.hasRecurrentState;
+  }
+
+  argmaxToInput(): Promise<number> {
+    if (!this.ops.argmaxToInput) throw new LlmError('invalid-request', `${this.ops.name}: no device-side token input`);
+    return this.ops.argmaxToInput(this.buffers.logits, this.logitsRow(undefined));
+  }
+
+  async evalChained(startPos: number, slot: number, signal?: AbortSignal): Promise<void> {
+    const token = Int32Array.of(0); // [1] placeholder: the id is in the backend's token input
+    checkRequest(this, token, startPos, slot);
+    throwIfAborted(signal, 'evaluating tokens');
+    this.chained = true;
+    try {
+      await this.evalSteps(token, startPos, slot, { logits: 'last', signal });
+    } finally {
+      this.chained = false;
+    }
+  }
+
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void {
     for (const s of [srcSlot, dstSlot]) checkSlot(this, s);
     if (!(nPositions >= 0 && nPositions <= this.contextLength)) {
@@ -279,7 +321,7 @@ export class TransformerModel implements Transformer {
   ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
-    ops.beginStep({ tokens, startPos, slot });
+    ops.beginStep(this.chained ? { tokens, startPos, slot, tokensOnDevice: true } : { tokens, startPos, slot });
     if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);
     else {
       ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]

@@ -51,6 +51,10 @@ describe('webgguf profile / --kernels', () => {
     expect(report.decode['layers']).toBe(5);
     expect(report.decode['submissions']).toBe(1);
     expect(report.decode['readbackBytes']).toBe(8);
+    // The decode step is profiled as greedy decode runs it: pipelined, its token written on the device.
+    expect(report.decode['pipelined']).toBe(true);
+    expect(report.decode['hostTokenWrites']).toBe(0);
+    expect(report.prefill['hostTokenWrites']).toBe(1);
   });
 
   it('--kernels software is the kernel set lavapipe gets by default', async () => {

@@ -2,6 +2,9 @@
  * Compute pipelines, cached under one readable key per variant (`gemv.q4_k.f16.sg.wg64`) that is also the
  * pipeline's label, so a validation error names the variant. Each kernel entry point declares its bindings here
  * (binding 0 is always the per-dispatch uniform block, bound with a dynamic offset into the step's params arena).
+ * A variant's GPU pipeline is compiled when first needed: by `buildPending` with `createComputePipelineAsync`
+ * (the backend's warmup learns the variants a step uses by recording it without running it), else synchronously
+ * at its first dispatch.
  */
 
 import { SHADER_STAGE_COMPUTE } from './gpu-flags.js';
@@ -92,6 +95,42 @@ export interface CachedPipeline {
   readonly bindings: readonly (BindingKind | null)[];
 }
 
+/** A cached variant: its layout at once, its GPU pipeline compiled asynchronously or at its first use. */
+class PipelineEntry implements CachedPipeline {
+  private built: GPUComputePipeline | null = null;
+  private building: Promise<void> | null = null;
+
+  constructor(
+    private readonly device: GPUDevice,
+    readonly label: string,
+    readonly layout: GPUBindGroupLayout,
+    readonly bindings: readonly (BindingKind | null)[],
+    private readonly descriptor: GPUComputePipelineDescriptor,
+  ) {}
+
+  /** The GPU pipeline, compiled synchronously now if no asynchronous build has finished. */
+  get pipeline(): GPUComputePipeline {
+    this.built ??= this.device.createComputePipeline(this.descriptor);
+    return this.built;
+  }
+
+  /** True once the GPU pipeline exists. */
+  get isBuilt(): boolean {
+    return this.built !== null;
+  }
+
+  /** Compiles the GPU pipeline with `createComputePipelineAsync` (a failed build is retried, synchronously, at first use). */
+  buildAsync(): Promise<void> {
+    this.building ??= this.device.createComputePipelineAsync(this.descriptor).then(
+      (p) => {
+        this.built ??= p;
+      },
+      () => {},
+    );
+    return this.building;
+  }
+}
+
 /** Pipeline-overridable constants as WebGPU wants them: numbers (booleans become 1 / 0). */
 function overrideValues(spec: PipelineSpec): Record<string, number> {
   const values: Record<string, number> = { WG_SIZE: spec.wgSize };
@@ -100,11 +139,22 @@ function overrideValues(spec: PipelineSpec): Record<string, number> {
 }
 
 /** Pipelines of every device, so backends re-created on one device (a new model, a test) reuse them. */
-const DEVICE_CACHES = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
+const DEVICE_CACHES = new WeakMap<GPUDevice, Map<string, PipelineEntry>>();
+
+/** A variant found before: the spec fields its key is made of, for lookups that build no key string. */
+interface KnownVariant {
+  readonly entry: string | undefined;
+  readonly tag: string | undefined;
+  readonly quant: string | undefined;
+  readonly wgSize: number;
+  readonly pipe: CachedPipeline;
+}
 
 /** Builds and caches pipelines for one device and one capability choice (dtype, subgroups). */
 export class PipelineCache {
-  private readonly cache: Map<string, CachedPipeline>;
+  private readonly cache: Map<string, PipelineEntry>;
+  /** Per kernel, the variants this cache has handed out (looked up per dispatch by comparing fields). */
+  private readonly known = new Map<string, KnownVariant[]>();
 
   constructor(
     private readonly device: GPUDevice,
@@ -133,8 +183,25 @@ export class PipelineCache {
     return this.cache.size;
   }
 
-  /** The pipeline for `spec`, built on first use. */
+  /** The pipeline for `spec`, built on first use (a variant used before is found without building its key). */
   get(spec: PipelineSpec): CachedPipeline {
+    const variants = this.known.get(spec.kernel);
+    if (variants) {
+      for (let i = 0; i < variants.length; i++) {
+        const v = variants[i]!;
+        if (v.wgSize === spec.wgSize && v.entry === spec.entry && v.tag === spec.tag && v.quant === spec.quant?.name)
+          return v.pipe;
+      }
+    }
+    const pipe = this.lookup(spec);
+    const list = variants ?? [];
+    if (!variants) this.known.set(spec.kernel, list);
+    list.push({ entry: spec.entry, tag: spec.tag, quant: spec.quant?.name, wgSize: spec.wgSize, pipe });
+    return pipe;
+  }
+
+  /** `get` by the readable key: the device's shared cache, else a new pipeline. */
+  private lookup(spec: PipelineSpec): CachedPipeline {
     const label = this.key(spec);
     const hit = this.cache.get(label);
     if (hit) return hit;
@@ -166,13 +233,19 @@ export class PipelineCache {
       });
     });
     const layout = this.device.createBindGroupLayout({ label, entries });
-    const pipeline = this.device.createComputePipeline({
+    const built = new PipelineEntry(this.device, label, layout, bindings, {
       label,
       layout: this.device.createPipelineLayout({ label, bindGroupLayouts: [layout] }),
       compute: { module, entryPoint: entry, constants: overrideValues(spec) },
     });
-    const built: CachedPipeline = { label, pipeline, layout, bindings };
     this.cache.set(label, built);
     return built;
+  }
+
+  /** Compiles, with `createComputePipelineAsync`, every variant looked up so far that is not built; resolves when done. */
+  async buildPending(): Promise<void> {
+    const builds: Promise<void>[] = [];
+    for (const e of this.cache.values()) if (!e.isBuilt) builds.push(e.buildAsync());
+    await Promise.all(builds);
   }
 }

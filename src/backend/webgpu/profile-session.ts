@@ -39,6 +39,7 @@ export class ProfileSession {
         dispatches: s.dispatches - start.dispatches,
         submissions: s.submissions - start.submissions,
         bytesRead: s.bytesRead - start.bytesRead,
+        tokenWrites: s.tokenWrites - start.tokenWrites,
       },
       layers,
       tokens,

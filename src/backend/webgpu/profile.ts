@@ -32,6 +32,8 @@ export interface StepProfile {
   readonly dispatchesPerLayer: number;
   readonly submissions: number;
   readonly readbackBytes: number;
+  /** Host writes of token ids (0 for a pipelined decode step, whose token the previous argmax wrote on the device). */
+  readonly hostTokenWrites: number;
   readonly weightBytesLogical: number;
   readonly weightBytesLoaded: number;
   /** KV cache bytes attention needs (each K/V element of the attended positions once). */
@@ -91,7 +93,7 @@ export class ProfileCollector {
 
   /** The totals, given the recorder counters over the stretch and the model's layer count. */
   summarize(
-    counters: { dispatches: number; submissions: number; bytesRead: number },
+    counters: { dispatches: number; submissions: number; bytesRead: number; tokenWrites: number },
     layers: number,
     tokens: number,
   ): StepProfile {
@@ -104,6 +106,7 @@ export class ProfileCollector {
       dispatchesPerLayer: layers > 0 ? counters.dispatches / layers : 0,
       submissions: counters.submissions,
       readbackBytes: counters.bytesRead,
+      hostTokenWrites: counters.tokenWrites,
       weightBytesLogical: sum((m) => m.weightBytesLogical),
       weightBytesLoaded: sum((m) => m.weightBytesLoaded),
       kvBytes: this.kvBytes,

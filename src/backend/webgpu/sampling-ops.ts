@@ -35,11 +35,15 @@ export class SamplingOps {
     this.result = h.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
   }
 
-  /** Index of the largest value of row `row` of x. */
-  async argmax(xa: GpuActivation, row: number): Promise<number> {
+  /**
+   * Index of the largest value of row `row` of x. With `into` (the token input) the kernel writes the index there
+   * (as the next step's token 0; its word 1 gets the value bits) and it is read back from there.
+   */
+  async argmax(xa: GpuActivation, row: number, into?: GPUBuffer): Promise<number> {
     const pipe = this.h.pipe({ kernel: 'argmax', wgSize: WG_FLAT });
-    this.h.rec.dispatch(pipe, [null, xa.buffer, this.result], (p) => p.u(row * xa.cols).u(xa.cols), [1, 1, 1]);
-    return new Uint32Array(await this.h.rec.read(this.result, 0, 8))[0]!;
+    const out = into ?? this.result;
+    this.h.rec.dispatch(pipe, [null, xa.buffer, out], (p) => p.u(row * xa.cols).u(xa.cols), [1, 1, 1]);
+    return new Uint32Array(await this.h.rec.read(out, 0, 8))[0]!;
   }
 
   /** The k largest values of row `row` of x and their indices. */

@@ -2,7 +2,9 @@
  * Records a step's dispatches into one command encoder and submits them once. Per-dispatch parameters go to a
  * params arena: each dispatch takes the next slot of a CPU staging copy, and the used range is written with one
  * `writeBuffer` just before the submit, so the uniform block is bound with a dynamic offset and bind groups are
- * cached by (pipeline, buffers) alone. Also the readback pool, counters, and device-lost rejection of pending reads.
+ * cached by (pipeline, buffers) alone — in a tree of maps keyed by the pipeline, then each binding's buffer and
+ * offset, so a recorded step looks its bind groups up without building a key (nothing allocated per dispatch once
+ * the step's bind groups exist). Also the readback pool, counters, and device-lost rejection of pending reads.
  */
 
 import { BufferUsage, MAP_MODE_READ } from './gpu-flags.js';
@@ -26,6 +28,18 @@ export type Binding = GPUBuffer | BufferRange;
 function isRange(b: Binding): b is BufferRange {
   return (b as Partial<BufferRange>).offset !== undefined && (b as Partial<BufferRange>).buffer !== undefined;
 }
+/** One node of the bind-group tree: the group of the bindings walked so far, and the next binding's buffers. */
+interface BindNode {
+  group: GPUBindGroup | null;
+  /** Next binding: by buffer, then by offset (−1 = the whole buffer). */
+  readonly next: Map<GPUBuffer, Map<number, BindNode>>;
+}
+
+/** An empty tree node. */
+function bindNode(): BindNode {
+  return { group: null, next: new Map() };
+}
+
 /** Slots in the params arena; a step needing more is split into several submissions. */
 const ARENA_SLOTS = 2048;
 
@@ -34,6 +48,8 @@ export interface RecorderStats {
   dispatches: number;
   submissions: number;
   bytesRead: number;
+  /** Host writes of a step's token ids (none for steps whose token the previous argmax wrote on the device). */
+  tokenWrites: number;
 }
 
 /** Writes one dispatch's uniform block as a run of 32-bit fields (Params struct order). */
@@ -71,7 +87,7 @@ export function grid(groups: number, z = 1): [number, number, number] {
 
 /** Records, submits and reads back. One per backend instance. */
 export class StepRecorder {
-  readonly stats: RecorderStats = { dispatches: 0, submissions: 0, bytesRead: 0 };
+  readonly stats: RecorderStats = { dispatches: 0, submissions: 0, bytesRead: 0, tokenWrites: 0 };
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   private readonly slotBytes: number;
@@ -81,12 +97,16 @@ export class StepRecorder {
   private readonly params: ParamsWriter; // writes each dispatch's uniform block into the staging words
   private readonly paramsBuffer: GPUBuffer; // (ARENA_SLOTS, slotBytes) uniform blocks
   private slot = 0;
-  private readonly bindGroups = new Map<string, GPUBindGroup>();
-  private readonly bufferIds = new WeakMap<GPUBuffer, number>();
-  private nextBufferId = 1;
+  private readonly dynamicOffset = new Uint32Array(1); // [1] the params block's offset, reused by every dispatch
+  private readonly bindGroups = new Map<CachedPipeline, BindNode>(); // roots of the bind-group trees
   private readonly freeReadbacks: GPUBuffer[] = [];
   private readonly pending = new Set<(e: LlmError) => void>();
   private lostError: LlmError | null = null;
+  /**
+   * While true nothing is recorded or submitted and reads resolve with zeros: the backend records a step this way
+   * to learn which pipelines it uses (their GPU pipelines are never touched) before compiling them asynchronously.
+   */
+  discarding = false;
   /** Called with the pipeline label of every recorded dispatch (the structural profiler). */
   onDispatch: ((label: string) => void) | null = null;
 
@@ -128,6 +148,7 @@ export class StepRecorder {
     groups: readonly [number, number, number],
   ): void {
     this.checkAlive();
+    if (this.discarding) return;
     if (this.slot === ARENA_SLOTS) this.flush();
     const slot = this.slot++;
     const base = (slot * this.slotBytes) / 4;
@@ -135,7 +156,8 @@ export class StepRecorder {
     writeParams(this.params.at(base));
     const pass = this.ensurePass();
     pass.setPipeline(p.pipeline);
-    pass.setBindGroup(0, this.bindGroup(p, buffers), [slot * this.slotBytes]);
+    this.dynamicOffset[0] = slot * this.slotBytes;
+    pass.setBindGroup(0, this.bindGroup(p, buffers), this.dynamicOffset, 0, 1);
     pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
     this.stats.dispatches++;
     this.onDispatch?.(p.label);
@@ -144,6 +166,7 @@ export class StepRecorder {
   /** Records a buffer-to-buffer copy (ends the current compute pass). */
   copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
     this.checkAlive();
+    if (this.discarding) return;
     this.ensurePass();
     this.pass!.end();
     this.pass = null;
@@ -173,6 +196,7 @@ export class StepRecorder {
    */
   async read(src: GPUBuffer, offset: number, size: number): Promise<ArrayBuffer> {
     this.checkAlive();
+    if (this.discarding) return new ArrayBuffer(size);
     const staging = this.takeReadback(size);
     this.copy(src, offset, staging, 0, size);
     this.flush();
@@ -212,40 +236,48 @@ export class StepRecorder {
     return this.pass;
   }
 
-  private bufferId(b: GPUBuffer): number {
-    let id = this.bufferIds.get(b);
-    if (id === undefined) {
-      id = this.nextBufferId++;
-      this.bufferIds.set(b, id);
-    }
-    return id;
-  }
-
   private bindGroup(p: CachedPipeline, buffers: readonly (Binding | null)[]): GPUBindGroup {
-    let key = p.label;
+    let root = this.bindGroups.get(p);
+    if (!root) {
+      root = bindNode();
+      this.bindGroups.set(p, root);
+    }
+    let node: BindNode = root;
     for (let b = 1; b < p.bindings.length; b++) {
       const x = buffers[b];
-      if (p.bindings[b] !== null && x)
-        key += isRange(x) ? `|${this.bufferId(x.buffer)}@${x.offset}` : `|${this.bufferId(x)}`;
-    }
-    let bg = this.bindGroups.get(key);
-    if (!bg) {
-      const entries: GPUBindGroupEntry[] = [
-        { binding: 0, resource: { buffer: this.paramsBuffer, offset: 0, size: PARAMS_BYTES } },
-      ];
-      for (let b = 1; b < p.bindings.length; b++) {
-        if (p.bindings[b] === null) continue;
-        const buffer = buffers[b];
-        if (!buffer) throw new LlmError('invalid-request', `recording ${p.label}: binding ${b} has no buffer`);
-        entries.push({
-          binding: b,
-          resource: isRange(buffer) ? { buffer: buffer.buffer, offset: buffer.offset, size: buffer.size } : { buffer },
-        });
+      if (p.bindings[b] === null || !x) continue;
+      const buffer = isRange(x) ? x.buffer : x;
+      const offset = isRange(x) ? x.offset : -1;
+      let byOffset: Map<number, BindNode> | undefined = node.next.get(buffer);
+      if (!byOffset) {
+        byOffset = new Map();
+        node.next.set(buffer, byOffset);
       }
-      bg = this.device.createBindGroup({ label: p.label, layout: p.layout, entries });
-      this.bindGroups.set(key, bg);
+      let child: BindNode | undefined = byOffset.get(offset);
+      if (!child) {
+        child = bindNode();
+        byOffset.set(offset, child);
+      }
+      node = child;
     }
-    return bg;
+    node.group ??= this.createBindGroup(p, buffers);
+    return node.group;
+  }
+
+  private createBindGroup(p: CachedPipeline, buffers: readonly (Binding | null)[]): GPUBindGroup {
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: { buffer: this.paramsBuffer, offset: 0, size: PARAMS_BYTES } },
+    ];
+    for (let b = 1; b < p.bindings.length; b++) {
+      if (p.bindings[b] === null) continue;
+      const buffer = buffers[b];
+      if (!buffer) throw new LlmError('invalid-request', `recording ${p.label}: binding ${b} has no buffer`);
+      entries.push({
+        binding: b,
+        resource: isRange(buffer) ? { buffer: buffer.buffer, offset: buffer.offset, size: buffer.size } : { buffer },
+      });
+    }
+    return this.device.createBindGroup({ label: p.label, layout: p.layout, entries });
   }
 
   private takeReadback(size: number): GPUBuffer {

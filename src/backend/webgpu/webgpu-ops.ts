@@ -205,7 +205,13 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.rec.checkAlive();
     if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
-    this.tokens.write(batch.tokens);
+    if (batch.tokensOnDevice !== true) this.tokens.write(batch.tokens);
+    else if (batch.tokens.length !== 1) {
+      throw new LlmError(
+        'invalid-request',
+        `beginStep: a step whose token is on the device has 1 token, not ${batch.tokens.length}`,
+      );
+    }
     this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length };
   }
 
@@ -363,6 +369,24 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     return this.sampling.topK(x as GpuActivation, row, k);
   }
 
+  async preparePipelines(record: () => Promise<void>): Promise<void> {
+    if (this.hw.hasPendingGroups) this.hw.commitPending();
+    this.flushNow();
+    this.rec.discarding = true;
+    try {
+      await record();
+      this.hw.settle();
+    } finally {
+      this.rec.discarding = false;
+      this.step = null;
+    }
+    await this.pipes.buildPending();
+  }
+
+  argmaxToInput(x: Activation, row: number): Promise<number> {
+    return this.sampling.argmax(x as GpuActivation, row, this.tokens.buffer);
+  }
+
   copyKv(srcSlot: number, dstSlot: number, nPositions: number): void {
     if (this.kvc.copy(srcSlot, dstSlot, nPositions) && !this.step) this.scheduleFlush();
   }
@@ -396,10 +420,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
 
   private pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline {
     this.hw.settle();
-    return this.pipes.get({
-      ...spec,
-      quant: spec.quant ? { name: spec.quant.name, wgsl: spec.quant.wgsl } : undefined,
-    });
+    return this.pipes.get(spec); // a GpuQuantLayout carries the snippet's name and WGSL
   }
 
   private buffer(label: string, size: number, extraUsage: number): GPUBuffer {

@@ -68,14 +68,18 @@ async function run(args: string[], io: CliIo): Promise<number> {
         signal: io.signal,
       });
       const tokens = Int32Array.from({ length: prefill }, (_, i) => (i * 7919 + 13) % config.vocabSize);
+      // The decode step as greedy decode runs it: pipelined (its token written on the device by the previous
+      // argmax) where the model can chain tokens, else with its token written by the host.
+      const pipelined = model.canChainTokens;
       ops.beginProfile();
       await model.eval(tokens, 0, 0, { logits: 'last', signal: io.signal });
-      const next = await model.argmax();
+      const next = await (pipelined ? model.argmaxToInput() : model.argmax());
       const prefillProfile = ops.endProfile(config.nLayers, prefill);
       ops.beginProfile();
-      await model.eval(Int32Array.of(next), prefill, 0, { logits: 'last', signal: io.signal });
-      await model.argmax();
-      const decode = { position: prefill, ...ops.endProfile(config.nLayers, 1) };
+      if (pipelined) await model.evalChained(prefill, 0, io.signal);
+      else await model.eval(Int32Array.of(next), prefill, 0, { logits: 'last', signal: io.signal });
+      await (pipelined ? model.argmaxToInput() : model.argmax());
+      const decode = { position: prefill, pipelined, ...ops.endProfile(config.nLayers, 1) };
       const report = {
         model: file.path,
         backend: ops.description,
@@ -103,7 +107,8 @@ function printSummary(io: CliIo, backend: string, decode: StepProfile, prefill: 
   ] as const) {
     const minSg = Math.min(...p.matmuls.map((m) => m.subgroupsPerMiB));
     io.out(
-      `${label}: ${p.dispatches} dispatches (${p.dispatchesPerLayer.toFixed(2)}/layer), ${p.submissions} submissions, ${p.readbackBytes} B read back; ` +
+      `${label}: ${p.dispatches} dispatches (${p.dispatchesPerLayer.toFixed(2)}/layer), ${p.submissions} submissions, ${p.readbackBytes} B read back, ` +
+        `${p.hostTokenWrites} host token writes; ` +
         `weights loaded/logical ${(p.weightBytesLoaded / Math.max(1, p.weightBytesLogical)).toFixed(4)}; KV read/KV ${(p.kvBytesRead / Math.max(1, p.kvBytes)).toFixed(2)}; ` +
         `min subgroups per MiB ${minSg.toFixed(1)}\n`,
     );
