@@ -5,6 +5,12 @@
  */
 
 import { LlmError } from '../../errors.js';
+import {
+  SUBGROUP_MATRIX_FEATURE,
+  type SubgroupMatrixOption,
+  type SubgroupMatrixSupport,
+  subgroupMatrixSupport,
+} from './subgroup-matrix.js';
 
 /**
  * Which kernel set to run: the one made for GPUs ('hardware'), the one made for CPU implementations of WebGPU
@@ -42,6 +48,8 @@ export interface GpuDeviceOptions {
    * wider (tests take that path on lavapipe's 8 with it). Default false.
    */
   readonly bcastDirectLoads?: boolean;
+  /** Prefill gemm on subgroup matrices (see SubgroupMatrixOption; default 'auto'). */
+  readonly subgroupMatrix?: SubgroupMatrixOption;
 }
 
 /** `isSoftware` as the options decide it, or undefined to detect it from the adapter. */
@@ -76,6 +84,8 @@ export interface GpuContext {
   readonly isSoftware: boolean;
   /** See GpuDeviceOptions.bcastDirectLoads. */
   readonly bcastDirectLoads: boolean;
+  /** The subgroup-matrix configs gemm_sm may use (null or absent: the plain gemm). */
+  readonly subgroupMatrix?: SubgroupMatrixSupport | null;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -92,7 +102,12 @@ const MAX_LIMITS = [
 /** Limits lowered to the adapter's minima (smaller is better). */
 const MIN_LIMITS = ['minUniformBufferOffsetAlignment', 'minStorageBufferOffsetAlignment'] as const;
 
-const OPTIONAL_FEATURES: readonly GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'] as GPUFeatureName[];
+const OPTIONAL_FEATURES: readonly GPUFeatureName[] = [
+  'shader-f16',
+  'subgroups',
+  'timestamp-query',
+  SUBGROUP_MATRIX_FEATURE,
+] as GPUFeatureName[];
 
 /** True for adapters that run on the CPU (see GpuContext.isSoftware). */
 function isSoftwareAdapter(info: GPUAdapterInfo | undefined): boolean {
@@ -120,10 +135,12 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
   const useSubgroups = options.useSubgroups ?? true;
   if (options.device) {
     const d = options.device;
+    const info = options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo;
+    const isSubgroups = useSubgroups && d.features.has('subgroups');
     return {
       device: d,
       isF16: preferF16 && d.features.has('shader-f16'),
-      isSubgroups: useSubgroups && d.features.has('subgroups'),
+      isSubgroups,
       hasTimestampQuery: d.features.has('timestamp-query'),
       adapterDescription:
         describeAdapter(options.adapter) === 'unknown adapter'
@@ -131,10 +148,9 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
           : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware:
-        softwareChoice(options) ??
-        isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware: softwareChoice(options) ?? isSoftwareAdapter(info),
       bcastDirectLoads: options.bcastDirectLoads === true,
+      subgroupMatrix: subgroupMatrixSupport(options.subgroupMatrix, d, info, isSubgroups),
     };
   }
   let adapter = options.adapter ?? null;
@@ -171,16 +187,18 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       cause,
     });
   }
+  const isSubgroups = useSubgroups && device.features.has('subgroups');
   return {
     device,
     isF16: preferF16 && device.features.has('shader-f16'),
-    isSubgroups: useSubgroups && device.features.has('subgroups'),
+    isSubgroups,
     hasTimestampQuery: device.features.has('timestamp-query'),
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
     maxBindingBytes: bindingCap(device, options.maxBindingBytes),
     isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
     bcastDirectLoads: options.bcastDirectLoads === true,
+    subgroupMatrix: subgroupMatrixSupport(options.subgroupMatrix, device, adapter.info, isSubgroups),
   };
 }
 
