@@ -20,7 +20,22 @@ const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
 const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: GEMV_SG_ROWS } as const;
 
-/** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
+/** A tile of the plain gemm: workgroup size and its GX / TT overrides (BR = 4·GX rows, BT = wgSize / GX · TT tokens). */
+export interface GemmTile {
+  readonly wgSize: number;
+  readonly gx: number;
+  readonly tt: number;
+}
+
+/**
+ * The plain gemm's tiles: 32 × 32 (64 invocations), and 64 × 64 (256 invocations: half the weight and activation
+ * re-reads per output) where the product still has GEMM_LARGE_MIN_GROUPS workgroups of it to fill a GPU.
+ */
+export const GEMM_TILES: readonly GemmTile[] = [
+  { wgSize: 64, gx: 8, tt: 4 },
+  { wgSize: 256, gx: 16, tt: 4 },
+];
+const GEMM_LARGE_MIN_GROUPS = 128;
 
 /** What the matrix products need of the backend. */
 export interface MatmulOpsHost {
@@ -70,10 +85,21 @@ export class MatmulOps {
       return;
     }
     const sm = kind === 'gemm' ? this.matrixTile(wt) : null;
+    const large = GEMM_TILES[1]!;
+    const big = kind === 'gemm' && Math.ceil(wt.nRows / (4 * large.gx)) * Math.ceil(n / 64) >= GEMM_LARGE_MIN_GROUPS;
+    const tile = big ? large : GEMM_TILES[0]!;
     const pipe = sm
       ? this.h.pipe({ kernel: 'gemm_sm', quant: wt.layout, wgSize: sm.wgSize, tag: sm.tag, extra: sm.extra })
-      : this.h.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
-    const [tileRows, tileTokens] = sm ? [sm.rows, sm.tokens] : [32, 32];
+      : kind === 'gemm'
+        ? this.h.pipe({
+            kernel: 'gemm',
+            quant: wt.layout,
+            wgSize: tile.wgSize,
+            constants: { GX: tile.gx, TT: tile.tt },
+            tag: `t${4 * tile.gx}x${(tile.wgSize / tile.gx) * tile.tt}`,
+          })
+        : this.h.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
+    const [tileRows, tileTokens] = sm ? [sm.rows, sm.tokens] : [4 * tile.gx, (tile.wgSize / tile.gx) * tile.tt];
     const b = bias ? ((bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer) : this.h.dummy;
     for (const part of wt.parts) {
       const groups: [number, number, number] =
@@ -97,7 +123,15 @@ export class MatmulOps {
         groups,
       );
       const reads = kind === 'gemm' ? Math.ceil(n / tileTokens) : n;
-      this.h.profileMatmul(pipe.label, [wt], part.nRows, n, groups, sm?.wgSize ?? 64, reads);
+      this.h.profileMatmul(
+        pipe.label,
+        [wt],
+        part.nRows,
+        n,
+        groups,
+        sm?.wgSize ?? (kind === 'gemm' ? tile.wgSize : 64),
+        reads,
+      );
     }
   }
 
