@@ -22,6 +22,8 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `maxBindingBytes`: split weights into bindings of at most this many bytes (default: the device limit).
  * - `isSoftware`: pick kernels for a CPU implementation of WebGPU or for a GPU (default: from the adapter info).
  * - `kernels`: 'hardware' | 'software' force a kernel set whatever the adapter ('auto', the default, detects it).
+ * - `subgroupMatrix`: 'auto' (default: the prefill gemm on `chromium-experimental-subgroup-matrix` where the device
+ *   has it), 'off', or `{ emulate: configs }` (tests: the same kernel on plain-WGSL stand-ins of the builtins).
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
