@@ -1,9 +1,10 @@
 // topk_radix: the k largest of x[offset … offset + count) with their indices, in one workgroup and one dispatch:
 // radix select of the k-th largest order-preserving u32 key (8-bit digits from the top, a 256-bin histogram per
-// pass, stopping early once the k-th's bucket is taken whole), a compaction of the keys above the threshold plus the
-// lowest-index ones equal to it, then a rank sort. Writes result[0 … k) = indices and result[k … 2k) = value bits,
-// by value descending, ties lower index first (as CpuOps.topK). −0 ranks as +0; NaN ranks below −∞ (returned only
-// when fewer than k values are not NaN). Dispatch: (1). Reference: CpuOps.topK (topKScan).
+// pass in 8 interleaved copies against atomic contention, stopping early once the k-th's bucket is taken whole), a
+// compaction of the keys above the threshold plus the lowest-index ones equal to it, then a rank sort. Writes
+// result[0 … k) = indices and result[k … 2k) = value bits, by value descending, ties lower index first (as
+// CpuOps.topK). −0 ranks as +0; NaN ranks below −∞ (returned only when fewer than k values are not NaN).
+// Dispatch: (1). Reference: CpuOps.topK (topKScan).
 
 struct Params {
   offset: u32,
@@ -16,9 +17,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> result: array<u32>;  // (2k) indices, then value bits
 
 const BINS: u32 = 256u;
+const COPIES: u32 = 8u; // histogram copies: lanes l and l + 8 share one, so a subgroup's atomics on one bin spread 8 ways
 const MAX_K: u32 = 256u;
 
-var<workgroup> hist: array<atomic<u32>, BINS>; // per pass: keys matching the prefix, by digit
+var<workgroup> hist: array<atomic<u32>, BINS * COPIES>; // per pass: keys matching the prefix, by digit, copy minor
+var<workgroup> total: array<u32, BINS>;                 // per pass: the copies summed
 var<workgroup> sel: vec3<u32>;                  // prefix so far (high bits), keys still wanted, 1 = done
 var<workgroup> n_gt: atomic<u32>;               // candidates above the threshold so far
 var<workgroup> eq_base: array<u32, WG_SIZE>;    // (WG_SIZE) equal keys before each invocation's range
@@ -44,13 +47,21 @@ fn main(ids: Ids) {
   // Radix passes: after the pass at shift s, sel.x holds the k-th largest key's bits above s (as key >> s).
   var shift = 32u;
   for (var level = 0u; level < 4u; level++) {
-    for (var b = lid; b < BINS; b += WG_SIZE) { atomicStore(&hist[b], 0u); }
+    for (var b = lid; b < BINS * COPIES; b += WG_SIZE) { atomicStore(&hist[b], 0u); }
     workgroupBarrier();
     let s = 24u - 8u * level;
     let prefix = sel.x;
     for (var j = lid; j < p.count; j += WG_SIZE) {
       let key = key_of(x[p.offset + j]);
-      if (level == 0u || (key >> shift) == prefix) { atomicAdd(&hist[(key >> s) & 0xffu], 1u); }
+      if (level == 0u || (key >> shift) == prefix) {
+        atomicAdd(&hist[((key >> s) & 0xffu) * COPIES + lid % COPIES], 1u);
+      }
+    }
+    workgroupBarrier();
+    for (var b = lid; b < BINS; b += WG_SIZE) {
+      var c = 0u;
+      for (var i = 0u; i < COPIES; i++) { c += atomicLoad(&hist[b * COPIES + i]); }
+      total[b] = c;
     }
     workgroupBarrier();
     if (lid == 0u) {
@@ -58,7 +69,7 @@ fn main(ids: Ids) {
       var want = sel.y;
       var d = BINS - 1u;
       loop {
-        let c = atomicLoad(&hist[d]);
+        let c = total[d];
         if (c >= want || d == 0u) {
           sel = vec3<u32>((prefix << 8u) | d, want, select(0u, 1u, c == want));
           break;
