@@ -7,7 +7,8 @@
 // Result matrix = weight rows (M) × tokens (N); left = W tile (rows × k, row-major), right = x tile read
 // column-major (tokens × k stored, k × tokens read). A workgroup of SG_M·SG_N subgroups of LANES invocations computes
 // BR = SG_M·TM·SM_M rows × BT = SG_N·TN·SM_N tokens, each subgroup TM × TN result matrices. Where subgroups are
-// narrower than LANES the extra subgroups only stage tiles. K is walked in steps of KT staged in workgroup memory.
+// narrower than LANES the extra subgroups only stage tiles. K is walked in steps of KT staged in workgroup memory;
+// the next step's weights and activations are loaded into registers while the current step's products run.
 // Overflow guard (CT = f16): each token's activations are divided by a power of two 2^e (e ≥ 0, from the row's
 // largest |x|) so that they stay ≤ 2^14 in f16, and the result is multiplied back: exact scaling, no overflow
 // above 65504. Dispatch: (ceil(n_rows / BR), ceil(n / BT)). Reference: as gemm (NMSE).
@@ -31,6 +32,9 @@ const TN: u32 = 2u;                // result matrices per subgroup along tokens
 const BR: u32 = SG_M * TM * SM_M;  // rows per tile
 const BT: u32 = SG_N * TN * SM_N;  // tokens per tile
 const PARTS: u32 = SG_M * SG_N * LANES / BT; // invocations per token in the |x| scan
+const WGS: u32 = SG_M * SG_N * LANES;      // invocations per workgroup
+const NW: u32 = (BR * (KT / 4u) + WGS - 1u) / WGS; // groups of 4 weights each invocation stages per step
+const NX: u32 = (BT * (KT / 4u) + WGS - 1u) / WGS; // groups of 4 activations each invocation stages per step
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> weights: array<u32>;       // (n_rows, row_stride) u32
@@ -49,7 +53,6 @@ fn main(ids: SmIds) {
   let lid = ids.lid;
   let row0 = ids.wg.x * BR;
   let tok0 = ids.wg.y * BT;
-  let wg_size = SG_M * SG_N * LANES;
   if (GUARD) {
     let t = lid % BT;
     var m = 0.0;
@@ -72,9 +75,13 @@ fn main(ids: SmIds) {
   let sm = sg % SG_M;
   let sn = sg / SG_M;
   var acc: array<SmAcc, TM * TN>;
+  var w_next: array<vec4<f32>, NW>; // the next step's weights this invocation stages
+  var x_next: array<vec4<f32>, NX>; // the next step's activations (÷ scale) this invocation stages
+  load_step(0u, row0, tok0, lid, &w_next, &x_next);
   for (var k0 = 0u; k0 < p.k; k0 += KT) {
-    stage(k0, row0, tok0, lid, wg_size);
+    store_step(lid, &w_next, &x_next);
     workgroupBarrier();
+    if (k0 + KT < p.k) { load_step(k0 + KT, row0, tok0, lid, &w_next, &x_next); } // overlaps the products below
     if (sg < SG_M * SG_N) {
       for (var kk = 0u; kk < KT; kk += SM_K) {
         var left: array<SmLeft, TM>;
@@ -96,7 +103,7 @@ fn main(ids: SmIds) {
   }
   workgroupBarrier();
   // Consecutive invocations write consecutive rows of one token.
-  for (var idx = lid; idx < BR * BT; idx += wg_size) {
+  for (var idx = lid; idx < BR * BT; idx += WGS) {
     let r = idx % BR;
     let t = idx / BR;
     let row = row0 + r;
@@ -110,15 +117,23 @@ fn main(ids: SmIds) {
   }
 }
 
-// Stages the k0 step: weights of rows row0 … row0 + BR − 1 (dequantized by the quant snippet, in groups of 4 k) and
-// activations of tokens tok0 … tok0 + BT − 1 (÷ the token's scale), as CT; zeros past n_rows, n and k.
-fn stage(k0: u32, row0: u32, tok0: u32, lid: u32, wg_size: u32) {
-  for (var idx = lid; idx < BR * (KT / 4u); idx += wg_size) {
+// Loads the k0 step's groups of 4 k this invocation stages (idx = lid + l·WGS): weights of rows row0 + idx / (KT/4)
+// (dequantized by the quant snippet) and activations of tokens tok0 + idx / (KT/4) (÷ the token's scale); zeros
+// past n_rows, n and k.
+fn load_step(
+  k0: u32,
+  row0: u32,
+  tok0: u32,
+  lid: u32,
+  w_out: ptr<function, array<vec4<f32>, NW>>,
+  x_out: ptr<function, array<vec4<f32>, NX>>,
+) {
+  for (var l = 0u; l < NW; l++) {
+    let idx = lid + l * WGS;
     let r = idx / (KT / 4u);
-    let kq = (idx % (KT / 4u)) * 4u;
-    let kk = k0 + kq;
+    let kk = k0 + (idx % (KT / 4u)) * 4u;
     var v = vec4<f32>(0.0);
-    if (row0 + r < p.n_rows) {
+    if (r < BR && row0 + r < p.n_rows) {
       let base = (row0 + r) * p.row_stride;
       if (kk + 4u <= p.k) {
         v = load4(base, kk);
@@ -128,20 +143,38 @@ fn stage(k0: u32, row0: u32, tok0: u32, lid: u32, wg_size: u32) {
         }
       }
     }
-    for (var c = 0u; c < 4u; c++) { tile_w[r * PK + kq + c] = CT(v[c]); }
+    (*w_out)[l] = v;
   }
-  for (var idx = lid; idx < BT * (KT / 4u); idx += wg_size) {
+  for (var l = 0u; l < NX; l++) {
+    let idx = lid + l * WGS;
     let t = idx / (KT / 4u);
-    let kq = (idx % (KT / 4u)) * 4u;
-    let kk = k0 + kq;
+    let kk = k0 + (idx % (KT / 4u)) * 4u;
     var v = vec4<f32>(0.0);
-    if (tok0 + t < p.n) {
+    if (t < BT && tok0 + t < p.n) {
       let b = p.x_offset + (tok0 + t) * p.x_stride + kk;
       for (var c = 0u; c < 4u; c++) {
         if (kk + c < p.k) { v[c] = x[b + c]; }
       }
       if (GUARD) { v /= scale[t]; }
     }
-    for (var c = 0u; c < 4u; c++) { tile_x[t * PK + kq + c] = CT(v[c]); }
+    (*x_out)[l] = v;
+  }
+}
+
+// Writes the loaded groups into the tiles as CT.
+fn store_step(lid: u32, w_in: ptr<function, array<vec4<f32>, NW>>, x_in: ptr<function, array<vec4<f32>, NX>>) {
+  for (var l = 0u; l < NW; l++) {
+    let idx = lid + l * WGS;
+    if (idx < BR * (KT / 4u)) {
+      let at = (idx / (KT / 4u)) * PK + (idx % (KT / 4u)) * 4u;
+      for (var c = 0u; c < 4u; c++) { tile_w[at + c] = CT((*w_in)[l][c]); }
+    }
+  }
+  for (var l = 0u; l < NX; l++) {
+    let idx = lid + l * WGS;
+    if (idx < BT * (KT / 4u)) {
+      let at = (idx / (KT / 4u)) * PK + (idx % (KT / 4u)) * 4u;
+      for (var c = 0u; c < 4u; c++) { tile_x[at + c] = CT((*x_in)[l][c]); }
+    }
   }
 }
