@@ -39,7 +39,8 @@ timeout 60 node --input-type=module -e "
   if (!a) { console.log('NO ADAPTER'); process.exit(1); }
   const l = a.limits;
   console.log(JSON.stringify({ info: { vendor: a.info.vendor, architecture: a.info.architecture, description: a.info.description,
-    subgroupMinSize: a.info.subgroupMinSize, subgroupMaxSize: a.info.subgroupMaxSize }, features: [...a.features].sort(),
+    subgroupMinSize: a.info.subgroupMinSize, subgroupMaxSize: a.info.subgroupMaxSize,
+    subgroupMatrixConfigs: a.info.subgroupMatrixConfigs }, features: [...a.features].sort(),
     limits: { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize,
       maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
       maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage } }));

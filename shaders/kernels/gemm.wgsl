@@ -7,11 +7,12 @@
 // consecutive k; the next step's weights and activations are loaded into registers while the current step's products
 // run (double buffering through registers), products accumulated in f32. The tiles stay f32 on the f16 path too:
 // activations above 65504 (Gemma/Qwen down-projection inputs) would overflow f16, and f16 weight tiles round
-// F32/BF16/K-quant values past llama.cpp's tolerance. Dispatch: (ceil(n_rows/BR), ceil(n/BT)) workgroups; the
-// defaults (WG_SIZE 64, GX 8, TT 4) give 32 × 32 tiles, the only shape the tests exercise; other shapes must keep
-// TT ≤ MAX_TT, BR·K4 and BT·K4 multiples of WG_SIZE with at most MAX_LD loads each per invocation, and
-// (BR + BT)·9·16 bytes of tiles within the device's workgroup storage. test/kernels/webgpu-gemm-banks.test.ts models
-// the shared-memory banks of these index expressions. Reference: as gemv (NMSE).
+// F32/BF16/K-quant values past llama.cpp's tolerance. Dispatch: (ceil(n_rows/BR), ceil(n/BT)) workgroups; the host
+// runs the tiles of matmul-ops.ts GEMM_TILES: the defaults (WG_SIZE 64, GX 8, TT 4: 32 × 32) and WG_SIZE 256, GX 16,
+// TT 4 (64 × 64) for large products; other shapes must keep TT ≤ MAX_TT, BR·K4 and BT·K4 multiples of WG_SIZE with
+// at most MAX_LD loads each per invocation, and (BR + BT)·9·16 bytes of tiles within the device's workgroup storage.
+// test/kernels/webgpu-gemm-banks.test.ts models the shared-memory banks of these index expressions for each tile.
+// Reference: as gemv (NMSE).
 
 struct Params {
   k: u32,

@@ -57,6 +57,20 @@ describe('webgguf profile / --kernels', () => {
     expect(report.prefill['hostTokenWrites']).toBe(1);
   });
 
+  it('profile --top-k: the decode token sampled by top-k costs one dispatch, as argmax does', async () => {
+    const run = async (...extra: string[]) => {
+      const r = await runCliCaptured('profile', MODEL, '--kernels', 'hardware', '--prefill', '4', '--json', ...extra);
+      expect(r.code, r.err).toBe(0);
+      return (JSON.parse(r.out) as { decode: { dispatches: number; kernels: Record<string, number> } }).decode;
+    };
+    const greedy = await run();
+    const top = await run('--top-k', '40');
+    expect(Object.keys(top.kernels).filter((k) => k.startsWith('topk_'))).toEqual([
+      expect.stringMatching(/^topk_radix\./),
+    ]);
+    expect(top.dispatches).toBe(greedy.dispatches);
+  });
+
   it('--kernels software is the kernel set lavapipe gets by default', async () => {
     const r = await runCliCaptured('profile', MODEL, '--kernels', 'software', '--prefill', '4', '--json');
     expect(r.code).toBe(0);

@@ -82,6 +82,16 @@ export interface ComposeInput {
   readonly dtype: ElementType;
   /** Use subgroup reductions (the device must have the `subgroups` feature). */
   readonly subgroups: boolean;
+  /** Extra global directives (after the `enable` lines) and WGSL composed just before the kernel (gemm_sm's matrix snippet). */
+  readonly extra?: ExtraWgsl;
+}
+
+/** WGSL a pipeline variant adds to the composition (see ComposeInput.extra). */
+export interface ExtraWgsl {
+  /** Global directives (`enable …;`, `diagnostic(…);`), placed before any declaration. */
+  readonly directives: readonly string[];
+  /** Declarations composed just before the kernel. */
+  readonly wgsl: string;
 }
 
 /** The WGSL source of one pipeline variant. */
@@ -89,12 +99,14 @@ export function composeShader(input: ComposeInput): string {
   const lines: string[] = [];
   if (input.dtype === 'f16') lines.push('enable f16;');
   if (input.subgroups) lines.push('enable subgroups;');
+  if (input.extra) lines.push(...input.extra.directives);
   lines.push(`alias F = ${input.dtype};`);
   const prelude = lines.join('\n');
   const parts = [prelude, input.subgroups ? reduceSubgroupWgsl : reduceSharedWgsl];
   if (input.quantWgsl !== undefined) parts.push(bitsWgsl, input.quantWgsl);
   const snippet = KERNEL_SNIPPETS[input.kernel];
   if (snippet !== undefined) parts.push(snippet);
+  if (input.extra) parts.push(input.extra.wgsl);
   const kernel = KERNEL_SOURCES[input.kernel];
   if (kernel === undefined) throw new LlmError('invalid-request', `no kernel shaders/kernels/${input.kernel}.wgsl`);
   parts.push(kernel);

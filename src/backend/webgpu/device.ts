@@ -5,6 +5,12 @@
  */
 
 import { LlmError } from '../../errors.js';
+import {
+  SUBGROUP_MATRIX_FEATURE,
+  type SubgroupMatrixOption,
+  type SubgroupMatrixSupport,
+  subgroupMatrixSupport,
+} from './subgroup-matrix.js';
 
 /**
  * Which kernel set to run: the one made for GPUs ('hardware'), the one made for CPU implementations of WebGPU
@@ -53,6 +59,8 @@ export interface GpuDeviceOptions {
    * offered (`gpu.wgslLanguageFeatures`, of `gpu` or `navigator.gpu`); true forces it (tests), false turns it off.
    */
   readonly int8Dot?: boolean;
+  /** Prefill gemm on subgroup matrices (see SubgroupMatrixOption; default 'auto'). */
+  readonly subgroupMatrix?: SubgroupMatrixOption;
 }
 
 /** The WGSL language feature the Q8-activation GEMV needs (dot4I8Packed, pack4xI8). */
@@ -100,6 +108,8 @@ export interface GpuContext {
   readonly bcastDirectLoads: boolean;
   /** Q8 activations with dot4I8Packed in gemv_sg (see GpuDeviceOptions.int8Dot). */
   readonly isInt8Dot: boolean;
+  /** The subgroup-matrix configs gemm_sm may use (null or absent: the plain gemm). */
+  readonly subgroupMatrix?: SubgroupMatrixSupport | null;
 }
 
 /** Limits raised to the adapter's maxima (bigger is better for each). */
@@ -116,7 +126,12 @@ const MAX_LIMITS = [
 /** Limits lowered to the adapter's minima (smaller is better). */
 const MIN_LIMITS = ['minUniformBufferOffsetAlignment', 'minStorageBufferOffsetAlignment'] as const;
 
-const OPTIONAL_FEATURES: readonly GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'] as GPUFeatureName[];
+const OPTIONAL_FEATURES: readonly GPUFeatureName[] = [
+  'shader-f16',
+  'subgroups',
+  'timestamp-query',
+  SUBGROUP_MATRIX_FEATURE,
+] as GPUFeatureName[];
 
 /** True for adapters that run on the CPU (see GpuContext.isSoftware). */
 function isSoftwareAdapter(info: GPUAdapterInfo | undefined): boolean {
@@ -144,10 +159,12 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
   const useSubgroups = (options.useSubgroups ?? true) && options.kernels !== 'hardware-nosubgroups';
   if (options.device) {
     const d = options.device;
+    const info = options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo;
+    const isSubgroups = useSubgroups && d.features.has('subgroups');
     return {
       device: d,
       isF16: preferF16 && d.features.has('shader-f16'),
-      isSubgroups: useSubgroups && d.features.has('subgroups'),
+      isSubgroups,
       hasTimestampQuery: d.features.has('timestamp-query'),
       adapterDescription:
         describeAdapter(options.adapter) === 'unknown adapter'
@@ -155,11 +172,10 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
           : describeAdapter(options.adapter),
       ownsDevice: false,
       maxBindingBytes: bindingCap(d, options.maxBindingBytes),
-      isSoftware:
-        softwareChoice(options) ??
-        isSoftwareAdapter(options.adapter?.info ?? (d as { adapterInfo?: GPUAdapterInfo }).adapterInfo),
+      isSoftware: softwareChoice(options) ?? isSoftwareAdapter(info),
       bcastDirectLoads: options.bcastDirectLoads === true,
       isInt8Dot: int8DotChoice(options),
+      subgroupMatrix: subgroupMatrixSupport(options.subgroupMatrix, d, info, isSubgroups),
     };
   }
   let adapter = options.adapter ?? null;
@@ -196,10 +212,11 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
       cause,
     });
   }
+  const isSubgroups = useSubgroups && device.features.has('subgroups');
   return {
     device,
     isF16: preferF16 && device.features.has('shader-f16'),
-    isSubgroups: useSubgroups && device.features.has('subgroups'),
+    isSubgroups,
     hasTimestampQuery: device.features.has('timestamp-query'),
     adapterDescription: describeAdapter(adapter),
     ownsDevice: true,
@@ -207,6 +224,7 @@ export async function requestGpuContext(options: GpuDeviceOptions = {}): Promise
     isSoftware: softwareChoice(options) ?? isSoftwareAdapter(adapter.info),
     bcastDirectLoads: options.bcastDirectLoads === true,
     isInt8Dot: int8DotChoice(options),
+    subgroupMatrix: subgroupMatrixSupport(options.subgroupMatrix, device, adapter.info, isSubgroups),
   };
 }
 

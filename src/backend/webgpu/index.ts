@@ -24,6 +24,8 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * - `kernels`: 'hardware' | 'software' force a kernel set whatever the adapter ('auto', the default, detects it).
  * - `int8Dot`: Q8 activations (dot4I8Packed) in the hardware GEMV for Q4_0 / Q8_0; default where the WGSL language
  *   feature `packed_4x8_integer_dot_product` is offered, true / false force it.
+ * - `subgroupMatrix`: 'auto' (default: the prefill gemm on `chromium-experimental-subgroup-matrix` where the device
+ *   has it), 'off', or `{ emulate: configs }` (tests: the same kernel on plain-WGSL stand-ins of the builtins).
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {

@@ -13,13 +13,29 @@ import type { HardwareGemv } from './hardware-gemv.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
 import { SOFTWARE_GEMV_MAX_N, type SoftwareGemv } from './software-gemv.js';
 import { grid, type StepRecorder } from './step-recorder.js';
+import { type SubgroupMatrixTile, subgroupMatrixTile } from './subgroup-matrix.js';
 import type { GpuQuantLayout } from './upload.js';
 
 const GEMV_ROWS_MAX_K = 256;
 /** Rows per workgroup of each decode kernel. */
 const GEMV_ROWS_PER_GROUP = { gemv: 1, gemv_rows: 64, gemv_sg: GEMV_SG_ROWS } as const;
 
-/** WebGPU `Ops` plus counters and the device limits (see `createWebGpuOps`). */
+/** A tile of the plain gemm: workgroup size and its GX / TT overrides (BR = 4·GX rows, BT = wgSize / GX · TT tokens). */
+export interface GemmTile {
+  readonly wgSize: number;
+  readonly gx: number;
+  readonly tt: number;
+}
+
+/**
+ * The plain gemm's tiles: 32 × 32 (64 invocations), and 64 × 64 (256 invocations: half the weight and activation
+ * re-reads per output) where the product still has GEMM_LARGE_MIN_GROUPS workgroups of it to fill a GPU.
+ */
+export const GEMM_TILES: readonly GemmTile[] = [
+  { wgSize: 64, gx: 8, tt: 4 },
+  { wgSize: 256, gx: 16, tt: 4 },
+];
+const GEMM_LARGE_MIN_GROUPS = 128;
 
 /** What the matrix products need of the backend. */
 export interface MatmulOpsHost {
@@ -41,6 +57,8 @@ export interface MatmulOpsHost {
 
 /** See the file header. */
 export class MatmulOps {
+  private readonly tiles = new Map<string, SubgroupMatrixTile | null>(); // gemm_sm tile per weight layout name
+
   constructor(
     private readonly h: MatmulOpsHost,
     private readonly hw: HardwareGemv,
@@ -66,12 +84,27 @@ export class MatmulOps {
       this.hw.gemv(o, xa, wt, n, (bias as GpuWeight | null | undefined) ?? null, null, false);
       return;
     }
-    const pipe = this.h.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
+    const sm = kind === 'gemm' ? this.matrixTile(wt) : null;
+    const large = GEMM_TILES[1]!;
+    const big = kind === 'gemm' && Math.ceil(wt.nRows / (4 * large.gx)) * Math.ceil(n / 64) >= GEMM_LARGE_MIN_GROUPS;
+    const tile = big ? large : GEMM_TILES[0]!;
+    const pipe = sm
+      ? this.h.pipe({ kernel: 'gemm_sm', quant: wt.layout, wgSize: sm.wgSize, tag: sm.tag, extra: sm.extra })
+      : kind === 'gemm'
+        ? this.h.pipe({
+            kernel: 'gemm',
+            quant: wt.layout,
+            wgSize: tile.wgSize,
+            constants: { GX: tile.gx, TT: tile.tt },
+            tag: `t${4 * tile.gx}x${(tile.wgSize / tile.gx) * tile.tt}`,
+          })
+        : this.h.pipe({ kernel: kind, quant: wt.layout, wgSize: 64 });
+    const [tileRows, tileTokens] = sm ? [sm.rows, sm.tokens] : [4 * tile.gx, (tile.wgSize / tile.gx) * tile.tt];
     const b = bias ? ((bias as GpuWeight).vector ?? (bias as GpuWeight).parts[0]!.buffer) : this.h.dummy;
     for (const part of wt.parts) {
       const groups: [number, number, number] =
         kind === 'gemm'
-          ? [Math.ceil(part.nRows / 32), Math.ceil(n / 32), 1]
+          ? [Math.ceil(part.nRows / tileRows), Math.ceil(n / tileTokens), 1]
           : grid(Math.ceil(part.nRows / GEMV_ROWS_PER_GROUP[kind]), n);
       this.h.rec.dispatch(
         pipe,
@@ -89,7 +122,16 @@ export class MatmulOps {
             .u(n),
         groups,
       );
-      this.h.profileMatmul(pipe.label, [wt], part.nRows, n, groups, 64, kind === 'gemm' ? Math.ceil(n / 32) : n);
+      const reads = kind === 'gemm' ? Math.ceil(n / tileTokens) : n;
+      this.h.profileMatmul(
+        pipe.label,
+        [wt],
+        part.nRows,
+        n,
+        groups,
+        sm?.wgSize ?? (kind === 'gemm' ? tile.wgSize : 64),
+        reads,
+      );
     }
   }
 
@@ -137,6 +179,19 @@ export class MatmulOps {
       g.type === u.type && g.rowLength === u.rowLength && g.nRows === u.nRows && g.rowStride === u.rowStride;
     if (!this.h.ctx.isSoftware) return sameShape && o.buffer !== xa.buffer && this.hw.glu(o, xa, g, u, n, act, norm);
     return sameShape && this.sw.glu(o, xa, g, u, n, act, norm);
+  }
+
+  /** gemm_sm's tile for these weights where the device has subgroup matrices (cached per layout), else null. */
+  private matrixTile(wt: GpuWeight): SubgroupMatrixTile | null {
+    const support = this.h.ctx.subgroupMatrix;
+    if (!support) return null;
+    const name = wt.layout.name;
+    let tile = this.tiles.get(name);
+    if (tile === undefined) {
+      tile = subgroupMatrixTile(support, name, this.h.ctx.isF16, this.h.ctx.device.limits);
+      this.tiles.set(name, tile);
+    }
+    return tile;
   }
 
   /** Which matrix kernel runs x[n, k] · Wᵀ (see matmul). */

@@ -9,7 +9,7 @@
 
 import { SHADER_STAGE_COMPUTE } from './gpu-flags.js';
 import { LlmError } from '../../errors.js';
-import { composeShader, type ElementType, type KernelName } from './compose.js';
+import { composeShader, type ElementType, type ExtraWgsl, type KernelName } from './compose.js';
 
 /** How a binding is used: the dynamic-offset params block, a read-only or a read-write storage buffer. */
 export type BindingKind = 'uniform' | 'read' | 'rw';
@@ -21,6 +21,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'gemv_sg.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'rw', 'rw'],
   'gemv_bcast.main': ['uniform', 'read', 'read', 'rw', 'read', 'read', 'read', 'read', 'read'],
   'gemm.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemm_sm.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'embed.main': ['uniform', 'read', 'read', 'rw'],
   'rms_norm.main': ['uniform', 'read', 'rw', 'read'],
   'rms_norm.main_inplace': ['uniform', null, 'rw', 'read'],
@@ -59,8 +60,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'gated_attn.main': ['uniform', 'read', 'rw', 'rw'],
   'gated_attn.mul_sigmoid': ['uniform', null, 'rw', 'rw'],
   'argmax.main': ['uniform', 'read', 'rw'],
-  'topk_chunk.main': ['uniform', 'read', 'rw'],
-  'topk_merge.main': ['uniform', 'rw', 'rw'],
+  'topk_radix.main': ['uniform', 'read', 'rw'],
   'gemv_id.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
@@ -84,6 +84,8 @@ export interface PipelineSpec {
   /** Boolean/number overrides beyond WG_SIZE, with a short tag for the key (e.g. `{ IS_GELU: true }`, 'gelu'). */
   readonly constants?: Readonly<Record<string, number | boolean>>;
   readonly tag?: string;
+  /** Extra directives and WGSL (see ComposeInput.extra); `tag` must tell the variants apart. */
+  readonly extra?: ExtraWgsl;
 }
 
 /** A built pipeline with what recording a dispatch needs. */
@@ -218,6 +220,7 @@ export class PipelineCache {
       quantWgsl: spec.quant?.wgsl,
       dtype: this.dtype,
       subgroups: this.subgroups,
+      extra: spec.extra,
     });
     const module = this.device.createShaderModule({ label, code });
     const entries: GPUBindGroupLayoutEntry[] = [];

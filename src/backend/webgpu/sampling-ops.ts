@@ -1,6 +1,7 @@
 /**
- * Sampling reads on the GPU: argmax and top-k of one logits row (topk_chunk per 1024 values, then topk_merge),
- * their results copied into one small buffer and read back. Used by WebGpuOps through a narrow host interface.
+ * Sampling reads on the GPU: argmax and top-k of one logits row (topk_radix: a radix select of the k-th largest,
+ * one dispatch), their results copied into one small buffer and read back. Used by WebGpuOps through a narrow host
+ * interface.
  */
 
 import { BufferUsage } from './gpu-flags.js';
@@ -12,10 +13,8 @@ import type { StepRecorder } from './step-recorder.js';
 
 /** Workgroup size of the argmax / top-k scans. */
 const WG_FLAT = 256;
-/** Largest k of topK. */
+/** Largest k of topK (topk_radix's MAX_K). */
 const MAX_TOP_K = 256;
-/** Values per topk_chunk workgroup (4 · WG_FLAT). */
-const TOPK_CHUNK = 1024;
 
 /** What the sampling reads need of the backend. */
 export interface SamplingHost {
@@ -29,7 +28,6 @@ export interface SamplingHost {
 /** See the file header. */
 export class SamplingOps {
   private readonly result: GPUBuffer; // (2·MAX_TOP_K) u32 argmax / topK results
-  private topkCand: GPUBuffer | null = null; // (nChunks·k, 2) u32
 
   constructor(private readonly h: SamplingHost) {
     this.result = h.buffer('result', MAX_TOP_K * 8, BufferUsage.COPY_SRC);
@@ -55,25 +53,17 @@ export class SamplingOps {
         { details: { k } },
       );
     }
-    const nChunks = Math.ceil(xa.cols / TOPK_CHUNK);
-    const candBytes = nChunks * MAX_TOP_K * 8;
-    if (!this.topkCand || this.topkCand.size < candBytes) {
-      if (this.topkCand) this.h.release(this.topkCand);
-      this.topkCand = this.h.buffer('topk-candidates', candBytes, 0);
-    }
-    const chunk = this.h.pipe({ kernel: 'topk_chunk', wgSize: WG_FLAT });
+    const pipe = this.h.pipe({ kernel: 'topk_radix', wgSize: WG_FLAT });
     this.h.rec.dispatch(
-      chunk,
-      [null, xa.buffer, this.topkCand],
+      pipe,
+      [null, xa.buffer, this.result],
       (p) =>
         p
           .u(row * xa.cols)
           .u(xa.cols)
           .u(k),
-      [nChunks, 1, 1],
+      [1, 1, 1],
     );
-    const merge = this.h.pipe({ kernel: 'topk_merge', wgSize: WG_FLAT });
-    this.h.rec.dispatch(merge, [null, this.topkCand, this.result], (p) => p.u(nChunks * k).u(k), [1, 1, 1]);
     const bytes = await this.h.rec.read(this.result, 0, 8 * k);
     return { ids: new Int32Array(bytes, 0, k).slice(), logits: new Float32Array(bytes, 4 * k, k).slice() };
   }

@@ -14,7 +14,7 @@ import type { CliCommand, CliIo } from '../cli-io.js';
 import { kernelsFlag, openModelFile, startBackend } from '../model-file.js';
 
 const USAGE =
-  'webgguf profile <model.gguf> [--backend webgpu] [--kernels auto|hardware|software|hardware-nosubgroups] [--f32] [--prefill N (chunk tokens, default 64)] [--json]';
+  'webgguf profile <model.gguf> [--backend webgpu] [--kernels auto|hardware|software|hardware-nosubgroups] [--f32] [--prefill N (chunk tokens, default 64)] [--top-k K (decode samples by top-k instead of argmax)] [--json]';
 
 /** What the profiler needs of the backend (WebGpuOps). */
 interface ProfilingOps {
@@ -36,6 +36,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       kernels: { type: 'string' },
       f32: { type: 'boolean' },
       prefill: { type: 'string' },
+      'top-k': { type: 'string' },
       json: { type: 'boolean' },
     },
     USAGE,
@@ -44,6 +45,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const backend = choiceFlag('profile', '--backend', values.backend, ['webgpu'] as const);
   const kernels = kernelsFlag('profile', values.kernels, backend);
   const prefill = positiveIntFlag('profile', '--prefill', values.prefill) ?? 64;
+  const topK = positiveIntFlag('profile', '--top-k', values['top-k']);
 
   const file = await openModelFile(positionals[0], io.signal);
   try {
@@ -76,10 +78,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
       const next = await (pipelined ? model.argmaxToInput() : model.argmax());
       const prefillProfile = ops.endProfile(config.nLayers, prefill);
       ops.beginProfile();
-      if (pipelined) await model.evalChained(prefill, 0, io.signal);
+      if (pipelined && topK === undefined) await model.evalChained(prefill, 0, io.signal);
       else await model.eval(Int32Array.of(next), prefill, 0, { logits: 'last', signal: io.signal });
-      await (pipelined ? model.argmaxToInput() : model.argmax());
-      const decode = { position: prefill, pipelined, ...ops.endProfile(config.nLayers, 1) };
+      if (topK !== undefined) await model.topK(topK);
+      else await (pipelined ? model.argmaxToInput() : model.argmax());
+      const decode = {
+        position: prefill,
+        pipelined: pipelined && topK === undefined,
+        ...ops.endProfile(config.nLayers, 1),
+      };
       const report = {
         model: file.path,
         backend: ops.description,
