@@ -96,6 +96,44 @@ export interface KernelExports {
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
   topk_f32(x: number, n: number, k: number, ids: number): number;
+  /** The gated delta rule over n tokens, heads h0 … h1−1 (wasm/assembly/delta-net-scan.ts); absent from older builds. */
+  delta_net_scan?(
+    state: number,
+    conv: number,
+    convStride: number,
+    gate: number,
+    gateStride: number,
+    beta: number,
+    betaStride: number,
+    out: number,
+    outStride: number,
+    n: number,
+    headK: number,
+    nKHeads: number,
+    headV: number,
+    h0: number,
+    h1: number,
+  ): void;
+  /** Mamba-2's selective scan over n tokens, heads h0 … h1−1 (wasm/assembly/mamba2-scan.ts); absent from older builds. */
+  mamba2_scan?(
+    state: number,
+    conv: number,
+    convStride: number,
+    zx: number,
+    zxStride: number,
+    dtCol: number,
+    a: number,
+    d: number,
+    out: number,
+    outStride: number,
+    n: number,
+    nHeads: number,
+    headDim: number,
+    dState: number,
+    nGroups: number,
+    h0: number,
+    h1: number,
+  ): void;
 }
 
 /**
