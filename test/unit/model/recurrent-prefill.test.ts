@@ -1,66 +1,18 @@
 /**
- * Prefill of the recurrent layers (DeltaNet, Mamba-2: conv window + scan head by head over a step's tokens) on the
- * CPU reference and WASM backends: a prompt longer than the conv window and than a step (ubatch) gives the logits of
- * the same tokens fed one at a time, a second turn resumed from a snapshot gives those of one cold run, and WASM's
- * SIMD scans agree with the plain-TS ones.
+ * Prefill of the recurrent layers (conv window + scan head by head over a step's tokens) on the CPU reference and
+ * WASM backends (see recurrent-prefill-check.ts), and WASM's SIMD scans against the plain-TS ones.
  */
 
-import { join } from 'node:path';
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
-import type { Ops } from '../../../src/backend/ops.js';
 import { createWasmOps } from '../../../src/backend/wasm/index.js';
-import { parseGguf } from '../../../src/gguf/parse.js';
-import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import { maxAbsDiff } from '../../../src/model/conformance.js';
-import { loadTransformer } from '../../../src/model/load.js';
-import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
+import { prefillChecks, RECURRENT_PREFILL_FIXTURES } from '../../helpers/recurrent-prefill-check.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
-const LENGTH = 70; // > the 4-tap conv windows, > two steps of UBATCH
-const UBATCH = 32;
-const TURN = 45; // the first turn's end: not a step boundary
-const tokens = Int32Array.from({ length: LENGTH }, (_, i) => 3 + ((i * 53 + 11) % 500)); // [70]
-
-/** Logits [LENGTH, vocab] of one cold prefill; then the per-token and snapshot checks against it on the same backend. */
-async function prefillChecks(ops: Ops, fixture: string, tol: number): Promise<Float32Array> {
-  const source = await NodeFileSource.open(join(RECORDED_FIXTURE_DIR, fixture));
-  const model = await loadTransformer(await parseGguf(source), source, ops, {
-    contextLength: LENGTH + 8,
-    ubatchSize: UBATCH,
-    nSlots: 2,
-  });
-  try {
-    const vocab = model.config.vocabSize;
-    const whole = (await model.eval(tokens, 0, 0, { logits: 'all' }))!; // [LENGTH, vocab], three steps
-    // One token per step (the decode path) in slot 1.
-    for (let i = 0; i < LENGTH; i += 1) {
-      const row = (await model.eval(tokens.subarray(i, i + 1), i, 1, { logits: 'all' }))!; // [1, vocab]
-      if (i % 9 === 0 || i === LENGTH - 1) {
-        expect(maxAbsDiff(row, whole.subarray(i * vocab, (i + 1) * vocab)), `token ${i}`).toBeLessThanOrEqual(tol);
-      }
-    }
-    // Turn one, a snapshot, a detour of other tokens after it, the snapshot back, turn two: as one cold run.
-    await model.eval(tokens.subarray(0, TURN), 0, 0, { logits: 'none' });
-    const snap = (await model.readState(0))!;
-    await model.eval(tokens.subarray(5, 5 + LENGTH - TURN), TURN, 0, { logits: 'none' });
-    model.writeState(0, snap);
-    const second = (await model.eval(tokens.subarray(TURN), TURN, 0, { logits: 'all' }))!; // [LENGTH − TURN, vocab]
-    expect(maxAbsDiff(second, whole.subarray(TURN * vocab))).toBeLessThanOrEqual(tol);
-    return whole;
-  } finally {
-    model.destroy();
-    await source.close();
-  }
-}
-
-describe.each([
-  ['qwen35 (gated DeltaNet)', 'qwen35-q8_0-s1.gguf'],
-  ['granitehybrid (Mamba-2)', 'granitehybrid-q8_0-s1.gguf'],
-  ['falcon-h1 (Mamba-2 beside attention)', 'falcon-h1-q8_0-s1.gguf'],
-])('recurrent prefill: %s', (_name, fixture) => {
+describe.each(RECURRENT_PREFILL_FIXTURES)('recurrent prefill: %s', (_name, fixture) => {
   it('cpu and wasm: a long prompt equals token-by-token decode and a snapshot resume; the backends agree', async () => {
     const cpu = await prefillChecks(createCpuOps(), fixture, 2e-4);
     // WASM's batched Q8 matmuls round apart from its one-row ones (lfm2, without a scan, differs as much).
