@@ -166,11 +166,24 @@ export function hostDeltaNet(
   const d = w.dims;
   if (fresh) state.fill(0);
   const conv = view(x.conv);
-  convRows(d, conv, x.conv.cols, view(x.mixed), x.mixed.cols, view(w.conv), state, n, eps);
+  const C = convDimOf(d);
+  if (kernels) {
+    const args = {
+      state: [state, 0] as const,
+      x: view(x.mixed),
+      xStride: x.mixed.cols,
+      kernel: view(w.conv),
+      bias: null,
+    };
+    kernels.convSilu({ ...args, out: conv, outStride: x.conv.cols, n, channels: C, taps: d.convWidth });
+    kernels.l2NormHeads(conv, x.conv.cols, n, 2 * d.nKHeads, d.headK, eps);
+  } else {
+    convRows(d, conv, x.conv.cols, view(x.mixed), x.mixed.cols, view(w.conv), state, n, eps);
+  }
   const [gate, beta] = [view(x.alpha), view(x.beta)];
   gateRows(d.nVHeads, gate, x.alpha.cols, beta, x.beta.cols, view(w.dtBias), view(w.a), n);
   const scan = {
-    state: [state, (d.convWidth - 1) * convDimOf(d)] as const,
+    state: [state, (d.convWidth - 1) * C] as const,
     conv,
     convStride: x.conv.cols,
     gate,
@@ -184,5 +197,7 @@ export function hostDeltaNet(
   };
   if (kernels) kernels.deltaNetScan(scan);
   else tsDeltaNetScan(scan);
-  gatedNormRows(d, scan.out, out.cols, view(x.z), x.z.cols, view(w.norm), n, eps);
+  const norm = [scan.out, out.cols, view(x.z), x.z.cols, view(w.norm), n] as const;
+  if (kernels) kernels.gatedNormHeads(...norm, d.nVHeads, d.headV, eps);
+  else gatedNormRows(d, ...norm, eps);
 }

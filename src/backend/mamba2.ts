@@ -85,18 +85,13 @@ export function hostMamba2(
   if (fresh) state.fill(0);
   const zx = view(x.zxbcdt);
   const conv = view(x.conv);
-  convRows(
-    C,
-    d.convWidth,
-    conv,
-    x.conv.cols,
-    [zx[0], zx[1] + inner],
-    x.zxbcdt.cols,
-    view(w.conv),
-    w.convBias ? view(w.convBias) : null,
-    state,
-    n,
-  );
+  const [xbc, kernel, bias] = [[zx[0], zx[1] + inner] as const, view(w.conv), w.convBias ? view(w.convBias) : null];
+  if (kernels) {
+    const args = { state: [state, 0] as const, x: xbc, xStride: x.zxbcdt.cols, kernel, bias, out: conv };
+    kernels.convSilu({ ...args, outStride: x.conv.cols, n, channels: C, taps: d.convWidth });
+  } else {
+    convRows(C, d.convWidth, conv, x.conv.cols, xbc, x.zxbcdt.cols, kernel, bias, state, n);
+  }
   const [dtb, dtb0] = view(w.dtBias);
   for (let t = 0; t < n; t++) {
     const at = zx[1] + t * x.zxbcdt.cols + inner + C; // dt ← softplus(dt + dt_bias), in place

@@ -55,12 +55,45 @@ export interface Mamba2ScanArgs {
   readonly nGroups: number;
 }
 
-/** The scans a backend runs natively over its memory, and the state arrays they need placed in it. */
+/** Where a causal depthwise conv1d + SiLU of a step reads and writes; strides in f32. */
+export interface ConvSiluArgs {
+  /** [taps − 1, channels] conv window at the start of the layer's state, slid past the n rows in place. */
+  readonly state: F32Ref;
+  /** [n, xStride] the rows convolved (channels columns used). */
+  readonly x: F32Ref;
+  readonly xStride: number;
+  /** [channels, taps] depthwise kernel; [channels] bias or null. */
+  readonly kernel: F32Ref;
+  readonly bias: F32Ref | null;
+  /** [n, outStride] SiLU(conv1d + bias). */
+  readonly out: F32Ref;
+  readonly outStride: number;
+  readonly n: number;
+  readonly channels: number;
+  readonly taps: number;
+}
+
+/** The scans (and the row loops around them) a backend runs natively, and the state arrays they need placed. */
 export interface RecurrentKernels {
-  /** A zeroed state array of `size` f32 in `memory()`; the getter returns a current view of it. */
+  /** A zeroed state array of `size` f32 where the kernels read it; the getter returns a current view of it. */
   stateArray(size: number, what: string): () => Float32Array;
   deltaNetScan(a: DeltaNetScanArgs): void;
   mamba2Scan(a: Mamba2ScanArgs): void;
+  convSilu(a: ConvSiluArgs): void;
+  /** x[t, h·headDim …] /= sqrt(Σx² + eps) for heads h < nHeads of n rows ([n, stride], in place). */
+  l2NormHeads(x: F32Ref, stride: number, n: number, nHeads: number, headDim: number, eps: number): void;
+  /** out[t, h·headV …] = RMSNorm(o) · norm · SiLU(z) per value head, in place (DeltaNet's gated norm). */
+  gatedNormHeads(
+    out: F32Ref,
+    outStride: number,
+    z: F32Ref,
+    zStride: number,
+    norm: F32Ref,
+    n: number,
+    nHeads: number,
+    headV: number,
+    eps: number,
+  ): void;
 }
 
 /** ggml_compute_softplus_f32. */

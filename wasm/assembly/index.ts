@@ -18,3 +18,4 @@ export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
 export { interleave_rows4 } from './rows4-layout';
 export { delta_net_scan } from './delta-net-scan';
 export { mamba2_scan } from './mamba2-scan';
+export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';

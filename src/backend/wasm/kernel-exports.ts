@@ -114,6 +114,33 @@ export interface KernelExports {
     h0: number,
     h1: number,
   ): void;
+  /** Causal depthwise conv1d + bias + SiLU over [state ‖ x], the window slid (wasm/assembly/recurrent-conv.ts). */
+  conv_silu?(
+    state: number,
+    x: number,
+    xStride: number,
+    kernel: number,
+    bias: number,
+    out: number,
+    outStride: number,
+    n: number,
+    channels: number,
+    taps: number,
+  ): void;
+  /** x[t, h·headDim …] /= sqrt(Σx² + eps) in place (wasm/assembly/recurrent-conv.ts). */
+  l2norm_heads?(x: number, stride: number, n: number, nHeads: number, headDim: number, eps: number): void;
+  /** DeltaNet's gated RMSNorm per value head, in place (wasm/assembly/recurrent-conv.ts). */
+  gated_norm_heads?(
+    out: number,
+    outStride: number,
+    z: number,
+    zStride: number,
+    norm: number,
+    n: number,
+    nHeads: number,
+    headV: number,
+    eps: number,
+  ): void;
   /** Mamba-2's selective scan over n tokens, heads h0 … h1−1 (wasm/assembly/mamba2-scan.ts); absent from older builds. */
   mamba2_scan?(
     state: number,

@@ -13,9 +13,19 @@ const at = ([a, i]: F32Ref): number => a.byteOffset + 4 * i;
 
 /** The kernels of `k` over `heap`, or null when this build has none (a benchmark's older baseline build). */
 export function wasmRecurrentKernels(heap: WasmHeap, k: KernelExports): RecurrentKernels | null {
-  const { delta_net_scan: deltaNet, mamba2_scan: mamba2 } = k;
-  if (!deltaNet || !mamba2) return null;
+  const { delta_net_scan: deltaNet, mamba2_scan: mamba2, conv_silu: conv, l2norm_heads: l2, gated_norm_heads: gn } = k;
+  if (!deltaNet || !mamba2 || !conv || !l2 || !gn) return null;
   return {
+    convSilu(a) {
+      const [s, x, w, o] = [a.state, a.x, a.kernel, a.out].map(at);
+      conv(s, x, a.xStride, w, a.bias ? at(a.bias) : 0, o, a.outStride, a.n, a.channels, a.taps);
+    },
+    l2NormHeads(x, stride, n, nHeads, headDim, eps) {
+      l2(at(x), stride, n, nHeads, headDim, eps);
+    },
+    gatedNormHeads(out, outStride, z, zStride, norm, n, nHeads, headV, eps) {
+      gn(at(out), outStride, at(z), zStride, at(norm), n, nHeads, headV, eps);
+    },
     stateArray(size, what) {
       if (size === 0) return () => new Float32Array(0);
       const { byteOffset } = heap.alloc(size * 4, what); // fresh memory: zero
