@@ -56,7 +56,7 @@ export interface Mamba2ScanArgs {
 }
 
 /** Where a causal depthwise conv1d + SiLU of a step reads and writes; strides in f32. */
-export interface ConvSiluArgs {
+interface ConvSiluArgs {
   /** [taps − 1, channels] conv window at the start of the layer's state, slid past the n rows in place. */
   readonly state: F32Ref;
   /** [n, xStride] the rows convolved (channels columns used). */
