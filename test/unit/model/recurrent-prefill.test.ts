@@ -20,3 +20,18 @@ describe.each(RECURRENT_PREFILL_FIXTURES)('recurrent prefill: %s', (_name, fixtu
     expect(maxAbsDiff(wasm, cpu)).toBeLessThanOrEqual(0.5);
   });
 });
+
+describe('recurrent prefill on WASM ×2 threads (state in the shared memory)', () => {
+  it('qwen35 and granitehybrid: the same checks, and the one-thread logits', async () => {
+    for (const [, fixture] of RECURRENT_PREFILL_FIXTURES.slice(0, 2)) {
+      const one = await prefillChecks(await createWasmOps({ threads: 1 }), fixture, 0.3);
+      const ops = await createWasmOps({ threads: 2 });
+      try {
+        const two = await prefillChecks(ops, fixture, 0.3);
+        expect(maxAbsDiff(two, one)).toBeLessThanOrEqual(1e-3);
+      } finally {
+        ops.destroy(); // stops the helper threads
+      }
+    }
+  });
+});
