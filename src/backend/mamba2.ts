@@ -27,11 +27,11 @@ export interface Mamba2Dims {
   readonly headDim: number;
 }
 
-/** The per-step input of a Mamba-2 layer and the conv scratch. */
+/** The per-step input of a Mamba-2 layer (read once: host backends put softplus(dt + dt_bias) in place), conv scratch. */
 export interface Mamba2Inputs {
   /** [n, 2·dInner + 2·nGroups·dState + nHeads] ssm_in projection: z | x | B | C | dt. */
   readonly zxbcdt: Activation;
-  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]); backends that need none ignore it. */
+  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]). */
   readonly conv: Activation;
 }
 
