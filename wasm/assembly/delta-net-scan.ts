@@ -12,7 +12,7 @@
  */
 import { expf } from './fast-math';
 
-export function delta_net_scan(
+function delta_net_scan(
   state: usize,
   conv: usize,
   convStride: i32,
@@ -111,4 +111,29 @@ export function delta_net_scan(
     sum += s * load<f32>(q + off);
   }
   return sum;
+}
+
+/**
+ * delta_net_scan with its parameters in memory at `p` (13 i32: state, conv, convStride, gate, gateStride, beta,
+ * betaStride, out, outStride, n, headK, nKHeads, headV), heads h0 … h1−1: the matvec signature, so the thread pool
+ * splits heads across threads.
+ */
+export function delta_net_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  delta_net_scan(
+    <usize>load<u32>(p),
+    <usize>load<u32>(p + 4),
+    load<i32>(p + 8),
+    <usize>load<u32>(p + 12),
+    load<i32>(p + 16),
+    <usize>load<u32>(p + 20),
+    load<i32>(p + 24),
+    <usize>load<u32>(p + 28),
+    load<i32>(p + 32),
+    load<i32>(p + 36),
+    load<i32>(p + 40),
+    load<i32>(p + 44),
+    load<i32>(p + 48),
+    h0,
+    h1,
+  );
 }

@@ -11,7 +11,7 @@
  */
 import { expf } from './fast-math';
 
-export function mamba2_scan(
+function mamba2_scan(
   state: usize,
   conv: usize,
   convStride: i32,
@@ -87,4 +87,31 @@ export function mamba2_scan(
     sum += v * load<f32>(C + off);
   }
   return sum;
+}
+
+/**
+ * mamba2_scan with its parameters in memory at `p` (15 i32: state, conv, convStride, zx, zxStride, dtCol, a, d, out,
+ * outStride, n, nHeads, headDim, dState, nGroups), heads h0 … h1−1: the matvec signature, so the thread pool splits
+ * heads across threads.
+ */
+export function mamba2_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  mamba2_scan(
+    <usize>load<u32>(p),
+    <usize>load<u32>(p + 4),
+    load<i32>(p + 8),
+    <usize>load<u32>(p + 12),
+    load<i32>(p + 16),
+    load<i32>(p + 20),
+    <usize>load<u32>(p + 24),
+    <usize>load<u32>(p + 28),
+    <usize>load<u32>(p + 32),
+    load<i32>(p + 36),
+    load<i32>(p + 40),
+    load<i32>(p + 44),
+    load<i32>(p + 48),
+    load<i32>(p + 52),
+    load<i32>(p + 56),
+    h0,
+    h1,
+  );
 }

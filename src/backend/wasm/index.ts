@@ -108,7 +108,7 @@ export async function createWasmOps(options: WasmOpsOptions = {}): Promise<Ops> 
   }
   const description = `wasm ${variant} ×${threads} thread${threads > 1 ? 's' : ''}`;
   const ops = new WasmOps(heap, exports, pool, description);
-  const recurrent = wasmRecurrentKernels(heap, exports);
+  const recurrent = wasmRecurrentKernels(heap, exports, pool);
   if (recurrent) ops.useRecurrentKernels(recurrent);
   return ops;
 }

@@ -96,24 +96,13 @@ export interface KernelExports {
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
   topk_f32(x: number, n: number, k: number, ids: number): number;
-  /** The gated delta rule over n tokens, heads h0 … h1−1 (wasm/assembly/delta-net-scan.ts); absent from older builds. */
-  delta_net_scan?(
-    state: number,
-    conv: number,
-    convStride: number,
-    gate: number,
-    gateStride: number,
-    beta: number,
-    betaStride: number,
-    out: number,
-    outStride: number,
-    n: number,
-    headK: number,
-    nKHeads: number,
-    headV: number,
-    h0: number,
-    h1: number,
-  ): void;
+  /**
+   * The gated delta rule over n tokens, heads r0 … r1−1, its 13 parameters in memory at `w`
+   * (wasm/assembly/delta-net-scan.ts).
+   */
+  delta_net_heads: GemvKernel;
+  /** Mamba-2's selective scan likewise, its 15 parameters at `w` (wasm/assembly/mamba2-scan.ts). */
+  mamba2_heads: GemvKernel;
   /** Causal depthwise conv1d + bias + SiLU over [state ‖ x], the window slid (wasm/assembly/recurrent-conv.ts). */
   conv_silu?(
     state: number,
@@ -141,26 +130,6 @@ export interface KernelExports {
     headV: number,
     eps: number,
   ): void;
-  /** Mamba-2's selective scan over n tokens, heads h0 … h1−1 (wasm/assembly/mamba2-scan.ts); absent from older builds. */
-  mamba2_scan?(
-    state: number,
-    conv: number,
-    convStride: number,
-    zx: number,
-    zxStride: number,
-    dtCol: number,
-    a: number,
-    d: number,
-    out: number,
-    outStride: number,
-    n: number,
-    nHeads: number,
-    headDim: number,
-    dState: number,
-    nGroups: number,
-    h0: number,
-    h1: number,
-  ): void;
 }
 
 /**
@@ -184,6 +153,8 @@ export const GEMV_NAMES = [
   'attention_kv_heads',
   'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
+  'delta_net_heads',
+  'mamba2_heads',
 ] as const;
 
 /** One kernel name. */
