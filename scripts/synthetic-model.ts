@@ -35,6 +35,7 @@ import { padVocabulary } from './synthetic/pad-vocabulary.js';
 import { fillGaussian, hashSeed, tensorBytes } from './synthetic/tensor-bytes.js';
 import { hasRandomCodes } from './synthetic/random-codes.js';
 import { loadIqGrids } from '../src/quant/iq-grids.js';
+import { applyQuantMix, type QuantMix, quantMixOf } from './synthetic/quant-mix.js';
 
 /** Repository root and the shared fixtures folder beside it. */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
@@ -52,6 +53,8 @@ export interface SyntheticModelOptions {
   readonly out: string;
   /** Seed of the weights (default 1). */
   readonly seed?: number;
+  /** llama.cpp's per-tensor mix over `quant` (synthetic/quant-mix.ts), e.g. 'q4_k_m'. */
+  readonly mix?: QuantMix;
   /** Type of token_embd/output; default: as llama.cpp picks for a mostly-`quant` file (see `defaultEmbedType`). */
   readonly embedType?: GgmlType;
   /** Gives the model an embedding head: `<arch>.pooling_type` (llama.cpp enum: 1 mean, 2 cls, 3 last, 4 rank). */
@@ -365,6 +368,7 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
   }
   const embedType = o.embedType ?? (s.tied ? defaultEmbedType(o.quant) : undefined);
   const types = plans.map((p) => tensorType(p, o.quant, embedType));
+  if (o.mix) applyQuantMix(o.mix, plans, types);
   if (types.some(hasRandomCodes)) await loadIqGrids(); // dequantization calibrates the random codes' scales
   const alignment = 32;
 
@@ -425,13 +429,13 @@ export async function makeSyntheticModel(opts: {
   seed?: number;
   signal?: AbortSignal;
 }): Promise<string> {
-  const quant = typeof opts.quant === 'string' ? parseQuant(opts.quant) : opts.quant;
+  const mixed = typeof opts.quant === 'string' ? quantMixOf(opts.quant) : null; // q4_k_m: Q4_K + llama.cpp's mix
+  const quant = mixed?.base ?? (typeof opts.quant === 'string' ? parseQuant(opts.quant) : opts.quant);
+  const quantName = mixed?.mix ?? getQuantType(quant).name.toLowerCase();
+  const mix = mixed ? { mix: mixed.mix } : {};
   if (opts.shape in SPEC_BENCH_SHAPES) {
     const spec = SPEC_BENCH_SHAPES[opts.shape as SpecBenchShape];
-    const file = path.join(
-      syntheticCacheDir(),
-      `${spec.arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,
-    );
+    const file = path.join(syntheticCacheDir(), `${spec.arch}-${opts.shape}-${quantName}-s${opts.seed ?? 1}-v1.gguf`);
     if (existsSync(file)) return file;
     const tmp = `${file}.partial-${process.pid}`;
     await writeSyntheticModel({
@@ -440,6 +444,7 @@ export async function makeSyntheticModel(opts: {
       shape: spec.shape,
       out: tmp,
       seed: opts.seed ?? 1,
+      ...mix,
       ...('embedType' in spec ? { embedType: spec.embedType } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
@@ -452,10 +457,7 @@ export async function makeSyntheticModel(opts: {
   if (named === undefined && specArch === undefined)
     throw new LlmError('invalid-request', `unknown synthetic shape "${opts.shape}"`);
   const arch = specArch ?? opts.arch ?? named!.arch;
-  const file = path.join(
-    syntheticCacheDir(),
-    `${arch}-${opts.shape}-${getQuantType(quant).name.toLowerCase()}-s${opts.seed ?? 1}-v1.gguf`,
-  );
+  const file = path.join(syntheticCacheDir(), `${arch}-${opts.shape}-${quantName}-s${opts.seed ?? 1}-v1.gguf`);
   if (existsSync(file)) return file;
   const tmp = `${file}.partial-${process.pid}`;
   await writeSyntheticModel({
@@ -464,6 +466,7 @@ export async function makeSyntheticModel(opts: {
     shape: opts.shape,
     out: tmp,
     seed: opts.seed ?? 1,
+    ...mix,
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   renameSync(tmp, file);

@@ -6,6 +6,9 @@
 //   `rule`       the gated delta rule, one invocation per state row (value head h, row j), tokens in order:
 //                S_j ·= exp(softplus(alpha + dt_bias)·a); d = (v_j − S_j·k)·sigmoid(beta); S_j += d·k;
 //                out[t, h·hv + j] = (S_j·q)/sqrt(hk). Row j depends on no other row, so rows run in parallel.
+//   `rule_heads` the same rule for a prefill (n > 1): one workgroup per value head, one invocation per state row
+//                (WG_SIZE = head_v), the row held in registers for the whole step (head_k ≤ 128) and each tile of
+//                RULE_TILE tokens' k, q and gates staged once in workgroup memory for all rows of the head.
 //   `gated_norm` out row of head h, in place: rmsnorm(o)·norm·silu(z); one invocation per (t, h).
 // Value head h reads key head h mod n_k (ggml's repeat). Everything f32 (ggml's ops are f32).
 // Dispatch: 1-D, (gx, gy). Reference: deltaNetRows (src/backend/delta-net.ts).
@@ -119,6 +122,57 @@ fn rule(ids: Ids) {
     }
     out[t * p.out_cols + g] = o * scale;
   }
+}
+
+const RULE_TILE: u32 = 8u;
+var<workgroup> tile_kq: array<f32, 2048>; // (RULE_TILE, 2, head_k ≤ 128) f32: k then q of each token of the tile
+var<workgroup> tile_gate: array<f32, 16>; // (RULE_TILE, 2) f32: decay, sigmoid(beta)
+
+@compute @workgroup_size(WG_SIZE)
+fn rule_heads(ids: Ids) {
+  let h = ids.wg.y * ids.nwg.x + ids.wg.x; // value head (uniform in the workgroup)
+  let j = ids.lid; // state row
+  let hk = p.head_k;
+  let row = p.state_at + (p.taps - 1u) * p.channels + (h * p.head_v + j) * hk; // S[h][j, :]
+  var s: array<f32, 128>; // S[h][j, :] for the whole step
+  for (var i = 0u; i < hk; i++) { s[i] = select(state[row + i], 0.0, p.fresh != 0u); }
+  let q_at = (h % p.n_k) * hk;
+  let k_at = p.n_k * hk + q_at;
+  let v_at = 2u * p.n_k * hk + h * p.head_v + j;
+  let scale = 1.0 / sqrt(f32(hk));
+  for (var t0 = 0u; t0 < p.n; t0 += RULE_TILE) {
+    let nt = min(RULE_TILE, p.n - t0);
+    workgroupBarrier(); // the previous tile is consumed
+    for (var e = j; e < nt * 2u * hk; e += WG_SIZE) {
+      let r = e % (2u * hk);
+      let c = (t0 + e / (2u * hk)) * p.conv_cols;
+      if (r < hk) { tile_kq[e] = conv[c + k_at + r]; } else { tile_kq[e] = conv[c + q_at + r - hk]; }
+    }
+    if (j < nt) {
+      let t = t0 + j;
+      tile_gate[2u * j] = exp(softplus(alpha[t * p.alpha_cols + h] + dt_bias[h]) * a[h]);
+      tile_gate[2u * j + 1u] = 1.0 / (1.0 + exp(-beta[t * p.beta_cols + h]));
+    }
+    workgroupBarrier();
+    for (var tt = 0u; tt < nt; tt++) {
+      let kb = tt * 2u * hk;
+      let decay = tile_gate[2u * tt];
+      var sk = 0.0;
+      for (var i = 0u; i < hk; i++) {
+        s[i] *= decay;
+        sk += s[i] * tile_kq[kb + i];
+      }
+      let t = t0 + tt;
+      let d = (conv[t * p.conv_cols + v_at] - sk) * tile_gate[2u * tt + 1u];
+      var o = 0.0;
+      for (var i = 0u; i < hk; i++) {
+        s[i] += tile_kq[kb + i] * d;
+        o += s[i] * tile_kq[kb + hk + i];
+      }
+      out[t * p.out_cols + h * p.head_v + j] = o * scale;
+    }
+  }
+  for (var i = 0u; i < hk; i++) { state[row + i] = s[i]; }
 }
 
 @compute @workgroup_size(WG_SIZE)

@@ -5,6 +5,9 @@
 //   `scan`       the selective scan, one invocation per state row (head h, channel i), tokens in order:
 //                dt = softplus(dt_raw + dt_bias[h]); S ·= exp(dt · a[h]); S += B · (x · dt); y = S · C + D[h] · x;
 //                out[t, h·head_dim + i] = y · silu(z). B and C are group h / (n_heads / n_groups)'s. Rows are independent.
+//   `scan_heads` the same scan for a prefill (n > 1): one workgroup per head, one invocation per channel (WG_SIZE =
+//                head_dim), the state row held in registers for the whole step (d_state ≤ 128) and each tile of
+//                SCAN_TILE tokens' B, C and dt staged once in workgroup memory for all channels of the head.
 //   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
 //                (sum of squares with one workgroup reduction).
 // Everything f32 (ggml's ssm ops are f32). Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
@@ -99,6 +102,49 @@ fn scan(ids: Ids) {
     }
     out[t * p.out_cols + g] = (y + x * d[h]) * silu(zx[zr + g]);
   }
+}
+
+const SCAN_TILE: u32 = 8u;
+var<workgroup> tile_bc: array<f32, 2048>; // (SCAN_TILE, 2, d_state ≤ 128) f32: B then C of each token of the tile
+var<workgroup> tile_dt: array<f32, 8>; // (SCAN_TILE) f32 softplus(dt + dt_bias)
+
+@compute @workgroup_size(WG_SIZE)
+fn scan_heads(ids: Ids) {
+  let h = ids.wg.y * ids.nwg.x + ids.wg.x; // head (uniform in the workgroup)
+  let g = h * p.head_dim + ids.lid; // channel
+  let ds = p.d_state;
+  let row = p.state_at + (p.taps - 1u) * p.channels + g * ds; // S[h][i, :]
+  var s: array<f32, 128>; // S[h][i, :] for the whole step
+  for (var j = 0u; j < ds; j++) { s[j] = select(state[row + j], 0.0, p.fresh != 0u); }
+  let grp = h / (p.n_heads / p.n_groups);
+  let b_at = p.inner + grp * ds;
+  let c_at = p.inner + p.n_groups * ds + grp * ds;
+  for (var t0 = 0u; t0 < p.n; t0 += SCAN_TILE) {
+    let nt = min(SCAN_TILE, p.n - t0);
+    workgroupBarrier(); // the previous tile is consumed
+    for (var e = ids.lid; e < nt * 2u * ds; e += WG_SIZE) {
+      let r = e % (2u * ds);
+      let c = (t0 + e / (2u * ds)) * p.conv_cols;
+      if (r < ds) { tile_bc[e] = conv[c + b_at + r]; } else { tile_bc[e] = conv[c + c_at + r - ds]; }
+    }
+    if (ids.lid < nt) { tile_dt[ids.lid] = softplus(zx[(t0 + ids.lid) * p.zx_cols + p.inner + p.channels + h] + dt_bias[h]); }
+    workgroupBarrier();
+    for (var tt = 0u; tt < nt; tt++) {
+      let t = t0 + tt;
+      let bb = tt * 2u * ds;
+      let dt = tile_dt[tt];
+      let decay = exp(dt * a[h]);
+      let x = conv[t * p.conv_cols + g];
+      let x_dt = x * dt;
+      var y = 0.0;
+      for (var j = 0u; j < ds; j++) {
+        s[j] = s[j] * decay + tile_bc[bb + j] * x_dt;
+        y += s[j] * tile_bc[bb + ds + j];
+      }
+      out[t * p.out_cols + g] = (y + x * d[h]) * silu(zx[t * p.zx_cols + g]);
+    }
+  }
+  for (var j = 0u; j < ds; j++) { state[row + j] = s[j]; }
 }
 
 @compute @workgroup_size(WG_SIZE)

@@ -17,13 +17,13 @@ export interface DeltaNetDims {
   readonly nVHeads: number;
 }
 
-/** The per-step projections a DeltaNet layer mixes. */
+/** The per-step projections a DeltaNet layer mixes (read once: host backends turn alpha and beta into gates in place). */
 export interface DeltaNetInputs {
   readonly mixed: Activation; // [n, 2·nKHeads·headK + nVHeads·headV] q | k | v
   readonly z: Activation; // [n, nVHeads·headV] output gate
   readonly beta: Activation; // [n, nVHeads]
   readonly alpha: Activation; // [n, nVHeads]
-  /** Scratch of the conv1d output ([n, 2·nKHeads·headK + nVHeads·headV]); backends that need none ignore it. */
+  /** Scratch of the conv1d output ([n, 2·nKHeads·headK + nVHeads·headV]). */
   readonly conv: Activation;
 }
 

@@ -2,56 +2,16 @@
  * The gated DeltaNet token mixer of qwen35 over plain f32 arrays (`Ops.deltaNet`), as llama.cpp's
  * `build_layer_attn_linear` + fused `ggml_gated_delta_net`: causal depthwise conv1d (+ SiLU) over the mixed q|k|v
  * projection, L2-normalised q and k, then per value head the gated delta rule on a [headV, headK] state, and the
- * output RMS-normalised per head × SiLU(z). Tokens run one after another (the recurrent form; a chunked prefill is
- * still to come), so decode and prefill share one path.
+ * output RMS-normalised per head × SiLU(z). The conv1d runs over all rows of the step, then the delta rule head by
+ * head over every token (recurrent-scan.ts, as llama.cpp's CPU op), so decode and prefill share one path.
  */
 
 import type { Activation, Weight } from './ops.js';
 import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
+import { type F32Ref, type RecurrentKernels, softplus, tsDeltaNetScan } from './recurrent-scan.js';
 
 /** Where a backend keeps an activation's or an f32 weight's values: the array and the f32 index of element 0. */
 export type HostView = (x: Activation | Weight) => readonly [Float32Array, number];
-
-/** Where one call of `deltaNetRows` reads and writes (f32 indices into the arrays given). */
-interface DeltaNetArgs {
-  readonly dims: DeltaNetDims;
-  /** [n, valueDim] output (before ssm_out). */
-  readonly out: Float32Array;
-  readonly outAt: number;
-  readonly outStride: number;
-  /** [n, convDim] mixed projection q | k | v (attn_qkv). */
-  readonly mixed: Float32Array;
-  readonly mixedAt: number;
-  readonly mixedStride: number;
-  /** [n, valueDim] output gate z (attn_gate). */
-  readonly z: Float32Array;
-  readonly zAt: number;
-  readonly zStride: number;
-  /** [n, nVHeads] beta logits (ssm_beta, before the sigmoid). */
-  readonly beta: Float32Array;
-  readonly betaAt: number;
-  readonly betaStride: number;
-  /** [n, nVHeads] decay logits (ssm_alpha, before dt bias and softplus). */
-  readonly alpha: Float32Array;
-  readonly alphaAt: number;
-  readonly alphaStride: number;
-  /** [convDim, taps] depthwise kernel (ggml [taps, convDim]). */
-  readonly kernel: Float32Array;
-  readonly kernelAt: number;
-  /** [nVHeads] ssm_dt.bias, [nVHeads] ssm_a (−exp(A_log)), [headV] ssm_norm. */
-  readonly dtBias: Float32Array;
-  readonly dtBiasAt: number;
-  readonly a: Float32Array;
-  readonly aAt: number;
-  readonly norm: Float32Array;
-  readonly normAt: number;
-  /** [(taps − 1)·convDim + nVHeads·headV·headK] state of this layer in this slot, updated in place. */
-  readonly state: Float32Array;
-  readonly n: number;
-  readonly eps: number;
-  /** The sequence starts here: the old state reads as zeros. */
-  readonly fresh: boolean;
-}
 
 /** f32 values of one layer's state per sequence: the conv window, then one [headV, headK] matrix per value head. */
 export function deltaNetStateSize(d: DeltaNetDims): number {
@@ -63,81 +23,97 @@ function convDimOf(d: DeltaNetDims): number {
   return 2 * d.nKHeads * d.headK + d.nVHeads * d.headV;
 }
 
-/** Scratch reused by every call (single-threaded, never re-entered): grows once, decode allocates nothing. */
-let scratch = new Float32Array(256);
-
 const silu = (x: number): number => x / (1 + Math.exp(-x));
-const softplus = (x: number): number => (x > 20 ? x : Math.log(1 + Math.exp(x)));
 
-/** out = gatedNorm(deltaRule(silu(conv([state ‖ mixed]))), z) for n rows, the state advanced past them. */
-function deltaNetRows(a: DeltaNetArgs): void {
-  const d = a.dims;
+/**
+ * conv[t] = silu(conv1d([state ‖ mixed])[t]) for n rows, q and k heads L2-normalised (llama.cpp's
+ * build_gdn_l2_norm: x / sqrt(Σx² + eps)); the conv window then holds the last taps − 1 rows of [state ‖ mixed].
+ */
+function convRows(
+  d: DeltaNetDims,
+  conv: F32Ref,
+  convStride: number,
+  mixed: F32Ref,
+  mixedStride: number,
+  kernel: F32Ref,
+  state: Float32Array,
+  n: number,
+  eps: number,
+): void {
   const C = convDimOf(d);
   const taps = d.convWidth;
   const w = taps - 1; // conv state rows
-  const [hK, hV, nK, nV] = [d.headK, d.headV, d.nKHeads, d.nVHeads];
-  const state = a.state;
-  const sAt = w * C; // delta states start here
-  if (a.fresh) state.fill(0);
-  if (scratch.length < C + hV) scratch = new Float32Array(C + hV);
-  const conv = scratch; // [C] this token's conv output, then q | k | v views; [hV] one head's output after it
-  const oAt = C;
-  const scale = 1 / Math.sqrt(hK);
-  for (let t = 0; t < a.n; t++) {
-    const row = a.mixedAt + t * a.mixedStride;
-    // Causal depthwise conv over [state rows ‖ this token], SiLU; then the window slides one row.
+  const [[cv, cv0], [mx, mx0], [kw, kw0]] = [conv, mixed, kernel];
+  for (let t = 0; t < n; t++) {
+    const out = cv0 + t * convStride; // [n, convStride] conv scratch rows, C used
     for (let c = 0; c < C; c++) {
-      const kr = a.kernelAt + c * taps;
+      const kr = kw0 + c * taps;
       let sum = 0;
-      for (let k = 0; k < w; k++) sum += a.kernel[kr + k] * state[k * C + c];
-      const x = a.mixed[row + c];
-      sum += a.kernel[kr + w] * x;
-      conv[c] = silu(Math.fround(sum));
-      for (let k = 0; k + 1 < w; k++) state[k * C + c] = state[(k + 1) * C + c];
-      if (w > 0) state[(w - 1) * C + c] = x;
+      for (let k = 0; k < taps; k++) {
+        const src = t + k; // row of [state ‖ mixed]
+        sum += kw[kr + k] * (src < w ? state[src * C + c] : mx[mx0 + (src - w) * mixedStride + c]);
+      }
+      cv[out + c] = silu(Math.fround(sum));
     }
-    // L2 norm of each q and k head: x / sqrt(Σx² + eps) (llama.cpp's build_gdn_l2_norm).
-    for (let h = 0; h < 2 * nK; h++) {
+    for (let h = 0; h < 2 * d.nKHeads; h++) {
+      const at = out + h * d.headK;
       let ss = 0;
-      for (let i = 0; i < hK; i++) ss += conv[h * hK + i] * conv[h * hK + i];
-      const inv = 1 / Math.sqrt(ss + a.eps);
-      for (let i = 0; i < hK; i++) conv[h * hK + i] *= inv;
+      for (let i = 0; i < d.headK; i++) ss += cv[at + i] * cv[at + i];
+      const inv = 1 / Math.sqrt(ss + eps);
+      for (let i = 0; i < d.headK; i++) cv[at + i] *= inv;
     }
-    const vAt = 2 * nK * hK;
+  }
+  // The window slides n rows: row r becomes row n + r of [state ‖ mixed] (ascending: n + r ≥ r is still unread).
+  for (let r = 0; r < w; r++) {
+    const src = n + r;
+    if (src < w) state.copyWithin(r * C, src * C, src * C + C);
+    else for (let c = 0; c < C; c++) state[r * C + c] = mx[mx0 + (src - w) * mixedStride + c];
+  }
+}
+
+/** In place over n rows: alpha → log decay softplus(alpha + dt_bias) · ssm_a, beta → σ(beta) (as llama.cpp's graph). */
+function gateRows(
+  nV: number,
+  alpha: F32Ref,
+  alphaStride: number,
+  beta: F32Ref,
+  betaStride: number,
+  dtBias: F32Ref,
+  a: F32Ref,
+  n: number,
+): void {
+  const [[al, al0], [be, be0], [dtb, dtb0], [aw, aw0]] = [alpha, beta, dtBias, a];
+  for (let t = 0; t < n; t++) {
     for (let h = 0; h < nV; h++) {
-      const qAt = (h % nK) * hK; // value head h reads key head h mod nKHeads (ggml's repeat)
-      const kAt = nK * hK + qAt;
-      const g = Math.exp(
-        softplus(a.alpha[a.alphaAt + t * a.alphaStride + h] + a.dtBias[a.dtBiasAt + h]) * a.a[a.aAt + h],
-      );
-      const beta = 1 / (1 + Math.exp(-a.beta[a.betaAt + t * a.betaStride + h]));
-      const S = sAt + h * hV * hK; // [hV rows, hK cols]
-      for (let j = 0; j < hV; j++) {
-        const r = S + j * hK;
-        let sk = 0;
-        for (let i = 0; i < hK; i++) {
-          const s = Math.fround(state[r + i] * g);
-          state[r + i] = s;
-          sk += s * conv[kAt + i];
-        }
-        const delta = (conv[vAt + h * hV + j] - sk) * beta;
-        let o = 0;
-        for (let i = 0; i < hK; i++) {
-          const s = Math.fround(state[r + i] + conv[kAt + i] * delta);
-          state[r + i] = s;
-          o += s * conv[qAt + i];
-        }
-        conv[oAt + j] = o * scale;
-      }
-      // Gated RMSNorm of this head: norm(o) · ssm_norm · silu(z).
+      const ai = al0 + t * alphaStride + h;
+      al[ai] = softplus(Math.fround(al[ai] + dtb[dtb0 + h])) * aw[aw0 + h];
+      const bi = be0 + t * betaStride + h;
+      be[bi] = 1 / (1 + Math.exp(-be[bi]));
+    }
+  }
+}
+
+/** out[t, h] = RMSNorm(out[t, h]) · ssm_norm · SiLU(z[t, h]) per value head, in place. */
+function gatedNormRows(
+  d: DeltaNetDims,
+  out: F32Ref,
+  outStride: number,
+  z: F32Ref,
+  zStride: number,
+  norm: F32Ref,
+  n: number,
+  eps: number,
+): void {
+  const [[o, o0], [zv, z0], [nw, nw0]] = [out, z, norm];
+  const hV = d.headV;
+  for (let t = 0; t < n; t++) {
+    for (let h = 0; h < d.nVHeads; h++) {
+      const at = o0 + t * outStride + h * hV;
+      const zr = z0 + t * zStride + h * hV;
       let ss = 0;
-      for (let j = 0; j < hV; j++) ss += conv[oAt + j] * conv[oAt + j];
-      const inv = 1 / Math.sqrt(ss / hV + a.eps);
-      const zr = a.zAt + t * a.zStride + h * hV;
-      const outR = a.outAt + t * a.outStride + h * hV;
-      for (let j = 0; j < hV; j++) {
-        a.out[outR + j] = Math.fround(conv[oAt + j] * inv * a.norm[a.normAt + j] * silu(a.z[zr + j]));
-      }
+      for (let j = 0; j < hV; j++) ss += o[at + j] * o[at + j];
+      const inv = 1 / Math.sqrt(ss / hV + eps);
+      for (let j = 0; j < hV; j++) o[at + j] = Math.fround(o[at + j] * inv * nw[nw0 + j] * silu(zv[zr + j]));
     }
   }
 }
@@ -171,7 +147,11 @@ export function hostMulSigmoid(view: HostView, x: Activation, gate: Activation, 
   for (let i = 0; i < n * x.cols; i++) xd[xAt + i] = Math.fround(xd[xAt + i] / (1 + Math.exp(-gd[gAt + i])));
 }
 
-/** `Ops.deltaNet` on a host backend whose values `view` locates (cpu, wasm). */
+/**
+ * `Ops.deltaNet` on a host backend whose values `view` locates (cpu, wasm): the conv1d rows into the conv scratch, the
+ * gates in place of alpha and beta, the scan head by head over all n tokens (`kernels`' native one when given, else
+ * recurrent-scan.ts's), the gated norm. Overwrites x.conv, x.alpha and x.beta.
+ */
 export function hostDeltaNet(
   view: HostView,
   out: Activation,
@@ -181,44 +161,43 @@ export function hostDeltaNet(
   eps: number,
   state: Float32Array,
   fresh: boolean,
+  kernels: RecurrentKernels | null,
 ): void {
-  const [o, outAt] = view(out);
-  const [mixed, mixedAt] = view(x.mixed);
-  const [z, zAt] = view(x.z);
-  const [beta, betaAt] = view(x.beta);
-  const [alpha, alphaAt] = view(x.alpha);
-  const [kernel, kernelAt] = view(w.conv);
-  const [dtBias, dtBiasAt] = view(w.dtBias);
-  const [aw, aAt] = view(w.a);
-  const [norm, normAt] = view(w.norm);
-  deltaNetRows({
-    dims: w.dims,
-    out: o,
-    outAt,
-    outStride: out.cols,
-    mixed,
-    mixedAt,
-    mixedStride: x.mixed.cols,
-    z,
-    zAt,
-    zStride: x.z.cols,
+  const d = w.dims;
+  if (fresh) state.fill(0);
+  const conv = view(x.conv);
+  const C = convDimOf(d);
+  if (kernels) {
+    const args = {
+      state: [state, 0] as const,
+      x: view(x.mixed),
+      xStride: x.mixed.cols,
+      kernel: view(w.conv),
+      bias: null,
+    };
+    kernels.convSilu({ ...args, out: conv, outStride: x.conv.cols, n, channels: C, taps: d.convWidth });
+    kernels.l2NormHeads(conv, x.conv.cols, n, 2 * d.nKHeads, d.headK, eps);
+  } else {
+    convRows(d, conv, x.conv.cols, view(x.mixed), x.mixed.cols, view(w.conv), state, n, eps);
+  }
+  const [gate, beta] = [view(x.alpha), view(x.beta)];
+  gateRows(d.nVHeads, gate, x.alpha.cols, beta, x.beta.cols, view(w.dtBias), view(w.a), n);
+  const scan = {
+    state: [state, (d.convWidth - 1) * C] as const,
+    conv,
+    convStride: x.conv.cols,
+    gate,
+    gateStride: x.alpha.cols,
     beta,
-    betaAt,
     betaStride: x.beta.cols,
-    alpha,
-    alphaAt,
-    alphaStride: x.alpha.cols,
-    kernel,
-    kernelAt,
-    dtBias,
-    dtBiasAt,
-    a: aw,
-    aAt,
-    norm,
-    normAt,
-    state,
+    out: view(out),
+    outStride: out.cols,
     n,
-    eps,
-    fresh,
-  });
+    ...d,
+  };
+  if (kernels) kernels.deltaNetScan(scan);
+  else tsDeltaNetScan(scan);
+  const norm = [scan.out, out.cols, view(x.z), x.z.cols, view(w.norm), n] as const;
+  if (kernels) kernels.gatedNormHeads(...norm, d.nVHeads, d.headV, eps);
+  else gatedNormRows(d, ...norm, eps);
 }

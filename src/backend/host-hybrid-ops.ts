@@ -13,6 +13,7 @@ import { hostMamba2, type Mamba2Inputs, type Mamba2Weights, mamba2StateSize } fr
 import type { Activation, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import type { DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
 import { HostRecurrentState } from './short-conv.js';
+import type { RecurrentKernels } from './recurrent-scan.js';
 import { hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';
 import { checkRows } from './set-rows.js';
@@ -20,7 +21,9 @@ import { hostGelu, hostLayerNorm } from './host-encoder-ops.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
-  protected readonly recurrent = new HostRecurrentState();
+  protected recurrent = new HostRecurrentState();
+  /** The backend's native scans (WASM SIMD), null: the plain-TS ones (recurrent-scan.ts). */
+  private kernels: RecurrentKernels | null = null;
   /** gemma3n's AltUp primitives over this backend's values (`view` is read at call time: subclasses set it). */
   readonly altUp: AltUpPrimitives = new HostAltUp(
     (t) => this.view(t),
@@ -43,15 +46,21 @@ export abstract class HostHybridOps extends CompositeOps {
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     const { slot, startPos } = this.step();
     const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
-    hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0);
-    this.written(out);
+    hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
+    for (const a of [out, x.conv, x.alpha, x.beta]) this.written(a);
   }
 
   mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
     const { slot, startPos } = this.step();
     const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
-    hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0);
-    this.written(out);
+    hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
+    for (const a of [out, x.conv, x.zxbcdt]) this.written(a);
+  }
+
+  /** Runs the DeltaNet and Mamba-2 scans on `kernels`, the recurrent state placed where they read it (before loading). */
+  useRecurrentKernels(kernels: RecurrentKernels): void {
+    this.kernels = kernels;
+    this.recurrent = new HostRecurrentState((size, what) => kernels.stateArray(size, what));
   }
 
   reluSquared(x: Activation, n: number): void {

@@ -1,12 +1,14 @@
 /**
  * The Mamba-2 token mixer over plain f32 arrays (`Ops.mamba2`), as llama.cpp's `build_mamba2_layer` with ggml's
  * `ssm_conv` and `ssm_scan`: causal depthwise conv1d (+ bias, SiLU) over the x | B | C channels, the selective scan
- * per head with B and C of the head's group, the D skip, then y · SiLU(z) RMS-normalised per group. Tokens run one
- * after another (the recurrent form; a chunked prefill scan is still to come), so decode and prefill share one path.
+ * per head with B and C of the head's group, the D skip, then y · SiLU(z) RMS-normalised per group. The conv1d runs
+ * over all rows of the step, then the scan head by head over every token (recurrent-scan.ts; per-token numerics, as
+ * llama.cpp's CPU ssm_scan), so decode and prefill share one path.
  */
 
 import type { HostView } from './delta-net.js';
 import type { Activation, Weight } from './ops.js';
+import { type F32Ref, type RecurrentKernels, softplus, tsMamba2Scan } from './recurrent-scan.js';
 
 /**
  * Geometry of a Mamba-2 layer (`ssm.conv_kernel`, `ssm.state_size`, `ssm.group_count`, `ssm.time_step_rank`,
@@ -25,11 +27,11 @@ export interface Mamba2Dims {
   readonly headDim: number;
 }
 
-/** The per-step input of a Mamba-2 layer and the conv scratch. */
+/** The per-step input of a Mamba-2 layer (read once: host backends put softplus(dt + dt_bias) in place), conv scratch. */
 export interface Mamba2Inputs {
   /** [n, 2·dInner + 2·nGroups·dState + nHeads] ssm_in projection: z | x | B | C | dt. */
   readonly zxbcdt: Activation;
-  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]); backends that need none ignore it. */
+  /** Scratch of the conv1d output ([n, dInner + 2·nGroups·dState]). */
   readonly conv: Activation;
 }
 
@@ -58,14 +60,14 @@ export function mamba2StateSize(d: Mamba2Dims): number {
   return (d.convWidth - 1) * conv + inner * d.dState;
 }
 
-/** Scratch reused by every call (single-threaded, never re-entered): grows once, decode allocates nothing. */
-let scratch = new Float32Array(256);
-
 const silu = (x: number): number => x / (1 + Math.exp(-x));
-/** ggml_compute_softplus_f32. */
-const softplus = (x: number): number => (x > 20 ? x : Math.log(1 + Math.exp(x)));
 
-/** `Ops.mamba2` on a host backend whose values `view` locates (cpu, wasm); `state` is this layer's in this slot. */
+/**
+ * `Ops.mamba2` on a host backend whose values `view` locates (cpu, wasm); `state` is this layer's in this slot. The
+ * conv1d runs over all n rows into the conv scratch, dt through its bias and softplus in place, the scan head by head
+ * over every token (`kernels`' native one when given, else recurrent-scan.ts's), then the grouped RMSNorm. Overwrites
+ * x.conv and the dt columns of x.zxbcdt.
+ */
 export function hostMamba2(
   view: HostView,
   out: Activation,
@@ -75,73 +77,95 @@ export function hostMamba2(
   eps: number,
   state: Float32Array,
   fresh: boolean,
+  kernels: RecurrentKernels | null,
 ): void {
   const d = w.dims;
   const { inner, conv: C, proj } = mamba2Widths(d);
-  const [o, oAt] = view(out);
-  const [zx, zxAt] = view(x.zxbcdt);
-  const [kernel, kAt] = view(w.conv);
-  const bias = w.convBias ? view(w.convBias) : null;
-  const [dtBias, dtAt] = view(w.dtBias);
-  const [aw, aAt] = view(w.a);
-  const [dw, dAt] = view(w.d);
-  const normView = w.norm ? view(w.norm) : null;
-  const taps = d.convWidth;
-  const win = taps - 1; // conv state rows
-  const sAt = win * C; // ssm states start here: [nHeads, headDim, dState]
-  const ds = d.dState;
-  const headsPerGroup = d.nHeads / d.nGroups;
-  const groupCols = inner / d.nGroups;
-  if (fresh) state.fill(0);
-  if (scratch.length < C) scratch = new Float32Array(C);
-  const cv = scratch; // [C] this token's conv output: x | B | C
   if (proj > x.zxbcdt.cols) throw new Error('mamba2: zxbcdt is narrower than the layer');
+  if (fresh) state.fill(0);
+  const zx = view(x.zxbcdt);
+  const conv = view(x.conv);
+  const [xbc, kernel, bias] = [[zx[0], zx[1] + inner] as const, view(w.conv), w.convBias ? view(w.convBias) : null];
+  if (kernels) {
+    const args = { state: [state, 0] as const, x: xbc, xStride: x.zxbcdt.cols, kernel, bias, out: conv };
+    kernels.convSilu({ ...args, outStride: x.conv.cols, n, channels: C, taps: d.convWidth });
+  } else {
+    convRows(C, d.convWidth, conv, x.conv.cols, xbc, x.zxbcdt.cols, kernel, bias, state, n);
+  }
+  const [dtb, dtb0] = view(w.dtBias);
   for (let t = 0; t < n; t++) {
-    const row = zxAt + t * x.zxbcdt.cols; // z at row, xBC at row + inner, dt at row + inner + C
-    // Causal depthwise conv over [state rows ‖ this token] (oldest tap first, as ggml_ssm_conv), bias, SiLU.
+    const at = zx[1] + t * x.zxbcdt.cols + inner + C; // dt ← softplus(dt + dt_bias), in place
+    for (let h = 0; h < d.nHeads; h++) zx[0][at + h] = softplus(Math.fround(zx[0][at + h] + dtb[dtb0 + h]));
+  }
+  const scan = {
+    state: [state, (d.convWidth - 1) * C] as const,
+    conv,
+    convStride: x.conv.cols,
+    zx,
+    zxStride: x.zxbcdt.cols,
+    dtCol: inner + C,
+    a: view(w.a),
+    d: view(w.d),
+    out: view(out),
+    outStride: out.cols,
+    n,
+    ...d,
+  };
+  if (kernels) kernels.mamba2Scan(scan);
+  else tsMamba2Scan(scan);
+  if (w.norm) groupNormRows(d, scan.out, out.cols, view(w.norm), n, eps);
+}
+
+/**
+ * conv[t] = silu(conv1d([state ‖ xBC])[t] + bias) for n rows (oldest tap first, as ggml_ssm_conv, f32 sums); the
+ * window then holds the last taps − 1 rows of [state ‖ xBC].
+ */
+function convRows(
+  C: number,
+  taps: number,
+  conv: F32Ref,
+  convStride: number,
+  xbc: F32Ref,
+  xbcStride: number,
+  kernel: F32Ref,
+  bias: F32Ref | null,
+  state: Float32Array,
+  n: number,
+): void {
+  const win = taps - 1; // conv state rows
+  const [[cv, cv0], [xs, xs0], [kw, kw0]] = [conv, xbc, kernel];
+  for (let t = 0; t < n; t++) {
     for (let c = 0; c < C; c++) {
-      const kr = kAt + c * taps;
+      const kr = kw0 + c * taps;
       let sum = 0;
-      for (let k = 0; k < win; k++) sum = Math.fround(sum + Math.fround(kernel[kr + k] * state[k * C + c]));
-      const v = zx[row + inner + c];
-      sum = Math.fround(sum + Math.fround(kernel[kr + win] * v));
-      if (bias) sum = Math.fround(sum + bias[0][bias[1] + c]);
-      cv[c] = Math.fround(silu(sum));
-      for (let k = 0; k + 1 < win; k++) state[k * C + c] = state[(k + 1) * C + c];
-      if (win > 0) state[(win - 1) * C + c] = v;
-    }
-    const outRow = oAt + t * out.cols;
-    // Selective scan per head: state = state·dA + B·(x·dt); y = state·C + D·x; then y · silu(z).
-    for (let h = 0; h < d.nHeads; h++) {
-      const dt = softplus(Math.fround(zx[row + inner + C + h] + dtBias[dtAt + h]));
-      const dA = Math.fround(Math.exp(Math.fround(dt * aw[aAt + h])));
-      const g = Math.floor(h / headsPerGroup);
-      const bAt = inner + g * ds;
-      const cAt = inner + d.nGroups * ds + g * ds;
-      for (let i = 0; i < d.headDim; i++) {
-        const ii = h * d.headDim + i;
-        const xv = cv[ii];
-        const xdt = Math.fround(xv * dt);
-        const s = sAt + ii * ds;
-        let sum = 0;
-        for (let j = 0; j < ds; j++) {
-          const v = Math.fround(Math.fround(state[s + j] * dA) + Math.fround(cv[bAt + j] * xdt));
-          state[s + j] = v;
-          sum += v * cv[cAt + j];
-        }
-        const y = Math.fround(Math.fround(sum) + Math.fround(xv * dw[dAt + h]));
-        o[outRow + ii] = Math.fround(silu(zx[row + ii]) * y);
+      for (let k = 0; k < taps; k++) {
+        const src = t + k; // row of [state ‖ xBC]
+        const v = src < win ? state[src * C + c] : xs[xs0 + (src - win) * xbcStride + c];
+        sum = Math.fround(sum + Math.fround(kw[kr + k] * v));
       }
+      if (bias) sum = Math.fround(sum + bias[0][bias[1] + c]);
+      cv[cv0 + t * convStride + c] = silu(sum);
     }
-    // RMSNorm of each group of dInner / nGroups columns, times ssm_norm (when the layer has one).
-    if (!normView) continue;
-    const [norm, normAt] = normView;
+  }
+  // The window slides n rows: row r becomes row n + r of [state ‖ xBC] (ascending: n + r ≥ r is still unread).
+  for (let r = 0; r < win; r++) {
+    const src = n + r;
+    if (src < win) state.copyWithin(r * C, src * C, src * C + C);
+    else for (let c = 0; c < C; c++) state[r * C + c] = xs[xs0 + (src - win) * xbcStride + c];
+  }
+}
+
+/** RMSNorm of each group of dInner / nGroups columns, times ssm_norm, in place over n rows. */
+function groupNormRows(d: Mamba2Dims, out: F32Ref, outStride: number, norm: F32Ref, n: number, eps: number): void {
+  const [[o, o0], [nw, nw0]] = [out, norm];
+  const groupCols = (d.nHeads * d.headDim) / d.nGroups;
+  for (let t = 0; t < n; t++) {
     for (let g = 0; g < d.nGroups; g++) {
-      const at = outRow + g * groupCols;
+      const at = o0 + t * outStride + g * groupCols;
       let ss = 0;
       for (let i = 0; i < groupCols; i++) ss += o[at + i] * o[at + i];
       const inv = 1 / Math.sqrt(ss / groupCols + eps);
-      for (let i = 0; i < groupCols; i++) o[at + i] = Math.fround(o[at + i] * inv * norm[normAt + g * groupCols + i]);
+      for (let i = 0; i < groupCols; i++) o[at + i] = Math.fround(o[at + i] * inv * nw[nw0 + g * groupCols + i]);
     }
   }
 }

@@ -59,16 +59,26 @@ export function shortConvRows(a: ShortConvArgs): void {
 /** Recurrent state of every slot and layer in host memory (CPU and WASM backends). */
 export class HostRecurrentState {
   private spec: RecurrentStateSpec | null = null;
-  private slots: Float32Array[][] = []; // [nSlots][nLayers] → [layerSizes[l]]
+  private arrays: (() => Float32Array)[][] = []; // [nSlots][nLayers] → [layerSizes[l]]
+
+  /** `place` puts one state array where the backend's kernels read it (default: a plain Float32Array). */
+  constructor(
+    private readonly place: (size: number, what: string) => () => Float32Array = (size) => {
+      const a = new Float32Array(size);
+      return () => a;
+    },
+  ) {}
 
   create(spec: RecurrentStateSpec): void {
     this.spec = spec;
-    this.slots = Array.from({ length: spec.nSlots }, () => spec.layerSizes.map((size) => new Float32Array(size)));
+    this.arrays = Array.from({ length: spec.nSlots }, (_, s) =>
+      spec.layerSizes.map((size, l) => this.place(size, `recurrent state of layer ${l} in slot ${s}`)),
+    );
   }
 
   /** The state of `layer` in `slot`: [layerSizes[layer]] f32. */
   layer(slot: number, layer: number, size: number): Float32Array {
-    const s = this.slots[slot]?.[layer];
+    const s = this.arrays[slot]?.[layer]?.();
     if (!s || s.length !== size) {
       throw new LlmError(
         'invalid-request',
@@ -116,10 +126,10 @@ export class HostRecurrentState {
   }
 
   private slotOf(slot: number): Float32Array[] {
-    const s = this.slots[slot];
+    const s = this.arrays[slot];
     if (!this.spec || !s) {
       throw new LlmError('invalid-request', `recurrent state of slot ${slot} is not allocated`, { details: { slot } });
     }
-    return s;
+    return s.map((get) => get());
   }
 }

@@ -56,7 +56,7 @@ export const USAGE = `npm run bench -- [options]
                                            qwen3moe-a0.2b: 64 experts top-8, 1.03 B total / 0.15 B active;
                                            dense-a0.2b: a dense model of the same active bytes;
                                            gpt-oss-a0.2b: 32 experts top-4, MXFP4 with --quant mxfp4)
-  --quant q4_0|q4_k|q8_0|…                 its quant (default q4_0)
+  --quant q4_0|q4_k|q4_k_m|q8_0|…          its quant (default q4_0; q4_k_m: llama.cpp's Q4_K_M mix)
   --model FILE.gguf                        use this file instead
   --threads 1,2                            thread counts (default 1,2)
   --kv-type f16,q8_0                       our backends' KV cache types, each run in every round (default: the

@@ -18,6 +18,7 @@ import {
 import { ThreadPool } from './thread-pool.js';
 import { WASM32_MAX_PAGES, WasmHeap } from './wasm-heap.js';
 import { WasmOps } from './wasm-ops.js';
+import { wasmRecurrentKernels } from './recurrent-kernels.js';
 
 export type { WasmVariant } from './loader.js';
 export { detectWasmFeatures } from './loader.js';
@@ -106,5 +107,8 @@ export async function createWasmOps(options: WasmOpsOptions = {}): Promise<Ops> 
     }
   }
   const description = `wasm ${variant} ×${threads} thread${threads > 1 ? 's' : ''}`;
-  return new WasmOps(heap, exports, pool, description);
+  const ops = new WasmOps(heap, exports, pool, description);
+  const recurrent = wasmRecurrentKernels(heap, exports, pool);
+  if (recurrent) ops.useRecurrentKernels(recurrent);
+  return ops;
 }

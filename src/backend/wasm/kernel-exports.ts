@@ -96,6 +96,40 @@ export interface KernelExports {
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
   topk_f32(x: number, n: number, k: number, ids: number): number;
+  /**
+   * The gated delta rule over n tokens, heads r0 … r1−1, its 13 parameters in memory at `w`
+   * (wasm/assembly/delta-net-scan.ts).
+   */
+  delta_net_heads: GemvKernel;
+  /** Mamba-2's selective scan likewise, its 15 parameters at `w` (wasm/assembly/mamba2-scan.ts). */
+  mamba2_heads: GemvKernel;
+  /** Causal depthwise conv1d + bias + SiLU over [state ‖ x], the window slid (wasm/assembly/recurrent-conv.ts). */
+  conv_silu?(
+    state: number,
+    x: number,
+    xStride: number,
+    kernel: number,
+    bias: number,
+    out: number,
+    outStride: number,
+    n: number,
+    channels: number,
+    taps: number,
+  ): void;
+  /** x[t, h·headDim …] /= sqrt(Σx² + eps) in place (wasm/assembly/recurrent-conv.ts). */
+  l2norm_heads?(x: number, stride: number, n: number, nHeads: number, headDim: number, eps: number): void;
+  /** DeltaNet's gated RMSNorm per value head, in place (wasm/assembly/recurrent-conv.ts). */
+  gated_norm_heads?(
+    out: number,
+    outStride: number,
+    z: number,
+    zStride: number,
+    norm: number,
+    n: number,
+    nHeads: number,
+    headV: number,
+    eps: number,
+  ): void;
 }
 
 /**
@@ -119,6 +153,8 @@ export const GEMV_NAMES = [
   'attention_kv_heads',
   'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
+  'delta_net_heads',
+  'mamba2_heads',
 ] as const;
 
 /** One kernel name. */

@@ -10,6 +10,7 @@ import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights } from '../delta-net
 import type { GpuActivation } from './gpu-resources.js';
 import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
+import { rowsPerWorkgroup } from './mamba2-ops.js';
 
 const WG = 64;
 
@@ -65,7 +66,13 @@ export class DeltaNetOps {
     rec.dispatch(pipe('update'), [null, mixed.buffer, state], params, groups(channels));
     rec.dispatch(pipe('l2norm'), [null, null, null, null, conv.buffer], params, groups(n * 2 * d.nKHeads));
     const rule = [null, null, state, null, conv.buffer, beta.buffer, alpha.buffer, w.dtBias, w.a, out.buffer];
-    rec.dispatch(pipe('rule'), rule, params, groups(d.nVHeads * d.headV));
+    if (n > 1 && rowsPerWorkgroup(d.headV, d.headK)) {
+      // Prefill: one workgroup per value head, state rows in registers, k/q tiles shared (delta_net.wgsl rule_heads).
+      const heads = this.h.pipe({ kernel: 'delta_net', entry: 'rule_heads', wgSize: d.headV });
+      rec.dispatch(heads, rule, params, grid(d.nVHeads));
+    } else {
+      rec.dispatch(pipe('rule'), rule, params, groups(d.nVHeads * d.headV));
+    }
     const norm = [null, null, null, null, null, null, null, null, null, out.buffer, z.buffer, w.norm];
     rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nVHeads));
   }

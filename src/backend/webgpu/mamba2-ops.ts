@@ -13,6 +13,14 @@ import { grid, type ParamsWriter } from './step-recorder.js';
 
 const WG = 64;
 
+/**
+ * Whether a per-head prefill kernel (delta_net rule_heads, mamba2 scan_heads) fits a head of `rows` state rows of
+ * `width` values: one invocation per row (a power-of-two workgroup of 8 … 256), the row in a 128-value register array.
+ */
+export function rowsPerWorkgroup(rows: number, width: number): boolean {
+  return width <= 128 && rows >= 8 && rows <= 256 && (rows & (rows - 1)) === 0;
+}
+
 /** The f32 buffers of a Mamba-2 layer's small weights. */
 interface Mamba2GpuWeights {
   readonly dims: Mamba2Dims;
@@ -110,7 +118,12 @@ function recordMamba2(
   h.rec.dispatch(pipe('main'), [null, zx.buffer, state, w.conv, conv.buffer, bias], params, groups(n * widths.conv));
   h.rec.dispatch(pipe('update'), [null, zx.buffer, state], params, groups(widths.conv));
   const scan = [null, zx.buffer, state, null, conv.buffer, null, w.dtBias, w.a, w.d, out.buffer];
-  h.rec.dispatch(pipe('scan'), scan, params, groups(widths.inner));
+  if (n > 1 && rowsPerWorkgroup(d.headDim, d.dState)) {
+    // Prefill: one workgroup per head, state rows in registers, B/C tiles shared (mamba2.wgsl scan_heads).
+    h.rec.dispatch(h.pipe({ kernel: 'mamba2', entry: 'scan_heads', wgSize: d.headDim }), scan, params, grid(d.nHeads));
+  } else {
+    h.rec.dispatch(pipe('scan'), scan, params, groups(widths.inner));
+  }
   if (!w.norm) return; // no ssm_norm: out is y · silu(z) as the scan wrote it
   const norm = [null, null, null, null, null, null, null, null, null, out.buffer, w.norm];
   h.rec.dispatch(pipe('gated_norm'), norm, params, grid(n * d.nGroups)); // one workgroup per (t, group)

@@ -70,6 +70,8 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'altup.mul_vector': ['uniform', 'rw', null, 'read'],
   'altup.match_mag': ['uniform', 'rw', 'read', null],
   'altup.gauss_topk': ['uniform', 'rw', null, null],
+  'delta_net.rule_heads': ['uniform', null, 'rw', null, 'rw', 'read', 'read', 'read', 'read', 'rw', null, null],
+  'mamba2.scan_heads': ['uniform', 'read', 'rw', null, 'rw', null, 'read', 'read', 'read', 'rw', null],
 };
 
 /** Which variant of a kernel to build. */
