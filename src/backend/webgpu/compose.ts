@@ -56,6 +56,7 @@ const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
   // the binding's span, where row-split snippets find the scales (gemv_io defines its own for gemv / gemv_sg)
   embed: weightSpanWgsl,
   gemm: weightSpanWgsl,
+  gemm_sm: weightSpanWgsl,
   gemv_id: weightSpanWgsl,
   gemv_rows: weightSpanWgsl,
 };
