@@ -111,7 +111,7 @@ export default defineConfig(({ mode }) => {
     // Regenerates the recorded random-weight models (test/fixtures/models) before any test lists fixtures.
     globalSetup: ['test/setup/recorded-fixtures.ts'],
     // The IQ grids load on demand in the library; tests that call IQ dequantizers directly get them up front.
-    setupFiles: ['test/setup/iq-grids.ts'],
+    setupFiles: ['test/setup/lazy-chunks.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks' as const,

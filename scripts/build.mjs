@@ -43,10 +43,14 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   const gridFiles = files.filter((f) => /\/iq-grid-tables-[\w-]+\.js$/.test(f));
   // Feature chunks a text chat never fetches, imported on first use: the vision encoder (an engine given an mmproj,
   // src/api/open-vision.ts), the encoder models (bert family, src/model/load-any.ts), the embeddings and rerank
-  // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts) and Node's image
-  // decoders: reported apart too.
+  // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts), Node's image
+  // decoders and the WGSL of recurrent / MoE / AltUp / IQ / subgroup-matrix kernels (src/backend/webgpu/
+  // feature-shaders.ts, fetched by loadTransformer for a model that needs it) and the plain-TS reference backend
+  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM): reported apart too.
   const featureFiles = files.filter((f) =>
-    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder)-[\w-]+\.js$/.test(f),
+    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops)-[\w-]+\.js$/.test(
+      f,
+    ),
   );
   const apart = new Set([...grammarFiles, ...gridFiles, ...featureFiles]);
   const byName = new Map(files.filter((f) => !apart.has(f)).map((f) => [f.split('/').pop(), f]));
@@ -86,7 +90,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
       `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
-      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, encoders, embeddings, split models; worker and in-thread copies) ${sizes(featureFiles).text}`,
+      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, encoders, embeddings, split models, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

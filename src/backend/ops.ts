@@ -431,6 +431,11 @@ export interface Ops {
    * (`createComputePipelineAsync`) instead of at their first use; resolves once they are built.
    */
   preparePipelines?(record: () => Promise<void>): Promise<void>;
+  /**
+   * Optional (WebGPU): fetches the kernels of the layer kinds and weight types a plain transformer does not use
+   * (recurrent, MoE, AltUp, IQ1–IQ3: a separate chunk); model loaders await it before uploading such a model.
+   */
+  loadFeatureKernels?(): Promise<void>;
 
   /**
    * Context shift of `slot` (llama.cpp seq_rm + seq_add with the K-shift; `kv-shift.ts`): drops positions

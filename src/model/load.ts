@@ -15,6 +15,7 @@ import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { describeLayers } from './layer-spec.js';
+import { needsFeatureKernels } from './feature-kernels.js';
 import {
   type Mamba2LayerWeights,
   mamba2Slots,
@@ -87,6 +88,8 @@ export async function loadTransformer(
   const config = readModelConfig(gguf);
   // IQ1–IQ3 tensors decode through codebook grids kept out of the main download (quant/iq-grids.ts).
   if (gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type))) await loadIqGrids();
+  // So are the kernels of recurrent, MoE and AltUp layers and IQ weights (feature-kernels.ts).
+  if (needsFeatureKernels(config, gguf)) await ops.loadFeatureKernels?.();
   const contextLength = options.contextLength ?? defaultContextLength(config);
   const ubatchSize = options.ubatchSize ?? DEFAULT_UBATCH_SIZE;
   const nSlots = options.nSlots ?? 1;

@@ -10,22 +10,46 @@ import { LlmError } from '../../errors.js';
 /** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
 const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(
-    // The IQ grid tables (shaders/quant/tables/) come with the lazily loaded grids (src/quant/iq-grids.ts).
-    import.meta.glob<string>(['../../../shaders/**/*.wgsl', '!../../../shaders/quant/tables/*.wgsl'], {
-      query: '?raw',
-      import: 'default',
-      eager: true,
-    }),
+    // The IQ grid tables (shaders/quant/tables/) come with the lazily loaded grids (src/quant/iq-grids.ts); the WGSL
+    // of feature-shaders.ts (same globs as there) with its own chunk (loadFeatureShaders).
+    import.meta.glob<string>(
+      [
+        '../../../shaders/**/*.wgsl',
+        '!../../../shaders/quant/tables/*.wgsl',
+        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,altup,gemm_sm}.wgsl',
+        '!../../../shaders/matrix/*.wgsl',
+        '!../../../shaders/quant/iq{1,2,3}_*.wgsl',
+      ],
+      { query: '?raw', import: 'default', eager: true },
+    ),
   ).map(([path, src]) => [path.replace(/^.*\/shaders\//, '').replace(/\.wgsl$/, ''), src]),
 );
 
+/** The feature shaders (feature-shaders.ts) once loadFeatureShaders has resolved. */
+let featureShaders: Readonly<Record<string, string>> = {};
+let featureLoad: Promise<void> | null = null;
+
+/**
+ * Imports the WGSL of the recurrent, MoE, AltUp, IQ and subgroup-matrix kernels (a separate chunk, see
+ * feature-shaders.ts). `loadTransformer` awaits it for a model that needs them, `requestGpuContext` for a device with
+ * subgroup matrices; idempotent.
+ */
+export function loadFeatureShaders(): Promise<void> {
+  featureLoad ??= import('./feature-shaders.js').then((m) => {
+    featureShaders = m.FEATURE_SHADERS;
+  });
+  return featureLoad;
+}
+
 /** The WGSL of shaders/<name>.wgsl (`common/bits`, `quant/q4_0` …). @throws LlmError when there is no such file. */
 export function shaderSource(name: string): string {
-  const src = SHADERS[name];
+  const src = SHADERS[name] ?? featureShaders[name];
   if (src === undefined)
     throw new LlmError(
       'invalid-request',
-      `no shader shaders/${name}.wgsl (have: ${Object.keys(SHADERS).sort().join(', ')})`,
+      `no shader shaders/${name}.wgsl (have: ${Object.keys({ ...SHADERS, ...featureShaders })
+        .sort()
+        .join(', ')}; the recurrent, MoE, AltUp, IQ and subgroup-matrix kernels need loadFeatureShaders() first)`,
     );
   return src;
 }
@@ -33,12 +57,17 @@ export function shaderSource(name: string): string {
 /** Names of the kernels in shaders/kernels/ (file name without `.wgsl`), discovered by glob: a new kernel is one file. */
 export type KernelName = string;
 
-/** Kernel sources by name (every file of shaders/kernels/). */
-export const KERNEL_SOURCES: Readonly<Record<KernelName, string>> = Object.fromEntries(
-  Object.entries(SHADERS)
-    .filter(([name]) => name.startsWith('kernels/'))
-    .map(([name, src]) => [name.slice('kernels/'.length), src]),
-);
+/** The source of shaders/kernels/<kernel>.wgsl, or undefined (a feature kernel before loadFeatureShaders). */
+export function kernelSource(kernel: KernelName): string | undefined {
+  return SHADERS[`kernels/${kernel}`] ?? featureShaders[`kernels/${kernel}`];
+}
+
+/** Names of every kernel discovered (the feature kernels once loaded). */
+export function kernelNames(): KernelName[] {
+  return Object.keys({ ...SHADERS, ...featureShaders })
+    .filter((name) => name.startsWith('kernels/'))
+    .map((name) => name.slice('kernels/'.length));
+}
 
 const bitsWgsl = shaderSource('common/bits');
 const reduceSharedWgsl = shaderSource('common/reduce_shared');
@@ -66,7 +95,7 @@ const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
  * host ↔ WGSL interface check reads. @throws LlmError when there is no such kernel.
  */
 export function kernelInterfaceSource(kernel: KernelName): string {
-  const src = KERNEL_SOURCES[kernel];
+  const src = kernelSource(kernel);
   if (src === undefined) throw new LlmError('invalid-request', `no kernel shaders/kernels/${kernel}.wgsl`);
   const snippet = KERNEL_SNIPPETS[kernel];
   return snippet === undefined ? src : `${snippet}\n${src}`;
@@ -108,7 +137,7 @@ export function composeShader(input: ComposeInput): string {
   const snippet = KERNEL_SNIPPETS[input.kernel];
   if (snippet !== undefined) parts.push(snippet);
   if (input.extra) parts.push(input.extra.wgsl);
-  const kernel = KERNEL_SOURCES[input.kernel];
+  const kernel = kernelSource(input.kernel);
   if (kernel === undefined) throw new LlmError('invalid-request', `no kernel shaders/kernels/${input.kernel}.wgsl`);
   parts.push(kernel);
   return parts.join('\n');

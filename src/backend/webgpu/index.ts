@@ -4,6 +4,7 @@
  * api/memory-preflight.ts, over memory-plan.ts).
  */
 
+import { loadFeatureShaders } from './compose.js';
 import { type GpuDeviceOptions, requestGpuContext } from './device.js';
 import { WebGpuOps } from './webgpu-ops.js';
 
@@ -29,5 +30,8 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  * @throws LlmError('webgpu-unavailable') without WebGPU or an adapter.
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
-  return new WebGpuOps(await requestGpuContext(options));
+  const ctx = await requestGpuContext(options);
+  // The subgroup-matrix gemm's WGSL is a feature shader (feature-shaders.ts): fetched only for a device that runs it.
+  if (ctx.subgroupMatrix) await loadFeatureShaders();
+  return new WebGpuOps(ctx);
 }

@@ -36,6 +36,7 @@ import { SamplingOps } from './sampling-ops.js';
 import { SoftwareGemv } from './software-gemv.js';
 import { MatmulOps } from './matmul-ops.js';
 import { PARAMS_BYTES, type RecorderStats, StepRecorder } from './step-recorder.js';
+import { loadFeatureShaders } from './compose.js';
 import type { WeightGroupSlot } from './weight-groups.js';
 import { beginGpuWeight, uploadGpuWeight, type WeightUploadHost } from './weight-upload.js';
 import type { StepProfile } from './profile.js';
@@ -367,6 +368,10 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
 
   topK(x: Activation, row: number, k: number): Promise<TopK> {
     return this.sampling.topK(x as GpuActivation, row, k);
+  }
+
+  loadFeatureKernels(): Promise<void> {
+    return loadFeatureShaders();
   }
 
   async preparePipelines(record: () => Promise<void>): Promise<void> {
