@@ -5,15 +5,17 @@
  * prompt cache will use for image chunks (same pixels, same key; other pixels never match).
  */
 
+import type { Ops } from '../backend/ops.js';
 import { throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { decodeImage, type ImageInput } from './decode-image.js';
-import { preprocessImage } from './preprocess-image.js';
+import { type PreprocessedImage, preprocessImage } from './preprocess-image.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage } from './siglip-encoder.js';
 import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
+import { loadVitOps } from './vit-ops.js';
 
 /** An encoded image. */
 export interface ImageEmbeddings {
@@ -35,6 +37,10 @@ export interface VisionEncoder {
   encode(input: ImageInput, signal?: AbortSignal): Promise<ImageEmbeddings>;
   /** Images actually run through the encoder so far (cache hits excluded). */
   readonly encodedImages: number;
+  /** The backend the encoder runs on ('cpu', 'wasm', 'webgpu'), or 'reference' for the plain-TS oracle. */
+  readonly backend: string;
+  /** Releases the encoder's backend (when it has one). */
+  destroy(): void;
 }
 
 /** Encoded images kept by hash (each [nTokens, nEmbdText] f32: a 256-token Gemma 3 image at 2560 is 2.6 MB). */
@@ -50,21 +56,32 @@ async function imageHash(img: RgbImage): Promise<string> {
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Opens the mmproj in `source` for a text model of width `nEmbdText`. */
+/**
+ * Opens the mmproj in `source` for a text model of width `nEmbdText`. With `ops` the encoder runs on that backend
+ * (`vit-ops.ts`; the encoder owns it and releases it in `destroy`); without, on the plain-TS reference.
+ */
 export async function loadVisionEncoder(
   source: ByteSource,
   nEmbdText: number,
   signal?: AbortSignal,
+  ops?: Ops,
 ): Promise<VisionEncoder> {
   const gguf = await parseGguf(source, { signal });
   const config = readVisionConfig(gguf.metadata);
-  const weights = await loadVisionWeights(gguf, source, config, nEmbdText, signal);
+  const onOps = ops ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
+  const weights = onOps ? null : await loadVisionWeights(gguf, source, config, nEmbdText, signal);
+  const run = (img: PreprocessedImage, s?: AbortSignal): Promise<Float32Array> | Float32Array =>
+    onOps ? onOps.encode(img, s) : encodeImage(weights!, img, s);
   const kept = new Map<string, ImageEmbeddings>(); // by hash, least recently used first
   let encodedImages = 0;
   return {
     config,
     get encodedImages() {
       return encodedImages;
+    },
+    backend: ops?.name ?? 'reference',
+    destroy() {
+      onOps?.destroy();
     },
     async encode(input, encodeSignal) {
       const img = await decodeImage(input, encodeSignal);
@@ -76,7 +93,7 @@ export async function loadVisionEncoder(
         return hit;
       }
       throwIfAborted(encodeSignal, 'encoding the image');
-      const embeddings = encodeImage(weights, preprocessImage(img, config), encodeSignal);
+      const embeddings = await run(preprocessImage(img, config), encodeSignal);
       encodedImages++;
       const out = { nTokens: embeddings.length / nEmbdText, embeddings, hash };
       kept.set(hash, out);
