@@ -1,6 +1,6 @@
 /**
  * Conformance of a prompt holding an image with llama.cpp's mtmd (test/fixtures/vision/logits-*.json, recorded by
- * scripts/make-image-logits.ts): the encoder's embeddings within 1e-3 relative, the prompt's chunks as mtmd tokenizes
+ * scripts/make-image-logits.ts): the encoder's embeddings (computed on the backend under test) within 1e-3 relative, the prompt's chunks as mtmd tokenizes
  * them (BOS, text, the projector's begin/end text, the image's positions), and — the image's rows evaluated as one
  * non-causal chunk — the logits of the text after it within the suite's F32-KV tolerance for the model's weights.
  * Each backend's test file calls `describeImageLogits`.
@@ -62,7 +62,14 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         const source = new MemoryByteSource(bytes, fx.model);
         const gguf = await parseGguf(source);
         const model = await loadTransformer(gguf, source, await makeOps(), { contextLength: 128, ubatchSize: 32 });
-        const vision = await loadVisionEncoder(new MemoryByteSource(mmproj), model.config.embeddingLength);
+        // The encoder on a backend of the same kind (src/vision/vit-ops.ts), as createEngine runs it.
+        const vision = await loadVisionEncoder(
+          new MemoryByteSource(mmproj),
+          model.config.embeddingLength,
+          undefined,
+          await makeOps(),
+        );
+        expect(vision.backend).toBe(model.ops.name);
         const image = fx.chunks.find((c) => c.type === 'image')!;
         const encoded = await vision.encode(seedImage(fx.image.width, fx.image.height, fx.image.seed));
         expect(encoded.nTokens).toBe(image.n_tokens);
@@ -93,6 +100,7 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         console.log(`[image-logits] ${name} ${fx.name}: max |Δlogit| ${worst.toExponential(2)} (limit ${tol})`);
         expect(worst).toBeLessThan(tol);
         model.destroy();
+        vision.destroy();
       });
     }
   });
