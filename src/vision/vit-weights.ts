@@ -25,7 +25,7 @@ export interface VitNorm {
 }
 
 /** One ViT block on the backend: matrices [out rows, in] as ggml stores them, biases [out]. */
-export interface VitLayer {
+interface VitLayer {
   readonly ln1: VitNorm;
   readonly q: Weight; // [d rows, d]
   readonly qB: Weight;
