@@ -8,7 +8,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { createWasmOps } from '../../src/backend/wasm/index.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { writeGguf } from '../../src/gguf/write.js';
 import { MemoryByteSource } from '../../src/io/byte-source.js';
+import { getQuantType } from '../../src/quant/index.js';
 import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
 import { expectLlmError } from '../helpers/llm-error.js';
 import { describeVitOps } from '../helpers/vit-ops-check.js';
@@ -45,6 +49,53 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(vision.encodedImages).toBe(0);
     const again = await vision.encode(image);
     expect(again.nTokens).toBe(fx.images[0]!.nTokens);
+    vision.destroy();
+  });
+});
+
+/** The fixture's mmproj with every matrix whose rows are a multiple of 32 long stored Q8_0 (as llama.cpp quantizes). */
+async function q8Mmproj(bytes: Uint8Array): Promise<Uint8Array> {
+  const source = new MemoryByteSource(bytes);
+  const gguf = await parseGguf(source);
+  const q8 = getQuantType(GgmlType.Q8_0);
+  const tensors = await Promise.all(
+    gguf.tensors.map(async (t) => {
+      const data = await source.read(gguf.tensorDataOffset + t.offset, t.byteLength);
+      if (t.shape.length < 2 || t.shape[0]! % 32 !== 0 || t.type !== GgmlType.F32) {
+        return { name: t.name, type: t.type, shape: [...t.shape], data };
+      }
+      const out = new Uint8Array((t.nElements / 32) * q8.blockBytes);
+      q8.quantizeRow!(new Float32Array(data.slice().buffer), out);
+      return { name: t.name, type: GgmlType.Q8_0, shape: [...t.shape], data: out };
+    }),
+  );
+  return writeGguf({ metadata: gguf.metadata, tensors });
+}
+
+describe('the vision encoder on a backend: Q8_0 matrices', () => {
+  it('wasm runs a Q8_0 mmproj within 5e-3 of the TS oracle on the same file (wasm rounds activations to Q8 as ggml-cpu does)', async () => {
+    const fx = visionFixtures().find((f) => f.name === 'gemma3-s1')!;
+    const bytes = await q8Mmproj((await fixtureMmproj(fx)).bytes);
+    const types = new Set((await parseGguf(new MemoryByteSource(bytes))).tensors.map((t) => t.type));
+    expect(types.has(GgmlType.Q8_0)).toBe(true);
+    const vision = await loadVisionEncoder(
+      new MemoryByteSource(bytes),
+      fx.shape.nEmbdText,
+      undefined,
+      await createWasmOps({ threads: 1 }),
+    );
+    const reference = await loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText);
+    const image = seedImage(97, 131, 3);
+    const got = await vision.encode(image);
+    const want = await reference.encode(image);
+    let diff = 0;
+    let scale = 0;
+    want.embeddings.forEach((v, i) => {
+      diff = Math.max(diff, Math.abs(got.embeddings[i]! - v));
+      scale = Math.max(scale, Math.abs(v));
+    });
+    console.log(`[vit-ops] wasm Q8_0 mmproj: rel err ${(diff / scale).toExponential(2)} vs the TS oracle`);
+    expect(diff / scale).toBeLessThan(5e-3);
     vision.destroy();
   });
 });
