@@ -15,7 +15,7 @@ import type { RgbImage } from './resize-pillow.js';
 import { encodeImage } from './siglip-encoder.js';
 import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
-import { loadVitOps } from './vit-ops.js';
+import { loadVitOps, vitOpsRuns } from './vit-ops.js';
 
 /** An encoded image. */
 export interface ImageEmbeddings {
@@ -58,7 +58,8 @@ async function imageHash(img: RgbImage): Promise<string> {
 
 /**
  * Opens the mmproj in `source` for a text model of width `nEmbdText`. With `ops` the encoder runs on that backend
- * (`vit-ops.ts`; the encoder owns it and releases it in `destroy`); without, on the plain-TS reference.
+ * (`vit-ops.ts`; the encoder owns it and releases it in `destroy`) where `vitOpsRuns` says it can; otherwise (and
+ * without `ops`) on the plain-TS reference.
  */
 export async function loadVisionEncoder(
   source: ByteSource,
@@ -68,7 +69,8 @@ export async function loadVisionEncoder(
 ): Promise<VisionEncoder> {
   const gguf = await parseGguf(source, { signal });
   const config = readVisionConfig(gguf.metadata);
-  const onOps = ops ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
+  if (ops && !vitOpsRuns(config)) ops.destroy(); // this projector runs on the reference
+  const onOps = ops && vitOpsRuns(config) ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
   const weights = onOps ? null : await loadVisionWeights(gguf, source, config, nEmbdText, signal);
   const run = (img: PreprocessedImage, s?: AbortSignal): Promise<Float32Array> | Float32Array =>
     onOps ? onOps.encode(img, s) : encodeImage(weights!, img, s);
@@ -79,7 +81,7 @@ export async function loadVisionEncoder(
     get encodedImages() {
       return encodedImages;
     },
-    backend: ops?.name ?? 'reference',
+    backend: onOps ? onOps.ops.name : 'reference',
     destroy() {
       onOps?.destroy();
     },

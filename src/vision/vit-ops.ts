@@ -183,6 +183,11 @@ export class VitOpsEncoder {
   }
 }
 
+/** Whether `vit-ops.ts` runs this encoder (the gemma3 projector after a GELU ViT); others take the TS reference. */
+export function vitOpsRuns(config: VisionConfig): boolean {
+  return config.projector === 'gemma3' && config.ffn === 'gelu';
+}
+
 /**
  * Uploads the encoder in `gguf` to `ops` (which it then owns: `destroy` releases it, as does a failed load) and plans
  * its buffers for the config's image size.

@@ -37,6 +37,27 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
+  it('an encoder vit-ops does not run (quick-GELU FFN) falls back to the TS reference and releases the backend', async () => {
+    const fx = visionFixtures()[0]!;
+    const source = new MemoryByteSource((await fixtureMmproj(fx)).bytes);
+    const gguf = await parseGguf(source);
+    const tensors = await Promise.all(
+      gguf.tensors.map(async (t) => ({
+        name: t.name,
+        type: t.type,
+        shape: [...t.shape],
+        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+      })),
+    );
+    const quick = writeGguf({ metadata: { ...gguf.metadata, 'clip.use_gelu': false }, tensors });
+    const ops = createCpuOps();
+    const destroy = vi.spyOn(ops, 'destroy');
+    const vision = await loadVisionEncoder(new MemoryByteSource(quick), fx.shape.nEmbdText, undefined, ops);
+    expect(vision.config.ffn).toBe('gelu-quick');
+    expect(vision.backend).toBe('reference');
+    expect(destroy).toHaveBeenCalled();
+  });
+
   it('an abort between blocks stops the encode with aborted; the encoder then encodes the next image', async () => {
     const fx = visionFixtures()[0]!;
     const { bytes } = await fixtureMmproj(fx);
