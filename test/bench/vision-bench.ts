@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- vision [--shape siglip-896|smolvlm-512] [--layers N] [--rounds 1] [--threads 1]
- * [--backends wasm,webgpu] [--llama on|off] [--seed 1]`: image encode time of webgguf's vision encoder
+ * [--backends wasm,webgpu] [--llama on|off] [--seed 1] [--profile]`: image encode time of webgguf's vision encoder
  * (`src/vision/vit-ops.ts`) against llama.cpp's mtmd on the CPU (scripts/oracle/mtmd-encode-time.c against libmtmd,
  * LLCPP_SRC default /work/cache/llcpp, its build/bin) on the same random-weight F16 mmproj and the same seed image,
  * preprocessed once: wall time and process CPU time per encode (at 1 thread the CPU time is robust to a shared
@@ -10,7 +10,8 @@
  * - `smolvlm-512`: SmolVLM-256M's ViT (512², patch 16 → 1024 patches, 768 wide, 12 blocks of 12 heads, FFN 3072),
  *   with the gemma3 pooling head in place of idefics3's pixel shuffle (the ViT is the cost).
  * `--layers` cuts the depth (a block's cost is the same at every depth; the patch GEMM and the head are counted once).
- * The text model is ../shared/models/arch/gemma3-f16.gguf (mtmd needs one; 256 wide). Never gating.
+ * `--profile`: the WASM run's CPU time by op. The text model is ../shared/models/arch/gemma3-f16.gguf (mtmd needs one;
+ * 256 wide). Never gating.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import path from 'node:path';
 import { REPO_ROOT, SHARED_MODELS } from '../../scripts/synthetic-model.js';
 import { type Gemma3MmprojShape, gemma3Mmproj } from '../../scripts/synthetic/mmproj-gemma3.js';
 import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
+import type { Ops } from '../../src/backend/ops.js';
 import { createBackend } from '../../src/backend/select-backend.js';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { MemoryByteSource } from '../../src/io/byte-source.js';
@@ -69,6 +71,28 @@ function flag(args: readonly string[], name: string, fallback: string): string {
   return i >= 0 && i + 1 < args.length ? args[i + 1]! : fallback;
 }
 
+/**
+ * `ops` whose calls add their process CPU time to `times` by op (matmuls by weight name, layer index folded): the
+ * `--profile` breakdown. Meaningful on WASM, whose ops run when called (WebGPU's only record).
+ */
+function profiled(ops: Ops, times: Map<string, number>): Ops {
+  return new Proxy(ops, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...a: unknown[]) => {
+        const c0 = process.cpuUsage();
+        const out = (v as (...args: unknown[]) => unknown).apply(target, a);
+        const c = process.cpuUsage(c0);
+        const w = prop === 'matmul' || prop === 'matmulResidual' ? (a[2] as { name: string }).name : '';
+        const key = `${String(prop)}${w ? ` ${w.replace(/\.\d+\./, '.N.')}` : ''}`;
+        times.set(key, (times.get(key) ?? 0) + (c.user + c.system) / 1000);
+        return out;
+      };
+    },
+  });
+}
+
 /** webgguf on `backend`: the encoder loaded once, then `rounds` encodes of the preprocessed image. */
 async function runOurs(
   mmproj: Uint8Array,
@@ -76,8 +100,13 @@ async function runOurs(
   threads: number,
   rgb: ReturnType<typeof seedImage>,
   rounds: number,
+  times: Map<string, number> | null,
 ): Promise<VisionBenchResult> {
-  const ops = await createBackend(backend, { threads, ...(backend === 'webgpu' ? { gpu: await nodeGpu() } : {}) });
+  const backendOps = await createBackend(backend, {
+    threads,
+    ...(backend === 'webgpu' ? { gpu: await nodeGpu() } : {}),
+  });
+  const ops = times ? profiled(backendOps, times) : backendOps;
   const source = new MemoryByteSource(mmproj);
   const gguf = await parseGguf(source);
   const config = readVisionConfig(gguf.metadata);
@@ -87,6 +116,7 @@ async function runOurs(
   const cpuMs: number[] = [];
   try {
     for (let r = 0; r < rounds; r++) {
+      times?.clear(); // the last round's
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       await vit.encode(img);
@@ -176,7 +206,10 @@ export async function runVisionBench(args: readonly string[]): Promise<number> {
   const results: VisionBenchResult[] = [];
   const llama = flag(args, '--llama', 'on') === 'on' ? runLlamaCpp(mmprojPath, rgb, dir, threads, rounds) : null;
   if (llama) results.push(llama);
-  for (const b of backends) results.push(await runOurs(mmproj, b, threads, rgb, rounds));
+  const profile = args.includes('--profile') ? new Map<string, number>() : null;
+  for (const b of backends) {
+    results.push(await runOurs(mmproj, b, threads, rgb, rounds, b === 'wasm' ? profile : null));
+  }
   const patches = (shape.imageSize / shape.patchSize) ** 2;
   console.log(
     `vision encode: ${shapeName} (${patches} patches, ${shape.nEmbd} wide, ${shape.nLayers} blocks, F16), ` +
@@ -190,6 +223,10 @@ export async function runVisionBench(args: readonly string[]): Promise<number> {
       `${r.runner.slice(0, 60).padEnd(60)} ${(r.bestMs / 1000).toFixed(2).padStart(7)} s wall ` +
         `${(r.bestCpuMs / 1000).toFixed(2).padStart(7)} CPU-s${ratio}`,
     );
+  }
+  if (profile) {
+    console.log('wasm, last round, CPU ms by op:');
+    for (const [op, ms] of [...profile].sort((a, b) => b[1] - a[1])) console.log(`  ${op.padEnd(48)} ${ms.toFixed(0)}`);
   }
   console.log(JSON.stringify({ kind: 'vision', shape: shapeName, ...shape, threads, rounds, results }));
   return 0;
