@@ -17,3 +17,4 @@ export { argmax_f32, topk_f32 } from './argmax';
 export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
 export { interleave_rows4 } from './rows4-layout';
 export { f16_rows_to_f32, gemm_f32 } from './gemm-float';
+export { attention_pair_heads } from './attention-pair';

@@ -96,9 +96,19 @@ export function runAttentionKernel(
   };
   if (!parallel) {
     // One thread: head by head, every row, so the head's K/V rows stay in cache across the rows (a 4096-patch image
-    // reads 1.2 MB of them per row and head, out of 19 MB for all heads). The same work per (row, head).
+    // reads 1.2 MB of them per row and head, out of 19 MB for all heads). The same work per (row, head); rows go in
+    // pairs sharing each K/V load where the pair kernel applies (its second scores row is the next head's, free here).
+    const cols = nHeads * headDim;
+    const pairs =
+      c.kind === 0 && window === 0 && c.params.softcap === 0 && c.sinks === 0 && nHeads >= 2 && headDim % 4 === 0;
+    const paired = pairs && c.qStride === cols * 4 && c.outCols === cols ? 2 : 1;
     for (let h = 0; h < nHeads; h++) {
-      for (let i = 0; i < c.n; i++) {
+      let i = 0;
+      for (; i + paired <= c.n; i += paired) {
+        row(i);
+        (paired === 2 ? k.attention_pair_heads : k[name])(p, 0, 0, 0, h, h + 1, 0, 0);
+      }
+      for (; i < c.n; i++) {
         row(i);
         k[name](p, 0, 0, 0, h, h + 1, 0, 0);
       }
