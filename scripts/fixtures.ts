@@ -10,6 +10,8 @@
  * Recording (tests regenerate the model from its recipe; only the recipe, sha256 and compact reference are committed):
  *        npm run fixtures -- --record [--label NAME] --arch smollm3 --quant q8_0 --seed 3 [--shape …]
  *   writes test/fixtures/models/<arch>-<quant>[-<label>]-s<seed>.json (needs the oracle in scripts/oracle).
+ * Images (issue #17): … --mmproj gemma3 --image FILE [--prompt "… <__media__> …"] writes `<model>.mmproj.gguf` and an mtmd
+ *   `<model>.reference.json` instead (scripts/image-fixture.ts; needs llama.cpp's CPU libmtmd, LLCPP_SRC).
  */
 
 import { spawnSync } from 'node:child_process';
@@ -132,6 +134,22 @@ export async function main(args: string[]): Promise<number> {
       `${info.bytes} bytes, tensor types ${JSON.stringify(info.tensorTypes)} (${secs} s)`,
   );
   const prompt = opt('--prompt') ?? 'Once upon a time, there was a robot.';
+  const mmproj = opt('--mmproj');
+  if (mmproj !== undefined) {
+    const image = opt('--image');
+    if (image === undefined || record) {
+      console.error('fixtures: --mmproj needs --image FILE (and no --record)');
+      return 2;
+    }
+    const { writeImageReference } = await import('./image-fixture.js');
+    return writeImageReference(
+      info.path,
+      mmproj,
+      image,
+      seed,
+      opt('--prompt') ?? 'Once upon a time, <__media__> there was',
+    );
+  }
   if (record) {
     try {
       // An encoder has no lm head (its llama.cpp logits are zeros): its reference is the embeddings alone.

@@ -121,7 +121,7 @@ const CASES: readonly LogitsCase[] = [
   },
 ];
 
-interface OracleChunk {
+export interface OracleChunk {
   readonly type: 'text' | 'image';
   readonly start: number;
   readonly tokens?: number[];
@@ -136,35 +136,62 @@ const KEPT_POSITIONS = 3;
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
+/**
+ * Builds the oracle (scripts/oracle/mtmd-logits.c) into `dir` against the CPU libmtmd/libllama of LLCPP_SRC (default
+ * /work/cache/llcpp, libraries in its build/bin); returns its path, or null when the compiler failed.
+ */
+export function buildMtmdOracle(dir: string): string | null {
+  const src = process.env.LLCPP_SRC ?? '/work/cache/llcpp';
+  const bin = join(src, 'build', 'bin');
+  const exe = join(dir, 'mtmd-logits');
+  const compiler = process.env.CC ?? 'cc'; // the system C compiler (dev-only oracle build)
+  const cc = spawnSync(
+    compiler,
+    [
+      '-O1',
+      '-o',
+      exe,
+      'scripts/oracle/mtmd-logits.c',
+      `-I${src}/include`,
+      `-I${src}/ggml/include`,
+      `-I${src}/tools/mtmd`,
+      `-L${bin}`,
+      '-lmtmd',
+      '-lllama',
+      '-lggml-base',
+      '-lggml',
+      `-Wl,-rpath,${bin}`,
+    ],
+    { stdio: 'inherit' },
+  );
+  return cc.status === 0 ? exe : null;
+}
+
+/** mtmd's answer for `prompt` (the image at `<__media__>`) with the RGB8 file `rgbPath`, or null when it failed. */
+export function runMtmdOracle(
+  exe: string,
+  model: string,
+  mmproj: string,
+  rgbPath: string,
+  width: number,
+  height: number,
+  prompt: string,
+): { n_vocab: number; n_embd: number; chunks: OracleChunk[] } | null {
+  const r = spawnSync(exe, [model, mmproj, rgbPath, `${width}`, `${height}`, prompt], {
+    maxBuffer: 1 << 28,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return r.status === 0 ? (JSON.parse(r.stdout) as { n_vocab: number; n_embd: number; chunks: OracleChunk[] }) : null;
+}
+
 /** Entry point for scripts/run-ts.mjs. */
 export async function main(args: string[]): Promise<number> {
   const outDir = resolve(args[0] ?? 'test/fixtures/vision');
-  const src = process.env.LLCPP_SRC ?? '/work/cache/llcpp';
-  const bin = join(src, 'build', 'bin');
   const tmp = mkdtempSync(join(tmpdir(), 'image-logits-'));
   try {
-    const exe = join(tmp, 'mtmd-logits');
-    const compiler = process.env.CC ?? 'cc'; // the system C compiler (dev-only oracle build)
-    const cc = spawnSync(
-      compiler,
-      [
-        '-O1',
-        '-o',
-        exe,
-        'scripts/oracle/mtmd-logits.c',
-        `-I${src}/include`,
-        `-I${src}/ggml/include`,
-        `-I${src}/tools/mtmd`,
-        `-L${bin}`,
-        '-lmtmd',
-        '-lllama',
-        '-lggml-base',
-        '-lggml',
-        `-Wl,-rpath,${bin}`,
-      ],
-      { stdio: 'inherit' },
-    );
-    if (cc.status !== 0) return 1;
+    const exe = buildMtmdOracle(tmp);
+    if (exe === null) return 1;
     for (const c of CASES) {
       const projector = c.projector ?? 'gemma3';
       const mmproj = MMPROJ_GENERATORS[projector](c.mmprojSeed, c.shape);
@@ -181,20 +208,11 @@ export async function main(args: string[]): Promise<number> {
         modelPath = join(tmp, 'model.gguf');
         writeFileSync(modelPath, edited);
       }
-      const r = spawnSync(
-        exe,
-        [modelPath, join(tmp, 'mmproj.gguf'), join(tmp, 'image.rgb'), `${w}`, `${h}`, c.prompt],
-        {
-          maxBuffer: 1 << 28,
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'ignore'],
-        },
-      );
-      if (r.status !== 0) {
+      const out = runMtmdOracle(exe, modelPath, join(tmp, 'mmproj.gguf'), join(tmp, 'image.rgb'), w, h, c.prompt);
+      if (out === null) {
         console.error(`the oracle failed on ${c.name}`);
         return 1;
       }
-      const out = JSON.parse(r.stdout) as { n_vocab: number; n_embd: number; chunks: OracleChunk[] };
       // Logits kept: the first positions after the last image, and the first after the first image when more
       // images follow (tiled projectors: the text between tiles).
       const first = out.chunks.findIndex((k) => k.type === 'image');

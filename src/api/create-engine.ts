@@ -7,7 +7,7 @@
  * in `engine.info.backend`.
  */
 
-import { selectBackend, wasmFallback, type BackendSelection } from '../backend/select-backend.js';
+import { createBackend, selectBackend, wasmFallback, type BackendSelection } from '../backend/select-backend.js';
 import { KV_TYPES } from '../backend/kv-type.js';
 import { LlmError, isLlmError, throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
@@ -215,6 +215,7 @@ async function loadWithFallback(run: LoadRun, model: ParsedModel, selection: Bac
 async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelection): Promise<Engine> {
   const { options, signal } = run;
   const { contextLength, ubatchSize, nSlots, kvType } = model.shape;
+  let vision: import('../vision/vision-encoder.js').VisionEncoder | null = null;
   try {
     const transformer = await loadAnyModel(model.gguf, model.source, selection.ops, {
       contextLength,
@@ -225,9 +226,11 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
       onProgress: (p) => run.report({ phase: 'upload', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });
     // The vision encoder is a chunk of its own, fetched only when an mmproj is given.
-    const vision =
+    // It runs on a backend of its own, of the model's kind.
+    const encoderOps = () => createBackend(selection.name, { threads: options.threads, gpu: options.gpu, signal });
+    vision =
       options.mmproj !== undefined
-        ? await (await import('./open-vision.js')).openVision(options.mmproj, transformer, signal)
+        ? await (await import('./open-vision.js')).openVision(options.mmproj, transformer, signal, encoderOps)
         : null;
     const loadMs = nowMs() - run.t0;
     if (options.warmup !== false) run.report({ phase: 'warmup', loadedBytes: 0, totalBytes: 0 });
@@ -247,7 +250,10 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
         cacheTokenBudget: options.cacheTokenBudget,
         loadMs,
         warmup: options.warmup,
-        onUnload: () => model.source.close?.(),
+        onUnload: () => {
+          vision?.destroy();
+          return model.source.close?.();
+        },
         // Browsers persist by default (IndexedDB); Node only when asked for (a folder or process memory).
         persistedCache:
           options.persistedCache ?? (typeof indexedDB !== 'undefined' && typeof window !== 'undefined' ? {} : false),
@@ -257,6 +263,7 @@ async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelect
       signal,
     );
   } catch (e) {
+    vision?.destroy();
     selection.ops.destroy(); // also releases the transformer's buffers: they live on this backend
     throw e;
   }

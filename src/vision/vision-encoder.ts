@@ -5,14 +5,17 @@
  * prompt cache will use for image chunks (same pixels, same key; other pixels never match).
  */
 
+import type { Ops } from '../backend/ops.js';
 import { throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { decodeImage, type ImageInput } from './decode-image.js';
 import { encodeImageParts, type ImagePart } from './image-parts-layout.js';
+import { preprocessImage } from './preprocess-image.js';
 import type { RgbImage } from './resize-pillow.js';
 import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
+import { loadVitOps, vitOpsRuns } from './vit-ops.js';
 
 /** An encoded image. */
 export interface ImageEmbeddings {
@@ -36,6 +39,10 @@ export interface VisionEncoder {
   encode(input: ImageInput, signal?: AbortSignal): Promise<ImageEmbeddings>;
   /** Images actually run through the encoder so far (cache hits excluded). */
   readonly encodedImages: number;
+  /** The backend the encoder runs on ('cpu', 'wasm', 'webgpu'), or 'reference' for the plain-TS oracle. */
+  readonly backend: string;
+  /** Releases the encoder's backend (when it has one). */
+  destroy(): void;
 }
 
 /** Encoded images kept by hash (each [nTokens, nEmbdText] f32: a 256-token Gemma 3 image at 2560 is 2.6 MB). */
@@ -62,22 +69,43 @@ function concatRows(chunks: readonly Float32Array[]): Float32Array {
   return out;
 }
 
-/** Opens the mmproj in `source` for a text model of width `nEmbdText`. */
+/**
+ * Opens the mmproj in `source` for a text model of width `nEmbdText`. With `ops` the encoder runs on that backend
+ * (`vit-ops.ts`; the encoder owns it and releases it in `destroy`) where `vitOpsRuns` says it can; otherwise (and
+ * without `ops`) on the plain-TS reference.
+ */
 export async function loadVisionEncoder(
   source: ByteSource,
   nEmbdText: number,
   signal?: AbortSignal,
+  ops?: Ops,
 ): Promise<VisionEncoder> {
   const gguf = await parseGguf(source, { signal });
   const read = readVisionConfig(gguf.metadata);
   const config = read.causalForTextWidths.includes(nEmbdText) ? { ...read, nonCausal: false } : read;
-  const weights = await loadVisionWeights(gguf, source, config, nEmbdText, signal);
+  if (ops && !vitOpsRuns(config)) ops.destroy(); // this projector runs on the reference
+  const onOps = ops && vitOpsRuns(config) ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
+  const weights = onOps ? null : await loadVisionWeights(gguf, source, config, nEmbdText, signal);
+  /** The image's prompt parts: on the backend (one fixed-size picture: gemma3), else on the reference. */
+  const encodeParts = async (img: RgbImage, s?: AbortSignal): Promise<ImagePart[]> => {
+    if (!onOps) return encodeImageParts(weights!, img, s);
+    const embeddings = await onOps.encode(preprocessImage(img, config), s);
+    const parts: ImagePart[] = [];
+    if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });
+    parts.push({ type: 'rows', nTokens: embeddings.length / nEmbdText, embeddings });
+    if (config.imageEnd !== '') parts.push({ type: 'text', text: config.imageEnd });
+    return parts;
+  };
   const kept = new Map<string, ImageEmbeddings>(); // by hash, least recently used first
   let encodedImages = 0;
   return {
     config,
     get encodedImages() {
       return encodedImages;
+    },
+    backend: onOps ? onOps.ops.name : 'reference',
+    destroy() {
+      onOps?.destroy();
     },
     async encode(input, encodeSignal) {
       const img = await decodeImage(input, encodeSignal);
@@ -89,7 +117,7 @@ export async function loadVisionEncoder(
         return hit;
       }
       throwIfAborted(encodeSignal, 'encoding the image');
-      const parts = encodeImageParts(weights, img, encodeSignal);
+      const parts = await encodeParts(img, encodeSignal);
       encodedImages++;
       const chunks = parts.flatMap((p) => (p.type === 'rows' ? [p.embeddings] : []));
       const embeddings = chunks.length === 1 ? chunks[0] : concatRows(chunks);

@@ -119,6 +119,7 @@ function bytesPerToken(tensors: readonly { name: string; byteLength: number }[])
 export async function main(args: string[]): Promise<number> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
   if (args[0] === 'embeddings') return (await import('./embedding-bench.js')).runEmbeddingBench(args.slice(1));
+  if (args[0] === 'vision') return (await import('./vision-bench.js')).runVisionBench(args.slice(1));
   let a: BenchArgs;
   try {
     a = parseBenchArgs(args);

@@ -1,8 +1,9 @@
 /**
  * Conformance of a prompt holding an image with llama.cpp's mtmd (test/fixtures/vision/logits-*.json, recorded by
- * scripts/make-image-logits.ts): the encoder's embeddings within 1e-3 relative, the prompt's chunks as mtmd tokenizes
- * them (BOS, text, the projector's begin/end text or tile markers, each image chunk's positions), and — each image
- * chunk's rows evaluated whole (non-causally where mtmd does) — the logits of the text after it within the suite's F32-KV tolerance for the model's weights.
+ * scripts/make-image-logits.ts): the encoder's embeddings (computed on the backend under test where it runs the
+ * projector) within 1e-3 relative, the prompt's chunks as mtmd tokenizes them (BOS, text, the projector's begin/end
+ * text or tile markers, each image chunk's positions), and — each image chunk's rows evaluated whole (non-causally
+ * where mtmd does) — the logits of the text after it within the suite's F32-KV tolerance for the model's weights.
  * Each backend's test file calls `describeImageLogits`.
  */
 
@@ -23,6 +24,7 @@ import { referenceTolerances } from '../../src/model/conformance.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { createTokenizer } from '../../src/tokenizer/index.js';
 import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
+import { vitOpsRuns } from '../../src/vision/vit-ops.js';
 import { maxAbsDiff } from './compare.js';
 import { sharedPath } from './shared-path.js';
 import { decodeF32, sha256 } from '../unit/vision/vision-fixtures.js';
@@ -87,7 +89,14 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         const source = new MemoryByteSource(bytes, fx.model);
         const gguf = await parseGguf(source);
         const model = await loadTransformer(gguf, source, await makeOps(), { contextLength: 128, ubatchSize: 32 });
-        const vision = await loadVisionEncoder(new MemoryByteSource(mmproj), model.config.embeddingLength);
+        // The encoder on a backend of the same kind (src/vision/vit-ops.ts, where it runs the projector), as createEngine does.
+        const vision = await loadVisionEncoder(
+          new MemoryByteSource(mmproj),
+          model.config.embeddingLength,
+          undefined,
+          await makeOps(),
+        );
+        expect(vision.backend).toBe(vitOpsRuns(vision.config) ? model.ops.name : 'reference');
         const images = fx.chunks.flatMap((c) => (c.type === 'image' ? [c] : []));
         const encoded = await vision.encode(seedImage(fx.image.width, fx.image.height, fx.image.seed));
         const rows = encoded.parts.flatMap((p) => (p.type === 'rows' ? [p] : []));
@@ -123,6 +132,7 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         console.log(`[image-logits] ${name} ${fx.name}: max |Δlogit| ${worst.toExponential(2)} (limit ${tol})`);
         expect(worst).toBeLessThan(tol);
         model.destroy();
+        vision.destroy();
       });
     }
   });

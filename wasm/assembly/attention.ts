@@ -14,7 +14,7 @@ import { expf, expf4, tanhf } from './fast-math';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
 
 // @ts-ignore: decorator
-@inline function dotF32(a: usize, b: usize, len: i32): f32 {
+@inline export function dotF32(a: usize, b: usize, len: i32): f32 {
   let i = 0;
   let sum: f32 = 0;
   if (ASC_FEATURE_SIMD) {

@@ -50,6 +50,15 @@ export interface KernelExports {
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
+  /** F32 weights · n f32 rows in 2-row × 3-token tiles, bit-identical to gemv_f32 (wasm/assembly/gemm-float.ts). */
+  gemm_f32: GemvKernel;
+  /** Rows r0 … r1−1 of F16 weights at w → f32 at out (row r at out + r·k·4); x, n, outStride unused. */
+  f16_rows_to_f32: GemvKernel;
+  /**
+   * Two consecutive query rows of non-causal attention over every key, f32 KV, no window/soft-cap/sinks, headDim % 4
+   * = 0 (attention_heads' parameters; wasm/assembly/attention-pair.ts); bit-identical to two attention_heads calls.
+   */
+  attention_pair_heads: GemvKernel;
   /** attention_f32 with its 14 parameters in memory at `w` (the sinks' address at byte 56) (see wasm/assembly/attention.ts); heads r0 … r1−1. */
   attention_heads: GemvKernel;
   /**
@@ -155,6 +164,8 @@ export const GEMV_NAMES = [
   'gemv_q4_0_r4',
   'delta_net_heads',
   'mamba2_heads',
+  'gemm_f32',
+  'f16_rows_to_f32',
 ] as const;
 
 /** One kernel name. */

@@ -35,6 +35,7 @@ import { addBiasRows, addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, s
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
+import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from './float-gemm.js';
 import { HostHybridOps } from '../host-hybrid-ops.js';
 import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
@@ -82,16 +83,12 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
   private q8 = { byteOffset: 0, byteLength: 0 }; // Q8 activation scratch
-  private readonly q8Key: { act: WasmActivation | null; version: number; n: number; k: number } = {
-    act: null,
-    version: -1,
-    n: 0,
-    k: 0,
-  };
+  private readonly q8Key = { act: null as WasmActivation | null, version: -1, n: 0, k: 0 }; // rows the Q8 scratch holds
   private f32Scratch = { byteOffset: 0, byteLength: 0 }; // dequantized rows / contiguous x / attention scores
   private readonly ropeTables = new RopeTables();
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
   private readonly experts: WasmExperts;
+  private readonly runRows: RunRows = (...a) => this.run(...a);
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
     super();
@@ -102,7 +99,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     this.experts = new WasmExperts(
       heap,
       exports,
-      (name, w, x, out, k, rows, n, stride) => this.run(name, w, x, out, k, rows, n, stride),
+      this.runRows,
       (x, n, k) => this.quantizeQ8(act(x), n, k),
       (w) => this.vector(w),
     );
@@ -184,6 +181,9 @@ export class WasmOps extends HostHybridOps implements Ops {
       const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
       const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
       this.run(rows4 ? r4.name : fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+    } else if (fused && usesFloatGemm(wt.type, n)) {
+      const base = this.scratch(floatGemmScratchBytes(wt, n, x.cols));
+      floatGemm(this.runRows, wt, this.contiguousX(xa, n, k, base), o.byteOffset, out.cols, n, base, x.cols);
     } else if (fused) {
       this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else {

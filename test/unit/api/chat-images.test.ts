@@ -158,4 +158,24 @@ describe('chat with images', () => {
       /256|64/,
     );
   });
+
+  it('a WASM engine encodes the image on its own WASM backend: the same answer as the cpu engine', async () => {
+    const wasm = await createEngine({
+      model: MODEL,
+      mmproj: new Blob([MMPROJ.slice()]),
+      backend: 'wasm',
+      threads: 1,
+      contextLength: 96,
+      warmup: false,
+    });
+    try {
+      const url = pngUrl(30, 18, 3);
+      const [a, b] = [await answer(engine, ask(url)), await answer(wasm, ask(url))];
+      expect(b.usage.prompt_tokens).toBe(a.usage.prompt_tokens);
+      expect(b.choices[0].message.content).toBe(a.choices[0].message.content);
+      firstLogprobs(b).forEach((lp, i) => expect(lp).toBeCloseTo(firstLogprobs(a)[i], 2));
+    } finally {
+      await wasm.unload();
+    }
+  });
 });

@@ -1,0 +1,76 @@
+/**
+ * WASM non-causal attention (src/backend/wasm/attention-kernel.ts): on one thread it runs head by head, rows in pairs
+ * through attention_pair_heads (wasm/assembly/attention-pair.ts) where that applies; the answer is bit-identical to
+ * the two-thread path (row by row, heads split by attention_heads) on every build, for odd row counts (a row outside
+ * every pair), GQA, head sizes off a multiple of 16, and a sliding window (which takes the single-row kernel), and
+ * matches the cpu reference.
+ */
+
+import v8 from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
+import type { AttentionParams, Ops } from '../../src/backend/ops.js';
+import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
+import { mulberry32 } from '../helpers/mulberry32.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+const features = detectWasmFeatures();
+const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? ['relaxed-simd' as const] : [])];
+
+/** [n, nHeads, nKvHeads, headDim, slidingWindow] */
+const CASES: [number, number, number, number, number][] = [
+  [37, 4, 2, 24, 0],
+  [64, 6, 6, 36, 0],
+  [33, 4, 4, 32, 9],
+];
+
+async function run(ops: Ops, n: number, p: AttentionParams, seed: number): Promise<Float32Array> {
+  const cols = p.nHeads * p.headDim;
+  const kvCols = p.nKvHeads * p.headDim;
+  const rand = mulberry32(seed);
+  const rows = (len: number) => Float32Array.from({ length: len }, () => rand() * 2 - 1);
+  ops.createKvCache({
+    nSlots: 1,
+    contextLength: n,
+    layers: [{ nKvHeads: p.nKvHeads, headDim: p.headDim }],
+    kvType: 'f32',
+  });
+  const q = ops.createActivation('q', n, cols);
+  const k = ops.createActivation('k', n, kvCols);
+  const v = ops.createActivation('v', n, kvCols);
+  const o = ops.createActivation('o', n, cols);
+  ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0 });
+  ops.setRows(q, rows(n * cols), n);
+  ops.setRows(k, rows(n * kvCols), n);
+  ops.setRows(v, rows(n * kvCols), n);
+  ops.storeKv(0, k, v, n);
+  ops.attention(o, q, 0, n, p);
+  ops.endStep();
+  const got = await ops.read(o, n);
+  ops.destroy();
+  return got;
+}
+
+describe('WASM non-causal attention', () => {
+  for (const [n, nHeads, nKvHeads, headDim, slidingWindow] of CASES) {
+    const p: AttentionParams = {
+      nHeads,
+      nKvHeads,
+      headDim,
+      scale: 1 / Math.sqrt(headDim),
+      slidingWindow,
+      softcap: 0,
+      causal: false,
+    };
+    it(`${n} rows, ${nHeads}/${nKvHeads} heads × ${headDim}, window ${slidingWindow}: one thread = two, = cpu`, async () => {
+      const ref = await run(createCpuOps(), n, p, n);
+      for (const variant of VARIANTS) {
+        const one = await run(await createWasmOps({ variant, threads: 1 }), n, p, n);
+        const two = await run(await createWasmOps({ variant, threads: 2 }), n, p, n);
+        expect(one, `${variant}: one thread vs two`).toEqual(two);
+        one.forEach((x, i) => expect(Math.abs(x - ref[i]!), `${variant} [${i}]`).toBeLessThan(1e-5));
+      }
+    });
+  }
+});

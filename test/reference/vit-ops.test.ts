@@ -1,0 +1,122 @@
+/**
+ * The vision encoder on the cpu reference and WASM backends vs llama.cpp mtmd (test/helpers/vit-ops-check.ts; WebGPU:
+ * test/kernels/webgpu-vit-ops.gpu.test.ts).
+ */
+
+import v8 from 'node:v8';
+import { describe, expect, it, vi } from 'vitest';
+import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
+import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
+import { createWasmOps } from '../../src/backend/wasm/index.js';
+import { parseGguf } from '../../src/gguf/parse.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { writeGguf } from '../../src/gguf/write.js';
+import { MemoryByteSource } from '../../src/io/byte-source.js';
+import { getQuantType } from '../../src/quant/index.js';
+import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
+import { expectLlmError } from '../helpers/llm-error.js';
+import { describeVitOps } from '../helpers/vit-ops-check.js';
+import { fixtureMmproj, visionFixtures } from '../unit/vision/vision-fixtures.js';
+
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+describeVitOps('cpu', () => createCpuOps(), 1e-3);
+describeVitOps('wasm', () => createWasmOps({ threads: 1 }), 1e-3);
+
+describe('the vision encoder on a backend: bad input', () => {
+  it('an mmproj for another text width is invalid-request naming both widths, and releases the backend', async () => {
+    const fx = visionFixtures()[0]!;
+    const { bytes } = await fixtureMmproj(fx);
+    const ops = createCpuOps();
+    const destroy = vi.spyOn(ops, 'destroy');
+    const e = await expectLlmError(
+      loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText + 1, undefined, ops),
+      'invalid-request',
+    );
+    expect(e.message).toContain(String(fx.shape.nEmbdText));
+    expect(destroy).toHaveBeenCalled();
+  });
+
+  it('an encoder vit-ops does not run (quick-GELU FFN) falls back to the TS reference and releases the backend', async () => {
+    const fx = visionFixtures()[0]!;
+    const source = new MemoryByteSource((await fixtureMmproj(fx)).bytes);
+    const gguf = await parseGguf(source);
+    const tensors = await Promise.all(
+      gguf.tensors.map(async (t) => ({
+        name: t.name,
+        type: t.type,
+        shape: [...t.shape],
+        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+      })),
+    );
+    const quick = writeGguf({ metadata: { ...gguf.metadata, 'clip.use_gelu': false }, tensors });
+    const ops = createCpuOps();
+    const destroy = vi.spyOn(ops, 'destroy');
+    const vision = await loadVisionEncoder(new MemoryByteSource(quick), fx.shape.nEmbdText, undefined, ops);
+    expect(vision.config.ffn).toBe('gelu-quick');
+    expect(vision.backend).toBe('reference');
+    expect(destroy).toHaveBeenCalled();
+  });
+
+  it('an abort between blocks stops the encode with aborted; the encoder then encodes the next image', async () => {
+    const fx = visionFixtures()[0]!;
+    const { bytes } = await fixtureMmproj(fx);
+    const vision = await loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText, undefined, createCpuOps());
+    const controller = new AbortController();
+    const image = seedImage(32, 32, 1);
+    const pending = vision.encode(image, controller.signal);
+    setTimeout(() => controller.abort(), 0);
+    await expectLlmError(pending, 'aborted', /encoding the image/);
+    expect(vision.encodedImages).toBe(0);
+    const again = await vision.encode(image);
+    expect(again.nTokens).toBe(fx.images[0]!.nTokens);
+    vision.destroy();
+  });
+});
+
+/** The fixture's mmproj with every matrix whose rows are a multiple of 32 long stored Q8_0 (as llama.cpp quantizes). */
+async function q8Mmproj(bytes: Uint8Array): Promise<Uint8Array> {
+  const source = new MemoryByteSource(bytes);
+  const gguf = await parseGguf(source);
+  const q8 = getQuantType(GgmlType.Q8_0);
+  const tensors = await Promise.all(
+    gguf.tensors.map(async (t) => {
+      const data = await source.read(gguf.tensorDataOffset + t.offset, t.byteLength);
+      if (t.shape.length < 2 || t.shape[0]! % 32 !== 0 || t.type !== GgmlType.F32) {
+        return { name: t.name, type: t.type, shape: [...t.shape], data };
+      }
+      const out = new Uint8Array((t.nElements / 32) * q8.blockBytes);
+      q8.quantizeRow!(new Float32Array(data.slice().buffer), out);
+      return { name: t.name, type: GgmlType.Q8_0, shape: [...t.shape], data: out };
+    }),
+  );
+  return writeGguf({ metadata: gguf.metadata, tensors });
+}
+
+describe('the vision encoder on a backend: Q8_0 matrices', () => {
+  it('wasm runs a Q8_0 mmproj within 5e-3 of the TS oracle on the same file (wasm rounds activations to Q8 as ggml-cpu does)', async () => {
+    const fx = visionFixtures().find((f) => f.name === 'gemma3-s1')!;
+    const bytes = await q8Mmproj((await fixtureMmproj(fx)).bytes);
+    const types = new Set((await parseGguf(new MemoryByteSource(bytes))).tensors.map((t) => t.type));
+    expect(types.has(GgmlType.Q8_0)).toBe(true);
+    const vision = await loadVisionEncoder(
+      new MemoryByteSource(bytes),
+      fx.shape.nEmbdText,
+      undefined,
+      await createWasmOps({ threads: 1 }),
+    );
+    const reference = await loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText);
+    const image = seedImage(97, 131, 3);
+    const got = await vision.encode(image);
+    const want = await reference.encode(image);
+    let diff = 0;
+    let scale = 0;
+    want.embeddings.forEach((v, i) => {
+      diff = Math.max(diff, Math.abs(got.embeddings[i]! - v));
+      scale = Math.max(scale, Math.abs(v));
+    });
+    console.log(`[vit-ops] wasm Q8_0 mmproj: rel err ${(diff / scale).toExponential(2)} vs the TS oracle`);
+    expect(diff / scale).toBeLessThan(5e-3);
+    vision.destroy();
+  });
+});
