@@ -7,13 +7,11 @@
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { BufferUsage } from '../../src/backend/webgpu/gpu-flags.js';
 import { gemvSgQuant, gemvSgRowsPerSubgroup } from '../../src/backend/webgpu/gemv-sg-quant.js';
 import { GEMV_WG, gemvShape } from '../../src/backend/webgpu/gemv-shape.js';
-import { PipelineCache } from '../../src/backend/webgpu/pipelines.js';
-import { PARAMS_BYTES, StepRecorder } from '../../src/backend/webgpu/step-recorder.js';
-import { getGpuQuantLayout, repackRows, rowWords } from '../../src/backend/webgpu/upload.js';
+import { getGpuQuantLayout, repackRows } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { runGemv } from '../helpers/gemv-dispatch.js';
 import { collectGpuErrors, destroyTestGpu, getTestDevice, makeWeight, nmseOf, randoms } from '../helpers/gpu.js';
 
 afterAll(() => destroyTestGpu());
@@ -58,56 +56,25 @@ describe('gemv (no subgroups) on lavapipe', () => {
       const { bytes, values } = makeWeight(type, k, nRows, 21 + type);
       const packed = repackRows(layout, bytes, k, { rowStart: 0, nRows });
       const xv = randoms(k, 6);
-      const mk = (data: ArrayBufferView | null, size: number, extra: number): GPUBuffer => {
-        const b = device.createBuffer({
-          size: Math.ceil(size / 16) * 16,
-          usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | extra,
-        });
-        if (data) device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
-        return b;
-      };
-      const w = mk(packed, packed.byteLength, 0);
-      const x = mk(xv, xv.byteLength, 0);
-      const dummy = mk(null, 16, 0);
-      const [rw1, rw2] = [mk(null, 16, 0), mk(null, 16, 0)];
       const want = new Float64Array(nRows); // (nRows)
       for (let i = 0; i < nRows; i++) for (let j = 0; j < k; j++) want[i] += values[i * k + j]! * xv[j]!;
-      const pipes = new PipelineCache(device, 'f32', false, PARAMS_BYTES);
       for (const tpg of tpgs) {
         const rows = (GEMV_WG / tpg) * r;
-        const out = mk(null, nRows * 4, BufferUsage.COPY_SRC);
-        const rec = new StepRecorder(device);
-        const pipe = pipes.get({
+        const got = await runGemv({
+          device,
           kernel: 'gemv',
+          layout,
           quant: { name: layout.name, wgsl: gemvSgQuant(layout).wgsl },
+          packed,
+          k,
+          nRows,
+          x: xv,
           wgSize: GEMV_WG,
+          rowsPerWorkgroup: rows,
           constants: { ROWS: rows, R: r, K: k },
+          subgroups: false,
           tag: `rows${rows}_k${k}`,
         });
-        rec.dispatch(
-          pipe,
-          [null, w, x, out, dummy, dummy, rw1, rw2],
-          (p) =>
-            p
-              .u(k)
-              .u(nRows)
-              .u(rowWords(layout, k))
-              .u(k)
-              .u(nRows)
-              .u(0)
-              .u(0)
-              .u(0)
-              .f(0)
-              .u(nRows)
-              .u(nRows)
-              .u(0)
-              .u(0)
-              .u(0)
-              .u(0),
-          [Math.ceil(nRows / rows), 1, 1],
-        );
-        const got = new Float32Array(await rec.read(out, 0, nRows * 4));
-        rec.destroy();
         expect(gpuErrors).toEqual([]);
         expect(nmseOf(got, want), `${tpg} invocations per row group`).toBeLessThan(1e-9);
       }

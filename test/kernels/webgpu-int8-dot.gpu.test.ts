@@ -9,14 +9,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { GEMV_SG_ROWS } from '../../src/backend/webgpu/gemv-sg-params.js';
 import { gemvSgInt8, gemvSgQuant, gemvSgRowsPerSubgroup } from '../../src/backend/webgpu/gemv-sg-quant.js';
-import { BufferUsage } from '../../src/backend/webgpu/gpu-flags.js';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
-import { PipelineCache } from '../../src/backend/webgpu/pipelines.js';
-import { PARAMS_BYTES, StepRecorder } from '../../src/backend/webgpu/step-recorder.js';
-import { getGpuQuantLayout, repackRows, rowWords } from '../../src/backend/webgpu/upload.js';
+import { getGpuQuantLayout, repackRows } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { formatReport, runConformanceSuite } from '../helpers/conformance-suite.js';
+import { runGemv } from '../helpers/gemv-dispatch.js';
 import { collectGpuErrors, destroyTestGpu, getTestDevice, makeWeight, nmseOf, randoms } from '../helpers/gpu.js';
 
 afterAll(() => destroyTestGpu());
@@ -44,42 +42,21 @@ describe('gemv_sg with Q8 activations (dot4I8Packed)', () => {
         const { bytes, values } = makeWeight(type, k, nRows, 21 + type);
         const packed = repackRows(layout, bytes, k, { rowStart: 0, nRows });
         const xv = randoms(k, 9);
-        const mk = (data: ArrayBufferView | null, size: number, extra: number): GPUBuffer => {
-          const b = device.createBuffer({
-            size: Math.ceil(size / 16) * 16,
-            usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | extra,
-          });
-          if (data) device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
-          return b;
-        };
-        const w = mk(packed, packed.byteLength, 0);
-        const x = mk(xv, xv.byteLength, 0);
-        const out = mk(null, nRows * 4, BufferUsage.COPY_SRC);
-        const dummy = mk(null, 16, 0);
-        const [rw1, rw2] = [mk(null, 16, 0), mk(null, 16, 0)];
-        const pipes = new PipelineCache(device, 'f32', true, PARAMS_BYTES);
-        const rec = new StepRecorder(device);
         const quant = gemvSgQuant(layout, true);
-        const pipe = pipes.get({
+        const got = await runGemv({
+          device,
           kernel: 'gemv_sg',
+          layout,
           quant: { name: quant.name, wgsl: quant.wgsl },
+          packed,
+          k,
+          nRows,
+          x: xv,
           wgSize,
+          rowsPerWorkgroup: GEMV_SG_ROWS,
           constants: { ROWS: GEMV_SG_ROWS, R: gemvSgRowsPerSubgroup(layout), K: k, Q8_X: true },
+          subgroups: true,
         });
-        const params = [k, nRows, rowWords(layout, k), k, nRows, 0, 0, 0, 0, nRows, nRows, 0, 0, 0, 0];
-        rec.dispatch(
-          pipe,
-          [null, { buffer: w, offset: 0, size: packed.byteLength }, x, out, dummy, dummy, rw1, rw2],
-          (p) => {
-            for (const [i, v] of params.entries()) {
-              if (i === 8) p.f(v);
-              else p.u(v);
-            }
-          },
-          [Math.ceil(nRows / GEMV_SG_ROWS), 1, 1],
-        );
-        const got = new Float32Array(await rec.read(out, 0, nRows * 4));
-        rec.destroy();
         const xq = q8RoundTrip(xv);
         const want = new Float64Array(nRows); // (nRows) W·q8(x)
         const f32 = new Float64Array(nRows); // (nRows) W·x

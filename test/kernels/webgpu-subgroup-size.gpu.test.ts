@@ -6,13 +6,11 @@
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { PipelineCache } from '../../src/backend/webgpu/pipelines.js';
-import { PARAMS_BYTES, StepRecorder } from '../../src/backend/webgpu/step-recorder.js';
 import { GEMV_SG_ROWS } from '../../src/backend/webgpu/gemv-sg-params.js';
 import { gemvSgQuant, gemvSgRowsPerSubgroup } from '../../src/backend/webgpu/gemv-sg-quant.js';
-import { getGpuQuantLayout, repackRows, rowWords } from '../../src/backend/webgpu/upload.js';
-import { BufferUsage } from '../../src/backend/webgpu/gpu-flags.js';
+import { getGpuQuantLayout, repackRows } from '../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { runGemv } from '../helpers/gemv-dispatch.js';
 import { collectGpuErrors, destroyTestGpu, getTestDevice, makeWeight, nmseOf, randoms } from '../helpers/gpu.js';
 
 afterAll(() => destroyTestGpu());
@@ -44,55 +42,22 @@ describe('hardware GEMV with a subgroup wider than the workgroup', () => {
         const { bytes, values } = makeWeight(type, k, nRows, 11 + type);
         const packed = repackRows(layout, bytes, k, { rowStart: 0, nRows });
         const xv = randoms(k, 5);
-        const mk = (data: ArrayBufferView | null, size: number, extra: number): GPUBuffer => {
-          const b = device.createBuffer({
-            size: Math.ceil(size / 16) * 16,
-            usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | extra,
-          });
-          if (data) device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
-          return b;
-        };
-        const w = mk(packed, packed.byteLength, 0);
-        const x = mk(xv, xv.byteLength, 0);
-        const out = mk(null, nRows * 4, BufferUsage.COPY_SRC);
-        const dummy = mk(null, 16, 0);
-        const [rw1, rw2] = [mk(null, 16, 0), mk(null, 16, 0)];
-        const pipes = new PipelineCache(device, 'f32', true, PARAMS_BYTES);
-        const rec = new StepRecorder(device);
-        const pipe = pipes.get({
+        const got = await runGemv({
+          device,
           kernel: 'gemv_sg',
+          layout,
           quant: { name: layout.name, wgsl: gemvSgQuant(layout).wgsl },
+          packed,
+          k,
+          nRows,
+          x: xv,
           wgSize,
+          rowsPerWorkgroup: GEMV_SG_ROWS,
           constants: { ROWS: GEMV_SG_ROWS, R: gemvSgRowsPerSubgroup(layout) },
+          subgroups: true,
         });
-        const rowsPerGroup = GEMV_SG_ROWS;
-        rec.dispatch(
-          pipe,
-          // the weights' exact range: a row-split layout's scales sit at the binding's end (the buffer is rounded up)
-          [null, { buffer: w, offset: 0, size: packed.byteLength }, x, out, dummy, dummy, rw1, rw2],
-          (p) =>
-            p
-              .u(k)
-              .u(nRows)
-              .u(rowWords(layout, k))
-              .u(k)
-              .u(nRows)
-              .u(0)
-              .u(0)
-              .u(0)
-              .f(0)
-              .u(nRows)
-              .u(nRows)
-              .u(0)
-              .u(0)
-              .u(0)
-              .u(0),
-          [Math.ceil(nRows / rowsPerGroup), 1, 1],
-        );
-        const got = new Float32Array(await rec.read(out, 0, nRows * 4));
         const want = new Float64Array(nRows); // (nRows)
         for (let r = 0; r < nRows; r++) for (let j = 0; j < k; j++) want[r] += values[r * k + j]! * xv[j]!;
-        rec.destroy();
         expect(gpuErrors).toEqual([]);
         expect(nmseOf(got, want)).toBeLessThan(1e-8);
       });
