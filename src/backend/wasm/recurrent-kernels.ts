@@ -34,9 +34,9 @@ export function wasmRecurrentKernels(
   } = k;
   if (!deltaNet || !mamba2 || !conv || !l2 || !gn) return null;
   const params = heap.alloc(16 * 4, 'recurrent scan parameters').byteOffset; // [16] i32
-  /** Writes the parameter block and runs `fn` over heads 0 … heads − 1, split across threads for big steps. */
-  const scan = (name: GemvName, fn: GemvKernel, values: readonly number[], heads: number, perHead: number): void => {
-    heap.i32.set(values, params >>> 2); // byte addresses ≥ 2³¹ wrap to the same bits (the kernel reads u32)
+  const words = params >>> 2;
+  /** Runs `fn` over heads 0 … heads − 1 (its parameter block written by the caller), split across threads for big steps. */
+  const scan = (name: GemvName, fn: GemvKernel, heads: number, perHead: number): void => {
     // perHead: a head's state values × tokens, two multiply-adds each.
     if (pool && heads >= 2 && 2 * heads * perHead >= MIN_PARALLEL_WORK)
       pool.dispatch(name, fn, params, 0, 0, 0, 0, 0, heads, 1);
@@ -44,8 +44,8 @@ export function wasmRecurrentKernels(
   };
   return {
     convSilu(a) {
-      const [s, x, w, o] = [a.state, a.x, a.kernel, a.out].map(at);
-      conv(s, x, a.xStride, w, a.bias ? at(a.bias) : 0, o, a.outStride, a.n, a.channels, a.taps);
+      const bias = a.bias ? at(a.bias) : 0;
+      conv(at(a.state), at(a.x), a.xStride, at(a.kernel), bias, at(a.out), a.outStride, a.n, a.channels, a.taps);
     },
     l2NormHeads(x, stride, n, nHeads, headDim, eps) {
       l2(at(x), stride, n, nHeads, headDim, eps);
@@ -54,21 +54,51 @@ export function wasmRecurrentKernels(
       gn(at(out), outStride, at(z), zStride, at(norm), n, nHeads, headV, eps);
     },
     stateArray(size, what) {
-      if (size === 0) return () => new Float32Array(0);
-      const { byteOffset } = heap.alloc(size * 4, what); // fresh memory: zero
-      return () => new Float32Array(heap.f32.buffer, byteOffset, size); // current after growth
+      const { byteOffset } = size === 0 ? { byteOffset: 0 } : heap.alloc(size * 4, what); // fresh memory: zero
+      let view = new Float32Array(heap.f32.buffer, byteOffset, size);
+      return () => {
+        // A new view only after the memory grew (its old buffer is detached), not per call: asked per layer and token.
+        if (size !== 0 && view.buffer !== heap.f32.buffer) view = new Float32Array(heap.f32.buffer, byteOffset, size);
+        return view;
+      };
     },
+    // Parameter blocks written word by word (no arrays: a scan runs per recurrent layer and token). Byte addresses
+    // ≥ 2³¹ wrap to the same bits (the kernels read u32).
     deltaNetScan(a) {
-      const [state, conv, gate, beta, out] = [a.state, a.conv, a.gate, a.beta, a.out].map(at);
-      const strides = [a.convStride, gate, a.gateStride, beta, a.betaStride, out, a.outStride];
-      const values = [state, conv, ...strides, a.n, a.headK, a.nKHeads, a.headV];
-      scan('delta_net_heads', deltaNet, values, a.nVHeads, a.n * a.headV * a.headK);
+      const p = heap.i32;
+      p[words] = at(a.state);
+      p[words + 1] = at(a.conv);
+      p[words + 2] = a.convStride;
+      p[words + 3] = at(a.gate);
+      p[words + 4] = a.gateStride;
+      p[words + 5] = at(a.beta);
+      p[words + 6] = a.betaStride;
+      p[words + 7] = at(a.out);
+      p[words + 8] = a.outStride;
+      p[words + 9] = a.n;
+      p[words + 10] = a.headK;
+      p[words + 11] = a.nKHeads;
+      p[words + 12] = a.headV;
+      scan('delta_net_heads', deltaNet, a.nVHeads, a.n * a.headV * a.headK);
     },
     mamba2Scan(a) {
-      const [state, conv, zx, aw, d, out] = [a.state, a.conv, a.zx, a.a, a.d, a.out].map(at);
-      const dims = [a.n, a.nHeads, a.headDim, a.dState, a.nGroups];
-      const values = [state, conv, a.convStride, zx, a.zxStride, a.dtCol, aw, d, out, a.outStride, ...dims];
-      scan('mamba2_heads', mamba2, values, a.nHeads, a.n * a.headDim * a.dState);
+      const p = heap.i32;
+      p[words] = at(a.state);
+      p[words + 1] = at(a.conv);
+      p[words + 2] = a.convStride;
+      p[words + 3] = at(a.zx);
+      p[words + 4] = a.zxStride;
+      p[words + 5] = a.dtCol;
+      p[words + 6] = at(a.a);
+      p[words + 7] = at(a.d);
+      p[words + 8] = at(a.out);
+      p[words + 9] = a.outStride;
+      p[words + 10] = a.n;
+      p[words + 11] = a.nHeads;
+      p[words + 12] = a.headDim;
+      p[words + 13] = a.dState;
+      p[words + 14] = a.nGroups;
+      scan('mamba2_heads', mamba2, a.nHeads, a.n * a.headDim * a.dState);
     },
   };
 }
