@@ -66,6 +66,8 @@ export class TransformerModel implements Transformer {
   private input: EmbeddingInput | null = null;
   /** True while `evalChained` runs: the step's token is already on the backend (`StepBatch.tokensOnDevice`). */
   private chained = false;
+  /** [1] placeholder id of a chained step (the real one is in the backend's token input); reused per token. */
+  private readonly chainedToken = new Int32Array(1);
 
   constructor(
     readonly config: ModelConfig,
@@ -265,7 +267,7 @@ export class TransformerModel implements Transformer {
   }
 
   async evalChained(startPos: number, slot: number, signal?: AbortSignal): Promise<void> {
-    const token = Int32Array.of(0); // [1] placeholder: the id is in the backend's token input
+    const token = this.chainedToken;
     checkRequest(this, token, startPos, slot);
     throwIfAborted(signal, 'evaluating tokens');
     this.chained = true;
