@@ -8,9 +8,14 @@ import { IQ_GRID_TYPES } from '../quant/iq-grids.js';
 import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 
+/** True when `gguf` holds IQ1–IQ3 tensors (their codebook grids and WGSL come in chunks of their own). */
+export function hasIqTensors(gguf: GgufFile): boolean {
+  return gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type));
+}
+
 /** True when `config` has recurrent, MoE or AltUp layers, or `gguf` holds IQ1–IQ3 tensors. */
 export function needsFeatureKernels(config: ModelConfig, gguf: GgufFile): boolean {
-  if (config.altup || gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type))) return true;
+  if (config.altup || hasIqTensors(gguf)) return true;
   return describeLayers(config).some(
     (l) => l.moe !== null || (l.kind !== 'attention' && l.kind !== 'mlp') || (l.kind === 'attention' && l.ssm),
   );

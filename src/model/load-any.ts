@@ -7,9 +7,9 @@
 import type { Ops } from '../backend/ops.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
-import { IQ_GRID_TYPES } from '../quant/iq-grids.js';
 import { getArchitecture } from './arch/index.js';
 import { denseHeadOf } from './dense-head.js';
+import { hasIqTensors } from './feature-kernels.js';
 import type { EncoderModel } from './encoder.js';
 import { checkLoadShape, type LoadTransformerOptions, loadTransformer, readModelConfig } from './load.js';
 import type { PooledProjection } from './pooling.js';
@@ -44,7 +44,7 @@ export async function loadAnyModel(
     import('./encoder-weights.js'),
   ]);
   // nomic-bert-moe's experts and IQ weights use the backend's feature kernels (feature-kernels.ts).
-  if (config.moe || gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type))) await ops.loadFeatureKernels?.();
+  if (config.moe || hasIqTensors(gguf)) await ops.loadFeatureKernels?.();
   const loader = new WeightLoader(gguf, source, ops, options);
   const rankHead = config.poolingType === 'rank' ? await encoderRankHeadOf(loader, config) : null;
   const weights = await loadEncoderWeights(loader, config, encoder, rankHead);

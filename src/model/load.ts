@@ -9,13 +9,13 @@ import type { Ops } from '../backend/ops.js';
 import { LlmError } from '../errors.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
-import { IQ_GRID_TYPES, loadIqGrids } from '../quant/iq-grids.js';
+import { loadIqGrids } from '../quant/iq-grids.js';
 import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
 import { describeLayers } from './layer-spec.js';
-import { needsFeatureKernels } from './feature-kernels.js';
+import { hasIqTensors, needsFeatureKernels } from './feature-kernels.js';
 import {
   type Mamba2LayerWeights,
   mamba2Slots,
@@ -87,7 +87,7 @@ export async function loadTransformer(
 ): Promise<TransformerModel> {
   const config = readModelConfig(gguf);
   // IQ1–IQ3 tensors decode through codebook grids kept out of the main download (quant/iq-grids.ts).
-  if (gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type))) await loadIqGrids();
+  if (hasIqTensors(gguf)) await loadIqGrids();
   // So are the kernels of recurrent, MoE and AltUp layers and IQ weights (feature-kernels.ts).
   if (needsFeatureKernels(config, gguf)) await ops.loadFeatureKernels?.();
   const contextLength = options.contextLength ?? defaultContextLength(config);
