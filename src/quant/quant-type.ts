@@ -20,8 +20,8 @@ export interface WasmQuantPath {
   readonly rowPairs?: boolean;
   /**
    * On kernel builds with relaxed SIMD, 2-D weights of this type are stored in 4-row groups instead of row pairs
-   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes; the quants
-   * must be 0…127, the relaxed dot's i7 operand) and multiplied
+   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes; signed
+   * quants with `signFlip`) and multiplied
    * by this kernel at every token count; 3-D expert stacks keep the row pairs.
    */
   readonly rows4?: WasmRows4Path;
@@ -34,6 +34,11 @@ export interface WasmQuantPath {
 export interface WasmRows4Path {
   /** Export of the kernel module multiplying the 4-row layout (wasm/assembly/gemv-stored-rows4.ts). */
   readonly kernel: `gemv_${string}`;
+  /**
+   * The quants are signed bytes (Q8_0): stored with the sign bit flipped (u = w + 128, 0…255), so the kernel reads
+   * two 0…15 nibbles per quant as relaxed-dot operands and folds the −128 into the activation block sums.
+   */
+  readonly signFlip?: boolean;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The 4-row weight layout of the relaxed-SIMD build (src/backend/wasm/rows4-layout.ts, wasm/assembly/
- * gemv-stored-rows4.ts) for every type the registry gives one (Q4_0): its matmuls equal the simd128 build's
+ * gemv-stored-rows4.ts, gemv-q8-rows4.ts) for every type the registry gives one (Q4_0; Q8_0, stored with its
+ * quants' sign bit flipped): its matmuls equal the simd128 build's
  * row-pair kernels within f32 rounding (the same integer block sums; only the float order differs) for row counts
  * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
  * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
@@ -92,10 +93,13 @@ describe('4-row layout: JS reference', () => {
         const src = quantize(qt.id, randomF32(k * nRows, nRows));
         const rowBytes = (k / 32) * qt.blockBytes;
         const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
-        interleaveRows4(src, dst, nRows, rowBytes, qt.blockBytes);
+        const flip = qt.wasm !== 'dequantize' && qt.wasm.rows4?.signFlip ? 0x80 : 0;
+        interleaveRows4(src, dst, nRows, rowBytes, qt.blockBytes, flip);
+        // Row 0's first quant byte lies at byte 8 of its group block, its sign bit flipped for signed quants.
+        expect(dst[8], `${qt.name} stored quant`).toBe(src[2]! ^ flip);
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
-          readRows4Row(dst, 0, r, rowBytes, qt.blockBytes, row);
+          readRows4Row(dst, 0, r, rowBytes, qt.blockBytes, row, flip);
           const want = r < nRows ? src.subarray(r * rowBytes, (r + 1) * rowBytes) : new Uint8Array(rowBytes);
           expect(Array.from(row), `${qt.name} rows ${nRows} row ${r}`).toEqual(Array.from(want));
         }

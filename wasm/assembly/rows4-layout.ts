@@ -4,17 +4,22 @@
  * stored where those four rows lie in the GGUF file (a row count off a multiple of 4 is padded with zero rows). Block b
  * of a group takes 4·blockBytes bytes: the four rows' f16 scales (8 bytes), then 16-byte chunks, chunk j holding quant
  * bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats
- * four activation bytes to every lane and one dot serves four rows (wasm/assembly/gemv-stored-rows4.ts).
+ * four activation bytes to every lane and one dot serves four rows (wasm/assembly/gemv-stored-rows4.ts). Signed
+ * quants (Q8_0) are stored with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads
+ * its two nibbles), the scales as they are.
  */
 
 /**
- * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4 (scalar moves without SIMD;
- * those builds never store this layout, but the module exports the same functions in every build).
+ * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] ^ flip stored at o + 16j for j < 4 (flip: 0 or 0x80808080;
+ * scalar moves without SIMD; those builds never store this layout, but the module exports the same functions in
+ * every build).
  */
 // @ts-ignore: decorator
-@inline function transpose4(o: usize, a: usize, b: usize, c: usize, d: usize): void {
+@inline function transpose4(o: usize, a: usize, b: usize, c: usize, d: usize, flip: u32): void {
   if (ASC_FEATURE_SIMD) {
-    const va = v128.load(a), vb = v128.load(b), vc = v128.load(c), vd = v128.load(d);
+    const f = i32x4.splat(flip);
+    const va = v128.xor(v128.load(a), f), vb = v128.xor(v128.load(b), f);
+    const vc = v128.xor(v128.load(c), f), vd = v128.xor(v128.load(d), f);
     const t0 = i32x4.shuffle(va, vb, 0, 4, 1, 5);
     const t1 = i32x4.shuffle(va, vb, 2, 6, 3, 7);
     const t2 = i32x4.shuffle(vc, vd, 0, 4, 1, 5);
@@ -25,10 +30,10 @@
     v128.store(o, i64x2.shuffle(t1, t3, 1, 3), 48);
   } else {
     for (let j: usize = 0; j < 4; j++) {
-      store<u32>(o + (j << 4), load<u32>(a + (j << 2)));
-      store<u32>(o + (j << 4), load<u32>(b + (j << 2)), 4);
-      store<u32>(o + (j << 4), load<u32>(c + (j << 2)), 8);
-      store<u32>(o + (j << 4), load<u32>(d + (j << 2)), 12);
+      store<u32>(o + (j << 4), load<u32>(a + (j << 2)) ^ flip);
+      store<u32>(o + (j << 4), load<u32>(b + (j << 2)) ^ flip, 4);
+      store<u32>(o + (j << 4), load<u32>(c + (j << 2)) ^ flip, 8);
+      store<u32>(o + (j << 4), load<u32>(d + (j << 2)) ^ flip, 12);
     }
   }
 }
@@ -36,9 +41,11 @@
 /**
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: f16 scale + 16·m quant
  * bytes) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When nRows % 4 != 0 the bytes after the
- * last row, up to the group's end (reserved by the host), become its zero rows.
+ * last row, up to the group's end (reserved by the host), become its zero rows. `flip` (0 or 0x80) is XORed into
+ * every quant byte, the padding rows' included.
  */
-export function interleave_rows4(w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, scratch: usize): void {
+export function interleave_rows4(w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, scratch: usize, flip: i32): void {
+  const f4 = <u32>(flip & 0xff) * 0x01010101;
   const rb = <usize>rowBytes;
   const bb = <usize>blockBytes;
   const nb = rb / bb;
@@ -55,7 +62,7 @@ export function interleave_rows4(w: usize, nRows: i32, rowBytes: i32, blockBytes
       store<u16>(o, load<u16>(p1), 2);
       store<u16>(o, load<u16>(p2), 4);
       store<u16>(o, load<u16>(p3), 6);
-      for (let q: usize = 2; q < bb; q += 16) transpose4(o + 8 + ((q - 2) << 2), p0 + q, p1 + q, p2 + q, p3 + q);
+      for (let q: usize = 2; q < bb; q += 16) transpose4(o + 8 + ((q - 2) << 2), p0 + q, p1 + q, p2 + q, p3 + q, f4);
     }
   }
 }

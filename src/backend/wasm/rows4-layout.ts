@@ -5,7 +5,8 @@
  * 4·blockBytes bytes: the four rows' f16 scales, then 16-byte chunks, chunk j = quant bytes 4j … 4j + 3 of rows
  * 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
  * activation bytes splatted to every lane serves four rows (wasm/assembly/gemv-stored-rows4.ts), at one token and
- * at many alike: prefill and batched choices need no per-call packing. Same bytes as the GGUF rows but the padding.
+ * at many alike: prefill and batched choices need no per-call packing. Same bytes as the GGUF rows but the padding
+ * (signed quants, Q8_0, with their sign bit flipped: `flip` 0x80, see wasm/assembly/gemv-q8-rows4.ts).
  * Uploads copy the GGUF rows into memory and rearrange them there (wasm/assembly/rows4-layout.ts).
  */
 
@@ -16,8 +17,8 @@ export function rows4StoredRows(nRows: number): number {
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks of `blockBytes`) into `dst`
- * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros. The reference for the kernels'
- * in-place `interleave_rows4`, which uploads use.
+ * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros; `flip` is XORed into every quant
+ * byte (padding rows' included). The reference for the kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(
   src: Uint8Array,
@@ -25,14 +26,17 @@ export function interleaveRows4(
   nRows: number,
   rowBytes: number,
   blockBytes: number,
+  flip = 0,
 ): void {
   const nb = rowBytes / blockBytes;
-  dst.fill(0, 0, rows4StoredRows(nRows) * rowBytes);
-  for (let r = 0; r < nRows; r++) {
+  for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
       const from = r * rowBytes + b * blockBytes;
       const to = rows4BlockAt(r, b, rowBytes, blockBytes);
-      for (let i = 0; i < blockBytes; i++) dst[to + rows4ByteOffset(r, i)] = src[from + i];
+      for (let i = 0; i < blockBytes; i++) {
+        const v = r < nRows ? src[from + i]! : 0;
+        dst[to + rows4ByteOffset(r, i)] = i < 2 ? v : v ^ flip;
+      }
     }
   }
 }
@@ -52,7 +56,7 @@ function rows4ByteOffset(r: number, i: number): number {
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes. A byte loop, no views: it runs once per embedded token.
+ * rowBytes bytes (quants XORed with `flip` again). A byte loop, no views: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
@@ -61,6 +65,7 @@ export function readRows4Row(
   rowBytes: number,
   blockBytes: number,
   out: Uint8Array,
+  flip = 0,
 ): void {
   const nb = rowBytes / blockBytes;
   const lane = r & 3;
@@ -71,10 +76,10 @@ export function readRows4Row(
     out[to++] = mem[g + 2 * lane + 1];
     for (let q = 0; q < blockBytes - 2; q += 4) {
       const c = g + 8 + 4 * q + 4 * lane;
-      out[to++] = mem[c];
-      out[to++] = mem[c + 1];
-      out[to++] = mem[c + 2];
-      out[to++] = mem[c + 3];
+      out[to++] = mem[c]! ^ flip;
+      out[to++] = mem[c + 1]! ^ flip;
+      out[to++] = mem[c + 2]! ^ flip;
+      out[to++] = mem[c + 3]! ^ flip;
     }
   }
 }

@@ -26,6 +26,8 @@ export interface WasmWeight extends Weight {
   readonly pairBlockBytes: number;
   /** Block bytes of the 4-row-group layout; 0 for the other layouts. */
   readonly rows4BlockBytes: number;
+  /** XORed into the quant bytes of the 4-row groups (0x80: Q8_0's sign bit flipped; rows4-layout.ts), else 0. */
+  readonly rows4Flip: number;
   /** f32 copy for use as a vector (norm weights, biases), made on first use. */
   vectorOffset: number;
 }
@@ -69,6 +71,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
   // 4-row groups (2-D weights of a rows4 type, on a build whose 4-row kernels run), else row pairs where the registry says so.
   const rows4 = info.shape.length <= 2 && FUSED_KERNELS.get(info.type)?.rows4 && h.k.rows4_kernels?.() === 1;
   const rows4BlockBytes = rows4 ? geometry.blockBytes : 0;
+  const rows4Flip = rows4 ? (FUSED_KERNELS.get(info.type)?.rows4Flip ?? 0) : 0;
   const pairBlockBytes = rows4BlockBytes ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
   const groupRows = rows4BlockBytes ? 4 : 2; // rows rearranged together
   const stored = rows4BlockBytes ? rows4StoredRows(nRows) : pairBlockBytes ? storedRows(nRows) : nRows;
@@ -108,7 +111,14 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
       }
       // The last piece may end inside a group: its zero rows are the padding reserved after it.
       if (rows4BlockBytes)
-        h.k.interleave_rows4(region.byteOffset + offset, length / rowBytes, rowBytes, rows4BlockBytes, scratch);
+        h.k.interleave_rows4(
+          region.byteOffset + offset,
+          length / rowBytes,
+          rowBytes,
+          rows4BlockBytes,
+          scratch,
+          rows4Flip,
+        );
       else if (pairBlockBytes)
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
       committed += length;
@@ -128,6 +138,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
         rowBytes,
         pairBlockBytes,
         rows4BlockBytes,
+        rows4Flip,
         vectorOffset: -1,
       };
       return w;

@@ -1,0 +1,135 @@
+/**
+ * Q8_0 matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts: 136-byte group blocks, the four
+ * rows' f16 scales then 8 chunks, chunk j = quant bytes 4j … 4j + 3 of rows 0 … 3), any token count: tiles of four
+ * rows × 8, 4 or 1 tokens, lanes = rows, as the Q4_0 kernel (gemv-stored-rows4.ts). A signed quant w cannot be the
+ * relaxed dot's 0…127 operand, so the layout stores each as u = w + 128 = 16·H + L (its sign bit flipped at load,
+ * `interleave_rows4`'s flip), whose nibbles H, L are 0…15: Σ w·x = 16·Σ H·x + Σ L·x − 128·Σ x, the last term from
+ * the activation block's d·Σ qs. Both nibble dots of a chunk use the same four activation bytes splatted to every lane, so a block costs
+ * 16 relaxed dots, 8 splat loads and two i16 sums (each ≤ 8·2·15·127 = 30480 < 2¹⁵) per token; the nibbles are
+ * split once per block for all tokens of a tile. Relaxed-SIMD builds only (elsewhere a trap).
+ */
+import { q8RowBytes } from './q8-activations';
+import { fmaF32x4, hiNibbles } from './simd-dot';
+import { scales4, storeRows } from './gemv-stored-rows4';
+
+/** acc + d·(dx·(16·Σ H·x + Σ L·x) − 128·s_x) for one token; l*, h*: the block's 8 chunks' low and high nibbles. */
+// @ts-ignore: decorator
+@inline function q8Token(
+  acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, l4: v128, l5: v128, l6: v128, l7: v128,
+  h0: v128, h1: v128, h2: v128, h3: v128, h4: v128, h5: v128, h6: v128, h7: v128,
+  d: v128, xb: usize, dx: usize, sx: usize,
+): v128 {
+  // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
+  let x = v128.load32_splat(xb);
+  let sl = i16x8.relaxed_dot_i8x16_i7x16_s(x, l0);
+  let sh = i16x8.relaxed_dot_i8x16_i7x16_s(x, h0);
+  x = v128.load32_splat(xb, 4);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l1));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h1));
+  x = v128.load32_splat(xb, 8);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l2));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h2));
+  x = v128.load32_splat(xb, 12);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l3));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h3));
+  x = v128.load32_splat(xb, 16);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l4));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h4));
+  x = v128.load32_splat(xb, 20);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l5));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h5));
+  x = v128.load32_splat(xb, 24);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l6));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h6));
+  x = v128.load32_splat(xb, 28);
+  sl = i16x8.add(sl, i16x8.relaxed_dot_i8x16_i7x16_s(x, l7));
+  sh = i16x8.add(sh, i16x8.relaxed_dot_i8x16_i7x16_s(x, h7));
+  const qi = i32x4.add(i32x4.shl(i32x4.extadd_pairwise_i16x8_s(sh), 4), i32x4.extadd_pairwise_i16x8_s(sl));
+  const t = fmaF32x4(f32x4.mul(v128.load32_splat(sx), f32x4.splat(-128)), f32x4.convert_i32x4_s(qi), v128.load32_splat(dx));
+  return fmaF32x4(acc, t, d);
+}
+
+/**
+ * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows
+ * o, o + osb, … (see gemv-stored-rows4.ts's tile).
+ */
+// @ts-ignore: decorator
+@inline function tile(
+  wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+): void {
+  const mask = i8x16.splat(0x0f);
+  const xd = x0 + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const so = <usize>b << 2;
+    const pb = wg + <usize>b * 136;
+    const d = scales4(pb);
+    const v0 = v128.load(pb, 8), v1 = v128.load(pb, 24), v2 = v128.load(pb, 40), v3 = v128.load(pb, 56);
+    const v4 = v128.load(pb, 72), v5 = v128.load(pb, 88), v6 = v128.load(pb, 104), v7 = v128.load(pb, 120);
+    const l0 = v128.and(v0, mask), l1 = v128.and(v1, mask), l2 = v128.and(v2, mask), l3 = v128.and(v3, mask);
+    const l4 = v128.and(v4, mask), l5 = v128.and(v5, mask), l6 = v128.and(v6, mask), l7 = v128.and(v7, mask);
+    const h0 = hiNibbles(v0, mask), h1 = hiNibbles(v1, mask), h2 = hiNibbles(v2, mask), h3 = hiNibbles(v3, mask);
+    const h4 = hiNibbles(v4, mask), h5 = hiNibbles(v5, mask), h6 = hiNibbles(v6, mask), h7 = hiNibbles(v7, mask);
+    const xo = <usize>b << 5;
+    a0 = q8Token(a0, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + xo, xd + so, xs + so);
+    if (nTok >= 4) {
+      a1 = q8Token(a1, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + xrb + xo, xd + xrb + so, xs + xrb + so);
+      a2 = q8Token(a2, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so);
+      a3 = q8Token(a3, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so);
+    }
+    if (nTok == 8) {
+      a4 = q8Token(a4, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xs + 4 * xrb + so);
+      a5 = q8Token(a5, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xs + 5 * xrb + so);
+      a6 = q8Token(a6, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xs + 6 * xrb + so);
+      a7 = q8Token(a7, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
+    }
+  }
+  storeRows(o, a0, masked, lo, hi);
+  if (nTok >= 4) {
+    storeRows(o + osb, a1, masked, lo, hi);
+    storeRows(o + 2 * osb, a2, masked, lo, hi);
+    storeRows(o + 3 * osb, a3, masked, lo, hi);
+  }
+  if (nTok == 8) {
+    storeRows(o + 4 * osb, a4, masked, lo, hi);
+    storeRows(o + 5 * osb, a5, masked, lo, hi);
+    storeRows(o + 6 * osb, a6, masked, lo, hi);
+    storeRows(o + 7 * osb, a7, masked, lo, hi);
+  }
+}
+
+/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
+function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
+  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+}
+
+/**
+ * Q8_0 weights in 4-row groups · n Q8 activation rows at x → out f32 [n, outStride], rows r0 … r1−1 (any bounds, as
+ * gemv_q4_0_r4). Tokens go 8 at a time, then 4, then one by one.
+ */
+export function gemv_q8_0_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const nb = k >> 5;
+  const gb = <usize>nb * 136; // bytes of one group
+  const xrb = q8RowBytes(k);
+  const osb = <usize>outStride << 2;
+  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
+    const lo = max(r0 - (g << 2), 0);
+    const hi = min(r1 - (g << 2), 4);
+    const wg = w + <usize>g * gb;
+    const og = out + (<usize>(g << 2) << 2);
+    if (lo != 0 || hi != 4) {
+      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
+      continue;
+    }
+    let t = 0;
+    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
+    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
+    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
+  }
+}
