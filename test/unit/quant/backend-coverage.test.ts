@@ -91,6 +91,7 @@ describe('every registry type has its WASM path', () => {
         isQ8: t.wasm.activations === 'q8',
         blockElements: t.blockElements,
         rows4: t.wasm.rows4?.kernel ?? null,
+        rows4Flip: t.wasm.rows4?.signFlip ? 0x80 : 0,
       });
       // A 4-row layout is stored only for blocks of an f16 scale then 16·m quant bytes (rows4-layout.ts).
       if (t.wasm.rows4) expect((t.blockBytes - 2) % 16, t.name).toBe(0);
