@@ -57,7 +57,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       const config = readVisionConfig(gguf.metadata);
       const weights = await loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText);
       for (const im of fx.images) {
-        const parts = encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
+        const parts = await encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
         const rows = parts.flatMap((p) => (p.type === 'rows' ? [p] : []));
         expect(rows.map((r) => r.nTokens)).toEqual(im.chunks.map((c) => c.nTokens));
         let worst = 0;
