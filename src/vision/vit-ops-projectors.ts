@@ -10,6 +10,7 @@ import { pixelShuffle } from './pixel-shuffle.js';
 import { IDEFICS3_FC } from './projector-idefics3.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { MLP_TENSORS } from './projector-mlp.js';
+import { PIXTRAL_TENSORS } from './projector-pixtral.js';
 import type { VisionConfig } from './vision-config.js';
 import type { VitWeights } from './vit-weights.js';
 
@@ -91,6 +92,73 @@ async function geluMlp(c: VitOpsContext, rows: Float32Array, inDim: number, name
   return ops.read(out, t);
 }
 
+/** RMSNorm × w of each `len`-long row: a new array. */
+function hostRmsNorm(x: Float32Array, len: number, w: Float32Array, eps: number): Float32Array {
+  const y = new Float32Array(x.length);
+  for (let o = 0; o < x.length; o += len) {
+    let ss = 0;
+    for (let i = 0; i < len; i++) ss += x[o + i]! ** 2;
+    const inv = 1 / Math.sqrt(ss / len + eps);
+    for (let i = 0; i < len; i++) y[o + i] = x[o + i]! * inv * w[i]!;
+  }
+  return y;
+}
+
+/** Each merge² block of the grid unfolded channel-major, as `ggml_im2col`: x [gh·gw, d] → [(gh/m)·(gw/m), d·m²]. */
+function unfoldBlocks(x: Float32Array, gw: number, gh: number, d: number, m: number): Float32Array {
+  const [px, py] = [gw / m, gh / m];
+  const out = new Float32Array(px * py * d * m * m); // [(oy, ox), (e, ky, kx)]
+  for (let oy = 0; oy < py; oy++) {
+    for (let ox = 0; ox < px; ox++) {
+      const o = (oy * px + ox) * d * m * m;
+      for (let e = 0; e < d; e++) {
+        for (let ky = 0; ky < m; ky++) {
+          for (let kx = 0; kx < m; kx++)
+            out[o + (e * m + ky) * m + kx] = x[((oy * m + ky) * gw + ox * m + kx) * d + e]!;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Pixtral: (Mistral Small 3.1: RMSNorm × input_norm and the patch merger over unfolded merge² blocks →) GELU MLP on
+ * the backend, then the `[IMG_BREAK]` row after each row of tokens but the last, on the host.
+ */
+async function pixtralHead(c: VitOpsContext, vit: Float32Array, gw: number, gh: number): Promise<Float32Array> {
+  const { ops, w, config, nEmbdText: nt } = c;
+  const T = PIXTRAL_TENSORS;
+  const { nEmbd: d, merge: m } = config;
+  const merger = w.mm[T.merger];
+  const [px, py] = merger ? [gw / m, gh / m] : [gw, gh];
+  const t = px * py;
+  const up = w.mm[T.up]!;
+  const merged = c.act(merger ? 'proj.merged' : 'proj.in', t, d); // [t, d]: the merger's output, else the ViT rows
+  const mid = c.act('proj.mid', t, up.nRows); // [t, hidden]
+  const out = c.act('proj.out', t, nt); // [t, nEmbdText]
+  c.step(t);
+  if (merger) {
+    const unfolded = unfoldBlocks(hostRmsNorm(vit, d, w.mmHost[T.inputNorm]!, config.eps), gw, gh, d, m);
+    const input = c.act('proj.in', t, d * m * m); // [t, d·m²]
+    ops.setRows(input, unfolded, t);
+    ops.matmul(merged, input, merger, t); // [t, d]
+  } else ops.setRows(merged, vit, t);
+  ops.matmul(mid, merged, up, t, w.mm[T.upB] ?? null);
+  ops.gelu(mid, t);
+  ops.matmul(out, mid, w.mm[T.down]!, t, w.mm[T.downB] ?? null);
+  ops.endStep();
+  const emb = await ops.read(out, t);
+  const rows = new Float32Array((t + py - 1) * nt);
+  let r = 0;
+  for (let y = 0; y < py; y++) {
+    rows.set(emb.subarray(y * px * nt, (y + 1) * px * nt), r * nt);
+    r += px;
+    if (y < py - 1) rows.set(w.mmHost[T.imgBreak]!, r++ * nt);
+  }
+  return rows;
+}
+
 export const VIT_OPS_HEADS: Readonly<Record<string, VitOpsHead>> = {
   // Average pooling of merge² patches → RMSNorm × soft_emb_norm → the transposed projection.
   gemma3: async (c, vit, gw) => {
@@ -138,4 +206,5 @@ export const VIT_OPS_HEADS: Readonly<Record<string, VitOpsHead>> = {
     const rows = c.w.classEmbd ? vit.subarray(d, (nPatches + 1) * d) : vit.subarray(0, nPatches * d);
     return geluMlp(c, rows, d, MLP_TENSORS);
   },
+  pixtral: pixtralHead,
 };

@@ -4,8 +4,9 @@
  *   patch embedding as one GEMM over the picture's im2col rows (pixels rounded to f16, as ggml's F16 im2col) + bias
  *   (CLIP's class token appended after the patches) + learned position rows (`embed` by index, or lfm2's table resized
  *   to the picture's grid on the host) → pre-LN where the file has one →
- *   per block [LN1 → q, k, v (+bias) → attention over every patch (non-causal, one KV layer reused by every block)
- *   → x += Wo·att + bo → LN2 → up (+bias) → GELU / quick-GELU / SiLU → x += down (+bias)] → post-LN where present →
+ *   per block [LN1 → q, k, v (+bias) (→ pixtral's 2-D RoPE, on the host) → attention over every patch (non-causal, one KV layer reused by every block)
+ *   → x += Wo·att + bo → LN2 → up (+bias) → GELU / quick-GELU / SiLU (pixtral: act(gate) × up) → x += down (+bias)]
+ *   → post-LN where present (pixtral: RMSNorm throughout) →
  *   one read of [n, d] → the projector (`vit-ops-projectors.ts`: host permutations, backend matmuls).
  * Pictures may differ in size (dynamic resolution: lfm2): buffers grow to the largest picture seen.
  * One step per block, with a yield between them, so a long encode can be aborted.
@@ -18,6 +19,7 @@ import type { ByteSource } from '../io/byte-source.js';
 import { roundToF16 } from '../quant/half.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import { resizePositions } from './projector-lfm2.js';
+import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
 import type { VisionConfig } from './vision-config.js';
 import { VIT_OPS_HEADS, type VitOpsContext } from './vit-ops-projectors.js';
 import { loadVitWeights, type VitNorm, type VitWeights } from './vit-weights.js';
@@ -113,7 +115,11 @@ export class VitOpsEncoder {
     const scratch = this.act('scratch', n, d); // [n, d] residual products
     const [q, k, v, att] = ['q', 'k', 'v', 'att'].map((l) => this.act(l, n, d)); // [n, d] each
     const hidden = this.act('hidden', n, f); // [n, f]
-    const ln = (out: Activation, src: Activation, norm: VitNorm) => ops.layerNorm(out, src, norm.w, norm.b, eps, n);
+    // pixtral's ViT normalises with RMSNorm (no bias) and rotates q, k by 2-D RoPE on the host; the others LayerNorm.
+    const rms = config.rope2dTheta > 0;
+    const ln = (out: Activation, src: Activation, norm: VitNorm) =>
+      rms ? ops.rmsNorm(out, src, norm.w, eps, n) : ops.layerNorm(out, src, norm.w, norm.b, eps, n);
+    const rope = rms ? pixtralRopeTable(gw, gh, config.headDim, config.rope2dTheta) : null;
     const residual = (bias: Projection['bias']): ResidualOptions => ({ bias, postNorm: null, scale: 1, scratch });
 
     this.step(n);
@@ -127,8 +133,8 @@ export class VitOpsEncoder {
     }
     if (w.posHost)
       ops.setRows(h, resizePositions(w.posHost, d, gw, gh), n); // lfm2: the table at this grid
-    else ops.embed(h, w.pos, n); // h [n, d] = position rows 0 … n−1
-    ops.add(x, x, h, n);
+    else if (w.pos) ops.embed(h, w.pos, n); // h [n, d] = position rows 0 … n−1
+    if (w.posHost || w.pos) ops.add(x, x, h, n); // pixtral: positions by 2-D RoPE only
     if (w.preLn) ln(x, x, w.preLn);
     ops.endStep();
     // llava (mlp) takes the second-to-last block's output: all blocks but the last.
@@ -145,13 +151,21 @@ export class VitOpsEncoder {
         { out: v!, weight: L.v, bias: L.vB },
       ];
       ops.normMatmul(scratch, h, null, qkv, n); // q, k, v [n, d]
+      if (rope) await this.rotate(q!, k!, n, rope);
       ops.storeKv(0, k!, v!, n);
       ops.attention(att!, q!, 0, n, this.attention); // att [n, d], every patch sees every patch
       ops.matmulResidual(x, att!, L.o, n, residual(L.oB)); // x += att · Woᵀ + bo
       ln(h, x, L.ln2); // h = LN2(x)
       ops.matmul(hidden, h, L.up, n, L.upB); // hidden [n, f]
-      this.activate(hidden, n);
-      ops.matmulResidual(x, hidden, L.down, n, residual(L.downB)); // x += hidden · downᵀ + b
+      let ffn = hidden;
+      if (L.gate) {
+        // Gated FFN (pixtral): act(h · gateᵀ) × up.
+        const gate = this.act('gate', n, f);
+        ffn = this.act('ffn', n, f);
+        ops.matmul(gate, h, L.gate, n);
+        ops.glu(ffn, gate, hidden, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+      } else this.activate(hidden, n);
+      ops.matmulResidual(x, ffn, L.down, n, residual(L.downB)); // x += ffn · downᵀ + b
       ops.endStep();
     }
     throwIfAborted(signal, 'encoding the image');
@@ -161,6 +175,18 @@ export class VitOpsEncoder {
       ops.endStep();
     }
     return ops.read(x, n); // [n, d]
+  }
+
+  /** 2-D RoPE of q and k ([n, d] each) on the host: ends the step, reads both, rotates, writes back in a new step. */
+  private async rotate(q: Activation, k: Activation, n: number, table: Rope2dTable): Promise<void> {
+    const { ops, config } = this;
+    ops.endStep();
+    const [hq, hk] = [await ops.read(q, n), await ops.read(k, n)];
+    applyRope2d(hq, table, config.nHeads, config.headDim);
+    applyRope2d(hk, table, config.nHeads, config.headDim);
+    this.step(n);
+    ops.setRows(q, hq, n);
+    ops.setRows(k, hk, n);
   }
 
   /** The FFN's activation in place: GELU (ggml's f16 table), quick-GELU x·σ(1.702x) or SiLU x·σ(x). */
@@ -189,9 +215,13 @@ export class VitOpsEncoder {
   }
 }
 
-/** Whether `vit-ops.ts` runs this encoder (a LayerNorm ViT with a projector of `VIT_OPS_HEADS`); others take the TS reference. */
+/**
+ * Whether `vit-ops.ts` runs this encoder (a projector of `VIT_OPS_HEADS`: LayerNorm ViTs, and pixtral's RMSNorm ViT
+ * with a SiLU/GELU-gated FFN); others (gemma4v) take the TS reference.
+ */
 export function vitOpsRuns(config: VisionConfig): boolean {
-  return config.projector in VIT_OPS_HEADS && config.rope2dTheta === 0;
+  if (!(config.projector in VIT_OPS_HEADS)) return false;
+  return config.projector !== 'pixtral' || config.ffn !== 'gelu-quick';
 }
 
 /**

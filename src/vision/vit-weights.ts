@@ -16,6 +16,7 @@ import type { ByteSource } from '../io/byte-source.js';
 import { WeightLoader, type WeightSlot } from '../model/weight-loader.js';
 import { writeF16 } from '../quant/half.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
+import { PIXTRAL_TENSORS } from './projector-pixtral.js';
 import { PROJECTOR_TENSORS } from './projector-tensors.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
@@ -41,6 +42,8 @@ interface VitLayer {
   readonly up: Weight; // [f rows, d]
   readonly upB: Weight | null; // [f]
   readonly down: Weight; // [d rows, f]
+  /** [f rows, d]: the gate of a gated FFN (pixtral: act(gate) × up), null for the sequential FFN */
+  readonly gate: Weight | null;
   readonly downB: Weight | null; // [d]
 }
 
@@ -49,8 +52,8 @@ export interface VitWeights {
   /** [d rows, 3·p·p] F16: row e = output channel e's kernel in (channel, ky, kx) order, as the im2col rows */
   readonly patch: Weight;
   readonly patchB: Weight | null; // [d]; CLIP has none
-  /** [nPatches (+ 1) rows, d], looked up by patch index (the class token's row last) */
-  readonly pos: Weight;
+  /** [nPatches (+ 1) rows, d], looked up by patch index (the class token's row last); null with 2-D RoPE (pixtral) */
+  readonly pos: Weight | null;
   /** The position table on the host, [nPatches, d] (lfm2 resizes it to each picture's grid); null for the others. */
   readonly posHost: Float32Array | null;
   /** [1, d] host copy of CLIP's class token (llava), appended after the patches; null without one. */
@@ -83,8 +86,13 @@ function checkProjectionWidth(gguf: GgufFile, config: VisionConfig, nEmbdText: n
   }
 }
 
-/** Projector vectors the backend encoder applies on the host (lfm2's input LayerNorm over the shuffled rows). */
-const HOST_MM: ReadonlySet<string> = new Set([LFM2_TENSORS.normW, LFM2_TENSORS.normB]);
+/** Projector vectors the backend encoder applies on the host (lfm2's input LayerNorm, pixtral's input RMSNorm and break row). */
+const HOST_MM: ReadonlySet<string> = new Set([
+  LFM2_TENSORS.normW,
+  LFM2_TENSORS.normB,
+  PIXTRAL_TENSORS.imgBreak,
+  PIXTRAL_TENSORS.inputNorm,
+]);
 
 /** The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). */
 async function patchKernel(loader: WeightLoader, config: VisionConfig): Promise<Weight> {
@@ -125,8 +133,11 @@ export async function loadVitWeights(
   const T = VISION_TENSORS;
   const hasClass = loader.has(T.classEmbd);
   const nPatches = (config.imageSize / p) ** 2;
-  const norm = (w: string, b: string) => ({ w: loader.upload(w, [d]), b: loader.upload(b, [d]) });
   const gemma3 = config.projector === 'gemma3';
+  const norm = (w: string, b: string) => ({
+    w: loader.upload(w, [d]),
+    b: !gemma3 && !loader.has(b) ? null : loader.upload(b, [d]), // pixtral's RMS norms have none
+  });
   const layerSlots = Array.from({ length: config.nLayers }, (_, il) => {
     // Early gemma3 conversions stored up under ffn_down and down under ffn_up (clip.cpp `is_ffn_swapped`).
     const swapped = d !== f && loader.info(layerTensorName('ffnDown', il, 'weight')).shape[0] === d;
@@ -154,10 +165,11 @@ export async function loadVitWeights(
       upB: b('ffnUp', f),
       down: w('ffnDown', [f, d]),
       downB: b('ffnDown', d),
+      gate: loader.has(layerTensorName('ffnGate', il, 'weight')) ? w('ffnGate', [d, f]) : null,
     };
   });
   const patchB = gemma3 || loader.has(T.patchBias) ? loader.upload(T.patchBias, [d]) : null;
-  const pos = loader.upload(T.positionEmbd, [d, nPatches + (hasClass ? 1 : 0)]);
+  const pos = config.rope2dTheta > 0 ? null : loader.upload(T.positionEmbd, [d, nPatches + (hasClass ? 1 : 0)]);
   const preLn = loader.has(T.preLnWeight) ? norm(T.preLnWeight, T.preLnBias) : null;
   const postLn = gemma3 || loader.has(T.postLnWeight) ? norm(T.postLnWeight, T.postLnBias) : null;
   const softEmbNorm = gemma3 ? loader.upload(T.softEmbNorm, [d]) : null;
@@ -179,7 +191,7 @@ export async function loadVitWeights(
   return {
     patch,
     patchB: opt(patchB),
-    pos: pos.get(),
+    pos: opt(pos),
     posHost,
     classEmbd,
     preLn: preLn ? got(preLn) : null,
@@ -198,6 +210,7 @@ export async function loadVitWeights(
       upB: opt(l.upB),
       down: l.down.get(),
       downB: opt(l.downB),
+      gate: opt(l.gate),
     })),
     postLn: postLn ? got(postLn) : null,
     softEmbNorm: opt(softEmbNorm),

@@ -40,8 +40,8 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
-  it('a projector vit-ops does not run (pixtral: 2-D RoPE) falls back to the TS reference and releases the backend', async () => {
-    const fx = projectorFixtures().find((f) => f.projector === 'pixtral')!;
+  it('a projector vit-ops does not run (gemma4v: clamped linears) falls back to the TS reference and releases the backend', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'gemma4v')!;
     const { bytes } = await projectorMmproj(fx);
     const ops = createCpuOps();
     const destroy = vi.spyOn(ops, 'destroy');
