@@ -21,7 +21,8 @@ import type { PreprocessedImage } from './preprocess-image.js';
 import { resizePositions } from './projector-lfm2.js';
 import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
 import type { VisionConfig } from './vision-config.js';
-import { VIT_OPS_HEADS, type VitOpsContext } from './vit-ops-projectors.js';
+import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
+import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
 import { loadVitWeights, type VitNorm, type VitWeights } from './vit-weights.js';
 
 /** Lets timers and abort events run between blocks (a WASM block holds the thread for its whole duration). */
@@ -58,7 +59,7 @@ export class VitOpsEncoder {
   private positions = new Int32Array(0); // [capacity] 0, 1, 2, …: the index of each row
   private kvRows = 0;
   private readonly attention: AttentionParams;
-  private readonly ctx: VitOpsContext;
+  private readonly ctx: Gemma4vOpsContext;
 
   constructor(
     readonly ops: Ops,
@@ -76,7 +77,19 @@ export class VitOpsEncoder {
       softcap: 0,
       causal: false,
     };
-    this.ctx = { ops, w, config, nEmbdText, act: (l, r, c) => this.act(l, r, c), step: (r) => this.step(r) };
+    this.ctx = {
+      ops,
+      w,
+      config,
+      nEmbdText,
+      act: (l, r, c) => this.act(l, r, c),
+      step: (r) => this.step(r),
+      kv: (r) => this.kv(r),
+      rotate: (q, k, r, table) => this.rotate(q, k, r, table),
+      yieldNow: yieldToEventLoop,
+      patchEmbed: (x, img, r) => this.patchEmbed(x, img, r),
+      activate: (h, r) => this.activate(h, r),
+    };
   }
 
   /** An activation [≥ rows, cols] named `label`, re-created larger when a bigger picture needs it. */
@@ -91,6 +104,22 @@ export class VitOpsEncoder {
   private step(rows: number): void {
     if (this.positions.length < rows) this.positions = Int32Array.from({ length: rows }, (_, i) => i);
     this.ops.beginStep({ tokens: this.positions.subarray(0, rows), startPos: 0, slot: 0 });
+  }
+
+  /** Sizes the one KV layer for `n` rows: each block stores its k, v and attends over them before the next block. */
+  private kv(n: number): void {
+    if (n <= this.kvRows) return;
+    const { nHeads, headDim } = this.config;
+    this.ops.createKvCache({ nSlots: 1, contextLength: n, layers: [{ nKvHeads: nHeads, headDim }] });
+    this.kvRows = n;
+  }
+
+  /** x [nPatches, d] = the picture's im2col rows · kernelᵀ (+ bias), in the open step. */
+  private patchEmbed(x: Activation, img: PreprocessedImage, nPatches: number): void {
+    const p = this.config.patchSize;
+    const patchIn = this.act('patches', nPatches, 3 * p * p); // [nPatches, 3·p·p] im2col rows
+    this.ops.setRows(patchIn, im2colPatches(img, p), nPatches);
+    this.ops.matmul(x, patchIn, this.w.patch, nPatches, this.w.patchB);
   }
 
   /** The ViT's output for one picture: [gh · gw (+ 1 class row), d]. */
@@ -123,9 +152,7 @@ export class VitOpsEncoder {
     const residual = (bias: Projection['bias']): ResidualOptions => ({ bias, postNorm: null, scale: 1, scratch });
 
     this.step(n);
-    const patchIn = this.act('patches', nPatches, 3 * p * p); // [nPatches, 3·p·p] im2col rows
-    ops.setRows(patchIn, im2colPatches(img, p), nPatches);
-    ops.matmul(x, patchIn, w.patch, nPatches, w.patchB); // x [nPatches, d] = patches · kernelᵀ + b
+    this.patchEmbed(x, img, nPatches); // x [nPatches, d] = patches · kernelᵀ + b
     if (w.classEmbd) {
       const cls = this.act('class', 1, d);
       ops.setRows(cls, w.classEmbd, 1);
@@ -204,6 +231,7 @@ export class VitOpsEncoder {
 
   /** One picture's embeddings for the text model: [nTokens, nEmbdText]. */
   async encode(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
+    if (this.config.projector === 'gemma4v') return encodeGemma4vOps(this.ctx, img, signal);
     const vit = await this.trunk(img, signal);
     const p = this.config.patchSize;
     return VIT_OPS_HEADS[this.config.projector]!(this.ctx, vit, img.size / p, (img.height ?? img.size) / p);
@@ -216,12 +244,12 @@ export class VitOpsEncoder {
 }
 
 /**
- * Whether `vit-ops.ts` runs this encoder (a projector of `VIT_OPS_HEADS`: LayerNorm ViTs, and pixtral's RMSNorm ViT
- * with a SiLU/GELU-gated FFN); others (gemma4v) take the TS reference.
+ * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
+ * or gemma4v (`vit-ops-gemma4v.ts`), the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
  */
 export function vitOpsRuns(config: VisionConfig): boolean {
-  if (!(config.projector in VIT_OPS_HEADS)) return false;
-  return config.projector !== 'pixtral' || config.ffn !== 'gelu-quick';
+  if (!(config.projector in VIT_OPS_HEADS) && config.projector !== 'gemma4v') return false;
+  return config.rope2dTheta === 0 || config.ffn !== 'gelu-quick'; // a gated FFN's act: glu's SiLU or GELU
 }
 
 /**

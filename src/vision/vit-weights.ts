@@ -15,6 +15,7 @@ import { GgmlType, type GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { WeightLoader, type WeightSlot } from '../model/weight-loader.js';
 import { writeF16 } from '../quant/half.js';
+import { GEMMA4V_TENSORS } from './projector-gemma4v.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { PIXTRAL_TENSORS } from './projector-pixtral.js';
 import { PROJECTOR_TENSORS } from './projector-tensors.js';
@@ -86,13 +87,22 @@ function checkProjectionWidth(gguf: GgufFile, config: VisionConfig, nEmbdText: n
   }
 }
 
-/** Projector vectors the backend encoder applies on the host (lfm2's input LayerNorm, pixtral's input RMSNorm and break row). */
-const HOST_MM: ReadonlySet<string> = new Set([
-  LFM2_TENSORS.normW,
-  LFM2_TENSORS.normB,
-  PIXTRAL_TENSORS.imgBreak,
-  PIXTRAL_TENSORS.inputNorm,
-]);
+/**
+ * Projector tensors the backend encoder applies on the host: lfm2's input LayerNorm, pixtral's input RMSNorm and
+ * break row, gemma4v's position tables, standardisation, output scales and clamp scalars.
+ */
+const onHost = (name: string): boolean =>
+  (
+    [
+      LFM2_TENSORS.normW,
+      LFM2_TENSORS.normB,
+      PIXTRAL_TENSORS.imgBreak,
+      PIXTRAL_TENSORS.inputNorm,
+      GEMMA4V_TENSORS.positions,
+      GEMMA4V_TENSORS.stdBias,
+      GEMMA4V_TENSORS.stdScale,
+    ] as string[]
+  ).includes(name) || /\.(out_scale\.weight|input_min|input_max|output_min|output_max)$/.test(name);
 
 /** The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). */
 async function patchKernel(loader: WeightLoader, config: VisionConfig): Promise<Weight> {
@@ -176,11 +186,11 @@ export async function loadVitWeights(
   const shapeOf = (name: string) => (loader.has(name) ? loader.info(name).shape : undefined);
   const mmShapes = Object.entries(PROJECTOR_TENSORS[config.projector]!.tensors(config, nEmbdText, shapeOf));
   const mmSlots = mmShapes
-    .filter(([name]) => !HOST_MM.has(name))
+    .filter(([name]) => !onHost(name))
     .map(([name, shape]) => [name, loader.upload(name, shape)] as const);
   // The host re-layouts and copies first: a backend streaming weights places memory between reads.
   const mmHost: Record<string, Float32Array> = {};
-  for (const [name, shape] of mmShapes) if (HOST_MM.has(name)) mmHost[name] = await loader.readHostF32(name, shape);
+  for (const [name, shape] of mmShapes) if (onHost(name)) mmHost[name] = await loader.readHostF32(name, shape);
   const posHost = config.preprocessor === 'lfm2' ? await loader.readHostF32(T.positionEmbd, [d, nPatches]) : null;
   const classEmbd = hasClass ? await loader.readHostF32(T.classEmbd, [d]) : null;
   const patch = await patchKernel(loader, config);

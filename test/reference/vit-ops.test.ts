@@ -40,13 +40,28 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
-  it('a projector vit-ops does not run (gemma4v: clamped linears) falls back to the TS reference and releases the backend', async () => {
-    const fx = projectorFixtures().find((f) => f.projector === 'gemma4v')!;
-    const { bytes } = await projectorMmproj(fx);
+  it('an encoder vit-ops does not run (quick-GELU gated FFN: pixtral) falls back to the TS reference and releases the backend', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'pixtral')!;
+    const source = new MemoryByteSource((await projectorMmproj(fx)).bytes);
+    const gguf = await parseGguf(source);
+    const tensors = await Promise.all(
+      gguf.tensors.map(async (t) => ({
+        name: t.name,
+        type: t.type,
+        shape: [...t.shape],
+        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+      })),
+    );
+    const metadata = { ...gguf.metadata, 'clip.use_silu': false, 'clip.use_gelu': false };
     const ops = createCpuOps();
     const destroy = vi.spyOn(ops, 'destroy');
-    const vision = await loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText, undefined, ops);
-    expect(vision.backend).toBe('reference');
+    const vision = await loadVisionEncoder(
+      new MemoryByteSource(writeGguf({ metadata, tensors })),
+      fx.shape.nEmbdText,
+      undefined,
+      ops,
+    );
+    expect([vision.config.ffn, vision.backend]).toEqual(['gelu-quick', 'reference']);
     expect(destroy).toHaveBeenCalled();
   });
 
