@@ -23,6 +23,7 @@ import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
@@ -35,6 +36,7 @@ const SHAPES: Readonly<Record<string, MmprojShape>> = {
   mlp: DEFAULT_MLP_MMPROJ,
   pixtral: DEFAULT_PIXTRAL_MMPROJ,
   gemma4v: DEFAULT_GEMMA4V_MMPROJ,
+  ldp: DEFAULT_LDP_MMPROJ,
 };
 
 /** Projector types this tool generates an mmproj for: every type with a generator and a default shape. */

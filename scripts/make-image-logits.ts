@@ -17,6 +17,7 @@ import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
@@ -119,6 +120,16 @@ const CASES: readonly LogitsCase[] = [
     shape: { ...DEFAULT_PIXTRAL_MMPROJ, nEmbdText: 256 },
     image: [64, 48, 12],
     prompt: '[INST]<__media__>What is it?[/INST]',
+  },
+  {
+    // MobileVLM's text model is llama: the LDP projector's 144 rows with no text around them.
+    name: 'ldp-llama3-f16',
+    model: 'arch/llama3-f16.gguf',
+    projector: 'ldp',
+    mmprojSeed: 12,
+    shape: { ...DEFAULT_LDP_MMPROJ, nEmbdText: 256, seHidden: 64 },
+    image: [60, 45, 14],
+    prompt: 'USER: <__media__>\nWhat is it? ASSISTANT:',
   },
   {
     // Gemma 4 (E2B-like text model with per-layer token embeddings: an image row's per-layer part is the padding

@@ -10,6 +10,7 @@ import { checkRgbImage, type PreprocessedImage, preprocessImage } from './prepro
 import { preprocessDynamic, preprocessSmartResize } from './preprocess-smart-resize.js';
 import { preprocessTiles } from './preprocess-tiles.js';
 import { projectIdefics3 } from './projector-idefics3.js';
+import { projectLdp } from './projector-ldp.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
 import { encodeGemma4v } from './projector-gemma4v.js';
@@ -66,6 +67,11 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
     const nPatches = (pic.size / w.config.patchSize) ** 2;
     const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
     return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
+  },
+  ldp: (w, pic, signal) => {
+    const nPatches = (pic.size / w.config.patchSize) ** 2;
+    const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
+    return projectLdp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
   pixtral: encodePixtral,
   gemma4v: encodeGemma4v,

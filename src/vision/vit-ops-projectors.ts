@@ -8,6 +8,7 @@
 import type { Activation, Ops } from '../backend/ops.js';
 import { pixelShuffle } from './pixel-shuffle.js';
 import { IDEFICS3_FC } from './projector-idefics3.js';
+import { projectLdp } from './projector-ldp.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { MLP_TENSORS } from './projector-mlp.js';
 import { PIXTRAL_TENSORS } from './projector-pixtral.js';
@@ -207,4 +208,6 @@ export const VIT_OPS_HEADS: Readonly<Record<string, VitOpsHead>> = {
     return geluMlp(c, rows, d, MLP_TENSORS);
   },
   pixtral: pixtralHead,
+  // MobileVLM's LDP on the host (its MobileNet blocks are depthwise convs and per-channel gates), after the ViT.
+  ldp: async (c, vit, gw, gh) => projectLdp(c.config, c.w.mmHost, vit, gw * gh, c.w.classEmbd !== null, c.nEmbdText),
 };

@@ -164,8 +164,8 @@ export class VitOpsEncoder {
     if (w.posHost || w.pos) ops.add(x, x, h, n); // pixtral: positions by 2-D RoPE only
     if (w.preLn) ln(x, x, w.preLn);
     ops.endStep();
-    // llava (mlp) takes the second-to-last block's output: all blocks but the last.
-    const layers = config.projector === 'mlp' ? w.layers.slice(0, -1) : w.layers;
+    // llava (mlp, ldp) takes the second-to-last block's output: all blocks but the last.
+    const layers = config.projector === 'mlp' || config.projector === 'ldp' ? w.layers.slice(0, -1) : w.layers;
     for (const L of layers) {
       throwIfAborted(signal, 'encoding the image');
       await yieldToEventLoop();

@@ -88,10 +88,12 @@ function checkProjectionWidth(gguf: GgufFile, config: VisionConfig, nEmbdText: n
 }
 
 /**
- * Projector tensors the backend encoder applies on the host: lfm2's input LayerNorm, pixtral's input RMSNorm and
- * break row, gemma4v's position tables, standardisation, output scales and clamp scalars.
+ * Projector tensors the backend encoder applies on the host: ldp's whole projector, lfm2's input LayerNorm, pixtral's
+ * input RMSNorm and break row, gemma4v's position tables, standardisation, output scales and clamp scalars.
  */
 const onHost = (name: string): boolean =>
+  name.startsWith('mm.model.mlp.') ||
+  name.startsWith('mm.model.mb_block.') ||
   (
     [
       LFM2_TENSORS.normW,
@@ -102,7 +104,8 @@ const onHost = (name: string): boolean =>
       GEMMA4V_TENSORS.stdBias,
       GEMMA4V_TENSORS.stdScale,
     ] as string[]
-  ).includes(name) || /\.(out_scale\.weight|input_min|input_max|output_min|output_max)$/.test(name);
+  ).includes(name) ||
+  /\.(out_scale\.weight|input_min|input_max|output_min|output_max)$/.test(name);
 
 /** The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). */
 async function patchKernel(loader: WeightLoader, config: VisionConfig): Promise<Weight> {

@@ -33,10 +33,10 @@ describe('npm run fixtures -- --mmproj', () => {
   });
 
   it('names the projector types it generates (every recorded one), writing no mmproj for another', async () => {
-    const r = run('--mmproj', 'ldp', '--image', 'missing.png');
+    const r = run('--mmproj', 'qwen2.5vl_merger', '--image', 'missing.png');
     expect(await r.status).toBe(2);
     const said = r.errors.mock.calls.flat().join(' ');
-    for (const type of ['gemma3', 'idefics3', 'lfm2', 'mlp', 'pixtral', 'gemma4v']) expect(said).toContain(type);
+    for (const type of ['gemma3', 'idefics3', 'lfm2', 'mlp', 'pixtral', 'gemma4v', 'ldp']) expect(said).toContain(type);
     expect(readdirSync(r.out).filter((f) => f.endsWith('.mmproj.gguf'))).toEqual([]);
   });
 });
