@@ -18,7 +18,7 @@ const mlpName = (i: number, part: string) => `mm.model.mlp.${i}.${part}`;
 const blockName = (b: number, i: number, part: string) => `mm.model.mb_block.${b}.block.${i}.${part}`;
 
 /** The patch grid side llama.cpp's LDP graph assumes (336² pictures of 14² patches). */
-export const LDP_GRID = 24;
+const LDP_GRID = 24;
 
 /** The tensor giving the output width: `mm.model.mlp.3.weight`, ggml [nEmbdText, nEmbdText]. */
 export const LDP_OUTPUT = mlpName(3, 'weight');
