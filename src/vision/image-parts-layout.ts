@@ -51,7 +51,11 @@ const PREPROCESSORS: Readonly<Record<VisionConfig['preprocessor'], (img: RgbImag
 };
 
 /** One picture's embeddings, [nTokens, nEmbdText], by projector type. */
-type Projector = (w: VisionWeights, pic: PreprocessedImage, signal?: AbortSignal) => Float32Array;
+type Projector = (
+  w: VisionWeights,
+  pic: PreprocessedImage,
+  signal?: AbortSignal,
+) => Float32Array | Promise<Float32Array>;
 
 const PROJECTORS: Readonly<Record<string, Projector>> = {
   gemma3: encodeImage,

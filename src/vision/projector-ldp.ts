@@ -77,16 +77,33 @@ function layerNormRows(x: Float32Array, c: number, w: Float32Array, b: Float32Ar
   }
 }
 
+/**
+ * A matrix product of the projector: x [n, inDim] → x · Wᵀ (+ b) [n, outDim], W and b by llama.cpp name. The reference
+ * multiplies on the host; the backend encoder (`vit-ops-projectors.ts`) on its backend.
+ */
+export type LdpLinear = (
+  x: Float32Array,
+  inDim: number,
+  weight: string,
+  outDim: number,
+  bias?: string,
+) => Float32Array | Promise<Float32Array>;
+
+/** The names of the products `LdpLinear` computes (the rest of the projector runs on the host). */
+export const isLdpMatrix = (name: string): boolean =>
+  /^mm\.model\.(mlp\.[13]\.(weight|bias)|mb_block\.[12]\.block\.2\.0\.weight)$/.test(name);
+
 /** One MobileNet block. x: [side², c] rows (position-major) → [(side / stride)², c]. */
-function mobileBlock(
+async function mobileBlock(
   mm: Readonly<Record<string, Float32Array>>,
+  linear: LdpLinear,
   blk: number,
   x: Float32Array,
   side: number,
   c: number,
   stride: number,
   eps: number,
-): Float32Array {
+): Promise<Float32Array> {
   const k = mm[blockName(blk, 0, '0.weight')]!; // [c, 3, 3]
   const os = Math.floor((side + 2 - 3) / stride) + 1;
   const y = new Float32Array(os * os * c); // [os², c]
@@ -128,7 +145,7 @@ function mobileBlock(
   );
   for (let p = 0; p < os * os; p++)
     for (let ch = 0; ch < c; ch++) y[p * c + ch] = y[p * c + ch]! * hardSigmoid(gate[ch]!);
-  const z = matmulRows(y, c, mm[blockName(blk, 2, '0.weight')]!, c); // pointwise conv
+  const z = await linear(y, c, blockName(blk, 2, '0.weight'), c); // pointwise conv
   layerNormRows(z, c, mm[blockName(blk, 2, '1.weight')]!, mm[blockName(blk, 2, '1.bias')]!, eps);
   return z;
 }
@@ -137,24 +154,26 @@ function mobileBlock(
  * The image's embeddings. vit: [nPatches (+ 1), d] (the ViT's output; the class token last when `hasClass`) →
  * [(LDP_GRID / 2)², nEmbdText].
  */
-export function projectLdp(
+export async function projectLdp(
   config: VisionConfig,
   mm: Readonly<Record<string, Float32Array>>,
   vit: Float32Array,
   nPatches: number,
   hasClass: boolean,
   nEmbdText: number,
-): Float32Array {
+  linear: LdpLinear = (x, inDim, weight, outDim, bias) =>
+    matmulRows(x, inDim, mm[weight]!, outDim, bias === undefined ? undefined : mm[bias]),
+): Promise<Float32Array> {
   const d = config.nEmbd;
   const t = nEmbdText;
   const rows = hasClass ? vit.subarray(d, (nPatches + 1) * d) : vit.subarray(0, nPatches * d);
-  const h = matmulRows(rows, d, mm[mlpName(1, 'weight')]!, t, mm[mlpName(1, 'bias')]);
+  const h = await linear(rows, d, mlpName(1, 'weight'), t, mlpName(1, 'bias'));
   for (let i = 0; i < h.length; i++) {
     const u = h[i]!;
     h[i] = 0.5 * u * (1 + Math.tanh(GELU_COEF * u * (1 + 0.044715 * u * u)));
   }
-  const x = matmulRows(h, t, mm[mlpName(3, 'weight')]!, t, mm[mlpName(3, 'bias')]); // [576, t]
-  const b1 = mobileBlock(mm, 1, x, LDP_GRID, t, 1, config.eps);
+  const x = await linear(h, t, mlpName(3, 'weight'), t, mlpName(3, 'bias')); // [576, t]
+  const b1 = await mobileBlock(mm, linear, 1, x, LDP_GRID, t, 1, config.eps);
   for (let i = 0; i < b1.length; i++) b1[i] = b1[i]! + x[i]!; // residual
-  return mobileBlock(mm, 2, b1, LDP_GRID, t, 2, config.eps);
+  return mobileBlock(mm, linear, 2, b1, LDP_GRID, t, 2, config.eps);
 }

@@ -8,7 +8,7 @@
 import type { Activation, Ops } from '../backend/ops.js';
 import { pixelShuffle } from './pixel-shuffle.js';
 import { IDEFICS3_FC } from './projector-idefics3.js';
-import { projectLdp } from './projector-ldp.js';
+import { type LdpLinear, projectLdp } from './projector-ldp.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { MLP_TENSORS } from './projector-mlp.js';
 import { PIXTRAL_TENSORS } from './projector-pixtral.js';
@@ -208,6 +208,19 @@ export const VIT_OPS_HEADS: Readonly<Record<string, VitOpsHead>> = {
     return geluMlp(c, rows, d, MLP_TENSORS);
   },
   pixtral: pixtralHead,
-  // MobileVLM's LDP on the host (its MobileNet blocks are depthwise convs and per-channel gates), after the ViT.
-  ldp: async (c, vit, gw, gh) => projectLdp(c.config, c.w.mmHost, vit, gw * gh, c.w.classEmbd !== null, c.nEmbdText),
+  // MobileVLM's LDP: its MLP and pointwise convs on the backend, the depthwise convs, norms and gates on the host.
+  ldp: async (c, vit, gw, gh) => {
+    const { ops, w } = c;
+    const linear: LdpLinear = async (x, inDim, weight, outDim, bias) => {
+      const rows = x.length / inDim;
+      const input = c.act(`ldp.in.${inDim}`, rows, inDim); // [rows, inDim]
+      const out = c.act(`ldp.out.${outDim}`, rows, outDim); // [rows, outDim]
+      c.step(rows);
+      ops.setRows(input, x, rows);
+      ops.matmul(out, input, w.mm[weight]!, rows, bias === undefined ? null : w.mm[bias]!);
+      ops.endStep();
+      return ops.read(out, rows);
+    };
+    return projectLdp(c.config, w.mmHost, vit, gw * gh, w.classEmbd !== null, c.nEmbdText, linear);
+  },
 };

@@ -16,6 +16,7 @@ import type { ByteSource } from '../io/byte-source.js';
 import { WeightLoader, type WeightSlot } from '../model/weight-loader.js';
 import { writeF16 } from '../quant/half.js';
 import { GEMMA4V_TENSORS } from './projector-gemma4v.js';
+import { isLdpMatrix } from './projector-ldp.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { PIXTRAL_TENSORS } from './projector-pixtral.js';
 import { PROJECTOR_TENSORS } from './projector-tensors.js';
@@ -88,12 +89,11 @@ function checkProjectionWidth(gguf: GgufFile, config: VisionConfig, nEmbdText: n
 }
 
 /**
- * Projector tensors the backend encoder applies on the host: ldp's whole projector, lfm2's input LayerNorm, pixtral's
+ * Projector tensors the backend encoder applies on the host: ldp's but its matrices, lfm2's input LayerNorm, pixtral's
  * input RMSNorm and break row, gemma4v's position tables, standardisation, output scales and clamp scalars.
  */
 const onHost = (name: string): boolean =>
-  name.startsWith('mm.model.mlp.') ||
-  name.startsWith('mm.model.mb_block.') ||
+  (name.startsWith('mm.model.mb_block.') && !isLdpMatrix(name)) ||
   (
     [
       LFM2_TENSORS.normW,
