@@ -92,10 +92,13 @@ export class VitOpsEncoder {
     };
   }
 
-  /** An activation [≥ rows, cols] named `label`, re-created larger when a bigger picture needs it. */
+  /**
+   * An activation [≥ rows, cols] named `label`, re-created when a bigger picture needs more rows (the smaller one stays
+   * allocated until `destroy`: `Ops` frees no single buffer; growth is bounded by the projector's largest picture).
+   */
   private act(label: string, rows: number, cols: number): Activation {
     const have = this.acts.get(label);
-    if (have && have.maxRows >= rows) return have;
+    if (have && have.maxRows >= rows && have.cols === cols) return have;
     const a = this.ops.createActivation(`vit.${label}`, rows, cols);
     this.acts.set(label, a);
     return a;
