@@ -10,7 +10,7 @@
  * Recording (tests regenerate the model from its recipe; only the recipe, sha256 and compact reference are committed):
  *        npm run fixtures -- --record [--label NAME] --arch smollm3 --quant q8_0 --seed 3 [--shape …]
  *   writes test/fixtures/models/<arch>-<quant>[-<label>]-s<seed>.json (needs the oracle in scripts/oracle).
- * Images (issue #17): … --mmproj gemma3 --image FILE [--prompt "… <__media__> …"] writes `<model>.mmproj.gguf` and an mtmd
+ * Images (issue #17): … --mmproj <type> --image FILE [--prompt "… <__media__> …"] writes `<model>.mmproj.gguf` and an mtmd
  *   `<model>.reference.json` instead (scripts/image-fixture.ts; needs llama.cpp's CPU libmtmd, LLCPP_SRC).
  */
 

@@ -5,7 +5,7 @@
  * projector's marker tokens where the case says), a synthetic mmproj of the case's projector at the model's width and
  * a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
  * the image's start and size), the image embeddings and the logits of the text positions after the image (f32
- * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir]`.
+ * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir [case …]]`.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -14,8 +14,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
+import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
@@ -119,6 +121,29 @@ const CASES: readonly LogitsCase[] = [
     image: [64, 48, 12],
     prompt: '[INST]<__media__>What is it?[/INST]',
   },
+  {
+    // MobileVLM's text model is llama: the LDP projector's 144 rows with no text around them.
+    name: 'ldp-llama3-f16',
+    model: 'arch/llama3-f16.gguf',
+    projector: 'ldp',
+    mmprojSeed: 12,
+    shape: { ...DEFAULT_LDP_MMPROJ, nEmbdText: 256, seHidden: 64 },
+    image: [60, 45, 14],
+    prompt: 'USER: <__media__>\nWhat is it? ASSISTANT:',
+  },
+  {
+    // Gemma 4 (E2B-like text model with per-layer token embeddings: an image row's per-layer part is the padding
+    // token's, id 0) with gemma4v: one dynamic-resolution picture between <|image> / <image|> (text here: the tiny
+    // vocabulary lacks them, on both sides alike); rows non-causal at this width.
+    name: 'gemma4v-gemma4-f16',
+    model: 'synthetic gemma4 f16 s11',
+    synthetic: { arch: 'gemma4', seed: 11 },
+    projector: 'gemma4v',
+    mmprojSeed: 11,
+    shape: { ...DEFAULT_GEMMA4V_MMPROJ, nEmbdText: 256, nLayers: 1 },
+    image: [64, 48, 13],
+    prompt: 'Look: <__media__> What is it?',
+  },
 ];
 
 export interface OracleChunk {
@@ -192,7 +217,8 @@ export async function main(args: string[]): Promise<number> {
   try {
     const exe = buildMtmdOracle(tmp);
     if (exe === null) return 1;
-    for (const c of CASES) {
+    const only = args.slice(1); // case names to record (default: all)
+    for (const c of CASES.filter((k) => only.length === 0 || only.includes(k.name))) {
       const projector = c.projector ?? 'gemma3';
       const mmproj = MMPROJ_GENERATORS[projector](c.mmprojSeed, c.shape);
       writeFileSync(join(tmp, 'mmproj.gguf'), mmproj);

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
+import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
@@ -174,6 +175,16 @@ const CASES: readonly ProjectorCase[] = [
     ],
   },
   {
+    name: 'ldp-s1',
+    projector: 'ldp',
+    seed: 1,
+    shape: DEFAULT_LDP_MMPROJ,
+    images: [
+      [48, 48, 41],
+      [90, 40, 42], // bicubic, padded with llava's mean colour
+    ],
+  },
+  {
     name: 'gemma4v-s1',
     projector: 'gemma4v',
     seed: 1,
@@ -223,7 +234,8 @@ export function main(args: string[]): number {
   const tmp = mkdtempSync(join(tmpdir(), 'projector-ref-'));
   try {
     mkdirSync(outDir, { recursive: true });
-    for (const c of CASES) {
+    const only = args.slice(1); // case names to record (default: all)
+    for (const c of CASES.filter((k) => only.length === 0 || only.includes(k.name))) {
       const mmproj = MMPROJ_GENERATORS[c.projector](c.seed, c.shape);
       const mmprojFile = join(tmp, `${c.name}.mmproj.gguf`);
       writeFileSync(mmprojFile, mmproj);

@@ -8,6 +8,7 @@ import { type Idefics3MmprojShape, idefics3Mmproj } from './mmproj-idefics3.js';
 import { type Lfm2MmprojShape, lfm2Mmproj } from './mmproj-lfm2.js';
 import { type MlpMmprojShape, mlpMmproj } from './mmproj-mlp.js';
 import { type Gemma4vMmprojShape, gemma4vMmproj } from './mmproj-gemma4v.js';
+import { type LdpMmprojShape, ldpMmproj } from './mmproj-ldp.js';
 import { pixtralMmproj } from './mmproj-pixtral.js';
 import type { VitShape } from './mmproj-vit.js';
 
@@ -16,7 +17,8 @@ export type MmprojShape = VitShape &
   Partial<Omit<Idefics3MmprojShape, keyof VitShape>> &
   Partial<Omit<Lfm2MmprojShape, keyof VitShape>> &
   Partial<Omit<MlpMmprojShape, keyof VitShape>> &
-  Partial<Omit<Gemma4vMmprojShape, keyof VitShape>>;
+  Partial<Omit<Gemma4vMmprojShape, keyof VitShape>> &
+  Partial<Omit<LdpMmprojShape, keyof VitShape>>;
 
 export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: MmprojShape) => Uint8Array>> = {
   gemma3: gemma3Mmproj,
@@ -25,4 +27,5 @@ export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: Mm
   mlp: (seed, shape) => mlpMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
   pixtral: (seed, shape) => pixtralMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
   gemma4v: (seed, shape) => gemma4vMmproj(seed, { ...shape, posSize: shape.posSize ?? 64 }),
+  ldp: (seed, shape) => ldpMmproj(seed, { ...shape, seHidden: shape.seHidden ?? shape.nEmbdText / 4 }),
 };

@@ -72,6 +72,13 @@ export abstract class HostHybridOps extends CompositeOps {
     this.written(x);
   }
 
+  clamp(x: Activation, lo: number, hi: number, n: number): void {
+    const [d, at] = this.view(x);
+    const [l, h] = [Math.fround(lo), Math.fround(hi)];
+    for (let i = at; i < at + n * x.cols; i++) d[i] = Math.min(Math.max(d[i], l), h);
+    this.written(x);
+  }
+
   splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void {
     hostSplitHeadPairs(this.view, q, gate, qg, n, headDim);
     this.written(q);

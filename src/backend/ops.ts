@@ -324,6 +324,8 @@ export interface Ops {
   scale(x: Activation, s: number, n: number): void;
   /** x = cap · tanh(x / cap) in place (gemma2 final-logit soft-capping). */
   softcap(x: Activation, cap: number, n: number): void;
+  /** x = min(max(x, lo), hi) in place over n rows, lo ≤ hi finite (gemma4v's clippable linears, `ggml_clamp`). */
+  clamp(x: Activation, lo: number, hi: number, n: number): void;
   /**
    * out[dstRow … dstRow+n) = x[srcRow … srcRow+n) (e.g. the last row before the lm head); `dstRow` defaults to 0.
    * When out is x the two ranges must not overlap.

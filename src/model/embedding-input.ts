@@ -18,15 +18,11 @@ export interface EmbeddingInput {
 
 /**
  * The number of rows in `rows` ([n, nEmbd] f32); throws `invalid-request` when it is not a whole, non-empty, finite
- * set of rows, when a non-causal chunk exceeds `maxNonCausal` rows (0 = causal), or when the model mixes a per-layer
- * token input into every layer (gemma4's, which needs token ids).
+ * set of rows or when a non-causal chunk exceeds `maxNonCausal` rows (0 = causal). A model mixing a per-layer token
+ * input into every layer (gemma4, gemma3n) takes the rows as llama.cpp does: the step's placeholder ids are 0, so
+ * each row's per-layer token part is the padding token's (id 0) row, as `build_inp_per_layer` uses for embeddings.
  */
-export function checkEmbeddingRows(
-  rows: Float32Array,
-  config: ModelConfig,
-  maxNonCausal: number,
-  perLayerInput: boolean,
-): number {
+export function checkEmbeddingRows(rows: Float32Array, config: ModelConfig, maxNonCausal: number): number {
   const nEmbd = config.embeddingLength;
   const n = rows.length / nEmbd;
   if (!(rows.length > 0 && Number.isInteger(n))) {
@@ -42,12 +38,6 @@ export function checkEmbeddingRows(
       `evaluating embeddings: ${n} rows attend to each other whole and must fit one step of ${maxNonCausal}; ` +
         'load the model with a larger ubatchSize',
       { details: { rows: n, ubatchSize: maxNonCausal } },
-    );
-  }
-  if (perLayerInput) {
-    throw new LlmError(
-      'invalid-request',
-      `evaluating embeddings: ${config.arch} feeds token ids to every layer; embedding input is not supported`,
     );
   }
   for (let i = 0; i < rows.length; i++) {

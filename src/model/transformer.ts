@@ -150,8 +150,9 @@ export class TransformerModel implements Transformer {
   ): Promise<Float32Array | null> {
     const nonCausal = options.nonCausal === true;
     const oneStep = options.logits === 'all' ? this.logitRows : this.ubatchSize; // rows a non-causal chunk may hold
-    const n = checkEmbeddingRows(rows, this.config, nonCausal ? oneStep : 0, this.perLayerInput !== null);
-    const placeholders = new Int32Array(n); // [n] token ids the step carries but never looks up
+    const n = checkEmbeddingRows(rows, this.config, nonCausal ? oneStep : 0);
+    // [n] token ids the step carries: 0, the padding token whose per-layer row gemma4/3n use for embeddings
+    const placeholders = new Int32Array(n);
     checkRequest(this, placeholders, startPos, slot);
     this.input = { rows, causal: !nonCausal, offset: 0 };
     try {

@@ -10,6 +10,7 @@ import { checkRgbImage, type PreprocessedImage, preprocessImage } from './prepro
 import { preprocessDynamic, preprocessSmartResize } from './preprocess-smart-resize.js';
 import { preprocessTiles } from './preprocess-tiles.js';
 import { projectIdefics3 } from './projector-idefics3.js';
+import { projectLdp } from './projector-ldp.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
 import { encodeGemma4v } from './projector-gemma4v.js';
@@ -50,7 +51,11 @@ const PREPROCESSORS: Readonly<Record<VisionConfig['preprocessor'], (img: RgbImag
 };
 
 /** One picture's embeddings, [nTokens, nEmbdText], by projector type. */
-type Projector = (w: VisionWeights, pic: PreprocessedImage, signal?: AbortSignal) => Float32Array;
+type Projector = (
+  w: VisionWeights,
+  pic: PreprocessedImage,
+  signal?: AbortSignal,
+) => Float32Array | Promise<Float32Array>;
 
 const PROJECTORS: Readonly<Record<string, Projector>> = {
   gemma3: encodeImage,
@@ -67,36 +72,54 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
     const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
     return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
+  ldp: (w, pic, signal) => {
+    const nPatches = (pic.size / w.config.patchSize) ** 2;
+    const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
+    return projectLdp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
+  },
   pixtral: encodePixtral,
   gemma4v: encodeGemma4v,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));
 
-/** The prompt pieces of `img` encoded by `w`. */
-export function encodeImageParts(w: VisionWeights, img: RgbImage, signal?: AbortSignal): ImagePart[] {
-  const config = w.config;
+/**
+ * The prompt pieces of `img` for an encoder of `config`, each picture (tile or overview) encoded by `encode` to
+ * [nTokens, nEmbdText] rows, one after the other.
+ */
+export async function layoutImageParts(
+  config: VisionConfig,
+  img: RgbImage,
+  nEmbdText: number,
+  encode: (pic: PreprocessedImage) => Float32Array | Promise<Float32Array>,
+  signal?: AbortSignal,
+): Promise<ImagePart[]> {
   const pics = PREPROCESSORS[config.preprocessor](img, config);
-  const project = PROJECTORS[config.projector];
-  const rows = (pic: PreprocessedImage): ImagePart => {
+  const rows = async (pic: PreprocessedImage): Promise<ImagePart> => {
     throwIfAborted(signal, 'encoding the image');
-    const embeddings = project(w, pic, signal);
-    return { type: 'rows', nTokens: embeddings.length / w.nEmbdText, embeddings };
+    const embeddings = await encode(pic);
+    return { type: 'rows', nTokens: embeddings.length / nEmbdText, embeddings };
   };
   const parts: ImagePart[] = [];
   if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });
-  if (pics.tiles.length === 0) parts.push(rows(pics.overview));
+  if (pics.tiles.length === 0) parts.push(await rows(pics.overview));
   else {
     const marks = config.tiles!;
     for (let y = 0; y < pics.rows; y++) {
       for (let x = 0; x < pics.cols; x++) {
         const text = marks.tileStart.replace('{row}', String(y + 1)).replace('{col}', String(x + 1));
-        parts.push({ type: 'text', text }, rows(pics.tiles[y * pics.cols + x]));
+        parts.push({ type: 'text', text }, await rows(pics.tiles[y * pics.cols + x]));
       }
       if (y !== pics.rows - 1) parts.push(...tokens(marks.rowEnd));
     }
-    parts.push(...tokens(marks.overviewStart), rows(pics.overview), ...tokens(marks.overviewEnd));
+    parts.push(...tokens(marks.overviewStart), await rows(pics.overview), ...tokens(marks.overviewEnd));
   }
   if (config.imageEnd !== '') parts.push({ type: 'text', text: config.imageEnd });
   return parts;
+}
+
+/** The prompt pieces of `img` encoded by `w` on the plain-TS reference. */
+export function encodeImageParts(w: VisionWeights, img: RgbImage, signal?: AbortSignal): Promise<ImagePart[]> {
+  const project = PROJECTORS[w.config.projector];
+  return layoutImageParts(w.config, img, w.nEmbdText, (pic) => project(w, pic, signal), signal);
 }

@@ -4,6 +4,7 @@
  */
 
 import { IDEFICS3_FC, idefics3Tensors } from './projector-idefics3.js';
+import { LDP_OUTPUT, ldpTensors } from './projector-ldp.js';
 import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
 import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
 import { GEMMA4V_TENSORS, gemma4vTensors } from './projector-gemma4v.js';
@@ -32,4 +33,5 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   mlp: { output: { tensor: MLP_TENSORS.down, dim: 1 }, tensors: mlpTensors },
   pixtral: { output: { tensor: PIXTRAL_TENSORS.down, dim: 1 }, tensors: pixtralTensors },
   gemma4v: { output: { tensor: GEMMA4V_TENSORS.proj, dim: 1 }, tensors: gemma4vTensors },
+  ldp: { output: { tensor: LDP_OUTPUT, dim: 1 }, tensors: ldpTensors },
 };

@@ -113,6 +113,16 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
     nonCausal: false,
     padColor: [122, 116, 104],
   },
+  // MobileVLM: the llava CLIP trunk + the LDP projector (MobileNet blocks over the 24×24 grid → 144 tokens).
+  ldp: {
+    preprocessor: 'fixed',
+    defaultMerge: 1,
+    resize: 'bicubic',
+    imageBegin: '',
+    imageEnd: '',
+    nonCausal: false,
+    padColor: [122, 116, 104],
+  },
   // Pixtral / Mistral Small 3.1 (mistral3): RMSNorm ViT with 2-D RoPE and a gated SiLU MLP at dynamic resolution,
   // an optional patch merger, a GELU MLP; [IMG_BREAK] rows after each row of tokens but the last, then [IMG_END].
   pixtral: {

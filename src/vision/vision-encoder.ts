@@ -10,8 +10,7 @@ import { throwIfAborted } from '../errors.js';
 import { parseGguf } from '../gguf/parse.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { decodeImage, type ImageInput } from './decode-image.js';
-import { encodeImageParts, type ImagePart } from './image-parts-layout.js';
-import { preprocessImage } from './preprocess-image.js';
+import { encodeImageParts, type ImagePart, layoutImageParts } from './image-parts-layout.js';
 import type { RgbImage } from './resize-pillow.js';
 import { readVisionConfig, type VisionConfig } from './vision-config.js';
 import { loadVisionWeights } from './vision-weights.js';
@@ -86,16 +85,11 @@ export async function loadVisionEncoder(
   if (ops && !vitOpsRuns(config)) ops.destroy(); // this projector runs on the reference
   const onOps = ops && vitOpsRuns(config) ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
   const weights = onOps ? null : await loadVisionWeights(gguf, source, config, nEmbdText, signal);
-  /** The image's prompt parts: on the backend (one fixed-size picture: gemma3), else on the reference. */
-  const encodeParts = async (img: RgbImage, s?: AbortSignal): Promise<ImagePart[]> => {
-    if (!onOps) return encodeImageParts(weights!, img, s);
-    const embeddings = await onOps.encode(preprocessImage(img, config), s);
-    const parts: ImagePart[] = [];
-    if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });
-    parts.push({ type: 'rows', nTokens: embeddings.length / nEmbdText, embeddings });
-    if (config.imageEnd !== '') parts.push({ type: 'text', text: config.imageEnd });
-    return parts;
-  };
+  /** The image's prompt parts, each picture encoded on the backend where it runs, else on the reference. */
+  const encodeParts = (img: RgbImage, s?: AbortSignal): Promise<ImagePart[]> =>
+    onOps
+      ? layoutImageParts(config, img, nEmbdText, (pic) => onOps.encode(pic, s), s)
+      : encodeImageParts(weights!, img, s);
   const kept = new Map<string, ImageEmbeddings>(); // by hash, least recently used first
   let encodedImages = 0;
   return {

@@ -1,12 +1,15 @@
 /**
- * The SigLIP ViT with the gemma3 projector on a backend (`Ops`: WASM, WebGPU or the cpu reference), the same pass as
- * the plain-TS oracle `siglip-encoder.ts` (llama.cpp `clip_graph_siglip`, `clip_graph::build_vit`):
- *   patch embedding as one GEMM over the image's im2col rows (pixels rounded to f16, as ggml's F16 im2col) + bias
- *   + learned position rows (`embed` by patch index) → pre-LN where the file has one →
- *   per block [LN1 → q, k, v (+bias) → attention over every patch (non-causal, one KV layer reused by every block)
- *   → x += Wo·att + bo → LN2 → up (+bias) → GELU → x += down (+bias)] → post-LN →
- *   `merge`² average pooling (on the host: one read of [nPatches, d]) → RMSNorm × soft_emb_norm → projection.
- * Output: [nTokens, nEmbdText] f32. One step per block, with a yield between them, so a long encode can be aborted.
+ * A LayerNorm ViT (SigLIP, CLIP) and its projector on a backend (`Ops`: WASM, WebGPU or the cpu reference), the same
+ * pass as the plain-TS oracle `siglip-encoder.ts` (llama.cpp `clip_graph::build_vit`):
+ *   patch embedding as one GEMM over the picture's im2col rows (pixels rounded to f16, as ggml's F16 im2col) + bias
+ *   (CLIP's class token appended after the patches) + learned position rows (`embed` by index, or lfm2's table resized
+ *   to the picture's grid on the host) → pre-LN where the file has one →
+ *   per block [LN1 → q, k, v (+bias) (→ pixtral's 2-D RoPE, on the host) → attention over every patch (non-causal, one KV layer reused by every block)
+ *   → x += Wo·att + bo → LN2 → up (+bias) → GELU / quick-GELU / SiLU (pixtral: act(gate) × up) → x += down (+bias)]
+ *   → post-LN where present (pixtral: RMSNorm throughout) →
+ *   one read of [n, d] → the projector (`vit-ops-projectors.ts`: host permutations, backend matmuls).
+ * Pictures may differ in size (dynamic resolution: lfm2): buffers grow to the largest picture seen.
+ * One step per block, with a yield between them, so a long encode can be aborted.
  */
 
 import type { Activation, AttentionParams, Ops, Projection, ResidualOptions } from '../backend/ops.js';
@@ -15,27 +18,33 @@ import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { roundToF16 } from '../quant/half.js';
 import type { PreprocessedImage } from './preprocess-image.js';
+import { resizePositions } from './projector-lfm2.js';
+import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
 import type { VisionConfig } from './vision-config.js';
+import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
+import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
 import { loadVitWeights, type VitNorm, type VitWeights } from './vit-weights.js';
 
 /** Lets timers and abort events run between blocks (a WASM block holds the thread for its whole duration). */
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
- * The image's im2col rows: pixels [3, size, size] → [nPatches, 3·p·p], row (py·side + px) holding patch (py, px) in
+ * The picture's im2col rows: pixels [3, height, size] → [gh · gw, 3·p·p], row (py·gw + px) holding patch (py, px) in
  * (channel, ky, kx) order — the order of the kernel's rows — each value rounded to f16.
  */
 function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
   const { size, pixels } = img;
-  const side = size / p;
+  const height = img.height ?? size;
+  const gw = size / p;
+  const gh = height / p;
   const k = 3 * p * p;
-  const out = new Float32Array(side * side * k);
-  for (let py = 0; py < side; py++) {
-    for (let px = 0; px < side; px++) {
-      let o = (py * side + px) * k;
+  const out = new Float32Array(gw * gh * k);
+  for (let py = 0; py < gh; py++) {
+    for (let px = 0; px < gw; px++) {
+      let o = (py * gw + px) * k;
       for (let c = 0; c < 3; c++) {
         for (let ky = 0; ky < p; ky++) {
-          const row = c * size * size + (py * p + ky) * size + px * p;
+          const row = c * size * height + (py * p + ky) * size + px * p;
           for (let kx = 0; kx < p; kx++) out[o++] = roundToF16(pixels[row + kx]!);
         }
       }
@@ -44,45 +53,13 @@ function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
   return out;
 }
 
-/** Average pooling of `merge`² patches of the grid. x: [side², d] → [(side / merge)², d]. */
-function averagePool(x: Float32Array, side: number, d: number, merge: number): Float32Array {
-  const outSide = side / merge;
-  const y = new Float32Array(outSide * outSide * d);
-  const acc = new Float64Array(d);
-  const inv = 1 / (merge * merge);
-  for (let oy = 0; oy < outSide; oy++) {
-    for (let ox = 0; ox < outSide; ox++) {
-      acc.fill(0);
-      for (let ky = 0; ky < merge; ky++) {
-        for (let kx = 0; kx < merge; kx++) {
-          const o = ((oy * merge + ky) * side + ox * merge + kx) * d;
-          for (let e = 0; e < d; e++) acc[e] = acc[e]! + x[o + e]!;
-        }
-      }
-      const o = (oy * outSide + ox) * d;
-      for (let e = 0; e < d; e++) y[o + e] = acc[e]! * inv;
-    }
-  }
-  return y;
-}
-
 /** The encoder on one backend. */
 export class VitOpsEncoder {
-  private readonly nPatches: number;
-  private readonly nTokens: number;
-  private readonly positions: Int32Array; // [nPatches] 0, 1, 2, …: the patch index of each row
-  private readonly patchIn: Activation; // [nPatches, 3·p·p] im2col rows
-  private readonly x: Activation; // [nPatches, d] residual stream
-  private readonly h: Activation; // [nPatches, d] position rows, then each LayerNorm's output
-  private readonly scratch: Activation; // [nPatches, d] residual products
-  private readonly q: Activation; // [nPatches, d]
-  private readonly k: Activation; // [nPatches, d]
-  private readonly v: Activation; // [nPatches, d]
-  private readonly att: Activation; // [nPatches, d]
-  private readonly hidden: Activation; // [nPatches, f]
-  private readonly pooled: Activation; // [nTokens, d]
-  private readonly out: Activation; // [nTokens, nEmbdText]
+  private readonly acts = new Map<string, Activation>();
+  private positions = new Int32Array(0); // [capacity] 0, 1, 2, …: the index of each row
+  private kvRows = 0;
   private readonly attention: AttentionParams;
+  private readonly ctx: Gemma4vOpsContext;
 
   constructor(
     readonly ops: Ops,
@@ -90,25 +67,7 @@ export class VitOpsEncoder {
     private readonly config: VisionConfig,
     readonly nEmbdText: number,
   ) {
-    const { nEmbd: d, nFf: f, patchSize: p, imageSize, merge, nHeads, headDim } = config;
-    const side = imageSize / p;
-    this.nPatches = side * side;
-    this.nTokens = (side / merge) ** 2;
-    const u = this.nPatches;
-    this.positions = Int32Array.from({ length: u }, (_, i) => i);
-    this.patchIn = ops.createActivation('vit.patches', u, 3 * p * p);
-    this.x = ops.createActivation('vit.x', u, d);
-    this.h = ops.createActivation('vit.h', u, d);
-    this.scratch = ops.createActivation('vit.scratch', u, d);
-    this.q = ops.createActivation('vit.q', u, d);
-    this.k = ops.createActivation('vit.k', u, d);
-    this.v = ops.createActivation('vit.v', u, d);
-    this.att = ops.createActivation('vit.att', u, d);
-    this.hidden = ops.createActivation('vit.hidden', u, f);
-    this.pooled = ops.createActivation('vit.pooled', this.nTokens, d);
-    this.out = ops.createActivation('vit.out', this.nTokens, nEmbdText);
-    // One KV layer: each block stores its k, v and attends over them before the next block overwrites them.
-    ops.createKvCache({ nSlots: 1, contextLength: u, layers: [{ nKvHeads: nHeads, headDim }] });
+    const { nHeads, headDim } = config;
     this.attention = {
       nHeads,
       nKvHeads: nHeads,
@@ -118,63 +77,167 @@ export class VitOpsEncoder {
       softcap: 0,
       causal: false,
     };
+    this.ctx = {
+      ops,
+      w,
+      config,
+      nEmbdText,
+      act: (l, r, c) => this.act(l, r, c),
+      step: (r) => this.step(r),
+      kv: (r) => this.kv(r),
+      rotate: (q, k, r, table) => this.rotate(q, k, r, table),
+      yieldNow: yieldToEventLoop,
+      patchEmbed: (x, img, r) => this.patchEmbed(x, img, r),
+      activate: (h, r) => this.activate(h, r),
+    };
   }
 
-  /** The image's embeddings for the text model: [nTokens, nEmbdText]. */
-  async encode(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
-    const { ops, w, x, h, config } = this;
-    const { eps, nEmbd: d, imageSize, patchSize, merge } = config;
-    const n = this.nPatches;
-    const step = (rows: number) => ops.beginStep({ tokens: this.positions.subarray(0, rows), startPos: 0, slot: 0 });
-    const ln = (out: Activation, src: Activation, norm: VitNorm) => ops.layerNorm(out, src, norm.w, norm.b, eps, n);
-    const residual = (bias: VitWeights['patchB']): ResidualOptions => ({
-      bias,
-      postNorm: null,
-      scale: 1,
-      scratch: this.scratch,
-    });
+  /**
+   * An activation [≥ rows, cols] named `label`, re-created when a bigger picture needs more rows (the smaller one stays
+   * allocated until `destroy`: `Ops` frees no single buffer; growth is bounded by the projector's largest picture).
+   */
+  private act(label: string, rows: number, cols: number): Activation {
+    const have = this.acts.get(label);
+    if (have && have.maxRows >= rows && have.cols === cols) return have;
+    const a = this.ops.createActivation(`vit.${label}`, rows, cols);
+    this.acts.set(label, a);
+    return a;
+  }
 
-    step(n);
-    ops.setRows(this.patchIn, im2colPatches(img, patchSize), n); // patchIn [n, 3·p·p]
-    ops.matmul(x, this.patchIn, w.patch, n, w.patchB); // x [n, d] = patches · kernelᵀ + b
-    ops.embed(h, w.pos, n); // h [n, d] = position rows 0 … n−1
-    ops.add(x, x, h, n);
+  private step(rows: number): void {
+    if (this.positions.length < rows) this.positions = Int32Array.from({ length: rows }, (_, i) => i);
+    this.ops.beginStep({ tokens: this.positions.subarray(0, rows), startPos: 0, slot: 0 });
+  }
+
+  /** Sizes the one KV layer for `n` rows: each block stores its k, v and attends over them before the next block. */
+  private kv(n: number): void {
+    if (n <= this.kvRows) return;
+    const { nHeads, headDim } = this.config;
+    this.ops.createKvCache({ nSlots: 1, contextLength: n, layers: [{ nKvHeads: nHeads, headDim }] });
+    this.kvRows = n;
+  }
+
+  /** x [nPatches, d] = the picture's im2col rows · kernelᵀ (+ bias), in the open step. */
+  private patchEmbed(x: Activation, img: PreprocessedImage, nPatches: number): void {
+    const p = this.config.patchSize;
+    const patchIn = this.act('patches', nPatches, 3 * p * p); // [nPatches, 3·p·p] im2col rows
+    this.ops.setRows(patchIn, im2colPatches(img, p), nPatches);
+    this.ops.matmul(x, patchIn, this.w.patch, nPatches, this.w.patchB);
+  }
+
+  /** The ViT's output for one picture: [gh · gw (+ 1 class row), d]. */
+  private async trunk(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
+    const { ops, w, config } = this;
+    const { eps, nEmbd: d, nFf: f, patchSize: p } = config;
+    const gw = img.size / p;
+    const gh = (img.height ?? img.size) / p;
+    const nPatches = gw * gh;
+    const n = nPatches + (w.classEmbd ? 1 : 0);
+    if (n > this.kvRows) {
+      // One KV layer: each block stores its k, v and attends over them before the next block overwrites them.
+      ops.createKvCache({
+        nSlots: 1,
+        contextLength: n,
+        layers: [{ nKvHeads: config.nHeads, headDim: config.headDim }],
+      });
+      this.kvRows = n;
+    }
+    const x = this.act('x', n, d); // [n, d] residual stream
+    const h = this.act('h', n, d); // [n, d] position rows, then each LayerNorm's output
+    const scratch = this.act('scratch', n, d); // [n, d] residual products
+    const [q, k, v, att] = ['q', 'k', 'v', 'att'].map((l) => this.act(l, n, d)); // [n, d] each
+    const hidden = this.act('hidden', n, f); // [n, f]
+    // pixtral's ViT normalises with RMSNorm (no bias) and rotates q, k by 2-D RoPE on the host; the others LayerNorm.
+    const rms = config.rope2dTheta > 0;
+    const ln = (out: Activation, src: Activation, norm: VitNorm) =>
+      rms ? ops.rmsNorm(out, src, norm.w, eps, n) : ops.layerNorm(out, src, norm.w, norm.b, eps, n);
+    const rope = rms ? pixtralRopeTable(gw, gh, config.headDim, config.rope2dTheta) : null;
+    const residual = (bias: Projection['bias']): ResidualOptions => ({ bias, postNorm: null, scale: 1, scratch });
+
+    this.step(n);
+    this.patchEmbed(x, img, nPatches); // x [nPatches, d] = patches · kernelᵀ + b
+    if (w.classEmbd) {
+      const cls = this.act('class', 1, d);
+      ops.setRows(cls, w.classEmbd, 1);
+      ops.copyRows(x, cls, 0, 1, nPatches); // x[nPatches] = class token
+    }
+    if (w.posHost)
+      ops.setRows(h, resizePositions(w.posHost, d, gw, gh), n); // lfm2: the table at this grid
+    else if (w.pos) ops.embed(h, w.pos, n); // h [n, d] = position rows 0 … n−1
+    if (w.posHost || w.pos) ops.add(x, x, h, n); // pixtral: positions by 2-D RoPE only
     if (w.preLn) ln(x, x, w.preLn);
     ops.endStep();
-    for (const L of w.layers) {
+    // llava (mlp, ldp) takes the second-to-last block's output: all blocks but the last.
+    const layers = config.projector === 'mlp' || config.projector === 'ldp' ? w.layers.slice(0, -1) : w.layers;
+    for (const L of layers) {
       throwIfAborted(signal, 'encoding the image');
       await yieldToEventLoop();
       throwIfAborted(signal, 'encoding the image');
-      step(n);
+      this.step(n);
       ln(h, x, L.ln1); // h = LN1(x)
       const qkv: Projection[] = [
-        { out: this.q, weight: L.q, bias: L.qB },
-        { out: this.k, weight: L.k, bias: L.kB },
-        { out: this.v, weight: L.v, bias: L.vB },
+        { out: q!, weight: L.q, bias: L.qB },
+        { out: k!, weight: L.k, bias: L.kB },
+        { out: v!, weight: L.v, bias: L.vB },
       ];
-      ops.normMatmul(this.scratch, h, null, qkv, n); // q, k, v [n, d]
-      ops.storeKv(0, this.k, this.v, n);
-      ops.attention(this.att, this.q, 0, n, this.attention); // att [n, d], every patch sees every patch
-      ops.matmulResidual(x, this.att, L.o, n, residual(L.oB)); // x += att · Woᵀ + bo
+      ops.normMatmul(scratch, h, null, qkv, n); // q, k, v [n, d]
+      if (rope) await this.rotate(q!, k!, n, rope);
+      ops.storeKv(0, k!, v!, n);
+      ops.attention(att!, q!, 0, n, this.attention); // att [n, d], every patch sees every patch
+      ops.matmulResidual(x, att!, L.o, n, residual(L.oB)); // x += att · Woᵀ + bo
       ln(h, x, L.ln2); // h = LN2(x)
-      ops.matmul(this.hidden, h, L.up, n, L.upB); // hidden [n, f]
-      ops.gelu(this.hidden, n);
-      ops.matmulResidual(x, this.hidden, L.down, n, residual(L.downB)); // x += hidden · downᵀ + b
+      ops.matmul(hidden, h, L.up, n, L.upB); // hidden [n, f]
+      let ffn = hidden;
+      if (L.gate) {
+        // Gated FFN (pixtral): act(h · gateᵀ) × up.
+        const gate = this.act('gate', n, f);
+        ffn = this.act('ffn', n, f);
+        ops.matmul(gate, h, L.gate, n);
+        ops.glu(ffn, gate, hidden, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+      } else this.activate(hidden, n);
+      ops.matmulResidual(x, ffn, L.down, n, residual(L.downB)); // x += ffn · downᵀ + b
       ops.endStep();
     }
     throwIfAborted(signal, 'encoding the image');
-    step(n);
-    ln(x, x, w.postLn);
+    if (w.postLn) {
+      this.step(n);
+      ln(x, x, w.postLn);
+      ops.endStep();
+    }
+    return ops.read(x, n); // [n, d]
+  }
+
+  /** 2-D RoPE of q and k ([n, d] each) on the host: ends the step, reads both, rotates, writes back in a new step. */
+  private async rotate(q: Activation, k: Activation, n: number, table: Rope2dTable): Promise<void> {
+    const { ops, config } = this;
     ops.endStep();
-    const hidden = await ops.read(x, n); // [n, d]
-    const pooled = averagePool(hidden, imageSize / patchSize, d, merge); // [nTokens, d]
-    const t = this.nTokens;
-    step(t);
-    ops.setRows(this.pooled, pooled, t);
-    ops.rmsNorm(this.pooled, this.pooled, w.softEmbNorm, eps, t); // × soft_emb_norm
-    ops.matmul(this.out, this.pooled, w.proj, t); // out [t, nEmbdText]
-    ops.endStep();
-    return ops.read(this.out, t);
+    const [hq, hk] = [await ops.read(q, n), await ops.read(k, n)];
+    applyRope2d(hq, table, config.nHeads, config.headDim);
+    applyRope2d(hk, table, config.nHeads, config.headDim);
+    this.step(n);
+    ops.setRows(q, hq, n);
+    ops.setRows(k, hk, n);
+  }
+
+  /** The FFN's activation in place: GELU (ggml's f16 table), quick-GELU x·σ(1.702x) or SiLU x·σ(x). */
+  private activate(hidden: Activation, n: number): void {
+    const { ops, config } = this;
+    if (config.ffn === 'gelu') {
+      ops.gelu(hidden, n);
+      return;
+    }
+    const gate = this.act('gate', n, config.nFf); // [n, f]
+    ops.copyRows(gate, hidden, 0, n);
+    if (config.ffn === 'gelu-quick') ops.scale(gate, 1.702, n);
+    ops.mulSigmoid(hidden, gate, n);
+  }
+
+  /** One picture's embeddings for the text model: [nTokens, nEmbdText]. */
+  async encode(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
+    if (this.config.projector === 'gemma4v') return encodeGemma4vOps(this.ctx, img, signal);
+    const vit = await this.trunk(img, signal);
+    const p = this.config.patchSize;
+    return VIT_OPS_HEADS[this.config.projector]!(this.ctx, vit, img.size / p, (img.height ?? img.size) / p);
   }
 
   /** Releases the backend. */
@@ -183,14 +246,18 @@ export class VitOpsEncoder {
   }
 }
 
-/** Whether `vit-ops.ts` runs this encoder (the gemma3 projector after a GELU ViT); others take the TS reference. */
+/**
+ * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
+ * or gemma4v (`vit-ops-gemma4v.ts`), the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
+ */
 export function vitOpsRuns(config: VisionConfig): boolean {
-  return config.projector === 'gemma3' && config.ffn === 'gelu';
+  if (!(config.projector in VIT_OPS_HEADS) && config.projector !== 'gemma4v') return false;
+  return config.rope2dTheta === 0 || config.ffn !== 'gelu-quick'; // a gated FFN's act: glu's SiLU or GELU
 }
 
 /**
- * Uploads the encoder in `gguf` to `ops` (which it then owns: `destroy` releases it, as does a failed load) and plans
- * its buffers for the config's image size.
+ * Uploads the encoder in `gguf` to `ops` (which it then owns: `destroy` releases it, as does a failed load); buffers
+ * are made for the first picture and grown for larger ones.
  */
 export async function loadVitOps(
   gguf: GgufFile,

@@ -1,5 +1,5 @@
 /**
- * The SigLIP ViT's and the gemma3 projector's weights uploaded to a backend (`Ops`), for `vit-ops.ts`: named and
+ * A LayerNorm ViT's (SigLIP, CLIP) and its projector's weights uploaded to a backend (`Ops`), for `vit-ops.ts`: named and
  * shape-checked by the model's `WeightLoader` (a missing or misshapen tensor is `gguf-invalid` naming it), then read
  * in file order straight onto the backend, matrices in their published type (F32, F16, Q8_0 …). Two tensors are
  * re-laid out on the host:
@@ -15,61 +15,97 @@ import { GgmlType, type GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { WeightLoader, type WeightSlot } from '../model/weight-loader.js';
 import { writeF16 } from '../quant/half.js';
+import { GEMMA4V_TENSORS } from './projector-gemma4v.js';
+import { isLdpMatrix } from './projector-ldp.js';
+import { LFM2_TENSORS } from './projector-lfm2.js';
+import { PIXTRAL_TENSORS } from './projector-pixtral.js';
+import { PROJECTOR_TENSORS } from './projector-tensors.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
-/** A LayerNorm's weight and bias, [d] each. */
+/** A LayerNorm's weight and bias, [d] each (the bias optional beyond gemma3). */
 export interface VitNorm {
   readonly w: Weight;
-  readonly b: Weight;
+  readonly b: Weight | null;
 }
 
 /** One ViT block on the backend: matrices [out rows, in] as ggml stores them, biases [out]. */
 interface VitLayer {
   readonly ln1: VitNorm;
   readonly q: Weight; // [d rows, d]
-  readonly qB: Weight;
+  readonly qB: Weight | null;
   readonly k: Weight; // [d rows, d]
-  readonly kB: Weight;
+  readonly kB: Weight | null;
   readonly v: Weight; // [d rows, d]
-  readonly vB: Weight;
+  readonly vB: Weight | null;
   readonly o: Weight; // [d rows, d]
-  readonly oB: Weight;
+  readonly oB: Weight | null;
   readonly ln2: VitNorm;
   readonly up: Weight; // [f rows, d]
-  readonly upB: Weight; // [f]
+  readonly upB: Weight | null; // [f]
   readonly down: Weight; // [d rows, f]
-  readonly downB: Weight; // [d]
+  /** [f rows, d]: the gate of a gated FFN (pixtral: act(gate) × up), null for the sequential FFN */
+  readonly gate: Weight | null;
+  readonly downB: Weight | null; // [d]
 }
 
-/** The encoder and gemma3 projector on the backend. */
+/** The encoder and its projector on the backend. */
 export interface VitWeights {
   /** [d rows, 3·p·p] F16: row e = output channel e's kernel in (channel, ky, kx) order, as the im2col rows */
   readonly patch: Weight;
-  readonly patchB: Weight; // [d]
-  /** [nPatches rows, d], looked up by patch index */
-  readonly pos: Weight;
+  readonly patchB: Weight | null; // [d]; CLIP has none
+  /** [nPatches (+ 1) rows, d], looked up by patch index (the class token's row last); null with 2-D RoPE (pixtral) */
+  readonly pos: Weight | null;
+  /** The position table on the host, [nPatches, d] (lfm2 resizes it to each picture's grid); null for the others. */
+  readonly posHost: Float32Array | null;
+  /** [1, d] host copy of CLIP's class token (llava), appended after the patches; null without one. */
+  readonly classEmbd: Float32Array | null;
   readonly preLn: VitNorm | null;
   readonly layers: readonly VitLayer[];
-  readonly postLn: VitNorm;
-  readonly softEmbNorm: Weight; // [d]
-  /** [nEmbdText rows, d]: the projection transposed */
-  readonly proj: Weight;
+  readonly postLn: VitNorm | null; // absent in CLIP conversions
+  /** gemma3: [d] */
+  readonly softEmbNorm: Weight | null;
+  /** gemma3: [nEmbdText rows, d], the projection transposed */
+  readonly proj: Weight | null;
+  /** The other projectors' `mm.*` tensors as the file stores them (matrices [out rows, in]), by llama.cpp name. */
+  readonly mm: Readonly<Record<string, Weight>>;
+  /** Host copies of the projector's vectors applied on the host (lfm2's input LayerNorm), by llama.cpp name. */
+  readonly mmHost: Readonly<Record<string, Float32Array>>;
 }
 
 /** `invalid-request` when the projection's output is not the text model's width (the mmproj of another model). */
-function checkProjectionWidth(gguf: GgufFile, nEmbdText: number): void {
-  const t = gguf.tensors.find((x) => x.name === VISION_TENSORS.inputProjection);
-  const width = t?.shape[0];
+function checkProjectionWidth(gguf: GgufFile, config: VisionConfig, nEmbdText: number): void {
+  const out = PROJECTOR_TENSORS[config.projector]!.output;
+  const t = gguf.tensors.find((x) => x.name === out.tensor);
+  const width = t?.shape[out.dim];
   if (width !== undefined && width !== nEmbdText) {
     throw new LlmError(
       'invalid-request',
-      `the mmproj projects images to ${width} values per token but the text model's n_embd is ${nEmbdText}; ` +
-        'use the mmproj file made for this model',
+      `the mmproj (projector '${config.projector}') projects images to ${width} values per token but the text ` +
+        `model's n_embd is ${nEmbdText}; use the mmproj file made for this model`,
       { details: { mmprojEmbd: width, modelEmbd: nEmbdText } },
     );
   }
 }
+
+/**
+ * Projector tensors the backend encoder applies on the host: ldp's but its matrices, lfm2's input LayerNorm, pixtral's
+ * input RMSNorm and break row, gemma4v's position tables, standardisation, output scales and clamp scalars.
+ */
+const onHost = (name: string): boolean =>
+  (name.startsWith('mm.model.mb_block.') && !isLdpMatrix(name)) ||
+  (
+    [
+      LFM2_TENSORS.normW,
+      LFM2_TENSORS.normB,
+      PIXTRAL_TENSORS.imgBreak,
+      PIXTRAL_TENSORS.inputNorm,
+      GEMMA4V_TENSORS.positions,
+      GEMMA4V_TENSORS.stdBias,
+      GEMMA4V_TENSORS.stdScale,
+    ] as string[]
+  ).includes(name) ||
+  /\.(out_scale\.weight|input_min|input_max|output_min|output_max)$/.test(name);
 
 /** The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). */
 async function patchKernel(loader: WeightLoader, config: VisionConfig): Promise<Weight> {
@@ -104,12 +140,17 @@ export async function loadVitWeights(
   nEmbdText: number,
   signal?: AbortSignal,
 ): Promise<VitWeights> {
-  checkProjectionWidth(gguf, nEmbdText);
+  checkProjectionWidth(gguf, config, nEmbdText);
   const loader = new WeightLoader(gguf, source, ops, signal ? { signal } : {});
   const { nEmbd: d, nFf: f, patchSize: p } = config;
-  const nPatches = (config.imageSize / p) ** 2;
   const T = VISION_TENSORS;
-  const norm = (w: string, b: string) => ({ w: loader.upload(w, [d]), b: loader.upload(b, [d]) });
+  const hasClass = loader.has(T.classEmbd);
+  const nPatches = (config.imageSize / p) ** 2;
+  const gemma3 = config.projector === 'gemma3';
+  const norm = (w: string, b: string) => ({
+    w: loader.upload(w, [d]),
+    b: !gemma3 && !loader.has(b) ? null : loader.upload(b, [d]), // pixtral's RMS norms have none
+  });
   const layerSlots = Array.from({ length: config.nLayers }, (_, il) => {
     // Early gemma3 conversions stored up under ffn_down and down under ffn_up (clip.cpp `is_ffn_swapped`).
     const swapped = d !== f && loader.info(layerTensorName('ffnDown', il, 'weight')).shape[0] === d;
@@ -117,8 +158,11 @@ export async function loadVitWeights(
       swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
     const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
       loader.upload(layerTensorName(real(k), il, 'weight'), shape);
-    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) =>
-      loader.upload(layerTensorName(real(k), il, 'bias'), [n]);
+    // Biases are optional beyond gemma3 (llama.cpp's `if (layer.q_b)`): absent ones are null.
+    const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => {
+      const name = layerTensorName(real(k), il, 'bias');
+      return !gemma3 && !loader.has(name) ? null : loader.upload(name, [n]);
+    };
     return {
       ln1: { w: w('ln1', [d]), b: b('ln1', d) },
       q: w('attnQ', [d, d]),
@@ -134,41 +178,57 @@ export async function loadVitWeights(
       upB: b('ffnUp', f),
       down: w('ffnDown', [f, d]),
       downB: b('ffnDown', d),
+      gate: loader.has(layerTensorName('ffnGate', il, 'weight')) ? w('ffnGate', [d, f]) : null,
     };
   });
-  const patchB = loader.upload(T.patchBias, [d]);
-  const pos = loader.upload(T.positionEmbd, [d, nPatches]);
+  const patchB = gemma3 || loader.has(T.patchBias) ? loader.upload(T.patchBias, [d]) : null;
+  const pos = config.rope2dTheta > 0 ? null : loader.upload(T.positionEmbd, [d, nPatches + (hasClass ? 1 : 0)]);
   const preLn = loader.has(T.preLnWeight) ? norm(T.preLnWeight, T.preLnBias) : null;
-  const postLn = norm(T.postLnWeight, T.postLnBias);
-  const softEmbNorm = loader.upload(T.softEmbNorm, [d]);
-  // The host re-layouts first: a backend streaming weights places memory between reads.
+  const postLn = gemma3 || loader.has(T.postLnWeight) ? norm(T.postLnWeight, T.postLnBias) : null;
+  const softEmbNorm = gemma3 ? loader.upload(T.softEmbNorm, [d]) : null;
+  const shapeOf = (name: string) => (loader.has(name) ? loader.info(name).shape : undefined);
+  const mmShapes = Object.entries(PROJECTOR_TENSORS[config.projector]!.tensors(config, nEmbdText, shapeOf));
+  const mmSlots = mmShapes
+    .filter(([name]) => !onHost(name))
+    .map(([name, shape]) => [name, loader.upload(name, shape)] as const);
+  // The host re-layouts and copies first: a backend streaming weights places memory between reads.
+  const mmHost: Record<string, Float32Array> = {};
+  for (const [name, shape] of mmShapes) if (onHost(name)) mmHost[name] = await loader.readHostF32(name, shape);
+  const posHost = config.preprocessor === 'lfm2' ? await loader.readHostF32(T.positionEmbd, [d, nPatches]) : null;
+  const classEmbd = hasClass ? await loader.readHostF32(T.classEmbd, [d]) : null;
   const patch = await patchKernel(loader, config);
-  const proj = await projection(loader, d, nEmbdText);
+  const proj = gemma3 ? await projection(loader, d, nEmbdText) : null;
   await loader.loadAll();
-  const got = (n: { w: WeightSlot; b: WeightSlot }): VitNorm => ({ w: n.w.get(), b: n.b.get() });
+  const opt = (s: WeightSlot | null) => (s === null ? null : s.get());
+  const got = (n: { w: WeightSlot; b: WeightSlot | null }): VitNorm => ({ w: n.w.get(), b: opt(n.b) });
   return {
     patch,
-    patchB: patchB.get(),
-    pos: pos.get(),
+    patchB: opt(patchB),
+    pos: opt(pos),
+    posHost,
+    classEmbd,
     preLn: preLn ? got(preLn) : null,
     layers: layerSlots.map((l) => ({
-      ln1: got(l.ln1),
+      ln1: { w: l.ln1.w.get(), b: opt(l.ln1.b) },
       q: l.q.get(),
-      qB: l.qB.get(),
+      qB: opt(l.qB),
       k: l.k.get(),
-      kB: l.kB.get(),
+      kB: opt(l.kB),
       v: l.v.get(),
-      vB: l.vB.get(),
+      vB: opt(l.vB),
       o: l.o.get(),
-      oB: l.oB.get(),
-      ln2: got(l.ln2),
+      oB: opt(l.oB),
+      ln2: { w: l.ln2.w.get(), b: opt(l.ln2.b) },
       up: l.up.get(),
-      upB: l.upB.get(),
+      upB: opt(l.upB),
       down: l.down.get(),
-      downB: l.downB.get(),
+      downB: opt(l.downB),
+      gate: opt(l.gate),
     })),
-    postLn: got(postLn),
-    softEmbNorm: softEmbNorm.get(),
+    postLn: postLn ? got(postLn) : null,
+    softEmbNorm: opt(softEmbNorm),
     proj,
+    mm: Object.fromEntries(mmSlots.map(([name, slot]) => [name, slot.get()])),
+    mmHost,
   };
 }

@@ -88,7 +88,12 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         expect(sha256(bytes), 'the model is not the one recorded').toBe(fx.model_sha256);
         const source = new MemoryByteSource(bytes, fx.model);
         const gguf = await parseGguf(source);
-        const model = await loadTransformer(gguf, source, await makeOps(), { contextLength: 128, ubatchSize: 32 });
+        // A non-causal image chunk runs as one step: the step holds the largest (gemma4v: 80 rows).
+        const wholeRows = fx.chunks.map((c) => (c.type === 'image' && c.non_causal ? c.n_tokens : 0));
+        const ubatchSize = Math.max(32, ...wholeRows);
+        const positions = fx.chunks.reduce((t, c) => t + (c.type === 'image' ? c.n_tokens : c.tokens.length), 0);
+        const contextLength = Math.max(128, positions); // ldp: 144 image rows
+        const model = await loadTransformer(gguf, source, await makeOps(), { contextLength, ubatchSize });
         // The encoder on a backend of the same kind (src/vision/vit-ops.ts, where it runs the projector), as createEngine does.
         const vision = await loadVisionEncoder(
           new MemoryByteSource(mmproj),

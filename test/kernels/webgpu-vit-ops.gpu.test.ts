@@ -7,13 +7,21 @@
 import { afterAll } from 'vitest';
 import { createWebGpuOps } from '../../src/backend/webgpu/index.js';
 import { destroyTestGpu, GPU_VARIANTS, getTestDevice } from '../helpers/gpu.js';
-import { describeVitOps } from '../helpers/vit-ops-check.js';
+import { describeProjectorOps, describeVitOps } from '../helpers/vit-ops-check.js';
 
 afterAll(() => destroyTestGpu());
 
 for (const variant of GPU_VARIANTS) {
   let device: GPUDevice | null = null;
   describeVitOps(
+    `webgpu ${variant.name}`,
+    async () => {
+      device ??= await getTestDevice(['shader-f16', 'subgroups']);
+      return createWebGpuOps({ device, preferF16: variant.preferF16, useSubgroups: variant.useSubgroups });
+    },
+    1e-3,
+  );
+  describeProjectorOps(
     `webgpu ${variant.name}`,
     async () => {
       device ??= await getTestDevice(['shader-f16', 'subgroups']);

@@ -15,13 +15,16 @@ import { MemoryByteSource } from '../../src/io/byte-source.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
 import { expectLlmError } from '../helpers/llm-error.js';
-import { describeVitOps } from '../helpers/vit-ops-check.js';
+import { describeProjectorOps, describeVitOps } from '../helpers/vit-ops-check.js';
+import { projectorFixtures, projectorMmproj } from '../unit/vision/projector-fixtures.js';
 import { fixtureMmproj, visionFixtures } from '../unit/vision/vision-fixtures.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 describeVitOps('cpu', () => createCpuOps(), 1e-3);
 describeVitOps('wasm', () => createWasmOps({ threads: 1 }), 1e-3);
+describeProjectorOps('cpu', () => createCpuOps(), 1e-3);
+describeProjectorOps('wasm', () => createWasmOps({ threads: 1 }), 1e-3);
 
 describe('the vision encoder on a backend: bad input', () => {
   it('an mmproj for another text width is invalid-request naming both widths, and releases the backend', async () => {
@@ -37,7 +40,32 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
-  it('an encoder vit-ops does not run (quick-GELU FFN) falls back to the TS reference and releases the backend', async () => {
+  it('an encoder vit-ops does not run (quick-GELU gated FFN: pixtral) falls back to the TS reference and releases the backend', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'pixtral')!;
+    const source = new MemoryByteSource((await projectorMmproj(fx)).bytes);
+    const gguf = await parseGguf(source);
+    const tensors = await Promise.all(
+      gguf.tensors.map(async (t) => ({
+        name: t.name,
+        type: t.type,
+        shape: [...t.shape],
+        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+      })),
+    );
+    const metadata = { ...gguf.metadata, 'clip.use_silu': false, 'clip.use_gelu': false };
+    const ops = createCpuOps();
+    const destroy = vi.spyOn(ops, 'destroy');
+    const vision = await loadVisionEncoder(
+      new MemoryByteSource(writeGguf({ metadata, tensors })),
+      fx.shape.nEmbdText,
+      undefined,
+      ops,
+    );
+    expect([vision.config.ffn, vision.backend]).toEqual(['gelu-quick', 'reference']);
+    expect(destroy).toHaveBeenCalled();
+  });
+
+  it('a quick-GELU ViT (clip.use_gelu false) runs on the backend within 1e-3 of the TS oracle', async () => {
     const fx = visionFixtures()[0]!;
     const source = new MemoryByteSource((await fixtureMmproj(fx)).bytes);
     const gguf = await parseGguf(source);
@@ -50,12 +78,25 @@ describe('the vision encoder on a backend: bad input', () => {
       })),
     );
     const quick = writeGguf({ metadata: { ...gguf.metadata, 'clip.use_gelu': false }, tensors });
-    const ops = createCpuOps();
-    const destroy = vi.spyOn(ops, 'destroy');
-    const vision = await loadVisionEncoder(new MemoryByteSource(quick), fx.shape.nEmbdText, undefined, ops);
-    expect(vision.config.ffn).toBe('gelu-quick');
-    expect(vision.backend).toBe('reference');
-    expect(destroy).toHaveBeenCalled();
+    const vision = await loadVisionEncoder(
+      new MemoryByteSource(quick),
+      fx.shape.nEmbdText,
+      undefined,
+      await createWasmOps({ threads: 1 }),
+    );
+    expect([vision.config.ffn, vision.backend]).toEqual(['gelu-quick', 'wasm']);
+    const reference = await loadVisionEncoder(new MemoryByteSource(quick), fx.shape.nEmbdText);
+    const image = seedImage(50, 40, 2);
+    const [got, want] = [await vision.encode(image), await reference.encode(image)];
+    let diff = 0;
+    let scale = 0;
+    want.embeddings.forEach((v, i) => {
+      diff = Math.max(diff, Math.abs(got.embeddings[i]! - v));
+      scale = Math.max(scale, Math.abs(v));
+    });
+    expect(diff / scale).toBeLessThan(1e-3);
+    expect(diff).toBeGreaterThan(0); // the two differ somewhere: the backend really ran
+    vision.destroy();
   });
 
   it('an abort between blocks stops the encode with aborted; the encoder then encodes the next image', async () => {

@@ -178,6 +178,10 @@ export class ActivationOps {
     this.unary(x, cap, n, true);
   }
 
+  clamp(x: Activation, lo: number, hi: number, n: number): void {
+    this.unary(x, lo, n, false, hi);
+  }
+
   copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     const o = out as GpuActivation;
     const xa = x as GpuActivation;
@@ -203,18 +207,24 @@ export class ActivationOps {
     );
   }
 
-  private unary(x: Activation, s: number, n: number, isSoftcap: boolean): void {
+  /** x = x · s, s · tanh(x / s) (softcap) or, with `hi`, min(max(x, s), hi) (clamp), in place. */
+  private unary(x: Activation, s: number, n: number, isSoftcap: boolean, hi?: number): void {
     const count = n * x.cols;
+    const isClamp = hi !== undefined;
     const pipe = this.h.pipe({
       kernel: 'scale',
       wgSize: WG_FLAT,
-      constants: { IS_SOFTCAP: isSoftcap },
-      tag: isSoftcap ? 'softcap' : undefined,
+      constants: isClamp ? { IS_CLAMP: true } : { IS_SOFTCAP: isSoftcap },
+      tag: isClamp ? 'clamp' : isSoftcap ? 'softcap' : undefined,
     });
     this.h.rec.dispatch(
       pipe,
       [null, (x as GpuActivation).buffer],
-      (p) => p.u(count).f(s),
+      (p) =>
+        p
+          .u(count)
+          .f(s)
+          .f(hi ?? 0),
       grid(Math.ceil(count / WG_FLAT)),
     );
   }

@@ -346,6 +346,10 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.acts.softcap(x, cap, n);
   }
 
+  clamp(x: Activation, lo: number, hi: number, n: number): void {
+    this.acts.clamp(x, lo, hi, n);
+  }
+
   copyRows(out: Activation, x: Activation, srcRow: number, n: number, dstRow = 0): void {
     this.acts.copyRows(out, x, srcRow, n, dstRow);
   }

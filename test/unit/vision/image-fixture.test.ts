@@ -1,5 +1,5 @@
 /**
- * The fixture tool's image entry point (`npm run fixtures -- --arch A --mmproj gemma3 --image FILE …`,
+ * The fixture tool's image entry point (`npm run fixtures -- --arch A --mmproj <type> --image FILE …`,
  * scripts/image-fixture.ts): what it refuses before any oracle runs. Its output against llama.cpp's libmtmd is checked by
  * hand (dev-only oracle; scripts/make-image-logits.ts, which shares its oracle runner, re-records the committed
  * test/fixtures/vision/logits-*.json byte for byte).
@@ -32,10 +32,11 @@ describe('npm run fixtures -- --mmproj', () => {
     expect(r.errors.mock.calls.flat().join(' ')).toMatch(/--image/);
   });
 
-  it('names the projector types it generates, writing no mmproj for another', async () => {
-    const r = run('--mmproj', 'pixtral', '--image', 'missing.png');
+  it('names the projector types it generates (every recorded one), writing no mmproj for another', async () => {
+    const r = run('--mmproj', 'qwen2.5vl_merger', '--image', 'missing.png');
     expect(await r.status).toBe(2);
-    expect(r.errors.mock.calls.flat().join(' ')).toMatch(/gemma3/);
+    const said = r.errors.mock.calls.flat().join(' ');
+    for (const type of ['gemma3', 'idefics3', 'lfm2', 'mlp', 'pixtral', 'gemma4v', 'ldp']) expect(said).toContain(type);
     expect(readdirSync(r.out).filter((f) => f.endsWith('.mmproj.gguf'))).toEqual([]);
   });
 });

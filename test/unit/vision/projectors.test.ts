@@ -57,7 +57,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       const config = readVisionConfig(gguf.metadata);
       const weights = await loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText);
       for (const im of fx.images) {
-        const parts = encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
+        const parts = await encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
         const rows = parts.flatMap((p) => (p.type === 'rows' ? [p] : []));
         expect(rows.map((r) => r.nTokens)).toEqual(im.chunks.map((c) => c.nTokens));
         let worst = 0;
@@ -103,6 +103,17 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
     }
   });
 
+  it("an ldp mmproj whose patch grid is not llama.cpp's hard-coded 24×24 is unsupported-arch naming the grid", async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'ldp')!;
+    const { bytes, gguf } = await projectorMmproj(fx);
+    const config = { ...readVisionConfig(gguf.metadata), imageSize: fx.shape.imageSize + fx.shape.patchSize };
+    await expectLlmError(
+      loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText),
+      'unsupported-arch',
+      /24×24.*25×25/,
+    );
+  });
+
   it("an mlp mmproj with Yi-VL's mm.3 (mlp_norm) is unsupported-arch, not run as plain mlp", async () => {
     const fx = projectorFixtures().find((f) => f.projector === 'mlp')!;
     const { bytes, gguf } = await projectorMmproj(fx);
@@ -129,7 +140,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       expect(e.message).toContain(`'${fx.projector}'`);
       expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
     }
-    expect([...seen].sort()).toEqual(['gemma4v', 'idefics3', 'lfm2', 'mlp', 'pixtral']);
+    expect([...seen].sort()).toEqual(['gemma4v', 'idefics3', 'ldp', 'lfm2', 'mlp', 'pixtral']);
   });
 
   it('an idefics3 fc matrix that does not fit the ViT width × merge² is gguf-invalid naming it', async () => {
