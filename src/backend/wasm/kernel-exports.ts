@@ -88,6 +88,23 @@ export interface KernelExports {
     h0: number,
     h1: number,
   ): void;
+  /**
+   * bert's LayerNorm over n rows of x ([n, xCols]) into out ([n, outCols]), f64 statistics, bit-identical to
+   * host-encoder-ops.ts `hostLayerNorm`; w / b byte addresses of f32 [xCols], 0 for none (wasm/assembly/encoder-rows.ts).
+   * Absent from builds older than it (a benchmark's `--baseline` build).
+   */
+  layer_norm_rows?(
+    out: number,
+    outCols: number,
+    x: number,
+    xCols: number,
+    w: number,
+    b: number,
+    eps: number,
+    n: number,
+  ): void;
+  /** ggml's f16-tabulated GELU over len f32 values at x, in place; `table` f32 [65536] (`geluF16Table`). */
+  gelu_f16_rows?(x: number, len: number, table: number): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approx.), 2 = gpt-oss's clamped SwiGLU. */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
   /**
