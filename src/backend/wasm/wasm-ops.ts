@@ -55,7 +55,7 @@ interface WasmActivation extends Activation {
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ 1.5× the matrix's size) for gemv_q5_0_rows4's packed groups; larger matrices take gemv_q5_0. */
+/** Most scratch (≈ 1.5× / 2× the Q5_0 / Q8_0 matrix) for the rows4 kernels' packed groups; larger take the row pairs. */
 const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
