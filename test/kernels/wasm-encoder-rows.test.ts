@@ -45,11 +45,15 @@ async function layerNorms(ops: Ops): Promise<Float32Array[]> {
   return [withBias, weightOnly, await ops.read(x, 3)];
 }
 
-/** GELU in place over a sweep of −12 … 12, random values, f16 subnormals and zeros, the clamps, NaN and ±∞. */
+/**
+ * GELU in place over a sweep of −12 … 12, f16 rounding ties, random values, f16 subnormals and zeros, the clamps, NaN
+ * and ±∞ (the SIMD builds take groups of four values without a special one four at a time).
+ */
 async function gelus(ops: Ops): Promise<Float32Array> {
   const edge = [0, -0, 1e-8, -1e-8, 3e-5, -6e-5, 2 ** -24, 2 ** -25, 2 ** -26, -10, 10, -9.99, 9.99, Number.NaN];
   const values = Float32Array.from([
     ...Array.from({ length: 512 }, (_, i) => -12 + (24 * i) / 511),
+    ...[1 + 2 ** -11, 1 + 3 * 2 ** -11, -(2 + 2 ** -10), 0.5 + 3 * 2 ** -12], // f16 ties: to even, down and up
     ...randoms(500, 9, 4),
     ...edge,
     Number.POSITIVE_INFINITY,

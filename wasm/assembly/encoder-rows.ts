@@ -50,8 +50,40 @@ export function layer_norm_rows(out: usize, outCols: i32, x: usize, xCols: i32, 
   return sign | h;
 }
 
-/** See the file header: len f32 values at x, in place. */
+/**
+ * See the file header: len f32 values at x, in place. SIMD builds convert four values to f16 bits at once (the same
+ * integer steps as the scalar path) and look the table up lane by lane; a group of four with a value outside the
+ * table's normal range (|x| ≥ 10, |x| < 2⁻¹⁴, NaN) goes through the scalar path.
+ */
 export function gelu_f16_rows(x: usize, len: i32, table: usize): void {
+  let i = 0;
+  if (ASC_FEATURE_SIMD) {
+    for (; i + 4 <= len; i += 4) {
+      const p = x + (<usize>i << 2);
+      const u = v128.load(p);
+      const e = i32x4.sub(i32x4.shr_u(v128.and(u, i32x4.splat(0x7f800000)), 23), i32x4.splat(112));
+      const inside = v128.and(i32x4.gt_s(e, i32x4.splat(0)), f32x4.lt(f32x4.abs(u), f32x4.splat(10)));
+      if (!i32x4.all_true(inside)) {
+        geluScalar(p, 4, table);
+        continue;
+      }
+      let h = v128.or(v128.and(i32x4.shr_u(u, 16), i32x4.splat(0x8000)), i32x4.shl(e, 10));
+      h = v128.or(h, v128.and(i32x4.shr_u(u, 13), i32x4.splat(0x3ff)));
+      const rem = v128.and(u, i32x4.splat(0x1fff));
+      const odd = i32x4.eq(v128.and(h, i32x4.splat(1)), i32x4.splat(1));
+      const tie = v128.and(i32x4.eq(rem, i32x4.splat(0x1000)), odd);
+      h = i32x4.sub(h, v128.or(i32x4.gt_s(rem, i32x4.splat(0x1000)), tie)); // + 1 where rounding up
+      store<f32>(p, load<f32>(table + (<usize>i32x4.extract_lane(h, 0) << 2)));
+      store<f32>(p, load<f32>(table + (<usize>i32x4.extract_lane(h, 1) << 2)), 4);
+      store<f32>(p, load<f32>(table + (<usize>i32x4.extract_lane(h, 2) << 2)), 8);
+      store<f32>(p, load<f32>(table + (<usize>i32x4.extract_lane(h, 3) << 2)), 12);
+    }
+  }
+  geluScalar(x + (<usize>i << 2), len - i, table);
+}
+
+/** gelu_f16_rows one value at a time. */
+function geluScalar(x: usize, len: i32, table: usize): void {
   for (let i = 0; i < len; i++) {
     const p = x + (<usize>i << 2);
     const v = load<f32>(p);
