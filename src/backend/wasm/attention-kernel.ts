@@ -98,7 +98,12 @@ export function runAttentionKernel(
   i32[at + 7] = nHeads;
   i32[at + 8] = nKvHeads;
   i32[at + 9] = headDim;
-  i32[at + 10] = c.params.slidingWindow;
+  // A window wider than the whole sequence masks nothing: drop it (the same keys in the same order, so the same
+  // result), which lets non-causal rows take the pair kernel (EmbeddingGemma's inputs up to half its window).
+  const last = c.startPos + c.n - 1;
+  const w0 = c.params.slidingWindow;
+  const window = w0 > 0 && (c.params.symmetricWindow === true ? last > Math.floor(w0 / 2) : last >= w0) ? w0 : 0;
+  i32[at + 10] = window;
   f32[at + 11] = c.params.scale;
   f32[at + 12] = c.params.softcap;
   i32[at + 13] = c.kind;
@@ -106,7 +111,6 @@ export function runAttentionKernel(
   i32[at + 15] = alibi ? p + PARAM_BYTES : 0; // f32 [nHeads] slopes, 0 = none
   i32[at + 16] = 0; // the rows' shift from their placed position to their own (non-causal rows below)
   if (alibi) f32.set(slopesOf(nHeads, alibi), (p + PARAM_BYTES) >>> 2);
-  const window = c.params.slidingWindow;
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
@@ -119,7 +123,6 @@ export function runAttentionKernel(
   // still masks the keys pos − k ≥ window of the row's own position (llama.cpp's SWA mask). With `symmetricWindow`
   // (llama.cpp's symmetric SWA: |pos − k| ≤ ⌊window / 2⌋) the row is placed at the last key it sees, the window
   // reaching back to the first one.
-  const last = c.startPos + c.n - 1;
   const sym = c.params.symmetricWindow === true && window > 0;
   const half = Math.floor(window / 2);
   i32[at + 5] = 1;
