@@ -2,8 +2,8 @@
  * Q8_0 prefill through 4-row tiles of nibble planes packed per call (wasm/assembly/gemv-q8-rows4.ts, n ≥ 8 on the
  * relaxed-SIMD build): equal to the simd128 build's row-pair kernel within f32 rounding (the same exact integer block
  * sums; only the order of the float scale-and-add steps differs) for row counts off a multiple of 4 (rows outside
- * whole groups), token counts around the 8- and 4-token tiles (and the last n % 4 tokens), every weight byte −128 …
- * 127, activation rows wider than k, and two threads whose row chunks cut 4-row groups.
+ * whole groups), token counts around the 4-token tiles and the n ≥ 8 switch (and the last n % 4 tokens), every
+ * weight byte −128 … 127, activation rows wider than k, and two threads whose row chunks cut 4-row groups.
  */
 
 import v8 from 'node:v8';
@@ -84,7 +84,7 @@ describe.runIf(relaxed)('Q8_0 4-row tiles (relaxed SIMD) vs the simd128 row-pair
     for (const o of [r4, r4x2, pairs]) o?.destroy();
   });
 
-  it('rows 1, 2, 3, 5, 6, 7, 37 × tokens 7…13, 16, 17, 33 (8- and 4-token tiles, row-pair tails)', async () => {
+  it('rows 1, 2, 3, 5, 6, 7, 37 × tokens 7…13, 16, 17, 33 (4-token tiles, row-pair tails)', async () => {
     const k = 96;
     for (const nRows of [1, 2, 3, 5, 6, 7, 37]) {
       const bytes = randomQ8(k, nRows, nRows);

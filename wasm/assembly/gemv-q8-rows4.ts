@@ -7,8 +7,10 @@
  * dots of a chunk against four activation bytes splatted to every lane; eight dots add in i16 (each lane
  * ≤ 8·2·15·127 = 30480 < 2¹⁵), two pairwise widenings give each row's Σ L·q and Σ H·q, and
  * Σ w·q = 16·Σ H·q + Σ L·q − 128·Σ q exactly in i32 (Σ q from the activation row's half-block sums), scaled by
- * d_w·d_x as gemv_q8_0 does. Four rows × eight tokens per tile (four for the last tokens of a multiple of 4); rows
- * outside whole groups, the last n % 4 tokens, n < 8 and the builds without relaxed SIMD run gemv_q8_0.
+ * d_w·d_x as gemv_q8_0 does. Tiles of four rows × four tokens, chunks outer: each chunk pair (L, H) is loaded once
+ * for the four tokens, whose eight i16 sums stay in registers (5 % over eight tokens with the block's chunks
+ * reloaded per token, same process and data). Rows outside whole groups, the last n % 4 tokens, n < 8 and the
+ * builds without relaxed SIMD run gemv_q8_0.
  */
 import { gemv_q8_0 } from './gemv-q32';
 import { scales4, storeTransposed } from './gemv-rows4';
@@ -17,29 +19,6 @@ import { fmaF32x4, hiNibbles } from './simd-dot';
 
 /** Bytes of one packed block of a group: 4 f16 scales, 8 L chunks, 8 H chunks. */
 const GROUP_BLOCK: usize = 264;
-
-/** Σ_j dot(x bytes 4j … 4j + 3 splatted, chunk j) over the 8 chunks at pc (one plane of one block), i16x8. */
-// @ts-ignore: decorator
-@inline function plane(pc: usize, xb: usize): v128 {
-  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.load(pc));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.load(pc, 16)));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.load(pc, 32)));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.load(pc, 48)));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.load(pc, 64)));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.load(pc, 80)));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.load(pc, 96)));
-  return i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.load(pc, 112)));
-}
-
-/** acc + d_w·d_x·Σ w·q for the packed block at pb (four rows) and one token's block (quants xb, d at dx, Σq at hx). */
-// @ts-ignore: decorator
-@inline function blockToken(acc: v128, pb: usize, d: v128, xb: usize, dx: usize, hx: usize): v128 {
-  const l = i32x4.extadd_pairwise_i16x8_s(plane(pb + 8, xb));
-  const h = i32x4.extadd_pairwise_i16x8_s(plane(pb + 136, xb));
-  const sq = (load<i32>(hx) + load<i32>(hx, 4)) << 7; // 128·Σq of the block
-  const p = i32x4.sub(i32x4.add(i32x4.shl(h, 4), l), i32x4.splat(sq)); // [Σ w·q of rows 0 … 3]
-  return fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load32_splat(dx)));
-}
 
 /** u = w + 128 of 16 signed weight bytes: low nibbles (hi = false) or high nibbles. */
 // @ts-ignore: decorator
@@ -73,40 +52,56 @@ const GROUP_BLOCK: usize = 264;
   }
 }
 
-/** One tile: the packed group at `wg` · nTok (4 or 8) tokens' Q8 rows from x0 → out rows o, o + osb, … */
+/** acc + d·d_x·(16·Σ H·q + Σ L·q − 128·Σq) of one token's block from its i16 plane sums. */
 // @ts-ignore: decorator
-@inline function tileQ8Rows4(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32): void {
+@inline function finishToken(acc: v128, l: v128, h: v128, d: v128, dx: usize, hx: usize): v128 {
+  const sq = (load<i32>(hx) + load<i32>(hx, 4)) << 7;
+  const p = i32x4.sub(
+    i32x4.add(i32x4.shl(i32x4.extadd_pairwise_i16x8_s(h), 4), i32x4.extadd_pairwise_i16x8_s(l)),
+    i32x4.splat(sq),
+  );
+  return fmaF32x4(acc, f32x4.convert_i32x4_s(p), f32x4.mul(d, v128.load32_splat(dx)));
+}
+
+/** One tile: the packed group at `wg` · 4 tokens' Q8 rows from x0 → out rows o … o + 3·osb; chunks outer. */
+// @ts-ignore: decorator
+@inline function tileQ8Rows4(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize): void {
   const xd = x0 + <usize>k;
-  const xh = xd + (<usize>nb << 3); // the half-block sums, after d and s
+  const xh = xd + (<usize>nb << 3);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const pb = wg + <usize>b * GROUP_BLOCK;
+    const x = x0 + (<usize>b << 5);
+    let l0 = i16x8.splat(0), l1 = i16x8.splat(0), l2 = i16x8.splat(0), l3 = i16x8.splat(0);
+    let h0 = i16x8.splat(0), h1 = i16x8.splat(0), h2 = i16x8.splat(0), h3 = i16x8.splat(0);
+    for (let j: usize = 0; j < 32; j += 4) {
+      const cl = v128.load(pb + 8 + (j << 2));
+      const ch = v128.load(pb + 136 + (j << 2));
+      let s = v128.load32_splat(x + j);
+      l0 = i16x8.add(l0, i16x8.relaxed_dot_i8x16_i7x16_s(s, cl));
+      h0 = i16x8.add(h0, i16x8.relaxed_dot_i8x16_i7x16_s(s, ch));
+      s = v128.load32_splat(x + xrb + j);
+      l1 = i16x8.add(l1, i16x8.relaxed_dot_i8x16_i7x16_s(s, cl));
+      h1 = i16x8.add(h1, i16x8.relaxed_dot_i8x16_i7x16_s(s, ch));
+      s = v128.load32_splat(x + 2 * xrb + j);
+      l2 = i16x8.add(l2, i16x8.relaxed_dot_i8x16_i7x16_s(s, cl));
+      h2 = i16x8.add(h2, i16x8.relaxed_dot_i8x16_i7x16_s(s, ch));
+      s = v128.load32_splat(x + 3 * xrb + j);
+      l3 = i16x8.add(l3, i16x8.relaxed_dot_i8x16_i7x16_s(s, cl));
+      h3 = i16x8.add(h3, i16x8.relaxed_dot_i8x16_i7x16_s(s, ch));
+    }
     const d = scales4(pb);
-    const xo = <usize>b << 5;
     const so = <usize>b << 2;
     const ho = <usize>b << 3;
-    a0 = blockToken(a0, pb, d, x0 + xo, xd + so, xh + ho);
-    a1 = blockToken(a1, pb, d, x0 + xrb + xo, xd + xrb + so, xh + xrb + ho);
-    a2 = blockToken(a2, pb, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xh + 2 * xrb + ho);
-    a3 = blockToken(a3, pb, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xh + 3 * xrb + ho);
-    if (nTok == 8) {
-      a4 = blockToken(a4, pb, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xh + 4 * xrb + ho);
-      a5 = blockToken(a5, pb, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xh + 5 * xrb + ho);
-      a6 = blockToken(a6, pb, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xh + 6 * xrb + ho);
-      a7 = blockToken(a7, pb, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xh + 7 * xrb + ho);
-    }
+    a0 = finishToken(a0, l0, h0, d, xd + so, xh + ho);
+    a1 = finishToken(a1, l1, h1, d, xd + xrb + so, xh + xrb + ho);
+    a2 = finishToken(a2, l2, h2, d, xd + 2 * xrb + so, xh + 2 * xrb + ho);
+    a3 = finishToken(a3, l3, h3, d, xd + 3 * xrb + so, xh + 3 * xrb + ho);
   }
   v128.store(o, a0);
   v128.store(o + osb, a1);
   v128.store(o + 2 * osb, a2);
   v128.store(o + 3 * osb, a3);
-  if (nTok == 8) {
-    v128.store(o + 4 * osb, a4);
-    v128.store(o + 5 * osb, a5);
-    v128.store(o + 6 * osb, a6);
-    v128.store(o + 7 * osb, a7);
-  }
 }
 
 /**
@@ -133,15 +128,8 @@ export function gemv_q8_0_rows4(w: usize, x: usize, out: usize, k: i32, r0: i32,
   for (let g = g0; g < g1; g++) {
     const wg = scratch + <usize>g * gb;
     packGroupQ8(w + <usize>(g << 2) * rowBytes, rowBytes, nb, wg);
-    for (let t = 0; t < tiled; ) {
-      const o = out + ((<usize>t * <usize>outStride + <usize>(g << 2)) << 2);
-      if (t + 8 <= tiled) {
-        tileQ8Rows4(wg, x + <usize>t * xrb, xrb, nb, k, o, osb, 8);
-        t += 8;
-      } else {
-        tileQ8Rows4(wg, x + <usize>t * xrb, xrb, nb, k, o, osb, 4);
-        t += 4;
-      }
+    for (let t = 0; t < tiled; t += 4) {
+      tileQ8Rows4(wg, x + <usize>t * xrb, xrb, nb, k, out + ((<usize>t * <usize>outStride + <usize>(g << 2)) << 2), osb);
     }
   }
   if (tiled < n) {
