@@ -50,7 +50,8 @@ export function hostLayerNorm(
 /** ggml's `ggml_table_gelu_f16`: GELU of every f16 value, rounded to f16 ([65536], built on first use). */
 let geluTable: Float32Array | null = null;
 
-function geluF16Table(): Float32Array {
+/** ggml's f16 GELU table (see above): the host loop's, and the one the WASM kernel reads (copied into its memory). */
+export function geluF16Table(): Float32Array {
   if (geluTable) return geluTable;
   const inputs = new Float32Array(f16ToF32BitsTable().buffer.slice(0)); // [65536] the f16 values
   geluTable = new Float32Array(65536);

@@ -1,11 +1,15 @@
 /**
  * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
- * [--quant q8_0] [--seed 1] [--arch qwen3|bert] [--packing-ab R]`: embeddings/s of `engine.embeddings.create` against llama.cpp's
- * embedding path (node-llama-cpp's embedding context, CPU) on the same synthetic GGUF and token ids. The model is a
- * qwen3 stack with 'last' pooling shaped like bge-small (384 wide, 12 layers, FFN 1536: ~29 M parameters), or with
- * `--arch bert` a bge-small-shaped bert encoder (cls pooling, 33 M parameters). Inputs have random lengths in
- * [min, max]. Never gating; prints a table and JSON. `--packing-ab R` instead compares, in one engine, the inputs in one
- * request (packed into few passes by an encoder) with one request per input, over R alternated rounds.
+ * [--quant q8_0] [--seed 1] [--arch qwen3|bert|gemma-embedding] [--packing-ab R] [--profile]`: embeddings/s of
+ * `engine.embeddings.create` against llama.cpp's embedding path (node-llama-cpp's embedding context, CPU) on the same
+ * synthetic GGUF and token ids, per wall second and per CPU second of the process (steadier on a shared machine; both
+ * runners compute on the process's threads). The model is a qwen3 stack with 'last' pooling shaped like bge-small
+ * (384 wide, 12 layers, FFN 1536: ~29 M parameters), or with `--arch bert` a bge-small-shaped bert encoder (cls
+ * pooling, 33 M parameters), or with `--arch gemma-embedding` an EmbeddingGemma-300M-shaped model (mean pooling, the
+ * dense head). Inputs have random lengths in [min, max]. Never gating; prints a table and JSON. `--packing-ab R` instead
+ * compares, in one engine, the inputs in one request (packed into few passes by an encoder) with one request per
+ * input, over R alternated rounds; `--profile` instead splits our first backend's CPU time by op
+ * (embedding-profile.ts), without llama.cpp.
  */
 
 import { existsSync, mkdirSync } from 'node:fs';
@@ -24,6 +28,22 @@ const POOLING_LAST = 3;
 const BERT_SHAPE = { nEmbd: 384, nHead: 12, nHeadKv: 12, headDim: 32, nFf: 1536, nLayer: 12, nVocab: 30522 };
 /** llama.cpp's pooling_type 2 ('cls'). */
 const POOLING_CLS = 2;
+/**
+ * `--arch gemma-embedding`: EmbeddingGemma-300M (768 wide, 24 layers of 3 heads of 256 over one KV head, FFN 1152,
+ * 262144-token vocabulary, symmetric sliding window 512 on 5 of 6 layers, dense head 768 → 3072 → 768), mean pooling.
+ */
+const GEMMA_SHAPE = {
+  nEmbd: 768,
+  nHead: 3,
+  nHeadKv: 1,
+  headDim: 256,
+  nFf: 1152,
+  nLayer: 24,
+  nVocab: 262144,
+  extra: { swa: 512, dense: 3072 },
+};
+/** llama.cpp's pooling_type 1 ('mean'). */
+const POOLING_MEAN = 1;
 
 interface EmbeddingBenchResult {
   readonly runner: string;
@@ -31,8 +51,39 @@ interface EmbeddingBenchResult {
   readonly inputs: number;
   readonly tokens: number;
   readonly seconds: number;
+  /** Process CPU seconds (all threads) over the timed part. */
+  readonly cpuSeconds: number;
   readonly embeddingsPerSecond: number;
   readonly tokensPerSecond: number;
+  readonly embeddingsPerCpuSecond: number;
+}
+
+/** The result record of `inputs` embedded in `seconds` wall and `cpuSeconds` of process CPU time. */
+function resultOf(
+  runner: string,
+  threads: number,
+  inputs: number,
+  tokens: number,
+  seconds: number,
+  cpuSeconds: number,
+): EmbeddingBenchResult {
+  return {
+    runner,
+    threads,
+    inputs,
+    tokens,
+    seconds,
+    cpuSeconds,
+    embeddingsPerSecond: inputs / seconds,
+    tokensPerSecond: tokens / seconds,
+    embeddingsPerCpuSecond: inputs / cpuSeconds,
+  };
+}
+
+/** Process CPU seconds since `c0` (a `process.cpuUsage()`). */
+function cpuSince(c0: NodeJS.CpuUsage): number {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1e6;
 }
 
 function flag(args: readonly string[], name: string, fallback: string): string {
@@ -67,21 +118,14 @@ async function runOurs(
   });
   try {
     await engine.embeddings.create({ input: [inputs[0]!.slice(0, 8)] }); // pipelines, scratch: not timed
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const r = await engine.embeddings.create({ input: inputs });
     const seconds = (performance.now() - t0) / 1000;
-    const tokens = r.usage.prompt_tokens;
+    const cpu = cpuSince(c0);
     const runner = `webgguf ${engine.info.backend.description}`;
     return {
-      result: {
-        runner,
-        threads,
-        inputs: inputs.length,
-        tokens,
-        seconds,
-        embeddingsPerSecond: inputs.length / seconds,
-        tokensPerSecond: tokens / seconds,
-      },
+      result: resultOf(runner, threads, inputs.length, r.usage.prompt_tokens, seconds, cpu),
       first: r.data[0]!.embedding as number[],
     };
   } finally {
@@ -189,6 +233,7 @@ async function runLlamaCpp(
   const ctx = await m.createEmbeddingContext({ contextSize: contextLength, batchSize: contextLength, threads });
   try {
     await ctx.getEmbeddingFor(inputs[0]!.slice(0, 8));
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     let first: readonly number[] = [];
     let tokens = 0;
@@ -198,19 +243,9 @@ async function runLlamaCpp(
       tokens += ids.length;
     }
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = cpuSince(c0);
     const runner = `llama.cpp cpu (node-llama-cpp embedding context)`;
-    return {
-      result: {
-        runner,
-        threads,
-        inputs: inputs.length,
-        tokens,
-        seconds,
-        embeddingsPerSecond: inputs.length / seconds,
-        tokensPerSecond: tokens / seconds,
-      },
-      first: [...first],
-    };
+    return { result: resultOf(runner, threads, inputs.length, tokens, seconds, cpu), first: [...first] };
   } finally {
     await ctx.dispose();
     await m.dispose();
@@ -240,22 +275,35 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   const backends = flag(args, '--backends', 'wasm').split(',') as ('wasm' | 'webgpu' | 'cpu')[];
   const dir = path.join(REPO_ROOT, '.cache', 'bench');
   mkdirSync(dir, { recursive: true });
-  const bert = flag(args, '--arch', 'qwen3') === 'bert';
-  const model = path.join(dir, `embedding-${bert ? 'bert' : 'qwen3'}-bge-small-shape-${quant}-s${seed}.gguf`);
-  const vocab = bert ? BERT_SHAPE.nVocab : 2226;
+  const arch = flag(args, '--arch', 'qwen3');
+  const bert = arch === 'bert';
+  const gemma = arch === 'gemma-embedding';
+  if (!bert && !gemma && arch !== 'qwen3') throw new Error(`--arch ${arch}: expected qwen3, bert or gemma-embedding`);
+  const shapeName = gemma ? 'embeddinggemma-300m-shape' : 'bge-small-shape';
+  const model = path.join(dir, `embedding-${arch}-${shapeName}-${quant}-s${seed}.gguf`);
+  const vocab = bert ? BERT_SHAPE.nVocab : gemma ? GEMMA_SHAPE.nVocab : 2226;
   if (!existsSync(model)) {
     await writeSyntheticModel({
-      arch: bert ? 'bert' : 'qwen3',
+      arch,
       quant: parseQuant(quant),
-      shape: bert ? { ...BERT_SHAPE, tied: true } : { ...SHAPE, nVocab: vocab, tied: true },
+      shape: bert
+        ? { ...BERT_SHAPE, tied: true }
+        : gemma
+          ? { ...GEMMA_SHAPE, tied: true }
+          : { ...SHAPE, nVocab: vocab, tied: true },
       seed,
       out: model,
-      pooling: bert ? POOLING_CLS : POOLING_LAST,
+      pooling: bert ? POOLING_CLS : gemma ? POOLING_MEAN : POOLING_LAST,
       ...(bert ? { causal: false } : {}),
     });
   }
   const inputs = benchInputs(n, min, max, vocab, seed);
   const contextLength = max + 8;
+  if (args.includes('--profile')) {
+    const b = backends[0] === 'cpu' ? 'cpu' : 'wasm';
+    await (await import('./embedding-profile.js')).runEmbeddingProfile(model, b, threads, inputs, contextLength);
+    return 0;
+  }
   const abRounds = Number(flag(args, '--packing-ab', '0'));
   if (abRounds > 0) {
     for (const b of backends) await runPackingAb(model, b, threads, inputs, contextLength, abRounds);
@@ -274,9 +322,11 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   console.log(`embeddings: ${n} inputs of ${min}–${max} tokens, ${path.basename(model)}, ${threads} thread(s)`);
   for (const r of results) {
     const ratio = r.embeddingsPerSecond / llama.result.embeddingsPerSecond;
+    const cpuRatio = r.embeddingsPerCpuSecond / llama.result.embeddingsPerCpuSecond;
     console.log(
       `${r.runner.padEnd(52)} ${r.embeddingsPerSecond.toFixed(2).padStart(8)} embeddings/s ` +
-        `${r.tokensPerSecond.toFixed(0).padStart(7)} tokens/s  ${ratio.toFixed(2)}× llama.cpp`,
+        `${r.tokensPerSecond.toFixed(0).padStart(7)} tokens/s  ${ratio.toFixed(2)}× llama.cpp (wall); ` +
+        `${r.embeddingsPerCpuSecond.toFixed(2).padStart(8)} embeddings/CPU-s  ${cpuRatio.toFixed(2)}× (CPU)`,
     );
   }
   console.log(JSON.stringify({ kind: 'embeddings', inputs: n, min, max, threads, quant, results }));

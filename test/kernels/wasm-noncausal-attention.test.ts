@@ -2,8 +2,8 @@
  * WASM non-causal attention (src/backend/wasm/attention-kernel.ts): on one thread it runs head by head, rows in pairs
  * through attention_pair_heads (wasm/assembly/attention-pair.ts) where that applies; the answer is bit-identical to
  * the two-thread path (row by row, heads split by attention_heads) on every build, for odd row counts (a row outside
- * every pair), GQA, head sizes off a multiple of 16, and a sliding window (which takes the single-row kernel), and
- * matches the cpu reference.
+ * every pair), GQA, head sizes off a multiple of 16, a sliding window (which takes the single-row kernel), symmetric
+ * windows, a window wider than the sequence (dropped, so the pair kernel runs), and matches the cpu reference.
  */
 
 import v8 from 'node:v8';
@@ -23,6 +23,7 @@ const CASES: [number, number, number, number, number][] = [
   [37, 4, 2, 24, 0],
   [64, 6, 6, 36, 0],
   [33, 4, 4, 32, 9],
+  [21, 4, 2, 16, 24], // a window wider than the sequence masks nothing: the pair kernel
 ];
 
 async function run(ops: Ops, n: number, p: AttentionParams, seed: number): Promise<Float32Array> {
@@ -53,6 +54,23 @@ async function run(ops: Ops, n: number, p: AttentionParams, seed: number): Promi
 }
 
 describe('WASM non-causal attention', () => {
+  // Symmetric windows (EmbeddingGemma): half-width 8 masks 21 rows, 20 reaches every key (then the pair kernel).
+  for (const slidingWindow of [16, 40]) {
+    it(`21 rows, 4/1 heads × 16, symmetric window ${slidingWindow}: one thread = two, = cpu`, async () => {
+      const p: AttentionParams = {
+        ...{ nHeads: 4, nKvHeads: 1, headDim: 16, scale: 0.25, slidingWindow, softcap: 0 },
+        ...{ causal: false, symmetricWindow: true },
+      };
+      const ref = await run(createCpuOps(), 21, p, 21);
+      for (const variant of VARIANTS) {
+        const one = await run(await createWasmOps({ variant, threads: 1 }), 21, p, 21);
+        expect(one, `${variant}: one thread vs two`).toEqual(
+          await run(await createWasmOps({ variant, threads: 2 }), 21, p, 21),
+        );
+        one.forEach((x, i) => expect(Math.abs(x - ref[i]!), `${variant} [${i}]`).toBeLessThan(1e-5));
+      }
+    });
+  }
   for (const [n, nHeads, nKvHeads, headDim, slidingWindow] of CASES) {
     const p: AttentionParams = {
       nHeads,

@@ -6,6 +6,9 @@
  *   q, out  f32 [n, nHeads·headDim]          k, v  f32 [contextLength, nKvHeads·headDim]
  *   scores  f32 [nHeads, startPos + n] scratch (one row per head, so threads splitting heads never share one)
  * Row i sits at position startPos + i and sees positions max(0, pos − window + 1) … pos (window 0 = all).
+ * ALiBi (jina-bert-v2; `alibi` the address of f32 slopes [nHeads], 0 = none): after scaling and soft-capping, head h's
+ * score of key t loses slope_h·|pos + qShift − t| (qShift: the row's own position minus the one it is placed at, for
+ * the host's non-causal rows, which sit at the sequence's last position to see all of it).
  * SIMD builds (headDim a multiple of 4): scores four positions at a time (one q load feeds four K rows, one
  * transpose-add instead of four horizontal sums), exp four at a time, and the weighted V sum with its output kept in
  * registers, 32 columns per pass over the positions (no load/store of the output row per position).
@@ -162,11 +165,25 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
   return sinks != 0 ? expf(sink - m) : 0;
 }
 
+/** Subtracts slope·|at − t| from the scores sc[first … last] (ALiBi); returns their new maximum. */
+// @ts-ignore: decorator
+@inline function alibiRows(sc: usize, first: i32, last: i32, slope: f32, at: i32): f32 {
+  let m: f32 = -Infinity;
+  for (let t = first; t <= last; t++) {
+    const p = sc + (<usize>t << 2);
+    const s = load<f32>(p) - slope * <f32>abs(at - t);
+    store<f32>(p, s);
+    m = max(m, s);
+  }
+  return m;
+}
+
 /** See the file header. Heads h0 ≤ h < h1 only (so threads can split heads). */
 export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
   window: i32, scale: f32, softcap: f32, sinks: usize, h0: i32, h1: i32,
+  alibi: usize = 0, qShift: i32 = 0,
 ): void {
   const qCols = nHeads * headDim;
   const kvStride = <usize>(nKvHeads * headDim) << 2;
@@ -180,6 +197,7 @@ export function attention_f32(
       const qp = q + (<usize>(i * qCols + h * headDim) << 2);
       const kvOff = <usize>((h / group) * headDim) << 2;
       let m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
+      if (alibi != 0) m = alibiRows(sc, first, pos, load<f32>(alibi + (<usize>h << 2)), pos + qShift);
       const sink: f32 = sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity;
       m = max(m, sink);
       const sum = expRows(sc, first, pos, m) + sinkWeight(sinks, sink, m);
@@ -192,12 +210,13 @@ export function attention_f32(
  * attention_f32 with its arguments in memory, in the matvec signature so the host's thread pool can split heads
  * like rows: `p` points at i32 {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window} then
  * f32 {scale, softcap}, (at 52 the KV kind of attention_kv_heads), then at 56 the address of the per-head sink logits
- * (f32 [nHeads], 0 = none); heads h0 ≤ h < h1. The other parameters are unused.
+ * (f32 [nHeads], 0 = none), at 60 that of the ALiBi slopes (f32 [nHeads], 0 = none) and at 64 the rows' qShift;
+ * heads h0 ≤ h < h1. The other parameters are unused.
  */
 export function attention_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
   attention_f32(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
-    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1,
+    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1, load<u32>(p, 60), load<i32>(p, 64),
   );
 }

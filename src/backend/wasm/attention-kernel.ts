@@ -2,11 +2,12 @@
  * One attention call of the WASM kernels: the parameter block the AssemblyScript kernels read (written field by
  * field into the heap, no array per call), then `attention_heads` (f32 KV) or `attention_kv_heads` (f16 / Q8_0 /
  * Q4_0 KV read in place), split across threads by head when the work is large enough. Non-causal attention runs each
- * row alone at the sequence's last position.
+ * row alone at the sequence's last position. ALiBi (jina-bert-v2) is in the f32 kernel: the slopes follow the
+ * parameter block, and each row's own position reaches the kernel as its shift from where it is placed.
  */
 
 import { LlmError } from '../../errors.js';
-import { attentionRows } from '../cpu/attention.js';
+import { alibiSlopes } from '../alibi.js';
 import type { AttentionParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
 import type { ThreadPool } from './thread-pool.js';
@@ -39,9 +40,33 @@ export interface AttentionCall {
   params: AttentionParams;
 }
 
+/** Bytes of the parameter block (17 words, padded); the ALiBi slopes f32 [nHeads] follow it. */
+const PARAM_BYTES = 80;
+
+/** Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32. */
+export function attentionScratchBytes(nHeads: number, ctx: number): number {
+  return nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4;
+}
+
+/** A call record with placeholder operands, for a backend to refill per call. */
+export function emptyAttentionCall(): AttentionCall {
+  const params = { nHeads: 1, nKvHeads: 1, headDim: 1, scale: 1, slidingWindow: 0, softcap: 0 };
+  return { out: 0, outCols: 0, q: 0, qStride: 0, k: 0, v: 0, kind: 0, sinks: 0, n: 0, startPos: 0, params };
+}
+
+/** The last slopes computed (per layer and pass the same few head counts): [nHeads, maxBias, slopes]. */
+let slopesCache: [number, number, Float32Array] = [0, 0, new Float32Array(0)];
+
+/** ggml's ALiBi slopes of `nHeads` heads for `maxBias`, f32 [nHeads] (cached). */
+function slopesOf(nHeads: number, maxBias: number): Float32Array {
+  if (slopesCache[0] !== nHeads || slopesCache[1] !== maxBias)
+    slopesCache = [nHeads, maxBias, alibiSlopes(nHeads, maxBias)];
+  return slopesCache[2];
+}
+
 /**
- * Runs one attention call; `scores` is scratch of [nHeads, startPos + n] f32 followed by 64 bytes for the parameter
- * block (15 words).
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(nHeads, startPos + n): [nHeads, startPos + n]
+ * f32, then the parameter block (17 words), then the ALiBi slopes.
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -52,9 +77,12 @@ export function runAttentionKernel(
 ): void {
   const { nHeads, nKvHeads, headDim } = c.params;
   const ctx = c.startPos + c.n;
-  if (c.params.alibiMaxBias) {
-    alibiAttention(heap, c);
-    return;
+  const alibi = c.params.alibiMaxBias ?? 0;
+  if (alibi && (c.kind !== 0 || c.sinks !== 0)) {
+    throw new LlmError(
+      'unsupported-type',
+      'attention with ALiBi (jina-bert-v2) runs on an f32 KV cache only on the wasm backend; load the model without kvType',
+    );
   }
   const p = scores + nHeads * ctx * 4;
   const i32 = heap.i32;
@@ -70,12 +98,19 @@ export function runAttentionKernel(
   i32[at + 7] = nHeads;
   i32[at + 8] = nKvHeads;
   i32[at + 9] = headDim;
-  i32[at + 10] = c.params.slidingWindow;
+  // A window wider than the whole sequence masks nothing: drop it (the same keys in the same order, so the same
+  // result), which lets non-causal rows take the pair kernel (EmbeddingGemma's inputs up to half its window).
+  const last = c.startPos + c.n - 1;
+  const w0 = c.params.slidingWindow;
+  const window = w0 > 0 && (c.params.symmetricWindow === true ? last > Math.floor(w0 / 2) : last >= w0) ? w0 : 0;
+  i32[at + 10] = window;
   f32[at + 11] = c.params.scale;
   f32[at + 12] = c.params.softcap;
   i32[at + 13] = c.kind;
   i32[at + 14] = c.sinks;
-  const window = c.params.slidingWindow;
+  i32[at + 15] = alibi ? p + PARAM_BYTES : 0; // f32 [nHeads] slopes, 0 = none
+  i32[at + 16] = 0; // the rows' shift from their placed position to their own (non-causal rows below)
+  if (alibi) f32.set(slopesOf(nHeads, alibi), (p + PARAM_BYTES) >>> 2);
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
@@ -88,7 +123,6 @@ export function runAttentionKernel(
   // still masks the keys pos − k ≥ window of the row's own position (llama.cpp's SWA mask). With `symmetricWindow`
   // (llama.cpp's symmetric SWA: |pos − k| ≤ ⌊window / 2⌋) the row is placed at the last key it sees, the window
   // reaching back to the first one.
-  const last = c.startPos + c.n - 1;
   const sym = c.params.symmetricWindow === true && window > 0;
   const half = Math.floor(window / 2);
   i32[at + 5] = 1;
@@ -97,6 +131,7 @@ export function runAttentionKernel(
     const to = sym ? Math.min(last, pos + half) : last;
     i32[at + 6] = to;
     i32[at + 10] = sym ? to - Math.max(0, pos - half) + 1 : window > 0 ? window + (last - pos) : 0;
+    i32[at + 16] = pos - to;
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
   };
@@ -106,7 +141,13 @@ export function runAttentionKernel(
     // pairs sharing each K/V load where the pair kernel applies (its second scores row is the next head's, free here).
     const cols = nHeads * headDim;
     const pairs =
-      c.kind === 0 && window === 0 && c.params.softcap === 0 && c.sinks === 0 && nHeads >= 2 && headDim % 4 === 0;
+      c.kind === 0 &&
+      window === 0 &&
+      c.params.softcap === 0 &&
+      c.sinks === 0 &&
+      !alibi &&
+      nHeads >= 2 &&
+      headDim % 4 === 0;
     const paired = pairs && c.qStride === cols * 4 && c.outCols === cols ? 2 : 1;
     for (let h = 0; h < nHeads; h++) {
       let i = 0;
@@ -138,25 +179,4 @@ function runHeads(
 ): void {
   if (parallel && pool) pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
   else k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
-}
-
-/**
- * ALiBi attention (jina-bert-v2's encoder) over the f32 KV cache in the heap, by the reference rows of
- * `cpu/attention.ts` (no AssemblyScript kernel has the bias yet): an encoder's short sequences only.
- */
-function alibiAttention(heap: WasmHeap, c: AttentionCall): void {
-  const { nHeads, nKvHeads, headDim } = c.params;
-  const qCols = nHeads * headDim;
-  if (c.kind !== 0 || c.qStride !== qCols * 4 || c.outCols !== qCols || c.sinks !== 0) {
-    throw new LlmError(
-      'unsupported-type',
-      'attention with ALiBi (jina-bert-v2) runs on an f32 KV cache only on the wasm backend; load the model without kvType',
-    );
-  }
-  const ctx = c.startPos + c.n;
-  const kvLen = ctx * nKvHeads * headDim;
-  const f32 = heap.f32;
-  const view = (byteOffset: number, length: number) => f32.subarray(byteOffset >>> 2, (byteOffset >>> 2) + length);
-  const kv = { k: view(c.k, kvLen), v: view(c.v, kvLen) }; // [ctx, nKvHeads·headDim] each
-  attentionRows(view(c.out, c.n * qCols), view(c.q, c.n * qCols), kv, c.n, c.startPos, c.params);
 }

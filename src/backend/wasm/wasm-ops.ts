@@ -28,7 +28,7 @@ import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { embedRows, weightRow } from './embed-rows.js';
-import { type AttentionCall, runAttentionKernel } from './attention-kernel.js';
+import { attentionScratchBytes, emptyAttentionCall, runAttentionKernel } from './attention-kernel.js';
 import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
 import { addBiasRows, addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
@@ -39,6 +39,7 @@ import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from '.
 import { HostHybridOps } from '../host-hybrid-ops.js';
 import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
+import { WasmEncoderRows } from './encoder-rows.js';
 
 /** An f32 activation [maxRows, cols] in WASM memory. */
 interface WasmActivation extends Activation {
@@ -54,7 +55,7 @@ interface WasmActivation extends Activation {
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ 1.5× the matrix's size) for gemv_q5_0_rows4's packed groups; larger matrices take gemv_q5_0. */
+/** Most scratch (≈ 1.5× / 2× the Q5_0 / Q8_0 matrix) for the rows4 kernels' packed groups; larger take the row pairs. */
 const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
@@ -65,20 +66,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly k: KernelExports;
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
-  /** The attention call's operands, refilled per call. */
-  private readonly attnCall: AttentionCall = {
-    out: 0,
-    outCols: 0,
-    q: 0,
-    qStride: 0,
-    k: 0,
-    v: 0,
-    kind: 0,
-    sinks: 0,
-    n: 0,
-    startPos: 0,
-    params: { nHeads: 1, nKvHeads: 1, headDim: 1, scale: 1, slidingWindow: 0, softcap: 0 },
-  };
+  private readonly attnCall = emptyAttentionCall(); // the attention call's operands, refilled per call
   /** `rowBytesOf` bound once (the embedding lookup runs per token). */
   private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
@@ -88,6 +76,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly ropeTables = new RopeTables();
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
   private readonly experts: WasmExperts;
+  private readonly rows: WasmEncoderRows;
   private readonly runRows: RunRows = (...a) => this.run(...a);
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
@@ -96,6 +85,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     this.k = exports;
     this.pool = pool;
     this.description = description;
+    this.rows = new WasmEncoderRows(heap, exports);
     this.experts = new WasmExperts(
       heap,
       exports,
@@ -235,7 +225,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
-    const scores = this.scratch(nHeads * ctx * 4 + 64); // [nHeads, ctx] f32, then the 60-byte parameter block
+    const scores = this.scratch(attentionScratchBytes(nHeads, ctx)); // [nHeads, ctx] f32, parameters, slopes
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;
@@ -263,6 +253,17 @@ export class WasmOps extends HostHybridOps implements Ops {
   override swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void {
     this.k.glu_f32(act(out).byteOffset, act(gate).byteOffset, act(up).byteOffset, n * out.cols, 2); // glu.ts act 2
     act(out).version++;
+  }
+
+  override layerNorm(out: Activation, x: Activation, w: Weight | null, b: Weight | null, eps: number, n: number): void {
+    const at = (v: Weight | null) => (v ? this.vector(v) * 4 : 0); // byte address of f32 [cols], 0 = none
+    if (!this.rows.layerNorm(act(out), act(x), at(w), at(b), eps, n)) super.layerNorm(out, x, w, b, eps, n);
+    act(out).version++;
+  }
+
+  override gelu(x: Activation, n: number): void {
+    if (!this.rows.gelu(act(x), n)) super.gelu(x, n);
+    act(x).version++;
   }
 
   moeRoute(ids: Activation, weights: Activation, logits: Activation, n: number, params: MoeRouteParams): void {
@@ -390,11 +391,9 @@ export class WasmOps extends HostHybridOps implements Ops {
     outStride: number,
   ): void {
     const fn = this.k[name];
-    if (this.pool && rows >= 2 * this.pool.nThreads && rows * k * n >= MIN_PARALLEL_WORK) {
+    if (this.pool && rows >= 2 * this.pool.nThreads && rows * k * n >= MIN_PARALLEL_WORK)
       this.pool.dispatch(name, fn, w, x, out, k, n, outStride, rows);
-    } else {
-      fn(w, x, out, k, 0, rows, n, outStride);
-    }
+    else fn(w, x, out, k, 0, rows, n, outStride);
   }
 
   /** Q8 activation rows of x[0 … n) (first k columns), reused while x is unchanged. Returns their byte offset. */
