@@ -59,3 +59,11 @@ export function imageRopePositions(pos0: number, nx: number, ny: number): RopePo
   }
   return out;
 }
+
+/** Rows off … off+n−1 of `positions` ([4, total]) as their own [4, n] block. */
+export function sliceRopePositions(positions: RopePositions, off: number, n: number): RopePositions {
+  const total = positions.length / 4;
+  const out = new Int32Array(4 * n); // [4, n]
+  for (let s = 0; s < 4; s++) out.set(positions.subarray(s * total + off, s * total + off + n), s * n);
+  return out;
+}

@@ -5,6 +5,7 @@
  * `VisionConfig` data; the projector functions live in one file each.
  */
 
+import type { ImageGrid } from '../model/rope-streams.js';
 import { throwIfAborted } from '../errors.js';
 import { checkRgbImage, type PreprocessedImage, preprocessImage } from './preprocess-image.js';
 import { preprocessDynamic, preprocessSmartResize } from './preprocess-smart-resize.js';
@@ -26,7 +27,13 @@ import type { VisionWeights } from './vision-weights.js';
 export type ImagePart =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'token'; readonly text: string }
-  | { readonly type: 'rows'; readonly nTokens: number; readonly embeddings: Float32Array };
+  | {
+      readonly type: 'rows';
+      readonly nTokens: number;
+      readonly embeddings: Float32Array;
+      /** The chunk's token grid, for projectors whose text model places it at grid positions (M-RoPE). */
+      readonly grid?: ImageGrid;
+    };
 
 /** An image's encoder inputs: tiles (row-major, possibly none) and the overview (the only picture when no tiles). */
 interface Pictures {
