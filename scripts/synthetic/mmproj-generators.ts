@@ -9,6 +9,7 @@ import { type Lfm2MmprojShape, lfm2Mmproj } from './mmproj-lfm2.js';
 import { type MlpMmprojShape, mlpMmproj } from './mmproj-mlp.js';
 import { type Gemma4vMmprojShape, gemma4vMmproj } from './mmproj-gemma4v.js';
 import { pixtralMmproj } from './mmproj-pixtral.js';
+import { type Qwen25vlMmprojShape, qwen25vlMmproj } from './mmproj-qwen25vl.js';
 import type { VitShape } from './mmproj-vit.js';
 
 /** A shape of any projector: the trunk's fields plus the projector's own. */
@@ -16,7 +17,8 @@ export type MmprojShape = VitShape &
   Partial<Omit<Idefics3MmprojShape, keyof VitShape>> &
   Partial<Omit<Lfm2MmprojShape, keyof VitShape>> &
   Partial<Omit<MlpMmprojShape, keyof VitShape>> &
-  Partial<Omit<Gemma4vMmprojShape, keyof VitShape>>;
+  Partial<Omit<Gemma4vMmprojShape, keyof VitShape>> &
+  Partial<Omit<Qwen25vlMmprojShape, keyof VitShape>>;
 
 export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: MmprojShape) => Uint8Array>> = {
   gemma3: gemma3Mmproj,
@@ -25,4 +27,10 @@ export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: Mm
   mlp: (seed, shape) => mlpMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
   pixtral: (seed, shape) => pixtralMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText }),
   gemma4v: (seed, shape) => gemma4vMmproj(seed, { ...shape, posSize: shape.posSize ?? 64 }),
+  'qwen2.5vl_merger': (seed, shape) =>
+    qwen25vlMmproj(seed, {
+      ...shape,
+      projHidden: shape.projHidden ?? shape.nEmbdText,
+      windowPattern: shape.windowPattern ?? 0,
+    }),
 };

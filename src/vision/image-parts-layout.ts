@@ -14,6 +14,7 @@ import { projectIdefics3 } from './projector-idefics3.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
 import { encodeGemma4v } from './projector-gemma4v.js';
+import { encodeQwen25vl } from './projector-qwen25vl.js';
 import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
@@ -76,6 +77,7 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
   },
   pixtral: encodePixtral,
   gemma4v: encodeGemma4v,
+  'qwen2.5vl_merger': encodeQwen25vl,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));
@@ -88,7 +90,9 @@ export function encodeImageParts(w: VisionWeights, img: RgbImage, signal?: Abort
   const rows = (pic: PreprocessedImage): ImagePart => {
     throwIfAborted(signal, 'encoding the image');
     const embeddings = project(w, pic, signal);
-    return { type: 'rows', nTokens: embeddings.length / w.nEmbdText, embeddings };
+    const m = config.patchSize * config.merge; // M-RoPE text models place the rows by the merged grid
+    const grid = config.mrope ? { grid: { nx: pic.size / m, ny: (pic.height ?? pic.size) / m } } : {};
+    return { type: 'rows', nTokens: embeddings.length / w.nEmbdText, embeddings, ...grid };
   };
   const parts: ImagePart[] = [];
   if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });

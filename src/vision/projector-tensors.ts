@@ -8,6 +8,7 @@ import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
 import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
 import { GEMMA4V_TENSORS, gemma4vTensors } from './projector-gemma4v.js';
 import { PIXTRAL_TENSORS, pixtralTensors } from './projector-pixtral.js';
+import { QWEN25VL_TENSORS, qwen25vlTensors } from './projector-qwen25vl.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -32,4 +33,5 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   mlp: { output: { tensor: MLP_TENSORS.down, dim: 1 }, tensors: mlpTensors },
   pixtral: { output: { tensor: PIXTRAL_TENSORS.down, dim: 1 }, tensors: pixtralTensors },
   gemma4v: { output: { tensor: GEMMA4V_TENSORS.proj, dim: 1 }, tensors: gemma4vTensors },
+  'qwen2.5vl_merger': { output: { tensor: QWEN25VL_TENSORS.down, dim: 1 }, tensors: qwen25vlTensors },
 };

@@ -37,6 +37,8 @@ interface VisionLayerWeights {
   readonly downB: Float32Array;
   /** [f, d] (out, in): the gate of a gated FFN (pixtral: SiLU(gate) × up), when the file has one */
   readonly gateW?: Float32Array;
+  /** [f]: the gate's bias (Qwen2.5-VL), when the file has one */
+  readonly gateB?: Float32Array;
 }
 
 /** The encoder and gemma3 projector. */
@@ -150,6 +152,7 @@ export async function loadVisionWeights(
         ? Promise.resolve(new Float32Array(n))
         : r.read(layerTensorName(real(k), il, 'bias'), [n]);
     const gate = layerTensorName('ffnGate', il, 'weight');
+    const gateBias = (i: number) => layerTensorName('ffnGate', i, 'bias');
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
@@ -168,6 +171,7 @@ export async function loadVisionWeights(
       downW: await w('ffnDown', [f, d]),
       downB: await b('ffnDown', d),
       ...(r.has(gate) ? { gateW: await r.read(gate, [d, f]) } : {}),
+      ...(r.has(gateBias(il)) ? { gateB: await r.read(gateBias(il), [f]) } : {}),
     });
   }
   return {
@@ -191,7 +195,13 @@ export async function loadVisionWeights(
         }
       : {}),
     ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
-      ? { postLn: { w: await r.read(T.postLnWeight, [d]), b: await r.read(T.postLnBias, [d]) } }
+      ? {
+          postLn: {
+            w: await r.read(T.postLnWeight, [d]),
+            // an RMS post-norm (Qwen2.5-VL's merger ln_q) has no bias
+            b: config.rope2dTheta > 0 && !r.has(T.postLnBias) ? new Float32Array(d) : await r.read(T.postLnBias, [d]),
+          },
+        }
       : {}),
     ...(config.projector === 'gemma3'
       ? { softEmbNormW: await r.read(T.softEmbNorm, [d]), projW: await r.read(T.inputProjection, [nEmbdText, d]) }
