@@ -5,7 +5,8 @@
  * projector's marker tokens where the case says), a synthetic mmproj of the case's projector at the model's width and
  * a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
  * the image's start and size), the image embeddings and the logits of the text positions after the image (f32
- * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir]`.
+ * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir] [case prefix]`.
+ * Chunk starts are KV indices (an M-RoPE image's tokens advance mtmd's rope position by max(nx, ny) only).
  */
 
 import { spawnSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
+import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
 import { writeSyntheticModel } from './synthetic-model.js';
 import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
@@ -119,6 +121,18 @@ const CASES: readonly LogitsCase[] = [
     image: [64, 48, 12],
     prompt: '[INST]<__media__>What is it?[/INST]',
   },
+  {
+    // Qwen2.5-VL's text model is qwen2vl (M-RoPE): a 10 × 6 grid of merged tokens at (p, p + row, p + col, 0) between
+    // <|vision_start|> / <|vision_end|> (text here), the text after it at p + 10 (mtmd's n_past, not the KV index).
+    name: 'qwen25vl-qwen2vl-f16',
+    model: 'synthetic qwen2vl f16 s11',
+    synthetic: { arch: 'qwen2vl', seed: 11 },
+    projector: 'qwen2.5vl_merger',
+    mmprojSeed: 11,
+    shape: { ...DEFAULT_QWEN25VL_MMPROJ, nEmbdText: 256 },
+    image: [160, 96, 13],
+    prompt: 'Look: <__media__> What is it?',
+  },
 ];
 
 export interface OracleChunk {
@@ -192,7 +206,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     const exe = buildMtmdOracle(tmp);
     if (exe === null) return 1;
-    for (const c of CASES) {
+    for (const c of CASES.filter((x) => args[1] === undefined || x.name.startsWith(args[1]))) {
       const projector = c.projector ?? 'gemma3';
       const mmproj = MMPROJ_GENERATORS[projector](c.mmprojSeed, c.shape);
       writeFileSync(join(tmp, 'mmproj.gguf'), mmproj);
