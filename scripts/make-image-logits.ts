@@ -21,6 +21,7 @@ import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
+import { DEFAULT_QWEN3VL_MMPROJ } from './synthetic/mmproj-qwen3vl.js';
 import { writeSyntheticModel } from './synthetic-model.js';
 import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
@@ -131,6 +132,18 @@ const CASES: readonly LogitsCase[] = [
     mmprojSeed: 11,
     shape: { ...DEFAULT_QWEN25VL_MMPROJ, nEmbdText: 256 },
     image: [160, 96, 13],
+    prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // Qwen3-VL's text model is qwen3vl (interleaved M-RoPE, deepstack): each image row carries the merger's output and
+    // two deepstack blocks, added to the residual after text layers 0 and 1.
+    name: 'qwen3vl-qwen3vl-f16',
+    model: 'synthetic qwen3vl f16 s12',
+    synthetic: { arch: 'qwen3vl', seed: 12 },
+    projector: 'qwen3vl_merger',
+    mmprojSeed: 12,
+    shape: { ...DEFAULT_QWEN3VL_MMPROJ, nEmbdText: 256 },
+    image: [100, 70, 14],
     prompt: 'Look: <__media__> What is it?',
   },
 ];

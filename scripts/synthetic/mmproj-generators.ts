@@ -10,6 +10,7 @@ import { type MlpMmprojShape, mlpMmproj } from './mmproj-mlp.js';
 import { type Gemma4vMmprojShape, gemma4vMmproj } from './mmproj-gemma4v.js';
 import { pixtralMmproj } from './mmproj-pixtral.js';
 import { type Qwen25vlMmprojShape, qwen25vlMmproj } from './mmproj-qwen25vl.js';
+import { type Qwen3vlMmprojShape, qwen3vlMmproj } from './mmproj-qwen3vl.js';
 import type { VitShape } from './mmproj-vit.js';
 
 /** A shape of any projector: the trunk's fields plus the projector's own. */
@@ -18,7 +19,8 @@ export type MmprojShape = VitShape &
   Partial<Omit<Lfm2MmprojShape, keyof VitShape>> &
   Partial<Omit<MlpMmprojShape, keyof VitShape>> &
   Partial<Omit<Gemma4vMmprojShape, keyof VitShape>> &
-  Partial<Omit<Qwen25vlMmprojShape, keyof VitShape>>;
+  Partial<Omit<Qwen25vlMmprojShape, keyof VitShape>> &
+  Partial<Omit<Qwen3vlMmprojShape, keyof VitShape>>;
 
 export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: MmprojShape) => Uint8Array>> = {
   gemma3: gemma3Mmproj,
@@ -33,4 +35,6 @@ export const MMPROJ_GENERATORS: Readonly<Record<string, (seed: number, shape: Mm
       projHidden: shape.projHidden ?? shape.nEmbdText,
       windowPattern: shape.windowPattern ?? 0,
     }),
+  qwen3vl_merger: (seed, shape) =>
+    qwen3vlMmproj(seed, { ...shape, projHidden: shape.projHidden ?? shape.nEmbdText, deepstack: shape.deepstack ?? 0 }),
 };

@@ -15,6 +15,7 @@ import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
 import { encodeGemma4v } from './projector-gemma4v.js';
 import { encodeQwen25vl } from './projector-qwen25vl.js';
+import { encodeQwen3vl } from './projector-qwen3vl.js';
 import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
@@ -78,6 +79,7 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
   pixtral: encodePixtral,
   gemma4v: encodeGemma4v,
   'qwen2.5vl_merger': encodeQwen25vl,
+  qwen3vl_merger: encodeQwen3vl,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));
@@ -91,8 +93,10 @@ export function encodeImageParts(w: VisionWeights, img: RgbImage, signal?: Abort
     throwIfAborted(signal, 'encoding the image');
     const embeddings = project(w, pic, signal);
     const m = config.patchSize * config.merge; // M-RoPE text models place the rows by the merged grid
-    const grid = config.mrope ? { grid: { nx: pic.size / m, ny: (pic.height ?? pic.size) / m } } : {};
-    return { type: 'rows', nTokens: embeddings.length / w.nEmbdText, embeddings, ...grid };
+    const [nx, ny] = [pic.size / m, (pic.height ?? pic.size) / m];
+    const grid = config.mrope ? { grid: { nx, ny } } : {};
+    // (qwen3vl's rows also carry deepstack blocks: n_embd · (1 + k) wide, so the grid counts them)
+    return { type: 'rows', nTokens: config.mrope ? nx * ny : embeddings.length / w.nEmbdText, embeddings, ...grid };
   };
   const parts: ImagePart[] = [];
   if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });

@@ -136,7 +136,7 @@ function attention(
 }
 
 /** The vision rope in place: row t at (ys[t], xs[t]); x: [n, heads · hd]. */
-function visionRope(x: Float32Array, ys: Int32Array, xs: Int32Array, heads: number, hd: number): void {
+export function visionRope(x: Float32Array, ys: Int32Array, xs: Int32Array, heads: number, hd: number): void {
   const quarter = hd / 4;
   const half = hd / 2;
   const thetaScale = 10000 ** (-2 / half);

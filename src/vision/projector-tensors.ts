@@ -9,6 +9,7 @@ import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
 import { GEMMA4V_TENSORS, gemma4vTensors } from './projector-gemma4v.js';
 import { PIXTRAL_TENSORS, pixtralTensors } from './projector-pixtral.js';
 import { QWEN25VL_TENSORS, qwen25vlTensors } from './projector-qwen25vl.js';
+import { QWEN3VL_TENSORS, qwen3vlTensors } from './projector-qwen3vl.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -34,4 +35,5 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   pixtral: { output: { tensor: PIXTRAL_TENSORS.down, dim: 1 }, tensors: pixtralTensors },
   gemma4v: { output: { tensor: GEMMA4V_TENSORS.proj, dim: 1 }, tensors: gemma4vTensors },
   'qwen2.5vl_merger': { output: { tensor: QWEN25VL_TENSORS.down, dim: 1 }, tensors: qwen25vlTensors },
+  qwen3vl_merger: { output: { tensor: QWEN3VL_TENSORS.down, dim: 1 }, tensors: qwen3vlTensors },
 };

@@ -155,6 +155,20 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
     rope2dTheta: 10000,
     mrope: true,
   },
+  // Qwen3-VL: LayerNorm ViT with fused QKV, a learned position table resized (bilinear, corners aligned) to the
+  // picture, 2-D M-RoPE, full attention; the 2×2 merger plus deepstack mergers after some blocks, whose outputs are
+  // concatenated to each token's row (mtmd `clip_graph_qwen3vl`).
+  qwen3vl_merger: {
+    preprocessor: 'dynamic',
+    defaultMerge: 2,
+    resize: 'bicubic',
+    imageBegin: '<|vision_start|>',
+    imageEnd: '<|vision_end|>',
+    nonCausal: false,
+    tokenLimits: [8, 4096],
+    mergeKey: 'clip.vision.spatial_merge_size',
+    mrope: true,
+  },
 };
 
 /** The projector types `readVisionConfig` accepts. */
@@ -358,7 +372,7 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     padColor: facts.padColor ?? [0, 0, 0],
     rope2dTheta: facts.rope2dTheta ?? 0,
     causalForTextWidths: facts.causalForTextWidths ?? [],
-    ...(facts.mrope ? { mrope: true, windowPattern: readWindowPattern(r, headDim, merge) } : {}),
+    ...(facts.mrope ? { mrope: true, windowPattern: readWindowPattern(r, projector, headDim, merge) } : {}),
   };
 }
 
@@ -366,15 +380,16 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
  * Qwen2.5-VL's `clip.vision.n_wa_pattern` (required, as llama.cpp); its graph also fixes a 2×2 merge and splits each
  * head into four rope sections, so another merge or a head size not divisible by 4 is `gguf-invalid`.
  */
-function readWindowPattern(r: MetadataReader, headDim: number, merge: number): number {
+function readWindowPattern(r: MetadataReader, projector: string, headDim: number, merge: number): number {
   if (merge !== 2 || headDim % 4 !== 0) {
     throw new LlmError(
       'gguf-invalid',
-      `reading vision config: the qwen2.5vl merger needs 'clip.vision.spatial_merge_size' 2 (found ${merge}) and a head size divisible by 4 (found ${headDim})`,
+      `reading vision config: the ${projector} needs 'clip.vision.spatial_merge_size' 2 (found ${merge}) and a head size divisible by 4 (found ${headDim})`,
       { details: { key: 'clip.vision.spatial_merge_size', merge, headDim } },
     );
   }
-  return r.boundedCount('clip.vision.n_wa_pattern', undefined, 0, LIMITS.maxLayers, 'maxLayers');
+  const required = projector === 'qwen2.5vl_merger' ? undefined : 0; // only 2.5 requires it, as llama.cpp
+  return r.boundedCount('clip.vision.n_wa_pattern', required, 0, LIMITS.maxLayers, 'maxLayers');
 }
 
 /**

@@ -152,16 +152,17 @@ export async function loadVisionWeights(
         ? Promise.resolve(new Float32Array(n))
         : r.read(layerTensorName(real(k), il, 'bias'), [n]);
     const gate = layerTensorName('ffnGate', il, 'weight');
+    const qkv = await fusedQkv(r, il, d); // qwen3vl: Q|K|V in one matrix, split here
     const gateBias = (i: number) => layerTensorName('ffnGate', i, 'bias');
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
-      qW: await w('attnQ', [d, d]),
-      qB: await b('attnQ', d),
-      kW: await w('attnK', [d, d]),
-      kB: await b('attnK', d),
-      vW: await w('attnV', [d, d]),
-      vB: await b('attnV', d),
+      qW: qkv?.[0] ?? (await w('attnQ', [d, d])),
+      qB: qkv?.[1] ?? (await b('attnQ', d)),
+      kW: qkv?.[2] ?? (await w('attnK', [d, d])),
+      kB: qkv?.[3] ?? (await b('attnK', d)),
+      vW: qkv?.[4] ?? (await w('attnV', [d, d])),
+      vB: qkv?.[5] ?? (await b('attnV', d)),
       oW: await w('attnOut', [d, d]),
       oB: await b('attnOut', d),
       ln2W: await w('ln2', [d]),
@@ -208,4 +209,14 @@ export async function loadVisionWeights(
       : {}),
     mm,
   };
+}
+
+/** A fused `attn_qkv` of layer il split into [qW, qB, kW, kB, vW, vB] (rows q, then k, then v), or null without one. */
+async function fusedQkv(r: TensorReader, il: number, d: number): Promise<Float32Array[] | null> {
+  const name = layerTensorName('attnQkv', il, 'weight');
+  if (!r.has(name)) return null;
+  const w = await r.read(name, [d, 3 * d]); // [3d, d] (out, in)
+  const bias = layerTensorName('attnQkv', il, 'bias');
+  const b = r.has(bias) ? await r.read(bias, [3 * d]) : new Float32Array(3 * d);
+  return [0, 1, 2].flatMap((j) => [w.slice(j * d * d, (j + 1) * d * d), b.slice(j * d, (j + 1) * d)]);
 }
