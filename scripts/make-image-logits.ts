@@ -6,6 +6,7 @@
  * a seed image, and writes test/fixtures/vision/logits-<name>.json: mtmd's chunks (text token ids,
  * the image's start and size), the image embeddings and the logits of the text positions after the image (f32
  * base64; the first few). Regenerate: `node scripts/run-ts.mjs scripts/make-image-logits.ts [out dir [case …]]`.
+ * Chunk starts are KV indices (an M-RoPE image's tokens advance mtmd's rope position by max(nx, ny) only).
  */
 
 import { spawnSync } from 'node:child_process';
@@ -21,6 +22,8 @@ import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
+import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
+import { DEFAULT_QWEN3VL_MMPROJ } from './synthetic/mmproj-qwen3vl.js';
 import { writeSyntheticModel } from './synthetic-model.js';
 import { GgmlType } from '../src/gguf/types.js';
 import { retokenModel } from './synthetic/retoken-model.js';
@@ -142,6 +145,30 @@ const CASES: readonly LogitsCase[] = [
     mmprojSeed: 11,
     shape: { ...DEFAULT_GEMMA4V_MMPROJ, nEmbdText: 256, nLayers: 1 },
     image: [64, 48, 13],
+    prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // Qwen2.5-VL's text model is qwen2vl (M-RoPE): a 10 × 6 grid of merged tokens at (p, p + row, p + col, 0) between
+    // <|vision_start|> / <|vision_end|> (text here), the text after it at p + 10 (mtmd's n_past, not the KV index).
+    name: 'qwen25vl-qwen2vl-f16',
+    model: 'synthetic qwen2vl f16 s11',
+    synthetic: { arch: 'qwen2vl', seed: 11 },
+    projector: 'qwen2.5vl_merger',
+    mmprojSeed: 11,
+    shape: { ...DEFAULT_QWEN25VL_MMPROJ, nEmbdText: 256 },
+    image: [160, 96, 13],
+    prompt: 'Look: <__media__> What is it?',
+  },
+  {
+    // Qwen3-VL's text model is qwen3vl (interleaved M-RoPE, deepstack): each image row carries the merger's output and
+    // two deepstack blocks, added to the residual after text layers 0 and 1.
+    name: 'qwen3vl-qwen3vl-f16',
+    model: 'synthetic qwen3vl f16 s12',
+    synthetic: { arch: 'qwen3vl', seed: 12 },
+    projector: 'qwen3vl_merger',
+    mmprojSeed: 12,
+    shape: { ...DEFAULT_QWEN3VL_MMPROJ, nEmbdText: 256 },
+    image: [100, 70, 14],
     prompt: 'Look: <__media__> What is it?',
   },
 ];

@@ -4,7 +4,7 @@
  * (scripts/synthetic/mmproj-generators.ts) and seed images of several sizes and aspect ratios: per image, every image
  * chunk mtmd makes of it (the tiles row by row, then the overview) with the sha256 and a few samples of its
  * preprocessed encoder input and its embeddings (of a chunk over 16 tokens, 16 evenly spaced rows, listed in `rows`). The tests regenerate the mmproj and the images from the recipe.
- * Usage: node scripts/run-ts.mjs scripts/make-projector-reference.ts [outDir]
+ * Usage: node scripts/run-ts.mjs scripts/make-projector-reference.ts [outDir] [case-name prefix]
  */
 
 import { spawnSync } from 'node:child_process';
@@ -19,6 +19,7 @@ import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
 import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
+import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -193,6 +194,18 @@ const CASES: readonly ProjectorCase[] = [
       [64, 64, 33], // under the minimum: scaled up to 216²
       [100, 60, 34],
       [30, 90, 35],
+    ],
+  },
+  {
+    name: 'qwen25vl-s1',
+    projector: 'qwen2.5vl_merger',
+    seed: 1,
+    shape: { ...DEFAULT_QWEN25VL_MMPROJ, nEmbdText: 64 },
+    images: [
+      [160, 96, 36], // 10 × 6 merged tokens: a 7-wide window and a 3-wide one
+      [64, 64, 37],
+      [30, 90, 38], // under the minimum: scaled up
+      [250, 130, 39],
     ],
   },
 ];

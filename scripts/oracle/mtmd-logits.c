@@ -74,7 +74,9 @@ int main(int argc, char ** argv) {
 
     const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
     const int n_embd = llama_model_n_embd_inp(model);
-    llama_pos n_past = 0;
+    llama_pos n_past = 0; // the rope position (mtmd's n_past: an M-RoPE image advances it by max(nx, ny))
+    int kv = 0;           // the KV index: what "start" reports (every chunk's tokens one after the other)
+    llama_batch one = llama_batch_init(1, 0, 1);
     printf("{\"n_vocab\":%d,\"n_embd\":%d,\"chunks\":[", n_vocab, n_embd);
     for (size_t i = 0; i < mtmd_input_chunks_size(chunks); i++) {
         const mtmd_input_chunk * chunk = mtmd_input_chunks_get(chunks, i);
@@ -82,32 +84,42 @@ int main(int argc, char ** argv) {
         if (mtmd_input_chunk_get_type(chunk) == MTMD_INPUT_CHUNK_TYPE_TEXT) {
             size_t n = 0;
             const llama_token * ids = mtmd_input_chunk_get_tokens_text(chunk, &n);
-            printf("{\"type\":\"text\",\"start\":%d,\"tokens\":[", n_past);
+            printf("{\"type\":\"text\",\"start\":%d,\"tokens\":[", kv);
             for (size_t k = 0; k < n; k++) printf("%s%d", k ? "," : "", ids[k]);
             printf("],\"logits\":[");
             for (size_t k = 0; k < n; k++) {
-                llama_token t = ids[k];
-                if (llama_decode(lctx, llama_batch_get_one(&t, 1)) != 0) return fprintf(stderr, "decode failed\n"), 1;
+                // explicit positions, as mtmd_helper_eval_chunks: after an M-RoPE image n_past is ahead of the KV
+                one.n_tokens = 1;
+                one.token[0] = ids[k];
+                one.pos[0] = n_past;
+                one.n_seq_id[0] = 1;
+                one.seq_id[0][0] = 0;
+                one.logits[0] = 1;
+                if (llama_decode(lctx, one) != 0) return fprintf(stderr, "decode failed\n"), 1;
                 if (k) putchar(',');
                 put_b64(llama_get_logits_ith(lctx, -1), sizeof(float) * n_vocab);
                 n_past++;
+                kv++;
             }
             printf("]}");
         } else {
             const size_t n = mtmd_input_chunk_get_n_tokens(chunk);
             if (mtmd_encode_chunk(ctx, chunk) != 0) return fprintf(stderr, "encode failed\n"), 1;
             float * embd = mtmd_get_output_embd(ctx);
-            printf("{\"type\":\"image\",\"start\":%d,\"n_tokens\":%zu,\"non_causal\":%s,\"embeddings\":", n_past, n,
+            printf("{\"type\":\"image\",\"start\":%d,\"n_tokens\":%zu,\"non_causal\":%s,\"embeddings\":", kv, n,
                    mtmd_decode_use_non_causal(ctx, chunk) ? "true" : "false");
+            // (start: the KV index; the image's rope positions start at n_past)
             put_b64(embd, sizeof(float) * n * n_embd);
             printf("}");
             llama_pos next = 0;
             if (mtmd_helper_decode_image_chunk(ctx, lctx, chunk, embd, n_past, 0, 512, &next, NULL, NULL) != 0)
                 return fprintf(stderr, "image decode failed\n"), 1;
             n_past = next;
+            kv += (int) n;
         }
     }
     printf("]}\n");
+    llama_batch_free(one);
     mtmd_input_chunks_free(chunks);
     mtmd_bitmap_free(bitmap);
     mtmd_free(ctx);

@@ -94,6 +94,7 @@ export function imagePrompt(
           nTokens: part.nTokens,
           embeddings: part.embeddings,
           nonCausal: framing.nonCausal,
+          ...(part.grid ? { grid: part.grid } : {}),
         });
         ids.push(...placeholders.slice(row, row + part.nTokens));
         row += part.nTokens;

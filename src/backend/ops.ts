@@ -22,6 +22,7 @@ import type { GgmlType } from '../gguf/types.js';
 import type { KvShift } from './kv-shift.js';
 import type { KvType } from './kv-type.js';
 import type { Mamba2Inputs, Mamba2Weights } from './mamba2.js';
+import type { RopePositions, RopeSections } from './rope-multi.js';
 
 /** A tensor as the model file describes it, to be uploaded. */
 export interface WeightInfo {
@@ -135,6 +136,11 @@ export interface RopeParams {
     readonly betaSlow: number;
     readonly nCtxOrig: number;
   };
+  /**
+   * Multi-stream rope (`ggml_rope_multi`, qwen2vl/qwen3vl; `rope-multi.ts`): NEOX pairs whose angles come from the
+   * step's position streams (`StepBatch.positions`, text rows (p, p, p, 0) when absent). Omitted: one position.
+   */
+  readonly multi?: RopeSections;
 }
 
 /** Attention parameters of one layer. */
@@ -179,6 +185,11 @@ export interface StepBatch {
    * read back. Only backends with `argmaxToInput` are given it.
    */
   readonly tokensOnDevice?: boolean;
+  /**
+   * Position streams of a multi-stream rope ([4, tokens.length], `rope-multi.ts`): an image's grid positions; absent:
+   * text rows (p, p, p, 0). Ignored by single-position rope; a `setSequence` returns to text positions.
+   */
+  readonly positions?: RopePositions;
 }
 
 /** Activation function of a gated FFN: SwiGLU uses 'silu', GEGLU 'gelu' (tanh approximation, as llama.cpp). */

@@ -80,7 +80,13 @@ export async function evalWithImages(
   };
   for (const im of images) {
     await text(im.start);
-    await model.evalEmbeddings!(im.embeddings, im.start, 0, { logits: 'none', nonCausal: im.nonCausal, signal });
+    const grid = im.grid ? { grid: im.grid } : {}; // M-RoPE models place the chunk at grid positions
+    await model.evalEmbeddings!(im.embeddings, im.start, 0, {
+      logits: 'none',
+      nonCausal: im.nonCausal,
+      signal,
+      ...grid,
+    });
     out.fill(Number.NaN, im.start * vocab, (im.start + im.nTokens) * vocab);
     pos = im.start + im.nTokens;
   }

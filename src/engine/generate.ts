@@ -201,12 +201,13 @@ export async function* generateChoices(
 /**
  * Makes room for `run`'s next token when the context is full, by llama.cpp's context shift: keep the first `nKeep`
  * positions, drop half of the rest (n_discard = n_left / 2), re-rotate the kept keys in place; the prompt cache keeps
- * only the cells before the dropped range. False when the request or the model cannot shift (recurrent state).
+ * only the cells before the dropped range. False when the request or the model cannot shift (recurrent state;
+ * multi-stream rope, which llama.cpp does not shift either).
  */
 async function shiftContext(ctx: Context, run: ChoiceRun, lease: SlotLease): Promise<boolean> {
   const shift = run.contextShift;
   const t = ctx.transformer;
-  if (!shift || !t.shiftContext || t.hasRecurrentState) return false;
+  if (!shift || !t.shiftContext || t.hasRecurrentState || t.config.ropeMulti) return false;
   const nPast = run.lastPos; // positions 0 … lastPos−1 hold KV
   const nDiscard = Math.floor((nPast - shift.nKeep) / 2);
   if (nDiscard < 1) return false;

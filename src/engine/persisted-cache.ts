@@ -68,6 +68,7 @@ export class PersistedPromptCache {
     const ops = this.transformer.ops;
     // A recurrent model's KV alone cannot resume it (its state is not persisted): such an entry would never be used.
     if (ops.readKv === undefined || tokens.length < this.minTokens || this.transformer.hasRecurrentState) return null;
+    if (this.placesImagesByGrid(tokens)) return null;
     const match = this.cache.lookup(key, tokens, tokens.length);
     if (match === null || match.matched !== tokens.length) return null;
     const rows = await ops.readKv(match.slot, tokens.length);
@@ -132,7 +133,8 @@ export class PersistedPromptCache {
           r.kv.endsWith(`:${geometry}`) &&
           Array.isArray(r.tokens) &&
           r.tokens.length > 0 &&
-          r.tokens.length < this.cache.kv.contextLength,
+          r.tokens.length < this.cache.kv.contextLength &&
+          !this.placesImagesByGrid(r.tokens),
       )
       .sort((a, b) => b.lastUsedAt - a.lastUsedAt);
     let restored = 0;
@@ -159,6 +161,14 @@ export class PersistedPromptCache {
       restored++;
     }
     return restored;
+  }
+
+  /**
+   * An M-RoPE model's prefix holding an image (negative placeholder ids): its KV alone does not say where the text
+   * after the image sits (the model keeps that per slot), so it is neither persisted nor restored.
+   */
+  private placesImagesByGrid(tokens: readonly number[]): boolean {
+    return this.transformer.config.ropeMulti !== undefined && tokens.some((t) => t < 0);
   }
 
   /** Evicts least recently used entries until `bytes` more fit `maxBytes` and the storage quota; false if they never can. */

@@ -19,6 +19,8 @@ export interface PromptImage {
   readonly embeddings: Float32Array;
   /** The chunk's rows attend to each other whole (gemma3). */
   readonly nonCausal: boolean;
+  /** The chunk's token grid (M-RoPE models place it at grid positions: `EmbeddingsEvalOptions.grid`). */
+  readonly grid?: import('../model/rope-streams.js').ImageGrid;
 }
 
 /** Placeholder ids of an image's positions, [n]: negative, spelled from its sha256 (hex). */
@@ -61,6 +63,7 @@ export async function prefillWithImages(
     await ctx.transformer.evalEmbeddings!(im.embeddings, im.start, slot, {
       logits: last ? logits : 'none',
       nonCausal: im.nonCausal,
+      ...(im.grid ? { grid: im.grid } : {}),
       ...(signal ? { signal } : {}),
     });
     pos = end;

@@ -4,6 +4,7 @@
  * reads the keys all supported architectures share; architecture files add their own on top.
  */
 
+import type { RopeSections } from '../backend/rope-multi.js';
 import type { AltUpConfig } from './altup-config.js';
 import type { Mamba2Dims } from '../backend/mamba2.js';
 import type { GluActivation } from '../backend/ops.js';
@@ -189,6 +190,13 @@ export interface ModelConfig extends ArchOptions {
   readonly mamba2Parallel: boolean;
   /** Layers that are only an ungated relu² MLP, no token mixer (nemotron_h) ([nLayers]). */
   readonly mlpLayers: readonly boolean[];
+  /** Multi-stream rope sections (qwen2vl M-RoPE, qwen3vl interleaved; `rope-sections.ts`); absent: one position. */
+  readonly ropeMulti?: RopeSections;
+  /**
+   * Layers after which embedding-row input adds its next n_embd block (qwen3vl `n_deepstack_layers`): image rows
+   * are then n_embd · (1 + deepstackLayers) wide; token rows add nothing. Absent: 0.
+   */
+  readonly deepstackLayers?: number;
 }
 
 /** Pooling of the final hidden states into one vector per sequence (llama.cpp `llama_pooling_type`). */

@@ -5,6 +5,7 @@
 
 import { LlmError } from '../errors.js';
 import type { ModelConfig } from './config.js';
+import type { ImageGrid } from './rope-streams.js';
 
 /** The rows a running `evalEmbeddings` feeds its steps. */
 export interface EmbeddingInput {
@@ -14,6 +15,30 @@ export interface EmbeddingInput {
   readonly causal: boolean;
   /** Row of `rows` the current step starts at. */
   offset: number;
+  /** The image's token grid (multi-stream rope models place its rows at grid positions). */
+  readonly grid?: ImageGrid;
+  /** Deepstack blocks ([nRows, nEmbd] f32 each, qwen3vl): block j is added to the residual after layer j. */
+  readonly deepstack?: readonly Float32Array[];
+}
+
+/**
+ * The rows of a model with deepstack layers (`config.deepstackLayers` = k): [n, nEmbd·(1 + k)] split into the input
+ * rows [n, nEmbd] and k blocks [n, nEmbd] (llama.cpp's `t_inp_embd` views).
+ */
+export function splitDeepstack(
+  rows: Float32Array,
+  nEmbd: number,
+  k: number,
+): { main: Float32Array; blocks: Float32Array[] } {
+  if (k === 0) return { main: rows, blocks: [] };
+  const width = nEmbd * (1 + k);
+  const n = rows.length / width;
+  const parts = Array.from({ length: 1 + k }, () => new Float32Array(n * nEmbd)); // (1 + k) × [n, nEmbd]
+  for (let r = 0; r < n; r++) {
+    for (let j = 0; j <= k; j++)
+      parts[j]!.set(rows.subarray(r * width + j * nEmbd, r * width + (j + 1) * nEmbd), r * nEmbd);
+  }
+  return { main: parts[0]!, blocks: parts.slice(1) };
 }
 
 /**
@@ -23,12 +48,12 @@ export interface EmbeddingInput {
  * each row's per-layer token part is the padding token's (id 0) row, as `build_inp_per_layer` uses for embeddings.
  */
 export function checkEmbeddingRows(rows: Float32Array, config: ModelConfig, maxNonCausal: number): number {
-  const nEmbd = config.embeddingLength;
+  const nEmbd = config.embeddingLength * (1 + (config.deepstackLayers ?? 0)); // deepstack rows are wider
   const n = rows.length / nEmbd;
   if (!(rows.length > 0 && Number.isInteger(n))) {
     throw new LlmError(
       'invalid-request',
-      `evaluating embeddings: ${rows.length} values are not whole rows of the model's ${nEmbd} (n_embd)`,
+      `evaluating embeddings: ${rows.length} values are not whole rows of the model's ${nEmbd} (n_embd${config.deepstackLayers ? ' × (1 + deepstack layers)' : ''})`,
       { details: { values: rows.length, nEmbd } },
     );
   }

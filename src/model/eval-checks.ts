@@ -77,3 +77,24 @@ export function checkSlot(m: EvalLimits, slot: number): void {
     );
   }
 }
+
+/**
+ * Row of a model's logits buffer to read: `row` of the last `evalRows` (which kept `sequenceRows`), or the last
+ * evaluated token's (`lastRow`, −1 when the last eval kept none: `invalid-request`).
+ */
+export function logitsRowOf(row: number | undefined, lastRow: number, sequenceRows: number): number {
+  if (lastRow < 0) {
+    throw new LlmError(
+      'invalid-request',
+      "reading logits: the last eval did not keep any (call eval with logits 'last' or 'all')",
+    );
+  }
+  if (row === undefined) return lastRow;
+  if (!(Number.isInteger(row) && row >= 0 && row < Math.max(1, sequenceRows))) {
+    throw new LlmError(
+      'invalid-request',
+      `reading logits: row ${row} does not exist (the last step kept ${Math.max(1, sequenceRows)})`,
+    );
+  }
+  return sequenceRows > 0 ? row : lastRow;
+}

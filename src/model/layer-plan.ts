@@ -192,6 +192,7 @@ export function planLayer(
     freqScale: spec.rope.freqScale,
     ...(freqFactors && spec.rope.freqFactors ? { freqFactors } : {}),
     ...(spec.rope.yarn ? { yarn: spec.rope.yarn } : {}),
+    ...(c.ropeMulti ? { multi: c.ropeMulti } : {}),
   };
   const attention: AttentionParams = {
     nHeads: spec.nHeads,

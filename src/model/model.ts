@@ -29,6 +29,11 @@ export interface EmbeddingsEvalOptions {
   readonly logits?: LogitsWanted;
   /** The rows attend to each other bidirectionally (one step), as llama.cpp's non-causal image decode. */
   readonly nonCausal?: boolean;
+  /**
+   * The rows are an image of grid.nx × grid.ny tokens in raster order: a multi-stream rope model (qwen2vl, qwen3vl)
+   * places them at grid positions and continues after them at start + max(nx, ny) (mtmd's M-RoPE). Ignored otherwise.
+   */
+  readonly grid?: import('./rope-streams.js').ImageGrid;
   readonly signal?: AbortSignal;
 }
 

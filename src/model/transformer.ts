@@ -6,7 +6,7 @@
  * `eval` cuts its tokens into steps of at most `ubatchSize` tokens; every buffer is allocated once, here.
  */
 
-import { checkRequest, checkRows, checkSlot } from './eval-checks.js';
+import { checkRequest, checkRows, checkSlot, logitsRowOf } from './eval-checks.js';
 import type { Activation, AttentionParams, KvCacheSpec, Ops, Projection, RmsNormWeight, TopK } from '../backend/ops.js';
 import { kvCacheBytes } from '../backend/kv-rows.js';
 import { LlmError, throwIfAborted } from '../errors.js';
@@ -28,7 +28,8 @@ import { PerLayerInput } from './per-layer-input.js';
 import { AltUp } from './altup.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { EmbeddingsEvalOptions, KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
-import { checkEmbeddingRows, type EmbeddingInput } from './embedding-input.js';
+import { checkEmbeddingRows, type EmbeddingInput, splitDeepstack } from './embedding-input.js';
+import { checkImageGrid, RopeStreams } from './rope-streams.js';
 import type { RankHead } from './pooling.js';
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
@@ -68,6 +69,10 @@ export class TransformerModel implements Transformer {
   private chained = false;
   /** [1] placeholder id of a chained step (the real one is in the backend's token input); reused per token. */
   private readonly chainedToken = new Int32Array(1);
+  /** Rope positions after images per slot (multi-stream rope models only). */
+  private readonly streams: RopeStreams | null;
+  /** [ubatch, nEmbd] a deepstack block of the step's rows is set into before its add (qwen3vl), else null. */
+  private readonly deepstackRows: Activation | null;
 
   constructor(
     readonly config: ModelConfig,
@@ -130,6 +135,10 @@ export class TransformerModel implements Transformer {
     this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
     this.altUp = weights.altUp ? new AltUp(c, weights.altUp, act, this.perLayerInput) : null;
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
+    this.streams = c.ropeMulti ? new RopeStreams() : null;
+    this.deepstackRows = c.deepstackLayers
+      ? ops.createActivation('deepstack', this.ubatchSize, c.embeddingLength)
+      : null;
   }
 
   async eval(
@@ -154,9 +163,19 @@ export class TransformerModel implements Transformer {
     // [n] token ids the step carries: 0, the padding token whose per-layer row gemma4/3n use for embeddings
     const placeholders = new Int32Array(n);
     checkRequest(this, placeholders, startPos, slot);
-    this.input = { rows, causal: !nonCausal, offset: 0 };
+    if (options.grid) checkImageGrid(options.grid, n);
+    const { main, blocks } = splitDeepstack(rows, this.config.embeddingLength, this.config.deepstackLayers ?? 0);
+    this.input = {
+      rows: main,
+      causal: !nonCausal,
+      offset: 0,
+      deepstack: blocks,
+      ...(options.grid && { grid: options.grid }),
+    };
     try {
-      return await this.evalSteps(placeholders, startPos, slot, options);
+      const out = await this.evalSteps(placeholders, startPos, slot, options);
+      this.streams?.addImage(slot, startPos, n, options.grid);
+      return out;
     } finally {
       this.input = null;
     }
@@ -175,6 +194,7 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
+    this.streams?.truncate(slot, startPos); // the slot's KV from startPos on is rewritten
     for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
       n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
@@ -217,6 +237,7 @@ export class TransformerModel implements Transformer {
   async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, 'evaluating sequences');
     checkRows(this, rows);
+    this.streams?.checkRows(rows);
     const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
@@ -226,17 +247,17 @@ export class TransformerModel implements Transformer {
   }
 
   async readLogits(row?: number): Promise<Float32Array> {
-    const r = this.logitsRow(row);
+    const r = logitsRowOf(row, this.lastLogitsRow, this.sequenceRows);
     const rows = await this.ops.read(this.buffers.logits, r + 1);
     return rows.slice(r * this.config.vocabSize);
   }
 
   argmax(row?: number): Promise<number> {
-    return this.ops.argmax(this.buffers.logits, this.logitsRow(row));
+    return this.ops.argmax(this.buffers.logits, logitsRowOf(row, this.lastLogitsRow, this.sequenceRows));
   }
 
   topK(k: number, row?: number): Promise<TopK> {
-    return this.ops.topK(this.buffers.logits, this.logitsRow(row), k);
+    return this.ops.topK(this.buffers.logits, logitsRowOf(row, this.lastLogitsRow, this.sequenceRows), k);
   }
 
   async prepareKernels(tokens: Int32Array, signal?: AbortSignal): Promise<void> {
@@ -264,7 +285,7 @@ export class TransformerModel implements Transformer {
 
   argmaxToInput(): Promise<number> {
     if (!this.ops.argmaxToInput) throw new LlmError('invalid-request', `${this.ops.name}: no device-side token input`);
-    return this.ops.argmaxToInput(this.buffers.logits, this.logitsRow(undefined));
+    return this.ops.argmaxToInput(this.buffers.logits, logitsRowOf(undefined, this.lastLogitsRow, this.sequenceRows));
   }
 
   async evalChained(startPos: number, slot: number, signal?: AbortSignal): Promise<void> {
@@ -288,6 +309,7 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
+    this.streams?.copy(srcSlot, dstSlot, nPositions);
     if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
   }
 
@@ -324,7 +346,9 @@ export class TransformerModel implements Transformer {
   ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
-    ops.beginStep(this.chained ? { tokens, startPos, slot, tokensOnDevice: true } : { tokens, startPos, slot });
+    const positions = rows ? undefined : this.streams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
+    const batch = { tokens, startPos, slot, ...(positions && { positions }) };
+    ops.beginStep(this.chained ? { ...batch, tokensOnDevice: true } : batch);
     if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);
     else {
       ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
@@ -355,6 +379,11 @@ export class TransformerModel implements Transformer {
       else if (p.kind === 'attention' && p.w.perLayer)
         this.perLayerInput?.apply(ops, il, b.x, n, p.w.perLayer, p.perLayerOut);
       if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
+      const ds = this.input?.deepstack?.[il]; // qwen3vl: x [n, nEmbd] += deepstack block il of the image rows
+      if (ds && this.deepstackRows) {
+        ops.setRows(this.deepstackRows, ds.subarray(this.input!.offset * c.embeddingLength), n);
+        ops.add(b.x, b.x, this.deepstackRows, n);
+      }
     }
 
     this.altUp?.merge(ops, b.x, n); // x [n, nEmbd] from the AltUp streams
@@ -467,28 +496,5 @@ export class TransformerModel implements Transformer {
     ops.normMatmul(b.xb, b.x, p.attnNorm, p.inProj, n); // bcx [n, 3·nEmbd]
     ops.shortConv(b.xb, p.bcx, il, n, p.w.conv); // xb [n, nEmbd] (the normed input is no longer needed)
     ops.matmulResidual(b.x, b.xb, p.w.outProj, n, p.convOut); // x [n, nEmbd] += xb · out_projᵀ
-  }
-
-  /** Row of `buffers.logits` to read: `row` of the last `evalRows`, or the last evaluated token's. */
-  private logitsRow(row: number | undefined): number {
-    const last = this.requireLogits();
-    if (row === undefined) return last;
-    if (!(Number.isInteger(row) && row >= 0 && row < Math.max(1, this.sequenceRows))) {
-      throw new LlmError(
-        'invalid-request',
-        `reading logits: row ${row} does not exist (the last step kept ${Math.max(1, this.sequenceRows)})`,
-      );
-    }
-    return this.sequenceRows > 0 ? row : last;
-  }
-
-  private requireLogits(): number {
-    if (this.lastLogitsRow < 0) {
-      throw new LlmError(
-        'invalid-request',
-        "reading logits: the last eval did not keep any (call eval with logits 'last' or 'all')",
-      );
-    }
-    return this.lastLogitsRow;
   }
 }

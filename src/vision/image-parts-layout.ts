@@ -5,6 +5,7 @@
  * `VisionConfig` data; the projector functions live in one file each.
  */
 
+import type { ImageGrid } from '../model/rope-streams.js';
 import { throwIfAborted } from '../errors.js';
 import { checkRgbImage, type PreprocessedImage, preprocessImage } from './preprocess-image.js';
 import { preprocessDynamic, preprocessSmartResize } from './preprocess-smart-resize.js';
@@ -14,6 +15,8 @@ import { projectLdp } from './projector-ldp.js';
 import { projectLfm2, resizePositions } from './projector-lfm2.js';
 import { projectMlp } from './projector-mlp.js';
 import { encodeGemma4v } from './projector-gemma4v.js';
+import { encodeQwen25vl } from './projector-qwen25vl.js';
+import { encodeQwen3vl } from './projector-qwen3vl.js';
 import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
@@ -27,7 +30,13 @@ import type { VisionWeights } from './vision-weights.js';
 export type ImagePart =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'token'; readonly text: string }
-  | { readonly type: 'rows'; readonly nTokens: number; readonly embeddings: Float32Array };
+  | {
+      readonly type: 'rows';
+      readonly nTokens: number;
+      readonly embeddings: Float32Array;
+      /** The chunk's token grid, for projectors whose text model places it at grid positions (M-RoPE). */
+      readonly grid?: ImageGrid;
+    };
 
 /** An image's encoder inputs: tiles (row-major, possibly none) and the overview (the only picture when no tiles). */
 interface Pictures {
@@ -79,6 +88,8 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
   },
   pixtral: encodePixtral,
   gemma4v: encodeGemma4v,
+  'qwen2.5vl_merger': encodeQwen25vl,
+  qwen3vl_merger: encodeQwen3vl,
 };
 
 const tokens = (list: readonly string[]): ImagePart[] => list.map((text) => ({ type: 'token', text }));
@@ -98,7 +109,11 @@ export async function layoutImageParts(
   const rows = async (pic: PreprocessedImage): Promise<ImagePart> => {
     throwIfAborted(signal, 'encoding the image');
     const embeddings = await encode(pic);
-    return { type: 'rows', nTokens: embeddings.length / nEmbdText, embeddings };
+    const m = config.patchSize * config.merge; // M-RoPE text models place the rows by the merged grid
+    const [nx, ny] = [pic.size / m, (pic.height ?? pic.size) / m];
+    const grid = config.mrope ? { grid: { nx, ny } } : {};
+    // (qwen3vl's rows also carry deepstack blocks: n_embd · (1 + k) wide, so the grid counts them)
+    return { type: 'rows', nTokens: config.mrope ? nx * ny : embeddings.length / nEmbdText, embeddings, ...grid };
   };
   const parts: ImagePart[] = [];
   if (config.imageBegin !== '') parts.push({ type: 'text', text: config.imageBegin });

@@ -9,6 +9,8 @@ import { LFM2_TENSORS, lfm2Tensors } from './projector-lfm2.js';
 import { MLP_TENSORS, mlpTensors } from './projector-mlp.js';
 import { GEMMA4V_TENSORS, gemma4vTensors } from './projector-gemma4v.js';
 import { PIXTRAL_TENSORS, pixtralTensors } from './projector-pixtral.js';
+import { QWEN25VL_TENSORS, qwen25vlTensors } from './projector-qwen25vl.js';
+import { QWEN3VL_TENSORS, qwen3vlTensors } from './projector-qwen3vl.js';
 import { VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -34,4 +36,6 @@ export const PROJECTOR_TENSORS: Readonly<Record<string, ProjectorTensors>> = {
   pixtral: { output: { tensor: PIXTRAL_TENSORS.down, dim: 1 }, tensors: pixtralTensors },
   gemma4v: { output: { tensor: GEMMA4V_TENSORS.proj, dim: 1 }, tensors: gemma4vTensors },
   ldp: { output: { tensor: LDP_OUTPUT, dim: 1 }, tensors: ldpTensors },
+  'qwen2.5vl_merger': { output: { tensor: QWEN25VL_TENSORS.down, dim: 1 }, tensors: qwen25vlTensors },
+  qwen3vl_merger: { output: { tensor: QWEN3VL_TENSORS.down, dim: 1 }, tensors: qwen3vlTensors },
 };

@@ -29,6 +29,8 @@ export const VISION_LAYER_TENSORS = {
   attnQ: 'v.blk.{il}.attn_q',
   attnK: 'v.blk.{il}.attn_k',
   attnV: 'v.blk.{il}.attn_v',
+  /** Q|K|V fused (qwen3vl): ggml [d, 3d] */
+  attnQkv: 'v.blk.{il}.attn_qkv',
   attnOut: 'v.blk.{il}.attn_out',
   ln2: 'v.blk.{il}.ln2',
   ffnUp: 'v.blk.{il}.ffn_up',

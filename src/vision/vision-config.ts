@@ -52,6 +52,8 @@ interface ProjectorFacts {
   readonly rope2dTheta?: number;
   /** Text widths for which the image rows are decoded causally after all (gemma4v: E2B 1536, E4B 2560). */
   readonly causalForTextWidths?: readonly number[];
+  /** The text model places the image at M-RoPE grid positions; the ViT has window attention (`clip.vision.n_wa_pattern`). */
+  readonly mrope?: boolean;
   /** Patches merged per side after the ViT (gemma3: 4×4 average pooling); `clip.vision.projector.scale_factor` overrides. */
   readonly defaultMerge: number;
   readonly resize: ResizeAlgorithm;
@@ -149,6 +151,34 @@ const PROJECTORS: Readonly<Record<string, ProjectorFacts>> = {
     rope2dTheta: 100,
     causalForTextWidths: [1536, 2560],
   },
+  // Qwen2.5-VL: RMSNorm ViT with two temporal patch kernels, 2-D M-RoPE, window attention but on every
+  // n_wa_pattern-th block, gated SiLU FFNs; 2×2 patches merged by RMSNorm + GELU MLP (mtmd `clip_graph_qwen2vl`).
+  'qwen2.5vl_merger': {
+    preprocessor: 'dynamic',
+    defaultMerge: 2,
+    resize: 'bicubic',
+    imageBegin: '<|vision_start|>',
+    imageEnd: '<|vision_end|>',
+    nonCausal: false,
+    tokenLimits: [8, 4096],
+    mergeKey: 'clip.vision.spatial_merge_size',
+    rope2dTheta: 10000,
+    mrope: true,
+  },
+  // Qwen3-VL: LayerNorm ViT with fused QKV, a learned position table resized (bilinear, corners aligned) to the
+  // picture, 2-D M-RoPE, full attention; the 2×2 merger plus deepstack mergers after some blocks, whose outputs are
+  // concatenated to each token's row (mtmd `clip_graph_qwen3vl`).
+  qwen3vl_merger: {
+    preprocessor: 'dynamic',
+    defaultMerge: 2,
+    resize: 'bicubic',
+    imageBegin: '<|vision_start|>',
+    imageEnd: '<|vision_end|>',
+    nonCausal: false,
+    tokenLimits: [8, 4096],
+    mergeKey: 'clip.vision.spatial_merge_size',
+    mrope: true,
+  },
 };
 
 /** The projector types `readVisionConfig` accepts. */
@@ -212,6 +242,10 @@ export interface VisionConfig {
   readonly rope2dTheta: number;
   /** Text widths for which `nonCausal` does not hold (mtmd `mtmd_decode_use_non_causal`). */
   readonly causalForTextWidths: readonly number[];
+  /** Qwen2.5-VL: full attention on every `windowPattern`-th block, 112-pixel windows on the others (0: none). */
+  readonly windowPattern?: number;
+  /** The image's token grid goes with its rows (M-RoPE text models place them by it). */
+  readonly mrope?: boolean;
 }
 
 /** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
@@ -348,7 +382,24 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     padColor: facts.padColor ?? [0, 0, 0],
     rope2dTheta: facts.rope2dTheta ?? 0,
     causalForTextWidths: facts.causalForTextWidths ?? [],
+    ...(facts.mrope ? { mrope: true, windowPattern: readWindowPattern(r, projector, headDim, merge) } : {}),
   };
+}
+
+/**
+ * Qwen2.5-VL's `clip.vision.n_wa_pattern` (required, as llama.cpp); its graph also fixes a 2×2 merge and splits each
+ * head into four rope sections, so another merge or a head size not divisible by 4 is `gguf-invalid`.
+ */
+function readWindowPattern(r: MetadataReader, projector: string, headDim: number, merge: number): number {
+  if (merge !== 2 || headDim % 4 !== 0) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading vision config: the ${projector} needs 'clip.vision.spatial_merge_size' 2 (found ${merge}) and a head size divisible by 4 (found ${headDim})`,
+      { details: { key: 'clip.vision.spatial_merge_size', merge, headDim } },
+    );
+  }
+  const required = projector === 'qwen2.5vl_merger' ? undefined : 0; // only 2.5 requires it, as llama.cpp
+  return r.boundedCount('clip.vision.n_wa_pattern', required, 0, LIMITS.maxLayers, 'maxLayers');
 }
 
 /**

@@ -37,6 +37,8 @@ interface VisionLayerWeights {
   readonly downB: Float32Array;
   /** [f, d] (out, in): the gate of a gated FFN (pixtral: SiLU(gate) × up), when the file has one */
   readonly gateW?: Float32Array;
+  /** [f]: the gate's bias (Qwen2.5-VL), when the file has one */
+  readonly gateB?: Float32Array;
 }
 
 /** The encoder and gemma3 projector. */
@@ -150,15 +152,17 @@ export async function loadVisionWeights(
         ? Promise.resolve(new Float32Array(n))
         : r.read(layerTensorName(real(k), il, 'bias'), [n]);
     const gate = layerTensorName('ffnGate', il, 'weight');
+    const qkv = await fusedQkv(r, il, d); // qwen3vl: Q|K|V in one matrix, split here
+    const gateBias = (i: number) => layerTensorName('ffnGate', i, 'bias');
     layers.push({
       ln1W: await w('ln1', [d]),
       ln1B: await b('ln1', d),
-      qW: await w('attnQ', [d, d]),
-      qB: await b('attnQ', d),
-      kW: await w('attnK', [d, d]),
-      kB: await b('attnK', d),
-      vW: await w('attnV', [d, d]),
-      vB: await b('attnV', d),
+      qW: qkv?.[0] ?? (await w('attnQ', [d, d])),
+      qB: qkv?.[1] ?? (await b('attnQ', d)),
+      kW: qkv?.[2] ?? (await w('attnK', [d, d])),
+      kB: qkv?.[3] ?? (await b('attnK', d)),
+      vW: qkv?.[4] ?? (await w('attnV', [d, d])),
+      vB: qkv?.[5] ?? (await b('attnV', d)),
       oW: await w('attnOut', [d, d]),
       oB: await b('attnOut', d),
       ln2W: await w('ln2', [d]),
@@ -168,6 +172,7 @@ export async function loadVisionWeights(
       downW: await w('ffnDown', [f, d]),
       downB: await b('ffnDown', d),
       ...(r.has(gate) ? { gateW: await r.read(gate, [d, f]) } : {}),
+      ...(r.has(gateBias(il)) ? { gateB: await r.read(gateBias(il), [f]) } : {}),
     });
   }
   return {
@@ -191,11 +196,27 @@ export async function loadVisionWeights(
         }
       : {}),
     ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
-      ? { postLn: { w: await r.read(T.postLnWeight, [d]), b: await r.read(T.postLnBias, [d]) } }
+      ? {
+          postLn: {
+            w: await r.read(T.postLnWeight, [d]),
+            // an RMS post-norm (Qwen2.5-VL's merger ln_q) has no bias
+            b: config.rope2dTheta > 0 && !r.has(T.postLnBias) ? new Float32Array(d) : await r.read(T.postLnBias, [d]),
+          },
+        }
       : {}),
     ...(config.projector === 'gemma3'
       ? { softEmbNormW: await r.read(T.softEmbNorm, [d]), projW: await r.read(T.inputProjection, [nEmbdText, d]) }
       : {}),
     mm,
   };
+}
+
+/** A fused `attn_qkv` of layer il split into [qW, qB, kW, kB, vW, vB] (rows q, then k, then v), or null without one. */
+async function fusedQkv(r: TensorReader, il: number, d: number): Promise<Float32Array[] | null> {
+  const name = layerTensorName('attnQkv', il, 'weight');
+  if (!r.has(name)) return null;
+  const w = await r.read(name, [d, 3 * d]); // [3d, d] (out, in)
+  const bias = layerTensorName('attnQkv', il, 'bias');
+  const b = r.has(bias) ? await r.read(bias, [3 * d]) : new Float32Array(3 * d);
+  return [0, 1, 2].flatMap((j) => [w.slice(j * d * d, (j + 1) * d * d), b.slice(j * d, (j + 1) * d)]);
 }

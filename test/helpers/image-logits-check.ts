@@ -124,8 +124,9 @@ export function describeImageLogits(name: string, makeOps: () => Ops | Promise<O
         let k = 0;
         for (const c of fx.chunks) {
           if (c.type === 'image') {
-            const embeddings = rows[k++].embeddings;
-            await model.evalEmbeddings!(embeddings, c.start, 0, { nonCausal: c.non_causal, logits: 'none' });
+            const { embeddings, grid } = rows[k++]!; // grid: M-RoPE text models place the rows by it
+            const options = { nonCausal: c.non_causal, logits: 'none', ...(grid ? { grid } : {}) } as const;
+            await model.evalEmbeddings!(embeddings, c.start, 0, options);
             continue;
           }
           const logits = (await model.eval(Int32Array.from(c.tokens), c.start, 0, { logits: 'all' }))!;

@@ -34,6 +34,7 @@ import { qwen35moe } from './qwen35moe.js';
 import { nomicBertMoe } from './nomic-bert-moe.js';
 import { modernBert } from './modern-bert.js';
 import { jinaBertV2 } from './jina-bert-v2.js';
+import { qwen2vl, qwen3vl } from './qwen2vl.js';
 
 /** Every spec, by name. */
 export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
@@ -68,5 +69,7 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     nomicBertMoe,
     modernBert,
     jinaBertV2,
+    qwen2vl,
+    qwen3vl,
   ].map((spec) => [spec.name, spec]),
 );

@@ -195,7 +195,8 @@ class CpuOps extends HostHybridOps implements Ops {
   }
 
   rope(x: Activation, n: number, params: RopeParams): void {
-    ropeRows(buf(x), x.cols, n, this.step().startPos, params);
+    const { startPos, positions } = this.step();
+    ropeRows(buf(x), x.cols, n, startPos, params, positions);
   }
 
   storeKv(layer: number, k: Activation, v: Activation, n: number): void {

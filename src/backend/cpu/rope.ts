@@ -5,6 +5,7 @@
  */
 
 import type { RopeParams } from '../ops.js';
+import { type RopePositions, ropeStreamOf } from '../rope-multi.js';
 
 /** Correction range of YaRN for one boundary (ggml `ggml_rope_yarn_corr_dim`). */
 function yarnCorrDim(nDims: number, nCtxOrig: number, nRot: number, base: number): number {
@@ -26,12 +27,21 @@ function yarnCorrDims(
 
 /**
  * Cosine and sine of every rotated pair at position `pos`: `cos[at + i]`, `sin[at + i]` for pair i < nRot/2
- * (the magnitude scale of YaRN is folded in).
+ * (the magnitude scale of YaRN is folded in). A multi-stream rope (`params.multi`) takes pair i's position from
+ * stream `ropeStreamOf(i)` of `streams` (t, h, w, e; default the text row (pos, pos, pos, 0)).
  */
-export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, sin: Float64Array, at = 0): void {
+export function ropeAngles(
+  pos: number,
+  params: RopeParams,
+  cos: Float64Array,
+  sin: Float64Array,
+  at = 0,
+  streams?: readonly [number, number, number, number],
+): void {
   const half = params.nRot / 2;
   const thetaScale = Math.pow(params.theta, -2 / params.nRot);
   const yarn = params.yarn;
+  const multi = params.multi;
   let corr: [number, number] = [0, 0];
   let mscale = 1;
   if (yarn) {
@@ -39,8 +49,11 @@ export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, s
     mscale = yarn.attnFactor;
     if (yarn.extFactor !== 0) mscale *= 1 + 0.1 * Math.log(1 / params.freqScale);
   }
-  let thetaBase = pos;
+  // One theta per stream, each scaled pair by pair as ggml does (all four equal for single-position rope).
+  let [t0, t1, t2, t3] = streams ?? [pos, pos, pos, multi ? 0 : pos];
   for (let i = 0; i < half; i++) {
+    const s = multi ? ropeStreamOf(multi, i) : 0;
+    const thetaBase = s === 0 ? t0 : s === 1 ? t1 : s === 2 ? t2 : t3;
     const factor = params.freqFactors ? params.freqFactors[i] : 1;
     const extrap = thetaBase / factor;
     const interp = params.freqScale * extrap;
@@ -54,26 +67,43 @@ export function ropeAngles(pos: number, params: RopeParams, cos: Float64Array, s
     }
     cos[at + i] = Math.cos(theta) * mscale;
     sin[at + i] = Math.sin(theta) * mscale;
-    thetaBase *= thetaScale;
+    t0 *= thetaScale;
+    t1 *= thetaScale;
+    t2 *= thetaScale;
+    t3 *= thetaScale;
   }
 }
 
+/** Stream values (t, h, w, e) of row r of a step's [4, n] `positions`. */
+export function rowStreams(positions: RopePositions, r: number): [number, number, number, number] {
+  const n = positions.length / 4;
+  return [positions[r], positions[n + r], positions[2 * n + r], positions[3 * n + r]];
+}
+
 /**
- * Rotates `n` rows of `x` ([n, cols], cols = nHeads·headDim) in place; row r is at position `startPos + r`.
+ * Rotates `n` rows of `x` ([n, cols], cols = nHeads·headDim) in place; row r is at position `startPos + r`
+ * (a multi-stream rope's row r at the streams of `positions` [4, n] when given).
  * Dimensions ≥ nRot of each head pass through unchanged.
  */
-export function ropeRows(x: Float32Array, cols: number, n: number, startPos: number, params: RopeParams): void {
+export function ropeRows(
+  x: Float32Array,
+  cols: number,
+  n: number,
+  startPos: number,
+  params: RopeParams,
+  positions?: RopePositions,
+): void {
   const { headDim, nRot } = params;
   const half = nRot / 2;
   const nHeads = cols / headDim;
   const cos = new Float64Array(half); // [nRot/2]
   const sin = new Float64Array(half); // [nRot/2]
   for (let r = 0; r < n; r++) {
-    ropeAngles(startPos + r, params, cos, sin);
+    ropeAngles(startPos + r, params, cos, sin, 0, params.multi && positions ? rowStreams(positions, r) : undefined);
     for (let h = 0; h < nHeads; h++) {
       const base = r * cols + h * headDim;
       for (let i = 0; i < half; i++) {
-        // NORM rotates (2i, 2i+1); NEOX rotates (i, i + nRot/2).
+        // NORM rotates (2i, 2i+1); NEOX (and multi-stream) rotates (i, i + nRot/2).
         const a = params.kind === 'norm' ? base + 2 * i : base + i;
         const b = params.kind === 'norm' ? a + 1 : a + half;
         const x0 = x[a];

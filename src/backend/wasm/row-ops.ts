@@ -6,7 +6,8 @@
  * reference backend's formula (backend/cpu/cpu-ops.ts) exactly.
  */
 
-import { ropeAngles } from '../cpu/rope.js';
+import { ropeAngles, rowStreams } from '../cpu/rope.js';
+import type { RopePositions } from '../rope-multi.js';
 import type { RopeParams } from '../ops.js';
 
 /**
@@ -63,36 +64,54 @@ export function softcapRows(f32: Float32Array, x: number, cap: number, len: numb
   for (let i = 0; i < len; i++) f32[x + i] = cap * Math.tanh(f32[x + i] / cap);
 }
 
+/** One parameter set's cos/sin [n, nRot/2] (f64) of a step's rows, and the positions they were computed for. */
+interface RopeTableEntry {
+  startPos: number;
+  n: number;
+  cos: Float64Array;
+  sin: Float64Array;
+  positions: RopePositions | undefined;
+}
+
 /**
  * Rotary-embedding cos/sin tables of the step's positions, shared by q and k and by every layer with the same rope
  * parameters (they depend only on position and parameters). Angles come from the reference backend's `ropeAngles`.
  */
 export class RopeTables {
-  private readonly entries = new Map<string, { startPos: number; n: number; cos: Float64Array; sin: Float64Array }>();
+  private readonly entries = new Map<string, RopeTableEntry>();
   private readonly keys = new WeakMap<RopeParams, string>(); // rope params are built once per model: key them once
   private readonly factorIds = new WeakMap<Float32Array, number>();
   private nextFactorId = 0;
 
   /**
-   * cos/sin [n, nRot/2] for positions startPos … startPos+n−1 (the arrays may be longer). A decode step refills the
-   * previous step's arrays in place: nothing is allocated per token.
+   * cos/sin [n, nRot/2] for positions startPos … startPos+n−1 (the arrays may be longer), or a multi-stream rope's
+   * `positions` [4, n]. A decode step refills the previous step's arrays in place: nothing is allocated per token.
    */
-  get(params: RopeParams, startPos: number, n: number): { cos: Float64Array; sin: Float64Array } {
+  get(
+    params: RopeParams,
+    startPos: number,
+    n: number,
+    positions?: RopePositions,
+  ): { cos: Float64Array; sin: Float64Array } {
+    const streams = params.multi ? positions : undefined; // single-position rope ignores the streams
     let key = this.keys.get(params);
     if (key === undefined) {
       key = this.key(params);
       this.keys.set(params, key);
     }
     let entry = this.entries.get(key);
-    if (entry && entry.startPos === startPos && entry.n >= n) return entry;
+    if (entry && entry.startPos === startPos && entry.n >= n && entry.positions === streams) return entry;
     const half = params.nRot / 2;
     if (!entry || entry.cos.length < n * half) {
       if (this.entries.size > 16) this.entries.clear();
-      entry = { startPos, n, cos: new Float64Array(n * half), sin: new Float64Array(n * half) }; // [n, nRot/2]
+      entry = { startPos, n, cos: new Float64Array(n * half), sin: new Float64Array(n * half), positions: streams };
       this.entries.set(key, entry);
     }
-    for (let r = 0; r < n; r++) ropeAngles(startPos + r, params, entry.cos, entry.sin, r * half);
+    for (let r = 0; r < n; r++) {
+      ropeAngles(startPos + r, params, entry.cos, entry.sin, r * half, streams && rowStreams(streams, r));
+    }
     entry.startPos = startPos;
+    entry.positions = streams;
     entry.n = n;
     return entry;
   }
@@ -104,7 +123,8 @@ export class RopeTables {
       this.factorIds.set(p.freqFactors, f);
     }
     const y = p.yarn;
-    return `${p.nRot}|${p.theta}|${p.freqScale}|${f}|${y ? `${y.extFactor},${y.attnFactor},${y.betaFast},${y.betaSlow},${y.nCtxOrig}` : ''}`;
+    const m = p.multi ? `${p.multi.sections.join(',')}${p.multi.interleaved ? 'i' : ''}` : '';
+    return `${m}|${p.nRot}|${p.theta}|${p.freqScale}|${f}|${y ? `${y.extFactor},${y.attnFactor},${y.betaFast},${y.betaSlow},${y.nCtxOrig}` : ''}`;
   }
 }
 

@@ -185,7 +185,7 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   rope(x: Activation, n: number, params: RopeParams): void {
     const a = act(x);
-    const { cos, sin } = this.ropeTables.get(params, this.step().startPos, n);
+    const { cos, sin } = this.ropeTables.get(params, this.step().startPos, n, this.step().positions);
     ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, cos, sin);
     a.version++;
   }

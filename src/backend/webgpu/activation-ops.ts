@@ -6,9 +6,11 @@
 
 import { LlmError } from '../../errors.js';
 import type { Activation, GluActivation, RopeParams, Weight } from '../ops.js';
+import type { RopeSections } from '../rope-multi.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { KvStep } from './kv-cache-ops.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import type { RopePositions } from './rope-positions.js';
 import { ropeYarnUniforms } from './rope-table.js';
 import { type Binding, grid, type StepRecorder } from './step-recorder.js';
 import type { GpuQuantLayout } from './upload.js';
@@ -25,6 +27,8 @@ export interface ActivationOpsHost {
   pipe(spec: Omit<PipelineSpec, 'quant'> & { quant?: GpuQuantLayout }): CachedPipeline;
   /** The RoPE inverse-frequency table of a parameter set. */
   ropeTable(params: RopeParams): GPUBuffer;
+  /** The step's multi-stream rope positions. */
+  readonly ropePositions: RopePositions;
 }
 
 /** See the file header. */
@@ -111,6 +115,7 @@ export class ActivationOps {
   }
 
   rope(st: KvStep, x: Activation, n: number, params: RopeParams): void {
+    if (params.multi) return this.ropeMulti(st, x, n, params, params.multi);
     const xa = x as GpuActivation;
     const half = params.nRot / 2;
     const total = n * (xa.cols / params.headDim) * half;
@@ -128,6 +133,41 @@ export class ActivationOps {
           .u(st.startPos)
           .u(params.kind === 'neox' ? 1 : 0)
           .u(total)
+          .f(params.freqScale)
+          .f(y.extFactor)
+          .f(y.mscale)
+          .f(y.corrLo)
+          .f(y.corrHi),
+      grid(Math.ceil(total / WG_FLAT)),
+    );
+  }
+
+  /** Multi-stream rope (rope_multi.wgsl): the step's explicit streams, or text rows at startPos + row. */
+  private ropeMulti(st: KvStep, x: Activation, n: number, params: RopeParams, m: RopeSections): void {
+    const xa = x as GpuActivation;
+    const total = n * (xa.cols / params.headDim) * (params.nRot / 2);
+    const y = ropeYarnUniforms(params);
+    const pos = this.h.ropePositions;
+    const pipe = this.h.pipe({ kernel: 'rope_multi', wgSize: WG_FLAT });
+    const [t, h, w, e] = m.sections;
+    this.h.rec.dispatch(
+      pipe,
+      [null, xa.buffer, this.h.ropeTable(params), pos.buffer(this.h.dummy)],
+      (p) =>
+        p
+          .u(xa.cols)
+          .u(params.headDim)
+          .u(params.nRot)
+          .u(st.startPos)
+          .u(1)
+          .u(total)
+          .u(n)
+          .u(pos.explicit ? 1 : 0)
+          .u(t)
+          .u(h)
+          .u(w)
+          .u(e)
+          .u(m.interleaved ? 1 : 0)
           .f(params.freqScale)
           .f(y.extFactor)
           .f(y.mscale)

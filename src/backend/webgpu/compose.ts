@@ -80,6 +80,7 @@ const weightSpanWgsl = shaderSource('common/weight_span');
 const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
   rope: ropeMathWgsl,
   rope_store: ropeMathWgsl,
+  rope_multi: ropeMathWgsl,
   gemv: gemvIoWgsl,
   gemv_sg: gemvIoWgsl,
   // the binding's span, where row-split snippets find the scales (gemv_io defines its own for gemv / gemv_sg)

@@ -152,7 +152,7 @@ export class KvCacheOps {
   ): boolean {
     const spec = this.require('ropeStoreKv', layer);
     const kvCols = kvLayerCols(spec, layer);
-    const isFusable = ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
+    const isFusable = !params.multi && ka.cols === kvCols && va.cols === kvCols && qa.cols % params.headDim === 0;
     if (!isFusable || qa.buffer === ka.buffer || qa.buffer === va.buffer || ka.buffer === va.buffer) return false;
     if (st.startPos + n > spec.contextLength) {
       throw new LlmError(

@@ -27,6 +27,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'rms_norm.main_inplace': ['uniform', null, 'rw', 'read'],
   'rope.main': ['uniform', 'rw', 'read'],
   'rope_store.main': ['uniform', 'rw', 'rw', 'read', 'read', 'rw', 'rw'],
+  'rope_multi.main': ['uniform', 'rw', 'read', 'read'],
   'store_kv.main': ['uniform', 'read', 'read', 'rw', 'rw'],
   'copy_kv.main': ['uniform', 'rw', 'rw'],
   'attention.main': ['uniform', 'read', 'read', 'read', 'rw', 'rw'],

@@ -28,6 +28,7 @@ import { AttentionOps } from './attention-ops.js';
 import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
+import { RopePositions } from './rope-positions.js';
 import { RecurrentStateOps } from './recurrent-state-ops.js';
 import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
@@ -72,6 +73,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
   private readonly kvc: KvCacheOps; // per layer (nSlots, contextLength, nKvHeads·headDim) K and V
   private readonly attn: AttentionOps; // owns the (rows, nHeads, splits, headDim + 2) f32 split-K scratch
   private readonly ropeTables: RopeTableCache; // (nRot/2) f32 inverse frequencies per parameter set
+  private readonly ropePos: RopePositions; // (4, n) i32 multi-stream rope positions of an image step
   protected readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 short-convolution state
   protected readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
   readonly altUp: AltUpOps; // gemma3n's AltUp and sparsity primitives
@@ -91,6 +93,11 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
       `${ctx.isSoftware ? ' software' : ''} (${ctx.adapterDescription})`;
     this.dummy = this.buffer('dummy', 16, 0);
     this.dummyRw = [this.buffer('dummy-rw1', 16, 0), this.buffer('dummy-rw2', 16, 0)];
+    this.ropePos = new RopePositions({
+      device: this.device,
+      buffer: this.buffer.bind(this),
+      release: this.release.bind(this),
+    });
     // One host object for the helpers, built once: their per-token calls allocate nothing here.
     const host = {
       ctx,
@@ -109,6 +116,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
       profiler: () => this.profile.collector,
       stash: (slot: WeightGroupSlot, w: GpuWeight, bytes: Uint8Array) => this.hw.stash(slot, w, bytes),
       ropeTable: (params: RopeParams) => this.ropeTables.get(params),
+      ropePositions: this.ropePos,
     };
     this.uploadHost = host;
     this.acts = new ActivationOps(host);
@@ -206,6 +214,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.rec.checkAlive();
     if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
+    this.ropePos.write(batch.positions); // [4, n] multi-stream rope positions (images), else none
     if (batch.tokensOnDevice !== true) this.tokens.write(batch.tokens);
     else if (batch.tokens.length !== 1) {
       throw new LlmError(
@@ -217,6 +226,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
   }
 
   setSequence(slot: number, startPos: number): void {
+    this.ropePos.explicit = false; // one sequence's text rows
     this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 

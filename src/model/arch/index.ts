@@ -41,6 +41,8 @@ import { gemmaEmbedding } from './gemma-embedding.js';
 import { nomicBertMoe } from './nomic-bert-moe.js';
 import { modernBert } from './modern-bert.js';
 import { jinaBertV2 } from './jina-bert-v2.js';
+import { qwen2vl } from './qwen2vl.js';
+import { qwen3vl } from './qwen3vl.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
@@ -83,6 +85,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   nomicBertMoe,
   modernBert,
   jinaBertV2,
+  qwen2vl,
+  qwen3vl,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { Completion } from '../../../src/api/types.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { RECORDED_FIXTURE_DIR, sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'stories260K.gguf');
 const CTX = 32;
@@ -47,5 +47,22 @@ describe('context shift (stories260K, contextLength 32)', () => {
     await plain.unload();
     expect(short.usage.total_tokens).toBe(CTX);
     expect(r.choices[0].text.startsWith(short.choices[0].text)).toBe(true);
+  });
+});
+
+describe('context shift on an M-RoPE model (qwen2vl)', () => {
+  it('is not done (as llama.cpp): the generation stops at the context limit', async () => {
+    const engine = await createEngine({
+      model: `${RECORDED_FIXTURE_DIR}/qwen2vl-q8_0-s1.gguf`,
+      backend: 'cpu',
+      contextLength: CTX,
+      slots: 1,
+      warmup: false,
+      contextShift: true,
+    });
+    const r = (await engine.completions.create({ prompt: PROMPT, max_tokens: 60, temperature: 0 })) as Completion;
+    await engine.unload();
+    expect(r.usage.total_tokens).toBe(CTX);
+    expect(r.choices[0].finish_reason).toBe('length');
   });
 });

@@ -1,0 +1,118 @@
+/**
+ * Where a multi-stream rope model's tokens sit (qwen2vl, qwen3vl): the KV cache stays indexed by sequence order, but
+ * an image of nx × ny tokens advances the rope position by max(nx, ny) only (mtmd `MTMD_POS_TYPE_MROPE`), so text
+ * after it runs at its KV index minus what the images before it did not advance. Kept per slot from the images
+ * `evalEmbeddings` placed; rewriting a slot from a position forgets the images from there, `copySlot` copies them.
+ */
+
+import { LlmError } from '../errors.js';
+import {
+  imageRopePositions,
+  type RopePositions,
+  sliceRopePositions,
+  textRopePositions,
+} from '../backend/rope-multi.js';
+import type { SequenceToken } from './model.js';
+
+/** An image's token grid after merging: nx columns, ny rows, raster order (mtmd's image_tokens nx, ny). */
+export interface ImageGrid {
+  readonly nx: number;
+  readonly ny: number;
+}
+
+/** An image chunk of a slot: KV start, tokens, and how far it advances the rope position. */
+interface ImageSpan {
+  readonly start: number;
+  readonly n: number;
+  readonly nPos: number;
+}
+
+/** The image rows a step runs (null: text rows). */
+interface ImageStep {
+  readonly grid?: ImageGrid;
+  /** Row of the image the step starts at. */
+  readonly offset: number;
+}
+
+/** See the file header. */
+export class RopeStreams {
+  private readonly slots = new Map<number, ImageSpan[]>();
+
+  /** The rope position of KV index `pos` of `slot`. */
+  ropePosition(slot: number, pos: number): number {
+    let p = pos;
+    for (const s of this.slots.get(slot) ?? []) if (s.start + s.n <= pos) p -= s.n - s.nPos;
+    return p;
+  }
+
+  /** KV of `slot` from `pos` on is being rewritten: the images there are forgotten. */
+  truncate(slot: number, pos: number): void {
+    const spans = this.slots.get(slot);
+    if (spans)
+      this.slots.set(
+        slot,
+        spans.filter((s) => s.start + s.n <= pos),
+      );
+  }
+
+  /** An image of `n` rows (its `grid`, when it has one) now sits at KV start … start+n−1 of `slot`. */
+  addImage(slot: number, start: number, n: number, grid: ImageGrid | undefined): void {
+    if (!grid) return; // rows without a grid are text-like: one position each
+    this.truncate(slot, start);
+    this.slots.get(slot)?.push({ start, n, nPos: Math.max(grid.nx, grid.ny) }) ??
+      this.slots.set(slot, [{ start, n, nPos: Math.max(grid.nx, grid.ny) }]);
+  }
+
+  /** `copySlot`: dst holds src's first `nPositions` positions. */
+  copy(src: number, dst: number, nPositions: number): void {
+    this.slots.set(
+      dst,
+      (this.slots.get(src) ?? []).filter((s) => s.start + s.n <= nPositions),
+    );
+  }
+
+  /**
+   * The streams of a step of n rows at KV startPos of `slot` ([4, n]): an image's grid rows (`image.offset` on), or
+   * text rows at their rope positions; undefined where those equal the KV positions (the backends derive them).
+   */
+  step(slot: number, startPos: number, n: number, image: ImageStep | null): RopePositions | undefined {
+    if (image?.grid) {
+      const { nx, ny } = image.grid;
+      const all = imageRopePositions(this.ropePosition(slot, startPos - image.offset), nx, ny);
+      return sliceRopePositions(all, image.offset, n);
+    }
+    const p = this.ropePosition(slot, startPos);
+    return p === startPos ? undefined : textRopePositions(p, n);
+  }
+
+  /** Several sequences in one step run at their KV positions: refused where one sits after an image. */
+  checkRows(rows: readonly SequenceToken[]): void {
+    const shifted = rows.find((r) => this.ropePosition(r.slot, r.pos) !== r.pos);
+    if (shifted) {
+      throw new LlmError(
+        'invalid-request',
+        `evaluating sequences: slot ${shifted.slot} continues after an image, whose M-RoPE positions a multi-sequence step does not carry; decode its choices one by one`,
+        { details: { slot: shifted.slot } },
+      );
+    }
+  }
+}
+
+/** Checks an image grid against its rows: nx · ny = n, both whole and positive (`invalid-request` otherwise). */
+export function checkImageGrid(grid: ImageGrid, n: number): void {
+  if (
+    !(
+      Number.isSafeInteger(grid.nx) &&
+      Number.isSafeInteger(grid.ny) &&
+      grid.nx > 0 &&
+      grid.ny > 0 &&
+      grid.nx * grid.ny === n
+    )
+  ) {
+    throw new LlmError(
+      'invalid-request',
+      `evaluating embeddings: an image grid of ${grid.nx} × ${grid.ny} tokens does not hold its ${n} rows`,
+      { details: { nx: grid.nx, ny: grid.ny, rows: n } },
+    );
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The multi-stream rope scenario every backend runs (test/kernels/rope-multi.test.ts, webgpu-rope-multi.gpu.test.ts):
+ * an image's grid positions with consecutive and interleaved sections (sections summing to fewer pairs than the
+ * head has, so sectors wrap, and an e section), text rows at an offset, and a `setSequence` back to text rows after
+ * an image step. Results are compared with the plain-TS reference, itself checked against the formula.
+ */
+
+import type { Ops, RopeParams } from '../../src/backend/ops.js';
+import { imageRopePositions, type RopePositions } from '../../src/backend/rope-multi.js';
+
+/** Head size 16 (8 pairs), 2 heads, 6 rows. */
+export const MULTI_ROWS = 6;
+export const MULTI_COLS = 32;
+
+/** The cases: name, parameters, the step's explicit streams (null: text rows) and its start position. */
+export const MULTI_CASES: readonly [string, RopeParams, RopePositions | null, number][] = [
+  [
+    'mrope image [3,2,2,1]',
+    {
+      kind: 'neox',
+      headDim: 16,
+      nRot: 16,
+      theta: 10000,
+      freqScale: 1,
+      multi: { sections: [3, 2, 2, 1], interleaved: false },
+    },
+    imageRopePositions(5, 3, 2),
+    5,
+  ],
+  [
+    'imrope image [3,2,1,0] (wraps)',
+    {
+      kind: 'neox',
+      headDim: 16,
+      nRot: 16,
+      theta: 1e6,
+      freqScale: 1,
+      multi: { sections: [3, 2, 1, 0], interleaved: true },
+    },
+    imageRopePositions(11, 2, 3),
+    11,
+  ],
+  [
+    'imrope text rows [2,2,2,2]',
+    {
+      kind: 'neox',
+      headDim: 16,
+      nRot: 16,
+      theta: 10000,
+      freqScale: 1,
+      multi: { sections: [2, 2, 2, 2], interleaved: true },
+    },
+    null,
+    40,
+  ],
+];
+
+/** Deterministic values in [-1, 1). */
+export function scenarioValues(n: number, seed: number): Float32Array {
+  let s = seed >>> 0 || 1;
+  return Float32Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 31 - 1;
+  });
+}
+
+/** Runs every case on `ops` (then a `setSequence` back to text rows); returns the rotated rows of each. */
+export async function runMultiRope(ops: Ops): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  const x = ops.createActivation('x', MULTI_ROWS, MULTI_COLS); // [6, 2 heads · 16]
+  const cases = MULTI_CASES.map(([, p, pos, start], i) => [p, pos, start, i] as const);
+  for (const [params, positions, startPos, i] of cases) {
+    const tokens = new Int32Array(MULTI_ROWS);
+    ops.beginStep({ tokens, startPos, slot: 0, ...(positions ? { positions } : {}) });
+    ops.setRows(x, scenarioValues(MULTI_ROWS * MULTI_COLS, i + 1), MULTI_ROWS);
+    ops.rope(x, MULTI_ROWS, params);
+    ops.endStep();
+    out.push(await ops.read(x, MULTI_ROWS));
+  }
+  // An image step whose second sequence is a text row: setSequence forgets the image's streams.
+  const [, params, positions] = MULTI_CASES[0]!;
+  ops.beginStep({ tokens: new Int32Array(MULTI_ROWS), startPos: 5, slot: 0, positions: positions! });
+  ops.setRows(x, scenarioValues(MULTI_ROWS * MULTI_COLS, 9), MULTI_ROWS);
+  ops.setSequence(0, 23);
+  ops.rope(x, 1, params);
+  ops.endStep();
+  out.push(await ops.read(x, 1));
+  return out;
+}
