@@ -12,7 +12,7 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles } from './simd-dot';
 
 /** The four f16 scales of a group's block at `pb` → f32x4. */
 // @ts-ignore: decorator
-@inline function scales4(pb: usize): v128 {
+@inline export function scales4(pb: usize): v128 {
   return f16x4ToF32x4(i32x4.extend_low_i16x8_u(v128.load64_zero(pb)));
 }
 
@@ -41,7 +41,7 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles } from './simd-dot';
  * in its own function: these branches inside the full tiles cost them a third of their speed (V8's code for them).
  */
 // @ts-ignore: decorator
-@inline function storeRows(o: usize, acc: v128, masked: bool, lo: i32, hi: i32): void {
+@inline export function storeRows(o: usize, acc: v128, masked: bool, lo: i32, hi: i32): void {
   if (!masked) {
     v128.store(o, acc);
     return;

@@ -1,9 +1,9 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q8_0: blocks of one f16 scale then 16·m quant bytes): rows 4g … 4g + 3 form group g, stored in the span those four
- * rows take in the GGUF file (a row count off a multiple of 4 is padded with zero rows). Block b of a group takes
- * 4·blockBytes bytes: the four rows' f16 scales, then 16-byte chunks, chunk j = quant bytes 4j … 4j + 3 of rows
- * 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
+ * Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
+ * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
+ * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
  * activation bytes splatted to every lane serves four rows (wasm/assembly/gemv-stored-rows4.ts), at one token and
  * at many alike: prefill and batched choices need no per-call packing. Same bytes as the GGUF rows but the padding.
  * Uploads copy the GGUF rows into memory and rearrange them there (wasm/assembly/rows4-layout.ts).
@@ -15,7 +15,17 @@ export function rows4StoredRows(nRows: number): number {
 }
 
 /**
- * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks of `blockBytes`) into `dst`
+ * The block shape of a type stored in 4-row groups (registry `wasm.rows4`): its bytes and how many f16 fields open
+ * (`head`) and close (`tail`) a GGUF block; the rest is the body, whole 32-bit words.
+ */
+export interface Rows4Block {
+  readonly blockBytes: number;
+  readonly head: number;
+  readonly tail: number;
+}
+
+/**
+ * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros. The reference for the kernels'
  * in-place `interleave_rows4`, which uploads use.
  */
@@ -24,15 +34,16 @@ export function interleaveRows4(
   dst: Uint8Array,
   nRows: number,
   rowBytes: number,
-  blockBytes: number,
+  block: Rows4Block,
 ): void {
-  const nb = rowBytes / blockBytes;
+  const bb = block.blockBytes;
+  const nb = rowBytes / bb;
   dst.fill(0, 0, rows4StoredRows(nRows) * rowBytes);
   for (let r = 0; r < nRows; r++) {
     for (let b = 0; b < nb; b++) {
-      const from = r * rowBytes + b * blockBytes;
-      const to = rows4BlockAt(r, b, rowBytes, blockBytes);
-      for (let i = 0; i < blockBytes; i++) dst[to + rows4ByteOffset(r, i)] = src[from + i];
+      const from = r * rowBytes + b * bb;
+      const to = rows4BlockAt(r, b, rowBytes, bb);
+      for (let i = 0; i < bb; i++) dst[to + rows4ByteOffset(r, i, block)] = src[from + i];
     }
   }
 }
@@ -42,12 +53,18 @@ function rows4BlockAt(r: number, b: number, rowBytes: number, blockBytes: number
   return (r >> 2) * 4 * rowBytes + b * 4 * blockBytes;
 }
 
-/** Where byte i of a GGUF block of row r lies inside its group block: scale bytes first, then the chunk lanes. */
-function rows4ByteOffset(r: number, i: number): number {
+/**
+ * Where byte i of a GGUF block of row r lies inside its group block: the f16 fields first (field f of the four rows
+ * at 8f, head fields then tail fields), then the body's chunks (word j of the four rows at 16j).
+ */
+function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
   const lane = r & 3;
-  if (i < 2) return 2 * lane + i;
-  const q = i - 2;
-  return 8 + 16 * (q >> 2) + 4 * lane + (q & 3);
+  const headBytes = 2 * block.head;
+  const bodyEnd = block.blockBytes - 2 * block.tail;
+  if (i < headBytes) return 8 * (i >> 1) + 2 * lane + (i & 1);
+  if (i >= bodyEnd) return 8 * (block.head + ((i - bodyEnd) >> 1)) + 2 * lane + (i & 1);
+  const q = i - headBytes;
+  return 8 * (block.head + block.tail) + 16 * (q >> 2) + 4 * lane + (q & 3);
 }
 
 /**
@@ -59,22 +76,13 @@ export function readRows4Row(
   at: number,
   r: number,
   rowBytes: number,
-  blockBytes: number,
+  block: Rows4Block,
   out: Uint8Array,
 ): void {
-  const nb = rowBytes / blockBytes;
-  const lane = r & 3;
-  let to = 0;
+  const bb = block.blockBytes;
+  const nb = rowBytes / bb;
   for (let b = 0; b < nb; b++) {
-    const g = at + rows4BlockAt(r, b, rowBytes, blockBytes);
-    out[to++] = mem[g + 2 * lane];
-    out[to++] = mem[g + 2 * lane + 1];
-    for (let q = 0; q < blockBytes - 2; q += 4) {
-      const c = g + 8 + 4 * q + 4 * lane;
-      out[to++] = mem[c];
-      out[to++] = mem[c + 1];
-      out[to++] = mem[c + 2];
-      out[to++] = mem[c + 3];
-    }
+    const g = at + rows4BlockAt(r, b, rowBytes, bb);
+    for (let i = 0; i < bb; i++) out[b * bb + i] = mem[g + rows4ByteOffset(r, i, block)]!;
   }
 }
