@@ -20,8 +20,8 @@ export interface WasmQuantPath {
   readonly rowPairs?: boolean;
   /**
    * On kernel builds with relaxed SIMD, 2-D weights of this type are stored in 4-row groups instead of row pairs
-   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of one f16 scale then 16·m quant bytes; signed
-   * quants with `signFlip`) and multiplied
+   * (src/backend/wasm/rows4-layout.ts: lanes = rows, for blocks of f16 fields around a body of 32-bit words; the quants
+   * must be 0…127, the relaxed dot's i7 operand, or signed bytes stored with `signFlip`) and multiplied
    * by this kernel at every token count; 3-D expert stacks keep the row pairs.
    */
   readonly rows4?: WasmRows4Path;
@@ -32,8 +32,12 @@ export interface WasmQuantPath {
  * @public
  */
 export interface WasmRows4Path {
-  /** Export of the kernel module multiplying the 4-row layout (wasm/assembly/gemv-stored-rows4.ts). */
+  /** Export of the kernel module multiplying the 4-row layout (wasm/assembly/gemv-stored-rows4.ts, gemv-k-rows4.ts). */
   readonly kernel: `gemv_${string}`;
+  /** f16 fields opening a GGUF block (Q4_0: its scale, 1; Q4_K: d and dmin, 2), stored field by field for 4 rows. */
+  readonly head: number;
+  /** f16 fields closing a GGUF block (Q6_K: d, 1); the bytes between head and tail are whole 32-bit words. */
+  readonly tail: number;
   /**
    * The quants are signed bytes (Q8_0): stored with the sign bit flipped (u = w + 128, 0…255), so the kernel reads
    * two 0…15 nibbles per quant as relaxed-dot operands and folds the −128 into the activation block sums.

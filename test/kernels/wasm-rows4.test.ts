@@ -1,8 +1,8 @@
 /**
  * The 4-row weight layout of the relaxed-SIMD build (src/backend/wasm/rows4-layout.ts, wasm/assembly/
- * gemv-stored-rows4.ts, gemv-q8-rows4.ts) for every type the registry gives one (Q4_0; Q8_0, stored with its
- * quants' sign bit flipped): its matmuls equal the simd128 build's
- * row-pair kernels within f32 rounding (the same integer block sums; only the float order differs) for row counts
+ * gemv-stored-rows4.ts, gemv-q8-rows4.ts, gemv-q4-k-rows4.ts) for every type the registry gives one (Q4_0, Q4_K;
+ * Q8_0, stored with its quants' sign bit flipped): its matmuls equal the simd128 build's row-pair / GGUF-row kernels
+ * within f32 rounding (the same integer block sums; only the float order differs) for row counts
  * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
  * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
  * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused.
@@ -12,16 +12,33 @@ import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ops } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures } from '../../src/backend/wasm/index.js';
-import { interleaveRows4, readRows4Row, rows4StoredRows } from '../../src/backend/wasm/rows4-layout.js';
+import {
+  interleaveRows4,
+  type Rows4Block,
+  readRows4Row,
+  rows4StoredRows,
+} from '../../src/backend/wasm/rows4-layout.js';
 import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { getQuantType, QUANT_TYPES } from '../../src/quant/index.js';
+import type { QuantType } from '../../src/quant/quant-type.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const ROWS4_TYPES = QUANT_TYPES.filter((t) => t.wasm !== 'dequantize' && t.wasm.rows4 !== undefined);
 const relaxed = detectWasmFeatures().relaxedSimd;
+
+/** A type's 4-row block shape (registry `wasm.rows4`). */
+function block(qt: QuantType): Rows4Block {
+  const r4 = qt.wasm === 'dequantize' ? undefined : qt.wasm.rows4;
+  return { blockBytes: qt.blockBytes, head: r4!.head, tail: r4!.tail, flip: r4!.signFlip ? 0x80 : 0 };
+}
+
+/** A row length of `blocks` blocks of the type (Q4_0 32 elements, K-quants 256). */
+function rowLength(qt: QuantType, blocks: number): number {
+  return blocks * qt.blockElements;
+}
 
 function randomF32(n: number, seed: number, scale = 1): Float32Array {
   const r = mulberry32(seed);
@@ -89,17 +106,17 @@ describe('4-row layout: JS reference', () => {
   it('reads back every row of every type from a matrix with padding rows', () => {
     for (const qt of ROWS4_TYPES) {
       for (const nRows of [1, 3, 4, 6, 9]) {
-        const k = 96;
+        const k = rowLength(qt, 3);
         const src = quantize(qt.id, randomF32(k * nRows, nRows));
-        const rowBytes = (k / 32) * qt.blockBytes;
+        const rowBytes = 3 * qt.blockBytes;
         const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
-        const flip = qt.wasm !== 'dequantize' && qt.wasm.rows4?.signFlip ? 0x80 : 0;
-        interleaveRows4(src, dst, nRows, rowBytes, qt.blockBytes, flip);
-        // Row 0's first quant byte lies at byte 8 of its group block, its sign bit flipped for signed quants.
-        expect(dst[8], `${qt.name} stored quant`).toBe(src[2]! ^ flip);
+        const b = block(qt);
+        interleaveRows4(src, dst, nRows, rowBytes, b);
+        // Row 0's first body byte lies after the group block's f16 fields, its sign bit flipped for signed quants.
+        expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(src[2 * b.head]! ^ b.flip);
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
-          readRows4Row(dst, 0, r, rowBytes, qt.blockBytes, row, flip);
+          readRows4Row(dst, 0, r, rowBytes, b, row);
           const want = r < nRows ? src.subarray(r * rowBytes, (r + 1) * rowBytes) : new Uint8Array(rowBytes);
           expect(Array.from(row), `${qt.name} rows ${nRows} row ${r}`).toEqual(Array.from(want));
         }
@@ -123,7 +140,7 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
 
   for (const qt of ROWS4_TYPES) {
     it(`${qt.name}: rows 1, 2, 3, 5, 6, 7, 37 × tokens 1…9, 11, 17 (8-, 4- and 1-token tiles)`, async () => {
-      const k = 96;
+      const k = rowLength(qt, qt.blockElements === 32 ? 3 : 2);
       for (const nRows of [1, 2, 3, 5, 6, 7, 37]) {
         const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 100 + nRows));
         for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17]) {
@@ -154,7 +171,7 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
     });
 
     it(`${qt.name}: an embedding lookup of a table stored in 4-row groups gives its GGUF rows`, async () => {
-      const [k, nRows] = [64, 7];
+      const [k, nRows] = [rowLength(qt, qt.blockElements === 32 ? 2 : 1), 7];
       const bytes = quantize(qt.id, randomF32(k * nRows, 5));
       const want = new Float32Array(k * nRows);
       qt.dequantizeRow(bytes, want, k * nRows);
@@ -172,9 +189,9 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
     });
 
     it(`${qt.name}: a streamed upload in 4-row pieces equals a whole upload; a piece inside a group is refused`, async () => {
-      const [k, nRows, n] = [64, 10, 5];
+      const [k, nRows, n] = [rowLength(qt, qt.blockElements === 32 ? 2 : 1), 10, 5];
       const bytes = quantize(qt.id, randomF32(k * nRows, 9));
-      const rowBytes = (k / 32) * qt.blockBytes;
+      const rowBytes = (k / qt.blockElements) * qt.blockBytes;
       const info = { name: 'streamed', type: qt.id, shape: [k, nRows] };
       const stream = r4.beginWeight!(info);
       for (let r = 0; r < nRows; r += 4) {

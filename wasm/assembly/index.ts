@@ -17,6 +17,7 @@ export { argmax_f32, topk_f32 } from './argmax';
 export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
 export { gemv_q8_0_r4 } from './gemv-q8-rows4';
 export { interleave_rows4 } from './rows4-layout';
+export { gemv_q4_k_r4 } from './gemv-q4-k-rows4';
 export { delta_net_heads } from './delta-net-scan';
 export { mamba2_heads } from './mamba2-scan';
 export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';

@@ -1,18 +1,18 @@
 /**
- * The 4-row weight layout of the relaxed-SIMD builds (src/backend/wasm/rows4-layout.ts), for block types whose block
- * is one f16 scale then a multiple of 16 quant bytes (Q4_0: 18-byte blocks, Q8_0: 34): rows 4g … 4g + 3 form group g,
- * stored where those four rows lie in the GGUF file (a row count off a multiple of 4 is padded with zero rows). Block b
- * of a group takes 4·blockBytes bytes: the four rows' f16 scales (8 bytes), then 16-byte chunks, chunk j holding quant
- * bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats
- * four activation bytes to every lane and one dot serves four rows (wasm/assembly/gemv-stored-rows4.ts). Signed
- * quants (Q8_0) are stored with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads
- * its two nibbles), the scales as they are.
+ * The 4-row weight layout of the relaxed-SIMD builds (src/backend/wasm/rows4-layout.ts), for block types made of f16
+ * fields at the block's start (`head` of them: Q4_0 1, Q4_K 2) or end (`tail`: Q6_K 1) and a body of 32-bit words:
+ * rows 4g … 4g + 3 form group g, stored where those four rows lie in the GGUF file (a row count off a multiple of 4
+ * is padded with zero rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows (8 bytes a
+ * field, head fields then tail fields), then 16-byte chunks, chunk j holding body word j (bytes 4j … 4j + 3) of rows
+ * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
+ * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
+ * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
+ * fields as they are.
  */
 
 /**
- * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] ^ flip stored at o + 16j for j < 4 (flip: 0 or 0x80808080;
- * scalar moves without SIMD; those builds never store this layout, but the module exports the same functions in
- * every build).
+ * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4 (scalar moves without SIMD;
+ * those builds never store this layout, but the module exports the same functions in every build).
  */
 // @ts-ignore: decorator
 @inline function transpose4(o: usize, a: usize, b: usize, c: usize, d: usize, flip: u32): void {
@@ -39,16 +39,21 @@
 }
 
 /**
- * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: f16 scale + 16·m quant
- * bytes) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When nRows % 4 != 0 the bytes after the
- * last row, up to the group's end (reserved by the host), become its zero rows. `flip` (0 or 0x80) is XORed into
- * every quant byte, the padding rows' included.
+ * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
+ * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
+ * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included.
  */
-export function interleave_rows4(w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, scratch: usize, flip: i32): void {
+export function interleave_rows4(
+  w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32,
+): void {
   const f4 = <u32>(flip & 0xff) * 0x01010101;
   const rb = <usize>rowBytes;
   const bb = <usize>blockBytes;
   const nb = rb / bb;
+  const hb = <usize>head << 1; // head bytes of a GGUF block
+  const words = (bb - hb - (<usize>tail << 1)) >> 2; // body words of a GGUF block
+  const fields = <usize>(head + tail);
   for (let r = 0; r < nRows; r += 4) {
     const base = w + <usize>r * rb;
     const have = <usize>min(4, nRows - r);
@@ -58,11 +63,26 @@ export function interleave_rows4(w: usize, nRows: i32, rowBytes: i32, blockBytes
       const o = base + b * (bb << 2);
       const p0 = scratch + b * bb;
       const p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
-      store<u16>(o, load<u16>(p0));
-      store<u16>(o, load<u16>(p1), 2);
-      store<u16>(o, load<u16>(p2), 4);
-      store<u16>(o, load<u16>(p3), 6);
-      for (let q: usize = 2; q < bb; q += 16) transpose4(o + 8 + ((q - 2) << 2), p0 + q, p1 + q, p2 + q, p3 + q, f4);
+      for (let f: usize = 0; f < fields; f++) {
+        const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block
+        store<u16>(o + (f << 3), load<u16>(p0 + at));
+        store<u16>(o + (f << 3), load<u16>(p1 + at), 2);
+        store<u16>(o + (f << 3), load<u16>(p2 + at), 4);
+        store<u16>(o + (f << 3), load<u16>(p3 + at), 6);
+      }
+      const body = o + (fields << 3);
+      let j: usize = 0;
+      for (; j + 4 <= words; j += 4) {
+        const q = hb + (j << 2);
+        transpose4(body + (j << 4), p0 + q, p1 + q, p2 + q, p3 + q, f4);
+      }
+      for (; j < words; j++) {
+        const q = hb + (j << 2);
+        store<u32>(body + (j << 4), load<u32>(p0 + q) ^ f4);
+        store<u32>(body + (j << 4), load<u32>(p1 + q) ^ f4, 4);
+        store<u32>(body + (j << 4), load<u32>(p2 + q) ^ f4, 8);
+        store<u32>(body + (j << 4), load<u32>(p3 + q) ^ f4, 12);
+      }
     }
   }
 }

@@ -51,7 +51,7 @@ export function embedRows(
  * gathered from its row pair or 4-row group.
  */
 export function weightRow(u8: Uint8Array, w: WasmWeight, r: number, copy: Uint8Array): Uint8Array {
-  if (w.rows4BlockBytes) readRows4Row(u8, w.byteOffset, r, w.rowBytes, w.rows4BlockBytes, copy, w.rows4Flip);
+  if (w.rows4) readRows4Row(u8, w.byteOffset, r, w.rowBytes, w.rows4, copy);
   else if (w.pairBlockBytes) readPairedRow(u8, w.byteOffset, r, w.rowBytes, w.pairBlockBytes, copy);
   else return u8.subarray(w.byteOffset + r * w.rowBytes, w.byteOffset + (r + 1) * w.rowBytes);
   return copy;

@@ -5,6 +5,7 @@
 
 import { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
+import type { Rows4Block } from './rows4-layout.js';
 
 /**
  * out[t, r] = W[r] · x[t] for rows r0 ≤ r < r1 and tokens t < n. `w`, `x`, `out` are byte offsets in the memory;
@@ -41,6 +42,8 @@ export interface KernelExports {
   gemv_q4_0_r4: GemvKernel;
   /** Q8_0 weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q8-rows4.ts: u = w + 128 nibbles). */
   gemv_q8_0_r4: GemvKernel;
+  /** Q4_K weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q4-k-rows4.ts). */
+  gemv_q4_k_r4: GemvKernel;
   /**
    * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
    * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
@@ -120,11 +123,21 @@ export interface KernelExports {
    */
   interleave_row_pairs(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number): void;
   /**
-   * Rearranges nRows GGUF-layout rows at `w` (blocks of an f16 scale then 16·m quant bytes) into 4-row groups in place
+   * Rearranges nRows GGUF-layout rows at `w` (blocks of `head` f16 fields, 32-bit body words, `tail` f16 fields) into
+   * 4-row groups in place
    * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
    * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte.
    */
-  interleave_rows4(w: number, nRows: number, rowBytes: number, blockBytes: number, scratch: number, flip: number): void;
+  interleave_rows4(
+    w: number,
+    nRows: number,
+    rowBytes: number,
+    blockBytes: number,
+    head: number,
+    tail: number,
+    scratch: number,
+    flip: number,
+  ): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */
@@ -187,6 +200,7 @@ export const GEMV_NAMES = [
   'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
   'gemv_q8_0_r4',
+  'gemv_q4_k_r4',
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
@@ -205,8 +219,8 @@ export interface FusedKernel {
   readonly blockElements: number;
   /** The kernel for weights stored in 4-row groups (relaxed-SIMD builds; registry `wasm.rows4`), or null. */
   readonly rows4: GemvName | null;
-  /** XORed into the quant bytes stored in 4-row groups: 0x80 for signed quants (registry `rows4.signFlip`), else 0. */
-  readonly rows4Flip: number;
+  /** The block shape that kernel's layout is made from (rows4-layout.ts), or null. */
+  readonly rows4Block: Rows4Block | null;
 }
 
 /**
@@ -223,8 +237,8 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (r4 && !isGemvName(r4.kernel))
       throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
     const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
-    const rows4Flip = r4?.signFlip ? 0x80 : 0;
-    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Flip }]];
+    const rows4Block = r4 ? { blockBytes: t.blockBytes, head: r4.head, tail: r4.tail, flip: r4.signFlip ? 0x80 : 0 } : null;
+    return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Block }]];
   }),
 );
 

@@ -1,12 +1,13 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q8_0: blocks of one f16 scale then 16·m quant bytes): rows 4g … 4g + 3 form group g, stored in the span those four
- * rows take in the GGUF file (a row count off a multiple of 4 is padded with zero rows). Block b of a group takes
- * 4·blockBytes bytes: the four rows' f16 scales, then 16-byte chunks, chunk j = quant bytes 4j … 4j + 3 of rows
- * 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
+ * Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
+ * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
+ * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
  * activation bytes splatted to every lane serves four rows (wasm/assembly/gemv-stored-rows4.ts), at one token and
- * at many alike: prefill and batched choices need no per-call packing. Same bytes as the GGUF rows but the padding
- * (signed quants, Q8_0, with their sign bit flipped: `flip` 0x80, see wasm/assembly/gemv-q8-rows4.ts).
+ * at many alike: prefill and batched choices need no per-call packing. Same bytes as the GGUF rows but the padding;
+ * signed quants (Q8_0, registry `rows4.signFlip`) are stored with their sign bit flipped (see
+ * wasm/assembly/gemv-q8-rows4.ts).
  * Uploads copy the GGUF rows into memory and rearrange them there (wasm/assembly/rows4-layout.ts).
  */
 
@@ -16,26 +17,39 @@ export function rows4StoredRows(nRows: number): number {
 }
 
 /**
- * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks of `blockBytes`) into `dst`
- * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros; `flip` is XORed into every quant
- * byte (padding rows' included). The reference for the kernels' in-place `interleave_rows4`, which uploads use.
+ * The block shape of a type stored in 4-row groups (registry `wasm.rows4`): its bytes and how many f16 fields open
+ * (`head`) and close (`tail`) a GGUF block; the rest is the body, whole 32-bit words.
+ */
+export interface Rows4Block {
+  readonly blockBytes: number;
+  readonly head: number;
+  readonly tail: number;
+  /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
+  readonly flip: number;
+}
+
+/**
+ * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
+ * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
+ * body byte (the padding rows' included). The reference for the kernels' in-place `interleave_rows4`, which uploads
+ * use.
  */
 export function interleaveRows4(
   src: Uint8Array,
   dst: Uint8Array,
   nRows: number,
   rowBytes: number,
-  blockBytes: number,
-  flip = 0,
+  block: Rows4Block,
 ): void {
-  const nb = rowBytes / blockBytes;
+  const bb = block.blockBytes;
+  const nb = rowBytes / bb;
   for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
-      const from = r * rowBytes + b * blockBytes;
-      const to = rows4BlockAt(r, b, rowBytes, blockBytes);
-      for (let i = 0; i < blockBytes; i++) {
+      const from = r * rowBytes + b * bb;
+      const to = rows4BlockAt(r, b, rowBytes, bb);
+      for (let i = 0; i < bb; i++) {
         const v = r < nRows ? src[from + i]! : 0;
-        dst[to + rows4ByteOffset(r, i)] = i < 2 ? v : v ^ flip;
+        dst[to + rows4ByteOffset(r, i, block)] = isBody(i, block) ? v ^ block.flip : v;
       }
     }
   }
@@ -46,40 +60,44 @@ function rows4BlockAt(r: number, b: number, rowBytes: number, blockBytes: number
   return (r >> 2) * 4 * rowBytes + b * 4 * blockBytes;
 }
 
-/** Where byte i of a GGUF block of row r lies inside its group block: scale bytes first, then the chunk lanes. */
-function rows4ByteOffset(r: number, i: number): number {
+/** Whether byte i of a GGUF block is a body byte (not one of the f16 fields). */
+function isBody(i: number, block: Rows4Block): boolean {
+  return i >= 2 * block.head && i < block.blockBytes - 2 * block.tail;
+}
+
+/**
+ * Where byte i of a GGUF block of row r lies inside its group block: the f16 fields first (field f of the four rows
+ * at 8f, head fields then tail fields), then the body's chunks (word j of the four rows at 16j).
+ */
+function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
   const lane = r & 3;
-  if (i < 2) return 2 * lane + i;
-  const q = i - 2;
-  return 8 + 16 * (q >> 2) + 4 * lane + (q & 3);
+  const headBytes = 2 * block.head;
+  const bodyEnd = block.blockBytes - 2 * block.tail;
+  if (i < headBytes) return 8 * (i >> 1) + 2 * lane + (i & 1);
+  if (i >= bodyEnd) return 8 * (block.head + ((i - bodyEnd) >> 1)) + 2 * lane + (i & 1);
+  const q = i - headBytes;
+  return 8 * (block.head + block.tail) + 16 * (q >> 2) + 4 * lane + (q & 3);
 }
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes (quants XORed with `flip` again). A byte loop, no views: it runs once per embedded token.
+ * rowBytes bytes (body bytes unflipped). A byte loop, no views: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
   at: number,
   r: number,
   rowBytes: number,
-  blockBytes: number,
+  block: Rows4Block,
   out: Uint8Array,
-  flip = 0,
 ): void {
-  const nb = rowBytes / blockBytes;
-  const lane = r & 3;
-  let to = 0;
+  const bb = block.blockBytes;
+  const nb = rowBytes / bb;
   for (let b = 0; b < nb; b++) {
-    const g = at + rows4BlockAt(r, b, rowBytes, blockBytes);
-    out[to++] = mem[g + 2 * lane];
-    out[to++] = mem[g + 2 * lane + 1];
-    for (let q = 0; q < blockBytes - 2; q += 4) {
-      const c = g + 8 + 4 * q + 4 * lane;
-      out[to++] = mem[c]! ^ flip;
-      out[to++] = mem[c + 1]! ^ flip;
-      out[to++] = mem[c + 2]! ^ flip;
-      out[to++] = mem[c + 3]! ^ flip;
+    const g = at + rows4BlockAt(r, b, rowBytes, bb);
+    for (let i = 0; i < bb; i++) {
+      const v = mem[g + rows4ByteOffset(r, i, block)]!;
+      out[b * bb + i] = isBody(i, block) ? v ^ block.flip : v;
     }
   }
 }

@@ -162,7 +162,7 @@ export class WasmOps extends HostHybridOps implements Ops {
       );
     }
     const fused = FUSED_KERNELS.get(wt.type);
-    if (fused?.rows4 && wt.rows4BlockBytes) {
+    if (fused?.rows4 && wt.rows4) {
       // Stored in 4-row groups: one kernel for every token count.
       this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused?.isQ8) {

@@ -12,22 +12,20 @@ import { getQuantType } from '../../quant/index.js';
 import type { Weight, WeightInfo, WeightStream } from '../ops.js';
 import { FUSED_KERNELS, type KernelExports } from './kernel-exports.js';
 import { ROW_PAIR_TYPES, storedRows } from './row-pairs.js';
-import { rows4StoredRows } from './rows4-layout.js';
+import { type Rows4Block, rows4StoredRows } from './rows4-layout.js';
 import type { WasmHeap } from './wasm-heap.js';
 
 /**
  * A weight in WASM memory: GGUF rows [nRows, rowBytes], row pairs (pairBlockBytes > 0; row-pairs.ts) or 4-row groups
- * (rows4BlockBytes > 0; rows4-layout.ts).
+ * (rows4 set; rows4-layout.ts).
  */
 export interface WasmWeight extends Weight {
   readonly byteOffset: number;
   readonly rowBytes: number;
   /** Block bytes of the row-pair layout; 0 for GGUF rows. */
   readonly pairBlockBytes: number;
-  /** Block bytes of the 4-row-group layout; 0 for the other layouts. */
-  readonly rows4BlockBytes: number;
-  /** XORed into the quant bytes of the 4-row groups (0x80: Q8_0's sign bit flipped; rows4-layout.ts), else 0. */
-  readonly rows4Flip: number;
+  /** Block shape of the 4-row-group layout; null for the other layouts. */
+  readonly rows4: Rows4Block | null;
   /** f32 copy for use as a vector (norm weights, biases), made on first use. */
   vectorOffset: number;
 }
@@ -69,14 +67,13 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
   const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
   const byteLength = rowBytes * nRows;
   // 4-row groups (2-D weights of a rows4 type, on a build whose 4-row kernels run), else row pairs where the registry says so.
-  const rows4 = info.shape.length <= 2 && FUSED_KERNELS.get(info.type)?.rows4 && h.k.rows4_kernels?.() === 1;
-  const rows4BlockBytes = rows4 ? geometry.blockBytes : 0;
-  const rows4Flip = rows4 ? (FUSED_KERNELS.get(info.type)?.rows4Flip ?? 0) : 0;
-  const pairBlockBytes = rows4BlockBytes ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
-  const groupRows = rows4BlockBytes ? 4 : 2; // rows rearranged together
-  const stored = rows4BlockBytes ? rows4StoredRows(nRows) : pairBlockBytes ? storedRows(nRows) : nRows;
+  const block = FUSED_KERNELS.get(info.type)?.rows4Block ?? null;
+  const rows4 = info.shape.length <= 2 && h.k.rows4_kernels?.() === 1 ? block : null;
+  const pairBlockBytes = rows4 ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
+  const groupRows = rows4 ? 4 : 2; // rows rearranged together
+  const stored = rows4 ? rows4StoredRows(nRows) : pairBlockBytes ? storedRows(nRows) : nRows;
   const region = h.heap.alloc(stored * rowBytes, `weight ${info.name}`);
-  const scratch = rows4BlockBytes || pairBlockBytes ? h.scratch(groupRows * rowBytes) : 0; // one group's rows
+  const scratch = rows4 || pairBlockBytes ? h.scratch(groupRows * rowBytes) : 0; // one group's rows
   let committed = 0;
   /** A piece must be whole rows inside the tensor, starting on a group (a row pair or 4-row group). */
   const check = (offset: number, length: number): void => {
@@ -110,16 +107,10 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
         });
       }
       // The last piece may end inside a group: its zero rows are the padding reserved after it.
-      if (rows4BlockBytes)
-        h.k.interleave_rows4(
-          region.byteOffset + offset,
-          length / rowBytes,
-          rowBytes,
-          rows4BlockBytes,
-          scratch,
-          rows4Flip,
-        );
-      else if (pairBlockBytes)
+      if (rows4) {
+        const { blockBytes, head, tail, flip } = rows4;
+        h.k.interleave_rows4(region.byteOffset + offset, length / rowBytes, rowBytes, blockBytes, head, tail, scratch, flip);
+      } else if (pairBlockBytes)
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
       committed += length;
     },
@@ -137,8 +128,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
         byteOffset: region.byteOffset,
         rowBytes,
         pairBlockBytes,
-        rows4BlockBytes,
-        rows4Flip,
+        rows4,
         vectorOffset: -1,
       };
       return w;

@@ -91,10 +91,17 @@ describe('every registry type has its WASM path', () => {
         isQ8: t.wasm.activations === 'q8',
         blockElements: t.blockElements,
         rows4: t.wasm.rows4?.kernel ?? null,
-        rows4Flip: t.wasm.rows4?.signFlip ? 0x80 : 0,
+        rows4Block: t.wasm.rows4
+          ? {
+              blockBytes: t.blockBytes,
+              head: t.wasm.rows4.head,
+              tail: t.wasm.rows4.tail,
+              flip: t.wasm.rows4.signFlip ? 0x80 : 0,
+            }
+          : null,
       });
-      // A 4-row layout is stored only for blocks of an f16 scale then 16·m quant bytes (rows4-layout.ts).
-      if (t.wasm.rows4) expect((t.blockBytes - 2) % 16, t.name).toBe(0);
+      // A 4-row layout is stored only for blocks of f16 fields around whole 32-bit words (rows4-layout.ts).
+      if (t.wasm.rows4) expect((t.blockBytes - 2 * (t.wasm.rows4.head + t.wasm.rows4.tail)) % 4, t.name).toBe(0);
       expect(ROW_PAIR_TYPES.get(t.id), t.name).toBe(t.wasm.rowPairs === true ? t.blockBytes : undefined);
     }
     expect([...ROW_PAIR_TYPES.keys()].map((id) => GgmlType[id])).toEqual(['Q4_0', 'Q5_0', 'Q8_0', 'MXFP4']);
