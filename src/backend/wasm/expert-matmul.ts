@@ -137,6 +137,14 @@ export class WasmExperts {
       const from = this.counts[e];
       const cnt = this.counts[e + 1] - from;
       if (cnt === 0) continue;
+      if (cnt === 1 && fused) {
+        // One row for this expert (every expert of a decode step): the kernel reads its activation row in place and
+        // writes its output row in place, no gather or scatter copy.
+        const row = this.order[from];
+        const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
+        this.expertRows(fused.name, w, e * rows, rows, src, 1, out.byteOffset + row * out.cols * 4);
+        continue;
+      }
       for (let j = 0; j < cnt; j++) {
         const row = this.order[from + j];
         const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
