@@ -167,10 +167,12 @@ export class WasmExperts {
     for (let t = 0; t < n; t++) {
       const o = (out.byteOffset >>> 2) + t * out.cols;
       const wt = (weights.byteOffset >>> 2) + t * nUsed;
-      f32.fill(0, o, o + cols);
-      for (let s = 0; s < nUsed; s++) {
+      const y0 = (y.byteOffset >>> 2) + t * nUsed * cols;
+      const g0 = f32[wt];
+      for (let j = 0; j < cols; j++) f32[o + j] = g0 * f32[y0 + j]; // the first slot writes, the others add
+      for (let s = 1; s < nUsed; s++) {
         const g = f32[wt + s];
-        const yr = (y.byteOffset >>> 2) + (t * nUsed + s) * cols;
+        const yr = y0 + s * cols;
         for (let j = 0; j < cols; j++) f32[o + j] += g * f32[yr + j];
       }
     }
