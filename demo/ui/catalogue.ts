@@ -146,6 +146,16 @@ export const CATALOGUE: readonly CatalogueModel[] = [
       bytes: 104 * MB,
     },
   },
+  {
+    // Unsloth's GGUF release of google/gemma-3n-E2B-it: 3,026,881,888 bytes (the exact size two public app catalogues
+    // list for this file); text only here (its audio/vision towers are not in the GGUF).
+    id: 'gemma3n-e2b-q4km',
+    label: 'Gemma 3n E2B IT (Q4_K_M)',
+    url: hf('unsloth/gemma-3n-E2B-it-GGUF', 'gemma-3n-E2B-it-Q4_K_M.gguf'),
+    bytes: 2887 * MB,
+    memoryBytes: 3250 * MB,
+    note: '2B effective of 5B stored: per-layer embeddings, AltUp, LAuReL, KV sharing; Gemma 3 chat format; desktop GPUs.',
+  },
 ];
 
 /** How an embedding model wants its texts: what `embeddings.create` needs beyond the text (see its model card). */

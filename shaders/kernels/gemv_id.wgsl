@@ -5,6 +5,9 @@
 // selected experts' rows are read. Composed after a reduce_*.wgsl (Ids, WG_SIZE, wg_sum), bits.wgsl and one quant
 // snippet (load4/load1 over `weights`). Dispatch: (gx, gy, nz) workgroups, r = wg.y·gx + wg.x, z = z_offset + wg.z.
 // f32 accumulation. Reference: CpuOps.matmulExperts.
+// main_rows (software adapters: a CPU runs a workgroup's lanes as SIMD, and the reduction's barriers cost more than
+// the row): one lane per (row r, slot z), no reduction; dispatch (gx, gy, nz) workgroups of WG_SIZE consecutive rows,
+// r = (wg.y·gx + wg.x)·WG_SIZE + lid.
 
 override X_PER_SLOT: bool = false;
 
@@ -46,4 +49,23 @@ fn main(gid: Ids) {
   }
   let y = wg_sum(acc, gid);
   if (is_live && gid.lid == 0u) { out[z * p.out_stride + r] = y; }
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main_rows(gid: Ids) {
+  let r = (gid.wg.y * gid.nwg.x + gid.wg.x) * WG_SIZE + gid.lid;
+  let z = p.z_offset + gid.wg.z;
+  let e = u32(ids[z]);
+  if (r >= p.rows || e < p.e_first || e >= p.e_end) { return; }
+  var xrow = z / p.n_used;
+  if (X_PER_SLOT) { xrow = z; }
+  let xb = xrow * p.x_stride;
+  let base = ((e - p.e_first) * p.rows + r) * p.row_stride;
+  let k4 = p.k & ~3u;
+  var acc = 0.0;
+  for (var i = 0u; i < k4; i += 4u) {
+    acc += dot(load4(base, i), vec4<f32>(x[xb + i], x[xb + i + 1u], x[xb + i + 2u], x[xb + i + 3u]));
+  }
+  for (var i = k4; i < p.k; i++) { acc += load1(base, i) * x[xb + i]; }
+  out[z * p.out_stride + r] = acc;
 }

@@ -27,6 +27,7 @@ import {
   pyRepr,
   pyStrip,
 } from './jinja-extensions.js';
+import { runBlock } from './jinja-loop-control.js';
 import { isNullish, jinjaRuntime, type JValue } from './jinja-runtime.js';
 import type { ResolvedTemplateBudget } from './template-budget.js';
 import { COERCED_TO_STRING, NONE_FILTERS, UNDEFINED_FILTERS } from './jinja-filter-defaults.js';
@@ -71,6 +72,8 @@ export class ChatInterpreter extends Interpreter {
   // Not private: the prototype hooks below (evaluateFor/evaluateBlock, applyFilter) use these three.
   /** @internal */ iterations = 0;
   /** @internal */ readonly forBodies = new Map<unknown, Node>();
+  /** @internal The text written before a `break`, appended to its loop's output (jinja-loop-control.ts). */
+  breakTail: string | null = null;
   private readonly forIterables = new Set<unknown>();
   private readonly stack: Node[] = [];
 
@@ -301,7 +304,11 @@ proto.evaluateFor = function (this: ChatInterpreter, node: Node, env: Environmen
   const iterable = node.iterable?.type === 'SelectExpression' ? node.iterable.lhs : node.iterable;
   self.forBodies.set(node.body, node);
   self.forIterables.add(iterable);
-  return base.evaluateFor.call(this, node, env);
+  const out = base.evaluateFor.call(this, node, env) as JValue;
+  const tail = this.breakTail; // the text the iteration wrote before its break (loop-control.ts)
+  if (tail === null) return out;
+  this.breakTail = null;
+  return new (jinjaRuntime().StringValue)(out.value + tail);
 };
 
 proto.evaluateBlock = function (this: ChatInterpreter, statements: unknown, env: Environment) {
@@ -314,11 +321,19 @@ proto.evaluateBlock = function (this: ChatInterpreter, statements: unknown, env:
   if (self.forBodies.has(statements) && ++self.iterations > self.opts.budget.maxLoopIterations) {
     self.over(`more than ${self.opts.budget.maxLoopIterations} loop iterations`);
   }
-  const out = base.evaluateBlock.call(this, statements, env);
-  if ((out.value as string).length > self.opts.budget.maxOutputChars) {
-    self.over(`output of ${(out.value as string).length} characters (limit ${self.opts.budget.maxOutputChars})`);
+  const text = runBlock(
+    statements as Node[],
+    (s) => this.evaluate(s as never, env) as unknown as JValue,
+    self.forBodies.has(statements),
+    (partial) => {
+      this.breakTail = partial;
+      return base.evaluate.call(this, { type: 'Break' }, env) as never; // the library's own break: ends the loop
+    },
+  );
+  if (text.length > self.opts.budget.maxOutputChars) {
+    self.over(`output of ${text.length} characters (limit ${self.opts.budget.maxOutputChars})`);
   }
-  return out;
+  return new (jinjaRuntime().StringValue)(text);
 };
 
 // + and ~ between a string and none / undefined: concatenation with '' (llama.cpp's workaround)

@@ -30,7 +30,7 @@ function matmulKind(w: Weight): string {
 
 /**
  * Methods that run work (timed); the rest (name, description, createActivation, …) pass through untimed. Includes
- * the compound steps (normMatmul, matmulResidual, gatedFfn, ropeStoreKv) and WebGPU's own fused kernels.
+ * the compound steps (normMatmul, matmulResidual, gatedFfn, ropeStoreKv, moeFfn) and WebGPU's own fused kernels.
  */
 const TIMED = new Set<string>([
   'embed',
@@ -60,6 +60,7 @@ const TIMED = new Set<string>([
   'deltaNet',
   'splitHeadPairs',
   'mulSigmoid',
+  'moeFfn',
 ]);
 
 /**
@@ -72,6 +73,8 @@ function opKind(prop: string, args: readonly unknown[]): string {
   if (prop === 'gatedFfn') return matmulKind(args[3] as Weight);
   if (prop === 'matmulResidual') return matmulKind(args[2] as Weight);
   if (prop === 'ropeStoreKv') return 'rope+storeKv';
+  // A MoE layer's whole FFN (norm, router, routing, expert matmuls, GLU, weighted sum, shared expert): one kind.
+  if (prop === 'moeFfn') return 'moe ffn';
   return prop;
 }
 

@@ -18,6 +18,10 @@ const CASES: ExpertCase[] = [
   ...EXPERT_CASES,
   // MXFP4 row pairs with an odd number of rows per expert (pairs straddle experts) and an odd block count; decode.
   { type: GgmlType.MXFP4, nExperts: 5, rows: 33, k: 96, nUsed: 3, n: 1, route: SOFTMAX_NORM },
+  // Decode of a Qwen3-MoE-like layer (top-8 of 9, Q4_K): every expert has one row, read and written in place.
+  { type: GgmlType.Q4_K, nExperts: 9, rows: 16, k: 256, nUsed: 8, n: 1, route: SOFTMAX_NORM },
+  // F16 (f32 activations) decode: the in-place row with a float kernel.
+  { type: GgmlType.F16, nExperts: 4, rows: 9, k: 32, nUsed: 2, n: 1, route: SOFTMAX_NORM },
 ];
 
 describe('wasm mixture-of-experts ops vs the reference', () => {

@@ -137,6 +137,14 @@ export class WasmExperts {
       const from = this.counts[e];
       const cnt = this.counts[e + 1] - from;
       if (cnt === 0) continue;
+      if (cnt === 1 && fused) {
+        // One row for this expert (every expert of a decode step): the kernel reads its activation row in place and
+        // writes its output row in place, no gather or scatter copy.
+        const row = this.order[from];
+        const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
+        this.expertRows(fused.name, w, e * rows, rows, src, 1, out.byteOffset + row * out.cols * 4);
+        continue;
+      }
       for (let j = 0; j < cnt; j++) {
         const row = this.order[from + j];
         const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
@@ -159,10 +167,12 @@ export class WasmExperts {
     for (let t = 0; t < n; t++) {
       const o = (out.byteOffset >>> 2) + t * out.cols;
       const wt = (weights.byteOffset >>> 2) + t * nUsed;
-      f32.fill(0, o, o + cols);
-      for (let s = 0; s < nUsed; s++) {
+      const y0 = (y.byteOffset >>> 2) + t * nUsed * cols;
+      const g0 = f32[wt];
+      for (let j = 0; j < cols; j++) f32[o + j] = g0 * f32[y0 + j]; // the first slot writes, the others add
+      for (let s = 1; s < nUsed; s++) {
         const g = f32[wt + s];
-        const yr = (y.byteOffset >>> 2) + (t * nUsed + s) * cols;
+        const yr = y0 + s * cols;
         for (let j = 0; j < cols; j++) f32[o + j] += g * f32[yr + j];
       }
     }

@@ -2,7 +2,8 @@
  * The WebGPU backend's mixture-of-experts ops, each recorded into the step's single submission (no readback):
  * routing (`moe_route.wgsl`: probabilities, top-k, weights; expert ids stay in a GPU buffer), the gather matmul
  * over the selected experts (`gemv_id.wgsl`, ggml's mul_mat_id: one dispatch per part of a 3-D stack, parts split at
- * expert boundaries at upload; a workgroup whose (token, slot) routes elsewhere reads nothing), and the weighted sum /
+ * expert boundaries at upload; a workgroup whose (token, slot) routes elsewhere reads nothing; software adapters run
+ * one lane per row instead of a workgroup per row, without the reduction's barriers), and the weighted sum /
  * sigmoid-gated add (`moe_combine.wgsl`). Used by WebGpuOps through a narrow host interface.
  */
 
@@ -15,13 +16,15 @@ import { grid, type StepRecorder } from './step-recorder.js';
 import type { GpuQuantLayout } from './upload.js';
 
 /** Workgroup sizes (powers of two ≤ 256). */
-const WG_ROW = 64; // one workgroup per (expert row, slot)
+const WG_ROW = 64; // one workgroup per (expert row, slot); software adapters: 64 rows of a slot per workgroup
 const WG_FLAT = 256; // elementwise / per token
 /** Most workgroups along one dispatch dimension (WebGPU's default limit). */
 const MAX_GROUPS = 65535;
 
 /** What the MoE ops need of the backend. */
 export interface MoeOpsHost {
+  /** Software adapters take gemv_id's lane-per-row entry (`main_rows`). */
+  readonly ctx: { readonly isSoftware: boolean };
   readonly rec: StepRecorder;
   /** (4) f32 zeros for unused read bindings. */
   readonly dummy: GPUBuffer;
@@ -80,14 +83,16 @@ export class MoeOps {
         `matmulExperts ${wt.name}: x [${n}, ${x.cols}] · ${nExperts} experts of [${rows}, ${wt.rowLength}] does not fit out ${out.label} [${out.maxRows}, ${out.cols}]`,
       );
     }
+    const laneRows = this.h.ctx.isSoftware; // one lane per (row, slot), or one workgroup
     const pipe = this.h.pipe({
       kernel: 'gemv_id',
+      ...(laneRows ? { entry: 'main_rows' } : {}),
       quant: wt.layout,
       wgSize: WG_ROW,
       constants: { X_PER_SLOT: xPerSlot },
       tag: xPerSlot ? 'slot' : undefined,
     });
-    const [gx, gy] = grid(rows);
+    const [gx, gy] = grid(laneRows ? Math.ceil(rows / WG_ROW) : rows);
     const total = n * nUsed;
     for (const part of wt.parts) {
       const eFirst = part.rowStart / rows; // parts hold whole experts (weight-upload.ts)

@@ -63,6 +63,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'argmax.main': ['uniform', 'read', 'rw'],
   'topk_radix.main': ['uniform', 'read', 'rw'],
   'gemv_id.main': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv_id.main_rows': ['uniform', 'read', 'read', 'rw', 'read'],
   'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_gated': ['uniform', 'read', 'read', 'rw'],
