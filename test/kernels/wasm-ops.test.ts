@@ -304,6 +304,18 @@ for (const config of CONFIGS) {
 }
 
 describe('wasm memory', () => {
+  it('reserve grows once: the allocations it made room for move nothing, a reserve past 4 GiB is ignored', () => {
+    const heap = new WasmHeap(false);
+    heap.alloc(1000, 'small');
+    heap.reserve(200 << 20);
+    const buffer = heap.memory.buffer;
+    const reserved = buffer.byteLength;
+    for (let i = 0; i < 48; i++) heap.alloc(4 << 20, `weight ${i}`);
+    expect(heap.memory.buffer).toBe(buffer); // a grow would have detached it
+    expect(() => heap.reserve(5 * 2 ** 30)).not.toThrow();
+    expect(heap.memory.buffer.byteLength).toBe(reserved);
+  });
+
   it('fails with out-of-memory, naming the sizes, past the 4 GiB wasm32 limit', () => {
     const heap = new WasmHeap(false);
     heap.alloc(1000, 'small');

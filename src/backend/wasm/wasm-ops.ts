@@ -121,6 +121,11 @@ export class WasmOps extends HostHybridOps implements Ops {
     return await stream.finish();
   }
 
+  /** Grows the memory once for the weights that follow (with room for the row-pair padding and scratch). */
+  reserveWeights(bytes: number): void {
+    this.heap.reserve(Math.ceil(bytes * 1.02) + (16 << 20));
+  }
+
   /** Places a weight in WASM memory and returns the stream that fills it in place (wasm-weight-stream.ts). */
   beginWeight(info: WeightInfo): WasmWeightStream {
     return beginWasmWeight({ heap: this.heap, k: this.k, scratch: (bytes) => this.scratch(bytes) }, info);
