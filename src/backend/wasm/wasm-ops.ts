@@ -26,6 +26,7 @@ import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
+import { act, type WasmActivation } from './wasm-activation.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { embedRows, weightRow } from './embed-rows.js';
 import { type AttentionCall, runAttentionKernel } from './attention-kernel.js';
@@ -39,13 +40,6 @@ import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from '.
 import { HostHybridOps } from '../host-hybrid-ops.js';
 import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
-
-/** An f32 activation [maxRows, cols] in WASM memory. */
-interface WasmActivation extends Activation {
-  readonly byteOffset: number;
-  /** Bumped by every op that writes it (keys the Q8 cache). */
-  version: number;
-}
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -498,8 +492,4 @@ export class WasmOps extends HostHybridOps implements Ops {
   private requireKv(): KvCacheSpec {
     return this.requireKvCache().spec;
   }
-}
-
-function act(a: Activation): WasmActivation {
-  return a as WasmActivation;
 }
