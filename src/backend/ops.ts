@@ -260,6 +260,11 @@ export interface Ops {
    * loader falls back to reading each tensor whole and calling `uploadWeight`.
    */
   beginWeight?(info: WeightInfo): WeightStream;
+  /**
+   * A hint before the weights stream in: about `bytes` of them follow. A backend may make room for them at once
+   * (the WASM memory grows once instead of in steps, each of which costs V8 a garbage collection). Optional.
+   */
+  reserveWeights?(bytes: number): void;
   /** Allocates an activation buffer (done once, at plan time, never per step). */
   createActivation(label: string, maxRows: number, cols: number): Activation;
   /**

@@ -200,6 +200,7 @@ export class WeightLoader {
   /** Reads and uploads every named tensor, in file order; fills their slots. */
   async loadAll(): Promise<void> {
     const jobs = [...this.jobs].sort((a, b) => a.info.offset - b.info.offset);
+    this.ops.reserveWeights?.(jobs.reduce((n, j) => n + j.info.byteLength, 0));
     if (this.ops.beginWeight) await this.stream(jobs, this.ops.beginWeight.bind(this.ops));
     else for (const job of jobs) await this.whole(job);
   }

@@ -35,6 +35,8 @@ export interface BenchArgs {
   readonly bandwidth: boolean;
   /** The cached-load section (file read vs engine ready; --no-cached-load skips it). */
   readonly cachedLoad: boolean;
+  /** The persisted prompt-cache section (TTFT after a reload ÷ cold; --no-prompt-cache skips it). */
+  readonly promptCache: boolean;
   /** GPU memory bandwidth, GB/s (for the GPU rows' roofline). */
   readonly gpuBw: number | null;
   readonly bandwidthBytes: number;
@@ -75,6 +77,8 @@ export const USAGE = `npm run bench -- [options]
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
   --no-cached-load                         skip the cached-load section (read the file vs createEngine ready)
+  --no-prompt-cache                        skip the persisted prompt-cache section (1,000-token system prompt: TTFT
+                                           after a reload ÷ cold, WASM)
   --profile-steps N                        decode steps timed op by op (default 8; 0: no breakdown). WebGPU: GPU time
                                            from timestamp queries where the adapter offers them, else encode time
   --no-profile-prefill                     skip the op-by-op re-run of the first prompt (saves a prefill)
@@ -132,6 +136,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     render: undefined,
     bandwidth: true,
     cachedLoad: true,
+    promptCache: true,
     gpuBw: null,
     bandwidthBytes: 256 * 2 ** 20,
     profileSteps: 8,
@@ -216,6 +221,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--no-cached-load':
         o.cachedLoad = false;
+        break;
+      case '--no-prompt-cache':
+        o.promptCache = false;
         break;
       case '--no-bandwidth':
         o.bandwidth = false;

@@ -6,6 +6,7 @@
 
 import { promptTokenIds } from '../../scripts/deterministic-random.mjs';
 import type { CachedLoadResult } from './cached-load.js';
+import type { PromptCacheResult } from './prompt-cache.js';
 
 /** Which runtime produced a figure. */
 export type RuntimeId =
@@ -128,6 +129,8 @@ export interface BenchReport {
   readonly cachedLoad?: CachedLoadResult | null;
   /** The same from IndexedDB in Chromium (with --browser); absent in older reports, null when not run. */
   readonly cachedLoadBrowser?: CachedLoadResult | null;
+  /** The persisted prompt-cache section (test/bench/prompt-cache.ts); absent in older reports, null when skipped. */
+  readonly promptCache?: PromptCacheResult | null;
   /** Constrained decoding figures per backend (test/bench/structured-run.ts); absent in older reports. */
   readonly structured?: readonly {
     readonly backend: string;

@@ -21,6 +21,8 @@ import type { ChoicesResult } from './choices-run.js';
 import type { StructuredResult } from './structured-run.js';
 import { cachedLoadMarkdown, runCachedLoad, type CachedLoadResult } from './cached-load.js';
 import type { CachedLoadRun } from './cached-load-run.js';
+import { type PromptCacheResult, promptCacheMarkdown, runPromptCache } from './prompt-cache.js';
+import type { PromptCacheRun } from './prompt-cache-run.js';
 
 /** One case of a round: which runner, with what spec. */
 interface Case {
@@ -256,6 +258,25 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       errors.push(`choices wasm: ${(e as Error).message}`);
     }
   }
+  // Persisted prompt cache: TTFT of a 1,000-token system prompt after a reload (new process, restored KV) ÷ cold.
+  let promptCache: PromptCacheResult | null = null;
+  if (a.promptCache && a.backends.includes('wasm')) {
+    try {
+      promptCache = await runPromptCache({
+        modelPath,
+        threads: a.threads[0] ?? 1,
+        rounds: a.rounds,
+        run: async (spec) =>
+          (await runJsonLine(
+            ['scripts/run-ts.mjs', 'test/bench/prompt-cache-run.ts', JSON.stringify(spec)],
+            a.caseTimeoutS * 1000,
+          )) as unknown as PromptCacheRun,
+        log,
+      });
+    } catch (e) {
+      errors.push(`prompt cache: ${(e as Error).message}`);
+    }
+  }
   // Cached load: reading the file alone vs createEngine until ready, same rounds, separate processes.
   let cachedLoad: CachedLoadResult | null = null;
   const loadBackends = a.backends.filter((b): b is 'wasm' | 'webgpu' => b === 'wasm' || b === 'webgpu');
@@ -322,6 +343,7 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     choices,
     cachedLoad,
     cachedLoadBrowser,
+    promptCache,
   };
   mkdirSync(a.outDir, { recursive: true });
   const stem = path.join(a.outDir, `bench-${startedAt.replace(/[:T]/g, '-')}`);
@@ -337,6 +359,7 @@ function reportMarkdown(r: BenchReport): string {
   let md = toMarkdown(r);
   if (r.cachedLoad) md += `\n${cachedLoadMarkdown(r.cachedLoad)}`;
   if (r.cachedLoadBrowser) md += `\n${cachedLoadMarkdown(r.cachedLoadBrowser, 'Chromium, IndexedDB')}`;
+  if (r.promptCache) md += `\n${promptCacheMarkdown(r.promptCache)}`;
   return md;
 }
 

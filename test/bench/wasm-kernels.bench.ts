@@ -6,9 +6,9 @@
  * Each line gives the median and best wall time (GB/s of weight bytes) and the median process CPU time per matvec
  * (at 1 thread, GB/s per CPU-second is robust to other processes taking the core). Never gating.
  * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
- * random, 128 cached positions) op by op, to show where a token's time goes.
+ * random, 128 cached positions or `--pos=N`) op by op, to show where a token's time goes.
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/wasm-kernels.bench.ts [ms-per-case]
- *   [--decode [--steps=24] [--baseline=DIR]] [--only=Q4_0,Q8_0] [--variant=relaxed-simd] [--threads=1] [--no-prefill]
+ *   [--decode [--steps=24] [--pos=128] [--baseline=DIR]] [--only=Q4_0,Q8_0] [--variant=relaxed-simd] [--threads=1] [--no-prefill]
  *   [--stream] [--prefill-only] [--tokens=32,4]
  * `--stream` cycles through copies of each matrix (≥ 256 MiB in all) so its weights come from memory, not cache:
  * the difference from the plain run is what streaming costs the kernel.
@@ -141,8 +141,8 @@ const QWEN = { dim: 896, nHeads: 14, nKvHeads: 2, headDim: 64, ffn: 4864, nLayer
 type DecodeStep = (s: number, t: (kind: string, f: () => void) => void) => Promise<void>;
 
 /** Uploads a Qwen2.5-0.5B-shaped model of random weights to `ops`; returns its decode step. */
-async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
-  const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab, pos } = QWEN;
+async function setupDecode(ops: Ops, maxSteps: number, pos = QWEN.pos): Promise<DecodeStep> {
+  const { dim, nHeads, nKvHeads, headDim, ffn, nLayers, vocab } = QWEN;
   const kvDim = nKvHeads * headDim;
   const q4 = randomBlocks(GgmlType.Q4_0, ffn, dim); // reused as the source of every Q4_0 matrix (each upload is its own copy)
   const up = (name: string, rows: number, k: number) =>
@@ -234,10 +234,10 @@ async function setupDecode(ops: Ops, maxSteps: number): Promise<DecodeStep> {
  * Times `steps` simulated decode steps after `warmup` ones on each of `opsList` (steps interleaved across them, so a
  * baseline build and a new one see the same machine load); prints tok/s, tok per CPU-second and time per op kind.
  */
-async function decodeSim(opsList: Ops[], labels: string[], warmup: number, steps: number): Promise<void> {
+async function decodeSim(opsList: Ops[], labels: string[], warmup: number, steps: number, pos: number): Promise<void> {
   const runs = await Promise.all(
     opsList.map(async (ops) => ({
-      step: await setupDecode(ops, warmup + steps),
+      step: await setupDecode(ops, warmup + steps, pos),
       times: new Map<string, number>(),
       wall: 0,
       cpu: 0,
@@ -340,7 +340,7 @@ export async function main(args: string[] = []): Promise<number> {
         opsList.push(await createWasmOps({ threads, wasmBaseUrl: pathToFileURL(`${path.resolve(baseline)}/`) }));
         labels.push(`${opsList[1].description} (baseline)`);
       }
-      await decodeSim(opsList, labels, 8, steps);
+      await decodeSim(opsList, labels, 8, steps, Number(listOption(args, 'pos')?.[0] ?? QWEN.pos));
       for (const ops of opsList) ops.destroy();
     }
   }

@@ -214,6 +214,8 @@ for (const config of CONFIGS) {
       [8, 2, 64, 150],
       [6, 3, 80, 37], // head width not a multiple of 32: 32-column passes, then 4-column ones
       [4, 4, 6, 23], // not a multiple of 4: the scalar dot and V-sum paths
+      [14, 2, 64, 600], // Qwen2.5-0.5B's 7-head groups over three 256-position blocks (the last one partial)
+      [4, 2, 6, 301], // two blocks, the second a tail of 45 rows, scalar paths
     ])(
       'attention over a long context: %i heads, %i KV heads × %i, %i positions (split across threads by head)',
       async (nHeads, nKvHeads, headDim, prompt) => {
@@ -304,6 +306,18 @@ for (const config of CONFIGS) {
 }
 
 describe('wasm memory', () => {
+  it('reserve grows once: the allocations it made room for move nothing, a reserve past 4 GiB is ignored', () => {
+    const heap = new WasmHeap(false);
+    heap.alloc(1000, 'small');
+    heap.reserve(200 << 20);
+    const buffer = heap.memory.buffer;
+    const reserved = buffer.byteLength;
+    for (let i = 0; i < 48; i++) heap.alloc(4 << 20, `weight ${i}`);
+    expect(heap.memory.buffer).toBe(buffer); // a grow would have detached it
+    expect(() => heap.reserve(5 * 2 ** 30)).not.toThrow();
+    expect(heap.memory.buffer.byteLength).toBe(reserved);
+  });
+
   it('fails with out-of-memory, naming the sizes, past the 4 GiB wasm32 limit', () => {
     const heap = new WasmHeap(false);
     heap.alloc(1000, 'small');

@@ -117,6 +117,26 @@ describe('streamed weight load (WASM)', () => {
     });
   }
 
+  it('makes room for all the weights before the first one is begun (one memory grow, not one per step)', async () => {
+    const bytes = readFileSync(sharedPath('models', 'arch/qwen2-q8_0.gguf'));
+    const gguf = await parseGguf(new MemoryByteSource(bytes));
+    const ops = (await createWasmOps({ threads: 1 })) as WasmOps;
+    const calls: string[] = [];
+    const reserve = vi.spyOn(ops, 'reserveWeights').mockImplementation((n: number) => {
+      calls.push(`reserve ${n}`);
+    });
+    const begin = ops.beginWeight.bind(ops);
+    ops.beginWeight = (info) => {
+      calls.push('begin');
+      return begin(info);
+    };
+    const model = await loadTransformer(gguf, new MemoryByteSource(bytes), ops, {});
+    expect(reserve).toHaveBeenCalledTimes(1);
+    expect(calls[0]).toBe(`reserve ${gguf.tensors.reduce((n, t) => n + t.byteLength, 0)}`);
+    expect(calls.slice(1).every((c) => c === 'begin')).toBe(true);
+    model.destroy();
+  });
+
   it('reports progress per tensor; an abort mid-load leaves no read in flight and cancels open streams', async () => {
     const bytes = readFileSync(sharedPath('models', 'arch/qwen2-q8_0.gguf'));
     const gguf = await parseGguf(new MemoryByteSource(bytes));

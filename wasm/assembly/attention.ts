@@ -12,6 +12,10 @@
  * SIMD builds (headDim a multiple of 4): scores four positions at a time (one q load feeds four K rows, one
  * transpose-add instead of four horizontal sums), exp four at a time, and the weighted V sum with its output kept in
  * registers, 32 columns per pass over the positions (no load/store of the output row per position).
+ * GQA heads sharing a KV head go together, block by block of POSITION_BLOCK positions: each block of K (then V) rows
+ * is read from memory once for the whole group and stays in cache while every head of the group uses it (at 4,096
+ * positions one KV head's K and V are 2 MiB, more than a core's L2: head by head, each of the group's heads streamed
+ * them again from L3 or memory). With sink logits (gpt-oss) heads go one by one over all positions, as before.
  */
 import { expf, expf4, tanhf } from './fast-math';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
@@ -112,16 +116,24 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
   return sum;
 }
 
-/** op[0 … headDim) = inv · Σ_t sc[t] · V row t (rows at vBase + t·vStride). */
+/**
+ * op[0 … headDim) = inv · Σ_t sc[t] · V row t (rows at vBase + t·vStride); with `acc` the sum continues from what
+ * op holds (one block of positions' share; inv is 1 for every block but the last, which applies 1 / Σ).
+ */
 // @ts-ignore: decorator
-@inline function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32): void {
+@inline function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32, acc: bool = false): void {
   let c = 0;
   if (ASC_FEATURE_SIMD) {
     const iv = f32x4.splat(inv);
     for (; c + 32 <= headDim; c += 32) {
       const vc = vBase + (<usize>c << 2);
+      const o0 = op + (<usize>c << 2);
       let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
       let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+      if (acc) {
+        a0 = v128.load(o0); a1 = v128.load(o0, 16); a2 = v128.load(o0, 32); a3 = v128.load(o0, 48);
+        a4 = v128.load(o0, 64); a5 = v128.load(o0, 80); a6 = v128.load(o0, 96); a7 = v128.load(o0, 112);
+      }
       for (let t = first; t <= last; t++) {
         const p = v128.load32_splat(sc + (<usize>t << 2));
         const vr = vc + <usize>t * vStride;
@@ -146,14 +158,14 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     }
     for (; c + 4 <= headDim; c += 4) {
       const vc = vBase + (<usize>c << 2);
-      let a0 = f32x4.splat(0);
+      let a0 = acc ? v128.load(op + (<usize>c << 2)) : f32x4.splat(0);
       for (let t = first; t <= last; t++) a0 = fmaF32x4(a0, v128.load32_splat(sc + (<usize>t << 2)), v128.load(vc + <usize>t * vStride));
       v128.store(op + (<usize>c << 2), f32x4.mul(a0, iv));
     }
   }
   for (; c < headDim; c++) {
     const vc = vBase + (<usize>c << 2);
-    let a: f32 = 0;
+    let a: f32 = acc ? load<f32>(op + (<usize>c << 2)) : 0;
     for (let t = first; t <= last; t++) a += load<f32>(sc + (<usize>t << 2)) * load<f32>(vc + <usize>t * vStride);
     store<f32>(op + (<usize>c << 2), a * inv);
   }
@@ -178,6 +190,37 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
   return m;
 }
 
+/** Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group. */
+const POSITION_BLOCK = 256;
+
+/** Largest of sc[first … last]. */
+// @ts-ignore: decorator
+@inline function maxRow(sc: usize, first: i32, last: i32): f32 {
+  let m: f32 = -Infinity;
+  let t = first;
+  if (ASC_FEATURE_SIMD) {
+    let mv = f32x4.splat(-Infinity);
+    for (; t + 4 <= last + 1; t += 4) mv = f32x4.max(mv, v128.load(sc + (<usize>t << 2)));
+    m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  }
+  for (; t <= last; t++) m = max(m, load<f32>(sc + (<usize>t << 2)));
+  return m;
+}
+
+/** Σ sc[first … last], added in expRows' order (so it is bit for bit the sum expRows returned). */
+// @ts-ignore: decorator
+@inline function sumRow(sc: usize, first: i32, last: i32): f32 {
+  let sum: f32 = 0;
+  let t = first;
+  if (ASC_FEATURE_SIMD) {
+    let acc = f32x4.splat(0);
+    for (; t + 4 <= last + 1; t += 4) acc = f32x4.add(acc, v128.load(sc + (<usize>t << 2)));
+    sum = hsumF32x4(acc);
+  }
+  for (; t <= last; t++) sum += load<f32>(sc + (<usize>t << 2));
+  return sum;
+}
+
 /** See the file header. Heads h0 ≤ h < h1 only (so threads can split heads). */
 export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
@@ -192,16 +235,47 @@ export function attention_f32(
   for (let i = 0; i < n; i++) {
     const pos = startPos + i;
     const first = window > 0 ? max(0, pos - window + 1) : 0;
-    for (let h = h0; h < h1; h++) {
-      const sc = scores + (<usize>(h * ctx) << 2);
-      const qp = q + (<usize>(i * qCols + h * headDim) << 2);
-      const kvOff = <usize>((h / group) * headDim) << 2;
-      let m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
-      if (alibi != 0) m = alibiRows(sc, first, pos, load<f32>(alibi + (<usize>h << 2)), pos + qShift);
-      const sink: f32 = sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity;
-      m = max(m, sink);
-      const sum = expRows(sc, first, pos, m) + sinkWeight(sinks, sink, m);
-      weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, first, pos, headDim, <f32>1 / sum);
+    if (sinks != 0 || alibi != 0) {
+      // Sink logits (gpt-oss) and ALiBi (jina-bert-v2): head by head, the sink's softmax mass needs the row's maximum
+      // at the end, and ALiBi biases each head's scores by its own slope.
+      for (let h = h0; h < h1; h++) {
+        const sc = scores + (<usize>(h * ctx) << 2);
+        const qp = q + (<usize>(i * qCols + h * headDim) << 2);
+        const kvOff = <usize>((h / group) * headDim) << 2;
+        let m = scoreRows(sc, qp, k + kvOff, kvStride, first, pos, headDim, scale, softcap);
+        if (alibi != 0) m = alibiRows(sc, first, pos, load<f32>(alibi + (<usize>h << 2)), pos + qShift);
+        const sink: f32 = sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity;
+        m = max(m, sink);
+        const sum = expRows(sc, first, pos, m) + sinkWeight(sinks, sink, m);
+        weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, first, pos, headDim, <f32>1 / sum);
+      }
+      continue;
+    }
+    for (let g = h0 / group; g * group < h1; g++) {
+      const ha = max(h0, g * group);
+      const hb = min(h1, (g + 1) * group);
+      const kvOff = <usize>(g * headDim) << 2;
+      // Scores block by block, every head of the group on a block's K rows while they are in cache.
+      for (let b = first; b <= pos; b += POSITION_BLOCK) {
+        const e = min(pos, b + POSITION_BLOCK - 1);
+        for (let h = ha; h < hb; h++) {
+          const qp = q + (<usize>(i * qCols + h * headDim) << 2);
+          scoreRows(scores + (<usize>(h * ctx) << 2), qp, k + kvOff, kvStride, b, e, headDim, scale, softcap);
+        }
+      }
+      // Softmax numerators per head (the maximum taken again over the row: a cheap pass, no state across blocks).
+      for (let h = ha; h < hb; h++) expRows(scores + (<usize>(h * ctx) << 2), first, pos, maxRow(scores + (<usize>(h * ctx) << 2), first, pos));
+      // Output likewise block by block over V, each head's share added to its output row, × 1 / Σ at the last
+      // block: the same operations in the same order as one pass over all positions (bit for bit the pair kernel's
+      // and the head-by-head result).
+      for (let b = first; b <= pos; b += POSITION_BLOCK) {
+        const e = min(pos, b + POSITION_BLOCK - 1);
+        for (let h = ha; h < hb; h++) {
+          const sc = scores + (<usize>(h * ctx) << 2);
+          const inv: f32 = e == pos ? <f32>1 / sumRow(sc, first, pos) : 1;
+          weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, b, e, headDim, inv, b > first);
+        }
+      }
     }
   }
 }

@@ -104,7 +104,24 @@ export class WasmHeap {
   }
 
   /**
-   * Only `alloc` grows the memory (helper threads never do), so views are refreshed there and nowhere else:
+   * Grows the memory in one step so that `byteLength` more bytes fit above what is in use (a hint before many
+   * `alloc`s, e.g. a model's weights: one grow, one GC, instead of one per step). Nothing is placed; a grow the
+   * engine refuses (or one past the maximum) is ignored (`alloc` then grows as it goes and reports what does not fit).
+   */
+  reserve(byteLength: number): void {
+    const neededPages = Math.ceil((this.top + byteLength) / PAGE_BYTES);
+    const havePages = this.u8View.byteLength / PAGE_BYTES;
+    if (neededPages <= havePages || neededPages > this.maxPages) return;
+    try {
+      this.memory.grow(neededPages - havePages);
+    } catch {
+      return;
+    }
+    this.refresh();
+  }
+
+  /**
+   * Only `alloc` and `reserve` grow the memory (helper threads never do), so views are refreshed there and nowhere else:
    * reading `memory.buffer` costs about half a microsecond, too much for every op of a decode step.
    */
   private refresh(): void {

@@ -26,6 +26,7 @@ import type { KvRows } from '../ops.js';
 import { checkAttentionGeometry } from '../kv-rows.js';
 import type { KvShift } from '../kv-shift.js';
 import { type KvType, kvRowBytes } from '../kv-type.js';
+import { act, type WasmActivation } from './wasm-activation.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { embedRows, weightRow } from './embed-rows.js';
 import { attentionScratchBytes, emptyAttentionCall, runAttentionKernel } from './attention-kernel.js';
@@ -40,13 +41,6 @@ import { HostHybridOps } from '../host-hybrid-ops.js';
 import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
-
-/** An f32 activation [maxRows, cols] in WASM memory. */
-interface WasmActivation extends Activation {
-  readonly byteOffset: number;
-  /** Bumped by every op that writes it (keys the Q8 cache). */
-  version: number;
-}
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -109,6 +103,11 @@ export class WasmOps extends HostHybridOps implements Ops {
     stream.target(0, byteLength).set(data.subarray(0, byteLength));
     stream.commit(0, byteLength);
     return await stream.finish();
+  }
+
+  /** Grows the memory once for the weights that follow (with room for the row-pair padding and scratch). */
+  reserveWeights(bytes: number): void {
+    this.heap.reserve(Math.ceil(bytes * 1.02) + (16 << 20));
   }
 
   /** Places a weight in WASM memory and returns the stream that fills it in place (wasm-weight-stream.ts). */
@@ -492,8 +491,4 @@ export class WasmOps extends HostHybridOps implements Ops {
   private requireKv(): KvCacheSpec {
     return this.requireKvCache().spec;
   }
-}
-
-function act(a: Activation): WasmActivation {
-  return a as WasmActivation;
 }

@@ -1,0 +1,68 @@
+/**
+ * WASM decode attention alone at a long context (issue 20): Qwen2.5-0.5B's geometry (14 heads, 2 KV heads × 64,
+ * 24 layers), one query row at position `pos` over an f32 KV cache filled with real rows (untouched pages would all
+ * read the one zero page and always hit the cache), process CPU time per token (all 24 layers) for the current
+ * kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…` copies), interleaved and in alternating order
+ * so both see the same machine load. Never gating.
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS]
+ */
+
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createWasmOps } from '../../src/backend/wasm/index.js';
+import { uniformKvLayers } from '../helpers/kv-layers.js';
+
+const [N_HEADS, N_KV_HEADS, HEAD_DIM, N_LAYERS] = [14, 2, 64, 24];
+
+/** One engine's decode attention over all layers at `pos`, as a function to time. */
+async function setup(pos: number, threads: number, baseDir?: string): Promise<() => void> {
+  const ops = await createWasmOps({
+    threads,
+    ...(baseDir ? { wasmBaseUrl: pathToFileURL(`${path.resolve(baseDir)}/`) } : {}),
+  });
+  ops.createKvCache({
+    nSlots: 1,
+    contextLength: pos + 8,
+    layers: uniformKvLayers(N_LAYERS, N_KV_HEADS, HEAD_DIM),
+    kvType: 'f32',
+  });
+  const kv = new Float32Array(N_LAYERS * 2 * pos * N_KV_HEADS * HEAD_DIM); // [layers, K|V, pos, kvCols]
+  for (let i = 0; i < kv.length; i++) kv[i] = ((i * 2654435761) % 1000) / 1000 - 0.5;
+  await ops.writeKv?.(0, { elementType: 'f32', nPositions: pos, data: new Uint8Array(kv.buffer) });
+  const q = ops.createActivation('q', 1, N_HEADS * HEAD_DIM);
+  const out = ops.createActivation('out', 1, N_HEADS * HEAD_DIM);
+  const params = {
+    nHeads: N_HEADS,
+    nKvHeads: N_KV_HEADS,
+    headDim: HEAD_DIM,
+    scale: 1 / 8,
+    slidingWindow: 0,
+    softcap: 0,
+  };
+  return () => {
+    ops.beginStep({ tokens: Int32Array.of(0), startPos: pos, slot: 0 });
+    for (let l = 0; l < N_LAYERS; l++) ops.attention(out, q, l, 1, params);
+    ops.endStep();
+  };
+}
+
+export async function main(args: string[]): Promise<number> {
+  const pos = Number(args[0] ?? 4096);
+  const threads = Number(args[2] ?? 1);
+  const runs = [await setup(pos, threads), await setup(pos, threads, args[1])];
+  const cpu = [0, 0];
+  const rounds = 30;
+  const warm = 5;
+  for (let r = 0; r < rounds; r++) {
+    for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      const c0 = process.cpuUsage();
+      runs[i]!();
+      const c = process.cpuUsage(c0);
+      if (r >= warm) cpu[i]! += (c.user + c.system) / 1000 / (rounds - warm);
+    }
+  }
+  console.log(
+    `decode attention at ${pos} positions, ${threads} thread(s): current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline ${cpu[1]!.toFixed(2)}`,
+  );
+  process.exit(0); // helper threads
+}
