@@ -20,7 +20,12 @@ export const q8_0: QuantType = {
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
   f16Scales: [0],
-  wasm: { kernel: 'gemv_q8_0', activations: 'q8', rowPairs: true, rows4: { kernel: 'gemv_q8_0_r4', head: 1, tail: 0, signFlip: true } },
+  wasm: {
+    kernel: 'gemv_q8_0',
+    activations: 'q8',
+    rowPairs: true,
+    rows4: { kernel: 'gemv_q8_0_r4', head: 1, tail: 0, signFlip: true },
+  },
   webgpu: { snippet: 'q8_0', headToTail: 2, groupBlocks: 4, fastDot32: true, hardwareRows: true, chunkDot: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);

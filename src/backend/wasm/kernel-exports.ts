@@ -237,7 +237,9 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (r4 && !isGemvName(r4.kernel))
       throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
     const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
-    const rows4Block = r4 ? { blockBytes: t.blockBytes, head: r4.head, tail: r4.tail, flip: r4.signFlip ? 0x80 : 0 } : null;
+    const rows4Block = r4
+      ? { blockBytes: t.blockBytes, head: r4.head, tail: r4.tail, flip: r4.signFlip ? 0x80 : 0 }
+      : null;
     return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Block }]];
   }),
 );

@@ -109,7 +109,16 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
       // The last piece may end inside a group: its zero rows are the padding reserved after it.
       if (rows4) {
         const { blockBytes, head, tail, flip } = rows4;
-        h.k.interleave_rows4(region.byteOffset + offset, length / rowBytes, rowBytes, blockBytes, head, tail, scratch, flip);
+        h.k.interleave_rows4(
+          region.byteOffset + offset,
+          length / rowBytes,
+          rowBytes,
+          blockBytes,
+          head,
+          tail,
+          scratch,
+          flip,
+        );
       } else if (pairBlockBytes)
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
       committed += length;
