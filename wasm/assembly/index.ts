@@ -19,5 +19,6 @@ export { interleave_rows4 } from './rows4-layout';
 export { delta_net_heads } from './delta-net-scan';
 export { mamba2_heads } from './mamba2-scan';
 export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';
+export { short_conv } from './short-conv';
 export { f16_rows_to_f32, gemm_f32 } from './gemm-float';
 export { attention_pair_heads } from './attention-pair';
