@@ -8,9 +8,11 @@
 //                out[t, h·hv + j] = (S_j·q)/sqrt(hk). Row j depends on no other row, so rows run in parallel.
 //   `rule_heads` the same rule for a prefill (n > 1): one workgroup per value head, one invocation per state row
 //                (WG_SIZE = head_v), the row held in registers for the whole step (head_k ≤ 128) and each tile of
-//                RULE_TILE tokens' k, q and gates staged once in workgroup memory for all rows of the head.
+//                RULE_TILE tokens' k, q and gates staged once in workgroup memory for all rows of the head (k and q
+//                as F: f16 on the f16 path, like attention_prefill's K/V tiles; they are L2-normalised, |x| ≤ 1).
 //   `gated_norm` out row of head h, in place: rmsnorm(o)·norm·silu(z); one invocation per (t, h).
-// Value head h reads key head h mod n_k (ggml's repeat). Everything f32 (ggml's ops are f32).
+// Value head h reads key head h mod n_k (ggml's repeat). State, sums and every buffer f32 (ggml's ops are f32); only
+// rule_heads' k/q tile is F.
 // Dispatch: 1-D, (gx, gy). Reference: deltaNetRows (src/backend/delta-net.ts).
 
 struct Params {
@@ -125,7 +127,7 @@ fn rule(ids: Ids) {
 }
 
 const RULE_TILE: u32 = 8u;
-var<workgroup> tile_kq: array<f32, 2048>; // (RULE_TILE, 2, head_k ≤ 128) f32: k then q of each token of the tile
+var<workgroup> tile_kq: array<F, 2048>; // (RULE_TILE, 2, head_k ≤ 128) F: k then q of each token of the tile
 var<workgroup> tile_gate: array<f32, 16>; // (RULE_TILE, 2) f32: decay, sigmoid(beta)
 
 @compute @workgroup_size(WG_SIZE)
@@ -146,7 +148,7 @@ fn rule_heads(ids: Ids) {
     for (var e = j; e < nt * 2u * hk; e += WG_SIZE) {
       let r = e % (2u * hk);
       let c = (t0 + e / (2u * hk)) * p.conv_cols;
-      if (r < hk) { tile_kq[e] = conv[c + k_at + r]; } else { tile_kq[e] = conv[c + q_at + r - hk]; }
+      if (r < hk) { tile_kq[e] = F(conv[c + k_at + r]); } else { tile_kq[e] = F(conv[c + q_at + r - hk]); }
     }
     if (j < nt) {
       let t = t0 + j;
@@ -160,14 +162,14 @@ fn rule_heads(ids: Ids) {
       var sk = 0.0;
       for (var i = 0u; i < hk; i++) {
         s[i] *= decay;
-        sk += s[i] * tile_kq[kb + i];
+        sk += s[i] * f32(tile_kq[kb + i]);
       }
       let t = t0 + tt;
       let d = (conv[t * p.conv_cols + v_at] - sk) * tile_gate[2u * tt + 1u];
       var o = 0.0;
       for (var i = 0u; i < hk; i++) {
-        s[i] += tile_kq[kb + i] * d;
-        o += s[i] * tile_kq[kb + hk + i];
+        s[i] += f32(tile_kq[kb + i]) * d;
+        o += s[i] * f32(tile_kq[kb + hk + i]);
       }
       out[t * p.out_cols + h * p.head_v + j] = o * scale;
     }

@@ -7,10 +7,12 @@
 //                out[t, h·head_dim + i] = y · silu(z). B and C are group h / (n_heads / n_groups)'s. Rows are independent.
 //   `scan_heads` the same scan for a prefill (n > 1): one workgroup per head, one invocation per channel (WG_SIZE =
 //                head_dim), the state row held in registers for the whole step (d_state ≤ 128) and each tile of
-//                SCAN_TILE tokens' B, C and dt staged once in workgroup memory for all channels of the head.
+//                SCAN_TILE tokens' B, C and dt staged once in workgroup memory for all channels of the head (B and C
+//                as F: f16 on the f16 path, like attention_prefill's K/V tiles; dt stays f32).
 //   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
 //                (sum of squares with one workgroup reduction).
-// Everything f32 (ggml's ssm ops are f32). Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
+// State, sums and every buffer f32 (ggml's ssm ops are f32); only scan_heads' B/C tile is F.
+// Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
 
 struct Params {
   n: u32,
@@ -105,7 +107,7 @@ fn scan(ids: Ids) {
 }
 
 const SCAN_TILE: u32 = 8u;
-var<workgroup> tile_bc: array<f32, 2048>; // (SCAN_TILE, 2, d_state ≤ 128) f32: B then C of each token of the tile
+var<workgroup> tile_bc: array<F, 2048>; // (SCAN_TILE, 2, d_state ≤ 128) F: B then C of each token of the tile
 var<workgroup> tile_dt: array<f32, 8>; // (SCAN_TILE) f32 softplus(dt + dt_bias)
 
 @compute @workgroup_size(WG_SIZE)
@@ -125,7 +127,7 @@ fn scan_heads(ids: Ids) {
     for (var e = ids.lid; e < nt * 2u * ds; e += WG_SIZE) {
       let r = e % (2u * ds);
       let c = (t0 + e / (2u * ds)) * p.conv_cols;
-      if (r < ds) { tile_bc[e] = conv[c + b_at + r]; } else { tile_bc[e] = conv[c + c_at + r - ds]; }
+      if (r < ds) { tile_bc[e] = F(conv[c + b_at + r]); } else { tile_bc[e] = F(conv[c + c_at + r - ds]); }
     }
     if (ids.lid < nt) { tile_dt[ids.lid] = softplus(zx[(t0 + ids.lid) * p.zx_cols + p.inner + p.channels + h] + dt_bias[h]); }
     workgroupBarrier();
@@ -138,8 +140,8 @@ fn scan_heads(ids: Ids) {
       let x_dt = x * dt;
       var y = 0.0;
       for (var j = 0u; j < ds; j++) {
-        s[j] = s[j] * decay + tile_bc[bb + j] * x_dt;
-        y += s[j] * tile_bc[bb + ds + j];
+        s[j] = s[j] * decay + f32(tile_bc[bb + j]) * x_dt;
+        y += s[j] * f32(tile_bc[bb + ds + j]);
       }
       out[t * p.out_cols + g] = (y + x * d[h]) * silu(zx[t * p.zx_cols + g]);
     }

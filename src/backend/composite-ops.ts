@@ -45,6 +45,7 @@ export abstract class CompositeOps {
   abstract sigmoidGatedAdd(out: Activation, y: Activation, gate: Activation, n: number): void;
   abstract addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void;
   abstract swigluOai(out: Activation, gate: Activation, up: Activation, n: number): void;
+  abstract reluSquared(x: Activation, n: number): void;
   abstract splitHeadPairs(q: Activation, gate: Activation, qg: Activation, n: number, headDim: number): void;
 
   abstract scale(x: Activation, s: number, n: number): void;
@@ -108,19 +109,21 @@ export abstract class CompositeOps {
     }
     this.matmul(s.logits, rn ? s.down : s.normed, step.router, n, step.routerBias); // logits [n, nExperts]
     this.moeRoute(s.ids, s.weights, s.logits, n, step.route); // ids, weights [n, nUsed]
+    const act = step.activation;
     if (step.gateUp) {
       this.matmulExperts(step.gateUp, s.normed, step.gate, step.nExperts, s.ids, n, false); // [n·nUsed, 2·expertDim]
       this.splitHeadPairs(s.gate, s.up, step.gateUp, n * nUsed, s.gate.cols); // gate, up [n·nUsed, expertDim]
     } else {
-      this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate [n·nUsed, expertDim]
-      this.matmulExperts(s.up, s.normed, step.up, step.nExperts, s.ids, n, false); // up [n·nUsed, expertDim]
+      if (act !== 'relu2') this.matmulExperts(s.gate, s.normed, step.gate, step.nExperts, s.ids, n, false); // gate
+      // up [n·nUsed, expertDim]; ungated (relu2): straight into hidden
+      this.matmulExperts(act === 'relu2' ? s.hidden : s.up, s.normed, step.up, step.nExperts, s.ids, n, false);
     }
     const eb = step.expertBias;
     if (eb) {
       this.addExpertBias(s.gate, eb.gate, s.ids, n);
       this.addExpertBias(s.up, eb.up, s.ids, n);
     }
-    this.expertGlu(s.hidden, s.gate, s.up, n * nUsed, step.activation); // hidden [n·nUsed, expertDim]
+    this.expertGlu(s.hidden, s.gate, s.up, n * nUsed, act); // hidden [n·nUsed, expertDim]
     this.matmulExperts(s.down, s.hidden, step.down, step.nExperts, s.ids, n, true); // down [n·nUsed, nEmbd]
     if (eb) this.addExpertBias(s.down, eb.down, s.ids, n);
     this.moeCombine(s.out, s.down, s.weights, n); // out [n, nEmbd]
@@ -132,9 +135,9 @@ export abstract class CompositeOps {
       const own = sh.norm;
       if (own) this.rmsNorm(s.down, x, own.weight, own.eps, n); // its own normalised input in down's first n rows
       const input = own ? s.down : s.normed;
-      this.matmul(h.gate, input, sh.gate, n); // [n, sharedDim]
-      this.matmul(h.up, input, sh.up, n);
-      this.expertGlu(h.hidden, h.gate, h.up, n, step.activation);
+      if (act !== 'relu2') this.matmul(h.gate, input, sh.gate, n); // [n, sharedDim]
+      this.matmul(act === 'relu2' ? h.hidden : h.up, input, sh.up, n);
+      this.expertGlu(h.hidden, h.gate, h.up, n, act);
       if (sh.gateInp) this.matmul(h.logit, input, sh.gateInp, n); // [n, 1] (before down overwrites the input)
       this.matmul(s.down, h.hidden, sh.down, n); // down's first n rows [n, nEmbd]
       if (sh.postNorm) this.rmsNorm(s.down, s.down, sh.postNorm.weight, sh.postNorm.eps, n);
@@ -147,15 +150,16 @@ export abstract class CompositeOps {
     this.add(x, x, s.out, n);
   }
 
-  /** A MoE layer's GLU over `rows` rows: `glu`, or `swigluOai` for gpt-oss. */
+  /** A MoE layer's GLU over `rows` rows: `glu`, `swigluOai` for gpt-oss, or relu² of `out` in place (no gate). */
   private expertGlu(
     out: Activation,
     gate: Activation,
     up: Activation,
     rows: number,
-    act: GluActivation | 'swiglu-oai',
+    act: GluActivation | 'swiglu-oai' | 'relu2',
   ): void {
-    if (act === 'swiglu-oai') this.swigluOai(out, gate, up, rows);
+    if (act === 'relu2') this.reluSquared(out, rows);
+    else if (act === 'swiglu-oai') this.swigluOai(out, gate, up, rows);
     else this.glu(out, gate, up, rows, act);
   }
 

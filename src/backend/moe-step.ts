@@ -71,8 +71,12 @@ export interface MoeStep {
   readonly down: Weight; // [nExperts·nEmbd rows, expertDim]
   readonly nExperts: number;
   readonly route: MoeRouteParams;
-  /** The experts' GLU: `glu` with a `GluActivation`, or gpt-oss's clamped SwiGLU (`swigluOai`). */
-  readonly activation: GluActivation | 'swiglu-oai';
+  /**
+   * The experts' GLU: `glu` with a `GluActivation`, or gpt-oss's clamped SwiGLU (`swigluOai`); 'relu2' (nemotron_h_moe):
+   * no gate, the hidden layer is relu²(up) (`reluSquared`) for the experts and the shared expert alike, and `gate`
+   * (and the shared expert's) is the up weight, unread.
+   */
+  readonly activation: GluActivation | 'swiglu-oai' | 'relu2';
   /** Bias of the router logits [nExperts] (gpt-oss), or absent/null. */
   readonly routerBias?: Weight | null;
   /** Per-expert biases of the gate, up and down outputs (gpt-oss; see `addExpertBias`), or absent/null. */

@@ -126,7 +126,7 @@ export function checkConfigAgainstTensors(gguf: GgufFile, config: ModelConfig, n
       config.mamba2Parallel && config.mamba2Layers[il]
         ? [...attention, n.ssmIn, n.ssmConv1d, n.ssmDt, n.ssmA, n.ssmD, n.ssmOut]
         : config.mlpLayers[il]
-          ? [n.attnNorm, n.ffnUp, n.ffnDown]
+          ? [n.attnNorm, ...(config.moe?.layerIsMoe[il] ? moeTensorPatterns(config.moe, names) : [n.ffnUp, n.ffnDown])]
           : config.mamba2Layers[il]
             ? [...mamba2Mixer, ...attention.filter((p) => !attnOnly.has(p))].filter((p) => !(noFfn && ffnOnly.has(p)))
             : (recurrent ?? attention);

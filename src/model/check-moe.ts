@@ -14,9 +14,14 @@ import type { MoeConfig } from './moe-config.js';
 export function moeTensorPatterns(moe: MoeConfig, names: TensorNames): string[] {
   return [
     names.ffnGateInp,
-    ...(moe.fusedGateUp ? [names.ffnGateUpExps] : [names.ffnGateExps, names.ffnUpExps]),
+    ...(moe.fusedGateUp
+      ? [names.ffnGateUpExps]
+      : moe.ungated
+        ? [names.ffnUpExps]
+        : [names.ffnGateExps, names.ffnUpExps]),
     names.ffnDownExps,
-    ...(moe.shared === 'none' ? [] : [names.ffnGateShexp, names.ffnUpShexp, names.ffnDownShexp]),
+    ...(moe.shared === 'none' ? [] : moe.ungated ? [] : [names.ffnGateShexp]),
+    ...(moe.shared === 'none' ? [] : [names.ffnUpShexp, names.ffnDownShexp]),
     ...(moe.shared === 'gated' ? [names.ffnGateInpShexp] : []),
     ...(moe.oai ? [names.ffnGateInpBias, names.ffnGateExpsBias, names.ffnUpExpsBias, names.ffnDownExpsBias] : []),
     ...(moe.requireSelectionBias ? [names.ffnExpProbsB] : []),

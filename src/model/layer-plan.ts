@@ -281,7 +281,7 @@ function planMoe(
     // The layer's post-FFN norm covers the whole MoE output (gemma4; no other MoE architecture has post-norms).
     outNorm: layerNorms.postFfnNorm,
     gateUp: m.fusedGateUp ? get('moe_gate_up', 2 * m.expertDim) : null,
-    activation: c.moe?.oai ? 'swiglu-oai' : c.activation,
+    activation: c.moe?.oai ? 'swiglu-oai' : m.ungated ? 'relu2' : c.activation,
     routerBias: w.routerBias,
     expertBias: w.expertBias,
     residualScale: c.residualScale,

@@ -103,13 +103,16 @@ export interface Mamba2LayerSpec {
   readonly moe: MoeLayerSpec | null;
 }
 
-/** One MLP-only block (nemotron_h): norm → ffn_up → relu² → ffn_down, no token mixer, no state. */
+/**
+ * One MLP-only block (nemotron_h): norm → ffn_up → relu² → ffn_down, no token mixer, no state; or (nemotron_h_moe)
+ * norm → the ungated relu² experts plus the shared expert.
+ */
 interface MlpLayerSpec {
   readonly kind: 'mlp';
-  /** Width of the MLP's hidden layer. */
+  /** Width of the MLP's hidden layer (of the shared expert with experts). */
   readonly ffnDim: number;
-  /** Never experts (the field every layer kind's FFN has). */
-  readonly moe: null;
+  /** The routed experts (nemotron_h_moe), or null for the dense MLP. */
+  readonly moe: MoeLayerSpec | null;
 }
 
 /** One block of the model; a union that grows with the layer kinds the runtime learns. */
@@ -136,7 +139,7 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
     const moe = layerMoe(c, il);
     // The FFN is the same on every layer kind: dense, or the experts plus the shared expert's width.
     const ffnDim = moe && m ? m.sharedDim : (c.layerFfnDims[il] ?? c.ffnDim);
-    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim, moe: null };
+    if (c.mlpLayers[il]) return { kind: 'mlp', ffnDim, moe };
     if (c.shortConvLayers[il]) return { kind: 'shortconv', convWidth: c.shortConvWidth, ffnDim, moe };
     if (c.deltaNetLayers[il] && c.deltaNet) return { kind: 'deltanet', dims: c.deltaNet, ffnDim, moe };
     if (c.mamba2Layers[il] && c.mamba2 && !c.mamba2Parallel) return { kind: 'mamba2', dims: c.mamba2, ffnDim, moe };
@@ -178,6 +181,7 @@ function layerMoe(c: ModelConfig, il: number): MoeLayerSpec | null {
         weightsScale: m.weightsScale,
         ...(m.branchNorms ? { branchNorms: true } : {}),
         ...(m.fusedGateUp ? { fusedGateUp: true } : {}),
+        ...(m.ungated ? { ungated: true } : {}),
       };
 }
 

@@ -144,7 +144,10 @@ export async function loadTransformer(
         ...recurrentFfnSlots(loader, names, c, il, spec),
       };
     }
-    if (spec.kind === 'mlp') return { kind: 'mlp', ...mlpSlots(loader, names, il, c.embeddingLength, spec.ffnDim) };
+    if (spec.kind === 'mlp') {
+      const moe = spec.moe && moeSlots(loader, names, c, il, spec.moe, spec.ffnDim); // nemotron_h_moe's experts
+      return { kind: 'mlp', ...mlpSlots(loader, names, il, c.embeddingLength, spec.ffnDim, moe) };
+    }
     if (spec.kind === 'mamba2') {
       return {
         kind: 'mamba2',

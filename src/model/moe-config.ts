@@ -42,6 +42,11 @@ export interface MoeRouting {
    * llama.cpp accepts in place of the two; set from the tensors when the config is read (`readModelConfig`).
    */
   readonly fusedGateUp?: boolean;
+  /**
+   * nemotron_h_moe: the experts and the shared expert have no gate (no `ffn_gate_exps` / `ffn_gate_shexp`); their
+   * hidden layer is relu²(up), as llama.cpp's `build_moe_ffn` / `build_ffn` with LLM_FFN_RELU_SQR and no gate.
+   */
+  readonly ungated?: boolean;
 }
 
 /** The mixture-of-experts part of a model's config. */

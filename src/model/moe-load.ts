@@ -38,10 +38,13 @@ export function moeSlots(
   const e = c.embeddingLength;
   // A fused gate|up stack is one weight standing for both (the MoE step splits its product).
   const fused = m.fusedGateUp ? loader.upload(n(names.ffnGateUpExps), [e, 2 * m.expertDim, m.nExperts]) : null;
+  // Ungated experts (nemotron_h_moe): the up stack stands in for the gate, unread (MoeStep.activation 'relu2').
+  const up = fused ?? loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]);
+  const sharedUp = m.shared === 'none' ? null : loader.upload(n(names.ffnUpShexp), [e, sharedDim]);
   return {
     router: loader.upload(n(names.ffnGateInp), [e, m.nExperts]),
-    gate: fused ?? loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts]),
-    up: fused ?? loader.upload(n(names.ffnUpExps), [e, m.expertDim, m.nExperts]),
+    gate: fused ?? (m.ungated ? up : loader.upload(n(names.ffnGateExps), [e, m.expertDim, m.nExperts])),
+    up,
     down: loader.upload(n(names.ffnDownExps), [m.expertDim, e, m.nExperts]),
     selectionBias: loader.optional(n(names.ffnExpProbsB), [m.nExperts]),
     // llama.cpp loads a per-expert output scale for any architecture when the file has one.
@@ -55,11 +58,11 @@ export function moeSlots(
         }
       : null,
     shared:
-      m.shared === 'none'
+      sharedUp === null
         ? null
         : {
-            gate: loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
-            up: loader.upload(n(names.ffnUpShexp), [e, sharedDim]),
+            gate: m.ungated ? sharedUp : loader.upload(n(names.ffnGateShexp), [e, sharedDim]),
+            up: sharedUp,
             down: loader.upload(n(names.ffnDownShexp), [sharedDim, e]),
             gateInp: m.shared === 'gated' ? loader.upload(n(names.ffnGateInpShexp), [e]) : null,
           },

@@ -22,6 +22,7 @@ import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
 import { nemotronH } from './nemotron_h.js';
+import { nemotronHMoe } from './nemotron_h_moe.js';
 import { falconH1 } from './falcon-h1.js';
 import { bert } from './bert.js';
 import { nomicBert } from './nomic-bert.js';
@@ -71,5 +72,6 @@ export const ARCH_SPECS: ReadonlyMap<string, SyntheticArchSpec> = new Map(
     jinaBertV2,
     qwen2vl,
     qwen3vl,
+    nemotronHMoe,
   ].map((spec) => [spec.name, spec]),
 );

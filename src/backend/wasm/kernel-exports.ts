@@ -162,6 +162,18 @@ export interface KernelExports {
     channels: number,
     taps: number,
   ): void;
+  /** lfm2's short gated convolution over [state ‖ B·x], times C, the window slid (wasm/assembly/short-conv.ts). */
+  short_conv?(
+    state: number,
+    bcx: number,
+    bcxStride: number,
+    kernel: number,
+    out: number,
+    outStride: number,
+    n: number,
+    channels: number,
+    taps: number,
+  ): void;
   /** x[t, h·headDim …] /= sqrt(Σx² + eps) in place (wasm/assembly/recurrent-conv.ts). */
   l2norm_heads?(x: number, stride: number, n: number, nHeads: number, headDim: number, eps: number): void;
   /** DeltaNet's gated RMSNorm per value head, in place (wasm/assembly/recurrent-conv.ts). */

@@ -38,7 +38,7 @@ import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
 import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from './float-gemm.js';
 import { HostHybridOps } from '../host-hybrid-ops.js';
-import { shortConvRows } from '../short-conv.js';
+import { wasmShortConv } from './short-conv-kernel.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
 
@@ -341,12 +341,11 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
     const { slot, startPos } = this.step();
-    const [taps, channels, f32] = [kernel.rowLength, kernel.nRows, this.heap.f32];
+    const [taps, channels, o] = [kernel.rowLength, kernel.nRows, act(out)];
     const state = this.recurrent.layer(slot, layer, (taps - 1) * channels); // [taps − 1, channels]
-    const [o, b] = [act(out), act(bcx)];
-    const [outStride, bcxStride, outAt, bcxAt] = [out.cols, bcx.cols, o.byteOffset >>> 2, b.byteOffset >>> 2];
-    const args = { outAt, outStride, bcxAt, bcxStride, kernelAt: this.vector(kernel), n, channels, taps };
-    shortConvRows({ ...args, out: f32, bcx: f32, state, kernel: f32, fresh: startPos === 0 });
+    const io = { out: o.byteOffset, outStride: out.cols, bcx: act(bcx).byteOffset, bcxStride: bcx.cols };
+    const args = { ...io, kernel: this.vector(kernel) << 2, n, channels, taps, fresh: startPos === 0 };
+    wasmShortConv(this.k, this.heap.f32, state, args);
     o.version++;
   }
 

@@ -29,6 +29,7 @@ import { qwen3moe } from './qwen3moe.js';
 import { qwen35 } from './qwen35.js';
 import { granitehybrid } from './granitehybrid.js';
 import { nemotronH } from './nemotron_h.js';
+import { nemotronHMoe } from './nemotron_h_moe.js';
 import { falconH1 } from './falcon-h1.js';
 import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
@@ -87,6 +88,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   jinaBertV2,
   qwen2vl,
   qwen3vl,
+  nemotronHMoe,
 ];
 
 /** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */

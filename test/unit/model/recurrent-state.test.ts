@@ -52,3 +52,12 @@ describe('recurrent state (falcon-h1: Mamba-2 beside attention in every layer, K
     await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'falcon-h1-q8_0-s1.gguf');
   });
 });
+
+describe('recurrent state (nemotron_h_moe: Mamba-2 beside expert-only and attention-only blocks)', () => {
+  it('cpu: a snapshot written back resumes exactly; a slot copy carries the state', async () => {
+    await checkRecurrentState(createCpuOps(), 0, 'nemotron_h_moe-q8_0-s5.gguf');
+  });
+  it('wasm: the same', async () => {
+    await checkRecurrentState(await createWasmOps({ threads: 1 }), 1e-4, 'nemotron_h_moe-q8_0-s5.gguf');
+  });
+});
