@@ -6,44 +6,17 @@
  */
 
 import { LlmError } from '../errors.js';
-import { invalidField } from '../engine/sampling-options.js';
 import { imagePlaceholders, type PromptImage } from '../engine/prompt-images.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ImageEmbeddings } from '../vision/vision-encoder.js';
-import type { ChatMessage, ChatRequestMessage } from './types.js';
+import { type ImageSource, MEDIA_MARKER } from './image-request-parts.js';
+import type { ChatMessage } from './types.js';
 
-/** llama.cpp's default media marker (`mtmd_default_marker`). */
-export const MEDIA_MARKER = '<__media__>';
-
-/** What an image part carries: a data:/http(s) URL or a Blob. */
-type ImageSource = string | Blob;
-
-/** Request messages with each image part replaced by the media marker, and the images in prompt order. */
-function takeImageParts(messages: readonly ChatRequestMessage[]): {
-  messages: ChatMessage[];
-  images: ImageSource[];
-} {
-  const images: ImageSource[] = [];
-  if (!Array.isArray(messages)) return { messages: messages as unknown as ChatMessage[], images }; // checked later
-  const out = messages.map((m: ChatRequestMessage, i) => {
-    if (m === null || typeof m !== 'object' || !Array.isArray(m.content)) return m as ChatMessage;
-    const content = (m.content as readonly unknown[]).map((part, k) => {
-      const p = part as { type?: unknown; image_url?: { url?: unknown } } | null;
-      if (p === null || typeof p !== 'object' || p.type !== 'image_url') return part;
-      const url = p.image_url !== null && typeof p.image_url === 'object' ? p.image_url.url : undefined;
-      const isBlob = typeof Blob !== 'undefined' && url instanceof Blob;
-      if (!(isBlob || (typeof url === 'string' && /^(data:|https?:\/\/)/i.test(url))))
-        invalidField(
-          `messages[${i}].content[${k}]`,
-          part,
-          "{ type: 'image_url', image_url: { url: a data: or http(s) URL, or a Blob } }",
-        );
-      images.push(url as ImageSource);
-      return { type: 'text', text: MEDIA_MARKER };
-    });
-    return { ...m, content } as ChatMessage;
-  });
-  return { messages: out, images };
+/** A request's encoded images, in order, how the projector frames them, and the function placing them in the prompt. */
+export interface RequestImages {
+  readonly encoded: readonly ImageEmbeddings[];
+  readonly framing: ImageFraming;
+  readonly place: typeof imagePrompt;
 }
 
 /** How the model's projector frames an image in the prompt (`VisionConfig`). */
@@ -128,22 +101,21 @@ function tokenWithText(tk: Tokenizer, text: string): number {
 }
 
 /** What a request's images need of the engine: its vision encoder, when it was created with one. */
-interface ImageEncoderHost {
+export interface ImageEncoderHost {
   readonly config: ImageFraming;
   encode(input: ImageSource, signal?: AbortSignal): Promise<ImageEmbeddings>;
 }
 
 /**
- * The request's messages with image parts turned into markers, and its images encoded (the encoder keeps recent
- * ones by content hash); `invalid-request` when there are images and no vision encoder.
+ * A request's images (`takeImageParts`) encoded (the encoder keeps recent ones by content hash), with how to place
+ * them in its prompt; `invalid-request` when there is no vision encoder. This module loads only for requests holding
+ * images (a chunk of its own: text-only pages never fetch it).
  */
 export async function encodeRequestImages(
   vision: ImageEncoderHost | undefined,
-  messages: readonly ChatRequestMessage[],
+  taken: { readonly messages: ChatMessage[]; readonly images: readonly ImageSource[] },
   signal: AbortSignal | undefined,
-): Promise<{ messages: ChatMessage[]; images?: { encoded: ImageEmbeddings[]; framing: ImageFraming } }> {
-  const taken = takeImageParts(messages);
-  if (taken.images.length === 0) return { messages: taken.messages };
+): Promise<RequestImages> {
   if (!vision) {
     throw new LlmError(
       'invalid-request',
@@ -154,5 +126,5 @@ export async function encodeRequestImages(
   }
   const encoded: ImageEmbeddings[] = [];
   for (const src of taken.images) encoded.push(await vision.encode(src, signal));
-  return { messages: taken.messages, images: { encoded, framing: vision.config } };
+  return { encoded, framing: vision.config, place: imagePrompt };
 }

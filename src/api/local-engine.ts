@@ -37,7 +37,7 @@ import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
 import type { EmbeddingHost } from './embeddings.js';
-import { encodeRequestImages } from './image-parts.js';
+import { requestImages } from './image-request-parts.js';
 
 /** Everything an engine runs on, already loaded. */
 export interface EngineParts {
@@ -321,7 +321,7 @@ export class LocalEngine implements Engine {
 
   private async createChat(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     this.assertLoaded('chat.completions.create');
-    const { messages: parts, images } = await encodeRequestImages(this.parts.vision, req.messages, req.signal);
+    const { messages: parts, images } = await requestImages(this.parts.vision, req.messages, req.signal);
     const norm = normalizeChatRequest({ ...req, messages: parts }, this.parts.tokenizer.vocabSize);
     const kwargs =
       req.reasoning_effort && !(req.chat_template_kwargs && 'reasoning_effort' in req.chat_template_kwargs)

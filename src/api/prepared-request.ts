@@ -11,8 +11,7 @@ import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { TOOL_MARKERS } from '../tools/tool-call-format.js';
 import type { ChatFormatter } from './chat-formatter.js';
 import type { PromptImage } from '../engine/prompt-images.js';
-import type { ImageEmbeddings } from '../vision/vision-encoder.js';
-import { type ImageFraming, imagePrompt } from './image-parts.js';
+import type { RequestImages } from './image-parts.js';
 import type { ChatMessage } from './types.js';
 import type { NormalizedRequest } from './validate-request.js';
 
@@ -75,8 +74,8 @@ export function prepareChatRequest(
     readonly chatTemplateKwargs?: unknown;
     readonly tools?: readonly unknown[] | undefined;
     readonly parseTools: boolean;
-    /** The request's encoded images, in order, and how the projector frames them. */
-    readonly images?: { readonly encoded: readonly ImageEmbeddings[]; readonly framing: ImageFraming };
+    /** The request's encoded images, in order, how the projector frames them and how to place them. */
+    readonly images?: RequestImages | undefined;
   },
 ): PreparedRequest {
   const { messages, norm, signal, chatTemplateKwargs, tools, parseTools } = req;
@@ -90,8 +89,7 @@ export function prepareChatRequest(
     ...(tools ? { tools } : {}),
   });
   const im = req.images;
-  const withImages =
-    im && imagePrompt(tk, built.prompt, built.tokens, im.encoded, im.framing, built.droppedMessages > 0);
+  const withImages = im?.place(tk, built.prompt, built.tokens, im.encoded, im.framing, built.droppedMessages > 0);
   const tokens = withImages ? withImages.tokens : built.tokens;
   const images = withImages ? { images: withImages.images } : {};
   env.checkFits(tokens.length);

@@ -5,7 +5,8 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { imagePrompt, MEDIA_MARKER } from '../api/image-parts.js';
+import { imagePrompt } from '../api/image-parts.js';
+import { MEDIA_MARKER } from '../api/image-request-parts.js';
 import type { PromptImage } from '../engine/prompt-images.js';
 import { LlmError } from '../errors.js';
 import type { GgufFile } from '../gguf/types.js';

@@ -10,7 +10,7 @@ import type { ModelConfig } from './config.js';
 import type { WeightLoader, WeightSlot } from './weight-loader.js';
 
 /** Rank of the LAuReL residual (llama.cpp `laurel_rank`, fixed). */
-export const LAUREL_RANK = 64;
+const LAUREL_RANK = 64;
 
 /** The AltUp weights' slots, named now (filled by `loader.loadAll`). */
 export interface AltUpSlots {
@@ -65,4 +65,24 @@ export function altUpWeightsOf(s: AltUpSlots): AltUpWeights {
       laurelPostNorm: l.laurelPostNorm.get(),
     })),
   };
+}
+
+/** Label and width of each buffer `AltUp` takes (for the activation plan). */
+export function altUpActivations(c: ModelConfig): { key: string; cols: number }[] {
+  const a = c.altup;
+  if (!a) return [];
+  const E = c.embeddingLength;
+  const N = a.nInputs;
+  return [
+    ...Array.from({ length: N }, (_, i) => ({ key: `altup_s:${i}`, cols: E })),
+    ...Array.from({ length: N }, (_, i) => ({ key: `altup_p:${i}`, cols: E })),
+    { key: 'altup_mod', cols: N },
+    { key: 'altup_coef', cols: N * N },
+    { key: 'altup_ccoef', cols: N },
+    { key: 'altup_r', cols: E },
+    { key: 'altup_d', cols: E },
+    { key: 'laurel_n', cols: E },
+    { key: 'laurel_a', cols: LAUREL_RANK },
+    { key: 'laurel_out', cols: E },
+  ];
 }

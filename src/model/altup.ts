@@ -14,7 +14,6 @@
 
 import type { Activation, GluActivation, GluScratch, Ops, RmsNormWeight, Weight } from '../backend/ops.js';
 import type { AltUpConfig } from './altup-config.js';
-import { LAUREL_RANK } from './altup-load.js';
 import type { ModelConfig } from './config.js';
 import type { PerLayerBlockWeights, PerLayerInput } from './per-layer-input.js';
 
@@ -37,26 +36,6 @@ export interface AltUpWeights {
   /** Stream i + 1's projection back before the merge: [nEmbd rows, nEmbd] each (N − 1). */
   readonly unembd: readonly Weight[];
   readonly layers: readonly AltUpLayerWeights[];
-}
-
-/** Label and width of each buffer `AltUp` takes (for the activation plan). */
-export function altUpActivations(c: ModelConfig): { key: string; cols: number }[] {
-  const a = c.altup;
-  if (!a) return [];
-  const E = c.embeddingLength;
-  const N = a.nInputs;
-  return [
-    ...Array.from({ length: N }, (_, i) => ({ key: `altup_s:${i}`, cols: E })),
-    ...Array.from({ length: N }, (_, i) => ({ key: `altup_p:${i}`, cols: E })),
-    { key: 'altup_mod', cols: N },
-    { key: 'altup_coef', cols: N * N },
-    { key: 'altup_ccoef', cols: N },
-    { key: 'altup_r', cols: E },
-    { key: 'altup_d', cols: E },
-    { key: 'laurel_n', cols: E },
-    { key: 'laurel_a', cols: LAUREL_RANK },
-    { key: 'laurel_out', cols: E },
-  ];
 }
 
 /** The AltUp streams of one model on one backend (buffers allocated once, at construction). */

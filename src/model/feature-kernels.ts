@@ -1,6 +1,6 @@
 /**
  * Whether a model needs the backend's feature kernels (`Ops.loadFeatureKernels`: on WebGPU the recurrent, MoE,
- * AltUp and IQ1–IQ3 WGSL, a chunk a page chatting with a dense transformer never fetches).
+ * AltUp, M-RoPE and IQ1–IQ3 WGSL, a chunk a page chatting with a dense transformer never fetches).
  */
 
 import type { GgufFile } from '../gguf/types.js';
@@ -13,9 +13,9 @@ export function hasIqTensors(gguf: GgufFile): boolean {
   return gguf.tensors.some((t) => IQ_GRID_TYPES.has(t.type));
 }
 
-/** True when `config` has recurrent, MoE or AltUp layers, or `gguf` holds IQ1–IQ3 tensors. */
+/** True when `config` has recurrent, MoE or AltUp layers or multi-stream rope (M-RoPE), or `gguf` holds IQ1–IQ3 tensors. */
 export function needsFeatureKernels(config: ModelConfig, gguf: GgufFile): boolean {
-  if (config.altup || hasIqTensors(gguf)) return true;
+  if (config.altup || config.ropeMulti || hasIqTensors(gguf)) return true;
   return describeLayers(config).some(
     (l) => l.moe !== null || (l.kind !== 'attention' && l.kind !== 'mlp') || (l.kind === 'attention' && l.ssm),
   );

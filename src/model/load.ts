@@ -30,6 +30,7 @@ import { altUpWeightsOf, nameAltUpWeights } from './altup-load.js';
 import type { RankHead } from './pooling.js';
 import type { LayerWeights, ModelWeights, ShortConvLayerWeights } from './model-weights.js';
 import { moeSlots, moeWeights } from './moe-load.js';
+import { loadLazyModelParts } from './lazy-model-parts.js';
 import { TransformerModel } from './transformer.js';
 import { type LayerSlots, denseFfnSlots, deltaNetSlots, deltaNetWeights, recurrentFfnSlots } from './layer-slots.js';
 import { checkEncoderTensors } from './check-encoder.js';
@@ -279,7 +280,9 @@ export async function loadTransformer(
     rankHead,
     altUp: altUpSlots && altUpWeightsOf(altUpSlots),
   };
-  return new TransformerModel(config, weights, ops, { contextLength, ubatchSize, nSlots, kvType: options.kvType });
+  const lazy = await loadLazyModelParts(config, !!weights.altUp);
+  const shape = { contextLength, ubatchSize, nSlots, kvType: options.kvType };
+  return new TransformerModel(config, weights, ops, shape, lazy);
 }
 
 /** `invalid-request` unless the run shape's counts are positive integers. */

@@ -97,22 +97,3 @@ export class RopeStreams {
     }
   }
 }
-
-/** Checks an image grid against its rows: nx · ny = n, both whole and positive (`invalid-request` otherwise). */
-export function checkImageGrid(grid: ImageGrid, n: number): void {
-  if (
-    !(
-      Number.isSafeInteger(grid.nx) &&
-      Number.isSafeInteger(grid.ny) &&
-      grid.nx > 0 &&
-      grid.ny > 0 &&
-      grid.nx * grid.ny === n
-    )
-  ) {
-    throw new LlmError(
-      'invalid-request',
-      `evaluating embeddings: an image grid of ${grid.nx} × ${grid.ny} tokens does not hold its ${n} rows`,
-      { details: { nx: grid.nx, ny: grid.ny, rows: n } },
-    );
-  }
-}

@@ -9,7 +9,7 @@ import type { ModelConfig } from './config.js';
 import { describeLayers } from './layer-spec.js';
 import { mamba2Activations } from './mamba2-layer.js';
 import { perLayerActivations } from './per-layer-input.js';
-import { altUpActivations } from './altup.js';
+import { altUpActivations } from './altup-load.js';
 
 /** KV cells per sequence when the caller gives none (capped by the training context when the file states one). */
 export const DEFAULT_CONTEXT_LENGTH = 4096;

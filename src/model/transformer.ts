@@ -25,11 +25,10 @@ import {
 } from './layer-plan.js';
 import type { ModelWeights } from './model-weights.js';
 import { PerLayerInput } from './per-layer-input.js';
-import { AltUp } from './altup.js';
+import { type AltUp, checkLazyParts, type LazyModelParts, type RopeStreams } from './lazy-model-parts.js';
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { EmbeddingsEvalOptions, KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
-import { checkEmbeddingRows, type EmbeddingInput, splitDeepstack } from './embedding-input.js';
-import { checkImageGrid, RopeStreams } from './rope-streams.js';
+import { checkEmbeddingRows, checkImageGrid, type EmbeddingInput, splitDeepstack } from './embedding-input.js';
 import type { RankHead } from './pooling.js';
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
@@ -79,6 +78,7 @@ export class TransformerModel implements Transformer {
     private readonly weights: ModelWeights,
     readonly ops: Ops,
     options: RunShape,
+    lazy: LazyModelParts = {},
   ) {
     const c = config;
     this.contextLength = options.contextLength;
@@ -133,9 +133,9 @@ export class TransformerModel implements Transformer {
     });
     this.outputNorm = { weight: weights.outputNorm, eps: c.normEps };
     this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
-    this.altUp = weights.altUp ? new AltUp(c, weights.altUp, act, this.perLayerInput) : null;
+    this.altUp = weights.altUp && lazy.AltUp ? new lazy.AltUp(c, weights.altUp, act, this.perLayerInput) : null;
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
-    this.streams = c.ropeMulti ? new RopeStreams() : null;
+    this.streams = checkLazyParts(c, !!weights.altUp, lazy);
     this.deepstackRows = c.deepstackLayers
       ? ops.createActivation('deepstack', this.ubatchSize, c.embeddingLength)
       : null;

@@ -1,6 +1,6 @@
 /**
  * Which models fetch the backend's feature kernels (src/model/feature-kernels.ts; on WebGPU the chunk of recurrent,
- * MoE, AltUp and IQ WGSL). The test setup preloads that chunk for every test file, so this is what fails if a model
+ * MoE, AltUp, M-RoPE and IQ WGSL). The test setup preloads that chunk for every test file, so this is what fails if a model
  * kind that needs it stops asking for it — or a dense transformer starts fetching it.
  */
 
@@ -25,18 +25,21 @@ describe('feature kernels', () => {
     }
   });
 
-  it('recurrent (short conv, DeltaNet, Mamba-2, parallel Mamba-2), MoE, AltUp and IQ models need them', async () => {
+  it('recurrent (short conv, DeltaNet, Mamba-2, parallel Mamba-2), MoE, AltUp, M-RoPE and IQ models need them', async () => {
     const ids = [
       'lfm2-q8_0-s1',
       'qwen35-q4_k-mix-s2',
       'granitehybrid-q8_0-s1',
       'nemotron_h-q8_0-s2',
+      'nemotron_h_moe-q8_0-s5',
       'falcon-h1-q8_0-s1',
       'qwen2moe-q8_0-s1',
       'gpt-oss-q8_0-s1',
       'gemma4-q8_0-moe-s3',
       'gemma3n-q8_0-s1',
       'smollm3-iq2_xxs-s1',
+      'qwen2vl-q8_0-s1',
+      'qwen3vl-q8_0-s1',
     ];
     for (const id of ids) {
       const gguf = await header(id);
