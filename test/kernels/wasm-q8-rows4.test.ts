@@ -1,6 +1,6 @@
 /**
- * Q8_0 prefill through 4-row tiles of nibble planes packed per call (wasm/assembly/gemv-q8-packed-rows4.ts, n ≥ 8 on the
- * relaxed-SIMD build): equal to the simd128 build's row-pair kernel within f32 rounding (the same exact integer block
+ * Q8_0 matmuls on the relaxed-SIMD build (weights stored in 4-row groups with the sign bit flipped,
+ * wasm/assembly/gemv-q8-rows4.ts): equal to the simd128 build's row-pair kernel within f32 rounding (the same exact integer block
  * sums; only the order of the float scale-and-add steps differs) for row counts off a multiple of 4 (rows outside
  * whole groups), token counts around the 4-token tiles and the n ≥ 8 switch (and the last n % 4 tokens), every
  * weight byte −128 … 127, activation rows wider than k, and two threads whose row chunks cut 4-row groups.

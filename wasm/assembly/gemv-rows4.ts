@@ -38,7 +38,7 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles, q5HighBits } from './simd-dot';
 
 /** 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4. */
 // @ts-ignore: decorator
-@inline export function storeTransposed(o: usize, a: v128, b: v128, c: v128, d: v128): void {
+@inline function storeTransposed(o: usize, a: v128, b: v128, c: v128, d: v128): void {
   const t0 = i32x4.shuffle(a, b, 0, 4, 1, 5);
   const t1 = i32x4.shuffle(a, b, 2, 6, 3, 7);
   const t2 = i32x4.shuffle(c, d, 0, 4, 1, 5);
@@ -80,7 +80,7 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles, q5HighBits } from './simd-dot';
 
 /** The four f16 scales of a group's block at `pb` → f32x4. */
 // @ts-ignore: decorator
-@inline export function scales4(pb: usize): v128 {
+@inline function scales4(pb: usize): v128 {
   return f16x4ToF32x4(i32x4.extend_low_i16x8_u(v128.load64_zero(pb)));
 }
 

@@ -25,4 +25,3 @@ export { short_conv } from './short-conv';
 export { f16_rows_to_f32, gemm_f32 } from './gemm-float';
 export { attention_pair_heads } from './attention-pair';
 export { gelu_f16_rows, layer_norm_rows } from './encoder-rows';
-export { gemv_q8_0_rows4 } from './gemv-q8-packed-rows4';

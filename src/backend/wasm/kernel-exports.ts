@@ -33,11 +33,6 @@ export interface KernelExports {
    * rows4Kernel(GgmlType.Q5_0, nRows, k).scratch bytes of scratch right after the n Q8 activation rows at x.
    */
   gemv_q5_0_rows4: GemvKernel;
-  /**
-   * gemv_q8_0 for n ≥ 8 tokens through 4-row tiles of nibble planes packed per call (wasm/assembly/gemv-q8-packed-rows4.ts):
-   * needs rows4Kernel(GgmlType.Q8_0, nRows, k).scratch bytes of scratch right after the n Q8 activation rows at x.
-   */
-  gemv_q8_0_rows4: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
   /** Q8_0 weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q8-rows4.ts: u = w + 128 nibbles). */
@@ -217,7 +212,6 @@ export const GEMV_NAMES = [
   'mamba2_heads',
   'gemm_f32',
   'f16_rows_to_f32',
-  'gemv_q8_0_rows4',
 ] as const;
 
 /** One kernel name. */
@@ -266,13 +260,11 @@ export function q8RowBytes(k: number): number {
 }
 
 /**
- * The per-call 4-row-tile kernel of a row-pair type that has one (n ≥ 8; Q5_0: wasm/assembly/gemv-rows4.ts, Q8_0:
- * gemv-q8-packed-rows4.ts) and the scratch it packs its groups into after the Q8 rows: (nRows / 4) groups of (k / 32)
- * blocks of 136 (Q5_0) or 264 (Q8_0) bytes. Q4_0 and 2-D Q8_0 weights are stored in 4-row groups at load instead
- * (`FusedKernel.rows4`), so Q8_0's per-call kernel serves what is not stored so (3-D expert stacks).
+ * The per-call 4-row-tile kernel of a row-pair type that has one (n ≥ 8; Q5_0: wasm/assembly/gemv-rows4.ts) and the
+ * scratch it packs its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 136 bytes. (Q4_0, Q4_K
+ * and Q8_0 are stored in 4-row groups at load instead: `FusedKernel.rows4`.)
  */
 export function rows4Kernel(type: GgmlType, nRows: number, k: number): { name: GemvName; scratch: number } | null {
   if (type === GgmlType.Q5_0) return { name: 'gemv_q5_0_rows4', scratch: (nRows >> 2) * (k >> 5) * 136 };
-  if (type === GgmlType.Q8_0) return { name: 'gemv_q8_0_rows4', scratch: (nRows >> 2) * (k >> 5) * 264 };
   return null;
 }

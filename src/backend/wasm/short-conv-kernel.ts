@@ -6,18 +6,26 @@
 import { shortConvRows } from '../short-conv.js';
 import type { KernelExports } from './kernel-exports.js';
 
-/** Where one `Ops.shortConv` reads and writes: byte addresses into WASM memory, strides in f32 columns. */
+/**
+ * Where one `Ops.shortConv` reads and writes: byte addresses into WASM memory, strides in f32 columns. One record per
+ * backend, refilled per call (the decode loop allocates nothing per layer).
+ */
 export interface ShortConvCall {
-  readonly out: number; // [n, outStride] f32, C columns written
-  readonly outStride: number;
-  readonly bcx: number; // [n, bcxStride] f32 B | C | x
-  readonly bcxStride: number;
-  readonly kernel: number; // [C, taps] f32
-  readonly n: number;
-  readonly channels: number;
-  readonly taps: number;
+  out: number; // [n, outStride] f32, C columns written
+  outStride: number;
+  bcx: number; // [n, bcxStride] f32 B | C | x
+  bcxStride: number;
+  kernel: number; // [C, taps] f32
+  n: number;
+  channels: number;
+  taps: number;
   /** The sequence starts here: the old state reads as zeros. */
-  readonly fresh: boolean;
+  fresh: boolean;
+}
+
+/** A call record with placeholder operands, for a backend to refill per call. */
+export function emptyShortConvCall(): ShortConvCall {
+  return { out: 0, outStride: 0, bcx: 0, bcxStride: 0, kernel: 0, n: 0, channels: 0, taps: 0, fresh: false };
 }
 
 /** Runs `a` over `state` ([taps − 1, C] f32, this layer's in this slot, updated in place). */

@@ -38,7 +38,7 @@ import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
 import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from './float-gemm.js';
 import { HostHybridOps } from '../host-hybrid-ops.js';
-import { wasmShortConv } from './short-conv-kernel.js';
+import { emptyShortConvCall, wasmShortConv } from './short-conv-kernel.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
 
@@ -49,7 +49,7 @@ import { WasmEncoderRows } from './encoder-rows.js';
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ 1.5× / 2× the Q5_0 / Q8_0 matrix) for the rows4 kernels' packed groups; larger take the row pairs. */
+/** Most scratch (≈ 1.5× the Q5_0 matrix) for the rows4 kernel's packed groups; larger take the row pairs. */
 const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
@@ -61,6 +61,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
   private readonly attnCall = emptyAttentionCall(); // the attention call's operands, refilled per call
+  private readonly convCall = emptyShortConvCall(); // likewise for the short convolution
   /** `rowBytesOf` bound once (the embedding lookup runs per token). */
   private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
@@ -335,18 +336,23 @@ export class WasmOps extends HostHybridOps implements Ops {
     const idsAt = this.scratch(m * 4);
     const count = this.k.topk_f32(at, x.cols, m, idsAt);
     const ids = this.heap.i32.slice(idsAt >>> 2, (idsAt >>> 2) + count);
-    const f32 = this.heap.f32;
-    return { ids, logits: Float32Array.from(ids, (j) => f32[(at >>> 2) + j]) };
+    return { ids, logits: Float32Array.from(ids, (j) => this.heap.f32[(at >>> 2) + j]) };
   }
 
   shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
-    const { slot, startPos } = this.step();
-    const [taps, channels, o] = [kernel.rowLength, kernel.nRows, act(out)];
-    const state = this.recurrent.layer(slot, layer, (taps - 1) * channels); // [taps − 1, channels]
-    const io = { out: o.byteOffset, outStride: out.cols, bcx: act(bcx).byteOffset, bcxStride: bcx.cols };
-    const args = { ...io, kernel: this.vector(kernel) << 2, n, channels, taps, fresh: startPos === 0 };
-    wasmShortConv(this.k, this.heap.f32, state, args);
-    o.version++;
+    const c = this.convCall; // byte addresses of out [n, C], bcx [n, 3C] and the kernel [C, taps]
+    c.out = act(out).byteOffset;
+    c.outStride = out.cols;
+    c.bcx = act(bcx).byteOffset;
+    c.bcxStride = bcx.cols;
+    c.kernel = this.vector(kernel) << 2;
+    c.n = n;
+    c.channels = kernel.nRows;
+    c.taps = kernel.rowLength;
+    c.fresh = this.step().startPos === 0;
+    const state = this.recurrent.layer(this.step().slot, layer, (c.taps - 1) * c.channels); // [taps − 1, C]
+    wasmShortConv(this.k, this.heap.f32, state, c);
+    act(out).version++;
   }
 
   protected readonly view: HostView = (t) => [this.heap.f32, 'nRows' in t ? this.vector(t) : act(t).byteOffset >>> 2];
