@@ -2,10 +2,10 @@
  * Where a multi-stream rope model's tokens sit (qwen2vl, qwen3vl): the KV cache stays indexed by sequence order, but
  * an image of nx × ny tokens advances the rope position by max(nx, ny) only (mtmd `MTMD_POS_TYPE_MROPE`), so text
  * after it runs at its KV index minus what the images before it did not advance. Kept per slot from the images
- * `evalEmbeddings` placed; rewriting a slot from a position forgets the images from there, `copySlot` copies them.
+ * `evalEmbeddings` placed; rewriting a slot from a position forgets the images from there, `copySlot` copies them;
+ * each row of a multi-sequence step (n choices) takes its own slot's position.
  */
 
-import { LlmError } from '../errors.js';
 import {
   imageRopePositions,
   type RopePositions,
@@ -85,15 +85,11 @@ export class RopeStreams {
     return p === startPos ? undefined : textRopePositions(p, n);
   }
 
-  /** Several sequences in one step run at their KV positions: refused where one sits after an image. */
-  checkRows(rows: readonly SequenceToken[]): void {
-    const shifted = rows.find((r) => this.ropePosition(r.slot, r.pos) !== r.pos);
-    if (shifted) {
-      throw new LlmError(
-        'invalid-request',
-        `evaluating sequences: slot ${shifted.slot} continues after an image, whose M-RoPE positions a multi-sequence step does not carry; decode its choices one by one`,
-        { details: { slot: shifted.slot } },
-      );
-    }
+  /**
+   * The streams of each row of a multi-sequence step (one token per sequence, `Ops.setSequence`): a row after an
+   * image at its text rope position ([4, 1]), undefined where that equals its KV position.
+   */
+  rowPositions(rows: readonly SequenceToken[]): (RopePositions | undefined)[] {
+    return rows.map((r) => this.step(r.slot, r.pos, 1, null));
   }
 }
