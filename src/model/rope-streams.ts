@@ -27,6 +27,9 @@ interface ImageSpan {
   readonly nPos: number;
 }
 
+/** An image chunk as persisted with a prefix's KV (`PromptCacheRecord.ropeImages`): [start, n, nPos]. */
+export type RopeImageSpan = readonly [start: number, n: number, nPos: number];
+
 /** The image rows a step runs (null: text rows). */
 interface ImageStep {
   readonly grid?: ImageGrid;
@@ -68,6 +71,19 @@ export class RopeStreams {
     this.slots.set(
       dst,
       (this.slots.get(src) ?? []).filter((s) => s.start + s.n <= nPositions),
+    );
+  }
+
+  /** The images wholly inside positions 0 … nPositions−1 of `slot`, in order (to persist with that prefix's KV). */
+  spans(slot: number, nPositions: number): RopeImageSpan[] {
+    return (this.slots.get(slot) ?? []).filter((s) => s.start + s.n <= nPositions).map((s) => [s.start, s.n, s.nPos]);
+  }
+
+  /** `slot` now holds KV restored with these images (checked by the caller): its earlier images are forgotten. */
+  place(slot: number, spans: readonly RopeImageSpan[]): void {
+    this.slots.set(
+      slot,
+      spans.map(([start, n, nPos]) => ({ start, n, nPos })),
     );
   }
 

@@ -69,7 +69,7 @@ export class TransformerModel implements Transformer {
   /** [1] placeholder id of a chained step (the real one is in the backend's token input); reused per token. */
   private readonly chainedToken = new Int32Array(1);
   /** Rope positions after images per slot (multi-stream rope models only); `evalRows`' streams per row. */
-  private readonly streams: RopeStreams | null;
+  readonly ropeStreams: RopeStreams | null;
   private rowStreams: readonly (Int32Array | undefined)[] = [];
   /** [ubatch, nEmbd] a deepstack block of the step's rows is set into before its add (qwen3vl), else null. */
   private readonly deepstackRows: Activation | null;
@@ -135,7 +135,7 @@ export class TransformerModel implements Transformer {
     this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
     this.altUp = weights.altUp && lazy.AltUp ? new lazy.AltUp(c, weights.altUp, act, this.perLayerInput) : null;
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
-    this.streams = checkLazyParts(c, !!weights.altUp, lazy);
+    this.ropeStreams = checkLazyParts(c, !!weights.altUp, lazy);
     this.deepstackRows = c.deepstackLayers
       ? ops.createActivation('deepstack', this.ubatchSize, c.embeddingLength)
       : null;
@@ -174,7 +174,7 @@ export class TransformerModel implements Transformer {
     };
     try {
       const out = await this.evalSteps(placeholders, startPos, slot, options);
-      this.streams?.addImage(slot, startPos, n, options.grid);
+      this.ropeStreams?.addImage(slot, startPos, n, options.grid);
       return out;
     } finally {
       this.input = null;
@@ -194,7 +194,7 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    this.streams?.truncate(slot, startPos); // the slot's KV from startPos on is rewritten
+    this.ropeStreams?.truncate(slot, startPos); // the slot's KV from startPos on is rewritten
     for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
       n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
@@ -240,7 +240,7 @@ export class TransformerModel implements Transformer {
     const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    this.rowStreams = this.streams?.rowPositions(rows) ?? []; // [4, 1] per row after an image (M-RoPE)
+    this.rowStreams = this.ropeStreams?.rowPositions(rows) ?? []; // [4, 1] per row after an image (M-RoPE)
     this.forward(tokens, rows[0].pos, rows[0].slot, 'all', rows);
     this.sequenceRows = rows.length;
     this.lastLogitsRow = rows.length - 1;
@@ -309,7 +309,7 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
-    this.streams?.copy(srcSlot, dstSlot, nPositions);
+    this.ropeStreams?.copy(srcSlot, dstSlot, nPositions);
     if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
   }
 
@@ -346,7 +346,7 @@ export class TransformerModel implements Transformer {
   ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
-    const positions = rows ? undefined : this.streams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
+    const positions = rows ? undefined : this.ropeStreams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
     const batch = { tokens, startPos, slot, ...(positions && { positions }) };
     ops.beginStep(this.chained ? { ...batch, tokensOnDevice: true } : batch);
     if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);

@@ -108,6 +108,10 @@ describe('M-RoPE image positions (qwen2vl)', () => {
     ]);
     expect(Array.from(after!)).toEqual(Array.from(textRopePositions(10, 1))); // each row at its own slot's position
     expect(plain).toBeUndefined(); // no image in slot 1: its KV position
+    expect(s.spans(0, 18)).toEqual([[2, 12, 4]]); // the second image does not end inside 18 positions
+    const restored = new RopeStreams();
+    restored.place(1, s.spans(0, 19)); // a persisted prefix's images placed in another slot
+    expect(restored.ropePosition(1, 19)).toBe(9);
     s.truncate(0, 14);
     expect(s.ropePosition(0, 19)).toBe(11);
   });

@@ -30,7 +30,7 @@ const MESSAGES: ChatRequestMessage[] = [
   {
     role: 'user',
     content: [
-      { type: 'image_url', image_url: { url: pngUrl(150, 90, 3) } }, // 5 × 3 merged tokens: text 10 positions behind
+      { type: 'image_url', image_url: { url: pngUrl(150, 90, 3) } }, // an image of 9 × 6 merged tokens
       { type: 'text', text: 'Describe it.' },
     ],
   },
