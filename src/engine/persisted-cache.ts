@@ -186,22 +186,10 @@ export class PersistedPromptCache {
     return this.transformer.config.ropeMulti !== undefined && tokens.some((t) => t < 0);
   }
 
-  /**
-   * True when a record's images suit this model: none on a model without M-RoPE images; on one with them, each
-   * [start, n, nPos] in order, inside the tokens, over placeholder ids, advancing 1 … n positions.
-   */
+  /** True when a record's images suit this model: none without M-RoPE images, else spans that fit its tokens. */
   private imagesFit(r: PromptCacheRecord): boolean {
     if (!this.placesImagesByGrid(r.tokens)) return r.ropeImages === undefined;
-    if (!this.transformer.ropeStreams || !Array.isArray(r.ropeImages)) return false;
-    let end = 0;
-    for (const span of r.ropeImages as readonly unknown[]) {
-      if (!Array.isArray(span) || span.length !== 3 || !span.every((v) => Number.isSafeInteger(v))) return false;
-      const [start, n, nPos] = span as [number, number, number];
-      if (start < end || n < 1 || nPos < 1 || nPos > n || start + n > r.tokens.length) return false;
-      for (let i = start; i < start + n; i++) if (!(r.tokens[i]! < 0)) return false;
-      end = start + n;
-    }
-    return true;
+    return this.transformer.ropeStreams?.fits(r.ropeImages, r.tokens) === true;
   }
 
   /** Evicts least recently used entries until `bytes` more fit `maxBytes` and the storage quota; false if they never can. */

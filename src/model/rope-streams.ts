@@ -79,7 +79,24 @@ export class RopeStreams {
     return (this.slots.get(slot) ?? []).filter((s) => s.start + s.n <= nPositions).map((s) => [s.start, s.n, s.nPos]);
   }
 
-  /** `slot` now holds KV restored with these images (checked by the caller): its earlier images are forgotten. */
+  /**
+   * True when persisted `spans` fit a prefix of `tokens`: [start, n, nPos] integers each, in order, inside the
+   * tokens, over placeholder ids (negative), advancing 1 … n positions.
+   */
+  fits(spans: unknown, tokens: readonly number[]): spans is readonly RopeImageSpan[] {
+    if (!Array.isArray(spans)) return false;
+    let end = 0;
+    for (const span of spans as unknown[]) {
+      if (!Array.isArray(span) || span.length !== 3 || !span.every((v) => Number.isSafeInteger(v))) return false;
+      const [start, n, nPos] = span as [number, number, number];
+      if (start < end || n < 1 || nPos < 1 || nPos > n || start + n > tokens.length) return false;
+      for (let i = start; i < start + n; i++) if (!(tokens[i]! < 0)) return false;
+      end = start + n;
+    }
+    return true;
+  }
+
+  /** `slot` now holds KV restored with these images (checked by `fits`): its earlier images are forgotten. */
   place(slot: number, spans: readonly RopeImageSpan[]): void {
     this.slots.set(
       slot,

@@ -111,6 +111,21 @@ describe('M-RoPE image positions (qwen2vl)', () => {
     expect(s.spans(0, 18)).toEqual([[2, 12, 4]]); // the second image does not end inside 18 positions
     const restored = new RopeStreams();
     restored.place(1, s.spans(0, 19)); // a persisted prefix's images placed in another slot
+    const tokens = [1, 2, ...Array<number>(12).fill(-5), 7, -1, -2, -3, -4]; // [19]: two images' placeholders
+    expect(s.fits(s.spans(0, 19), tokens)).toBe(true);
+    for (const bad of [
+      null,
+      [[2, 12]],
+      [[2, 12, 13]],
+      [[2, 12, 0]],
+      [[1, 12, 4]],
+      [
+        [15, 4, 2],
+        [2, 12, 4],
+      ],
+      [[15, 5, 2]],
+    ])
+      expect(s.fits(bad, tokens), JSON.stringify(bad)).toBe(false);
     expect(restored.ropePosition(1, 19)).toBe(9);
     s.truncate(0, 14);
     expect(s.ropePosition(0, 19)).toBe(11);
