@@ -161,7 +161,7 @@ export class PersistedPromptCache {
       } catch {
         continue; // another KV type on this backend: not usable here
       }
-      if (r.ropeImages) this.transformer.ropeStreams?.place(slot.index, r.ropeImages); // where the text after them sits
+      this.transformer.ropeStreams?.place(slot.index, r.ropeImages ?? []); // where the text after its images sits
       this.cache.adopt(slot.index, r.key, r.tokens);
       this.known.add(r.id);
       await this.store.touch({ ...r, lastUsedAt: Date.now() }).catch(() => undefined);

@@ -3,8 +3,8 @@
  * the model with its grid (`PromptImage.grid`), so a follow-up that reuses the cached KV — resuming in the text after
  * the image, whose rope positions the model keeps per slot — answers exactly as the first request and as a fresh
  * engine; a slot copied for the prefix keeps them too. Such a prefix is persisted with its images' spans (its KV
- * alone does not say where the text after the image sits) and restored by a new engine, which then answers as a
- * cold run; an entry whose spans were altered, do not fit its tokens or are missing is never served.
+ * alone does not say where the text after the image sits) and restored by a new engine (cpu or WASM), which then
+ * answers as a cold run; an entry whose spans were altered, do not fit its tokens or are missing is never served.
  */
 
 import { PNG } from 'pngjs';
@@ -83,7 +83,9 @@ describe('chat with an image on an M-RoPE model', () => {
     }
   });
 
-  it('a prefix holding the image is persisted with its rope positions and restored: answers as a cold run', async () => {
+  it('a prefix holding the image is persisted with its rope positions and restored: answers as a cold run', {
+    timeout: 120_000,
+  }, async () => {
     const store = memoryPromptCacheStore();
     const url = pngUrl(150, 90, 5); // 9 × 6 merged tokens: advances 9 positions, not 54
     const e = await open({ persistedCache: { store, auto: false } });
@@ -107,6 +109,26 @@ describe('chat with an image on an M-RoPE model', () => {
       expect(logprobs(again)).toEqual(logprobs(cold));
     } finally {
       await warm.unload();
+    }
+
+    // On the WASM backend too: an entry it saved, restored by the next WASM engine, answers as its cold run.
+    const wasmStore = memoryPromptCacheStore();
+    const wasm = { backend: 'wasm', threads: 1, persistedCache: { store: wasmStore, auto: false } } as const;
+    const first = await open(wasm);
+    let coldWasm: ChatCompletion;
+    try {
+      coldWasm = await answer(first, ask(url, 'What is it?'));
+      expect(await first.saveCache()).toBe(1);
+    } finally {
+      await first.unload();
+    }
+    const next = await open(wasm);
+    try {
+      const restored = await answer(next, ask(url, 'What is it?'));
+      expect(restored.usage.prompt_tokens_details?.cached_tokens).toBe(cold.usage.prompt_tokens - 1);
+      expect(logprobs(restored)).toEqual(logprobs(coldWasm));
+    } finally {
+      await next.unload();
     }
 
     // Stale or corrupt image spans are never served: another span under the old id, a span that does not fit the
