@@ -187,7 +187,7 @@ export interface StepBatch {
   readonly tokensOnDevice?: boolean;
   /**
    * Position streams of a multi-stream rope ([4, tokens.length], `rope-multi.ts`): an image's grid positions; absent:
-   * text rows (p, p, p, 0). Ignored by single-position rope; a `setSequence` returns to text positions.
+   * text rows (p, p, p, 0). Ignored by single-position rope; `setSequence` sets a sequence's own.
    */
   readonly positions?: RopePositions;
 }
@@ -278,9 +278,10 @@ export interface Ops {
   /**
    * Within a step, points the per-sequence ops that follow (`rope`, `storeKv`, `ropeStoreKv`, `attention`) at
    * sequence `slot` with row 0 of their activations at position `startPos` (a step of several sequences issues them
-   * once per sequence on that sequence's rows); the step's token ids are unchanged.
+   * once per sequence on that sequence's rows); the step's token ids are unchanged. `positions` ([4, n]) are a
+   * multi-stream rope's streams of those rows (text after an image); absent: text rows at their KV positions.
    */
-  setSequence(slot: number, startPos: number): void;
+  setSequence(slot: number, startPos: number, positions?: RopePositions): void;
   /** out[i] = row `tokens[i]` of `table`, dequantized. */
   embed(out: Activation, table: Weight, n: number): void;
   /**

@@ -3,7 +3,8 @@
  * cached prefix on `engine.saveCache()`) written to a `PromptCacheStore` (IndexedDB in browsers; a folder or memory
  * in Node) and restored into free slots when an engine for the same model is created, so the next visit skips the
  * prefill of that prefix. An entry is keyed by model identity + prompt-cache key (chat template hash, tokenizer
- * flags) + KV element type and geometry + token ids; its rows carry a sha256 checked before use. An entry of another
+ * flags) + KV element type and geometry + token ids (whose image placeholders spell each image's content hash; an
+ * M-RoPE model's image spans with them); its rows carry a sha256 checked before use. An entry of another
  * model, template or KV type, or whose rows fail the check, is never served (a damaged one is deleted). Entries are
  * evicted least recently used first to stay under `maxBytes` and the storage quota.
  */
@@ -18,6 +19,7 @@ import {
 } from '../io/prompt-cache-store.js';
 import { sha256Hex, sha256HexAsync } from '../io/sha256.js';
 import type { Transformer } from '../model/model.js';
+import type { RopeImageSpan } from '../model/rope-streams.js';
 import { describeLayers, kvLayersOf } from '../model/layer-spec.js';
 import type { PromptCache } from './prompt-cache.js';
 
@@ -68,12 +70,15 @@ export class PersistedPromptCache {
     const ops = this.transformer.ops;
     // A recurrent model's KV alone cannot resume it (its state is not persisted): such an entry would never be used.
     if (ops.readKv === undefined || tokens.length < this.minTokens || this.transformer.hasRecurrentState) return null;
-    if (this.placesImagesByGrid(tokens)) return null;
     const match = this.cache.lookup(key, tokens, tokens.length);
     if (match === null || match.matched !== tokens.length) return null;
+    const streams = this.transformer.ropeStreams;
+    const images = this.placesImagesByGrid(tokens);
+    if (images && !streams) return null; // an M-RoPE model that does not say where its images sit
+    const ropeImages = images ? streams!.spans(match.slot, tokens.length) : undefined;
     const rows = await ops.readKv(match.slot, tokens.length);
     const kv = `${rows.elementType}:${this.geometry()}`;
-    const id = sha256Hex(JSON.stringify([this.model, key, kv, tokens]));
+    const id = this.recordId(key, kv, tokens, ropeImages);
     const now = Date.now();
     const existing = (await this.store.list()).find((r) => r.id === id);
     if (existing !== undefined) {
@@ -88,6 +93,7 @@ export class PersistedPromptCache {
       key,
       kv,
       tokens: [...tokens],
+      ...(ropeImages && { ropeImages }),
       bytes: rows.data.byteLength,
       sha256: await sha256HexAsync(rows.data),
       createdAt: now,
@@ -134,14 +140,14 @@ export class PersistedPromptCache {
           Array.isArray(r.tokens) &&
           r.tokens.length > 0 &&
           r.tokens.length < this.cache.kv.contextLength &&
-          !this.placesImagesByGrid(r.tokens),
+          this.imagesFit(r),
       )
       .sort((a, b) => b.lastUsedAt - a.lastUsedAt);
     let restored = 0;
     for (const r of wanted) {
       const slot = this.cache.kv.all().find((s) => s.refs === 0 && s.tokens.length === 0);
       if (slot === undefined) break;
-      if (r.id !== sha256Hex(JSON.stringify([this.model, r.key, r.kv, r.tokens]))) continue; // a record not written for these fields
+      if (r.id !== this.recordId(r.key, r.kv, r.tokens, r.ropeImages)) continue; // a record not written for these fields
       const data = await this.store.readRows(r.id);
       if (data === undefined || data.byteLength !== r.bytes || (await sha256HexAsync(data)) !== r.sha256) {
         await this.store.delete(r.id).catch(() => false); // damaged: never served
@@ -155,6 +161,7 @@ export class PersistedPromptCache {
       } catch {
         continue; // another KV type on this backend: not usable here
       }
+      this.transformer.ropeStreams?.place(slot.index, r.ropeImages ?? []); // where the text after its images sits
       this.cache.adopt(slot.index, r.key, r.tokens);
       this.known.add(r.id);
       await this.store.touch({ ...r, lastUsedAt: Date.now() }).catch(() => undefined);
@@ -163,12 +170,26 @@ export class PersistedPromptCache {
     return restored;
   }
 
+  /** An entry's id: sha256 of its identity (the images of an M-RoPE prefix included, so they are checked too). */
+  private recordId(key: string, kv: string, tokens: readonly number[], ropeImages?: readonly RopeImageSpan[]): string {
+    return sha256Hex(
+      JSON.stringify(ropeImages ? [this.model, key, kv, tokens, ropeImages] : [this.model, key, kv, tokens]),
+    );
+  }
+
   /**
-   * An M-RoPE model's prefix holding an image (negative placeholder ids): its KV alone does not say where the text
-   * after the image sits (the model keeps that per slot), so it is neither persisted nor restored.
+   * An M-RoPE model's prefix holding an image (negative placeholder ids, spelled from the image's content hash): its
+   * KV alone does not say where the text after the image sits (the model keeps that per slot), so the images'
+   * spans are persisted with it (`ropeImages`) and placed again on restore.
    */
   private placesImagesByGrid(tokens: readonly number[]): boolean {
     return this.transformer.config.ropeMulti !== undefined && tokens.some((t) => t < 0);
+  }
+
+  /** True when a record's images suit this model: none without M-RoPE images, else spans that fit its tokens. */
+  private imagesFit(r: PromptCacheRecord): boolean {
+    if (!this.placesImagesByGrid(r.tokens)) return r.ropeImages === undefined;
+    return this.transformer.ropeStreams?.fits(r.ropeImages, r.tokens) === true;
   }
 
   /** Evicts least recently used entries until `bytes` more fit `maxBytes` and the storage quota; false if they never can. */

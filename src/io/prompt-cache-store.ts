@@ -10,7 +10,7 @@ import { LlmError } from '../errors.js';
 
 /** What the store records about one persisted prefix (plain data). */
 export interface PromptCacheRecord {
-  /** sha256 (hex) of the identity below: model, template, tokenizer, KV type and geometry, and the tokens. */
+  /** sha256 (hex) of the identity below: model, template, tokenizer, KV type and geometry, the tokens (and images). */
   readonly id: string;
   /** Model identity (sha256, etag + size, or name + size). */
   readonly model: string;
@@ -20,6 +20,11 @@ export interface PromptCacheRecord {
   readonly kv: string;
   /** Token ids whose KV is stored. */
   readonly tokens: readonly number[];
+  /**
+   * A multi-stream rope model's images in those positions, [start, n, nPos] each (its KV alone does not say where
+   * the text after them sits: `model/rope-streams.ts`); part of the id. Absent for other prefixes.
+   */
+  readonly ropeImages?: readonly (readonly [number, number, number])[];
   /** Bytes of the KV rows. */
   readonly bytes: number;
   /** sha256 (hex) of the KV rows: checked on every restore. */

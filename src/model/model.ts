@@ -136,6 +136,8 @@ export interface Transformer {
   copySlot(srcSlot: number, dstSlot: number, nPositions: number): void;
   /** True when some layer keeps recurrent state (short convolutions): it cannot be truncated to a prefix. */
   readonly hasRecurrentState: boolean;
+  /** Where a multi-stream rope model's slots hold images (persisted with a prefix's KV); null/absent otherwise. */
+  readonly ropeStreams?: import('./rope-streams.js').RopeStreams | null;
   /** A snapshot of `slot`'s recurrent state after its last evaluated token; null for models without one. */
   readState(slot: number): Promise<Float32Array | null>;
   /** Restores a snapshot taken by `readState` into `slot` (no-op for models without recurrent state). */

@@ -2,10 +2,10 @@
  * Where a multi-stream rope model's tokens sit (qwen2vl, qwen3vl): the KV cache stays indexed by sequence order, but
  * an image of nx × ny tokens advances the rope position by max(nx, ny) only (mtmd `MTMD_POS_TYPE_MROPE`), so text
  * after it runs at its KV index minus what the images before it did not advance. Kept per slot from the images
- * `evalEmbeddings` placed; rewriting a slot from a position forgets the images from there, `copySlot` copies them.
+ * `evalEmbeddings` placed; rewriting a slot from a position forgets the images from there, `copySlot` copies them;
+ * each row of a multi-sequence step (n choices) takes its own slot's position.
  */
 
-import { LlmError } from '../errors.js';
 import {
   imageRopePositions,
   type RopePositions,
@@ -26,6 +26,9 @@ interface ImageSpan {
   readonly n: number;
   readonly nPos: number;
 }
+
+/** An image chunk as persisted with a prefix's KV (`PromptCacheRecord.ropeImages`): [start, n, nPos]. */
+export type RopeImageSpan = readonly [start: number, n: number, nPos: number];
 
 /** The image rows a step runs (null: text rows). */
 interface ImageStep {
@@ -71,6 +74,36 @@ export class RopeStreams {
     );
   }
 
+  /** The images wholly inside positions 0 … nPositions−1 of `slot`, in order (to persist with that prefix's KV). */
+  spans(slot: number, nPositions: number): RopeImageSpan[] {
+    return (this.slots.get(slot) ?? []).filter((s) => s.start + s.n <= nPositions).map((s) => [s.start, s.n, s.nPos]);
+  }
+
+  /**
+   * True when persisted `spans` fit a prefix of `tokens`: [start, n, nPos] integers each, in order, inside the
+   * tokens, over placeholder ids (negative), advancing 1 … n positions.
+   */
+  fits(spans: unknown, tokens: readonly number[]): spans is readonly RopeImageSpan[] {
+    if (!Array.isArray(spans)) return false;
+    let end = 0;
+    for (const span of spans as unknown[]) {
+      if (!Array.isArray(span) || span.length !== 3 || !span.every((v) => Number.isSafeInteger(v))) return false;
+      const [start, n, nPos] = span as [number, number, number];
+      if (start < end || n < 1 || nPos < 1 || nPos > n || start + n > tokens.length) return false;
+      for (let i = start; i < start + n; i++) if (!(tokens[i]! < 0)) return false;
+      end = start + n;
+    }
+    return true;
+  }
+
+  /** `slot` now holds KV restored with these images (checked by `fits`): its earlier images are forgotten. */
+  place(slot: number, spans: readonly RopeImageSpan[]): void {
+    this.slots.set(
+      slot,
+      spans.map(([start, n, nPos]) => ({ start, n, nPos })),
+    );
+  }
+
   /**
    * The streams of a step of n rows at KV startPos of `slot` ([4, n]): an image's grid rows (`image.offset` on), or
    * text rows at their rope positions; undefined where those equal the KV positions (the backends derive them).
@@ -85,15 +118,11 @@ export class RopeStreams {
     return p === startPos ? undefined : textRopePositions(p, n);
   }
 
-  /** Several sequences in one step run at their KV positions: refused where one sits after an image. */
-  checkRows(rows: readonly SequenceToken[]): void {
-    const shifted = rows.find((r) => this.ropePosition(r.slot, r.pos) !== r.pos);
-    if (shifted) {
-      throw new LlmError(
-        'invalid-request',
-        `evaluating sequences: slot ${shifted.slot} continues after an image, whose M-RoPE positions a multi-sequence step does not carry; decode its choices one by one`,
-        { details: { slot: shifted.slot } },
-      );
-    }
+  /**
+   * The streams of each row of a multi-sequence step (one token per sequence, `Ops.setSequence`): a row after an
+   * image at its text rope position ([4, 1]), undefined where that equals its KV position.
+   */
+  rowPositions(rows: readonly SequenceToken[]): (RopePositions | undefined)[] {
+    return rows.map((r) => this.step(r.slot, r.pos, 1, null));
   }
 }

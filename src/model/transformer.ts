@@ -68,8 +68,9 @@ export class TransformerModel implements Transformer {
   private chained = false;
   /** [1] placeholder id of a chained step (the real one is in the backend's token input); reused per token. */
   private readonly chainedToken = new Int32Array(1);
-  /** Rope positions after images per slot (multi-stream rope models only). */
-  private readonly streams: RopeStreams | null;
+  /** Rope positions after images per slot (multi-stream rope models only); `evalRows`' streams per row. */
+  readonly ropeStreams: RopeStreams | null;
+  private rowStreams: readonly (Int32Array | undefined)[] = [];
   /** [ubatch, nEmbd] a deepstack block of the step's rows is set into before its add (qwen3vl), else null. */
   private readonly deepstackRows: Activation | null;
 
@@ -86,7 +87,6 @@ export class TransformerModel implements Transformer {
     this.rankHead = weights.rankHead ?? null;
     this.ubatchSize = Math.max(1, Math.min(options.ubatchSize, options.contextLength));
     this.logitRows = logitRowsOf(c.vocabSize, this.ubatchSize);
-    this.maxSequenceRows = this.nSlots > 1 ? Math.min(this.nSlots, this.logitRows) : 0;
     const acts: ActivationMap = new Map(
       activationShapes(c, this.ubatchSize).map((a) => [a.key, ops.createActivation(a.label, a.rows, a.cols)]),
     );
@@ -135,7 +135,7 @@ export class TransformerModel implements Transformer {
     this.perLayerInput = weights.perLayer && new PerLayerInput(weights.perLayer, c.normEps, c.embeddingLength, act);
     this.altUp = weights.altUp && lazy.AltUp ? new lazy.AltUp(c, weights.altUp, act, this.perLayerInput) : null;
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
-    this.streams = checkLazyParts(c, !!weights.altUp, lazy);
+    this.ropeStreams = checkLazyParts(c, !!weights.altUp, lazy);
     this.deepstackRows = c.deepstackLayers
       ? ops.createActivation('deepstack', this.ubatchSize, c.embeddingLength)
       : null;
@@ -174,7 +174,7 @@ export class TransformerModel implements Transformer {
     };
     try {
       const out = await this.evalSteps(placeholders, startPos, slot, options);
-      this.streams?.addImage(slot, startPos, n, options.grid);
+      this.ropeStreams?.addImage(slot, startPos, n, options.grid);
       return out;
     } finally {
       this.input = null;
@@ -194,7 +194,7 @@ export class TransformerModel implements Transformer {
     const all = wanted === 'all' ? new Float32Array(tokens.length * vocab) : null; // [tokens.length, vocab]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
-    this.streams?.truncate(slot, startPos); // the slot's KV from startPos on is rewritten
+    this.ropeStreams?.truncate(slot, startPos); // the slot's KV from startPos on is rewritten
     for (let off = 0, n = 0; off < tokens.length; off += n) {
       throwIfAborted(options.signal, 'evaluating tokens');
       n = Math.min(step, tokens.length - off, temperatureRun(this.config, startPos + off));
@@ -237,10 +237,10 @@ export class TransformerModel implements Transformer {
   async evalRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, 'evaluating sequences');
     checkRows(this, rows);
-    this.streams?.checkRows(rows);
     const tokens = Int32Array.from(rows, (r) => r.token); // [rows.length]
     this.lastLogitsRow = -1;
     this.sequenceRows = 0;
+    this.rowStreams = this.ropeStreams?.rowPositions(rows) ?? []; // [4, 1] per row after an image (M-RoPE)
     this.forward(tokens, rows[0].pos, rows[0].slot, 'all', rows);
     this.sequenceRows = rows.length;
     this.lastLogitsRow = rows.length - 1;
@@ -309,7 +309,7 @@ export class TransformerModel implements Transformer {
       );
     }
     this.ops.copyKv(srcSlot, dstSlot, nPositions);
-    this.streams?.copy(srcSlot, dstSlot, nPositions);
+    this.ropeStreams?.copy(srcSlot, dstSlot, nPositions);
     if (this.hasRecurrentState) this.ops.copyRecurrentState(srcSlot, dstSlot); // the state at the source's end
   }
 
@@ -346,7 +346,7 @@ export class TransformerModel implements Transformer {
   ): void {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
-    const positions = rows ? undefined : this.streams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
+    const positions = rows ? undefined : this.ropeStreams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
     const batch = { tokens, startPos, slot, ...(positions && { positions }) };
     ops.beginStep(this.chained ? { ...batch, tokensOnDevice: true } : batch);
     if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);
@@ -477,14 +477,14 @@ export class TransformerModel implements Transformer {
   /** `attend` per sequence of a multi-sequence step: row r's q/k/v gathered into one-row buffers, att scattered back. */
   private attendRows(il: number, p: AttentionLayerPlan, rows: readonly SequenceToken[]): void {
     const { ops } = this;
-    ops.setSequence(rows[0].slot, rows[0].pos);
+    ops.setSequence(rows[0].slot, rows[0].pos, this.rowStreams[0]);
     this.attend(il, p, p.q, p.k, p.v, p.att, 1, rows[0].pos); // row 0 is already where a one-row step has it
     const s = p.seq!;
     for (let r = 1; r < rows.length; r++) {
       ops.copyRows(s.q, p.q, r, 1);
       ops.copyRows(s.k, p.k, r, 1);
       ops.copyRows(s.v, p.v, r, 1);
-      ops.setSequence(rows[r].slot, rows[r].pos);
+      ops.setSequence(rows[r].slot, rows[r].pos, this.rowStreams[r]);
       this.attend(il, p, s.q, s.k, s.v, s.att, 1, rows[r].pos);
       ops.copyRows(p.att, s.att, 0, 1, r); // att[r] = attention of sequence r
     }

@@ -1,12 +1,12 @@
 /**
  * The multi-stream rope scenario every backend runs (test/kernels/rope-multi.test.ts, webgpu-rope-multi.gpu.test.ts):
  * an image's grid positions with consecutive and interleaved sections (sections summing to fewer pairs than the
- * head has, so sectors wrap, and an e section), text rows at an offset, and a `setSequence` back to text rows after
- * an image step. Results are compared with the plain-TS reference, itself checked against the formula.
+ * head has, so sectors wrap, and an e section), text rows at an offset, a `setSequence` back to text rows after
+ * an image step, and two sequences of one step each at its own streams (`setSequence` with positions). Results are compared with the plain-TS reference, itself checked against the formula.
  */
 
 import type { Ops, RopeParams } from '../../src/backend/ops.js';
-import { imageRopePositions, type RopePositions } from '../../src/backend/rope-multi.js';
+import { imageRopePositions, type RopePositions, textRopePositions } from '../../src/backend/rope-multi.js';
 
 /** Head size 16 (8 pairs), 2 heads, 6 rows. */
 export const MULTI_ROWS = 6;
@@ -85,5 +85,16 @@ export async function runMultiRope(ops: Ops): Promise<Float32Array[]> {
   ops.rope(x, 1, params);
   ops.endStep();
   out.push(await ops.read(x, 1));
+  // Two sequences of one step, each with its own streams (text after an image, n choices): each rotated at its own.
+  const y = ops.createActivation('y', 1, MULTI_COLS); // [1, 2 heads · 16]
+  ops.beginStep({ tokens: new Int32Array(2), startPos: 23, slot: 0 });
+  ops.setRows(x, scenarioValues(MULTI_COLS, 10), 1);
+  ops.setRows(y, scenarioValues(MULTI_COLS, 11), 1);
+  ops.setSequence(0, 23, textRopePositions(17, 1));
+  ops.rope(x, 1, params);
+  ops.setSequence(1, 23, textRopePositions(9, 1));
+  ops.rope(y, 1, params);
+  ops.endStep();
+  out.push(await ops.read(x, 1), await ops.read(y, 1));
   return out;
 }

@@ -63,6 +63,27 @@ describe('multi-stream rope', () => {
     expect(got[3]![i]).toBeCloseTo(x[i]! * Math.cos(theta) - x[i + 8]! * Math.sin(theta), 5);
   });
 
+  it('setSequence with streams rotates each sequence of a step at its own', async () => {
+    const got = await runMultiRope(createCpuOps());
+    const params = MULTI_CASES[0]![1];
+    [
+      [10, 17],
+      [11, 9],
+    ].forEach(([seed, p], k) => {
+      const x = scenarioValues(MULTI_COLS, seed!);
+      const want = new Float32Array(MULTI_COLS);
+      for (let base = 0; base < MULTI_COLS; base += 16) {
+        for (let i = 0; i < 8; i++) {
+          const at = ropeStreamOf(params.multi!, i) === 3 ? 0 : p!; // text rows: (p, p, p, 0)
+          const theta = at * Math.pow(params.theta, -i / 8);
+          want[base + i] = x[base + i]! * Math.cos(theta) - x[base + i + 8]! * Math.sin(theta);
+          want[base + i + 8] = x[base + i]! * Math.sin(theta) + x[base + i + 8]! * Math.cos(theta);
+        }
+      }
+      for (let j = 0; j < MULTI_COLS; j++) expect(got[4 + k]![j]).toBeCloseTo(want[j]!, 5);
+    });
+  });
+
   it('WASM equals the reference on every case', async () => {
     const want = await runMultiRope(createCpuOps());
     const got = await runMultiRope(await createWasmOps({ variant: 'simd128', threads: 1 }));

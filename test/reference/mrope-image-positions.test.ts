@@ -3,13 +3,15 @@
  * rows at (p₀, p₀ + row, p₀ + col, 0) in raster order, over several steps when the image exceeds the ubatch; text
  * after it at its KV index minus what the image did not advance (n − max(nx, ny)); a slot copy keeps that, a rewrite
  * from before the image forgets it; text before any image runs at its KV positions (no streams sent). The step
- * batches the backend sees are recorded through a wrapper of the reference backend.
+ * batches the backend sees are recorded through a wrapper of the reference backend. A multi-sequence step after an
+ * image (n choices) equals its rows run one by one on the reference and WASM (test/helpers/mrope-rows-check.ts).
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
+import { createWasmOps } from '../../src/backend/wasm/index.js';
 import type { Ops, StepBatch } from '../../src/backend/ops.js';
 import { imageRopePositions, textRopePositions } from '../../src/backend/rope-multi.js';
 import { parseGguf } from '../../src/gguf/parse.js';
@@ -17,6 +19,7 @@ import { MemoryByteSource } from '../../src/io/byte-source.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { RopeStreams } from '../../src/model/rope-streams.js';
 import { isLlmError } from '../../src/errors.js';
+import { mropeRowsDiffs } from '../helpers/mrope-rows-check.js';
 import { RECORDED_FIXTURE_DIR } from '../helpers/shared-path.js';
 
 /** The reference backend, recording every beginStep's batch. */
@@ -72,6 +75,13 @@ describe('M-RoPE image positions (qwen2vl)', () => {
     model.destroy();
   });
 
+  it('a multi-sequence step after an image: each row at its own rope position, logits as one by one', async () => {
+    for (const ops of [createCpuOps(), await createWasmOps({ threads: 1 })]) {
+      const diffs = await mropeRowsDiffs(ops);
+      diffs.forEach((d, r) => expect(d, `${ops.name} row ${r}`).toBeLessThan(1e-4));
+    }
+  });
+
   it('a grid that does not hold the rows is invalid-request', async () => {
     const bytes = readFileSync(join(RECORDED_FIXTURE_DIR, 'qwen2vl-q8_0-s1.gguf'));
     const source = new MemoryByteSource(bytes, 'qwen2vl');
@@ -82,7 +92,7 @@ describe('M-RoPE image positions (qwen2vl)', () => {
     model.destroy();
   });
 
-  it('RopeStreams: positions of several images, and multi-sequence rows after one refused', () => {
+  it('RopeStreams: positions of several images, and the rows of a multi-sequence step', () => {
     const s = new RopeStreams();
     s.addImage(0, 2, 12, { nx: 4, ny: 3 }); // advances 4
     s.addImage(0, 15, 4, { nx: 2, ny: 2 }); // advances 2
@@ -92,7 +102,31 @@ describe('M-RoPE image positions (qwen2vl)', () => {
     expect(s.ropePosition(1, 19)).toBe(19);
     s.addImage(0, 3, 4, undefined); // rows without a grid: text-like
     expect(s.ropePosition(0, 19)).toBe(9);
-    expect(() => s.checkRows([{ slot: 0, pos: 20, token: 1 }])).toThrow(/after an image/);
+    const [after, plain] = s.rowPositions([
+      { slot: 0, pos: 20, token: 1 },
+      { slot: 1, pos: 20, token: 1 },
+    ]);
+    expect(Array.from(after!)).toEqual(Array.from(textRopePositions(10, 1))); // each row at its own slot's position
+    expect(plain).toBeUndefined(); // no image in slot 1: its KV position
+    expect(s.spans(0, 18)).toEqual([[2, 12, 4]]); // the second image does not end inside 18 positions
+    const restored = new RopeStreams();
+    restored.place(1, s.spans(0, 19)); // a persisted prefix's images placed in another slot
+    const tokens = [1, 2, ...Array<number>(12).fill(-5), 7, -1, -2, -3, -4]; // [19]: two images' placeholders
+    expect(s.fits(s.spans(0, 19), tokens)).toBe(true);
+    for (const bad of [
+      null,
+      [[2, 12]],
+      [[2, 12, 13]],
+      [[2, 12, 0]],
+      [[1, 12, 4]],
+      [
+        [15, 4, 2],
+        [2, 12, 4],
+      ],
+      [[15, 5, 2]],
+    ])
+      expect(s.fits(bad, tokens), JSON.stringify(bad)).toBe(false);
+    expect(restored.ropePosition(1, 19)).toBe(9);
     s.truncate(0, 14);
     expect(s.ropePosition(0, 19)).toBe(11);
   });

@@ -132,8 +132,8 @@ class CpuOps extends HostHybridOps implements Ops {
     this.batch = batch;
   }
 
-  setSequence(slot: number, startPos: number): void {
-    this.batch = { tokens: this.step().tokens, slot, startPos };
+  setSequence(slot: number, startPos: number, positions?: StepBatch['positions']): void {
+    this.batch = { tokens: this.step().tokens, slot, startPos, ...(positions && { positions }) };
   }
 
   embed(out: Activation, table: Weight, n: number): void {

@@ -225,8 +225,9 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length };
   }
 
-  setSequence(slot: number, startPos: number): void {
-    this.ropePos.explicit = false; // one sequence's text rows
+  setSequence(slot: number, startPos: number, positions?: Int32Array): void {
+    if (positions) this.flushNow(); // the streams' write lands after the previous sequence's dispatches
+    this.ropePos.write(positions); // [4, n] one sequence's streams (text after an image), else its KV positions
     this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 

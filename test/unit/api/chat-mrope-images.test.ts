@@ -2,8 +2,9 @@
  * Chat with an image on an M-RoPE model (qwen2vl + a Qwen2.5-VL mmproj) through the engine: the image chunk reaches
  * the model with its grid (`PromptImage.grid`), so a follow-up that reuses the cached KV — resuming in the text after
  * the image, whose rope positions the model keeps per slot — answers exactly as the first request and as a fresh
- * engine; a slot copied for the prefix keeps them too. Such a prefix is never persisted (its KV alone does not say
- * where the text after the image sits).
+ * engine; a slot copied for the prefix keeps them too. Such a prefix is persisted with its images' spans (its KV
+ * alone does not say where the text after the image sits) and restored by a new engine (cpu or WASM), which then
+ * answers as a cold run; an entry whose spans were altered, do not fit its tokens or are missing is never served.
  */
 
 import { PNG } from 'pngjs';
@@ -12,7 +13,8 @@ import { DEFAULT_QWEN25VL_MMPROJ, qwen25vlMmproj } from '../../../scripts/synthe
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { Engine, EngineOptions } from '../../../src/api/engine.js';
 import type { ChatCompletion, ChatRequestMessage } from '../../../src/api/types.js';
-import { listPromptCaches, memoryPromptCacheStore } from '../../../src/io/prompt-cache-store.js';
+import { memoryPromptCacheStore, type PromptCacheRecord } from '../../../src/io/prompt-cache-store.js';
+import { sha256Hex } from '../../../src/io/sha256.js';
 import { RECORDED_FIXTURE_DIR } from '../../helpers/shared-path.js';
 
 const MODEL = `${RECORDED_FIXTURE_DIR}/qwen2vl-q8_0-s1.gguf`;
@@ -68,7 +70,7 @@ describe('chat with an image on an M-RoPE model', () => {
   afterAll(() => engine.unload());
 
   it('a follow-up reusing the KV after the image answers as the first request and as a fresh engine', async () => {
-    const url = pngUrl(150, 90, 3); // 5 × 3 merged tokens: the text after it runs 10 positions behind its KV index
+    const url = pngUrl(150, 90, 3); // 9 × 6 merged tokens: the text after it runs 45 positions behind its KV index
     const first = await answer(engine, ask(url, 'Describe it.'));
     const again = await answer(engine, ask(url, 'Describe it.'));
     expect(again.usage.prompt_tokens_details?.cached_tokens).toBe(first.usage.prompt_tokens - 1);
@@ -81,15 +83,76 @@ describe('chat with an image on an M-RoPE model', () => {
     }
   });
 
-  it('a prefix holding the image is not persisted', async () => {
+  it('a prefix holding the image is persisted with its rope positions and restored: answers as a cold run', {
+    timeout: 120_000,
+  }, async () => {
     const store = memoryPromptCacheStore();
+    const url = pngUrl(150, 90, 5); // 9 × 6 merged tokens: advances 9 positions, not 54
     const e = await open({ persistedCache: { store, auto: false } });
+    let cold: ChatCompletion;
     try {
-      await answer(e, ask(pngUrl(60, 60, 4), 'What is it?'));
-      expect(await e.saveCache()).toBe(0);
-      expect(await listPromptCaches({ store })).toEqual([]);
+      cold = await answer(e, ask(url, 'What is it?'));
+      expect(await e.saveCache()).toBe(1);
     } finally {
       await e.unload();
+    }
+    const [saved] = await store.list();
+    const start = saved!.tokens.indexOf(saved!.tokens.find((t) => t < 0)!);
+    expect(saved!.ropeImages).toEqual([[start, 54, 9]]);
+    const rows = (await store.readRows(saved!.id))!;
+
+    // A new engine restores it: the prompt up to its last token comes from the entry, the answer is the cold one's.
+    const warm = await open({ persistedCache: { store, auto: false } });
+    try {
+      const again = await answer(warm, ask(url, 'What is it?'));
+      expect(again.usage.prompt_tokens_details?.cached_tokens).toBe(cold.usage.prompt_tokens - 1);
+      expect(logprobs(again)).toEqual(logprobs(cold));
+    } finally {
+      await warm.unload();
+    }
+
+    // On the WASM backend too: an entry it saved, restored by the next WASM engine, answers as its cold run.
+    const wasmStore = memoryPromptCacheStore();
+    const wasm = { backend: 'wasm', threads: 1, persistedCache: { store: wasmStore, auto: false } } as const;
+    const first = await open(wasm);
+    let coldWasm: ChatCompletion;
+    try {
+      coldWasm = await answer(first, ask(url, 'What is it?'));
+      expect(await first.saveCache()).toBe(1);
+    } finally {
+      await first.unload();
+    }
+    const next = await open(wasm);
+    try {
+      const restored = await answer(next, ask(url, 'What is it?'));
+      expect(restored.usage.prompt_tokens_details?.cached_tokens).toBe(cold.usage.prompt_tokens - 1);
+      expect(logprobs(restored)).toEqual(logprobs(coldWasm));
+    } finally {
+      await next.unload();
+    }
+
+    // Stale or corrupt image spans are never served: another span under the old id, a span that does not fit the
+    // tokens under a matching id, and an entry without its spans.
+    const idOf = (spans?: readonly (readonly [number, number, number])[]) =>
+      sha256Hex(JSON.stringify([saved!.model, saved!.key, saved!.kv, saved!.tokens, ...(spans ? [spans] : [])]));
+    const { ropeImages: _, ...bare } = saved!;
+    const broken: PromptCacheRecord[] = [
+      { ...saved!, ropeImages: [[start, 54, 8]] as const },
+      { ...saved!, id: idOf([[start, 54, 55]]), ropeImages: [[start, 54, 55]] as const },
+      { ...saved!, id: idOf([[start - 1, 54, 9]]), ropeImages: [[start - 1, 54, 9]] as const },
+      { ...bare, id: idOf() },
+    ];
+    for (const record of broken) {
+      const bad = memoryPromptCacheStore();
+      await bad.put(record, rows);
+      const e2 = await open({ persistedCache: { store: bad, auto: false } });
+      try {
+        const r = await answer(e2, ask(url, 'What is it?'));
+        expect(r.usage.prompt_tokens_details?.cached_tokens ?? 0, JSON.stringify(record.ropeImages)).toBe(0);
+        expect(logprobs(r)).toEqual(logprobs(cold));
+      } finally {
+        await e2.unload();
+      }
     }
   });
 });
