@@ -20,6 +20,7 @@ import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
+import { DEFAULT_QWEN3VL_MMPROJ } from './synthetic/mmproj-qwen3vl.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -206,6 +207,17 @@ const CASES: readonly ProjectorCase[] = [
       [64, 64, 37],
       [30, 90, 38], // under the minimum: scaled up
       [250, 130, 39],
+    ],
+  },
+  {
+    name: 'qwen3vl-s1',
+    projector: 'qwen3vl_merger',
+    seed: 1,
+    shape: { ...DEFAULT_QWEN3VL_MMPROJ, nEmbdText: 32, deepstack: 1 }, // rows 32 · (1 + 1) wide: the text model's 64
+    images: [
+      [160, 96, 40], // 10 × 6 merged tokens: the 6² position table resized to 20 × 12
+      [48, 48, 41],
+      [30, 90, 42], // under the minimum: scaled up
     ],
   },
 ];
