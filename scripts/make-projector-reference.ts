@@ -269,7 +269,9 @@ export function main(args: string[]): number {
         writeFileSync(rgbFile, seedImage(w, h, s).data);
         return { width: w, height: h, rgbFile };
       });
-      const job = { mmproj: mmprojFile, textModel: resolve(TEXT_MODEL), nEmbdText: c.shape.nEmbdText, images };
+      // A row of qwen3vl's output also carries one n_embd block per deepstack merger.
+      const nEmbdText = c.shape.nEmbdText * (1 + (c.shape.deepstack ?? 0));
+      const job = { mmproj: mmprojFile, textModel: resolve(TEXT_MODEL), nEmbdText, images };
       writeFileSync(join(tmp, 'job.json'), JSON.stringify(job));
       const r = spawnSync(
         process.execPath,

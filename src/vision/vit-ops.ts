@@ -23,6 +23,7 @@ import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.
 import type { VisionConfig } from './vision-config.js';
 import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
 import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
+import { encodeQwenVlOps } from './vit-ops-qwen.js';
 import { loadVitWeights, type VitNorm, type VitWeights } from './vit-weights.js';
 
 /** Lets timers and abort events run between blocks (a WASM block holds the thread for its whole duration). */
@@ -32,7 +33,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setTimeou
  * The picture's im2col rows: pixels [3, height, size] → [gh · gw, 3·p·p], row (py·gw + px) holding patch (py, px) in
  * (channel, ky, kx) order — the order of the kernel's rows — each value rounded to f16.
  */
-function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
+export function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
   const { size, pixels } = img;
   const height = img.height ?? size;
   const gw = size / p;
@@ -192,7 +193,7 @@ export class VitOpsEncoder {
         // Gated FFN (pixtral): act(h · gateᵀ) × up.
         const gate = this.act('gate', n, f);
         ffn = this.act('ffn', n, f);
-        ops.matmul(gate, h, L.gate, n);
+        ops.matmul(gate, h, L.gate, n, L.gateB);
         ops.glu(ffn, gate, hidden, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
       } else this.activate(hidden, n);
       ops.matmulResidual(x, ffn, L.down, n, residual(L.downB)); // x += ffn · downᵀ + b
@@ -235,6 +236,7 @@ export class VitOpsEncoder {
   /** One picture's embeddings for the text model: [nTokens, nEmbdText]. */
   async encode(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
     if (this.config.projector === 'gemma4v') return encodeGemma4vOps(this.ctx, img, signal);
+    if (this.config.mrope) return encodeQwenVlOps(this.ctx, img, signal);
     const vit = await this.trunk(img, signal);
     const p = this.config.patchSize;
     return VIT_OPS_HEADS[this.config.projector]!(this.ctx, vit, img.size / p, (img.height ?? img.size) / p);
@@ -246,12 +248,15 @@ export class VitOpsEncoder {
   }
 }
 
+/** Encoders with a pass of their own: gemma4v (`vit-ops-gemma4v.ts`), the Qwen-VL mergers (`vit-ops-qwen.ts`). */
+const OWN_PASSES: ReadonlySet<string> = new Set(['gemma4v', 'qwen2.5vl_merger', 'qwen3vl_merger']);
+
 /**
  * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
- * or gemma4v (`vit-ops-gemma4v.ts`), the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
+ * or of `OWN_PASSES`, the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
  */
 export function vitOpsRuns(config: VisionConfig): boolean {
-  if (!(config.projector in VIT_OPS_HEADS) && config.projector !== 'gemma4v') return false;
+  if (!(config.projector in VIT_OPS_HEADS) && !OWN_PASSES.has(config.projector)) return false;
   return config.rope2dTheta === 0 || config.ffn !== 'gelu-quick'; // a gated FFN's act: glu's SiLU or GELU
 }
 
