@@ -153,8 +153,11 @@ export async function encodeQwenVlOps(
   c.kv(n);
   const [x, h, scratch, q, k, v, att] = ['x', 'h', 'scratch', 'q', 'k', 'v', 'att'].map((l) => c.act(l, n, d));
   const [hidden, gate, ffn] = ['hidden', 'gate', 'ffn'].map((l) => c.act(l, n, f));
-  const longest = Math.max(...layout.windows);
-  const [sq, sk, sv, satt] = ['win.q', 'win.k', 'win.v', 'win.att'].map((l) => c.act(l, longest, d)); // [window, d]
+  // [longest window, d] each: a later window's rows, copied to row 0 (only with windows)
+  const windowed = layout.windows.length > 1;
+  const [sq, sk, sv, satt] = windowed
+    ? ['win.q', 'win.k', 'win.v', 'win.att'].map((l) => c.act(l, Math.max(...layout.windows), d))
+    : [q, k, v, att];
   const residual = (bias: Weight | null): ResidualOptions => ({ bias, postNorm: null, scale: 1, scratch: scratch! });
   const attention: AttentionParams = {
     nHeads,
