@@ -2,7 +2,8 @@
  * The Qwen-VL pass on a backend (`src/vision/vit-ops-qwen.ts`) beyond the conformance of test/helpers/vit-ops-check.ts:
  * the row layout (2×2-block order, blocks regrouped window by window, the runs attention sees as separate sequences),
  * the vision rope's host table against the oracle's `visionRope`, and that the recorded qwen2.5vl image depends on
- * its windows (full attention on every block lands far from mtmd), so the conformance pins them.
+ * its windows (full attention on every block lands far from mtmd), so the conformance pins them; an abort between
+ * blocks stops the encode.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { applyRope2d } from '../../../src/vision/rope-2d-host.js';
 import { loadVisionEncoder } from '../../../src/vision/vision-encoder.js';
 import { qwenLayout, qwenVisionRopeTable } from '../../../src/vision/vit-ops-qwen.js';
 import { maxAbsDiff } from '../../helpers/compare.js';
+import { expectLlmError } from '../../helpers/llm-error.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
 import { projectorFixtures, projectorMmproj } from './projector-fixtures.js';
 import { decodeF32 } from './vision-fixtures.js';
@@ -77,5 +79,19 @@ describe('vit-ops-qwen', () => {
     const full = writeGguf({ metadata: { ...gguf.metadata, 'clip.vision.n_wa_pattern': 1 }, tensors });
     expect(await relErr(bytes)).toBeLessThan(1e-3);
     expect(await relErr(full)).toBeGreaterThan(1e-2);
+  });
+
+  it('an abort between blocks stops a Qwen-VL encode with aborted; the encoder then encodes the next image', async () => {
+    const fx = projectorFixtures().find((f) => f.name === 'qwen3vl-s1')!;
+    const { bytes } = await projectorMmproj(fx);
+    const vision = await loadVisionEncoder(new MemoryByteSource(bytes), fx.shape.nEmbdText, undefined, createCpuOps());
+    const controller = new AbortController();
+    const image = seedImage(48, 48, 41);
+    const pending = vision.encode(image, controller.signal);
+    setTimeout(() => controller.abort(), 0);
+    await expectLlmError(pending, 'aborted', /encoding the image/);
+    expect(vision.encodedImages).toBe(0);
+    expect((await vision.encode(image)).parts.some((p) => p.type === 'rows')).toBe(true);
+    vision.destroy();
   });
 });
