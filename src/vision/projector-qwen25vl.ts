@@ -209,7 +209,12 @@ export function encodeQwen25vl(w: VisionWeights, pic: PreprocessedImage, signal?
     const gate = L.gateW === undefined ? up : matmulRows(h2, d, L.gateW, f, L.gateB);
     for (let i = 0; i < up.length; i++) {
       const g = gate[i];
-      const act = c.ffn === 'silu' ? g / (1 + Math.exp(-g)) : g / (1 + Math.exp(-1.702 * g));
+      const act =
+        c.ffn === 'silu'
+          ? g / (1 + Math.exp(-g))
+          : c.ffn === 'gelu'
+            ? 0.5 * g * (1 + Math.tanh(GELU_COEF * g * (1 + 0.044715 * g * g)))
+            : g / (1 + Math.exp(-1.702 * g));
       up[i] = L.gateW === undefined ? act : act * up[i];
     }
     const down = linear(up, n, f, L.downW, L.downB, d);

@@ -222,7 +222,7 @@ export async function encodeQwenVlOps(
     let act = hidden!;
     if (L.gate) {
       ops.matmul(gate!, h!, L.gate, n, L.gateB);
-      ops.glu(ffn!, gate!, hidden!, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+      c.gated(ffn!, gate!, hidden!, n);
       act = ffn!;
     } else c.activate(hidden!, n);
     ops.matmulResidual(x!, act, L.down, n, residual(L.downB)); // x += act · downᵀ + b

@@ -90,6 +90,7 @@ export class VitOpsEncoder {
       yieldNow: yieldToEventLoop,
       patchEmbed: (x, img, r) => this.patchEmbed(x, img, r),
       activate: (h, r) => this.activate(h, r),
+      gated: (out, gate, up, r) => this.gated(out, gate, up, r),
     };
   }
 
@@ -194,7 +195,7 @@ export class VitOpsEncoder {
         const gate = this.act('gate', n, f);
         ffn = this.act('ffn', n, f);
         ops.matmul(gate, h, L.gate, n, L.gateB);
-        ops.glu(ffn, gate, hidden, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+        this.gated(ffn, gate, hidden, n);
       } else this.activate(hidden, n);
       ops.matmulResidual(x, ffn, L.down, n, residual(L.downB)); // x += ffn · downᵀ + b
       ops.endStep();
@@ -218,6 +219,21 @@ export class VitOpsEncoder {
     this.step(n);
     ops.setRows(q, hq, n);
     ops.setRows(k, hk, n);
+  }
+
+  /**
+   * A gated FFN's out = act(gate) × up: `glu`'s SiLU or GELU; quick-GELU as SiLU of 1.702·gate ÷ 1.702
+   * (g·σ(1.702g) = silu(1.702g) / 1.702), the gate scaled in place.
+   */
+  private gated(out: Activation, gate: Activation, up: Activation, n: number): void {
+    const { ops, config } = this;
+    if (config.ffn !== 'gelu-quick') {
+      ops.glu(out, gate, up, n, config.ffn);
+      return;
+    }
+    ops.scale(gate, 1.702, n);
+    ops.glu(out, gate, up, n, 'silu');
+    ops.scale(out, 1 / 1.702, n);
   }
 
   /** The FFN's activation in place: GELU (ggml's f16 table), quick-GELU x·σ(1.702x) or SiLU x·σ(x). */
@@ -253,11 +269,10 @@ const OWN_PASSES: ReadonlySet<string> = new Set(['gemma4v', 'qwen2.5vl_merger', 
 
 /**
  * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
- * or of `OWN_PASSES`, the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
+ * or of `OWN_PASSES`; others take the TS reference.
  */
 export function vitOpsRuns(config: VisionConfig): boolean {
-  if (!(config.projector in VIT_OPS_HEADS) && !OWN_PASSES.has(config.projector)) return false;
-  return config.rope2dTheta === 0 || config.ffn !== 'gelu-quick'; // a gated FFN's act: glu's SiLU or GELU
+  return config.projector in VIT_OPS_HEADS || OWN_PASSES.has(config.projector);
 }
 
 /**

@@ -14,6 +14,7 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { MemoryByteSource } from '../../src/io/byte-source.js';
 import { getQuantType } from '../../src/quant/index.js';
 import { loadVisionEncoder } from '../../src/vision/vision-encoder.js';
+import { maxAbsDiff } from '../helpers/compare.js';
 import { expectLlmError } from '../helpers/llm-error.js';
 import { describeProjectorOps, describeVitOps } from '../helpers/vit-ops-check.js';
 import { projectorFixtures, projectorMmproj } from '../unit/vision/projector-fixtures.js';
@@ -40,30 +41,39 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
-  it('an encoder vit-ops does not run (quick-GELU gated FFN: pixtral) falls back to the TS reference and releases the backend', async () => {
-    const fx = projectorFixtures().find((f) => f.projector === 'pixtral')!;
-    const source = new MemoryByteSource((await projectorMmproj(fx)).bytes);
-    const gguf = await parseGguf(source);
-    const tensors = await Promise.all(
-      gguf.tensors.map(async (t) => ({
-        name: t.name,
-        type: t.type,
-        shape: [...t.shape],
-        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
-      })),
-    );
-    const metadata = { ...gguf.metadata, 'clip.use_silu': false, 'clip.use_gelu': false };
-    const ops = createCpuOps();
-    const destroy = vi.spyOn(ops, 'destroy');
-    const vision = await loadVisionEncoder(
-      new MemoryByteSource(writeGguf({ metadata, tensors })),
-      fx.shape.nEmbdText,
-      undefined,
-      ops,
-    );
-    expect([vision.config.ffn, vision.backend]).toEqual(['gelu-quick', 'reference']);
-    expect(destroy).toHaveBeenCalled();
-  });
+  it.each([
+    ['pixtral', false, false, 'gelu-quick'],
+    ['qwen2.5vl_merger', false, false, 'gelu-quick'],
+    ['qwen2.5vl_merger', true, false, 'gelu'],
+    ['gemma4v', false, false, 'gelu-quick'],
+  ] as const)(
+    'a gated FFN of %s (use_gelu %s, use_silu %s: %s) runs on the backend within 1e-3 of the TS oracle',
+    async (projector, useGelu, useSilu, act) => {
+      const fx = projectorFixtures().find((f) => f.projector === projector)!;
+      const source = new MemoryByteSource((await projectorMmproj(fx)).bytes);
+      const gguf = await parseGguf(source);
+      const tensors = await Promise.all(
+        gguf.tensors.map(async (t) => ({
+          name: t.name,
+          type: t.type,
+          shape: [...t.shape],
+          data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+        })),
+      );
+      const metadata = { ...gguf.metadata, 'clip.use_silu': useSilu, 'clip.use_gelu': useGelu };
+      const file = writeGguf({ metadata, tensors });
+      const vision = await loadVisionEncoder(new MemoryByteSource(file), fx.shape.nEmbdText, undefined, createCpuOps());
+      expect([vision.config.ffn, vision.backend]).toEqual([act, 'cpu']);
+      const reference = await loadVisionEncoder(new MemoryByteSource(file), fx.shape.nEmbdText);
+      const image = seedImage(70, 50, 4);
+      const [got, want] = [await vision.encode(image), await reference.encode(image)];
+      const err =
+        maxAbsDiff(got.embeddings, want.embeddings) / want.embeddings.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+      console.log(`[vit-ops] cpu ${projector} ${act} gated FFN: rel err ${err.toExponential(2)} vs the TS oracle`);
+      expect(err).toBeLessThan(1e-3);
+      vision.destroy();
+    },
+  );
 
   it('a quick-GELU ViT (clip.use_gelu false) runs on the backend within 1e-3 of the TS oracle', async () => {
     const fx = visionFixtures()[0]!;
