@@ -144,6 +144,7 @@ export async function encodeQwenVlOps(
   const layout = qwenLayout(gw, gh, pattern > 0 ? windowTokens(p) : Math.max(gw, gh));
   const norms = [w.preLn, w.postLn, ...w.layers.flatMap((L) => [L.ln1, L.ln2])];
   if (rms && norms.some((x) => x?.b)) {
+    // `vitOpsRuns` sends such files to the TS reference; a bias on a later block only is refused here.
     throw new LlmError('unsupported-arch', `encoding the image: the ${config.projector}'s RMS norms have biases`, {
       details: { projector: config.projector },
     });

@@ -20,6 +20,7 @@ import { roundToF16 } from '../quant/half.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import { resizePositions } from './projector-lfm2.js';
 import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
+import { layerTensorName, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
 import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
@@ -264,14 +265,24 @@ export class VitOpsEncoder {
   }
 }
 
+/** Biases a Qwen2.5-VL RMS norm may carry (mtmd adds them); checked on the first block and the outer norms. */
+const QWEN25VL_RMS_BIASES = [
+  layerTensorName('ln1', 0, 'bias'),
+  layerTensorName('ln2', 0, 'bias'),
+  VISION_TENSORS.preLnBias,
+  VISION_TENSORS.postLnBias,
+];
+
 /** Encoders with a pass of their own: gemma4v (`vit-ops-gemma4v.ts`), the Qwen-VL mergers (`vit-ops-qwen.ts`). */
 const OWN_PASSES: ReadonlySet<string> = new Set(['gemma4v', 'qwen2.5vl_merger', 'qwen3vl_merger']);
 
 /**
  * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
- * or of `OWN_PASSES`; others take the TS reference.
+ * or of `OWN_PASSES`; others take the TS reference, as does a Qwen2.5-VL file whose RMS norms have biases (`has`:
+ * whether the file holds a tensor; none published has them, and `Ops.rmsNorm` adds none).
  */
-export function vitOpsRuns(config: VisionConfig): boolean {
+export function vitOpsRuns(config: VisionConfig, has: (name: string) => boolean = () => false): boolean {
+  if (config.projector === 'qwen2.5vl_merger' && QWEN25VL_RMS_BIASES.some(has)) return false;
   return config.projector in VIT_OPS_HEADS || OWN_PASSES.has(config.projector);
 }
 

@@ -41,6 +41,30 @@ describe('the vision encoder on a backend: bad input', () => {
     expect(destroy).toHaveBeenCalled();
   });
 
+  it('a Qwen2.5-VL file whose RMS norms have biases (none published) falls back to the TS reference and releases the backend', async () => {
+    const fx = projectorFixtures().find((f) => f.projector === 'qwen2.5vl_merger')!;
+    const source = new MemoryByteSource((await projectorMmproj(fx)).bytes);
+    const gguf = await parseGguf(source);
+    const tensors = await Promise.all(
+      gguf.tensors.map(async (t) => ({
+        name: t.name,
+        type: t.type,
+        shape: [...t.shape],
+        data: await source.read(gguf.tensorDataOffset + t.offset, t.byteLength),
+      })),
+    );
+    const d = fx.shape.nEmbd;
+    const bias = new Float32Array(d).fill(0.05);
+    tensors.push({ name: 'v.blk.0.ln1.bias', type: GgmlType.F32, shape: [d], data: new Uint8Array(bias.buffer) });
+    const ops = createCpuOps();
+    const destroy = vi.spyOn(ops, 'destroy');
+    const file = writeGguf({ metadata: gguf.metadata, tensors });
+    const vision = await loadVisionEncoder(new MemoryByteSource(file), fx.shape.nEmbdText, undefined, ops);
+    expect(vision.backend).toBe('reference');
+    expect(destroy).toHaveBeenCalled();
+    expect((await vision.encode(seedImage(64, 64, 1))).nTokens).toBeGreaterThan(0);
+  });
+
   it.each([
     ['pixtral', false, false, 'gelu-quick'],
     ['qwen2.5vl_merger', false, false, 'gelu-quick'],
