@@ -20,6 +20,7 @@ import { DEFAULT_MLP_MMPROJ } from './synthetic/mmproj-mlp.js';
 import { DEFAULT_GEMMA4V_MMPROJ } from './synthetic/mmproj-gemma4v.js';
 import { DEFAULT_PIXTRAL_MMPROJ } from './synthetic/mmproj-pixtral.js';
 import { DEFAULT_QWEN25VL_MMPROJ } from './synthetic/mmproj-qwen25vl.js';
+import { DEFAULT_QWEN3VL_MMPROJ } from './synthetic/mmproj-qwen3vl.js';
 import { seedImage } from './synthetic/seed-image.mjs';
 
 interface ProjectorCase {
@@ -208,6 +209,17 @@ const CASES: readonly ProjectorCase[] = [
       [250, 130, 39],
     ],
   },
+  {
+    name: 'qwen3vl-s1',
+    projector: 'qwen3vl_merger',
+    seed: 1,
+    shape: { ...DEFAULT_QWEN3VL_MMPROJ, nEmbdText: 32, deepstack: 1 }, // rows 32 · (1 + 1) wide: the text model's 64
+    images: [
+      [160, 96, 40], // 10 × 6 merged tokens: the 6² position table resized to 20 × 12
+      [48, 48, 41],
+      [30, 90, 42], // under the minimum: scaled up
+    ],
+  },
 ];
 
 const TEXT_MODEL = '../shared/models/stories260K.gguf';
@@ -257,7 +269,9 @@ export function main(args: string[]): number {
         writeFileSync(rgbFile, seedImage(w, h, s).data);
         return { width: w, height: h, rgbFile };
       });
-      const job = { mmproj: mmprojFile, textModel: resolve(TEXT_MODEL), nEmbdText: c.shape.nEmbdText, images };
+      // A row of qwen3vl's output also carries one n_embd block per deepstack merger.
+      const nEmbdText = c.shape.nEmbdText * (1 + (c.shape.deepstack ?? 0));
+      const job = { mmproj: mmprojFile, textModel: resolve(TEXT_MODEL), nEmbdText, images };
       writeFileSync(join(tmp, 'job.json'), JSON.stringify(job));
       const r = spawnSync(
         process.execPath,

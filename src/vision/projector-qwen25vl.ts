@@ -34,6 +34,9 @@ export const QWEN25VL_TENSORS = {
 /** Window side in pixels (mtmd: `attn_window_size` is not read for this projector, so its default 112). */
 const WINDOW_PIXELS = 112;
 
+/** A window's side in merged tokens for patch size p (mtmd: 112 px / p / 2, at least 1). */
+export const windowTokens = (p: number): number => Math.max(1, Math.floor(Math.floor(WINDOW_PIXELS / p) / 2));
+
 /** The projector's tensors and their ggml shapes (the MLP's hidden width as the file has it). */
 export function qwen25vlTensors(
   config: VisionConfig,
@@ -68,7 +71,7 @@ function rmsNorm(x: Float32Array, d: number, w: Float32Array, eps: number, b?: F
  * The order of the merged blocks: `inv[dst]` is the block at row-group dst, `idx[src]` where block src went
  * (mtmd's inv_window_idx / window_idx), and `win[dst]` its window. Without windows: the identity, one window.
  */
-function windowOrder(
+export function windowOrder(
   pw: number,
   ph: number,
   gridWindow: number,
@@ -171,11 +174,7 @@ export function encodeQwen25vl(w: VisionWeights, pic: PreprocessedImage, signal?
   const raster = embedPatches({ ...w, patchB: new Float32Array(d) }, pic, zeros); // [n, d] raster order
   const frame1 = embedPatches({ ...w, patchW: w.mm[QWEN25VL_TENSORS.patch1], patchB: new Float32Array(d) }, pic, zeros);
   const pattern = c.windowPattern ?? 0;
-  const order = windowOrder(
-    pw,
-    ph,
-    pattern > 0 ? Math.max(1, Math.floor(Math.floor(WINDOW_PIXELS / p) / 2)) : Math.max(pw, ph),
-  );
+  const order = windowOrder(pw, ph, pattern > 0 ? windowTokens(p) : Math.max(pw, ph));
   // Rows in block order, blocks in window order: row 4·dst + k is patch k (raster in its 2×2 block) of block inv[dst].
   let x: Float32Array = new Float32Array(n * d); // [n, d]
   const ys = new Int32Array(n);
@@ -210,7 +209,12 @@ export function encodeQwen25vl(w: VisionWeights, pic: PreprocessedImage, signal?
     const gate = L.gateW === undefined ? up : matmulRows(h2, d, L.gateW, f, L.gateB);
     for (let i = 0; i < up.length; i++) {
       const g = gate[i];
-      const act = c.ffn === 'silu' ? g / (1 + Math.exp(-g)) : g / (1 + Math.exp(-1.702 * g));
+      const act =
+        c.ffn === 'silu'
+          ? g / (1 + Math.exp(-g))
+          : c.ffn === 'gelu'
+            ? 0.5 * g * (1 + Math.tanh(GELU_COEF * g * (1 + 0.044715 * g * g)))
+            : g / (1 + Math.exp(-1.702 * g));
       up[i] = L.gateW === undefined ? act : act * up[i];
     }
     const down = linear(up, n, f, L.downW, L.downB, d);

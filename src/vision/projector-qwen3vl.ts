@@ -90,7 +90,7 @@ const gelu = (x: Float32Array) => {
 };
 
 /** ggml_interpolate bilinear with aligned corners of a [side², d] table to [gh · gw, d] (raster order). */
-function resizeTable(table: Float32Array, d: number, gw: number, gh: number): Float32Array {
+export function resizeTable(table: Float32Array, d: number, gw: number, gh: number): Float32Array {
   const side = Math.round(Math.sqrt(table.length / d));
   if (side === gw && side === gh) return table;
   const f = Math.fround;

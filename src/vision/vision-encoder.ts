@@ -82,8 +82,9 @@ export async function loadVisionEncoder(
   const gguf = await parseGguf(source, { signal });
   const read = readVisionConfig(gguf.metadata);
   const config = read.causalForTextWidths.includes(nEmbdText) ? { ...read, nonCausal: false } : read;
-  if (ops && !vitOpsRuns(config)) ops.destroy(); // this projector runs on the reference
-  const onOps = ops && vitOpsRuns(config) ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
+  const runs = vitOpsRuns(config, (name) => gguf.tensors.some((t) => t.name === name));
+  if (ops && !runs) ops.destroy(); // this projector runs on the reference
+  const onOps = ops && runs ? await loadVitOps(gguf, source, ops, config, nEmbdText, signal) : null;
   const weights = onOps ? null : await loadVisionWeights(gguf, source, config, nEmbdText, signal);
   /** The image's prompt parts, each picture encoded on the backend where it runs, else on the reference. */
   const encodeParts = (img: RgbImage, s?: AbortSignal): Promise<ImagePart[]> =>

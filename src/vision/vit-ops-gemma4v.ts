@@ -29,6 +29,8 @@ export interface Gemma4vOpsContext extends VitOpsContext {
   patchEmbed(x: Activation, img: PreprocessedImage, nPatches: number): void;
   /** The sequential FFN's activation in place. */
   activate(hidden: Activation, n: number): void;
+  /** A gated FFN's out = act(gate) × up (the gate may be overwritten). */
+  gated(out: Activation, gate: Activation, up: Activation, n: number): void;
 }
 
 const CLAMPS = ['input_min', 'input_max', 'output_min', 'output_max'] as const;
@@ -118,7 +120,7 @@ export async function encodeGemma4vOps(
     let act = hidden!;
     if (L.gate) {
       linear(gate!, h!, L.gate, name('ffnGate', il), n);
-      ops.glu(ffn!, gate!, hidden!, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+      c.gated(ffn!, gate!, hidden!, n);
       act = ffn!;
     } else c.activate(hidden!, n);
     linear(scratch!, act, L.down, name('ffnDown', il), n, L.downB);

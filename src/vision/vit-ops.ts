@@ -20,9 +20,11 @@ import { roundToF16 } from '../quant/half.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import { resizePositions } from './projector-lfm2.js';
 import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
+import { layerTensorName, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
 import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
+import { encodeQwenVlOps } from './vit-ops-qwen.js';
 import { loadVitWeights, type VitNorm, type VitWeights } from './vit-weights.js';
 
 /** Lets timers and abort events run between blocks (a WASM block holds the thread for its whole duration). */
@@ -32,7 +34,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setTimeou
  * The picture's im2col rows: pixels [3, height, size] → [gh · gw, 3·p·p], row (py·gw + px) holding patch (py, px) in
  * (channel, ky, kx) order — the order of the kernel's rows — each value rounded to f16.
  */
-function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
+export function im2colPatches(img: PreprocessedImage, p: number): Float32Array {
   const { size, pixels } = img;
   const height = img.height ?? size;
   const gw = size / p;
@@ -89,6 +91,7 @@ export class VitOpsEncoder {
       yieldNow: yieldToEventLoop,
       patchEmbed: (x, img, r) => this.patchEmbed(x, img, r),
       activate: (h, r) => this.activate(h, r),
+      gated: (out, gate, up, r) => this.gated(out, gate, up, r),
     };
   }
 
@@ -192,8 +195,8 @@ export class VitOpsEncoder {
         // Gated FFN (pixtral): act(h · gateᵀ) × up.
         const gate = this.act('gate', n, f);
         ffn = this.act('ffn', n, f);
-        ops.matmul(gate, h, L.gate, n);
-        ops.glu(ffn, gate, hidden, n, config.ffn === 'gelu' ? 'gelu' : 'silu');
+        ops.matmul(gate, h, L.gate, n, L.gateB);
+        this.gated(ffn, gate, hidden, n);
       } else this.activate(hidden, n);
       ops.matmulResidual(x, ffn, L.down, n, residual(L.downB)); // x += ffn · downᵀ + b
       ops.endStep();
@@ -219,6 +222,21 @@ export class VitOpsEncoder {
     ops.setRows(k, hk, n);
   }
 
+  /**
+   * A gated FFN's out = act(gate) × up: `glu`'s SiLU or GELU; quick-GELU as SiLU of 1.702·gate ÷ 1.702
+   * (g·σ(1.702g) = silu(1.702g) / 1.702), the gate scaled in place.
+   */
+  private gated(out: Activation, gate: Activation, up: Activation, n: number): void {
+    const { ops, config } = this;
+    if (config.ffn !== 'gelu-quick') {
+      ops.glu(out, gate, up, n, config.ffn);
+      return;
+    }
+    ops.scale(gate, 1.702, n);
+    ops.glu(out, gate, up, n, 'silu');
+    ops.scale(out, 1 / 1.702, n);
+  }
+
   /** The FFN's activation in place: GELU (ggml's f16 table), quick-GELU x·σ(1.702x) or SiLU x·σ(x). */
   private activate(hidden: Activation, n: number): void {
     const { ops, config } = this;
@@ -235,6 +253,7 @@ export class VitOpsEncoder {
   /** One picture's embeddings for the text model: [nTokens, nEmbdText]. */
   async encode(img: PreprocessedImage, signal?: AbortSignal): Promise<Float32Array> {
     if (this.config.projector === 'gemma4v') return encodeGemma4vOps(this.ctx, img, signal);
+    if (this.config.mrope) return encodeQwenVlOps(this.ctx, img, signal);
     const vit = await this.trunk(img, signal);
     const p = this.config.patchSize;
     return VIT_OPS_HEADS[this.config.projector]!(this.ctx, vit, img.size / p, (img.height ?? img.size) / p);
@@ -246,13 +265,25 @@ export class VitOpsEncoder {
   }
 }
 
+/** Biases a Qwen2.5-VL RMS norm may carry (mtmd adds them); checked on the first block and the outer norms. */
+const QWEN25VL_RMS_BIASES = [
+  layerTensorName('ln1', 0, 'bias'),
+  layerTensorName('ln2', 0, 'bias'),
+  VISION_TENSORS.preLnBias,
+  VISION_TENSORS.postLnBias,
+];
+
+/** Encoders with a pass of their own: gemma4v (`vit-ops-gemma4v.ts`), the Qwen-VL mergers (`vit-ops-qwen.ts`). */
+const OWN_PASSES: ReadonlySet<string> = new Set(['gemma4v', 'qwen2.5vl_merger', 'qwen3vl_merger']);
+
 /**
  * Whether `vit-ops.ts` runs this encoder: a projector of `VIT_OPS_HEADS` (LayerNorm ViTs, and pixtral's RMSNorm ViT)
- * or gemma4v (`vit-ops-gemma4v.ts`), the RoPE ViTs with a SiLU/GELU-gated FFN; others take the TS reference.
+ * or of `OWN_PASSES`; others take the TS reference, as does a Qwen2.5-VL file whose RMS norms have biases (`has`:
+ * whether the file holds a tensor; none published has them, and `Ops.rmsNorm` adds none).
  */
-export function vitOpsRuns(config: VisionConfig): boolean {
-  if (!(config.projector in VIT_OPS_HEADS) && config.projector !== 'gemma4v') return false;
-  return config.rope2dTheta === 0 || config.ffn !== 'gelu-quick'; // a gated FFN's act: glu's SiLU or GELU
+export function vitOpsRuns(config: VisionConfig, has: (name: string) => boolean = () => false): boolean {
+  if (config.projector === 'qwen2.5vl_merger' && QWEN25VL_RMS_BIASES.some(has)) return false;
+  return config.projector in VIT_OPS_HEADS || OWN_PASSES.has(config.projector);
 }
 
 /**

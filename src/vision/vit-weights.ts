@@ -14,12 +14,13 @@ import { LlmError } from '../errors.js';
 import { GgmlType, type GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { WeightLoader, type WeightSlot } from '../model/weight-loader.js';
-import { writeF16 } from '../quant/half.js';
+import { roundToF16, writeF16 } from '../quant/half.js';
 import { GEMMA4V_TENSORS } from './projector-gemma4v.js';
 import { isLdpMatrix } from './projector-ldp.js';
 import { LFM2_TENSORS } from './projector-lfm2.js';
 import { PIXTRAL_TENSORS } from './projector-pixtral.js';
 import { PROJECTOR_TENSORS } from './projector-tensors.js';
+import { QWEN25VL_TENSORS } from './projector-qwen25vl.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from './tensor-names.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -46,6 +47,8 @@ interface VitLayer {
   readonly down: Weight; // [d rows, f]
   /** [f rows, d]: the gate of a gated FFN (pixtral: act(gate) × up), null for the sequential FFN */
   readonly gate: Weight | null;
+  /** [f]: the gate's bias (Qwen2.5-VL), null without one */
+  readonly gateB: Weight | null;
   readonly downB: Weight | null; // [d]
 }
 
@@ -103,17 +106,42 @@ const onHost = (name: string): boolean =>
       GEMMA4V_TENSORS.positions,
       GEMMA4V_TENSORS.stdBias,
       GEMMA4V_TENSORS.stdScale,
+      QWEN25VL_TENSORS.patch1,
     ] as string[]
   ).includes(name) ||
   /\.(out_scale\.weight|input_min|input_max|output_min|output_max)$/.test(name);
 
-/** The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). */
-async function patchKernel(loader: WeightLoader, config: VisionConfig): Promise<Weight> {
+/**
+ * The patch kernel as an F16 matrix [d rows, 3·p·p] (values rounded to f16, as ggml's F16 im2col product). With a
+ * second kernel (Qwen-VL's second temporal frame, [d, 3, p, p]; a still image feeds both): the sum of the two
+ * f16-rounded kernels as an F32 matrix, one product for mtmd's two convolutions summed.
+ */
+async function patchKernel(loader: WeightLoader, config: VisionConfig, second?: Float32Array): Promise<Weight> {
   const { nEmbd: d, patchSize: p } = config;
   const k = await loader.readHostF32(VISION_TENSORS.patchEmbd, [p, p, 3, d]); // [d, 3, p, p]
+  const info = { name: VISION_TENSORS.patchEmbd, shape: [3 * p * p, d] };
+  if (second) {
+    const sum = k.map((v, i) => Math.fround(roundToF16(v) + roundToF16(second[i]!)));
+    return loader.uploadBuilt({ ...info, type: GgmlType.F32 }, new Uint8Array(sum.buffer));
+  }
   const bytes = new Uint8Array(k.length * 2);
   for (let i = 0; i < k.length; i++) writeF16(bytes, i * 2, k[i]!);
-  return loader.uploadBuilt({ name: VISION_TENSORS.patchEmbd, type: GgmlType.F16, shape: [3 * p * p, d] }, bytes);
+  return loader.uploadBuilt({ ...info, type: GgmlType.F16 }, bytes);
+}
+
+/** Qwen3-VL's fused `attn_qkv` of layer il ([3d rows, d], bias [3d]) as q, k, v slots of d rows each; null without one. */
+function splitQkv(loader: WeightLoader, il: number, d: number): Record<string, WeightSlot | null> | null {
+  const name = layerTensorName('attnQkv', il, 'weight');
+  if (!loader.has(name)) return null;
+  const [q, k, v] = loader.uploadSplit(
+    name,
+    d,
+    ['q', 'k', 'v'].map((p) => [`${name}.${p}`, d] as const),
+  );
+  const bias = layerTensorName('attnQkv', il, 'bias');
+  const parts = ['q', 'k', 'v'].map((p) => [`${bias}.${p}`, 1] as const);
+  const [qB, kB, vB] = loader.has(bias) ? loader.uploadSplit(bias, d, parts, [3 * d]) : [null, null, null];
+  return { q: q!, k: k!, v: v!, qB: qB ?? null, kB: kB ?? null, vB: vB ?? null };
 }
 
 /** The projection transposed: [nEmbdText rows, d], F16 when the file's is F16, else F32. */
@@ -163,14 +191,15 @@ export async function loadVitWeights(
       const name = layerTensorName(real(k), il, 'bias');
       return !gemma3 && !loader.has(name) ? null : loader.upload(name, [n]);
     };
+    const qkv = splitQkv(loader, il, d);
     return {
       ln1: { w: w('ln1', [d]), b: b('ln1', d) },
-      q: w('attnQ', [d, d]),
-      qB: b('attnQ', d),
-      k: w('attnK', [d, d]),
-      kB: b('attnK', d),
-      v: w('attnV', [d, d]),
-      vB: b('attnV', d),
+      q: qkv ? qkv.q! : w('attnQ', [d, d]),
+      qB: qkv ? (qkv.qB ?? null) : b('attnQ', d),
+      k: qkv ? qkv.k! : w('attnK', [d, d]),
+      kB: qkv ? (qkv.kB ?? null) : b('attnK', d),
+      v: qkv ? qkv.v! : w('attnV', [d, d]),
+      vB: qkv ? (qkv.vB ?? null) : b('attnV', d),
       o: w('attnOut', [d, d]),
       oB: b('attnOut', d),
       ln2: { w: w('ln2', [d]), b: b('ln2', d) },
@@ -179,6 +208,7 @@ export async function loadVitWeights(
       down: w('ffnDown', [f, d]),
       downB: b('ffnDown', d),
       gate: loader.has(layerTensorName('ffnGate', il, 'weight')) ? w('ffnGate', [d, f]) : null,
+      gateB: loader.has(layerTensorName('ffnGate', il, 'bias')) ? b('ffnGate', f) : null,
     };
   });
   const patchB = gemma3 || loader.has(T.patchBias) ? loader.upload(T.patchBias, [d]) : null;
@@ -194,9 +224,10 @@ export async function loadVitWeights(
   // The host re-layouts and copies first: a backend streaming weights places memory between reads.
   const mmHost: Record<string, Float32Array> = {};
   for (const [name, shape] of mmShapes) if (onHost(name)) mmHost[name] = await loader.readHostF32(name, shape);
-  const posHost = config.preprocessor === 'lfm2' ? await loader.readHostF32(T.positionEmbd, [d, nPatches]) : null;
+  const resized = config.preprocessor === 'lfm2' || config.projector === 'qwen3vl_merger'; // each picture's grid
+  const posHost = resized ? await loader.readHostF32(T.positionEmbd, [d, nPatches]) : null;
   const classEmbd = hasClass ? await loader.readHostF32(T.classEmbd, [d]) : null;
-  const patch = await patchKernel(loader, config);
+  const patch = await patchKernel(loader, config, mmHost[QWEN25VL_TENSORS.patch1]);
   const proj = gemma3 ? await projection(loader, d, nEmbdText) : null;
   await loader.loadAll();
   const opt = (s: WeightSlot | null) => (s === null ? null : s.get());
@@ -224,6 +255,7 @@ export async function loadVitWeights(
       down: l.down.get(),
       downB: opt(l.downB),
       gate: opt(l.gate),
+      gateB: opt(l.gateB),
     })),
     postLn: postLn ? got(postLn) : null,
     softEmbNorm: opt(softEmbNorm),

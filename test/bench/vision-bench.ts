@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- vision [--shape siglip-896|smolvlm-512] [--layers N] [--rounds 1] [--threads 1]
+ * `npm run bench -- vision [--shape siglip-896|smolvlm-512|qwen25vl-896] [--layers N] [--rounds 1] [--threads 1]
  * [--backends wasm,webgpu] [--llama on|off] [--seed 1] [--profile]`: image encode time of webgguf's vision encoder
  * (`src/vision/vit-ops.ts`) against llama.cpp's mtmd on the CPU (scripts/oracle/mtmd-encode-time.c against libmtmd,
  * LLCPP_SRC default /work/cache/llcpp, its build/bin) on the same random-weight F16 mmproj and the same seed image,
@@ -8,7 +8,9 @@
  * - `siglip-896`: SigLIP-so400m as Gemma 3 ships it (896², patch 14 → 4096 patches, 1152 wide, 27 blocks of 16 heads,
  *   FFN 4304, 4×4 pooling → 256 tokens);
  * - `smolvlm-512`: SmolVLM-256M's ViT (512², patch 16 → 1024 patches, 768 wide, 12 blocks of 12 heads, FFN 3072),
- *   with the gemma3 pooling head in place of idefics3's pixel shuffle (the ViT is the cost).
+ *   with the gemma3 pooling head in place of idefics3's pixel shuffle (the ViT is the cost);
+ * - `qwen25vl-896`: Qwen2.5-VL's ViT (`qwen2.5vl_merger`: 896², patch 14 → 4096 patches, 1280 wide, 32 blocks of 16
+ *   heads, SwiGLU FFN 3420, 112-px windows with full attention on every 8th block, 2×2 merger → 1024 tokens).
  * `--layers` cuts the depth (a block's cost is the same at every depth; the patch GEMM and the head are counted once).
  * `--profile`: the WASM run's CPU time by op. The text model is ../shared/models/arch/gemma3-f16.gguf (mtmd needs one;
  * 256 wide). Never gating.
@@ -18,7 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, SHARED_MODELS } from '../../scripts/synthetic-model.js';
-import { type Gemma3MmprojShape, gemma3Mmproj } from '../../scripts/synthetic/mmproj-gemma3.js';
+import { MMPROJ_GENERATORS, type MmprojShape } from '../../scripts/synthetic/mmproj-generators.js';
 import { seedImage } from '../../scripts/synthetic/seed-image.mjs';
 import type { Ops } from '../../src/backend/ops.js';
 import { createBackend } from '../../src/backend/select-backend.js';
@@ -32,7 +34,10 @@ import { nodeGpu } from './node-gpu.js';
 /** Width of the text model mtmd loads next to the mmproj (../shared/models/arch/gemma3-f16.gguf). */
 const TEXT_EMBD = 256;
 
-const SHAPES: Readonly<Record<string, Gemma3MmprojShape>> = {
+/** A bench shape: the mmproj's projector (default gemma3) and its shape. */
+type BenchShape = MmprojShape & { readonly projector?: string };
+
+const SHAPES: Readonly<Record<string, BenchShape>> = {
   'siglip-896': {
     imageSize: 896,
     patchSize: 14,
@@ -53,6 +58,20 @@ const SHAPES: Readonly<Record<string, Gemma3MmprojShape>> = {
     nLayers: 12,
     nEmbdText: TEXT_EMBD,
     merge: 4,
+    matrices: 'f16',
+  },
+  'qwen25vl-896': {
+    projector: 'qwen2.5vl_merger',
+    imageSize: 896,
+    patchSize: 14,
+    nEmbd: 1280,
+    nHeads: 16,
+    nFf: 3420,
+    nLayers: 32,
+    nEmbdText: TEXT_EMBD,
+    merge: 2,
+    projHidden: 5120,
+    windowPattern: 8,
     matrices: 'f16',
   },
 };
@@ -200,7 +219,7 @@ export async function runVisionBench(args: readonly string[]): Promise<number> {
   const dir = path.join(REPO_ROOT, '.cache', 'bench');
   mkdirSync(dir, { recursive: true });
   const mmprojPath = path.join(dir, `vision-${shapeName}-l${shape.nLayers}-s${seed}.mmproj.gguf`);
-  if (!existsSync(mmprojPath)) writeFileSync(mmprojPath, gemma3Mmproj(seed, shape));
+  if (!existsSync(mmprojPath)) writeFileSync(mmprojPath, MMPROJ_GENERATORS[shape.projector ?? 'gemma3']!(seed, shape));
   const mmproj = new Uint8Array(readFileSync(mmprojPath));
   const rgb = seedImage(shape.imageSize, shape.imageSize, seed);
   const results: VisionBenchResult[] = [];

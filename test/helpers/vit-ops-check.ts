@@ -56,34 +56,14 @@ export function describeVitOps(name: string, makeOps: () => Ops | Promise<Ops>, 
   });
 }
 
-/** Projectors whose encoder runs on the TS reference only so far (src/vision/README.md, "Not built yet"). */
-const REFERENCE_ONLY: ReadonlySet<string> = new Set(['qwen2.5vl_merger', 'qwen3vl_merger']);
-
 /**
- * The projectors beyond gemma3 on a backend (`vitOpsRuns`: idefics3, lfm2, mlp, pixtral, gemma4v) vs llama.cpp's mtmd: for
+ * The projectors beyond gemma3 on a backend (`vitOpsRuns`: idefics3, lfm2, mlp, ldp, pixtral, gemma4v, the Qwen-VL mergers) vs llama.cpp's mtmd: for
  * every recorded mmproj of test/fixtures/vision/projectors/*.json and each of its images, every image chunk's
  * embeddings (tiles and overview) within `limit` relative, the encoder running on the backend under test.
  */
 export function describeProjectorOps(name: string, makeOps: () => Ops | Promise<Ops>, limit: number): void {
   describe(`${name}: projectors beyond gemma3 vs llama.cpp mtmd`, () => {
-    for (const fx of projectorFixtures().filter((f) => REFERENCE_ONLY.has(f.projector))) {
-      it(`${fx.name}: ${fx.projector} runs on the TS reference encoder (not on ${name} yet) and releases the backend`, async () => {
-        const { bytes, gguf } = await projectorMmproj(fx);
-        const vision = await loadVisionEncoder(
-          new MemoryByteSource(bytes),
-          fx.shape.nEmbdText,
-          undefined,
-          await makeOps(),
-        );
-        try {
-          expect(vitOpsRuns(readVisionConfig(gguf.metadata))).toBe(false);
-          expect(vision.backend).toBe('reference');
-        } finally {
-          vision.destroy();
-        }
-      });
-    }
-    for (const fx of projectorFixtures().filter((f) => !REFERENCE_ONLY.has(f.projector))) {
+    for (const fx of projectorFixtures()) {
       it(`${fx.name}: every image chunk within ${limit} relative, encoded on ${name}`, {
         timeout: 600_000,
       }, async () => {

@@ -140,7 +140,16 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       expect(e.message).toContain(`'${fx.projector}'`);
       expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
     }
-    expect([...seen].sort()).toEqual(['gemma4v', 'idefics3', 'ldp', 'lfm2', 'mlp', 'pixtral', 'qwen2.5vl_merger']);
+    expect([...seen].sort()).toEqual([
+      'gemma4v',
+      'idefics3',
+      'ldp',
+      'lfm2',
+      'mlp',
+      'pixtral',
+      'qwen2.5vl_merger',
+      'qwen3vl_merger',
+    ]);
   });
 
   it('an idefics3 fc matrix that does not fit the ViT width × merge² is gguf-invalid naming it', async () => {
