@@ -159,14 +159,14 @@ export const CATALOGUE: readonly CatalogueModel[] = [
   {
     // ggml-org's release (llama.cpp docs/multimodal.md): the qwen2vl text model (Q4_K_M, 1,929,901,056 bytes) and its
     // qwen2.5vl_merger projector (Q8_0, 844,757,728 bytes) — sizes and LFS sha256s (d02fe9b6…, 980c9b2f…) as several
-    // public download manifests pin them for revision 5037fcf. The encoder runs on the TS reference with its weights
-    // dequantized to f32 (~0.8 B values, ~3.2 GB), hence the memory figure.
+    // public download manifests pin them for revision 5037fcf. The encoder runs on the chosen backend with its Q8_0
+    // weights as stored; the memory figure (an estimate) is both files plus KV and the image's activations.
     id: 'qwen2.5-vl-3b-q4km-vision',
     label: 'Qwen2.5-VL 3B Instruct (Q4_K_M) + vision',
     url: hf('ggml-org/Qwen2.5-VL-3B-Instruct-GGUF', 'Qwen2.5-VL-3B-Instruct-Q4_K_M.gguf'),
     bytes: 1_929_901_056,
-    memoryBytes: 5600 * MB,
-    note: 'Sees images at their own resolution (M-RoPE positions); its vision projector is downloaded too. Encoding an image runs on the CPU and takes a while; desktop GPUs.',
+    memoryBytes: 3400 * MB,
+    note: 'Sees images at their own resolution (M-RoPE positions); its vision projector is downloaded too. Large images take a while to encode; desktop GPUs.',
     mmproj: {
       url: hf('ggml-org/Qwen2.5-VL-3B-Instruct-GGUF', 'mmproj-Qwen2.5-VL-3B-Instruct-Q8_0.gguf'),
       bytes: 844_757_728,
