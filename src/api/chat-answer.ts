@@ -9,8 +9,7 @@
 import type { ReasoningFormat } from '../output/reasoning-format.js';
 import { ReasoningSplitter, splitReasoning, type SplitText } from '../output/reasoning-splitter.js';
 import { callTriggers, type ToolCallFormat } from '../tools/tool-call-format.js';
-import { parseToolCalls, type ParsedCall } from '../tools/tool-call-parse.js';
-import { partialToolCalls } from '../tools/tool-call-stream.js';
+import type { ParsedCall } from '../tools/tool-call-parse.js';
 import type { ToolSpec } from '../tools/tool-spec.js';
 import { ToolStreamGate } from '../tools/tool-stream-gate.js';
 import type { ChatToolCall, ChatToolCallDelta } from './types.js';
@@ -18,7 +17,15 @@ import type { ChatToolCall, ChatToolCallDelta } from './types.js';
 /** How a chat request's output is read. */
 export interface AnswerShape {
   readonly reasoning?: { readonly format: ReasoningFormat; readonly startInside: boolean };
-  readonly tools?: { readonly format: ToolCallFormat; readonly spec: ToolSpec };
+  readonly tools?: { readonly format: ToolCallFormat; readonly spec: ToolSpec; readonly read: ToolCallReader };
+}
+
+/** The call parsers (a chunk of their own, see tool-call-reader.ts). */
+export type ToolCallReader = typeof import('../tools/tool-call-reader.js');
+
+/** Loads the call parsers; a request with `tools` awaits it before its answer is read. */
+export function loadToolCallReader(): Promise<ToolCallReader> {
+  return import('../tools/tool-call-reader.js');
 }
 
 /** A streamed delta: reasoning, answer text and call fragments that may be shown now. */
@@ -79,8 +86,8 @@ export class ChatAnswer {
       ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside)
       : { reasoning: '', content: text };
     if (!shape.tools) return { ...split, calls: [], callDeltas: [] };
-    const { format, spec } = shape.tools;
-    const parsed = parseToolCalls(format, format === 'harmony' ? text : split.content, spec.tools);
+    const { format, spec, read } = shape.tools;
+    const parsed = read.parseToolCalls(format, format === 'harmony' ? text : split.content, spec.tools);
     const calls = spec.parallel ? parsed.calls : parsed.calls.slice(0, 1);
     return {
       reasoning: split.reasoning,
@@ -108,8 +115,8 @@ export class ChatAnswer {
     const text = harmony ? this.raw : this.gate.text;
     // Syntaxes not read while written (lfm2, gemma4): each call whole, once it parses.
     const partial =
-      partialToolCalls(tools.format, text, tools.spec.tools) ??
-      parseToolCalls(tools.format, text, tools.spec.tools).calls.map((c) => ({ ...c, args: c.arguments }));
+      tools.read.partialToolCalls(tools.format, text, tools.spec.tools) ??
+      tools.read.parseToolCalls(tools.format, text, tools.spec.tools).calls.map((c) => ({ ...c, args: c.arguments }));
     const out: ChatToolCallDelta[] = [];
     const calls = tools.spec.parallel ? partial : partial.slice(0, 1);
     for (let index = 0; index < calls.length; index++) {
@@ -145,12 +152,12 @@ export class ChatAnswer {
     if (!this.gate || !this.shape.tools) return { ...s, calls: [], callDeltas: [] };
     const shown = this.gate.push(s.content);
     this.emitted += shown.length;
-    const { format, spec } = this.shape.tools;
+    const { format, spec, read } = this.shape.tools;
     if (!this.gate.calling)
       return { reasoning: s.reasoning, content: shown + this.gate.flush(), calls: [], callDeltas: [] };
     // Harmony call bodies never reach the answer text (the splitter drops them): read calls from the raw output.
     const source = format === 'harmony' ? this.raw : this.gate.text;
-    const parsed = parseToolCalls(format, source, spec.tools);
+    const parsed = read.parseToolCalls(format, source, spec.tools);
     if (parsed.calls.length === 0) {
       // Not a well-formed call after all: release the held text as answer.
       return { reasoning: s.reasoning, content: shown + this.gate.text.slice(this.emitted), calls: [], callDeltas: [] };

@@ -32,7 +32,7 @@ import { checkPromptFits, type PreparedRequest, prepareChatRequest } from './pre
 import { detectToolCallFormat, type ToolCallFormat } from '../tools/tool-call-format.js';
 import { toolGrammar } from '../tools/tool-grammar.js';
 import { withGenericToolPrompt } from '../tools/tool-prompt.js';
-import type { AnswerShape } from './chat-answer.js';
+import { type AnswerShape, loadToolCallReader } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
@@ -352,7 +352,9 @@ export class LocalEngine implements Engine {
     );
     const shape: AnswerShape = {
       ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
-      ...(toolSpec && toolFormat ? { tools: { format: toolFormat, spec: toolSpec } } : {}),
+      ...(toolSpec && toolFormat
+        ? { tools: { format: toolFormat, spec: toolSpec, read: await loadToolCallReader() } }
+        : {}),
     };
     const meta = responseMeta('chatcmpl', this.info);
     if (!norm.stream) return chatCompletion(meta, shape, await this.run(prepared, () => {}), this.parts.tokenizer);

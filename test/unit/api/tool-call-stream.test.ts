@@ -5,7 +5,7 @@
  * with id + name, arrive in several chunks before the final one and concatenate to the call (two parallel calls too).
  */
 import { describe, expect, it } from 'vitest';
-import { ChatAnswer } from '../../../src/api/chat-answer.js';
+import { ChatAnswer, loadToolCallReader } from '../../../src/api/chat-answer.js';
 import { createChatFormatter } from '../../../src/api/chat-formatter.js';
 import { createEngineFromParts, type LocalEngine } from '../../../src/api/local-engine.js';
 import type { ChatCompletionChunk, ChatToolCallDelta } from '../../../src/api/types.js';
@@ -77,11 +77,15 @@ describe('tool calls read while written', () => {
     });
   }
 
-  it('lfm2 and gemma4 are not read while written: their calls go out whole once they parse', () => {
+  it('lfm2 and gemma4 are not read while written: their calls go out whole once they parse', async () => {
     for (const f of ['lfm2', 'gemma4'] as const) expect(partialToolCalls(f, 'x')).toBeNull();
     const text = 'Checking.<|tool_call_start|>[get_weather(city="Rome", days=2)]<|tool_call_end|>';
     const answer = new ChatAnswer({
-      tools: { format: 'lfm2', spec: { tools, raw: [], choice: 'auto', parallel: true } },
+      tools: {
+        format: 'lfm2',
+        spec: { tools, raw: [], choice: 'auto', parallel: true },
+        read: await loadToolCallReader(),
+      },
     });
     const pushed: ChatToolCallDelta[][] = [];
     for (let i = 0; i < text.length; i += 4) pushed.push(answer.push(text.slice(i, i + 4)).calls);
