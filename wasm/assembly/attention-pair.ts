@@ -148,3 +148,71 @@ export function attention_pair_heads(p: usize, _x: usize, _out: usize, _k: i32, 
     weightPair(o0, o0 + (<usize>qCols << 2), s0, s1, v + kvOff, kvStride, last, headDim, <f32>1 / sum0, <f32>1 / sum1);
   }
 }
+
+/** Largest of s[first … last] (−∞ for an empty range). */
+// @ts-ignore: decorator
+@inline function maxOf(s: usize, first: i32, last: i32): f32 {
+  let m: f32 = -Infinity;
+  for (let t = first; t <= last; t++) m = max(m, load<f32>(s + (<usize>t << 2)));
+  return m;
+}
+
+/** s[from … to] = 0 (keys a row of a windowed pair does not see). */
+// @ts-ignore: decorator
+@inline function zeroRange(s: usize, from: i32, to: i32): void {
+  for (let t = from; t <= to; t++) store<f32>(s + (<usize>t << 2), 0);
+}
+
+/**
+ * attention_pair_heads for two rows that each see their own range of keys (sliding windows on non-causal rows:
+ * EmbeddingGemma's symmetric window): the first row keys f0 … l0 (bytes 68, 72 of the parameter block), the second
+ * f1 … l1 (byte 76, and the block's startPos field for l1). Each K and V row of the union is loaded once for both
+ * rows; each row's maximum and exponentials are taken over its own keys only (expRows' order from its own first
+ * key), and its weights outside its range are zero, so a masked key adds exactly 0 to every column sum. The scores
+ * are grouped four keys at a time from the union's first key (the single-row kernel groups from the row's own), so
+ * results differ from attention_heads by rounding only.
+ */
+export function attention_pair_window_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  const out = <usize>load<u32>(p);
+  const q = <usize>load<u32>(p, 4);
+  const k = <usize>load<u32>(p, 8);
+  const v = <usize>load<u32>(p, 12);
+  const scores = <usize>load<u32>(p, 16);
+  const l1 = load<i32>(p, 24);
+  const nHeads = load<i32>(p, 28);
+  const nKvHeads = load<i32>(p, 32);
+  const headDim = load<i32>(p, 36);
+  const scale = load<f32>(p, 44);
+  const f0 = load<i32>(p, 68);
+  const l0 = load<i32>(p, 72);
+  const f1 = load<i32>(p, 76);
+  const qCols = nHeads * headDim;
+  const rowBytes = <usize>qCols << 2;
+  const kvStride = <usize>(nKvHeads * headDim) << 2;
+  const group = nHeads / nKvHeads;
+  if (!ASC_FEATURE_SIMD) {
+    attention_f32(out, q, k, v, scores, 1, l0, nHeads, nKvHeads, headDim, l0 - f0 + 1, scale, 0, 0, h0, h1);
+    attention_f32(out + rowBytes, q + rowBytes, k, v, scores, 1, l1, nHeads, nKvHeads, headDim, l1 - f1 + 1, scale, 0, 0, h0, h1);
+    return;
+  }
+  const fu = min(f0, f1);
+  const lu = max(l0, l1);
+  const ctx = lu + 1; // scores rows of this length fit the host's [nHeads, startPos + n] scratch (lu < startPos + n)
+  const span = lu - fu;
+  const from = <usize>fu << 2;
+  for (let h = h0; h < h1; h++) {
+    const s0 = scores + (<usize>(h * ctx) << 2);
+    const s1 = scores + (<usize>(((h + 1) % nHeads) * ctx) << 2);
+    const q0 = q + (<usize>(h * headDim) << 2);
+    const kvOff = <usize>((h / group) * headDim) << 2;
+    scorePair(s0 + from, s1 + from, q0, q0 + rowBytes, k + kvOff + <usize>fu * kvStride, kvStride, span, headDim, scale);
+    const sum0 = expRows(s0, f0, l0, maxOf(s0, f0, l0));
+    const sum1 = expRows(s1, f1, l1, maxOf(s1, f1, l1));
+    zeroRange(s0, fu, f0 - 1);
+    zeroRange(s0, l0 + 1, lu);
+    zeroRange(s1, fu, f1 - 1);
+    zeroRange(s1, l1 + 1, lu);
+    const o0 = out + (<usize>(h * headDim) << 2);
+    weightPair(o0, o0 + rowBytes, s0 + from, s1 + from, v + kvOff + <usize>fu * kvStride, kvStride, span, headDim, <f32>1 / sum0, <f32>1 / sum1);
+  }
+}
