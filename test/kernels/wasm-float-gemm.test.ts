@@ -1,8 +1,8 @@
 /**
- * WASM F32/F16 multi-token matmuls through gemm_f32's 2-row × 3-token tiles (src/backend/wasm/float-gemm.ts) are
- * bit-identical to the per-token gemv path (one token per call), on every kernel build and two threads: odd row counts
- * (a row outside every pair), token counts off a multiple of 3, row lengths off a multiple of 8 (the lane tail), and
- * more tokens than one cache block of the widest rows.
+ * WASM F32/F16 multi-token matmuls through gemm_f32's 3-row × 3-token tiles (two passes over k;
+ * src/backend/wasm/float-gemm.ts) are bit-identical to the per-token gemv path (one token per call), on every kernel
+ * build and two threads: row counts off a multiple of 3 (rows outside every triple), token counts off a multiple of 3,
+ * row lengths off a multiple of 8 (the lane tail), and more tokens than one cache block of the widest rows.
  */
 
 import v8 from 'node:v8';
@@ -26,7 +26,7 @@ const CONFIGS: { variant: WasmVariant; threads: number }[] = [
 const SHAPES: [number, number, number][] = [
   [37, 5, 7],
   [64, 6, 3],
-  [589, 33, 10],
+  [589, 34, 10],
   [4099, 9, 35], // one cache block is 31 tokens of 4099 values
 ];
 

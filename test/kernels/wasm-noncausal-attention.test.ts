@@ -2,8 +2,10 @@
  * WASM non-causal attention (src/backend/wasm/attention-kernel.ts): on one thread it runs head by head, rows in pairs
  * through attention_pair_heads (wasm/assembly/attention-pair.ts) where that applies; the answer is bit-identical to
  * the two-thread path (row by row, heads split by attention_heads) on every build, for odd row counts (a row outside
- * every pair), GQA, head sizes off a multiple of 16, a sliding window (which takes the single-row kernel), symmetric
- * windows, a window wider than the sequence (dropped, so the pair kernel runs), and matches the cpu reference.
+ * every pair), GQA, head sizes off a multiple of 16, and a window wider than the sequence (dropped, so the pair kernel
+ * runs), and matches the cpu reference. Sliding windows (causal-style and symmetric) pair through
+ * attention_pair_window_heads, each row over its own keys: within rounding of the two-thread path (its scores are
+ * grouped from the pair's first key), bit-identical on the scalar build (two single-row calls), and = cpu.
  */
 
 import v8 from 'node:v8';
@@ -53,6 +55,19 @@ async function run(ops: Ops, n: number, p: AttentionParams, seed: number): Promi
   return got;
 }
 
+/** One thread against two: the same bits, or (windowed pairs on the SIMD builds) the same within 1e-6. */
+function expectOneIsTwo(one: Float32Array, two: Float32Array, variant: WasmVariant, windowed: boolean): void {
+  if (!windowed || variant === 'scalar') {
+    expect(one, `${variant}: one thread vs two`).toEqual(two);
+    return;
+  }
+  let worst = 0;
+  one.forEach((x, i) => {
+    worst = Math.max(worst, Math.abs(x - two[i]!));
+  });
+  expect(worst, `${variant}: one thread vs two`).toBeLessThan(1e-6);
+}
+
 describe('WASM non-causal attention', () => {
   // Symmetric windows (EmbeddingGemma): half-width 8 masks 21 rows, 20 reaches every key (then the pair kernel).
   for (const slidingWindow of [16, 40]) {
@@ -64,9 +79,8 @@ describe('WASM non-causal attention', () => {
       const ref = await run(createCpuOps(), 21, p, 21);
       for (const variant of VARIANTS) {
         const one = await run(await createWasmOps({ variant, threads: 1 }), 21, p, 21);
-        expect(one, `${variant}: one thread vs two`).toEqual(
-          await run(await createWasmOps({ variant, threads: 2 }), 21, p, 21),
-        );
+        const two = await run(await createWasmOps({ variant, threads: 2 }), 21, p, 21);
+        expectOneIsTwo(one, two, variant, slidingWindow / 2 < 20);
         one.forEach((x, i) => expect(Math.abs(x - ref[i]!), `${variant} [${i}]`).toBeLessThan(1e-5));
       }
     });
@@ -86,7 +100,7 @@ describe('WASM non-causal attention', () => {
       for (const variant of VARIANTS) {
         const one = await run(await createWasmOps({ variant, threads: 1 }), n, p, n);
         const two = await run(await createWasmOps({ variant, threads: 2 }), n, p, n);
-        expect(one, `${variant}: one thread vs two`).toEqual(two);
+        expectOneIsTwo(one, two, variant, slidingWindow > 0 && slidingWindow < n);
         one.forEach((x, i) => expect(Math.abs(x - ref[i]!), `${variant} [${i}]`).toBeLessThan(1e-5));
       }
     });

@@ -7,8 +7,43 @@
  * = the last key); the first row's scores go to head h's scratch row, the second's to head (h + 1) % nHeads's (free:
  * the host runs this on one thread, head by head).
  */
-import { attention_f32, dotF32, expRows } from './attention';
-import { fmaF32x4, hsum4F32 } from './simd-dot';
+import { attention_f32, dotF32 } from './attention';
+import { expf, expf4Finite } from './fast-math';
+import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
+
+/**
+ * attention.ts's expRows (sc[t] = e^(sc[t] − m) for first ≤ t ≤ last, returns their sum, the same order) with
+ * expf4Finite: scores are finite, so the result is bit for bit expRows', at half the cost on the relaxed build.
+ */
+// @ts-ignore: decorator
+@inline function expRowsFinite(sc: usize, first: i32, last: i32, m: f32): f32 {
+  let sum: f32 = 0;
+  let t = first;
+  if (ASC_FEATURE_SIMD) {
+    const mv = f32x4.splat(m);
+    let acc = f32x4.splat(0);
+    for (; t + 4 <= last + 1; t += 4) {
+      const p = sc + (<usize>t << 2);
+      const e = expf4Finite(f32x4.sub(v128.load(p), mv));
+      v128.store(p, e);
+      acc = f32x4.add(acc, e);
+    }
+    sum = hsumF32x4(acc);
+  }
+  for (; t <= last; t++) {
+    const e = expf(load<f32>(sc + (<usize>t << 2)) - m);
+    store<f32>(sc + (<usize>t << 2), e);
+    sum += e;
+  }
+  return sum;
+}
+
+/** Lane-wise maximum of finite scores (relaxed build: one x64 instruction; strict f32x4.max handles NaN and ±0). */
+// @ts-ignore: decorator
+@inline function maxFinite(a: v128, b: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_max(a, b);
+  return f32x4.max(a, b);
+}
 
 /** Scores of query rows q0, q1 against keys 0 … last (× scale) into s0, s1; returns max of each in the lanes 0, 1. */
 // @ts-ignore: decorator
@@ -45,8 +80,8 @@ import { fmaF32x4, hsum4F32 } from './simd-dot';
     const r1 = f32x4.mul(hsum4F32(b0, b1, b2, b3), sv);
     v128.store(s0 + (<usize>t << 2), r0);
     v128.store(s1 + (<usize>t << 2), r1);
-    m0 = f32x4.max(m0, r0);
-    m1 = f32x4.max(m1, r1);
+    m0 = maxFinite(m0, r0);
+    m1 = maxFinite(m1, r1);
   }
   let x0: f32 = max(max(f32x4.extract_lane(m0, 0), f32x4.extract_lane(m0, 1)), max(f32x4.extract_lane(m0, 2), f32x4.extract_lane(m0, 3)));
   let x1: f32 = max(max(f32x4.extract_lane(m1, 0), f32x4.extract_lane(m1, 1)), max(f32x4.extract_lane(m1, 2), f32x4.extract_lane(m1, 3)));
@@ -142,9 +177,77 @@ export function attention_pair_heads(p: usize, _x: usize, _out: usize, _k: i32, 
     const q1 = q0 + (<usize>qCols << 2);
     const kvOff = <usize>((h / group) * headDim) << 2;
     const m = scorePair(s0, s1, q0, q1, k + kvOff, kvStride, last, headDim, scale);
-    const sum0 = expRows(s0, 0, last, f32x4.extract_lane(m, 0));
-    const sum1 = expRows(s1, 0, last, f32x4.extract_lane(m, 1));
+    const sum0 = expRowsFinite(s0, 0, last, f32x4.extract_lane(m, 0));
+    const sum1 = expRowsFinite(s1, 0, last, f32x4.extract_lane(m, 1));
     const o0 = out + (<usize>(h * headDim) << 2);
     weightPair(o0, o0 + (<usize>qCols << 2), s0, s1, v + kvOff, kvStride, last, headDim, <f32>1 / sum0, <f32>1 / sum1);
+  }
+}
+
+/** Largest of s[first … last] (−∞ for an empty range). */
+// @ts-ignore: decorator
+@inline function maxOf(s: usize, first: i32, last: i32): f32 {
+  let m: f32 = -Infinity;
+  for (let t = first; t <= last; t++) m = max(m, load<f32>(s + (<usize>t << 2)));
+  return m;
+}
+
+/** s[from … to] = 0 (keys a row of a windowed pair does not see). */
+// @ts-ignore: decorator
+@inline function zeroRange(s: usize, from: i32, to: i32): void {
+  for (let t = from; t <= to; t++) store<f32>(s + (<usize>t << 2), 0);
+}
+
+/**
+ * attention_pair_heads for two rows that each see their own range of keys (sliding windows on non-causal rows:
+ * EmbeddingGemma's symmetric window): the first row keys f0 … l0 (bytes 68, 72 of the parameter block), the second
+ * f1 … l1 (byte 76, and the block's startPos field for l1). Each K and V row of the union is loaded once for both
+ * rows; each row's maximum and exponentials are taken over its own keys only (expRows' order from its own first
+ * key), and its weights outside its range are zero, so a masked key adds exactly 0 to every column sum. The scores
+ * are grouped four keys at a time from the union's first key (the single-row kernel groups from the row's own), so
+ * results differ from attention_heads by rounding only.
+ */
+export function attention_pair_window_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  const out = <usize>load<u32>(p);
+  const q = <usize>load<u32>(p, 4);
+  const k = <usize>load<u32>(p, 8);
+  const v = <usize>load<u32>(p, 12);
+  const scores = <usize>load<u32>(p, 16);
+  const l1 = load<i32>(p, 24);
+  const nHeads = load<i32>(p, 28);
+  const nKvHeads = load<i32>(p, 32);
+  const headDim = load<i32>(p, 36);
+  const scale = load<f32>(p, 44);
+  const f0 = load<i32>(p, 68);
+  const l0 = load<i32>(p, 72);
+  const f1 = load<i32>(p, 76);
+  const qCols = nHeads * headDim;
+  const rowBytes = <usize>qCols << 2;
+  const kvStride = <usize>(nKvHeads * headDim) << 2;
+  const group = nHeads / nKvHeads;
+  if (!ASC_FEATURE_SIMD) {
+    attention_f32(out, q, k, v, scores, 1, l0, nHeads, nKvHeads, headDim, l0 - f0 + 1, scale, 0, 0, h0, h1);
+    attention_f32(out + rowBytes, q + rowBytes, k, v, scores, 1, l1, nHeads, nKvHeads, headDim, l1 - f1 + 1, scale, 0, 0, h0, h1);
+    return;
+  }
+  const fu = min(f0, f1);
+  const lu = max(l0, l1);
+  const ctx = lu + 1; // scores rows of this length fit the host's [nHeads, startPos + n] scratch (lu < startPos + n)
+  const span = lu - fu;
+  const from = <usize>fu << 2;
+  for (let h = h0; h < h1; h++) {
+    const s0 = scores + (<usize>(h * ctx) << 2);
+    const s1 = scores + (<usize>(((h + 1) % nHeads) * ctx) << 2);
+    const q0 = q + (<usize>(h * headDim) << 2);
+    const kvOff = <usize>((h / group) * headDim) << 2;
+    scorePair(s0 + from, s1 + from, q0, q0 + rowBytes, k + kvOff + <usize>fu * kvStride, kvStride, span, headDim, scale);
+    const sum0 = expRowsFinite(s0, f0, l0, maxOf(s0, f0, l0));
+    const sum1 = expRowsFinite(s1, f1, l1, maxOf(s1, f1, l1));
+    zeroRange(s0, fu, f0 - 1);
+    zeroRange(s0, l0 + 1, lu);
+    zeroRange(s1, fu, f1 - 1);
+    zeroRange(s1, l1 + 1, lu);
+    const o0 = out + (<usize>(h * headDim) << 2);
+    weightPair(o0, o0 + rowBytes, s0 + from, s1 + from, v + kvOff + <usize>fu * kvStride, kvStride, span, headDim, <f32>1 / sum0, <f32>1 / sum1);
   }
 }

@@ -140,20 +140,16 @@ export function runAttentionKernel(
     // reads 1.2 MB of them per row and head, out of 19 MB for all heads). The same work per (row, head); rows go in
     // pairs sharing each K/V load where the pair kernel applies (its second scores row is the next head's, free here).
     const cols = nHeads * headDim;
-    const pairs =
-      c.kind === 0 &&
-      window === 0 &&
-      c.params.softcap === 0 &&
-      c.sinks === 0 &&
-      !alibi &&
-      nHeads >= 2 &&
-      headDim % 4 === 0;
+    const pairs = c.kind === 0 && c.params.softcap === 0 && c.sinks === 0 && !alibi && nHeads >= 2 && headDim % 4 === 0;
     const paired = pairs && c.qStride === cols * 4 && c.outCols === cols ? 2 : 1;
+    // Windowed rows (EmbeddingGemma's sliding layers) pair too, each row with its own key range.
+    const pairKernel = window > 0 ? k.attention_pair_window_heads : k.attention_pair_heads;
     for (let h = 0; h < nHeads; h++) {
       let i = 0;
       for (; i + paired <= c.n; i += paired) {
         row(i);
-        (paired === 2 ? k.attention_pair_heads : k[name])(p, 0, 0, 0, h, h + 1, 0, 0);
+        if (paired === 2 && window > 0) windowPair(i32, at, row, i);
+        (paired === 2 ? pairKernel : k[name])(p, 0, 0, 0, h, h + 1, 0, 0);
       }
       for (; i < c.n; i++) {
         row(i);
@@ -166,6 +162,21 @@ export function runAttentionKernel(
     row(i);
     runHeads(k, pool, name, p, nHeads, parallel);
   }
+}
+
+/**
+ * The key ranges of rows i and i + 1 for attention_pair_window_heads, from what `row` writes for each (its last key in
+ * word 6, its window in word 10: first = max(0, last − window + 1)); leaves row i's operands in place.
+ */
+function windowPair(i32: Int32Array, at: number, row: (i: number) => void, i: number): void {
+  row(i + 1);
+  const l1 = i32[at + 6]!;
+  const f1 = Math.max(0, l1 - i32[at + 10]! + 1);
+  row(i);
+  i32[at + 17] = Math.max(0, i32[at + 6]! - i32[at + 10]! + 1);
+  i32[at + 18] = i32[at + 6]!;
+  i32[at + 19] = f1;
+  i32[at + 6] = l1;
 }
 
 /** One kernel call over every head (split across the pool's threads when `parallel`), parameter block at `p`. */

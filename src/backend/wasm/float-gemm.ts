@@ -1,5 +1,5 @@
 /**
- * Multi-token matmuls of F32 and F16 weights on WASM through `gemm_f32`'s 2-row × 3-token tiles
+ * Multi-token matmuls of F32 and F16 weights on WASM through `gemm_f32`'s 3-row × 3-token tiles
  * (wasm/assembly/gemm-float.ts) instead of one `gemv` dot per (row, token): F16 rows are first converted to f32 once per
  * call (`f16_rows_to_f32`, into scratch), not once per token. Bit-identical to the gemv path (same accumulation per
  * dot), so it applies to any token count worth tiling: the vision encoder's patch rows, F16/F32 prefill.

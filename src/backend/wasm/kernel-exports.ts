@@ -55,7 +55,7 @@ export interface KernelExports {
   gemv_f32: GemvKernel;
   gemv_f16: GemvKernel;
   gemv_bf16: GemvKernel;
-  /** F32 weights · n f32 rows in 2-row × 3-token tiles, bit-identical to gemv_f32 (wasm/assembly/gemm-float.ts). */
+  /** F32 weights · n f32 rows in 3-row × 3-token tiles, bit-identical to gemv_f32 (wasm/assembly/gemm-float.ts). */
   gemm_f32: GemvKernel;
   /** Rows r0 … r1−1 of F16 weights at w → f32 at out (row r at out + r·k·4); x, n, outStride unused. */
   f16_rows_to_f32: GemvKernel;
@@ -64,6 +64,11 @@ export interface KernelExports {
    * = 0 (attention_heads' parameters; wasm/assembly/attention-pair.ts); bit-identical to two attention_heads calls.
    */
   attention_pair_heads: GemvKernel;
+  /**
+   * attention_pair_heads for two rows with their own key ranges (non-causal sliding windows): the first row's first
+   * and last key at bytes 68 and 72 of the parameter block, the second's first at 76 (its last in startPos).
+   */
+  attention_pair_window_heads: GemvKernel;
   /** attention_f32 with its 14 parameters in memory at `w` (the sinks' address at byte 56) (see wasm/assembly/attention.ts); heads r0 … r1−1. */
   attention_heads: GemvKernel;
   /**
