@@ -43,6 +43,11 @@ export interface WasmRows4Path {
    * two 0…15 nibbles per quant as relaxed-dot operands and folds the −128 into the activation block sums.
    */
   readonly signFlip?: boolean;
+  /**
+   * The first body word holds the quants' 5th bits (Q5_0's qh): stored re-ordered per row (rows4-layout.ts
+   * `q5BitOrder`) so the kernel moves a nibble chunk's bits into place with one shift and one mask.
+   */
+  readonly fifthBits?: boolean;
 }
 
 /**

@@ -32,7 +32,13 @@ const relaxed = detectWasmFeatures().relaxedSimd;
 /** A type's 4-row block shape (registry `wasm.rows4`). */
 function block(qt: QuantType): Rows4Block {
   const r4 = qt.wasm === 'dequantize' ? undefined : qt.wasm.rows4;
-  return { blockBytes: qt.blockBytes, head: r4!.head, tail: r4!.tail, flip: r4!.signFlip ? 0x80 : 0 };
+  return {
+    blockBytes: qt.blockBytes,
+    head: r4!.head,
+    tail: r4!.tail,
+    flip: r4!.signFlip ? 0x80 : 0,
+    fifthBits: r4!.fifthBits === true,
+  };
 }
 
 /** A row length of `blocks` blocks of the type (Q4_0 32 elements, K-quants 256). */
@@ -112,8 +118,10 @@ describe('4-row layout: JS reference', () => {
         const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
         const b = block(qt);
         interleaveRows4(src, dst, nRows, rowBytes, b);
-        // Row 0's first body byte lies after the group block's f16 fields, its sign bit flipped for signed quants.
-        expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(src[2 * b.head]! ^ b.flip);
+        // Row 0's first quant byte lies after the group block's f16 fields (and Q5_0's chunk of 5th bits), its sign
+        // bit flipped for signed quants.
+        const q = b.fifthBits ? 4 : 0;
+        expect(dst[8 * (b.head + b.tail) + 4 * q], `${qt.name} stored quant`).toBe(src[2 * b.head + q]! ^ b.flip);
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
           readRows4Row(dst, 0, r, rowBytes, b, row);

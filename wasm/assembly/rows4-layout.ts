@@ -7,8 +7,29 @@
  * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
  * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
  * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
- * fields as they are.
+ * fields as they are. Q5_0 (`q5`) has its first body word, the 5th bits, re-ordered per row first (q5BitOrder).
  */
+
+/** Spreads the 4 bits of n to bits 0, 8, 16, 24 (the four shifted copies of n do not overlap: no carries). */
+// @ts-ignore: decorator
+@inline function spreadNibble(n: u32): u32 {
+  return (n * 0x00204081) & 0x01010101;
+}
+
+/**
+ * Q5_0's 5th bits (bit e = element e's, GGUF's qh) re-ordered for gemv-q5-rows4.ts: element 4j + i's bit goes to
+ * bit 8i + j, element 16 + 4j + i's to 8i + 4 + j (i, j < 4), so byte i of the word holds the bits of the quants in
+ * byte i of every nibble chunk. GGUF byte b's bit t lands at 8·(t & 3) + (t >> 2) + 2b.
+ */
+// @ts-ignore: decorator
+@inline function q5BitOrder(qh: u32): u32 {
+  let r: u32 = 0;
+  for (let b: u32 = 0; b < 4; b++) {
+    const x = (qh >> (b << 3)) & 0xff;
+    r |= (spreadNibble(x & 15) | (spreadNibble(x >> 4) << 1)) << (b << 1);
+  }
+  return r;
+}
 
 /**
  * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4 (scalar moves without SIMD;
@@ -42,10 +63,11 @@
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
- * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included.
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `q5` (1 for Q5_0) re-orders each
+ * block's first body word, its 5th bits, by q5BitOrder.
  */
 export function interleave_rows4(
-  w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32,
+  w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, q5: i32,
 ): void {
   const f4 = <u32>(flip & 0xff) * 0x01010101;
   const rb = <usize>rowBytes;
@@ -63,6 +85,12 @@ export function interleave_rows4(
       const o = base + b * (bb << 2);
       const p0 = scratch + b * bb;
       const p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
+      if (q5 != 0) {
+        store<u32>(p0 + hb, q5BitOrder(load<u32>(p0 + hb)));
+        store<u32>(p1 + hb, q5BitOrder(load<u32>(p1 + hb)));
+        store<u32>(p2 + hb, q5BitOrder(load<u32>(p2 + hb)));
+        store<u32>(p3 + hb, q5BitOrder(load<u32>(p3 + hb)));
+      }
       for (let f: usize = 0; f < fields; f++) {
         const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block
         store<u16>(o + (f << 3), load<u16>(p0 + at));

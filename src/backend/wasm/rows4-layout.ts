@@ -1,6 +1,6 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * Q5_0, Q8_0, Q4_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
  * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
  * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
  * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
@@ -26,13 +26,40 @@ export interface Rows4Block {
   readonly tail: number;
   /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
   readonly flip: number;
+  /** The first body word is Q5_0's 5th bits, stored re-ordered by q5BitOrder (registry `rows4.fifthBits`). */
+  readonly fifthBits: boolean;
+}
+
+/**
+ * Q5_0's 5th-bit word (bit e = element e's) as the 4-row layout stores it: element 4j + i's bit at 8i + j, element
+ * 16 + 4j + i's at 8i + 4 + j (i, j < 4), so byte i holds the bits of the quants in byte i of every nibble chunk
+ * (wasm/assembly/gemv-q5-rows4.ts). The reference for the kernels' bit-trick version; `inverse` undoes it.
+ */
+function q5BitOrder(qh: number, inverse: boolean): number {
+  let r = 0;
+  for (let e = 0; e < 32; e++) {
+    const to = 8 * (e & 3) + 4 * (e >> 4) + ((e >> 2) & 3);
+    const [a, b] = inverse ? [to, e] : [e, to];
+    if ((qh >>> a) & 1) r |= 1 << b;
+  }
+  return r >>> 0;
+}
+
+/** The GGUF block at src[from …] with its 5th-bit word re-ordered (or back, `inverse`) when `block.fifthBits`. */
+function withBitOrder(src: Uint8Array, from: number, block: Rows4Block, inverse: boolean): Uint8Array {
+  const b = src.slice(from, from + block.blockBytes);
+  if (!block.fifthBits) return b;
+  const o = 2 * block.head;
+  const w = q5BitOrder((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0, inverse);
+  b.set([w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24], o);
+  return b;
 }
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
- * body byte (the padding rows' included). The reference for the kernels' in-place `interleave_rows4`, which uploads
- * use.
+ * body byte (the padding rows' included), Q5_0's 5th bits re-ordered (`block.fifthBits`). The reference for the
+ * kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(
   src: Uint8Array,
@@ -45,10 +72,10 @@ export function interleaveRows4(
   const nb = rowBytes / bb;
   for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
-      const from = r * rowBytes + b * bb;
+      const gguf = r < nRows ? withBitOrder(src, r * rowBytes + b * bb, block, false) : null;
       const to = rows4BlockAt(r, b, rowBytes, bb);
       for (let i = 0; i < bb; i++) {
-        const v = r < nRows ? src[from + i]! : 0;
+        const v = gguf ? gguf[i]! : 0;
         dst[to + rows4ByteOffset(r, i, block)] = isBody(i, block) ? v ^ block.flip : v;
       }
     }
@@ -81,7 +108,7 @@ function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes (body bytes unflipped). A byte loop, no views: it runs once per embedded token.
+ * rowBytes bytes (body bytes unflipped, 5th bits in GGUF order). A byte loop: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
@@ -99,5 +126,6 @@ export function readRows4Row(
       const v = mem[g + rows4ByteOffset(r, i, block)]!;
       out[b * bb + i] = isBody(i, block) ? v ^ block.flip : v;
     }
+    if (block.fifthBits) out.set(withBitOrder(out, b * bb, block, true), b * bb);
   }
 }
