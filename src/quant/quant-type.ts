@@ -44,8 +44,8 @@ export interface WasmRows4Path {
    */
   readonly signFlip?: boolean;
   /**
-   * The first body word holds the quants' 5th bits (Q5_0's qh): stored re-ordered per row (rows4-layout.ts
-   * `q5BitOrder`) so the kernel moves a nibble chunk's bits into place with one shift and one mask.
+   * The body is Q5_0's 5th-bit word then nibbles: stored re-coded per row into whole 5-bit quants (rows4-layout.ts
+   * `q5Body`) so the kernel takes each quant with one to five ops and no bit lookups.
    */
   readonly fifthBits?: boolean;
 }

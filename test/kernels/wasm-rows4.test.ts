@@ -118,10 +118,13 @@ describe('4-row layout: JS reference', () => {
         const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
         const b = block(qt);
         interleaveRows4(src, dst, nRows, rowBytes, b);
-        // Row 0's first quant byte lies after the group block's f16 fields (and Q5_0's chunk of 5th bits), its sign
-        // bit flipped for signed quants.
-        const q = b.fifthBits ? 4 : 0;
-        expect(dst[8 * (b.head + b.tail) + 4 * q], `${qt.name} stored quant`).toBe(src[2 * b.head + q]! ^ b.flip);
+        // Row 0's first body byte lies after the group block's f16 fields, its sign bit flipped for signed quants;
+        // Q5_0's holds quant 0 (nibble | 5th bit << 4) and the low 3 bits of quant 16 above it.
+        const [at, qh] = [2 * b.head, src[2 * b.head]! | (src[2 * b.head + 2]! << 8)];
+        const want = b.fifthBits
+          ? (src[at + 4]! & 15) | ((qh & 1) << 4) | (((src[at + 4]! >> 4) & 7) << 5)
+          : src[at]! ^ b.flip;
+        expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(want);
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
           readRows4Row(dst, 0, r, rowBytes, b, row);

@@ -1,16 +1,16 @@
 /**
  * Q5_0 matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts with `q5`: 88-byte group blocks —
- * the four rows' f16 scales, the chunk of their 5th bits, then 4 chunks of nibbles, chunk 1 + j = quant bytes
- * 4j … 4j + 3 of rows 0 … 3), any token count: tiles of four rows × 8, 4 or 1 tokens, lanes = rows, as the Q4_0
- * kernel (gemv-stored-rows4.ts). The 5th bits are re-ordered at load (q5BitOrder in rows4-layout.ts): byte i of a
- * row's word holds bit 4 of elements 4j + i at bit j and of 16 + 4j + i at bit 4 + j, so one 32-bit shift and one
- * mask put them at bit 4 of the bytes that nibble chunk j's quants sit in — a quant 0…31 (the relaxed dot's i7
- * operand) costs three ops per chunk, not a swizzle and compare. Four dots add in i16 (≤ 4·2·31·128 = 31744 < 2¹⁵)
- * and two pairwise widenings give [row 0 … row 3]; the −16 offset comes from the activation block sums. Relaxed-SIMD
- * builds only (elsewhere a trap).
+ * the four rows' f16 scales, then 5 chunks, chunk m = body bytes 4m … 4m + 3 of rows 0 … 3), any token count: tiles
+ * of four rows × 8, 4 or 1 tokens, lanes = rows, as the Q4_0 kernel (gemv-stored-rows4.ts). The body is re-coded at
+ * load (q5Encode in rows4-layout.ts) so the quants q = nibble + 16·5th bit (0…31, the relaxed dot's i7 operand) come
+ * out whole: chunk m's bytes hold quant 4m + i in bits 0…4 (one mask) and the low 3 bits of quant 16 + 4m + i in bits
+ * 5…7, chunk 4's bytes the top 2 bits of quants 16 + 4m + i at bits 2m, 2m + 1 (two shifts, two masks, an or): 24
+ * ops a block for four rows, shared by the tile's tokens. Four dots add in i16 (≤ 4·2·31·128 = 31744 < 2¹⁵) and two
+ * pairwise widenings give [row 0 … row 3]; the −16 offset comes from the activation block sums. Relaxed-SIMD builds
+ * only (elsewhere a trap).
  */
 import { q8RowBytes } from './q8-activations';
-import { fmaF32x4, hiNibbles } from './simd-dot';
+import { fmaF32x4 } from './simd-dot';
 import { scales4, storeRows } from './gemv-stored-rows4';
 
 /** acc + d·(dx·Σ q·qx − 16·s_x) for one token; l*: quants of elements 0…15 (chunks 0…3), h*: of 16…31. */
@@ -41,8 +41,9 @@ import { scales4, storeRows } from './gemv-stored-rows4';
 @inline function tile(
   wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
 ): void {
-  const m4 = i8x16.splat(0x0f);
-  const m5 = i8x16.splat(0x10);
+  const m1f = i8x16.splat(0x1f);
+  const m07 = i8x16.splat(0x07);
+  const m18 = i8x16.splat(0x18);
   const xd = x0 + <usize>k;
   const xs = xd + (<usize>nb << 2);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -51,17 +52,14 @@ import { scales4, storeRows } from './gemv-stored-rows4';
     const so = <usize>b << 2;
     const pb = wg + <usize>b * 88;
     const d = scales4(pb);
-    const qh = v128.load(pb, 8);
-    const v0 = v128.load(pb, 24), v1 = v128.load(pb, 40), v2 = v128.load(pb, 56), v3 = v128.load(pb, 72);
-    // Element 4j + i's 5th bit is at bit j of byte i, element 16 + 4j + i's at bit 4 + j.
-    const l0 = v128.or(v128.and(v0, m4), v128.and(i32x4.shl(qh, 4), m5));
-    const l1 = v128.or(v128.and(v1, m4), v128.and(i32x4.shl(qh, 3), m5));
-    const l2 = v128.or(v128.and(v2, m4), v128.and(i32x4.shl(qh, 2), m5));
-    const l3 = v128.or(v128.and(v3, m4), v128.and(i32x4.shl(qh, 1), m5));
-    const h0 = v128.or(hiNibbles(v0, m4), v128.and(qh, m5));
-    const h1 = v128.or(hiNibbles(v1, m4), v128.and(i32x4.shr_u(qh, 1), m5));
-    const h2 = v128.or(hiNibbles(v2, m4), v128.and(i32x4.shr_u(qh, 2), m5));
-    const h3 = v128.or(hiNibbles(v3, m4), v128.and(i32x4.shr_u(qh, 3), m5));
+    const v0 = v128.load(pb, 8), v1 = v128.load(pb, 24), v2 = v128.load(pb, 40), v3 = v128.load(pb, 56);
+    const e = v128.load(pb, 72);
+    // Quants 4m + i: bits 0…4 of chunk m's bytes; 16 + 4m + i: its bits 5…7, then bits 2m, 2m + 1 of e's bytes.
+    const l0 = v128.and(v0, m1f), l1 = v128.and(v1, m1f), l2 = v128.and(v2, m1f), l3 = v128.and(v3, m1f);
+    const h0 = v128.or(v128.and(i32x4.shr_u(v0, 5), m07), v128.and(i32x4.shl(e, 3), m18));
+    const h1 = v128.or(v128.and(i32x4.shr_u(v1, 5), m07), v128.and(i32x4.shl(e, 1), m18));
+    const h2 = v128.or(v128.and(i32x4.shr_u(v2, 5), m07), v128.and(i32x4.shr_u(e, 1), m18));
+    const h3 = v128.or(v128.and(i32x4.shr_u(v3, 5), m07), v128.and(i32x4.shr_u(e, 3), m18));
     const xo = <usize>b << 5;
     a0 = q5Token(a0, l0, l1, l2, l3, h0, h1, h2, h3, d, x0 + xo, xd + so, xs + so);
     if (nTok >= 4) {

@@ -7,28 +7,40 @@
  * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
  * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
  * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
- * fields as they are. Q5_0 (`q5`) has its first body word, the 5th bits, re-ordered per row first (q5BitOrder).
+ * fields as they are. Q5_0 (`q5`) has each row's block body re-coded first (q5Encode).
  */
-
-/** Spreads the 4 bits of n to bits 0, 8, 16, 24 (the four shifted copies of n do not overlap: no carries). */
-// @ts-ignore: decorator
-@inline function spreadNibble(n: u32): u32 {
-  return (n * 0x00204081) & 0x01010101;
-}
+import { hiNibbles, q5HighBits } from './simd-dot';
 
 /**
- * Q5_0's 5th bits (bit e = element e's, GGUF's qh) re-ordered for gemv-q5-rows4.ts: element 4j + i's bit goes to
- * bit 8i + j, element 16 + 4j + i's to 8i + 4 + j (i, j < 4), so byte i of the word holds the bits of the quants in
- * byte i of every nibble chunk. GGUF byte b's bit t lands at 8·(t & 3) + (t >> 2) + 2b.
+ * Re-codes the Q5_0 block body at `p` (GGUF: u32 qh, then qs[16]; 20 bytes) in place for gemv-q5-rows4.ts, quants
+ * q_e = nibble | 5th bit << 4 (0…31): bytes 4m + i (m, i < 4) = q_{4m+i} | (q_{16+4m+i} & 7) << 5, bytes 16 + i =
+ * Σ_m (q_{16+4m+i} >> 3) << 2m. Quants 0…15 are then one mask away and 16…31 two shifts, two masks and an or,
+ * with no bit lookups. (SIMD only where the 4-row kernels run; a scalar loop elsewhere, never used there.)
  */
 // @ts-ignore: decorator
-@inline function q5BitOrder(qh: u32): u32 {
-  let r: u32 = 0;
-  for (let b: u32 = 0; b < 4; b++) {
-    const x = (qh >> (b << 3)) & 0xff;
-    r |= (spreadNibble(x & 15) | (spreadNibble(x >> 4) << 1)) << (b << 1);
+@inline function q5Encode(p: usize): void {
+  if (ASC_FEATURE_SIMD) {
+    const m4 = i8x16.splat(0x0f);
+    const qh = load<u32>(p);
+    const v = v128.load(p, 4);
+    const lo = v128.or(v128.and(v, m4), q5HighBits(qh, 0)); // quants 0…15
+    const hi = v128.or(hiNibbles(v, m4), q5HighBits(qh, 1)); // quants 16…31
+    v128.store(p, v128.or(lo, i16x8.shl(v128.and(hi, i8x16.splat(7)), 5)));
+    const t = v128.and(i16x8.shr_u(hi, 3), i8x16.splat(3)); // top two bits of 16 + 4m + i at byte 4m + i
+    const e = i32x4.extract_lane(t, 0) | (i32x4.extract_lane(t, 1) << 2) | (i32x4.extract_lane(t, 2) << 4) | (i32x4.extract_lane(t, 3) << 6);
+    store<u32>(p, e, 16);
+  } else {
+    const qh = load<u32>(p);
+    let e: u32 = 0;
+    for (let j: usize = 0; j < 16; j++) {
+      const b = <u32>load<u8>(p + 4 + j);
+      const lo = (b & 15) | (((qh >> <u32>j) & 1) << 4);
+      const hi = (b >> 4) | (((qh >> <u32>(j + 16)) & 1) << 4);
+      store<u8>(p + j, <u8>(lo | ((hi & 7) << 5)));
+      e |= (hi >> 3) << <u32>(((j & 3) << 3) + ((j >> 2) << 1));
+    }
+    store<u32>(p, e, 16);
   }
-  return r;
 }
 
 /**
@@ -63,8 +75,8 @@
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
- * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `q5` (1 for Q5_0) re-orders each
- * block's first body word, its 5th bits, by q5BitOrder.
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `q5` (1 for Q5_0) re-codes each
+ * block's body (q5Encode) before.
  */
 export function interleave_rows4(
   w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, q5: i32,
@@ -86,10 +98,10 @@ export function interleave_rows4(
       const p0 = scratch + b * bb;
       const p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
       if (q5 != 0) {
-        store<u32>(p0 + hb, q5BitOrder(load<u32>(p0 + hb)));
-        store<u32>(p1 + hb, q5BitOrder(load<u32>(p1 + hb)));
-        store<u32>(p2 + hb, q5BitOrder(load<u32>(p2 + hb)));
-        store<u32>(p3 + hb, q5BitOrder(load<u32>(p3 + hb)));
+        q5Encode(p0 + hb);
+        q5Encode(p1 + hb);
+        q5Encode(p2 + hb);
+        q5Encode(p3 + hb);
       }
       for (let f: usize = 0; f < fields; f++) {
         const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block

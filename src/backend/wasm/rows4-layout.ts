@@ -26,39 +26,55 @@ export interface Rows4Block {
   readonly tail: number;
   /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
   readonly flip: number;
-  /** The first body word is Q5_0's 5th bits, stored re-ordered by q5BitOrder (registry `rows4.fifthBits`). */
+  /** The body is Q5_0's (5th bits, then nibbles), stored re-coded into whole 5-bit quants (q5Body; registry `rows4.fifthBits`). */
   readonly fifthBits: boolean;
 }
 
 /**
- * Q5_0's 5th-bit word (bit e = element e's) as the 4-row layout stores it: element 4j + i's bit at 8i + j, element
- * 16 + 4j + i's at 8i + 4 + j (i, j < 4), so byte i holds the bits of the quants in byte i of every nibble chunk
- * (wasm/assembly/gemv-q5-rows4.ts). The reference for the kernels' bit-trick version; `inverse` undoes it.
+ * A Q5_0 block body (GGUF: u32 qh, then qs[16]) as the 4-row layout stores it, quants q_e = nibble | 5th bit << 4:
+ * bytes 4m + i (m, i < 4) = q_{4m+i} | (q_{16+4m+i} & 7) << 5, bytes 16 + i = Σ_m (q_{16+4m+i} >> 3) << 2m, so
+ * wasm/assembly/gemv-q5-rows4.ts takes quants 0…15 with one mask and 16…31 with two shifts, two masks and an or.
+ * The reference for the kernels' SIMD q5Encode; `decode` undoes it.
  */
-function q5BitOrder(qh: number, inverse: boolean): number {
-  let r = 0;
-  for (let e = 0; e < 32; e++) {
-    const to = 8 * (e & 3) + 4 * (e >> 4) + ((e >> 2) & 3);
-    const [a, b] = inverse ? [to, e] : [e, to];
-    if ((qh >>> a) & 1) r |= 1 << b;
+function q5Body(body: Uint8Array, decode: boolean): Uint8Array {
+  const q = new Uint8Array(32);
+  const out = new Uint8Array(20);
+  if (!decode) {
+    const qh = (body[0]! | (body[1]! << 8) | (body[2]! << 16) | (body[3]! << 24)) >>> 0;
+    for (let j = 0; j < 16; j++) {
+      q[j] = (body[4 + j]! & 15) | (((qh >>> j) & 1) << 4);
+      q[j + 16] = (body[4 + j]! >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+    }
+    for (let j = 0; j < 16; j++) {
+      out[j] = q[j]! | ((q[j + 16]! & 7) << 5);
+      out[16 + (j & 3)]! |= (q[j + 16]! >> 3) << (2 * (j >> 2));
+    }
+    return out;
   }
-  return r >>> 0;
+  for (let j = 0; j < 16; j++) {
+    q[j] = body[j]! & 31;
+    q[j + 16] = (body[j]! >> 5) | (((body[16 + (j & 3)]! >> (2 * (j >> 2))) & 3) << 3);
+  }
+  let qh = 0;
+  for (let e = 0; e < 32; e++) qh |= (q[e]! >> 4) << e;
+  out.set([qh & 0xff, (qh >>> 8) & 0xff, (qh >>> 16) & 0xff, qh >>> 24]);
+  for (let j = 0; j < 16; j++) out[4 + j] = (q[j]! & 15) | ((q[j + 16]! & 15) << 4);
+  return out;
 }
 
-/** The GGUF block at src[from …] with its 5th-bit word re-ordered (or back, `inverse`) when `block.fifthBits`. */
-function withBitOrder(src: Uint8Array, from: number, block: Rows4Block, inverse: boolean): Uint8Array {
+/** The GGUF block at src[from …] with its body re-coded (or back, `decode`) when `block.fifthBits`. */
+function withQ5Body(src: Uint8Array, from: number, block: Rows4Block, decode: boolean): Uint8Array {
   const b = src.slice(from, from + block.blockBytes);
   if (!block.fifthBits) return b;
   const o = 2 * block.head;
-  const w = q5BitOrder((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0, inverse);
-  b.set([w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24], o);
+  b.set(q5Body(b.subarray(o, o + 20), decode), o);
   return b;
 }
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
- * body byte (the padding rows' included), Q5_0's 5th bits re-ordered (`block.fifthBits`). The reference for the
+ * body byte (the padding rows' included), Q5_0's bodies re-coded (`block.fifthBits`). The reference for the
  * kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(
@@ -72,7 +88,7 @@ export function interleaveRows4(
   const nb = rowBytes / bb;
   for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
-      const gguf = r < nRows ? withBitOrder(src, r * rowBytes + b * bb, block, false) : null;
+      const gguf = r < nRows ? withQ5Body(src, r * rowBytes + b * bb, block, false) : null;
       const to = rows4BlockAt(r, b, rowBytes, bb);
       for (let i = 0; i < bb; i++) {
         const v = gguf ? gguf[i]! : 0;
@@ -108,7 +124,7 @@ function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes (body bytes unflipped, 5th bits in GGUF order). A byte loop: it runs once per embedded token.
+ * rowBytes bytes (body bytes unflipped, Q5_0 bodies decoded). A byte loop: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
@@ -126,6 +142,6 @@ export function readRows4Row(
       const v = mem[g + rows4ByteOffset(r, i, block)]!;
       out[b * bb + i] = isBody(i, block) ? v ^ block.flip : v;
     }
-    if (block.fifthBits) out.set(withBitOrder(out, b * bb, block, true), b * bb);
+    if (block.fifthBits) out.set(withQ5Body(out, b * bb, block, true), b * bb);
   }
 }
