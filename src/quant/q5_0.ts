@@ -25,7 +25,7 @@ export const q5_0: QuantType = {
     kernel: 'gemv_q5_0',
     activations: 'q8',
     rowPairs: true,
-    rows4: { kernel: 'gemv_q5_0_r4', head: 1, tail: 0, fifthBits: true },
+    rows4: { kernel: 'gemv_q5_0_r4', head: 1, tail: 0, recode: 'q5_0' },
   },
   webgpu: { snippet: 'q5_0', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true, chunkDot: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {

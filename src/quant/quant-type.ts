@@ -44,10 +44,11 @@ export interface WasmRows4Path {
    */
   readonly signFlip?: boolean;
   /**
-   * The body is Q5_0's 5th-bit word then nibbles: stored re-coded per row into whole 5-bit quants (rows4-layout.ts
-   * `q5Body`) so the kernel takes each quant with one to five ops and no bit lookups.
+   * Bodies stored re-coded per row (rows4-layout.ts): 'q5_0' into whole 5-bit quants (`q5Body`), 'q6_k' into
+   * per-activation-block nibble and 2-bit words (`q6Body`), so the kernel takes each quant with a few ops at
+   * constant shifts.
    */
-  readonly fifthBits?: boolean;
+  readonly recode?: 'q5_0' | 'q6_k';
 }
 
 /**

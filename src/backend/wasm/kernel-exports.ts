@@ -36,6 +36,8 @@ export interface KernelExports {
   gemv_q4_k_r4: GemvKernel;
   /** Q5_0 weights stored in 4-row groups (5th bits re-ordered) · n Q8 rows, any n (wasm/assembly/gemv-q5-rows4.ts). */
   gemv_q5_0_r4: GemvKernel;
+  /** Q6_K weights stored in 4-row groups (bodies re-coded) · n Q8 rows, any n (wasm/assembly/gemv-q6-k-rows4.ts). */
+  gemv_q6_k_r4: GemvKernel;
   /**
    * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
    * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
@@ -118,8 +120,8 @@ export interface KernelExports {
    * Rearranges nRows GGUF-layout rows at `w` (blocks of `head` f16 fields, 32-bit body words, `tail` f16 fields) into
    * 4-row groups in place
    * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
-   * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte; `q5` (1 for
-   * Q5_0) re-orders each block's 5th-bit word (rows4-layout.ts).
+   * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte; `recode`
+   * 1 (Q5_0) or 2 (Q6_K) re-codes each block's body first (rows4-layout.ts).
    */
   interleave_rows4(
     w: number,
@@ -130,7 +132,7 @@ export interface KernelExports {
     tail: number,
     scratch: number,
     flip: number,
-    q5: number,
+    recode: number,
   ): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
@@ -207,6 +209,7 @@ export const GEMV_NAMES = [
   'gemv_q8_0_r4',
   'gemv_q4_k_r4',
   'gemv_q5_0_r4',
+  'gemv_q6_k_r4',
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
@@ -242,13 +245,13 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (r4 && !isGemvName(r4.kernel))
       throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
     const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
-    const rows4Block = r4
+    const rows4Block: Rows4Block | null = r4
       ? {
           blockBytes: t.blockBytes,
           head: r4.head,
           tail: r4.tail,
           flip: r4.signFlip ? 0x80 : 0,
-          fifthBits: r4.fifthBits === true,
+          recode: r4.recode === 'q5_0' ? 1 : r4.recode === 'q6_k' ? 2 : 0,
         }
       : null;
     return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Block }]];

@@ -1,6 +1,6 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q5_0, Q8_0, Q4_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * Q5_0, Q8_0, Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
  * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
  * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
  * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
@@ -26,8 +26,8 @@ export interface Rows4Block {
   readonly tail: number;
   /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
   readonly flip: number;
-  /** The body is Q5_0's (5th bits, then nibbles), stored re-coded into whole 5-bit quants (q5Body; registry `rows4.fifthBits`). */
-  readonly fifthBits: boolean;
+  /** Bodies stored re-coded (registry `rows4.recode`): 1 Q5_0 (q5Body), 2 Q6_K (q6Body); 0 as in the GGUF. */
+  readonly recode: 0 | 1 | 2;
 }
 
 /**
@@ -62,19 +62,54 @@ function q5Body(body: Uint8Array, decode: boolean): Uint8Array {
   return out;
 }
 
-/** The GGUF block at src[from …] with its body re-coded (or back, `decode`) when `block.fifthBits`. */
-function withQ5Body(src: Uint8Array, from: number, block: Rows4Block, decode: boolean): Uint8Array {
+/**
+ * A Q6_K super-block body (GGUF: ql[128], qh[64], scales[16]) as the 4-row layout stores it: activation block b
+ * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23 — bytes 4m + i (m, i < 4) = q_{8m+i} & 15 |
+ * (q_{8m+4+i} & 15) << 4, bytes 16 + 4t + i = Σ_c (q_{16t+4c+i} >> 4) << 2c — and the scales in bytes 192 … 207, so
+ * wasm/assembly/gemv-q6-k-rows4.ts takes four quants of four rows as one nibble and one 2-bit field at a constant
+ * shift. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
+ */
+function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
+  const q = new Uint8Array(256);
+  const out = new Uint8Array(208);
+  out.set(body.subarray(192, 208), 192);
+  // GGUF: element 128n + 32g + l is ql[64n + 32(g & 1) + l] (high nibble for g ≥ 2) | (qh[32n + l] >> 2g & 3) << 4.
+  const gguf = (e: number): [number, number, number] => {
+    const [n, g, l] = [e >> 7, (e >> 5) & 3, e & 31];
+    return [64 * n + 32 * (g & 1) + l, g >> 1, 128 + 32 * n + l];
+  };
+  const coded = (e: number): [number, number, number] => {
+    const [b, l] = [e >> 5, e & 31];
+    const [c, i] = [l >> 2, l & 3];
+    return [24 * b + 4 * (c >> 1) + i, c & 1, 24 * b + 16 + 4 * (c >> 2) + i];
+  };
+  for (let e = 0; e < 256; e++) {
+    const [nib, high, two] = (decode ? coded : gguf)(e);
+    const shift = decode ? 2 * (((e & 31) >> 2) & 3) : 2 * ((e >> 5) & 3);
+    q[e] = ((body[nib]! >> (4 * high)) & 15) | (((body[two]! >> shift) & 3) << 4);
+  }
+  for (let e = 0; e < 256; e++) {
+    const [nib, high, two] = (decode ? gguf : coded)(e);
+    const shift = decode ? 2 * ((e >> 5) & 3) : 2 * (((e & 31) >> 2) & 3);
+    out[nib]! |= (q[e]! & 15) << (4 * high);
+    out[two]! |= (q[e]! >> 4) << shift;
+  }
+  return out;
+}
+
+/** The GGUF block at src[from …] with its body re-coded (or back, `decode`) as `block.recode` says. */
+function withCodedBody(src: Uint8Array, from: number, block: Rows4Block, decode: boolean): Uint8Array {
   const b = src.slice(from, from + block.blockBytes);
-  if (!block.fifthBits) return b;
   const o = 2 * block.head;
-  b.set(q5Body(b.subarray(o, o + 20), decode), o);
+  if (block.recode === 1) b.set(q5Body(b.subarray(o, o + 20), decode), o);
+  if (block.recode === 2) b.set(q6Body(b.subarray(o, o + 208), decode), o);
   return b;
 }
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
- * body byte (the padding rows' included), Q5_0's bodies re-coded (`block.fifthBits`). The reference for the
+ * body byte (the padding rows' included), Q5_0 and Q6_K bodies re-coded (`block.recode`). The reference for the
  * kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(
@@ -88,7 +123,7 @@ export function interleaveRows4(
   const nb = rowBytes / bb;
   for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
-      const gguf = r < nRows ? withQ5Body(src, r * rowBytes + b * bb, block, false) : null;
+      const gguf = r < nRows ? withCodedBody(src, r * rowBytes + b * bb, block, false) : null;
       const to = rows4BlockAt(r, b, rowBytes, bb);
       for (let i = 0; i < bb; i++) {
         const v = gguf ? gguf[i]! : 0;
@@ -124,7 +159,7 @@ function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes (body bytes unflipped, Q5_0 bodies decoded). A byte loop: it runs once per embedded token.
+ * rowBytes bytes (body bytes unflipped, re-coded bodies decoded). A byte loop: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
@@ -142,6 +177,6 @@ export function readRows4Row(
       const v = mem[g + rows4ByteOffset(r, i, block)]!;
       out[b * bb + i] = isBody(i, block) ? v ^ block.flip : v;
     }
-    if (block.fifthBits) out.set(withQ5Body(out, b * bb, block, true), b * bb);
+    if (block.recode) out.set(withCodedBody(out, b * bb, block, true), b * bb);
   }
 }
