@@ -1,7 +1,7 @@
 /**
  * Q6_K matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts with recode 2: 840-byte group
  * super-blocks — the four rows' f16 d, then 52 chunks, chunk j = body word j of rows 0 … 3), any token count: tiles
- * of four rows × 4 or 1 tokens, lanes = rows. The body is re-coded at load (q6Encode): activation block b's quants
+ * of four rows × 8, 4 or 1 tokens, lanes = rows. The body is re-coded at load (q6Encode): activation block b's quants
  * are chunks 6b … 6b + 5 — four nibble chunks (quants 8m + i low, 8m + 4 + i high) and two 2-bit chunks (quant
  * 16t + 4c + i at bits 2c) — so each chunk of four quants × four rows (0…63, the relaxed dot's i7 operand) costs a
  * nibble mask (or shift and mask), a shift, a mask and an or, shared by the tile's tokens. Two dots add in i16
@@ -49,7 +49,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
 }
 
 /**
- * One tile: group `wg` · nTok (1 or 4; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows o,
+ * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows o,
  * o + osb, … (see gemv-stored-rows4.ts's tile). One flat loop over activation blocks (nested loops make V8 spill).
  */
 // @ts-ignore: decorator
@@ -61,6 +61,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
   const xd = x0 + <usize>k;
   const xh = xd + (<usize>nb << 3);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
   let d = f32x4.splat(0);
   for (let bi = 0; bi < nb; bi++) {
     const sb = wg + <usize>(bi >> 3) * 840; // the group super-block
@@ -88,17 +89,29 @@ import { scales4, storeRows } from './gemv-stored-rows4';
     const so = <usize>bi << 2;
     const ho = <usize>bi << 3;
     a0 = q6Token(a0, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + xo, xd + so, xh + ho);
-    if (nTok == 4) {
+    if (nTok >= 4) {
       a1 = q6Token(a1, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + xrb + xo, xd + xrb + so, xh + xrb + ho);
       a2 = q6Token(a2, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xh + 2 * xrb + ho);
       a3 = q6Token(a3, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xh + 3 * xrb + ho);
     }
+    if (nTok == 8) {
+      a4 = q6Token(a4, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xh + 4 * xrb + ho);
+      a5 = q6Token(a5, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xh + 5 * xrb + ho);
+      a6 = q6Token(a6, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xh + 6 * xrb + ho);
+      a7 = q6Token(a7, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xh + 7 * xrb + ho);
+    }
   }
   storeRows(o, a0, masked, lo, hi);
-  if (nTok == 4) {
+  if (nTok >= 4) {
     storeRows(o + osb, a1, masked, lo, hi);
     storeRows(o + 2 * osb, a2, masked, lo, hi);
     storeRows(o + 3 * osb, a3, masked, lo, hi);
+  }
+  if (nTok == 8) {
+    storeRows(o + 4 * osb, a4, masked, lo, hi);
+    storeRows(o + 5 * osb, a5, masked, lo, hi);
+    storeRows(o + 6 * osb, a6, masked, lo, hi);
+    storeRows(o + 7 * osb, a7, masked, lo, hi);
   }
 }
 
@@ -109,7 +122,7 @@ function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize,
 
 /**
  * Q6_K weights in 4-row groups · n Q8 activation rows at x → out f32 [n, outStride], rows r0 … r1−1 (any bounds, as
- * gemv_q4_0_r4; k % 256 == 0). Tokens go 4 at a time, then one by one.
+ * gemv_q4_0_r4; k % 256 == 0). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
   if (!ASC_FEATURE_RELAXED_SIMD) {
@@ -130,6 +143,7 @@ export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1
       continue;
     }
     let t = 0;
+    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
     for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
     for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
   }
