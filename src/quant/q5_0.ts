@@ -21,7 +21,12 @@ export const q5_0: QuantType = {
   blockElements: QK,
   blockBytes: BLOCK_BYTES,
   f16Scales: [0],
-  wasm: { kernel: 'gemv_q5_0', activations: 'q8', rowPairs: true },
+  wasm: {
+    kernel: 'gemv_q5_0',
+    activations: 'q8',
+    rowPairs: true,
+    rows4: { kernel: 'gemv_q5_0_r4', head: 1, tail: 0, recode: 'q5_0' },
+  },
   webgpu: { snippet: 'q5_0', headToTail: 2, groupBlocks: 0, fastDot32: false, hardwareRows: true, chunkDot: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);

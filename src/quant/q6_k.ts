@@ -23,7 +23,11 @@ export const q6_k: QuantType = {
   blockElements: QK_K,
   blockBytes: BLOCK_BYTES,
   f16Scales: [208],
-  wasm: { kernel: 'gemv_q6_k', activations: 'q8' },
+  wasm: {
+    kernel: 'gemv_q6_k',
+    activations: 'q8',
+    rows4: { kernel: 'gemv_q6_k_r4', head: 0, tail: 1, recode: 'q6_k' },
+  },
   webgpu: { snippet: 'q6_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);

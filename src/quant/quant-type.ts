@@ -43,6 +43,12 @@ export interface WasmRows4Path {
    * two 0…15 nibbles per quant as relaxed-dot operands and folds the −128 into the activation block sums.
    */
   readonly signFlip?: boolean;
+  /**
+   * Bodies stored re-coded per row (rows4-layout.ts): 'q5_0' into whole 5-bit quants (`q5Body`), 'q6_k' into
+   * per-activation-block nibble and 2-bit words (`q6Body`), so the kernel takes each quant with a few ops at
+   * constant shifts.
+   */
+  readonly recode?: 'q5_0' | 'q6_k';
 }
 
 /**

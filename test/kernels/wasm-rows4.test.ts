@@ -32,7 +32,14 @@ const relaxed = detectWasmFeatures().relaxedSimd;
 /** A type's 4-row block shape (registry `wasm.rows4`). */
 function block(qt: QuantType): Rows4Block {
   const r4 = qt.wasm === 'dequantize' ? undefined : qt.wasm.rows4;
-  return { blockBytes: qt.blockBytes, head: r4!.head, tail: r4!.tail, flip: r4!.signFlip ? 0x80 : 0 };
+  const recode: Rows4Block['recode'] = r4!.recode === 'q5_0' ? 1 : r4!.recode === 'q6_k' ? 2 : 0;
+  return {
+    recode,
+    blockBytes: qt.blockBytes,
+    head: r4!.head,
+    tail: r4!.tail,
+    flip: r4!.signFlip ? 0x80 : 0,
+  };
 }
 
 /** A row length of `blocks` blocks of the type (Q4_0 32 elements, K-quants 256). */
@@ -112,8 +119,16 @@ describe('4-row layout: JS reference', () => {
         const dst = new Uint8Array(rows4StoredRows(nRows) * rowBytes).fill(7);
         const b = block(qt);
         interleaveRows4(src, dst, nRows, rowBytes, b);
-        // Row 0's first body byte lies after the group block's f16 fields, its sign bit flipped for signed quants.
-        expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(src[2 * b.head]! ^ b.flip);
+        // Row 0's first body byte lies after the group block's f16 fields, its sign bit flipped for signed quants;
+        // Q5_0's holds quant 0 (nibble | 5th bit << 4) and the low 3 bits of quant 16 above it.
+        const [at, qh] = [2 * b.head, src[2 * b.head]! | (src[2 * b.head + 2]! << 8)];
+        const want =
+          b.recode === 1
+            ? (src[at + 4]! & 15) | ((qh & 1) << 4) | (((src[at + 4]! >> 4) & 7) << 5)
+            : b.recode === 2
+              ? (src[at]! & 15) | ((src[at + 4]! & 15) << 4) // Q6_K: the low nibbles of quants 0 and 4
+              : src[at]! ^ b.flip;
+        expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(want);
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
           readRows4Row(dst, 0, r, rowBytes, b, row);

@@ -5,7 +5,6 @@
  */
 export { quantize_q8 } from './q8-activations';
 export { gemv_q4_0, gemv_q4_1, gemv_q5_0, gemv_q5_1, gemv_q8_0 } from './gemv-q32';
-export { gemv_q5_0_rows4 } from './gemv-rows4';
 export { gemv_q4_k, gemv_q5_k, gemv_q6_k } from './gemv-k-quants';
 export { gemv_mxfp4 } from './gemv-mxfp4';
 export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
@@ -18,6 +17,8 @@ export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
 export { gemv_q8_0_r4 } from './gemv-q8-rows4';
 export { interleave_rows4 } from './rows4-layout';
 export { gemv_q4_k_r4 } from './gemv-q4-k-rows4';
+export { gemv_q5_0_r4 } from './gemv-q5-rows4';
+export { gemv_q6_k_r4 } from './gemv-q6-k-rows4';
 export { delta_net_heads } from './delta-net-scan';
 export { mamba2_heads } from './mamba2-scan';
 export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';

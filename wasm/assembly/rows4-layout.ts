@@ -7,8 +7,87 @@
  * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
  * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
  * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
- * fields as they are.
+ * fields as they are. Q5_0 and Q6_K (`recode`) have each row's block body re-coded first (q5Encode, q6Encode).
  */
+import { hiNibbles, q5HighBits } from './simd-dot';
+
+/**
+ * Re-codes the Q5_0 block body at `p` (GGUF: u32 qh, then qs[16]; 20 bytes) in place for gemv-q5-rows4.ts, quants
+ * q_e = nibble | 5th bit << 4 (0…31): bytes 4m + i (m, i < 4) = q_{4m+i} | (q_{16+4m+i} & 7) << 5, bytes 16 + i =
+ * Σ_m (q_{16+4m+i} >> 3) << 2m. Quants 0…15 are then one mask away and 16…31 two shifts, two masks and an or,
+ * with no bit lookups. (SIMD only where the 4-row kernels run; a scalar loop elsewhere, never used there.)
+ */
+// @ts-ignore: decorator
+@inline function q5Encode(p: usize): void {
+  if (ASC_FEATURE_SIMD) {
+    const m4 = i8x16.splat(0x0f);
+    const qh = load<u32>(p);
+    const v = v128.load(p, 4);
+    const lo = v128.or(v128.and(v, m4), q5HighBits(qh, 0)); // quants 0…15
+    const hi = v128.or(hiNibbles(v, m4), q5HighBits(qh, 1)); // quants 16…31
+    v128.store(p, v128.or(lo, i16x8.shl(v128.and(hi, i8x16.splat(7)), 5)));
+    const t = v128.and(i16x8.shr_u(hi, 3), i8x16.splat(3)); // top two bits of 16 + 4m + i at byte 4m + i
+    const e = i32x4.extract_lane(t, 0) | (i32x4.extract_lane(t, 1) << 2) | (i32x4.extract_lane(t, 2) << 4) | (i32x4.extract_lane(t, 3) << 6);
+    store<u32>(p, e, 16);
+  } else {
+    const qh = load<u32>(p);
+    let e: u32 = 0;
+    for (let j: usize = 0; j < 16; j++) {
+      const b = <u32>load<u8>(p + 4 + j);
+      const lo = (b & 15) | (((qh >> <u32>j) & 1) << 4);
+      const hi = (b >> 4) | (((qh >> <u32>(j + 16)) & 1) << 4);
+      store<u8>(p + j, <u8>(lo | ((hi & 7) << 5)));
+      e |= (hi >> 3) << <u32>(((j & 3) << 3) + ((j >> 2) << 1));
+    }
+    store<u32>(p, e, 16);
+  }
+}
+
+/**
+ * Re-codes the Q6_K super-block body at `p` (GGUF: ql[128], qh[64], then the 16 scales; 208 bytes) in place for
+ * gemv-q6-k-rows4.ts: activation block b (elements 32b … 32b + 31, 6-bit quants q_l) takes words 6b … 6b + 5 — word
+ * m < 4: bytes i = q_{8m+i} & 15 | (q_{8m+4+i} & 15) << 4; words 4, 5: bytes i = Σ_c (q_{16t+4c+i} >> 4) << 2c (t = 0,
+ * 1) — so a chunk of four quants × four rows is one nibble and one 2-bit field at a constant shift; the scales stay
+ * in words 48 … 51. Every input vector is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed
+ * SIMD, so elsewhere this is never called.)
+ */
+// @ts-ignore: decorator
+@inline function q6Encode(p: usize): void {
+  if (!ASC_FEATURE_SIMD) {
+    unreachable();
+    return;
+  }
+  const l0 = v128.load(p), l1 = v128.load(p, 16), l2 = v128.load(p, 32), l3 = v128.load(p, 48);
+  const l4 = v128.load(p, 64), l5 = v128.load(p, 80), l6 = v128.load(p, 96), l7 = v128.load(p, 112);
+  const h0 = v128.load(p, 128), h1 = v128.load(p, 144), h2 = v128.load(p, 160), h3 = v128.load(p, 176);
+  q6Block(p, l0, l1, h0, h1, 0, 0);
+  q6Block(p + 24, l2, l3, h0, h1, 0, 1);
+  q6Block(p + 48, l0, l1, h0, h1, 1, 2);
+  q6Block(p + 72, l2, l3, h0, h1, 1, 3);
+  q6Block(p + 96, l4, l5, h2, h3, 0, 0);
+  q6Block(p + 120, l6, l7, h2, h3, 0, 1);
+  q6Block(p + 144, l4, l5, h2, h3, 1, 2);
+  q6Block(p + 168, l6, l7, h2, h3, 1, 3);
+}
+
+/**
+ * One activation block of q6Encode: its 32 quants from ql vectors a (elements 0…15), b (16…31), low nibbles
+ * (`high` 0) or high (1), and 2-bit fields g of qh vectors ha, hb → 24 bytes at o.
+ */
+// @ts-ignore: decorator
+@inline function q6Block(o: usize, a: v128, b: v128, ha: v128, hb: v128, high: i32, g: i32): void {
+  const m4 = i8x16.splat(15);
+  const m2 = i8x16.splat(3);
+  const qa = high ? hiNibbles(a, m4) : v128.and(a, m4);
+  const qb = high ? hiNibbles(b, m4) : v128.and(b, m4);
+  const lo = i8x16.shuffle(qa, qb, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+  const hi = i8x16.shuffle(qa, qb, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  v128.store(o, v128.or(lo, i16x8.shl(hi, 4)));
+  const ta = v128.and(i16x8.shr_u(ha, <u32>(g << 1)), m2);
+  const tb = v128.and(i16x8.shr_u(hb, <u32>(g << 1)), m2);
+  store<u32>(o, i32x4.extract_lane(ta, 0) | (i32x4.extract_lane(ta, 1) << 2) | (i32x4.extract_lane(ta, 2) << 4) | (i32x4.extract_lane(ta, 3) << 6), 16);
+  store<u32>(o, i32x4.extract_lane(tb, 0) | (i32x4.extract_lane(tb, 1) << 2) | (i32x4.extract_lane(tb, 2) << 4) | (i32x4.extract_lane(tb, 3) << 6), 20);
+}
 
 /**
  * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4 (scalar moves without SIMD;
@@ -42,10 +121,11 @@
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
- * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included.
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0) or 2 (Q6_K)
+ * re-codes each block's body first (q5Encode, q6Encode).
  */
 export function interleave_rows4(
-  w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32,
+  w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, recode: i32,
 ): void {
   const f4 = <u32>(flip & 0xff) * 0x01010101;
   const rb = <usize>rowBytes;
@@ -63,6 +143,17 @@ export function interleave_rows4(
       const o = base + b * (bb << 2);
       const p0 = scratch + b * bb;
       const p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
+      if (recode == 1) {
+        q5Encode(p0 + hb);
+        q5Encode(p1 + hb);
+        q5Encode(p2 + hb);
+        q5Encode(p3 + hb);
+      } else if (recode == 2) {
+        q6Encode(p0 + hb);
+        q6Encode(p1 + hb);
+        q6Encode(p2 + hb);
+        q6Encode(p3 + hb);
+      }
       for (let f: usize = 0; f < fields; f++) {
         const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block
         store<u16>(o + (f << 3), load<u16>(p0 + at));

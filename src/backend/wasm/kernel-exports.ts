@@ -3,7 +3,7 @@
  * All matvecs share one signature so the thread pool can split any of them by rows.
  */
 
-import { GgmlType } from '../../gguf/types.js';
+import type { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
 import type { Rows4Block } from './rows4-layout.js';
 
@@ -28,17 +28,16 @@ export interface KernelExports {
   /** Quantizes n rows of f32 x ([n, xStride], first k columns) into Q8 activation rows at `out`. */
   quantize_q8(x: number, xStride: number, n: number, k: number, out: number): void;
   gemv_q4_0: GemvKernel;
-  /**
-   * gemv_q5_0 for n ≥ 8 tokens through 4-row tiles packed per call (wasm/assembly/gemv-rows4.ts): needs
-   * rows4Kernel(GgmlType.Q5_0, nRows, k).scratch bytes of scratch right after the n Q8 activation rows at x.
-   */
-  gemv_q5_0_rows4: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
   /** Q8_0 weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q8-rows4.ts: u = w + 128 nibbles). */
   gemv_q8_0_r4: GemvKernel;
   /** Q4_K weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q4-k-rows4.ts). */
   gemv_q4_k_r4: GemvKernel;
+  /** Q5_0 weights stored in 4-row groups (5th bits re-ordered) · n Q8 rows, any n (wasm/assembly/gemv-q5-rows4.ts). */
+  gemv_q5_0_r4: GemvKernel;
+  /** Q6_K weights stored in 4-row groups (bodies re-coded) · n Q8 rows, any n (wasm/assembly/gemv-q6-k-rows4.ts). */
+  gemv_q6_k_r4: GemvKernel;
   /**
    * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
    * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
@@ -126,7 +125,8 @@ export interface KernelExports {
    * Rearranges nRows GGUF-layout rows at `w` (blocks of `head` f16 fields, 32-bit body words, `tail` f16 fields) into
    * 4-row groups in place
    * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
-   * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte.
+   * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte; `recode`
+   * 1 (Q5_0) or 2 (Q6_K) re-codes each block's body first (rows4-layout.ts).
    */
   interleave_rows4(
     w: number,
@@ -137,6 +137,7 @@ export interface KernelExports {
     tail: number,
     scratch: number,
     flip: number,
+    recode: number,
   ): void;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
@@ -209,10 +210,11 @@ export const GEMV_NAMES = [
   'gemv_bf16',
   'attention_heads',
   'attention_kv_heads',
-  'gemv_q5_0_rows4',
   'gemv_q4_0_r4',
   'gemv_q8_0_r4',
   'gemv_q4_k_r4',
+  'gemv_q5_0_r4',
+  'gemv_q6_k_r4',
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
@@ -248,8 +250,14 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
     if (r4 && !isGemvName(r4.kernel))
       throw new Error(`quant type ${t.name}: WASM kernel ${r4.kernel} is not listed in GEMV_NAMES`);
     const rows4 = r4 && isGemvName(r4.kernel) ? r4.kernel : null;
-    const rows4Block = r4
-      ? { blockBytes: t.blockBytes, head: r4.head, tail: r4.tail, flip: r4.signFlip ? 0x80 : 0 }
+    const rows4Block: Rows4Block | null = r4
+      ? {
+          blockBytes: t.blockBytes,
+          head: r4.head,
+          tail: r4.tail,
+          flip: r4.signFlip ? 0x80 : 0,
+          recode: r4.recode === 'q5_0' ? 1 : r4.recode === 'q6_k' ? 2 : 0,
+        }
       : null;
     return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Block }]];
   }),
@@ -262,14 +270,4 @@ function isGemvName(name: string): name is GemvName {
 /** Bytes of one Q8 activation row of k elements (k % 32 == 0): qs k + d k/8 + s k/8 + isum16 k/4. */
 export function q8RowBytes(k: number): number {
   return k + (k >> 2) + (k >> 2);
-}
-
-/**
- * The per-call 4-row-tile kernel of a row-pair type that has one (n ≥ 8; Q5_0: wasm/assembly/gemv-rows4.ts) and the
- * scratch it packs its groups into after the Q8 rows: (nRows / 4) groups of (k / 32) blocks of 136 bytes. (Q4_0, Q4_K
- * and Q8_0 are stored in 4-row groups at load instead: `FusedKernel.rows4`.)
- */
-export function rows4Kernel(type: GgmlType, nRows: number, k: number): { name: GemvName; scratch: number } | null {
-  if (type === GgmlType.Q5_0) return { name: 'gemv_q5_0_rows4', scratch: (nRows >> 2) * (k >> 5) * 136 };
-  return null;
 }

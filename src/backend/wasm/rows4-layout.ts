@@ -1,6 +1,6 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * Q5_0, Q8_0, Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
  * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
  * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
  * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
@@ -26,13 +26,91 @@ export interface Rows4Block {
   readonly tail: number;
   /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
   readonly flip: number;
+  /** Bodies stored re-coded (registry `rows4.recode`): 1 Q5_0 (q5Body), 2 Q6_K (q6Body); 0 as in the GGUF. */
+  readonly recode: 0 | 1 | 2;
+}
+
+/**
+ * A Q5_0 block body (GGUF: u32 qh, then qs[16]) as the 4-row layout stores it, quants q_e = nibble | 5th bit << 4:
+ * bytes 4m + i (m, i < 4) = q_{4m+i} | (q_{16+4m+i} & 7) << 5, bytes 16 + i = Σ_m (q_{16+4m+i} >> 3) << 2m, so
+ * wasm/assembly/gemv-q5-rows4.ts takes quants 0…15 with one mask and 16…31 with two shifts, two masks and an or.
+ * The reference for the kernels' SIMD q5Encode; `decode` undoes it.
+ */
+function q5Body(body: Uint8Array, decode: boolean): Uint8Array {
+  const q = new Uint8Array(32);
+  const out = new Uint8Array(20);
+  if (!decode) {
+    const qh = (body[0]! | (body[1]! << 8) | (body[2]! << 16) | (body[3]! << 24)) >>> 0;
+    for (let j = 0; j < 16; j++) {
+      q[j] = (body[4 + j]! & 15) | (((qh >>> j) & 1) << 4);
+      q[j + 16] = (body[4 + j]! >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+    }
+    for (let j = 0; j < 16; j++) {
+      out[j] = q[j]! | ((q[j + 16]! & 7) << 5);
+      out[16 + (j & 3)]! |= (q[j + 16]! >> 3) << (2 * (j >> 2));
+    }
+    return out;
+  }
+  for (let j = 0; j < 16; j++) {
+    q[j] = body[j]! & 31;
+    q[j + 16] = (body[j]! >> 5) | (((body[16 + (j & 3)]! >> (2 * (j >> 2))) & 3) << 3);
+  }
+  let qh = 0;
+  for (let e = 0; e < 32; e++) qh |= (q[e]! >> 4) << e;
+  out.set([qh & 0xff, (qh >>> 8) & 0xff, (qh >>> 16) & 0xff, qh >>> 24]);
+  for (let j = 0; j < 16; j++) out[4 + j] = (q[j]! & 15) | ((q[j + 16]! & 15) << 4);
+  return out;
+}
+
+/**
+ * A Q6_K super-block body (GGUF: ql[128], qh[64], scales[16]) as the 4-row layout stores it: activation block b
+ * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23 — bytes 4m + i (m, i < 4) = q_{8m+i} & 15 |
+ * (q_{8m+4+i} & 15) << 4, bytes 16 + 4t + i = Σ_c (q_{16t+4c+i} >> 4) << 2c — and the scales in bytes 192 … 207, so
+ * wasm/assembly/gemv-q6-k-rows4.ts takes four quants of four rows as one nibble and one 2-bit field at a constant
+ * shift. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
+ */
+function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
+  const q = new Uint8Array(256);
+  const out = new Uint8Array(208);
+  out.set(body.subarray(192, 208), 192);
+  // GGUF: element 128n + 32g + l is ql[64n + 32(g & 1) + l] (high nibble for g ≥ 2) | (qh[32n + l] >> 2g & 3) << 4.
+  const gguf = (e: number): [number, number, number] => {
+    const [n, g, l] = [e >> 7, (e >> 5) & 3, e & 31];
+    return [64 * n + 32 * (g & 1) + l, g >> 1, 128 + 32 * n + l];
+  };
+  const coded = (e: number): [number, number, number] => {
+    const [b, l] = [e >> 5, e & 31];
+    const [c, i] = [l >> 2, l & 3];
+    return [24 * b + 4 * (c >> 1) + i, c & 1, 24 * b + 16 + 4 * (c >> 2) + i];
+  };
+  for (let e = 0; e < 256; e++) {
+    const [nib, high, two] = (decode ? coded : gguf)(e);
+    const shift = decode ? 2 * (((e & 31) >> 2) & 3) : 2 * ((e >> 5) & 3);
+    q[e] = ((body[nib]! >> (4 * high)) & 15) | (((body[two]! >> shift) & 3) << 4);
+  }
+  for (let e = 0; e < 256; e++) {
+    const [nib, high, two] = (decode ? gguf : coded)(e);
+    const shift = decode ? 2 * ((e >> 5) & 3) : 2 * (((e & 31) >> 2) & 3);
+    out[nib]! |= (q[e]! & 15) << (4 * high);
+    out[two]! |= (q[e]! >> 4) << shift;
+  }
+  return out;
+}
+
+/** The GGUF block at src[from …] with its body re-coded (or back, `decode`) as `block.recode` says. */
+function withCodedBody(src: Uint8Array, from: number, block: Rows4Block, decode: boolean): Uint8Array {
+  const b = src.slice(from, from + block.blockBytes);
+  const o = 2 * block.head;
+  if (block.recode === 1) b.set(q5Body(b.subarray(o, o + 20), decode), o);
+  if (block.recode === 2) b.set(q6Body(b.subarray(o, o + 208), decode), o);
+  return b;
 }
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
- * body byte (the padding rows' included). The reference for the kernels' in-place `interleave_rows4`, which uploads
- * use.
+ * body byte (the padding rows' included), Q5_0 and Q6_K bodies re-coded (`block.recode`). The reference for the
+ * kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(
   src: Uint8Array,
@@ -45,10 +123,10 @@ export function interleaveRows4(
   const nb = rowBytes / bb;
   for (let r = 0; r < rows4StoredRows(nRows); r++) {
     for (let b = 0; b < nb; b++) {
-      const from = r * rowBytes + b * bb;
+      const gguf = r < nRows ? withCodedBody(src, r * rowBytes + b * bb, block, false) : null;
       const to = rows4BlockAt(r, b, rowBytes, bb);
       for (let i = 0; i < bb; i++) {
-        const v = r < nRows ? src[from + i]! : 0;
+        const v = gguf ? gguf[i]! : 0;
         dst[to + rows4ByteOffset(r, i, block)] = isBody(i, block) ? v ^ block.flip : v;
       }
     }
@@ -81,7 +159,7 @@ function rows4ByteOffset(r: number, i: number, block: Rows4Block): number {
 
 /**
  * Copies row r of a 4-row-group matrix (starting at byte `at` of `mem`) back into GGUF layout: `out` gets its
- * rowBytes bytes (body bytes unflipped). A byte loop, no views: it runs once per embedded token.
+ * rowBytes bytes (body bytes unflipped, re-coded bodies decoded). A byte loop: it runs once per embedded token.
  */
 export function readRows4Row(
   mem: Uint8Array,
@@ -99,5 +177,6 @@ export function readRows4Row(
       const v = mem[g + rows4ByteOffset(r, i, block)]!;
       out[b * bb + i] = isBody(i, block) ? v ^ block.flip : v;
     }
+    if (block.recode) out.set(withCodedBody(out, b * bb, block, true), b * bb);
   }
 }

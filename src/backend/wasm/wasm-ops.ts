@@ -30,7 +30,7 @@ import { act, type WasmActivation } from './wasm-activation.js';
 import { WasmKvCache } from './wasm-kv-cache.js';
 import { embedRows, weightRow } from './embed-rows.js';
 import { attentionScratchBytes, emptyAttentionCall, runAttentionKernel } from './attention-kernel.js';
-import { FUSED_KERNELS, q8RowBytes, rows4Kernel, type GemvName, type KernelExports } from './kernel-exports.js';
+import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
 import { beginWasmWeight, type WasmWeight, type WasmWeightStream } from './wasm-weight-stream.js';
 import { addBiasRows, addRows, rmsNormRows, RopeTables, ropeRotate, scaleRows, softcapRows } from './row-ops.js';
 import type { ThreadPool } from './thread-pool.js';
@@ -49,8 +49,6 @@ import { WasmEncoderRows } from './encoder-rows.js';
 const MIN_PARALLEL_WORK = 1 << 18;
 /** Bytes of f32 rows dequantized at a time for types without a fused kernel. */
 const DEQUANT_CHUNK_BYTES = 1 << 20;
-/** Most scratch (≈ 1.5× the Q5_0 matrix) for the rows4 kernel's packed groups; larger take the row pairs. */
-const MAX_ROWS4_SCRATCH = 32 << 20;
 
 /** The WASM backend (see the file header). */
 export class WasmOps extends HostHybridOps implements Ops {
@@ -166,11 +164,7 @@ export class WasmOps extends HostHybridOps implements Ops {
       // Stored in 4-row groups: one kernel for every token count.
       this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused?.isQ8) {
-      // Q5_0 with ≥ 8 tokens: 4-row tiles, their packed groups in scratch after the Q8 rows (bounded in size).
-      const r4 = n >= 8 ? rows4Kernel(wt.type, wt.nRows, k) : null;
-      const rows4 = r4 !== null && r4.scratch <= MAX_ROWS4_SCRATCH;
-      const xq = this.quantizeQ8(xa, n, k, rows4 ? r4.scratch : 0);
-      this.run(rows4 ? r4.name : fused.name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
+      this.run(fused.name, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused && usesFloatGemm(wt.type, n)) {
       const base = this.scratch(floatGemmScratchBytes(wt, n, x.cols));
       floatGemm(this.runRows, wt, this.contiguousX(xa, n, k, base), o.byteOffset, out.cols, n, base, x.cols);
@@ -401,17 +395,14 @@ export class WasmOps extends HostHybridOps implements Ops {
   }
 
   /** Q8 activation rows of x[0 … n) (first k columns), reused while x is unchanged. Returns their byte offset. */
-  private quantizeQ8(x: WasmActivation, n: number, k: number, scratchAfter = 0): number {
+  private quantizeQ8(x: WasmActivation, n: number, k: number): number {
     const key = this.q8Key;
-    const bytes = n * q8RowBytes(k) + scratchAfter;
+    const bytes = n * q8RowBytes(k);
     if (bytes > this.q8.byteLength) {
       this.q8 = this.heap.alloc(Math.max(bytes, 2 * this.q8.byteLength), 'Q8 activation scratch');
       key.act = null; // a new region: nothing quantized in it yet
     }
-    if (key.act === x && key.version === x.version && key.n >= n && key.k === k) {
-      if (scratchAfter > 0) key.n = n; // the kernel's scratch overwrites any cached rows after the first n
-      return this.q8.byteOffset;
-    }
+    if (key.act === x && key.version === x.version && key.n >= n && key.k === k) return this.q8.byteOffset;
     this.k.quantize_q8(x.byteOffset, x.cols, n, k, this.q8.byteOffset);
     key.act = x; // updated in place: matmuls quantize several times per token
     key.version = x.version;

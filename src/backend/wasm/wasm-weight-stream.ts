@@ -108,7 +108,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
       }
       // The last piece may end inside a group: its zero rows are the padding reserved after it.
       if (rows4) {
-        const { blockBytes, head, tail, flip } = rows4;
+        const { blockBytes, head, tail, flip, recode } = rows4;
         h.k.interleave_rows4(
           region.byteOffset + offset,
           length / rowBytes,
@@ -118,6 +118,7 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
           tail,
           scratch,
           flip,
+          recode,
         );
       } else if (pairBlockBytes)
         h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);

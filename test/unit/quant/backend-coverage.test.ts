@@ -97,6 +97,7 @@ describe('every registry type has its WASM path', () => {
               head: t.wasm.rows4.head,
               tail: t.wasm.rows4.tail,
               flip: t.wasm.rows4.signFlip ? 0x80 : 0,
+              recode: t.wasm.rows4.recode === 'q5_0' ? 1 : t.wasm.rows4.recode === 'q6_k' ? 2 : 0,
             }
           : null,
       });

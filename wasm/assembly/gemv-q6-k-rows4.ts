@@ -1,0 +1,150 @@
+/**
+ * Q6_K matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts with recode 2: 840-byte group
+ * super-blocks — the four rows' f16 d, then 52 chunks, chunk j = body word j of rows 0 … 3), any token count: tiles
+ * of four rows × 8, 4 or 1 tokens, lanes = rows. The body is re-coded at load (q6Encode): activation block b's quants
+ * are chunks 6b … 6b + 5 — four nibble chunks (quants 8m + i low, 8m + 4 + i high) and two 2-bit chunks (quant
+ * 16t + 4c + i at bits 2c) — so each chunk of four quants × four rows (0…63, the relaxed dot's i7 operand) costs a
+ * nibble mask (or shift and mask), a shift, a mask and an or, shared by the tile's tokens. Two dots add in i16
+ * (≤ 2·2·63·128 = 32256 < 2¹⁵); one `i32x4.dot_i16x8_s` against the four rows' 16-element sub-block scales (i16
+ * pairs) widens and scales them at once, and the −32 offset is 2·sc·Σ x from the same instruction on the
+ * activation half-block sums (isum16). Scales are the words 48 … 51 of the body, as in the GGUF block. Relaxed-SIMD
+ * builds only (elsewhere a trap).
+ */
+import { q8RowBytes } from './q8-activations';
+import { fmaF32x4, hiNibbles } from './simd-dot';
+import { scales4, storeRows } from './gemv-stored-rows4';
+
+/**
+ * acc + d·dx·(Σ_sub sc·Σ q·x − 32·sc·hs) for one token's activation block: w0 … w7 its eight chunks of quants, sa / sb
+ * the rows' scales of its two 16-element sub-blocks as i16 pairs.
+ */
+// @ts-ignore: decorator
+@inline function q6Token(
+  acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, w4: v128, w5: v128, w6: v128, w7: v128,
+  sa: v128, sb: v128, d: v128, xb: usize, dx: usize, hs: usize,
+): v128 {
+  // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
+  const s0 = i16x8.add(
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), w0),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), w1),
+  );
+  const s1 = i16x8.add(
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), w2),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), w3),
+  );
+  const s2 = i16x8.add(
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), w4),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), w5),
+  );
+  const s3 = i16x8.add(
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), w6),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), w7),
+  );
+  let v = i32x4.add(i32x4.dot_i16x8_s(s0, sa), i32x4.dot_i16x8_s(s1, sa));
+  v = i32x4.add(v, i32x4.add(i32x4.dot_i16x8_s(s2, sb), i32x4.dot_i16x8_s(s3, sb)));
+  // |Σ x| over 16 lanes ≤ 2048 fits the low i16 of each isum16; dot with [sc, sc] pairs gives 2·sc·Σ x.
+  const o = i32x4.add(i32x4.dot_i16x8_s(sa, v128.load16_splat(hs)), i32x4.dot_i16x8_s(sb, v128.load16_splat(hs, 4)));
+  v = i32x4.sub(v, i32x4.shl(o, 4));
+  return fmaF32x4(acc, f32x4.convert_i32x4_s(v), f32x4.mul(d, v128.load32_splat(dx)));
+}
+
+/**
+ * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows o,
+ * o + osb, … (see gemv-stored-rows4.ts's tile). One flat loop over activation blocks (nested loops make V8 spill).
+ */
+// @ts-ignore: decorator
+@inline function tile(
+  wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+): void {
+  const m4 = i8x16.splat(0x0f);
+  const m30 = i8x16.splat(0x30);
+  const xd = x0 + <usize>k;
+  const xh = xd + (<usize>nb << 3);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+  let d = f32x4.splat(0);
+  for (let bi = 0; bi < nb; bi++) {
+    const sb = wg + <usize>(bi >> 3) * 840; // the group super-block
+    const bl = bi & 7;
+    if (bl == 0) d = scales4(sb); // a branch every eighth block: cheaper than converting d every time
+    const cb = sb + 8 + <usize>bl * 96;
+    const n0 = v128.load(cb), n1 = v128.load(cb, 16), n2 = v128.load(cb, 32), n3 = v128.load(cb, 48);
+    const t0 = v128.load(cb, 64), t1 = v128.load(cb, 80);
+    const w0 = v128.or(v128.and(n0, m4), v128.and(i32x4.shl(t0, 4), m30));
+    const w1 = v128.or(hiNibbles(n0, m4), v128.and(i32x4.shl(t0, 2), m30));
+    const w2 = v128.or(v128.and(n1, m4), v128.and(t0, m30));
+    const w3 = v128.or(hiNibbles(n1, m4), v128.and(i32x4.shr_u(t0, 2), m30));
+    const w4 = v128.or(v128.and(n2, m4), v128.and(i32x4.shl(t1, 4), m30));
+    const w5 = v128.or(hiNibbles(n2, m4), v128.and(i32x4.shl(t1, 2), m30));
+    const w6 = v128.or(v128.and(n3, m4), v128.and(t1, m30));
+    const w7 = v128.or(hiNibbles(n3, m4), v128.and(i32x4.shr_u(t1, 2), m30));
+    // Sub-blocks 2·bl and 2·bl + 1: bytes p, p + 1 of each row's lane in scale chunk 48 + bl / 2.
+    const sc = v128.load(sb + 8 + 768 + (<usize>(bl >> 1) << 4));
+    const odd = (bl & 1) != 0;
+    const ia = select<v128>(i8x16(2, 2, 6, 6, 10, 10, 14, 14, 2, 2, 6, 6, 10, 10, 14, 14), i8x16(0, 0, 4, 4, 8, 8, 12, 12, 0, 0, 4, 4, 8, 8, 12, 12), odd);
+    const ib = select<v128>(i8x16(3, 3, 7, 7, 11, 11, 15, 15, 3, 3, 7, 7, 11, 11, 15, 15), i8x16(1, 1, 5, 5, 9, 9, 13, 13, 1, 1, 5, 5, 9, 9, 13, 13), odd);
+    const sa = i16x8.extend_low_i8x16_s(i8x16.swizzle(sc, ia));
+    const sbv = i16x8.extend_low_i8x16_s(i8x16.swizzle(sc, ib));
+    const xo = <usize>bi << 5;
+    const so = <usize>bi << 2;
+    const ho = <usize>bi << 3;
+    a0 = q6Token(a0, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + xo, xd + so, xh + ho);
+    if (nTok >= 4) {
+      a1 = q6Token(a1, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + xrb + xo, xd + xrb + so, xh + xrb + ho);
+      a2 = q6Token(a2, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xh + 2 * xrb + ho);
+      a3 = q6Token(a3, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xh + 3 * xrb + ho);
+    }
+    if (nTok == 8) {
+      a4 = q6Token(a4, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xh + 4 * xrb + ho);
+      a5 = q6Token(a5, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xh + 5 * xrb + ho);
+      a6 = q6Token(a6, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xh + 6 * xrb + ho);
+      a7 = q6Token(a7, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xh + 7 * xrb + ho);
+    }
+  }
+  storeRows(o, a0, masked, lo, hi);
+  if (nTok >= 4) {
+    storeRows(o + osb, a1, masked, lo, hi);
+    storeRows(o + 2 * osb, a2, masked, lo, hi);
+    storeRows(o + 3 * osb, a3, masked, lo, hi);
+  }
+  if (nTok == 8) {
+    storeRows(o + 4 * osb, a4, masked, lo, hi);
+    storeRows(o + 5 * osb, a5, masked, lo, hi);
+    storeRows(o + 6 * osb, a6, masked, lo, hi);
+    storeRows(o + 7 * osb, a7, masked, lo, hi);
+  }
+}
+
+/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
+function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
+  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+}
+
+/**
+ * Q6_K weights in 4-row groups · n Q8 activation rows at x → out f32 [n, outStride], rows r0 … r1−1 (any bounds, as
+ * gemv_q4_0_r4; k % 256 == 0). Tokens go 8 at a time, then 4, then one by one.
+ */
+export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const nb = k >> 5;
+  const gb = <usize>(k >> 8) * 840; // bytes of one group
+  const xrb = q8RowBytes(k);
+  const osb = <usize>outStride << 2;
+  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
+    const lo = max(r0 - (g << 2), 0);
+    const hi = min(r1 - (g << 2), 4);
+    const wg = w + <usize>g * gb;
+    const og = out + (<usize>(g << 2) << 2);
+    if (lo != 0 || hi != 4) {
+      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
+      continue;
+    }
+    let t = 0;
+    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
+    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
+    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
+  }
+}
