@@ -24,7 +24,7 @@ export const q6_k: QuantType = {
   blockBytes: BLOCK_BYTES,
   f16Scales: [208],
   wasm: { kernel: 'gemv_q6_k', activations: 'q8' },
-  webgpu: { snippet: 'q6_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
+  webgpu: { snippet: 'q6_k', headToTail: 0, groupBlocks: 0, fastDot32: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const ds = new Float32Array(16); // per-sub-block f32 scales d·sc
