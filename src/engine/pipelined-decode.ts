@@ -7,9 +7,18 @@
  * records a token only once it is taken. A step is speculated only where the unpipelined loop would evaluate one
  * without a context shift or a cut, so the tokens, the KV bookkeeping and the prompt cache match it exactly.
  *
+ * Models with recurrent state (conv / SSM / delta-rule state updated in place on the device) pipeline too. A
+ * speculative step is never a wrong step: it evaluates the token the previous argmax chose, which the choice takes
+ * whatever follows, only perhaps one the unpipelined loop would not have evaluated (the last one). So nothing is
+ * checkpointed or rolled back: once the token is taken, the step is recorded in the prompt cache at once — before
+ * its text is yielded, the stop check and the abort check — and the slot's state, KV and record then describe the
+ * same tokens (one more than the unpipelined loop records when the choice ends or is aborted). Until then the state
+ * is marked unknown (`Context.decodeChained`), so a step that fails or never completes is never served.
+ *
  * Used only where the token is chosen on the device: one choice, the argmax route (greedy, no logit bias, no
- * penalties), no grammar, no log-probabilities, a model without recurrent state (`Transformer.canChainTokens`).
- * Seeded (top-k) and full-row sampling, grammars, log-probabilities and n > 1 run the unpipelined loop.
+ * penalties), no grammar, no log-probabilities, a backend with a device-side token input
+ * (`Transformer.canChainTokens`). Seeded (top-k) and full-row sampling, grammars, log-probabilities and n > 1 run
+ * the unpipelined loop.
  */
 
 import { throwIfAborted } from '../errors.js';
@@ -62,6 +71,7 @@ export async function* pipelinedDecode(
   fallback: LogitSource,
 ): AsyncGenerator<string, LogitSource | null, void> {
   const t = ctx.transformer;
+  const recurrent = t.hasRecurrentState;
   let pending = t.argmaxToInput!(); // the token of the last evaluated step, left in the device's token input
   pending.catch(() => {}); // awaited below; an abort before that leaves it to settle unobserved
   for (;;) {
@@ -79,10 +89,12 @@ export async function* pipelinedDecode(
     const token = await pending;
     if (clock.ttft === 0) clock.ttft = nowMs() - clock.t0;
     const text = run.take(token, ctx.contextLength);
+    // Recurrent state: step `pos` advanced it by this taken token; recorded now, the record matches the state.
+    if (recurrent) ctx.cache.append(lease, [token]);
     if (text) yield text;
-    if (!run.live) return null; // step `pos` is discarded: its token is never taken, its cell never recorded
+    if (!run.live) return null; // step `pos` is discarded (a recurrent one kept: recorded above)
     throwIfAborted(signal, 'decode'); // where the unpipelined loop checks, before it would evaluate the token
-    ctx.cache.append(lease, [token]); // the step at `pos` evaluated this token
+    if (!recurrent) ctx.cache.append(lease, [token]); // the step at `pos` evaluated this token
     ctx.timers.decodeTokens++;
     pending = next;
   }

@@ -112,8 +112,8 @@ export interface Transformer {
   /**
    * Optional: true when greedy decode can chain on the backend — `argmaxToInput` leaves its token in the backend's
    * token input, `evalChained` evaluates it — so a step is recorded before the previous token is read back. False
-   * on backends without a device-side token input and for models with recurrent state (a speculative step could
-   * not be undone).
+   * on backends without a device-side token input. Models with recurrent state chain too: a chained step evaluates
+   * the token the previous step chose, so the state it advances is the sequence's own (engine/pipelined-decode.ts).
    */
   readonly canChainTokens?: boolean;
   /** Optional: `argmax()` whose token also stays in the backend's token input for `evalChained` (canChainTokens). */

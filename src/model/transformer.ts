@@ -280,7 +280,7 @@ export class TransformerModel implements Transformer {
   }
 
   get canChainTokens(): boolean {
-    return this.ops.argmaxToInput !== undefined && !this.hasRecurrentState;
+    return this.ops.argmaxToInput !== undefined; // recurrent state too: engine/pipelined-decode.ts records its step
   }
 
   argmaxToInput(): Promise<number> {

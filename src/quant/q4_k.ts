@@ -107,7 +107,7 @@ export const q4_k: QuantType = {
   blockBytes: BLOCK_BYTES,
   f16Scales: [0, 2],
   wasm: { kernel: 'gemv_q4_k', activations: 'q8', rows4: { kernel: 'gemv_q4_k_r4', head: 2, tail: 0 } },
-  webgpu: { snippet: 'q4_k', headToTail: 0, groupBlocks: 0, fastDot32: false },
+  webgpu: { snippet: 'q4_k', headToTail: 0, groupBlocks: 0, fastDot32: true },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

@@ -19,6 +19,7 @@ import {
   type Workload,
 } from './bench-types.js';
 import type { GpuTimer } from './gpu-timer.js';
+import { greedyDecode } from './greedy-decode-loop.js';
 import { breakdownPerToken, gpuBreakdownPerToken, profileOps } from './op-profiler.js';
 
 /** What the host environment can tell about itself. */
@@ -170,16 +171,10 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
         if (wantPrefillProfile) prefillBreakdownMs = await profiled(1, rerun);
         else await rerun();
       }
-      const steps: number[] = [];
-      tok = firstTok;
       const d0 = performance.now();
       const c0 = env.cpuMs();
-      for (let i = 0; i < decodeTokens; i++) {
-        const s0 = performance.now();
-        await model.eval(Int32Array.of(tok), n0 + i, 0);
-        tok = await model.argmax();
-        steps.push(performance.now() - s0);
-      }
+      const { steps, last } = await greedyDecode(model, firstTok, n0, decodeTokens); // pipelined where it can chain
+      tok = last;
       const decodeMs = performance.now() - d0;
       const cpuMs = env.cpuMs() - c0;
 

@@ -161,8 +161,8 @@ const VARIANTS = [
   { name: 'f16+subgroups', preferF16: true },
   { name: 'f32+subgroups', preferF16: false },
 ];
-/** The two fast block products, the generic one over load4 (a K-quant), and a float type. */
-const TYPES = [GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.F16];
+/** The fast block products (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K), the generic one over load4 (Q3_K), and a float type. */
+const TYPES = [GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.Q3_K, GgmlType.F16];
 const EPS = 1e-5;
 
 for (const variant of VARIANTS) {
@@ -185,7 +185,10 @@ for (const variant of VARIANTS) {
         // Row counts pick the workgroup size (16 below 256 rows, 32 below 2048, else 64), each with a partial group.
         const shapes: [number, number][] =
           qt.blockElements === 256
-            ? [[256, 70]]
+            ? [
+                [256, 70],
+                [768, 33],
+              ]
             : type === GgmlType.Q4_0
               ? [
                   [32, 1],
@@ -245,10 +248,10 @@ for (const variant of VARIANTS) {
       });
     }
 
-    for (const type of [GgmlType.Q4_0, GgmlType.Q8_0]) {
+    for (const type of [GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
       for (const act of ['silu', 'gelu'] as const) {
         it(`${getQuantType(type).name}: gate + up + ${act} in one pass, with and without the norm`, async () => {
-          const [k, nRows] = [96, 70];
+          const [k, nRows] = getQuantType(type).blockElements === 256 ? [512, 70] : [96, 70];
           const g = makeWeight(type, k, nRows, 21);
           const u = makeWeight(type, k, nRows, 22);
           const gw = await ops.uploadWeight({ name: 'gate', type, shape: [k, nRows] }, g.bytes);
@@ -281,14 +284,14 @@ for (const variant of VARIANTS) {
       }
     }
 
-    it('declines what it cannot fuse: a K that is not whole blocks of 32, a Q4_K gate/up pair', async () => {
+    it('declines what it cannot fuse: a K that is not whole blocks of 32, a Q3_K gate/up pair', async () => {
       const f = makeWeight(GgmlType.F32, 45, 3, 1);
       const w = await ops.uploadWeight({ name: 'f32.45', type: GgmlType.F32, shape: [45, 3] }, f.bytes);
       const x = ops.createActivation('x45', 1, 48);
       const out = ops.createActivation('o3', 1, 3);
       expect(ops.matmulFused(out, x, w, 1, {})).toBe(false);
-      const q = makeWeight(GgmlType.Q4_K, 256, 4, 2);
-      const qw = await ops.uploadWeight({ name: 'q4k', type: GgmlType.Q4_K, shape: [256, 4] }, q.bytes);
+      const q = makeWeight(GgmlType.Q3_K, 256, 4, 2);
+      const qw = await ops.uploadWeight({ name: 'q3k', type: GgmlType.Q3_K, shape: [256, 4] }, q.bytes);
       const x2 = ops.createActivation('x256', 1, 256);
       const o2 = ops.createActivation('o4', 1, 4);
       expect(ops.matmulGlu(o2, x2, qw, qw, 1, 'silu', null)).toBe(false);
