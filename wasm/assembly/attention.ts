@@ -18,6 +18,7 @@
  * them again from L3 or memory). With sink logits (gpt-oss) heads go one by one over all positions, as before.
  */
 import { expf, expf4, tanhf } from './fast-math';
+import { scoreGroupBlock, sumRow, weightGroupBlock } from './attention-group';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
 
 // @ts-ignore: decorator
@@ -81,13 +82,17 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     store<f32>(sc + (<usize>t << 2), s);
     m = max(m, s);
   }
-  if (softcap > 0) {
-    m = -Infinity;
-    for (t = first; t <= last; t++) {
-      const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
-      store<f32>(sc + (<usize>t << 2), s);
-      m = max(m, s);
-    }
+  return softcap > 0 ? softcapRows(sc, first, last, softcap) : m;
+}
+
+/** sc[t] = softcap · tanh(sc[t] / softcap) for first ≤ t ≤ last (gemma2); returns their maximum. */
+// @ts-ignore: decorator
+@inline function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
+  let m: f32 = -Infinity;
+  for (let t = first; t <= last; t++) {
+    const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
+    store<f32>(sc + (<usize>t << 2), s);
+    m = max(m, s);
   }
   return m;
 }
@@ -207,20 +212,6 @@ const POSITION_BLOCK = 256;
   return m;
 }
 
-/** Σ sc[first … last], added in expRows' order (so it is bit for bit the sum expRows returned). */
-// @ts-ignore: decorator
-@inline function sumRow(sc: usize, first: i32, last: i32): f32 {
-  let sum: f32 = 0;
-  let t = first;
-  if (ASC_FEATURE_SIMD) {
-    let acc = f32x4.splat(0);
-    for (; t + 4 <= last + 1; t += 4) acc = f32x4.add(acc, v128.load(sc + (<usize>t << 2)));
-    sum = hsumF32x4(acc);
-  }
-  for (; t <= last; t++) sum += load<f32>(sc + (<usize>t << 2));
-  return sum;
-}
-
 /** See the file header. Heads h0 ≤ h < h1 only (so threads can split heads). */
 export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
@@ -256,11 +247,16 @@ export function attention_f32(
       const hb = min(h1, (g + 1) * group);
       const kvOff = <usize>(g * headDim) << 2;
       // Scores block by block, every head of the group on a block's K rows while they are in cache.
+      const qRow = q + (<usize>(i * qCols) << 2);
+      const tiled = ASC_FEATURE_SIMD && (headDim & 3) == 0;
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
+        // SIMD: 4 positions × 3 heads per step (attention-group.ts), then each head's tail and soft-cap as scoreRows.
+        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, k + kvOff, kvStride, b, e, headDim, scale) : b;
         for (let h = ha; h < hb; h++) {
-          const qp = q + (<usize>(i * qCols + h * headDim) << 2);
-          scoreRows(scores + (<usize>(h * ctx) << 2), qp, k + kvOff, kvStride, b, e, headDim, scale, softcap);
+          const sc = scores + (<usize>(h * ctx) << 2);
+          if (t <= e) scoreRows(sc, qRow + (<usize>(h * headDim) << 2), k + kvOff, kvStride, t, e, headDim, scale, 0);
+          if (softcap > 0) softcapRows(sc, b, e, softcap);
         }
       }
       // Softmax numerators per head (the maximum taken again over the row: a cheap pass, no state across blocks).
@@ -270,6 +266,10 @@ export function attention_f32(
       // and the head-by-head result).
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
+        if (tiled) {
+          weightGroupBlock(out + (<usize>(i * qCols) << 2), scores, ctx, ha, hb, v + kvOff, kvStride, b, e, headDim, first, pos);
+          continue;
+        }
         for (let h = ha; h < hb; h++) {
           const sc = scores + (<usize>(h * ctx) << 2);
           const inv: f32 = e == pos ? <f32>1 / sumRow(sc, first, pos) : 1;
