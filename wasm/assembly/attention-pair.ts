@@ -45,8 +45,8 @@ import { fmaF32x4, hsum4F32 } from './simd-dot';
     const r1 = f32x4.mul(hsum4F32(b0, b1, b2, b3), sv);
     v128.store(s0 + (<usize>t << 2), r0);
     v128.store(s1 + (<usize>t << 2), r1);
-    m0 = f32x4.max(m0, r0);
-    m1 = f32x4.max(m1, r1);
+    m0 = f32x4.pmax(m0, r0);
+    m1 = f32x4.pmax(m1, r1);
   }
   let x0: f32 = max(max(f32x4.extract_lane(m0, 0), f32x4.extract_lane(m0, 1)), max(f32x4.extract_lane(m0, 2), f32x4.extract_lane(m0, 3)));
   let x1: f32 = max(max(f32x4.extract_lane(m1, 0), f32x4.extract_lane(m1, 1)), max(f32x4.extract_lane(m1, 2), f32x4.extract_lane(m1, 3)));

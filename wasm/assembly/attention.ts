@@ -17,9 +17,10 @@
  * positions one KV head's K and V are 2 MiB, more than a core's L2: head by head, each of the group's heads streamed
  * them again from L3 or memory). With sink logits (gpt-oss) heads go one by one over all positions, as before.
  */
-import { expf, expf4, tanhf } from './fast-math';
+import { expf, tanhf } from './fast-math';
 import { scoreGroupBlock, sumRow, weightGroupBlock } from './attention-group';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
+import { expNeg4 } from './softmax-exp';
 
 // @ts-ignore: decorator
 @inline export function dotF32(a: usize, b: usize, len: i32): f32 {
@@ -73,7 +74,7 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     for (; t + 4 <= last + 1; t += 4) {
       const s = f32x4.mul(dot4RowsF32(qp, kBase + <usize>t * kStride, kStride, headDim), sv);
       v128.store(sc + (<usize>t << 2), s);
-      mv = f32x4.max(mv, s);
+      mv = f32x4.pmax(mv, s);
     }
     m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
   }
@@ -107,7 +108,7 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     let acc = f32x4.splat(0);
     for (; t + 4 <= last + 1; t += 4) {
       const p = sc + (<usize>t << 2);
-      const e = expf4(f32x4.sub(v128.load(p), mv));
+      const e = expNeg4(f32x4.sub(v128.load(p), mv));
       v128.store(p, e);
       acc = f32x4.add(acc, e);
     }
@@ -205,7 +206,7 @@ const POSITION_BLOCK = 256;
   let t = first;
   if (ASC_FEATURE_SIMD) {
     let mv = f32x4.splat(-Infinity);
-    for (; t + 4 <= last + 1; t += 4) mv = f32x4.max(mv, v128.load(sc + (<usize>t << 2)));
+    for (; t + 4 <= last + 1; t += 4) mv = f32x4.pmax(mv, v128.load(sc + (<usize>t << 2)));
     m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
   }
   for (; t <= last; t++) m = max(m, load<f32>(sc + (<usize>t << 2)));
