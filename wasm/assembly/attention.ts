@@ -218,7 +218,7 @@ export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
   window: i32, scale: f32, softcap: f32, sinks: usize, h0: i32, h1: i32,
-  alibi: usize = 0, qShift: i32 = 0,
+  alibi: usize = 0, qShift: i32 = 0, touchWord: usize = 0,
 ): void {
   const qCols = nHeads * headDim;
   const kvStride = <usize>(nKvHeads * headDim) << 2;
@@ -253,7 +253,7 @@ export function attention_f32(
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
         // SIMD: 4 positions × 3 heads per step (attention-group.ts), then each head's tail and soft-cap as scoreRows.
-        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, k + kvOff, kvStride, b, e, headDim, scale) : b;
+        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, k + kvOff, kvStride, b, e, headDim, scale, pos, touchWord) : b;
         for (let h = ha; h < hb; h++) {
           const sc = scores + (<usize>(h * ctx) << 2);
           if (t <= e) scoreRows(sc, qRow + (<usize>(h * headDim) << 2), k + kvOff, kvStride, t, e, headDim, scale, 0);
@@ -286,12 +286,13 @@ export function attention_f32(
  * like rows: `p` points at i32 {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window} then
  * f32 {scale, softcap}, (at 52 the KV kind of attention_kv_heads), then at 56 the address of the per-head sink logits
  * (f32 [nHeads], 0 = none), at 60 that of the ALiBi slopes (f32 [nHeads], 0 = none) and at 64 the rows' qShift;
- * heads h0 ≤ h < h1. The other parameters are unused.
+ * heads h0 ≤ h < h1. The 16 bytes at 80 are the read-ahead's scratch (`touchWord`: written with meaningless values;
+ * threads share them). The other parameters are unused.
  */
 export function attention_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
   attention_f32(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
-    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1, load<u32>(p, 60), load<i32>(p, 64),
+    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1, load<u32>(p, 60), load<i32>(p, 64), p + 80,
   );
 }

@@ -40,8 +40,11 @@ export interface AttentionCall {
   params: AttentionParams;
 }
 
-/** Bytes of the parameter block (17 words, padded); the ALiBi slopes f32 [nHeads] follow it. */
-const PARAM_BYTES = 80;
+/**
+ * Bytes of the parameter block: 17 words, padded to 80, then 16 bytes the f32 kernel writes (its read-ahead's
+ * scratch, wasm/assembly/attention-group.ts); the ALiBi slopes f32 [nHeads] follow it.
+ */
+const PARAM_BYTES = 96;
 
 /** Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32. */
 export function attentionScratchBytes(nHeads: number, ctx: number): number {
