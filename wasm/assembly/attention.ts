@@ -196,8 +196,11 @@ import { expNeg4 } from './softmax-exp';
   return m;
 }
 
-/** Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group. */
-const POSITION_BLOCK = 256;
+/**
+ * Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group
+ * (128 rows of 64 × f32: 32 KiB, within L1; 256 measured a few % slower at 4,096 positions).
+ */
+const POSITION_BLOCK = 128;
 
 /** Largest of sc[first … last]. */
 // @ts-ignore: decorator
