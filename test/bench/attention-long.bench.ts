@@ -1,21 +1,48 @@
 /**
  * WASM decode attention alone at a long context (issue 20): Qwen2.5-0.5B's geometry (14 heads, 2 KV heads × 64,
- * 24 layers), one query row at position `pos` over an f32 KV cache filled with real rows (untouched pages would all
- * read the one zero page and always hit the cache), process CPU time per token (all 24 layers) for the current
- * kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…` copies), interleaved and in alternating order
- * so both see the same machine load. Never gating.
- * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS]
+ * 24 layers), one query row at position `pos` over a KV cache (f32 unless KV_TYPE says f16, q8_0 or q4_0) filled
+ * with real rows (untouched pages would all read the one zero page and always hit the cache), process CPU time per
+ * token (all 24 layers) for the current kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…`
+ * copies), interleaved and in alternating order so both see the same machine load. Never gating.
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE]
  */
 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createWasmOps } from '../../src/backend/wasm/index.js';
+import type { KvType } from '../../src/backend/kv-type.js';
+import { kvRowBytes } from '../../src/backend/kv-type.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 
 const [N_HEADS, N_KV_HEADS, HEAD_DIM, N_LAYERS] = [14, 2, 64, 24];
 
+/**
+ * `pos` rows of every layer's K then V as `kvType` bytes ([layers, K|V, pos, kvCols]): f32 values in ±0.5, f16 ones
+ * of magnitude 0.25–0.5, or ggml blocks (f16 scale, then i8 values or nibbles) of pseudo-random bytes.
+ */
+function kvBytes(kvType: KvType, pos: number): Uint8Array {
+  const kvCols = N_KV_HEADS * HEAD_DIM;
+  const out = new Uint8Array(N_LAYERS * 2 * pos * kvRowBytes(kvType, kvCols));
+  const hash = (i: number) => Math.imul(i, 2654435761) >>> 0;
+  if (kvType === 'f32') {
+    const f = new Float32Array(out.buffer);
+    for (let i = 0; i < f.length; i++) f[i] = (hash(i) % 1000) / 1000 - 0.5;
+  } else if (kvType === 'f16') {
+    const h = new Uint16Array(out.buffer);
+    for (let i = 0; i < h.length; i++) h[i] = (hash(i) & 0x83ff) | 0x3400;
+  } else {
+    const block = kvType === 'q8_0' ? 34 : 18;
+    for (let i = 0; i < out.length; i++) out[i] = hash(i) >>> 24;
+    for (let b = 0; b < out.length; b += block) {
+      out[b] = 0;
+      out[b + 1] = 0x1c; // f16 scale 2^-8
+    }
+  }
+  return out;
+}
+
 /** One engine's decode attention over all layers at `pos`, as a function to time. */
-async function setup(pos: number, threads: number, baseDir?: string): Promise<() => void> {
+async function setup(pos: number, threads: number, kvType: KvType, baseDir?: string): Promise<() => void> {
   const ops = await createWasmOps({
     threads,
     ...(baseDir ? { wasmBaseUrl: pathToFileURL(`${path.resolve(baseDir)}/`) } : {}),
@@ -24,11 +51,9 @@ async function setup(pos: number, threads: number, baseDir?: string): Promise<()
     nSlots: 1,
     contextLength: pos + 8,
     layers: uniformKvLayers(N_LAYERS, N_KV_HEADS, HEAD_DIM),
-    kvType: 'f32',
+    kvType,
   });
-  const kv = new Float32Array(N_LAYERS * 2 * pos * N_KV_HEADS * HEAD_DIM); // [layers, K|V, pos, kvCols]
-  for (let i = 0; i < kv.length; i++) kv[i] = ((i * 2654435761) % 1000) / 1000 - 0.5;
-  await ops.writeKv?.(0, { elementType: 'f32', nPositions: pos, data: new Uint8Array(kv.buffer) });
+  await ops.writeKv?.(0, { elementType: kvType, nPositions: pos, data: kvBytes(kvType, pos) });
   const q = ops.createActivation('q', 1, N_HEADS * HEAD_DIM);
   const out = ops.createActivation('out', 1, N_HEADS * HEAD_DIM);
   const params = {
@@ -49,7 +74,8 @@ async function setup(pos: number, threads: number, baseDir?: string): Promise<()
 export async function main(args: string[]): Promise<number> {
   const pos = Number(args[0] ?? 4096);
   const threads = Number(args[2] ?? 1);
-  const runs = [await setup(pos, threads), await setup(pos, threads, args[1])];
+  const kvType = (args[3] ?? 'f32') as KvType;
+  const runs = [await setup(pos, threads, kvType), await setup(pos, threads, kvType, args[1])];
   const cpu = [0, 0];
   const rounds = 30;
   const warm = 5;
@@ -62,7 +88,7 @@ export async function main(args: string[]): Promise<number> {
     }
   }
   console.log(
-    `decode attention at ${pos} positions, ${threads} thread(s): current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline ${cpu[1]!.toFixed(2)}`,
+    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV: current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline ${cpu[1]!.toFixed(2)}`,
   );
   process.exit(0); // helper threads
 }

@@ -26,6 +26,7 @@ const CASES: [number, number, number, number, number][] = [
   [64, 6, 6, 36, 0],
   [33, 4, 4, 32, 9],
   [21, 4, 2, 16, 24], // a window wider than the sequence masks nothing: the pair kernel
+  [300, 6, 2, 20, 0], // 3-head groups (a 2-head tile + 1), three 128-position blocks, 16- then 4-column V passes
 ];
 
 async function run(ops: Ops, n: number, p: AttentionParams, seed: number): Promise<Float32Array> {

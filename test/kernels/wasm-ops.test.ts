@@ -214,8 +214,8 @@ for (const config of CONFIGS) {
       [8, 2, 64, 150],
       [6, 3, 80, 37], // head width not a multiple of 32: 32-column passes, then 4-column ones
       [4, 4, 6, 23], // not a multiple of 4: the scalar dot and V-sum paths
-      [14, 2, 64, 600], // Qwen2.5-0.5B's 7-head groups over three 256-position blocks (the last one partial)
-      [4, 2, 6, 301], // two blocks, the second a tail of 45 rows, scalar paths
+      [14, 2, 64, 600], // Qwen2.5-0.5B's 7-head groups over five 128-position blocks (the last one partial)
+      [4, 2, 6, 301], // three blocks, the last a tail of 45 rows, scalar paths
     ])(
       'attention over a long context: %i heads, %i KV heads × %i, %i positions (split across threads by head)',
       async (nHeads, nKvHeads, headDim, prompt) => {

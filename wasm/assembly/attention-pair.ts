@@ -7,36 +7,8 @@
  * = the last key); the first row's scores go to head h's scratch row, the second's to head (h + 1) % nHeads's (free:
  * the host runs this on one thread, head by head).
  */
-import { attention_f32, dotF32 } from './attention';
-import { expf, expf4Finite } from './fast-math';
-import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
-
-/**
- * attention.ts's expRows (sc[t] = e^(sc[t] − m) for first ≤ t ≤ last, returns their sum, the same order) with
- * expf4Finite: scores are finite, so the result is bit for bit expRows', at half the cost on the relaxed build.
- */
-// @ts-ignore: decorator
-@inline function expRowsFinite(sc: usize, first: i32, last: i32, m: f32): f32 {
-  let sum: f32 = 0;
-  let t = first;
-  if (ASC_FEATURE_SIMD) {
-    const mv = f32x4.splat(m);
-    let acc = f32x4.splat(0);
-    for (; t + 4 <= last + 1; t += 4) {
-      const p = sc + (<usize>t << 2);
-      const e = expf4Finite(f32x4.sub(v128.load(p), mv));
-      v128.store(p, e);
-      acc = f32x4.add(acc, e);
-    }
-    sum = hsumF32x4(acc);
-  }
-  for (; t <= last; t++) {
-    const e = expf(load<f32>(sc + (<usize>t << 2)) - m);
-    store<f32>(sc + (<usize>t << 2), e);
-    sum += e;
-  }
-  return sum;
-}
+import { attention_f32, dotF32, expRows } from './attention';
+import { fmaF32x4, hsum4F32 } from './simd-dot';
 
 /** Lane-wise maximum of finite scores (relaxed build: one x64 instruction; strict f32x4.max handles NaN and ±0). */
 // @ts-ignore: decorator
@@ -177,8 +149,8 @@ export function attention_pair_heads(p: usize, _x: usize, _out: usize, _k: i32, 
     const q1 = q0 + (<usize>qCols << 2);
     const kvOff = <usize>((h / group) * headDim) << 2;
     const m = scorePair(s0, s1, q0, q1, k + kvOff, kvStride, last, headDim, scale);
-    const sum0 = expRowsFinite(s0, 0, last, f32x4.extract_lane(m, 0));
-    const sum1 = expRowsFinite(s1, 0, last, f32x4.extract_lane(m, 1));
+    const sum0 = expRows(s0, 0, last, f32x4.extract_lane(m, 0));
+    const sum1 = expRows(s1, 0, last, f32x4.extract_lane(m, 1));
     const o0 = out + (<usize>(h * headDim) << 2);
     weightPair(o0, o0 + (<usize>qCols << 2), s0, s1, v + kvOff, kvStride, last, headDim, <f32>1 / sum0, <f32>1 / sum1);
   }
@@ -241,8 +213,8 @@ export function attention_pair_window_heads(p: usize, _x: usize, _out: usize, _k
     const q0 = q + (<usize>(h * headDim) << 2);
     const kvOff = <usize>((h / group) * headDim) << 2;
     scorePair(s0 + from, s1 + from, q0, q0 + rowBytes, k + kvOff + <usize>fu * kvStride, kvStride, span, headDim, scale);
-    const sum0 = expRowsFinite(s0, f0, l0, maxOf(s0, f0, l0));
-    const sum1 = expRowsFinite(s1, f1, l1, maxOf(s1, f1, l1));
+    const sum0 = expRows(s0, f0, l0, maxOf(s0, f0, l0));
+    const sum1 = expRows(s1, f1, l1, maxOf(s1, f1, l1));
     zeroRange(s0, fu, f0 - 1);
     zeroRange(s0, l0 + 1, lu);
     zeroRange(s1, fu, f1 - 1);

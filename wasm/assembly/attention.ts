@@ -17,8 +17,10 @@
  * positions one KV head's K and V are 2 MiB, more than a core's L2: head by head, each of the group's heads streamed
  * them again from L3 or memory). With sink logits (gpt-oss) heads go one by one over all positions, as before.
  */
-import { expf, expf4, tanhf } from './fast-math';
+import { expf, tanhf } from './fast-math';
+import { scoreGroupBlock, sumRow, weightGroupBlock } from './attention-group';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
+import { expNeg4 } from './softmax-exp';
 
 // @ts-ignore: decorator
 @inline export function dotF32(a: usize, b: usize, len: i32): f32 {
@@ -72,7 +74,7 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     for (; t + 4 <= last + 1; t += 4) {
       const s = f32x4.mul(dot4RowsF32(qp, kBase + <usize>t * kStride, kStride, headDim), sv);
       v128.store(sc + (<usize>t << 2), s);
-      mv = f32x4.max(mv, s);
+      mv = f32x4.pmax(mv, s);
     }
     m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
   }
@@ -81,13 +83,17 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     store<f32>(sc + (<usize>t << 2), s);
     m = max(m, s);
   }
-  if (softcap > 0) {
-    m = -Infinity;
-    for (t = first; t <= last; t++) {
-      const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
-      store<f32>(sc + (<usize>t << 2), s);
-      m = max(m, s);
-    }
+  return softcap > 0 ? softcapRows(sc, first, last, softcap) : m;
+}
+
+/** sc[t] = softcap · tanh(sc[t] / softcap) for first ≤ t ≤ last (gemma2); returns their maximum. */
+// @ts-ignore: decorator
+@inline function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
+  let m: f32 = -Infinity;
+  for (let t = first; t <= last; t++) {
+    const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
+    store<f32>(sc + (<usize>t << 2), s);
+    m = max(m, s);
   }
   return m;
 }
@@ -102,7 +108,7 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
     let acc = f32x4.splat(0);
     for (; t + 4 <= last + 1; t += 4) {
       const p = sc + (<usize>t << 2);
-      const e = expf4(f32x4.sub(v128.load(p), mv));
+      const e = expNeg4(f32x4.sub(v128.load(p), mv));
       v128.store(p, e);
       acc = f32x4.add(acc, e);
     }
@@ -190,8 +196,11 @@ import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
   return m;
 }
 
-/** Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group. */
-const POSITION_BLOCK = 256;
+/**
+ * Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group
+ * (128 rows of 64 × f32: 32 KiB, within L1; 256 measured a few % slower at 4,096 positions).
+ */
+const POSITION_BLOCK = 128;
 
 /** Largest of sc[first … last]. */
 // @ts-ignore: decorator
@@ -200,25 +209,11 @@ const POSITION_BLOCK = 256;
   let t = first;
   if (ASC_FEATURE_SIMD) {
     let mv = f32x4.splat(-Infinity);
-    for (; t + 4 <= last + 1; t += 4) mv = f32x4.max(mv, v128.load(sc + (<usize>t << 2)));
+    for (; t + 4 <= last + 1; t += 4) mv = f32x4.pmax(mv, v128.load(sc + (<usize>t << 2)));
     m = max(max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
   }
   for (; t <= last; t++) m = max(m, load<f32>(sc + (<usize>t << 2)));
   return m;
-}
-
-/** Σ sc[first … last], added in expRows' order (so it is bit for bit the sum expRows returned). */
-// @ts-ignore: decorator
-@inline function sumRow(sc: usize, first: i32, last: i32): f32 {
-  let sum: f32 = 0;
-  let t = first;
-  if (ASC_FEATURE_SIMD) {
-    let acc = f32x4.splat(0);
-    for (; t + 4 <= last + 1; t += 4) acc = f32x4.add(acc, v128.load(sc + (<usize>t << 2)));
-    sum = hsumF32x4(acc);
-  }
-  for (; t <= last; t++) sum += load<f32>(sc + (<usize>t << 2));
-  return sum;
 }
 
 /** See the file header. Heads h0 ≤ h < h1 only (so threads can split heads). */
@@ -226,7 +221,7 @@ export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
   window: i32, scale: f32, softcap: f32, sinks: usize, h0: i32, h1: i32,
-  alibi: usize = 0, qShift: i32 = 0,
+  alibi: usize = 0, qShift: i32 = 0, touchWord: usize = 0,
 ): void {
   const qCols = nHeads * headDim;
   const kvStride = <usize>(nKvHeads * headDim) << 2;
@@ -256,11 +251,16 @@ export function attention_f32(
       const hb = min(h1, (g + 1) * group);
       const kvOff = <usize>(g * headDim) << 2;
       // Scores block by block, every head of the group on a block's K rows while they are in cache.
+      const qRow = q + (<usize>(i * qCols) << 2);
+      const tiled = ASC_FEATURE_SIMD && (headDim & 3) == 0;
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
+        // SIMD: 4 positions × 3 heads per step (attention-group.ts), then each head's tail and soft-cap as scoreRows.
+        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, k + kvOff, kvStride, b, e, headDim, scale, pos, touchWord) : b;
         for (let h = ha; h < hb; h++) {
-          const qp = q + (<usize>(i * qCols + h * headDim) << 2);
-          scoreRows(scores + (<usize>(h * ctx) << 2), qp, k + kvOff, kvStride, b, e, headDim, scale, softcap);
+          const sc = scores + (<usize>(h * ctx) << 2);
+          if (t <= e) scoreRows(sc, qRow + (<usize>(h * headDim) << 2), k + kvOff, kvStride, t, e, headDim, scale, 0);
+          if (softcap > 0) softcapRows(sc, b, e, softcap);
         }
       }
       // Softmax numerators per head (the maximum taken again over the row: a cheap pass, no state across blocks).
@@ -270,6 +270,10 @@ export function attention_f32(
       // and the head-by-head result).
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
+        if (tiled) {
+          weightGroupBlock(out + (<usize>(i * qCols) << 2), scores, ctx, ha, hb, v + kvOff, kvStride, b, e, headDim, first, pos);
+          continue;
+        }
         for (let h = ha; h < hb; h++) {
           const sc = scores + (<usize>(h * ctx) << 2);
           const inv: f32 = e == pos ? <f32>1 / sumRow(sc, first, pos) : 1;
@@ -285,12 +289,13 @@ export function attention_f32(
  * like rows: `p` points at i32 {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window} then
  * f32 {scale, softcap}, (at 52 the KV kind of attention_kv_heads), then at 56 the address of the per-head sink logits
  * (f32 [nHeads], 0 = none), at 60 that of the ALiBi slopes (f32 [nHeads], 0 = none) and at 64 the rows' qShift;
- * heads h0 ≤ h < h1. The other parameters are unused.
+ * heads h0 ≤ h < h1. The 16 bytes at 80 are the read-ahead's scratch (`touchWord`: written with meaningless values;
+ * threads share them). The other parameters are unused.
  */
 export function attention_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
   attention_f32(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),
-    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1, load<u32>(p, 60), load<i32>(p, 64),
+    load<f32>(p, 44), load<f32>(p, 48), load<u32>(p, 56), h0, h1, load<u32>(p, 60), load<i32>(p, 64), p + 80,
   );
 }

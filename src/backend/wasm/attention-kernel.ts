@@ -40,8 +40,11 @@ export interface AttentionCall {
   params: AttentionParams;
 }
 
-/** Bytes of the parameter block (17 words, padded); the ALiBi slopes f32 [nHeads] follow it. */
-const PARAM_BYTES = 80;
+/**
+ * Bytes of the parameter block: 20 words (17–19: the window pair kernel's key ranges), 80 bytes, then 16 bytes the f32 kernel writes (its read-ahead's
+ * scratch, wasm/assembly/attention-group.ts); the ALiBi slopes f32 [nHeads] follow it.
+ */
+const PARAM_BYTES = 96;
 
 /** Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32. */
 export function attentionScratchBytes(nHeads: number, ctx: number): number {
@@ -115,7 +118,7 @@ export function runAttentionKernel(
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
-    runHeads(k, pool, name, p, nHeads, parallel);
+    runHeads(k, pool, name, p, nHeads, nKvHeads, parallel);
     return;
   }
   // Non-causal: each row alone, placed at the sequence's last position, so it sees all of it (the kernel's mask is
@@ -160,7 +163,7 @@ export function runAttentionKernel(
   }
   for (let i = 0; i < c.n; i++) {
     row(i);
-    runHeads(k, pool, name, p, nHeads, parallel);
+    runHeads(k, pool, name, p, nHeads, nKvHeads, parallel);
   }
 }
 
@@ -179,15 +182,25 @@ function windowPair(i32: Int32Array, at: number, row: (i: number) => void, i: nu
   i32[at + 6] = l1;
 }
 
-/** One kernel call over every head (split across the pool's threads when `parallel`), parameter block at `p`. */
+/**
+ * One kernel call over every head (split across the pool's threads when `parallel`), parameter block at `p`. With
+ * at least as many KV heads as threads the chunks are whole GQA groups: the f32 kernel reads a KV head's rows once
+ * for its whole group, so a group split between two chunks streams them twice (Qwen2.5-0.5B, 14 heads over 2 KV
+ * heads, 2 threads: 2 chunks of 7 heads instead of 4 of 3–4).
+ */
 function runHeads(
   k: KernelExports,
   pool: ThreadPool | null,
   name: 'attention_heads' | 'attention_kv_heads',
   p: number,
   nHeads: number,
+  nKvHeads: number,
   parallel: boolean,
 ): void {
-  if (parallel && pool) pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, 1);
-  else k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
+  if (!parallel || !pool) {
+    k[name](p, 0, 0, 0, 0, nHeads, 0, 0);
+    return;
+  }
+  const group = nHeads % nKvHeads === 0 && nKvHeads >= pool.nThreads ? nHeads / nKvHeads : 1;
+  pool.dispatch(name, k[name], p, 0, 0, 0, 0, 0, nHeads, group);
 }
