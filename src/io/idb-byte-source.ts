@@ -16,11 +16,10 @@ import {
   deleteModel,
   isServable,
   markChunkMissing,
-  readChunk,
   readManifest,
   updateManifest,
 } from './model-store.js';
-import { sha256HexAsync } from './sha256.js';
+import { type ChunkReader, openChunkReader } from './idb-chunk-reader.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
 
 /** Options of `IdbByteSource.open`. */
@@ -39,19 +38,46 @@ export interface IdbByteSourceOptions extends ModelStoreOptions {
    *   the load's single read is the check, and a damaged chunk fails the load before the model is served.
    */
   verify?: 'open' | 'read';
+  /**
+   * Chunks kept in flight ahead of an in-order read (default 2, from the second chunk read in order). Set, the
+   * read-ahead starts at the first read of chunk 0: for a caller that reads the whole file in order (a model load —
+   * `createEngine` passes `LOAD_READ_AHEAD`), so IndexedDB keeps reading while the header is parsed and the tokenizer
+   * built. Chunks are freed as soon as they are consumed, so a deep read-ahead holds memory only while the reader
+   * is ahead of the consumer.
+   */
+  readAhead?: number;
 }
+
+/** The read-ahead `createEngine` asks for (in chunks: 128 MiB at the default 16 MiB chunk size). */
+export const LOAD_READ_AHEAD = 8;
 
 /** How many decoded chunks a source keeps in memory (a tensor read often spans a chunk boundary). */
 const CACHED_CHUNKS = 2;
+/**
+ * How many chunks an in-order read keeps in flight ahead of the one being consumed by default: the reads (and
+ * hashes) run in the chunk worker, so two ahead keep IndexedDB busy while this thread repacks and uploads.
+ */
+const READ_AHEAD = 2;
+
+/**
+ * Frees a chunk this source no longer needs NOW (detaching its buffer) instead of whenever the garbage collector
+ * gets to it: a model load passes ~20 of them (16 MiB each), and left to the GC they piled up to about the model's
+ * size again in a Chromium renderer. Chunks never leave the source (reads hand out copies), so nothing else holds
+ * them. Where `ArrayBuffer.prototype.transfer` is missing, the GC frees them as before.
+ */
+function release(bytes: Uint8Array): void {
+  const buffer = bytes.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer; detached?: boolean };
+  if (typeof buffer.transfer === 'function' && buffer.detached !== true) buffer.transfer(0);
+}
 
 /** Random access to a model file cached in IndexedDB. */
 export class IdbByteSource implements ByteSource {
   /** Most recently used chunks, newest last: `[index, (chunkLength) bytes]`. */
   private readonly recent: [number, Uint8Array][] = [];
-  /** The chunk being fetched ahead of an in-order read, if any. */
-  private ahead: { readonly index: number; readonly bytes: Promise<Uint8Array> } | null = null;
+  /** Chunks being fetched ahead of an in-order read, by index. */
+  private readonly ahead = new Map<number, Promise<Uint8Array>>();
   /** Index of the last chunk fetched on demand (read-ahead starts when the next one follows it). */
-  private lastMiss = -2;
+  private lastMiss: number;
   private isClosed = false;
 
   private constructor(
@@ -59,7 +85,15 @@ export class IdbByteSource implements ByteSource {
     private readonly options: ModelStoreOptions,
     /** Check each chunk's sha256 when it is read from IndexedDB (`verify: 'read'`). */
     private readonly isCheckedPerRead: boolean,
-  ) {}
+    /** Reads (and hashes) chunks, in a worker where one can run. */
+    private readonly reader: ChunkReader,
+    /** Chunks kept in flight ahead of an in-order read. */
+    private readonly readAhead: number,
+    /** Start the read-ahead at the first read of chunk 0 (`readAhead` given). */
+    isSequential: boolean,
+  ) {
+    this.lastMiss = isSequential ? -1 : -2;
+  }
 
   /**
    * Opens the stored entry of `url`. Rejects with `LlmError('invalid-request')` when the store has no complete entry
@@ -103,7 +137,26 @@ export class IdbByteSource implements ByteSource {
       }
     }
     const touched = await updateManifest(href, m.downloadId, (cur) => ({ ...cur, lastUsedAt: Date.now() }), options);
-    return new IdbByteSource(touched ?? m, { store: options.store }, verify === 'read');
+    const store: ModelStoreOptions = options.store === undefined ? {} : { store: options.store };
+    const readAhead = options.readAhead ?? READ_AHEAD;
+    if (!(Number.isSafeInteger(readAhead) && readAhead >= 0)) {
+      throw new LlmError(
+        'invalid-request',
+        `IdbByteSource.open option readAhead must be an integer ≥ 0, got ${readAhead}`,
+        {
+          details: { field: 'readAhead' },
+        },
+      );
+    }
+    const reader = openChunkReader(store);
+    return new IdbByteSource(
+      touched ?? m,
+      store,
+      verify === 'read',
+      reader,
+      readAhead,
+      options.readAhead !== undefined,
+    );
   }
 
   /** File size in bytes. */
@@ -129,9 +182,8 @@ export class IdbByteSource implements ByteSource {
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
     if (length > 0 && first === Math.floor((offset + length - 1) / chunkBytes)) {
-      const chunk = await this.chunk(first);
       const at = offset - first * chunkBytes;
-      return chunk.slice(at, at + length);
+      return this.withChunk(first, (chunk) => chunk.slice(at, at + length));
     }
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
     await this.readInto(offset, out, signal);
@@ -152,11 +204,12 @@ export class IdbByteSource implements ByteSource {
     const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
     for (let i = first; i <= last; i++) {
       throwIfAborted(signal, `read of ${this.name}`);
-      const chunk = await this.chunk(i);
       const chunkStart = i * chunkBytes;
-      const from = Math.max(offset, chunkStart);
-      const to = Math.min(offset + length, chunkStart + chunk.byteLength);
-      dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
+      await this.withChunk(i, (chunk) => {
+        const from = Math.max(offset, chunkStart);
+        const to = Math.min(offset + length, chunkStart + chunk.byteLength);
+        dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
+      });
     }
   }
 
@@ -168,42 +221,50 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
+    for (const [, bytes] of this.recent) release(bytes);
     this.recent.length = 0;
-    this.ahead = null;
+    this.ahead.clear();
+    this.reader.close();
   }
 
   /**
-   * Chunk `index`, from the small in-memory cache, a fetch already under way, or IndexedDB. After a miss that follows
-   * the previous one (reading in order, as a model load does), chunk index + 1 is fetched (and checked) ahead.
+   * Calls `use` on chunk `index` — from the small in-memory cache, a fetch already under way, or IndexedDB — in the
+   * same turn it is obtained, so no concurrent read can release it in between. After a miss that follows the
+   * previous one (reading in order, as a model load does), the next `readAhead` chunks are fetched (and checked)
+   * ahead; each chunk is read from IndexedDB once.
    */
-  private async chunk(index: number): Promise<Uint8Array> {
+  private async withChunk<T>(index: number, use: (chunk: Uint8Array) => T): Promise<T> {
     const hit = this.recent.findIndex(([i]) => i === index);
     if (hit >= 0) {
       const [entry] = this.recent.splice(hit, 1);
       this.recent.push(entry);
-      return entry[1];
+      return use(entry[1]);
     }
-    let pending = this.ahead?.index === index ? this.ahead.bytes : null;
-    if (pending !== null) this.ahead = null;
-    pending ??= this.fetchChunk(index);
+    const pending = this.ahead.get(index) ?? this.fetchChunk(index);
+    for (const i of this.ahead.keys()) if (i <= index) this.ahead.delete(i); // taken, or passed over
     const isInOrder = this.lastMiss === index - 1;
     this.lastMiss = index;
-    if (isInOrder && index + 1 < this.manifest.chunkPresent.length && this.ahead === null) {
-      const bytes = this.fetchChunk(index + 1);
+    const end = Math.min(index + this.readAhead, this.manifest.chunkPresent.length - 1);
+    for (let i = index + 1; isInOrder && i <= end; i++) {
+      if (this.ahead.has(i) || this.recent.some(([r]) => r === i)) continue;
+      const bytes = this.fetchChunk(i);
       bytes.catch(() => undefined); // surfaces only if that chunk is read
-      this.ahead = { index: index + 1, bytes };
+      this.ahead.set(i, bytes);
     }
     const bytes = await pending;
+    const result = use(bytes);
+    if (this.isClosed) return result; // closed meanwhile: nothing more is kept
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) this.recent.shift();
-    return bytes;
+    if (this.recent.length > CACHED_CHUNKS) release(this.recent.shift()![1]);
+    return result;
   }
 
   /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
   private async fetchChunk(index: number): Promise<Uint8Array> {
-    const bytes = await readChunk(this.name, index, this.options).catch((e: unknown) => {
+    const read = await this.reader.read(this.name, index, this.isCheckedPerRead).catch((e: unknown) => {
       throw asStoreError(e, `reading chunk ${index} of cached ${this.name}`);
     });
+    const bytes = read.bytes;
     const expected = chunkLength(this.manifest, index);
     if (bytes === undefined || bytes.byteLength !== expected) {
       await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
@@ -217,7 +278,7 @@ export class IdbByteSource implements ByteSource {
       );
     }
     if (this.isCheckedPerRead) {
-      const actual = await sha256HexAsync(bytes);
+      const actual = read.sha256;
       const recorded = this.manifest.chunkSha256?.[index] ?? null;
       if (actual !== recorded) {
         await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
