@@ -8,8 +8,9 @@
  * `TICK` so the driver can check the abort signal and let the event loop run. Parsing is linear in the header size.
  */
 
-import type { ByteCursor } from './byte-cursor.js';
+import { type ByteCursor, GGUF_UTF8 } from './byte-cursor.js';
 import { type GgufLimits, MIN_BYTES, checkCount, invalid } from './limits.js';
+import { decodeStringRun, utf16LengthOfValidUtf8 } from './string-run.js';
 import { GgufValueType, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
 /** A parsed value with its stored type. */
@@ -84,16 +85,50 @@ export function* readString(c: ByteCursor, field: string, limits: GgufLimits): G
   return c.utf8(n, field);
 }
 
-/** A string when it is wholly loaded, else undefined with the cursor unmoved (the fast path of string arrays). */
-function loadedString(c: ByteCursor, field: string, limits: GgufLimits): string | undefined {
-  if (!c.has(8)) return undefined;
-  const at = c.pos;
-  const n = stringLength(c, field, limits);
-  if (!c.has(n)) {
-    c.pos = at;
-    return undefined;
+/**
+ * Reads the wholly loaded strings at the cursor into `out[from…]`, stopping before `end` or the first string not
+ * loaded yet (the cursor is left at it); returns how many were read. Runs of short valid-UTF-8 strings are decoded
+ * with one call (string-run.ts); any other string alone, as `ByteCursor.utf8` does.
+ */
+function loadedStrings(
+  c: ByteCursor,
+  field: string,
+  limits: GgufLimits,
+  out: string[],
+  from: number,
+  end: number,
+): number {
+  const views: Uint8Array[] = [];
+  const units: number[] = [];
+  const flush = (at: number) => {
+    if (views.length > 0) decodeStringRun(GGUF_UTF8, views, units, out, at);
+    views.length = 0;
+    units.length = 0;
+  };
+  let i = from;
+  let runStart = from;
+  while (i < end) {
+    if (!c.has(8)) break;
+    const at = c.pos;
+    const n = stringLength(c, field, limits);
+    if (!c.has(n)) {
+      c.pos = at;
+      break;
+    }
+    const view = c.bytesView(n, field);
+    const u = n < 128 ? utf16LengthOfValidUtf8(view, 0, n) : -1;
+    if (u < 0) {
+      flush(runStart);
+      out[i] = GGUF_UTF8.decode(view);
+      runStart = i + 1;
+    } else {
+      views.push(view);
+      units.push(u);
+    }
+    i++;
   }
-  return c.utf8(n, field);
+  flush(runStart);
+  return i - from;
 }
 
 /** Reads one fixed-size scalar of `type` (bytes already ensured). */
@@ -194,9 +229,19 @@ function* readArray(
   }
   if (elemType === GgufValueType.STRING) {
     const values = new Array<string>(n);
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < n; ) {
       if (i % TICK_EVERY === TICK_EVERY - 1) yield TICK;
-      values[i] = loadedString(c, field, limits) ?? (yield* readString(c, field, limits));
+      // Strings already loaded are decoded in runs (string-run.ts), up to the next TICK; else one, waiting for bytes.
+      const got = loadedStrings(
+        c,
+        field,
+        limits,
+        values,
+        i,
+        Math.min(n, (Math.floor(i / TICK_EVERY) + 1) * TICK_EVERY - 1),
+      );
+      if (got > 0) i += got;
+      else values[i++] = yield* readString(c, field, limits);
     }
     return { value: values, type: { type: GgufValueType.ARRAY, element: { type: GgufValueType.STRING } } };
   }
