@@ -1,7 +1,7 @@
 /**
  * The chunk worker of the IndexedDB model store (issue 20): its script, run here over fake-indexeddb by a stand-in
  * `Worker` (same messages, transfers as plain passes), returns every stored chunk with the right sha256, is replaced
- * after a few requests (so its heap is freed) and ended at close; a worker that errors or cannot start leaves the
+ * after a few requests (so its heap is freed) and ended at close, and the first read does not wait for it to start; a worker that errors or cannot start leaves the
  * reads to the calling thread with the same results. Through `IdbByteSource` and `createEngine` the worker path
  * keeps the guarantees of the store: a model load reads each chunk once (read-ahead from the first read), a damaged
  * chunk fails the load with the integrity error and is marked for refetch, and an abort mid-load stops it.
@@ -62,6 +62,23 @@ class ScriptWorker {
   }
 }
 
+/** Chunk indexes of `url` read from IndexedDB (by this thread or a stand-in worker) while `f` runs. */
+async function chunkReads(f: () => Promise<unknown>): Promise<number[]> {
+  const seen: number[] = [];
+  const proto = IDBObjectStore.prototype;
+  const original = proto.get;
+  proto.get = function (this: IDBObjectStore, key: IDBValidKey | IDBKeyRange) {
+    if (Array.isArray(key) && key[0] === 'chunk' && key[1] === url) seen.push(key[2] as number);
+    return original.call(this, key);
+  };
+  try {
+    await f();
+  } finally {
+    proto.get = original;
+  }
+  return seen;
+}
+
 let server: FaultServer;
 let url: string;
 beforeAll(async () => {
@@ -81,6 +98,7 @@ afterEach(() => {
 describe('chunk worker', () => {
   it('returns every stored chunk with its sha256, is replaced every few requests and ended at close', async () => {
     const reader = openChunkReader({}, () => startScript());
+    await new Promise((r) => setTimeout(r, 20)); // started: every read goes to a worker
     const reads = await Promise.all([...Array(N_CHUNKS).keys()].map((i) => reader.read(url, i, true)));
     for (const [i, r] of reads.entries()) {
       const want = FIXTURE.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, FIXTURE.byteLength));
@@ -95,8 +113,18 @@ describe('chunk worker', () => {
     await expect(reader.read(url, 0, false)).rejects.toThrow(/closed/);
   });
 
+  it('the first read does not wait for the worker to start; the ones behind it go to the worker', async () => {
+    const reader = openChunkReader({}, () => startScript());
+    const [a, b, c] = await Promise.all([0, 1, 2].map((i) => reader.read(url, i, true)));
+    expect([a.bytes, b.bytes, c.bytes]).toEqual([0, 1, 2].map((i) => FIXTURE.subarray(i * CHUNK, (i + 1) * CHUNK)));
+    expect(c.sha256).toBe(sha256Hex(FIXTURE.subarray(2 * CHUNK, 3 * CHUNK)));
+    expect(started[0].messages).toBe(2);
+    reader.close();
+  });
+
   it('a worker that fails a read or cannot run leaves the reads to this thread, with the same results', async () => {
     const failing = openChunkReader({}, () => startScript((m) => ({ id: m.id, error: 'UnknownError' })));
+    await new Promise((r) => setTimeout(r, 20));
     const r = await failing.read(url, 1, true);
     expect(r.bytes).toEqual(FIXTURE.subarray(CHUNK, 2 * CHUNK));
     expect(r.sha256).toBe(sha256Hex(FIXTURE.subarray(CHUNK, 2 * CHUNK)));
@@ -107,7 +135,8 @@ describe('chunk worker', () => {
       w.postMessage = () => setTimeout(() => w.onerror?.(new Error('CSP: blob: workers refused')));
       return w;
     });
-    expect((await refused.read(url, 0, false)).bytes).toEqual(FIXTURE.subarray(0, CHUNK));
+    const both = await Promise.all([refused.read(url, 0, false), refused.read(url, 1, false)]);
+    expect(both.map((x) => x.bytes)).toEqual([FIXTURE.subarray(0, CHUNK), FIXTURE.subarray(CHUNK, 2 * CHUNK)]);
     expect(started.at(-1)?.terminated).toBe(true);
     expect((await refused.read(url, 2, false)).bytes).toEqual(FIXTURE.subarray(2 * CHUNK, 3 * CHUNK));
     expect(started.length).toBe(2); // no new worker after the failure
@@ -122,13 +151,16 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
   it('a load reads each chunk once, read ahead from the first read', async () => {
     (globalThis as { Worker?: unknown }).Worker = ScriptWorker;
     const src = await IdbByteSource.open(url, { verify: 'read', readAhead: 3 });
-    expect(await src.read(0, 16)).toEqual(FIXTURE.subarray(0, 16));
-    await new Promise((r) => setTimeout(r, 50));
-    expect(started.reduce((n, w) => n + w.messages, 0)).toBe(4); // chunk 0 and three ahead, before any asks
+    const reads = await chunkReads(async () => {
+      expect(await src.read(0, 16)).toEqual(FIXTURE.subarray(0, 16));
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(reads).toEqual([0, 1, 2, 3]); // chunk 0 and three ahead, before anything else is asked for
     const all = new Uint8Array(FIXTURE.byteLength);
-    await src.readInto(0, all);
+    const rest = await chunkReads(() => src.readInto(0, all));
     expect(all).toEqual(FIXTURE);
-    expect(started.reduce((n, w) => n + w.messages, 0)).toBe(N_CHUNKS);
+    expect([...reads, ...rest]).toEqual([...Array(N_CHUNKS).keys()]); // each once, in order
+    expect(started.reduce((n, w) => n + w.messages, 0)).toBe(N_CHUNKS - 1); // all but the first in a worker
     await src.close();
     expect(started.every((w) => w.terminated)).toBe(true);
   });
