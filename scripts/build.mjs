@@ -46,9 +46,11 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts), Node's image
   // decoders and the WGSL of recurrent / MoE / AltUp / IQ / subgroup-matrix kernels (src/backend/webgpu/
   // feature-shaders.ts, fetched by loadTransformer for a model that needs it) and the plain-TS reference backend
-  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM): reported apart too.
+  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM), and the model store's chunk worker
+  // (src/io/idb-chunk-reader.ts, ~1.6 KB gzipped: fetched by a load from the IndexedDB store while its first chunk is
+  // read without it; File/Blob and uncached URL loads never fetch it): reported apart too.
   const featureFiles = files.filter((f) =>
-    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup)-[\w-]+\.js$/.test(
+    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|idb-chunk-reader)-[\w-]+\.js$/.test(
       f,
     ),
   );
@@ -90,7 +92,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
       `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
-      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
+      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend, the model store's chunk worker; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

@@ -10,7 +10,7 @@
 
 import { type ByteCursor, GGUF_UTF8 } from './byte-cursor.js';
 import { type GgufLimits, MIN_BYTES, checkCount, invalid } from './limits.js';
-import { decodeStringRun, utf16LengthOfValidUtf8 } from './string-run.js';
+import { decodeStringRun } from './string-run.js';
 import { GgufValueType, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
 /** A parsed value with its stored type. */
@@ -87,8 +87,8 @@ export function* readString(c: ByteCursor, field: string, limits: GgufLimits): G
 
 /**
  * Reads the wholly loaded strings at the cursor into `out[from…]`, stopping before `end` or the first string not
- * loaded yet (the cursor is left at it); returns how many were read. Runs of short valid-UTF-8 strings are decoded
- * with one call (string-run.ts); any other string alone, as `ByteCursor.utf8` does.
+ * loaded yet (the cursor is left at it); returns how many were read. Runs of strings (each after the first shorter
+ * than 128 bytes) are decoded with one call where valid (string-run.ts), else one by one, as `ByteCursor.utf8` does.
  */
 function loadedStrings(
   c: ByteCursor,
@@ -98,36 +98,25 @@ function loadedStrings(
   from: number,
   end: number,
 ): number {
-  const views: Uint8Array[] = [];
-  const units: number[] = [];
+  const run: Uint8Array[] = [];
   const flush = (at: number) => {
-    if (views.length > 0) decodeStringRun(GGUF_UTF8, views, units, out, at);
-    views.length = 0;
-    units.length = 0;
+    if (run.length > 0 && !decodeStringRun(run, out, at))
+      for (let k = 0; k < run.length; k++) out[at + k] = GGUF_UTF8.decode(run[k]);
+    run.length = 0;
   };
   let i = from;
-  let runStart = from;
-  while (i < end) {
-    if (!c.has(8)) break;
+  while (i < end && c.has(8)) {
     const at = c.pos;
     const n = stringLength(c, field, limits);
     if (!c.has(n)) {
       c.pos = at;
       break;
     }
-    const view = c.bytesView(n, field);
-    const u = n < 128 ? utf16LengthOfValidUtf8(view, 0, n) : -1;
-    if (u < 0) {
-      flush(runStart);
-      out[i] = GGUF_UTF8.decode(view);
-      runStart = i + 1;
-    } else {
-      views.push(view);
-      units.push(u);
-    }
+    if (n >= 128) flush(i - run.length); // its length prefix is not ASCII: it starts a new run
+    run.push(c.bytesView(n, field));
     i++;
   }
-  flush(runStart);
+  flush(i - run.length);
   return i - from;
 }
 

@@ -16,10 +16,12 @@ import {
   deleteModel,
   isServable,
   markChunkMissing,
+  readChunk,
   readManifest,
   updateManifest,
 } from './model-store.js';
-import { type ChunkReader, openChunkReader } from './idb-chunk-reader.js';
+import type { ChunkReader } from './idb-chunk-reader.js';
+import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
 
 /** Options of `IdbByteSource.open`. */
@@ -39,11 +41,11 @@ export interface IdbByteSourceOptions extends ModelStoreOptions {
    */
   verify?: 'open' | 'read';
   /**
-   * Chunks kept in flight ahead of an in-order read (default 2, from the second chunk read in order). Set, the
+   * Chunks kept in flight ahead of an in-order read (default 2, from the second chunk read in order; at most 64). Set, the
    * read-ahead starts at the first read of chunk 0: for a caller that reads the whole file in order (a model load —
    * `createEngine` passes `LOAD_READ_AHEAD`), so IndexedDB keeps reading while the header is parsed and the tokenizer
-   * built. Chunks are freed as soon as they are consumed, so a deep read-ahead holds memory only while the reader
-   * is ahead of the consumer.
+   * built. Consumed chunks are dropped (two are kept), so a deep read-ahead holds memory only while the reader is
+   * ahead of the consumer.
    */
   readAhead?: number;
 }
@@ -59,17 +61,6 @@ const CACHED_CHUNKS = 2;
  */
 const READ_AHEAD = 2;
 
-/**
- * Frees a chunk this source no longer needs NOW (detaching its buffer) instead of whenever the garbage collector
- * gets to it: a model load passes ~20 of them (16 MiB each), and left to the GC they piled up to about the model's
- * size again in a Chromium renderer. Chunks never leave the source (reads hand out copies), so nothing else holds
- * them. Where `ArrayBuffer.prototype.transfer` is missing, the GC frees them as before.
- */
-function release(bytes: Uint8Array): void {
-  const buffer = bytes.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer; detached?: boolean };
-  if (typeof buffer.transfer === 'function' && buffer.detached !== true) buffer.transfer(0);
-}
-
 /** Random access to a model file cached in IndexedDB. */
 export class IdbByteSource implements ByteSource {
   /** Most recently used chunks, newest last: `[index, (chunkLength) bytes]`. */
@@ -79,14 +70,19 @@ export class IdbByteSource implements ByteSource {
   /** Index of the last chunk fetched on demand (read-ahead starts when the next one follows it). */
   private lastMiss: number;
   private isClosed = false;
+  /** Whether a chunk was read yet (the first one does not wait for the chunk reader). */
+  private hasRead = false;
 
   private constructor(
     private readonly manifest: ModelManifest,
     private readonly options: ModelStoreOptions,
     /** Check each chunk's sha256 when it is read from IndexedDB (`verify: 'read'`). */
     private readonly isCheckedPerRead: boolean,
-    /** Reads (and hashes) chunks, in a worker where one can run. */
-    private readonly reader: ChunkReader,
+    /**
+     * The chunk reader (reads and hashes chunks in a worker where one can run), from its own module, fetched on
+     * first use: only a stored copy needs it. Null where that module could not load (reads then run here).
+     */
+    private readonly readerReady: Promise<ChunkReader | null>,
     /** Chunks kept in flight ahead of an in-order read. */
     private readonly readAhead: number,
     /** Start the read-ahead at the first read of chunk 0 (`readAhead` given). */
@@ -138,17 +134,11 @@ export class IdbByteSource implements ByteSource {
     }
     const touched = await updateManifest(href, m.downloadId, (cur) => ({ ...cur, lastUsedAt: Date.now() }), options);
     const store: ModelStoreOptions = options.store === undefined ? {} : { store: options.store };
-    const readAhead = options.readAhead ?? READ_AHEAD;
-    if (!(Number.isSafeInteger(readAhead) && readAhead >= 0)) {
-      throw new LlmError(
-        'invalid-request',
-        `IdbByteSource.open option readAhead must be an integer ≥ 0, got ${readAhead}`,
-        {
-          details: { field: 'readAhead' },
-        },
-      );
-    }
-    const reader = openChunkReader(store);
+    const readAhead = Math.min(64, Math.floor(options.readAhead ?? READ_AHEAD)) || 0; // a hint: clamped, NaN → 0
+    const reader = import('./idb-chunk-reader.js').then(
+      (m) => m.openChunkReader(store),
+      () => null,
+    );
     return new IdbByteSource(
       touched ?? m,
       store,
@@ -182,8 +172,9 @@ export class IdbByteSource implements ByteSource {
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
     if (length > 0 && first === Math.floor((offset + length - 1) / chunkBytes)) {
+      const chunk = await this.chunk(first);
       const at = offset - first * chunkBytes;
-      return this.withChunk(first, (chunk) => chunk.slice(at, at + length));
+      return chunk.slice(at, at + length);
     }
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
     await this.readInto(offset, out, signal);
@@ -204,12 +195,11 @@ export class IdbByteSource implements ByteSource {
     const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
     for (let i = first; i <= last; i++) {
       throwIfAborted(signal, `read of ${this.name}`);
+      const chunk = await this.chunk(i);
       const chunkStart = i * chunkBytes;
-      await this.withChunk(i, (chunk) => {
-        const from = Math.max(offset, chunkStart);
-        const to = Math.min(offset + length, chunkStart + chunk.byteLength);
-        dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
-      });
+      const from = Math.max(offset, chunkStart);
+      const to = Math.min(offset + length, chunkStart + chunk.byteLength);
+      dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
     }
   }
 
@@ -221,24 +211,22 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
-    for (const [, bytes] of this.recent) release(bytes);
     this.recent.length = 0;
     this.ahead.clear();
-    this.reader.close();
+    void this.readerReady.then((r) => r?.close());
   }
 
   /**
-   * Calls `use` on chunk `index` — from the small in-memory cache, a fetch already under way, or IndexedDB — in the
-   * same turn it is obtained, so no concurrent read can release it in between. After a miss that follows the
-   * previous one (reading in order, as a model load does), the next `readAhead` chunks are fetched (and checked)
+   * Chunk `index`, from the small in-memory cache, a fetch already under way, or IndexedDB. After a miss that follows
+   * the previous one (reading in order, as a model load does), the next `readAhead` chunks are fetched (and checked)
    * ahead; each chunk is read from IndexedDB once.
    */
-  private async withChunk<T>(index: number, use: (chunk: Uint8Array) => T): Promise<T> {
+  private async chunk(index: number): Promise<Uint8Array> {
     const hit = this.recent.findIndex(([i]) => i === index);
     if (hit >= 0) {
       const [entry] = this.recent.splice(hit, 1);
       this.recent.push(entry);
-      return use(entry[1]);
+      return entry[1];
     }
     const pending = this.ahead.get(index) ?? this.fetchChunk(index);
     for (const i of this.ahead.keys()) if (i <= index) this.ahead.delete(i); // taken, or passed over
@@ -252,16 +240,27 @@ export class IdbByteSource implements ByteSource {
       this.ahead.set(i, bytes);
     }
     const bytes = await pending;
-    const result = use(bytes);
-    if (this.isClosed) return result; // closed meanwhile: nothing more is kept
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) release(this.recent.shift()![1]);
-    return result;
+    if (this.recent.length > CACHED_CHUNKS) this.recent.shift();
+    return bytes;
+  }
+
+  /**
+   * Chunk `index`'s bytes and (when checked per read) sha256, through the chunk reader; the very first read (the
+   * header, which everything else waits on) runs here, not waiting for the reader's module and worker to start.
+   */
+  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; sha256: string | null }> {
+    const isFirst = !this.hasRead;
+    this.hasRead = true;
+    const reader = isFirst ? null : await this.readerReady;
+    if (reader !== null) return reader.read(this.name, index, this.isCheckedPerRead);
+    const bytes = await readChunk(this.name, index, this.options);
+    return { bytes, sha256: this.isCheckedPerRead && bytes !== undefined ? await sha256HexAsync(bytes) : null };
   }
 
   /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
   private async fetchChunk(index: number): Promise<Uint8Array> {
-    const read = await this.reader.read(this.name, index, this.isCheckedPerRead).catch((e: unknown) => {
+    const read = await this.readThrough(index).catch((e: unknown) => {
       throw asStoreError(e, `reading chunk ${index} of cached ${this.name}`);
     });
     const bytes = read.bytes;

@@ -70,7 +70,6 @@ function hex(buf) {
   for (var i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
   return s;
 }
-self.postMessage({ id: -1 });
 self.onmessage = function (e) {
   var m = e.data;
   openDb(m.db).then(function (db) {
@@ -145,9 +144,6 @@ export function openChunkReader(
   let isBroken = false;
   let isClosed = false;
   let current: Helper | null = null;
-  /** True once a worker has started (answered once): until then one read at a time runs here instead of waiting. */
-  let isWarm = false;
-  let readsHere = 0;
   const helpers = new Set<Helper>();
   const end = (h: Helper) => {
     helpers.delete(h);
@@ -161,7 +157,6 @@ export function openChunkReader(
     const h: Helper = { worker, pending: new Map(), served: 0, isRetired: false };
     worker.onmessage = (e) => {
       const r = e.data as WorkerReply;
-      isWarm = true;
       const settle = h.pending.get(r.id);
       h.pending.delete(r.id);
       settle?.(r);
@@ -191,16 +186,6 @@ export function openChunkReader(
   return {
     async read(url, index, hash) {
       if (isClosed) throw closedError(url, index);
-      if (!isWarm && !isBroken && readsHere === 0) {
-        // A worker takes a while to start (0.1–0.8 s seen in a loaded Chromium): the first read — the header, which
-        // everything else waits on — does not wait for it; the reads queued behind it do.
-        readsHere++;
-        try {
-          return await readHere(url, index, hash, options);
-        } finally {
-          readsHere--;
-        }
-      }
       const h = isBroken ? null : helper();
       if (h === null) return readHere(url, index, hash, options);
       const id = nextId++;
