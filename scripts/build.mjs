@@ -46,9 +46,12 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts), Node's image
   // decoders and the WGSL of recurrent / MoE / AltUp / IQ / subgroup-matrix kernels (src/backend/webgpu/
   // feature-shaders.ts, fetched by loadTransformer for a model that needs it) and the plain-TS reference backend
-  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM): reported apart too.
+  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM) the tool-call parsers (a request
+  // with `tools`) and the shared worker's hub (src/worker/shared-hub.ts, `createSharedWorkerEngine` only): reported
+  // apart too. The model store's chunk worker (src/io/idb-chunk-reader.ts) is a chunk of its
+  // own but every cached load fetches it, so it counts in the paths below.
   const featureFiles = files.filter((f) =>
-    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader)-[\w-]+\.js$/.test(
+    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader|shared-hub)-[\w-]+\.js$/.test(
       f,
     ),
   );
@@ -90,7 +93,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
       `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
-      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, tool-call parsers, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
+      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, tool-call parsers, the shared-worker hub, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

@@ -15,6 +15,7 @@ import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
+import { LOAD_READ_AHEAD } from '../io/idb-byte-source.js';
 import { openModelSource } from '../io/index.js';
 import { getArchitecture } from '../model/arch/index.js';
 import type { ModelConfig } from '../model/config.js';
@@ -81,6 +82,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     source = await openModelSource(options.model, {
       signal: run.signal,
       verify: 'read',
+      readAhead: LOAD_READ_AHEAD, // IndexedDB keeps reading while the header is parsed and the tokenizer built
       ...(options.sha256 !== undefined ? { sha256: options.sha256 } : {}),
       onProgress: (p) => run.report({ phase: 'download', loadedBytes: p.loadedBytes, totalBytes: p.totalBytes }),
     });

@@ -23,7 +23,7 @@ export class NeedMoreBytes {
  * Shared decoder. fatal=false: GGUF strings are UTF-8 but llama.cpp does not validate them (nor do we).
  * ignoreBOM=true keeps a leading U+FEFF: it is data (vocabularies have a "\uFEFF" token), not a byte-order mark.
  */
-const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+export const GGUF_UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Sequential little-endian reads over `bytes` = file bytes `[0, bytes.length)` of a file of `fileSize` bytes. */
 export class ByteCursor {
@@ -205,6 +205,6 @@ export class ByteCursor {
 
   /** Decodes `n` bytes at `pos` as UTF-8 (invalid sequences become U+FFFD, as in llama.cpp's tooling). */
   utf8(n: number, field: string): string {
-    return UTF8.decode(this.bytesView(n, field));
+    return GGUF_UTF8.decode(this.bytesView(n, field));
   }
 }

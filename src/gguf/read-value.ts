@@ -8,8 +8,9 @@
  * `TICK` so the driver can check the abort signal and let the event loop run. Parsing is linear in the header size.
  */
 
-import type { ByteCursor } from './byte-cursor.js';
+import { type ByteCursor, GGUF_UTF8 } from './byte-cursor.js';
 import { type GgufLimits, MIN_BYTES, checkCount, invalid } from './limits.js';
+import { decodeStringRun } from './string-run.js';
 import { GgufValueType, type GgufValue, type GgufValueTypeInfo } from './types.js';
 
 /** A parsed value with its stored type. */
@@ -84,16 +85,39 @@ export function* readString(c: ByteCursor, field: string, limits: GgufLimits): G
   return c.utf8(n, field);
 }
 
-/** A string when it is wholly loaded, else undefined with the cursor unmoved (the fast path of string arrays). */
-function loadedString(c: ByteCursor, field: string, limits: GgufLimits): string | undefined {
-  if (!c.has(8)) return undefined;
-  const at = c.pos;
-  const n = stringLength(c, field, limits);
-  if (!c.has(n)) {
-    c.pos = at;
-    return undefined;
+/**
+ * Reads the wholly loaded strings at the cursor into `out[from…]`, stopping before `end` or the first string not
+ * loaded yet (the cursor is left at it); returns how many were read. Runs of strings (each after the first shorter
+ * than 128 bytes) are decoded with one call where valid (string-run.ts), else one by one, as `ByteCursor.utf8` does.
+ */
+function loadedStrings(
+  c: ByteCursor,
+  field: string,
+  limits: GgufLimits,
+  out: string[],
+  from: number,
+  end: number,
+): number {
+  const run: Uint8Array[] = [];
+  const flush = (at: number) => {
+    if (run.length > 0 && !decodeStringRun(run, out, at))
+      for (let k = 0; k < run.length; k++) out[at + k] = GGUF_UTF8.decode(run[k]);
+    run.length = 0;
+  };
+  let i = from;
+  while (i < end && c.has(8)) {
+    const at = c.pos;
+    const n = stringLength(c, field, limits);
+    if (!c.has(n)) {
+      c.pos = at;
+      break;
+    }
+    if (n >= 128) flush(i - run.length); // its length prefix is not ASCII: it starts a new run
+    run.push(c.bytesView(n, field));
+    i++;
   }
-  return c.utf8(n, field);
+  flush(i - run.length);
+  return i - from;
 }
 
 /** Reads one fixed-size scalar of `type` (bytes already ensured). */
@@ -194,9 +218,19 @@ function* readArray(
   }
   if (elemType === GgufValueType.STRING) {
     const values = new Array<string>(n);
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < n; ) {
       if (i % TICK_EVERY === TICK_EVERY - 1) yield TICK;
-      values[i] = loadedString(c, field, limits) ?? (yield* readString(c, field, limits));
+      // Strings already loaded are decoded in runs (string-run.ts), up to the next TICK; else one, waiting for bytes.
+      const got = loadedStrings(
+        c,
+        field,
+        limits,
+        values,
+        i,
+        Math.min(n, (Math.floor(i / TICK_EVERY) + 1) * TICK_EVERY - 1),
+      );
+      if (got > 0) i += got;
+      else values[i++] = yield* readString(c, field, limits);
     }
     return { value: values, type: { type: GgufValueType.ARRAY, element: { type: GgufValueType.STRING } } };
   }

@@ -20,6 +20,7 @@ import {
   readManifest,
   updateManifest,
 } from './model-store.js';
+import type { ChunkReader } from './idb-chunk-reader.js';
 import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
 
@@ -39,27 +40,56 @@ export interface IdbByteSourceOptions extends ModelStoreOptions {
    *   the load's single read is the check, and a damaged chunk fails the load before the model is served.
    */
   verify?: 'open' | 'read';
+  /**
+   * Chunks kept in flight ahead of an in-order read (default 2, from the second chunk read in order; at most 64). Set, the
+   * read-ahead starts at the first read of chunk 0: for a caller that reads the whole file in order (a model load —
+   * `createEngine` passes `LOAD_READ_AHEAD`), so IndexedDB keeps reading while the header is parsed and the tokenizer
+   * built. Consumed chunks are dropped (two are kept), so a deep read-ahead holds memory only while the reader is
+   * ahead of the consumer.
+   */
+  readAhead?: number;
 }
+
+/** The read-ahead `createEngine` asks for (in chunks: 128 MiB at the default 16 MiB chunk size). */
+export const LOAD_READ_AHEAD = 8;
 
 /** How many decoded chunks a source keeps in memory (a tensor read often spans a chunk boundary). */
 const CACHED_CHUNKS = 2;
+/**
+ * How many chunks an in-order read keeps in flight ahead of the one being consumed by default: the reads (and
+ * hashes) run in the chunk worker, so two ahead keep IndexedDB busy while this thread repacks and uploads.
+ */
+const READ_AHEAD = 2;
 
 /** Random access to a model file cached in IndexedDB. */
 export class IdbByteSource implements ByteSource {
   /** Most recently used chunks, newest last: `[index, (chunkLength) bytes]`. */
   private readonly recent: [number, Uint8Array][] = [];
-  /** The chunk being fetched ahead of an in-order read, if any. */
-  private ahead: { readonly index: number; readonly bytes: Promise<Uint8Array> } | null = null;
+  /** Chunks being fetched ahead of an in-order read, by index. */
+  private readonly ahead = new Map<number, Promise<Uint8Array>>();
   /** Index of the last chunk fetched on demand (read-ahead starts when the next one follows it). */
-  private lastMiss = -2;
+  private lastMiss: number;
   private isClosed = false;
+  /** Whether a chunk was read yet (the first one does not wait for the chunk reader). */
+  private hasRead = false;
 
   private constructor(
     private readonly manifest: ModelManifest,
     private readonly options: ModelStoreOptions,
     /** Check each chunk's sha256 when it is read from IndexedDB (`verify: 'read'`). */
     private readonly isCheckedPerRead: boolean,
-  ) {}
+    /**
+     * The chunk reader (reads and hashes chunks in a worker where one can run), from its own module, fetched on
+     * first use: only a stored copy needs it. Null where that module could not load (reads then run here).
+     */
+    private readonly readerReady: Promise<ChunkReader | null>,
+    /** Chunks kept in flight ahead of an in-order read. */
+    private readonly readAhead: number,
+    /** Start the read-ahead at the first read of chunk 0 (`readAhead` given). */
+    isSequential: boolean,
+  ) {
+    this.lastMiss = isSequential ? -1 : -2;
+  }
 
   /**
    * Opens the stored entry of `url`. Rejects with `LlmError('invalid-request')` when the store has no complete entry
@@ -103,7 +133,20 @@ export class IdbByteSource implements ByteSource {
       }
     }
     const touched = await updateManifest(href, m.downloadId, (cur) => ({ ...cur, lastUsedAt: Date.now() }), options);
-    return new IdbByteSource(touched ?? m, { store: options.store }, verify === 'read');
+    const store: ModelStoreOptions = options.store === undefined ? {} : { store: options.store };
+    const readAhead = Math.min(64, Math.floor(options.readAhead ?? READ_AHEAD)) || 0; // a hint: clamped, NaN → 0
+    const reader = import('./idb-chunk-reader.js').then(
+      (m) => m.openChunkReader(store),
+      () => null,
+    );
+    return new IdbByteSource(
+      touched ?? m,
+      store,
+      verify === 'read',
+      reader,
+      readAhead,
+      options.readAhead !== undefined,
+    );
   }
 
   /** File size in bytes. */
@@ -169,12 +212,14 @@ export class IdbByteSource implements ByteSource {
   async close(): Promise<void> {
     this.isClosed = true;
     this.recent.length = 0;
-    this.ahead = null;
+    this.ahead.clear();
+    void this.readerReady.then((r) => r?.close());
   }
 
   /**
    * Chunk `index`, from the small in-memory cache, a fetch already under way, or IndexedDB. After a miss that follows
-   * the previous one (reading in order, as a model load does), chunk index + 1 is fetched (and checked) ahead.
+   * the previous one (reading in order, as a model load does), the next `readAhead` chunks are fetched (and checked)
+   * ahead; each chunk is read from IndexedDB once.
    */
   private async chunk(index: number): Promise<Uint8Array> {
     const hit = this.recent.findIndex(([i]) => i === index);
@@ -183,15 +228,16 @@ export class IdbByteSource implements ByteSource {
       this.recent.push(entry);
       return entry[1];
     }
-    let pending = this.ahead?.index === index ? this.ahead.bytes : null;
-    if (pending !== null) this.ahead = null;
-    pending ??= this.fetchChunk(index);
+    const pending = this.ahead.get(index) ?? this.fetchChunk(index);
+    for (const i of this.ahead.keys()) if (i <= index) this.ahead.delete(i); // taken, or passed over
     const isInOrder = this.lastMiss === index - 1;
     this.lastMiss = index;
-    if (isInOrder && index + 1 < this.manifest.chunkPresent.length && this.ahead === null) {
-      const bytes = this.fetchChunk(index + 1);
+    const end = Math.min(index + this.readAhead, this.manifest.chunkPresent.length - 1);
+    for (let i = index + 1; isInOrder && i <= end; i++) {
+      if (this.ahead.has(i) || this.recent.some(([r]) => r === i)) continue;
+      const bytes = this.fetchChunk(i);
       bytes.catch(() => undefined); // surfaces only if that chunk is read
-      this.ahead = { index: index + 1, bytes };
+      this.ahead.set(i, bytes);
     }
     const bytes = await pending;
     this.recent.push([index, bytes]);
@@ -199,11 +245,25 @@ export class IdbByteSource implements ByteSource {
     return bytes;
   }
 
+  /**
+   * Chunk `index`'s bytes and (when checked per read) sha256, through the chunk reader; the very first read (the
+   * header, which everything else waits on) runs here, not waiting for the reader's module and worker to start.
+   */
+  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; sha256: string | null }> {
+    const isFirst = !this.hasRead;
+    this.hasRead = true;
+    const reader = isFirst ? null : await this.readerReady;
+    if (reader !== null) return reader.read(this.name, index, this.isCheckedPerRead);
+    const bytes = await readChunk(this.name, index, this.options);
+    return { bytes, sha256: this.isCheckedPerRead && bytes !== undefined ? await sha256HexAsync(bytes) : null };
+  }
+
   /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
   private async fetchChunk(index: number): Promise<Uint8Array> {
-    const bytes = await readChunk(this.name, index, this.options).catch((e: unknown) => {
+    const read = await this.readThrough(index).catch((e: unknown) => {
       throw asStoreError(e, `reading chunk ${index} of cached ${this.name}`);
     });
+    const bytes = read.bytes;
     const expected = chunkLength(this.manifest, index);
     if (bytes === undefined || bytes.byteLength !== expected) {
       await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
@@ -217,7 +277,7 @@ export class IdbByteSource implements ByteSource {
       );
     }
     if (this.isCheckedPerRead) {
-      const actual = await sha256HexAsync(bytes);
+      const actual = read.sha256;
       const recorded = this.manifest.chunkSha256?.[index] ?? null;
       if (actual !== recorded) {
         await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);

@@ -50,6 +50,8 @@ export interface OpenModelSourceOptions extends DownloadModelOptions {
   cache?: boolean;
   /** When a cached copy is checked against its recorded checksums: see `IdbByteSourceOptions.verify` (default 'open'). */
   verify?: 'open' | 'read';
+  /** Chunks of a cached copy read ahead: see `IdbByteSourceOptions.readAhead`. */
+  readAhead?: number;
 }
 
 /**

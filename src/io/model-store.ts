@@ -52,7 +52,7 @@ export interface ModelManifest {
 
 /** Where the store lives. Every function takes it so tests (and apps) can use their own database. */
 export interface ModelStoreOptions {
-  /** An idb-keyval store; default `createStore('webgguf', 'models')`. */
+  /** An idb-keyval store; default `createStore('webgguf', 'models')` (chunks are then read in a worker where one can run). */
   store?: UseStore;
 }
 
@@ -67,6 +67,10 @@ export interface StorageUsage {
   readonly quotaBytes: number | null;
 }
 
+/** The default store's IndexedDB database and object store names. */
+export const DEFAULT_DB_NAME = 'webgguf';
+export const DEFAULT_STORE_NAME = 'models';
+
 let defaultStore: UseStore | undefined;
 
 /** The store to use: the caller's, else the default one (created on first use, since creating opens the DB). */
@@ -79,7 +83,7 @@ function resolveStore(options?: ModelStoreOptions): UseStore {
         'open the model with caching off (cache: false) or pass options.store',
     );
   }
-  defaultStore ??= createStore('webgguf', 'models');
+  defaultStore ??= createStore(DEFAULT_DB_NAME, DEFAULT_STORE_NAME);
   return defaultStore;
 }
 

@@ -30,6 +30,8 @@ export interface BenchArgs {
   readonly browser: boolean;
   /** Also our WebGPU path in Chromium (SwiftShader here). */
   readonly browserWebgpu: boolean;
+  /** The Chromium/IndexedDB cached-load section even without the rest of the browser cases. */
+  readonly browserCachedLoad: boolean;
   /** Re-render the Markdown and SVG of an existing JSON report instead of running. */
   readonly render: string | undefined;
   readonly bandwidth: boolean;
@@ -74,6 +76,8 @@ export const USAGE = `npm run bench -- [options]
                                            hardware-nosubgroups: those of a GPU without subgroups)
   --browser                                also wllama + our WASM in headless Chromium
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
+  --browser-cached-load                    the cached-load section from IndexedDB in Chromium (each step in a fresh
+                                           page) without the other browser cases; --browser runs it too
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
   --no-cached-load                         skip the cached-load section (read the file vs createEngine ready)
@@ -133,6 +137,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     peers: ['llama.cpp'],
     browser: false,
     browserWebgpu: false,
+    browserCachedLoad: false,
     render: undefined,
     bandwidth: true,
     cachedLoad: true,
@@ -215,6 +220,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--browser-webgpu':
         o.browser = true;
         o.browserWebgpu = true;
+        break;
+      case '--browser-cached-load':
+        o.browserCachedLoad = true;
         break;
       case '--render':
         o.render = path.resolve(v());

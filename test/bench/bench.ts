@@ -299,8 +299,8 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
     }
   }
   let cachedLoadBrowser: CachedLoadResult | null = null;
-  if (a.cachedLoad && a.browser) {
-    const { runBrowserCachedLoad } = await import('./browser-bench.js');
+  if (a.cachedLoad && (a.browser || a.browserCachedLoad)) {
+    const { runBrowserCachedLoad } = await import('./browser-cached-load.js');
     try {
       cachedLoadBrowser = await runBrowserCachedLoad({
         modelPath,

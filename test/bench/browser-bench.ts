@@ -13,7 +13,6 @@ import { buildPageBundle } from '../e2e/support/page-setup.js';
 import { startStaticServer } from '../e2e/support/static-server.js';
 import { round, type RunResult, type Workload } from './bench-types.js';
 import type { PageSpec } from './browser/page-entry.js';
-import { runCachedLoad, type CachedLoadResult } from './cached-load.js';
 
 /**
  * Chromium flags of ../shared/docs/test-environment.md §1 (WebGPU on SwiftShader; no background traffic), plus WebGPU developer
@@ -65,8 +64,8 @@ async function buildPage(): Promise<void> {
   );
 }
 
-/** Builds and serves the page, launches Chromium on it and waits until the page is ready. */
-async function openBenchPage(modelPath: string, caseTimeoutMs = 900_000) {
+/** Builds the page and serves it, the kernels, wllama and the model's folder on 127.0.0.1. */
+export async function startBenchServer(modelPath: string) {
   await buildPage();
   const server = await startStaticServer({
     '/app/': BUNDLE_DIR,
@@ -74,57 +73,38 @@ async function openBenchPage(modelPath: string, caseTimeoutMs = 900_000) {
     '/wllama/': WLLAMA_DIR,
     '/model/': path.dirname(modelPath),
   });
+  return {
+    server,
+    appUrl: server.url('/app/index.html'),
+    modelUrl: server.url(`/model/${encodeURIComponent(path.basename(modelPath))}`),
+  };
+}
+
+/** Launches the system Chromium headless with the bench flags. */
+export function launchBenchChromium() {
   const extra = (process.env['WEBGGUF_BENCH_CHROMIUM_FLAGS'] ?? '').split(/\s+/).filter((f) => f);
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [...CHROMIUM_ARGS, ...extra],
-    headless: true,
-  });
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extra], headless: true });
+}
+
+/** Opens the bench page in `page` and waits until its script is ready. */
+export async function gotoBenchPage(page: Page, appUrl: string, caseTimeoutMs = 900_000): Promise<void> {
+  page.setDefaultTimeout(caseTimeoutMs);
+  await page.goto(appUrl);
+  await page.waitForFunction(() => document.title === 'webgguf bench ready', undefined, { timeout: 120_000 });
+}
+
+/** Builds and serves the page, launches Chromium on it and waits until the page is ready. */
+async function openBenchPage(modelPath: string, caseTimeoutMs = 900_000) {
+  const { server, appUrl } = await startBenchServer(modelPath);
+  const browser = await launchBenchChromium();
   try {
     const page = await browser.newPage();
-    page.setDefaultTimeout(caseTimeoutMs);
-    await page.goto(server.url('/app/index.html'));
-    await page.waitForFunction(() => document.title === 'webgguf bench ready', undefined, { timeout: 120_000 });
+    await gotoBenchPage(page, appUrl, caseTimeoutMs);
     return { browser, page, server };
   } catch (e) {
     await browser.close();
     await server.close();
     throw e;
-  }
-}
-
-/**
- * The cached-load section in Chromium, from IndexedDB: the model is stored once from the local server, then each
- * round reads its stored chunks back and runs `createEngine` on its URL (test/bench/cached-load.ts does the rounds).
- */
-export async function runBrowserCachedLoad(o: {
-  readonly modelPath: string;
-  readonly backends: readonly ('wasm' | 'webgpu')[];
-  readonly threads: number;
-  readonly rounds: number;
-  readonly log: (line: string) => void;
-  readonly caseTimeoutMs?: number;
-}): Promise<CachedLoadResult> {
-  const { browser, page, server } = await openBenchPage(o.modelPath, o.caseTimeoutMs);
-  try {
-    const url = server.url(`/model/${encodeURIComponent(path.basename(o.modelPath))}`);
-    return await runCachedLoad({
-      modelPath: o.modelPath,
-      backends: o.backends,
-      threads: o.threads,
-      rounds: o.rounds,
-      log: (line) => o.log(`chromium idb ${line}`),
-      run: (spec) =>
-        page.evaluate(([u, m, b, t]) => window.webggufBench.cachedLoad(u, m, b, t), [
-          url,
-          spec.mode,
-          spec.backend,
-          o.threads,
-        ] as const),
-    });
-  } finally {
-    await browser.close();
-    await server.close();
   }
 }
 

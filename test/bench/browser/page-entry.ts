@@ -4,14 +4,12 @@
  * served locally) timed by llama.cpp's own server timings — each fetching the model once into a Blob.
  */
 
-import { createEngine } from '../../../src/api/create-engine.js';
 import { createWasmOps } from '../../../src/backend/wasm/index.js';
-import { downloadModel } from '../../../src/io/model-download.js';
-import { readChunk, readManifest } from '../../../src/io/model-store.js';
 import { BlobByteSource } from '../../../src/io/blob-source.js';
 import { median, round, type RunResult, type Workload } from '../bench-types.js';
 import { measureModel, wasmHeapBytes, type MeasureEnv } from '../measure-model.js';
 import { createTimedWebGpuOps } from '../webgpu-timed-ops.js';
+import { cachedLoad, storeModel } from './page-cached-load.js';
 
 /** What the Node side passes to each function. */
 export interface PageSpec {
@@ -156,72 +154,17 @@ async function wllama(spec: PageSpec): Promise<RunResult> {
   }
 }
 
-/** What the page's cached-load steps report (the browser has no RSS: NaN). */
-interface PageCachedLoadRun {
-  readonly mode: 'read' | 'ready';
-  readonly backend: string;
-  readonly ms: number;
-  readonly cpuMs: number;
-  readonly bytes: number;
-  readonly rssBeforeMiB: number;
-  readonly rssGrowthMiB: number;
-  readonly loadMs?: number;
-  readonly warmupMs?: number;
-  /** `ready`: ms from the start to the first progress event of each phase (parse, upload, warmup, ready). */
-  readonly phaseStartMs?: Record<string, number>;
-}
-
-/**
- * One step of the cached-load section from IndexedDB: the model is stored once (`downloadModel`, default store);
- * `read` then reads every stored chunk back (what the store alone costs), `ready` runs `createEngine` on the URL
- * (header parse, tokenizer, weights streamed from the store with each chunk's sha256 checked as it is read, warmup).
- */
-async function cachedLoad(url: string, mode: 'read' | 'ready', backend: 'wasm' | 'webgpu', threads: number) {
-  await downloadModel(url);
-  const m = (await readManifest(url))!;
-  const t0 = performance.now();
-  let extra = {};
-  if (mode === 'read') {
-    for (let i = 0; i < m.chunkPresent.length; i++) await readChunk(url, i);
-  } else {
-    const at: Record<string, number> = {};
-    const engine = await createEngine({
-      model: url,
-      backend,
-      threads,
-      persistedCache: false,
-      onProgress: (p) => {
-        at[p.phase] ??= performance.now() - t0; // first event of each phase
-      },
-    });
-    const stats = await engine.stats();
-    extra = { loadMs: stats.loadMs, warmupMs: stats.warmupMs, phaseStartMs: at };
-    await engine.unload();
-  }
-  const ms = performance.now() - t0;
-  const r: PageCachedLoadRun = {
-    mode,
-    backend,
-    ms,
-    cpuMs: ms,
-    bytes: m.size,
-    rssBeforeMiB: Number.NaN,
-    rssGrowthMiB: Number.NaN,
-    ...extra,
-  };
-  return r;
-}
-
 declare global {
   interface Window {
     webggufBench: {
       ours(spec: PageSpec, backend: 'wasm' | 'webgpu'): Promise<RunResult>;
       wllama(spec: PageSpec): Promise<RunResult>;
       cachedLoad: typeof cachedLoad;
+      storeModel: typeof storeModel;
       median: typeof median;
     };
   }
 }
 
-window.webggufBench = { ours, wllama, cachedLoad, median };
+window.webggufBench = { ours, wllama, cachedLoad, storeModel, median };
 document.title = 'webgguf bench ready';
