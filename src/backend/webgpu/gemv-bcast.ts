@@ -28,6 +28,15 @@ export function canFuseGlu(layout: GpuQuantLayout): boolean {
 }
 
 /**
+ * `layout` with a `dot32` composed after its snippet: the fast block product with `fast` where the type has one
+ * (`canFuseGlu`), else the generic one over load4 (gemv_id's composition: only its main_dot entry calls it).
+ */
+export function withDot32(layout: GpuQuantLayout, fast: boolean): GpuQuantLayout {
+  const dot = (fast ? FAST_DOT32.get(layout.type) : undefined) ?? shaderSource('quant/dot32');
+  return { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
+}
+
+/**
  * The quant source (`name` for the pipeline key, `wgsl` to compose) of gemv_bcast for `layout`; with `glu`, also
  * the `dot32_up` over the up-projection binding (only for types where `canFuseGlu`).
  */

@@ -3,7 +3,8 @@
  * routing (`moe_route.wgsl`: probabilities, top-k, weights; expert ids stay in a GPU buffer), the gather matmul
  * over the selected experts (`gemv_id.wgsl`, ggml's mul_mat_id: one dispatch per part of a 3-D stack, parts split at
  * expert boundaries at upload; a workgroup whose (token, slot) routes elsewhere reads nothing; software adapters run
- * one lane per row instead of a workgroup per row, without the reduction's barriers), and the weighted sum /
+ * one lane per row instead of a workgroup per row, without the reduction's barriers, and K-quant / Q4_0 / Q8_0 rows
+ * through the types' 32-element block products as gemv_bcast does), and the weighted sum /
  * sigmoid-gated add (`moe_combine.wgsl`). Used by WebGpuOps through a narrow host interface.
  */
 
@@ -12,6 +13,7 @@ import type { Activation, Weight } from '../ops.js';
 import type { MoeRouteParams } from '../moe-step.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import { BCAST_BLOCK, canFuseGlu, withDot32 } from './gemv-bcast.js';
 import { grid, type StepRecorder } from './step-recorder.js';
 import type { GpuQuantLayout } from './upload.js';
 
@@ -84,10 +86,12 @@ export class MoeOps {
       );
     }
     const laneRows = this.h.ctx.isSoftware; // one lane per (row, slot), or one workgroup
+    // Software adapters: whole 32-element blocks through the type's fast dot32 where it has one (main_dot).
+    const blocks = laneRows && canFuseGlu(wt.layout) && wt.rowLength % BCAST_BLOCK === 0;
     const pipe = this.h.pipe({
       kernel: 'gemv_id',
-      ...(laneRows ? { entry: 'main_rows' } : {}),
-      quant: wt.layout,
+      ...(blocks ? { entry: 'main_dot' } : laneRows ? { entry: 'main_rows' } : {}),
+      quant: withDot32(wt.layout, blocks),
       wgSize: WG_ROW,
       constants: { X_PER_SLOT: xPerSlot },
       tag: xPerSlot ? 'slot' : undefined,
@@ -101,7 +105,9 @@ export class MoeOps {
         const nz = Math.min(MAX_GROUPS, total - z0);
         this.h.rec.dispatch(
           pipe,
-          [null, part.buffer, buf(x), buf(out), buf(ids)],
+          blocks
+            ? [null, part.buffer, buf(x), buf(out), buf(ids), part.buffer]
+            : [null, part.buffer, buf(x), buf(out), buf(ids)], // weights4: the same part
           (p) => p.u(wt.rowLength).u(rows).u(wt.rowStride).u(x.cols).u(out.cols).u(nUsed).u(eFirst).u(eEnd).u(z0),
           [gx, gy, nz],
         );
