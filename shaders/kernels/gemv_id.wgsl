@@ -3,14 +3,11 @@
 //   out[z, r] = Σ_k W[e, r, k]·x[xrow, k],  e = ids[z], xrow = z (X_PER_SLOT) or t,
 // one workgroup per (row r, slot z); workgroups whose expert lives in another part return at once, so only the
 // selected experts' rows are read. Composed after a reduce_*.wgsl (Ids, WG_SIZE, wg_sum), bits.wgsl and one quant
-// snippet (load4/load1 over `weights`) with a `dot32` (the generic one but for main_dot). Dispatch: (gx, gy, nz) workgroups, r = wg.y·gx + wg.x, z = z_offset + wg.z.
+// snippet (load4/load1 over `weights`). Dispatch: (gx, gy, nz) workgroups, r = wg.y·gx + wg.x, z = z_offset + wg.z.
 // f32 accumulation. Reference: CpuOps.matmulExperts.
 // main_rows (software adapters: a CPU runs a workgroup's lanes as SIMD, and the reduction's barriers cost more than
 // the row): one lane per (row r, slot z), no reduction; dispatch (gx, gy, nz) workgroups of WG_SIZE consecutive rows,
 // r = (wg.y·gx + wg.x)·WG_SIZE + lid.
-// main_dot (software adapters, K a multiple of 32, a weight type with a fast block product): main_rows, but each
-// 32-element block through `dot32` (shaders/quant/*_dot32.wgsl, composed after the quant snippet as gemv-bcast.ts does;
-// the block's scales unpacked once instead of per load4); `weights4` is `weights` again as vec4 for those forms.
 
 override X_PER_SLOT: bool = false;
 
@@ -31,7 +28,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;             // (n or n·n_used, x_stride) f32
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;     // (n·n_used, out_stride) f32
 @group(0) @binding(4) var<storage, read> ids: array<f32>;           // (n, n_used) expert ids as f32
-@group(0) @binding(5) var<storage, read> weights4: array<vec4<u32>>; // `weights` again, as vec4 (main_dot)
 
 @compute @workgroup_size(WG_SIZE)
 fn main(gid: Ids) {
@@ -71,32 +67,5 @@ fn main_rows(gid: Ids) {
     acc += dot(load4(base, i), vec4<f32>(x[xb + i], x[xb + i + 1u], x[xb + i + 2u], x[xb + i + 3u]));
   }
   for (var i = k4; i < p.k; i++) { acc += load1(base, i) * x[xb + i]; }
-  out[z * p.out_stride + r] = acc;
-}
-
-@compute @workgroup_size(WG_SIZE)
-fn main_dot(gid: Ids) {
-  let r = (gid.wg.y * gid.nwg.x + gid.wg.x) * WG_SIZE + gid.lid;
-  let z = p.z_offset + gid.wg.z;
-  let e = u32(ids[z]);
-  if (r >= p.rows || e < p.e_first || e >= p.e_end) { return; }
-  var xrow = z / p.n_used;
-  if (X_PER_SLOT) { xrow = z; }
-  let xb = xrow * p.x_stride;
-  let base = ((e - p.e_first) * p.rows + r) * p.row_stride;
-  var acc = 0.0;
-  for (var b = 0u; b < p.k / 32u; b++) {
-    let i = xb + b * 32u;
-    let x0 = vec4<f32>(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
-    let x1 = vec4<f32>(x[i + 4u], x[i + 5u], x[i + 6u], x[i + 7u]);
-    let x2 = vec4<f32>(x[i + 8u], x[i + 9u], x[i + 10u], x[i + 11u]);
-    let x3 = vec4<f32>(x[i + 12u], x[i + 13u], x[i + 14u], x[i + 15u]);
-    let x4 = vec4<f32>(x[i + 16u], x[i + 17u], x[i + 18u], x[i + 19u]);
-    let x5 = vec4<f32>(x[i + 20u], x[i + 21u], x[i + 22u], x[i + 23u]);
-    let x6 = vec4<f32>(x[i + 24u], x[i + 25u], x[i + 26u], x[i + 27u]);
-    let x7 = vec4<f32>(x[i + 28u], x[i + 29u], x[i + 30u], x[i + 31u]);
-    let s4 = (x0 + x1) + (x2 + x3) + (x4 + x5) + (x6 + x7);
-    acc += dot32(base, b, x0, x1, x2, x3, x4, x5, x6, x7, s4.x + s4.y + s4.z + s4.w);
-  }
   out[z * p.out_stride + r] = acc;
 }

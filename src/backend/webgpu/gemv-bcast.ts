@@ -4,6 +4,7 @@
  * load4) and, for the fused gate/up/GLU variant, a second `dot32_up` reading the `up_w` binding.
  */
 
+import { LlmError } from '../../errors.js';
 import type { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
 import { shaderSource } from './compose.js';
@@ -27,12 +28,10 @@ export function canFuseGlu(layout: GpuQuantLayout): boolean {
   return FAST_DOT32.has(layout.type);
 }
 
-/**
- * `layout` with a `dot32` composed after its snippet: the fast block product with `fast` where the type has one
- * (`canFuseGlu`), else the generic one over load4 (gemv_id's composition: only its main_dot entry calls it).
- */
-export function withDot32(layout: GpuQuantLayout, fast: boolean): GpuQuantLayout {
-  const dot = (fast ? FAST_DOT32.get(layout.type) : undefined) ?? shaderSource('quant/dot32');
+/** `layout` with its type's fast `dot32` composed after the snippet (gemv_id_dot; only where `canFuseGlu`). */
+export function withFastDot32(layout: GpuQuantLayout): GpuQuantLayout {
+  const dot = FAST_DOT32.get(layout.type);
+  if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
   return { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
 }
 
