@@ -1,7 +1,8 @@
 /**
  * The WebGPU backend's mixture-of-experts ops (moe_route, gemv_id, moe_combine) against the reference backend,
  * through `expectExpertOpsMatch`, on both capability paths and both kernel sets (their weight layouts differ):
- * Q8_0 with an odd number of rows per expert, Q4_K, F16, Q2_K; decode and multi-token steps; sigmoid and softmax
+ * Q8_0 with an odd number of rows per expert, Q4_K, F16, Q2_K (and Q4_0, Q5_K, Q6_K for gemv_id_dot's block
+ * products, also on its per-lane x path); decode and multi-token steps; sigmoid and softmax
  * routing. An unselected expert holds NaN, so reading it fails the check. Also: a stack bigger than the weight
  * binding limit is split per expert and still routed right, and a MoE model's decode step is one submission whose
  * only readback is the argmax (no per-layer readback of the routing).
@@ -15,11 +16,18 @@ import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { loadTransformer } from '../../src/model/load.js';
 import { RECORDED_FIXTURE_DIR } from '../helpers/shared-path.js';
 import { destroyTestGpu, getTestDevice, GPU_VARIANTS } from '../helpers/gpu.js';
-import { EXPERT_CASES, expectExpertOpsMatch } from '../helpers/moe-ops-check.js';
+import { GgmlType } from '../../src/gguf/types.js';
+import { EXPERT_CASES, type ExpertCase, expectExpertOpsMatch, SOFTMAX_NORM } from '../helpers/moe-ops-check.js';
 
 afterAll(() => destroyTestGpu());
 
-const CASES = EXPERT_CASES;
+/** The other types with a block product in gemv_id_dot (software kernels): odd rows per expert, several blocks. */
+const BLOCK_CASES: readonly ExpertCase[] = [
+  { type: GgmlType.Q4_0, nExperts: 5, rows: 17, k: 96, nUsed: 3, n: 2, route: SOFTMAX_NORM },
+  { type: GgmlType.Q5_K, nExperts: 5, rows: 17, k: 512, nUsed: 3, n: 1, route: SOFTMAX_NORM },
+  { type: GgmlType.Q6_K, nExperts: 6, rows: 17, k: 512, nUsed: 2, n: 3, route: SOFTMAX_NORM },
+];
+const CASES = [...EXPERT_CASES, ...BLOCK_CASES];
 
 describe('webgpu mixture-of-experts ops vs the reference', () => {
   for (const kernels of ['auto', 'hardware'] as const) {
@@ -37,6 +45,19 @@ describe('webgpu mixture-of-experts ops vs the reference', () => {
       }, 120_000);
     }
   }
+
+  it('software kernels with per-lane x loads (gemv_id_dot on subgroups narrower than 8)', async () => {
+    const device = await getTestDevice(['shader-f16', 'subgroups']);
+    const gpu = await createWebGpuOps({
+      device,
+      preferF16: true,
+      useSubgroups: true,
+      kernels: 'software',
+      bcastDirectLoads: true,
+    });
+    for (const c of [EXPERT_CASES[2]!, ...BLOCK_CASES]) await expectExpertOpsMatch(gpu, createCpuOps(), c, 2e-3);
+    gpu.destroy();
+  }, 60_000);
 
   it('splits a stack over the binding limit per expert', async () => {
     const device = await getTestDevice([]);

@@ -16,7 +16,7 @@ const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
       [
         '../../../shaders/**/*.wgsl',
         '!../../../shaders/quant/tables/*.wgsl',
-        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,altup,gemm_sm,rope_multi}.wgsl',
+        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi}.wgsl',
         '!../../../shaders/matrix/*.wgsl',
         '!../../../shaders/quant/iq{1,2,3}_*.wgsl',
       ],
@@ -88,6 +88,7 @@ const KERNEL_SNIPPETS: Partial<Readonly<Record<KernelName, string>>> = {
   gemm: weightSpanWgsl,
   gemm_sm: weightSpanWgsl,
   gemv_id: weightSpanWgsl,
+  gemv_id_dot: weightSpanWgsl,
   gemv_rows: weightSpanWgsl,
 };
 

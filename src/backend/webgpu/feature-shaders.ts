@@ -11,7 +11,7 @@ export const FEATURE_SHADERS: Readonly<Record<string, string>> = Object.fromEntr
   Object.entries(
     import.meta.glob<string>(
       [
-        '../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,altup,gemm_sm,rope_multi}.wgsl',
+        '../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi}.wgsl',
         '../../../shaders/matrix/*.wgsl',
         '../../../shaders/quant/iq{1,2,3}_*.wgsl',
       ],

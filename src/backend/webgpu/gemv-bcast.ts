@@ -4,6 +4,7 @@
  * load4) and, for the fused gate/up/GLU variant, a second `dot32_up` reading the `up_w` binding.
  */
 
+import { LlmError } from '../../errors.js';
 import type { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
 import { shaderSource } from './compose.js';
@@ -25,6 +26,13 @@ export const BCAST_BLOCK = 32;
 /** True when `gemv_bcast` can fuse gate and up of this type into one pass (needs a fast dot32). */
 export function canFuseGlu(layout: GpuQuantLayout): boolean {
   return FAST_DOT32.has(layout.type);
+}
+
+/** `layout` with its type's fast `dot32` composed after the snippet (gemv_id_dot; only where `canFuseGlu`). */
+export function withFastDot32(layout: GpuQuantLayout): GpuQuantLayout {
+  const dot = FAST_DOT32.get(layout.type);
+  if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
+  return { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
 }
 
 /**

@@ -3,7 +3,9 @@
  * routing (`moe_route.wgsl`: probabilities, top-k, weights; expert ids stay in a GPU buffer), the gather matmul
  * over the selected experts (`gemv_id.wgsl`, ggml's mul_mat_id: one dispatch per part of a 3-D stack, parts split at
  * expert boundaries at upload; a workgroup whose (token, slot) routes elsewhere reads nothing; software adapters run
- * one lane per row instead of a workgroup per row, without the reduction's barriers), and the weighted sum /
+ * one lane per row instead of a workgroup per row, without the reduction's barriers, and K-quant / Q4_0 / Q8_0 rows
+ * through the types' 32-element block products with x broadcast per subgroup as gemv_bcast does: gemv_id_dot.wgsl),
+ * and the weighted sum /
  * sigmoid-gated add (`moe_combine.wgsl`). Used by WebGpuOps through a narrow host interface.
  */
 
@@ -12,6 +14,7 @@ import type { Activation, Weight } from '../ops.js';
 import type { MoeRouteParams } from '../moe-step.js';
 import type { GpuActivation, GpuWeight } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
+import { BCAST_BLOCK, canFuseGlu, withFastDot32 } from './gemv-bcast.js';
 import { grid, type StepRecorder } from './step-recorder.js';
 import type { GpuQuantLayout } from './upload.js';
 
@@ -23,8 +26,11 @@ const MAX_GROUPS = 65535;
 
 /** What the MoE ops need of the backend. */
 export interface MoeOpsHost {
-  /** Software adapters take gemv_id's lane-per-row entry (`main_rows`). */
-  readonly ctx: { readonly isSoftware: boolean };
+  /**
+   * Software adapters take gemv_id's lane-per-row entry (`main_rows`), or with subgroups gemv_id_dot for types with
+   * a fast dot32 (`bcastDirectLoads`: its per-lane x path, as gemv_bcast's).
+   */
+  readonly ctx: { readonly isSoftware: boolean; readonly isSubgroups: boolean; readonly bcastDirectLoads: boolean };
   readonly rec: StepRecorder;
   /** (4) f32 zeros for unused read bindings. */
   readonly dummy: GPUBuffer;
@@ -83,14 +89,18 @@ export class MoeOps {
         `matmulExperts ${wt.name}: x [${n}, ${x.cols}] · ${nExperts} experts of [${rows}, ${wt.rowLength}] does not fit out ${out.label} [${out.maxRows}, ${out.cols}]`,
       );
     }
-    const laneRows = this.h.ctx.isSoftware; // one lane per (row, slot), or one workgroup
+    const ctx = this.h.ctx;
+    const laneRows = ctx.isSoftware; // one lane per (row, slot), or one workgroup
+    // Software adapters with subgroups: whole 32-element blocks through the type's fast dot32 (gemv_id_dot).
+    const blocks = laneRows && ctx.isSubgroups && canFuseGlu(wt.layout) && wt.rowLength % BCAST_BLOCK === 0;
+    const tag = [xPerSlot ? 'slot' : '', blocks && ctx.bcastDirectLoads ? 'direct' : ''].filter((t) => t).join('_');
     const pipe = this.h.pipe({
-      kernel: 'gemv_id',
-      ...(laneRows ? { entry: 'main_rows' } : {}),
-      quant: wt.layout,
+      kernel: blocks ? 'gemv_id_dot' : 'gemv_id',
+      ...(laneRows && !blocks ? { entry: 'main_rows' } : {}),
+      quant: blocks ? withFastDot32(wt.layout) : wt.layout,
       wgSize: WG_ROW,
-      constants: { X_PER_SLOT: xPerSlot },
-      tag: xPerSlot ? 'slot' : undefined,
+      constants: { X_PER_SLOT: xPerSlot, ...(blocks ? { FORCE_DIRECT: ctx.bcastDirectLoads } : {}) },
+      tag: tag || undefined,
     });
     const [gx, gy] = grid(laneRows ? Math.ceil(rows / WG_ROW) : rows);
     const total = n * nUsed;
@@ -101,7 +111,9 @@ export class MoeOps {
         const nz = Math.min(MAX_GROUPS, total - z0);
         this.h.rec.dispatch(
           pipe,
-          [null, part.buffer, buf(x), buf(out), buf(ids)],
+          blocks // gemv_id_dot binds the part twice (u32 and vec4 views)
+            ? [null, part.buffer, buf(x), buf(out), buf(ids), part.buffer]
+            : [null, part.buffer, buf(x), buf(out), buf(ids)],
           (p) => p.u(wt.rowLength).u(rows).u(wt.rowStride).u(x.cols).u(out.cols).u(nUsed).u(eFirst).u(eEnd).u(z0),
           [gx, gy, nz],
         );

@@ -64,6 +64,7 @@ export const ENTRY_BINDINGS: Readonly<Record<string, readonly (BindingKind | nul
   'topk_radix.main': ['uniform', 'read', 'rw'],
   'gemv_id.main': ['uniform', 'read', 'read', 'rw', 'read'],
   'gemv_id.main_rows': ['uniform', 'read', 'read', 'rw', 'read'],
+  'gemv_id_dot.main': ['uniform', 'read', 'read', 'rw', 'read', 'read'],
   'moe_route.main': ['uniform', 'read', 'rw', 'rw', 'read', 'read'],
   'moe_combine.main': ['uniform', 'read', 'read', 'rw'],
   'moe_combine.main_gated': ['uniform', 'read', 'read', 'rw'],
