@@ -95,7 +95,7 @@ export function prepareChatRequest(
   env.checkFits(tokens.length);
   const key = env.key;
   const eogIds = new Set([...tk.eogIds, ...built.eogIds]);
-  const persistPrefix = withImages ? 0 : env.systemPrefix(built.tokens); // placeholders are never persisted
+  const persistPrefix = persistable(env.systemPrefix(built.tokens), built.tokens, withImages);
   const format = env.chat.reasoningFormat ?? { kind: 'none' as const };
   if (format.kind === 'none' && !parseTools)
     return {
@@ -136,4 +136,19 @@ export function prepareChatRequest(
     isChat: true,
     ...images,
   };
+}
+
+/**
+ * The system prefix to persist automatically: with images, only when it ends before the first one and placing them
+ * kept its tokens (placeholders and image positions are never persisted automatically; `saveCache()` stores those).
+ */
+function persistable(
+  prefix: number,
+  text: readonly number[],
+  placed: { readonly tokens: readonly number[]; readonly images: readonly { readonly start: number }[] } | undefined,
+): number {
+  if (!placed || prefix === 0) return prefix;
+  if (placed.images.some((im) => im.start < prefix)) return 0;
+  for (let i = 0; i < prefix; i++) if (placed.tokens[i] !== text[i]) return 0;
+  return prefix;
 }

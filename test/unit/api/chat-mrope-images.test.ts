@@ -155,4 +155,32 @@ describe('chat with an image on an M-RoPE model', () => {
       }
     }
   });
+
+  it('an image request persists its system prompt automatically: the prefix before the image, restored by the next engine', {
+    timeout: 120_000,
+  }, async () => {
+    const store = memoryPromptCacheStore();
+    const system = 'You look at pictures carefully and answer in a few plain words, nothing more.';
+    const messages: ChatRequestMessage[] = [{ role: 'system', content: system }, ...ask(pngUrl(60, 60, 7), 'What?')];
+    const first = await open({ persistedCache: { store, auto: true } });
+    let cold: ChatCompletion;
+    try {
+      cold = await answer(first, messages);
+    } finally {
+      await first.unload();
+    }
+    const [saved, more] = await store.list();
+    expect(more).toBeUndefined();
+    expect(saved!.tokens.length).toBeGreaterThanOrEqual(8);
+    expect(saved!.tokens.every((t) => t >= 0)).toBe(true); // no image placeholder
+    expect(saved!.ropeImages).toBeUndefined();
+    const next = await open({ persistedCache: { store, auto: true } });
+    try {
+      const warm = await answer(next, messages);
+      expect(warm.usage.prompt_tokens_details?.cached_tokens).toBe(saved!.tokens.length);
+      expect(logprobs(warm)).toEqual(logprobs(cold));
+    } finally {
+      await next.unload();
+    }
+  });
 });
