@@ -28,11 +28,19 @@ export function canFuseGlu(layout: GpuQuantLayout): boolean {
   return FAST_DOT32.has(layout.type);
 }
 
+/** Layouts with their fast `dot32` composed, made once per layout (the expert matmul asks per call). */
+const WITH_DOT32 = new WeakMap<GpuQuantLayout, GpuQuantLayout>();
+
 /** `layout` with its type's fast `dot32` composed after the snippet (gemv_id_dot; only where `canFuseGlu`). */
 export function withFastDot32(layout: GpuQuantLayout): GpuQuantLayout {
-  const dot = FAST_DOT32.get(layout.type);
-  if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
-  return { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
+  let composed = WITH_DOT32.get(layout);
+  if (composed === undefined) {
+    const dot = FAST_DOT32.get(layout.type);
+    if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
+    composed = { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
+    WITH_DOT32.set(layout, composed);
+  }
+  return composed;
 }
 
 /**

@@ -93,14 +93,15 @@ export class MoeOps {
     const laneRows = ctx.isSoftware; // one lane per (row, slot), or one workgroup
     // Software adapters with subgroups: whole 32-element blocks through the type's fast dot32 (gemv_id_dot).
     const blocks = laneRows && ctx.isSubgroups && canFuseGlu(wt.layout) && wt.rowLength % BCAST_BLOCK === 0;
-    const tag = [xPerSlot ? 'slot' : '', blocks && ctx.bcastDirectLoads ? 'direct' : ''].filter((t) => t).join('_');
+    const direct = blocks && ctx.bcastDirectLoads;
+    const tag = xPerSlot ? (direct ? 'slot_direct' : 'slot') : direct ? 'direct' : undefined;
     const pipe = this.h.pipe({
       kernel: blocks ? 'gemv_id_dot' : 'gemv_id',
       ...(laneRows && !blocks ? { entry: 'main_rows' } : {}),
       quant: blocks ? withFastDot32(wt.layout) : wt.layout,
       wgSize: WG_ROW,
       constants: { X_PER_SLOT: xPerSlot, ...(blocks ? { FORCE_DIRECT: ctx.bcastDirectLoads } : {}) },
-      tag: tag || undefined,
+      tag,
     });
     const [gx, gy] = grid(laneRows ? Math.ceil(rows / WG_ROW) : rows);
     const total = n * nUsed;
