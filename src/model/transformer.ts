@@ -29,6 +29,7 @@ import { type AltUp, checkLazyParts, type LazyModelParts, type RopeStreams } fro
 import { activationShapes, logitRowsOf, type RunShape, widthKey } from './run-shape.js';
 import type { EmbeddingsEvalOptions, KvCacheInfo, LogitsWanted, SequenceToken, Transformer } from './model.js';
 import { checkEmbeddingRows, checkImageGrid, type EmbeddingInput, splitDeepstack } from './embedding-input.js';
+import { addDeepstack, setInputRows } from './step-input.js';
 import type { RankHead } from './pooling.js';
 
 /** The activations shared by every layer, allocated once at their largest size (see `activationShapes`). */
@@ -71,7 +72,7 @@ export class TransformerModel implements Transformer {
   /** Rope positions after images per slot (multi-stream rope models only); `evalRows`' streams per row. */
   readonly ropeStreams: RopeStreams | null;
   private rowStreams: readonly (Int32Array | undefined)[] = [];
-  /** [ubatch, nEmbd] a deepstack block of the step's rows is set into before its add (qwen3vl), else null. */
+  /** [k·ubatch, nEmbd] the step's rows of the k deepstack blocks (qwen3vl: `step-input.ts`), else null. */
   private readonly deepstackRows: Activation | null;
 
   constructor(
@@ -137,7 +138,7 @@ export class TransformerModel implements Transformer {
     this.outputHead = [{ out: this.buffers.logits, weight: weights.output, bias: weights.outputBias }];
     this.ropeStreams = checkLazyParts(c, !!weights.altUp, lazy);
     this.deepstackRows = c.deepstackLayers
-      ? ops.createActivation('deepstack', this.ubatchSize, c.embeddingLength)
+      ? ops.createActivation('deepstack', this.ubatchSize * c.deepstackLayers, c.embeddingLength)
       : null;
   }
 
@@ -349,7 +350,7 @@ export class TransformerModel implements Transformer {
     const positions = rows ? undefined : this.ropeStreams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
     const batch = { tokens, startPos, slot, ...(positions && { positions }) };
     ops.beginStep(this.chained ? { ...batch, tokensOnDevice: true } : batch);
-    if (this.input) ops.setRows(b.x, this.input.rows.subarray(this.input.offset * c.embeddingLength), n);
+    if (this.input) setInputRows(ops, b.x, this.deepstackRows, this.input, c.embeddingLength, n);
     else {
       ops.embed(b.x, w.tokenEmbd, n); // x [n, nEmbd]
       if (c.embeddingScale !== 1) ops.scale(b.x, c.embeddingScale, n);
@@ -379,11 +380,7 @@ export class TransformerModel implements Transformer {
       else if (p.kind === 'attention' && p.w.perLayer)
         this.perLayerInput?.apply(ops, il, b.x, n, p.w.perLayer, p.perLayerOut);
       if (p.kind === 'attention' && p.w.outScale !== 1) ops.scale(b.x, p.w.outScale, n);
-      const ds = this.input?.deepstack?.[il]; // qwen3vl: x [n, nEmbd] += deepstack block il of the image rows
-      if (ds && this.deepstackRows) {
-        ops.setRows(this.deepstackRows, ds.subarray(this.input!.offset * c.embeddingLength), n);
-        ops.add(b.x, b.x, this.deepstackRows, n);
-      }
+      if (this.input?.deepstack?.[il] && this.deepstackRows) addDeepstack(ops, b.x, this.deepstackRows, il, n); // qwen3vl
     }
 
     this.altUp?.merge(ops, b.x, n); // x [n, nEmbd] from the AltUp streams

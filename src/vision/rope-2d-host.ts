@@ -12,11 +12,8 @@
 export interface Rope2dTable {
   readonly cos: Float32Array;
   readonly sin: Float32Array;
-  /**
-   * 'adjacent': pair k is (2k, 2k + 1); 'neox': pair k of half h = ⌊k / (hd/4)⌋ is (h·hd/2 + j, h·hd/2 + j + hd/4);
-   * 'half': pair k is (k, k + hd/2) (Qwen-VL's vision rope, `vit-ops-qwen.ts`).
-   */
-  readonly pairs: 'adjacent' | 'neox' | 'half';
+  /** 'adjacent': pair k is (2k, 2k + 1); 'neox': pair k of half h = ⌊k / (hd/4)⌋ is (h·hd/2 + j, h·hd/2 + j + hd/4). */
+  readonly pairs: 'adjacent' | 'neox';
 }
 
 /** The gemma4v table for a gw × gh patch grid (token t at column t mod gw, row ⌊t / gw⌋). */
@@ -68,7 +65,6 @@ export function applyRope2d(x: Float32Array, table: Rope2dTable, heads: number, 
   const pairs = hd / 2;
   const quarter = hd / 4;
   const neox = table.pairs === 'neox';
-  const half = table.pairs === 'half';
   const n = x.length / (heads * hd);
   for (let t = 0; t < n; t++) {
     for (let h = 0; h < heads; h++) {
@@ -76,8 +72,8 @@ export function applyRope2d(x: Float32Array, table: Rope2dTable, heads: number, 
       for (let k = 0; k < pairs; k++) {
         const c = table.cos[t * pairs + k]!;
         const s = table.sin[t * pairs + k]!;
-        const i1 = neox ? o + Math.floor(k / quarter) * pairs + (k % quarter) : half ? o + k : o + 2 * k;
-        const i2 = neox ? i1 + quarter : half ? i1 + pairs : i1 + 1;
+        const i1 = neox ? o + Math.floor(k / quarter) * pairs + (k % quarter) : o + 2 * k;
+        const i2 = neox ? i1 + quarter : i1 + 1;
         const a = x[i1]!;
         const b = x[i2]!;
         x[i1] = a * c - b * s;

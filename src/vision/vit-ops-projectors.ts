@@ -23,8 +23,8 @@ export interface VitOpsContext {
   readonly nEmbdText: number;
   /** An activation [≥ rows, cols] kept under `label`. */
   act(label: string, rows: number, cols: number): Activation;
-  /** Begins a step of `rows` rows. */
-  step(rows: number): void;
+  /** Begins a step of `rows` rows (with multi-stream rope `positions` [4, rows] for a rope in it). */
+  step(rows: number, positions?: Int32Array): void;
 }
 
 /** A projector head: the ViT's output vit [n, d] of a gw × gh patch grid → [nTokens, nEmbdText]. */

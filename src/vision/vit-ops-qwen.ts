@@ -5,8 +5,8 @@
  *   blocks regrouped window by window when the file has `clip.vision.n_wa_pattern` (mtmd's `inv_window_idx`), then one
  *   GEMM by the two temporal kernels summed (`vit-weights.ts`) (+ bias) (+ qwen3vl's position table resized to the
  *   grid on the host, in the same order) → pre-norm where present →
- *   per block [RMSNorm (2.5) / LayerNorm (3) → q, k, v (+bias; qwen3vl's fused QKV split at load) → the vision rope on
- *   the host (pairs (i, i + hd/2), the first hd/4 by the patch's row, the next by its column) → non-causal attention
+ *   per block [RMSNorm (2.5) / LayerNorm (3) → q, k, v (+bias; qwen3vl's fused QKV split at load) → the vision rope as
+ *   a multi-stream rope (pairs (i, i + hd/2), the first hd/4 by the patch's row, the next by its column) → non-causal attention
  *   over every patch on each `n_wa_pattern`-th block (all blocks without a pattern), else over each window's rows as
  *   a sequence of its own → x += Wo·att + bo → norm → SiLU(gate) × up (2.5) / GELU(up) (3) → x += down]
  *   (qwen3vl: after a deepstack block, its merger on the block's output) → post-norm →
@@ -15,31 +15,43 @@
  * Output [(gw/2) · (gh/2), nEmbdText · (1 + deepstack blocks)].
  */
 
-import type { Activation, AttentionParams, Projection, ResidualOptions, Weight } from '../backend/ops.js';
+import type { Activation, AttentionParams, Projection, ResidualOptions, RopeParams, Weight } from '../backend/ops.js';
+import type { RopePositions } from '../backend/rope-multi.js';
 import { LlmError, throwIfAborted } from '../errors.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import { QWEN25VL_TENSORS, windowOrder, windowTokens } from './projector-qwen25vl.js';
 import { QWEN3VL_TENSORS, resizeTable } from './projector-qwen3vl.js';
-import type { Rope2dTable } from './rope-2d-host.js';
 import { im2colPatches } from './vit-ops.js';
 import type { Gemma4vOpsContext } from './vit-ops-gemma4v.js';
 import type { VitNorm } from './vit-weights.js';
 
-/** The vision rope's table (`Rope2dTable` 'half' pairs): row t at patch (ys[t], xs[t]), frequencies 10000^(−4j/hd). */
-export function qwenVisionRopeTable(ys: Int32Array, xs: Int32Array, hd: number): Rope2dTable {
-  const half = hd / 2;
+/**
+ * The vision rope as a backend multi-stream rope (mtmd's `ggml_rope_multi` in vision mode): pairs (i, i + hd/2),
+ * the first hd/4 at the row stream (`qwenRopePositions` t), the next hd/4 at the column stream (h), frequencies
+ * 10000^(−4j/hd) restarting at each section — NEOX's 10000^(−2i/hd) divided by per-pair `freqFactors`.
+ */
+export function qwenVisionRope(hd: number): RopeParams {
   const quarter = hd / 4;
-  const thetaScale = 10000 ** (-2 / half);
-  const cos = new Float32Array(ys.length * half);
-  const sin = new Float32Array(ys.length * half);
-  for (let t = 0; t < ys.length; t++) {
-    for (let i = 0; i < half; i++) {
-      const theta = i < quarter ? ys[t]! * thetaScale ** i : xs[t]! * thetaScale ** (i - quarter);
-      cos[t * half + i] = Math.cos(theta);
-      sin[t * half + i] = Math.sin(theta);
-    }
-  }
-  return { cos, sin, pairs: 'half' };
+  const freqFactors = new Float32Array(hd / 2); // (hd/2) f32: 10000^(−2i/hd) / 10000^(−4 (i mod hd/4) / hd)
+  for (let i = 0; i < hd / 2; i++) freqFactors[i] = 10000 ** ((-2 * i + 4 * (i % quarter)) / hd);
+  return {
+    kind: 'neox',
+    headDim: hd,
+    nRot: hd,
+    theta: 10000,
+    freqScale: 1,
+    freqFactors,
+    multi: { sections: [quarter, quarter, 0, 0], interleaved: false },
+  };
+}
+
+/** The rows' rope streams for `qwenVisionRope`: [4, n] (patch row, patch column, 0, 0). */
+export function qwenRopePositions(ys: Int32Array, xs: Int32Array): RopePositions {
+  const n = ys.length;
+  const out = new Int32Array(4 * n); // [4, n] stream-major
+  out.set(ys, 0);
+  out.set(xs, n);
+  return out;
 }
 
 /** Where each row of the encoder goes: its patch, the patch's grid position, and the lengths of the window runs. */
@@ -201,13 +213,14 @@ export async function encodeQwenVlOps(
   }
   if (w.preLn) norm(x!, x!, w.preLn, n);
   ops.endStep();
-  const rope = qwenVisionRopeTable(layout.ys, layout.xs, hd);
+  const rope = qwenVisionRope(hd);
+  const positions = qwenRopePositions(layout.ys, layout.xs); // [4, n]
   const stacks: Float32Array[] = [];
   for (const [il, L] of w.layers.entries()) {
     throwIfAborted(signal, 'encoding the image');
     await c.yieldNow();
     throwIfAborted(signal, 'encoding the image');
-    c.step(n);
+    c.step(n, positions);
     norm(h!, x!, L.ln1, n);
     const qkv: Projection[] = [
       { out: q!, weight: L.q, bias: L.qB },
@@ -215,7 +228,8 @@ export async function encodeQwenVlOps(
       { out: v!, weight: L.v, bias: L.vB },
     ];
     ops.normMatmul(scratch!, h!, null, qkv, n); // q, k, v [n, d]
-    await c.rotate(q!, k!, n, rope);
+    ops.rope(q!, n, rope); // the vision rope at each row's patch (row, column)
+    ops.rope(k!, n, rope);
     attend(pattern === 0 || (il + 1) % pattern === 0 ? [n] : layout.windows);
     ops.matmulResidual(x!, att!, L.o, n, residual(L.oB)); // x += att · Woᵀ + bo
     norm(h!, x!, L.ln2, n);

@@ -85,7 +85,7 @@ export class VitOpsEncoder {
       config,
       nEmbdText,
       act: (l, r, c) => this.act(l, r, c),
-      step: (r) => this.step(r),
+      step: (r, positions) => this.step(r, positions),
       kv: (r) => this.kv(r),
       rotate: (q, k, r, table) => this.rotate(q, k, r, table),
       yieldNow: yieldToEventLoop,
@@ -107,9 +107,14 @@ export class VitOpsEncoder {
     return a;
   }
 
-  private step(rows: number): void {
+  private step(rows: number, positions?: Int32Array): void {
     if (this.positions.length < rows) this.positions = Int32Array.from({ length: rows }, (_, i) => i);
-    this.ops.beginStep({ tokens: this.positions.subarray(0, rows), startPos: 0, slot: 0 });
+    this.ops.beginStep({
+      tokens: this.positions.subarray(0, rows),
+      startPos: 0,
+      slot: 0,
+      ...(positions && { positions }),
+    });
   }
 
   /** Sizes the one KV layer for `n` rows: each block stores its k, v and attends over them before the next block. */

@@ -2,7 +2,7 @@
  * The multi-stream rope scenario every backend runs (test/kernels/rope-multi.test.ts, webgpu-rope-multi.gpu.test.ts):
  * an image's grid positions with consecutive and interleaved sections (sections summing to fewer pairs than the
  * head has, so sectors wrap, and an e section), text rows at an offset, a `setSequence` back to text rows after
- * an image step, and two sequences of one step each at its own streams (`setSequence` with positions). Results are compared with the plain-TS reference, itself checked against the formula.
+ * an image step, and two, then twenty sequences of one step each at its own streams (`setSequence` with positions). Results are compared with the plain-TS reference, itself checked against the formula.
  */
 
 import type { Ops, RopeParams } from '../../src/backend/ops.js';
@@ -96,5 +96,32 @@ export async function runMultiRope(ops: Ops): Promise<Float32Array[]> {
   ops.rope(y, 1, params);
   ops.endStep();
   out.push(await ops.read(x, 1), await ops.read(y, 1));
+  // Many sequences of one step at their own streams, row s at text position MANY_POS(s): more streams than WebGPU's
+  // position buffer first holds, so it grows mid-step (each row still rotated at its own).
+  const z = ops.createActivation('z', MANY_SEQUENCES, MULTI_COLS); // [20, 2 heads · 16] inputs
+  const rotated = ops.createActivation('rotated', MANY_SEQUENCES, MULTI_COLS); // [20, 2 heads · 16]
+  ops.beginStep({ tokens: new Int32Array(MANY_SEQUENCES), startPos: 40, slot: 0 });
+  ops.setRows(z, manyInputs(), MANY_SEQUENCES);
+  for (let r = 0; r < MANY_SEQUENCES; r++) {
+    ops.copyRows(y, z, r, 1);
+    ops.setSequence(0, 40, textRopePositions(manyPosition(r), 1));
+    ops.rope(y, 1, params);
+    ops.copyRows(rotated, y, 0, 1, r);
+  }
+  ops.endStep();
+  out.push(await ops.read(rotated, MANY_SEQUENCES));
   return out;
+}
+
+/** Sequences of the last scenario step (`runMultiRope`'s last output, [MANY_SEQUENCES, MULTI_COLS]). */
+export const MANY_SEQUENCES = 20;
+
+/** The text rope position of sequence r of the last step. */
+export function manyPosition(r: number): number {
+  return 3 + 7 * r;
+}
+
+/** The last step's input rows [MANY_SEQUENCES, MULTI_COLS]. */
+export function manyInputs(): Float32Array {
+  return scenarioValues(MANY_SEQUENCES * MULTI_COLS, 12);
 }

@@ -9,7 +9,16 @@ import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { imageRopePositions, ropeStreamOf, textRopePositions } from '../../src/backend/rope-multi.js';
 import { createWasmOps } from '../../src/backend/wasm/index.js';
-import { MULTI_CASES, MULTI_COLS, MULTI_ROWS, runMultiRope, scenarioValues } from '../helpers/rope-multi-scenario.js';
+import {
+  MANY_SEQUENCES,
+  manyInputs,
+  manyPosition,
+  MULTI_CASES,
+  MULTI_COLS,
+  MULTI_ROWS,
+  runMultiRope,
+  scenarioValues,
+} from '../helpers/rope-multi-scenario.js';
 
 describe('multi-stream rope', () => {
   it("lays pairs out as ggml does: Qwen2-VL's consecutive sections, Qwen3-VL's interleaved ones", () => {
@@ -82,6 +91,24 @@ describe('multi-stream rope', () => {
       }
       for (let j = 0; j < MULTI_COLS; j++) expect(got[4 + k]![j]).toBeCloseTo(want[j]!, 5);
     });
+  });
+
+  it('twenty sequences of one step: each row at its own streams', async () => {
+    const got = (await runMultiRope(createCpuOps()))[6]!;
+    const params = MULTI_CASES[0]![1];
+    const x = manyInputs();
+    for (let r = 0; r < MANY_SEQUENCES; r++) {
+      for (let base = r * MULTI_COLS; base < (r + 1) * MULTI_COLS; base += 16) {
+        for (let i = 0; i < 8; i++) {
+          const at = ropeStreamOf(params.multi!, i) === 3 ? 0 : manyPosition(r); // text rows: (p, p, p, 0)
+          const theta = at * Math.pow(params.theta, -i / 8);
+          expect(got[base + i], `row ${r} pair ${i}`).toBeCloseTo(
+            x[base + i]! * Math.cos(theta) - x[base + i + 8]! * Math.sin(theta),
+            4,
+          );
+        }
+      }
+    }
   });
 
   it('WASM equals the reference on every case', async () => {

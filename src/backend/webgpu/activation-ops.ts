@@ -172,7 +172,8 @@ export class ActivationOps {
           .f(y.extFactor)
           .f(y.mscale)
           .f(y.corrLo)
-          .f(y.corrHi),
+          .f(y.corrHi)
+          .u(pos.offset),
       grid(Math.ceil(total / WG_FLAT)),
     );
   }

@@ -214,7 +214,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     this.rec.checkAlive();
     if (this.hw.hasPendingGroups) this.hw.commitPending();
     this.flushNow(); // the token write must come after every previously recorded dispatch
-    this.ropePos.write(batch.positions); // [4, n] multi-stream rope positions (images), else none
+    this.ropePos.begin(batch.positions); // [4, n] multi-stream rope positions (images), else none
     if (batch.tokensOnDevice !== true) this.tokens.write(batch.tokens);
     else if (batch.tokens.length !== 1) {
       throw new LlmError(
@@ -226,8 +226,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
   }
 
   setSequence(slot: number, startPos: number, positions?: Int32Array): void {
-    if (positions) this.flushNow(); // the streams' write lands after the previous sequence's dispatches
-    this.ropePos.write(positions); // [4, n] one sequence's streams (text after an image), else its KV positions
+    this.ropePos.select(positions); // [4, n] one sequence's streams after the step's others, else its KV positions
     this.step = { startPos, slot, n: this.requireStep('setSequence').n };
   }
 

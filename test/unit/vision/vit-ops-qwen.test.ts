@@ -1,7 +1,7 @@
 /**
  * The Qwen-VL pass on a backend (`src/vision/vit-ops-qwen.ts`) beyond the conformance of test/helpers/vit-ops-check.ts:
  * the row layout (2×2-block order, blocks regrouped window by window, the runs attention sees as separate sequences),
- * the vision rope's host table against the oracle's `visionRope`, and that the recorded qwen2.5vl image depends on
+ * the vision rope as a backend multi-stream rope (cpu ops) against the oracle's `visionRope`, and that the recorded qwen2.5vl image depends on
  * its windows (full attention on every block lands far from mtmd), so the conformance pins them; an abort between
  * blocks stops the encode.
  */
@@ -13,9 +13,8 @@ import { parseGguf } from '../../../src/gguf/parse.js';
 import { writeGguf } from '../../../src/gguf/write.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { visionRope } from '../../../src/vision/projector-qwen25vl.js';
-import { applyRope2d } from '../../../src/vision/rope-2d-host.js';
 import { loadVisionEncoder } from '../../../src/vision/vision-encoder.js';
-import { qwenLayout, qwenVisionRopeTable } from '../../../src/vision/vit-ops-qwen.js';
+import { qwenLayout, qwenRopePositions, qwenVisionRope } from '../../../src/vision/vit-ops-qwen.js';
 import { maxAbsDiff } from '../../helpers/compare.js';
 import { expectLlmError } from '../../helpers/llm-error.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
@@ -37,15 +36,22 @@ describe('vit-ops-qwen', () => {
     expect([...qwenLayout(20, 12, 10).perm.subarray(0, 4)]).toEqual([0, 1, 20, 21]);
   });
 
-  it("the host rope table ('half' pairs) rotates as the oracle's visionRope, and is the identity at (0, 0)", () => {
+  it("the vision rope as a multi-stream rope on a backend rotates as the oracle's visionRope, identity at (0, 0)", async () => {
     const [heads, hd, n] = [3, 16, 12];
     const rand = mulberry32(5);
     const x = Float32Array.from({ length: n * heads * hd }, () => rand() * 2 - 1);
-    const ys = Int32Array.from({ length: n }, (_, t) => Math.floor(t / 4));
+    const ys = Int32Array.from({ length: n }, (_, t) => Math.floor(t / 4) * 5); // rows 0 … 10 and columns 0 … 6
     const xs = Int32Array.from({ length: n }, (_, t) => (t * 3) % 7);
-    const [got, want] = [x.slice(), x.slice()];
-    applyRope2d(got, qwenVisionRopeTable(ys, xs, hd), heads, hd);
+    const want = x.slice();
     visionRope(want, ys, xs, heads, hd);
+    const ops = createCpuOps();
+    const act = ops.createActivation('x', n, heads * hd); // [n, heads · hd]
+    ops.beginStep({ tokens: new Int32Array(n), startPos: 0, slot: 0, positions: qwenRopePositions(ys, xs) });
+    ops.setRows(act, x, n);
+    ops.rope(act, n, qwenVisionRope(hd));
+    ops.endStep();
+    const got = await ops.read(act, n);
+    ops.destroy();
     expect(maxAbsDiff(got, want)).toBeLessThan(1e-5);
     expect(maxAbsDiff(got, x)).toBeGreaterThan(0.1);
     expect(maxAbsDiff(got.subarray(0, heads * hd), x.subarray(0, heads * hd))).toBe(0); // row 0 at (0, 0)
