@@ -15,10 +15,10 @@ const GROUP_BLOCK: usize = 576;
 
 /**
  * The 6-bit scales (isMin false) or mins (true) of sub-blocks 4h … 4h + 3 of the four rows as bytes 4r + i (ggml
- * get_scale_min_k4), as gemv-q4-k-rows4.ts's sixBitBytes.
+ * get_scale_min_k4), as gemv-q4-k-rows4.ts's sixBitBytes; the Q5_K kernel (gemv-q5-k-rows4.ts) shares it.
  */
 // @ts-ignore: decorator
-@inline function sixBitBytes(pg: usize, h: i32, isMin: bool): v128 {
+@inline export function sixBitBytes(pg: usize, h: i32, isMin: bool): v128 {
   const own = isMin ? v128.load(pg, 32) : v128.load(pg, 16); // u1 for mins, u0 for scales
   const src = isMin ? v128.load(pg + (<usize>h << 4), 32) : v128.load(pg + (<usize>h << 5), 16); // own, or u2
   const low = v128.and(isMin ? i32x4.shr_u(src, h << 2) : src, i32x4.splat(h ? 0x0f0f0f0f : 0x3f3f3f3f));
@@ -27,7 +27,7 @@ const GROUP_BLOCK: usize = 576;
 
 /** Byte `pick` selects (one per i32 lane) of `bytes` as f32x4. */
 // @ts-ignore: decorator
-@inline function laneByte(bytes: v128, pick: v128): v128 {
+@inline export function laneByte(bytes: v128, pick: v128): v128 {
   return f32x4.convert_i32x4_s(i8x16.swizzle(bytes, pick));
 }
 

@@ -7,7 +7,8 @@
  * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
  * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
  * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
- * fields as they are. Q5_0 and Q6_K (`recode`) have each row's block body re-coded first (q5Encode, q6Encode).
+ * fields as they are. Q5_0, Q6_K and Q5_K (`recode`) have each row's block body re-coded first (q5Encode, q6Encode,
+ * q5kEncode).
  */
 import { hiNibbles, q5HighBits } from './simd-dot';
 
@@ -90,6 +91,52 @@ import { hiNibbles, q5HighBits } from './simd-dot';
 }
 
 /**
+ * Re-codes the Q5_K super-block body at `p` (GGUF: scales[12], qh[32], qs[128]; 172 bytes) in place for
+ * gemv-q5-k-rows4.ts: the scales stay in words 0 … 2; sub-block pair c (sub-blocks 2c, 2c + 1, 5-bit quants a_l,
+ * b_l, l < 32) takes words 3 + 10c … 12 + 10c — bytes l = a_l | (b_l & 7) << 5, then bytes 32 + 4t + i =
+ * Σ_{m < 4} (b_{16t+4m+i} >> 3) << 2m (t = 0, 1) — the Q5_0 re-coding (q5Encode) with the pair's sub-blocks as its
+ * halves, so a's are one mask away and b's two shifts, two masks and an or at constant shifts. Every input vector
+ * is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed SIMD, so elsewhere never called.)
+ */
+// @ts-ignore: decorator
+@inline function q5kEncode(p: usize): void {
+  if (!ASC_FEATURE_SIMD) {
+    unreachable();
+    return;
+  }
+  const h0 = v128.load(p, 12), h1 = v128.load(p, 28);
+  const s0 = v128.load(p, 44), s1 = v128.load(p, 60), s2 = v128.load(p, 76), s3 = v128.load(p, 92);
+  const s4 = v128.load(p, 108), s5 = v128.load(p, 124), s6 = v128.load(p, 140), s7 = v128.load(p, 156);
+  q5kPair(p + 12, s0, s1, h0, h1, 0);
+  q5kPair(p + 52, s2, s3, h0, h1, 2);
+  q5kPair(p + 92, s4, s5, h0, h1, 4);
+  q5kPair(p + 132, s6, s7, h0, h1, 6);
+}
+
+/**
+ * One sub-block pair of q5kEncode: quant bytes qa (l < 16), qb (16 ≤ l < 32), qh vectors ha, hb, `bit` = 2c → 40
+ * bytes at o.
+ */
+// @ts-ignore: decorator
+@inline function q5kPair(o: usize, qa: v128, qb: v128, ha: v128, hb: v128, bit: i32): void {
+  const m4 = i8x16.splat(15);
+  const one = i8x16.splat(1);
+  const sh = <u32>bit;
+  // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte.
+  const aA = v128.or(v128.and(qa, m4), i16x8.shl(v128.and(i16x8.shr_u(ha, sh), one), 4));
+  const aB = v128.or(v128.and(qb, m4), i16x8.shl(v128.and(i16x8.shr_u(hb, sh), one), 4));
+  const bA = v128.or(hiNibbles(qa, m4), i16x8.shl(v128.and(i16x8.shr_u(ha, sh + 1), one), 4));
+  const bB = v128.or(hiNibbles(qb, m4), i16x8.shl(v128.and(i16x8.shr_u(hb, sh + 1), one), 4));
+  const seven = i8x16.splat(7);
+  v128.store(o, v128.or(aA, i16x8.shl(v128.and(bA, seven), 5)));
+  v128.store(o, v128.or(aB, i16x8.shl(v128.and(bB, seven), 5)), 16);
+  const ta = v128.and(i16x8.shr_u(bA, 3), i8x16.splat(3));
+  const tb = v128.and(i16x8.shr_u(bB, 3), i8x16.splat(3));
+  store<u32>(o, i32x4.extract_lane(ta, 0) | (i32x4.extract_lane(ta, 1) << 2) | (i32x4.extract_lane(ta, 2) << 4) | (i32x4.extract_lane(ta, 3) << 6), 32);
+  store<u32>(o, i32x4.extract_lane(tb, 0) | (i32x4.extract_lane(tb, 1) << 2) | (i32x4.extract_lane(tb, 2) << 4) | (i32x4.extract_lane(tb, 3) << 6), 36);
+}
+
+/**
  * 4×4 transpose of 32-bit words: [a.wj, b.wj, c.wj, d.wj] stored at o + 16j for j < 4 (scalar moves without SIMD;
  * those builds never store this layout, but the module exports the same functions in every build).
  */
@@ -121,8 +168,8 @@ import { hiNibbles, q5HighBits } from './simd-dot';
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
- * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0) or 2 (Q6_K)
- * re-codes each block's body first (q5Encode, q6Encode).
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0), 2 (Q6_K) or 3
+ * (Q5_K) re-codes each block's body first (q5Encode, q6Encode, q5kEncode).
  */
 export function interleave_rows4(
   w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, recode: i32,
@@ -153,6 +200,11 @@ export function interleave_rows4(
         q6Encode(p1 + hb);
         q6Encode(p2 + hb);
         q6Encode(p3 + hb);
+      } else if (recode == 3) {
+        q5kEncode(p0 + hb);
+        q5kEncode(p1 + hb);
+        q5kEncode(p2 + hb);
+        q5kEncode(p3 + hb);
       }
       for (let f: usize = 0; f < fields; f++) {
         const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block
