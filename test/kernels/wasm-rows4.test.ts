@@ -127,7 +127,8 @@ describe('4-row layout: JS reference', () => {
           b.recode === 1
             ? (src[at + 4]! & 15) | ((qh & 1) << 4) | (((src[at + 4]! >> 4) & 7) << 5)
             : b.recode === 2
-              ? (src[at]! & 15) | ((src[at + 4]! & 15) << 4) // Q6_K: the low nibbles of quants 0 and 4
+              ? // Q6_K: quant 0 (ql nibble | qh bits << 4) and the low 2 bits of quant 12 above it
+                (src[at]! & 15) | ((src[at + 128]! & 3) << 4) | ((src[at + 12]! & 3) << 6)
               : src[at]! ^ b.flip;
         expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(want);
         if (b.recode === 3) {

@@ -48,6 +48,13 @@ import { scales4, storeRows } from './gemv-stored-rows4';
   return fmaF32x4(acc, f32x4.convert_i32x4_s(v), f32x4.mul(d, v128.load32_splat(dx)));
 }
 
+/** Quants 12 … 15 of a half block from the top two bits of its three chunks (16-bit shifts: masks keep bytes apart). */
+// @ts-ignore: decorator
+@inline function fourth(c0: v128, c1: v128, c2: v128): v128 {
+  const lo = v128.or(v128.and(i16x8.shr_u(c0, 6), i8x16.splat(0x03)), v128.and(i16x8.shr_u(c1, 4), i8x16.splat(0x0c)));
+  return v128.or(lo, v128.and(i16x8.shr_u(c2, 2), i8x16.splat(0x30)));
+}
+
 /**
  * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows o,
  * o + osb, … (see gemv-stored-rows4.ts's tile). One flat loop over activation blocks (nested loops make V8 spill).
@@ -56,8 +63,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
 @inline function tile(
   wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
 ): void {
-  const m4 = i8x16.splat(0x0f);
-  const m30 = i8x16.splat(0x30);
+  const m6 = i8x16.splat(0x3f);
   const xd = x0 + <usize>k;
   const xh = xd + (<usize>nb << 3);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -68,16 +74,10 @@ import { scales4, storeRows } from './gemv-stored-rows4';
     const bl = bi & 7;
     if (bl == 0) d = scales4(sb); // a branch every eighth block: cheaper than converting d every time
     const cb = sb + 8 + <usize>bl * 96;
-    const n0 = v128.load(cb), n1 = v128.load(cb, 16), n2 = v128.load(cb, 32), n3 = v128.load(cb, 48);
-    const t0 = v128.load(cb, 64), t1 = v128.load(cb, 80);
-    const w0 = v128.or(v128.and(n0, m4), v128.and(i32x4.shl(t0, 4), m30));
-    const w1 = v128.or(hiNibbles(n0, m4), v128.and(i32x4.shl(t0, 2), m30));
-    const w2 = v128.or(v128.and(n1, m4), v128.and(t0, m30));
-    const w3 = v128.or(hiNibbles(n1, m4), v128.and(i32x4.shr_u(t0, 2), m30));
-    const w4 = v128.or(v128.and(n2, m4), v128.and(i32x4.shl(t1, 4), m30));
-    const w5 = v128.or(hiNibbles(n2, m4), v128.and(i32x4.shl(t1, 2), m30));
-    const w6 = v128.or(v128.and(n3, m4), v128.and(t1, m30));
-    const w7 = v128.or(hiNibbles(n3, m4), v128.and(i32x4.shr_u(t1, 2), m30));
+    const c0 = v128.load(cb), c1 = v128.load(cb, 16), c2 = v128.load(cb, 32);
+    const c3 = v128.load(cb, 48), c4 = v128.load(cb, 64), c5 = v128.load(cb, 80);
+    const w0 = v128.and(c0, m6), w1 = v128.and(c1, m6), w2 = v128.and(c2, m6), w3 = fourth(c0, c1, c2);
+    const w4 = v128.and(c3, m6), w5 = v128.and(c4, m6), w6 = v128.and(c5, m6), w7 = fourth(c3, c4, c5);
     // Sub-blocks 2·bl and 2·bl + 1: bytes p, p + 1 of each row's lane in scale chunk 48 + bl / 2.
     const sc = v128.load(sb + 8 + 768 + (<usize>(bl >> 1) << 4));
     const odd = (bl & 1) != 0;

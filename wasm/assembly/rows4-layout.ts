@@ -73,7 +73,7 @@ import { hiNibbles, q5HighBits } from './simd-dot';
 
 /**
  * One activation block of q6Encode: its 32 quants from ql vectors a (elements 0…15), b (16…31), low nibbles
- * (`high` 0) or high (1), and 2-bit fields g of qh vectors ha, hb → 24 bytes at o.
+ * (`high` 0) or high (1), and 2-bit fields g of qh vectors ha, hb → 24 bytes at o (q6Half per 16 quants).
  */
 // @ts-ignore: decorator
 @inline function q6Block(o: usize, a: v128, b: v128, ha: v128, hb: v128, high: i32, g: i32): void {
@@ -81,13 +81,27 @@ import { hiNibbles, q5HighBits } from './simd-dot';
   const m2 = i8x16.splat(3);
   const qa = high ? hiNibbles(a, m4) : v128.and(a, m4);
   const qb = high ? hiNibbles(b, m4) : v128.and(b, m4);
-  const lo = i8x16.shuffle(qa, qb, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-  const hi = i8x16.shuffle(qa, qb, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  v128.store(o, v128.or(lo, i16x8.shl(hi, 4)));
-  const ta = v128.and(i16x8.shr_u(ha, <u32>(g << 1)), m2);
-  const tb = v128.and(i16x8.shr_u(hb, <u32>(g << 1)), m2);
-  store<u32>(o, i32x4.extract_lane(ta, 0) | (i32x4.extract_lane(ta, 1) << 2) | (i32x4.extract_lane(ta, 2) << 4) | (i32x4.extract_lane(ta, 3) << 6), 16);
-  store<u32>(o, i32x4.extract_lane(tb, 0) | (i32x4.extract_lane(tb, 1) << 2) | (i32x4.extract_lane(tb, 2) << 4) | (i32x4.extract_lane(tb, 3) << 6), 20);
+  // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
+  q6Half(o, v128.or(qa, i16x8.shl(v128.and(i16x8.shr_u(ha, <u32>(g << 1)), m2), 4)));
+  q6Half(o + 12, v128.or(qb, i16x8.shl(v128.and(i16x8.shr_u(hb, <u32>(g << 1)), m2), 4)));
+}
+
+/**
+ * 16 six-bit quants q (bytes) → 12 bytes at o: byte 4k + i (k < 3, i < 4) = q_{4k+i} | ((q_{12+i} >> 2k) & 3) << 6.
+ */
+// @ts-ignore: decorator
+@inline function q6Half(o: usize, q: v128): void {
+  const r = i8x16.shuffle(q, q, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+  const top = v128.or(
+    v128.or(
+      v128.and(i16x8.shl(r, 6), i32x4(0xc0c0c0c0, 0, 0, 0)),
+      v128.and(i16x8.shl(r, 4), i32x4(0, 0xc0c0c0c0, 0, 0)),
+    ),
+    v128.and(i16x8.shl(r, 2), i32x4(0, 0, 0xc0c0c0c0, 0)),
+  );
+  const out = v128.or(q, top);
+  v128.store64_lane(o, out, 0);
+  v128.store32_lane(o, out, 2, 8);
 }
 
 /**

@@ -64,10 +64,10 @@ function q5Body(body: Uint8Array, decode: boolean): Uint8Array {
 
 /**
  * A Q6_K super-block body (GGUF: ql[128], qh[64], scales[16]) as the 4-row layout stores it: activation block b
- * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23 — bytes 4m + i (m, i < 4) = q_{8m+i} & 15 |
- * (q_{8m+4+i} & 15) << 4, bytes 16 + 4t + i = Σ_c (q_{16t+4c+i} >> 4) << 2c — and the scales in bytes 192 … 207, so
- * wasm/assembly/gemv-q6-k-rows4.ts takes four quants of four rows as one nibble and one 2-bit field at a constant
- * shift. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
+ * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23, half s (l = 16s …) in bytes 24b + 12s + 4k + i (k < 3,
+ * i < 4) = q_{16s+4k+i} | ((q_{16s+12+i} >> 2k) & 3) << 6 — and the scales in bytes 192 … 207, so
+ * wasm/assembly/gemv-q6-k-rows4.ts takes three chunks of four quants × four rows with one mask each and the fourth
+ * from their top bits. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
  */
 function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
   const q = new Uint8Array(256);
@@ -76,23 +76,30 @@ function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
   // GGUF: element 128n + 32g + l is ql[64n + 32(g & 1) + l] (high nibble for g ≥ 2) | (qh[32n + l] >> 2g & 3) << 4.
   const gguf = (e: number): [number, number, number] => {
     const [n, g, l] = [e >> 7, (e >> 5) & 3, e & 31];
-    return [64 * n + 32 * (g & 1) + l, g >> 1, 128 + 32 * n + l];
+    return [64 * n + 32 * (g & 1) + l, 4 * (g >> 1), 128 + 32 * n + l];
   };
-  const coded = (e: number): [number, number, number] => {
-    const [b, l] = [e >> 5, e & 31];
-    const [c, i] = [l >> 2, l & 3];
-    return [24 * b + 4 * (c >> 1) + i, c & 1, 24 * b + 16 + 4 * (c >> 2) + i];
-  };
+  // Coded: the byte base of element e's half block and its index j in it.
+  const coded = (e: number): [number, number] => [24 * (e >> 5) + 12 * ((e >> 4) & 1), e & 15];
   for (let e = 0; e < 256; e++) {
-    const [nib, high, two] = (decode ? coded : gguf)(e);
-    const shift = decode ? 2 * (((e & 31) >> 2) & 3) : 2 * ((e >> 5) & 3);
-    q[e] = ((body[nib]! >> (4 * high)) & 15) | (((body[two]! >> shift) & 3) << 4);
+    if (!decode) {
+      const [nib, sh, two] = gguf(e);
+      q[e] = ((body[nib]! >> sh) & 15) | (((body[two]! >> (2 * ((e >> 5) & 3))) & 3) << 4);
+    } else {
+      const [base, j] = coded(e);
+      q[e] = j < 12 ? body[base + j]! & 63 : 0;
+      for (let k = 0; j >= 12 && k < 3; k++) q[e]! |= ((body[base + 4 * k + j - 12]! >> 6) & 3) << (2 * k);
+    }
   }
   for (let e = 0; e < 256; e++) {
-    const [nib, high, two] = (decode ? gguf : coded)(e);
-    const shift = decode ? 2 * ((e >> 5) & 3) : 2 * (((e & 31) >> 2) & 3);
-    out[nib]! |= (q[e]! & 15) << (4 * high);
-    out[two]! |= (q[e]! >> 4) << shift;
+    if (decode) {
+      const [nib, sh, two] = gguf(e);
+      out[nib]! |= (q[e]! & 15) << sh;
+      out[two]! |= (q[e]! >> 4) << (2 * ((e >> 5) & 3));
+    } else {
+      const [base, j] = coded(e);
+      if (j < 12) out[base + j]! |= q[e]!;
+      for (let k = 0; j >= 12 && k < 3; k++) out[base + 4 * k + j - 12]! |= ((q[e]! >> (2 * k)) & 3) << 6;
+    }
   }
   return out;
 }
