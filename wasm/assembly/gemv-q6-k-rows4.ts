@@ -2,16 +2,18 @@
  * Q6_K matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts with recode 2: 840-byte group
  * super-blocks — the four rows' f16 d, then 52 chunks, chunk j = body word j of rows 0 … 3), any token count: tiles
  * of four rows × 8, 4 or 1 tokens, lanes = rows. The body is re-coded at load (q6Encode): activation block b's quants
- * are chunks 6b … 6b + 5 — four nibble chunks (quants 8m + i low, 8m + 4 + i high) and two 2-bit chunks (quant
- * 16t + 4c + i at bits 2c) — so each chunk of four quants × four rows (0…63, the relaxed dot's i7 operand) costs a
- * nibble mask (or shift and mask), a shift, a mask and an or, shared by the tile's tokens. Two dots add in i16
+ * are chunks 6b … 6b + 5, three per 16-quant half s — chunk 3s + k holds quants 16s + 4k + i in bits 0…5 and bits
+ * 2k, 2k + 1 of quant 16s + 12 + i in bits 6, 7 — so three chunks of four quants × four rows (0…63, the relaxed dot's
+ * i7 operand) cost one mask each and the fourth three shifts, three masks and two ors, shared by the tile's tokens
+ * (the nibble + 2-bit-field coding before it cost 17 ops per four chunks instead of 11: one token 11.4 → 12.9
+ * GB/CPU-s). Two dots add in i16
  * (≤ 2·2·63·128 = 32256 < 2¹⁵); one `i32x4.dot_i16x8_s` against the four rows' 16-element sub-block scales (i16
  * pairs) widens and scales them at once, and the −32 offset is 2·sc·Σ x from the same instruction on the
  * activation half-block sums (isum16). Scales are the words 48 … 51 of the body, as in the GGUF block. Relaxed-SIMD
  * builds only (elsewhere a trap).
  */
 import { q8RowBytes } from './q8-activations';
-import { fmaF32x4, hiNibbles } from './simd-dot';
+import { fmaF32x4 } from './simd-dot';
 import { scales4, storeRows } from './gemv-stored-rows4';
 
 /**

@@ -47,9 +47,9 @@ import { hiNibbles, q5HighBits } from './simd-dot';
 /**
  * Re-codes the Q6_K super-block body at `p` (GGUF: ql[128], qh[64], then the 16 scales; 208 bytes) in place for
  * gemv-q6-k-rows4.ts: activation block b (elements 32b … 32b + 31, 6-bit quants q_l) takes words 6b … 6b + 5 — word
- * m < 4: bytes i = q_{8m+i} & 15 | (q_{8m+4+i} & 15) << 4; words 4, 5: bytes i = Σ_c (q_{16t+4c+i} >> 4) << 2c (t = 0,
- * 1) — so a chunk of four quants × four rows is one nibble and one 2-bit field at a constant shift; the scales stay
- * in words 48 … 51. Every input vector is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed
+ * 3s + k (s < 2, k < 3): bytes i = q_{16s+4k+i} | ((q_{16s+12+i} >> 2k) & 3) << 6 (q6Half) — so three chunks of four
+ * quants × four rows are one mask away and the fourth is assembled from their top bits; the scales stay in words
+ * 48 … 51. Every input vector is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed
  * SIMD, so elsewhere this is never called.)
  */
 // @ts-ignore: decorator
