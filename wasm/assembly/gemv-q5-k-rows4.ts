@@ -8,7 +8,8 @@
  * (a: sub-block 2c, b: 2c + 1, 5-bit quants). A token's sub-block pair per iteration, as the Q4_K one-token tile
  * (gemv-q4-k-rows4-token.ts): a chunk's a's are one mask, its b's two shifts (constant: the chunk index is), two
  * masks and an or; the relaxed dots against four splatted activation bytes add in i16 four at a time
- * (≤ 4·2·31·127 = 31496 < 2¹⁵), widened twice per sub-block; then acc + mn·s_x + q·(sc·d·d_x) per sub-block.
+ * (≤ 4·2·31·127 = 31496 < 2¹⁵), widened twice per sub-block; then acc + mn·s_x + q·(sc·d·d_x) per sub-block. Each
+ * chunk is loaded once for its a's and b's, written out (helpers per sub-block, which reloaded it: 0.9×).
  * Several tokens run the one-token tile each (decode is the case that matters). Relaxed-SIMD builds only.
  */
 import { laneByte, sixBitBytes } from './gemv-q4-k-rows4-token';
@@ -18,24 +19,6 @@ import { fmaF32x4 } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q5_K). */
 const GROUP_BLOCK: usize = 704;
-
-/** i16 dot sum + chunk m (a constant) of a pair at qa against the four activation bytes at x: sub-block 2c (a's). */
-// @ts-ignore: decorator
-@inline function dotA(sum: v128, qa: usize, m: i32, x: usize): v128 {
-  const a = v128.and(v128.load(qa + <usize>(m << 4)), i8x16.splat(0x1f));
-  return i16x8.add(sum, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(x), a));
-}
-
-/** … and sub-block 2c + 1 (b's: bits 5 … 7 of the chunk, bits 3, 4 from the top-bit word's bits 2(m & 3)). */
-// @ts-ignore: decorator
-@inline function dotB(sum: v128, qa: usize, m: i32, x: usize): v128 {
-  const v = v128.load(qa + <usize>(m << 4));
-  const t = v128.load(qa + 128 + <usize>((m >> 2) << 4));
-  const sh = (m & 3) << 1; // the field's bit; 16-bit shifts are exact here: the masks keep bits inside their byte
-  const top = sh < 3 ? i16x8.shl(t, <u32>(3 - sh)) : i16x8.shr_u(t, <u32>(sh - 3));
-  const b = v128.or(v128.and(i16x8.shr_u(v, 5), i8x16.splat(7)), v128.and(top, i8x16.splat(0x18)));
-  return i16x8.add(sum, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(x), b));
-}
 
 /** One token · group `wg` (nbk super-blocks) with its Q8 row at x0 (k: the row length) → f32x4 of rows 0…3. */
 // @ts-ignore: decorator
@@ -56,25 +39,36 @@ const GROUP_BLOCK: usize = 704;
     }
     const qa = pg + 64 + <usize>(c & 3) * 160;
     const xb = x0 + (<usize>c << 6);
-    // The pair's elements l < 16, then l ≥ 16: i16 sums of four dots each.
-    let lo = dotA(i16x8.splat(0), qa, 0, xb);
-    lo = dotA(lo, qa, 1, xb + 4);
-    lo = dotA(lo, qa, 2, xb + 8);
-    lo = dotA(lo, qa, 3, xb + 12);
-    let hi = dotB(i16x8.splat(0), qa, 0, xb + 32);
-    hi = dotB(hi, qa, 1, xb + 36);
-    hi = dotB(hi, qa, 2, xb + 40);
-    hi = dotB(hi, qa, 3, xb + 44);
+    // The pair's elements l < 16, then l ≥ 16: i16 sums of four dots each; each chunk loaded once for a's and b's.
+    const m5 = i8x16.splat(0x1f), m3 = i8x16.splat(7), m18 = i8x16.splat(0x18);
+    let t = v128.load(qa, 128);
+    let v = v128.load(qa);
+    let lo = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.and(v, m5));
+    let hi = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 32), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shl(t, 3), m18)));
+    v = v128.load(qa, 16);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 36), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shl(t, 1), m18))));
+    v = v128.load(qa, 32);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 40), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shr_u(t, 1), m18))));
+    v = v128.load(qa, 48);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 44), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shr_u(t, 3), m18))));
     let lo32 = i32x4.extadd_pairwise_i16x8_s(lo);
     let hi32 = i32x4.extadd_pairwise_i16x8_s(hi);
-    lo = dotA(i16x8.splat(0), qa, 4, xb + 16);
-    lo = dotA(lo, qa, 5, xb + 20);
-    lo = dotA(lo, qa, 6, xb + 24);
-    lo = dotA(lo, qa, 7, xb + 28);
-    hi = dotB(i16x8.splat(0), qa, 4, xb + 48);
-    hi = dotB(hi, qa, 5, xb + 52);
-    hi = dotB(hi, qa, 6, xb + 56);
-    hi = dotB(hi, qa, 7, xb + 60);
+    t = v128.load(qa, 144);
+    v = v128.load(qa, 64);
+    lo = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.and(v, m5));
+    hi = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 48), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shl(t, 3), m18)));
+    v = v128.load(qa, 80);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 52), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shl(t, 1), m18))));
+    v = v128.load(qa, 96);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 56), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shr_u(t, 1), m18))));
+    v = v128.load(qa, 112);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.and(v, m5)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 60), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shr_u(t, 3), m18))));
     lo32 = i32x4.add(lo32, i32x4.extadd_pairwise_i16x8_s(lo));
     hi32 = i32x4.add(hi32, i32x4.extadd_pairwise_i16x8_s(hi));
     const pickLo = i8x16.add(pick0, i8x16.splat(<i8>((c & 1) << 1))); // −128 + i stays ≥ 16: a zero byte
