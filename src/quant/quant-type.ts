@@ -45,10 +45,10 @@ export interface WasmRows4Path {
   readonly signFlip?: boolean;
   /**
    * Bodies stored re-coded per row (rows4-layout.ts): 'q5_0' into whole 5-bit quants (`q5Body`), 'q6_k' into
-   * per-activation-block nibble and 2-bit words (`q6Body`), so the kernel takes each quant with a few ops at
-   * constant shifts.
+   * per-activation-block nibble and 2-bit words (`q6Body`), 'q5_k' into Q5_0's coding per sub-block pair
+   * (`q5kBody`), so the kernel takes each quant with a few ops at constant shifts.
    */
-  readonly recode?: 'q5_0' | 'q6_k';
+  readonly recode?: 'q5_0' | 'q6_k' | 'q5_k';
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Benchmark of the WASM quantized matvecs (decode's dominant cost) at Qwen2.5-0.5B's real shapes — Q4_0 896×896,
- * 4864×896, 896×4864 and the tied Q8_0 output matrix 151936×896 (streamed from memory, 145 MB) — plus Q4_K and Q6_K
+ * 4864×896, 896×4864 and the tied Q8_0 output matrix 151936×896 (streamed from memory, 145 MB) — plus Q4_K, Q5_K and Q6_K
  * 2048×2048, per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8 activation is
  * cached across repeats, as in decode after the first matmul of a normed x), plus 32-token prefill cases in GMAC/s.
  * Each line gives the median and best wall time (GB/s of weight bytes) and the median process CPU time per matvec
@@ -38,6 +38,7 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q5_0, 4864, 896], // a Q4_K_M Qwen2.5-0.5B's gate/up (896 is not a multiple of 256: llama.cpp's fallback)
   [GgmlType.Q4_K, 896, 4864], // … and its down
   [GgmlType.Q6_K, 2048, 2048],
+  [GgmlType.Q5_K, 2048, 2048], // a Q4_K_M Qwen3.5's fused attn_qkv type
   [GgmlType.MXFP4, 1024, 1024], // gpt-oss-a0.2b's expert and attention shapes
   [GgmlType.MXFP4, 2048, 1024],
 ];
@@ -60,6 +61,7 @@ const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At:
   [GgmlType.Q5_0]: { elements: 32, bytes: 22, f16At: [0] },
   [GgmlType.Q4_K]: { elements: 256, bytes: 144, f16At: [0, 2] },
   [GgmlType.Q6_K]: { elements: 256, bytes: 210, f16At: [208] },
+  [GgmlType.Q5_K]: { elements: 256, bytes: 176, f16At: [0, 2] },
   [GgmlType.MXFP4]: { elements: 32, bytes: 17, f16At: [], e8m0At: 0 },
 };
 

@@ -32,7 +32,8 @@ const relaxed = detectWasmFeatures().relaxedSimd;
 /** A type's 4-row block shape (registry `wasm.rows4`). */
 function block(qt: QuantType): Rows4Block {
   const r4 = qt.wasm === 'dequantize' ? undefined : qt.wasm.rows4;
-  const recode: Rows4Block['recode'] = r4!.recode === 'q5_0' ? 1 : r4!.recode === 'q6_k' ? 2 : 0;
+  const recode: Rows4Block['recode'] =
+    r4!.recode === 'q5_0' ? 1 : r4!.recode === 'q6_k' ? 2 : r4!.recode === 'q5_k' ? 3 : 0;
   return {
     recode,
     blockBytes: qt.blockBytes,
@@ -126,9 +127,16 @@ describe('4-row layout: JS reference', () => {
           b.recode === 1
             ? (src[at + 4]! & 15) | ((qh & 1) << 4) | (((src[at + 4]! >> 4) & 7) << 5)
             : b.recode === 2
-              ? (src[at]! & 15) | ((src[at + 4]! & 15) << 4) // Q6_K: the low nibbles of quants 0 and 4
+              ? // Q6_K: quant 0 (ql nibble | qh bits << 4) and the low 2 bits of quant 12 above it
+                (src[at]! & 15) | ((src[at + 128]! & 3) << 4) | ((src[at + 12]! & 3) << 6)
               : src[at]! ^ b.flip;
         expect(dst[8 * (b.head + b.tail)], `${qt.name} stored quant`).toBe(want);
+        if (b.recode === 3) {
+          // Q5_K: word 3 (after the scales) starts sub-block pair 0: quant 0 of sub-block 0 and the low 3 bits of 1's.
+          const [qs, qh] = [src[at + 44]!, src[at + 12]!];
+          const pair = (qs & 15) | ((qh & 1) << 4) | (((qs >> 4) & 7) << 5);
+          expect(dst[8 * (b.head + b.tail) + 16 * 3], `${qt.name} stored pair`).toBe(pair);
+        }
         const row = new Uint8Array(rowBytes);
         for (let r = 0; r < rows4StoredRows(nRows); r++) {
           readRows4Row(dst, 0, r, rowBytes, b, row);

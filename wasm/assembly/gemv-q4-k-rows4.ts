@@ -15,6 +15,7 @@
 import { scales4, storeRows } from './gemv-stored-rows4';
 import { q8RowBytes } from './q8-activations';
 import { fmaF32x4 } from './simd-dot';
+import { tokenQ4K } from './gemv-q4-k-rows4-token';
 
 /** Bytes of one group's super-block (4 × block_q4_K). */
 const GROUP_BLOCK: usize = 576;
@@ -153,6 +154,6 @@ export function gemv_q4_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1
     let t = 0;
     for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, osb, 8, false, 0, 4);
     for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, osb, 1, false, 0, 4);
+    for (; t < n; t++) tokenQ4K(wg, x + <usize>t * xrb, nbk, k, og + <usize>t * osb); // gemv-q4-k-rows4-token.ts
   }
 }

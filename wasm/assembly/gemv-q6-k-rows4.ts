@@ -2,16 +2,18 @@
  * Q6_K matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts with recode 2: 840-byte group
  * super-blocks — the four rows' f16 d, then 52 chunks, chunk j = body word j of rows 0 … 3), any token count: tiles
  * of four rows × 8, 4 or 1 tokens, lanes = rows. The body is re-coded at load (q6Encode): activation block b's quants
- * are chunks 6b … 6b + 5 — four nibble chunks (quants 8m + i low, 8m + 4 + i high) and two 2-bit chunks (quant
- * 16t + 4c + i at bits 2c) — so each chunk of four quants × four rows (0…63, the relaxed dot's i7 operand) costs a
- * nibble mask (or shift and mask), a shift, a mask and an or, shared by the tile's tokens. Two dots add in i16
+ * are chunks 6b … 6b + 5, three per 16-quant half s — chunk 3s + k holds quants 16s + 4k + i in bits 0…5 and bits
+ * 2k, 2k + 1 of quant 16s + 12 + i in bits 6, 7 — so three chunks of four quants × four rows (0…63, the relaxed dot's
+ * i7 operand) cost one mask each and the fourth three shifts, three masks and two ors, shared by the tile's tokens
+ * (the nibble + 2-bit-field coding before it cost 17 ops per four chunks instead of 11: one token 11.4 → 12.9
+ * GB/CPU-s). Two dots add in i16
  * (≤ 2·2·63·128 = 32256 < 2¹⁵); one `i32x4.dot_i16x8_s` against the four rows' 16-element sub-block scales (i16
  * pairs) widens and scales them at once, and the −32 offset is 2·sc·Σ x from the same instruction on the
  * activation half-block sums (isum16). Scales are the words 48 … 51 of the body, as in the GGUF block. Relaxed-SIMD
  * builds only (elsewhere a trap).
  */
 import { q8RowBytes } from './q8-activations';
-import { fmaF32x4, hiNibbles } from './simd-dot';
+import { fmaF32x4 } from './simd-dot';
 import { scales4, storeRows } from './gemv-stored-rows4';
 
 /**
@@ -48,6 +50,13 @@ import { scales4, storeRows } from './gemv-stored-rows4';
   return fmaF32x4(acc, f32x4.convert_i32x4_s(v), f32x4.mul(d, v128.load32_splat(dx)));
 }
 
+/** Quants 12 … 15 of a half block from the top two bits of its three chunks (16-bit shifts: masks keep bytes apart). */
+// @ts-ignore: decorator
+@inline function fourth(c0: v128, c1: v128, c2: v128): v128 {
+  const lo = v128.or(v128.and(i16x8.shr_u(c0, 6), i8x16.splat(0x03)), v128.and(i16x8.shr_u(c1, 4), i8x16.splat(0x0c)));
+  return v128.or(lo, v128.and(i16x8.shr_u(c2, 2), i8x16.splat(0x30)));
+}
+
 /**
  * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows o,
  * o + osb, … (see gemv-stored-rows4.ts's tile). One flat loop over activation blocks (nested loops make V8 spill).
@@ -56,8 +65,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
 @inline function tile(
   wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
 ): void {
-  const m4 = i8x16.splat(0x0f);
-  const m30 = i8x16.splat(0x30);
+  const m6 = i8x16.splat(0x3f);
   const xd = x0 + <usize>k;
   const xh = xd + (<usize>nb << 3);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -68,16 +76,10 @@ import { scales4, storeRows } from './gemv-stored-rows4';
     const bl = bi & 7;
     if (bl == 0) d = scales4(sb); // a branch every eighth block: cheaper than converting d every time
     const cb = sb + 8 + <usize>bl * 96;
-    const n0 = v128.load(cb), n1 = v128.load(cb, 16), n2 = v128.load(cb, 32), n3 = v128.load(cb, 48);
-    const t0 = v128.load(cb, 64), t1 = v128.load(cb, 80);
-    const w0 = v128.or(v128.and(n0, m4), v128.and(i32x4.shl(t0, 4), m30));
-    const w1 = v128.or(hiNibbles(n0, m4), v128.and(i32x4.shl(t0, 2), m30));
-    const w2 = v128.or(v128.and(n1, m4), v128.and(t0, m30));
-    const w3 = v128.or(hiNibbles(n1, m4), v128.and(i32x4.shr_u(t0, 2), m30));
-    const w4 = v128.or(v128.and(n2, m4), v128.and(i32x4.shl(t1, 4), m30));
-    const w5 = v128.or(hiNibbles(n2, m4), v128.and(i32x4.shl(t1, 2), m30));
-    const w6 = v128.or(v128.and(n3, m4), v128.and(t1, m30));
-    const w7 = v128.or(hiNibbles(n3, m4), v128.and(i32x4.shr_u(t1, 2), m30));
+    const c0 = v128.load(cb), c1 = v128.load(cb, 16), c2 = v128.load(cb, 32);
+    const c3 = v128.load(cb, 48), c4 = v128.load(cb, 64), c5 = v128.load(cb, 80);
+    const w0 = v128.and(c0, m6), w1 = v128.and(c1, m6), w2 = v128.and(c2, m6), w3 = fourth(c0, c1, c2);
+    const w4 = v128.and(c3, m6), w5 = v128.and(c4, m6), w6 = v128.and(c5, m6), w7 = fourth(c3, c4, c5);
     // Sub-blocks 2·bl and 2·bl + 1: bytes p, p + 1 of each row's lane in scale chunk 48 + bl / 2.
     const sc = v128.load(sb + 8 + 768 + (<usize>(bl >> 1) << 4));
     const odd = (bl & 1) != 0;

@@ -19,6 +19,7 @@ export { interleave_rows4 } from './rows4-layout';
 export { gemv_q4_k_r4 } from './gemv-q4-k-rows4';
 export { gemv_q5_0_r4 } from './gemv-q5-rows4';
 export { gemv_q6_k_r4 } from './gemv-q6-k-rows4';
+export { gemv_q5_k_r4 } from './gemv-q5-k-rows4';
 export { delta_net_heads } from './delta-net-scan';
 export { mamba2_heads } from './mamba2-scan';
 export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';

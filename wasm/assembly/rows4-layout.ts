@@ -7,7 +7,8 @@
  * 0, 1, 2, 3 — the "lanes = rows" layout of llama.cpp's CPU repack kernels. A kernel splats four activation bytes to
  * every lane and one dot serves four rows (gemv-stored-rows4.ts, gemv-k-rows4.ts). Signed quants (Q8_0) are stored
  * with their sign bit flipped (`flip` 0x80: u = w + 128, 0…255; gemv-q8-rows4.ts reads its two nibbles), the f16
- * fields as they are. Q5_0 and Q6_K (`recode`) have each row's block body re-coded first (q5Encode, q6Encode).
+ * fields as they are. Q5_0, Q6_K and Q5_K (`recode`) have each row's block body re-coded first (q5Encode, q6Encode,
+ * q5kEncode).
  */
 import { hiNibbles, q5HighBits } from './simd-dot';
 
@@ -46,9 +47,9 @@ import { hiNibbles, q5HighBits } from './simd-dot';
 /**
  * Re-codes the Q6_K super-block body at `p` (GGUF: ql[128], qh[64], then the 16 scales; 208 bytes) in place for
  * gemv-q6-k-rows4.ts: activation block b (elements 32b … 32b + 31, 6-bit quants q_l) takes words 6b … 6b + 5 — word
- * m < 4: bytes i = q_{8m+i} & 15 | (q_{8m+4+i} & 15) << 4; words 4, 5: bytes i = Σ_c (q_{16t+4c+i} >> 4) << 2c (t = 0,
- * 1) — so a chunk of four quants × four rows is one nibble and one 2-bit field at a constant shift; the scales stay
- * in words 48 … 51. Every input vector is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed
+ * 3s + k (s < 2, k < 3): bytes i = q_{16s+4k+i} | ((q_{16s+12+i} >> 2k) & 3) << 6 (q6Half) — so three chunks of four
+ * quants × four rows are one mask away and the fourth is assembled from their top bits; the scales stay in words
+ * 48 … 51. Every input vector is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed
  * SIMD, so elsewhere this is never called.)
  */
 // @ts-ignore: decorator
@@ -72,7 +73,7 @@ import { hiNibbles, q5HighBits } from './simd-dot';
 
 /**
  * One activation block of q6Encode: its 32 quants from ql vectors a (elements 0…15), b (16…31), low nibbles
- * (`high` 0) or high (1), and 2-bit fields g of qh vectors ha, hb → 24 bytes at o.
+ * (`high` 0) or high (1), and 2-bit fields g of qh vectors ha, hb → 24 bytes at o (q6Half per 16 quants).
  */
 // @ts-ignore: decorator
 @inline function q6Block(o: usize, a: v128, b: v128, ha: v128, hb: v128, high: i32, g: i32): void {
@@ -80,13 +81,73 @@ import { hiNibbles, q5HighBits } from './simd-dot';
   const m2 = i8x16.splat(3);
   const qa = high ? hiNibbles(a, m4) : v128.and(a, m4);
   const qb = high ? hiNibbles(b, m4) : v128.and(b, m4);
-  const lo = i8x16.shuffle(qa, qb, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-  const hi = i8x16.shuffle(qa, qb, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  v128.store(o, v128.or(lo, i16x8.shl(hi, 4)));
-  const ta = v128.and(i16x8.shr_u(ha, <u32>(g << 1)), m2);
-  const tb = v128.and(i16x8.shr_u(hb, <u32>(g << 1)), m2);
-  store<u32>(o, i32x4.extract_lane(ta, 0) | (i32x4.extract_lane(ta, 1) << 2) | (i32x4.extract_lane(ta, 2) << 4) | (i32x4.extract_lane(ta, 3) << 6), 16);
-  store<u32>(o, i32x4.extract_lane(tb, 0) | (i32x4.extract_lane(tb, 1) << 2) | (i32x4.extract_lane(tb, 2) << 4) | (i32x4.extract_lane(tb, 3) << 6), 20);
+  // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte (x86 has no 8-bit shift).
+  q6Half(o, v128.or(qa, i16x8.shl(v128.and(i16x8.shr_u(ha, <u32>(g << 1)), m2), 4)));
+  q6Half(o + 12, v128.or(qb, i16x8.shl(v128.and(i16x8.shr_u(hb, <u32>(g << 1)), m2), 4)));
+}
+
+/**
+ * 16 six-bit quants q (bytes) → 12 bytes at o: byte 4k + i (k < 3, i < 4) = q_{4k+i} | ((q_{12+i} >> 2k) & 3) << 6.
+ */
+// @ts-ignore: decorator
+@inline function q6Half(o: usize, q: v128): void {
+  const r = i8x16.shuffle(q, q, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+  const top = v128.or(
+    v128.or(
+      v128.and(i16x8.shl(r, 6), i32x4(0xc0c0c0c0, 0, 0, 0)),
+      v128.and(i16x8.shl(r, 4), i32x4(0, 0xc0c0c0c0, 0, 0)),
+    ),
+    v128.and(i16x8.shl(r, 2), i32x4(0, 0, 0xc0c0c0c0, 0)),
+  );
+  const out = v128.or(q, top);
+  v128.store64_lane(o, out, 0);
+  v128.store32_lane(o, out, 2, 8);
+}
+
+/**
+ * Re-codes the Q5_K super-block body at `p` (GGUF: scales[12], qh[32], qs[128]; 172 bytes) in place for
+ * gemv-q5-k-rows4.ts: the scales stay in words 0 … 2; sub-block pair c (sub-blocks 2c, 2c + 1, 5-bit quants a_l,
+ * b_l, l < 32) takes words 3 + 10c … 12 + 10c — bytes l = a_l | (b_l & 7) << 5, then bytes 32 + 4t + i =
+ * Σ_{m < 4} (b_{16t+4m+i} >> 3) << 2m (t = 0, 1) — the Q5_0 re-coding (q5Encode) with the pair's sub-blocks as its
+ * halves, so a's are one mask away and b's two shifts, two masks and an or at constant shifts. Every input vector
+ * is loaded before the first store. (SIMD builds; the 4-row kernels need relaxed SIMD, so elsewhere never called.)
+ */
+// @ts-ignore: decorator
+@inline function q5kEncode(p: usize): void {
+  if (!ASC_FEATURE_SIMD) {
+    unreachable();
+    return;
+  }
+  const h0 = v128.load(p, 12), h1 = v128.load(p, 28);
+  const s0 = v128.load(p, 44), s1 = v128.load(p, 60), s2 = v128.load(p, 76), s3 = v128.load(p, 92);
+  const s4 = v128.load(p, 108), s5 = v128.load(p, 124), s6 = v128.load(p, 140), s7 = v128.load(p, 156);
+  q5kPair(p + 12, s0, s1, h0, h1, 0);
+  q5kPair(p + 52, s2, s3, h0, h1, 2);
+  q5kPair(p + 92, s4, s5, h0, h1, 4);
+  q5kPair(p + 132, s6, s7, h0, h1, 6);
+}
+
+/**
+ * One sub-block pair of q5kEncode: quant bytes qa (l < 16), qb (16 ≤ l < 32), qh vectors ha, hb, `bit` = 2c → 40
+ * bytes at o.
+ */
+// @ts-ignore: decorator
+@inline function q5kPair(o: usize, qa: v128, qb: v128, ha: v128, hb: v128, bit: i32): void {
+  const m4 = i8x16.splat(15);
+  const one = i8x16.splat(1);
+  const sh = <u32>bit;
+  // 16-bit shifts are exact here: the masks keep only bits that stay inside their byte.
+  const aA = v128.or(v128.and(qa, m4), i16x8.shl(v128.and(i16x8.shr_u(ha, sh), one), 4));
+  const aB = v128.or(v128.and(qb, m4), i16x8.shl(v128.and(i16x8.shr_u(hb, sh), one), 4));
+  const bA = v128.or(hiNibbles(qa, m4), i16x8.shl(v128.and(i16x8.shr_u(ha, sh + 1), one), 4));
+  const bB = v128.or(hiNibbles(qb, m4), i16x8.shl(v128.and(i16x8.shr_u(hb, sh + 1), one), 4));
+  const seven = i8x16.splat(7);
+  v128.store(o, v128.or(aA, i16x8.shl(v128.and(bA, seven), 5)));
+  v128.store(o, v128.or(aB, i16x8.shl(v128.and(bB, seven), 5)), 16);
+  const ta = v128.and(i16x8.shr_u(bA, 3), i8x16.splat(3));
+  const tb = v128.and(i16x8.shr_u(bB, 3), i8x16.splat(3));
+  store<u32>(o, i32x4.extract_lane(ta, 0) | (i32x4.extract_lane(ta, 1) << 2) | (i32x4.extract_lane(ta, 2) << 4) | (i32x4.extract_lane(ta, 3) << 6), 32);
+  store<u32>(o, i32x4.extract_lane(tb, 0) | (i32x4.extract_lane(tb, 1) << 2) | (i32x4.extract_lane(tb, 2) << 4) | (i32x4.extract_lane(tb, 3) << 6), 36);
 }
 
 /**
@@ -121,8 +182,8 @@ import { hiNibbles, q5HighBits } from './simd-dot';
  * Rearranges `nRows` GGUF-layout rows of `rowBytes` bytes at `w` (blocks of `blockBytes`: `head` f16 fields, a body of
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
- * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0) or 2 (Q6_K)
- * re-codes each block's body first (q5Encode, q6Encode).
+ * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0), 2 (Q6_K) or 3
+ * (Q5_K) re-codes each block's body first (q5Encode, q6Encode, q5kEncode).
  */
 export function interleave_rows4(
   w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, recode: i32,
@@ -153,6 +214,11 @@ export function interleave_rows4(
         q6Encode(p1 + hb);
         q6Encode(p2 + hb);
         q6Encode(p3 + hb);
+      } else if (recode == 3) {
+        q5kEncode(p0 + hb);
+        q5kEncode(p1 + hb);
+        q5kEncode(p2 + hb);
+        q5kEncode(p3 + hb);
       }
       for (let f: usize = 0; f < fields; f++) {
         const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1); // field f in a GGUF block

@@ -13,6 +13,7 @@ import { type RouteRows, routeToken } from '../moe-route.js';
 import type { Activation, Weight } from '../ops.js';
 import type { MoeRouteParams } from '../moe-step.js';
 import { FUSED_KERNELS, q8RowBytes, type GemvName, type KernelExports } from './kernel-exports.js';
+import type { Rows4Block } from './rows4-layout.js';
 import type { WasmHeap } from './wasm-heap.js';
 
 /** What the expert matmul needs of a WASM weight (`wasm-ops.ts` WasmWeight). */
@@ -25,6 +26,8 @@ export interface ExpertWeight {
   readonly rowBytes: number;
   /** Non-zero for the row-pair layout (row-pairs.ts). */
   readonly pairBlockBytes: number;
+  /** Set for the 4-row layout (rows4-layout.ts; experts of whole groups only, wasm-weight-stream.ts). */
+  readonly rows4: Rows4Block | null;
 }
 
 /** What it needs of a WASM activation: [maxRows, cols] f32 at byteOffset. */
@@ -121,6 +124,8 @@ export class WasmExperts {
     this.groupByExpert(ids, n, nExperts);
     const fused = FUSED_KERNELS.get(w.type);
     const q8 = fused?.isQ8 === true;
+    // Weights in 4-row groups: each expert's rows are whole groups, a matrix of their own for the stored kernel.
+    const name = fused ? (w.rows4 && fused.rows4 ? fused.rows4 : fused.name) : null;
     const xRows = xPerSlot ? total : n;
     const xBase = q8 ? this.quantizeQ8(x, xRows, kk) : x.byteOffset; // Q8 rows, or x's own f32 rows (cols = k)
     const xRowBytes = q8 ? q8RowBytes(kk) : x.cols * 4;
@@ -137,12 +142,12 @@ export class WasmExperts {
       const from = this.counts[e];
       const cnt = this.counts[e + 1] - from;
       if (cnt === 0) continue;
-      if (cnt === 1 && fused) {
+      if (cnt === 1 && name) {
         // One row for this expert (every expert of a decode step): the kernel reads its activation row in place and
         // writes its output row in place, no gather or scatter copy.
         const row = this.order[from];
         const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
-        this.expertRows(fused.name, w, e * rows, rows, src, 1, out.byteOffset + row * out.cols * 4);
+        this.expertRows(name, w, e * rows, rows, src, 1, out.byteOffset + row * out.cols * 4);
         continue;
       }
       for (let j = 0; j < cnt; j++) {
@@ -150,7 +155,7 @@ export class WasmExperts {
         const src = xBase + (xPerSlot ? row : Math.floor(row / nUsed)) * xRowBytes;
         u8.copyWithin(gx + j * xRowBytes, src, src + xRowBytes);
       }
-      if (fused) this.expertRows(fused.name, w, e * rows, rows, gx, cnt, gout);
+      if (name) this.expertRows(name, w, e * rows, rows, gx, cnt, gout);
       else this.dequantRows(w, e * rows, rows, gx, cnt, gout, deq, chunkRows);
       for (let j = 0; j < cnt; j++) {
         const s = (gout >>> 2) + j * rows;
@@ -220,7 +225,8 @@ export class WasmExperts {
   ): void {
     const kk = w.rowLength;
     if (w.pairBlockBytes === 0 || (r0 & 1) === 0) {
-      // GGUF rows, or row pairs starting at an even row: the expert's rows are a matrix of their own.
+      // GGUF rows, 4-row groups (rows a multiple of 4), or row pairs starting at an even row: the expert's rows are a
+      // matrix of their own.
       this.runRows(name, w.byteOffset + r0 * w.rowBytes, x, gout, kk, rows, cnt, rows);
     } else {
       // An odd first row (odd rows per expert): address rows 1 … rows of the pair holding r0 − 1, one thread; the

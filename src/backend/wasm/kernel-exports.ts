@@ -38,6 +38,8 @@ export interface KernelExports {
   gemv_q5_0_r4: GemvKernel;
   /** Q6_K weights stored in 4-row groups (bodies re-coded) · n Q8 rows, any n (wasm/assembly/gemv-q6-k-rows4.ts). */
   gemv_q6_k_r4: GemvKernel;
+  /** Q5_K weights stored in 4-row groups (bodies re-coded) · n Q8 rows, any n (wasm/assembly/gemv-q5-k-rows4.ts). */
+  gemv_q5_k_r4: GemvKernel;
   /**
    * 1 when this build's 4-row kernels run (relaxed SIMD), 0 where they trap: only then are weights stored so. Absent
    * from builds older than the 4-row layout (a benchmark's `--baseline` build): row pairs.
@@ -126,7 +128,7 @@ export interface KernelExports {
    * 4-row groups in place
    * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
    * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte; `recode`
-   * 1 (Q5_0) or 2 (Q6_K) re-codes each block's body first (rows4-layout.ts).
+   * 1 (Q5_0), 2 (Q6_K) or 3 (Q5_K) re-codes each block's body first (rows4-layout.ts).
    */
   interleave_rows4(
     w: number,
@@ -215,6 +217,7 @@ export const GEMV_NAMES = [
   'gemv_q4_k_r4',
   'gemv_q5_0_r4',
   'gemv_q6_k_r4',
+  'gemv_q5_k_r4',
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
@@ -256,7 +259,7 @@ export const FUSED_KERNELS: ReadonlyMap<GgmlType, FusedKernel> = new Map<GgmlTyp
           head: r4.head,
           tail: r4.tail,
           flip: r4.signFlip ? 0x80 : 0,
-          recode: r4.recode === 'q5_0' ? 1 : r4.recode === 'q6_k' ? 2 : 0,
+          recode: r4.recode === 'q5_0' ? 1 : r4.recode === 'q6_k' ? 2 : r4.recode === 'q5_k' ? 3 : 0,
         }
       : null;
     return [[t.id, { name, isQ8: t.wasm.activations === 'q8', blockElements: t.blockElements, rows4, rows4Block }]];

@@ -1,6 +1,6 @@
 /**
  * The WASM backend's 4-row layout (relaxed-SIMD builds) for the types whose registry entry has `wasm.rows4` (Q4_0,
- * Q5_0, Q8_0, Q4_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
+ * Q5_0, Q8_0, Q4_K, Q5_K, Q6_K: blocks of f16 fields at the start or end around a body of 32-bit words): rows 4g … 4g + 3 form group
  * g, stored in the span those four rows take in the GGUF file (a row count off a multiple of 4 is padded with zero
  * rows). Block b of a group takes 4·blockBytes bytes: each f16 field of the four rows, then 16-byte chunks, chunk j =
  * body bytes 4j … 4j + 3 of rows 0, 1, 2, 3 — lanes = rows, as llama.cpp's CPU repack kernels store them, so one relaxed dot of a chunk against four
@@ -26,8 +26,8 @@ export interface Rows4Block {
   readonly tail: number;
   /** XORed into every body byte as stored (0x80 for signed quants, registry `rows4.signFlip`; else 0). */
   readonly flip: number;
-  /** Bodies stored re-coded (registry `rows4.recode`): 1 Q5_0 (q5Body), 2 Q6_K (q6Body); 0 as in the GGUF. */
-  readonly recode: 0 | 1 | 2;
+  /** Bodies stored re-coded (registry `rows4.recode`): 1 Q5_0 (q5Body), 2 Q6_K (q6Body), 3 Q5_K (q5kBody); 0 as in the GGUF. */
+  readonly recode: 0 | 1 | 2 | 3;
 }
 
 /**
@@ -64,10 +64,10 @@ function q5Body(body: Uint8Array, decode: boolean): Uint8Array {
 
 /**
  * A Q6_K super-block body (GGUF: ql[128], qh[64], scales[16]) as the 4-row layout stores it: activation block b
- * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23 — bytes 4m + i (m, i < 4) = q_{8m+i} & 15 |
- * (q_{8m+4+i} & 15) << 4, bytes 16 + 4t + i = Σ_c (q_{16t+4c+i} >> 4) << 2c — and the scales in bytes 192 … 207, so
- * wasm/assembly/gemv-q6-k-rows4.ts takes four quants of four rows as one nibble and one 2-bit field at a constant
- * shift. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
+ * (elements 32b …, 6-bit quants q_l) in bytes 24b … 24b + 23, half s (l = 16s …) in bytes 24b + 12s + 4k + i (k < 3,
+ * i < 4) = q_{16s+4k+i} | ((q_{16s+12+i} >> 2k) & 3) << 6 — and the scales in bytes 192 … 207, so
+ * wasm/assembly/gemv-q6-k-rows4.ts takes three chunks of four quants × four rows with one mask each and the fourth
+ * from their top bits. The reference for the kernels' SIMD q6Encode; `decode` undoes it.
  */
 function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
   const q = new Uint8Array(256);
@@ -76,23 +76,63 @@ function q6Body(body: Uint8Array, decode: boolean): Uint8Array {
   // GGUF: element 128n + 32g + l is ql[64n + 32(g & 1) + l] (high nibble for g ≥ 2) | (qh[32n + l] >> 2g & 3) << 4.
   const gguf = (e: number): [number, number, number] => {
     const [n, g, l] = [e >> 7, (e >> 5) & 3, e & 31];
-    return [64 * n + 32 * (g & 1) + l, g >> 1, 128 + 32 * n + l];
+    return [64 * n + 32 * (g & 1) + l, 4 * (g >> 1), 128 + 32 * n + l];
   };
-  const coded = (e: number): [number, number, number] => {
-    const [b, l] = [e >> 5, e & 31];
-    const [c, i] = [l >> 2, l & 3];
-    return [24 * b + 4 * (c >> 1) + i, c & 1, 24 * b + 16 + 4 * (c >> 2) + i];
-  };
+  // Coded: the byte base of element e's half block and its index j in it.
+  const coded = (e: number): [number, number] => [24 * (e >> 5) + 12 * ((e >> 4) & 1), e & 15];
   for (let e = 0; e < 256; e++) {
-    const [nib, high, two] = (decode ? coded : gguf)(e);
-    const shift = decode ? 2 * (((e & 31) >> 2) & 3) : 2 * ((e >> 5) & 3);
-    q[e] = ((body[nib]! >> (4 * high)) & 15) | (((body[two]! >> shift) & 3) << 4);
+    if (!decode) {
+      const [nib, sh, two] = gguf(e);
+      q[e] = ((body[nib]! >> sh) & 15) | (((body[two]! >> (2 * ((e >> 5) & 3))) & 3) << 4);
+    } else {
+      const [base, j] = coded(e);
+      q[e] = j < 12 ? body[base + j]! & 63 : 0;
+      for (let k = 0; j >= 12 && k < 3; k++) q[e]! |= ((body[base + 4 * k + j - 12]! >> 6) & 3) << (2 * k);
+    }
   }
   for (let e = 0; e < 256; e++) {
-    const [nib, high, two] = (decode ? gguf : coded)(e);
-    const shift = decode ? 2 * ((e >> 5) & 3) : 2 * (((e & 31) >> 2) & 3);
-    out[nib]! |= (q[e]! & 15) << (4 * high);
-    out[two]! |= (q[e]! >> 4) << shift;
+    if (decode) {
+      const [nib, sh, two] = gguf(e);
+      out[nib]! |= (q[e]! & 15) << sh;
+      out[two]! |= (q[e]! >> 4) << (2 * ((e >> 5) & 3));
+    } else {
+      const [base, j] = coded(e);
+      if (j < 12) out[base + j]! |= q[e]!;
+      for (let k = 0; j >= 12 && k < 3; k++) out[base + 4 * k + j - 12]! |= ((q[e]! >> (2 * k)) & 3) << 6;
+    }
+  }
+  return out;
+}
+
+/**
+ * A Q5_K super-block body (GGUF: scales[12], qh[32], qs[128]) as the 4-row layout stores it: the scales as they are,
+ * then per sub-block pair c (sub-blocks 2c, 2c + 1; 5-bit quants a_l, b_l = nibble | bit 2c or 2c + 1 of qh[l] << 4)
+ * 40 bytes from 12 + 40c — bytes l = a_l | (b_l & 7) << 5 (l < 32), bytes 32 + 4t + i = Σ_{m<4} (b_{16t+4m+i} >> 3)
+ * << 2m — so wasm/assembly/gemv-q5-k-rows4.ts takes a's with one mask and b's at constant shifts. The reference for
+ * the kernels' SIMD q5kEncode; `decode` undoes it.
+ */
+function q5kBody(body: Uint8Array, decode: boolean): Uint8Array {
+  const out = new Uint8Array(172);
+  out.set(body.subarray(0, 12));
+  for (let c = 0; c < 4; c++) {
+    const p = 12 + 40 * c;
+    for (let l = 0; l < 32; l++) {
+      const [t, m, i] = [l >> 4, (l >> 2) & 3, l & 3];
+      const top = 32 + 4 * t + i; // byte of b_l's top two bits, at bits 2m
+      if (!decode) {
+        const qs = body[44 + 32 * c + l]!;
+        const qh = body[12 + l]!;
+        const a = (qs & 15) | (((qh >> (2 * c)) & 1) << 4);
+        const b = (qs >> 4) | (((qh >> (2 * c + 1)) & 1) << 4);
+        out[p + l] = a | ((b & 7) << 5);
+        out[p + top]! |= (b >> 3) << (2 * m);
+      } else {
+        const a = body[p + l]! & 31;
+        const b = (body[p + l]! >> 5) | (((body[p + top]! >> (2 * m)) & 3) << 3);
+        out[44 + 32 * c + l] = (a & 15) | ((b & 15) << 4);
+        out[12 + l]! |= ((a >> 4) << (2 * c)) | ((b >> 4) << (2 * c + 1));
+      }
+    }
   }
   return out;
 }
@@ -103,13 +143,14 @@ function withCodedBody(src: Uint8Array, from: number, block: Rows4Block, decode:
   const o = 2 * block.head;
   if (block.recode === 1) b.set(q5Body(b.subarray(o, o + 20), decode), o);
   if (block.recode === 2) b.set(q6Body(b.subarray(o, o + 208), decode), o);
+  if (block.recode === 3) b.set(q5kBody(b.subarray(o, o + 172), decode), o);
   return b;
 }
 
 /**
  * Writes the GGUF-layout matrix `src` ([nRows, rowBytes], blocks shaped `block`) into `dst`
  * (rows4StoredRows(nRows)·rowBytes bytes) in 4-row groups; padding rows are zeros, `block.flip` is XORed into every
- * body byte (the padding rows' included), Q5_0 and Q6_K bodies re-coded (`block.recode`). The reference for the
+ * body byte (the padding rows' included), Q5_0, Q6_K and Q5_K bodies re-coded (`block.recode`). The reference for the
  * kernels' in-place `interleave_rows4`, which uploads use.
  */
 export function interleaveRows4(

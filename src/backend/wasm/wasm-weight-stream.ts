@@ -66,9 +66,11 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
   }
   const rowBytes = (rowLength / geometry.blockElements) * geometry.blockBytes;
   const byteLength = rowBytes * nRows;
-  // 4-row groups (2-D weights of a rows4 type, on a build whose 4-row kernels run), else row pairs where the registry says so.
+  // 4-row groups (2-D weights of a rows4 type, or 3-D expert stacks whose experts are whole groups, on a build whose
+  // 4-row kernels run), else row pairs where the registry says so.
   const block = FUSED_KERNELS.get(info.type)?.rows4Block ?? null;
-  const rows4 = info.shape.length <= 2 && h.k.rows4_kernels?.() === 1 ? block : null;
+  const groups = info.shape.length <= 2 || (info.shape[1] ?? 0) % 4 === 0; // expert-matmul.ts addresses an expert's groups
+  const rows4 = groups && h.k.rows4_kernels?.() === 1 ? block : null;
   const pairBlockBytes = rows4 ? 0 : (ROW_PAIR_TYPES.get(info.type) ?? 0);
   const groupRows = rows4 ? 4 : 2; // rows rearranged together
   const stored = rows4 ? rows4StoredRows(nRows) : pairBlockBytes ? storedRows(nRows) : nRows;

@@ -22,6 +22,9 @@ import { mulberry32 } from '../../helpers/mulberry32.js';
 import { quantWeightBytes } from '../../helpers/quant-weight.js';
 import { vectorPath } from './quant-vectors.js';
 
+/** Registry `rows4.recode` → the kernels' recode argument (rows4-layout.ts). */
+const RECODES = { q5_0: 1, q6_k: 2, q5_k: 3 } as const;
+
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // this test process only, as wasm-matmul.test.ts
 const features = detectWasmFeatures();
 const VARIANTS: WasmVariant[] = ['scalar', 'simd128', ...(features.relaxedSimd ? ['relaxed-simd' as const] : [])];
@@ -97,7 +100,7 @@ describe('every registry type has its WASM path', () => {
               head: t.wasm.rows4.head,
               tail: t.wasm.rows4.tail,
               flip: t.wasm.rows4.signFlip ? 0x80 : 0,
-              recode: t.wasm.rows4.recode === 'q5_0' ? 1 : t.wasm.rows4.recode === 'q6_k' ? 2 : 0,
+              recode: t.wasm.rows4.recode ? RECODES[t.wasm.rows4.recode] : 0,
             }
           : null,
       });

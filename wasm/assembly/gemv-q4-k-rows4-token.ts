@@ -1,0 +1,105 @@
+/**
+ * The one-token tile of the Q4_K 4-row-group matvec (gemv-q4-k-rows4.ts holds the layout and the multi-token
+ * tiles): decode's case. The multi-token tile takes one sub-block per iteration so that its eight weight vectors are
+ * shared by up to eight tokens; for one token that loads every 16-byte quant chunk twice (once per nibble half) and
+ * shifts it by a variable amount. Here one iteration takes a sub-block pair (2c, 2c + 1): each chunk is loaded once,
+ * its low nibbles go to sub-block 2c and its high nibbles (a constant shift) to 2c + 1, and the two i16 sums run side
+ * by side. Per sub-block the arithmetic and its order are those of the multi-token tile's, so results are
+ * bit-identical to it.
+ */
+import { scales4 } from './gemv-stored-rows4';
+import { fmaF32x4 } from './simd-dot';
+
+/** Bytes of one group's super-block (4 × block_q4_K). */
+const GROUP_BLOCK: usize = 576;
+
+/**
+ * The 6-bit scales (isMin false) or mins (true) of sub-blocks 4h … 4h + 3 of the four rows as bytes 4r + i (ggml
+ * get_scale_min_k4), as gemv-q4-k-rows4.ts's sixBitBytes; the Q5_K kernel (gemv-q5-k-rows4.ts) shares it.
+ */
+// @ts-ignore: decorator
+@inline export function sixBitBytes(pg: usize, h: i32, isMin: bool): v128 {
+  const own = isMin ? v128.load(pg, 32) : v128.load(pg, 16); // u1 for mins, u0 for scales
+  const src = isMin ? v128.load(pg + (<usize>h << 4), 32) : v128.load(pg + (<usize>h << 5), 16); // own, or u2
+  const low = v128.and(isMin ? i32x4.shr_u(src, h << 2) : src, i32x4.splat(h ? 0x0f0f0f0f : 0x3f3f3f3f));
+  return v128.or(low, v128.and(i32x4.shr_u(own, 2), i32x4.splat(h ? 0x30303030 : 0)));
+}
+
+/** Byte `pick` selects (one per i32 lane) of `bytes` as f32x4. */
+// @ts-ignore: decorator
+@inline export function laneByte(bytes: v128, pick: v128): v128 {
+  return f32x4.convert_i32x4_s(i8x16.swizzle(bytes, pick));
+}
+
+/**
+ * acc + sub-blocks 2c, 2c + 1 of one token (pickLo: the swizzle picking byte 2c of each row's lane): qa the pair's
+ * eight quant chunks, xb its 64 activation bytes, so / the offset of its two activation scales (xd) and sums (xs);
+ * d, nm, sb, mb the half super-block's d, −dmin and 6-bit scale and min bytes. Each sub-block as the multi-token
+ * tile's subToken: acc + mn·s_x, then + q·(sc·d·d_x).
+ */
+// @ts-ignore: decorator
+@inline function pairToken(
+  acc: v128, qa: usize, xb: usize, xd: usize, xs: usize, d: v128, nm: v128, sb: v128, mb: v128, pickLo: v128,
+): v128 {
+  const mask = i8x16.splat(0x0f);
+  // Immediate load offsets (not `qa + 16`): V8 folds them into the address, an i32.add it cannot.
+  let v = v128.load(qa);
+  let lo = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.and(v, mask));
+  let hi = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 32), v128.and(i16x8.shr_u(v, 4), mask));
+  v = v128.load(qa, 16);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 36), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 32);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 40), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 48);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 44), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 64);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 48), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 80);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 52), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 96);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 56), v128.and(i16x8.shr_u(v, 4), mask)));
+  v = v128.load(qa, 112);
+  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.and(v, mask)));
+  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 60), v128.and(i16x8.shr_u(v, 4), mask)));
+  const pickHi = i8x16.add(pickLo, i8x16.splat(1)); // byte 2c + 1 of each row's lane
+  const qLo = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(lo));
+  acc = fmaF32x4(acc, f32x4.mul(laneByte(mb, pickLo), nm), v128.load32_splat(xs));
+  acc = fmaF32x4(acc, qLo, f32x4.mul(f32x4.mul(laneByte(sb, pickLo), d), v128.load32_splat(xd)));
+  const qHi = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(hi));
+  acc = fmaF32x4(acc, f32x4.mul(laneByte(mb, pickHi), nm), v128.load32_splat(xs, 4));
+  return fmaF32x4(acc, qHi, f32x4.mul(f32x4.mul(laneByte(sb, pickHi), d), v128.load32_splat(xd, 4)));
+}
+
+/**
+ * One token · group `wg` (nbk super-blocks) with its Q8 row at x0 → the four f32 rows at o. k: the row length
+ * (where the row's activation scales start). One flat loop over sub-block pairs, the half super-block's scales
+ * unpacked every second pair: a loop over half super-blocks with both pairs written out ran at 0.6× (V8 spills).
+ */
+// @ts-ignore: decorator
+@inline export function tokenQ4K(wg: usize, x0: usize, nbk: i32, k: i32, o: usize): void {
+  const xd = x0 + <usize>k;
+  const xs = xd + (<usize>k >> 3);
+  let acc = f32x4.splat(0);
+  let d = f32x4.splat(0), nm = f32x4.splat(0), sb = f32x4.splat(0), mb = f32x4.splat(0);
+  const pick0 = i8x16(0, -128, -128, -128, 4, -128, -128, -128, 8, -128, -128, -128, 12, -128, -128, -128);
+  for (let c = 0; c < nbk << 2; c++) {
+    const pg = wg + <usize>(c >> 2) * GROUP_BLOCK;
+    if ((c & 1) == 0) {
+      // A new half super-block: sub-blocks 4h … 4h + 3 (and a new super-block when h = 0).
+      d = scales4(pg);
+      nm = f32x4.neg(scales4(pg + 8));
+      sb = sixBitBytes(pg, (c >> 1) & 1, false);
+      mb = sixBitBytes(pg, (c >> 1) & 1, true);
+    }
+    const pickLo = i8x16.add(pick0, i8x16.splat(<i8>((c & 1) << 1))); // −128 + i stays ≥ 16: a zero byte
+    const so = <usize>c << 3;
+    acc = pairToken(acc, pg + 64 + (<usize>(c & 3) << 7), x0 + (<usize>c << 6), xd + so, xs + so, d, nm, sb, mb, pickLo);
+  }
+  v128.store(o, acc);
+}
