@@ -10,7 +10,7 @@
  * only (elsewhere a trap).
  */
 import { gemvRows4, storeTile } from './rows4-driver';
-import { fmaF32x4 } from './simd-dot';
+import { dot4ChunksI16, fmaF32x4 } from './simd-dot';
 import { scales4 } from './gemv-stored-rows4';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
@@ -29,17 +29,9 @@ import { scales4 } from './gemv-stored-rows4';
   acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128,
   d: v128, xb: usize, dx: usize, sx: usize,
 ): v128 {
-  // The block's 32 activation bytes in two loads, each 4-byte chunk splatted by a shuffle (one vpshufd): eight
-  // load32_splats cost more (V8 kept an address register per offset and spilled them; Q5_0 +10–25 %).
-  const xa = v128.load(xb), xc = v128.load(xb, 16);
-  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 0, 0, 0, 0), l0);
-  let u = i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 0, 0, 0, 0), h0);
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 1, 1, 1, 1), l1));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 1, 1, 1, 1), h1));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 2, 2, 2, 2), l2));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 2, 2, 2, 2), h2));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 3, 3, 3, 3), l3));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 3, 3, 3, 3), h3));
+  // The block's 32 activation bytes in two loads (dot4ChunksI16 splats their chunks).
+  const s = dot4ChunksI16(v128.load(xb), l0, l1, l2, l3);
+  const u = dot4ChunksI16(v128.load(xb, 16), h0, h1, h2, h3);
   const q = f32x4.convert_i32x4_s(i32x4.add(i32x4.extadd_pairwise_i16x8_s(s), i32x4.extadd_pairwise_i16x8_s(u)));
   const t = fmaF32x4(f32x4.mul(v128.load32_splat(sx), f32x4.splat(-16)), q, v128.load32_splat(dx));
   return fmaF32x4(acc, t, d);
