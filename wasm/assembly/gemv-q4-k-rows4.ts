@@ -12,10 +12,21 @@
  * then acc += q·(d·sc·d_x) − (dmin·m)·s_x — no transpose-add. Relaxed-SIMD builds only (the host stores this layout
  * only where rows4_kernels() is 1); elsewhere a trap.
  */
-import { scales4, storeRows } from './gemv-stored-rows4';
-import { q8RowBytes } from './q8-activations';
+import { gemvRows4, storeTile } from './rows4-driver';
+import { scales4 } from './gemv-stored-rows4';
 import { fmaF32x4 } from './simd-dot';
 import { tokenQ4K } from './gemv-q4-k-rows4-token';
+
+/** This kernel's tile for gemvRows4 (rows4-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    if (nTok == 1 && !masked) tokenQ4K(wg, x0, nb, k, o); // one token: a sub-block pair per step (gemv-q4-k-rows4-token.ts)
+    else tile(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+  }
+}
 
 /** Bytes of one group's super-block (4 × block_q4_K). */
 const GROUP_BLOCK: usize = 576;
@@ -109,23 +120,7 @@ const GROUP_BLOCK: usize = 576;
       a7 = subToken(a7, n0, n1, n2, n3, n4, n5, n6, n7, scd, mnd, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
     }
   }
-  storeRows(o, a0, masked, lo, hi);
-  if (nTok >= 4) {
-    storeRows(o + osb, a1, masked, lo, hi);
-    storeRows(o + 2 * osb, a2, masked, lo, hi);
-    storeRows(o + 3 * osb, a3, masked, lo, hi);
-  }
-  if (nTok == 8) {
-    storeRows(o + 4 * osb, a4, masked, lo, hi);
-    storeRows(o + 5 * osb, a5, masked, lo, hi);
-    storeRows(o + 6 * osb, a6, masked, lo, hi);
-    storeRows(o + 7 * osb, a7, masked, lo, hi);
-  }
-}
-
-/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
-function tileMasked(wg: usize, x0: usize, xrb: usize, nbk: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, x0, xrb, nbk, k, o, 0, 1, true, lo, hi);
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
 /**
@@ -134,26 +129,5 @@ function tileMasked(wg: usize, x0: usize, xrb: usize, nbk: i32, k: i32, o: usize
  * time, then 4, then one by one.
  */
 export function gemv_q4_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nbk = k >> 8;
-  const gb = <usize>nbk * GROUP_BLOCK; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    let t = 0;
-    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, osb, 8, false, 0, 4);
-    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nbk, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tokenQ4K(wg, x + <usize>t * xrb, nbk, k, og + <usize>t * osb); // gemv-q4-k-rows4-token.ts
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
 }

@@ -13,8 +13,8 @@
  * Several tokens run the one-token tile each (decode is the case that matters). Relaxed-SIMD builds only.
  */
 import { laneByte, sixBitBytes } from './gemv-q4-k-rows4-token';
-import { scales4, storeRows } from './gemv-stored-rows4';
-import { q8RowBytes } from './q8-activations';
+import { gemvRows4, storeRows } from './rows4-driver';
+import { scales4 } from './gemv-stored-rows4';
 import { fmaF32x4 } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q5_K). */
@@ -82,9 +82,14 @@ const GROUP_BLOCK: usize = 704;
   return acc;
 }
 
-/** One token of a group cut by the row range (kept out of the full groups' function, as in gemv-stored-rows4.ts). */
-function tokenMasked(wg: usize, x0: usize, nbk: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  storeRows(o, tokenQ5K(wg, x0, nbk, k), true, lo, hi);
+/** This kernel's tile for gemvRows4 (rows4-driver.ts): nTok tokens one after another (a one-token kernel). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    for (let t = 0; t < nTok; t++) storeRows(o + <usize>t * osb, tokenQ5K(wg, x0 + <usize>t * xrb, nb, k), masked, lo, hi);
+  }
 }
 
 /**
@@ -92,23 +97,5 @@ function tokenMasked(wg: usize, x0: usize, nbk: i32, k: i32, o: usize, lo: i32, 
  * gemv_q4_0_r4; k % 256 == 0), token by token.
  */
 export function gemv_q5_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nbk = k >> 8;
-  const gb = <usize>nbk * GROUP_BLOCK; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tokenMasked(wg, x + <usize>t * xrb, nbk, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    for (let t = 0; t < n; t++) v128.store(og + <usize>t * osb, tokenQ5K(wg, x + <usize>t * xrb, nbk, k));
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
 }

@@ -9,9 +9,19 @@
  * pairwise widenings give [row 0 … row 3]; the −16 offset comes from the activation block sums. Relaxed-SIMD builds
  * only (elsewhere a trap).
  */
-import { q8RowBytes } from './q8-activations';
-import { fmaF32x4 } from './simd-dot';
-import { scales4, storeRows } from './gemv-stored-rows4';
+import { gemvRows4, storeTile } from './rows4-driver';
+import { dot4ChunksI16, fmaF32x4 } from './simd-dot';
+import { scales4 } from './gemv-stored-rows4';
+
+/** This kernel's tile for gemvRows4 (rows4-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    tile(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+  }
+}
 
 /** acc + d·(dx·Σ q·qx − 16·s_x) for one token; l*: quants of elements 0…15 (chunks 0…3), h*: of 16…31. */
 // @ts-ignore: decorator
@@ -19,15 +29,9 @@ import { scales4, storeRows } from './gemv-stored-rows4';
   acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128,
   d: v128, xb: usize, dx: usize, sx: usize,
 ): v128 {
-  // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
-  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), l0);
-  let u = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), h0);
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), l1));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), h1));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), l2));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), h2));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), l3));
-  u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), h3));
+  // The block's 32 activation bytes in two loads (dot4ChunksI16 splats their chunks).
+  const s = dot4ChunksI16(v128.load(xb), l0, l1, l2, l3);
+  const u = dot4ChunksI16(v128.load(xb, 16), h0, h1, h2, h3);
   const q = f32x4.convert_i32x4_s(i32x4.add(i32x4.extadd_pairwise_i16x8_s(s), i32x4.extadd_pairwise_i16x8_s(u)));
   const t = fmaF32x4(f32x4.mul(v128.load32_splat(sx), f32x4.splat(-16)), q, v128.load32_splat(dx));
   return fmaF32x4(acc, t, d);
@@ -74,23 +78,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
       a7 = q5Token(a7, l0, l1, l2, l3, h0, h1, h2, h3, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
     }
   }
-  storeRows(o, a0, masked, lo, hi);
-  if (nTok >= 4) {
-    storeRows(o + osb, a1, masked, lo, hi);
-    storeRows(o + 2 * osb, a2, masked, lo, hi);
-    storeRows(o + 3 * osb, a3, masked, lo, hi);
-  }
-  if (nTok == 8) {
-    storeRows(o + 4 * osb, a4, masked, lo, hi);
-    storeRows(o + 5 * osb, a5, masked, lo, hi);
-    storeRows(o + 6 * osb, a6, masked, lo, hi);
-    storeRows(o + 7 * osb, a7, masked, lo, hi);
-  }
-}
-
-/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
-function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
 /**
@@ -98,26 +86,5 @@ function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize,
  * gemv_q4_0_r4). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q5_0_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const gb = <usize>nb * 88; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    let t = 0;
-    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
-    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 5) * 88);
 }

@@ -12,9 +12,19 @@
  * activation half-block sums (isum16). Scales are the words 48 … 51 of the body, as in the GGUF block. Relaxed-SIMD
  * builds only (elsewhere a trap).
  */
-import { q8RowBytes } from './q8-activations';
+import { gemvRows4, storeTile } from './rows4-driver';
 import { fmaF32x4 } from './simd-dot';
-import { scales4, storeRows } from './gemv-stored-rows4';
+import { scales4 } from './gemv-stored-rows4';
+
+/** This kernel's tile for gemvRows4 (rows4-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    tile(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+  }
+}
 
 /**
  * acc + d·dx·(Σ_sub sc·Σ q·x − 32·sc·hs) for one token's activation block: w0 … w7 its eight chunks of quants, sa / sb
@@ -25,22 +35,24 @@ import { scales4, storeRows } from './gemv-stored-rows4';
   acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, w4: v128, w5: v128, w6: v128, w7: v128,
   sa: v128, sb: v128, d: v128, xb: usize, dx: usize, hs: usize,
 ): v128 {
-  // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
+  // The block's 32 activation bytes in two loads, each 4-byte chunk splatted by a shuffle (one vpshufd): eight
+  // load32_splats cost more (V8 kept an address register per offset and spilled them; Q5_0 +10–25 %).
+  const xa = v128.load(xb), xc = v128.load(xb, 16);
   const s0 = i16x8.add(
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), w0),
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), w1),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 0, 0, 0, 0), w0),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 1, 1, 1, 1), w1),
   );
   const s1 = i16x8.add(
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), w2),
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), w3),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 2, 2, 2, 2), w2),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 3, 3, 3, 3), w3),
   );
   const s2 = i16x8.add(
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), w4),
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), w5),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 0, 0, 0, 0), w4),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 1, 1, 1, 1), w5),
   );
   const s3 = i16x8.add(
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), w6),
-    i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), w7),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 2, 2, 2, 2), w6),
+    i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 3, 3, 3, 3), w7),
   );
   let v = i32x4.add(i32x4.dot_i16x8_s(s0, sa), i32x4.dot_i16x8_s(s1, sa));
   v = i32x4.add(v, i32x4.add(i32x4.dot_i16x8_s(s2, sb), i32x4.dot_i16x8_s(s3, sb)));
@@ -103,23 +115,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
       a7 = q6Token(a7, w0, w1, w2, w3, w4, w5, w6, w7, sa, sbv, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xh + 7 * xrb + ho);
     }
   }
-  storeRows(o, a0, masked, lo, hi);
-  if (nTok >= 4) {
-    storeRows(o + osb, a1, masked, lo, hi);
-    storeRows(o + 2 * osb, a2, masked, lo, hi);
-    storeRows(o + 3 * osb, a3, masked, lo, hi);
-  }
-  if (nTok == 8) {
-    storeRows(o + 4 * osb, a4, masked, lo, hi);
-    storeRows(o + 5 * osb, a5, masked, lo, hi);
-    storeRows(o + 6 * osb, a6, masked, lo, hi);
-    storeRows(o + 7 * osb, a7, masked, lo, hi);
-  }
-}
-
-/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
-function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
 /**
@@ -127,26 +123,5 @@ function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize,
  * gemv_q4_0_r4; k % 256 == 0). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const gb = <usize>(k >> 8) * 840; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    let t = 0;
-    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
-    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 8) * 840);
 }

@@ -8,9 +8,19 @@
  * 16 relaxed dots, 8 splat loads and two i16 sums (each ≤ 8·2·15·127 = 30480 < 2¹⁵) per token; the nibbles are
  * split once per block for all tokens of a tile. Relaxed-SIMD builds only (elsewhere a trap).
  */
-import { q8RowBytes } from './q8-activations';
+import { gemvRows4, storeTile } from './rows4-driver';
 import { fmaF32x4, hiNibbles } from './simd-dot';
-import { scales4, storeRows } from './gemv-stored-rows4';
+import { scales4 } from './gemv-stored-rows4';
+
+/** This kernel's tile for gemvRows4 (rows4-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    tile(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+  }
+}
 
 /** acc + d·(dx·(16·Σ H·x + Σ L·x) − 128·s_x) for one token; l*, h*: the block's 8 chunks' low and high nibbles. */
 // @ts-ignore: decorator
@@ -86,23 +96,7 @@ import { scales4, storeRows } from './gemv-stored-rows4';
       a7 = q8Token(a7, l0, l1, l2, l3, l4, l5, l6, l7, h0, h1, h2, h3, h4, h5, h6, h7, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
     }
   }
-  storeRows(o, a0, masked, lo, hi);
-  if (nTok >= 4) {
-    storeRows(o + osb, a1, masked, lo, hi);
-    storeRows(o + 2 * osb, a2, masked, lo, hi);
-    storeRows(o + 3 * osb, a3, masked, lo, hi);
-  }
-  if (nTok == 8) {
-    storeRows(o + 4 * osb, a4, masked, lo, hi);
-    storeRows(o + 5 * osb, a5, masked, lo, hi);
-    storeRows(o + 6 * osb, a6, masked, lo, hi);
-    storeRows(o + 7 * osb, a7, masked, lo, hi);
-  }
-}
-
-/** One token of a group cut by the row range (kept out of the full tiles' function, as in gemv-stored-rows4.ts). */
-function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
 /**
@@ -110,26 +104,5 @@ function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize,
  * gemv_q4_0_r4). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q8_0_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const gb = <usize>nb * 136; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    let t = 0;
-    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
-    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 5) * 136);
 }

@@ -1,14 +1,24 @@
 /**
  * Q4_0 matvec over weights stored in 4-row groups (wasm/assembly/rows4-layout.ts), any token count: tiles of four
  * rows × 8, 4 or 1 tokens, lanes = rows. A token's block is one `i16x8.relaxed_dot_i8x16_i7x16_s` per 16-byte chunk
- * of nibbles (0…15, the i7 operand) against four activation bytes splatted to every lane (`v128.load32_splat`: a
- * load, no ALU op); i16 lanes 2r, 2r + 1 belong to row r, so the eight dots add in i16 (≤ 8·2·15·127 = 30480 < 2¹⁵)
+ * of nibbles (0…15, the i7 operand) against four activation bytes splatted to every lane (a shuffle of a 16-byte
+ * load); i16 lanes 2r, 2r + 1 belong to row r, so the eight dots add in i16 (≤ 8·2·15·127 = 30480 < 2¹⁵)
  * and one pairwise widening gives [row 0 … row 3] for the block's four scales (an f32x4) — no transpose-add. The
  * weights stay in this layout, so decode (one token) and batched choices (four) use the tiles too, with no per-call
  * packing. Relaxed-SIMD builds only (the host stores this layout only where rows4_kernels() is 1); elsewhere a trap.
  */
-import { q8RowBytes } from './q8-activations';
+import { gemvRows4, storeTile } from './rows4-driver';
 import { f16x4ToF32x4, fmaF32x4, hiNibbles } from './simd-dot';
+
+/** This kernel's tile for gemvRows4 (rows4-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(
+    wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+  ): void {
+    tile(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+  }
+}
 
 /** The four f16 scales of a group's block at `pb` → f32x4. */
 // @ts-ignore: decorator
@@ -22,34 +32,20 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles } from './simd-dot';
   acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128,
   d: v128, xb: usize, dx: usize, sx: usize,
 ): v128 {
-  // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
-  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), l0);
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), l1));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), l2));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), l3));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), h0));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), h1));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), h2));
-  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), h3));
+  // The block's 32 activation bytes in two loads, each 4-byte chunk splatted by a shuffle (one vpshufd): eight
+  // load32_splats cost more (V8 kept an address register per offset and spilled them; Q5_0 +10–25 %).
+  const xa = v128.load(xb), xc = v128.load(xb, 16);
+  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 0, 0, 0, 0), l0);
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 1, 1, 1, 1), l1));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 2, 2, 2, 2), l2));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xa, xa, 3, 3, 3, 3), l3));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 0, 0, 0, 0), h0));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 1, 1, 1, 1), h1));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 2, 2, 2, 2), h2));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(xc, xc, 3, 3, 3, 3), h3));
   const q = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(s));
   const t = fmaF32x4(f32x4.mul(v128.load32_splat(sx), f32x4.splat(-8)), q, v128.load32_splat(dx));
   return fmaF32x4(acc, t, d);
-}
-
-/**
- * Stores `acc` (rows 4g … 4g + 3) at o, or with `masked` (a constant) only its lanes lo … hi−1. The masked form lives
- * in its own function: these branches inside the full tiles cost them a third of their speed (V8's code for them).
- */
-// @ts-ignore: decorator
-@inline export function storeRows(o: usize, acc: v128, masked: bool, lo: i32, hi: i32): void {
-  if (!masked) {
-    v128.store(o, acc);
-    return;
-  }
-  if (lo <= 0 && 0 < hi) store<f32>(o, f32x4.extract_lane(acc, 0));
-  if (lo <= 1 && 1 < hi) store<f32>(o, f32x4.extract_lane(acc, 1), 4);
-  if (lo <= 2 && 2 < hi) store<f32>(o, f32x4.extract_lane(acc, 2), 8);
-  if (lo <= 3 && 3 < hi) store<f32>(o, f32x4.extract_lane(acc, 3), 12);
 }
 
 /**
@@ -86,23 +82,7 @@ import { f16x4ToF32x4, fmaF32x4, hiNibbles } from './simd-dot';
       a7 = q4Token(a7, l0, l1, l2, l3, h0, h1, h2, h3, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
     }
   }
-  storeRows(o, a0, masked, lo, hi);
-  if (nTok >= 4) {
-    storeRows(o + osb, a1, masked, lo, hi);
-    storeRows(o + 2 * osb, a2, masked, lo, hi);
-    storeRows(o + 3 * osb, a3, masked, lo, hi);
-  }
-  if (nTok == 8) {
-    storeRows(o + 4 * osb, a4, masked, lo, hi);
-    storeRows(o + 5 * osb, a5, masked, lo, hi);
-    storeRows(o + 6 * osb, a6, masked, lo, hi);
-    storeRows(o + 7 * osb, a7, masked, lo, hi);
-  }
-}
-
-/** One token of a group cut by the row range (see storeRows: kept out of the full tiles' function). */
-function tileMasked(wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, x0, xrb, nb, k, o, 0, 1, true, lo, hi);
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
 /** 1 in the relaxed-SIMD builds, whose 4-row kernels run; 0 where they trap (the host then keeps row pairs). */
@@ -116,26 +96,5 @@ export function rows4_kernels(): i32 {
  * chunks need not be group-aligned). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q4_0_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const gb = <usize>nb * 72; // bytes of one group
-  const xrb = q8RowBytes(k);
-  const osb = <usize>outStride << 2;
-  for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-    const lo = max(r0 - (g << 2), 0);
-    const hi = min(r1 - (g << 2), 4);
-    const wg = w + <usize>g * gb;
-    const og = out + (<usize>(g << 2) << 2);
-    if (lo != 0 || hi != 4) {
-      for (let t = 0; t < n; t++) tileMasked(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, lo, hi);
-      continue;
-    }
-    let t = 0;
-    for (; t + 8 <= n; t += 8) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 8, false, 0, 4);
-    for (; t + 4 <= n; t += 4) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 4, false, 0, 4);
-    for (; t < n; t++) tile(wg, x + <usize>t * xrb, xrb, nb, k, og + <usize>t * osb, osb, 1, false, 0, 4);
-  }
+  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 5) * 72);
 }

@@ -96,6 +96,19 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
 }
 
 /**
+ * Σ of four `i16x8.relaxed_dot_i8x16_i7x16_s` in i16: x's 4-byte chunk c (splatted to every lane by a shuffle, one
+ * vpshufd: eight load32_splats per block made V8 keep and spill an address register per offset) against w_c (0…127
+ * bytes; the 4-row tiles' chunk of four quants × four rows). The caller bounds the sum within i16.
+ */
+// @ts-ignore: decorator
+@inline export function dot4ChunksI16(x: v128, w0: v128, w1: v128, w2: v128, w3: v128): v128 {
+  let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(x, x, 0, 0, 0, 0), w0);
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(x, x, 1, 1, 1, 1), w1));
+  s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(x, x, 2, 2, 2, 2), w2));
+  return i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.shuffle<i32>(x, x, 3, 3, 3, 3), w3));
+}
+
+/**
  * [Σ lanes of a, Σ b, Σ c, Σ d] as i32x4 for four i16x8 vectors whose lanes are ≤ 7620 in magnitude (dot2U4I8I16):
  * two rounds of 32- and 64-bit interleaves (single x86 unpack instructions) add lanes in i16 (≤ 4·7620 = 30480), then
  * one pairwise widening add.
