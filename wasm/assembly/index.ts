@@ -26,3 +26,4 @@ export { short_conv } from './short-conv';
 export { f16_rows_to_f32, gemm_f32 } from './gemm-float';
 export { attention_pair_heads, attention_pair_window_heads } from './attention-pair';
 export { gelu_f16_rows, layer_norm_rows } from './encoder-rows';
+export { add_rows, rms_norm_rows } from './row-ops';

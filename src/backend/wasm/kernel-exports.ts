@@ -114,6 +114,13 @@ export interface KernelExports {
   ): void;
   /** ggml's f16-tabulated GELU over len f32 values at x, in place; `table` f32 [65536] (`geluF16Table`). */
   gelu_f16_rows?(x: number, len: number, table: number): void;
+  /**
+   * RMSNorm of `groups` groups of g f32 values at src into dst, w the byte address of f32 [g] or 0 for none;
+   * bit-identical to row-ops.ts `rmsNormRows` (wasm/assembly/row-ops.ts). Absent from builds older than it.
+   */
+  rms_norm_rows?(dst: number, src: number, w: number, g: number, groups: number, eps: number): void;
+  /** dst = a + b over len f32 values (wasm/assembly/row-ops.ts). Absent from builds older than it. */
+  add_rows?(dst: number, a: number, b: number, len: number): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approx.), 2 = gpt-oss's clamped SwiGLU. */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
   /**

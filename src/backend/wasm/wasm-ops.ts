@@ -143,7 +143,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const g = groupSize ?? x.cols;
     const w = weight ? this.vector(weight) : -1; // f32 index of [g]
-    rmsNormRows(this.heap.f32, o.byteOffset >>> 2, act(x).byteOffset >>> 2, w, g, (n * x.cols) / g, eps);
+    if (!this.rows.rmsNorm(o, act(x), w, g, (n * x.cols) / g, eps))
+      rmsNormRows(this.heap.f32, o.byteOffset >>> 2, act(x).byteOffset >>> 2, w, g, (n * x.cols) / g, eps);
     o.version++;
   }
 
@@ -291,7 +292,8 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {
     const o = act(out);
-    addRows(this.heap.f32, o.byteOffset >>> 2, act(a).byteOffset >>> 2, act(b).byteOffset >>> 2, n * out.cols);
+    if (!this.rows.add(o, act(a), act(b), n * out.cols))
+      addRows(this.heap.f32, o.byteOffset >>> 2, act(a).byteOffset >>> 2, act(b).byteOffset >>> 2, n * out.cols);
     o.version++;
   }
 
