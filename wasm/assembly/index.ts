@@ -23,7 +23,7 @@ export { delta_net_heads } from './delta-net-scan';
 export { mamba2_heads } from './mamba2-scan';
 export { conv_silu, l2norm_heads, gated_norm_heads } from './recurrent-conv';
 export { short_conv } from './short-conv';
-export { f16_rows_to_f32, gemm_f32 } from './gemm-float';
+export { gemm_f16, gemm_f32 } from './gemm-float';
 export { attention_pair_heads, attention_pair_window_heads } from './attention-pair';
 export { gelu_f16_rows, layer_norm_rows } from './encoder-rows';
 export { add_rows, rms_norm_rows } from './row-ops';

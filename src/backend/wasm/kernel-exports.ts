@@ -56,8 +56,11 @@ export interface KernelExports {
   gemv_bf16: GemvKernel;
   /** F32 weights · n f32 rows in 3-row × 3-token tiles, bit-identical to gemv_f32 (wasm/assembly/gemm-float.ts). */
   gemm_f32: GemvKernel;
-  /** Rows r0 … r1−1 of F16 weights at w → f32 at out (row r at out + r·k·4); x, n, outStride unused. */
-  f16_rows_to_f32: GemvKernel;
+  /**
+   * F16 weights · n f32 rows in gemm_f32's tiles, each row triple converted per block of tokens into the scratch
+   * (wasm/assembly/gemm-float.ts); `w` is the address of [weights, scratch] (u32 each), bit-identical to gemv_f16.
+   */
+  gemm_f16: GemvKernel;
   /**
    * Two consecutive query rows of non-causal attention over every key, f32 KV, no window/soft-cap/sinks, headDim % 4
    * = 0 (attention_heads' parameters; wasm/assembly/attention-pair.ts); bit-identical to two attention_heads calls.
@@ -225,7 +228,7 @@ export const GEMV_NAMES = [
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
-  'f16_rows_to_f32',
+  'gemm_f16',
 ] as const;
 
 /** One kernel name. */

@@ -168,7 +168,8 @@ export class WasmOps extends HostHybridOps implements Ops {
       this.run(fused.name, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused && usesFloatGemm(wt.type, n)) {
       const base = this.scratch(floatGemmScratchBytes(wt, n, x.cols));
-      floatGemm(this.runRows, wt, this.contiguousX(xa, n, k, base), o.byteOffset, out.cols, n, base, x.cols);
+      const xc = this.contiguousX(xa, n, k, base);
+      floatGemm(this.runRows, this.heap.i32, wt, xc, o.byteOffset, out.cols, n, base, x.cols);
     } else if (fused) {
       this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else {
