@@ -27,3 +27,4 @@ export { gemm_f16, gemm_f32 } from './gemm-float';
 export { attention_pair_heads, attention_pair_window_heads } from './attention-pair';
 export { gelu_f16_rows, layer_norm_rows } from './encoder-rows';
 export { add_rows, rms_norm_rows } from './row-ops';
+export { rope_rows } from './rope';

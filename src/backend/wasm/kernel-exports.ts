@@ -124,6 +124,21 @@ export interface KernelExports {
   rms_norm_rows?(dst: number, src: number, w: number, g: number, groups: number, eps: number): void;
   /** dst = a + b over len f32 values (wasm/assembly/row-ops.ts). Absent from builds older than it. */
   add_rows?(dst: number, a: number, b: number, len: number): void;
+  /**
+   * Rotary embedding of n rows of `cols` f32 at x in place (heads of headDim, pairs (2i, 2i+1) when `norm` is 1, else
+   * (i, i + half)), cos / sin f64 [n, half] byte addresses; bit-identical to row-ops.ts `ropeRotate`
+   * (wasm/assembly/rope.ts). Absent from builds older than it.
+   */
+  rope_rows?(
+    x: number,
+    cols: number,
+    n: number,
+    headDim: number,
+    half: number,
+    norm: number,
+    cos: number,
+    sin: number,
+  ): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approx.), 2 = gpt-oss's clamped SwiGLU. */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
   /**

@@ -41,6 +41,7 @@ import { HostHybridOps } from '../host-hybrid-ops.js';
 import { emptyShortConvCall, wasmShortConv } from './short-conv-kernel.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
+import { WasmRope } from './rope-kernel.js';
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -70,6 +71,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
   private readonly experts: WasmExperts;
   private readonly rows: WasmEncoderRows;
+  private readonly ropeKernel: WasmRope;
   private readonly runRows: RunRows = (...a) => this.run(...a);
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
@@ -79,6 +81,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     this.pool = pool;
     this.description = description;
     this.rows = new WasmEncoderRows(heap, exports);
+    this.ropeKernel = new WasmRope(heap, exports);
     this.experts = new WasmExperts(
       heap,
       exports,
@@ -181,8 +184,10 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   rope(x: Activation, n: number, params: RopeParams): void {
     const a = act(x);
-    const { cos, sin } = this.ropeTables.get(params, this.step().startPos, n, this.step().positions);
-    ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, cos, sin);
+    const { startPos, positions } = this.step();
+    const t = this.ropeTables.get(params, startPos, n, positions);
+    if (!this.ropeKernel.rotate(a.byteOffset, a.cols, n, params, t, startPos, positions))
+      ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, t.cos, t.sin);
     a.version++;
   }
 
