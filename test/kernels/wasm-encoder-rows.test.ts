@@ -27,22 +27,25 @@ async function vector(ops: Ops, name: string, values: Float32Array) {
   return ops.uploadWeight({ name, type: GgmlType.F32, shape: [values.length] }, new Uint8Array(values.buffer.slice(0)));
 }
 
-/** LayerNorms of 3 rows of 300 (large mean): weight and bias, weight only into a wider buffer, in place bare. */
+/**
+ * LayerNorms of 7 rows of 302 (large mean; the kernel's four-row block, three rows after it and a lane tail): weight
+ * and bias, weight only over 6 rows into a wider buffer, in place bare.
+ */
 async function layerNorms(ops: Ops): Promise<Float32Array[]> {
-  const cols = 300;
-  const x = ops.createActivation('x', 3, cols);
-  const y = ops.createActivation('y', 3, cols + 20);
+  const cols = 302;
+  const x = ops.createActivation('x', 7, cols);
+  const y = ops.createActivation('y', 7, cols + 20);
   const w = await vector(ops, 'ln.w', randoms(cols, 6));
   const b = await vector(ops, 'ln.b', randoms(cols, 7));
-  ops.beginStep({ tokens: new Int32Array(3), startPos: 0, slot: 0 });
-  ops.setRows(x, randoms(3 * cols, 5, 3, 4), 3);
-  ops.layerNorm(y, x, w, b, 1e-12, 3);
-  const withBias = await ops.read(y, 3);
-  ops.layerNorm(y, x, w, null, 1e-5, 2);
-  const weightOnly = await ops.read(y, 2);
-  ops.layerNorm(x, x, null, null, 1e-5, 3);
+  ops.beginStep({ tokens: new Int32Array(7), startPos: 0, slot: 0 });
+  ops.setRows(x, randoms(7 * cols, 5, 3, 4), 7);
+  ops.layerNorm(y, x, w, b, 1e-12, 7);
+  const withBias = await ops.read(y, 7);
+  ops.layerNorm(y, x, w, null, 1e-5, 6);
+  const weightOnly = await ops.read(y, 6);
+  ops.layerNorm(x, x, null, null, 1e-5, 7);
   ops.endStep();
-  return [withBias, weightOnly, await ops.read(x, 3)];
+  return [withBias, weightOnly, await ops.read(x, 7)];
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Multi-token products of float weights (the vision encoder's patch GEMM and blocks, encoder embedders, any F32/F16
- * prefill): the weight rows are f32 (F16 rows converted once per call by `f16_rows_to_f32`, not once per token as
- * `gemv_f16` does), and `gemm_f32` computes tiles of 3 rows × 3 tokens. Every dot is accumulated exactly as
- * gemv-float.ts's `rowDotFloat` does — two f32x4 accumulators over steps of 8 (lanes 0–3 and 4–7 of each step), their
+ * prefill): `gemm_f32` computes tiles of 3 rows × 3 tokens of f32 rows; `gemm_f16` runs the same tiles on F16 rows
+ * converted three at a time into L1-resident scratch per block of tokens (not once per token as `gemv_f16` does).
+ * Every dot is accumulated exactly as gemv-float.ts's `rowDotFloat` does — two f32x4 accumulators over steps of 8 (lanes 0–3 and 4–7 of each step), their
  * sum reduced, then the tail lane by lane — so results are bit-identical to `gemv_f32` / `gemv_f16` on the same
  * weights. The tile runs the two accumulators as two passes over k: first lanes 0–3 of every step for all nine dots
  * (nine accumulators plus three weight and one activation vector fit x64's 16 vector registers; the nine partial
@@ -13,21 +13,18 @@
  */
 import { f16ToF32, f16x4ToF32x4, fmaF32x4, hsumF32x4 } from './simd-dot';
 
-/**
- * Rows r0 … r1−1 of F16 weights at `w` ([nRows, k]) as f32 at `out`, row r at out + r·k·4 (values exact; the same
- * conversion as gemv_f16). `x`, `n`, `outStride` are unused.
- */
-export function f16_rows_to_f32(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  let i = <usize>r0 * <usize>k;
-  const end = <usize>r1 * <usize>k;
+/** `count` F16 values at `w` as f32 at `out` (exact; the same conversion as gemv_f16). */
+// @ts-ignore: decorator
+@inline function convertF16(w: usize, out: usize, count: usize): void {
+  let i: usize = 0;
   if (ASC_FEATURE_SIMD) {
-    for (; i + 8 <= end; i += 8) {
+    for (; i + 8 <= count; i += 8) {
       const h = v128.load(w + (i << 1));
       v128.store(out + (i << 2), f16x4ToF32x4(i32x4.extend_low_i16x8_u(h)));
       v128.store(out + (i << 2), f16x4ToF32x4(i32x4.extend_high_i16x8_u(h)), 16);
     }
   }
-  for (; i < end; i++) store<f32>(out + (i << 2), f16ToF32(<u32>load<u16>(w + (i << 1))));
+  for (; i < count; i++) store<f32>(out + (i << 2), f16ToF32(<u32>load<u16>(w + (i << 1))));
 }
 
 /** The reduction of one dot: hsum(lo + hi), then the lanes from byte `o` to `end` one by one (as rowDotFloat). */
@@ -75,6 +72,38 @@ export function gemm_f32(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i3
       const wr = w + <usize>r * rowBytes;
       const o = out + (<usize>r << 2);
       for (let t = t0; t < t1; t++) store<f32>(o + <usize>t * stride, dot1(wr, x + <usize>t * rowBytes, end8, rowBytes));
+    }
+  }
+}
+
+/**
+ * gemm_f32 of F16 weights without an f32 copy of the whole matrix: per block of tokens, each row triple is converted
+ * into three f32 rows of scratch (L1-resident, reused for the chunk's every triple) just before its tiles, so the
+ * weights are read once per block as F16 and never written back as f32. The same conversion as gemv_f16 and the same
+ * tiles as gemm_f32, so the same results bit for bit. `p`: [F16 weights [nRows, k] byte address, scratch
+ * byte address] (u32 each); the scratch holds nRows·k f32 and this call (rows r0 … r1−1, one thread's chunk) uses
+ * its rows r0 … min(r0 + 2, r1 − 1) only (three rows only when it has three), so concurrent chunks never share any.
+ */
+export function gemm_f16(p: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
+  const w = <usize>load<u32>(p);
+  const rowBytes = <usize>k << 2;
+  const buf = <usize>load<u32>(p, 4) + <usize>r0 * rowBytes; // f32 [3, k]
+  const end8 = <usize>(k & ~7) << 2;
+  const stride = <usize>outStride << 2;
+  const block = max(3, (131072 / k / 3) * 3);
+  for (let t0 = 0; t0 < n; t0 += block) {
+    const t1 = min(n, t0 + block);
+    let r = r0;
+    if (ASC_FEATURE_SIMD) {
+      for (; r + 3 <= r1; r += 3) {
+        convertF16(w + ((<usize>r * <usize>k) << 1), buf, 3 * <usize>k);
+        rows3(buf, x, out + (<usize>r << 2), k, t0, t1, stride);
+      }
+    }
+    for (; r < r1; r++) {
+      convertF16(w + ((<usize>r * <usize>k) << 1), buf, <usize>k);
+      const o = out + (<usize>r << 2);
+      for (let t = t0; t < t1; t++) store<f32>(o + <usize>t * stride, dot1(buf, x + <usize>t * rowBytes, end8, rowBytes));
     }
   }
 }

@@ -1,6 +1,8 @@
 /**
- * The encoder row ops (bert's LayerNorm, ggml's f16-tabulated GELU) on the WASM kernels (wasm/assembly/encoder-rows.ts),
- * bit-identical to the host loops of host-encoder-ops.ts, which serve builds older than the kernels (`false` below).
+ * The row ops between matrix products on the WASM kernels, bit-identical to the host loops they replace, which serve
+ * builds older than the kernels (`false` below): the encoder's (bert's LayerNorm, ggml's f16-tabulated GELU;
+ * wasm/assembly/encoder-rows.ts, host-encoder-ops.ts) and every model's RMSNorm and residual add
+ * (wasm/assembly/row-ops.ts, row-ops.ts).
  */
 
 import { geluF16Table } from '../host-encoder-ops.js';
@@ -26,6 +28,23 @@ export class WasmEncoderRows {
   layerNorm(out: Rows, x: Rows, w: number, b: number, eps: number, n: number): boolean {
     if (!this.k.layer_norm_rows) return false;
     this.k.layer_norm_rows(out.byteOffset, out.cols, x.byteOffset, x.cols, w, b, eps, n);
+    return true;
+  }
+
+  /**
+   * RMSNorm of `groups` groups of g values of x into out (row-ops.ts `rmsNormRows`, bit for bit); `w` the f32 index
+   * of the weight [g] or −1 for none. False when the build lacks the kernel.
+   */
+  rmsNorm(out: Rows, x: Rows, w: number, g: number, groups: number, eps: number): boolean {
+    if (!this.k.rms_norm_rows) return false;
+    this.k.rms_norm_rows(out.byteOffset, x.byteOffset, w < 0 ? 0 : w * 4, g, groups, eps);
+    return true;
+  }
+
+  /** out = a + b over `len` values (from each one's start). False when the build lacks the kernel. */
+  add(out: Rows, a: Rows, b: Rows, len: number): boolean {
+    if (!this.k.add_rows) return false;
+    this.k.add_rows(out.byteOffset, a.byteOffset, b.byteOffset, len);
     return true;
   }
 

@@ -58,8 +58,11 @@ export interface KernelExports {
   gemv_bf16: GemvKernel;
   /** F32 weights · n f32 rows in 3-row × 3-token tiles, bit-identical to gemv_f32 (wasm/assembly/gemm-float.ts). */
   gemm_f32: GemvKernel;
-  /** Rows r0 … r1−1 of F16 weights at w → f32 at out (row r at out + r·k·4); x, n, outStride unused. */
-  f16_rows_to_f32: GemvKernel;
+  /**
+   * F16 weights · n f32 rows in gemm_f32's tiles, each row triple converted per block of tokens into the scratch
+   * (wasm/assembly/gemm-float.ts); `w` is the address of [weights, scratch] (u32 each), bit-identical to gemv_f16.
+   */
+  gemm_f16: GemvKernel;
   /**
    * Two consecutive query rows of non-causal attention over every key, f32 KV, no window/soft-cap/sinks, headDim % 4
    * = 0 (attention_heads' parameters; wasm/assembly/attention-pair.ts); bit-identical to two attention_heads calls.
@@ -116,6 +119,28 @@ export interface KernelExports {
   ): void;
   /** ggml's f16-tabulated GELU over len f32 values at x, in place; `table` f32 [65536] (`geluF16Table`). */
   gelu_f16_rows?(x: number, len: number, table: number): void;
+  /**
+   * RMSNorm of `groups` groups of g f32 values at src into dst, w the byte address of f32 [g] or 0 for none;
+   * bit-identical to row-ops.ts `rmsNormRows` (wasm/assembly/row-ops.ts). Absent from builds older than it.
+   */
+  rms_norm_rows?(dst: number, src: number, w: number, g: number, groups: number, eps: number): void;
+  /** dst = a + b over len f32 values (wasm/assembly/row-ops.ts). Absent from builds older than it. */
+  add_rows?(dst: number, a: number, b: number, len: number): void;
+  /**
+   * Rotary embedding of n rows of `cols` f32 at x in place (heads of headDim, pairs (2i, 2i+1) when `norm` is 1, else
+   * (i, i + half)), cos / sin f64 [n, half] byte addresses; bit-identical to row-ops.ts `ropeRotate`
+   * (wasm/assembly/rope.ts). Absent from builds older than it.
+   */
+  rope_rows?(
+    x: number,
+    cols: number,
+    n: number,
+    headDim: number,
+    half: number,
+    norm: number,
+    cos: number,
+    sin: number,
+  ): void;
   /** out = act(gate) · up over len f32 values; act 0 = SiLU, 1 = GELU (tanh approx.), 2 = gpt-oss's clamped SwiGLU. */
   glu_f32(out: number, gate: number, up: number, len: number, act: number): void;
   /**
@@ -221,7 +246,7 @@ export const GEMV_NAMES = [
   'delta_net_heads',
   'mamba2_heads',
   'gemm_f32',
-  'f16_rows_to_f32',
+  'gemm_f16',
 ] as const;
 
 /** One kernel name. */

@@ -41,6 +41,7 @@ import { HostHybridOps } from '../host-hybrid-ops.js';
 import { emptyShortConvCall, wasmShortConv } from './short-conv-kernel.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
+import { WasmRope } from './rope-kernel.js';
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -70,6 +71,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private rowCopy = new Uint8Array(0); // one weight row gathered from a row pair (embed, vector)
   private readonly experts: WasmExperts;
   private readonly rows: WasmEncoderRows;
+  private readonly ropeKernel: WasmRope;
   private readonly runRows: RunRows = (...a) => this.run(...a);
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
@@ -79,6 +81,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     this.pool = pool;
     this.description = description;
     this.rows = new WasmEncoderRows(heap, exports);
+    this.ropeKernel = new WasmRope(heap, exports);
     this.experts = new WasmExperts(
       heap,
       exports,
@@ -143,7 +146,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const g = groupSize ?? x.cols;
     const w = weight ? this.vector(weight) : -1; // f32 index of [g]
-    rmsNormRows(this.heap.f32, o.byteOffset >>> 2, act(x).byteOffset >>> 2, w, g, (n * x.cols) / g, eps);
+    if (!this.rows.rmsNorm(o, act(x), w, g, (n * x.cols) / g, eps))
+      rmsNormRows(this.heap.f32, o.byteOffset >>> 2, act(x).byteOffset >>> 2, w, g, (n * x.cols) / g, eps);
     o.version++;
   }
 
@@ -167,7 +171,8 @@ export class WasmOps extends HostHybridOps implements Ops {
       this.run(fused.name, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused && usesFloatGemm(wt.type, n)) {
       const base = this.scratch(floatGemmScratchBytes(wt, n, x.cols));
-      floatGemm(this.runRows, wt, this.contiguousX(xa, n, k, base), o.byteOffset, out.cols, n, base, x.cols);
+      const xc = this.contiguousX(xa, n, k, base);
+      floatGemm(this.runRows, this.heap.i32, wt, xc, o.byteOffset, out.cols, n, base, x.cols);
     } else if (fused) {
       this.run(fused.name, wt.byteOffset, this.contiguousX(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else {
@@ -179,8 +184,10 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   rope(x: Activation, n: number, params: RopeParams): void {
     const a = act(x);
-    const { cos, sin } = this.ropeTables.get(params, this.step().startPos, n, this.step().positions);
-    ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, cos, sin);
+    const { startPos, positions } = this.step();
+    const t = this.ropeTables.get(params, startPos, n, positions);
+    if (!this.ropeKernel.rotate(a.byteOffset, a.cols, n, params, t, startPos, positions))
+      ropeRotate(this.heap.f32, a.byteOffset >>> 2, a.cols, n, params, t.cos, t.sin);
     a.version++;
   }
 
@@ -291,7 +298,8 @@ export class WasmOps extends HostHybridOps implements Ops {
 
   add(out: Activation, a: Activation, b: Activation, n: number): void {
     const o = act(out);
-    addRows(this.heap.f32, o.byteOffset >>> 2, act(a).byteOffset >>> 2, act(b).byteOffset >>> 2, n * out.cols);
+    if (!this.rows.add(o, act(a), act(b), n * out.cols))
+      addRows(this.heap.f32, o.byteOffset >>> 2, act(a).byteOffset >>> 2, act(b).byteOffset >>> 2, n * out.cols);
     o.version++;
   }
 
