@@ -64,16 +64,20 @@ export class FirstIdIndex {
    * tokens, not its 150k words).
    */
   firstOf(texts: Iterable<string>): Map<string, number> {
-    const wanted = new Set<string>();
-    const shapes = new Set<number>(); // length * 65536 + first unit
-    for (const t of texts) {
-      wanted.add(t);
-      shapes.add(t.length * 65536 + (t.length > 0 ? t.charCodeAt(0) : 0));
+    const wanted = new Set<string>(texts);
+    let maxLength = 0;
+    for (const t of wanted) maxLength = Math.max(maxLength, t.length);
+    const lengths = new Uint8Array(maxLength + 1); // 1 where some wanted text has that length
+    const firstUnits = new Uint8Array(65536); // 1 where some wanted text starts with that UTF-16 unit
+    for (const t of wanted) {
+      lengths[t.length] = 1;
+      if (t.length > 0) firstUnits[t.charCodeAt(0)] = 1;
     }
     const found = new Map<string, number>();
     for (let i = 0; i < this.count && found.size < wanted.size; i++) {
       const k = this.keyAt(i);
-      if (!shapes.has(k.length * 65536 + (k.length > 0 ? k.charCodeAt(0) : 0))) continue;
+      const n = k.length;
+      if (n > maxLength || lengths[n] === 0 || (n > 0 && firstUnits[k.charCodeAt(0)] === 0)) continue;
       if (wanted.has(k) && !found.has(k)) found.set(k, i);
     }
     return found;

@@ -27,8 +27,6 @@ export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
 export function createTokenizer(metadata: Readonly<Record<string, GgufValue>>): VocabTokenizer {
   const vocab = new Vocab(metadata);
   const merges = vocab.type === 'bpe' ? readStringArray(metadata, 'tokenizer.ggml.merges') : undefined;
-  const tokenizer = new VocabTokenizer(vocab, merges);
-  // The text → id and merge-rank maps are built while the caller goes on (a model's weights stream in), when idle.
-  tokenizer.buildIndexesWhenIdle();
-  return tokenizer;
+  // The text → id and merge-rank maps are built on first use, or by `buildIndexesWhenIdle` (createEngine: once ready).
+  return new VocabTokenizer(vocab, merges);
 }

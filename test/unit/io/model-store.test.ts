@@ -109,6 +109,18 @@ describe('model store', () => {
     expect((await llmError(source.read(FIXTURE.byteLength, 1))).code).toBe('gguf-invalid');
   });
 
+  it('IdbByteSource frees chunks it drops, never bytes it handed out', async () => {
+    await downloadModel(url, opts());
+    const source = await IdbByteSource.open(url, { store, readAhead: 2 });
+    const first = await source.read(10, 100); // from chunk 0
+    const held: Uint8Array[] = [];
+    for (let i = 0; i < N_CHUNKS; i++) held.push(await source.read(i * CHUNK, 64)); // chunk 0 is dropped on the way
+    expect(first).toEqual(FIXTURE.subarray(10, 110));
+    for (let i = 0; i < N_CHUNKS; i++) expect(held[i]).toEqual(FIXTURE.subarray(i * CHUNK, i * CHUNK + 64));
+    expect(await source.read(20, 8)).toEqual(FIXTURE.subarray(20, 28)); // read again from the store
+    await source.close();
+  });
+
   it('resumes an interrupted download fetching only the missing chunks', async () => {
     expect((await interruptAfter(4)).code).toBe('aborted');
     const partial = await readManifest(url, { store });
