@@ -22,7 +22,7 @@ import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
 import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
-import { createTokenizer, type VocabTokenizer } from '../tokenizer/index.js';
+import { createTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
@@ -48,7 +48,7 @@ interface LoadRun {
 interface ParsedModel {
   readonly gguf: GgufFile;
   readonly shape: RunShape;
-  readonly tokenizer: VocabTokenizer;
+  readonly tokenizer: Tokenizer & Pick<VocabTokenizer, 'buildIndexesWhenIdle'>;
   readonly chat: ChatFormatter;
   readonly source: ByteSource;
 }
