@@ -22,7 +22,7 @@ import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
 import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
-import { createTokenizer, type Tokenizer } from '../tokenizer/index.js';
+import { createTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
@@ -48,7 +48,7 @@ interface LoadRun {
 interface ParsedModel {
   readonly gguf: GgufFile;
   readonly shape: RunShape;
-  readonly tokenizer: Tokenizer;
+  readonly tokenizer: Tokenizer & Pick<VocabTokenizer, 'buildIndexesWhenIdle'>;
   readonly chat: ChatFormatter;
   readonly source: ByteSource;
 }
@@ -91,6 +91,9 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const selection = planned ?? (await selectAndPlan(run, model.gguf));
     planned = null; // owned by loadWithFallback from here
     const engine = await loadWithFallback(run, model, selection);
+    // The tokenizer's text → id maps are built in the idle time after the load, not during it (the first tokenize
+    // call completes whatever is left).
+    model.tokenizer.buildIndexesWhenIdle();
     run.report({ phase: 'ready', loadedBytes: source.size, totalBytes: source.size });
     return engine;
   } catch (e) {

@@ -46,7 +46,8 @@ export interface WorkerLike {
 
 /**
  * The worker's script (plain ES2017, run as a classic worker from a `blob:` URL). Messages in:
- * `{ db, store, id, key, hash }`; out: `{ id, buffer, offset, length, sha256 }` with `buffer` transferred,
+ * `{ db, store, id, key, hash }`; out: `{ id, buffer, offset, length, sha256 }` with `buffer` transferred (a chunk
+ * stored as a Blob is read into a fresh buffer first),
  * `{ id, missing: true }`, or `{ id, error }`. It never creates the database: an open that would upgrade is aborted.
  */
 export const CHUNK_WORKER_SOURCE = `'use strict';
@@ -78,6 +79,8 @@ self.onmessage = function (e) {
       req.onsuccess = function () { resolve(req.result); };
       req.onerror = function () { reject(req.error || new Error('get failed')); };
     });
+  }).then(function (v) {
+    return typeof Blob === 'function' && v instanceof Blob ? v.arrayBuffer() : v;
   }).then(function (v) {
     var buffer = null, offset = 0, length = 0;
     if (v instanceof ArrayBuffer) { buffer = v; length = v.byteLength; }

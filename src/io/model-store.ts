@@ -167,9 +167,36 @@ export async function writeChunk(
   digest: string,
   options?: ModelStoreOptions,
 ): Promise<boolean> {
+  if (typeof Blob === 'function' && !isBlobRefused) {
+    // As a Blob (issue 20; it copies just the view's bytes): IndexedDB keeps it as a file, and reading it back is one
+    // copy into a fresh ArrayBuffer (`blob.arrayBuffer()`) instead of a large structured-clone value to unwrap and
+    // deserialize — in Chromium 3–5× less time per 16 MiB chunk, and no decoded copy left for a collection to free.
+    // A store that refuses Blobs (some private modes) gets the bytes as before, from then on.
+    try {
+      return await putChunk(url, downloadId, index, new Blob([bytes as Uint8Array<ArrayBuffer>]), digest, options);
+    } catch (e) {
+      if (isQuotaExceeded(e)) throw e;
+      isBlobRefused = true;
+    }
+  }
   // Structured clone copies a view's whole ArrayBuffer: store an exact-size buffer. (chunkLength) bytes.
   const value =
     bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  return putChunk(url, downloadId, index, value, digest, options);
+}
+
+/** Set once a store refused a chunk stored as a Blob: chunks are then stored as ArrayBuffers. */
+let isBlobRefused = false;
+
+/** `writeChunk`'s transaction, with the chunk's stored value. */
+async function putChunk(
+  url: string,
+  downloadId: string,
+  index: number,
+  value: ArrayBufferLike | Blob,
+  digest: string,
+  options?: ModelStoreOptions,
+): Promise<boolean> {
   return resolveStore(options)('readwrite', (s) => {
     let isWritten = false;
     const get = s.get(manifestKey(url)) as IDBRequest<ModelManifest | undefined>;
@@ -237,6 +264,15 @@ export async function readChunk(
   const value = await resolveStore(options)('readonly', (s) =>
     promisifyRequest(s.get(chunkKey(url, index)) as IDBRequest<unknown>),
   );
+  return chunkBytesOf(value);
+}
+
+/**
+ * The bytes of a stored chunk value: a `Blob` (how chunks are written where there is one) read into a fresh buffer,
+ * or an `ArrayBuffer`/view (how older versions wrote them) as is; undefined for anything else (not stored).
+ */
+async function chunkBytesOf(value: unknown): Promise<Uint8Array | undefined> {
+  if (typeof Blob === 'function' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   return undefined;

@@ -7,6 +7,7 @@
 
 import { LlmError } from '../errors.js';
 import { BigramQueue, mergeBigrams } from './bigram-queue.js';
+import { FirstIdIndex } from './first-id-index.js';
 import { RegexSplitter } from './regex-split.js';
 import { byteLevelEncode, toCodepoints, utf8Encode } from './unicode.js';
 import type { Vocab } from './vocab.js';
@@ -18,8 +19,8 @@ const MAX_CACHED_WORD = 256;
 
 /** Encodes raw text (no special tokens) with a BPE vocabulary. */
 export class BpeEncoder {
-  /** "left right" merge text → rank (line index in `tokenizer.ggml.merges`; the first line wins). */
-  private readonly ranks: Map<string, number>;
+  /** "left right" merge text → rank (line index in `tokenizer.ggml.merges`; the first line wins); built lazily. */
+  private readonly ranks: FirstIdIndex;
   private readonly splitter: RegexSplitter;
   private readonly cache = new Map<string, readonly number[]>();
   private readonly queue = new BigramQueue();
@@ -37,13 +38,15 @@ export class BpeEncoder {
     if (!vocab.preSpec)
       throw new LlmError('tokenizer', 'creating the BPE tokenizer: the vocabulary has no pre-tokenizer');
     this.splitter = new RegexSplitter(vocab.preSpec.regexes);
-    this.ranks = new Map();
-    for (let i = 0; i < merges.length; i++) {
+    this.ranks = new FirstIdIndex(merges.length, (i) => {
       const line = merges[i];
-      const sp = line.indexOf(' ', 1);
-      const key = sp < 0 ? ' ' : line;
-      if (!this.ranks.has(key)) this.ranks.set(key, i);
-    }
+      return line.indexOf(' ', 1) < 0 ? ' ' : line;
+    });
+  }
+
+  /** Builds the merge ranks in idle slices (see `FirstIdIndex.buildWhenIdle`); they are built on first use anyway. */
+  buildIndexWhenIdle(): void {
+    this.ranks.buildWhenIdle();
   }
 
   /** Appends the ids of `text` (well-formed, no special tokens) to `out`. */

@@ -15,18 +15,17 @@ const HEX = '0123456789abcdef';
 
 /** Piece bytes of every token, computed on first use. */
 export class Detokenizer {
-  /** Pieces with special tokens rendered; index = token id. */
-  private readonly pieces: (Uint8Array | undefined)[];
+  /** Pieces with special tokens rendered, by token id; the array is made by the first `piece` call, not at load. */
+  private pieces: (Uint8Array | undefined)[] | null = null;
   private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
-  constructor(private readonly vocab: Vocab) {
-    this.pieces = new Array<Uint8Array | undefined>(vocab.size);
-  }
+  constructor(private readonly vocab: Vocab) {}
 
   /** Bytes of one token (`renderSpecial`: control and unknown tokens as their text, else nothing). Id must be valid. */
   piece(id: number, renderSpecial: boolean): Uint8Array {
     const attr = this.vocab.attrs[id];
     if (!renderSpecial && attr & (TokenAttr.Control | TokenAttr.Unknown)) return EMPTY;
+    this.pieces ??= new Array<Uint8Array | undefined>(this.vocab.size);
     let p = this.pieces[id];
     if (p === undefined) {
       p = this.computePiece(id, attr);

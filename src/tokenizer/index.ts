@@ -27,5 +27,6 @@ export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
 export function createTokenizer(metadata: Readonly<Record<string, GgufValue>>): VocabTokenizer {
   const vocab = new Vocab(metadata);
   const merges = vocab.type === 'bpe' ? readStringArray(metadata, 'tokenizer.ggml.merges') : undefined;
+  // The text → id and merge-rank maps are built on first use, or by `buildIndexesWhenIdle` (createEngine: once ready).
   return new VocabTokenizer(vocab, merges);
 }

@@ -85,6 +85,12 @@ export class VocabTokenizer implements Tokenizer {
     this.detok = new Detokenizer(vocab);
   }
 
+  /** Builds the vocabulary's text → id map and the BPE merge ranks in idle slices (each is built on first use anyway). */
+  buildIndexesWhenIdle(): void {
+    this.vocab.buildIndexWhenIdle();
+    this.bpe?.buildIndexWhenIdle();
+  }
+
   tokenText(id: number): string {
     this.vocab.checkId(id, 'reading token text');
     return this.vocab.tokens[id];

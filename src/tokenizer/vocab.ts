@@ -17,6 +17,7 @@ import {
 import { type PreTokenizerSpec, getPreTokenizer } from './pre-tokenizers.js';
 import { utf8ByteLength } from './unicode.js';
 import { EOG_TEXTS, EOT_TEXTS, FIM_CONTROL_TEXTS, FIM_EOG_TEXTS } from './special-token-texts.js';
+import { FirstIdIndex } from './first-id-index.js';
 
 /** Token attributes (llama.h `llama_token_attr`), a bit set. */
 export enum TokenAttr {
@@ -84,6 +85,20 @@ function readCharsmap(meta: TokenizerMetadata): Uint8Array | null {
   return bytes;
 }
 
+/** '<|channel|>' and the other gpt-oss harmony texts llama.cpp makes USER_DEFINED. */
+const HARMONY_USER_TEXTS = ['<|channel|>', '<|message|>', '<|start|>', '<|constrain|>'];
+
+/** Every text the constructor's by-text fixes look up: found in one pass, before the full map exists. */
+const CONSTRUCTOR_TEXTS: readonly string[] = [
+  ...EOG_TEXTS,
+  ...EOT_TEXTS,
+  ...FIM_EOG_TEXTS.flatMap(([, t]) => t),
+  ...FIM_CONTROL_TEXTS.flatMap(([, t]) => t),
+  ...HARMONY_USER_TEXTS,
+  ...['<|eom_id|>', '<|end|>', '<|call|>', '<|calls|>', '<|return|>', '<|flush|>', '<|tool_response>', '</s>'],
+  ...['<oov>', '<mask>', '[MASK]', '<unk>', '<s>', '<|endoftext|>'],
+];
+
 /** A loaded vocabulary. Immutable after construction. */
 export class Vocab {
   readonly type: VocabType;
@@ -104,8 +119,10 @@ export class Vocab {
    * llama.cpp's UGM, RWKV and PLaMo-2 tokenizers are built from. Shape: (n_vocab,) u16
    */
   readonly typeAttrs: Uint16Array;
-  /** Text → id (the first id wins, as in llama.cpp's `emplace`). */
-  readonly tokenToId: ReadonlyMap<string, number>;
+  /** Text → id (the first id wins, as in llama.cpp's `emplace`), built on first use or when idle. */
+  private readonly index: FirstIdIndex;
+  /** The by-text lookups of the constructor's fixes, answered in one pass before the map exists. */
+  private readonly known: ReadonlyMap<string, number>;
   /** Longest token text in UTF-8 bytes. */
   readonly maxTokenBytes: number;
   readonly bosId: number | null;
@@ -230,16 +247,21 @@ export class Vocab {
     const texts = new Array<string>(n);
     const scores = new Float32Array(n);
     const attrs = new Uint16Array(n);
-    const map = new Map<string, number>();
     let maxBytes = 0;
     for (let i = 0; i < n; i++) {
       const word = tokens[i] === '' ? `[EMPTY_${i}]` : tokens[i];
-      if (!map.has(word)) map.set(word, i);
       texts[i] = word;
       if (word.length * 3 > maxBytes) maxBytes = Math.max(maxBytes, utf8ByteLength(word));
       scores[i] = scoresIn ? scoresIn[i] : 0;
       attrs[i] = typesIn ? (TYPE_TO_ATTR[typesIn[i]] ?? TokenAttr.Undefined) : TokenAttr.Normal;
     }
+    // The map is keyed by the texts as read (hybriddna's k-mers keep their marker there).
+    const keys = model === 'hybriddna' ? texts.slice() : texts;
+    this.index = new FirstIdIndex(n, (i) => keys[i]);
+    const unusedControl: number[] = []; // llama.cpp marks control tokens named '…unused…' UNUSED (first ids only)
+    for (let i = 0; i < n; i++) if (attrs[i] & TokenAttr.Control && texts[i].includes('unused')) unusedControl.push(i);
+    const map = this.index.firstOf([...CONSTRUCTOR_TEXTS, ...unusedControl.map((i) => texts[i])]);
+    this.known = map;
     if (model === 'hybriddna') {
       // llama.cpp: the k-mers after '<oov>' lose their marker in the text (so they detokenize to bare DNA) but are
       // still found by it.
@@ -256,7 +278,6 @@ export class Vocab {
     this.scores = scores;
     this.attrs = attrs;
     this.typeAttrs = attrs.slice();
-    this.tokenToId = map;
     this.maxTokenBytes = maxBytes;
 
     // Special ids from metadata (an out-of-range value keeps the default; an out-of-range default is disabled).
@@ -314,15 +335,16 @@ export class Vocab {
       eom = this.findFirst(['<|eom_id|>']);
       if (eom !== null) makeControl(eom);
     }
-    for (const [text, id] of map) {
-      if (EOG_TEXTS.has(text)) {
-        eog.add(id);
-        makeControl(id);
-      }
-      if (attrs[id] & TokenAttr.Control && text.includes('unused')) attrs[id] |= TokenAttr.Unused;
-      if (text === '<|channel|>' || text === '<|message|>' || text === '<|start|>' || text === '<|constrain|>') {
-        attrs[id] = TokenAttr.UserDefined;
-      }
+    // As llama.cpp's pass over its text → id map (first ids, in id order): EOG texts, unused controls, harmony texts.
+    const eogFound = [...EOG_TEXTS].flatMap((t) => map.get(t) ?? []).sort((a, b) => a - b);
+    for (const id of eogFound) {
+      eog.add(id);
+      makeControl(id);
+    }
+    for (const id of unusedControl) if (map.get(texts[id]) === id) attrs[id] |= TokenAttr.Unused;
+    for (const t of HARMONY_USER_TEXTS) {
+      const id = map.get(t);
+      if (id !== undefined) attrs[id] = TokenAttr.UserDefined;
     }
     for (const id of [this.eosId, eot, eom]) if (id !== null) eog.add(id);
     this.fixHarmonyEnd(eog);
@@ -345,7 +367,7 @@ export class Vocab {
   private findFirst(texts: readonly string[]): number | null {
     // llama.cpp takes whichever its hash map yields first; the first text in list order is a stable, sensible choice.
     for (const t of texts) {
-      const id = this.tokenToId.get(t);
+      const id = this.known.get(t);
       if (id !== undefined) return id;
     }
     return null;
@@ -354,10 +376,10 @@ export class Vocab {
   /** o200k-harmony / solar-open: with '<|return|>' and '<|call|>' present, '<|end|>' is not end-of-generation. */
   private fixHarmonyEnd(eog: Set<number>): void {
     const has = (t: string): boolean => {
-      const id = this.tokenToId.get(t);
+      const id = this.known.get(t);
       return id !== undefined && eog.has(id);
     };
-    const end = this.tokenToId.get('<|end|>');
+    const end = this.known.get('<|end|>');
     if (end === undefined || !eog.has(end)) return;
     const hasCall = has('<|call|>') || has('<|calls|>');
     if ((has('<|return|>') && hasCall) || (hasCall && has('<|flush|>'))) {
@@ -368,8 +390,8 @@ export class Vocab {
 
   /** Gemma 4 / PaddleOCR: with '<|tool_response>' end-of-generation, '</s>' is neither end-of-generation nor control. */
   private fixToolResponseEos(eog: Set<number>): void {
-    const tool = this.tokenToId.get('<|tool_response>');
-    const s = this.tokenToId.get('</s>');
+    const tool = this.known.get('<|tool_response>');
+    const s = this.known.get('</s>');
     if (tool === undefined || s === undefined || !eog.has(tool) || !eog.has(s)) return;
     eog.delete(s);
     this.attrs[s] = TokenAttr.Normal;
@@ -381,7 +403,7 @@ export class Vocab {
     const pre = this.pre;
     const arch = readString(meta, 'general.architecture') ?? '';
     const set = (text: string, attr: TokenAttr, on: boolean): void => {
-      const id = this.tokenToId.get(text);
+      const id = this.known.get(text);
       if (id !== undefined) this.attrs[id] = on ? this.attrs[id] | attr : this.attrs[id] & ~attr;
     };
     if (
@@ -423,9 +445,14 @@ export class Vocab {
     return this.tokens.length;
   }
 
-  /** Id of `text`, or undefined. */
+  /** Id of `text` (the first id with that text), or undefined. */
   id(text: string): number | undefined {
-    return this.tokenToId.get(text);
+    return this.index.get(text);
+  }
+
+  /** Builds the text → id map in idle slices (see `FirstIdIndex.buildWhenIdle`); it is built on first use anyway. */
+  buildIndexWhenIdle(): void {
+    this.index.buildWhenIdle();
   }
 
   /** Throws `LlmError('tokenizer')` unless `id` is a token id of this vocabulary. */

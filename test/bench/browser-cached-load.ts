@@ -48,6 +48,25 @@ function resetPeakRss(pid: number): boolean {
   }
 }
 
+/**
+ * Diagnostic (`WEBGGUF_BENCH_RSS_TRACE=1`): samples the renderers' resident set every 25 ms from now; the returned
+ * function stops and reports `ms:MiB` pairs (growth over `before`, samples above 30 MiB) to place the peak in a load.
+ */
+function traceRss(pids: readonly number[], before: ReadonlyMap<number, number>): () => string {
+  const t0 = Date.now();
+  const samples: string[] = [];
+  const timer = setInterval(() => {
+    for (const pid of pids) {
+      const growth = procMemMiB(pid, 'VmRSS') - (before.get(pid) ?? 0);
+      if (growth > 30) samples.push(`${Date.now() - t0}:${Math.round(growth)}`);
+    }
+  }, 25);
+  return () => {
+    clearInterval(timer);
+    return samples.join(' ');
+  };
+}
+
 const cpuOf = (ps: readonly ProcessInfo[]) => ps.reduce((s, p) => s + p.cpuTime, 0);
 
 /** One step in a fresh page of `context`; adds the processes' CPU time and the renderer's memory to the page's result. */
@@ -73,7 +92,9 @@ async function stepInFreshPage(
     const p0 = await processes(cdp);
     const rss0 = new Map(p0.filter((p) => p.type === 'renderer').map((p) => [p.id, procMemMiB(p.id, 'VmRSS')]));
     for (const pid of rss0.keys()) if (!resetPeakRss(pid)) rss0.set(pid, Number.NaN); // it may have run a step before
+    const trace = process.env['WEBGGUF_BENCH_RSS_TRACE'] ? traceRss([...rss0.keys()], rss0) : null;
     const r = await page.evaluate((a) => window.webggufBench.cachedLoad(...a), args);
+    if (trace) console.log(`chromium idb ${args[1]} RSS trace (ms:MiB above before): ${trace()}`);
     const p1 = await processes(cdp);
     if (session && profileDir) {
       const { profile } = (await session.send('Profiler.stop')) as { profile: unknown };

@@ -8,6 +8,7 @@ import { createStore, get, set } from 'idb-keyval';
 import { createEngine } from '../../../src/api/create-engine.js';
 import { LlmError } from '../../../src/errors.js';
 import { IdbByteSource, downloadModel, listModels, sha256Hex } from '../../../src/io/index.js';
+import { storedChunkBytes } from '../../helpers/stored-chunk.js';
 
 /** Workers started by this page so far (the chunk worker is the only kind it starts here). */
 let workersStarted = 0;
@@ -78,7 +79,7 @@ const api = {
   /** Flips the low bit of byte `at` of stored chunk `index` (a damaged disk). */
   async tamper(url: string, index: number, at: number): Promise<void> {
     const store = createStore('webgguf', 'models');
-    const bytes = new Uint8Array((await get<ArrayBuffer>(['chunk', url, index], store))!);
+    const bytes = await storedChunkBytes(await get(['chunk', url, index], store));
     bytes[at] ^= 1;
     await set(['chunk', url, index], bytes.buffer, store);
   },

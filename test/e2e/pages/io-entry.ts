@@ -13,6 +13,7 @@ import {
   openModelSource,
   sha256Hex,
 } from '../../../src/io/index.js';
+import { storedChunkBytes } from '../../helpers/stored-chunk.js';
 
 /** Outcome of a download: the manifest's chunk map on success, the error's code and message otherwise. */
 export interface DownloadOutcome {
@@ -70,7 +71,7 @@ const api = {
   /** Flips the low bit of byte `at` of stored chunk `index` of `url` in the default store (a damaged disk). */
   async tamper(url: string, index: number, at: number): Promise<void> {
     const store = createStore('webgguf', 'models');
-    const bytes = new Uint8Array((await get<ArrayBuffer>(['chunk', url, index], store))!);
+    const bytes = await storedChunkBytes(await get(['chunk', url, index], store));
     bytes[at] ^= 1;
     await set(['chunk', url, index], bytes.buffer, store);
   },

@@ -19,6 +19,7 @@ import { chunkKey, readManifest } from '../../../src/io/model-store.js';
 import { sha256Hex } from '../../../src/io/sha256.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
+import { storedChunkBytes } from '../../helpers/stored-chunk.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const PATH = '/models/stories260K-chunk-worker.gguf';
@@ -180,7 +181,7 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
     expect(aborted.code).toBe('aborted');
 
     const damaged = N_CHUNKS - 2;
-    const bytes = new Uint8Array((await get(chunkKey(url, damaged), store)) as ArrayBuffer);
+    const bytes = await storedChunkBytes(await get(chunkKey(url, damaged), store));
     bytes[7] ^= 0x01;
     await set(chunkKey(url, damaged), bytes.buffer, store);
     const served: string[] = [];

@@ -14,6 +14,7 @@ import { downloadModel } from '../../../src/io/model-download.js';
 import { chunkKey, readManifest } from '../../../src/io/model-store.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
+import { storedChunkBytes } from '../../helpers/stored-chunk.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const PATH = '/models/stories260K-streamed.gguf';
@@ -71,7 +72,7 @@ describe('createEngine from the model store', () => {
 
     // One byte of a tensor-data chunk (past the header's first read) changes in the store: the load meets it, stops.
     const damaged = N_CHUNKS - 1;
-    const bytes = new Uint8Array((await get(chunkKey(url, damaged), store)) as ArrayBuffer | Uint8Array);
+    const bytes = await storedChunkBytes(await get(chunkKey(url, damaged), store));
     bytes[100] ^= 0x40;
     await set(chunkKey(url, damaged), bytes, store);
     const served: string[] = [];

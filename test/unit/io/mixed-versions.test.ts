@@ -19,6 +19,7 @@ import { type DownloadModelOptions, downloadModel } from '../../../src/io/model-
 import { type ModelManifest, chunkKey, manifestKey, readManifest } from '../../../src/io/model-store.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
+import { storedChunkBytes } from '../../helpers/stored-chunk.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 
 const PATH = '/models/stories260K.gguf';
@@ -284,7 +285,7 @@ describe('the stored copy is checked on every open', () => {
 
   it('a byte changed in IndexedDB: open refuses it, the chunk is marked for refetch, openModelSource heals it', async () => {
     await downloadModel(url, opts());
-    const bytes = new Uint8Array((await get<ArrayBuffer>(chunkKey(url, 2), store))!);
+    const bytes = await storedChunkBytes(await get(chunkKey(url, 2), store));
     bytes[100] ^= 1;
     await set(chunkKey(url, 2), bytes.buffer, store);
     const e = await llmError(IdbByteSource.open(url, { store }));
@@ -306,7 +307,7 @@ describe('the stored copy is checked on every open', () => {
 
   it("verify: 'read' refuses the damaged chunk at the read that meets it", async () => {
     await downloadModel(url, opts());
-    const bytes = new Uint8Array((await get<ArrayBuffer>(chunkKey(url, 4), store))!);
+    const bytes = await storedChunkBytes(await get(chunkKey(url, 4), store));
     bytes[7] ^= 0x80;
     await set(chunkKey(url, 4), bytes.buffer, store);
     const source = await IdbByteSource.open(url, { store, verify: 'read' });

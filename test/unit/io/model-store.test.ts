@@ -8,7 +8,7 @@
 import 'fake-indexeddb/auto';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type UseStore, createStore, del } from 'idb-keyval';
+import { type UseStore, createStore, del, get, set } from 'idb-keyval';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LlmError } from '../../../src/errors.js';
 import type { DownloadProgress } from '../../../src/io/download-progress.js';
@@ -107,6 +107,18 @@ describe('model store', () => {
       expect(sha(await source.read(offset, length))).toBe(sha(FIXTURE.subarray(offset, offset + length)));
     }
     expect((await llmError(source.read(FIXTURE.byteLength, 1))).code).toBe('gguf-invalid');
+  });
+
+  it('IdbByteSource frees chunks it drops, never bytes it handed out', async () => {
+    await downloadModel(url, opts());
+    const source = await IdbByteSource.open(url, { store, readAhead: 2 });
+    const first = await source.read(10, 100); // from chunk 0
+    const held: Uint8Array[] = [];
+    for (let i = 0; i < N_CHUNKS; i++) held.push(await source.read(i * CHUNK, 64)); // chunk 0 is dropped on the way
+    expect(first).toEqual(FIXTURE.subarray(10, 110));
+    for (let i = 0; i < N_CHUNKS; i++) expect(held[i]).toEqual(FIXTURE.subarray(i * CHUNK, i * CHUNK + 64));
+    expect(await source.read(20, 8)).toEqual(FIXTURE.subarray(20, 28)); // read again from the store
+    await source.close();
   });
 
   it('resumes an interrupted download fetching only the missing chunks', async () => {
@@ -280,6 +292,42 @@ describe('model store', () => {
   it('survives dropped connections while downloading', async () => {
     server.setFault(PATH, { skip: 1, times: 5, dropAfterBytes: 40_000 });
     await downloadModel(url, opts());
+    expect(sha(await readBack())).toBe(sha(FIXTURE));
+  });
+
+  it('stores chunks as Blobs and still reads chunks stored as ArrayBuffers or views (older versions)', async () => {
+    await downloadModel(url, opts());
+    for (let i = 0; i < N_CHUNKS; i++) expect(await get(chunkKey(url, i), store)).toBeInstanceOf(Blob);
+    const chunk = (i: number) => FIXTURE.slice(i * CHUNK, Math.min(FIXTURE.byteLength, (i + 1) * CHUNK));
+    expect(await readChunk(url, 1, { store })).toEqual(chunk(1));
+    await set(chunkKey(url, 0), chunk(0).buffer, store); // as versions before Blobs stored them
+    await set(chunkKey(url, 2), chunk(2), store);
+    expect(await readChunk(url, 0, { store })).toEqual(chunk(0));
+    expect(await readChunk(url, 2, { store })).toEqual(chunk(2));
+    const source = await IdbByteSource.open(url, { store }); // each chunk checked against its recorded sha256
+    expect(sha(await source.read(0, source.size))).toBe(sha(FIXTURE));
+  });
+
+  // Last: a refusal switches this module to ArrayBuffers for the rest of the process.
+  it('a store that refuses Blob values gets the chunks as ArrayBuffers, from the first refusal on', async () => {
+    const proto = IDBObjectStore.prototype;
+    const put = proto.put;
+    let refused = 0;
+    proto.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      if (value instanceof Blob) {
+        refused++;
+        throw new DOMException('Error preparing Blob/File data to be stored in object store', 'UnknownError');
+      }
+      return put.call(this, value, key);
+    };
+    try {
+      await downloadModel(url, opts());
+    } finally {
+      proto.put = put;
+    }
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeLessThanOrEqual(2); // the writes in flight (maxInFlight 2) when the first was refused
+    for (let i = 0; i < N_CHUNKS; i++) expect(await get(chunkKey(url, i), store)).toBeInstanceOf(ArrayBuffer);
     expect(sha(await readBack())).toBe(sha(FIXTURE));
   });
 });
