@@ -4,7 +4,9 @@
  * with real rows (untouched pages would all read the one zero page and always hit the cache), process CPU time per
  * token (all 24 layers) for the current kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…`
  * copies), interleaved and in alternating order so both see the same machine load. Never gating.
- * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE]
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE] [BASELINE_KV_TYPE]
+ * (BASELINE_KV_TYPE: the baseline build runs over a cache of that type instead, e.g. current f16 vs f32 KV with
+ * BASELINE_DIR = wasm/build.)
  */
 
 import path from 'node:path';
@@ -75,7 +77,8 @@ export async function main(args: string[]): Promise<number> {
   const pos = Number(args[0] ?? 4096);
   const threads = Number(args[2] ?? 1);
   const kvType = (args[3] ?? 'f32') as KvType;
-  const runs = [await setup(pos, threads, kvType), await setup(pos, threads, kvType, args[1])];
+  const baseKvType = (args[4] ?? kvType) as KvType;
+  const runs = [await setup(pos, threads, kvType), await setup(pos, threads, baseKvType, args[1])];
   const cpu = [0, 0];
   const rounds = 30;
   const warm = 5;
@@ -88,7 +91,7 @@ export async function main(args: string[]): Promise<number> {
     }
   }
   console.log(
-    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV: current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline ${cpu[1]!.toFixed(2)}`,
+    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV: current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline (${baseKvType} KV) ${cpu[1]!.toFixed(2)}`,
   );
   process.exit(0); // helper threads
 }

@@ -42,13 +42,26 @@ export interface AttentionCall {
 
 /**
  * Bytes of the parameter block: 20 words (17–19: the window pair kernel's key ranges), 80 bytes, then 16 bytes the f32 kernel writes (its read-ahead's
- * scratch, wasm/assembly/attention-group.ts); the ALiBi slopes f32 [nHeads] follow it.
+ * scratch, wasm/assembly/attention-group.ts), then at 96 the f16 widening scratch's address and 12 unused bytes; the
+ * ALiBi slopes f32 [nHeads] follow it.
  */
-const PARAM_BYTES = 96;
+const PARAM_BYTES = 112;
 
-/** Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32. */
-export function attentionScratchBytes(nHeads: number, ctx: number): number {
-  return nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4;
+/** Positions per block of the kernels' grouped passes (POSITION_BLOCK of wasm/assembly/attention.ts). */
+const POSITION_BLOCK = 128;
+
+/** Byte offset of the f16 widening scratch after a call's scores of `nHeads` × `ctx` (64-byte aligned). */
+function widenOffset(nHeads: number, ctx: number): number {
+  return Math.ceil((nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4) / 64) * 64;
+}
+
+/**
+ * Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32, and
+ * for an f16 KV cache (`headDim` > 0) the widening scratch f32 [nHeads, POSITION_BLOCK, headDim] (one block of
+ * widened K or V rows per chunk of heads, the chunk starting at head h using block h: threads never share one).
+ */
+export function attentionScratchBytes(nHeads: number, ctx: number, headDim = 0): number {
+  return widenOffset(nHeads, ctx) + nHeads * POSITION_BLOCK * headDim * 4;
 }
 
 /** A call record with placeholder operands, for a backend to refill per call. */
@@ -68,8 +81,8 @@ function slopesOf(nHeads: number, maxBias: number): Float32Array {
 }
 
 /**
- * Runs one attention call; `scores` is scratch of attentionScratchBytes(nHeads, startPos + n): [nHeads, startPos + n]
- * f32, then the parameter block (17 words), then the ALiBi slopes.
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(nHeads, startPos + n, f16 KV ? headDim : 0):
+ * [nHeads, startPos + n] f32, then the parameter block, then the ALiBi slopes, then f16 KV's widening blocks.
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -113,6 +126,8 @@ export function runAttentionKernel(
   i32[at + 14] = c.sinks;
   i32[at + 15] = alibi ? p + PARAM_BYTES : 0; // f32 [nHeads] slopes, 0 = none
   i32[at + 16] = 0; // the rows' shift from their placed position to their own (non-causal rows below)
+  // f16 KV: the widening scratch of the grouped path (sized by attentionScratchBytes with headDim), 0 = none.
+  i32[at + 24] = c.kind === 1 && c.sinks === 0 ? scores + widenOffset(nHeads, ctx) : 0;
   if (alibi) f32.set(slopesOf(nHeads, alibi), (p + PARAM_BYTES) >>> 2);
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';

@@ -219,7 +219,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
-    const scores = this.scratch(attentionScratchBytes(nHeads, ctx)); // [nHeads, ctx] f32, parameters, slopes
+    // [nHeads, ctx] f32, parameters, slopes (then f16 KV's widening blocks)
+    const scores = this.scratch(attentionScratchBytes(nHeads, ctx, cache.kind === 1 ? params.headDim : 0));
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;
