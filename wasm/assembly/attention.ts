@@ -68,7 +68,7 @@ import { widenF16Rows } from './attention-widen';
  * returns their maximum.
  */
 // @ts-ignore: decorator
-@inline function scoreRows(sc: usize, qp: usize, kBase: usize, kStride: usize, first: i32, last: i32, headDim: i32, scale: f32, softcap: f32): f32 {
+@inline export function scoreRows(sc: usize, qp: usize, kBase: usize, kStride: usize, first: i32, last: i32, headDim: i32, scale: f32, softcap: f32): f32 {
   let m: f32 = -Infinity;
   let t = first;
   if (ASC_FEATURE_SIMD && (headDim & 3) == 0) {
@@ -91,7 +91,7 @@ import { widenF16Rows } from './attention-widen';
 
 /** sc[t] = softcap · tanh(sc[t] / softcap) for first ≤ t ≤ last (gemma2); returns their maximum. */
 // @ts-ignore: decorator
-@inline function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
+@inline export function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
   let m: f32 = -Infinity;
   for (let t = first; t <= last; t++) {
     const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
@@ -130,7 +130,7 @@ import { widenF16Rows } from './attention-widen';
  * op holds (one block of positions' share; inv is 1 for every block but the last, which applies 1 / Σ).
  */
 // @ts-ignore: decorator
-@inline function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32, acc: bool = false): void {
+@inline export function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32, acc: bool = false): void {
   let c = 0;
   if (ASC_FEATURE_SIMD) {
     const iv = f32x4.splat(inv);
@@ -207,7 +207,7 @@ export const POSITION_BLOCK = 128;
 
 /** Largest of sc[first … last]. */
 // @ts-ignore: decorator
-@inline function maxRow(sc: usize, first: i32, last: i32): f32 {
+@inline export function maxRow(sc: usize, first: i32, last: i32): f32 {
   let m: f32 = -Infinity;
   let t = first;
   if (ASC_FEATURE_SIMD) {

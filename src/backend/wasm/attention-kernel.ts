@@ -10,6 +10,7 @@ import { LlmError } from '../../errors.js';
 import { alibiSlopes } from '../alibi.js';
 import type { AttentionParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
+import { runSplit, splitParts, splitScratchBytes } from './attention-split.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -55,13 +56,19 @@ function widenOffset(nHeads: number, ctx: number): number {
   return Math.ceil((nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4) / 64) * 64;
 }
 
+/** Byte offset of the split path's partial results (attention-split.ts) after a call's widening scratch. */
+function partsOffset(p: AttentionParams, ctx: number, kind: number): number {
+  return widenOffset(p.nHeads, ctx) + (kind === 1 ? p.nHeads * POSITION_BLOCK * p.headDim * 4 : 0);
+}
+
 /**
- * Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32, and
- * for an f16 KV cache (`headDim` > 0) the widening scratch f32 [nHeads, POSITION_BLOCK, headDim] (one block of
- * widened K or V rows per chunk of heads, the chunk starting at head h using block h: threads never share one).
+ * Scratch bytes of one call with KV kind `kind` (0 f32, 1 f16, 2 q8_0, 3 q4_0): the scores [nHeads, ctx] f32, the
+ * parameter block, the ALiBi slopes [nHeads] f32; for f16 KV the widening scratch f32 [nHeads, POSITION_BLOCK,
+ * headDim] (one block of widened K or V rows per chunk of heads, the chunk starting at head (or split item) h using
+ * block h: threads never share one); then the split path's partial results for up to a group's count of parts.
  */
-export function attentionScratchBytes(nHeads: number, ctx: number, headDim = 0): number {
-  return widenOffset(nHeads, ctx) + nHeads * POSITION_BLOCK * headDim * 4;
+export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number): number {
+  return partsOffset(p, ctx, kind) + splitScratchBytes(p.nHeads, p.headDim, p.nHeads / p.nKvHeads);
 }
 
 /** A call record with placeholder operands, for a backend to refill per call. */
@@ -81,8 +88,8 @@ function slopesOf(nHeads: number, maxBias: number): Float32Array {
 }
 
 /**
- * Runs one attention call; `scores` is scratch of attentionScratchBytes(nHeads, startPos + n, f16 KV ? headDim : 0):
- * [nHeads, startPos + n] f32, then the parameter block, then the ALiBi slopes, then f16 KV's widening blocks.
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind): [nHeads,
+ * startPos + n] f32, then the parameter block, the ALiBi slopes, f16 KV's widening blocks, the split's partials.
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -133,6 +140,14 @@ export function runAttentionKernel(
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
+    // A decode row with fewer KV heads than threads: positions split across threads instead (attention-split.ts).
+    const splittable = pool !== null && c.n === 1 && c.kind <= 1 && c.sinks === 0 && !alibi && nHeads % nKvHeads === 0;
+    const positions = window > 0 ? Math.min(ctx, window) : ctx;
+    const parts = splittable ? splitParts(nKvHeads, pool.nThreads, positions, nHeads / nKvHeads) : 0;
+    if (parts > 0 && pool) {
+      runSplit(heap, k, pool, p, c.out, scores + partsOffset(c.params, ctx, c.kind), parts, nHeads, nKvHeads, headDim);
+      return;
+    }
     runHeads(k, pool, name, p, nHeads, nKvHeads, parallel);
     return;
   }
