@@ -5,8 +5,8 @@
  * token (all 24 layers) for the current kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…`
  * copies), interleaved and in alternating order so both see the same machine load. Never gating.
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE] [BASELINE_KV_TYPE]
- * (BASELINE_KV_TYPE: the baseline build runs over a cache of that type instead, e.g. current f16 vs f32 KV with
- * BASELINE_DIR = wasm/build.)
+ * [KV_HEADS] (BASELINE_KV_TYPE: the baseline build runs over a cache of that type instead, e.g. current f16 vs f32
+ * KV with BASELINE_DIR = wasm/build; KV_HEADS: 14 query heads over that many KV heads, default 2). Prints wall time too.
  */
 
 import path from 'node:path';
@@ -16,7 +16,9 @@ import type { KvType } from '../../src/backend/kv-type.js';
 import { kvRowBytes } from '../../src/backend/kv-type.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 
-const [N_HEADS, N_KV_HEADS, HEAD_DIM, N_LAYERS] = [14, 2, 64, 24];
+const [N_HEADS, HEAD_DIM, N_LAYERS] = [14, 64, 24];
+/** KV heads (Qwen2.5-0.5B: 2; the 6th argument, e.g. 1 for a multi-query geometry that splits positions across threads). */
+let N_KV_HEADS = 2;
 
 /**
  * `pos` rows of every layer's K then V as `kvType` bytes ([layers, K|V, pos, kvCols]): f32 values in ±0.5, f16 ones
@@ -78,20 +80,27 @@ export async function main(args: string[]): Promise<number> {
   const threads = Number(args[2] ?? 1);
   const kvType = (args[3] ?? 'f32') as KvType;
   const baseKvType = (args[4] ?? kvType) as KvType;
+  N_KV_HEADS = Number(args[5] ?? 2);
   const runs = [await setup(pos, threads, kvType), await setup(pos, threads, baseKvType, args[1])];
   const cpu = [0, 0];
+  const wall = [0, 0];
   const rounds = 30;
   const warm = 5;
   for (let r = 0; r < rounds; r++) {
     for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
       const c0 = process.cpuUsage();
+      const t0 = performance.now();
       runs[i]!();
       const c = process.cpuUsage(c0);
-      if (r >= warm) cpu[i]! += (c.user + c.system) / 1000 / (rounds - warm);
+      if (r >= warm) {
+        cpu[i]! += (c.user + c.system) / 1000 / (rounds - warm);
+        wall[i]! += (performance.now() - t0) / (rounds - warm);
+      }
     }
   }
   console.log(
-    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV: current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline (${baseKvType} KV) ${cpu[1]!.toFixed(2)}`,
+    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV, ${N_KV_HEADS} KV heads: current ${cpu[0]!.toFixed(2)} ms CPU/token (wall ${wall[0]!.toFixed(2)}), ` +
+      `baseline (${baseKvType} KV) ${cpu[1]!.toFixed(2)} (wall ${wall[1]!.toFixed(2)})`,
   );
   process.exit(0); // helper threads
 }

@@ -141,7 +141,15 @@ export function runAttentionKernel(
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
     // A decode row with fewer KV heads than threads: positions split across threads instead (attention-split.ts).
-    const splittable = pool !== null && c.n === 1 && c.kind <= 1 && c.sinks === 0 && !alibi && nHeads % nKvHeads === 0;
+    // (A kernel build older than this host, e.g. the baseline of test/bench/attention-long.bench.ts, has no split kernel.)
+    const splittable =
+      pool !== null &&
+      c.n === 1 &&
+      c.kind <= 1 &&
+      c.sinks === 0 &&
+      !alibi &&
+      nHeads % nKvHeads === 0 &&
+      typeof k.attention_split_heads === 'function';
     const positions = window > 0 ? Math.min(ctx, window) : ctx;
     const parts = splittable ? splitParts(nKvHeads, pool.nThreads, positions, nHeads / nKvHeads) : 0;
     if (parts > 0 && pool) {
