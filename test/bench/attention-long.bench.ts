@@ -7,6 +7,7 @@
  * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE] [BASELINE_KV_TYPE]
  * [KV_HEADS] (BASELINE_KV_TYPE: the baseline build runs over a cache of that type instead, e.g. current f16 vs f32
  * KV with BASELINE_DIR = wasm/build; KV_HEADS: 14 query heads over that many KV heads, default 2). Prints wall time too.
+ * ROWS=n in the environment: n query rows ending at POS per layer (a prefill batch) instead of one.
  */
 
 import path from 'node:path';
@@ -58,8 +59,9 @@ async function setup(pos: number, threads: number, kvType: KvType, baseDir?: str
     kvType,
   });
   await ops.writeKv?.(0, { elementType: kvType, nPositions: pos, data: kvBytes(kvType, pos) });
-  const q = ops.createActivation('q', 1, N_HEADS * HEAD_DIM);
-  const out = ops.createActivation('out', 1, N_HEADS * HEAD_DIM);
+  const rows = Number(process.env.ROWS ?? 1); // query rows per call, the last at `pos`
+  const q = ops.createActivation('q', rows, N_HEADS * HEAD_DIM);
+  const out = ops.createActivation('out', rows, N_HEADS * HEAD_DIM);
   const params = {
     nHeads: N_HEADS,
     nKvHeads: N_KV_HEADS,
@@ -69,8 +71,8 @@ async function setup(pos: number, threads: number, kvType: KvType, baseDir?: str
     softcap: 0,
   };
   return () => {
-    ops.beginStep({ tokens: Int32Array.of(0), startPos: pos, slot: 0 });
-    for (let l = 0; l < N_LAYERS; l++) ops.attention(out, q, l, 1, params);
+    ops.beginStep({ tokens: new Int32Array(rows), startPos: pos - rows + 1, slot: 0 });
+    for (let l = 0; l < N_LAYERS; l++) ops.attention(out, q, l, rows, params);
     ops.endStep();
   };
 }
