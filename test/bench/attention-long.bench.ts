@@ -4,7 +4,10 @@
  * with real rows (untouched pages would all read the one zero page and always hit the cache), process CPU time per
  * token (all 24 layers) for the current kernel build and a baseline build (e.g. `git show <rev>:wasm/build/…`
  * copies), interleaved and in alternating order so both see the same machine load. Never gating.
- * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE]
+ * Run: node --experimental-wasm-relaxed-simd scripts/run-ts.mjs test/bench/attention-long.bench.ts POS BASELINE_DIR [THREADS] [KV_TYPE] [BASELINE_KV_TYPE]
+ * [KV_HEADS] (BASELINE_KV_TYPE: the baseline build runs over a cache of that type instead, e.g. current f16 vs f32
+ * KV with BASELINE_DIR = wasm/build; KV_HEADS: 14 query heads over that many KV heads, default 2). Prints wall time too.
+ * ROWS=n in the environment: n query rows ending at POS per layer (a prefill batch) instead of one.
  */
 
 import path from 'node:path';
@@ -14,7 +17,9 @@ import type { KvType } from '../../src/backend/kv-type.js';
 import { kvRowBytes } from '../../src/backend/kv-type.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 
-const [N_HEADS, N_KV_HEADS, HEAD_DIM, N_LAYERS] = [14, 2, 64, 24];
+const [N_HEADS, HEAD_DIM, N_LAYERS] = [14, 64, 24];
+/** KV heads (Qwen2.5-0.5B: 2; the 6th argument, e.g. 1 for a multi-query geometry that splits positions across threads). */
+let N_KV_HEADS = 2;
 
 /**
  * `pos` rows of every layer's K then V as `kvType` bytes ([layers, K|V, pos, kvCols]): f32 values in ±0.5, f16 ones
@@ -54,8 +59,9 @@ async function setup(pos: number, threads: number, kvType: KvType, baseDir?: str
     kvType,
   });
   await ops.writeKv?.(0, { elementType: kvType, nPositions: pos, data: kvBytes(kvType, pos) });
-  const q = ops.createActivation('q', 1, N_HEADS * HEAD_DIM);
-  const out = ops.createActivation('out', 1, N_HEADS * HEAD_DIM);
+  const rows = Number(process.env.ROWS ?? 1); // query rows per call, the last at `pos`
+  const q = ops.createActivation('q', rows, N_HEADS * HEAD_DIM);
+  const out = ops.createActivation('out', rows, N_HEADS * HEAD_DIM);
   const params = {
     nHeads: N_HEADS,
     nKvHeads: N_KV_HEADS,
@@ -65,8 +71,8 @@ async function setup(pos: number, threads: number, kvType: KvType, baseDir?: str
     softcap: 0,
   };
   return () => {
-    ops.beginStep({ tokens: Int32Array.of(0), startPos: pos, slot: 0 });
-    for (let l = 0; l < N_LAYERS; l++) ops.attention(out, q, l, 1, params);
+    ops.beginStep({ tokens: new Int32Array(rows), startPos: pos - rows + 1, slot: 0 });
+    for (let l = 0; l < N_LAYERS; l++) ops.attention(out, q, l, rows, params);
     ops.endStep();
   };
 }
@@ -75,20 +81,28 @@ export async function main(args: string[]): Promise<number> {
   const pos = Number(args[0] ?? 4096);
   const threads = Number(args[2] ?? 1);
   const kvType = (args[3] ?? 'f32') as KvType;
-  const runs = [await setup(pos, threads, kvType), await setup(pos, threads, kvType, args[1])];
+  const baseKvType = (args[4] ?? kvType) as KvType;
+  N_KV_HEADS = Number(args[5] ?? 2);
+  const runs = [await setup(pos, threads, kvType), await setup(pos, threads, baseKvType, args[1])];
   const cpu = [0, 0];
+  const wall = [0, 0];
   const rounds = 30;
   const warm = 5;
   for (let r = 0; r < rounds; r++) {
     for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
       const c0 = process.cpuUsage();
+      const t0 = performance.now();
       runs[i]!();
       const c = process.cpuUsage(c0);
-      if (r >= warm) cpu[i]! += (c.user + c.system) / 1000 / (rounds - warm);
+      if (r >= warm) {
+        cpu[i]! += (c.user + c.system) / 1000 / (rounds - warm);
+        wall[i]! += (performance.now() - t0) / (rounds - warm);
+      }
     }
   }
   console.log(
-    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV: current ${cpu[0]!.toFixed(2)} ms CPU/token, baseline ${cpu[1]!.toFixed(2)}`,
+    `decode attention at ${pos} positions, ${threads} thread(s), ${kvType} KV, ${N_KV_HEADS} KV heads: current ${cpu[0]!.toFixed(2)} ms CPU/token (wall ${wall[0]!.toFixed(2)}), ` +
+      `baseline (${baseKvType} KV) ${cpu[1]!.toFixed(2)} (wall ${wall[1]!.toFixed(2)})`,
   );
   process.exit(0); // helper threads
 }

@@ -11,7 +11,7 @@
  * dot per block, × dq·dk). Output: Σ_t p_t · V row t, V widened block by block with the outputs kept in registers.
  * Quantized kinds need headDim a multiple of 32 (the host checks it, see src/backend/kv-type.ts).
  */
-import { expRows, sinkWeight } from './attention';
+import { POSITION_BLOCK, attention_f32, expRows, sinkWeight } from './attention';
 import { tanhf } from './fast-math';
 import { dotI8I8, f16x4ToF32x4, fmaF32x4, hsumF32x4, loadF16 } from './simd-dot';
 
@@ -267,10 +267,24 @@ export function attention_kv(
 /**
  * attention_kv with its arguments in memory, in the matvec signature (see attention_heads): `p` points at i32
  * {out, q, k, v, scores, n, startPos, nHeads, nKvHeads, headDim, window}, f32 {scale, softcap}, i32 kind, then the
- * sink logits' address (0 = none);
+ * sink logits' address (0 = none); at 96 the address of the f16 widening scratch (f32 [nHeads, POSITION_BLOCK,
+ * headDim]: the chunk starting at head h0 uses block h0, so threads never share one; 0 = none);
  * heads h0 ≤ h < h1. The other parameters are unused.
+ * f16 KV without sink logits, with that scratch, takes attention.ts's grouped path (each block of K/V rows widened
+ * once for the whole GQA group, then the f32 register tiles); the rest runs attention_kv head by head.
  */
 export function attention_kv_heads(p: usize, _x: usize, _out: usize, _k: i32, h0: i32, h1: i32, _n: i32, _s: i32): void {
+  const widen = <usize>load<u32>(p, 96);
+  if (load<i32>(p, 52) == 1 && load<u32>(p, 56) == 0 && widen != 0) {
+    const headDim = load<i32>(p, 36);
+    attention_f32(
+      load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
+      load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), headDim, load<i32>(p, 40),
+      load<f32>(p, 44), load<f32>(p, 48), 0, h0, h1, 0, 0, p + 80,
+      widen + <usize>h0 * POSITION_BLOCK * (<usize>headDim << 2),
+    );
+    return;
+  }
   attention_kv(
     load<u32>(p), load<u32>(p, 4), load<u32>(p, 8), load<u32>(p, 12), load<u32>(p, 16),
     load<i32>(p, 20), load<i32>(p, 24), load<i32>(p, 28), load<i32>(p, 32), load<i32>(p, 36), load<i32>(p, 40),

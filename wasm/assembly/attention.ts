@@ -16,11 +16,14 @@
  * is read from memory once for the whole group and stays in cache while every head of the group uses it (at 4,096
  * positions one KV head's K and V are 2 MiB, more than a core's L2: head by head, each of the group's heads streamed
  * them again from L3 or memory). With sink logits (gpt-oss) heads go one by one over all positions, as before.
+ * f16 KV (attention-kv.ts's attention_kv_heads passes `widen`, a scratch of POSITION_BLOCK f32 rows): the same grouped
+ * path, each block of f16 K (then V) rows widened once into the scratch (attention-widen.ts) for the whole group.
  */
 import { expf, tanhf } from './fast-math';
 import { scoreGroupBlock, sumRow, weightGroupBlock } from './attention-group';
 import { fmaF32x4, hsum4F32, hsumF32x4 } from './simd-dot';
 import { expNeg4 } from './softmax-exp';
+import { widenF16Rows } from './attention-widen';
 
 // @ts-ignore: decorator
 @inline export function dotF32(a: usize, b: usize, len: i32): f32 {
@@ -65,7 +68,7 @@ import { expNeg4 } from './softmax-exp';
  * returns their maximum.
  */
 // @ts-ignore: decorator
-@inline function scoreRows(sc: usize, qp: usize, kBase: usize, kStride: usize, first: i32, last: i32, headDim: i32, scale: f32, softcap: f32): f32 {
+@inline export function scoreRows(sc: usize, qp: usize, kBase: usize, kStride: usize, first: i32, last: i32, headDim: i32, scale: f32, softcap: f32): f32 {
   let m: f32 = -Infinity;
   let t = first;
   if (ASC_FEATURE_SIMD && (headDim & 3) == 0) {
@@ -88,7 +91,7 @@ import { expNeg4 } from './softmax-exp';
 
 /** sc[t] = softcap · tanh(sc[t] / softcap) for first ≤ t ≤ last (gemma2); returns their maximum. */
 // @ts-ignore: decorator
-@inline function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
+@inline export function softcapRows(sc: usize, first: i32, last: i32, softcap: f32): f32 {
   let m: f32 = -Infinity;
   for (let t = first; t <= last; t++) {
     const s = softcap * tanhf(load<f32>(sc + (<usize>t << 2)) / softcap);
@@ -127,7 +130,7 @@ import { expNeg4 } from './softmax-exp';
  * op holds (one block of positions' share; inv is 1 for every block but the last, which applies 1 / Σ).
  */
 // @ts-ignore: decorator
-@inline function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32, acc: bool = false): void {
+@inline export function weightedRows(op: usize, sc: usize, vBase: usize, vStride: usize, first: i32, last: i32, headDim: i32, inv: f32, acc: bool = false): void {
   let c = 0;
   if (ASC_FEATURE_SIMD) {
     const iv = f32x4.splat(inv);
@@ -200,11 +203,11 @@ import { expNeg4 } from './softmax-exp';
  * Positions per block of the grouped passes: a block of one KV head's K (or V) rows stays in cache across its group
  * (128 rows of 64 × f32: 32 KiB, within L1; 256 measured a few % slower at 4,096 positions).
  */
-const POSITION_BLOCK = 128;
+export const POSITION_BLOCK = 128;
 
 /** Largest of sc[first … last]. */
 // @ts-ignore: decorator
-@inline function maxRow(sc: usize, first: i32, last: i32): f32 {
+@inline export function maxRow(sc: usize, first: i32, last: i32): f32 {
   let m: f32 = -Infinity;
   let t = first;
   if (ASC_FEATURE_SIMD) {
@@ -221,10 +224,13 @@ export function attention_f32(
   out: usize, q: usize, k: usize, v: usize, scores: usize,
   n: i32, startPos: i32, nHeads: i32, nKvHeads: i32, headDim: i32,
   window: i32, scale: f32, softcap: f32, sinks: usize, h0: i32, h1: i32,
-  alibi: usize = 0, qShift: i32 = 0, touchWord: usize = 0,
+  alibi: usize = 0, qShift: i32 = 0, touchWord: usize = 0, widen: usize = 0,
 ): void {
   const qCols = nHeads * headDim;
-  const kvStride = <usize>(nKvHeads * headDim) << 2;
+  // f16 KV (widen ≠ 0, grouped path only): rows of 2-byte values, each block widened to f32 at `widen` first.
+  const f16 = widen != 0;
+  const kvStride = <usize>(nKvHeads * headDim) << (f16 ? 1 : 2);
+  const headBytes = <usize>headDim << 2;
   const group = nHeads / nKvHeads;
   const ctx = startPos + n;
   for (let i = 0; i < n; i++) {
@@ -249,17 +255,26 @@ export function attention_f32(
     for (let g = h0 / group; g * group < h1; g++) {
       const ha = max(h0, g * group);
       const hb = min(h1, (g + 1) * group);
-      const kvOff = <usize>(g * headDim) << 2;
+      const kvOff = <usize>(g * headDim) << (f16 ? 1 : 2);
       // Scores block by block, every head of the group on a block's K rows while they are in cache.
       const qRow = q + (<usize>(i * qCols) << 2);
       const tiled = ASC_FEATURE_SIMD && (headDim & 3) == 0;
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
-        // SIMD: 4 positions × 3 heads per step (attention-group.ts), then each head's tail and soft-cap as scoreRows.
-        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, k + kvOff, kvStride, b, e, headDim, scale, pos, touchWord) : b;
+        // f16: the block's K rows widened (row t at kB + t·kS, kB possibly wrapping below the scratch: u32 arithmetic).
+        let kB = k + kvOff;
+        let kS = kvStride;
+        if (f16) {
+          widenF16Rows(widen, kB, kvStride, b, e, headDim, pos);
+          kB = widen - <usize>b * headBytes;
+          kS = headBytes;
+        }
+        // SIMD: 4 positions × 2 heads per step (attention-group.ts), then each head's tail and soft-cap as scoreRows.
+        // (No read-ahead from the scratch block: `pos` −1.)
+        const t = tiled ? scoreGroupBlock(scores, ctx, qRow, ha, hb, kB, kS, b, e, headDim, scale, f16 ? -1 : pos, touchWord) : b;
         for (let h = ha; h < hb; h++) {
           const sc = scores + (<usize>(h * ctx) << 2);
-          if (t <= e) scoreRows(sc, qRow + (<usize>(h * headDim) << 2), k + kvOff, kvStride, t, e, headDim, scale, 0);
+          if (t <= e) scoreRows(sc, qRow + (<usize>(h * headDim) << 2), kB, kS, t, e, headDim, scale, 0);
           if (softcap > 0) softcapRows(sc, b, e, softcap);
         }
       }
@@ -270,14 +285,21 @@ export function attention_f32(
       // and the head-by-head result).
       for (let b = first; b <= pos; b += POSITION_BLOCK) {
         const e = min(pos, b + POSITION_BLOCK - 1);
+        let vB = v + kvOff;
+        let vS = kvStride;
+        if (f16) {
+          widenF16Rows(widen, vB, kvStride, b, e, headDim, pos);
+          vB = widen - <usize>b * headBytes;
+          vS = headBytes;
+        }
         if (tiled) {
-          weightGroupBlock(out + (<usize>(i * qCols) << 2), scores, ctx, ha, hb, v + kvOff, kvStride, b, e, headDim, first, pos);
+          weightGroupBlock(out + (<usize>(i * qCols) << 2), scores, ctx, ha, hb, vB, vS, b, e, headDim, first, pos);
           continue;
         }
         for (let h = ha; h < hb; h++) {
           const sc = scores + (<usize>(h * ctx) << 2);
           const inv: f32 = e == pos ? <f32>1 / sumRow(sc, first, pos) : 1;
-          weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, v + kvOff, kvStride, b, e, headDim, inv, b > first);
+          weightedRows(out + (<usize>(i * qCols + h * headDim) << 2), sc, vB, vS, b, e, headDim, inv, b > first);
         }
       }
     }

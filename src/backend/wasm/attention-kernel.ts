@@ -10,6 +10,7 @@ import { LlmError } from '../../errors.js';
 import { alibiSlopes } from '../alibi.js';
 import type { AttentionParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
+import { runSplit, splitParts, splitScratchBytes } from './attention-split.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -42,13 +43,32 @@ export interface AttentionCall {
 
 /**
  * Bytes of the parameter block: 20 words (17–19: the window pair kernel's key ranges), 80 bytes, then 16 bytes the f32 kernel writes (its read-ahead's
- * scratch, wasm/assembly/attention-group.ts); the ALiBi slopes f32 [nHeads] follow it.
+ * scratch, wasm/assembly/attention-group.ts), then at 96 the f16 widening scratch's address and 12 unused bytes; the
+ * ALiBi slopes f32 [nHeads] follow it.
  */
-const PARAM_BYTES = 96;
+const PARAM_BYTES = 112;
 
-/** Scratch bytes of one call: the scores [nHeads, ctx] f32, the parameter block, the ALiBi slopes [nHeads] f32. */
-export function attentionScratchBytes(nHeads: number, ctx: number): number {
-  return nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4;
+/** Positions per block of the kernels' grouped passes (POSITION_BLOCK of wasm/assembly/attention.ts). */
+const POSITION_BLOCK = 128;
+
+/** Byte offset of the f16 widening scratch after a call's scores of `nHeads` × `ctx` (64-byte aligned). */
+function widenOffset(nHeads: number, ctx: number): number {
+  return Math.ceil((nHeads * ctx * 4 + PARAM_BYTES + nHeads * 4) / 64) * 64;
+}
+
+/** Byte offset of the split path's partial results (attention-split.ts) after a call's widening scratch. */
+function partsOffset(p: AttentionParams, ctx: number, kind: number): number {
+  return widenOffset(p.nHeads, ctx) + (kind === 1 ? p.nHeads * POSITION_BLOCK * p.headDim * 4 : 0);
+}
+
+/**
+ * Scratch bytes of one call with KV kind `kind` (0 f32, 1 f16, 2 q8_0, 3 q4_0): the scores [nHeads, ctx] f32, the
+ * parameter block, the ALiBi slopes [nHeads] f32; for f16 KV the widening scratch f32 [nHeads, POSITION_BLOCK,
+ * headDim] (one block of widened K or V rows per chunk of heads, the chunk starting at head (or split item) h using
+ * block h: threads never share one); then the split path's partial results for up to a group's count of parts.
+ */
+export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number): number {
+  return partsOffset(p, ctx, kind) + splitScratchBytes(p.nHeads, p.headDim, p.nHeads / p.nKvHeads);
 }
 
 /** A call record with placeholder operands, for a backend to refill per call. */
@@ -68,8 +88,8 @@ function slopesOf(nHeads: number, maxBias: number): Float32Array {
 }
 
 /**
- * Runs one attention call; `scores` is scratch of attentionScratchBytes(nHeads, startPos + n): [nHeads, startPos + n]
- * f32, then the parameter block (17 words), then the ALiBi slopes.
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind): [nHeads,
+ * startPos + n] f32, then the parameter block, the ALiBi slopes, f16 KV's widening blocks, the split's partials.
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -113,11 +133,29 @@ export function runAttentionKernel(
   i32[at + 14] = c.sinks;
   i32[at + 15] = alibi ? p + PARAM_BYTES : 0; // f32 [nHeads] slopes, 0 = none
   i32[at + 16] = 0; // the rows' shift from their placed position to their own (non-causal rows below)
+  // f16 KV: the widening scratch of the grouped path (sized by attentionScratchBytes with headDim), 0 = none.
+  i32[at + 24] = c.kind === 1 && c.sinks === 0 ? scores + widenOffset(nHeads, ctx) : 0;
   if (alibi) f32.set(slopesOf(nHeads, alibi), (p + PARAM_BYTES) >>> 2);
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
   const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
+    // A decode row with fewer KV heads than threads: positions split across threads instead (attention-split.ts).
+    // (A kernel build older than this host, e.g. the baseline of test/bench/attention-long.bench.ts, has no split kernel.)
+    const splittable =
+      pool !== null &&
+      c.n === 1 &&
+      c.kind <= 1 &&
+      c.sinks === 0 &&
+      !alibi &&
+      nHeads % nKvHeads === 0 &&
+      typeof k.attention_split_heads === 'function';
+    const positions = window > 0 ? Math.min(ctx, window) : ctx;
+    const parts = splittable ? splitParts(nKvHeads, pool.nThreads, positions, nHeads / nKvHeads) : 0;
+    if (parts > 0 && pool) {
+      runSplit(heap, k, pool, p, c.out, scores + partsOffset(c.params, ctx, c.kind), parts, nHeads, nKvHeads, headDim);
+      return;
+    }
     runHeads(k, pool, name, p, nHeads, nKvHeads, parallel);
     return;
   }

@@ -81,6 +81,11 @@ export interface KernelExports {
    */
   attention_kv_heads: GemvKernel;
   /**
+   * Decode attention's positions split across threads (f32 or f16 KV, no sinks/ALiBi): attention_heads' parameters
+   * plus nParts and the partial results' address (wasm/assembly/attention-split.ts); items (KV head, part) r0 … r1−1.
+   */
+  attention_split_heads: GemvKernel;
+  /**
    * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
    * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */
@@ -237,6 +242,7 @@ export const GEMV_NAMES = [
   'gemv_bf16',
   'attention_heads',
   'attention_kv_heads',
+  'attention_split_heads',
   'gemv_q4_0_r4',
   'gemv_q8_0_r4',
   'gemv_q4_k_r4',

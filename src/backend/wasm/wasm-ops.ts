@@ -214,7 +214,6 @@ export class WasmOps extends HostHybridOps implements Ops {
   attention(out: Activation, q: Activation, layer: number, n: number, params: AttentionParams): void {
     const spec = this.requireKv();
     const { startPos, slot } = this.step();
-    const { nHeads } = params;
     checkAttentionGeometry(spec, layer, params);
     if (startPos + n > spec.contextLength) {
       throw new LlmError(
@@ -226,7 +225,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
-    const scores = this.scratch(attentionScratchBytes(nHeads, ctx)); // [nHeads, ctx] f32, parameters, slopes
+    // [nHeads, ctx] f32, parameters, slopes, f16 KV widening blocks, split partials
+    const scores = this.scratch(attentionScratchBytes(params, ctx, cache.kind));
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;
