@@ -1,3 +1,5 @@
+import { getScaleMinK4 } from '../../quant/k-quant-scales.js';
+
 /**
  * Block re-codings done at upload for the software kernel set (registry `webgpu.softwareRecode`): a GGUF block is
  * rewritten into a form the CPU adapters decode with fewer loads and bit operations, same values. Keyed by the
@@ -37,7 +39,29 @@ function recodeQ6kI8(src: Uint8Array, s: number, dst: Uint8Array, d: number): vo
   for (let j = 0; j < 18; j++) dst[d + 256 + j] = src[s + 192 + j]!; // 16 scales, then d
 }
 
+/**
+ * Q5_K → q5_k_i8 (shaders/quant/q5_k_i8.wgsl): bytes 0–255 the 5-bit quants q, element e at byte e; bytes 256–263
+ * the 8 sub-block scales, 264–271 the 8 mins (6-bit values unpacked, ggml get_scale_min_k4); bytes 272–275 f16 d
+ * and f16 dmin; then zero to 288 bytes (72 words). GGUF block_q5_K (176 bytes): d, dmin, scales[12], qh[32],
+ * qs[128]. Element e = 64c + 32h + l: low 4 bits at nibble h of qs[32c + l], bit 4 at bit 2c + h of qh[l].
+ */
+function recodeQ5kI8(src: Uint8Array, s: number, dst: Uint8Array, d: number): void {
+  for (let e = 0; e < 256; e++) {
+    const c = e >> 6;
+    const h = (e >> 5) & 1;
+    const l = e & 31;
+    dst[d + e] = ((src[s + 48 + 32 * c + l]! >> (4 * h)) & 15) | (((src[s + 16 + l]! >> (e >> 5)) & 1) << 4);
+  }
+  for (let j = 0; j < 8; j++) {
+    const sm = getScaleMinK4(j, src, s + 4);
+    dst[d + 256 + j] = sm & 0xff;
+    dst[d + 264 + j] = sm >> 8;
+  }
+  for (let j = 0; j < 4; j++) dst[d + 272 + j] = src[s + j]!; // d, dmin
+}
+
 /** Every re-coding, by the registry's `softwareRecode` name. */
-export const BLOCK_RECODES: Readonly<Record<'q6_k_i8', BlockRecode>> = {
+export const BLOCK_RECODES: Readonly<Record<'q6_k_i8' | 'q5_k_i8', BlockRecode>> = {
   q6_k_i8: { name: 'q6_k_i8', words: 72, recode: recodeQ6kI8 },
+  q5_k_i8: { name: 'q5_k_i8', words: 72, recode: recodeQ5kI8 },
 };
