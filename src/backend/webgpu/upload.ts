@@ -5,7 +5,7 @@
  * with the quants first and the four scales after them, 16-byte aligned, so kernels load quants as vec4<u32>. Rows stay contiguous, so a row is
  * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows. The hardware
  * kernels' row-split form (GpuQuantLayout.rowSplit) keeps the GGUF's bytes: rows of bodies, then one scale region.
- * The software kernels' re-coded form (GpuQuantLayout.recode, Q6_K) rewrites each block into aligned whole quants.
+ * The software kernels' re-coded form (GpuQuantLayout.recode: Q5_K, Q6_K) rewrites each block into aligned whole quants.
  * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
  */
 
@@ -97,7 +97,7 @@ export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new
 );
 
 /**
- * Where the software kernel set re-codes a type's blocks at upload (`webgpu.softwareRecode`: Q6_K as int8 quants,
+ * Where the software kernel set re-codes a type's blocks at upload (`webgpu.softwareRecode`: Q5_K, Q6_K as byte quants,
  * one word per four quants where the GGUF block needs two words and a shift, mask and join per four).
  */
 export const SOFTWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
@@ -193,9 +193,7 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
   const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
   if (l.recode) {
     const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes of re-coded blocks
-    const nBlocks = part.nRows * (rowLength / l.blockElements);
-    const words = l.recode.words;
-    for (let b = 0; b < nBlocks; b++) l.recode.recode(src, b * l.blockBytes, dst, b * words * 4);
+    l.recode.recode(src, dst, part.nRows * (rowLength / l.blockElements));
     return dst;
   }
   if (srcRowBytes === dstRowBytes && l.headToTail === 0 && l.groupBlocks === 0) return src; // already word aligned: upload as is
