@@ -2,8 +2,8 @@
  * Q6_K and Q5_K on the software kernel set, whose upload re-codes each block into byte quants
  * (shaders/quant/q6_k_i8.wgsl, q5_k_i8.wgsl):
  * every kernel that reads those weights — embedding lookup (≈ exact vs the registry's dequantization), gemv_bcast
- * with its fast dot32 (with subgroups: n = 1, 3 and a 33-token prompt chunk, which it takes up to 64 tokens), and
- * over load4 gemv_rows (no subgroups, n ≤ 8) and the tiled gemm (n = 65; n = 33 without subgroups) — against an f64
+ * with its fast dot32 (with subgroups: n = 1, 3 and a 33-token prompt chunk, which it takes up to 512 tokens), and
+ * over load4 gemv_rows (no subgroups, n ≤ 8) and the tiled gemm (n = 513; n = 33 without subgroups) — against an f64
  * product of the dequantized weights, on the f16+subgroups and f32 paths, for rows of one and of three blocks; the
  * kernel that ran is checked through the step profile. The gemv_bcast
  * fusions (norm, accumulate, gate·up) are in webgpu-fused.gpu.test.ts, the expert matmul in webgpu-experts.
@@ -69,7 +69,7 @@ for (const variant of GPU_VARIANTS) {
               );
             }
           }
-          for (const n of [1, 3, 33, 65]) {
+          for (const n of [1, 3, 33, 513]) {
             // x through an F32 table (the only host→activation path of Ops)
             const xv = randoms(n * k, 40 + n);
             const table = await ops.uploadWeight(
@@ -85,7 +85,7 @@ for (const variant of GPU_VARIANTS) {
             ops.endStep();
             const res = await ops.read(out, n);
             const kernels = Object.keys(ops.endProfile(1, n).kernels);
-            const want = variant.useSubgroups ? (n <= 64 ? 'gemv_bcast' : 'gemm') : n <= 8 ? 'gemv_rows' : 'gemm';
+            const want = variant.useSubgroups ? (n <= 512 ? 'gemv_bcast' : 'gemm') : n <= 8 ? 'gemv_rows' : 'gemm';
             expect(
               kernels.some((name) => name.startsWith(`${want}.`)),
               `n=${n}: ${want} in ${kernels.join(', ')}`,

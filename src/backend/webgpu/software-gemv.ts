@@ -17,11 +17,11 @@ const BCAST_WG = 64;
 /** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
 export const SOFTWARE_GEMV_MAX_N = 8;
 /**
- * Largest batch through gemv_bcast (one token per workgroup z, so weights are decoded once per token): on lavapipe a
- * 32-token prompt still runs 2.3–2.9× faster through it than through the tiled gemm (Qwen2.5-0.5B Q4_0, Qwen3.5-0.8B
- * Q4_K_M; BENCHMARKS.md, branch q6k-gpu), so prompt chunks up to this size take it.
+ * Largest batch through gemv_bcast (one token per workgroup z, so weights are decoded once per token): on lavapipe
+ * prompts of 32, 128 and 512 tokens still run 1.8–2.9× faster through it than through the tiled gemm (Qwen2.5-0.5B
+ * Q4_0, Qwen3.5-0.8B Q4_K_M; BENCHMARKS.md, branch q6k-gpu), so prompt chunks up to the largest measured take it.
  */
-const BCAST_MAX_N = 64;
+const BCAST_MAX_N = 512;
 
 /** What the software GEMV needs of the backend. */
 export interface SoftwareGemvHost {
