@@ -104,6 +104,7 @@ export async function checkMemoryPlan(
       nSlots: shape.nSlots,
       kvBytesPerElement: limits.kvBytesPerElement,
       activationBytes: activationBytes(config, shape),
+      kernels: (selection.ops as { kernelSet?: 'hardware' | 'software' }).kernelSet,
     },
     {
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,

@@ -10,7 +10,8 @@
  * 3. WASM: nothing for 'dequantize'; a fused kernel is an export of wasm/assembly/index.ts named in GEMV_NAMES and
  *    KernelExports (src/backend/wasm/kernel-exports.ts), then `npm run build:wasm`.
  * 4. WebGPU: the decoder `shaders/quant/<snippet>.wgsl` (plus `<snippet>_dot32.wgsl` when `fastDot32`, and
- *    `<snippet>_rows.wgsl` for the hardware kernels' row-split form when `hardwareRows`); the backend's tables
+ *    `<snippet>_rows.wgsl` for the hardware kernels' row-split form when `hardwareRows`; with `softwareRecode`, the
+ *    software kernels' re-coded form `<recode>.wgsl` and `<recode>_dot32.wgsl` instead); the backend's tables
  *    (src/backend/webgpu/upload.ts, gemv-bcast.ts) are built from the record.
  * test/unit/quant/backend-coverage.test.ts fails, naming the type, until all four are there.
  */

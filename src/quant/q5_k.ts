@@ -23,7 +23,7 @@ export const q5_k: QuantType = {
   blockBytes: BLOCK_BYTES,
   f16Scales: [0, 2],
   wasm: { kernel: 'gemv_q5_k', activations: 'q8', rows4: { kernel: 'gemv_q5_k_r4', head: 2, tail: 0, recode: 'q5_k' } },
-  webgpu: { snippet: 'q5_k', headToTail: 0, groupBlocks: 0, fastDot32: true },
+  webgpu: { snippet: 'q5_k', headToTail: 0, groupBlocks: 0, fastDot32: true, softwareRecode: 'q5_k_i8' },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     for (let i = 0; i < nb; i++) {

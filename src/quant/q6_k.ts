@@ -28,7 +28,7 @@ export const q6_k: QuantType = {
     activations: 'q8',
     rows4: { kernel: 'gemv_q6_k_r4', head: 0, tail: 1, recode: 'q6_k' },
   },
-  webgpu: { snippet: 'q6_k', headToTail: 0, groupBlocks: 0, fastDot32: true },
+  webgpu: { snippet: 'q6_k', headToTail: 0, groupBlocks: 0, fastDot32: true, softwareRecode: 'q6_k_i8' },
   dequantizeRow(src: Uint8Array, dst: Float32Array, nElements: number): void {
     const nb = checkDequantizeArgs(this, src, dst, nElements);
     const ds = new Float32Array(16); // per-sub-block f32 scales d·sc

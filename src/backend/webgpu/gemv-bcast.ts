@@ -1,18 +1,24 @@
 /**
  * Sources of the software-adapter decode kernel `gemv_bcast` (shaders/kernels/gemv_bcast.wgsl): the weight type's
- * quant snippet plus its `dot32` block product (a fast per-type form for Q4_0 and Q8_0, else the generic one over
- * load4) and, for the fused gate/up/GLU variant, a second `dot32_up` reading the `up_w` binding.
+ * quant snippet plus its `dot32` block product (a fast per-type form for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K over the
+ * software set's layout, else the generic one over load4) and, for the fused gate/up/GLU variant, a second `dot32_up`
+ * reading the `up_w` binding.
  */
 
 import { LlmError } from '../../errors.js';
-import type { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES } from '../../quant/index.js';
 import { shaderSource } from './compose.js';
-import type { GpuQuantLayout } from './upload.js';
+import { getGpuQuantLayout, type GpuQuantLayout } from './upload.js';
 
-/** Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`. */
-const FAST_DOT32: ReadonlyMap<GgmlType, string> = new Map(
-  QUANT_TYPES.filter((t) => t.webgpu.fastDot32).map((t) => [t.id, shaderSource(`quant/${t.webgpu.snippet}_dot32`)]),
+/**
+ * Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`;
+ * keyed by the software layout's name (`quant/<name>_dot32`: `q6_k_i8` for Q6_K's re-coded blocks).
+ */
+const FAST_DOT32: ReadonlyMap<string, string> = new Map(
+  QUANT_TYPES.filter((t) => t.webgpu.fastDot32).map((t) => {
+    const name = getGpuQuantLayout(t.id, t.name, 'software').name;
+    return [name, shaderSource(`quant/${name}_dot32`)];
+  }),
 );
 
 /** Stub of dot32_up for the variants without IS_GLU (the kernel references it under an override). */
@@ -25,7 +31,7 @@ export const BCAST_BLOCK = 32;
 
 /** True when `gemv_bcast` can fuse gate and up of this type into one pass (needs a fast dot32). */
 export function canFuseGlu(layout: GpuQuantLayout): boolean {
-  return FAST_DOT32.has(layout.type);
+  return FAST_DOT32.has(layout.name);
 }
 
 /** Layouts with their fast `dot32` composed, made once per layout (the expert matmul asks per call). */
@@ -35,7 +41,7 @@ const WITH_DOT32 = new WeakMap<GpuQuantLayout, GpuQuantLayout>();
 export function withFastDot32(layout: GpuQuantLayout): GpuQuantLayout {
   let composed = WITH_DOT32.get(layout);
   if (composed === undefined) {
-    const dot = FAST_DOT32.get(layout.type);
+    const dot = FAST_DOT32.get(layout.name);
     if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
     composed = { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
     WITH_DOT32.set(layout, composed);
@@ -51,7 +57,7 @@ export function bcastQuantSource(
   layout: GpuQuantLayout,
   glu: boolean,
 ): { readonly name: string; readonly wgsl: string } {
-  const fast = FAST_DOT32.get(layout.type);
+  const fast = FAST_DOT32.get(layout.name);
   const dot = fast ?? shaderSource('quant/dot32');
   const up =
     glu && fast

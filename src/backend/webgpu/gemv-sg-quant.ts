@@ -41,6 +41,7 @@ export function gemvSgQuant(l: GpuQuantLayout, int8Dot = false): GpuQuantLayout 
     groupBlocks: l.groupBlocks,
     rowSplit: l.rowSplit,
     chunkDot: l.chunkDot,
+    recode: l.recode,
   };
 }
 

@@ -7,7 +7,7 @@
 import { LlmError } from '../../errors.js';
 import type { GgmlType } from '../../gguf/types.js';
 import type { KvLayerSpec } from '../ops.js';
-import { getGpuQuantLayout, rowWords } from './upload.js';
+import { getGpuQuantLayout, rowBytes as layoutRowBytes } from './upload.js';
 
 /** What the plan needs to know about a model and a run. */
 export interface MemoryPlanInput {
@@ -22,6 +22,11 @@ export interface MemoryPlanInput {
   readonly kvBytesPerElement: 2 | 4;
   /** Bytes of all activation buffers (the model's plan; default 0). */
   readonly activationBytes?: number;
+  /**
+   * The kernel set whose weight layouts to count (WebGpuOps.kernelSet); default 'software', whose re-coded Q5_K/Q6_K
+   * blocks are the larger: the conservative estimate.
+   */
+  readonly kernels?: 'hardware' | 'software';
 }
 
 /** The device numbers the plan is checked against. */
@@ -56,10 +61,10 @@ export function planMemory(input: MemoryPlanInput, limits: MemoryLimits): Memory
   const nSlots = input.nSlots ?? 1;
   let weightBytes = 0;
   for (const t of input.tensors) {
-    const l = getGpuQuantLayout(t.type, t.name);
+    const l = getGpuQuantLayout(t.type, t.name, input.kernels);
     const rowLength = t.shape[0] ?? 1;
     const nRows = t.shape.slice(1).reduce((a, b) => a * b, 1);
-    const rowBytes = t.shape.length === 1 ? rowLength * 4 : rowWords(l, rowLength) * 4;
+    const rowBytes = t.shape.length === 1 ? rowLength * 4 : layoutRowBytes(l, rowLength);
     if (rowBytes > limits.maxStorageBufferBindingSize) {
       throw new LlmError(
         'out-of-memory',

@@ -16,6 +16,12 @@ import { grid, type StepRecorder } from './step-recorder.js';
 const BCAST_WG = 64;
 /** Largest batch that software adapters run through the decode kernels instead of the tiled gemm. */
 export const SOFTWARE_GEMV_MAX_N = 8;
+/**
+ * Largest batch through gemv_bcast (one token per workgroup z, so weights are decoded once per token): on lavapipe
+ * prompts of 32, 128 and 512 tokens still run 1.8–2.9× faster through it than through the tiled gemm (Qwen2.5-0.5B
+ * Q4_0, Qwen3.5-0.8B Q4_K_M; BENCHMARKS.md, branch q6k-gpu), so prompt chunks up to the largest measured take it.
+ */
+const BCAST_MAX_N = 512;
 
 /** What the software GEMV needs of the backend. */
 export interface SoftwareGemvHost {
@@ -44,7 +50,7 @@ export class SoftwareGemv {
 
   /**
    * Records out (+)= norm(x)·Wᵀ (+ bias) — or act(norm(x)·Wᵀ)·(norm(x)·upᵀ) with `glu` — through gemv_bcast, the
-   * software-adapter decode kernel (subgroups, K a multiple of 32, n ≤ SOFTWARE_GEMV_MAX_N). Returns false, having
+   * software-adapter decode kernel (subgroups, K a multiple of 32, n ≤ BCAST_MAX_N). Returns false, having
    * recorded nothing, where it does not apply (GPUs keep their kernels).
    */
   bcast(
@@ -62,7 +68,7 @@ export class SoftwareGemv {
     if (
       !ctx.isSoftware ||
       !ctx.isSubgroups ||
-      n > SOFTWARE_GEMV_MAX_N ||
+      n > BCAST_MAX_N ||
       wt.vector ||
       k % BCAST_BLOCK !== 0 ||
       xa.cols % 4 !== 0

@@ -5,6 +5,7 @@
  * with the quants first and the four scales after them, 16-byte aligned, so kernels load quants as vec4<u32>. Rows stay contiguous, so a row is
  * `rowWords` words and a tensor bigger than one storage binding is split into parts of whole rows. The hardware
  * kernels' row-split form (GpuQuantLayout.rowSplit) keeps the GGUF's bytes: rows of bodies, then one scale region.
+ * The software kernels' re-coded form (GpuQuantLayout.recode: Q5_K, Q6_K) rewrites each block into aligned whole quants.
  * The per-type word layout is documented in each shaders/quant/<type>.wgsl header, which decodes it.
  */
 
@@ -12,6 +13,7 @@ import { iqGrids } from '../../quant/iq-grids.js';
 import { LlmError } from '../../errors.js';
 import { GgmlType } from '../../gguf/types.js';
 import { QUANT_TYPES, type QuantType } from '../../quant/index.js';
+import { BLOCK_RECODES, type BlockRecode } from './block-recode.js';
 import { shaderSource } from './compose.js';
 
 /** How one ggml type is laid out on the GPU. */
@@ -44,12 +46,20 @@ export interface GpuQuantLayout {
   readonly rowSplit: boolean;
   /** The snippet defines gemv_sg's fast `dot_chunk` (registry `webgpu.chunkDot`, for the layout that file serves). */
   readonly chunkDot: boolean;
+  /**
+   * The software kernels' re-coded block (registry `webgpu.softwareRecode`, block-recode.ts): every block becomes
+   * `recode.words` words, rows contiguous; null for the plain, grouped and row-split layouts.
+   */
+  readonly recode: BlockRecode | null;
 }
 
-/** The layout of `t` from its registry record (src/quant): software (block) or hardware (row-split) form. */
-function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
+/**
+ * The layout of `t` from its registry record (src/quant): plain block, hardware row-split or software re-coded
+ * (`recode`) form.
+ */
+function layoutOf(t: QuantType, rowSplit: boolean, recode: BlockRecode | null = null): GpuQuantLayout {
   const w = t.webgpu;
-  const name = rowSplit ? `${w.snippet}_rows` : w.snippet;
+  const name = recode?.name ?? (rowSplit ? `${w.snippet}_rows` : w.snippet);
   return {
     type: t.id,
     name,
@@ -64,11 +74,15 @@ function layoutOf(t: QuantType, rowSplit: boolean): GpuQuantLayout {
     headToTail: w.headToTail,
     groupBlocks: rowSplit ? 0 : w.groupBlocks,
     rowSplit,
-    chunkDot: w.chunkDot === true && (rowSplit || w.hardwareRows !== true),
+    chunkDot: w.chunkDot === true && recode === null && (rowSplit || w.hardwareRows !== true),
+    recode,
   };
 }
 
-/** Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType; from the quant registry. */
+/**
+ * Every type the WebGPU backend runs (the CPU backend's set), keyed by GgmlType; from the quant registry. The plain
+ * block layouts: both kernel sets' unless HARDWARE_QUANT_LAYOUTS or SOFTWARE_QUANT_LAYOUTS say otherwise.
+ */
 export const GPU_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
   QUANT_TYPES.map((t) => [t.id, layoutOf(t, false)]),
 );
@@ -83,7 +97,18 @@ export const HARDWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new
 );
 
 /**
- * The GPU layout of `type` for a kernel set (default: the software set's).
+ * Where the software kernel set re-codes a type's blocks at upload (`webgpu.softwareRecode`: Q5_K, Q6_K as byte quants,
+ * one word per four quants where the GGUF block needs two words and a shift, mask and join per four).
+ */
+export const SOFTWARE_QUANT_LAYOUTS: ReadonlyMap<GgmlType, GpuQuantLayout> = new Map(
+  QUANT_TYPES.flatMap((t) =>
+    t.webgpu.softwareRecode ? [[t.id, layoutOf(t, false, BLOCK_RECODES[t.webgpu.softwareRecode])] as const] : [],
+  ),
+);
+
+/**
+ * The GPU layout of `type` for a kernel set (default: the software set's, the larger where they differ: the memory
+ * plan's conservative estimate).
  * @throws LlmError('unsupported-type') for a type the WebGPU backend has no snippet for.
  */
 export function getGpuQuantLayout(
@@ -91,7 +116,8 @@ export function getGpuQuantLayout(
   tensor = 'a tensor',
   kernels: 'hardware' | 'software' = 'software',
 ): GpuQuantLayout {
-  const l = (kernels === 'hardware' ? HARDWARE_QUANT_LAYOUTS.get(type) : undefined) ?? GPU_QUANT_LAYOUTS.get(type);
+  const l =
+    (kernels === 'hardware' ? HARDWARE_QUANT_LAYOUTS : SOFTWARE_QUANT_LAYOUTS).get(type) ?? GPU_QUANT_LAYOUTS.get(type);
   if (!l) {
     throw new LlmError(
       'unsupported-type',
@@ -107,6 +133,7 @@ export function getGpuQuantLayout(
 export function rowWords(l: GpuQuantLayout, rowLength: number): number {
   const nBlocks = rowLength / l.blockElements;
   if (l.rowSplit) return (nBlocks * (l.blockBytes - l.headToTail)) / 4;
+  if (l.recode) return nBlocks * l.recode.words;
   if (l.groupBlocks > 0) return Math.ceil(nBlocks / l.groupBlocks) * groupWords(l);
   return l.blockElements === 1 ? Math.ceil((rowLength * l.blockBytes) / 4) : nBlocks * Math.ceil(l.blockBytes / 4);
 }
@@ -164,6 +191,11 @@ export function repackRows(l: GpuQuantLayout, data: Uint8Array, rowLength: numbe
   const srcRowBytes = (rowLength / l.blockElements) * l.blockBytes;
   const dstRowBytes = rowWords(l, rowLength) * 4;
   const src = data.subarray(part.rowStart * srcRowBytes, (part.rowStart + part.nRows) * srcRowBytes);
+  if (l.recode) {
+    const dst = new Uint8Array(part.nRows * dstRowBytes); // (nRows, rowWords·4) bytes of re-coded blocks
+    l.recode.recode(src, dst, part.nRows * (rowLength / l.blockElements));
+    return dst;
+  }
   if (srcRowBytes === dstRowBytes && l.headToTail === 0 && l.groupBlocks === 0) return src; // already word aligned: upload as is
   if (l.rowSplit) {
     const dst = new Uint8Array(partBytes(l, rowLength, part.nRows)); // (nRows, rowWords·4) bytes of bodies, then scales

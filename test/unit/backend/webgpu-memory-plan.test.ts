@@ -33,6 +33,17 @@ describe('planMemory', () => {
     expect(plan.maxContextLength).toBeGreaterThanOrEqual(4096);
   });
 
+  it('counts the layouts of the kernel set: Q6_K re-coded for the software set (288 B per block), plain 53-word blocks on GPUs (212 B)', () => {
+    const q6 = { ...model, tensors: [{ name: 'output.weight', type: GgmlType.Q6_K, shape: [1024, 1000] }] };
+    const limits = { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 4096 * MiB };
+    expect(planMemory(q6, limits).weightBytes).toBe(1000 * 4 * 288);
+    expect(planMemory({ ...q6, kernels: 'software' }, limits).weightBytes).toBe(1000 * 4 * 288);
+    expect(planMemory({ ...q6, kernels: 'hardware' }, limits).weightBytes).toBe(1000 * 4 * 212);
+    // the hardware set's row-split Q8_0: bodies and scales, exactly the GGUF's 34 B per block
+    const q8 = { ...model, tensors: [model.tensors[0]!], kernels: 'hardware' as const };
+    expect(planMemory(q8, limits).weightBytes).toBe(151936 * 28 * 34);
+  });
+
   it('fails over budget with the numbers and a shorter context that fits', () => {
     const budget = 180 * MiB;
     try {

@@ -15,7 +15,12 @@ import { FUSED_KERNELS, GEMV_NAMES } from '../../../src/backend/wasm/kernel-expo
 import { detectWasmFeatures, loadKernelModule, type WasmVariant } from '../../../src/backend/wasm/loader.js';
 import { ROW_PAIR_TYPES } from '../../../src/backend/wasm/row-pairs.js';
 import { canFuseGlu } from '../../../src/backend/webgpu/gemv-bcast.js';
-import { GPU_QUANT_LAYOUTS, HARDWARE_QUANT_LAYOUTS } from '../../../src/backend/webgpu/upload.js';
+import {
+  GPU_QUANT_LAYOUTS,
+  getGpuQuantLayout,
+  HARDWARE_QUANT_LAYOUTS,
+  SOFTWARE_QUANT_LAYOUTS,
+} from '../../../src/backend/webgpu/upload.js';
 import { GgmlType } from '../../../src/gguf/types.js';
 import { QUANT_TYPES } from '../../../src/quant/index.js';
 import { mulberry32 } from '../../helpers/mulberry32.js';
@@ -127,7 +132,16 @@ describe('every registry type has its WebGPU layout', () => {
         g.headToTail,
         g.groupBlocks,
       ]);
-      expect(canFuseGlu(l), `${t.name} fastDot32`).toBe(g.fastDot32);
+      // The software kernel set's layout: re-coded exactly where the record says softwareRecode; its fast dot32.
+      const sw = getGpuQuantLayout(t.id, t.name, 'software');
+      expect(SOFTWARE_QUANT_LAYOUTS.has(t.id), `${t.name} in SOFTWARE_QUANT_LAYOUTS`).toBe(
+        g.softwareRecode !== undefined,
+      );
+      expect(sw.name, `${t.name} software layout`).toBe(g.softwareRecode ?? l.name);
+      expect(sw.recode?.name, `${t.name} re-coding`).toBe(g.softwareRecode);
+      if (sw.recode) expect(sw.recode.words % 4, `${t.name} re-coded block stays 16-byte aligned`).toBe(0);
+      expect(existsSync(shaderPath(sw.name)), shaderPath(sw.name)).toBe(true);
+      expect(canFuseGlu(sw), `${t.name} fastDot32`).toBe(g.fastDot32);
       expect(existsSync(shaderPath(g.snippet)), shaderPath(g.snippet)).toBe(true);
       for (const table of g.tables ?? []) {
         expect(existsSync(shaderPath(`tables/${table}`)), `${t.name} table ${table}`).toBe(true);
@@ -135,7 +149,8 @@ describe('every registry type has its WebGPU layout', () => {
           readFileSync(shaderPath(`tables/${table}`), 'utf8'),
         );
       }
-      expect(existsSync(shaderPath(`${g.snippet}_dot32`)), `${t.name} fast dot32 snippet`).toBe(g.fastDot32);
+      expect(existsSync(shaderPath(`${sw.name}_dot32`)), `${t.name} fast dot32 snippet`).toBe(g.fastDot32);
+      if (sw.recode) expect(existsSync(shaderPath(`${g.snippet}_dot32`)), `${t.name} no plain dot32`).toBe(false);
       // The hardware kernel set's row-split form: exactly where a _rows snippet exists, and no other shape change.
       const rows = HARDWARE_QUANT_LAYOUTS.get(t.id);
       expect(existsSync(shaderPath(`${g.snippet}_rows`)), `${t.name} row-split snippet`).toBe(g.hardwareRows === true);
