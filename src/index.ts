@@ -76,14 +76,6 @@ export {
   storageUsage,
   readManifest,
   deleteSplitModel,
-  listPromptCaches,
-  deletePromptCache,
-  memoryPromptCacheStore,
-  idbPromptCacheStore,
-  filePromptCacheStore,
-  type PromptCacheRecord,
-  type PromptCacheStore,
-  type PromptCacheStoreOptions,
   type DownloadModelOptions,
   type DownloadPhase,
   type DownloadProgress,
@@ -93,3 +85,13 @@ export {
   type StorageEstimator,
   type StorageUsage,
 } from './io/index.js';
+export {
+  listPromptCaches,
+  deletePromptCache,
+  memoryPromptCacheStore,
+  idbPromptCacheStore,
+  filePromptCacheStore,
+  type PromptCacheRecord,
+  type PromptCacheStore,
+  type PromptCacheStoreOptions,
+} from './io/prompt-cache-store.js';

@@ -9,7 +9,8 @@ import { LlmError, isLlmError } from '../errors.js';
 import { Context, nowMs } from '../engine/context.js';
 import { generateChoices, type GenerationInput, type GenerationResult } from '../engine/generate.js';
 import { PromptCache } from '../engine/prompt-cache.js';
-import { PersistedPromptCache, type PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
+import type { PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
+import { type LazyPersistedCache, lazyPersistedCache } from './lazy-persisted-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -97,7 +98,7 @@ export class LocalEngine implements Engine {
   private requests = 0;
   private lastTtftMs = 0;
   private grammarEngine: GrammarEngine | null = null;
-  private readonly persisted: PersistedPromptCache | null;
+  private readonly persisted: LazyPersistedCache;
   /** System-prompt prefix lengths by system message text (bounded). */
   private readonly systemPrefixes = new Map<string, number>();
 
@@ -111,10 +112,7 @@ export class LocalEngine implements Engine {
       pipelinedDecode: parts.pipelinedDecode,
     });
     this.queue = new RequestQueue(parts.maxQueue ?? 16);
-    this.persisted =
-      parts.persistedCache === undefined || parts.persistedCache === false
-        ? null
-        : new PersistedPromptCache(parts.transformer, this.ctx.cache, parts.modelIdentity, parts.persistedCache);
+    this.persisted = lazyPersistedCache(parts.persistedCache, parts.transformer, this.ctx.cache, parts.modelIdentity);
     const c = parts.transformer.config;
     this.info = {
       model: {
@@ -164,15 +162,15 @@ export class LocalEngine implements Engine {
   /** See `Engine.saveCache`. */
   async saveCache(): Promise<number> {
     this.assertLoaded('saveCache');
-    const persisted = this.persisted;
-    return persisted === null ? 0 : this.queue.run(() => persisted.saveAll());
+    const persisted = this.persisted.cache;
+    return persisted === null ? 0 : this.queue.run(async () => (await persisted).saveAll());
   }
 
   /** Restores persisted prefixes of this model, chat template and tokenizer into free slots (errors: none restored). */
   async restoreCache(): Promise<number> {
-    const persisted = this.persisted;
+    const persisted = this.persisted.cache;
     if (persisted === null) return 0;
-    return this.queue.run(() => persisted.restore([this.chatKey(), this.textKey()])).catch(() => 0);
+    return this.queue.run(async () => (await persisted).restore([this.chatKey(), this.textKey()])).catch(() => 0);
   }
 
   private chatKey(): string {
@@ -202,7 +200,7 @@ export class LocalEngine implements Engine {
     const first = messages[0];
     if (
       // Wanted for the persisted cache's automatic entry, and by recurrent models as a snapshot point.
-      (this.persisted?.auto !== true && !this.parts.transformer.hasRecurrentState) ||
+      (!this.persisted.auto && !this.parts.transformer.hasRecurrentState) ||
       messages.length < 2 ||
       first?.role !== 'system' ||
       typeof first.content !== 'string'
@@ -460,8 +458,8 @@ export class LocalEngine implements Engine {
           const step = await gen.next();
           if (step.done) {
             this.lastTtftMs = step.value[0]!.timings.timeToFirstTokenMs;
-            if (this.persisted?.auto === true && (p.persistPrefix ?? 0) > 0)
-              await this.persisted.saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
+            if (this.persisted.auto && this.persisted.cache && (p.persistPrefix ?? 0) > 0)
+              await (await this.persisted.cache).saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
           onText(step.value.text, step.value.index);

@@ -29,16 +29,8 @@ export {
   storageUsage,
 } from './model-store.js';
 export { deleteSplitModel, splitPartUrls } from './split-model.js';
-export {
-  type PromptCacheRecord,
-  type PromptCacheStore,
-  type PromptCacheStoreOptions,
-  deletePromptCache,
-  filePromptCacheStore,
-  idbPromptCacheStore,
-  listPromptCaches,
-  memoryPromptCacheStore,
-} from './prompt-cache-store.js';
+// The persisted prompt cache's store (prompt-cache-store.ts) is exported by src/index.ts directly, not from here: this
+// barrel is in every engine bundle, and that store belongs to the lazy persisted-cache chunk.
 export { sha256Hex } from './sha256.js';
 
 /** Options of `openModelSource`: those of `downloadModel` (store, progress, range reader) plus the cache switch. */

@@ -5,7 +5,8 @@
  */
 
 import { createEngine } from '../../../src/api/create-engine.js';
-import { listModels, listPromptCaches } from '../../../src/io/index.js';
+import { listModels } from '../../../src/io/index.js';
+import { listPromptCaches } from '../../../src/io/prompt-cache-store.js';
 
 const TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:';
 
