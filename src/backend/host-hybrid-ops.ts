@@ -45,6 +45,7 @@ export abstract class HostHybridOps extends CompositeOps {
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
     const { slot, startPos } = this.step();
+    this.placeWeights(w.conv, w.dtBias, w.a, w.norm);
     const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
     hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
     for (const a of [out, x.conv, x.alpha, x.beta]) this.written(a);
@@ -52,9 +53,19 @@ export abstract class HostHybridOps extends CompositeOps {
 
   mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
     const { slot, startPos } = this.step();
+    this.placeWeights(w.conv, w.convBias, w.dtBias, w.a, w.d, w.norm);
     const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
     hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
     for (const a of [out, x.conv, x.zxbcdt]) this.written(a);
+  }
+
+  /**
+   * Locates the op's small weights before its state is taken: the first `view` of a weight not stored as f32 places an
+   * f32 copy (wasm), which may grow the memory and so detach a state view taken before it (whose byteOffset then
+   * reads 0: the scan would write at address 0).
+   */
+  private placeWeights(...weights: (Weight | null)[]): void {
+    for (const w of weights) if (w) this.view(w);
   }
 
   /** Runs the DeltaNet and Mamba-2 scans on `kernels`, the recurrent state placed where they read it (before loading). */

@@ -54,11 +54,17 @@ export function wasmRecurrentKernels(
       gn(at(out), outStride, at(z), zStride, at(norm), n, nHeads, headV, eps);
     },
     stateArray(size, what) {
-      const { byteOffset } = size === 0 ? { byteOffset: 0 } : heap.alloc(size * 4, what); // fresh memory: zero
+      if (size === 0) {
+        // A layer without state (attention): an array of its own, not a view of the memory. A view would stay on the
+        // memory's first buffer, which a later grow detaches, and copying even zero values from it throws.
+        const none = new Float32Array(0);
+        return () => none;
+      }
+      const { byteOffset } = heap.alloc(size * 4, what); // fresh memory: zero
       let view = new Float32Array(heap.f32.buffer, byteOffset, size);
       return () => {
         // A new view only after the memory grew (its old buffer is detached), not per call: asked per layer and token.
-        if (size !== 0 && view.buffer !== heap.f32.buffer) view = new Float32Array(heap.f32.buffer, byteOffset, size);
+        if (view.buffer !== heap.f32.buffer) view = new Float32Array(heap.f32.buffer, byteOffset, size);
         return view;
       };
     },
