@@ -51,6 +51,7 @@ const PREFILL_CASES: [GgmlType, number, number][] = [
   [GgmlType.Q8_0, 4864, 896],
   [GgmlType.Q4_K, 2048, 2048],
   [GgmlType.Q6_K, 2048, 2048],
+  [GgmlType.Q5_K, 2048, 2048], // a Q4_K_M Qwen3.5's attn_qkv type
   [GgmlType.MXFP4, 2048, 1024],
 ];
 

@@ -5,7 +5,8 @@
  * within f32 rounding (the same integer block sums; only the float order differs) for row counts
  * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
  * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
- * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused.
+ * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused. Q4_K's and
+ * Q5_K's multi-token tiles are bit-identical to their one-token tiles.
  */
 
 import v8 from 'node:v8';
@@ -174,6 +175,26 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
         }
       }
     });
+
+    it.runIf(qt.id === GgmlType.Q4_K || qt.id === GgmlType.Q5_K)(
+      `${qt.name}: the 8- and 4-token tiles are bit-identical to the one-token tile (rows 6, 37 × tokens 4, 8, 13)`,
+      async () => {
+        const k = rowLength(qt, 2);
+        for (const nRows of [6, 37]) {
+          const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 7 + nRows));
+          for (const n of [4, 8, 13]) {
+            const x = randomF32(n * k, n * 5 + nRows, 3);
+            const got = await matmul(r4, qt.id, bytes, k, nRows, x, n);
+            for (let t = 0; t < n; t++) {
+              const one = await matmul(r4, qt.id, bytes, k, nRows, x.slice(t * k, (t + 1) * k), 1);
+              expect(Array.from(got.subarray(t * nRows, (t + 1) * nRows)), `rows ${nRows} n ${n} token ${t}`).toEqual(
+                Array.from(one),
+              );
+            }
+          }
+        }
+      },
+    );
 
     it(`${qt.name}: two threads whose row chunks cut 4-row groups (131 rows × 1024)`, async () => {
       const [k, nRows] = [1024, 131]; // chunks at rows 32, 65, 98: two of them inside a group
