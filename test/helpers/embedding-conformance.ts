@@ -93,8 +93,9 @@ async function embedFixture(
     await forEachHiddenStates(model, sequences, 0, undefined, (i, hidden) => {
       packed[i] = pooledOf(model, hidden, sequences[i]!.length);
     });
-    // cls / last pooling: again with the last layer run on the pooled rows alone (`pooledStates`).
-    const pooling = model.config.poolingType;
+    // cls / last pooling (and the row a rank head reads): again with the last layer run on the pooled rows alone (`pooledStates`).
+    const type = model.config.poolingType;
+    const pooling = type === 'rank' ? (model.rankHead!.lastToken ? 'last' : 'cls') : type;
     if (!model.pooledStates || (pooling !== 'cls' && pooling !== 'last')) return { single, packed, pooledRows: null };
     const pooledRows: Float32Array[] = [];
     await forEachHiddenStates(
