@@ -328,10 +328,11 @@ export class EncoderModel implements Transformer {
       const eps = this.config.normEps;
       if (p.w.qNorm) ops.layerNorm(p.q, p.q, p.w.qNorm.weight, p.w.qNorm.bias, eps, n); // jina-bert-v2
       if (p.w.kNorm) ops.layerNorm(p.k, p.k, p.w.kNorm.weight, p.w.kNorm.bias, eps, n);
-      this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
+      const last = pooled && il === this.plans.length - 1 ? pooled : undefined;
+      this.attend(il, p, lengths, slot, last); // att [n, nHeads·headDim]
       let att = p.att;
-      if (pooled && il === this.plans.length - 1) {
-        m = this.keepPooledRows(p, lengths, pooled); // x [m, nEmbd], seq.att [m, nHeads·headDim]
+      if (last) {
+        m = this.keepPooledRows(p, lengths, last); // x [m, nEmbd], seq.att [m, nHeads·headDim]
         att = p.seq.att;
       }
       ops.matmulResidual(x, att, p.w.wo, m, p.attnOut); // x += att · woᵀ + bo
@@ -363,10 +364,18 @@ export class EncoderModel implements Transformer {
    * Attention of layer il for each packed sequence on its own rows: the first in place, each later one's q/k/v rows
    * copied to row 0 of the `seq` buffers, attended at positions 0 … len−1 and its att rows copied back.
    */
-  private attend(il: number, p: EncoderLayerPlan, lengths: readonly number[], slot: number): void {
+  private attend(
+    il: number,
+    p: EncoderLayerPlan,
+    lengths: readonly number[],
+    slot: number,
+    pooled?: 'cls' | 'last',
+  ): void {
     const { ops } = this;
     let offset = 0;
     for (const len of lengths) {
+      // The last layer with `pooled`: only the pooled row's output is read afterwards (keepPooledRows).
+      const params = pooled ? { ...p.attention, onlyRow: pooled === 'cls' ? 0 : len - 1 } : p.attention;
       const b = offset === 0 ? p : p.seq;
       if (offset > 0) {
         ops.copyRows(b.q, p.q, offset, len);
@@ -376,7 +385,7 @@ export class EncoderModel implements Transformer {
       ops.setSequence(slot, 0);
       if (p.rope) ops.ropeStoreKv(il, b.q, b.k, b.v, len, p.rope);
       else ops.storeKv(il, b.k, b.v, len);
-      ops.attention(b.att, b.q, il, len, p.attention); // att [len, nHeads·headDim]
+      ops.attention(b.att, b.q, il, len, params); // att [len, nHeads·headDim]
       if (offset > 0) ops.copyRows(p.att, b.att, 0, len, offset);
       offset += len;
     }

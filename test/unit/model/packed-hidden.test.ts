@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
 import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
+import { createWasmOps } from '../../../src/backend/wasm/index.js';
 import { parseGguf } from '../../../src/gguf/parse.js';
 import { NodeFileSource } from '../../../src/io/node-file-source.js';
 import type { EncoderModel } from '../../../src/model/encoder.js';
@@ -119,6 +120,36 @@ describe('packed encoder passes on the cpu reference', () => {
     expect(pooledOver.message).toMatch(/do not fit one step of 16/);
     const long = await llmError(model.hiddenStatesPacked([Int32Array.of(1), new Int32Array(13).fill(1)], 0));
     expect(long.code).toBe('context-overflow');
+  });
+});
+
+describe('pooled rows on the wasm backend (its attention computes the pooled row alone)', () => {
+  it('pooledStates equals the first / last rows of the full hidden states, one and two threads', async () => {
+    for (const threads of [1, 2]) {
+      const source = await NodeFileSource.open(MODEL);
+      const gguf = await parseGguf(source);
+      const ops = await createWasmOps({ threads });
+      const m = (await loadAnyModel(gguf, source, ops, { contextLength: 12, ubatchSize: 16 })) as EncoderModel;
+      try {
+        const E = m.config.embeddingLength;
+        const seqs = [INPUTS[0]!, INPUTS[1]!].map((t) => Int32Array.from(t)); // 5 + 9 tokens: one step
+        const all = await m.hiddenStatesPacked(seqs, 0); // [14, E]
+        for (const pooling of ['cls', 'last'] as const) {
+          const got = await m.pooledStates(seqs, 0, pooling); // [2, E]
+          const rows = pooling === 'cls' ? [0, 5] : [4, 13];
+          rows.forEach((r, j) => {
+            const want = all.subarray(r * E, (r + 1) * E);
+            expect(
+              maxAbsDiff(got.subarray(j * E, (j + 1) * E), want),
+              `${threads} ${pooling} ${j}`,
+            ).toBeLessThanOrEqual(1e-5);
+          });
+        }
+      } finally {
+        m.destroy();
+        await source.close();
+      }
+    }
   });
 });
 
