@@ -163,13 +163,25 @@ async function computeEmbeddings(
   const data: EmbeddingResponse['data'] = [];
   let promptTokens = 0;
   throwIfAborted(signal, 'computing embeddings');
-  await forEachHiddenStates(model, all, slot, signal, (index, hidden) => {
-    const n = all[index]!.length;
-    const pooled = projectPooled(poolHiddenStates(hidden, n, c.embeddingLength, pooling), model.pooledProjection);
-    const v = finishEmbedding(pooled, req.dimensions, req.normalize);
-    data.push({ object: 'embedding', index, embedding: req.base64 ? float32Base64(v) : Array.from(v) });
-    promptTokens += n;
-  });
+  // cls / last pooling: the model may give only the pooled rows (`hidden` then holds one row per input).
+  const rows = pooling === 'cls' || pooling === 'last' ? pooling : undefined;
+  await forEachHiddenStates(
+    model,
+    all,
+    slot,
+    signal,
+    (index, hidden) => {
+      const n = all[index]!.length;
+      const pooled = projectPooled(
+        poolHiddenStates(hidden, hidden.length / c.embeddingLength, c.embeddingLength, pooling),
+        model.pooledProjection,
+      );
+      const v = finishEmbedding(pooled, req.dimensions, req.normalize);
+      data.push({ object: 'embedding', index, embedding: req.base64 ? float32Base64(v) : Array.from(v) });
+      promptTokens += n;
+    },
+    rows,
+  );
   return {
     object: 'list',
     data,

@@ -83,9 +83,17 @@ export async function rerankRequest(host: EmbeddingHost, req: RerankRequest): Pr
     try {
       const out: number[] = [];
       throwIfAborted(req.signal, 'reranking');
-      await forEachHiddenStates(model, pairs, lease.slot, req.signal, (i, hidden) => {
-        out[i] = rankOutputs(hidden, pairs[i]!.length, c.embeddingLength, head)[0]!;
-      });
+      // The model may give only the row the head reads (one per pair): rankOutputs then pools that one row.
+      await forEachHiddenStates(
+        model,
+        pairs,
+        lease.slot,
+        req.signal,
+        (i, hidden) => {
+          out[i] = rankOutputs(hidden, hidden.length / c.embeddingLength, c.embeddingLength, head)[0]!;
+        },
+        head.lastToken ? 'last' : 'cls',
+      );
       return out;
     } finally {
       host.cache.release(lease);

@@ -172,6 +172,11 @@ export interface AttentionParams {
    * (`backend/alibi.ts`); absent or 0: none.
    */
   readonly alibiMaxBias?: number;
+  /**
+   * With `causal` false: the one row (0 … n−1) whose output is needed (the pooled row of an encoder's last layer);
+   * a backend may leave the other rows' outputs unwritten. Absent: every row.
+   */
+  readonly onlyRow?: number;
 }
 
 /** The tokens of one step: `tokens[i]` sits at position `startPos + i` of sequence `slot`. */

@@ -201,6 +201,13 @@ export class EncoderModel implements Transformer {
   ): Promise<Float32Array> {
     throwIfAborted(options.signal, 'computing embeddings');
     if (sequences.length === 0) throw new LlmError('invalid-request', 'computing embeddings: no sequences to pack');
+    const total = this.checkPack(sequences, slot);
+    this.forward(sequences, slot);
+    return this.ops.read(this.x, total); // [Σ n, nEmbd]
+  }
+
+  /** Checks a pack of sequences for one step; returns their total length. */
+  private checkPack(sequences: readonly Int32Array[], slot: number): number {
     let total = 0;
     for (const tokens of sequences) {
       this.checkRequest(tokens, 0, slot);
@@ -214,8 +221,25 @@ export class EncoderModel implements Transformer {
         { details: { tokens: total, ubatchSize: this.ubatchSize } },
       );
     }
-    this.forward(sequences, slot);
-    return this.ops.read(this.x, total); // [Σ n, nEmbd]
+    return total;
+  }
+
+  /**
+   * `hiddenStatesPacked` of only the row each sequence's `pooling` keeps (its first for `cls`, its last for `last`),
+   * [sequences.length, nEmbd] row-major: the last layer runs its attention over every row (they are its keys) and
+   * everything after it (output projection, norms, FFN) on the pooled rows alone.
+   */
+  async pooledStates(
+    sequences: readonly Int32Array[],
+    slot: number,
+    pooling: 'cls' | 'last',
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Float32Array> {
+    throwIfAborted(options.signal, 'computing embeddings');
+    if (sequences.length === 0) throw new LlmError('invalid-request', 'computing embeddings: no sequences to pack');
+    this.checkPack(sequences, slot);
+    this.forward(sequences, slot, pooling);
+    return this.ops.read(this.x, sequences.length); // [nSeq, nEmbd]
   }
 
   /** Runs the pass (warmup); `readLogits` then gives the last token's hidden state. Encoders have no logits. */
@@ -274,7 +298,7 @@ export class EncoderModel implements Transformer {
    * The sequences whole, packed one after another in one step, each at positions 0 … len−1 of `slot`;
    * x [Σ len, nEmbd] holds their hidden states afterwards.
    */
-  private forward(sequences: readonly Int32Array[], slot: number): void {
+  private forward(sequences: readonly Int32Array[], slot: number, pooled?: 'cls' | 'last'): void {
     const { ops, weights: w, x, xb } = this;
     const tokens = sequences.length === 1 ? sequences[0]! : concatTokens(sequences); // [n]
     const lengths = sequences.map((t) => t.length);
@@ -295,6 +319,7 @@ export class EncoderModel implements Transformer {
     if (w.inputRows) ops.add(x, x, xb, n); // x += position_embd[pos] + token_types[0]
     this.norm(x, w.embdNorm, n);
     const act = this.config.activation;
+    let m = n; // rows after the attention: n, or one per sequence after the last layer's with `pooled`
     for (let il = 0; il < this.plans.length; il++) {
       const p = this.plans[il]!;
       // Pre-norm (modern-bert): the block reads LN(x) from xb2 (free until the residual adds), else x itself.
@@ -303,29 +328,35 @@ export class EncoderModel implements Transformer {
       const eps = this.config.normEps;
       if (p.w.qNorm) ops.layerNorm(p.q, p.q, p.w.qNorm.weight, p.w.qNorm.bias, eps, n); // jina-bert-v2
       if (p.w.kNorm) ops.layerNorm(p.k, p.k, p.w.kNorm.weight, p.w.kNorm.bias, eps, n);
-      this.attend(il, p, lengths, slot); // att [n, nHeads·headDim]
-      ops.matmulResidual(x, p.att, p.w.wo, n, p.attnOut); // x += att · woᵀ + bo
-      if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, n); // x = LN(x)
-      const ffnIn = p.w.ffnNorm ? this.norm(xb, p.w.ffnNorm, n) : x; // [n, nEmbd]
+      const last = pooled && il === this.plans.length - 1 ? pooled : undefined;
+      this.attend(il, p, lengths, slot, last); // att [n, nHeads·headDim]
+      let att = p.att;
+      if (last) {
+        m = this.keepPooledRows(p, lengths, last); // x [m, nEmbd], seq.att [m, nHeads·headDim]
+        att = p.seq.att;
+      }
+      ops.matmulResidual(x, att, p.w.wo, m, p.attnOut); // x += att · woᵀ + bo
+      if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, m); // x = LN(x)
+      const ffnIn = p.w.ffnNorm ? this.norm(xb, p.w.ffnNorm, m) : x; // [m, nEmbd]
       if (p.w.experts) {
-        encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, n); // x += Σ_k w_k · expert_k(x)
+        encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, m); // x += Σ_k w_k · expert_k(x)
       } else {
         if (p.w.gate && p.w.upBias) {
           // jina-bert-v2: hidden = gelu(in · gateᵀ) · (in · upᵀ + b), the bias on the up half only
-          ops.matmul(p.ffnScratch.gate, ffnIn, p.w.gate, n); // [n, ffnDim]
-          ops.matmul(p.ffnScratch.up, ffnIn, p.w.up!, n, p.w.upBias); // [n, ffnDim]
-          ops.glu(p.hidden, p.ffnScratch.gate, p.ffnScratch.up, n, act);
+          ops.matmul(p.ffnScratch.gate, ffnIn, p.w.gate, m); // [m, ffnDim]
+          ops.matmul(p.ffnScratch.up, ffnIn, p.w.up!, m, p.w.upBias); // [m, ffnDim]
+          ops.glu(p.hidden, p.ffnScratch.gate, p.ffnScratch.up, m, act);
         } else if (p.w.gate) {
-          ops.gatedFfn(p.hidden, ffnIn, null, p.w.gate, p.w.up!, n, act, p.ffnScratch); // act(in·gateᵀ)·(in·upᵀ)
+          ops.gatedFfn(p.hidden, ffnIn, null, p.w.gate, p.w.up!, m, act, p.ffnScratch); // act(in·gateᵀ)·(in·upᵀ)
         } else {
-          ops.matmul(p.hidden, ffnIn, p.w.up!, n, p.w.upBias); // hidden [n, ffnDim] = x · upᵀ + b
-          ops.gelu(p.hidden, n);
+          ops.matmul(p.hidden, ffnIn, p.w.up!, m, p.w.upBias); // hidden [m, ffnDim] = x · upᵀ + b
+          ops.gelu(p.hidden, m);
         }
-        ops.matmulResidual(x, p.hidden, p.w.down!, n, p.ffnOut); // x += hidden · downᵀ + b
+        ops.matmulResidual(x, p.hidden, p.w.down!, m, p.ffnOut); // x += hidden · downᵀ + b
       }
-      if (p.w.outNorm) this.norm(x, p.w.outNorm, n); // x = LN(x)
+      if (p.w.outNorm) this.norm(x, p.w.outNorm, m); // x = LN(x)
     }
-    if (w.outputNorm) this.norm(x, w.outputNorm, n); // modern-bert's final LayerNorm
+    if (w.outputNorm) this.norm(x, w.outputNorm, m); // modern-bert's final LayerNorm
     ops.endStep();
   }
 
@@ -333,10 +364,18 @@ export class EncoderModel implements Transformer {
    * Attention of layer il for each packed sequence on its own rows: the first in place, each later one's q/k/v rows
    * copied to row 0 of the `seq` buffers, attended at positions 0 … len−1 and its att rows copied back.
    */
-  private attend(il: number, p: EncoderLayerPlan, lengths: readonly number[], slot: number): void {
+  private attend(
+    il: number,
+    p: EncoderLayerPlan,
+    lengths: readonly number[],
+    slot: number,
+    pooled?: 'cls' | 'last',
+  ): void {
     const { ops } = this;
     let offset = 0;
     for (const len of lengths) {
+      // The last layer with `pooled`: only the pooled row's output is read afterwards (keepPooledRows).
+      const params = pooled ? { ...p.attention, onlyRow: pooled === 'cls' ? 0 : len - 1 } : p.attention;
       const b = offset === 0 ? p : p.seq;
       if (offset > 0) {
         ops.copyRows(b.q, p.q, offset, len);
@@ -346,10 +385,27 @@ export class EncoderModel implements Transformer {
       ops.setSequence(slot, 0);
       if (p.rope) ops.ropeStoreKv(il, b.q, b.k, b.v, len, p.rope);
       else ops.storeKv(il, b.k, b.v, len);
-      ops.attention(b.att, b.q, il, len, p.attention); // att [len, nHeads·headDim]
+      ops.attention(b.att, b.q, il, len, params); // att [len, nHeads·headDim]
       if (offset > 0) ops.copyRows(p.att, b.att, 0, len, offset);
       offset += len;
     }
+  }
+
+  /**
+   * Moves each sequence's pooled row (its first for `cls`, its last for `last`) of x and of the layer's att to row j
+   * (the sequence's index) of x and of `seq.att` (through xb: a copy never reads the rows it writes); returns the count.
+   */
+  private keepPooledRows(p: EncoderLayerPlan, lengths: readonly number[], pooling: 'cls' | 'last'): number {
+    const { ops } = this;
+    let offset = 0;
+    lengths.forEach((len, j) => {
+      const row = offset + (pooling === 'cls' ? 0 : len - 1);
+      ops.copyRows(p.seq.att, p.att, row, 1, j);
+      ops.copyRows(this.xb, this.x, row, 1, j);
+      offset += len;
+    });
+    ops.copyRows(this.x, this.xb, 0, lengths.length); // x [nSeq, nEmbd]
+    return lengths.length;
   }
 
   /** out = LayerNorm(x) (in place when out is x); returns out. */

@@ -73,6 +73,17 @@ export interface Transformer {
     slot: number,
     options?: { signal?: AbortSignal },
   ): Promise<Float32Array>;
+  /**
+   * `hiddenStatesPacked` of only the row each sequence's `cls` / `last` pooling keeps, [sequences.length ·
+   * embeddingLength] (encoders: the last layer's rows after its attention run for those rows alone). Absent: the
+   * whole hidden states, pooled afterwards.
+   */
+  pooledStates?(
+    sequences: readonly Int32Array[],
+    slot: number,
+    pooling: 'cls' | 'last',
+    options?: { signal?: AbortSignal },
+  ): Promise<Float32Array>;
   /** The classifier of a rank-pooling model (reranker), applied to `hiddenStates` by `model/pooling.ts`; else null. */
   readonly rankHead?: import('./pooling.js').RankHead | null;
   /**

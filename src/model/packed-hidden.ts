@@ -31,7 +31,8 @@ export function packSequences(lengths: readonly number[], capacity: number): num
 
 /**
  * Runs every sequence of `sequences` on `model` in `slot` (its KV is overwritten) and calls `each(index, hidden)` in
- * index order with that sequence's hidden states ([length, embeddingLength], a view valid during the call).
+ * index order with that sequence's hidden states ([length, embeddingLength], a view valid during the call). With
+ * `pooled` on a model that has `pooledStates`, `hidden` is only the row that pooling keeps ([1, embeddingLength]).
  */
 export async function forEachHiddenStates(
   model: Transformer,
@@ -39,6 +40,7 @@ export async function forEachHiddenStates(
   slot: number,
   signal: AbortSignal | undefined,
   each: (index: number, hidden: Float32Array) => void,
+  pooled?: 'cls' | 'last',
 ): Promise<void> {
   if (!model.hiddenStates) {
     throw new LlmError('invalid-request', `embeddings: this model (${model.config.arch}) gives no hidden states`);
@@ -54,13 +56,15 @@ export async function forEachHiddenStates(
   for (const group of groups) {
     throwIfAborted(signal, 'computing embeddings');
     const ids = group.map((i) => Int32Array.from(sequences[i]!));
-    const hidden =
-      packed && ids.length > 1
+    const rows = pooled && model.pooledStates ? pooled : undefined;
+    const hidden = rows
+      ? await model.pooledStates!(ids, slot, rows, { signal }) // [group.length, nEmbd]
+      : packed && ids.length > 1
         ? await packed(ids, slot, { signal }) // [Σ n, nEmbd]
         : await model.hiddenStates(ids[0]!, slot, { signal }); // [n, nEmbd]
     let row = 0;
     group.forEach((index, j) => {
-      const n = ids[j]!.length;
+      const n = rows ? 1 : ids[j]!.length;
       each(index, hidden.subarray(row * E, (row + n) * E));
       row += n;
     });

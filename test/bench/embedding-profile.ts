@@ -56,7 +56,9 @@ export async function runEmbeddingProfile(
     times.clear();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    await forEachHiddenStates(m, inputs, 0, undefined, () => {});
+    const pooling = m.config.poolingType; // cls / last: the pooled rows alone after the last attention, as the API
+    const rows = pooling === 'cls' || pooling === 'last' ? pooling : undefined;
+    await forEachHiddenStates(m, inputs, 0, undefined, () => {}, rows);
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     const cpu = (c.user + c.system) / 1e6;

@@ -76,7 +76,7 @@ async function embedFixture(
   fixture: EmbeddingFixture,
   ops: Ops,
   ubatchSize = 512,
-): Promise<{ single: Float32Array[]; packed: Float32Array[] | null }> {
+): Promise<{ single: Float32Array[]; packed: Float32Array[] | null; pooledRows: Float32Array[] | null }> {
   const source = await NodeFileSource.open(fixture.ggufPath);
   try {
     const gguf = await parseGguf(source);
@@ -87,13 +87,29 @@ async function embedFixture(
       const hidden = await model.hiddenStates(Int32Array.from(input.tokens), 0);
       single.push(pooledOf(model, hidden, input.tokens.length));
     }
-    if (!('hiddenStatesPacked' in model)) return { single, packed: null };
+    if (!('hiddenStatesPacked' in model)) return { single, packed: null, pooledRows: null };
     const sequences = fixture.reference.inputs.map((i) => i.tokens);
     const packed: Float32Array[] = [];
     await forEachHiddenStates(model, sequences, 0, undefined, (i, hidden) => {
       packed[i] = pooledOf(model, hidden, sequences[i]!.length);
     });
-    return { single, packed };
+    // cls / last pooling (and the row a rank head reads): again with the last layer run on the pooled rows alone (`pooledStates`).
+    const type = model.config.poolingType;
+    const pooling = type === 'rank' ? (model.rankHead!.lastToken ? 'last' : 'cls') : type;
+    if (!model.pooledStates || (pooling !== 'cls' && pooling !== 'last')) return { single, packed, pooledRows: null };
+    const pooledRows: Float32Array[] = [];
+    await forEachHiddenStates(
+      model,
+      sequences,
+      0,
+      undefined,
+      (i, hidden) => {
+        expect(hidden.length, `${fixture.id} #${i} pooled rows`).toBe(model.config.embeddingLength);
+        pooledRows[i] = pooledOf(model, hidden, 1);
+      },
+      pooling,
+    );
+    return { single, packed, pooledRows };
   } finally {
     ops.destroy();
     await source.close?.();
@@ -122,11 +138,12 @@ export function runEmbeddingConformance(
           );
           return;
         }
-        const { single, packed } = await embedFixture(fixture, await createOps(), options.ubatchSize);
+        const { single, packed, pooledRows } = await embedFixture(fixture, await createOps(), options.ubatchSize);
         const lines: string[] = [];
         for (const [label, got] of [
           ['', single],
           [' packed', packed],
+          [' pooled rows', pooledRows],
         ] as const) {
           if (!got) continue;
           fixture.reference.inputs.forEach((input, i) => {
@@ -148,6 +165,10 @@ export function runEmbeddingConformance(
         packed?.forEach((v, i) => {
           const d = compareVectors(v, single[i]!);
           expect(d.maxAbs, `${fixture.id} #${i} packed vs alone`).toBeLessThanOrEqual(maxAbs / 10);
+        });
+        pooledRows?.forEach((v, i) => {
+          const d = compareVectors(v, packed![i]!);
+          expect(d.maxAbs, `${fixture.id} #${i} pooled rows vs all rows`).toBeLessThanOrEqual(maxAbs / 10);
         });
         console.log(lines.join('\n'));
       });

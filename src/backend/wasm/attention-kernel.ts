@@ -176,6 +176,13 @@ export function runAttentionKernel(
     i32[at] = c.out + i * c.outCols * 4;
     i32[at + 1] = c.q + i * c.qStride;
   };
+  const only = c.params.onlyRow;
+  if (only !== undefined && only >= 0 && only < c.n) {
+    // One row wanted (the pooled row of an encoder's last layer): it alone, every head, as below.
+    row(only);
+    runHeads(k, pool, name, p, nHeads, nKvHeads, parallel);
+    return;
+  }
   if (!parallel) {
     // One thread: head by head, every row, so the head's K/V rows stay in cache across the rows (a 4096-patch image
     // reads 1.2 MB of them per row and head, out of 19 MB for all heads). The same work per (row, head); rows go in
