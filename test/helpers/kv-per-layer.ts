@@ -7,9 +7,9 @@
 import { expect } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { Activation, AttentionParams, KvLayerSpec, Ops } from '../../src/backend/ops.js';
-import { GgmlType } from '../../src/gguf/types.js';
 import { thrownLlmError } from './llm-error.js';
 import { mulberry32 } from './mulberry32.js';
+import { setActivation } from './set-activation.js';
 
 const N_HEADS = 4;
 const LAYERS: KvLayerSpec[] = [
@@ -28,16 +28,6 @@ function randomF32(n: number, next: () => number): Float32Array {
 }
 
 /** Uploads `rows` × `cols` f32 values and embeds them into a new activation. */
-async function setActivation(ops: Ops, label: string, values: Float32Array, rows: number, cols: number) {
-  const bytes = new Uint8Array(values.buffer.slice(0));
-  const table = await ops.uploadWeight({ name: `${label}-values`, type: GgmlType.F32, shape: [cols, rows] }, bytes);
-  const a = ops.createActivation(label, rows, cols);
-  ops.beginStep({ tokens: Int32Array.from({ length: rows }, (_, i) => i), startPos: 0, slot: 0 });
-  ops.embed(a, table, rows);
-  ops.endStep();
-  return a;
-}
-
 interface StepInput {
   readonly q: Float32Array;
   readonly k: Float32Array;
@@ -78,9 +68,9 @@ async function run(ops: Ops, layers: readonly number[], slot: number): Promise<F
     for (const [il, l] of layers.entries()) {
       const g = LAYERS[l];
       const kvCols = g.nKvHeads * g.headDim;
-      const k = await setActivation(ops, 'k', data[l][s].k, n, kvCols);
-      const v = await setActivation(ops, 'v', data[l][s].v, n, kvCols);
-      const q = await setActivation(ops, 'q', data[l][s].q, n, N_HEADS * g.headDim);
+      const k = await setActivation(ops, data[l][s].k, n, kvCols, 'k');
+      const v = await setActivation(ops, data[l][s].v, n, kvCols, 'v');
+      const q = await setActivation(ops, data[l][s].q, n, N_HEADS * g.headDim, 'q');
       ops.beginStep({ tokens: new Int32Array(n), startPos, slot });
       ops.storeKv(il, k, v, n);
       ops.endStep();

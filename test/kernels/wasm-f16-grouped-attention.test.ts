@@ -12,29 +12,16 @@
 import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { type KvType, roundQueryForKv } from '../../src/backend/kv-type.js';
-import type { Activation, Ops } from '../../src/backend/ops.js';
+import type { Ops } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
-import { GgmlType } from '../../src/gguf/types.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
+import { setActivation } from '../helpers/set-activation.js';
 
 /** n values in ±1, rounded to f16 (so an f32 and an f16 cache hold the same values). */
 function randomF16(n: number, next: () => number): Float32Array {
   const a = Float32Array.from({ length: n }, () => next() * 2 - 1);
   roundQueryForKv('f16', a);
-  return a;
-}
-
-/** Embeds `rows` × `cols` values into a new activation (how tests set activations). */
-async function setActivation(ops: Ops, values: Float32Array, rows: number, cols: number): Promise<Activation> {
-  const table = await ops.uploadWeight(
-    { name: 'values', type: GgmlType.F32, shape: [cols, rows] },
-    new Uint8Array(values.buffer.slice(0)),
-  );
-  const a = ops.createActivation('a', rows, cols);
-  ops.beginStep({ tokens: Int32Array.from({ length: rows }, (_, i) => i), startPos: 0, slot: 0 });
-  ops.embed(a, table, rows);
-  ops.endStep();
   return a;
 }
 

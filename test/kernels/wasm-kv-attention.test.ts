@@ -9,26 +9,14 @@
 import { describe, expect, it } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import type { KvType } from '../../src/backend/kv-type.js';
-import type { Activation, Ops } from '../../src/backend/ops.js';
+import type { Ops } from '../../src/backend/ops.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { GgmlType } from '../../src/gguf/types.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
+import { setActivation } from '../helpers/set-activation.js';
 
 const random = (n: number, next: () => number): Float32Array => Float32Array.from({ length: n }, () => next() * 2 - 1);
-
-/** Embeds `rows` × `cols` values into a new activation (how tests set activations). */
-async function setActivation(ops: Ops, values: Float32Array, rows: number, cols: number): Promise<Activation> {
-  const table = await ops.uploadWeight(
-    { name: 'values', type: GgmlType.F32, shape: [cols, rows] },
-    new Uint8Array(values.buffer.slice(0)),
-  );
-  const a = ops.createActivation('a', rows, cols);
-  ops.beginStep({ tokens: Int32Array.from({ length: rows }, (_, i) => i), startPos: 0, slot: 0 });
-  ops.embed(a, table, rows);
-  ops.endStep();
-  return a;
-}
 
 interface Case {
   readonly kvType: KvType;
