@@ -9,14 +9,12 @@ import type { RopeParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
 import type { WasmHeap } from './wasm-heap.js';
 
-/** The tables last copied: their arrays, the step they were asked for, and their place in the heap. */
+/** One parameter set's tables as last copied: the step they were asked for and their place in the heap. */
 interface Copied {
-  cos: Float64Array | null;
-  sin: Float64Array | null;
   startPos: number;
   n: number;
   positions: unknown;
-  /** Byte offset of cos f64 [n, half] then sin f64 [n, half]; −1 before the first. */
+  /** Byte offset of cos f64 [n, half] then sin f64 [n, half]. */
   at: number;
   /** Bytes reserved there. */
   bytes: number;
@@ -24,7 +22,12 @@ interface Copied {
 
 /** See the file header. */
 export class WasmRope {
-  private readonly copied: Copied = { cos: null, sin: null, startPos: -1, n: 0, positions: null, at: -1, bytes: 0 };
+  /**
+   * Per parameter set (keyed by its cos array, which `RopeTables` refills in place): a model whose layers alternate
+   * two rope bases (sliding-window layers) keeps both copies instead of re-copying at every layer.
+   */
+  private readonly copies = new Map<Float64Array, Copied>();
+  private f64: Float64Array<ArrayBufferLike> = new Float64Array(0); // the heap as f64, re-made only after it grew
 
   constructor(
     private readonly heap: WasmHeap,
@@ -46,19 +49,25 @@ export class WasmRope {
   ): boolean {
     if (!this.k.rope_rows) return false;
     const half = params.nRot / 2;
-    const c = this.copied;
-    const same =
-      c.cos === tables.cos && c.sin === tables.sin && c.startPos === startPos && c.n >= n && c.positions === positions;
-    if (!same) {
+    let c = this.copies.get(tables.cos);
+    if (c === undefined) {
+      if (this.copies.size >= 16) this.copies.clear(); // as RopeTables bounds its entries
+      c = { startPos: -1, n: 0, positions: null, at: -1, bytes: 0 };
+      this.copies.set(tables.cos, c);
+    }
+    if (!(c.startPos === startPos && c.n >= n && c.positions === positions)) {
       const bytes = n * half * 16; // cos [n, half] f64 then sin [n, half] f64
       if (bytes > c.bytes) {
         c.bytes = Math.max(bytes, 2 * c.bytes);
-        c.at = this.heap.alloc(c.bytes, 'rope cos/sin tables').byteOffset;
+        c.at = this.heap.alloc(c.bytes, 'rope cos/sin tables').byteOffset; // 64-byte aligned
       }
-      const f64 = new Float64Array(this.heap.memory.buffer, c.at, 2 * n * half);
-      f64.set(tables.cos.subarray(0, n * half), 0);
-      f64.set(tables.sin.subarray(0, n * half), n * half);
-      Object.assign(c, { cos: tables.cos, sin: tables.sin, startPos, n, positions });
+      if (this.f64.buffer !== this.heap.f32.buffer) this.f64 = new Float64Array(this.heap.f32.buffer);
+      const at = c.at >>> 3;
+      this.f64.set(tables.cos.subarray(0, n * half), at);
+      this.f64.set(tables.sin.subarray(0, n * half), at + n * half);
+      c.startPos = startPos;
+      c.n = n;
+      c.positions = positions;
     }
     const sin = c.at + c.n * half * 8;
     this.k.rope_rows(x, cols, n, params.headDim, half, params.kind === 'norm' ? 1 : 0, c.at, sin);
