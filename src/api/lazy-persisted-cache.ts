@@ -24,5 +24,11 @@ export function lazyPersistedCache(
   const loaded = import('../engine/persisted-cache.js').then(
     (m) => new m.PersistedPromptCache(transformer, cache, model, options),
   );
+  loaded.catch(() => undefined); // a chunk that fails to load is reported where it is used, not as an unhandled rejection
   return { auto: options.auto !== false, cache: loaded };
+}
+
+/** The automatic save of a new prefix: as `saveOnce`'s own errors, a cache whose code cannot load never fails a request. */
+export async function saveAutomatically(cache: Promise<PersistedPromptCache>, key: string, tokens: readonly number[]) {
+  await cache.then((c) => c.saveOnce(key, tokens)).catch(() => undefined);
 }

@@ -10,7 +10,7 @@ import { Context, nowMs } from '../engine/context.js';
 import { generateChoices, type GenerationInput, type GenerationResult } from '../engine/generate.js';
 import { PromptCache } from '../engine/prompt-cache.js';
 import type { PersistedPromptCacheOptions } from '../engine/persisted-cache.js';
-import { type LazyPersistedCache, lazyPersistedCache } from './lazy-persisted-cache.js';
+import { type LazyPersistedCache, lazyPersistedCache, saveAutomatically } from './lazy-persisted-cache.js';
 import { RequestQueue } from '../engine/request-queue.js';
 import type { Transformer } from '../model/model.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -459,7 +459,7 @@ export class LocalEngine implements Engine {
           if (step.done) {
             this.lastTtftMs = step.value[0]!.timings.timeToFirstTokenMs;
             if (this.persisted.auto && this.persisted.cache && (p.persistPrefix ?? 0) > 0)
-              await (await this.persisted.cache).saveOnce(p.key, p.prompt.slice(0, p.persistPrefix));
+              await saveAutomatically(this.persisted.cache, p.key, p.prompt.slice(0, p.persistPrefix));
             return step.value;
           }
           onText(step.value.text, step.value.index);
