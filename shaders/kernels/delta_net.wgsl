@@ -13,6 +13,8 @@
 //   `gated_norm` out row of head h, in place: rmsnorm(o)·norm·silu(z); one invocation per (t, h).
 // Value head h reads key head h mod n_k (ggml's repeat). State, sums and every buffer f32 (ggml's ops are f32); only
 // rule_heads' k/q tile is F.
+// A step of several sequences runs conv, update and rule once per sequence (its rows from row0, its state at
+// state_at); l2norm and gated_norm, row-wise, once over all rows (row0 0).
 // Dispatch: 1-D, (gx, gy). Reference: deltaNetRows (src/backend/delta-net.ts).
 
 struct Params {
@@ -32,6 +34,7 @@ struct Params {
   alpha_cols: u32,
   conv_cols: u32,
   eps: f32,
+  row0: u32,        // first row of mixed, conv, beta, alpha, out the n rows of main / update / rule start at
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -50,7 +53,7 @@ struct Params {
 fn window(r: u32, c: u32) -> f32 {
   let d = p.taps - 1u;
   if (r < d) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
-  return mixed[(r - d) * p.mixed_cols + c];
+  return mixed[(p.row0 + r - d) * p.mixed_cols + c];
 }
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
@@ -65,7 +68,7 @@ fn main(ids: Ids) {
   let c = g % p.channels;
   var sum = 0.0;
   for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
-  conv[t * p.conv_cols + c] = silu(sum);
+  conv[(p.row0 + t) * p.conv_cols + c] = silu(sum);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -105,7 +108,7 @@ fn rule(ids: Ids) {
   let k_at = p.n_k * p.head_k + q_at;
   let v_at = 2u * p.n_k * p.head_k + g;
   let scale = 1.0 / sqrt(f32(p.head_k));
-  for (var t = 0u; t < p.n; t++) {
+  for (var t = p.row0; t < p.row0 + p.n; t++) {
     let c = t * p.conv_cols;
     let decay = exp(softplus(alpha[t * p.alpha_cols + h] + dt_bias[h]) * a[h]);
     let b = 1.0 / (1.0 + exp(-beta[t * p.beta_cols + h]));

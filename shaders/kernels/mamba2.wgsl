@@ -12,6 +12,8 @@
 //   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
 //                (sum of squares with one workgroup reduction).
 // State, sums and every buffer f32 (ggml's ssm ops are f32); only scan_heads' B/C tile is F.
+// A step of several sequences runs main, update and scan once per sequence (its rows from row0, its state at
+// state_at); gated_norm, row-wise, once over all rows (row0 0).
 // Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
 
 struct Params {
@@ -30,6 +32,7 @@ struct Params {
   conv_cols: u32,
   has_bias: u32,
   eps: f32,
+  row0: u32,        // first row of zx, conv and out the n rows of main / update / scan start at
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -47,7 +50,7 @@ struct Params {
 fn window(r: u32, c: u32) -> f32 {
   let w = p.taps - 1u;
   if (r < w) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
-  return zx[(r - w) * p.zx_cols + p.inner + c];
+  return zx[(p.row0 + r - w) * p.zx_cols + p.inner + c];
 }
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
@@ -65,7 +68,7 @@ fn main(ids: Ids) {
   var sum = 0.0;
   for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
   if (p.has_bias != 0u) { sum += bias[c]; }
-  conv[t * p.conv_cols + c] = silu(sum);
+  conv[(p.row0 + t) * p.conv_cols + c] = silu(sum);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -89,7 +92,7 @@ fn scan(ids: Ids) {
   let grp = h / (p.n_heads / p.n_groups);
   let b_at = p.inner + grp * p.d_state;
   let c_at = p.inner + p.n_groups * p.d_state + grp * p.d_state;
-  for (var t = 0u; t < p.n; t++) {
+  for (var t = p.row0; t < p.row0 + p.n; t++) {
     let cr = t * p.conv_cols;
     let zr = t * p.zx_cols;
     let dt = softplus(zx[zr + p.inner + p.channels + h] + dt_bias[h]);

@@ -4,7 +4,8 @@
 // parallel. Entry `update`: state = the window's last taps − 1 rows, one invocation per channel (after `main`, in
 // its own dispatch, so `main` reads the old state). Entry `copy`: state[dst_at + i] = state[state_at + i] for i < n
 // (a slot's whole state into another slot: WebGPU forbids buffer copies within one buffer). Everything f32
-// (ggml_ssm_conv accumulates in f32).
+// (ggml_ssm_conv accumulates in f32). A step of several sequences runs `main` and `update` once per sequence (its
+// rows from row0, its state at state_at).
 // Dispatch: 1-D, (gx, gy). Reference: shortConvRows (src/backend/short-conv.ts).
 
 struct Params {
@@ -16,6 +17,7 @@ struct Params {
   state_at: u32,   // f32 index of this layer's state in this slot: (taps − 1, channels)
   fresh: u32,      // 1: the sequence starts here, the old state reads as zeros
   dst_at: u32,     // `copy` only: f32 index of the destination slot's state
+  row0: u32,       // first row of bcx and out the step's n rows start at (one sequence of a multi-sequence step)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -27,7 +29,7 @@ struct Params {
 fn window(r: u32, c: u32) -> f32 {
   let d = p.taps - 1u;
   if (r < d) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
-  let row = (r - d) * p.bcx_cols;
+  let row = (p.row0 + r - d) * p.bcx_cols;
   return bcx[row + c] * bcx[row + 2u * p.channels + c];
 }
 
@@ -41,7 +43,8 @@ fn main(ids: Ids) {
   let c = g % p.channels;
   var sum = 0.0;
   for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
-  out[t * p.out_cols + c] = bcx[t * p.bcx_cols + p.channels + c] * sum;
+  let row = p.row0 + t;
+  out[row * p.out_cols + c] = bcx[row * p.bcx_cols + p.channels + c] * sum;
 }
 
 @compute @workgroup_size(WG_SIZE)

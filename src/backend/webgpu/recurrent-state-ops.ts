@@ -1,12 +1,12 @@
 /**
  * Recurrent state on the GPU (short-convolution layers, lfm2): one buffer of (nSlots, Σ layer sizes) f32, allocated
  * once, and the `short_conv` kernel's two dispatches per layer inside the step's submission (convolution over all
- * the step's tokens in parallel, then the state update). Slot copies are buffer copies; snapshots read and write a
+ * the step's tokens in parallel, then the state update; per sequence in a step of several: `forEachSequence`). Slot copies are buffer copies; snapshots read and write a
  * slot's row of the buffer.
  */
 
 import { LlmError } from '../../errors.js';
-import type { RecurrentStateSpec, Weight } from '../ops.js';
+import type { RecurrentStateSpec, StepBatch, Weight } from '../ops.js';
 import { BufferUsage } from './gpu-flags.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
@@ -23,6 +23,34 @@ export interface RecurrentStateHost {
   release(b: GPUBuffer): void;
   /** The f32 buffer of a 1-D weight. */
   vec(w: Weight): GPUBuffer;
+}
+
+/** The step a recurrent op records into: n rows of one sequence, or one row per sequence of `sequences`. */
+export interface RecurrentStep {
+  readonly startPos: number;
+  readonly slot: number;
+  readonly n: number;
+  readonly sequences?: StepBatch['sequences'];
+}
+
+/**
+ * Calls `run(slot, fresh, row0, rows)` once per sequence of a recurrent op's `n` rows: the whole step at its slot, or
+ * each row of a step of several sequences alone at its own slot (row0 = that row; the kernels' `row0`). `fresh`: the
+ * sequence starts there (its old state reads as zeros).
+ */
+export function forEachSequence(
+  step: RecurrentStep,
+  n: number,
+  run: (slot: number, fresh: boolean, row0: number, rows: number) => void,
+): void {
+  const seqs = step.sequences;
+  if (!seqs) return run(step.slot, step.startPos === 0, 0, n);
+  if (seqs.length !== n) {
+    throw new LlmError('invalid-request', `recurrent op over ${n} rows of a step of ${seqs.length} sequences`, {
+      details: { rows: n, sequences: seqs.length },
+    });
+  }
+  for (let r = 0; r < n; r++) run(seqs[r].slot, seqs[r].pos === 0, r, 1);
 }
 
 /** See the file header. */
@@ -48,9 +76,9 @@ export class RecurrentStateOps {
     this.state = this.h.buffer('recurrent_state', Math.max(16, spec.nSlots * at * 4), usage); // zeros
   }
 
-  /** Records the two dispatches of `Ops.shortConv` for `layer` of `slot`. */
+  /** Records the two dispatches of `Ops.shortConv` for `layer` of the step's slot (per sequence: `forEachSequence`). */
   shortConv(
-    step: { readonly startPos: number; readonly slot: number },
+    step: RecurrentStep,
     out: GpuActivation,
     bcx: GpuActivation,
     layer: number,
@@ -58,7 +86,7 @@ export class RecurrentStateOps {
     kernelWeight: Weight,
   ): void {
     const [kernel, taps, channels] = [this.h.vec(kernelWeight), kernelWeight.rowLength, kernelWeight.nRows];
-    const state = this.require('shortConv', step.slot);
+    this.require('shortConv', step.slot);
     if (this.spec!.layerSizes[layer] !== (taps - 1) * channels || bcx.cols < 3 * channels || out.cols < channels) {
       throw new LlmError(
         'invalid-request',
@@ -66,20 +94,26 @@ export class RecurrentStateOps {
         { details: { layer, taps, channels } },
       );
     }
-    const stateAt = step.slot * this.slotValues + this.layerAt[layer]!;
-    const fresh = step.startPos === 0 ? 1 : 0;
-    const params = (p: ParamsWriter): void => {
-      p.u(n).u(channels).u(taps).u(bcx.cols).u(out.cols).u(stateAt).u(fresh).u(0);
-    };
-    const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
-    this.h.rec.dispatch(
-      conv,
-      [null, bcx.buffer, state, kernel, out.buffer],
-      params,
-      grid(Math.ceil((n * channels) / WG_FLAT)),
-    );
-    const update = this.h.pipe({ kernel: 'short_conv', entry: 'update', wgSize: WG_FLAT });
-    this.h.rec.dispatch(update, [null, bcx.buffer, state], params, grid(Math.ceil(channels / WG_FLAT)));
+    forEachSequence(step, n, (slot, fresh, row0, rows) => {
+      const state = this.require('shortConv', slot);
+      const stateAt = slot * this.slotValues + this.layerAt[layer]!;
+      const params = (p: ParamsWriter): void => {
+        p.u(rows)
+          .u(channels)
+          .u(taps)
+          .u(bcx.cols)
+          .u(out.cols)
+          .u(stateAt)
+          .u(fresh ? 1 : 0)
+          .u(0)
+          .u(row0);
+      };
+      const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
+      const groups = grid(Math.ceil((rows * channels) / WG_FLAT));
+      this.h.rec.dispatch(conv, [null, bcx.buffer, state, kernel, out.buffer], params, groups);
+      const update = this.h.pipe({ kernel: 'short_conv', entry: 'update', wgSize: WG_FLAT });
+      this.h.rec.dispatch(update, [null, bcx.buffer, state], params, grid(Math.ceil(channels / WG_FLAT)));
+    });
   }
 
   /** The state buffer and the f32 index of `layer`'s state in `slot`, checked to hold `size` values. */
