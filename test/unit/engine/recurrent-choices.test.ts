@@ -50,10 +50,13 @@ describe('n choices on hybrid models', () => {
           expect(batched.steps).toBeGreaterThan(0);
           const texts = four.choices.map((c) => c.text);
           expect(new Set(texts).size).toBeGreaterThan(1); // distinct choices
+          let reused = 0;
           for (let i = 0; i < 4; i++) {
             const one = await engine.completions.create({ ...ask, seed: 42 + i });
             expect(one.choices[0].text, `choice ${i}`).toBe(texts[i]);
+            reused = Math.max(reused, one.usage.prompt_tokens_details?.cached_tokens ?? 0);
           }
+          expect(reused).toBeGreaterThan(0); // later ones resume from a snapshot of the prompt the batched run left
         } finally {
           await engine.unload();
         }
