@@ -13,6 +13,9 @@
 //   `gated_norm` out row of head h, in place: rmsnorm(o)·norm·silu(z); one invocation per (t, h).
 // Value head h reads key head h mod n_k (ggml's repeat). State, sums and every buffer f32 (ggml's ops are f32); only
 // rule_heads' k/q tile is F.
+// With `seqs` (a step of several sequences, ≤ 8 rows per dispatch) each row of main, update and rule is one token of
+// its own sequence: its window is [its state ‖ its row], update and rule run per (row, channel / state row); l2norm
+// and gated_norm are row-wise anyway. rule_heads is for one sequence only.
 // Dispatch: 1-D, (gx, gy). Reference: deltaNetRows (src/backend/delta-net.ts).
 
 struct Params {
@@ -32,6 +35,17 @@ struct Params {
   alpha_cols: u32,
   conv_cols: u32,
   eps: f32,
+  row0: u32,        // first row of mixed, conv, beta, alpha, out the n rows of main / update / rule start at
+  seqs: u32,        // 0: the n rows are one sequence at state_at; else each row is its own sequence (seq_at, seq_fresh)
+  seq_fresh: u32,   // bit t: row t's sequence starts there
+  seq_at0: u32,    // seq_at0 … seq_at7: f32 index of row t's state (t < 8)
+  seq_at1: u32,
+  seq_at2: u32,
+  seq_at3: u32,
+  seq_at4: u32,
+  seq_at5: u32,
+  seq_at6: u32,
+  seq_at7: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -50,7 +64,28 @@ struct Params {
 fn window(r: u32, c: u32) -> f32 {
   let d = p.taps - 1u;
   if (r < d) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
-  return mixed[(r - d) * p.mixed_cols + c];
+  return mixed[(p.row0 + r - d) * p.mixed_cols + c];
+}
+
+fn seq_at(t: u32) -> u32 {
+  switch t {
+    case 0u: { return p.seq_at0; }
+    case 1u: { return p.seq_at1; }
+    case 2u: { return p.seq_at2; }
+    case 3u: { return p.seq_at3; }
+    case 4u: { return p.seq_at4; }
+    case 5u: { return p.seq_at5; }
+    case 6u: { return p.seq_at6; }
+    default: { return p.seq_at7; }
+  }
+}
+fn seq_fresh(t: u32) -> bool { return ((p.seq_fresh >> t) & 1u) != 0u; }
+
+// Tap k of output row t: window row t + k of the step's one sequence, or row k of row t's own window (seqs).
+fn tap(t: u32, k: u32, c: u32) -> f32 {
+  if (p.seqs == 0u) { return window(t + k, c); }
+  if (k + 1u < p.taps) { return select(state[seq_at(t) + k * p.channels + c], 0.0, seq_fresh(t)); }
+  return mixed[(p.row0 + t) * p.mixed_cols + c];
 }
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
@@ -64,18 +99,22 @@ fn main(ids: Ids) {
   let t = g / p.channels;
   let c = g % p.channels;
   var sum = 0.0;
-  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
-  conv[t * p.conv_cols + c] = silu(sum);
+  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * tap(t, k, c); }
+  conv[(p.row0 + t) * p.conv_cols + c] = silu(sum);
 }
 
 @compute @workgroup_size(WG_SIZE)
 fn update(ids: Ids) {
-  let c = index(ids);
-  if (c >= p.channels) { return; }
-  // Ascending rows: row r reads window row n + r ≥ r + 1, which this loop has not overwritten yet.
+  let g = index(ids);
+  if (g >= select(1u, p.n, p.seqs != 0u) * p.channels) { return; } // per channel, or per (row, channel) with seqs
+  let t = g / p.channels;
+  let c = g % p.channels;
+  let at = select(p.state_at, seq_at(t), p.seqs != 0u);
+  // Ascending rows: row r reads window row n + r ≥ r + 1 (1 + r with seqs), which this loop has not overwritten yet.
   for (var r = 0u; r + 1u < p.taps; r++) {
-    let v = window(p.n + r, c);
-    state[p.state_at + r * p.channels + c] = v;
+    var v: f32;
+    if (p.seqs == 0u) { v = window(p.n + r, c); } else { v = tap(t, 1u + r, c); }
+    state[at + r * p.channels + c] = v;
   }
 }
 
@@ -95,17 +134,22 @@ fn softplus(x: f32) -> f32 { return select(log(1.0 + exp(x)), x, x > 20.0); }
 
 @compute @workgroup_size(WG_SIZE)
 fn rule(ids: Ids) {
-  let g = index(ids);
-  if (g >= p.n_v * p.head_v) { return; }
+  let gs = index(ids);
+  let per = p.n_v * p.head_v;
+  let seqs = p.seqs != 0u;
+  if (gs >= select(1u, p.n, seqs) * per) { return; } // per state row, or per (row, state row) with seqs
+  let sq = gs / per; // row of the step with seqs, else 0
+  let g = gs % per;
   let h = g / p.head_v;
   let j = g % p.head_v;
-  let row = p.state_at + (p.taps - 1u) * p.channels + g * p.head_k; // S[h][j, :]
-  if (p.fresh != 0u) { for (var i = 0u; i < p.head_k; i++) { state[row + i] = 0.0; } }
+  let row = select(p.state_at, seq_at(sq), seqs) + (p.taps - 1u) * p.channels + g * p.head_k; // S[h][j, :]
+  if (select(p.fresh != 0u, seq_fresh(sq), seqs)) { for (var i = 0u; i < p.head_k; i++) { state[row + i] = 0.0; } }
+  let t_end = select(p.row0 + p.n, p.row0 + sq + 1u, seqs);
   let q_at = (h % p.n_k) * p.head_k;
   let k_at = p.n_k * p.head_k + q_at;
   let v_at = 2u * p.n_k * p.head_k + g;
   let scale = 1.0 / sqrt(f32(p.head_k));
-  for (var t = 0u; t < p.n; t++) {
+  for (var t = select(p.row0, p.row0 + sq, seqs); t < t_end; t++) {
     let c = t * p.conv_cols;
     let decay = exp(softplus(alpha[t * p.alpha_cols + h] + dt_bias[h]) * a[h]);
     let b = 1.0 / (1.0 + exp(-beta[t * p.beta_cols + h]));

@@ -12,6 +12,9 @@
 //   `gated_norm` each group of inner / n_groups columns of out, in place: rmsnorm · norm; one workgroup per (t, group)
 //                (sum of squares with one workgroup reduction).
 // State, sums and every buffer f32 (ggml's ssm ops are f32); only scan_heads' B/C tile is F.
+// With `seqs` (a step of several sequences, ≤ 8 rows per dispatch) each row of main, update and scan is one token of
+// its own sequence: its window is [its state ‖ its row], update and scan run per (row, channel / state row);
+// gated_norm is row-wise anyway. scan_heads is for one sequence only.
 // Dispatch: 1-D, (gx, gy). Reference: hostMamba2 (src/backend/mamba2.ts).
 
 struct Params {
@@ -30,6 +33,17 @@ struct Params {
   conv_cols: u32,
   has_bias: u32,
   eps: f32,
+  row0: u32,        // first row of zx, conv and out the n rows of main / update / scan start at
+  seqs: u32,        // 0: the n rows are one sequence at state_at; else each row is its own sequence (seq_at, seq_fresh)
+  seq_fresh: u32,   // bit t: row t's sequence starts there
+  seq_at0: u32,    // seq_at0 … seq_at7: f32 index of row t's state (t < 8)
+  seq_at1: u32,
+  seq_at2: u32,
+  seq_at3: u32,
+  seq_at4: u32,
+  seq_at5: u32,
+  seq_at6: u32,
+  seq_at7: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -47,7 +61,28 @@ struct Params {
 fn window(r: u32, c: u32) -> f32 {
   let w = p.taps - 1u;
   if (r < w) { return select(state[p.state_at + r * p.channels + c], 0.0, p.fresh != 0u); }
-  return zx[(r - w) * p.zx_cols + p.inner + c];
+  return zx[(p.row0 + r - w) * p.zx_cols + p.inner + c];
+}
+
+fn seq_at(t: u32) -> u32 {
+  switch t {
+    case 0u: { return p.seq_at0; }
+    case 1u: { return p.seq_at1; }
+    case 2u: { return p.seq_at2; }
+    case 3u: { return p.seq_at3; }
+    case 4u: { return p.seq_at4; }
+    case 5u: { return p.seq_at5; }
+    case 6u: { return p.seq_at6; }
+    default: { return p.seq_at7; }
+  }
+}
+fn seq_fresh(t: u32) -> bool { return ((p.seq_fresh >> t) & 1u) != 0u; }
+
+// Tap k of output row t: window row t + k of the step's one sequence, or row k of row t's own window (seqs).
+fn tap(t: u32, k: u32, c: u32) -> f32 {
+  if (p.seqs == 0u) { return window(t + k, c); }
+  if (k + 1u < p.taps) { return select(state[seq_at(t) + k * p.channels + c], 0.0, seq_fresh(t)); }
+  return zx[(p.row0 + t) * p.zx_cols + p.inner + c];
 }
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
@@ -63,33 +98,41 @@ fn main(ids: Ids) {
   let t = g / p.channels;
   let c = g % p.channels;
   var sum = 0.0;
-  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * window(t + k, c); }
+  for (var k = 0u; k < p.taps; k++) { sum += kernel[c * p.taps + k] * tap(t, k, c); }
   if (p.has_bias != 0u) { sum += bias[c]; }
-  conv[t * p.conv_cols + c] = silu(sum);
+  conv[(p.row0 + t) * p.conv_cols + c] = silu(sum);
 }
 
 @compute @workgroup_size(WG_SIZE)
 fn update(ids: Ids) {
-  let c = index(ids);
-  if (c >= p.channels) { return; }
-  // Ascending rows: row r reads window row n + r ≥ r + 1, which this loop has not overwritten yet.
+  let g = index(ids);
+  if (g >= select(1u, p.n, p.seqs != 0u) * p.channels) { return; } // per channel, or per (row, channel) with seqs
+  let t = g / p.channels;
+  let c = g % p.channels;
+  let at = select(p.state_at, seq_at(t), p.seqs != 0u);
+  // Ascending rows: row r reads window row n + r ≥ r + 1 (1 + r with seqs), which this loop has not overwritten yet.
   for (var r = 0u; r + 1u < p.taps; r++) {
-    let v = window(p.n + r, c);
-    state[p.state_at + r * p.channels + c] = v;
+    var v: f32;
+    if (p.seqs == 0u) { v = window(p.n + r, c); } else { v = tap(t, 1u + r, c); }
+    state[at + r * p.channels + c] = v;
   }
 }
 
 @compute @workgroup_size(WG_SIZE)
 fn scan(ids: Ids) {
-  let g = index(ids);
-  if (g >= p.inner) { return; }
+  let gs = index(ids);
+  let seqs = p.seqs != 0u;
+  if (gs >= select(1u, p.n, seqs) * p.inner) { return; } // per state row, or per (row, state row) with seqs
+  let sq = gs / p.inner; // row of the step with seqs, else 0
+  let g = gs % p.inner;
   let h = g / p.head_dim;
-  let row = p.state_at + (p.taps - 1u) * p.channels + g * p.d_state; // S[h][i, :]
-  if (p.fresh != 0u) { for (var j = 0u; j < p.d_state; j++) { state[row + j] = 0.0; } }
+  let row = select(p.state_at, seq_at(sq), seqs) + (p.taps - 1u) * p.channels + g * p.d_state; // S[h][i, :]
+  if (select(p.fresh != 0u, seq_fresh(sq), seqs)) { for (var j = 0u; j < p.d_state; j++) { state[row + j] = 0.0; } }
+  let t_end = select(p.row0 + p.n, p.row0 + sq + 1u, seqs);
   let grp = h / (p.n_heads / p.n_groups);
   let b_at = p.inner + grp * p.d_state;
   let c_at = p.inner + p.n_groups * p.d_state + grp * p.d_state;
-  for (var t = 0u; t < p.n; t++) {
+  for (var t = select(p.row0, p.row0 + sq, seqs); t < t_end; t++) {
     let cr = t * p.conv_cols;
     let zr = t * p.zx_cols;
     let dt = softplus(zx[zr + p.inner + p.channels + h] + dt_bias[h]);

@@ -1,8 +1,9 @@
 /**
  * What the host backends (cpu, wasm) share for hybrid models: the per-slot recurrent state in host memory and the
  * ops of qwen35's layers that run over it as plain TypeScript (gated DeltaNet, gated attention's head split and
- * sigmoid gate), gpt-oss's expert biases and clamped SwiGLU and gemma3n's AltUp primitives, each backend only saying
- * where its values live (`view`).
+ * sigmoid gate), lfm2's short convolution, gpt-oss's expert biases and clamped SwiGLU and gemma3n's AltUp primitives,
+ * each backend only saying where its values live (`view`). A step of several sequences (`StepBatch.sequences`) runs
+ * the recurrent ops row by row, each row on its own slot's state (`step-sequences.ts`).
  */
 
 import { HostAltUp } from './altup-host.js';
@@ -12,7 +13,8 @@ import { deltaNetStateSize, type HostView, hostDeltaNet, hostMulSigmoid, hostSpl
 import { hostMamba2, type Mamba2Inputs, type Mamba2Weights, mamba2StateSize } from './mamba2.js';
 import type { Activation, RecurrentStateSpec, StepBatch, Weight } from './ops.js';
 import type { DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
-import { HostRecurrentState } from './short-conv.js';
+import { HostRecurrentState, type ShortConvArgs, shortConvRows } from './short-conv.js';
+import { forEachSequence } from './step-sequences.js';
 import type { RecurrentKernels } from './recurrent-scan.js';
 import { hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';
@@ -21,6 +23,7 @@ import { hostGelu, hostLayerNorm } from './host-encoder-ops.js';
 
 /** `CompositeOps` plus the recurrent state and hybrid-layer ops of a backend whose memory the host reads. */
 export abstract class HostHybridOps extends CompositeOps {
+  readonly recurrentRows = true;
   protected recurrent = new HostRecurrentState();
   /** The backend's native scans (WASM SIMD), null: the plain-TS ones (recurrent-scan.ts). */
   private kernels: RecurrentKernels | null = null;
@@ -44,19 +47,44 @@ export abstract class HostHybridOps extends CompositeOps {
   }
 
   deltaNet(out: Activation, x: DeltaNetInputs, layer: number, n: number, w: DeltaNetWeights, eps: number): void {
-    const { slot, startPos } = this.step();
     this.placeWeights(w.conv, w.dtBias, w.a, w.norm);
-    const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
-    hostDeltaNet(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
+    forEachSequence(
+      this.step(),
+      this.view,
+      n,
+      [out, x.mixed, x.z, x.beta, x.alpha, x.conv],
+      (view, slot, fresh, rows) => {
+        const state = this.recurrent.layer(slot, layer, deltaNetStateSize(w.dims));
+        hostDeltaNet(view, out, x, rows, w, eps, state, fresh, this.kernels);
+      },
+    );
     for (const a of [out, x.conv, x.alpha, x.beta]) this.written(a);
   }
 
   mamba2(out: Activation, x: Mamba2Inputs, layer: number, n: number, w: Mamba2Weights, eps: number): void {
-    const { slot, startPos } = this.step();
     this.placeWeights(w.conv, w.convBias, w.dtBias, w.a, w.d, w.norm);
-    const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
-    hostMamba2(this.view, out, x, n, w, eps, state, startPos === 0, this.kernels);
+    forEachSequence(this.step(), this.view, n, [out, x.zxbcdt, x.conv], (view, slot, fresh, rows) => {
+      const state = this.recurrent.layer(slot, layer, mamba2StateSize(w.dims));
+      hostMamba2(view, out, x, rows, w, eps, state, fresh, this.kernels);
+    });
     for (const a of [out, x.conv, x.zxbcdt]) this.written(a);
+  }
+
+  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
+    this.placeWeights(kernel);
+    const [taps, channels] = [kernel.rowLength, kernel.nRows];
+    forEachSequence(this.step(), this.view, n, [out, bcx], (view, slot, fresh, rows) => {
+      const [[o, outAt], [b, bcxAt], [k, kernelAt]] = [view(out), view(bcx), view(kernel)];
+      const state = this.recurrent.layer(slot, layer, (taps - 1) * channels); // [taps − 1, C]
+      const strides = { outStride: out.cols, bcxStride: bcx.cols, channels, taps };
+      this.shortConvRows({ out: o, outAt, bcx: b, bcxAt, kernel: k, kernelAt, state, n: rows, fresh, ...strides });
+    });
+    this.written(out);
+  }
+
+  /** One short convolution over f32 arrays (the wasm backend overrides it with its SIMD kernel). */
+  protected shortConvRows(a: ShortConvArgs): void {
+    shortConvRows(a);
   }
 
   /**

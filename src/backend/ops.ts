@@ -195,6 +195,11 @@ export interface StepBatch {
    * text rows (p, p, p, 0). Ignored by single-position rope; `setSequence` sets a sequence's own.
    */
   readonly positions?: RopePositions;
+  /**
+   * A step of several sequences (n choices): row i is at position `pos` of slot `slot` (`slot`, `startPos`: row 0's).
+   * Backends with `recurrentRows` advance each row's own recurrent state. Kept through `setSequence`.
+   */
+  readonly sequences?: readonly { readonly slot: number; readonly pos: number }[];
 }
 
 /** Activation function of a gated FFN: SwiGLU uses 'silu', GEGLU 'gelu' (tanh approximation, as llama.cpp). */
@@ -257,6 +262,8 @@ export interface Ops {
   readonly name: string;
   /** Human-readable variant, e.g. 'webgpu f16 subgroups (lavapipe)' or 'wasm relaxed-simd ×2 threads'. */
   readonly description: string;
+  /** `shortConv`, `deltaNet`, `mamba2` honour `StepBatch.sequences` (each row on its own slot's conv window and state). */
+  readonly recurrentRows?: boolean;
 
   /** Uploads one tensor from its raw GGUF bytes (the backend may repack or dequantize). */
   uploadWeight(info: WeightInfo, data: Uint8Array, signal?: AbortSignal): Promise<Weight>;

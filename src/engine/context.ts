@@ -187,6 +187,7 @@ export class Context {
   async decodeRows(rows: readonly SequenceToken[], signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, 'decode');
     const t0 = nowMs();
+    for (const r of rows) this.cache.beginWrite(r.slot); // each row advances its slot's recurrent state
     await this.transformer.evalRows(rows, signal);
     this.timers.decodeTokens += rows.length;
     this.timers.decodeMs += nowMs() - t0;

@@ -111,9 +111,10 @@ export class TransformerModel implements Transformer {
     const stateSizes = layers.map((spec) => recurrentStateSize(spec, c.embeddingLength));
     this.hasRecurrentState = stateSizes.some((size) => size > 0);
     if (this.hasRecurrentState) ops.createRecurrentState({ nSlots: options.nSlots, layerSizes: stateSizes });
-    // Several sequences per step (n choices) need one-row buffers per attention width; recurrent layers run one
-    // sequence per step (their state follows the step's slot), so such models take one row at a time.
-    this.maxSequenceRows = this.nSlots > 1 && !this.hasRecurrentState ? Math.min(this.nSlots, this.logitRows) : 0;
+    // Several sequences per step (n choices) need one-row buffers per attention width, and recurrent layers a backend
+    // that advances each row's own state (`Ops.recurrentRows`); otherwise the model takes one row at a time.
+    const rowsOk = this.nSlots > 1 && (!this.hasRecurrentState || ops.recurrentRows === true);
+    this.maxSequenceRows = rowsOk ? Math.min(this.nSlots, this.logitRows) : 0;
     const rowBuffers = new Map<string, Activation>(); // one-row buffers by label and width
     const row = (label: string, cols: number): Activation => {
       const key = widthKey(label, cols);
@@ -348,7 +349,7 @@ export class TransformerModel implements Transformer {
     const { ops, config: c, weights: w, buffers: b } = this;
     const n = tokens.length;
     const positions = rows ? undefined : this.ropeStreams?.step(slot, startPos, n, this.input); // [4, n] M-RoPE streams
-    const batch = { tokens, startPos, slot, ...(positions && { positions }) };
+    const batch = { tokens, startPos, slot, ...(positions && { positions }), ...(rows && { sequences: rows }) };
     ops.beginStep(this.chained ? { ...batch, tokensOnDevice: true } : batch);
     if (this.input) setInputRows(ops, b.x, this.deepstackRows, this.input, c.embeddingLength, n);
     else {

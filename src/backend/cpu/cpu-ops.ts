@@ -27,7 +27,6 @@ import { ropeRows } from './rope.js';
 import { topKScan } from './top-k.js';
 import { routeToken } from '../moe-route.js';
 import { HostHybridOps } from '../host-hybrid-ops.js';
-import { shortConvRows } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
 
 /** One layer's K and V of one slot as stored: [contextLength, kvRowBytes] bytes each (the cache's KV type). */
@@ -133,7 +132,7 @@ class CpuOps extends HostHybridOps implements Ops {
   }
 
   setSequence(slot: number, startPos: number, positions?: StepBatch['positions']): void {
-    this.batch = { tokens: this.step().tokens, slot, startPos, ...(positions && { positions }) };
+    this.batch = { ...this.step(), slot, startPos, positions }; // keeps the step's tokens and `sequences`
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -394,27 +393,6 @@ class CpuOps extends HostHybridOps implements Ops {
 
   async topK(x: Activation, row: number, k: number): Promise<TopK> {
     return topKScan(buf(x).subarray(row * x.cols, (row + 1) * x.cols), k);
-  }
-
-  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
-    const { slot, startPos } = this.step();
-    const taps = kernel.rowLength;
-    const channels = kernel.nRows;
-    shortConvRows({
-      out: buf(out),
-      outAt: 0,
-      outStride: out.cols,
-      bcx: buf(bcx),
-      bcxAt: 0,
-      bcxStride: bcx.cols,
-      state: this.recurrent.layer(slot, layer, (taps - 1) * channels),
-      kernel: (kernel as CpuWeight).data,
-      kernelAt: 0,
-      n,
-      channels,
-      taps,
-      fresh: startPos === 0,
-    });
   }
 
   protected readonly view: HostView = (t) => [(t as CpuWeight | CpuActivation).data, 0]; // both f32

@@ -38,7 +38,8 @@ import type { WasmHeap } from './wasm-heap.js';
 import { WasmExperts } from './expert-matmul.js';
 import { floatGemm, floatGemmScratchBytes, type RunRows, usesFloatGemm } from './float-gemm.js';
 import { HostHybridOps } from '../host-hybrid-ops.js';
-import { emptyShortConvCall, wasmShortConv } from './short-conv-kernel.js';
+import { wasmShortConv } from './short-conv-kernel.js';
+import type { ShortConvArgs } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
 import { WasmRope } from './rope-kernel.js';
@@ -60,7 +61,6 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly pool: ThreadPool | null;
   private batch: StepBatch | null = null;
   private readonly attnCall = emptyAttentionCall(); // the attention call's operands, refilled per call
-  private readonly convCall = emptyShortConvCall(); // likewise for the short convolution
   /** `rowBytesOf` bound once (the embedding lookup runs per token). */
   private readonly rowBytes = (w: WasmWeight, r: number): Uint8Array => this.rowBytesOf(w, r);
   private kv: WasmKvCache | null = null;
@@ -133,7 +133,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   }
 
   setSequence(slot: number, startPos: number, positions?: StepBatch['positions']): void {
-    this.batch = { tokens: this.step().tokens, slot, startPos, ...(positions && { positions }) };
+    this.batch = { ...this.step(), slot, startPos, positions }; // keeps the step's tokens and `sequences`
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -341,20 +341,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     return { ids, logits: Float32Array.from(ids, (j) => this.heap.f32[(at >>> 2) + j]) };
   }
 
-  shortConv(out: Activation, bcx: Activation, layer: number, n: number, kernel: Weight): void {
-    const c = this.convCall; // byte addresses of out [n, C], bcx [n, 3C] and the kernel [C, taps]
-    c.out = act(out).byteOffset;
-    c.outStride = out.cols;
-    c.bcx = act(bcx).byteOffset;
-    c.bcxStride = bcx.cols;
-    c.kernel = this.vector(kernel) << 2;
-    c.n = n;
-    c.channels = kernel.nRows;
-    c.taps = kernel.rowLength;
-    c.fresh = this.step().startPos === 0;
-    const state = this.recurrent.layer(this.step().slot, layer, (c.taps - 1) * c.channels); // [taps − 1, C]
-    wasmShortConv(this.k, this.heap.f32, state, c);
-    act(out).version++;
+  protected override shortConvRows(a: ShortConvArgs): void {
+    wasmShortConv(this.k, a);
   }
 
   protected readonly view: HostView = (t) => [this.heap.f32, 'nRows' in t ? this.vector(t) : act(t).byteOffset >>> 2];

@@ -8,7 +8,8 @@ import { deltaNetStateSize } from '../delta-net.js';
 import type { Weight } from '../ops.js';
 import type { DeltaNetDims, DeltaNetInputs, DeltaNetWeights } from '../delta-net-types.js';
 import type { GpuActivation } from './gpu-resources.js';
-import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
+import type { RecurrentStateHost, RecurrentStateOps, RecurrentStep, SequenceChunk } from './recurrent-state-ops.js';
+import { sequenceChunks, writeSequences } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
 import { rowsPerWorkgroup } from './mamba2-ops.js';
 
@@ -33,9 +34,12 @@ export class DeltaNetOps {
     private readonly recurrent: RecurrentStateOps,
   ) {}
 
-  /** Records `Ops.deltaNet` for `layer` of the step's slot. */
+  /**
+   * Records `Ops.deltaNet` for `layer` of the step's slot; in a step of several sequences the conv, its state update
+   * and the delta rule take each row on its own slot's state (`sequenceChunks`), the L2 and gated norms are row-wise.
+   */
   deltaNet(
-    step: { readonly startPos: number; readonly slot: number },
+    step: RecurrentStep,
     out: GpuActivation,
     x: DeltaNetInputs,
     layer: number,
@@ -45,36 +49,49 @@ export class DeltaNetOps {
   ): void {
     const w = this.gpuWeights(weights);
     const d = w.dims;
-    const { state, at } = this.recurrent.locate('deltaNet', step.slot, layer, deltaNetStateSize(d));
+    const size = deltaNetStateSize(d);
+    const { state } = this.recurrent.locate('deltaNet', step.slot, layer, size);
+    const chunks = sequenceChunks(step, n, (slot) => this.recurrent.locate('deltaNet', slot, layer, size).at);
     const channels = 2 * d.nKHeads * d.headK + d.nVHeads * d.headV;
     const [mixed, conv, beta, alpha, z] = [x.mixed, x.conv, x.beta, x.alpha, x.z] as GpuActivation[];
-    const params = (p: ParamsWriter): void => {
-      p.u(n)
-        .u(channels)
-        .u(d.convWidth)
-        .u(mixed.cols)
-        .u(at)
-        .u(step.startPos === 0 ? 1 : 0)
-        .u(d.headK)
-        .u(d.nKHeads);
-      p.u(d.headV).u(d.nVHeads).u(out.cols).u(z.cols).u(beta.cols).u(alpha.cols).u(conv.cols).f(eps);
-    };
+    const paramsOf =
+      (c: SequenceChunk) =>
+      (p: ParamsWriter): void => {
+        p.u(c.rows)
+          .u(channels)
+          .u(d.convWidth)
+          .u(mixed.cols)
+          .u(c.at)
+          .u(c.fresh ? 1 : 0)
+          .u(d.headK)
+          .u(d.nKHeads);
+        p.u(d.headV).u(d.nVHeads).u(out.cols).u(z.cols).u(beta.cols).u(alpha.cols).u(conv.cols).f(eps).u(c.row0);
+        writeSequences(p, c);
+      };
     const pipe = (entry: string) => this.h.pipe({ kernel: 'delta_net', entry, wgSize: WG });
     const rec = this.h.rec;
     const groups = (count: number) => grid(Math.ceil(count / WG));
-    rec.dispatch(pipe('main'), [null, mixed.buffer, state, w.conv, conv.buffer], params, groups(n * channels));
-    rec.dispatch(pipe('update'), [null, mixed.buffer, state], params, groups(channels));
-    rec.dispatch(pipe('l2norm'), [null, null, null, null, conv.buffer], params, groups(n * 2 * d.nKHeads));
+    for (const c of chunks) {
+      const params = paramsOf(c);
+      const own = c.seqs === 0 ? 1 : c.rows; // the update's and the rule's sequences
+      rec.dispatch(pipe('main'), [null, mixed.buffer, state, w.conv, conv.buffer], params, groups(c.rows * channels));
+      rec.dispatch(pipe('update'), [null, mixed.buffer, state], params, groups(own * channels));
+    }
+    const all = paramsOf({ row0: 0, rows: n, seqs: 0, at: 0, fresh: false, ats: [], freshMask: 0 }); // row-wise
+    rec.dispatch(pipe('l2norm'), [null, null, null, null, conv.buffer], all, groups(n * 2 * d.nKHeads));
     const rule = [null, null, state, null, conv.buffer, beta.buffer, alpha.buffer, w.dtBias, w.a, out.buffer];
-    if (n > 1 && rowsPerWorkgroup(d.headV, d.headK)) {
-      // Prefill: one workgroup per value head, state rows in registers, k/q tiles shared (delta_net.wgsl rule_heads).
-      const heads = this.h.pipe({ kernel: 'delta_net', entry: 'rule_heads', wgSize: d.headV });
-      rec.dispatch(heads, rule, params, grid(d.nVHeads));
-    } else {
-      rec.dispatch(pipe('rule'), rule, params, groups(d.nVHeads * d.headV));
+    for (const c of chunks) {
+      if (c.seqs === 0 && c.rows > 1 && rowsPerWorkgroup(d.headV, d.headK)) {
+        // Prefill: one workgroup per value head, state rows in registers, k/q tiles shared (delta_net.wgsl rule_heads).
+        const heads = this.h.pipe({ kernel: 'delta_net', entry: 'rule_heads', wgSize: d.headV });
+        rec.dispatch(heads, rule, paramsOf(c), grid(d.nVHeads));
+      } else {
+        const own = c.seqs === 0 ? 1 : c.rows;
+        rec.dispatch(pipe('rule'), rule, paramsOf(c), groups(own * d.nVHeads * d.headV));
+      }
     }
     const norm = [null, null, null, null, null, null, null, null, null, out.buffer, z.buffer, w.norm];
-    rec.dispatch(pipe('gated_norm'), norm, params, groups(n * d.nVHeads));
+    rec.dispatch(pipe('gated_norm'), norm, all, groups(n * d.nVHeads));
   }
 
   private gpuWeights(w: DeltaNetWeights): DeltaNetGpuWeights {

@@ -14,16 +14,17 @@ import type { DeltaNetOps } from './delta-net-ops.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { Mamba2Ops } from './mamba2-ops.js';
 import type { MoeOps } from './moe-ops.js';
-import type { RecurrentStateOps } from './recurrent-state-ops.js';
+import type { RecurrentStateOps, RecurrentStep } from './recurrent-state-ops.js';
 
 /** See the file header. */
 export abstract class WebGpuLayerKindOps extends CompositeOps {
+  readonly recurrentRows = true; // shortConv, deltaNet and mamba2 run per sequence of a multi-sequence step
   protected abstract readonly moe: MoeOps; // mixture-of-experts routing, gather matmul and sums
   protected abstract readonly recurrent: RecurrentStateOps; // (nSlots, Σ layer sizes) f32 recurrent state
   protected abstract readonly dn: DeltaNetOps; // qwen35's DeltaNet and gated-attention dispatches
   protected abstract readonly m2: Mamba2Ops; // the Mamba-2 dispatches (granitehybrid, nemotron_h, falcon-h1)
   /** The step being recorded, or a clear error outside beginStep … endStep. */
-  protected abstract requireStep(op: string): { startPos: number; slot: number; n: number };
+  protected abstract requireStep(op: string): RecurrentStep;
   /** Records pending GEMV groups, so that what follows sees their outputs. */
   protected abstract settle(): void;
   /** Schedules a submission of recorded work when no step is being recorded. */

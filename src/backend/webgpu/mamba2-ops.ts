@@ -8,7 +8,8 @@ import { mamba2StateSize, mamba2Widths } from '../mamba2.js';
 import type { Mamba2Dims, Mamba2Inputs, Mamba2Weights } from '../mamba2.js';
 import type { Weight } from '../ops.js';
 import type { GpuActivation } from './gpu-resources.js';
-import type { RecurrentStateHost, RecurrentStateOps } from './recurrent-state-ops.js';
+import type { RecurrentStateHost, RecurrentStateOps, RecurrentStep, SequenceChunk } from './recurrent-state-ops.js';
+import { sequenceChunks, writeSequences } from './recurrent-state-ops.js';
 import { grid, type ParamsWriter } from './step-recorder.js';
 
 const WG = 64;
@@ -45,7 +46,7 @@ export class Mamba2Ops {
 
   /** Records `Ops.mamba2` for `layer` of the step's slot. */
   record(
-    step: { readonly startPos: number; readonly slot: number },
+    step: RecurrentStep,
     out: GpuActivation,
     x: Mamba2Inputs,
     layer: number,
@@ -79,11 +80,14 @@ export class Mamba2Ops {
   }
 }
 
-/** Records the four dispatches of `Ops.mamba2` for `layer` of the step's slot. */
+/**
+ * Records the four dispatches of `Ops.mamba2` for `layer` of the step's slot; in a step of several sequences the conv,
+ * its state update and the scan take each row on its own slot's state (`sequenceChunks`), the grouped norm is row-wise.
+ */
 function recordMamba2(
   h: RecurrentStateHost,
   recurrent: RecurrentStateOps,
-  step: { readonly startPos: number; readonly slot: number },
+  step: RecurrentStep,
   out: GpuActivation,
   x: Mamba2Inputs,
   layer: number,
@@ -93,38 +97,51 @@ function recordMamba2(
 ): void {
   const d = w.dims;
   const widths = mamba2Widths(d);
-  const { state, at } = recurrent.locate('mamba2', step.slot, layer, mamba2StateSize(d));
+  const size = mamba2StateSize(d);
+  const { state } = recurrent.locate('mamba2', step.slot, layer, size);
+  const chunks = sequenceChunks(step, n, (slot) => recurrent.locate('mamba2', slot, layer, size).at);
   const [zx, conv] = [x.zxbcdt, x.conv] as GpuActivation[];
-  const params = (p: ParamsWriter): void => {
-    p.u(n)
-      .u(widths.conv)
-      .u(d.convWidth)
-      .u(zx.cols)
-      .u(at)
-      .u(step.startPos === 0 ? 1 : 0)
-      .u(widths.inner)
-      .u(d.dState);
-    p.u(d.nGroups)
-      .u(d.nHeads)
-      .u(d.headDim)
-      .u(out.cols)
-      .u(conv.cols)
-      .u(w.convBias ? 1 : 0)
-      .f(eps);
-  };
+  const paramsOf =
+    (c: SequenceChunk) =>
+    (p: ParamsWriter): void => {
+      p.u(c.rows)
+        .u(widths.conv)
+        .u(d.convWidth)
+        .u(zx.cols)
+        .u(c.at)
+        .u(c.fresh ? 1 : 0)
+        .u(widths.inner)
+        .u(d.dState);
+      p.u(d.nGroups)
+        .u(d.nHeads)
+        .u(d.headDim)
+        .u(out.cols)
+        .u(conv.cols)
+        .u(w.convBias ? 1 : 0)
+        .f(eps)
+        .u(c.row0);
+      writeSequences(p, c);
+    };
   const pipe = (entry: string) => h.pipe({ kernel: 'mamba2', entry, wgSize: WG });
   const groups = (count: number) => grid(Math.ceil(count / WG));
   const bias = w.convBias ?? w.conv; // bound but unread without a bias
-  h.rec.dispatch(pipe('main'), [null, zx.buffer, state, w.conv, conv.buffer, bias], params, groups(n * widths.conv));
-  h.rec.dispatch(pipe('update'), [null, zx.buffer, state], params, groups(widths.conv));
-  const scan = [null, zx.buffer, state, null, conv.buffer, null, w.dtBias, w.a, w.d, out.buffer];
-  if (n > 1 && rowsPerWorkgroup(d.headDim, d.dState)) {
-    // Prefill: one workgroup per head, state rows in registers, B/C tiles shared (mamba2.wgsl scan_heads).
-    h.rec.dispatch(h.pipe({ kernel: 'mamba2', entry: 'scan_heads', wgSize: d.headDim }), scan, params, grid(d.nHeads));
-  } else {
-    h.rec.dispatch(pipe('scan'), scan, params, groups(widths.inner));
+  for (const c of chunks) {
+    const params = paramsOf(c);
+    const own = c.seqs === 0 ? 1 : c.rows; // the update's and the scan's sequences
+    const convIn = [null, zx.buffer, state, w.conv, conv.buffer, bias];
+    h.rec.dispatch(pipe('main'), convIn, params, groups(c.rows * widths.conv));
+    h.rec.dispatch(pipe('update'), [null, zx.buffer, state], params, groups(own * widths.conv));
+    const scan = [null, zx.buffer, state, null, conv.buffer, null, w.dtBias, w.a, w.d, out.buffer];
+    if (c.seqs === 0 && c.rows > 1 && rowsPerWorkgroup(d.headDim, d.dState)) {
+      // Prefill: one workgroup per head, state rows in registers, B/C tiles shared (mamba2.wgsl scan_heads).
+      const heads = h.pipe({ kernel: 'mamba2', entry: 'scan_heads', wgSize: d.headDim });
+      h.rec.dispatch(heads, scan, params, grid(d.nHeads));
+    } else {
+      h.rec.dispatch(pipe('scan'), scan, params, groups(own * widths.inner));
+    }
   }
   if (!w.norm) return; // no ssm_norm: out is y · silu(z) as the scan wrote it
   const norm = [null, null, null, null, null, null, null, null, null, out.buffer, w.norm];
-  h.rec.dispatch(pipe('gated_norm'), norm, params, grid(n * d.nGroups)); // one workgroup per (t, group)
+  const all = paramsOf({ row0: 0, rows: n, seqs: 0, at: 0, fresh: false, ats: [], freshMask: 0 }); // row-wise
+  h.rec.dispatch(pipe('gated_norm'), norm, all, grid(n * d.nGroups)); // one workgroup per (t, group)
 }

@@ -1,12 +1,12 @@
 /**
  * Recurrent state on the GPU (short-convolution layers, lfm2): one buffer of (nSlots, Σ layer sizes) f32, allocated
  * once, and the `short_conv` kernel's two dispatches per layer inside the step's submission (convolution over all
- * the step's tokens in parallel, then the state update). Slot copies are buffer copies; snapshots read and write a
+ * the step's tokens in parallel, then the state update; each row on its own slot in a step of several sequences: `sequenceChunks`). Slot copies are buffer copies; snapshots read and write a
  * slot's row of the buffer.
  */
 
 import { LlmError } from '../../errors.js';
-import type { RecurrentStateSpec, Weight } from '../ops.js';
+import type { RecurrentStateSpec, StepBatch, Weight } from '../ops.js';
 import { BufferUsage } from './gpu-flags.js';
 import type { GpuActivation } from './gpu-resources.js';
 import type { CachedPipeline, PipelineSpec } from './pipelines.js';
@@ -23,6 +23,62 @@ export interface RecurrentStateHost {
   release(b: GPUBuffer): void;
   /** The f32 buffer of a 1-D weight. */
   vec(w: Weight): GPUBuffer;
+}
+
+/** The step a recurrent op records into: n rows of one sequence, or one row per sequence of `sequences`. */
+export interface RecurrentStep {
+  readonly startPos: number;
+  readonly slot: number;
+  readonly n: number;
+  readonly sequences?: StepBatch['sequences'];
+}
+
+/** Rows one dispatch of a recurrent kernel takes as separate sequences (its `seq_at` holds 8 state offsets). */
+const MAX_SEQ_ROWS = 8;
+
+/**
+ * Rows of a step recorded by one dispatch of a recurrent kernel: one sequence (`seqs` 0: the rows are consecutive
+ * tokens of the sequence whose state is at `at`), or up to 8 rows that are each one token of its own sequence (the
+ * kernels' `seqs`, `seq_fresh` and `seq_at0` … `seq_at7`: row t's state at `ats[t]`, bit t of `freshMask` when it starts there).
+ */
+export interface SequenceChunk {
+  readonly row0: number;
+  readonly rows: number;
+  readonly seqs: number;
+  readonly at: number;
+  readonly fresh: boolean;
+  readonly ats: readonly number[];
+  readonly freshMask: number;
+}
+
+/** The dispatches' chunks of a recurrent op over the step's n rows; `at(slot)`: f32 index of the layer's state there. */
+export function sequenceChunks(step: RecurrentStep, n: number, at: (slot: number) => number): SequenceChunk[] {
+  const seqs = step.sequences;
+  if (!seqs)
+    return [{ row0: 0, rows: n, seqs: 0, at: at(step.slot), fresh: step.startPos === 0, ats: [], freshMask: 0 }];
+  if (seqs.length !== n) {
+    throw new LlmError('invalid-request', `recurrent op over ${n} rows of a step of ${seqs.length} sequences`, {
+      details: { rows: n, sequences: seqs.length },
+    });
+  }
+  const chunks: SequenceChunk[] = [];
+  for (let row0 = 0; row0 < n; row0 += MAX_SEQ_ROWS) {
+    const rows = Math.min(MAX_SEQ_ROWS, n - row0);
+    const ats: number[] = [];
+    let freshMask = 0;
+    for (let t = 0; t < rows; t++) {
+      ats.push(at(seqs[row0 + t].slot));
+      if (seqs[row0 + t].pos === 0) freshMask |= 1 << t;
+    }
+    chunks.push({ row0, rows, seqs: rows, at: 0, fresh: false, ats, freshMask });
+  }
+  return chunks;
+}
+
+/** Writes a chunk's `seqs`, `seq_fresh` and `seq_at0` … `seq_at7`: the last fields of a recurrent kernel's params. */
+export function writeSequences(p: ParamsWriter, c: SequenceChunk): void {
+  p.u(c.seqs).u(c.freshMask);
+  for (let t = 0; t < MAX_SEQ_ROWS; t++) p.u(c.ats[t] ?? 0);
 }
 
 /** See the file header. */
@@ -48,9 +104,9 @@ export class RecurrentStateOps {
     this.state = this.h.buffer('recurrent_state', Math.max(16, spec.nSlots * at * 4), usage); // zeros
   }
 
-  /** Records the two dispatches of `Ops.shortConv` for `layer` of `slot`. */
+  /** Records the two dispatches of `Ops.shortConv` for `layer` of the step's slot, or of each row's (`sequenceChunks`). */
   shortConv(
-    step: { readonly startPos: number; readonly slot: number },
+    step: RecurrentStep,
     out: GpuActivation,
     bcx: GpuActivation,
     layer: number,
@@ -58,7 +114,7 @@ export class RecurrentStateOps {
     kernelWeight: Weight,
   ): void {
     const [kernel, taps, channels] = [this.h.vec(kernelWeight), kernelWeight.rowLength, kernelWeight.nRows];
-    const state = this.require('shortConv', step.slot);
+    this.require('shortConv', step.slot);
     if (this.spec!.layerSizes[layer] !== (taps - 1) * channels || bcx.cols < 3 * channels || out.cols < channels) {
       throw new LlmError(
         'invalid-request',
@@ -66,20 +122,31 @@ export class RecurrentStateOps {
         { details: { layer, taps, channels } },
       );
     }
-    const stateAt = step.slot * this.slotValues + this.layerAt[layer]!;
-    const fresh = step.startPos === 0 ? 1 : 0;
-    const params = (p: ParamsWriter): void => {
-      p.u(n).u(channels).u(taps).u(bcx.cols).u(out.cols).u(stateAt).u(fresh).u(0);
-    };
-    const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
-    this.h.rec.dispatch(
-      conv,
-      [null, bcx.buffer, state, kernel, out.buffer],
-      params,
-      grid(Math.ceil((n * channels) / WG_FLAT)),
-    );
-    const update = this.h.pipe({ kernel: 'short_conv', entry: 'update', wgSize: WG_FLAT });
-    this.h.rec.dispatch(update, [null, bcx.buffer, state], params, grid(Math.ceil(channels / WG_FLAT)));
+    const state = this.state!;
+    for (const c of sequenceChunks(
+      step,
+      n,
+      (slot) => this.locate('shortConv', slot, layer, (taps - 1) * channels).at,
+    )) {
+      const params = (p: ParamsWriter): void => {
+        p.u(c.rows)
+          .u(channels)
+          .u(taps)
+          .u(bcx.cols)
+          .u(out.cols)
+          .u(c.at)
+          .u(c.fresh ? 1 : 0)
+          .u(0)
+          .u(c.row0);
+        writeSequences(p, c);
+      };
+      const conv = this.h.pipe({ kernel: 'short_conv', wgSize: WG_FLAT });
+      const groups = grid(Math.ceil((c.rows * channels) / WG_FLAT));
+      this.h.rec.dispatch(conv, [null, bcx.buffer, state, kernel, out.buffer], params, groups);
+      const update = this.h.pipe({ kernel: 'short_conv', entry: 'update', wgSize: WG_FLAT });
+      const updates = grid(Math.ceil(((c.seqs === 0 ? 1 : c.rows) * channels) / WG_FLAT));
+      this.h.rec.dispatch(update, [null, bcx.buffer, state], params, updates);
+    }
   }
 
   /** The state buffer and the f32 index of `layer`'s state in `slot`, checked to hold `size` values. */

@@ -29,7 +29,7 @@ import { KvCacheOps } from './kv-cache-ops.js';
 import { type CachedPipeline, PipelineCache, type PipelineSpec } from './pipelines.js';
 import { RopeTableCache } from './rope-table-cache.js';
 import { RopePositions } from './rope-positions.js';
-import { RecurrentStateOps } from './recurrent-state-ops.js';
+import { RecurrentStateOps, type RecurrentStep } from './recurrent-state-ops.js';
 import { AltUpOps } from './altup-ops.js';
 import { DeltaNetOps } from './delta-net-ops.js';
 import { Mamba2Ops } from './mamba2-ops.js';
@@ -59,7 +59,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
   private readonly buffers = new Set<GPUBuffer>();
   private readonly dummy: GPUBuffer; // (4) f32 zeros, bound where a binding is unused
   private readonly tokens: TokenInput; // (rows of the largest activation) i32 token ids of the step
-  private step: { startPos: number; slot: number; n: number } | null = null;
+  private step: RecurrentStep | null = null;
   private flushScheduled = false;
   private isDestroyed = false;
   private readonly profile: ProfileSession;
@@ -222,12 +222,12 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
         `beginStep: a step whose token is on the device has 1 token, not ${batch.tokens.length}`,
       );
     }
-    this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length };
+    this.step = { startPos: batch.startPos, slot: batch.slot, n: batch.tokens.length, sequences: batch.sequences };
   }
 
   setSequence(slot: number, startPos: number, positions?: Int32Array): void {
     this.ropePos.select(positions); // [4, n] one sequence's streams after the step's others, else its KV positions
-    this.step = { startPos, slot, n: this.requireStep('setSequence').n };
+    this.step = { ...this.requireStep('setSequence'), startPos, slot }; // keeps n and the step's sequences
   }
 
   embed(out: Activation, table: Weight, n: number): void {
@@ -458,7 +458,7 @@ export class WebGpuOps extends WebGpuLayerKindOps implements Ops {
     b.destroy();
   }
 
-  protected requireStep(op: string): { startPos: number; slot: number; n: number } {
+  protected requireStep(op: string): RecurrentStep {
     if (!this.step) throw new LlmError('invalid-request', `${op} called outside beginStep … endStep`);
     return this.step;
   }
