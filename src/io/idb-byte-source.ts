@@ -197,7 +197,11 @@ export class IdbByteSource implements ByteSource {
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
     if (length > 0 && first === Math.floor((offset + length - 1) / chunkBytes)) {
-      const chunk = await this.chunk(first);
+      let chunk = await this.chunk(first);
+      while (chunk.byteLength === 0) {
+        this.checkOpen(); // released by `close`, or by a concurrent read (`drop`): fetched again
+        chunk = await this.chunk(first);
+      }
       const at = offset - first * chunkBytes;
       return chunk.slice(at, at + length);
     }
@@ -229,7 +233,11 @@ export class IdbByteSource implements ByteSource {
     const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
     for (let i = first; i <= last; i++) {
       throwIfAborted(signal, `read of ${this.name}`);
-      const chunk = await this.chunk(i);
+      let chunk = await this.chunk(i);
+      while (chunk.byteLength === 0) {
+        this.checkOpen(); // released by `close`, or by a concurrent read (`drop`): fetched again
+        chunk = await this.chunk(i);
+      }
       const chunkStart = i * chunkBytes;
       const from = Math.max(offset, chunkStart);
       const to = Math.min(offset + length, chunkStart + chunk.byteLength);
@@ -251,7 +259,11 @@ export class IdbByteSource implements ByteSource {
     void this.readerReady.then((r) => r?.close());
   }
 
-  /** Drops chunk `index` from the in-memory cache (a reader in order is done with it), freeing its memory now. */
+  /**
+   * Drops chunk `index` from the in-memory cache (a reader in order is done with it), freeing its memory now. A
+   * concurrent read handed that chunk before may resume after this with its view emptied (the buffer detached): a
+   * stored chunk is never empty, so the readers re-ask for an empty one, which fetches it again.
+   */
   private drop(index: number): void {
     const at = this.recent.findIndex(([i]) => i === index);
     if (at >= 0) release(this.recent.splice(at, 1)[0][1]);

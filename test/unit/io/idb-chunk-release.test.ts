@@ -68,6 +68,19 @@ describe('IdbByteSource chunk release', () => {
     await src.close();
   });
 
+  it('reads that share a chunk one of them releases still get its bytes (it is fetched again)', async () => {
+    const src = await IdbByteSource.open(url, { verify: 'read', readAhead: 2 });
+    const head = new Uint8Array(100);
+    await src.readInto(0, head); // chunk 0 cached
+    const tail = new Uint8Array(100); // ends at chunk 0's end: releases it
+    const inner = new Uint8Array(100); // inside chunk 0, resumed after the release
+    await Promise.all([src.readInto(CHUNK - 100, tail), src.readInto(CHUNK - 300, inner), src.read(CHUNK - 250, 50)]);
+    expect(tail).toEqual(FIXTURE.subarray(CHUNK - 100, CHUNK));
+    expect(inner).toEqual(FIXTURE.subarray(CHUNK - 300, CHUNK - 200));
+    expect(await src.read(CHUNK - 250, 50)).toEqual(FIXTURE.subarray(CHUNK - 250, CHUNK - 200));
+    await src.close();
+  });
+
   it('a source not opened for an in-order read keeps its recent chunks until they age out', async () => {
     const src = await IdbByteSource.open(url, { verify: 'read' });
     expect(await stream(src, CHUNK)).toEqual(FIXTURE);
