@@ -21,6 +21,7 @@ import {
   updateManifest,
 } from './model-store.js';
 import type { ChunkReader } from './idb-chunk-reader.js';
+import { releaseBuffer } from './release-buffer.js';
 import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
 
@@ -60,28 +61,6 @@ const CACHED_CHUNKS = 2;
  * hashes) run in the chunk worker, so two ahead keep IndexedDB busy while this thread repacks and uploads.
  */
 const READ_AHEAD = 2;
-
-/**
- * Frees a dropped chunk's memory now instead of at a full garbage collection: a load streams a model's worth of 16 MiB
- * chunks through here. A chunk's buffer is made by the browser (read from a Blob, or received from the chunk worker),
- * and in Chromium its DOM wrapper holds the memory too: `ArrayBuffer.prototype.transfer(0)` detaches only the
- * JavaScript object, which then no longer counts as memory pressure, so nothing collects the wrapper — every chunk of
- * a load stayed resident (a page test: 20 such 16 MiB buffers, all 20 kept after `transfer(0)`, ~8 when simply
- * dropped). Transferred into a message on a channel whose ports are closed at once, the buffer's memory goes with
- * the dropped message (≤ 3 resident in the same test). Only a chunk that owns its whole buffer (reads hand out copies).
- */
-function release(bytes: Uint8Array): void {
-  const buffer = bytes.buffer;
-  if (bytes.byteOffset !== 0 || bytes.byteLength !== buffer.byteLength || typeof MessageChannel !== 'function') return;
-  try {
-    const channel = new MessageChannel();
-    channel.port1.postMessage(null, [buffer as ArrayBuffer]);
-    channel.port1.close();
-    channel.port2.close();
-  } catch {
-    // Not transferable (shared, or already detached): the collector frees it.
-  }
-}
 
 /** Random access to a model file cached in IndexedDB. */
 export class IdbByteSource implements ByteSource {
@@ -254,7 +233,7 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
-    for (const [, bytes] of this.recent.splice(0)) release(bytes);
+    for (const [, bytes] of this.recent.splice(0)) releaseBuffer(bytes);
     this.ahead.clear();
     void this.readerReady.then((r) => r?.close());
   }
@@ -266,7 +245,7 @@ export class IdbByteSource implements ByteSource {
    */
   private drop(index: number): void {
     const at = this.recent.findIndex(([i]) => i === index);
-    if (at >= 0) release(this.recent.splice(at, 1)[0][1]);
+    if (at >= 0) releaseBuffer(this.recent.splice(at, 1)[0][1]);
   }
 
   /**
@@ -294,7 +273,7 @@ export class IdbByteSource implements ByteSource {
     }
     const bytes = await pending;
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) release(this.recent.shift()![1]);
+    if (this.recent.length > CACHED_CHUNKS) releaseBuffer(this.recent.shift()![1]);
     return bytes;
   }
 
