@@ -129,13 +129,13 @@ function spawnBlobWorker(): WorkerLike | null {
  * are read into a buffer that is transferred out), so they do not count: one worker serves a whole load, instead of
  * a new one started (~5 ms of the calling thread, and a thread and heap to set up) every 4 chunks.
  */
-const REQUESTS_PER_WORKER = 4;
+const DECODED_PER_WORKER = 4;
 
 /** One started worker and the replies it owes. */
 interface Helper {
   readonly worker: WorkerLike;
   readonly pending: Map<number, (r: WorkerReply | null) => void>;
-  served: number;
+  decoded: number;
   isRetired: boolean;
 }
 
@@ -163,10 +163,10 @@ export function openChunkReader(
   const start = (): Helper | null => {
     const worker = spawn();
     if (worker === null) return null;
-    const h: Helper = { worker, pending: new Map(), served: 0, isRetired: false };
+    const h: Helper = { worker, pending: new Map(), decoded: 0, isRetired: false };
     worker.onmessage = (e) => {
       const r = e.data as WorkerReply;
-      if (r.wasBlob === true) h.served--; // counted as a decoded value when asked for: nothing of it stays
+      if (r.buffer !== undefined && r.wasBlob !== true) h.decoded++; // a value decoded in its heap
       const settle = h.pending.get(r.id);
       h.pending.delete(r.id);
       settle?.(r);
@@ -179,9 +179,13 @@ export function openChunkReader(
     helpers.add(h);
     return h;
   };
-  /** The worker for the next request: the current one, or a fresh one once it has served its share. */
+  /**
+   * The worker for the next request: the current one, or a fresh one once it has decoded its share (counted as
+   * replies arrive: requests already sent still complete in it, so it ends after at most its share plus the reads
+   * then in flight).
+   */
   const helper = (): Helper | null => {
-    if (current !== null && current.served >= REQUESTS_PER_WORKER) {
+    if (current !== null && current.decoded >= DECODED_PER_WORKER) {
       current.isRetired = true;
       if (current.pending.size === 0) end(current);
       current = null;
@@ -199,7 +203,6 @@ export function openChunkReader(
       const h = isBroken ? null : helper();
       if (h === null) return readHere(url, index, hash, options);
       const id = nextId++;
-      h.served++;
       const reply = await new Promise<WorkerReply | null>((resolve) => {
         h.pending.set(id, resolve);
         h.worker.postMessage({ db: DEFAULT_DB_NAME, store: DEFAULT_STORE_NAME, id, key: chunkKey(url, index), hash });
