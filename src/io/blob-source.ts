@@ -5,6 +5,7 @@
 
 import { LlmError, throwIfAborted } from '../errors.js';
 import { type ByteSource, checkReadRange } from './byte-source.js';
+import { releaseBuffer } from './release-buffer.js';
 
 /** Random access to a `Blob`/`File`. */
 export class BlobByteSource implements ByteSource {
@@ -48,6 +49,17 @@ export class BlobByteSource implements ByteSource {
       );
     }
     return bytes;
+  }
+
+  /**
+   * Reads `[offset, offset + dst.byteLength)` into `dst` (a model's weight stream: straight into backend memory),
+   * with the errors of `read`. The slice read for it is released at once (`releaseBuffer`): in Chromium a load's
+   * pieces would otherwise stay resident until a full garbage collection.
+   */
+  async readInto(offset: number, dst: Uint8Array, signal?: AbortSignal): Promise<void> {
+    const bytes = await this.read(offset, dst.byteLength, signal);
+    dst.set(bytes);
+    releaseBuffer(bytes);
   }
 
   /** Drops the reference to the blob; later reads reject. */

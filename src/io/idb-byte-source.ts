@@ -21,6 +21,7 @@ import {
   updateManifest,
 } from './model-store.js';
 import type { ChunkReader } from './idb-chunk-reader.js';
+import { releaseBuffer } from './release-buffer.js';
 import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
 
@@ -61,21 +62,6 @@ const CACHED_CHUNKS = 2;
  */
 const READ_AHEAD = 2;
 
-/**
- * Frees a dropped chunk's memory now (`ArrayBuffer.prototype.transfer(0)` detaches it) instead of at the next garbage
- * collection: a load streams a model's worth of 16 MiB chunks through here, and each one otherwise stays resident
- * until V8 collects it. Only a chunk that owns its whole buffer (nothing else views it: reads hand out copies).
- */
-function release(bytes: Uint8Array): void {
-  const buffer = bytes.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
-  if (bytes.byteOffset !== 0 || bytes.byteLength !== buffer.byteLength || typeof buffer.transfer !== 'function') return;
-  try {
-    buffer.transfer(0);
-  } catch {
-    // Not transferable (a SharedArrayBuffer-backed or already detached buffer): the collector frees it.
-  }
-}
-
 /** Random access to a model file cached in IndexedDB. */
 export class IdbByteSource implements ByteSource {
   /** Most recently used chunks, newest last: `[index, (chunkLength) bytes]`. */
@@ -100,8 +86,11 @@ export class IdbByteSource implements ByteSource {
     private readonly readerReady: Promise<ChunkReader | null>,
     /** Chunks kept in flight ahead of an in-order read. */
     private readonly readAhead: number,
-    /** Start the read-ahead at the first read of chunk 0 (`readAhead` given). */
-    isSequential: boolean,
+    /**
+     * Read in order (`readAhead` given): the read-ahead starts at the first read of chunk 0, and a chunk that
+     * `readInto` has copied out through its last byte is dropped at once.
+     */
+    private readonly isSequential: boolean,
   ) {
     this.lastMiss = isSequential ? -1 : -2;
   }
@@ -187,12 +176,16 @@ export class IdbByteSource implements ByteSource {
     const { chunkBytes } = this.manifest;
     const first = Math.floor(offset / chunkBytes);
     if (length > 0 && first === Math.floor((offset + length - 1) / chunkBytes)) {
-      const chunk = await this.chunk(first);
+      let chunk = await this.chunk(first);
+      while (chunk.byteLength === 0) {
+        this.checkOpen(); // released by `close`, or by a concurrent read (`drop`): fetched again
+        chunk = await this.chunk(first);
+      }
       const at = offset - first * chunkBytes;
       return chunk.slice(at, at + length);
     }
     const out = new Uint8Array(length); // (length) bytes of [offset, offset + length)
-    await this.readInto(offset, out, signal);
+    await this.copyInto(offset, out, false, signal);
     return out;
   }
 
@@ -201,6 +194,15 @@ export class IdbByteSource implements ByteSource {
    * next chunk is fetched (and checked, with `verify: 'read'`) while this one is consumed.
    */
   async readInto(offset: number, dst: Uint8Array, signal?: AbortSignal): Promise<void> {
+    return this.copyInto(offset, dst, this.isSequential, signal);
+  }
+
+  /**
+   * `readInto`; `isConsuming`: the caller reads the file in order and will not come back (a model's weight stream,
+   * while `read` serves the header parse, which reads past the header), so a chunk copied out through its last byte
+   * is dropped at once (a later read of it fetches it again).
+   */
+  private async copyInto(offset: number, dst: Uint8Array, isConsuming: boolean, signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, `read of ${this.name}`);
     this.checkOpen();
     const length = dst.byteLength;
@@ -210,11 +212,16 @@ export class IdbByteSource implements ByteSource {
     const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / chunkBytes);
     for (let i = first; i <= last; i++) {
       throwIfAborted(signal, `read of ${this.name}`);
-      const chunk = await this.chunk(i);
+      let chunk = await this.chunk(i);
+      while (chunk.byteLength === 0) {
+        this.checkOpen(); // released by `close`, or by a concurrent read (`drop`): fetched again
+        chunk = await this.chunk(i);
+      }
       const chunkStart = i * chunkBytes;
       const from = Math.max(offset, chunkStart);
       const to = Math.min(offset + length, chunkStart + chunk.byteLength);
       dst.set(chunk.subarray(from - chunkStart, to - chunkStart), from - offset);
+      if (isConsuming && to === chunkStart + chunk.byteLength) this.drop(i);
     }
   }
 
@@ -226,9 +233,19 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
-    for (const [, bytes] of this.recent.splice(0)) release(bytes);
+    for (const [, bytes] of this.recent.splice(0)) releaseBuffer(bytes);
     this.ahead.clear();
     void this.readerReady.then((r) => r?.close());
+  }
+
+  /**
+   * Drops chunk `index` from the in-memory cache (a reader in order is done with it), freeing its memory now. A
+   * concurrent read handed that chunk before may resume after this with its view emptied (the buffer detached): a
+   * stored chunk is never empty, so the readers re-ask for an empty one, which fetches it again.
+   */
+  private drop(index: number): void {
+    const at = this.recent.findIndex(([i]) => i === index);
+    if (at >= 0) releaseBuffer(this.recent.splice(at, 1)[0][1]);
   }
 
   /**
@@ -256,7 +273,7 @@ export class IdbByteSource implements ByteSource {
     }
     const bytes = await pending;
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) release(this.recent.shift()![1]);
+    if (this.recent.length > CACHED_CHUNKS) releaseBuffer(this.recent.shift()![1]);
     return bytes;
   }
 

@@ -34,6 +34,8 @@ interface WorkerReply {
   readonly sha256?: string | null;
   readonly missing?: boolean;
   readonly error?: string;
+  /** The stored value was a Blob (read into a fresh buffer, transferred): nothing of it stays in the worker. */
+  readonly wasBlob?: boolean;
 }
 
 /** The minimal worker surface used (a DOM `Worker`, or a test's stand-in). */
@@ -46,8 +48,8 @@ export interface WorkerLike {
 
 /**
  * The worker's script (plain ES2017, run as a classic worker from a `blob:` URL). Messages in:
- * `{ db, store, id, key, hash }`; out: `{ id, buffer, offset, length, sha256 }` with `buffer` transferred (a chunk
- * stored as a Blob is read into a fresh buffer first),
+ * `{ db, store, id, key, hash }`; out: `{ id, buffer, offset, length, sha256, wasBlob }` with `buffer` transferred (a
+ * chunk stored as a Blob is read into a fresh buffer first),
  * `{ id, missing: true }`, or `{ id, error }`. It never creates the database: an open that would upgrade is aborted.
  */
 export const CHUNK_WORKER_SOURCE = `'use strict';
@@ -72,7 +74,7 @@ function hex(buf) {
   return s;
 }
 self.onmessage = function (e) {
-  var m = e.data;
+  var m = e.data, wasBlob = false;
   openDb(m.db).then(function (db) {
     return new Promise(function (resolve, reject) {
       var req = db.transaction(m.store, 'readonly').objectStore(m.store).get(m.key);
@@ -80,7 +82,8 @@ self.onmessage = function (e) {
       req.onerror = function () { reject(req.error || new Error('get failed')); };
     });
   }).then(function (v) {
-    return typeof Blob === 'function' && v instanceof Blob ? v.arrayBuffer() : v;
+    wasBlob = typeof Blob === 'function' && v instanceof Blob;
+    return wasBlob ? v.arrayBuffer() : v;
   }).then(function (v) {
     var buffer = null, offset = 0, length = 0;
     if (v instanceof ArrayBuffer) { buffer = v; length = v.byteLength; }
@@ -88,7 +91,7 @@ self.onmessage = function (e) {
     if (buffer === null) { self.postMessage({ id: m.id, missing: true }); return; }
     var hashed = m.hash ? crypto.subtle.digest('SHA-256', new Uint8Array(buffer, offset, length)).then(hex) : Promise.resolve(null);
     return hashed.then(function (sha256) {
-      self.postMessage({ id: m.id, buffer: buffer, offset: offset, length: length, sha256: sha256 }, [buffer]);
+      self.postMessage({ id: m.id, buffer: buffer, offset: offset, length: length, sha256: sha256, wasBlob: wasBlob }, [buffer]);
     });
   }).catch(function (err) {
     self.postMessage({ id: m.id, error: String(err && err.message || err) });
@@ -119,17 +122,20 @@ function spawnBlobWorker(): WorkerLike | null {
 }
 
 /**
- * Requests one worker serves before it is replaced: ending a worker frees its whole heap at once — the IndexedDB
- * values it decoded included, which otherwise wait for a garbage collection that a worker allocating almost nothing
- * in JavaScript seldom runs (in Chromium they held ~10 chunks' worth of memory during a model load).
+ * Chunks stored as decoded values (ArrayBuffers, as older versions stored them) one worker reads before it is
+ * replaced: ending a worker frees its whole heap at once — the IndexedDB values it decoded included, which otherwise
+ * wait for a garbage collection that a worker allocating almost nothing in JavaScript seldom runs (in Chromium they
+ * held ~10 chunks' worth of memory during a model load). Chunks stored as Blobs leave nothing behind (their bytes
+ * are read into a buffer that is transferred out), so they do not count: one worker serves a whole load, instead of
+ * a new one started (~5 ms of the calling thread, and a thread and heap to set up) every 4 chunks.
  */
-const REQUESTS_PER_WORKER = 4;
+const DECODED_PER_WORKER = 4;
 
 /** One started worker and the replies it owes. */
 interface Helper {
   readonly worker: WorkerLike;
   readonly pending: Map<number, (r: WorkerReply | null) => void>;
-  served: number;
+  decoded: number;
   isRetired: boolean;
 }
 
@@ -157,9 +163,10 @@ export function openChunkReader(
   const start = (): Helper | null => {
     const worker = spawn();
     if (worker === null) return null;
-    const h: Helper = { worker, pending: new Map(), served: 0, isRetired: false };
+    const h: Helper = { worker, pending: new Map(), decoded: 0, isRetired: false };
     worker.onmessage = (e) => {
       const r = e.data as WorkerReply;
+      if (r.buffer !== undefined && r.wasBlob !== true) h.decoded++; // a value decoded in its heap
       const settle = h.pending.get(r.id);
       h.pending.delete(r.id);
       settle?.(r);
@@ -172,9 +179,13 @@ export function openChunkReader(
     helpers.add(h);
     return h;
   };
-  /** The worker for the next request: the current one, or a fresh one once it has served its share. */
+  /**
+   * The worker for the next request: the current one, or a fresh one once it has decoded its share (counted as
+   * replies arrive: requests already sent still complete in it, so it ends after at most its share plus the reads
+   * then in flight).
+   */
   const helper = (): Helper | null => {
-    if (current !== null && current.served >= REQUESTS_PER_WORKER) {
+    if (current !== null && current.decoded >= DECODED_PER_WORKER) {
       current.isRetired = true;
       if (current.pending.size === 0) end(current);
       current = null;
@@ -192,7 +203,6 @@ export function openChunkReader(
       const h = isBroken ? null : helper();
       if (h === null) return readHere(url, index, hash, options);
       const id = nextId++;
-      h.served++;
       const reply = await new Promise<WorkerReply | null>((resolve) => {
         h.pending.set(id, resolve);
         h.worker.postMessage({ db: DEFAULT_DB_NAME, store: DEFAULT_STORE_NAME, id, key: chunkKey(url, index), hash });

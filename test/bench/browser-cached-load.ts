@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { BrowserContext, CDPSession } from '@playwright/test';
 import { gotoBenchPage, launchBenchChromium, startBenchServer } from './browser-bench.js';
 import { runCachedLoad, type CachedLoadResult } from './cached-load.js';
+import { rssByKind, traceRssByKind } from './rss-mappings.js';
 import type { CachedLoadRun } from './cached-load-run.js';
 
 interface ProcessInfo {
@@ -93,8 +94,15 @@ async function stepInFreshPage(
     const rss0 = new Map(p0.filter((p) => p.type === 'renderer').map((p) => [p.id, procMemMiB(p.id, 'VmRSS')]));
     for (const pid of rss0.keys()) if (!resetPeakRss(pid)) rss0.set(pid, Number.NaN); // it may have run a step before
     const trace = process.env['WEBGGUF_BENCH_RSS_TRACE'] ? traceRss([...rss0.keys()], rss0) : null;
+    const maps = process.env['WEBGGUF_BENCH_RSS_MAPS']
+      ? [...rss0.keys()].map((pid) => [pid, traceRssByKind(pid, rssByKind(pid))] as const)
+      : [];
     const r = await page.evaluate((a) => window.webggufBench.cachedLoad(...a), args);
     if (trace) console.log(`chromium idb ${args[1]} RSS trace (ms:MiB above before): ${trace()}`);
+    for (const [pid, stop] of maps) {
+      const line = stop(); // null: this renderer did not grow (not the page's)
+      if (line !== null) console.log(`chromium idb ${args[1]} renderer ${pid} mappings, ${line}`);
+    }
     const p1 = await processes(cdp);
     if (session && profileDir) {
       const { profile } = (await session.send('Profiler.stop')) as { profile: unknown };

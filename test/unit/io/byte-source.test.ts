@@ -126,6 +126,25 @@ describe('source-specific edges', () => {
     expect(sha(await source.read(1000, 2000))).toBe(sha(FIXTURE.subarray(1000, 3000)));
     expect(sliced).toEqual([[1000, 3000]]);
   });
+
+  it('BlobByteSource: readInto fills the target and releases the slice it read at once', async () => {
+    const slices: ArrayBuffer[] = [];
+    const blob = new Blob([FIXTURE]);
+    const spy = {
+      size: blob.size,
+      slice: (a?: number, b?: number) => {
+        const part = blob.slice(a, b);
+        return { size: part.size, arrayBuffer: () => part.arrayBuffer().then((x) => (slices.push(x), x)) };
+      },
+    } as unknown as Blob;
+    const source = new BlobByteSource(spy);
+    const dst = new Uint8Array(3000);
+    await source.readInto(500, dst.subarray(1000, 3000));
+    expect(sha(dst.subarray(1000))).toBe(sha(FIXTURE.subarray(500, 2500)));
+    expect(dst.subarray(0, 1000).every((b) => b === 0)).toBe(true);
+    expect(slices.map((b) => b.byteLength)).toEqual([0]); // transferred away (detached): its memory freed now
+    expect((await llmError(source.readInto(FIXTURE.byteLength, new Uint8Array(1)))).code).toBe('gguf-invalid');
+  });
 });
 
 describe('openModelSource', () => {

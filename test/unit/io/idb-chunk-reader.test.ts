@@ -1,7 +1,8 @@
 /**
  * The chunk worker of the IndexedDB model store (issue 20): its script, run here over fake-indexeddb by a stand-in
  * `Worker` (same messages, transfers as plain passes), returns every stored chunk with the right sha256, is replaced
- * after a few requests (so its heap is freed) and ended at close; a worker that errors or cannot start leaves the
+ * after a few values decoded from the store (so its heap is freed; Blob-stored chunks leave nothing there, one worker
+ * serves them all) and ended at close; a worker that errors or cannot start leaves the
  * reads to the calling thread with the same results. Through `IdbByteSource` and `createEngine` the worker path
  * keeps the guarantees of the store: a model load reads each chunk once (read-ahead from the first read), a damaged
  * chunk fails the load with the integrity error and is marked for refetch, and an abort mid-load stops it.
@@ -97,7 +98,7 @@ afterEach(() => {
 });
 
 describe('chunk worker', () => {
-  it('returns every stored chunk with its sha256, is replaced every few requests and ended at close', async () => {
+  it('returns every stored chunk with its sha256 and is ended at close', async () => {
     const reader = openChunkReader({}, () => startScript());
     await new Promise((r) => setTimeout(r, 20)); // started: every read goes to a worker
     const reads = await Promise.all([...Array(N_CHUNKS).keys()].map((i) => reader.read(url, i, true)));
@@ -106,12 +107,34 @@ describe('chunk worker', () => {
       expect(r.bytes).toEqual(want);
       expect(r.sha256).toBe(sha256Hex(want));
     }
-    expect(started.length).toBe(Math.ceil(N_CHUNKS / 4));
-    expect(started.slice(0, -1).every((w) => w.terminated && w.messages === 4)).toBe(true);
+    expect(started.length).toBe(1); // all asked at once, before any reply: one worker
     expect((await reader.read(url, N_CHUNKS + 5, false)).bytes).toBeUndefined(); // not stored
     reader.close();
     expect(started.every((w) => w.terminated)).toBe(true);
     await expect(reader.read(url, 0, false)).rejects.toThrow(/closed/);
+  });
+
+  it('one worker serves a whole read of Blob-stored chunks; chunks stored as ArrayBuffers get a new one every 4', async () => {
+    const oneByOne = async (): Promise<void> => {
+      const reader = openChunkReader({}, () => startScript());
+      await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < N_CHUNKS; i++) {
+        const want = FIXTURE.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, FIXTURE.byteLength));
+        expect((await reader.read(url, i, true)).sha256).toBe(sha256Hex(want));
+      }
+      reader.close();
+    };
+    expect(await get(chunkKey(url, 1), store)).toBeInstanceOf(Blob); // as downloadModel stores them
+    await oneByOne();
+    expect(started.length).toBe(1); // nothing of a Blob's read stays in the worker: it is never replaced
+    started.length = 0;
+    for (let i = 0; i < N_CHUNKS; i++) {
+      const bytes = await storedChunkBytes(await get(chunkKey(url, i), store));
+      await set(chunkKey(url, i), bytes.slice().buffer, store); // an older version's stored form (same bytes)
+    }
+    await oneByOne();
+    expect(started.length).toBe(Math.ceil(N_CHUNKS / 4)); // each worker decodes 4 values, then its heap is freed
+    expect(started.slice(0, -1).every((w) => w.terminated && w.messages === 4)).toBe(true);
   });
 
   it('a worker that fails a read or cannot run leaves the reads to this thread, with the same results', async () => {
