@@ -74,8 +74,9 @@ function scriptUrlShim(): Plugin {
   };
 }
 /**
- * Production builds ship the WGSL of `shaders/` (imported with `?raw`) without comments, indentation or blank lines
- * (scripts/wgsl-minify.mjs); tests and the dev server read the files as they are.
+ * Production builds ship the WGSL of `shaders/` (imported with `?raw`) without comments or whitespace that separates
+ * nothing (scripts/wgsl-minify.mjs); tests and the dev server read the files as they are, and
+ * test/kernels/webgpu-minified-wgsl.gpu.test.ts compiles every composition in its minified form too.
  */
 function wgslMinify(): Plugin {
   return {

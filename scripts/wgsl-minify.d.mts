@@ -1,2 +1,2 @@
-/** `src` without comments and redundant whitespace; line breaks between tokens are kept (see wgsl-minify.mjs). */
+/** `src` without comments and without whitespace that separates nothing (see wgsl-minify.mjs). */
 export declare function minifyWgsl(src: string): string;

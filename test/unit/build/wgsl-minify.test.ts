@@ -1,6 +1,7 @@
 /**
  * The WGSL minifier of the production builds: every shader under shaders/ keeps its exact token sequence (compared
- * with an independent comment stripper), loses every comment, and nested block comments are handled.
+ * with an independent comment stripper, read by a tokenizer that knows WGSL's two-character operators, so two symbols
+ * fused by a dropped space show up), loses every comment, and nested block comments are handled.
  */
 
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,9 +17,11 @@ function wgslFiles(dir: string): string[] {
   );
 }
 
-/** Tokens of WGSL text whose comments are already gone. */
+/** Tokens of WGSL text whose comments are already gone; two-character operators are one token. */
 function tokens(text: string): string[] {
-  return text.match(/[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S/g) ?? [];
+  return (
+    text.match(/[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|->|--|\+\+|>>|<<|[=!<>]=|&&|\|\||[-+*/%&|^]=|\S/g) ?? []
+  );
 }
 
 describe('minifyWgsl', () => {
@@ -40,8 +43,14 @@ describe('minifyWgsl', () => {
     },
   );
 
-  it('handles nested block comments, comment markers inside comments, and keeps line breaks between tokens', () => {
+  it('handles nested block comments and comment markers inside comments, and drops spaces that separate nothing', () => {
     const src = 'fn a() /* x /* y */ z */ -> f32 {\n  // c /* not open\n  return 1.0 / 2.0; // d\n}\n';
-    expect(minifyWgsl(src)).toBe('fn a() -> f32 {\nreturn 1.0 / 2.0;\n}\n');
+    expect(minifyWgsl(src)).toBe('fn a()->f32{return 1.0/2.0;}\n');
+  });
+
+  it('keeps a space between words and between symbols that would fuse into another operator', () => {
+    const src =
+      'var a : array<f32, 4> = x - -y;\nlet b = c >> 2u;\nlet d = e < < f;\nlet g = h & &i;\nx = y / /* c */ z;\n';
+    expect(minifyWgsl(src)).toBe('var a:array<f32,4> =x- -y;let b=c>>2u;let d=e< <f;let g=h& &i;x=y/z;\n');
   });
 });
