@@ -11,6 +11,7 @@ export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
 export { attention_f32, attention_heads } from './attention';
 export { attention_kv, attention_kv_heads } from './attention-kv';
 export { attention_split_heads } from './attention-split';
+export { widen_f16_rows } from './attention-widen';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';
