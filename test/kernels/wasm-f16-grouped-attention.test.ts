@@ -147,19 +147,18 @@ describe('widenRange', () => {
     ...extra,
   });
   it('widens f16 K/V while the f32 copy fits in cache (8 MiB for a row, 16 MiB for a batch of 4+)', () => {
-    expect(widen.widenRange(params(2), 1, 4095, 1, false)).toEqual({ first: 0, rows: 4096 }); // 4 MiB
-    expect(widen.widenRange(params(7), 1, 4095, 1, false).rows).toBe(0); // 14 MiB, one row: grouped path
-    expect(widen.widenRange(params(7), 1, 4032, 64, false)).toEqual({ first: 0, rows: 4096 }); // 14 MiB, a batch
-    expect(widen.widenRange(params(14), 1, 4032, 64, false).rows).toBe(0); // 28 MiB
-    expect(widen.widenRange(params(14, { slidingWindow: 1024 }), 1, 4095, 1, false)).toEqual({
+    expect(widen.widenRange(params(2), 1, 4095, 1)).toEqual({ first: 0, rows: 4096 }); // 4 MiB
+    expect(widen.widenRange(params(7), 1, 4095, 1).rows).toBe(0); // 14 MiB, one row: grouped path
+    expect(widen.widenRange(params(7), 1, 4032, 64)).toEqual({ first: 0, rows: 4096 }); // 14 MiB, a batch
+    expect(widen.widenRange(params(14), 1, 4032, 64).rows).toBe(0); // 28 MiB
+    expect(widen.widenRange(params(14, { slidingWindow: 1024 }), 1, 4095, 1)).toEqual({
       first: 3072,
       rows: 1024,
     });
   });
-  it('leaves other KV kinds, non-causal calls and sink logits alone', () => {
-    expect(widen.widenRange(params(2), 0, 100, 1, false).rows).toBe(0);
-    expect(widen.widenRange(params(2), 2, 100, 1, false).rows).toBe(0);
-    expect(widen.widenRange(params(2, { causal: false }), 1, 100, 4, false).rows).toBe(0);
-    expect(widen.widenRange(params(2), 1, 100, 1, true).rows).toBe(0);
+  it('leaves other KV kinds and non-causal calls alone', () => {
+    expect(widen.widenRange(params(2), 0, 100, 1).rows).toBe(0);
+    expect(widen.widenRange(params(2), 2, 100, 1).rows).toBe(0);
+    expect(widen.widenRange(params(2, { causal: false }), 1, 100, 4).rows).toBe(0);
   });
 });

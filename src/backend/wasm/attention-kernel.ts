@@ -66,10 +66,11 @@ function partsOffset(p: AttentionParams, ctx: number, kind: number): number {
  * Scratch bytes of one call with KV kind `kind` (0 f32, 1 f16, 2 q8_0, 3 q4_0): the scores [nHeads, ctx] f32, the
  * parameter block, the ALiBi slopes [nHeads] f32; for f16 KV the widening scratch f32 [nHeads, POSITION_BLOCK,
  * headDim] (one block of widened K or V rows per chunk of heads, the chunk starting at head (or split item) h using
- * block h: threads never share one); then the split path's partial results for up to a group's count of parts.
+ * block h: threads never share one); then the split path's partial results for up to a group's count of parts; then,
+ * for f16 KV whose copy fits in cache, the call's `n` rows' widened K and V (attention-widen.ts).
  */
-export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number, n = 1, sinks = false): number {
-  const range = widenRange(p, kind, ctx - n, n, sinks);
+export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number, n = 1): number {
+  const range = widenRange(p, kind, ctx - n, n);
   return widenedOffset(p, ctx, kind) + (range.rows > 0 ? widenBytes(p, range.rows) : 0);
 }
 
@@ -97,7 +98,7 @@ function slopesOf(nHeads: number, maxBias: number): Float32Array {
 }
 
 /**
- * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind, n, sinks):
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind, n):
  * [nHeads, startPos + n] f32, then the parameter block, the ALiBi slopes, f16 KV's widening blocks, the split's
  * partials, the call's widened f16 K and V.
  */
@@ -148,7 +149,7 @@ export function runAttentionKernel(
   // f16 KV while the f32 copy fits in cache: K and V widened once for the call's rows, then the f32 kernel
   // (attention-widen.ts); otherwise the grouped f16 path below.
   let kind = c.kind;
-  const range = widenRange(c.params, kind, c.startPos, c.n, c.sinks !== 0);
+  const range = widenRange(c.params, kind, c.startPos, c.n);
   const widened =
     range.rows > 0 ? widenKv(k, pool, c.params, c.k, c.v, scores + widenedOffset(c.params, ctx, kind), range) : null;
   if (widened) {

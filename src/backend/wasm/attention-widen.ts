@@ -35,11 +35,12 @@ interface WidenRange {
 
 /**
  * Which positions a causal call of `n` rows at `startPos` over KV kind `kind` (1 = f16) widens first, or rows 0 when
- * it keeps the grouped f16 path (not f16, non-causal, sink logits, over WIDEN_MAX_BYTES).
+ * it keeps the grouped f16 path (not f16, non-causal, over WIDEN_MAX_BYTES). Sink logits (gpt-oss) widen too: the f32
+ * kernel runs them head by head over the copy, where the f16 kernel would dot each head with the f16 rows itself.
  */
-export function widenRange(p: AttentionParams, kind: number, startPos: number, n: number, sinks: boolean): WidenRange {
+export function widenRange(p: AttentionParams, kind: number, startPos: number, n: number): WidenRange {
   const none = { first: 0, rows: 0 };
-  if (kind !== 1 || p.causal === false || sinks) return none;
+  if (kind !== 1 || p.causal === false) return none;
   const first = p.slidingWindow > 0 ? Math.max(0, startPos - p.slidingWindow + 1) : 0;
   const rows = startPos + n - first;
   return widenBytes(p, rows) <= WIDEN_MAX_BYTES[n < WIDEN_BATCH_ROWS ? 0 : 1] ? { first, rows } : none;

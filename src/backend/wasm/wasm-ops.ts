@@ -226,7 +226,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
     // [nHeads, ctx] f32, parameters, slopes, f16 KV widening blocks, split partials, a batch's widened f16 K/V
-    const scores = this.scratch(attentionScratchBytes(params, ctx, cache.kind, n, Boolean(params.sinks)));
+    const scores = this.scratch(attentionScratchBytes(params, ctx, cache.kind, n));
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;
