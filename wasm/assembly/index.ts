@@ -12,6 +12,7 @@ export { attention_f32, attention_heads } from './attention';
 export { attention_kv, attention_kv_heads } from './attention-kv';
 export { attention_split_heads } from './attention-split';
 export { widen_f16_rows } from './attention-widen';
+export { f16_round, f16_store_rows } from './kv-f16-rows';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';

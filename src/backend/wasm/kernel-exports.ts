@@ -91,6 +91,13 @@ export interface KernelExports {
    */
   widen_f16_rows: GemvKernel;
   /**
+   * f32 rows r0 … r1−1 of `k` values (row r at x + 4·r·n) stored as f16 (row r at out + 2·r·s), the f16 KV cache's
+   * rows (wasm/assembly/kv-f16-rows.ts); the first argument unused.
+   */
+  f16_store_rows: GemvKernel;
+  /** out[i] = x[i] rounded to f16, as f32, for i < count (q for an f16 KV cache; wasm/assembly/kv-f16-rows.ts). */
+  f16_round(x: number, out: number, count: number): void;
+  /**
    * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
    * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */

@@ -124,7 +124,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): KvType {
-    this.kv = new WasmKvCache(this.heap, spec, this.kv?.region ?? { byteOffset: 0, byteLength: 0 });
+    this.kv = new WasmKvCache(this.heap, spec, this.kv?.region ?? { byteOffset: 0, byteLength: 0 }, this.k);
     return this.kv.type;
   }
 
