@@ -25,6 +25,7 @@ import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../mod
 import { createTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
+import { defaultKvType } from './default-kv-type.js';
 import { BACKEND_CHOICES, type Engine, type EngineOptions } from './engine.js';
 import { createEngineFromParts } from './local-engine.js';
 import { checkMemoryPlan, readHeaderBeforeDownload } from './memory-preflight.js';
@@ -219,7 +220,8 @@ async function loadWithFallback(run: LoadRun, model: ParsedModel, selection: Bac
 /** Uploads the weights to `selection` and builds the engine (with warmup); releases the backend when that fails. */
 async function loadOn(run: LoadRun, model: ParsedModel, selection: BackendSelection): Promise<Engine> {
   const { options, signal } = run;
-  const { contextLength, ubatchSize, nSlots, kvType } = model.shape;
+  const { contextLength, ubatchSize, nSlots } = model.shape;
+  const kvType = model.shape.kvType ?? defaultKvType(selection.name, model.gguf);
   let vision: import('../vision/vision-encoder.js').VisionEncoder | null = null;
   try {
     const transformer = await loadAnyModel(model.gguf, model.source, selection.ops, {

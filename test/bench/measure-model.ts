@@ -4,6 +4,7 @@
  * per-step spread and CPU time, and a per-op breakdown of a few profiled decode steps.
  */
 
+import { defaultKvType } from '../../src/api/default-kv-type.js';
 import type { KvType } from '../../src/backend/kv-type.js';
 import type { Ops } from '../../src/backend/ops.js';
 import { parseGguf } from '../../src/gguf/parse.js';
@@ -127,7 +128,8 @@ export async function measureModel(m: MeasureInput): Promise<RunResult> {
     const model = await loadTransformer(gguf, source, ops, {
       contextLength,
       ubatchSize: Math.min(512, maxPrompt),
-      ...(m.kvType ? { kvType: m.kvType } : {}),
+      // Without --kv-type, what an engine gets by default (f16 on wasm for decoders: src/api/default-kv-type.ts).
+      kvType: m.kvType ?? defaultKvType(ops.name, gguf),
       ...(signal ? { signal } : {}),
     });
     const tLoaded = performance.now();

@@ -7,16 +7,27 @@
  * - within the typed-KV test's tolerance of the reference backend with f16 KV (which multiplies in f64).
  * Cases: Qwen2.5-0.5B's group of 7 heads per KV head, MHA, a sliding window, soft-capping, head sizes with a 4-column
  * (36) and a scalar (6) tail past the 8-value widening.
+ * Calls whose widened f32 K/V fit in cache (all of these) take the widened path by default
+ * (src/backend/wasm/attention-widen.ts: the layer's K/V widened once per call, then the f32 kernel): the same
+ * equalities hold for it, and the spied widenKv must have widened every step with the expected positions (the last
+ * step's window starts past position 0); the grouped path runs with widenKv made to decline (as an older kernel build
+ * without widen_f16_rows does).
  */
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createCpuOps } from '../../src/backend/cpu/cpu-ops.js';
 import { type KvType, roundQueryForKv } from '../../src/backend/kv-type.js';
-import type { Ops } from '../../src/backend/ops.js';
+import type { AttentionParams, Ops } from '../../src/backend/ops.js';
+import * as widen from '../../src/backend/wasm/attention-widen.js';
 import { createWasmOps, detectWasmFeatures, type WasmVariant } from '../../src/backend/wasm/index.js';
 import { uniformKvLayers } from '../helpers/kv-layers.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
 import { setActivation } from '../helpers/set-activation.js';
+
+vi.mock('../../src/backend/wasm/attention-widen.js', async (original) => {
+  const actual = await original<typeof import('../../src/backend/wasm/attention-widen.js')>();
+  return { ...actual, widenKv: vi.fn(actual.widenKv) };
+});
 
 /** n values in ±1, rounded to f16 (so an f32 and an f16 cache hold the same values). */
 function randomF16(n: number, next: () => number): Float32Array {
@@ -37,6 +48,7 @@ const STEPS: readonly (readonly [number, number])[] = [
   [0, 261], // a prompt over three blocks (the last partial, not a multiple of 4)
   [261, 1], // decode steps
   [262, 3],
+  [265, 5], // with the window of 150: positions 116 … 269
 ];
 
 /** Attention outputs of the steps on slot 1 of layer 1, with `kvType` KV. */
@@ -88,20 +100,65 @@ for (const config of CONFIGS) {
       '$nHeads heads / $nKvHeads KV heads × $headDim, window $slidingWindow, softcap $softcap',
       async (c) => {
         const wasm = await createWasmOps(config);
-        const f16 = await run(wasm, c, 'f16', 5);
+        const widenKv = vi.mocked(widen.widenKv);
+        widenKv.mockClear();
+        const widened = await run(wasm, c, 'f16', 5);
+        expect(widenKv.mock.results.map((r) => r.value !== null)).toEqual([true, true, true, true]);
+        const firsts = STEPS.map(([startPos]) =>
+          c.slidingWindow > 0 ? Math.max(0, startPos - c.slidingWindow + 1) : 0,
+        );
+        expect(widenKv.mock.calls.map((a) => a[6])).toEqual(
+          STEPS.map(([startPos, n], i) => ({ first: firsts[i], rows: startPos + n - firsts[i]! })),
+        );
+        const real = widenKv.getMockImplementation()!;
+        widenKv.mockImplementation(() => null); // the grouped f16 path
+        const grouped = await run(wasm, c, 'f16', 5);
+        widenKv.mockImplementation(real);
         const f32 = await run(wasm, c, 'f32', 5);
         wasm.destroy();
         const ref = await run(createCpuOps(), c, 'f16', 5);
-        for (let s = 0; s < STEPS.length; s++) {
-          expect(f16[s].length).toBe(ref[s].length);
-          for (let i = 0; i < ref[s].length; i++) {
-            if (!Object.is(f16[s][i], f32[s][i]))
-              expect.fail(`step ${s} [${i}]: f16 KV ${f16[s][i]} vs f32 KV ${f32[s][i]}`);
-            if (!(Math.abs(f16[s][i] - ref[s][i]) <= 2e-4))
-              expect.fail(`step ${s} [${i}]: ${f16[s][i]} vs reference ${ref[s][i]}`);
+        for (const [path, f16] of [
+          ['widened', widened],
+          ['grouped', grouped],
+        ] as const) {
+          for (let s = 0; s < STEPS.length; s++) {
+            expect(f16[s].length).toBe(ref[s].length);
+            for (let i = 0; i < ref[s].length; i++) {
+              if (!Object.is(f16[s][i], f32[s][i]))
+                expect.fail(`${path}, step ${s} [${i}]: f16 KV ${f16[s][i]} vs f32 KV ${f32[s][i]}`);
+              if (!(Math.abs(f16[s][i] - ref[s][i]) <= 2e-4))
+                expect.fail(`${path}, step ${s} [${i}]: ${f16[s][i]} vs reference ${ref[s][i]}`);
+            }
           }
         }
       },
     );
   });
 }
+
+describe('widenRange', () => {
+  const params = (nKvHeads: number, extra: Partial<AttentionParams> = {}): AttentionParams => ({
+    nHeads: 14,
+    nKvHeads,
+    headDim: 64,
+    scale: 0.125,
+    slidingWindow: 0,
+    softcap: 0,
+    ...extra,
+  });
+  it('widens f16 K/V while the f32 copy fits in cache (8 MiB for a row, 16 MiB for a batch of 4+)', () => {
+    expect(widen.widenRange(params(2), 1, 4095, 1)).toEqual({ first: 0, rows: 4096 }); // 4 MiB
+    expect(widen.widenRange(params(7), 1, 4095, 1).rows).toBe(0); // 14 MiB, one row: grouped path
+    expect(widen.widenRange(params(7), 1, 4032, 64)).toEqual({ first: 0, rows: 4096 }); // 14 MiB, a batch
+    expect(widen.widenRange(params(14), 1, 4032, 64).rows).toBe(0); // 28 MiB
+    expect(widen.widenRange(params(14, { slidingWindow: 1024 }), 1, 4095, 1)).toEqual({
+      first: 3072,
+      rows: 1024,
+    });
+  });
+  it('leaves other KV kinds and non-causal calls alone', () => {
+    expect(widen.widenRange(params(2), 0, 100, 1).rows).toBe(0);
+    expect(widen.widenRange(params(2), 2, 100, 1).rows).toBe(0);
+    expect(widen.widenRange(params(2, { causal: false }), 1, 100, 4).rows).toBe(0);
+  });
+});

@@ -3,7 +3,8 @@
  * llama.cpp gives for `next` after evaluating `tokens` and erasing positions [n_keep, n_keep + n_discard)
  * (llama_memory_seq_rm + llama_memory_seq_add, its K-shift re-rotating the moved keys; made by
  * scripts/oracle/make-shift-reference.mjs). llama3 (norm RoPE with llama3 frequency factors) with an F32 cache, qwen3
- * (neox RoPE, head 64) with a Q8_0 cache (dequantize, un-rotate Hadamard, RoPE, requantize). The same tokens without
+ * (neox RoPE, head 64) with a Q8_0 cache (dequantize, un-rotate Hadamard, RoPE, requantize) and with an F16 one
+ * (`--kv-type f16`: WASM's default for decoders). The same tokens without
  * a shift give logits several units away, so a shift that moved without re-rotating, or did nothing, fails.
  */
 
@@ -32,6 +33,8 @@ interface ShiftReference {
 const CASES = [
   { fixture: 'llama3-f16.shift-f32.json', model: 'llama3-f16.gguf', tolerance: 0.02 },
   { fixture: 'qwen3-f16.shift-q8_0.json', model: 'qwen3-f16.gguf', tolerance: 0.1 },
+  // f16: WASM's default KV type for decoders (src/api/default-kv-type.ts), with chat's default context shift.
+  { fixture: 'qwen3-f16.shift-f16.json', model: 'qwen3-f16.gguf', tolerance: 0.02 }, // measured 0.0075
 ].map((c) => ({
   ...c,
   ref: JSON.parse(readFileSync(new URL(`../fixtures/kv/${c.fixture}`, import.meta.url), 'utf8')) as ShiftReference,

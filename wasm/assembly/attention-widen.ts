@@ -65,3 +65,24 @@ export function widenF16Rows(dst: usize, base: usize, stride: usize, b: i32, e: 
   }
   if (b > e) store<u64>(dst, touched);
 }
+
+/**
+ * Widens f16 rows r0 ≤ r < r1 of `cols` values each (f16 [rows, cols] at `x`) into f32 [rows, cols] at `out`, in the
+ * matvec signature so the host's thread pool can split the rows (`_p`, `_n`, `_s` unused). The host runs it over a
+ * layer's f16 K and V before an attention call whose f32 copy fits in cache (src/backend/wasm/attention-widen.ts):
+ * one sequential pass instead of the grouped path's strided blocks, and once for all the rows of a prefill batch
+ * instead of once per row. Values exactly loadF16's.
+ */
+export function widen_f16_rows(_p: usize, x: usize, out: usize, cols: i32, r0: i32, r1: i32, _n: i32, _s: i32): void {
+  const end = <usize>r1 * <usize>cols;
+  let i = <usize>r0 * <usize>cols;
+  if (ASC_FEATURE_SIMD) {
+    for (; i + 8 <= end; i += 8) {
+      const h = v128.load(x + (i << 1));
+      const o = out + (i << 2);
+      v128.store(o, widen4(h, false));
+      v128.store(o, widen4(h, true), 16);
+    }
+  }
+  for (; i < end; i++) store<f32>(out + (i << 2), loadF16(x + (i << 1)));
+}

@@ -11,6 +11,8 @@ export { gemv_f32, gemv_f16, gemv_bf16 } from './gemv-float';
 export { attention_f32, attention_heads } from './attention';
 export { attention_kv, attention_kv_heads } from './attention-kv';
 export { attention_split_heads } from './attention-split';
+export { widen_f16_rows } from './attention-widen';
+export { f16_round, f16_store_rows } from './kv-f16-rows';
 export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';

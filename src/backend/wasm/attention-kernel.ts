@@ -11,6 +11,7 @@ import { alibiSlopes } from '../alibi.js';
 import type { AttentionParams } from '../ops.js';
 import type { KernelExports } from './kernel-exports.js';
 import { runSplit, splitParts, splitScratchBytes } from './attention-split.js';
+import { widenBytes, widenKv, widenRange } from './attention-widen.js';
 import type { ThreadPool } from './thread-pool.js';
 import type { WasmHeap } from './wasm-heap.js';
 
@@ -65,10 +66,19 @@ function partsOffset(p: AttentionParams, ctx: number, kind: number): number {
  * Scratch bytes of one call with KV kind `kind` (0 f32, 1 f16, 2 q8_0, 3 q4_0): the scores [nHeads, ctx] f32, the
  * parameter block, the ALiBi slopes [nHeads] f32; for f16 KV the widening scratch f32 [nHeads, POSITION_BLOCK,
  * headDim] (one block of widened K or V rows per chunk of heads, the chunk starting at head (or split item) h using
- * block h: threads never share one); then the split path's partial results for up to a group's count of parts.
+ * block h: threads never share one); then the split path's partial results for up to a group's count of parts; then,
+ * for f16 KV whose copy fits in cache, the call's `n` rows' widened K and V (attention-widen.ts).
  */
-export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number): number {
-  return partsOffset(p, ctx, kind) + splitScratchBytes(p.nHeads, p.headDim, p.nHeads / p.nKvHeads);
+export function attentionScratchBytes(p: AttentionParams, ctx: number, kind: number, n = 1): number {
+  const range = widenRange(p, kind, ctx - n, n);
+  return widenedOffset(p, ctx, kind) + (range.rows > 0 ? widenBytes(p, range.rows) : 0);
+}
+
+/** Byte offset of a call's widened f16 K/V (attention-widen.ts) after the split path's partials (64-aligned). */
+function widenedOffset(p: AttentionParams, ctx: number, kind: number): number {
+  return (
+    Math.ceil((partsOffset(p, ctx, kind) + splitScratchBytes(p.nHeads, p.headDim, p.nHeads / p.nKvHeads)) / 64) * 64
+  );
 }
 
 /** A call record with placeholder operands, for a backend to refill per call. */
@@ -88,8 +98,9 @@ function slopesOf(nHeads: number, maxBias: number): Float32Array {
 }
 
 /**
- * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind): [nHeads,
- * startPos + n] f32, then the parameter block, the ALiBi slopes, f16 KV's widening blocks, the split's partials.
+ * Runs one attention call; `scores` is scratch of attentionScratchBytes(params, startPos + n, kind, n):
+ * [nHeads, startPos + n] f32, then the parameter block, the ALiBi slopes, f16 KV's widening blocks, the split's
+ * partials, the call's widened f16 K and V.
  */
 export function runAttentionKernel(
   heap: WasmHeap,
@@ -135,9 +146,21 @@ export function runAttentionKernel(
   i32[at + 16] = 0; // the rows' shift from their placed position to their own (non-causal rows below)
   // f16 KV: the widening scratch of the grouped path (sized by attentionScratchBytes with headDim), 0 = none.
   i32[at + 24] = c.kind === 1 && c.sinks === 0 ? scores + widenOffset(nHeads, ctx) : 0;
+  // f16 KV while the f32 copy fits in cache: K and V widened once for the call's rows, then the f32 kernel
+  // (attention-widen.ts); otherwise the grouped f16 path below.
+  let kind = c.kind;
+  const range = widenRange(c.params, kind, c.startPos, c.n);
+  const widened =
+    range.rows > 0 ? widenKv(k, pool, c.params, c.k, c.v, scores + widenedOffset(c.params, ctx, kind), range) : null;
+  if (widened) {
+    i32[at + 2] = widened[0];
+    i32[at + 3] = widened[1];
+    kind = 0;
+    i32[at + 13] = kind;
+  }
   if (alibi) f32.set(slopesOf(nHeads, alibi), (p + PARAM_BYTES) >>> 2);
   const work = nHeads * c.n * headDim * (window > 0 ? Math.min(ctx, window) : ctx);
-  const name = c.kind === 0 ? 'attention_heads' : 'attention_kv_heads';
+  const name = kind === 0 ? 'attention_heads' : 'attention_kv_heads';
   const parallel = pool !== null && nHeads >= 2 && work >= MIN_PARALLEL_ATTENTION;
   if (c.params.causal !== false) {
     // A decode row with fewer KV heads than threads: positions split across threads instead (attention-split.ts).
@@ -145,7 +168,7 @@ export function runAttentionKernel(
     const splittable =
       pool !== null &&
       c.n === 1 &&
-      c.kind <= 1 &&
+      kind <= 1 &&
       c.sinks === 0 &&
       !alibi &&
       nHeads % nKvHeads === 0 &&
@@ -188,7 +211,7 @@ export function runAttentionKernel(
     // reads 1.2 MB of them per row and head, out of 19 MB for all heads). The same work per (row, head); rows go in
     // pairs sharing each K/V load where the pair kernel applies (its second scores row is the next head's, free here).
     const cols = nHeads * headDim;
-    const pairs = c.kind === 0 && c.params.softcap === 0 && c.sinks === 0 && !alibi && nHeads >= 2 && headDim % 4 === 0;
+    const pairs = kind === 0 && c.params.softcap === 0 && c.sinks === 0 && !alibi && nHeads >= 2 && headDim % 4 === 0;
     const paired = pairs && c.qStride === cols * 4 && c.outCols === cols ? 2 : 1;
     // Windowed rows (EmbeddingGemma's sliding layers) pair too, each row with its own key range.
     const pairKernel = window > 0 ? k.attention_pair_window_heads : k.attention_pair_heads;

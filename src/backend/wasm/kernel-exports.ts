@@ -86,6 +86,18 @@ export interface KernelExports {
    */
   attention_split_heads: GemvKernel;
   /**
+   * f16 rows r0 … r1−1 of `k` values at `x` widened into f32 rows at `out` (a layer's f16 K / V before a prefill
+   * batch's attention, see wasm/assembly/attention-widen.ts); other arguments unused.
+   */
+  widen_f16_rows: GemvKernel;
+  /**
+   * f32 rows r0 … r1−1 of `k` values (row r at x + 4·r·n) stored as f16 (row r at out + 2·r·s), the f16 KV cache's
+   * rows (wasm/assembly/kv-f16-rows.ts); the first argument unused.
+   */
+  f16_store_rows: GemvKernel;
+  /** out[i] = x[i] rounded to f16, as f32, for i < count (q for an f16 KV cache; wasm/assembly/kv-f16-rows.ts). */
+  f16_round(x: number, out: number, count: number): void;
+  /**
    * Causal attention of q [n, nHeads·headDim] over f32 k/v caches [ctx, nKvHeads·headDim] into out, for heads
    * h0 ≤ h < h1; `scores` is f32 scratch [nHeads, startPos + n] (wasm/assembly/attention.ts).
    */
@@ -253,6 +265,7 @@ export const GEMV_NAMES = [
   'mamba2_heads',
   'gemm_f32',
   'gemm_f16',
+  'widen_f16_rows',
 ] as const;
 
 /** One kernel name. */

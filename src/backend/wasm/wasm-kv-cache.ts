@@ -17,7 +17,11 @@ import {
   roundQueryForKv,
 } from '../kv-type.js';
 import type { KvCacheSpec, KvRows } from '../ops.js';
+import type { KernelExports } from './kernel-exports.js';
 import type { WasmHeap } from './wasm-heap.js';
+
+/** The kernels an f16 cache converts with (wasm/assembly/kv-f16-rows.ts); absent from an older kernel build. */
+type F16Kernels = Partial<Pick<KernelExports, 'f16_store_rows' | 'f16_round'>>;
 
 /** Byte offsets of one layer's K and V of one slot: [contextLength, kvRowBytes] each. */
 interface KvOffsets {
@@ -54,11 +58,15 @@ export class WasmKvCache {
   /** The heap region holding the cache (the next cache reuses it when it fits). */
   readonly region: { byteOffset: number; byteLength: number };
 
-  /** Places the cache in `previous` (a former cache's region) when it fits, zeroing what it uses, else in a new one. */
+  /**
+   * Places the cache in `previous` (a former cache's region) when it fits, zeroing what it uses, else in a new one.
+   * `kernels`: the f16 conversions in WASM (else, or in an older kernel build, in JavaScript: the same values).
+   */
   constructor(
     private readonly heap: WasmHeap,
     spec: KvCacheSpec,
     previous: { byteOffset: number; byteLength: number },
+    private readonly kernels: F16Kernels = {},
   ) {
     const type = spec.kvType ?? 'f32';
     checkKvType(type, spec.layers);
@@ -105,6 +113,13 @@ export class WasmKvCache {
     const cols = kvLayerCols(this.spec, layer);
     const rowBytes = kvRowBytes(this.type, cols);
     const rot = kvRotations(this.type, this.spec.layers[layer].headDim);
+    const toF16 = this.kernels.f16_store_rows;
+    if (this.type === 'f16' && typeof toF16 === 'function') {
+      // f16 rows (never rotated) converted in WASM: rows [0, n) at `stride` values apart into rows of `cols`.
+      toF16(0, k, cache.k + startPos * rowBytes, cols, 0, n, stride, cols);
+      toF16(0, v, cache.v + startPos * rowBytes, cols, 0, n, stride, cols);
+      return;
+    }
     const f32 = this.heap.f32;
     const u8 = this.heap.u8;
     for (let i = 0; i < n; i++) {
@@ -135,13 +150,18 @@ export class WasmKvCache {
     const cache = this.at(slot, layer);
     const kind = KV_KINDS[this.type];
     if (kind === 0) return this.fill(cache.k, cache.v, q, kind);
-    const qRows = this.rowScratch(n * qCols);
-    qRows.set(this.heap.f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
     const bytes = kind === 1 ? n * qCols * 4 : kvRowBytes('q8_0', n * qCols);
     if (bytes > this.qScratch.byteLength) {
       this.qScratch = this.heap.alloc(Math.max(bytes, 2 * this.qScratch.byteLength), 'attention q scratch');
     }
     const at = this.qScratch.byteOffset;
+    const round = this.kernels.f16_round;
+    if (kind === 1 && typeof round === 'function') {
+      round(q, at, n * qCols); // q rounded to f16 in WASM (f32 [n, qCols])
+      return this.fill(cache.k, cache.v, at, kind);
+    }
+    const qRows = this.rowScratch(n * qCols);
+    qRows.set(this.heap.f32.subarray(q >>> 2, (q >>> 2) + n * qCols));
     if (kind === 1) {
       roundQueryForKv('f16', qRows);
       this.heap.f32.set(qRows, at >>> 2);

@@ -124,7 +124,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   }
 
   createKvCache(spec: KvCacheSpec): KvType {
-    this.kv = new WasmKvCache(this.heap, spec, this.kv?.region ?? { byteOffset: 0, byteLength: 0 });
+    this.kv = new WasmKvCache(this.heap, spec, this.kv?.region ?? { byteOffset: 0, byteLength: 0 }, this.k);
     return this.kv.type;
   }
 
@@ -225,8 +225,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     const o = act(out);
     const ctx = startPos + n;
     const cache = this.requireKvCache().attentionInputs(slot, layer, act(q).byteOffset, q.cols, n);
-    // [nHeads, ctx] f32, parameters, slopes, f16 KV widening blocks, split partials
-    const scores = this.scratch(attentionScratchBytes(params, ctx, cache.kind));
+    // [nHeads, ctx] f32, parameters, slopes, f16 KV widening blocks, split partials, a batch's widened f16 K/V
+    const scores = this.scratch(attentionScratchBytes(params, ctx, cache.kind, n));
     const c = this.attnCall; // refilled per call: no object per layer per token
     c.out = o.byteOffset;
     c.outCols = out.cols;

@@ -1,15 +1,18 @@
 /**
  * `EngineOptions.kvType` (issue #20): validated up front, passed to the backend, reported by `stats()` with the KV
  * bytes (Q8_0 about half of F16), and a type a backend cannot store is a clear `LlmError` (WebGPU stores only its own).
+ * Without it: the backend's own type, except f16 for decoders on wasm (src/api/default-kv-type.ts).
  */
 
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { KvType } from '../../../src/backend/kv-type.js';
 import { llmError } from '../../helpers/llm-error.js';
-import { sharedPath } from '../../helpers/shared-path.js';
+import { RECORDED_FIXTURE_DIR, sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'arch', 'llama3-f16.gguf'); // 2 layers × 2 KV heads × 32
+const BERT = join(RECORDED_FIXTURE_DIR, 'bert-f32-embd-cls-noncausal-s1.gguf'); // an encoder
 const CONTEXT = 64;
 const SLOTS = 2;
 
@@ -44,6 +47,17 @@ describe('kvType engine option', () => {
     const engine = await createEngine({ model: MODEL, backend: 'cpu', contextLength: CONTEXT, warmup: false });
     expect((await engine.stats()).kvCache.type).toBe('f32');
     await engine.unload();
+  });
+
+  it('defaults to f16 on wasm for a decoder (llama.cpp’s default), f32 for an encoder', async () => {
+    const opts = { backend: 'wasm', threads: 1, contextLength: CONTEXT, warmup: false } as const;
+    const engine = await createEngine({ model: MODEL, ...opts });
+    const { kvCache } = await engine.stats();
+    expect(kvCache).toEqual({ type: 'f16', bytes: 2 * 2 * 2 * CONTEXT * 64 * 2 }); // 2 slots × 2 layers × (K, V)
+    await engine.unload();
+    const bert = await createEngine({ model: BERT, ...opts });
+    expect((await bert.stats()).kvCache.type).toBe('f32');
+    await bert.unload();
   });
 
   it('rejects an unknown type before loading', async () => {

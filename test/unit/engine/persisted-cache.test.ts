@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/api/create-engine.js';
 import type { Engine, EngineOptions } from '../../../src/api/engine.js';
 import type { ChatMessage } from '../../../src/api/types.js';
+import type { KvType } from '../../../src/backend/kv-type.js';
 import {
   type PromptCacheStore,
   deletePromptCache,
@@ -52,15 +53,13 @@ async function open(options: Partial<EngineOptions>): Promise<Engine> {
 /** Greedy continuation of the long prompt on a cold engine of `backend` (no persisted cache). */
 const LONG = `${SYSTEM} One day she found a`;
 const coldLong = new Map<string, string>();
-async function coldText(backend: 'cpu' | 'wasm'): Promise<string> {
-  if (!coldLong.has(backend)) {
-    const e = await open({ backend, threads: 1, persistedCache: false });
-    coldLong.set(
-      backend,
-      (await e.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 })).choices[0].text,
-    );
+async function coldText(backend: 'cpu' | 'wasm', kvType?: KvType): Promise<string> {
+  const key = `${backend}:${kvType ?? 'default'}`;
+  if (!coldLong.has(key)) {
+    const e = await open({ backend, threads: 1, persistedCache: false, ...(kvType ? { kvType } : {}) });
+    coldLong.set(key, (await e.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 })).choices[0].text);
   }
-  return coldLong.get(backend) ?? '';
+  return coldLong.get(key) ?? '';
 }
 
 async function chat(e: Engine, user: string): Promise<{ text: string; cached: number }> {
@@ -174,16 +173,32 @@ describe('persisted prompt cache', () => {
 
   it('the wasm backend saves and restores its KV rows too (and a cpu entry restores on wasm: both f32)', async () => {
     const store = memoryPromptCacheStore();
-    const a = await open({ backend: 'wasm', threads: 1, persistedCache: { store, auto: false } });
+    const a = await open({ backend: 'wasm', threads: 1, kvType: 'f32', persistedCache: { store, auto: false } });
     await a.completions.create({ prompt: LONG, temperature: 0, max_tokens: 1 });
     expect(await a.saveCache()).toBe(1);
     const [record] = await listPromptCaches({ store });
     expect(record.kv).toMatch(/^f32:/);
     for (const backend of ['wasm', 'cpu'] as const) {
-      const b = await open({ backend, threads: 1, persistedCache: { store } });
+      const b = await open({ backend, threads: 1, kvType: 'f32', persistedCache: { store } });
       const r = await b.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 });
       expect(r.usage.prompt_tokens_details?.cached_tokens).toBe(r.usage.prompt_tokens - 1);
-      expect(r.choices[0].text).toBe(await coldText(backend));
+      expect(r.choices[0].text).toBe(await coldText(backend, 'f32'));
     }
+  });
+
+  it('wasm’s default f16 KV entries restore on wasm and are never served to an f32 cache', async () => {
+    const store = memoryPromptCacheStore();
+    const a = await open({ backend: 'wasm', threads: 1, persistedCache: { store, auto: false } });
+    await a.completions.create({ prompt: LONG, temperature: 0, max_tokens: 1 });
+    expect(await a.saveCache()).toBe(1);
+    const [record] = await listPromptCaches({ store });
+    expect(record.kv).toMatch(/^f16:/);
+    const b = await open({ backend: 'wasm', threads: 1, persistedCache: { store } });
+    const r = await b.completions.create({ prompt: LONG, temperature: 0, max_tokens: 40 });
+    expect(r.usage.prompt_tokens_details?.cached_tokens).toBe(r.usage.prompt_tokens - 1);
+    expect(r.choices[0].text).toBe(await coldText('wasm'));
+    const c = await open({ backend: 'cpu', persistedCache: { store } });
+    const rc = await c.completions.create({ prompt: LONG, temperature: 0, max_tokens: 1 });
+    expect(rc.usage.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
   });
 });
