@@ -6,7 +6,8 @@
  * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
  * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
  * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused. Q4_K's and
- * Q5_K's multi-token tiles are bit-identical to their one-token tiles.
+ * Q5_K's multi-token tiles are bit-identical to their one-token tiles; K-quants whose f16 super-block scales are
+ * subnormal halves (wasm/assembly/f16-scales.ts) give the same products.
  */
 
 import v8 from 'node:v8';
@@ -191,6 +192,31 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
                 Array.from(one),
               );
             }
+          }
+        }
+      },
+    );
+
+    it.runIf(qt.blockElements === 256)(
+      `${qt.name}: subnormal f16 super-block scales (weights ~1e-3, as small real tensors quantize) — rows 5, 37 × tokens 1, 5, 8`,
+      async () => {
+        const k = rowLength(qt, 3);
+        for (const nRows of [5, 37]) {
+          const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 11 + nRows, 1e-3));
+          // The quantized d (Q4_K/Q5_K: d at 0 and dmin at 2; Q6_K: d at 208) must include subnormal halves.
+          const dAt = qt.id === GgmlType.Q6_K ? 208 : 0;
+          let subnormal = 0;
+          for (let b = 0; b < bytes.length; b += qt.blockBytes) {
+            const h = bytes[b + dAt]! | (bytes[b + dAt + 1]! << 8);
+            if ((h & 0x7c00) === 0 && (h & 0x3ff) !== 0) subnormal++;
+          }
+          expect(subnormal, 'subnormal super-block scales').toBeGreaterThan(0);
+          for (const n of [1, 5, 8]) {
+            const x = randomF32(n * k, n * 13 + nRows, 3);
+            const want = await matmul(pairs, qt.id, bytes, k, nRows, x, n);
+            const got = await matmul(r4, qt.id, bytes, k, nRows, x, n);
+            expect(want.every((v) => v !== 0 && Number.isFinite(v))).toBe(true);
+            expectClose(got, want, `${qt.name} rows ${nRows} n ${n}`, qt.id, bytes, x, k);
           }
         }
       },

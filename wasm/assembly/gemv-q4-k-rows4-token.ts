@@ -7,7 +7,7 @@
  * by side. Per sub-block the arithmetic and its order are those of the multi-token tile's, so results are
  * bit-identical to it.
  */
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 import { fmaF32x4 } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q4_K). */
@@ -92,8 +92,8 @@ const GROUP_BLOCK: usize = 576;
     const pg = wg + <usize>(c >> 2) * GROUP_BLOCK;
     if ((c & 1) == 0) {
       // A new half super-block: sub-blocks 4h … 4h + 3 (and a new super-block when h = 0).
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (c >> 1) & 1, false);
       mb = sixBitBytes(pg, (c >> 1) & 1, true);
     }

@@ -13,7 +13,7 @@
  * only where rows4_kernels() is 1); elsewhere a trap.
  */
 import { gemvRows4, storeTile } from './rows4-driver';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 import { fmaF32x4 } from './simd-dot';
 import { tokenQ4K } from './gemv-q4-k-rows4-token';
 
@@ -91,8 +91,8 @@ const GROUP_BLOCK: usize = 576;
   for (let j = 0; j < nbk << 3; j++) {
     const pg = wg + <usize>(j >> 3) * GROUP_BLOCK;
     if ((j & 3) == 0) {
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (j >> 2) & 1, false);
       mb = sixBitBytes(pg, (j >> 2) & 1, true);
     }

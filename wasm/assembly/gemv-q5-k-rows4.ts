@@ -16,7 +16,7 @@
  */
 import { laneByte, sixBitBytes } from './gemv-q4-k-rows4-token';
 import { gemvRows4, storeRows, storeTile } from './rows4-driver';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 import { fmaF32x4 } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q5_K). */
@@ -34,8 +34,8 @@ const GROUP_BLOCK: usize = 704;
     const pg = wg + <usize>(c >> 2) * GROUP_BLOCK;
     if ((c & 1) == 0) {
       // A new half super-block: sub-blocks 4h … 4h + 3 (and a new super-block when h = 0).
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (c >> 1) & 1, false);
       mb = sixBitBytes(pg, (c >> 1) & 1, true);
     }
@@ -134,8 +134,8 @@ const GROUP_BLOCK: usize = 704;
   for (let j = 0; j < nbk << 3; j++) {
     const pg = wg + <usize>(j >> 3) * GROUP_BLOCK;
     if ((j & 3) == 0) {
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (j >> 2) & 1, false);
       mb = sixBitBytes(pg, (j >> 2) & 1, true);
     }

@@ -14,7 +14,7 @@
  */
 import { gemvRows4, storeTile } from './rows4-driver';
 import { fmaF32x4 } from './simd-dot';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
 @final class Tiles {
@@ -86,7 +86,7 @@ import { scales4 } from './gemv-stored-rows4';
   for (let bi = 0; bi < nb; bi++) {
     const sb = wg + <usize>(bi >> 3) * 840; // the group super-block
     const bl = bi & 7;
-    if (bl == 0) d = scales4(sb); // a branch every eighth block: cheaper than converting d every time
+    if (bl == 0) d = kScales4(sb); // a branch every eighth block: cheaper than converting d every time
     const cb = sb + 8 + <usize>bl * 96;
     const c0 = v128.load(cb), c1 = v128.load(cb, 16), c2 = v128.load(cb, 32);
     const c3 = v128.load(cb, 48), c4 = v128.load(cb, 64), c5 = v128.load(cb, 80);

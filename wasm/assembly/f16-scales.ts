@@ -1,0 +1,49 @@
+/**
+ * f16 → f32 for the K-quants' super-block scales (Q4_K/Q5_K d and dmin, Q6_K d), which are often subnormal halves:
+ * a Q6_K d is max|w| / (32·127) and a Q4_K d the largest 6-bit sub-block scale / 63, so a tensor of small weights
+ * (|w| < 0.008 for Q6_K) holds many below 2^−14. simd-dot.ts's f16ToF32 / f16x4ToF32x4 shift a half into f32
+ * position and multiply by 2^112 — exact, but a subnormal half becomes a subnormal f32 operand, which costs a
+ * microcode assist per multiply on x86: the K-quant matvecs ran at half speed on such tensors (an LFM2-shaped
+ * ffn_down 7.8 vs 14.9 GB/CPU-s). Here normals get an integer rebias of the exponent and a subnormal (or zero)
+ * is (1 + m/1024)·2^−14 − 2^−14 = m·2^−24, exact with normal operands only: the same values for every finite half.
+ * A few more instructions than the multiply, so the per-block scales of Q4_0/Q5_0/Q8_0 (converted every 32
+ * weights, and subnormal only for |w| < 5·10^−4) keep the multiply.
+ */
+
+/** f32 bits to add to a half's exponent/mantissa shifted into f32 position: the exponent rebias 127 − 15. */
+const REBIAS_BITS: i32 = 112 << 23;
+/** 2^−14, the smallest normal half. */
+const MIN_NORMAL: f32 = 6.103515625e-5;
+
+/** IEEE half (finite) → f32 with no subnormal operand (see the file header). */
+// @ts-ignore: decorator
+@inline export function scaleF16ToF32(h: u32): f32 {
+  const bits = (h & 0x7fff) << 13;
+  const sub = reinterpret<f32>(bits + (REBIAS_BITS + (1 << 23))) - MIN_NORMAL;
+  const mag = select<f32>(reinterpret<f32>(bits + REBIAS_BITS), sub, (h & 0x7c00) != 0);
+  return reinterpret<f32>(reinterpret<u32>(mag) | ((h & 0x8000) << 16));
+}
+
+/** Loads the f16 scale at `p` as f32 (scaleF16ToF32). */
+// @ts-ignore: decorator
+@inline export function loadScaleF16(p: usize): f32 {
+  return scaleF16ToF32(<u32>load<u16>(p));
+}
+
+/**
+ * Four halves (u32 lanes) → f32x4 as scaleF16ToF32, without a select: n = the rebiased bits (right for normals; for a
+ * subnormal (1 + m/1024)·2^−15) and s = 2·n − 2^−14 (m·2^−24, right for subnormals), and the smaller is the right
+ * one — s ≥ n exactly when n ≥ 2^−14, i.e. for normals, and for subnormals s < n as m < 1024. `pmin` is one minps.
+ */
+// @ts-ignore: decorator
+@inline export function scaleF16x4ToF32x4(h32: v128): v128 {
+  const n = i32x4.add(i32x4.shl(v128.and(h32, i32x4.splat(0x7fff)), 13), i32x4.splat(REBIAS_BITS));
+  const s = f32x4.sub(i32x4.add(n, i32x4.splat(1 << 23)), f32x4.splat(MIN_NORMAL));
+  return v128.or(f32x4.pmin(n, s), i32x4.shl(v128.and(h32, i32x4.splat(0x8000)), 16));
+}
+
+/** The four rows' f16 super-block scales at `pb` (a 4-row group's d or dmin) → f32x4. */
+// @ts-ignore: decorator
+@inline export function kScales4(pb: usize): v128 {
+  return scaleF16x4ToF32x4(i32x4.extend_low_i16x8_u(v128.load64_zero(pb)));
+}
