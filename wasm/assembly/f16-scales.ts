@@ -14,6 +14,8 @@
 const REBIAS_BITS: i32 = 112 << 23;
 /** 2^−14, the smallest normal half. */
 const MIN_NORMAL: f32 = 6.103515625e-5;
+/** Its f32 bits: 113 << 23, the rebias plus one. */
+const MIN_NORMAL_BITS: i32 = REBIAS_BITS + (1 << 23);
 
 /** IEEE half (finite) → f32 with no subnormal operand (see the file header). */
 // @ts-ignore: decorator
@@ -32,14 +34,18 @@ const MIN_NORMAL: f32 = 6.103515625e-5;
 
 /**
  * Four halves (u32 lanes) → f32x4 as scaleF16ToF32, without a select: n = the rebiased bits (right for normals; for a
- * subnormal (1 + m/1024)·2^−15) and s = 2·n − 2^−14 (m·2^−24, right for subnormals), and the smaller is the right
- * one — s ≥ n exactly when n ≥ 2^−14, i.e. for normals, and for subnormals s < n as m < 1024. `pmin` is one minps.
+ * subnormal (1 + m/1024)·2^−15) and s = the bits rebiased one more, less 2^−14 (m·2^−24 for a subnormal), and the
+ * smaller is the right one — s ≥ n exactly when n ≥ 2^−14, i.e. for normals, and for subnormals s < n as m < 1024.
+ * `pmin` is one minps. Two constants only (2^−14's bits are the second rebias): V8 rebuilds each v128 constant at
+ * every use, so shifts stand in for the masks.
  */
 // @ts-ignore: decorator
 @inline export function scaleF16x4ToF32x4(h32: v128): v128 {
-  const n = i32x4.add(i32x4.shl(v128.and(h32, i32x4.splat(0x7fff)), 13), i32x4.splat(REBIAS_BITS));
-  const s = f32x4.sub(i32x4.add(n, i32x4.splat(1 << 23)), f32x4.splat(MIN_NORMAL));
-  return v128.or(f32x4.pmin(n, s), i32x4.shl(v128.and(h32, i32x4.splat(0x8000)), 16));
+  const bits = i32x4.shr_u(i32x4.shl(h32, 17), 4); // exponent and mantissa in f32 position, sign dropped
+  const n = i32x4.add(bits, i32x4.splat(REBIAS_BITS));
+  const minNormal = i32x4.splat(MIN_NORMAL_BITS); // (127 − 14) << 23: 2^−14 as f32, and the rebias + 1 as bits
+  const s = f32x4.sub(i32x4.add(bits, minNormal), minNormal);
+  return v128.or(f32x4.pmin(n, s), i32x4.shl(i32x4.shr_u(h32, 15), 31));
 }
 
 /** The four rows' f16 super-block scales at `pb` (a 4-row group's d or dmin) → f32x4. */

@@ -91,9 +91,12 @@ const GROUP_BLOCK: usize = 576;
   for (let c = 0; c < nbk << 2; c++) {
     const pg = wg + <usize>(c >> 2) * GROUP_BLOCK;
     if ((c & 1) == 0) {
-      // A new half super-block: sub-blocks 4h … 4h + 3 (and a new super-block when h = 0).
-      d = kScales4(pg);
-      nm = f32x4.neg(kScales4(pg + 8));
+      // A new half super-block: sub-blocks 4h … 4h + 3; when h = 0 a new super-block, its d and −dmin (converted
+      // once per super-block: kScales4 costs a few instructions more than the multiply it replaced).
+      if ((c & 3) == 0) {
+        d = kScales4(pg);
+        nm = f32x4.neg(kScales4(pg + 8));
+      }
       sb = sixBitBytes(pg, (c >> 1) & 1, false);
       mb = sixBitBytes(pg, (c >> 1) & 1, true);
     }
