@@ -189,5 +189,17 @@ const GROUP_BLOCK: usize = 704;
  * gemv_q4_0_r4; k % 256 == 0), tiles of 8, 4 and 1 tokens.
  */
 export function gemv_q5_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+  if (n == 1 && ((r0 | r1) & 3) == 0) tokenGroups(w, x, out, k, r0 >> 2, r1 >> 2);
+  else gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+}
+
+/** Decode's case, whole groups g0 … g1−1, in a function of its own (see gemv-q4-k-rows4.ts's tokenGroups). */
+function tokenGroups(w: usize, x: usize, out: usize, k: i32, g0: i32, g1: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const nbk = k >> 8;
+  const gb = <usize>nbk * GROUP_BLOCK;
+  for (let g = g0; g < g1; g++) v128.store(out + (<usize>g << 4), tokenQ5K(w + <usize>g * gb, x, nbk, k));
 }
