@@ -1,7 +1,8 @@
 /**
  * The decode matvec paths of every kernel build (scalar, simd128, relaxed-simd when this Node can enable it), called
  * directly on one memory: Q4_0's two-rows-at-a-time dot, Q8_0's relaxed sign-split dot, the Q4_K/Q6_K/Q5_K dots,
- * MXFP4's swizzle lookup, on raw random block bytes (every nibble, every Q8_0 byte including −128, random scales), with block counts that hit
+ * MXFP4's swizzle lookup, on raw random block bytes (every nibble, every Q8_0 byte including −128, random scales, a
+ * quarter of them subnormal halves), with block counts that hit
  * the main loops and their tails (1, 3, 7, 28 blocks) and odd row counts, for 1 token and for 5 (a 4-token tile + 1).
  * Reference: f64 Σ dequantized weight × the kernel's own Q8 activation (read back from memory), so the only
  * tolerance is f32 accumulation order: 2e-6 · Σ|w·x|.
@@ -85,8 +86,12 @@ function randomBytes(n: number, seed: number): Uint8Array {
   return b;
 }
 
-/** An f16 in [2^-9, 2^-6) with a random sign (sane block scales: no inf/NaN, no huge sums). */
+/**
+ * An f16 in [2^-9, 2^-6) with a random sign (sane block scales: no inf/NaN, no huge sums), or for a quarter of the
+ * bytes a subnormal half (exponent 0, as K-quant super-block scales of small weights often are: f16-scales.ts).
+ */
 function f16Scale(r: number): number {
+  if (((r >> 3) & 3) === 0) return ((r & 1) << 15) | ((r * 37) & 0x3ff);
   return ((r & 1) << 15) | ((6 + ((r >> 1) & 3)) << 10) | ((r * 37) & 0x3ff);
 }
 

@@ -5,8 +5,9 @@
  * within f32 rounding (the same integer block sums; only the float order differs) for row counts
  * off a multiple of 4, 1…9, 11 and 17 tokens (the 8-, 4- and 1-token tiles and their mixes) and two threads whose
  * chunks cut 4-row groups; tied tables read back per row (embedding lookups) give the GGUF rows;
- * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused. Q4_K's and
- * Q5_K's multi-token tiles are bit-identical to their one-token tiles.
+ * uploads streamed in pieces rearrange group by group, and a piece starting inside a group is refused. The K-quants'
+ * multi-token tiles are bit-identical to their one-token tiles (decode's own loop over whole groups included), and
+ * K-quants whose f16 super-block scales are subnormal halves (wasm/assembly/f16-scales.ts) give the same products.
  */
 
 import v8 from 'node:v8';
@@ -163,9 +164,9 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
   });
 
   for (const qt of ROWS4_TYPES) {
-    it(`${qt.name}: rows 1, 2, 3, 5, 6, 7, 37 × tokens 1…9, 11, 17 (8-, 4- and 1-token tiles)`, async () => {
+    it(`${qt.name}: rows 1, 2, 3, 5, 6, 7, 8, 36, 37 × tokens 1…9, 11, 17 (8-, 4- and 1-token tiles)`, async () => {
       const k = rowLength(qt, qt.blockElements === 32 ? 3 : 2);
-      for (const nRows of [1, 2, 3, 5, 6, 7, 37]) {
+      for (const nRows of [1, 2, 3, 5, 6, 7, 8, 36, 37]) {
         const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 100 + nRows));
         for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17]) {
           const x = randomF32(n * k, n * 31 + nRows, 3);
@@ -176,11 +177,11 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
       }
     });
 
-    it.runIf(qt.id === GgmlType.Q4_K || qt.id === GgmlType.Q5_K)(
-      `${qt.name}: the 8- and 4-token tiles are bit-identical to the one-token tile (rows 6, 37 × tokens 4, 8, 13)`,
+    it.runIf(qt.id === GgmlType.Q4_K || qt.id === GgmlType.Q5_K || qt.id === GgmlType.Q6_K)(
+      `${qt.name}: the 8- and 4-token tiles are bit-identical to the one-token tile (rows 6, 8, 36, 37 × tokens 4, 8, 13; whole groups take decode's own loop)`,
       async () => {
         const k = rowLength(qt, 2);
-        for (const nRows of [6, 37]) {
+        for (const nRows of [6, 8, 36, 37]) {
           const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 7 + nRows));
           for (const n of [4, 8, 13]) {
             const x = randomF32(n * k, n * 5 + nRows, 3);
@@ -191,6 +192,31 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
                 Array.from(one),
               );
             }
+          }
+        }
+      },
+    );
+
+    it.runIf(qt.blockElements === 256)(
+      `${qt.name}: subnormal f16 super-block scales (weights ~1e-3, as small real tensors quantize) — rows 5, 37 × tokens 1, 5, 8`,
+      async () => {
+        const k = rowLength(qt, 3);
+        for (const nRows of [5, 37]) {
+          const bytes = quantize(qt.id, randomF32(k * nRows, qt.id * 11 + nRows, 1e-3));
+          // The quantized d (Q4_K/Q5_K: d at 0 and dmin at 2; Q6_K: d at 208) must include subnormal halves.
+          const dAt = qt.id === GgmlType.Q6_K ? 208 : 0;
+          let subnormal = 0;
+          for (let b = 0; b < bytes.length; b += qt.blockBytes) {
+            const h = bytes[b + dAt]! | (bytes[b + dAt + 1]! << 8);
+            if ((h & 0x7c00) === 0 && (h & 0x3ff) !== 0) subnormal++;
+          }
+          expect(subnormal, 'subnormal super-block scales').toBeGreaterThan(0);
+          for (const n of [1, 5, 8]) {
+            const x = randomF32(n * k, n * 13 + nRows, 3);
+            const want = await matmul(pairs, qt.id, bytes, k, nRows, x, n);
+            const got = await matmul(r4, qt.id, bytes, k, nRows, x, n);
+            expect(want.every((v) => v !== 0 && Number.isFinite(v))).toBe(true);
+            expectClose(got, want, `${qt.name} rows ${nRows} n ${n}`, qt.id, bytes, x, k);
           }
         }
       },

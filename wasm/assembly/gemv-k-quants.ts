@@ -7,7 +7,8 @@
  * Q4_K/Q5_K mins fold in through the activation block sums s, Q6_K's −32 through the 16-lane sums isum16.
  */
 import { q8RowBytes } from './q8-activations';
-import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32, hsumF32x4, loadF16 } from './simd-dot';
+import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32, hsumF32x4 } from './simd-dot';
+import { loadScaleF16 } from './f16-scales';
 
 /** 6-bit scale j (0…7) of a Q4_K/Q5_K `scales[12]` (ggml get_scale_min_k4). */
 // @ts-ignore: decorator
@@ -39,8 +40,8 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   let accS: f32 = 0;
   for (let i = 0; i < nbk; i++) {
     const wb = wr + <usize>i * blockBytes;
-    const d = loadF16(wb);
-    const dmin = loadF16(wb + 2);
+    const d = loadScaleF16(wb);
+    const dmin = loadScaleF16(wb + 2);
     const sc = wb + 4;
     for (let j = 0; j < 4; j++) {
       const qs = wb + qsOff + (<usize>j << 5);
@@ -137,8 +138,8 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
     const sc47 = bytesToF32x4((u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4));
     const m03 = bytesToF32x4(u1 & 0x3f3f3f3f);
     const m47 = bytesToF32x4(((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4));
-    const d = f32x4.splat(loadF16(wb));
-    const dmin = f32x4.splat(loadF16(wb + 2));
+    const d = f32x4.splat(loadScaleF16(wb));
+    const dmin = f32x4.splat(loadScaleF16(wb + 2));
     const xb = <usize>i << 5; // byte offset of this block's 8 activation scales / sums
     corr = fmaF32x4(corr, f32x4.mul(m03, dmin), v128.load(xs + xb));
     corr = fmaF32x4(corr, f32x4.mul(m47, dmin), v128.load(xs + xb, 16));
@@ -187,8 +188,8 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
     const u0 = load<u32>(wb, 4);
     const u1 = load<u32>(wb, 8);
     const u2 = load<u32>(wb, 12);
-    const d = f32x4.splat(loadF16(wb));
-    const ndmin = f32x4.splat(-loadF16(wb + 2));
+    const d = f32x4.splat(loadScaleF16(wb));
+    const ndmin = f32x4.splat(-loadScaleF16(wb + 2));
     const xb = <usize>i << 5; // byte offset of this block's 8 activation scales / sums
     const xi = xq + (<usize>i << 8);
     for (let q = 0; q < 2; q++) {
@@ -224,7 +225,7 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   let corr: f32 = 0;
   for (let i = 0; i < nbk; i++) {
     const wb = wr + <usize>i * 210;
-    const d = loadF16(wb + 208);
+    const d = loadScaleF16(wb + 208);
     for (let h = 0; h < 2; h++) {
       const ql = wb + (<usize>h << 6);
       const qh = wb + 128 + (<usize>h << 5);
@@ -288,7 +289,7 @@ import { dot2U4I8I16, dot2U7I8, dotU7I8, fmaF32x4, hiNibbles, hsum4I16, hsum4I32
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < nbk; i++) {
     const wb = wr + <usize>i * 210;
-    const d = f32x4.splat(loadF16(wb + 208));
+    const d = f32x4.splat(loadScaleF16(wb + 208));
     for (let h = 0; h < 2; h++) {
       const ql = wb + (<usize>h << 6);
       const qh = wb + 128 + (<usize>h << 5);

@@ -13,7 +13,7 @@
  * only where rows4_kernels() is 1); elsewhere a trap.
  */
 import { gemvRows4, storeTile } from './rows4-driver';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 import { fmaF32x4 } from './simd-dot';
 import { tokenQ4K } from './gemv-q4-k-rows4-token';
 
@@ -91,8 +91,8 @@ const GROUP_BLOCK: usize = 576;
   for (let j = 0; j < nbk << 3; j++) {
     const pg = wg + <usize>(j >> 3) * GROUP_BLOCK;
     if ((j & 3) == 0) {
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (j >> 2) & 1, false);
       mb = sixBitBytes(pg, (j >> 2) & 1, true);
     }
@@ -129,5 +129,22 @@ const GROUP_BLOCK: usize = 576;
  * time, then 4, then one by one.
  */
 export function gemv_q4_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+  if (n == 1 && ((r0 | r1) & 3) == 0) tokenGroups(w, x, out, k, r0 >> 2, r1 >> 2);
+  else gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+}
+
+/**
+ * Decode's case (one token, whole groups g0 … g1−1) in a function of its own (a loop: Binaryen does not inline it):
+ * V8 materialises every v128 constant of a function at its entry and keeps it live through all its loops, so inside
+ * gemvRows4's function the one-token loop carried the 4- and 8-token tiles' constants too, and spilled. Same code
+ * per group: bit-identical.
+ */
+function tokenGroups(w: usize, x: usize, out: usize, k: i32, g0: i32, g1: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const nbk = k >> 8;
+  const gb = <usize>nbk * GROUP_BLOCK;
+  for (let g = g0; g < g1; g++) tokenQ4K(w + <usize>g * gb, x, nbk, k, out + (<usize>g << 4));
 }

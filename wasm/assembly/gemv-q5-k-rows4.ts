@@ -14,9 +14,9 @@
  * all tokens, with the same per-sub-block arithmetic and order: bit-identical to the one-token tile. Relaxed-SIMD
  * builds only.
  */
-import { laneByte, sixBitBytes } from './gemv-q4-k-rows4-token';
+import { laneByte, laneByteAt, sixBitBytes } from './gemv-q4-k-rows4-token';
 import { gemvRows4, storeRows, storeTile } from './rows4-driver';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 import { fmaF32x4 } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q5_K). */
@@ -29,13 +29,14 @@ const GROUP_BLOCK: usize = 704;
   const xs = xd + (<usize>k >> 3);
   let acc = f32x4.splat(0);
   let d = f32x4.splat(0), nm = f32x4.splat(0), sb = f32x4.splat(0), mb = f32x4.splat(0);
-  const pick0 = i8x16(0, -128, -128, -128, 4, -128, -128, -128, 8, -128, -128, -128, 12, -128, -128, -128);
   for (let c = 0; c < nbk << 2; c++) {
     const pg = wg + <usize>(c >> 2) * GROUP_BLOCK;
     if ((c & 1) == 0) {
-      // A new half super-block: sub-blocks 4h … 4h + 3 (and a new super-block when h = 0).
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      // A new half super-block: sub-blocks 4h … 4h + 3; when h = 0 a new super-block, its d and −dmin.
+      if ((c & 3) == 0) {
+        d = kScales4(pg);
+        nm = f32x4.neg(kScales4(pg + 8));
+      }
       sb = sixBitBytes(pg, (c >> 1) & 1, false);
       mb = sixBitBytes(pg, (c >> 1) & 1, true);
     }
@@ -73,13 +74,12 @@ const GROUP_BLOCK: usize = 704;
     hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 60), v128.or(v128.and(i16x8.shr_u(v, 5), m3), v128.and(i16x8.shr_u(t, 3), m18))));
     lo32 = i32x4.add(lo32, i32x4.extadd_pairwise_i16x8_s(lo));
     hi32 = i32x4.add(hi32, i32x4.extadd_pairwise_i16x8_s(hi));
-    const pickLo = i8x16.add(pick0, i8x16.splat(<i8>((c & 1) << 1))); // −128 + i stays ≥ 16: a zero byte
-    const pickHi = i8x16.add(pickLo, i8x16.splat(1));
+    const i = (c & 1) << 1; // byte i (sub-block 2c) and i + 1 (2c + 1) of each row's lane
     const so = <usize>c << 3;
-    acc = fmaF32x4(acc, f32x4.mul(laneByte(mb, pickLo), nm), v128.load32_splat(xs + so));
-    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(lo32), f32x4.mul(f32x4.mul(laneByte(sb, pickLo), d), v128.load32_splat(xd + so)));
-    acc = fmaF32x4(acc, f32x4.mul(laneByte(mb, pickHi), nm), v128.load32_splat(xs + so, 4));
-    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(hi32), f32x4.mul(f32x4.mul(laneByte(sb, pickHi), d), v128.load32_splat(xd + so, 4)));
+    acc = fmaF32x4(acc, f32x4.mul(laneByteAt(mb, i), nm), v128.load32_splat(xs + so));
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(lo32), f32x4.mul(f32x4.mul(laneByteAt(sb, i), d), v128.load32_splat(xd + so)));
+    acc = fmaF32x4(acc, f32x4.mul(laneByteAt(mb, i + 1), nm), v128.load32_splat(xs + so, 4));
+    acc = fmaF32x4(acc, f32x4.convert_i32x4_s(hi32), f32x4.mul(f32x4.mul(laneByteAt(sb, i + 1), d), v128.load32_splat(xd + so, 4)));
   }
   return acc;
 }
@@ -134,8 +134,8 @@ const GROUP_BLOCK: usize = 704;
   for (let j = 0; j < nbk << 3; j++) {
     const pg = wg + <usize>(j >> 3) * GROUP_BLOCK;
     if ((j & 3) == 0) {
-      d = scales4(pg);
-      nm = f32x4.neg(scales4(pg + 8));
+      d = kScales4(pg);
+      nm = f32x4.neg(kScales4(pg + 8));
       sb = sixBitBytes(pg, (j >> 2) & 1, false);
       mb = sixBitBytes(pg, (j >> 2) & 1, true);
     }
@@ -189,5 +189,17 @@ const GROUP_BLOCK: usize = 704;
  * gemv_q4_0_r4; k % 256 == 0), tiles of 8, 4 and 1 tokens.
  */
 export function gemv_q5_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+  if (n == 1 && ((r0 | r1) & 3) == 0) tokenGroups(w, x, out, k, r0 >> 2, r1 >> 2);
+  else gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 8, <usize>(k >> 8) * GROUP_BLOCK);
+}
+
+/** Decode's case, whole groups g0 … g1−1, in a function of its own (see gemv-q4-k-rows4.ts's tokenGroups). */
+function tokenGroups(w: usize, x: usize, out: usize, k: i32, g0: i32, g1: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const nbk = k >> 8;
+  const gb = <usize>nbk * GROUP_BLOCK;
+  for (let g = g0; g < g1; g++) v128.store(out + (<usize>g << 4), tokenQ5K(w + <usize>g * gb, x, nbk, k));
 }

@@ -14,7 +14,7 @@
  */
 import { gemvRows4, storeTile } from './rows4-driver';
 import { fmaF32x4 } from './simd-dot';
-import { scales4 } from './gemv-stored-rows4';
+import { kScales4 } from './f16-scales';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
 @final class Tiles {
@@ -86,7 +86,7 @@ import { scales4 } from './gemv-stored-rows4';
   for (let bi = 0; bi < nb; bi++) {
     const sb = wg + <usize>(bi >> 3) * 840; // the group super-block
     const bl = bi & 7;
-    if (bl == 0) d = scales4(sb); // a branch every eighth block: cheaper than converting d every time
+    if (bl == 0) d = kScales4(sb); // a branch every eighth block: cheaper than converting d every time
     const cb = sb + 8 + <usize>bl * 96;
     const c0 = v128.load(cb), c1 = v128.load(cb, 16), c2 = v128.load(cb, 32);
     const c3 = v128.load(cb, 48), c4 = v128.load(cb, 64), c5 = v128.load(cb, 80);
@@ -123,5 +123,16 @@ import { scales4 } from './gemv-stored-rows4';
  * gemv_q4_0_r4; k % 256 == 0). Tokens go 8 at a time, then 4, then one by one.
  */
 export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 8) * 840);
+  if (n == 1 && ((r0 | r1) & 3) == 0) tokenGroups(w, x, out, k, r0 >> 2, r1 >> 2);
+  else gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 8) * 840);
+}
+
+/** Decode's case, whole groups g0 … g1−1, in a function of its own (see gemv-q4-k-rows4.ts's tokenGroups). */
+function tokenGroups(w: usize, x: usize, out: usize, k: i32, g0: i32, g1: i32): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    unreachable();
+    return;
+  }
+  const gb = <usize>(k >> 8) * 840;
+  for (let g = g0; g < g1; g++) tile(w + <usize>g * gb, x, 0, k >> 5, k, out + (<usize>g << 4), 0, 1, false, 0, 4);
 }
