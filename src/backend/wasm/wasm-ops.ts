@@ -180,7 +180,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     } else {
       this.matmulDequant(o, xa, wt, n);
     }
-    if (bias) addBiasRows(this.heap.f32, o.byteOffset >>> 2, out.cols, this.vector(bias), wt.nRows, n);
+    if (bias) addBiasRows(this.heap.f32, o.byteOffset >>> 2, out.cols, this.vector(bias), wt.nRows, n, this.addRow);
     o.version++;
   }
 
