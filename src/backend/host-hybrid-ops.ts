@@ -16,7 +16,7 @@ import type { DeltaNetInputs, DeltaNetWeights } from './delta-net-types.js';
 import { HostRecurrentState, type ShortConvArgs, shortConvRows } from './short-conv.js';
 import { forEachSequence } from './step-sequences.js';
 import type { RecurrentKernels } from './recurrent-scan.js';
-import { hostAddExpertBias } from './expert-bias.js';
+import { type AddRow, hostAddExpertBias } from './expert-bias.js';
 import { hostSwigluOai } from './swiglu-oai.js';
 import { checkRows } from './set-rows.js';
 import { hostGelu, hostLayerNorm } from './host-encoder-ops.js';
@@ -27,6 +27,8 @@ export abstract class HostHybridOps extends CompositeOps {
   protected recurrent = new HostRecurrentState();
   /** The backend's native scans (WASM SIMD), null: the plain-TS ones (recurrent-scan.ts). */
   private kernels: RecurrentKernels | null = null;
+  /** The backend's native row add for `addExpertBias` (indices into `view`'s array), null: a plain-TS loop. */
+  protected addRow: AddRow | null = null;
   /** gemma3n's AltUp primitives over this backend's values (`view` is read at call time: subclasses set it). */
   readonly altUp: AltUpPrimitives = new HostAltUp(
     (t) => this.view(t),
@@ -130,7 +132,7 @@ export abstract class HostHybridOps extends CompositeOps {
   }
 
   addExpertBias(out: Activation, bias: Weight, ids: Activation, n: number): void {
-    hostAddExpertBias(this.view, out, bias, ids, n);
+    hostAddExpertBias(this.view, out, bias, ids, n, this.addRow);
     this.written(out);
   }
 

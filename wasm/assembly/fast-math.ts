@@ -34,10 +34,15 @@ export function tanhf(x: f32): f32 {
   return x < 0 ? -t : t;
 }
 
-/** e^x lane-wise for x clamped to [−87.3, 88.7] (no zero/inf lanes: callers only divide by 1 + e^x). */
+/**
+ * e^x lane-wise for x clamped to [−87.3, 88.7] (no zero/inf lanes: callers only divide by 1 + e^x). The clamp is two
+ * pseudo-min/max (one minps/maxps each; f32x4.min/max add NaN and ±0 fix-ups, several x86 instructions each) and
+ * the exponent's conversion the relaxed truncation where the build has it (n is an integer in [−126, 128]): the same
+ * values for every lane, a NaN lane staying NaN.
+ */
 // @ts-ignore: decorator
 @inline export function expf4(x0: v128): v128 {
-  const x = f32x4.min(f32x4.max(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));
+  const x = f32x4.pmin(f32x4.pmax(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));
   const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(LOG2E)));
   const r = f32x4.sub(f32x4.sub(x, f32x4.mul(n, f32x4.splat(LN2_HI))), f32x4.mul(n, f32x4.splat(LN2_LO)));
   const z = f32x4.mul(r, r);
@@ -48,6 +53,6 @@ export function tanhf(x: f32): f32 {
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
   const y = f32x4.add(f32x4.add(f32x4.mul(p, z), r), f32x4.splat(1));
-  const scale = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
-  return f32x4.mul(y, scale);
+  const ni = ASC_FEATURE_RELAXED_SIMD ? i32x4.relaxed_trunc_f32x4_s(n) : i32x4.trunc_sat_f32x4_s(n);
+  return f32x4.mul(y, i32x4.shl(i32x4.add(ni, i32x4.splat(127)), 23));
 }

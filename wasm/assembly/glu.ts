@@ -88,8 +88,9 @@ function swigluOai(out: usize, gate: usize, up: usize, len: i32): void {
     const lim = f32x4.splat(OAI_LIMIT);
     for (; i + 4 <= len; i += 4) {
       const off = <usize>i << 2;
-      const x = f32x4.min(v128.load(gate + off), lim);
-      const y = f32x4.min(f32x4.max(v128.load(up + off), f32x4.neg(lim)), lim);
+      // Pseudo-min/max with the loaded value first: a NaN lane stays NaN, as with f32x4.min/max (expf4's header).
+      const x = f32x4.pmin(v128.load(gate + off), lim);
+      const y = f32x4.pmin(f32x4.pmax(v128.load(up + off), f32x4.neg(lim)), lim);
       const a = f32x4.div(x, f32x4.add(one, expf4(f32x4.mul(x, f32x4.splat(-OAI_ALPHA)))));
       v128.store(out + off, f32x4.mul(a, f32x4.add(y, one)));
     }

@@ -32,3 +32,4 @@ export { attention_pair_heads, attention_pair_window_heads } from './attention-p
 export { gelu_f16_rows, layer_norm_rows } from './encoder-rows';
 export { add_rows, rms_norm_rows } from './row-ops';
 export { rope_rows } from './rope';
+export { moe_combine } from './moe-combine';

@@ -169,6 +169,11 @@ export class WasmExperts {
     const f32 = this.heap.f32;
     const nUsed = weights.cols;
     const cols = y.cols;
+    if (this.k.moe_combine) {
+      // The SIMD kernel (moe-combine.ts): the same products and sums in f32, no JS loop per value.
+      this.k.moe_combine(out.byteOffset, y.byteOffset, weights.byteOffset, cols, nUsed, n, out.cols);
+      return;
+    }
     for (let t = 0; t < n; t++) {
       const o = (out.byteOffset >>> 2) + t * out.cols;
       const wt = (weights.byteOffset >>> 2) + t * nUsed;

@@ -143,6 +143,8 @@ export interface KernelExports {
   rms_norm_rows?(dst: number, src: number, w: number, g: number, groups: number, eps: number): void;
   /** dst = a + b over len f32 values (wasm/assembly/row-ops.ts). Absent from builds older than it. */
   add_rows?(dst: number, a: number, b: number, len: number): void;
+  /** out[t] = Σ_s w[t, s] · y[t·nUsed + s] (wasm/assembly/moe-combine.ts). Absent from builds older than it. */
+  moe_combine?(out: number, y: number, w: number, cols: number, nUsed: number, n: number, outStride: number): void;
   /**
    * Rotary embedding of n rows of `cols` f32 at x in place (heads of headDim, pairs (2i, 2i+1) when `norm` is 1, else
    * (i, i + half)), cos / sin f64 [n, half] byte addresses; bit-identical to row-ops.ts `ropeRotate`

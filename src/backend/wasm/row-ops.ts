@@ -9,6 +9,7 @@
 import { ropeAngles, rowStreams } from '../cpu/rope.js';
 import type { RopePositions } from '../rope-multi.js';
 import type { RopeParams } from '../ops.js';
+import type { AddRow } from '../expert-bias.js';
 
 /**
  * RMS-normalises `groups` consecutive groups of `g` values from `src` into `dst` (may alias), times w[0 … g) when
@@ -39,7 +40,10 @@ export function addRows(f32: Float32Array, dst: number, a: number, b: number, le
   for (let i = 0; i < len; i++) f32[dst + i] = f32[a + i] + f32[b + i];
 }
 
-/** out[i, r] += bias[r] for rows i < n of an activation `cols` wide (f32 indices), r < nRows. */
+/**
+ * out[i, r] += bias[r] for rows i < n of an activation `cols` wide (f32 indices), r < nRows; each row through the
+ * SIMD `addRow` when given (expert-bias-rows.ts: the same f32 sums), else a plain-TS loop.
+ */
 export function addBiasRows(
   f32: Float32Array,
   out: number,
@@ -47,10 +51,12 @@ export function addBiasRows(
   bias: number,
   nRows: number,
   n: number,
+  addRow: AddRow | null = null,
 ): void {
   for (let i = 0; i < n; i++) {
     const row = out + i * cols;
-    for (let r = 0; r < nRows; r++) f32[row + r] += f32[bias + r];
+    if (addRow) addRow(row, bias, nRows);
+    else for (let r = 0; r < nRows; r++) f32[row + r] += f32[bias + r];
   }
 }
 

@@ -43,6 +43,7 @@ import type { ShortConvArgs } from '../short-conv.js';
 import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
 import { WasmRope } from './rope-kernel.js';
+import { wasmAddRow } from './expert-bias-rows.js';
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -82,6 +83,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     this.description = description;
     this.rows = new WasmEncoderRows(heap, exports);
     this.ropeKernel = new WasmRope(heap, exports);
+    this.addRow = wasmAddRow(exports);
     this.experts = new WasmExperts(
       heap,
       exports,
@@ -178,7 +180,7 @@ export class WasmOps extends HostHybridOps implements Ops {
     } else {
       this.matmulDequant(o, xa, wt, n);
     }
-    if (bias) addBiasRows(this.heap.f32, o.byteOffset >>> 2, out.cols, this.vector(bias), wt.nRows, n);
+    if (bias) addBiasRows(this.heap.f32, o.byteOffset >>> 2, out.cols, this.vector(bias), wt.nRows, n, this.addRow);
     o.version++;
   }
 
