@@ -3,7 +3,7 @@
  * relaxed-SIMD matmuls of n ≥ 8 tokens run gemv_q4_0_r4x and equal n one-token matmuls (gemv_q4_0_r4's one-token
  * tile) bit for bit — row counts off a multiple of 4, token counts with 4- and 1-token remainders, rows of 4864 whose
  * tokens span several cache chunks, two threads whose row chunks cut 4-row groups; below 8 tokens, for other
- * kernels and on builds without the splat export the plain kernel runs on the Q8 rows as they are.
+ * kernels and on builds without the splat export or the twin the plain kernel runs on the Q8 rows as they are.
  */
 
 import v8 from 'node:v8';
@@ -76,6 +76,7 @@ describe('Q4_0 tiles over splatted activations', () => {
     } as unknown as WasmHeap;
     const withSplat = {
       splat_q8_x4: (...a: number[]) => void calls.push(a),
+      gemv_q4_0_r4x: () => {},
     } as unknown as KernelExports;
     const s = new SplatActivations(() => heap);
     expect(s.pick(withSplat, 'gemv_q4_0_r4', 64, 7, 896)).toEqual(['gemv_q4_0_r4', 64]);
@@ -89,5 +90,8 @@ describe('Q4_0 tiles over splatted activations', () => {
     expect(allocated).toBe(splatBytes(13, 896));
     const old = new SplatActivations(() => heap);
     expect(old.pick({} as KernelExports, 'gemv_q4_0_r4', 64, 32, 896)).toEqual(['gemv_q4_0_r4', 64]);
+    // A build with the splat but not this kernel's splatted twin keeps the plain kernel.
+    const noTwin = { splat_q8_x4: withSplat.splat_q8_x4 } as unknown as KernelExports;
+    expect(old.pick(noTwin, 'gemv_q4_0_r4', 64, 32, 896)).toEqual(['gemv_q4_0_r4', 64]);
   });
 });

@@ -1,63 +1,19 @@
 /**
- * Q4_0 prefill over weights stored in 4-row groups (rows4-layout.ts) with the activations laid out once per call the
- * way the tile's inner loop reads them ("splatted" Q8 rows, `splat_q8_x4`). gemv_q4_0_r4 (gemv-stored-rows4.ts)
- * splats each 4-byte chunk of a token's block with a shuffle for every row group it meets — 8 shuffles per 128
- * multiply-adds, repeated for all k/4… row groups; here they are done once per token and block, and the tile reads
- * each splat with a plain 16-byte load at a constant offset from one pointer per block (no shuffle, no per-token
- * address arithmetic), with −8·s_x stored pre-multiplied. Same dots, sums and f32 operations in the same order as
- * gemv_q4_0_r4, so the outputs are bit-identical to it. Relaxed-SIMD builds only (elsewhere a trap).
- *
- * Splatted layout (x4), tokens in groups of 8 (the last one partly filled), one token-block record of X4_REC bytes:
- *   group tg, block b, token j (0…7) at  dst + (tg·nb + b)·8·X4_REC + j·X4_REC:
- *     [0, 128)  eight i8x16: chunk c (bytes 4c … 4c+3 of the block's 32 quants) repeated 4× (c = 0…7)
- *     128       f32 d_x of the block
- *     132       f32 −8·s_x (s_x = d_x·Σ q_x, the Q8 row's block sum; −8: Q4_0's zero point)
- *     136       8 bytes of padding (records stay 16-byte aligned)
- * Size: x4Bytes(n, k) = ⌈n/8⌉ · 8 · (k/32) · 144 = 4.5·k bytes a token (n rounded up to 8).
+ * Q4_0 prefill over weights stored in 4-row groups (rows4-layout.ts) and activations splatted once per call
+ * (splat-driver.ts): gemv_q4_0_r4's tile (gemv-stored-rows4.ts) reading each token's block from its splatted record.
+ * Same dots, sums and f32 operations in the same order, so the outputs are bit-identical to gemv_q4_0_r4.
+ * Relaxed-SIMD builds only (elsewhere a trap).
  */
-import { q8RowBytes } from './q8-activations';
 import { storeTile } from './rows4-driver';
+import { gemvSplat, X4_REC } from './splat-driver';
 import { scales4 } from './gemv-stored-rows4';
 import { fmaF32x4, hiNibbles } from './simd-dot';
 
-/** Bytes of one token-block record of the splatted layout. */
-const X4_REC: usize = 144;
-/** Bytes of one block of a token group (8 records). */
-const X4_BLOCK: usize = 8 * X4_REC;
-/** Token groups whose splats a chunk holds at most this many bytes of (so they stay in L2 across the row groups). */
-const CHUNK_BYTES: usize = 384 << 10;
-
-/**
- * Lays out n Q8 activation rows at x (q8-activations.ts, k elements) in the splatted layout at dst (see the header).
- * Tokens of the last group beyond n are left as they are (never read).
- */
-export function splat_q8_x4(x: usize, n: i32, k: i32, dst: usize): void {
-  if (!ASC_FEATURE_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const xrb = q8RowBytes(k);
-  for (let t = 0; t < n; t++) {
-    const row = x + <usize>t * xrb;
-    const dp = row + <usize>k;
-    const sp = dp + (<usize>nb << 2);
-    let o = dst + <usize>(t >> 3) * <usize>nb * X4_BLOCK + <usize>(t & 7) * X4_REC;
-    for (let b = 0; b < nb; b++) {
-      const xb = row + (<usize>b << 5);
-      const xa = v128.load(xb), xc = v128.load(xb, 16);
-      v128.store(o, v128.shuffle<i32>(xa, xa, 0, 0, 0, 0));
-      v128.store(o, v128.shuffle<i32>(xa, xa, 1, 1, 1, 1), 16);
-      v128.store(o, v128.shuffle<i32>(xa, xa, 2, 2, 2, 2), 32);
-      v128.store(o, v128.shuffle<i32>(xa, xa, 3, 3, 3, 3), 48);
-      v128.store(o, v128.shuffle<i32>(xc, xc, 0, 0, 0, 0), 64);
-      v128.store(o, v128.shuffle<i32>(xc, xc, 1, 1, 1, 1), 80);
-      v128.store(o, v128.shuffle<i32>(xc, xc, 2, 2, 2, 2), 96);
-      v128.store(o, v128.shuffle<i32>(xc, xc, 3, 3, 3, 3), 112);
-      store<f32>(o, load<f32>(dp + (<usize>b << 2)), 128);
-      store<f32>(o, load<f32>(sp + (<usize>b << 2)) * -8, 132);
-      o += X4_BLOCK;
-    }
+/** This kernel's tile for gemvSplat (splat-driver.ts). */
+@final class Tiles {
+  // @ts-ignore: decorator
+  @inline run(wg: usize, xr: usize, nb: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32): void {
+    tile(wg, xr, nb, o, osb, nTok, masked, lo, hi);
   }
 }
 
@@ -115,60 +71,15 @@ export function splat_q8_x4(x: usize, n: i32, k: i32, dst: usize): void {
       a6 = q4Token(a6, l0, l1, l2, l3, h0, h1, h2, h3, d, r + 6 * X4_REC, ones);
       a7 = q4Token(a7, l0, l1, l2, l3, h0, h1, h2, h3, d, r + 7 * X4_REC, ones);
     }
-    r += X4_BLOCK;
+    r += 8 * X4_REC;
   }
   storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
-/** One token of a group cut by the row range, lanes lo … hi−1 stored: its own function (see rows4-driver.ts). */
-function maskedToken(wg: usize, xr: usize, nb: i32, o: usize, lo: i32, hi: i32): void {
-  tile(wg, xr, nb, o, 0, 1, true, lo, hi);
-}
-
 /**
  * Q4_0 weights in 4-row groups · n tokens' splatted activations at x (splat_q8_x4) → out f32 [n, outStride], rows
- * r0 … r1−1 (any bounds: a group cut by them is computed token by token and only its rows inside are stored).
- * Tokens go in chunks of whole 8-token groups whose splats fit CHUNK_BYTES; per chunk every row group runs its
- * 8-token tiles, then (last group only) a 4-token tile and single tokens.
+ * r0 … r1−1 (any bounds, as gemv_q4_0_r4).
  */
 export function gemv_q4_0_r4x(w: usize, x: usize, out: usize, k: i32, r0: i32, r1: i32, n: i32, outStride: i32): void {
-  if (!ASC_FEATURE_RELAXED_SIMD) {
-    unreachable();
-    return;
-  }
-  const nb = k >> 5;
-  const gb = <usize>nb * 72;
-  const tgb = <usize>nb * X4_BLOCK; // bytes of one token group
-  const osb = <usize>outStride << 2;
-  const ntg = (n + 7) >> 3;
-  const chunk = max(1, <i32>(CHUNK_BYTES / tgb));
-  for (let c0 = 0; c0 < ntg; c0 += chunk) {
-    const c1 = min(ntg, c0 + chunk);
-    for (let g = r0 >> 2; g < (r1 + 3) >> 2; g++) {
-      const lo = max(r0 - (g << 2), 0);
-      const hi = min(r1 - (g << 2), 4);
-      const wg = w + <usize>g * gb;
-      const og = out + (<usize>(g << 2) << 2);
-      for (let tg = c0; tg < c1; tg++) {
-        const xg = x + <usize>tg * tgb;
-        const t0 = tg << 3;
-        const cnt = min(8, n - t0);
-        const ot = og + <usize>t0 * osb;
-        if (lo != 0 || hi != 4) {
-          for (let j = 0; j < cnt; j++) maskedToken(wg, xg + <usize>j * X4_REC, nb, ot + <usize>j * osb, lo, hi);
-          continue;
-        }
-        if (cnt == 8) {
-          tile(wg, xg, nb, ot, osb, 8, false, 0, 4);
-          continue;
-        }
-        let j = 0;
-        if (cnt >= 4) {
-          tile(wg, xg, nb, ot, osb, 4, false, 0, 4);
-          j = 4;
-        }
-        for (; j < cnt; j++) tile(wg, xg + <usize>j * X4_REC, nb, ot + <usize>j * osb, osb, 1, false, 0, 4);
-      }
-    }
-  }
+  gemvSplat<Tiles>(w, x, out, k, r0, r1, n, outStride, <usize>(k >> 5) * 72);
 }

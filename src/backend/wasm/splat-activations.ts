@@ -1,8 +1,8 @@
 /**
  * Prefill kernels that take the Q8 activation rows laid out once per call the way their tile's inner loop reads them
- * (wasm/assembly/gemv-q4-0-tiles.ts: each 4-byte chunk of a block repeated across the 16 lanes, so the tile loads it
- * instead of shuffling it for every row group). Keyed by the 4-row kernel they stand in for at n ≥ minTokens; the
- * outputs are bit-identical to that kernel's.
+ * (wasm/assembly/splat-driver.ts, gemv-q4-0-tiles.ts: each 4-byte chunk of a block repeated across the 16 lanes, so
+ * the tile loads it instead of shuffling it for every row group). Keyed by the 4-row kernel they stand in for at
+ * n ≥ minTokens; the outputs are bit-identical to that kernel's.
  */
 
 import type { GemvName, KernelExports } from './kernel-exports.js';
@@ -33,12 +33,12 @@ export class SplatActivations {
 
   /**
    * The kernel and x to run `rows4` of `kernels` over n tokens' Q8 rows at `q8` (k elements each): its splatted twin
-   * and the rows splatted into this region where one serves (and the build has it), else `rows4` and `q8` unchanged.
+   * and the rows splatted into this region where one serves (and the build has both), else `rows4` and `q8` unchanged.
    */
   pick(kernels: KernelExports, rows4: GemvName, q8: number, n: number, k: number): [GemvName, number] {
     const s = SPLAT_KERNELS.get(rows4);
     const splat = kernels.splat_q8_x4;
-    if (!s || n < s.minTokens || !splat) return [rows4, q8];
+    if (!s || n < s.minTokens || !splat || typeof kernels[s.kernel] !== 'function') return [rows4, q8];
     const bytes = splatBytes(n, k);
     if (bytes > this.region.byteLength)
       this.region = this.heap().alloc(Math.max(bytes, 2 * this.region.byteLength), 'splatted Q8 activations');
