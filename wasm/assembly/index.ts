@@ -17,6 +17,8 @@ export { glu_f32 } from './glu';
 export { interleave_row_pairs } from './row-pairs';
 export { argmax_f32, topk_f32 } from './argmax';
 export { gemv_q4_0_r4, rows4_kernels } from './gemv-stored-rows4';
+export { gemv_q4_0_r4x } from './gemv-q4-0-tiles';
+export { splat_q8_x4 } from './splat-driver';
 export { gemv_q8_0_r4 } from './gemv-q8-rows4';
 export { interleave_rows4 } from './rows4-layout';
 export { gemv_q4_k_r4 } from './gemv-q4-k-rows4';

@@ -30,6 +30,13 @@ export interface KernelExports {
   gemv_q4_0: GemvKernel;
   /** Q4_0 weights stored in 4-row groups (rows4-layout.ts) · n Q8 rows, any n (wasm/assembly/gemv-stored-rows4.ts). */
   gemv_q4_0_r4: GemvKernel;
+  /** gemv_q4_0_r4 over splatted activations (splat_q8_x4), bit-identical (wasm/assembly/gemv-q4-0-tiles.ts). */
+  gemv_q4_0_r4x: GemvKernel;
+  /**
+   * Lays out n Q8 activation rows (k elements) at x for gemv_q4_0_r4x at dst (splat-activations.ts splatBytes).
+   * Absent from builds older than it (a benchmark's `--baseline` build).
+   */
+  splat_q8_x4?(x: number, n: number, k: number, dst: number): void;
   /** Q8_0 weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q8-rows4.ts: u = w + 128 nibbles). */
   gemv_q8_0_r4: GemvKernel;
   /** Q4_K weights stored in 4-row groups · n Q8 rows, any n (wasm/assembly/gemv-q4-k-rows4.ts). */
@@ -258,6 +265,7 @@ export const GEMV_NAMES = [
   'attention_kv_heads',
   'attention_split_heads',
   'gemv_q4_0_r4',
+  'gemv_q4_0_r4x',
   'gemv_q8_0_r4',
   'gemv_q4_k_r4',
   'gemv_q5_0_r4',

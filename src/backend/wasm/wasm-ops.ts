@@ -44,6 +44,7 @@ import type { HostView } from '../delta-net.js';
 import { WasmEncoderRows } from './encoder-rows.js';
 import { WasmRope } from './rope-kernel.js';
 import { wasmAddRow } from './expert-bias-rows.js';
+import { SplatActivations } from './splat-activations.js';
 
 /**
  * Below this many multiply-adds a matmul (or attention) stays on the calling thread: waking helpers costs tens of µs,
@@ -73,6 +74,7 @@ export class WasmOps extends HostHybridOps implements Ops {
   private readonly experts: WasmExperts;
   private readonly rows: WasmEncoderRows;
   private readonly ropeKernel: WasmRope;
+  private readonly splats = new SplatActivations(() => this.heap); // Q8 rows splatted for prefill
   private readonly runRows: RunRows = (...a) => this.run(...a);
 
   constructor(heap: WasmHeap, exports: KernelExports, pool: ThreadPool | null, description: string) {
@@ -167,8 +169,8 @@ export class WasmOps extends HostHybridOps implements Ops {
     }
     const fused = FUSED_KERNELS.get(wt.type);
     if (fused?.rows4 && wt.rows4) {
-      // Stored in 4-row groups: one kernel for every token count.
-      this.run(fused.rows4, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
+      const [name, xq] = this.splats.pick(this.k, fused.rows4, this.quantizeQ8(xa, n, k), n, k); // 4-row groups
+      this.run(name, wt.byteOffset, xq, o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused?.isQ8) {
       this.run(fused.name, wt.byteOffset, this.quantizeQ8(xa, n, k), o.byteOffset, k, wt.nRows, n, out.cols);
     } else if (fused && usesFloatGemm(wt.type, n)) {
