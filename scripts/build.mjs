@@ -46,7 +46,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // requests (src/api/local-engine.ts), the merged view of split models (src/io/split-model.ts), Node's image
   // decoders and the WGSL of recurrent / MoE / AltUp / IQ / subgroup-matrix kernels (src/backend/webgpu/
   // feature-shaders.ts, fetched by loadTransformer for a model that needs it) and the plain-TS reference backend
-  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM) the tool-call parsers (a request
+  // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM) the tool calling (syntax detection, generic prompt, grammar, stream gate and parsers: a request
   // with `tools`) and the shared worker's hub (src/worker/shared-hub.ts, `createSharedWorkerEngine` only): reported
   // apart too. The model store's chunk worker (src/io/idb-chunk-reader.ts) is a chunk of its
   // own but every cached load fetches it, so it counts in the paths below.

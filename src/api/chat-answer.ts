@@ -8,10 +8,10 @@
 
 import type { ReasoningFormat } from '../output/reasoning-format.js';
 import { ReasoningSplitter, splitReasoning, type SplitText } from '../output/reasoning-splitter.js';
-import { callTriggers, type ToolCallFormat } from '../tools/tool-call-format.js';
+import type { ToolCallFormat } from '../tools/tool-call-format.js';
 import type { ParsedCall } from '../tools/tool-call-parse.js';
 import type { ToolSpec } from '../tools/tool-spec.js';
-import { ToolStreamGate } from '../tools/tool-stream-gate.js';
+import type { ToolStreamGate } from '../tools/tool-stream-gate.js';
 import type { ChatToolCall, ChatToolCallDelta } from './types.js';
 
 /** How a chat request's output is read. */
@@ -77,7 +77,9 @@ export class ChatAnswer {
   constructor(shape: AnswerShape) {
     this.shape = shape;
     this.splitter = shape.reasoning ? new ReasoningSplitter(shape.reasoning.format, shape.reasoning.startInside) : null;
-    this.gate = shape.tools ? new ToolStreamGate(callTriggers(shape.tools.format)) : null;
+    this.gate = shape.tools
+      ? new shape.tools.read.ToolStreamGate(shape.tools.read.callTriggers(shape.tools.format))
+      : null;
   }
 
   /** The whole answer at once. */

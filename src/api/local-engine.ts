@@ -30,9 +30,7 @@ import { chatChunks, chatCompletion } from './chat-response.js';
 import { type ChunkMakers, completionChunks, responseMeta, textCompletion } from './completion-response.js';
 import { streamChunks } from './chunk-stream.js';
 import { checkPromptFits, type PreparedRequest, prepareChatRequest } from './prepared-request.js';
-import { detectToolCallFormat, type ToolCallFormat } from '../tools/tool-call-format.js';
-import { toolGrammar } from '../tools/tool-grammar.js';
-import { withGenericToolPrompt } from '../tools/tool-prompt.js';
+import type { ToolCallFormat } from '../tools/tool-call-format.js';
 import { type AnswerShape, loadToolCallReader } from './chat-answer.js';
 import { GrammarEngine } from '../structured/grammar-engine.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
@@ -328,14 +326,15 @@ export class LocalEngine implements Engine {
     // Tools: the template's own syntax when it renders tools, else the generic prompt and the Hermes syntax.
     const chatFmt = this.parts.chat;
     const toolSpec = norm.tools;
-    const toolFormat: ToolCallFormat | undefined = toolSpec
+    const read = toolSpec ? await loadToolCallReader() : undefined; // the tool-call chunk
+    const toolFormat: ToolCallFormat | undefined = read
       ? chatFmt.supportsTools
-        ? detectToolCallFormat(chatFmt.templateText ?? '')
+        ? read.detectToolCallFormat(chatFmt.templateText ?? '')
         : 'hermes'
       : undefined;
     const messages =
-      toolSpec && !chatFmt.supportsTools ? withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
-    const toolConstraint = toolSpec && toolFormat ? toolGrammar(toolFormat, toolSpec) : null;
+      toolSpec && read && !chatFmt.supportsTools ? read.withGenericToolPrompt(norm.messages, toolSpec) : norm.messages;
+    const toolConstraint = toolSpec && toolFormat && read ? read.toolGrammar(toolFormat, toolSpec) : null;
     const normC = toolConstraint ? { ...norm, grammar: toolConstraint, grammarField: 'tools' } : norm;
     const prepared = await this.withGrammar(
       this.prepareChat(
@@ -350,9 +349,7 @@ export class LocalEngine implements Engine {
     );
     const shape: AnswerShape = {
       ...(prepared.reasoning ? { reasoning: prepared.reasoning } : {}),
-      ...(toolSpec && toolFormat
-        ? { tools: { format: toolFormat, spec: toolSpec, read: await loadToolCallReader() } }
-        : {}),
+      ...(toolSpec && toolFormat && read ? { tools: { format: toolFormat, spec: toolSpec, read } } : {}),
     };
     const meta = responseMeta('chatcmpl', this.info);
     if (!norm.stream) return chatCompletion(meta, shape, await this.run(prepared, () => {}), this.parts.tokenizer);

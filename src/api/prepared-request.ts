@@ -8,7 +8,7 @@ import { LlmError } from '../errors.js';
 import { parserVisibleMarkers, startsInsideReasoning, type ReasoningFormat } from '../output/reasoning-format.js';
 import type { GrammarEngine } from '../structured/grammar-engine.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
-import { TOOL_MARKERS } from '../tools/tool-call-format.js';
+import { TOOL_MARKERS } from '../tools/tool-markers.js';
 import type { ChatFormatter } from './chat-formatter.js';
 import type { PromptImage } from '../engine/prompt-images.js';
 import type { RequestImages } from './image-parts.js';

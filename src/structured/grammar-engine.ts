@@ -13,7 +13,7 @@
 import { LlmError } from '../errors.js';
 import type { TokenConstraint } from '../engine/generate.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
-import { TOOL_MARKERS } from '../tools/tool-call-format.js';
+import { TOOL_MARKERS } from '../tools/tool-markers.js';
 import { grammarKey, type GrammarSpec } from './grammar-spec.js';
 import { loadXgrammar, resetXgrammar, withXgrammarMessages, type XgrammarModule } from './xgrammar-loader.js';
 

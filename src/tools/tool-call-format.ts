@@ -46,27 +46,6 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
   return 'hermes';
 }
 
-/** Marker strings of every syntax (special tokens the grammar engine and the parser must see as text). */
-export const TOOL_MARKERS: readonly string[] = [
-  '<tool_call>',
-  '</tool_call>',
-  '<|python_tag|>',
-  '[TOOL_CALLS]',
-  '[ARGS]',
-  '[CALL_ID]',
-  '<|channel|>',
-  '<|message|>',
-  '<|constrain|>',
-  '<|start|>',
-  '<|end|>',
-  '<|tool_call|>',
-  '<|tool_call_start|>',
-  '<|tool_call_end|>',
-  '<|tool_call>',
-  '<tool_call|>',
-  '<|"|>',
-];
-
 /** The strings that open a call in `format` (the streamed answer is held back from the first one on). */
 export function callTriggers(format: ToolCallFormat): readonly string[] {
   switch (format) {
