@@ -59,7 +59,7 @@ export interface EngineOptions {
   /**
    * KV cache element type, llama.cpp's `-ctk`/`-ctv` for both K and V: 'f32', 'f16', or 'q8_0' / 'q4_0' (rows
    * quantized in blocks of 32 along the head dimension; about 0.53× / 0.28× the bytes of f16, at some accuracy cost).
-   * Default: f16 on wasm for decoder models (llama.cpp's default; f32 for encoders), else the backend's own (f32 on
+   * Default: f16 on wasm for decoder models (llama.cpp's default; f32 for encoders and pooled decoders), else the backend's own (f32 on
    * cpu; f16 on WebGPU where shader-f16 is available, else f32). WebGPU
    * stores only its own type; another fails loading with `LlmError('unsupported-type')` (under backend 'auto',
    * loading falls back to WASM).

@@ -13,6 +13,7 @@ import { RECORDED_FIXTURE_DIR, sharedPath } from '../../helpers/shared-path.js';
 
 const MODEL = sharedPath('models', 'arch', 'llama3-f16.gguf'); // 2 layers × 2 KV heads × 32
 const BERT = join(RECORDED_FIXTURE_DIR, 'bert-f32-embd-cls-noncausal-s1.gguf'); // an encoder
+const GEMMA_EMBED = join(RECORDED_FIXTURE_DIR, 'gemma-embedding-f32-embd-mean-noncausal-s1.gguf'); // a pooled decoder
 const CONTEXT = 64;
 const SLOTS = 2;
 
@@ -49,7 +50,7 @@ describe('kvType engine option', () => {
     await engine.unload();
   });
 
-  it('defaults to f16 on wasm for a decoder (llama.cpp’s default), f32 for an encoder', async () => {
+  it('defaults to f16 on wasm for a decoder (llama.cpp’s default), f32 for an encoder and a pooled decoder', async () => {
     const opts = { backend: 'wasm', threads: 1, contextLength: CONTEXT, warmup: false } as const;
     const engine = await createEngine({ model: MODEL, ...opts });
     const { kvCache } = await engine.stats();
@@ -58,6 +59,9 @@ describe('kvType engine option', () => {
     const bert = await createEngine({ model: BERT, ...opts });
     expect((await bert.stats()).kvCache.type).toBe('f32');
     await bert.unload();
+    const pooled = await createEngine({ model: GEMMA_EMBED, ...opts });
+    expect((await pooled.stats()).kvCache.type).toBe('f32');
+    await pooled.unload();
   });
 
   it('rejects an unknown type before loading', async () => {
