@@ -3,8 +3,8 @@
  * f16 — llama.cpp's default (`-ctk/-ctv f16`), half the memory of f32, and since the f16 attention widens each
  * layer's K/V once per call for the f32 kernel (src/backend/wasm/attention-widen.ts) at least as fast at long
  * contexts (BENCHMARKS.md, "f16 KV as the WASM default"). Encoders and decoders with a pooling head (embeddings,
- * rerank: EmbeddingGemma, Qwen3-Embedding; llama.cpp runs them in f32, and their whole-input non-causal prefill is
- * where f16 K/V costs most) and the other backends keep the backend's own type (f32 on cpu, f16 or f32 on WebGPU by
+ * rerank: EmbeddingGemma, Qwen3-Embedding: llama.cpp gives encoders and EmbeddingGemma no KV cache at all, so f32 is
+ * its arithmetic there, and a whole-input non-causal prefill is where f16 K/V costs most here) and the other backends keep the backend's own type (f32 on cpu, f16 or f32 on WebGPU by
  * device). Pass `kvType: 'f32'` for the exact f32 path on WASM.
  */
 

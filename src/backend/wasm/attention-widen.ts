@@ -39,12 +39,14 @@ interface WidenRange {
  * kernel runs them head by head over the copy, where the f16 kernel would dot each head with the f16 rows itself.
  */
 export function widenRange(p: AttentionParams, kind: number, startPos: number, n: number): WidenRange {
-  const none = { first: 0, rows: 0 };
-  if (kind !== 1 || p.causal === false) return none;
+  if (kind !== 1 || p.causal === false) return NO_WIDENING;
   const first = p.slidingWindow > 0 ? Math.max(0, startPos - p.slidingWindow + 1) : 0;
   const rows = startPos + n - first;
-  return widenBytes(p, rows) <= WIDEN_MAX_BYTES[n < WIDEN_BATCH_ROWS ? 0 : 1] ? { first, rows } : none;
+  return widenBytes(p, rows) <= WIDEN_MAX_BYTES[n < WIDEN_BATCH_ROWS ? 0 : 1] ? { first, rows } : NO_WIDENING;
 }
+
+/** The range of a call that keeps the grouped f16 path (one shared object: no allocation per call). */
+const NO_WIDENING: Readonly<WidenRange> = Object.freeze({ first: 0, rows: 0 });
 
 /** Scratch bytes of the widened K then V of `rows` positions: f32 [rows, nKvHeads·headDim] each. */
 export function widenBytes(p: AttentionParams, rows: number): number {
@@ -71,16 +73,21 @@ export function widenKv(
   const shift = range.first * cols; // values before the first widened row
   const kDst = dst - shift * 4;
   const vDst = dst + range.rows * cols * 4 - shift * 4;
-  for (const [src, out] of [
-    [kAt, kDst],
-    [vAt, vDst],
-  ] as const) {
-    // Rows r of src and out at src + r·cols·2, out + r·cols·4: rows first … first + rows − 1.
-    const s = src + shift * 2;
-    const o = out + shift * 4;
-    if (pool && range.rows >= 64)
-      pool.dispatch('widen_f16_rows', k.widen_f16_rows, 0, s, o, cols, 0, 0, range.rows, 32);
-    else k.widen_f16_rows(0, s, o, cols, 0, range.rows, 0, 0);
-  }
+  widenRows(k, pool, kAt + shift * 2, kDst + shift * 4, cols, range.rows);
+  widenRows(k, pool, vAt + shift * 2, vDst + shift * 4, cols, range.rows);
   return [kDst, vDst];
+}
+
+/** `rows` f16 rows of `cols` values at `src` (row r at src + r·cols·2) widened to f32 at `out` (out + r·cols·4). */
+function widenRows(
+  k: KernelExports,
+  pool: ThreadPool | null,
+  src: number,
+  out: number,
+  cols: number,
+  rows: number,
+): void {
+  const widen = k.widen_f16_rows;
+  if (pool && rows >= 64) pool.dispatch('widen_f16_rows', widen, 0, src, out, cols, 0, 0, rows, 32);
+  else widen(0, src, out, cols, 0, rows, 0, 0);
 }
