@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Builds the AssemblyScript kernels (wasm/assembly/index.ts) six ways into wasm/build/: scalar, simd128 and
-// relaxed-simd, each with an imported plain memory and as a shared-memory "threads" twin. The outputs are committed;
+// Builds the AssemblyScript kernels (wasm/assembly/index.ts) eight ways into wasm/build/: scalar, simd128,
+// relaxed-simd and relaxed-dot, each with an imported plain memory and as a shared-memory "threads" twin. The outputs are committed;
 // CI reruns this and fails on any byte difference (`git diff --exit-code wasm/build`), so builds must be reproducible.
 // Usage: npm run build:wasm   (node scripts/build-wasm.mjs [--check]: build to a temp dir and compare instead)
 import asc from 'assemblyscript/asc';
@@ -14,9 +14,12 @@ const entry = 'wasm/assembly/index.ts';
 
 /** Build variants: output name → extra asc flags (see docs: WASM-SIMD kernels). */
 const FEATURES = {
-  scalar: [],
-  simd128: ['--enable', 'simd'],
-  'relaxed-simd': ['--enable', 'simd', '--enable', 'relaxed-simd'],
+  scalar: ['--use', 'DOT_ADD=0'],
+  simd128: ['--enable', 'simd', '--use', 'DOT_ADD=0'],
+  'relaxed-simd': ['--enable', 'simd', '--enable', 'relaxed-simd', '--use', 'DOT_ADD=0'],
+  // The relaxed build with `i32x4.relaxed_dot_i8x16_i7x16_add_s` in the integer tiles (DOT_ADD = 1 in
+  // wasm/assembly/simd-dot.ts): loaded only where the engine lowers it to one instruction (src/backend/wasm/dot-add-probe.ts).
+  'relaxed-dot': ['--enable', 'simd', '--enable', 'relaxed-simd', '--use', 'DOT_ADD=1'],
 };
 /** Shared-memory twin: 65536 pages = the whole 4 GiB wasm32 space (the host may import a smaller maximum). */
 const THREADS = ['--sharedMemory', '--maximumMemory', '65536', '--enable', 'threads'];

@@ -86,13 +86,14 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
     'in-thread engine': sizes(js(closure('webgguf.js', /\/worker-/))),
   };
   const core = sizes(['webgguf.js']);
-  const wasm = sizes(files.filter((f) => f.endsWith('.wasm')));
+  const wasmFiles = files.filter((f) => f.endsWith('.wasm'));
+  const wasm = sizes(wasmFiles);
   console.log(
     `[build] iife sizes: webgguf.js ${core.text}; ` +
       Object.entries(paths)
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
-      `; WASM kernels (6 variants, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
+      `; WASM kernels (${wasmFiles.length} builds, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
       `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, tool-call parsers, the shared-worker hub, the persisted prompt cache, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {

@@ -90,6 +90,8 @@ export interface Ratio {
   readonly metric: 'decode' | 'decode-cpu-time' | 'prefill128' | 'prefill512';
   readonly threads: number;
   readonly ours: RuntimeId;
+  /** Where ours ran when that is not the peer's host: our WASM in Chromium against native llama.cpp. */
+  readonly oursHost?: 'chromium';
   readonly peer: RuntimeId;
   /** Median of ours ÷ median of theirs. */
   readonly ratio: number;

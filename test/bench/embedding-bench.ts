@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu]
+ * `npm run bench -- embeddings [--inputs 256] [--min 64] [--max 512] [--threads 1] [--backends wasm,webgpu,chromium-wasm]
  * [--quant q8_0] [--seed 1] [--arch qwen3|bert|gemma-embedding] [--packing-ab R] [--profile]`: embeddings/s of
  * `engine.embeddings.create` against llama.cpp's embedding path (node-llama-cpp's embedding context, CPU) on the same
  * synthetic GGUF and token ids, per wall second and per CPU second of the process (steadier on a shared machine; both
@@ -131,6 +131,19 @@ async function runOurs(
   } finally {
     await engine.unload();
   }
+}
+
+/** Our WASM in headless Chromium (browser-embeddings.ts): wall time stands in for CPU time, as in the browser bench. */
+async function runChromium(
+  model: string,
+  threads: number,
+  inputs: number[][],
+  contextLength: number,
+): Promise<{ result: EmbeddingBenchResult; first: number[] }> {
+  const { runBrowserEmbeddings } = await import('./browser-embeddings.js');
+  const r = await runBrowserEmbeddings(model, threads, inputs, contextLength);
+  const runner = `webgguf ${r.backend} (chromium)`;
+  return { result: resultOf(runner, threads, inputs.length, r.tokens, r.seconds, r.seconds), first: r.first };
 }
 
 /**
@@ -272,7 +285,7 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   const threads = Number(flag(args, '--threads', '1'));
   const seed = Number(flag(args, '--seed', '1'));
   const quant = flag(args, '--quant', 'q8_0');
-  const backends = flag(args, '--backends', 'wasm').split(',') as ('wasm' | 'webgpu' | 'cpu')[];
+  const backends = flag(args, '--backends', 'wasm').split(',') as ('wasm' | 'webgpu' | 'cpu' | 'chromium-wasm')[];
   const dir = path.join(REPO_ROOT, '.cache', 'bench');
   mkdirSync(dir, { recursive: true });
   const arch = flag(args, '--arch', 'qwen3');
@@ -306,14 +319,18 @@ export async function runEmbeddingBench(args: readonly string[]): Promise<number
   }
   const abRounds = Number(flag(args, '--packing-ab', '0'));
   if (abRounds > 0) {
-    for (const b of backends) await runPackingAb(model, b, threads, inputs, contextLength, abRounds);
+    for (const b of backends)
+      if (b !== 'chromium-wasm') await runPackingAb(model, b, threads, inputs, contextLength, abRounds);
     return 0;
   }
   const results: EmbeddingBenchResult[] = [];
   const llama = await runLlamaCpp(model, threads, inputs, contextLength);
   results.push(llama.result);
   for (const b of backends) {
-    const ours = await runOurs(model, b, threads, inputs, contextLength);
+    const ours =
+      b === 'chromium-wasm'
+        ? await runChromium(model, threads, inputs, contextLength)
+        : await runOurs(model, b, threads, inputs, contextLength);
     results.push(ours.result);
     console.error(
       `${ours.result.runner}: cosine to llama.cpp's first embedding ${cosine(ours.first, llama.first).toFixed(6)}`,

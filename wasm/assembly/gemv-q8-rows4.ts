@@ -9,7 +9,7 @@
  * split once per block for all tokens of a tile. Relaxed-SIMD builds only (elsewhere a trap).
  */
 import { gemvRows4, storeTile } from './rows4-driver';
-import { fmaF32x4, hiNibbles } from './simd-dot';
+import { fmaF32x4, hiNibbles, USE_DOT_ADD } from './simd-dot';
 import { scales4 } from './gemv-stored-rows4';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
@@ -60,6 +60,61 @@ import { scales4 } from './gemv-stored-rows4';
 }
 
 /**
+ * The relaxed-dot build's token step (simd-dot.ts USE_DOT_ADD: loaded only where the dot-add is x86's `vpdpbusd`,
+ * whose second operand is an unsigned byte — exact for u = w + 128 in 0…255, so no nibble planes): Σ u·x in eight
+ * dot-adds, two chains of four. The same integer as q8Token's 16·Σ H·x + Σ L·x, then the same f32 operations.
+ */
+// @ts-ignore: decorator
+@inline function q8TokenDot(
+  acc: v128, u0: v128, u1: v128, u2: v128, u3: v128, u4: v128, u5: v128, u6: v128, u7: v128,
+  d: v128, xb: usize, dx: usize, sx: usize,
+): v128 {
+  let s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb), u0, i32x4.splat(0));
+  let s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 16), u4, i32x4.splat(0));
+  s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 4), u1, s0);
+  s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 20), u5, s1);
+  s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 8), u2, s0);
+  s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 24), u6, s1);
+  s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 12), u3, s0);
+  s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 28), u7, s1);
+  const qi = i32x4.add(s0, s1);
+  const t = fmaF32x4(f32x4.mul(v128.load32_splat(sx), f32x4.splat(-128)), f32x4.convert_i32x4_s(qi), v128.load32_splat(dx));
+  return fmaF32x4(acc, t, d);
+}
+
+/** tile() of the relaxed-dot build: the stored bytes u are the dot-add's operand as they are. */
+// @ts-ignore: decorator
+@inline function tileDot(
+  wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
+): void {
+  const xd = x0 + <usize>k;
+  const xs = xd + (<usize>nb << 2);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const so = <usize>b << 2;
+    const pb = wg + <usize>b * 136;
+    const d = scales4(pb);
+    const u0 = v128.load(pb, 8), u1 = v128.load(pb, 24), u2 = v128.load(pb, 40), u3 = v128.load(pb, 56);
+    const u4 = v128.load(pb, 72), u5 = v128.load(pb, 88), u6 = v128.load(pb, 104), u7 = v128.load(pb, 120);
+    const xo = <usize>b << 5;
+    a0 = q8TokenDot(a0, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + xo, xd + so, xs + so);
+    if (nTok >= 4) {
+      a1 = q8TokenDot(a1, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + xrb + xo, xd + xrb + so, xs + xrb + so);
+      a2 = q8TokenDot(a2, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so);
+      a3 = q8TokenDot(a3, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so);
+    }
+    if (nTok == 8) {
+      a4 = q8TokenDot(a4, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xs + 4 * xrb + so);
+      a5 = q8TokenDot(a5, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xs + 5 * xrb + so);
+      a6 = q8TokenDot(a6, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xs + 6 * xrb + so);
+      a7 = q8TokenDot(a7, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
+    }
+  }
+  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+/**
  * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows
  * o, o + osb, … (see gemv-stored-rows4.ts's tile).
  */
@@ -67,6 +122,10 @@ import { scales4 } from './gemv-stored-rows4';
 @inline function tile(
   wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
 ): void {
+  if (USE_DOT_ADD) {
+    tileDot(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
+    return;
+  }
   const mask = i8x16.splat(0x0f);
   const xd = x0 + <usize>k;
   const xs = xd + (<usize>nb << 2);

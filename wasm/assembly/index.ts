@@ -1,6 +1,6 @@
 /**
- * Entry of the WASM kernel module (AssemblyScript). Built six ways by scripts/build-wasm.mjs — scalar, simd128,
- * relaxed-simd, each also as a shared-memory (threads) twin — into wasm/build/. Export names match the WGSL kernels.
+ * Entry of the WASM kernel module (AssemblyScript). Built eight ways by scripts/build-wasm.mjs — scalar, simd128,
+ * relaxed-simd, relaxed-dot, each also as a shared-memory (threads) twin — into wasm/build/. Export names match the WGSL kernels.
  * The module imports its memory (env.memory) and allocates nothing: the host places every buffer.
  */
 export { quantize_q8 } from './q8-activations';

@@ -4,6 +4,17 @@
  * constants, so each build keeps only its own branch.
  */
 
+/**
+ * True in the `relaxed-dot` build (asc `--use DOT_ADD=1`, scripts/build-wasm.mjs): the integer tiles accumulate with
+ * `i32x4.relaxed_dot_i8x16_i7x16_add_s`, which engines with a dot-product instruction (x86 AVX-VNNI `vpdpbusd`, Arm
+ * `sdot`) run as one instruction — 16 products and the i32 accumulation — instead of the i16 dot, the i16 adds and
+ * a widening. The host loads that build only where a probe shows such a lowering (src/backend/wasm/dot-add-probe.ts):
+ * Node 20's V8 emits three instructions for it and returns wrong sums. Operands stay in the i7 range (unsigned quants
+ * ≤ 127 as the second operand), where every lowering agrees, so both builds compute the same integers.
+ */
+// @ts-ignore: DOT_ADD is a global constant defined by the build command (asc --use)
+export const USE_DOT_ADD: bool = DOT_ADD != 0;
+
 /** 2^112: rescales an f16 exponent/mantissa shifted into f32 position (exact for normals and subnormals). */
 const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
 
@@ -33,7 +44,9 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
  */
 // @ts-ignore: decorator
 @inline export function dotU7I8(w: v128, x: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
+  if (USE_DOT_ADD) {
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, i32x4.splat(0));
+  } else if (ASC_FEATURE_RELAXED_SIMD) {
     return i32x4.extadd_pairwise_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(x, w));
   } else {
     const lo = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(w), i16x8.extend_low_i8x16_s(x));
@@ -48,7 +61,9 @@ const F16_EXP_REBIAS: f32 = 5.192296858534828e33;
  */
 // @ts-ignore: decorator
 @inline export function dot2U7I8(w0: v128, x0: v128, w1: v128, x1: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
+  if (USE_DOT_ADD) {
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, i32x4.splat(0)));
+  } else if (ASC_FEATURE_RELAXED_SIMD) {
     return i32x4.extadd_pairwise_i16x8_s(
       i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1)),
     );

@@ -71,10 +71,12 @@ export async function createWasmOps(options: WasmOpsOptions = {}): Promise<Ops> 
   if (!isVariantSupported(variant, features)) {
     throw new LlmError(
       'feature-missing',
-      `the WASM ${variant} kernels cannot run on this engine (simd128: ${features.simd128}, relaxed-simd: ${features.relaxedSimd}). ` +
+      `the WASM ${variant} kernels cannot run on this engine (simd128: ${features.simd128}, relaxed-simd: ${features.relaxedSimd}, ` +
+        `relaxed dot-add: ${features.dotAdd}). ` +
         (variant === 'relaxed-simd' ? 'Node 20 needs --experimental-wasm-relaxed-simd; or ' : '') +
+        (variant === 'relaxed-dot' ? 'Node 20 computes i32x4.relaxed_dot_i8x16_i7x16_add_s wrongly; ' : '') +
         'omit `variant` to pick the best supported build.',
-      { details: { variant, simd128: features.simd128, relaxedSimd: features.relaxedSimd } },
+      { details: { variant, simd128: features.simd128, relaxedSimd: features.relaxedSimd, dotAdd: features.dotAdd } },
     );
   }
   const requested = options.threads ?? (await defaultThreads());

@@ -5,14 +5,24 @@
  */
 
 import { LlmError } from '../../errors.js';
+import { classifyDotAdd, type DotAddSupport, probeDotAdd } from './dot-add-probe.js';
 
-/** Which instruction set a kernel build uses. */
-export type WasmVariant = 'scalar' | 'simd128' | 'relaxed-simd';
+/**
+ * Which instruction set a kernel build uses. `relaxed-dot` is relaxed-simd with the integer tiles accumulating by
+ * `i32x4.relaxed_dot_i8x16_i7x16_add_s` (same results); picked only where the engine runs that as one instruction.
+ */
+export type WasmVariant = 'scalar' | 'simd128' | 'relaxed-simd' | 'relaxed-dot';
 
 /** What the running engine supports. */
 export interface WasmFeatures {
   readonly simd128: boolean;
   readonly relaxedSimd: boolean;
+  /**
+   * `i32x4.relaxed_dot_i8x16_i7x16_add_s` as the relaxed-dot build needs it: 'fast' = exact and one instruction
+   * (AVX-VNNI, Arm dot product; that build is then the best), 'exact' = exact but slower, 'none' = missing or wrong
+   * (Node 20). See dot-add-probe.ts.
+   */
+  readonly dotAdd: DotAddSupport;
   /** Shared memory, atomics and a worker API are all available (and, in a browser, the page is crossOriginIsolated). */
   readonly threads: boolean;
 }
@@ -55,6 +65,7 @@ export const IS_NODE: boolean =
 export function detectWasmFeatures(): WasmFeatures {
   const simd128 = validates(SIMD_PROBE);
   const relaxedSimd = simd128 && validates(RELAXED_PROBE);
+  const dotAdd = relaxedSimd ? classifyDotAdd(probeDotAdd()) : 'none';
   let threads = typeof SharedArrayBuffer === 'function' && typeof Atomics === 'object' && validates(THREADS_PROBE);
   if (threads && !IS_NODE) {
     const g = globalThis as { crossOriginIsolated?: boolean; Worker?: unknown };
@@ -67,16 +78,18 @@ export function detectWasmFeatures(): WasmFeatures {
       threads = false;
     }
   }
-  return { simd128, relaxedSimd, threads };
+  return { simd128, relaxedSimd, dotAdd, threads };
 }
 
 /** The best variant the engine supports. */
 export function bestVariant(features: WasmFeatures): WasmVariant {
+  if (features.dotAdd === 'fast') return 'relaxed-dot';
   return features.relaxedSimd ? 'relaxed-simd' : features.simd128 ? 'simd128' : 'scalar';
 }
 
 /** True when `variant` runs on an engine with `features`. */
 export function isVariantSupported(variant: WasmVariant, features: WasmFeatures): boolean {
+  if (variant === 'relaxed-dot') return features.dotAdd === 'fast';
   return variant === 'scalar' || (variant === 'simd128' ? features.simd128 : features.relaxedSimd);
 }
 
@@ -85,10 +98,13 @@ function buildUrl(variant: WasmVariant, shared: boolean): URL {
   if (shared) {
     if (variant === 'scalar') return new URL('../../../wasm/build/kernels-scalar-threads.wasm', import.meta.url);
     if (variant === 'simd128') return new URL('../../../wasm/build/kernels-simd128-threads.wasm', import.meta.url);
+    if (variant === 'relaxed-dot')
+      return new URL('../../../wasm/build/kernels-relaxed-dot-threads.wasm', import.meta.url);
     return new URL('../../../wasm/build/kernels-relaxed-simd-threads.wasm', import.meta.url);
   }
   if (variant === 'scalar') return new URL('../../../wasm/build/kernels-scalar.wasm', import.meta.url);
   if (variant === 'simd128') return new URL('../../../wasm/build/kernels-simd128.wasm', import.meta.url);
+  if (variant === 'relaxed-dot') return new URL('../../../wasm/build/kernels-relaxed-dot.wasm', import.meta.url);
   return new URL('../../../wasm/build/kernels-relaxed-simd.wasm', import.meta.url);
 }
 

@@ -10,6 +10,7 @@ import { median, round, type RunResult, type Workload } from '../bench-types.js'
 import { measureModel, wasmHeapBytes, type MeasureEnv } from '../measure-model.js';
 import { createTimedWebGpuOps } from '../webgpu-timed-ops.js';
 import { cachedLoad, storeModel } from './page-cached-load.js';
+import { embeddings } from './page-embeddings.js';
 
 /** What the Node side passes to each function. */
 export interface PageSpec {
@@ -162,9 +163,10 @@ declare global {
       cachedLoad: typeof cachedLoad;
       storeModel: typeof storeModel;
       median: typeof median;
+      embeddings: typeof embeddings;
     };
   }
 }
 
-window.webggufBench = { ours, wllama, cachedLoad, storeModel, median };
+window.webggufBench = { ours, wllama, cachedLoad, storeModel, median, embeddings };
 document.title = 'webgguf bench ready';

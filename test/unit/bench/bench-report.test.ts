@@ -70,6 +70,41 @@ describe('bench report', () => {
     ]);
   });
 
+  it('compares our WASM in Chromium with native llama.cpp too (decode and prefill, no CPU-time ratio)', () => {
+    const rows = summarize(
+      [
+        run('webgguf-wasm', 1, 40),
+        run('llama.cpp-cpu', 1, 50, { host: 'node' }),
+        run('webgguf-wasm', 1, 30, { host: 'node' }),
+      ],
+      330 * 2 ** 20,
+      null,
+    );
+    const vsNative = computeRatios(rows).filter((q) => q.peer === 'llama.cpp-cpu');
+    expect(vsNative.map((q) => [q.oursHost ?? 'node', q.metric, q.ratio])).toEqual([
+      ['chromium', 'decode', 0.8],
+      ['chromium', 'prefill128', 0.8],
+      ['node', 'decode', 0.6],
+      ['node', 'decode-cpu-time', 0.6],
+      ['node', 'prefill128', 0.6],
+    ]);
+    const md = toMarkdown({
+      version: 1,
+      startedAt: '2026-01-01T00:00:00',
+      command: 'npm run bench -- --browser',
+      machine: { cpus: 2, cpuModel: 'x', node: process.versions.node, totalMemGiB: 1 },
+      model: { path: 'm.gguf', shape: 'qwen2.5-0.5b', quant: 'q8_0', bytes: 1, bytesPerToken: 1 },
+      workload: WORKLOAD,
+      bandwidth: null,
+      gpuBandwidthGbPerS: null,
+      runs: [],
+      summary: rows,
+      ratios: vsNative,
+      errors: [],
+    });
+    expect(md).toContain('| webgguf-wasm (chromium) ÷ llama.cpp-cpu | prefill128 | 1 | 0.8× | – |');
+  });
+
   it('renders the ratio rows and what each breakdown measures', () => {
     const report: BenchReport = {
       version: 1,
