@@ -11,7 +11,7 @@ import { GgmlType } from '../gguf/types.js';
 import type { ModelConfig } from './config.js';
 import type { EncoderExperts } from './encoder-moe.js';
 import type { RankHead } from './pooling.js';
-import type { WeightLoader, WeightSlot } from './weight-loader.js';
+import { type WeightLoader, WeightSlot } from './weight-loader.js';
 
 /**
  * How an encoder architecture's blocks differ (llama.cpp's bert graph branches on the architecture): the FFN — bert's
@@ -134,6 +134,25 @@ async function inputRowsOf(loader: WeightLoader, c: ModelConfig): Promise<Weight
   );
 }
 
+/**
+ * A fused bias (`attn_qkv.bias`, [Σ sizes]) read on the host and uploaded as one f32 weight per part, in order
+ * (llama.cpp adds it to the fused product before viewing q, k and v, i.e. each part to its own rows).
+ */
+async function splitBias(loader: WeightLoader, name: string, sizes: readonly number[]): Promise<WeightSlot[]> {
+  const all = await loader.readHostF32(name, [sizes.reduce((a, b) => a + b, 0)]); // [Σ sizes]
+  const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+  return Promise.all(
+    sizes.map(async (n, i) => {
+      const slot = new WeightSlot(`${name} [${starts[i]}, ${starts[i]! + n})`);
+      const part = all.slice(starts[i], starts[i]! + n); // [n]
+      slot.set(
+        await loader.uploadBuilt({ name: slot.name, type: GgmlType.F32, shape: [n] }, new Uint8Array(part.buffer)),
+      );
+      return slot;
+    }),
+  );
+}
+
 /** Names, reads and uploads every weight of an encoder. */
 export async function loadEncoderWeights(
   loader: WeightLoader,
@@ -151,17 +170,22 @@ export async function loadEncoderWeights(
   const embdNorm = norm('token_embd_norm');
   const pre = options.preNorm === true;
   const outputNorm = pre ? norm('output_norm') : null;
+  const qkvBiases = await Promise.all(
+    Array.from({ length: c.nLayers }, (_, il) => {
+      const b = `blk.${il}.`;
+      const kvRows = c.layerKvHeads[il]! * c.headDim;
+      return loader.has(`${b}attn_qkv.weight`) && loader.has(`${b}attn_qkv.bias`)
+        ? splitBias(loader, `${b}attn_qkv.bias`, [c.layerHeads[il]! * c.headDim, kvRows, kvRows])
+        : null;
+    }),
+  );
   const layerSlots = Array.from({ length: c.nLayers }, (_, il) => {
     const b = `blk.${il}.`;
     const qRows = c.layerHeads[il]! * c.headDim;
     const kvRows = c.layerKvHeads[il]! * c.headDim;
     const ff = c.layerFfnDims[il]!;
     const fused = loader.has(`${b}attn_qkv.weight`); // nomic-bert: q | k | v rows in one matrix, split at load
-    if (loader.has(`${b}attn_qkv.bias`)) {
-      throw new LlmError('unsupported-arch', `loading model: a fused ${b}attn_qkv.bias is not supported`, {
-        details: { tensor: `${b}attn_qkv.bias` },
-      });
-    }
+    const fusedBias = qkvBiases[il] ?? null; // jina-embeddings-v3: the fused matrix's bias, split the same way
     const [wq, wk, wv] = fused
       ? loader.uploadSplit(`${b}attn_qkv.weight`, E, [
           [`${b}attn_q.weight`, qRows],
@@ -199,9 +223,9 @@ export async function loadEncoderWeights(
       wq: wq!,
       wk: wk!,
       wv: wv!,
-      bq: loader.optional(`${b}attn_q.bias`, [qRows]),
-      bk: loader.optional(`${b}attn_k.bias`, [kvRows]),
-      bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
+      bq: fusedBias?.[0] ?? loader.optional(`${b}attn_q.bias`, [qRows]),
+      bk: fusedBias?.[1] ?? loader.optional(`${b}attn_k.bias`, [kvRows]),
+      bv: fusedBias?.[2] ?? loader.optional(`${b}attn_v.bias`, [kvRows]),
       wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
       bo: loader.optional(`${b}attn_output.bias`, [E]),
       qNorm: geglu ? normOf(`${b}attn_q_norm`, qRows) : null,
