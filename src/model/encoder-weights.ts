@@ -62,6 +62,8 @@ export interface EncoderLayerWeights {
   readonly ffnNorm: LayerNormWeights | null;
   /** LayerNorm of x + attention (`attn_output_norm`; null with pre-norms). */
   readonly attnOutNorm: LayerNormWeights | null;
+  /** jina-embeddings-v2-base-code's second LayerNorm, of LN(x + attn) + the layer input (`attn_norm_2`), else null. */
+  readonly attnNorm2: LayerNormWeights | null;
   /** SwiGLU gate (nomic-bert), or null for the un-gated GELU FFN. */
   readonly gate: Weight | null; // [ffnDim rows, nEmbd]
   /** The dense FFN's up and down (null on a MoE layer). */
@@ -93,23 +95,34 @@ export interface EncoderWeights {
 }
 
 /**
- * The classifier of a rank-pooling encoder (bge-reranker style), on the host: the optional dense `cls` layer (+ bias,
- * then tanh) and `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state (llama.cpp
- * `build_pooling`); null when the file has no `cls.output`.
+ * The classifier of a rank-pooling encoder (llama.cpp `build_pooling`), on the host: the optional dense `cls` layer
+ * (+ bias, then tanh; modern-bert: GELU, then the bias-free LayerNorm `cls.norm`, after mean pooling) and
+ * `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state; a file without `cls.output`
+ * ends at `cls` (jina-reranker-v1: one output); null when it has neither.
  */
 export async function encoderRankHeadOf(loader: WeightLoader, c: ModelConfig): Promise<RankHead | null> {
   const E = c.embeddingLength;
-  if (!loader.has('cls.output.weight')) return null;
-  const nOut = loader.info('cls.output.weight').shape[1] ?? 1;
-  const dense = loader.has('cls.weight')
-    ? {
-        weight: await loader.readHostF32('cls.weight', [E, E]), // [nEmbd out, nEmbd]
-        bias: loader.has('cls.bias') ? await loader.readHostF32('cls.bias', [E]) : null,
-      }
-    : null;
-  const weight = await loader.readHostF32('cls.output.weight', [E, nOut]); // [nOut, nEmbd]
-  const bias = loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
-  return { weight, bias, nOut, lastToken: false, softmax: false, dense };
+  const hasOut = loader.has('cls.output.weight');
+  if (!hasOut && !loader.has('cls.weight')) return null;
+  const modern = c.arch === 'modern-bert';
+  let dense: RankHead['dense'] = null;
+  if (loader.has('cls.weight')) {
+    const nDense = loader.info('cls.weight').shape[1] ?? 1;
+    dense = {
+      weight: await loader.readHostF32('cls.weight', [E, nDense]), // [nDense, nEmbd]
+      bias: loader.has('cls.bias') ? await loader.readHostF32('cls.bias', [nDense]) : null,
+      gelu: modern,
+      norm:
+        modern && loader.has('cls.norm.weight')
+          ? { weight: await loader.readHostF32('cls.norm.weight', [nDense]), eps: c.normEps }
+          : null,
+    };
+  }
+  const width = dense ? dense.weight.length / E : E;
+  const nOut = hasOut ? (loader.info('cls.output.weight').shape[1] ?? 1) : width;
+  const weight = hasOut ? await loader.readHostF32('cls.output.weight', [width, nOut]) : null; // [nOut, width]
+  const bias = hasOut && loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
+  return { weight, bias, nOut, lastToken: false, meanPool: modern, softmax: false, dense };
 }
 
 /**
@@ -201,8 +214,9 @@ export async function loadEncoderWeights(
     // modern-bert (and a jina-bert-v2 without ffn_gate): gate | up rows in one ffn_up, split at load
     const geglu = options.ffn === 'geglu';
     const fusedUp = options.ffn === 'glu-fused' || (geglu && !loader.has(`${b}ffn_gate.weight`));
-    if (loader.has(`${b}attn_norm_2.weight`) || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
-      const name = loader.has(`${b}attn_norm_2.weight`) ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
+    const norm2 = !geglu && loader.has(`${b}attn_norm_2.weight`); // only jina-bert-v2 reads attn_norm_2 (llama.cpp)
+    if (norm2 || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
+      const name = norm2 ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
       throw new LlmError('unsupported-arch', `loading model: ${c.arch}'s ${name} is not supported`, {
         details: { tensor: name },
       });
@@ -233,6 +247,7 @@ export async function loadEncoderWeights(
       attnNorm: pre && (il > 0 || loader.has(`${b}attn_norm.weight`)) ? norm(`${b}attn_norm`) : null,
       ffnNorm: pre ? norm(`${b}ffn_norm`) : null,
       attnOutNorm: pre ? null : norm(`${b}attn_output_norm`),
+      attnNorm2: geglu ? normOf(`${b}attn_norm_2`, E) : null,
       gate: fusedGate ?? ((swiglu || geglu) && dense ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null),
       up: fusedUpPart ?? (dense ? loader.upload(`${b}ffn_up.weight`, [E, ff]) : null),
       upBias: swiglu || fusedUp || !dense ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
@@ -274,6 +289,7 @@ export async function loadEncoderWeights(
       attnNorm: lnOrNull(l.attnNorm),
       ffnNorm: lnOrNull(l.ffnNorm),
       attnOutNorm: lnOrNull(l.attnOutNorm),
+      attnNorm2: lnOrNull(l.attnNorm2),
       gate: get(l.gate),
       up: get(l.up),
       upBias: get(l.upBias),
