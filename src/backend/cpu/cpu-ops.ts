@@ -4,8 +4,6 @@
  * the quant registry. Slow and obviously right: the yardstick the WASM and WebGPU backends are tested against.
  */
 
-import { f32ToF16Bits } from '../../quant/half.js';
-import { geluF16Table } from '../host-encoder-ops.js';
 import { LlmError, throwIfAborted } from '../../errors.js';
 import { GGML_TYPES, GgmlType } from '../../gguf/types.js';
 import { getQuantType } from '../../quant/index.js';
@@ -45,6 +43,9 @@ interface CpuWeight extends Weight {
 interface CpuActivation extends Activation {
   readonly data: Float32Array; // [maxRows, cols]
 }
+
+/** √(2/π), the constant of the tanh approximation of GELU. */
+const GELU_COEF = Math.sqrt(2 / Math.PI);
 
 /** Dequantizes a tensor's raw GGUF bytes (rows of ggml blocks) to f32. */
 function dequantize(info: WeightInfo, data: Uint8Array, rowLength: number, nRows: number): Float32Array {
@@ -264,9 +265,9 @@ class CpuOps extends HostHybridOps implements Ops {
     const len = n * out.cols;
     for (let i = 0; i < len; i++) {
       const x = g[i];
-      // SiLU: x·σ(x). GELU: llama.cpp's CPU GEGLU (GGML_GELU_FP16): the tanh approximation tabulated over f16 inputs
-      // and rounded to f16 (x rounded to f16 indexes it; 0 below −10, x above 10), as the encoders' `gelu`.
-      const a = act === 'silu' ? x / (1 + Math.exp(-x)) : x <= -10 ? 0 : x >= 10 ? x : geluF16Table()[f32ToF16Bits(x)]!;
+      // SiLU: x·σ(x). GELU: llama.cpp's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+      const a =
+        act === 'silu' ? x / (1 + Math.exp(-x)) : 0.5 * x * (1 + Math.tanh(GELU_COEF * x * (1 + 0.044715 * x * x)));
       o[i] = a * u[i];
     }
   }
