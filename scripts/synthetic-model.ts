@@ -351,7 +351,8 @@ export async function writeSyntheticModel(o: SyntheticModelOptions): Promise<Syn
     metadata[`${o.arch}.attention.causal`] = false;
     metadataTypes[`${o.arch}.attention.causal`] = { type: GgufValueType.BOOL };
   }
-  if (o.pooling === RANK_POOLING) {
+  // `--shape cls_out=0`: a reranker without `cls.output` (jina-reranker-v1: the spec's `cls` head alone).
+  if (o.pooling === RANK_POOLING && (s.extra?.['cls_out'] ?? 1) > 0) {
     // A Qwen3-Reranker-style head: two labels and cls.output [n_embd, 2] after the last token (llama.cpp qwen3).
     metadata[`${o.arch}.classifier.output_labels`] = ['yes', 'no'];
     metadataTypes[`${o.arch}.classifier.output_labels`] = {

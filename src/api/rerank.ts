@@ -92,7 +92,7 @@ export async function rerankRequest(host: EmbeddingHost, req: RerankRequest): Pr
         (i, hidden) => {
           out[i] = rankOutputs(hidden, hidden.length / c.embeddingLength, c.embeddingLength, head)[0]!;
         },
-        head.lastToken ? 'last' : 'cls',
+        head.meanPool ? undefined : head.lastToken ? 'last' : 'cls',
       );
       return out;
     } finally {

@@ -11,7 +11,7 @@ import { GgmlType } from '../gguf/types.js';
 import type { ModelConfig } from './config.js';
 import type { EncoderExperts } from './encoder-moe.js';
 import type { RankHead } from './pooling.js';
-import type { WeightLoader, WeightSlot } from './weight-loader.js';
+import { type WeightLoader, WeightSlot } from './weight-loader.js';
 
 /**
  * How an encoder architecture's blocks differ (llama.cpp's bert graph branches on the architecture): the FFN — bert's
@@ -62,6 +62,8 @@ export interface EncoderLayerWeights {
   readonly ffnNorm: LayerNormWeights | null;
   /** LayerNorm of x + attention (`attn_output_norm`; null with pre-norms). */
   readonly attnOutNorm: LayerNormWeights | null;
+  /** jina-embeddings-v2-base-code's second LayerNorm, of LN(x + attn) + the layer input (`attn_norm_2`), else null. */
+  readonly attnNorm2: LayerNormWeights | null;
   /** SwiGLU gate (nomic-bert), or null for the un-gated GELU FFN. */
   readonly gate: Weight | null; // [ffnDim rows, nEmbd]
   /** The dense FFN's up and down (null on a MoE layer). */
@@ -93,23 +95,34 @@ export interface EncoderWeights {
 }
 
 /**
- * The classifier of a rank-pooling encoder (bge-reranker style), on the host: the optional dense `cls` layer (+ bias,
- * then tanh) and `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state (llama.cpp
- * `build_pooling`); null when the file has no `cls.output`.
+ * The classifier of a rank-pooling encoder (llama.cpp `build_pooling`), on the host: the optional dense `cls` layer
+ * (+ bias, then tanh; modern-bert: GELU, then the bias-free LayerNorm `cls.norm`, after mean pooling) and
+ * `cls.output` (+ bias) of n_cls_out outputs, applied to the first token's hidden state; a file without `cls.output`
+ * ends at `cls` (jina-reranker-v1: one output); null when it has neither.
  */
 export async function encoderRankHeadOf(loader: WeightLoader, c: ModelConfig): Promise<RankHead | null> {
   const E = c.embeddingLength;
-  if (!loader.has('cls.output.weight')) return null;
-  const nOut = loader.info('cls.output.weight').shape[1] ?? 1;
-  const dense = loader.has('cls.weight')
-    ? {
-        weight: await loader.readHostF32('cls.weight', [E, E]), // [nEmbd out, nEmbd]
-        bias: loader.has('cls.bias') ? await loader.readHostF32('cls.bias', [E]) : null,
-      }
-    : null;
-  const weight = await loader.readHostF32('cls.output.weight', [E, nOut]); // [nOut, nEmbd]
-  const bias = loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
-  return { weight, bias, nOut, lastToken: false, softmax: false, dense };
+  const hasOut = loader.has('cls.output.weight');
+  if (!hasOut && !loader.has('cls.weight')) return null;
+  const modern = c.arch === 'modern-bert';
+  let dense: RankHead['dense'] = null;
+  if (loader.has('cls.weight')) {
+    const nDense = loader.info('cls.weight').shape[1] ?? 1;
+    dense = {
+      weight: await loader.readHostF32('cls.weight', [E, nDense]), // [nDense, nEmbd]
+      bias: loader.has('cls.bias') ? await loader.readHostF32('cls.bias', [nDense]) : null,
+      gelu: modern,
+      norm:
+        modern && loader.has('cls.norm.weight')
+          ? { weight: await loader.readHostF32('cls.norm.weight', [nDense]), eps: c.normEps }
+          : null,
+    };
+  }
+  const width = dense ? dense.weight.length / E : E;
+  const nOut = hasOut ? (loader.info('cls.output.weight').shape[1] ?? 1) : width;
+  const weight = hasOut ? await loader.readHostF32('cls.output.weight', [width, nOut]) : null; // [nOut, width]
+  const bias = hasOut && loader.has('cls.output.bias') ? await loader.readHostF32('cls.output.bias', [nOut]) : null;
+  return { weight, bias, nOut, lastToken: false, meanPool: modern, softmax: false, dense };
 }
 
 /**
@@ -134,6 +147,25 @@ async function inputRowsOf(loader: WeightLoader, c: ModelConfig): Promise<Weight
   );
 }
 
+/**
+ * A fused bias (`attn_qkv.bias`, [Σ sizes]) read on the host and uploaded as one f32 weight per part, in order
+ * (llama.cpp adds it to the fused product before viewing q, k and v, i.e. each part to its own rows).
+ */
+async function splitBias(loader: WeightLoader, name: string, sizes: readonly number[]): Promise<WeightSlot[]> {
+  const all = await loader.readHostF32(name, [sizes.reduce((a, b) => a + b, 0)]); // [Σ sizes]
+  const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+  return Promise.all(
+    sizes.map(async (n, i) => {
+      const slot = new WeightSlot(`${name} [${starts[i]}, ${starts[i]! + n})`);
+      const part = all.slice(starts[i], starts[i]! + n); // [n]
+      slot.set(
+        await loader.uploadBuilt({ name: slot.name, type: GgmlType.F32, shape: [n] }, new Uint8Array(part.buffer)),
+      );
+      return slot;
+    }),
+  );
+}
+
 /** Names, reads and uploads every weight of an encoder. */
 export async function loadEncoderWeights(
   loader: WeightLoader,
@@ -151,17 +183,22 @@ export async function loadEncoderWeights(
   const embdNorm = norm('token_embd_norm');
   const pre = options.preNorm === true;
   const outputNorm = pre ? norm('output_norm') : null;
+  const qkvBiases = await Promise.all(
+    Array.from({ length: c.nLayers }, (_, il) => {
+      const b = `blk.${il}.`;
+      const kvRows = c.layerKvHeads[il]! * c.headDim;
+      return loader.has(`${b}attn_qkv.weight`) && loader.has(`${b}attn_qkv.bias`)
+        ? splitBias(loader, `${b}attn_qkv.bias`, [c.layerHeads[il]! * c.headDim, kvRows, kvRows])
+        : null;
+    }),
+  );
   const layerSlots = Array.from({ length: c.nLayers }, (_, il) => {
     const b = `blk.${il}.`;
     const qRows = c.layerHeads[il]! * c.headDim;
     const kvRows = c.layerKvHeads[il]! * c.headDim;
     const ff = c.layerFfnDims[il]!;
     const fused = loader.has(`${b}attn_qkv.weight`); // nomic-bert: q | k | v rows in one matrix, split at load
-    if (loader.has(`${b}attn_qkv.bias`)) {
-      throw new LlmError('unsupported-arch', `loading model: a fused ${b}attn_qkv.bias is not supported`, {
-        details: { tensor: `${b}attn_qkv.bias` },
-      });
-    }
+    const fusedBias = qkvBiases[il] ?? null; // jina-embeddings-v3: the fused matrix's bias, split the same way
     const [wq, wk, wv] = fused
       ? loader.uploadSplit(`${b}attn_qkv.weight`, E, [
           [`${b}attn_q.weight`, qRows],
@@ -177,8 +214,9 @@ export async function loadEncoderWeights(
     // modern-bert (and a jina-bert-v2 without ffn_gate): gate | up rows in one ffn_up, split at load
     const geglu = options.ffn === 'geglu';
     const fusedUp = options.ffn === 'glu-fused' || (geglu && !loader.has(`${b}ffn_gate.weight`));
-    if (loader.has(`${b}attn_norm_2.weight`) || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
-      const name = loader.has(`${b}attn_norm_2.weight`) ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
+    const norm2 = !geglu && loader.has(`${b}attn_norm_2.weight`); // only jina-bert-v2 reads attn_norm_2 (llama.cpp)
+    if (norm2 || (geglu && fusedUp && loader.has(`${b}ffn_up.bias`))) {
+      const name = norm2 ? `${b}attn_norm_2.weight` : `${b}ffn_up.bias`;
       throw new LlmError('unsupported-arch', `loading model: ${c.arch}'s ${name} is not supported`, {
         details: { tensor: name },
       });
@@ -199,9 +237,9 @@ export async function loadEncoderWeights(
       wq: wq!,
       wk: wk!,
       wv: wv!,
-      bq: loader.optional(`${b}attn_q.bias`, [qRows]),
-      bk: loader.optional(`${b}attn_k.bias`, [kvRows]),
-      bv: loader.optional(`${b}attn_v.bias`, [kvRows]),
+      bq: fusedBias?.[0] ?? loader.optional(`${b}attn_q.bias`, [qRows]),
+      bk: fusedBias?.[1] ?? loader.optional(`${b}attn_k.bias`, [kvRows]),
+      bv: fusedBias?.[2] ?? loader.optional(`${b}attn_v.bias`, [kvRows]),
       wo: loader.upload(`${b}attn_output.weight`, [qRows, E]),
       bo: loader.optional(`${b}attn_output.bias`, [E]),
       qNorm: geglu ? normOf(`${b}attn_q_norm`, qRows) : null,
@@ -209,6 +247,7 @@ export async function loadEncoderWeights(
       attnNorm: pre && (il > 0 || loader.has(`${b}attn_norm.weight`)) ? norm(`${b}attn_norm`) : null,
       ffnNorm: pre ? norm(`${b}ffn_norm`) : null,
       attnOutNorm: pre ? null : norm(`${b}attn_output_norm`),
+      attnNorm2: geglu ? normOf(`${b}attn_norm_2`, E) : null,
       gate: fusedGate ?? ((swiglu || geglu) && dense ? loader.upload(`${b}ffn_gate.weight`, [E, ff]) : null),
       up: fusedUpPart ?? (dense ? loader.upload(`${b}ffn_up.weight`, [E, ff]) : null),
       upBias: swiglu || fusedUp || !dense ? null : loader.optional(`${b}ffn_up.bias`, [ff]),
@@ -250,6 +289,7 @@ export async function loadEncoderWeights(
       attnNorm: lnOrNull(l.attnNorm),
       ffnNorm: lnOrNull(l.ffnNorm),
       attnOutNorm: lnOrNull(l.attnOutNorm),
+      attnNorm2: lnOrNull(l.attnNorm2),
       gate: get(l.gate),
       up: get(l.up),
       upBias: get(l.upBias),

@@ -335,8 +335,11 @@ export class EncoderModel implements Transformer {
         m = this.keepPooledRows(p, lengths, last); // x [m, nEmbd], seq.att [m, nHeads·headDim]
         att = p.seq.att;
       }
+      if (p.w.attnNorm2) ops.copyRows(xb, x, 0, m); // xb [m, nEmbd]: the layer input, added again below
       ops.matmulResidual(x, att, p.w.wo, m, p.attnOut); // x += att · woᵀ + bo
       if (p.w.attnOutNorm) this.norm(x, p.w.attnOutNorm, m); // x = LN(x)
+      if (p.w.attnNorm2) ops.add(x, x, xb, m); // jina-bert-v2 (code): x = LN2(x + layer input)
+      if (p.w.attnNorm2) this.norm(x, p.w.attnNorm2, m);
       const ffnIn = p.w.ffnNorm ? this.norm(xb, p.w.ffnNorm, m) : x; // [m, nEmbd]
       if (p.w.experts) {
         encoderMoeFfn(ops, x, xb, p.w.experts, p.moe!, m); // x += Σ_k w_k · expert_k(x)

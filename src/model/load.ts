@@ -59,7 +59,10 @@ export function readModelConfig(gguf: GgufFile): ModelConfig {
   const read = arch.config(gguf.metadata);
   // llama.cpp takes a fused gate|up expert stack in place of the two when the file has one.
   const fused = read.moe !== null && gguf.tensors.some((t) => t.name.endsWith('.ffn_gate_up_exps.weight'));
-  const config = fused && read.moe ? { ...read, moe: { ...read.moe, fusedGateUp: true } } : read;
+  const merged = fused && read.moe ? { ...read, moe: { ...read.moe, fusedGateUp: true } } : read;
+  // llama.cpp runs every encoder through `llama_context::encode`, which always attends non-causally whatever
+  // `attention.causal` says (a file without the key is still bidirectional).
+  const config = arch.encoder ? { ...merged, causalAttention: false } : merged;
   if (arch.encoder) checkEncoderTensors(gguf, config);
   else checkConfigAgainstTensors(gguf, config, arch.tensors);
   const embd = gguf.tensors.find((t) => t.name === arch.tensors.tokenEmbd)!; // present and 2-D: checked above

@@ -6,7 +6,9 @@
  * Then the optional L2 normalisation and Matryoshka truncation (`dimensions`, re-normalised) of the API.
  */
 
+import { geluF16Table } from '../backend/host-encoder-ops.js';
 import { LlmError } from '../errors.js';
+import { f32ToF16Bits } from '../quant/half.js';
 import type { PoolingType } from './config.js';
 
 /**
@@ -62,39 +64,68 @@ export function finishEmbedding(v: Float32Array, dimensions: number | undefined,
 }
 
 /**
- * The classifier of a `rank`-pooling model (a reranker), kept on the host: llama.cpp's `cls_out` projection of the
- * pooled row (+ bias), then a softmax for qwen3 (Qwen3-Reranker: P(yes), P(no)). `lastToken`: qwen3 pools the last
- * token for 'rank', other architectures the first.
+ * The classifier of a `rank`-pooling model (a reranker), kept on the host: llama.cpp's `build_pooling` — the pooled
+ * row, an optional dense `cls` layer (+ bias, then tanh; GELU and a LayerNorm for modern-bert), then `cls_out`
+ * (+ bias) when the file has one, then a softmax for qwen3 (Qwen3-Reranker: P(yes), P(no)). `lastToken`: qwen3 pools
+ * the last token for 'rank', `meanPool`: modern-bert the mean of every row, other architectures the first.
  */
 export interface RankHead {
-  readonly weight: Float32Array; // [nOut, nEmbd] (cls.output.weight, ggml shape [nEmbd, nOut])
+  /** `cls.output` ([nOut, nEmbd], ggml shape [nEmbd, nOut]), or null for a head that ends at `dense`. */
+  readonly weight: Float32Array | null;
   readonly bias: Float32Array | null; // [nOut]
   readonly nOut: number;
   readonly lastToken: boolean;
+  readonly meanPool?: boolean;
   readonly softmax: boolean;
   /**
    * BERT-style rerankers (bge-reranker): a dense `cls` layer before `cls.output`, row = tanh(cls · row + cls.bias)
-   * (llama.cpp `build_pooling`, RoBERTa's classification head); absent or null otherwise.
+   * (RoBERTa's classification head; jina-reranker-v1's whole head, one output, when there is no `cls.output`);
+   * modern-bert (gte-reranker-modernbert): row = LayerNorm(gelu(cls · row)) · `cls.norm`. Absent or null otherwise.
    */
-  readonly dense?: { readonly weight: Float32Array; readonly bias: Float32Array | null } | null; // [nEmbd, nEmbd], [nEmbd]
+  readonly dense?: {
+    readonly weight: Float32Array; // [nDense, nEmbd]
+    readonly bias: Float32Array | null; // [nDense]
+    readonly gelu?: boolean;
+    readonly norm?: { readonly weight: Float32Array; readonly eps: number } | null; // [nDense]
+  } | null;
+}
+
+/** ggml's CPU GELU of one value (GGML_GELU_FP16: the f16 table; 0 below −10, x above 10). */
+function geluF16(v: number): number {
+  return v <= -10 ? 0 : v >= 10 ? v : geluF16Table()[f32ToF16Bits(v)]!;
 }
 
 /** The rank head's outputs for one sequence's hidden states ([nTokens, nEmbd]); element 0 is the relevance score. */
 export function rankOutputs(hidden: Float32Array, nTokens: number, nEmbd: number, head: RankHead): Float32Array {
-  let row = poolHiddenStates(hidden, nTokens, nEmbd, head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  let row = poolHiddenStates(hidden, nTokens, nEmbd, head.meanPool ? 'mean' : head.lastToken ? 'last' : 'cls'); // [nEmbd]
+  let width = nEmbd;
   if (head.dense) {
-    const pre = new Float32Array(nEmbd); // [nEmbd] tanh(cls · row + cls.bias)
-    for (let o = 0; o < nEmbd; o++) {
+    const nDense = head.dense.weight.length / width;
+    const pre = new Float32Array(nDense); // [nDense] act(cls · row + cls.bias)
+    for (let o = 0; o < nDense; o++) {
       let dot = 0;
-      for (let j = 0; j < nEmbd; j++) dot += head.dense.weight[o * nEmbd + j]! * row[j]!;
-      pre[o] = Math.tanh(Math.fround(dot + (head.dense.bias?.[o] ?? 0)));
+      for (let j = 0; j < width; j++) dot += head.dense.weight[o * width + j]! * row[j]!;
+      const v = Math.fround(dot + (head.dense.bias?.[o] ?? 0));
+      pre[o] = head.dense.gelu ? geluF16(v) : Math.tanh(v);
+    }
+    const norm = head.dense.norm;
+    if (norm) {
+      let mean = 0;
+      for (let j = 0; j < nDense; j++) mean += pre[j]!;
+      mean /= nDense;
+      let ss = 0;
+      for (let j = 0; j < nDense; j++) ss += (pre[j]! - mean) ** 2;
+      const inv = 1 / Math.sqrt(ss / nDense + norm.eps);
+      for (let j = 0; j < nDense; j++) pre[j] = (pre[j]! - mean) * inv * norm.weight[j]!;
     }
     row = pre;
+    width = nDense;
   }
+  if (!head.weight) return row;
   const out = new Float32Array(head.nOut); // [nOut]
   for (let o = 0; o < head.nOut; o++) {
     let dot = 0;
-    for (let j = 0; j < nEmbd; j++) dot += head.weight[o * nEmbd + j]! * row[j]!;
+    for (let j = 0; j < width; j++) dot += head.weight[o * width + j]! * row[j]!;
     out[o] = dot + (head.bias?.[o] ?? 0);
   }
   if (head.softmax) {

@@ -71,6 +71,9 @@ const RE_TEKKEN =
 
 const RE_GPT4O = `[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+${CONTRACTIONS}?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*${CONTRACTIONS}?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 
+/** GPT-4o's split with combining marks joining their letters (`[\p{L}\p{M}]` lookaheads): granite-embedding-97m-multilingual. */
+const RE_GRANITE_EMB_MULTI = RE_GPT4O.replaceAll('(?=[\\p{L}])', '(?=[\\p{L}\\p{M}])');
+
 const ROWS: Row[] = [
   { names: ['default'], regexes: ['[\\p{P}\\$\\+<=>\\^~\\|]+', RE_GPT2, '\\p{N}+', '[0-9][0-9][0-9]'] },
   {
@@ -117,6 +120,7 @@ const ROWS: Row[] = [
   { names: ['viking'], regexes: [RE_PORO, '\\p{N}'], clean: false },
   { names: ['tekken'], regexes: [RE_TEKKEN], clean: false, ignoreMerges: true, addBos: true },
   { names: ['gpt-4o', 'llama4', 'kanana2', 'talkie', 'minimax-m2'], regexes: [RE_GPT4O], clean: false },
+  { names: ['granite-embed-multi-97m'], regexes: [RE_GRANITE_EMB_MULTI], clean: false, ignoreMerges: true },
   {
     names: ['chameleon'],
     regexes: [

@@ -1,12 +1,16 @@
 /**
  * Unicode facts the tokenizers need, defined exactly as llama.cpp defines them (src/unicode.cpp, unicode-data.cpp):
- * one general-category flag per code point (N, L, Z, M, P, S, or C for everything else, unassigned included), the
+ * one general-category flag per code point (N, L, Z, M, P, S, C, or undefined for code points unassigned in Unicode
+ * 15.1 — the table's version — whatever the JS engine's newer Unicode says), the
  * White_Space property, first-code-point lower-casing and NFD, GPT-2's byte ⇄ printable-character map, and UTF-8
  * conversions that turn invalid UTF-16 (lone surrogates) into U+FFFD instead of failing.
  */
 
+import { unassignedInUnicode151 } from './unicode-15-1-unassigned.js';
+
 /** Category and helper flags of one code point (bit values of llama.cpp's `unicode_cpt_flags`). */
 export enum CpFlag {
+  Undefined = 0x0001,
   Number = 0x0002,
   Letter = 0x0004,
   Separator = 0x0008,
@@ -26,11 +30,13 @@ const RE_M = /\p{M}/u;
 const RE_P = /\p{P}/u;
 const RE_S = /\p{S}/u;
 const RE_WS = /\p{White_Space}/u;
+const RE_CN = /\p{Cn}/u;
 
 /** Lazily filled flag table: 0 = not computed yet (every real entry has at least one category bit). Shape: (0x110000,) */
 let flagTable: Uint16Array | null = null;
 
 function computeFlags(cp: number): number {
+  if (unassignedInUnicode151(cp)) return CpFlag.Undefined; // llama.cpp: not control, not whitespace, no category
   const ch = String.fromCodePoint(cp);
   let f: number;
   if (RE_N.test(ch)) f = CpFlag.Number;
@@ -39,7 +45,9 @@ function computeFlags(cp: number): number {
   else if (RE_M.test(ch)) f = CpFlag.AccentMark;
   else if (RE_P.test(ch)) f = CpFlag.Punctuation;
   else if (RE_S.test(ch)) f = CpFlag.Symbol;
-  else f = CpFlag.Control; // Cc, Cf, Cs, Co and unassigned (Python's \p{C}, as llama.cpp's generator uses)
+  else if (RE_CN.test(ch))
+    f = CpFlag.Undefined; // unassigned in an engine older than Unicode 15.1
+  else f = CpFlag.Control; // Cc, Cf, Cs, Co
   if (RE_WS.test(ch)) f |= CpFlag.Whitespace;
   return f;
 }
@@ -70,12 +78,13 @@ export function fillFlags(cps: Uint32Array, out: Uint16Array): void {
 /** Lower-case mapping of one code point: the first code point of its full lower-case form (Python `ch.lower()[0]`). */
 export function cpToLower(cp: number): number {
   if (cp < 0x80) return cp >= 0x41 && cp <= 0x5a ? cp + 32 : cp;
+  if (unassignedInUnicode151(cp)) return cp; // llama.cpp's table has no case mapping for it
   return String.fromCodePoint(cp).toLowerCase().codePointAt(0) ?? cp;
 }
 
 /** First code point of the NFD decomposition (what llama.cpp's `unicode_cpts_normalize_nfd` keeps). */
 export function cpNfdFirst(cp: number): number {
-  if (cp < 0xc0) return cp;
+  if (cp < 0xc0 || unassignedInUnicode151(cp)) return cp;
   return String.fromCodePoint(cp).normalize('NFD').codePointAt(0) ?? cp;
 }
 

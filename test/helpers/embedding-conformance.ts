@@ -95,7 +95,8 @@ async function embedFixture(
     });
     // cls / last pooling (and the row a rank head reads): again with the last layer run on the pooled rows alone (`pooledStates`).
     const type = model.config.poolingType;
-    const pooling = type === 'rank' ? (model.rankHead!.lastToken ? 'last' : 'cls') : type;
+    const head = model.rankHead;
+    const pooling = type === 'rank' ? (head!.meanPool ? 'mean' : head!.lastToken ? 'last' : 'cls') : type;
     if (!model.pooledStates || (pooling !== 'cls' && pooling !== 'last')) return { single, packed, pooledRows: null };
     const pooledRows: Float32Array[] = [];
     await forEachHiddenStates(

@@ -22,13 +22,20 @@ export function bertBlock(s: ModelShape, il: number): TensorPlan[] {
   const b = `blk.${il}.`;
   const qDim = s.nHead * s.headDim;
   const kvDim = s.nHeadKv * s.headDim;
+  // `--shape qkv=1`: one fused `attn_qkv` (q | k | v rows) with its fused bias, as jina-embeddings-v3 files carry.
+  const qkv =
+    extra(s, 'qkv', 0) > 0
+      ? [plan.mat(`${b}attn_qkv.weight`, s.nEmbd, qDim + 2 * kvDim), plan.bias(`${b}attn_qkv.bias`, qDim + 2 * kvDim)]
+      : [
+          plan.mat(`${b}attn_q.weight`, s.nEmbd, qDim),
+          plan.bias(`${b}attn_q.bias`, qDim),
+          plan.mat(`${b}attn_k.weight`, s.nEmbd, kvDim),
+          plan.bias(`${b}attn_k.bias`, kvDim),
+          plan.mat(`${b}attn_v.weight`, s.nEmbd, kvDim),
+          plan.bias(`${b}attn_v.bias`, kvDim),
+        ];
   return [
-    plan.mat(`${b}attn_q.weight`, s.nEmbd, qDim),
-    plan.bias(`${b}attn_q.bias`, qDim),
-    plan.mat(`${b}attn_k.weight`, s.nEmbd, kvDim),
-    plan.bias(`${b}attn_k.bias`, kvDim),
-    plan.mat(`${b}attn_v.weight`, s.nEmbd, kvDim),
-    plan.bias(`${b}attn_v.bias`, kvDim),
+    ...qkv,
     plan.mat(`${b}attn_output.weight`, qDim, s.nEmbd),
     plan.bias(`${b}attn_output.bias`, s.nEmbd, 0.1),
     ...bertLayerNorm(`${b}attn_output_norm`, s.nEmbd),
@@ -55,7 +62,10 @@ export const bert: SyntheticArchSpec = {
   tensors: (s) => [
     plan.embedding(s),
     // Kept F32 ('conv' kind) in every quant, as llama.cpp's quantizer keeps token_types and position_embd.
-    { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'conv', std: 0.5, center: 0 },
+    // `--shape no_types=1`: no token_types tensor (llama.cpp loads it as optional).
+    ...(extra(s, 'no_types', 0) > 0
+      ? []
+      : [{ name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'conv', std: 0.5, center: 0 } as TensorPlan]),
     { name: 'position_embd.weight', shape: [s.nEmbd, BERT_POSITIONS], kind: 'conv', std: 0.5, center: 0 },
     ...bertLayerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => bertBlock(s, il)).flat(),

@@ -4,7 +4,7 @@
  * (+ bias), token-type row 0 and bert's LayerNorms with bias. Record it with `--non-causal --embedding mean|cls`.
  */
 
-import { f32, plan, SMALL_SHAPE, type SpecMetadata, u32, type SyntheticArchSpec } from '../arch-spec.js';
+import { extra, f32, plan, SMALL_SHAPE, type SpecMetadata, u32, type SyntheticArchSpec } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
 import { bertLayerNorm } from './bert.js';
 
@@ -25,6 +25,8 @@ function block(s: ModelShape, il: number): TensorPlan[] {
     plan.mat(`${b}attn_output.weight`, qDim, s.nEmbd),
     plan.bias(`${b}attn_output.bias`, s.nEmbd, 0.1),
     ...bertLayerNorm(`${b}attn_output_norm`, s.nEmbd),
+    // `--shape norm2=1`: jina-embeddings-v2-base-code's second post-attention LayerNorm (`layer_norm_1`).
+    ...(extra(s, 'norm2', 0) > 0 ? bertLayerNorm(`${b}attn_norm_2`, s.nEmbd) : []),
     plan.mat(`${b}ffn_gate.weight`, s.nEmbd, s.nFf),
     plan.mat(`${b}ffn_up.weight`, s.nEmbd, s.nFf),
     plan.bias(`${b}ffn_up.bias`, s.nFf),
@@ -50,6 +52,8 @@ export const jinaBertV2: SyntheticArchSpec = {
     { name: 'token_types.weight', shape: [s.nEmbd, 2], kind: 'conv', std: 0.5, center: 0 },
     ...bertLayerNorm('token_embd_norm', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => block(s, il)).flat(),
+    // `--shape cls_head=1,cls_out=0` (with `--embedding rank`): jina-reranker-v1's one-output `cls` head.
+    ...(extra(s, 'cls_head', 0) > 0 ? [plan.mat('cls.weight', s.nEmbd, 1), plan.bias('cls.bias', 1, 0.1)] : []),
   ],
   embeddingOnly: true,
 };

@@ -39,6 +39,11 @@ export const modernBert: SyntheticArchSpec = {
     plan.norm('token_embd_norm.weight', s.nEmbd),
     ...Array.from({ length: s.nLayer }, (_, il) => block(s, il)).flat(),
     plan.norm('output_norm.weight', s.nEmbd),
+    // `--shape cls_head=1` (with `--embedding rank`): gte-reranker-modernbert's head before cls.output (dense, GELU,
+    // a bias-free LayerNorm).
+    ...(extra(s, 'cls_head', 0) > 0
+      ? [plan.mat('cls.weight', s.nEmbd, s.nEmbd), plan.norm('cls.norm.weight', s.nEmbd)]
+      : []),
   ],
   embeddingOnly: true,
 };
