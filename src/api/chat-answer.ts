@@ -56,6 +56,14 @@ function toCalls(calls: readonly ParsedCall[], ids: readonly string[] = []): Cha
   }));
 }
 
+/**
+ * Where a tool call ends the reasoning: Qwen3-Coder / Qwen3.5 calls may open inside an unclosed `<think>` (llama.cpp's
+ * qwen3-coder parser ends the reasoning at `</think>` or `<tool_call>`).
+ */
+function reasoningEnds(shape: AnswerShape): readonly string[] {
+  return shape.tools?.format === 'qwen3-coder' ? ['<tool_call>'] : [];
+}
+
 /** A call already announced in a stream: its id and name, and the arguments sent so far. */
 interface StreamedCall {
   readonly id: string;
@@ -76,7 +84,9 @@ export class ChatAnswer {
 
   constructor(shape: AnswerShape) {
     this.shape = shape;
-    this.splitter = shape.reasoning ? new ReasoningSplitter(shape.reasoning.format, shape.reasoning.startInside) : null;
+    this.splitter = shape.reasoning
+      ? new ReasoningSplitter(shape.reasoning.format, shape.reasoning.startInside, reasoningEnds(shape))
+      : null;
     this.gate = shape.tools
       ? new shape.tools.read.ToolStreamGate(shape.tools.read.callTriggers(shape.tools.format))
       : null;
@@ -85,7 +95,7 @@ export class ChatAnswer {
   /** The whole answer at once. */
   static whole(shape: AnswerShape, text: string): AnswerEnd {
     const split = shape.reasoning
-      ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside)
+      ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside, reasoningEnds(shape))
       : { reasoning: '', content: text };
     if (!shape.tools) return { ...split, calls: [], callDeltas: [] };
     const { format, spec, read } = shape.tools;

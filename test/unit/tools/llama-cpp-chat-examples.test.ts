@@ -1,0 +1,299 @@
+/**
+ * llama.cpp's chat-parser examples (tests/test-chat.cpp, facts restated here) for the templates of its corpus whose
+ * tool-call syntax we read: the model output, read whole and streamed split at every boundary (two pieces at each
+ * position, and one character at a time), gives llama.cpp's expected message — reasoning, content, calls (names,
+ * arguments as JSON values, ids the model wrote). The template (test/fixtures/templates/corpus) decides the syntax
+ * and the reasoning format, and its rendered prompt whether the output starts inside the reasoning, as in the engine.
+ * Content and reasoning compare with surrounding whitespace stripped, as llama.cpp's tests compare them.
+ */
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { type AnswerShape, ChatAnswer } from '../../../src/api/chat-answer.js';
+import { compileTemplate, renderChat, templateCaps, templateSupportsThinking } from '../../../src/chat/index.js';
+import { detectReasoningFormat, startsInsideReasoning } from '../../../src/output/reasoning-format.js';
+import * as read from '../../../src/tools/tool-call-reader.js';
+import type { ToolFunction } from '../../../src/tools/tool-spec.js';
+
+const corpus = new URL('../../fixtures/templates/corpus/', import.meta.url);
+const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  properties,
+  required,
+});
+const TOOLS: Record<string, ToolFunction> = {
+  special_function: { name: 'special_function', parameters: obj({ arg1: { type: 'integer' } }, ['arg1']) },
+  special_function_with_opt: {
+    name: 'special_function_with_opt',
+    parameters: obj({ arg1: { type: 'integer' }, arg2: { type: 'integer' } }, ['arg1']),
+  },
+  python: { name: 'python', parameters: obj({ code: { type: 'string' } }, ['code']) },
+  edit: {
+    name: 'edit',
+    parameters: obj({ filename: { type: 'string' }, oldString: { type: 'string' }, newString: { type: 'string' } }),
+  },
+  run_in_terminal: { name: 'run_in_terminal', parameters: obj({ command: { type: 'string' } }, ['command']) },
+  empty_args: { name: 'empty_args', parameters: obj({}) },
+};
+
+interface Call {
+  readonly name: string;
+  readonly args: unknown;
+  readonly id?: string;
+}
+/** One example: the template, the thinking switch, the output and llama.cpp's expected message. */
+interface Example {
+  readonly template: string;
+  readonly thinking?: boolean;
+  readonly tools?: readonly string[];
+  readonly output: string;
+  readonly content?: string;
+  readonly reasoning?: string;
+  readonly calls?: readonly Call[];
+}
+
+const call = (name: string, args: unknown, id?: string): Call => ({ name, args, ...(id ? { id } : {}) });
+const ARG1 = [call('special_function', { arg1: 1 })];
+const QWEN_CALL =
+  '<tool_call>\n<function=special_function>\n<parameter=arg1>\n1\n</parameter>\n</function>\n</tool_call>';
+const xmlCall = (name: string, params: [string, string][]) =>
+  `<tool_call>\n<function=${name}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n</tool_call>`;
+
+const EXAMPLES: readonly Example[] = [
+  // Qwen3.5 (Qwen3-Coder XML calls, thinking template)
+  ...['Qwen3.5-4B', 'Qwen3-Coder', 'NVIDIA-Nemotron-3-Nano-30B-A3B-BF16'].flatMap((template): Example[] => [
+    { template, thinking: false, tools: ['special_function'], output: QWEN_CALL, calls: ARG1 },
+    {
+      template,
+      thinking: false,
+      tools: ['special_function', 'special_function_with_opt'],
+      output: `${QWEN_CALL}\n${xmlCall('special_function_with_opt', [
+        ['arg1', '1'],
+        ['arg2', '2'],
+      ])}`,
+      calls: [...ARG1, call('special_function_with_opt', { arg1: 1, arg2: 2 })],
+    },
+    {
+      template,
+      thinking: false,
+      tools: ['python'],
+      output: xmlCall('python', [['code', 'def hello():\n    print("Hello, world!")\n\nhello()']]),
+      calls: [call('python', { code: 'def hello():\n    print("Hello, world!")\n\nhello()' })],
+    },
+    {
+      template,
+      thinking: false,
+      tools: ['edit'],
+      output: xmlCall('edit', [
+        ['filename', 'foo.c'],
+        ['oldString', '#iclunde'],
+        ['newString', '#include\n'],
+      ]),
+      calls: [call('edit', { filename: 'foo.c', oldString: '#iclunde', newString: '#include\n' })],
+    },
+    {
+      template,
+      thinking: false,
+      tools: ['python'],
+      output: xmlCall('python', [['code', '    print("Hello, world!")']]),
+      calls: [call('python', { code: '    print("Hello, world!")' })],
+    },
+    {
+      template,
+      thinking: false,
+      tools: ['empty_args'],
+      output: '<tool_call>\n<function=empty_args>\n</function>\n</tool_call>',
+      calls: [call('empty_args', {})],
+    },
+  ]),
+  {
+    template: 'Qwen3.5-4B',
+    thinking: true,
+    output: "I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    template: 'Qwen3.5-4B',
+    thinking: true,
+    tools: ['special_function'],
+    output: `I'm\nthinking\n</think>\n\n${QWEN_CALL}`,
+    reasoning: "I'm\nthinking",
+    calls: ARG1,
+  },
+  {
+    template: 'Qwen3.5-4B',
+    thinking: true,
+    tools: ['run_in_terminal'],
+    output: xmlCall('run_in_terminal', [['command', 'pwd']]),
+    calls: [call('run_in_terminal', { command: 'pwd' })],
+  },
+  {
+    template: 'Qwen3.5-4B',
+    thinking: true,
+    tools: ['run_in_terminal'],
+    output: `Need to inspect the current directory.\n${xmlCall('run_in_terminal', [['command', 'pwd']])}`,
+    reasoning: 'Need to inspect the current directory.',
+    calls: [call('run_in_terminal', { command: 'pwd' })],
+  },
+  {
+    template: 'Qwen3.5-4B',
+    thinking: true,
+    tools: ['special_function'],
+    output: `</think>\n\n${QWEN_CALL}`,
+    calls: ARG1,
+  },
+  // Hermes-style JSON in <tool_call> (Hermes 2 Pro / 3, Qwen2.5, MiMo-VL, Granite 4.x)
+  ...[
+    'NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use',
+    'NousResearch-Hermes-3-Llama-3.1-8B-tool_use',
+    'Qwen-Qwen2.5-7B-Instruct',
+    'MiMo-VL',
+    'ibm-granite-granite-4.0',
+    'ibm-granite-granite-4.1',
+  ].flatMap((template): Example[] => [
+    { template, output: "Hello, world!\nWhat's up?", content: "Hello, world!\nWhat's up?" },
+    {
+      template,
+      tools: ['special_function'],
+      output: '<tool_call>\n{"name": "special_function", "arguments": {"arg1": 1}}\n</tool_call>',
+      calls: ARG1,
+    },
+    {
+      template,
+      tools: ['special_function'],
+      output:
+        'Hello, world!\nWhat\'s up?<tool_call>\n{"name": "special_function", "arguments": {"arg1": 1}}</tool_call>',
+      content: "Hello, world!\nWhat's up?",
+      calls: ARG1,
+    },
+  ]),
+  // Mistral
+  {
+    template: 'mistralai-Mistral-Nemo-Instruct-2407',
+    tools: ['special_function'],
+    output: '[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]',
+    calls: [call('special_function', { arg1: 1 }, '123456789')],
+  },
+  {
+    template: 'Mistral-Small-3.2-24B-Instruct-2506',
+    tools: ['special_function'],
+    output: '[TOOL_CALLS]special_function[CALL_ID]123456789[ARGS]{"arg1": 1}',
+    calls: [call('special_function', { arg1: 1 }, '123456789')],
+  },
+  {
+    template: 'Mistral-Small-3.2-24B-Instruct-2506',
+    tools: ['special_function', 'special_function_with_opt'],
+    output:
+      '[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}' +
+      '[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}',
+    calls: [
+      call('special_function', { arg1: 1 }, '000000001'),
+      call('special_function_with_opt', { arg1: 1, arg2: 2 }, '000000002'),
+    ],
+  },
+  {
+    template: 'unsloth-mistral-Devstral-Small-2507',
+    tools: ['special_function'],
+    output: 'Hello, world!\nWhat\'s up?[TOOL_CALLS]special_function[ARGS]{"arg1": 1}',
+    content: "Hello, world!\nWhat's up?",
+    calls: ARG1,
+  },
+];
+
+function shapeOf(ex: Example): AnswerShape {
+  const text = readFileSync(new URL(`${ex.template}.jinja`, corpus), 'utf8');
+  const compiled = compileTemplate(text);
+  const format = detectReasoningFormat(text, templateSupportsThinking(compiled));
+  const tools = (ex.tools ?? []).map((n) => TOOLS[n]!);
+  const raw = tools.map((t) => ({ type: 'function', function: t }));
+  const prompt = renderChat([{ role: 'user', content: 'Hi' }], {
+    template: text,
+    ...(ex.thinking !== undefined ? { chatTemplateKwargs: { enable_thinking: ex.thinking } } : {}),
+    ...(tools.length > 0 ? { tools: raw } : {}),
+  }).prompt;
+  expect(templateCaps(compiled).supportsTools || tools.length === 0).toBe(true);
+  return {
+    ...(format.kind === 'none' ? {} : { reasoning: { format, startInside: startsInsideReasoning(format, prompt) } }),
+    ...(tools.length > 0
+      ? {
+          tools: {
+            format: read.detectToolCallFormat(text),
+            spec: { tools, raw, choice: 'auto' as const, parallel: true },
+            read,
+          },
+        }
+      : {}),
+  };
+}
+
+interface Message {
+  content: string;
+  reasoning: string;
+  calls: Call[];
+}
+
+function whole(shape: AnswerShape, output: string): Message {
+  const r = ChatAnswer.whole(shape, output);
+  return {
+    content: r.content.trim(),
+    reasoning: r.reasoning.trim(),
+    calls: r.calls.map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) as unknown })),
+  };
+}
+
+/** The message a stream of `pieces` adds up to (deltas concatenated as a client does). */
+function streamed(shape: AnswerShape, pieces: readonly string[]): Message {
+  const a = new ChatAnswer(shape);
+  let content = '';
+  let reasoning = '';
+  const calls: { name: string; args: string }[] = [];
+  const add = (deltas: readonly { index: number; function?: { name?: string; arguments?: string } }[]) => {
+    for (const d of deltas) {
+      calls[d.index] ??= { name: '', args: '' };
+      calls[d.index]!.name += d.function?.name ?? '';
+      calls[d.index]!.args += d.function?.arguments ?? '';
+    }
+  };
+  for (const p of pieces) {
+    const d = a.push(p);
+    content += d.content;
+    reasoning += d.reasoning;
+    add(d.calls);
+  }
+  const e = a.end();
+  content += e.content;
+  reasoning += e.reasoning;
+  add(e.callDeltas);
+  return {
+    content: content.trim(),
+    reasoning: reasoning.trim(),
+    calls: calls.map((c) => ({ name: c.name, args: JSON.parse(c.args) as unknown })),
+  };
+}
+
+function expected(ex: Example, withIds: boolean): Message {
+  return {
+    content: ex.content ?? '',
+    reasoning: ex.reasoning ?? '',
+    calls: (ex.calls ?? []).map((c) => ({ name: c.name, args: c.args, ...(withIds && c.id ? { id: c.id } : {}) })),
+  };
+}
+
+describe("llama.cpp's chat-parser examples", () => {
+  EXAMPLES.forEach((ex, n) => {
+    it(`#${n} ${ex.template}${ex.thinking !== undefined ? ` (thinking ${ex.thinking})` : ''}: ${JSON.stringify(ex.output.slice(0, 50))}`, () => {
+      const shape = shapeOf(ex);
+      expect(whole(shape, ex.output)).toEqual(expected(ex, false));
+      const ids = ChatAnswer.whole(shape, ex.output).calls.map((c) => c.id);
+      (ex.calls ?? []).forEach((c, i) => {
+        if (c.id) expect(ids[i]).toBe(c.id);
+      });
+      const want = expected(ex, false);
+      const s = ex.output;
+      expect(streamed(shape, [...s])).toEqual(want);
+      for (let k = 1; k < s.length; k++)
+        expect(streamed(shape, [s.slice(0, k), s.slice(k)]), `split at ${k}`).toEqual(want);
+    });
+  });
+});
