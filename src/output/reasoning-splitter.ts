@@ -167,7 +167,8 @@ export class ReasoningSplitter {
         }
         const header = this.buf.slice(0, i);
         const call = this.recipient || /to=/.test(header);
-        this.channel = /^\s*analysis/.test(header) ? 'analysis' : call ? 'call' : 'final';
+        // A message with a recipient is a call whatever its channel (gpt-oss also addresses tools from `analysis`).
+        this.channel = call ? 'call' : /^\s*analysis/.test(header) ? 'analysis' : 'final';
         this.recipient = false;
         this.buf = this.buf.slice(i + '<|message|>'.length);
         this.state = 'body';

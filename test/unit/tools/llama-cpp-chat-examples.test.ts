@@ -34,6 +34,13 @@ const TOOLS: Record<string, ToolFunction> = {
   },
   run_in_terminal: { name: 'run_in_terminal', parameters: obj({ command: { type: 'string' } }, ['command']) },
   empty_args: { name: 'empty_args', parameters: obj({}) },
+  get_time: { name: 'get_time', parameters: obj({ city: { type: 'string' } }, ['city']) },
+  todo_list: {
+    name: 'todo_list',
+    parameters: obj({
+      todos: { type: 'array', items: obj({ item: { type: 'string' }, selected: { type: 'boolean' } }) },
+    }),
+  },
 };
 
 interface Call {
@@ -198,6 +205,110 @@ const EXAMPLES: readonly Example[] = [
     output: 'Hello, world!\nWhat\'s up?[TOOL_CALLS]special_function[ARGS]{"arg1": 1}',
     content: "Hello, world!\nWhat's up?",
     calls: ARG1,
+  },
+  // gpt-oss (harmony channels; the prompt ends with `<|start|>assistant`)
+  ...(
+    [
+      ["<|channel|>final<|message|>Hello, world!\nWhat's up?", "Hello, world!\nWhat's up?"],
+      ["<|channel|>commentary<|message|>Hello, world!\nWhat's up?", "Hello, world!\nWhat's up?"],
+    ] as const
+  ).map(([output, content]): Example => ({ template: 'openai-gpt-oss-120b', output, content })),
+  {
+    template: 'openai-gpt-oss-120b',
+    output:
+      "<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>final<|message|>Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
+  ...[
+    ' to=functions.special_function<|channel|>analysis<|message|>{"arg1": 1}',
+    '<|channel|>analysis to=functions.special_function<|message|>{"arg1": 1}',
+    ' to=functions.special_function<|channel|>analysis <|constrain|>json<|message|>{"arg1": 1}',
+    '<|channel|>commentary to=functions.special_function<|message|>{"arg1": 1}',
+  ].map((output): Example => ({ template: 'openai-gpt-oss-120b', tools: ['special_function'], output, calls: ARG1 })),
+  {
+    template: 'openai-gpt-oss-120b',
+    tools: ['special_function'],
+    output:
+      '<|channel|>analysis<|message|>I\'m\nthinking<|end|><|start|>assistant to=functions.special_function<|channel|>analysis<|message|>{"arg1": 1}',
+    reasoning: "I'm\nthinking",
+    calls: ARG1,
+  },
+  // LFM2.5 (Pythonic calls between <|tool_call_start|> and <|tool_call_end|>)
+  {
+    template: 'LFM2.5-8B-A1B',
+    tools: ['special_function'],
+    output: "<think>I'm\nthinking</think><|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|>",
+    reasoning: "I'm\nthinking",
+    calls: ARG1,
+  },
+  {
+    template: 'LFM2.5-8B-A1B',
+    tools: ['get_time'],
+    output:
+      '<think>I need to call a function</think>Let me check the time.<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>',
+    reasoning: 'I need to call a function',
+    content: 'Let me check the time.',
+    calls: [call('get_time', { city: 'Paris' })],
+  },
+  {
+    template: 'LFM2.5-8B-A1B',
+    tools: ['special_function'],
+    output:
+      '<think>Let me think about <|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|> hmm</think><|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|>',
+    reasoning: 'Let me think about <|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|> hmm',
+    calls: ARG1,
+  },
+  // ByteDance Seed-OSS (<seed:tool_call> around Qwen-style function/parameter tags, values written bare)
+  {
+    template: 'ByteDance-Seed-OSS',
+    output: "<seed:think>I'm thinking about the answer</seed:think>\nHello, world!",
+    reasoning: "I'm thinking about the answer",
+    content: 'Hello, world!',
+  },
+  {
+    template: 'ByteDance-Seed-OSS',
+    tools: ['special_function'],
+    output:
+      '<seed:tool_call>\n<function=special_function>\n<parameter=arg1>1</parameter>\n</function>\n</seed:tool_call>',
+    calls: ARG1,
+  },
+  {
+    template: 'ByteDance-Seed-OSS',
+    tools: ['special_function', 'special_function_with_opt'],
+    output:
+      '<seed:tool_call>\n<function=special_function>\n<parameter=arg1>1</parameter>\n</function>\n</seed:tool_call>\n' +
+      '<seed:tool_call>\n<function=special_function_with_opt>\n<parameter=arg1>1</parameter>\n<parameter=arg2>2</parameter>\n</function>\n</seed:tool_call>',
+    calls: [...ARG1, call('special_function_with_opt', { arg1: 1, arg2: 2 })],
+  },
+  {
+    template: 'ByteDance-Seed-OSS',
+    tools: ['todo_list'],
+    output:
+      '<seed:tool_call>\n<function=todo_list>\n<parameter=todos>[{"item": "Check stuff", "selected": false}, {"item": "Prepare stuff", "selected": true}]</parameter>\n</function>\n</seed:tool_call>',
+    calls: [
+      call('todo_list', {
+        todos: [
+          { item: 'Check stuff', selected: false },
+          { item: 'Prepare stuff', selected: true },
+        ],
+      }),
+    ],
+  },
+  {
+    template: 'ByteDance-Seed-OSS',
+    tools: ['edit'],
+    output:
+      '<seed:tool_call>\n<function=edit>\n<parameter=filename>foo.cpp</parameter>\n' +
+      '<parameter=oldString>def foo(arg = "14"):\n    return arg + "bar"\n</parameter>\n' +
+      '<parameter=newString>def foo(arg = "15"):\n    pass\n</parameter>\n</function>\n</seed:tool_call>',
+    calls: [
+      call('edit', {
+        filename: 'foo.cpp',
+        oldString: 'def foo(arg = "14"):\n    return arg + "bar"\n',
+        newString: 'def foo(arg = "15"):\n    pass\n',
+      }),
+    ],
   },
 ];
 
