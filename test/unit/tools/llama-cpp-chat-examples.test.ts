@@ -259,6 +259,61 @@ const EXAMPLES: readonly Example[] = [
     reasoning: 'Let me think about <|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|> hmm',
     calls: ARG1,
   },
+  // Gemma 4 (`<|channel>thought…<channel|>` reasoning, `<|tool_call>call:f{…}<tool_call|>` calls)
+  {
+    template: 'google-gemma-4-31B-it',
+    output: "<|channel>thought\nI'm\nthinking<channel|>Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    template: 'google-gemma-4-31B-it',
+    output: "<|channel>thought<channel|>Hello, world!\nWhat's up?",
+    content: "Hello, world!\nWhat's up?",
+  },
+  ...(
+    [
+      ['<|tool_call>call:get_time{city:<|"|>London<|"|>}<tool_call|>', '', [call('get_time', { city: 'London' })]],
+      ['<|tool_call>call:empty_args{}<tool_call|>', '', [call('empty_args', {})]],
+      [
+        'Hello, world!\nWhat\'s up?<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>',
+        "Hello, world!\nWhat's up?",
+        [call('get_time', { city: 'Paris' })],
+      ],
+      ['<|tool_call>call:special_function{arg1:-7}<tool_call|>', '', [call('special_function', { arg1: -7 })]],
+    ] as const
+  ).map(
+    ([output, content, calls]): Example => ({
+      template: 'google-gemma-4-31B-it',
+      tools: ['get_time', 'empty_args', 'special_function'],
+      output,
+      content,
+      calls,
+    }),
+  ),
+  {
+    template: 'google-gemma-4-31B-it',
+    tools: ['get_time'],
+    output: '<|channel>thought\nI\'m\nthinking<channel|><|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>',
+    reasoning: "I'm\nthinking",
+    calls: [call('get_time', { city: 'Paris' })],
+  },
+  // Ministral 3 Reasoning ([THINK]…[/THINK], [TOOL_CALLS]f[ARGS]{…})
+  {
+    template: 'mistralai-Ministral-3-14B-Reasoning-2512',
+    thinking: true,
+    output: "[THINK]I'm\nthinking[/THINK]Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    template: 'mistralai-Ministral-3-14B-Reasoning-2512',
+    thinking: true,
+    tools: ['special_function'],
+    output: '[THINK]I\'m\nthinking[/THINK][TOOL_CALLS]special_function[ARGS]{"arg1":1}',
+    reasoning: "I'm\nthinking",
+    calls: ARG1,
+  },
   // ByteDance Seed-OSS (<seed:tool_call> around Qwen-style function/parameter tags, values written bare)
   {
     template: 'ByteDance-Seed-OSS',
