@@ -55,8 +55,9 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
 export function callTriggers(format: ToolCallFormat): readonly string[] {
   switch (format) {
     case 'hermes':
-    case 'qwen3-coder':
       return ['<tool_call>'];
+    case 'qwen3-coder':
+      return ['<tool_call>', '<function='];
     case 'seed-oss':
       return ['<seed:tool_call>'];
     case 'llama3':

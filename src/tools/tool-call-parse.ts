@@ -11,6 +11,7 @@ import {
   minifyJson,
   objectMembers,
   valueEnd,
+  withFirstCallOpened,
   xmlParameters,
   xmlValue,
 } from './tool-call-stream.js';
@@ -207,8 +208,10 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
         calls.push(c);
         return skip(s, j.end, '</tool_call>');
       });
-    case 'qwen3-coder':
-      return scan(text, '<tool_call>', xmlCallReader(tools, '</tool_call>', true));
+    case 'qwen3-coder': {
+      const got = scan(withFirstCallOpened(text), '<tool_call>', xmlCallReader(tools, '</tool_call>', true));
+      return got.calls.length > 0 ? got : { content: text, calls: [] };
+    }
     case 'seed-oss':
       return scan(text, '<seed:tool_call>', xmlCallReader(tools, '</seed:tool_call>', false));
     case 'llama3': {

@@ -37,6 +37,16 @@ export function xmlParameters(trimLines: boolean): RegExp {
     : /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>/g;
 }
 
+/**
+ * Qwen3-Coder models may leave out the first call's `<tool_call>` (llama.cpp accepts `<function=f>` as the first
+ * call's start): `text` with it put back before a `<function=` that comes before any `<tool_call>`.
+ */
+export function withFirstCallOpened(text: string): string {
+  const f = text.indexOf('<function=');
+  const t = text.indexOf('<tool_call>');
+  return f >= 0 && (t < 0 || f < t) ? `${text.slice(0, f)}<tool_call>\n${text.slice(f)}` : text;
+}
+
 /** A call as far as the text shows it. */
 export interface PartialCall {
   readonly name: string;
@@ -225,7 +235,7 @@ export function partialToolCalls(
   const json = ['arguments', 'parameters'];
   switch (format) {
     case 'qwen3-coder':
-      xmlCalls(text, tools, out);
+      xmlCalls(withFirstCallOpened(text), tools, out);
       return out;
     case 'seed-oss':
       xmlCalls(text, tools, out, '<seed:tool_call>', false);

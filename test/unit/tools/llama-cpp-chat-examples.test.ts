@@ -113,6 +113,43 @@ const EXAMPLES: readonly Example[] = [
       calls: [call('empty_args', {})],
     },
   ]),
+  // Qwen3-Coder: the first call's <tool_call> may be missing
+  {
+    template: 'Qwen3-Coder',
+    tools: ['special_function'],
+    output: '<function=special_function>\n<parameter=arg1>\n1\n</parameter>\n</function>\n</tool_call>',
+    calls: ARG1,
+  },
+  {
+    template: 'Qwen3-Coder',
+    tools: ['special_function'],
+    output:
+      'Let me call it.\n<function=special_function>\n<parameter=arg1>\n1\n</parameter>\n</function>\n</tool_call>',
+    content: 'Let me call it.',
+    calls: ARG1,
+  },
+  {
+    template: 'Qwen3-Coder',
+    tools: ['special_function', 'special_function_with_opt'],
+    output: `<function=special_function>\n<parameter=arg1>\n1\n</parameter>\n</function>\n</tool_call>\n${xmlCall(
+      'special_function_with_opt',
+      [
+        ['arg1', '1'],
+        ['arg2', '2'],
+      ],
+    )}`,
+    calls: [...ARG1, call('special_function_with_opt', { arg1: 1, arg2: 2 })],
+  },
+  {
+    template: 'Qwen3-Coder',
+    tools: ['edit'],
+    output: xmlCall('edit', [
+      ['newString', '#include'],
+      ['filename', 'foo.c'],
+      ['oldString', '#iclunde'],
+    ]),
+    calls: [call('edit', { newString: '#include', filename: 'foo.c', oldString: '#iclunde' })],
+  },
   {
     template: 'Qwen3.5-4B',
     thinking: true,
