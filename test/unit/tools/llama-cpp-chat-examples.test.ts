@@ -402,6 +402,59 @@ const EXAMPLES: readonly Example[] = [
       }),
     ],
   },
+  // Beyond llama.cpp's examples: unicode and nested JSON arguments in each JSON syntax, parallel calls
+  ...(
+    [
+      [
+        'Qwen-Qwen2.5-7B-Instruct',
+        `<tool_call>\n{"name": "edit", "arguments": ${'{"filename": "ünï/😀.txt", "oldString": "{\\"a\\": [1, {\\"b\\": null}]}", "newString": "日本語\\n\\t\\u00e9"}'}}\n</tool_call>`,
+      ],
+      [
+        'meta-llama-Llama-3.1-8B-Instruct',
+        `<|python_tag|>{"name": "edit", "parameters": ${'{"filename": "ünï/😀.txt", "oldString": "{\\"a\\": [1, {\\"b\\": null}]}", "newString": "日本語\\n\\t\\u00e9"}'}}`,
+      ],
+      [
+        'mistralai-Mistral-Nemo-Instruct-2407',
+        `[TOOL_CALLS][{"name": "edit", "arguments": ${'{"filename": "ünï/😀.txt", "oldString": "{\\"a\\": [1, {\\"b\\": null}]}", "newString": "日本語\\n\\t\\u00e9"}'}}]`,
+      ],
+      [
+        'Mistral-Small-3.2-24B-Instruct-2506',
+        `[TOOL_CALLS]edit[ARGS]${'{"filename": "ünï/😀.txt", "oldString": "{\\"a\\": [1, {\\"b\\": null}]}", "newString": "日本語\\n\\t\\u00e9"}'}`,
+      ],
+      [
+        'openai-gpt-oss-120b',
+        `<|channel|>commentary to=functions.edit <|constrain|>json<|message|>${'{"filename": "ünï/😀.txt", "oldString": "{\\"a\\": [1, {\\"b\\": null}]}", "newString": "日本語\\n\\t\\u00e9"}'}<|call|>`,
+      ],
+      [
+        'Qwen3-Coder',
+        xmlCall('edit', [
+          ['filename', 'ünï/😀.txt'],
+          ['oldString', '{"a": [1, {"b": null}]}'],
+          ['newString', '日本語\n\té'],
+        ]),
+      ],
+    ] as const
+  ).map(
+    ([template, output]): Example => ({
+      template,
+      tools: ['edit'],
+      output,
+      calls: [call('edit', { filename: 'ünï/😀.txt', oldString: '{"a": [1, {"b": null}]}', newString: '日本語\n\té' })],
+    }),
+  ),
+  {
+    template: 'meta-llama-Llama-3.1-8B-Instruct',
+    tools: ['special_function'],
+    output: '{"name": "special_function", "parameters": {"arg1": 1}}',
+    calls: ARG1,
+  },
+  {
+    template: 'ibm-granite-granite-3.3-2B-Instruct',
+    tools: ['special_function', 'special_function_with_opt'],
+    output:
+      '<|tool_call|>[{"name": "special_function", "arguments": {"arg1": 1}}, {"name": "special_function_with_opt", "arguments": {"arg1": 1, "arg2": 2}}]',
+    calls: [...ARG1, call('special_function_with_opt', { arg1: 1, arg2: 2 })],
+  },
 ];
 
 function shapeOf(ex: Example): AnswerShape {
