@@ -111,7 +111,7 @@ export function callTag(
           type: 'tag',
           begin: `<tool_call>\n<function=${name}>\n`,
           content: { type: 'qwen_xml_parameter', json_schema: schema },
-          end: '</function>\n</tool_call>',
+          end: '\n</function>\n</tool_call>',
         },
         trigger: '<tool_call>',
       };
