@@ -56,6 +56,25 @@ function toCalls(calls: readonly ParsedCall[], ids: readonly string[] = []): Cha
   }));
 }
 
+/**
+ * Where a tool call ends the reasoning: Qwen3-Coder / Qwen3.5 calls may open inside an unclosed `<think>` (llama.cpp's
+ * qwen3-coder parser ends the reasoning at `</think>` or `<tool_call>`).
+ */
+function reasoningEnds(shape: AnswerShape): readonly string[] {
+  return shape.tools?.format === 'qwen3-coder' ? ['<tool_call>'] : [];
+}
+
+/**
+ * Gemma 4: `text` up to the end of its last closed call, or '' when none is closed yet (its parser also reads an
+ * unclosed call, whose name and values may still grow). LFM2 calls parse only once their parentheses close.
+ */
+function closedPart(text: string, format: ToolCallFormat): string {
+  if (format !== 'gemma4') return text;
+  const close = '<tool_call|>';
+  const at = text.lastIndexOf(close);
+  return at < 0 ? '' : text.slice(0, at + close.length);
+}
+
 /** A call already announced in a stream: its id and name, and the arguments sent so far. */
 interface StreamedCall {
   readonly id: string;
@@ -76,7 +95,9 @@ export class ChatAnswer {
 
   constructor(shape: AnswerShape) {
     this.shape = shape;
-    this.splitter = shape.reasoning ? new ReasoningSplitter(shape.reasoning.format, shape.reasoning.startInside) : null;
+    this.splitter = shape.reasoning
+      ? new ReasoningSplitter(shape.reasoning.format, shape.reasoning.startInside, reasoningEnds(shape))
+      : null;
     this.gate = shape.tools
       ? new shape.tools.read.ToolStreamGate(shape.tools.read.callTriggers(shape.tools.format))
       : null;
@@ -85,7 +106,7 @@ export class ChatAnswer {
   /** The whole answer at once. */
   static whole(shape: AnswerShape, text: string): AnswerEnd {
     const split = shape.reasoning
-      ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside)
+      ? splitReasoning(shape.reasoning.format, text, shape.reasoning.startInside, reasoningEnds(shape))
       : { reasoning: '', content: text };
     if (!shape.tools) return { ...split, calls: [], callDeltas: [] };
     const { format, spec, read } = shape.tools;
@@ -115,10 +136,12 @@ export class ChatAnswer {
     const harmony = tools.format === 'harmony';
     if (harmony ? !this.raw.includes(' to=functions.') : !this.gate.calling) return [];
     const text = harmony ? this.raw : this.gate.text;
-    // Syntaxes not read while written (lfm2, gemma4): each call whole, once it parses.
+    // Syntaxes not read while written (lfm2, gemma4): each call whole, once complete (`end()` sends the rest).
     const partial =
       tools.read.partialToolCalls(tools.format, text, tools.spec.tools) ??
-      tools.read.parseToolCalls(tools.format, text, tools.spec.tools).calls.map((c) => ({ ...c, args: c.arguments }));
+      tools.read
+        .parseToolCalls(tools.format, closedPart(text, tools.format), tools.spec.tools)
+        .calls.map((c) => ({ ...c, args: c.arguments }));
     const out: ChatToolCallDelta[] = [];
     const calls = tools.spec.parallel ? partial : partial.slice(0, 1);
     for (let index = 0; index < calls.length; index++) {

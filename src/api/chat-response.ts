@@ -32,12 +32,20 @@ export function chatCompletion(
         ...(a.reasoning ? { reasoning_content: a.reasoning } : {}),
         ...(a.calls.length > 0 ? { tool_calls: a.calls } : {}),
       };
-      const finish = a.calls.length > 0 ? ('tool_calls' as const) : result.finishReason;
+      const finish = chatFinish(result.finishReason, a.calls.length);
       const logprobs = result.logprobs ? chatLogprobs(tk, result.logprobs) : null;
       return { index, message, finish_reason: finish, logprobs };
     }),
     usage: usageOf(results),
   };
+}
+
+/**
+ * A chat choice's finish reason: 'tool_calls' when it stopped with calls; 'length' whenever `max_tokens` cut it,
+ * calls or not (a call may be unfinished), as llama.cpp's server reports.
+ */
+function chatFinish(reason: 'stop' | 'length', calls: number): 'stop' | 'length' | 'tool_calls' {
+  return reason === 'stop' && calls > 0 ? 'tool_calls' : reason;
 }
 
 /** The chunk makers of a streamed chat completion of `n` choices. */
@@ -85,7 +93,7 @@ export function chatChunks(
       const e = answers[i]!.end();
       return [
         ...deltas(i, { reasoning: e.reasoning, content: e.content, calls: e.callDeltas }, null),
-        chunk(i, {}, e.calls.length > 0 ? 'tool_calls' : r.finishReason, usage, lp),
+        chunk(i, {}, chatFinish(r.finishReason, e.calls.length), usage, lp),
       ];
     },
   };

@@ -2,7 +2,7 @@
  * How a model writes its reasoning, detected from its chat template as llama.cpp's chat parsers do
  * (common/chat.cpp): gpt-oss templates use harmony channels (`<|channel|>analysis<|message|>…<|end|>` then
  * `<|channel|>final<|message|>…`); thinking templates use a tag pair around the reasoning (`<think>…</think>`,
- * Ministral/Magistral `[THINK]…[/THINK]`, Seed `<seed:think>…</seed:think>`). When the rendered prompt already ends
+ * Ministral/Magistral `[THINK]…[/THINK]`, Seed `<seed:think>…</seed:think>`, Gemma 4 `<|channel>thought…<channel|>`). When the rendered prompt already ends
  * with the opening tag (DeepSeek-R1 distills, Qwen3 "thinking" templates), the output starts inside the reasoning.
  */
 
@@ -13,6 +13,8 @@ export type ReasoningFormat =
   | { readonly kind: 'harmony' };
 
 const TAG_PAIRS: readonly (readonly [string, string])[] = [
+  // Gemma 4: `<|channel>thought\n…<channel|>` (llama.cpp's gemma4 parser).
+  ['<|channel>thought', '<channel|>'],
   ['<seed:think>', '</seed:think>'],
   ['[THINK]', '[/THINK]'],
   ['<think>', '</think>'],
@@ -38,6 +40,10 @@ export function startsInsideReasoning(format: ReasoningFormat, prompt: string): 
 /** Control tokens the output parser must see as text (rendered in the stream even though they are special). */
 export function parserVisibleMarkers(format: ReasoningFormat): readonly string[] {
   if (format.kind === 'harmony') return ['<|channel|>', '<|message|>', '<|end|>', '<|start|>', '<|constrain|>'];
-  if (format.kind === 'tags') return [format.open, format.close];
+  if (format.kind === 'tags') {
+    // An open tag that is a special token followed by text (`<|channel>thought`): the token itself must show too.
+    const head = format.open.slice(0, format.open.indexOf('>') + 1);
+    return head && head !== format.open ? [head, format.open, format.close] : [format.open, format.close];
+  }
   return [];
 }

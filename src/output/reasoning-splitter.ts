@@ -3,7 +3,9 @@
  * and `content`), as llama.cpp's reasoning parsers do:
  * - tags: output that starts (after whitespace) with the open tag, or every output when the prompt already opened
  *   it, is reasoning up to the close tag; whitespace right after the close tag is dropped; an unclosed reasoning at
- *   the end stays reasoning. A tag split across deltas is held back until it is known.
+ *   the end stays reasoning. A tag split across deltas is held back until it is known. Where the syntax lets a tool
+ *   call end the reasoning (`endsAt`: Qwen3-Coder / Qwen3.5 `<tool_call>`, as llama.cpp's `thinking_end_tags`), the
+ *   reasoning also ends where a call opens, and the call starts the answer.
  * - harmony (gpt-oss): `<|channel|>analysis<|message|>…` is reasoning, `<|channel|>final<|message|>…` the answer;
  *   headers and `<|end|>` / `<|start|>assistant` markers never reach either.
  */
@@ -30,9 +32,12 @@ export class ReasoningSplitter {
   private channel = '';
   /** The harmony message being headed names a recipient in its role header (`assistant to=functions.f`). */
   private recipient = false;
+  /** Markers that end the reasoning and stay in the answer (a tool call opening inside it). */
+  private readonly endsAt: readonly string[];
 
-  constructor(format: ReasoningFormat, startInside = false) {
+  constructor(format: ReasoningFormat, startInside = false, endsAt: readonly string[] = []) {
     this.format = format;
+    this.endsAt = endsAt;
     this.state =
       format.kind === 'none' ? 'content' : format.kind === 'harmony' ? 'lead' : startInside ? 'reasoning' : 'start';
     // Harmony output begins with a channel header (the prompt ends with `<|start|>assistant`), possibly after a
@@ -72,13 +77,23 @@ export class ReasoningSplitter {
       }
       if (this.state === 'reasoning') {
         const i = this.buf.indexOf(close);
+        const cut = this.firstEnd(i);
+        if (cut >= 0) {
+          // A call opening before the close tag ends the reasoning; the call is the answer's.
+          reasoning += this.buf.slice(0, cut);
+          this.buf = this.buf.slice(cut);
+          this.state = 'content';
+          continue;
+        }
         if (i >= 0) {
           reasoning += this.buf.slice(0, i);
           this.buf = this.buf.slice(i + close.length);
           this.state = 'after-close';
           continue;
         }
-        const keep = end ? 0 : partialSuffix(this.buf, close);
+        const keep = end
+          ? 0
+          : Math.max(partialSuffix(this.buf, close), ...this.endsAt.map((t) => partialSuffix(this.buf, t)));
         reasoning += this.buf.slice(0, this.buf.length - keep);
         this.buf = this.buf.slice(this.buf.length - keep);
         break;
@@ -93,6 +108,16 @@ export class ReasoningSplitter {
       break;
     }
     return { reasoning, content };
+  }
+
+  /** Index of the first `endsAt` marker in the buffer before `limit` (−1: none; limit −1: anywhere). */
+  private firstEnd(limit: number): number {
+    let first = -1;
+    for (const t of this.endsAt) {
+      const k = this.buf.indexOf(t);
+      if (k >= 0 && (limit < 0 || k < limit) && (first < 0 || k < first)) first = k;
+    }
+    return first;
   }
 
   private take(): string {
@@ -142,7 +167,8 @@ export class ReasoningSplitter {
         }
         const header = this.buf.slice(0, i);
         const call = this.recipient || /to=/.test(header);
-        this.channel = /^\s*analysis/.test(header) ? 'analysis' : call ? 'call' : 'final';
+        // A message with a recipient is a call whatever its channel (gpt-oss also addresses tools from `analysis`).
+        this.channel = call ? 'call' : /^\s*analysis/.test(header) ? 'analysis' : 'final';
         this.recipient = false;
         this.buf = this.buf.slice(i + '<|message|>'.length);
         this.state = 'body';
@@ -172,8 +198,13 @@ export class ReasoningSplitter {
 }
 
 /** Splits a whole output at once. */
-export function splitReasoning(format: ReasoningFormat, text: string, startInside = false): SplitText {
-  const s = new ReasoningSplitter(format, startInside);
+export function splitReasoning(
+  format: ReasoningFormat,
+  text: string,
+  startInside = false,
+  endsAt: readonly string[] = [],
+): SplitText {
+  const s = new ReasoningSplitter(format, startInside, endsAt);
   const a = s.push(text);
   const b = s.flush();
   return { reasoning: a.reasoning + b.reasoning, content: a.content + b.content };

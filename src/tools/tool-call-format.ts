@@ -7,6 +7,7 @@
  * |---------------|-------------------------------------------|-------------------------------------------------------------------|
  * | hermes        | Hermes, Qwen2.5, Qwen3, SmolLM3, generic  | `<tool_call>\n{"name": "f", "arguments": {…}}\n</tool_call>`      |
  * | qwen3-coder   | Qwen3-Coder, Qwen3.5                      | `<tool_call>\n<function=f>\n<parameter=p>\nv\n</parameter>\n</function>\n</tool_call>` |
+ * | seed-oss      | ByteDance Seed-OSS                        | `<seed:tool_call>\n<function=f>\n<parameter=p>v</parameter>\n</function>\n</seed:tool_call>` (parsed, not constrained) |
  * | llama3        | Llama 3.1–3.3                             | `{"name": "f", "parameters": {…}}` (optionally after `<|python_tag|>`) |
  * | mistral       | Mistral Nemo / Small (v3–v7)              | `[TOOL_CALLS][{"name": "f", "arguments": {…}}]`                  |
  * | mistral-args  | Ministral 3, Magistral, Mistral Small 3.2 | `[TOOL_CALLS]f[ARGS]{…}`                                          |
@@ -21,6 +22,7 @@
 export type ToolCallFormat =
   | 'hermes'
   | 'qwen3-coder'
+  | 'seed-oss'
   | 'llama3'
   | 'mistral'
   | 'mistral-args'
@@ -38,7 +40,10 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
   // LFM2 lists tools in special tokens; LFM2.5 as plain "List of tools: [" (both call in <|tool_call_start|>[…]).
   if (has('<|tool_list_start|>') || has('List of tools: [') || has('<|tool_call_start|>')) return 'lfm2';
   if (has('<|tool_call>')) return 'gemma4';
-  if (has('<function=', '<parameter=')) return 'qwen3-coder';
+  if (has('<seed:tool_call>')) return 'seed-oss';
+  // As llama.cpp: Qwen3-Coder tags need <tool_call> too, and not the variant without newlines between the tags.
+  if (has('<tool_call>', '<function=', '<parameter=') && !has("'<tool_call><function=' ~ tool_call.name ~ '>'"))
+    return 'qwen3-coder';
   if (has('<tool_call>')) return 'hermes';
   if (has('<|tool_call|>')) return 'granite';
   if (has('functools[') || has('<|tool|>', '<|/tool|>')) return 'phi4';
@@ -50,8 +55,11 @@ export function detectToolCallFormat(template: string): ToolCallFormat {
 export function callTriggers(format: ToolCallFormat): readonly string[] {
   switch (format) {
     case 'hermes':
-    case 'qwen3-coder':
       return ['<tool_call>'];
+    case 'qwen3-coder':
+      return ['<tool_call>', '<function='];
+    case 'seed-oss':
+      return ['<seed:tool_call>'];
     case 'llama3':
       return ['<|python_tag|>', '{"name"'];
     case 'mistral':
@@ -82,7 +90,7 @@ export interface CallTag {
 
 /**
  * The structural tag of one call to `name` in `format`, with its trigger (a prefix of `begin`), or null when the
- * syntax is not expressible as one (lfm2, gemma4: parsed only).
+ * syntax is not expressible as one (lfm2, gemma4, seed-oss: parsed only).
  */
 export function callTag(
   format: ToolCallFormat,
@@ -103,7 +111,7 @@ export function callTag(
           type: 'tag',
           begin: `<tool_call>\n<function=${name}>\n`,
           content: { type: 'qwen_xml_parameter', json_schema: schema },
-          end: '</function>\n</tool_call>',
+          end: '\n</function>\n</tool_call>',
         },
         trigger: '<tool_call>',
       };

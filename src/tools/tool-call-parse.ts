@@ -6,7 +6,15 @@
  */
 
 import type { ToolCallFormat } from './tool-call-format.js';
-import { HARMONY_CALL_HEADER, minifyJson, objectMembers, valueEnd, xmlValue } from './tool-call-stream.js';
+import {
+  HARMONY_CALL_HEADER,
+  minifyJson,
+  objectMembers,
+  valueEnd,
+  withFirstCallOpened,
+  xmlParameters,
+  xmlValue,
+} from './tool-call-stream.js';
 import type { ToolFunction } from './tool-spec.js';
 
 /** One parsed call. */
@@ -166,6 +174,29 @@ function gemmaToJson(src: string): string {
   return quoted.replace(/\u0000(\d+)\u0000/g, (_m, n: string) => JSON.stringify(strings[Number(n)]));
 }
 
+/**
+ * Reads one `<function=f>…</function>` call with `<parameter=p>` values (Qwen3-Coder: each value between newlines,
+ * `trimLines`; Seed-OSS: written bare) up to `close`.
+ */
+function xmlCallReader(
+  tools: readonly ToolFunction[],
+  close: string,
+  trimLines: boolean,
+): (s: string, at: number, calls: ParsedCall[]) => number {
+  return (s, at, calls) => {
+    const m = /^\s*<function=([^>\n]+)>([\s\S]*?)<\/function>\s*/.exec(s.slice(at));
+    if (!m) return -1;
+    const schema = tools.find((t) => t.name === m[1])?.parameters as
+      | { properties?: Record<string, unknown> }
+      | undefined;
+    const args: Record<string, unknown> = {};
+    const pr = xmlParameters(trimLines);
+    for (let p = pr.exec(m[2]); p; p = pr.exec(m[2])) args[p[1]] = xmlValue(p[2], schema?.properties?.[p[1]]);
+    calls.push({ name: m[1], arguments: JSON.stringify(args) });
+    return skip(s, at + m[0].length, close);
+  };
+}
+
 /** Parses `text` (the answer, reasoning already removed) for calls in `format`. */
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[]): ParsedAnswer {
   switch (format) {
@@ -177,19 +208,12 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
         calls.push(c);
         return skip(s, j.end, '</tool_call>');
       });
-    case 'qwen3-coder':
-      return scan(text, '<tool_call>', (s, at, calls) => {
-        const m = /^\s*<function=([^>\n]+)>([\s\S]*?)<\/function>\s*/.exec(s.slice(at));
-        if (!m) return -1;
-        const schema = tools.find((t) => t.name === m[1])?.parameters as
-          | { properties?: Record<string, unknown> }
-          | undefined;
-        const args: Record<string, unknown> = {};
-        const pr = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
-        for (let p = pr.exec(m[2]); p; p = pr.exec(m[2])) args[p[1]] = xmlValue(p[2], schema?.properties?.[p[1]]);
-        calls.push({ name: m[1], arguments: JSON.stringify(args) });
-        return skip(s, at + m[0].length, '</tool_call>');
-      });
+    case 'qwen3-coder': {
+      const got = scan(withFirstCallOpened(text), '<tool_call>', xmlCallReader(tools, '</tool_call>', true));
+      return got.calls.length > 0 ? got : { content: text, calls: [] };
+    }
+    case 'seed-oss':
+      return scan(text, '<seed:tool_call>', xmlCallReader(tools, '</seed:tool_call>', false));
     case 'llama3': {
       const t = text.replace('<|python_tag|>', '');
       return scan(t, '{"name"', (s, at, calls) => {

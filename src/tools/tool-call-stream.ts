@@ -4,7 +4,7 @@
  * model generates them. Arguments are the JSON value as the model wrote it with the whitespace outside strings
  * removed (`minifyJson`): a filter that only ever appends, so every streamed prefix is a prefix of the final text, and
  * `parseToolCalls` returns that same text for the finished call. JSON-argument syntaxes stream character by character
- * (hermes, llama3, mistral, mistral-args, harmony, granite, phi4); qwen3-coder's XML parameters stream one whole
+ * (hermes, llama3, mistral, mistral-args, harmony, granite, phi4); qwen3-coder's and seed-oss's XML parameters stream one whole
  * parameter at a time (`{"p":v` … `}`, as `JSON.stringify` of the parsed object writes them); lfm2 and gemma4 return
  * null here (the caller sends each of their calls whole once it parses).
  */
@@ -28,6 +28,23 @@ export function xmlValue(raw: string, schema: unknown): unknown {
   } catch {
     return raw;
   }
+}
+
+/** `<parameter=p>v</parameter>` matches: Qwen3-Coder writes each value between newlines (dropped), Seed-OSS bare. */
+export function xmlParameters(trimLines: boolean): RegExp {
+  return trimLines
+    ? /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g
+    : /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>/g;
+}
+
+/**
+ * Qwen3-Coder models may leave out the first call's `<tool_call>` (llama.cpp accepts `<function=f>` as the first
+ * call's start): `text` with it put back before a `<function=` that comes before any `<tool_call>`.
+ */
+export function withFirstCallOpened(text: string): string {
+  const f = text.indexOf('<function=');
+  const t = text.indexOf('<tool_call>');
+  return f >= 0 && (t < 0 || f < t) ? `${text.slice(0, f)}<tool_call>\n${text.slice(f)}` : text;
 }
 
 /** A call as far as the text shows it. */
@@ -174,8 +191,14 @@ function* after(s: string, open: string): Generator<number> {
 }
 
 /** Qwen3-Coder calls: `{` once the function is named, each parameter once closed, `}` once the function is. */
-function xmlCalls(text: string, tools: readonly ToolFunction[], out: PartialCall[]): void {
-  for (const i of after(text, '<tool_call>')) {
+function xmlCalls(
+  text: string,
+  tools: readonly ToolFunction[],
+  out: PartialCall[],
+  open = '<tool_call>',
+  trimLines = true,
+): void {
+  for (const i of after(text, open)) {
     const m = /^\s*<function=([^>\n]+)>/.exec(text.slice(i));
     if (!m) continue;
     const bodyStart = i + m[0].length;
@@ -187,7 +210,7 @@ function xmlCalls(text: string, tools: readonly ToolFunction[], out: PartialCall
     const seen = new Set<string>();
     const parts: string[] = [];
     let repeated = false;
-    const pr = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
+    const pr = xmlParameters(trimLines);
     for (let p = pr.exec(body); p; p = pr.exec(body)) {
       // A repeated parameter rewrites an earlier one: stop streaming this call there.
       repeated = seen.has(p[1]);
@@ -212,7 +235,10 @@ export function partialToolCalls(
   const json = ['arguments', 'parameters'];
   switch (format) {
     case 'qwen3-coder':
-      xmlCalls(text, tools, out);
+      xmlCalls(withFirstCallOpened(text), tools, out);
+      return out;
+    case 'seed-oss':
+      xmlCalls(text, tools, out, '<seed:tool_call>', false);
       return out;
     case 'hermes':
       for (const i of after(text, '<tool_call>')) {

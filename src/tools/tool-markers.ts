@@ -8,6 +8,8 @@
 export const TOOL_MARKERS: readonly string[] = [
   '<tool_call>',
   '</tool_call>',
+  '<seed:tool_call>',
+  '</seed:tool_call>',
   '<|python_tag|>',
   '[TOOL_CALLS]',
   '[ARGS]',
