@@ -62,9 +62,12 @@ function trunkMetadata(meta: Readonly<Record<string, GgufValue>>, name: string):
   const out: Record<string, GgufValue> = { ...meta };
   const nextnKey = r.archKey('nextn_predict_layers');
   const nextn = r.boundedCount(nextnKey, 0, 0, L.maxLayers, 'maxLayers');
+  const blockKey = r.archKey('block_count');
+  const all = r.boundedCount(blockKey, undefined, 1, L.maxLayers, 'maxLayers');
+  // llama.cpp reads head_count_kv as one value or one per block (get_key_or_arr): any other length is refused before
+  // the array is cut or collapsed below.
+  r.numberArray(r.archKey('attention.head_count_kv'), all);
   if (nextn > 0) {
-    const blockKey = r.archKey('block_count');
-    const all = r.boundedCount(blockKey, undefined, 1, L.maxLayers, 'maxLayers');
     if (nextn >= all)
       throw invalid(`'${nextnKey}' (${nextn}) leaves none of the ${all} blocks ('${blockKey}')`, nextnKey, nextn);
     out[blockKey] = all - nextn;
