@@ -3,7 +3,9 @@
  * ([q | gate] per head in attn_q, q/k norms, partial rope with M-RoPE sections), `post_attention_norm` as the FFN
  * pre-norm, llama.cpp's tensor names and `ssm.*` keys. Knobs: `interval` (full_attention_interval; default 4),
  * `n_rot` (rope.dimension_count; default 32), `conv` (ssm.conv_kernel; default 4), `head_k` (ssm.state_size;
- * default 32), `k_heads` (ssm.group_count; default 2), `v_heads` (ssm.time_step_rank; default 4).
+ * default 32), `k_heads` (ssm.group_count; default 2), `v_heads` (ssm.time_step_rank; default 4), `mtp` (1: one
+ * trailing multi-token-prediction block, a full-attention block with its `nextn.*` fusion tensors, counted in
+ * block_count with `nextn_predict_layers` 1 as llama.cpp's converter writes Qwen3.5's MTP head; default 0).
  */
 
 import { extra, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
@@ -49,6 +51,7 @@ export const qwen35: SyntheticArchSpec = {
     const d = dims(s);
     const nRot = extra(s, 'n_rot', 32);
     return {
+      ...(extra(s, 'mtp', 0) ? { 'qwen35.block_count': u32(s.nLayer + 1), 'qwen35.nextn_predict_layers': u32(1) } : {}),
       'qwen35.rope.dimension_count': u32(nRot),
       'qwen35.rope.dimension_sections': u32Array(sections(nRot)),
       'qwen35.full_attention_interval': u32(extra(s, 'interval', 4)),
@@ -71,20 +74,29 @@ export const qwen35: SyntheticArchSpec = {
       plan.mat(`${b}ffn_up.weight`, E, s.nFf),
       plan.mat(`${b}ffn_down.weight`, s.nFf, E),
     ];
+    const attention = (b: string): TensorPlan[] => [
+      plan.norm(`${b}attn_norm.weight`, E),
+      plan.mat(`${b}attn_q.weight`, E, 2 * qDim), // [q | gate] per head
+      plan.mat(`${b}attn_k.weight`, E, kvDim),
+      plan.mat(`${b}attn_v.weight`, E, kvDim),
+      plan.norm(`${b}attn_q_norm.weight`, s.headDim),
+      plan.norm(`${b}attn_k_norm.weight`, s.headDim),
+      plan.mat(`${b}attn_output.weight`, qDim, E),
+      ...ffn(b),
+    ];
     const block = (il: number): TensorPlan[] => {
       const b = `blk.${il}.`;
-      if (isAttention(s, il)) {
+      if (il === s.nLayer) {
+        // The MTP block: a full-attention block (below) after its nextn fusion tensors.
         return [
-          plan.norm(`${b}attn_norm.weight`, E),
-          plan.mat(`${b}attn_q.weight`, E, 2 * qDim), // [q | gate] per head
-          plan.mat(`${b}attn_k.weight`, E, kvDim),
-          plan.mat(`${b}attn_v.weight`, E, kvDim),
-          plan.norm(`${b}attn_q_norm.weight`, s.headDim),
-          plan.norm(`${b}attn_k_norm.weight`, s.headDim),
-          plan.mat(`${b}attn_output.weight`, qDim, E),
-          ...ffn(b),
+          plan.mat(`${b}nextn.eh_proj.weight`, 2 * E, E),
+          plan.norm(`${b}nextn.enorm.weight`, E),
+          plan.norm(`${b}nextn.hnorm.weight`, E),
+          plan.norm(`${b}nextn.shared_head_norm.weight`, E),
+          ...attention(b),
         ];
       }
+      if (isAttention(s, il)) return attention(b);
       return [
         plan.norm(`${b}attn_norm.weight`, E),
         plan.mat(`${b}attn_qkv.weight`, E, d.convDim),
@@ -106,6 +118,7 @@ export const qwen35: SyntheticArchSpec = {
         ...ffn(b),
       ];
     };
-    return [plan.embedding(s), ...Array.from({ length: s.nLayer }, (_, il) => block(il)).flat(), ...plan.head(s)];
+    const nBlocks = s.nLayer + (extra(s, 'mtp', 0) ? 1 : 0);
+    return [plan.embedding(s), ...Array.from({ length: nBlocks }, (_, il) => block(il)).flat(), ...plan.head(s)];
   },
 };
