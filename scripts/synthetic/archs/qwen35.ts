@@ -3,10 +3,14 @@
  * ([q | gate] per head in attn_q, q/k norms, partial rope with M-RoPE sections), `post_attention_norm` as the FFN
  * pre-norm, llama.cpp's tensor names and `ssm.*` keys. Knobs: `interval` (full_attention_interval; default 4),
  * `n_rot` (rope.dimension_count; default 32), `conv` (ssm.conv_kernel; default 4), `head_k` (ssm.state_size;
- * default 32), `k_heads` (ssm.group_count; default 2), `v_heads` (ssm.time_step_rank; default 4).
+ * default 32), `k_heads` (ssm.group_count; default 2), `v_heads` (ssm.time_step_rank; default 4),
+ * `recurrent_mask` (bit il set: layer il is DeltaNet, written as `attention.recurrent_layers`; default: by
+ * `interval`), `mtp` (1: one trailing multi-token-prediction block, a full-attention block with its `nextn.*` fusion
+ * tensors, counted in block_count with `nextn_predict_layers` 1 as llama.cpp's converter writes Qwen3.5's MTP head;
+ * default 0).
  */
 
-import { extra, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
+import { boolArray, extra, plan, SMALL_SHAPE, type SyntheticArchSpec, u32, u32Array } from '../arch-spec.js';
 import type { ModelShape, TensorPlan } from '../arch-plan.js';
 
 const dims = (s: ModelShape) => {
@@ -16,7 +20,15 @@ const dims = (s: ModelShape) => {
   return { headK, nK, nV, conv: extra(s, 'conv', 4), vCols: headK * nV, convDim: 2 * headK * nK + headK * nV };
 };
 
-const isAttention = (s: ModelShape, il: number): boolean => (il + 1) % extra(s, 'interval', 4) === 0;
+/**
+ * Layer il attends: by `recurrent_mask` (bit il set = DeltaNet; written as `attention.recurrent_layers`, which
+ * llama.cpp reads before the interval, as its converter writes it from the checkpoint's layer_types), else every
+ * `interval`-th layer.
+ */
+const isAttention = (s: ModelShape, il: number): boolean => {
+  const mask = extra(s, 'recurrent_mask', -1);
+  return mask >= 0 ? ((mask >> il) & 1) === 0 : (il + 1) % extra(s, 'interval', 4) === 0;
+};
 
 /** M-RoPE sections [t, h, w, 0] over nRot/2 pairs, balanced so the interleaved layout never reaches the e section. */
 const sections = (nRot: number): number[] => {
@@ -49,6 +61,18 @@ export const qwen35: SyntheticArchSpec = {
     const d = dims(s);
     const nRot = extra(s, 'n_rot', 32);
     return {
+      ...(extra(s, 'mtp', 0) ? { 'qwen35.block_count': u32(s.nLayer + 1), 'qwen35.nextn_predict_layers': u32(1) } : {}),
+      ...(extra(s, 'recurrent_mask', -1) >= 0
+        ? {
+            // One flag per block, the MTP block's false (the converter's layout).
+            'qwen35.attention.recurrent_layers': boolArray(
+              Array.from(
+                { length: s.nLayer + (extra(s, 'mtp', 0) ? 1 : 0) },
+                (_, il) => il < s.nLayer && !isAttention(s, il),
+              ),
+            ),
+          }
+        : {}),
       'qwen35.rope.dimension_count': u32(nRot),
       'qwen35.rope.dimension_sections': u32Array(sections(nRot)),
       'qwen35.full_attention_interval': u32(extra(s, 'interval', 4)),
@@ -71,20 +95,29 @@ export const qwen35: SyntheticArchSpec = {
       plan.mat(`${b}ffn_up.weight`, E, s.nFf),
       plan.mat(`${b}ffn_down.weight`, s.nFf, E),
     ];
+    const attention = (b: string): TensorPlan[] => [
+      plan.norm(`${b}attn_norm.weight`, E),
+      plan.mat(`${b}attn_q.weight`, E, 2 * qDim), // [q | gate] per head
+      plan.mat(`${b}attn_k.weight`, E, kvDim),
+      plan.mat(`${b}attn_v.weight`, E, kvDim),
+      plan.norm(`${b}attn_q_norm.weight`, s.headDim),
+      plan.norm(`${b}attn_k_norm.weight`, s.headDim),
+      plan.mat(`${b}attn_output.weight`, qDim, E),
+      ...ffn(b),
+    ];
     const block = (il: number): TensorPlan[] => {
       const b = `blk.${il}.`;
-      if (isAttention(s, il)) {
+      if (il === s.nLayer) {
+        // The MTP block: a full-attention block (below) after its nextn fusion tensors.
         return [
-          plan.norm(`${b}attn_norm.weight`, E),
-          plan.mat(`${b}attn_q.weight`, E, 2 * qDim), // [q | gate] per head
-          plan.mat(`${b}attn_k.weight`, E, kvDim),
-          plan.mat(`${b}attn_v.weight`, E, kvDim),
-          plan.norm(`${b}attn_q_norm.weight`, s.headDim),
-          plan.norm(`${b}attn_k_norm.weight`, s.headDim),
-          plan.mat(`${b}attn_output.weight`, qDim, E),
-          ...ffn(b),
+          plan.mat(`${b}nextn.eh_proj.weight`, 2 * E, E),
+          plan.norm(`${b}nextn.enorm.weight`, E),
+          plan.norm(`${b}nextn.hnorm.weight`, E),
+          plan.norm(`${b}nextn.shared_head_norm.weight`, E),
+          ...attention(b),
         ];
       }
+      if (isAttention(s, il)) return attention(b);
       return [
         plan.norm(`${b}attn_norm.weight`, E),
         plan.mat(`${b}attn_qkv.weight`, E, d.convDim),
@@ -106,6 +139,7 @@ export const qwen35: SyntheticArchSpec = {
         ...ffn(b),
       ];
     };
-    return [plan.embedding(s), ...Array.from({ length: s.nLayer }, (_, il) => block(il)).flat(), ...plan.head(s)];
+    const nBlocks = s.nLayer + (extra(s, 'mtp', 0) ? 1 : 0);
+    return [plan.embedding(s), ...Array.from({ length: nBlocks }, (_, il) => block(il)).flat(), ...plan.head(s)];
   },
 };

@@ -3,13 +3,15 @@
  * arrays: `feed_forward_length` > 0 — an ungated relu² MLP (ffn_up → relu² → ffn_down) and nothing else; else
  * `attention.head_count_kv` 0 — a Mamba-2 mixer (`ssm.*` geometry); else attention without rope. Every block is
  * x += f(attn_norm(x)), no FFN after a mixer. `attention.layer_norm_rms_epsilon` falls back to
- * `attention.layer_norm_epsilon`. The experts variant is `nemotron_h_moe` (nemotron_h_moe.ts, same reader).
+ * `attention.layer_norm_epsilon`. Trailing multi-token-prediction blocks (`nextn_predict_layers`, which llama.cpp's
+ * converter appends for Nemotron 3 checkpoints with an MTP head) are not part of the pass. The experts variant is `nemotron_h_moe` (nemotron_h_moe.ts, same reader).
  */
 
 import type { GgufValue } from '../../gguf/types.js';
 import { type ArchOptions, archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';
 import { readMamba2Dims } from '../mamba2-config.js';
 import { MODEL_LIMITS as L } from '../model-limits.js';
+import { withoutNextnBlocks } from '../nextn-trunk.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
 const NAME = 'nemotron_h';
@@ -17,10 +19,12 @@ const options = archOptions();
 
 /** nemotron_h's config reader, for `name` (nemotron_h, or nemotron_h_moe whose FFN layers route to experts). */
 export function readNemotronHConfig(
-  fileMeta: Readonly<Record<string, GgufValue>>,
+  wholeMeta: Readonly<Record<string, GgufValue>>,
   name: string,
   options: ArchOptions,
 ): ModelConfig {
+  // A trailing multi-token-prediction block (Nemotron 3 with `nextn_predict_layers`) is not part of the main pass.
+  const fileMeta = withoutNextnBlocks(wholeMeta, name);
   const r0 = modelMetadata(fileMeta, name);
   const nLayers = r0.boundedCount(r0.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
   const perLayer = (key: string): number[] | null => r0.numberArray(key, nLayers);

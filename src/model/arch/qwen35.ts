@@ -8,9 +8,10 @@
 
 import type { DeltaNetDims } from '../../backend/delta-net-types.js';
 import { LlmError } from '../../errors.js';
-import { type GgufValue, isGgufArray } from '../../gguf/types.js';
+import type { GgufValue } from '../../gguf/types.js';
 import { type ArchOptions, archOptions, type ModelConfig, modelMetadata, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS as L } from '../model-limits.js';
+import { withoutNextnBlocks } from '../nextn-trunk.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
 const options = archOptions({ ropeKind: 'neox', qkNorm: true });
@@ -59,27 +60,11 @@ export function readQwen35Config(
  */
 function trunkMetadata(meta: Readonly<Record<string, GgufValue>>, name: string): Record<string, GgufValue> {
   const r = modelMetadata(meta, name);
-  const out: Record<string, GgufValue> = { ...meta };
-  const nextnKey = r.archKey('nextn_predict_layers');
-  const nextn = r.boundedCount(nextnKey, 0, 0, L.maxLayers, 'maxLayers');
-  if (nextn > 0) {
-    const blockKey = r.archKey('block_count');
-    const all = r.boundedCount(blockKey, undefined, 1, L.maxLayers, 'maxLayers');
-    if (nextn >= all)
-      throw invalid(`'${nextnKey}' (${nextn}) leaves none of the ${all} blocks ('${blockKey}')`, nextnKey, nextn);
-    out[blockKey] = all - nextn;
-    for (const suffix of [
-      'attention.head_count',
-      'attention.head_count_kv',
-      'feed_forward_length',
-      'attention.recurrent_layers',
-      'expert_used_count',
-      'expert_feed_forward_length',
-    ]) {
-      const v = out[r.archKey(suffix)];
-      if (isGgufArray(v) && v.length === all) out[r.archKey(suffix)] = v.slice(0, all - nextn) as GgufValue;
-    }
-  }
+  const all = r.boundedCount(r.archKey('block_count'), undefined, 1, L.maxLayers, 'maxLayers');
+  // llama.cpp reads head_count_kv as one value or one per block (get_key_or_arr): any other length is refused before
+  // the array is cut or collapsed below.
+  r.numberArray(r.archKey('attention.head_count_kv'), all);
+  const out: Record<string, GgufValue> = { ...withoutNextnBlocks(meta, name) };
   const kvKey = r.archKey('attention.head_count_kv');
   const kv = modelMetadata(out, name).numberArray(kvKey);
   const attentionKv = new Set(kv?.filter((h) => h > 0));

@@ -24,6 +24,15 @@ describe('nemotron_h bad input', () => {
     expect(c.normEps).toBeCloseTo(1e-5, 10); // from attention.layer_norm_epsilon (no RMS key in the file)
   });
 
+  it('trailing nextn_predict_layers blocks are left out of the pass; blocks leaving no trunk name the key', async () => {
+    // The last block (an MLP here) read as a draft-head block: the trunk is the first five, arrays cut to match.
+    const c = readModelConfig({ ...fx.gguf, metadata: { ...fx.gguf.metadata, [`${A}.nextn_predict_layers`]: 1 } });
+    expect(describeLayers(c).map((l) => l.kind)).toEqual(['mamba2', 'mlp', 'mamba2', 'attention', 'mamba2']);
+    const e = await load({ meta: { [`${A}.nextn_predict_layers`]: 6 } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.details?.key).toBe(`${A}.nextn_predict_layers`);
+  });
+
   it('each missing ssm key is named', async () => {
     for (const key of ['conv_kernel', 'state_size', 'group_count', 'time_step_rank', 'inner_size']) {
       const e = await load({ meta: { [`${A}.ssm.${key}`]: undefined } });

@@ -46,6 +46,13 @@ describe('qwen35 bad input', () => {
     expect(e.message).toContain('blk.1.attn_qkv.weight');
   });
 
+  it('a per-layer head_count_kv of another length than block_count names the key (llama.cpp refuses it too)', async () => {
+    // [2, 0]: one attention value, as the collapse to a scalar would read it, but 2 entries for 4 layers.
+    const e = await load({ meta: { 'qwen35.attention.head_count_kv': [2, 0] } });
+    expect(e.code).toBe('gguf-invalid');
+    expect(e.details?.key).toBe('qwen35.attention.head_count_kv');
+  });
+
   it('a recurrent layer without its ssm_out names the tensor', async () => {
     const e = await load({
       tensors: (f) => ({ ...f, tensors: f.tensors.filter((t) => t.name !== 'blk.2.ssm_out.weight') }),
