@@ -39,6 +39,7 @@ const CASES: [GgmlType, number, number][] = [
   [GgmlType.Q4_K, 896, 4864], // … and its down
   [GgmlType.Q6_K, 2048, 2048],
   [GgmlType.Q5_K, 2048, 2048], // a Q4_K_M Qwen3.5's fused attn_qkv type
+  [GgmlType.Q4_K, 8192, 2048], // an LFM2-1.2B's ffn_gate / ffn_up
   [GgmlType.Q4_K, 2048, 8192], // an LFM2-1.2B's ffn_down (Q6_K in half the layers of a Q4_K_M mix)
   [GgmlType.Q6_K, 2048, 8192],
   [GgmlType.MXFP4, 1024, 1024], // gpt-oss-a0.2b's expert and attention shapes

@@ -40,48 +40,40 @@ const GROUP_BLOCK: usize = 576;
   return f32x4.convert_i32x4_s(i32x4.shr_u(i32x4.shl(bytes, 24 - (i << 3)), 24));
 }
 
+/** Byte i (0 or 1, a constant: immediate shifts) of every i32 lane of `bytes` as f32x4. */
+// @ts-ignore: decorator
+@inline function laneByte01(bytes: v128, i: i32): v128 {
+  return f32x4.convert_i32x4_s(i32x4.shr_u(i32x4.shl(bytes, 24 - (i << 3)), 24));
+}
+
 /**
- * acc + sub-blocks 2c, 2c + 1 of one token (i: byte 2c & 3 of each row's lane): qa the pair's
+ * acc + sub-blocks 2c, 2c + 1 of one token (their scale and min bytes at bytes 0, 1 of each row's lane): qa the pair's
  * eight quant chunks, xb its 64 activation bytes, so / the offset of its two activation scales (xd) and sums (xs);
  * d, nm, sb, mb the half super-block's d, −dmin and 6-bit scale and min bytes. Each sub-block as the multi-token
  * tile's subToken: acc + mn·s_x, then + q·(sc·d·d_x).
  */
 // @ts-ignore: decorator
 @inline function pairToken(
-  acc: v128, qa: usize, xb: usize, xd: usize, xs: usize, d: v128, nm: v128, sb: v128, mb: v128, i: i32,
+  acc: v128, qa: usize, xb: usize, xd: usize, xs: usize, d: v128, nm: v128, sb: v128, mb: v128,
 ): v128 {
   const mask = i8x16.splat(0x0f);
-  // Immediate load offsets (not `qa + 16`): V8 folds them into the address, an i32.add it cannot.
-  let v = v128.load(qa);
-  let lo = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.and(v, mask));
-  let hi = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 32), v128.and(i16x8.shr_u(v, 4), mask));
-  v = v128.load(qa, 16);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 36), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 32);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 40), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 48);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 44), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 64);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 48), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 80);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 52), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 96);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 56), v128.and(i16x8.shr_u(v, 4), mask)));
-  v = v128.load(qa, 112);
-  lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.and(v, mask)));
-  hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 60), v128.and(i16x8.shr_u(v, 4), mask)));
+  let lo = i16x8.splat(0), hi = i16x8.splat(0);
+  // A loop of two chunks a step: written out, V8 loaded all eight chunks and sixteen activation splats up front and
+  // spilled them; a step's six loads stay in registers.
+  for (let j: usize = 0; j < 128; j += 32) {
+    const v = v128.load(qa + j), u = v128.load(qa + j, 16);
+    const xj = xb + (j >> 2);
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj), v128.and(v, mask)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 32), v128.and(i16x8.shr_u(v, 4), mask)));
+    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 4), v128.and(u, mask)));
+    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 36), v128.and(i16x8.shr_u(u, 4), mask)));
+  }
   const qLo = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(lo));
-  acc = fmaF32x4(acc, f32x4.mul(laneByteAt(mb, i), nm), v128.load32_splat(xs));
-  acc = fmaF32x4(acc, qLo, f32x4.mul(f32x4.mul(laneByteAt(sb, i), d), v128.load32_splat(xd)));
+  acc = fmaF32x4(acc, f32x4.mul(laneByte01(mb, 0), nm), v128.load32_splat(xs));
+  acc = fmaF32x4(acc, qLo, f32x4.mul(f32x4.mul(laneByte01(sb, 0), d), v128.load32_splat(xd)));
   const qHi = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(hi));
-  acc = fmaF32x4(acc, f32x4.mul(laneByteAt(mb, i + 1), nm), v128.load32_splat(xs, 4));
-  return fmaF32x4(acc, qHi, f32x4.mul(f32x4.mul(laneByteAt(sb, i + 1), d), v128.load32_splat(xd, 4)));
+  acc = fmaF32x4(acc, f32x4.mul(laneByte01(mb, 1), nm), v128.load32_splat(xs, 4));
+  return fmaF32x4(acc, qHi, f32x4.mul(f32x4.mul(laneByte01(sb, 1), d), v128.load32_splat(xd, 4)));
 }
 
 /**
@@ -106,9 +98,14 @@ const GROUP_BLOCK: usize = 576;
       }
       sb = sixBitBytes(pg, (c >> 1) & 1, false);
       mb = sixBitBytes(pg, (c >> 1) & 1, true);
+    } else {
+      // The half's second pair: its bytes 2, 3 moved to 0, 1, so that pairToken's byte picks are immediate shifts
+      // (a variable shift amount costs V8 a GPR → XMM move and a mask per pick).
+      sb = i32x4.shr_u(sb, 16);
+      mb = i32x4.shr_u(mb, 16);
     }
     const so = <usize>c << 3;
-    acc = pairToken(acc, pg + 64 + (<usize>(c & 3) << 7), x0 + (<usize>c << 6), xd + so, xs + so, d, nm, sb, mb, (c & 1) << 1);
+    acc = pairToken(acc, pg + 64 + (<usize>(c & 3) << 7), x0 + (<usize>c << 6), xd + so, xs + so, d, nm, sb, mb);
   }
   v128.store(o, acc);
 }

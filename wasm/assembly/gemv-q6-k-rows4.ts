@@ -15,6 +15,7 @@
 import { gemvRows4, storeTile } from './rows4-driver';
 import { fmaF32x4 } from './simd-dot';
 import { kScales4 } from './f16-scales';
+import { tokenQ6K } from './gemv-q6-k-rows4-token';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
 @final class Tiles {
@@ -127,12 +128,15 @@ export function gemv_q6_k_r4(w: usize, x: usize, out: usize, k: i32, r0: i32, r1
   else gemvRows4<Tiles>(w, x, out, k, r0, r1, n, outStride, k >> 5, <usize>(k >> 8) * 840);
 }
 
-/** Decode's case, whole groups g0 … g1−1, in a function of its own (see gemv-q4-k-rows4.ts's tokenGroups). */
+/**
+ * Decode's case, whole groups g0 … g1−1, in a function of its own (see gemv-q4-k-rows4.ts's tokenGroups) with a tile
+ * of its own that keeps fewer constants live (gemv-q6-k-rows4-token.ts; bit-identical to `tile`'s one token).
+ */
 function tokenGroups(w: usize, x: usize, out: usize, k: i32, g0: i32, g1: i32): void {
   if (!ASC_FEATURE_RELAXED_SIMD) {
     unreachable();
     return;
   }
   const gb = <usize>(k >> 8) * 840;
-  for (let g = g0; g < g1; g++) tile(w + <usize>g * gb, x, 0, k >> 5, k, out + (<usize>g << 4), 0, 1, false, 0, 4);
+  for (let g = g0; g < g1; g++) tokenQ6K(w + <usize>g * gb, x, k >> 5, k, out + (<usize>g << 4));
 }
