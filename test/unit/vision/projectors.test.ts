@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GEMMA4V_MMPROJ, gemma4vMmproj } from '../../../scripts/synthetic/mmproj-gemma4v.js';
 import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
 import { type PreprocessedImage, preprocessImage } from '../../../src/vision/preprocess-image.js';
@@ -108,6 +109,30 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       const bytes = gemma4vMmproj(1, { ...DEFAULT_GEMMA4V_MMPROJ, nEmbdText: width, nLayers: 1 });
       const enc = await loadVisionEncoder(new MemoryByteSource(bytes), width);
       expect([width, enc.config.nonCausal]).toEqual([width, nonCausal]);
+    }
+  });
+
+  it('a gemma4v patch grid beyond its position tables is invalid-request naming them (llama.cpp aborts), on the reference and on a backend', async () => {
+    // 1000×3 → 153 × 1 patches after the dynamic resize; the synthetic tables hold 64 a side.
+    const bytes = gemma4vMmproj(5, { ...DEFAULT_GEMMA4V_MMPROJ, nLayers: 1 });
+    for (const ops of [undefined, createCpuOps()]) {
+      const enc = await loadVisionEncoder(
+        new MemoryByteSource(bytes),
+        DEFAULT_GEMMA4V_MMPROJ.nEmbdText,
+        undefined,
+        ops,
+      );
+      try {
+        for (const [w, h] of [
+          [1000, 3],
+          [3, 1000],
+        ]) {
+          await expectLlmError(enc.encode(seedImage(w, h, 1)), 'invalid-request', /position tables \(64 a side/);
+        }
+        expect((await enc.encode(seedImage(100, 60, 1))).parts.length).toBeGreaterThan(0);
+      } finally {
+        enc.destroy();
+      }
     }
   });
 
