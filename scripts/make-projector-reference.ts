@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
+import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
@@ -70,6 +71,20 @@ const CASES: readonly ProjectorCase[] = [
       [112, 112, 8],
       [500, 90, 9],
       [50, 60, 10],
+    ],
+  },
+  {
+    // Optional tensors absent (clip.cpp applies each only when present): block biases, patch bias, post-LN.
+    name: 'gemma3-optional-tensors-s6',
+    projector: 'gemma3',
+    seed: 6,
+    shape: {
+      ...DEFAULT_GEMMA3_MMPROJ,
+      omit: ['v\\.blk\\.\\d+\\.(attn_(q|k|v|out)|ffn_(up|down))\\.bias', 'v\\.post_ln\\..*', 'v\\.patch_embd\\.bias'],
+    },
+    images: [
+      [50, 40, 201],
+      [64, 64, 202],
     ],
   },
   {
@@ -157,6 +172,21 @@ const CASES: readonly ProjectorCase[] = [
       [200, 120, 25],
       [56, 56, 26],
     ],
+  },
+  {
+    // llava conversions with `clip.vision.feature_layer`: blocks up to the deepest listed, those states concatenated.
+    name: 'mlp-feature-layers-s6',
+    projector: 'mlp',
+    seed: 6,
+    shape: { ...DEFAULT_MLP_MMPROJ, keys: { 'clip.vision.feature_layer': [0, 2, 3] } },
+    images: [[40, 50, 203]],
+  },
+  {
+    name: 'mlp-feature-last-s6',
+    projector: 'mlp',
+    seed: 6,
+    shape: { ...DEFAULT_MLP_MMPROJ, keys: { 'clip.vision.feature_layer': [3] } }, // every block, the last one's output
+    images: [[40, 50, 203]],
   },
   {
     name: 'pixtral-merge2-s1',

@@ -174,6 +174,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
     }
     expect([...seen].sort()).toEqual([
+      'gemma3',
       'gemma4v',
       'idefics3',
       'ldp',
