@@ -3,6 +3,7 @@ import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeImage } from '../../../src/vision/decode-image.js';
 import { expectLlmError } from '../../helpers/llm-error.js';
+import { encodePng, type PngVariant } from '../../helpers/png-variants.js';
 
 /** A PNG signature and IHDR of w × h: enough for the header check (the stubbed decoder never reads the rest). */
 function pngHeader(w: number, h: number): Uint8Array {
@@ -100,6 +101,44 @@ describe('decodeImage in Node (pngjs / jpeg-js)', () => {
       const img = await decodeImage(input);
       expect([img.width, img.height]).toEqual([w, h]);
       expect(Array.from(img.data)).toEqual(Array.from(rgb));
+    }
+  });
+
+  it("decodes 16-bit, grey and key-coloured PNGs in Node as llama.cpp's stb_image does (high byte, key colour kept)", async () => {
+    // Checked against stb_image's 3-channel load (llama.cpp's decoder): 16-bit samples keep their high byte (pngjs
+    // had rounded v · 255 / 65535), tRNS key-colour pixels keep their colour (pngjs had zeroed them), alpha dropped.
+    const w = 7;
+    const h = 5;
+    let seed = 17;
+    const rnd = (max: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return (seed >>> 8) % (max + 1);
+    };
+    const cases: { v: PngVariant; rgb: (s: readonly number[], i: number) => number[] }[] = [];
+    const grey = (s: readonly number[], i: number, ch: number, shift: number) =>
+      [0, 0, 0].map(() => s[i * ch]! >> shift);
+    const rgb = (s: readonly number[], i: number, ch: number, shift: number) =>
+      [0, 1, 2].map((c) => s[i * ch + c]! >> shift);
+    const make = (colorType: PngVariant['colorType'], depth: 8 | 16, ch: number, key?: number[]) => {
+      const samples = Array.from({ length: w * h * ch }, (_, j) =>
+        key && j % (2 * ch) < ch ? key[j % key.length]! : rnd(depth === 16 ? 65535 : 255),
+      );
+      return { width: w, height: h, colorType, depth, samples, ...(key ? { key } : {}) };
+    };
+    const shift16 = 8;
+    cases.push({ v: make(2, 16, 3), rgb: (s, i) => rgb(s, i, 3, shift16) });
+    cases.push({ v: make(6, 16, 4), rgb: (s, i) => rgb(s, i, 4, shift16) });
+    cases.push({ v: make(0, 16, 1), rgb: (s, i) => grey(s, i, 1, shift16) });
+    cases.push({ v: make(4, 16, 2), rgb: (s, i) => grey(s, i, 2, shift16) });
+    cases.push({ v: make(2, 8, 3, [10, 20, 30]), rgb: (s, i) => rgb(s, i, 3, 0) });
+    cases.push({ v: make(0, 16, 1, [40000]), rgb: (s, i) => grey(s, i, 1, shift16) });
+    for (const { v, rgb: expected } of cases) {
+      const got = await decodeImage(encodePng(v));
+      const want = Uint8Array.from(Array.from({ length: w * h }, (_, i) => expected(v.samples, i)).flat());
+      expect([got.width, got.height], `type ${v.colorType} depth ${v.depth}`).toEqual([w, h]);
+      expect(Array.from(got.data), `type ${v.colorType} depth ${v.depth}${v.key ? ' key' : ''}`).toEqual(
+        Array.from(want),
+      );
     }
   });
 
