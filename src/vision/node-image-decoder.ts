@@ -6,6 +6,7 @@
 
 import { LlmError } from '../errors.js';
 import type { ImageHeader } from './image-header.js';
+import { decodeBaselineJpeg } from './jpeg-baseline.js';
 import { MAX_IMAGE_PIXELS } from './image-header.js';
 import type { RgbImage } from './resize-pillow.js';
 
@@ -92,6 +93,8 @@ export async function decodeInNode(bytes: Uint8Array, header: ImageHeader): Prom
       const png = (await load<PngModule>(PACKAGES.png)).PNG.sync.read(nodeBuffer(bytes), { skipRescale: true });
       return pngToRgb(png);
     }
+    const baseline = decodeBaselineJpeg(bytes); // stb_image's arithmetic; null: progressive and others
+    if (baseline !== null) return baseline;
     rgba = (await load<JpegModule>(PACKAGES.jpeg)).decode(bytes, {
       useTArray: true,
       formatAsRGBA: true,

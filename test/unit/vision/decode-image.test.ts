@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import jpeg from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -138,6 +139,29 @@ describe('decodeImage in Node (pngjs / jpeg-js)', () => {
       expect([got.width, got.height], `type ${v.colorType} depth ${v.depth}`).toEqual([w, h]);
       expect(Array.from(got.data), `type ${v.colorType} depth ${v.depth}${v.key ? ' key' : ''}`).toEqual(
         Array.from(want),
+      );
+    }
+  });
+
+  it("decodes a baseline JPEG in Node bit-identically to llama.cpp's stb_image, EXIF orientation ignored as stb does", async () => {
+    // sha256 of stb_image's 3-channel load of this file (stb from the llama.cpp snapshot, SSE2 build): its integer
+    // IDCT, fancy upsampling and fixed-point YCbCr (jpeg-js had differed on 51 % of the samples, by up to 3).
+    vi.stubGlobal('createImageBitmap', undefined);
+    const [w, h] = [61, 45];
+    const rgba = new Uint8Array(w * h * 4);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++)
+        rgba.set([(x * 4) & 255, (y * 5 + x) & 255, ((x * y) >> 2) & 255, 255], (y * w + x) * 4);
+    const jpg = jpeg.encode({ data: rgba, width: w, height: h }, 90).data;
+    // The same file with an EXIF APP1 saying "rotate 90°" (orientation 6) right after SOI.
+    const tiff = [0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0];
+    const body = [...Buffer.from('Exif\0\0', 'latin1'), ...tiff];
+    const exif = Uint8Array.from([...jpg.subarray(0, 2), 0xff, 0xe1, 0, body.length + 2, ...body, ...jpg.subarray(2)]);
+    for (const file of [jpg, exif]) {
+      const img = await decodeImage(new Uint8Array(file));
+      expect([img.width, img.height]).toEqual([w, h]);
+      expect(createHash('sha256').update(img.data).digest('hex')).toBe(
+        'a161afbfab8cccbd4016cb0ee6f2659f1abd84765afe87ea6746c915addb20b2',
       );
     }
   });
