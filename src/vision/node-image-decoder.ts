@@ -1,7 +1,9 @@
 /**
- * PNG and JPEG decoding where `createImageBitmap` is missing (Node): the optional dependencies `pngjs` (7.0.0) and
- * `jpeg-js` (0.4.4), loaded on first use so browser bundles never hold them. The header was read before (format,
- * dimensions checked against `MAX_IMAGE_PIXELS`), so nothing here decodes into unbounded memory.
+ * PNG and JPEG decoding where `createImageBitmap` is missing (Node), giving the pixels llama.cpp's stb_image load
+ * gives: PNG through the optional dependency `pngjs` (7.0.0) with stb's 16-bit and key-colour rules applied here,
+ * baseline JPEG by `jpeg-baseline.ts`, other JPEGs (progressive) through the optional `jpeg-js` (0.4.4); loaded on
+ * first use so browser bundles never hold them. The header was read before (format, dimensions checked against
+ * `MAX_IMAGE_PIXELS`), so nothing here decodes into unbounded memory.
  */
 
 import { LlmError } from '../errors.js';
