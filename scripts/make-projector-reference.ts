@@ -5,6 +5,8 @@
  * chunk mtmd makes of it (the tiles row by row, then the overview) with the sha256 and a few samples of its
  * preprocessed encoder input and its embeddings (of a chunk over 16 tokens, 16 evenly spaced rows, listed in `rows`). The tests regenerate the mmproj and the images from the recipe.
  * Usage: node scripts/run-ts.mjs scripts/make-projector-reference.ts [outDir] [case-name prefix]
+ * PROJECTOR_CASES=<file.json> records the cases listed in that file (same fields as `CASES`) instead: sweeps of
+ * variants kept out of the repository.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -13,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MMPROJ_GENERATORS, type MmprojShape } from './synthetic/mmproj-generators.js';
+import { DEFAULT_GEMMA3_MMPROJ } from './synthetic/mmproj-gemma3.js';
 import { DEFAULT_IDEFICS3_MMPROJ } from './synthetic/mmproj-idefics3.js';
 import { DEFAULT_LDP_MMPROJ } from './synthetic/mmproj-ldp.js';
 import { DEFAULT_LFM2_MMPROJ } from './synthetic/mmproj-lfm2.js';
@@ -68,6 +71,31 @@ const CASES: readonly ProjectorCase[] = [
       [112, 112, 8],
       [500, 90, 9],
       [50, 60, 10],
+    ],
+  },
+  {
+    // Optional tensors absent (clip.cpp applies each only when present): block biases, patch bias, post-LN.
+    name: 'gemma3-optional-tensors-s6',
+    projector: 'gemma3',
+    seed: 6,
+    shape: {
+      ...DEFAULT_GEMMA3_MMPROJ,
+      omit: ['v\\.blk\\.\\d+\\.(attn_(q|k|v|out)|ffn_(up|down))\\.bias', 'v\\.post_ln\\..*', 'v\\.patch_embd\\.bias'],
+    },
+    images: [
+      [50, 40, 201],
+      [64, 64, 202],
+    ],
+  },
+  {
+    name: 'idefics3-extreme-s3',
+    projector: 'idefics3',
+    seed: 3,
+    shape: { ...DEFAULT_IDEFICS3_MMPROJ, nLayers: 1 },
+    images: [
+      [3, 1000, 111], // the short side truncates to 0 at the longest edge: mtmd refuses the image
+      [1000, 3, 112],
+      [161, 17, 119], // 2 pixels short side → one row of tiles
     ],
   },
   {
@@ -144,6 +172,21 @@ const CASES: readonly ProjectorCase[] = [
       [200, 120, 25],
       [56, 56, 26],
     ],
+  },
+  {
+    // llava conversions with `clip.vision.feature_layer`: blocks up to the deepest listed, those states concatenated.
+    name: 'mlp-feature-layers-s6',
+    projector: 'mlp',
+    seed: 6,
+    shape: { ...DEFAULT_MLP_MMPROJ, keys: { 'clip.vision.feature_layer': [0, 2, 3] } },
+    images: [[40, 50, 203]],
+  },
+  {
+    name: 'mlp-feature-last-s6',
+    projector: 'mlp',
+    seed: 6,
+    shape: { ...DEFAULT_MLP_MMPROJ, keys: { 'clip.vision.feature_layer': [3] } }, // every block, the last one's output
+    images: [[40, 50, 203]],
   },
   {
     name: 'pixtral-merge2-s1',
@@ -260,7 +303,9 @@ export function main(args: string[]): number {
   try {
     mkdirSync(outDir, { recursive: true });
     const only = args.slice(1); // case names to record (default: all)
-    for (const c of CASES.filter((k) => only.length === 0 || only.includes(k.name))) {
+    const extra = process.env.PROJECTOR_CASES;
+    const cases = extra ? (JSON.parse(readFileSync(extra, 'utf8')) as ProjectorCase[]) : CASES;
+    for (const c of cases.filter((k) => only.length === 0 || only.includes(k.name))) {
       const mmproj = MMPROJ_GENERATORS[c.projector](c.seed, c.shape);
       const mmprojFile = join(tmp, `${c.name}.mmproj.gguf`);
       writeFileSync(mmprojFile, mmproj);
@@ -282,7 +327,10 @@ export function main(args: string[]): number {
         console.error('the oracle failed (is scripts/oracle installed and LLCPP_BIN a CPU build of libmtmd?)');
         return 1;
       }
-      const results = JSON.parse(readFileSync(join(tmp, 'out.json'), 'utf8')) as { chunks: OracleChunk[] }[];
+      const results = JSON.parse(readFileSync(join(tmp, 'out.json'), 'utf8')) as {
+        chunks: OracleChunk[];
+        refused?: number;
+      }[];
       const doc = {
         about: `llama.cpp mtmd (CPU build, flash attention off, 1 thread) on a synthetic ${c.projector} mmproj and seed images; every image chunk in prompt order; regenerate with scripts/make-projector-reference.ts`,
         name: c.name,
@@ -294,6 +342,7 @@ export function main(args: string[]): number {
           width,
           height,
           seed,
+          ...(results[i].refused !== undefined ? { refused: true } : {}),
           chunks: results[i].chunks.map(summary),
         })),
       };

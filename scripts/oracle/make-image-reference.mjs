@@ -7,6 +7,7 @@
 //   job.json: { mmproj, textModel, images: [{ width, height, rgbFile }] }  (rgbFile: raw RGBRGB… bytes)
 //   out.json: [{ nTokens, nEmbd, inpRaw: { ne: [..], data: base64 f32 }, embeddings: base64 f32, chunks }]
 //   (the first image chunk's; `chunks` holds every image chunk of the image, same fields, for tiled projectors)
+//   (an image mtmd_tokenize refuses: { refused: <its return code>, chunks: [] })
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,7 +140,13 @@ for (const img of job.images) {
   const marker = mtmd_default_marker();
   const text = { text: marker, text_len: Buffer.byteLength(marker), add_special: false, parse_special: true };
   const rc = mtmd_tokenize(ctx, chunks, text, [bitmap], 1);
-  if (rc !== 0) throw new Error(`oracle: mtmd_tokenize failed (${rc})`);
+  if (rc !== 0) {
+    // mtmd refuses the image (e.g. a resize target out of range): recorded, so the runtime must refuse it too.
+    out.push({ refused: rc, chunks: [] });
+    mtmd_input_chunks_free(chunks);
+    mtmd_bitmap_free(bitmap);
+    continue;
+  }
   let done = false;
   for (let i = 0; i < Number(mtmd_input_chunks_size(chunks)); i++) {
     const chunk = mtmd_input_chunks_get(chunks, i);

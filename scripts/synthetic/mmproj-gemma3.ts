@@ -7,7 +7,15 @@
 import { writeGguf } from '../../src/gguf/write.js';
 import { VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  addVitTensors,
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 /** The encoder's shape; defaults make a tiny model (8×8 patches pooled to 2×2 output tokens). */
 export type Gemma3MmprojShape = VitShape;
@@ -33,5 +41,5 @@ export function gemma3Mmproj(seed: number, shape: Gemma3MmprojShape = DEFAULT_GE
   add(VISION_TENSORS.inputProjection, [nEmbdText, d], 1 / Math.sqrt(d));
   const metadata = vitMetadata('gemma3', seed, shape);
   if (shape.merge !== 4) metadata['clip.vision.projector.scale_factor'] = shape.merge;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -10,7 +10,14 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { GEMMA4V_TENSORS } from '../../src/vision/projector-gemma4v.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface Gemma4vMmprojShape extends VitShape {
   /** Rows of each position table (the most patches per side). */
@@ -65,5 +72,5 @@ export function gemma4vMmproj(seed: number, shape: Gemma4vMmprojShape = DEFAULT_
   scalar(GEMMA4V_TENSORS.proj.replace(/weight$/, 'output_min'), -0.6);
   const metadata = vitMetadata('gemma4v', seed, shape);
   metadata['clip.vision.projector.scale_factor'] = shape.merge;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -8,7 +8,15 @@
 import { writeGguf } from '../../src/gguf/write.js';
 import { IDEFICS3_FC } from '../../src/vision/projector-idefics3.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  addVitTensors,
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface Idefics3MmprojShape extends VitShape {
   /** `clip.vision.preproc_image_size`. */
@@ -38,5 +46,5 @@ export function idefics3Mmproj(seed: number, shape: Idefics3MmprojShape = DEFAUL
   const metadata = vitMetadata('idefics3', seed, shape);
   metadata['clip.vision.projector.scale_factor'] = s;
   metadata['clip.vision.preproc_image_size'] = shape.longestEdge;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

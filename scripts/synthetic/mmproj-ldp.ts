@@ -7,7 +7,15 @@
 import { writeGguf } from '../../src/gguf/write.js';
 import { VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  addVitTensors,
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface LdpMmprojShape extends VitShape {
   /** Width of the squeeze-excite bottleneck (MobileVLM: n_embd_text / 4). */
@@ -60,5 +68,5 @@ export function ldpMmproj(seed: number, shape: LdpMmprojShape = DEFAULT_LDP_MMPR
   metadata['clip.use_gelu'] = false; // CLIP's quick-GELU
   metadata['clip.vision.image_mean'] = new Float32Array([0.48145466, 0.4578275, 0.40821073]);
   metadata['clip.vision.image_std'] = new Float32Array([0.26862954, 0.26130258, 0.27577711]);
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -7,7 +7,15 @@
 import { writeGguf } from '../../src/gguf/write.js';
 import { LFM2_TENSORS } from '../../src/vision/projector-lfm2.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  addVitTensors,
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface Lfm2MmprojShape extends VitShape {
   /** Hidden width of the projector's MLP. */
@@ -47,5 +55,5 @@ export function lfm2Mmproj(seed: number, shape: Lfm2MmprojShape = DEFAULT_LFM2_M
   add(T.downB, [nEmbdText], 0.1);
   const metadata = vitMetadata('lfm2', seed, shape);
   metadata['clip.vision.projector.scale_factor'] = s;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -8,7 +8,15 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { MLP_TENSORS } from '../../src/vision/projector-mlp.js';
 import { VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { addVitTensors, type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  addVitTensors,
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface MlpMmprojShape extends VitShape {
   /** Hidden width of the projector's MLP. */
@@ -38,7 +46,10 @@ export function mlpMmproj(seed: number, shape: MlpMmprojShape = DEFAULT_MLP_MMPR
   addVitTensors(add, { ...shape, preLn: true, clip: true }, (shape.imageSize / shape.patchSize) ** 2 + 1);
   add(VISION_TENSORS.classEmbd, [d], 0.5);
   const T = MLP_TENSORS;
-  add(T.up, [d, hidden], 1 / Math.sqrt(d));
+  // Explicit feature layers (`clip.vision.feature_layer`) are concatenated per patch before the MLP.
+  const features = shape.keys?.['clip.vision.feature_layer'];
+  const stack = Array.isArray(features) ? features.length : 1;
+  add(T.up, [d * stack, hidden], 1 / Math.sqrt(d * stack));
   add(T.upB, [hidden], 0.1);
   add(T.down, [hidden, nEmbdText], 1 / Math.sqrt(hidden));
   add(T.downB, [nEmbdText], 0.1);
@@ -46,5 +57,5 @@ export function mlpMmproj(seed: number, shape: MlpMmprojShape = DEFAULT_MLP_MMPR
   metadata['clip.use_gelu'] = false; // CLIP's quick-GELU
   metadata['clip.vision.image_mean'] = new Float32Array([0.48145466, 0.4578275, 0.40821073]);
   metadata['clip.vision.image_std'] = new Float32Array([0.26862954, 0.26130258, 0.27577711]);
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

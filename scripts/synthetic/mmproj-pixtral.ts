@@ -9,7 +9,14 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { PIXTRAL_TENSORS } from '../../src/vision/projector-pixtral.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface PixtralMmprojShape extends VitShape {
   /** Hidden width of the projector's MLP. */
@@ -61,5 +68,5 @@ export function pixtralMmproj(seed: number, shape: PixtralMmprojShape = DEFAULT_
   metadata['clip.use_silu'] = true;
   metadata['clip.vision.attention.layer_norm_epsilon'] = 1e-5;
   if (m > 1) metadata['clip.vision.spatial_merge_size'] = m;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -9,7 +9,14 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { QWEN25VL_TENSORS } from '../../src/vision/projector-qwen25vl.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface Qwen25vlMmprojShape extends VitShape {
   /** Hidden width of the merger MLP. */
@@ -67,5 +74,5 @@ export function qwen25vlMmproj(seed: number, shape: Qwen25vlMmprojShape = DEFAUL
   metadata['clip.use_silu'] = true;
   metadata['clip.vision.spatial_merge_size'] = 2;
   metadata['clip.vision.n_wa_pattern'] = shape.windowPattern;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -9,7 +9,14 @@ import { writeGguf } from '../../src/gguf/write.js';
 import { QWEN3VL_TENSORS } from '../../src/vision/projector-qwen3vl.js';
 import { layerTensorName, type VISION_LAYER_TENSORS, VISION_TENSORS } from '../../src/vision/tensor-names.js';
 import { mulberry32 } from '../deterministic-random.mjs';
-import { type SyntheticTensor, tensorAdder, type VitShape, vitMetadata } from './mmproj-vit.js';
+import {
+  type SyntheticTensor,
+  tensorAdder,
+  type VitShape,
+  vitMetadata,
+  withKeys,
+  withoutOmitted,
+} from './mmproj-vit.js';
 
 export interface Qwen3vlMmprojShape extends VitShape {
   /** Hidden width of the mergers' MLPs. */
@@ -78,5 +85,5 @@ export function qwen3vlMmproj(seed: number, shape: Qwen3vlMmprojShape = DEFAULT_
   const metadata = vitMetadata('qwen3vl_merger', seed, shape);
   metadata['clip.vision.spatial_merge_size'] = 2;
   metadata['clip.vision.projection_dim'] = nEmbdText;
-  return writeGguf({ metadata, tensors });
+  return writeGguf({ metadata: withKeys(metadata, shape), tensors: withoutOmitted(tensors, shape) });
 }

@@ -27,6 +27,13 @@ export interface VitShape {
   readonly swappedFfn?: boolean;
   /** CLIP-style trunk (llava): no patch bias, no post-LN. */
   readonly clip?: boolean;
+  /**
+   * Metadata as a sweep variant differs from the generator's: a value replaces the key, `null` removes it; a number
+   * array is stored as i32 when every entry is an integer, else f32.
+   */
+  readonly keys?: Readonly<Record<string, number | boolean | string | readonly number[] | null>>;
+  /** Tensors left out of the file (regular expressions over the names), as real files lack optional ones. */
+  readonly omit?: readonly string[];
 }
 
 export interface SyntheticTensor {
@@ -86,6 +93,23 @@ export function addVitTensors(add: ReturnType<typeof tensorAdder>, shape: VitSha
   if (shape.clip) return;
   add(T.postLnWeight, [d], 0.2, 1);
   add(T.postLnBias, [d], 0.1);
+}
+
+/** `metadata` with the shape's `keys` applied (the generators' last step). */
+export function withKeys(metadata: Record<string, GgufValue>, shape: VitShape): Record<string, GgufValue> {
+  for (const [key, v] of Object.entries(shape.keys ?? {})) {
+    if (v === null) delete metadata[key];
+    else if (typeof v === 'object')
+      metadata[key] = v.every(Number.isInteger) ? Int32Array.from(v) : Float32Array.from(v);
+    else metadata[key] = v;
+  }
+  return metadata;
+}
+
+/** `tensors` without the shape's `omit` ones (drawn all the same, so the others keep their values). */
+export function withoutOmitted(tensors: SyntheticTensor[], shape: VitShape): SyntheticTensor[] {
+  const omit = (shape.omit ?? []).map((r) => new RegExp(`^${r}$`));
+  return tensors.filter((t) => !omit.some((r) => r.test(t.name)));
 }
 
 /** The `clip.*` keys of the trunk (GELU MLP, eps 1e-6, fixed mean/std). */

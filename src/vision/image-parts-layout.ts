@@ -19,6 +19,7 @@ import { encodeQwen25vl } from './projector-qwen25vl.js';
 import { encodeQwen3vl } from './projector-qwen3vl.js';
 import { encodePixtral } from './projector-pixtral.js';
 import type { RgbImage } from './resize-pillow.js';
+import { llavaFeatures } from './llava-features.js';
 import { encodeImage, encodeVit } from './siglip-encoder.js';
 import type { VisionConfig } from './vision-config.js';
 import type { VisionWeights } from './vision-weights.js';
@@ -78,12 +79,14 @@ const PROJECTORS: Readonly<Record<string, Projector>> = {
   },
   mlp: (w, pic, signal) => {
     const nPatches = (pic.size / w.config.patchSize) ** 2;
-    const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
+    const { blocks, stack } = llavaFeatures(w.config); // by default all but the last block
+    const vit = encodeVit(w, pic, signal, w.posEmbd, blocks, stack);
     return projectMlp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
   ldp: (w, pic, signal) => {
     const nPatches = (pic.size / w.config.patchSize) ** 2;
-    const vit = encodeVit(w, pic, signal, w.posEmbd, Math.max(0, w.layers.length - 1)); // llava: all but the last block
+    const { blocks, stack } = llavaFeatures(w.config); // by default all but the last block
+    const vit = encodeVit(w, pic, signal, w.posEmbd, blocks, stack);
     return projectLdp(w.config, w.mm, vit, nPatches, w.classEmbd !== undefined, w.nEmbdText);
   },
   pixtral: encodePixtral,

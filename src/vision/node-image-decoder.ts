@@ -1,11 +1,14 @@
 /**
- * PNG and JPEG decoding where `createImageBitmap` is missing (Node): the optional dependencies `pngjs` (7.0.0) and
- * `jpeg-js` (0.4.4), loaded on first use so browser bundles never hold them. The header was read before (format,
- * dimensions checked against `MAX_IMAGE_PIXELS`), so nothing here decodes into unbounded memory.
+ * PNG and JPEG decoding where `createImageBitmap` is missing (Node), giving the pixels llama.cpp's stb_image load
+ * gives: PNG through the optional dependency `pngjs` (7.0.0) with stb's 16-bit and key-colour rules applied here,
+ * baseline JPEG by `jpeg-baseline.ts`, other JPEGs (progressive) through the optional `jpeg-js` (0.4.4); loaded on
+ * first use so browser bundles never hold them. The header was read before (format, dimensions checked against
+ * `MAX_IMAGE_PIXELS`), so nothing here decodes into unbounded memory.
  */
 
 import { LlmError } from '../errors.js';
 import type { ImageHeader } from './image-header.js';
+import { decodeBaselineJpeg } from './jpeg-baseline.js';
 import { MAX_IMAGE_PIXELS } from './image-header.js';
 import type { RgbImage } from './resize-pillow.js';
 
@@ -15,8 +18,19 @@ interface Rgba {
   readonly data: Uint8Array; // [h, w, 4]
 }
 
+/** pngjs's answer with `skipRescale`: samples as stored (1–16 bits), expanded to RGBA; key-colour pixels zeroed. */
+interface PngRgba {
+  readonly width: number;
+  readonly height: number;
+  readonly depth: number;
+  readonly colorType: number;
+  /** tRNS key colour of grey (1 value) or RGB (3) images, raw samples. */
+  readonly transColor?: readonly number[];
+  readonly data: Uint8Array | Uint16Array; // [h, w, 4]
+}
+
 interface PngModule {
-  PNG: { sync: { read(buffer: Uint8Array): Rgba } };
+  PNG: { sync: { read(buffer: Uint8Array, options: { skipRescale: boolean }): PngRgba } };
 }
 interface JpegModule {
   decode(
@@ -46,6 +60,26 @@ function nodeBuffer(bytes: Uint8Array): Uint8Array {
   return B ? B.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
 }
 
+/**
+ * RGB8 pixels of a decoded PNG as stb_image's 3-channel load gives them (llama.cpp's decoder): 16-bit samples keep
+ * their high byte (stb `>> 8`, not rounded), 1/2/4-bit grey scaled by 255 / max, alpha dropped, and tRNS key-colour
+ * pixels keep their colour (pngjs zeroes them; their colour is the key).
+ */
+function pngToRgb(png: PngRgba): RgbImage {
+  const { width, height, depth, colorType, data } = png;
+  const palette = colorType === 3; // expanded to 8-bit entries
+  const max = (1 << depth) - 1;
+  const to8 = (v: number) => (palette || depth === 8 ? v : depth === 16 ? v >> 8 : (v * 255) / max);
+  const key = !palette && (colorType === 0 || colorType === 2) ? png.transColor : undefined;
+  const keyRgb = key === undefined ? undefined : key.length === 1 ? [key[0], key[0], key[0]] : key;
+  const rgb = new Uint8Array(width * height * 3); // [h, w, 3]
+  for (let i = 0, n = width * height; i < n; i++) {
+    const keyed = keyRgb !== undefined && data[i * 4 + 3] === 0; // no alpha channel: only key pixels read 0
+    for (let c = 0; c < 3; c++) rgb[i * 3 + c] = to8(keyed ? (keyRgb[c] ?? 0) : data[i * 4 + c]);
+  }
+  return { width, height, data: rgb };
+}
+
 /** RGB8 pixels of a PNG or JPEG whose header says `header`. */
 export async function decodeInNode(bytes: Uint8Array, header: ImageHeader): Promise<RgbImage> {
   if (header.format !== 'png' && header.format !== 'jpeg') {
@@ -57,14 +91,18 @@ export async function decodeInNode(bytes: Uint8Array, header: ImageHeader): Prom
   }
   let rgba: Rgba;
   try {
-    if (header.format === 'png') rgba = (await load<PngModule>(PACKAGES.png)).PNG.sync.read(nodeBuffer(bytes));
-    else
-      rgba = (await load<JpegModule>(PACKAGES.jpeg)).decode(bytes, {
-        useTArray: true,
-        formatAsRGBA: true,
-        maxMemoryUsageInMB: Math.ceil((MAX_IMAGE_PIXELS * 4) / 2 ** 20) + 64,
-        maxResolutionInMP: Math.ceil(MAX_IMAGE_PIXELS / 1e6),
-      });
+    if (header.format === 'png') {
+      const png = (await load<PngModule>(PACKAGES.png)).PNG.sync.read(nodeBuffer(bytes), { skipRescale: true });
+      return pngToRgb(png);
+    }
+    const baseline = decodeBaselineJpeg(bytes); // stb_image's arithmetic; null: progressive and others
+    if (baseline !== null) return baseline;
+    rgba = (await load<JpegModule>(PACKAGES.jpeg)).decode(bytes, {
+      useTArray: true,
+      formatAsRGBA: true,
+      maxMemoryUsageInMB: Math.ceil((MAX_IMAGE_PIXELS * 4) / 2 ** 20) + 64,
+      maxResolutionInMP: Math.ceil(MAX_IMAGE_PIXELS / 1e6),
+    });
   } catch (cause) {
     if (cause instanceof LlmError) throw cause;
     throw new LlmError(

@@ -38,8 +38,8 @@ function crop(img: RgbImage, x: number, y: number, size: number): RgbImage {
 /** The size mtmd resizes to first: longest side `edge`, the other side truncated and rounded up to even. */
 function longestEdgeSize(width: number, height: number, edge: number): [number, number] {
   const aspect = width / height; // double, as mtmd
-  // An extreme aspect ratio would truncate the short side to 0 (mtmd then has no tile); keep at least 2 pixels.
-  const even = (n: number) => Math.max(2, n + (n % 2));
+  // An aspect ratio over `edge` truncates the short side to 0: `resizePillow` then refuses it, as mtmd does.
+  const even = (n: number) => n + (n % 2);
   return width >= height ? [edge, even(Math.trunc(edge / aspect))] : [even(Math.trunc(edge * aspect)), edge];
 }
 

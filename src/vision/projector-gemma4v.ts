@@ -7,7 +7,7 @@
  * then merge² average pooling × √d, the optional standardisation, RMSNorm and the projection to the text width.
  */
 
-import { throwIfAborted } from '../errors.js';
+import { LlmError, throwIfAborted } from '../errors.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import { attention, embedPatches } from './siglip-encoder.js';
 import { layerTensorName, type VISION_LAYER_TENSORS } from './tensor-names.js';
@@ -26,6 +26,29 @@ export const GEMMA4V_TENSORS = {
 
 /** Per-layer tensors beyond the trunk's, each optional. */
 const EXTRA_LAYER = ['attnQNorm', 'attnKNorm', 'attnPostNorm', 'ffnPostNorm', 'outScale'] as const;
+/**
+ * The learned position rows of a gw × gh patch grid: column table row + row table row per patch. table: ggml
+ * [d, posSize, 2] → [gw · gh, d]. A grid wider or taller than the tables is `invalid-request` (llama.cpp's get_rows
+ * asserts there).
+ */
+export function gemma4vPositions(table: Float32Array, d: number, gw: number, gh: number): Float32Array {
+  const posSize = table.length / (2 * d);
+  if (gw > posSize || gh > posSize) {
+    throw new LlmError(
+      'invalid-request',
+      `the image's ${gw}×${gh} patch grid exceeds the gemma4v position tables (${posSize} a side, '${GEMMA4V_TENSORS.positions}'): its aspect ratio is too extreme for this mmproj`,
+      { details: { gridWidth: gw, gridHeight: gh, positions: posSize } },
+    );
+  }
+  const pos = new Float32Array(gw * gh * d);
+  for (let t = 0; t < gw * gh; t++) {
+    const cx = (t % gw) * d;
+    const cy = (posSize + Math.floor(t / gw)) * d;
+    for (let e = 0; e < d; e++) pos[t * d + e] = table[cx + e] + table[cy + e];
+  }
+  return pos;
+}
+
 /** The matrices Gemma4ClippableLinear may clamp. */
 const CLAMPED_LAYER = ['attnQ', 'attnK', 'attnV', 'attnOut', 'ffnUp', 'ffnGate', 'ffnDown'] as const;
 const CLAMPS = ['input_min', 'input_max', 'output_min', 'output_max'] as const;
@@ -139,13 +162,8 @@ export function encodeGemma4v(w: VisionWeights, pic: PreprocessedImage, signal?:
   // ggml_scale_bias(inp_raw, 2, −1) in f32 before the conv.
   const scaled = pic.pixels.map((v) => Math.fround(Math.fround(v * 2) - 1));
   let x = embedPatches(w, { ...pic, pixels: scaled }, new Float32Array(n * d));
-  const table = mm[T.positions];
-  const posSize = table.length / (2 * d);
-  for (let t = 0; t < n; t++) {
-    const cx = (t % gw) * d;
-    const cy = (posSize + Math.floor(t / gw)) * d;
-    for (let e = 0; e < d; e++) x[t * d + e] += table[cx + e] + table[cy + e];
-  }
+  const pos = gemma4vPositions(mm[T.positions], d, gw, gh);
+  for (let i = 0; i < n * d; i++) x[i] += pos[i];
   const name = (k: keyof typeof VISION_LAYER_TENSORS, il: number) => layerTensorName(k, il, 'weight');
   w.layers.forEach((L, il) => {
     throwIfAborted(signal, 'encoding the image');

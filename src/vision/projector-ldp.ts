@@ -10,6 +10,7 @@
 
 import { LlmError } from '../errors.js';
 import { roundToF16 } from '../quant/half.js';
+import { llavaWidth } from './llava-features.js';
 import { matmulRows } from './pixel-shuffle.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -39,7 +40,7 @@ export function ldpTensors(
   }
   const t = nEmbdText;
   const out: Record<string, number[]> = {
-    [mlpName(1, 'weight')]: [config.nEmbd, t],
+    [mlpName(1, 'weight')]: [llavaWidth(config), t],
     [mlpName(1, 'bias')]: [t],
     [mlpName(3, 'weight')]: [t, t],
     [mlpName(3, 'bias')]: [t],
@@ -164,7 +165,7 @@ export async function projectLdp(
   linear: LdpLinear = (x, inDim, weight, outDim, bias) =>
     matmulRows(x, inDim, mm[weight]!, outDim, bias === undefined ? undefined : mm[bias]),
 ): Promise<Float32Array> {
-  const d = config.nEmbd;
+  const d = llavaWidth(config); // n_embd per stacked feature layer
   const t = nEmbdText;
   const rows = hasClass ? vit.subarray(d, (nPatches + 1) * d) : vit.subarray(0, nPatches * d);
   const h = await linear(rows, d, mlpName(1, 'weight'), t, mlpName(1, 'bias'));

@@ -5,6 +5,7 @@
  */
 
 import { LlmError } from '../errors.js';
+import { llavaWidth } from './llava-features.js';
 import { matmulRows } from './pixel-shuffle.js';
 import type { VisionConfig } from './vision-config.js';
 
@@ -36,7 +37,12 @@ export function mlpTensors(
   }
   const hidden = shapeOf(MLP_TENSORS.up)?.[1] ?? 0;
   const T = MLP_TENSORS;
-  return { [T.up]: [config.nEmbd, hidden], [T.upB]: [hidden], [T.down]: [hidden, nEmbdText], [T.downB]: [nEmbdText] };
+  return {
+    [T.up]: [llavaWidth(config), hidden],
+    [T.upB]: [hidden],
+    [T.down]: [hidden, nEmbdText],
+    [T.downB]: [nEmbdText],
+  };
 }
 
 /** √(2/π), the constant of the tanh approximation of GELU (`ggml_gelu`). */
@@ -54,7 +60,7 @@ export function projectMlp(
   hasClass: boolean,
   nEmbdText: number,
 ): Float32Array {
-  const d = config.nEmbd;
+  const d = llavaWidth(config); // n_embd per stacked feature layer
   const T = MLP_TENSORS;
   const rows = hasClass ? vit.subarray(d, (nPatches + 1) * d) : vit.subarray(0, nPatches * d);
   const hidden = mm[T.upB].length;

@@ -5,6 +5,7 @@
  * rounding and clamping to 8 bits.
  */
 
+import { LlmError } from '../errors.js';
 import type { ResizeAlgorithm } from './vision-config.js';
 
 /** An RGB8 image: `data` is row-major RGBRGB…, `width · height · 3` bytes. */
@@ -13,6 +14,9 @@ export interface RgbImage {
   readonly height: number;
   readonly data: Uint8Array;
 }
+
+/** The largest side `img_tool::resize_pillow` resizes to. */
+const MAX_RESIZE_SIDE = 65536;
 
 /** 32 bits − 8 (pixel) − 2 (headroom): the fixed-point fraction of the weights. */
 const PRECISION_BITS = 22;
@@ -129,8 +133,16 @@ function vertical(src: Uint8Array, w: number, outH: number, c: Coefficients): Ui
   return out;
 }
 
-/** `img` resized to `width` × `height` (callers check both are positive and bounded). */
+/** `img` resized to `width` × `height`; a side outside [1, 65536] is `invalid-request`, as mtmd refuses it. */
 export function resizePillow(img: RgbImage, width: number, height: number, algo: ResizeAlgorithm): RgbImage {
+  // mtmd's sanity check on the target (an extreme aspect ratio rounds a side to 0): the image is refused.
+  if (!(width >= 1 && width <= MAX_RESIZE_SIDE && height >= 1 && height <= MAX_RESIZE_SIDE)) {
+    throw new LlmError(
+      'invalid-request',
+      `the ${img.width}×${img.height} image would be resized to ${width}×${height}, out of range (1 to ${MAX_RESIZE_SIDE} a side): its aspect ratio is too extreme for this projector`,
+      { details: { width: img.width, height: img.height, targetWidth: width, targetHeight: height } },
+    );
+  }
   let data = img.data;
   if (width !== img.width) data = horizontal(data, img.width, img.height, width, coefficients(img.width, width, algo));
   if (height !== img.height) data = vertical(data, width, height, coefficients(img.height, height, algo));

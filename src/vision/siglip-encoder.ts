@@ -13,6 +13,7 @@ import { throwIfAborted } from '../errors.js';
 import { roundToF16 } from '../quant/half.js';
 import type { PreprocessedImage } from './preprocess-image.js';
 import type { VisionWeights } from './vision-weights.js';
+import { concatRows } from './llava-features.js';
 
 /** √(2/π), the constant of the tanh approximation of GELU (as llama.cpp's `ggml_gelu`). */
 const GELU_COEF = Math.sqrt(2 / Math.PI);
@@ -141,7 +142,8 @@ function activate(x: Float32Array, kind: VisionWeights['config']['ffn']): void {
  * The ViT trunk shared by the projectors: patches (+ the class token, appended after them as llama.cpp's CLIP graph
  * does, when the file has one) → blocks → post-LN (when present). img: [3, height, size] →
  * [(height / patch) · (size / patch) (+ 1), d]; `posEmbd`: the position table resized to the patch grid
- * (dynamic-resolution encoders), else the file's; `layers`: blocks run (llava: all but the last).
+ * (dynamic-resolution encoders), else the file's; `layers`: blocks run (llava: `llava-features.ts`); `stack`: hidden
+ * states concatenated per token instead of the output (0: after the pre-LN, k: after block k − 1; [n, d · stack]).
  */
 export function encodeVit(
   w: VisionWeights,
@@ -149,6 +151,7 @@ export function encodeVit(
   signal?: AbortSignal,
   posEmbd: Float32Array = w.posEmbd,
   layers: number = w.layers.length,
+  stack: readonly number[] = [],
 ): Float32Array {
   const { nEmbd: d, nFf: f, nHeads, headDim, eps, patchSize } = w.config;
   const nPatches = (img.size / patchSize) * ((img.height ?? img.size) / patchSize);
@@ -161,8 +164,10 @@ export function encodeVit(
   }
   const n = x.length / d;
   if (w.preLn !== undefined) x = layerNorm(x, n, d, w.preLn.w, w.preLn.b, eps);
-  for (const L of w.layers.slice(0, layers)) {
+  const states: Float32Array[] = [];
+  for (const [il, L] of w.layers.slice(0, layers).entries()) {
     throwIfAborted(signal, 'encoding the image');
+    if (stack.includes(il)) states.push(x.slice());
     const h = layerNorm(x, n, d, L.ln1W, L.ln1B, eps);
     const q = linear(h, n, d, L.qW, L.qB, d);
     const k = linear(h, n, d, L.kW, L.kB, d);
@@ -174,7 +179,9 @@ export function encodeVit(
     const down = linear(up, n, f, L.downW, L.downB, d);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   }
-  return w.postLn === undefined ? x : layerNorm(x, n, d, w.postLn.w, w.postLn.b, eps);
+  const out = w.postLn === undefined ? x : layerNorm(x, n, d, w.postLn.w, w.postLn.b, eps);
+  if (stack.includes(layers)) states.push(out);
+  return states.length === 0 ? out : concatRows(states, n, d);
 }
 
 /** The image's embeddings for the text model through the gemma3 projector: [nTokens, nEmbdText]. */

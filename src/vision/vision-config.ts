@@ -246,10 +246,26 @@ export interface VisionConfig {
   readonly windowPattern?: number;
   /** The image's token grid goes with its rows (M-RoPE text models place them by it). */
   readonly mrope?: boolean;
+  /** `clip.vision.feature_layer`: hidden states a llava projector concatenates (`llava-features.ts`); empty: none. */
+  readonly featureLayers: readonly number[];
 }
 
-/** Reads three f32 channel values of `key` (llama.cpp demands at least 3). */
-function channels(r: MetadataReader, key: string, nonZero: boolean): [number, number, number] {
+/** Reads three f32 channel values of `key` (llama.cpp demands at least 3, stored as an f32 array). */
+function channels(
+  r: MetadataReader,
+  meta: Readonly<Record<string, GgufValue>>,
+  key: string,
+  nonZero: boolean,
+): [number, number, number] {
+  if (meta[key] !== undefined && !(meta[key] instanceof Float32Array)) {
+    throw new LlmError(
+      'gguf-invalid',
+      `reading vision config: '${key}' must be an array of f32 (llama.cpp reads no other type)`,
+      {
+        details: { key },
+      },
+    );
+  }
   const v = r.optionalNumbers(key);
   if (v === undefined || v.length < 3) {
     throw new LlmError(
@@ -349,13 +365,14 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
       details: { key: 'clip.use_silu' },
     });
   }
+  const nLayers = r.boundedCount(k('block_count'), undefined, 1, LIMITS.maxLayers, 'maxLayers');
   return {
     projector,
     imageSize,
     patchSize,
     nEmbd,
     nFf: r.boundedCount(k('feed_forward_length'), undefined, 1, LIMITS.maxFfn, 'maxFfn'),
-    nLayers: r.boundedCount(k('block_count'), undefined, 1, LIMITS.maxLayers, 'maxLayers'),
+    nLayers,
     nHeads,
     headDim,
     eps: Math.fround(
@@ -367,8 +384,8 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
       ),
     ),
     projectionDim: r.count(k('projection_dim'), 0),
-    imageMean: channels(r, 'clip.vision.image_mean', false),
-    imageStd: channels(r, 'clip.vision.image_std', true),
+    imageMean: channels(r, meta, 'clip.vision.image_mean', false),
+    imageStd: channels(r, meta, 'clip.vision.image_std', true),
     ffn: gelu ? 'gelu' : silu ? 'silu' : 'gelu-quick',
     merge,
     resize: facts.resize,
@@ -383,7 +400,26 @@ export function readVisionConfig(meta: Readonly<Record<string, GgufValue>>): Vis
     rope2dTheta: facts.rope2dTheta ?? 0,
     causalForTextWidths: facts.causalForTextWidths ?? [],
     ...(facts.mrope ? { mrope: true, windowPattern: readWindowPattern(r, projector, headDim, merge) } : {}),
+    featureLayers: readFeatureLayers(r, nLayers),
   };
+}
+
+/** `clip.vision.feature_layer` (optional): integer layer indices, none past the block count (as llama.cpp). */
+function readFeatureLayers(r: MetadataReader, nLayers: number): number[] {
+  const key = 'clip.vision.feature_layer';
+  const v = r.optionalNumbers(key);
+  if (v === undefined) return [];
+  const layers = Array.from(v);
+  for (const l of layers) {
+    if (!Number.isInteger(l) || l > nLayers) {
+      throw new LlmError(
+        'gguf-invalid',
+        `reading vision config: '${key}' holds ${l}, not a layer index within the ${nLayers} blocks`,
+        { details: { key, layer: l, nLayers } },
+      );
+    }
+  }
+  return layers;
 }
 
 /**

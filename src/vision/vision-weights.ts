@@ -148,7 +148,7 @@ export async function loadVisionWeights(
       r.read(layerTensorName(real(k), il, 'weight'), shape);
     // Biases are optional (pixtral has none), as llama.cpp's `if (layer.q_b)`; absent ones read as zeros.
     const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) =>
-      config.projector !== 'gemma3' && !r.has(layerTensorName(real(k), il, 'bias'))
+      !r.has(layerTensorName(real(k), il, 'bias'))
         ? Promise.resolve(new Float32Array(n))
         : r.read(layerTensorName(real(k), il, 'bias'), [n]);
     const gate = layerTensorName('ffnGate', il, 'weight');
@@ -190,17 +190,17 @@ export async function loadVisionWeights(
       ? {
           preLn: {
             w: await r.read(T.preLnWeight, [d]),
-            // pixtral's RMS pre-norm has no bias
-            b: config.rope2dTheta > 0 && !r.has(T.preLnBias) ? new Float32Array(d) : await r.read(T.preLnBias, [d]),
+            // pixtral's RMS pre-norm has no bias; a missing bias is none (clip.cpp's build_norm)
+            b: r.has(T.preLnBias) ? await r.read(T.preLnBias, [d]) : new Float32Array(d),
           },
         }
       : {}),
-    ...(r.has(T.postLnWeight) || config.projector === 'gemma3'
+    ...(r.has(T.postLnWeight) // optional in every projector, as clip.cpp
       ? {
           postLn: {
             w: await r.read(T.postLnWeight, [d]),
             // an RMS post-norm (Qwen2.5-VL's merger ln_q) has no bias
-            b: config.rope2dTheta > 0 && !r.has(T.postLnBias) ? new Float32Array(d) : await r.read(T.postLnBias, [d]),
+            b: r.has(T.postLnBias) ? await r.read(T.postLnBias, [d]) : new Float32Array(d),
           },
         }
       : {}),

@@ -12,7 +12,7 @@
 import type { Activation, Weight } from '../backend/ops.js';
 import { throwIfAborted } from '../errors.js';
 import type { PreprocessedImage } from './preprocess-image.js';
-import { GEMMA4V_TENSORS } from './projector-gemma4v.js';
+import { GEMMA4V_TENSORS, gemma4vPositions } from './projector-gemma4v.js';
 import { gemma4vRopeTable, type Rope2dTable } from './rope-2d-host.js';
 import { layerTensorName, type VISION_LAYER_TENSORS } from './tensor-names.js';
 import type { VitOpsContext } from './vit-ops-projectors.js';
@@ -77,14 +77,7 @@ export async function encodeGemma4vOps(
 
   // ggml_scale_bias(inp_raw, 2, −1) in f32, then the patch conv; the position tables by column and row.
   const scaled = { ...img, pixels: img.pixels.map((v) => Math.fround(Math.fround(v * 2) - 1)) };
-  const table = w.mmHost[T.positions]!; // [2 · posSize, d]: column rows, then row rows
-  const posSize = table.length / (2 * d);
-  const pos = new Float32Array(n * d);
-  for (let t = 0; t < n; t++) {
-    const cx = (t % gw) * d;
-    const cy = (posSize + Math.floor(t / gw)) * d;
-    for (let e = 0; e < d; e++) pos[t * d + e] = table[cx + e]! + table[cy + e]!;
-  }
+  const pos = gemma4vPositions(w.mmHost[T.positions]!, d, gw, gh); // [n, d]
   const rope = gemma4vRopeTable(gw, gh, hd, config.rope2dTheta);
   c.step(n);
   c.patchEmbed(x, scaled, n);

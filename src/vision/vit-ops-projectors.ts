@@ -6,6 +6,7 @@
  */
 
 import type { Activation, Ops } from '../backend/ops.js';
+import { llavaWidth } from './llava-features.js';
 import { pixelShuffle } from './pixel-shuffle.js';
 import { IDEFICS3_FC } from './projector-idefics3.js';
 import { type LdpLinear, projectLdp } from './projector-ldp.js';
@@ -202,7 +203,7 @@ export const VIT_OPS_HEADS: Readonly<Record<string, VitOpsHead>> = {
   },
   // llava: the patch rows (llama.cpp's `patches` input takes rows 1 … nPatches when there is a class token) → GELU MLP.
   mlp: (c, vit, gw, gh) => {
-    const d = c.config.nEmbd;
+    const d = llavaWidth(c.config); // n_embd per stacked feature layer
     const nPatches = gw * gh;
     const rows = c.w.classEmbd ? vit.subarray(d, (nPatches + 1) * d) : vit.subarray(0, nPatches * d);
     return geluMlp(c, rows, d, MLP_TENSORS);

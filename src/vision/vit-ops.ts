@@ -21,6 +21,7 @@ import type { PreprocessedImage } from './preprocess-image.js';
 import { resizePositions } from './projector-lfm2.js';
 import { applyRope2d, pixtralRopeTable, type Rope2dTable } from './rope-2d-host.js';
 import { layerTensorName, VISION_TENSORS } from './tensor-names.js';
+import { concatRows, llavaFeatures } from './llava-features.js';
 import type { VisionConfig } from './vision-config.js';
 import { encodeGemma4vOps, type Gemma4vOpsContext } from './vit-ops-gemma4v.js';
 import { VIT_OPS_HEADS } from './vit-ops-projectors.js';
@@ -175,9 +176,12 @@ export class VitOpsEncoder {
     if (w.posHost || w.pos) ops.add(x, x, h, n); // pixtral: positions by 2-D RoPE only
     if (w.preLn) ln(x, x, w.preLn);
     ops.endStep();
-    // llava (mlp, ldp) takes the second-to-last block's output: all blocks but the last.
-    const layers = config.projector === 'mlp' || config.projector === 'ldp' ? w.layers.slice(0, -1) : w.layers;
-    for (const L of layers) {
+    // llava (mlp, ldp) runs all blocks but the last, or up to the deepest `clip.vision.feature_layer`.
+    const llava = config.projector === 'mlp' || config.projector === 'ldp';
+    const { blocks, stack } = llava ? llavaFeatures(config) : { blocks: w.layers.length, stack: [] };
+    const states: Float32Array[] = []; // llava's stacked hidden states, [n, d] each
+    for (const [il, L] of w.layers.slice(0, blocks).entries()) {
+      if (stack.includes(il)) states.push(await ops.read(x, n));
       throwIfAborted(signal, 'encoding the image');
       await yieldToEventLoop();
       throwIfAborted(signal, 'encoding the image');
@@ -212,7 +216,9 @@ export class VitOpsEncoder {
       ln(x, x, w.postLn);
       ops.endStep();
     }
-    return ops.read(x, n); // [n, d]
+    const out = await ops.read(x, n); // [n, d]
+    if (stack.includes(blocks)) states.push(out);
+    return states.length === 0 ? out : concatRows(states, n, d); // [n, d · stack]
   }
 
   /** 2-D RoPE of q and k ([n, d] each) on the host: ends the step, reads both, rotates, writes back in a new step. */

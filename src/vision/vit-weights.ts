@@ -177,7 +177,7 @@ export async function loadVitWeights(
   const gemma3 = config.projector === 'gemma3';
   const norm = (w: string, b: string) => ({
     w: loader.upload(w, [d]),
-    b: !gemma3 && !loader.has(b) ? null : loader.upload(b, [d]), // pixtral's RMS norms have none
+    b: loader.has(b) ? loader.upload(b, [d]) : null, // pixtral's RMS norms have none
   });
   const layerSlots = Array.from({ length: config.nLayers }, (_, il) => {
     // Early gemma3 conversions stored up under ffn_down and down under ffn_up (clip.cpp `is_ffn_swapped`).
@@ -186,10 +186,10 @@ export async function loadVitWeights(
       swapped && k === 'ffnUp' ? 'ffnDown' : swapped && k === 'ffnDown' ? 'ffnUp' : k;
     const w = (k: keyof typeof VISION_LAYER_TENSORS, shape: number[]) =>
       loader.upload(layerTensorName(real(k), il, 'weight'), shape);
-    // Biases are optional beyond gemma3 (llama.cpp's `if (layer.q_b)`): absent ones are null.
+    // Biases are optional (llama.cpp's `if (layer.q_b)`): absent ones are null.
     const b = (k: keyof typeof VISION_LAYER_TENSORS, n: number) => {
       const name = layerTensorName(real(k), il, 'bias');
-      return !gemma3 && !loader.has(name) ? null : loader.upload(name, [n]);
+      return loader.has(name) ? loader.upload(name, [n]) : null;
     };
     const qkv = splitQkv(loader, il, d);
     return {
@@ -211,10 +211,10 @@ export async function loadVitWeights(
       gateB: loader.has(layerTensorName('ffnGate', il, 'bias')) ? b('ffnGate', f) : null,
     };
   });
-  const patchB = gemma3 || loader.has(T.patchBias) ? loader.upload(T.patchBias, [d]) : null;
+  const patchB = loader.has(T.patchBias) ? loader.upload(T.patchBias, [d]) : null;
   const pos = config.rope2dTheta > 0 ? null : loader.upload(T.positionEmbd, [d, nPatches + (hasClass ? 1 : 0)]);
   const preLn = loader.has(T.preLnWeight) ? norm(T.preLnWeight, T.preLnBias) : null;
-  const postLn = gemma3 || loader.has(T.postLnWeight) ? norm(T.postLnWeight, T.postLnBias) : null;
+  const postLn = loader.has(T.postLnWeight) ? norm(T.postLnWeight, T.postLnBias) : null; // optional, as clip.cpp
   const softEmbNorm = gemma3 ? loader.upload(T.softEmbNorm, [d]) : null;
   const shapeOf = (name: string) => (loader.has(name) ? loader.info(name).shape : undefined);
   const mmShapes = Object.entries(PROJECTOR_TENSORS[config.projector]!.tensors(config, nEmbdText, shapeOf));

@@ -28,10 +28,18 @@ export interface ProjectorFixture {
   readonly seed: number;
   readonly shape: MmprojShape;
   readonly mmprojSha256: string;
-  readonly images: readonly { width: number; height: number; seed: number; chunks: RecordedChunk[] }[];
+  readonly images: readonly {
+    width: number;
+    height: number;
+    seed: number;
+    /** mtmd_tokenize refused the image (no chunks): the runtime must refuse it with an LlmError too. */
+    refused?: boolean;
+    chunks: RecordedChunk[];
+  }[];
 }
 
-const DIR = 'test/fixtures/vision/projectors';
+/** WEBGGUF_PROJECTOR_FIXTURES names another folder of recorded cases (a sweep's, outside the repository). */
+const DIR = process.env.WEBGGUF_PROJECTOR_FIXTURES ?? 'test/fixtures/vision/projectors';
 
 export function projectorFixtures(): ProjectorFixture[] {
   return readdirSync(DIR)

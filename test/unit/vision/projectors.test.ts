@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GEMMA4V_MMPROJ, gemma4vMmproj } from '../../../scripts/synthetic/mmproj-gemma4v.js';
 import { seedImage } from '../../../scripts/synthetic/seed-image.mjs';
+import { createCpuOps } from '../../../src/backend/cpu/cpu-ops.js';
 import { MemoryByteSource } from '../../../src/io/byte-source.js';
 import { encodeImageParts } from '../../../src/vision/image-parts-layout.js';
 import { type PreprocessedImage, preprocessImage } from '../../../src/vision/preprocess-image.js';
@@ -26,7 +27,15 @@ function relError(a: Float32Array, b: Float32Array): number {
 
 describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () => {
   for (const fx of projectorFixtures()) {
-    for (const im of fx.images) {
+    for (const im of fx.images.filter((m) => m.refused)) {
+      it(`${fx.name}: ${im.width}×${im.height}, which mtmd refuses, is invalid-request`, async () => {
+        const { bytes, gguf } = await projectorMmproj(fx);
+        const config = readVisionConfig(gguf.metadata);
+        const weights = await loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText);
+        await expectLlmError(encodeImageParts(weights, seedImage(im.width, im.height, im.seed)), 'invalid-request');
+      });
+    }
+    for (const im of fx.images.filter((m) => !m.refused)) {
       it(`${fx.name}: ${im.width}×${im.height} preprocesses bit-identically to each of mtmd's chunks`, async () => {
         const config = readVisionConfig((await projectorMmproj(fx)).gguf.metadata);
         const img = seedImage(im.width, im.height, im.seed);
@@ -56,7 +65,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       const { bytes, gguf } = await projectorMmproj(fx);
       const config = readVisionConfig(gguf.metadata);
       const weights = await loadVisionWeights(gguf, new MemoryByteSource(bytes), config, fx.shape.nEmbdText);
-      for (const im of fx.images) {
+      for (const im of fx.images.filter((m) => !m.refused)) {
         const parts = await encodeImageParts(weights, seedImage(im.width, im.height, im.seed));
         const rows = parts.flatMap((p) => (p.type === 'rows' ? [p] : []));
         expect(rows.map((r) => r.nTokens)).toEqual(im.chunks.map((c) => c.nTokens));
@@ -103,6 +112,30 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
     }
   });
 
+  it('a gemma4v patch grid beyond its position tables is invalid-request naming them (llama.cpp aborts), on the reference and on a backend', async () => {
+    // 1000×3 → 153 × 1 patches after the dynamic resize; the synthetic tables hold 64 a side.
+    const bytes = gemma4vMmproj(5, { ...DEFAULT_GEMMA4V_MMPROJ, nLayers: 1 });
+    for (const ops of [undefined, createCpuOps()]) {
+      const enc = await loadVisionEncoder(
+        new MemoryByteSource(bytes),
+        DEFAULT_GEMMA4V_MMPROJ.nEmbdText,
+        undefined,
+        ops,
+      );
+      try {
+        for (const [w, h] of [
+          [1000, 3],
+          [3, 1000],
+        ]) {
+          await expectLlmError(enc.encode(seedImage(w, h, 1)), 'invalid-request', /position tables \(64 a side/);
+        }
+        expect((await enc.encode(seedImage(100, 60, 1))).parts.length).toBeGreaterThan(0);
+      } finally {
+        enc.destroy();
+      }
+    }
+  });
+
   it("an ldp mmproj whose patch grid is not llama.cpp's hard-coded 24×24 is unsupported-arch naming the grid", async () => {
     const fx = projectorFixtures().find((f) => f.projector === 'ldp')!;
     const { bytes, gguf } = await projectorMmproj(fx);
@@ -141,6 +174,7 @@ describe('projectors beyond gemma3 against llama.cpp mtmd (cpu reference)', () =
       expect(e.message).toMatch(new RegExp(`${fx.shape.nEmbdText}\\D.*${fx.shape.nEmbdText * 2}`));
     }
     expect([...seen].sort()).toEqual([
+      'gemma3',
       'gemma4v',
       'idefics3',
       'ldp',

@@ -86,6 +86,12 @@ describe('readVisionConfig', () => {
     ['missing std', { 'clip.vision.image_std': undefined }, 'clip.vision.image_std'],
     ['gelu and silu', { 'clip.use_silu': true }, 'clip.use_silu'],
     ['no vision encoder', { 'clip.has_vision_encoder': false }, 'clip.has_vision_encoder'],
+    ['integer std', { 'clip.vision.image_std': new Int32Array([1, 1, 1]) }, 'clip.vision.image_std'],
+    [
+      'feature layer past the blocks',
+      { 'clip.vision.feature_layer': new Int32Array([99]) },
+      'clip.vision.feature_layer',
+    ],
   ];
   it.each(bad)('%s is gguf-invalid naming the key', (_name, over, key) => {
     const e = thrownLlmError(() => readVisionConfig(gemma3Meta(over)));
