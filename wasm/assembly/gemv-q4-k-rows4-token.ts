@@ -8,7 +8,7 @@
  * bit-identical to it.
  */
 import { kScales4 } from './f16-scales';
-import { fmaF32x4 } from './simd-dot';
+import { fmaF32x4, USE_DOT_ADD } from './simd-dot';
 
 /** Bytes of one group's super-block (4 × block_q4_K). */
 const GROUP_BLOCK: usize = 576;
@@ -63,15 +63,23 @@ const GROUP_BLOCK: usize = 576;
   for (let j: usize = 0; j < 128; j += 32) {
     const v = v128.load(qa + j), u = v128.load(qa + j, 16);
     const xj = xb + (j >> 2);
-    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj), v128.and(v, mask)));
-    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 32), v128.and(i16x8.shr_u(v, 4), mask)));
-    lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 4), v128.and(u, mask)));
-    hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 36), v128.and(i16x8.shr_u(u, 4), mask)));
+    if (USE_DOT_ADD) {
+      // The relaxed-dot build (simd-dot.ts): lo and hi accumulate in i32 — the same sums, no widening after.
+      lo = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xj), v128.and(v, mask), lo);
+      hi = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xj, 32), v128.and(i16x8.shr_u(v, 4), mask), hi);
+      lo = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xj, 4), v128.and(u, mask), lo);
+      hi = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xj, 36), v128.and(i16x8.shr_u(u, 4), mask), hi);
+    } else {
+      lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj), v128.and(v, mask)));
+      hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 32), v128.and(i16x8.shr_u(v, 4), mask)));
+      lo = i16x8.add(lo, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 4), v128.and(u, mask)));
+      hi = i16x8.add(hi, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xj, 36), v128.and(i16x8.shr_u(u, 4), mask)));
+    }
   }
-  const qLo = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(lo));
+  const qLo = f32x4.convert_i32x4_s(USE_DOT_ADD ? lo : i32x4.extadd_pairwise_i16x8_s(lo));
   acc = fmaF32x4(acc, f32x4.mul(laneByte01(mb, 0), nm), v128.load32_splat(xs));
   acc = fmaF32x4(acc, qLo, f32x4.mul(f32x4.mul(laneByte01(sb, 0), d), v128.load32_splat(xd)));
-  const qHi = f32x4.convert_i32x4_s(i32x4.extadd_pairwise_i16x8_s(hi));
+  const qHi = f32x4.convert_i32x4_s(USE_DOT_ADD ? hi : i32x4.extadd_pairwise_i16x8_s(hi));
   acc = fmaF32x4(acc, f32x4.mul(laneByte01(mb, 1), nm), v128.load32_splat(xs, 4));
   return fmaF32x4(acc, qHi, f32x4.mul(f32x4.mul(laneByte01(sb, 1), d), v128.load32_splat(xd, 4)));
 }
