@@ -22,7 +22,7 @@ import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
 import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
-import { createTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
+import { loadTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { defaultKvType } from './default-kv-type.js';
@@ -195,7 +195,7 @@ async function parseModel(run: LoadRun, source: ByteSource): Promise<ParsedModel
   const gguf = await parseGguf(source, { signal: run.signal });
   throwIfAborted(run.signal, 'loading the model');
   const { shape } = shapeOf(run, gguf);
-  const tokenizer = createTokenizer(gguf.metadata);
+  const tokenizer = await loadTokenizer(gguf.metadata);
   const chat = createChatFormatter(tokenizer, {
     template: run.options.chatTemplate,
     metadata: gguf.metadata,
