@@ -16,9 +16,10 @@ const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
       [
         '../../../shaders/**/*.wgsl',
         '!../../../shaders/quant/tables/*.wgsl',
-        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi}.wgsl',
+        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi,gemv_bcast}.wgsl',
         '!../../../shaders/matrix/*.wgsl',
         '!../../../shaders/quant/iq{1,2,3}_*.wgsl',
+        '!../../../shaders/quant/*dot32.wgsl',
       ],
       { query: '?raw', import: 'default', eager: true },
     ),
