@@ -52,7 +52,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // apart too. The model store's chunk worker (src/io/idb-chunk-reader.ts) is a chunk of its
   // own but every cached load fetches it, so it counts in the paths below.
   const featureFiles = files.filter((f) =>
-    /\/(open-vision|fragment-encoders|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader|shared-hub|persisted-cache)-[\w-]+\.js$/.test(
+    /\/(open-vision|fragment-encoders|node-file-source|bert|nomic-bert|nomic-bert-moe|jina-bert-v2|jina-bert-v3|modern-bert|gemma-embedding|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader|shared-hub|persisted-cache)-[\w-]+\.js$/.test(
       f,
     ),
   );

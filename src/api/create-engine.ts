@@ -17,7 +17,7 @@ import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
 import { LOAD_READ_AHEAD } from '../io/idb-byte-source.js';
 import { openModelSource } from '../io/index.js';
-import { getArchitecture } from '../model/arch/index.js';
+import { getArchitecture, loadArchitecture } from '../model/arch/index.js';
 import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
@@ -194,6 +194,7 @@ async function parseModel(run: LoadRun, source: ByteSource): Promise<ParsedModel
   run.report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
   const gguf = await parseGguf(source, { signal: run.signal });
   throwIfAborted(run.signal, 'loading the model');
+  await loadArchitecture(gguf.metadata['general.architecture']); // encoder entries are a chunk of their own
   const { shape } = shapeOf(run, gguf);
   const tokenizer = await loadTokenizer(gguf.metadata);
   const chat = createChatFormatter(tokenizer, {

@@ -7,7 +7,7 @@
 import type { Ops } from '../backend/ops.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
-import { getArchitecture } from './arch/index.js';
+import { getArchitecture, loadArchitecture } from './arch/index.js';
 import { denseHeadOf } from './dense-head.js';
 import { hasIqTensors } from './feature-kernels.js';
 import type { EncoderModel } from './encoder.js';
@@ -27,6 +27,7 @@ export async function loadAnyModel(
   ops: Ops,
   options: LoadTransformerOptions = {},
 ): Promise<LoadedModel> {
+  await loadArchitecture(gguf.metadata['general.architecture']); // encoder entries are a chunk of their own
   const config = readModelConfig(gguf);
   const encoder = getArchitecture(config.arch).encoder;
   const contextLength = options.contextLength ?? defaultContextLength(config);
