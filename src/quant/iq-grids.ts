@@ -6,6 +6,7 @@
  */
 
 import { LlmError } from '../errors.js';
+import { loadChunk } from '../io/load-chunk.js';
 import { GgmlType } from '../gguf/types.js';
 import type { QuantType } from './quant-type.js';
 
@@ -44,7 +45,7 @@ let grids: IqGrids | null = null;
 
 /** Loads the grids (once; later calls return at once). */
 export async function loadIqGrids(): Promise<IqGrids> {
-  grids ??= (await import('./grids/iq-grid-tables.js')).IQ_GRIDS;
+  grids ??= (await loadChunk('IQ1–IQ3 quant grids', () => import('./grids/iq-grid-tables.js'))).IQ_GRIDS;
   return grids;
 }
 

@@ -6,6 +6,7 @@
  */
 
 import { LlmError } from '../../errors.js';
+import { loadChunk } from '../../io/load-chunk.js';
 
 /** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
 const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
@@ -36,9 +37,15 @@ let featureLoad: Promise<void> | null = null;
  * subgroup matrices; idempotent.
  */
 export function loadFeatureShaders(): Promise<void> {
-  featureLoad ??= import('./feature-shaders.js').then((m) => {
-    featureShaders = m.FEATURE_SHADERS;
-  });
+  featureLoad ??= loadChunk('WebGPU feature kernels', () => import('./feature-shaders.js')).then(
+    (m) => {
+      featureShaders = m.FEATURE_SHADERS;
+    },
+    (e: unknown) => {
+      featureLoad = null; // a failed fetch may succeed on the next load
+      throw e;
+    },
+  );
   return featureLoad;
 }
 
