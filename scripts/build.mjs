@@ -47,11 +47,13 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
   // decoders and the WGSL of recurrent / MoE / AltUp / IQ / subgroup-matrix kernels (src/backend/webgpu/
   // feature-shaders.ts, fetched by loadTransformer for a model that needs it) and the plain-TS reference backend
   // (cpu-ops: only `backend: 'cpu'` loads it, 'auto' picks WebGPU or WASM) the tool calling (syntax detection, generic prompt, grammar, stream gate and parsers: a request
-  // with `tools`) and the shared worker's hub (src/worker/shared-hub.ts, `createSharedWorkerEngine` only): reported
+  // with `tools`), the constrained-decoding engine around XGrammar (src/structured/grammar-engine.ts, a constrained
+  // request), the encoder architecture entries (src/model/arch/index.ts LAZY_ARCHITECTURES), Node's file source, the WordPiece / unigram / RWKV / PLaMo-2 tokenizers (src/tokenizer/fragment-encoders.ts, a
+  // vocabulary of those types) and the shared worker's hub (src/worker/shared-hub.ts, `createSharedWorkerEngine` only): reported
   // apart too. The model store's chunk worker (src/io/idb-chunk-reader.ts) is a chunk of its
   // own but every cached load fetches it, so it counts in the paths below.
   const featureFiles = files.filter((f) =>
-    /\/(open-vision|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader|shared-hub|persisted-cache)-[\w-]+\.js$/.test(
+    /\/(open-vision|grammar-engine|fragment-encoders|node-file-source|bert|nomic-bert|nomic-bert-moe|jina-bert-v2|jina-bert-v3|modern-bert|gemma-embedding|encoder|encoder-weights|embeddings|rerank|split-source|node-image-decoder|feature-shaders|cpu-ops|image-parts|rope-streams|altup|tool-call-reader|shared-hub|persisted-cache)-[\w-]+\.js$/.test(
       f,
     ),
   );
@@ -94,7 +96,7 @@ if (targets.includes('iife') && existsSync(join(root, 'dist/iife/webgguf.js'))) 
         .map(([k, v]) => `with the ${k} ${v.text}`)
         .join('; ') +
       `; WASM kernels (${wasmFiles.length} builds, one is loaded) ${wasm.text}; lazy grammar engine ${sizes(grammarFiles).text}` +
-      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, embeddings, split models, M-RoPE, AltUp, tool-call parsers, the shared-worker hub, the persisted prompt cache, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
+      `; lazy IQ grids ${sizes(gridFiles).text}; lazy features (vision, image requests, encoders, rarer tokenizers, embeddings, split models, M-RoPE, AltUp, tool-call parsers, the shared-worker hub, the persisted prompt cache, recurrent/MoE/AltUp/IQ/subgroup-matrix WGSL, the cpu reference backend; worker and in-thread copies) ${sizes(featureFiles).text}`,
   );
   for (const [k, v] of Object.entries(paths)) {
     if (v.gz > IIFE_GZIP_BUDGET) {

@@ -17,12 +17,12 @@ import { modelFactsOf } from './model-facts.js';
 import { modelIdentityOf } from './model-identity.js';
 import { LOAD_READ_AHEAD } from '../io/idb-byte-source.js';
 import { openModelSource } from '../io/index.js';
-import { getArchitecture } from '../model/arch/index.js';
+import { getArchitecture, loadArchitecture } from '../model/arch/index.js';
 import type { ModelConfig } from '../model/config.js';
 import { loadAnyModel } from '../model/load-any.js';
 import { readModelConfig } from '../model/load.js';
 import { defaultContextLength, DEFAULT_UBATCH_SIZE, type RunShape } from '../model/run-shape.js';
-import { createTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
+import { loadTokenizer, type Tokenizer, type VocabTokenizer } from '../tokenizer/index.js';
 import { nowMs } from '../engine/context.js';
 import { createChatFormatter, type ChatFormatter } from './chat-formatter.js';
 import { defaultKvType } from './default-kv-type.js';
@@ -194,8 +194,9 @@ async function parseModel(run: LoadRun, source: ByteSource): Promise<ParsedModel
   run.report({ phase: 'parse', loadedBytes: 0, totalBytes: source.size });
   const gguf = await parseGguf(source, { signal: run.signal });
   throwIfAborted(run.signal, 'loading the model');
+  await loadArchitecture(gguf.metadata['general.architecture']); // encoder entries are a chunk of their own
   const { shape } = shapeOf(run, gguf);
-  const tokenizer = createTokenizer(gguf.metadata);
+  const tokenizer = await loadTokenizer(gguf.metadata);
   const chat = createChatFormatter(tokenizer, {
     template: run.options.chatTemplate,
     metadata: gguf.metadata,

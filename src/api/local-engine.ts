@@ -32,7 +32,8 @@ import { streamChunks } from './chunk-stream.js';
 import { checkPromptFits, type PreparedRequest, prepareChatRequest } from './prepared-request.js';
 import type { ToolCallFormat } from '../tools/tool-call-format.js';
 import { type AnswerShape, loadToolCallReader } from './chat-answer.js';
-import { GrammarEngine } from '../structured/grammar-engine.js';
+import type { GrammarEngine } from '../structured/grammar-engine.js';
+import { loadGrammarEngine } from '../structured/grammar-engine-loader.js';
 import { normalizeChatRequest, normalizeCompletionRequest, type NormalizedRequest } from './validate-request.js';
 import type { Embeddings, RerankRequest, RerankResponse } from './embedding-types.js';
 import type { EmbeddingHost } from './embeddings.js';
@@ -95,7 +96,7 @@ export class LocalEngine implements Engine {
   private warmupMs = 0;
   private requests = 0;
   private lastTtftMs = 0;
-  private grammarEngine: GrammarEngine | null = null;
+  private grammarEngine: Promise<GrammarEngine> | null = null;
   private readonly persisted: LazyPersistedCache;
   /** System-prompt prefix lengths by system message text (bounded). */
   private readonly systemPrefixes = new Map<string, number>();
@@ -293,13 +294,13 @@ export class LocalEngine implements Engine {
     return this.queue.idle();
   }
 
-  /** Constrained decoding for this model (XGrammar loaded on first use). */
-  get grammar(): GrammarEngine {
-    this.grammarEngine ??= new GrammarEngine(
-      this.parts.tokenizer,
-      this.parts.transformer.config.vocabSize,
-      this.parts.modelIdentity,
-    );
+  /** Constrained decoding for this model (its code and XGrammar fetched by the first constrained request). */
+  grammar(): Promise<GrammarEngine> {
+    const { tokenizer, transformer, modelIdentity } = this.parts;
+    this.grammarEngine ??= loadGrammarEngine(tokenizer, transformer.config.vocabSize, modelIdentity).catch((e) => {
+      this.grammarEngine = null; // a failed fetch may succeed on the next request
+      throw e;
+    });
     return this.grammarEngine;
   }
 
@@ -307,7 +308,8 @@ export class LocalEngine implements Engine {
   private async withGrammar(p: PreparedRequest): Promise<PreparedRequest> {
     const spec = p.norm.grammar;
     if (!spec) return p;
-    return { ...p, compiled: await this.grammar.compile(spec, p.norm.grammarField ?? 'response_format') };
+    const engine = await this.grammar();
+    return { ...p, compiled: await engine.compile(spec, p.norm.grammarField ?? 'response_format') };
   }
 
   /** The `Context` (tests and tools inspect KV and cache state through it). */
@@ -446,9 +448,11 @@ export class LocalEngine implements Engine {
     const task = async (): Promise<GenerationResult[]> => {
       this.assertLoaded('request');
       const compiled = p.compiled;
-      const constraints = compiled
-        ? await Promise.all(Array.from({ length: p.norm.n }, () => this.grammar.constraint(compiled, p.eogIds)))
-        : undefined;
+      const grammar = compiled ? await this.grammar() : undefined;
+      const constraints =
+        compiled && grammar
+          ? await Promise.all(Array.from({ length: p.norm.n }, () => grammar.constraint(compiled, p.eogIds)))
+          : undefined;
       const gen = generateChoices(this.ctx, this.parts.tokenizer, input, p.norm.n, constraints);
       try {
         for (;;) {

@@ -15,6 +15,7 @@ import { parseGguf } from '../gguf/parse.js';
 import type { GgufFile, GgufValue } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { openModelSource } from '../io/index.js';
+import { loadArchitecture } from '../model/arch/index.js';
 import { loadTransformer, readModelConfig } from '../model/load.js';
 import type { TransformerModel } from '../model/transformer.js';
 
@@ -66,7 +67,9 @@ export interface ModelFile {
 export async function openModelFile(target: string, signal: AbortSignal): Promise<ModelFile> {
   const source = await openModelSource(target, { signal, cache: false });
   try {
-    return { path: target, source, gguf: await parseGguf(source, { signal }) };
+    const gguf = await parseGguf(source, { signal });
+    await loadArchitecture(gguf.metadata['general.architecture']); // so readModelConfig knows the encoders too
+    return { path: target, source, gguf };
   } catch (e) {
     await source.close?.();
     throw e;

@@ -5,12 +5,12 @@
 
 import { LlmError } from '../errors.js';
 import type { GgufFile } from '../gguf/types.js';
-import { createTokenizer } from '../tokenizer/index.js';
+import { loadTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 
 /** The tokenizer of a model file, or null when the file carries no vocabulary (then only --tokens works). */
-function createTokenizerFor(gguf: GgufFile): Tokenizer | null {
-  return 'tokenizer.ggml.model' in gguf.metadata ? createTokenizer(gguf.metadata) : null;
+async function createTokenizerFor(gguf: GgufFile): Promise<Tokenizer | null> {
+  return 'tokenizer.ggml.model' in gguf.metadata ? await loadTokenizer(gguf.metadata) : null;
 }
 
 /** Token ids from `--tokens 1,2,3` or from `--prompt` through the model's tokenizer (BOS as the vocab says). */
@@ -19,7 +19,7 @@ export async function inputTokens(
   gguf: GgufFile,
   values: { prompt?: string; tokens?: string },
 ): Promise<{ tokens: number[]; tokenizer: Tokenizer | null }> {
-  const tokenizer = createTokenizerFor(gguf);
+  const tokenizer = await createTokenizerFor(gguf);
   if (values.tokens !== undefined) {
     const tokens = values.tokens.split(',').map((s) => Number(s.trim()));
     if (tokens.length === 0 || tokens.some((t) => !Number.isInteger(t) || t < 0)) {

@@ -10,7 +10,6 @@ import { type DownloadModelOptions, downloadModel } from './model-download.js';
 import { HttpByteSource } from './http-source.js';
 import { IdbByteSource } from './idb-byte-source.js';
 import { isStoredCopyDamagedError } from './stored-model-check.js';
-import { NodeFileSource } from './node-file-source.js';
 import { openBlobParts, openPartsAsOne, openSingleBlob, openSplitUrls, splitPartUrls } from './split-model.js';
 
 export type { ByteSource } from './byte-source.js';
@@ -53,6 +52,11 @@ export interface OpenModelSourceOptions extends DownloadModelOptions {
  */
 export type ModelInput = string | URL | Blob | readonly Blob[];
 
+/** A local file in Node (`NodeFileSource`, a chunk of its own: browser bundles never fetch it). */
+async function openNodeFile(path: string, signal: AbortSignal | undefined): Promise<ByteSource> {
+  return (await import('./node-file-source.js')).NodeFileSource.open(path, signal);
+}
+
 /**
  * Opens `model` as a `ByteSource`:
  * - `Blob`/`File` → `BlobByteSource` (read slice by slice);
@@ -76,10 +80,10 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
     const parts = splitPartUrls(model);
     if (parts !== null)
       return openPartsAsOne(
-        parts.map((p) => () => NodeFileSource.open(p, options.signal)),
+        parts.map((p) => () => openNodeFile(p, options.signal)),
         options.signal,
       );
-    return NodeFileSource.open(model, options.signal);
+    return openNodeFile(model, options.signal);
   } else if (typeof model === 'string' && typeof location !== 'undefined') {
     url = new URL(model, location.href);
   } else {
@@ -99,10 +103,10 @@ export async function openModelSource(model: ModelInput, options: OpenModelSourc
     const parts = splitPartUrls(path);
     if (parts !== null)
       return openPartsAsOne(
-        parts.map((p) => () => NodeFileSource.open(p, options.signal)),
+        parts.map((p) => () => openNodeFile(p, options.signal)),
         options.signal,
       );
-    return NodeFileSource.open(path, options.signal);
+    return openNodeFile(path, options.signal);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'blob:') {
     throw new LlmError(

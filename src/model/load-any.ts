@@ -7,7 +7,8 @@
 import type { Ops } from '../backend/ops.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
-import { getArchitecture } from './arch/index.js';
+import { loadChunk } from '../io/load-chunk.js';
+import { getArchitecture, loadArchitecture } from './arch/index.js';
 import { denseHeadOf } from './dense-head.js';
 import { hasIqTensors } from './feature-kernels.js';
 import type { EncoderModel } from './encoder.js';
@@ -27,6 +28,7 @@ export async function loadAnyModel(
   ops: Ops,
   options: LoadTransformerOptions = {},
 ): Promise<LoadedModel> {
+  await loadArchitecture(gguf.metadata['general.architecture']); // encoder entries are a chunk of their own
   const config = readModelConfig(gguf);
   const encoder = getArchitecture(config.arch).encoder;
   const contextLength = options.contextLength ?? defaultContextLength(config);
@@ -39,10 +41,9 @@ export async function loadAnyModel(
     return head ? Object.assign(model, { pooledProjection: head }) : model;
   }
   // The encoder's loader and forward pass are a chunk of their own: a page that only chats never fetches them.
-  const [{ EncoderModel }, { encoderRankHeadOf, loadEncoderWeights }] = await Promise.all([
-    import('./encoder.js'),
-    import('./encoder-weights.js'),
-  ]);
+  const [{ EncoderModel }, { encoderRankHeadOf, loadEncoderWeights }] = await loadChunk('encoder model', () =>
+    Promise.all([import('./encoder.js'), import('./encoder-weights.js')]),
+  );
   // nomic-bert-moe's experts and IQ weights use the backend's feature kernels (feature-kernels.ts).
   if (config.moe || hasIqTensors(gguf)) await ops.loadFeatureKernels?.();
   const loader = new WeightLoader(gguf, source, ops, options);

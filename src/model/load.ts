@@ -10,7 +10,7 @@ import { LlmError } from '../errors.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { ByteSource } from '../io/byte-source.js';
 import { loadIqGrids } from '../quant/iq-grids.js';
-import { getArchitecture, layerTensorName, type TensorNames } from './arch/index.js';
+import { getArchitecture, layerTensorName, loadArchitecture, type TensorNames } from './arch/index.js';
 import { checkConfigAgainstTensors } from './check-config.js';
 import { type ModelConfig, modelMetadata } from './config.js';
 import type { DeltaNetLayerWeights } from './delta-net-layer.js';
@@ -89,6 +89,7 @@ export async function loadTransformer(
   ops: Ops,
   options: LoadTransformerOptions = {},
 ): Promise<TransformerModel> {
+  await loadArchitecture(gguf.metadata['general.architecture']); // an encoder's entry, to be refused as one below
   const config = readModelConfig(gguf);
   // IQ1–IQ3 tensors decode through codebook grids kept out of the main download (quant/iq-grids.ts).
   if (hasIqTensors(gguf)) await loadIqGrids();

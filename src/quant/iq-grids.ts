@@ -6,7 +6,9 @@
  */
 
 import { LlmError } from '../errors.js';
+import { loadChunk } from '../io/load-chunk.js';
 import { GgmlType } from '../gguf/types.js';
+import type { QuantType } from './quant-type.js';
 
 /** The types whose dequantizers read the grids. */
 export const IQ_GRID_TYPES: ReadonlySet<GgmlType> = new Set([
@@ -29,13 +31,21 @@ export interface IqGrids {
   readonly iq3s: Uint8Array;
   /** shaders/quant/tables/<name>.wgsl sources. */
   readonly wgsl: Readonly<Record<string, string>>;
+  /** The types' dequantizers (<type>-rows.ts), by the QuantType file's name: they come with the grids they read. */
+  readonly rows: Readonly<Record<IqRowsName, IqRows>>;
 }
+
+/** The IQ types whose dequantizer is in the grid chunk. */
+type IqRowsName = 'iq1_s' | 'iq1_m' | 'iq2_xxs' | 'iq2_xs' | 'iq2_s' | 'iq3_xxs' | 'iq3_s';
+
+/** One type's row dequantizer: `qt` is its QuantType entry (for the argument checks). */
+type IqRows = (qt: QuantType, src: Uint8Array, dst: Float32Array, nElements: number) => void;
 
 let grids: IqGrids | null = null;
 
 /** Loads the grids (once; later calls return at once). */
 export async function loadIqGrids(): Promise<IqGrids> {
-  grids ??= (await import('./grids/iq-grid-tables.js')).IQ_GRIDS;
+  grids ??= (await loadChunk('IQ1–IQ3 quant grids', () => import('./grids/iq-grid-tables.js'))).IQ_GRIDS;
   return grids;
 }
 

@@ -7,6 +7,7 @@
  */
 
 import type { GgufValue } from '../gguf/types.js';
+import { isLazyVocabType, loadFragmentEncoders } from './fragment-encoder-registry.js';
 import { readStringArray } from './metadata-reader.js';
 import { VocabTokenizer } from './vocab-tokenizer.js';
 import { Vocab } from './vocab.js';
@@ -17,7 +18,8 @@ export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
 
 /**
  * Creates the tokenizer described by GGUF metadata. Throws `LlmError('tokenizer')` for a missing or malformed
- * vocabulary, an unsupported vocabulary type or an unknown BPE pre-tokenizer.
+ * vocabulary, an unsupported vocabulary type or an unknown BPE pre-tokenizer, and for a WordPiece, unigram, RWKV or
+ * PLaMo-2 vocabulary before `loadFragmentEncoders()` has run (`loadTokenizer` awaits it).
  *
  * @example
  * const { metadata } = await parseGguf(source);
@@ -25,7 +27,21 @@ export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
  * tok.encode('Hello world', { addSpecial: true }); // [1, 15043, 3186] for a Llama 2 vocabulary
  */
 export function createTokenizer(metadata: Readonly<Record<string, GgufValue>>): VocabTokenizer {
+  return tokenizerOf(new Vocab(metadata), metadata);
+}
+
+/**
+ * `createTokenizer` after importing what the vocabulary needs: the WordPiece, unigram, RWKV and PLaMo-2 encoders are
+ * a separate chunk (fragment-encoders.ts) that SPM and BPE vocabularies never fetch. Also throws
+ * `LlmError('network')` when that chunk cannot be fetched.
+ */
+export async function loadTokenizer(metadata: Readonly<Record<string, GgufValue>>): Promise<VocabTokenizer> {
   const vocab = new Vocab(metadata);
+  if (isLazyVocabType(vocab.type)) await loadFragmentEncoders();
+  return tokenizerOf(vocab, metadata);
+}
+
+function tokenizerOf(vocab: Vocab, metadata: Readonly<Record<string, GgufValue>>): VocabTokenizer {
   const merges = vocab.type === 'bpe' ? readStringArray(metadata, 'tokenizer.ggml.merges') : undefined;
   // The text → id and merge-rank maps are built on first use, or by `buildIndexesWhenIdle` (createEngine: once ready).
   return new VocabTokenizer(vocab, merges);

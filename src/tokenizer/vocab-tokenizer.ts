@@ -12,16 +12,8 @@ import { SpmEncoder } from './spm.js';
 import type { DecodeOptions, EncodeOptions, StreamDecoder, Tokenizer } from './tokenizer.js';
 import { toWellFormed } from './unicode.js';
 import { TokenAttr, type Vocab } from './vocab.js';
-import { Plamo2Encoder } from './plamo2.js';
-import { RwkvEncoder } from './rwkv.js';
 import { encodeTestVocab } from './test-vocab.js';
-import { UgmEncoder } from './ugm.js';
-import { WpmEncoder } from './wpm.js';
-
-/** Encodes one raw-text fragment (no special tokens in it), appending ids. */
-interface FragmentEncoder {
-  encode(text: string, out: number[]): void;
-}
+import { type FragmentEncoder, fragmentEncoderFor } from './fragment-encoder-registry.js';
 
 /** A tokenizer for one GGUF vocabulary. Create it with `createTokenizer`. */
 export class VocabTokenizer implements Tokenizer {
@@ -37,7 +29,7 @@ export class VocabTokenizer implements Tokenizer {
   readonly eotId: number | null;
   private readonly spm: SpmEncoder | null;
   private readonly bpe: BpeEncoder | null;
-  private readonly wpm: WpmEncoder | null;
+  private readonly wpm: FragmentEncoder | null;
   /** UGM, RWKV or PLaMo-2. */
   private readonly other: FragmentEncoder | null;
   private readonly detok: Detokenizer;
@@ -60,17 +52,15 @@ export class VocabTokenizer implements Tokenizer {
     this.addEos = adds && vocab.addEos;
     this.eogIds = vocab.eogIds;
     this.spm = vocab.type === 'spm' ? new SpmEncoder(vocab) : null;
-    this.wpm = vocab.type === 'wpm' ? new WpmEncoder(vocab) : null;
+    // WordPiece, unigram, RWKV and PLaMo-2 live in a lazy chunk (fragment-encoder-registry.ts).
+    const type = vocab.type;
+    this.wpm = type === 'wpm' ? fragmentEncoderFor(vocab, type) : null;
     this.other =
-      vocab.type === 'ugm'
-        ? new UgmEncoder(vocab)
-        : vocab.type === 'rwkv'
-          ? new RwkvEncoder(vocab)
-          : vocab.type === 'plamo2'
-            ? new Plamo2Encoder(vocab)
-            : vocab.type === 'test'
-              ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
-              : null;
+      type === 'ugm' || type === 'rwkv' || type === 'plamo2'
+        ? fragmentEncoderFor(vocab, type)
+        : type === 'test'
+          ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
+          : null;
     if (vocab.type === 'bpe') {
       if (!merges) {
         throw new LlmError(

@@ -57,13 +57,13 @@ export async function measureStructured(spec: StructuredSpec): Promise<Structure
       return r.usage.completion_tokens / ((performance.now() - t0) / 1000);
     };
     let t = performance.now();
-    await engine.grammar.compile(
+    await (await engine.grammar()).compile(
       { kind: 'json-schema', schema: JSON.stringify(schema20('a')), strict: true, name: 'a' },
       'response_format',
     );
     const firstCompileMs = performance.now() - t;
     t = performance.now();
-    await engine.grammar.compile(
+    await (await engine.grammar()).compile(
       { kind: 'json-schema', schema: JSON.stringify(schema20('b')), strict: true, name: 'b' },
       'response_format',
     );

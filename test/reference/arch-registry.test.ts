@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseGguf } from '../../src/gguf/parse.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
-import { ARCHITECTURES } from '../../src/model/arch/index.js';
+import { architectureNames } from '../../src/model/arch/index.js';
 import { listEmbeddingOnlyFixtures, listReferenceFixtures } from '../helpers/reference-json.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -20,7 +20,7 @@ describe('architecture recipe', () => {
     const files = readdirSync(join(ROOT, 'src/model/arch'))
       .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'architecture.ts')
       .map((f) => basename(f, '.ts'));
-    expect(files.sort()).toEqual(ARCHITECTURES.map((a) => a.name).sort());
+    expect(files.sort()).toEqual(architectureNames().sort());
   });
 
   it('every registered architecture has a fixture with a llama.cpp reference (shared or recorded)', async () => {
@@ -30,7 +30,7 @@ describe('architecture recipe', () => {
       const gguf = await parseGguf(source).finally(() => source.close());
       withReference.add(String(gguf.metadata['general.architecture']));
     }
-    const missing = ARCHITECTURES.map((a) => a.name).filter((name) => !withReference.has(name));
+    const missing = architectureNames().filter((name) => !withReference.has(name));
     expect(
       missing,
       'architectures without a fixture: record one with `npm run fixtures -- --record --arch <name> …` (CONTRIBUTING.md)',

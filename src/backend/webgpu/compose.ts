@@ -6,6 +6,7 @@
  */
 
 import { LlmError } from '../../errors.js';
+import { loadChunk } from '../../io/load-chunk.js';
 
 /** Every WGSL file under shaders/, by path relative to that folder without `.wgsl` (`kernels/gemv`, `quant/q4_0`). */
 const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
@@ -16,9 +17,10 @@ const SHADERS: Readonly<Record<string, string>> = Object.fromEntries(
       [
         '../../../shaders/**/*.wgsl',
         '!../../../shaders/quant/tables/*.wgsl',
-        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi}.wgsl',
+        '!../../../shaders/kernels/{delta_net,mamba2,short_conv,gated_attn,relu_sqr,layer_norm,moe_route,moe_combine,gemv_id,gemv_id_dot,altup,gemm_sm,rope_multi,gemv_bcast}.wgsl',
         '!../../../shaders/matrix/*.wgsl',
         '!../../../shaders/quant/iq{1,2,3}_*.wgsl',
+        '!../../../shaders/quant/*dot32.wgsl',
       ],
       { query: '?raw', import: 'default', eager: true },
     ),
@@ -35,9 +37,15 @@ let featureLoad: Promise<void> | null = null;
  * subgroup matrices; idempotent.
  */
 export function loadFeatureShaders(): Promise<void> {
-  featureLoad ??= import('./feature-shaders.js').then((m) => {
-    featureShaders = m.FEATURE_SHADERS;
-  });
+  featureLoad ??= loadChunk('WebGPU feature kernels', () => import('./feature-shaders.js')).then(
+    (m) => {
+      featureShaders = m.FEATURE_SHADERS;
+    },
+    (e: unknown) => {
+      featureLoad = null; // a failed fetch may succeed on the next load
+      throw e;
+    },
+  );
   return featureLoad;
 }
 

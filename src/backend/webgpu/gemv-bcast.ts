@@ -11,15 +11,19 @@ import { shaderSource } from './compose.js';
 import { getGpuQuantLayout, type GpuQuantLayout } from './upload.js';
 
 /**
- * Block products that read only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy reads `up_w…`;
- * keyed by the software layout's name (`quant/<name>_dot32`: `q6_k_i8` for Q6_K's re-coded blocks).
+ * Layouts with a block product that reads only `weights[…]` / `weights4[…]` and value helpers, so a renamed copy
+ * reads `up_w…`, by the software layout's name (`quant/<name>_dot32`: `q6_k_i8` for Q6_K's re-coded blocks). The
+ * WGSL (like gemv_bcast's and gemv_id_dot's own) is a feature shader: read when a kernel is composed, after
+ * `loadFeatureShaders` (createWebGpuOps awaits it on software adapters, loadTransformer for MoE models).
  */
-const FAST_DOT32: ReadonlyMap<string, string> = new Map(
-  QUANT_TYPES.filter((t) => t.webgpu.fastDot32).map((t) => {
-    const name = getGpuQuantLayout(t.id, t.name, 'software').name;
-    return [name, shaderSource(`quant/${name}_dot32`)];
-  }),
+const FAST_DOT32_NAMES: ReadonlySet<string> = new Set(
+  QUANT_TYPES.filter((t) => t.webgpu.fastDot32).map((t) => getGpuQuantLayout(t.id, t.name, 'software').name),
 );
+
+/** The fast `dot32` of a layout named in FAST_DOT32_NAMES, else undefined. */
+function fastDot32(name: string): string | undefined {
+  return FAST_DOT32_NAMES.has(name) ? shaderSource(`quant/${name}_dot32`) : undefined;
+}
 
 /** Stub of dot32_up for the variants without IS_GLU (the kernel references it under an override). */
 const DOT32_UP_STUB =
@@ -31,7 +35,7 @@ export const BCAST_BLOCK = 32;
 
 /** True when `gemv_bcast` can fuse gate and up of this type into one pass (needs a fast dot32). */
 export function canFuseGlu(layout: GpuQuantLayout): boolean {
-  return FAST_DOT32.has(layout.name);
+  return FAST_DOT32_NAMES.has(layout.name);
 }
 
 /** Layouts with their fast `dot32` composed, made once per layout (the expert matmul asks per call). */
@@ -41,7 +45,7 @@ const WITH_DOT32 = new WeakMap<GpuQuantLayout, GpuQuantLayout>();
 export function withFastDot32(layout: GpuQuantLayout): GpuQuantLayout {
   let composed = WITH_DOT32.get(layout);
   if (composed === undefined) {
-    const dot = FAST_DOT32.get(layout.name);
+    const dot = fastDot32(layout.name);
     if (dot === undefined) throw new LlmError('invalid-request', `no fast dot32 for ${layout.name}`);
     composed = { ...layout, wgsl: `${layout.wgsl}\n${dot}` };
     WITH_DOT32.set(layout, composed);
@@ -57,7 +61,7 @@ export function bcastQuantSource(
   layout: GpuQuantLayout,
   glu: boolean,
 ): { readonly name: string; readonly wgsl: string } {
-  const fast = FAST_DOT32.get(layout.name);
+  const fast = fastDot32(layout.name);
   const dot = fast ?? shaderSource('quant/dot32');
   const up =
     glu && fast

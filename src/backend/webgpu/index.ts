@@ -31,7 +31,8 @@ export type WebGpuOpsOptions = GpuDeviceOptions;
  */
 export async function createWebGpuOps(options: WebGpuOpsOptions = {}): Promise<WebGpuOps> {
   const ctx = await requestGpuContext(options);
-  // The subgroup-matrix gemm's WGSL is a feature shader (feature-shaders.ts): fetched only for a device that runs it.
-  if (ctx.subgroupMatrix) await loadFeatureShaders();
+  // The subgroup-matrix gemm's WGSL and the software kernel set's gemv_bcast are feature shaders (feature-shaders.ts):
+  // fetched only for a device that runs them.
+  if (ctx.subgroupMatrix || ctx.isSoftware) await loadFeatureShaders();
   return new WebGpuOps(ctx);
 }

@@ -12,7 +12,7 @@ import { buildPrompt } from '../../chat/prompt.js';
 import type { ChatMessage } from '../../chat/messages.js';
 import { validateChatTemplateKwargs } from '../../chat/template-kwargs.js';
 import { LlmError } from '../../errors.js';
-import { createTokenizer } from '../../tokenizer/index.js';
+import { loadTokenizer } from '../../tokenizer/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { loadModelMetadata } from '../model-file.js';
@@ -120,7 +120,7 @@ const command: CliCommand = {
   async run(args: string[], io: CliIo): Promise<number> {
     const opts = parseArgs(args);
     const [metadata, input] = await Promise.all([loadModelMetadata(opts.model, io.signal), readInput(opts.messages)]);
-    const tokenizer = createTokenizer(metadata);
+    const tokenizer = await loadTokenizer(metadata);
     const kwargs = { ...input.chatTemplateKwargs, ...(opts.kwargs !== undefined ? parseKwargs(opts.kwargs) : {}) };
     const p = buildPrompt(input.messages, {
       metadata,

@@ -6,7 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { LlmError } from '../../errors.js';
-import { createTokenizer } from '../../tokenizer/index.js';
+import { loadTokenizer } from '../../tokenizer/index.js';
 import { parseCommandLine, usageError } from '../cli-args.js';
 import type { CliCommand, CliIo } from '../cli-io.js';
 import { loadModelMetadata } from '../model-file.js';
@@ -88,7 +88,7 @@ const command: CliCommand = {
   usage: USAGE,
   async run(args: string[], io: CliIo): Promise<number> {
     const opts = parseArgs(args);
-    const tokenizer = createTokenizer(await loadModelMetadata(opts.model, io.signal));
+    const tokenizer = await loadTokenizer(await loadModelMetadata(opts.model, io.signal));
     if (opts.text !== undefined) {
       const ids = tokenizer.encode(opts.text, { parseSpecial: opts.special, addSpecial: opts.bos });
       io.out(opts.json ? `${JSON.stringify(ids)}\n` : `${ids.join(' ')}\n`);

@@ -4,6 +4,7 @@
  */
 
 import { LlmError } from '../../errors.js';
+import { loadChunk } from '../../io/load-chunk.js';
 import type { Architecture } from './architecture.js';
 import { ernie4_5Moe } from './ernie4_5-moe.js';
 import { ernie4_5 } from './ernie4_5.js';
@@ -35,20 +36,13 @@ import { smollm3 } from './smollm3.js';
 import { gptOss } from './gpt-oss.js';
 import { lfm2moe } from './lfm2moe.js';
 import { qwen35moe } from './qwen35moe.js';
-import { bert } from './bert.js';
-import { nomicBert } from './nomic-bert.js';
-import { jinaBertV3 } from './jina-bert-v3.js';
-import { gemmaEmbedding } from './gemma-embedding.js';
-import { nomicBertMoe } from './nomic-bert-moe.js';
-import { modernBert } from './modern-bert.js';
-import { jinaBertV2 } from './jina-bert-v2.js';
 import { qwen2vl } from './qwen2vl.js';
 import { qwen3vl } from './qwen3vl.js';
 
 export type { Architecture, TensorNames } from './architecture.js';
 export { layerTensorName } from './architecture.js';
 
-/** Every supported architecture. */
+/** Every architecture whose entry is part of the main download (the lazily loaded ones: LAZY_ARCHITECTURES). */
 export const ARCHITECTURES: readonly Architecture[] = [
   llama,
   qwen2,
@@ -79,27 +73,62 @@ export const ARCHITECTURES: readonly Architecture[] = [
   falconH1,
   lfm2moe,
   qwen35moe,
-  bert,
-  nomicBert,
-  jinaBertV3,
-  gemmaEmbedding,
-  nomicBertMoe,
-  modernBert,
-  jinaBertV2,
   qwen2vl,
   qwen3vl,
   nemotronHMoe,
 ];
 
-/** The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise. */
+/**
+ * Architectures whose entry is fetched on demand (a small chunk each in the browser builds): the encoder and
+ * embedding models, which a chat page never loads. `loadArchitecture` imports one; `getArchitecture` then returns it.
+ */
+const LAZY_ARCHITECTURES: Readonly<Record<string, () => Promise<Architecture>>> = {
+  bert: () => import('./bert.js').then((m) => m.bert),
+  'nomic-bert': () => import('./nomic-bert.js').then((m) => m.nomicBert),
+  'jina-bert-v3': () => import('./jina-bert-v3.js').then((m) => m.jinaBertV3),
+  'gemma-embedding': () => import('./gemma-embedding.js').then((m) => m.gemmaEmbedding),
+  'nomic-bert-moe': () => import('./nomic-bert-moe.js').then((m) => m.nomicBertMoe),
+  'modern-bert': () => import('./modern-bert.js').then((m) => m.modernBert),
+  'jina-bert-v2': () => import('./jina-bert-v2.js').then((m) => m.jinaBertV2),
+};
+
+/** The lazily loaded entries imported so far, by name. */
+const loaded = new Map<string, Architecture>();
+
+/** The name of every supported architecture, lazily loaded ones included. */
+export function architectureNames(): string[] {
+  return [...ARCHITECTURES.map((a) => a.name), ...Object.keys(LAZY_ARCHITECTURES)];
+}
+
+/**
+ * Imports the entry of `general.architecture = name` when it is one of the lazily loaded ones (once); nothing for
+ * the others or for a value that is not a supported name (`getArchitecture` reports those).
+ * @throws LlmError('network') when the entry's chunk cannot be fetched.
+ */
+export async function loadArchitecture(name: unknown): Promise<void> {
+  if (typeof name !== 'string' || !Object.hasOwn(LAZY_ARCHITECTURES, name) || loaded.has(name)) return;
+  loaded.set(name, await loadChunk(`'${name}' architecture`, LAZY_ARCHITECTURES[name]!));
+}
+
+/**
+ * The entry for `general.architecture = name`; `LlmError('unsupported-arch')` naming it otherwise, and
+ * `LlmError('invalid-request')` for a lazily loaded one before `loadArchitecture(name)` (createEngine and the model
+ * loaders await it).
+ */
 export function getArchitecture(name: string): Architecture {
-  const arch = ARCHITECTURES.find((a) => a.name === name);
-  if (!arch) {
+  const arch = ARCHITECTURES.find((a) => a.name === name) ?? loaded.get(name);
+  if (arch) return arch;
+  if (Object.hasOwn(LAZY_ARCHITECTURES, name)) {
     throw new LlmError(
-      'unsupported-arch',
-      `loading model: architecture '${name}' is not supported (supported: ${ARCHITECTURES.map((a) => a.name).join(', ')})`,
-      { details: { arch: name, supported: ARCHITECTURES.map((a) => a.name) } },
+      'invalid-request',
+      `loading model: the '${name}' architecture's code is not loaded yet; await loadArchitecture('${name}') first (createEngine and loadAnyModel do)`,
+      { details: { arch: name } },
     );
   }
-  return arch;
+  const supported = architectureNames();
+  throw new LlmError(
+    'unsupported-arch',
+    `loading model: architecture '${name}' is not supported (supported: ${supported.join(', ')})`,
+    { details: { arch: name, supported } },
+  );
 }

@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { GgufValue } from '../../../src/gguf/types.js';
-import { ARCHITECTURES, getArchitecture } from '../../../src/model/arch/index.js';
+import { architectureNames, getArchitecture } from '../../../src/model/arch/index.js';
 import { thrownLlmError } from '../../helpers/llm-error.js';
 
 const minimal = (arch: string, extra: Record<string, GgufValue> = {}): Record<string, GgufValue> => ({
@@ -35,7 +35,7 @@ function expectInvalid(arch: string, extra: Record<string, GgufValue>, key: stri
 }
 
 describe('model config bounds', () => {
-  for (const { name: arch } of ARCHITECTURES) {
+  for (const arch of architectureNames()) {
     it(`${arch}: huge counts are gguf-invalid naming the key and value`, () => {
       for (const suffix of [
         'block_count',
