@@ -73,6 +73,8 @@ export class IdbByteSource implements ByteSource {
   private isClosed = false;
   /** Whether a chunk was read yet (the first one does not wait for the chunk reader). */
   private hasRead = false;
+  /** The chunk reader once it is ready (frees dropped chunks: off this thread where it runs a worker). */
+  private reader: ChunkReader | null = null;
 
   private constructor(
     private readonly manifest: ModelManifest,
@@ -233,7 +235,7 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
-    for (const [, bytes] of this.recent.splice(0)) releaseBuffer(bytes);
+    for (const [, bytes] of this.recent.splice(0)) this.release(bytes);
     this.ahead.clear();
     void this.readerReady.then((r) => r?.close());
   }
@@ -245,7 +247,13 @@ export class IdbByteSource implements ByteSource {
    */
   private drop(index: number): void {
     const at = this.recent.findIndex(([i]) => i === index);
-    if (at >= 0) releaseBuffer(this.recent.splice(at, 1)[0][1]);
+    if (at >= 0) this.release(this.recent.splice(at, 1)[0][1]);
+  }
+
+  /** Frees a chunk's memory now: through the chunk reader (its worker's thread) once it is ready, else here. */
+  private release(bytes: Uint8Array): void {
+    if (this.reader !== null) this.reader.release(bytes);
+    else releaseBuffer(bytes);
   }
 
   /**
@@ -273,7 +281,7 @@ export class IdbByteSource implements ByteSource {
     }
     const bytes = await pending;
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) releaseBuffer(this.recent.shift()![1]);
+    if (this.recent.length > CACHED_CHUNKS) this.release(this.recent.shift()![1]);
     return bytes;
   }
 
@@ -285,7 +293,10 @@ export class IdbByteSource implements ByteSource {
     const isFirst = !this.hasRead;
     this.hasRead = true;
     const reader = isFirst ? null : await this.readerReady;
-    if (reader !== null) return reader.read(this.name, index, this.isCheckedPerRead);
+    if (reader !== null) {
+      this.reader = reader;
+      return reader.read(this.name, index, this.isCheckedPerRead);
+    }
     const bytes = await readChunk(this.name, index, this.options);
     return { bytes, sha256: this.isCheckedPerRead && bytes !== undefined ? await sha256HexAsync(bytes) : null };
   }

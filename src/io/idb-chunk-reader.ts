@@ -10,6 +10,7 @@
  */
 
 import { DEFAULT_DB_NAME, DEFAULT_STORE_NAME, type ModelStoreOptions, chunkKey, readChunk } from './model-store.js';
+import { releaseBuffer } from './release-buffer.js';
 import { sha256HexAsync } from './sha256.js';
 
 /** One chunk as read: its bytes (undefined when not stored) and, when asked for, their sha256. */
@@ -21,6 +22,12 @@ interface ReadChunk {
 /** Reads chunks of one stored model, hashing them when asked. */
 export interface ChunkReader {
   read(url: string, index: number, hash: boolean): Promise<ReadChunk>;
+  /**
+   * Frees the memory of a chunk the caller is done with (`bytes` must view its whole buffer; it is detached): handed
+   * to the worker, which frees it on its own thread, where one runs — unmapping 16 MiB costs the calling thread
+   * ~1.5–4 ms per chunk in Chromium — else released here (`releaseBuffer`).
+   */
+  release(bytes: Uint8Array): void;
   /** Stops the worker, if any (reads still pending fall back to the calling thread). */
   close(): void;
 }
@@ -40,7 +47,7 @@ interface WorkerReply {
 
 /** The minimal worker surface used (a DOM `Worker`, or a test's stand-in). */
 export interface WorkerLike {
-  postMessage(message: unknown): void;
+  postMessage(message: unknown, transfer?: Transferable[]): void;
   onmessage: ((e: { data: unknown }) => void) | null;
   onerror: ((e: unknown) => void) | null;
   terminate(): void;
@@ -75,6 +82,15 @@ function hex(buf) {
 }
 self.onmessage = function (e) {
   var m = e.data, wasBlob = false;
+  if (m.free) {
+    try {
+      var ch = new MessageChannel();
+      ch.port1.postMessage(null, [m.free]);
+      ch.port1.close();
+      ch.port2.close();
+    } catch (err) {}
+    return;
+  }
   openDb(m.db).then(function (db) {
     return new Promise(function (resolve, reject) {
       var req = db.transaction(m.store, 'readonly').objectStore(m.store).get(m.key);
@@ -147,7 +163,11 @@ export function openChunkReader(
   options: ModelStoreOptions,
   spawn: () => WorkerLike | null = spawnBlobWorker,
 ): ChunkReader {
-  const here: ChunkReader = { read: (url, i, hash) => readHere(url, i, hash, options), close: () => undefined };
+  const here: ChunkReader = {
+    read: (url, i, hash) => readHere(url, i, hash, options),
+    release: releaseBuffer,
+    close: () => undefined,
+  };
   if (options.store !== undefined || typeof indexedDB === 'undefined') return here;
   let nextId = 0;
   let isBroken = false;
@@ -211,6 +231,17 @@ export function openChunkReader(
       if (reply === null || reply.error !== undefined) return readHere(url, index, hash, options);
       if (reply.missing === true || reply.buffer === undefined) return { bytes: undefined, sha256: null };
       return { bytes: new Uint8Array(reply.buffer, reply.offset ?? 0, reply.length), sha256: reply.sha256 ?? null };
+    },
+    release(bytes) {
+      const buffer = bytes.buffer;
+      const isWhole = bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength && buffer.byteLength > 0;
+      const h = isBroken || isClosed || !isWhole ? null : current;
+      if (h === null) return releaseBuffer(bytes);
+      try {
+        h.worker.postMessage({ free: buffer }, [buffer as ArrayBuffer]);
+      } catch {
+        releaseBuffer(bytes); // not transferable here: freed (or left to the collector) on this thread
+      }
     },
     close() {
       isClosed = true;

@@ -29,12 +29,12 @@ const CHUNK = 64 * 1024;
 const N_CHUNKS = Math.ceil(FIXTURE.byteLength / CHUNK);
 const store = createStore('webgguf', 'models');
 
-/** Workers started by the stand-in, with their messages and whether they were ended. */
-const started: { messages: number; terminated: boolean }[] = [];
+/** Workers started by the stand-in, with their read requests, buffers handed in to free, and whether they were ended. */
+const started: { messages: number; freed: number; terminated: boolean }[] = [];
 
 /** Runs the worker script in this thread: `self`, `indexedDB` and `crypto` are handed in, messages go via timers. */
 function startScript(reply?: (m: { id: number }) => unknown): WorkerLike {
-  const record = { messages: 0, terminated: false };
+  const record = { messages: 0, freed: 0, terminated: false };
   started.push(record);
   const scope: { onmessage: ((e: { data: unknown }) => void) | null; postMessage(m: unknown): void } = {
     onmessage: null,
@@ -44,7 +44,8 @@ function startScript(reply?: (m: { id: number }) => unknown): WorkerLike {
     onmessage: null,
     onerror: null,
     postMessage: (m) => {
-      record.messages++;
+      if ((m as { free?: unknown }).free !== undefined) record.freed++;
+      else record.messages++;
       if (reply) setTimeout(() => worker.onmessage?.({ data: reply(m as { id: number }) }));
       else setTimeout(() => scope.onmessage?.({ data: m }));
     },
@@ -137,6 +138,36 @@ describe('chunk worker', () => {
     expect(started.slice(0, -1).every((w) => w.terminated && w.messages === 4)).toBe(true);
   });
 
+  it('frees a released chunk on the worker (detached here), or here once the worker is gone', async () => {
+    const reader = openChunkReader({}, () => startScript());
+    await new Promise((r) => setTimeout(r, 20));
+    const { bytes } = await reader.read(url, 1, false);
+    const buffer = bytes!.buffer;
+    const freedHere: ArrayBuffer[] = [];
+    const originalPost = MessagePort.prototype.postMessage;
+    MessagePort.prototype.postMessage = function (this: MessagePort, message: unknown, transfer?: unknown) {
+      for (const t of Array.isArray(transfer) ? transfer : []) if (t instanceof ArrayBuffer) freedHere.push(t);
+      return (originalPost as (m: unknown, t?: unknown) => void).call(this, message, transfer);
+    } as typeof MessagePort.prototype.postMessage;
+    try {
+      reader.release(bytes!);
+      expect(started[0].freed).toBe(1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(freedHere).toEqual([buffer]); // by the script, into its closed channel
+      expect(buffer.byteLength).toBe(0);
+      const view = new Uint8Array(8);
+      reader.release(view.subarray(2)); // not its whole buffer: left alone
+      expect(started[0].freed).toBe(1);
+      reader.close();
+      const late = new Uint8Array(16);
+      reader.release(late); // no worker any more: freed on this thread
+      expect(late.byteLength).toBe(0);
+      expect(started[0].freed).toBe(1);
+    } finally {
+      MessagePort.prototype.postMessage = originalPost;
+    }
+  });
+
   it('a worker that fails a read or cannot run leaves the reads to this thread, with the same results', async () => {
     const failing = openChunkReader({}, () => startScript((m) => ({ id: m.id, error: 'UnknownError' })));
     await new Promise((r) => setTimeout(r, 20));
@@ -177,6 +208,8 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
     expect([...reads, ...rest]).toEqual([...Array(N_CHUNKS).keys()]); // each once, in order
     expect(started.reduce((n, w) => n + w.messages, 0)).toBe(N_CHUNKS - 1); // all but the first (read here while
     // the chunk reader's module loads) in a worker
+    // Every chunk the stream consumed was handed to the worker to free (the first one, read here, included).
+    expect(started.reduce((n, w) => n + w.freed, 0)).toBe(N_CHUNKS);
     await src.close();
     expect(started.every((w) => w.terminated)).toBe(true);
   });
