@@ -1,7 +1,8 @@
 /**
  * `IdbByteSource`: a `ByteSource` over a COMPLETE entry of the IndexedDB model store — no network at all. It refuses
  * incomplete entries and entries without recorded checksums, checks every chunk against the sha256 recorded when it
- * was stored (all at open by default, or each as it is first read), and a chunk found missing or damaged marks the
+ * was stored (all at open by default), or each as it is first read against the fast checksum recorded with it
+ * (chunk-sum.ts; the sha256 for entries stored before those were recorded), and a chunk found missing or damaged marks the
  * entry incomplete (so the next `downloadModel` refetches it) instead of ever serving wrong bytes.
  */
 
@@ -20,7 +21,8 @@ import {
   readManifest,
   updateManifest,
 } from './model-store.js';
-import type { ChunkReader } from './idb-chunk-reader.js';
+import { chunkSum } from './chunk-sum.js';
+import type { ChunkHash, ChunkReader } from './idb-chunk-reader.js';
 import { releaseBuffer } from './release-buffer.js';
 import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
@@ -289,16 +291,28 @@ export class IdbByteSource implements ByteSource {
    * Chunk `index`'s bytes and (when checked per read) sha256, through the chunk reader; the very first read (the
    * header, which everything else waits on) runs here, not waiting for the reader's module and worker to start.
    */
-  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; sha256: string | null }> {
+  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; digest: string | null }> {
     const isFirst = !this.hasRead;
     this.hasRead = true;
+    const hash = this.checkOf(index);
     const reader = isFirst ? null : await this.readerReady;
     if (reader !== null) {
       this.reader = reader;
-      return reader.read(this.name, index, this.isCheckedPerRead);
+      const r = await reader.read(this.name, index, hash);
+      return { bytes: r.bytes, digest: (hash === 'sum' ? r.sum : r.sha256) ?? null };
     }
     const bytes = await readChunk(this.name, index, this.options);
-    return { bytes, sha256: this.isCheckedPerRead && bytes !== undefined ? await sha256HexAsync(bytes) : null };
+    if (!hash || bytes === undefined) return { bytes, digest: null };
+    return { bytes, digest: hash === 'sum' ? chunkSum(bytes) : await sha256HexAsync(bytes) };
+  }
+
+  /**
+   * How chunk `index` is checked when read: not at all (`verify: 'open'` checked it), by the fast checksum recorded
+   * with it (chunk-sum.ts), or by its sha256 (entries stored before checksums were recorded).
+   */
+  private checkOf(index: number): ChunkHash {
+    if (!this.isCheckedPerRead) return false;
+    return typeof this.manifest.chunkSums?.[index] === 'string' ? 'sum' : true;
   }
 
   /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
@@ -319,14 +333,16 @@ export class IdbByteSource implements ByteSource {
         },
       );
     }
-    if (this.isCheckedPerRead) {
-      const actual = read.sha256;
-      const recorded = this.manifest.chunkSha256?.[index] ?? null;
+    const hash = this.checkOf(index);
+    if (hash) {
+      const actual = read.digest;
+      const kind = hash === 'sum' ? 'checksum' : 'sha256';
+      const recorded = (hash === 'sum' ? this.manifest.chunkSums?.[index] : this.manifest.chunkSha256?.[index]) ?? null;
       if (actual !== recorded) {
         await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
         throw storedCopyDamagedError(
           this.name,
-          `chunk ${index} has sha256 ${actual}, not the ${recorded} recorded when it was stored`,
+          `chunk ${index} has ${kind} ${actual}, not the ${recorded} recorded when it was stored`,
           index,
         );
       }

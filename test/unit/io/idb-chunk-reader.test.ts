@@ -16,7 +16,8 @@ import { createEngine } from '../../../src/api/create-engine.js';
 import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { CHUNK_WORKER_SOURCE, openChunkReader, type WorkerLike } from '../../../src/io/idb-chunk-reader.js';
 import { downloadModel } from '../../../src/io/model-download.js';
-import { chunkKey, readManifest } from '../../../src/io/model-store.js';
+import { chunkKey, manifestKey, readManifest } from '../../../src/io/model-store.js';
+import { chunkSum } from '../../../src/io/chunk-sum.js';
 import { sha256Hex } from '../../../src/io/sha256.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
@@ -109,6 +110,14 @@ describe('chunk worker', () => {
       expect(r.sha256).toBe(sha256Hex(want));
     }
     expect(started.length).toBe(1); // all asked at once, before any reply: one worker
+    // The fast checksum a load checks, computed by the script's embedded copy, is the one recorded at download.
+    const m = await readManifest(url);
+    for (let i = 0; i < N_CHUNKS; i++) {
+      const r = await reader.read(url, i, 'sum');
+      expect(r.sum).toBe(chunkSum(FIXTURE.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, FIXTURE.byteLength))));
+      expect(r.sum).toBe(m?.chunkSums?.[i]);
+      expect(r.sha256).toBeNull();
+    }
     expect((await reader.read(url, N_CHUNKS + 5, false)).bytes).toBeUndefined(); // not stored
     reader.close();
     expect(started.every((w) => w.terminated)).toBe(true);
@@ -251,8 +260,30 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
       }),
     );
     expect(e.details).toMatchObject({ reason: 'checksum-mismatch', chunk: damaged });
+    expect(e.message).toMatch(/has checksum [0-9a-f]{32}, not the/); // checked by the fast sum recorded with it
     expect(served).not.toContain('ready');
     expect((await readManifest(url))?.chunkPresent[damaged]).toBe(false);
     expect(started.every((w) => w.terminated)).toBe(true);
+  }, 60_000);
+
+  it('an entry stored before fast checksums were recorded is checked by sha256', async () => {
+    (globalThis as { Worker?: unknown }).Worker = ScriptWorker;
+    await downloadModel(url, { chunkBytes: CHUNK, retryDelayMs: 1 }); // refetches what the test above damaged
+    const m = await readManifest(url);
+    expect(m?.complete).toBe(true);
+    await set(manifestKey(url), { ...m, chunkSums: undefined }, store);
+    const src = await IdbByteSource.open(url, { verify: 'read', readAhead: 2 });
+    const all = new Uint8Array(FIXTURE.byteLength);
+    await src.readInto(0, all);
+    expect(all).toEqual(FIXTURE);
+    await src.close();
+    const bytes = await storedChunkBytes(await get(chunkKey(url, 2), store));
+    bytes[3] ^= 0x10;
+    await set(chunkKey(url, 2), bytes.buffer, store);
+    const damaged = await IdbByteSource.open(url, { verify: 'read', readAhead: 2 });
+    const e = await llmError(damaged.readInto(0, new Uint8Array(FIXTURE.byteLength)));
+    expect(e.details).toMatchObject({ reason: 'checksum-mismatch', chunk: 2 });
+    expect(e.message).toMatch(/has sha256 [0-9a-f]{64}, not the/);
+    await damaged.close();
   }, 60_000);
 });
