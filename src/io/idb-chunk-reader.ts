@@ -67,6 +67,7 @@ export interface WorkerLike {
  */
 export const CHUNK_WORKER_SOURCE = `'use strict';
 var chunkSum = (${String(chunkSum)});
+for (var warm = 0; warm < 8; warm++) chunkSum(new Uint8Array(65536)); // optimised before the first 16 MiB chunk
 var dbs = {};
 function openDb(name) {
   if (!dbs[name]) dbs[name] = new Promise(function (resolve, reject) {
