@@ -85,6 +85,9 @@ export function* readString(c: ByteCursor, field: string, limits: GgufLimits): G
   return c.utf8(n, field);
 }
 
+/** The lengths of the run being gathered by `loadedStrings` (one array reused: a parse runs synchronously). */
+const RUN_LENGTHS: number[] = [];
+
 /**
  * Reads the wholly loaded strings at the cursor into `out[from…]`, stopping before `end` or the first string not
  * loaded yet (the cursor is left at it); returns how many were read. Runs of strings (each after the first shorter
@@ -98,11 +101,15 @@ function loadedStrings(
   from: number,
   end: number,
 ): number {
-  const run: Uint8Array[] = [];
+  const lengths = RUN_LENGTHS; // of the run's strings, stored back to back from `runStart`
+  lengths.length = 0;
+  let runStart = 0;
   const flush = (at: number) => {
-    if (run.length > 0 && !decodeStringRun(run, out, at))
-      for (let k = 0; k < run.length; k++) out[at + k] = GGUF_UTF8.decode(run[k]);
-    run.length = 0;
+    if (lengths.length > 0 && !decodeStringRun(c.bytes, runStart, lengths, out, at)) {
+      for (let k = 0, p = runStart; k < lengths.length; p += lengths[k] + 8, k++)
+        out[at + k] = GGUF_UTF8.decode(c.bytes.subarray(p, p + lengths[k]));
+    }
+    lengths.length = 0;
   };
   let i = from;
   while (i < end && c.has(8)) {
@@ -112,11 +119,13 @@ function loadedStrings(
       c.pos = at;
       break;
     }
-    if (n >= 128) flush(i - run.length); // its length prefix is not ASCII: it starts a new run
-    run.push(c.bytesView(n, field));
+    if (n >= 128) flush(i - lengths.length); // its length prefix is not ASCII: it starts a new run
+    if (lengths.length === 0) runStart = c.pos;
+    lengths.push(n);
+    c.pos += n; // loaded (checked above): decoded with its run
     i++;
   }
-  flush(i - run.length);
+  flush(i - lengths.length);
   return i - from;
 }
 

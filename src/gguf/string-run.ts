@@ -12,32 +12,39 @@
 const FATAL_UTF8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
 
 /**
- * Decodes `views` — consecutive GGUF strings of one buffer, each but the first preceded there by its 8-byte length
- * prefix (so each but the first shorter than 128 bytes) — into `out[at…]` with one call; false (nothing written)
- * when the span is not valid UTF-8.
+ * Decodes the consecutive GGUF strings of `bytes` that start at `start` — `lengths[k]` bytes each, each but the first
+ * preceded by its 8-byte length prefix (so each but the first shorter than 128 bytes) — into `out[at…]` with one
+ * call; false (nothing written) when the span is not valid UTF-8. Offsets, not views: a subarray per string cost
+ * more of a vocabulary's parse than its decode.
  */
-export function decodeStringRun(views: readonly Uint8Array[], out: string[], at: number): boolean {
-  const first = views[0];
-  const last = views[views.length - 1];
+export function decodeStringRun(
+  bytes: Uint8Array,
+  start: number,
+  lengths: readonly number[],
+  out: string[],
+  at: number,
+): boolean {
+  let end = start - 8;
+  for (let k = 0; k < lengths.length; k++) end += 8 + lengths[k];
   let text: string;
   try {
-    text = FATAL_UTF8.decode(
-      new Uint8Array(first.buffer, first.byteOffset, last.byteOffset + last.byteLength - first.byteOffset),
-    );
+    text = FATAL_UTF8.decode(bytes.subarray(start, end));
   } catch {
     return false;
   }
   let pos = 0;
-  for (let k = 0; k < views.length; k++) {
-    const v = views[k];
-    let units = v.length;
-    for (let i = 0; i < v.length; i++) {
-      const x = v[i];
+  let p = start;
+  for (let k = 0; k < lengths.length; k++) {
+    const n = lengths[k];
+    let units = n;
+    for (const stop = p + n; p < stop; p++) {
+      const x = bytes[p];
       if ((x & 0xc0) === 0x80) units--;
       else if (x >= 0xf0) units++;
     }
     out[at + k] = text.slice(pos, pos + units);
     pos += units + 8; // the next string's length prefix: 8 ASCII characters
+    p += 8;
   }
   return true;
 }

@@ -1,7 +1,9 @@
 /**
  * `IdbByteSource`: a `ByteSource` over a COMPLETE entry of the IndexedDB model store — no network at all. It refuses
  * incomplete entries and entries without recorded checksums, checks every chunk against the sha256 recorded when it
- * was stored (all at open by default, or each as it is first read), and a chunk found missing or damaged marks the
+ * was stored (all at open by default), or each as it is first read — in the chunk worker against the fast checksum
+ * recorded with it (chunk-sum.ts), on the calling thread and for entries stored before those were recorded against
+ * the sha256 — and a chunk found missing or damaged marks the
  * entry incomplete (so the next `downloadModel` refetches it) instead of ever serving wrong bytes.
  */
 
@@ -20,7 +22,7 @@ import {
   readManifest,
   updateManifest,
 } from './model-store.js';
-import type { ChunkReader } from './idb-chunk-reader.js';
+import type { ChunkHash, ChunkReader } from './idb-chunk-reader.js';
 import { releaseBuffer } from './release-buffer.js';
 import { sha256HexAsync } from './sha256.js';
 import { checkStoredChunks, storedCopyDamagedError } from './stored-model-check.js';
@@ -51,6 +53,12 @@ export interface IdbByteSourceOptions extends ModelStoreOptions {
   readAhead?: number;
 }
 
+/** A chunk's digest as read: its sha256 or its fast checksum (`chunkSum`), hex. */
+interface Digest {
+  readonly kind: 'sha256' | 'sum';
+  readonly value: string;
+}
+
 /** The read-ahead `createEngine` asks for (in chunks: 128 MiB at the default 16 MiB chunk size). */
 export const LOAD_READ_AHEAD = 8;
 
@@ -73,6 +81,8 @@ export class IdbByteSource implements ByteSource {
   private isClosed = false;
   /** Whether a chunk was read yet (the first one does not wait for the chunk reader). */
   private hasRead = false;
+  /** The chunk reader once it is ready (frees dropped chunks: off this thread where it runs a worker). */
+  private reader: ChunkReader | null = null;
 
   private constructor(
     private readonly manifest: ModelManifest,
@@ -233,7 +243,7 @@ export class IdbByteSource implements ByteSource {
   /** Drops the cached chunks; later reads reject. */
   async close(): Promise<void> {
     this.isClosed = true;
-    for (const [, bytes] of this.recent.splice(0)) releaseBuffer(bytes);
+    for (const [, bytes] of this.recent.splice(0)) this.release(bytes);
     this.ahead.clear();
     void this.readerReady.then((r) => r?.close());
   }
@@ -245,7 +255,13 @@ export class IdbByteSource implements ByteSource {
    */
   private drop(index: number): void {
     const at = this.recent.findIndex(([i]) => i === index);
-    if (at >= 0) releaseBuffer(this.recent.splice(at, 1)[0][1]);
+    if (at >= 0) this.release(this.recent.splice(at, 1)[0][1]);
+  }
+
+  /** Frees a chunk's memory now: through the chunk reader (its worker's thread) once it is ready, else here. */
+  private release(bytes: Uint8Array): void {
+    if (this.reader !== null) this.reader.release(bytes);
+    else releaseBuffer(bytes);
   }
 
   /**
@@ -273,7 +289,7 @@ export class IdbByteSource implements ByteSource {
     }
     const bytes = await pending;
     this.recent.push([index, bytes]);
-    if (this.recent.length > CACHED_CHUNKS) releaseBuffer(this.recent.shift()![1]);
+    if (this.recent.length > CACHED_CHUNKS) this.release(this.recent.shift()![1]);
     return bytes;
   }
 
@@ -281,13 +297,31 @@ export class IdbByteSource implements ByteSource {
    * Chunk `index`'s bytes and (when checked per read) sha256, through the chunk reader; the very first read (the
    * header, which everything else waits on) runs here, not waiting for the reader's module and worker to start.
    */
-  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; sha256: string | null }> {
+  private async readThrough(index: number): Promise<{ bytes: Uint8Array | undefined; digest: Digest | null }> {
     const isFirst = !this.hasRead;
     this.hasRead = true;
+    const hash = this.checkOf(index);
     const reader = isFirst ? null : await this.readerReady;
-    if (reader !== null) return reader.read(this.name, index, this.isCheckedPerRead);
+    if (reader !== null) {
+      this.reader = reader;
+      const r = await reader.read(this.name, index, hash);
+      const value = (hash === 'sum' ? r.sum : r.sha256) ?? null;
+      return { bytes: r.bytes, digest: value === null ? null : { kind: hash === 'sum' ? 'sum' : 'sha256', value } };
+    }
+    // Here (the header chunk, or no worker): WebCrypto's sha256, native from the first byte, where the JS sum would
+    // run cold (a one-shot 16 MiB loop starts interpreted: ~4× slower than the native hash in a Chromium profile).
     const bytes = await readChunk(this.name, index, this.options);
-    return { bytes, sha256: this.isCheckedPerRead && bytes !== undefined ? await sha256HexAsync(bytes) : null };
+    if (!hash || bytes === undefined) return { bytes, digest: null };
+    return { bytes, digest: { kind: 'sha256', value: await sha256HexAsync(bytes) } };
+  }
+
+  /**
+   * How chunk `index` is checked when read in the chunk worker: not at all (`verify: 'open'` checked it), by the fast
+   * checksum recorded with it (chunk-sum.ts), or by its sha256 (entries stored before checksums were recorded).
+   */
+  private checkOf(index: number): ChunkHash {
+    if (!this.isCheckedPerRead) return false;
+    return typeof this.manifest.chunkSums?.[index] === 'string' ? 'sum' : true;
   }
 
   /** Reads chunk `index` from IndexedDB and checks it; a missing/damaged chunk invalidates the entry. */
@@ -309,13 +343,13 @@ export class IdbByteSource implements ByteSource {
       );
     }
     if (this.isCheckedPerRead) {
-      const actual = read.sha256;
-      const recorded = this.manifest.chunkSha256?.[index] ?? null;
-      if (actual !== recorded) {
+      const kind = read.digest?.kind ?? 'sha256';
+      const recorded = (kind === 'sum' ? this.manifest.chunkSums?.[index] : this.manifest.chunkSha256?.[index]) ?? null;
+      if (read.digest?.value !== recorded) {
         await markChunkMissing(this.name, this.manifest.downloadId, index, this.options);
         throw storedCopyDamagedError(
           this.name,
-          `chunk ${index} has sha256 ${actual}, not the ${recorded} recorded when it was stored`,
+          `chunk ${index} has ${kind === 'sum' ? 'checksum' : 'sha256'} ${read.digest?.value ?? null}, not the ${recorded} recorded when it was stored`,
           index,
         );
       }

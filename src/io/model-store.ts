@@ -7,6 +7,7 @@
 
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 import { LlmError } from '../errors.js';
+import { chunkSum } from './chunk-sum.js';
 
 /** Default chunk size: 16 MiB (one IndexedDB value; large enough to keep the chunk count small, small enough to retry). */
 export const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
@@ -36,6 +37,12 @@ export interface ModelManifest {
    * are neither served nor resumed.
    */
   readonly chunkSha256?: readonly (string | null)[];
+  /**
+   * The fast checksum (`chunkSum`, chunk-sum.ts) of each stored chunk (null where absent), recorded with its sha256:
+   * a model load (`verify: 'read'`) checks a chunk by it instead of the sha256 where it is recorded (entries written
+   * before it was kept are checked by sha256).
+   */
+  readonly chunkSums?: readonly (string | null)[];
   /** True once every chunk is stored and the file's sha256 recorded (and verified, when known). Only complete entries are served. */
   readonly complete: boolean;
   /** Identifies one download generation; a chunk write from another generation is refused. */
@@ -155,7 +162,8 @@ export async function updateManifest(
 }
 
 /**
- * Stores chunk `index` and marks it present in the manifest, atomically (one transaction). Resolves false, writing
+ * Stores chunk `index` and marks it present in the manifest with its sha256 `digest` and its fast checksum (computed
+ * here, chunk-sum.ts), atomically (one transaction). Resolves false, writing
  * nothing, when the manifest is gone or belongs to another download. IndexedDB errors (e.g. `QuotaExceededError`)
  * reject unchanged; the transaction is rolled back, so the entry stays consistent.
  */
@@ -167,13 +175,14 @@ export async function writeChunk(
   digest: string,
   options?: ModelStoreOptions,
 ): Promise<boolean> {
+  const sum = chunkSum(bytes); // recorded with the sha256: what a load checks (chunk-sum.ts)
   if (typeof Blob === 'function' && !isBlobRefused) {
     // As a Blob (issue 20; it copies just the view's bytes): IndexedDB keeps it as a file, and reading it back is one
     // copy into a fresh ArrayBuffer (`blob.arrayBuffer()`) instead of a large structured-clone value to unwrap and
     // deserialize — in Chromium 3–5× less time per 16 MiB chunk, and no decoded copy left for a collection to free.
     // A store that refuses Blobs (some private modes) gets the bytes as before, from then on.
     try {
-      return await putChunk(url, downloadId, index, new Blob([bytes as Uint8Array<ArrayBuffer>]), digest, options);
+      return await putChunk(url, downloadId, index, new Blob([bytes as Uint8Array<ArrayBuffer>]), digest, sum, options);
     } catch (e) {
       if (isQuotaExceeded(e)) throw e;
       isBlobRefused = true;
@@ -182,7 +191,7 @@ export async function writeChunk(
   // Structured clone copies a view's whole ArrayBuffer: store an exact-size buffer. (chunkLength) bytes.
   const value =
     bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
-  return putChunk(url, downloadId, index, value, digest, options);
+  return putChunk(url, downloadId, index, value, digest, sum, options);
 }
 
 /** Set once a store refused a chunk stored as a Blob: chunks are then stored as ArrayBuffers. */
@@ -195,6 +204,7 @@ async function putChunk(
   index: number,
   value: ArrayBufferLike | Blob,
   digest: string,
+  sum: string,
   options?: ModelStoreOptions,
 ): Promise<boolean> {
   return resolveStore(options)('readwrite', (s) => {
@@ -207,12 +217,19 @@ async function putChunk(
       chunkPresent[index] = true;
       const chunkSha256 = chunkDigestsOf(m);
       chunkSha256[index] = digest;
+      const chunkSums = chunkSumsOf(m);
+      chunkSums[index] = sum;
       s.put(value, chunkKey(url, index));
-      s.put({ ...m, chunkPresent, chunkSha256 }, manifestKey(url));
+      s.put({ ...m, chunkPresent, chunkSha256, chunkSums }, manifestKey(url));
       isWritten = true;
     };
     return promisifyRequest(s.transaction).then(() => isWritten);
   });
+}
+
+/** A copy of `m`'s fast chunk checksums, one per chunk (null where unknown). */
+function chunkSumsOf(m: ModelManifest): (string | null)[] {
+  return m.chunkPresent.map((_, i) => m.chunkSums?.[i] ?? null);
 }
 
 /** A copy of `m`'s chunk digests, one per chunk (null where unknown). */
@@ -249,7 +266,9 @@ export async function markChunkMissing(
       chunkPresent[index] = false;
       const chunkSha256 = chunkDigestsOf(m);
       chunkSha256[index] = null;
-      return { ...m, chunkPresent, chunkSha256, complete: false };
+      const chunkSums = chunkSumsOf(m);
+      chunkSums[index] = null;
+      return { ...m, chunkPresent, chunkSha256, chunkSums, complete: false };
     },
     options,
   ).catch(() => null);

@@ -1,6 +1,6 @@
 /**
  * Cached load through the model store's chunk worker in real Chromium (issue 20): stored chunks are read and
- * sha256-checked in a dedicated worker started from an inline script and handed back without a copy. A stored model
+ * checked (the fast checksum of chunk-sum.ts at load, sha256 when asked) in a dedicated worker started from an inline script and handed back without a copy. A stored model
  * streams back byte for byte (one worker: Blob-stored chunks leave nothing in its heap), `createEngine` from the store
  * answers like llama.cpp, a changed byte fails the load with the integrity error and marks just its chunk for
  * refetch, and an abort mid-load ends it with `aborted`. The page is built from test/e2e/pages/idb-load-entry.ts.
@@ -65,7 +65,8 @@ test('a stored model streams back through the chunk worker, loads and answers; d
   const damaged = N_CHUNKS - 2;
   await page.evaluate(([u, i]) => window.webggufIdbLoad.tamper(u, i, 1000), [url, damaged] as const);
   const failed = await page.evaluate((u) => window.webggufIdbLoad.load(u, 'x', 1), url);
-  expect(failed).toEqual({ code: 'network', reason: 'checksum-mismatch', chunk: damaged });
+  // Caught by the fast checksum recorded at download, computed by the chunk worker's embedded copy of chunkSum.
+  expect(failed).toEqual({ code: 'network', reason: 'checksum-mismatch', chunk: damaged, check: 'checksum' });
   expect(await page.evaluate(([u, i]) => window.webggufIdbLoad.isStored(u, i), [url, damaged] as const)).toBe(false);
   expect(await page.evaluate(([u, i]) => window.webggufIdbLoad.isStored(u, i), [url, damaged - 1] as const)).toBe(true);
 });

@@ -21,9 +21,13 @@ window.Worker = class extends NativeWorker {
 };
 
 /** The error's code and `details.reason`/`details.chunk`, or the message of anything that is not an LlmError. */
-function outcome(e: unknown): { code: string; reason: unknown; chunk: unknown } {
-  if (e instanceof LlmError)
-    return { code: e.code, reason: e.details?.reason ?? null, chunk: e.details?.chunk ?? null };
+function outcome(e: unknown): { code: string; reason: unknown; chunk: unknown; check?: string } {
+  if (e instanceof LlmError) {
+    const r = { code: e.code, reason: e.details?.reason ?? null, chunk: e.details?.chunk ?? null };
+    // Which digest caught a damaged chunk: the fast checksum (computed in the chunk worker) or the sha256.
+    const check = /has (checksum|sha256) /.exec(e.message)?.[1];
+    return check === undefined ? r : { ...r, check };
+  }
   return { code: 'unexpected', reason: String(e), chunk: null };
 }
 

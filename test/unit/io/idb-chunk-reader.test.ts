@@ -16,7 +16,8 @@ import { createEngine } from '../../../src/api/create-engine.js';
 import { IdbByteSource } from '../../../src/io/idb-byte-source.js';
 import { CHUNK_WORKER_SOURCE, openChunkReader, type WorkerLike } from '../../../src/io/idb-chunk-reader.js';
 import { downloadModel } from '../../../src/io/model-download.js';
-import { chunkKey, readManifest } from '../../../src/io/model-store.js';
+import { chunkKey, manifestKey, readManifest } from '../../../src/io/model-store.js';
+import { chunkSum } from '../../../src/io/chunk-sum.js';
 import { sha256Hex } from '../../../src/io/sha256.js';
 import { type FaultServer, startFaultServer } from '../../helpers/fault-server.js';
 import { llmError } from '../../helpers/llm-error.js';
@@ -29,12 +30,12 @@ const CHUNK = 64 * 1024;
 const N_CHUNKS = Math.ceil(FIXTURE.byteLength / CHUNK);
 const store = createStore('webgguf', 'models');
 
-/** Workers started by the stand-in, with their messages and whether they were ended. */
-const started: { messages: number; terminated: boolean }[] = [];
+/** Workers started by the stand-in, with their read requests, buffers handed in to free, and whether they were ended. */
+const started: { messages: number; freed: number; terminated: boolean }[] = [];
 
 /** Runs the worker script in this thread: `self`, `indexedDB` and `crypto` are handed in, messages go via timers. */
 function startScript(reply?: (m: { id: number }) => unknown): WorkerLike {
-  const record = { messages: 0, terminated: false };
+  const record = { messages: 0, freed: 0, terminated: false };
   started.push(record);
   const scope: { onmessage: ((e: { data: unknown }) => void) | null; postMessage(m: unknown): void } = {
     onmessage: null,
@@ -44,7 +45,8 @@ function startScript(reply?: (m: { id: number }) => unknown): WorkerLike {
     onmessage: null,
     onerror: null,
     postMessage: (m) => {
-      record.messages++;
+      if ((m as { free?: unknown }).free !== undefined) record.freed++;
+      else record.messages++;
       if (reply) setTimeout(() => worker.onmessage?.({ data: reply(m as { id: number }) }));
       else setTimeout(() => scope.onmessage?.({ data: m }));
     },
@@ -108,6 +110,14 @@ describe('chunk worker', () => {
       expect(r.sha256).toBe(sha256Hex(want));
     }
     expect(started.length).toBe(1); // all asked at once, before any reply: one worker
+    // The fast checksum a load checks, computed by the script's embedded copy, is the one recorded at download.
+    const m = await readManifest(url);
+    for (let i = 0; i < N_CHUNKS; i++) {
+      const r = await reader.read(url, i, 'sum');
+      expect(r.sum).toBe(chunkSum(FIXTURE.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, FIXTURE.byteLength))));
+      expect(r.sum).toBe(m?.chunkSums?.[i]);
+      expect(r.sha256).toBeNull();
+    }
     expect((await reader.read(url, N_CHUNKS + 5, false)).bytes).toBeUndefined(); // not stored
     reader.close();
     expect(started.every((w) => w.terminated)).toBe(true);
@@ -135,6 +145,36 @@ describe('chunk worker', () => {
     await oneByOne();
     expect(started.length).toBe(Math.ceil(N_CHUNKS / 4)); // each worker decodes 4 values, then its heap is freed
     expect(started.slice(0, -1).every((w) => w.terminated && w.messages === 4)).toBe(true);
+  });
+
+  it('frees a released chunk on the worker (detached here), or here once the worker is gone', async () => {
+    const reader = openChunkReader({}, () => startScript());
+    await new Promise((r) => setTimeout(r, 20));
+    const { bytes } = await reader.read(url, 1, false);
+    const buffer = bytes!.buffer;
+    const freedHere: ArrayBuffer[] = [];
+    const originalPost = MessagePort.prototype.postMessage;
+    MessagePort.prototype.postMessage = function (this: MessagePort, message: unknown, transfer?: unknown) {
+      for (const t of Array.isArray(transfer) ? transfer : []) if (t instanceof ArrayBuffer) freedHere.push(t);
+      return (originalPost as (m: unknown, t?: unknown) => void).call(this, message, transfer);
+    } as typeof MessagePort.prototype.postMessage;
+    try {
+      reader.release(bytes!);
+      expect(started[0].freed).toBe(1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(freedHere).toEqual([buffer]); // by the script, into its closed channel
+      expect(buffer.byteLength).toBe(0);
+      const view = new Uint8Array(8);
+      reader.release(view.subarray(2)); // not its whole buffer: left alone
+      expect(started[0].freed).toBe(1);
+      reader.close();
+      const late = new Uint8Array(16);
+      reader.release(late); // no worker any more: freed on this thread
+      expect(late.byteLength).toBe(0);
+      expect(started[0].freed).toBe(1);
+    } finally {
+      MessagePort.prototype.postMessage = originalPost;
+    }
   });
 
   it('a worker that fails a read or cannot run leaves the reads to this thread, with the same results', async () => {
@@ -177,6 +217,8 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
     expect([...reads, ...rest]).toEqual([...Array(N_CHUNKS).keys()]); // each once, in order
     expect(started.reduce((n, w) => n + w.messages, 0)).toBe(N_CHUNKS - 1); // all but the first (read here while
     // the chunk reader's module loads) in a worker
+    // Every chunk the stream consumed was handed to the worker to free (the first one, read here, included).
+    expect(started.reduce((n, w) => n + w.freed, 0)).toBe(N_CHUNKS);
     await src.close();
     expect(started.every((w) => w.terminated)).toBe(true);
   });
@@ -218,8 +260,30 @@ describe('IdbByteSource and createEngine over the chunk worker', () => {
       }),
     );
     expect(e.details).toMatchObject({ reason: 'checksum-mismatch', chunk: damaged });
+    expect(e.message).toMatch(/has checksum [0-9a-f]{32}, not the/); // checked by the fast sum recorded with it
     expect(served).not.toContain('ready');
     expect((await readManifest(url))?.chunkPresent[damaged]).toBe(false);
     expect(started.every((w) => w.terminated)).toBe(true);
+  }, 60_000);
+
+  it('an entry stored before fast checksums were recorded is checked by sha256', async () => {
+    (globalThis as { Worker?: unknown }).Worker = ScriptWorker;
+    await downloadModel(url, { chunkBytes: CHUNK, retryDelayMs: 1 }); // refetches what the test above damaged
+    const m = await readManifest(url);
+    expect(m?.complete).toBe(true);
+    await set(manifestKey(url), { ...m, chunkSums: undefined }, store);
+    const src = await IdbByteSource.open(url, { verify: 'read', readAhead: 2 });
+    const all = new Uint8Array(FIXTURE.byteLength);
+    await src.readInto(0, all);
+    expect(all).toEqual(FIXTURE);
+    await src.close();
+    const bytes = await storedChunkBytes(await get(chunkKey(url, 2), store));
+    bytes[3] ^= 0x10;
+    await set(chunkKey(url, 2), bytes.buffer, store);
+    const damaged = await IdbByteSource.open(url, { verify: 'read', readAhead: 2 });
+    const e = await llmError(damaged.readInto(0, new Uint8Array(FIXTURE.byteLength)));
+    expect(e.details).toMatchObject({ reason: 'checksum-mismatch', chunk: 2 });
+    expect(e.message).toMatch(/has sha256 [0-9a-f]{64}, not the/);
+    await damaged.close();
   }, 60_000);
 });
