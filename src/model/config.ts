@@ -51,6 +51,11 @@ export interface ArchOptions {
   readonly attnSinks: boolean;
   /** Non-causal sliding layers see ±window/2 around each token (llama.cpp's symmetric SWA: gemma-embedding). */
   readonly symmetricWindow: boolean;
+  /**
+   * The file's `rope.scaling.yarn_beta_fast`, `yarn_beta_slow` and `yarn_log_multiplier` apply (mistral3); other
+   * architectures' llama.cpp loaders never read them (converters still write them) and take 32, 1 and 0.
+   */
+  readonly yarnKeys: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -72,6 +77,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   globalRopeFreqs: false,
   attnSinks: false,
   symmetricWindow: false,
+  yarnKeys: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -238,7 +244,11 @@ function readVocabSize(r: MetadataReader): number {
  * `rope.scaling.attn_factor` multiplies cos/sin for every type; for YaRN llama.cpp divides it by
  * mscale(factor, yarn_log_multiplier) and ggml multiplies it by 1 + 0.1·ln(factor) (done in the rope op).
  */
-function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale: number; yarn: YarnConfig | null } {
+function readRopeScaling(
+  r: MetadataReader,
+  contextLength: number,
+  yarnKeys: boolean,
+): { freqScale: number; yarn: YarnConfig | null } {
   const type = r.string(r.archKey('rope.scaling.type'), 'linear');
   const why = 'rope scaling';
   let factor = r.finite(r.archKey('rope.scaling.factor'), 0, { min: 0 }, why);
@@ -255,8 +265,8 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
   }
   const attnFactor = r.finite(r.archKey('rope.scaling.attn_factor'), 1, { min: 0, exclusiveMin: true }, why);
   const yarnBase = {
-    betaFast: r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why),
-    betaSlow: r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why),
+    betaFast: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why) : 32,
+    betaSlow: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why) : 1,
     nCtxOrig: r.boundedCount(
       r.archKey('rope.scaling.original_context_length'),
       contextLength,
@@ -270,7 +280,7 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
     return { freqScale, yarn: attnFactor === 1 ? null : { ...yarnBase, extFactor: 0, attnFactor } };
   }
   if (type === 'yarn') {
-    const logMul = r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why);
+    const logMul = yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why) : 0;
     const f = 1 / freqScale;
     const mscale = (m: number): number => (f <= 1 ? 1 : 0.1 * m * Math.log(f) + 1);
     return {
@@ -394,7 +404,7 @@ export function readStandardConfig(
       );
     }
   }
-  const scaling = readRopeScaling(r, contextLength);
+  const scaling = readRopeScaling(r, contextLength, options.yarnKeys);
   return {
     ...options,
     arch,

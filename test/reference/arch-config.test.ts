@@ -75,6 +75,26 @@ describe('architecture registry', () => {
     );
   });
 
+  it("YaRN beta/log-multiplier keys apply only where llama.cpp's loader reads them (mistral3)", () => {
+    // Converters write rope.scaling.yarn_beta_fast/_slow for any arch whose HF config has them; llama.cpp reads them
+    // (and yarn_log_multiplier) for mistral3 only, so a qwen3 or llama file keeps 32, 1 and no log multiplier.
+    const keys = (arch: string): Record<string, GgufValue> => ({
+      [`${arch}.rope.scaling.type`]: 'yarn',
+      [`${arch}.rope.scaling.factor`]: 4,
+      [`${arch}.rope.scaling.original_context_length`]: 8,
+      [`${arch}.rope.scaling.yarn_beta_fast`]: 4,
+      [`${arch}.rope.scaling.yarn_beta_slow`]: 0.5,
+      [`${arch}.rope.scaling.yarn_log_multiplier`]: 0.5,
+    });
+    for (const arch of ['llama', 'qwen2', 'qwen3', 'phi3', 'gemma3']) {
+      const c = getArchitecture(arch).config(minimal(arch, keys(arch)));
+      expect(c.ropeYarn, arch).toEqual({ extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 8 });
+    }
+    const m = getArchitecture('mistral3').config(minimal('mistral3', keys('mistral3')));
+    const mscale = 0.1 * 0.5 * Math.log(4) + 1;
+    expect(m.ropeYarn).toEqual({ extFactor: 1, attnFactor: 1 / mscale, betaFast: 4, betaSlow: 0.5, nCtxOrig: 8 });
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
