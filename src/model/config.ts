@@ -267,13 +267,15 @@ function readRopeScaling(
   const yarnBase = {
     betaFast: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why) : 32,
     betaSlow: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why) : 1,
-    nCtxOrig: r.boundedCount(
-      r.archKey('rope.scaling.original_context_length'),
-      contextLength,
-      0,
-      L.maxContextLength,
-      'maxContextLength',
-    ),
+    // 0 means unset, as in llama.cpp's context (n_ctx_orig_yarn falls back to the training context).
+    nCtxOrig:
+      r.boundedCount(
+        r.archKey('rope.scaling.original_context_length'),
+        contextLength,
+        0,
+        L.maxContextLength,
+        'maxContextLength',
+      ) || contextLength,
   };
   if (type === 'none' || type === 'linear' || type === 'longrope') {
     // Magnitude scaling without YaRN's ramp: an extFactor-0 YaRN block carries attn_factor to the rope op.

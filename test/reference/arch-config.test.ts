@@ -93,6 +93,15 @@ describe('architecture registry', () => {
     const m = getArchitecture('mistral3').config(minimal('mistral3', keys('mistral3')));
     const mscale = 0.1 * 0.5 * Math.log(4) + 1;
     expect(m.ropeYarn).toEqual({ extFactor: 1, attnFactor: 1 / mscale, betaFast: 4, betaSlow: 0.5, nCtxOrig: 8 });
+    // original_context_length 0 is "unset" for llama.cpp's context: YaRN then uses the training context.
+    const unset = getArchitecture('llama').config(
+      minimal('llama', {
+        ...keys('llama'),
+        'llama.rope.scaling.original_context_length': 0,
+        'llama.context_length': 64,
+      }),
+    );
+    expect(unset.ropeYarn?.nCtxOrig).toBe(64);
   });
 
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
