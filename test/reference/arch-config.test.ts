@@ -104,6 +104,19 @@ describe('architecture registry', () => {
     expect(unset.ropeYarn?.nCtxOrig).toBe(64);
   });
 
+  it('llama refuses a rope.dimension_count other than the head size, as llama.cpp does (invalid n_rot)', () => {
+    let caught: unknown;
+    try {
+      getArchitecture('llama').config(minimal('llama', { 'llama.rope.dimension_count': 8 }));
+    } catch (e) {
+      caught = e;
+    }
+    expect(isLlmError(caught) && caught.code).toBe('gguf-invalid');
+    expect(String(caught)).toContain("'llama.rope.dimension_count' = 8 must equal the head size 16");
+    // qwen3 (no such check in llama.cpp) keeps partial rotary.
+    expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.rope.dimension_count': 8 })).ropeDims).toBe(8);
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
