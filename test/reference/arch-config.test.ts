@@ -117,6 +117,22 @@ describe('architecture registry', () => {
     expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.rope.dimension_count': 8 })).ropeDims).toBe(8);
   });
 
+  it('qwen2, olmo2 and exaone4 need heads × head size = n_embd (llama.cpp: attn_output [n_embd, n_embd])', () => {
+    for (const arch of ['qwen2', 'olmo2', 'exaone4']) {
+      let caught: unknown;
+      try {
+        getArchitecture(arch).config(minimal(arch, { [`${arch}.attention.key_length`]: 32 }));
+      } catch (e) {
+        caught = e;
+      }
+      expect(isLlmError(caught) && caught.code, arch).toBe('gguf-invalid');
+      expect(String(caught)).toContain(`'${arch}.attention.head_count' 4 × '${arch}.attention.key_length' 32 = 128`);
+      expect(getArchitecture(arch).config(minimal(arch)).headDim).toBe(16);
+    }
+    // llama and qwen3 size attn_output [n_head × head size, n_embd]: a wider head is fine.
+    expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.attention.key_length': 32 })).headDim).toBe(32);
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
