@@ -117,8 +117,8 @@ describe('architecture registry', () => {
     expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.rope.dimension_count': 8 })).ropeDims).toBe(8);
   });
 
-  it('qwen2, olmo2 and exaone4 need heads × head size = n_embd (llama.cpp: attn_output [n_embd, n_embd])', () => {
-    for (const arch of ['qwen2', 'olmo2', 'exaone4']) {
+  it('qwen2, phi3, olmo2 and exaone4 need heads × head size = n_embd (llama.cpp: attn_output [n_embd, n_embd])', () => {
+    for (const arch of ['qwen2', 'phi3', 'olmo2', 'exaone4']) {
       let caught: unknown;
       try {
         getArchitecture(arch).config(minimal(arch, { [`${arch}.attention.key_length`]: 32 }));

@@ -1,5 +1,5 @@
 /**
- * Architectures whose llama.cpp loader sizes `attn_output` as [n_embd, n_embd] (qwen2 also `attn_q`): their heads must
+ * Architectures whose llama.cpp loader sizes `attn_output` as [n_embd, n_embd] (qwen2 and phi3 also `attn_q`): their heads must
  * tile n_embd exactly (head_count × head size = n_embd on every layer), and llama.cpp refuses any other file with
  * "wrong shape"; so does this, naming the keys instead of loading a model llama.cpp cannot run.
  */
