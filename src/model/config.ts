@@ -138,8 +138,12 @@ export interface ModelConfig extends ArchOptions {
   readonly ropeFreqScale: number;
   /** Present when `rope.scaling.type = yarn`. */
   readonly ropeYarn: YarnConfig | null;
-  /** Rope base and scale of sliding-window layers (gemma3 local layers), or null to use the global ones. */
-  readonly ropeSwa: { readonly theta: number; readonly freqScale: number } | null;
+  /**
+   * Rope base and scale of sliding-window layers (gemma3 local layers), or null to use the global ones.
+   * `withYarn`: they also take `ropeYarn` (llama.cpp passes the context's ext_factor and attn_factor to them: gemma3),
+   * so `rope.scaling.attn_factor` scales them too; otherwise plain rope (olmo2 passes 0 and 1).
+   */
+  readonly ropeSwa: { readonly theta: number; readonly freqScale: number; readonly withYarn?: boolean } | null;
   /** Keys farther back than this many positions are invisible on sliding layers; 0 = no sliding window. */
   readonly slidingWindow: number;
   /** Which layers use the sliding window ([nLayers]). */

@@ -10,6 +10,7 @@ import { parseGguf } from '../../src/gguf/parse.js';
 import type { GgufValue } from '../../src/gguf/types.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { ARCHITECTURES, getArchitecture } from '../../src/model/arch/index.js';
+import { describeLayers } from '../../src/model/layer-spec.js';
 import { readModelConfig } from '../../src/model/load.js';
 import { listEmbeddingOnlyFixtures, listReferenceFixtures } from '../helpers/reference-json.js';
 import { listGgufFiles } from '../helpers/shared-path.js';
@@ -133,6 +134,25 @@ describe('architecture registry', () => {
     expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.attention.key_length': 32 })).headDim).toBe(32);
   });
 
+  it("rope.scaling.attn_factor scales gemma3's sliding layers too (llama.cpp passes attn_factor to them), not olmo2's", () => {
+    const ropes = (arch: string) =>
+      describeLayers(
+        getArchitecture(arch).config(
+          minimal(arch, {
+            [`${arch}.attention.sliding_window`]: 4,
+            [`${arch}.attention.sliding_window_pattern`]: 2,
+            [`${arch}.rope.scaling.attn_factor`]: 0.8,
+          }),
+        ),
+      ).map((l) => (l.kind === 'attention' && l.rope ? l.rope : null));
+    const [local, global] = ropes('gemma3');
+    expect(local).toMatchObject({ theta: 10000, freqScale: 1, yarn: { extFactor: 0, attnFactor: 0.8 } });
+    expect(global?.yarn?.attnFactor).toBe(0.8);
+    const [olmoLocal, olmoGlobal] = ropes('olmo2');
+    expect(olmoLocal?.yarn).toBeNull(); // olmo2's sliding layers rope with ext_factor 0, attn_factor 1
+    expect(olmoGlobal?.yarn?.attnFactor).toBe(0.8);
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
@@ -154,7 +174,7 @@ describe('architecture registry', () => {
       }),
     );
     expect(c.slidingLayers.map((s) => (s ? 'L' : 'G')).join('')).toBe('LLLLLGLLLLLG');
-    expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1 });
+    expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1, withYarn: true });
     expect(c).toMatchObject({ ropeTheta: 1e6, ropeFreqScale: 0.125, attnSoftcap: 0, finalSoftcap: 0, qkNorm: true });
   });
 
