@@ -153,6 +153,18 @@ describe('architecture registry', () => {
     expect(olmoGlobal?.yarn?.attnFactor).toBe(0.8);
   });
 
+  it("gemma2's sliding layers use rope.freq_base_swa with the global scaling (llama.cpp), else the global rope", () => {
+    const ropes = (extra: Record<string, GgufValue>) =>
+      describeLayers(getArchitecture('gemma2').config(minimal('gemma2', extra))).map((l) =>
+        l.kind === 'attention' ? l.rope : null,
+      );
+    const [local, global] = ropes({ 'gemma2.rope.scaling.factor': 4, 'gemma2.rope.freq_base_swa': 500 });
+    expect(local).toMatchObject({ theta: 500, freqScale: 0.25 });
+    expect(global).toMatchObject({ theta: 10000, freqScale: 0.25 });
+    const [plainLocal, plainGlobal] = ropes({});
+    expect(plainLocal).toEqual(plainGlobal);
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
