@@ -51,6 +51,11 @@ export interface ArchOptions {
   readonly attnSinks: boolean;
   /** Non-causal sliding layers see ±window/2 around each token (llama.cpp's symmetric SWA: gemma-embedding). */
   readonly symmetricWindow: boolean;
+  /**
+   * The file's `rope.scaling.yarn_beta_fast`, `yarn_beta_slow` and `yarn_log_multiplier` apply (mistral3); other
+   * architectures' llama.cpp loaders never read them (converters still write them) and take 32, 1 and 0.
+   */
+  readonly yarnKeys: boolean;
 }
 
 /** llama's choices: what an architecture gets for every option it does not set. */
@@ -72,6 +77,7 @@ const DEFAULT_ARCH_OPTIONS: ArchOptions = {
   globalRopeFreqs: false,
   attnSinks: false,
   symmetricWindow: false,
+  yarnKeys: false,
 };
 
 /** An architecture's options: `DEFAULT_ARCH_OPTIONS` with the ones it sets (a new option edits no arch file). */
@@ -132,8 +138,12 @@ export interface ModelConfig extends ArchOptions {
   readonly ropeFreqScale: number;
   /** Present when `rope.scaling.type = yarn`. */
   readonly ropeYarn: YarnConfig | null;
-  /** Rope base and scale of sliding-window layers (gemma3 local layers), or null to use the global ones. */
-  readonly ropeSwa: { readonly theta: number; readonly freqScale: number } | null;
+  /**
+   * Rope base and scale of sliding-window layers (gemma3 local layers), or null to use the global ones.
+   * `withYarn`: they also take `ropeYarn` (llama.cpp passes the context's ext_factor and attn_factor to them: gemma3),
+   * so `rope.scaling.attn_factor` scales them too; otherwise plain rope (olmo2 passes 0 and 1).
+   */
+  readonly ropeSwa: { readonly theta: number; readonly freqScale: number; readonly withYarn?: boolean } | null;
   /** Keys farther back than this many positions are invisible on sliding layers; 0 = no sliding window. */
   readonly slidingWindow: number;
   /** Which layers use the sliding window ([nLayers]). */
@@ -238,7 +248,11 @@ function readVocabSize(r: MetadataReader): number {
  * `rope.scaling.attn_factor` multiplies cos/sin for every type; for YaRN llama.cpp divides it by
  * mscale(factor, yarn_log_multiplier) and ggml multiplies it by 1 + 0.1·ln(factor) (done in the rope op).
  */
-function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale: number; yarn: YarnConfig | null } {
+function readRopeScaling(
+  r: MetadataReader,
+  contextLength: number,
+  yarnKeys: boolean,
+): { freqScale: number; yarn: YarnConfig | null } {
   const type = r.string(r.archKey('rope.scaling.type'), 'linear');
   const why = 'rope scaling';
   let factor = r.finite(r.archKey('rope.scaling.factor'), 0, { min: 0 }, why);
@@ -255,22 +269,24 @@ function readRopeScaling(r: MetadataReader, contextLength: number): { freqScale:
   }
   const attnFactor = r.finite(r.archKey('rope.scaling.attn_factor'), 1, { min: 0, exclusiveMin: true }, why);
   const yarnBase = {
-    betaFast: r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why),
-    betaSlow: r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why),
-    nCtxOrig: r.boundedCount(
-      r.archKey('rope.scaling.original_context_length'),
-      contextLength,
-      0,
-      L.maxContextLength,
-      'maxContextLength',
-    ),
+    betaFast: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_fast'), 32, {}, why) : 32,
+    betaSlow: yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_beta_slow'), 1, {}, why) : 1,
+    // 0 means unset, as in llama.cpp's context (n_ctx_orig_yarn falls back to the training context).
+    nCtxOrig:
+      r.boundedCount(
+        r.archKey('rope.scaling.original_context_length'),
+        contextLength,
+        0,
+        L.maxContextLength,
+        'maxContextLength',
+      ) || contextLength,
   };
   if (type === 'none' || type === 'linear' || type === 'longrope') {
     // Magnitude scaling without YaRN's ramp: an extFactor-0 YaRN block carries attn_factor to the rope op.
     return { freqScale, yarn: attnFactor === 1 ? null : { ...yarnBase, extFactor: 0, attnFactor } };
   }
   if (type === 'yarn') {
-    const logMul = r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why);
+    const logMul = yarnKeys ? r.finite(r.archKey('rope.scaling.yarn_log_multiplier'), 0, {}, why) : 0;
     const f = 1 / freqScale;
     const mscale = (m: number): number => (f <= 1 ? 1 : 0.1 * m * Math.log(f) + 1);
     return {
@@ -394,7 +410,7 @@ export function readStandardConfig(
       );
     }
   }
-  const scaling = readRopeScaling(r, contextLength);
+  const scaling = readRopeScaling(r, contextLength, options.yarnKeys);
   return {
     ...options,
     arch,

@@ -160,7 +160,13 @@ export function describeLayers(config: ModelConfig): LayerSpec[] {
       rope: c.noRopeLayers[il]
         ? null
         : swaRope
-          ? { nRot, theta: swaRope.theta, freqScale: swaRope.freqScale, yarn: null, freqFactors }
+          ? {
+              nRot,
+              theta: swaRope.theta,
+              freqScale: swaRope.freqScale,
+              yarn: swaRope.withYarn ? c.ropeYarn : null,
+              freqFactors,
+            }
           : { nRot, theta: c.ropeTheta, freqScale: c.ropeFreqScale, yarn: c.ropeYarn, freqFactors },
     };
   });

@@ -10,6 +10,7 @@ import { parseGguf } from '../../src/gguf/parse.js';
 import type { GgufValue } from '../../src/gguf/types.js';
 import { NodeFileSource } from '../../src/io/node-file-source.js';
 import { architectureNames, getArchitecture } from '../../src/model/arch/index.js';
+import { describeLayers } from '../../src/model/layer-spec.js';
 import { readModelConfig } from '../../src/model/load.js';
 import { listEmbeddingOnlyFixtures, listReferenceFixtures } from '../helpers/reference-json.js';
 import { listGgufFiles } from '../helpers/shared-path.js';
@@ -75,6 +76,95 @@ describe('architecture registry', () => {
     );
   });
 
+  it("YaRN beta/log-multiplier keys apply only where llama.cpp's loader reads them (mistral3)", () => {
+    // Converters write rope.scaling.yarn_beta_fast/_slow for any arch whose HF config has them; llama.cpp reads them
+    // (and yarn_log_multiplier) for mistral3 only, so a qwen3 or llama file keeps 32, 1 and no log multiplier.
+    const keys = (arch: string): Record<string, GgufValue> => ({
+      [`${arch}.rope.scaling.type`]: 'yarn',
+      [`${arch}.rope.scaling.factor`]: 4,
+      [`${arch}.rope.scaling.original_context_length`]: 8,
+      [`${arch}.rope.scaling.yarn_beta_fast`]: 4,
+      [`${arch}.rope.scaling.yarn_beta_slow`]: 0.5,
+      [`${arch}.rope.scaling.yarn_log_multiplier`]: 0.5,
+    });
+    for (const arch of ['llama', 'qwen2', 'qwen3', 'phi3', 'gemma3']) {
+      const c = getArchitecture(arch).config(minimal(arch, keys(arch)));
+      expect(c.ropeYarn, arch).toEqual({ extFactor: 1, attnFactor: 1, betaFast: 32, betaSlow: 1, nCtxOrig: 8 });
+    }
+    const m = getArchitecture('mistral3').config(minimal('mistral3', keys('mistral3')));
+    const mscale = 0.1 * 0.5 * Math.log(4) + 1;
+    expect(m.ropeYarn).toEqual({ extFactor: 1, attnFactor: 1 / mscale, betaFast: 4, betaSlow: 0.5, nCtxOrig: 8 });
+    // original_context_length 0 is "unset" for llama.cpp's context: YaRN then uses the training context.
+    const unset = getArchitecture('llama').config(
+      minimal('llama', {
+        ...keys('llama'),
+        'llama.rope.scaling.original_context_length': 0,
+        'llama.context_length': 64,
+      }),
+    );
+    expect(unset.ropeYarn?.nCtxOrig).toBe(64);
+  });
+
+  it('llama refuses a rope.dimension_count other than the head size, as llama.cpp does (invalid n_rot)', () => {
+    let caught: unknown;
+    try {
+      getArchitecture('llama').config(minimal('llama', { 'llama.rope.dimension_count': 8 }));
+    } catch (e) {
+      caught = e;
+    }
+    expect(isLlmError(caught) && caught.code).toBe('gguf-invalid');
+    expect(String(caught)).toContain("'llama.rope.dimension_count' = 8 must equal the head size 16");
+    // qwen3 (no such check in llama.cpp) keeps partial rotary.
+    expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.rope.dimension_count': 8 })).ropeDims).toBe(8);
+  });
+
+  it('qwen2, phi3, olmo2 and exaone4 need heads × head size = n_embd (llama.cpp: attn_output [n_embd, n_embd])', () => {
+    for (const arch of ['qwen2', 'phi3', 'olmo2', 'exaone4']) {
+      let caught: unknown;
+      try {
+        getArchitecture(arch).config(minimal(arch, { [`${arch}.attention.key_length`]: 32 }));
+      } catch (e) {
+        caught = e;
+      }
+      expect(isLlmError(caught) && caught.code, arch).toBe('gguf-invalid');
+      expect(String(caught)).toContain(`'${arch}.attention.head_count' 4 × '${arch}.attention.key_length' 32 = 128`);
+      expect(getArchitecture(arch).config(minimal(arch)).headDim).toBe(16);
+    }
+    // llama and qwen3 size attn_output [n_head × head size, n_embd]: a wider head is fine.
+    expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.attention.key_length': 32 })).headDim).toBe(32);
+  });
+
+  it("rope.scaling.attn_factor scales gemma3's sliding layers too (llama.cpp passes attn_factor to them), not olmo2's", () => {
+    const ropes = (arch: string) =>
+      describeLayers(
+        getArchitecture(arch).config(
+          minimal(arch, {
+            [`${arch}.attention.sliding_window`]: 4,
+            [`${arch}.attention.sliding_window_pattern`]: 2,
+            [`${arch}.rope.scaling.attn_factor`]: 0.8,
+          }),
+        ),
+      ).map((l) => (l.kind === 'attention' && l.rope ? l.rope : null));
+    const [local, global] = ropes('gemma3');
+    expect(local).toMatchObject({ theta: 10000, freqScale: 1, yarn: { extFactor: 0, attnFactor: 0.8 } });
+    expect(global?.yarn?.attnFactor).toBe(0.8);
+    const [olmoLocal, olmoGlobal] = ropes('olmo2');
+    expect(olmoLocal?.yarn).toBeNull(); // olmo2's sliding layers rope with ext_factor 0, attn_factor 1
+    expect(olmoGlobal?.yarn?.attnFactor).toBe(0.8);
+  });
+
+  it("gemma2's sliding layers use rope.freq_base_swa with the global scaling (llama.cpp), else the global rope", () => {
+    const ropes = (extra: Record<string, GgufValue>) =>
+      describeLayers(getArchitecture('gemma2').config(minimal('gemma2', extra))).map((l) =>
+        l.kind === 'attention' ? l.rope : null,
+      );
+    const [local, global] = ropes({ 'gemma2.rope.scaling.factor': 4, 'gemma2.rope.freq_base_swa': 500 });
+    expect(local).toMatchObject({ theta: 500, freqScale: 0.25 });
+    expect(global).toMatchObject({ theta: 10000, freqScale: 0.25 });
+    const [plainLocal, plainGlobal] = ropes({});
+    expect(plainLocal).toEqual(plainGlobal);
+  });
+
   it('gemma2: alternate sliding layers, soft-cap defaults 50/30', () => {
     const c = getArchitecture('gemma2').config(minimal('gemma2', { 'gemma2.attention.sliding_window': 4096 }));
     expect(c.slidingLayers.slice(0, 4)).toEqual([true, false, true, false]);
@@ -96,7 +186,7 @@ describe('architecture registry', () => {
       }),
     );
     expect(c.slidingLayers.map((s) => (s ? 'L' : 'G')).join('')).toBe('LLLLLGLLLLLG');
-    expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1 });
+    expect(c.ropeSwa).toEqual({ theta: 10000, freqScale: 1, withYarn: true });
     expect(c).toMatchObject({ ropeTheta: 1e6, ropeFreqScale: 0.125, attnSoftcap: 0, finalSoftcap: 0, qkNorm: true });
   });
 

@@ -9,6 +9,7 @@
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+import { requireSquareAttention } from './square-attention.js';
 
 const options = archOptions({ ropeKind: 'neox', qkNorm: true, preNorms: false, postNorms: true });
 
@@ -19,7 +20,7 @@ const HYBRID_LAYER_COUNT = 64;
 export const exaone4: Architecture = {
   name: 'exaone4',
   config(meta) {
-    const base = readStandardConfig(meta, 'exaone4', options);
+    const base = requireSquareAttention(readStandardConfig(meta, 'exaone4', options));
     if (base.nLayers !== HYBRID_LAYER_COUNT) return base;
     const r = modelMetadata(meta, 'exaone4');
     const slidingWindow = r.boundedCount(

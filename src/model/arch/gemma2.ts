@@ -1,6 +1,7 @@
 /**
  * `gemma2`: GEGLU (tanh GELU), embeddings × √n_embd, post-attention and post-FFN norms, attention-logit and
- * final-logit soft-capping, and a sliding window on alternate layers (even layers slide, pattern period 2).
+ * final-logit soft-capping, and a sliding window on alternate layers (even layers slide, pattern period 2) whose rope
+ * base is `rope.freq_base_swa` when the file has one.
  * GGUF norm weights already include gemma's +1 (the converter adds it).
  */
 
@@ -27,6 +28,17 @@ export const gemma2: Architecture = {
       ...base,
       slidingWindow,
       slidingLayers: readSlidingLayers(meta, 'gemma2', base.nLayers, 2),
+      // llama.cpp: local layers use `rope.freq_base_swa` (default the global base) with the global scaling and factors.
+      ropeSwa: {
+        theta: r.finite(
+          r.archKey('rope.freq_base_swa'),
+          base.ropeTheta,
+          { min: 0, exclusiveMin: true },
+          'the sliding-window rope base',
+        ),
+        freqScale: base.ropeFreqScale,
+        withYarn: true,
+      },
       attnSoftcap: r.finite(r.archKey('attn_logit_softcapping'), 50, { min: 0 }, 'the attention soft-cap'),
       finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 30, { min: 0 }, 'the final soft-cap'),
       attentionScale:

@@ -44,6 +44,7 @@ export const gemma3: Architecture = {
           'the sliding-window rope base',
         ),
         freqScale: 1,
+        withYarn: true, // llama.cpp's local layers get the context's ext_factor and attn_factor
       },
       finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 0, { min: 0 }, 'the final soft-cap'),
       attentionScale:

@@ -1,9 +1,10 @@
 /**
  * `mistral3` (Ministral 3 text model): llama's block (normal rope, optional `attn_output.bias`) with its rope
- * scaling from the file (YaRN with `rope.scaling.yarn_log_multiplier`, read by the shared config) and llama 4's
- * attention temperature: with `attention.temperature_scale` = s ≠ 0, q of the token at position p is multiplied by
- * 1 + s · ln(⌊p / n⌋ + 1) after rope, n being `rope.scaling.original_context_length` (default: the training
- * context), which must then be non-zero. Optional FFN biases (never published for Ministral 3) are not read.
+ * scaling from the file (YaRN with `rope.scaling.yarn_beta_fast/_slow` and `yarn_log_multiplier`, which llama.cpp
+ * reads for this architecture only: `yarnKeys`) and llama 4's attention temperature: with
+ * `attention.temperature_scale` = s ≠ 0, q of the token at position p is multiplied by 1 + s · ln(⌊p / n⌋ + 1)
+ * after rope, n being `rope.scaling.original_context_length` (default: the training context), which must then be
+ * non-zero. Optional FFN biases (never published for Ministral 3) are not read.
  */
 
 import { LlmError } from '../../errors.js';
@@ -11,7 +12,7 @@ import { archOptions, modelMetadata, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
 
-const options = archOptions();
+const options = archOptions({ yarnKeys: true });
 
 /** mistral3. */
 export const mistral3: Architecture = {

@@ -10,6 +10,7 @@
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+import { requireSquareAttention } from './square-attention.js';
 
 const options = archOptions({
   ropeKind: 'neox',
@@ -23,7 +24,7 @@ const options = archOptions({
 export const olmo2: Architecture = {
   name: 'olmo2',
   config(meta) {
-    const base = readStandardConfig(meta, 'olmo2', options);
+    const base = requireSquareAttention(readStandardConfig(meta, 'olmo2', options));
     const r = modelMetadata(meta, 'olmo2');
     const slidingWindow = r.boundedCount(
       r.archKey('attention.sliding_window'),

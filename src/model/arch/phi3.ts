@@ -5,13 +5,14 @@
 
 import { archOptions, readStandardConfig } from '../config.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
+import { requireSquareAttention } from './square-attention.js';
 
 const options = archOptions({ ropeKind: 'neox', fusedQkv: true, fusedGateUp: true });
 
 /** phi3. */
 export const phi3: Architecture = {
   name: 'phi3',
-  config: (meta) => readStandardConfig(meta, 'phi3', options),
+  config: (meta) => requireSquareAttention(readStandardConfig(meta, 'phi3', options)),
   tensors: LLAMA_CPP_TENSOR_NAMES,
   options,
 };
