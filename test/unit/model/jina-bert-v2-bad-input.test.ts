@@ -1,7 +1,7 @@
 /**
  * jina-bert-v2: ggml's ALiBi slopes (`backend/alibi.ts`, also for a head count that is not a power of two), and its
- * hostile headers — a missing or wrongly shaped tensor is `gguf-invalid` naming it, an `attn_norm_2` (not supported)
- * is `unsupported-arch` naming it, a missing LayerNorm epsilon names the key.
+ * hostile headers — a missing or wrongly shaped tensor is `gguf-invalid` naming it (also the optional `attn_norm_2`
+ * of jina-embeddings-v2-base-code, loaded since the embeddings sweep), a missing LayerNorm epsilon names the key.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -50,17 +50,21 @@ describe('jina-bert-v2 bad input', () => {
     }
   });
 
-  it('attn_norm_2 is unsupported-arch naming it; no LayerNorm epsilon names the key', async () => {
+  it('an attn_norm_2 of the wrong shape names it; no LayerNorm epsilon names the key', async () => {
     const norm2 = await load({
-      tensors: (f) => ({
-        ...f,
-        tensors: [
-          ...f.tensors,
-          { ...f.tensors.find((t) => t.name === 'blk.0.attn_output_norm.weight')!, name: 'blk.0.attn_norm_2.weight' },
-        ],
-      }),
+      tensors: (f) =>
+        reshapedTensor(
+          'blk.0.attn_norm_2.weight',
+          [7],
+        )({
+          ...f,
+          tensors: [
+            ...f.tensors,
+            { ...f.tensors.find((t) => t.name === 'blk.0.attn_output_norm.weight')!, name: 'blk.0.attn_norm_2.weight' },
+          ],
+        }),
     });
-    expect(norm2.code).toBe('unsupported-arch');
+    expect(norm2.code).toBe('gguf-invalid');
     expect(norm2.message).toContain('blk.0.attn_norm_2.weight');
     const eps = await load({ meta: { 'jina-bert-v2.attention.layer_norm_epsilon': undefined } });
     expect(eps.code).toBe('gguf-invalid');
