@@ -63,6 +63,11 @@ export interface ChatFormatter {
   /** The template renders its `tools` variable (else the engine uses a generic tool prompt). */
   readonly supportsTools?: boolean;
   /**
+   * The template renders a second call of an assistant message: `parallel_tool_calls` defaults to this, as in
+   * llama.cpp's server (false with the generic tool prompt).
+   */
+  readonly supportsParallelToolCalls?: boolean;
+  /**
    * Builds the prompt; with `maxPromptTokens`, the oldest whole turns are dropped to fit (the system message and
    * the last turn are kept; when even they do not fit: `LlmError('context-overflow')`).
    */
@@ -85,9 +90,12 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
   let fallbackReason: string | undefined;
   let thinking = false;
   let supportsTools = false;
+  let supportsParallel = false;
   try {
     const compiled = compileTemplate(text);
-    supportsTools = templateCaps(compiled).supportsTools;
+    const caps = templateCaps(compiled);
+    supportsTools = caps.supportsTools;
+    supportsParallel = caps.supportsTools && caps.supportsParallelToolCalls;
     thinking = templateSupportsThinking(compiled);
   } catch (e) {
     if (options.fallback !== 'chatml' || !isLlmError(e, 'template')) throw e;
@@ -100,6 +108,7 @@ export function createChatFormatter(tokenizer: Tokenizer, options: ChatFormatter
     reasoningFormat: detectReasoningFormat(text, thinking),
     templateText: text,
     supportsTools: fallbackReason === undefined && supportsTools,
+    supportsParallelToolCalls: fallbackReason === undefined && supportsParallel,
     build(messages, maxPromptTokens, extras = {}) {
       const kwargs = validateChatTemplateKwargs(extras.chatTemplateKwargs);
       const p = buildPrompt(messages, {

@@ -327,7 +327,8 @@ export class LocalEngine implements Engine {
         : req.chat_template_kwargs;
     // Tools: the template's own syntax when it renders tools, else the generic prompt and the Hermes syntax.
     const chatFmt = this.parts.chat;
-    const toolSpec = norm.tools;
+    const parallel = req.parallel_tool_calls ?? chatFmt.supportsParallelToolCalls === true; // llama.cpp's default
+    const toolSpec = norm.tools && { ...norm.tools, parallel };
     const read = toolSpec ? await loadToolCallReader() : undefined; // the tool-call chunk
     const toolFormat: ToolCallFormat | undefined = read
       ? chatFmt.supportsTools

@@ -130,13 +130,20 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     name: 'head count × key_length ≠ attn_q rows',
     code: 'gguf-invalid',
     message: /head_count.*query rows.*attn_q/,
-    edit: (m) => set(m, 'llama.attention.key_length', 16, U32),
+    // rope.dimension_count follows the new head size, or the whole-head rope check (llama.cpp's "invalid n_rot") fires first.
+    edit: (m) => {
+      set(m, 'llama.attention.key_length', 16, U32);
+      set(m, 'llama.rope.dimension_count', 16, U32);
+    },
   },
   {
     name: 'embedding_length ≠ token_embd',
     code: 'gguf-invalid',
     message: /'llama\.embedding_length' is 128/,
-    edit: (m) => set(m, 'llama.embedding_length', 128, U32),
+    edit: (m) => {
+      set(m, 'llama.embedding_length', 128, U32);
+      set(m, 'llama.rope.dimension_count', 16, U32); // the head size 128 / 8 heads, as above
+    },
   },
   {
     name: 'feed_forward_length ≠ ffn_down',

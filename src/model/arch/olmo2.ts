@@ -10,7 +10,7 @@
 import { archOptions, modelMetadata, readSlidingLayers, readStandardConfig } from '../config.js';
 import { MODEL_LIMITS } from '../model-limits.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
-import { requireSquareAttention } from './square-attention.js';
+import { requireSquareAttention } from '../square-attention.js';
 
 const options = archOptions({
   ropeKind: 'neox',

@@ -2,7 +2,7 @@
 
 import { archOptions, readStandardConfig } from '../config.js';
 import { LLAMA_CPP_TENSOR_NAMES, type Architecture } from './architecture.js';
-import { requireSquareAttention } from './square-attention.js';
+import { requireSquareAttention } from '../square-attention.js';
 
 const options = archOptions({ ropeKind: 'neox' });
 

@@ -4,8 +4,8 @@
  * "wrong shape"; so does this, naming the keys instead of loading a model llama.cpp cannot run.
  */
 
-import { LlmError } from '../../errors.js';
-import type { ModelConfig } from '../config.js';
+import { LlmError } from '../errors.js';
+import type { ModelConfig } from './config.js';
 
 /** Returns `c` when every layer's heads × head size is n_embd; otherwise throws `gguf-invalid` naming the keys. */
 export function requireSquareAttention(c: ModelConfig): ModelConfig {
