@@ -22,13 +22,17 @@ import { scales4 } from './gemv-stored-rows4';
   }
 }
 
-/** acc + d·(dx·(16·Σ H·x + Σ L·x) − 128·s_x) for one token; l*, h*: the block's 8 chunks' low and high nibbles. */
+/**
+ * acc + d·(dx·(16·Σ H·x + Σ L·x) − 128·s_x) for one token; l*, h*: the block's 8 chunks' low and high nibbles (in the
+ * relaxed-dot build l* are the whole stored bytes and the step is q8TokenDot's).
+ */
 // @ts-ignore: decorator
 @inline function q8Token(
   acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, l4: v128, l5: v128, l6: v128, l7: v128,
   h0: v128, h1: v128, h2: v128, h3: v128, h4: v128, h5: v128, h6: v128, h7: v128,
   d: v128, xb: usize, dx: usize, sx: usize,
 ): v128 {
+  if (USE_DOT_ADD) return q8TokenDot(acc, l0, l1, l2, l3, l4, l5, l6, l7, d, xb, dx, sx);
   // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
   let x = v128.load32_splat(xb);
   let sl = i16x8.relaxed_dot_i8x16_i7x16_s(x, l0);
@@ -59,6 +63,12 @@ import { scales4 } from './gemv-stored-rows4';
   return fmaF32x4(acc, t, d);
 }
 
+/** The low nibbles of `v`, or in the relaxed-dot build all of `v` (q8TokenDot's operand). */
+// @ts-ignore: decorator
+@inline function lowOrAll(v: v128, mask: v128): v128 {
+  return USE_DOT_ADD ? v : v128.and(v, mask);
+}
+
 /**
  * The relaxed-dot build's token step (simd-dot.ts USE_DOT_ADD: loaded only where the dot-add is x86's `vpdpbusd`,
  * whose second operand is an unsigned byte — exact for u = w + 128 in 0…255, so no nibble planes): Σ u·x in eight
@@ -82,38 +92,6 @@ import { scales4 } from './gemv-stored-rows4';
   return fmaF32x4(acc, t, d);
 }
 
-/** tile() of the relaxed-dot build: the stored bytes u are the dot-add's operand as they are. */
-// @ts-ignore: decorator
-@inline function tileDot(
-  wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
-): void {
-  const xd = x0 + <usize>k;
-  const xs = xd + (<usize>nb << 2);
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const so = <usize>b << 2;
-    const pb = wg + <usize>b * 136;
-    const d = scales4(pb);
-    const u0 = v128.load(pb, 8), u1 = v128.load(pb, 24), u2 = v128.load(pb, 40), u3 = v128.load(pb, 56);
-    const u4 = v128.load(pb, 72), u5 = v128.load(pb, 88), u6 = v128.load(pb, 104), u7 = v128.load(pb, 120);
-    const xo = <usize>b << 5;
-    a0 = q8TokenDot(a0, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + xo, xd + so, xs + so);
-    if (nTok >= 4) {
-      a1 = q8TokenDot(a1, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + xrb + xo, xd + xrb + so, xs + xrb + so);
-      a2 = q8TokenDot(a2, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 2 * xrb + xo, xd + 2 * xrb + so, xs + 2 * xrb + so);
-      a3 = q8TokenDot(a3, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 3 * xrb + xo, xd + 3 * xrb + so, xs + 3 * xrb + so);
-    }
-    if (nTok == 8) {
-      a4 = q8TokenDot(a4, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 4 * xrb + xo, xd + 4 * xrb + so, xs + 4 * xrb + so);
-      a5 = q8TokenDot(a5, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 5 * xrb + xo, xd + 5 * xrb + so, xs + 5 * xrb + so);
-      a6 = q8TokenDot(a6, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 6 * xrb + xo, xd + 6 * xrb + so, xs + 6 * xrb + so);
-      a7 = q8TokenDot(a7, u0, u1, u2, u3, u4, u5, u6, u7, d, x0 + 7 * xrb + xo, xd + 7 * xrb + so, xs + 7 * xrb + so);
-    }
-  }
-  storeTile(o, osb, nTok, masked, lo, hi, a0, a1, a2, a3, a4, a5, a6, a7);
-}
-
 /**
  * One tile: group `wg` · nTok (1, 4 or 8; a constant after inlining) tokens' Q8 rows from x0 (xrb apart) → out rows
  * o, o + osb, … (see gemv-stored-rows4.ts's tile).
@@ -122,10 +100,6 @@ import { scales4 } from './gemv-stored-rows4';
 @inline function tile(
   wg: usize, x0: usize, xrb: usize, nb: i32, k: i32, o: usize, osb: usize, nTok: i32, masked: bool, lo: i32, hi: i32,
 ): void {
-  if (USE_DOT_ADD) {
-    tileDot(wg, x0, xrb, nb, k, o, osb, nTok, masked, lo, hi);
-    return;
-  }
   const mask = i8x16.splat(0x0f);
   const xd = x0 + <usize>k;
   const xs = xd + (<usize>nb << 2);
@@ -137,8 +111,9 @@ import { scales4 } from './gemv-stored-rows4';
     const d = scales4(pb);
     const v0 = v128.load(pb, 8), v1 = v128.load(pb, 24), v2 = v128.load(pb, 40), v3 = v128.load(pb, 56);
     const v4 = v128.load(pb, 72), v5 = v128.load(pb, 88), v6 = v128.load(pb, 104), v7 = v128.load(pb, 120);
-    const l0 = v128.and(v0, mask), l1 = v128.and(v1, mask), l2 = v128.and(v2, mask), l3 = v128.and(v3, mask);
-    const l4 = v128.and(v4, mask), l5 = v128.and(v5, mask), l6 = v128.and(v6, mask), l7 = v128.and(v7, mask);
+    // The relaxed-dot build passes the stored bytes whole (q8Token); its unused high nibbles fold away.
+    const l0 = lowOrAll(v0, mask), l1 = lowOrAll(v1, mask), l2 = lowOrAll(v2, mask), l3 = lowOrAll(v3, mask);
+    const l4 = lowOrAll(v4, mask), l5 = lowOrAll(v5, mask), l6 = lowOrAll(v6, mask), l7 = lowOrAll(v7, mask);
     const h0 = hiNibbles(v0, mask), h1 = hiNibbles(v1, mask), h2 = hiNibbles(v2, mask), h3 = hiNibbles(v3, mask);
     const h4 = hiNibbles(v4, mask), h5 = hiNibbles(v5, mask), h6 = hiNibbles(v6, mask), h7 = hiNibbles(v7, mask);
     const xo = <usize>b << 5;
