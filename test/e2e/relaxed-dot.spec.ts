@@ -2,7 +2,7 @@
  * The relaxed-dot WASM kernel build in real Chromium (wasm/assembly/simd-dot.ts USE_DOT_ADD): where this Chromium
  * lowers `i32x4.relaxed_dot_i8x16_i7x16_add_s` to AVX-VNNI's `vpdpbusd` (src/backend/wasm/dot-add-probe.ts: 'fast'),
  * the build is what `createWasmOps` picks, and every quantized matmul it changes (Q8_0 stored bytes as the unsigned
- * operand, the Q4_0 tile, the K-quant dots) equals the relaxed-simd build's output bit for bit — rows off 4-row
+ * operand, the one-token Q4_K step, the shared dot helpers) equals the relaxed-simd build's output bit for bit — rows off 4-row
  * groups, token counts around the 1/4/8-token tiles, one and two threads. On a CPU without such a lowering the spec
  * checks that the build is not picked.
  */

@@ -7,7 +7,7 @@
 import { storeTile } from './rows4-driver';
 import { gemvSplat, X4_REC } from './splat-driver';
 import { scales4 } from './gemv-stored-rows4';
-import { fmaF32x4, hiNibbles, USE_DOT_ADD } from './simd-dot';
+import { fmaF32x4, hiNibbles } from './simd-dot';
 
 /** This kernel's tile for gemvSplat (splat-driver.ts). */
 @final class Tiles {
@@ -27,20 +27,6 @@ import { fmaF32x4, hiNibbles, USE_DOT_ADD } from './simd-dot';
   acc: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128, d: v128, r: usize,
   ones: v128,
 ): v128 {
-  if (USE_DOT_ADD) {
-    // Two chains of four dot-adds (the low and high nibbles) halve the dependency chain; the same i32 sums.
-    let sl = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r), l0, i32x4.splat(0));
-    let sh = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 64), h0, i32x4.splat(0));
-    sl = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 16), l1, sl);
-    sh = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 80), h1, sh);
-    sl = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 32), l2, sl);
-    sh = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 96), h2, sh);
-    sl = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 48), l3, sl);
-    sh = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(r, 112), h3, sh);
-    const qd = f32x4.convert_i32x4_s(i32x4.add(sl, sh));
-    const td = fmaF32x4(v128.load32_splat(r, 132), qd, v128.load32_splat(r, 128));
-    return fmaF32x4(acc, td, d);
-  }
   let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(r), l0);
   s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(r, 16), l1));
   s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(r, 32), l2));

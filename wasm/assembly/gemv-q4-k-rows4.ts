@@ -14,7 +14,7 @@
  */
 import { gemvRows4, storeTile } from './rows4-driver';
 import { kScales4 } from './f16-scales';
-import { fmaF32x4, USE_DOT_ADD } from './simd-dot';
+import { fmaF32x4 } from './simd-dot';
 import { tokenQ4K } from './gemv-q4-k-rows4-token';
 
 /** This kernel's tile for gemvRows4 (rows4-driver.ts). */
@@ -56,19 +56,6 @@ const GROUP_BLOCK: usize = 576;
   acc: v128, n0: v128, n1: v128, n2: v128, n3: v128, n4: v128, n5: v128, n6: v128, n7: v128,
   scd: v128, mnd: v128, xb: usize, dx: usize, sx: usize,
 ): v128 {
-  if (USE_DOT_ADD) {
-    // The relaxed-dot build (simd-dot.ts): two chains of four dot-adds, the same i32 sums as the i16 path below.
-    let s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb), n0, i32x4.splat(0));
-    let s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 16), n4, i32x4.splat(0));
-    s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 4), n1, s0);
-    s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 20), n5, s1);
-    s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 8), n2, s0);
-    s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 24), n6, s1);
-    s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 12), n3, s0);
-    s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb, 28), n7, s1);
-    const qd = f32x4.convert_i32x4_s(i32x4.add(s0, s1));
-    return fmaF32x4(fmaF32x4(acc, mnd, v128.load32_splat(sx)), qd, f32x4.mul(scd, v128.load32_splat(dx)));
-  }
   // Immediate load offsets (not `xb + 4`): V8 folds them into the address, an i32.add it cannot.
   let s = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), n0);
   s = i16x8.add(s, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), n1));
