@@ -10,7 +10,7 @@ import type { SplitPieces } from './regex-split.js';
 import { CpFlag, cpToLower } from './unicode.js';
 
 /** Han ideographs as llama.cpp's `unicode_cpt_is_han` lists them (CJK unified, extensions A–F, compatibility). */
-export function isHan(cp: number): boolean {
+function isHan(cp: number): boolean {
   return (
     (cp >= 0x4e00 && cp <= 0x9fff) ||
     (cp >= 0x3400 && cp <= 0x4dbf) ||

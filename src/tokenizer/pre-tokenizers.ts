@@ -16,22 +16,17 @@ export const RE_LLAMA3 =
 export const RE_LLAMA3_ORIGINAL =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-/** Kimi K2's marker regex: llama.cpp runs its Kimi scanner (kimi-k2-scanner.ts) for exactly this text. */
-export const RE_KIMI_K2 = '\\p{Han}+';
-/** AFMoE's marker regex: llama.cpp runs its digit-grouping scanner (digit-group-scanner.ts) for exactly this text. */
-export const RE_AFMOE_DIGITS = '\\p{AFMoE_digits}';
-/** tiny_aya's digit regex, for which llama.cpp runs the same digit-grouping scanner instead of the regex. */
-export const RE_TINY_AYA_DIGITS = '\\d{1,3}(?=(?:\\d{3})*\\b)';
-
-const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
+/** English contractions, case spelled out (llama.cpp's adaptation of `(?i:'s|'t|'re|'ve|'m|'ll|'d)`). */
+export const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 /** Qwen 2's split without the English contractions (ufakzeka: Turkish apostrophe suffixes stay with their word). */
-const RE_QWEN2_NO_CONTRACTIONS =
+export const RE_QWEN2_NO_CONTRACTIONS =
   '[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
-const RE_QWEN2 = `${CONTRACTIONS}|${RE_QWEN2_NO_CONTRACTIONS}`;
+/** Qwen 2's split. */
+export const RE_QWEN2 = `${CONTRACTIONS}|${RE_QWEN2_NO_CONTRACTIONS}`;
 const RE_QWEN35 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const RE_CJK = '[一-龥ࠀ-一가-퟿]+';
 /** Han (U+4E00–U+9FA5), hiragana and katakana runs (DeepSeek V3 and Spark 2.5). */
-const RE_HAN_KANA = '[一-龥぀-ゟ゠-ヿ]+';
+export const RE_HAN_KANA = '[一-龥぀-ゟ゠-ヿ]+';
 const RE_PORO = ' ?[^(\\s|.,!?…。，、।۔،)]+';
 
 /** What one `tokenizer.ggml.pre` value means. */
@@ -60,7 +55,8 @@ export interface PreTokenizerSpec {
   readonly mergesOptional: boolean;
 }
 
-interface Row {
+/** One table row: the names sharing a pre-tokenizer, its regexes and the flags that differ from the defaults. */
+export interface PreTokenizerRow {
   names: string[];
   regexes: string[];
   clean?: boolean;
@@ -89,40 +85,7 @@ const RE_GPT4O = `[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A
 /** GPT-4o's split with combining marks joining their letters (`[\p{L}\p{M}]` lookaheads): granite-embedding-97m-multilingual. */
 const RE_GRANITE_EMB_MULTI = RE_GPT4O.replaceAll('(?=[\\p{L}])', '(?=[\\p{L}\\p{M}])');
 
-/** GPT-4o's original letter words (upper-case run then lower-case run, or the reverse) with a contraction. */
-const RE_CASED_WORDS = `[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+${CONTRACTIONS}?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*${CONTRACTIONS}?`;
-const RE_CASED_TAIL = '| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
-
-/** MiniCPM 5: digits in threes first, then Qwen 2's split with whole digit runs. */
-const RE_MINICPM5 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
-
-/** EXAONE MoE: letters joined by single spaces make one pre-token ("superwords"); one newline per pre-token. */
-const RE_EXAONE_MOE = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+`;
-
-/** Jais 2: Llama 3's split with whitespace runs cut into powers of two (512 down to 4, then 1–2, then 1). */
-const RE_JAIS2 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|${[
-  512, 256, 128, 64, 32, 16, 8, 4,
-]
-  .map((n) => `\\s{${n}}(?!\\S)`)
-  .join('|')}|\\s{1,2}(?!\\S)|\\s{1}`;
-
-/** Youtu: Korean, CJK punctuation, bopomofo and Han/kana runs first (the literal classes as llama.cpp has them). */
-const RE_YOUTU_CJK =
-  '[\uac00-\ud7a3\u3131-\u318e]+|[\uff01\u2026\u201c\u201d\u2018\u2019\u2014\uff1a\uff1b\uff0c\u3001-\u303f\ufe30-\ufe4f]+|[\u3105-\u312f]+|[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+';
-
-/**
- * AFMoE's CJK and South-East Asian runs. The third range starts at U+8C48 (豈 as a unified ideograph), not U+F900
- * (its compatibility twin) as intended: llama.cpp's class is kept as it is, so it also covers Hangul and private use.
- */
-const RE_AFMOE_ASIAN =
-  '[\u4e00-\u9fff\u3400-\u4dbf\u8c48-\ufaff\u3040-\u309f\u30a0-\u30ff\uff65-\uff9f\u2f00-\u2fdf\u0e40-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f\uaa60-\uaa7f\ua9e0-\ua9ff\uac00-\ud7af\u1100-\u11ff]+';
-
-/** DeepSeek V3's letters-and-punctuation split; `newlines` is what follows a punctuation run and the newline branch. */
-function deepseekStyle(afterPunct: string, newlines: string): string {
-  return `[!"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_\`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+${afterPunct}|${newlines}|\\s+(?!\\S)|\\s+`;
-}
-
-const ROWS: Row[] = [
+const ROWS: PreTokenizerRow[] = [
   { names: ['default'], regexes: ['[\\p{P}\\$\\+<=>\\^~\\|]+', RE_GPT2, '\\p{N}+', '[0-9][0-9][0-9]'] },
   {
     names: ['llama3', 'llama-v3', 'llama-bpe', 'falcon3', 'falcon-h1', 'pixtral', 'midm-2.0', 'lfm2', 'jina-v5-nano'],
@@ -194,36 +157,6 @@ const ROWS: Row[] = [
   { names: ['sarvam-moe'], regexes: ['[^\\n]+|[\\n]+'], spmStyle: true, clean: false },
   // jina-embeddings-v2-base-zh: whitespace-separated words, merges on raw UTF-8, no lower-casing unless the file says.
   { names: ['whitespace'], regexes: ['\\S+'], rawBytes: true, noLowercase: true },
-  { names: ['minicpm5'], regexes: ['\\p{N}{1,3}', RE_MINICPM5], ignoreMerges: true },
-  { names: ['jais-2'], regexes: [RE_JAIS2] },
-  { names: ['exaone-moe'], regexes: [RE_EXAONE_MOE] },
-  { names: ['ufakzeka'], regexes: [RE_QWEN2_NO_CONTRACTIONS], clean: false },
-  { names: ['laguna'], regexes: ['[^\\n]+|[\\n]+', RE_QWEN2], clean: false },
-  {
-    names: ['spark2_5'],
-    regexes: ['\\p{N}{1,3}', RE_HAN_KANA, deepseekStyle('', '[\\r\\n]'), '\\p{N}'],
-    clean: false,
-  },
-  {
-    names: ['afmoe'],
-    regexes: [RE_AFMOE_DIGITS, RE_AFMOE_ASIAN, deepseekStyle('[\\r\\n]*', '\\s*[\\r\\n]+')],
-    clean: false,
-  },
-  {
-    names: ['youtu'],
-    regexes: [RE_YOUTU_CJK, `${RE_CASED_WORDS}|\\p{N}${RE_CASED_TAIL}`],
-    clean: false,
-    ignoreMerges: true,
-  },
-  {
-    names: ['tiny_aya', 'cohere2moe'],
-    regexes: [RE_TINY_AYA_DIGITS, `${RE_CASED_WORDS}|\\p{N}{1,3}${RE_CASED_TAIL}`],
-    clean: false,
-  },
-  // Whole runs of non-digits stay one pre-token, so merges may span words; digit runs are cut in threes from the end.
-  { names: ['superbpe'], regexes: ['\\p{N}+', '(?=(\\d{3})+(?!\\d))'], clean: false },
-  // Kimi K2 vocabularies may come without merges (tiktoken ranks): llama.cpp loads them and merges nothing.
-  { names: ['kimi-k2'], regexes: [RE_KIMI_K2], clean: false, mergesOptional: true },
   {
     names: ['seed-coder'],
     regexes: [
@@ -233,9 +166,11 @@ const ROWS: Row[] = [
   },
 ];
 
-const BY_NAME: ReadonlyMap<string, PreTokenizerSpec> = (() => {
-  const map = new Map<string, PreTokenizerSpec>();
-  for (const row of ROWS) {
+const BY_NAME = new Map<string, PreTokenizerSpec>();
+
+/** Adds table rows (the core table below; the rarer names from rare-pre-tokenizers.ts once that chunk loads). */
+export function addPreTokenizers(rows: readonly PreTokenizerRow[]): void {
+  for (const row of rows) {
     const spec: PreTokenizerSpec = {
       regexes: row.regexes,
       cleanSpaces: row.clean ?? true,
@@ -249,13 +184,37 @@ const BY_NAME: ReadonlyMap<string, PreTokenizerSpec> = (() => {
       gemma4: row.gemma4 ?? false,
       mergesOptional: row.mergesOptional ?? false,
     };
-    for (const name of row.names) map.set(name, spec);
+    for (const name of row.names) BY_NAME.set(name, spec);
   }
-  return map;
-})();
+}
+addPreTokenizers(ROWS);
+
+/**
+ * Names whose rows (and the scanners some of them need) live in the lazy tokenizer chunk with the rarer vocabulary
+ * types (fragment-encoders.ts), to keep the core bundle small: `loadTokenizer` awaits that chunk for them.
+ */
+const LAZY_NAMES: readonly string[] = [
+  'afmoe',
+  'cohere2moe',
+  'exaone-moe',
+  'jais-2',
+  'kimi-k2',
+  'laguna',
+  'minicpm5',
+  'spark2_5',
+  'superbpe',
+  'tiny_aya',
+  'ufakzeka',
+  'youtu',
+];
+
+/** Whether a `tokenizer.ggml.pre` value's row is in the lazy chunk (await `loadFragmentEncoders` first). */
+export function isLazyPreTokenizer(pre: unknown): boolean {
+  return typeof pre === 'string' && LAZY_NAMES.includes(pre);
+}
 
 /** Every supported `tokenizer.ggml.pre` value. */
-export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys()];
+export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys(), ...LAZY_NAMES];
 
 /**
  * The pre-tokenizer for a `tokenizer.ggml.pre` value ('' or absent means llama.cpp's 'default'). An unknown value is
@@ -263,6 +222,13 @@ export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys()];
  */
 export function getPreTokenizer(pre: string): PreTokenizerSpec {
   const spec = BY_NAME.get(pre === '' ? 'default' : pre);
+  if (!spec && LAZY_NAMES.includes(pre)) {
+    throw new LlmError(
+      'tokenizer',
+      `creating the BPE tokenizer: pre-tokenizer '${pre}' is in the lazy tokenizer chunk, not loaded yet; use loadTokenizer (or await loadFragmentEncoders() before createTokenizer)`,
+      { details: { pre } },
+    );
+  }
   if (!spec) {
     throw new LlmError(
       'tokenizer',

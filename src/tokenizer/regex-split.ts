@@ -11,16 +11,7 @@
  */
 
 import { LlmError } from '../errors.js';
-import { digitGroupScanner } from './digit-group-scanner.js';
-import { kimiK2Scanner } from './kimi-k2-scanner.js';
-import {
-  RE_AFMOE_DIGITS,
-  RE_GPT2,
-  RE_KIMI_K2,
-  RE_LLAMA3,
-  RE_LLAMA3_ORIGINAL,
-  RE_TINY_AYA_DIGITS,
-} from './pre-tokenizers.js';
+import { RE_GPT2, RE_LLAMA3, RE_LLAMA3_ORIGINAL } from './pre-tokenizers.js';
 import { CpFlag, cpToLower, fillFlags } from './unicode.js';
 
 /** Pre-tokenized text: `cps` code points, split into consecutive runs of `lengths[i]` code points. */
@@ -34,7 +25,8 @@ export interface SplitPieces {
 }
 
 type Pieces = SplitPieces;
-type Engine = (p: Pieces) => number[];
+/** Splits every current piece; returns the new piece lengths in code points. */
+type Engine = (p: SplitPieces) => number[];
 
 const CATEGORY_CLASSES: ReadonlyArray<[string, number, string]> = [
   // [\p{…} text, stand-in char code, the ASCII members llama.cpp lists for that category]
@@ -371,14 +363,16 @@ function llama3Engine(p: Pieces): number[] {
 }
 
 /** Regexes llama.cpp recognises by their exact text and runs a hand-written scanner for instead. */
-const SCANNERS: ReadonlyMap<string, Engine> = new Map([
+const SCANNERS = new Map<string, Engine>([
   [RE_GPT2, gpt2Engine],
   [RE_LLAMA3, llama3Engine],
   [RE_LLAMA3_ORIGINAL, llama3Engine],
-  [RE_KIMI_K2, kimiK2Scanner],
-  [RE_AFMOE_DIGITS, digitGroupScanner],
-  [RE_TINY_AYA_DIGITS, digitGroupScanner],
 ]);
+
+/** Adds scanners keyed by regex text (the lazy chunk's: Kimi K2, digit groups). */
+export function registerSplitScanners(entries: readonly (readonly [string, Engine])[]): void {
+  for (const [regex, scanner] of entries) SCANNERS.set(regex, scanner);
+}
 
 function compileEngine(src: string): Engine {
   const scanner = SCANNERS.get(src);

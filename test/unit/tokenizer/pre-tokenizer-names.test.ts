@@ -5,13 +5,14 @@
  * metadata edited at test time; for one Kimi K2 set the merges dropped too, as tiktoken-converted Kimi files come) in
  * test/fixtures/tokenizers/pre-tokenizer-names.json: the cases where the name's ids differ from the vocabulary's own
  * pre-tokenizer (digit grouping from the end, Han / kana / Hangul / Thai runs, cased words collapsed, superwords,
- * whitespace cascades, contractions kept or dropped) and clean_spaces in detokenization.
+ * whitespace cascades, contractions kept or dropped) and clean_spaces in detokenization. Their rows live in the lazy
+ * tokenizer chunk, which `loadTokenizer` awaits.
  */
 
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GgufValue } from '../../../src/gguf/types.js';
-import { createTokenizer } from '../../../src/tokenizer/index.js';
+import { loadTokenizer } from '../../../src/tokenizer/index.js';
 import { sharedPath } from '../../helpers/shared-path.js';
 import { loadMetadata } from './vocab-fixtures.js';
 
@@ -37,10 +38,20 @@ async function relabelled(set: RecordedSet): Promise<Record<string, GgufValue>> 
 }
 
 describe('pre-tokenizer names llama.cpp knows', () => {
+  it('needs the lazy chunk: createTokenizer refuses before it loads, loadTokenizer loads it', async () => {
+    const set = recorded.sets[0];
+    vi.resetModules(); // a fresh module graph, as a page has before anything loaded the chunk
+    const fresh = await import('../../../src/tokenizer/index.js');
+    const meta = await relabelled(set);
+    expect(() => fresh.createTokenizer(meta)).toThrow(/lazy tokenizer chunk.*loadTokenizer/);
+    const tk = await fresh.loadTokenizer(meta);
+    expect(tk.encode(set.cases[0].text)).toEqual(set.cases[0].ids);
+  });
+
   for (const set of recorded.sets) {
     const label = `${set.pre} on ${set.vocab}${set.dropMerges ? ' without merges' : ''}`;
     it(`${label}: llama.cpp's ids and detokenized text`, async () => {
-      const tk = createTokenizer(await relabelled(set));
+      const tk = await loadTokenizer(await relabelled(set));
       for (const c of set.cases) {
         const opts = { addSpecial: c.parseSpecial, parseSpecial: c.parseSpecial };
         expect(tk.encode(c.text, opts), JSON.stringify(c.text)).toEqual(c.ids);
@@ -51,7 +62,7 @@ describe('pre-tokenizer names llama.cpp knows', () => {
 
   it('still refuses a name llama.cpp does not know, and merges stay required for other names', async () => {
     const meta = await relabelled({ vocab: 'ggml-vocab-qwen2.gguf', pre: 'no-such-pre', cases: [], detok: [] });
-    expect(() => createTokenizer(meta)).toThrow(/unknown pre-tokenizer/);
+    await expect(loadTokenizer(meta)).rejects.toThrow(/unknown pre-tokenizer/);
     const noMerges = await relabelled({
       vocab: 'ggml-vocab-qwen2.gguf',
       pre: 'laguna',
@@ -59,6 +70,6 @@ describe('pre-tokenizer names llama.cpp knows', () => {
       cases: [],
       detok: [],
     });
-    expect(() => createTokenizer(noMerges)).toThrow(/merges/);
+    await expect(loadTokenizer(noMerges)).rejects.toThrow(/merges/);
   });
 });
