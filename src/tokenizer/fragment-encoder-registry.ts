@@ -26,11 +26,15 @@ export function isLazyVocabType(type: VocabType): type is LazyVocabType {
 type Constructors = Readonly<Record<LazyVocabType, (vocab: Vocab) => FragmentEncoder>>;
 let constructors: Constructors | null = null;
 
-/** Imports the rarer vocabulary types' encoders (once). @throws LlmError('network') when the chunk cannot load. */
+/** Imports the rarer vocabulary types' encoders and BPE pre-tokenizers (once). @throws LlmError('network') when the chunk cannot load. */
 export async function loadFragmentEncoders(): Promise<void> {
-  constructors ??= (
-    await loadChunk('tokenizer (WordPiece, unigram, RWKV, PLaMo-2)', () => import('./fragment-encoders.js'))
-  ).FRAGMENT_ENCODERS;
+  if (constructors) return;
+  const chunk = await loadChunk(
+    'tokenizer (WordPiece, unigram, RWKV, PLaMo-2, rarer BPE pre-tokenizers)',
+    () => import('./fragment-encoders.js'),
+  );
+  chunk.installRarePreTokenizers();
+  constructors = chunk.FRAGMENT_ENCODERS;
 }
 
 /** The encoder of a lazily loaded vocabulary type; `LlmError('tokenizer')` when its chunk is not loaded yet. */

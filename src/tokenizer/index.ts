@@ -9,6 +9,7 @@
 import type { GgufValue } from '../gguf/types.js';
 import { isLazyVocabType, loadFragmentEncoders } from './fragment-encoder-registry.js';
 import { readStringArray } from './metadata-reader.js';
+import { isLazyPreTokenizer } from './pre-tokenizers.js';
 import { VocabTokenizer } from './vocab-tokenizer.js';
 import { Vocab } from './vocab.js';
 
@@ -19,7 +20,8 @@ export { PRE_TOKENIZER_NAMES } from './pre-tokenizers.js';
 /**
  * Creates the tokenizer described by GGUF metadata. Throws `LlmError('tokenizer')` for a missing or malformed
  * vocabulary, an unsupported vocabulary type or an unknown BPE pre-tokenizer, and for a WordPiece, unigram, RWKV or
- * PLaMo-2 vocabulary before `loadFragmentEncoders()` has run (`loadTokenizer` awaits it).
+ * PLaMo-2 vocabulary, or one of the rarer BPE pre-tokenizers, before `loadFragmentEncoders()` has run (`loadTokenizer`
+ * awaits it).
  *
  * @example
  * const { metadata } = await parseGguf(source);
@@ -31,11 +33,13 @@ export function createTokenizer(metadata: Readonly<Record<string, GgufValue>>): 
 }
 
 /**
- * `createTokenizer` after importing what the vocabulary needs: the WordPiece, unigram, RWKV and PLaMo-2 encoders are
- * a separate chunk (fragment-encoders.ts) that SPM and BPE vocabularies never fetch. Also throws
+ * `createTokenizer` after importing what the vocabulary needs: the WordPiece, unigram, RWKV and PLaMo-2 encoders and
+ * the rarer BPE pre-tokenizers are a separate chunk (fragment-encoders.ts) that common SPM and BPE vocabularies never
+ * fetch. Also throws
  * `LlmError('network')` when that chunk cannot be fetched.
  */
 export async function loadTokenizer(metadata: Readonly<Record<string, GgufValue>>): Promise<VocabTokenizer> {
+  if (isLazyPreTokenizer(metadata['tokenizer.ggml.pre'])) await loadFragmentEncoders();
   const vocab = new Vocab(metadata);
   if (isLazyVocabType(vocab.type)) await loadFragmentEncoders();
   return tokenizerOf(vocab, metadata);

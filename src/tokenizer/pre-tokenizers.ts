@@ -2,7 +2,7 @@
  * BPE pre-tokenizers by `tokenizer.ggml.pre`: the split regexes llama.cpp applies (in order) before merging, and the
  * vocabulary flags each one implies. One table, keyed by data (llama.cpp src/llama-vocab.cpp, `llm_tokenizer_bpe` and
  * `llama_vocab::impl::load`). The regexes are llama.cpp's adapted forms, verbatim, because the splitter recognises
- * two of them by their exact text and runs hand-written scanners for them, as llama.cpp does.
+ * some of them by their exact text and runs hand-written scanners for them, as llama.cpp does.
  */
 
 import { LlmError } from '../errors.js';
@@ -16,10 +16,17 @@ export const RE_LLAMA3 =
 export const RE_LLAMA3_ORIGINAL =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
-const RE_QWEN2 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
+/** English contractions, case spelled out (llama.cpp's adaptation of `(?i:'s|'t|'re|'ve|'m|'ll|'d)`). */
+export const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
+/** Qwen 2's split without the English contractions (ufakzeka: Turkish apostrophe suffixes stay with their word). */
+export const RE_QWEN2_NO_CONTRACTIONS =
+  '[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
+/** Qwen 2's split. */
+export const RE_QWEN2 = `${CONTRACTIONS}|${RE_QWEN2_NO_CONTRACTIONS}`;
 const RE_QWEN35 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const RE_CJK = '[一-龥ࠀ-一가-퟿]+';
+/** Han (U+4E00–U+9FA5), hiragana and katakana runs (DeepSeek V3 and Spark 2.5). */
+export const RE_HAN_KANA = '[一-龥぀-ゟ゠-ヿ]+';
 const RE_PORO = ' ?[^(\\s|.,!?…。，、।۔،)]+';
 
 /** What one `tokenizer.ggml.pre` value means. */
@@ -44,9 +51,12 @@ export interface PreTokenizerSpec {
   readonly lowercase: boolean;
   /** Gemma 4's fixes: `add_bos` forced on whatever the file says; a newline-only pre-token that is a token stays whole. */
   readonly gemma4: boolean;
+  /** `tokenizer.ggml.merges` may be absent (Kimi K2): the vocabulary then merges nothing. */
+  readonly mergesOptional: boolean;
 }
 
-interface Row {
+/** One table row: the names sharing a pre-tokenizer, its regexes and the flags that differ from the defaults. */
+export interface PreTokenizerRow {
   names: string[];
   regexes: string[];
   clean?: boolean;
@@ -58,6 +68,7 @@ interface Row {
   rawBytes?: boolean;
   noLowercase?: boolean;
   gemma4?: boolean;
+  mergesOptional?: boolean;
 }
 
 const RE_DEEPSEEK_LLM_LETTERS =
@@ -74,7 +85,7 @@ const RE_GPT4O = `[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A
 /** GPT-4o's split with combining marks joining their letters (`[\p{L}\p{M}]` lookaheads): granite-embedding-97m-multilingual. */
 const RE_GRANITE_EMB_MULTI = RE_GPT4O.replaceAll('(?=[\\p{L}])', '(?=[\\p{L}\\p{M}])');
 
-const ROWS: Row[] = [
+const ROWS: PreTokenizerRow[] = [
   { names: ['default'], regexes: ['[\\p{P}\\$\\+<=>\\^~\\|]+', RE_GPT2, '\\p{N}+', '[0-9][0-9][0-9]'] },
   {
     names: ['llama3', 'llama-v3', 'llama-bpe', 'falcon3', 'falcon-h1', 'pixtral', 'midm-2.0', 'lfm2', 'jina-v5-nano'],
@@ -92,7 +103,7 @@ const ROWS: Row[] = [
   { names: ['deepseek-coder'], regexes: ['[\r\n]', '\\s?\\p{L}+', '\\s?\\p{P}+', RE_CJK, '\\p{N}'], clean: false },
   {
     names: ['deepseek-v3', 'hunyuan-dense', 'joyai-llm', 'hy_v4'],
-    regexes: ['\\p{N}{1,3}', '[一-龥぀-ゟ゠-ヿ]+', RE_DEEPSEEK3],
+    regexes: ['\\p{N}{1,3}', RE_HAN_KANA, RE_DEEPSEEK3],
     clean: false,
   },
   {
@@ -155,9 +166,11 @@ const ROWS: Row[] = [
   },
 ];
 
-const BY_NAME: ReadonlyMap<string, PreTokenizerSpec> = (() => {
-  const map = new Map<string, PreTokenizerSpec>();
-  for (const row of ROWS) {
+const BY_NAME = new Map<string, PreTokenizerSpec>();
+
+/** Adds table rows (the core table below; the rarer names from rare-pre-tokenizers.ts once that chunk loads). */
+export function addPreTokenizers(rows: readonly PreTokenizerRow[]): void {
+  for (const row of rows) {
     const spec: PreTokenizerSpec = {
       regexes: row.regexes,
       cleanSpaces: row.clean ?? true,
@@ -169,14 +182,39 @@ const BY_NAME: ReadonlyMap<string, PreTokenizerSpec> = (() => {
       byteEncode: !(row.spmStyle ?? row.rawBytes ?? false),
       lowercase: !(row.noLowercase ?? false),
       gemma4: row.gemma4 ?? false,
+      mergesOptional: row.mergesOptional ?? false,
     };
-    for (const name of row.names) map.set(name, spec);
+    for (const name of row.names) BY_NAME.set(name, spec);
   }
-  return map;
-})();
+}
+addPreTokenizers(ROWS);
+
+/**
+ * Names whose rows (and the scanners some of them need) live in the lazy tokenizer chunk with the rarer vocabulary
+ * types (fragment-encoders.ts), to keep the core bundle small: `loadTokenizer` awaits that chunk for them.
+ */
+const LAZY_NAMES: readonly string[] = [
+  'afmoe',
+  'cohere2moe',
+  'exaone-moe',
+  'jais-2',
+  'kimi-k2',
+  'laguna',
+  'minicpm5',
+  'spark2_5',
+  'superbpe',
+  'tiny_aya',
+  'ufakzeka',
+  'youtu',
+];
+
+/** Whether a `tokenizer.ggml.pre` value's row is in the lazy chunk (await `loadFragmentEncoders` first). */
+export function isLazyPreTokenizer(pre: unknown): boolean {
+  return typeof pre === 'string' && LAZY_NAMES.includes(pre);
+}
 
 /** Every supported `tokenizer.ggml.pre` value. */
-export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys()];
+export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys(), ...LAZY_NAMES];
 
 /**
  * The pre-tokenizer for a `tokenizer.ggml.pre` value ('' or absent means llama.cpp's 'default'). An unknown value is
@@ -184,6 +222,13 @@ export const PRE_TOKENIZER_NAMES: readonly string[] = [...BY_NAME.keys()];
  */
 export function getPreTokenizer(pre: string): PreTokenizerSpec {
   const spec = BY_NAME.get(pre === '' ? 'default' : pre);
+  if (!spec && LAZY_NAMES.includes(pre)) {
+    throw new LlmError(
+      'tokenizer',
+      `creating the BPE tokenizer: pre-tokenizer '${pre}' is in the lazy tokenizer chunk, not loaded yet; use loadTokenizer (or await loadFragmentEncoders() before createTokenizer)`,
+      { details: { pre } },
+    );
+  }
   if (!spec) {
     throw new LlmError(
       'tokenizer',

@@ -1,9 +1,11 @@
 /**
  * Splits text into pre-tokens exactly as llama.cpp's `unicode_regex_split` does. Each regex splits the pieces left by
- * the previous one; text a regex does not match stays as its own piece. Three engines, chosen per regex as llama.cpp
- * chooses: hand-written scanners for the GPT-2 and Llama 3 regexes; for regexes with `\p{…}` classes, a "collapsed"
- * string (one character per code point, non-ASCII code points replaced by a stand-in for their category) matched
- * with the class rewritten to those stand-ins; otherwise a code-point regex with non-ASCII whitespace as U+000B.
+ * the previous one; text a regex does not match stays as its own piece, and an empty match cuts where it stands.
+ * Three engines, chosen per regex as llama.cpp chooses: hand-written scanners for the regexes it recognises by their
+ * text (GPT-2, Llama 3, Kimi K2's `\p{Han}+`, the AFMoE / tiny_aya digit groups); for regexes with `\p{…}` classes,
+ * a "collapsed" string (one character per code point, non-ASCII code points replaced by a stand-in for their
+ * category) matched with the class rewritten to those stand-ins; otherwise a code-point regex with non-ASCII
+ * whitespace as U+000B.
  * The engine's Unicode property support (`\p{…}` with the `u` flag) supplies the categories; there are no ASCII
  * shortcuts.
  */
@@ -13,13 +15,18 @@ import { RE_GPT2, RE_LLAMA3, RE_LLAMA3_ORIGINAL } from './pre-tokenizers.js';
 import { CpFlag, cpToLower, fillFlags } from './unicode.js';
 
 /** Pre-tokenized text: `cps` code points, split into consecutive runs of `lengths[i]` code points. */
-interface Pieces {
+export interface SplitPieces {
+  /** The text's code points. Shape: (n,) u32 */
   readonly cps: Uint32Array;
+  /** `cpFlags` of each code point. Shape: (n,) u16 */
   readonly flags: Uint16Array;
+  /** Current piece lengths in code points (sum n). */
   lengths: number[];
 }
 
-type Engine = (p: Pieces) => number[];
+type Pieces = SplitPieces;
+/** Splits every current piece; returns the new piece lengths in code points. */
+type Engine = (p: SplitPieces) => number[];
 
 const CATEGORY_CLASSES: ReadonlyArray<[string, number, string]> = [
   // [\p{…} text, stand-in char code, the ASCII members llama.cpp lists for that category]
@@ -136,11 +143,17 @@ function splitWithRegex(p: Pieces, re: RegExp, text: string, cuIndex: Int32Array
     let prevCu = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(chunk)) !== null) {
+      const posCp = cuIndex ? countCp(chunk, prevCu, m.index) + prevCp : m.index;
       if (m[0].length === 0) {
-        re.lastIndex += 1;
+        // An empty match (superbpe's `(?=(\d{3})+(?!\d))`) still cuts the piece where it matched, as std::regex's
+        // iterator reports it; the search goes on one code point further.
+        if (posCp > prevCp) out.push(posCp - prevCp);
+        prevCp = posCp;
+        prevCu = m.index;
+        const c = chunk.charCodeAt(m.index);
+        re.lastIndex = m.index + (cuIndex && c >= 0xd800 && c <= 0xdbff ? 2 : 1);
         continue;
       }
-      const posCp = cuIndex ? countCp(chunk, prevCu, m.index) + prevCp : m.index;
       const lenCp = cuIndex ? countCp(chunk, m.index, m.index + m[0].length) : m[0].length;
       if (posCp > prevCp) out.push(posCp - prevCp);
       out.push(lenCp);
@@ -349,9 +362,21 @@ function llama3Engine(p: Pieces): number[] {
   return out;
 }
 
+/** Regexes llama.cpp recognises by their exact text and runs a hand-written scanner for instead. */
+const SCANNERS = new Map<string, Engine>([
+  [RE_GPT2, gpt2Engine],
+  [RE_LLAMA3, llama3Engine],
+  [RE_LLAMA3_ORIGINAL, llama3Engine],
+]);
+
+/** Adds scanners keyed by regex text (the lazy chunk's: Kimi K2, digit groups). */
+export function registerSplitScanners(entries: readonly (readonly [string, Engine])[]): void {
+  for (const [regex, scanner] of entries) SCANNERS.set(regex, scanner);
+}
+
 function compileEngine(src: string): Engine {
-  if (src === RE_GPT2) return gpt2Engine;
-  if (src === RE_LLAMA3 || src === RE_LLAMA3_ORIGINAL) return llama3Engine;
+  const scanner = SCANNERS.get(src);
+  if (scanner) return scanner;
   try {
     return usesCategories(src) ? collapsedEngine(src) : plainEngine(src);
   } catch (e) {

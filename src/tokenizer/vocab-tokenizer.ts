@@ -62,13 +62,13 @@ export class VocabTokenizer implements Tokenizer {
           ? { encode: (text: string, out: number[]) => encodeTestVocab(text, vocab.size, out) }
           : null;
     if (vocab.type === 'bpe') {
-      if (!merges) {
+      if (!merges && vocab.preSpec?.mergesOptional !== true) {
         throw new LlmError(
           'tokenizer',
           "creating the BPE tokenizer: 'tokenizer.ggml.merges' is missing; re-convert the model",
         );
       }
-      this.bpe = new BpeEncoder(vocab, merges);
+      this.bpe = new BpeEncoder(vocab, merges ?? []);
     } else {
       this.bpe = null;
     }
