@@ -77,6 +77,8 @@ export function standardMetadata(name: string, s: ModelShape): Record<string, Me
     [k('rope.dimension_count')]: u32(s.headDim),
     [k('rope.freq_base')]: f32(10000),
     [k('attention.layer_norm_rms_epsilon')]: f32(1e-5),
+    // `--shape attn_factor=X`: llama.cpp's rope attention factor (every rope the arch passes attn_factor to)
+    ...(s.extra?.attn_factor !== undefined ? { [k('rope.scaling.attn_factor')]: f32(s.extra.attn_factor) } : {}),
   };
 }
 

@@ -147,7 +147,11 @@ export class EncoderModel implements Transformer {
               kind: 'neox',
               headDim: c.headDim,
               nRot: c.ropeDims,
-              ...(sliding && c.ropeSwa ? c.ropeSwa : { theta: c.ropeTheta, freqScale: c.ropeFreqScale }),
+              ...(sliding && c.ropeSwa
+                ? { theta: c.ropeSwa.theta, freqScale: c.ropeSwa.freqScale }
+                : { theta: c.ropeTheta, freqScale: c.ropeFreqScale }),
+              // llama.cpp passes the context's ext_factor and attn_factor (local layers: where `withYarn`)
+              ...(c.ropeYarn && !(sliding && c.ropeSwa && !c.ropeSwa.withYarn) ? { yarn: c.ropeYarn } : {}),
             }
           : null,
         attention: {

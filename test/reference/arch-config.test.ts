@@ -134,7 +134,7 @@ describe('architecture registry', () => {
     expect(getArchitecture('qwen3').config(minimal('qwen3', { 'qwen3.attention.key_length': 32 })).headDim).toBe(32);
   });
 
-  it("rope.scaling.attn_factor scales gemma3's sliding layers too (llama.cpp passes attn_factor to them), not olmo2's", () => {
+  it("rope.scaling.attn_factor scales gemma3's and gemma-embedding's sliding layers too (llama.cpp), not olmo2's", () => {
     const ropes = (arch: string) =>
       describeLayers(
         getArchitecture(arch).config(
@@ -148,6 +148,9 @@ describe('architecture registry', () => {
     const [local, global] = ropes('gemma3');
     expect(local).toMatchObject({ theta: 10000, freqScale: 1, yarn: { extFactor: 0, attnFactor: 0.8 } });
     expect(global?.yarn?.attnFactor).toBe(0.8);
+    // gemma-embedding's local layers too (gemma3n, gemma4, modern-bert: the recorded `attnf` fixtures vs llama.cpp)
+    const [embLocal] = ropes('gemma-embedding');
+    expect(embLocal).toMatchObject({ theta: 10000, freqScale: 1, yarn: { extFactor: 0, attnFactor: 0.8 } });
     const [olmoLocal, olmoGlobal] = ropes('olmo2');
     expect(olmoLocal?.yarn).toBeNull(); // olmo2's sliding layers rope with ext_factor 0, attn_factor 1
     expect(olmoGlobal?.yarn?.attnFactor).toBe(0.8);

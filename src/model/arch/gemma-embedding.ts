@@ -44,6 +44,7 @@ export const gemmaEmbedding: Architecture = {
           'the sliding-window rope base',
         ),
         freqScale: 1,
+        withYarn: true, // llama.cpp passes the context's ext_factor and attn_factor to the local layers too
       },
       attentionScale: 1 / Math.sqrt(base.headDim),
       causalAttention: false,

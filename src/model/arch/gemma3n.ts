@@ -80,6 +80,7 @@ export const gemma3n: Architecture = {
           'the sliding-window rope base',
         ),
         freqScale: 1,
+        withYarn: true, // llama.cpp passes the context's ext_factor and attn_factor to the local layers too
       },
       finalSoftcap: 30,
       attentionScale: 1,

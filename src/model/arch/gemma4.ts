@@ -106,6 +106,7 @@ export const gemma4: Architecture = {
           'the sliding-window rope base',
         ),
         freqScale: 1,
+        withYarn: true, // llama.cpp passes the context's ext_factor and attn_factor to the local layers too
       },
       finalSoftcap: r.finite(r.archKey('final_logit_softcapping'), 30, { min: 0 }, 'the final soft-cap'),
       attentionScale: 1,

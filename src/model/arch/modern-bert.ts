@@ -68,7 +68,8 @@ export const modernBert: Architecture = {
       activation,
       slidingWindow: window,
       slidingLayers,
-      ropeSwa: window > 0 ? { theta: thetaSwa, freqScale: 1 } : null,
+      // llama.cpp passes the context's ext_factor and attn_factor to the local layers too.
+      ropeSwa: window > 0 ? { theta: thetaSwa, freqScale: 1, withYarn: true } : null,
     };
   },
   tensors: LLAMA_CPP_TENSOR_NAMES,
