@@ -72,6 +72,27 @@ function invalid(message: string, key: string, value: number): LlmError {
 }
 
 /**
+ * llama.cpp reads `expert_group_count` / `expert_group_used_count` for every architecture (`load_hparams`) and, with
+ * more than one group, `build_moe_ffn` first keeps the `expert_group_used_count` groups whose two best experts score
+ * highest: grouped selection, which this runtime does not compute. Such a file is `unsupported-arch` naming the key
+ * (it was routed over all experts, silently unlike llama.cpp); a group count of at least `expert_count` is
+ * `gguf-invalid` (llama.cpp asserts n_expert_groups < n_expert). 0 and 1 are plain top-k.
+ */
+function checkExpertGroups(r: MetadataReader, arch: string, nExperts: number): void {
+  const key = r.archKey('expert_group_count');
+  const groups = r.count(key, 0);
+  if (groups <= 1) return;
+  if (groups >= nExperts) {
+    throw invalid(`'${key}' = ${groups} groups is not fewer than the ${nExperts} experts`, key, groups);
+  }
+  throw new LlmError(
+    'unsupported-arch',
+    `reading model config: '${key}' = ${groups}: grouped expert selection is not supported`,
+    { details: { arch, key, value: groups } },
+  );
+}
+
+/**
  * The MoE config of a file, or null for a dense one. `routing` is null for architectures without experts: a file
  * that declares experts for one of them is `unsupported-arch` (llama.cpp would ignore the experts and fail on the
  * missing dense FFN tensors). A MoE architecture without `expert_count` / `expert_used_count`, or with more experts
@@ -96,6 +117,7 @@ export function readMoeConfig(
     );
   }
   if (nExperts === 0) throw invalid(`'${countKey}' is missing or 0, but ${arch} is a mixture of experts`, countKey, 0);
+  checkExpertGroups(r, arch, nExperts);
   const layerUsed = r.boundedCounts(usedKey, 0, nLayers, 0, L.maxExperts, 'maxExperts');
   for (let il = 0; il < nLayers; il++) {
     const used = layerUsed[il];

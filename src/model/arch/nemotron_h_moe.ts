@@ -25,17 +25,15 @@ export const nemotronHMoe: Architecture = {
   config(meta) {
     const base = readNemotronHConfig(meta, NAME, options);
     const r = modelMetadata(meta, NAME);
-    for (const [suffix, what] of [
-      ['moe_latent_size', 'latent MoE projections (ffn_latent_down / ffn_latent_up)'],
-      ['expert_group_count', 'grouped expert selection'],
-    ] as const) {
-      const key = r.archKey(suffix);
-      const value = r.count(key, 0);
-      if (value > (suffix === 'expert_group_count' ? 1 : 0)) {
-        throw new LlmError('unsupported-arch', `reading model config: '${key}' = ${value}: ${what} are not supported`, {
-          details: { arch: NAME, key, value },
-        });
-      }
+    // Grouped expert selection (`expert_group_count` > 1) is refused for every architecture by readMoeConfig.
+    const latentKey = r.archKey('moe_latent_size');
+    const latent = r.count(latentKey, 0);
+    if (latent > 0) {
+      throw new LlmError(
+        'unsupported-arch',
+        `reading model config: '${latentKey}' = ${latent}: latent MoE projections (ffn_latent_down / ffn_latent_up) are not supported`,
+        { details: { arch: NAME, key: latentKey, value: latent } },
+      );
     }
     const moe = base.moe!; // experts are required for this architecture (readStandardConfig checked them)
     const scaleKey = r.archKey('expert_weights_scale');
