@@ -32,6 +32,8 @@ export interface BenchArgs {
   readonly browserWebgpu: boolean;
   /** The Chromium/IndexedDB cached-load section even without the rest of the browser cases. */
   readonly browserCachedLoad: boolean;
+  /** The batched-choices ratio in Chromium even without the rest of the browser cases. */
+  readonly browserChoices: boolean;
   /** Re-render the Markdown and SVG of an existing JSON report instead of running. */
   readonly render: string | undefined;
   readonly bandwidth: boolean;
@@ -78,6 +80,8 @@ export const USAGE = `npm run bench -- [options]
   --browser-webgpu                         … and our WebGPU there (SwiftShader: slow)
   --browser-cached-load                    the cached-load section from IndexedDB in Chromium (each step in a fresh
                                            page) without the other browser cases; --browser runs it too
+  --browser-choices                        the batched-choices ratio (n = 4 ÷ n = 1, WASM ×1) in Chromium without the
+                                           other browser cases; --browser runs it too (needs --backends with wasm)
   --render FILE.json                       only re-render FILE.md / FILE.svg from a JSON report
   --no-bandwidth                           skip the WASM bandwidth probe
   --no-cached-load                         skip the cached-load section (read the file vs createEngine ready)
@@ -138,6 +142,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     browser: false,
     browserWebgpu: false,
     browserCachedLoad: false,
+    browserChoices: false,
     render: undefined,
     bandwidth: true,
     cachedLoad: true,
@@ -223,6 +228,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--browser-cached-load':
         o.browserCachedLoad = true;
+        break;
+      case '--browser-choices':
+        o.browserChoices = true;
         break;
       case '--render':
         o.render = path.resolve(v());

@@ -169,7 +169,7 @@ export function toMarkdown(rep: BenchReport): string {
   for (const c of rep.choices ?? []) {
     lines.push(
       '',
-      `Batched choices (${c.backend}): n = ${c.n} aggregate decode ${c.batchedTokPerCpuS} tok/s vs n = 1 ${c.singleTokPerCpuS} ` +
+      `Batched choices (${c.host ?? 'node'}, ${c.backend}): n = ${c.n} aggregate decode ${c.batchedTokPerCpuS} tok/s vs n = 1 ${c.singleTokPerCpuS} ` +
         `tok/s per CPU second: ${c.ratio ?? '–'}× (wall time ${c.wallRatio ?? '–'}×; target ≥ 2.5×).`,
     );
   }

@@ -143,6 +143,8 @@ export interface BenchReport {
   /** Batched choices per backend (test/bench/choices-run.ts); absent in older reports. */
   readonly choices?: readonly {
     readonly backend: string;
+    /** Node (absent in older reports) or the bench page in Chromium (CPU = the renderer processes'). */
+    readonly host?: 'node' | 'chromium';
     readonly n: number;
     readonly singleTokPerCpuS: number;
     readonly batchedTokPerCpuS: number;

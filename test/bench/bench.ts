@@ -17,7 +17,7 @@ import { probeBandwidth } from './bandwidth-probe.js';
 import { computeRatios, summarize, toMarkdown, toSvg } from './bench-report.js';
 import { round, type BandwidthResult, type BenchReport, type RunResult, type Workload } from './bench-types.js';
 import { parseBenchArgs, USAGE, type BenchArgs } from './bench-args.js';
-import type { ChoicesResult } from './choices-run.js';
+import type { ChoicesResult } from './choices-measure.js';
 import type { StructuredResult } from './structured-run.js';
 import { cachedLoadMarkdown, runCachedLoad, type CachedLoadResult } from './cached-load.js';
 import type { CachedLoadRun } from './cached-load-run.js';
@@ -256,6 +256,21 @@ export async function runBench(a: BenchArgs, log: (line: string) => void): Promi
       log(`choices wasm: ${JSON.stringify(r)}`);
     } catch (e) {
       errors.push(`choices wasm: ${(e as Error).message}`);
+    }
+    // The same in Chromium: the product's host, and its kernel build can differ from Node's (relaxed-dot).
+    if (a.browser || a.browserChoices) {
+      const { runBrowserChoices } = await import('./browser-choices.js');
+      try {
+        const r = await runBrowserChoices(
+          modelPath,
+          { threads: 1, decode: Math.min(a.decode, 32), n: 4 },
+          a.caseTimeoutS * 1000,
+        );
+        choices.push(r);
+        log(`choices chromium wasm: ${JSON.stringify(r)}`);
+      } catch (e) {
+        errors.push(`choices chromium wasm: ${(e as Error).message}`);
+      }
     }
   }
   // Persisted prompt cache: TTFT of a 1,000-token system prompt after a reload (new process, restored KV) ÷ cold.

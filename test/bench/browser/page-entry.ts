@@ -10,6 +10,7 @@ import { median, round, type RunResult, type Workload } from '../bench-types.js'
 import { measureModel, wasmHeapBytes, type MeasureEnv } from '../measure-model.js';
 import { createTimedWebGpuOps } from '../webgpu-timed-ops.js';
 import { cachedLoad, storeModel } from './page-cached-load.js';
+import { choices } from './page-choices.js';
 import { embeddings } from './page-embeddings.js';
 
 /** What the Node side passes to each function. */
@@ -164,9 +165,10 @@ declare global {
       storeModel: typeof storeModel;
       median: typeof median;
       embeddings: typeof embeddings;
+      choices: typeof choices;
     };
   }
 }
 
-window.webggufBench = { ours, wllama, cachedLoad, storeModel, median, embeddings };
+window.webggufBench = { ours, wllama, cachedLoad, storeModel, median, embeddings, choices };
 document.title = 'webgguf bench ready';

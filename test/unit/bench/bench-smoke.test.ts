@@ -94,7 +94,7 @@ describe('bench harness (smoke)', () => {
     for (const r of [c.ratio, c.wallRatio]) expect(r === null || (Number.isFinite(r) && r > 0)).toBe(true);
     expect(c.n).toBe(2);
     const md = toMarkdown(report);
-    expect(md).toContain('Batched choices (wasm');
+    expect(md).toContain('Batched choices (node, wasm');
     expect(md).toContain('| webgguf-wasm |');
     expect(md).toContain('webgguf-wasm ÷ llama.cpp-cpu');
     expect(md).toContain('vulkan: skipped');
@@ -108,6 +108,8 @@ describe('bench harness (smoke)', () => {
     expect(a.prompts).toEqual([32]);
     expect(a.threads).toEqual([1]);
     expect(a.peers).toEqual([]);
+    expect(a.browserChoices).toBe(false);
+    expect(parseBenchArgs(['--browser-choices']).browserChoices).toBe(true);
     expect(() => parseBenchArgs(['--threads', '0'])).toThrow(/--threads got "0"/);
     expect(() => parseBenchArgs(['--shape', 'huge'])).toThrow(/qwen2.5-0.5b/);
   });
