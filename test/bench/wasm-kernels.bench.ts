@@ -2,7 +2,8 @@
  * Benchmark of the WASM quantized matvecs (decode's dominant cost) at Qwen2.5-0.5B's real shapes — Q4_0 896×896,
  * 4864×896, 896×4864 and the tied Q8_0 output matrix 151936×896 (streamed from memory, 145 MB) — plus Q4_K, Q5_K and Q6_K
  * 2048×2048, per kernel build and for 1 and 2 threads, through `Ops.matmul` with one token (the Q8 activation is
- * cached across repeats, as in decode after the first matmul of a normed x), plus 32-token prefill cases in GMAC/s.
+ * cached across repeats, as in decode after the first matmul of a normed x), plus 32-token prefill cases in GMAC/s
+ * (F16 among them: gemm_f16 at EmbeddingGemma-300M's FFN shapes, `--only=F16 --tokens=410`).
  * Each line gives the median and best wall time (GB/s of weight bytes) and the median process CPU time per matvec
  * (at 1 thread, GB/s per CPU-second is robust to other processes taking the core). Never gating.
  * With `--decode`, also times a simulated decode step of a Qwen2.5-0.5B-shaped Q4_0 model (Q8_0 tied output; weights
@@ -56,6 +57,8 @@ const PREFILL_CASES: [GgmlType, number, number][] = [
   [GgmlType.Q6_K, 2048, 2048],
   [GgmlType.Q5_K, 2048, 2048], // a Q4_K_M Qwen3.5's attn_qkv type
   [GgmlType.MXFP4, 2048, 1024],
+  [GgmlType.F16, 1152, 768], // EmbeddingGemma-300M's gate/up and down (gemm_f16's 3 × 3 tiles; e.g. --tokens=410)
+  [GgmlType.F16, 768, 1152],
 ];
 
 /** Block geometry, f16 scale offsets and E8M0 scale offsets of the benchmarked types. */
@@ -67,6 +70,7 @@ const BLOCKS: Partial<Record<GgmlType, { elements: number; bytes: number; f16At:
   [GgmlType.Q6_K]: { elements: 256, bytes: 210, f16At: [208] },
   [GgmlType.Q5_K]: { elements: 256, bytes: 176, f16At: [0, 2] },
   [GgmlType.MXFP4]: { elements: 32, bytes: 17, f16At: [], e8m0At: 0 },
+  [GgmlType.F16]: { elements: 1, bytes: 2, f16At: [0] }, // every weight 0.01 (random bits would hold NaN/Inf)
 };
 
 /** Bytes of a [rows, k] matrix of `type`. */

@@ -120,8 +120,24 @@ export class WasmKvCache {
       toF16(0, v, cache.v + startPos * rowBytes, cols, 0, n, stride, cols);
       return;
     }
-    const f32 = this.heap.f32;
     const u8 = this.heap.u8;
+    if (this.type === 'f32') {
+      // f32 rows (never rotated) as bytes within the heap, no views per row: one copy when the rows are contiguous.
+      const bytes = cols * 4;
+      if (stride === cols) {
+        u8.copyWithin(cache.k + startPos * rowBytes, k, k + n * bytes);
+        u8.copyWithin(cache.v + startPos * rowBytes, v, v + n * bytes);
+        return;
+      }
+      for (let i = 0; i < n; i++) {
+        const dst = (startPos + i) * rowBytes;
+        const src = i * stride * 4;
+        u8.copyWithin(cache.k + dst, k + src, k + src + bytes);
+        u8.copyWithin(cache.v + dst, v + src, v + src + bytes);
+      }
+      return;
+    }
+    const f32 = this.heap.f32;
     for (let i = 0; i < n; i++) {
       const dst = (startPos + i) * rowBytes;
       for (const [src, base, size] of [
