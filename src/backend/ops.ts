@@ -46,6 +46,12 @@ export interface WeightStream {
   target(offset: number, length: number): Uint8Array;
   /** The piece `[offset, offset + length)` is filled: rearrange/upload it. */
   commit(offset: number, length: number): void;
+  /**
+   * Where present, `commit` that also finds non-finite values (the same check as the loader's `firstNonFinite`, made
+   * on the backend's own pass over the bytes, so the loader skips its scan): the piece's index of the first non-finite
+   * element, or -1. Absent where this stream cannot check its type.
+   */
+  readonly commitChecked?: (offset: number, length: number) => number;
   /** Every byte is committed: the weight. */
   finish(): Promise<Weight>;
   /** Releases what the stream holds when it will not finish (abort, read error). */

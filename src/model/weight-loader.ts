@@ -257,11 +257,14 @@ export class WeightLoader {
         await current.read;
         const { piece, stream, bytes } = current;
         const part = piece.job.parts[piece.part];
+        const at = part.rowStart * piece.job.rowBytes + piece.offset; // of the piece in its tensor
         // Scanned before the next piece is begun: beginning one may move a non-shared backend memory under `bytes`.
-        this.scan(piece.job.info, bytes, part.rowStart * piece.job.rowBytes + piece.offset);
+        // A stream that checks in its own pass (`commitChecked`: the WASM 4-row interleave) is not scanned twice.
+        if (!stream.commitChecked) this.scan(piece.job.info, bytes, at);
         next = pieces.next();
         ahead = next.done ? null : start(next.value);
-        stream.commit(piece.offset, piece.length);
+        if (stream.commitChecked) this.fail(piece.job.info, stream.commitChecked(piece.offset, piece.length), at);
+        else stream.commit(piece.offset, piece.length);
         if (piece.isLastOfPart) {
           part.slot.set(await stream.finish());
           open.delete(stream);
@@ -307,7 +310,11 @@ export class WeightLoader {
 
   /** Throws `gguf-invalid` naming the tensor when `bytes` (starting `byteOffset` bytes into it) hold a NaN or Inf. */
   private scan(info: GgufTensorInfo, bytes: Uint8Array, byteOffset: number): void {
-    const bad = firstNonFinite(info.type, bytes);
+    this.fail(info, firstNonFinite(info.type, bytes), byteOffset);
+  }
+
+  /** Throws `gguf-invalid` naming the tensor when `bad` (the first non-finite element of a piece, or -1) is one. */
+  private fail(info: GgufTensorInfo, bad: number, byteOffset: number): void {
     if (bad < 0) return;
     const element = bad + Math.round((byteOffset / info.byteLength) * info.nElements);
     throw new LlmError(

@@ -22,6 +22,7 @@ import {
 } from '../../src/backend/wasm/rows4-layout.js';
 import { isLlmError } from '../../src/errors.js';
 import { GgmlType } from '../../src/gguf/types.js';
+import { firstNonFinite } from '../../src/model/non-finite-scan.js';
 import { getQuantType, QUANT_TYPES } from '../../src/quant/index.js';
 import type { QuantType } from '../../src/quant/quant-type.js';
 import { mulberry32 } from '../helpers/mulberry32.js';
@@ -299,6 +300,42 @@ describe.runIf(relaxed)('4-row layout: relaxed-SIMD kernels vs the simd128 row-p
       }
       expect(isLlmError(error) && error.code === 'invalid-request', String(error)).toBe(true);
       bad.cancel();
+    });
+
+    it(`${qt.name}: the streamed interleave finds non-finite scales as the loader's scan does (first in GGUF order)`, async () => {
+      const [k, nRows] = [rowLength(qt, qt.blockElements === 32 ? 3 : 2), 10];
+      const rowBytes = (k / qt.blockElements) * qt.blockBytes;
+      const blocksPerRow = k / qt.blockElements;
+      const clean = quantize(qt.id, randomF32(k * nRows, 17));
+      const info = { name: 'checked', type: qt.id, shape: [k, nRows] };
+      // [row, block, scale, NaN or Inf]: planted alone, then together (the GGUF-order first wins, not the group's).
+      const spots: [number, number, number, number][] = qt.f16Scales.flatMap((at, s) => [
+        [9, blocksPerRow - 1, at, 0x7e00], // the padded last group, last block
+        [5, 1, at, 0xfc00], // row 1 of group 1
+        [4 + s, 2, at, 0x7c00], // row 0 or 1 of group 1, a later block
+      ]);
+      const runs = [...spots.map((spot) => [spot]), spots];
+      for (const planted of [[], ...runs]) {
+        const bytes = clean.slice();
+        for (const [r, b, at, bits] of planted) {
+          const i = r * rowBytes + b * qt.blockBytes + at;
+          [bytes[i], bytes[i + 1]] = [bits & 0xff, bits >> 8];
+        }
+        const stream = r4.beginWeight!(info);
+        expect(stream.commitChecked, qt.name).toBeTypeOf('function');
+        const found: number[] = [];
+        for (const [r, rows] of [
+          [0, 4],
+          [4, 6],
+        ]) {
+          const piece = bytes.subarray(r * rowBytes, (r + rows) * rowBytes);
+          stream.target(r * rowBytes, piece.byteLength).set(piece);
+          found.push(stream.commitChecked!(r * rowBytes, piece.byteLength));
+          expect(found.at(-1), `${qt.name} ${JSON.stringify(planted)}`).toBe(firstNonFinite(qt.id, piece));
+        }
+        if (planted.length > 0) expect(found[1], qt.name).toBeGreaterThanOrEqual(0);
+        await stream.finish();
+      }
     });
   }
 });

@@ -183,11 +183,15 @@ import { hiNibbles, q5HighBits } from './simd-dot';
  * 32-bit words, `tail` f16 fields) into 4-row groups, in place, through `scratch` (4·rowBytes bytes). When
  * nRows % 4 != 0 the bytes after the last row, up to the group's end (reserved by the host), become its zero rows.
  * `flip` (0 or 0x80) is XORed into every body byte, the padding rows' included; `recode` 1 (Q5_0), 2 (Q6_K) or 3
- * (Q5_K) re-codes each block's body first (q5Encode, q6Encode, q5kEncode).
+ * (Q5_K) re-codes each block's body first (q5Encode, q6Encode, q5kEncode). With `check` = 1 every head and tail field
+ * (the f16 scales of every rows4 type) is tested for Inf/NaN (exponent bits all ones) on the way — the load's
+ * non-finite scan fused into this pass over the bytes — and the result is the GGUF-order index (row · blocks per row
+ * + block) of the first block holding one, else -1; with `check` = 0 it is -1.
  */
 export function interleave_rows4(
   w: usize, nRows: i32, rowBytes: i32, blockBytes: i32, head: i32, tail: i32, scratch: usize, flip: i32, recode: i32,
-): void {
+  check: i32,
+): i32 {
   const f4 = <u32>(flip & 0xff) * 0x01010101;
   const rb = <usize>rowBytes;
   const bb = <usize>blockBytes;
@@ -195,6 +199,7 @@ export function interleave_rows4(
   const hb = <usize>head << 1; // head bytes of a GGUF block
   const words = (bb - hb - (<usize>tail << 1)) >> 2; // body words of a GGUF block
   const fields = <usize>(head + tail);
+  let first: i32 = -1;
   for (let r = 0; r < nRows; r += 4) {
     const base = w + <usize>r * rb;
     const have = <usize>min(4, nRows - r);
@@ -204,6 +209,16 @@ export function interleave_rows4(
       const o = base + b * (bb << 2);
       const p0 = scratch + b * bb;
       const p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
+      if (check != 0) {
+        // (v & 0x7c00) + 0x400 reaches 0x8000 only when the exponent bits are all ones (Inf/NaN).
+        let bad: u32 = 0;
+        for (let f: usize = 0; f < fields; f++) {
+          const at = f < <usize>head ? f << 1 : hb + (words << 2) + ((f - <usize>head) << 1);
+          bad |= ((<u32>load<u16>(p0 + at) & 0x7c00) + 0x400) | ((<u32>load<u16>(p1 + at) & 0x7c00) + 0x400);
+          bad |= ((<u32>load<u16>(p2 + at) & 0x7c00) + 0x400) | ((<u32>load<u16>(p3 + at) & 0x7c00) + 0x400);
+        }
+        if ((bad & 0x8000) != 0) first = firstBadRow(first, p0, rb, <i32>have, fields, <usize>head, hb + (words << 2), r, <i32>nb, <i32>b);
+      }
       if (recode == 1) {
         q5Encode(p0 + hb);
         q5Encode(p1 + hb);
@@ -242,4 +257,26 @@ export function interleave_rows4(
       }
     }
   }
+  return first;
+}
+
+/**
+ * The smaller of `first` (-1: none yet) and the GGUF-order block index of the first of the `have` rows at `p0` (`rb`
+ * bytes apart, group rows `r` …) whose block `b` holds a non-finite f16 field (`head` fields at its start, the rest
+ * from byte `tailAt`). The rare path of interleave_rows4's check.
+ */
+function firstBadRow(
+  first: i32, p0: usize, rb: usize, have: i32, fields: usize, head: usize, tailAt: usize, r: i32, nb: i32, b: i32,
+): i32 {
+  for (let i = 0; i < have; i++) {
+    const p = p0 + <usize>i * rb;
+    for (let f: usize = 0; f < fields; f++) {
+      const at = f < head ? f << 1 : tailAt + ((f - head) << 1);
+      if ((<u32>load<u16>(p + at) & 0x7c00) == 0x7c00) {
+        const index = (r + i) * nb + b;
+        return first < 0 || index < first ? index : first;
+      }
+    }
+  }
+  return first;
 }

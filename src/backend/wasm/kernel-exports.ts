@@ -179,7 +179,9 @@ export interface KernelExports {
    * 4-row groups in place
    * (wasm/assembly/rows4-layout.ts), through `scratch` (4·rowBytes bytes); a count off a multiple of 4 needs the
    * group's missing rows reserved after the last row; `flip` (0 or 0x80) is XORed into every quant byte; `recode`
-   * 1 (Q5_0), 2 (Q6_K) or 3 (Q5_K) re-codes each block's body first (rows4-layout.ts).
+   * 1 (Q5_0), 2 (Q6_K) or 3 (Q5_K) re-codes each block's body first (rows4-layout.ts); `check` 1 tests every head and
+   * tail f16 field for Inf/NaN on the way and returns the GGUF-order index (row · blocks per row + block) of the first
+   * block holding one, else (and with `check` 0, or a kernel build before the check) -1 or undefined.
    */
   interleave_rows4(
     w: number,
@@ -191,7 +193,8 @@ export interface KernelExports {
     scratch: number,
     flip: number,
     recode: number,
-  ): void;
+    check?: number,
+  ): number | undefined;
   /** Index of the largest of n f32 values at x: first on ties, NaN never wins (wasm/assembly/argmax.ts). */
   argmax_f32(x: number, n: number): number;
   /** The k largest of n f32 values at x as indices written to `ids`, highest first (ties: lower index first). */

@@ -94,23 +94,19 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
       );
     }
   };
-  return {
-    byteLength,
-    target: (offset, length) => {
-      check(offset, length);
-      const at = region.byteOffset + offset;
-      return h.heap.u8.subarray(at, at + length); // (length) bytes of GGUF rows
-    },
-    commit: (offset, length) => {
-      check(offset, length);
-      if (offset !== committed) {
-        throw new LlmError('invalid-request', `uploading ${info.name}: piece at ${offset} committed out of order`, {
-          details: { tensor: info.name, offset, committed },
-        });
-      }
-      // The last piece may end inside a group: its zero rows are the padding reserved after it.
-      if (rows4) {
-        const { blockBytes, head, tail, flip, recode } = rows4;
+  const blockElements = geometry.blockElements;
+  const commit = (offset: number, length: number): number => {
+    check(offset, length);
+    if (offset !== committed) {
+      throw new LlmError('invalid-request', `uploading ${info.name}: piece at ${offset} committed out of order`, {
+        details: { tensor: info.name, offset, committed },
+      });
+    }
+    let bad = -1; // first non-finite block of the piece, GGUF order (rows4 with the check only)
+    // The last piece may end inside a group: its zero rows are the padding reserved after it.
+    if (rows4) {
+      const { blockBytes, head, tail, flip, recode } = rows4;
+      bad =
         h.k.interleave_rows4(
           region.byteOffset + offset,
           length / rowBytes,
@@ -121,11 +117,25 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
           scratch,
           flip,
           recode,
-        );
-      } else if (pairBlockBytes)
-        h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
-      committed += length;
+          scalesChecked ? 1 : 0,
+        ) ?? -1;
+    } else if (pairBlockBytes)
+      h.k.interleave_row_pairs(region.byteOffset + offset, length / rowBytes, rowBytes, pairBlockBytes, scratch);
+    committed += length;
+    return bad < 0 ? -1 : bad * blockElements;
+  };
+  const scalesChecked = rows4 !== null && fieldsAreScales(rows4, getQuantType(info.type).f16Scales);
+  return {
+    byteLength,
+    target: (offset, length) => {
+      check(offset, length);
+      const at = region.byteOffset + offset;
+      return h.heap.u8.subarray(at, at + length); // (length) bytes of GGUF rows
     },
+    commit: (offset, length) => {
+      commit(offset, length);
+    },
+    ...(scalesChecked ? { commitChecked: commit } : {}),
     finish: async () => {
       if (committed !== byteLength) {
         throw new LlmError('invalid-request', `uploading ${info.name}: ${committed} of its ${byteLength} bytes given`, {
@@ -147,4 +157,15 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
     },
     cancel: () => undefined, // a bump heap frees nothing alone; destroy() releases the whole memory
   };
+}
+
+/**
+ * Whether the f16 fields that open and close a block of this 4-row shape are exactly the type's f16 scales (byte
+ * offsets `f16Scales`), i.e. whether interleave_rows4's field check is the whole non-finite scan of the type.
+ */
+function fieldsAreScales(block: Rows4Block, f16Scales: readonly number[]): boolean {
+  const fields: number[] = [];
+  for (let f = 0; f < block.head; f++) fields.push(2 * f);
+  for (let f = 0; f < block.tail; f++) fields.push(block.blockBytes - 2 * (block.tail - f));
+  return fields.length === f16Scales.length && fields.every((at) => f16Scales.includes(at));
 }
