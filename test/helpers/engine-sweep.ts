@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { createEngine } from '../../src/api/create-engine.js';
 import type { Engine, EngineOptions } from '../../src/api/engine.js';
 import type { LocalEngine } from '../../src/api/local-engine.js';
-import type { CompletionRequest } from '../../src/api/types.js';
+import type { ChatCompletionRequest, ChatRequestMessage, CompletionRequest } from '../../src/api/types.js';
 import { RECORDED_FIXTURE_DIR, sharedPath } from './shared-path.js';
 
 /** One model of a family the sweep drives. */
@@ -161,4 +161,42 @@ export function abortAfterReads(after: number): AbortSignal {
     },
   });
   return target as unknown as AbortSignal;
+}
+
+/** A chat request's answer flattened as `SweepResult` (logprobs of the chosen tokens). */
+export async function chatComplete(
+  engine: Engine,
+  messages: readonly ChatRequestMessage[],
+  extra: Partial<ChatCompletionRequest> = {},
+): Promise<SweepResult> {
+  const r = await engine.chat.completions.create({
+    messages,
+    ...GREEDY,
+    logprobs: true,
+    ...extra,
+    stream: false,
+  });
+  const c = r.choices[0]!;
+  return {
+    text: c.message.content,
+    logprobs: c.logprobs?.content?.map((t) => t.logprob) ?? [],
+    finish: c.finish_reason,
+    cached: r.usage.prompt_tokens_details.cached_tokens,
+  };
+}
+
+/** A chat request on the warm engine checked against the cold engine with nothing cached. */
+export async function chatChecked(
+  pair: EnginePair,
+  messages: readonly ChatRequestMessage[],
+  what: string,
+  extra: Partial<ChatCompletionRequest> = {},
+): Promise<SweepResult> {
+  const warm = await chatComplete(pair.warm, messages, extra);
+  await pair.cold.settled();
+  pair.cold.context.cache.clear();
+  const cold = await chatComplete(pair.cold, messages, extra);
+  expect(cold.cached).toBe(0);
+  expectSame(warm, cold, what);
+  return warm;
 }

@@ -4,7 +4,7 @@
  * prefill and decode, n = 3 choices then a turn on choice 2, max_tokens 0/1, stop strings, concurrent requests, a
  * context shift then a turn, quantized KV with reuse, LRU eviction under a small budget, persisted save/restore —
  * each answer checked against a cold run of the same whole token sequence (text equal, logprobs within float noise).
- * Backends: cpu always; wasm with SWEEP_ENGINE_WASM=1 or SWEEP_ENGINE_FULL=1 (the exhaustive variant: more abort
+ * Backends: wasm by default (the cpu reference is ~5× slower), SWEEP_ENGINE_BACKENDS=cpu,wasm to choose; SWEEP_ENGINE_FULL=1 runs both (the exhaustive variant: more abort
  * points and every KV type).
  */
 
@@ -26,8 +26,7 @@ import {
 } from '../../helpers/engine-sweep.js';
 
 const FULL = process.env['SWEEP_ENGINE_FULL'] === '1';
-const BACKENDS: readonly BackendChoice[] =
-  FULL || process.env['SWEEP_ENGINE_WASM'] === '1' ? ['cpu', 'wasm'] : ['cpu'];
+const BACKENDS = (process.env['SWEEP_ENGINE_BACKENDS'] ?? (FULL ? 'cpu,wasm' : 'wasm')).split(',') as BackendChoice[];
 const BASE = { ubatchSize: 8, batchSize: 8, threads: 1 } as const;
 /** One or two models per family by default; every model with SWEEP_ENGINE_FULL=1. */
 const QUICK = new Set(['llama3', 'gemma2', 'gemma3', 'qwen35', 'falcon-h1', 'qwen3moe', 'qwen2vl']);
@@ -147,22 +146,24 @@ for (const backend of BACKENDS) {
     });
 
     describe(`engine state sweep, own engines: ${model.name} (${model.family}) on ${backend}`, () => {
-      it('a context shift mid-generation, then follow-up turns', async () => {
-        const pair = await openPair(model, { backend, ...BASE, contextLength: 48, contextShift: true, slots: 1 });
-        try {
-          const ids = (from: number, n: number): number[] => sweepIds(from, n, pair.vocab);
-          const prompt = ids(24, 36);
-          const long = await complete(pair.warm, prompt, { max_tokens: 24 });
-          // llama.cpp shifts neither a recurrent state nor M-RoPE positions: those stop at the context end.
-          if (model.family === 'hybrid' || model.family === 'mrope') expect(long).toMatchObject({ finish: 'length' });
-          else expect(long.logprobs.length).toBeGreaterThan(12); // generation ran past the context end
-          expect(long.logprobs.length).toBe(model.family === 'hybrid' || model.family === 'mrope' ? 12 : 24);
-          await checked(pair, prompt, 'the prompt again after a shift');
-          await checked(pair, [...prompt.slice(0, 30), ...ids(25, 4)], 'a prefix of it after a shift');
-        } finally {
-          await pair.close();
-        }
-      });
+      for (const kvType of [undefined, 'q8_0', ...(FULL ? ['q4_0'] : [])] as (KvType | undefined)[])
+        it(`a context shift mid-generation, then follow-up turns (KV ${kvType ?? 'default'})`, async () => {
+          const shiftOpts = { backend, ...BASE, contextLength: 48, contextShift: true, slots: 1 };
+          const pair = await openPair(model, kvType ? { ...shiftOpts, kvType } : shiftOpts);
+          try {
+            const ids = (from: number, n: number): number[] => sweepIds(from, n, pair.vocab);
+            const prompt = ids(24, 36);
+            const long = await complete(pair.warm, prompt, { max_tokens: 24 });
+            // llama.cpp shifts neither a recurrent state nor M-RoPE positions: those stop at the context end.
+            if (model.family === 'hybrid' || model.family === 'mrope') expect(long).toMatchObject({ finish: 'length' });
+            else expect(long.logprobs.length).toBeGreaterThan(12); // generation ran past the context end
+            expect(long.logprobs.length).toBe(model.family === 'hybrid' || model.family === 'mrope' ? 12 : 24);
+            await checked(pair, prompt, 'the prompt again after a shift');
+            await checked(pair, [...prompt.slice(0, 30), ...ids(25, 4)], 'a prefix of it after a shift');
+          } finally {
+            await pair.close();
+          }
+        });
 
       const kvTypes: readonly KvType[] = FULL ? ['q8_0', 'q4_0', 'f16'] : ['q8_0'];
       for (const kvType of kvTypes) {
