@@ -107,7 +107,7 @@ export async function coldRun(
 }
 
 /** Float noise allowed between a reused prefix and a cold prefill (batch split differs). */
-export const LOGPROB_TOLERANCE = 2e-3;
+const LOGPROB_TOLERANCE = 2e-3;
 
 /** Warm equals cold: same text and finish reason, logprobs within float noise. */
 export function expectSame(warm: SweepResult, cold: SweepResult, what: string): void {
@@ -134,33 +134,6 @@ export async function checked(
 /** Token ids of generated text, to build the next turn's prompt (no BOS). */
 export function idsOf(engine: Engine, text: string): Promise<number[]> {
   return engine.tokenize(text, { addSpecial: false, parseSpecial: false });
-}
-
-/**
- * An AbortSignal that turns aborted on its `after`-th read of `aborted` (deterministic abort points inside prefill
- * and decode, where the engine checks between pieces and steps).
- */
-export function abortAfterReads(after: number): AbortSignal {
-  const target = new EventTarget();
-  let reads = 0;
-  const reason = new Error('sweep abort');
-  Object.defineProperties(target, {
-    aborted: {
-      get: (): boolean => {
-        reads++;
-        return reads > after;
-      },
-    },
-    reason: { value: reason },
-    onabort: { value: null, writable: true },
-    throwIfAborted: {
-      value: (): void => {
-        reads++;
-        if (reads > after) throw reason;
-      },
-    },
-  });
-  return target as unknown as AbortSignal;
 }
 
 /** A chat request's answer flattened as `SweepResult` (logprobs of the chosen tokens). */
