@@ -6,8 +6,8 @@
  * not the pattern's textbook meaning: combining marks are not letters here, and contractions are case-insensitive.
  */
 
-import type { SplitPieces } from './regex-split.js';
-import { CpFlag, cpToLower } from './unicode.js';
+import { contractionLength, type SplitPieces, whitespaceEnd } from './regex-split.js';
+import { CpFlag } from './unicode.js';
 
 /** Han ideographs as llama.cpp's `unicode_cpt_is_han` lists them (CJK unified, extensions A–F, compatibility). */
 function isHan(cp: number): boolean {
@@ -20,7 +20,6 @@ function isHan(cp: number): boolean {
   );
 }
 
-const APOSTROPHE = 0x27;
 const CR = 0x0d;
 const LF = 0x0a;
 
@@ -59,14 +58,7 @@ export function kimiK2Scanner(p: SplitPieces): number[] {
       if (nonHanLetter(pos) || (leadable && nonHanLetter(pos + 1))) {
         if (leadable) pos++;
         while (nonHanLetter(pos)) pos++;
-        if (cpAt(pos) === APOSTROPHE && pos + 1 < end) {
-          const n1 = cpToLower(cpAt(pos + 1));
-          if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) pos += 2;
-          else if (pos + 2 < end) {
-            const n2 = cpToLower(cpAt(pos + 2));
-            if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) pos += 3;
-          }
-        }
+        pos += contractionLength(C, pos, end);
         add(pos);
         continue;
       }
@@ -92,17 +84,7 @@ export function kimiK2Scanner(p: SplitPieces): number[] {
         continue;
       }
       // \s*[\r\n]+ | \s+(?!\S) | \s+
-      let nWs = 0;
-      let lastRN = 0;
-      while (flagsAt(pos + nWs) & CpFlag.Whitespace) {
-        const c2 = C[pos + nWs];
-        if (c2 === CR || c2 === LF) lastRN = pos + nWs + 1;
-        nWs++;
-      }
-      if (lastRN > 0) pos = lastRN;
-      else if (nWs > 1 && pos + nWs < end) pos += nWs - 1;
-      else if (nWs > 0) pos += nWs;
-      else pos++;
+      pos = whitespaceEnd(C, F, pos, end);
       add(pos);
     }
   }

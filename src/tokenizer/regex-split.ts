@@ -275,6 +275,36 @@ function gpt2Engine(p: Pieces): number[] {
   return out;
 }
 
+/**
+ * Length of the English contraction (`'s 't 'm 'd 're 've 'll`, any case) starting at `pos` of the piece ending at
+ * `end`, or 0: the case-insensitive alternative of llama.cpp's Llama 3 and Kimi K2 scanners.
+ */
+export function contractionLength(C: Uint32Array, pos: number, end: number): number {
+  if (pos + 1 >= end || C[pos] !== 0x27) return 0;
+  const n1 = cpToLower(C[pos + 1]);
+  if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) return 2;
+  if (pos + 2 >= end) return 0;
+  const n2 = cpToLower(C[pos + 2]);
+  return (n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c) ? 3 : 0;
+}
+
+/**
+ * The end of the whitespace pre-token at `pos` (`\s*[\r\n]+ | \s+(?!\S) | \s+`, one code point when none matches)
+ * in the piece ending at `end`: the last alternatives of llama.cpp's Llama 3 and Kimi K2 scanners.
+ */
+export function whitespaceEnd(C: Uint32Array, F: Uint16Array, pos: number, end: number): number {
+  let nWs = 0;
+  let lastRN = 0;
+  while (pos + nWs < end && F[pos + nWs] & CpFlag.Whitespace) {
+    const c2 = C[pos + nWs];
+    if (c2 === 0x0d || c2 === 0x0a) lastRN = pos + nWs + 1;
+    nWs++;
+  }
+  if (lastRN > 0) return lastRN;
+  if (nWs > 1 && pos + nWs < end) return pos + nWs - 1;
+  return pos + Math.max(nWs, 1);
+}
+
 /** Scanner for Llama 3's regex (llama.cpp `unicode_regex_split_custom_llama3`). */
 function llama3Engine(p: Pieces): number[] {
   const out: number[] = [];
@@ -295,21 +325,11 @@ function llama3Engine(p: Pieces): number[] {
     while (pos < end) {
       const c = C[pos];
       const f = F[pos];
-      if (c === 0x27 && pos + 1 < end) {
-        const n1 = cpToLower(C[pos + 1]);
-        if (n1 === 0x73 || n1 === 0x74 || n1 === 0x6d || n1 === 0x64) {
-          pos += 2;
-          add(pos);
-          continue;
-        }
-        if (pos + 2 < end) {
-          const n2 = cpToLower(C[pos + 2]);
-          if ((n1 === 0x72 && n2 === 0x65) || (n1 === 0x76 && n2 === 0x65) || (n1 === 0x6c && n2 === 0x6c)) {
-            pos += 3;
-            add(pos);
-            continue;
-          }
-        }
+      const contraction = contractionLength(C, pos, end);
+      if (contraction > 0) {
+        pos += contraction;
+        add(pos);
+        continue;
       }
       // [^\r\n\p{L}\p{N}]?\p{L}+
       if (!(c === 0x0d || c === 0x0a || f & CpFlag.Number)) {
@@ -344,18 +364,7 @@ function llama3Engine(p: Pieces): number[] {
         add(pos);
         continue;
       }
-      // \s*[\r\n]+ | \s+(?!\S) | \s+
-      let nWs = 0;
-      let lastRN = 0;
-      while (pos + nWs < end && F[pos + nWs] & CpFlag.Whitespace) {
-        const c2 = C[pos + nWs];
-        if (c2 === 0x0d || c2 === 0x0a) lastRN = pos + nWs + 1;
-        nWs++;
-      }
-      if (lastRN > 0) pos = lastRN;
-      else if (nWs > 1 && pos + nWs < end) pos += nWs - 1;
-      else if (nWs > 0) pos += nWs;
-      else pos++;
+      pos = whitespaceEnd(C, F, pos, end);
       add(pos);
     }
   }

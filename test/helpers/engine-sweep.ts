@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { createEngine } from '../../src/api/create-engine.js';
-import type { Engine, EngineOptions } from '../../src/api/engine.js';
+import type { BackendChoice, Engine, EngineOptions } from '../../src/api/engine.js';
 import type { LocalEngine } from '../../src/api/local-engine.js';
 import type { ChatCompletionRequest, ChatRequestMessage, CompletionRequest } from '../../src/api/types.js';
 import { RECORDED_FIXTURE_DIR, sharedPath } from './shared-path.js';
@@ -172,4 +172,25 @@ export async function chatChecked(
   expect(cold.cached).toBe(0);
   expectSame(warm, cold, what);
   return warm;
+}
+
+/** SWEEP_ENGINE_FULL=1: every model, both backends and the exhaustive variants. */
+export const SWEEP_FULL = process.env['SWEEP_ENGINE_FULL'] === '1';
+/** Backends to sweep: SWEEP_ENGINE_BACKENDS (comma-separated), else wasm (cpu too with SWEEP_ENGINE_FULL=1). */
+export const SWEEP_BACKENDS = (process.env['SWEEP_ENGINE_BACKENDS'] ?? (SWEEP_FULL ? 'cpu,wasm' : 'wasm')).split(
+  ',',
+) as BackendChoice[];
+
+/** Aborts `ac` when the transformer's `eval`/`evalRows` is entered for the `at`-th time (1-based); returns the undo. */
+export function abortOnEval(pair: EnginePair, ac: AbortController, at: number): () => void {
+  const t = pair.warm.context.transformer as unknown as Record<'eval' | 'evalRows', (...a: unknown[]) => unknown>;
+  const orig = { eval: t.eval, evalRows: t.evalRows };
+  let calls = 0;
+  for (const k of ['eval', 'evalRows'] as const) {
+    t[k] = (...a: unknown[]) => {
+      if (++calls === at) ac.abort(new Error('sweep abort'));
+      return orig[k].apply(t, a);
+    };
+  }
+  return () => Object.assign(t, orig);
 }

@@ -95,6 +95,8 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
     }
   };
   const blockElements = geometry.blockElements;
+  // The 4-row interleave's field check is the whole non-finite scan when those fields are exactly the type's scales.
+  const scalesChecked = rows4 !== null && fieldsAreScales(rows4, getQuantType(info.type).f16Scales);
   const commit = (offset: number, length: number): number => {
     check(offset, length);
     if (offset !== committed) {
@@ -124,7 +126,6 @@ export function beginWasmWeight(h: WasmWeightHost, info: WeightInfo): WasmWeight
     committed += length;
     return bad < 0 ? -1 : bad * blockElements;
   };
-  const scalesChecked = rows4 !== null && fieldsAreScales(rows4, getQuantType(info.type).f16Scales);
   return {
     byteLength,
     target: (offset, length) => {

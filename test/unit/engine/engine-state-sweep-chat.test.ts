@@ -4,21 +4,27 @@
  * then a turn on choice 2, and image chunks on an M-RoPE model (qwen2vl with a tiny Qwen2.5-VL mmproj): aborts at
  * every forward of an image prompt, n = 3 with an image, concurrent image requests, LRU eviction of image prefixes.
  * Every answer is checked against a cold run of the same messages (text equal, logprobs within float noise).
- * Backends: wasm by default (the cpu reference is ~5× slower), SWEEP_ENGINE_BACKENDS=cpu,wasm to choose; SWEEP_ENGINE_FULL=1 runs both (every model with FULL).
+ * Backends: wasm by default (the cpu reference is ~5× slower), SWEEP_ENGINE_BACKENDS=cpu,wasm to choose; SWEEP_ENGINE_FULL=1 runs both (every model).
  */
 
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QWEN25VL_MMPROJ, qwen25vlMmproj } from '../../../scripts/synthetic/mmproj-qwen25vl.js';
-import type { BackendChoice } from '../../../src/api/engine.js';
 import type { ChatRequestMessage } from '../../../src/api/types.js';
 import { isLlmError } from '../../../src/errors.js';
-import { chatChecked, chatComplete, type EnginePair, openPair, SWEEP_MODELS } from '../../helpers/engine-sweep.js';
+import {
+  abortOnEval,
+  chatChecked,
+  chatComplete,
+  type EnginePair,
+  openPair,
+  SWEEP_BACKENDS,
+  SWEEP_FULL,
+  SWEEP_MODELS,
+} from '../../helpers/engine-sweep.js';
 
-const FULL = process.env['SWEEP_ENGINE_FULL'] === '1';
-const BACKENDS = (process.env['SWEEP_ENGINE_BACKENDS'] ?? (FULL ? 'cpu,wasm' : 'wasm')).split(',') as BackendChoice[];
 const QUICK = new Set(['llama3', 'gemma3', 'qwen35', 'qwen3moe']);
-const MODELS = FULL ? SWEEP_MODELS : SWEEP_MODELS.filter((m) => QUICK.has(m.name));
+const MODELS = SWEEP_FULL ? SWEEP_MODELS : SWEEP_MODELS.filter((m) => QUICK.has(m.name));
 const TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:';
 const BASE = { ubatchSize: 8, batchSize: 8, threads: 1, chatTemplate: TEMPLATE } as const;
 
@@ -27,21 +33,7 @@ const user = (text: string): ChatRequestMessage => ({ role: 'user', content: tex
 const assistant = (text: string): ChatRequestMessage => ({ role: 'assistant', content: text });
 const SYSTEM = system('you are a small test model that answers in short words about colors and shapes');
 
-/** Aborts `ac` when the transformer's `eval`/`evalRows` is entered for the `at`-th time (1-based). */
-function abortOnEval(pair: EnginePair, ac: AbortController, at: number): () => void {
-  const t = pair.warm.context.transformer as unknown as Record<'eval' | 'evalRows', (...a: unknown[]) => unknown>;
-  const orig = { eval: t.eval, evalRows: t.evalRows };
-  let calls = 0;
-  for (const k of ['eval', 'evalRows'] as const) {
-    t[k] = (...a: unknown[]) => {
-      if (++calls === at) ac.abort(new Error('sweep abort'));
-      return orig[k].apply(t, a);
-    };
-  }
-  return () => Object.assign(t, orig);
-}
-
-for (const backend of BACKENDS) {
+for (const backend of SWEEP_BACKENDS) {
   for (const model of MODELS) {
     describe(`chat state sweep: ${model.name} (${model.family}) on ${backend}`, () => {
       let pair: EnginePair;
@@ -145,7 +137,7 @@ for (const backend of BACKENDS) {
 
     it('aborts at every forward of an image prompt, then the same and another image', async () => {
       const msgs = [SYSTEM, ask(img1, 'describe')];
-      for (const at of FULL ? [1, 2, 3, 4, 5, 6, 7] : [1, 3, 5]) {
+      for (const at of SWEEP_FULL ? [1, 2, 3, 4, 5, 6, 7] : [1, 3, 5]) {
         const ac = new AbortController();
         const restore = abortOnEval(pair, ac, at);
         try {

@@ -9,7 +9,6 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BackendChoice } from '../../../src/api/engine.js';
 import type { KvType } from '../../../src/backend/kv-type.js';
 import { isLlmError } from '../../../src/errors.js';
 import { memoryPromptCacheStore } from '../../../src/io/prompt-cache-store.js';
@@ -23,30 +22,17 @@ import {
   openPair,
   SWEEP_MODELS,
   sweepIds,
+  abortOnEval,
+  SWEEP_BACKENDS,
+  SWEEP_FULL,
 } from '../../helpers/engine-sweep.js';
 
-const FULL = process.env['SWEEP_ENGINE_FULL'] === '1';
-const BACKENDS = (process.env['SWEEP_ENGINE_BACKENDS'] ?? (FULL ? 'cpu,wasm' : 'wasm')).split(',') as BackendChoice[];
 const BASE = { ubatchSize: 8, batchSize: 8, threads: 1 } as const;
 /** One or two models per family by default; every model with SWEEP_ENGINE_FULL=1. */
 const QUICK = new Set(['llama3', 'gemma2', 'gemma3', 'qwen35', 'falcon-h1', 'qwen3moe', 'qwen2vl']);
-const MODELS = FULL ? SWEEP_MODELS : SWEEP_MODELS.filter((m) => QUICK.has(m.name));
+const MODELS = SWEEP_FULL ? SWEEP_MODELS : SWEEP_MODELS.filter((m) => QUICK.has(m.name));
 
-/** Aborts `ac` when the transformer's `eval`/`evalRows` is entered for the `at`-th time (1-based). */
-function abortOnEval(pair: EnginePair, ac: AbortController, at: number): () => void {
-  const t = pair.warm.context.transformer as unknown as Record<'eval' | 'evalRows', (...a: unknown[]) => unknown>;
-  const orig = { eval: t.eval, evalRows: t.evalRows };
-  let calls = 0;
-  for (const k of ['eval', 'evalRows'] as const) {
-    t[k] = (...a: unknown[]) => {
-      if (++calls === at) ac.abort(new Error('sweep abort'));
-      return orig[k].apply(t, a);
-    };
-  }
-  return () => Object.assign(t, orig);
-}
-
-for (const backend of BACKENDS) {
+for (const backend of SWEEP_BACKENDS) {
   for (const model of MODELS) {
     describe(`engine state sweep: ${model.name} (${model.family}) on ${backend}`, () => {
       let pair: EnginePair;
@@ -78,7 +64,7 @@ for (const backend of BACKENDS) {
 
       it('aborts inside prefill and decode, then the same and a different request', async () => {
         const prompt = ids(8, 30); // 4 prefill pieces of 8, then decode steps
-        const points = FULL ? [1, 2, 3, 4, 5, 6, 8] : [2, 4, 6];
+        const points = SWEEP_FULL ? [1, 2, 3, 4, 5, 6, 8] : [2, 4, 6];
         for (const at of points) {
           await checked(pair, ids(9, 12), `before abort ${at}`); // a state in the other slot
           const ac = new AbortController();
@@ -146,7 +132,7 @@ for (const backend of BACKENDS) {
     });
 
     describe(`engine state sweep, own engines: ${model.name} (${model.family}) on ${backend}`, () => {
-      for (const kvType of [undefined, 'q8_0', ...(FULL ? ['q4_0'] : [])] as (KvType | undefined)[])
+      for (const kvType of [undefined, 'q8_0', ...(SWEEP_FULL ? ['q4_0'] : [])] as (KvType | undefined)[])
         it(`a context shift mid-generation, then follow-up turns (KV ${kvType ?? 'default'})`, async () => {
           const shiftOpts = { backend, ...BASE, contextLength: 48, contextShift: true, slots: 1 };
           const pair = await openPair(model, kvType ? { ...shiftOpts, kvType } : shiftOpts);
@@ -165,7 +151,7 @@ for (const backend of BACKENDS) {
           }
         });
 
-      const kvTypes: readonly KvType[] = FULL ? ['q8_0', 'q4_0', 'f16'] : ['q8_0'];
+      const kvTypes: readonly KvType[] = SWEEP_FULL ? ['q8_0', 'q4_0', 'f16'] : ['q8_0'];
       for (const kvType of kvTypes) {
         it(`kvType ${kvType} with cache reuse`, async () => {
           let pair: EnginePair;
